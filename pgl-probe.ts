@@ -1,0 +1,14 @@
+import { PGlite } from '@electric-sql/pglite';
+let t = performance.now();
+const a = await PGlite.create('memory://');
+console.log('first create', performance.now() - t);
+t = performance.now();
+const dump = await a.dumpDataDir('none');
+console.log('dump', performance.now() - t, dump.size);
+t = performance.now();
+const b = await PGlite.create('memory://');
+console.log('second create', performance.now() - t);
+t = performance.now();
+const c = await PGlite.create('memory://', { loadDataDir: dump });
+console.log('from dump', performance.now() - t);
+await c.query('select 1');

@@ -1,0 +1,83 @@
+// Builds the HTTP application: error handling, validation, OpenAPI, health and
+// metrics, then every module's routes. No listening and no workers here, so
+// tests drive the very same app through `inject` or a real port.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { TypeBoxValidatorCompiler, registerAjvFormats, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import type { AppContext } from './context.ts';
+import { installAuthentication } from './http/authentication.ts';
+import { installErrorHandling } from './http/error-handler.ts';
+import { installRateLimit } from './http/rate-limit.ts';
+import { apiRoutePlugins, publicRoutePlugins } from './modules.ts';
+import { PAYGATE_VERSION } from './version.ts';
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+export interface BuildAppOptions {
+  /** Shared rate-limit store; in-process counting when absent. */
+  readonly redis?: Redis | undefined;
+}
+
+registerAjvFormats();
+
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export async function buildApp(context: AppContext, options: BuildAppOptions = {}): Promise<App> {
+  const app = Fastify({
+    loggerInstance: context.logger as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: false,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => crypto.randomUUID(),
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  installErrorHandling(app);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Paygate API',
+        version: PAYGATE_VERSION,
+        description: 'Merchant payment gateway: RUB payments, USDT (TRC20) receiving and payouts, balances, webhooks.',
+      },
+      servers: [{ url: context.config.publicUrl }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearerAuth: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(context.db);
+      return { status: 'ok', database: context.backend };
+    } catch (error) {
+      context.logger.warn({ err: error }, 'readiness check failed: database unreachable');
+      return reply.code(503).send({ error: 'service_unavailable', message: 'The database is not reachable.' });
+    }
+  });
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.header('content-type', context.metrics.contentType);
+    return context.metrics.metrics();
+  });
+
+  await app.register(async (v1) => {
+    installAuthentication(v1, context.db);
+    await installRateLimit(v1, { perMinute: context.config.rateLimitPerMinute, redis: options.redis });
+    for (const plugin of apiRoutePlugins) await v1.register(plugin, { context });
+  }, { prefix: '/v1' });
+
+  for (const plugin of publicRoutePlugins) await app.register(plugin, { context });
+  return app;
+}

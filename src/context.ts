@@ -1,0 +1,24 @@
+// What every module is built from: the database, the clock, the configuration,
+// the metrics registry and the logger. Modules take the parts they need.
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { DatabaseBackend } from './db/database.ts';
+import type { Db } from './db/transaction.ts';
+
+export interface AppContext {
+  readonly db: Db;
+  readonly backend: DatabaseBackend;
+  readonly clock: Clock;
+  readonly config: Config;
+  readonly metrics: Registry;
+  readonly logger: Logger;
+}
+
+/** A background loop (webhook delivery, payment expiry). `stop` waits for in-flight work. */
+export interface Worker {
+  readonly name: string;
+  start(): void;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,104 @@
+// Opens the gateway's database: a PostgreSQL server through a `pg` pool when a
+// URL is given, otherwise the embedded PGlite (PostgreSQL in WASM) in a folder.
+// Both backends run the same migrations and the same queries, and both read
+// int8 columns (all money) back as `bigint`.
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.ts';
+import { PGliteDialect } from './pglite-dialect.ts';
+
+export type DatabaseBackend = 'postgres' | 'pglite';
+
+export interface DatabaseHandle {
+  readonly db: Kysely<Database>;
+  readonly backend: DatabaseBackend;
+  /**
+   * Runs `work` with exclusive use of one session on which multi-statement SQL
+   * scripts can be executed (migrations). No other query of this handle shares it.
+   */
+  withScriptSession<T>(work: (session: ScriptSession) => Promise<T>): Promise<T>;
+  /** PGlite only: a dump of the data folder, to start other instances from. */
+  dumpDataDir?: () => Promise<Blob>;
+  close(): Promise<void>;
+}
+
+export interface ScriptSession {
+  /** Runs a parameterless script of one or more statements. */
+  run(script: string): Promise<void>;
+  /** Runs one parameterless statement and returns its rows. */
+  rows<Row>(statement: string): Promise<Row[]>;
+}
+
+export interface DatabaseOptions {
+  /** A postgres:// URL; when absent the embedded PGlite is used. */
+  readonly url?: string | undefined;
+  /** PGlite data folder; `memory://` (or undefined) keeps it in memory. */
+  readonly dataDir?: string | undefined;
+  readonly poolSize?: number | undefined;
+  /** PGlite only: start from this dump of a data folder (a migrated template) instead of initdb. */
+  readonly pgliteDump?: Blob | undefined;
+}
+
+const INT8_OID = 20;
+
+const parseInt8 = (value: string): bigint => BigInt(value);
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.url) return openPostgres(options.url, options.poolSize ?? 20);
+  return openPGlite(options.dataDir, options.pgliteDump);
+}
+
+function openPostgres(url: string, poolSize: number): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client that loses its server (restart, pg_terminate_backend) must not crash the process.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    backend: 'postgres',
+    async withScriptSession(work) {
+      const client = await pool.connect();
+      try {
+        // A script without parameters goes over the simple query protocol, which runs several statements.
+        return await work({
+          run: async (script) => void (await client.query(script)),
+          rows: async <Row>(statement: string) => (await client.query(statement)).rows as Row[],
+        });
+      } finally {
+        client.release();
+      }
+    },
+    close: () => db.destroy(),
+  };
+}
+
+async function openPGlite(dataDir: string | undefined, dump: Blob | undefined): Promise<DatabaseHandle> {
+  const pglite = await PGlite.create(dataDir ?? 'memory://', {
+    ...(dump ? { loadDataDir: dump } : {}),
+    parsers: { [pgliteTypes.INT8]: parseInt8 },
+    serializers: { [pgliteTypes.INT8]: (value: unknown) => String(value) },
+  });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    backend: 'pglite',
+    dumpDataDir: () => pglite.dumpDataDir('none'),
+    // Holding a Kysely connection holds the dialect's session lock, so the script runs alone.
+    withScriptSession: (work) =>
+      db.connection().execute(() =>
+        work({
+          run: async (script) => void (await pglite.exec(script)),
+          rows: async <Row>(statement: string) => (await pglite.query<Row>(statement)).rows,
+        }),
+      ),
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,121 @@
+// One place maps every failure to the spec's body {"error": code, "message": text}
+// and to its HTTP status. Unexpected exceptions become 500 internal_error with
+// no internals in the response; they are logged with the request id.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, type ErrorCode } from '../errors.ts';
+
+export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
+  invalid_request: 400,
+  amount_not_supported: 400,
+  method_unavailable: 400,
+  insufficient_funds: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  duplicate_external_id: 409,
+  idempotency_in_progress: 409,
+  invalid_state: 409,
+  already_refunded: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+};
+
+/** The code a client sees. The spec answers "still running" with 409 invalid_request. */
+export function publicCode(code: ErrorCode): string {
+  return code === 'idempotency_in_progress' ? 'invalid_request' : code;
+}
+
+export interface ErrorBody {
+  error: string;
+  message: string;
+}
+
+interface ValidationIssue {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Turns schema-validation issues into one sentence that names the offending field. */
+export function describeValidationIssues(part: string, issues: readonly ValidationIssue[]): string {
+  const sentences = issues.slice(0, 5).map((issue) => {
+    const path = (issue.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
+    const params = issue.params ?? {};
+    if (issue.keyword === 'additionalProperties') {
+      const field = String(params.additionalProperty ?? params.additionalProperties ?? '');
+      const where = path ? `${path}.${field}` : field;
+      return `${part} field "${where}" is not allowed`;
+    }
+    if (issue.keyword === 'required') {
+      const field = String(params.missingProperty ?? (params.requiredProperties as string[] | undefined)?.[0] ?? '');
+      return `${part} field "${path ? `${path}.${field}` : field}" is required`;
+    }
+    return `${part} field "${path || '(root)'}" ${issue.message ?? 'is invalid'}`;
+  });
+  return [...new Set(sentences)].join('; ');
+}
+
+function classify(error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string }): {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string>;
+  unexpected: boolean;
+} {
+  if (error instanceof AppError) {
+    return {
+      status: HTTP_STATUS_BY_CODE[error.code],
+      body: { error: publicCode(error.code), message: error.message },
+      headers: { ...error.headers },
+      unexpected: false,
+    };
+  }
+  if (error.validation) {
+    const message = describeValidationIssues(error.validationContext ?? 'request', error.validation);
+    return { status: 400, body: { error: 'invalid_request', message }, headers: {}, unexpected: false };
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, body: { error: 'invalid_request', message: 'The body is not valid JSON.' }, headers: {}, unexpected: false };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return {
+        status: 413,
+        body: { error: 'payload_too_large', message: 'The body is larger than 64 KiB.' },
+        headers: {},
+        unexpected: false,
+      };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return {
+        status: 415,
+        body: { error: 'unsupported_media_type', message: 'Send the body as JSON with "Content-Type: application/json".' },
+        headers: {},
+        unexpected: false,
+      };
+  }
+  // Other client errors raised by Fastify itself (4xx) keep their status with a generic code.
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    return { status: error.statusCode, body: { error: 'invalid_request', message: error.message }, headers: {}, unexpected: false };
+  }
+  return {
+    status: 500,
+    body: { error: 'internal_error', message: 'Something went wrong on our side; nothing was changed. Repeat the request.' },
+    headers: {},
+    unexpected: true,
+  };
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const { status, body, headers, unexpected } = classify(error);
+    if (unexpected) request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+    else request.log.info({ code: body.error, status }, 'request refused');
+    return reply.code(status).headers(headers).send(body);
+  });
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    return reply.code(404).send({ error: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+  });
+}

@@ -1,0 +1,149 @@
+// Merchants, shops and API keys: creation, key issuance and revocation, and the
+// lookup that turns a bearer key into the shop it acts for.
+import type { Clock } from '../clock.ts';
+import { InvalidRequestError, NotFoundError, UnauthorizedError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { inTransaction, isUniqueViolation, type Db, type Executor } from '../db/transaction.ts';
+import {
+  apiKeyHashesEqual,
+  apiKeyPrefix,
+  generateApiKey,
+  generateWebhookSecret,
+  hashApiKey,
+  isWellFormedApiKey,
+} from './api-key-secrets.ts';
+import { API_KEY_SCOPES, type ApiKeyScope, type ShopMode } from './merchant-tables.ts';
+import * as repository from './merchant-repository.ts';
+import { hashPassword } from './password.ts';
+
+export interface MerchantServiceDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+}
+
+export interface CreateMerchantInput {
+  readonly name: string;
+  readonly email: string;
+  readonly password?: string | undefined;
+  readonly shopName?: string | undefined;
+  readonly mode?: ShopMode | undefined;
+}
+
+export interface CreatedMerchant {
+  readonly merchant_id: string;
+  readonly shop_id: string;
+  readonly api_key: string;
+  readonly webhook_secret: string;
+}
+
+export interface CreatedApiKey {
+  readonly key_id: string;
+  readonly api_key: string;
+}
+
+/** Who a request acts for, resolved from its API key. */
+export interface ApiPrincipal {
+  readonly keyId: string;
+  readonly shopId: string;
+  readonly merchantId: string;
+  readonly shopMode: ShopMode;
+  readonly scopes: readonly ApiKeyScope[];
+}
+
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function parseScopes(list: string): ApiKeyScope[] {
+  const scopes = list.split(',').map((scope) => scope.trim()).filter(Boolean);
+  if (scopes.length === 0) throw new InvalidRequestError(`scopes must list at least one of ${API_KEY_SCOPES.join(', ')}`);
+  for (const scope of scopes) {
+    if (!API_KEY_SCOPES.includes(scope as ApiKeyScope)) {
+      throw new InvalidRequestError(`unknown scope "${scope}"; known scopes: ${API_KEY_SCOPES.join(', ')}`);
+    }
+  }
+  return [...new Set(scopes)] as ApiKeyScope[];
+}
+
+export async function createMerchant(deps: MerchantServiceDeps, input: CreateMerchantInput): Promise<CreatedMerchant> {
+  const name = input.name.trim();
+  const email = input.email.trim();
+  if (name.length < 1 || name.length > 200) throw new InvalidRequestError('name must be 1 to 200 characters');
+  if (!EMAIL_PATTERN.test(email) || email.length > 320) throw new InvalidRequestError(`"${email}" is not an email address`);
+  if (input.password !== undefined && (input.password.length < 8 || input.password.length > 200)) {
+    throw new InvalidRequestError('password must be 8 to 200 characters');
+  }
+  const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+  const mode = input.mode ?? 'sandbox';
+  const now = deps.clock.now();
+  const merchantId = newId('merchant');
+  const shopId = newId('shop');
+  const webhookSecret = generateWebhookSecret();
+  try {
+    const key = await inTransaction(deps.db, async (tx) => {
+      await repository.insertMerchant(tx, { id: merchantId, name, email, password_hash: passwordHash, created_at: now });
+      await repository.insertShop(tx, {
+        id: shopId,
+        merchant_id: merchantId,
+        name: input.shopName?.trim() || name,
+        mode,
+        webhook_url: null,
+        webhook_secret: webhookSecret,
+        previous_webhook_secret: null,
+        previous_webhook_secret_expires_at: null,
+        created_at: now,
+      });
+      return issueApiKey(tx, deps.clock, shopId, mode, API_KEY_SCOPES);
+    });
+    return { merchant_id: merchantId, shop_id: shopId, api_key: key.api_key, webhook_secret: webhookSecret };
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new InvalidRequestError(`a merchant with email ${email} already exists`);
+    throw error;
+  }
+}
+
+async function issueApiKey(
+  tx: Executor,
+  clock: Clock,
+  shopId: string,
+  mode: ShopMode,
+  scopes: readonly ApiKeyScope[],
+): Promise<CreatedApiKey> {
+  const apiKey = generateApiKey(mode);
+  const keyId = newId('apiKey');
+  await repository.insertApiKey(tx, {
+    id: keyId,
+    shop_id: shopId,
+    key_hash: hashApiKey(apiKey),
+    key_prefix: apiKeyPrefix(apiKey),
+    scopes: [...scopes],
+    created_at: clock.now(),
+    revoked_at: null,
+  });
+  return { key_id: keyId, api_key: apiKey };
+}
+
+export async function createApiKey(
+  deps: MerchantServiceDeps,
+  shopId: string,
+  scopes: readonly ApiKeyScope[],
+): Promise<CreatedApiKey> {
+  return inTransaction(deps.db, async (tx) => {
+    const shop = await repository.findShop(tx, shopId);
+    if (!shop) throw new NotFoundError(`no shop ${shopId}`);
+    return issueApiKey(tx, deps.clock, shopId, shop.mode, scopes);
+  });
+}
+
+export async function revokeApiKey(deps: MerchantServiceDeps, keyId: string): Promise<void> {
+  const revoked = await inTransaction(deps.db, (tx) => repository.revokeApiKey(tx, keyId, deps.clock.now()));
+  if (!revoked) throw new NotFoundError(`no API key ${keyId}`);
+}
+
+/** Resolves a bearer key to its principal, or throws 401 for a malformed, unknown or revoked key. */
+export async function authenticateApiKey(db: Executor, apiKey: string): Promise<ApiPrincipal> {
+  if (!isWellFormedApiKey(apiKey)) throw new UnauthorizedError('The API key is malformed.');
+  const presentedHash = hashApiKey(apiKey);
+  const row = await repository.findApiKeyByHash(db, presentedHash);
+  if (!row || !apiKeyHashesEqual(row.keyHash, presentedHash)) throw new UnauthorizedError('The API key is not valid.');
+  if (row.revokedAt !== null) throw new UnauthorizedError('The API key has been revoked.');
+  return { keyId: row.keyId, shopId: row.shopId, merchantId: row.merchantId, shopMode: row.shopMode, scopes: row.scopes };
+}

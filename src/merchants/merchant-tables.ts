@@ -1,0 +1,35 @@
+import type { Generated } from 'kysely';
+
+export type ShopMode = 'sandbox' | 'live';
+export type ApiKeyScope = 'payments' | 'crypto' | 'payouts' | 'read';
+export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['payments', 'crypto', 'payouts', 'read'];
+
+export interface MerchantTables {
+  merchants: {
+    id: string;
+    name: string;
+    email: string;
+    password_hash: string | null;
+    created_at: Date;
+  };
+  shops: {
+    id: string;
+    merchant_id: string;
+    name: string;
+    mode: Generated<ShopMode>;
+    webhook_url: string | null;
+    webhook_secret: string;
+    previous_webhook_secret: string | null;
+    previous_webhook_secret_expires_at: Date | null;
+    created_at: Date;
+  };
+  api_keys: {
+    id: string;
+    shop_id: string;
+    key_hash: Uint8Array;
+    key_prefix: string;
+    scopes: ApiKeyScope[];
+    created_at: Date;
+    revoked_at: Date | null;
+  };
+}
