@@ -1,0 +1,12 @@
+// Every `paygate` subcommand. Modules add theirs here.
+import type { CliCommand } from './cli-command.ts';
+import { keyCreateCommand, keyRevokeCommand, merchantCreateCommand } from './merchant-commands.ts';
+import { migrateCommand, serveCommand } from './serve-commands.ts';
+
+export const commands: readonly CliCommand[] = [
+  serveCommand,
+  migrateCommand,
+  merchantCreateCommand,
+  keyCreateCommand,
+  keyRevokeCommand,
+];

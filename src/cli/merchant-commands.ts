@@ -1,0 +1,76 @@
+import { parseArgs } from 'node:util';
+import { createApiKey, createMerchant, parseScopes, revokeApiKey } from '../merchants/merchant-service.ts';
+import { CliUsageError, type CliCommand } from './cli-command.ts';
+import { withCliContext } from './database-command.ts';
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value.trim() === '') throw new CliUsageError(`${flag} is required`);
+  return value;
+}
+
+export const merchantCreateCommand: CliCommand = {
+  words: ['merchant', 'create'],
+  usage: 'paygate merchant create --name NAME --email EMAIL [--password PASSWORD] [--live] [--json]',
+  summary: 'Create a merchant with one shop (sandbox unless --live) and an API key with every scope',
+  async run(args, io, config) {
+    const { values } = parseArgs({
+      args,
+      options: {
+        name: { type: 'string' },
+        email: { type: 'string' },
+        password: { type: 'string' },
+        live: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
+    });
+    const name = required(values.name, '--name');
+    const email = required(values.email, '--email');
+    const created = await withCliContext(config, (context) =>
+      createMerchant(context, { name, email, password: values.password, mode: values.live ? 'live' : 'sandbox' }),
+    );
+    if (values.json) {
+      io.out(JSON.stringify(created));
+    } else {
+      io.out(`merchant ${created.merchant_id}, shop ${created.shop_id} (${values.live ? 'live' : 'sandbox'})`);
+      io.out(`API key (shown once): ${created.api_key}`);
+      io.out(`webhook secret: ${created.webhook_secret}`);
+    }
+    return 0;
+  },
+};
+
+export const keyCreateCommand: CliCommand = {
+  words: ['key', 'create'],
+  usage: 'paygate key create --shop SHOP_ID --scopes payments,crypto,payouts,read [--json]',
+  summary: 'Issue an API key for a shop with the given scopes',
+  async run(args, io, config) {
+    const { values } = parseArgs({
+      args,
+      options: { shop: { type: 'string' }, scopes: { type: 'string' }, json: { type: 'boolean', default: false } },
+    });
+    const shopId = required(values.shop, '--shop');
+    let scopes;
+    try {
+      scopes = parseScopes(required(values.scopes, '--scopes'));
+    } catch (error) {
+      throw new CliUsageError(`--scopes: ${(error as Error).message}`);
+    }
+    const key = await withCliContext(config, (context) => createApiKey(context, shopId, scopes));
+    io.out(values.json ? JSON.stringify(key) : `key ${key.key_id} (shown once): ${key.api_key}`);
+    return 0;
+  },
+};
+
+export const keyRevokeCommand: CliCommand = {
+  words: ['key', 'revoke'],
+  usage: 'paygate key revoke KEY_ID',
+  summary: 'Revoke an API key; requests with it get 401 from then on',
+  async run(args, io, config) {
+    const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
+    if (positionals.length !== 1) throw new CliUsageError('give exactly one KEY_ID');
+    const keyId = positionals[0]!;
+    await withCliContext(config, (context) => revokeApiKey(context, keyId));
+    io.out(`revoked ${keyId}`);
+    return 0;
+  },
+};

@@ -1,0 +1,101 @@
+// Starts the gateway: opens and migrates the database, then serves HTTP and/or
+// runs the module workers according to the role. Stops cleanly on SIGINT/SIGTERM.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { buildApp, type App } from './app.ts';
+import { systemClock, type Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { AppContext, Worker } from './context.ts';
+import { openDatabase, type DatabaseHandle } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import { createLogger } from './logger.ts';
+import { countMerchants } from './merchants/merchant-repository.ts';
+import { createMerchant } from './merchants/merchant-service.ts';
+import { createWorkers } from './modules.ts';
+
+export type Role = 'all' | 'api' | 'worker';
+export const ROLES: readonly Role[] = ['all', 'api', 'worker'];
+
+export interface Gateway {
+  readonly context: AppContext;
+  readonly app: App | undefined;
+  /** The bound HTTP address, when serving. */
+  readonly url: string | undefined;
+  stop(): Promise<void>;
+}
+
+/** Opens the configured database and applies pending migrations (reported in `applied`). */
+export async function openConfiguredDatabase(config: Config): Promise<DatabaseHandle & { applied: string[] }> {
+  if (!config.databaseUrl) await mkdir(config.dataDir, { recursive: true });
+  const handle = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
+    poolSize: config.databasePoolSize,
+  });
+  try {
+    return Object.assign(handle, { applied: await migrate(handle) });
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/** On the first start of an empty embedded database: a demo merchant whose key is printed and saved. */
+async function createDemoMerchantIfEmpty(context: AppContext, config: Config): Promise<void> {
+  if (config.databaseUrl || (await countMerchants(context.db)) > 0) return;
+  const demo = await createMerchant(context, { name: 'Demo shop', email: 'demo@paygate.local', mode: 'sandbox' });
+  const file = join(config.dataDir, 'demo-credentials.json');
+  await writeFile(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+  context.logger.info({ file, shop_id: demo.shop_id }, 'created a demo sandbox merchant');
+  process.stdout.write(
+    `\nDemo sandbox shop created. API key (shown once, also saved to ${file}):\n\n  ${demo.api_key}\n\n` +
+      `Try: curl -s ${config.publicUrl}/v1/account -H "Authorization: Bearer ${demo.api_key}"\n\n`,
+  );
+}
+
+export async function startGateway(config: Config, options: { role: Role; clock?: Clock }): Promise<Gateway> {
+  const logger = createLogger(config);
+  const handle = await openConfiguredDatabase(config);
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const context: AppContext = {
+    db: handle.db,
+    backend: handle.backend,
+    clock: options.clock ?? systemClock,
+    config,
+    metrics,
+    logger,
+  };
+  await createDemoMerchantIfEmpty(context, config);
+
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined;
+  redis?.on('error', (error) => logger.warn({ err: error }, 'redis error'));
+
+  let app: App | undefined;
+  let url: string | undefined;
+  if (options.role !== 'worker') {
+    app = await buildApp(context, { redis });
+    url = await app.listen({ port: config.port, host: config.host });
+  }
+  const workers: Worker[] = options.role === 'api' ? [] : createWorkers(context);
+  for (const worker of workers) worker.start();
+  logger.info({ role: options.role, url, database: handle.backend, workers: workers.map((w) => w.name) }, 'paygate started');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    context,
+    app,
+    url,
+    stop() {
+      stopping ??= (async () => {
+        await app?.close();
+        await Promise.all(workers.map((worker) => worker.stop()));
+        redis?.disconnect();
+        await handle.close();
+      })();
+      return stopping;
+    },
+  };
+}
