@@ -1,0 +1,54 @@
+// Runs the real `paygate` command (bin/paygate.js) in a child process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const PAYGATE_BIN = fileURLToPath(new URL('../../bin/paygate.js', import.meta.url));
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function runPaygate(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [PAYGATE_BIN, ...args], {
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Starts `paygate serve` and resolves once it prints its listening address. */
+export function startPaygate(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', ...args], {
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match?.[1]) resolve({ child, url: match[1], output: () => output });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('error', reject);
+    child.on('close', (code) => reject(new Error(`paygate serve exited with ${code} before listening:\n${output}`)));
+  });
+}
+
+export function lastJsonLine<T>(stdout: string): T {
+  const lines = stdout.trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]!) as T;
+}
