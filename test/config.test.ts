@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+
+describe('configuration', () => {
+  it('has working defaults for the embedded setup', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      publicUrl: 'http://localhost:8080',
+      rateLimitPerMinute: 120,
+      allowHttpWebhooks: true,
+      webhookAllowPrivate: false,
+    });
+    expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@db:5432/paygate',
+      PAYGATE_DATA_DIR: '/var/lib/paygate',
+      PAYGATE_PUBLIC_URL: 'https://pay.example.com/',
+      REDIS_URL: 'redis://cache:6379',
+      PAYGATE_RATE_LIMIT_PER_MINUTE: '1000',
+      LOG_LEVEL: 'debug',
+      PAYGATE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      PAYGATE_DB_POOL_SIZE: '50',
+    });
+    expect(config).toMatchObject({
+      port: 9000,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://u@db:5432/paygate',
+      dataDir: '/var/lib/paygate',
+      publicUrl: 'https://pay.example.com',
+      redisUrl: 'redis://cache:6379',
+      rateLimitPerMinute: 1000,
+      logLevel: 'debug',
+      webhookAllowPrivate: true,
+      databasePoolSize: 50,
+      // With a real server, plain-http webhooks are off unless asked for.
+      allowHttpWebhooks: false,
+    });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT must be a whole number'],
+    [{ PORT: '70000' }, 'PORT must be between 0 and 65535'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must use postgres: or postgresql:'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL must be a URL'],
+    [{ PAYGATE_PUBLIC_URL: 'ftp://x' }, 'PAYGATE_PUBLIC_URL must use http: or https:'],
+    [{ REDIS_URL: 'http://x' }, 'REDIS_URL must use redis: or rediss:'],
+    [{ PAYGATE_RATE_LIMIT_PER_MINUTE: '0' }, 'PAYGATE_RATE_LIMIT_PER_MINUTE must be between'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of'],
+    [{ PAYGATE_ALLOW_HTTP_WEBHOOKS: 'maybe' }, 'PAYGATE_ALLOW_HTTP_WEBHOOKS must be 1/true/yes or 0/false/no'],
+  ])('%j is refused with a message naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});

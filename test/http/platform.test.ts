@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../support/databases.ts';
+import { createTestApp, type TestApp } from '../support/app.ts';
+
+describe.each(backends)('platform routes and error shapes on %s', (backend) => {
+  let testApp: TestApp;
+  beforeAll(async () => {
+    testApp = await createTestApp(backend);
+  });
+  afterAll(() => testApp.close());
+
+  it('GET /healthz answers 200 while the process is up', async () => {
+    const response = await testApp.app.inject({ method: 'GET', url: '/healthz' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: 'ok' });
+  });
+
+  it('GET /readyz answers 200 with the database backend when the database is reachable', async () => {
+    const response = await testApp.app.inject({ method: 'GET', url: '/readyz' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: 'ok', database: backend });
+  });
+
+  it('GET /openapi.json is an OpenAPI 3.1 document generated from the route schemas', async () => {
+    const response = await testApp.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(response.statusCode).toBe(200);
+    const document = response.json();
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.paths['/v1/account'].get.responses['200']).toBeDefined();
+    expect(document.components.securitySchemes.bearerAuth).toEqual({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('GET /docs serves the reference page without external assets', async () => {
+    const response = await testApp.app.inject({ method: 'GET', url: '/docs/' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toContain('text/html');
+    expect(response.body).not.toMatch(/src="https?:\/\//);
+  });
+
+  it('GET /metrics answers Prometheus text', async () => {
+    const response = await testApp.app.inject({ method: 'GET', url: '/metrics' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toContain('text/plain');
+  });
+
+  it('an unknown route is 404 not_found in the error shape', async () => {
+    const response = await testApp.app.inject({ method: 'GET', url: '/v1/nothing-here' });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({ error: 'not_found', message: 'No route GET /v1/nothing-here.' });
+  });
+
+  it('every response carries the request id, and a caller-given x-request-id is kept', async () => {
+    const response = await testApp.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-123' } });
+    expect(response.headers['x-request-id']).toBe('trace-123');
+  });
+
+  it('an unexpected failure is 500 internal_error with nothing internal in the body', async () => {
+    const broken = await createTestApp(backend);
+    const merchant = await broken.createMerchant();
+    await broken.database.close(); // the database goes away under a running app
+    const response = await broken.app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: `Bearer ${merchant.api_key}` } });
+    expect(response.statusCode).toBe(500);
+    expect(response.json()).toEqual({
+      error: 'internal_error',
+      message: 'Something went wrong on our side; nothing was changed. Repeat the request.',
+    });
+    const ready = await broken.app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json()).toMatchObject({ error: 'service_unavailable' });
+    await broken.app.close();
+  });
+});
