@@ -3,16 +3,19 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext, Worker } from './context.ts';
 import { accountRoutes } from './merchants/account-routes.ts';
+import { createExpiryWorker } from './payments/expiry-worker.ts';
+import { paymentRoutes } from './payments/payment-routes.ts';
+import { createDeliveryWorker } from './webhooks/delivery-worker.ts';
+import { webhookRoutes } from './webhooks/webhook-routes.ts';
 
 type RoutePlugin = FastifyPluginAsync<{ context: AppContext }>;
 
 /** Routes under /v1: authenticated by API key and rate limited. */
-export const apiRoutePlugins: readonly RoutePlugin[] = [accountRoutes as RoutePlugin];
+export const apiRoutePlugins: readonly RoutePlugin[] = [accountRoutes as RoutePlugin, paymentRoutes as RoutePlugin, webhookRoutes as RoutePlugin];
 
 /** Routes outside /v1 (the hosted payment page). */
 export const publicRoutePlugins: readonly RoutePlugin[] = [];
 
 export function createWorkers(context: AppContext): Worker[] {
-  void context;
-  return [];
+  return [createExpiryWorker(context), createDeliveryWorker(context)];
 }

@@ -1,10 +1,12 @@
 // The Kysely view of every table. Each module declares the tables it owns in
 // its own `*-tables.ts`; this file only joins them into one database type.
 import type { MerchantTables } from '../merchants/merchant-tables.ts';
+import type { PaymentTables } from '../payments/payment-tables.ts';
 import type { WebhookTables } from '../webhooks/webhook-tables.ts';
+import type { LedgerTables } from '../ledger/ledger-tables.ts';
 
 export interface MigrationTables {
   schema_migrations: { version: string; applied_at: Date };
 }
 
-export interface Database extends MigrationTables, MerchantTables, WebhookTables {}
+export interface Database extends MigrationTables, MerchantTables, WebhookTables, PaymentTables, LedgerTables {}

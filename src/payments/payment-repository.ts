@@ -1,0 +1,96 @@
+// SQL of the payments module: payments and their guarded state transitions.
+import type { Insertable, Selectable } from 'kysely';
+import type { Executor, Tx } from '../db/transaction.ts';
+import type { PaymentMethod, PaymentStatus, PaymentTables } from './payment-tables.ts';
+
+export type PaymentRow = Selectable<PaymentTables['payments']>;
+
+export async function insertPayment(db: Executor, row: Insertable<PaymentTables['payments']>): Promise<void> {
+  await db.insertInto('payments').values(row).execute();
+}
+
+export async function findPaymentOfShop(db: Executor, shopId: string, paymentId: string): Promise<PaymentRow | undefined> {
+  return db.selectFrom('payments').selectAll().where('id', '=', paymentId).where('shop_id', '=', shopId).executeTakeFirst();
+}
+
+export async function findPaymentById(db: Executor, paymentId: string): Promise<PaymentRow | undefined> {
+  return db.selectFrom('payments').selectAll().where('id', '=', paymentId).executeTakeFirst();
+}
+
+export async function findPaymentByOrderCode(db: Executor, orderCode: string): Promise<PaymentRow | undefined> {
+  return db.selectFrom('payments').selectAll().where('order_code', '=', orderCode).executeTakeFirst();
+}
+
+export interface PaymentListQuery {
+  readonly shopId: string;
+  readonly limit: number;
+  readonly status?: PaymentStatus | undefined;
+  readonly orderId?: string | undefined;
+  /** Rows strictly older than this (created_at, id) position. */
+  readonly after?: { createdAt: Date; id: string } | undefined;
+}
+
+export async function listPayments(db: Executor, query: PaymentListQuery): Promise<PaymentRow[]> {
+  let builder = db.selectFrom('payments').selectAll().where('shop_id', '=', query.shopId);
+  if (query.status) builder = builder.where('status', '=', query.status);
+  if (query.orderId !== undefined) builder = builder.where('order_id', '=', query.orderId);
+  if (query.after) {
+    const { createdAt, id } = query.after;
+    builder = builder.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+  }
+  return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+}
+
+/** pending → paid, only while pending and not yet due; returns the new row or undefined. */
+export async function transitionToPaid(
+  tx: Tx,
+  paymentId: string,
+  at: Date,
+  paidMethod: PaymentMethod,
+  paidTotalKopecks: bigint,
+): Promise<PaymentRow | undefined> {
+  return tx
+    .updateTable('payments')
+    .set({ status: 'paid', paid_at: at, paid_method: paidMethod, paid_total_kopecks: paidTotalKopecks })
+    .where('id', '=', paymentId)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', at)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** pending → failed; returns the new row or undefined when not pending. */
+export async function transitionToFailed(tx: Tx, paymentId: string, at: Date, reason: string): Promise<PaymentRow | undefined> {
+  return tx
+    .updateTable('payments')
+    .set({ status: 'failed', failed_at: at, failure_reason: reason })
+    .where('id', '=', paymentId)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** pending → expired; returns the new row or undefined when not pending. */
+export async function transitionToExpired(tx: Tx, paymentId: string, at: Date): Promise<PaymentRow | undefined> {
+  return tx
+    .updateTable('payments')
+    .set({ status: 'expired', expired_at: at })
+    .where('id', '=', paymentId)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Locks up to `limit` due pending payments that no other worker holds. */
+export async function claimDuePayments(tx: Tx, now: Date, limit: number): Promise<PaymentRow[]> {
+  return tx
+    .selectFrom('payments')
+    .selectAll()
+    .where('status', '=', 'pending')
+    .where('expires_at', '<=', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+}

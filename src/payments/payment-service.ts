@@ -1,0 +1,328 @@
+// RUB payments: creation (validation, tariff, idempotency), reads, and the
+// state machine pending → paid | failed | expired. Every transition is one
+// guarded UPDATE … WHERE status = 'pending' inside the caller's transaction,
+// and emits its webhook event through the outbox in that same transaction.
+import { randomInt } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { inTransaction, isUniqueViolation, type Db, type Tx } from '../db/transaction.ts';
+import { InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
+import { newUuid } from '../ids.ts';
+import { emit } from '../webhooks/outbox.ts';
+import { kopecksToNumber, parsePaymentAmount } from './payment-amount.ts';
+import { priceNewPayment, shopMethodSettings } from './payment-methods.ts';
+import * as repository from './payment-repository.ts';
+import type { PaymentRow } from './payment-repository.ts';
+import type { PaymentMethod, PaymentStatus } from './payment-tables.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+  requestHash,
+  type IdempotencyLease,
+  type StoredResponse,
+} from './idempotency.ts';
+import { webhookUrlProblem } from '../webhooks/url-guard.ts';
+
+export const PAYMENT_LIFETIME_MS = 60 * 60 * 1000;
+export const ORDER_ID_MAX_LENGTH = 255;
+export const CALLBACK_URL_MAX_LENGTH = 2048;
+const ORDER_CODE_LENGTH = 10;
+const ORDER_CODE_ALPHABET = 'abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+const ORDER_CODE_ATTEMPTS_MAX = 3;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface PaymentServiceDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'publicUrl' | 'allowHttpWebhooks'>;
+}
+
+/** The Payment of spec 2.2, field for field. */
+export interface PaymentView {
+  payment_id: string;
+  order_code: string;
+  payment_url: string;
+  status: PaymentStatus;
+  amount: number;
+  amount_total: number;
+  currency: 'RUB';
+  method: PaymentMethod | null;
+  order_id: string | null;
+  created_at: string;
+  paid_at: string | null;
+  expires_at: string;
+}
+
+export function paymentView(row: PaymentRow, publicUrl: string): PaymentView {
+  return {
+    payment_id: row.id,
+    order_code: row.order_code,
+    payment_url: `${publicUrl}/pay/${row.order_code}`,
+    status: row.status,
+    amount: kopecksToNumber(row.amount_kopecks),
+    amount_total: kopecksToNumber(row.amount_total_kopecks),
+    currency: row.currency,
+    method: row.method,
+    order_id: row.order_id,
+    created_at: row.created_at.toISOString(),
+    paid_at: row.paid_at ? row.paid_at.toISOString() : null,
+    expires_at: row.expires_at.toISOString(),
+  };
+}
+
+/** The request body of spec 2.1 as the schema let it through (types checked, nothing coerced). */
+export interface CreatePaymentRequest {
+  readonly amount: number;
+  readonly currency: string;
+  readonly method?: string | null | undefined;
+  readonly callback_url?: string | null | undefined;
+  readonly order_id?: string | null | undefined;
+}
+
+export interface CreatePaymentResult {
+  readonly status: number;
+  /** The exact response bytes; a replay returns the very same string. */
+  readonly body: string;
+}
+
+export function generateOrderCode(): string {
+  let code = '';
+  for (let index = 0; index < ORDER_CODE_LENGTH; index++) code += ORDER_CODE_ALPHABET[randomInt(ORDER_CODE_ALPHABET.length)];
+  return code;
+}
+
+function validateRequest(
+  request: CreatePaymentRequest,
+  rules: Pick<Config, 'allowHttpWebhooks'>,
+): {
+  amountKopecks: bigint;
+  method: string | null;
+  callbackUrl: string | null;
+  orderId: string | null;
+} {
+  const amountKopecks = parsePaymentAmount(request.amount);
+  if (request.currency !== 'RUB') {
+    throw new InvalidRequestError(`currency must be "RUB"; got "${String(request.currency).slice(0, 16)}".`);
+  }
+  const callbackUrl = request.callback_url ?? null;
+  if (callbackUrl !== null) {
+    const problem = callbackUrl.length > CALLBACK_URL_MAX_LENGTH ? 'must be at most 2048 characters' : webhookUrlProblem(callbackUrl, rules);
+    if (problem) throw new InvalidRequestError(`callback_url ${problem}; send a valid absolute URL (https, or http where allowed).`);
+  }
+  const orderId = request.order_id ?? null;
+  if (orderId !== null && (orderId.length < 1 || orderId.length > ORDER_ID_MAX_LENGTH)) {
+    throw new InvalidRequestError('order_id must be 1 to 255 characters.');
+  }
+  return { amountKopecks, method: request.method ?? null, callbackUrl, orderId };
+}
+
+/**
+ * POST /v1/payments. Without a key every call creates a payment; with one, the
+ * claim/complete protocol of idempotency.ts makes the key name one payment.
+ */
+export async function createPayment(
+  deps: PaymentServiceDeps,
+  shopId: string,
+  request: CreatePaymentRequest,
+  idempotencyKey: string | undefined,
+): Promise<CreatePaymentResult> {
+  const valid = validateRequest(request, deps.config);
+  if (idempotencyKey === undefined) return insertNewPayment(deps, shopId, valid, undefined);
+  const claim = await claimIdempotencyKey(deps.db, deps.clock, shopId, idempotencyKey, requestHash(request));
+  if (claim.kind === 'replay') return claim.response;
+  try {
+    return await insertNewPayment(deps, shopId, valid, claim.lease);
+  } catch (error) {
+    await releaseIdempotencyKey(deps.db, claim.lease).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function insertNewPayment(
+  deps: PaymentServiceDeps,
+  shopId: string,
+  valid: ReturnType<typeof validateRequest>,
+  lease: IdempotencyLease | undefined,
+): Promise<CreatePaymentResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await inTransaction(deps.db, async (tx) => {
+        const settings = await shopMethodSettings(tx, shopId);
+        const tariff = priceNewPayment(settings, valid.amountKopecks, valid.method);
+        const now = deps.clock.now();
+        const row: PaymentRow = {
+          id: newUuid(),
+          shop_id: shopId,
+          order_code: generateOrderCode(),
+          status: 'pending',
+          amount_kopecks: valid.amountKopecks,
+          amount_total_kopecks: tariff.amountTotalKopecks,
+          currency: 'RUB',
+          method: tariff.method,
+          order_id: valid.orderId,
+          callback_url: valid.callbackUrl,
+          created_at: now,
+          expires_at: new Date(now.getTime() + PAYMENT_LIFETIME_MS),
+          paid_at: null,
+          paid_method: null,
+          paid_total_kopecks: null,
+          failed_at: null,
+          failure_reason: null,
+          expired_at: null,
+        };
+        await repository.insertPayment(tx, row);
+        const response: StoredResponse = { status: 201, body: JSON.stringify(paymentView(row, deps.config.publicUrl)) };
+        if (lease) await completeIdempotencyKey(tx, lease, response, row.id);
+        return response;
+      });
+    } catch (error) {
+      // A clash of random order codes is astronomically rare; a fresh code settles it.
+      if (attempt < ORDER_CODE_ATTEMPTS_MAX && isUniqueViolation(error, 'payments_order_code_key')) continue;
+      throw error;
+    }
+  }
+}
+
+export function isUuid(text: string): boolean {
+  return UUID_PATTERN.test(text);
+}
+
+/** A payment of the shop; another shop's payment, or a malformed id, is 404. */
+export async function getPayment(deps: PaymentServiceDeps, shopId: string, paymentId: string): Promise<PaymentView> {
+  const row = isUuid(paymentId) ? await repository.findPaymentOfShop(deps.db, shopId, paymentId.toLowerCase()) : undefined;
+  if (!row) throw new NotFoundError('No such payment.');
+  return paymentView(row, deps.config.publicUrl);
+}
+
+export interface ListPaymentsInput {
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+  readonly status?: PaymentStatus | undefined;
+  readonly orderId?: string | undefined;
+}
+
+function encodeCursor(row: PaymentRow): string {
+  return Buffer.from(`${row.created_at.toISOString()}|${row.id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const createdAt = new Date(at ?? '');
+  if (!id || !isUuid(id) || Number.isNaN(createdAt.getTime())) throw new InvalidRequestError('cursor is not valid; pass next_cursor as given.');
+  return { createdAt, id };
+}
+
+export async function listPaymentsOfShop(
+  deps: PaymentServiceDeps,
+  shopId: string,
+  input: ListPaymentsInput,
+): Promise<{ data: PaymentView[]; next_cursor: string | null }> {
+  const rows = await repository.listPayments(deps.db, {
+    shopId,
+    limit: input.limit + 1,
+    status: input.status,
+    orderId: input.orderId,
+    after: input.cursor ? decodeCursor(input.cursor) : undefined,
+  });
+  const page = rows.slice(0, input.limit);
+  const last = page.at(-1);
+  return {
+    data: page.map((row) => paymentView(row, deps.config.publicUrl)),
+    next_cursor: rows.length > input.limit && last ? encodeCursor(last) : null,
+  };
+}
+
+// ---- The state machine. One function per transition, each taking the caller's transaction. ----
+
+async function emitPaymentEvent(tx: Tx, clock: Clock, publicUrl: string, type: string, row: PaymentRow): Promise<void> {
+  if (row.callback_url === null) return;
+  await emit(tx, clock, { shopId: row.shop_id, type, data: paymentView(row, publicUrl), destination: row.callback_url });
+}
+
+export interface MarkPaidInput {
+  /** The method the payer used (the bound one, or the one chosen on the page). */
+  readonly method: PaymentMethod;
+  /** What the payer was charged: amount plus that method's fee. */
+  readonly chargedTotalKopecks: bigint;
+}
+
+/**
+ * pending → paid. The one place a payment becomes paid (the acquirer flow and
+ * the test helper both call it): guarded so that a payment is paid at most
+ * once and never at or after its expires_at. Emits `payment.paid`.
+ * Throws InvalidStateError (409 invalid_state) otherwise.
+ */
+export async function markPaymentPaid(
+  tx: Tx,
+  clock: Clock,
+  publicUrl: string,
+  payment: PaymentRow,
+  input: MarkPaidInput,
+): Promise<PaymentRow> {
+  const paid = await repository.transitionToPaid(tx, payment.id, clock.now(), input.method, input.chargedTotalKopecks);
+  if (!paid) throw new InvalidStateError(await refusalMessage(tx, payment.id, 'paid', clock));
+  await emitPaymentEvent(tx, clock, publicUrl, 'payment.paid', paid);
+  return paid;
+}
+
+/** pending → failed (the acquirer's final refusal, or the test helper). Emits `payment.failed`. */
+export async function markPaymentFailed(tx: Tx, clock: Clock, publicUrl: string, payment: PaymentRow, reason: string): Promise<PaymentRow> {
+  const failed = await repository.transitionToFailed(tx, payment.id, clock.now(), reason.slice(0, 200));
+  if (!failed) throw new InvalidStateError(await refusalMessage(tx, payment.id, 'failed', clock));
+  await emitPaymentEvent(tx, clock, publicUrl, 'payment.failed', failed);
+  return failed;
+}
+
+/** pending → expired (the expiry worker, or the test helper). Emits `payment.expired`. */
+export async function markPaymentExpired(tx: Tx, clock: Clock, publicUrl: string, payment: PaymentRow): Promise<PaymentRow> {
+  const expired = await repository.transitionToExpired(tx, payment.id, clock.now());
+  if (!expired) throw new InvalidStateError(await refusalMessage(tx, payment.id, 'expired', clock));
+  await emitPaymentEvent(tx, clock, publicUrl, 'payment.expired', expired);
+  return expired;
+}
+
+async function refusalMessage(tx: Tx, paymentId: string, target: PaymentStatus, clock: Clock): Promise<string> {
+  const current = await repository.findPaymentById(tx, paymentId);
+  if (!current) return 'No such payment.';
+  if (current.status === 'pending' && target === 'paid' && current.expires_at <= clock.now()) {
+    return 'The payment is past its expires_at and cannot be paid.';
+  }
+  return `The payment is ${current.status}; it cannot become ${target}.`;
+}
+
+// ---- Test helpers (sandbox shops only): the same transitions the acquirer and the clock drive. ----
+
+export type TestHelperAction = 'pay' | 'fail' | 'expire';
+
+export async function runTestHelper(
+  deps: PaymentServiceDeps,
+  shop: { shopId: string; mode: 'sandbox' | 'live' },
+  paymentId: string,
+  action: TestHelperAction,
+): Promise<PaymentView> {
+  if (shop.mode !== 'sandbox' || !isUuid(paymentId)) throw new NotFoundError('No such payment.');
+  const row = await inTransaction(deps.db, async (tx) => {
+    const payment = await tx
+      .selectFrom('payments')
+      .selectAll()
+      .where('id', '=', paymentId.toLowerCase())
+      .where('shop_id', '=', shop.shopId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!payment) throw new NotFoundError('No such payment.');
+    const publicUrl = deps.config.publicUrl;
+    switch (action) {
+      case 'pay':
+        return markPaymentPaid(tx, deps.clock, publicUrl, payment, {
+          method: payment.method ?? 'card',
+          chargedTotalKopecks: payment.amount_total_kopecks,
+        });
+      case 'fail':
+        return markPaymentFailed(tx, deps.clock, publicUrl, payment, 'test_helper');
+      case 'expire':
+        return markPaymentExpired(tx, deps.clock, publicUrl, payment);
+    }
+  });
+  return paymentView(row, deps.config.publicUrl);
+}

@@ -1,0 +1,33 @@
+// Shared steps of the payments tests: a sandbox shop with a key, and a POST /v1/payments.
+import type { TestApp } from '../support/app.ts';
+
+export interface ShopWithKey {
+  readonly shopId: string;
+  readonly key: string;
+}
+
+export async function sandboxShop(testApp: TestApp, mode: 'sandbox' | 'live' = 'sandbox'): Promise<ShopWithKey> {
+  const merchant = await testApp.createMerchant({ mode });
+  return { shopId: merchant.shop_id, key: merchant.api_key };
+}
+
+export function postPayment(testApp: TestApp, key: string, body: unknown, headers: Record<string, string> = {}) {
+  return testApp.app.inject({
+    method: 'POST',
+    url: '/v1/payments',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+export function getJson(testApp: TestApp, key: string, url: string) {
+  return testApp.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
+}
+
+export function postHelper(testApp: TestApp, key: string, paymentId: string, action: 'pay' | 'fail' | 'expire') {
+  return testApp.app.inject({
+    method: 'POST',
+    url: `/v1/test_helpers/payments/${paymentId}/${action}`,
+    headers: { authorization: `Bearer ${key}` },
+  });
+}
