@@ -1,0 +1,67 @@
+// Accounts: every merchant has a main and a payout account per currency, created
+// lazily on first use; the gateway has fees, settlement and hot-wallet accounts.
+// Creation is an insert that ignores a concurrent creator's row (the unique owner
+// key decides), never a read-then-write race.
+import type { Clock } from '../clock.ts';
+import type { Tx } from '../db/transaction.ts';
+import { newId } from '../ids.ts';
+import {
+  LEDGER_CURRENCIES,
+  MERCHANT_ACCOUNT_KINDS,
+  type LedgerCurrency,
+  type MerchantAccountKind,
+  type SystemAccountKind,
+} from './ledger-tables.ts';
+import * as repository from './ledger-repository.ts';
+import type { AccountKey, AccountRow } from './ledger-repository.ts';
+
+function sameKey(row: AccountRow, key: AccountKey): boolean {
+  return row.merchant_id === key.merchantId && row.currency === key.currency && row.kind === key.kind;
+}
+
+/**
+ * The accounts with these owner keys, created when missing. Merchant accounts
+ * carry "debits must not exceed credits" (never below zero available); the
+ * gateway's own accounts may go negative (settlement owes, fees earn).
+ */
+export async function ensureAccounts(tx: Tx, clock: Clock, keys: readonly AccountKey[]): Promise<AccountRow[]> {
+  let rows = await repository.findAccountsByKeys(tx, keys);
+  const missing = keys.filter((key) => !rows.some((row) => sameKey(row, key)));
+  if (missing.length > 0) {
+    const createdAt = clock.now();
+    await repository.insertAccountsIfMissing(
+      tx,
+      missing.map((key) => ({ id: newId('account'), key, debitsMustNotExceedCredits: key.merchantId !== null, createdAt })),
+    );
+    rows = await repository.findAccountsByKeys(tx, keys);
+  }
+  return keys.map((key) => {
+    const row = rows.find((candidate) => sameKey(candidate, key));
+    if (!row) throw new Error(`ledger account ${JSON.stringify(key)} could not be created`);
+    return row;
+  });
+}
+
+export function merchantAccountKey(merchantId: string, currency: LedgerCurrency, kind: MerchantAccountKind): AccountKey {
+  return { merchantId, currency, kind };
+}
+
+export function systemAccountKey(kind: SystemAccountKind, currency: LedgerCurrency): AccountKey {
+  return { merchantId: null, currency, kind };
+}
+
+/** Every account a merchant has: RUB and USDT, main and payout, created on first sight. */
+export async function ensureMerchantAccounts(tx: Tx, clock: Clock, merchantId: string): Promise<AccountRow[]> {
+  const keys = LEDGER_CURRENCIES.flatMap((currency) => MERCHANT_ACCOUNT_KINDS.map((kind) => merchantAccountKey(merchantId, currency, kind)));
+  return ensureAccounts(tx, clock, keys);
+}
+
+export async function merchantAccount(tx: Tx, clock: Clock, merchantId: string, currency: LedgerCurrency, kind: MerchantAccountKind): Promise<AccountRow> {
+  const [row] = await ensureAccounts(tx, clock, [merchantAccountKey(merchantId, currency, kind)]);
+  return row!;
+}
+
+export async function systemAccount(tx: Tx, clock: Clock, kind: SystemAccountKind, currency: LedgerCurrency): Promise<AccountRow> {
+  const [row] = await ensureAccounts(tx, clock, [systemAccountKey(kind, currency)]);
+  return row!;
+}

@@ -1,0 +1,235 @@
+// All SQL of the ledger. Account rows are only ever changed while locked with
+// FOR UPDATE (see lockAccounts), so the service computes the new totals in
+// memory and writes absolute values without lost updates.
+import { sql, type Selectable } from 'kysely';
+import type { Executor, Tx } from '../db/transaction.ts';
+import type { AccountKind, LedgerCurrency, LedgerTables } from './ledger-tables.ts';
+
+export type AccountRow = Selectable<LedgerTables['ledger_accounts']>;
+export type TransferRow = Selectable<LedgerTables['ledger_transfers']>;
+export type OperationRow = Selectable<LedgerTables['ledger_operations']>;
+
+export interface AccountKey {
+  /** null for the gateway's own accounts. */
+  readonly merchantId: string | null;
+  readonly currency: LedgerCurrency;
+  readonly kind: AccountKind;
+}
+
+export async function findAccountsByKeys(db: Executor, keys: readonly AccountKey[]): Promise<AccountRow[]> {
+  if (keys.length === 0) return [];
+  return db
+    .selectFrom('ledger_accounts')
+    .selectAll()
+    .where((eb) =>
+      eb.or(
+        keys.map((key) =>
+          eb.and([
+            key.merchantId === null ? eb('merchant_id', 'is', null) : eb('merchant_id', '=', key.merchantId),
+            eb('currency', '=', key.currency),
+            eb('kind', '=', key.kind),
+          ]),
+        ),
+      ),
+    )
+    .execute();
+}
+
+/** Creates the accounts that do not exist yet; a concurrent creator wins quietly (unique owner key). */
+export async function insertAccountsIfMissing(
+  tx: Tx,
+  rows: readonly { id: string; key: AccountKey; debitsMustNotExceedCredits: boolean; createdAt: Date }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await tx
+    .insertInto('ledger_accounts')
+    .values(
+      rows.map((row) => ({
+        id: row.id,
+        merchant_id: row.key.merchantId,
+        currency: row.key.currency,
+        kind: row.key.kind,
+        debits_must_not_exceed_credits: row.debitsMustNotExceedCredits,
+        created_at: row.createdAt,
+      })),
+    )
+    .onConflict((oc) => oc.constraint('ledger_accounts_owner_key').doNothing())
+    .execute();
+}
+
+export async function findAccountsByIds(db: Executor, ids: readonly string[]): Promise<AccountRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('ledger_accounts').selectAll().where('id', 'in', ids).orderBy('id').execute();
+}
+
+export async function findMerchantAccounts(db: Executor, merchantId: string): Promise<AccountRow[]> {
+  return db.selectFrom('ledger_accounts').selectAll().where('merchant_id', '=', merchantId).orderBy('currency').orderBy('kind').execute();
+}
+
+/**
+ * THE LOCK ORDER: every ledger write locks the account rows it touches, all of
+ * them, in ascending id order, before reading their totals. Two transactions
+ * therefore never wait for each other in a cycle (no deadlock between ledger
+ * writes), and no total is read and rewritten by two transactions at once.
+ */
+export async function lockAccounts(tx: Tx, ids: readonly string[]): Promise<AccountRow[]> {
+  const sorted = [...new Set(ids)].sort();
+  return tx.selectFrom('ledger_accounts').selectAll().where('id', 'in', sorted).orderBy('id').forUpdate().execute();
+}
+
+export async function findTransfersByKeys(db: Executor, keys: readonly string[]): Promise<TransferRow[]> {
+  if (keys.length === 0) return [];
+  return db.selectFrom('ledger_transfers').selectAll().where('idempotency_key', 'in', keys).execute();
+}
+
+/** The transfers with these idempotency keys and the posts/voids already closing these reservations. */
+export async function findTransfersByKeysOrPending(
+  tx: Tx,
+  keys: readonly string[],
+  pendingIds: readonly string[],
+): Promise<TransferRow[]> {
+  return tx
+    .selectFrom('ledger_transfers')
+    .selectAll()
+    .where((eb) => (pendingIds.length === 0 ? eb('idempotency_key', 'in', keys) : eb.or([eb('idempotency_key', 'in', keys), eb('pending_id', 'in', pendingIds)])))
+    .execute();
+}
+
+export interface AccountTotals {
+  readonly id: string;
+  readonly debitsPending: bigint;
+  readonly debitsPosted: bigint;
+  readonly creditsPending: bigint;
+  readonly creditsPosted: bigint;
+}
+
+export interface NewOperation {
+  readonly id: string;
+  readonly accountId: string;
+  readonly transferId: string;
+  readonly originId: string;
+  readonly amount: bigint;
+  readonly balanceAfter: bigint;
+  readonly createdAt: Date;
+}
+
+const int8 = (value: bigint) => sql`${value.toString()}::int8`;
+const timestamptz = (value: Date) => sql`${value.toISOString()}::timestamptz`;
+
+/**
+ * Writes a chain in one statement: inserts the transfers (skipping idempotency
+ * keys that already exist), and only when every transfer was inserted, writes
+ * the accounts' new totals and the history entries. Returns how many transfers
+ * were inserted: fewer than given means a concurrent transaction committed the
+ * same key first, and nothing else was written for this chain.
+ */
+export async function writeChain(
+  tx: Tx,
+  transfers: readonly LedgerTables['ledger_transfers'][],
+  accounts: readonly AccountTotals[],
+  operations: readonly NewOperation[],
+): Promise<number> {
+  const count = sql`(select count(*) from inserted) = ${transfers.length}`;
+  const transferValues = sql.join(
+    transfers.map(
+      (t) =>
+        sql`(${t.id}, ${t.idempotency_key}, ${t.debit_account_id}, ${t.credit_account_id}, ${int8(t.amount)}, ${t.currency}, ${t.type}, ${t.reference_type}, ${t.reference_id}, ${t.status}, ${t.pending_id}::text, ${t.chain_id}, ${timestamptz(t.created_at)})`,
+    ),
+  );
+  const accountValues = sql.join(
+    accounts.map(
+      (a) => sql`(${a.id}::text, ${int8(a.debitsPending)}, ${int8(a.debitsPosted)}, ${int8(a.creditsPending)}, ${int8(a.creditsPosted)})`,
+    ),
+  );
+  const operationsPart =
+    operations.length === 0
+      ? sql``
+      : sql`, operations as (
+          insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
+          select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, o.created_at
+          from (values ${sql.join(
+            operations.map(
+              (o, index) =>
+                sql`(${index}::int4, ${o.id}::text, ${o.accountId}::text, ${o.transferId}::text, ${o.originId}::text, ${int8(o.amount)}, ${int8(o.balanceAfter)}, ${timestamptz(o.createdAt)})`,
+            ),
+          )}) as o(ordinal, id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
+          where ${count}
+          order by o.ordinal
+          returning 1
+        )`;
+  const result = await sql<{ inserted: string | number | bigint }>`
+    with inserted as (
+      insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
+        reference_type, reference_id, status, pending_id, chain_id, created_at)
+      values ${transferValues}
+      on conflict (idempotency_key) do nothing
+      returning id
+    ), accounts as (
+      update ledger_accounts as a
+      set debits_pending = v.debits_pending, debits_posted = v.debits_posted,
+          credits_pending = v.credits_pending, credits_posted = v.credits_posted
+      from (values ${accountValues}) as v(id, debits_pending, debits_posted, credits_pending, credits_posted)
+      where a.id = v.id and ${count}
+      returning a.id
+    )${operationsPart}
+    select (select count(*) from inserted) as inserted`.execute(tx);
+  return Number(result.rows[0]!.inserted);
+}
+
+export interface OperationListRow {
+  readonly seq: bigint;
+  readonly id: string;
+  readonly account_id: string;
+  readonly transfer_id: string;
+  readonly amount: bigint;
+  readonly balance_after: bigint;
+  readonly created_at: Date;
+  readonly currency: LedgerCurrency;
+  readonly type: string;
+  readonly reference_type: string;
+  readonly reference_id: string;
+  readonly origin_status: string;
+  readonly resolution_status: string | null;
+}
+
+export interface OperationFilter {
+  readonly merchantId: string;
+  readonly accountId?: string | undefined;
+  readonly type?: string | undefined;
+  readonly from?: Date | undefined;
+  readonly to?: Date | undefined;
+  /** Only entries older than this sequence number (the cursor). */
+  readonly beforeSeq?: bigint | undefined;
+  readonly limit: number;
+}
+
+/** A merchant's history, newest first; the entry's status is its originating transfer's current one. */
+export async function listOperations(db: Executor, filter: OperationFilter): Promise<OperationListRow[]> {
+  let query = db
+    .selectFrom('ledger_operations as o')
+    .innerJoin('ledger_accounts as a', 'a.id', 'o.account_id')
+    .innerJoin('ledger_transfers as t', 't.id', 'o.origin_id')
+    .leftJoin('ledger_transfers as r', 'r.pending_id', 't.id')
+    .select([
+      'o.seq',
+      'o.id',
+      'o.account_id',
+      'o.transfer_id',
+      'o.amount',
+      'o.balance_after',
+      'o.created_at',
+      'a.currency',
+      't.type',
+      't.reference_type',
+      't.reference_id',
+      't.status as origin_status',
+      'r.status as resolution_status',
+    ])
+    .where('a.merchant_id', '=', filter.merchantId);
+  if (filter.accountId !== undefined) query = query.where('o.account_id', '=', filter.accountId);
+  if (filter.type !== undefined) query = query.where('t.type', '=', filter.type);
+  if (filter.from !== undefined) query = query.where('o.created_at', '>=', filter.from);
+  if (filter.to !== undefined) query = query.where('o.created_at', '<', filter.to);
+  if (filter.beforeSeq !== undefined) query = query.where('o.seq', '<', filter.beforeSeq);
+  return query.orderBy('o.seq', 'desc').limit(filter.limit).execute();
+}

@@ -1,0 +1,411 @@
+// The ledger's module API. Other modules call these functions INSIDE their own
+// transaction (`tx`), so a money movement commits together with the state
+// change that caused it, or not at all.
+//
+//   transfer  posted at once            reserve  pending (a reservation)
+//   post      all or part of a reservation, the rest released
+//   voidPending  the whole reservation released
+//
+// Every call is idempotent by the caller's id: a repeat with the same id and the
+// same parameters returns the first result and changes nothing; the same id with
+// other parameters is 409 duplicate_external_id. `executeLinked` runs a chain of
+// them that succeeds or fails as a whole (a payout's amount and its fee).
+//
+// Concurrency: the touched account rows are locked FOR UPDATE in ascending id
+// order (ledger-repository.ts `lockAccounts`), then checked and written. All
+// checks happen before the first write, so a refused chain writes nothing; an
+// error thrown here must abort the caller's transaction (inTransaction does).
+import type { Clock } from '../clock.ts';
+import type { Executor, Tx } from '../db/transaction.ts';
+import { DuplicateExternalIdError, InsufficientFundsError, InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import type { LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
+import * as repository from './ledger-repository.ts';
+import type { AccountRow, AccountTotals, NewOperation, TransferRow } from './ledger-repository.ts';
+
+export type TransferType =
+  | 'payment'
+  | 'payment_fee'
+  | 'deposit'
+  | 'payout'
+  | 'payout_fee'
+  | 'network_fee'
+  | 'refund'
+  | 'transfer'
+  | 'withdrawal'
+  | 'reversal';
+
+export interface LedgerReference {
+  /** What caused the movement: `payment`, `payout`, `transfer`, … */
+  readonly type: string;
+  readonly id: string;
+}
+
+export interface TransferInput {
+  /** The caller's idempotency id, unique across the ledger, e.g. `payout:po_…:amount`. */
+  readonly id: string;
+  readonly debitAccountId: string;
+  readonly creditAccountId: string;
+  /** Minor units (kopecks, micro-USDT), > 0. */
+  readonly amount: bigint;
+  readonly type: TransferType;
+  readonly reference: LedgerReference;
+}
+
+export interface PostInput {
+  readonly id: string;
+  /** The caller's id of the reservation to post. */
+  readonly pendingId: string;
+  /** How much of the reservation to post (1..reserved); the whole of it when omitted. The rest is released. */
+  readonly amount?: bigint | undefined;
+}
+
+export interface VoidInput {
+  readonly id: string;
+  readonly pendingId: string;
+}
+
+export type LedgerRequest =
+  | ({ readonly action: 'transfer' } & TransferInput)
+  | ({ readonly action: 'reserve' } & TransferInput)
+  | ({ readonly action: 'post' } & PostInput)
+  | ({ readonly action: 'void' } & VoidInput);
+
+export interface LedgerTransfer {
+  readonly transferId: string;
+  /** The caller's idempotency id. */
+  readonly externalId: string;
+  readonly debitAccountId: string;
+  readonly creditAccountId: string;
+  readonly amount: bigint;
+  readonly currency: LedgerCurrency;
+  readonly type: string;
+  readonly reference: LedgerReference;
+  /** The row's own status: a reservation stays `pending`; its post is `posted`, its void `voided`. */
+  readonly status: TransferStatus;
+  /** For a post or void: the transfer id (`trf_…`) of the reservation it closes. */
+  readonly pendingTransferId: string | null;
+  readonly chainId: string;
+  readonly createdAt: Date;
+}
+
+export interface ChainResult {
+  readonly transfers: LedgerTransfer[];
+  /** True when every transfer already existed (an idempotent repeat) and nothing was written. */
+  readonly replayed: boolean;
+}
+
+export const MAX_CHAIN_LENGTH = 100;
+export const MAX_ID_LENGTH = 300;
+/** No single movement above 10^15 minor units (10^9 USDT, 10^13 RUB): far below int8's limit. */
+export const MAX_AMOUNT_MINOR = 1_000_000_000_000_000n;
+
+export function toLedgerTransfer(row: TransferRow): LedgerTransfer {
+  return {
+    transferId: row.id,
+    externalId: row.idempotency_key,
+    debitAccountId: row.debit_account_id,
+    creditAccountId: row.credit_account_id,
+    amount: row.amount,
+    currency: row.currency,
+    type: row.type,
+    reference: { type: row.reference_type, id: row.reference_id },
+    status: row.status,
+    pendingTransferId: row.pending_id,
+    chainId: row.chain_id,
+    createdAt: row.created_at,
+  };
+}
+
+export async function transfer(tx: Tx, clock: Clock, input: TransferInput): Promise<LedgerTransfer & { replayed: boolean }> {
+  return single(tx, clock, { action: 'transfer', ...input });
+}
+
+export async function reserve(tx: Tx, clock: Clock, input: TransferInput): Promise<LedgerTransfer & { replayed: boolean }> {
+  return single(tx, clock, { action: 'reserve', ...input });
+}
+
+export async function post(tx: Tx, clock: Clock, input: PostInput): Promise<LedgerTransfer & { replayed: boolean }> {
+  return single(tx, clock, { action: 'post', ...input });
+}
+
+export async function voidPending(tx: Tx, clock: Clock, input: VoidInput): Promise<LedgerTransfer & { replayed: boolean }> {
+  return single(tx, clock, { action: 'void', ...input });
+}
+
+async function single(tx: Tx, clock: Clock, request: LedgerRequest): Promise<LedgerTransfer & { replayed: boolean }> {
+  const result = await executeLinked(tx, clock, [request]);
+  return { ...result.transfers[0]!, replayed: result.replayed };
+}
+
+function validateShape(requests: readonly LedgerRequest[]): void {
+  if (requests.length === 0 || requests.length > MAX_CHAIN_LENGTH) {
+    throw new InvalidRequestError(`a linked chain has 1 to ${MAX_CHAIN_LENGTH} transfers`);
+  }
+  const ids = new Set<string>();
+  const pendingIds = new Set<string>();
+  for (const request of requests) {
+    if (request.id.length < 1 || request.id.length > MAX_ID_LENGTH) throw new InvalidRequestError(`a transfer id has 1 to ${MAX_ID_LENGTH} characters`);
+    if (ids.has(request.id)) throw new InvalidRequestError(`transfer id "${request.id}" appears twice in one chain`);
+    ids.add(request.id);
+    if (request.action === 'transfer' || request.action === 'reserve') {
+      if (request.debitAccountId === request.creditAccountId) throw new InvalidRequestError('a transfer needs two different accounts');
+      if (request.amount <= 0n || request.amount > MAX_AMOUNT_MINOR) throw new InvalidRequestError(`amount must be 1 to ${MAX_AMOUNT_MINOR} minor units`);
+      if (request.reference.type.length < 1 || request.reference.type.length > 40 || request.reference.id.length < 1 || request.reference.id.length > MAX_ID_LENGTH) {
+        throw new InvalidRequestError('a transfer reference needs a type (1..40 characters) and an id');
+      }
+    } else {
+      if (pendingIds.has(request.pendingId)) throw new InvalidRequestError(`reservation "${request.pendingId}" is closed twice in one chain`);
+      pendingIds.add(request.pendingId);
+      if (ids.has(request.pendingId)) throw new InvalidRequestError('a chain cannot post or void a reservation it creates');
+      if (request.action === 'post' && request.amount !== undefined && request.amount <= 0n) {
+        throw new InvalidRequestError('a posted amount must be greater than zero');
+      }
+    }
+  }
+}
+
+/** Does an existing transfer row say the same thing as this request? */
+function sameRequest(row: TransferRow, request: LedgerRequest, pending: ReadonlyMap<string, TransferRow>): boolean {
+  switch (request.action) {
+    case 'transfer':
+    case 'reserve':
+      return (
+        row.status === (request.action === 'transfer' ? 'posted' : 'pending') &&
+        row.pending_id === null &&
+        row.debit_account_id === request.debitAccountId &&
+        row.credit_account_id === request.creditAccountId &&
+        row.amount === request.amount &&
+        row.type === request.type &&
+        row.reference_type === request.reference.type &&
+        row.reference_id === request.reference.id
+      );
+    case 'post': {
+      const reservation = pending.get(request.pendingId);
+      return row.status === 'posted' && row.pending_id === reservation?.id && row.amount === (request.amount ?? reservation.amount);
+    }
+    case 'void':
+      return row.status === 'voided' && row.pending_id === pending.get(request.pendingId)?.id;
+  }
+}
+
+function replayOrRefuse(
+  requests: readonly LedgerRequest[],
+  existing: readonly TransferRow[],
+  pending: ReadonlyMap<string, TransferRow>,
+): ChainResult {
+  const byKey = new Map(existing.map((row) => [row.idempotency_key, row]));
+  const rows = requests.map((request) => byKey.get(request.id));
+  const mismatch = requests.find((request, index) => rows[index] === undefined || !sameRequest(rows[index]!, request, pending));
+  if (mismatch !== undefined) {
+    throw new DuplicateExternalIdError(`transfer id "${mismatch.id}" was already used with different parameters`);
+  }
+  const chainIds = new Set(rows.map((row) => row!.chain_id));
+  if (chainIds.size !== 1) throw new DuplicateExternalIdError(`transfer ids "${requests[0]!.id}"… were already used in other chains`);
+  return { transfers: rows.map((row) => toLedgerTransfer(row!)), replayed: true };
+}
+
+interface MutableTotals {
+  id: string;
+  currency: LedgerCurrency;
+  merchantId: string | null;
+  guarded: boolean;
+  debitsPending: bigint;
+  debitsPosted: bigint;
+  creditsPending: bigint;
+  creditsPosted: bigint;
+}
+
+export function availableOf(totals: { creditsPosted: bigint; debitsPosted: bigint; debitsPending: bigint }): bigint {
+  return totals.creditsPosted - totals.debitsPosted - totals.debitsPending;
+}
+
+function mutable(row: AccountRow): MutableTotals {
+  return {
+    id: row.id,
+    currency: row.currency,
+    merchantId: row.merchant_id,
+    guarded: row.debits_must_not_exceed_credits,
+    debitsPending: row.debits_pending,
+    debitsPosted: row.debits_posted,
+    creditsPending: row.credits_pending,
+    creditsPosted: row.credits_posted,
+  };
+}
+
+/**
+ * Runs a chain of transfers, reservations, posts and voids that commit together
+ * or not at all, inside the caller's transaction.
+ */
+export async function executeLinked(tx: Tx, clock: Clock, requests: readonly LedgerRequest[]): Promise<ChainResult> {
+  validateShape(requests);
+  const keys = requests.map((request) => request.id);
+
+  // Reservations being closed: immutable rows, read before locking to learn their accounts.
+  const pendingKeys = requests.flatMap((request) => (request.action === 'post' || request.action === 'void' ? [request.pendingId] : []));
+  const pending = new Map<string, TransferRow>();
+  for (const row of await repository.findTransfersByKeys(tx, pendingKeys)) pending.set(row.idempotency_key, row);
+  for (const key of pendingKeys) {
+    const row = pending.get(key);
+    if (!row) throw new NotFoundError(`no reservation with id "${key}"`);
+    if (row.status !== 'pending') throw new InvalidStateError(`transfer "${key}" is not a reservation, so it cannot be posted or voided`);
+  }
+
+  const accountIds = requests.flatMap((request) => {
+    const source = request.action === 'transfer' || request.action === 'reserve' ? request : pending.get(request.pendingId)!;
+    return 'debitAccountId' in source ? [source.debitAccountId, source.creditAccountId] : [source.debit_account_id, source.credit_account_id];
+  });
+  const locked = await repository.lockAccounts(tx, accountIds);
+  const accounts = new Map(locked.map((row) => [row.id, mutable(row)]));
+  for (const id of accountIds) if (!accounts.has(id)) throw new NotFoundError(`no ledger account "${id}"`);
+
+  // Under the locks: has this chain (or a post/void of these reservations) already happened?
+  const pendingTransferIds = [...pending.values()].map((row) => row.id);
+  const existing = await repository.findTransfersByKeysOrPending(tx, keys, pendingTransferIds);
+  const ownKeys = new Set(keys);
+  const mine = existing.filter((row) => ownKeys.has(row.idempotency_key));
+  if (mine.length > 0) return replayOrRefuse(requests, mine, pending);
+  const closing = existing.find((row) => row.pending_id !== null && !ownKeys.has(row.idempotency_key));
+  if (closing) {
+    const reservation = [...pending.values()].find((row) => row.id === closing.pending_id)!;
+    throw new InvalidStateError(`reservation "${reservation.idempotency_key}" was already ${closing.status}`);
+  }
+
+  const now = clock.now();
+  const chainId = newId('transfer');
+  const transferRows: LedgerTables['ledger_transfers'][] = [];
+  const operations: NewOperation[] = [];
+  requests.forEach((request, index) => {
+    const transferId = index === 0 ? chainId : newId('transfer');
+    const row = applyRequest(request, transferId, chainId, now, accounts, pending);
+    transferRows.push(row.transfer);
+    for (const change of row.changes) {
+      operations.push({
+        id: newId('operation'),
+        accountId: change.accountId,
+        transferId,
+        originId: row.transfer.pending_id ?? transferId,
+        amount: change.delta,
+        balanceAfter: change.availableAfter,
+        createdAt: now,
+      });
+    }
+  });
+
+  const totals: AccountTotals[] = [...accounts.values()].map((account) => ({
+    id: account.id,
+    debitsPending: account.debitsPending,
+    debitsPosted: account.debitsPosted,
+    creditsPending: account.creditsPending,
+    creditsPosted: account.creditsPosted,
+  }));
+  const inserted = await repository.writeChain(tx, transferRows, totals, operations);
+  if (inserted === transferRows.length) {
+    return { transfers: transferRows.map((row) => toLedgerTransfer(row)), replayed: false };
+  }
+  // A concurrent transaction committed one of these ids between our check and our insert
+  // (it locked other accounts, so it used the id with other parameters, or this is a replay).
+  if (inserted > 0) {
+    throw new DuplicateExternalIdError(`some of the transfer ids "${keys.join('", "')}" were used concurrently by another chain`);
+  }
+  return replayOrRefuse(requests, await repository.findTransfersByKeys(tx, keys), pending);
+}
+
+interface AppliedRequest {
+  readonly transfer: LedgerTables['ledger_transfers'];
+  readonly changes: { accountId: string; delta: bigint; availableAfter: bigint }[];
+}
+
+function applyRequest(
+  request: LedgerRequest,
+  transferId: string,
+  chainId: string,
+  now: Date,
+  accounts: ReadonlyMap<string, MutableTotals>,
+  pending: ReadonlyMap<string, TransferRow>,
+): AppliedRequest {
+  const reservation = request.action === 'post' || request.action === 'void' ? pending.get(request.pendingId)! : undefined;
+  const debitId = reservation ? reservation.debit_account_id : (request as TransferInput).debitAccountId;
+  const creditId = reservation ? reservation.credit_account_id : (request as TransferInput).creditAccountId;
+  const debit = accounts.get(debitId)!;
+  const credit = accounts.get(creditId)!;
+  if (debit.currency !== credit.currency) {
+    throw new InvalidRequestError(`accounts "${debitId}" (${debit.currency}) and "${creditId}" (${credit.currency}) hold different currencies`);
+  }
+  const before = { debit: availableOf(debit), credit: availableOf(credit) };
+  let amount: bigint;
+  let status: TransferStatus;
+  switch (request.action) {
+    case 'transfer':
+      amount = request.amount;
+      status = 'posted';
+      debit.debitsPosted += amount;
+      credit.creditsPosted += amount;
+      break;
+    case 'reserve':
+      amount = request.amount;
+      status = 'pending';
+      debit.debitsPending += amount;
+      credit.creditsPending += amount;
+      break;
+    case 'post':
+      amount = request.amount ?? reservation!.amount;
+      if (amount > reservation!.amount) {
+        throw new InvalidRequestError(`cannot post ${amount} of reservation "${request.pendingId}", which holds ${reservation!.amount}`);
+      }
+      status = 'posted';
+      debit.debitsPending -= reservation!.amount;
+      debit.debitsPosted += amount;
+      credit.creditsPending -= reservation!.amount;
+      credit.creditsPosted += amount;
+      break;
+    case 'void':
+      amount = reservation!.amount;
+      status = 'voided';
+      debit.debitsPending -= amount;
+      credit.creditsPending -= amount;
+      break;
+  }
+  if (debit.guarded && debit.debitsPending + debit.debitsPosted > debit.creditsPosted) {
+    throw new InsufficientFundsError(`Not enough available balance on account ${debit.id} for this operation.`);
+  }
+  const changes = [
+    { accountId: debit.id, delta: availableOf(debit) - before.debit, availableAfter: availableOf(debit) },
+    { accountId: credit.id, delta: availableOf(credit) - before.credit, availableAfter: availableOf(credit) },
+  ].filter((change) => change.delta !== 0n);
+  const source = reservation ?? {
+    type: (request as TransferInput).type,
+    reference_type: (request as TransferInput).reference.type,
+    reference_id: (request as TransferInput).reference.id,
+  };
+  return {
+    transfer: {
+      id: transferId,
+      idempotency_key: request.id,
+      debit_account_id: debitId,
+      credit_account_id: creditId,
+      amount,
+      currency: debit.currency,
+      type: source.type,
+      reference_type: source.reference_type,
+      reference_id: source.reference_id,
+      status,
+      pending_id: reservation?.id ?? null,
+      chain_id: chainId,
+      created_at: now,
+    },
+    changes,
+  };
+}
+
+/** A transfer by the caller's id, with the status of a reservation resolved (pending, posted or voided). */
+export async function findTransfer(db: Executor, id: string): Promise<(LedgerTransfer & { currentStatus: TransferStatus }) | undefined> {
+  const [row] = await repository.findTransfersByKeys(db, [id]);
+  if (!row) return undefined;
+  let currentStatus = row.status;
+  if (row.status === 'pending') {
+    const closing = await db.selectFrom('ledger_transfers').select('status').where('pending_id', '=', row.id).executeTakeFirst();
+    currentStatus = closing?.status ?? 'pending';
+  }
+  return { ...toLedgerTransfer(row), currentStatus };
+}

@@ -1,0 +1,54 @@
+// The Kysely types of the ledger's tables (src/db/migrations/0004_ledger.sql).
+// Only src/ledger/ writes them; other modules call src/ledger/ledger-service.ts.
+import type { Generated } from 'kysely';
+
+export type LedgerCurrency = 'RUB' | 'USDT';
+export const LEDGER_CURRENCIES: readonly LedgerCurrency[] = ['RUB', 'USDT'];
+
+/** Merchant kinds are `main` and `payout`; the gateway's own accounts are `fees`, `settlement`, `hot_wallet`. */
+export type MerchantAccountKind = 'main' | 'payout';
+export const MERCHANT_ACCOUNT_KINDS: readonly MerchantAccountKind[] = ['main', 'payout'];
+export type SystemAccountKind = 'fees' | 'settlement' | 'hot_wallet';
+export type AccountKind = MerchantAccountKind | SystemAccountKind;
+
+export type TransferStatus = 'pending' | 'posted' | 'voided';
+
+export interface LedgerTables {
+  ledger_accounts: {
+    id: string;
+    merchant_id: string | null;
+    currency: LedgerCurrency;
+    kind: AccountKind;
+    debits_must_not_exceed_credits: boolean;
+    debits_pending: Generated<bigint>;
+    debits_posted: Generated<bigint>;
+    credits_pending: Generated<bigint>;
+    credits_posted: Generated<bigint>;
+    created_at: Date;
+  };
+  ledger_transfers: {
+    id: string;
+    idempotency_key: string;
+    debit_account_id: string;
+    credit_account_id: string;
+    amount: bigint;
+    currency: LedgerCurrency;
+    type: string;
+    reference_type: string;
+    reference_id: string;
+    status: TransferStatus;
+    pending_id: string | null;
+    chain_id: string;
+    created_at: Date;
+  };
+  ledger_operations: {
+    seq: Generated<bigint>;
+    id: string;
+    account_id: string;
+    transfer_id: string;
+    origin_id: string;
+    amount: bigint;
+    balance_after: bigint;
+    created_at: Date;
+  };
+}

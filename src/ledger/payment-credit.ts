@@ -1,0 +1,49 @@
+// The ledger side of a paid payment: the acquirer's settlement account owes the
+// payer's whole payment; the merchant's RUB main account gets `amount` and the
+// gateway's fees account the payer fee. Called by the payments module inside the
+// transaction that marks the payment paid; idempotent by the payment id.
+import type { Clock } from '../clock.ts';
+import type { Tx } from '../db/transaction.ts';
+import { ensureAccounts, merchantAccountKey, systemAccountKey } from './ledger-accounts.ts';
+import { executeLinked, type ChainResult, type LedgerRequest } from './ledger-service.ts';
+
+export interface PaymentCreditInput {
+  readonly paymentId: string;
+  readonly merchantId: string;
+  /** What the merchant receives (the payment's `amount`), in kopecks. */
+  readonly amountKopecks: bigint;
+  /** The payer fee (`amount_total - amount`), in kopecks; the gateway's revenue. */
+  readonly feeKopecks: bigint;
+}
+
+export async function creditPaymentPaid(tx: Tx, clock: Clock, input: PaymentCreditInput): Promise<ChainResult> {
+  const [merchantMain, settlement, fees] = await ensureAccounts(tx, clock, [
+    merchantAccountKey(input.merchantId, 'RUB', 'main'),
+    systemAccountKey('settlement', 'RUB'),
+    systemAccountKey('fees', 'RUB'),
+  ]);
+  const reference = { type: 'payment', id: input.paymentId };
+  const chain: LedgerRequest[] = [
+    {
+      action: 'transfer',
+      id: `payment:${input.paymentId}`,
+      debitAccountId: settlement!.id,
+      creditAccountId: merchantMain!.id,
+      amount: input.amountKopecks,
+      type: 'payment',
+      reference,
+    },
+  ];
+  if (input.feeKopecks > 0n) {
+    chain.push({
+      action: 'transfer',
+      id: `payment:${input.paymentId}:fee`,
+      debitAccountId: settlement!.id,
+      creditAccountId: fees!.id,
+      amount: input.feeKopecks,
+      type: 'payment_fee',
+      reference,
+    });
+  }
+  return executeLinked(tx, clock, chain);
+}

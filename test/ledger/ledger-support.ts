@@ -1,0 +1,87 @@
+// Shared set-up of the ledger tests: a fresh database per file, merchants made
+// through the real merchant service, and the invariant check after every test.
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { Registry } from 'prom-client';
+import { ManualClock } from '../../src/clock.ts';
+import { createLogger } from '../../src/logger.ts';
+import type { AppContext } from '../../src/context.ts';
+import type { DatabaseBackend } from '../../src/db/database.ts';
+import { inTransaction } from '../../src/db/transaction.ts';
+import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
+import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
+import type { AccountRow } from '../../src/ledger/ledger-repository.ts';
+import { transfer } from '../../src/ledger/ledger-service.ts';
+import type { LedgerCurrency } from '../../src/ledger/ledger-tables.ts';
+import { createMerchant } from '../../src/merchants/merchant-service.ts';
+import { testConfig } from '../support/app.ts';
+import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
+
+export interface LedgerTestEnvironment {
+  readonly context: AppContext;
+  readonly clock: ManualClock;
+  readonly database: TestDatabase;
+}
+
+let counter = 0;
+
+/** Opens a fresh database for the file and checks the ledger's invariants after every test. */
+export function useLedgerDatabase(backend: DatabaseBackend, options: { poolSize?: number } = {}): () => LedgerTestEnvironment {
+  let environment: LedgerTestEnvironment | undefined;
+  beforeAll(async () => {
+    const database = await openTestDatabase(backend, { poolSize: options.poolSize ?? 10 });
+    const clock = new ManualClock(new Date('2026-11-01T10:00:00.000Z'));
+    const config = testConfig();
+    const context: AppContext = { db: database.db, backend, clock, config, metrics: new Registry(), logger: createLogger(config) };
+    environment = { context, clock, database };
+  });
+  afterEach(async () => {
+    if (!environment) return;
+    const report = await checkLedgerInvariants(environment.context.db);
+    expect(report.violations).toEqual([]);
+  });
+  afterAll(async () => {
+    await environment?.database.close();
+  });
+  return () => {
+    if (!environment) throw new Error('the ledger test database is not open yet');
+    return environment;
+  };
+}
+
+export async function newMerchantId(context: AppContext): Promise<string> {
+  counter += 1;
+  const unique = `${process.pid}-${counter}-${Math.random().toString(36).slice(2, 8)}`;
+  const created = await createMerchant(context, { name: `Ledger shop ${unique}`, email: `ledger-${unique}@example.test` });
+  return created.merchant_id;
+}
+
+/** A merchant's main and payout accounts in one currency, and the gateway's settlement account. */
+export async function merchantAccounts(
+  context: AppContext,
+  merchantId: string,
+  currency: LedgerCurrency = 'RUB',
+): Promise<{ main: AccountRow; payout: AccountRow; settlement: AccountRow }> {
+  const [main, payout, settlement] = await inTransaction(context.db, (tx) =>
+    ensureAccounts(tx, context.clock, [
+      merchantAccountKey(merchantId, currency, 'main'),
+      merchantAccountKey(merchantId, currency, 'payout'),
+      systemAccountKey('settlement', currency),
+    ]),
+  );
+  return { main: main!, payout: payout!, settlement: settlement! };
+}
+
+/** Funds a merchant account from the settlement account, as a paid payment would. */
+export async function fund(context: AppContext, settlementId: string, accountId: string, amount: bigint): Promise<void> {
+  counter += 1;
+  await inTransaction(context.db, (tx) =>
+    transfer(tx, context.clock, {
+      id: `test-funding:${process.pid}:${counter}:${Math.random()}`,
+      debitAccountId: settlementId,
+      creditAccountId: accountId,
+      amount,
+      type: 'deposit',
+      reference: { type: 'test', id: String(counter) },
+    }),
+  );
+}
