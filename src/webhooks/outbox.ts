@@ -4,6 +4,8 @@
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
 import { newId } from '../ids.ts';
+import { insertDelivery, insertEvent } from './webhook-repository.ts';
+import { MAX_ATTEMPTS } from './retry-schedule.ts';
 
 export interface EmitInput {
   readonly shopId: string;
@@ -23,7 +25,14 @@ export interface EmittedEvent {
   readonly destinationUrl: string | null;
 }
 
-export async function emit(tx: Tx, clock: Clock, input: EmitInput): Promise<EmittedEvent> {
+export interface EmitOptions {
+  /** Automatic attempts allowed (the retry schedule's by default). */
+  readonly maxAttempts?: number;
+  /** Claim the delivery for this lease at once (the inline test send); no worker picks it up meanwhile. */
+  readonly lease?: { readonly token: string; readonly until: Date };
+}
+
+export async function emit(tx: Tx, clock: Clock, input: EmitInput, options: EmitOptions = {}): Promise<EmittedEvent & { deliveryId: string | null }> {
   const id = newId('event');
   const createdAt = clock.now();
   const destinationUrl =
@@ -31,9 +40,21 @@ export async function emit(tx: Tx, clock: Clock, input: EmitInput): Promise<Emit
       ? ((await tx.selectFrom('shops').select('webhook_url').where('id', '=', input.shopId).executeTakeFirst())?.webhook_url ?? null)
       : input.destination;
   const payload = JSON.stringify({ id, type: input.type, created_at: createdAt.toISOString(), data: input.data });
-  await tx
-    .insertInto('webhook_events')
-    .values({ id, shop_id: input.shopId, type: input.type, payload, destination_url: destinationUrl, created_at: createdAt })
-    .execute();
-  return { id, destinationUrl };
+  await insertEvent(tx, { id, shop_id: input.shopId, type: input.type, payload, destination_url: destinationUrl, created_at: createdAt });
+  if (destinationUrl === null) return { id, destinationUrl, deliveryId: null };
+  // The first attempt is due immediately.
+  const deliveryId = newId('delivery');
+  await insertDelivery(tx, {
+    id: deliveryId,
+    event_id: id,
+    shop_id: input.shopId,
+    url: destinationUrl,
+    max_attempts: options.maxAttempts ?? MAX_ATTEMPTS,
+    next_attempt_at: createdAt,
+    locked_until: options.lease?.until ?? null,
+    lease_token: options.lease?.token ?? null,
+    created_at: createdAt,
+    updated_at: createdAt,
+  });
+  return { id, destinationUrl, deliveryId };
 }

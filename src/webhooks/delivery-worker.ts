@@ -1,0 +1,213 @@
+// The delivery engine. A worker claims due deliveries in batches (FOR UPDATE
+// SKIP LOCKED, under a lease), runs at most `concurrency` attempts at a time,
+// and records each attempt together with the delivery's next state in one
+// statement. Any number of workers, in any number of processes, can run side by
+// side; one killed mid-attempt loses nothing: its lease expires and the attempt
+// is made again (delivery is at least once; receivers deduplicate by webhook-id).
+import { randomUUID } from 'node:crypto';
+import type { AppContext, Worker } from '../context.ts';
+import { newId } from '../ids.ts';
+import { nextRetryDelayMs, parseRetryAfterMs } from './retry-schedule.ts';
+import { signedHeaders } from './signing.ts';
+import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from './webhook-repository.ts';
+import { createWebhookSender, type SendResult, type WebhookSender } from './webhook-sender.ts';
+import { webhookMetrics, type WebhookMetrics } from './webhook-metrics.ts';
+
+export const DEFAULT_LEASE_MS = 60_000;
+export const DEFAULT_IDLE_POLL_MS = 500;
+/** `drain` stops after this many rounds even if work keeps appearing. */
+const MAX_DRAIN_ROUNDS = 100_000;
+
+export interface DeliveryWorkerOptions {
+  /** Attempts in flight at most; `config.webhookConcurrency` by default. */
+  readonly concurrency?: number;
+  /** How long a claim holds a delivery; must exceed the attempt timeout. */
+  readonly leaseMs?: number;
+  readonly attemptTimeoutMs?: number;
+  /** Pause between polls when nothing was due. */
+  readonly idlePollMs?: number;
+  /** Jitter source in [0, 1). */
+  readonly random?: () => number;
+}
+
+export type AttemptDeps = Pick<AppContext, 'db' | 'clock' | 'logger'> & {
+  readonly sender: WebhookSender;
+  readonly metrics: WebhookMetrics;
+  readonly random?: (() => number) | undefined;
+};
+
+export interface AttemptSummary {
+  readonly eventId: string;
+  readonly attemptNumber: number;
+  readonly result: SendResult;
+  readonly nextAttemptAt: Date | null;
+  readonly startedAt: Date;
+}
+
+function secretsAt(delivery: ClaimedDelivery, at: Date) {
+  const previousValid =
+    delivery.previousSecret !== null && delivery.previousSecretExpiresAt !== null && delivery.previousSecretExpiresAt > at;
+  return { current: delivery.secret, previous: previousValid ? delivery.previousSecret : null };
+}
+
+/** Makes one attempt of a claimed delivery and records it. Never throws for a receiver's failure. */
+export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery): Promise<AttemptSummary> {
+  const startedAt = deps.clock.now();
+  const headers = signedHeaders(secretsAt(delivery, startedAt), delivery.eventId, startedAt, delivery.payload);
+  const result = await deps.sender.send({ url: delivery.url, headers, body: delivery.payload });
+  const finishedAt = deps.clock.now();
+  const attemptNumber = delivery.attemptCount + 1;
+  const delayMs =
+    result.outcome === 'succeeded'
+      ? null
+      : nextRetryDelayMs({
+          attemptsMade: attemptNumber,
+          maxAttempts: delivery.maxAttempts,
+          retryAfterMs: parseRetryAfterMs(result.retryAfter, finishedAt),
+          random: deps.random,
+        });
+  const nextAttemptAt = delayMs === null ? null : new Date(finishedAt.getTime() + delayMs);
+  const status = result.outcome === 'succeeded' ? 'delivered' : nextAttemptAt === null ? 'failed' : 'pending';
+  const kept = await recordAttempt(deps.db, {
+    attempt: {
+      id: newId('attempt'),
+      delivery_id: delivery.deliveryId,
+      event_id: delivery.eventId,
+      attempt_number: attemptNumber,
+      url: delivery.url,
+      started_at: startedAt,
+      duration_ms: result.durationMs,
+      outcome: result.outcome,
+      status_code: result.statusCode,
+      error: result.error,
+      response_body: result.responseBody,
+      next_retry_at: nextAttemptAt,
+    },
+    deliveryId: delivery.deliveryId,
+    leaseToken: delivery.leaseToken,
+    status,
+    nextAttemptAt,
+    now: finishedAt,
+  });
+  deps.metrics.countAttempt(result.outcome);
+  if (!kept) deps.logger.warn({ event_id: delivery.eventId }, 'webhook lease expired during the attempt; another worker owns the delivery now');
+  if (result.outcome !== 'succeeded') {
+    deps.logger.info(
+      { event_id: delivery.eventId, attempt: attemptNumber, outcome: result.outcome, status_code: result.statusCode, next_attempt_at: nextAttemptAt },
+      'webhook attempt failed',
+    );
+  }
+  return { eventId: delivery.eventId, attemptNumber, result, nextAttemptAt, startedAt };
+}
+
+export interface DeliveryWorker extends Worker {
+  /** Claims what is due now (up to the free capacity) and starts those attempts; resolves to how many were claimed. */
+  runOnce(): Promise<number>;
+  /** Delivers everything due at the clock's current time, waiting for every attempt; resolves to the attempts made. */
+  drain(): Promise<number>;
+  /** Attempts currently in flight. */
+  readonly inFlight: number;
+}
+
+export function createDeliveryWorker(context: AppContext, options: DeliveryWorkerOptions = {}): DeliveryWorker {
+  const concurrency = options.concurrency ?? context.config.webhookConcurrency;
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const idlePollMs = options.idlePollMs ?? DEFAULT_IDLE_POLL_MS;
+  const sender = createWebhookSender({ config: context.config, timeoutMs: options.attemptTimeoutMs, connectionsPerOrigin: concurrency });
+  const deps: AttemptDeps = {
+    db: context.db,
+    clock: context.clock,
+    logger: context.logger,
+    sender,
+    metrics: webhookMetrics(context),
+    random: options.random,
+  };
+  const running = new Set<Promise<void>>();
+  let loop: Promise<void> | undefined;
+  let stopped = false;
+  let wake: (() => void) | undefined;
+
+  async function runOnce(): Promise<number> {
+    const free = concurrency - running.size;
+    if (free <= 0) return 0;
+    const now = context.clock.now();
+    const claimed = await claimDueDeliveries(context.db, {
+      now,
+      lockedUntil: new Date(now.getTime() + leaseMs),
+      leaseToken: randomUUID(),
+      limit: free,
+    });
+    for (const delivery of claimed) {
+      const attempt: Promise<void> = attemptDelivery(deps, delivery)
+        .then(() => undefined)
+        .catch((error: unknown) => {
+          // The attempt could not be recorded (database down): the lease expires and it is retried.
+          context.logger.error({ err: error, event_id: delivery.eventId }, 'webhook attempt could not be recorded');
+        })
+        .finally(() => running.delete(attempt));
+      running.add(attempt);
+    }
+    return claimed.length;
+  }
+
+  function pause(milliseconds: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(finish, milliseconds);
+      function finish() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = finish;
+    });
+  }
+
+  async function runLoop(): Promise<void> {
+    // Claim in batches of at least a quarter of the capacity, so a busy worker is not one query per attempt.
+    const minimumBatch = Math.max(1, Math.floor(concurrency / 4));
+    while (!stopped) {
+      try {
+        if (running.size > 0 && concurrency - running.size < minimumBatch) {
+          await Promise.race(running);
+          continue;
+        }
+        const requested = concurrency - running.size;
+        const claimed = await runOnce();
+        // Fewer than asked for means nothing else is due now: wait for the next poll.
+        if (claimed < requested) await pause(idlePollMs);
+      } catch (error) {
+        context.logger.error({ err: error }, 'webhook worker could not claim deliveries');
+        await pause(idlePollMs);
+      }
+    }
+  }
+
+  return {
+    name: 'webhook-delivery',
+    get inFlight() {
+      return running.size;
+    },
+    start() {
+      if (loop || stopped) return;
+      loop = runLoop();
+    },
+    async stop() {
+      stopped = true;
+      wake?.();
+      await loop;
+      await Promise.allSettled([...running]);
+      await sender.close();
+    },
+    runOnce,
+    async drain() {
+      let attempts = 0;
+      for (let round = 0; round < MAX_DRAIN_ROUNDS; round++) {
+        const claimed = await runOnce();
+        attempts += claimed;
+        if (claimed === 0 && running.size === 0) return attempts;
+        if (running.size > 0) await Promise.race(running);
+      }
+      throw new Error(`webhook drain did not settle after ${MAX_DRAIN_ROUNDS} rounds`);
+    },
+  };
+}

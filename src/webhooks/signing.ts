@@ -1,0 +1,44 @@
+// Standard Webhooks signatures (https://www.standardwebhooks.com): HMAC-SHA256
+// over `${id}.${timestamp}.${body}` with the base64 key of a `whsec_` secret,
+// sent as `v1,<base64>`; several signatures are space-separated (key rotation).
+import { createHmac, randomBytes } from 'node:crypto';
+import { PAYGATE_VERSION } from '../version.ts';
+
+const SECRET_PREFIX = 'whsec_';
+
+export const WEBHOOK_USER_AGENT = `Paygate-Webhooks/${PAYGATE_VERSION}`;
+
+export function generateSigningSecret(): string {
+  return `${SECRET_PREFIX}${randomBytes(24).toString('base64')}`;
+}
+
+function secretKey(secret: string): Buffer {
+  if (!secret.startsWith(SECRET_PREFIX)) throw new Error('a webhook secret must start with whsec_');
+  return Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
+}
+
+/** One `v1,<base64>` signature of the exact body bytes. */
+export function sign(secret: string, id: string, timestampSeconds: number, body: string): string {
+  const mac = createHmac('sha256', secretKey(secret)).update(`${id}.${timestampSeconds}.${body}`, 'utf8').digest('base64');
+  return `v1,${mac}`;
+}
+
+export interface SigningSecrets {
+  readonly current: string;
+  /** The secret replaced by a rotation, while it is still honoured (24 h). */
+  readonly previous?: string | null | undefined;
+}
+
+/** The headers of one delivery attempt. `webhook-id` is the event id, the same on every retry and resend. */
+export function signedHeaders(secrets: SigningSecrets, id: string, at: Date, body: string): Record<string, string> {
+  const timestamp = Math.floor(at.getTime() / 1000);
+  const signatures = [sign(secrets.current, id, timestamp, body)];
+  if (secrets.previous) signatures.push(sign(secrets.previous, id, timestamp, body));
+  return {
+    'content-type': 'application/json',
+    'user-agent': WEBHOOK_USER_AGENT,
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatures.join(' '),
+  };
+}

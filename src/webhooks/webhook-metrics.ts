@@ -1,0 +1,46 @@
+// Prometheus metrics of webhook delivery, registered once per registry (the
+// API and the workers of one process share the app's registry).
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { AppContext } from '../context.ts';
+import { countDueDeliveries } from './webhook-repository.ts';
+import type { AttemptOutcome } from './webhook-tables.ts';
+
+const ATTEMPTS_METRIC = 'paygate_webhook_attempts_total';
+const DUE_METRIC = 'paygate_webhook_deliveries_due';
+
+export interface WebhookMetrics {
+  countAttempt(outcome: AttemptOutcome): void;
+}
+
+function attemptsCounter(registry: Registry): Counter<'outcome'> {
+  const existing = registry.getSingleMetric(ATTEMPTS_METRIC);
+  if (existing) return existing as Counter<'outcome'>;
+  return new Counter({
+    name: ATTEMPTS_METRIC,
+    help: 'Webhook delivery attempts by outcome (succeeded, http_error, timeout, connection_error, refused).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+}
+
+function registerDueGauge(context: Pick<AppContext, 'db' | 'clock' | 'metrics' | 'logger'>): void {
+  if (context.metrics.getSingleMetric(DUE_METRIC)) return;
+  new Gauge({
+    name: DUE_METRIC,
+    help: 'Webhook deliveries whose next attempt is due now (the backlog).',
+    registers: [context.metrics],
+    async collect() {
+      try {
+        this.set(await countDueDeliveries(context.db, context.clock.now()));
+      } catch (error) {
+        context.logger.warn({ err: error }, 'could not count due webhook deliveries');
+      }
+    },
+  });
+}
+
+export function webhookMetrics(context: Pick<AppContext, 'db' | 'clock' | 'metrics' | 'logger'>): WebhookMetrics {
+  const counter = attemptsCounter(context.metrics);
+  registerDueGauge(context);
+  return { countAttempt: (outcome) => counter.inc({ outcome }) };
+}

@@ -1,0 +1,253 @@
+// All SQL of the webhooks module: events (the outbox), deliveries (the queue,
+// claimed with FOR UPDATE SKIP LOCKED under a lease) and the attempt log.
+import { sql, type Insertable } from 'kysely';
+import type { Executor } from '../db/transaction.ts';
+import type { AttemptOutcome, DeliveryStatus, WebhookTables } from './webhook-tables.ts';
+
+export type EventInsert = Insertable<WebhookTables['webhook_events']>;
+export type DeliveryInsert = Insertable<WebhookTables['webhook_deliveries']>;
+export type AttemptInsert = Insertable<WebhookTables['webhook_attempts']>;
+
+export async function insertEvent(db: Executor, row: EventInsert): Promise<void> {
+  await db.insertInto('webhook_events').values(row).execute();
+}
+
+export async function insertDelivery(db: Executor, row: DeliveryInsert): Promise<void> {
+  await db.insertInto('webhook_deliveries').values(row).execute();
+}
+
+/** A claimed delivery with everything one attempt needs. */
+export interface ClaimedDelivery {
+  readonly deliveryId: string;
+  readonly eventId: string;
+  readonly shopId: string;
+  readonly url: string;
+  readonly attemptCount: number;
+  readonly maxAttempts: number;
+  readonly leaseToken: string;
+  readonly payload: string;
+  readonly secret: string;
+  readonly previousSecret: string | null;
+  readonly previousSecretExpiresAt: Date | null;
+}
+
+interface ClaimRow {
+  delivery_id: string;
+  event_id: string;
+  shop_id: string;
+  url: string;
+  attempt_count: number;
+  max_attempts: number;
+  lease_token: string;
+  payload: string;
+  webhook_secret: string;
+  previous_webhook_secret: string | null;
+  previous_webhook_secret_expires_at: Date | null;
+}
+
+/**
+ * Claims up to `limit` due deliveries for this worker until `lockedUntil`, in one
+ * statement. Rows another worker has locked are skipped, not waited for; rows
+ * under another worker's unexpired lease are not due.
+ */
+export async function claimDueDeliveries(
+  db: Executor,
+  input: { now: Date; lockedUntil: Date; leaseToken: string; limit: number },
+): Promise<ClaimedDelivery[]> {
+  const result = await sql<ClaimRow>`
+    with claimed as (
+      update webhook_deliveries
+         set locked_until = ${input.lockedUntil}, lease_token = ${input.leaseToken}, updated_at = ${input.now}
+       where id = any(array(
+               select id from webhook_deliveries
+                where status = 'pending'
+                  and next_attempt_at <= ${input.now}
+                  and (locked_until is null or locked_until <= ${input.now})
+                order by next_attempt_at
+                limit ${input.limit}
+                  for update skip locked))
+      returning id, event_id, shop_id, url, attempt_count, max_attempts, lease_token
+    )
+    select c.id as delivery_id, c.event_id, c.shop_id, c.url, c.attempt_count, c.max_attempts, c.lease_token,
+           e.payload, s.webhook_secret, s.previous_webhook_secret, s.previous_webhook_secret_expires_at
+      from claimed c
+      join webhook_events e on e.id = c.event_id
+      join shops s on s.id = c.shop_id`.execute(db);
+  return result.rows.map(toClaimedDelivery);
+}
+
+function toClaimedDelivery(row: ClaimRow): ClaimedDelivery {
+  return {
+    deliveryId: row.delivery_id,
+    eventId: row.event_id,
+    shopId: row.shop_id,
+    url: row.url,
+    attemptCount: Number(row.attempt_count),
+    maxAttempts: Number(row.max_attempts),
+    leaseToken: row.lease_token,
+    payload: row.payload,
+    secret: row.webhook_secret,
+    previousSecret: row.previous_webhook_secret,
+    previousSecretExpiresAt: row.previous_webhook_secret_expires_at,
+  };
+}
+
+/** Loads one delivery already claimed under `leaseToken` (the inline test send). */
+export async function findClaimedDelivery(db: Executor, deliveryId: string, leaseToken: string): Promise<ClaimedDelivery | undefined> {
+  const result = await sql<ClaimRow>`
+    select d.id as delivery_id, d.event_id, d.shop_id, d.url, d.attempt_count, d.max_attempts, d.lease_token,
+           e.payload, s.webhook_secret, s.previous_webhook_secret, s.previous_webhook_secret_expires_at
+      from webhook_deliveries d
+      join webhook_events e on e.id = d.event_id
+      join shops s on s.id = d.shop_id
+     where d.id = ${deliveryId} and d.lease_token = ${leaseToken}`.execute(db);
+  const row = result.rows[0];
+  return row ? toClaimedDelivery(row) : undefined;
+}
+
+export interface AttemptRecord {
+  readonly attempt: AttemptInsert;
+  readonly deliveryId: string;
+  readonly leaseToken: string;
+  readonly status: DeliveryStatus;
+  readonly nextAttemptAt: Date | null;
+  readonly now: Date;
+}
+
+/**
+ * Logs the attempt and, if this worker still holds the lease, moves the delivery
+ * on and releases it: one statement, so a crash leaves either both or neither.
+ * Returns false when the lease had been lost (the attempt is still logged).
+ */
+export async function recordAttempt(db: Executor, record: AttemptRecord): Promise<boolean> {
+  const a = record.attempt;
+  const result = await sql<{ id: string }>`
+    with attempt as (
+      insert into webhook_attempts
+        (id, delivery_id, event_id, attempt_number, url, started_at, duration_ms, outcome, status_code, error, response_body, next_retry_at)
+      values (${a.id}, ${a.delivery_id}, ${a.event_id}, ${a.attempt_number}, ${a.url}, ${a.started_at}, ${a.duration_ms},
+              ${a.outcome}, ${a.status_code ?? null}, ${a.error ?? null}, ${a.response_body ?? null}, ${a.next_retry_at ?? null})
+    )
+    update webhook_deliveries
+       set status = ${record.status}, attempt_count = attempt_count + 1, next_attempt_at = ${record.nextAttemptAt},
+           last_attempt_at = ${a.started_at}, locked_until = null, lease_token = null, updated_at = ${record.now}
+     where id = ${record.deliveryId} and lease_token = ${record.leaseToken}
+    returning id`.execute(db);
+  return result.rows.length === 1;
+}
+
+export async function countDueDeliveries(db: Executor, now: Date): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<bigint>().as('count'))
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+// ---- the API's reads and writes ----
+
+export type EventStatus = DeliveryStatus | 'no_destination';
+
+export interface EventRow {
+  id: string;
+  type: string;
+  created_at: Date;
+  payload: string;
+  destination_url: string | null;
+  delivery_id: string | null;
+  status: DeliveryStatus | null;
+  attempt_count: number | null;
+  next_attempt_at: Date | null;
+  last_attempt_at: Date | null;
+}
+
+export interface PageKey {
+  readonly at: Date;
+  readonly id: string;
+}
+
+function eventsQuery(db: Executor, shopId: string) {
+  return db
+    .selectFrom('webhook_events as e')
+    .leftJoin('webhook_deliveries as d', 'd.event_id', 'e.id')
+    .select([
+      'e.id',
+      'e.type',
+      'e.created_at',
+      'e.payload',
+      'e.destination_url',
+      'd.id as delivery_id',
+      'd.status',
+      'd.attempt_count',
+      'd.next_attempt_at',
+      'd.last_attempt_at',
+    ])
+    .where('e.shop_id', '=', shopId);
+}
+
+export async function listEvents(
+  db: Executor,
+  shopId: string,
+  filter: { type?: string | undefined; status?: EventStatus | undefined; after?: PageKey | undefined; limit: number },
+): Promise<EventRow[]> {
+  let query = eventsQuery(db, shopId);
+  if (filter.type !== undefined) query = query.where('e.type', '=', filter.type);
+  if (filter.status === 'no_destination') query = query.where('d.id', 'is', null);
+  else if (filter.status !== undefined) query = query.where('d.status', '=', filter.status);
+  if (filter.after) query = query.where(sql<boolean>`(e.created_at, e.id) < (${filter.after.at}, ${filter.after.id})`);
+  return query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(filter.limit).execute();
+}
+
+export async function findEvent(db: Executor, shopId: string, eventId: string): Promise<EventRow | undefined> {
+  return eventsQuery(db, shopId).where('e.id', '=', eventId).executeTakeFirst();
+}
+
+export async function listAttempts(db: Executor, eventId: string, filter: { after?: PageKey | undefined; limit: number }) {
+  let query = db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', eventId);
+  if (filter.after) query = query.where(sql<boolean>`(started_at, id) < (${filter.after.at}, ${filter.after.id})`);
+  return query.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+}
+
+/** Makes a delivery due at `now`. A finished one gets exactly one more automatic attempt. */
+export async function requeueDelivery(db: Executor, deliveryId: string, now: Date): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      max_attempts: eb
+        .case()
+        .when('status', '=', 'pending')
+        .then(eb.ref('max_attempts'))
+        .else(eb(eb.ref('attempt_count'), '+', 1))
+        .end(),
+      status: 'pending',
+      next_attempt_at: now,
+      updated_at: now,
+    }))
+    .where('id', '=', deliveryId)
+    .execute();
+}
+
+export interface ShopWebhookSettings {
+  webhook_url: string | null;
+  webhook_secret: string;
+  previous_webhook_secret: string | null;
+  previous_webhook_secret_expires_at: Date | null;
+}
+
+export async function findShopWebhookSettings(db: Executor, shopId: string): Promise<ShopWebhookSettings | undefined> {
+  return db
+    .selectFrom('shops')
+    .select(['webhook_url', 'webhook_secret', 'previous_webhook_secret', 'previous_webhook_secret_expires_at'])
+    .where('id', '=', shopId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function updateShopWebhookSettings(db: Executor, shopId: string, changes: Partial<ShopWebhookSettings>): Promise<void> {
+  await db.updateTable('shops').set(changes).where('id', '=', shopId).execute();
+}
+
+export type AttemptRow = Awaited<ReturnType<typeof listAttempts>>[number];
+export type { AttemptOutcome };

@@ -1,0 +1,231 @@
+// The webhook API's domain logic: event log reads, resend, secret rotation,
+// the shop's endpoint, and the inline test send. Routes call these; nothing
+// here sees HTTP.
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from '../context.ts';
+import { inTransaction } from '../db/transaction.ts';
+import { InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
+import { attemptDelivery, type AttemptDeps } from './delivery-worker.ts';
+import { emit } from './outbox.ts';
+import { generateSigningSecret } from './signing.ts';
+import { assertWebhookUrl } from './url-guard.ts';
+import * as repository from './webhook-repository.ts';
+import type { AttemptOutcome } from './webhook-tables.ts';
+import type { AttemptRow, EventRow, EventStatus, PageKey } from './webhook-repository.ts';
+
+export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+export const TEST_EVENT_TYPE = 'webhook.test';
+/** The inline test send holds its delivery this long, beyond its own time limit. */
+const TEST_SEND_LEASE_MS = 60_000;
+
+type Deps = Pick<AppContext, 'db' | 'clock' | 'config'>;
+
+export interface Page<T> {
+  readonly data: T[];
+  readonly next_cursor: string | null;
+}
+
+export function encodeCursor(key: PageKey): string {
+  return Buffer.from(JSON.stringify([key.at.toISOString(), key.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): PageKey | undefined {
+  if (cursor === undefined) return undefined;
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (typeof at === 'string' && typeof id === 'string' && id.length <= 100 && !Number.isNaN(Date.parse(at))) {
+      return { at: new Date(at), id };
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new InvalidRequestError('cursor is not a cursor returned by this list');
+}
+
+export interface WebhookEventView {
+  id: string;
+  type: string;
+  created_at: string;
+  data: unknown;
+  destination_url: string | null;
+  status: EventStatus;
+  attempt_count: number;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+}
+
+export function eventView(row: EventRow): WebhookEventView {
+  const payload = JSON.parse(row.payload) as { data?: unknown };
+  return {
+    id: row.id,
+    type: row.type,
+    created_at: row.created_at.toISOString(),
+    data: payload.data ?? null,
+    destination_url: row.destination_url,
+    status: row.status ?? 'no_destination',
+    attempt_count: row.attempt_count === null ? 0 : Number(row.attempt_count),
+    last_attempt_at: row.last_attempt_at?.toISOString() ?? null,
+    next_attempt_at: row.next_attempt_at?.toISOString() ?? null,
+  };
+}
+
+export interface WebhookAttemptView {
+  id: string;
+  event_id: string;
+  attempt_number: number;
+  url: string;
+  attempted_at: string;
+  duration_ms: number;
+  outcome: AttemptOutcome;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+  next_retry_at: string | null;
+}
+
+export function attemptView(row: AttemptRow): WebhookAttemptView {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    attempt_number: Number(row.attempt_number),
+    url: row.url,
+    attempted_at: row.started_at.toISOString(),
+    duration_ms: Number(row.duration_ms),
+    outcome: row.outcome,
+    status_code: row.status_code === null ? null : Number(row.status_code),
+    error: row.error,
+    response_body: row.response_body,
+    next_retry_at: row.next_retry_at?.toISOString() ?? null,
+  };
+}
+
+export async function listEvents(
+  deps: Deps,
+  shopId: string,
+  query: { type?: string | undefined; status?: EventStatus | undefined; limit: number; cursor?: string | undefined },
+): Promise<Page<WebhookEventView>> {
+  const rows = await repository.listEvents(deps.db, shopId, {
+    type: query.type,
+    status: query.status,
+    after: decodeCursor(query.cursor),
+    limit: query.limit + 1,
+  });
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    data: page.map(eventView),
+    next_cursor: rows.length > query.limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null,
+  };
+}
+
+async function requireEvent(deps: Deps, shopId: string, eventId: string): Promise<EventRow> {
+  const row = await repository.findEvent(deps.db, shopId, eventId);
+  if (!row) throw new NotFoundError(`No webhook event ${eventId}.`);
+  return row;
+}
+
+export async function getEvent(deps: Deps, shopId: string, eventId: string): Promise<WebhookEventView> {
+  return eventView(await requireEvent(deps, shopId, eventId));
+}
+
+export async function listAttempts(
+  deps: Deps,
+  shopId: string,
+  eventId: string,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<Page<WebhookAttemptView>> {
+  await requireEvent(deps, shopId, eventId);
+  const rows = await repository.listAttempts(deps.db, eventId, { after: decodeCursor(query.cursor), limit: query.limit + 1 });
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    data: page.map(attemptView),
+    next_cursor: rows.length > query.limit && last ? encodeCursor({ at: last.started_at, id: last.id }) : null,
+  };
+}
+
+/** Queues a new attempt now, with the same event id (and so the same webhook-id). */
+export async function resendEvent(deps: Deps, shopId: string, eventId: string): Promise<WebhookEventView> {
+  return inTransaction(deps.db, async (tx) => {
+    const row = await repository.findEvent(tx, shopId, eventId);
+    if (!row) throw new NotFoundError(`No webhook event ${eventId}.`);
+    if (row.delivery_id === null) throw new InvalidStateError('This event had no destination URL, so there is nothing to resend.');
+    await repository.requeueDelivery(tx, row.delivery_id, deps.clock.now());
+    const updated = await repository.findEvent(tx, shopId, eventId);
+    return eventView(updated!);
+  });
+}
+
+export interface RotatedSecret {
+  webhook_secret: string;
+  previous_secret_expires_at: string;
+}
+
+/** A new signing secret; the replaced one keeps being sent beside it for 24 h. */
+export async function rotateSecret(deps: Deps, shopId: string): Promise<RotatedSecret> {
+  const now = deps.clock.now();
+  const expiresAt = new Date(now.getTime() + SECRET_OVERLAP_MS);
+  const secret = generateSigningSecret();
+  await inTransaction(deps.db, async (tx) => {
+    const shop = await repository.findShopWebhookSettings(tx, shopId);
+    if (!shop) throw new NotFoundError('No such shop.');
+    await repository.updateShopWebhookSettings(tx, shopId, {
+      webhook_secret: secret,
+      previous_webhook_secret: shop.webhook_secret,
+      previous_webhook_secret_expires_at: expiresAt,
+    });
+  });
+  return { webhook_secret: secret, previous_secret_expires_at: expiresAt.toISOString() };
+}
+
+export async function setEndpoint(deps: Deps, shopId: string, url: string | null): Promise<{ url: string | null }> {
+  if (url !== null) assertWebhookUrl(url, deps.config);
+  await inTransaction(deps.db, async (tx) => {
+    if (!(await repository.findShopWebhookSettings(tx, shopId))) throw new NotFoundError('No such shop.');
+    await repository.updateShopWebhookSettings(tx, shopId, { webhook_url: url });
+  });
+  return { url };
+}
+
+export async function getEndpoint(deps: Deps, shopId: string): Promise<{ url: string | null }> {
+  const shop = await repository.findShopWebhookSettings(deps.db, shopId);
+  if (!shop) throw new NotFoundError('No such shop.');
+  return { url: shop.webhook_url };
+}
+
+/**
+ * Sends a signed `webhook.test` event now, to `url` or the shop's endpoint, and
+ * answers with the attempt. The delivery is claimed at creation (no worker takes
+ * it) and is not retried.
+ */
+export async function sendTestEvent(
+  deps: AttemptDeps & Deps,
+  shopId: string,
+  url: string | undefined,
+): Promise<{ event: WebhookEventView; attempt: WebhookAttemptView }> {
+  if (url !== undefined) assertWebhookUrl(url, deps.config);
+  const token = randomUUID();
+  const emitted = await inTransaction(deps.db, async (tx) => {
+    const shop = await repository.findShopWebhookSettings(tx, shopId);
+    if (!shop) throw new NotFoundError('No such shop.');
+    const destination = url ?? shop.webhook_url;
+    if (destination === null) throw new InvalidRequestError('url is required: this shop has no webhook endpoint set (PUT /v1/webhooks/endpoint).');
+    const now = deps.clock.now();
+    return emit(
+      tx,
+      deps.clock,
+      {
+        shopId,
+        type: TEST_EVENT_TYPE,
+        data: { shop_id: shopId, message: 'A test event from Paygate: your endpoint receives and can verify webhooks.' },
+        destination,
+      },
+      { maxAttempts: 1, lease: { token, until: new Date(now.getTime() + TEST_SEND_LEASE_MS) } },
+    );
+  });
+  const delivery = await repository.findClaimedDelivery(deps.db, emitted.deliveryId!, token);
+  if (!delivery) throw new Error(`test delivery ${emitted.deliveryId} vanished`);
+  await attemptDelivery(deps, delivery);
+  const [attempt] = await repository.listAttempts(deps.db, emitted.id, { limit: 1 });
+  return { event: await getEvent(deps, shopId, emitted.id), attempt: attemptView(attempt!) };
+}

@@ -1,0 +1,307 @@
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { inTransaction } from '../../src/db/transaction.ts';
+import { createDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/delivery-worker.ts';
+import { emit } from '../../src/webhooks/outbox.ts';
+import { RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule.ts';
+import { WEBHOOK_USER_AGENT } from '../../src/webhooks/signing.ts';
+import { rotateSecret } from '../../src/webhooks/webhook-service.ts';
+import { backends } from '../support/databases.ts';
+import { createTestApp, type TestApp } from '../support/app.ts';
+import { closedPortUrl, startReceiver, type Receiver } from './receiver.ts';
+
+describe.each(backends)('webhook delivery on %s', (backend) => {
+  let testApp: TestApp;
+  let receiver: Receiver;
+  const workers: DeliveryWorker[] = [];
+
+  beforeAll(async () => {
+    // Signatures carry the clock's time, and the standardwebhooks verifier checks it against the real time.
+    testApp = await createTestApp(backend);
+    testApp.clock.set(new Date());
+    receiver = await startReceiver();
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+    receiver.handler = () => ({ status: 200, body: 'ok' });
+    receiver.requests.length = 0;
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await testApp.close();
+  });
+
+  function worker(options: Parameters<typeof createDeliveryWorker>[1] = {}): DeliveryWorker {
+    const created = createDeliveryWorker(testApp.context, { concurrency: 4, ...options });
+    workers.push(created);
+    return created;
+  }
+
+  async function emitTo(shopId: string, url: string | null, type = 'payment.paid') {
+    return inTransaction(testApp.context.db, (tx) =>
+      emit(tx, testApp.clock, { shopId, type, data: { id: 'pay_1', status: 'paid', amount: 100.5 }, destination: url }),
+    );
+  }
+
+  const deliveryOf = (eventId: string) =>
+    testApp.context.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
+  const attemptsOf = (eventId: string) =>
+    testApp.context.db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', eventId).orderBy('attempt_number').execute();
+
+  it('an event to a healthy receiver is delivered on the first attempt with the exact payload and Standard Webhooks headers', async () => {
+    const merchant = await testApp.createMerchant();
+    const event = await emitTo(merchant.shop_id, receiver.url);
+    expect(await worker().drain()).toBe(1);
+
+    expect(receiver.requests).toHaveLength(1);
+    const [request] = receiver.requests;
+    const stored = await testApp.context.db.selectFrom('webhook_events').select('payload').where('id', '=', event.id).executeTakeFirstOrThrow();
+    expect(request!.body).toBe(stored.payload);
+    expect(request!.method).toBe('POST');
+    expect(request!.headers).toMatchObject({
+      'content-type': 'application/json',
+      'user-agent': WEBHOOK_USER_AGENT,
+      'webhook-id': event.id,
+      'webhook-timestamp': String(Math.floor(testApp.clock.now().getTime() / 1000)),
+    });
+    expect(JSON.parse(request!.body)).toEqual({
+      id: event.id,
+      type: 'payment.paid',
+      created_at: testApp.clock.now().toISOString(),
+      data: { id: 'pay_1', status: 'paid', amount: 100.5 },
+    });
+    expect(await deliveryOf(event.id)).toMatchObject({ status: 'delivered', attempt_count: 1, next_attempt_at: null, lease_token: null });
+    expect(await attemptsOf(event.id)).toMatchObject([{ attempt_number: 1, outcome: 'succeeded', status_code: 200, response_body: 'ok' }]);
+  });
+
+  it('the signature verifies with the standardwebhooks package and the shop secret, and fails with another secret', async () => {
+    const merchant = await testApp.createMerchant();
+    await emitTo(merchant.shop_id, receiver.url);
+    await worker().drain();
+    const [request] = receiver.requests;
+    const headers = request!.headers as Record<string, string>;
+    expect(new Webhook(merchant.webhook_secret).verify(request!.body, headers)).toMatchObject({ type: 'payment.paid' });
+    const other = await testApp.createMerchant();
+    expect(() => new Webhook(other.webhook_secret).verify(request!.body, headers)).toThrow();
+  });
+
+  it('after a rotation both signatures are sent for 24 h, each verifying with its secret; afterwards only the new one', async () => {
+    const merchant = await testApp.createMerchant();
+    const rotated = await rotateSecret(testApp.context, merchant.shop_id);
+    await emitTo(merchant.shop_id, receiver.url);
+    await worker().drain();
+    const [request] = receiver.requests;
+    const headers = request!.headers as Record<string, string>;
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    expect(() => new Webhook(rotated.webhook_secret).verify(request!.body, headers)).not.toThrow();
+    expect(() => new Webhook(merchant.webhook_secret).verify(request!.body, headers)).not.toThrow();
+
+    const before = testApp.clock.now();
+    testApp.clock.advance(24 * 60 * 60 * 1000 + 1000);
+    try {
+      await emitTo(merchant.shop_id, receiver.url);
+      await worker().drain();
+      const later = receiver.requests[1]!;
+      expect((later.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
+      expect(new Webhook(rotated.webhook_secret).sign(later.headers['webhook-id'] as string, new Date(Number(later.headers['webhook-timestamp']) * 1000), later.body)).toBe(
+        later.headers['webhook-signature'],
+      );
+    } finally {
+      testApp.clock.set(before);
+    }
+  });
+
+  it('a receiver failing 3 times is delivered on the 4th attempt, each retry at its scheduled time within ±20 % jitter', async () => {
+    const merchant = await testApp.createMerchant();
+    receiver.handler = (_request, index) => (index < 3 ? { status: 500, body: 'boom' } : { status: 204 });
+    const event = await emitTo(merchant.shop_id, receiver.url);
+    const delivering = worker();
+    const start = testApp.clock.now();
+    try {
+      await delivering.drain();
+      for (let retry = 0; retry < 3; retry++) {
+        const delivery = await deliveryOf(event.id);
+        const waitMs = delivery.next_attempt_at!.getTime() - testApp.clock.now().getTime();
+        const stepMs = RETRY_DELAYS_MS[retry]!;
+        expect(waitMs).toBeGreaterThanOrEqual(stepMs * 0.8);
+        expect(waitMs).toBeLessThanOrEqual(stepMs * 1.2);
+        // Not a moment early: just before the due time nothing is sent.
+        testApp.clock.advance(waitMs - 1);
+        expect(await delivering.drain()).toBe(0);
+        testApp.clock.advance(1);
+        expect(await delivering.drain()).toBe(1);
+      }
+      expect(receiver.requests).toHaveLength(4);
+      expect(new Set(receiver.requests.map((request) => request.headers['webhook-id']))).toEqual(new Set([event.id]));
+      const attempts = await attemptsOf(event.id);
+      expect(attempts.map((attempt) => [attempt.attempt_number, attempt.outcome, attempt.status_code])).toEqual([
+        [1, 'http_error', 500],
+        [2, 'http_error', 500],
+        [3, 'http_error', 500],
+        [4, 'succeeded', 204],
+      ]);
+      expect(attempts[0]!.response_body).toBe('boom');
+      expect(attempts.slice(0, 3).every((attempt) => attempt.next_retry_at !== null)).toBe(true);
+      expect(await deliveryOf(event.id)).toMatchObject({ status: 'delivered', attempt_count: 4, next_attempt_at: null });
+    } finally {
+      testApp.clock.set(start);
+    }
+  });
+
+  it('a receiver that never succeeds is attempted on the whole schedule, then the delivery is failed', async () => {
+    const merchant = await testApp.createMerchant();
+    receiver.handler = () => ({ status: 503 });
+    const event = await emitTo(merchant.shop_id, receiver.url);
+    const delivering = worker();
+    const start = testApp.clock.now();
+    try {
+      await delivering.drain();
+      for (const stepMs of RETRY_DELAYS_MS) {
+        testApp.clock.advance(stepMs * 1.2 + 1);
+        expect(await delivering.drain()).toBe(1);
+      }
+      testApp.clock.advance(7 * 24 * 60 * 60 * 1000);
+      expect(await delivering.drain()).toBe(0);
+      expect(receiver.requests).toHaveLength(RETRY_DELAYS_MS.length + 1);
+      expect(await deliveryOf(event.id)).toMatchObject({ status: 'failed', attempt_count: RETRY_DELAYS_MS.length + 1, next_attempt_at: null });
+      const attempts = await attemptsOf(event.id);
+      expect(attempts.at(-1)!.next_retry_at).toBeNull();
+      const spanHours = (attempts.at(-1)!.started_at.getTime() - attempts[0]!.started_at.getTime()) / 3_600_000;
+      expect(spanHours).toBeGreaterThan(2.5 * 24);
+      expect(spanHours).toBeLessThan(4 * 24);
+    } finally {
+      testApp.clock.set(start);
+    }
+  });
+
+  it('a receiver that does not answer in time is a timeout attempt, retried later', async () => {
+    const merchant = await testApp.createMerchant();
+    receiver.handler = () => ({ hang: true });
+    const event = await emitTo(merchant.shop_id, receiver.url);
+    await worker({ attemptTimeoutMs: 300 }).drain();
+    const [attempt] = await attemptsOf(event.id);
+    expect(attempt).toMatchObject({ outcome: 'timeout', status_code: null, error: 'no complete answer within 300 ms' });
+    expect(attempt!.duration_ms).toBeGreaterThanOrEqual(250);
+    expect(await deliveryOf(event.id)).toMatchObject({ status: 'pending', attempt_count: 1 });
+  });
+
+  it('a refused connection is a connection_error attempt, retried later', async () => {
+    const merchant = await testApp.createMerchant();
+    const event = await emitTo(merchant.shop_id, await closedPortUrl());
+    await worker().drain();
+    const [attempt] = await attemptsOf(event.id);
+    expect(attempt).toMatchObject({ outcome: 'connection_error', status_code: null });
+    expect(attempt!.error).toContain('ECONNREFUSED');
+    expect(await deliveryOf(event.id)).toMatchObject({ status: 'pending', attempt_count: 1 });
+  });
+
+  it('an unresolvable host is a connection_error naming the DNS failure', async () => {
+    const merchant = await testApp.createMerchant();
+    const event = await emitTo(merchant.shop_id, 'http://paygate-receiver.invalid/hooks');
+    await worker().drain();
+    const [attempt] = await attemptsOf(event.id);
+    expect(attempt).toMatchObject({ outcome: 'connection_error', status_code: null });
+    expect(attempt!.error).toMatch(/DNS lookup failed/);
+  });
+
+  it('429 with Retry-After postpones the next attempt to what the receiver asked', async () => {
+    const merchant = await testApp.createMerchant();
+    receiver.handler = (_request, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '120' } } : { status: 200 });
+    const event = await emitTo(merchant.shop_id, receiver.url);
+    const delivering = worker();
+    const start = testApp.clock.now();
+    try {
+      await delivering.drain();
+      const delivery = await deliveryOf(event.id);
+      expect(delivery.next_attempt_at!.getTime() - start.getTime()).toBe(120_000);
+      testApp.clock.advance(119_000);
+      await delivering.drain();
+      expect(await deliveryOf(event.id)).toMatchObject({ status: 'pending', attempt_count: 1 });
+      testApp.clock.advance(1_000);
+      await delivering.drain();
+      expect(await deliveryOf(event.id)).toMatchObject({ status: 'delivered', attempt_count: 2 });
+    } finally {
+      testApp.clock.set(start);
+    }
+  });
+
+  it('503 with a Retry-After beyond the schedule is capped at its longest step (24 h)', async () => {
+    const merchant = await testApp.createMerchant();
+    receiver.handler = () => ({ status: 503, headers: { 'retry-after': String(7 * 24 * 3600) } });
+    const event = await emitTo(merchant.shop_id, receiver.url);
+    await worker().drain();
+    const delivery = await deliveryOf(event.id);
+    expect(delivery.next_attempt_at!.getTime() - testApp.clock.now().getTime()).toBe(24 * 3600 * 1000);
+  });
+
+  it('a redirect is not followed: the 3xx is the answer and a failed attempt', async () => {
+    const merchant = await testApp.createMerchant();
+    receiver.handler = (request) => (request.path === '/hooks' ? { status: 307, headers: { location: '/elsewhere' } } : { status: 200 });
+    const event = await emitTo(merchant.shop_id, receiver.url);
+    await worker().drain();
+    expect(receiver.requests.map((request) => request.path)).toEqual(['/hooks']);
+    expect(await attemptsOf(event.id)).toMatchObject([{ outcome: 'http_error', status_code: 307 }]);
+  });
+
+  it('a long answer is stored truncated to 4 KiB', async () => {
+    const merchant = await testApp.createMerchant();
+    receiver.handler = () => ({ status: 500, body: 'x'.repeat(100_000) });
+    const event = await emitTo(merchant.shop_id, receiver.url);
+    await worker().drain();
+    const [attempt] = await attemptsOf(event.id);
+    expect(attempt!.response_body).toBe('x'.repeat(4096));
+  });
+
+  it('an event emitted in a transaction that rolls back leaves no event and no delivery', async () => {
+    const merchant = await testApp.createMerchant();
+    let emittedId = '';
+    await expect(
+      inTransaction(testApp.context.db, async (tx) => {
+        emittedId = (await emit(tx, testApp.clock, { shopId: merchant.shop_id, type: 'payment.paid', data: {}, destination: receiver.url })).id;
+        throw new Error('the state change failed');
+      }),
+    ).rejects.toThrow('the state change failed');
+    expect(emittedId).toMatch(/^evt_/);
+    expect(await testApp.context.db.selectFrom('webhook_events').select('id').where('id', '=', emittedId).execute()).toEqual([]);
+    expect(await testApp.context.db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', emittedId).execute()).toEqual([]);
+    expect(await worker().drain()).toBe(0);
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it("an event for the shop's endpoint goes to the URL configured when it was emitted; with none it is stored undelivered", async () => {
+    const merchant = await testApp.createMerchant();
+    const unsent = await emitTo(merchant.shop_id, 'shop' as const);
+    expect(unsent.destinationUrl).toBeNull();
+    await testApp.context.db.updateTable('shops').set({ webhook_url: receiver.url }).where('id', '=', merchant.shop_id).execute();
+    const sent = await emitTo(merchant.shop_id, 'shop' as const);
+    expect(sent.destinationUrl).toBe(receiver.url);
+    await worker().drain();
+    expect(receiver.requests.map((request) => request.headers['webhook-id'])).toEqual([sent.id]);
+  });
+
+  it('the metrics count attempts by outcome and gauge the due deliveries', async () => {
+    const merchant = await testApp.createMerchant();
+    const delivering = worker();
+    receiver.handler = () => ({ status: 500 });
+    await emitTo(merchant.shop_id, receiver.url);
+    await delivering.drain();
+    const stillDue = await emitTo(merchant.shop_id, receiver.url);
+    const text = await testApp.context.metrics.metrics();
+    expect(text).toMatch(/paygate_webhook_attempts_total\{outcome="http_error"\} [1-9]/);
+    expect(text).toMatch(/paygate_webhook_deliveries_due [1-9]/);
+    const response = await testApp.app.inject({ method: 'GET', url: '/metrics' });
+    expect(response.body).toContain('paygate_webhook_deliveries_due');
+    receiver.handler = () => ({ status: 200 });
+    await delivering.drain();
+    expect((await deliveryOf(stillDue.id)).status).toBe('delivered');
+  });
+
+  it('a running worker delivers events emitted after it started, without being driven', async () => {
+    const merchant = await testApp.createMerchant();
+    const running = worker({ idlePollMs: 20 });
+    running.start();
+    const event = await emitTo(merchant.shop_id, receiver.url);
+    await expect.poll(async () => (await deliveryOf(event.id)).status, { timeout: 5_000, interval: 20 }).toBe('delivered');
+    expect(receiver.requests).toHaveLength(1);
+  });
+});

@@ -1,0 +1,77 @@
+// A real HTTP receiver on 127.0.0.1 for webhook tests: records every request
+// and answers as the test's handler says (status, headers, body, delay, or never).
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+export interface Answer {
+  readonly status?: number;
+  readonly headers?: Record<string, string>;
+  readonly body?: string;
+  readonly delayMs?: number;
+  /** Never answer (the sender must time out). */
+  readonly hang?: boolean;
+}
+
+export type Handler = (request: ReceivedRequest, index: number) => Answer;
+
+export interface Receiver {
+  readonly url: string;
+  readonly requests: ReceivedRequest[];
+  handler: Handler;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(handler: Handler = () => ({ status: 200, body: 'ok' })): Promise<Receiver> {
+  const requests: ReceivedRequest[] = [];
+  const receiver: Receiver = {
+    url: '',
+    requests,
+    handler,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const received: ReceivedRequest = {
+        method: request.method ?? '',
+        path: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
+      requests.push(received);
+      const answer = receiver.handler(received, requests.length - 1);
+      if (answer.hang) return;
+      const reply = () => {
+        response.writeHead(answer.status ?? 200, answer.headers ?? {});
+        response.end(answer.body ?? '');
+      };
+      if (answer.delayMs) setTimeout(reply, answer.delayMs);
+      else reply();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  (receiver as { url: string }).url = `http://127.0.0.1:${port}/hooks`;
+  return receiver;
+}
+
+/** A URL on 127.0.0.1 where nothing listens (the port was bound, then released). */
+export async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/hooks`;
+}
