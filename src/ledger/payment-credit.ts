@@ -4,12 +4,15 @@
 // transaction that marks the payment paid; idempotent by the payment id.
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
+import { findShop } from '../merchants/merchant-repository.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from './ledger-accounts.ts';
 import { executeLinked, type ChainResult, type LedgerRequest } from './ledger-service.ts';
 
 export interface PaymentCreditInput {
   readonly paymentId: string;
-  readonly merchantId: string;
+  /** The merchant credited; or give the payment's shop and the merchant is looked up. */
+  readonly merchantId?: string | undefined;
+  readonly shopId?: string | undefined;
   /** What the merchant receives (the payment's `amount`), in kopecks. */
   readonly amountKopecks: bigint;
   /** The payer fee (`amount_total - amount`), in kopecks; the gateway's revenue. */
@@ -17,8 +20,11 @@ export interface PaymentCreditInput {
 }
 
 export async function creditPaymentPaid(tx: Tx, clock: Clock, input: PaymentCreditInput): Promise<ChainResult> {
+  const merchantId = input.merchantId ?? (input.shopId === undefined ? undefined : (await findShop(tx, input.shopId))?.merchant_id);
+  if (merchantId === undefined) throw new Error(`payment ${input.paymentId}: no merchant to credit (shop ${input.shopId ?? 'not given'})`);
+  if (input.amountKopecks <= 0n || input.feeKopecks < 0n) throw new Error(`payment ${input.paymentId}: amount must be > 0 and fee >= 0`);
   const [merchantMain, settlement, fees] = await ensureAccounts(tx, clock, [
-    merchantAccountKey(input.merchantId, 'RUB', 'main'),
+    merchantAccountKey(merchantId, 'RUB', 'main'),
     systemAccountKey('settlement', 'RUB'),
     systemAccountKey('fees', 'RUB'),
   ]);

@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import { inTransaction, isUniqueViolation, type Db, type Tx } from '../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
 import { newUuid } from '../ids.ts';
+import { creditPaymentPaid } from '../ledger/payment-credit.ts';
 import { emit } from '../webhooks/outbox.ts';
 import { kopecksToNumber, parsePaymentAmount } from './payment-amount.ts';
 import { priceNewPayment, shopMethodSettings } from './payment-methods.ts';
@@ -262,6 +263,13 @@ export async function markPaymentPaid(
 ): Promise<PaymentRow> {
   const paid = await repository.transitionToPaid(tx, payment.id, clock.now(), input.method, input.chargedTotalKopecks);
   if (!paid) throw new InvalidStateError(await refusalMessage(tx, payment.id, 'paid', clock));
+  // The merchant's RUB main account gets `amount`, the gateway's fees account the payer fee (ledger module).
+  await creditPaymentPaid(tx, clock, {
+    paymentId: paid.id,
+    shopId: paid.shop_id,
+    amountKopecks: paid.amount_kopecks,
+    feeKopecks: input.chargedTotalKopecks - paid.amount_kopecks,
+  });
   await emitPaymentEvent(tx, clock, publicUrl, 'payment.paid', paid);
   return paid;
 }
