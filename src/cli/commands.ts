@@ -2,6 +2,7 @@
 import type { CliCommand } from './cli-command.ts';
 import { keyCreateCommand, keyRevokeCommand, merchantCreateCommand } from './merchant-commands.ts';
 import { migrateCommand, serveCommand } from './serve-commands.ts';
+import { shopMethodsListCommand, shopMethodsSetCommand } from '../payments/payment-commands.ts';
 
 export const commands: readonly CliCommand[] = [
   serveCommand,
@@ -9,4 +10,6 @@ export const commands: readonly CliCommand[] = [
   merchantCreateCommand,
   keyCreateCommand,
   keyRevokeCommand,
+  shopMethodsListCommand,
+  shopMethodsSetCommand,
 ];
