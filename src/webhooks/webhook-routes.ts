@@ -55,9 +55,11 @@ const WebhookAttempt = Type.Object({
 });
 
 const Pagination = {
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
 };
+
+const DEFAULT_PAGE_SIZE = 20;
 
 const EventParams = Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 100 }) });
 const Url = Type.String({ minLength: 1, maxLength: MAX_WEBHOOK_URL_LENGTH });
@@ -83,7 +85,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
         response: { 200: Type.Object({ data: Type.Array(WebhookEvent), next_cursor: Nullable(Type.String()) }) },
       },
     },
-    async (request) => service.listEvents(context, principalOf(request).shopId, request.query),
+    async (request) =>
+      service.listEvents(context, principalOf(request).shopId, { ...request.query, limit: request.query.limit ?? DEFAULT_PAGE_SIZE }),
   );
 
   app.get(
@@ -104,7 +107,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
         response: { 200: Type.Object({ data: Type.Array(WebhookAttempt), next_cursor: Nullable(Type.String()) }) },
       },
     },
-    async (request) => service.listAttempts(context, principalOf(request).shopId, request.params.event_id, request.query),
+    async (request) =>
+      service.listAttempts(context, principalOf(request).shopId, request.params.event_id, {
+        cursor: request.query.cursor,
+        limit: request.query.limit ?? DEFAULT_PAGE_SIZE,
+      }),
   );
 
   app.post(
@@ -153,15 +160,19 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     '/webhooks/test',
     {
       config,
+      // The body is optional: no body means "send to the shop's endpoint".
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         tags,
         summary: 'Send a signed webhook.test event now to url (or the shop endpoint) and return the attempt',
-        body: Type.Optional(Type.Object({ url: Type.Optional(Url) }, { additionalProperties: false })),
+        body: Type.Object({ url: Type.Optional(Url) }, { additionalProperties: false }),
         response: { 200: Type.Object({ event: WebhookEvent, attempt: WebhookAttempt }) },
       },
     },
     async (request) => {
-      return service.sendTestEvent({ ...context, sender, metrics }, principalOf(request).shopId, request.body?.url);
+      return service.sendTestEvent({ ...context, sender, metrics }, principalOf(request).shopId, request.body.url);
     },
   );
 };
