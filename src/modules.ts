@@ -2,6 +2,7 @@
 // routes and background workers; app.ts and the runtime wire them from here.
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext, Worker } from './context.ts';
+import { balanceRoutes } from './ledger/balance-routes.ts';
 import { accountRoutes } from './merchants/account-routes.ts';
 import { createExpiryWorker } from './payments/expiry-worker.ts';
 import { paymentRoutes } from './payments/payment-routes.ts';
@@ -11,7 +12,7 @@ import { webhookRoutes } from './webhooks/webhook-routes.ts';
 type RoutePlugin = FastifyPluginAsync<{ context: AppContext }>;
 
 /** Routes under /v1: authenticated by API key and rate limited. */
-export const apiRoutePlugins: readonly RoutePlugin[] = [accountRoutes as RoutePlugin, paymentRoutes as RoutePlugin, webhookRoutes as RoutePlugin];
+export const apiRoutePlugins: readonly RoutePlugin[] = [accountRoutes as RoutePlugin, paymentRoutes as RoutePlugin, webhookRoutes as RoutePlugin, balanceRoutes as RoutePlugin];
 
 /** Routes outside /v1 (the hosted payment page). */
 export const publicRoutePlugins: readonly RoutePlugin[] = [];

@@ -3,7 +3,7 @@
 // memory and writes absolute values without lost updates.
 import { sql, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../db/transaction.ts';
-import type { AccountKind, LedgerCurrency, LedgerTables } from './ledger-tables.ts';
+import type { AccountKind, LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
 
 export type AccountRow = Selectable<LedgerTables['ledger_accounts']>;
 export type TransferRow = Selectable<LedgerTables['ledger_transfers']>;
@@ -188,8 +188,8 @@ export interface OperationListRow {
   readonly type: string;
   readonly reference_type: string;
   readonly reference_id: string;
-  readonly origin_status: string;
-  readonly resolution_status: string | null;
+  readonly origin_status: TransferStatus;
+  readonly resolution_status: TransferStatus | null;
 }
 
 export interface OperationFilter {

@@ -1,0 +1,206 @@
+// What a merchant sees of the ledger through the API: its balances, transfers
+// between its own accounts, and its operation history. No HTTP here.
+import type { Clock } from '../clock.ts';
+import { inTransaction, type Db } from '../db/transaction.ts';
+import { InvalidRequestError, NotFoundError } from '../errors.ts';
+import { ensureMerchantAccounts } from './ledger-accounts.ts';
+import * as repository from './ledger-repository.ts';
+import type { AccountRow, OperationListRow } from './ledger-repository.ts';
+import { transfer, type LedgerTransfer } from './ledger-service.ts';
+import type { LedgerCurrency, TransferStatus } from './ledger-tables.ts';
+import { formatAmount, parseAmount } from './money.ts';
+
+export interface BalanceDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+}
+
+export interface AccountBalanceView {
+  account_id: string;
+  currency: LedgerCurrency;
+  kind: string;
+  available: string;
+  pending: string;
+  total: string;
+}
+
+/** available = posted credits − posted debits − reserved; pending = reserved (outgoing); total = available + pending. */
+export function balanceView(row: AccountRow): AccountBalanceView {
+  const total = row.credits_posted - row.debits_posted;
+  return {
+    account_id: row.id,
+    currency: row.currency,
+    kind: row.kind,
+    available: formatAmount(total - row.debits_pending, row.currency),
+    pending: formatAmount(row.debits_pending, row.currency),
+    total: formatAmount(total, row.currency),
+  };
+}
+
+const ACCOUNT_ORDER = ['RUB:main', 'RUB:payout', 'USDT:main', 'USDT:payout'];
+
+export async function getBalances(deps: BalanceDeps, merchantId: string): Promise<{ accounts: AccountBalanceView[] }> {
+  // Creates the merchant's four accounts on first sight (an idempotent insert), so they show before any money moved.
+  const rows = await inTransaction(deps.db, (tx) => ensureMerchantAccounts(tx, deps.clock, merchantId));
+  const fresh = await repository.findAccountsByIds(deps.db, rows.map((row) => row.id));
+  fresh.sort((a, b) => ACCOUNT_ORDER.indexOf(`${a.currency}:${a.kind}`) - ACCOUNT_ORDER.indexOf(`${b.currency}:${b.kind}`));
+  return { accounts: fresh.map(balanceView) };
+}
+
+export const EXTERNAL_ID_MAX_LENGTH = 100;
+
+export interface InternalTransferRequest {
+  readonly external_id: string;
+  readonly from_account_id: string;
+  readonly to_account_id: string;
+  readonly amount: string;
+}
+
+export interface InternalTransferView {
+  transfer_id: string;
+  external_id: string;
+  from_account_id: string;
+  to_account_id: string;
+  amount: string;
+  currency: LedgerCurrency;
+  status: string;
+  created_at: string;
+}
+
+function transferView(row: LedgerTransfer, externalId: string): InternalTransferView {
+  return {
+    transfer_id: row.transferId,
+    external_id: externalId,
+    from_account_id: row.debitAccountId,
+    to_account_id: row.creditAccountId,
+    amount: formatAmount(row.amount, row.currency),
+    currency: row.currency,
+    status: row.status,
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+/** The ledger id of a merchant's API transfer: external ids are unique per merchant. */
+export function internalTransferLedgerId(merchantId: string, externalId: string): string {
+  return `balance-transfer:${merchantId}:${externalId}`;
+}
+
+export async function createInternalTransfer(
+  deps: BalanceDeps,
+  merchantId: string,
+  request: InternalTransferRequest,
+): Promise<{ created: boolean; transfer: InternalTransferView }> {
+  const externalId = request.external_id;
+  if (externalId.trim() === '' || externalId.length > EXTERNAL_ID_MAX_LENGTH) {
+    throw new InvalidRequestError(`external_id must be 1 to ${EXTERNAL_ID_MAX_LENGTH} characters and not blank`);
+  }
+  if (request.from_account_id === request.to_account_id) {
+    throw new InvalidRequestError('from_account_id and to_account_id are the same account; a transfer needs two different accounts');
+  }
+  return inTransaction(deps.db, async (tx) => {
+    await ensureMerchantAccounts(tx, deps.clock, merchantId);
+    const accounts = await repository.findAccountsByIds(tx, [request.from_account_id, request.to_account_id]);
+    const from = accounts.find((row) => row.id === request.from_account_id && row.merchant_id === merchantId);
+    const to = accounts.find((row) => row.id === request.to_account_id && row.merchant_id === merchantId);
+    if (!from) throw new NotFoundError(`No account ${request.from_account_id} of yours (from_account_id).`);
+    if (!to) throw new NotFoundError(`No account ${request.to_account_id} of yours (to_account_id).`);
+    if (from.currency !== to.currency) {
+      throw new InvalidRequestError(
+        `from_account_id holds ${from.currency} and to_account_id holds ${to.currency}; transfers move money between accounts of one currency`,
+      );
+    }
+    const amount = parseAmount(request.amount, from.currency);
+    const result = await transfer(tx, deps.clock, {
+      id: internalTransferLedgerId(merchantId, externalId),
+      debitAccountId: from.id,
+      creditAccountId: to.id,
+      amount,
+      type: 'transfer',
+      reference: { type: 'transfer', id: externalId },
+    });
+    return { created: !result.replayed, transfer: transferView(result, externalId) };
+  });
+}
+
+export const OPERATION_TYPES = ['payment', 'deposit', 'payout', 'payout_fee', 'refund', 'transfer', 'withdrawal', 'reversal'] as const;
+
+export interface OperationView {
+  operation_id: string;
+  account_id: string;
+  transfer_id: string;
+  type: string;
+  amount: string;
+  currency: LedgerCurrency;
+  status: TransferStatus;
+  balance_after: string;
+  reference: { type: string; id: string };
+  created_at: string;
+}
+
+function operationView(row: OperationListRow): OperationView {
+  return {
+    operation_id: row.id,
+    account_id: row.account_id,
+    transfer_id: row.transfer_id,
+    type: row.type,
+    amount: formatAmount(row.amount, row.currency),
+    currency: row.currency,
+    status: row.origin_status === 'pending' ? (row.resolution_status ?? 'pending') : row.origin_status,
+    balance_after: formatAmount(row.balance_after, row.currency),
+    reference: { type: row.reference_type, id: row.reference_id },
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+export interface OperationQuery {
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+  readonly accountId?: string | undefined;
+  readonly type?: string | undefined;
+  readonly from?: string | undefined;
+  readonly to?: string | undefined;
+}
+
+function parseInstant(text: string | undefined, field: string): Date | undefined {
+  if (text === undefined) return undefined;
+  const at = new Date(text);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(at.getTime())) {
+    throw new InvalidRequestError(`${field} must be an ISO 8601 timestamp such as 2026-11-01T10:00:00Z`);
+  }
+  return at;
+}
+
+function decodeCursor(cursor: string): bigint {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^op:\d{1,19}$/.test(text)) throw new InvalidRequestError('cursor is not valid; pass next_cursor as given.');
+  return BigInt(text.slice(3));
+}
+
+export async function listMerchantOperations(
+  deps: BalanceDeps,
+  merchantId: string,
+  query: OperationQuery,
+): Promise<{ data: OperationView[]; next_cursor: string | null }> {
+  const from = parseInstant(query.from, 'from');
+  const to = parseInstant(query.to, 'to');
+  if (from && to && from >= to) throw new InvalidRequestError('from must be earlier than to');
+  if (query.accountId !== undefined) {
+    const [account] = await repository.findAccountsByIds(deps.db, [query.accountId]);
+    if (!account || account.merchant_id !== merchantId) throw new NotFoundError(`No account ${query.accountId} of yours.`);
+  }
+  const rows = await repository.listOperations(deps.db, {
+    merchantId,
+    accountId: query.accountId,
+    type: query.type,
+    from,
+    to,
+    beforeSeq: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    limit: query.limit + 1,
+  });
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    data: page.map(operationView),
+    next_cursor: rows.length > query.limit && last ? Buffer.from(`op:${last.seq}`).toString('base64url') : null,
+  };
+}
