@@ -3,6 +3,7 @@ import type { CliCommand } from './cli-command.ts';
 import { keyCreateCommand, keyRevokeCommand, merchantCreateCommand } from './merchant-commands.ts';
 import { migrateCommand, serveCommand } from './serve-commands.ts';
 import { shopMethodsListCommand, shopMethodsSetCommand } from '../payments/payment-commands.ts';
+import { ledgerCheckCommand } from '../ledger/ledger-commands.ts';
 
 export const commands: readonly CliCommand[] = [
   serveCommand,
@@ -12,4 +13,5 @@ export const commands: readonly CliCommand[] = [
   keyRevokeCommand,
   shopMethodsListCommand,
   shopMethodsSetCommand,
+  ledgerCheckCommand,
 ];

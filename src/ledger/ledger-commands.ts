@@ -1,0 +1,25 @@
+// `paygate ledger check`: runs the ledger's invariant check against the
+// configured database; exit code 1 when any invariant fails.
+import { parseArgs } from 'node:util';
+import type { CliCommand } from '../cli/cli-command.ts';
+import { withCliContext } from '../cli/database-command.ts';
+import { checkLedgerInvariants } from './ledger-invariants.ts';
+
+export const ledgerCheckCommand: CliCommand = {
+  words: ['ledger', 'check'],
+  usage: 'paygate ledger check [--json]',
+  summary: 'Verify the ledger: debits equal credits per currency, account totals equal their transfers, no merchant below zero',
+  async run(args, io, config) {
+    const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
+    const report = await withCliContext(config, (context) => checkLedgerInvariants(context.db));
+    if (values.json) {
+      io.out(JSON.stringify(report));
+    } else if (report.ok) {
+      io.out(`ledger ok: ${report.accountsChecked} accounts, ${report.transfersChecked} transfers, every invariant holds`);
+    } else {
+      io.err(`ledger check FAILED: ${report.violations.length} violation(s) in ${report.accountsChecked} accounts, ${report.transfersChecked} transfers`);
+      for (const violation of report.violations) io.err(`  ${violation}`);
+    }
+    return report.ok ? 0 : 1;
+  },
+};
