@@ -6,6 +6,7 @@ import { balanceRoutes } from './ledger/balance-routes.ts';
 import { accountRoutes } from './merchants/account-routes.ts';
 import { createExpiryWorker } from './payments/expiry-worker.ts';
 import { paymentRoutes } from './payments/payment-routes.ts';
+import { paymentPageRoutes } from './payments/page/payment-page-routes.ts';
 import { createDeliveryWorker } from './webhooks/delivery-worker.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 
@@ -15,7 +16,7 @@ type RoutePlugin = FastifyPluginAsync<{ context: AppContext }>;
 export const apiRoutePlugins: readonly RoutePlugin[] = [accountRoutes as RoutePlugin, paymentRoutes as RoutePlugin, webhookRoutes as RoutePlugin, balanceRoutes as RoutePlugin];
 
 /** Routes outside /v1 (the hosted payment page). */
-export const publicRoutePlugins: readonly RoutePlugin[] = [];
+export const publicRoutePlugins: readonly RoutePlugin[] = [paymentPageRoutes];
 
 export function createWorkers(context: AppContext): Worker[] {
   return [createExpiryWorker(context), createDeliveryWorker(context)];

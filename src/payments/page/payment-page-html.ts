@@ -1,0 +1,176 @@
+// Server-rendered HTML of the payment page: no external assets (inline CSS and
+// one small inline script for the countdown, allowed by a CSP nonce), mobile
+// first, labelled forms with the autocomplete tokens browsers use for cards.
+import type { PaymentMethod } from '../payment-tables.ts';
+import { formatMoney, LANGS, text, type Lang } from './page-i18n.ts';
+import type { PageState } from './payment-page-service.ts';
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+const STYLE = `
+*{box-sizing:border-box}body{margin:0;font:16px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f3f4f6;color:#111827}
+main{max-width:28rem;margin:0 auto;padding:1rem}
+.card{background:#fff;border-radius:12px;padding:1.25rem;box-shadow:0 1px 3px rgba(0,0,0,.12);margin-bottom:1rem}
+h1{font-size:1.25rem;margin:0 0 .75rem}h2{font-size:1.1rem;margin:0 0 .75rem}
+dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem .75rem;margin:0}dt{color:#4b5563}dd{margin:0;text-align:right;font-weight:600}
+label{display:block;font-weight:600;margin:.75rem 0 .25rem}
+input{width:100%;font-size:1.1rem;padding:.65rem .75rem;border:1px solid #9ca3af;border-radius:8px}
+input:focus,button:focus,a:focus{outline:3px solid #2563eb;outline-offset:2px}
+.row{display:flex;gap:.75rem}.row>div{flex:1}
+button,.button{display:block;width:100%;margin-top:1rem;padding:.8rem;font-size:1.1rem;font-weight:600;border:0;border-radius:8px;background:#1d4ed8;color:#fff;text-align:center;text-decoration:none;cursor:pointer}
+button.secondary{background:#e5e7eb;color:#111827}
+ul.methods{list-style:none;padding:0;margin:0}ul.methods li{margin:.5rem 0}
+ul.methods a{display:flex;justify-content:space-between;padding:.9rem;border:1px solid #d1d5db;border-radius:8px;color:inherit;text-decoration:none}
+.notice{padding:.75rem;border-radius:8px;background:#fef3c7;margin-bottom:1rem}.error{background:#fee2e2}.ok{background:#dcfce7}
+.qr{display:flex;justify-content:center}.qr svg{width:220px;height:220px}
+nav.lang{text-align:right;font-size:.9rem}nav.lang a{margin-left:.5rem}
+.muted{color:#4b5563;font-size:.9rem}
+`;
+
+export interface Layout {
+  readonly lang: Lang;
+  readonly title: string;
+  readonly body: string;
+  readonly nonce: string;
+  /** The current path+query without lang, for the language switch. */
+  readonly switchPath: string;
+  readonly script?: string | undefined;
+}
+
+export function layout(page: Layout): string {
+  const separator = page.switchPath.includes('?') ? '&' : '?';
+  const switcher = LANGS.map((lang) =>
+    lang === page.lang
+      ? `<strong aria-current="true">${lang.toUpperCase()}</strong>`
+      : `<a href="${escapeHtml(`${page.switchPath}${separator}lang=${lang}`)}" hreflang="${lang}" lang="${lang}">${lang.toUpperCase()}</a>`,
+  ).join(' ');
+  return `<!doctype html>
+<html lang="${page.lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(page.title)}</title>
+<style nonce="${page.nonce}">${STYLE}</style>
+</head>
+<body>
+<main>
+<nav class="lang" aria-label="${text(page.lang, 'language')}">${switcher}</nav>
+${page.body}
+</main>
+${page.script ? `<script nonce="${page.nonce}">${page.script}</script>` : ''}
+</body>
+</html>`;
+}
+
+export function summary(lang: Lang, state: PageState, totalKopecks: bigint | undefined): string {
+  const payment = state.payment;
+  const total = totalKopecks ?? payment.amount_total_kopecks;
+  const rows = [
+    `<dt>${text(lang, 'payTo')}</dt><dd>${escapeHtml(state.shopName)}</dd>`,
+    payment.order_id ? `<dt>${text(lang, 'order')}</dt><dd>${escapeHtml(payment.order_id)}</dd>` : '',
+    `<dt>${text(lang, 'amount')}</dt><dd data-testid="amount">${formatMoney(lang, payment.amount_kopecks)}</dd>`,
+    `<dt>${text(lang, 'total')}</dt><dd data-testid="amount-total">${formatMoney(lang, total)}${
+      total > payment.amount_kopecks ? ` <span class="muted">(${text(lang, 'fee')})</span>` : ''
+    }</dd>`,
+  ];
+  if (state.status === 'pending') {
+    const expires = payment.expires_at.toISOString();
+    rows.push(
+      `<dt>${text(lang, 'timeLeft')}</dt><dd><time id="countdown" datetime="${expires}" aria-live="off">${text(lang, 'expiresAt')} ${expires.slice(11, 16)} UTC</time></dd>`,
+    );
+  }
+  const sandbox = state.shopMode === 'sandbox' ? `<p class="notice" role="note">${text(lang, 'sandboxNotice')}</p>` : '';
+  return `<section class="card" aria-labelledby="title"><h1 id="title">${text(lang, 'title')}</h1>${sandbox}<dl>${rows.join('')}</dl></section>`;
+}
+
+/** Counts down to expires_at using the server's "now", so a wrong device clock does not matter. */
+export function countdownScript(lang: Lang, expiresAtMs: number, nowMs: number): string {
+  return `(function(){var el=document.getElementById('countdown');if(!el)return;var left=${Math.max(0, expiresAtMs - nowMs)};var start=Date.now();
+function tick(){var ms=left-(Date.now()-start);if(ms<=0){location.reload();return;}var s=Math.floor(ms/1000);
+el.textContent=Math.floor(s/60)+' ${text(lang, 'minutes')} '+String(s%60).padStart(2,'0')+' ${text(lang, 'seconds')}';}
+tick();setInterval(tick,1000);})();`;
+}
+
+export function methodChoice(lang: Lang, orderCode: string, options: PageState['options']): string {
+  const items = options
+    .map(
+      (option) =>
+        `<li><a href="/pay/${orderCode}?method=${option.method}&amp;lang=${lang}" data-method="${option.method}"><span>${text(lang, `method_${option.method}`)}</span><span>${formatMoney(lang, option.totalKopecks)}</span></a></li>`,
+    )
+    .join('');
+  return `<section class="card" aria-labelledby="choose"><h2 id="choose">${text(lang, 'chooseMethod')}</h2><ul class="methods">${items}</ul></section>`;
+}
+
+function hidden(fields: Record<string, string>): string {
+  return Object.entries(fields)
+    .map(([name, value]) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`)
+    .join('');
+}
+
+export interface FormContext {
+  readonly lang: Lang;
+  readonly orderCode: string;
+  readonly csrf: string;
+  readonly attempt: string;
+  readonly canChangeMethod: boolean;
+}
+
+function changeMethodLink(form: FormContext): string {
+  return form.canChangeMethod ? `<p><a href="/pay/${form.orderCode}?lang=${form.lang}">${text(form.lang, 'changeMethod')}</a></p>` : '';
+}
+
+export function cardForm(form: FormContext, error: string | undefined): string {
+  const { lang } = form;
+  const alert = error ? `<div class="notice error" role="alert">${error}</div>` : '';
+  return `<section class="card" aria-labelledby="card-title"><h2 id="card-title">${text(lang, 'method_card')}</h2>${alert}
+<form method="post" action="/pay/${form.orderCode}/card" autocomplete="on" id="card-form">
+${hidden({ csrf: form.csrf, attempt: form.attempt, lang })}
+<label for="cc-number">${text(lang, 'cardNumber')}</label>
+<input id="cc-number" name="cc-number" autocomplete="cc-number" inputmode="numeric" pattern="[0-9 ]{12,23}" maxlength="23" required placeholder="0000 0000 0000 0000">
+<div class="row"><div>
+<label for="cc-exp">${text(lang, 'cardExpiry')}</label>
+<input id="cc-exp" name="cc-exp" autocomplete="cc-exp" inputmode="numeric" pattern="(0[1-9]|1[0-2]) ?/ ?([0-9]{2})" maxlength="7" required placeholder="MM/YY">
+</div><div>
+<label for="cc-csc">${text(lang, 'cardCsc')}</label>
+<input id="cc-csc" name="cc-csc" autocomplete="cc-csc" inputmode="numeric" pattern="[0-9]{3,4}" maxlength="4" required type="password">
+</div></div>
+<label for="cc-name">${text(lang, 'cardName')}</label>
+<input id="cc-name" name="cc-name" autocomplete="cc-name" maxlength="100">
+<button type="submit" id="pay-button">${text(lang, 'pay')}</button>
+</form>${changeMethodLink(form)}</section>`;
+}
+
+export function qrForm(form: FormContext, method: Exclude<PaymentMethod, 'card'>, qrSvg: string, qrPayload: string, sandbox: boolean): string {
+  const { lang } = form;
+  const sandboxButton = sandbox
+    ? `<form method="post" action="/pay/${form.orderCode}/qr">${hidden({ csrf: form.csrf, attempt: form.attempt, lang, method })}<button type="submit" id="pay-button">${text(lang, 'sandboxPay')}</button></form>`
+    : '';
+  return `<section class="card" aria-labelledby="qr-title"><h2 id="qr-title">${text(lang, `method_${method}`)}</h2>
+<p>${text(lang, 'scanQr')}</p><div class="qr" role="img" aria-label="QR">${qrSvg}</div>
+<p><a class="button" href="${escapeHtml(qrPayload)}" rel="noreferrer">${text(lang, 'openBankApp')}</a></p>${sandboxButton}${changeMethodLink(form)}</section>`;
+}
+
+export function confirmForm(form: FormContext, chargeKey: string): string {
+  const { lang } = form;
+  const fields = hidden({ csrf: form.csrf, charge: chargeKey, lang });
+  return `<section class="card" aria-labelledby="confirm-title"><h2 id="confirm-title">${text(lang, 'confirmTitle')}</h2><p>${text(lang, 'confirmText')}</p>
+<form method="post" action="/pay/${form.orderCode}/confirm">${fields}<button type="submit" name="decision" value="approve" id="confirm-button">${text(lang, 'confirm')}</button>
+<button type="submit" name="decision" value="cancel" class="secondary" id="cancel-button">${text(lang, 'cancel')}</button></form></section>`;
+}
+
+export function statusCard(lang: Lang, kind: 'paid' | 'failed' | 'expired' | 'declined' | 'notFound' | 'csrf' | 'unavailable', extra = ''): string {
+  const titles = {
+    paid: ['paidTitle', 'paidText', 'ok'],
+    failed: ['failedTitle', 'failedText', 'error'],
+    expired: ['expiredTitle', 'expiredText', 'error'],
+    declined: ['declinedTitle', 'declinedText', 'error'],
+    notFound: ['notFoundTitle', 'notFoundText', 'error'],
+    csrf: ['csrfTitle', 'csrfText', 'error'],
+    unavailable: ['unavailableTitle', 'unavailableText', 'error'],
+  } as const;
+  const [title, body, tone] = titles[kind];
+  return `<section class="card notice ${tone}" role="status" data-status="${kind}"><h2>${text(lang, title)}</h2><p>${text(lang, body)}</p>${extra}</section>`;
+}

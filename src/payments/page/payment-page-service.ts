@@ -1,0 +1,124 @@
+// The payer's side of a payment: what the page shows, and the method flows
+// through the acquirer connector. Connector calls happen outside transactions;
+// the outcome is applied through the same guarded transitions as everywhere.
+import type { AppContext } from '../../context.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { findShop } from '../../merchants/merchant-repository.ts';
+import type { AcquirerConnector, CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
+import { createSandboxConnector } from '../connectors/sandbox/sandbox-connector.ts';
+import { coversAmount, shopMethodSettings, totalWithMethod, type MethodSettings } from '../payment-methods.ts';
+import { findPaymentByOrderCode, type PaymentRow } from '../payment-repository.ts';
+import { markPaymentFailed, markPaymentPaid } from '../payment-service.ts';
+import type { PaymentMethod } from '../payment-tables.ts';
+
+export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>;
+
+const ORDER_CODE_PATTERN = /^[A-Za-z0-9]{6,32}$/;
+
+export interface MethodOption {
+  readonly method: PaymentMethod;
+  readonly totalKopecks: bigint;
+}
+
+export interface PageState {
+  readonly payment: PaymentRow;
+  readonly shopName: string;
+  readonly shopMode: 'sandbox' | 'live';
+  /** pending but past expires_at (the worker has not run yet) is shown as expired. */
+  readonly status: PaymentRow['status'];
+  /** Methods the payer may use now (the bound one only, when bound). */
+  readonly options: readonly MethodOption[];
+}
+
+export async function loadPageState(deps: PageDeps, orderCode: string): Promise<PageState | undefined> {
+  if (!ORDER_CODE_PATTERN.test(orderCode)) return undefined;
+  const payment = await findPaymentByOrderCode(deps.db, orderCode);
+  if (!payment) return undefined;
+  const shop = await findShop(deps.db, payment.shop_id);
+  if (!shop) return undefined;
+  const settings = await shopMethodSettings(deps.db, payment.shop_id);
+  const status = payment.status === 'pending' && payment.expires_at <= deps.clock.now() ? 'expired' : payment.status;
+  return { payment, shopName: shop.name, shopMode: shop.mode, status, options: methodOptions(payment, settings) };
+}
+
+function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[]): MethodOption[] {
+  if (payment.method) return [{ method: payment.method, totalKopecks: payment.amount_total_kopecks }];
+  return settings
+    .filter((entry) => coversAmount(entry, payment.amount_kopecks))
+    .map((entry) => ({ method: entry.method, totalKopecks: totalWithMethod(entry, payment.amount_kopecks) }));
+}
+
+/** The acquirer for a shop: the sandbox for sandbox shops; live shops need a production connector. */
+export function connectorFor(deps: PageDeps, shopMode: 'sandbox' | 'live'): AcquirerConnector | undefined {
+  return shopMode === 'sandbox' ? createSandboxConnector(deps) : undefined;
+}
+
+export type PayResult =
+  | { readonly kind: 'done' } // paid now or already final: show the status page
+  | { readonly kind: 'declined'; readonly declineCode: string }
+  | { readonly kind: 'confirm'; readonly chargeKey: string }
+  | { readonly kind: 'unavailable' };
+
+export interface PayInput {
+  readonly method: PaymentMethod;
+  /** The page attempt nonce; a double submit of one form carries the same one. */
+  readonly attempt: string;
+  readonly card?: CardDetails | undefined;
+}
+
+/** Runs one payer attempt: charge through the connector, then apply the outcome. */
+export async function payFromPage(deps: PageDeps, state: PageState, input: PayInput): Promise<PayResult> {
+  if (state.status !== 'pending') return { kind: 'done' };
+  const option = state.options.find((candidate) => candidate.method === input.method);
+  const connector = connectorFor(deps, state.shopMode);
+  if (!option || !connector) return { kind: 'unavailable' };
+  const outcome = await connector.charge({
+    chargeKey: `${state.payment.id}:${input.attempt}`,
+    paymentId: state.payment.id,
+    method: input.method,
+    amountKopecks: option.totalKopecks,
+    currency: 'RUB',
+    card: input.card,
+  });
+  return applyOutcome(deps, state.payment, option, outcome);
+}
+
+/** The payer answered the confirmation step of a charge. */
+export async function confirmFromPage(deps: PageDeps, state: PageState, chargeKey: string, approve: boolean): Promise<PayResult> {
+  if (state.status !== 'pending') return { kind: 'done' };
+  const connector = connectorFor(deps, state.shopMode);
+  if (!connector || !chargeKey.startsWith(`${state.payment.id}:`)) return { kind: 'unavailable' };
+  const outcome = await connector.confirm(chargeKey, approve);
+  const method = state.payment.method ?? 'card';
+  const option = state.options.find((candidate) => candidate.method === method);
+  if (!option) return { kind: 'unavailable' };
+  return applyOutcome(deps, state.payment, option, outcome);
+}
+
+async function applyOutcome(deps: PageDeps, payment: PaymentRow, option: MethodOption, outcome: ChargeOutcome): Promise<PayResult> {
+  if (outcome.status === 'requires_confirmation') return { kind: 'confirm', chargeKey: outcome.chargeKey };
+  if (outcome.status === 'declined' && !outcome.final) return { kind: 'declined', declineCode: outcome.declineCode };
+  await inTransaction(deps.db, async (tx) => {
+    const current = await tx.selectFrom('payments').selectAll().where('id', '=', payment.id).forUpdate().executeTakeFirst();
+    // Already moved on (a double submit that lost the race, or expiry): nothing more to do.
+    if (!current || current.status !== 'pending' || current.expires_at <= deps.clock.now()) {
+      if (current?.status !== 'paid' && outcome.status === 'succeeded') {
+        deps.logger.error({ payment_id: payment.id, charge_key: outcome.chargeKey }, 'charge succeeded for a payment that can no longer be paid; refund it');
+      }
+      return;
+    }
+    if (outcome.status === 'succeeded') {
+      await markPaymentPaid(tx, deps.clock, deps.config.publicUrl, current, { method: option.method, chargedTotalKopecks: option.totalKopecks });
+    } else {
+      await markPaymentFailed(tx, deps.clock, deps.config.publicUrl, current, outcome.declineCode);
+    }
+  });
+  return { kind: 'done' };
+}
+
+export function qrPayloadFor(deps: PageDeps, state: PageState, method: 'sbp' | 'sberpay'): string | undefined {
+  const option = state.options.find((candidate) => candidate.method === method);
+  const connector = connectorFor(deps, state.shopMode);
+  if (!option || !connector) return undefined;
+  return connector.qrPayload({ paymentId: state.payment.id, method, amountKopecks: option.totalKopecks });
+}
