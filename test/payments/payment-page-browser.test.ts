@@ -1,0 +1,127 @@
+// The payer's journey in headless Chromium against the gateway on a real port:
+// open payment_url, choose a method, pay with a sandbox card, and the merchant's
+// receiver on 127.0.0.1 gets a signed payment.paid from the real workers.
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Worker } from '../../src/context.ts';
+import { createWorkers } from '../../src/modules.ts';
+import { backends } from '../support/databases.ts';
+import { createTestApp, type TestApp } from '../support/app.ts';
+import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { getJson, postPayment } from './payment-test-support.ts';
+
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function until<T>(probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.each(backends)('payment page in Chromium on %s', (backend) => {
+  let testApp: TestApp;
+  let receiver: Receiver;
+  let browser: Browser;
+  let workers: Worker[];
+  let merchant: Awaited<ReturnType<TestApp['createMerchant']>>;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    testApp = await createTestApp(backend, { config: { publicUrl: `http://127.0.0.1:${port}` } });
+    testApp.clock.set(new Date()); // signatures are checked against real time
+    await testApp.app.listen({ port, host: '127.0.0.1' });
+    receiver = await startReceiver();
+    workers = createWorkers(testApp.context);
+    for (const worker of workers) worker.start();
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    merchant = await testApp.createMerchant({ name: 'Browser Shop' });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.all((workers ?? []).map((worker) => worker.stop()));
+    await receiver?.close();
+    await testApp?.close();
+  });
+
+  async function newPayment(body: Record<string, unknown> = {}) {
+    return (await postPayment(testApp, merchant.api_key, { amount: 1250, currency: 'RUB', callback_url: receiver.url, ...body })).json();
+  }
+
+  async function fillCard(page: Page, number: string): Promise<void> {
+    await page.getByLabel(/Card number/).fill(number);
+    await page.getByLabel(/Expiry/).fill('12/34');
+    await page.getByLabel(/Security code/).fill('123');
+  }
+
+  function eventsFor(paymentId: string) {
+    return receiver.requests.filter((request) => request.body.includes(paymentId));
+  }
+
+  it('choose card, pay with the success card: the page says paid and the receiver gets a signed payment.paid', async () => {
+    const payment = await newPayment();
+    const page = await browser.newPage({ locale: 'en-US', extraHTTPHeaders: { 'accept-language': 'en' } });
+    await page.goto(payment.payment_url);
+    expect(await page.textContent('body')).toContain('Browser Shop');
+    await page.click('a[data-method="card"]');
+    await fillCard(page, '4242 4242 4242 4242');
+    await page.click('#pay-button');
+    await page.waitForSelector('[data-status="paid"]');
+    const delivered = await until(() => eventsFor(payment.payment_id)[0]);
+    const event = new Webhook(merchant.webhook_secret).verify(delivered.body, delivered.headers as Record<string, string>) as {
+      type: string;
+      data: { status: string; payment_id: string };
+    };
+    expect(event.type).toBe('payment.paid');
+    expect(event.data).toMatchObject({ payment_id: payment.payment_id, status: 'paid' });
+    await page.close();
+  });
+
+  it('the decline card shows the decline and leaves the payment payable', async () => {
+    const payment = await newPayment({ method: 'card' });
+    const page = await browser.newPage({ extraHTTPHeaders: { 'accept-language': 'en' } });
+    await page.goto(payment.payment_url);
+    await fillCard(page, '4000 0000 0000 0002');
+    await page.click('#pay-button');
+    await page.waitForSelector('[data-status="declined"]');
+    expect(await page.isVisible('#card-form')).toBe(true);
+    expect((await getJson(testApp, merchant.api_key, `/v1/payments/${payment.payment_id}`)).json().status).toBe('pending');
+    await page.close();
+  });
+
+  it('a double-clicked pay button charges once and sends one payment.paid', async () => {
+    const payment = await newPayment({ method: 'card' });
+    const page = await browser.newPage({ extraHTTPHeaders: { 'accept-language': 'ru' } });
+    await page.goto(payment.payment_url);
+    await page.getByLabel(/Номер карты/).fill('4242424242424242');
+    await page.getByLabel(/Срок/).fill('12/34');
+    await page.getByLabel(/CVC/).fill('123');
+    // Two submissions of the same form, as an impatient double click sends them.
+    await page.evaluate(() => {
+      const form = document.getElementById('card-form') as HTMLFormElement;
+      form.requestSubmit();
+      form.requestSubmit();
+    });
+    await page.waitForSelector('[data-status="paid"]');
+    await until(() => eventsFor(payment.payment_id)[0]);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // room for a wrong second event to arrive
+    const charges = await testApp.context.db.selectFrom('sandbox_acquirer_charges').selectAll().where('payment_id', '=', payment.payment_id).execute();
+    expect(charges.filter((charge) => charge.status === 'succeeded')).toHaveLength(1);
+    expect(eventsFor(payment.payment_id)).toHaveLength(1);
+    await page.close();
+  });
+});
