@@ -60,6 +60,10 @@ function openPostgres(url: string, poolSize: number): DatabaseHandle {
   });
   // An idle client that loses its server (restart, pg_terminate_backend) must not crash the process.
   pool.on('error', () => undefined);
+  // Nor may a checked-out one between two queries of a transaction: pg emits 'error' on the client,
+  // and the pool's own listener is detached while it is checked out. The next query fails instead,
+  // the transaction is abandoned and the pool discards the dead client on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
