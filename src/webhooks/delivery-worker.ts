@@ -9,12 +9,14 @@ import type { AppContext, Worker } from '../context.ts';
 import { newId } from '../ids.ts';
 import { nextRetryDelayMs, parseRetryAfterMs } from './retry-schedule.ts';
 import { signedHeaders } from './signing.ts';
-import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from './webhook-repository.ts';
+import { claimDueDeliveries, recordAttempt, recordAttempts, releaseDeliveries, type AttemptRecord, type ClaimedDelivery } from './webhook-repository.ts';
 import { createWebhookSender, type SendResult, type WebhookSender } from './webhook-sender.ts';
 import { webhookMetrics, type WebhookMetrics } from './webhook-metrics.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
 export const DEFAULT_IDLE_POLL_MS = 500;
+/** The longest a finished attempt waits for others to be written with it. */
+const RECORD_BATCH_DELAY_MS = 5;
 /** `drain` stops after this many rounds even if work keeps appearing. */
 const MAX_DRAIN_ROUNDS = 100_000;
 
@@ -34,6 +36,8 @@ export type AttemptDeps = Pick<AppContext, 'db' | 'clock' | 'logger'> & {
   readonly sender: WebhookSender;
   readonly metrics: WebhookMetrics;
   readonly random?: (() => number) | undefined;
+  /** How the attempt is written; one statement per attempt unless a worker batches them. Resolves false when the lease was lost. */
+  readonly record?: ((record: AttemptRecord) => Promise<boolean>) | undefined;
 };
 
 export interface AttemptSummary {
@@ -51,10 +55,11 @@ function secretsAt(delivery: ClaimedDelivery, at: Date) {
 }
 
 /** Makes one attempt of a claimed delivery and records it. Never throws for a receiver's failure. */
-export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery): Promise<AttemptSummary> {
+export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery, onSent?: () => void): Promise<AttemptSummary> {
   const startedAt = deps.clock.now();
   const headers = signedHeaders(secretsAt(delivery, startedAt), delivery.eventId, startedAt, delivery.payload);
   const result = await deps.sender.send({ url: delivery.url, headers, body: delivery.payload });
+  onSent?.();
   const finishedAt = deps.clock.now();
   const attemptNumber = delivery.attemptCount + 1;
   const delayMs =
@@ -68,7 +73,8 @@ export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelive
         });
   const nextAttemptAt = delayMs === null ? null : new Date(finishedAt.getTime() + delayMs);
   const status = result.outcome === 'succeeded' ? 'delivered' : nextAttemptAt === null ? 'failed' : 'pending';
-  const kept = await recordAttempt(deps.db, {
+  const record = deps.record ?? ((input: AttemptRecord) => recordAttempt(deps.db, input));
+  const kept = await record({
     attempt: {
       id: newId('attempt'),
       delivery_id: delivery.deliveryId,
@@ -100,6 +106,39 @@ export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelive
   return { eventId: delivery.eventId, attemptNumber, result, nextAttemptAt, startedAt };
 }
 
+/**
+ * Collects finished attempts and writes them in one statement per batch: one
+ * commit for many attempts. A delivery keeps its lease until its attempt is
+ * written, so a crash before the write only means the attempt is made again.
+ */
+function createRecordBatcher(db: AppContext['db'], maxBatch: number, maxDelayMs: number) {
+  let pending: { record: AttemptRecord; resolve: (kept: boolean) => void; reject: (error: unknown) => void }[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const batch = pending;
+    pending = [];
+    if (batch.length === 0) return;
+    recordAttempts(
+      db,
+      batch.map((item) => item.record),
+    ).then(
+      (kept) => batch.forEach((item) => item.resolve(kept.has(item.record.deliveryId))),
+      (error: unknown) => batch.forEach((item) => item.reject(error)),
+    );
+  };
+  return {
+    add(record: AttemptRecord): Promise<boolean> {
+      return new Promise<boolean>((resolve, reject) => {
+        pending.push({ record, resolve, reject });
+        if (pending.length >= maxBatch) flush();
+        else timer ??= setTimeout(flush, maxDelayMs);
+      });
+    },
+  };
+}
+
 export interface DeliveryWorker extends Worker {
   /** Claims what is due now (up to the free capacity) and starts those attempts; resolves to how many were claimed. */
   runOnce(): Promise<number>;
@@ -111,9 +150,14 @@ export interface DeliveryWorker extends Worker {
 
 export function createDeliveryWorker(context: AppContext, options: DeliveryWorkerOptions = {}): DeliveryWorker {
   const concurrency = options.concurrency ?? context.config.webhookConcurrency;
+  // Claimed deliveries held at most: those in flight plus a queue of the next ones, so that
+  // the next claim runs while attempts are still in flight and no slot waits for the database.
+  const maxHeld = 2 * concurrency;
+  const claimThreshold = Math.max(1, Math.floor(concurrency / 2));
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const idlePollMs = options.idlePollMs ?? DEFAULT_IDLE_POLL_MS;
   const sender = createWebhookSender({ config: context.config, timeoutMs: options.attemptTimeoutMs, connectionsPerOrigin: concurrency });
+  const batcher = createRecordBatcher(context.db, concurrency, RECORD_BATCH_DELAY_MS);
   const deps: AttemptDeps = {
     db: context.db,
     clock: context.clock,
@@ -121,32 +165,53 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     sender,
     metrics: webhookMetrics(context),
     random: options.random,
+    record: (record) => batcher.add(record),
   };
-  const running = new Set<Promise<void>>();
+  const queue: ClaimedDelivery[] = [];
+  /** Requests on the wire: at most `concurrency`. */
+  const sending = new Set<Promise<void>>();
+  /** Attempts not yet written (sent, waiting for their batch); each still holds its lease. */
+  const unrecorded = new Set<Promise<void>>();
   let loop: Promise<void> | undefined;
   let stopped = false;
   let wake: (() => void) | undefined;
 
+  function startQueued(): void {
+    while (!stopped && sending.size < concurrency && queue.length > 0) {
+      const delivery = queue.shift()!;
+      let markSent!: () => void;
+      const sent = new Promise<void>((resolve) => (markSent = resolve));
+      const slot = sent.then(() => {
+        sending.delete(slot);
+        startQueued();
+      });
+      sending.add(slot);
+      const recorded: Promise<void> = attemptDelivery(deps, delivery, markSent)
+        .then(() => undefined)
+        .catch((error: unknown) => {
+          // The attempt could not be recorded (database down): its lease expires and it is made again.
+          context.logger.error({ err: error, event_id: delivery.eventId }, 'webhook attempt could not be recorded');
+        })
+        .finally(() => {
+          markSent();
+          unrecorded.delete(recorded);
+        });
+      unrecorded.add(recorded);
+    }
+  }
+
   async function runOnce(): Promise<number> {
-    const free = concurrency - running.size;
-    if (free <= 0) return 0;
+    const room = maxHeld - sending.size - queue.length;
+    if (room <= 0 || stopped) return 0;
     const now = context.clock.now();
     const claimed = await claimDueDeliveries(context.db, {
       now,
       lockedUntil: new Date(now.getTime() + leaseMs),
       leaseToken: randomUUID(),
-      limit: free,
+      limit: room,
     });
-    for (const delivery of claimed) {
-      const attempt: Promise<void> = attemptDelivery(deps, delivery)
-        .then(() => undefined)
-        .catch((error: unknown) => {
-          // The attempt could not be recorded (database down): the lease expires and it is retried.
-          context.logger.error({ err: error, event_id: delivery.eventId }, 'webhook attempt could not be recorded');
-        })
-        .finally(() => running.delete(attempt));
-      running.add(attempt);
-    }
+    queue.push(...claimed);
+    startQueued();
     return claimed.length;
   }
 
@@ -163,18 +228,15 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   }
 
   async function runLoop(): Promise<void> {
-    // Claim in batches of at least a quarter of the capacity, so a busy worker is not one query per attempt.
-    const minimumBatch = Math.max(1, Math.floor(concurrency / 4));
     while (!stopped) {
       try {
-        if (running.size > 0 && concurrency - running.size < minimumBatch) {
-          await Promise.race(running);
+        const room = maxHeld - sending.size - queue.length;
+        if (room < claimThreshold) {
+          await Promise.race(sending);
           continue;
         }
-        const requested = concurrency - running.size;
-        const claimed = await runOnce();
         // Fewer than asked for means nothing else is due now: wait for the next poll.
-        if (claimed < requested) await pause(idlePollMs);
+        if ((await runOnce()) < room) await pause(idlePollMs);
       } catch (error) {
         context.logger.error({ err: error }, 'webhook worker could not claim deliveries');
         await pause(idlePollMs);
@@ -185,7 +247,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   return {
     name: 'webhook-delivery',
     get inFlight() {
-      return running.size;
+      return sending.size;
     },
     start() {
       if (loop || stopped) return;
@@ -195,7 +257,14 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
       stopped = true;
       wake?.();
       await loop;
-      await Promise.allSettled([...running]);
+      // Claimed but never started: give them back now rather than when their lease runs out.
+      const unstarted = queue.splice(0);
+      if (unstarted.length > 0) {
+        await releaseDeliveries(context.db, unstarted.map((delivery) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken }))).catch(
+          (error: unknown) => context.logger.warn({ err: error }, 'could not release unstarted webhook deliveries; their leases will expire'),
+        );
+      }
+      await Promise.allSettled([...unrecorded]);
       await sender.close();
     },
     runOnce,
@@ -204,8 +273,9 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
       for (let round = 0; round < MAX_DRAIN_ROUNDS; round++) {
         const claimed = await runOnce();
         attempts += claimed;
-        if (claimed === 0 && running.size === 0) return attempts;
-        if (running.size > 0) await Promise.race(running);
+        if (claimed === 0 && queue.length === 0 && unrecorded.size === 0) return attempts;
+        if (sending.size > 0) await Promise.race(sending);
+        else await Promise.allSettled([...unrecorded]);
       }
       throw new Error(`webhook drain did not settle after ${MAX_DRAIN_ROUNDS} rounds`);
     },

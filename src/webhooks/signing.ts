@@ -1,7 +1,7 @@
 // Standard Webhooks signatures (https://www.standardwebhooks.com): HMAC-SHA256
 // over `${id}.${timestamp}.${body}` with the base64 key of a `whsec_` secret,
 // sent as `v1,<base64>`; several signatures are space-separated (key rotation).
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { PAYGATE_VERSION } from '../version.ts';
 
 const SECRET_PREFIX = 'whsec_';
@@ -12,9 +12,18 @@ export function generateSigningSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(24).toString('base64')}`;
 }
 
-function secretKey(secret: string): Buffer {
+// Building a key object is most of an HMAC's cost; shops' keys are reused across attempts.
+const keyCache = new Map<string, KeyObject>();
+const KEY_CACHE_SIZE = 1_000;
+
+function secretKey(secret: string): KeyObject {
+  const cached = keyCache.get(secret);
+  if (cached) return cached;
   if (!secret.startsWith(SECRET_PREFIX)) throw new Error('a webhook secret must start with whsec_');
-  return Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
+  const key = createSecretKey(Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64'));
+  if (keyCache.size >= KEY_CACHE_SIZE) keyCache.delete(keyCache.keys().next().value!);
+  keyCache.set(secret, key);
+  return key;
 }
 
 /** One `v1,<base64>` signature of the exact body bytes. */

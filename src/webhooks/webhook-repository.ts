@@ -115,25 +115,55 @@ export interface AttemptRecord {
 }
 
 /**
- * Logs the attempt and, if this worker still holds the lease, moves the delivery
- * on and releases it: one statement, so a crash leaves either both or neither.
- * Returns false when the lease had been lost (the attempt is still logged).
+ * Logs the attempts and, for each delivery whose lease this worker still holds,
+ * moves it on and releases it: one statement for the whole batch, so a crash
+ * leaves either all of it or none. Returns the ids of the deliveries updated
+ * (an attempt whose lease had been lost is logged but changes nothing).
  */
-export async function recordAttempt(db: Executor, record: AttemptRecord): Promise<boolean> {
-  const a = record.attempt;
+export async function recordAttempts(db: Executor, records: readonly AttemptRecord[]): Promise<Set<string>> {
+  if (records.length === 0) return new Set();
+  const rows = records.map((record) => {
+    const a = record.attempt;
+    return sql`(${a.id}::text, ${a.delivery_id}::text, ${a.event_id}::text, ${a.attempt_number}::int, ${a.url}::text,
+      ${a.started_at}::timestamptz, ${a.duration_ms}::int, ${a.outcome}::text, ${a.status_code ?? null}::int, ${a.error ?? null}::text,
+      ${a.response_body ?? null}::text, ${a.next_retry_at ?? null}::timestamptz, ${record.leaseToken}::text, ${record.status}::text,
+      ${record.nextAttemptAt}::timestamptz, ${record.now}::timestamptz)`;
+  });
   const result = await sql<{ id: string }>`
-    with attempt as (
+    with input (id, delivery_id, event_id, attempt_number, url, started_at, duration_ms, outcome, status_code, error,
+                response_body, next_retry_at, lease_token, status, next_attempt_at, now) as (
+      values ${sql.join(rows)}
+    ),
+    attempt as (
       insert into webhook_attempts
         (id, delivery_id, event_id, attempt_number, url, started_at, duration_ms, outcome, status_code, error, response_body, next_retry_at)
-      values (${a.id}, ${a.delivery_id}, ${a.event_id}, ${a.attempt_number}, ${a.url}, ${a.started_at}, ${a.duration_ms},
-              ${a.outcome}, ${a.status_code ?? null}, ${a.error ?? null}, ${a.response_body ?? null}, ${a.next_retry_at ?? null})
+      select id, delivery_id, event_id, attempt_number, url, started_at, duration_ms, outcome, status_code, error, response_body, next_retry_at
+        from input
     )
-    update webhook_deliveries
-       set status = ${record.status}, attempt_count = attempt_count + 1, next_attempt_at = ${record.nextAttemptAt},
-           last_attempt_at = ${a.started_at}, locked_until = null, lease_token = null, updated_at = ${record.now}
-     where id = ${record.deliveryId} and lease_token = ${record.leaseToken}
-    returning id`.execute(db);
-  return result.rows.length === 1;
+    update webhook_deliveries d
+       set status = i.status, attempt_count = d.attempt_count + 1, next_attempt_at = i.next_attempt_at,
+           last_attempt_at = i.started_at, locked_until = null, lease_token = null, updated_at = i.now
+      from input i
+     where d.id = i.delivery_id and d.lease_token = i.lease_token
+    returning d.id`.execute(db);
+  return new Set(result.rows.map((row) => row.id));
+}
+
+/** `recordAttempts` for one attempt; false when the lease had been lost. */
+export async function recordAttempt(db: Executor, record: AttemptRecord): Promise<boolean> {
+  return (await recordAttempts(db, [record])).has(record.deliveryId);
+}
+
+/** Gives back claimed deliveries that were never attempted (a stopping worker). */
+export async function releaseDeliveries(db: Executor, claims: readonly { id: string; leaseToken: string }[]): Promise<void> {
+  for (const claim of claims) {
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ locked_until: null, lease_token: null })
+      .where('id', '=', claim.id)
+      .where('lease_token', '=', claim.leaseToken)
+      .execute();
+  }
 }
 
 export async function countDueDeliveries(db: Executor, now: Date): Promise<number> {

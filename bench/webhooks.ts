@@ -1,0 +1,185 @@
+// `npm run bench:webhooks`: 10,000 events through the delivery engine on
+// PostgreSQL to a local receiver, then a bare undici client posting the same
+// bodies to the same receiver at the same concurrency, and the ratio.
+// Target: ratio >= 0.5 and zero lost. Uses a fresh database on
+// BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), dropped after.
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { availableParallelism, loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { Registry } from 'prom-client';
+import { Agent, request } from 'undici';
+import { systemClock } from '../src/clock.ts';
+import { loadConfig } from '../src/config.ts';
+import type { AppContext } from '../src/context.ts';
+import { openDatabase } from '../src/db/database.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { inTransaction } from '../src/db/transaction.ts';
+import { createLogger } from '../src/logger.ts';
+import { createMerchant } from '../src/merchants/merchant-service.ts';
+import { createDeliveryWorker } from '../src/webhooks/delivery-worker.ts';
+import { emit } from '../src/webhooks/outbox.ts';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: SERVER_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+function startReceiver() {
+  const received = new Set<string>();
+  let requests = 0;
+  const server = createServer((req, res) => {
+    requests += 1;
+    const id = req.headers['webhook-id'];
+    if (typeof id === 'string') received.add(id);
+    req.resume();
+    req.on('end', () => res.end('ok'));
+  });
+  return new Promise<{ url: string; received: Set<string>; requests: () => number; close: () => Promise<void> }>((resolve) => {
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+        received,
+        requests: () => requests,
+        close: () => new Promise((done) => (server.closeAllConnections(), server.close(() => done()))),
+      }),
+    );
+  });
+}
+
+/** Posts every body with `concurrency` loops on one undici Agent; resolves to requests per second. */
+async function bareUndici(url: string, bodies: readonly string[], concurrency: number): Promise<number> {
+  const agent = new Agent({ connections: concurrency });
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++]!;
+        const response = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher: agent });
+        await response.body.text();
+      }
+    }),
+  );
+  const rate = bodies.length / ((performance.now() - started) / 1000);
+  await agent.close();
+  return rate;
+}
+
+async function main(): Promise<void> {
+  const name = `paygate_bench_${randomBytes(5).toString('hex')}`;
+  await admin(`create database ${name}`);
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: url.toString(),
+    LOG_LEVEL: 'silent',
+    PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
+    PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
+  });
+  const concurrency = config.webhookConcurrency;
+  const handle = await openDatabase({ url: url.toString(), poolSize: config.databasePoolSize });
+  const receiver = await startReceiver();
+  try {
+    await migrate(handle);
+    const context: AppContext = {
+      db: handle.db,
+      backend: 'postgres',
+      clock: systemClock,
+      config,
+      metrics: new Registry(),
+      logger: createLogger(config),
+    };
+    const merchant = await createMerchant(context, { name: 'Bench shop', email: 'bench@paygate.local' });
+
+    // A realistic body: a payment.paid event with the full payment (about 600 bytes).
+    const payment = (index: number) => ({
+      id: `0b9d6f2e-6a51-4a8e-9d7e-${String(index).padStart(12, '0')}`,
+      order_id: `order-${index}`,
+      status: 'paid',
+      amount: 1500.5,
+      amount_total: 1545.02,
+      currency: 'RUB',
+      method: 'card',
+      description: 'Order from the bench shop',
+      payment_url: `http://localhost:8080/pay/${index}`,
+      callback_url: receiver.url,
+      created_at: new Date().toISOString(),
+      paid_at: new Date().toISOString(),
+      expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    const emitStarted = performance.now();
+    const ids: string[] = [];
+    for (let start = 0; start < EVENTS; start += 500) {
+      await inTransaction(handle.db, async (tx) => {
+        for (let index = start; index < Math.min(EVENTS, start + 500); index++) {
+          ids.push((await emit(tx, systemClock, { shopId: merchant.shop_id, type: 'payment.paid', data: payment(index), destination: receiver.url })).id);
+        }
+      });
+    }
+    const emitSeconds = (performance.now() - emitStarted) / 1000;
+    const bodies = (await handle.db.selectFrom('webhook_events').select('payload').execute()).map((row) => row.payload);
+    const baselineBefore = await bareUndici(receiver.url, bodies, concurrency);
+    receiver.received.clear();
+    const requestsBefore = receiver.requests();
+
+    const worker = createDeliveryWorker(context, { idlePollMs: 20 });
+    const engineStarted = performance.now();
+    worker.start();
+    const deadline = Date.now() + 10 * 60_000;
+    for (;;) {
+      if (receiver.received.size >= EVENTS) {
+        const pending = await handle.db
+          .selectFrom('webhook_deliveries')
+          .select((eb) => eb.fn.countAll<bigint>().as('count'))
+          .where('status', '!=', 'delivered')
+          .executeTakeFirstOrThrow();
+        if (Number(pending.count) === 0) break;
+      }
+      if (Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const engineSeconds = (performance.now() - engineStarted) / 1000;
+    await worker.stop();
+    const delivered = await handle.db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<bigint>().as('count'))
+      .where('status', '=', 'delivered')
+      .executeTakeFirstOrThrow();
+    const lost = ids.filter((id) => !receiver.received.has(id)).length + (EVENTS - Number(delivered.count));
+    const engineRequests = receiver.requests() - requestsBefore;
+
+    const baselineAfter = await bareUndici(receiver.url, bodies, concurrency);
+    const engineRate = EVENTS / engineSeconds;
+    // The machine is shared: the bare client runs before and after the engine, and the ratio uses their mean.
+    const baselineRate = (baselineBefore + baselineAfter) / 2;
+    const ratio = engineRate / baselineRate;
+    const line = (label: string, value: string) => process.stdout.write(`${label.padEnd(34)}${value}\n`);
+    line('machine load (1 min)', loadavg()[0]!.toFixed(2) + ` on ${availableParallelism()} cores`);
+    line('events', String(EVENTS));
+    line('concurrency', String(concurrency));
+    line('emit (outbox, 500 per tx)', `${(EVENTS / emitSeconds).toFixed(0)} events/s`);
+    line('engine: delivered and recorded', `${engineRate.toFixed(0)} events/s (${engineSeconds.toFixed(2)} s, ${engineRequests} requests)`);
+    line('bare undici, same bodies', `${baselineRate.toFixed(0)} requests/s (before ${baselineBefore.toFixed(0)}, after ${baselineAfter.toFixed(0)})`);
+    line('ratio engine / bare', `${ratio.toFixed(2)} (target >= 0.5)`);
+    line('lost', `${lost} (must be 0)`);
+    process.exitCode = lost === 0 && ratio >= 0.5 ? 0 : 1;
+  } finally {
+    await receiver.close();
+    await handle.close();
+    await admin(`drop database if exists ${name} with (force)`);
+  }
+}
+
+await main();
