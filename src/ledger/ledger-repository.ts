@@ -161,7 +161,8 @@ export async function writeChain(
     with inserted as (
       insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
         reference_type, reference_id, status, pending_id, chain_id, created_at)
-      values ${transferValues}
+      select * from (values ${transferValues}) as t
+      where not exists (select 1 from ledger_transfers e where e.idempotency_key in (${sql.join(transfers.map((t) => t.idempotency_key))}))
       on conflict (idempotency_key) do nothing
       returning id
     ), accounts as (

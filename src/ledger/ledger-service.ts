@@ -259,38 +259,48 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
   const accounts = new Map(locked.map((row) => [row.id, mutable(row)]));
   for (const id of accountIds) if (!accounts.has(id)) throw new NotFoundError(`no ledger account "${id}"`);
 
-  // Under the locks: has this chain (or a post/void of these reservations) already happened?
-  const pendingTransferIds = [...pending.values()].map((row) => row.id);
-  const existing = await repository.findTransfersByKeysOrPending(tx, keys, pendingTransferIds);
+  // Under the locks. A post or void needs to know whether its reservation was already closed; a
+  // plain chain learns that it is a repeat when its insert meets its own ids (writeChain), which
+  // saves a round trip while the locks are held.
   const ownKeys = new Set(keys);
-  const mine = existing.filter((row) => ownKeys.has(row.idempotency_key));
-  if (mine.length > 0) return replayOrRefuse(requests, mine, pending);
-  const closing = existing.find((row) => row.pending_id !== null && !ownKeys.has(row.idempotency_key));
-  if (closing) {
-    const reservation = [...pending.values()].find((row) => row.id === closing.pending_id)!;
-    throw new InvalidStateError(`reservation "${reservation.idempotency_key}" was already ${closing.status}`);
+  if (pending.size > 0) {
+    const existing = await repository.findTransfersByKeysOrPending(tx, keys, [...pending.values()].map((row) => row.id));
+    const mine = existing.filter((row) => ownKeys.has(row.idempotency_key));
+    if (mine.length > 0) return replayOrRefuse(requests, mine, pending);
+    const closing = existing.find((row) => row.pending_id !== null);
+    if (closing) {
+      const reservation = [...pending.values()].find((row) => row.id === closing.pending_id)!;
+      throw new InvalidStateError(`reservation "${reservation.idempotency_key}" was already ${closing.status}`);
+    }
   }
 
   const now = clock.now();
   const chainId = newId('transfer');
   const transferRows: LedgerTables['ledger_transfers'][] = [];
   const operations: NewOperation[] = [];
-  requests.forEach((request, index) => {
-    const transferId = index === 0 ? chainId : newId('transfer');
-    const row = applyRequest(request, transferId, chainId, now, accounts, pending);
-    transferRows.push(row.transfer);
-    for (const change of row.changes) {
-      operations.push({
-        id: newId('operation'),
-        accountId: change.accountId,
-        transferId,
-        originId: row.transfer.pending_id ?? transferId,
-        amount: change.delta,
-        balanceAfter: change.availableAfter,
-        createdAt: now,
-      });
-    }
-  });
+  try {
+    requests.forEach((request, index) => {
+      const transferId = index === 0 ? chainId : newId('transfer');
+      const row = applyRequest(request, transferId, chainId, now, accounts, pending);
+      transferRows.push(row.transfer);
+      for (const change of row.changes) {
+        operations.push({
+          id: newId('operation'),
+          accountId: change.accountId,
+          transferId,
+          originId: row.transfer.pending_id ?? transferId,
+          amount: change.delta,
+          balanceAfter: change.availableAfter,
+          createdAt: now,
+        });
+      }
+    });
+  } catch (error) {
+    // A repeat of a chain that went through earlier is answered as such, even if the balance has moved since.
+    const mine = pending.size > 0 ? [] : await repository.findTransfersByKeys(tx, keys);
+    if (mine.length > 0) return replayOrRefuse(requests, mine, pending);
+    throw error;
+  }
 
   const totals: AccountTotals[] = [...accounts.values()].map((account) => ({
     id: account.id,
@@ -303,8 +313,8 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
   if (inserted === transferRows.length) {
     return { transfers: transferRows.map((row) => toLedgerTransfer(row)), replayed: false };
   }
-  // A concurrent transaction committed one of these ids between our check and our insert
-  // (it locked other accounts, so it used the id with other parameters, or this is a replay).
+  // Some ids exist already: a repeat (nothing was written), or ids reused with other parameters.
+  // A partial insert only happens when a concurrent chain committed some of the ids meanwhile.
   if (inserted > 0) {
     throw new DuplicateExternalIdError(`some of the transfer ids "${keys.join('", "')}" were used concurrently by another chain`);
   }
