@@ -1,0 +1,222 @@
+// `npm run bench:ledger`: concurrent ledger transfers on PostgreSQL, spread over
+// 1,000 accounts and all from one hot account, each measured against a
+// direct-SQL baseline run in the same process at the same concurrency: one
+// autocommit statement per transfer doing the minimal equivalent writes (both
+// account rows with the no-overdraft check, the transfer row, the two history
+// rows). Targets: ratio >= 0.5 spread, >= 0.3 hot. Uses a fresh database on
+// BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), dropped after.
+//   BENCH_TRANSFERS (default 5000 per run), BENCH_CONCURRENCY (default 20).
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { systemClock } from '../src/clock.ts';
+import { openDatabase } from '../src/db/database.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { inTransaction, type Db } from '../src/db/transaction.ts';
+import { newId } from '../src/ids.ts';
+import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/ledger/ledger-accounts.ts';
+import { checkLedgerInvariants } from '../src/ledger/ledger-invariants.ts';
+import { transfer } from '../src/ledger/ledger-service.ts';
+
+const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 5_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const ACCOUNTS = 1_000;
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const FUNDING = 1_000_000_000_000n;
+
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: SERVER_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** 500 merchants with a RUB main and payout account each, every account well funded from settlement. */
+async function openAccounts(db: Db): Promise<string[]> {
+  const now = new Date();
+  const merchantIds = Array.from({ length: ACCOUNTS / 2 }, () => newId('merchant'));
+  await db
+    .insertInto('merchants')
+    .values(merchantIds.map((id, index) => ({ id, name: `Bench ${index}`, email: `bench-${index}-${id}@example.test`, created_at: now })))
+    .execute();
+  const ids: string[] = [];
+  for (let start = 0; start < merchantIds.length; start += 50) {
+    const batch = merchantIds.slice(start, start + 50);
+    const accounts = await inTransaction(db, (tx) =>
+      ensureAccounts(tx, systemClock, [
+        systemAccountKey('settlement', 'RUB'),
+        ...batch.flatMap((id) => [merchantAccountKey(id, 'RUB', 'main'), merchantAccountKey(id, 'RUB', 'payout')]),
+      ]),
+    );
+    const [settlement, ...merchantAccounts] = accounts;
+    for (const account of merchantAccounts) {
+      await inTransaction(db, (tx) =>
+        transfer(tx, systemClock, {
+          id: `bench-funding:${account.id}`,
+          debitAccountId: settlement!.id,
+          creditAccountId: account.id,
+          amount: FUNDING,
+          type: 'deposit',
+          reference: { type: 'bench', id: 'funding' },
+        }),
+      );
+      ids.push(account.id);
+    }
+  }
+  return ids;
+}
+
+type Pick = () => { from: string; to: string };
+
+function spread(ids: readonly string[]): Pick {
+  return () => {
+    const from = Math.floor(Math.random() * ids.length);
+    const to = (from + 1 + Math.floor(Math.random() * (ids.length - 1))) % ids.length;
+    return { from: ids[from]!, to: ids[to]! };
+  };
+}
+
+function hot(ids: readonly string[]): Pick {
+  return () => ({ from: ids[0]!, to: ids[1 + Math.floor(Math.random() * (ids.length - 1))]! });
+}
+
+/** Runs `count` operations with `concurrency` workers; returns operations per second. */
+async function measure(count: number, concurrency: number, operation: (index: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let index = next++; index < count; index = next++) await operation(index);
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
+}
+
+function ledgerRun(db: Db, label: string, pick: Pick) {
+  return (index: number) => {
+    const { from, to } = pick();
+    return inTransaction(db, (tx) =>
+      transfer(tx, systemClock, {
+        id: `bench:${label}:${index}`,
+        debitAccountId: from,
+        creditAccountId: to,
+        amount: BigInt(1 + Math.floor(Math.random() * 10_000)),
+        type: 'transfer',
+        reference: { type: 'bench', id: label },
+      }),
+    ).then(() => undefined);
+  };
+}
+
+// The minimal equivalent writes in one statement: both account rows (locked in id order by the
+// primary-key scan; the table's no-overdraft CHECK refuses an overdraft), the transfer, two history rows.
+const BASELINE_STATEMENT = `
+  with moved as (
+    update ledger_accounts set
+      debits_posted = debits_posted + case when id = $1 then $3::int8 else 0 end,
+      credits_posted = credits_posted + case when id = $2 then $3::int8 else 0 end
+    where id in ($1, $2)
+    returning id, credits_posted - debits_posted - debits_pending as available
+  ), inserted as (
+    insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
+      reference_type, reference_id, status, pending_id, chain_id, created_at)
+    values ($4, $5, $1, $2, $3::int8, 'RUB', 'transfer', 'bench', 'baseline', 'posted', null, $4, $6)
+    returning id
+  )
+  insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
+  select case when m.id = $1 then $7 else $8 end, m.id, i.id, i.id, case when m.id = $1 then -$3::int8 else $3::int8 end, m.available, $6
+  from moved m cross join inserted i`;
+
+/** `transactional`: BEGIN; the statement; COMMIT — the shape every ledger call has, inside its caller's transaction. */
+function baselineRun(pool: pg.Pool, label: string, pick: Pick, transactional: boolean) {
+  return async (index: number) => {
+    const { from, to } = pick();
+    const transferId = newId('transfer');
+    const parameters = [
+      from,
+      to,
+      String(1 + Math.floor(Math.random() * 10_000)),
+      transferId,
+      `baseline:${transactional ? 'tx' : 'auto'}:${label}:${index}`,
+      new Date().toISOString(),
+      newId('operation'),
+      newId('operation'),
+    ];
+    if (!transactional) {
+      await pool.query(BASELINE_STATEMENT, parameters);
+      return;
+    }
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      await client.query(BASELINE_STATEMENT, parameters);
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+}
+
+async function main(): Promise<void> {
+  const name = `paygate_bench_ledger_${randomBytes(4).toString('hex')}`;
+  await admin(`create database ${name}`);
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  const handle = await openDatabase({ url: url.toString(), poolSize: CONCURRENCY });
+  const pool = new pg.Pool({ connectionString: url.toString(), max: CONCURRENCY });
+  try {
+    await migrate(handle);
+    const ids = await openAccounts(handle.db);
+    process.stdout.write(`ledger bench: ${TRANSFERS} transfers per run, ${CONCURRENCY} concurrent, ${ids.length} accounts, PostgreSQL\n`);
+    // Warm both paths (connections, plans) before measuring.
+    await measure(200, CONCURRENCY, ledgerRun(handle.db, 'warm', spread(ids)));
+    await measure(200, CONCURRENCY, baselineRun(pool, 'warm', spread(ids), false));
+    await measure(200, CONCURRENCY, baselineRun(pool, 'warm-tx', spread(ids), true));
+
+    const results: { scenario: string; ledger: number; autocommit: number; transactional: number; target: number }[] = [];
+    for (const [scenario, pick, target] of [
+      ['spread over 1,000 accounts', spread(ids), 0.5],
+      ['one hot account', hot(ids), 0.3],
+    ] as const) {
+      // Interleaved in slices so that load from elsewhere on the machine hits all three alike.
+      let ledger = 0;
+      let autocommit = 0;
+      let transactional = 0;
+      const slices = 5;
+      for (let slice = 0; slice < slices; slice++) {
+        const size = Math.ceil(TRANSFERS / slices);
+        ledger += (await measure(size, CONCURRENCY, ledgerRun(handle.db, `${scenario}:${slice}`, pick))) / slices;
+        autocommit += (await measure(size, CONCURRENCY, baselineRun(pool, `${scenario}:${slice}`, pick, false))) / slices;
+        transactional += (await measure(size, CONCURRENCY, baselineRun(pool, `${scenario}:${slice}`, pick, true))) / slices;
+      }
+      results.push({ scenario, ledger, autocommit, transactional, target });
+    }
+    let pass = true;
+    const rate = (value: number) => value.toFixed(0).padStart(6);
+    for (const { scenario, ledger, autocommit, transactional, target } of results) {
+      pass &&= ledger / transactional >= target;
+      process.stdout.write(
+        `${scenario}: ledger ${rate(ledger)} transfers/s\n` +
+          `  direct SQL, BEGIN + one statement + COMMIT ${rate(transactional)}/s  ratio ${(ledger / transactional).toFixed(2)} (target >= ${target})\n` +
+          `  direct SQL, one autocommit statement       ${rate(autocommit)}/s  ratio ${(ledger / autocommit).toFixed(2)}\n`,
+      );
+    }
+    const report = await checkLedgerInvariants(handle.db);
+    const count = await sql<{ count: string }>`select count(*)::text as count from ledger_transfers`.execute(handle.db);
+    process.stdout.write(`invariants after the run: ${report.ok ? 'all hold' : report.violations.join('; ')} (${count.rows[0]!.count} transfers)\n`);
+    process.exitCode = pass && report.ok ? 0 : 1;
+  } finally {
+    await pool.end();
+    await handle.close();
+    await admin(`drop database if exists ${name} with (force)`);
+  }
+}
+
+await main();
