@@ -136,6 +136,7 @@ async function main(): Promise<void> {
 
     const worker = createDeliveryWorker(context, { idlePollMs: 20 });
     const engineStarted = performance.now();
+    const engineCpu = process.cpuUsage();
     worker.start();
     const deadline = Date.now() + 10 * 60_000;
     for (;;) {
@@ -151,6 +152,8 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const engineSeconds = (performance.now() - engineStarted) / 1000;
+    const engineCpuUsage = process.cpuUsage(engineCpu);
+    const engineCpuUs = (engineCpuUsage.user + engineCpuUsage.system) / EVENTS;
     await worker.stop();
     const delivered = await handle.db
       .selectFrom('webhook_deliveries')
@@ -160,7 +163,10 @@ async function main(): Promise<void> {
     const lost = ids.filter((id) => !receiver.received.has(id)).length + (EVENTS - Number(delivered.count));
     const engineRequests = receiver.requests() - requestsBefore;
 
+    const baselineCpu = process.cpuUsage();
     const baselineAfter = await bareUndici(receiver.url, bodies, concurrency);
+    const baselineCpuUsage = process.cpuUsage(baselineCpu);
+    const baselineCpuUs = (baselineCpuUsage.user + baselineCpuUsage.system) / bodies.length;
     const engineRate = EVENTS / engineSeconds;
     // The machine is shared: the bare client runs before and after the engine, and the ratio uses their mean.
     const baselineRate = (baselineBefore + baselineAfter) / 2;
@@ -172,6 +178,7 @@ async function main(): Promise<void> {
     line('emit (outbox, 500 per tx)', `${(EVENTS / emitSeconds).toFixed(0)} events/s`);
     line('engine: delivered and recorded', `${engineRate.toFixed(0)} events/s (${engineSeconds.toFixed(2)} s, ${engineRequests} requests)`);
     line('bare undici, same bodies', `${baselineRate.toFixed(0)} requests/s (before ${baselineBefore.toFixed(0)}, after ${baselineAfter.toFixed(0)})`);
+    line('this process CPU per event', `engine ${engineCpuUs.toFixed(0)} µs, bare ${baselineCpuUs.toFixed(0)} µs (both include the receiver)`);
     line('ratio engine / bare', `${ratio.toFixed(2)} (target >= 0.5)`);
     line('lost', `${lost} (must be 0)`);
     process.exitCode = lost === 0 && ratio >= 0.5 ? 0 : 1;

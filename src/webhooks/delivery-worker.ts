@@ -16,7 +16,7 @@ import { webhookMetrics, type WebhookMetrics } from './webhook-metrics.ts';
 export const DEFAULT_LEASE_MS = 60_000;
 export const DEFAULT_IDLE_POLL_MS = 500;
 /** The longest a finished attempt waits for others to be written with it. */
-const RECORD_BATCH_DELAY_MS = 5;
+const RECORD_BATCH_DELAY_MS = 10;
 /** `drain` stops after this many rounds even if work keeps appearing. */
 const MAX_DRAIN_ROUNDS = 100_000;
 
@@ -152,8 +152,8 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   const concurrency = options.concurrency ?? context.config.webhookConcurrency;
   // Claimed deliveries held at most: those in flight plus a queue of the next ones, so that
   // the next claim runs while attempts are still in flight and no slot waits for the database.
-  const maxHeld = 2 * concurrency;
-  const claimThreshold = Math.max(1, Math.floor(concurrency / 2));
+  const maxHeld = 3 * concurrency;
+  const claimThreshold = concurrency;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const idlePollMs = options.idlePollMs ?? DEFAULT_IDLE_POLL_MS;
   const sender = createWebhookSender({ config: context.config, timeoutMs: options.attemptTimeoutMs, connectionsPerOrigin: concurrency });

@@ -122,17 +122,36 @@ export interface AttemptRecord {
  */
 export async function recordAttempts(db: Executor, records: readonly AttemptRecord[]): Promise<Set<string>> {
   if (records.length === 0) return new Set();
-  const rows = records.map((record) => {
-    const a = record.attempt;
-    return sql`(${a.id}::text, ${a.delivery_id}::text, ${a.event_id}::text, ${a.attempt_number}::int, ${a.url}::text,
-      ${a.started_at}::timestamptz, ${a.duration_ms}::int, ${a.outcome}::text, ${a.status_code ?? null}::int, ${a.error ?? null}::text,
-      ${a.response_body ?? null}::text, ${a.next_retry_at ?? null}::timestamptz, ${record.leaseToken}::text, ${record.status}::text,
-      ${record.nextAttemptAt}::timestamptz, ${record.now}::timestamptz)`;
-  });
+  // One JSON parameter for the whole batch: far cheaper to build and send than 16 parameters per row.
+  const rows = JSON.stringify(
+    records.map((record) => {
+      const a = record.attempt;
+      return {
+        id: a.id,
+        delivery_id: a.delivery_id,
+        event_id: a.event_id,
+        attempt_number: a.attempt_number,
+        url: a.url,
+        started_at: a.started_at,
+        duration_ms: a.duration_ms,
+        outcome: a.outcome,
+        status_code: a.status_code ?? null,
+        error: a.error ?? null,
+        response_body: a.response_body ?? null,
+        next_retry_at: a.next_retry_at ?? null,
+        lease_token: record.leaseToken,
+        status: record.status,
+        next_attempt_at: record.nextAttemptAt,
+        now: record.now,
+      };
+    }),
+  );
   const result = await sql<{ id: string }>`
-    with input (id, delivery_id, event_id, attempt_number, url, started_at, duration_ms, outcome, status_code, error,
-                response_body, next_retry_at, lease_token, status, next_attempt_at, now) as (
-      values ${sql.join(rows)}
+    with input as (
+      select * from json_to_recordset(${rows}::json) as row (
+        id text, delivery_id text, event_id text, attempt_number int, url text, started_at timestamptz, duration_ms int,
+        outcome text, status_code int, error text, response_body text, next_retry_at timestamptz, lease_token text,
+        status text, next_attempt_at timestamptz, now timestamptz)
     ),
     attempt as (
       insert into webhook_attempts
