@@ -190,3 +190,24 @@ async function countPayments(testApp: TestApp, shopId: string): Promise<number> 
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }
+
+describe.each(backends)('POST /v1/payments rate limit on %s', (backend) => {
+  let testApp: TestApp;
+
+  beforeAll(async () => {
+    testApp = await createTestApp(backend, { config: { rateLimitPerMinute: 3 } });
+  });
+  afterAll(async () => testApp.close());
+
+  it('more requests per minute than the limit with one key are 429 rate_limited and create nothing', async () => {
+    const shop = await sandboxShop(testApp);
+    const statuses: number[] = [];
+    for (let index = 0; index < 3; index++) statuses.push((await postPayment(testApp, shop.key, { amount: 10, currency: 'RUB' })).statusCode);
+    expect(statuses).toEqual([201, 201, 201]);
+    const limited = await postPayment(testApp, shop.key, { amount: 10, currency: 'RUB' });
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error).toBe('rate_limited');
+    expect(limited.headers['retry-after']).toBeDefined();
+    expect(await countPayments(testApp, shop.shopId)).toBe(3);
+  });
+});
