@@ -112,15 +112,18 @@ function ledgerRun(db: Db, label: string, pick: Pick) {
   };
 }
 
-// The minimal equivalent writes in one statement: both account rows (locked in id order by the
-// primary-key scan; the table's no-overdraft CHECK refuses an overdraft), the transfer, two history rows.
+// The minimal equivalent writes in one statement: both account rows (locked in id order first, as
+// the ledger does, or two opposite transfers deadlock; the table's no-overdraft CHECK refuses an
+// overdraft), the transfer, the two history rows.
 const BASELINE_STATEMENT = `
-  with moved as (
-    update ledger_accounts set
-      debits_posted = debits_posted + case when id = $1 then $3::int8 else 0 end,
-      credits_posted = credits_posted + case when id = $2 then $3::int8 else 0 end
-    where id in ($1, $2)
-    returning id, credits_posted - debits_posted - debits_pending as available
+  with locked as (
+    select id from ledger_accounts where id in ($1, $2) order by id for update
+  ), moved as (
+    update ledger_accounts a set
+      debits_posted = a.debits_posted + case when a.id = $1 then $3::int8 else 0 end,
+      credits_posted = a.credits_posted + case when a.id = $2 then $3::int8 else 0 end
+    from locked l where a.id = l.id
+    returning a.id, a.credits_posted - a.debits_posted - a.debits_pending as available
   ), inserted as (
     insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
       reference_type, reference_id, status, pending_id, chain_id, created_at)

@@ -161,8 +161,13 @@ export async function writeChain(
     with inserted as (
       insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
         reference_type, reference_id, status, pending_id, chain_id, created_at)
-      select * from (values ${transferValues}) as t
-      where not exists (select 1 from ledger_transfers e where e.idempotency_key in (${sql.join(transfers.map((t) => t.idempotency_key))}))
+      ${
+        transfers.length === 1
+          ? sql`values ${transferValues}`
+          : // A chain whose ids partly exist inserts none of them (bar a concurrent race, see the service).
+            sql`select * from (values ${transferValues}) as t
+                where not exists (select 1 from ledger_transfers e where e.idempotency_key in (${sql.join(transfers.map((t) => t.idempotency_key))}))`
+      }
       on conflict (idempotency_key) do nothing
       returning id
     ), accounts as (
