@@ -15,7 +15,6 @@ import {
   cardForm,
   confirmForm,
   countdownScript,
-  escapeHtml,
   layout,
   methodChoice,
   qrForm,
@@ -162,7 +161,7 @@ export const paymentPageRoutes: FastifyPluginAsync<{ context: AppContext }> = as
     const lang = langOf(request, form);
     const state = await loadPageState(context, request.params.order_code);
     if (!state) {
-      simplePage(reply, lang, 404, 'notFound', `/pay/${escapeHtml(request.params.order_code)}`);
+      simplePage(reply, lang, 404, 'notFound', '/pay');
       return undefined;
     }
     if (!csrfTokenValid(pageSecretFrom(request.headers.cookie), state.payment.id, form.csrf)) {
