@@ -82,6 +82,11 @@ export async function findTransfersByKeys(db: Executor, keys: readonly string[])
   return db.selectFrom('ledger_transfers').selectAll().where('idempotency_key', 'in', keys).execute();
 }
 
+/** The post or void that closed this reservation, if any. */
+export async function findClosingTransfer(db: Executor, pendingTransferId: string): Promise<TransferRow | undefined> {
+  return db.selectFrom('ledger_transfers').selectAll().where('pending_id', '=', pendingTransferId).executeTakeFirst();
+}
+
 /** The transfers with these idempotency keys and the posts/voids already closing these reservations. */
 export async function findTransfersByKeysOrPending(
   tx: Tx,

@@ -413,9 +413,6 @@ export async function findTransfer(db: Executor, id: string): Promise<(LedgerTra
   const [row] = await repository.findTransfersByKeys(db, [id]);
   if (!row) return undefined;
   let currentStatus = row.status;
-  if (row.status === 'pending') {
-    const closing = await db.selectFrom('ledger_transfers').select('status').where('pending_id', '=', row.id).executeTakeFirst();
-    currentStatus = closing?.status ?? 'pending';
-  }
+  if (row.status === 'pending') currentStatus = (await repository.findClosingTransfer(db, row.id))?.status ?? 'pending';
   return { ...toLedgerTransfer(row), currentStatus };
 }
