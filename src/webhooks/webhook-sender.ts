@@ -71,7 +71,7 @@ async function sendOnce(agent: Agent, config: SenderOptions['config'], timeoutMs
       dispatcher: agent,
       signal,
     });
-    const responseBody = await readCapped(response.body);
+    const responseBody = await readCapped(response.body, response.headers['content-length']);
     const statusCode = response.statusCode;
     const succeeded = statusCode >= 200 && statusCode < 300;
     const retryAfterHeader = response.headers['retry-after'];
@@ -116,19 +116,29 @@ function classifyFailure(error: unknown, signal: AbortSignal, timeoutMs: number,
 }
 
 /** Reads at most the cap; a longer answer is cut off and its connection dropped. */
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= RESPONSE_BODY_CAP_BYTES) {
-      body.destroy();
-      break;
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): unknown; text(): Promise<string> },
+  contentLength: string | string[] | undefined,
+): Promise<string | null> {
+  let text: string;
+  if (typeof contentLength === 'string' && /^\d{1,4}$/.test(contentLength) && Number(contentLength) <= RESPONSE_BODY_CAP_BYTES) {
+    // The usual case: a short answer of announced length, read in one go.
+    text = await body.text();
+  } else {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= RESPONSE_BODY_CAP_BYTES) {
+        body.destroy();
+        break;
+      }
     }
+    // Cutting at a byte boundary may split a character; the decoder replaces the remainder.
+    text = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_CAP_BYTES).toString('utf8');
   }
-  if (size === 0) return null;
-  // Cutting at a byte boundary may split a character; the decoder replaces the remainder.
+  if (text.length === 0) return null;
   // PostgreSQL text cannot hold NUL characters.
-  return Buffer.concat(chunks).subarray(0, RESPONSE_BODY_CAP_BYTES).toString('utf8').replaceAll('\u0000', '').slice(0, RESPONSE_BODY_CAP_BYTES);
+  return text.replaceAll('\u0000', '').slice(0, RESPONSE_BODY_CAP_BYTES);
 }
