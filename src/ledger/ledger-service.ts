@@ -408,6 +408,36 @@ function applyRequest(
   };
 }
 
+export interface ReverseInput {
+  /** The caller's id of the reversal. */
+  readonly id: string;
+  /** The caller's id of the posted transfer (a plain transfer or a post) being corrected. */
+  readonly originalId: string;
+  /** How much to give back: the whole original amount when omitted. */
+  readonly amount?: bigint | undefined;
+}
+
+/**
+ * A correction: history is never edited, so a posted transfer is undone by a new
+ * `reversal` transfer in the opposite direction, referring to the original.
+ * It is refused like any transfer when the account it takes from lacks the money.
+ */
+export async function reverse(tx: Tx, clock: Clock, input: ReverseInput): Promise<LedgerTransfer & { replayed: boolean }> {
+  const [original] = await repository.findTransfersByKeys(tx, [input.originalId]);
+  if (!original) throw new NotFoundError(`no transfer with id "${input.originalId}"`);
+  if (original.status !== 'posted') throw new InvalidStateError(`transfer "${input.originalId}" is ${original.status}; only posted money can be reversed`);
+  const amount = input.amount ?? original.amount;
+  if (amount > original.amount) throw new InvalidRequestError(`cannot reverse ${amount} of transfer "${input.originalId}", which moved ${original.amount}`);
+  return transfer(tx, clock, {
+    id: input.id,
+    debitAccountId: original.credit_account_id,
+    creditAccountId: original.debit_account_id,
+    amount,
+    type: 'reversal',
+    reference: { type: 'transfer', id: original.id },
+  });
+}
+
 /** A transfer by the caller's id, with the status of a reservation resolved (pending, posted or voided). */
 export async function findTransfer(db: Executor, id: string): Promise<(LedgerTransfer & { currentStatus: TransferStatus }) | undefined> {
   const [row] = await repository.findTransfersByKeys(db, [id]);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/transaction.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
 import { findAccountsByIds } from '../../src/ledger/ledger-repository.ts';
-import { executeLinked, findTransfer, post, reserve, transfer, voidPending, type TransferInput } from '../../src/ledger/ledger-service.ts';
+import { executeLinked, findTransfer, post, reserve, reverse, transfer, voidPending, type TransferInput } from '../../src/ledger/ledger-service.ts';
 import { creditPaymentPaid } from '../../src/ledger/payment-credit.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
@@ -126,6 +126,22 @@ describe.each(backends)('ledger operations on %s', (backend) => {
     await run((tx) => reserve(tx, context.clock, { id: reserveId, debitAccountId: main.id, creditAccountId: payout.id, amount: 1_000n, type: 'payout', reference: { type: 'payout', id: 'po_4' } }));
     await expect(run((tx) => post(tx, context.clock, { id: uniqueId('p'), pendingId: reserveId, amount: 1_001n }))).rejects.toMatchObject({ code: 'invalid_request' });
     await expect(run((tx) => post(tx, context.clock, { id: uniqueId('p'), pendingId: 'no-such-reservation' }))).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('a correction is a new reversing transfer: the original stays, the money goes back, once', async () => {
+    const { context } = environment();
+    const { main, payout } = await fundedMerchant(10_000n);
+    const originalId = uniqueId('t');
+    const original = await run((tx) => transfer(tx, context.clock, { id: originalId, debitAccountId: main.id, creditAccountId: payout.id, amount: 3_000n, type: 'transfer', reference: { type: 'test', id: '1' } }));
+    const reversalId = uniqueId('rev');
+    const reversal = await run((tx) => reverse(tx, context.clock, { id: reversalId, originalId }));
+    expect(reversal).toMatchObject({ type: 'reversal', debitAccountId: payout.id, creditAccountId: main.id, amount: 3_000n, reference: { type: 'transfer', id: original.transferId } });
+    expect((await run((tx) => reverse(tx, context.clock, { id: reversalId, originalId }))).replayed).toBe(true);
+    expect((await findTransfer(context.db, originalId))?.amount).toBe(3_000n);
+    expect((await totals(context.db, main.id)).available).toBe(10_000n);
+    expect((await totals(context.db, payout.id)).available).toBe(0n);
+    // The payout account has nothing left to give back a second time.
+    await expect(run((tx) => reverse(tx, context.clock, { id: uniqueId('rev'), originalId }))).rejects.toMatchObject({ code: 'insufficient_funds' });
   });
 
   it('accounts of different currencies cannot exchange money', async () => {
