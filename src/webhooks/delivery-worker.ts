@@ -174,6 +174,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   const unrecorded = new Set<Promise<void>>();
   let loop: Promise<void> | undefined;
   let stopped = false;
+  let stopping: Promise<void> | undefined;
   let wake: (() => void) | undefined;
 
   function startQueued(): void {
@@ -244,6 +245,21 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     }
   }
 
+  async function stopWorker(): Promise<void> {
+    stopped = true;
+    wake?.();
+    await loop;
+    // Claimed but never started: give them back now rather than when their lease runs out.
+    const unstarted = queue.splice(0);
+    if (unstarted.length > 0) {
+      await releaseDeliveries(context.db, unstarted.map((delivery) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken }))).catch(
+        (error: unknown) => context.logger.warn({ err: error }, 'could not release unstarted webhook deliveries; their leases will expire'),
+      );
+    }
+    await Promise.allSettled([...unrecorded]);
+    await sender.close();
+  }
+
   return {
     name: 'webhook-delivery',
     get inFlight() {
@@ -253,19 +269,9 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
       if (loop || stopped) return;
       loop = runLoop();
     },
-    async stop() {
-      stopped = true;
-      wake?.();
-      await loop;
-      // Claimed but never started: give them back now rather than when their lease runs out.
-      const unstarted = queue.splice(0);
-      if (unstarted.length > 0) {
-        await releaseDeliveries(context.db, unstarted.map((delivery) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken }))).catch(
-          (error: unknown) => context.logger.warn({ err: error }, 'could not release unstarted webhook deliveries; their leases will expire'),
-        );
-      }
-      await Promise.allSettled([...unrecorded]);
-      await sender.close();
+    stop() {
+      stopping ??= stopWorker();
+      return stopping;
     },
     runOnce,
     async drain() {

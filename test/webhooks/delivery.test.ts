@@ -296,6 +296,24 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
     expect((await deliveryOf(stillDue.id)).status).toBe('delivered');
   });
 
+  it('a stopping worker finishes its attempt in flight and gives back the deliveries it claimed but never started', async () => {
+    const merchant = await testApp.createMerchant();
+    receiver.handler = () => ({ hang: true });
+    const events = [await emitTo(merchant.shop_id, receiver.url), await emitTo(merchant.shop_id, receiver.url), await emitTo(merchant.shop_id, receiver.url)];
+    const stopping = worker({ concurrency: 1, attemptTimeoutMs: 300 });
+    expect(await stopping.runOnce()).toBe(3);
+    expect(stopping.inFlight).toBe(1);
+    await stopping.stop();
+    const deliveries = await Promise.all(events.map((event) => deliveryOf(event.id)));
+    expect(deliveries.map((delivery) => delivery.attempt_count).sort()).toEqual([0, 0, 1]);
+    expect(deliveries.every((delivery) => delivery.lease_token === null && delivery.locked_until === null)).toBe(true);
+    // Given back, they are due at once for the next worker.
+    receiver.handler = () => ({ status: 200 });
+    await worker().drain();
+    const after = await Promise.all(events.map((event) => deliveryOf(event.id)));
+    expect(after.filter((delivery) => delivery.status === 'delivered')).toHaveLength(2);
+  });
+
   it('a running worker delivers events emitted after it started, without being driven', async () => {
     const merchant = await testApp.createMerchant();
     const running = worker({ idlePollMs: 20 });
