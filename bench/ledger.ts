@@ -6,10 +6,10 @@
 // rows). Targets: ratio >= 0.5 spread, >= 0.3 hot. Uses a fresh database on
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), dropped after.
 //   BENCH_TRANSFERS (default 5000 per run), BENCH_CONCURRENCY (default 20).
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { createBenchDatabase } from './bench-database.ts';
 import { systemClock } from '../src/clock.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -22,18 +22,7 @@ import { transfer } from '../src/ledger/ledger-service.ts';
 const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 5_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const ACCOUNTS = 1_000;
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const FUNDING = 1_000_000_000_000n;
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: SERVER_URL });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
 
 /** 500 merchants with a RUB main and payout account each, every account well funded from settlement. */
 async function openAccounts(db: Db): Promise<string[]> {
@@ -168,12 +157,9 @@ function baselineRun(pool: pg.Pool, label: string, pick: Pick, transactional: bo
 }
 
 async function main(): Promise<void> {
-  const name = `paygate_bench_ledger_${randomBytes(4).toString('hex')}`;
-  await admin(`create database ${name}`);
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
-  const handle = await openDatabase({ url: url.toString(), poolSize: CONCURRENCY });
-  const pool = new pg.Pool({ connectionString: url.toString(), max: CONCURRENCY });
+  const database = await createBenchDatabase('ledger');
+  const handle = await openDatabase({ url: database.url, poolSize: CONCURRENCY });
+  const pool = new pg.Pool({ connectionString: database.url, max: CONCURRENCY });
   try {
     await migrate(handle);
     const ids = await openAccounts(handle.db);
@@ -218,7 +204,7 @@ async function main(): Promise<void> {
   } finally {
     await pool.end();
     await handle.close();
-    await admin(`drop database if exists ${name} with (force)`);
+    await database.drop();
   }
 }
 

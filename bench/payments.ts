@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { createBenchDatabase } from './bench-database.ts';
 import { Registry } from 'prom-client';
 import { buildApp } from '../src/app.ts';
 import { systemClock } from '../src/clock.ts';
@@ -23,7 +24,6 @@ import { migrate } from '../src/db/migrate.ts';
 import { createLogger } from '../src/logger.ts';
 import { createMerchant } from '../src/merchants/merchant-service.ts';
 
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const CONNECTIONS = 50;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = 2;
@@ -56,24 +56,6 @@ function print(figures: Figures): void {
       .toFixed(2)
       .padStart(6)} ms   errors ${figures.errors}\n`,
   );
-}
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: SERVER_URL });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
-async function freshServerDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `paygate_bench_${randomBytes(5).toString('hex')}`;
-  await admin(`create database ${name}`);
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
 }
 
 async function benchGateway(backend: DatabaseBackend, url: string | undefined): Promise<Figures> {
@@ -236,8 +218,8 @@ async function main(): Promise<void> {
   process.stdout.write(
     `POST /v1/payments, ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s warm-up, distinct Idempotency-Key per request, pool ${POOL_SIZE}\n`,
   );
-  const gatewayDatabase = await freshServerDatabase();
-  const baselineDatabase = await freshServerDatabase();
+  const gatewayDatabase = await createBenchDatabase('payments');
+  const baselineDatabase = await createBenchDatabase('payments');
   try {
     const onPostgres = await benchGateway('postgres', gatewayDatabase.url);
     const baseline = await benchBaseline(baselineDatabase.url);

@@ -3,12 +3,11 @@
 // bodies to the same receiver at the same concurrency, and the ratio.
 // Target: ratio >= 0.5 and zero lost. Uses a fresh database on
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), dropped after.
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
+import { createBenchDatabase } from './bench-database.ts';
 import { Registry } from 'prom-client';
 import { Agent, request } from 'undici';
 import { systemClock } from '../src/clock.ts';
@@ -23,17 +22,6 @@ import { createDeliveryWorker } from '../src/webhooks/delivery-worker.ts';
 import { emit } from '../src/webhooks/outbox.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: SERVER_URL });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
 
 function startReceiver() {
   const received = new Set<string>();
@@ -77,19 +65,16 @@ async function bareUndici(url: string, bodies: readonly string[], concurrency: n
 }
 
 async function main(): Promise<void> {
-  const name = `paygate_bench_${randomBytes(5).toString('hex')}`;
-  await admin(`create database ${name}`);
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
+  const database = await createBenchDatabase('webhooks');
   const config = loadConfig({
     ...process.env,
-    DATABASE_URL: url.toString(),
+    DATABASE_URL: database.url,
     LOG_LEVEL: 'silent',
     PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
     PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
   });
   const concurrency = config.webhookConcurrency;
-  const handle = await openDatabase({ url: url.toString(), poolSize: config.databasePoolSize });
+  const handle = await openDatabase({ url: database.url, poolSize: config.databasePoolSize });
   const receiver = await startReceiver();
   try {
     await migrate(handle);
@@ -185,7 +170,7 @@ async function main(): Promise<void> {
   } finally {
     await receiver.close();
     await handle.close();
-    await admin(`drop database if exists ${name} with (force)`);
+    await database.drop();
   }
 }
 
