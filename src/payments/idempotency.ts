@@ -63,21 +63,19 @@ export async function claimIdempotencyKey(db: Db, clock: Clock, shopId: string, 
 async function claimOnce(db: Tx, clock: Clock, shopId: string, key: string, hash: string): Promise<ClaimResult | undefined> {
   const now = clock.now();
   const token = randomUUID();
-  const lockedUntil = new Date(now.getTime() + IDEMPOTENCY_LEASE_MS);
+  // A fresh in-progress claim held by this request, whether inserted or taken over.
+  const claim = {
+    request_hash: hash,
+    state: 'in_progress' as const,
+    lease_token: token,
+    locked_until: new Date(now.getTime() + IDEMPOTENCY_LEASE_MS),
+    response_status: null,
+    response_body: null,
+    payment_id: null,
+  };
   const inserted = await db
     .insertInto('payment_idempotency_keys')
-    .values({
-      shop_id: shopId,
-      idempotency_key: key,
-      request_hash: hash,
-      state: 'in_progress',
-      lease_token: token,
-      locked_until: lockedUntil,
-      response_status: null,
-      response_body: null,
-      payment_id: null,
-      created_at: now,
-    })
+    .values({ shop_id: shopId, idempotency_key: key, ...claim, created_at: now })
     .onConflict((conflict) => conflict.columns(['shop_id', 'idempotency_key']).doNothing())
     .returning('lease_token')
     .executeTakeFirst();
@@ -97,16 +95,7 @@ async function claimOnce(db: Tx, clock: Clock, shopId: string, key: string, hash
     // Take the record over, but only if nobody else did since we read it.
     const taken = await db
       .updateTable('payment_idempotency_keys')
-      .set({
-        request_hash: hash,
-        state: 'in_progress',
-        lease_token: token,
-        locked_until: lockedUntil,
-        response_status: null,
-        response_body: null,
-        payment_id: null,
-        created_at: windowOver ? now : existing.created_at,
-      })
+      .set({ ...claim, created_at: windowOver ? now : existing.created_at })
       .where('shop_id', '=', shopId)
       .where('idempotency_key', '=', key)
       .where('lease_token', '=', existing.lease_token)
