@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createBenchDatabase } from './bench-database.ts';
+import { measurePostgresCpu } from './server-cpu.ts';
 import { Registry } from 'prom-client';
 import { Agent, request } from 'undici';
 import { systemClock } from '../src/clock.ts';
@@ -122,6 +123,7 @@ async function main(): Promise<void> {
     const worker = createDeliveryWorker(context, { idlePollMs: 20 });
     const engineStarted = performance.now();
     const engineCpu = process.cpuUsage();
+    const engineDatabaseCpu = measurePostgresCpu();
     worker.start();
     const deadline = Date.now() + 10 * 60_000;
     for (;;) {
@@ -139,6 +141,7 @@ async function main(): Promise<void> {
     const engineSeconds = (performance.now() - engineStarted) / 1000;
     const engineCpuUsage = process.cpuUsage(engineCpu);
     const engineCpuUs = (engineCpuUsage.user + engineCpuUsage.system) / EVENTS;
+    const databaseCpuUs = engineDatabaseCpu();
     await worker.stop();
     const delivered = await handle.db
       .selectFrom('webhook_deliveries')
@@ -164,6 +167,7 @@ async function main(): Promise<void> {
     line('engine: delivered and recorded', `${engineRate.toFixed(0)} events/s (${engineSeconds.toFixed(2)} s, ${engineRequests} requests)`);
     line('bare undici, same bodies', `${baselineRate.toFixed(0)} requests/s (before ${baselineBefore.toFixed(0)}, after ${baselineAfter.toFixed(0)})`);
     line('this process CPU per event', `engine ${engineCpuUs.toFixed(0)} µs, bare ${baselineCpuUs.toFixed(0)} µs (both include the receiver)`);
+    line('PostgreSQL CPU per event', databaseCpuUs === undefined ? 'unknown (no /proc)' : `${(databaseCpuUs / EVENTS).toFixed(0)} µs`);
     line('ratio engine / bare', `${ratio.toFixed(2)} (target >= 0.5)`);
     line('lost', `${lost} (must be 0)`);
     process.exitCode = lost === 0 && ratio >= 0.5 ? 0 : 1;

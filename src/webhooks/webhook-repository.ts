@@ -54,25 +54,9 @@ export async function claimDueDeliveries(
   db: Executor,
   input: { now: Date; lockedUntil: Date; leaseToken: string; limit: number },
 ): Promise<ClaimedDelivery[]> {
+  // The statement lives in migration 0005 as a function, so that its plan can be pinned.
   const result = await sql<ClaimRow>`
-    with claimed as (
-      update webhook_deliveries
-         set locked_until = ${input.lockedUntil}, lease_token = ${input.leaseToken}, updated_at = ${input.now}
-       where id = any(array(
-               select id from webhook_deliveries
-                where status = 'pending'
-                  and next_attempt_at <= ${input.now}
-                  and (locked_until is null or locked_until <= ${input.now})
-                order by next_attempt_at
-                limit ${input.limit}
-                  for update skip locked))
-      returning id, event_id, shop_id, url, attempt_count, max_attempts, lease_token
-    )
-    select c.id as delivery_id, c.event_id, c.shop_id, c.url, c.attempt_count, c.max_attempts, c.lease_token,
-           e.payload, s.webhook_secret, s.previous_webhook_secret, s.previous_webhook_secret_expires_at
-      from claimed c
-      join webhook_events e on e.id = c.event_id
-      join shops s on s.id = c.shop_id`.execute(db);
+    select * from claim_webhook_deliveries(${input.now}, ${input.lockedUntil}, ${input.leaseToken}, ${input.limit})`.execute(db);
   return result.rows.map(toClaimedDelivery);
 }
 
@@ -146,6 +130,9 @@ export async function recordAttempts(db: Executor, records: readonly AttemptReco
       };
     }),
   );
+  // The ids as an array too: the planner sizes `= any(array)` exactly and looks the rows up by key;
+  // joined only to json_to_recordset (always estimated at 100 rows) it may scan the whole table.
+  const ids = records.map((record) => record.deliveryId);
   const result = await sql<{ id: string }>`
     with input as (
       select * from json_to_recordset(${rows}::json) as row (
@@ -163,7 +150,7 @@ export async function recordAttempts(db: Executor, records: readonly AttemptReco
        set status = i.status, attempt_count = d.attempt_count + 1, next_attempt_at = i.next_attempt_at,
            last_attempt_at = i.started_at, locked_until = null, lease_token = null, updated_at = i.now
       from input i
-     where d.id = i.delivery_id and d.lease_token = i.lease_token
+     where d.id = any(${ids}::text[]) and d.id = i.delivery_id and d.lease_token = i.lease_token
     returning d.id`.execute(db);
   return new Set(result.rows.map((row) => row.id));
 }
