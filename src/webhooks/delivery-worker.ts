@@ -10,20 +10,22 @@ import { newId } from '../ids.ts';
 import { nextRetryDelayMs, parseRetryAfterMs } from './retry-schedule.ts';
 import { signedHeaders } from './signing.ts';
 import { claimDueDeliveries, recordAttempt, recordAttempts, releaseDeliveries, type AttemptRecord, type ClaimedDelivery } from './webhook-repository.ts';
-import { createWebhookSender, type SendResult, type WebhookSender } from './webhook-sender.ts';
+import { createWebhookSender, DEFAULT_ATTEMPT_TIMEOUT_MS, type SendResult, type WebhookSender } from './webhook-sender.ts';
 import { webhookMetrics, type WebhookMetrics } from './webhook-metrics.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
 export const DEFAULT_IDLE_POLL_MS = 500;
 /** The longest a finished attempt waits for others to be written with it. */
 const RECORD_BATCH_DELAY_MS = 10;
+/** Time a lease must still have left, beyond the attempt's own limit, for an attempt to start. */
+const LEASE_MARGIN_MS = 5_000;
 /** `drain` stops after this many rounds even if work keeps appearing. */
 const MAX_DRAIN_ROUNDS = 100_000;
 
 export interface DeliveryWorkerOptions {
   /** Attempts in flight at most; `config.webhookConcurrency` by default. */
   readonly concurrency?: number;
-  /** How long a claim holds a delivery; must exceed the attempt timeout. */
+  /** How long a claim holds a delivery; must exceed the attempt timeout by LEASE_MARGIN_MS. */
   readonly leaseMs?: number;
   readonly attemptTimeoutMs?: number;
   /** Pause between polls when nothing was due. */
@@ -152,12 +154,19 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   const concurrency = options.concurrency ?? context.config.webhookConcurrency;
   // Claimed deliveries held at most: those in flight plus a queue of the next ones, so that
   // the next claim runs while attempts are still in flight and no slot waits for the database.
-  const maxHeld = 3 * concurrency;
-  const claimThreshold = concurrency;
+  // Claims and records come in batches of a few times the concurrency: each statement has a
+  // fixed cost about that of 20 rows (docs/webhooks.md, Performance).
+  const maxHeld = 6 * concurrency;
+  const claimThreshold = 2 * concurrency;
+  const recordBatch = 3 * concurrency;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const attemptTimeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+  if (leaseMs < attemptTimeoutMs + LEASE_MARGIN_MS) {
+    throw new Error(`a webhook lease (${leaseMs} ms) must exceed the attempt timeout (${attemptTimeoutMs} ms) by ${LEASE_MARGIN_MS} ms`);
+  }
   const idlePollMs = options.idlePollMs ?? DEFAULT_IDLE_POLL_MS;
-  const sender = createWebhookSender({ config: context.config, timeoutMs: options.attemptTimeoutMs, connectionsPerOrigin: concurrency });
-  const batcher = createRecordBatcher(context.db, concurrency, RECORD_BATCH_DELAY_MS);
+  const sender = createWebhookSender({ config: context.config, timeoutMs: attemptTimeoutMs, connectionsPerOrigin: concurrency });
+  const batcher = createRecordBatcher(context.db, recordBatch, RECORD_BATCH_DELAY_MS);
   const deps: AttemptDeps = {
     db: context.db,
     clock: context.clock,
@@ -167,7 +176,8 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     random: options.random,
     record: (record) => batcher.add(record),
   };
-  const queue: ClaimedDelivery[] = [];
+  /** Claimed, not yet started, oldest claim first; each with the end of its lease. */
+  const queue: { delivery: ClaimedDelivery; leaseEndsAt: number }[] = [];
   /** Requests on the wire: at most `concurrency`. */
   const sending = new Set<Promise<void>>();
   /** Attempts not yet written (sent, waiting for their batch); each still holds its lease. */
@@ -179,7 +189,11 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
 
   function startQueued(): void {
     while (!stopped && sending.size < concurrency && queue.length > 0) {
-      const delivery = queue.shift()!;
+      const { delivery, leaseEndsAt } = queue.shift()!;
+      // A lease that could run out before the attempt ends would let another worker send the
+      // same event at the same time. Leave such a delivery alone: once its lease runs out,
+      // whichever worker claims it next makes the attempt.
+      if (leaseEndsAt - context.clock.now().getTime() < attemptTimeoutMs + LEASE_MARGIN_MS) continue;
       let markSent!: () => void;
       const sent = new Promise<void>((resolve) => (markSent = resolve));
       const slot = sent.then(() => {
@@ -211,7 +225,8 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
       leaseToken: randomUUID(),
       limit: room,
     });
-    queue.push(...claimed);
+    const leaseEndsAt = now.getTime() + leaseMs;
+    for (const delivery of claimed) queue.push({ delivery, leaseEndsAt });
     startQueued();
     return claimed.length;
   }
@@ -252,7 +267,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     // Claimed but never started: give them back now rather than when their lease runs out.
     const unstarted = queue.splice(0);
     if (unstarted.length > 0) {
-      await releaseDeliveries(context.db, unstarted.map((delivery) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken }))).catch(
+      await releaseDeliveries(context.db, unstarted.map(({ delivery }) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken }))).catch(
         (error: unknown) => context.logger.warn({ err: error }, 'could not release unstarted webhook deliveries; their leases will expire'),
       );
     }

@@ -314,6 +314,34 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
     expect(after.filter((delivery) => delivery.status === 'delivered')).toHaveLength(2);
   });
 
+  it('a claimed delivery whose lease would run out during its attempt is not started; after the lease it is delivered once', async () => {
+    const merchant = await testApp.createMerchant();
+    receiver.handler = () => ({ hang: true });
+    const first = await emitTo(merchant.shop_id, receiver.url);
+    const second = await emitTo(merchant.shop_id, receiver.url);
+    const slow = worker({ concurrency: 1, attemptTimeoutMs: 300 });
+    expect(await slow.runOnce()).toBe(2);
+    // While the first attempt hangs, the second waits in the queue and its 60 s lease wears down.
+    testApp.clock.advance(56_000);
+    await slow.drain();
+    // (Earlier tests' retries fall due as the clock moves; only this test's events are looked at.)
+    const sentOf = (id: string) => receiver.requests.filter((request) => request.headers['webhook-id'] === id);
+    expect(sentOf(first.id)).toHaveLength(1);
+    expect(sentOf(second.id)).toHaveLength(0);
+    expect(await deliveryOf(second.id)).toMatchObject({ status: 'pending', attempt_count: 0 });
+    expect((await deliveryOf(second.id)).lease_token).not.toBeNull();
+
+    receiver.handler = () => ({ status: 200 });
+    testApp.clock.advance(5_000);
+    await worker().drain();
+    expect(await deliveryOf(second.id)).toMatchObject({ status: 'delivered', attempt_count: 1 });
+    expect(sentOf(second.id)).toHaveLength(1);
+  });
+
+  it('a lease shorter than the attempt timeout plus a margin is refused when the worker is made', () => {
+    expect(() => createDeliveryWorker(testApp.context, { leaseMs: 10_000, attemptTimeoutMs: 10_000 })).toThrow(/must exceed the attempt timeout/);
+  });
+
   it('a running worker delivers events emitted after it started, without being driven', async () => {
     const merchant = await testApp.createMerchant();
     const running = worker({ idlePollMs: 20 });
