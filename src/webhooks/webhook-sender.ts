@@ -3,7 +3,7 @@
 // Connections go through the SSRF guard's lookup, so the address checked is the
 // address connected to.
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { Config } from '../config.ts';
 import type { AttemptOutcome } from './webhook-tables.ts';
 import { AddressRefusedError, checkLiteralHost, guardedLookup, webhookUrlProblem } from './url-guard.ts';
@@ -49,43 +49,128 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
   });
+  const targets = createTargetCache(options.config);
   return {
-    send: (input) => sendOnce(agent, options.config, timeoutMs, input),
+    send: (input) => sendOnce(agent, targets, timeoutMs, input),
     close: () => agent.close(),
   };
 }
 
-async function sendOnce(agent: Agent, config: SenderOptions['config'], timeoutMs: number, input: SendRequest): Promise<SendResult> {
+/** Where a URL sends to, or why it may not: worked out once per URL, as it depends only on the URL and the configuration. */
+type Target = { readonly origin: string; readonly path: string; readonly refusal?: undefined } | { readonly refusal: string };
+
+const TARGET_CACHE_SIZE = 1_000;
+
+function createTargetCache(config: SenderOptions['config']) {
+  const cache = new Map<string, Target>();
+  return (url: string): Target => {
+    let target = cache.get(url);
+    if (target) return target;
+    target = resolveTarget(url, config);
+    if (cache.size >= TARGET_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(url, target);
+    return target;
+  };
+}
+
+function resolveTarget(raw: string, config: SenderOptions['config']): Target {
+  const problem = webhookUrlProblem(raw, config);
+  if (problem) return { refusal: `the URL ${problem}` };
+  const url = new URL(raw);
+  try {
+    checkLiteralHost(url.hostname, config);
+  } catch (error) {
+    if (error instanceof AddressRefusedError) return { refusal: error.message };
+    throw error;
+  }
+  return { origin: url.origin, path: `${url.pathname}${url.search}` };
+}
+
+/**
+ * One attempt through undici's dispatcher with a handler of our own: the answer's
+ * status, Retry-After and first bytes are all an attempt needs, so no response
+ * stream is built, and one timer bounds the whole attempt.
+ */
+function sendOnce(agent: Agent, targets: (url: string) => Target, timeoutMs: number, input: SendRequest): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.max(0, Math.round(performance.now() - started));
-  const problem = webhookUrlProblem(input.url, config);
-  if (problem) return failure('refused', `the URL ${problem}`, elapsed());
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    checkLiteralHost(new URL(input.url).hostname, config);
-    // undici's request never follows redirects unless a redirect interceptor is added: a 3xx is the answer.
-    const response = await request(input.url, {
-      method: 'POST',
-      headers: input.headers,
-      body: input.body,
-      dispatcher: agent,
-      signal,
-    });
-    const responseBody = await readCapped(response.body, response.headers['content-length']);
-    const statusCode = response.statusCode;
-    const succeeded = statusCode >= 200 && statusCode < 300;
-    const retryAfterHeader = response.headers['retry-after'];
-    return {
-      outcome: succeeded ? 'succeeded' : 'http_error',
-      statusCode,
-      error: succeeded ? null : `the receiver answered HTTP ${statusCode}`,
-      responseBody,
-      durationMs: elapsed(),
-      retryAfter: (statusCode === 429 || statusCode === 503) && typeof retryAfterHeader === 'string' ? retryAfterHeader : undefined,
+  const target = targets(input.url);
+  if (target.refusal !== undefined) return Promise.resolve(failure('refused', target.refusal, elapsed()));
+  return new Promise<SendResult>((resolve) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let settled = false;
+    let timedOut = false;
+    let statusCode = 0;
+    let retryAfter: string | undefined;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (result: SendResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
     };
-  } catch (error) {
-    return classifyFailure(error, signal, timeoutMs, elapsed());
-  }
+    const answered = () => {
+      const succeeded = statusCode >= 200 && statusCode < 300;
+      finish({
+        outcome: succeeded ? 'succeeded' : 'http_error',
+        statusCode,
+        error: succeeded ? null : `the receiver answered HTTP ${statusCode}`,
+        responseBody: capturedBody(chunks),
+        durationMs: elapsed(),
+        retryAfter,
+      });
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      finish(failure('timeout', `no complete answer within ${timeoutMs} ms`, elapsed()));
+      controller?.abort(new Error('attempt timed out'));
+    }, timeoutMs);
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(started) {
+        controller = started;
+        if (settled) started.abort(new Error('attempt timed out'));
+      },
+      onResponseStart(_controller, code, headers) {
+        // undici never follows redirects on its own (no redirect interceptor): a 3xx is the answer.
+        statusCode = code;
+        const header = headers['retry-after'];
+        if ((code === 429 || code === 503) && typeof header === 'string') retryAfter = header;
+      },
+      onResponseData(active, chunk) {
+        if (size >= RESPONSE_BODY_CAP_BYTES) return;
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= RESPONSE_BODY_CAP_BYTES) {
+          // Enough read: the answer counts as given, and the rest of it is not waited for.
+          answered();
+          active.abort(new Error('response body cap reached'));
+        }
+      },
+      onResponseEnd() {
+        answered();
+      },
+      onResponseError(_controller, error) {
+        if (settled) return;
+        finish(timedOut ? failure('timeout', `no complete answer within ${timeoutMs} ms`, elapsed()) : classifyFailure(error, timeoutMs, elapsed()));
+      },
+    };
+    try {
+      agent.dispatch({ origin: target.origin, path: target.path, method: 'POST', headers: input.headers, body: input.body }, handler);
+    } catch (error) {
+      finish(classifyFailure(error, timeoutMs, elapsed()));
+    }
+  });
+}
+
+/** The stored answer: at most the cap, NUL characters removed (PostgreSQL text cannot hold them), null when empty. */
+function capturedBody(chunks: readonly Buffer[]): string | null {
+  if (chunks.length === 0) return null;
+  // Cutting at a byte boundary may split a character; the decoder replaces the remainder.
+  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  const text = bytes.subarray(0, RESPONSE_BODY_CAP_BYTES).toString('utf8');
+  if (text.length === 0) return null;
+  return text.replaceAll('\u0000', '').slice(0, RESPONSE_BODY_CAP_BYTES);
 }
 
 function failure(outcome: AttemptOutcome, error: string, durationMs: number): SendResult {
@@ -98,13 +183,13 @@ function causes(error: unknown): unknown[] {
   return chain;
 }
 
-function classifyFailure(error: unknown, signal: AbortSignal, timeoutMs: number, durationMs: number): SendResult {
+function classifyFailure(error: unknown, timeoutMs: number, durationMs: number): SendResult {
   const chain = causes(error);
   const refused = chain.find((item) => item instanceof AddressRefusedError);
   if (refused) return failure('refused', (refused as Error).message, durationMs);
   const codes = chain.map((item) => (item as { code?: unknown }).code).filter((code): code is string => typeof code === 'string');
   const timeoutCodes = ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT'];
-  if (signal.aborted || codes.some((code) => timeoutCodes.includes(code))) {
+  if (codes.some((code) => timeoutCodes.includes(code))) {
     return failure('timeout', `no complete answer within ${timeoutMs} ms`, durationMs);
   }
   if (codes.some((code) => code === 'ENOTFOUND' || code === 'EAI_AGAIN')) {
@@ -113,32 +198,4 @@ function classifyFailure(error: unknown, signal: AbortSignal, timeoutMs: number,
   const message = error instanceof Error ? error.message : String(error);
   const code = codes[0] ? `${codes[0]}: ` : '';
   return failure('connection_error', `${code}${message}`, durationMs);
-}
-
-/** Reads at most the cap; a longer answer is cut off and its connection dropped. */
-async function readCapped(
-  body: AsyncIterable<Buffer> & { destroy(): unknown; text(): Promise<string> },
-  contentLength: string | string[] | undefined,
-): Promise<string | null> {
-  let text: string;
-  if (typeof contentLength === 'string' && /^\d{1,4}$/.test(contentLength) && Number(contentLength) <= RESPONSE_BODY_CAP_BYTES) {
-    // The usual case: a short answer of announced length, read in one go.
-    text = await body.text();
-  } else {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= RESPONSE_BODY_CAP_BYTES) {
-        body.destroy();
-        break;
-      }
-    }
-    // Cutting at a byte boundary may split a character; the decoder replaces the remainder.
-    text = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_CAP_BYTES).toString('utf8');
-  }
-  if (text.length === 0) return null;
-  // PostgreSQL text cannot hold NUL characters.
-  return text.replaceAll('\u0000', '').slice(0, RESPONSE_BODY_CAP_BYTES);
 }

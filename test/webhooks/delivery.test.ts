@@ -185,6 +185,27 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
     expect(await deliveryOf(event.id)).toMatchObject({ status: 'pending', attempt_count: 1 });
   });
 
+  it('a receiver that sends its headers and then stalls is a timeout attempt too: the whole answer must come in time', async () => {
+    const merchant = await testApp.createMerchant();
+    receiver.handler = () => ({ hangAfterHeaders: true });
+    const event = await emitTo(merchant.shop_id, receiver.url);
+    await worker({ attemptTimeoutMs: 300 }).drain();
+    const [attempt] = await attemptsOf(event.id);
+    expect(attempt).toMatchObject({ outcome: 'timeout', status_code: null, error: 'no complete answer within 300 ms' });
+    expect(await deliveryOf(event.id)).toMatchObject({ status: 'pending', attempt_count: 1 });
+  });
+
+  it('an answer that never ends is read up to 4 KiB and counts by its status, without waiting for the rest', async () => {
+    const merchant = await testApp.createMerchant();
+    receiver.handler = () => ({ status: 200, endlessBody: true });
+    const event = await emitTo(merchant.shop_id, receiver.url);
+    await worker({ attemptTimeoutMs: 5_000 }).drain();
+    const [attempt] = await attemptsOf(event.id);
+    expect(attempt).toMatchObject({ outcome: 'succeeded', status_code: 200, response_body: 'y'.repeat(4096) });
+    expect(attempt!.duration_ms).toBeLessThan(2_000);
+    expect(await deliveryOf(event.id)).toMatchObject({ status: 'delivered' });
+  });
+
   it('a refused connection is a connection_error attempt, retried later', async () => {
     const merchant = await testApp.createMerchant();
     const event = await emitTo(merchant.shop_id, await closedPortUrl());

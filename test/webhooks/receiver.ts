@@ -17,6 +17,10 @@ export interface Answer {
   readonly delayMs?: number;
   /** Never answer (the sender must time out). */
   readonly hang?: boolean;
+  /** Send the status line and headers, then nothing more, never ending the body. */
+  readonly hangAfterHeaders?: boolean;
+  /** Stream body chunks without end until the sender goes away. */
+  readonly endlessBody?: boolean;
 }
 
 export type Handler = (request: ReceivedRequest, index: number) => Answer;
@@ -53,6 +57,16 @@ export async function startReceiver(handler: Handler = () => ({ status: 200, bod
       requests.push(received);
       const answer = receiver.handler(received, requests.length - 1);
       if (answer.hang) return;
+      if (answer.hangAfterHeaders || answer.endlessBody) {
+        response.writeHead(answer.status ?? 200, { 'content-type': 'text/plain' });
+        response.flushHeaders();
+        if (answer.endlessBody) {
+          const chunk = 'y'.repeat(1_000);
+          const timer = setInterval(() => response.write(chunk), 1);
+          response.on('close', () => clearInterval(timer));
+        }
+        return;
+      }
       const reply = () => {
         response.writeHead(answer.status ?? 200, answer.headers ?? {});
         response.end(answer.body ?? '');
