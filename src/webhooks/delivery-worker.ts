@@ -179,7 +179,10 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   /** Claimed, not yet started, oldest claim first; each with the end of its lease. */
   const queue: { delivery: ClaimedDelivery; leaseEndsAt: number }[] = [];
   /** Requests on the wire: at most `concurrency`. */
-  const sending = new Set<Promise<void>>();
+  let sending = 0;
+  /** Those waiting for a request to come back (the loop, `drain`). */
+  let slotWaiters: (() => void)[] = [];
+  const slotFreed = () => new Promise<void>((resolve) => slotWaiters.push(resolve));
   /** Attempts not yet written (sent, waiting for their batch); each still holds its lease. */
   const unrecorded = new Set<Promise<void>>();
   let loop: Promise<void> | undefined;
@@ -188,19 +191,23 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   let wake: (() => void) | undefined;
 
   function startQueued(): void {
-    while (!stopped && sending.size < concurrency && queue.length > 0) {
+    while (!stopped && sending < concurrency && queue.length > 0) {
       const { delivery, leaseEndsAt } = queue.shift()!;
       // A lease that could run out before the attempt ends would let another worker send the
       // same event at the same time. Leave such a delivery alone: once its lease runs out,
       // whichever worker claims it next makes the attempt.
       if (leaseEndsAt - context.clock.now().getTime() < attemptTimeoutMs + LEASE_MARGIN_MS) continue;
-      let markSent!: () => void;
-      const sent = new Promise<void>((resolve) => (markSent = resolve));
-      const slot = sent.then(() => {
-        sending.delete(slot);
+      let released = false;
+      const markSent = () => {
+        if (released) return;
+        released = true;
+        sending -= 1;
+        const waiters = slotWaiters;
+        slotWaiters = [];
+        for (const resolve of waiters) resolve();
         startQueued();
-      });
-      sending.add(slot);
+      };
+      sending += 1;
       const recorded: Promise<void> = attemptDelivery(deps, delivery, markSent)
         .then(() => undefined)
         .catch((error: unknown) => {
@@ -216,7 +223,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   }
 
   async function runOnce(): Promise<number> {
-    const room = maxHeld - sending.size - queue.length;
+    const room = maxHeld - sending - queue.length;
     if (room <= 0 || stopped) return 0;
     const now = context.clock.now();
     const claimed = await claimDueDeliveries(context.db, {
@@ -246,9 +253,9 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   async function runLoop(): Promise<void> {
     while (!stopped) {
       try {
-        const room = maxHeld - sending.size - queue.length;
+        const room = maxHeld - sending - queue.length;
         if (room < claimThreshold) {
-          await Promise.race(sending);
+          await slotFreed();
           continue;
         }
         // Fewer than asked for means nothing else is due now: wait for the next poll.
@@ -278,7 +285,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   return {
     name: 'webhook-delivery',
     get inFlight() {
-      return sending.size;
+      return sending;
     },
     start() {
       if (loop || stopped) return;
@@ -295,7 +302,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
         const claimed = await runOnce();
         attempts += claimed;
         if (claimed === 0 && queue.length === 0 && unrecorded.size === 0) return attempts;
-        if (sending.size > 0) await Promise.race(sending);
+        if (sending > 0) await slotFreed();
         else await Promise.allSettled([...unrecorded]);
       }
       throw new Error(`webhook drain did not settle after ${MAX_DRAIN_ROUNDS} rounds`);
