@@ -6,7 +6,6 @@ import type { AttemptOutcome, DeliveryStatus, WebhookTables } from './webhook-ta
 
 export type EventInsert = Insertable<WebhookTables['webhook_events']>;
 export type DeliveryInsert = Insertable<WebhookTables['webhook_deliveries']>;
-export type AttemptInsert = Insertable<WebhookTables['webhook_attempts']>;
 
 export async function insertEvent(db: Executor, row: EventInsert): Promise<void> {
   await db.insertInto('webhook_events').values(row).execute();
@@ -89,11 +88,24 @@ export async function findClaimedDelivery(db: Executor, deliveryId: string, leas
   return row ? toClaimedDelivery(row) : undefined;
 }
 
+/** One finished attempt, and what it does to its delivery. */
 export interface AttemptRecord {
-  readonly attempt: AttemptInsert;
+  readonly attemptId: string;
+  readonly attemptNumber: number;
   readonly deliveryId: string;
+  readonly eventId: string;
+  /** Where the attempt was sent. */
+  readonly url: string;
   readonly leaseToken: string;
+  readonly startedAt: Date;
+  readonly durationMs: number;
+  readonly outcome: AttemptOutcome;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly responseBody: string | null;
+  /** The delivery's status after this attempt. */
   readonly status: DeliveryStatus;
+  /** When the next attempt is due (also logged on the attempt); null when none is. */
   readonly nextAttemptAt: Date | null;
   readonly now: Date;
 }
@@ -106,44 +118,43 @@ export interface AttemptRecord {
  */
 export async function recordAttempts(db: Executor, records: readonly AttemptRecord[]): Promise<Set<string>> {
   if (records.length === 0) return new Set();
-  // One JSON parameter for the whole batch: far cheaper to build and send than 16 parameters per row.
+  // One JSON parameter for the whole batch: far cheaper to build and send than a dozen parameters
+  // per row. Times go as epoch milliseconds, which serialize several times faster than Dates.
   const rows = JSON.stringify(
-    records.map((record) => {
-      const a = record.attempt;
-      return {
-        id: a.id,
-        delivery_id: a.delivery_id,
-        event_id: a.event_id,
-        attempt_number: a.attempt_number,
-        url: a.url,
-        started_at: a.started_at,
-        duration_ms: a.duration_ms,
-        outcome: a.outcome,
-        status_code: a.status_code ?? null,
-        error: a.error ?? null,
-        response_body: a.response_body ?? null,
-        next_retry_at: a.next_retry_at ?? null,
-        lease_token: record.leaseToken,
-        status: record.status,
-        next_attempt_at: record.nextAttemptAt,
-        now: record.now,
-      };
-    }),
+    records.map((record) => ({
+      id: record.attemptId,
+      delivery_id: record.deliveryId,
+      event_id: record.eventId,
+      url: record.url,
+      lease_token: record.leaseToken,
+      attempt_number: record.attemptNumber,
+      started_ms: record.startedAt.getTime(),
+      duration_ms: record.durationMs,
+      outcome: record.outcome,
+      status_code: record.statusCode,
+      error: record.error,
+      response_body: record.responseBody,
+      status: record.status,
+      next_ms: record.nextAttemptAt === null ? null : record.nextAttemptAt.getTime(),
+      now_ms: record.now.getTime(),
+    })),
   );
   // The ids as an array too: the planner sizes `= any(array)` exactly and looks the rows up by key;
   // joined only to json_to_recordset (always estimated at 100 rows) it may scan the whole table.
   const ids = records.map((record) => record.deliveryId);
   const result = await sql<{ id: string }>`
     with input as (
-      select * from json_to_recordset(${rows}::json) as row (
-        id text, delivery_id text, event_id text, attempt_number int, url text, started_at timestamptz, duration_ms int,
-        outcome text, status_code int, error text, response_body text, next_retry_at timestamptz, lease_token text,
-        status text, next_attempt_at timestamptz, now timestamptz)
+      select r.id, r.delivery_id, r.event_id, r.url, r.lease_token, r.attempt_number, to_timestamp(r.started_ms / 1000) as started_at, r.duration_ms,
+             r.outcome, r.status_code, r.error, r.response_body, r.status, to_timestamp(r.next_ms / 1000) as next_attempt_at,
+             to_timestamp(r.now_ms / 1000) as now
+        from json_to_recordset(${rows}::json) as r (
+          id text, delivery_id text, event_id text, url text, lease_token text, attempt_number int, started_ms float8, duration_ms int, outcome text,
+          status_code int, error text, response_body text, status text, next_ms float8, now_ms float8)
     ),
     attempt as (
       insert into webhook_attempts
         (id, delivery_id, event_id, attempt_number, url, started_at, duration_ms, outcome, status_code, error, response_body, next_retry_at)
-      select id, delivery_id, event_id, attempt_number, url, started_at, duration_ms, outcome, status_code, error, response_body, next_retry_at
+      select id, delivery_id, event_id, attempt_number, url, started_at, duration_ms, outcome, status_code, error, response_body, next_attempt_at
         from input
     )
     update webhook_deliveries d
