@@ -42,5 +42,13 @@ function registerDueGauge(context: Pick<AppContext, 'db' | 'clock' | 'metrics' |
 export function webhookMetrics(context: Pick<AppContext, 'db' | 'clock' | 'metrics' | 'logger'>): WebhookMetrics {
   const counter = attemptsCounter(context.metrics);
   registerDueGauge(context);
-  return { countAttempt: (outcome) => counter.inc({ outcome }) };
+  // One child per outcome, looked up once: `inc({ outcome })` hashes the labels on every call.
+  const byOutcome = new Map<AttemptOutcome, ReturnType<typeof counter.labels>>();
+  return {
+    countAttempt(outcome) {
+      let child = byOutcome.get(outcome);
+      if (!child) byOutcome.set(outcome, (child = counter.labels({ outcome })));
+      child.inc();
+    },
+  };
 }
