@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { createBenchDatabase } from './bench-database.ts';
+import { measurePostgresCpu } from './server-cpu.ts';
 import { Registry } from 'prom-client';
 import { buildApp } from '../src/app.ts';
 import { systemClock } from '../src/clock.ts';
@@ -77,9 +78,15 @@ async function benchGateway(backend: DatabaseBackend, url: string | undefined): 
   try {
     await run(WARMUP_S);
     const cpuBefore = process.cpuUsage();
+    const databaseCpu = measurePostgresCpu();
     const result = await run(DURATION_S);
     const cpu = process.cpuUsage(cpuBefore);
-    process.stdout.write(`  (${backend}: gateway process CPU ${((cpu.user + cpu.system) / 1000 / Math.max(1, result.requests.total)).toFixed(2)} ms per request)\n`);
+    const databaseUs = backend === 'postgres' ? databaseCpu() : undefined;
+    const perRequest = (microseconds: number) => `${(microseconds / 1000 / Math.max(1, result.requests.total)).toFixed(2)} ms`;
+    process.stdout.write(
+      `  (${backend}: gateway process CPU ${perRequest(cpu.user + cpu.system)} per request` +
+        (databaseUs === undefined ? ')\n' : `, PostgreSQL CPU ${perRequest(databaseUs)} per request)\n`),
+    );
     const created = await handle.db.selectFrom('payments').select((eb) => eb.fn.countAll<bigint>().as('count')).executeTakeFirstOrThrow();
     process.stdout.write(`  (${backend}: ${created.count} payments in the database, ${result['2xx']} answered 201 in the measured run)\n`);
     return {
@@ -115,18 +122,11 @@ async function benchBaseline(url: string): Promise<Figures> {
     );
     const key = randomUUID();
     const token = randomUUID();
-    const claim = await pool.connect();
-    try {
-      await claim.query('begin');
-      await claim.query(
-        `insert into payment_idempotency_keys (shop_id, idempotency_key, request_hash, state, lease_token, locked_until, created_at)
-         values ($1, $2, $3, 'in_progress', $4, $5, $6) on conflict (shop_id, idempotency_key) do nothing returning lease_token`,
-        [shopId, key, createHash('sha256').update(BODY).digest('hex'), token, new Date(now.getTime() + 30_000), now],
-      );
-      await claim.query('commit');
-    } finally {
-      claim.release();
-    }
+    await pool.query(
+      `insert into payment_idempotency_keys (shop_id, idempotency_key, request_hash, state, lease_token, locked_until, created_at)
+       values ($1, $2, $3, 'in_progress', $4, $5, $6) on conflict (shop_id, idempotency_key) do nothing returning lease_token`,
+      [shopId, key, createHash('sha256').update(BODY).digest('hex'), token, new Date(now.getTime() + 30_000), now],
+    );
     const client = await pool.connect();
     try {
       await client.query('begin');
@@ -172,9 +172,15 @@ async function benchBaseline(url: string): Promise<Figures> {
   try {
     await run(WARMUP_S);
     const cpuBefore = process.cpuUsage();
+    const databaseCpu = measurePostgresCpu();
     const { latencies, errors, elapsedMs } = await run(DURATION_S);
     const cpu = process.cpuUsage(cpuBefore);
-    process.stdout.write(`  (baseline: client process CPU ${((cpu.user + cpu.system) / 1000 / Math.max(1, latencies.length)).toFixed(2)} ms per request)\n`);
+    const databaseUs = databaseCpu();
+    const perRequest = (microseconds: number) => `${(microseconds / 1000 / Math.max(1, latencies.length)).toFixed(2)} ms`;
+    process.stdout.write(
+      `  (baseline: client process CPU ${perRequest(cpu.user + cpu.system)} per request` +
+        (databaseUs === undefined ? ')\n' : `, PostgreSQL CPU ${perRequest(databaseUs)} per request)\n`),
+    );
     latencies.sort((a, b) => a - b);
     const at = (fraction: number) => latencies[Math.min(latencies.length - 1, Math.floor(fraction * latencies.length))] ?? 0;
     return { label: 'baseline: same SQL through a pg pool', requestsPerSecond: latencies.length / (elapsedMs / 1000), p50Ms: at(0.5), p99Ms: at(0.99), errors };

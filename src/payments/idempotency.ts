@@ -9,7 +9,7 @@
 // is a new key.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import { inTransaction, type Db, type Tx } from '../db/transaction.ts';
+import type { Db, Executor, Tx } from '../db/transaction.ts';
 import { DuplicateExternalIdError, IdempotencyInProgressError } from '../errors.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -53,14 +53,19 @@ export type ClaimResult = { readonly kind: 'claimed'; readonly lease: Idempotenc
  */
 export async function claimIdempotencyKey(db: Db, clock: Clock, shopId: string, key: string, hash: string): Promise<ClaimResult> {
   for (let attempt = 1; attempt <= CLAIM_ATTEMPTS_MAX; attempt++) {
-    const result = await inTransaction(db, (tx) => claimOnce(tx, clock, shopId, key, hash));
+    const result = await claimOnce(db, clock, shopId, key, hash);
     if (result) return result;
   }
   throw new IdempotencyInProgressError();
 }
 
-/** One claim attempt; undefined when the record changed under us and the claim should be retried. */
-async function claimOnce(db: Tx, clock: Clock, shopId: string, key: string, hash: string): Promise<ClaimResult | undefined> {
+/**
+ * One claim attempt; undefined when the record changed under us and the claim should be retried.
+ * No transaction is needed: the insert and the takeover are each one atomic statement, and the
+ * takeover is a compare-and-set on the lease token read just before, so two requests can never
+ * both hold the key. (Autocommit saves BEGIN and COMMIT, two of a payment's nine round trips.)
+ */
+async function claimOnce(db: Executor, clock: Clock, shopId: string, key: string, hash: string): Promise<ClaimResult | undefined> {
   const now = clock.now();
   const token = randomUUID();
   // A fresh in-progress claim held by this request, whether inserted or taken over.
@@ -138,13 +143,11 @@ export async function completeIdempotencyKey(
 
 /** Forgets an unfinished claim after a failed request, so the repeat starts afresh. */
 export async function releaseIdempotencyKey(db: Db, lease: IdempotencyLease): Promise<void> {
-  await inTransaction(db, (tx) =>
-    tx
+  await db
     .deleteFrom('payment_idempotency_keys')
     .where('shop_id', '=', lease.shopId)
     .where('idempotency_key', '=', lease.key)
     .where('lease_token', '=', lease.token)
     .where('state', '=', 'in_progress')
-    .execute(),
-  );
+    .execute();
 }
