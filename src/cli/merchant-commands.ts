@@ -49,9 +49,10 @@ export const keyCreateCommand: CliCommand = {
       options: { shop: { type: 'string' }, scopes: { type: 'string' }, json: { type: 'boolean', default: false } },
     });
     const shopId = required(values.shop, '--shop');
+    const scopesText = required(values.scopes, '--scopes');
     let scopes;
     try {
-      scopes = parseScopes(required(values.scopes, '--scopes'));
+      scopes = parseScopes(scopesText);
     } catch (error) {
       throw new CliUsageError(`--scopes: ${(error as Error).message}`);
     }

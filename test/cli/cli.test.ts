@@ -97,6 +97,7 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
     [['merchant', 'create', '--name', 'X', '--email', 'x@example.test', '--colour', 'red'], "Unknown option '--colour'"],
     [['key', 'create', '--shop', 'shop_x', '--scopes', 'payments,admin'], 'unknown scope "admin"'],
     [['key', 'create', '--scopes', 'read'], '--shop is required'],
+    [['key', 'create', '--shop', 'shop_x'], 'paygate: --scopes is required\n'],
     [['key', 'revoke'], 'give exactly one KEY_ID'],
     [['key', 'revoke', 'key_does_not_exist'], 'no API key key_does_not_exist'],
     [['serve', '--role', 'everything'], '--role must be one of all, api, worker'],
