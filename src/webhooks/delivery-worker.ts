@@ -152,9 +152,11 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   // the next claim runs while attempts are still in flight and no slot waits for the database.
   // Claims and records come in batches of a few times the concurrency: each statement has a
   // fixed cost about that of 20 rows (docs/webhooks.md, Performance).
-  const maxHeld = 6 * concurrency;
-  const claimThreshold = 2 * concurrency;
-  const recordBatch = 3 * concurrency;
+  // With slow receivers a long queue waits longer than its lease allows; those deliveries are
+  // skipped and re-claimed (see startQueued), which costs time but never a double send.
+  const maxHeld = 8 * concurrency;
+  const claimThreshold = 3 * concurrency;
+  const recordBatch = 4 * concurrency;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const attemptTimeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   if (leaseMs < attemptTimeoutMs + LEASE_MARGIN_MS) {
