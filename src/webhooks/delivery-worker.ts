@@ -5,6 +5,7 @@
 // side; one killed mid-attempt loses nothing: its lease expires and the attempt
 // is made again (delivery is at least once; receivers deduplicate by webhook-id).
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { AppContext, Worker } from '../context.ts';
 import { newId } from '../ids.ts';
 import { nextRetryDelayMs, parseRetryAfterMs } from './retry-schedule.ts';
@@ -19,6 +20,8 @@ export const DEFAULT_IDLE_POLL_MS = 500;
 const RECORD_BATCH_DELAY_MS = 10;
 /** Time a lease must still have left, beyond the attempt's own limit, for an attempt to start. */
 const LEASE_MARGIN_MS = 5_000;
+/** Weight of the newest send in the moving average of send durations. */
+const SEND_AVERAGE_WEIGHT = 0.1;
 /** `drain` stops after this many rounds even if work keeps appearing. */
 const MAX_DRAIN_ROUNDS = 100_000;
 
@@ -152,8 +155,6 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   // the next claim runs while attempts are still in flight and no slot waits for the database.
   // Claims and records come in batches of a few times the concurrency: each statement has a
   // fixed cost about that of 20 rows (docs/webhooks.md, Performance).
-  // With slow receivers a long queue waits longer than its lease allows; those deliveries are
-  // skipped and re-claimed (see startQueued), which costs time but never a double send.
   const maxHeld = 8 * concurrency;
   const claimThreshold = 3 * concurrency;
   const recordBatch = 4 * concurrency;
@@ -174,6 +175,16 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     random: options.random,
     record: (record) => batcher.add(record),
   };
+  // How long a queued delivery may wait to start, with room to spare: half of what its lease
+  // leaves after the attempt's own limit and the margin. Fewer are held when attempts are slow,
+  // so that a queue behind slow receivers starts within its leases instead of being skipped.
+  const safeWaitMs = (leaseMs - attemptTimeoutMs - LEASE_MARGIN_MS) / 2;
+  /** Moving average of how long a send takes; it starts at the worst case, the time limit. */
+  let averageSendMs = attemptTimeoutMs;
+  function holdLimit(): number {
+    const startableInTime = Math.floor((concurrency * safeWaitMs) / Math.max(averageSendMs, 1));
+    return Math.min(maxHeld, concurrency + startableInTime);
+  }
   /** Claimed, not yet started, oldest claim first; each with the end of its lease. */
   const queue: { delivery: ClaimedDelivery; leaseEndsAt: number }[] = [];
   /** Requests on the wire: at most `concurrency`. */
@@ -196,9 +207,11 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
       // whichever worker claims it next makes the attempt.
       if (leaseEndsAt - context.clock.now().getTime() < attemptTimeoutMs + LEASE_MARGIN_MS) continue;
       let released = false;
+      const sendStarted = performance.now();
       const markSent = () => {
         if (released) return;
         released = true;
+        averageSendMs += (performance.now() - sendStarted - averageSendMs) * SEND_AVERAGE_WEIGHT;
         sending -= 1;
         const waiters = slotWaiters;
         slotWaiters = [];
@@ -221,7 +234,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   }
 
   async function runOnce(): Promise<number> {
-    const room = maxHeld - sending - queue.length;
+    const room = holdLimit() - sending - queue.length;
     if (room <= 0 || stopped) return 0;
     const now = context.clock.now();
     const claimed = await claimDueDeliveries(context.db, {
@@ -251,8 +264,10 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   async function runLoop(): Promise<void> {
     while (!stopped) {
       try {
-        const room = maxHeld - sending - queue.length;
-        if (room < claimThreshold) {
+        const limit = holdLimit();
+        const room = limit - sending - queue.length;
+        // Claim in batches, but when slow attempts keep the limit low, as soon as there is room.
+        if (room < Math.min(claimThreshold, Math.max(1, limit - concurrency))) {
           await slotFreed();
           continue;
         }

@@ -352,6 +352,25 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
     expect(sentOf(second.id)).toHaveLength(1);
   });
 
+  it('a worker holds only as many deliveries as it can start within their leases at the pace attempts take', async () => {
+    const merchant = await testApp.createMerchant();
+    // Leases leave (5,400 - 300 - 5,000) / 2 = 50 ms of safe queueing; a slow receiver takes 100 ms.
+    const paced = worker({ concurrency: 2, leaseMs: 5_400, attemptTimeoutMs: 300 });
+    receiver.handler = () => ({ status: 200, delayMs: 100 });
+    for (let index = 0; index < 6; index++) await emitTo(merchant.shop_id, receiver.url);
+    // At 100 ms an attempt, nothing can wait in the queue: only what can start now is claimed.
+    expect(await paced.runOnce()).toBe(2);
+    await paced.drain();
+
+    // Fast attempts raise the limit toward 8x the concurrency.
+    receiver.handler = () => ({ status: 200 });
+    for (let index = 0; index < 60; index++) await emitTo(merchant.shop_id, receiver.url);
+    await paced.drain();
+    for (let index = 0; index < 20; index++) await emitTo(merchant.shop_id, receiver.url);
+    expect(await paced.runOnce()).toBeGreaterThan(2);
+    await paced.drain();
+  });
+
   it('a lease shorter than the attempt timeout plus a margin is refused when the worker is made', () => {
     expect(() => createDeliveryWorker(testApp.context, { leaseMs: 10_000, attemptTimeoutMs: 10_000 })).toThrow(/must exceed the attempt timeout/);
   });
