@@ -205,7 +205,10 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
       // A lease that could run out before the attempt ends would let another worker send the
       // same event at the same time. Leave such a delivery alone: once its lease runs out,
       // whichever worker claims it next makes the attempt.
-      if (leaseEndsAt - context.clock.now().getTime() < attemptTimeoutMs + LEASE_MARGIN_MS) continue;
+      if (leaseEndsAt - context.clock.now().getTime() < attemptTimeoutMs + LEASE_MARGIN_MS) {
+        context.logger.warn({ event_id: delivery.eventId }, 'webhook delivery waited in the queue until its lease wore down; it is left for a new claim');
+        continue;
+      }
       let released = false;
       const sendStarted = performance.now();
       const markSent = () => {
