@@ -99,7 +99,6 @@ function sendOnce(agent: Agent, targets: (url: string) => Target, timeoutMs: num
   return new Promise<SendResult>((resolve) => {
     let controller: Dispatcher.DispatchController | undefined;
     let settled = false;
-    let timedOut = false;
     let statusCode = 0;
     let retryAfter: string | undefined;
     const chunks: Buffer[] = [];
@@ -122,8 +121,7 @@ function sendOnce(agent: Agent, targets: (url: string) => Target, timeoutMs: num
       });
     };
     const timer = setTimeout(() => {
-      timedOut = true;
-      finish(failure('timeout', `no complete answer within ${timeoutMs} ms`, elapsed()));
+      finish(timedOut(timeoutMs, elapsed()));
       controller?.abort(new Error('attempt timed out'));
     }, timeoutMs);
     const handler: Dispatcher.DispatchHandler = {
@@ -151,8 +149,9 @@ function sendOnce(agent: Agent, targets: (url: string) => Target, timeoutMs: num
         answered();
       },
       onResponseError(_controller, error) {
+        // The aborts of the timer and of the body cap land here too, after the attempt settled.
         if (settled) return;
-        finish(timedOut ? failure('timeout', `no complete answer within ${timeoutMs} ms`, elapsed()) : classifyFailure(error, timeoutMs, elapsed()));
+        finish(classifyFailure(error, timeoutMs, elapsed()));
       },
     };
     try {
@@ -177,6 +176,10 @@ function failure(outcome: AttemptOutcome, error: string, durationMs: number): Se
   return { outcome, statusCode: null, error: error.replaceAll('\u0000', '').slice(0, ERROR_TEXT_CAP), responseBody: null, durationMs, retryAfter: undefined };
 }
 
+function timedOut(timeoutMs: number, durationMs: number): SendResult {
+  return failure('timeout', `no complete answer within ${timeoutMs} ms`, durationMs);
+}
+
 function causes(error: unknown): unknown[] {
   const chain: unknown[] = [];
   for (let current = error; current && chain.length < 5; current = (current as { cause?: unknown }).cause) chain.push(current);
@@ -189,9 +192,7 @@ function classifyFailure(error: unknown, timeoutMs: number, durationMs: number):
   if (refused) return failure('refused', (refused as Error).message, durationMs);
   const codes = chain.map((item) => (item as { code?: unknown }).code).filter((code): code is string => typeof code === 'string');
   const timeoutCodes = ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT'];
-  if (codes.some((code) => timeoutCodes.includes(code))) {
-    return failure('timeout', `no complete answer within ${timeoutMs} ms`, durationMs);
-  }
+  if (codes.some((code) => timeoutCodes.includes(code))) return timedOut(timeoutMs, durationMs);
   if (codes.some((code) => code === 'ENOTFOUND' || code === 'EAI_AGAIN')) {
     return failure('connection_error', `DNS lookup failed: ${(error as Error).message}`, durationMs);
   }
