@@ -59,6 +59,13 @@ function print(figures: Figures): void {
   );
 }
 
+/** One line of CPU per request: this process's, and the PostgreSQL server's when known. */
+function printCpu(label: string, cpu: NodeJS.CpuUsage, databaseUs: number | undefined, requests: number): void {
+  const perRequest = (microseconds: number) => `${(microseconds / 1000 / Math.max(1, requests)).toFixed(2)} ms`;
+  const database = databaseUs === undefined ? '' : `, PostgreSQL CPU ${perRequest(databaseUs)} per request`;
+  process.stdout.write(`  (${label} CPU ${perRequest(cpu.user + cpu.system)} per request${database})\n`);
+}
+
 async function benchGateway(backend: DatabaseBackend, url: string | undefined): Promise<Figures> {
   const config: Config = {
     ...loadConfig({ LOG_LEVEL: 'silent', PAYGATE_DATA_DIR: 'memory://' }),
@@ -80,13 +87,7 @@ async function benchGateway(backend: DatabaseBackend, url: string | undefined): 
     const cpuBefore = process.cpuUsage();
     const databaseCpu = measurePostgresCpu();
     const result = await run(DURATION_S);
-    const cpu = process.cpuUsage(cpuBefore);
-    const databaseUs = backend === 'postgres' ? databaseCpu() : undefined;
-    const perRequest = (microseconds: number) => `${(microseconds / 1000 / Math.max(1, result.requests.total)).toFixed(2)} ms`;
-    process.stdout.write(
-      `  (${backend}: gateway process CPU ${perRequest(cpu.user + cpu.system)} per request` +
-        (databaseUs === undefined ? ')\n' : `, PostgreSQL CPU ${perRequest(databaseUs)} per request)\n`),
-    );
+    printCpu(`${backend}: gateway process`, process.cpuUsage(cpuBefore), backend === 'postgres' ? databaseCpu() : undefined, result.requests.total);
     const created = await handle.db.selectFrom('payments').select((eb) => eb.fn.countAll<bigint>().as('count')).executeTakeFirstOrThrow();
     process.stdout.write(`  (${backend}: ${created.count} payments in the database, ${result['2xx']} answered 201 in the measured run)\n`);
     return {
@@ -174,13 +175,7 @@ async function benchBaseline(url: string): Promise<Figures> {
     const cpuBefore = process.cpuUsage();
     const databaseCpu = measurePostgresCpu();
     const { latencies, errors, elapsedMs } = await run(DURATION_S);
-    const cpu = process.cpuUsage(cpuBefore);
-    const databaseUs = databaseCpu();
-    const perRequest = (microseconds: number) => `${(microseconds / 1000 / Math.max(1, latencies.length)).toFixed(2)} ms`;
-    process.stdout.write(
-      `  (baseline: client process CPU ${perRequest(cpu.user + cpu.system)} per request` +
-        (databaseUs === undefined ? ')\n' : `, PostgreSQL CPU ${perRequest(databaseUs)} per request)\n`),
-    );
+    printCpu('baseline: client process', process.cpuUsage(cpuBefore), databaseCpu(), latencies.length);
     latencies.sort((a, b) => a - b);
     const at = (fraction: number) => latencies[Math.min(latencies.length - 1, Math.floor(fraction * latencies.length))] ?? 0;
     return { label: 'baseline: same SQL through a pg pool', requestsPerSecond: latencies.length / (elapsedMs / 1000), p50Ms: at(0.5), p99Ms: at(0.99), errors };
