@@ -1,8 +1,8 @@
 import type { Generated } from 'kysely';
 
 export type ShopMode = 'sandbox' | 'live';
-export type ApiKeyScope = 'payments' | 'crypto' | 'payouts' | 'read';
-export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['payments', 'crypto', 'payouts', 'read'];
+export type ApiKeyScope = 'payments' | 'crypto' | 'payouts' | 'webhooks' | 'read';
+export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['payments', 'crypto', 'payouts', 'webhooks', 'read'];
 
 export interface MerchantTables {
   merchants: {

@@ -1,6 +1,7 @@
 // /v1/webhooks/*: the event log with its attempts, resend, secret rotation, the
-// shop's endpoint and a test send. Any scope of the key's shop may use them:
-// they only touch that shop's webhook settings and events.
+// shop's endpoint and a test send. Any key of the shop may read them; changing
+// where webhooks go or what signs them needs the `webhooks` scope, because the
+// signing secret lets its holder forge every webhook the merchant trusts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
@@ -11,7 +12,8 @@ import { createWebhookSender } from './webhook-sender.ts';
 import * as service from './webhook-service.ts';
 import { MAX_WEBHOOK_URL_LENGTH } from './url-guard.ts';
 
-const ANY_SCOPE: readonly ApiKeyScope[] = ['read', 'payments', 'crypto', 'payouts'];
+const READ_SCOPES: readonly ApiKeyScope[] = ['read', 'payments', 'crypto', 'payouts', 'webhooks'];
+const WRITE_SCOPES: readonly ApiKeyScope[] = ['webhooks'];
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -61,6 +63,8 @@ const Pagination = {
 
 const DEFAULT_PAGE_SIZE = 20;
 
+const ErrorBody = Type.Object({ error: Type.String(), message: Type.String() });
+
 const EventParams = Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 100 }) });
 const Url = Type.String({ minLength: 1, maxLength: MAX_WEBHOOK_URL_LENGTH });
 
@@ -69,7 +73,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
   const metrics = webhookMetrics(context);
   app.addHook('onClose', () => sender.close());
   const tags = ['webhooks'];
-  const config = { scopes: ANY_SCOPE };
+  const config = { scopes: READ_SCOPES };
+  const writeConfig = { scopes: WRITE_SCOPES };
 
   app.get(
     '/webhooks/events',
@@ -117,8 +122,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
   app.post(
     '/webhooks/events/:event_id/resend',
     {
-      config,
-      schema: { tags, summary: 'Queue a new attempt now, with the same event id', params: EventParams, response: { 202: WebhookEvent } },
+      config: writeConfig,
+      schema: { tags, summary: 'Queue a new attempt now, with the same event id', params: EventParams, response: { 202: WebhookEvent, 403: ErrorBody } },
     },
     async (request, reply) => reply.code(202).send(await service.resendEvent(context, principalOf(request).shopId, request.params.event_id)),
   );
@@ -126,11 +131,14 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
   app.post(
     '/webhooks/secret/rotate',
     {
-      config,
+      config: writeConfig,
       schema: {
         tags,
         summary: 'Replace the signing secret; for 24 h webhooks carry signatures with both the old and the new secret',
-        response: { 200: Type.Object({ webhook_secret: Type.String(), previous_secret_expires_at: Type.String({ format: 'date-time' }) }) },
+        response: {
+          200: Type.Object({ webhook_secret: Type.String(), previous_secret_expires_at: Type.String({ format: 'date-time' }) }),
+          403: ErrorBody,
+        },
       },
     },
     async (request) => service.rotateSecret(context, principalOf(request).shopId),
@@ -145,12 +153,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
   app.put(
     '/webhooks/endpoint',
     {
-      config,
+      config: writeConfig,
       schema: {
         tags,
         summary: "Set (or clear with null) the shop's webhook URL, where crypto events go",
         body: Type.Object({ url: Nullable(Url) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ url: Nullable(Type.String()) }) },
+        response: { 200: Type.Object({ url: Nullable(Type.String()) }), 403: ErrorBody },
       },
     },
     async (request) => service.setEndpoint(context, principalOf(request).shopId, request.body.url),
@@ -159,7 +167,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
   app.post(
     '/webhooks/test',
     {
-      config,
+      config: writeConfig,
       // The body is optional: no body means "send to the shop's endpoint".
       preValidation: async (request) => {
         request.body ??= {};
@@ -168,7 +176,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
         tags,
         summary: 'Send a signed webhook.test event now to url (or the shop endpoint) and return the attempt',
         body: Type.Object({ url: Type.Optional(Url) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ event: WebhookEvent, attempt: WebhookAttempt }) },
+        response: { 200: Type.Object({ event: WebhookEvent, attempt: WebhookAttempt }), 403: ErrorBody },
       },
     },
     async (request) => {
