@@ -15,6 +15,8 @@ export interface Config {
   readonly allowHttpWebhooks: boolean;
   readonly webhookAllowPrivate: boolean;
   readonly webhookConcurrency: number;
+  /** SIGTERM: how long in-flight requests and webhook deliveries may take before the process exits anyway. */
+  readonly shutdownTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -80,5 +82,6 @@ export function loadConfig(env: Env = process.env): Config {
     allowHttpWebhooks: readBoolean(env, 'PAYGATE_ALLOW_HTTP_WEBHOOKS', databaseUrl === undefined),
     webhookAllowPrivate: readBoolean(env, 'PAYGATE_WEBHOOK_ALLOW_PRIVATE', false),
     webhookConcurrency: readInteger(env, 'PAYGATE_WEBHOOK_CONCURRENCY', 32, 1, 1_000),
+    shutdownTimeoutMs: readInteger(env, 'PAYGATE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
   };
 }

@@ -90,8 +90,8 @@ export async function startGateway(config: Config, options: { role: Role; clock?
     url,
     stop() {
       stopping ??= (async () => {
-        await app?.close();
-        await Promise.all(workers.map((worker) => worker.stop()));
+        // Stop accepting and finish in-flight requests while the workers finish their deliveries.
+        await Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]);
         redis?.disconnect();
         await handle.close();
       })();

@@ -1,7 +1,41 @@
 import { parseArgs } from 'node:util';
-import { openConfiguredDatabase, ROLES, startGateway, type Role } from '../runtime.ts';
-import { CliUsageError, type CliCommand } from './cli-command.ts';
+import { openConfiguredDatabase, ROLES, startGateway, type Gateway, type Role } from '../runtime.ts';
+import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { ConfigError } from '../config.ts';
+
+/**
+ * SIGTERM or SIGINT: stop accepting connections, let in-flight requests and
+ * webhook deliveries finish, close the database, exit 0. Past the bound (or on
+ * a second signal) the process exits 1 at once; a delivery cut short keeps its
+ * lease and is retried after it, so nothing is lost, only sent again.
+ */
+async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): Promise<number> {
+  const signal = await new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  const { logger } = gateway.context;
+  logger.info({ signal, timeout_ms: timeoutMs }, 'shutting down: no new connections; finishing in-flight requests and deliveries');
+  const outcome = await new Promise<'stopped' | 'timeout' | 'signal'>((resolve) => {
+    const timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    const again = () => resolve('signal');
+    process.once('SIGINT', again);
+    process.once('SIGTERM', again);
+    void gateway.stop().then(() => {
+      clearTimeout(timer);
+      resolve('stopped');
+    });
+  });
+  if (outcome === 'stopped') {
+    io.out('paygate stopped');
+    return 0;
+  }
+  const why = outcome === 'timeout' ? `in-flight work did not finish within ${timeoutMs} ms` : 'a second signal arrived';
+  logger.error({ outcome }, `shutdown cut short: ${why}`);
+  io.err(`paygate: shutdown cut short: ${why}`);
+  // Whatever is still running holds the event loop open; leave without it.
+  process.exit(1);
+}
 
 export const serveCommand: CliCommand = {
   words: ['serve'],
@@ -22,15 +56,7 @@ export const serveCommand: CliCommand = {
     const gateway = await startGateway({ ...config, port }, { role });
     if (gateway.url) io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend})`);
     else io.out(`paygate workers running (database ${gateway.context.backend})`);
-    await new Promise<void>((resolve) => {
-      const shutdown = (signal: string) => {
-        gateway.context.logger.info({ signal }, 'shutting down');
-        void gateway.stop().then(resolve);
-      };
-      process.once('SIGINT', shutdown);
-      process.once('SIGTERM', shutdown);
-    });
-    return 0;
+    return waitForShutdown(gateway, config.shutdownTimeoutMs, io);
   },
 };
 

@@ -1,0 +1,108 @@
+// `paygate serve` on SIGTERM: stops accepting, lets a webhook delivery that is
+// in flight finish and be recorded, then exits 0; past PAYGATE_SHUTDOWN_TIMEOUT_MS
+// it exits 1 and the unfinished delivery stays queued for a retry.
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startPaygate } from '../support/cli.ts';
+import { startReceiver, type Answer, type Receiver } from '../webhooks/receiver.ts';
+
+interface Running {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly output: () => string;
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; at: number }> {
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, at: Date.now() })));
+}
+
+async function until(probe: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', () => {
+  let dataDir: string;
+  let receiver: Receiver;
+  let receiverAnsweredAt: number | undefined;
+  const env = () => ({ PAYGATE_DATA_DIR: dataDir, PORT: '0', PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1' });
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'paygate-shutdown-'));
+    receiverAnsweredAt = undefined;
+  });
+  afterEach(async () => {
+    await receiver?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  async function startWithPaidPayment(answer: Answer, extraEnv: Record<string, string> = {}): Promise<{ server: Running; apiKey: string }> {
+    receiver = await startReceiver(() => {
+      if (answer.delayMs) setTimeout(() => (receiverAnsweredAt = Date.now()), answer.delayMs);
+      return answer;
+    });
+    const server = await startPaygate([], { ...env(), ...extraEnv });
+    const { api_key: apiKey } = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8')) as { api_key: string };
+    const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+    const created = await request(`${server.url}/v1/payments`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ amount: 100, currency: 'RUB', callback_url: receiver.url }),
+    });
+    expect(created.statusCode).toBe(201);
+    const { payment_id: paymentId } = (await created.body.json()) as { payment_id: string };
+    const paid = await request(`${server.url}/v1/test_helpers/payments/${paymentId}/pay`, { method: 'POST', headers: { authorization: headers.authorization } });
+    expect(paid.statusCode).toBe(200);
+    await paid.body.dump();
+    // The worker has sent payment.paid: the delivery is in flight.
+    await until(() => receiver.requests.length === 1);
+    return { server, apiKey };
+  }
+
+  async function eventStatusAfterRestart(apiKey: string): Promise<string> {
+    const restarted = await startPaygate([], env());
+    try {
+      const response = await request(`${restarted.url}/v1/webhooks/events?limit=1`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const { data } = (await response.body.json()) as { data: Array<{ type: string; status: string }> };
+      expect(data[0]?.type).toBe('payment.paid');
+      return data[0]!.status;
+    } finally {
+      restarted.child.kill('SIGKILL');
+      await exited(restarted.child);
+    }
+  }
+
+  it('finishes the delivery in flight, records it, and exits 0', async () => {
+    const { server, apiKey } = await startWithPaidPayment({ status: 200, delayMs: 1_500 });
+    const exit = exited(server.child);
+    server.child.kill('SIGTERM');
+    const { code, at } = await exit;
+    expect(code, server.output()).toBe(0);
+    expect(server.output()).toContain('paygate stopped');
+    // The process waited for the receiver's answer instead of cutting it off.
+    expect(receiverAnsweredAt).toBeDefined();
+    expect(at).toBeGreaterThanOrEqual(receiverAnsweredAt!);
+    expect(receiver.requests).toHaveLength(1);
+    expect(await eventStatusAfterRestart(apiKey)).toBe('delivered');
+  });
+
+  it('past PAYGATE_SHUTDOWN_TIMEOUT_MS exits 1, and the unfinished delivery is still queued', async () => {
+    const { server, apiKey } = await startWithPaidPayment({ hang: true }, { PAYGATE_SHUTDOWN_TIMEOUT_MS: '1000' });
+    const exit = exited(server.child);
+    const signalledAt = Date.now();
+    server.child.kill('SIGTERM');
+    const { code, at } = await exit;
+    expect(code).toBe(1);
+    expect(server.output()).toContain('shutdown cut short: in-flight work did not finish within 1000 ms');
+    // Bounded by the setting, not by the 10 s delivery timeout.
+    expect(at - signalledAt).toBeLessThan(8_000);
+    expect(await eventStatusAfterRestart(apiKey)).toBe('pending');
+  });
+});
