@@ -1,3 +1,32 @@
 #!/usr/bin/env node
-// Paygate runs its TypeScript sources directly through Node's type stripping (Node >= 22.18 / 24).
-import '../src/cli/main.ts';
+// Paygate runs its TypeScript sources directly through Node 24's type stripping.
+// `npm start`, `npm run …` and `npx paygate` put the pinned runtime of the
+// install (the `node` package, node_modules/.bin/node) first on PATH. Started by
+// an older Node anyway (`node bin/paygate.js` on a system Node 20), this file —
+// plain JavaScript that any Node parses — hands over to that pinned runtime.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { constants } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const [major, minor] = process.versions.node.split('.').map(Number);
+const canStripTypes = major > 22 || (major === 22 && minor >= 18);
+
+if (canStripTypes) {
+  await import('../src/cli/main.ts');
+} else {
+  const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
+  if (!existsSync(pinned)) {
+    process.stderr.write(
+      `paygate: Node.js ${process.versions.node} cannot run Paygate (it needs 22.18 or later), and the pinned Node.js 24 ` +
+        `runtime is missing from node_modules: run "npm ci" (or "npm ci --omit=dev") in ${fileURLToPath(new URL('..', import.meta.url))}\n`,
+    );
+    process.exit(1);
+  }
+  const child = spawn(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  // Signals go to the gateway, which shuts down gracefully; its exit is ours.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => {
+    process.exit(signal ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1));
+  });
+}
