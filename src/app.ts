@@ -11,9 +11,9 @@ import { sql } from 'kysely';
 import type { AppContext } from './context.ts';
 import { installAuthentication } from './http/authentication.ts';
 import { installErrorHandling } from './http/error-handler.ts';
+import { openApiOptions } from './http/openapi-document.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { apiRoutePlugins, publicRoutePlugins } from './modules.ts';
-import { PAYGATE_VERSION } from './version.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -41,19 +41,7 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
     reply.header('x-request-id', request.id);
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Paygate API',
-        version: PAYGATE_VERSION,
-        description: 'Merchant payment gateway: RUB payments, USDT (TRC20) receiving and payouts, balances, webhooks.',
-      },
-      servers: [{ url: context.config.publicUrl }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearerAuth: [] }],
-    },
-  });
+  await app.register(swagger, openApiOptions(context.config));
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -4,11 +4,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/authentication.ts';
+import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
 import { EXTERNAL_ID_MAX_LENGTH, OPERATION_TYPES, createInternalTransfer, getBalances, listMerchantOperations } from './balance-service.ts';
 
 const Currency = Type.Union([Type.Literal('RUB'), Type.Literal('USDT')]);
 const Money = Type.String({ description: 'decimal string: 2 places for RUB, 6 for USDT' });
-const ErrorBody = Type.Object({ error: Type.String(), message: Type.String() });
+const RUB_MAIN_ACCOUNT = 'acc_01jcx0m8z4f6k2n9q3r5t7v8wa';
+const RUB_PAYOUT_ACCOUNT = 'acc_01jcx0m8z4f6k2n9q3r5t7v8wb';
 
 const AccountBalance = Type.Object({
   account_id: Type.String(),
@@ -19,6 +21,21 @@ const AccountBalance = Type.Object({
   total: Type.String({ description: 'available + pending' }),
 });
 
+const Balances = Type.Object(
+  { accounts: Type.Array(AccountBalance) },
+  {
+    description: 'Every account of the merchant, RUB first',
+    examples: [
+      {
+        accounts: [
+          { account_id: RUB_MAIN_ACCOUNT, currency: 'RUB', kind: 'main', available: '15005.00', pending: '0.00', total: '15005.00' },
+          { account_id: RUB_PAYOUT_ACCOUNT, currency: 'RUB', kind: 'payout', available: '0.00', pending: '0.00', total: '0.00' },
+        ],
+      },
+    ],
+  },
+);
+
 const TransferBody = Type.Object(
   {
     external_id: Type.String({ minLength: 1, maxLength: EXTERNAL_ID_MAX_LENGTH, description: 'your id of this transfer; the idempotency key' }),
@@ -26,19 +43,38 @@ const TransferBody = Type.Object(
     to_account_id: Type.String({ minLength: 1, maxLength: 64 }),
     amount: Type.String({ minLength: 1, maxLength: 40, description: 'decimal string > 0: at most 2 places for RUB, 6 for USDT' }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ external_id: 'move-2026-11-01', from_account_id: RUB_MAIN_ACCOUNT, to_account_id: RUB_PAYOUT_ACCOUNT, amount: '5000.00' }],
+  },
 );
 
-const Transfer = Type.Object({
-  transfer_id: Type.String(),
-  external_id: Type.String(),
-  from_account_id: Type.String(),
-  to_account_id: Type.String(),
-  amount: Money,
-  currency: Currency,
-  status: Type.String(),
-  created_at: Type.String(),
-});
+const Transfer = Type.Object(
+  {
+    transfer_id: Type.String(),
+    external_id: Type.String(),
+    from_account_id: Type.String(),
+    to_account_id: Type.String(),
+    amount: Money,
+    currency: Currency,
+    status: Type.String(),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  {
+    examples: [
+      {
+        transfer_id: 'trf_01jcx1a2b3c4d5e6f7g8h9j0k1',
+        external_id: 'move-2026-11-01',
+        from_account_id: RUB_MAIN_ACCOUNT,
+        to_account_id: RUB_PAYOUT_ACCOUNT,
+        amount: '5000.00',
+        currency: 'RUB',
+        status: 'posted',
+        created_at: '2026-11-01T10:00:00.000Z',
+      },
+    ],
+  },
+);
 
 const OperationsQuery = Type.Object(
   {
@@ -62,15 +98,46 @@ const Operation = Type.Object({
   status: Type.Union([Type.Literal('pending'), Type.Literal('posted'), Type.Literal('voided')]),
   balance_after: Money,
   reference: Type.Object({ type: Type.String(), id: Type.String() }),
-  created_at: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
 });
+
+const OperationList = Type.Object(
+  { data: Type.Array(Operation), next_cursor: Type.Union([Type.String(), Type.Null()]) },
+  {
+    description: 'A page of operations, newest first; pass next_cursor as cursor for the next page',
+    examples: [
+      {
+        data: [
+          {
+            operation_id: 'op_01jcx1a2b3c4d5e6f7g8h9j0k2',
+            account_id: RUB_MAIN_ACCOUNT,
+            transfer_id: 'trf_01jcx1a2b3c4d5e6f7g8h9j0k1',
+            type: 'transfer',
+            amount: '-5000.00',
+            currency: 'RUB',
+            status: 'posted',
+            balance_after: '10005.00',
+            reference: { type: 'transfer', id: 'move-2026-11-01' },
+            created_at: '2026-11-01T10:00:00.000Z',
+          },
+        ],
+        next_cursor: null,
+      },
+    ],
+  },
+);
 
 export const balanceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   app.get(
     '/crypto/balance',
     {
       config: { scopes: ['read', 'crypto', 'payouts', 'payments'] },
-      schema: { tags: ['balance'], summary: 'Balances of the merchant’s accounts', response: { 200: Type.Object({ accounts: Type.Array(AccountBalance) }) } },
+      schema: {
+        operationId: 'getBalance',
+        tags: ['balance'],
+        summary: 'Balances of the merchant’s accounts',
+        response: { 200: Balances, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS) },
+      },
     },
     async (request) => getBalances(context, principalOf(request).merchantId),
   );
@@ -80,10 +147,15 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     {
       config: { scopes: ['crypto', 'payouts'] },
       schema: {
+        operationId: 'createBalanceTransfer',
         tags: ['balance'],
         summary: 'Move money between two of the merchant’s accounts of one currency (idempotent by external_id)',
         body: TransferBody,
-        response: { 200: Transfer, 201: Transfer, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        response: {
+          200: { ...Transfer, description: 'The transfer made earlier with this external_id and the same parameters' },
+          201: { ...Transfer, description: 'The transfer, made now' },
+          ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'insufficient_funds', 'not_found', 'duplicate_external_id'),
+        },
       },
     },
     async (request, reply) => {
@@ -97,10 +169,11 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     {
       config: { scopes: ['read', 'crypto', 'payouts', 'payments'] },
       schema: {
+        operationId: 'listBalanceOperations',
         tags: ['balance'],
         summary: 'Operation history of the merchant’s accounts, newest first',
         querystring: OperationsQuery,
-        response: { 200: Type.Object({ data: Type.Array(Operation), next_cursor: Type.Union([Type.String(), Type.Null()]) }), 404: ErrorBody },
+        response: { 200: OperationList, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'invalid_request', 'not_found') },
       },
     },
     async (request) =>

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/authentication.ts';
+import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from './idempotency.ts';
 import { CALLBACK_URL_MAX_LENGTH, ORDER_ID_MAX_LENGTH, createPayment, getPayment, listPaymentsOfShop, runTestHelper } from './payment-service.ts';
 import { PAYMENT_METHODS } from './payment-tables.ts';
@@ -18,29 +19,61 @@ const CreatePaymentBody = Type.Object(
     callback_url: Type.Optional(Type.Union([Type.String({ maxLength: CALLBACK_URL_MAX_LENGTH }), Type.Null()])),
     order_id: Type.Optional(Type.Union([Type.String({ maxLength: ORDER_ID_MAX_LENGTH }), Type.Null()])),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ amount: 1500.5, currency: 'RUB', method: 'card', callback_url: 'https://shop.example.com/paygate/webhooks', order_id: 'order-42' }],
+  },
 );
 
 const IdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH })),
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+      description: 'Repeating the request with the same key and body within 24 h returns the same payment instead of a second one.',
+    }),
+  ),
 });
 
-const Payment = Type.Object({
-  payment_id: Type.String({ format: 'uuid' }),
-  order_code: Type.String(),
-  payment_url: Type.String(),
-  status: Status,
-  amount: Type.Number(),
-  amount_total: Type.Number(),
-  currency: Type.Literal('RUB'),
-  method: Type.Union([Method, Type.Null()]),
-  order_id: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String(),
-  paid_at: Type.Union([Type.String(), Type.Null()]),
-  expires_at: Type.String(),
-});
+const PAYMENT_EXAMPLE = {
+  payment_id: '0195f3b2-8c1e-7d4a-9b61-2f0c7e5a1d34',
+  order_code: 'AHpzknfdgG',
+  payment_url: 'https://pay.example.com/pay/AHpzknfdgG',
+  status: 'pending',
+  amount: 1500.5,
+  amount_total: 1530.51,
+  currency: 'RUB',
+  method: 'card',
+  order_id: 'order-42',
+  created_at: '2026-11-01T10:00:00.000Z',
+  paid_at: null,
+  expires_at: '2026-11-01T10:30:00.000Z',
+};
 
-const PaymentParams = Type.Object({ payment_id: Type.String({ maxLength: 64 }) });
+const Payment = Type.Object(
+  {
+    payment_id: Type.String({ format: 'uuid' }),
+    order_code: Type.String({ description: 'The code in payment_url' }),
+    payment_url: Type.String({ description: 'The hosted payment page to send the payer to' }),
+    status: Status,
+    amount: Type.Number({ description: 'RUB the merchant is credited when paid' }),
+    amount_total: Type.Number({ description: 'RUB the payer pays: amount plus the payer fee of the method' }),
+    currency: Type.Literal('RUB'),
+    method: Type.Union([Method, Type.Null()]),
+    order_id: Type.Union([Type.String(), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+    paid_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    expires_at: Type.String({ format: 'date-time' }),
+  },
+  { description: 'The payment', examples: [PAYMENT_EXAMPLE] },
+);
+
+const PaymentList = Type.Object(
+  { data: Type.Array(Payment), next_cursor: Type.Union([Type.String(), Type.Null()]) },
+  { description: 'A page of payments, newest first; pass next_cursor as cursor for the next page', examples: [{ data: [PAYMENT_EXAMPLE], next_cursor: null }] },
+);
+
+const PaymentParams = Type.Object({ payment_id: Type.String({ maxLength: 64, description: 'The payment_id of a payment of this shop' }) });
 
 const ListQuery = Type.Object(
   {
@@ -52,7 +85,12 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const ErrorBody = Type.Object({ error: Type.String(), message: Type.String() });
+/** The sandbox test helpers, each driving a pending payment as the acquirer or the clock would. */
+const TEST_HELPERS = [
+  { action: 'pay', operationId: 'testHelpersPayPayment', summary: 'Sandbox: mark a pending payment paid, as the acquirer would' },
+  { action: 'fail', operationId: 'testHelpersFailPayment', summary: 'Sandbox: mark a pending payment failed, as the acquirer would' },
+  { action: 'expire', operationId: 'testHelpersExpirePayment', summary: 'Sandbox: expire a pending payment, as the clock would' },
+] as const;
 
 export const paymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   app.post(
@@ -60,11 +98,23 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     {
       config: { scopes: ['payments'] },
       schema: {
+        operationId: 'createPayment',
         tags: ['payments'],
         summary: 'Create a one-time RUB payment',
         body: CreatePaymentBody,
         headers: IdempotencyHeaders,
-        response: { 201: Payment, 400: ErrorBody, 409: ErrorBody },
+        response: {
+          201: Payment,
+          ...errorResponses(
+            ...AUTHENTICATED_ROUTE_ERRORS,
+            'forbidden',
+            ...REQUEST_BODY_ERRORS,
+            'amount_not_supported',
+            'method_unavailable',
+            'duplicate_external_id',
+            'idempotency_in_progress',
+          ),
+        },
       },
     },
     async (request, reply) => {
@@ -83,7 +133,13 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     '/payments/:payment_id',
     {
       config: { scopes: ['read', 'payments'] },
-      schema: { tags: ['payments'], summary: 'Get a payment', params: PaymentParams, response: { 200: Payment, 404: ErrorBody } },
+      schema: {
+        operationId: 'getPayment',
+        tags: ['payments'],
+        summary: 'Get a payment',
+        params: PaymentParams,
+        response: { 200: Payment, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'invalid_request', 'not_found') },
+      },
     },
     async (request) => getPayment(context, principalOf(request).shopId, request.params.payment_id),
   );
@@ -93,10 +149,11 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     {
       config: { scopes: ['read', 'payments'] },
       schema: {
+        operationId: 'listPayments',
         tags: ['payments'],
         summary: 'List payments, newest first',
         querystring: ListQuery,
-        response: { 200: Type.Object({ data: Type.Array(Payment), next_cursor: Type.Union([Type.String(), Type.Null()]) }) },
+        response: { 200: PaymentList, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'invalid_request') },
       },
     },
     async (request) =>
@@ -108,16 +165,21 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
       }),
   );
 
-  for (const action of ['pay', 'fail', 'expire'] as const) {
+  for (const { action, operationId, summary } of TEST_HELPERS) {
     app.post(
       `/test_helpers/payments/:payment_id/${action}`,
       {
         config: { scopes: ['payments'] },
         schema: {
+          operationId,
           tags: ['test helpers'],
-          summary: `Sandbox: ${action} a pending payment as the acquirer or the clock would`,
+          summary,
+          description: 'Only for payments of a sandbox shop; on a live shop the route answers 404. A payment that is no longer pending answers 409 invalid_state.',
           params: PaymentParams,
-          response: { 200: Payment, 404: ErrorBody, 409: ErrorBody },
+          response: {
+            200: Payment,
+            ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'not_found', 'invalid_state'),
+          },
         },
       },
       async (request) => {
