@@ -8,11 +8,15 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDe
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
+import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
+import { AuthFailureLimiter } from './http/auth-failure-limit.ts';
 import { installAuthentication } from './http/authentication.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { MAX_PATH_PARAMETER_LENGTH, handleClientError, handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
+import { installMetricsRoute } from './http/metrics-route.ts';
 import { openApiOptions } from './http/openapi-document.ts';
 import { installRateLimit } from './http/rate-limit.ts';
+import { installStringInputCheck } from './http/string-inputs.ts';
 import { apiRoutePlugins, publicRoutePlugins } from './modules.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -26,17 +30,28 @@ registerAjvFormats();
 
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
+/** PAYGATE_TRUST_PROXY as Fastify takes it; a hop count trusts that many forwarders next to us. */
+function fastifyTrustProxy(setting: Config['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return setting === false ? false : [...setting];
+}
+
 export async function buildApp(context: AppContext, options: BuildAppOptions = {}): Promise<App> {
   const app = Fastify({
     loggerInstance: context.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: false,
+    trustProxy: fastifyTrustProxy(context.config.trustProxy),
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   installErrorHandling(app);
+  installStringInputCheck(app);
+  // JSON sent as text/plain is 415, not a string that fails the schema (the page adds its form parser).
+  app.removeContentTypeParser('text/plain');
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -55,13 +70,11 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
       return reply.code(503).send({ error: 'service_unavailable', message: 'The database is not reachable.' });
     }
   });
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    reply.header('content-type', context.metrics.contentType);
-    return context.metrics.metrics();
-  });
+  const authFailures = new AuthFailureLimiter(context.clock, context.config.authFailuresPerMinute);
+  installMetricsRoute(app, context, authFailures);
 
   await app.register(async (v1) => {
-    installAuthentication(v1, context.db);
+    installAuthentication(v1, context.db, authFailures);
     await installRateLimit(v1, { perMinute: context.config.rateLimitPerMinute, redis: options.redis });
     for (const plugin of apiRoutePlugins) await v1.register(plugin, { context });
   }, { prefix: '/v1' });

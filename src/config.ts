@@ -1,5 +1,6 @@
 // Configuration comes from environment variables only, validated once at start.
 // A bad value stops the process with a message that names the variable.
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -15,6 +16,11 @@ export interface Config {
   readonly allowHttpWebhooks: boolean;
   readonly webhookAllowPrivate: boolean;
   readonly webhookConcurrency: number;
+  /** Fastify's trustProxy: false, a hop count, or the proxies' addresses and CIDR ranges. */
+  readonly trustProxy: false | number | readonly string[];
+  readonly authFailuresPerMinute: number;
+  /** When set, GET /metrics needs "Authorization: Bearer <token>". */
+  readonly metricsToken: string | undefined;
   /** SIGTERM: how long in-flight requests and webhook deliveries may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
 }
@@ -60,6 +66,39 @@ function readUrl(env: Env, name: string, protocols: readonly string[]): string |
   return raw;
 }
 
+// proxy-addr's names for the loopback, link-local and private ranges.
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isAddressOrRange(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+// Trusting every forwarder ("true") would let any client choose its own address, so it is refused.
+function readTrustProxy(env: Env): Config['trustProxy'] {
+  const name = 'PAYGATE_TRUST_PROXY';
+  const raw = (env[name] ?? '').trim();
+  if (raw === '' || raw === 'false' || raw === '0') return false;
+  if (/^\d+$/.test(raw)) return readInteger(env, name, 0, 1, 10);
+  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const bad = entries.find((entry) => !isAddressOrRange(entry));
+  if (bad !== undefined || entries.length === 0) {
+    throw new ConfigError(name, `must be a hop count (1-10) or a comma-separated list of proxy addresses or CIDR ranges, got "${bad ?? raw}"`);
+  }
+  return entries;
+}
+
+function readMetricsToken(env: Env): string | undefined {
+  const raw = env.PAYGATE_METRICS_TOKEN;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[\x21-\x7e]{16,200}$/.test(raw)) throw new ConfigError('PAYGATE_METRICS_TOKEN', 'must be 16 to 200 printable characters without spaces');
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -82,6 +121,9 @@ export function loadConfig(env: Env = process.env): Config {
     allowHttpWebhooks: readBoolean(env, 'PAYGATE_ALLOW_HTTP_WEBHOOKS', databaseUrl === undefined),
     webhookAllowPrivate: readBoolean(env, 'PAYGATE_WEBHOOK_ALLOW_PRIVATE', false),
     webhookConcurrency: readInteger(env, 'PAYGATE_WEBHOOK_CONCURRENCY', 32, 1, 1_000),
+    trustProxy: readTrustProxy(env),
+    authFailuresPerMinute: readInteger(env, 'PAYGATE_AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
+    metricsToken: readMetricsToken(env),
     shutdownTimeoutMs: readInteger(env, 'PAYGATE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
   };
 }

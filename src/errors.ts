@@ -99,8 +99,8 @@ export class UnsupportedMediaTypeError extends AppError {
   }
 }
 export class RateLimitedError extends AppError {
-  constructor(retryAfterSeconds: number) {
-    super('rate_limited', `Too many requests with this key; retry in ${retryAfterSeconds} s.`, {
+  constructor(retryAfterSeconds: number, message = `Too many requests with this key; retry in ${retryAfterSeconds} s.`) {
+    super('rate_limited', message, {
       headers: { 'retry-after': String(retryAfterSeconds) },
     });
   }

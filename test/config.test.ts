@@ -45,6 +45,15 @@ describe('configuration', () => {
     });
   });
 
+  it('reads the edge settings: trusted proxies as a hop count or a list, the failed-authentication limit, the metrics token', () => {
+    expect(loadConfig({})).toMatchObject({ trustProxy: false, authFailuresPerMinute: 60, metricsToken: undefined });
+    expect(loadConfig({ PAYGATE_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ PAYGATE_TRUST_PROXY: '10.0.0.0/8, 2001:db8::/32,loopback' }).trustProxy).toEqual(['10.0.0.0/8', '2001:db8::/32', 'loopback']);
+    expect(loadConfig({ PAYGATE_TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({ PAYGATE_AUTH_FAILURES_PER_MINUTE: '10' }).authFailuresPerMinute).toBe(10);
+    expect(loadConfig({ PAYGATE_METRICS_TOKEN: 'a-long-enough-token' }).metricsToken).toBe('a-long-enough-token');
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT must be a whole number'],
     [{ PORT: '70000' }, 'PORT must be between 0 and 65535'],
@@ -55,6 +64,12 @@ describe('configuration', () => {
     [{ PAYGATE_RATE_LIMIT_PER_MINUTE: '0' }, 'PAYGATE_RATE_LIMIT_PER_MINUTE must be between'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of'],
     [{ PAYGATE_ALLOW_HTTP_WEBHOOKS: 'maybe' }, 'PAYGATE_ALLOW_HTTP_WEBHOOKS must be 1/true/yes or 0/false/no'],
+    [{ PAYGATE_TRUST_PROXY: 'true' }, 'PAYGATE_TRUST_PROXY must be a hop count (1-10) or a comma-separated list'],
+    [{ PAYGATE_TRUST_PROXY: '11' }, 'PAYGATE_TRUST_PROXY must be between 1 and 10'],
+    [{ PAYGATE_TRUST_PROXY: '10.0.0.0/33' }, 'got "10.0.0.0/33"'],
+    [{ PAYGATE_TRUST_PROXY: '10.0.0.1, proxy.internal' }, 'got "proxy.internal"'],
+    [{ PAYGATE_AUTH_FAILURES_PER_MINUTE: '0' }, 'PAYGATE_AUTH_FAILURES_PER_MINUTE must be between'],
+    [{ PAYGATE_METRICS_TOKEN: 'short' }, 'PAYGATE_METRICS_TOKEN must be 16 to 200 printable characters'],
   ])('%j is refused with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

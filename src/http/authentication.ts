@@ -1,6 +1,8 @@
 // Bearer-key authentication for every /v1 route and the scope check a route
 // declares in its config (`config: { scopes: ['payments'] }`, any one suffices).
+// Failed authentications are limited per client address before the key lookup.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AuthFailureLimiter } from './auth-failure-limit.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import type { Executor } from '../db/transaction.ts';
 import type { ApiKeyScope } from '../merchants/merchant-tables.ts';
@@ -18,19 +20,34 @@ declare module 'fastify' {
 
 const BEARER_PATTERN = /^Bearer ([^\s]+)$/;
 
-export function installAuthentication(scope: FastifyInstance, db: Executor): void {
+/** The credential of an Authorization header, or 401 naming what is wrong with the header. */
+export function bearerCredential(header: string | undefined): string {
+  if (header === undefined || header === '') {
+    throw new UnauthorizedError('The Authorization header is missing; send "Authorization: Bearer <key>".');
+  }
+  const match = BEARER_PATTERN.exec(header);
+  if (!match?.[1]) throw new UnauthorizedError('The Authorization header must be "Bearer <key>".');
+  return match[1];
+}
+
+export function installAuthentication(scope: FastifyInstance, db: Executor, failures: AuthFailureLimiter): void {
   scope.decorateRequest('principal', null);
+  // A route that names no scopes would be open to every key, read-only ones included.
+  scope.addHook('onRoute', (route) => {
+    if (!route.config?.scopes?.length) throw new Error(`${String(route.method)} ${route.url} must declare config.scopes`);
+  });
   scope.addHook('onRequest', async (request) => {
-    const header = request.headers.authorization;
-    if (header === undefined || header === '') {
-      throw new UnauthorizedError('The Authorization header is missing; send "Authorization: Bearer <key>".');
+    failures.assertNotBlocked(request.ip);
+    let principal: ApiPrincipal;
+    try {
+      principal = await authenticateApiKey(db, bearerCredential(request.headers.authorization));
+    } catch (error) {
+      if (error instanceof UnauthorizedError) failures.recordFailure(request.ip);
+      throw error;
     }
-    const match = BEARER_PATTERN.exec(header);
-    if (!match?.[1]) throw new UnauthorizedError('The Authorization header must be "Bearer <key>".');
-    const principal = await authenticateApiKey(db, match[1]);
     request.principal = principal;
-    const required = request.routeOptions.config.scopes;
-    if (required && !required.some((needed) => principal.scopes.includes(needed))) {
+    const required = request.routeOptions.config.scopes ?? [];
+    if (!required.some((needed) => principal.scopes.includes(needed))) {
       throw new ForbiddenError(`This API key lacks the scope this operation needs: ${required.join(' or ')}.`);
     }
   });

@@ -5,6 +5,7 @@ import { principalOf } from '../http/authentication.ts';
 import type { AppContext } from '../context.ts';
 import { findShop } from './merchant-repository.ts';
 import { NotFoundError } from '../errors.ts';
+import { API_KEY_SCOPES } from './merchant-tables.ts';
 
 const Account = Type.Object({
   merchant_id: Type.String(),
@@ -18,7 +19,11 @@ const Account = Type.Object({
 export const accountRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   app.get(
     '/account',
-    { schema: { tags: ['account'], summary: 'The shop and scopes of the presented API key', response: { 200: Account } } },
+    {
+      // Any key may ask who it is.
+      config: { scopes: API_KEY_SCOPES },
+      schema: { tags: ['account'], summary: 'The shop and scopes of the presented API key', response: { 200: Account } },
+    },
     async (request) => {
       const principal = principalOf(request);
       const shop = await findShop(context.db, principal.shopId);
