@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   wallet: 'wal',
   deposit: 'dep',
   refund: 'ref',
+  paymentAttempt: 'pat',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -6,6 +6,7 @@ import { balanceRoutes } from './ledger/balance-routes.ts';
 import { accountRoutes } from './merchants/account-routes.ts';
 import { createExpiryWorker } from './payments/expiry-worker.ts';
 import { paymentRoutes } from './payments/payment-routes.ts';
+import { createReconciliationWorker } from './payments/reconciliation-worker.ts';
 import { paymentPageRoutes } from './payments/page/payment-page-routes.ts';
 import { createDeliveryWorker } from './webhooks/delivery-worker.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
@@ -19,5 +20,5 @@ export const apiRoutePlugins: readonly RoutePlugin[] = [accountRoutes as RoutePl
 export const publicRoutePlugins: readonly RoutePlugin[] = [paymentPageRoutes];
 
 export function createWorkers(context: AppContext): Worker[] {
-  return [createExpiryWorker(context), createDeliveryWorker(context)];
+  return [createExpiryWorker(context), createReconciliationWorker(context), createDeliveryWorker(context)];
 }

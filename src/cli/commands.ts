@@ -4,6 +4,7 @@ import { keyCreateCommand, keyRevokeCommand, merchantCreateCommand } from './mer
 import { migrateCommand, serveCommand } from './serve-commands.ts';
 import { shopMethodsListCommand, shopMethodsSetCommand } from '../payments/payment-commands.ts';
 import { ledgerCheckCommand } from '../ledger/ledger-commands.ts';
+import { suspenseListCommand, suspenseRefundCommand } from '../payments/suspense-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
 
 export const commands: readonly CliCommand[] = [
@@ -15,5 +16,7 @@ export const commands: readonly CliCommand[] = [
   shopMethodsListCommand,
   shopMethodsSetCommand,
   ledgerCheckCommand,
+  suspenseListCommand,
+  suspenseRefundCommand,
   openapiCommand,
 ];

@@ -26,6 +26,7 @@ import type { AccountRow, AccountTotals, NewOperation, TransferRow } from './led
 export type TransferType =
   | 'payment'
   | 'payment_fee'
+  | 'capture_unapplied'
   | 'deposit'
   | 'payout'
   | 'payout_fee'

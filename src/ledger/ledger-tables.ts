@@ -5,10 +5,10 @@ import type { Generated } from 'kysely';
 export type LedgerCurrency = 'RUB' | 'USDT';
 export const LEDGER_CURRENCIES: readonly LedgerCurrency[] = ['RUB', 'USDT'];
 
-/** Merchant kinds are `main` and `payout`; the gateway's own accounts are `fees`, `settlement`, `hot_wallet`. */
+/** Merchant kinds are `main` and `payout`; the gateway's own accounts are `fees`, `settlement`, `hot_wallet`, `suspense`. */
 export type MerchantAccountKind = 'main' | 'payout';
 export const MERCHANT_ACCOUNT_KINDS: readonly MerchantAccountKind[] = ['main', 'payout'];
-export type SystemAccountKind = 'fees' | 'settlement' | 'hot_wallet';
+export type SystemAccountKind = 'fees' | 'settlement' | 'hot_wallet' | 'suspense';
 export type AccountKind = MerchantAccountKind | SystemAccountKind;
 
 export type TransferStatus = 'pending' | 'posted' | 'voided';

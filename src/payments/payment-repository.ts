@@ -17,6 +17,11 @@ export async function findPaymentById(db: Executor, paymentId: string): Promise<
   return db.selectFrom('payments').selectAll().where('id', '=', paymentId).executeTakeFirst();
 }
 
+/** The payment row, locked until the transaction ends (transitions and attempts serialize on it). */
+export async function lockPayment(tx: Tx, paymentId: string): Promise<PaymentRow | undefined> {
+  return tx.selectFrom('payments').selectAll().where('id', '=', paymentId).forUpdate().executeTakeFirst();
+}
+
 export async function findPaymentByOrderCode(db: Executor, orderCode: string): Promise<PaymentRow | undefined> {
   return db.selectFrom('payments').selectAll().where('order_code', '=', orderCode).executeTakeFirst();
 }
@@ -41,20 +46,25 @@ export async function listPayments(db: Executor, query: PaymentListQuery): Promi
   return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
 }
 
-/** pending → paid, only while pending and not yet due; returns the new row or undefined. */
+/**
+ * pending → paid, only while pending and if the charge began before expires_at
+ * (`startedAt`, which is `at` unless an acquirer attempt began earlier); returns
+ * the new row or undefined.
+ */
 export async function transitionToPaid(
   tx: Tx,
   paymentId: string,
   at: Date,
   paidMethod: PaymentMethod,
   paidTotalKopecks: bigint,
+  startedAt: Date = at,
 ): Promise<PaymentRow | undefined> {
   return tx
     .updateTable('payments')
     .set({ status: 'paid', paid_at: at, paid_method: paidMethod, paid_total_kopecks: paidTotalKopecks })
     .where('id', '=', paymentId)
     .where('status', '=', 'pending')
-    .where('expires_at', '>', at)
+    .where('expires_at', '>', startedAt)
     .returningAll()
     .executeTakeFirst();
 }
@@ -81,13 +91,27 @@ export async function transitionToExpired(tx: Tx, paymentId: string, at: Date): 
     .executeTakeFirst();
 }
 
-/** Locks up to `limit` due pending payments that no other worker holds. */
+/**
+ * Locks up to `limit` due pending payments that no other worker holds. A payment
+ * with a charge in flight or of unknown outcome (an attempt still `pending`) is
+ * not due: the acquirer may have taken the money; reconciliation decides first.
+ */
 export async function claimDuePayments(tx: Tx, now: Date, limit: number): Promise<PaymentRow[]> {
   return tx
     .selectFrom('payments')
     .selectAll()
     .where('status', '=', 'pending')
     .where('expires_at', '<=', now)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('payment_attempts')
+            .select('payment_attempts.id')
+            .whereRef('payment_attempts.payment_id', '=', 'payments.id')
+            .where('payment_attempts.status', '=', 'pending'),
+        ),
+      ),
+    )
     .orderBy('expires_at')
     .limit(limit)
     .forUpdate()

@@ -246,12 +246,18 @@ export interface MarkPaidInput {
   readonly method: PaymentMethod;
   /** What the payer was charged: amount plus that method's fee. */
   readonly chargedTotalKopecks: bigint;
+  /**
+   * When the acquirer charge began (its attempt was recorded). A charge begun
+   * before expires_at pays the payment even if its outcome is applied later
+   * (after a crash, by reconciliation); the expiry worker waits for it.
+   */
+  readonly startedAt?: Date | undefined;
 }
 
 /**
  * pending → paid. The one place a payment becomes paid (the acquirer flow and
  * the test helper both call it): guarded so that a payment is paid at most
- * once and never at or after its expires_at. Emits `payment.paid`.
+ * once and never for a charge begun at or after its expires_at. Emits `payment.paid`.
  * Throws InvalidStateError (409 invalid_state) otherwise.
  */
 export async function markPaymentPaid(
@@ -261,7 +267,7 @@ export async function markPaymentPaid(
   payment: PaymentRow,
   input: MarkPaidInput,
 ): Promise<PaymentRow> {
-  const paid = await repository.transitionToPaid(tx, payment.id, clock.now(), input.method, input.chargedTotalKopecks);
+  const paid = await repository.transitionToPaid(tx, payment.id, clock.now(), input.method, input.chargedTotalKopecks, input.startedAt);
   if (!paid) throw new InvalidStateError(await refusalMessage(tx, payment.id, 'paid', clock));
   // The merchant's RUB main account gets `amount`, the gateway's fees account the payer fee (ledger module).
   await creditPaymentPaid(tx, clock, {

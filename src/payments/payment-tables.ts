@@ -1,9 +1,15 @@
-// Kysely types of the tables the payments module owns (migration 0003_payments.sql).
+// Kysely types of the tables the payments module owns (migrations 0003_payments.sql, 0007_payment_attempts.sql).
+import type { Generated } from 'kysely';
 export type PaymentStatus = 'pending' | 'paid' | 'failed' | 'expired';
 export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['pending', 'paid', 'failed', 'expired'];
 
 export type PaymentMethod = 'card' | 'sbp' | 'sberpay';
 export const PAYMENT_METHODS: readonly PaymentMethod[] = ['card', 'sbp', 'sberpay'];
+
+/** pending and requires_confirmation: the outcome is not known yet (the reconciliation worker asks the acquirer). */
+export type PaymentAttemptStatus = 'pending' | 'requires_confirmation' | 'succeeded' | 'declined' | 'abandoned';
+/** Why a capture went to suspense instead of paying its payment. */
+export type SuspenseReason = 'payment_already_paid' | 'payment_expired' | 'payment_failed';
 
 export interface PaymentTables {
   payments: {
@@ -57,5 +63,26 @@ export interface PaymentTables {
     decline_code: string | null;
     created_at: Date;
     updated_at: Date;
+    refund_key: string | null;
+    refunded_at: Date | null;
+  };
+  payment_attempts: {
+    id: string;
+    payment_id: string;
+    charge_key: string;
+    connector: string;
+    method: PaymentMethod;
+    amount_kopecks: bigint;
+    status: PaymentAttemptStatus;
+    decline_code: string | null;
+    applied_as: 'payment' | 'suspense' | null;
+    suspense_reason: SuspenseReason | null;
+    refund_status: 'requested' | 'refunded' | null;
+    refunded_at: Date | null;
+    next_check_at: Date;
+    lookups: Generated<number>;
+    created_at: Date;
+    updated_at: Date;
+    resolved_at: Date | null;
   };
 }

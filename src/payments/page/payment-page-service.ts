@@ -1,15 +1,16 @@
 // The payer's side of a payment: what the page shows, and the method flows
-// through the acquirer connector. Connector calls happen outside transactions;
-// the outcome is applied through the same guarded transitions as everywhere.
+// through the acquirer connector. Every charge is recorded as a payment attempt
+// first; connector calls happen outside transactions; the outcome is applied by
+// attempt-service.ts through the same guarded transitions as everywhere.
 import type { AppContext } from '../../context.ts';
-import { inTransaction } from '../../db/transaction.ts';
 import { findShop } from '../../merchants/merchant-repository.ts';
+import { applyAttemptOutcome, armConfirmation, chargeAttempt, startAttempt } from '../attempt-service.ts';
 import type { AcquirerConnector, CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
-import { createSandboxConnector } from '../connectors/sandbox/sandbox-connector.ts';
+import { connectorForShop } from '../connectors/connector-registry.ts';
 import { coversAmount, shopMethodSettings, totalWithMethod, type MethodSettings } from '../payment-methods.ts';
 import { findPaymentByOrderCode, type PaymentRow } from '../payment-repository.ts';
-import { markPaymentFailed, markPaymentPaid } from '../payment-service.ts';
 import type { PaymentMethod } from '../payment-tables.ts';
+import { crashPoint } from '../test-crash-point.ts';
 
 export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>;
 
@@ -50,7 +51,7 @@ function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[])
 
 /** The acquirer for a shop: the sandbox for sandbox shops; live shops need a production connector. */
 export function connectorFor(deps: PageDeps, shopMode: 'sandbox' | 'live'): AcquirerConnector | undefined {
-  return shopMode === 'sandbox' ? createSandboxConnector(deps) : undefined;
+  return connectorForShop(deps, shopMode);
 }
 
 export type PayResult =
@@ -66,21 +67,24 @@ export interface PayInput {
   readonly card?: CardDetails | undefined;
 }
 
-/** Runs one payer attempt: charge through the connector, then apply the outcome. */
+/** Runs one payer attempt: record it, charge through the connector, then apply the outcome. */
 export async function payFromPage(deps: PageDeps, state: PageState, input: PayInput): Promise<PayResult> {
   if (state.status !== 'pending') return { kind: 'done' };
   const option = state.options.find((candidate) => candidate.method === input.method);
   const connector = connectorFor(deps, state.shopMode);
   if (!option || !connector) return { kind: 'unavailable' };
-  const outcome = await connector.charge({
+  const attempt = await startAttempt(deps, {
+    payment: state.payment,
+    connector,
     chargeKey: `${state.payment.id}:${input.attempt}`,
-    paymentId: state.payment.id,
     method: input.method,
     amountKopecks: option.totalKopecks,
-    currency: 'RUB',
-    card: input.card,
   });
-  return applyOutcome(deps, state.payment, option, outcome);
+  // Paid, failed or expired since the page was loaded: nothing is charged.
+  if (!attempt) return { kind: 'done' };
+  const outcome = await chargeAttempt(connector, attempt, input.card);
+  await applyAttemptOutcome(deps, attempt, outcome);
+  return resultOf(outcome);
 }
 
 /** The payer answered the confirmation step of a charge. */
@@ -88,31 +92,17 @@ export async function confirmFromPage(deps: PageDeps, state: PageState, chargeKe
   if (state.status !== 'pending') return { kind: 'done' };
   const connector = connectorFor(deps, state.shopMode);
   if (!connector || !chargeKey.startsWith(`${state.payment.id}:`)) return { kind: 'unavailable' };
+  const attempt = await armConfirmation(deps, state.payment.id, chargeKey);
+  if (!attempt) return { kind: 'unavailable' };
   const outcome = await connector.confirm(chargeKey, approve);
-  const method = state.payment.method ?? 'card';
-  const option = state.options.find((candidate) => candidate.method === method);
-  if (!option) return { kind: 'unavailable' };
-  return applyOutcome(deps, state.payment, option, outcome);
+  if (outcome.status === 'succeeded') crashPoint('after_acquirer_success');
+  await applyAttemptOutcome(deps, attempt, outcome);
+  return resultOf(outcome);
 }
 
-async function applyOutcome(deps: PageDeps, payment: PaymentRow, option: MethodOption, outcome: ChargeOutcome): Promise<PayResult> {
+function resultOf(outcome: ChargeOutcome): PayResult {
   if (outcome.status === 'requires_confirmation') return { kind: 'confirm', chargeKey: outcome.chargeKey };
   if (outcome.status === 'declined' && !outcome.final) return { kind: 'declined', declineCode: outcome.declineCode };
-  await inTransaction(deps.db, async (tx) => {
-    const current = await tx.selectFrom('payments').selectAll().where('id', '=', payment.id).forUpdate().executeTakeFirst();
-    // Already moved on (a double submit that lost the race, or expiry): nothing more to do.
-    if (!current || current.status !== 'pending' || current.expires_at <= deps.clock.now()) {
-      if (current?.status !== 'paid' && outcome.status === 'succeeded') {
-        deps.logger.error({ payment_id: payment.id, charge_key: outcome.chargeKey }, 'charge succeeded for a payment that can no longer be paid; refund it');
-      }
-      return;
-    }
-    if (outcome.status === 'succeeded') {
-      await markPaymentPaid(tx, deps.clock, deps.config.publicUrl, current, { method: option.method, chargedTotalKopecks: option.totalKopecks });
-    } else {
-      await markPaymentFailed(tx, deps.clock, deps.config.publicUrl, current, outcome.declineCode);
-    }
-  });
   return { kind: 'done' };
 }
 

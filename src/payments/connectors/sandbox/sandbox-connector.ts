@@ -1,6 +1,8 @@
 // The built-in sandbox acquirer. It keeps its own book of charges (table
 // sandbox_acquirer_charges) exactly as a bank would on its side: one charge per
-// charge key, and at most one successful capture per payment.
+// charge key, at most one successful capture per payment and rail (card, SBP,
+// SberPay are separate systems), and at most one refund per charge. The book is
+// a table so that it outlives the gateway process, as a real acquirer does.
 import type { Clock } from '../../../clock.ts';
 import { inTransaction, isUniqueViolation, type Db } from '../../../db/transaction.ts';
 import type { AcquirerConnector, ChargeOutcome, ChargeRequest } from '../acquirer-connector.ts';
@@ -105,6 +107,24 @@ export function createSandboxConnector(deps: { db: Db; clock: Clock }): Acquirer
       const outcome = await lookup(chargeKey);
       if (!outcome) return { status: 'declined', chargeKey, declineCode: 'unknown_charge', final: false };
       return outcome;
+    },
+    async refund({ refundKey, chargeKey }) {
+      const refunded = await inTransaction(deps.db, (tx) =>
+        tx
+          .updateTable('sandbox_acquirer_charges')
+          .set({ refund_key: refundKey, refunded_at: deps.clock.now(), updated_at: deps.clock.now() })
+          .where('charge_key', '=', chargeKey)
+          .where('status', '=', 'succeeded')
+          .where('refund_key', 'is', null)
+          .returning('charge_key')
+          .executeTakeFirst(),
+      );
+      if (refunded) return { status: 'succeeded', refundKey };
+      const row = await deps.db.selectFrom('sandbox_acquirer_charges').select(['status', 'refund_key']).where('charge_key', '=', chargeKey).executeTakeFirst();
+      // A repeat of the same refund answers as the first did.
+      if (row?.refund_key === refundKey) return { status: 'succeeded', refundKey };
+      const reason = !row ? 'unknown_charge' : row.refund_key ? 'already_refunded' : 'not_captured';
+      return { status: 'refused', refundKey, reason };
     },
     qrPayload({ paymentId, method, amountKopecks }) {
       const scheme = method === 'sbp' ? 'https://qr.nspk.ru/sandbox' : 'https://sberpay.sandbox.invalid/pay';

@@ -1,0 +1,54 @@
+// The ledger side of a capture no payment could take (a second capture of a
+// paid payment, a capture after expiry): the acquirer's settlement account owes
+// it, but it belongs to the payer, not the merchant, so it is held in the
+// gateway's suspense account until it is refunded through the connector.
+// Called by the payments module inside its transaction; idempotent by the attempt id.
+import type { Clock } from '../clock.ts';
+import type { Tx } from '../db/transaction.ts';
+import { ensureAccounts, systemAccountKey } from './ledger-accounts.ts';
+import { executeLinked, type ChainResult } from './ledger-service.ts';
+
+export interface SuspenseInput {
+  /** The payment attempt whose capture is held. */
+  readonly attemptId: string;
+  /** What the acquirer captured, in kopecks. */
+  readonly amountKopecks: bigint;
+}
+
+async function suspenseAccounts(tx: Tx, clock: Clock) {
+  const [settlement, suspense] = await ensureAccounts(tx, clock, [systemAccountKey('settlement', 'RUB'), systemAccountKey('suspense', 'RUB')]);
+  return { settlement: settlement!, suspense: suspense! };
+}
+
+/** settlement RUB → suspense RUB: the captured amount is held, owed to the payer. */
+export async function holdUnappliedCapture(tx: Tx, clock: Clock, input: SuspenseInput): Promise<ChainResult> {
+  if (input.amountKopecks <= 0n) throw new Error(`attempt ${input.attemptId}: a held capture must be > 0`);
+  const { settlement, suspense } = await suspenseAccounts(tx, clock);
+  return executeLinked(tx, clock, [
+    {
+      action: 'transfer',
+      id: `capture:${input.attemptId}`,
+      debitAccountId: settlement.id,
+      creditAccountId: suspense.id,
+      amount: input.amountKopecks,
+      type: 'capture_unapplied',
+      reference: { type: 'payment_attempt', id: input.attemptId },
+    },
+  ]);
+}
+
+/** suspense RUB → settlement RUB: the acquirer returned the held capture to the payer. */
+export async function releaseRefundedCapture(tx: Tx, clock: Clock, input: SuspenseInput): Promise<ChainResult> {
+  const { settlement, suspense } = await suspenseAccounts(tx, clock);
+  return executeLinked(tx, clock, [
+    {
+      action: 'transfer',
+      id: `capture:${input.attemptId}:refund`,
+      debitAccountId: suspense.id,
+      creditAccountId: settlement.id,
+      amount: input.amountKopecks,
+      type: 'refund',
+      reference: { type: 'payment_attempt', id: input.attemptId },
+    },
+  ]);
+}

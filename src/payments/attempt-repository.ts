@@ -1,0 +1,82 @@
+// SQL of payment attempts (migration 0007_payment_attempts.sql): one row per
+// charge key, written before the acquirer is called.
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Executor, Tx } from '../db/transaction.ts';
+import type { PaymentTables } from './payment-tables.ts';
+
+export type AttemptRow = Selectable<PaymentTables['payment_attempts']>;
+type AttemptPatch = Updateable<PaymentTables['payment_attempts']>;
+
+/** Inserts the attempt unless its charge key exists; returns the stored row either way. */
+export async function insertAttemptOnce(tx: Tx, row: Insertable<PaymentTables['payment_attempts']>): Promise<AttemptRow> {
+  await tx.insertInto('payment_attempts').values(row).onConflict((conflict) => conflict.column('charge_key').doNothing()).execute();
+  return tx.selectFrom('payment_attempts').selectAll().where('charge_key', '=', row.charge_key).executeTakeFirstOrThrow();
+}
+
+export async function findAttemptByChargeKey(db: Executor, chargeKey: string): Promise<AttemptRow | undefined> {
+  return db.selectFrom('payment_attempts').selectAll().where('charge_key', '=', chargeKey).executeTakeFirst();
+}
+
+export async function findAttempt(db: Executor, attemptId: string): Promise<AttemptRow | undefined> {
+  return db.selectFrom('payment_attempts').selectAll().where('id', '=', attemptId).executeTakeFirst();
+}
+
+export async function lockAttempt(tx: Tx, attemptId: string): Promise<AttemptRow | undefined> {
+  return tx.selectFrom('payment_attempts').selectAll().where('id', '=', attemptId).forUpdate().executeTakeFirst();
+}
+
+export async function updateAttempt(tx: Tx, attemptId: string, patch: AttemptPatch): Promise<AttemptRow> {
+  return tx.updateTable('payment_attempts').set(patch).where('id', '=', attemptId).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Gives up on an attempt the acquirer never heard of (or the payer never confirmed); guarded on its status. */
+export async function abandonAttempt(tx: Tx, attemptId: string, at: Date): Promise<AttemptRow | undefined> {
+  return tx
+    .updateTable('payment_attempts')
+    .set({ status: 'abandoned', updated_at: at, resolved_at: at })
+    .where('id', '=', attemptId)
+    .where('status', 'in', ['pending', 'requires_confirmation'])
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** When to ask the acquirer next about an attempt still unknown. */
+export async function scheduleAttemptCheck(tx: Tx, attemptId: string, at: Date): Promise<void> {
+  await tx.updateTable('payment_attempts').set({ next_check_at: at }).where('id', '=', attemptId).where('status', 'in', ['pending', 'requires_confirmation']).execute();
+}
+
+/**
+ * Takes up to `limit` attempts due for a look-up at the acquirer and moves their
+ * next check to `leaseUntil`, so that another worker leaves them alone while the
+ * look-up (network I/O, outside any transaction) runs. One statement: no read-then-write.
+ */
+export async function claimAttemptsToReconcile(tx: Tx, now: Date, leaseUntil: Date, limit: number): Promise<AttemptRow[]> {
+  return tx
+    .updateTable('payment_attempts')
+    .set((eb) => ({ next_check_at: leaseUntil, lookups: eb('lookups', '+', 1) }))
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('payment_attempts')
+        .select('id')
+        .where('status', 'in', ['pending', 'requires_confirmation'])
+        .where('next_check_at', '<=', now)
+        .orderBy('next_check_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .returningAll()
+    .execute();
+}
+
+/** Captures held in suspense, newest first. */
+export async function listSuspenseAttempts(db: Executor, limit: number): Promise<AttemptRow[]> {
+  return db
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('applied_as', '=', 'suspense')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}

@@ -1,0 +1,151 @@
+// Charging durably. Before every acquirer call the gateway records a payment
+// attempt (its charge key is the idempotency key the acquirer gets); after the
+// call it applies the outcome in one transaction with the state change, the
+// ledger entries and the webhook event. A process that dies in between leaves
+// an attempt whose outcome is unknown: the expiry worker leaves its payment
+// alone and the reconciliation worker asks the acquirer (`lookup`).
+import type { AppContext } from '../context.ts';
+import { inTransaction, type Tx } from '../db/transaction.ts';
+import { newId } from '../ids.ts';
+import * as attempts from './attempt-repository.ts';
+import type { AttemptRow } from './attempt-repository.ts';
+import type { AcquirerConnector, CardDetails, ChargeOutcome } from './connectors/acquirer-connector.ts';
+import { lockPayment, type PaymentRow } from './payment-repository.ts';
+import { markPaymentFailed, markPaymentPaid } from './payment-service.ts';
+import type { PaymentMethod, SuspenseReason } from './payment-tables.ts';
+import { holdInSuspense } from './suspense-service.ts';
+import { crashPoint } from './test-crash-point.ts';
+
+export type AttemptDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>;
+
+/** First look-up of an attempt still pending: longer than any acquirer call may take. */
+export const RECONCILE_AFTER_MS = 60_000;
+/** Look-ups of an attempt waiting for the payer's confirmation. */
+export const CONFIRMATION_CHECK_INTERVAL_MS = 5 * 60_000;
+
+export interface NewAttempt {
+  readonly payment: PaymentRow;
+  readonly connector: AcquirerConnector;
+  readonly chargeKey: string;
+  readonly method: PaymentMethod;
+  readonly amountKopecks: bigint;
+}
+
+/** The payment can take a new charge: pending and before expires_at. */
+function payable(payment: PaymentRow | undefined, now: Date): payment is PaymentRow {
+  return payment !== undefined && payment.status === 'pending' && payment.expires_at > now;
+}
+
+/**
+ * Records the attempt before anything is sent to the acquirer. Returns undefined
+ * (and nothing is charged) when the payment can no longer be paid. A repeat of
+ * the charge key returns the attempt already recorded.
+ */
+export async function startAttempt(deps: AttemptDeps, request: NewAttempt): Promise<AttemptRow | undefined> {
+  return inTransaction(deps.db, async (tx) => {
+    const now = deps.clock.now();
+    // The lock orders this against the expiry worker: once committed, the pending attempt holds expiry off.
+    if (!payable(await lockPayment(tx, request.payment.id), now)) return undefined;
+    return attempts.insertAttemptOnce(tx, {
+      id: newId('paymentAttempt'),
+      payment_id: request.payment.id,
+      charge_key: request.chargeKey,
+      connector: request.connector.name,
+      method: request.method,
+      amount_kopecks: request.amountKopecks,
+      status: 'pending',
+      decline_code: null,
+      applied_as: null,
+      suspense_reason: null,
+      refund_status: null,
+      refunded_at: null,
+      next_check_at: new Date(now.getTime() + RECONCILE_AFTER_MS),
+      created_at: now,
+      updated_at: now,
+      resolved_at: null,
+    });
+  });
+}
+
+/** The charge itself, through the connector, with the attempt's key. No transaction is open. */
+export async function chargeAttempt(connector: AcquirerConnector, attempt: AttemptRow, card: CardDetails | undefined): Promise<ChargeOutcome> {
+  const outcome = await connector.charge({
+    chargeKey: attempt.charge_key,
+    paymentId: attempt.payment_id,
+    method: attempt.method,
+    amountKopecks: attempt.amount_kopecks,
+    currency: 'RUB',
+    card,
+  });
+  if (outcome.status === 'succeeded') crashPoint('after_acquirer_success');
+  return outcome;
+}
+
+/**
+ * Before the payer's confirmation is sent to the acquirer, the attempt is marked
+ * pending again (its outcome is about to become unknown). Undefined when the
+ * payment can no longer be paid or the attempt is not awaiting confirmation.
+ */
+export async function armConfirmation(deps: AttemptDeps, paymentId: string, chargeKey: string): Promise<AttemptRow | undefined> {
+  return inTransaction(deps.db, async (tx) => {
+    const now = deps.clock.now();
+    if (!payable(await lockPayment(tx, paymentId), now)) return undefined;
+    const attempt = await attempts.findAttemptByChargeKey(tx, chargeKey);
+    if (!attempt || attempt.payment_id !== paymentId || attempt.status !== 'requires_confirmation') return undefined;
+    return attempts.updateAttempt(tx, attempt.id, { status: 'pending', updated_at: now, next_check_at: new Date(now.getTime() + RECONCILE_AFTER_MS) });
+  });
+}
+
+/**
+ * Applies what the acquirer said about an attempt, once: a success pays the
+ * payment if it is pending and the charge began before expires_at, otherwise
+ * the capture goes to suspense; a final decline fails the payment. The page,
+ * the confirmation step and the reconciliation worker all come through here.
+ */
+export async function applyAttemptOutcome(deps: AttemptDeps, attempt: AttemptRow, outcome: ChargeOutcome): Promise<AttemptRow> {
+  return inTransaction(deps.db, async (tx) => {
+    // Payment first, then attempt: the order every path takes.
+    const payment = await lockPayment(tx, attempt.payment_id);
+    const current = await attempts.lockAttempt(tx, attempt.id);
+    if (!payment || !current) throw new Error(`payment attempt ${attempt.id} or its payment is missing`);
+    if (current.status === 'succeeded' || current.status === 'declined') return current;
+    const now = deps.clock.now();
+    switch (outcome.status) {
+      case 'requires_confirmation':
+        return attempts.updateAttempt(tx, current.id, {
+          status: 'requires_confirmation',
+          updated_at: now,
+          next_check_at: new Date(now.getTime() + CONFIRMATION_CHECK_INTERVAL_MS),
+        });
+      case 'declined':
+        if (outcome.final && payable(payment, now)) await markPaymentFailed(tx, deps.clock, deps.config.publicUrl, payment, outcome.declineCode);
+        return attempts.updateAttempt(tx, current.id, {
+          status: 'declined',
+          decline_code: outcome.declineCode.slice(0, 100),
+          updated_at: now,
+          resolved_at: now,
+        });
+      case 'succeeded':
+        return applyCapture(tx, deps, payment, current);
+    }
+  });
+}
+
+async function applyCapture(tx: Tx, deps: AttemptDeps, payment: PaymentRow, attempt: AttemptRow): Promise<AttemptRow> {
+  const now = deps.clock.now();
+  const resolved = { status: 'succeeded' as const, updated_at: now, resolved_at: now };
+  if (payment.status === 'pending' && attempt.created_at < payment.expires_at) {
+    await markPaymentPaid(tx, deps.clock, deps.config.publicUrl, payment, {
+      method: attempt.method,
+      chargedTotalKopecks: attempt.amount_kopecks,
+      startedAt: attempt.created_at,
+    });
+    return attempts.updateAttempt(tx, attempt.id, { ...resolved, applied_as: 'payment' });
+  }
+  const reason: SuspenseReason =
+    payment.status === 'paid' ? 'payment_already_paid' : payment.status === 'failed' ? 'payment_failed' : 'payment_expired';
+  const held = await attempts.updateAttempt(tx, attempt.id, { ...resolved, applied_as: 'suspense', suspense_reason: reason });
+  await holdInSuspense(tx, deps, payment, held);
+  deps.logger.warn({ payment_id: payment.id, attempt_id: attempt.id, reason }, 'captured charge could not be applied; held in suspense for a refund');
+  return held;
+}

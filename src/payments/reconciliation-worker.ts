@@ -1,0 +1,112 @@
+// Resolves payment attempts whose outcome the gateway never learned (the process
+// died after the acquirer call, the call timed out, the payer left the
+// confirmation step) by asking the acquirer: `AcquirerConnector.lookup` with the
+// attempt's charge key. A known outcome is applied exactly as the page applies
+// it (attempt-service.ts); a key the acquirer never saw is abandoned after
+// ABANDON_AFTER_MS, which lets the expiry worker expire the payment.
+import type { AppContext, Worker } from '../context.ts';
+import { inTransaction } from '../db/transaction.ts';
+import * as attempts from './attempt-repository.ts';
+import type { AttemptRow } from './attempt-repository.ts';
+import { applyAttemptOutcome, RECONCILE_AFTER_MS } from './attempt-service.ts';
+import { connectorNamed } from './connectors/connector-registry.ts';
+
+export const RECONCILE_POLL_INTERVAL_MS = 5_000;
+/** While one worker asks the acquirer about an attempt, others leave it alone this long. */
+const LOOKUP_LEASE_MS = 60_000;
+const RECONCILE_BATCH_SIZE = 20;
+const RECONCILE_BATCHES_PER_RUN_MAX = 10;
+const LOOKUP_BACKOFF_MAX_MS = 30 * 60_000;
+/** An acquirer that has not heard of a charge key this long after the attempt never will. */
+export const ABANDON_AFTER_MS = 15 * 60_000;
+/** A payer who has not confirmed within a day never will (3-D Secure sessions last minutes). */
+export const CONFIRMATION_ABANDON_AFTER_MS = 24 * 60 * 60_000;
+
+export interface ReconciliationWorker extends Worker {
+  /** One pass over the attempts due for a look-up; returns how many were resolved. */
+  runOnce(): Promise<number>;
+}
+
+type ReconcileContext = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>;
+
+export function createReconciliationWorker(context: ReconcileContext): ReconciliationWorker {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopped = true;
+
+  async function later(attempt: AttemptRow): Promise<void> {
+    const backoffMs = Math.min(RECONCILE_AFTER_MS * 2 ** Math.min(attempt.lookups, 10), LOOKUP_BACKOFF_MAX_MS);
+    await inTransaction(context.db, (tx) => attempts.scheduleAttemptCheck(tx, attempt.id, new Date(context.clock.now().getTime() + backoffMs)));
+  }
+
+  /** True when the attempt ended (applied, declined or abandoned). */
+  async function reconcile(attempt: AttemptRow): Promise<boolean> {
+    const connector = connectorNamed(context, attempt.connector);
+    if (!connector) {
+      context.logger.error({ attempt_id: attempt.id, connector: attempt.connector }, 'payment attempt names a connector this build lacks');
+      await later(attempt);
+      return false;
+    }
+    const outcome = await connector.lookup(attempt.charge_key);
+    const ageMs = context.clock.now().getTime() - attempt.created_at.getTime();
+    const unknown = outcome === undefined || outcome.status === 'requires_confirmation';
+    if (unknown && ageMs >= (outcome === undefined ? ABANDON_AFTER_MS : CONFIRMATION_ABANDON_AFTER_MS)) {
+      await inTransaction(context.db, (tx) => attempts.abandonAttempt(tx, attempt.id, context.clock.now()));
+      context.logger.info({ attempt_id: attempt.id, payment_id: attempt.payment_id }, 'payment attempt abandoned: the acquirer has no outcome for it');
+      return true;
+    }
+    if (outcome === undefined) {
+      await later(attempt);
+      return false;
+    }
+    const applied = await applyAttemptOutcome(context, attempt, outcome);
+    if (applied.status === 'requires_confirmation') return false;
+    context.logger.info({ attempt_id: attempt.id, payment_id: attempt.payment_id, status: applied.status, applied_as: applied.applied_as }, 'payment attempt reconciled');
+    return true;
+  }
+
+  async function runOnce(): Promise<number> {
+    let resolved = 0;
+    for (let batch = 0; batch < RECONCILE_BATCHES_PER_RUN_MAX; batch++) {
+      const now = context.clock.now();
+      const due = await inTransaction(context.db, (tx) => attempts.claimAttemptsToReconcile(tx, now, new Date(now.getTime() + LOOKUP_LEASE_MS), RECONCILE_BATCH_SIZE));
+      for (const attempt of due) {
+        try {
+          if (await reconcile(attempt)) resolved += 1;
+        } catch (error) {
+          // The lease set at the claim brings it back after LOOKUP_LEASE_MS.
+          context.logger.warn({ err: error, attempt_id: attempt.id }, 'payment attempt look-up failed; will retry');
+        }
+      }
+      if (due.length < RECONCILE_BATCH_SIZE) break;
+    }
+    return resolved;
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = runOnce()
+        .catch((error: unknown) => context.logger.error({ err: error }, 'payment reconciliation pass failed'))
+        .finally(() => {
+          running = undefined;
+          schedule();
+        });
+    }, RECONCILE_POLL_INTERVAL_MS);
+  }
+
+  return {
+    name: 'payment-reconciliation',
+    runOnce,
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
