@@ -136,7 +136,8 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
         operationId: 'getBalance',
         tags: ['balance'],
         summary: 'Balances of the merchant’s accounts',
-        response: { 200: Balances, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS) },
+        // A key with only the webhooks scope may not read money.
+        response: { 200: Balances, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden') },
       },
     },
     async (request) => getBalances(context, principalOf(request).merchantId),
@@ -173,7 +174,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
         tags: ['balance'],
         summary: 'Operation history of the merchant’s accounts, newest first',
         querystring: OperationsQuery,
-        response: { 200: OperationList, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'invalid_request', 'not_found') },
+        response: { 200: OperationList, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'invalid_request', 'not_found') },
       },
     },
     async (request) =>
