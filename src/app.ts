@@ -16,6 +16,7 @@ import { installErrorHandling } from './http/error-handler.ts';
 import { installMetricsRoute } from './http/metrics-route.ts';
 import { openApiOptions } from './http/openapi-document.ts';
 import { installRateLimit } from './http/rate-limit.ts';
+import { installStringInputCheck } from './http/string-inputs.ts';
 import { apiRoutePlugins, publicRoutePlugins } from './modules.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -46,6 +47,7 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   installErrorHandling(app);
+  installStringInputCheck(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

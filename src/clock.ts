@@ -22,3 +22,16 @@ export class ManualClock implements Clock {
     this.#epochMs = at.getTime();
   }
 }
+
+const EARLIEST_STORABLE_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_STORABLE_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * Whether both backends store `at` as it is: a valid Date with a four-digit
+ * year. JavaScript accepts years -271821..275760, which the drivers send in
+ * forms PostgreSQL refuses (a 500 from a crafted cursor or filter).
+ */
+export function isStorableInstant(at: Date): boolean {
+  const ms = at.getTime();
+  return ms >= EARLIEST_STORABLE_MS && ms <= LATEST_STORABLE_MS;
+}

@@ -6,8 +6,12 @@ import { Type } from 'typebox';
 import type { ErrorCode } from '../errors.ts';
 import { HTTP_STATUS_BY_CODE, publicCode } from './error-handler.ts';
 
-/** What every authenticated /v1 route can answer, whatever it does. */
-export const AUTHENTICATED_ROUTE_ERRORS = ['unauthorized', 'rate_limited', 'internal_error'] as const satisfies readonly ErrorCode[];
+/**
+ * What every authenticated /v1 route can answer, whatever it does. Any route
+ * refuses a NUL or an unpaired surrogate in its path, query or headers with
+ * 400 invalid_request (http/string-inputs.ts), and a malformed path likewise.
+ */
+export const AUTHENTICATED_ROUTE_ERRORS = ['invalid_request', 'unauthorized', 'rate_limited', 'internal_error'] as const satisfies readonly ErrorCode[];
 
 /** What a POST or PUT can answer because of its body (no body to a JSON content type is invalid too). */
 export const REQUEST_BODY_ERRORS = ['invalid_request', 'payload_too_large', 'unsupported_media_type'] as const satisfies readonly ErrorCode[];

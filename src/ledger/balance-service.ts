@@ -1,6 +1,6 @@
 // What a merchant sees of the ledger through the API: its balances, transfers
 // between its own accounts, and its operation history. No HTTP here.
-import type { Clock } from '../clock.ts';
+import { isStorableInstant, type Clock } from '../clock.ts';
 import { inTransaction, type Db } from '../db/transaction.ts';
 import { InvalidRequestError, NotFoundError } from '../errors.ts';
 import { ensureMerchantAccounts } from './ledger-accounts.ts';
@@ -164,16 +164,20 @@ export interface OperationQuery {
 function parseInstant(text: string | undefined, field: string): Date | undefined {
   if (text === undefined) return undefined;
   const at = new Date(text);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(at.getTime())) {
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || !isStorableInstant(at)) {
     throw new InvalidRequestError(`${field} must be an ISO 8601 timestamp such as 2026-11-01T10:00:00Z`);
   }
   return at;
 }
 
+/** The largest `seq` an int8 column holds; 19 digits can exceed it (PostgreSQL then refused the query with a 500). */
+const MAX_OPERATION_SEQ = 9_223_372_036_854_775_807n;
+
 function decodeCursor(cursor: string): bigint {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^op:\d{1,19}$/.test(text)) throw new InvalidRequestError('cursor is not valid; pass next_cursor as given.');
-  return BigInt(text.slice(3));
+  const seq = /^op:\d{1,19}$/.test(text) ? BigInt(text.slice(3)) : undefined;
+  if (seq === undefined || seq > MAX_OPERATION_SEQ) throw new InvalidRequestError('cursor is not valid; pass next_cursor as given.');
+  return seq;
 }
 
 export async function listMerchantOperations(

@@ -3,7 +3,7 @@
 // guarded UPDATE … WHERE status = 'pending' inside the caller's transaction,
 // and emits its webhook event through the outbox in that same transaction.
 import { randomInt } from 'node:crypto';
-import type { Clock } from '../clock.ts';
+import { isStorableInstant, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { inTransaction, isUniqueViolation, type Db, type Tx } from '../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
@@ -210,7 +210,7 @@ function encodeCursor(row: PaymentRow): string {
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const createdAt = new Date(at ?? '');
-  if (!id || !isUuid(id) || Number.isNaN(createdAt.getTime())) throw new InvalidRequestError('cursor is not valid; pass next_cursor as given.');
+  if (!id || !isUuid(id) || !isStorableInstant(createdAt)) throw new InvalidRequestError('cursor is not valid; pass next_cursor as given.');
   return { createdAt, id };
 }
 

@@ -2,6 +2,7 @@
 // the shop's endpoint, and the inline test send. Routes call these; nothing
 // here sees HTTP.
 import { randomUUID } from 'node:crypto';
+import { isStorableInstant } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
@@ -33,7 +34,8 @@ export function decodeCursor(cursor: string | undefined): PageKey | undefined {
   if (cursor === undefined) return undefined;
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof at === 'string' && typeof id === 'string' && id.length <= 100 && !Number.isNaN(Date.parse(at))) {
+    // Our ids are [a-z0-9_]; anything else (a NUL, a year PostgreSQL cannot store) never came from this list.
+    if (typeof at === 'string' && typeof id === 'string' && /^[A-Za-z0-9_]{1,100}$/.test(id) && isStorableInstant(new Date(at))) {
       return { at: new Date(at), id };
     }
   } catch {
