@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/authentication.ts';
+import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
 import type { ApiKeyScope } from '../merchants/merchant-tables.ts';
 import { webhookMetrics } from './webhook-metrics.ts';
 import { createWebhookSender } from './webhook-sender.ts';
@@ -24,17 +25,46 @@ const EventStatus = Type.Union([
   Type.Literal('no_destination'),
 ]);
 
-const WebhookEvent = Type.Object({
-  id: Type.String(),
-  type: Type.String(),
-  created_at: Type.String({ format: 'date-time' }),
-  data: Type.Unknown(),
-  destination_url: Nullable(Type.String()),
-  status: EventStatus,
-  attempt_count: Type.Integer(),
-  last_attempt_at: Nullable(Type.String({ format: 'date-time' })),
-  next_attempt_at: Nullable(Type.String({ format: 'date-time' })),
-});
+const EVENT_EXAMPLE = {
+  id: 'evt_01jcx1a2b3c4d5e6f7g8h9j0k3',
+  type: 'payment.paid',
+  created_at: '2026-11-01T10:05:00.000Z',
+  data: { payment_id: '0195f3b2-8c1e-7d4a-9b61-2f0c7e5a1d34', status: 'paid' },
+  destination_url: 'https://shop.example.com/paygate/webhooks',
+  status: 'delivered',
+  attempt_count: 1,
+  last_attempt_at: '2026-11-01T10:05:00.120Z',
+  next_attempt_at: null,
+};
+
+const ATTEMPT_EXAMPLE = {
+  id: 'att_01jcx1a2b3c4d5e6f7g8h9j0k4',
+  event_id: EVENT_EXAMPLE.id,
+  attempt_number: 1,
+  url: 'https://shop.example.com/paygate/webhooks',
+  attempted_at: '2026-11-01T10:05:00.120Z',
+  duration_ms: 84,
+  outcome: 'succeeded',
+  status_code: 200,
+  error: null,
+  response_body: 'ok',
+  next_retry_at: null,
+};
+
+const WebhookEvent = Type.Object(
+  {
+    id: Type.String(),
+    type: Type.String(),
+    created_at: Type.String({ format: 'date-time' }),
+    data: Type.Unknown({ description: 'The resource as it was when the event happened (for payment events, the full Payment)' }),
+    destination_url: Nullable(Type.String()),
+    status: EventStatus,
+    attempt_count: Type.Integer(),
+    last_attempt_at: Nullable(Type.String({ format: 'date-time' })),
+    next_attempt_at: Nullable(Type.String({ format: 'date-time' })),
+  },
+  { description: 'The event and its delivery state', examples: [EVENT_EXAMPLE] },
+);
 
 const WebhookAttempt = Type.Object({
   id: Type.String(),
@@ -63,10 +93,28 @@ const Pagination = {
 
 const DEFAULT_PAGE_SIZE = 20;
 
-const ErrorBody = Type.Object({ error: Type.String(), message: Type.String() });
+const EventList = Type.Object(
+  { data: Type.Array(WebhookEvent), next_cursor: Nullable(Type.String()) },
+  { description: 'A page of events, newest first; pass next_cursor as cursor for the next page', examples: [{ data: [EVENT_EXAMPLE], next_cursor: null }] },
+);
 
-const EventParams = Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 100 }) });
+const AttemptList = Type.Object(
+  { data: Type.Array(WebhookAttempt), next_cursor: Nullable(Type.String()) },
+  { description: 'A page of attempts, newest first', examples: [{ data: [ATTEMPT_EXAMPLE], next_cursor: null }] },
+);
+
+const Endpoint = Type.Object(
+  { url: Nullable(Type.String()) },
+  { description: "The shop's webhook URL; null when none is set", examples: [{ url: 'https://shop.example.com/paygate/webhooks' }] },
+);
+
+const EventParams = Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 100, description: 'The id of an event of this shop (evt_…)' }) });
 const Url = Type.String({ minLength: 1, maxLength: MAX_WEBHOOK_URL_LENGTH });
+
+/** Errors of the routes that read: any key of the shop may call them, so none is 403. */
+const READ_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'invalid_request'] as const;
+/** Errors of the routes that change settings: they need the webhooks scope and may carry a body. */
+const WRITE_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS] as const;
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const sender = createWebhookSender({ config: context.config });
@@ -81,13 +129,14 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     {
       config,
       schema: {
+        operationId: 'listWebhookEvents',
         tags,
         summary: 'List webhook events, newest first',
         querystring: Type.Object(
           { type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), status: Type.Optional(EventStatus), ...Pagination },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ data: Type.Array(WebhookEvent), next_cursor: Nullable(Type.String()) }) },
+        response: { 200: EventList, ...errorResponses(...READ_ERRORS) },
       },
     },
     async (request) =>
@@ -96,7 +145,16 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
 
   app.get(
     '/webhooks/events/:event_id',
-    { config, schema: { tags, summary: 'One webhook event and its delivery state', params: EventParams, response: { 200: WebhookEvent } } },
+    {
+      config,
+      schema: {
+        operationId: 'getWebhookEvent',
+        tags,
+        summary: 'One webhook event and its delivery state',
+        params: EventParams,
+        response: { 200: WebhookEvent, ...errorResponses(...READ_ERRORS, 'not_found') },
+      },
+    },
     async (request) => service.getEvent(context, principalOf(request).shopId, request.params.event_id),
   );
 
@@ -105,11 +163,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     {
       config,
       schema: {
+        operationId: 'listWebhookAttempts',
         tags,
         summary: "Delivery attempts of an event, newest first: status code, duration, error, the receiver's answer (first 4 KiB), next retry",
         params: EventParams,
         querystring: Type.Object(Pagination, { additionalProperties: false }),
-        response: { 200: Type.Object({ data: Type.Array(WebhookAttempt), next_cursor: Nullable(Type.String()) }) },
+        response: { 200: AttemptList, ...errorResponses(...READ_ERRORS, 'not_found') },
       },
     },
     async (request) =>
@@ -123,7 +182,16 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     '/webhooks/events/:event_id/resend',
     {
       config: writeConfig,
-      schema: { tags, summary: 'Queue a new attempt now, with the same event id', params: EventParams, response: { 202: WebhookEvent, 403: ErrorBody } },
+      schema: {
+        operationId: 'resendWebhookEvent',
+        tags,
+        summary: 'Queue a new attempt now, with the same event id',
+        params: EventParams,
+        response: {
+          202: { ...WebhookEvent, description: 'The event, with its next attempt due now' },
+          ...errorResponses(...WRITE_ERRORS, 'not_found', 'invalid_state'),
+        },
+      },
     },
     async (request, reply) => reply.code(202).send(await service.resendEvent(context, principalOf(request).shopId, request.params.event_id)),
   );
@@ -133,11 +201,18 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     {
       config: writeConfig,
       schema: {
+        operationId: 'rotateWebhookSecret',
         tags,
         summary: 'Replace the signing secret; for 24 h webhooks carry signatures with both the old and the new secret',
         response: {
-          200: Type.Object({ webhook_secret: Type.String(), previous_secret_expires_at: Type.String({ format: 'date-time' }) }),
-          403: ErrorBody,
+          200: Type.Object(
+            { webhook_secret: Type.String(), previous_secret_expires_at: Type.String({ format: 'date-time' }) },
+            {
+              description: 'The new secret, shown once',
+              examples: [{ webhook_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', previous_secret_expires_at: '2026-11-02T10:00:00.000Z' }],
+            },
+          ),
+          ...errorResponses(...WRITE_ERRORS),
         },
       },
     },
@@ -146,7 +221,15 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
 
   app.get(
     '/webhooks/endpoint',
-    { config, schema: { tags, summary: "The shop's webhook URL (crypto events)", response: { 200: Type.Object({ url: Nullable(Type.String()) }) } } },
+    {
+      config,
+      schema: {
+        operationId: 'getWebhookEndpoint',
+        tags,
+        summary: "The shop's webhook URL (crypto events)",
+        response: { 200: Endpoint, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS) },
+      },
+    },
     async (request) => service.getEndpoint(context, principalOf(request).shopId),
   );
 
@@ -155,10 +238,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     {
       config: writeConfig,
       schema: {
+        operationId: 'setWebhookEndpoint',
         tags,
         summary: "Set (or clear with null) the shop's webhook URL, where crypto events go",
-        body: Type.Object({ url: Nullable(Url) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ url: Nullable(Type.String()) }), 403: ErrorBody },
+        body: Type.Object({ url: Nullable(Url) }, { additionalProperties: false, examples: [{ url: 'https://shop.example.com/paygate/webhooks' }] }),
+        response: { 200: Endpoint, ...errorResponses(...WRITE_ERRORS) },
       },
     },
     async (request) => service.setEndpoint(context, principalOf(request).shopId, request.body.url),
@@ -173,10 +257,20 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
         request.body ??= {};
       },
       schema: {
+        operationId: 'sendTestWebhook',
         tags,
         summary: 'Send a signed webhook.test event now to url (or the shop endpoint) and return the attempt',
-        body: Type.Object({ url: Type.Optional(Url) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ event: WebhookEvent, attempt: WebhookAttempt }), 403: ErrorBody },
+        body: Type.Object({ url: Type.Optional(Url) }, { additionalProperties: false, examples: [{ url: 'https://shop.example.com/paygate/webhooks' }] }),
+        response: {
+          200: Type.Object(
+            { event: WebhookEvent, attempt: WebhookAttempt },
+            {
+              description: 'The test event and its one attempt',
+              examples: [{ event: { ...EVENT_EXAMPLE, type: 'webhook.test', data: {} }, attempt: ATTEMPT_EXAMPLE }],
+            },
+          ),
+          ...errorResponses(...WRITE_ERRORS),
+        },
       },
     },
     async (request) => {
