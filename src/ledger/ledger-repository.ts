@@ -82,6 +82,18 @@ export async function findTransfersByKeys(db: Executor, keys: readonly string[])
   return db.selectFrom('ledger_transfers').selectAll().where('idempotency_key', 'in', keys).execute();
 }
 
+/** How much of a posted transfer its `reversal` transfers have given back so far. */
+export async function sumReversals(db: Executor, originalTransferId: string): Promise<bigint> {
+  const row = await db
+    .selectFrom('ledger_transfers')
+    .select(sql<string>`coalesce(sum(amount), 0)::text`.as('total'))
+    .where('type', '=', 'reversal')
+    .where('reference_type', '=', 'transfer')
+    .where('reference_id', '=', originalTransferId)
+    .executeTakeFirstOrThrow();
+  return BigInt(row.total);
+}
+
 /** The post or void that closed this reservation, if any. */
 export async function findClosingTransfer(db: Executor, pendingTransferId: string): Promise<TransferRow | undefined> {
   return db.selectFrom('ledger_transfers').selectAll().where('pending_id', '=', pendingTransferId).executeTakeFirst();

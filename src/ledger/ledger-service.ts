@@ -428,7 +428,19 @@ export async function reverse(tx: Tx, clock: Clock, input: ReverseInput): Promis
   if (!original) throw new NotFoundError(`no transfer with id "${input.originalId}"`);
   if (original.status !== 'posted') throw new InvalidStateError(`transfer "${input.originalId}" is ${original.status}; only posted money can be reversed`);
   const amount = input.amount ?? original.amount;
-  if (amount > original.amount) throw new InvalidRequestError(`cannot reverse ${amount} of transfer "${input.originalId}", which moved ${original.amount}`);
+  // Every reversal of this transfer locks the same two accounts first, so the sum read
+  // below cannot change before this one is written: the total reversed never exceeds
+  // the original, however many reversals race.
+  await repository.lockAccounts(tx, [original.debit_account_id, original.credit_account_id]);
+  const [repeat] = await repository.findTransfersByKeys(tx, [input.id]);
+  if (!repeat) {
+    const reversed = await repository.sumReversals(tx, original.id);
+    if (reversed + amount > original.amount) {
+      throw new InvalidRequestError(
+        `cannot reverse ${amount} of transfer "${input.originalId}": it moved ${original.amount} and ${reversed} of it is already reversed`,
+      );
+    }
+  }
   return transfer(tx, clock, {
     id: input.id,
     debitAccountId: original.credit_account_id,

@@ -140,8 +140,47 @@ describe.each(backends)('ledger operations on %s', (backend) => {
     expect((await findTransfer(context.db, originalId))?.amount).toBe(3_000n);
     expect((await totals(context.db, main.id)).available).toBe(10_000n);
     expect((await totals(context.db, payout.id)).available).toBe(0n);
-    // The payout account has nothing left to give back a second time.
-    await expect(run((tx) => reverse(tx, context.clock, { id: uniqueId('rev'), originalId }))).rejects.toMatchObject({ code: 'insufficient_funds' });
+    // A second reversal is refused by the cap (the next test shows it with money on the account).
+    await expect(run((tx) => reverse(tx, context.clock, { id: uniqueId('rev'), originalId }))).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+
+  it('reversals of one transfer never give back more than it moved, even when the account could pay', async () => {
+    const { context } = environment();
+    const { main, payout, settlement } = await fundedMerchant(10_000n);
+    // The payout account holds far more than the transfer, so only the cap can refuse.
+    await fund(context, settlement.id, payout.id, 50_000n);
+    const originalId = uniqueId('t');
+    await run((tx) => transfer(tx, context.clock, { id: originalId, debitAccountId: main.id, creditAccountId: payout.id, amount: 3_000n, type: 'transfer', reference: { type: 'test', id: '2' } }));
+    await run((tx) => reverse(tx, context.clock, { id: uniqueId('rev'), originalId }));
+    await expect(run((tx) => reverse(tx, context.clock, { id: uniqueId('rev'), originalId }))).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('3000 of it is already reversed'),
+    });
+    expect((await totals(context.db, main.id)).available).toBe(10_000n);
+
+    const partialId = uniqueId('t');
+    await run((tx) => transfer(tx, context.clock, { id: partialId, debitAccountId: main.id, creditAccountId: payout.id, amount: 3_000n, type: 'transfer', reference: { type: 'test', id: '3' } }));
+    const firstPart = uniqueId('rev');
+    await run((tx) => reverse(tx, context.clock, { id: firstPart, originalId: partialId, amount: 1_000n }));
+    await run((tx) => reverse(tx, context.clock, { id: uniqueId('rev'), originalId: partialId, amount: 2_000n }));
+    // A repeat of an accepted reversal is still a replay once the cap is reached.
+    expect((await run((tx) => reverse(tx, context.clock, { id: firstPart, originalId: partialId, amount: 1_000n }))).replayed).toBe(true);
+    await expect(run((tx) => reverse(tx, context.clock, { id: uniqueId('rev'), originalId: partialId, amount: 1n }))).rejects.toMatchObject({ code: 'invalid_request' });
+    expect((await totals(context.db, main.id)).available).toBe(10_000n);
+  });
+
+  it('racing reversals of one transfer: exactly as many succeed as the original covers', async () => {
+    const { context } = environment();
+    const { main, payout, settlement } = await fundedMerchant(10_000n);
+    await fund(context, settlement.id, payout.id, 50_000n);
+    const originalId = uniqueId('t');
+    await run((tx) => transfer(tx, context.clock, { id: originalId, debitAccountId: main.id, creditAccountId: payout.id, amount: 3_000n, type: 'transfer', reference: { type: 'test', id: '4' } }));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 8 }, () => run((tx) => reverse(tx, context.clock, { id: uniqueId('rev'), originalId, amount: 1_000n }))),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(3);
+    for (const outcome of outcomes) if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject({ code: 'invalid_request' });
+    expect((await totals(context.db, main.id)).available).toBe(10_000n);
   });
 
   it('accounts of different currencies cannot exchange money', async () => {
