@@ -12,7 +12,7 @@ import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { AuthFailureLimiter } from './http/auth-failure-limit.ts';
 import { installAuthentication } from './http/authentication.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { MAX_PATH_PARAMETER_LENGTH, handleClientError, handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { installMetricsRoute } from './http/metrics-route.ts';
 import { openApiOptions } from './http/openapi-document.ts';
 import { installRateLimit } from './http/rate-limit.ts';
@@ -43,11 +43,15 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
     trustProxy: fastifyTrustProxy(context.config.trustProxy),
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   installErrorHandling(app);
   installStringInputCheck(app);
+  // JSON sent as text/plain is 415, not a string that fails the schema (the page adds its form parser).
+  app.removeContentTypeParser('text/plain');
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -2,6 +2,8 @@
 // and to its HTTP status. Unexpected exceptions become 500 internal_error with
 // no internals in the response; they are logged with the request id.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import { AppError, type ErrorCode } from '../errors.ts';
 
 export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
@@ -59,7 +61,7 @@ export function describeValidationIssues(part: string, issues: readonly Validati
   return [...new Set(sentences)].join('; ');
 }
 
-function classify(error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string }): {
+export function classify(error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string }): {
   status: number;
   body: ErrorBody;
   headers: Record<string, string>;
@@ -106,6 +108,47 @@ function classify(error: FastifyError & { validation?: ValidationIssue[]; valida
     headers: {},
     unexpected: true,
   };
+}
+
+/** Fastify's router refuses path parameters longer than this (its `maxParamLength`). */
+export const MAX_PATH_PARAMETER_LENGTH = 100;
+
+/**
+ * Fastify's `frameworkErrors`: failures of the router before any route runs (a
+ * path that is not valid percent-encoded UTF-8, a path parameter over the
+ * router's limit) go through the same error handler as everything else.
+ */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `A path parameter is longer than ${MAX_PATH_PARAMETER_LENGTH} characters.`
+      : 'The path is not valid percent-encoded UTF-8 (RFC 3986); encode every special character.';
+  request.log.info({ code: 'invalid_request', status: 400, reason: error.code }, 'request refused');
+  // No route matched, so no error handler or onSend hook runs: the reply is complete here.
+  void reply.code(400).header('x-request-id', request.id).send({ error: 'invalid_request', message } satisfies ErrorBody);
+}
+
+/**
+ * Node's HTTP parser refused the request itself (malformed request line or
+ * headers, headers over 16 KiB, too slow): there is no request to route, so the
+ * answer is written to the socket, in the spec's body, and the connection closed.
+ */
+export function handleClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'The request headers are larger than 16 KiB.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'The request was not received in time.']
+        : [400, 'The request is not valid HTTP/1.1.'];
+  const body = JSON.stringify({ error: 'invalid_request', message } satisfies ErrorBody);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

@@ -99,7 +99,7 @@ describe.each(backends)('string inputs on %s', (backend) => {
   let routes: RouteOptions[];
   let apiKey: string;
   beforeAll(async () => {
-    ({ built: testApp, routes } = await withRoutes(() => createTestApp(backend)));
+    ({ built: testApp, routes } = await withRoutes(() => createTestApp(backend, { config: { rateLimitPerMinute: 100_000 } })));
     const merchant = await testApp.createMerchant();
     apiKey = await testApp.createKey(merchant.shop_id, API_KEY_SCOPES);
   });
@@ -162,6 +162,39 @@ describe.each(backends)('string inputs on %s', (backend) => {
     }
     expect(wrong).toEqual([]);
     expect(probes.length).toBeGreaterThan(60);
+  });
+
+  it('a crafted cursor or time filter on every list is 400 invalid_request, never a database error', async () => {
+    const lists = routes.filter((route) => stringFields((route.schema as { querystring?: JsonSchema } | undefined)?.querystring).some((path) => path[0] === 'cursor'));
+    expect(lists.map((route) => route.url)).toEqual(expect.arrayContaining(['/v1/payments', '/v1/webhooks/events', '/v1/crypto/balance/operations']));
+    const uuid = '0b0c8d2e-8a42-4c55-b7a5-4a2b8d7b5c11';
+    const crafted = [
+      'op:9999999999999999999', // 19 digits, beyond int8
+      'op:-1',
+      JSON.stringify(['2026-11-01T10:00:00.000Z', 'evt_a\u0000b']),
+      JSON.stringify(['-271821-04-20T00:00:00.000Z', 'evt_a']),
+      JSON.stringify(['0000-01-01T00:00:00.000Z', 'evt_a']),
+      `-271821-04-20T00:00:00.000Z|${uuid}`,
+      `+275760-09-13T00:00:00.000Z|${uuid}`,
+      `0000-01-01T00:00:00.000Z|${uuid}`,
+      'not a cursor',
+    ].map((text) => Buffer.from(text).toString('base64url'));
+    const wrong: string[] = [];
+    for (const route of lists) {
+      const url = route.url.replace(/:([A-Za-z0-9_]+)/g, 'evt_0000000000000000000000000x');
+      for (const cursor of crafted) {
+        const response = await testApp.app.inject({ method: 'GET', url: `${url}?cursor=${cursor}`, headers: { authorization: `Bearer ${apiKey}` } });
+        // A list under a resource may answer 404 for the stand-in id first; a 500 is never right.
+        if (![400, 404].includes(response.statusCode) || (response.statusCode === 400 && response.json().error !== 'invalid_request')) {
+          wrong.push(`${route.url} ${Buffer.from(cursor, 'base64url').toString()}: ${response.statusCode} ${response.body}`);
+        }
+      }
+    }
+    for (const from of ['0000-01-01T00:00:00Z', '-271821-04-20T00:00:00Z']) {
+      const response = await testApp.app.inject({ method: 'GET', url: `/v1/crypto/balance/operations?from=${encodeURIComponent(from)}`, headers: { authorization: `Bearer ${apiKey}` } });
+      if (response.statusCode !== 400) wrong.push(`operations from=${from}: ${response.statusCode} ${response.body}`);
+    }
+    expect(wrong).toEqual([]);
   });
 
   it('none of the refused requests changed anything', async () => {
