@@ -161,7 +161,20 @@ export function confirmForm(form: FormContext, chargeKey: string): string {
 <button type="submit" name="decision" value="cancel" class="secondary" id="cancel-button">${text(lang, 'cancel')}</button></form></section>`;
 }
 
-export function statusCard(lang: Lang, kind: 'paid' | 'failed' | 'expired' | 'declined' | 'notFound' | 'csrf' | 'unavailable', extra = ''): string {
+export type StatusCardKind =
+  | 'paid'
+  | 'failed'
+  | 'expired'
+  | 'declined'
+  | 'notFound'
+  | 'csrf'
+  | 'unavailable'
+  | 'badRequest'
+  | 'tooLarge'
+  | 'tooMany'
+  | 'internal';
+
+export function statusCard(lang: Lang, kind: StatusCardKind, extra = ''): string {
   const titles = {
     paid: ['paidTitle', 'paidText', 'ok'],
     failed: ['failedTitle', 'failedText', 'error'],
@@ -170,6 +183,10 @@ export function statusCard(lang: Lang, kind: 'paid' | 'failed' | 'expired' | 'de
     notFound: ['notFoundTitle', 'notFoundText', 'error'],
     csrf: ['csrfTitle', 'csrfText', 'error'],
     unavailable: ['unavailableTitle', 'unavailableText', 'error'],
+    badRequest: ['badRequestTitle', 'badRequestText', 'error'],
+    tooLarge: ['tooLargeTitle', 'tooLargeText', 'error'],
+    tooMany: ['tooManyTitle', 'tooManyText', 'error'],
+    internal: ['internalTitle', 'internalText', 'error'],
   } as const;
   const [title, body, tone] = titles[kind];
   return `<section class="card notice ${tone}" role="status" data-status="${kind}"><h2>${text(lang, title)}</h2><p>${text(lang, body)}</p>${extra}</section>`;

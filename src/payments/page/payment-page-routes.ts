@@ -2,11 +2,12 @@
 // GET renders; POST actions are CSRF-checked (page-security.ts), rate limited
 // per IP, and answer with a redirect back to the page (post/redirect/get).
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import QRCode from 'qrcode';
 import type { AppContext } from '../../context.ts';
 import { RateLimitedError } from '../../errors.ts';
+import { classify } from '../../http/error-handler.ts';
 import type { CardDetails } from '../connectors/acquirer-connector.ts';
 import type { PaymentMethod } from '../payment-tables.ts';
 import { isPaymentMethod } from '../payment-methods.ts';
@@ -21,6 +22,7 @@ import {
   statusCard,
   summary,
   type FormContext,
+  type StatusCardKind,
 } from './payment-page-html.ts';
 import { ATTEMPT_PATTERN, csrfToken, csrfTokenValid, newAttemptNonce, newPageSecret, pageCookie, pageSecretFrom } from './page-security.ts';
 import { confirmFromPage, loadPageState, payFromPage, qrPayloadFor, type PageState, type PayResult } from './payment-page-service.ts';
@@ -51,6 +53,13 @@ export function parseCard(form: Form): CardDetails | undefined {
   if (!/^\d{12,19}$/.test(number) || !luhnValid(number) || !expiry || !/^\d{3,4}$/.test(securityCode)) return undefined;
   const year = expiry[2]!.length === 2 ? 2000 + Number(expiry[2]) : Number(expiry[2]);
   return { number, expiryMonth: Number(expiry[1]), expiryYear: year, securityCode };
+}
+
+function errorPageKind(status: number): StatusCardKind {
+  if (status === 404) return 'notFound';
+  if (status === 413) return 'tooLarge';
+  if (status === 429) return 'tooMany';
+  return status < 500 ? 'badRequest' : 'internal';
 }
 
 export const paymentPageRoutes: FastifyPluginAsync<{ context: AppContext }> = async (app, { context }) => {
@@ -97,6 +106,17 @@ export const paymentPageRoutes: FastifyPluginAsync<{ context: AppContext }> = as
     const nonce = randomBytes(16).toString('base64url');
     return send(reply, status, layout({ lang, title: text(lang, 'title'), body: statusCard(lang, kind), nonce, switchPath }), nonce);
   }
+
+  // The payer reads these, not an integrator: a page in the payer's language
+  // with the status the API would give (and its Retry-After), never API JSON.
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const { status, headers, unexpected } = classify(error);
+    if (unexpected) request.log.error({ err: error, reqId: request.id }, 'unexpected error on the payment page');
+    else request.log.info({ status }, 'payment page request refused');
+    const orderCode = (request.params as { order_code?: unknown } | undefined)?.order_code;
+    const switchPath = typeof orderCode === 'string' && /^[A-Za-z0-9]{1,32}$/.test(orderCode) ? `/pay/${orderCode}` : '/pay';
+    return simplePage(reply.headers(headers), langOf(request), status, errorPageKind(status), switchPath);
+  });
 
   async function renderPage(
     request: FastifyRequest,
