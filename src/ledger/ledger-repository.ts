@@ -134,11 +134,14 @@ const int8 = (value: bigint) => sql`${value.toString()}::int8`;
 const timestamptz = (value: Date) => sql`${value.toISOString()}::timestamptz`;
 
 /**
- * Writes a chain in one statement: inserts the transfers (skipping idempotency
- * keys that already exist), and only when every transfer was inserted, writes
- * the accounts' new totals and the history entries. Returns how many transfers
- * were inserted: fewer than given means a concurrent transaction committed the
- * same key first, and nothing else was written for this chain.
+ * Writes a chain in one statement: inserts the transfers, and only when every
+ * transfer was inserted, writes the accounts' new totals and the history
+ * entries. Returns how many transfers were inserted: the whole chain, or none
+ * when its ids already exist (a repeat, answered by the service). A chain can
+ * never be half written: when a concurrent transaction commits one of its ids
+ * between the existence check and the insert, the insert fails with a unique
+ * violation, and PostgreSQL rolls the whole statement back and refuses to
+ * commit the transaction, whatever the caller does with the error.
  */
 export async function writeChain(
   tx: Tx,
@@ -181,11 +184,12 @@ export async function writeChain(
       ${
         transfers.length === 1
           ? sql`values ${transferValues}`
-          : // A chain whose ids partly exist inserts none of them (bar a concurrent race, see the service).
+          : // A chain whose ids partly exist inserts none of them; no "on conflict" clause, so a racing
+            // commit of one of its ids fails the statement instead of leaving the chain half written.
             sql`select * from (values ${transferValues}) as t
                 where not exists (select 1 from ledger_transfers e where e.idempotency_key in (${sql.join(transfers.map((t) => t.idempotency_key))}))`
       }
-      on conflict (idempotency_key) do nothing
+      ${transfers.length === 1 ? sql`on conflict (idempotency_key) do nothing` : sql``}
       returning id
     ), accounts as (
       update ledger_accounts as a

@@ -15,8 +15,9 @@
 // order (ledger-repository.ts `lockAccounts`), then checked and written. All
 // checks happen before the first write, so a refused chain writes nothing; an
 // error thrown here must abort the caller's transaction (inTransaction does).
+import assert from 'node:assert/strict';
 import type { Clock } from '../clock.ts';
-import type { Executor, Tx } from '../db/transaction.ts';
+import { isUniqueViolation, type Executor, type Tx } from '../db/transaction.ts';
 import { DuplicateExternalIdError, InsufficientFundsError, InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
@@ -96,7 +97,8 @@ export interface ChainResult {
   readonly replayed: boolean;
 }
 
-export const MAX_CHAIN_LENGTH = 100;
+/** A batch payout of 500 items reserves an amount and a fee for each under one acceptance. */
+export const MAX_CHAIN_LENGTH = 1_000;
 export const MAX_ID_LENGTH = 300;
 /** No single movement above 10^15 minor units (10^9 USDT, 10^13 RUB): far below int8's limit. */
 export const MAX_AMOUNT_MINOR = 1_000_000_000_000_000n;
@@ -275,6 +277,7 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
     }
   }
 
+  const before = new Map([...accounts.values()].map((account) => [account.id, { ...account }]));
   const now = clock.now();
   const chainId = newId('transfer');
   const transferRows: LedgerTables['ledger_transfers'][] = [];
@@ -310,16 +313,55 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
     creditsPending: account.creditsPending,
     creditsPosted: account.creditsPosted,
   }));
-  const inserted = await repository.writeChain(tx, transferRows, totals, operations);
+  assertChainBalanced(transferRows, accounts, before);
+  let inserted: number;
+  try {
+    inserted = await repository.writeChain(tx, transferRows, totals, operations);
+  } catch (error) {
+    // A concurrent transaction committed one of these ids meanwhile; the database has already
+    // rolled the statement back and will not commit this transaction.
+    if (isUniqueViolation(error, 'ledger_transfers_idempotency_key')) {
+      throw new DuplicateExternalIdError(`some of the transfer ids "${keys.join('", "')}" were used concurrently by another chain`);
+    }
+    throw error;
+  }
+  assert.ok(inserted === 0 || inserted === transferRows.length, `ledger chain half written: ${inserted} of ${transferRows.length} transfers`);
   if (inserted === transferRows.length) {
     return { transfers: transferRows.map((row) => toLedgerTransfer(row)), replayed: false };
   }
-  // Some ids exist already: a repeat (nothing was written), or ids reused with other parameters.
-  // A partial insert only happens when a concurrent chain committed some of the ids meanwhile.
-  if (inserted > 0) {
-    throw new DuplicateExternalIdError(`some of the transfer ids "${keys.join('", "')}" were used concurrently by another chain`);
-  }
+  // The ids exist already: a repeat (nothing was written), or ids reused with other parameters.
   return replayOrRefuse(requests, await repository.findTransfersByKeys(tx, keys), pending);
+}
+
+/**
+ * Invariants that no input can break; a failure is a bug in this module, so the
+ * process stops here rather than write money that does not add up (TigerBeetle's
+ * rule: assert, crash, never continue on a broken invariant).
+ */
+function assertChainBalanced(
+  transfers: readonly LedgerTables['ledger_transfers'][],
+  accounts: ReadonlyMap<string, MutableTotals>,
+  before: ReadonlyMap<string, MutableTotals>,
+): void {
+  const netByCurrency = new Map<LedgerCurrency, bigint>();
+  for (const account of accounts.values()) {
+    const previous = before.get(account.id)!;
+    for (const total of [account.debitsPending, account.debitsPosted, account.creditsPending, account.creditsPosted]) {
+      assert.ok(total >= 0n, `ledger account ${account.id} would get a negative total`);
+    }
+    if (account.guarded) {
+      assert.ok(account.debitsPending + account.debitsPosted <= account.creditsPosted, `ledger account ${account.id} would be overdrawn`);
+    }
+    // Posted and pending debits and credits move by the same amounts across a chain's accounts.
+    const credits = account.creditsPosted + account.creditsPending - previous.creditsPosted - previous.creditsPending;
+    const debits = account.debitsPosted + account.debitsPending - previous.debitsPosted - previous.debitsPending;
+    netByCurrency.set(account.currency, (netByCurrency.get(account.currency) ?? 0n) + credits - debits);
+  }
+  for (const [currency, net] of netByCurrency) assert.equal(net, 0n, `ledger chain does not balance in ${currency}: ${net}`);
+  for (const transfer of transfers) {
+    assert.ok(transfer.amount >= 0n && transfer.amount <= MAX_AMOUNT_MINOR, `ledger transfer ${transfer.id} has amount ${transfer.amount}`);
+    assert.notEqual(transfer.debit_account_id, transfer.credit_account_id, `ledger transfer ${transfer.id} moves money to its own account`);
+  }
 }
 
 interface AppliedRequest {
