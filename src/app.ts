@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
+import { DATABASE_RETRY_AFTER_SECONDS } from './db/database-errors.ts';
 import { AuthFailureLimiter } from './http/auth-failure-limit.ts';
 import { installAuthentication } from './http/authentication.ts';
 import { MAX_PATH_PARAMETER_LENGTH, handleClientError, handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
@@ -67,7 +68,10 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
       return { status: 'ok', database: context.backend };
     } catch (error) {
       context.logger.warn({ err: error }, 'readiness check failed: database unreachable');
-      return reply.code(503).send({ error: 'service_unavailable', message: 'The database is not reachable.' });
+      return reply
+        .code(503)
+        .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+        .send({ error: 'service_unavailable', message: 'The database is not reachable.' });
     }
   });
   const authFailures = new AuthFailureLimiter(context.clock, context.config.authFailuresPerMinute);

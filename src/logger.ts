@@ -1,10 +1,35 @@
-import { pino, type Logger } from 'pino';
+// The process logger. Secrets never reach a log line: a request is logged
+// without its headers (Authorization) and without its query string, where a
+// client may have put an API key (?api_key=sk_live_…).
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.ts';
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({
+const URL_LOGGED_MAX_LENGTH = 2048;
+
+/** The URL as logged: the path only; any query is replaced by "?[redacted]". */
+export function urlForLog(url: string): string {
+  const queryAt = url.indexOf('?');
+  const path = queryAt < 0 ? url : `${url.slice(0, queryAt)}?[redacted]`;
+  return path.length > URL_LOGGED_MAX_LENGTH ? `${path.slice(0, URL_LOGGED_MAX_LENGTH)}…` : path;
+}
+
+interface LoggedRequest {
+  readonly method?: string;
+  readonly url?: string;
+  readonly host?: string;
+  readonly ip?: string;
+}
+
+function requestForLog(request: LoggedRequest) {
+  return { method: request.method, url: urlForLog(request.url ?? ''), host: request.host, remoteAddress: request.ip };
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
+  const options = {
     level: config.logLevel,
     base: { service: 'paygate' },
+    serializers: { req: requestForLog },
     redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -4,6 +4,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/database-errors.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 
 export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
@@ -102,6 +103,14 @@ export function classify(error: FastifyError & { validation?: ValidationIssue[];
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     return { status: error.statusCode, body: { error: 'invalid_request', message: error.message }, headers: {}, unexpected: false };
   }
+  if (isDatabaseUnavailable(error)) {
+    return {
+      status: 503,
+      body: { error: 'service_unavailable', message: 'The database is not reachable right now; repeat the request in a few seconds.' },
+      headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+      unexpected: false,
+    };
+  }
   return {
     status: 500,
     body: { error: 'internal_error', message: 'Something went wrong on our side; nothing was changed. Repeat the request.' },
@@ -155,6 +164,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const { status, body, headers, unexpected } = classify(error);
     if (unexpected) request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+    else if (status === 503) request.log.warn({ err: error, code: body.error, status }, 'request refused: a dependency is unreachable');
     else request.log.info({ code: body.error, status }, 'request refused');
     return reply.code(status).headers(headers).send(body);
   });

@@ -11,7 +11,7 @@ import { HTTP_STATUS_BY_CODE, publicCode } from './error-handler.ts';
  * refuses a NUL or an unpaired surrogate in its path, query or headers with
  * 400 invalid_request (http/string-inputs.ts), and a malformed path likewise.
  */
-export const AUTHENTICATED_ROUTE_ERRORS = ['invalid_request', 'unauthorized', 'rate_limited', 'internal_error'] as const satisfies readonly ErrorCode[];
+export const AUTHENTICATED_ROUTE_ERRORS = ['invalid_request', 'unauthorized', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 
 /** What a POST or PUT can answer because of its body (no body to a JSON content type is invalid too). */
 export const REQUEST_BODY_ERRORS = ['invalid_request', 'payload_too_large', 'unsupported_media_type'] as const satisfies readonly ErrorCode[];
@@ -30,9 +30,9 @@ const MEANING: Readonly<Record<ErrorCode, string>> = {
   already_refunded: 'the deposit has already been refunded',
   payload_too_large: 'the body is larger than 64 KiB',
   unsupported_media_type: 'a body was sent with a content type other than application/json',
-  rate_limited: 'more requests with this key than the limit per minute; retry after Retry-After seconds',
+  rate_limited: 'more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds',
   internal_error: 'an unexpected failure on the gateway\'s side; nothing was changed, repeat the request',
-  service_unavailable: 'a dependency the operation needs is unreachable; retry later',
+  service_unavailable: 'a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds',
 };
 
 const EXAMPLE_MESSAGE: Readonly<Partial<Record<ErrorCode, string>>> = {
@@ -45,7 +45,7 @@ const EXAMPLE_MESSAGE: Readonly<Partial<Record<ErrorCode, string>>> = {
 };
 
 /** Codes after which the response carries Retry-After. */
-const WAIT_CODES: ReadonlySet<ErrorCode> = new Set(['rate_limited', 'idempotency_in_progress']);
+const WAIT_CODES: ReadonlySet<ErrorCode> = new Set(['rate_limited', 'idempotency_in_progress', 'service_unavailable']);
 
 function errorResponse(codes: readonly ErrorCode[]) {
   const publicCodes = [...new Set(codes.map(publicCode))];

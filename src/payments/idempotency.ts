@@ -6,16 +6,34 @@
 // the same transaction that creates the payment, or deletes it when the
 // request fails, so a 500 leaves nothing behind. A record whose lease ran out
 // (its process died mid-request) can be taken over; a record older than 24 h
-// is a new key.
+// is a new key. When the database went away mid-request the delete cannot run
+// either: this process then remembers the claim as abandoned, and a retry may
+// take it over at once instead of waiting out the lease.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db, Executor, Tx } from '../db/transaction.ts';
+import { isDatabaseUnavailable } from '../db/database-errors.ts';
 import { DuplicateExternalIdError, IdempotencyInProgressError } from '../errors.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const IDEMPOTENCY_LEASE_MS = 30_000;
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 const CLAIM_ATTEMPTS_MAX = 5;
+const ABANDONED_LEASES_MAX = 10_000;
+
+/**
+ * Lease tokens of claims whose request has already failed here while the
+ * database was unreachable. Their owner is gone for certain, so their records
+ * need not wait for the lease to run out. In-process: another instance waits.
+ */
+const abandonedLeaseTokens = new Set<string>();
+
+function abandonLease(token: string): void {
+  if (abandonedLeaseTokens.size >= ABANDONED_LEASES_MAX) {
+    abandonedLeaseTokens.delete(abandonedLeaseTokens.values().next().value!);
+  }
+  abandonedLeaseTokens.add(token);
+}
 
 /** JSON with object keys sorted at every level: equal bodies give equal text whatever the key order. */
 export function canonicalJson(value: unknown): string {
@@ -53,7 +71,15 @@ export type ClaimResult = { readonly kind: 'claimed'; readonly lease: Idempotenc
  */
 export async function claimIdempotencyKey(db: Db, clock: Clock, shopId: string, key: string, hash: string): Promise<ClaimResult> {
   for (let attempt = 1; attempt <= CLAIM_ATTEMPTS_MAX; attempt++) {
-    const result = await claimOnce(db, clock, shopId, key, hash);
+    const token = randomUUID();
+    let result: ClaimResult | undefined;
+    try {
+      result = await claimOnce(db, clock, shopId, key, hash, token);
+    } catch (error) {
+      // The insert or takeover may have reached the database before the connection broke.
+      if (isDatabaseUnavailable(error)) abandonLease(token);
+      throw error;
+    }
     if (result) return result;
   }
   throw new IdempotencyInProgressError();
@@ -65,9 +91,15 @@ export async function claimIdempotencyKey(db: Db, clock: Clock, shopId: string, 
  * takeover is a compare-and-set on the lease token read just before, so two requests can never
  * both hold the key. (Autocommit saves BEGIN and COMMIT, two of a payment's nine round trips.)
  */
-async function claimOnce(db: Executor, clock: Clock, shopId: string, key: string, hash: string): Promise<ClaimResult | undefined> {
+async function claimOnce(
+  db: Executor,
+  clock: Clock,
+  shopId: string,
+  key: string,
+  hash: string,
+  token: string,
+): Promise<ClaimResult | undefined> {
   const now = clock.now();
-  const token = randomUUID();
   // A fresh in-progress claim held by this request, whether inserted or taken over.
   const claim = {
     request_hash: hash,
@@ -95,19 +127,24 @@ async function claimOnce(db: Executor, clock: Clock, shopId: string, key: string
   if (!existing) return undefined; // its owner failed and deleted it a moment ago: claim again
 
   const windowOver = existing.created_at.getTime() + IDEMPOTENCY_WINDOW_MS <= now.getTime();
-  const leaseOver = existing.state === 'in_progress' && existing.locked_until.getTime() <= now.getTime();
+  const leaseOver =
+    existing.state === 'in_progress' &&
+    (existing.locked_until.getTime() <= now.getTime() || abandonedLeaseTokens.has(existing.lease_token));
   if (windowOver || leaseOver) {
-    // Take the record over, but only if nobody else did since we read it.
+    // Take the record over, but only if nobody else did since we read it, and it did not
+    // complete meanwhile (a commit in flight when the connection broke still lands).
     const taken = await db
       .updateTable('payment_idempotency_keys')
       .set({ ...claim, created_at: windowOver ? now : existing.created_at })
       .where('shop_id', '=', shopId)
       .where('idempotency_key', '=', key)
       .where('lease_token', '=', existing.lease_token)
+      .where('state', '=', existing.state)
       .returning('lease_token')
       .executeTakeFirst();
-    if (taken) return { kind: 'claimed', lease: { shopId, key, token } };
-    return undefined;
+    if (!taken) return undefined;
+    abandonedLeaseTokens.delete(existing.lease_token);
+    return { kind: 'claimed', lease: { shopId, key, token } };
   }
   if (existing.request_hash !== hash) {
     throw new DuplicateExternalIdError(
@@ -141,13 +178,22 @@ export async function completeIdempotencyKey(
   if (updated.numUpdatedRows !== 1n) throw new IdempotencyInProgressError();
 }
 
-/** Forgets an unfinished claim after a failed request, so the repeat starts afresh. */
+/**
+ * Forgets an unfinished claim after a failed request, so the repeat starts afresh.
+ * Deleting only an in-progress record is safe even if the failed transaction did
+ * commit after all: it completed the record, which is then kept.
+ */
 export async function releaseIdempotencyKey(db: Db, lease: IdempotencyLease): Promise<void> {
-  await db
-    .deleteFrom('payment_idempotency_keys')
-    .where('shop_id', '=', lease.shopId)
-    .where('idempotency_key', '=', lease.key)
-    .where('lease_token', '=', lease.token)
-    .where('state', '=', 'in_progress')
-    .execute();
+  try {
+    await db
+      .deleteFrom('payment_idempotency_keys')
+      .where('shop_id', '=', lease.shopId)
+      .where('idempotency_key', '=', lease.key)
+      .where('lease_token', '=', lease.token)
+      .where('state', '=', 'in_progress')
+      .execute();
+  } catch (error) {
+    abandonLease(lease.token);
+    throw error;
+  }
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
@@ -54,19 +55,26 @@ describe.each(backends)('platform routes and error shapes on %s', (backend) => {
     expect(response.headers['x-request-id']).toBe('trace-123');
   });
 
+  // A database outage is 503 (test/http/database-outage.test.ts); a fault of the query itself is a 500.
   it('an unexpected failure is 500 internal_error with nothing internal in the body', async () => {
-    const broken = await createTestApp(backend);
-    const merchant = await broken.createMerchant();
-    await broken.database.close(); // the database goes away under a running app
-    const response = await broken.app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: `Bearer ${merchant.api_key}` } });
-    expect(response.statusCode).toBe(500);
-    expect(response.json()).toEqual({
-      error: 'internal_error',
-      message: 'Something went wrong on our side; nothing was changed. Repeat the request.',
-    });
-    const ready = await broken.app.inject({ method: 'GET', url: '/readyz' });
-    expect(ready.statusCode).toBe(503);
-    expect(ready.json()).toMatchObject({ error: 'service_unavailable' });
-    await broken.app.close();
+    const merchant = await testApp.createMerchant();
+    const db = testApp.context.db;
+    await sql`create function test_fault() returns trigger language plpgsql as $$ begin raise exception 'secret internal detail'; end $$`.execute(db);
+    await sql`create trigger test_fault before insert on payments for each row execute function test_fault()`.execute(db);
+    try {
+      const response = await testApp.app.inject({
+        method: 'POST',
+        url: '/v1/payments',
+        headers: { authorization: `Bearer ${merchant.api_key}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ amount: 100, currency: 'RUB' }),
+      });
+      expect(response.statusCode).toBe(500);
+      expect(response.json()).toEqual({
+        error: 'internal_error',
+        message: 'Something went wrong on our side; nothing was changed. Repeat the request.',
+      });
+    } finally {
+      await sql`drop trigger test_fault on payments`.execute(db);
+    }
   });
 });

@@ -1,0 +1,42 @@
+// Which failures mean "the database cannot be reached right now" (a restart, a
+// failover, a network cut, a closed handle) rather than a bug. The HTTP layer
+// answers them 503 service_unavailable with Retry-After; this is the one list.
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+// SQLSTATE: 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now,
+// 53300 too_many_connections; class 08 is every connection exception.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+
+// pg and the pool say these without a code; Kysely and PGlite after their handle was closed.
+const UNAVAILABLE_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+  'Cannot use a pool after calling end on the pool',
+  'driver has already been destroyed',
+  'PGlite is closed',
+];
+
+const CAUSE_DEPTH_MAX = 5;
+
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+function isUnavailableItself(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (NETWORK_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+  if (UNAVAILABLE_MESSAGES.some((message) => error.message.startsWith(message))) return true;
+  // A failed connect to a host with several addresses (IPv4 and IPv6) is an AggregateError of them.
+  return error instanceof AggregateError && error.errors.some((inner) => isUnavailableItself(inner));
+}
+
+/** True when the error, or one of its causes, says the database is unreachable. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < CAUSE_DEPTH_MAX && current !== undefined && current !== null; depth++) {
+    if (isUnavailableItself(current)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
