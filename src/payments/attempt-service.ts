@@ -109,6 +109,8 @@ export async function applyAttemptOutcome(deps: AttemptDeps, attempt: AttemptRow
     const current = await attempts.lockAttempt(tx, attempt.id);
     if (!payment || !current) throw new Error(`payment attempt ${attempt.id} or its payment is missing`);
     if (current.status === 'succeeded' || current.status === 'declined') return current;
+    // Ids and outcome only: card data never reaches a log line (docs/connectors.md, "Card data").
+    deps.logger.debug({ attempt_id: current.id, payment_id: payment.id, method: current.method, outcome: outcome.status }, 'applying the acquirer outcome');
     const now = deps.clock.now();
     switch (outcome.status) {
       case 'requires_confirmation':
