@@ -41,7 +41,7 @@ export const merchantCreateCommand: CliCommand = {
 
 export const keyCreateCommand: CliCommand = {
   words: ['key', 'create'],
-  usage: 'paygate key create --shop SHOP_ID --scopes payments,crypto,payouts,read [--json]',
+  usage: 'paygate key create --shop SHOP_ID --scopes payments,crypto,payouts,webhooks,read [--json]',
   summary: 'Issue an API key for a shop with the given scopes',
   async run(args, io, config) {
     const { values } = parseArgs({
