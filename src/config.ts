@@ -16,6 +16,8 @@ export interface Config {
   readonly allowHttpWebhooks: boolean;
   readonly webhookAllowPrivate: boolean;
   readonly webhookConcurrency: number;
+  /** Attempts in flight at most per receiver origin (scheme, host, port), so one slow receiver cannot take every slot. */
+  readonly webhookOriginConcurrency: number;
   /** Fastify's trustProxy: false, a hop count, or the proxies' addresses and CIDR ranges. */
   readonly trustProxy: false | number | readonly string[];
   readonly authFailuresPerMinute: number;
@@ -121,6 +123,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowHttpWebhooks: readBoolean(env, 'PAYGATE_ALLOW_HTTP_WEBHOOKS', databaseUrl === undefined),
     webhookAllowPrivate: readBoolean(env, 'PAYGATE_WEBHOOK_ALLOW_PRIVATE', false),
     webhookConcurrency: readInteger(env, 'PAYGATE_WEBHOOK_CONCURRENCY', 32, 1, 1_000),
+    webhookOriginConcurrency: readInteger(env, 'PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY', 8, 1, 1_000),
     trustProxy: readTrustProxy(env),
     authFailuresPerMinute: readInteger(env, 'PAYGATE_AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     metricsToken: readMetricsToken(env),

@@ -4,13 +4,24 @@
 // statement. Any number of workers, in any number of processes, can run side by
 // side; one killed mid-attempt loses nothing: its lease expires and the attempt
 // is made again (delivery is at least once; receivers deduplicate by webhook-id).
+// Receivers take turns for the worker's slots, each within its own cap
+// (origin-gate.ts), so a slow receiver delays only its own webhooks.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { AppContext, Worker } from '../context.ts';
 import { newId } from '../ids.ts';
 import { nextRetryDelayMs, parseRetryAfterMs } from './retry-schedule.ts';
 import { signedHeaders } from './signing.ts';
-import { claimDueDeliveries, recordAttempt, recordAttempts, releaseDeliveries, type AttemptRecord, type ClaimedDelivery } from './webhook-repository.ts';
+import { createOriginGate } from './origin-gate.ts';
+import {
+  claimDueDeliveries,
+  postponeDeliveries,
+  recordAttempt,
+  recordAttempts,
+  releaseDeliveries,
+  type AttemptRecord,
+  type ClaimedDelivery,
+} from './webhook-repository.ts';
 import { createWebhookSender, DEFAULT_ATTEMPT_TIMEOUT_MS, type SendResult, type WebhookSender } from './webhook-sender.ts';
 import { webhookMetrics, type WebhookMetrics } from './webhook-metrics.ts';
 
@@ -28,6 +39,8 @@ const MAX_DRAIN_ROUNDS = 100_000;
 export interface DeliveryWorkerOptions {
   /** Attempts in flight at most; `config.webhookConcurrency` by default. */
   readonly concurrency?: number;
+  /** Attempts in flight at most per receiver origin; `config.webhookOriginConcurrency` by default. */
+  readonly originConcurrency?: number;
   /** How long a claim holds a delivery; must exceed the attempt timeout by LEASE_MARGIN_MS. */
   readonly leaseMs?: number;
   readonly attemptTimeoutMs?: number;
@@ -60,11 +73,11 @@ function secretsAt(delivery: ClaimedDelivery, at: Date) {
 }
 
 /** Makes one attempt of a claimed delivery and records it. Never throws for a receiver's failure. */
-export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery, onSent?: () => void): Promise<AttemptSummary> {
+export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery, onSent?: (result: SendResult) => void): Promise<AttemptSummary> {
   const startedAt = deps.clock.now();
   const headers = signedHeaders(secretsAt(delivery, startedAt), delivery.eventId, startedAt, delivery.payload);
   const result = await deps.sender.send({ url: delivery.url, headers, body: delivery.payload });
-  onSent?.();
+  onSent?.(result);
   const finishedAt = deps.clock.now();
   const attemptNumber = delivery.attemptCount + 1;
   const delayMs =
@@ -140,6 +153,13 @@ function createRecordBatcher(db: AppContext['db'], maxBatch: number, maxDelayMs:
   };
 }
 
+interface QueuedDelivery {
+  readonly delivery: ClaimedDelivery;
+  /** Epoch ms. */
+  readonly leaseEndsAt: number;
+  readonly origin: string;
+}
+
 export interface DeliveryWorker extends Worker {
   /** Claims what is due now (up to the free capacity) and starts those attempts; resolves to how many were claimed. */
   runOnce(): Promise<number>;
@@ -164,7 +184,10 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     throw new Error(`a webhook lease (${leaseMs} ms) must exceed the attempt timeout (${attemptTimeoutMs} ms) by ${LEASE_MARGIN_MS} ms`);
   }
   const idlePollMs = options.idlePollMs ?? DEFAULT_IDLE_POLL_MS;
-  const sender = createWebhookSender({ config: context.config, timeoutMs: attemptTimeoutMs, connectionsPerOrigin: concurrency });
+  const originLimit = Math.min(concurrency, options.originConcurrency ?? context.config.webhookOriginConcurrency);
+  const sender = createWebhookSender({ config: context.config, timeoutMs: attemptTimeoutMs, connectionsPerOrigin: originLimit });
+  // An attempt that takes half its time limit or more marks its receiver as impaired.
+  const gate = createOriginGate({ limit: originLimit, slowMs: attemptTimeoutMs / 2 });
   const batcher = createRecordBatcher(context.db, recordBatch, RECORD_BATCH_DELAY_MS);
   const deps: AttemptDeps = {
     db: context.db,
@@ -179,65 +202,125 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   // leaves after the attempt's own limit and the margin. Fewer are held when attempts are slow,
   // so that a queue behind slow receivers starts within its leases instead of being skipped.
   const safeWaitMs = (leaseMs - attemptTimeoutMs - LEASE_MARGIN_MS) / 2;
+  /** Queued deliveries per slot at most: for one receiver, as many as the worker holds for all. */
+  const queuedPerSlotMax = maxHeld / concurrency - 1;
+  const random = options.random ?? Math.random;
   /** Moving average of how long a send takes; it starts at the worst case, the time limit. */
   let averageSendMs = attemptTimeoutMs;
   function holdLimit(): number {
     const startableInTime = Math.floor((concurrency * safeWaitMs) / Math.max(averageSendMs, 1));
     return Math.min(maxHeld, concurrency + startableInTime);
   }
-  /** Claimed, not yet started, oldest claim first; each with the end of its lease. */
-  const queue: { delivery: ClaimedDelivery; leaseEndsAt: number }[] = [];
+  /**
+   * Claimed, not yet started, per receiver origin, oldest claim first; each with the end of its
+   * lease. Origins take turns: one that has just started an attempt goes to the back.
+   */
+  const queues = new Map<string, QueuedDelivery[]>();
+  let queued = 0;
   /** Requests on the wire: at most `concurrency`. */
   let sending = 0;
   /** Those waiting for a request to come back (the loop, `drain`). */
   let slotWaiters: (() => void)[] = [];
   const slotFreed = () => new Promise<void>((resolve) => slotWaiters.push(resolve));
-  /** Attempts not yet written (sent, waiting for their batch); each still holds its lease. */
+  /** Writes under way: attempts not yet recorded (each still holds its lease) and postponements. */
   const unrecorded = new Set<Promise<void>>();
   let loop: Promise<void> | undefined;
   let stopped = false;
   let stopping: Promise<void> | undefined;
   let wake: (() => void) | undefined;
 
+  function enqueue(item: QueuedDelivery): void {
+    const items = queues.get(item.origin);
+    if (items) items.push(item);
+    else queues.set(item.origin, [item]);
+    queued += 1;
+  }
+
+  /** Takes every queued delivery of one origin out of the queue. */
+  function dequeueOrigin(origin: string): QueuedDelivery[] {
+    const items = queues.get(origin) ?? [];
+    queues.delete(origin);
+    queued -= items.length;
+    return items;
+  }
+
+  /** Gives deliveries back to the database, due later, so that they hold neither a slot nor a place in the queue. */
+  function postpone(origin: string, items: readonly QueuedDelivery[]): void {
+    if (items.length === 0) return;
+    const now = context.clock.now();
+    const times = gate.postponeTimes(origin, items.length, now.getTime(), random);
+    if (gate.isImpaired(origin)) {
+      context.logger.warn({ origin, deliveries: items.length }, 'webhook receiver is impaired (its last attempt stalled); its deliveries are postponed');
+    }
+    const postponements = items.map(({ delivery }, index) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken, until: new Date(times[index]!) }));
+    const write: Promise<void> = postponeDeliveries(context.db, postponements, now)
+      .catch((error: unknown) => context.logger.warn({ err: error, origin }, 'could not postpone webhook deliveries; their leases will expire'))
+      .finally(() => unrecorded.delete(write));
+    unrecorded.add(write);
+  }
+
+  /** Whether some queued delivery could start as soon as a slot is free. */
+  function anyStartable(): boolean {
+    for (const origin of queues.keys()) if (gate.hasRoom(origin)) return true;
+    return false;
+  }
+
   function startQueued(): void {
-    while (!stopped && sending < concurrency && queue.length > 0) {
-      const { delivery, leaseEndsAt } = queue.shift()!;
+    // Entries moved to the back are visited again; each visit starts one delivery or finds its origin full.
+    for (const [origin, items] of queues) {
+      if (stopped || sending >= concurrency) return;
+      if (!gate.hasRoom(origin)) continue;
+      const item = items.shift()!;
+      queued -= 1;
+      queues.delete(origin);
+      if (items.length > 0) queues.set(origin, items);
       // A lease that could run out before the attempt ends would let another worker send the
       // same event at the same time. Leave such a delivery alone: once its lease runs out,
       // whichever worker claims it next makes the attempt.
-      if (leaseEndsAt - context.clock.now().getTime() < attemptTimeoutMs + LEASE_MARGIN_MS) {
-        context.logger.warn({ event_id: delivery.eventId }, 'webhook delivery waited in the queue until its lease wore down; it is left for a new claim');
+      if (item.leaseEndsAt - context.clock.now().getTime() < attemptTimeoutMs + LEASE_MARGIN_MS) {
+        context.logger.warn({ event_id: item.delivery.eventId }, 'webhook delivery waited in the queue until its lease wore down; it is left for a new claim');
         continue;
       }
-      let released = false;
-      const sendStarted = performance.now();
-      const markSent = () => {
-        if (released) return;
-        released = true;
-        averageSendMs += (performance.now() - sendStarted - averageSendMs) * SEND_AVERAGE_WEIGHT;
-        sending -= 1;
-        const waiters = slotWaiters;
-        slotWaiters = [];
-        for (const resolve of waiters) resolve();
-        startQueued();
-      };
-      sending += 1;
-      const recorded: Promise<void> = attemptDelivery(deps, delivery, markSent)
-        .then(() => undefined)
-        .catch((error: unknown) => {
-          // The attempt could not be recorded (database down): its lease expires and it is made again.
-          context.logger.error({ err: error, event_id: delivery.eventId }, 'webhook attempt could not be recorded');
-        })
-        .finally(() => {
-          markSent();
-          unrecorded.delete(recorded);
-        });
-      unrecorded.add(recorded);
+      start(item);
     }
   }
 
-  async function runOnce(): Promise<number> {
-    const room = holdLimit() - sending - queue.length;
+  function start({ delivery, origin }: QueuedDelivery): void {
+    let released = false;
+    const sendStarted = performance.now();
+    const markSent = (result?: SendResult) => {
+      if (released) return;
+      released = true;
+      averageSendMs += (performance.now() - sendStarted - averageSendMs) * SEND_AVERAGE_WEIGHT;
+      sending -= 1;
+      if (gate.finished(origin, result)) postpone(origin, dequeueOrigin(origin));
+      const waiters = slotWaiters;
+      slotWaiters = [];
+      for (const resolve of waiters) resolve();
+      startQueued();
+    };
+    sending += 1;
+    gate.started(origin);
+    const recorded: Promise<void> = attemptDelivery(deps, delivery, markSent)
+      .then(() => undefined)
+      .catch((error: unknown) => {
+        // The attempt could not be recorded (database down): its lease expires and it is made again.
+        context.logger.error({ err: error, event_id: delivery.eventId }, 'webhook attempt could not be recorded');
+      })
+      .finally(() => {
+        markSent();
+        unrecorded.delete(recorded);
+      });
+    unrecorded.add(recorded);
+  }
+
+  /** Room for claimed deliveries; when every queued one waits for a busy receiver, at least the free slots. */
+  function claimRoom(): number {
+    const room = holdLimit() - sending - queued;
+    return sending < concurrency && !anyStartable() ? Math.max(room, concurrency - sending) : room;
+  }
+
+  async function claim(room: number): Promise<number> {
     if (room <= 0 || stopped) return 0;
     const now = context.clock.now();
     const claimed = await claimDueDeliveries(context.db, {
@@ -247,10 +330,21 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
       limit: room,
     });
     const leaseEndsAt = now.getTime() + leaseMs;
-    for (const delivery of claimed) queue.push({ delivery, leaseEndsAt });
+    const putOff = new Map<string, QueuedDelivery[]>();
+    for (const delivery of claimed) {
+      const item = { delivery, leaseEndsAt, origin: sender.originOf(delivery.url) };
+      // Each receiver holds what it can start within the leases at its own pace (one probe when
+      // impaired); the rest goes back to the database so that claims reach other receivers' rows.
+      const held = gate.inFlight(item.origin) + (queues.get(item.origin)?.length ?? 0);
+      if (held < gate.capacity(item.origin, safeWaitMs, queuedPerSlotMax)) enqueue(item);
+      else putOff.set(item.origin, [...(putOff.get(item.origin) ?? []), item]);
+    }
+    for (const [origin, items] of putOff) postpone(origin, items);
     startQueued();
     return claimed.length;
   }
+
+  const runOnce = () => claim(claimRoom());
 
   function pause(milliseconds: number): Promise<void> {
     return new Promise((resolve) => {
@@ -268,14 +362,16 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     while (!stopped) {
       try {
         const limit = holdLimit();
-        const room = limit - sending - queue.length;
-        // Claim in batches, but when slow attempts keep the limit low, as soon as there is room.
-        if (room < Math.min(claimThreshold, Math.max(1, limit - concurrency))) {
+        const room = claimRoom();
+        // Claim in batches, but when slow attempts keep the limit low, as soon as there is room;
+        // and at once when slots are free that nothing queued may take.
+        const idleSlots = sending < concurrency && !anyStartable();
+        if (!idleSlots && room < Math.min(claimThreshold, Math.max(1, limit - concurrency))) {
           await slotFreed();
           continue;
         }
         // Fewer than asked for means nothing else is due now: wait for the next poll.
-        if ((await runOnce()) < room) await pause(idlePollMs);
+        if ((await claim(room)) < room) await pause(idlePollMs);
       } catch (error) {
         context.logger.error({ err: error }, 'webhook worker could not claim deliveries');
         await pause(idlePollMs);
@@ -288,7 +384,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     wake?.();
     await loop;
     // Claimed but never started: give them back now rather than when their lease runs out.
-    const unstarted = queue.splice(0);
+    const unstarted = [...queues.keys()].flatMap(dequeueOrigin);
     if (unstarted.length > 0) {
       await releaseDeliveries(context.db, unstarted.map(({ delivery }) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken }))).catch(
         (error: unknown) => context.logger.warn({ err: error }, 'could not release unstarted webhook deliveries; their leases will expire'),
@@ -317,7 +413,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
       for (let round = 0; round < MAX_DRAIN_ROUNDS; round++) {
         const claimed = await runOnce();
         attempts += claimed;
-        if (claimed === 0 && queue.length === 0 && unrecorded.size === 0) return attempts;
+        if (claimed === 0 && queued === 0 && unrecorded.size === 0) return attempts;
         if (sending > 0) await slotFreed();
         else await Promise.allSettled([...unrecorded]);
       }

@@ -183,6 +183,28 @@ export async function releaseDeliveries(db: Executor, claims: readonly { id: str
   }
 }
 
+/**
+ * Puts off claimed deliveries without counting an attempt, each until its own
+ * time, and releases them: claims pass them by until then. Only rows still
+ * under the given lease move, and none is brought forward.
+ */
+export async function postponeDeliveries(
+  db: Executor,
+  postponements: readonly { id: string; leaseToken: string; until: Date }[],
+  now: Date,
+): Promise<void> {
+  if (postponements.length === 0) return;
+  const ids = postponements.map((item) => item.id);
+  const tokens = postponements.map((item) => item.leaseToken);
+  const untilMs = postponements.map((item) => item.until.getTime());
+  // Found by key through the id array, as in recordAttempts.
+  await sql`
+    update webhook_deliveries d
+       set next_attempt_at = greatest(d.next_attempt_at, to_timestamp(c.until_ms / 1000)), locked_until = null, lease_token = null, updated_at = ${now}
+      from unnest(${ids}::text[], ${tokens}::text[], ${untilMs}::float8[]) as c (id, lease_token, until_ms)
+     where d.id = any(${ids}::text[]) and d.id = c.id and d.lease_token = c.lease_token and d.status = 'pending'`.execute(db);
+}
+
 export async function countDueDeliveries(db: Executor, now: Date): Promise<number> {
   const row = await db
     .selectFrom('webhook_deliveries')

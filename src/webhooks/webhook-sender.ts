@@ -31,13 +31,15 @@ export interface SendResult {
 
 export interface WebhookSender {
   send(input: SendRequest): Promise<SendResult>;
+  /** The receiver origin a URL sends to (the URL itself when it is refused): the key of per-receiver limits. */
+  originOf(url: string): string;
   close(): Promise<void>;
 }
 
 export interface SenderOptions {
   readonly config: Pick<Config, 'allowHttpWebhooks' | 'webhookAllowPrivate'>;
   readonly timeoutMs?: number | undefined;
-  /** Connections per receiver origin; the worker's concurrency bounds the total anyway. */
+  /** Connections per receiver origin; the worker's per-origin cap bounds the attempts anyway. */
   readonly connectionsPerOrigin?: number | undefined;
 }
 
@@ -52,12 +54,13 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
   const targets = createTargetCache(options.config);
   return {
     send: (input) => sendOnce(agent, targets, timeoutMs, input),
+    originOf: (url) => targets(url).origin ?? url,
     close: () => agent.close(),
   };
 }
 
 /** Where a URL sends to, or why it may not: worked out once per URL, as it depends only on the URL and the configuration. */
-type Target = { readonly origin: string; readonly path: string; readonly refusal?: undefined } | { readonly refusal: string };
+type Target = { readonly origin: string; readonly path: string; readonly refusal?: undefined } | { readonly refusal: string; readonly origin?: undefined };
 
 const TARGET_CACHE_SIZE = 1_000;
 

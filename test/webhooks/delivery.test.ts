@@ -332,7 +332,8 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
     const merchant = await testApp.createMerchant();
     receiver.handler = () => ({ hang: true });
     const first = await emitTo(merchant.shop_id, receiver.url);
-    const second = await emitTo(merchant.shop_id, receiver.url);
+    // Another origin (the same receiver by name): a timeout postpones the queued deliveries of its own origin only.
+    const second = await emitTo(merchant.shop_id, receiver.url.replace('127.0.0.1', 'localhost'));
     const slow = worker({ concurrency: 1, attemptTimeoutMs: 300 });
     expect(await slow.runOnce()).toBe(2);
     // While the first attempt hangs, the second waits in the queue and its 60 s lease wears down.
@@ -369,6 +370,82 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
     for (let index = 0; index < 20; index++) await emitTo(merchant.shop_id, receiver.url);
     expect(await paced.runOnce()).toBeGreaterThan(2);
     await paced.drain();
+  });
+
+  it("a receiver's backlog beyond what the worker holds for it is postponed without an attempt, so another receiver's delivery is not stuck behind it", async () => {
+    const merchant = await testApp.createMerchant();
+    const arrivals: string[] = [];
+    const busy = await startReceiver(() => (arrivals.push('busy'), { status: 200, delayMs: 50 }));
+    const other = await startReceiver(() => (arrivals.push('other'), { status: 200 }));
+    const start = testApp.clock.now();
+    try {
+      const backlog = [];
+      for (let index = 0; index < 30; index++) backlog.push(await emitTo(merchant.shop_id, busy.url));
+      // Due just after the whole backlog, so that every claim reaches it last.
+      testApp.clock.advance(1);
+      const behind = await emitTo(merchant.shop_id, other.url);
+      // One attempt at a time per receiver: the worker holds 8 of one receiver's deliveries (one in flight, seven queued).
+      const paced = worker({ concurrency: 4, originConcurrency: 1 });
+      await paced.drain();
+      expect(await deliveryOf(behind.id)).toMatchObject({ status: 'delivered' });
+      // It went out while the busy receiver was still working through the 8 it held.
+      expect(arrivals.indexOf('other')).toBeLessThanOrEqual(8);
+      const postponed = (await Promise.all(backlog.map((event) => deliveryOf(event.id)))).filter((row) => row.status === 'pending');
+      expect(postponed.length).toBeGreaterThan(0);
+      for (const row of postponed) {
+        expect(row).toMatchObject({ attempt_count: 0, lease_token: null, locked_until: null });
+        expect(row.next_attempt_at!.getTime()).toBeGreaterThan(testApp.clock.now().getTime());
+      }
+      // They come back at the receiver's pace and are each delivered once.
+      for (let round = 0; round < 20 && busy.requests.length < backlog.length; round++) {
+        testApp.clock.advance(1_000);
+        await paced.drain();
+      }
+      expect(busy.requests.map((request) => request.headers['webhook-id']).sort()).toEqual(backlog.map((event) => event.id).sort());
+    } finally {
+      testApp.clock.set(start);
+      await busy.close();
+      await other.close();
+    }
+  });
+
+  it('a receiver whose attempts time out gets one attempt at a time, the rest postponed without an attempt counted, until it answers again', async () => {
+    const merchant = await testApp.createMerchant();
+    const flaky = await startReceiver(() => ({ hang: true }));
+    const start = testApp.clock.now();
+    try {
+      const events = [];
+      for (let index = 0; index < 6; index++) events.push(await emitTo(merchant.shop_id, flaky.url));
+      const impaired = worker({ concurrency: 4, originConcurrency: 2, attemptTimeoutMs: 300 });
+      await impaired.drain();
+      // Two attempts (the cap) timed out; the four others were put off 30 to 45 s, with no attempt counted.
+      expect(flaky.requests).toHaveLength(2);
+      const untouched = (await Promise.all(events.map((event) => deliveryOf(event.id)))).filter((row) => row.attempt_count === 0);
+      expect(untouched).toHaveLength(4);
+      for (const row of untouched) {
+        expect(row.lease_token).toBeNull();
+        const delayMs = row.next_attempt_at!.getTime() - start.getTime();
+        expect(delayMs).toBeGreaterThanOrEqual(30_000);
+        expect(delayMs).toBeLessThanOrEqual(45_000);
+      }
+      // All six due again (retries too): one probe only, which hangs as well.
+      testApp.clock.advance(46_000);
+      await impaired.drain();
+      expect(flaky.requests).toHaveLength(3);
+      // The receiver answers again: the next probe succeeds, and then its deliveries go at its full cap.
+      flaky.handler = () => ({ status: 200 });
+      testApp.clock.advance(10 * 60_000);
+      await impaired.drain();
+      expect(flaky.requests).toHaveLength(4);
+      testApp.clock.advance(10 * 60_000);
+      await impaired.drain();
+      const rows = await Promise.all(events.map((event) => deliveryOf(event.id)));
+      expect(rows.every((row) => row.status === 'delivered')).toBe(true);
+      expect(flaky.requests).toHaveLength(9);
+    } finally {
+      testApp.clock.set(start);
+      await flaky.close();
+    }
   });
 
   it('a lease shorter than the attempt timeout plus a margin is refused when the worker is made', () => {
