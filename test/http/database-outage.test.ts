@@ -4,6 +4,7 @@
 // not refused for 30 s because the failed request could not release its claim.
 // PostgreSQL: the connection runs through a TCP relay the test cuts (a restart or
 // a network break). PGlite lives in the process: its outage is its handle closing.
+import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -113,7 +114,7 @@ describe.each(backends)('the database becomes unreachable on %s', (backend) => {
  * meanwhile the relay is cut, so the request loses its connection mid-transaction
  * and cannot release its claim either. Returns how to bring the database back.
  */
-async function breakRelayDuringPaymentInsert(g: Gateway, send: () => ReturnType<Gateway['app']['inject']>): Promise<() => Promise<void>> {
+async function breakRelayDuringPaymentInsert(g: Gateway, send: () => Promise<LightMyRequestResponse>): Promise<() => Promise<void>> {
   const admin = new pg.Client({ connectionString: g.directUrl });
   await admin.connect();
   await admin.query(`
@@ -142,7 +143,7 @@ async function breakRelayDuringPaymentInsert(g: Gateway, send: () => ReturnType<
  * (SQLSTATE 57P01) is raised by the payment's INSERT and by the claim's release,
  * as when the server shuts down between the two. Returns how to end it.
  */
-async function failPaymentInsertOnPGlite(g: Gateway, send: () => ReturnType<Gateway['app']['inject']>): Promise<() => Promise<void>> {
+async function failPaymentInsertOnPGlite(g: Gateway, send: () => Promise<LightMyRequestResponse>): Promise<() => Promise<void>> {
   await sql`
     create function test_shutdown() returns trigger language plpgsql as $$
     begin raise exception 'terminating connection due to administrator command' using errcode = 'admin_shutdown'; end $$`.execute(g.context.db);
