@@ -6,6 +6,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { DatabaseBackend } from './db/database.ts';
 import type { Db } from './db/transaction.ts';
+import type { AcquirerConnector } from './payments/connectors/acquirer-connector.ts';
 
 export interface AppContext {
   readonly db: Db;
@@ -14,6 +15,11 @@ export interface AppContext {
   readonly config: Config;
   readonly metrics: Registry;
   readonly logger: Logger;
+  /**
+   * The production acquirers live shops charge through, in order of preference.
+   * None ships yet (docs/connectors.md); absent or empty, a live shop can bind no method.
+   */
+  readonly liveConnectors?: readonly AcquirerConnector[] | undefined;
 }
 
 /** A background loop (webhook delivery, payment expiry). `stop` waits for in-flight work. */

@@ -119,7 +119,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const result = await createPayment(context, principal.shopId, request.body, request.headers['idempotency-key']);
+      const result = await createPayment(context, { shopId: principal.shopId, mode: principal.shopMode }, request.body, request.headers['idempotency-key']);
       // The stored bytes are sent as they are, so a replay is byte-identical.
       return reply
         .code(result.status as 201)

@@ -6,10 +6,12 @@ import { randomInt } from 'node:crypto';
 import { isStorableInstant, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { inTransaction, isUniqueViolation, type Db, type Tx } from '../db/transaction.ts';
-import { InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
+import { InvalidRequestError, InvalidStateError, MethodUnavailableError, NotFoundError } from '../errors.ts';
 import { newUuid } from '../ids.ts';
 import { creditPaymentPaid } from '../ledger/payment-credit.ts';
 import { emit } from '../webhooks/outbox.ts';
+import type { ShopMode } from '../merchants/merchant-tables.ts';
+import { connectorForShop, liveMethods, type ConnectorDeps } from './connectors/connector-registry.ts';
 import { kopecksToNumber, parsePaymentAmount } from './payment-amount.ts';
 import { priceNewPayment, shopMethodSettings } from './payment-methods.ts';
 import * as repository from './payment-repository.ts';
@@ -37,6 +39,13 @@ export interface PaymentServiceDeps {
   readonly db: Db;
   readonly clock: Clock;
   readonly config: Pick<Config, 'publicUrl' | 'allowHttpWebhooks'>;
+  readonly liveConnectors?: ConnectorDeps['liveConnectors'];
+}
+
+/** The shop a payment is created for, as the API key names it. */
+export interface PaymentShop {
+  readonly shopId: string;
+  readonly mode: ShopMode;
 }
 
 /** The Payment of spec 2.2, field for field. */
@@ -124,33 +133,45 @@ function validateRequest(
  */
 export async function createPayment(
   deps: PaymentServiceDeps,
-  shopId: string,
+  shop: PaymentShop,
   request: CreatePaymentRequest,
   idempotencyKey: string | undefined,
 ): Promise<CreatePaymentResult> {
   const valid = validateRequest(request, deps.config);
-  if (idempotencyKey === undefined) return insertNewPayment(deps, shopId, valid, undefined);
-  const claim = await claimIdempotencyKey(deps.db, deps.clock, shopId, idempotencyKey, requestHash(request));
+  if (idempotencyKey === undefined) return insertNewPayment(deps, shop, valid, undefined);
+  const claim = await claimIdempotencyKey(deps.db, deps.clock, shop.shopId, idempotencyKey, requestHash(request));
   if (claim.kind === 'replay') return claim.response;
   try {
-    return await insertNewPayment(deps, shopId, valid, claim.lease);
+    return await insertNewPayment(deps, shop, valid, claim.lease);
   } catch (error) {
     await releaseIdempotencyKey(deps.db, claim.lease).catch(() => undefined);
     throw error;
   }
 }
 
+/** A bound method needs an acquirer that charges it: on a live shop, a configured production connector. */
+function assertChargeable(deps: PaymentServiceDeps, mode: ShopMode, method: PaymentMethod | null): void {
+  if (method === null || connectorForShop(deps, mode, method)) return;
+  const available = liveMethods(deps);
+  throw new MethodUnavailableError(
+    `Method "${method}" cannot be paid in a live shop: no configured acquirer connector supports it` +
+      (available.length > 0 ? `; use one of ${available.join(', ')}.` : '; no live acquirer connector is configured yet.'),
+  );
+}
+
 async function insertNewPayment(
   deps: PaymentServiceDeps,
-  shopId: string,
+  shop: PaymentShop,
   valid: ReturnType<typeof validateRequest>,
   lease: IdempotencyLease | undefined,
 ): Promise<CreatePaymentResult> {
+  const shopId = shop.shopId;
   for (let attempt = 1; ; attempt++) {
     try {
       return await inTransaction(deps.db, async (tx) => {
         const settings = await shopMethodSettings(tx, shopId);
         const tariff = priceNewPayment(settings, valid.amountKopecks, valid.method);
+        assertChargeable(deps, shop.mode, tariff.method);
         const now = deps.clock.now();
         const row: PaymentRow = {
           id: newUuid(),

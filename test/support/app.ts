@@ -34,7 +34,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 
 export async function createTestContext(
   backend: DatabaseBackend,
-  options: { config?: Partial<Config>; clock?: ManualClock } = {},
+  options: { config?: Partial<Config>; clock?: ManualClock; liveConnectors?: AppContext['liveConnectors'] } = {},
 ): Promise<{ context: AppContext; clock: ManualClock; database: TestDatabase }> {
   const database = await openTestDatabase(backend);
   const clock = options.clock ?? new ManualClock(new Date('2026-11-01T10:00:00.000Z'));
@@ -46,13 +46,14 @@ export async function createTestContext(
     config,
     metrics: new Registry(),
     logger: createLogger(config),
+    liveConnectors: options.liveConnectors,
   };
   return { context, clock, database };
 }
 
 export async function createTestApp(
   backend: DatabaseBackend,
-  options: { config?: Partial<Config>; clock?: ManualClock; app?: BuildAppOptions } = {},
+  options: { config?: Partial<Config>; clock?: ManualClock; app?: BuildAppOptions; liveConnectors?: AppContext['liveConnectors'] } = {},
 ): Promise<TestApp> {
   const { context, clock, database } = await createTestContext(backend, options);
   const app = await buildApp(context, options.app);

@@ -59,6 +59,8 @@ export type RefundOutcome =
 export interface AcquirerConnector {
   /** A stable name, e.g. `sandbox`. */
   readonly name: string;
+  /** The methods this acquirer can charge; a live shop offers only methods some configured connector has. */
+  readonly methods: readonly PaymentMethod[];
   charge(request: ChargeRequest): Promise<ChargeOutcome>;
   /** Completes or cancels a charge that required confirmation; idempotent. */
   confirm(chargeKey: string, approve: boolean): Promise<ChargeOutcome>;

@@ -6,13 +6,13 @@ import type { AppContext } from '../../context.ts';
 import { findShop } from '../../merchants/merchant-repository.ts';
 import { applyAttemptOutcome, armConfirmation, chargeAttempt, startAttempt } from '../attempt-service.ts';
 import type { AcquirerConnector, CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
-import { connectorForShop } from '../connectors/connector-registry.ts';
+import { connectorForShop, connectorNamed } from '../connectors/connector-registry.ts';
 import { coversAmount, shopMethodSettings, totalWithMethod, type MethodSettings } from '../payment-methods.ts';
 import { findPaymentByOrderCode, type PaymentRow } from '../payment-repository.ts';
 import type { PaymentMethod } from '../payment-tables.ts';
 import { crashPoint } from '../test-crash-point.ts';
 
-export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>;
+export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'liveConnectors'>;
 
 const ORDER_CODE_PATTERN = /^[A-Za-z0-9]{6,32}$/;
 
@@ -39,7 +39,10 @@ export async function loadPageState(deps: PageDeps, orderCode: string): Promise<
   if (!shop) return undefined;
   const settings = await shopMethodSettings(deps.db, payment.shop_id);
   const status = payment.status === 'pending' && payment.expires_at <= deps.clock.now() ? 'expired' : payment.status;
-  return { payment, shopName: shop.name, shopMode: shop.mode, status, options: methodOptions(payment, settings) };
+  // Only methods an acquirer can charge are offered: a live payment bound to a
+  // method no configured connector has shows "unavailable", not an error.
+  const options = methodOptions(payment, settings).filter((option) => connectorForShop(deps, shop.mode, option.method));
+  return { payment, shopName: shop.name, shopMode: shop.mode, status, options };
 }
 
 function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[]): MethodOption[] {
@@ -49,9 +52,9 @@ function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[])
     .map((entry) => ({ method: entry.method, totalKopecks: totalWithMethod(entry, payment.amount_kopecks) }));
 }
 
-/** The acquirer for a shop: the sandbox for sandbox shops; live shops need a production connector. */
-export function connectorFor(deps: PageDeps, shopMode: 'sandbox' | 'live'): AcquirerConnector | undefined {
-  return connectorForShop(deps, shopMode);
+/** The acquirer that charges `method` for a shop (connector-registry.ts). */
+export function connectorFor(deps: PageDeps, shopMode: 'sandbox' | 'live', method: PaymentMethod): AcquirerConnector | undefined {
+  return connectorForShop(deps, shopMode, method);
 }
 
 export type PayResult =
@@ -71,7 +74,7 @@ export interface PayInput {
 export async function payFromPage(deps: PageDeps, state: PageState, input: PayInput): Promise<PayResult> {
   if (state.status !== 'pending') return { kind: 'done' };
   const option = state.options.find((candidate) => candidate.method === input.method);
-  const connector = connectorFor(deps, state.shopMode);
+  const connector = connectorFor(deps, state.shopMode, input.method);
   if (!option || !connector) return { kind: 'unavailable' };
   const attempt = await startAttempt(deps, {
     payment: state.payment,
@@ -89,11 +92,13 @@ export async function payFromPage(deps: PageDeps, state: PageState, input: PayIn
 
 /** The payer answered the confirmation step of a charge. */
 export async function confirmFromPage(deps: PageDeps, state: PageState, chargeKey: string, approve: boolean): Promise<PayResult> {
-  if (state.status !== 'pending') return { kind: 'done' };
-  const connector = connectorFor(deps, state.shopMode);
-  if (!connector || !chargeKey.startsWith(`${state.payment.id}:`)) return { kind: 'unavailable' };
+  if (state.status !== 'pending' || !chargeKey.startsWith(`${state.payment.id}:`)) {
+    return { kind: state.status === 'pending' ? 'unavailable' : 'done' };
+  }
   const attempt = await armConfirmation(deps, state.payment.id, chargeKey);
-  if (!attempt) return { kind: 'unavailable' };
+  // The charge is confirmed with the acquirer it was made through.
+  const connector = attempt ? connectorNamed(deps, attempt.connector) : undefined;
+  if (!attempt || !connector) return { kind: 'unavailable' };
   const outcome = await connector.confirm(chargeKey, approve);
   if (outcome.status === 'succeeded') crashPoint('after_acquirer_success');
   await applyAttemptOutcome(deps, attempt, outcome);
@@ -108,7 +113,7 @@ function resultOf(outcome: ChargeOutcome): PayResult {
 
 export function qrPayloadFor(deps: PageDeps, state: PageState, method: 'sbp' | 'sberpay'): string | undefined {
   const option = state.options.find((candidate) => candidate.method === method);
-  const connector = connectorFor(deps, state.shopMode);
+  const connector = connectorFor(deps, state.shopMode, method);
   if (!option || !connector) return undefined;
   return connector.qrPayload({ paymentId: state.payment.id, method, amountKopecks: option.totalKopecks });
 }

@@ -6,6 +6,7 @@
 import type { Clock } from '../../../clock.ts';
 import { inTransaction, isUniqueViolation, type Db } from '../../../db/transaction.ts';
 import type { AcquirerConnector, ChargeOutcome, ChargeRequest } from '../acquirer-connector.ts';
+import { PAYMENT_METHODS } from '../../payment-tables.ts';
 import { sandboxCardBehaviour } from './sandbox-cards.ts';
 
 type ChargeRow = { charge_key: string; status: 'succeeded' | 'declined' | 'requires_confirmation' | 'canceled'; decline_code: string | null };
@@ -83,6 +84,7 @@ export function createSandboxConnector(deps: { db: Db; clock: Clock }): Acquirer
 
   return {
     name: 'sandbox',
+    methods: PAYMENT_METHODS,
     lookup,
     async charge(request) {
       const existing = await lookup(request.chargeKey);
