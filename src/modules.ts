@@ -3,6 +3,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext, Worker } from './context.ts';
 import { balanceRoutes } from './ledger/balance-routes.ts';
+import { createReservationExpiryWorker } from './ledger/reservation-expiry-worker.ts';
 import { accountRoutes } from './merchants/account-routes.ts';
 import { createExpiryWorker } from './payments/expiry-worker.ts';
 import { paymentRoutes } from './payments/payment-routes.ts';
@@ -20,5 +21,5 @@ export const apiRoutePlugins: readonly RoutePlugin[] = [accountRoutes as RoutePl
 export const publicRoutePlugins: readonly RoutePlugin[] = [paymentPageRoutes];
 
 export function createWorkers(context: AppContext): Worker[] {
-  return [createExpiryWorker(context), createReconciliationWorker(context), createDeliveryWorker(context)];
+  return [createExpiryWorker(context), createReconciliationWorker(context), createDeliveryWorker(context), createReservationExpiryWorker(context)];
 }

@@ -82,6 +82,18 @@ export async function findTransfersByKeys(db: Executor, keys: readonly string[])
   return db.selectFrom('ledger_transfers').selectAll().where('idempotency_key', 'in', keys).execute();
 }
 
+/** Open reservations whose timeout has run out, soonest first (the expiry worker's queue). */
+export async function findExpiredReservations(db: Executor, now: Date, limit: number): Promise<TransferRow[]> {
+  return db
+    .selectFrom('ledger_transfers as t')
+    .selectAll('t')
+    .where('t.expires_at', '<=', now)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('ledger_transfers as c').select('c.id').whereRef('c.pending_id', '=', 't.id'))))
+    .orderBy('t.expires_at')
+    .limit(limit)
+    .execute();
+}
+
 /** How much of a posted transfer its `reversal` transfers have given back so far. */
 export async function sumReversals(db: Executor, originalTransferId: string): Promise<bigint> {
   const row = await db
@@ -153,7 +165,7 @@ export async function writeChain(
   const transferValues = sql.join(
     transfers.map(
       (t) =>
-        sql`(${t.id}, ${t.idempotency_key}, ${t.debit_account_id}, ${t.credit_account_id}, ${int8(t.amount)}, ${t.currency}, ${t.type}, ${t.reference_type}, ${t.reference_id}, ${t.status}, ${t.pending_id}::text, ${t.chain_id}, ${timestamptz(t.created_at)})`,
+        sql`(${t.id}, ${t.idempotency_key}, ${t.debit_account_id}, ${t.credit_account_id}, ${int8(t.amount)}, ${t.currency}, ${t.type}, ${t.reference_type}, ${t.reference_id}, ${t.status}, ${t.pending_id}::text, ${t.chain_id}, ${timestamptz(t.created_at)}, ${t.timeout_seconds}::int4, ${t.expires_at === null ? null : t.expires_at.toISOString()}::timestamptz)`,
     ),
   );
   const accountValues = sql.join(
@@ -180,7 +192,7 @@ export async function writeChain(
   const result = await sql<{ inserted: string | number | bigint }>`
     with inserted as (
       insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
-        reference_type, reference_id, status, pending_id, chain_id, created_at)
+        reference_type, reference_id, status, pending_id, chain_id, created_at, timeout_seconds, expires_at)
       ${
         transfers.length === 1
           ? sql`values ${transferValues}`

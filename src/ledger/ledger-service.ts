@@ -52,7 +52,15 @@ export interface TransferInput {
   readonly amount: bigint;
   readonly type: TransferType;
   readonly reference: LedgerReference;
+  /**
+   * Reservations only: how many seconds it may stay open. Past that it can no
+   * longer be posted, and the reservation expiry worker voids it.
+   */
+  readonly timeoutSeconds?: number | undefined;
 }
+
+/** The longest a reservation may stay open: 30 days. */
+export const MAX_TIMEOUT_SECONDS = 30 * 24 * 3600;
 
 export interface PostInput {
   readonly id: string;
@@ -89,6 +97,8 @@ export interface LedgerTransfer {
   readonly pendingTransferId: string | null;
   readonly chainId: string;
   readonly createdAt: Date;
+  /** A reservation with a timeout: when it runs out. */
+  readonly expiresAt: Date | null;
 }
 
 export interface ChainResult {
@@ -117,6 +127,7 @@ export function toLedgerTransfer(row: TransferRow): LedgerTransfer {
     pendingTransferId: row.pending_id,
     chainId: row.chain_id,
     createdAt: row.created_at,
+    expiresAt: row.expires_at,
   };
 }
 
@@ -154,6 +165,12 @@ function validateShape(requests: readonly LedgerRequest[]): void {
     if (request.action === 'transfer' || request.action === 'reserve') {
       if (request.debitAccountId === request.creditAccountId) throw new InvalidRequestError('a transfer needs two different accounts');
       if (request.amount <= 0n || request.amount > MAX_AMOUNT_MINOR) throw new InvalidRequestError(`amount must be 1 to ${MAX_AMOUNT_MINOR} minor units`);
+      if (request.timeoutSeconds !== undefined) {
+        if (request.action !== 'reserve') throw new InvalidRequestError('only a reservation can have a timeout');
+        if (!Number.isInteger(request.timeoutSeconds) || request.timeoutSeconds < 1 || request.timeoutSeconds > MAX_TIMEOUT_SECONDS) {
+          throw new InvalidRequestError(`a reservation's timeout is 1 to ${MAX_TIMEOUT_SECONDS} whole seconds`);
+        }
+      }
       if (request.reference.type.length < 1 || request.reference.type.length > 40 || request.reference.id.length < 1 || request.reference.id.length > MAX_ID_LENGTH) {
         throw new InvalidRequestError('a transfer reference needs a type (1..40 characters) and an id');
       }
@@ -181,7 +198,8 @@ function sameRequest(row: TransferRow, request: LedgerRequest, pending: Readonly
         row.amount === request.amount &&
         row.type === request.type &&
         row.reference_type === request.reference.type &&
-        row.reference_id === request.reference.id
+        row.reference_id === request.reference.id &&
+        row.timeout_seconds === (request.timeoutSeconds ?? null)
       );
     case 'post': {
       const reservation = pending.get(request.pendingId);
@@ -252,6 +270,14 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
     const row = pending.get(key);
     if (!row) throw new NotFoundError(`no reservation with id "${key}"`);
     if (row.status !== 'pending') throw new InvalidStateError(`transfer "${key}" is not a reservation, so it cannot be posted or voided`);
+  }
+  // A reservation past its timeout can only be voided (the expiry worker does it if nobody else does).
+  const expired = requests.find(
+    (request) => request.action === 'post' && (pending.get(request.pendingId)!.expires_at?.getTime() ?? Infinity) <= clock.now().getTime(),
+  );
+  if (expired) {
+    const reservation = pending.get((expired as PostInput).pendingId)!;
+    throw new InvalidStateError(`reservation "${reservation.idempotency_key}" expired at ${reservation.expires_at!.toISOString()}; it can no longer be posted`);
   }
 
   const accountIds = requests.flatMap((request) => {
@@ -446,6 +472,8 @@ function applyRequest(
       pending_id: reservation?.id ?? null,
       chain_id: chainId,
       created_at: now,
+      timeout_seconds: request.action === 'reserve' ? (request.timeoutSeconds ?? null) : null,
+      expires_at: request.action === 'reserve' && request.timeoutSeconds !== undefined ? new Date(now.getTime() + request.timeoutSeconds * 1_000) : null,
     },
     changes,
   };

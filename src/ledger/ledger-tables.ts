@@ -40,6 +40,9 @@ export interface LedgerTables {
     pending_id: string | null;
     chain_id: string;
     created_at: Date;
+    /** Reservations only: how long it may stay open, and when that runs out (migration 0008). */
+    timeout_seconds: number | null;
+    expires_at: Date | null;
   };
   ledger_operations: {
     seq: Generated<bigint>;
