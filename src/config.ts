@@ -10,6 +10,8 @@ export interface Config {
   readonly dataDir: string;
   readonly databasePoolSize: number;
   readonly publicUrl: string;
+  /** PAYGATE_PUBLIC_URL was set; otherwise publicUrl is http://localhost:<port> and follows `serve --port`. */
+  readonly publicUrlConfigured: boolean;
   readonly redisUrl: string | undefined;
   readonly rateLimitPerMinute: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -103,12 +105,22 @@ function readMetricsToken(env: Env): string | undefined {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+function defaultPublicUrl(port: number): string {
+  return `http://localhost:${port}`;
+}
+
+/** The configuration listening on another port (`serve --port`); a default public URL follows the port. */
+export function withPort(config: Config, port: number): Config {
+  return { ...config, port, publicUrl: config.publicUrlConfigured ? config.publicUrl : defaultPublicUrl(port) };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = readInteger(env, 'PORT', 8080, 0, 65_535);
   const databaseUrl = readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const logLevel = (env.LOG_LEVEL ?? 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
-  const publicUrl = readUrl(env, 'PAYGATE_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
+  const configuredPublicUrl = readUrl(env, 'PAYGATE_PUBLIC_URL', ['http:', 'https:']);
+  const publicUrl = configuredPublicUrl ?? defaultPublicUrl(port);
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -116,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(env.PAYGATE_DATA_DIR || './data'),
     databasePoolSize: readInteger(env, 'PAYGATE_DB_POOL_SIZE', 20, 1, 1_000),
     publicUrl: publicUrl.replace(/\/+$/, ''),
+    publicUrlConfigured: configuredPublicUrl !== undefined,
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     rateLimitPerMinute: readInteger(env, 'PAYGATE_RATE_LIMIT_PER_MINUTE', 120, 1, 10_000_000),
     logLevel,

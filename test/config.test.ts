@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig, withPort } from '../src/config.ts';
 
 describe('configuration', () => {
   it('has working defaults for the embedded setup', () => {
@@ -14,6 +14,13 @@ describe('configuration', () => {
       webhookAllowPrivate: false,
     });
     expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it('a default public URL follows the port chosen at start; a configured one stays as set', () => {
+    expect(withPort(loadConfig({}), 9123)).toMatchObject({ port: 9123, publicUrl: 'http://localhost:9123' });
+    expect(withPort(loadConfig({ PORT: '7000' }), 9123).publicUrl).toBe('http://localhost:9123');
+    const configured = withPort(loadConfig({ PAYGATE_PUBLIC_URL: 'https://pay.example.com' }), 9123);
+    expect(configured).toMatchObject({ port: 9123, publicUrl: 'https://pay.example.com' });
   });
 
   it('reads every variable', () => {

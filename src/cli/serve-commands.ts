@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { openConfiguredDatabase, ROLES, startGateway, type Gateway, type Role } from '../runtime.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
-import { ConfigError } from '../config.ts';
+import { ConfigError, withPort } from '../config.ts';
 
 /**
  * SIGTERM or SIGINT: stop accepting connections, let in-flight requests and
@@ -53,7 +53,7 @@ export const serveCommand: CliCommand = {
     if (!config.databaseUrl && role !== 'all') {
       throw new ConfigError('DATABASE_URL', `is required for --role ${role}: the embedded database serves one process only`);
     }
-    const gateway = await startGateway({ ...config, port }, { role });
+    const gateway = await startGateway(withPort(config, port), { role });
     if (gateway.url) io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend})`);
     else io.out(`paygate workers running (database ${gateway.context.backend})`);
     return waitForShutdown(gateway, config.shutdownTimeoutMs, io);
