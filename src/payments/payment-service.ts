@@ -25,7 +25,7 @@ import {
   type IdempotencyLease,
   type StoredResponse,
 } from './idempotency.ts';
-import { webhookUrlProblem } from '../webhooks/url-guard.ts';
+import { webhookUrlProblem, type WebhookUrlRules } from '../webhooks/url-guard.ts';
 
 export const PAYMENT_LIFETIME_MS = 60 * 60 * 1000;
 export const ORDER_ID_MAX_LENGTH = 255;
@@ -38,7 +38,7 @@ const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 export interface PaymentServiceDeps {
   readonly db: Db;
   readonly clock: Clock;
-  readonly config: Pick<Config, 'publicUrl' | 'allowHttpWebhooks'>;
+  readonly config: Pick<Config, 'publicUrl' | 'allowHttpWebhooks' | 'webhookAllowPrivate'>;
   readonly liveConnectors?: ConnectorDeps['liveConnectors'];
 }
 
@@ -104,7 +104,7 @@ export function generateOrderCode(): string {
 
 function validateRequest(
   request: CreatePaymentRequest,
-  rules: Pick<Config, 'allowHttpWebhooks'>,
+  rules: WebhookUrlRules,
 ): {
   amountKopecks: bigint;
   method: string | null;
@@ -118,7 +118,7 @@ function validateRequest(
   const callbackUrl = request.callback_url ?? null;
   if (callbackUrl !== null) {
     const problem = callbackUrl.length > CALLBACK_URL_MAX_LENGTH ? 'must be at most 2048 characters' : webhookUrlProblem(callbackUrl, rules);
-    if (problem) throw new InvalidRequestError(`callback_url ${problem}; send a valid absolute URL (https, or http where allowed).`);
+    if (problem) throw new InvalidRequestError(`callback_url ${problem}; send an absolute URL (https, or http where allowed) of a public host.`);
   }
   const orderId = request.order_id ?? null;
   if (orderId !== null && (orderId.length < 1 || orderId.length > ORDER_ID_MAX_LENGTH)) {

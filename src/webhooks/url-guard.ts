@@ -3,6 +3,8 @@
 // link-local (cloud metadata), unspecified, multicast and reserved ranges are
 // refused unless private targets are allowed. The check runs inside the socket's
 // DNS lookup, so the address checked is the address connected to (no DNS rebinding).
+// When a URL is accepted (a callback_url, the shop endpoint, a test URL) the same
+// ranges are refused for IP-literal hosts and for localhost, without a DNS lookup.
 import { lookup as dnsLookup } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import type { Config } from '../config.ts';
@@ -10,11 +12,18 @@ import { InvalidRequestError } from '../errors.ts';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
-export type WebhookUrlRules = Pick<Config, 'allowHttpWebhooks'>;
 export type AddressRules = Pick<Config, 'webhookAllowPrivate'>;
+export type WebhookUrlRules = Pick<Config, 'allowHttpWebhooks'> & AddressRules;
 
 /** Why a URL may not receive webhooks, or null when it may. Other modules call this at request time. */
 export function webhookUrlProblem(raw: string, rules: WebhookUrlRules): string | null {
+  const problem = webhookUrlShapeProblem(raw, rules);
+  if (problem) return problem;
+  return rules.webhookAllowPrivate ? null : hostProblem(new URL(raw).hostname);
+}
+
+/** The URL rule without the address check: scheme, credentials, length. */
+export function webhookUrlShapeProblem(raw: string, rules: Pick<Config, 'allowHttpWebhooks'>): string | null {
   if (raw.length > MAX_WEBHOOK_URL_LENGTH) return `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
   let url: URL;
   try {
@@ -27,6 +36,23 @@ export function webhookUrlProblem(raw: string, rules: WebhookUrlRules): string |
   }
   if (url.username || url.password) return 'must not contain credentials';
   if (!url.hostname) return 'must name a host';
+  return null;
+}
+
+/**
+ * Refuses, without a DNS lookup, hosts whose address is known from the URL alone:
+ * IP literals in a blocked range, and localhost names (RFC 6761: always loopback).
+ * Other names are checked at every connection (guardedLookup): a lookup here would
+ * put the merchant's DNS on the path of payment creation and prove nothing for later.
+ */
+function hostProblem(hostname: string): string | null {
+  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  if (isIP(host) !== 0) {
+    const reason = blockedAddressReason(host);
+    return reason ? `must not point to ${host} (${reason} address)` : null;
+  }
+  const name = host.replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost')) return `must not point to ${name} (loopback address)`;
   return null;
 }
 
@@ -146,7 +172,8 @@ export function guardedLookup(rules: AddressRules): LookupFunction {
         for (const entry of addresses) {
           const reason = blockedAddressReason(entry.address);
           if (reason) {
-            return reply(new AddressRefusedError(`refused to connect to ${hostname} (${entry.address}): ${reason} address`), options.all ? [] : '', 0);
+            // The address itself is left out: the attempt log is shown to the merchant who chose the name.
+            return reply(new AddressRefusedError(`refused to connect to ${hostname}: it resolves to a ${reason} address`), options.all ? [] : '', 0);
           }
         }
       }

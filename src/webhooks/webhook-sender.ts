@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher } from 'undici';
 import type { Config } from '../config.ts';
 import type { AttemptOutcome } from './webhook-tables.ts';
-import { AddressRefusedError, checkLiteralHost, guardedLookup, webhookUrlProblem } from './url-guard.ts';
+import { AddressRefusedError, checkLiteralHost, guardedLookup, webhookUrlShapeProblem } from './url-guard.ts';
 
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 /** How much of a receiver's answer is read and stored. */
@@ -77,7 +77,8 @@ function createTargetCache(config: SenderOptions['config']) {
 }
 
 function resolveTarget(raw: string, config: SenderOptions['config']): Target {
-  const problem = webhookUrlProblem(raw, config);
+  // Names are checked when connecting (guardedLookup), literals here.
+  const problem = webhookUrlShapeProblem(raw, config);
   if (problem) return { refusal: `the URL ${problem}` };
   const url = new URL(raw);
   try {

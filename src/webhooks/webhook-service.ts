@@ -11,6 +11,7 @@ import { emit } from './outbox.ts';
 import { generateSigningSecret } from './signing.ts';
 import { assertWebhookUrl } from './url-guard.ts';
 import * as repository from './webhook-repository.ts';
+import type { SendResult, WebhookSender } from './webhook-sender.ts';
 import type { AttemptOutcome } from './webhook-tables.ts';
 import type { AttemptRow, EventRow, EventStatus, PageKey } from './webhook-repository.ts';
 
@@ -195,10 +196,29 @@ export async function getEndpoint(deps: Deps, shopId: string): Promise<{ url: st
   return { url: shop.webhook_url };
 }
 
+/** What a failed test send may tell: any URL can be tried, so never the answer's body or an address the host resolved to. */
+const TEST_SEND_FAILURES: Record<Exclude<AttemptOutcome, 'succeeded' | 'http_error'>, string> = {
+  timeout: 'no complete answer within the time limit',
+  connection_error: 'could not connect to the receiver',
+  refused: 'the host resolves to an address webhooks may not reach (private, loopback, link-local or reserved)',
+};
+
+function redactTestSend(result: SendResult): SendResult {
+  if (result.outcome === 'succeeded') return result;
+  const error = result.outcome === 'http_error' ? result.error : TEST_SEND_FAILURES[result.outcome];
+  return { ...result, error, responseBody: null };
+}
+
+/** The sender of test sends: the attempt is recorded, and answered, already redacted. */
+function testSendSender(sender: WebhookSender): WebhookSender {
+  return { ...sender, send: async (input) => redactTestSend(await sender.send(input)) };
+}
+
 /**
  * Sends a signed `webhook.test` event now, to `url` or the shop's endpoint, and
  * answers with the attempt. The delivery is claimed at creation (no worker takes
- * it) and is not retried.
+ * it) and is not retried. A failed attempt is stored and answered without the
+ * receiver's body and with a generic error.
  */
 export async function sendTestEvent(
   deps: AttemptDeps & Deps,
@@ -227,7 +247,7 @@ export async function sendTestEvent(
   });
   const delivery = await repository.findClaimedDelivery(deps.db, emitted.deliveryId!, token);
   if (!delivery) throw new Error(`test delivery ${emitted.deliveryId} vanished`);
-  await attemptDelivery(deps, delivery);
+  await attemptDelivery({ ...deps, sender: testSendSender(deps.sender) }, delivery);
   const [attempt] = await repository.listAttempts(deps.db, emitted.id, { limit: 1 });
   return { event: await getEvent(deps, shopId, emitted.id), attempt: attemptView(attempt!) };
 }

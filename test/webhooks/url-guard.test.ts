@@ -17,7 +17,27 @@ describe('webhook URL rule', () => {
     ['https://user:pass@merchant.example/hooks', false, 'must not contain credentials'],
     [`https://merchant.example/${'a'.repeat(2100)}`, false, 'must be at most 2048 characters'],
   ])('%s with http allowed=%s → %s', (url, allowHttpWebhooks, problem) => {
-    expect(webhookUrlProblem(url, { allowHttpWebhooks })).toBe(problem);
+    expect(webhookUrlProblem(url, { allowHttpWebhooks, webhookAllowPrivate: false })).toBe(problem);
+  });
+
+  it.each([
+    ['http://127.0.0.1:8080/hooks', 'must not point to 127.0.0.1 (loopback address)'],
+    ['https://LOCALHOST/hooks', 'must not point to localhost (loopback address)'],
+    ['https://shop.localhost./hooks', 'must not point to shop.localhost (loopback address)'],
+    ['https://169.254.169.254/', 'must not point to 169.254.169.254 (link-local (cloud metadata) address)'],
+    ['https://[fd00::1]/', 'must not point to fd00::1 (private (unique local) address)'],
+    ['https://[::ffff:10.1.2.3]/', 'must not point to ::ffff:a01:203 (private (IPv4 10.1.2.3 inside IPv6) address)'],
+    ['https://3232235777/', 'must not point to 192.168.1.1 (private address)'],
+    ['https://93.184.215.14/hooks', null],
+    ['https://internal.example/hooks', null],
+  ])('when given, %s → %s (no DNS lookup; names are checked when connecting)', (url, problem) => {
+    expect(webhookUrlProblem(url, { allowHttpWebhooks: true, webhookAllowPrivate: false })).toBe(problem);
+  });
+
+  it('PAYGATE_WEBHOOK_ALLOW_PRIVATE lifts the address rule, not the URL rule', () => {
+    const rules = { allowHttpWebhooks: false, webhookAllowPrivate: true };
+    expect(webhookUrlProblem('https://127.0.0.1/hooks', rules)).toBeNull();
+    expect(webhookUrlProblem('http://127.0.0.1/hooks', rules)).toBe('must use https');
   });
 });
 
@@ -69,10 +89,10 @@ describe.each(backends)('SSRF refusals during delivery on %s', (backend) => {
 
   it.each([
     ['an IP literal on loopback', (url: string) => url, 'loopback'],
-    ['a name resolving to loopback', (url: string) => url.replace('127.0.0.1', 'localhost'), 'loopback'],
+    ['a name resolving to loopback', (url: string) => url.replace('127.0.0.1', 'localhost'), 'it resolves to a loopback address'],
     ['the cloud metadata address', () => 'http://169.254.169.254/latest/meta-data/', 'link-local'],
     ['an IPv4-mapped IPv6 loopback', (url: string) => url.replace('127.0.0.1', '[::ffff:127.0.0.1]'), 'loopback'],
-  ])('%s is refused: a failed attempt with the reason, and nothing is sent', async (_label, toUrl, reason) => {
+  ])('%s is refused: a failed attempt with the reason, and nothing is sent', async (label, toUrl, reason) => {
     const merchant = await testApp.createMerchant();
     const event = await inTransaction(testApp.context.db, (tx) =>
       emit(tx, testApp.clock, { shopId: merchant.shop_id, type: 'payment.paid', data: {}, destination: toUrl(receiver.url) }),
@@ -86,6 +106,8 @@ describe.each(backends)('SSRF refusals during delivery on %s', (backend) => {
     const attempts = await testApp.context.db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', event.id).execute();
     expect(attempts).toMatchObject([{ outcome: 'refused', status_code: null }]);
     expect(attempts[0]!.error).toContain(reason);
+    // The merchant sees the attempt log: what a name resolved to is not in it.
+    if (label.startsWith('a name')) expect(attempts[0]!.error).not.toMatch(/127\.0\.0\.1|::1/);
     expect(receiver.requests).toHaveLength(0);
     const delivery = await testApp.context.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', event.id).executeTakeFirstOrThrow();
     expect(delivery).toMatchObject({ status: 'pending', attempt_count: 1 });
