@@ -2,6 +2,7 @@
 // A bad value stops the process with a message that names the variable.
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import type { SessionTimeouts } from './db/database.ts';
 
 export interface Config {
   readonly port: number;
@@ -9,6 +10,8 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
   readonly databasePoolSize: number;
+  /** PostgreSQL: statement, lock-wait and idle-in-transaction bounds of every pooled session. */
+  readonly databaseTimeouts: SessionTimeouts;
   readonly publicUrl: string;
   /** PAYGATE_PUBLIC_URL was set; otherwise publicUrl is http://localhost:<port> and follows `serve --port`. */
   readonly publicUrlConfigured: boolean;
@@ -127,6 +130,11 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     dataDir: resolve(env.PAYGATE_DATA_DIR || './data'),
     databasePoolSize: readInteger(env, 'PAYGATE_DB_POOL_SIZE', 20, 1, 1_000),
+    databaseTimeouts: {
+      statementMs: readInteger(env, 'PAYGATE_DB_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
+      lockMs: readInteger(env, 'PAYGATE_DB_LOCK_TIMEOUT_MS', 10_000, 0, 3_600_000),
+      idleInTransactionMs: readInteger(env, 'PAYGATE_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 0, 3_600_000),
+    },
     publicUrl: publicUrl.replace(/\/+$/, ''),
     publicUrlConfigured: configuredPublicUrl !== undefined,
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),

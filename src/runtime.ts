@@ -33,6 +33,7 @@ export async function openConfiguredDatabase(config: Config): Promise<DatabaseHa
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
     poolSize: config.databasePoolSize,
+    timeouts: config.databaseTimeouts,
   });
   try {
     return Object.assign(handle, { applied: await migrate(handle) });

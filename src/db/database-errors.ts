@@ -1,11 +1,14 @@
 // Which failures mean "the database cannot be reached right now" (a restart, a
-// failover, a network cut, a closed handle) rather than a bug. The HTTP layer
+// failover, a network cut, a closed handle, a wait past our bounds) rather than a bug. The HTTP layer
 // answers them 503 service_unavailable with Retry-After; this is the one list.
 const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 // SQLSTATE: 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now,
 // 53300 too_many_connections; class 08 is every connection exception.
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+// 55P03 lock_not_available (lock_timeout), 57014 query_canceled (statement_timeout) and 25P03
+// idle_in_transaction_session_timeout: a bound of ours ran out because another session held
+// on too long (src/db/database.ts SessionTimeouts); a retry shortly after is the answer too.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '55P03', '57014', '25P03']);
 
 // pg and the pool say these without a code; Kysely and PGlite after their handle was closed.
 const UNAVAILABLE_MESSAGES = [

@@ -36,23 +36,41 @@ export interface DatabaseOptions {
   /** PGlite data folder; `memory://` (or undefined) keeps it in memory. */
   readonly dataDir?: string | undefined;
   readonly poolSize?: number | undefined;
+  /** PostgreSQL only: bounds on every session's waits (milliseconds; 0 turns one off). */
+  readonly timeouts?: SessionTimeouts | undefined;
   /** PGlite only: start from this dump of a data folder (a migrated template) instead of initdb. */
   readonly pgliteDump?: Blob | undefined;
 }
+
+export interface SessionTimeouts {
+  /** Longest a single statement may run. */
+  readonly statementMs: number;
+  /** Longest a statement may wait for a row or table lock. */
+  readonly lockMs: number;
+  /** Longest a transaction may sit idle (a stuck caller) before the server ends its session. */
+  readonly idleInTransactionMs: number;
+}
+
+export const DEFAULT_SESSION_TIMEOUTS: SessionTimeouts = { statementMs: 30_000, lockMs: 10_000, idleInTransactionMs: 60_000 };
 
 const INT8_OID = 20;
 
 const parseInt8 = (value: string): bigint => BigInt(value);
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  if (options.url) return openPostgres(options.url, options.poolSize ?? 20);
+  if (options.url) return openPostgres(options.url, options.poolSize ?? 20, options.timeouts ?? DEFAULT_SESSION_TIMEOUTS);
   return openPGlite(options.dataDir, options.pgliteDump);
 }
 
-function openPostgres(url: string, poolSize: number): DatabaseHandle {
+function openPostgres(url: string, poolSize: number, timeouts: SessionTimeouts): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
+    // Sent at connect, so every session of the pool has them: one stuck transaction or
+    // runaway statement cannot hold locks, and so stall everyone else, without bound.
+    statement_timeout: timeouts.statementMs,
+    lock_timeout: timeouts.lockMs,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,

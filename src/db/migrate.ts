@@ -27,6 +27,8 @@ export async function migrate(handle: DatabaseHandle): Promise<string[]> {
   const files = await readMigrationFiles();
   return handle.withScriptSession(async (session) => {
     const lock = handle.backend === 'postgres';
+    // A migration may rewrite a large table: the pool's statement and lock bounds are for requests.
+    if (lock) await session.run('set statement_timeout = 0; set lock_timeout = 0');
     if (lock) await session.run(`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
     try {
       await session.run(
@@ -48,7 +50,7 @@ export async function migrate(handle: DatabaseHandle): Promise<string[]> {
       }
       return newlyApplied;
     } finally {
-      if (lock) await session.run(`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);
+      if (lock) await session.run(`select pg_advisory_unlock(${MIGRATION_LOCK_KEY}); reset statement_timeout; reset lock_timeout`);
     }
   });
 }

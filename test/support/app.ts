@@ -36,9 +36,9 @@ export async function createTestContext(
   backend: DatabaseBackend,
   options: { config?: Partial<Config>; clock?: ManualClock; liveConnectors?: AppContext['liveConnectors'] } = {},
 ): Promise<{ context: AppContext; clock: ManualClock; database: TestDatabase }> {
-  const database = await openTestDatabase(backend);
-  const clock = options.clock ?? new ManualClock(new Date('2026-11-01T10:00:00.000Z'));
   const config = testConfig(options.config);
+  const database = await openTestDatabase(backend, { timeouts: config.databaseTimeouts });
+  const clock = options.clock ?? new ManualClock(new Date('2026-11-01T10:00:00.000Z'));
   const context: AppContext = {
     db: database.db,
     backend,

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
-import { openDatabase, type DatabaseBackend, type DatabaseHandle } from '../../src/db/database.ts';
+import { openDatabase, type DatabaseBackend, type DatabaseHandle, type SessionTimeouts } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
@@ -59,12 +59,12 @@ function migratedPGliteTemplate(): Promise<Blob> {
 
 export async function openTestDatabase(
   backend: DatabaseBackend,
-  options: { migrated?: boolean; poolSize?: number } = {},
+  options: { migrated?: boolean; poolSize?: number; timeouts?: SessionTimeouts } = {},
 ): Promise<TestDatabase> {
   const url = backend === 'postgres' ? await createServerDatabase() : undefined;
   const migrated = options.migrated !== false;
   const pgliteDump = backend === 'pglite' && migrated ? await migratedPGliteTemplate() : undefined;
-  const handle = await openDatabase({ url, dataDir: 'memory://', poolSize: options.poolSize ?? 10, pgliteDump });
+  const handle = await openDatabase({ url, dataDir: 'memory://', poolSize: options.poolSize ?? 10, pgliteDump, timeouts: options.timeouts });
   if (migrated) await migrate(handle);
   return {
     ...handle,
