@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY_SCOPES } from '../../src/merchants/merchant-tables.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { ROUTE_TABLE, registeredRoutes, routeKey } from '../support/route-table.ts';
 
@@ -14,6 +15,16 @@ describe('the route table of the scope matrix', () => {
     const tableKeys = ROUTE_TABLE.map(routeKey);
     expect(new Set(tableKeys).size).toBe(tableKeys.length);
     expect(registeredRoutes(testApp.app)).toEqual([...tableKeys].sort());
+  });
+
+  it('the OpenAPI document lists 403 on exactly the /v1 routes that some scope may not call', () => {
+    const document = testApp.app.swagger() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    for (const row of ROUTE_TABLE) {
+      if (row.scopes === 'public') continue;
+      const path = row.url.replace(/:([a-z_]+)/g, '{$1}');
+      const responses = document.paths[path]?.[row.method.toLowerCase()]?.responses ?? {};
+      expect('403' in responses, routeKey(row)).toBe(row.scopes.length < API_KEY_SCOPES.length);
+    }
   });
 
   it('every /v1 route names the scopes that may call it, and no other route takes an API key', () => {
