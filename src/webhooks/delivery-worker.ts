@@ -288,19 +288,19 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   function start({ delivery, origin }: QueuedDelivery): void {
     let released = false;
     const sendStarted = performance.now();
+    const gateToken = gate.started(origin);
     const markSent = (result?: SendResult) => {
       if (released) return;
       released = true;
       averageSendMs += (performance.now() - sendStarted - averageSendMs) * SEND_AVERAGE_WEIGHT;
       sending -= 1;
-      if (gate.finished(origin, result)) postpone(origin, dequeueOrigin(origin));
+      if (gate.finished(origin, result, gateToken)) postpone(origin, dequeueOrigin(origin));
       const waiters = slotWaiters;
       slotWaiters = [];
       for (const resolve of waiters) resolve();
       startQueued();
     };
     sending += 1;
-    gate.started(origin);
     const recorded: Promise<void> = attemptDelivery(deps, delivery, markSent)
       .then(() => undefined)
       .catch((error: unknown) => {

@@ -21,8 +21,10 @@ const IMPAIRED_POSTPONE_MAX_MS = 10 * 60_000;
 
 interface OriginState {
   inFlight: number;
-  /** Stalled attempts in a row; above 0 the origin is impaired. */
+  /** Stalls in a row, counting the attempts in flight together as one; above 0 the origin is impaired. */
   stalls: number;
+  /** Counts stalls recorded; an attempt started before the last one does not add another. */
+  stallEpoch: number;
   /** Moving average of its attempts' durations; undefined until one has ended. */
   averageSendMs: number | undefined;
   /** Epoch ms up to which postponed deliveries have been given start times. */
@@ -36,9 +38,10 @@ export interface OriginGate {
   inFlight(origin: string): number;
   /** How many of the origin's deliveries may be held, in flight and queued, when a queued one may wait `safeWaitMs` to start. */
   capacity(origin: string, safeWaitMs: number, queuedPerSlotMax: number): number;
-  started(origin: string): void;
+  /** Resolves to a token for `finished`. */
+  started(origin: string): number;
   /** An attempt ended; `result` is undefined when it ended without a send (an internal error). Resolves to whether it stalled. */
-  finished(origin: string, result: SendResult | undefined): boolean;
+  finished(origin: string, result: SendResult | undefined, token: number): boolean;
   /** Due times for `count` deliveries of the origin that are not held now. */
   postponeTimes(origin: string, count: number, nowMs: number, random: () => number): number[];
 }
@@ -49,7 +52,7 @@ export function createOriginGate(options: { readonly limit: number; readonly slo
   function stateOf(origin: string): OriginState {
     let state = origins.get(origin);
     if (state) return state;
-    state = { inFlight: 0, stalls: 0, averageSendMs: undefined, bookedUntilMs: 0 };
+    state = { inFlight: 0, stalls: 0, stallEpoch: 0, averageSendMs: undefined, bookedUntilMs: 0 };
     if (origins.size >= MAX_TRACKED_ORIGINS) {
       for (const [key, entry] of origins) {
         if (entry.inFlight === 0) {
@@ -80,9 +83,11 @@ export function createOriginGate(options: { readonly limit: number; readonly slo
       return limit * (1 + queuedPerSlot);
     },
     started(origin) {
-      stateOf(origin).inFlight += 1;
+      const state = stateOf(origin);
+      state.inFlight += 1;
+      return state.stallEpoch;
     },
-    finished(origin, result) {
+    finished(origin, result, token) {
       const state = stateOf(origin);
       state.inFlight = Math.max(0, state.inFlight - 1);
       // A refusal by the SSRF guard says nothing about the receiver and cost no slot.
@@ -90,7 +95,12 @@ export function createOriginGate(options: { readonly limit: number; readonly slo
       const averageMs = state.averageSendMs ?? result.durationMs;
       state.averageSendMs = averageMs + (result.durationMs - averageMs) * SEND_AVERAGE_WEIGHT;
       const stalled = result.outcome === 'timeout' || result.outcome === 'connection_error' || result.durationMs >= options.slowMs;
-      state.stalls = stalled ? state.stalls + 1 : 0;
+      if (!stalled) state.stalls = 0;
+      // Eight attempts of one wave timing out together are one stall, not eight: the delay doubles per probe.
+      else if (token === state.stallEpoch) {
+        state.stalls += 1;
+        state.stallEpoch += 1;
+      }
       return stalled;
     },
     postponeTimes(origin, count, nowMs, random) {

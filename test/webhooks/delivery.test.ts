@@ -416,7 +416,8 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
     try {
       const events = [];
       for (let index = 0; index < 6; index++) events.push(await emitTo(merchant.shop_id, flaky.url));
-      const impaired = worker({ concurrency: 4, originConcurrency: 2, attemptTimeoutMs: 300 });
+      // A 2 s limit: an answer is slow (a stall) from 1 s, which a loaded machine stays well under.
+      const impaired = worker({ concurrency: 4, originConcurrency: 2, attemptTimeoutMs: 2_000 });
       await impaired.drain();
       // Two attempts (the cap) timed out; the four others were put off 30 to 45 s, with no attempt counted.
       expect(flaky.requests).toHaveLength(2);
@@ -432,6 +433,13 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
       testApp.clock.advance(46_000);
       await impaired.drain();
       expect(flaky.requests).toHaveLength(3);
+      // The two attempts that timed out together were one stall: the other five are put off 30 to 45 s again, not twice that.
+      const probedAt = testApp.clock.now().getTime();
+      const putOff = (await Promise.all(events.map((event) => deliveryOf(event.id)))).filter((row) => {
+        const delayMs = row.next_attempt_at!.getTime() - probedAt;
+        return row.lease_token === null && delayMs >= 30_000 && delayMs <= 45_000;
+      });
+      expect(putOff).toHaveLength(5);
       // The receiver answers again: the next probe succeeds, and then its deliveries go at its full cap.
       flaky.handler = () => ({ status: 200 });
       testApp.clock.advance(10 * 60_000);
