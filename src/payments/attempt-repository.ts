@@ -80,3 +80,14 @@ export async function listSuspenseAttempts(db: Executor, limit: number): Promise
     .limit(limit)
     .execute();
 }
+
+/** Captures held in suspense whose refund has not completed. */
+export async function countUnrefundedSuspense(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('payment_attempts')
+    .select((eb) => eb.fn.countAll<bigint | number | string>().as('count'))
+    .where('applied_as', '=', 'suspense')
+    .where((eb) => eb.or([eb('refund_status', 'is', null), eb('refund_status', '<>', 'refunded')]))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}

@@ -10,6 +10,7 @@ import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
 import { applyAttemptOutcome, RECONCILE_AFTER_MS } from './attempt-service.ts';
 import { connectorNamed } from './connectors/connector-registry.ts';
+import { paymentMetrics, type ReconcileResult } from './payment-metrics.ts';
 
 export const RECONCILE_POLL_INTERVAL_MS = 5_000;
 /** While one worker asks the acquirer about an attempt, others leave it alone this long. */
@@ -27,25 +28,25 @@ export interface ReconciliationWorker extends Worker {
   runOnce(): Promise<number>;
 }
 
-type ReconcileContext = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>;
+type ReconcileContext = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics'>;
 
 export function createReconciliationWorker(context: ReconcileContext): ReconciliationWorker {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let stopped = true;
+  const metrics = paymentMetrics(context);
 
   async function later(attempt: AttemptRow): Promise<void> {
     const backoffMs = Math.min(RECONCILE_AFTER_MS * 2 ** Math.min(attempt.lookups, 10), LOOKUP_BACKOFF_MAX_MS);
     await inTransaction(context.db, (tx) => attempts.scheduleAttemptCheck(tx, attempt.id, new Date(context.clock.now().getTime() + backoffMs)));
   }
 
-  /** True when the attempt ended (applied, declined or abandoned). */
-  async function reconcile(attempt: AttemptRow): Promise<boolean> {
+  async function reconcile(attempt: AttemptRow): Promise<ReconcileResult> {
     const connector = connectorNamed(context, attempt.connector);
     if (!connector) {
       context.logger.error({ attempt_id: attempt.id, connector: attempt.connector }, 'payment attempt names a connector this build lacks');
       await later(attempt);
-      return false;
+      return 'unknown';
     }
     const outcome = await connector.lookup(attempt.charge_key);
     const ageMs = context.clock.now().getTime() - attempt.created_at.getTime();
@@ -53,16 +54,16 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
     if (unknown && ageMs >= (outcome === undefined ? ABANDON_AFTER_MS : CONFIRMATION_ABANDON_AFTER_MS)) {
       await inTransaction(context.db, (tx) => attempts.abandonAttempt(tx, attempt.id, context.clock.now()));
       context.logger.info({ attempt_id: attempt.id, payment_id: attempt.payment_id }, 'payment attempt abandoned: the acquirer has no outcome for it');
-      return true;
+      return 'abandoned';
     }
     if (outcome === undefined) {
       await later(attempt);
-      return false;
+      return 'unknown';
     }
     const applied = await applyAttemptOutcome(context, attempt, outcome);
-    if (applied.status === 'requires_confirmation') return false;
+    if (applied.status === 'requires_confirmation') return 'unknown';
     context.logger.info({ attempt_id: attempt.id, payment_id: attempt.payment_id, status: applied.status, applied_as: applied.applied_as }, 'payment attempt reconciled');
-    return true;
+    return 'applied';
   }
 
   async function runOnce(): Promise<number> {
@@ -71,12 +72,16 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
       const now = context.clock.now();
       const due = await inTransaction(context.db, (tx) => attempts.claimAttemptsToReconcile(tx, now, new Date(now.getTime() + LOOKUP_LEASE_MS), RECONCILE_BATCH_SIZE));
       for (const attempt of due) {
+        let result: ReconcileResult;
         try {
-          if (await reconcile(attempt)) resolved += 1;
+          result = await reconcile(attempt);
         } catch (error) {
           // The lease set at the claim brings it back after LOOKUP_LEASE_MS.
           context.logger.warn({ err: error, attempt_id: attempt.id }, 'payment attempt look-up failed; will retry');
+          result = 'failed';
         }
+        metrics.countReconciled(result);
+        if (result === 'applied' || result === 'abandoned') resolved += 1;
       }
       if (due.length < RECONCILE_BATCH_SIZE) break;
     }

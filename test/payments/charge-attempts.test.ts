@@ -64,6 +64,8 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     return testApp.context.db.selectFrom('ledger_transfers').select(['type', 'amount', 'idempotency_key']).where('reference_id', '=', referenceId).orderBy('created_at').execute();
   }
 
+  const metric = (name: string) => testApp.context.metrics.getSingleMetricAsString(name);
+
   async function suspenseBalance(): Promise<bigint> {
     const [account] = await findAccountsByKeys(testApp.context.db, [systemAccountKey('suspense', 'RUB')]);
     return account ? account.credits_posted - account.debits_posted : 0n;
@@ -125,6 +127,7 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     expect(await expiry().runOnce()).toBe(0);
     expect((await eventsOf(payment.id)).map((event) => event.type)).toEqual(['payment.paid']);
     expect(await transfersOf(payment.id)).toEqual([{ type: 'payment', amount: 100_000n, idempotency_key: `payment:${payment.id}` }]);
+    expect(await metric('paygate_payment_attempts_reconciled_total')).toMatch(/^paygate_payment_attempts_reconciled_total\{result="applied"\} 1$/m);
   });
 
   it('an attempt the acquirer never received is looked up until it is abandoned, and then the payment expires', async () => {
@@ -152,6 +155,8 @@ describe.each(backends)('charge attempts on %s', (backend) => {
   it('a second successful capture of a paid payment goes to suspense, is reported as payment.capture_unapplied and is refunded through the connector once', async () => {
     const payment = await create(null);
     const suspenseBefore = await suspenseBalance();
+    reconciler(); // registers the suspense gauge, as the worker does at start
+    expect(await metric('paygate_payment_captures_in_suspense')).toMatch(/^paygate_payment_captures_in_suspense 0$/m);
     // Two tabs: card in one, SBP in the other, both started while the payment was pending.
     const card = await start(payment, 'tab-one-card-attempt', 'card');
     const sbp = await start(payment, 'tab-two-sbp-attempt', 'sbp');
@@ -162,6 +167,7 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     const paid = (await findPaymentById(testApp.context.db, payment.id))!;
     expect(paid).toMatchObject({ status: 'paid', paid_method: 'card' });
     expect(await suspenseBalance()).toBe(suspenseBefore + 100_000n);
+    expect(await metric('paygate_payment_captures_in_suspense')).toMatch(/^paygate_payment_captures_in_suspense 1$/m);
     expect(await transfersOf(held.id)).toEqual([{ type: 'capture_unapplied', amount: 100_000n, idempotency_key: `capture:${held.id}` }]);
     const events = await eventsOf(payment.id);
     expect(events.map((event) => event.type)).toEqual(['payment.paid', 'payment.capture_unapplied']);
@@ -179,6 +185,7 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     // A repeat answers the same and moves nothing again.
     expect(await refundSuspenseCapture(testApp.context, held.id)).toEqual(refunded);
     expect(await suspenseBalance()).toBe(suspenseBefore);
+    expect(await metric('paygate_payment_captures_in_suspense')).toMatch(/^paygate_payment_captures_in_suspense 0$/m);
     expect((await transfersOf(held.id)).map((transfer) => transfer.type)).toEqual(['capture_unapplied', 'refund']);
     expect((await eventsOf(payment.id)).map((event) => event.type)).toEqual(['payment.paid', 'payment.capture_unapplied', 'payment.capture_refunded']);
     // The first capture is the payment's: it cannot be refunded as a suspense item.
