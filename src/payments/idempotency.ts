@@ -22,9 +22,10 @@ const CLAIM_ATTEMPTS_MAX = 5;
 const ABANDONED_LEASES_MAX = 10_000;
 
 /**
- * Lease tokens of claims whose request has already failed here while the
- * database was unreachable. Their owner is gone for certain, so their records
- * need not wait for the lease to run out. In-process: another instance waits.
+ * Lease tokens of claims whose request has already failed here and could not
+ * release them (the database was unreachable). Their owner is gone for certain,
+ * so their records need not wait for the lease to run out. In-process: a retry
+ * that reaches another instance waits for the lease.
  */
 const abandonedLeaseTokens = new Set<string>();
 
