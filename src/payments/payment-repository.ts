@@ -1,5 +1,6 @@
 // SQL of the payments module: payments and their guarded state transitions.
-import type { Insertable, Selectable } from 'kysely';
+import type { ExpressionBuilder, Insertable, Selectable } from 'kysely';
+import type { Database } from '../db/schema.ts';
 import type { Executor, Tx } from '../db/transaction.ts';
 import type { PaymentMethod, PaymentStatus, PaymentTables } from './payment-tables.ts';
 
@@ -80,15 +81,24 @@ export async function transitionToFailed(tx: Tx, paymentId: string, at: Date, re
     .executeTakeFirst();
 }
 
-/** pending → expired; returns the new row or undefined when not pending. */
+/** pending → expired, unless a charge of unknown outcome is in flight; returns the new row or undefined. */
 export async function transitionToExpired(tx: Tx, paymentId: string, at: Date): Promise<PaymentRow | undefined> {
   return tx
     .updateTable('payments')
     .set({ status: 'expired', expired_at: at })
     .where('id', '=', paymentId)
     .where('status', '=', 'pending')
+    .where(({ not, exists, selectFrom }) => not(exists(pendingAttemptOf(selectFrom))))
     .returningAll()
     .executeTakeFirst();
+}
+
+/** An attempt of the payment whose outcome is not known yet (the acquirer may have taken the money). */
+function pendingAttemptOf(selectFrom: ExpressionBuilder<Database, 'payments'>['selectFrom']) {
+  return selectFrom('payment_attempts')
+    .select('payment_attempts.id')
+    .whereRef('payment_attempts.payment_id', '=', 'payments.id')
+    .where('payment_attempts.status', '=', 'pending');
 }
 
 /**
@@ -102,16 +112,7 @@ export async function claimDuePayments(tx: Tx, now: Date, limit: number): Promis
     .selectAll()
     .where('status', '=', 'pending')
     .where('expires_at', '<=', now)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('payment_attempts')
-            .select('payment_attempts.id')
-            .whereRef('payment_attempts.payment_id', '=', 'payments.id')
-            .where('payment_attempts.status', '=', 'pending'),
-        ),
-      ),
-    )
+    .where(({ not, exists, selectFrom }) => not(exists(pendingAttemptOf(selectFrom))))
     .orderBy('expires_at')
     .limit(limit)
     .forUpdate()

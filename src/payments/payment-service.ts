@@ -323,6 +323,9 @@ async function refusalMessage(tx: Tx, paymentId: string, target: PaymentStatus, 
   if (current.status === 'pending' && target === 'paid' && current.expires_at <= clock.now()) {
     return 'The payment is past its expires_at and cannot be paid.';
   }
+  if (current.status === 'pending' && target === 'expired') {
+    return 'A charge of this payment is still being confirmed with the acquirer; it cannot expire until its outcome is known.';
+  }
   return `The payment is ${current.status}; it cannot become ${target}.`;
 }
 

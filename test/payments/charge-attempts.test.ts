@@ -15,7 +15,7 @@ import { ABANDON_AFTER_MS, createReconciliationWorker } from '../../src/payments
 import { refundSuspenseCapture } from '../../src/payments/suspense-service.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
-import { postPayment, sandboxShop, type ShopWithKey } from './payment-test-support.ts';
+import { postHelper, postPayment, sandboxShop, type ShopWithKey } from './payment-test-support.ts';
 
 const CARD = { number: '4242424242424242', expiryMonth: 12, expiryYear: 2034, securityCode: '123' };
 const CONFIRM_CARD = { ...CARD, number: '4000000000003220' };
@@ -210,6 +210,16 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     expect((await findPaymentById(testApp.context.db, payment.id))!.status).toBe('expired');
     expect((await eventsOf(payment.id)).map((event) => event.type)).toEqual(['payment.expired', 'payment.capture_unapplied']);
     expect(await transfersOf(payment.id)).toEqual([]);
+  });
+
+  it('the expire test helper refuses, with 409 invalid_state, a payment whose charge outcome is unknown', async () => {
+    const payment = await create();
+    await start(payment, 'helper-held-attempt');
+    const refused = await postHelper(testApp, shop.key, payment.id, 'expire');
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toEqual({ error: 'invalid_state', message: expect.stringContaining('still being confirmed with the acquirer') });
+    expect((await findPaymentById(testApp.context.db, payment.id))!.status).toBe('pending');
+    expect(await eventsOf(payment.id)).toEqual([]);
   });
 
   it('no attempt is recorded and nothing is charged for a payment that can no longer be paid', async () => {
