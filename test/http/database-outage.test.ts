@@ -124,7 +124,9 @@ async function breakRelayDuringPaymentInsert(g: Gateway, send: () => Promise<Lig
   await admin.query('select pg_advisory_lock(4242)');
   const pending = send();
   await expect
-    .poll(async () => (await admin.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`)).rows[0].n)
+    .poll(async () => (await admin.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`)).rows[0].n, {
+      timeout: 30_000,
+    })
     .toBe(1);
   await g.proxy!.cut();
   const failed = await pending;
