@@ -18,6 +18,7 @@ import { newId } from '../src/ids.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/ledger/ledger-accounts.ts';
 import { checkLedgerInvariants } from '../src/ledger/ledger-invariants.ts';
 import { transfer } from '../src/ledger/ledger-service.ts';
+import { creditPaymentPaid } from '../src/ledger/payment-credit.ts';
 
 const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 5_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
@@ -83,6 +84,28 @@ async function measure(count: number, concurrency: number, operation: (index: nu
     }),
   );
   return count / ((performance.now() - started) / 1000);
+}
+
+/**
+ * A paid payment's credit (settlement → merchant, settlement → fees) for a random
+ * merchant, with the gateway's two accounts spread over `shards` shards; 1 is how
+ * every payment credit ran before migration 0009 (one pair of rows for all).
+ */
+function paymentCreditRun(db: Db, label: string, merchantIds: readonly string[], shards: number) {
+  return (index: number) =>
+    inTransaction(db, (tx) =>
+      creditPaymentPaid(
+        tx,
+        systemClock,
+        {
+          paymentId: `bench-${label}-${index}-${newId('event')}`,
+          merchantId: merchantIds[Math.floor(Math.random() * merchantIds.length)]!,
+          amountKopecks: 100_000n,
+          feeKopecks: 3_500n,
+        },
+        shards,
+      ),
+    ).then(() => undefined);
 }
 
 function ledgerRun(db: Db, label: string, pick: Pick) {
@@ -187,6 +210,18 @@ async function main(): Promise<void> {
       }
       results.push({ scenario, ledger, autocommit, transactional, target });
     }
+    // Payment credits: the gateway's settlement and fees rows sharded (now) against one pair of
+    // rows for every payment (before), interleaved in slices in the same run.
+    const merchantIds = (await sql<{ merchant_id: string }>`select distinct merchant_id from ledger_accounts where merchant_id is not null`.execute(handle.db)).rows.map((row) => row.merchant_id);
+    await measure(200, CONCURRENCY, paymentCreditRun(handle.db, 'warm', merchantIds, 16));
+    let sharded = 0;
+    let unsharded = 0;
+    for (let slice = 0; slice < 5; slice++) {
+      const size = Math.ceil(TRANSFERS / 5);
+      sharded += (await measure(size, CONCURRENCY, paymentCreditRun(handle.db, `sharded-${slice}`, merchantIds, 16))) / 5;
+      unsharded += (await measure(size, CONCURRENCY, paymentCreditRun(handle.db, `unsharded-${slice}`, merchantIds, 1))) / 5;
+    }
+
     let pass = true;
     const rate = (value: number) => value.toFixed(0).padStart(6);
     for (const { scenario, ledger, autocommit, transactional, target } of results) {
@@ -197,6 +232,10 @@ async function main(): Promise<void> {
           `  direct SQL, one autocommit statement       ${rate(autocommit)}/s  ratio ${(ledger / autocommit).toFixed(2)}\n`,
       );
     }
+    process.stdout.write(
+      `payment credits (2 linked transfers each, random merchants): gateway accounts in 16 shards ${rate(sharded)}/s, ` +
+        `one pair of rows (before) ${rate(unsharded)}/s, ratio ${(sharded / unsharded).toFixed(2)}\n`,
+    );
     const report = await checkLedgerInvariants(handle.db);
     const count = await sql<{ count: string }>`select count(*)::text as count from ledger_transfers`.execute(handle.db);
     process.stdout.write(`invariants after the run: ${report.ok ? 'all hold' : report.violations.join('; ')} (${count.rows[0]!.count} transfers)\n`);

@@ -2,6 +2,8 @@
 // lazily on first use; the gateway has fees, settlement and hot-wallet accounts.
 // Creation is an insert that ignores a concurrent creator's row (the unique owner
 // key decides), never a read-then-write race.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
 import { newId } from '../ids.ts';
@@ -16,7 +18,7 @@ import * as repository from './ledger-repository.ts';
 import type { AccountKey, AccountRow } from './ledger-repository.ts';
 
 function sameKey(row: AccountRow, key: AccountKey): boolean {
-  return row.merchant_id === key.merchantId && row.currency === key.currency && row.kind === key.kind;
+  return row.merchant_id === key.merchantId && row.currency === key.currency && row.kind === key.kind && row.shard === (key.shard ?? 0);
 }
 
 /**
@@ -46,8 +48,21 @@ export function merchantAccountKey(merchantId: string, currency: LedgerCurrency,
   return { merchantId, currency, kind };
 }
 
-export function systemAccountKey(kind: SystemAccountKind, currency: LedgerCurrency): AccountKey {
-  return { merchantId: null, currency, kind };
+/** Shards of each gateway account that payment credits spread over (see shardOf). */
+export const SYSTEM_ACCOUNT_SHARDS = 16;
+
+export function systemAccountKey(kind: SystemAccountKind, currency: LedgerCurrency, shard = 0): AccountKey {
+  assert.ok(Number.isInteger(shard) && shard >= 0 && shard < 256, `system account shard ${shard}`);
+  return { merchantId: null, currency, kind, shard };
+}
+
+/**
+ * The shard of the gateway's accounts that the movement named `id` uses: a
+ * stable hash, so a repeat of the same movement finds the same accounts, and
+ * unrelated movements rarely wait on each other's row locks.
+ */
+export function shardOf(id: string, shards = SYSTEM_ACCOUNT_SHARDS): number {
+  return createHash('sha256').update(id).digest().readUInt16BE(0) % shards;
 }
 
 /** Every account a merchant has: RUB and USDT, main and payout, created on first sight. */

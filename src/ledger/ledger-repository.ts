@@ -14,6 +14,8 @@ export interface AccountKey {
   readonly merchantId: string | null;
   readonly currency: LedgerCurrency;
   readonly kind: AccountKind;
+  /** Gateway accounts only: which shard (0 when absent). */
+  readonly shard?: number | undefined;
 }
 
 export async function findAccountsByKeys(db: Executor, keys: readonly AccountKey[]): Promise<AccountRow[]> {
@@ -28,6 +30,7 @@ export async function findAccountsByKeys(db: Executor, keys: readonly AccountKey
             key.merchantId === null ? eb('merchant_id', 'is', null) : eb('merchant_id', '=', key.merchantId),
             eb('currency', '=', key.currency),
             eb('kind', '=', key.kind),
+            eb('shard', '=', key.shard ?? 0),
           ]),
         ),
       ),
@@ -49,6 +52,7 @@ export async function insertAccountsIfMissing(
         merchant_id: row.key.merchantId,
         currency: row.key.currency,
         kind: row.key.kind,
+        shard: row.key.shard ?? 0,
         debits_must_not_exceed_credits: row.debitsMustNotExceedCredits,
         created_at: row.createdAt,
       })),

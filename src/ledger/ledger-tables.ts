@@ -19,6 +19,8 @@ export interface LedgerTables {
     merchant_id: string | null;
     currency: LedgerCurrency;
     kind: AccountKind;
+    /** Gateway accounts are split into shards so that no single row serializes every payment (migration 0009). */
+    shard: Generated<number>;
     debits_must_not_exceed_credits: boolean;
     debits_pending: Generated<bigint>;
     debits_posted: Generated<bigint>;

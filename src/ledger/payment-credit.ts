@@ -1,11 +1,13 @@
 // The ledger side of a paid payment: the acquirer's settlement account owes the
 // payer's whole payment; the merchant's RUB main account gets `amount` and the
 // gateway's fees account the payer fee. Called by the payments module inside the
-// transaction that marks the payment paid; idempotent by the payment id.
+// transaction that marks the payment paid; idempotent by the payment id. The
+// gateway's two accounts are the shard the payment id hashes to, so payments of
+// different merchants do not queue on the same two rows.
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
 import { findShop } from '../merchants/merchant-repository.ts';
-import { ensureAccounts, merchantAccountKey, systemAccountKey } from './ledger-accounts.ts';
+import { ensureAccounts, merchantAccountKey, shardOf, SYSTEM_ACCOUNT_SHARDS, systemAccountKey } from './ledger-accounts.ts';
 import { executeLinked, type ChainResult, type LedgerRequest } from './ledger-service.ts';
 
 export interface PaymentCreditInput {
@@ -19,14 +21,20 @@ export interface PaymentCreditInput {
   readonly feeKopecks: bigint;
 }
 
-export async function creditPaymentPaid(tx: Tx, clock: Clock, input: PaymentCreditInput): Promise<ChainResult> {
+export async function creditPaymentPaid(
+  tx: Tx,
+  clock: Clock,
+  input: PaymentCreditInput,
+  /** How many shards of the gateway's accounts to spread over; 1 only to measure the unsharded baseline. */
+  shards = SYSTEM_ACCOUNT_SHARDS,
+): Promise<ChainResult> {
   const merchantId = input.merchantId ?? (input.shopId === undefined ? undefined : (await findShop(tx, input.shopId))?.merchant_id);
   if (merchantId === undefined) throw new Error(`payment ${input.paymentId}: no merchant to credit (shop ${input.shopId ?? 'not given'})`);
   if (input.amountKopecks <= 0n || input.feeKopecks < 0n) throw new Error(`payment ${input.paymentId}: amount must be > 0 and fee >= 0`);
   const [merchantMain, settlement, fees] = await ensureAccounts(tx, clock, [
     merchantAccountKey(merchantId, 'RUB', 'main'),
-    systemAccountKey('settlement', 'RUB'),
-    systemAccountKey('fees', 'RUB'),
+    systemAccountKey('settlement', 'RUB', shardOf(input.paymentId, shards)),
+    systemAccountKey('fees', 'RUB', shardOf(input.paymentId, shards)),
   ]);
   const reference = { type: 'payment', id: input.paymentId };
   const chain: LedgerRequest[] = [
