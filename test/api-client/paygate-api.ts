@@ -380,7 +380,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -423,6 +423,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -567,7 +592,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -610,6 +635,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -837,7 +887,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -880,6 +930,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -1037,7 +1112,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -1080,6 +1155,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -1306,7 +1406,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -1349,6 +1449,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -1575,7 +1700,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -1618,6 +1743,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -1844,7 +1994,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -1887,6 +2037,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -1999,7 +2174,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -2042,6 +2217,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -2167,7 +2367,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -2210,6 +2410,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -2346,7 +2571,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -2389,6 +2614,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -2606,7 +2856,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -2649,6 +2899,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -2799,7 +3074,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -2842,6 +3117,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -2920,7 +3220,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -2963,6 +3263,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -3121,7 +3446,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -3164,6 +3489,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -3388,7 +3738,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -3431,6 +3781,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -3560,7 +3935,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -3603,6 +3978,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -3863,7 +4263,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -3906,6 +4306,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -4074,7 +4499,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: more requests with this key than the limit per minute; retry after Retry-After seconds. */
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before repeating the request. */
@@ -4117,6 +4542,31 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
