@@ -1,6 +1,6 @@
 // Starts the gateway: opens and migrates the database, then serves HTTP and/or
 // runs the module workers according to the role. Stops cleanly on SIGINT/SIGTERM.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Registry, collectDefaultMetrics } from 'prom-client';
@@ -28,7 +28,11 @@ export interface Gateway {
 
 /** Opens the configured database and applies pending migrations (reported in `applied`). */
 export async function openConfiguredDatabase(config: Config): Promise<DatabaseHandle & { applied: string[] }> {
-  if (!config.databaseUrl) await mkdir(config.dataDir, { recursive: true });
+  // The data folder holds the embedded database and the demo credentials: the owner's alone.
+  if (!config.databaseUrl) {
+    await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+    await chmod(config.dataDir, 0o700);
+  }
   const handle = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),

@@ -2,11 +2,14 @@
 // URL is given, otherwise the embedded PGlite (PostgreSQL in WASM) in a folder.
 // Both backends run the same migrations and the same queries, and both read
 // int8 columns (all money) back as `bigint`.
+import { chmod, mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { PrivateNodeFS } from './private-nodefs.ts';
 
 export type DatabaseBackend = 'postgres' | 'pglite';
 
@@ -102,8 +105,22 @@ function openPostgres(url: string, poolSize: number, timeouts: SessionTimeouts):
   };
 }
 
+/** Makes a data folder and everything in it the owner's alone (folders 0700, files 0600), e.g. one written by an older version. */
+async function makeOwnerOnly(folder: string): Promise<void> {
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  await chmod(folder, 0o700);
+  for (const entry of await readdir(folder, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    if (entry.isDirectory()) await chmod(path, 0o700);
+    else if (entry.isFile()) await chmod(path, 0o600);
+  }
+}
+
 async function openPGlite(dataDir: string | undefined, dump: Blob | undefined): Promise<DatabaseHandle> {
-  const pglite = await PGlite.create(dataDir ?? 'memory://', {
+  const inMemory = dataDir === undefined || dataDir.startsWith('memory://');
+  if (!inMemory) await makeOwnerOnly(dataDir);
+  const pglite = await PGlite.create({
+    ...(inMemory ? { dataDir: 'memory://' } : { fs: new PrivateNodeFS(dataDir) }),
     ...(dump ? { loadDataDir: dump } : {}),
     parsers: { [pgliteTypes.INT8]: parseInt8 },
     serializers: { [pgliteTypes.INT8]: (value: unknown) => String(value) },
