@@ -1,6 +1,8 @@
 // `npm run bench:webhooks`: 10,000 events through the delivery engine on
 // PostgreSQL to a local receiver, then a bare undici client posting the same
-// bodies to the same receiver at the same concurrency, and the ratio.
+// bodies to the same receiver at the same concurrency, and the ratio. The one
+// receiver stands for many: its per-receiver cap is the whole concurrency unless
+// PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY says otherwise.
 // Target: ratio >= 0.5 and zero lost. Uses a fresh database on
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), dropped after.
 import { createServer } from 'node:http';
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'silent',
     PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
     PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
+    PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY: process.env.PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY ?? process.env.PAYGATE_WEBHOOK_CONCURRENCY ?? '32',
   });
   const concurrency = config.webhookConcurrency;
   const handle = await openDatabase({ url: database.url, poolSize: config.databasePoolSize });
@@ -162,7 +165,7 @@ async function main(): Promise<void> {
     const line = (label: string, value: string) => process.stdout.write(`${label.padEnd(34)}${value}\n`);
     line('machine load (1 min)', loadavg()[0]!.toFixed(2) + ` on ${availableParallelism()} cores`);
     line('events', String(EVENTS));
-    line('concurrency', String(concurrency));
+    line('concurrency', `${concurrency} (${Math.min(concurrency, config.webhookOriginConcurrency)} per receiver)`);
     line('emit (outbox, 500 per tx)', `${(EVENTS / emitSeconds).toFixed(0)} events/s`);
     line('engine: delivered and recorded', `${engineRate.toFixed(0)} events/s (${engineSeconds.toFixed(2)} s, ${engineRequests} requests)`);
     line('bare undici, same bodies', `${baselineRate.toFixed(0)} requests/s (before ${baselineBefore.toFixed(0)}, after ${baselineAfter.toFixed(0)})`);

@@ -228,6 +228,8 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   let stopped = false;
   let stopping: Promise<void> | undefined;
   let wake: (() => void) | undefined;
+  /** While paused: claim early once the queue is down to this many (postponed deliveries fall due at the pace it drains). */
+  let wakeWhenQueuedAtMost: number | undefined;
 
   function enqueue(item: QueuedDelivery): void {
     const items = queues.get(item.origin);
@@ -299,6 +301,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
       slotWaiters = [];
       for (const resolve of waiters) resolve();
       startQueued();
+      if (wakeWhenQueuedAtMost !== undefined && queued <= wakeWhenQueuedAtMost) wake?.();
     };
     sending += 1;
     const recorded: Promise<void> = attemptDelivery(deps, delivery, markSent)
@@ -346,15 +349,17 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
 
   const runOnce = () => claim(claimRoom());
 
-  function pause(milliseconds: number): Promise<void> {
+  function pause(milliseconds: number, untilQueuedAtMost?: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(finish, milliseconds);
       function finish() {
         clearTimeout(timer);
         wake = undefined;
+        wakeWhenQueuedAtMost = undefined;
         resolve();
       }
       wake = finish;
+      wakeWhenQueuedAtMost = untilQueuedAtMost;
     });
   }
 
@@ -370,8 +375,10 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
           await slotFreed();
           continue;
         }
-        // Fewer than asked for means nothing else is due now: wait for the next poll.
-        if ((await claim(room)) < room) await pause(idlePollMs);
+        // Fewer than asked for means nothing else is due now: wait for the next poll, or, while
+        // a queue is held, until half of it has started (a backlog put off at a receiver's pace
+        // falls due as fast as the receiver takes it).
+        if ((await claim(room)) < room) await pause(idlePollMs, queued > 0 ? Math.floor(queued / 2) : undefined);
       } catch (error) {
         context.logger.error({ err: error }, 'webhook worker could not claim deliveries');
         await pause(idlePollMs);
