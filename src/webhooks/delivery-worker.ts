@@ -251,7 +251,9 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     if (items.length === 0) return;
     const now = context.clock.now();
     const times = gate.postponeTimes(origin, items.length, now.getTime(), random);
-    if (gate.isImpaired(origin)) {
+    const impaired = gate.isImpaired(origin);
+    deps.metrics.countPostponed(impaired ? 'impaired' : 'backlog', items.length);
+    if (impaired) {
       context.logger.warn({ origin, deliveries: items.length }, 'webhook receiver is impaired (its last attempt stalled); its deliveries are postponed');
     }
     const postponements = items.map(({ delivery }, index) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken, until: new Date(times[index]!) }));

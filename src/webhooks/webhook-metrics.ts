@@ -7,9 +7,14 @@ import type { AttemptOutcome } from './webhook-tables.ts';
 
 const ATTEMPTS_METRIC = 'paygate_webhook_attempts_total';
 const DUE_METRIC = 'paygate_webhook_deliveries_due';
+const POSTPONED_METRIC = 'paygate_webhook_deliveries_postponed_total';
+
+/** Why a worker put deliveries off without an attempt: their receiver stalled, or had more due than it can take now. */
+export type PostponeReason = 'impaired' | 'backlog';
 
 export interface WebhookMetrics {
   countAttempt(outcome: AttemptOutcome): void;
+  countPostponed(reason: PostponeReason, deliveries: number): void;
 }
 
 function attemptsCounter(registry: Registry): Counter<'outcome'> {
@@ -19,6 +24,17 @@ function attemptsCounter(registry: Registry): Counter<'outcome'> {
     name: ATTEMPTS_METRIC,
     help: 'Webhook delivery attempts by outcome (succeeded, http_error, timeout, connection_error, refused).',
     labelNames: ['outcome'],
+    registers: [registry],
+  });
+}
+
+function postponedCounter(registry: Registry): Counter<'reason'> {
+  const existing = registry.getSingleMetric(POSTPONED_METRIC);
+  if (existing) return existing as Counter<'reason'>;
+  return new Counter({
+    name: POSTPONED_METRIC,
+    help: 'Webhook deliveries put off without an attempt: reason="impaired" (the receiver stalled) or "backlog" (more due than its cap can take).',
+    labelNames: ['reason'],
     registers: [registry],
   });
 }
@@ -41,6 +57,7 @@ function registerDueGauge(context: Pick<AppContext, 'db' | 'clock' | 'metrics' |
 
 export function webhookMetrics(context: Pick<AppContext, 'db' | 'clock' | 'metrics' | 'logger'>): WebhookMetrics {
   const counter = attemptsCounter(context.metrics);
+  const postponed = postponedCounter(context.metrics);
   registerDueGauge(context);
   // One child per outcome, looked up once: `inc({ outcome })` hashes the labels on every call.
   const byOutcome = new Map<AttemptOutcome, ReturnType<typeof counter.labels>>();
@@ -49,6 +66,9 @@ export function webhookMetrics(context: Pick<AppContext, 'db' | 'clock' | 'metri
       let child = byOutcome.get(outcome);
       if (!child) byOutcome.set(outcome, (child = counter.labels({ outcome })));
       child.inc();
+    },
+    countPostponed(reason, deliveries) {
+      postponed.inc({ reason }, deliveries);
     },
   };
 }

@@ -392,6 +392,7 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
       expect(arrivals.indexOf('other')).toBeLessThanOrEqual(8);
       const postponed = (await Promise.all(backlog.map((event) => deliveryOf(event.id)))).filter((row) => row.status === 'pending');
       expect(postponed.length).toBeGreaterThan(0);
+      expect(await testApp.context.metrics.metrics()).toMatch(/paygate_webhook_deliveries_postponed_total\{reason="backlog"\} [1-9]/);
       for (const row of postponed) {
         expect(row).toMatchObject({ attempt_count: 0, lease_token: null, locked_until: null });
         expect(row.next_attempt_at!.getTime()).toBeGreaterThan(testApp.clock.now().getTime());

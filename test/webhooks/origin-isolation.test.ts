@@ -99,6 +99,8 @@ describe.each(backends)('a dead receiver does not delay other merchants on %s', 
     expect(postponed).toHaveLength(DEAD_EVENTS - originCap);
     expect(postponed.every((delivery) => delivery.status === 'pending' && delivery.next_attempt_at!.getTime() > now)).toBe(true);
     await expect.poll(() => worker.inFlight, { timeout: 5_000, interval: 10 }).toBe(0);
+    const metrics = await testApp.context.metrics.metrics();
+    expect(metrics).toMatch(/paygate_webhook_deliveries_postponed_total\{reason="impaired"\} [1-9]/);
 
     // When they fall due again, the impaired receiver gets one probe at a time; the healthy one is still unaffected.
     testApp.clock.advance(10 * 60_000);
