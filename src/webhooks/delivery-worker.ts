@@ -9,21 +9,11 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { AppContext, Worker } from '../context.ts';
-import { newId } from '../ids.ts';
-import { nextRetryDelayMs, parseRetryAfterMs } from './retry-schedule.ts';
-import { signedHeaders } from './signing.ts';
+import { attemptDelivery, createRecordBatcher, type AttemptDeps } from './delivery-attempt.ts';
 import { createOriginGate } from './origin-gate.ts';
-import {
-  claimDueDeliveries,
-  postponeDeliveries,
-  recordAttempt,
-  recordAttempts,
-  releaseDeliveries,
-  type AttemptRecord,
-  type ClaimedDelivery,
-} from './webhook-repository.ts';
-import { createWebhookSender, DEFAULT_ATTEMPT_TIMEOUT_MS, type SendResult, type WebhookSender } from './webhook-sender.ts';
-import { webhookMetrics, type WebhookMetrics } from './webhook-metrics.ts';
+import { claimDueDeliveries, postponeDeliveries, releaseDeliveries, type ClaimedDelivery } from './webhook-repository.ts';
+import { createWebhookSender, DEFAULT_ATTEMPT_TIMEOUT_MS, type SendResult } from './webhook-sender.ts';
+import { webhookMetrics } from './webhook-metrics.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
 export const DEFAULT_IDLE_POLL_MS = 500;
@@ -48,109 +38,6 @@ export interface DeliveryWorkerOptions {
   readonly idlePollMs?: number;
   /** Jitter source in [0, 1). */
   readonly random?: () => number;
-}
-
-export type AttemptDeps = Pick<AppContext, 'db' | 'clock' | 'logger'> & {
-  readonly sender: WebhookSender;
-  readonly metrics: WebhookMetrics;
-  readonly random?: (() => number) | undefined;
-  /** How the attempt is written; one statement per attempt unless a worker batches them. Resolves false when the lease was lost. */
-  readonly record?: ((record: AttemptRecord) => Promise<boolean>) | undefined;
-};
-
-export interface AttemptSummary {
-  readonly eventId: string;
-  readonly attemptNumber: number;
-  readonly result: SendResult;
-  readonly nextAttemptAt: Date | null;
-  readonly startedAt: Date;
-}
-
-function secretsAt(delivery: ClaimedDelivery, at: Date) {
-  const previousValid =
-    delivery.previousSecret !== null && delivery.previousSecretExpiresAt !== null && delivery.previousSecretExpiresAt > at;
-  return { current: delivery.secret, previous: previousValid ? delivery.previousSecret : null };
-}
-
-/** Makes one attempt of a claimed delivery and records it. Never throws for a receiver's failure. */
-export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery, onSent?: (result: SendResult) => void): Promise<AttemptSummary> {
-  const startedAt = deps.clock.now();
-  const headers = signedHeaders(secretsAt(delivery, startedAt), delivery.eventId, startedAt, delivery.payload);
-  const result = await deps.sender.send({ url: delivery.url, headers, body: delivery.payload });
-  onSent?.(result);
-  const finishedAt = deps.clock.now();
-  const attemptNumber = delivery.attemptCount + 1;
-  const delayMs =
-    result.outcome === 'succeeded'
-      ? null
-      : nextRetryDelayMs({
-          attemptsMade: attemptNumber,
-          maxAttempts: delivery.maxAttempts,
-          retryAfterMs: parseRetryAfterMs(result.retryAfter, finishedAt),
-          random: deps.random,
-        });
-  const nextAttemptAt = delayMs === null ? null : new Date(finishedAt.getTime() + delayMs);
-  const status = result.outcome === 'succeeded' ? 'delivered' : nextAttemptAt === null ? 'failed' : 'pending';
-  const record = deps.record ?? ((input: AttemptRecord) => recordAttempt(deps.db, input));
-  const kept = await record({
-    attemptId: newId('attempt'),
-    attemptNumber,
-    deliveryId: delivery.deliveryId,
-    eventId: delivery.eventId,
-    url: delivery.url,
-    leaseToken: delivery.leaseToken,
-    startedAt,
-    durationMs: result.durationMs,
-    outcome: result.outcome,
-    statusCode: result.statusCode,
-    error: result.error,
-    responseBody: result.responseBody,
-    status,
-    nextAttemptAt,
-    now: finishedAt,
-  });
-  deps.metrics.countAttempt(result.outcome);
-  if (!kept) deps.logger.warn({ event_id: delivery.eventId }, 'webhook lease expired during the attempt; another worker owns the delivery now');
-  if (result.outcome !== 'succeeded') {
-    deps.logger.info(
-      { event_id: delivery.eventId, attempt: attemptNumber, outcome: result.outcome, status_code: result.statusCode, next_attempt_at: nextAttemptAt },
-      'webhook attempt failed',
-    );
-  }
-  return { eventId: delivery.eventId, attemptNumber, result, nextAttemptAt, startedAt };
-}
-
-/**
- * Collects finished attempts and writes them in one statement per batch: one
- * commit for many attempts. A delivery keeps its lease until its attempt is
- * written, so a crash before the write only means the attempt is made again.
- */
-function createRecordBatcher(db: AppContext['db'], maxBatch: number, maxDelayMs: number) {
-  let pending: { record: AttemptRecord; resolve: (kept: boolean) => void; reject: (error: unknown) => void }[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    const batch = pending;
-    pending = [];
-    if (batch.length === 0) return;
-    recordAttempts(
-      db,
-      batch.map((item) => item.record),
-    ).then(
-      (kept) => batch.forEach((item) => item.resolve(kept.has(item.record.deliveryId))),
-      (error: unknown) => batch.forEach((item) => item.reject(error)),
-    );
-  };
-  return {
-    add(record: AttemptRecord): Promise<boolean> {
-      return new Promise<boolean>((resolve, reject) => {
-        pending.push({ record, resolve, reject });
-        if (pending.length >= maxBatch) flush();
-        else timer ??= setTimeout(flush, maxDelayMs);
-      });
-    },
-  };
 }
 
 interface QueuedDelivery {

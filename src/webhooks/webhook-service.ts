@@ -6,7 +6,7 @@ import { isStorableInstant } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
-import { attemptDelivery, type AttemptDeps } from './delivery-worker.ts';
+import { attemptDelivery, type AttemptDeps } from './delivery-attempt.ts';
 import { emit } from './outbox.ts';
 import { generateSigningSecret } from './signing.ts';
 import { assertWebhookUrl } from './url-guard.ts';
