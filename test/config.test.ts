@@ -52,6 +52,12 @@ describe('configuration', () => {
     });
   });
 
+  it('reads the per-receiver webhook cap: 8 by default, refused outside 1..1000', () => {
+    expect(loadConfig({}).webhookOriginConcurrency).toBe(8);
+    expect(loadConfig({ PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY: '16' }).webhookOriginConcurrency).toBe(16);
+    expect(() => loadConfig({ PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY: '0' })).toThrow(/PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY/);
+  });
+
   it('reads the edge settings: trusted proxies as a hop count or a list, the failed-authentication limit, the metrics token', () => {
     expect(loadConfig({})).toMatchObject({ trustProxy: false, authFailuresPerMinute: 60, metricsToken: undefined });
     expect(loadConfig({ PAYGATE_TRUST_PROXY: '2' }).trustProxy).toBe(2);
