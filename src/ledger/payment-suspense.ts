@@ -5,7 +5,7 @@
 // Called by the payments module inside its transaction; idempotent by the attempt id.
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
-import { ensureAccounts, systemAccountKey } from './ledger-accounts.ts';
+import { ensureAccounts, shardOf, systemAccountKey } from './ledger-accounts.ts';
 import { executeLinked, type ChainResult } from './ledger-service.ts';
 
 export interface SuspenseInput {
@@ -15,15 +15,19 @@ export interface SuspenseInput {
   readonly amountKopecks: bigint;
 }
 
-async function suspenseAccounts(tx: Tx, clock: Clock) {
-  const [settlement, suspense] = await ensureAccounts(tx, clock, [systemAccountKey('settlement', 'RUB'), systemAccountKey('suspense', 'RUB')]);
+/** The settlement shard the attempt id hashes to, as payment credits do; suspense is rare and keeps one row. */
+async function suspenseAccounts(tx: Tx, clock: Clock, attemptId: string) {
+  const [settlement, suspense] = await ensureAccounts(tx, clock, [
+    systemAccountKey('settlement', 'RUB', shardOf(attemptId)),
+    systemAccountKey('suspense', 'RUB'),
+  ]);
   return { settlement: settlement!, suspense: suspense! };
 }
 
 /** settlement RUB → suspense RUB: the captured amount is held, owed to the payer. */
 export async function holdUnappliedCapture(tx: Tx, clock: Clock, input: SuspenseInput): Promise<ChainResult> {
   if (input.amountKopecks <= 0n) throw new Error(`attempt ${input.attemptId}: a held capture must be > 0`);
-  const { settlement, suspense } = await suspenseAccounts(tx, clock);
+  const { settlement, suspense } = await suspenseAccounts(tx, clock, input.attemptId);
   return executeLinked(tx, clock, [
     {
       action: 'transfer',
@@ -39,7 +43,7 @@ export async function holdUnappliedCapture(tx: Tx, clock: Clock, input: Suspense
 
 /** suspense RUB → settlement RUB: the acquirer returned the held capture to the payer. */
 export async function releaseRefundedCapture(tx: Tx, clock: Clock, input: SuspenseInput): Promise<ChainResult> {
-  const { settlement, suspense } = await suspenseAccounts(tx, clock);
+  const { settlement, suspense } = await suspenseAccounts(tx, clock, input.attemptId);
   return executeLinked(tx, clock, [
     {
       action: 'transfer',

@@ -28,7 +28,7 @@ export interface ReconciliationWorker extends Worker {
   runOnce(): Promise<number>;
 }
 
-type ReconcileContext = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics'>;
+type ReconcileContext = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics' | 'liveConnectors'>;
 
 export function createReconciliationWorker(context: ReconcileContext): ReconciliationWorker {
   let timer: NodeJS.Timeout | undefined;

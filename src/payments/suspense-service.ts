@@ -14,7 +14,7 @@ import { kopecksToNumber } from './payment-amount.ts';
 import { findPaymentById, type PaymentRow } from './payment-repository.ts';
 import { paymentView, type PaymentView } from './payment-service.ts';
 
-export type SuspenseDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>;
+export type SuspenseDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'liveConnectors'>;
 
 export const SUSPENSE_LIST_LIMIT_MAX = 1000;
 
