@@ -109,7 +109,11 @@ const Endpoint = Type.Object(
 );
 
 const EventParams = Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 100, description: 'The id of an event of this shop (evt_…)' }) });
-const Url = Type.String({ minLength: 1, maxLength: MAX_WEBHOOK_URL_LENGTH });
+const Url = Type.String({
+  minLength: 1,
+  maxLength: MAX_WEBHOOK_URL_LENGTH,
+  description: 'An absolute https URL (http where the gateway allows it) without credentials; a loopback, private, link-local or reserved host is refused',
+});
 
 /** Errors of the routes that read: any key of the shop may call them, so none is 403. */
 const READ_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'invalid_request'] as const;
@@ -265,7 +269,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
           200: Type.Object(
             { event: WebhookEvent, attempt: WebhookAttempt },
             {
-              description: 'The test event and its one attempt',
+              description: "The test event and its one attempt; a failed attempt carries no receiver's body and a generic error (no resolved address)",
               examples: [{ event: { ...EVENT_EXAMPLE, type: 'webhook.test', data: {} }, attempt: ATTEMPT_EXAMPLE }],
             },
           ),

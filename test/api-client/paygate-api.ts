@@ -3536,12 +3536,13 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description An absolute https URL (http where the gateway allows it) without credentials; a loopback, private, link-local or reserved host is refused */
                     url?: string;
                 };
             };
         };
         responses: {
-            /** @description The test event and its one attempt */
+            /** @description The test event and its one attempt; a failed attempt carries no receiver's body and a generic error (no resolved address) */
             200: {
                 headers: {
                     [name: string]: unknown;
