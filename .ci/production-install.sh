@@ -67,7 +67,9 @@ PAYGATE_DATA_DIR="$work/data" LOG_LEVEL=warn check_serve embedded-npx npx --no-i
 PAYGATE_DATA_DIR="$work/data" LOG_LEVEL=warn check_serve embedded-system-node node bin/paygate.js serve
 
 if [ -n "${DATABASE_URL_FOR_CHECK:-}" ]; then
+  # A server database needs a root key named by the operator (README, Deploying).
+  root_key="$(npx --no-install paygate kms generate-key)"
   DATABASE_URL="$DATABASE_URL_FOR_CHECK" LOG_LEVEL=warn npx --no-install paygate migrate
-  DATABASE_URL="$DATABASE_URL_FOR_CHECK" LOG_LEVEL=warn check_serve postgres-npx npx --no-install paygate serve
+  PAYGATE_ROOT_KEY="$root_key" DATABASE_URL="$DATABASE_URL_FOR_CHECK" LOG_LEVEL=warn check_serve postgres-npx npx --no-install paygate serve
 fi
 echo "production install: passed"

@@ -30,6 +30,11 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** SIGTERM: how long in-flight requests and webhook deliveries may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
+  /** Envelope encryption's root key (base64), or the file holding it; with neither, the embedded default generates `<dataDir>/root-key`. */
+  readonly rootKey: string | undefined;
+  readonly rootKeyFile: string | undefined;
+  /** Root keys replaced by a rotation, kept to open what they wrapped until `paygate kms rotate` has re-wrapped it. */
+  readonly previousRootKeys: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -106,6 +111,21 @@ function readMetricsToken(env: Env): string | undefined {
   return raw;
 }
 
+const ROOT_KEY_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
+
+function readRootKeys(env: Env): Pick<Config, 'rootKey' | 'rootKeyFile' | 'previousRootKeys'> {
+  const rootKey = env.PAYGATE_ROOT_KEY?.trim() || undefined;
+  const rootKeyFile = env.PAYGATE_ROOT_KEY_FILE?.trim() || undefined;
+  if (rootKey !== undefined && rootKeyFile !== undefined) throw new ConfigError('PAYGATE_ROOT_KEY', 'and PAYGATE_ROOT_KEY_FILE are both set; set one');
+  if (rootKey !== undefined && !ROOT_KEY_PATTERN.test(rootKey)) {
+    throw new ConfigError('PAYGATE_ROOT_KEY', 'must be 32 random bytes in base64 (44 characters; `paygate kms generate-key` prints one)');
+  }
+  const previousRootKeys = (env.PAYGATE_ROOT_KEYS_PREVIOUS ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const bad = previousRootKeys.findIndex((entry) => !ROOT_KEY_PATTERN.test(entry));
+  if (bad >= 0) throw new ConfigError('PAYGATE_ROOT_KEYS_PREVIOUS', `entry ${bad + 1} must be 32 random bytes in base64 (44 characters)`);
+  return { rootKey, rootKeyFile: rootKeyFile === undefined ? undefined : resolve(rootKeyFile), previousRootKeys };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function defaultPublicUrl(port: number): string {
@@ -149,5 +169,6 @@ export function loadConfig(env: Env = process.env): Config {
     authFailuresPerMinute: readInteger(env, 'PAYGATE_AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     metricsToken: readMetricsToken(env),
     shutdownTimeoutMs: readInteger(env, 'PAYGATE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
+    ...readRootKeys(env),
   };
 }

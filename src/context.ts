@@ -6,6 +6,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { DatabaseBackend } from './db/database.ts';
 import type { Db } from './db/transaction.ts';
+import type { Keyring } from './kms/keyring.ts';
 import type { AcquirerConnector } from './payments/connectors/acquirer-connector.ts';
 
 export interface AppContext {
@@ -15,6 +16,8 @@ export interface AppContext {
   readonly config: Config;
   readonly metrics: Registry;
   readonly logger: Logger;
+  /** Envelope encryption of the secrets stored in the database (src/kms/). */
+  readonly keyring: Keyring;
   /**
    * The production acquirers live shops charge through, in order of preference.
    * None ships yet (docs/connectors.md); absent or empty, a live shop can bind no method.

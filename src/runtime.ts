@@ -13,7 +13,9 @@ import { migrate } from './db/migrate.ts';
 import { createLogger } from './logger.ts';
 import { countMerchants } from './merchants/merchant-repository.ts';
 import { createMerchant } from './merchants/merchant-service.ts';
+import { loadKeyring } from './kms/load-keyring.ts';
 import { createWorkers } from './modules.ts';
+import { sealPlaintextWebhookSecrets } from './webhooks/webhook-secrets.ts';
 
 export type Role = 'all' | 'api' | 'worker';
 export const ROLES: readonly Role[] = ['all', 'api', 'worker'];
@@ -62,6 +64,7 @@ async function createDemoMerchantIfEmpty(context: AppContext, config: Config): P
 
 export async function startGateway(config: Config, options: { role: Role; clock?: Clock }): Promise<Gateway> {
   const logger = createLogger(config);
+  const keyring = await loadKeyring(config);
   const handle = await openConfiguredDatabase(config);
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
@@ -72,7 +75,10 @@ export async function startGateway(config: Config, options: { role: Role; clock?
     config,
     metrics,
     logger,
+    keyring,
   };
+  const sealed = await sealPlaintextWebhookSecrets(handle.db, keyring);
+  if (sealed > 0) logger.info({ shops: sealed }, 'sealed webhook secrets stored in clear by an earlier version');
   await createDemoMerchantIfEmpty(context, config);
 
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined;

@@ -5,6 +5,7 @@ import { migrateCommand, serveCommand } from './serve-commands.ts';
 import { shopMethodsListCommand, shopMethodsSetCommand } from '../payments/payment-commands.ts';
 import { ledgerCheckCommand } from '../ledger/ledger-commands.ts';
 import { suspenseListCommand, suspenseRefundCommand } from '../payments/suspense-commands.ts';
+import { kmsGenerateKeyCommand, kmsRotateCommand } from './kms-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
 
 export const commands: readonly CliCommand[] = [
@@ -19,4 +20,6 @@ export const commands: readonly CliCommand[] = [
   suspenseListCommand,
   suspenseRefundCommand,
   openapiCommand,
+  kmsGenerateKeyCommand,
+  kmsRotateCommand,
 ];

@@ -14,11 +14,15 @@ import {
 } from './api-key-secrets.ts';
 import { API_KEY_SCOPES, type ApiKeyScope, type ShopMode } from './merchant-tables.ts';
 import * as repository from './merchant-repository.ts';
+import type { Keyring } from '../kms/keyring.ts';
+import { sealWebhookSecret } from '../webhooks/webhook-secrets.ts';
 import { hashPassword } from './password.ts';
 
 export interface MerchantServiceDeps {
   readonly db: Db;
   readonly clock: Clock;
+  /** Seals the shop's webhook signing secret before it is stored. */
+  readonly keyring: Keyring;
 }
 
 export interface CreateMerchantInput {
@@ -86,7 +90,7 @@ export async function createMerchant(deps: MerchantServiceDeps, input: CreateMer
         name: input.shopName?.trim() || name,
         mode,
         webhook_url: null,
-        webhook_secret: webhookSecret,
+        webhook_secret: sealWebhookSecret(deps.keyring, shopId, webhookSecret),
         previous_webhook_secret: null,
         previous_webhook_secret_expires_at: null,
         created_at: now,

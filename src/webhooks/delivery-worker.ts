@@ -80,6 +80,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     db: context.db,
     clock: context.clock,
     logger: context.logger,
+    keyring: context.keyring,
     sender,
     metrics: webhookMetrics(context),
     random: options.random,

@@ -318,5 +318,42 @@ export async function updateShopWebhookSettings(db: Executor, shopId: string, ch
   await db.updateTable('shops').set(changes).where('id', '=', shopId).execute();
 }
 
+export interface StoredShopSecrets {
+  id: string;
+  webhook_secret: string;
+  previous_webhook_secret: string | null;
+}
+
+/** Shops' stored signing secrets, in id order after `afterId` (sealing and re-wrapping walk them in batches). */
+export async function listShopSecrets(db: Executor, afterId: string, limit: number): Promise<StoredShopSecrets[]> {
+  return db
+    .selectFrom('shops')
+    .select(['id', 'webhook_secret', 'previous_webhook_secret'])
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** Replaces a shop's stored secrets only if they are still what was read; true when it did. */
+export async function replaceShopSecrets(
+  db: Executor,
+  shopId: string,
+  change: { from: Omit<StoredShopSecrets, 'id'>; to: Omit<StoredShopSecrets, 'id'> },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('shops')
+    .set(change.to)
+    .where('id', '=', shopId)
+    .where('webhook_secret', '=', change.from.webhook_secret)
+    .where((eb) =>
+      change.from.previous_webhook_secret === null
+        ? eb('previous_webhook_secret', 'is', null)
+        : eb('previous_webhook_secret', '=', change.from.previous_webhook_secret),
+    )
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 export type AttemptRow = Awaited<ReturnType<typeof listAttempts>>[number];
 export type { AttemptOutcome };

@@ -11,6 +11,7 @@ import { emit } from './outbox.ts';
 import { generateSigningSecret } from './signing.ts';
 import { assertWebhookUrl } from './url-guard.ts';
 import * as repository from './webhook-repository.ts';
+import { sealWebhookSecret } from './webhook-secrets.ts';
 import type { SendResult, WebhookSender } from './webhook-sender.ts';
 import type { AttemptOutcome } from './webhook-tables.ts';
 import type { AttemptRow, EventRow, EventStatus, PageKey } from './webhook-repository.ts';
@@ -165,7 +166,7 @@ export interface RotatedSecret {
 }
 
 /** A new signing secret; the replaced one keeps being sent beside it for 24 h. */
-export async function rotateSecret(deps: Deps, shopId: string): Promise<RotatedSecret> {
+export async function rotateSecret(deps: Deps & Pick<AppContext, 'keyring'>, shopId: string): Promise<RotatedSecret> {
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + SECRET_OVERLAP_MS);
   const secret = generateSigningSecret();
@@ -173,7 +174,7 @@ export async function rotateSecret(deps: Deps, shopId: string): Promise<RotatedS
     const shop = await repository.findShopWebhookSettings(tx, shopId);
     if (!shop) throw new NotFoundError('No such shop.');
     await repository.updateShopWebhookSettings(tx, shopId, {
-      webhook_secret: secret,
+      webhook_secret: sealWebhookSecret(deps.keyring, shopId, secret),
       previous_webhook_secret: shop.webhook_secret,
       previous_webhook_secret_expires_at: expiresAt,
     });

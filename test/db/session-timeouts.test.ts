@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { inTransaction, type Tx } from '../../src/db/transaction.ts';
 import { ensureAccounts, shardOf, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { backends } from '../support/databases.ts';
 import { postHelper, postPayment, sandboxShop, type ShopWithKey } from '../payments/payment-test-support.ts';

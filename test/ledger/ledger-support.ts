@@ -15,6 +15,7 @@ import type { LedgerCurrency } from '../../src/ledger/ledger-tables.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
 import { testConfig } from '../support/app.ts';
 import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { testKeyring } from '../support/keyring.ts';
 
 export interface LedgerTestEnvironment {
   readonly context: AppContext;
@@ -31,7 +32,7 @@ export function useLedgerDatabase(backend: DatabaseBackend, options: { poolSize?
     const database = await openTestDatabase(backend, { poolSize: options.poolSize ?? 10 });
     const clock = new ManualClock(new Date('2026-11-01T10:00:00.000Z'));
     const config = testConfig();
-    const context: AppContext = { db: database.db, backend, clock, config, metrics: new Registry(), logger: createLogger(config) };
+    const context: AppContext = { db: database.db, backend, clock, config, metrics: new Registry(), logger: createLogger(config), keyring: testKeyring };
     environment = { context, clock, database };
   });
   afterEach(async () => {

@@ -14,6 +14,7 @@ import { ManualClock } from '../../src/clock.ts';
 import type { AppContext } from '../../src/context.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
+import { testKeyring } from '../support/keyring.ts';
 import { applyAttemptOutcome, chargeAttempt, startAttempt } from '../../src/payments/attempt-service.ts';
 import { createSandboxConnector } from '../../src/payments/connectors/sandbox/sandbox-connector.ts';
 import { createExpiryWorker } from '../../src/payments/expiry-worker.ts';
@@ -63,7 +64,7 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
   async function withDatabase<T>(clock: ManualClock, work: (context: AppContext) => Promise<T>): Promise<T> {
     const handle = await openDatabase({ url: databaseUrl, dataDir: join(dataDir, 'pglite') });
     const config = testConfig();
-    const context: AppContext = { db: handle.db, backend, clock, config, metrics: new Registry(), logger: createLogger(config) };
+    const context: AppContext = { db: handle.db, backend, clock, config, metrics: new Registry(), logger: createLogger(config), keyring: testKeyring };
     try {
       return await work(context);
     } finally {

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/logger.ts';
 import { createApiKey, createMerchant, type CreatedMerchant } from '../../src/merchants/merchant-service.ts';
 import type { ApiKeyScope, ShopMode } from '../../src/merchants/merchant-tables.ts';
 import { openTestDatabase, type TestDatabase } from './databases.ts';
+import { testKeyring } from './keyring.ts';
 
 export interface TestApp {
   readonly app: FastifyInstance;
@@ -46,6 +47,7 @@ export async function createTestContext(
     config,
     metrics: new Registry(),
     logger: createLogger(config),
+    keyring: testKeyring,
     liveConnectors: options.liveConnectors,
   };
   return { context, clock, database };

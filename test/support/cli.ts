@@ -1,6 +1,13 @@
 // Runs the real `paygate` command (bin/paygate.js) in a child process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { TEST_ROOT_KEY } from './keyring.ts';
+
+/** The child's environment: defaults, then the test's own; a value of undefined removes the variable. */
+function childEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const merged: Record<string, string | undefined> = { PATH: process.env.PATH, LOG_LEVEL: 'warn', PAYGATE_ROOT_KEY: TEST_ROOT_KEY, ...env };
+  return Object.fromEntries(Object.entries(merged).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
 
 export const PAYGATE_BIN = fileURLToPath(new URL('../../bin/paygate.js', import.meta.url));
 
@@ -13,7 +20,7 @@ export interface CliResult {
 export function runPaygate(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [PAYGATE_BIN, ...args], {
-      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
+      env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -32,7 +39,7 @@ export function startPaygate(
 ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', ...args], {
-      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
+      env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -14,6 +14,7 @@ import { createDeliveryWorker, DEFAULT_LEASE_MS } from '../../src/webhooks/deliv
 import { emit } from '../../src/webhooks/outbox.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { TEST_DATABASE_URL } from '../support/databases.ts';
+import { TEST_ROOT_KEY } from '../support/keyring.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -131,6 +132,7 @@ describe.runIf(TEST_DATABASE_URL)('webhook workers on postgres', () => {
         env: {
           ...process.env,
           DATABASE_URL: testApp.database.url,
+          PAYGATE_ROOT_KEY: TEST_ROOT_KEY,
           PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
           PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
           PAYGATE_WEBHOOK_CONCURRENCY: '8',
