@@ -61,7 +61,7 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
       };
       expect(await account(merchant.api_key)).toMatchObject({
         status: 200,
-        body: { shop_id: merchant.shop_id, mode: 'sandbox', scopes: ['payments', 'crypto', 'payouts', 'read'] },
+        body: { shop_id: merchant.shop_id, mode: 'sandbox', scopes: ['payments', 'crypto', 'payouts', 'webhooks', 'read'] },
       });
       expect(await account(key.api_key)).toMatchObject({ status: 200, body: { scopes: ['payments', 'read'] } });
     } finally {
