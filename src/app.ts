@@ -14,6 +14,7 @@ import { DATABASE_RETRY_AFTER_SECONDS } from './db/database-errors.ts';
 import { AuthFailureLimiter } from './http/auth-failure-limit.ts';
 import { installAuthentication } from './http/authentication.ts';
 import { MAX_PATH_PARAMETER_LENGTH, handleClientError, handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
+import { installJsonBodyParser } from './http/json-body-parser.ts';
 import { installMetricsRoute } from './http/metrics-route.ts';
 import { openApiOptions } from './http/openapi-document.ts';
 import { installRateLimit } from './http/rate-limit.ts';
@@ -53,6 +54,7 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
   installStringInputCheck(app);
   // JSON sent as text/plain is 415, not a string that fails the schema (the page adds its form parser).
   app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

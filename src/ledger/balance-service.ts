@@ -8,7 +8,20 @@ import * as repository from './ledger-repository.ts';
 import type { AccountRow, OperationListRow } from './ledger-repository.ts';
 import { transfer, type LedgerTransfer } from './ledger-service.ts';
 import type { LedgerCurrency, TransferStatus } from './ledger-tables.ts';
-import { formatAmount, parseAmount } from './money.ts';
+import { unitsToMinor } from '../money/asset.ts';
+import { formatMinor, parseMinor } from '../money/decimal.ts';
+
+/** The largest amount one API transfer may move: one billion units of the currency. */
+export const MAX_TRANSFER_UNITS = 1_000_000_000n;
+
+/** A transfer's `amount`: a positive decimal string with at most the currency's places, up to a billion units. */
+function parseTransferAmount(text: string, currency: LedgerCurrency): bigint {
+  const parsed = parseMinor(text, currency, 'decimal-string');
+  if (!parsed.ok) throw new InvalidRequestError(`amount ${parsed.problem}, got "${text.slice(0, 40)}"`);
+  if (parsed.minor <= 0n) throw new InvalidRequestError('amount must be greater than zero');
+  if (parsed.minor > unitsToMinor(MAX_TRANSFER_UNITS, currency)) throw new InvalidRequestError(`amount must be at most ${MAX_TRANSFER_UNITS} ${currency}`);
+  return parsed.minor;
+}
 
 export interface BalanceDeps {
   readonly db: Db;
@@ -31,9 +44,9 @@ export function balanceView(row: AccountRow): AccountBalanceView {
     account_id: row.id,
     currency: row.currency,
     kind: row.kind,
-    available: formatAmount(total - row.debits_pending, row.currency),
-    pending: formatAmount(row.debits_pending, row.currency),
-    total: formatAmount(total, row.currency),
+    available: formatMinor(total - row.debits_pending, row.currency),
+    pending: formatMinor(row.debits_pending, row.currency),
+    total: formatMinor(total, row.currency),
   };
 }
 
@@ -73,7 +86,7 @@ function transferView(row: LedgerTransfer, externalId: string): InternalTransfer
     external_id: externalId,
     from_account_id: row.debitAccountId,
     to_account_id: row.creditAccountId,
-    amount: formatAmount(row.amount, row.currency),
+    amount: formatMinor(row.amount, row.currency),
     currency: row.currency,
     status: row.status,
     created_at: row.createdAt.toISOString(),
@@ -109,7 +122,7 @@ export async function createInternalTransfer(
         `from_account_id holds ${from.currency} and to_account_id holds ${to.currency}; transfers move money between accounts of one currency`,
       );
     }
-    const amount = parseAmount(request.amount, from.currency);
+    const amount = parseTransferAmount(request.amount, from.currency);
     const result = await transfer(tx, deps.clock, {
       id: internalTransferLedgerId(merchantId, externalId),
       debitAccountId: from.id,
@@ -143,10 +156,10 @@ function operationView(row: OperationListRow): OperationView {
     account_id: row.account_id,
     transfer_id: row.transfer_id,
     type: row.type,
-    amount: formatAmount(row.amount, row.currency),
+    amount: formatMinor(row.amount, row.currency),
     currency: row.currency,
     status: row.origin_status === 'pending' ? (row.resolution_status ?? 'pending') : row.origin_status,
-    balance_after: formatAmount(row.balance_after, row.currency),
+    balance_after: formatMinor(row.balance_after, row.currency),
     reference: { type: row.reference_type, id: row.reference_id },
     created_at: row.created_at.toISOString(),
   };

@@ -1,8 +1,10 @@
 // The Kysely types of the ledger's tables (src/db/migrations/0004_ledger.sql).
 // Only src/ledger/ writes them; other modules call src/ledger/ledger-service.ts.
 import type { Generated } from 'kysely';
+import type { Asset } from '../money/asset.ts';
 
-export type LedgerCurrency = 'RUB' | 'USDT';
+/** The ledger's currencies are the money module's assets. */
+export type LedgerCurrency = Asset;
 export const LEDGER_CURRENCIES: readonly LedgerCurrency[] = ['RUB', 'USDT'];
 
 /** Merchant kinds are `main` and `payout`; the gateway's own accounts are `fees`, `settlement`, `hot_wallet`, `suspense`. */

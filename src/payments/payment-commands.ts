@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from '../cli/cli-command.ts';
 import { withCliContext } from '../cli/database-command.ts';
-import { formatKopecks, kopecksFromDecimalString } from './payment-amount.ts';
+import { formatMinor, parseMinor } from '../money/decimal.ts';
 import { shopMethodSettings, updateShopMethod, type MethodSettings } from './payment-methods.ts';
 
 function required(value: string | undefined, flag: string): string {
@@ -12,9 +12,9 @@ function required(value: string | undefined, flag: string): string {
 
 function rubles(value: string | undefined, flag: string): bigint | undefined {
   if (value === undefined) return undefined;
-  const kopecks = kopecksFromDecimalString(value);
-  if (kopecks === undefined) throw new CliUsageError(`${flag} must be an amount in RUB with at most 2 decimals, e.g. 1500.50`);
-  return kopecks;
+  const parsed = parseMinor(value, 'RUB', 'decimal-string');
+  if (!parsed.ok || parsed.minor < 0n) throw new CliUsageError(`${flag} must be an amount in RUB with at most 2 decimals, e.g. 1500.50`);
+  return parsed.minor;
 }
 
 /** "2.5" (percent) → 250 basis points. */
@@ -29,8 +29,8 @@ function describe(settings: MethodSettings): Record<string, unknown> {
   return {
     method: settings.method,
     enabled: settings.enabled,
-    min_amount: formatKopecks(settings.minKopecks),
-    max_amount: formatKopecks(settings.maxKopecks),
+    min_amount: formatMinor(settings.minKopecks, 'RUB'),
+    max_amount: formatMinor(settings.maxKopecks, 'RUB'),
     fee_percent: (settings.feeBasisPoints / 100).toFixed(2),
   };
 }

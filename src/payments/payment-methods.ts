@@ -6,7 +6,10 @@ import { AmountNotSupportedError, InvalidRequestError, MethodUnavailableError, N
 import type { Db, Executor } from '../db/transaction.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { findShop } from '../merchants/merchant-repository.ts';
-import { MAX_AMOUNT_KOPECKS, MIN_AMOUNT_KOPECKS, formatKopecks, payerFeeKopecks } from './payment-amount.ts';
+import { formatMinor, percentHalfUp } from '../money/decimal.ts';
+import { MAX_AMOUNT_KOPECKS, MIN_AMOUNT_KOPECKS } from './payment-amount.ts';
+
+const formatKopecks = (kopecks: bigint) => formatMinor(kopecks, 'RUB');
 import { PAYMENT_METHODS, type PaymentMethod } from './payment-tables.ts';
 
 export interface MethodSettings {
@@ -65,7 +68,7 @@ export function priceNewPayment(settings: readonly MethodSettings[], amountKopec
         `Method "${method}" accepts ${formatKopecks(chosen.minKopecks)} to ${formatKopecks(chosen.maxKopecks)} RUB in this shop.`,
       );
     }
-    return { method, amountTotalKopecks: amountKopecks + payerFeeKopecks(amountKopecks, chosen.feeBasisPoints) };
+    return { method, amountTotalKopecks: amountKopecks + percentHalfUp(amountKopecks, chosen.feeBasisPoints) };
   }
   const usable = settings.filter((candidate) => coversAmount(candidate, amountKopecks));
   if (usable.length === 0) {
@@ -84,7 +87,7 @@ export function priceNewPayment(settings: readonly MethodSettings[], amountKopec
 
 /** What the payer pays with `method` for a payment of `amountKopecks`. */
 export function totalWithMethod(settings: MethodSettings, amountKopecks: bigint): bigint {
-  return amountKopecks + payerFeeKopecks(amountKopecks, settings.feeBasisPoints);
+  return amountKopecks + percentHalfUp(amountKopecks, settings.feeBasisPoints);
 }
 
 export interface MethodSettingsChange {

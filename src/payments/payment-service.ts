@@ -12,7 +12,9 @@ import { creditPaymentPaid } from '../ledger/payment-credit.ts';
 import { emit } from '../webhooks/outbox.ts';
 import type { ShopMode } from '../merchants/merchant-tables.ts';
 import { connectorForShop, liveMethods, type ConnectorDeps } from './connectors/connector-registry.ts';
-import { kopecksToNumber, parsePaymentAmount } from './payment-amount.ts';
+import { minorToJsonNumber } from '../money/decimal.ts';
+import { numberLexeme } from '../money/json-lexemes.ts';
+import { parsePaymentAmount } from './payment-amount.ts';
 import { priceNewPayment, shopMethodSettings } from './payment-methods.ts';
 import * as repository from './payment-repository.ts';
 import type { PaymentRow } from './payment-repository.ts';
@@ -70,8 +72,8 @@ export function paymentView(row: PaymentRow, publicUrl: string): PaymentView {
     order_code: row.order_code,
     payment_url: `${publicUrl}/pay/${row.order_code}`,
     status: row.status,
-    amount: kopecksToNumber(row.amount_kopecks),
-    amount_total: kopecksToNumber(row.amount_total_kopecks),
+    amount: minorToJsonNumber(row.amount_kopecks, 'RUB'),
+    amount_total: minorToJsonNumber(row.amount_total_kopecks, 'RUB'),
     currency: row.currency,
     method: row.method,
     order_id: row.order_id,
@@ -111,7 +113,8 @@ function validateRequest(
   callbackUrl: string | null;
   orderId: string | null;
 } {
-  const amountKopecks = parsePaymentAmount(request.amount);
+  // The number as the client wrote it; String(amount) for a request that did not come through the JSON parser.
+  const amountKopecks = parsePaymentAmount(numberLexeme(request, 'amount') ?? String(request.amount));
   if (request.currency !== 'RUB') {
     throw new InvalidRequestError(`currency must be "RUB"; got "${String(request.currency).slice(0, 16)}".`);
   }

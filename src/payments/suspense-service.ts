@@ -10,7 +10,7 @@ import { emit } from '../webhooks/outbox.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
 import { connectorNamed } from './connectors/connector-registry.ts';
-import { kopecksToNumber } from './payment-amount.ts';
+import { minorToJsonNumber } from '../money/decimal.ts';
 import { findPaymentById, type PaymentRow } from './payment-repository.ts';
 import { paymentView, type PaymentView } from './payment-service.ts';
 
@@ -35,7 +35,7 @@ export function captureView(attempt: AttemptRow): CaptureView {
   return {
     attempt_id: attempt.id,
     payment_id: attempt.payment_id,
-    amount: kopecksToNumber(attempt.amount_kopecks),
+    amount: minorToJsonNumber(attempt.amount_kopecks, 'RUB'),
     currency: 'RUB',
     method: attempt.method,
     reason: attempt.suspense_reason ?? 'unknown',

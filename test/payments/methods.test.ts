@@ -1,6 +1,6 @@
 // Methods and tariffs: method_unavailable, amount_not_supported, and amount_total = amount + payer fee (half-up).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payerFeeKopecks } from '../../src/payments/payment-amount.ts';
+import { percentHalfUp as payerFeeKopecks } from '../../src/money/decimal.ts';
 import { updateShopMethod } from '../../src/payments/payment-methods.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';

@@ -1,5 +1,6 @@
 // Texts of the payment page in Russian and English. The language comes from
 // `?lang=` (the switch) or else from Accept-Language; Russian is the fallback.
+import { formatMinor } from '../../money/decimal.ts';
 export type Lang = 'ru' | 'en';
 export const LANGS: readonly Lang[] = ['ru', 'en'];
 
@@ -81,8 +82,7 @@ export function pickLang(query: string | undefined, acceptLanguage: string | und
 
 /** "1 500,50 ₽" / "1,500.50 RUB" from kopecks. */
 export function formatMoney(lang: Lang, kopecks: bigint): string {
-  const rubles = kopecks / 100n;
-  const fraction = String(kopecks % 100n).padStart(2, '0');
-  const grouped = rubles.toString().replace(/\B(?=(\d{3})+(?!\d))/g, lang === 'ru' ? '\u00a0' : ',');
+  const [rubles = '', fraction = ''] = formatMinor(kopecks, 'RUB').split('.');
+  const grouped = rubles.replace(/\B(?=(\d{3})+(?!\d))/g, lang === 'ru' ? '\u00a0' : ',');
   return lang === 'ru' ? `${grouped},${fraction}\u00a0₽` : `${grouped}.${fraction} RUB`;
 }
