@@ -38,8 +38,8 @@ async function openAccounts(db: Db): Promise<string[]> {
     const batch = merchantIds.slice(start, start + 50);
     const accounts = await inTransaction(db, (tx) =>
       ensureAccounts(tx, systemClock, [
-        systemAccountKey('settlement', 'RUB'),
-        ...batch.flatMap((id) => [merchantAccountKey(id, 'RUB', 'main'), merchantAccountKey(id, 'RUB', 'payout')]),
+        systemAccountKey('sandbox', 'settlement', 'RUB'),
+        ...batch.flatMap((id) => [merchantAccountKey('sandbox', id, 'RUB', 'main'), merchantAccountKey('sandbox', id, 'RUB', 'payout')]),
       ]),
     );
     const [settlement, ...merchantAccounts] = accounts;
@@ -100,6 +100,7 @@ function paymentCreditRun(db: Db, label: string, merchantIds: readonly string[],
         {
           paymentId: `bench-${label}-${index}-${newId('event')}`,
           merchantId: merchantIds[Math.floor(Math.random() * merchantIds.length)]!,
+          book: 'sandbox',
           amountKopecks: 100_000n,
           feeKopecks: 3_500n,
         },

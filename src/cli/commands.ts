@@ -1,6 +1,6 @@
 // Every `paygate` subcommand. Modules add theirs here.
 import type { CliCommand } from './cli-command.ts';
-import { keyCreateCommand, keyRevokeCommand, merchantCreateCommand } from './merchant-commands.ts';
+import { keyCreateCommand, keyRevokeCommand, merchantCreateCommand, shopCreateCommand } from './merchant-commands.ts';
 import { migrateCommand, serveCommand } from './serve-commands.ts';
 import { shopMethodsListCommand, shopMethodsSetCommand } from '../payments/payment-commands.ts';
 import { ledgerCheckCommand } from '../ledger/ledger-commands.ts';
@@ -12,6 +12,7 @@ export const commands: readonly CliCommand[] = [
   serveCommand,
   migrateCommand,
   merchantCreateCommand,
+  shopCreateCommand,
   keyCreateCommand,
   keyRevokeCommand,
   shopMethodsListCommand,

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createApiKey, createMerchant, parseScopes, revokeApiKey } from '../merchants/merchant-service.ts';
+import { createApiKey, createMerchant, createShop, parseScopes, revokeApiKey } from '../merchants/merchant-service.ts';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 
@@ -32,6 +32,34 @@ export const merchantCreateCommand: CliCommand = {
       io.out(JSON.stringify(created));
     } else {
       io.out(`merchant ${created.merchant_id}, shop ${created.shop_id} (${values.live ? 'live' : 'sandbox'})`);
+      io.out(`API key (shown once): ${created.api_key}`);
+      io.out(`webhook secret: ${created.webhook_secret}`);
+    }
+    return 0;
+  },
+};
+
+export const shopCreateCommand: CliCommand = {
+  words: ['shop', 'create'],
+  usage: 'paygate shop create --merchant MERCHANT_ID [--name NAME] [--live] [--json]',
+  summary: "Add a shop (sandbox unless --live) to a merchant, with an API key with every scope; its key sees only its mode's money",
+  async run(args, io, config) {
+    const { values } = parseArgs({
+      args,
+      options: {
+        merchant: { type: 'string' },
+        name: { type: 'string' },
+        live: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
+    });
+    const merchantId = required(values.merchant, '--merchant');
+    const mode = values.live ? 'live' : 'sandbox';
+    const created = await withCliContext(config, (context) => createShop(context, { merchantId, name: values.name, mode }));
+    if (values.json) {
+      io.out(JSON.stringify(created));
+    } else {
+      io.out(`shop ${created.shop_id} (${mode}) of merchant ${created.merchant_id}`);
       io.out(`API key (shown once): ${created.api_key}`);
       io.out(`webhook secret: ${created.webhook_secret}`);
     }

@@ -1,11 +1,12 @@
 // /v1/crypto/balance: balances, transfers between the merchant's own accounts,
 // and the operation history. Thin: schema, scope, call balance-service.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
-import { EXTERNAL_ID_MAX_LENGTH, OPERATION_TYPES, createInternalTransfer, getBalances, listMerchantOperations } from './balance-service.ts';
+import { EXTERNAL_ID_MAX_LENGTH, OPERATION_TYPES, createInternalTransfer, getBalances, listMerchantOperations, type LedgerOwner } from './balance-service.ts';
 
 const Currency = Type.Union([Type.Literal('RUB'), Type.Literal('USDT')]);
 const Money = Type.String({ description: 'decimal string: 2 places for RUB, 6 for USDT' });
@@ -127,6 +128,12 @@ const OperationList = Type.Object(
   },
 );
 
+/** A key sees its merchant's money in the book of its shop's mode: sandbox keys sandbox money, live keys live money. */
+function ledgerOwnerOf(request: FastifyRequest): LedgerOwner {
+  const principal = principalOf(request);
+  return { merchantId: principal.merchantId, book: principal.shopMode };
+}
+
 export const balanceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   app.get(
     '/crypto/balance',
@@ -140,7 +147,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
         response: { 200: Balances, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden') },
       },
     },
-    async (request) => getBalances(context, principalOf(request).merchantId),
+    async (request) => getBalances(context, ledgerOwnerOf(request)),
   );
 
   app.post(
@@ -160,7 +167,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
       },
     },
     async (request, reply) => {
-      const result = await createInternalTransfer(context, principalOf(request).merchantId, request.body);
+      const result = await createInternalTransfer(context, ledgerOwnerOf(request), request.body);
       return reply.code(result.created ? 201 : 200).send(result.transfer);
     },
   );
@@ -178,7 +185,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
       },
     },
     async (request) =>
-      listMerchantOperations(context, principalOf(request).merchantId, {
+      listMerchantOperations(context, ledgerOwnerOf(request), {
         limit: request.query.limit ?? 20,
         cursor: request.query.cursor,
         accountId: request.query.account_id,

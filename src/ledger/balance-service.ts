@@ -7,7 +7,7 @@ import { ensureMerchantAccounts } from './ledger-accounts.ts';
 import * as repository from './ledger-repository.ts';
 import type { AccountRow, OperationListRow } from './ledger-repository.ts';
 import { transfer, type LedgerTransfer } from './ledger-service.ts';
-import type { LedgerCurrency, TransferStatus } from './ledger-tables.ts';
+import type { LedgerBook, LedgerCurrency, TransferStatus } from './ledger-tables.ts';
 import { unitsToMinor } from '../money/asset.ts';
 import { formatMinor, parseMinor } from '../money/decimal.ts';
 
@@ -52,9 +52,15 @@ export function balanceView(row: AccountRow): AccountBalanceView {
 
 const ACCOUNT_ORDER = ['RUB:main', 'RUB:payout', 'USDT:main', 'USDT:payout'];
 
-export async function getBalances(deps: BalanceDeps, merchantId: string): Promise<{ accounts: AccountBalanceView[] }> {
+/** Whose balances a key sees: its merchant's accounts in the book of its shop's mode, never the other book. */
+export interface LedgerOwner {
+  readonly merchantId: string;
+  readonly book: LedgerBook;
+}
+
+export async function getBalances(deps: BalanceDeps, owner: LedgerOwner): Promise<{ accounts: AccountBalanceView[] }> {
   // Creates the merchant's four accounts on first sight (an idempotent insert), so they show before any money moved.
-  const rows = await inTransaction(deps.db, (tx) => ensureMerchantAccounts(tx, deps.clock, merchantId));
+  const rows = await inTransaction(deps.db, (tx) => ensureMerchantAccounts(tx, deps.clock, owner.book, owner.merchantId));
   const fresh = await repository.findAccountsByIds(deps.db, rows.map((row) => row.id));
   fresh.sort((a, b) => ACCOUNT_ORDER.indexOf(`${a.currency}:${a.kind}`) - ACCOUNT_ORDER.indexOf(`${b.currency}:${b.kind}`));
   return { accounts: fresh.map(balanceView) };
@@ -93,14 +99,17 @@ function transferView(row: LedgerTransfer, externalId: string): InternalTransfer
   };
 }
 
-/** The ledger id of a merchant's API transfer: external ids are unique per merchant. */
-export function internalTransferLedgerId(merchantId: string, externalId: string): string {
-  return `balance-transfer:${merchantId}:${externalId}`;
+/**
+ * The ledger id of a merchant's API transfer: external ids are unique per merchant and book.
+ * Sandbox ids keep the form they had before books existed, so earlier transfers still replay.
+ */
+export function internalTransferLedgerId(owner: LedgerOwner, externalId: string): string {
+  return owner.book === 'sandbox' ? `balance-transfer:${owner.merchantId}:${externalId}` : `balance-transfer:live:${owner.merchantId}:${externalId}`;
 }
 
 export async function createInternalTransfer(
   deps: BalanceDeps,
-  merchantId: string,
+  owner: LedgerOwner,
   request: InternalTransferRequest,
 ): Promise<{ created: boolean; transfer: InternalTransferView }> {
   const externalId = request.external_id;
@@ -111,10 +120,12 @@ export async function createInternalTransfer(
     throw new InvalidRequestError('from_account_id and to_account_id are the same account; a transfer needs two different accounts');
   }
   return inTransaction(deps.db, async (tx) => {
-    await ensureMerchantAccounts(tx, deps.clock, merchantId);
+    await ensureMerchantAccounts(tx, deps.clock, owner.book, owner.merchantId);
     const accounts = await repository.findAccountsByIds(tx, [request.from_account_id, request.to_account_id]);
-    const from = accounts.find((row) => row.id === request.from_account_id && row.merchant_id === merchantId);
-    const to = accounts.find((row) => row.id === request.to_account_id && row.merchant_id === merchantId);
+    // An account of the other book is not "yours" to this key: 404, like another merchant's.
+    const yours = (row: AccountRow) => row.merchant_id === owner.merchantId && row.book === owner.book;
+    const from = accounts.find((row) => row.id === request.from_account_id && yours(row));
+    const to = accounts.find((row) => row.id === request.to_account_id && yours(row));
     if (!from) throw new NotFoundError(`No account ${request.from_account_id} of yours (from_account_id).`);
     if (!to) throw new NotFoundError(`No account ${request.to_account_id} of yours (to_account_id).`);
     if (from.currency !== to.currency) {
@@ -124,7 +135,7 @@ export async function createInternalTransfer(
     }
     const amount = parseTransferAmount(request.amount, from.currency);
     const result = await transfer(tx, deps.clock, {
-      id: internalTransferLedgerId(merchantId, externalId),
+      id: internalTransferLedgerId(owner, externalId),
       debitAccountId: from.id,
       creditAccountId: to.id,
       amount,
@@ -195,7 +206,7 @@ function decodeCursor(cursor: string): bigint {
 
 export async function listMerchantOperations(
   deps: BalanceDeps,
-  merchantId: string,
+  owner: LedgerOwner,
   query: OperationQuery,
 ): Promise<{ data: OperationView[]; next_cursor: string | null }> {
   const from = parseInstant(query.from, 'from');
@@ -203,10 +214,11 @@ export async function listMerchantOperations(
   if (from && to && from >= to) throw new InvalidRequestError('from must be earlier than to');
   if (query.accountId !== undefined) {
     const [account] = await repository.findAccountsByIds(deps.db, [query.accountId]);
-    if (!account || account.merchant_id !== merchantId) throw new NotFoundError(`No account ${query.accountId} of yours.`);
+    if (!account || account.merchant_id !== owner.merchantId || account.book !== owner.book) throw new NotFoundError(`No account ${query.accountId} of yours.`);
   }
   const rows = await repository.listOperations(deps.db, {
-    merchantId,
+    merchantId: owner.merchantId,
+    book: owner.book,
     accountId: query.accountId,
     type: query.type,
     from,

@@ -10,6 +10,7 @@ import { newId } from '../ids.ts';
 import {
   LEDGER_CURRENCIES,
   MERCHANT_ACCOUNT_KINDS,
+  type LedgerBook,
   type LedgerCurrency,
   type MerchantAccountKind,
   type SystemAccountKind,
@@ -18,7 +19,7 @@ import * as repository from './ledger-repository.ts';
 import type { AccountKey, AccountRow } from './ledger-repository.ts';
 
 function sameKey(row: AccountRow, key: AccountKey): boolean {
-  return row.merchant_id === key.merchantId && row.currency === key.currency && row.kind === key.kind && row.shard === (key.shard ?? 0);
+  return row.book === key.book && row.merchant_id === key.merchantId && row.currency === key.currency && row.kind === key.kind && row.shard === (key.shard ?? 0);
 }
 
 /**
@@ -44,16 +45,17 @@ export async function ensureAccounts(tx: Tx, clock: Clock, keys: readonly Accoun
   });
 }
 
-export function merchantAccountKey(merchantId: string, currency: LedgerCurrency, kind: MerchantAccountKind): AccountKey {
-  return { merchantId, currency, kind };
+/** A merchant's account in one book: a sandbox shop's keys see the sandbox book, a live shop's the live one. */
+export function merchantAccountKey(book: LedgerBook, merchantId: string, currency: LedgerCurrency, kind: MerchantAccountKind): AccountKey {
+  return { book, merchantId, currency, kind };
 }
 
 /** Shards of each gateway account that payment credits spread over (see shardOf). */
 export const SYSTEM_ACCOUNT_SHARDS = 16;
 
-export function systemAccountKey(kind: SystemAccountKind, currency: LedgerCurrency, shard = 0): AccountKey {
+export function systemAccountKey(book: LedgerBook, kind: SystemAccountKind, currency: LedgerCurrency, shard = 0): AccountKey {
   assert.ok(Number.isInteger(shard) && shard >= 0 && shard < 256, `system account shard ${shard}`);
-  return { merchantId: null, currency, kind, shard };
+  return { book, merchantId: null, currency, kind, shard };
 }
 
 /**
@@ -65,18 +67,25 @@ export function shardOf(id: string, shards = SYSTEM_ACCOUNT_SHARDS): number {
   return createHash('sha256').update(id).digest().readUInt16BE(0) % shards;
 }
 
-/** Every account a merchant has: RUB and USDT, main and payout, created on first sight. */
-export async function ensureMerchantAccounts(tx: Tx, clock: Clock, merchantId: string): Promise<AccountRow[]> {
-  const keys = LEDGER_CURRENCIES.flatMap((currency) => MERCHANT_ACCOUNT_KINDS.map((kind) => merchantAccountKey(merchantId, currency, kind)));
+/** Every account a merchant has in a book: RUB and USDT, main and payout, created on first sight. */
+export async function ensureMerchantAccounts(tx: Tx, clock: Clock, book: LedgerBook, merchantId: string): Promise<AccountRow[]> {
+  const keys = LEDGER_CURRENCIES.flatMap((currency) => MERCHANT_ACCOUNT_KINDS.map((kind) => merchantAccountKey(book, merchantId, currency, kind)));
   return ensureAccounts(tx, clock, keys);
 }
 
-export async function merchantAccount(tx: Tx, clock: Clock, merchantId: string, currency: LedgerCurrency, kind: MerchantAccountKind): Promise<AccountRow> {
-  const [row] = await ensureAccounts(tx, clock, [merchantAccountKey(merchantId, currency, kind)]);
+export async function merchantAccount(
+  tx: Tx,
+  clock: Clock,
+  book: LedgerBook,
+  merchantId: string,
+  currency: LedgerCurrency,
+  kind: MerchantAccountKind,
+): Promise<AccountRow> {
+  const [row] = await ensureAccounts(tx, clock, [merchantAccountKey(book, merchantId, currency, kind)]);
   return row!;
 }
 
-export async function systemAccount(tx: Tx, clock: Clock, kind: SystemAccountKind, currency: LedgerCurrency): Promise<AccountRow> {
-  const [row] = await ensureAccounts(tx, clock, [systemAccountKey(kind, currency)]);
+export async function systemAccount(tx: Tx, clock: Clock, book: LedgerBook, kind: SystemAccountKind, currency: LedgerCurrency): Promise<AccountRow> {
+  const [row] = await ensureAccounts(tx, clock, [systemAccountKey(book, kind, currency)]);
   return row!;
 }

@@ -3,13 +3,14 @@
 // memory and writes absolute values without lost updates.
 import { sql, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../db/transaction.ts';
-import type { AccountKind, LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
+import type { AccountKind, LedgerBook, LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
 
 export type AccountRow = Selectable<LedgerTables['ledger_accounts']>;
 export type TransferRow = Selectable<LedgerTables['ledger_transfers']>;
 export type OperationRow = Selectable<LedgerTables['ledger_operations']>;
 
 export interface AccountKey {
+  readonly book: LedgerBook;
   /** null for the gateway's own accounts. */
   readonly merchantId: string | null;
   readonly currency: LedgerCurrency;
@@ -31,6 +32,7 @@ export async function findAccountsByKeys(db: Executor, keys: readonly AccountKey
             eb('currency', '=', key.currency),
             eb('kind', '=', key.kind),
             eb('shard', '=', key.shard ?? 0),
+            eb('book', '=', key.book),
           ]),
         ),
       ),
@@ -53,6 +55,7 @@ export async function insertAccountsIfMissing(
         currency: row.key.currency,
         kind: row.key.kind,
         shard: row.key.shard ?? 0,
+        book: row.key.book,
         debits_must_not_exceed_credits: row.debitsMustNotExceedCredits,
         created_at: row.createdAt,
       })),
@@ -66,8 +69,8 @@ export async function findAccountsByIds(db: Executor, ids: readonly string[]): P
   return db.selectFrom('ledger_accounts').selectAll().where('id', 'in', ids).orderBy('id').execute();
 }
 
-export async function findMerchantAccounts(db: Executor, merchantId: string): Promise<AccountRow[]> {
-  return db.selectFrom('ledger_accounts').selectAll().where('merchant_id', '=', merchantId).orderBy('currency').orderBy('kind').execute();
+export async function findMerchantAccounts(db: Executor, merchantId: string, book: LedgerBook): Promise<AccountRow[]> {
+  return db.selectFrom('ledger_accounts').selectAll().where('merchant_id', '=', merchantId).where('book', '=', book).orderBy('currency').orderBy('kind').execute();
 }
 
 /**
@@ -237,6 +240,7 @@ export interface OperationListRow {
 
 export interface OperationFilter {
   readonly merchantId: string;
+  readonly book: LedgerBook;
   readonly accountId?: string | undefined;
   readonly type?: string | undefined;
   readonly from?: Date | undefined;
@@ -268,7 +272,8 @@ export async function listOperations(db: Executor, filter: OperationFilter): Pro
       't.status as origin_status',
       'r.status as resolution_status',
     ])
-    .where('a.merchant_id', '=', filter.merchantId);
+    .where('a.merchant_id', '=', filter.merchantId)
+    .where('a.book', '=', filter.book);
   if (filter.accountId !== undefined) query = query.where('o.account_id', '=', filter.accountId);
   if (filter.type !== undefined) query = query.where('t.type', '=', filter.type);
   if (filter.from !== undefined) query = query.where('o.created_at', '>=', filter.from);

@@ -20,7 +20,7 @@ import type { Clock } from '../clock.ts';
 import { isUniqueViolation, type Executor, type Tx } from '../db/transaction.ts';
 import { DuplicateExternalIdError, InsufficientFundsError, InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import type { LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
+import type { LedgerBook, LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
 import * as repository from './ledger-repository.ts';
 import type { AccountRow, AccountTotals, NewOperation, TransferRow } from './ledger-repository.ts';
 
@@ -228,6 +228,7 @@ function replayOrRefuse(
 
 interface MutableTotals {
   id: string;
+  book: LedgerBook;
   currency: LedgerCurrency;
   merchantId: string | null;
   guarded: boolean;
@@ -244,6 +245,7 @@ export function availableOf(totals: { creditsPosted: bigint; debitsPosted: bigin
 function mutable(row: AccountRow): MutableTotals {
   return {
     id: row.id,
+    book: row.book,
     currency: row.currency,
     merchantId: row.merchant_id,
     guarded: row.debits_must_not_exceed_credits,
@@ -408,6 +410,10 @@ function applyRequest(
   const creditId = reservation ? reservation.credit_account_id : (request as TransferInput).creditAccountId;
   const debit = accounts.get(debitId)!;
   const credit = accounts.get(creditId)!;
+  // Sandbox money can never become live money, nor the reverse.
+  if (debit.book !== credit.book) {
+    throw new InvalidRequestError(`accounts "${debitId}" (${debit.book}) and "${creditId}" (${credit.book}) are in different books; sandbox and live money never mix`);
+  }
   if (debit.currency !== credit.currency) {
     throw new InvalidRequestError(`accounts "${debitId}" (${debit.currency}) and "${creditId}" (${credit.currency}) hold different currencies`);
   }

@@ -15,9 +15,13 @@ export type AccountKind = MerchantAccountKind | SystemAccountKind;
 
 export type TransferStatus = 'pending' | 'posted' | 'voided';
 
+/** Sandbox and live money live in separate books (a shop's mode); no transfer crosses them (migration 0010). */
+export type LedgerBook = 'sandbox' | 'live';
+
 export interface LedgerTables {
   ledger_accounts: {
     id: string;
+    book: LedgerBook;
     merchant_id: string | null;
     currency: LedgerCurrency;
     kind: AccountKind;

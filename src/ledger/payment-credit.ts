@@ -6,15 +6,18 @@
 // different merchants do not queue on the same two rows.
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
-import { findShop } from '../merchants/merchant-repository.ts';
+import { findShopOwner } from '../merchants/merchant-service.ts';
 import { ensureAccounts, merchantAccountKey, shardOf, SYSTEM_ACCOUNT_SHARDS, systemAccountKey } from './ledger-accounts.ts';
+import type { LedgerBook } from './ledger-tables.ts';
 import { executeLinked, type ChainResult, type LedgerRequest } from './ledger-service.ts';
 
 export interface PaymentCreditInput {
   readonly paymentId: string;
-  /** The merchant credited; or give the payment's shop and the merchant is looked up. */
-  readonly merchantId?: string | undefined;
+  /** The payment's shop: its merchant is credited, in the book of its mode. */
   readonly shopId?: string | undefined;
+  /** Without a shop: the merchant credited and the book (benchmarks, tests). */
+  readonly merchantId?: string | undefined;
+  readonly book?: LedgerBook | undefined;
   /** What the merchant receives (the payment's `amount`), in kopecks. */
   readonly amountKopecks: bigint;
   /** The payer fee (`amount_total - amount`), in kopecks; the gateway's revenue. */
@@ -28,13 +31,18 @@ export async function creditPaymentPaid(
   /** How many shards of the gateway's accounts to spread over; 1 only to measure the unsharded baseline. */
   shards = SYSTEM_ACCOUNT_SHARDS,
 ): Promise<ChainResult> {
-  const merchantId = input.merchantId ?? (input.shopId === undefined ? undefined : (await findShop(tx, input.shopId))?.merchant_id);
-  if (merchantId === undefined) throw new Error(`payment ${input.paymentId}: no merchant to credit (shop ${input.shopId ?? 'not given'})`);
+  // The payment's shop decides whose account and which book: a sandbox shop's payment is sandbox money.
+  const shop = input.shopId === undefined ? undefined : await findShopOwner(tx, input.shopId);
+  const merchantId = shop?.merchantId ?? input.merchantId;
+  const book = shop?.mode ?? input.book;
+  if (merchantId === undefined || book === undefined) {
+    throw new Error(`payment ${input.paymentId}: no merchant and book to credit (shop ${input.shopId ?? 'not given'})`);
+  }
   if (input.amountKopecks <= 0n || input.feeKopecks < 0n) throw new Error(`payment ${input.paymentId}: amount must be > 0 and fee >= 0`);
   const [merchantMain, settlement, fees] = await ensureAccounts(tx, clock, [
-    merchantAccountKey(merchantId, 'RUB', 'main'),
-    systemAccountKey('settlement', 'RUB', shardOf(input.paymentId, shards)),
-    systemAccountKey('fees', 'RUB', shardOf(input.paymentId, shards)),
+    merchantAccountKey(book, merchantId, 'RUB', 'main'),
+    systemAccountKey(book, 'settlement', 'RUB', shardOf(input.paymentId, shards)),
+    systemAccountKey(book, 'fees', 'RUB', shardOf(input.paymentId, shards)),
   ]);
   const reference = { type: 'payment', id: input.paymentId };
   const chain: LedgerRequest[] = [

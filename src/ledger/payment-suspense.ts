@@ -6,9 +6,12 @@
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
 import { ensureAccounts, shardOf, systemAccountKey } from './ledger-accounts.ts';
+import type { LedgerBook } from './ledger-tables.ts';
 import { executeLinked, type ChainResult } from './ledger-service.ts';
 
 export interface SuspenseInput {
+  /** The book of the payment's shop: a sandbox capture is held in sandbox money. */
+  readonly book: LedgerBook;
   /** The payment attempt whose capture is held. */
   readonly attemptId: string;
   /** What the acquirer captured, in kopecks. */
@@ -16,10 +19,10 @@ export interface SuspenseInput {
 }
 
 /** The settlement shard the attempt id hashes to, as payment credits do; suspense is rare and keeps one row. */
-async function suspenseAccounts(tx: Tx, clock: Clock, attemptId: string) {
+async function suspenseAccounts(tx: Tx, clock: Clock, book: LedgerBook, attemptId: string) {
   const [settlement, suspense] = await ensureAccounts(tx, clock, [
-    systemAccountKey('settlement', 'RUB', shardOf(attemptId)),
-    systemAccountKey('suspense', 'RUB'),
+    systemAccountKey(book, 'settlement', 'RUB', shardOf(attemptId)),
+    systemAccountKey(book, 'suspense', 'RUB'),
   ]);
   return { settlement: settlement!, suspense: suspense! };
 }
@@ -27,7 +30,7 @@ async function suspenseAccounts(tx: Tx, clock: Clock, attemptId: string) {
 /** settlement RUB → suspense RUB: the captured amount is held, owed to the payer. */
 export async function holdUnappliedCapture(tx: Tx, clock: Clock, input: SuspenseInput): Promise<ChainResult> {
   if (input.amountKopecks <= 0n) throw new Error(`attempt ${input.attemptId}: a held capture must be > 0`);
-  const { settlement, suspense } = await suspenseAccounts(tx, clock, input.attemptId);
+  const { settlement, suspense } = await suspenseAccounts(tx, clock, input.book, input.attemptId);
   return executeLinked(tx, clock, [
     {
       action: 'transfer',
@@ -43,7 +46,7 @@ export async function holdUnappliedCapture(tx: Tx, clock: Clock, input: Suspense
 
 /** suspense RUB → settlement RUB: the acquirer returned the held capture to the payer. */
 export async function releaseRefundedCapture(tx: Tx, clock: Clock, input: SuspenseInput): Promise<ChainResult> {
-  const { settlement, suspense } = await suspenseAccounts(tx, clock, input.attemptId);
+  const { settlement, suspense } = await suspenseAccounts(tx, clock, input.book, input.attemptId);
   return executeLinked(tx, clock, [
     {
       action: 'transfer',

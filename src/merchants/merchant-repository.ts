@@ -11,6 +11,10 @@ export async function insertMerchant(db: Executor, row: Insertable<MerchantTable
   await db.insertInto('merchants').values(row).execute();
 }
 
+export async function findMerchant(db: Executor, merchantId: string): Promise<{ id: string; name: string } | undefined> {
+  return db.selectFrom('merchants').select(['id', 'name']).where('id', '=', merchantId).executeTakeFirst();
+}
+
 export async function insertShop(db: Executor, row: Insertable<MerchantTables['shops']>): Promise<void> {
   await db.insertInto('shops').values(row).execute();
 }

@@ -40,6 +40,41 @@ export interface CreatedMerchant {
   readonly webhook_secret: string;
 }
 
+export interface CreateShopInput {
+  readonly merchantId: string;
+  readonly name?: string | undefined;
+  readonly mode: ShopMode;
+}
+
+/**
+ * Another shop for an existing merchant, e.g. a live shop beside the sandbox one.
+ * Its key sees the merchant's money in the book of its own mode only.
+ */
+export async function createShop(deps: MerchantServiceDeps, input: CreateShopInput): Promise<CreatedMerchant> {
+  const now = deps.clock.now();
+  const shopId = newId('shop');
+  const webhookSecret = generateWebhookSecret();
+  const key = await inTransaction(deps.db, async (tx) => {
+    const merchant = await repository.findMerchant(tx, input.merchantId);
+    if (!merchant) throw new NotFoundError(`No merchant ${input.merchantId}.`);
+    const name = input.name?.trim() || merchant.name;
+    if (name.length > 200) throw new InvalidRequestError('name must be 1 to 200 characters');
+    await repository.insertShop(tx, {
+      id: shopId,
+      merchant_id: merchant.id,
+      name,
+      mode: input.mode,
+      webhook_url: null,
+      webhook_secret: sealWebhookSecret(deps.keyring, shopId, webhookSecret),
+      previous_webhook_secret: null,
+      previous_webhook_secret_expires_at: null,
+      created_at: now,
+    });
+    return issueApiKey(tx, deps.clock, shopId, input.mode, API_KEY_SCOPES);
+  });
+  return { merchant_id: input.merchantId, shop_id: shopId, api_key: key.api_key, webhook_secret: webhookSecret };
+}
+
 export interface CreatedApiKey {
   readonly key_id: string;
   readonly api_key: string;
@@ -65,6 +100,12 @@ export function parseScopes(list: string): ApiKeyScope[] {
     }
   }
   return [...new Set(scopes)] as ApiKeyScope[];
+}
+
+/** The merchant and mode of a shop, for other modules (whose money it is, and in which book). */
+export async function findShopOwner(db: Executor, shopId: string): Promise<{ merchantId: string; mode: ShopMode } | undefined> {
+  const shop = await repository.findShop(db, shopId);
+  return shop && { merchantId: shop.merchant_id, mode: shop.mode };
 }
 
 export async function createMerchant(deps: MerchantServiceDeps, input: CreateMerchantInput): Promise<CreatedMerchant> {

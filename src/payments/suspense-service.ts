@@ -6,6 +6,7 @@ import type { AppContext } from '../context.ts';
 import { inTransaction, type Tx } from '../db/transaction.ts';
 import { InvalidStateError, NotFoundError } from '../errors.ts';
 import { holdUnappliedCapture, releaseRefundedCapture } from '../ledger/payment-suspense.ts';
+import { findShopOwner } from '../merchants/merchant-service.ts';
 import { emit } from '../webhooks/outbox.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
@@ -56,9 +57,16 @@ async function emitCaptureEvent(tx: Tx, deps: SuspenseDeps, type: string, paymen
   await emit(tx, deps.clock, { shopId: payment.shop_id, type, data: captureEventData(payment, attempt, deps.config.publicUrl), destination: payment.callback_url });
 }
 
+/** A sandbox shop's captures are sandbox money: held in the sandbox book. */
+async function bookOf(tx: Tx, payment: PaymentRow): Promise<'sandbox' | 'live'> {
+  const owner = await findShopOwner(tx, payment.shop_id);
+  if (!owner) throw new Error(`shop ${payment.shop_id} of payment ${payment.id} vanished`);
+  return owner.mode;
+}
+
 /** Inside the caller's transaction: ledger hold and `payment.capture_unapplied`. */
 export async function holdInSuspense(tx: Tx, deps: SuspenseDeps, payment: PaymentRow, attempt: AttemptRow): Promise<void> {
-  await holdUnappliedCapture(tx, deps.clock, { attemptId: attempt.id, amountKopecks: attempt.amount_kopecks });
+  await holdUnappliedCapture(tx, deps.clock, { book: await bookOf(tx, payment), attemptId: attempt.id, amountKopecks: attempt.amount_kopecks });
   await emitCaptureEvent(tx, deps, 'payment.capture_unapplied', payment, attempt);
 }
 
@@ -90,8 +98,9 @@ export async function refundSuspenseCapture(deps: SuspenseDeps, attemptId: strin
     if (!attempt || attempt.refund_status === 'refunded') return captureView(attempt ?? requested);
     const now = deps.clock.now();
     const refunded = await attempts.updateAttempt(tx, attempt.id, { refund_status: 'refunded', refunded_at: now, updated_at: now });
-    await releaseRefundedCapture(tx, deps.clock, { attemptId: attempt.id, amountKopecks: attempt.amount_kopecks });
     const payment = await findPaymentById(tx, attempt.payment_id);
+    if (!payment) throw new Error(`payment ${attempt.payment_id} of attempt ${attempt.id} vanished`);
+    await releaseRefundedCapture(tx, deps.clock, { book: await bookOf(tx, payment), attemptId: attempt.id, amountKopecks: attempt.amount_kopecks });
     if (payment) await emitCaptureEvent(tx, deps, 'payment.capture_refunded', payment, refunded);
     return captureView(refunded);
   });

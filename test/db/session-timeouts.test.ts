@@ -38,7 +38,7 @@ describe.runIf(onPostgres)('database session timeouts on postgres', () => {
   async function holdGatewayShardOf(testApp: TestApp, paymentId: string, whileHolding: (tx: Tx) => Promise<unknown>): Promise<{ held: Promise<void> }> {
     const shard = shardOf(paymentId);
     const accounts = await inTransaction(testApp.context.db, (tx) =>
-      ensureAccounts(tx, testApp.context.clock, [systemAccountKey('settlement', 'RUB', shard), systemAccountKey('fees', 'RUB', shard)]),
+      ensureAccounts(tx, testApp.context.clock, [systemAccountKey('sandbox', 'settlement', 'RUB', shard), systemAccountKey('sandbox', 'fees', 'RUB', shard)]),
     );
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));

@@ -20,7 +20,7 @@ async function fundedTransfer(shop: MatrixShop) {
   const { accounts } = await balances(shop);
   const { context } = shop.testApp;
   await inTransaction(context.db, (tx) =>
-    creditPaymentPaid(tx, context.clock, { paymentId: crypto.randomUUID(), merchantId: shop.merchant.merchant_id, amountKopecks: 10_000n, feeKopecks: 0n }),
+    creditPaymentPaid(tx, context.clock, { paymentId: crypto.randomUUID(), merchantId: shop.merchant.merchant_id, book: 'sandbox', amountKopecks: 10_000n, feeKopecks: 0n }),
   );
   const account = (kind: string) => accounts.find((candidate) => candidate.currency === 'RUB' && candidate.kind === kind)!.account_id;
   return {

@@ -40,7 +40,7 @@ describe.each(backends)('balance API on %s', (backend) => {
     const find = (currency: string, kind: string) => accounts.find((a) => a.currency === currency && a.kind === kind)!;
     if (rubKopecks > 0n) {
       await inTransaction(testApp.context.db, (tx) =>
-        creditPaymentPaid(tx, testApp.context.clock, { paymentId: crypto.randomUUID(), merchantId: merchant.merchant_id, amountKopecks: rubKopecks, feeKopecks: 0n }),
+        creditPaymentPaid(tx, testApp.context.clock, { paymentId: crypto.randomUUID(), merchantId: merchant.merchant_id, book: 'sandbox', amountKopecks: rubKopecks, feeKopecks: 0n }),
       );
     }
     return { merchant, key: merchant.api_key, rubMain: find('RUB', 'main'), rubPayout: find('RUB', 'payout'), usdtMain: find('USDT', 'main'), usdtPayout: find('USDT', 'payout') };
@@ -152,7 +152,7 @@ describe.each(backends)('balance API on %s', (backend) => {
 
   it('money reserved for a payout is not available for a transfer and shows as pending', async () => {
     const { merchant, key, rubMain, rubPayout } = await merchantWithAccounts(10_000n);
-    const [settlement] = await inTransaction(testApp.context.db, (tx) => ensureAccounts(tx, testApp.context.clock, [systemAccountKey('settlement', 'RUB')]));
+    const [settlement] = await inTransaction(testApp.context.db, (tx) => ensureAccounts(tx, testApp.context.clock, [systemAccountKey('sandbox', 'settlement', 'RUB')]));
     await inTransaction(testApp.context.db, (tx) =>
       reserve(tx, testApp.context.clock, {
         id: `payout-test:${merchant.merchant_id}`,

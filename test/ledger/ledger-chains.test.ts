@@ -17,7 +17,7 @@ describe.each(backends)('linked ledger chains on %s', (backend) => {
     const { context } = environment();
     const merchantId = await newMerchantId(context);
     const { main, payout, settlement } = await merchantAccounts(context, merchantId, 'USDT');
-    const [fees] = await inTransaction(context.db, (tx) => ensureAccounts(tx, context.clock, [systemAccountKey('fees', 'USDT')]));
+    const [fees] = await inTransaction(context.db, (tx) => ensureAccounts(tx, context.clock, [systemAccountKey('sandbox', 'fees', 'USDT')]));
     await fund(context, settlement.id, main.id, 1_000_000_000n);
     const batch = unique('batch');
     const chain: LedgerRequest[] = Array.from({ length: 500 }, (_, item) => [
@@ -41,7 +41,7 @@ describe.each(backends)('linked ledger chains on %s', (backend) => {
     await fund(context, settlement.id, main.id, 10_000n);
     const other = await newMerchantId(context);
     const [otherMain, otherPayout] = await inTransaction(context.db, (tx) =>
-      ensureAccounts(tx, context.clock, [merchantAccountKey(other, 'RUB', 'main'), merchantAccountKey(other, 'RUB', 'payout')]),
+      ensureAccounts(tx, context.clock, [merchantAccountKey('sandbox', other, 'RUB', 'main'), merchantAccountKey('sandbox', other, 'RUB', 'payout')]),
     );
     await fund(context, settlement.id, otherMain!.id, 10_000n);
     const contested = unique('contested');

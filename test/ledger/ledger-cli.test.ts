@@ -29,8 +29,8 @@ describe.each(backends)('paygate ledger check on %s', (backend) => {
 
     // Tamper behind the ledger's back: an account that claims money no transfer gave it.
     const handle = await openDatabase({ url: databaseUrl, dataDir: databaseUrl ? undefined : join(dataDir, 'pglite') });
-    await sql`insert into ledger_accounts (id, merchant_id, currency, kind, debits_must_not_exceed_credits, credits_posted, created_at)
-              values ('acc_tampered', null, 'USDT', 'fees', false, 100, now())`.execute(handle.db);
+    await sql`insert into ledger_accounts (id, book, merchant_id, currency, kind, debits_must_not_exceed_credits, credits_posted, created_at)
+              values ('acc_tampered', 'sandbox', null, 'USDT', 'fees', false, 100, now())`.execute(handle.db);
     await handle.close();
 
     const broken = await runPaygate(['ledger', 'check', '--json'], env);

@@ -186,7 +186,7 @@ describe.each(backends)('ledger operations on %s', (backend) => {
   it('accounts of different currencies cannot exchange money', async () => {
     const { context } = environment();
     const merchantId = await newMerchantId(context);
-    const [rub, usdt] = await run((tx) => ensureAccounts(tx, context.clock, [merchantAccountKey(merchantId, 'RUB', 'main'), merchantAccountKey(merchantId, 'USDT', 'main')]));
+    const [rub, usdt] = await run((tx) => ensureAccounts(tx, context.clock, [merchantAccountKey('sandbox', merchantId, 'RUB', 'main'), merchantAccountKey('sandbox', merchantId, 'USDT', 'main')]));
     await expect(
       run((tx) => transfer(tx, context.clock, { id: uniqueId('t'), debitAccountId: rub!.id, creditAccountId: usdt!.id, amount: 1n, type: 'transfer', reference: { type: 'test', id: '1' } })),
     ).rejects.toMatchObject({ code: 'invalid_request' });
@@ -195,7 +195,7 @@ describe.each(backends)('ledger operations on %s', (backend) => {
   it('linked transfers are all or nothing: when the second fails, the first is not applied', async () => {
     const { context } = environment();
     const { main, payout, settlement } = await fundedMerchant(1_000n);
-    const fees = (await run((tx) => ensureAccounts(tx, context.clock, [systemAccountKey('fees', 'RUB')])))[0]!;
+    const fees = (await run((tx) => ensureAccounts(tx, context.clock, [systemAccountKey('sandbox', 'fees', 'RUB')])))[0]!;
     const chain = [
       { action: 'reserve' as const, id: uniqueId('a'), debitAccountId: main.id, creditAccountId: payout.id, amount: 900n, type: 'payout' as const, reference: { type: 'payout', id: 'po_5' } },
       { action: 'reserve' as const, id: uniqueId('b'), debitAccountId: main.id, creditAccountId: fees.id, amount: 200n, type: 'payout_fee' as const, reference: { type: 'payout', id: 'po_5' } },
@@ -213,7 +213,7 @@ describe.each(backends)('ledger operations on %s', (backend) => {
     const { context } = environment();
     const merchantId = await newMerchantId(context);
     const results = await Promise.all(
-      Array.from({ length: 5 }, () => run((tx) => ensureAccounts(tx, context.clock, [merchantAccountKey(merchantId, 'USDT', 'payout')]))),
+      Array.from({ length: 5 }, () => run((tx) => ensureAccounts(tx, context.clock, [merchantAccountKey('sandbox', merchantId, 'USDT', 'payout')]))),
     );
     expect(new Set(results.map(([row]) => row!.id)).size).toBe(1);
   });
@@ -221,7 +221,7 @@ describe.each(backends)('ledger operations on %s', (backend) => {
   it('a paid payment credits the merchant its amount and the fees account the payer fee, once', async () => {
     const { context } = environment();
     const merchantId = await newMerchantId(context);
-    const input = { paymentId: crypto.randomUUID(), merchantId, amountKopecks: 100_000n, feeKopecks: 3_500n };
+    const input = { paymentId: crypto.randomUUID(), merchantId, book: 'sandbox' as const, amountKopecks: 100_000n, feeKopecks: 3_500n };
     const first = await run((tx) => creditPaymentPaid(tx, context.clock, input));
     const again = await run((tx) => creditPaymentPaid(tx, context.clock, input));
     expect(again.replayed).toBe(true);

@@ -64,9 +64,9 @@ export async function merchantAccounts(
 ): Promise<{ main: AccountRow; payout: AccountRow; settlement: AccountRow }> {
   const [main, payout, settlement] = await inTransaction(context.db, (tx) =>
     ensureAccounts(tx, context.clock, [
-      merchantAccountKey(merchantId, currency, 'main'),
-      merchantAccountKey(merchantId, currency, 'payout'),
-      systemAccountKey('settlement', currency),
+      merchantAccountKey('sandbox', merchantId, currency, 'main'),
+      merchantAccountKey('sandbox', merchantId, currency, 'payout'),
+      systemAccountKey('sandbox', 'settlement', currency),
     ]),
   );
   return { main: main!, payout: payout!, settlement: settlement! };

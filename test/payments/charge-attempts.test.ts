@@ -67,7 +67,7 @@ describe.each(backends)('charge attempts on %s', (backend) => {
   const metric = (name: string) => testApp.context.metrics.getSingleMetricAsString(name);
 
   async function suspenseBalance(): Promise<bigint> {
-    const [account] = await findAccountsByKeys(testApp.context.db, [systemAccountKey('suspense', 'RUB')]);
+    const [account] = await findAccountsByKeys(testApp.context.db, [systemAccountKey('sandbox', 'suspense', 'RUB')]);
     return account ? account.credits_posted - account.debits_posted : 0n;
   }
 
