@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuthFailureLimiter } from './auth-failure-limit.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import type { Executor } from '../db/transaction.ts';
-import type { ApiKeyScope } from '../merchants/merchant-tables.ts';
+import type { ApiKeyScope } from '../merchants/merchant-service.ts';
 import { authenticateApiKey, type ApiPrincipal } from '../merchants/merchant-service.ts';
 
 declare module 'fastify' {

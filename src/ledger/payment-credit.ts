@@ -6,7 +6,7 @@
 // different merchants do not queue on the same two rows.
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
-import { findShopOwner } from '../merchants/merchant-service.ts';
+import { findShopProfile } from '../merchants/merchant-service.ts';
 import { ensureAccounts, merchantAccountKey, shardOf, SYSTEM_ACCOUNT_SHARDS, systemAccountKey } from './ledger-accounts.ts';
 import type { LedgerBook } from './ledger-tables.ts';
 import { executeLinked, type ChainResult, type LedgerRequest } from './ledger-service.ts';
@@ -32,7 +32,7 @@ export async function creditPaymentPaid(
   shards = SYSTEM_ACCOUNT_SHARDS,
 ): Promise<ChainResult> {
   // The payment's shop decides whose account and which book: a sandbox shop's payment is sandbox money.
-  const shop = input.shopId === undefined ? undefined : await findShopOwner(tx, input.shopId);
+  const shop = input.shopId === undefined ? undefined : await findShopProfile(tx, input.shopId);
   const merchantId = shop?.merchantId ?? input.merchantId;
   const book = shop?.mode ?? input.book;
   if (merchantId === undefined || book === undefined) {

@@ -102,10 +102,20 @@ export function parseScopes(list: string): ApiKeyScope[] {
   return [...new Set(scopes)] as ApiKeyScope[];
 }
 
-/** The merchant and mode of a shop, for other modules (whose money it is, and in which book). */
-export async function findShopOwner(db: Executor, shopId: string): Promise<{ merchantId: string; mode: ShopMode } | undefined> {
+export type { ApiKeyScope, ShopMode } from './merchant-tables.ts';
+
+/** What other modules may know of a shop: its merchant (whose money), its name and its mode (which book). */
+export interface ShopProfile {
+  readonly shopId: string;
+  readonly merchantId: string;
+  readonly name: string;
+  readonly mode: ShopMode;
+}
+
+/** A shop as other modules see it; they never read the merchants module's tables themselves. */
+export async function findShopProfile(db: Executor, shopId: string): Promise<ShopProfile | undefined> {
   const shop = await repository.findShop(db, shopId);
-  return shop && { merchantId: shop.merchant_id, mode: shop.mode };
+  return shop && { shopId: shop.id, merchantId: shop.merchant_id, name: shop.name, mode: shop.mode };
 }
 
 export async function createMerchant(deps: MerchantServiceDeps, input: CreateMerchantInput): Promise<CreatedMerchant> {

@@ -5,7 +5,7 @@ import type { Clock } from '../clock.ts';
 import { AmountNotSupportedError, InvalidRequestError, MethodUnavailableError, NotFoundError } from '../errors.ts';
 import type { Db, Executor } from '../db/transaction.ts';
 import { inTransaction } from '../db/transaction.ts';
-import { findShop } from '../merchants/merchant-repository.ts';
+import { findShopProfile } from '../merchants/merchant-service.ts';
 import { formatMinor, percentHalfUp } from '../money/decimal.ts';
 import { MAX_AMOUNT_KOPECKS, MIN_AMOUNT_KOPECKS } from './payment-amount.ts';
 
@@ -106,7 +106,7 @@ export async function updateShopMethod(
 ): Promise<MethodSettings> {
   if (!isPaymentMethod(method)) throw new InvalidRequestError(`unknown method "${method}"; known: ${PAYMENT_METHODS.join(', ')}`);
   return inTransaction(deps.db, async (tx) => {
-    if (!(await findShop(tx, shopId))) throw new NotFoundError(`no shop ${shopId}`);
+    if (!(await findShopProfile(tx, shopId))) throw new NotFoundError(`no shop ${shopId}`);
     const current = (await shopMethodSettings(tx, shopId)).find((candidate) => candidate.method === method)!;
     const next: MethodSettings = {
       method,

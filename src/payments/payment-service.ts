@@ -10,7 +10,7 @@ import { InvalidRequestError, InvalidStateError, MethodUnavailableError, NotFoun
 import { newUuid } from '../ids.ts';
 import { creditPaymentPaid } from '../ledger/payment-credit.ts';
 import { emit } from '../webhooks/outbox.ts';
-import type { ShopMode } from '../merchants/merchant-tables.ts';
+import type { ShopMode } from '../merchants/merchant-service.ts';
 import { connectorForShop, liveMethods, type ConnectorDeps } from './connectors/connector-registry.ts';
 import { minorToJsonNumber } from '../money/decimal.ts';
 import { numberLexeme } from '../money/json-lexemes.ts';

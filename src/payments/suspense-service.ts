@@ -6,7 +6,7 @@ import type { AppContext } from '../context.ts';
 import { inTransaction, type Tx } from '../db/transaction.ts';
 import { InvalidStateError, NotFoundError } from '../errors.ts';
 import { holdUnappliedCapture, releaseRefundedCapture } from '../ledger/payment-suspense.ts';
-import { findShopOwner } from '../merchants/merchant-service.ts';
+import { findShopProfile } from '../merchants/merchant-service.ts';
 import { emit } from '../webhooks/outbox.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
@@ -59,7 +59,7 @@ async function emitCaptureEvent(tx: Tx, deps: SuspenseDeps, type: string, paymen
 
 /** A sandbox shop's captures are sandbox money: held in the sandbox book. */
 async function bookOf(tx: Tx, payment: PaymentRow): Promise<'sandbox' | 'live'> {
-  const owner = await findShopOwner(tx, payment.shop_id);
+  const owner = await findShopProfile(tx, payment.shop_id);
   if (!owner) throw new Error(`shop ${payment.shop_id} of payment ${payment.id} vanished`);
   return owner.mode;
 }

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
-import type { ApiKeyScope } from '../merchants/merchant-tables.ts';
+import type { ApiKeyScope } from '../merchants/merchant-service.ts';
 import { webhookMetrics } from './webhook-metrics.ts';
 import { createWebhookSender } from './webhook-sender.ts';
 import * as service from './webhook-service.ts';

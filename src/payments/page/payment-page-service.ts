@@ -3,7 +3,7 @@
 // first; connector calls happen outside transactions; the outcome is applied by
 // attempt-service.ts through the same guarded transitions as everywhere.
 import type { AppContext } from '../../context.ts';
-import { findShop } from '../../merchants/merchant-repository.ts';
+import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { applyAttemptOutcome, armConfirmation, chargeAttempt, startAttempt } from '../attempt-service.ts';
 import type { AcquirerConnector, CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
 import { connectorForShop, connectorNamed } from '../connectors/connector-registry.ts';
@@ -35,7 +35,7 @@ export async function loadPageState(deps: PageDeps, orderCode: string): Promise<
   if (!ORDER_CODE_PATTERN.test(orderCode)) return undefined;
   const payment = await findPaymentByOrderCode(deps.db, orderCode);
   if (!payment) return undefined;
-  const shop = await findShop(deps.db, payment.shop_id);
+  const shop = await findShopProfile(deps.db, payment.shop_id);
   if (!shop) return undefined;
   const settings = await shopMethodSettings(deps.db, payment.shop_id);
   const status = payment.status === 'pending' && payment.expires_at <= deps.clock.now() ? 'expired' : payment.status;
