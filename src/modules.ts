@@ -1,6 +1,7 @@
-// The modules of the gateway. Each contributes /v1 routes, public (non-API)
-// routes and background workers; app.ts and the runtime wire them from here.
-import type { FastifyPluginAsync } from 'fastify';
+// The modules of the gateway, as one typed list: each contributes /v1 routes,
+// public (non-API) routes and background workers; app.ts and the runtime wire
+// them from here. CLI commands live in src/cli/ and call module functions.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext, Worker } from './context.ts';
 import { balanceRoutes } from './ledger/balance-routes.ts';
 import { createReservationExpiryWorker } from './ledger/reservation-expiry-worker.ts';
@@ -12,14 +13,33 @@ import { paymentPageRoutes } from './payments/page/payment-page-routes.ts';
 import { createDeliveryWorker } from './webhooks/delivery-worker.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 
-type RoutePlugin = FastifyPluginAsync<{ context: AppContext }>;
+export type ModuleRoutes = FastifyPluginAsyncTypebox<{ context: AppContext }>;
 
-/** Routes under /v1: authenticated by API key and rate limited. */
-export const apiRoutePlugins: readonly RoutePlugin[] = [accountRoutes as RoutePlugin, paymentRoutes as RoutePlugin, webhookRoutes as RoutePlugin, balanceRoutes as RoutePlugin];
+export interface GatewayModule {
+  readonly name: string;
+  /** Routes under /v1: authenticated by API key and rate limited. */
+  readonly routes?: ModuleRoutes;
+  /** Routes outside /v1 (the hosted payment page). */
+  readonly publicRoutes?: ModuleRoutes;
+  readonly workers?: (context: AppContext) => Worker[];
+}
 
-/** Routes outside /v1 (the hosted payment page). */
-export const publicRoutePlugins: readonly RoutePlugin[] = [paymentPageRoutes];
+export const modules: readonly GatewayModule[] = [
+  { name: 'merchants', routes: accountRoutes },
+  {
+    name: 'payments',
+    routes: paymentRoutes,
+    publicRoutes: paymentPageRoutes,
+    workers: (context) => [createExpiryWorker(context), createReconciliationWorker(context)],
+  },
+  { name: 'webhooks', routes: webhookRoutes, workers: (context) => [createDeliveryWorker(context)] },
+  { name: 'ledger', routes: balanceRoutes, workers: (context) => [createReservationExpiryWorker(context)] },
+];
+
+export const apiRoutePlugins: readonly ModuleRoutes[] = modules.flatMap((module) => (module.routes ? [module.routes] : []));
+
+export const publicRoutePlugins: readonly ModuleRoutes[] = modules.flatMap((module) => (module.publicRoutes ? [module.publicRoutes] : []));
 
 export function createWorkers(context: AppContext): Worker[] {
-  return [createExpiryWorker(context), createReconciliationWorker(context), createDeliveryWorker(context), createReservationExpiryWorker(context)];
+  return modules.flatMap((module) => module.workers?.(context) ?? []);
 }

@@ -2,9 +2,9 @@
 import type { CliCommand } from './cli-command.ts';
 import { keyCreateCommand, keyRevokeCommand, merchantCreateCommand, shopCreateCommand } from './merchant-commands.ts';
 import { migrateCommand, serveCommand } from './serve-commands.ts';
-import { shopMethodsListCommand, shopMethodsSetCommand } from '../payments/payment-commands.ts';
-import { ledgerCheckCommand } from '../ledger/ledger-commands.ts';
-import { suspenseListCommand, suspenseRefundCommand } from '../payments/suspense-commands.ts';
+import { shopMethodsListCommand, shopMethodsSetCommand } from './shop-method-commands.ts';
+import { ledgerCheckCommand } from './ledger-commands.ts';
+import { suspenseListCommand, suspenseRefundCommand } from './suspense-commands.ts';
 import { kmsGenerateKeyCommand, kmsRotateCommand } from './kms-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
 

@@ -1,9 +1,9 @@
 // `paygate payments suspense list|refund`: captures held in suspense (docs/payments.md,
 // "Suspense"), and their refund to the payer through the connector, until the cabinet exists.
 import { parseArgs } from 'node:util';
-import { CliUsageError, type CliCommand } from '../cli/cli-command.ts';
-import { withCliContext } from '../cli/database-command.ts';
-import { listSuspenseCaptures, refundSuspenseCapture, SUSPENSE_LIST_LIMIT_MAX, type CaptureView } from './suspense-service.ts';
+import { CliUsageError, type CliCommand } from './cli-command.ts';
+import { withCliContext } from './database-command.ts';
+import { listSuspenseCaptures, refundSuspenseCapture, SUSPENSE_LIST_LIMIT_MAX, type CaptureView } from '../payments/suspense-service.ts';
 
 function line(capture: CaptureView): string {
   return `${capture.attempt_id}  payment ${capture.payment_id}  ${capture.amount.toFixed(2)} RUB  ${capture.method}  ${capture.reason}  refund: ${capture.refund_status}`;

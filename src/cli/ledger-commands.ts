@@ -1,9 +1,9 @@
 // `paygate ledger check`: runs the ledger's invariant check against the
 // configured database; exit code 1 when any invariant fails.
 import { parseArgs } from 'node:util';
-import type { CliCommand } from '../cli/cli-command.ts';
-import { withCliContext } from '../cli/database-command.ts';
-import { checkLedgerInvariants } from './ledger-invariants.ts';
+import type { CliCommand } from './cli-command.ts';
+import { withCliContext } from './database-command.ts';
+import { checkLedgerInvariants } from '../ledger/ledger-invariants.ts';
 
 export const ledgerCheckCommand: CliCommand = {
   words: ['ledger', 'check'],

@@ -1,9 +1,9 @@
 // `paygate shop methods list|set`: a shop's payment methods and tariff, until the cabinet exists.
 import { parseArgs } from 'node:util';
-import { CliUsageError, type CliCommand } from '../cli/cli-command.ts';
-import { withCliContext } from '../cli/database-command.ts';
+import { CliUsageError, type CliCommand } from './cli-command.ts';
+import { withCliContext } from './database-command.ts';
 import { formatMinor, parseMinor } from '../money/decimal.ts';
-import { shopMethodSettings, updateShopMethod, type MethodSettings } from './payment-methods.ts';
+import { shopMethodSettings, updateShopMethod, type MethodSettings } from '../payments/payment-methods.ts';
 
 function required(value: string | undefined, flag: string): string {
   if (value === undefined || value.trim() === '') throw new CliUsageError(`${flag} is required`);
