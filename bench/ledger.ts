@@ -18,7 +18,7 @@ import { newId } from '../src/ids.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/ledger/ledger-accounts.ts';
 import { checkLedgerInvariants } from '../src/ledger/ledger-invariants.ts';
 import { transfer } from '../src/ledger/ledger-service.ts';
-import { creditPaymentPaid } from '../src/ledger/payment-credit.ts';
+import { creditPaymentPaid } from '../src/payments/payment-credit.ts';
 
 const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 5_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);

@@ -21,6 +21,9 @@ import { isUniqueViolation, type Executor, type Tx } from '../db/transaction.ts'
 import { DuplicateExternalIdError, InsufficientFundsError, InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { LedgerBook, LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
+
+// What other modules may name of the ledger's model; they never import its tables.
+export type { LedgerBook, LedgerCurrency, TransferStatus } from './ledger-tables.ts';
 import * as repository from './ledger-repository.ts';
 import type { AccountRow, AccountTotals, NewOperation, TransferRow } from './ledger-repository.ts';
 

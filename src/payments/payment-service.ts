@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import { inTransaction, isUniqueViolation, type Db, type Tx } from '../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, MethodUnavailableError, NotFoundError } from '../errors.ts';
 import { newUuid } from '../ids.ts';
-import { creditPaymentPaid } from '../ledger/payment-credit.ts';
+import { creditPaymentPaid } from './payment-credit.ts';
 import { emit } from '../webhooks/outbox.ts';
 import type { ShopMode } from '../merchants/merchant-service.ts';
 import { connectorForShop, liveMethods, type ConnectorDeps } from './connectors/connector-registry.ts';

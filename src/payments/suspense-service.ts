@@ -5,7 +5,7 @@
 import type { AppContext } from '../context.ts';
 import { inTransaction, type Tx } from '../db/transaction.ts';
 import { InvalidStateError, NotFoundError } from '../errors.ts';
-import { holdUnappliedCapture, releaseRefundedCapture } from '../ledger/payment-suspense.ts';
+import { holdUnappliedCapture, releaseRefundedCapture } from './payment-suspense.ts';
 import { findShopProfile } from '../merchants/merchant-service.ts';
 import { emit } from '../webhooks/outbox.ts';
 import * as attempts from './attempt-repository.ts';

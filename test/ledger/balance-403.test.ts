@@ -2,7 +2,7 @@
 // accounts needs `crypto` or `payouts`; reading balances and operations takes
 // any scope but `webhooks`.
 import { inTransaction } from '../../src/db/transaction.ts';
-import { creditPaymentPaid } from '../../src/ledger/payment-credit.ts';
+import { creditPaymentPaid } from '../../src/payments/payment-credit.ts';
 import { authorized, scopeMatrix, type MatrixShop, type RouteCall } from '../support/scope-matrix.ts';
 
 interface Account {

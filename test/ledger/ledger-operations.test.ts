@@ -3,7 +3,7 @@ import { inTransaction } from '../../src/db/transaction.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
 import { findAccountsByIds } from '../../src/ledger/ledger-repository.ts';
 import { executeLinked, findTransfer, post, reserve, reverse, transfer, voidPending, type TransferInput } from '../../src/ledger/ledger-service.ts';
-import { creditPaymentPaid } from '../../src/ledger/payment-credit.ts';
+import { creditPaymentPaid } from '../../src/payments/payment-credit.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
 

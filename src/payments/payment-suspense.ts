@@ -2,12 +2,12 @@
 // paid payment, a capture after expiry): the acquirer's settlement account owes
 // it, but it belongs to the payer, not the merchant, so it is held in the
 // gateway's suspense account until it is refunded through the connector.
-// Called by the payments module inside its transaction; idempotent by the attempt id.
+// The payments module's postings, made through the ledger service inside its transaction; idempotent by the attempt id.
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
-import { ensureAccounts, shardOf, systemAccountKey } from './ledger-accounts.ts';
-import type { LedgerBook } from './ledger-tables.ts';
-import { executeLinked, type ChainResult } from './ledger-service.ts';
+import { ensureAccounts, shardOf, systemAccountKey } from '../ledger/ledger-accounts.ts';
+import type { LedgerBook } from '../ledger/ledger-service.ts';
+import { executeLinked, type ChainResult } from '../ledger/ledger-service.ts';
 
 export interface SuspenseInput {
   /** The book of the payment's shop: a sandbox capture is held in sandbox money. */

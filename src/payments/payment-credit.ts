@@ -1,15 +1,15 @@
 // The ledger side of a paid payment: the acquirer's settlement account owes the
 // payer's whole payment; the merchant's RUB main account gets `amount` and the
-// gateway's fees account the payer fee. Called by the payments module inside the
+// gateway's fees account the payer fee. Built by the payments module on the ledger service, inside the
 // transaction that marks the payment paid; idempotent by the payment id. The
 // gateway's two accounts are the shard the payment id hashes to, so payments of
 // different merchants do not queue on the same two rows.
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
 import { findShopProfile } from '../merchants/merchant-service.ts';
-import { ensureAccounts, merchantAccountKey, shardOf, SYSTEM_ACCOUNT_SHARDS, systemAccountKey } from './ledger-accounts.ts';
-import type { LedgerBook } from './ledger-tables.ts';
-import { executeLinked, type ChainResult, type LedgerRequest } from './ledger-service.ts';
+import { ensureAccounts, merchantAccountKey, shardOf, SYSTEM_ACCOUNT_SHARDS, systemAccountKey } from '../ledger/ledger-accounts.ts';
+import type { LedgerBook } from '../ledger/ledger-service.ts';
+import { executeLinked, type ChainResult, type LedgerRequest } from '../ledger/ledger-service.ts';
 
 export interface PaymentCreditInput {
   readonly paymentId: string;
