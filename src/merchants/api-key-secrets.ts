@@ -26,7 +26,3 @@ export function apiKeyHashesEqual(a: Uint8Array, b: Uint8Array): boolean {
 export function apiKeyPrefix(key: string): string {
   return key.slice(0, 12);
 }
-
-export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64')}`;
-}

@@ -8,14 +8,13 @@ import {
   apiKeyHashesEqual,
   apiKeyPrefix,
   generateApiKey,
-  generateWebhookSecret,
   hashApiKey,
   isWellFormedApiKey,
 } from './api-key-secrets.ts';
 import { API_KEY_SCOPES, type ApiKeyScope, type ShopMode } from './merchant-tables.ts';
 import * as repository from './merchant-repository.ts';
 import type { Keyring } from '../kms/keyring.ts';
-import { sealWebhookSecret } from '../webhooks/webhook-secrets.ts';
+import { createWebhookEndpoint } from '../webhooks/webhook-secrets.ts';
 import { hashPassword } from './password.ts';
 
 export interface MerchantServiceDeps {
@@ -53,8 +52,7 @@ export interface CreateShopInput {
 export async function createShop(deps: MerchantServiceDeps, input: CreateShopInput): Promise<CreatedMerchant> {
   const now = deps.clock.now();
   const shopId = newId('shop');
-  const webhookSecret = generateWebhookSecret();
-  const key = await inTransaction(deps.db, async (tx) => {
+  const created = await inTransaction(deps.db, async (tx) => {
     const merchant = await repository.findMerchant(tx, input.merchantId);
     if (!merchant) throw new NotFoundError(`No merchant ${input.merchantId}.`);
     const name = input.name?.trim() || merchant.name;
@@ -64,15 +62,12 @@ export async function createShop(deps: MerchantServiceDeps, input: CreateShopInp
       merchant_id: merchant.id,
       name,
       mode: input.mode,
-      webhook_url: null,
-      webhook_secret: sealWebhookSecret(deps.keyring, shopId, webhookSecret),
-      previous_webhook_secret: null,
-      previous_webhook_secret_expires_at: null,
       created_at: now,
     });
-    return issueApiKey(tx, deps.clock, shopId, input.mode, API_KEY_SCOPES);
+    const webhookSecret = await createWebhookEndpoint(tx, deps.keyring, shopId);
+    return { key: await issueApiKey(tx, deps.clock, shopId, input.mode, API_KEY_SCOPES), webhookSecret };
   });
-  return { merchant_id: input.merchantId, shop_id: shopId, api_key: key.api_key, webhook_secret: webhookSecret };
+  return { merchant_id: input.merchantId, shop_id: shopId, api_key: created.key.api_key, webhook_secret: created.webhookSecret };
 }
 
 export interface CreatedApiKey {
@@ -131,24 +126,20 @@ export async function createMerchant(deps: MerchantServiceDeps, input: CreateMer
   const now = deps.clock.now();
   const merchantId = newId('merchant');
   const shopId = newId('shop');
-  const webhookSecret = generateWebhookSecret();
   try {
-    const key = await inTransaction(deps.db, async (tx) => {
+    const created = await inTransaction(deps.db, async (tx) => {
       await repository.insertMerchant(tx, { id: merchantId, name, email, password_hash: passwordHash, created_at: now });
       await repository.insertShop(tx, {
         id: shopId,
         merchant_id: merchantId,
         name: input.shopName?.trim() || name,
         mode,
-        webhook_url: null,
-        webhook_secret: sealWebhookSecret(deps.keyring, shopId, webhookSecret),
-        previous_webhook_secret: null,
-        previous_webhook_secret_expires_at: null,
         created_at: now,
       });
-      return issueApiKey(tx, deps.clock, shopId, mode, API_KEY_SCOPES);
+      const webhookSecret = await createWebhookEndpoint(tx, deps.keyring, shopId);
+      return { key: await issueApiKey(tx, deps.clock, shopId, mode, API_KEY_SCOPES), webhookSecret };
     });
-    return { merchant_id: merchantId, shop_id: shopId, api_key: key.api_key, webhook_secret: webhookSecret };
+    return { merchant_id: merchantId, shop_id: shopId, api_key: created.key.api_key, webhook_secret: created.webhookSecret };
   } catch (error) {
     if (isUniqueViolation(error)) throw new InvalidRequestError(`a merchant with email ${email} already exists`);
     throw error;

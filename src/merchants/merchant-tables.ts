@@ -17,10 +17,6 @@ export interface MerchantTables {
     merchant_id: string;
     name: string;
     mode: Generated<ShopMode>;
-    webhook_url: string | null;
-    webhook_secret: string;
-    previous_webhook_secret: string | null;
-    previous_webhook_secret_expires_at: Date | null;
     created_at: Date;
   };
   api_keys: {

@@ -37,7 +37,7 @@ export async function emit(tx: Tx, clock: Clock, input: EmitInput, options: Emit
   const createdAt = clock.now();
   const destinationUrl =
     input.destination === 'shop'
-      ? ((await tx.selectFrom('shops').select('webhook_url').where('id', '=', input.shopId).executeTakeFirst())?.webhook_url ?? null)
+      ? ((await tx.selectFrom('webhook_endpoints').select('webhook_url').where('shop_id', '=', input.shopId).executeTakeFirst())?.webhook_url ?? null)
       : input.destination;
   const payload = JSON.stringify({ id, type: input.type, created_at: createdAt.toISOString(), data: input.data });
   await insertEvent(tx, { id, shop_id: input.shopId, type: input.type, payload, destination_url: destinationUrl, created_at: createdAt });

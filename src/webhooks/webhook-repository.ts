@@ -56,7 +56,8 @@ export async function claimDueDeliveries(
   // The statement lives in migration 0005 as a function, so that its plan can be pinned.
   const result = await sql<ClaimRow>`
     select * from claim_webhook_deliveries(${input.now}, ${input.lockedUntil}, ${input.leaseToken}, ${input.limit})`.execute(db);
-  return result.rows.map(toClaimedDelivery);
+  // Oldest first (ids are time-ordered TypeIDs): the statement's join gives no order of its own.
+  return result.rows.map(toClaimedDelivery).sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
 }
 
 function toClaimedDelivery(row: ClaimRow): ClaimedDelivery {
@@ -82,7 +83,7 @@ export async function findClaimedDelivery(db: Executor, deliveryId: string, leas
            e.payload, s.webhook_secret, s.previous_webhook_secret, s.previous_webhook_secret_expires_at
       from webhook_deliveries d
       join webhook_events e on e.id = d.event_id
-      join shops s on s.id = d.shop_id
+      join webhook_endpoints s on s.shop_id = d.shop_id
      where d.id = ${deliveryId} and d.lease_token = ${leaseToken}`.execute(db);
   const row = result.rows[0];
   return row ? toClaimedDelivery(row) : undefined;
@@ -305,17 +306,25 @@ export interface ShopWebhookSettings {
   previous_webhook_secret_expires_at: Date | null;
 }
 
+/** A new shop's endpoint row: no URL yet, its first signing secret (sealed). */
+export async function insertEndpoint(db: Executor, shopId: string, sealedSecret: string): Promise<void> {
+  await db
+    .insertInto('webhook_endpoints')
+    .values({ shop_id: shopId, webhook_url: null, webhook_secret: sealedSecret, previous_webhook_secret: null, previous_webhook_secret_expires_at: null })
+    .execute();
+}
+
 export async function findShopWebhookSettings(db: Executor, shopId: string): Promise<ShopWebhookSettings | undefined> {
   return db
-    .selectFrom('shops')
+    .selectFrom('webhook_endpoints')
     .select(['webhook_url', 'webhook_secret', 'previous_webhook_secret', 'previous_webhook_secret_expires_at'])
-    .where('id', '=', shopId)
+    .where('shop_id', '=', shopId)
     .forUpdate()
     .executeTakeFirst();
 }
 
 export async function updateShopWebhookSettings(db: Executor, shopId: string, changes: Partial<ShopWebhookSettings>): Promise<void> {
-  await db.updateTable('shops').set(changes).where('id', '=', shopId).execute();
+  await db.updateTable('webhook_endpoints').set(changes).where('shop_id', '=', shopId).execute();
 }
 
 export interface StoredShopSecrets {
@@ -327,10 +336,10 @@ export interface StoredShopSecrets {
 /** Shops' stored signing secrets, in id order after `afterId` (sealing and re-wrapping walk them in batches). */
 export async function listShopSecrets(db: Executor, afterId: string, limit: number): Promise<StoredShopSecrets[]> {
   return db
-    .selectFrom('shops')
-    .select(['id', 'webhook_secret', 'previous_webhook_secret'])
-    .where('id', '>', afterId)
-    .orderBy('id')
+    .selectFrom('webhook_endpoints')
+    .select(['shop_id as id', 'webhook_secret', 'previous_webhook_secret'])
+    .where('shop_id', '>', afterId)
+    .orderBy('shop_id')
     .limit(limit)
     .execute();
 }
@@ -342,9 +351,9 @@ export async function replaceShopSecrets(
   change: { from: Omit<StoredShopSecrets, 'id'>; to: Omit<StoredShopSecrets, 'id'> },
 ): Promise<boolean> {
   const result = await db
-    .updateTable('shops')
+    .updateTable('webhook_endpoints')
     .set(change.to)
-    .where('id', '=', shopId)
+    .where('shop_id', '=', shopId)
     .where('webhook_secret', '=', change.from.webhook_secret)
     .where((eb) =>
       change.from.previous_webhook_secret === null

@@ -2,10 +2,11 @@
 // bound to their shop, so neither the database, its WAL nor a backup holds a
 // secret that can sign a webhook. Opened only to sign, with a small cache so the
 // delivery path does not decrypt the same secret for every attempt.
-import type { Db } from '../db/transaction.ts';
+import type { Db, Tx } from '../db/transaction.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { needsRewrap, open, rewrap, seal } from '../kms/envelope.ts';
 import type { Keyring } from '../kms/keyring.ts';
+import { generateSigningSecret } from './signing.ts';
 import * as repository from './webhook-repository.ts';
 
 const PLAINTEXT_PREFIX = 'whsec_';
@@ -29,6 +30,17 @@ export function openWebhookSecret(keyring: Keyring, shopId: string, sealed: stri
   const secret = open(keyring, sealed, context(shopId));
   if (opened.size >= OPENED_CACHE_MAX) opened.delete(opened.keys().next().value!);
   opened.set(cacheKey, secret);
+  return secret;
+}
+
+/**
+ * A new shop's webhook endpoint, inside the caller's transaction (merchants
+ * creates shops): a fresh signing secret, stored sealed. Returns the secret,
+ * which the caller shows the merchant once.
+ */
+export async function createWebhookEndpoint(tx: Tx, keyring: Keyring, shopId: string): Promise<string> {
+  const secret = generateSigningSecret();
+  await repository.insertEndpoint(tx, shopId, sealWebhookSecret(keyring, shopId, secret));
   return secret;
 }
 

@@ -4,6 +4,14 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 export type AttemptOutcome = 'succeeded' | 'http_error' | 'timeout' | 'connection_error' | 'refused';
 
 export interface WebhookTables {
+  /** A shop's endpoint and signing secrets, sealed (migration 0011). */
+  webhook_endpoints: {
+    shop_id: string;
+    webhook_url: string | null;
+    webhook_secret: string;
+    previous_webhook_secret: string | null;
+    previous_webhook_secret_expires_at: Date | null;
+  };
   webhook_events: {
     id: string;
     shop_id: string;

@@ -286,7 +286,7 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
     const merchant = await testApp.createMerchant();
     const unsent = await emitTo(merchant.shop_id, 'shop' as const);
     expect(unsent.destinationUrl).toBeNull();
-    await testApp.context.db.updateTable('shops').set({ webhook_url: receiver.url }).where('id', '=', merchant.shop_id).execute();
+    await testApp.context.db.updateTable('webhook_endpoints').set({ webhook_url: receiver.url }).where('shop_id', '=', merchant.shop_id).execute();
     const sent = await emitTo(merchant.shop_id, 'shop' as const);
     expect(sent.destinationUrl).toBe(receiver.url);
     await worker().drain();

@@ -1,7 +1,7 @@
 // Who may call each webhook route: reading the log is open to every scope;
 // the endpoint, the signing secret, resends and test sends need `webhooks`.
 import { afterAll, beforeAll } from 'vitest';
-import { findShop } from '../../src/merchants/merchant-repository.ts';
+import { findShopWebhookSettings } from '../../src/webhooks/webhook-repository.ts';
 import { authorized, scopeMatrix, type MatrixShop, type RouteCall } from '../support/scope-matrix.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
@@ -21,7 +21,7 @@ async function eventOf(shop: MatrixShop): Promise<string> {
 
 /** Everything a webhook write could change: where webhooks go, what signs them, the events and what was sent. */
 async function webhookState(shop: MatrixShop) {
-  const row = await findShop(shop.testApp.context.db, shop.merchant.shop_id);
+  const row = await findShopWebhookSettings(shop.testApp.context.db, shop.merchant.shop_id);
   const events = await authorized(shop, { method: 'GET', url: '/v1/webhooks/events' });
   return {
     url: row?.webhook_url,

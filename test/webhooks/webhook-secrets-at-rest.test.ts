@@ -1,4 +1,4 @@
-// Webhook signing secrets are stored sealed (src/kms/): the database and the
+// Webhook signing secrets are stored sealed (src/kms/) in webhook_endpoints: the database and the
 // embedded database's files never hold one in clear, deliveries are still
 // signed with the secret the merchant holds, secrets stored in clear by an
 // earlier version are sealed at start, and a root key rotation re-wraps them.
@@ -31,7 +31,7 @@ describe.each(backends)('webhook secrets at rest on %s', (backend) => {
   });
 
   const storedSecrets = (shopId: string) =>
-    testApp.context.db.selectFrom('shops').select(['webhook_secret', 'previous_webhook_secret']).where('id', '=', shopId).executeTakeFirstOrThrow();
+    testApp.context.db.selectFrom('webhook_endpoints').select(['webhook_secret', 'previous_webhook_secret']).where('shop_id', '=', shopId).executeTakeFirstOrThrow();
 
   it('the shop row holds a sealed value, and a test send is signed with the secret the merchant was given', async () => {
     const merchant = await testApp.createMerchant();
@@ -63,7 +63,7 @@ describe.each(backends)('webhook secrets at rest on %s', (backend) => {
 
   it('secrets an earlier version stored in clear are sealed at start; a second pass changes nothing', async () => {
     const merchant = await testApp.createMerchant();
-    await testApp.context.db.updateTable('shops').set({ webhook_secret: merchant.webhook_secret }).where('id', '=', merchant.shop_id).execute();
+    await testApp.context.db.updateTable('webhook_endpoints').set({ webhook_secret: merchant.webhook_secret }).where('shop_id', '=', merchant.shop_id).execute();
     expect(await sealPlaintextWebhookSecrets(testApp.context.db, testKeyring)).toBeGreaterThanOrEqual(1);
     const stored = await storedSecrets(merchant.shop_id);
     expect(stored.webhook_secret).toMatch(/^v1\./);

@@ -77,7 +77,7 @@ describe.each(backends)('webhook URLs are refused when given, on %s', (backend) 
     try {
       // As left by a version that did not check at creation: only the connection-time guard stands.
       const url = receiver.url.replace('127.0.0.1', 'localhost');
-      await testApp.context.db.updateTable('shops').set({ webhook_url: url }).where('id', '=', merchant.shop_id).execute();
+      await testApp.context.db.updateTable('webhook_endpoints').set({ webhook_url: url }).where('shop_id', '=', merchant.shop_id).execute();
       const response = await call(merchant.api_key, 'POST', '/v1/webhooks/test');
       expect(response.statusCode).toBe(200);
       const { event, attempt } = response.json();
