@@ -5,22 +5,26 @@ import { ConfigError, withPort } from '../config.ts';
 
 /**
  * SIGTERM or SIGINT: stop accepting connections, let in-flight requests and
- * webhook deliveries finish, close the database, exit 0. Past the bound (or on
- * a second signal) the process exits 1 at once; a delivery cut short keeps its
- * lease and is retried after it, so nothing is lost, only sent again.
+ * webhook deliveries finish, close the database, exit 0. Past the bound, or on
+ * a second SIGINT (Ctrl-C again), the process exits 1 at once; a delivery cut
+ * short keeps its lease and is sent again after it, so nothing is lost. A
+ * repeated SIGTERM changes nothing: one signal to a process group reaches both
+ * bin/paygate.js's hand-over parent, which forwards it, and this process.
  */
 async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): Promise<number> {
-  const signal = await new Promise<string>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
+  // Listeners stay installed for the whole run: without one, a signal would kill the process outright.
+  let onSignal: (signal: NodeJS.Signals) => void = () => undefined;
+  const listener = (signal: NodeJS.Signals) => onSignal(signal);
+  process.on('SIGINT', listener);
+  process.on('SIGTERM', listener);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => (onSignal = resolve));
   const { logger } = gateway.context;
   logger.info({ signal, timeout_ms: timeoutMs }, 'shutting down: no new connections; finishing in-flight requests and deliveries');
   const outcome = await new Promise<'stopped' | 'timeout' | 'signal'>((resolve) => {
     const timer = setTimeout(() => resolve('timeout'), timeoutMs);
-    const again = () => resolve('signal');
-    process.once('SIGINT', again);
-    process.once('SIGTERM', again);
+    onSignal = (again) => {
+      if (again === 'SIGINT') resolve('signal');
+    };
     void gateway.stop().then(() => {
       clearTimeout(timer);
       resolve('stopped');
@@ -30,7 +34,7 @@ async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): 
     io.out('paygate stopped');
     return 0;
   }
-  const why = outcome === 'timeout' ? `in-flight work did not finish within ${timeoutMs} ms` : 'a second signal arrived';
+  const why = outcome === 'timeout' ? `in-flight work did not finish within ${timeoutMs} ms` : 'a second SIGINT arrived';
   logger.error({ outcome }, `shutdown cut short: ${why}`);
   io.err(`paygate: shutdown cut short: ${why}`);
   // Whatever is still running holds the event loop open; leave without it.

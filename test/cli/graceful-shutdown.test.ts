@@ -79,9 +79,11 @@ describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', (
     }
   }
 
-  it('finishes the delivery in flight, records it, and exits 0', async () => {
+  it('finishes the delivery in flight, records it, and exits 0, however many SIGTERMs arrive', async () => {
     const { server, apiKey } = await startWithPaidPayment({ status: 200, delayMs: 1_500 });
     const exit = exited(server.child);
+    // Twice, as a process group signal reaches both a wrapper that forwards it and the gateway.
+    server.child.kill('SIGTERM');
     server.child.kill('SIGTERM');
     const { code, at } = await exit;
     expect(code, server.output()).toBe(0);
