@@ -2,7 +2,8 @@
 // so money held for an operation that never finished goes back to the account.
 // The void's id is derived from the reservation, so workers racing on the same
 // reservation, or a caller closing it at the same moment, close it once.
-import type { AppContext, Worker } from '../context.ts';
+import type { AppContext } from '../context.ts';
+import { createPollingWorker, type PollingWorker } from '../polling-worker.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { InvalidStateError } from '../errors.ts';
 import { findExpiredReservations } from './ledger-repository.ts';
@@ -12,10 +13,8 @@ export const RESERVATION_EXPIRY_POLL_INTERVAL_MS = 1_000;
 const BATCH_SIZE = 100;
 const BATCHES_PER_RUN_MAX = 50;
 
-export interface ReservationExpiryWorker extends Worker {
-  /** One pass: voids every expired reservation (in bounded batches); returns how many it voided. */
-  runOnce(): Promise<number>;
-}
+/** Its runOnce makes one pass: voids every expired reservation (in bounded batches); returns how many it voided. */
+export type ReservationExpiryWorker = PollingWorker;
 
 /** The id of the void the worker writes for a reservation (`trf_…`). */
 export function expiryVoidId(reservationTransferId: string): string {
@@ -23,10 +22,6 @@ export function expiryVoidId(reservationTransferId: string): string {
 }
 
 export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger'>): ReservationExpiryWorker {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = true;
-
   async function runOnce(): Promise<number> {
     let voided = 0;
     for (let batch = 0; batch < BATCHES_PER_RUN_MAX; batch++) {
@@ -48,30 +43,5 @@ export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | '
     return voided;
   }
 
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = runOnce()
-        .catch((error: unknown) => context.logger.error({ err: error }, 'reservation expiry pass failed'))
-        .finally(() => {
-          running = undefined;
-          schedule();
-        });
-    }, RESERVATION_EXPIRY_POLL_INTERVAL_MS);
-  }
-
-  return {
-    name: 'ledger-reservation-expiry',
-    runOnce,
-    start() {
-      if (!stopped) return;
-      stopped = false;
-      schedule();
-    },
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  return createPollingWorker({ name: 'ledger-reservation-expiry', intervalMs: RESERVATION_EXPIRY_POLL_INTERVAL_MS, logger: context.logger, runOnce });
 }

@@ -4,7 +4,8 @@
 // attempt's charge key. A known outcome is applied exactly as the page applies
 // it (attempt-service.ts); a key the acquirer never saw is abandoned after
 // ABANDON_AFTER_MS, which lets the expiry worker expire the payment.
-import type { AppContext, Worker } from '../context.ts';
+import type { AppContext } from '../context.ts';
+import { createPollingWorker, type PollingWorker } from '../polling-worker.ts';
 import { inTransaction } from '../db/transaction.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
@@ -23,17 +24,12 @@ export const ABANDON_AFTER_MS = 15 * 60_000;
 /** A payer who has not confirmed within a day never will (3-D Secure sessions last minutes). */
 export const CONFIRMATION_ABANDON_AFTER_MS = 24 * 60 * 60_000;
 
-export interface ReconciliationWorker extends Worker {
-  /** One pass over the attempts due for a look-up; returns how many were resolved. */
-  runOnce(): Promise<number>;
-}
+/** Its runOnce makes one pass over the attempts due for a look-up; returns how many were resolved. */
+export type ReconciliationWorker = PollingWorker;
 
 type ReconcileContext = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics' | 'liveConnectors'>;
 
 export function createReconciliationWorker(context: ReconcileContext): ReconciliationWorker {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = true;
   const metrics = paymentMetrics(context);
 
   async function later(attempt: AttemptRow): Promise<void> {
@@ -88,30 +84,5 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
     return resolved;
   }
 
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = runOnce()
-        .catch((error: unknown) => context.logger.error({ err: error }, 'payment reconciliation pass failed'))
-        .finally(() => {
-          running = undefined;
-          schedule();
-        });
-    }, RECONCILE_POLL_INTERVAL_MS);
-  }
-
-  return {
-    name: 'payment-reconciliation',
-    runOnce,
-    start() {
-      if (!stopped) return;
-      stopped = false;
-      schedule();
-    },
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  return createPollingWorker({ name: 'payment-reconciliation', intervalMs: RECONCILE_POLL_INTERVAL_MS, logger: context.logger, runOnce });
 }
