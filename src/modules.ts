@@ -7,6 +7,7 @@ import { balanceRoutes } from './ledger/balance-routes.ts';
 import { createReservationExpiryWorker } from './ledger/reservation-expiry-worker.ts';
 import { accountRoutes } from './merchants/account-routes.ts';
 import { createExpiryWorker } from './payments/expiry-worker.ts';
+import { createIdempotencyPurgeWorker } from './payments/idempotency-purge-worker.ts';
 import { paymentRoutes } from './payments/payment-routes.ts';
 import { createReconciliationWorker } from './payments/reconciliation-worker.ts';
 import { paymentPageRoutes } from './payments/page/payment-page-routes.ts';
@@ -30,7 +31,7 @@ export const modules: readonly GatewayModule[] = [
     name: 'payments',
     routes: paymentRoutes,
     publicRoutes: paymentPageRoutes,
-    workers: (context) => [createExpiryWorker(context), createReconciliationWorker(context)],
+    workers: (context) => [createExpiryWorker(context), createReconciliationWorker(context), createIdempotencyPurgeWorker(context)],
   },
   { name: 'webhooks', routes: webhookRoutes, workers: (context) => [createDeliveryWorker(context)] },
   { name: 'ledger', routes: balanceRoutes, workers: (context) => [createReservationExpiryWorker(context)] },

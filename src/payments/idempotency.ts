@@ -9,6 +9,7 @@
 // is a new key. When the database went away mid-request the delete cannot run
 // either: this process then remembers the claim as abandoned, and a retry may
 // take it over at once instead of waiting out the lease.
+import { sql } from 'kysely';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db, Executor, Tx } from '../db/transaction.ts';
@@ -197,4 +198,20 @@ export async function releaseIdempotencyKey(db: Db, lease: IdempotencyLease): Pr
     abandonLease(lease.token);
     throw error;
   }
+}
+
+/**
+ * Deletes up to `limit` records whose 24 h window is over (and that no live
+ * request holds), oldest first; returns how many. A key purged is simply new.
+ */
+export async function purgeExpiredIdempotencyKeys(db: Db, now: Date, limit: number): Promise<number> {
+  const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
+  const result = await sql`
+    delete from payment_idempotency_keys
+     where (shop_id, idempotency_key) in (
+       select shop_id, idempotency_key from payment_idempotency_keys
+        where created_at < ${cutoff} and (state = 'completed' or locked_until < ${now})
+        order by created_at
+        limit ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
 }

@@ -131,6 +131,26 @@ function validateRequest(
 }
 
 /**
+ * What an Idempotency-Key compares: the request as it was understood (absent =
+ * null, the amount in kopecks), not as it was spelled, so "method": null and no
+ * method, or 10.1 and 10.10, are the same payment.
+ */
+export function paymentRequestHash(valid: ReturnType<typeof validateRequest>): string {
+  return requestHash({
+    amount_kopecks: valid.amountKopecks.toString(),
+    currency: 'RUB',
+    method: valid.method,
+    callback_url: valid.callbackUrl,
+    order_id: valid.orderId,
+  });
+}
+
+/** The hash a create request's Idempotency-Key is stored with. */
+export function createPaymentRequestHash(request: CreatePaymentRequest, config: PaymentServiceDeps['config']): string {
+  return paymentRequestHash(validateRequest(request, config));
+}
+
+/**
  * POST /v1/payments. Without a key every call creates a payment; with one, the
  * claim/complete protocol of idempotency.ts makes the key name one payment.
  */
@@ -142,7 +162,7 @@ export async function createPayment(
 ): Promise<CreatePaymentResult> {
   const valid = validateRequest(request, deps.config);
   if (idempotencyKey === undefined) return insertNewPayment(deps, shop, valid, undefined);
-  const claim = await claimIdempotencyKey(deps.db, deps.clock, shop.shopId, idempotencyKey, requestHash(request));
+  const claim = await claimIdempotencyKey(deps.db, deps.clock, shop.shopId, idempotencyKey, paymentRequestHash(valid));
   if (claim.kind === 'replay') return claim.response;
   try {
     return await insertNewPayment(deps, shop, valid, claim.lease);

@@ -1,7 +1,9 @@
 // Idempotency-Key on POST /v1/payments: rules 1–5 of spec 4.1.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { claimIdempotencyKey, requestHash } from '../../src/payments/idempotency.ts';
+import { claimIdempotencyKey } from '../../src/payments/idempotency.ts';
+import { createIdempotencyPurgeWorker } from '../../src/payments/idempotency-purge-worker.ts';
+import { createPaymentRequestHash } from '../../src/payments/payment-service.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { postPayment, sandboxShop, type ShopWithKey } from './payment-test-support.ts';
@@ -41,6 +43,26 @@ describe.each(backends)('Idempotency-Key on %s', (backend) => {
     expect(second.body).toBe(first.body);
   });
 
+  it('compares the request as understood: an explicit null and an absent field are the same request', async () => {
+    const first = await postPayment(testApp, shop.key, '{"amount":300,"currency":"RUB","method":null,"order_id":null}', { 'idempotency-key': 'k-null' });
+    const second = await postPayment(testApp, shop.key, '{"amount":300.00,"currency":"RUB"}', { 'idempotency-key': 'k-null' });
+    expect(first.statusCode).toBe(201);
+    expect(second.statusCode, second.body).toBe(201);
+    expect(second.body).toBe(first.body);
+    const bound = await postPayment(testApp, shop.key, '{"amount":300,"currency":"RUB","method":"card"}', { 'idempotency-key': 'k-null' });
+    expect(bound.statusCode).toBe(409);
+    expect(await paymentsOfShop(testApp, shop.shopId)).toHaveLength(1);
+  });
+
+  it('the purge worker deletes records past their 24 h window and keeps the fresh ones', async () => {
+    await postPayment(testApp, shop.key, body, { 'idempotency-key': 'k-old' });
+    testApp.clock.advance(25 * 3_600_000);
+    await postPayment(testApp, shop.key, body, { 'idempotency-key': 'k-fresh' });
+    expect(await createIdempotencyPurgeWorker(testApp.context).runOnce()).toBeGreaterThanOrEqual(1);
+    const keys = await testApp.context.db.selectFrom('payment_idempotency_keys').select('idempotency_key').where('shop_id', '=', shop.shopId).execute();
+    expect(keys.map((row) => row.idempotency_key)).toEqual(['k-fresh']);
+  });
+
   it('same key with a different body is 409 duplicate_external_id and creates nothing', async () => {
     await postPayment(testApp, shop.key, body, { 'idempotency-key': 'k-2' });
     const response = await postPayment(testApp, shop.key, { ...body, amount: 251 }, { 'idempotency-key': 'k-2' });
@@ -50,7 +72,7 @@ describe.each(backends)('Idempotency-Key on %s', (backend) => {
   });
 
   it('same key while the first request is still running is 409 invalid_request', async () => {
-    const claim = await claimIdempotencyKey(testApp.context.db, testApp.clock, shop.shopId, 'k-running', requestHash(body));
+    const claim = await claimIdempotencyKey(testApp.context.db, testApp.clock, shop.shopId, 'k-running', createPaymentRequestHash(body, testApp.context.config));
     expect(claim.kind).toBe('claimed');
     const response = await postPayment(testApp, shop.key, body, { 'idempotency-key': 'k-running' });
     expect(response.statusCode).toBe(409);
@@ -60,7 +82,7 @@ describe.each(backends)('Idempotency-Key on %s', (backend) => {
   });
 
   it('a claim left by a process that died mid-request stops blocking the key once its lease runs out', async () => {
-    await claimIdempotencyKey(testApp.context.db, testApp.clock, shop.shopId, 'k-dead', requestHash(body));
+    await claimIdempotencyKey(testApp.context.db, testApp.clock, shop.shopId, 'k-dead', createPaymentRequestHash(body, testApp.context.config));
     testApp.clock.advance(31_000);
     const response = await postPayment(testApp, shop.key, body, { 'idempotency-key': 'k-dead' });
     expect(response.statusCode).toBe(201);
