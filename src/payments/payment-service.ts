@@ -172,10 +172,21 @@ export async function createPayment(
   }
 }
 
-/** A bound method needs an acquirer that charges it: on a live shop, a configured production connector. */
-function assertChargeable(deps: PaymentServiceDeps, mode: ShopMode, method: PaymentMethod | null): void {
-  if (method === null || connectorForShop(deps, mode, method)) return;
+/**
+ * A payment must be payable: a bound method needs an acquirer that charges it (on a
+ * live shop, a configured production connector), and an unbound one needs at least
+ * one of the shop's methods for this amount to have such an acquirer.
+ */
+function assertChargeable(deps: PaymentServiceDeps, mode: ShopMode, method: PaymentMethod | null, candidates: readonly PaymentMethod[]): void {
   const available = liveMethods(deps);
+  if (method === null) {
+    if (candidates.some((candidate) => connectorForShop(deps, mode, candidate))) return;
+    throw new MethodUnavailableError(
+      `No method of this shop can take this payment in live mode (${candidates.join(', ') || 'none enabled for this amount'})` +
+        (available.length > 0 ? `; configured acquirer connectors charge ${available.join(', ')}.` : '; no live acquirer connector is configured yet.'),
+    );
+  }
+  if (connectorForShop(deps, mode, method)) return;
   throw new MethodUnavailableError(
     `Method "${method}" cannot be paid in a live shop: no configured acquirer connector supports it` +
       (available.length > 0 ? `; use one of ${available.join(', ')}.` : '; no live acquirer connector is configured yet.'),
@@ -194,7 +205,10 @@ async function insertNewPayment(
       return await inTransaction(deps.db, async (tx) => {
         const settings = await shopMethodSettings(tx, shopId);
         const tariff = priceNewPayment(settings, valid.amountKopecks, valid.method);
-        assertChargeable(deps, shop.mode, tariff.method);
+        const candidates = settings
+          .filter((entry) => entry.enabled && entry.minKopecks <= valid.amountKopecks && valid.amountKopecks <= entry.maxKopecks)
+          .map((entry) => entry.method);
+        assertChargeable(deps, shop.mode, tariff.method, candidates);
         const now = deps.clock.now();
         const row: PaymentRow = {
           id: newUuid(),

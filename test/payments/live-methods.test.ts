@@ -34,6 +34,13 @@ describe.each(backends)('live shops without a production connector on %s', (back
     expect(await paymentCount(testApp, live)).toBe(0);
   });
 
+  it('a payment without a method is 400 method_unavailable too: no method of the shop can be paid live', async () => {
+    const response = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'method_unavailable', message: expect.stringContaining('no live acquirer connector is configured') });
+    expect(await paymentCount(testApp, live)).toBe(0);
+  });
+
   it('the same idempotency key may be used again after the refusal', async () => {
     const headers = { 'idempotency-key': 'live-sbp-1' };
     expect((await postPayment(testApp, live.key, { amount: 100, currency: 'RUB', method: 'sbp' }, headers)).statusCode).toBe(400);
@@ -81,6 +88,12 @@ describe.each(backends)('live shops with a card-only production connector on %s'
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({ error: 'method_unavailable', message: expect.stringContaining('use one of card') });
     expect(await paymentCount(testApp, live)).toBe(0);
+  });
+
+  it('a payment without a method is created: card, which the connector charges, can take it', async () => {
+    const response = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB' });
+    expect(response.statusCode, response.body).toBe(201);
+    expect(response.json().method).toBeNull();
   });
 
   it('a payment bound to card is created, and the payer pays it through the live connector', async () => {
