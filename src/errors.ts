@@ -105,8 +105,9 @@ export class RateLimitedError extends AppError {
     });
   }
 }
+/** A dependency is out of reach for a moment; the client is told when to retry. */
 export class ServiceUnavailableError extends AppError {
-  constructor(message: string) {
-    super('service_unavailable', message);
+  constructor(message: string, retryAfterSeconds: number) {
+    super('service_unavailable', message, { headers: { 'retry-after': String(retryAfterSeconds) } });
   }
 }
