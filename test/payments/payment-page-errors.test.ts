@@ -79,6 +79,16 @@ describe.each(backends)('payment page errors on %s', (backend) => {
     expect((await testApp.app.inject({ method: 'GET', url: pagePath })).statusCode).toBe(200);
   });
 
+  it.each([
+    ['GET', '/pay/x/y'],
+    ['GET', '/pay'],
+    ['POST', '/pay/whatever/else/entirely'],
+  ])('%s %s, a path under /pay that names no page, is a 404 page in the payer language', async (method, path) => {
+    const response = await testApp.app.inject({ method: method as 'GET' | 'POST', url: path, remoteAddress: '192.0.2.4', headers: { 'accept-language': 'en' } });
+    expect(response.statusCode).toBe(404);
+    expectPayerPage(response, 'en', 'Payment not found');
+  });
+
   it('a NUL in a form field is 400 as a page, not API JSON', async () => {
     const response = await postForm(`${pagePath}/qr?lang=en`, 'method=sbp%00', '192.0.2.3');
     expect(response.statusCode).toBe(400);

@@ -56,6 +56,11 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { module: 'page', method: 'POST', url: '/pay/:order_code/card', scopes: 'public' },
   { module: 'page', method: 'POST', url: '/pay/:order_code/qr', scopes: 'public' },
   { module: 'page', method: 'POST', url: '/pay/:order_code/confirm', scopes: 'public' },
+  // Any other /pay path: the page's own 404 in the payer's language.
+  { module: 'page', method: 'GET', url: '/pay', scopes: 'public' },
+  { module: 'page', method: 'POST', url: '/pay', scopes: 'public' },
+  { module: 'page', method: 'GET', url: '/pay/*', scopes: 'public' },
+  { module: 'page', method: 'POST', url: '/pay/*', scopes: 'public' },
 ];
 
 export const routeKey = (route: { method: string; url: string }): string => `${route.method} ${route.url}`;

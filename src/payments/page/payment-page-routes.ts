@@ -191,6 +191,12 @@ export const paymentPageRoutes: FastifyPluginAsync<{ context: AppContext }> = as
     return { form, lang, state };
   }
 
+  // Any other path under /pay is a payer's mistyped or stale link: a page in their
+  // language, not the API's JSON 404 (the router prefers every route above to these).
+  for (const url of ['/pay', '/pay/*']) {
+    app.route({ method: ['GET', 'POST'], url, schema: { hide: true }, handler: (request, reply) => simplePage(reply, langOf(request), 404, 'notFound', '/pay') });
+  }
+
   app.get<{ Params: { order_code: string }; Querystring: Record<string, string | undefined> }>('/pay/:order_code', { schema: { hide: true } }, async (request, reply) => {
     const lang = langOf(request);
     const state = await loadPageState(context, request.params.order_code);
