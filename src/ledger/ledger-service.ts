@@ -276,14 +276,6 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
     if (!row) throw new NotFoundError(`no reservation with id "${key}"`);
     if (row.status !== 'pending') throw new InvalidStateError(`transfer "${key}" is not a reservation, so it cannot be posted or voided`);
   }
-  // A reservation past its timeout can only be voided (the expiry worker does it if nobody else does).
-  const expired = requests.find(
-    (request) => request.action === 'post' && (pending.get(request.pendingId)!.expires_at?.getTime() ?? Infinity) <= clock.now().getTime(),
-  );
-  if (expired) {
-    const reservation = pending.get((expired as PostInput).pendingId)!;
-    throw new InvalidStateError(`reservation "${reservation.idempotency_key}" expired at ${reservation.expires_at!.toISOString()}; it can no longer be posted`);
-  }
 
   const accountIds = requests.flatMap((request) => {
     const source = request.action === 'transfer' || request.action === 'reserve' ? request : pending.get(request.pendingId)!;
@@ -306,6 +298,16 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
       const reservation = [...pending.values()].find((row) => row.id === closing.pending_id)!;
       throw new InvalidStateError(`reservation "${reservation.idempotency_key}" was already ${closing.status}`);
     }
+  }
+
+  // After the replay check, so that a post which went through before the timeout still
+  // answers its repeat. A reservation past its timeout can only be voided (the expiry worker does it if nobody else does).
+  const expired = requests.find(
+    (request) => request.action === 'post' && (pending.get(request.pendingId)!.expires_at?.getTime() ?? Infinity) <= clock.now().getTime(),
+  );
+  if (expired) {
+    const reservation = pending.get((expired as PostInput).pendingId)!;
+    throw new InvalidStateError(`reservation "${reservation.idempotency_key}" expired at ${reservation.expires_at!.toISOString()}; it can no longer be posted`);
   }
 
   const before = new Map([...accounts.values()].map((account) => [account.id, { ...account }]));

@@ -60,8 +60,11 @@ describe.each(backends)('reservation timeouts on %s', (backend) => {
       await reserve(tx, context.clock, { id: timed, debitAccountId: main.id, creditAccountId: payout.id, amount: 1_000n, type: 'payout', reference: { type: 'test', id: 't' }, timeoutSeconds: 10 });
       await reserve(tx, context.clock, { id: open, debitAccountId: main.id, creditAccountId: payout.id, amount: 1_000n, type: 'payout', reference: { type: 'test', id: 'o' } });
     });
-    await inTransaction(context.db, (tx) => post(tx, context.clock, { id: unique('post'), pendingId: timed }));
+    const postId = unique('post');
+    await inTransaction(context.db, (tx) => post(tx, context.clock, { id: postId, pendingId: timed }));
     clock.advance(3_600_000);
+    // A repeat of that post after the timeout is still answered as the repeat it is.
+    expect((await inTransaction(context.db, (tx) => post(tx, context.clock, { id: postId, pendingId: timed }))).replayed).toBe(true);
     expect(await createReservationExpiryWorker(context).runOnce()).toBe(0);
     expect((await findTransfer(context.db, timed))?.currentStatus).toBe('posted');
     expect((await findTransfer(context.db, open))?.currentStatus).toBe('pending');
