@@ -22,8 +22,11 @@ async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): 
   logger.info({ signal, timeout_ms: timeoutMs }, 'shutting down: no new connections; finishing in-flight requests and deliveries');
   const outcome = await new Promise<'stopped' | 'timeout' | 'signal'>((resolve) => {
     const timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    const firstAt = Date.now();
     onSignal = (again) => {
-      if (again === 'SIGINT') resolve('signal');
+      // Ctrl-C reaches both bin/paygate.js's hand-over parent, which forwards it, and this
+      // process: a SIGINT within a second of the first is that same keystroke.
+      if (again === 'SIGINT' && Date.now() - firstAt > 1_000) resolve('signal');
     };
     void gateway.stop().then(() => {
       clearTimeout(timer);

@@ -27,8 +27,10 @@ export async function migrate(handle: DatabaseHandle): Promise<string[]> {
   const files = await readMigrationFiles();
   return handle.withScriptSession(async (session) => {
     const lock = handle.backend === 'postgres';
-    // A migration may rewrite a large table: the pool's statement and lock bounds are for requests.
-    if (lock) await session.run('set statement_timeout = 0; set lock_timeout = 0');
+    // A migration may rewrite a large table, so no statement bound; the lock-wait bound stays,
+    // so an ALTER stuck behind a long transaction fails (and is run again) instead of
+    // queueing every payment behind it.
+    if (lock) await session.run('set statement_timeout = 0');
     if (lock) await session.run(`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
     try {
       await session.run(
@@ -50,7 +52,7 @@ export async function migrate(handle: DatabaseHandle): Promise<string[]> {
       }
       return newlyApplied;
     } finally {
-      if (lock) await session.run(`select pg_advisory_unlock(${MIGRATION_LOCK_KEY}); reset statement_timeout; reset lock_timeout`);
+      if (lock) await session.run(`select pg_advisory_unlock(${MIGRATION_LOCK_KEY}); reset statement_timeout`);
     }
   });
 }
