@@ -15,6 +15,11 @@ import { backends, createServerDatabase, dropServerDatabase } from '../support/d
 const CARDS = ['4242424242424242', '4000000000000002', '4000000000003220', '4242424242424241'];
 /** An unusual security code, so a hit cannot be a coincidence of ids or times. */
 const SECURITY_CODE = '7391';
+/**
+ * The code standing on its own: four digits also turn up inside timestamps,
+ * durations and hex ids by chance, which would be no leak (and a flaky test).
+ */
+const SECURITY_CODE_ALONE = new RegExp(`(?<![0-9A-Za-z])${SECURITY_CODE}(?![0-9A-Za-z])`);
 
 function field(html: string, name: string): string | undefined {
   return new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1];
@@ -77,7 +82,7 @@ describe.each(backends)('card data on %s', (backend) => {
     expect(log).toMatch(/"url":"\/pay\/\w+\/card"/);
     expect(log.match(/"level":20,[^\n]*"msg":"applying the acquirer outcome"/g)).toHaveLength(CARDS.length - 1);
     for (const number of CARDS) for (const written of cardForms(number)) expect(log).not.toContain(written);
-    expect(log).not.toContain(SECURITY_CODE);
+    expect(log).not.toMatch(SECURITY_CODE_ALONE);
     expect(log).not.toMatch(/cc-number|cc-csc|securityCode/);
 
     const handle = await openDatabase({ url: databaseUrl, dataDir: join(dataDir, 'pglite') });
@@ -90,7 +95,7 @@ describe.each(backends)('card data on %s', (backend) => {
         rows += dump.rows.length;
         const text = dump.rows.map((row) => row.row).join('\n');
         for (const number of CARDS) for (const written of cardForms(number)) expect(text, table).not.toContain(written);
-        expect(text, table).not.toContain(SECURITY_CODE);
+        expect(text, table).not.toMatch(SECURITY_CODE_ALONE);
       }
       expect(rows).toBeGreaterThan(0);
       // What is kept of a card: its last four digits, as PCI DSS allows.
