@@ -1,11 +1,22 @@
 import { parseArgs } from 'node:util';
-import { createApiKey, createMerchant, createShop, parseScopes, revokeApiKey } from '../merchants/merchant-service.ts';
-import { CliUsageError, type CliCommand } from './cli-command.ts';
+import { createApiKey, createMerchant, createShop, parseScopes, revokeApiKey, type CreatedMerchant } from '../merchants/merchant-service.ts';
+import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 
 function required(value: string | undefined, flag: string): string {
   if (value === undefined || value.trim() === '') throw new CliUsageError(`${flag} is required`);
   return value;
+}
+
+/** A new shop's credentials, shown once: as one JSON line, or as a headline and the two secrets. */
+function printCreated(io: CliIo, created: CreatedMerchant, json: boolean, headline: string): void {
+  if (json) {
+    io.out(JSON.stringify(created));
+    return;
+  }
+  io.out(headline);
+  io.out(`API key (shown once): ${created.api_key}`);
+  io.out(`webhook secret: ${created.webhook_secret}`);
 }
 
 export const merchantCreateCommand: CliCommand = {
@@ -28,13 +39,7 @@ export const merchantCreateCommand: CliCommand = {
     const created = await withCliContext(config, (context) =>
       createMerchant(context, { name, email, password: values.password, mode: values.live ? 'live' : 'sandbox' }),
     );
-    if (values.json) {
-      io.out(JSON.stringify(created));
-    } else {
-      io.out(`merchant ${created.merchant_id}, shop ${created.shop_id} (${values.live ? 'live' : 'sandbox'})`);
-      io.out(`API key (shown once): ${created.api_key}`);
-      io.out(`webhook secret: ${created.webhook_secret}`);
-    }
+    printCreated(io, created, values.json, `merchant ${created.merchant_id}, shop ${created.shop_id} (${values.live ? 'live' : 'sandbox'})`);
     return 0;
   },
 };
@@ -56,13 +61,7 @@ export const shopCreateCommand: CliCommand = {
     const merchantId = required(values.merchant, '--merchant');
     const mode = values.live ? 'live' : 'sandbox';
     const created = await withCliContext(config, (context) => createShop(context, { merchantId, name: values.name, mode }));
-    if (values.json) {
-      io.out(JSON.stringify(created));
-    } else {
-      io.out(`shop ${created.shop_id} (${mode}) of merchant ${created.merchant_id}`);
-      io.out(`API key (shown once): ${created.api_key}`);
-      io.out(`webhook secret: ${created.webhook_secret}`);
-    }
+    printCreated(io, created, values.json, `shop ${created.shop_id} (${mode}) of merchant ${created.merchant_id}`);
     return 0;
   },
 };

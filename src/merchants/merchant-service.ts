@@ -3,7 +3,7 @@
 import type { Clock } from '../clock.ts';
 import { InvalidRequestError, NotFoundError, UnauthorizedError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { inTransaction, isUniqueViolation, type Db, type Executor } from '../db/transaction.ts';
+import { inTransaction, isUniqueViolation, type Db, type Executor, type Tx } from '../db/transaction.ts';
 import {
   apiKeyHashesEqual,
   apiKeyPrefix,
@@ -50,24 +50,22 @@ export interface CreateShopInput {
  * Its key sees the merchant's money in the book of its own mode only.
  */
 export async function createShop(deps: MerchantServiceDeps, input: CreateShopInput): Promise<CreatedMerchant> {
-  const now = deps.clock.now();
-  const shopId = newId('shop');
-  const created = await inTransaction(deps.db, async (tx) => {
+  return inTransaction(deps.db, async (tx) => {
     const merchant = await repository.findMerchant(tx, input.merchantId);
     if (!merchant) throw new NotFoundError(`No merchant ${input.merchantId}.`);
     const name = input.name?.trim() || merchant.name;
     if (name.length > 200) throw new InvalidRequestError('name must be 1 to 200 characters');
-    await repository.insertShop(tx, {
-      id: shopId,
-      merchant_id: merchant.id,
-      name,
-      mode: input.mode,
-      created_at: now,
-    });
-    const webhookSecret = await createWebhookEndpoint(tx, deps.keyring, shopId);
-    return { key: await issueApiKey(tx, deps.clock, shopId, input.mode, API_KEY_SCOPES), webhookSecret };
+    return openShop(tx, deps, { merchantId: merchant.id, name, mode: input.mode });
   });
-  return { merchant_id: input.merchantId, shop_id: shopId, api_key: created.key.api_key, webhook_secret: created.webhookSecret };
+}
+
+/** A shop row, its webhook endpoint and an API key with every scope, inside the caller's transaction. */
+async function openShop(tx: Tx, deps: MerchantServiceDeps, shop: { merchantId: string; name: string; mode: ShopMode }): Promise<CreatedMerchant> {
+  const shopId = newId('shop');
+  await repository.insertShop(tx, { id: shopId, merchant_id: shop.merchantId, name: shop.name, mode: shop.mode, created_at: deps.clock.now() });
+  const webhookSecret = await createWebhookEndpoint(tx, deps.keyring, shopId);
+  const key = await issueApiKey(tx, deps.clock, shopId, shop.mode, API_KEY_SCOPES);
+  return { merchant_id: shop.merchantId, shop_id: shopId, api_key: key.api_key, webhook_secret: webhookSecret };
 }
 
 export interface CreatedApiKey {
@@ -125,21 +123,11 @@ export async function createMerchant(deps: MerchantServiceDeps, input: CreateMer
   const mode = input.mode ?? 'sandbox';
   const now = deps.clock.now();
   const merchantId = newId('merchant');
-  const shopId = newId('shop');
   try {
-    const created = await inTransaction(deps.db, async (tx) => {
+    return await inTransaction(deps.db, async (tx) => {
       await repository.insertMerchant(tx, { id: merchantId, name, email, password_hash: passwordHash, created_at: now });
-      await repository.insertShop(tx, {
-        id: shopId,
-        merchant_id: merchantId,
-        name: input.shopName?.trim() || name,
-        mode,
-        created_at: now,
-      });
-      const webhookSecret = await createWebhookEndpoint(tx, deps.keyring, shopId);
-      return { key: await issueApiKey(tx, deps.clock, shopId, mode, API_KEY_SCOPES), webhookSecret };
+      return openShop(tx, deps, { merchantId, name: input.shopName?.trim() || name, mode });
     });
-    return { merchant_id: merchantId, shop_id: shopId, api_key: created.key.api_key, webhook_secret: created.webhookSecret };
   } catch (error) {
     if (isUniqueViolation(error)) throw new InvalidRequestError(`a merchant with email ${email} already exists`);
     throw error;
