@@ -22,7 +22,7 @@ import { loadConfig, type Config } from '../src/config.ts';
 import type { AppContext } from '../src/context.ts';
 import { openDatabase, type DatabaseBackend } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { createKeyring, generateRootKey, rootKeyFromBase64 } from '../src/kms/keyring.ts';
+import { throwawayKeyring } from '../src/kms/keyring.ts';
 import { createLogger } from '../src/logger.ts';
 import { createMerchant } from '../src/merchants/merchant-service.ts';
 
@@ -77,7 +77,7 @@ async function benchGateway(backend: DatabaseBackend, url: string | undefined): 
   };
   const handle = await openDatabase({ url, dataDir: 'memory://', poolSize: POOL_SIZE });
   await migrate(handle);
-  const keyring = createKeyring(rootKeyFromBase64(generateRootKey(), 'the bench root key'));
+  const keyring = throwawayKeyring();
   const context: AppContext = { db: handle.db, backend, clock: systemClock, config, metrics: new Registry(), logger: createLogger(config), keyring };
   const merchant = await createMerchant(context, { name: 'Bench shop', email: 'bench@example.test' });
   const app = await buildApp(context);

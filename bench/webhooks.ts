@@ -19,7 +19,7 @@ import type { AppContext } from '../src/context.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { inTransaction } from '../src/db/transaction.ts';
-import { createKeyring, generateRootKey, rootKeyFromBase64 } from '../src/kms/keyring.ts';
+import { throwawayKeyring } from '../src/kms/keyring.ts';
 import { createLogger } from '../src/logger.ts';
 import { createMerchant } from '../src/merchants/merchant-service.ts';
 import { createDeliveryWorker } from '../src/webhooks/delivery-worker.ts';
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
       config,
       metrics: new Registry(),
       logger: createLogger(config),
-      keyring: createKeyring(rootKeyFromBase64(generateRootKey(), 'the bench root key')),
+      keyring: throwawayKeyring(),
     };
     const merchant = await createMerchant(context, { name: 'Bench shop', email: 'bench@paygate.local' });
 

@@ -8,7 +8,7 @@ import { buildApp } from '../app.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/schema.ts';
-import { createKeyring, generateRootKey, rootKeyFromBase64 } from '../kms/keyring.ts';
+import { throwawayKeyring } from '../kms/keyring.ts';
 import { createLogger } from '../logger.ts';
 import type { CliCommand } from './cli-command.ts';
 
@@ -30,7 +30,7 @@ export async function buildOpenApiDocument(config: Config): Promise<unknown> {
     metrics: new Registry(),
     logger: createLogger({ logLevel: 'silent' }),
     // Nothing is sealed or opened while describing routes: a throwaway key will do.
-    keyring: createKeyring(rootKeyFromBase64(generateRootKey(), 'a throwaway key')),
+    keyring: throwawayKeyring(),
   });
   try {
     await app.ready();

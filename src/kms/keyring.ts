@@ -50,6 +50,11 @@ export function generateRootKey(): string {
   return randomBytes(ROOT_KEY_BYTES).toString('base64');
 }
 
+/** A keyring with a fresh random root key, for a process whose sealed values never outlive it (benchmarks, the OpenAPI export). */
+export function throwawayKeyring(): Keyring {
+  return createKeyring(rootKeyFromBase64(generateRootKey(), 'a throwaway root key'));
+}
+
 /** Reads a root key file; with `createIfMissing`, generates one first (the embedded default), readable by the owner only. */
 export async function readRootKeyFile(path: string, options: { createIfMissing: boolean }): Promise<RootKey> {
   let encoded: string;
