@@ -3,11 +3,11 @@
 // them from here. CLI commands live in src/cli/ and call module functions.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext, Worker } from './context.ts';
+import { createIdempotencyPurgeWorker } from './idempotency/idempotency-purge-worker.ts';
 import { balanceRoutes } from './ledger/balance-routes.ts';
 import { createReservationExpiryWorker } from './ledger/reservation-expiry-worker.ts';
 import { accountRoutes } from './merchants/account-routes.ts';
 import { createExpiryWorker } from './payments/expiry-worker.ts';
-import { createIdempotencyPurgeWorker } from './payments/idempotency-purge-worker.ts';
 import { paymentRoutes } from './payments/payment-routes.ts';
 import { createReconciliationWorker } from './payments/reconciliation-worker.ts';
 import { paymentPageRoutes } from './payments/page/payment-page-routes.ts';
@@ -31,9 +31,10 @@ export const modules: readonly GatewayModule[] = [
     name: 'payments',
     routes: paymentRoutes,
     publicRoutes: paymentPageRoutes,
-    workers: (context) => [createExpiryWorker(context), createReconciliationWorker(context), createIdempotencyPurgeWorker(context)],
+    workers: (context) => [createExpiryWorker(context), createReconciliationWorker(context)],
   },
   { name: 'webhooks', routes: webhookRoutes, workers: (context) => [createDeliveryWorker(context)] },
+  { name: 'idempotency', workers: (context) => [createIdempotencyPurgeWorker(context)] },
   { name: 'ledger', routes: balanceRoutes, workers: (context) => [createReservationExpiryWorker(context)] },
 ];
 

@@ -4,9 +4,10 @@ import type { MerchantTables } from '../merchants/merchant-tables.ts';
 import type { PaymentTables } from '../payments/payment-tables.ts';
 import type { WebhookTables } from '../webhooks/webhook-tables.ts';
 import type { LedgerTables } from '../ledger/ledger-tables.ts';
+import type { IdempotencyTables } from '../idempotency/idempotency-tables.ts';
 
 export interface MigrationTables {
   schema_migrations: { version: string; applied_at: Date };
 }
 
-export interface Database extends MigrationTables, MerchantTables, WebhookTables, PaymentTables, LedgerTables {}
+export interface Database extends MigrationTables, MerchantTables, WebhookTables, PaymentTables, LedgerTables, IdempotencyTables {}

@@ -1,5 +1,5 @@
 // SQL of the payments module: payments and their guarded state transitions.
-import type { ExpressionBuilder, Insertable, Selectable } from 'kysely';
+import type { ExpressionBuilder, Insertable, QueryCreator, Selectable } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Executor, Tx } from '../db/transaction.ts';
 import type { PaymentMethod, PaymentStatus, PaymentTables } from './payment-tables.ts';
@@ -8,6 +8,11 @@ export type PaymentRow = Selectable<PaymentTables['payments']>;
 
 export async function insertPayment(db: Executor, row: Insertable<PaymentTables['payments']>): Promise<void> {
   await db.insertInto('payments').values(row).execute();
+}
+
+/** The same insert, unexecuted, for a caller that runs it inside a larger statement (the idempotency record's). */
+export function insertPaymentQuery(creator: QueryCreator<Database>, row: Insertable<PaymentTables['payments']>) {
+  return creator.insertInto('payments').values(row);
 }
 
 export async function findPaymentOfShop(db: Executor, shopId: string, paymentId: string): Promise<PaymentRow | undefined> {

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
-import { IDEMPOTENCY_KEY_MAX_LENGTH } from './idempotency.ts';
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../idempotency/idempotency-service.ts';
 import { CALLBACK_URL_MAX_LENGTH, ORDER_ID_MAX_LENGTH, createPayment, getPayment, listPaymentsOfShop, runTestHelper } from './payment-service.ts';
 import { PAYMENT_METHODS } from './payment-tables.ts';
 

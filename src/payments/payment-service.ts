@@ -19,14 +19,8 @@ import { priceNewPayment, shopMethodSettings } from './payment-methods.ts';
 import * as repository from './payment-repository.ts';
 import type { PaymentRow } from './payment-repository.ts';
 import type { PaymentMethod, PaymentStatus } from './payment-tables.ts';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  releaseIdempotencyKey,
-  requestHash,
-  type IdempotencyLease,
-  type StoredResponse,
-} from './idempotency.ts';
+import { createAtomically, type IdempotencyRule, type KeyedRequest, type StoredResponse } from '../idempotency/idempotency-service.ts';
+import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
 import { webhookUrlProblem, type WebhookUrlRules } from '../webhooks/url-guard.ts';
 
 export const PAYMENT_LIFETIME_MS = 60 * 60 * 1000;
@@ -130,13 +124,21 @@ function validateRequest(
   return { amountKopecks, method: request.method ?? null, callbackUrl, orderId };
 }
 
+/** Spec 4.1: an Idempotency-Key names one payment for 24 hours, and its repeat gets the first response byte for byte. */
+export const PAYMENT_IDEMPOTENCY_RULE: IdempotencyRule = {
+  operation: 'payment.create',
+  windowMs: 24 * 60 * 60 * 1000,
+  replay: 'stored-response',
+  conflictMessage: 'This Idempotency-Key was already used with a different request body; use a new key for a new payment.',
+};
+
 /**
  * What an Idempotency-Key compares: the request as it was understood (absent =
  * null, the amount in kopecks), not as it was spelled, so "method": null and no
  * method, or 10.1 and 10.10, are the same payment.
  */
 export function paymentRequestHash(valid: ReturnType<typeof validateRequest>): string {
-  return requestHash({
+  return requestFingerprint({
     amount_kopecks: valid.amountKopecks.toString(),
     currency: 'RUB',
     method: valid.method,
@@ -145,14 +147,15 @@ export function paymentRequestHash(valid: ReturnType<typeof validateRequest>): s
   });
 }
 
-/** The hash a create request's Idempotency-Key is stored with. */
+/** The fingerprint a create request's Idempotency-Key is stored with. */
 export function createPaymentRequestHash(request: CreatePaymentRequest, config: PaymentServiceDeps['config']): string {
   return paymentRequestHash(validateRequest(request, config));
 }
 
 /**
  * POST /v1/payments. Without a key every call creates a payment; with one, the
- * claim/complete protocol of idempotency.ts makes the key name one payment.
+ * payment and its idempotency record are written in one statement, so the key
+ * names one payment and a repeat replays its first response.
  */
 export async function createPayment(
   deps: PaymentServiceDeps,
@@ -161,14 +164,34 @@ export async function createPayment(
   idempotencyKey: string | undefined,
 ): Promise<CreatePaymentResult> {
   const valid = validateRequest(request, deps.config);
-  if (idempotencyKey === undefined) return insertNewPayment(deps, shop, valid, undefined);
-  const claim = await claimIdempotencyKey(deps.db, deps.clock, shop.shopId, idempotencyKey, paymentRequestHash(valid));
-  if (claim.kind === 'replay') return claim.response;
-  try {
-    return await insertNewPayment(deps, shop, valid, claim.lease);
-  } catch (error) {
-    await releaseIdempotencyKey(deps.db, claim.lease).catch(() => undefined);
-    throw error;
+  const keyed: KeyedRequest | undefined =
+    idempotencyKey === undefined ? undefined : { shopId: shop.shopId, key: idempotencyKey, fingerprint: paymentRequestHash(valid) };
+  // Settings are read before, not with, the insert: a change racing a create is the same as one a moment later.
+  const settings = await shopMethodSettings(deps.db, shop.shopId);
+  const tariff = priceNewPayment(settings, valid.amountKopecks, valid.method);
+  const candidates = settings
+    .filter((entry) => entry.enabled && entry.minKopecks <= valid.amountKopecks && valid.amountKopecks <= entry.maxKopecks)
+    .map((entry) => entry.method);
+  assertChargeable(deps, shop.mode, tariff.method, candidates);
+  for (let attempt = 1; ; attempt++) {
+    const row = newPaymentRow(deps.clock, shop.shopId, valid, tariff);
+    const response: StoredResponse = { status: 201, body: JSON.stringify(paymentView(row, deps.config.publicUrl)) };
+    try {
+      if (!keyed) {
+        await repository.insertPayment(deps.db, row);
+        return response;
+      }
+      const outcome = await createAtomically(deps.db, deps.clock, PAYMENT_IDEMPOTENCY_RULE, keyed, { resourceId: row.id, response }, (creator) =>
+        repository.insertPaymentQuery(creator, row),
+      );
+      if (outcome.kind === 'created') return response;
+      if (outcome.kind === 'replay') return outcome.response;
+      throw new Error('payment idempotency replays stored responses'); // the rule above says so
+    } catch (error) {
+      // A clash of random order codes is astronomically rare; a fresh code settles it.
+      if (attempt < ORDER_CODE_ATTEMPTS_MAX && isUniqueViolation(error, 'payments_order_code_key')) continue;
+      throw error;
+    }
   }
 }
 
@@ -193,54 +216,33 @@ function assertChargeable(deps: PaymentServiceDeps, mode: ShopMode, method: Paym
   );
 }
 
-async function insertNewPayment(
-  deps: PaymentServiceDeps,
-  shop: PaymentShop,
+function newPaymentRow(
+  clock: Clock,
+  shopId: string,
   valid: ReturnType<typeof validateRequest>,
-  lease: IdempotencyLease | undefined,
-): Promise<CreatePaymentResult> {
-  const shopId = shop.shopId;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await inTransaction(deps.db, async (tx) => {
-        const settings = await shopMethodSettings(tx, shopId);
-        const tariff = priceNewPayment(settings, valid.amountKopecks, valid.method);
-        const candidates = settings
-          .filter((entry) => entry.enabled && entry.minKopecks <= valid.amountKopecks && valid.amountKopecks <= entry.maxKopecks)
-          .map((entry) => entry.method);
-        assertChargeable(deps, shop.mode, tariff.method, candidates);
-        const now = deps.clock.now();
-        const row: PaymentRow = {
-          id: newUuid(),
-          shop_id: shopId,
-          order_code: generateOrderCode(),
-          status: 'pending',
-          amount_kopecks: valid.amountKopecks,
-          amount_total_kopecks: tariff.amountTotalKopecks,
-          currency: 'RUB',
-          method: tariff.method,
-          order_id: valid.orderId,
-          callback_url: valid.callbackUrl,
-          created_at: now,
-          expires_at: new Date(now.getTime() + PAYMENT_LIFETIME_MS),
-          paid_at: null,
-          paid_method: null,
-          paid_total_kopecks: null,
-          failed_at: null,
-          failure_reason: null,
-          expired_at: null,
-        };
-        await repository.insertPayment(tx, row);
-        const response: StoredResponse = { status: 201, body: JSON.stringify(paymentView(row, deps.config.publicUrl)) };
-        if (lease) await completeIdempotencyKey(tx, lease, response, row.id);
-        return response;
-      });
-    } catch (error) {
-      // A clash of random order codes is astronomically rare; a fresh code settles it.
-      if (attempt < ORDER_CODE_ATTEMPTS_MAX && isUniqueViolation(error, 'payments_order_code_key')) continue;
-      throw error;
-    }
-  }
+  tariff: ReturnType<typeof priceNewPayment>,
+): PaymentRow {
+  const now = clock.now();
+  return {
+    id: newUuid(),
+    shop_id: shopId,
+    order_code: generateOrderCode(),
+    status: 'pending',
+    amount_kopecks: valid.amountKopecks,
+    amount_total_kopecks: tariff.amountTotalKopecks,
+    currency: 'RUB',
+    method: tariff.method,
+    order_id: valid.orderId,
+    callback_url: valid.callbackUrl,
+    created_at: now,
+    expires_at: new Date(now.getTime() + PAYMENT_LIFETIME_MS),
+    paid_at: null,
+    paid_method: null,
+    paid_total_kopecks: null,
+    failed_at: null,
+    failure_reason: null,
+    expired_at: null,
+  };
 }
 
 export function isUuid(text: string): boolean {

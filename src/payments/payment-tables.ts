@@ -41,18 +41,6 @@ export interface PaymentTables {
     fee_bps: number;
     updated_at: Date;
   };
-  payment_idempotency_keys: {
-    shop_id: string;
-    idempotency_key: string;
-    request_hash: string;
-    state: 'in_progress' | 'completed';
-    lease_token: string;
-    locked_until: Date;
-    response_status: number | null;
-    response_body: string | null;
-    payment_id: string | null;
-    created_at: Date;
-  };
   sandbox_acquirer_charges: {
     charge_key: string;
     payment_id: string;

@@ -1,9 +1,9 @@
 // Idempotency-Key on POST /v1/payments: rules 1–5 of spec 4.1.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { claimIdempotencyKey } from '../../src/payments/idempotency.ts';
-import { createIdempotencyPurgeWorker } from '../../src/payments/idempotency-purge-worker.ts';
-import { createPaymentRequestHash } from '../../src/payments/payment-service.ts';
+import { claimLease } from '../../src/idempotency/idempotency-service.ts';
+import { createIdempotencyPurgeWorker } from '../../src/idempotency/idempotency-purge-worker.ts';
+import { createPaymentRequestHash, PAYMENT_IDEMPOTENCY_RULE } from '../../src/payments/payment-service.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { postPayment, sandboxShop, type ShopWithKey } from './payment-test-support.ts';
@@ -59,8 +59,8 @@ describe.each(backends)('Idempotency-Key on %s', (backend) => {
     testApp.clock.advance(25 * 3_600_000);
     await postPayment(testApp, shop.key, body, { 'idempotency-key': 'k-fresh' });
     expect(await createIdempotencyPurgeWorker(testApp.context).runOnce()).toBeGreaterThanOrEqual(1);
-    const keys = await testApp.context.db.selectFrom('payment_idempotency_keys').select('idempotency_key').where('shop_id', '=', shop.shopId).execute();
-    expect(keys.map((row) => row.idempotency_key)).toEqual(['k-fresh']);
+    const keys = await testApp.context.db.selectFrom('idempotency_records').select('key').where('shop_id', '=', shop.shopId).execute();
+    expect(keys.map((row) => row.key)).toEqual(['k-fresh']);
   });
 
   it('same key with a different body is 409 duplicate_external_id and creates nothing', async () => {
@@ -72,7 +72,11 @@ describe.each(backends)('Idempotency-Key on %s', (backend) => {
   });
 
   it('same key while the first request is still running is 409 invalid_request', async () => {
-    const claim = await claimIdempotencyKey(testApp.context.db, testApp.clock, shop.shopId, 'k-running', createPaymentRequestHash(body, testApp.context.config));
+    const claim = await claimLease(testApp.context.db, testApp.clock, PAYMENT_IDEMPOTENCY_RULE, {
+      shopId: shop.shopId,
+      key: 'k-running',
+      fingerprint: createPaymentRequestHash(body, testApp.context.config),
+    });
     expect(claim.kind).toBe('claimed');
     const response = await postPayment(testApp, shop.key, body, { 'idempotency-key': 'k-running' });
     expect(response.statusCode).toBe(409);
@@ -82,7 +86,11 @@ describe.each(backends)('Idempotency-Key on %s', (backend) => {
   });
 
   it('a claim left by a process that died mid-request stops blocking the key once its lease runs out', async () => {
-    await claimIdempotencyKey(testApp.context.db, testApp.clock, shop.shopId, 'k-dead', createPaymentRequestHash(body, testApp.context.config));
+    await claimLease(testApp.context.db, testApp.clock, PAYMENT_IDEMPOTENCY_RULE, {
+      shopId: shop.shopId,
+      key: 'k-dead',
+      fingerprint: createPaymentRequestHash(body, testApp.context.config),
+    });
     testApp.clock.advance(31_000);
     const response = await postPayment(testApp, shop.key, body, { 'idempotency-key': 'k-dead' });
     expect(response.statusCode).toBe(201);
@@ -110,10 +118,10 @@ describe.each(backends)('Idempotency-Key on %s', (backend) => {
     expect(failed.json().error).toBe('internal_error');
     await sql.raw('drop trigger paygate_test_fail on payments').execute(testApp.context.db);
     const record = await testApp.context.db
-      .selectFrom('payment_idempotency_keys')
+      .selectFrom('idempotency_records')
       .selectAll()
       .where('shop_id', '=', shop.shopId)
-      .where('idempotency_key', '=', 'k-500')
+      .where('key', '=', 'k-500')
       .executeTakeFirst();
     expect(record).toBeUndefined();
     const repeat = await postPayment(testApp, shop.key, failing, { 'idempotency-key': 'k-500' });

@@ -1,0 +1,99 @@
+// SQL of the idempotency module: the records, keyed (shop, operation, key).
+import { sql, type Insertable, type QueryCreator, type Selectable } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import type { Executor } from '../db/transaction.ts';
+import type { IdempotencyTables } from './idempotency-tables.ts';
+
+export type IdempotencyRecord = Selectable<IdempotencyTables['idempotency_records']>;
+export type NewIdempotencyRecord = Insertable<IdempotencyTables['idempotency_records']>;
+
+/** The constraint a second record for the same key runs into. */
+export const RECORD_KEY_CONSTRAINT = 'idempotency_records_pkey';
+
+export interface RecordKey {
+  readonly shopId: string;
+  readonly operation: string;
+  readonly key: string;
+}
+
+export async function findRecord(db: Executor, at: RecordKey): Promise<IdempotencyRecord | undefined> {
+  return db
+    .selectFrom('idempotency_records')
+    .selectAll()
+    .where('shop_id', '=', at.shopId)
+    .where('operation', '=', at.operation)
+    .where('key', '=', at.key)
+    .executeTakeFirst();
+}
+
+/** A plain insert: a record already there fails the statement (and its transaction) with a unique violation. */
+export async function insertRecord(db: Executor, record: NewIdempotencyRecord): Promise<void> {
+  await db.insertInto('idempotency_records').values(record).execute();
+}
+
+/**
+ * The record and the caller's resource in ONE statement: the resource's insert
+ * runs as a data-modifying CTE of the record's insert, so both land or neither
+ * does, and a record already there fails the whole statement. One round trip
+ * and one commit for a create, instead of a claim, a transaction and a completion.
+ */
+export async function insertRecordWithResource(
+  db: Executor,
+  record: NewIdempotencyRecord,
+  insertResource: (creator: QueryCreator<Database>) => { compile: () => unknown } & object,
+): Promise<void> {
+  // The CTE's name is never read: PostgreSQL runs a data-modifying WITH to completion all the same.
+  await db
+    .with('created_resource', (creator) => insertResource(creator) as never)
+    .insertInto('idempotency_records')
+    .values(record)
+    .execute();
+}
+
+/** Turns an in-progress record into a completed one, if this lease still holds it; false when it was taken over. */
+export async function completeRecord(
+  db: Executor,
+  at: RecordKey,
+  leaseToken: string,
+  completion: { response_status: number | null; response_body: string | null; resource_id: string },
+): Promise<boolean> {
+  const updated = await db
+    .updateTable('idempotency_records')
+    .set({ state: 'completed', ...completion })
+    .where('shop_id', '=', at.shopId)
+    .where('operation', '=', at.operation)
+    .where('key', '=', at.key)
+    .where('lease_token', '=', leaseToken)
+    .where('state', '=', 'in_progress')
+    .executeTakeFirst();
+  return updated.numUpdatedRows === 1n;
+}
+
+/**
+ * Deletes the record only if it is still the one that was read (same lease
+ * token and state): the compare-and-delete that retires a stale record, or
+ * releases a failed request's claim, without ever removing a newer one.
+ */
+export async function deleteRecordIfUnchanged(db: Executor, at: RecordKey, leaseToken: string, state: IdempotencyRecord['state']): Promise<boolean> {
+  const deleted = await db
+    .deleteFrom('idempotency_records')
+    .where('shop_id', '=', at.shopId)
+    .where('operation', '=', at.operation)
+    .where('key', '=', at.key)
+    .where('lease_token', '=', leaseToken)
+    .where('state', '=', state)
+    .executeTakeFirst();
+  return deleted.numDeletedRows === 1n;
+}
+
+/** Deletes up to `limit` records past their window that no live request holds, oldest first; returns how many. */
+export async function purgeExpiredRecords(db: Executor, now: Date, limit: number): Promise<number> {
+  const result = await sql`
+    delete from idempotency_records
+     where (shop_id, operation, key) in (
+       select shop_id, operation, key from idempotency_records
+        where expires_at < ${now} and (state = 'completed' or locked_until < ${now})
+        order by expires_at
+        limit ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
+}

@@ -1,0 +1,282 @@
+// Idempotency of every create operation. A record keyed (shop, operation, key)
+// — the key is an Idempotency-Key header or an external_id — names the first
+// request made with it by its fingerprint (the validated, normalized request)
+// and what it created. A repeat with the same fingerprint gets the first
+// outcome; a different fingerprint is 409 duplicate_external_id; a repeat while
+// the first is still running is 409 invalid_request (IdempotencyInProgressError).
+//
+// Three ways to create under a key, one per shape of work:
+// - createAtomically: the work is one INSERT; the record and the resource land in
+//   one statement (one round trip). A concurrent duplicate waits on the record's
+//   key for the few milliseconds that statement runs, then finds it and replays.
+// - findPrior + recordCreated inside inIdempotentTransaction: the work needs a
+//   transaction of several statements (reads, ledger postings); the record is
+//   written last in that transaction, and a concurrent duplicate that lost the
+//   race on it is rolled back and run again, finding the winner's record.
+// - claimLease / completeLease / releaseLease: the work calls out (a chain node,
+//   an acquirer) before it writes, so an in-progress record holds the key meanwhile
+//   under a lease that a crashed process cannot keep for ever.
+import { randomUUID } from 'node:crypto';
+import type { QueryCreator } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { Database } from '../db/schema.ts';
+import { inTransaction, isUniqueViolation, type Db, type Executor, type Tx } from '../db/transaction.ts';
+import { isDatabaseUnavailable } from '../db/database-errors.ts';
+import { DuplicateExternalIdError, IdempotencyInProgressError } from '../errors.ts';
+import * as repository from './idempotency-repository.ts';
+import type { IdempotencyRecord, NewIdempotencyRecord, RecordKey } from './idempotency-repository.ts';
+
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+/** How long an in-progress record holds its key before another request may take it over. */
+export const IDEMPOTENCY_LEASE_MS = 30_000;
+/** Bounds the rounds of "the record changed under us, look again". */
+const SETTLE_ATTEMPTS_MAX = 5;
+const ABANDONED_LEASES_MAX = 10_000;
+
+/** How one operation's keys behave. */
+export interface IdempotencyRule {
+  /** What the key names, e.g. 'payment.create'; keys of different operations never meet. */
+  readonly operation: string;
+  /** How long a key names its first request (spec 4.1: 24 h); null: for as long as the resource exists (external_id rules). */
+  readonly windowMs: number | null;
+  /** What a repeat gets: the first response byte for byte (spec 4.1), or the resource as it is now (spec 4.2's "the existing payout"). */
+  readonly replay: 'stored-response' | 'current-resource';
+  /** The 409 duplicate_external_id message for the same key with different parameters. */
+  readonly conflictMessage: string;
+}
+
+/** One request under a key. */
+export interface KeyedRequest {
+  readonly shopId: string;
+  readonly key: string;
+  /** requestFingerprint() of the request as validated and normalized. */
+  readonly fingerprint: string;
+}
+
+export interface StoredResponse {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** What a first request created; `response` is required when the rule replays stored responses. */
+export interface Created {
+  readonly resourceId: string;
+  readonly response?: StoredResponse;
+}
+
+/** The outcome of an earlier request with the same key and fingerprint. */
+export type Prior = { readonly kind: 'replay'; readonly response: StoredResponse } | { readonly kind: 'existing'; readonly resourceId: string };
+
+export interface IdempotencyLease {
+  readonly rule: IdempotencyRule;
+  readonly request: KeyedRequest;
+  readonly token: string;
+}
+
+/**
+ * Lease tokens of claims whose request failed here and could not release them
+ * (the database was unreachable). Their owner is gone for certain, so their
+ * records need not wait out the lease. In-process: another instance waits.
+ */
+const abandonedLeaseTokens = new Set<string>();
+
+function abandonLease(token: string): void {
+  if (abandonedLeaseTokens.size >= ABANDONED_LEASES_MAX) abandonedLeaseTokens.delete(abandonedLeaseTokens.values().next().value!);
+  abandonedLeaseTokens.add(token);
+}
+
+function recordKey(rule: IdempotencyRule, request: KeyedRequest): RecordKey {
+  return { shopId: request.shopId, operation: rule.operation, key: request.key };
+}
+
+function completedRecord(clock: Clock, rule: IdempotencyRule, request: KeyedRequest, created: Created): NewIdempotencyRecord {
+  if (rule.replay === 'stored-response' && !created.response) {
+    throw new Error(`idempotency rule ${rule.operation} replays stored responses, but no response was given to store`);
+  }
+  const now = clock.now();
+  return {
+    shop_id: request.shopId,
+    operation: rule.operation,
+    key: request.key,
+    request_hash: request.fingerprint,
+    state: 'completed',
+    lease_token: randomUUID(),
+    locked_until: now,
+    response_status: created.response?.status ?? null,
+    response_body: created.response?.body ?? null,
+    resource_id: created.resourceId,
+    created_at: now,
+    expires_at: rule.windowMs === null ? null : new Date(now.getTime() + rule.windowMs),
+  };
+}
+
+/**
+ * What an existing record means for this request: the prior outcome, a 409
+ * (thrown), or 'stale' when the key is free again — its window is over, or it
+ * is an unfinished claim whose owner is gone — and the record may be retired.
+ */
+function judge(rule: IdempotencyRule, request: KeyedRequest, record: IdempotencyRecord, now: Date): Prior | 'stale' {
+  const windowOver = record.expires_at !== null && record.expires_at.getTime() <= now.getTime();
+  const ownerGone =
+    record.state === 'in_progress' && (record.locked_until.getTime() <= now.getTime() || abandonedLeaseTokens.has(record.lease_token));
+  if (windowOver || ownerGone) return 'stale';
+  if (record.request_hash !== request.fingerprint) throw new DuplicateExternalIdError(rule.conflictMessage);
+  if (record.state === 'in_progress') throw new IdempotencyInProgressError();
+  if (rule.replay === 'stored-response') {
+    return { kind: 'replay', response: { status: record.response_status!, body: record.response_body! } };
+  }
+  return { kind: 'existing', resourceId: record.resource_id! };
+}
+
+/**
+ * Reads the record that holds the key: its prior outcome, a 409, or undefined
+ * when the key is free (no record, or a stale one retired here) and the caller
+ * should try to create again.
+ */
+async function settleExisting(db: Executor, clock: Clock, rule: IdempotencyRule, request: KeyedRequest): Promise<Prior | undefined> {
+  const key = recordKey(rule, request);
+  const record = await repository.findRecord(db, key);
+  if (!record) return undefined;
+  const verdict = judge(rule, request, record, clock.now());
+  if (verdict !== 'stale') return verdict;
+  // Compare-and-delete: only the record judged stale, never one that replaced it meanwhile.
+  await repository.deleteRecordIfUnchanged(db, key, record.lease_token, record.state);
+  abandonedLeaseTokens.delete(record.lease_token);
+  return undefined;
+}
+
+/**
+ * Creates the resource and its record in one statement (`insertResource` builds
+ * the resource's INSERT), or returns the prior outcome of the key. Any other
+ * error of the insert (a clash on the resource's own unique columns) is thrown.
+ */
+export async function createAtomically(
+  db: Db,
+  clock: Clock,
+  rule: IdempotencyRule,
+  request: KeyedRequest,
+  created: Created,
+  insertResource: (creator: QueryCreator<Database>) => { compile: () => unknown } & object,
+): Promise<{ readonly kind: 'created' } | Prior> {
+  for (let attempt = 1; attempt <= SETTLE_ATTEMPTS_MAX; attempt++) {
+    try {
+      await repository.insertRecordWithResource(db, completedRecord(clock, rule, request, created), insertResource);
+      return { kind: 'created' };
+    } catch (error) {
+      if (!isUniqueViolation(error, repository.RECORD_KEY_CONSTRAINT)) throw error;
+    }
+    const prior = await settleExisting(db, clock, rule, request);
+    if (prior) return prior;
+  }
+  throw new IdempotencyInProgressError();
+}
+
+/**
+ * Inside the caller's transaction, once the request is validated: the prior
+ * outcome of the key, a 409 (thrown), or undefined when the key is free — the
+ * caller then creates and calls recordCreated in the same transaction.
+ */
+export async function findPrior(tx: Tx, clock: Clock, rule: IdempotencyRule, request: KeyedRequest): Promise<Prior | undefined> {
+  for (let attempt = 1; attempt <= SETTLE_ATTEMPTS_MAX; attempt++) {
+    const key = recordKey(rule, request);
+    const record = await repository.findRecord(tx, key);
+    if (!record) return undefined;
+    const verdict = judge(rule, request, record, clock.now());
+    if (verdict !== 'stale') return verdict;
+    await repository.deleteRecordIfUnchanged(tx, key, record.lease_token, record.state);
+  }
+  throw new IdempotencyInProgressError();
+}
+
+/** Writes the record of what this transaction created; a concurrent winner makes it fail with a unique violation. */
+export async function recordCreated(tx: Tx, clock: Clock, rule: IdempotencyRule, request: KeyedRequest, created: Created): Promise<void> {
+  await repository.insertRecord(tx, completedRecord(clock, rule, request, created));
+}
+
+/**
+ * A transaction that uses findPrior/recordCreated: when it loses the race for a
+ * key to a concurrent request, it is rolled back and run once more, and then
+ * finds the winner's record.
+ */
+export async function inIdempotentTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await inTransaction(db, work);
+    } catch (error) {
+      if (attempt < SETTLE_ATTEMPTS_MAX && isUniqueViolation(error, repository.RECORD_KEY_CONSTRAINT)) continue;
+      throw error;
+    }
+  }
+}
+
+/**
+ * Holds the key with an in-progress record for work that calls out before it
+ * writes, or returns the key's prior outcome. While held, a repeat is 409
+ * invalid_request. Autocommit on purpose: the claim must be visible at once.
+ */
+export async function claimLease(
+  db: Db,
+  clock: Clock,
+  rule: IdempotencyRule,
+  request: KeyedRequest,
+): Promise<{ readonly kind: 'claimed'; readonly lease: IdempotencyLease } | Prior> {
+  for (let attempt = 1; attempt <= SETTLE_ATTEMPTS_MAX; attempt++) {
+    const token = randomUUID();
+    const now = clock.now();
+    try {
+      await repository.insertRecord(db, {
+        shop_id: request.shopId,
+        operation: rule.operation,
+        key: request.key,
+        request_hash: request.fingerprint,
+        state: 'in_progress',
+        lease_token: token,
+        locked_until: new Date(now.getTime() + IDEMPOTENCY_LEASE_MS),
+        response_status: null,
+        response_body: null,
+        resource_id: null,
+        created_at: now,
+        expires_at: rule.windowMs === null ? null : new Date(now.getTime() + rule.windowMs),
+      });
+      return { kind: 'claimed', lease: { rule, request, token } };
+    } catch (error) {
+      // The insert may have reached the database before the connection broke: nobody will finish it.
+      if (isDatabaseUnavailable(error)) abandonLease(token);
+      if (!isUniqueViolation(error, repository.RECORD_KEY_CONSTRAINT)) throw error;
+    }
+    const prior = await settleExisting(db, clock, rule, request);
+    if (prior) return prior;
+  }
+  throw new IdempotencyInProgressError();
+}
+
+/** Completes a claim inside the transaction that created the resource; throws (rolling it back) when the lease was lost. */
+export async function completeLease(tx: Tx, lease: IdempotencyLease, created: Created): Promise<void> {
+  if (lease.rule.replay === 'stored-response' && !created.response) {
+    throw new Error(`idempotency rule ${lease.rule.operation} replays stored responses, but no response was given to store`);
+  }
+  const completed = await repository.completeRecord(tx, recordKey(lease.rule, lease.request), lease.token, {
+    response_status: created.response?.status ?? null,
+    response_body: created.response?.body ?? null,
+    resource_id: created.resourceId,
+  });
+  if (!completed) throw new IdempotencyInProgressError();
+}
+
+/**
+ * Forgets a claim after its request failed, so the repeat starts afresh. Only an
+ * in-progress record is deleted: a failed commit that landed after all completed it.
+ */
+export async function releaseLease(db: Db, lease: IdempotencyLease): Promise<void> {
+  try {
+    await repository.deleteRecordIfUnchanged(db, recordKey(lease.rule, lease.request), lease.token, 'in_progress');
+  } catch (error) {
+    abandonLease(lease.token);
+    throw error;
+  }
+}
+
+/** Deletes up to `limit` records whose window is over; returns how many. A purged key is simply new. */
+export async function purgeExpiredRecords(db: Db, now: Date, limit: number): Promise<number> {
+  return repository.purgeExpiredRecords(db, now, limit);
+}
