@@ -1,0 +1,73 @@
+// Signing a TRON transaction and recovering who signed it (TRON.md §1.3).
+// The signature is secp256k1 ECDSA over the 32-byte txID itself (no further
+// hash), 65 bytes r ‖ s ‖ v. About v: java-tron and wallet-cli write the
+// recovery id (0 or 1); tronweb writes recovery id + 27 (27 or 28). A node
+// accepts both, because it adds 27 to a v below 27 before recovering
+// (TransactionCapsule.getBase64FromByteString). We write 0/1 like the
+// reference node and read either.
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { hexToBytes } from '@noble/hashes/utils.js';
+import { tronAddressFromPrivateKey, tronAddressFromPublicKey, type TronAddress } from './address.ts';
+import { encodeSignedTransaction, encodeTriggerSmartContractRaw, transactionId, type SignedTransaction, type TriggerSmartContractRaw } from './transaction.ts';
+
+export const SIGNATURE_BYTES = 65;
+/** What tronweb adds to the recovery id; java-tron adds it too before recovering when v < 27. */
+export const TRONWEB_V_OFFSET = 27;
+
+/**
+ * r ‖ s ‖ v over a txID (64 hex digits), v = recovery id 0 or 1, s low
+ * (noble's default, like wallet-cli's normalization).
+ */
+export function signTransactionId(txIdHex: string, privateKey: Uint8Array): Uint8Array {
+  // noble v2 would sha256 the message first unless told not to: the node would then answer SIGERROR.
+  const recovered = secp256k1.sign(txIdBytes(txIdHex), privateKey, { prehash: false, format: 'recovered' });
+  // noble's 'recovered' layout is recovery id first; TRON wants it last.
+  const signature = new Uint8Array(SIGNATURE_BYTES);
+  signature.set(recovered.subarray(1), 0);
+  signature[64] = recovered[0] ?? 0;
+  return signature;
+}
+
+/**
+ * The address whose key made `signature` over `txIdHex`, or undefined when the
+ * signature is not 65 bytes, its v is not 0, 1, 27 or 28, or nothing recovers.
+ */
+export function recoverSignerAddress(txIdHex: string, signature: Uint8Array): TronAddress | undefined {
+  if (signature.length !== SIGNATURE_BYTES) return undefined;
+  const recoveryId = normalizedRecoveryId(signature[64] ?? -1);
+  if (recoveryId === undefined) return undefined;
+  const recovered = new Uint8Array(SIGNATURE_BYTES);
+  recovered[0] = recoveryId;
+  recovered.set(signature.subarray(0, 64), 1);
+  try {
+    return tronAddressFromPublicKey(secp256k1.recoverPublicKey(recovered, txIdBytes(txIdHex), { prehash: false }));
+  } catch {
+    return undefined;
+  }
+}
+
+/** v as java-tron reads it: 27/28 as written by tronweb, 0/1 as written by java-tron and us. */
+export function normalizedRecoveryId(v: number): 0 | 1 | undefined {
+  const id = v >= TRONWEB_V_OFFSET ? v - TRONWEB_V_OFFSET : v;
+  return id === 0 || id === 1 ? id : undefined;
+}
+
+/**
+ * Encodes, identifies and signs one TriggerSmartContract transaction, refusing
+ * a key that is not the owner's (the node would refuse the signature anyway).
+ * `bytes` is the body of `/wallet/broadcasthex`.
+ */
+export function signTriggerSmartContract(fields: TriggerSmartContractRaw, privateKey: Uint8Array): SignedTransaction & { readonly bytes: Uint8Array } {
+  const raw = { ...fields, callValueSun: fields.callValueSun ?? 0n };
+  const signer = tronAddressFromPrivateKey(privateKey);
+  if (signer !== raw.ownerAddress) throw new Error(`the key signs for ${signer}, not for the owner ${raw.ownerAddress}`);
+  const rawBytes = encodeTriggerSmartContractRaw(raw);
+  const txId = transactionId(rawBytes);
+  const signatures = [signTransactionId(txId, privateKey)];
+  return { rawBytes, raw, txId, signatures, bytes: encodeSignedTransaction(rawBytes, signatures) };
+}
+
+function txIdBytes(txIdHex: string): Uint8Array {
+  if (!/^[0-9a-fA-F]{64}$/.test(txIdHex)) throw new RangeError('a txID is 32 bytes (64 hex digits)');
+  return hexToBytes(txIdHex);
+}
