@@ -1,0 +1,401 @@
+// A node's answers are untrusted input. Each reader here checks one endpoint's
+// JSON (TRON.md §1.8: shapes, hex spellings, fields left out when zero) and
+// returns domain objects; an answer that breaks a rule throws invalidAnswer, so
+// the transport does not believe that node and asks the next one. Deposits are
+// read from Transfer logs, and a log counts only when everything about it is
+// right: a successful transaction (in the block and in its result), emitted by
+// the configured USDT contract, the Transfer topic with exactly three topics,
+// 32 bytes of data, and a value above zero. Anything else yields no deposit.
+import { Type, type Static, type TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { parseTronAddress, tronAddressFromEvm, tronAddressToHex, type TronAddress } from './address.ts';
+import { invalidAnswer } from './node-errors.ts';
+
+/** keccak256("Transfer(address,address,uint256)") (TRON.md §1.7). */
+export const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+/** The largest amount an int8 column holds; no real USDT transfer comes near it. */
+const MAX_TRANSFER_AMOUNT = 2n ** 63n - 1n;
+
+export interface BlockHeader {
+  readonly number: number;
+  /** 64 hex digits, lower case; the first 16 are the block number. */
+  readonly id: string;
+  readonly parentId: string;
+  /** Milliseconds since the epoch, as the block producer wrote it. */
+  readonly timestamp: number;
+}
+
+/** A USDT Transfer log of a successful transaction, as gettransactioninfobyid shows it (no block id there). */
+export interface UsdtTransferLog {
+  readonly txId: string;
+  /** The log's position among its transaction's logs: (txId, logIndex) identifies a deposit. */
+  readonly logIndex: number;
+  readonly blockNumber: number;
+  readonly from: TronAddress;
+  readonly to: TronAddress;
+  /** micro-USDT, > 0. */
+  readonly amount: bigint;
+}
+
+export interface UsdtTransfer extends UsdtTransferLog {
+  readonly blockId: string;
+}
+
+export interface ScannedBlock {
+  readonly header: BlockHeader;
+  readonly transfers: readonly UsdtTransfer[];
+}
+
+export interface TransactionOutcome {
+  readonly txId: string;
+  readonly blockNumber: number;
+  readonly blockTimestamp: number;
+  /** The contract run's result (`SUCCESS`, `REVERT`, `OUT_OF_ENERGY`, …); null for a transaction that ran no contract. */
+  readonly contractResult: string | null;
+  /** Whether the transaction did what it asked: no `FAILED`, and the contract (if any) ended in SUCCESS. */
+  readonly succeeded: boolean;
+  /** Everything the transaction cost its sender, in sun (energy and bandwidth burned, account creation). */
+  readonly feeSun: bigint;
+  readonly energyUsed: number;
+  readonly energyFeeSun: bigint;
+  readonly bandwidthUsed: number;
+  readonly bandwidthFeeSun: bigint;
+  /** The node's explanation of a failure (resMessage, decoded from hex), or null. */
+  readonly failureMessage: string | null;
+  /** The USDT transfers it made; empty unless it succeeded. */
+  readonly transfers: readonly UsdtTransferLog[];
+}
+
+export interface TrxAccount {
+  readonly address: TronAddress;
+  /** An address exists on chain only once it received TRX (TRON.md §1.5): before that it cannot send anything. */
+  readonly activated: boolean;
+  readonly balanceSun: bigint;
+}
+
+export interface AccountResources {
+  readonly freeBandwidthLimit: number;
+  readonly freeBandwidthUsed: number;
+  /** Bandwidth from staked TRX. */
+  readonly stakedBandwidthLimit: number;
+  readonly stakedBandwidthUsed: number;
+  readonly energyLimit: number;
+  readonly energyUsed: number;
+  /** Free plus staked bandwidth not yet used today. */
+  readonly bandwidthAvailable: number;
+  readonly energyAvailable: number;
+  /** The network's totals, for working out how much TRX to stake or delegate for an amount of energy. */
+  readonly totalEnergyLimit: number;
+  readonly totalEnergyWeight: number;
+  readonly totalBandwidthLimit: number;
+  readonly totalBandwidthWeight: number;
+}
+
+export interface ChainPrices {
+  /** Sun burned per unit of energy not covered by staked energy (getEnergyFee). */
+  readonly energyPriceSun: bigint;
+  /** Sun burned per byte of bandwidth not covered by free or staked bandwidth (getTransactionFee). */
+  readonly bandwidthPriceSun: bigint;
+  /** Sun charged for the bandwidth of a transaction that creates an account (getCreateAccountFee). */
+  readonly createAccountFeeSun: bigint;
+  /** Sun a TRX transfer to a new address costs the sender on top (getCreateNewAccountFeeInSystemContract). */
+  readonly createNewAccountFeeSun: bigint;
+}
+
+const Hex64 = Type.String({ pattern: '^[0-9a-fA-F]{64}$' });
+const EvenHex = Type.String({ pattern: '^(?:[0-9a-fA-F]{2})*$' });
+const Count = Type.Integer({ minimum: 0 });
+/** int64 amounts: numbers, or bigint when beyond 2^53 (see parseNodeJson). */
+const Sun = Type.Union([Type.Integer({ minimum: 0 }), Type.BigInt()]);
+
+const BlockSchema = Type.Object({
+  blockID: Hex64,
+  block_header: Type.Object({
+    raw_data: Type.Object({
+      // The genesis block leaves its zero number and timestamp out.
+      number: Type.Optional(Count),
+      timestamp: Type.Optional(Count),
+      parentHash: Hex64,
+    }),
+  }),
+  transactions: Type.Optional(
+    Type.Array(
+      Type.Object({
+        txID: Hex64,
+        ret: Type.Optional(Type.Array(Type.Object({ contractRet: Type.Optional(Type.String({ maxLength: 64 })) }))),
+      }),
+    ),
+  ),
+});
+
+const LogSchema = Type.Object({
+  address: Type.String({ maxLength: 64 }),
+  topics: Type.Optional(Type.Array(Hex64)),
+  data: Type.Optional(EvenHex),
+});
+
+const TransactionInfoSchema = Type.Object({
+  id: Hex64,
+  blockNumber: Count,
+  blockTimeStamp: Type.Optional(Count),
+  fee: Type.Optional(Sun),
+  result: Type.Optional(Type.String({ maxLength: 64 })),
+  resMessage: Type.Optional(Type.String()),
+  receipt: Type.Optional(
+    Type.Object({
+      result: Type.Optional(Type.String({ maxLength: 64 })),
+      energy_usage_total: Type.Optional(Count),
+      energy_fee: Type.Optional(Sun),
+      net_usage: Type.Optional(Count),
+      net_fee: Type.Optional(Sun),
+    }),
+  ),
+  log: Type.Optional(Type.Array(LogSchema)),
+});
+
+const AccountSchema = Type.Object({ address: Type.String({ maxLength: 64 }), balance: Type.Optional(Sun) });
+
+const ConstantCallSchema = Type.Object({
+  result: Type.Object({ result: Type.Optional(Type.Boolean()), code: Type.Optional(Type.String()), message: Type.Optional(Type.String()) }),
+  constant_result: Type.Optional(Type.Array(EvenHex)),
+  transaction: Type.Optional(Type.Object({ ret: Type.Optional(Type.Array(Type.Object({ ret: Type.Optional(Type.String()) }))) })),
+});
+
+const ResourcesSchema = Type.Object({
+  freeNetUsed: Type.Optional(Count),
+  freeNetLimit: Type.Optional(Count),
+  NetUsed: Type.Optional(Count),
+  NetLimit: Type.Optional(Count),
+  EnergyUsed: Type.Optional(Count),
+  EnergyLimit: Type.Optional(Count),
+  TotalNetLimit: Type.Optional(Count),
+  TotalNetWeight: Type.Optional(Count),
+  TotalEnergyLimit: Type.Optional(Count),
+  TotalEnergyWeight: Type.Optional(Count),
+});
+
+const ChainParametersSchema = Type.Object({
+  chainParameter: Type.Array(Type.Object({ key: Type.String({ maxLength: 200 }), value: Type.Optional(Type.Union([Type.Integer(), Type.BigInt()])) })),
+});
+
+const checkers = new Map<TSchema, ReturnType<typeof Compile>>();
+
+/** The answer, checked against its schema, or invalidAnswer naming the first problem. */
+function expectShape<S extends TSchema>(schema: S, value: unknown, what: string): Static<S> {
+  let checker = checkers.get(schema);
+  if (!checker) checkers.set(schema, (checker = Compile(schema)));
+  if (checker.Check(value)) return value as Static<S>;
+  const first = [...checker.Errors(value)][0];
+  throw invalidAnswer(`${what}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'unexpected shape'}`);
+}
+
+/** `{}`: the node's way of saying "no such thing". */
+function isEmptyObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0;
+}
+
+/** A block's header from getnowblock / getblockbynum; null for `{}` (no such block). */
+export function readBlockHeader(answer: unknown, expectedNumber?: number): BlockHeader | null {
+  if (isEmptyObject(answer)) return null;
+  const block = expectShape(BlockSchema, answer, 'block');
+  const raw = block.block_header.raw_data;
+  const header: BlockHeader = {
+    number: raw.number ?? 0,
+    id: block.blockID.toLowerCase(),
+    parentId: raw.parentHash.toLowerCase(),
+    timestamp: raw.timestamp ?? 0,
+  };
+  if (expectedNumber !== undefined && header.number !== expectedNumber) {
+    throw invalidAnswer(`asked for block ${expectedNumber}, got block ${header.number}`);
+  }
+  // A TRON block id starts with its number (8 bytes, big-endian); its parent's with the number before.
+  if (header.id.slice(0, 16) !== numberPrefix(header.number)) {
+    throw invalidAnswer(`block ${header.number} has id ${header.id}, which does not start with its number`);
+  }
+  if (header.number > 0 && header.parentId.slice(0, 16) !== numberPrefix(header.number - 1)) {
+    throw invalidAnswer(`block ${header.number} names parent ${header.parentId}, which is not block ${header.number - 1}`);
+  }
+  return header;
+}
+
+function numberPrefix(number: number): string {
+  return number.toString(16).padStart(16, '0');
+}
+
+/**
+ * The USDT transfers of one block: its transactions (getblockbynum, with their
+ * `ret`) and their results (gettransactioninfobyblocknum: `[]` or `{}` when
+ * there are none), which must belong to that block.
+ */
+export function readBlockTransfers(blockAnswer: unknown, header: BlockHeader, infosAnswer: unknown, usdtHex: string): ScannedBlock {
+  const block = expectShape(BlockSchema, blockAnswer, 'block');
+  const contractRets = new Map<string, string | undefined>();
+  for (const transaction of block.transactions ?? []) contractRets.set(transaction.txID.toLowerCase(), transaction.ret?.[0]?.contractRet);
+  const infos = isEmptyObject(infosAnswer) ? [] : expectShape(Type.Array(TransactionInfoSchema), infosAnswer, `results of block ${header.number}`);
+  const seen = new Set<string>();
+  const transfers: UsdtTransfer[] = [];
+  for (const info of infos) {
+    const txId = info.id.toLowerCase();
+    if (info.blockNumber !== header.number) throw invalidAnswer(`the results of block ${header.number} hold transaction ${txId} of block ${info.blockNumber}`);
+    if (!contractRets.has(txId)) throw invalidAnswer(`the results of block ${header.number} hold transaction ${txId}, which is not in the block`);
+    if (seen.has(txId)) throw invalidAnswer(`the results of block ${header.number} hold transaction ${txId} twice`);
+    seen.add(txId);
+    // Both the block and the result must say the contract run succeeded.
+    const succeeded = contractRets.get(txId) === 'SUCCESS' && transactionSucceeded(info) && info.receipt?.result === 'SUCCESS';
+    for (const log of transferLogs(info, txId, succeeded, usdtHex)) transfers.push({ ...log, blockId: header.id });
+  }
+  // A node that leaves a result out could hide a deposit: every transaction of the block must have one.
+  if (seen.size !== contractRets.size) {
+    throw invalidAnswer(`block ${header.number} has ${contractRets.size} transactions but the node gave results for ${seen.size}`);
+  }
+  return { header, transfers };
+}
+
+/** A transaction's result (gettransactioninfobyid); null for `{}` (not on chain, or not yet solidified on /walletsolidity). */
+export function readTransactionOutcome(answer: unknown, txId: string, usdtHex: string): TransactionOutcome | null {
+  if (isEmptyObject(answer)) return null;
+  const info = expectShape(TransactionInfoSchema, answer, 'transaction result');
+  if (info.id.toLowerCase() !== txId) throw invalidAnswer(`asked for transaction ${txId}, got ${info.id}`);
+  const contractResult = info.receipt?.result ?? null;
+  const succeeded = transactionSucceeded(info) && (contractResult === null || contractResult === 'SUCCESS');
+  return {
+    txId,
+    blockNumber: info.blockNumber,
+    blockTimestamp: info.blockTimeStamp ?? 0,
+    contractResult,
+    succeeded,
+    feeSun: sun(info.fee),
+    energyUsed: info.receipt?.energy_usage_total ?? 0,
+    energyFeeSun: sun(info.receipt?.energy_fee),
+    bandwidthUsed: info.receipt?.net_usage ?? 0,
+    bandwidthFeeSun: sun(info.receipt?.net_fee),
+    failureMessage: info.resMessage ? decodeNodeText(info.resMessage) : null,
+    transfers: transferLogs(info, txId, succeeded && contractResult === 'SUCCESS', usdtHex),
+  };
+}
+
+/** `result` is FAILED for a failed transaction and left out otherwise (its zero value is spelled SUCESS in the protocol). */
+function transactionSucceeded(info: Static<typeof TransactionInfoSchema>): boolean {
+  return info.result === undefined || info.result === 'SUCESS';
+}
+
+/**
+ * The deposits among a transaction's logs. Logs are checked for shape whatever
+ * they are (a malformed one means a broken node); the deposit rules then pick
+ * the USDT Transfers, and none at all from a transaction that did not succeed.
+ */
+function transferLogs(info: Static<typeof TransactionInfoSchema>, txId: string, succeeded: boolean, usdtHex: string): UsdtTransferLog[] {
+  const logs = info.log ?? [];
+  const transfers: UsdtTransferLog[] = [];
+  logs.forEach((log, logIndex) => {
+    const emitter = logAddressHex(log.address);
+    if (emitter === null) throw invalidAnswer(`transaction ${txId} log ${logIndex} has address ${JSON.stringify(log.address.slice(0, 64))}`);
+    if (!succeeded || emitter !== usdtHex) return;
+    const topics = (log.topics ?? []).map((topic) => topic.toLowerCase());
+    const data = (log.data ?? '').toLowerCase();
+    if (topics.length !== 3 || topics[0] !== TRANSFER_TOPIC || data.length !== 64) return;
+    const from = addressWord(topics[1]!);
+    const to = addressWord(topics[2]!);
+    const amount = BigInt(`0x${data}`);
+    if (from === null || to === null || amount <= 0n || amount > MAX_TRANSFER_AMOUNT) return;
+    transfers.push({ txId, logIndex, blockNumber: info.blockNumber, from, to, amount });
+  });
+  return transfers;
+}
+
+/**
+ * A log's emitter as 21-byte hex. Nodes write the 20-byte EVM form; `visible`
+ * answers write Base58; some write the 21-byte `41…` form (TRON.md §1.7, §1.9).
+ */
+function logAddressHex(address: string): string | null {
+  if (/^[0-9a-fA-F]{40}$/.test(address)) return `41${address.toLowerCase()}`;
+  if (/^41[0-9a-fA-F]{40}$/.test(address)) return address.toLowerCase();
+  const parsed = parseTronAddress(address);
+  return parsed.ok ? tronAddressToHex(parsed.address) : null;
+}
+
+/** The address in an indexed address topic: 12 zero bytes, then 20 bytes. */
+function addressWord(topic: string): TronAddress | null {
+  if (!topic.startsWith('0'.repeat(24))) return null;
+  return tronAddressFromEvm(Buffer.from(topic.slice(24), 'hex'));
+}
+
+/** getaccount: `{}` is an address that does not exist on chain yet (balance 0, not activated). */
+export function readAccount(answer: unknown, address: TronAddress): TrxAccount {
+  if (isEmptyObject(answer)) return { address, activated: false, balanceSun: 0n };
+  const account = expectShape(AccountSchema, answer, 'account');
+  if (account.address.toLowerCase() !== tronAddressToHex(address) && account.address !== address) {
+    throw invalidAnswer(`asked for account ${address}, got ${account.address}`);
+  }
+  return { address, activated: true, balanceSun: sun(account.balance) };
+}
+
+/** triggerconstantcontract of a view function returning one uint256 (balanceOf, decimals): that word. */
+export function readConstantCallWord(answer: unknown, call: string): bigint {
+  const answered = expectShape(ConstantCallSchema, answer, `${call} call`);
+  if (answered.result.result !== true || answered.transaction?.ret?.[0]?.ret === 'FAILED') {
+    const message = answered.result.message ? decodeNodeText(answered.result.message) : 'no result';
+    throw invalidAnswer(`${call} did not run: ${answered.result.code ?? ''} ${message}`.trim());
+  }
+  const word = answered.constant_result?.[0];
+  if (word === undefined || word.length !== 64) throw invalidAnswer(`${call} answered ${JSON.stringify(word?.slice(0, 80))}, not one 32-byte word`);
+  return BigInt(`0x${word}`);
+}
+
+/** getaccountresource: fields left out are zero, and `{}` (no account) is all zeros. */
+export function readAccountResources(answer: unknown): AccountResources {
+  const resources = expectShape(ResourcesSchema, answer, 'account resources');
+  const freeBandwidthLimit = resources.freeNetLimit ?? 0;
+  const freeBandwidthUsed = resources.freeNetUsed ?? 0;
+  const stakedBandwidthLimit = resources.NetLimit ?? 0;
+  const stakedBandwidthUsed = resources.NetUsed ?? 0;
+  const energyLimit = resources.EnergyLimit ?? 0;
+  const energyUsed = resources.EnergyUsed ?? 0;
+  return {
+    freeBandwidthLimit,
+    freeBandwidthUsed,
+    stakedBandwidthLimit,
+    stakedBandwidthUsed,
+    energyLimit,
+    energyUsed,
+    bandwidthAvailable: Math.max(0, freeBandwidthLimit - freeBandwidthUsed) + Math.max(0, stakedBandwidthLimit - stakedBandwidthUsed),
+    energyAvailable: Math.max(0, energyLimit - energyUsed),
+    totalEnergyLimit: resources.TotalEnergyLimit ?? 0,
+    totalEnergyWeight: resources.TotalEnergyWeight ?? 0,
+    totalBandwidthLimit: resources.TotalNetLimit ?? 0,
+    totalBandwidthWeight: resources.TotalNetWeight ?? 0,
+  };
+}
+
+/** getchainparameters: the prices a fee quote needs; a missing price is refused rather than taken as free. */
+export function readChainPrices(answer: unknown): ChainPrices {
+  const parameters = expectShape(ChainParametersSchema, answer, 'chain parameters');
+  const values = new Map(parameters.chainParameter.map((parameter) => [parameter.key, parameter.value ?? 0]));
+  const price = (key: string, mustBePositive: boolean): bigint => {
+    if (!values.has(key)) throw invalidAnswer(`chain parameters lack ${key}`);
+    const value = BigInt(values.get(key)!);
+    if (value < 0n || (mustBePositive && value === 0n)) throw invalidAnswer(`chain parameter ${key} is ${value}`);
+    return value;
+  };
+  return {
+    energyPriceSun: price('getEnergyFee', true),
+    bandwidthPriceSun: price('getTransactionFee', true),
+    createAccountFeeSun: price('getCreateAccountFee', false),
+    createNewAccountFeeSun: price('getCreateNewAccountFeeInSystemContract', false),
+  };
+}
+
+function sun(value: number | bigint | undefined): bigint {
+  const amount = BigInt(value ?? 0);
+  if (amount < 0n) throw invalidAnswer(`a negative amount of sun: ${amount}`);
+  return amount;
+}
+
+const NODE_TEXT_CAP = 500;
+
+/** Messages come hex-encoded unless `visible` (TRON.md §1.8, tronweb #538); plain text is kept as it is. */
+export function decodeNodeText(text: string): string {
+  const decoded = /^(?:[0-9a-fA-F]{2})+$/.test(text) ? Buffer.from(text, 'hex').toString('utf8') : text;
+  // Control characters other than whitespace would only garble a log line.
+  return decoded.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '').slice(0, NODE_TEXT_CAP);
+}

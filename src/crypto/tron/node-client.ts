@@ -1,0 +1,189 @@
+// The TRON full node as the rest of Paygate sees it: domain objects out of the
+// node's HTTP API (TRON.md §1.8), every answer validated first (node-answers.ts),
+// requests failing over across the configured URLs (node-transport.ts). The
+// production client below and the simulated chain speak the same HTTP API, so
+// the same client runs against both.
+import { tronAddressToEvm, tronAddressToHex, type TronAddress } from './address.ts';
+import {
+  readAccount,
+  readAccountResources,
+  readBlockHeader,
+  readBlockTransfers,
+  readChainPrices,
+  readTransactionOutcome,
+  readConstantCallWord,
+  type AccountResources,
+  type BlockHeader,
+  type ChainPrices,
+  type ScannedBlock,
+  type TransactionOutcome,
+  type TrxAccount,
+} from './node-answers.ts';
+import { broadcastHex, type BroadcastResult, type SignedTransaction } from './node-broadcast.ts';
+import { TronNodeAnswerError } from './node-errors.ts';
+import { createNodeTransport, type NodeTransportOptions } from './node-transport.ts';
+
+export type {
+  AccountResources,
+  BlockHeader,
+  ChainPrices,
+  ScannedBlock,
+  TransactionOutcome,
+  TrxAccount,
+  UsdtTransfer,
+  UsdtTransferLog,
+} from './node-answers.ts';
+export type { BroadcastResult, BroadcastRejectionCode, SignedTransaction } from './node-broadcast.ts';
+export { TronNodeAnswerError, TronNodeRequestError, TronNodeUnavailableError, type NodeFailure } from './node-errors.ts';
+
+/** The most blocks one scanBlocks call fetches. */
+export const MAX_SCAN_BLOCKS = 100;
+const DEFAULT_SCAN_CONCURRENCY = 4;
+
+export interface TronNodeClient {
+  /** The newest block the node has (`/wallet/getnowblock`): may still be rolled back. */
+  getHeadBlock(): Promise<BlockHeader>;
+  /** The newest solidified block (`/walletsolidity/getnowblock`): final. */
+  getSolidifiedBlock(): Promise<BlockHeader>;
+  /** The block at `number` on the node's current chain, or null when the node has none yet. */
+  getBlock(number: number): Promise<BlockHeader | null>;
+  /**
+   * Blocks from `fromNumber` on, at most `count` (≤ MAX_SCAN_BLOCKS), each with
+   * the USDT transfers of its successful transactions; stops before the first
+   * block the node does not have. Consecutive blocks are checked to link
+   * (parentId = the previous block's id); the caller checks the first one
+   * against what it saw before (a mismatch there is a reorganisation).
+   */
+  scanBlocks(fromNumber: number, count: number): Promise<ScannedBlock[]>;
+  /** A transaction's result on chain (`gettransactioninfobyid`), or null when it is not (or, with `solidified`, not yet final). */
+  getTransactionOutcome(txId: string, options?: { readonly solidified?: boolean }): Promise<TransactionOutcome | null>;
+  /** TRX balance and whether the account exists (is activated) on chain. */
+  getAccount(address: TronAddress): Promise<TrxAccount>;
+  /** USDT balance in micro-USDT, as the USDT contract's balanceOf answers. */
+  getUsdtBalance(address: TronAddress): Promise<bigint>;
+  /** The configured contract's decimals(): 6 for USDT; check it once at start, so a wrong contract setting cannot scale amounts. */
+  getUsdtDecimals(): Promise<number>;
+  getAccountResources(address: TronAddress): Promise<AccountResources>;
+  /** Energy and bandwidth prices and account-creation fees (`/wallet/getchainparameters`). */
+  getChainPrices(): Promise<ChainPrices>;
+  /** Hands a signed transaction to the network (`/wallet/broadcasthex`); never throws for node trouble (that is `unknown`). */
+  broadcast(transaction: SignedTransaction): Promise<BroadcastResult>;
+  close(): Promise<void>;
+}
+
+export interface TronNodeClientOptions extends NodeTransportOptions {
+  /** The TRC20 USDT contract whose Transfer logs count (mainnet: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t). */
+  readonly usdtContract: TronAddress;
+  /** Blocks scanBlocks fetches at a time. */
+  readonly scanConcurrency?: number | undefined;
+}
+
+export function createTronNodeClient(options: TronNodeClientOptions): TronNodeClient {
+  const transport = createNodeTransport(options);
+  const usdt = { hex: tronAddressToHex(options.usdtContract) };
+  const scanConcurrency = Math.max(1, Math.min(16, options.scanConcurrency ?? DEFAULT_SCAN_CONCURRENCY));
+
+  const nowBlock = (path: string) =>
+    transport.run(path, async (node) => {
+      const header = readBlockHeader(await node.post(path, {}));
+      if (!header) throw new TronNodeAnswerError(`${path}: the node has no block at all`);
+      return header;
+    });
+
+  const getBlock = (number: number) => {
+    checkBlockNumber(number);
+    return transport.run('/wallet/getblockbynum', async (node) => readBlockHeader(await node.post('/wallet/getblockbynum', { num: number }), number));
+  };
+
+  const constantCall = (selector: string, ownerHex: string, parameter: string) =>
+    transport.run('/wallet/triggerconstantcontract', async (node) =>
+      readConstantCallWord(
+        await node.post('/wallet/triggerconstantcontract', {
+          owner_address: ownerHex,
+          contract_address: usdt.hex,
+          function_selector: selector,
+          parameter,
+          visible: false,
+        }),
+        selector,
+      ),
+    );
+
+  /** One block and its transaction results, from the same node, checked against each other. */
+  const scanOne = (number: number) =>
+    transport.run('/wallet/getblockbynum+gettransactioninfobyblocknum', async (node) => {
+      const block = await node.post('/wallet/getblockbynum', { num: number });
+      const header = readBlockHeader(block, number);
+      if (!header) return null;
+      // An empty block's results are [] anyway: no second request.
+      const hasTransactions = Array.isArray((block as { transactions?: unknown }).transactions) && (block as { transactions: unknown[] }).transactions.length > 0;
+      const infos = hasTransactions ? await node.post('/wallet/gettransactioninfobyblocknum', { num: number }) : [];
+      return readBlockTransfers(block, header, infos, usdt.hex);
+    });
+
+  async function scanBlocks(fromNumber: number, count: number): Promise<ScannedBlock[]> {
+    checkBlockNumber(fromNumber);
+    if (!Number.isSafeInteger(count) || count < 1 || count > MAX_SCAN_BLOCKS) throw new Error(`scanBlocks: count must be 1..${MAX_SCAN_BLOCKS}, got ${count}`);
+    const scanned: ScannedBlock[] = [];
+    for (let start = fromNumber; start < fromNumber + count; start += scanConcurrency) {
+      const numbers = range(start, Math.min(scanConcurrency, fromNumber + count - start));
+      const blocks = await Promise.all(numbers.map(scanOne));
+      for (const block of blocks) {
+        if (!block) return scanned;
+        const previous = scanned.at(-1);
+        if (previous && block.header.parentId !== previous.header.id) {
+          throw new TronNodeAnswerError(
+            `block ${block.header.number} (${block.header.id}) does not link to block ${previous.header.number} (${previous.header.id}): its parent is ${block.header.parentId}`,
+          );
+        }
+        scanned.push(block);
+      }
+    }
+    return scanned;
+  }
+
+  return {
+    getHeadBlock: () => nowBlock('/wallet/getnowblock'),
+    getSolidifiedBlock: () => nowBlock('/walletsolidity/getnowblock'),
+    getBlock,
+    scanBlocks,
+    getTransactionOutcome: (txId, outcomeOptions) => {
+      checkTxId(txId);
+      const path = outcomeOptions?.solidified ? '/walletsolidity/gettransactioninfobyid' : '/wallet/gettransactioninfobyid';
+      return transport.run(path, async (node) => readTransactionOutcome(await node.post(path, { value: txId.toLowerCase() }), txId.toLowerCase(), usdt.hex));
+    },
+    getAccount: (address) =>
+      transport.run('/wallet/getaccount', async (node) => readAccount(await node.post('/wallet/getaccount', { address: tronAddressToHex(address), visible: false }), address)),
+    getUsdtBalance: (address) => constantCall('balanceOf(address)', tronAddressToHex(address), abiAddressWord(address)),
+    getUsdtDecimals: async () => {
+      // Any address may make a view call; the contract's own is always well-formed.
+      const decimals = await constantCall('decimals()', usdt.hex, '');
+      if (decimals > 255n) throw new TronNodeAnswerError(`the USDT contract's decimals() answered ${decimals}`);
+      return Number(decimals);
+    },
+    getAccountResources: (address) =>
+      transport.run('/wallet/getaccountresource', async (node) =>
+        readAccountResources(await node.post('/wallet/getaccountresource', { address: tronAddressToHex(address), visible: false })),
+      ),
+    getChainPrices: () => transport.run('/wallet/getchainparameters', async (node) => readChainPrices(await node.post('/wallet/getchainparameters', {}))),
+    broadcast: (transaction) => broadcastHex(transport, transaction),
+    close: () => transport.close(),
+  };
+}
+
+/** An address as a 32-byte ABI word (12 zero bytes ‖ 20-byte account id), in hex. */
+function abiAddressWord(address: TronAddress): string {
+  return '0'.repeat(24) + Buffer.from(tronAddressToEvm(address)).toString('hex');
+}
+
+function checkBlockNumber(number: number): void {
+  if (!Number.isSafeInteger(number) || number < 0) throw new Error(`a block number is a whole number ≥ 0, got ${number}`);
+}
+
+function checkTxId(txId: string): void {
+  if (!/^[0-9a-fA-F]{64}$/.test(txId)) throw new Error(`a transaction id is 64 hex digits, got ${JSON.stringify(txId.slice(0, 80))}`);
+}
+
+function range(start: number, length: number): number[] {
+  return Array.from({ length }, (_, index) => start + index);
+}
