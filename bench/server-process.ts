@@ -1,0 +1,69 @@
+// A server started as its own process, as it runs in production: the gateway
+// (`paygate serve`) or an anchor route. It is ready when it prints its address.
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface ServerProcess {
+  readonly label: string;
+  readonly pid: number;
+  /** The address it listens on, e.g. http://127.0.0.1:43210. */
+  readonly url: string;
+  /** SIGTERM, then waits for the exit (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const STARTUP_TIMEOUT_MS = 120_000;
+
+/**
+ * Starts `node script ...args` with `env` and resolves once a line of its
+ * standard output matches `ready` (its first group is the URL). Output before
+ * that is kept for the error message; standard error goes to ours.
+ */
+export function startServerProcess(options: {
+  label: string;
+  script: string;
+  args?: readonly string[];
+  env: NodeJS.ProcessEnv;
+  ready: RegExp;
+}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [options.script, ...(options.args ?? [])], {
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    let settled = false;
+    const fail = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${options.label}: ${why}\n${output}`));
+    };
+    const timer = setTimeout(() => fail(`not ready within ${STARTUP_TIMEOUT_MS} ms`), STARTUP_TIMEOUT_MS);
+    child.on('error', (error) => fail(error.message));
+    child.on('exit', (code, signal) => fail(`exited (${signal ?? code}) before it was ready`));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      output += chunk.toString();
+      const match = options.ready.exec(output);
+      if (!match?.[1]) return;
+      settled = true;
+      clearTimeout(timer);
+      // Keep draining its output so a chatty server never blocks on a full pipe.
+      child.stdout!.resume();
+      resolve({ label: options.label, pid: child.pid!, url: match[1], stop: (graceMs) => stopChild(child, graceMs ?? 30_000) });
+    });
+  });
+}
+
+function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
