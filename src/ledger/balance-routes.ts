@@ -131,7 +131,7 @@ const OperationList = Type.Object(
 /** A key sees its merchant's money in the book of its shop's mode: sandbox keys sandbox money, live keys live money. */
 function ledgerOwnerOf(request: FastifyRequest): LedgerOwner {
   const principal = principalOf(request);
-  return { merchantId: principal.merchantId, book: principal.shopMode };
+  return { shopId: principal.shopId, merchantId: principal.merchantId, book: principal.shopMode };
 }
 
 export const balanceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {

@@ -2,11 +2,13 @@
 // between its own accounts, and its operation history. No HTTP here.
 import { isStorableInstant, type Clock } from '../clock.ts';
 import { inTransaction, type Db } from '../db/transaction.ts';
+import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest } from '../idempotency/idempotency-service.ts';
+import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
 import { InvalidRequestError, NotFoundError } from '../errors.ts';
 import { ensureMerchantAccounts } from './ledger-accounts.ts';
 import * as repository from './ledger-repository.ts';
 import type { AccountRow, OperationListRow } from './ledger-repository.ts';
-import { transfer, type LedgerTransfer } from './ledger-service.ts';
+import { findTransfer, transfer, type LedgerTransfer } from './ledger-service.ts';
 import type { LedgerBook, LedgerCurrency, TransferStatus } from './ledger-tables.ts';
 import { unitsToMinor } from '../money/asset.ts';
 import { formatMinor, parseMinor } from '../money/decimal.ts';
@@ -54,6 +56,8 @@ const ACCOUNT_ORDER = ['RUB:main', 'RUB:payout', 'USDT:main', 'USDT:payout'];
 
 /** Whose balances a key sees: its merchant's accounts in the book of its shop's mode, never the other book. */
 export interface LedgerOwner {
+  /** The shop whose key acts: external_ids are its idempotency keys. */
+  readonly shopId: string;
   readonly merchantId: string;
   readonly book: LedgerBook;
 }
@@ -107,6 +111,14 @@ export function internalTransferLedgerId(owner: LedgerOwner, externalId: string)
   return owner.book === 'sandbox' ? `balance-transfer:${owner.merchantId}:${externalId}` : `balance-transfer:live:${owner.merchantId}:${externalId}`;
 }
 
+/** API.md: transfers are idempotent by external_id, for good — a repeat with the same parameters is the transfer made first. */
+export const BALANCE_TRANSFER_IDEMPOTENCY_RULE: IdempotencyRule = {
+  operation: 'balance.transfer',
+  windowMs: null,
+  replay: 'current-resource',
+  conflictMessage: 'This external_id was already used for a transfer with different parameters (accounts or amount); use a new external_id for a new transfer.',
+};
+
 export async function createInternalTransfer(
   deps: BalanceDeps,
   owner: LedgerOwner,
@@ -119,7 +131,8 @@ export async function createInternalTransfer(
   if (request.from_account_id === request.to_account_id) {
     throw new InvalidRequestError('from_account_id and to_account_id are the same account; a transfer needs two different accounts');
   }
-  return inTransaction(deps.db, async (tx) => {
+  const ledgerId = internalTransferLedgerId(owner, externalId);
+  return inIdempotentTransaction(deps.db, async (tx) => {
     await ensureMerchantAccounts(tx, deps.clock, owner.book, owner.merchantId);
     const accounts = await repository.findAccountsByIds(tx, [request.from_account_id, request.to_account_id]);
     // An account of the other book is not "yours" to this key: 404, like another merchant's.
@@ -134,14 +147,26 @@ export async function createInternalTransfer(
       );
     }
     const amount = parseTransferAmount(request.amount, from.currency);
+    const keyed: KeyedRequest = {
+      shopId: owner.shopId,
+      key: externalId,
+      fingerprint: requestFingerprint({ from_account_id: from.id, to_account_id: to.id, amount, currency: from.currency }),
+    };
+    if (await findPrior(tx, deps.clock, BALANCE_TRANSFER_IDEMPOTENCY_RULE, keyed)) {
+      const existing = await findTransfer(tx, ledgerId);
+      if (!existing) throw new Error(`idempotency record of transfer ${externalId} names no ledger transfer ${ledgerId}`);
+      return { created: false, transfer: transferView(existing, externalId) };
+    }
+    // A transfer made before records existed replays in the ledger itself (same id, same parameters).
     const result = await transfer(tx, deps.clock, {
-      id: internalTransferLedgerId(owner, externalId),
+      id: ledgerId,
       debitAccountId: from.id,
       creditAccountId: to.id,
       amount,
       type: 'transfer',
       reference: { type: 'transfer', id: externalId },
     });
+    await recordCreated(tx, deps.clock, BALANCE_TRANSFER_IDEMPOTENCY_RULE, keyed, { resourceId: result.transferId });
     return { created: !result.replayed, transfer: transferView(result, externalId) };
   });
 }

@@ -135,6 +135,34 @@ describe.each(backends)('balance API on %s', (backend) => {
     }
   });
 
+  it('50 simultaneous identical transfers move the money once; every answer is that transfer', async () => {
+    const { key, rubMain, rubPayout } = await merchantWithAccounts(100_000n);
+    const body = { external_id: 'race-same', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '12.34' };
+    const responses = await Promise.all(Array.from({ length: 50 }, () => postTransfer(key, body)));
+    const statuses = responses.map((response) => response.statusCode);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(1);
+    expect(statuses.filter((status) => status !== 201).every((status) => status === 200)).toBe(true);
+    expect(new Set(responses.map((response) => response.json().transfer_id)).size).toBe(1);
+    const balances = (await getBalance(key)).json() as { accounts: BalanceAccount[] };
+    expect(balances.accounts.find((a) => a.account_id === rubPayout.account_id)!.available).toBe('12.34');
+  });
+
+  it('50 simultaneous transfers under one external_id with different amounts: one moves money, the rest are 409', async () => {
+    const { key, rubMain, rubPayout } = await merchantWithAccounts(100_000n);
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, index) =>
+        postTransfer(key, { external_id: 'race-diff', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: `1.${String(index).padStart(2, '0')}` }),
+      ),
+    );
+    const created = responses.filter((response) => response.statusCode === 201);
+    expect(created).toHaveLength(1);
+    for (const response of responses.filter((candidate) => candidate.statusCode !== 201)) {
+      expect([response.statusCode, response.json().error]).toEqual([409, 'duplicate_external_id']);
+    }
+    const balances = (await getBalance(key)).json() as { accounts: BalanceAccount[] };
+    expect(balances.accounts.find((a) => a.account_id === rubPayout.account_id)!.available).toBe(created[0]!.json().amount);
+  });
+
   it('two merchants may use the same external_id independently', async () => {
     const a = await merchantWithAccounts(10_000n);
     const b = await merchantWithAccounts(10_000n);
