@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { DatabaseBackend } from './db/database.ts';
+import type { Notifications } from './db/notifications.ts';
 import type { Db } from './db/transaction.ts';
 import type { Keyring } from './kms/keyring.ts';
 import type { AcquirerConnector } from './payments/connectors/acquirer-connector.ts';
@@ -23,6 +24,12 @@ export interface AppContext {
    * None ships yet (docs/connectors.md); absent or empty, a live shop can bind no method.
    */
   readonly liveConnectors?: readonly AcquirerConnector[] | undefined;
+  /**
+   * The database's notifications (db/notifications.ts): due work wakes the workers and key
+   * changes reach the API-key cache. Absent (most tests, the CLI), workers poll and keys are
+   * looked up on every request.
+   */
+  readonly notifications?: Notifications | undefined;
 }
 
 /** A background loop (webhook delivery, payment expiry). `stop` waits for in-flight work. */

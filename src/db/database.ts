@@ -8,6 +8,7 @@ import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
+import { listenOnPGlite, listenOnPostgres, type Notifications } from './notifications.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PrivateNodeFS } from './private-nodefs.ts';
 
@@ -21,6 +22,11 @@ export interface DatabaseHandle {
    * scripts can be executed (migrations). No other query of this handle shares it.
    */
   withScriptSession<T>(work: (session: ScriptSession) => Promise<T>): Promise<T>;
+  /**
+   * Starts listening for the database's notifications (db/notifications.ts): on a server through
+   * a connection of its own, on PGlite on its session. The caller closes it before the handle.
+   */
+  listen(options?: { onError?: (error: unknown, message: string) => void }): Promise<Notifications>;
   /** PGlite only: a dump of the data folder, to start other instances from. */
   dumpDataDir?: () => Promise<Blob>;
   close(): Promise<void>;
@@ -101,6 +107,7 @@ function openPostgres(url: string, poolSize: number, timeouts: SessionTimeouts):
         client.release();
       }
     },
+    listen: (listenOptions) => listenOnPostgres({ url, onError: listenOptions?.onError }),
     close: () => db.destroy(),
   };
 }
@@ -130,6 +137,7 @@ async function openPGlite(dataDir: string | undefined, dump: Blob | undefined): 
     db,
     backend: 'pglite',
     dumpDataDir: () => pglite.dumpDataDir('none'),
+    listen: () => listenOnPGlite(pglite, db),
     // Holding a Kysely connection holds the dialect's session lock, so the script runs alone.
     withScriptSession: (work) =>
       db.connection().execute(() =>
