@@ -90,7 +90,7 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
       return header;
     });
 
-  const getBlock = (number: number) => {
+  const getBlock = async (number: number) => {
     checkBlockNumber(number);
     return transport.run('/wallet/getblockbynum', async (node) => readBlockHeader(await node.post('/wallet/getblockbynum', { num: number }), number));
   };
@@ -147,7 +147,7 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
     getSolidifiedBlock: () => nowBlock('/walletsolidity/getnowblock'),
     getBlock,
     scanBlocks,
-    getTransactionOutcome: (txId, outcomeOptions) => {
+    getTransactionOutcome: async (txId, outcomeOptions) => {
       checkTxId(txId);
       const path = outcomeOptions?.solidified ? '/walletsolidity/gettransactioninfobyid' : '/wallet/gettransactioninfobyid';
       return transport.run(path, async (node) => readTransactionOutcome(await node.post(path, { value: txId.toLowerCase() }), txId.toLowerCase(), usdt.hex));

@@ -1,0 +1,207 @@
+// Retries and failover across node URLs, against real HTTP servers on
+// loopback: a node that is down, answers 5xx, is too slow, is rate-limited or
+// answers nonsense is passed over for the next one; a request the node refuses
+// as such (4xx, an `Error` answer) is not retried; attempts are bounded; a
+// failing node sits out a cool-down; the API key header goes with every request.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTronNodeClient, TronNodeRequestError, TronNodeUnavailableError, type TronNodeClient, type TronNodeClientOptions } from '../../../src/crypto/tron/node-client.ts';
+import type { NodeFailure } from '../../../src/crypto/tron/node-errors.ts';
+import { blockJson, USDT } from './fixtures/chain-json.ts';
+import { closedPortUrl, startFakeTronNode, type FakeTronNode } from './fixtures/fake-tron-node.ts';
+
+let primary: FakeTronNode;
+let secondary: FakeTronNode;
+const clients: TronNodeClient[] = [];
+
+beforeEach(async () => {
+  primary = await startFakeTronNode();
+  secondary = await startFakeTronNode();
+  primary.on('/wallet/getnowblock', { json: blockJson({ number: 100 }) });
+  secondary.on('/wallet/getnowblock', { json: blockJson({ number: 200 }) });
+});
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+  await primary.close();
+  await secondary.close();
+});
+
+function clientFor(urls: string[], options: Partial<TronNodeClientOptions> = {}): TronNodeClient {
+  const client = createTronNodeClient({ urls, usdtContract: USDT, timeoutMs: 300, retryDelayMs: 1, ...options });
+  clients.push(client);
+  return client;
+}
+
+async function unavailable(promise: Promise<unknown>): Promise<TronNodeUnavailableError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(TronNodeUnavailableError);
+  return error as TronNodeUnavailableError;
+}
+
+describe('failover to the next URL', () => {
+  it('goes to the second URL when the first refuses connections', async () => {
+    const down = await closedPortUrl();
+    const failures: NodeFailure[] = [];
+    const client = clientFor([down, secondary.url], { onAttemptFailure: (failure) => failures.push(failure) });
+    expect((await client.getHeadBlock()).number).toBe(200);
+    expect(failures.map((failure) => failure.kind)).toEqual(['connection_error']);
+  });
+
+  it('goes to the second URL when the first answers 503', async () => {
+    primary.on('/wallet/getnowblock', { status: 503, text: 'Service Unavailable' });
+    const client = clientFor([primary.url, secondary.url]);
+    expect((await client.getHeadBlock()).number).toBe(200);
+    expect(primary.requestsTo('/wallet/getnowblock')).toHaveLength(1);
+  });
+
+  it('goes to the second URL when the first does not answer within the timeout', async () => {
+    primary.on('/wallet/getnowblock', { json: blockJson({ number: 100 }), delayMs: 2_000 });
+    const failures: NodeFailure[] = [];
+    const client = clientFor([primary.url, secondary.url], { timeoutMs: 150, onAttemptFailure: (failure) => failures.push(failure) });
+    const started = performance.now();
+    expect((await client.getHeadBlock()).number).toBe(200);
+    expect(performance.now() - started).toBeLessThan(1_500);
+    expect(failures.map((failure) => failure.kind)).toEqual(['timeout']);
+  });
+
+  it('goes to the second URL when the first is rate-limited (429, or 200 with "lack of computing resources")', async () => {
+    primary.on('/wallet/getnowblock', { status: 429, text: 'Too Many Requests' });
+    expect((await clientFor([primary.url, secondary.url]).getHeadBlock()).number).toBe(200);
+    primary.on('/wallet/getnowblock', { json: { Error: 'class java.lang.IllegalAccessException : lack of computing resources' } });
+    expect((await clientFor([primary.url, secondary.url]).getHeadBlock()).number).toBe(200);
+  });
+
+  it('goes to the second URL when the first is a lite full node that does not serve history', async () => {
+    primary.on('/wallet/getnowblock', { text: 'this API is closed because this node is a lite fullnode' });
+    expect((await clientFor([primary.url, secondary.url]).getHeadBlock()).number).toBe(200);
+  });
+
+  it('goes to the second URL when the first drops the connection mid-request', async () => {
+    primary.on('/wallet/getnowblock', { drop: true });
+    expect((await clientFor([primary.url, secondary.url]).getHeadBlock()).number).toBe(200);
+  });
+
+  it('does not believe a node whose answer fails validation: the next node answers', async () => {
+    primary.on('/wallet/getnowblock', { json: { ...blockJson({ number: 100 }), blockID: 'xyz' } });
+    expect((await clientFor([primary.url, secondary.url]).getHeadBlock()).number).toBe(200);
+  });
+});
+
+describe('what is not retried', () => {
+  it('a 400 surfaces at once, and the second URL is never asked', async () => {
+    primary.on('/wallet/getnowblock', { status: 400, text: 'bad request' });
+    const client = clientFor([primary.url, secondary.url]);
+    const error = await client.getHeadBlock().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(TronNodeRequestError);
+    expect((error as TronNodeRequestError).status).toBe(400);
+    expect(primary.requests).toHaveLength(1);
+    expect(secondary.requests).toHaveLength(0);
+  });
+
+  it('an Error answer that is not about rate limits surfaces at once', async () => {
+    primary.on('/wallet/getnowblock', { json: { Error: 'class org.tron.json.JSONException : syntax error' } });
+    const client = clientFor([primary.url, secondary.url]);
+    await expect(client.getHeadBlock()).rejects.toBeInstanceOf(TronNodeRequestError);
+    expect(secondary.requests).toHaveLength(0);
+  });
+});
+
+describe('bounded attempts', () => {
+  it('gives up after maxAttempts with every failure listed, as a 503 with Retry-After', async () => {
+    primary.on('/wallet/getnowblock', { status: 502, text: 'Bad Gateway' });
+    secondary.on('/wallet/getnowblock', { status: 500, text: 'oops' });
+    const client = clientFor([primary.url, secondary.url], { maxAttempts: 5 });
+    const error = await unavailable(client.getHeadBlock());
+    expect(error.failures.map((failure) => failure.url)).toEqual([primary.url, secondary.url, primary.url, secondary.url, primary.url]);
+    expect(error.failures.every((failure) => failure.kind === 'http_status')).toBe(true);
+    expect(error.code).toBe('service_unavailable');
+    expect(error.headers['retry-after']).toBeDefined();
+    expect(primary.requests.length + secondary.requests.length).toBe(5);
+  });
+
+  it('makes max(3, number of URLs) attempts by default', async () => {
+    primary.on('/wallet/getnowblock', { status: 503, text: 'down' });
+    const error = await unavailable(clientFor([primary.url]).getHeadBlock());
+    expect(error.failures).toHaveLength(3);
+    expect(primary.requests).toHaveLength(3);
+  });
+
+  it('never makes more than 10 attempts, whatever it is told', async () => {
+    primary.on('/wallet/getnowblock', { status: 503, text: 'down' });
+    const error = await unavailable(clientFor([primary.url], { maxAttempts: 50 }).getHeadBlock());
+    expect(error.failures).toHaveLength(10);
+  });
+});
+
+describe('cool-down of a failing URL', () => {
+  it('asks the healthy URL first while the failed one cools down, and the first again afterwards', async () => {
+    let clock = 0;
+    primary.on('/wallet/getnowblock', { status: 503, text: 'down' });
+    const client = clientFor([primary.url, secondary.url], { cooldownMs: 10_000, now: () => clock });
+    expect((await client.getHeadBlock()).number).toBe(200);
+    primary.on('/wallet/getnowblock', { json: blockJson({ number: 100 }) });
+    expect((await client.getHeadBlock()).number).toBe(200);
+    expect(primary.requests).toHaveLength(1);
+    clock += 10_001;
+    expect((await client.getHeadBlock()).number).toBe(100);
+  });
+
+  it('still asks a cooling URL when every URL is cooling', async () => {
+    // The clock stands still: the URL is still cooling when asked again.
+    const client = clientFor([primary.url], { cooldownMs: 60_000, maxAttempts: 1, now: () => 0 });
+    primary.on('/wallet/getnowblock', { status: 503, text: 'down' });
+    await unavailable(client.getHeadBlock());
+    primary.on('/wallet/getnowblock', { json: blockJson({ number: 100 }) });
+    expect((await client.getHeadBlock()).number).toBe(100);
+  });
+
+  it("keeps a rate-limited URL out for its Retry-After when that is longer than the cool-down", async () => {
+    let clock = 0;
+    primary.on('/wallet/getnowblock', { status: 429, text: 'slow down', headers: { 'retry-after': '30' } });
+    const client = clientFor([primary.url, secondary.url], { cooldownMs: 1_000, now: () => clock });
+    await client.getHeadBlock();
+    primary.on('/wallet/getnowblock', { json: blockJson({ number: 100 }) });
+    clock += 5_000;
+    expect((await client.getHeadBlock()).number).toBe(200);
+    clock += 26_000;
+    expect((await client.getHeadBlock()).number).toBe(100);
+  });
+});
+
+describe('configuration', () => {
+  it('sends the API key as TRON-PRO-API-KEY to every URL, and no key header without one', async () => {
+    primary.on('/wallet/getnowblock', { status: 503, text: 'down' });
+    await clientFor([primary.url, secondary.url], { apiKey: 'key-123' }).getHeadBlock();
+    expect(primary.requests[0]?.headers['tron-pro-api-key']).toBe('key-123');
+    expect(secondary.requests[0]?.headers['tron-pro-api-key']).toBe('key-123');
+    await clientFor([secondary.url]).getHeadBlock();
+    expect(secondary.requests[1]?.headers['tron-pro-api-key']).toBeUndefined();
+  });
+
+  it('keeps a URL path prefix (providers that put the token in the path) and hides it in failures', async () => {
+    primary.on('/token-abc/wallet/getnowblock', { json: blockJson({ number: 300 }) });
+    expect((await clientFor([`${primary.url}/token-abc/`]).getHeadBlock()).number).toBe(300);
+    const down = await closedPortUrl();
+    const error = await unavailable(clientFor([`${down}/secret-token`], { maxAttempts: 1 }).getHeadBlock());
+    expect(error.failures[0]?.url).toBe(`${down}/…`);
+    expect(error.message).not.toContain('secret-token');
+  });
+
+  it('refuses a configuration without URLs, with a non-HTTP URL, or with credentials in a URL', () => {
+    expect(() => createTronNodeClient({ urls: [], usdtContract: USDT })).toThrow(/at least one node URL/);
+    expect(() => createTronNodeClient({ urls: ['ftp://node.example'], usdtContract: USDT })).toThrow(/http or https/);
+    expect(() => createTronNodeClient({ urls: ['https://user:pass@node.example'], usdtContract: USDT })).toThrow(/credentials/);
+  });
+
+  it('refuses an answer larger than the cap', async () => {
+    primary.on('/wallet/getnowblock', { json: { ...blockJson({ number: 100 }), padding: 'x'.repeat(5_000) } });
+    const error = await unavailable(clientFor([primary.url], { maxResponseBytes: 1_000, maxAttempts: 1 }).getHeadBlock());
+    expect(error.failures[0]?.detail).toMatch(/larger than 1000 bytes/);
+  });
+});
