@@ -153,6 +153,8 @@ const TransactionInfoSchema = Type.Object({
   log: Type.Optional(Type.Array(LogSchema)),
 });
 
+const TransactionInfoListSchema = Type.Array(TransactionInfoSchema);
+
 const AccountSchema = Type.Object({ address: Type.String({ maxLength: 64 }), balance: Type.Optional(Sun) });
 
 const ConstantCallSchema = Type.Object({
@@ -178,6 +180,7 @@ const ChainParametersSchema = Type.Object({
   chainParameter: Type.Array(Type.Object({ key: Type.String({ maxLength: 200 }), value: Type.Optional(Type.Union([Type.Integer(), Type.BigInt()])) })),
 });
 
+/** Compiled once per schema; every schema is a module constant, so this holds a handful. */
 const checkers = new Map<TSchema, ReturnType<typeof Compile>>();
 
 /** The answer, checked against its schema, or invalidAnswer naming the first problem. */
@@ -231,7 +234,7 @@ export function readBlockTransfers(blockAnswer: unknown, header: BlockHeader, in
   const block = expectShape(BlockSchema, blockAnswer, 'block');
   const contractRets = new Map<string, string | undefined>();
   for (const transaction of block.transactions ?? []) contractRets.set(transaction.txID.toLowerCase(), transaction.ret?.[0]?.contractRet);
-  const infos = isEmptyObject(infosAnswer) ? [] : expectShape(Type.Array(TransactionInfoSchema), infosAnswer, `results of block ${header.number}`);
+  const infos = isEmptyObject(infosAnswer) ? [] : expectShape(TransactionInfoListSchema, infosAnswer, `results of block ${header.number}`);
   const seen = new Set<string>();
   const transfers: UsdtTransfer[] = [];
   for (const info of infos) {

@@ -156,8 +156,16 @@ function interpretAnswer(url: string, path: string, statusCode: number, text: st
   return json;
 }
 
-/** JSON.parse, except that integers beyond 2^53 (balances may be int64) keep their exact value as bigint. */
+/** An integer of 16 or more digits outside a string: one that may not fit a double exactly. */
+const LONG_INTEGER = /[:[,]\s*-?\d{16}/;
+
+/**
+ * JSON.parse, except that integers beyond 2^53 (balances are int64) keep their
+ * exact value as bigint. The reviver costs several times the parse, so it runs
+ * only when the text holds such a long integer (hex strings are quoted and do not count).
+ */
 export function parseNodeJson(text: string): unknown {
+  if (!LONG_INTEGER.test(text)) return JSON.parse(text);
   return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) => {
     if (typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && /^-?\d+$/.test(context.source)) {
       return BigInt(context.source);
