@@ -68,6 +68,8 @@ export async function startGateway(config: Config, options: { role: Role; clock?
   const handle = await openConfiguredDatabase(config);
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
+  // Wakes the workers when work falls due and keeps the API-key cache honest (db/notifications.ts).
+  const notifications = await handle.listen({ onError: (error, message) => logger.warn({ err: error }, message) });
   const context: AppContext = {
     db: handle.db,
     backend: handle.backend,
@@ -76,6 +78,7 @@ export async function startGateway(config: Config, options: { role: Role; clock?
     metrics,
     logger,
     keyring,
+    notifications,
   };
   const sealed = await sealPlaintextWebhookSecrets(handle.db, keyring);
   if (sealed > 0) logger.info({ shops: sealed }, 'sealed webhook secrets stored in clear by an earlier version');
@@ -104,6 +107,7 @@ export async function startGateway(config: Config, options: { role: Role; clock?
         // Stop accepting and finish in-flight requests while the workers finish their deliveries.
         await Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]);
         redis?.disconnect();
+        await notifications.close();
         await handle.close();
       })();
       return stopping;

@@ -3,8 +3,9 @@
 // The void's id is derived from the reservation, so workers racing on the same
 // reservation, or a caller closing it at the same moment, close it once.
 import type { AppContext } from '../context.ts';
+import { WORK_TOPICS } from '../db/notifications.ts';
 import { createPollingWorker, type PollingWorker } from '../polling-worker.ts';
-import { inTransaction } from '../db/transaction.ts';
+import { inTransaction, type Executor } from '../db/transaction.ts';
 import { InvalidStateError } from '../errors.ts';
 import { findExpiredReservations } from './ledger-repository.ts';
 import { voidPending } from './ledger-service.ts';
@@ -21,9 +22,12 @@ export function expiryVoidId(reservationTransferId: string): string {
   return `expiry:${reservationTransferId}`;
 }
 
-export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger'>): ReservationExpiryWorker {
+export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'notifications'>): ReservationExpiryWorker {
+  /** The last pass stopped at its batch limit with reservations still due. */
+  let cutShort = false;
   async function runOnce(): Promise<number> {
     let voided = 0;
+    cutShort = true;
     for (let batch = 0; batch < BATCHES_PER_RUN_MAX; batch++) {
       const due = await findExpiredReservations(context.db, context.clock.now(), BATCH_SIZE);
       for (const reservation of due) {
@@ -37,11 +41,39 @@ export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | '
           if (!(error instanceof InvalidStateError)) throw error;
         }
       }
-      if (due.length < BATCH_SIZE) break;
+      if (due.length < BATCH_SIZE) {
+        cutShort = false;
+        break;
+      }
     }
     if (voided > 0) context.logger.info({ voided }, 'voided expired ledger reservations');
     return voided;
   }
 
-  return createPollingWorker({ name: 'ledger-reservation-expiry', intervalMs: RESERVATION_EXPIRY_POLL_INTERVAL_MS, logger: context.logger, runOnce });
+  return createPollingWorker({
+    name: 'ledger-reservation-expiry',
+    intervalMs: RESERVATION_EXPIRY_POLL_INTERVAL_MS,
+    logger: context.logger,
+    runOnce,
+    // A reservation whose timeout is under a minute is notified at creation (migration 0014).
+    wakeUps: context.notifications && {
+      notifications: context.notifications,
+      topic: WORK_TOPICS.reservationExpiry,
+      clock: context.clock,
+      nextDueAt: async () => (cutShort ? context.clock.now() : nextOpenReservationExpiryAfter(context.db, context.clock.now())),
+    },
+  });
+}
+
+/** When the next open reservation's timeout runs out, after `now` (the due ones were just voided). */
+async function nextOpenReservationExpiryAfter(db: Executor, now: Date): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('ledger_transfers as t')
+    .select('t.expires_at')
+    .where('t.expires_at', '>', now)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('ledger_transfers as c').select('c.id').whereRef('c.pending_id', '=', 't.id'))))
+    .orderBy('t.expires_at')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.expires_at ?? undefined;
 }

@@ -1,7 +1,11 @@
-// Moves due pending payments to `expired` (spec 3: at expires_at), polling at
-// most every second so a payment expires within 5 s of its expires_at. Rows are
-// claimed with FOR UPDATE SKIP LOCKED, so several workers share the queue.
+// Moves due pending payments to `expired` (spec 3: at expires_at): it sleeps
+// until the next payment's expires_at (or the backstop), polling every second
+// when there are no wake-ups, so a payment expires within a second or two of
+// its expires_at. Rows are claimed with FOR UPDATE SKIP LOCKED, so several
+// workers share the queue.
 import type { AppContext } from '../context.ts';
+import type { Executor } from '../db/transaction.ts';
+import { WORK_TOPICS } from '../db/notifications.ts';
 import { createPollingWorker, type PollingWorker } from '../polling-worker.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { claimDuePayments } from './payment-repository.ts';
@@ -14,9 +18,12 @@ const EXPIRY_BATCHES_PER_RUN_MAX = 50;
 /** Its runOnce makes one pass: expires every due payment (in bounded batches); returns how many. */
 export type ExpiryWorker = PollingWorker;
 
-export function createExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>): ExpiryWorker {
+export function createExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'notifications'>): ExpiryWorker {
+  /** The last pass stopped at its batch limit with payments still due. */
+  let cutShort = false;
   async function runOnce(): Promise<number> {
     let total = 0;
+    cutShort = true;
     for (let batch = 0; batch < EXPIRY_BATCHES_PER_RUN_MAX; batch++) {
       const expired = await inTransaction(context.db, async (tx) => {
         const due = await claimDuePayments(tx, context.clock.now(), EXPIRY_BATCH_SIZE);
@@ -24,10 +31,39 @@ export function createExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'c
         return due.length;
       });
       total += expired;
-      if (expired < EXPIRY_BATCH_SIZE) break;
+      if (expired < EXPIRY_BATCH_SIZE) {
+        cutShort = false;
+        break;
+      }
     }
     return total;
   }
 
-  return createPollingWorker({ name: 'payment-expiry', intervalMs: EXPIRY_POLL_INTERVAL_MS, logger: context.logger, runOnce });
+  return createPollingWorker({
+    name: 'payment-expiry',
+    intervalMs: EXPIRY_POLL_INTERVAL_MS,
+    logger: context.logger,
+    runOnce,
+    // A payment is created an hour before it expires, far beyond the backstop, so only a
+    // payment whose blocking card attempt resolves after its expires_at is notified (migration 0014).
+    wakeUps: context.notifications && {
+      notifications: context.notifications,
+      topic: WORK_TOPICS.paymentExpiry,
+      clock: context.clock,
+      nextDueAt: async () => (cutShort ? context.clock.now() : nextExpiryAfter(context.db, context.clock.now())),
+    },
+  });
+}
+
+/** The earliest expires_at of a pending payment after `now` (the due ones were just handled). */
+async function nextExpiryAfter(db: Executor, now: Date): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('payments')
+    .select('expires_at')
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
+    .orderBy('expires_at')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.expires_at;
 }

@@ -5,8 +5,9 @@
 // it (attempt-service.ts); a key the acquirer never saw is abandoned after
 // ABANDON_AFTER_MS, which lets the expiry worker expire the payment.
 import type { AppContext } from '../context.ts';
+import { WORK_TOPICS } from '../db/notifications.ts';
 import { createPollingWorker, type PollingWorker } from '../polling-worker.ts';
-import { inTransaction } from '../db/transaction.ts';
+import { inTransaction, type Executor } from '../db/transaction.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
 import { applyAttemptOutcome, RECONCILE_AFTER_MS } from './attempt-service.ts';
@@ -27,7 +28,7 @@ export const CONFIRMATION_ABANDON_AFTER_MS = 24 * 60 * 60_000;
 /** Its runOnce makes one pass over the attempts due for a look-up; returns how many were resolved. */
 export type ReconciliationWorker = PollingWorker;
 
-type ReconcileContext = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics' | 'liveConnectors'>;
+type ReconcileContext = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics' | 'liveConnectors' | 'notifications'>;
 
 export function createReconciliationWorker(context: ReconcileContext): ReconciliationWorker {
   const metrics = paymentMetrics(context);
@@ -62,8 +63,11 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
     return 'applied';
   }
 
+  /** The last pass stopped at its batch limit with attempts still due. */
+  let cutShort = false;
   async function runOnce(): Promise<number> {
     let resolved = 0;
+    cutShort = true;
     for (let batch = 0; batch < RECONCILE_BATCHES_PER_RUN_MAX; batch++) {
       const now = context.clock.now();
       const due = await inTransaction(context.db, (tx) => attempts.claimAttemptsToReconcile(tx, now, new Date(now.getTime() + LOOKUP_LEASE_MS), RECONCILE_BATCH_SIZE));
@@ -79,10 +83,39 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
         metrics.countReconciled(result);
         if (result === 'applied' || result === 'abandoned') resolved += 1;
       }
-      if (due.length < RECONCILE_BATCH_SIZE) break;
+      if (due.length < RECONCILE_BATCH_SIZE) {
+        cutShort = false;
+        break;
+      }
     }
     return resolved;
   }
 
-  return createPollingWorker({ name: 'payment-reconciliation', intervalMs: RECONCILE_POLL_INTERVAL_MS, logger: context.logger, runOnce });
+  return createPollingWorker({
+    name: 'payment-reconciliation',
+    intervalMs: RECONCILE_POLL_INTERVAL_MS,
+    logger: context.logger,
+    runOnce,
+    // Every check is scheduled RECONCILE_AFTER_MS (a minute) or more ahead, beyond the
+    // backstop, so none needs a notification: the worker learns of it in time by asking.
+    wakeUps: context.notifications && {
+      notifications: context.notifications,
+      topic: WORK_TOPICS.paymentReconciliation,
+      clock: context.clock,
+      nextDueAt: async () => (cutShort ? context.clock.now() : nextCheckAfter(context.db, context.clock.now())),
+    },
+  });
+}
+
+/** The earliest scheduled look-up of an unresolved attempt after `now`. */
+async function nextCheckAfter(db: Executor, now: Date): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('payment_attempts')
+    .select('next_check_at')
+    .where('status', 'in', ['pending', 'requires_confirmation'])
+    .where('next_check_at', '>', now)
+    .orderBy('next_check_at')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.next_check_at;
 }

@@ -6,12 +6,17 @@
 // is made again (delivery is at least once; receivers deduplicate by webhook-id).
 // Receivers take turns for the worker's slots, each within its own cap
 // (origin-gate.ts), so a slow receiver delays only its own webhooks.
+// With database notifications (db/notifications.ts) an idle worker sleeps until
+// the next retry or lease falls due, or the backstop; a new delivery wakes it at
+// once (migration 0014's trigger). Without them it polls every `idlePollMs`.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { AppContext, Worker } from '../context.ts';
+import { WORK_CHANNEL, WORK_TOPICS } from '../db/notifications.ts';
+import { BACKSTOP_MS, LISTENER_DOWN_POLL_MS } from '../polling-worker.ts';
 import { attemptDelivery, createRecordBatcher, type AttemptDeps } from './delivery-attempt.ts';
 import { createOriginGate } from './origin-gate.ts';
-import { claimDueDeliveries, postponeDeliveries, releaseDeliveries, type ClaimedDelivery } from './webhook-repository.ts';
+import { claimDueDeliveries, nextDeliveryDueAt, postponeDeliveries, releaseDeliveries, type ClaimedDelivery } from './webhook-repository.ts';
 import { createWebhookSender, DEFAULT_ATTEMPT_TIMEOUT_MS, type SendResult } from './webhook-sender.ts';
 import { webhookMetrics } from './webhook-metrics.ts';
 
@@ -34,8 +39,10 @@ export interface DeliveryWorkerOptions {
   /** How long a claim holds a delivery; must exceed the attempt timeout by LEASE_MARGIN_MS. */
   readonly leaseMs?: number;
   readonly attemptTimeoutMs?: number;
-  /** Pause between polls when nothing was due. */
+  /** Pause between polls when nothing was due, without wake-ups (or while they are down). */
   readonly idlePollMs?: number;
+  /** With wake-ups: the longest an idle worker sleeps (BACKSTOP_MS by default). */
+  readonly backstopMs?: number;
   /** Jitter source in [0, 1). */
   readonly random?: () => number;
 }
@@ -71,6 +78,8 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     throw new Error(`a webhook lease (${leaseMs} ms) must exceed the attempt timeout (${attemptTimeoutMs} ms) by ${LEASE_MARGIN_MS} ms`);
   }
   const idlePollMs = options.idlePollMs ?? DEFAULT_IDLE_POLL_MS;
+  const backstopMs = options.backstopMs ?? BACKSTOP_MS;
+  const notifications = context.notifications;
   const originLimit = Math.min(concurrency, options.originConcurrency ?? context.config.webhookOriginConcurrency);
   const sender = createWebhookSender({ config: context.config, timeoutMs: attemptTimeoutMs, connectionsPerOrigin: originLimit });
   // An attempt that takes half its time limit or more marks its receiver as impaired.
@@ -84,7 +93,10 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     sender,
     metrics: webhookMetrics(context),
     random: options.random,
-    record: (record) => batcher.add(record),
+    record: (record) => {
+      if (record.nextAttemptAt) noteDue(record.nextAttemptAt);
+      return batcher.add(record);
+    },
   };
   // How long a queued delivery may wait to start, with room to spare: half of what its lease
   // leaves after the attempt's own limit and the margin. Fewer are held when attempts are slow,
@@ -116,6 +128,11 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
   let stopped = false;
   let stopping: Promise<void> | undefined;
   let wake: (() => void) | undefined;
+  /** Shortens the pause in progress to end by a time (epoch ms of the real clock). */
+  let pauseUntil: ((endsAtMs: number) => void) | undefined;
+  /** A wake-up came since the last claim began: what it announced may not have been claimed. */
+  let notified = false;
+  let unsubscribe: (() => void)[] = [];
   /** While paused: claim early once the queue is down to this many (postponed deliveries fall due at the pace it drains). */
   let wakeWhenQueuedAtMost: number | undefined;
 
@@ -144,6 +161,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     if (impaired) {
       context.logger.warn({ origin, deliveries: items.length }, 'webhook receiver is impaired (its last attempt stalled); its deliveries are postponed');
     }
+    noteDue(new Date(Math.min(...times)));
     const postponements = items.map(({ delivery }, index) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken, until: new Date(times[index]!) }));
     const write: Promise<void> = postponeDeliveries(context.db, postponements, now)
       .catch((error: unknown) => context.logger.warn({ err: error, origin }, 'could not postpone webhook deliveries; their leases will expire'))
@@ -241,16 +259,43 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
 
   function pause(milliseconds: number, untilQueuedAtMost?: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(finish, milliseconds);
+      let endsAtMs = Date.now() + milliseconds;
+      let timer = setTimeout(finish, milliseconds);
       function finish() {
         clearTimeout(timer);
         wake = undefined;
+        pauseUntil = undefined;
         wakeWhenQueuedAtMost = undefined;
         resolve();
       }
       wake = finish;
+      pauseUntil = (until) => {
+        if (until >= endsAtMs) return;
+        endsAtMs = until;
+        clearTimeout(timer);
+        timer = setTimeout(finish, Math.max(0, until - Date.now()));
+      };
       wakeWhenQueuedAtMost = untilQueuedAtMost;
     });
+  }
+
+  /** This worker scheduled something for `at` (a retry, a postponement): be awake by then. */
+  function noteDue(at: Date): void {
+    pauseUntil?.(Date.now() + Math.max(0, at.getTime() - context.clock.now().getTime()));
+  }
+
+  /** How long to sleep when nothing more is due now. */
+  async function idlePauseMs(): Promise<number> {
+    if (!notifications) return idlePollMs;
+    if (!notifications.listening) return Math.min(idlePollMs, LISTENER_DOWN_POLL_MS);
+    const now = context.clock.now();
+    const due = await nextDeliveryDueAt(context.db, now);
+    return due === undefined ? backstopMs : Math.min(backstopMs, Math.max(0, due.getTime() - now.getTime()));
+  }
+
+  function onNotified(): void {
+    notified = true;
+    wake?.();
   }
 
   async function runLoop(): Promise<void> {
@@ -265,19 +310,25 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
           await slotFreed();
           continue;
         }
-        // Fewer than asked for means nothing else is due now: wait for the next poll, or, while
-        // a queue is held, until half of it has started (a backlog put off at a receiver's pace
-        // falls due as fast as the receiver takes it).
-        if ((await claim(room)) < room) await pause(idlePollMs, queued > 0 ? Math.floor(queued / 2) : undefined);
+        // Fewer than asked for means nothing else is due now: wait until something falls due or
+        // is notified (or for the next poll), or, while a queue is held, until half of it has
+        // started (a backlog put off at a receiver's pace falls due as fast as the receiver takes it).
+        notified = false;
+        if ((await claim(room)) < room) {
+          const pauseMs = await idlePauseMs();
+          if (!notified && !stopped) await pause(pauseMs, queued > 0 ? Math.floor(queued / 2) : undefined);
+        }
       } catch (error) {
         context.logger.error({ err: error }, 'webhook worker could not claim deliveries');
-        await pause(idlePollMs);
+        await pause(Math.min(idlePollMs, LISTENER_DOWN_POLL_MS));
       }
     }
   }
 
   async function stopWorker(): Promise<void> {
     stopped = true;
+    for (const stop of unsubscribe) stop();
+    unsubscribe = [];
     wake?.();
     await loop;
     // Claimed but never started: give them back now rather than when their lease runs out.
@@ -298,6 +349,15 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     },
     start() {
       if (loop || stopped) return;
+      if (notifications) {
+        unsubscribe = [
+          notifications.subscribe(WORK_CHANNEL, (payload) => {
+            if (payload === WORK_TOPICS.webhookDelivery) onNotified();
+          }),
+          // Lost: poll from now on; back: whatever was notified meanwhile was missed.
+          notifications.onListeningChange(onNotified),
+        ];
+      }
       loop = runLoop();
     },
     stop() {

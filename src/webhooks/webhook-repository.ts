@@ -206,6 +206,20 @@ export async function postponeDeliveries(
      where d.id = any(${ids}::text[]) and d.id = c.id and d.lease_token = c.lease_token and d.status = 'pending'`.execute(db);
 }
 
+/**
+ * When a worker next has something to claim, as far as the table says after `now`: the
+ * earliest retry or postponement still ahead, or the earliest lease (another worker's
+ * attempt in flight) to run out. Undefined when neither exists.
+ */
+export async function nextDeliveryDueAt(db: Executor, now: Date): Promise<Date | undefined> {
+  const result = await sql<{ due: Date | null }>`
+    select least(
+      (select min(next_attempt_at) from webhook_deliveries where status = 'pending' and next_attempt_at > ${now}),
+      (select min(locked_until) from webhook_deliveries where status = 'pending' and next_attempt_at <= ${now} and locked_until > ${now})
+    ) as due`.execute(db);
+  return result.rows[0]?.due ?? undefined;
+}
+
 export async function countDueDeliveries(db: Executor, now: Date): Promise<number> {
   const row = await db
     .selectFrom('webhook_deliveries')

@@ -1,0 +1,110 @@
+// Issue 12, point 4: an idle delivery worker sleeps (a backstop of a minute
+// here), yet a new webhook starts within a second: the outbox insert notifies
+// (migration 0014) and the notification wakes the worker. A delivery whose
+// notification was missed is still found by the backstop pass, and the wake-up
+// survives the listening connection being killed.
+import { sql } from 'kysely';
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppContext } from '../../src/context.ts';
+import type { Notifications } from '../../src/db/notifications.ts';
+import { inTransaction } from '../../src/db/transaction.ts';
+import { createDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/delivery-worker.ts';
+import { emit } from '../../src/webhooks/outbox.ts';
+import { backends } from '../support/databases.ts';
+import { createTestApp, type TestApp } from '../support/app.ts';
+import { startReceiver, type Receiver } from './receiver.ts';
+
+/** Due work must start within this long of its commit (issue 12). */
+const WAKE_LATENCY_MS_MAX = 1_000;
+
+describe.each(backends)('an idle delivery worker on %s', (backend) => {
+  let testApp: TestApp;
+  let notifications: Notifications;
+  let context: AppContext;
+  let receiver: Receiver;
+  let shopId: string;
+  const arrivals = new Map<string, number>();
+
+  beforeAll(async () => {
+    testApp = await createTestApp(backend);
+    notifications = await testApp.database.listen();
+    context = { ...testApp.context, notifications };
+    receiver = await startReceiver((request) => {
+      arrivals.set(String(request.headers['webhook-id']), performance.now());
+      return { status: 200, body: 'ok' };
+    });
+    shopId = (await testApp.createMerchant()).shop_id;
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await notifications.close();
+    await testApp.close();
+  });
+
+  /** Emits one event to the receiver; resolves to its commit-to-arrival time, or rejects after `withinMs`. */
+  async function deliveryLatencyMs(withinMs: number): Promise<number> {
+    const event = await inTransaction(context.db, (tx) => emit(tx, testApp.clock, { shopId, type: 'payment.paid', data: {}, destination: receiver.url }));
+    const committed = performance.now();
+    while (!arrivals.has(event.id)) {
+      if (performance.now() - committed > withinMs) throw new Error(`event ${event.id} not delivered within ${withinMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    return arrivals.get(event.id)! - committed;
+  }
+
+  const idle = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
+
+  async function withWorker(options: { backstopMs: number }, work: (worker: DeliveryWorker) => Promise<void>): Promise<void> {
+    const worker = createDeliveryWorker(context, options);
+    worker.start();
+    try {
+      await work(worker);
+    } finally {
+      await worker.stop();
+    }
+  }
+
+  it('a new webhook is attempted within a second of its commit, though the worker sleeps a minute between passes', async () => {
+    await withWorker({ backstopMs: 60_000 }, async () => {
+      for (let round = 0; round < 3; round++) {
+        await idle(300);
+        expect(await deliveryLatencyMs(WAKE_LATENCY_MS_MAX)).toBeLessThan(WAKE_LATENCY_MS_MAX);
+      }
+    });
+  });
+
+  it('a delivery whose notification never came is attempted by the backstop pass', async () => {
+    const backstopMs = 2_000;
+    await sql`alter table webhook_deliveries disable trigger webhook_deliveries_due_notify`.execute(context.db);
+    try {
+      await withWorker({ backstopMs }, async () => {
+        await idle(300);
+        const latencyMs = await deliveryLatencyMs(backstopMs + 1_500);
+        // Not woken: it waited for the pass, which came no later than the backstop.
+        expect(latencyMs).toBeGreaterThan(500);
+        expect(latencyMs).toBeLessThan(backstopMs + 1_000);
+      });
+    } finally {
+      await sql`alter table webhook_deliveries enable trigger webhook_deliveries_due_notify`.execute(context.db);
+    }
+  });
+
+  it.runIf(backend === 'postgres')('after its listening connection is killed, the worker is woken again once the listener is back', async () => {
+    await withWorker({ backstopMs: 60_000 }, async () => {
+      await idle(300);
+      await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'paygate-listener' and datname = current_database()`.execute(
+        context.db,
+      );
+      // While it is down the worker polls every second, so this one is on time too.
+      expect(await deliveryLatencyMs(WAKE_LATENCY_MS_MAX + 500)).toBeLessThan(WAKE_LATENCY_MS_MAX + 500);
+      const started = performance.now();
+      while (!notifications.listening && performance.now() - started < 5_000) await idle(10);
+      expect(notifications.listening).toBe(true);
+      for (let round = 0; round < 2; round++) {
+        await idle(300);
+        expect(await deliveryLatencyMs(WAKE_LATENCY_MS_MAX)).toBeLessThan(WAKE_LATENCY_MS_MAX);
+      }
+    });
+  });
+});
