@@ -8,11 +8,9 @@
 // 32 bytes of data, and a value above zero. Anything else yields no deposit.
 import { Type, type Static, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { parseTronAddress, tronAddressFromEvm, tronAddressToHex, type TronAddress } from './address.ts';
+import { parseTronAddress, tronAddressToHex, type TronAddress } from './address.ts';
 import { invalidAnswer } from './node-errors.ts';
-
-/** keccak256("Transfer(address,address,uint256)") (TRON.md §1.7). */
-export const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+import { addressFromWord, TRANSFER_EVENT_TOPIC } from './trc20-usdt.ts';
 /** The largest amount an int8 column holds; no real USDT transfer comes near it. */
 const MAX_TRANSFER_AMOUNT = 2n ** 63n - 1n;
 
@@ -296,11 +294,11 @@ function transferLogs(info: Static<typeof TransactionInfoSchema>, txId: string, 
     if (!succeeded || emitter !== usdtHex) return;
     const topics = (log.topics ?? []).map((topic) => topic.toLowerCase());
     const data = (log.data ?? '').toLowerCase();
-    if (topics.length !== 3 || topics[0] !== TRANSFER_TOPIC || data.length !== 64) return;
-    const from = addressWord(topics[1]!);
-    const to = addressWord(topics[2]!);
+    if (topics.length !== 3 || topics[0] !== TRANSFER_EVENT_TOPIC || data.length !== 64) return;
+    const from = addressFromWord(Buffer.from(topics[1]!, 'hex'));
+    const to = addressFromWord(Buffer.from(topics[2]!, 'hex'));
     const amount = BigInt(`0x${data}`);
-    if (from === null || to === null || amount <= 0n || amount > MAX_TRANSFER_AMOUNT) return;
+    if (from === undefined || to === undefined || amount <= 0n || amount > MAX_TRANSFER_AMOUNT) return;
     transfers.push({ txId, logIndex, blockNumber: info.blockNumber, from, to, amount });
   });
   return transfers;
@@ -315,12 +313,6 @@ function logAddressHex(address: string): string | null {
   if (/^41[0-9a-fA-F]{40}$/.test(address)) return address.toLowerCase();
   const parsed = parseTronAddress(address);
   return parsed.ok ? tronAddressToHex(parsed.address) : null;
-}
-
-/** The address in an indexed address topic: 12 zero bytes, then 20 bytes. */
-function addressWord(topic: string): TronAddress | null {
-  if (!topic.startsWith('0'.repeat(24))) return null;
-  return tronAddressFromEvm(Buffer.from(topic.slice(24), 'hex'));
 }
 
 /** getaccount: `{}` is an address that does not exist on chain yet (balance 0, not activated). */

@@ -3,7 +3,7 @@
 // requests failing over across the configured URLs (node-transport.ts). The
 // production client below and the simulated chain speak the same HTTP API, so
 // the same client runs against both.
-import { tronAddressToEvm, tronAddressToHex, type TronAddress } from './address.ts';
+import { tronAddressToHex, type TronAddress } from './address.ts';
 import {
   readAccount,
   readAccountResources,
@@ -22,6 +22,7 @@ import {
 import { broadcastHex, type BroadcastResult, type SignedTransaction } from './node-broadcast.ts';
 import { TronNodeAnswerError } from './node-errors.ts';
 import { createNodeTransport, type NodeTransportOptions } from './node-transport.ts';
+import { addressWord } from './trc20-usdt.ts';
 
 export type {
   AccountResources,
@@ -72,7 +73,7 @@ export interface TronNodeClient {
 }
 
 export interface TronNodeClientOptions extends NodeTransportOptions {
-  /** The TRC20 USDT contract whose Transfer logs count (mainnet: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t). */
+  /** The TRC20 USDT contract whose Transfer logs count (USDT_CONTRACT_MAINNET of trc20-usdt.ts on mainnet). */
   readonly usdtContract: TronAddress;
   /** Blocks scanBlocks fetches at a time. */
   readonly scanConcurrency?: number | undefined;
@@ -154,7 +155,7 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
     },
     getAccount: (address) =>
       transport.run('/wallet/getaccount', async (node) => readAccount(await node.post('/wallet/getaccount', { address: tronAddressToHex(address), visible: false }), address)),
-    getUsdtBalance: (address) => constantCall('balanceOf(address)', tronAddressToHex(address), abiAddressWord(address)),
+    getUsdtBalance: (address) => constantCall('balanceOf(address)', tronAddressToHex(address), Buffer.from(addressWord(address)).toString('hex')),
     getUsdtDecimals: async () => {
       // Any address may make a view call; the contract's own is always well-formed.
       const decimals = await constantCall('decimals()', usdt.hex, '');
@@ -169,11 +170,6 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
     broadcast: (transaction) => broadcastHex(transport, transaction),
     close: () => transport.close(),
   };
-}
-
-/** An address as a 32-byte ABI word (12 zero bytes ‖ 20-byte account id), in hex. */
-function abiAddressWord(address: TronAddress): string {
-  return '0'.repeat(24) + Buffer.from(tronAddressToEvm(address)).toString('hex');
 }
 
 function checkBlockNumber(number: number): void {

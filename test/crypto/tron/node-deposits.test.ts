@@ -5,7 +5,7 @@
 // are refused outright.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTronNodeClient, TronNodeUnavailableError, type TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
-import { TRANSFER_TOPIC } from '../../../src/crypto/tron/node-answers.ts';
+import { TRANSFER_EVENT_TOPIC } from '../../../src/crypto/tron/trc20-usdt.ts';
 import {
   addressTopic,
   blockId,
@@ -123,11 +123,11 @@ describe('USDT transfers in a scanned block', () => {
     });
 
     it('a log with the Transfer topic but only two topics', async () => {
-      expect(await transfersOf([transferLog({ topics: [TRANSFER_TOPIC, addressTopic(DEPOSIT_ADDRESS)] })])).toEqual([]);
+      expect(await transfersOf([transferLog({ topics: [TRANSFER_EVENT_TOPIC, addressTopic(DEPOSIT_ADDRESS)] })])).toEqual([]);
     });
 
     it('a log with four topics', async () => {
-      expect(await transfersOf([transferLog({ topics: [TRANSFER_TOPIC, addressTopic(PAYER), addressTopic(DEPOSIT_ADDRESS), uint256Word(1n)] })])).toEqual([]);
+      expect(await transfersOf([transferLog({ topics: [TRANSFER_EVENT_TOPIC, addressTopic(PAYER), addressTopic(DEPOSIT_ADDRESS), uint256Word(1n)] })])).toEqual([]);
     });
 
     it('a log of another event (Approval)', async () => {
@@ -142,7 +142,7 @@ describe('USDT transfers in a scanned block', () => {
 
     it('an address topic whose upper 12 bytes are not zero', async () => {
       const dirty = `ff${addressTopic(DEPOSIT_ADDRESS).slice(2)}`;
-      expect(await transfersOf([transferLog({ topics: [TRANSFER_TOPIC, addressTopic(PAYER), dirty] })])).toEqual([]);
+      expect(await transfersOf([transferLog({ topics: [TRANSFER_EVENT_TOPIC, addressTopic(PAYER), dirty] })])).toEqual([]);
     });
 
     it('an amount no int8 column could hold', async () => {
@@ -177,7 +177,7 @@ describe('USDT transfers in a scanned block', () => {
     });
 
     it('a topic is not 32 bytes of hex', async () => {
-      const logs = [transferLog({ topics: [TRANSFER_TOPIC, addressTopic(PAYER), 'zz'.repeat(32)] })];
+      const logs = [transferLog({ topics: [TRANSFER_EVENT_TOPIC, addressTopic(PAYER), 'zz'.repeat(32)] })];
       expect(await refusedDetail([transactionInfo({ id: txId('single'), blockNumber: BLOCK, receiptResult: 'SUCCESS', logs })])).toMatch(/topics/);
     });
 
