@@ -80,7 +80,7 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
   installMetricsRoute(app, context, authFailures);
 
   await app.register(async (v1) => {
-    installAuthentication(v1, context.db, authFailures);
+    installAuthentication(v1, context, authFailures);
     await installRateLimit(v1, { perMinute: context.config.rateLimitPerMinute, redis: options.redis });
     for (const plugin of apiRoutePlugins) await v1.register(plugin, { context });
   }, { prefix: '/v1' });

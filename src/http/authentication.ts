@@ -1,10 +1,13 @@
 // Bearer-key authentication for every /v1 route and the scope check a route
 // declares in its config (`config: { scopes: ['payments'] }`, any one suffices).
 // Failed authentications are limited per client address before the key lookup.
+// Keys that authenticated are cached when the database notifies of key changes
+// (merchants/api-key-cache.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuthFailureLimiter } from './auth-failure-limit.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
-import type { Executor } from '../db/transaction.ts';
+import type { AppContext } from '../context.ts';
+import { createApiKeyCache } from '../merchants/api-key-cache.ts';
 import type { ApiKeyScope } from '../merchants/merchant-service.ts';
 import { authenticateApiKey, type ApiPrincipal } from '../merchants/merchant-service.ts';
 
@@ -30,8 +33,11 @@ export function bearerCredential(header: string | undefined): string {
   return match[1];
 }
 
-export function installAuthentication(scope: FastifyInstance, db: Executor, failures: AuthFailureLimiter): void {
+export function installAuthentication(scope: FastifyInstance, context: Pick<AppContext, 'db' | 'notifications'>, failures: AuthFailureLimiter): void {
   scope.decorateRequest('principal', null);
+  // Only with notifications: without them nothing would tell the cache of a revocation.
+  const cache = context.notifications && createApiKeyCache<ApiPrincipal>(context.notifications);
+  if (cache) scope.addHook('onClose', async () => cache.close());
   // A route that names no scopes would be open to every key, read-only ones included.
   scope.addHook('onRoute', (route) => {
     if (!route.config?.scopes?.length) throw new Error(`${String(route.method)} ${route.url} must declare config.scopes`);
@@ -40,7 +46,7 @@ export function installAuthentication(scope: FastifyInstance, db: Executor, fail
     failures.assertNotBlocked(request.ip);
     let principal: ApiPrincipal;
     try {
-      principal = await authenticateApiKey(db, bearerCredential(request.headers.authorization));
+      principal = await authenticateApiKey(context.db, bearerCredential(request.headers.authorization), cache);
     } catch (error) {
       if (error instanceof UnauthorizedError) failures.recordFailure(request.ip);
       throw error;

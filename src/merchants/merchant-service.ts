@@ -14,6 +14,8 @@ import {
 import { API_KEY_SCOPES, type ApiKeyScope, type ShopMode } from './merchant-tables.ts';
 import * as repository from './merchant-repository.ts';
 import type { Keyring } from '../kms/keyring.ts';
+import { API_KEYS_CHANNEL, type Notifications } from '../db/notifications.ts';
+import { apiKeyChanged, type ApiKeyCache } from './api-key-cache.ts';
 import { createWebhookEndpoint } from '../webhooks/webhook-secrets.ts';
 import { hashPassword } from './password.ts';
 
@@ -22,6 +24,8 @@ export interface MerchantServiceDeps {
   readonly clock: Clock;
   /** Seals the shop's webhook signing secret before it is stored. */
   readonly keyring: Keyring;
+  /** When present, a revocation reaches this process's key cache before `revokeApiKey` returns. */
+  readonly notifications?: Notifications | undefined;
 }
 
 export interface CreateMerchantInput {
@@ -170,14 +174,31 @@ export async function createApiKey(
 export async function revokeApiKey(deps: MerchantServiceDeps, keyId: string): Promise<void> {
   const revoked = await inTransaction(deps.db, (tx) => repository.revokeApiKey(tx, keyId, deps.clock.now()));
   if (!revoked) throw new NotFoundError(`no API key ${keyId}`);
+  // Other processes hear of it from the database (migration 0014's trigger).
+  deps.notifications?.deliverLocally(API_KEYS_CHANNEL, apiKeyChanged(keyId));
 }
 
-/** Resolves a bearer key to its principal, or throws 401 for a malformed, unknown or revoked key. */
-export async function authenticateApiKey(db: Executor, apiKey: string): Promise<ApiPrincipal> {
+/**
+ * Resolves a bearer key to its principal, or throws 401 for a malformed, unknown or revoked key.
+ * With a cache, a key that authenticated recently is not looked up again (api-key-cache.ts).
+ */
+export async function authenticateApiKey(db: Executor, apiKey: string, cache?: ApiKeyCache<ApiPrincipal>): Promise<ApiPrincipal> {
   if (!isWellFormedApiKey(apiKey)) throw new UnauthorizedError('The API key is malformed.');
   const presentedHash = hashApiKey(apiKey);
+  const cached = cache?.get(presentedHash);
+  if (cached) return cached;
+  const ticket = cache?.beginLookup();
   const row = await repository.findApiKeyByHash(db, presentedHash);
   if (!row || !apiKeyHashesEqual(row.keyHash, presentedHash)) throw new UnauthorizedError('The API key is not valid.');
   if (row.revokedAt !== null) throw new UnauthorizedError('The API key has been revoked.');
-  return { keyId: row.keyId, shopId: row.shopId, merchantId: row.merchantId, shopMode: row.shopMode, scopes: row.scopes };
+  // Frozen: one object serves every request of the key while it is cached.
+  const principal: ApiPrincipal = Object.freeze({
+    keyId: row.keyId,
+    shopId: row.shopId,
+    merchantId: row.merchantId,
+    shopMode: row.shopMode,
+    scopes: Object.freeze([...row.scopes]),
+  });
+  if (cache && ticket) cache.store(presentedHash, principal, ticket);
+  return principal;
 }

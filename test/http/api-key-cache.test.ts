@@ -1,0 +1,257 @@
+// Issue 12: API keys are cached in each instance, yet a key revoked anywhere
+// fails on every instance within a second. Two app instances share one
+// database (on PostgreSQL: two pools and two listeners; on PGlite: one process,
+// two apps each with its own cache and listener). Revocations are made as the
+// `paygate key revoke` process makes them, with nothing but the database to
+// tell the instances.
+import { sql } from 'kysely';
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type App } from '../../src/app.ts';
+import type { AppContext } from '../../src/context.ts';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
+import { API_KEYS_CHANNEL, listenOnPostgres, type Notifications } from '../../src/db/notifications.ts';
+import { createApiKeyCache, TRUSTED_WHILE_LISTENING_MS, TRUSTED_WHILE_NOT_LISTENING_MS } from '../../src/merchants/api-key-cache.ts';
+import { authenticateApiKey, createApiKey, createMerchant, revokeApiKey, type ApiPrincipal } from '../../src/merchants/merchant-service.ts';
+import { backends } from '../support/databases.ts';
+import { createTestContext } from '../support/app.ts';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+
+/** A revoked key must fail on every instance within this long (issue 12). */
+const REVOCATION_MS_MAX = 1_000;
+
+interface Instance {
+  readonly app: App;
+  readonly context: AppContext;
+  readonly notifications: Notifications;
+  close(): Promise<void>;
+}
+
+async function startInstance(context: AppContext, notifications: Notifications, handle?: DatabaseHandle): Promise<Instance> {
+  const app = await buildApp({ ...context, notifications });
+  await app.ready();
+  return {
+    app,
+    context: { ...context, notifications },
+    notifications,
+    async close() {
+      await app.close();
+      await notifications.close();
+      await handle?.close();
+    },
+  };
+}
+
+const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
+
+describe.each(backends)('the API-key cache on %s', (backend) => {
+  let base: Awaited<ReturnType<typeof createTestContext>>;
+  let first: Instance;
+  let second: Instance;
+  let counter = 0;
+
+  beforeAll(async () => {
+    base = await createTestContext(backend);
+    first = await startInstance(base.context, await base.database.listen());
+    if (backend === 'postgres') {
+      // Another process, as far as the database can tell: its own pool and its own listener.
+      const handle = await openDatabase({ url: base.database.url, poolSize: 5 });
+      second = await startInstance({ ...base.context, db: handle.db }, await handle.listen(), handle);
+    } else {
+      second = await startInstance(base.context, await base.database.listen());
+    }
+  });
+  afterAll(async () => {
+    await second.close();
+    await first.close();
+    await base.database.close();
+  });
+
+  /** What the CLI's process holds: the database, and no notifications of its own. */
+  const cliDeps = () => ({ db: base.context.db, clock: base.clock, keyring: base.context.keyring });
+
+  async function newKey(): Promise<{ apiKey: string; keyId: string; shopId: string }> {
+    counter += 1;
+    const unique = `${process.pid}-${counter}-${Math.random().toString(36).slice(2, 8)}`;
+    const merchant = await createMerchant(cliDeps(), { name: `Cache shop ${unique}`, email: `cache-${unique}@example.test` });
+    const key = await createApiKey(cliDeps(), merchant.shop_id, ['read']);
+    return { apiKey: key.api_key, keyId: key.key_id, shopId: merchant.shop_id };
+  }
+
+  const account = (instance: Instance, apiKey: string) =>
+    instance.app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: `Bearer ${apiKey}` } });
+
+  /** Asks until the answer's status is `status`; resolves to how long that took. */
+  async function msUntilStatus(instance: Instance, apiKey: string, status: number, limitMs: number): Promise<number> {
+    const started = performance.now();
+    for (;;) {
+      if ((await account(instance, apiKey)).statusCode === status) return performance.now() - started;
+      if (performance.now() - started > limitMs) throw new Error(`still not ${status} after ${limitMs} ms`);
+      await sleep(10);
+    }
+  }
+
+  it('a key revoked by another process fails on both instances within a second, though both had it cached', async () => {
+    const key = await newKey();
+    for (const instance of [first, second]) expect((await account(instance, key.apiKey)).statusCode).toBe(200);
+    await revokeApiKey(cliDeps(), key.keyId);
+    const elapsed = await Promise.all([first, second].map((instance) => msUntilStatus(instance, key.apiKey, 401, 3_000)));
+    for (const milliseconds of elapsed) expect(milliseconds).toBeLessThan(REVOCATION_MS_MAX);
+    const response = await account(second, key.apiKey);
+    expect(response.json()).toMatchObject({ error: 'unauthorized', message: 'The API key has been revoked.' });
+  });
+
+  it('a key revoked through an instance fails on that instance at once', async () => {
+    const key = await newKey();
+    expect((await account(first, key.apiKey)).statusCode).toBe(200);
+    await revokeApiKey(first.context, key.keyId);
+    expect((await account(first, key.apiKey)).statusCode).toBe(401);
+    expect(await msUntilStatus(second, key.apiKey, 401, 3_000)).toBeLessThan(REVOCATION_MS_MAX);
+  });
+
+  it("a change of the key's shop (its mode) reaches both instances within a second", async () => {
+    const key = await newKey();
+    for (const instance of [first, second]) expect((await account(instance, key.apiKey)).json()).toMatchObject({ mode: 'sandbox' });
+    await sql`update shops set mode = 'live' where id = ${key.shopId}`.execute(base.context.db);
+    for (const instance of [first, second]) {
+      const started = performance.now();
+      while ((await account(instance, key.apiKey)).json<{ mode: string }>().mode !== 'live') {
+        expect(performance.now() - started).toBeLessThan(REVOCATION_MS_MAX);
+        await sleep(10);
+      }
+    }
+  });
+
+  it('keys are served from the cache: a revocation nobody is told of takes effect only when the entry ages out', async () => {
+    const key = await newKey();
+    expect((await account(second, key.apiKey)).statusCode).toBe(200);
+    await sql`alter table api_keys disable trigger api_keys_changed_notify`.execute(base.context.db);
+    try {
+      await revokeApiKey(cliDeps(), key.keyId);
+      // Still cached: no lookup was made.
+      expect((await account(second, key.apiKey)).statusCode).toBe(200);
+      // The backstop: trusted no longer than TRUSTED_WHILE_LISTENING_MS.
+      await msUntilStatus(second, key.apiKey, 401, TRUSTED_WHILE_LISTENING_MS + 1_000);
+    } finally {
+      await sql`alter table api_keys enable trigger api_keys_changed_notify`.execute(base.context.db);
+    }
+  });
+
+  describe.runIf(backend === 'postgres')('with the listening connection cut', () => {
+    let proxy: TcpProxy;
+    let cutOff: Instance;
+    beforeAll(async () => {
+      proxy = await startTcpProxy(base.database.url!);
+      // Queries go straight to the server; only the listener goes through the relay.
+      const handle = await openDatabase({ url: base.database.url, poolSize: 5 });
+      cutOff = await startInstance({ ...base.context, db: handle.db }, await listenOnPostgres({ url: proxy.url }), handle);
+    });
+    afterAll(async () => {
+      await cutOff.close();
+      await proxy.close();
+    });
+
+    it('an instance that cannot hear notifications trusts its cache for a second at most', async () => {
+      const key = await newKey();
+      expect(cutOff.notifications.listening).toBe(true);
+      expect((await account(cutOff, key.apiKey)).statusCode).toBe(200);
+      await proxy.cut();
+      const started = performance.now();
+      while (cutOff.notifications.listening && performance.now() - started < 3_000) await sleep(5);
+      expect(cutOff.notifications.listening).toBe(false);
+      // Cached while it could not listen; the revocation's notification never reaches it.
+      expect((await account(cutOff, key.apiKey)).statusCode).toBe(200);
+      await revokeApiKey(cliDeps(), key.keyId);
+      expect(await msUntilStatus(cutOff, key.apiKey, 401, 3_000)).toBeLessThan(TRUSTED_WHILE_NOT_LISTENING_MS + 100);
+      await proxy.restore();
+    });
+  });
+});
+
+describe.each(backends)('the API-key cache itself on %s', (backend) => {
+  let base: Awaited<ReturnType<typeof createTestContext>>;
+  let notifications: Notifications;
+  beforeAll(async () => {
+    base = await createTestContext(backend);
+    notifications = await base.database.listen();
+  });
+  afterAll(async () => {
+    await notifications.close();
+    await base.database.close();
+  });
+
+  const deps = () => ({ db: base.context.db, clock: base.clock, keyring: base.context.keyring });
+
+  async function newKey(): Promise<{ apiKey: string; keyId: string }> {
+    const unique = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    const merchant = await createMerchant(deps(), { name: `Cache shop ${unique}`, email: `cache-${unique}@example.test` });
+    return { apiKey: merchant.api_key, keyId: (await createApiKey(deps(), merchant.shop_id, ['read'])).key_id };
+  }
+
+  it('unknown and revoked keys never take a place in the cache; valid ones take one each', async () => {
+    const cache = createApiKeyCache<ApiPrincipal>(notifications);
+    try {
+      for (let index = 0; index < 200; index++) {
+        const unknown = `sk_test_${Buffer.from(`unknown-${index}`.padEnd(32, '.')).toString('base64url')}`;
+        await expect(authenticateApiKey(base.context.db, unknown, cache)).rejects.toMatchObject({ code: 'unauthorized' });
+      }
+      const revoked = await newKey();
+      await revokeApiKey(deps(), (await authenticateApiKey(base.context.db, revoked.apiKey)).keyId);
+      await expect(authenticateApiKey(base.context.db, revoked.apiKey, cache)).rejects.toMatchObject({ code: 'unauthorized' });
+      expect(cache.size).toBe(0);
+      const valid = await newKey();
+      await authenticateApiKey(base.context.db, valid.apiKey, cache);
+      await authenticateApiKey(base.context.db, valid.apiKey, cache);
+      expect(cache.size).toBe(1);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('holds at most its bound of keys, the least recently used leaving first', async () => {
+    const cache = createApiKeyCache<ApiPrincipal>(notifications, { maxEntries: 2 });
+    try {
+      const keys = [await newKey(), await newKey(), await newKey()];
+      for (const key of keys) await authenticateApiKey(base.context.db, key.apiKey, cache);
+      expect(cache.size).toBe(2);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('a lookup that overlapped an invalidation is not stored (it may have read the row before the change)', async () => {
+    const cache = createApiKeyCache<ApiPrincipal>(notifications);
+    try {
+      const key = await newKey();
+      const principal = await authenticateApiKey(base.context.db, key.apiKey);
+      const hash = new Uint8Array(32).fill(7);
+      const ticket = cache.beginLookup();
+      notifications.deliverLocally(API_KEYS_CHANNEL, `key:${principal.keyId}`);
+      cache.store(hash, principal, ticket);
+      expect(cache.get(hash)).toBeUndefined();
+      cache.store(hash, principal, cache.beginLookup());
+      expect(cache.get(hash)).toBe(principal);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('an entry is trusted for TRUSTED_WHILE_LISTENING_MS from the start of its lookup, then looked up again', async () => {
+    let nowMs = 0;
+    const cache = createApiKeyCache<ApiPrincipal>(notifications, { nowMs: () => nowMs });
+    try {
+      const principal = await authenticateApiKey(base.context.db, (await newKey()).apiKey);
+      const hash = new Uint8Array(32).fill(9);
+      const ticket = cache.beginLookup();
+      nowMs = 40;
+      cache.store(hash, principal, ticket);
+      nowMs = TRUSTED_WHILE_LISTENING_MS;
+      expect(cache.get(hash)).toBe(principal);
+      nowMs = TRUSTED_WHILE_LISTENING_MS + 1;
+      expect(cache.get(hash)).toBeUndefined();
+      expect(cache.size).toBe(0);
+    } finally {
+      cache.close();
+    }
+  });
+});
