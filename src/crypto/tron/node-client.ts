@@ -20,7 +20,7 @@ import {
   type TrxAccount,
 } from './node-answers.ts';
 import { broadcastHex, type BroadcastResult, type SignedTransaction } from './node-broadcast.ts';
-import { TronNodeAnswerError } from './node-errors.ts';
+import { invalidAnswer, TronNodeAnswerError } from './node-errors.ts';
 import { createNodeTransport, type NodeTransportOptions } from './node-transport.ts';
 import { addressWord } from './trc20-usdt.ts';
 
@@ -87,7 +87,8 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
   const nowBlock = (path: string) =>
     transport.run(path, async (node) => {
       const header = readBlockHeader(await node.post(path, {}));
-      if (!header) throw new TronNodeAnswerError(`${path}: the node has no block at all`);
+      // A node without a head block is still syncing from scratch: ask another.
+      if (!header) throw invalidAnswer('the node has no block at all');
       return header;
     });
 

@@ -92,6 +92,11 @@ describe('block headers', () => {
     expect((await refusal(client.getBlock(5))).failures[0]?.kind).toBe('invalid_answer');
   });
 
+  it('does not take {} from getnowblock (a node syncing from scratch) for a head block', async () => {
+    node.on('/wallet/getnowblock', { json: {} });
+    expect((await refusal(client.getHeadBlock())).failures[0]?.detail).toMatch(/no block at all/);
+  });
+
   it('refuses an answer that is not JSON', async () => {
     node.on('/wallet/getnowblock', { text: '<html>gateway</html>' });
     expect((await refusal(client.getHeadBlock())).failures[0]?.detail).toMatch(/not JSON/);
