@@ -81,7 +81,7 @@ export interface TronNodeClientOptions extends NodeTransportOptions {
 
 export function createTronNodeClient(options: TronNodeClientOptions): TronNodeClient {
   const transport = createNodeTransport(options);
-  const usdt = { hex: tronAddressToHex(options.usdtContract) };
+  const usdtHex = tronAddressToHex(options.usdtContract);
   const scanConcurrency = Math.max(1, Math.min(16, options.scanConcurrency ?? DEFAULT_SCAN_CONCURRENCY));
 
   const nowBlock = (path: string) =>
@@ -102,7 +102,7 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
       readConstantCallWord(
         await node.post('/wallet/triggerconstantcontract', {
           owner_address: ownerHex,
-          contract_address: usdt.hex,
+          contract_address: usdtHex,
           function_selector: selector,
           parameter,
           visible: false,
@@ -120,7 +120,7 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
       // An empty block's results are [] anyway: no second request.
       const hasTransactions = Array.isArray((block as { transactions?: unknown }).transactions) && (block as { transactions: unknown[] }).transactions.length > 0;
       const infos = hasTransactions ? await node.post('/wallet/gettransactioninfobyblocknum', { num: number }) : [];
-      return readBlockTransfers(block, header, infos, usdt.hex);
+      return readBlockTransfers(block, header, infos, usdtHex);
     });
 
   async function scanBlocks(fromNumber: number, count: number): Promise<ScannedBlock[]> {
@@ -152,14 +152,14 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
     getTransactionOutcome: async (txId, outcomeOptions) => {
       checkTxId(txId);
       const path = outcomeOptions?.solidified ? '/walletsolidity/gettransactioninfobyid' : '/wallet/gettransactioninfobyid';
-      return transport.run(path, async (node) => readTransactionOutcome(await node.post(path, { value: txId.toLowerCase() }), txId.toLowerCase(), usdt.hex));
+      return transport.run(path, async (node) => readTransactionOutcome(await node.post(path, { value: txId.toLowerCase() }), txId.toLowerCase(), usdtHex));
     },
     getAccount: (address) =>
       transport.run('/wallet/getaccount', async (node) => readAccount(await node.post('/wallet/getaccount', { address: tronAddressToHex(address), visible: false }), address)),
     getUsdtBalance: (address) => constantCall('balanceOf(address)', tronAddressToHex(address), Buffer.from(addressWord(address)).toString('hex')),
     getUsdtDecimals: async () => {
       // Any address may make a view call; the contract's own is always well-formed.
-      const decimals = await constantCall('decimals()', usdt.hex, '');
+      const decimals = await constantCall('decimals()', usdtHex, '');
       if (decimals > 255n) throw new TronNodeAnswerError(`the USDT contract's decimals() answered ${decimals}`);
       return Number(decimals);
     },

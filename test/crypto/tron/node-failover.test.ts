@@ -67,6 +67,14 @@ describe('failover to the next URL', () => {
     expect(failures.map((failure) => failure.kind)).toEqual(['timeout']);
   });
 
+  it('goes to the second URL when the first sends its answer too slowly to finish within the timeout', async () => {
+    primary.on('/wallet/getnowblock', { drip: true });
+    const failures: NodeFailure[] = [];
+    const client = clientFor([primary.url, secondary.url], { timeoutMs: 200, onAttemptFailure: (failure) => failures.push(failure) });
+    expect((await client.getHeadBlock()).number).toBe(200);
+    expect(failures.map((failure) => failure.kind)).toEqual(['timeout']);
+  });
+
   it('goes to the second URL when the first is rate-limited (429, or 200 with "lack of computing resources")', async () => {
     primary.on('/wallet/getnowblock', { status: 429, text: 'Too Many Requests' });
     expect((await clientFor([primary.url, secondary.url]).getHeadBlock()).number).toBe(200);
