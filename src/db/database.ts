@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { Database } from './schema.ts';
 import { listenOnPGlite, listenOnPostgres, type Notifications } from './notifications.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { PreparingClient } from './prepared-statements.ts';
 import { PrivateNodeFS } from './private-nodefs.ts';
 
 export type DatabaseBackend = 'postgres' | 'pglite';
@@ -75,6 +76,8 @@ function openPostgres(url: string, poolSize: number, timeouts: SessionTimeouts):
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
+    // Every parameterized statement is prepared once per connection (db/prepared-statements.ts).
+    Client: PreparingClient,
     // Sent at connect, so every session of the pool has them: one stuck transaction or
     // runaway statement cannot hold locks, and so stall everyone else, without bound.
     statement_timeout: timeouts.statementMs,
