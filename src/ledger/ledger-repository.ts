@@ -81,7 +81,9 @@ export async function findMerchantAccounts(db: Executor, merchantId: string, boo
  */
 export async function lockAccounts(tx: Tx, ids: readonly string[]): Promise<AccountRow[]> {
   const sorted = [...new Set(ids)].sort();
-  return tx.selectFrom('ledger_accounts').selectAll().where('id', 'in', sorted).orderBy('id').forUpdate().execute();
+  // FOR NO KEY UPDATE, the lock the totals' UPDATE takes anyway: it excludes other ledger writers, but
+  // not the foreign-key checks (FOR KEY SHARE) of rows that merely reference these accounts.
+  return tx.selectFrom('ledger_accounts').selectAll().where('id', 'in', sorted).orderBy('id').forNoKeyUpdate().execute();
 }
 
 export async function findTransfersByKeys(db: Executor, keys: readonly string[]): Promise<TransferRow[]> {
