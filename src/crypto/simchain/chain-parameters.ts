@@ -1,0 +1,74 @@
+// The knobs of the simulated TRON chain, with the mainnet values of TRON.md
+// §1.5–1.6 as defaults. Every number a test may want to move is here, so the
+// chain code holds no magic numbers.
+import type { TronAddress } from '../tron/address.ts';
+import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
+
+export interface ChainParameters {
+  /** Block interval (java-tron BLOCK_PRODUCED_INTERVAL). */
+  readonly blockIntervalMs: number;
+  /** Timestamp of block 0; block n's slot is genesis + n × interval. */
+  readonly genesisTimestampMs: number;
+  /** Solidified = head − this (≈ 19 of 27 SRs past a block, TRON.md §1.6). */
+  readonly solidityDepth: number;
+  /** TaPoS can reference only this many recent blocks (2-byte key, jt Manager.validateTapos). */
+  readonly taposWindowBlocks: number;
+  /** A transaction may expire at most this long after the head block (jt Constant MAXIMUM_TIME_UNTIL_EXPIRATION). */
+  readonly maxExpirationMs: number;
+  /** Pending pool size; a full pool answers SERVER_BUSY. */
+  readonly maxPendingTransactions: number;
+  readonly maxTransactionsPerBlock: number;
+  /** Sun burned per energy unit (getEnergyFee). */
+  readonly energyPriceSun: bigint;
+  /** Sun burned per byte of bandwidth (getTransactionFee). */
+  readonly bandwidthPriceSun: bigint;
+  /** Free bandwidth per activated account per day (getFreeNetLimit). */
+  readonly freeBandwidthPerDay: number;
+  /** Bytes java-tron adds to a contract transaction's size for its result (MAX_RESULT_SIZE_IN_TX). */
+  readonly resultBytesPerTransaction: number;
+  /** Energy of a USDT transfer to an address that already holds USDT. */
+  readonly transferEnergyExistingHolder: number;
+  /** Energy of a USDT transfer to an address whose USDT balance is zero (a new storage slot). */
+  readonly transferEnergyNewHolder: number;
+  /** Energy a reverted transfer burns before the REVERT (not sourced: a rough figure; only its being charged matters). */
+  readonly revertEnergy: number;
+  /** fee_limit ceiling (15,000 TRX, resource.md "How to Set fee_limit"). */
+  readonly maxFeeLimitSun: bigint;
+  readonly usdtContract: TronAddress;
+  /** Payer accounts derived from the seed and funded at genesis. */
+  readonly payerCount: number;
+  readonly payerTrxSun: bigint;
+  readonly payerUsdt: bigint;
+}
+
+export const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
+  blockIntervalMs: 3_000,
+  genesisTimestampMs: 1_700_000_000_000,
+  solidityDepth: 18,
+  taposWindowBlocks: 65_536,
+  maxExpirationMs: 24 * 60 * 60 * 1_000,
+  maxPendingTransactions: 5_000,
+  maxTransactionsPerBlock: 5_000,
+  energyPriceSun: 100n,
+  bandwidthPriceSun: 1_000n,
+  freeBandwidthPerDay: 600,
+  resultBytesPerTransaction: 64,
+  transferEnergyExistingHolder: 64_285,
+  transferEnergyNewHolder: 130_285,
+  revertEnergy: 1_000,
+  maxFeeLimitSun: 15_000_000_000n,
+  usdtContract: USDT_CONTRACT_MAINNET,
+  payerCount: 3,
+  payerTrxSun: 1_000_000_000_000n,
+  payerUsdt: 1_000_000_000_000n,
+};
+
+export const DAY_MS = 24 * 60 * 60 * 1_000;
+
+export function chainParameters(overrides: Partial<ChainParameters> = {}): ChainParameters {
+  const parameters = { ...DEFAULT_CHAIN_PARAMETERS, ...overrides };
+  if (parameters.solidityDepth < 1 || parameters.solidityDepth > 1_000) throw new RangeError('solidityDepth is 1..1000');
+  if (parameters.blockIntervalMs < 1) throw new RangeError('blockIntervalMs must be positive');
+  if (parameters.energyPriceSun <= 0n || parameters.bandwidthPriceSun <= 0n) throw new RangeError('prices must be positive');
+  return parameters;
+}

@@ -1,0 +1,166 @@
+// The simulated chain served over HTTP on loopback, speaking the full-node
+// API (node-api.ts) so the production node client runs against it unchanged.
+// node:http keeps it light: every path is one synchronous call on the chain.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { createNodeApi, type NodeAnswer } from './node-api.ts';
+import { NodeFaults } from './node-faults.ts';
+import { loadChain, saveChain } from './persistence.ts';
+import { SimulatedChain } from './simulated-chain.ts';
+import type { ChainParameters } from './chain-parameters.ts';
+
+export interface SimulatedChainServerOptions {
+  /** 0 picks a free port. */
+  readonly port?: number;
+  /** Loopback only by default: this is a sandbox, not a network node. */
+  readonly host?: string;
+  readonly seed: string;
+  readonly parameters?: Partial<ChainParameters>;
+  /**
+   * `manual` (default): the chain moves only when told (tests). `wall`: it
+   * follows the wall clock from now on, a block every 3 s (sandbox).
+   */
+  readonly clock?: 'manual' | 'wall';
+  /** A JSON file the chain is loaded from at start and saved to on every block and at close. */
+  readonly persistFile?: string;
+  /** Serve this chain instead of creating one. */
+  readonly chain?: SimulatedChain;
+}
+
+export interface SimulatedChainServer {
+  readonly url: string;
+  readonly port: number;
+  readonly chain: SimulatedChain;
+  readonly faults: NodeFaults;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 2 * 1024 * 1024;
+const WALL_CLOCK_TICK_MS = 250;
+/** A sandbox chain is saved at most this often while running, and at close. */
+const SAVE_INTERVAL_MS = 10_000;
+
+export async function startSimulatedChainServer(options: SimulatedChainServerOptions): Promise<SimulatedChainServer> {
+  const host = options.host ?? '127.0.0.1';
+  const wallClock = options.clock === 'wall';
+  const parameters: Partial<ChainParameters> = {
+    ...(wallClock ? { genesisTimestampMs: Date.now() } : {}),
+    ...options.parameters,
+  };
+  const chain =
+    options.chain ?? (options.persistFile ? await loadChain(options.persistFile, { seed: options.seed, parameters }) : undefined) ?? new SimulatedChain({ seed: options.seed, parameters });
+  const faults = new NodeFaults();
+  const answer = createNodeApi(chain, faults);
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+
+  const server = createServer((request, response) => {
+    readBody(request)
+      .then((text) => {
+        const path = (request.url ?? '/').split('?')[0] ?? '/';
+        const reply = handle(answer, path, text);
+        const delayMs = faults.delayFor(path);
+        if (delayMs <= 0) return send(response, reply);
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          send(response, reply);
+        }, delayMs);
+        timers.add(timer);
+      })
+      .catch(() => send(response, { status: 413, text: 'Request Entity Too Large' }));
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+
+  let saving = Promise.resolve();
+  let lastSavedHead = chain.head.id;
+  let lastSavedAtMs = Date.now();
+  const persist = (force: boolean) => {
+    if (!options.persistFile || chain.head.id === lastSavedHead) return;
+    if (!force && Date.now() - lastSavedAtMs < SAVE_INTERVAL_MS) return;
+    lastSavedHead = chain.head.id;
+    lastSavedAtMs = Date.now();
+    const file = options.persistFile;
+    saving = saving.then(() => saveChain(chain, file)).catch(() => undefined);
+  };
+  const ticker = wallClock
+    ? setInterval(() => {
+        const behindMs = Date.now() - chain.nowMs;
+        if (behindMs > 0) chain.advance(behindMs);
+        persist(false);
+      }, WALL_CLOCK_TICK_MS)
+    : undefined;
+  ticker?.unref();
+
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    chain,
+    faults,
+    async close() {
+      if (ticker) clearInterval(ticker);
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      lastSavedHead = '';
+      persist(true);
+      await saving;
+    },
+  };
+}
+
+function handle(answer: (path: string, body: Record<string, unknown>) => NodeAnswer, path: string, text: string): NodeAnswer {
+  let body: unknown = {};
+  if (text.trim() !== '') {
+    try {
+      body = JSON.parse(text);
+    } catch (error) {
+      // java-tron's servlets answer a malformed body with HTTP 200 and an Error.
+      return { status: 200, json: { Error: `class com.alibaba.fastjson.JSONException : ${(error as Error).message}` } };
+    }
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { status: 200, json: { Error: 'the request body must be a JSON object' } };
+  return answer(path, body as Record<string, unknown>);
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error('body too large'));
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function send(response: ServerResponse, reply: NodeAnswer): void {
+  if (response.destroyed) return;
+  if (reply.json !== undefined) {
+    response.writeHead(reply.status, { 'content-type': 'application/json' });
+    response.end(stringifyNodeJson(reply.json));
+  } else {
+    response.writeHead(reply.status, { 'content-type': 'text/plain' });
+    response.end(reply.text ?? '');
+  }
+}
+
+/** JSON with bigints written as plain integers, as java-tron writes int64 fields. */
+export function stringifyNodeJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? `\u0000bigint:${item}` : item)).replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
+}

@@ -1,0 +1,92 @@
+// The simulated chain's world state: TRX accounts (with their free bandwidth)
+// and the USDT contract's storage (balances, blacklist, pause). Every change
+// made by a block is written to that block's journal as a delta, so a reorg
+// can undo the block exactly, while changes made between blocks (the faucet)
+// stay: undoing a delta never overwrites them.
+import type { TronAddress } from '../tron/address.ts';
+import { DAY_MS } from './chain-parameters.ts';
+
+export interface AccountState {
+  readonly createTimeMs: number;
+  balanceSun: bigint;
+  /** Free bandwidth used, as of `freeBandwidthTimeMs`; it recovers linearly over 24 h. */
+  freeBandwidthUsed: number;
+  freeBandwidthTimeMs: number;
+}
+
+export type JournalEntry =
+  | { readonly kind: 'trx'; readonly address: TronAddress; readonly delta: bigint }
+  | { readonly kind: 'usdt'; readonly address: TronAddress; readonly delta: bigint }
+  | { readonly kind: 'bandwidth'; readonly address: TronAddress; readonly used: number; readonly timeMs: number };
+
+export class ChainState {
+  readonly accounts = new Map<TronAddress, AccountState>();
+  readonly usdtBalances = new Map<TronAddress, bigint>();
+  readonly usdtBlacklist = new Set<TronAddress>();
+  usdtPaused = false;
+
+  account(address: TronAddress): AccountState | undefined {
+    return this.accounts.get(address);
+  }
+
+  /** Creates the account if needed (receiving TRX activates an address). */
+  activate(address: TronAddress, atMs: number): AccountState {
+    let account = this.accounts.get(address);
+    if (!account) {
+      account = { createTimeMs: atMs, balanceSun: 0n, freeBandwidthUsed: 0, freeBandwidthTimeMs: atMs };
+      this.accounts.set(address, account);
+    }
+    return account;
+  }
+
+  usdtBalance(address: TronAddress): bigint {
+    return this.usdtBalances.get(address) ?? 0n;
+  }
+
+  addTrx(address: TronAddress, delta: bigint, journal?: JournalEntry[]): void {
+    const account = this.accounts.get(address);
+    if (!account) throw new Error(`account ${address} does not exist`);
+    if (account.balanceSun + delta < 0n) throw new Error(`account ${address} would go below zero TRX`);
+    account.balanceSun += delta;
+    journal?.push({ kind: 'trx', address, delta });
+  }
+
+  addUsdt(address: TronAddress, delta: bigint, journal?: JournalEntry[]): void {
+    const balance = this.usdtBalance(address) + delta;
+    if (balance < 0n) throw new Error(`USDT balance of ${address} would go below zero`);
+    if (balance === 0n) this.usdtBalances.delete(address);
+    else this.usdtBalances.set(address, balance);
+    journal?.push({ kind: 'usdt', address, delta });
+  }
+
+  /** Free bandwidth used as of `atMs`, after linear recovery over 24 h (resource.md "Bandwidth"). */
+  freeBandwidthUsed(account: AccountState, atMs: number): number {
+    const elapsed = Math.max(0, atMs - account.freeBandwidthTimeMs);
+    if (elapsed >= DAY_MS) return 0;
+    return Math.ceil((account.freeBandwidthUsed * (DAY_MS - elapsed)) / DAY_MS);
+  }
+
+  useFreeBandwidth(address: TronAddress, bytes: number, atMs: number, journal: JournalEntry[]): void {
+    const account = this.accounts.get(address);
+    if (!account) throw new Error(`account ${address} does not exist`);
+    journal.push({ kind: 'bandwidth', address, used: account.freeBandwidthUsed, timeMs: account.freeBandwidthTimeMs });
+    account.freeBandwidthUsed = this.freeBandwidthUsed(account, atMs) + bytes;
+    account.freeBandwidthTimeMs = atMs;
+  }
+
+  /** Undoes one block's journal, newest change first. */
+  undo(journal: readonly JournalEntry[]): void {
+    for (let index = journal.length - 1; index >= 0; index -= 1) {
+      const entry = journal[index]!;
+      if (entry.kind === 'trx') this.addTrx(entry.address, -entry.delta);
+      else if (entry.kind === 'usdt') this.addUsdt(entry.address, -entry.delta);
+      else {
+        const account = this.accounts.get(entry.address);
+        if (account) {
+          account.freeBandwidthUsed = entry.used;
+          account.freeBandwidthTimeMs = entry.timeMs;
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,227 @@
+// The full-node HTTP API of the simulated chain: one function per path, each
+// answering what java-tron answers (TRON.md §1.8), empty answers included:
+// `{}` for an unknown block, account or transaction, `[]` for the results of
+// an empty block. `/walletsolidity/*` sees only solidified blocks. Faults
+// (node-faults.ts) bend the answers the way real nodes misbehave.
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron/address.ts';
+import { TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
+import { addressFromWord, decodeTransferCalldata, uint256Word, USDT_DECIMALS } from '../tron/trc20-usdt.ts';
+import { broadcastTransactionJson } from './broadcast-json.ts';
+import type { NodeFaults } from './node-faults.ts';
+import {
+  accountJson,
+  accountResourceJson,
+  blockJson,
+  blockTransactionJson,
+  chainParametersJson,
+  constantCallTransactionJson,
+  hexText,
+  transactionInfoJson,
+  witnessHex,
+} from './node-json.ts';
+import type { BroadcastOutcome, SimulatedBlock, SimulatedChain } from './simulated-chain.ts';
+import { revertReason, transferEnergy } from './usdt-execution.ts';
+
+export interface NodeAnswer {
+  readonly status: number;
+  /** JSON (bigints written as JSON integers), or text. */
+  readonly json?: unknown;
+  readonly text?: string;
+}
+
+type Body = Record<string, unknown>;
+type Route = (body: Body) => unknown;
+
+const CONSTANT_CALL_ENERGY = 500;
+
+export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path: string, body: Body) => NodeAnswer {
+  const witness = witnessHex(chain.seed);
+
+  /** The head as this node shows it (a stuck node shows an older one). */
+  const visibleHead = (): SimulatedBlock => {
+    const stuckAt = faults.settings.stuckHeadAt;
+    return stuckAt === undefined ? chain.head : (chain.block(Math.min(stuckAt, chain.head.number)) ?? chain.head);
+  };
+  const visibleSolidNumber = () => Math.max(0, visibleHead().number - chain.parameters.solidityDepth);
+  const blockUpTo = (number: unknown, limit: number) => {
+    const wanted = toNumber(number);
+    return wanted !== undefined && wanted <= limit ? chain.block(wanted) : undefined;
+  };
+  const logOptions = () => (faults.settings.foreignLogContract ? { logContract: faults.settings.foreignLogContract } : {});
+
+  const nowBlock = (solid: boolean): Route => () => {
+    if (faults.settings.emptyNowBlock) return {};
+    return blockJson(solid ? chain.block(visibleSolidNumber())! : visibleHead(), witness);
+  };
+  const blockByNum = (solid: boolean): Route => (body) => {
+    const block = blockUpTo(body['num'], solid ? visibleSolidNumber() : visibleHead().number);
+    return block ? blockJson(block, witness) : {};
+  };
+  const infosByBlockNum = (solid: boolean): Route => (body) => {
+    const number = toNumber(body['num']);
+    if (number === undefined || number <= 0) return {};
+    const block = blockUpTo(number, solid ? visibleSolidNumber() : visibleHead().number);
+    return block ? block.transactions.map((included) => transactionInfoJson(included, block, logOptions())) : [];
+  };
+  const located = (body: Body, solid: boolean) => {
+    const txId = typeof body['value'] === 'string' ? body['value'].toLowerCase() : '';
+    const found = chain.findTransaction(txId);
+    const limit = solid ? visibleSolidNumber() : visibleHead().number;
+    return found && found.block.number <= limit ? found : undefined;
+  };
+  const infoById = (solid: boolean): Route => (body) => {
+    const found = located(body, solid);
+    return found ? transactionInfoJson(found.transaction, found.block, logOptions()) : {};
+  };
+  const transactionById = (solid: boolean): Route => (body) => {
+    const found = located(body, solid);
+    return found ? blockTransactionJson(found.transaction) : {};
+  };
+
+  const getBlock: Route = (body) => {
+    const idOrNum = body['id_or_num'];
+    const detail = body['detail'] === true;
+    if (idOrNum === undefined || idOrNum === '') return blockJson(visibleHead(), witness, { detail });
+    const text = String(idOrNum);
+    const block = /^[0-9a-fA-F]{64}$/.test(text) ? chain.blockById(text) : blockUpTo(text, visibleHead().number);
+    return block && block.number <= visibleHead().number ? blockJson(block, witness, { detail }) : {};
+  };
+
+  const account: Route = (body) => {
+    const address = addressOf(body['address']);
+    const state = address ? chain.state.account(address) : undefined;
+    if (!address || !state) return {};
+    return accountJson(address, state, chain.state.freeBandwidthUsed(state, chain.nowMs));
+  };
+  const accountResource: Route = (body) => {
+    const address = addressOf(body['address']);
+    const state = address ? chain.state.account(address) : undefined;
+    if (!address || !state) return {};
+    return accountResourceJson(chain.parameters, chain.state.freeBandwidthUsed(state, chain.nowMs));
+  };
+
+  const constantCall = (estimate: boolean): Route => (body) => {
+    const contract = addressOf(body['contract_address']);
+    const owner = addressOf(body['owner_address']);
+    if (contract !== chain.parameters.usdtContract) {
+      return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexText('No contract or not a valid smart contract') } };
+    }
+    const selector = typeof body['function_selector'] === 'string' ? body['function_selector'].replace(/\s+/g, '') : undefined;
+    const parameter = typeof body['parameter'] === 'string' ? body['parameter'] : '';
+    const data = typeof body['data'] === 'string' ? body['data'] : undefined;
+    const outcome = runView(chain, selector, parameter, data, owner);
+    const seed = JSON.stringify([selector ?? data ?? '', parameter, owner ?? '', chain.head.id]);
+    if (outcome.kind === 'revert') {
+      return {
+        result: { code: 'CONTRACT_EXE_ERROR', message: hexText('REVERT opcode executed') },
+        energy_used: CONSTANT_CALL_ENERGY,
+        constant_result: [''],
+        transaction: constantCallTransactionJson(seed, 'FAILED'),
+      };
+    }
+    if (estimate) return { result: { result: true }, energy_required: outcome.energy };
+    return {
+      result: { result: true },
+      energy_used: outcome.energy,
+      constant_result: [outcome.word],
+      transaction: constantCallTransactionJson(seed, 'ok'),
+    };
+  };
+
+  const answerBroadcast = (outcome: BroadcastOutcome) =>
+    outcome.result
+      ? { result: true, txid: outcome.txId }
+      : { result: false, code: outcome.code, ...(outcome.txId ? { txid: outcome.txId } : {}), message: hexText(outcome.message) };
+  const busy = () => ({ result: false, code: 'SERVER_BUSY', message: hexText('Server busy.') });
+
+  const broadcastHex: Route = (body) => {
+    if (faults.take('serverBusy')) return busy();
+    const hex = body['transaction'];
+    if (typeof hex !== 'string' || hex.length > 2 * TRANSACTION_MAX_BYTES + 2) return { result: false, code: 'OTHER_ERROR', message: hexText('transaction is missing') };
+    return answerBroadcast(chain.broadcastHex(hex, { neverInclude: faults.take('neverInclude') }));
+  };
+  const broadcastJson: Route = (body) => {
+    if (faults.take('serverBusy')) return busy();
+    const built = broadcastTransactionJson(body);
+    if (!built.ok) return { result: false, code: 'OTHER_ERROR', message: hexText(built.problem) };
+    return answerBroadcast(chain.broadcastHex(bytesToHex(built.bytes), { neverInclude: faults.take('neverInclude') }));
+  };
+
+  const routes: Record<string, Route> = {
+    '/wallet/getnowblock': nowBlock(false),
+    '/walletsolidity/getnowblock': nowBlock(true),
+    '/wallet/getblockbynum': blockByNum(false),
+    '/walletsolidity/getblockbynum': blockByNum(true),
+    '/wallet/getblock': getBlock,
+    '/wallet/gettransactioninfobyblocknum': infosByBlockNum(false),
+    '/walletsolidity/gettransactioninfobyblocknum': infosByBlockNum(true),
+    '/wallet/gettransactioninfobyid': infoById(false),
+    '/walletsolidity/gettransactioninfobyid': infoById(true),
+    '/wallet/gettransactionbyid': transactionById(false),
+    '/walletsolidity/gettransactionbyid': transactionById(true),
+    '/wallet/triggerconstantcontract': constantCall(false),
+    '/wallet/estimateenergy': constantCall(true),
+    '/wallet/getaccount': account,
+    '/wallet/getaccountresource': accountResource,
+    '/wallet/broadcasthex': broadcastHex,
+    '/wallet/broadcasttransaction': broadcastJson,
+    '/wallet/getchainparameters': () => chainParametersJson(chain.parameters),
+    '/wallet/getenergyprices': () => ({ prices: `0:${chain.parameters.energyPriceSun}` }),
+  };
+
+  return (path, body) => {
+    if (faults.take('http503')) return { status: 503, text: 'Service Unavailable' };
+    const route = routes[path];
+    if (!route) return { status: 404, text: 'Not Found' };
+    return { status: 200, json: route(body) };
+  };
+}
+
+type ViewOutcome = { readonly kind: 'ok'; readonly word: string; readonly energy: number } | { readonly kind: 'revert' };
+
+/** The USDT contract's view functions, and a dry run of transfer (its energy). */
+function runView(chain: SimulatedChain, selector: string | undefined, parameter: string, data: string | undefined, owner: TronAddress | undefined): ViewOutcome {
+  const word = (value: bigint) => bytesToHex(uint256Word(value));
+  const name = selector ?? selectorName(data);
+  const argumentsHex = selector !== undefined ? parameter : (data ?? '').slice(8);
+  if (!/^(?:[0-9a-fA-F]{2})*$/.test(argumentsHex)) return { kind: 'revert' };
+  const args = hexToBytes(argumentsHex);
+  switch (name) {
+    case 'balanceOf(address)': {
+      const holder = args.length === 32 ? addressFromWord(args) : undefined;
+      return holder ? { kind: 'ok', word: word(chain.state.usdtBalance(holder)), energy: CONSTANT_CALL_ENERGY } : { kind: 'revert' };
+    }
+    case 'decimals()':
+      return { kind: 'ok', word: word(BigInt(USDT_DECIMALS)), energy: CONSTANT_CALL_ENERGY };
+    case 'transfer(address,uint256)': {
+      const call = decodeTransferCalldata(Uint8Array.from([0xa9, 0x05, 0x9c, 0xbb, ...args]));
+      if (!call.ok || !owner || revertReason(chain.state, owner, call.to, call.amount) !== null) return { kind: 'revert' };
+      return { kind: 'ok', word: word(1n), energy: transferEnergy(chain.state, chain.parameters, call.to) };
+    }
+    default:
+      return { kind: 'revert' };
+  }
+}
+
+const KNOWN_SELECTORS: Record<string, string> = {
+  '70a08231': 'balanceOf(address)',
+  '313ce567': 'decimals()',
+  a9059cbb: 'transfer(address,uint256)',
+};
+
+function selectorName(data: string | undefined): string | undefined {
+  return data === undefined ? undefined : KNOWN_SELECTORS[data.slice(0, 8).toLowerCase()];
+}
+
+/** An address as a node reads it: `41…` hex, or Base58 (`visible`). */
+function addressOf(value: unknown): TronAddress | undefined {
+  if (typeof value !== 'string') return undefined;
+  const parsed = value.startsWith('T') ? parseTronAddress(value) : parseTronHexAddress(value);
+  return parsed.ok ? parsed.address : undefined;
+}
+
+function toNumber(value: unknown): number | undefined {
+  const number = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
+  return typeof number === 'number' && Number.isSafeInteger(number) && number >= 0 ? number : undefined;
+}

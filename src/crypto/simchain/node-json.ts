@@ -1,0 +1,137 @@
+// The simulated chain written in a java-tron full node's JSON (TRON.md §1.8,
+// `visible: false`): hex addresses (`41…`, 20-byte EVM hex in logs), hex
+// topics and data, proto3 zero fields left out, block ids starting with the
+// number. These are the shapes the production node client reads.
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { tronAddressToHex, type TronAddress } from '../tron/address.ts';
+import { transactionJson } from '../tron/transaction.ts';
+import type { ChainParameters } from './chain-parameters.ts';
+import type { AccountState } from './chain-state.ts';
+import type { IncludedTransaction, SimulatedBlock } from './simulated-chain.ts';
+import { logAddressHex } from './usdt-execution.ts';
+
+const BLOCK_VERSION = 34;
+const EMPTY_TRIE_ROOT = '0'.repeat(64);
+
+export function blockJson(block: SimulatedBlock, witnessHex: string, options: { readonly detail?: boolean } = {}): Record<string, unknown> {
+  const rawData: Record<string, unknown> = {};
+  // java-tron leaves zero fields out: the genesis block has no number.
+  if (block.number !== 0) rawData['number'] = block.number;
+  rawData['txTrieRoot'] = block.transactions.length === 0 ? EMPTY_TRIE_ROOT : trieRoot(block.transactions);
+  rawData['witness_address'] = witnessHex;
+  rawData['parentHash'] = block.parentId;
+  rawData['version'] = BLOCK_VERSION;
+  rawData['timestamp'] = block.timestampMs;
+  const json: Record<string, unknown> = {
+    blockID: block.id,
+    block_header: { raw_data: rawData, witness_signature: bytesToHex(sha256(utf8ToBytes(`witness signature\0${block.id}`))).repeat(2) + '00' },
+  };
+  if ((options.detail ?? true) && block.transactions.length > 0) json['transactions'] = block.transactions.map(blockTransactionJson);
+  return json;
+}
+
+/** A transaction as blocks and gettransactionbyid show it: its `ret` first. */
+export function blockTransactionJson(included: IncludedTransaction): Record<string, unknown> {
+  return { ret: [{ contractRet: included.receipt.result }], ...transactionJson(included.transaction) };
+}
+
+/** A TransactionInfo (gettransactioninfobyid, and each element of gettransactioninfobyblocknum). */
+export function transactionInfoJson(included: IncludedTransaction, block: SimulatedBlock, options: { readonly logContract?: TronAddress } = {}): Record<string, unknown> {
+  const { receipt, transaction } = included;
+  const receiptJson: Record<string, unknown> = {};
+  if (receipt.energyFeeSun > 0n) receiptJson['energy_fee'] = receipt.energyFeeSun;
+  if (receipt.energyUsageTotal > 0) receiptJson['energy_usage_total'] = receipt.energyUsageTotal;
+  if (receipt.netUsage > 0) receiptJson['net_usage'] = receipt.netUsage;
+  if (receipt.netFeeSun > 0n) receiptJson['net_fee'] = receipt.netFeeSun;
+  receiptJson['result'] = receipt.result;
+  const info: Record<string, unknown> = { id: transaction.txId };
+  if (receipt.feeSun > 0n) info['fee'] = receipt.feeSun;
+  info['blockNumber'] = block.number;
+  info['blockTimeStamp'] = block.timestampMs;
+  info['contractResult'] = [receipt.contractResult];
+  info['contract_address'] = tronAddressToHex(transaction.raw.contractAddress);
+  info['receipt'] = receiptJson;
+  if (receipt.logs.length > 0) {
+    info['log'] = receipt.logs.map((log) => ({ address: logAddressHex(options.logContract ?? log.contract), topics: log.topics, data: log.data }));
+  }
+  if (receipt.result !== 'SUCCESS') {
+    info['result'] = 'FAILED';
+    if (receipt.resMessage) info['resMessage'] = bytesToHex(utf8ToBytes(receipt.resMessage));
+  }
+  return info;
+}
+
+export function accountJson(address: TronAddress, account: AccountState, freeBandwidthUsed: number): Record<string, unknown> {
+  const json: Record<string, unknown> = { address: tronAddressToHex(address) };
+  if (account.balanceSun > 0n) json['balance'] = account.balanceSun;
+  json['create_time'] = account.createTimeMs;
+  if (freeBandwidthUsed > 0) {
+    json['free_net_usage'] = freeBandwidthUsed;
+    json['latest_consume_free_time'] = account.freeBandwidthTimeMs;
+  }
+  json['net_window_size'] = 28_800;
+  json['account_resource'] = { energy_window_size: 28_800 };
+  json['owner_permission'] = { permission_name: 'owner', threshold: 1, keys: [{ address: tronAddressToHex(address), weight: 1 }] };
+  json['active_permission'] = [
+    {
+      type: 'Active',
+      id: 2,
+      permission_name: 'active',
+      threshold: 1,
+      operations: '7fff1fc0033ec30f000000000000000000000000000000000000000000000000',
+      keys: [{ address: tronAddressToHex(address), weight: 1 }],
+    },
+  ];
+  return json;
+}
+
+/** getaccountresource: zero fields left out; network totals in mainnet's order of magnitude. */
+export function accountResourceJson(parameters: ChainParameters, freeBandwidthUsed: number): Record<string, unknown> {
+  const json: Record<string, unknown> = {};
+  if (freeBandwidthUsed > 0) json['freeNetUsed'] = freeBandwidthUsed;
+  json['freeNetLimit'] = parameters.freeBandwidthPerDay;
+  json['TotalNetLimit'] = 43_200_000_000;
+  json['TotalNetWeight'] = 26_000_000_000;
+  json['TotalEnergyLimit'] = 180_000_000_000;
+  json['TotalEnergyWeight'] = 19_000_000_000;
+  return json;
+}
+
+export function chainParametersJson(parameters: ChainParameters): Record<string, unknown> {
+  const chainParameter: { key: string; value?: number | bigint }[] = [
+    { key: 'getMaintenanceTimeInterval', value: 21_600_000 },
+    { key: 'getAccountUpgradeCost', value: 9_999_000_000 },
+    { key: 'getCreateAccountFee', value: 100_000 },
+    { key: 'getTransactionFee', value: parameters.bandwidthPriceSun },
+    { key: 'getAssetIssueFee', value: 1_024_000_000 },
+    { key: 'getWitnessPayPerBlock', value: 8_000_000 },
+    { key: 'getWitnessStandbyAllowance', value: 115_200_000_000 },
+    { key: 'getCreateNewAccountFeeInSystemContract', value: 1_000_000 },
+    { key: 'getCreateNewAccountBandwidthRate', value: 1 },
+    { key: 'getAllowCreationOfContracts', value: 1 },
+    { key: 'getEnergyFee', value: parameters.energyPriceSun },
+    { key: 'getFreeNetLimit', value: parameters.freeBandwidthPerDay },
+    { key: 'getTotalEnergyLimit', value: 180_000_000_000 },
+    { key: 'getMaxFeeLimit', value: parameters.maxFeeLimitSun },
+    { key: 'getAllowTvmConstantinople', value: 1 },
+  ];
+  return { chainParameter };
+}
+
+/** The transaction part of a triggerconstantcontract answer (never to be signed: no fee_limit). */
+export function constantCallTransactionJson(txIdSeed: string, ret: 'ok' | 'FAILED'): Record<string, unknown> {
+  return { ret: [ret === 'ok' ? {} : { ret: 'FAILED' }], visible: false, txID: bytesToHex(sha256(utf8ToBytes(`constant call\0${txIdSeed}`))) };
+}
+
+export function hexText(text: string): string {
+  return bytesToHex(utf8ToBytes(text));
+}
+
+function trieRoot(transactions: readonly IncludedTransaction[]): string {
+  return bytesToHex(sha256(concatBytes(...transactions.map((included) => hexToBytes(included.transaction.txId)))));
+}
+
+export function witnessHex(seed: string): string {
+  return `41${bytesToHex(sha256(utf8ToBytes(`witness\0${seed}`))).slice(0, 40)}`;
+}

@@ -1,0 +1,402 @@
+// A deterministic in-memory TRON chain (TRON.md §3): its own clock (tests move
+// it; nothing sleeps), a block every 3 s of that clock, block ids = 8-byte
+// number ‖ 24 bytes of hash linked to the parent, a pending pool fed through
+// the same checks as a java-tron node, USDT transfers run with bandwidth and
+// energy (usdt-execution.ts), solidification at head − 18 and reorgs of
+// unsolidified blocks. Everything derives from the seed: the same seed and
+// the same calls give the same chain, byte for byte.
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import type { TronAddress } from '../tron/address.ts';
+import { signTriggerSmartContract } from '../tron/signing.ts';
+import { decodeSignedTransaction, encodeSignedTransaction, referenceBlockFields, type SignedTransaction } from '../tron/transaction.ts';
+import { transferCalldata } from '../tron/trc20-usdt.ts';
+import { chainParameters, type ChainParameters } from './chain-parameters.ts';
+import { ChainState, type AccountState, type JournalEntry } from './chain-state.ts';
+import { payerKeys, type PayerKey } from './payer-keys.ts';
+import { checkIntake, decodeIncoming, incomingOf, type IncomingTransaction, type IntakeRefusal, type IntakeView } from './transaction-intake.ts';
+import { executeInBlock, type Receipt } from './usdt-execution.ts';
+
+export interface IncludedTransaction extends IncomingTransaction {
+  readonly receipt: Receipt;
+}
+
+export interface SimulatedBlock {
+  readonly number: number;
+  /** 64 hex digits: the number (8 bytes, big-endian) ‖ 24 bytes of hash. */
+  readonly id: string;
+  readonly parentId: string;
+  readonly timestampMs: number;
+  readonly transactions: readonly IncludedTransaction[];
+  /** What the block changed, for undoing it in a reorg. */
+  readonly journal: readonly JournalEntry[];
+}
+
+export type BroadcastOutcome = { readonly result: true; readonly txId: string } | ({ readonly result: false; readonly txId?: string } & IntakeRefusal);
+
+export interface SimulatedChainOptions {
+  /** Everything random (block hashes, payer keys) derives from it. */
+  readonly seed: string;
+  readonly parameters?: Partial<ChainParameters>;
+  /** Continue a saved chain (persistence.ts) instead of starting at genesis. */
+  readonly restore?: ChainSnapshot;
+}
+
+/** Everything the chain is, as plain data (bigints stay bigints; persistence.ts writes them as strings). */
+export interface ChainSnapshot {
+  readonly version: 1;
+  readonly seed: string;
+  readonly nowMs: number;
+  readonly forks: number;
+  readonly accounts: readonly (readonly [TronAddress, AccountState])[];
+  readonly usdtBalances: readonly (readonly [TronAddress, bigint])[];
+  readonly usdtBlacklist: readonly TronAddress[];
+  readonly usdtPaused: boolean;
+  readonly blocks: readonly {
+    readonly number: number;
+    readonly id: string;
+    readonly parentId: string;
+    readonly timestampMs: number;
+    readonly transactions: readonly { readonly hex: string; readonly receipt: Receipt }[];
+    /** Kept only for blocks a reorg may still undo. */
+    readonly journal: readonly JournalEntry[];
+  }[];
+  readonly pool: readonly string[];
+  readonly recent: readonly (readonly [string, number])[];
+}
+
+export interface SendUsdtOptions {
+  /** A payer (default the first) or any funded account whose key is given. */
+  readonly from?: TronAddress | PayerKey;
+  readonly to: TronAddress;
+  /** micro-USDT. */
+  readonly amount: bigint;
+  /** Default 100 TRX (enough for a 130,285-energy transfer at 100 sun). */
+  readonly feeLimitSun?: bigint;
+  /** Default: the head block's time + 60 s, as java-tron's builder sets it. */
+  readonly expirationMs?: number;
+  /** TaPoS reference: the latest solidified block (default, as java-tron's builder) or the head. */
+  readonly referenceBlock?: 'solid' | 'head';
+}
+
+export interface ReorgOptions {
+  /** Put the orphaned blocks' transactions back in the pool (re-checked), or forget them. Default true. */
+  readonly reinclude?: boolean;
+  /** Blocks of the new branch; default the depth (the head keeps its number, its id changes). */
+  readonly newBlocks?: number;
+}
+
+const DEFAULT_FEE_LIMIT_SUN = 100_000_000n;
+const DEFAULT_EXPIRATION_MS = 60_000;
+
+export class SimulatedChain {
+  readonly seed: string;
+  readonly parameters: ChainParameters;
+  readonly state = new ChainState();
+  readonly payers: readonly PayerKey[];
+  readonly #blocks: SimulatedBlock[] = [];
+  #pool: IncomingTransaction[] = [];
+  /** txId → block number, for transactions on the canonical chain. */
+  readonly #onChain = new Map<string, number>();
+  /** txId → expiration: accepted broadcasts, java-tron's recent-transaction cache (also the lost ones). */
+  readonly #recent = new Map<string, number>();
+  #nowMs: number;
+  #forks = 0;
+
+  constructor(options: SimulatedChainOptions) {
+    this.seed = options.seed;
+    this.parameters = chainParameters(options.parameters);
+    this.#nowMs = this.parameters.genesisTimestampMs;
+    this.payers = payerKeys(this.seed, this.parameters.payerCount);
+    if (options.restore) {
+      this.#restore(options.restore);
+      return;
+    }
+    const genesisParent = bytesToHex(sha256(utf8ToBytes(`genesis parent\0${this.seed}`)));
+    this.#blocks.push(this.#sealBlock(0, genesisParent, this.parameters.genesisTimestampMs, [], []));
+    for (const payer of this.payers) this.faucet(payer.address, { trxSun: this.parameters.payerTrxSun, usdt: this.parameters.payerUsdt });
+  }
+
+  // ---- clock and blocks ----
+
+  get nowMs(): number {
+    return this.#nowMs;
+  }
+
+  get head(): SimulatedBlock {
+    return this.#blocks[this.#blocks.length - 1]!;
+  }
+
+  get solidNumber(): number {
+    return Math.max(0, this.head.number - this.parameters.solidityDepth);
+  }
+
+  get solidBlock(): SimulatedBlock {
+    return this.#blocks[this.solidNumber]!;
+  }
+
+  /** The canonical block at `number`, or undefined when it is not produced yet. */
+  block(number: number): SimulatedBlock | undefined {
+    return Number.isSafeInteger(number) && number >= 0 ? this.#blocks[number] : undefined;
+  }
+
+  blockById(id: string): SimulatedBlock | undefined {
+    const block = this.block(Number.parseInt(id.slice(0, 16), 16));
+    return block?.id === id.toLowerCase() ? block : undefined;
+  }
+
+  /** Moves the clock; a block is produced for every slot it passes. */
+  advance(ms: number): SimulatedBlock[] {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`advance: ${ms} ms`);
+    this.#nowMs += ms;
+    const produced: SimulatedBlock[] = [];
+    while (this.head.timestampMs + this.parameters.blockIntervalMs <= this.#nowMs) produced.push(this.#produceBlock());
+    return produced;
+  }
+
+  /** Produces `count` blocks, moving the clock to the last one's slot. */
+  produceBlocks(count: number): SimulatedBlock[] {
+    if (!Number.isSafeInteger(count) || count < 0 || count > 1_000_000) throw new RangeError(`produceBlocks: ${count}`);
+    const produced: SimulatedBlock[] = [];
+    for (let index = 0; index < count; index += 1) {
+      this.#nowMs = Math.max(this.#nowMs, this.head.timestampMs + this.parameters.blockIntervalMs);
+      produced.push(this.#produceBlock());
+    }
+    return produced;
+  }
+
+  /** Test-helper name for produceBlocks. */
+  mine(count = 1): SimulatedBlock[] {
+    return this.produceBlocks(count);
+  }
+
+  #produceBlock(timestampMs = this.head.timestampMs + this.parameters.blockIntervalMs): SimulatedBlock {
+    const parent = this.head;
+    const journal: JournalEntry[] = [];
+    const included: IncludedTransaction[] = [];
+    const waiting: IncomingTransaction[] = [];
+    for (const pending of this.#pool) {
+      // java-tron drops a pooled transaction that expires before the slot (TransactionCapsule.checkExpiration).
+      if (pending.transaction.raw.expirationMs < timestampMs) continue;
+      if (included.length >= this.parameters.maxTransactionsPerBlock) {
+        waiting.push(pending);
+        continue;
+      }
+      const receipt = executeInBlock(this.state, this.parameters, pending.transaction, pending.sizeBytes, timestampMs, journal);
+      if (receipt) included.push({ ...pending, receipt });
+    }
+    this.#pool = waiting;
+    const block = this.#sealBlock(parent.number + 1, parent.id, timestampMs, included, journal);
+    this.#blocks.push(block);
+    for (const transaction of included) this.#onChain.set(transaction.transaction.txId, block.number);
+    for (const [txId, expirationMs] of this.#recent) if (expirationMs < timestampMs) this.#recent.delete(txId);
+    return block;
+  }
+
+  #sealBlock(number: number, parentId: string, timestampMs: number, transactions: IncludedTransaction[], journal: JournalEntry[]): SimulatedBlock {
+    const numberBytes = new Uint8Array(8);
+    new DataView(numberBytes.buffer).setBigUint64(0, BigInt(number));
+    const hash = sha256(
+      concatBytes(
+        utf8ToBytes(`block\0${this.seed}\0${this.#forks}\0${timestampMs}\0`),
+        numberBytes,
+        hexToBytes(parentId),
+        ...transactions.map((transaction) => hexToBytes(transaction.transaction.txId)),
+      ),
+    );
+    return { number, id: bytesToHex(numberBytes) + bytesToHex(hash.subarray(8)), parentId, timestampMs, transactions, journal };
+  }
+
+  // ---- transactions ----
+
+  /** `/wallet/broadcasthex`: the signed Transaction's protobuf in hex. */
+  broadcastHex(hex: string, options: { readonly neverInclude?: boolean } = {}): BroadcastOutcome {
+    const decoded = decodeIncoming(this.parameters, hex);
+    if (!decoded.ok) return { result: false, ...decoded.refusal };
+    return this.broadcast(decoded.incoming, options);
+  }
+
+  broadcast(incoming: IncomingTransaction, options: { readonly neverInclude?: boolean } = {}): BroadcastOutcome {
+    const txId = incoming.transaction.txId;
+    // Wallet.broadcastTransaction: the recent cache and the pool size come first.
+    if (this.#recent.has(txId) || this.#onChain.has(txId)) return { result: false, txId, code: 'DUP_TRANSACTION_ERROR', message: 'Dup trans' };
+    if (this.#pool.length >= this.parameters.maxPendingTransactions) return { result: false, txId, code: 'SERVER_BUSY', message: 'Server busy.' };
+    const refusal = checkIntake(this.#intakeView(), incoming);
+    if (refusal) return { result: false, txId, ...refusal };
+    this.#recent.set(txId, incoming.transaction.raw.expirationMs);
+    // A node that said SUCCESS and then lost it (TRON.md §1.4 point 3): it stays in the recent cache only.
+    if (!options.neverInclude) this.#pool.push(incoming);
+    return { result: true, txId };
+  }
+
+  #intakeView(): IntakeView {
+    return {
+      parameters: this.parameters,
+      state: this.state,
+      headNumber: this.head.number,
+      headTimestampMs: this.head.timestampMs,
+      blockId: (number) => this.block(number)?.id,
+      knows: (txId) => this.#recent.has(txId) || this.#onChain.has(txId) || this.#pool.some((pending) => pending.transaction.txId === txId),
+    };
+  }
+
+  get pendingTransactions(): readonly IncomingTransaction[] {
+    return this.#pool;
+  }
+
+  /** The transaction and its block, when it is on the canonical chain. */
+  findTransaction(txId: string): { block: SimulatedBlock; transaction: IncludedTransaction } | undefined {
+    const number = this.#onChain.get(txId.toLowerCase());
+    const block = number === undefined ? undefined : this.block(number);
+    const transaction = block?.transactions.find((included) => included.transaction.txId === txId.toLowerCase());
+    return block && transaction ? { block, transaction } : undefined;
+  }
+
+  /** Builds, signs (with the payer's key) and broadcasts a real USDT transfer through the node's intake. */
+  sendUsdt(options: SendUsdtOptions): BroadcastOutcome & { readonly transaction: SignedTransaction & { readonly bytes: Uint8Array } } {
+    const payer = this.#payer(options.from);
+    const reference = options.referenceBlock === 'head' ? this.head : this.solidBlock;
+    const signed = signTriggerSmartContract(
+      {
+        ...referenceBlockFields(reference.number, reference.id),
+        expirationMs: options.expirationMs ?? this.head.timestampMs + DEFAULT_EXPIRATION_MS,
+        timestampMs: this.#nowMs,
+        feeLimitSun: options.feeLimitSun ?? DEFAULT_FEE_LIMIT_SUN,
+        ownerAddress: payer.address,
+        contractAddress: this.parameters.usdtContract,
+        data: transferCalldata(options.to, options.amount),
+      },
+      payer.privateKey,
+    );
+    return { ...this.broadcastHex(bytesToHex(signed.bytes)), transaction: signed };
+  }
+
+  #payer(from: SendUsdtOptions['from']): PayerKey {
+    if (from === undefined) return this.payers[0]!;
+    if (typeof from === 'object') return from;
+    const payer = this.payers.find((candidate) => candidate.address === from);
+    if (!payer) throw new Error(`${from} is not a payer of this chain; pass its key`);
+    return payer;
+  }
+
+  // ---- setup knobs ----
+
+  /** Credits TRX (activating the account) and/or mints USDT, outside any block: for test setup. */
+  faucet(address: TronAddress, amounts: { readonly trxSun?: bigint; readonly usdt?: bigint }): void {
+    const trxSun = amounts.trxSun ?? 0n;
+    const usdt = amounts.usdt ?? 0n;
+    if (trxSun < 0n || usdt < 0n) throw new RangeError('faucet amounts are ≥ 0');
+    if (trxSun > 0n) {
+      this.state.activate(address, this.#nowMs);
+      this.state.addTrx(address, trxSun);
+    }
+    if (usdt > 0n) this.state.addUsdt(address, usdt);
+  }
+
+  /** Tether's issuer blacklist: transfers from or to a listed address revert. */
+  setBlacklisted(address: TronAddress, listed: boolean): void {
+    if (listed) this.state.usdtBlacklist.add(address);
+    else this.state.usdtBlacklist.delete(address);
+  }
+
+  setPaused(paused: boolean): void {
+    this.state.usdtPaused = paused;
+  }
+
+  // ---- forks ----
+
+  /**
+   * Orphans the newest `depth` blocks (all above the solidified block, so
+   * depth ≤ solidityDepth), undoes what they did, and produces a new branch
+   * from their parent. Their transactions go back to the pool (re-checked:
+   * one whose TaPoS named an orphaned block, or that expired, is dropped) or
+   * are forgotten, so the same bytes may be broadcast again.
+   */
+  reorg(depth: number, options: ReorgOptions = {}): { orphaned: SimulatedBlock[]; replacement: SimulatedBlock[] } {
+    const newBlocks = options.newBlocks ?? depth;
+    if (!Number.isSafeInteger(depth) || depth < 1 || depth > this.parameters.solidityDepth || depth > this.head.number) {
+      throw new RangeError(`reorg depth must be 1..${Math.min(this.parameters.solidityDepth, this.head.number)} (never a solidified block), got ${depth}`);
+    }
+    if (!Number.isSafeInteger(newBlocks) || newBlocks < 0 || newBlocks > 1_000) throw new RangeError(`reorg newBlocks: ${newBlocks}`);
+    const orphaned = this.#blocks.splice(this.#blocks.length - depth, depth);
+    for (const block of [...orphaned].reverse()) this.state.undo(block.journal);
+    const orphanedTransactions = orphaned.flatMap((block) => block.transactions);
+    for (const included of orphanedTransactions) this.#onChain.delete(included.transaction.txId);
+    this.#forks += 1;
+
+    if (options.reinclude ?? true) {
+      const view = this.#intakeView();
+      const back = orphanedTransactions
+        .map(({ transaction, sizeBytes }) => ({ transaction, sizeBytes }))
+        .filter((incoming) => checkIntake(view, incoming, { skipDuplicateCheck: true }) === null);
+      this.#pool = [...back, ...this.#pool];
+    } else {
+      for (const included of orphanedTransactions) this.#recent.delete(included.transaction.txId);
+    }
+    const replacement: SimulatedBlock[] = [];
+    for (let index = 0; index < newBlocks; index += 1) {
+      const timestampMs = this.head.timestampMs + this.parameters.blockIntervalMs;
+      this.#nowMs = Math.max(this.#nowMs, timestampMs);
+      replacement.push(this.#produceBlock(timestampMs));
+    }
+    return { orphaned, replacement };
+  }
+
+  /** For tests that build their own transactions: the node's view of a decoded transaction. */
+  incoming(transaction: SignedTransaction): IncomingTransaction {
+    return incomingOf(this.parameters, transaction);
+  }
+
+  // ---- persistence ----
+
+  snapshot(): ChainSnapshot {
+    const solid = this.solidNumber;
+    return {
+      version: 1,
+      seed: this.seed,
+      nowMs: this.#nowMs,
+      forks: this.#forks,
+      accounts: [...this.state.accounts].map(([address, account]) => [address, { ...account }] as const),
+      usdtBalances: [...this.state.usdtBalances],
+      usdtBlacklist: [...this.state.usdtBlacklist],
+      usdtPaused: this.state.usdtPaused,
+      blocks: this.#blocks.map((block) => ({
+        number: block.number,
+        id: block.id,
+        parentId: block.parentId,
+        timestampMs: block.timestampMs,
+        transactions: block.transactions.map((included) => ({ hex: signedHex(included.transaction), receipt: included.receipt })),
+        journal: block.number > solid ? block.journal : [],
+      })),
+      pool: this.#pool.map((pending) => signedHex(pending.transaction)),
+      recent: [...this.#recent],
+    };
+  }
+
+  #restore(snapshot: ChainSnapshot): void {
+    if (snapshot.version !== 1 || snapshot.seed !== this.seed) throw new Error('the saved chain is of another version or seed');
+    this.#nowMs = snapshot.nowMs;
+    this.#forks = snapshot.forks;
+    for (const [address, account] of snapshot.accounts) this.state.accounts.set(address, { ...account });
+    for (const [address, balance] of snapshot.usdtBalances) this.state.usdtBalances.set(address, balance);
+    for (const address of snapshot.usdtBlacklist) this.state.usdtBlacklist.add(address);
+    this.state.usdtPaused = snapshot.usdtPaused;
+    for (const block of snapshot.blocks) {
+      const transactions = block.transactions.map(({ hex, receipt }) => ({ ...this.#decodeSaved(hex), receipt }));
+      this.#blocks.push({ ...block, transactions });
+      for (const included of transactions) this.#onChain.set(included.transaction.txId, block.number);
+    }
+    this.#pool = snapshot.pool.map((hex) => this.#decodeSaved(hex));
+    for (const [txId, expirationMs] of snapshot.recent) this.#recent.set(txId, expirationMs);
+  }
+
+  #decodeSaved(hex: string): IncomingTransaction {
+    const decoded = decodeSignedTransaction(hexToBytes(hex));
+    if (!decoded.ok) throw new Error(`the saved chain holds a transaction that does not decode: ${decoded.problem}`);
+    return incomingOf(this.parameters, decoded.transaction);
+  }
+}
+
+function signedHex(transaction: SignedTransaction): string {
+  return bytesToHex(encodeSignedTransaction(transaction.rawBytes, transaction.signatures));
+}

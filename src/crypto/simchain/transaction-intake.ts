@@ -1,0 +1,117 @@
+// What a java-tron node checks before it takes a transaction into its pool
+// (TRON.md §1.4; jt Manager.validateTapos / validateCommon / validateDup,
+// TransactionCapsule signature check, BandwidthProcessor, Wallet.broadcastTransaction).
+// Each refusal carries the node's code and a message in its words.
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { recoverSignerAddress } from '../tron/signing.ts';
+import { decodeSignedTransaction, encodeSignedTransaction, TRANSACTION_MAX_BYTES, type SignedTransaction } from '../tron/transaction.ts';
+import type { ChainParameters } from './chain-parameters.ts';
+import type { ChainState } from './chain-state.ts';
+import { bandwidthCharge } from './usdt-execution.ts';
+
+export type RefusalCode =
+  | 'SIGERROR'
+  | 'CONTRACT_VALIDATE_ERROR'
+  | 'BANDWITH_ERROR'
+  | 'DUP_TRANSACTION_ERROR'
+  | 'TAPOS_ERROR'
+  | 'TOO_BIG_TRANSACTION_ERROR'
+  | 'TRANSACTION_EXPIRATION_ERROR'
+  | 'SERVER_BUSY'
+  | 'OTHER_ERROR';
+
+export interface IntakeRefusal {
+  readonly code: RefusalCode;
+  readonly message: string;
+}
+
+export interface IncomingTransaction {
+  readonly transaction: SignedTransaction;
+  /** Signed size + the result bytes java-tron adds: what bandwidth charges. */
+  readonly sizeBytes: number;
+}
+
+/** The chain as the checks see it. */
+export interface IntakeView {
+  readonly parameters: ChainParameters;
+  readonly state: ChainState;
+  readonly headNumber: number;
+  readonly headTimestampMs: number;
+  blockId(number: number): string | undefined;
+  /** In the pool, on chain, or recently broadcast. */
+  knows(txId: string): boolean;
+}
+
+export function decodeIncoming(parameters: ChainParameters, hex: string): { ok: true; incoming: IncomingTransaction } | { ok: false; refusal: IntakeRefusal } {
+  if (!/^(?:[0-9a-fA-F]{2})+$/.test(hex)) return { ok: false, refusal: { code: 'OTHER_ERROR', message: 'transaction is not hex' } };
+  if (hex.length / 2 > TRANSACTION_MAX_BYTES) {
+    return { ok: false, refusal: { code: 'TOO_BIG_TRANSACTION_ERROR', message: `too big transaction, the size is ${hex.length / 2} bytes` } };
+  }
+  const decoded = decodeSignedTransaction(hexToBytes(hex));
+  if (!decoded.ok) return { ok: false, refusal: { code: 'OTHER_ERROR', message: decoded.problem } };
+  return { ok: true, incoming: incomingOf(parameters, decoded.transaction) };
+}
+
+export function incomingOf(parameters: ChainParameters, transaction: SignedTransaction): IncomingTransaction {
+  const signedBytes = encodeSignedTransaction(transaction.rawBytes, transaction.signatures).length;
+  return { transaction, sizeBytes: signedBytes + parameters.resultBytesPerTransaction };
+}
+
+/** null when a node would take it into its pool. */
+export function checkIntake(view: IntakeView, incoming: IncomingTransaction, options: { readonly skipDuplicateCheck?: boolean } = {}): IntakeRefusal | null {
+  const { transaction } = incoming;
+  const { raw } = transaction;
+  const { parameters } = view;
+
+  const tapos = checkTapos(view, raw.refBlockBytes, raw.refBlockHash);
+  if (tapos) return tapos;
+
+  if (raw.expirationMs <= view.headTimestampMs) {
+    return {
+      code: 'TRANSACTION_EXPIRATION_ERROR',
+      message: `Transaction expiration, transaction expiration time is ${raw.expirationMs}, but headBlockTime is ${view.headTimestampMs}`,
+    };
+  }
+  if (raw.expirationMs > view.headTimestampMs + parameters.maxExpirationMs) {
+    return {
+      code: 'TRANSACTION_EXPIRATION_ERROR',
+      message: `Transaction expiration time is ${raw.expirationMs}, but maximum is ${view.headTimestampMs + parameters.maxExpirationMs}`,
+    };
+  }
+  if (!options.skipDuplicateCheck && view.knows(transaction.txId)) return { code: 'DUP_TRANSACTION_ERROR', message: 'Dup trans' };
+
+  if (transaction.signatures.length !== 1) return { code: 'SIGERROR', message: 'Validate signature error: only one signature is supported' };
+  const signer = recoverSignerAddress(transaction.txId, transaction.signatures[0]!);
+  if (signer !== raw.ownerAddress) {
+    return { code: 'SIGERROR', message: `Validate signature error: ${transaction.txId} is signed by ${signer ?? 'an unrecoverable key'} but it is not contained of permission.` };
+  }
+
+  if (!view.state.account(raw.ownerAddress)) {
+    return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Validate TriggerSmartContract error, no OwnerAccount.' };
+  }
+  if (raw.contractAddress !== parameters.usdtContract) {
+    return { code: 'CONTRACT_VALIDATE_ERROR', message: 'No contract or not a smart contract' };
+  }
+  if (raw.feeLimitSun > parameters.maxFeeLimitSun) {
+    return { code: 'CONTRACT_VALIDATE_ERROR', message: `feeLimit must be >= 0 and <= ${parameters.maxFeeLimitSun}` };
+  }
+  if (raw.callValueSun !== 0n) return { code: 'CONTRACT_VALIDATE_ERROR', message: 'the USDT contract is not payable' };
+
+  const bandwidth = bandwidthCharge(view.state, parameters, raw.ownerAddress, incoming.sizeBytes, view.headTimestampMs + parameters.blockIntervalMs);
+  if (!bandwidth.ok) return { code: 'BANDWITH_ERROR', message: bandwidth.reason };
+  return null;
+}
+
+function checkTapos(view: IntakeView, refBlockBytes: Uint8Array, refBlockHash: Uint8Array): IntakeRefusal | null {
+  const low16 = ((refBlockBytes[0] ?? 0) << 8) | (refBlockBytes[1] ?? 0);
+  const window = view.parameters.taposWindowBlocks;
+  // The most recent block whose number ends in those 2 bytes (jt keeps them keyed so).
+  const number = view.headNumber - ((((view.headNumber - low16) % window) + window) % window);
+  const id = number >= 0 ? view.blockId(number) : undefined;
+  const refHex = bytesToHex(refBlockHash);
+  if (id === undefined) return { code: 'TAPOS_ERROR', message: `Tapos failed, block not found, ref block ${bytesToHex(refBlockBytes)}` };
+  if (id.slice(16, 32) !== refHex) {
+    return { code: 'TAPOS_ERROR', message: `Tapos failed, different block hash, ${refHex}, ${id.slice(16, 32)} , recent block ${number}, head block ${view.headNumber}` };
+  }
+  return null;
+}

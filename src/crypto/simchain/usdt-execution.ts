@@ -1,0 +1,132 @@
+// What happens to a USDT transfer when a block includes it (TRON.md §1.5, §3):
+// bandwidth first (free allowance, else TRX burned per byte), then the
+// contract run with energy paid by burning TRX, capped by fee_limit
+// (VMActuator: usable = min(balance / price, fee_limit / price); no staked
+// energy is modelled). A run that cannot finish is still included: REVERT
+// (amount above the balance, a blacklisted party, the contract paused, not a
+// transfer call) burns the energy used so far; OUT_OF_ENERGY burns all usable
+// energy. Either way no token moves and no log is written.
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { tronAddressToEvm, type TronAddress } from '../tron/address.ts';
+import type { SignedTransaction } from '../tron/transaction.ts';
+import { addressWord, decodeTransferCalldata, TRANSFER_EVENT_TOPIC, uint256Word } from '../tron/trc20-usdt.ts';
+import type { ChainParameters } from './chain-parameters.ts';
+import type { ChainState, JournalEntry } from './chain-state.ts';
+
+export type ContractResult = 'SUCCESS' | 'REVERT' | 'OUT_OF_ENERGY';
+
+export interface EventLog {
+  /** The emitting contract. */
+  readonly contract: TronAddress;
+  /** Hex, 64 digits each. */
+  readonly topics: readonly string[];
+  readonly data: string;
+}
+
+export interface Receipt {
+  readonly result: ContractResult;
+  readonly energyUsageTotal: number;
+  readonly energyFeeSun: bigint;
+  /** Free bandwidth used (0 when the bytes were paid in TRX). */
+  readonly netUsage: number;
+  readonly netFeeSun: bigint;
+  readonly feeSun: bigint;
+  readonly logs: readonly EventLog[];
+  readonly resMessage?: string;
+  /** ABI result of the call, hex ('' when it did not return). */
+  readonly contractResult: string;
+}
+
+export type BandwidthCharge = { readonly ok: true; readonly freeBytes: number; readonly burnSun: bigint } | { readonly ok: false; readonly reason: string };
+
+/** How a transaction of `bytes` would pay for its bandwidth now (checked at broadcast and again at inclusion). */
+export function bandwidthCharge(state: ChainState, parameters: ChainParameters, owner: TronAddress, bytes: number, atMs: number): BandwidthCharge {
+  const account = state.account(owner);
+  if (!account) return { ok: false, reason: `account [${owner}] does not exist` };
+  const freeLeft = parameters.freeBandwidthPerDay - state.freeBandwidthUsed(account, atMs);
+  if (freeLeft >= bytes) return { ok: true, freeBytes: bytes, burnSun: 0n };
+  const burnSun = BigInt(bytes) * parameters.bandwidthPriceSun;
+  if (account.balanceSun < burnSun) return { ok: false, reason: 'Account resource insufficient error.' };
+  return { ok: true, freeBytes: 0, burnSun };
+}
+
+/** Energy the transfer needs: more when the recipient holds no USDT yet (a new storage slot). */
+export function transferEnergy(state: ChainState, parameters: ChainParameters, to: TronAddress): number {
+  return state.usdtBalance(to) > 0n ? parameters.transferEnergyExistingHolder : parameters.transferEnergyNewHolder;
+}
+
+/**
+ * Runs one transaction in a block. Returns null when it cannot be included at
+ * all (the owner can no longer pay its bandwidth): the producer drops it.
+ */
+export function executeInBlock(
+  state: ChainState,
+  parameters: ChainParameters,
+  transaction: SignedTransaction,
+  sizeBytes: number,
+  blockTimeMs: number,
+  journal: JournalEntry[],
+): Receipt | null {
+  const { raw } = transaction;
+  const owner = raw.ownerAddress;
+  const bandwidth = bandwidthCharge(state, parameters, owner, sizeBytes, blockTimeMs);
+  if (!bandwidth.ok) return null;
+  if (bandwidth.freeBytes > 0) state.useFreeBandwidth(owner, bandwidth.freeBytes, blockTimeMs, journal);
+  if (bandwidth.burnSun > 0n) state.addTrx(owner, -bandwidth.burnSun, journal);
+
+  const price = parameters.energyPriceSun;
+  const balanceSun = state.account(owner)!.balanceSun;
+  const usableEnergy = Number(min(balanceSun / price, raw.feeLimitSun / price));
+  const call = decodeTransferCalldata(raw.data);
+  const refusal = !call.ok ? 'not a transfer(address,uint256) call' : revertReason(state, owner, call.to, call.amount);
+  const energyNeeded = refusal !== null || !call.ok ? parameters.revertEnergy : transferEnergy(state, parameters, call.to);
+
+  const finish = (result: ContractResult, energy: number, extra: Partial<Receipt>): Receipt => {
+    const energyFeeSun = BigInt(energy) * price;
+    if (energyFeeSun > 0n) state.addTrx(owner, -energyFeeSun, journal);
+    return {
+      result,
+      energyUsageTotal: energy,
+      energyFeeSun,
+      netUsage: bandwidth.freeBytes,
+      netFeeSun: bandwidth.burnSun,
+      feeSun: energyFeeSun + bandwidth.burnSun,
+      logs: [],
+      contractResult: '',
+      ...extra,
+    };
+  };
+
+  if (usableEnergy < energyNeeded) {
+    const resMessage = `Not enough energy for 'SSTORE' operation executing: curInvokeEnergyLimit[${usableEnergy}], curOpEnergy[${energyNeeded}], usedEnergy[0]`;
+    return finish('OUT_OF_ENERGY', usableEnergy, { resMessage });
+  }
+  if (refusal !== null || !call.ok) return finish('REVERT', energyNeeded, { resMessage: 'REVERT opcode executed' });
+
+  state.addUsdt(owner, -call.amount, journal);
+  state.addUsdt(call.to, call.amount, journal);
+  const log: EventLog = {
+    contract: raw.contractAddress,
+    topics: [TRANSFER_EVENT_TOPIC, bytesToHex(addressWord(owner)), bytesToHex(addressWord(call.to))],
+    data: bytesToHex(uint256Word(call.amount)),
+  };
+  return finish('SUCCESS', energyNeeded, { logs: [log], contractResult: bytesToHex(uint256Word(1n)) });
+}
+
+/** Why the token contract would revert this transfer, or null. */
+export function revertReason(state: ChainState, from: TronAddress, to: TronAddress, amount: bigint): string | null {
+  if (state.usdtPaused) return 'the contract is paused';
+  if (state.usdtBlacklist.has(from)) return 'the sender is blacklisted';
+  if (state.usdtBlacklist.has(to)) return 'the recipient is blacklisted';
+  if (amount > state.usdtBalance(from)) return 'the amount exceeds the balance';
+  return null;
+}
+
+/** The 20-byte hex a node writes as a log's address. */
+export function logAddressHex(contract: TronAddress): string {
+  return bytesToHex(tronAddressToEvm(contract));
+}
+
+function min(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
+}
