@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
+import { createMethodSettingsSource } from './method-settings-cache.ts';
 import { principalOf } from '../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../idempotency/idempotency-service.ts';
@@ -93,6 +94,9 @@ const TEST_HELPERS = [
 ] as const;
 
 export const paymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+  const methodSettings = createMethodSettingsSource(context.notifications);
+  app.addHook('onClose', async () => methodSettings.close());
+  const creationDeps = { ...context, methodSettings };
   app.post(
     '/payments',
     {
@@ -119,7 +123,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const result = await createPayment(context, { shopId: principal.shopId, mode: principal.shopMode }, request.body, request.headers['idempotency-key']);
+      const result = await createPayment(creationDeps, { shopId: principal.shopId, mode: principal.shopMode }, request.body, request.headers['idempotency-key']);
       // The stored bytes are sent as they are, so a replay is byte-identical.
       return reply
         .code(result.status as 201)

@@ -15,6 +15,7 @@ import { connectorForShop, liveMethods, type ConnectorDeps } from './connectors/
 import { minorToJsonNumber } from '../money/decimal.ts';
 import { numberLexeme } from '../money/json-lexemes.ts';
 import { parsePaymentAmount } from './payment-amount.ts';
+import type { MethodSettingsSource } from './method-settings-cache.ts';
 import { priceNewPayment, shopMethodSettings } from './payment-methods.ts';
 import * as repository from './payment-repository.ts';
 import type { PaymentRow } from './payment-repository.ts';
@@ -36,6 +37,8 @@ export interface PaymentServiceDeps {
   readonly clock: Clock;
   readonly config: Pick<Config, 'publicUrl' | 'allowHttpWebhooks' | 'webhookAllowPrivate'>;
   readonly liveConnectors?: ConnectorDeps['liveConnectors'];
+  /** Where creation reads the shop's method settings: the per-instance cache, or the database each time. */
+  readonly methodSettings?: MethodSettingsSource;
 }
 
 /** The shop a payment is created for, as the API key names it. */
@@ -167,7 +170,7 @@ export async function createPayment(
   const keyed: KeyedRequest | undefined =
     idempotencyKey === undefined ? undefined : { shopId: shop.shopId, key: idempotencyKey, fingerprint: paymentRequestHash(valid) };
   // Settings are read before, not with, the insert: a change racing a create is the same as one a moment later.
-  const settings = await shopMethodSettings(deps.db, shop.shopId);
+  const settings = await (deps.methodSettings?.settingsOf ?? shopMethodSettings)(deps.db, shop.shopId);
   const tariff = priceNewPayment(settings, valid.amountKopecks, valid.method);
   const candidates = settings
     .filter((entry) => entry.enabled && entry.minKopecks <= valid.amountKopecks && valid.amountKopecks <= entry.maxKopecks)
