@@ -5,9 +5,10 @@ import type { PaymentTables } from '../payments/payment-tables.ts';
 import type { WebhookTables } from '../webhooks/webhook-tables.ts';
 import type { LedgerTables } from '../ledger/ledger-tables.ts';
 import type { IdempotencyTables } from '../idempotency/idempotency-tables.ts';
+import type { CryptoReceivingTables } from '../crypto/receiving/receiving-tables.ts';
 
 export interface MigrationTables {
   schema_migrations: { version: string; applied_at: Date };
 }
 
-export interface Database extends MigrationTables, MerchantTables, WebhookTables, PaymentTables, LedgerTables, IdempotencyTables {}
+export interface Database extends MigrationTables, MerchantTables, WebhookTables, PaymentTables, LedgerTables, IdempotencyTables, CryptoReceivingTables {}

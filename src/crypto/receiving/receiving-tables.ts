@@ -1,0 +1,80 @@
+// Kysely types of the tables the crypto receiving module owns (migration 0015_crypto_receiving.sql).
+import type { Generated } from 'kysely';
+
+/** The chain a deposit arrived on: the simulated chain of sandbox shops, or the configured TRON nodes. */
+export type ChainName = 'tron-sandbox' | 'tron-live';
+/** Which HD key derived an address: the sandbox seed or the configured live xpub. */
+export type AddressKeyId = 'sandbox' | 'live';
+export type AddressPurpose = 'invoice' | 'wallet';
+
+export type InvoiceStatus = 'pending' | 'confirming' | 'paid' | 'overpaid' | 'underpaid' | 'expired';
+export const INVOICE_STATUSES: readonly InvoiceStatus[] = ['pending', 'confirming', 'paid', 'overpaid', 'underpaid', 'expired'];
+export type WalletStatus = 'active' | 'blocked';
+export const WALLET_STATUSES: readonly WalletStatus[] = ['active', 'blocked'];
+export type DepositStatus = 'confirming' | 'credited' | 'held' | 'orphaned';
+
+export interface CryptoReceivingTables {
+  crypto_address_counters: { key_id: AddressKeyId; next_index: bigint };
+  crypto_addresses: {
+    address: string;
+    key_id: AddressKeyId;
+    derivation_index: bigint;
+    shop_id: string;
+    purpose: AddressPurpose;
+    created_at: Date;
+  };
+  crypto_shop_settings: { shop_id: string; underpaid_tolerance_bps: number; updated_at: Date };
+  crypto_invoices: {
+    id: string;
+    shop_id: string;
+    external_id: string;
+    network: 'TRC20';
+    amount_micro: bigint;
+    paid_micro: Generated<bigint>;
+    address: string;
+    status: InvoiceStatus;
+    lifetime_s: number;
+    callback_url: string | null;
+    expires_at: Date;
+    paid_at: Date | null;
+    created_at: Date;
+    updated_at: Date;
+  };
+  crypto_wallets: {
+    id: string;
+    shop_id: string;
+    client_id: string;
+    network: 'TRC20';
+    address: string;
+    status: WalletStatus;
+    created_at: Date;
+    updated_at: Date;
+  };
+  crypto_deposits: {
+    id: string;
+    chain: ChainName;
+    shop_id: string;
+    address: string;
+    invoice_id: string | null;
+    wallet_id: string | null;
+    tx_id: string;
+    log_index: number;
+    block_number: bigint;
+    block_id: string;
+    from_address: string;
+    amount_micro: bigint;
+    status: DepositStatus;
+    late: Generated<boolean>;
+    seen_at: Date;
+    final_at: Date | null;
+  };
+  crypto_chain_cursors: {
+    chain: ChainName;
+    block_number: bigint;
+    block_id: string;
+    leader_token: string | null;
+    lease_until: Date | null;
+    updated_at: Date;
+  };
+  crypto_scanned_blocks: { chain: ChainName; block_number: bigint; block_id: string };
+}
