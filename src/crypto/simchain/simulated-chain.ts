@@ -190,6 +190,9 @@ export class SimulatedChain {
     this.#blocks.push(block);
     for (const transaction of included) this.#onChain.set(transaction.transaction.txId, block.number);
     for (const [txId, expirationMs] of this.#recent) if (expirationMs < timestampMs) this.#recent.delete(txId);
+    // A solidified block is never undone: its journal is no longer needed.
+    const solidified = this.#blocks[this.solidNumber] as { journal: readonly JournalEntry[] } | undefined;
+    if (solidified && solidified.journal.length > 0) solidified.journal = [];
     return block;
   }
 
@@ -236,7 +239,8 @@ export class SimulatedChain {
       headNumber: this.head.number,
       headTimestampMs: this.head.timestampMs,
       blockId: (number) => this.block(number)?.id,
-      knows: (txId) => this.#recent.has(txId) || this.#onChain.has(txId) || this.#pool.some((pending) => pending.transaction.txId === txId),
+      // Every pooled transaction is in the recent cache too.
+      knows: (txId) => this.#recent.has(txId) || this.#onChain.has(txId),
     };
   }
 
