@@ -12,9 +12,8 @@
 //   the row just before the change committed).
 // Only keys that authenticated are stored, keyed by the key's SHA-256 (never the
 // key itself), in a bounded LRU: unknown or revoked keys never take a place.
-import { LRUCache } from 'lru-cache';
-import { performance } from 'node:perf_hooks';
 import { API_KEYS_CHANNEL, type Notifications } from '../db/notifications.ts';
+import { createNotifiedCache, type LookupTicket } from '../db/notified-cache.ts';
 
 export const CACHED_KEYS_MAX = 10_000;
 export const TRUSTED_WHILE_LISTENING_MS = 5_000;
@@ -28,17 +27,6 @@ export const shopChanged = (shopId: string): string => `shop:${shopId}`;
 export interface CachedKey {
   readonly keyId: string;
   readonly shopId: string;
-}
-
-/** Taken before a lookup reads the database. */
-export interface LookupTicket {
-  readonly generation: number;
-  readonly startedAtMs: number;
-}
-
-interface Entry<T> {
-  readonly value: T;
-  readonly cachedAtMs: number;
 }
 
 export interface ApiKeyCache<T extends CachedKey> {
@@ -56,56 +44,23 @@ export function createApiKeyCache<T extends CachedKey>(
   notifications: Notifications,
   options: { readonly maxEntries?: number; readonly nowMs?: () => number } = {},
 ): ApiKeyCache<T> {
-  const nowMs = options.nowMs ?? (() => performance.now());
-  const entries = new LRUCache<string, Entry<T>>({ max: options.maxEntries ?? CACHED_KEYS_MAX });
-  /** Counts invalidations; a lookup that saw it change stores nothing. */
-  let generation = 0;
-
-  function dropWhere(matches: (value: T) => boolean): void {
-    generation += 1;
-    for (const [hash, entry] of entries.entries()) if (matches(entry.value)) entries.delete(hash);
-  }
-
-  function dropAll(): void {
-    generation += 1;
-    entries.clear();
-  }
-
-  const unsubscribe = [
-    notifications.subscribe(API_KEYS_CHANNEL, (payload) => {
-      const separator = payload.indexOf(':');
-      const kind = payload.slice(0, separator);
-      const id = payload.slice(separator + 1);
-      if (kind === 'key') dropWhere((value) => value.keyId === id);
-      else if (kind === 'shop') dropWhere((value) => value.shopId === id);
-      else dropAll();
-    }),
-    notifications.onListeningChange(dropAll),
-  ];
-
+  const cache = createNotifiedCache<T>(notifications, {
+    channel: API_KEYS_CHANNEL,
+    tagsOf: (value) => [apiKeyChanged(value.keyId), shopChanged(value.shopId)],
+    maxEntries: options.maxEntries ?? CACHED_KEYS_MAX,
+    trustedWhileListeningMs: TRUSTED_WHILE_LISTENING_MS,
+    trustedWhileNotListeningMs: TRUSTED_WHILE_NOT_LISTENING_MS,
+    nowMs: options.nowMs,
+  });
+  // The key's hash, never the key, names its entry.
   const cacheKey = (keyHash: Uint8Array) => Buffer.from(keyHash).toString('base64');
-
   return {
-    get(keyHash) {
-      const key = cacheKey(keyHash);
-      const entry = entries.get(key);
-      if (!entry) return undefined;
-      const trustedMs = notifications.listening ? TRUSTED_WHILE_LISTENING_MS : TRUSTED_WHILE_NOT_LISTENING_MS;
-      if (nowMs() - entry.cachedAtMs <= trustedMs) return entry.value;
-      entries.delete(key);
-      return undefined;
-    },
-    beginLookup: () => ({ generation, startedAtMs: nowMs() }),
-    store(keyHash, value, ticket) {
-      if (ticket.generation !== generation) return;
-      entries.set(cacheKey(keyHash), { value, cachedAtMs: ticket.startedAtMs });
-    },
+    get: (keyHash) => cache.get(cacheKey(keyHash)),
+    beginLookup: () => cache.beginLookup(),
+    store: (keyHash, value, ticket) => cache.store(cacheKey(keyHash), value, ticket),
     get size() {
-      return entries.size;
+      return cache.size;
     },
-    close() {
-      for (const stop of unsubscribe) stop();
-      entries.clear();
-    },
+    close: () => cache.close(),
   };
 }
