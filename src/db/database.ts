@@ -4,14 +4,12 @@
 // int8 columns (all money) back as `bigint`.
 import { chmod, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import { listenOnPGlite, listenOnPostgres, type Notifications } from './notifications.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PreparingClient } from './prepared-statements.ts';
-import { PrivateNodeFS } from './private-nodefs.ts';
 
 export type DatabaseBackend = 'postgres' | 'pglite';
 
@@ -127,6 +125,9 @@ async function makeOwnerOnly(folder: string): Promise<void> {
 }
 
 async function openPGlite(dataDir: string | undefined, dump: Blob | undefined): Promise<DatabaseHandle> {
+  // Loaded only here: a gateway on a PostgreSQL server never needs PGlite's code in memory.
+  const { PGlite, types: pgliteTypes } = await import('@electric-sql/pglite');
+  const { PrivateNodeFS } = await import('./private-nodefs.ts');
   const inMemory = dataDir === undefined || dataDir.startsWith('memory://');
   if (!inMemory) await makeOwnerOnly(dataDir);
   const pglite = await PGlite.create({
