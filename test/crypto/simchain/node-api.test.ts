@@ -1,12 +1,12 @@
 // The simulated chain over HTTP answers in a java-tron full node's shapes
 // (TRON.md §1.8): empty answers, solidity views, constant calls, broadcasts.
-import { bytesToHex } from '@noble/hashes/utils.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { tronAddressToHex } from '../../../src/crypto/tron/address.ts';
-import { transactionJson } from '../../../src/crypto/tron/transaction.ts';
+import { decodeSignedTransaction, transactionJson } from '../../../src/crypto/tron/transaction.ts';
 import { addressWord } from '../../../src/crypto/tron/trc20-usdt.ts';
-import { testKey } from './fixtures/transfers.ts';
+import { signedTransfer, testKey } from './fixtures/transfers.ts';
 
 let server: SimulatedChainServer | undefined;
 afterEach(async () => {
@@ -159,10 +159,11 @@ describe('broadcast', () => {
 
   it('broadcasttransaction re-encodes the JSON raw_data: exact JSON is accepted, altered JSON fails the signature', async () => {
     const { chain } = await start();
-    // Build and sign without broadcasting: the recent-cache would answer DUP otherwise.
-    const other = await startSimulatedChainServer({ seed: 'node api' });
-    const signed = other.chain.sendUsdt({ to: stranger.address, amount: 3n }).transaction;
-    await other.close();
+    // Built and signed, not yet broadcast.
+    const built = signedTransfer(chain, chain.payers[0]!, { to: stranger.address, amount: 3n });
+    const decoded = decodeSignedTransaction(hexToBytes(built.hex));
+    if (!decoded.ok) throw new Error(decoded.problem);
+    const signed = decoded.transaction;
     const json = transactionJson(signed);
     const altered = { ...json, raw_data: { ...json.raw_data, fee_limit: 99 } };
     expect(await post('/wallet/broadcasttransaction', { ...altered, signature: [bytesToHex(signed.signatures[0]!)] })).toMatchObject({ result: false, code: 'SIGERROR' });
