@@ -35,6 +35,14 @@ export interface Config {
   readonly rootKeyFile: string | undefined;
   /** Root keys replaced by a rotation, kept to open what they wrapped until `paygate kms rotate` has re-wrapped it. */
   readonly previousRootKeys: readonly string[];
+  /** Live crypto: the file holding the account xpub that live deposit addresses derive from (docs/crypto.md). */
+  readonly tronXpubFile: string | undefined;
+  /** Live crypto: TRON full-node URLs, in order of preference. */
+  readonly tronNodeUrls: readonly string[];
+  /** Sent as TRON-PRO-API-KEY to every node (TronGrid). */
+  readonly tronApiKey: string | undefined;
+  /** The TRC20 USDT contract whose transfers count on the live chain (mainnet's by default). */
+  readonly tronUsdtContract: string;
 }
 
 export class ConfigError extends Error {
@@ -126,6 +134,31 @@ function readRootKeys(env: Env): Pick<Config, 'rootKey' | 'rootKeyFile' | 'previ
   return { rootKey, rootKeyFile: rootKeyFile === undefined ? undefined : resolve(rootKeyFile), previousRootKeys };
 }
 
+const USDT_CONTRACT_MAINNET_BASE58 = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+
+function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract'> {
+  const xpubFile = env.PAYGATE_TRON_XPUB_FILE?.trim() || undefined;
+  const urls = (env.PAYGATE_TRON_NODE_URLS ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  if (urls.length > 10) throw new ConfigError('PAYGATE_TRON_NODE_URLS', `lists ${urls.length} URLs; at most 10`);
+  for (const [index, url] of urls.entries()) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} is not a URL`);
+    }
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} must use https or http`);
+  }
+  const contract = env.PAYGATE_TRON_USDT_CONTRACT?.trim() || USDT_CONTRACT_MAINNET_BASE58;
+  if (!/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(contract)) throw new ConfigError('PAYGATE_TRON_USDT_CONTRACT', 'must be a TRON Base58 address (34 characters starting with T)');
+  return {
+    tronXpubFile: xpubFile === undefined ? undefined : resolve(xpubFile),
+    tronNodeUrls: urls,
+    tronApiKey: env.PAYGATE_TRON_API_KEY?.trim() || undefined,
+    tronUsdtContract: contract,
+  };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function defaultPublicUrl(port: number): string {
@@ -170,5 +203,6 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: readMetricsToken(env),
     shutdownTimeoutMs: readInteger(env, 'PAYGATE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
     ...readRootKeys(env),
+    ...readTronSettings(env),
   };
 }

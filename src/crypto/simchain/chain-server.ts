@@ -25,6 +25,8 @@ export interface SimulatedChainServerOptions {
   readonly persistFile?: string;
   /** Serve this chain instead of creating one. */
   readonly chain?: SimulatedChain;
+  /** Do not keep the process alive for it (a gateway's in-process sandbox chain must not hold up its exit). */
+  readonly unref?: boolean;
 }
 
 export interface SimulatedChainServer {
@@ -78,6 +80,7 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
     server.listen(options.port ?? 0, host, resolve);
   });
   const { port } = server.address() as AddressInfo;
+  if (options.unref) server.unref();
 
   let saving = Promise.resolve();
   let lastSavedHead = chain.head.id;

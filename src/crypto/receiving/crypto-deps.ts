@@ -1,0 +1,50 @@
+// What the crypto receiving services are built from. The chain handle is made
+// once per gateway context (on first use) and shared by its routes and workers.
+import { basename } from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import type { AppContext } from '../../context.ts';
+import type { Db } from '../../db/transaction.ts';
+import { createCryptoChain, type CryptoChain } from './crypto-chain.ts';
+
+export interface CryptoDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly config: Config;
+  /** Deposit address keys, node clients and the sandbox chain. */
+  readonly chain: CryptoChain;
+  readonly logger: Logger;
+}
+
+const depsOfContext = new WeakMap<AppContext, CryptoDeps>();
+
+/** The crypto dependencies of a gateway context, made on first use; `chain` replaces the default (tests). */
+export function cryptoDepsFor(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>, chain?: CryptoChain): CryptoDeps {
+  const key = context as AppContext;
+  const existing = depsOfContext.get(key);
+  if (existing && chain === undefined) return existing;
+  const deps: CryptoDeps = {
+    db: context.db,
+    clock: context.clock,
+    config: context.config,
+    logger: context.logger,
+    chain:
+      chain ??
+      createCryptoChain({
+        config: context.config,
+        // PAYGATE_DATA_DIR=memory:// (tests): no data folder, so an in-memory sandbox seed and chain.
+        dataDir: basename(context.config.dataDir) === 'memory:' ? undefined : context.config.dataDir,
+        logger: context.logger,
+      }),
+  };
+  depsOfContext.set(key, deps);
+  return deps;
+}
+
+/** Stops the context's chain handle (its node clients and the in-process sandbox chain), if one was made. */
+export async function closeCryptoDeps(context: Pick<AppContext, 'db'>): Promise<void> {
+  const deps = depsOfContext.get(context as AppContext);
+  depsOfContext.delete(context as AppContext);
+  await deps?.chain.close();
+}

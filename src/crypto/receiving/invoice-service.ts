@@ -1,0 +1,199 @@
+// Crypto invoices: creation (validation, a fresh deposit address, idempotency
+// by external_id), reads, and the QR code of the payment URI. The watcher moves
+// them through their states (invoice-settlement.ts).
+import QRCode from 'qrcode';
+import { inIdempotentTransaction, findPrior, recordCreated, type IdempotencyRule, type KeyedRequest } from '../../idempotency/idempotency-service.ts';
+import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
+import { InvalidRequestError, NotFoundError } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import { parseMinor } from '../../money/decimal.ts';
+import type { ShopMode } from '../../merchants/merchant-service.ts';
+import { webhookUrlProblem, type WebhookUrlRules } from '../../webhooks/url-guard.ts';
+import { allocateDepositAddress } from './address-allocation.ts';
+import type { CryptoDeps } from './crypto-deps.ts';
+import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
+import * as repository from './receiving-repository.ts';
+import { INVOICE_STATUSES, type InvoiceStatus } from './receiving-tables.ts';
+import { invoiceView, type InvoiceView } from './receiving-views.ts';
+
+export type { InvoiceView } from './receiving-views.ts';
+export type { InvoiceStatus } from './receiving-tables.ts';
+
+export const SUPPORTED_NETWORKS = ['TRC20'] as const;
+export const EXTERNAL_ID_MAX_LENGTH = 100;
+export const CALLBACK_URL_MAX_LENGTH = 2048;
+export const LIFETIME_MIN_S = 300;
+export const LIFETIME_MAX_S = 43_200;
+export const LIFETIME_DEFAULT_S = 3_600;
+/** 10^9 USDT in micro-USDT. */
+export const AMOUNT_MAX_MICRO = 1_000_000_000_000_000n;
+
+export interface CryptoShop {
+  readonly shopId: string;
+  readonly mode: ShopMode;
+}
+
+export interface CreateInvoiceRequest {
+  readonly external_id: string;
+  readonly amount: string;
+  readonly network: string;
+  readonly lifetime_s?: number | undefined;
+  readonly callback_url?: string | null | undefined;
+}
+
+export const INVOICE_IDEMPOTENCY_RULE: IdempotencyRule = {
+  operation: 'crypto.invoice.create',
+  windowMs: null,
+  replay: 'current-resource',
+  conflictMessage: 'An invoice with this external_id already exists with other parameters; use a new external_id for a new invoice.',
+};
+
+/** A USDT amount of a request: a decimal string, > 0, at most 6 places and 10^9. */
+export function parseUsdtAmount(value: unknown, field: string): bigint {
+  if (typeof value !== 'string') throw new InvalidRequestError(`${field} must be a decimal string such as "10.5" (a JSON string, not a number).`);
+  const parsed = parseMinor(value, 'USDT', 'decimal-string');
+  if (!parsed.ok) throw new InvalidRequestError(`${field} ${parsed.problem}.`);
+  if (parsed.minor <= 0n) throw new InvalidRequestError(`${field} must be greater than 0.`);
+  if (parsed.minor > AMOUNT_MAX_MICRO) throw new InvalidRequestError(`${field} must be at most 1000000000.`);
+  return parsed.minor;
+}
+
+export function parseNetwork(value: unknown): 'TRC20' {
+  if (value !== 'TRC20') {
+    throw new InvalidRequestError(`network ${JSON.stringify(String(value).slice(0, 32))} is not supported; supported networks: ${SUPPORTED_NETWORKS.join(', ')}.`);
+  }
+  return value;
+}
+
+export function parseTextId(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.length < 1 || value.length > EXTERNAL_ID_MAX_LENGTH) {
+    throw new InvalidRequestError(`${field} must be a string of 1 to ${EXTERNAL_ID_MAX_LENGTH} characters.`);
+  }
+  return value;
+}
+
+interface ValidInvoiceRequest {
+  readonly externalId: string;
+  readonly amountMicro: bigint;
+  readonly network: 'TRC20';
+  readonly lifetimeS: number;
+  readonly callbackUrl: string | null;
+}
+
+function validateInvoiceRequest(request: CreateInvoiceRequest, rules: WebhookUrlRules): ValidInvoiceRequest {
+  const externalId = parseTextId(request.external_id, 'external_id');
+  const amountMicro = parseUsdtAmount(request.amount, 'amount');
+  const network = parseNetwork(request.network);
+  const lifetimeS = request.lifetime_s ?? LIFETIME_DEFAULT_S;
+  if (!Number.isInteger(lifetimeS) || lifetimeS < LIFETIME_MIN_S || lifetimeS > LIFETIME_MAX_S) {
+    throw new InvalidRequestError(`lifetime_s must be a whole number of seconds from ${LIFETIME_MIN_S} to ${LIFETIME_MAX_S}.`);
+  }
+  const callbackUrl = request.callback_url ?? null;
+  if (callbackUrl !== null) {
+    const problem =
+      typeof callbackUrl !== 'string'
+        ? 'must be a string'
+        : callbackUrl.length > CALLBACK_URL_MAX_LENGTH
+          ? `must be at most ${CALLBACK_URL_MAX_LENGTH} characters`
+          : webhookUrlProblem(callbackUrl, rules);
+    if (problem) throw new InvalidRequestError(`callback_url ${problem}; send an absolute URL (https, or http where allowed) of a public host.`);
+  }
+  return { externalId, amountMicro, network, lifetimeS, callbackUrl };
+}
+
+/**
+ * POST /v1/crypto/invoices. The same external_id with the same parameters is the
+ * same invoice (created: false); with other parameters, 409 duplicate_external_id.
+ */
+export async function createInvoice(deps: CryptoDeps, shop: CryptoShop, request: CreateInvoiceRequest): Promise<{ created: boolean; invoice: InvoiceView }> {
+  const valid = validateInvoiceRequest(request, deps.config);
+  const keyed: KeyedRequest = {
+    shopId: shop.shopId,
+    key: valid.externalId,
+    fingerprint: requestFingerprint({
+      amount_micro: valid.amountMicro.toString(),
+      network: valid.network,
+      lifetime_s: valid.lifetimeS,
+      callback_url: valid.callbackUrl,
+    }),
+  };
+  // Outside the transaction: the first use may load keys and start the sandbox chain.
+  const access = await deps.chain.forMode(shop.mode);
+  return inIdempotentTransaction(deps.db, async (tx) => {
+    const prior = await findPrior(tx, deps.clock, INVOICE_IDEMPOTENCY_RULE, keyed);
+    if (prior) {
+      if (prior.kind !== 'existing') throw new Error('invoice idempotency returns the current resource');
+      const existing = await repository.findInvoiceOfShop(tx, shop.shopId, prior.resourceId);
+      if (!existing) throw new Error(`invoice ${prior.resourceId} of an idempotency record is missing`);
+      return { created: false, invoice: invoiceView(existing) };
+    }
+    const id = newId('invoice');
+    // The record first: a concurrent duplicate waits on its key and is retried, finding this one.
+    await recordCreated(tx, deps.clock, INVOICE_IDEMPOTENCY_RULE, keyed, { resourceId: id });
+    const address = await allocateDepositAddress(tx, deps.clock, access, shop.shopId, 'invoice');
+    const now = deps.clock.now();
+    const row = await repository.insertInvoice(tx, {
+      id,
+      shop_id: shop.shopId,
+      external_id: valid.externalId,
+      network: valid.network,
+      amount_micro: valid.amountMicro,
+      address,
+      status: 'pending',
+      lifetime_s: valid.lifetimeS,
+      callback_url: valid.callbackUrl,
+      expires_at: new Date(now.getTime() + valid.lifetimeS * 1000),
+      paid_at: null,
+      created_at: now,
+      updated_at: now,
+    });
+    return { created: true, invoice: invoiceView(row) };
+  });
+}
+
+async function invoiceRowOfShop(deps: CryptoDeps, shopId: string, invoiceId: string): Promise<repository.InvoiceRow> {
+  const row = invoiceId.startsWith('inv_') && invoiceId.length <= 100 ? await repository.findInvoiceOfShop(deps.db, shopId, invoiceId) : undefined;
+  if (!row) throw new NotFoundError('No such invoice.');
+  return row;
+}
+
+/** An invoice of the shop; another shop's, or an unknown id, is 404. */
+export async function getInvoice(deps: CryptoDeps, shopId: string, invoiceId: string): Promise<InvoiceView> {
+  return invoiceView(await invoiceRowOfShop(deps, shopId, invoiceId));
+}
+
+export interface ListInvoicesInput {
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+  readonly status?: string | undefined;
+  readonly external_id?: string | undefined;
+}
+
+export async function listInvoices(deps: CryptoDeps, shopId: string, input: ListInvoicesInput): Promise<{ data: InvoiceView[]; next_cursor: string | null }> {
+  if (input.status !== undefined && !INVOICE_STATUSES.includes(input.status as InvoiceStatus)) {
+    throw new InvalidRequestError(`status must be one of ${INVOICE_STATUSES.join(', ')}.`);
+  }
+  const rows = await repository.listInvoices(deps.db, {
+    shopId,
+    limit: input.limit + 1,
+    status: input.status as InvoiceStatus | undefined,
+    externalId: input.external_id,
+    after: input.cursor ? decodeListCursor(input.cursor, 'inv_') : undefined,
+  });
+  const page = rows.slice(0, input.limit);
+  const last = page.at(-1);
+  return { data: page.map(invoiceView), next_cursor: rows.length > input.limit && last ? encodeListCursor(last) : null };
+}
+
+/** The QR code (SVG) of the invoice's payment URI, for wallets that scan. */
+export async function invoiceQrSvg(deps: CryptoDeps, shopId: string, invoiceId: string): Promise<string> {
+  const invoice = invoiceView(await invoiceRowOfShop(deps, shopId, invoiceId));
+  return QRCode.toString(invoice.payment_uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+}
+
+/** The hosted invoice page (public, no API key): the invoice by its id alone, or undefined. */
+export async function findInvoiceForPage(deps: Pick<CryptoDeps, 'db'>, invoiceId: string): Promise<InvoiceView | undefined> {
+  if (!invoiceId.startsWith('inv_') || invoiceId.length > 100) return undefined;
+  const row = await repository.findInvoiceById(deps.db, invoiceId);
+  return row && invoiceView(row);
+}

@@ -1,0 +1,381 @@
+// SQL of crypto receiving: addresses and their index counters, invoices,
+// wallets, deposits, and the chain watcher's cursor, lease and scanned blocks.
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { Executor, Tx } from '../../db/transaction.ts';
+import type { AddressKeyId, ChainName, CryptoReceivingTables, DepositStatus, InvoiceStatus, WalletStatus } from './receiving-tables.ts';
+
+export type AddressRow = Selectable<CryptoReceivingTables['crypto_addresses']>;
+export type InvoiceRow = Selectable<CryptoReceivingTables['crypto_invoices']>;
+export type WalletRow = Selectable<CryptoReceivingTables['crypto_wallets']>;
+export type DepositRow = Selectable<CryptoReceivingTables['crypto_deposits']>;
+export type CursorRow = Selectable<CryptoReceivingTables['crypto_chain_cursors']>;
+
+/** Position in a list ordered by (created_at desc, id desc). */
+export interface ListPosition {
+  readonly createdAt: Date;
+  readonly id: string;
+}
+
+// ---- addresses ----
+
+/** Takes the next derivation index of the key; the counter row stays locked until the transaction ends. */
+export async function takeNextIndex(tx: Tx, keyId: AddressKeyId): Promise<number> {
+  const row = await tx
+    .updateTable('crypto_address_counters')
+    .set((eb) => ({ next_index: eb('next_index', '+', 1n) }))
+    .where('key_id', '=', keyId)
+    .returning('next_index')
+    .executeTakeFirstOrThrow();
+  return Number(row.next_index) - 1;
+}
+
+export async function insertAddress(tx: Tx, row: Insertable<CryptoReceivingTables['crypto_addresses']>): Promise<void> {
+  await tx.insertInto('crypto_addresses').values(row).execute();
+}
+
+/** Which of these addresses are ours (of this key): one primary-key probe per address. */
+export async function findOurAddresses(db: Executor, keyId: AddressKeyId, addresses: readonly string[]): Promise<AddressRow[]> {
+  if (addresses.length === 0) return [];
+  return db.selectFrom('crypto_addresses').selectAll().where('address', 'in', addresses).where('key_id', '=', keyId).execute();
+}
+
+export async function listAddresses(db: Executor, options: { readonly limit: number; readonly after?: string | undefined; readonly shopId?: string | undefined }): Promise<AddressRow[]> {
+  let query = db.selectFrom('crypto_addresses').selectAll();
+  if (options.after !== undefined) query = query.where('address', '>', options.after);
+  if (options.shopId !== undefined) query = query.where('shop_id', '=', options.shopId);
+  return query.orderBy('address').limit(options.limit).execute();
+}
+
+export async function underpaidToleranceBps(db: Executor, shopId: string): Promise<number> {
+  const row = await db.selectFrom('crypto_shop_settings').select('underpaid_tolerance_bps').where('shop_id', '=', shopId).executeTakeFirst();
+  return row?.underpaid_tolerance_bps ?? 0;
+}
+
+export async function setUnderpaidToleranceBps(tx: Tx, shopId: string, bps: number, at: Date): Promise<void> {
+  await tx
+    .insertInto('crypto_shop_settings')
+    .values({ shop_id: shopId, underpaid_tolerance_bps: bps, updated_at: at })
+    .onConflict((conflict) => conflict.column('shop_id').doUpdateSet({ underpaid_tolerance_bps: bps, updated_at: at }))
+    .execute();
+}
+
+// ---- invoices ----
+
+export async function insertInvoice(tx: Tx, row: Insertable<CryptoReceivingTables['crypto_invoices']>): Promise<InvoiceRow> {
+  return tx.insertInto('crypto_invoices').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findInvoiceOfShop(db: Executor, shopId: string, invoiceId: string): Promise<InvoiceRow | undefined> {
+  return db.selectFrom('crypto_invoices').selectAll().where('id', '=', invoiceId).where('shop_id', '=', shopId).executeTakeFirst();
+}
+
+export async function findInvoiceById(db: Executor, invoiceId: string): Promise<InvoiceRow | undefined> {
+  return db.selectFrom('crypto_invoices').selectAll().where('id', '=', invoiceId).executeTakeFirst();
+}
+
+export async function lockInvoice(tx: Tx, invoiceId: string): Promise<InvoiceRow | undefined> {
+  return tx.selectFrom('crypto_invoices').selectAll().where('id', '=', invoiceId).forUpdate().executeTakeFirst();
+}
+
+export async function findInvoicesByAddresses(db: Executor, addresses: readonly string[]): Promise<InvoiceRow[]> {
+  if (addresses.length === 0) return [];
+  return db.selectFrom('crypto_invoices').selectAll().where('address', 'in', addresses).execute();
+}
+
+export async function listInvoices(
+  db: Executor,
+  query: { shopId: string; limit: number; status?: InvoiceStatus | undefined; externalId?: string | undefined; after?: ListPosition | undefined },
+): Promise<InvoiceRow[]> {
+  let builder = db.selectFrom('crypto_invoices').selectAll().where('shop_id', '=', query.shopId);
+  if (query.status !== undefined) builder = builder.where('status', '=', query.status);
+  if (query.externalId !== undefined) builder = builder.where('external_id', '=', query.externalId);
+  if (query.after) {
+    const { createdAt, id } = query.after;
+    builder = builder.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+  }
+  return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+}
+
+export async function updateInvoice(
+  tx: Tx,
+  invoiceId: string,
+  changes: { status: InvoiceStatus; paid_micro?: bigint; paid_at?: Date | null; updated_at: Date },
+): Promise<InvoiceRow> {
+  return tx.updateTable('crypto_invoices').set(changes).where('id', '=', invoiceId).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Locks up to `limit` open invoices past their expires_at that no other worker holds. */
+export async function claimExpiredOpenInvoices(tx: Tx, now: Date, limit: number): Promise<InvoiceRow[]> {
+  return tx
+    .selectFrom('crypto_invoices')
+    .selectAll()
+    .where('status', 'in', ['pending', 'confirming'])
+    .where('expires_at', '<=', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+}
+
+// ---- wallets ----
+
+export async function insertWallet(tx: Tx, row: Insertable<CryptoReceivingTables['crypto_wallets']>): Promise<WalletRow> {
+  return tx.insertInto('crypto_wallets').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findWalletOfShop(db: Executor, shopId: string, walletId: string): Promise<WalletRow | undefined> {
+  return db.selectFrom('crypto_wallets').selectAll().where('id', '=', walletId).where('shop_id', '=', shopId).executeTakeFirst();
+}
+
+export async function findWalletById(db: Executor, walletId: string): Promise<WalletRow | undefined> {
+  return db.selectFrom('crypto_wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
+}
+
+export async function findWalletsByAddresses(db: Executor, addresses: readonly string[]): Promise<WalletRow[]> {
+  if (addresses.length === 0) return [];
+  return db.selectFrom('crypto_wallets').selectAll().where('address', 'in', addresses).execute();
+}
+
+export async function listWallets(
+  db: Executor,
+  query: { shopId: string; limit: number; status?: WalletStatus | undefined; clientId?: string | undefined; after?: ListPosition | undefined },
+): Promise<WalletRow[]> {
+  let builder = db.selectFrom('crypto_wallets').selectAll().where('shop_id', '=', query.shopId);
+  if (query.status !== undefined) builder = builder.where('status', '=', query.status);
+  if (query.clientId !== undefined) builder = builder.where('client_id', '=', query.clientId);
+  if (query.after) {
+    const { createdAt, id } = query.after;
+    builder = builder.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+  }
+  return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+}
+
+/** active ⇄ blocked; undefined when the wallet is not in `from` (or not the shop's). */
+export async function transitionWallet(tx: Tx, shopId: string, walletId: string, from: WalletStatus, to: WalletStatus, at: Date): Promise<WalletRow | undefined> {
+  return tx
+    .updateTable('crypto_wallets')
+    .set({ status: to, updated_at: at })
+    .where('id', '=', walletId)
+    .where('shop_id', '=', shopId)
+    .where('status', '=', from)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Sums of credited and held deposits per wallet. */
+export async function walletTotals(db: Executor, walletIds: readonly string[]): Promise<Map<string, { receivedMicro: bigint; heldMicro: bigint }>> {
+  const totals = new Map<string, { receivedMicro: bigint; heldMicro: bigint }>();
+  for (const id of walletIds) totals.set(id, { receivedMicro: 0n, heldMicro: 0n });
+  if (walletIds.length === 0) return totals;
+  const rows = await db
+    .selectFrom('crypto_deposits')
+    .select(['wallet_id', 'status', (eb) => eb.fn.sum<string>('amount_micro').as('total')])
+    .where('wallet_id', 'in', walletIds)
+    .where('status', 'in', ['credited', 'held'])
+    .groupBy(['wallet_id', 'status'])
+    .execute();
+  for (const row of rows) {
+    const entry = totals.get(row.wallet_id!)!;
+    const total = BigInt(row.total);
+    totals.set(row.wallet_id!, row.status === 'credited' ? { ...entry, receivedMicro: total } : { ...entry, heldMicro: total });
+  }
+  return totals;
+}
+
+// ---- deposits ----
+
+export async function depositsOfWallet(db: Executor, walletId: string, limit: number): Promise<DepositRow[]> {
+  return db.selectFrom('crypto_deposits').selectAll().where('wallet_id', '=', walletId).orderBy('seen_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
+export async function depositsOfInvoice(db: Executor, invoiceId: string): Promise<DepositRow[]> {
+  return db.selectFrom('crypto_deposits').selectAll().where('invoice_id', '=', invoiceId).orderBy('seen_at').orderBy('id').execute();
+}
+
+export async function findDepositsByKeys(db: Executor, keys: readonly { txId: string; logIndex: number }[]): Promise<DepositRow[]> {
+  if (keys.length === 0) return [];
+  return db
+    .selectFrom('crypto_deposits')
+    .selectAll()
+    .where((eb) => eb.or(keys.map((key) => eb.and([eb('tx_id', '=', key.txId), eb('log_index', '=', key.logIndex)]))))
+    .execute();
+}
+
+export async function insertDeposit(tx: Tx, row: Insertable<CryptoReceivingTables['crypto_deposits']>): Promise<DepositRow | undefined> {
+  return tx
+    .insertInto('crypto_deposits')
+    .values(row)
+    .onConflict((conflict) => conflict.columns(['tx_id', 'log_index']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** An orphaned deposit seen again (in another block): back to confirming, with its new block. */
+export async function reviveDeposit(tx: Tx, depositId: string, blockNumber: number, blockId: string): Promise<DepositRow | undefined> {
+  return tx
+    .updateTable('crypto_deposits')
+    .set({ status: 'confirming', block_number: BigInt(blockNumber), block_id: blockId })
+    .where('id', '=', depositId)
+    .where('status', '=', 'orphaned')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A confirming deposit seen in another block than recorded (a reorg that moved it before we noticed). */
+export async function moveDeposit(tx: Tx, depositId: string, blockNumber: number, blockId: string): Promise<void> {
+  await tx
+    .updateTable('crypto_deposits')
+    .set({ block_number: BigInt(blockNumber), block_id: blockId })
+    .where('id', '=', depositId)
+    .where('status', '=', 'confirming')
+    .execute();
+}
+
+/** Confirming deposits of blocks above `blockNumber` become orphaned; returns them. */
+export async function orphanDepositsAbove(tx: Tx, chain: ChainName, blockNumber: number): Promise<DepositRow[]> {
+  return tx
+    .updateTable('crypto_deposits')
+    .set({ status: 'orphaned' })
+    .where('chain', '=', chain)
+    .where('status', '=', 'confirming')
+    .where('block_number', '>', BigInt(blockNumber))
+    .returningAll()
+    .execute();
+}
+
+/** Ids of confirming deposits whose block is at or below `blockNumber` (final), oldest first. */
+export async function finalDepositIds(db: Executor, chain: ChainName, blockNumber: number, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('crypto_deposits')
+    .select('id')
+    .where('chain', '=', chain)
+    .where('status', '=', 'confirming')
+    .where('block_number', '<=', BigInt(blockNumber))
+    .orderBy('block_number')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+export async function lockConfirmingDeposit(tx: Tx, depositId: string): Promise<DepositRow | undefined> {
+  return tx.selectFrom('crypto_deposits').selectAll().where('id', '=', depositId).where('status', '=', 'confirming').forUpdate().executeTakeFirst();
+}
+
+export async function finishDeposit(tx: Tx, depositId: string, status: Extract<DepositStatus, 'credited' | 'held'>, at: Date): Promise<DepositRow> {
+  return tx.updateTable('crypto_deposits').set({ status, final_at: at }).where('id', '=', depositId).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function countConfirmingDepositsOfInvoice(db: Executor, invoiceId: string): Promise<number> {
+  const row = await db
+    .selectFrom('crypto_deposits')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('invoice_id', '=', invoiceId)
+    .where('status', '=', 'confirming')
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** Credited deposit sums per address (the custody view's ledger side). */
+export async function creditedByAddress(db: Executor, addresses: readonly string[]): Promise<Map<string, bigint>> {
+  const sums = new Map<string, bigint>();
+  if (addresses.length === 0) return sums;
+  const rows = await db
+    .selectFrom('crypto_deposits')
+    .select(['address', (eb) => eb.fn.sum<string>('amount_micro').as('total')])
+    .where('address', 'in', addresses)
+    .where('status', 'in', ['credited', 'held'])
+    .groupBy('address')
+    .execute();
+  for (const row of rows) sums.set(row.address, BigInt(row.total));
+  return sums;
+}
+
+// ---- the watcher's cursor, lease and scanned blocks ----
+
+export async function findCursor(db: Executor, chain: ChainName): Promise<CursorRow | undefined> {
+  return db.selectFrom('crypto_chain_cursors').selectAll().where('chain', '=', chain).executeTakeFirst();
+}
+
+/** The first watcher of a chain starts its cursor (a concurrent first watcher's row wins). */
+export async function insertCursorIfMissing(db: Executor, row: Insertable<CryptoReceivingTables['crypto_chain_cursors']>): Promise<void> {
+  await db.insertInto('crypto_chain_cursors').values(row).onConflict((conflict) => conflict.column('chain').doNothing()).execute();
+}
+
+/** Takes or renews the lease; true when this token holds it until `until`. */
+export async function takeLease(db: Executor, chain: ChainName, token: string, now: Date, until: Date): Promise<boolean> {
+  const row = await db
+    .updateTable('crypto_chain_cursors')
+    .set({ leader_token: token, lease_until: until })
+    .where('chain', '=', chain)
+    .where((eb) => eb.or([eb('leader_token', 'is', null), eb('leader_token', '=', token), eb('lease_until', '<=', now)]))
+    .returning('chain')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function releaseLease(db: Executor, chain: ChainName, token: string): Promise<void> {
+  await db.updateTable('crypto_chain_cursors').set({ leader_token: null, lease_until: null }).where('chain', '=', chain).where('leader_token', '=', token).execute();
+}
+
+/**
+ * Moves the cursor from where this leader last saw it; false (nothing moved) when another
+ * watcher took over or moved it meanwhile. The caller's transaction then rolls back.
+ */
+export async function advanceCursor(
+  tx: Tx,
+  chain: ChainName,
+  token: string,
+  from: { blockNumber: number; blockId: string },
+  to: { blockNumber: number; blockId: string },
+  at: Date,
+): Promise<boolean> {
+  const row = await tx
+    .updateTable('crypto_chain_cursors')
+    .set({ block_number: BigInt(to.blockNumber), block_id: to.blockId, updated_at: at })
+    .where('chain', '=', chain)
+    .where('leader_token', '=', token)
+    .where('block_number', '=', BigInt(from.blockNumber))
+    .where('block_id', '=', from.blockId)
+    .returning('chain')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function insertScannedBlocks(tx: Tx, chain: ChainName, blocks: readonly { number: number; id: string }[]): Promise<void> {
+  if (blocks.length === 0) return;
+  await tx
+    .insertInto('crypto_scanned_blocks')
+    .values(blocks.map((block) => ({ chain, block_number: BigInt(block.number), block_id: block.id })))
+    .onConflict((conflict) => conflict.columns(['chain', 'block_number']).doUpdateSet((eb) => ({ block_id: eb.ref('excluded.block_id') })))
+    .execute();
+}
+
+export async function scannedBlockId(db: Executor, chain: ChainName, blockNumber: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('crypto_scanned_blocks')
+    .select('block_id')
+    .where('chain', '=', chain)
+    .where('block_number', '=', BigInt(blockNumber))
+    .executeTakeFirst();
+  return row?.block_id;
+}
+
+export async function deleteScannedBlocks(tx: Tx, chain: ChainName, options: { above?: number; below?: number }): Promise<void> {
+  let query = tx.deleteFrom('crypto_scanned_blocks').where('chain', '=', chain);
+  if (options.above !== undefined) query = query.where('block_number', '>', BigInt(options.above));
+  if (options.below !== undefined) query = query.where('block_number', '<', BigInt(options.below));
+  await query.execute();
+}
+
+/** For tests and the custody view: how many deposits are in each status. */
+export async function depositStatusCounts(db: Executor, chain: ChainName): Promise<Record<string, number>> {
+  const rows = await db
+    .selectFrom('crypto_deposits')
+    .select(['status', sql<string>`count(*)`.as('count')])
+    .where('chain', '=', chain)
+    .groupBy('status')
+    .execute();
+  return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
+}

@@ -1,0 +1,116 @@
+// Static wallets: a permanent deposit address per (client_id, network) of a
+// shop, idempotent by that pair; blocking stops crediting (deposits are held).
+import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest } from '../../idempotency/idempotency-service.ts';
+import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import { allocateDepositAddress } from './address-allocation.ts';
+import type { CryptoDeps } from './crypto-deps.ts';
+import { parseNetwork, parseTextId, type CryptoShop } from './invoice-service.ts';
+import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
+import * as repository from './receiving-repository.ts';
+import { WALLET_STATUSES, type WalletStatus } from './receiving-tables.ts';
+import { walletView, type WalletView } from './receiving-views.ts';
+
+export type { DepositView, WalletView } from './receiving-views.ts';
+
+/** A wallet's GET shows its newest deposits, at most this many. */
+export const WALLET_DEPOSITS_SHOWN_MAX = 100;
+
+export const WALLET_IDEMPOTENCY_RULE: IdempotencyRule = {
+  operation: 'crypto.wallet.create',
+  windowMs: null,
+  replay: 'current-resource',
+  // The key is client_id:network and the fingerprint the same pair: a repeat is never a conflict.
+  conflictMessage: 'A wallet for this client_id and network already exists.',
+};
+
+export async function createWallet(
+  deps: CryptoDeps,
+  shop: CryptoShop,
+  request: { readonly client_id: string; readonly network: string },
+): Promise<{ created: boolean; wallet: WalletView }> {
+  const clientId = parseTextId(request.client_id, 'client_id');
+  const network = parseNetwork(request.network);
+  const keyed: KeyedRequest = { shopId: shop.shopId, key: `${clientId}:${network}`, fingerprint: requestFingerprint({ client_id: clientId, network }) };
+  const access = await deps.chain.forMode(shop.mode);
+  return inIdempotentTransaction(deps.db, async (tx) => {
+    const prior = await findPrior(tx, deps.clock, WALLET_IDEMPOTENCY_RULE, keyed);
+    if (prior) {
+      if (prior.kind !== 'existing') throw new Error('wallet idempotency returns the current resource');
+      const existing = await repository.findWalletOfShop(tx, shop.shopId, prior.resourceId);
+      if (!existing) throw new Error(`wallet ${prior.resourceId} of an idempotency record is missing`);
+      const totals = await repository.walletTotals(tx, [existing.id]);
+      return { created: false, wallet: walletView(existing, totals.get(existing.id)!) };
+    }
+    const id = newId('wallet');
+    await recordCreated(tx, deps.clock, WALLET_IDEMPOTENCY_RULE, keyed, { resourceId: id });
+    const address = await allocateDepositAddress(tx, deps.clock, access, shop.shopId, 'wallet');
+    const now = deps.clock.now();
+    const row = await repository.insertWallet(tx, { id, shop_id: shop.shopId, client_id: clientId, network, address, status: 'active', created_at: now, updated_at: now });
+    return { created: true, wallet: walletView(row, { receivedMicro: 0n, heldMicro: 0n }) };
+  });
+}
+
+function isWalletId(walletId: string): boolean {
+  return walletId.startsWith('wal_') && walletId.length <= 100;
+}
+
+/** A wallet of the shop with its totals and newest deposits; another shop's, or an unknown id, is 404. */
+export async function getWallet(deps: CryptoDeps, shopId: string, walletId: string): Promise<WalletView> {
+  const row = isWalletId(walletId) ? await repository.findWalletOfShop(deps.db, shopId, walletId) : undefined;
+  if (!row) throw new NotFoundError('No such wallet.');
+  const [totals, deposits] = await Promise.all([repository.walletTotals(deps.db, [row.id]), repository.depositsOfWallet(deps.db, row.id, WALLET_DEPOSITS_SHOWN_MAX)]);
+  return walletView(row, totals.get(row.id)!, deposits);
+}
+
+export interface ListWalletsInput {
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+  readonly client_id?: string | undefined;
+  readonly status?: string | undefined;
+}
+
+export async function listWallets(deps: CryptoDeps, shopId: string, input: ListWalletsInput): Promise<{ data: WalletView[]; next_cursor: string | null }> {
+  if (input.status !== undefined && !WALLET_STATUSES.includes(input.status as WalletStatus)) {
+    throw new InvalidRequestError(`status must be one of ${WALLET_STATUSES.join(', ')}.`);
+  }
+  const rows = await repository.listWallets(deps.db, {
+    shopId,
+    limit: input.limit + 1,
+    status: input.status as WalletStatus | undefined,
+    clientId: input.client_id,
+    after: input.cursor ? decodeListCursor(input.cursor, 'wal_') : undefined,
+  });
+  const page = rows.slice(0, input.limit);
+  const totals = await repository.walletTotals(deps.db, page.map((row) => row.id));
+  const last = page.at(-1);
+  return {
+    data: page.map((row) => walletView(row, totals.get(row.id)!)),
+    next_cursor: rows.length > input.limit && last ? encodeListCursor(last) : null,
+  };
+}
+
+async function changeStatus(deps: CryptoDeps, shopId: string, walletId: string, from: WalletStatus, to: WalletStatus): Promise<WalletView> {
+  if (!isWalletId(walletId)) throw new NotFoundError('No such wallet.');
+  const row = await inTransaction(deps.db, async (tx) => {
+    const changed = await repository.transitionWallet(tx, shopId, walletId, from, to, deps.clock.now());
+    if (changed) return changed;
+    const current = await repository.findWalletOfShop(tx, shopId, walletId);
+    if (!current) throw new NotFoundError('No such wallet.');
+    throw new InvalidStateError(`The wallet is already ${current.status}.`);
+  });
+  const totals = await repository.walletTotals(deps.db, [row.id]);
+  return walletView(row, totals.get(row.id)!);
+}
+
+/** active → blocked: later deposits are recorded as held, not credited. 409 invalid_state when already blocked. */
+export function blockWallet(deps: CryptoDeps, shopId: string, walletId: string): Promise<WalletView> {
+  return changeStatus(deps, shopId, walletId, 'active', 'blocked');
+}
+
+/** blocked → active: deposits final from now on are credited again (held ones stay held). */
+export function unblockWallet(deps: CryptoDeps, shopId: string, walletId: string): Promise<WalletView> {
+  return changeStatus(deps, shopId, walletId, 'blocked', 'active');
+}
