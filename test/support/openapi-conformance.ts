@@ -42,6 +42,9 @@ export class ResponseContract {
     const response = operation.responses?.[String(status)] ?? operation.responses?.[`${String(status)[0]}XX`] ?? operation.responses?.default;
     if (!response) return `${where} answered ${status}, which the document does not list (it lists ${Object.keys(operation.responses ?? {}).join(', ')})`;
     const schema = response.content?.['application/json']?.schema;
+    // A documented non-JSON body (an SVG image) is checked for its media type only.
+    const otherMediaType = Object.keys(response.content ?? {}).find((type) => type !== 'application/json');
+    if (!schema && otherMediaType) return contentType?.startsWith(otherMediaType) ? undefined : `${where} ${status} answered ${contentType ?? 'no content type'}, not ${otherMediaType}`;
     if (!schema) return body ? `${where} ${status} has a body, but the document describes none` : undefined;
     if (!contentType?.startsWith('application/json')) return `${where} ${status} answered ${contentType ?? 'no content type'}, not JSON`;
     let value: unknown;

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiKeyScope } from '../../src/merchants/merchant-tables.ts';
 
-export type RouteModule = 'merchants' | 'payments' | 'webhooks' | 'ledger' | 'platform' | 'page';
+export type RouteModule = 'merchants' | 'payments' | 'webhooks' | 'ledger' | 'crypto' | 'platform' | 'page';
 
 export interface RouteRow {
   readonly module: RouteModule;
@@ -39,6 +39,19 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { module: 'ledger', method: 'POST', url: '/v1/crypto/balance/transfers', scopes: ['crypto', 'payouts'] },
   { module: 'ledger', method: 'GET', url: '/v1/crypto/balance/operations', scopes: ['read', 'crypto', 'payouts', 'payments'] },
 
+  { module: 'crypto', method: 'POST', url: '/v1/crypto/invoices', scopes: ['crypto'] },
+  { module: 'crypto', method: 'GET', url: '/v1/crypto/invoices', scopes: ['crypto'] },
+  { module: 'crypto', method: 'GET', url: '/v1/crypto/invoices/:invoice_id', scopes: ['crypto'] },
+  { module: 'crypto', method: 'GET', url: '/v1/crypto/invoices/:invoice_id/qr.svg', scopes: ['crypto'] },
+  { module: 'crypto', method: 'POST', url: '/v1/crypto/wallets', scopes: ['crypto'] },
+  { module: 'crypto', method: 'GET', url: '/v1/crypto/wallets', scopes: ['crypto'] },
+  { module: 'crypto', method: 'GET', url: '/v1/crypto/wallets/:wallet_id', scopes: ['crypto'] },
+  { module: 'crypto', method: 'POST', url: '/v1/crypto/wallets/:wallet_id/block', scopes: ['crypto'] },
+  { module: 'crypto', method: 'POST', url: '/v1/crypto/wallets/:wallet_id/unblock', scopes: ['crypto'] },
+  { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/deposits', scopes: ['crypto'] },
+  { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/blocks', scopes: ['crypto'] },
+  { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/reorg', scopes: ['crypto'] },
+
   { module: 'platform', method: 'GET', url: '/healthz', scopes: 'public' },
   { module: 'platform', method: 'GET', url: '/readyz', scopes: 'public' },
   // Needs PAYGATE_METRICS_TOKEN when that is set; never an API key.
@@ -56,6 +69,9 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { module: 'page', method: 'POST', url: '/pay/:order_code/card', scopes: 'public' },
   { module: 'page', method: 'POST', url: '/pay/:order_code/qr', scopes: 'public' },
   { module: 'page', method: 'POST', url: '/pay/:order_code/confirm', scopes: 'public' },
+  // The hosted crypto invoice page and the status its script polls.
+  { module: 'page', method: 'GET', url: '/pay/crypto/:invoice_id', scopes: 'public' },
+  { module: 'page', method: 'GET', url: '/pay/crypto/:invoice_id/status', scopes: 'public' },
   // Any other /pay path: the page's own 404 in the payer's language.
   { module: 'page', method: 'GET', url: '/pay', scopes: 'public' },
   { module: 'page', method: 'POST', url: '/pay', scopes: 'public' },

@@ -1,0 +1,94 @@
+// The hosted crypto invoice page at /pay/crypto/{invoice_id} (outside /v1: no
+// API key; the invoice id is the capability, as the order code is for payments),
+// and the small status JSON its script polls. Rate limited per IP; errors are a
+// page in the payer's language, never API JSON.
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import type { AppContext } from '../../../context.ts';
+import { RateLimitedError } from '../../../errors.ts';
+import { classify } from '../../../http/error-handler.ts';
+import { pickLang, type Lang } from '../../../payments/page/page-i18n.ts';
+import { layout } from '../../../payments/page/payment-page-html.ts';
+import { cryptoDepsFor } from '../crypto-deps.ts';
+import { invoicePageBody, invoicePageScript, invoiceStatusCard } from './invoice-page-html.ts';
+import { invoiceText } from './invoice-page-i18n.ts';
+import { loadInvoicePage, loadInvoiceStatus } from './invoice-page-service.ts';
+
+/** Above the payment page's 300: an open invoice page polls its status every 3 s. */
+const PAGE_REQUESTS_PER_MINUTE_PER_IP = 600;
+/** Ids are TypeIDs (inv_ + 26 characters); anything else cannot be an invoice. */
+const INVOICE_ID_PATTERN = /^inv_[0-9a-z]{26}$/;
+
+type PageStatus = 404 | 429 | 500;
+
+export const invoicePageRoutes: FastifyPluginAsync<{ context: AppContext }> = async (app, { context }) => {
+  const deps = () => cryptoDepsFor(context);
+
+  await app.register(rateLimit, {
+    global: true,
+    max: PAGE_REQUESTS_PER_MINUTE_PER_IP,
+    timeWindow: 60_000,
+    keyGenerator: (request) => `crypto-page:${request.ip}`,
+    nameSpace: 'paygate-crypto-page-limit:',
+    errorResponseBuilder: (_request, limit) => new RateLimitedError(Math.max(1, Math.ceil(limit.ttl / 1000))),
+  });
+
+  function langOf(request: FastifyRequest): Lang {
+    return pickLang((request.query as Record<string, string | undefined>).lang, request.headers['accept-language']);
+  }
+
+  function send(reply: FastifyReply, status: number, html: string, nonce: string): FastifyReply {
+    return reply
+      .code(status)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer')
+      .header('x-content-type-options', 'nosniff')
+      .header('x-frame-options', 'DENY')
+      .header(
+        'content-security-policy',
+        `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`,
+      )
+      .send(html);
+  }
+
+  function errorPage(reply: FastifyReply, lang: Lang, status: PageStatus, switchPath: string): FastifyReply {
+    const kind = status === 404 ? 'notFound' : status === 429 ? 'tooMany' : 'internal';
+    const nonce = randomBytes(16).toString('base64url');
+    return send(reply, status, layout({ lang, title: invoiceText(lang, 'title'), body: invoiceStatusCard(lang, kind), nonce, switchPath }), nonce);
+  }
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const { status, headers, unexpected } = classify(error);
+    if (unexpected) request.log.error({ err: error, reqId: request.id }, 'unexpected error on the crypto invoice page');
+    const pageStatus: PageStatus = status === 429 ? 429 : status === 404 ? 404 : 500;
+    if (request.url.includes('/status')) return reply.code(status).headers(headers).send({ error: status === 429 ? 'rate_limited' : 'unavailable' });
+    return errorPage(reply.headers(headers), langOf(request), pageStatus, '/pay/crypto');
+  });
+
+  app.get<{ Params: { invoice_id: string } }>('/pay/crypto/:invoice_id', { schema: { hide: true } }, async (request, reply) => {
+    const lang = langOf(request);
+    const invoiceId = request.params.invoice_id;
+    const page = INVOICE_ID_PATTERN.test(invoiceId) ? await loadInvoicePage(deps(), invoiceId) : undefined;
+    if (!page) return errorPage(reply, lang, 404, '/pay/crypto');
+    const nonce = randomBytes(16).toString('base64url');
+    const html = layout({
+      lang,
+      title: `${invoiceText(lang, 'title')} — ${page.shopName}`,
+      body: invoicePageBody(lang, page, nonce),
+      nonce,
+      switchPath: `/pay/crypto/${invoiceId}`,
+      script: invoicePageScript(lang, page, context.clock.now().getTime()),
+    });
+    return send(reply, 200, html, nonce);
+  });
+
+  // What the page's script polls: only what the page shows, nothing more.
+  app.get<{ Params: { invoice_id: string } }>('/pay/crypto/:invoice_id/status', { schema: { hide: true } }, async (request, reply) => {
+    const status = INVOICE_ID_PATTERN.test(request.params.invoice_id) ? await loadInvoiceStatus(deps(), request.params.invoice_id) : undefined;
+    reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
+    if (!status) return reply.code(404).send({ error: 'not_found' });
+    return status;
+  });
+};
