@@ -7,6 +7,7 @@ import { ledgerCheckCommand } from './ledger-commands.ts';
 import { suspenseListCommand, suspenseRefundCommand } from './suspense-commands.ts';
 import { kmsGenerateKeyCommand, kmsRotateCommand } from './kms-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
+import { chainSimulateCommand } from './chain-commands.ts';
 
 export const commands: readonly CliCommand[] = [
   serveCommand,
@@ -23,4 +24,5 @@ export const commands: readonly CliCommand[] = [
   openapiCommand,
   kmsGenerateKeyCommand,
   kmsRotateCommand,
+  chainSimulateCommand,
 ];

@@ -1,0 +1,41 @@
+// `paygate chain simulate`: the simulated TRON chain as a process of its own,
+// following the wall clock; the production node client reads it unchanged,
+// and SIGTERM stops it with exit code 0.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTronNodeClient } from '../../src/crypto/tron/node-client.ts';
+import { USDT_CONTRACT_MAINNET } from '../../src/crypto/tron/trc20-usdt.ts';
+import { PAYGATE_BIN } from '../support/cli.ts';
+
+describe('paygate chain simulate', () => {
+  let stop: (() => void) | undefined;
+  afterEach(() => stop?.());
+
+  it('serves a node that produces a block every 3 s and stops cleanly on SIGTERM', async () => {
+    const child = spawn(process.execPath, [PAYGATE_BIN, 'chain', 'simulate', '--port', '0', '--seed', 'cli-test'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    stop = () => child.kill('SIGKILL');
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /listening on (http:\/\/\S+)/.exec(output);
+        if (match?.[1]) resolve(match[1]);
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.on('close', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+    });
+    const client = createTronNodeClient({ urls: [url], usdtContract: USDT_CONTRACT_MAINNET, timeoutMs: 2_000 });
+    const first = await client.getHeadBlock();
+    await expect.poll(async () => (await client.getHeadBlock()).number, { timeout: 8_000, interval: 250 }).toBeGreaterThan(first.number);
+    const solid = await client.getSolidifiedBlock();
+    expect(solid.number).toBeLessThanOrEqual(Math.max(0, (await client.getHeadBlock()).number - 18));
+    await client.close();
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'close');
+    stop = undefined;
+    expect(code).toBe(0);
+    expect(output).toContain('simulated TRON chain stopped');
+  }, 20_000);
+});
