@@ -30,8 +30,8 @@ export interface ChainAccess {
 export interface CryptoChain {
   /** The chain of a shop's mode. A live shop without configured keys or nodes: ServiceUnavailableError naming the setting. */
   forMode(mode: ShopMode): Promise<ChainAccess>;
-  /** The chains the watcher scans: the sandbox chain always, the live chain when it is configured. */
-  watchedChains(): Promise<ChainAccess[]>;
+  /** Whether live crypto has its key file and nodes configured. */
+  readonly liveConfigured: boolean;
   /** The simulated chain of sandbox shops (test helpers drive it). */
   sandboxChain(): Promise<SimulatedChainServer>;
   close(): Promise<void>;
@@ -113,11 +113,7 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
 
   return {
     forMode: async (mode) => (mode === 'sandbox' ? startSandbox() : startLive()),
-    async watchedChains() {
-      const chains = [await startSandbox()];
-      if (config.tronXpubFile !== undefined && config.tronNodeUrls.length > 0) chains.push(await startLive());
-      return chains;
-    },
+    liveConfigured: config.tronXpubFile !== undefined && config.tronNodeUrls.length > 0,
     sandboxChain: startSandboxServer,
     async close() {
       const accesses = await Promise.allSettled([sandbox, live].filter((entry) => entry !== undefined));

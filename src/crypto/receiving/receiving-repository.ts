@@ -39,6 +39,11 @@ export async function findOurAddresses(db: Executor, keyId: AddressKeyId, addres
   return db.selectFrom('crypto_addresses').selectAll().where('address', 'in', addresses).where('key_id', '=', keyId).execute();
 }
 
+export async function hasAddressesOfKey(db: Executor, keyId: AddressKeyId): Promise<boolean> {
+  const row = await db.selectFrom('crypto_addresses').select('address').where('key_id', '=', keyId).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function listAddresses(db: Executor, options: { readonly limit: number; readonly after?: string | undefined; readonly shopId?: string | undefined }): Promise<AddressRow[]> {
   let query = db.selectFrom('crypto_addresses').selectAll();
   if (options.after !== undefined) query = query.where('address', '>', options.after);
@@ -104,13 +109,26 @@ export async function updateInvoice(
   return tx.updateTable('crypto_invoices').set(changes).where('id', '=', invoiceId).returningAll().executeTakeFirstOrThrow();
 }
 
-/** Locks up to `limit` open invoices past their expires_at that no other worker holds. */
+/**
+ * Locks up to `limit` open invoices past their expires_at that no other worker holds
+ * and that have no deposit still confirming (settlement decides those).
+ */
 export async function claimExpiredOpenInvoices(tx: Tx, now: Date, limit: number): Promise<InvoiceRow[]> {
   return tx
     .selectFrom('crypto_invoices')
     .selectAll()
     .where('status', 'in', ['pending', 'confirming'])
     .where('expires_at', '<=', now)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('crypto_deposits')
+            .select('crypto_deposits.id')
+            .whereRef('crypto_deposits.invoice_id', '=', 'crypto_invoices.id')
+            .where('crypto_deposits.status', '=', 'confirming'),
+        ),
+      ),
+    )
     .orderBy('expires_at')
     .limit(limit)
     .forUpdate()
@@ -130,6 +148,11 @@ export async function findWalletOfShop(db: Executor, shopId: string, walletId: s
 
 export async function findWalletById(db: Executor, walletId: string): Promise<WalletRow | undefined> {
   return db.selectFrom('crypto_wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
+}
+
+/** The wallet row, locked until the transaction ends (a block/unblock and a settlement serialize on it). */
+export async function lockWallet(tx: Tx, walletId: string): Promise<WalletRow | undefined> {
+  return tx.selectFrom('crypto_wallets').selectAll().where('id', '=', walletId).forUpdate().executeTakeFirst();
 }
 
 export async function findWalletsByAddresses(db: Executor, addresses: readonly string[]): Promise<WalletRow[]> {

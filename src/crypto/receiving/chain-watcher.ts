@@ -1,0 +1,189 @@
+// The chain watcher of one chain. One pass:
+//  1. leadership: take or renew the lease on the chain's cursor row (one
+//     watcher scans at a time; a crashed leader's lease runs out);
+//  2. scan from the cursor with the node client, at most SCAN_BATCH_BLOCKS at
+//     a time; the first block's parent must be the cursor's block, otherwise
+//     the chain reorganised: walk back to the newest block we and the node
+//     agree on, orphan the deposits above it and move the cursor there;
+//  3. record each batch's deposits and move the cursor past it in ONE
+//     transaction (compare-and-set on the cursor: a watcher that lost its
+//     lease writes nothing), so a crash at any point repeats at most a batch,
+//     and deposits are unique by (tx_id, log_index) anyway;
+//  4. settle every confirming deposit whose block is at or below the
+//     solidified block, once the node's block there is the one we recorded
+//     (one transaction per deposit; the ledger transfer id is the deposit's).
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.ts';
+import { inTransaction, type Db } from '../../db/transaction.ts';
+import type { ChainAccess } from './crypto-chain.ts';
+import { recordScannedTransfers } from './deposit-recording.ts';
+import { settleFinalDeposit } from './deposit-settlement.ts';
+import { emitWalletDeposit } from './receiving-events.ts';
+import * as repository from './receiving-repository.ts';
+
+/** Blocks per scan (and per recording transaction). */
+export const SCAN_BATCH_BLOCKS = 20;
+/** Batches per pass: a pass stays bounded while catching up; the next one continues. */
+export const SCAN_BATCHES_PER_PASS_MAX = 50;
+/** A new cursor starts this far below the solidified block, so recent deposits are not missed. */
+export const INITIAL_LOOKBACK_BLOCKS = 100;
+/** The deepest reorganisation walked back (TRON never rolls back a solidified block: 18 deep). */
+export const REWIND_BLOCKS_MAX = 1_000;
+/** Block ids kept below the final block, for walking back. */
+const SCANNED_BLOCKS_KEPT_BELOW_FINAL = 100;
+export const LEASE_MS = 30_000;
+const SETTLE_BATCH = 100;
+const SETTLE_BATCHES_PER_PASS_MAX = 50;
+
+/** Where a test may stop a pass, as a crash would (every step is its own transaction). */
+export type WatcherStep = 'after-scan' | 'inside-record' | 'after-record' | 'before-settle' | 'inside-settle';
+
+export interface ChainWatcherOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly access: ChainAccess;
+  /** Identifies this watcher's lease; random by default. */
+  readonly leaderToken?: string;
+  /** TEST-ONLY: called at each step; throwing there stops the pass as a crash would. */
+  readonly onStep?: (step: WatcherStep) => void;
+}
+
+export interface WatcherPassResult {
+  /** false: another watcher holds the lease; nothing was done. */
+  readonly leader: boolean;
+  readonly blocksScanned: number;
+  readonly depositsSeen: number;
+  readonly depositsSettled: number;
+  readonly reorganisations: number;
+}
+
+export interface ChainWatcher {
+  readonly leaderToken: string;
+  runPass(): Promise<WatcherPassResult>;
+  /** Gives up the lease (a clean stop), so another watcher takes over at once. */
+  release(): Promise<void>;
+}
+
+class LostLeadershipError extends Error {}
+
+export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
+  const { db, clock, access } = options;
+  const chain = access.chain;
+  const token = options.leaderToken ?? randomUUID();
+  const step = (name: WatcherStep) => options.onStep?.(name);
+  const renewLease = () => repository.takeLease(db, chain, token, clock.now(), new Date(clock.now().getTime() + LEASE_MS));
+
+  async function ensureCursor(): Promise<void> {
+    if (await repository.findCursor(db, chain)) return;
+    const solid = await access.node.getSolidifiedBlock();
+    const startNumber = Math.max(0, solid.number - INITIAL_LOOKBACK_BLOCKS);
+    const start = startNumber === solid.number ? solid : await access.node.getBlock(startNumber);
+    if (!start) throw new Error(`${chain}: the node has no block ${startNumber}`);
+    await inTransaction(db, async (tx) => {
+      await repository.insertCursorIfMissing(tx, { chain, block_number: BigInt(start.number), block_id: start.id, leader_token: null, lease_until: null, updated_at: clock.now() });
+      const cursor = (await repository.findCursor(tx, chain))!;
+      await repository.insertScannedBlocks(tx, chain, [{ number: Number(cursor.block_number), id: cursor.block_id }]);
+    });
+  }
+
+  /** Walks back from `position` to the newest block the node still has; orphans what lay above it. */
+  async function rewind(position: { blockNumber: number; blockId: string }): Promise<void> {
+    const lowest = Math.max(0, position.blockNumber - REWIND_BLOCKS_MAX);
+    for (let number = position.blockNumber - 1; number >= lowest; number -= 1) {
+      const ours = await repository.scannedBlockId(db, chain, number);
+      if (ours === undefined) break;
+      const theirs = await access.node.getBlock(number);
+      if (theirs?.id !== ours) continue;
+      const orphaned = await inTransaction(db, async (tx) => {
+        const deposits = await repository.orphanDepositsAbove(tx, chain, number);
+        await repository.deleteScannedBlocks(tx, chain, { above: number });
+        if (!(await repository.advanceCursor(tx, chain, token, position, { blockNumber: number, blockId: ours }, clock.now()))) throw new LostLeadershipError();
+        for (const deposit of deposits) {
+          const wallet = deposit.wallet_id === null ? undefined : await repository.findWalletById(tx, deposit.wallet_id);
+          if (wallet) await emitWalletDeposit(tx, clock, wallet, deposit);
+        }
+        return deposits.length;
+      });
+      options.logger.warn({ chain, from: position.blockNumber, to: number, orphaned }, 'chain reorganisation: cursor moved back');
+      return;
+    }
+    throw new Error(`${chain}: reorganisation deeper than the recorded blocks below ${position.blockNumber}; the node may be on another chain`);
+  }
+
+  async function scan(result: { blocksScanned: number; depositsSeen: number; reorganisations: number }): Promise<void> {
+    const head = await access.node.getHeadBlock();
+    for (let batch = 0; batch < SCAN_BATCHES_PER_PASS_MAX; batch += 1) {
+      const cursor = (await repository.findCursor(db, chain))!;
+      const position = { blockNumber: Number(cursor.block_number), blockId: cursor.block_id };
+      if (position.blockNumber >= head.number) return;
+      const blocks = await access.node.scanBlocks(position.blockNumber + 1, Math.min(SCAN_BATCH_BLOCKS, head.number - position.blockNumber));
+      if (blocks.length === 0) return;
+      step('after-scan');
+      if (blocks[0]!.header.parentId !== position.blockId) {
+        await rewind(position);
+        result.reorganisations += 1;
+        continue;
+      }
+      const last = blocks.at(-1)!.header;
+      const recorded = await inTransaction(db, async (tx) => {
+        const seen = await recordScannedTransfers(tx, clock, chain, access.keyId, blocks);
+        await repository.insertScannedBlocks(tx, chain, blocks.map((block) => ({ number: block.header.number, id: block.header.id })));
+        step('inside-record');
+        if (!(await repository.advanceCursor(tx, chain, token, position, { blockNumber: last.number, blockId: last.id }, clock.now()))) throw new LostLeadershipError();
+        return seen;
+      });
+      step('after-record');
+      result.blocksScanned += blocks.length;
+      result.depositsSeen += recorded.seen;
+      if (!(await renewLease())) throw new LostLeadershipError();
+    }
+  }
+
+  async function settle(): Promise<number> {
+    const cursor = (await repository.findCursor(db, chain))!;
+    const solid = await access.node.getSolidifiedBlock();
+    const finalNumber = Math.min(solid.number, Number(cursor.block_number));
+    // Final only if the node's block there is the one we followed: then everything we recorded below it is canonical.
+    const ours = await repository.scannedBlockId(db, chain, finalNumber);
+    const theirs = finalNumber === solid.number ? solid.id : (await access.node.getBlock(finalNumber))?.id;
+    if (ours === undefined || ours !== theirs) return 0;
+    step('before-settle');
+    let settled = 0;
+    for (let batch = 0; batch < SETTLE_BATCHES_PER_PASS_MAX; batch += 1) {
+      const ids = await repository.finalDepositIds(db, chain, finalNumber, SETTLE_BATCH);
+      for (const id of ids) {
+        const done = await inTransaction(db, async (tx) => {
+          const applied = await settleFinalDeposit(tx, clock, id);
+          step('inside-settle');
+          return applied;
+        });
+        if (done) settled += 1;
+      }
+      if (ids.length < SETTLE_BATCH) break;
+    }
+    await inTransaction(db, (tx) => repository.deleteScannedBlocks(tx, chain, { below: finalNumber - SCANNED_BLOCKS_KEPT_BELOW_FINAL }));
+    return settled;
+  }
+
+  return {
+    leaderToken: token,
+    async runPass() {
+      const result = { leader: false, blocksScanned: 0, depositsSeen: 0, depositsSettled: 0, reorganisations: 0 };
+      await ensureCursor();
+      if (!(await renewLease())) return result;
+      result.leader = true;
+      try {
+        await scan(result);
+        result.depositsSettled = await settle();
+      } catch (error) {
+        if (!(error instanceof LostLeadershipError)) throw error;
+        options.logger.warn({ chain }, 'chain watcher lost its lease mid-pass; another watcher continues');
+        result.leader = false;
+      }
+      return result;
+    },
+    release: () => repository.releaseLease(db, chain, token),
+  };
+}

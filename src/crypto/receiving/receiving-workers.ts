@@ -1,0 +1,66 @@
+// The background work of crypto receiving (`serve --role worker|all`): a chain
+// watcher per chain that has deposit addresses to watch (the sandbox chain and,
+// when configured, the live one; a gateway that never made an address starts
+// no chain), one leader per chain across every worker process, and the expiry
+// of unpaid invoices.
+import type { AppContext, Worker } from '../../context.ts';
+import { createPollingWorker } from '../../polling-worker.ts';
+import { createChainWatcher, type ChainWatcher } from './chain-watcher.ts';
+import { cryptoDepsFor } from './crypto-deps.ts';
+import { expireDueInvoices } from './invoice-expiry.ts';
+import { hasAddressesOfKey } from './receiving-repository.ts';
+
+/** TRON makes a block every 3 s: a pass per block. */
+export const WATCHER_INTERVAL_MS = 3_000;
+const MODES = ['sandbox', 'live'] as const;
+export const INVOICE_EXPIRY_INTERVAL_MS = 1_000;
+
+export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>): Worker {
+  const deps = cryptoDepsFor(context);
+  const watchers = new Map<string, ChainWatcher>();
+  const polling = createPollingWorker({
+    name: 'crypto-chain-watcher',
+    intervalMs: WATCHER_INTERVAL_MS,
+    logger: context.logger,
+    async runOnce() {
+      let work = 0;
+      for (const mode of MODES) {
+        if (mode === 'live' && !deps.chain.liveConfigured) continue;
+        // Addresses of a mode are derived by the key of the same name.
+        if (!(await hasAddressesOfKey(context.db, mode))) continue;
+        const access = await deps.chain.forMode(mode);
+        let watcher = watchers.get(access.chain);
+        if (!watcher) {
+          watcher = createChainWatcher({ db: context.db, clock: context.clock, logger: context.logger, access });
+          watchers.set(access.chain, watcher);
+        }
+        try {
+          const result = await watcher.runPass();
+          work += result.blocksScanned + result.depositsSettled;
+        } catch (error) {
+          // One chain's trouble (its nodes down) must not stop the other's watcher.
+          context.logger.error({ err: error, chain: access.chain }, 'chain watcher pass failed');
+        }
+      }
+      return work;
+    },
+  });
+  return {
+    name: polling.name,
+    start: () => polling.start(),
+    async stop() {
+      await polling.stop();
+      for (const watcher of watchers.values()) await watcher.release().catch(() => undefined);
+      await deps.chain.close();
+    },
+  };
+}
+
+export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger'>): Worker {
+  return createPollingWorker({
+    name: 'crypto-invoice-expiry',
+    intervalMs: INVOICE_EXPIRY_INTERVAL_MS,
+    logger: context.logger,
+    runOnce: () => expireDueInvoices(context.db, context.clock),
+  });
+}
