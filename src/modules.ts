@@ -5,6 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext, Worker } from './context.ts';
 import { invoicePageRoutes } from './crypto/receiving/page/invoice-page-routes.ts';
 import { cryptoReceivingRoutes } from './crypto/receiving/routes/crypto-routes.ts';
+import { createChainWatcherWorker, createInvoiceExpiryWorker } from './crypto/receiving/receiving-workers.ts';
 import { createIdempotencyPurgeWorker } from './idempotency/idempotency-purge-worker.ts';
 import { balanceRoutes } from './ledger/balance-routes.ts';
 import { createReservationExpiryWorker } from './ledger/reservation-expiry-worker.ts';
@@ -38,7 +39,12 @@ export const modules: readonly GatewayModule[] = [
   { name: 'webhooks', routes: webhookRoutes, workers: (context) => [createDeliveryWorker(context)] },
   { name: 'idempotency', workers: (context) => [createIdempotencyPurgeWorker(context)] },
   { name: 'ledger', routes: balanceRoutes, workers: (context) => [createReservationExpiryWorker(context)] },
-  { name: 'crypto', routes: cryptoReceivingRoutes, publicRoutes: invoicePageRoutes },
+  {
+    name: 'crypto',
+    routes: cryptoReceivingRoutes,
+    publicRoutes: invoicePageRoutes,
+    workers: (context) => [createChainWatcherWorker(context), createInvoiceExpiryWorker(context)],
+  },
 ];
 
 export const apiRoutePlugins: readonly ModuleRoutes[] = modules.flatMap((module) => (module.routes ? [module.routes] : []));

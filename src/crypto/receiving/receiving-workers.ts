@@ -7,7 +7,7 @@ import type { AppContext, Worker } from '../../context.ts';
 import { createPollingWorker } from '../../polling-worker.ts';
 import { createChainWatcher, type ChainWatcher } from './chain-watcher.ts';
 import { cryptoDepsFor } from './crypto-deps.ts';
-import { expireDueInvoices } from './invoice-expiry.ts';
+import { expireDueInvoices, nextInvoiceExpiry } from './invoice-expiry.ts';
 import { hasAddressesOfKey } from './receiving-repository.ts';
 
 /** TRON makes a block every 3 s: a pass per block. */
@@ -56,11 +56,22 @@ export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock
   };
 }
 
-export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger'>): Worker {
+/**
+ * With database notifications it sleeps until the next open invoice's expires_at or the
+ * 30 s backstop: an invoice lives at least 300 s, so the backstop pass after its creation
+ * always comes before its expiry, and no notification is needed for new invoices.
+ */
+export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'notifications'>): Worker {
   return createPollingWorker({
     name: 'crypto-invoice-expiry',
     intervalMs: INVOICE_EXPIRY_INTERVAL_MS,
     logger: context.logger,
     runOnce: () => expireDueInvoices(context.db, context.clock),
+    wakeUps: context.notifications && {
+      notifications: context.notifications,
+      topic: 'crypto-invoice-expiry',
+      clock: context.clock,
+      nextDueAt: () => nextInvoiceExpiry(context.db, context.clock.now()),
+    },
   });
 }
