@@ -63,7 +63,7 @@ export const Invoice = Type.Object(
     network: Type.Literal('TRC20'),
     asset: Type.Literal('USDT'),
     amount: Usdt('the amount asked'),
-    paid_amount: Usdt('the sum of the deposits seen to the address, final or not'),
+    paid_amount: Usdt('the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet'),
     address: TronAddress('the deposit address, used by this invoice only'),
     payment_uri: Type.String({ description: 'tron:<address>?amount=<amount>, the text of the QR code' }),
     lifetime_s: Type.Integer(),
