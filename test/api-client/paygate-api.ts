@@ -284,6 +284,193 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/crypto/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List invoices, newest first */
+        get: operations["listCryptoInvoices"];
+        put?: never;
+        /** Create a USDT invoice with a fresh deposit address (idempotent by external_id) */
+        post: operations["createCryptoInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/invoices/{invoice_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an invoice */
+        get: operations["getCryptoInvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/invoices/{invoice_id}/qr.svg": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The QR code of an invoice’s payment URI, as SVG */
+        get: operations["getCryptoInvoiceQr"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/wallets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List wallets, newest first */
+        get: operations["listCryptoWallets"];
+        put?: never;
+        /** Create the static wallet of a customer (the same wallet again for the same client_id and network) */
+        post: operations["createCryptoWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/wallets/{wallet_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a wallet with its deposits and totals */
+        get: operations["getCryptoWallet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/wallets/{wallet_id}/block": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Block a wallet: its later deposits are held, not credited
+         * @description A wallet that is already blocked answers 409 invalid_state.
+         */
+        post: operations["blockCryptoWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/wallets/{wallet_id}/unblock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unblock a wallet: its later deposits are credited again
+         * @description A wallet that is already unblocked answers 409 invalid_state.
+         */
+        post: operations["unblockCryptoWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/crypto/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: send USDT to an address on the simulated chain, as a payer would
+         * @description Only for sandbox shops; on a live shop the route answers 404. A payer account of the simulated chain signs and broadcasts a real USDT transfer; it is seen once a block includes it and final 19 blocks later.
+         */
+        post: operations["testHelpersCryptoDeposit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/crypto/blocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: produce blocks on the simulated chain
+         * @description Only for sandbox shops; on a live shop the route answers 404.
+         */
+        post: operations["testHelpersCryptoMineBlocks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/crypto/reorg": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: replace the newest unsolidified blocks of the simulated chain by a fork
+         * @description Only for sandbox shops; on a live shop the route answers 404. Transactions of the replaced blocks return to the pool; a deposit the gateway saw in them is orphaned unless a later block includes it again.
+         */
+        post: operations["testHelpersCryptoReorg"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4495,6 +4682,3246 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listCryptoInvoices: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: "pending" | "confirming" | "paid" | "overpaid" | "underpaid" | "expired";
+                external_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invoices, newest first; pass next_cursor as cursor for the next page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "invoice_id": "inv_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *           "external_id": "order-42",
+                     *           "status": "pending",
+                     *           "network": "TRC20",
+                     *           "asset": "USDT",
+                     *           "amount": "25.5",
+                     *           "paid_amount": "0",
+                     *           "address": "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH",
+                     *           "payment_uri": "tron:TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH?amount=25.5",
+                     *           "lifetime_s": 3600,
+                     *           "callback_url": "https://shop.example.com/paygate/crypto",
+                     *           "expires_at": "2026-11-01T11:00:00.000Z",
+                     *           "paid_at": null,
+                     *           "created_at": "2026-11-01T10:00:00.000Z",
+                     *           "updated_at": "2026-11-01T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            invoice_id: string;
+                            /** @description your id of the invoice; the idempotency key */
+                            external_id: string;
+                            status: "pending" | "confirming" | "paid" | "overpaid" | "underpaid" | "expired";
+                            /** @enum {string} */
+                            network: "TRC20";
+                            /** @enum {string} */
+                            asset: "USDT";
+                            /** @description the amount asked; USDT as a decimal string with at most 6 places */
+                            amount: string;
+                            /** @description the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet; USDT as a decimal string with at most 6 places */
+                            paid_amount: string;
+                            /** @description the deposit address, used by this invoice only; a TRON address in base58 (T…) */
+                            address: string;
+                            /** @description tron:<address>?amount=<amount>, the text of the QR code */
+                            payment_uri: string;
+                            lifetime_s: number;
+                            callback_url: string | null;
+                            /** Format: date-time */
+                            expires_at: string;
+                            paid_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    createCryptoInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "external_id": "order-42",
+                 *       "amount": "25.5",
+                 *       "network": "TRC20",
+                 *       "lifetime_s": 3600,
+                 *       "callback_url": "https://shop.example.com/paygate/crypto"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description your id of the invoice (1 to 100 characters); the idempotency key */
+                    external_id: string;
+                    /** @description USDT as a decimal string: more than 0, at most 1 000 000 000, at most 6 decimal places ("10", "10.5", "0.000001"); a JSON number is refused */
+                    amount: string;
+                    /** @description TRC20 (USDT on TRON); the only network supported */
+                    network: string;
+                    /** @description seconds until the invoice expires, 300 to 43200; 3600 when absent */
+                    lifetime_s?: number;
+                    /** @description also receives this invoice’s crypto.invoice.updated webhooks; https, a public address */
+                    callback_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The invoice created earlier with this external_id and the same parameters */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "invoice_id": "inv_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *       "external_id": "order-42",
+                     *       "status": "pending",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "amount": "25.5",
+                     *       "paid_amount": "0",
+                     *       "address": "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH",
+                     *       "payment_uri": "tron:TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH?amount=25.5",
+                     *       "lifetime_s": 3600,
+                     *       "callback_url": "https://shop.example.com/paygate/crypto",
+                     *       "expires_at": "2026-11-01T11:00:00.000Z",
+                     *       "paid_at": null,
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "updated_at": "2026-11-01T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        invoice_id: string;
+                        /** @description your id of the invoice; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "confirming" | "paid" | "overpaid" | "underpaid" | "expired";
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        /** @description the amount asked; USDT as a decimal string with at most 6 places */
+                        amount: string;
+                        /** @description the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet; USDT as a decimal string with at most 6 places */
+                        paid_amount: string;
+                        /** @description the deposit address, used by this invoice only; a TRON address in base58 (T…) */
+                        address: string;
+                        /** @description tron:<address>?amount=<amount>, the text of the QR code */
+                        payment_uri: string;
+                        lifetime_s: number;
+                        callback_url: string | null;
+                        /** Format: date-time */
+                        expires_at: string;
+                        paid_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description The invoice, created now */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "invoice_id": "inv_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *       "external_id": "order-42",
+                     *       "status": "pending",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "amount": "25.5",
+                     *       "paid_amount": "0",
+                     *       "address": "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH",
+                     *       "payment_uri": "tron:TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH?amount=25.5",
+                     *       "lifetime_s": 3600,
+                     *       "callback_url": "https://shop.example.com/paygate/crypto",
+                     *       "expires_at": "2026-11-01T11:00:00.000Z",
+                     *       "paid_at": null,
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "updated_at": "2026-11-01T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        invoice_id: string;
+                        /** @description your id of the invoice; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "confirming" | "paid" | "overpaid" | "underpaid" | "expired";
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        /** @description the amount asked; USDT as a decimal string with at most 6 places */
+                        amount: string;
+                        /** @description the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet; USDT as a decimal string with at most 6 places */
+                        paid_amount: string;
+                        /** @description the deposit address, used by this invoice only; a TRON address in base58 (T…) */
+                        address: string;
+                        /** @description tron:<address>?amount=<amount>, the text of the QR code */
+                        payment_uri: string;
+                        lifetime_s: number;
+                        callback_url: string | null;
+                        /** Format: date-time */
+                        expires_at: string;
+                        paid_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `duplicate_external_id`: the same idempotency key was used before with a different request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "duplicate_external_id",
+                     *       "message": "The same idempotency key was used before with a different request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "duplicate_external_id";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getCryptoInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invoice_id of an invoice of this shop */
+                invoice_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A crypto invoice */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "invoice_id": "inv_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *       "external_id": "order-42",
+                     *       "status": "pending",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "amount": "25.5",
+                     *       "paid_amount": "0",
+                     *       "address": "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH",
+                     *       "payment_uri": "tron:TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH?amount=25.5",
+                     *       "lifetime_s": 3600,
+                     *       "callback_url": "https://shop.example.com/paygate/crypto",
+                     *       "expires_at": "2026-11-01T11:00:00.000Z",
+                     *       "paid_at": null,
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "updated_at": "2026-11-01T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        invoice_id: string;
+                        /** @description your id of the invoice; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "confirming" | "paid" | "overpaid" | "underpaid" | "expired";
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        /** @description the amount asked; USDT as a decimal string with at most 6 places */
+                        amount: string;
+                        /** @description the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet; USDT as a decimal string with at most 6 places */
+                        paid_amount: string;
+                        /** @description the deposit address, used by this invoice only; a TRON address in base58 (T…) */
+                        address: string;
+                        /** @description tron:<address>?amount=<amount>, the text of the QR code */
+                        payment_uri: string;
+                        lifetime_s: number;
+                        callback_url: string | null;
+                        /** Format: date-time */
+                        expires_at: string;
+                        paid_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getCryptoInvoiceQr: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invoice_id of an invoice of this shop */
+                invoice_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An SVG image of the QR code of payment_uri */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/svg+xml": string;
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listCryptoWallets: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                client_id?: string;
+                status?: "active" | "blocked";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of wallets, newest first; pass next_cursor as cursor for the next page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *           "client_id": "customer-7",
+                     *           "network": "TRC20",
+                     *           "asset": "USDT",
+                     *           "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
+                     *           "status": "active",
+                     *           "received_amount": "100",
+                     *           "held_amount": "0",
+                     *           "created_at": "2026-11-01T10:00:00.000Z",
+                     *           "updated_at": "2026-11-01T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            wallet_id: string;
+                            /** @description your id of the customer the wallet belongs to */
+                            client_id: string;
+                            /** @enum {string} */
+                            network: "TRC20";
+                            /** @enum {string} */
+                            asset: "USDT";
+                            /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
+                            address: string;
+                            status: "active" | "blocked";
+                            /** @description credited deposits; USDT as a decimal string with at most 6 places */
+                            received_amount: string;
+                            /** @description deposits received while the wallet was blocked, not credited; USDT as a decimal string with at most 6 places */
+                            held_amount: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description present when one wallet is read */
+                            deposits?: {
+                                deposit_id: string;
+                                tx_id: string;
+                                log_index: number;
+                                /** @description the payer; a TRON address in base58 (T…) */
+                                from_address: string;
+                                /** @description the amount received; USDT as a decimal string with at most 6 places */
+                                amount: string;
+                                status: "confirming" | "credited" | "held" | "orphaned";
+                                block_number: number;
+                                /** Format: date-time */
+                                seen_at: string;
+                                final_at: string | null;
+                                invoice_id: string | null;
+                                wallet_id: string | null;
+                            }[];
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    createCryptoWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "client_id": "customer-7",
+                 *       "network": "TRC20"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description your id of the customer (1 to 100 characters) */
+                    client_id: string;
+                    /** @description TRC20 (USDT on TRON); the only network supported */
+                    network: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The wallet created earlier for this client_id and network */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *       "client_id": "customer-7",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
+                     *       "status": "active",
+                     *       "received_amount": "100",
+                     *       "held_amount": "0",
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "updated_at": "2026-11-01T10:00:00.000Z",
+                     *       "deposits": [
+                     *         {
+                     *           "deposit_id": "dep_01jcx1a2b3c4d5e6f7g8h9j0k5",
+                     *           "tx_id": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *           "log_index": 0,
+                     *           "from_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *           "amount": "100",
+                     *           "status": "credited",
+                     *           "block_number": 1042,
+                     *           "seen_at": "2026-11-01T10:05:00.000Z",
+                     *           "final_at": "2026-11-01T10:06:00.000Z",
+                     *           "invoice_id": null,
+                     *           "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        wallet_id: string;
+                        /** @description your id of the customer the wallet belongs to */
+                        client_id: string;
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
+                        address: string;
+                        status: "active" | "blocked";
+                        /** @description credited deposits; USDT as a decimal string with at most 6 places */
+                        received_amount: string;
+                        /** @description deposits received while the wallet was blocked, not credited; USDT as a decimal string with at most 6 places */
+                        held_amount: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description present when one wallet is read */
+                        deposits?: {
+                            deposit_id: string;
+                            tx_id: string;
+                            log_index: number;
+                            /** @description the payer; a TRON address in base58 (T…) */
+                            from_address: string;
+                            /** @description the amount received; USDT as a decimal string with at most 6 places */
+                            amount: string;
+                            status: "confirming" | "credited" | "held" | "orphaned";
+                            block_number: number;
+                            /** Format: date-time */
+                            seen_at: string;
+                            final_at: string | null;
+                            invoice_id: string | null;
+                            wallet_id: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description The wallet, created now */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *       "client_id": "customer-7",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
+                     *       "status": "active",
+                     *       "received_amount": "100",
+                     *       "held_amount": "0",
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "updated_at": "2026-11-01T10:00:00.000Z",
+                     *       "deposits": [
+                     *         {
+                     *           "deposit_id": "dep_01jcx1a2b3c4d5e6f7g8h9j0k5",
+                     *           "tx_id": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *           "log_index": 0,
+                     *           "from_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *           "amount": "100",
+                     *           "status": "credited",
+                     *           "block_number": 1042,
+                     *           "seen_at": "2026-11-01T10:05:00.000Z",
+                     *           "final_at": "2026-11-01T10:06:00.000Z",
+                     *           "invoice_id": null,
+                     *           "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        wallet_id: string;
+                        /** @description your id of the customer the wallet belongs to */
+                        client_id: string;
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
+                        address: string;
+                        status: "active" | "blocked";
+                        /** @description credited deposits; USDT as a decimal string with at most 6 places */
+                        received_amount: string;
+                        /** @description deposits received while the wallet was blocked, not credited; USDT as a decimal string with at most 6 places */
+                        held_amount: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description present when one wallet is read */
+                        deposits?: {
+                            deposit_id: string;
+                            tx_id: string;
+                            log_index: number;
+                            /** @description the payer; a TRON address in base58 (T…) */
+                            from_address: string;
+                            /** @description the amount received; USDT as a decimal string with at most 6 places */
+                            amount: string;
+                            status: "confirming" | "credited" | "held" | "orphaned";
+                            block_number: number;
+                            /** Format: date-time */
+                            seen_at: string;
+                            final_at: string | null;
+                            invoice_id: string | null;
+                            wallet_id: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getCryptoWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The wallet_id of a wallet of this shop */
+                wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A static wallet: one permanent address per customer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *       "client_id": "customer-7",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
+                     *       "status": "active",
+                     *       "received_amount": "100",
+                     *       "held_amount": "0",
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "updated_at": "2026-11-01T10:00:00.000Z",
+                     *       "deposits": [
+                     *         {
+                     *           "deposit_id": "dep_01jcx1a2b3c4d5e6f7g8h9j0k5",
+                     *           "tx_id": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *           "log_index": 0,
+                     *           "from_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *           "amount": "100",
+                     *           "status": "credited",
+                     *           "block_number": 1042,
+                     *           "seen_at": "2026-11-01T10:05:00.000Z",
+                     *           "final_at": "2026-11-01T10:06:00.000Z",
+                     *           "invoice_id": null,
+                     *           "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        wallet_id: string;
+                        /** @description your id of the customer the wallet belongs to */
+                        client_id: string;
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
+                        address: string;
+                        status: "active" | "blocked";
+                        /** @description credited deposits; USDT as a decimal string with at most 6 places */
+                        received_amount: string;
+                        /** @description deposits received while the wallet was blocked, not credited; USDT as a decimal string with at most 6 places */
+                        held_amount: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description present when one wallet is read */
+                        deposits?: {
+                            deposit_id: string;
+                            tx_id: string;
+                            log_index: number;
+                            /** @description the payer; a TRON address in base58 (T…) */
+                            from_address: string;
+                            /** @description the amount received; USDT as a decimal string with at most 6 places */
+                            amount: string;
+                            status: "confirming" | "credited" | "held" | "orphaned";
+                            block_number: number;
+                            /** Format: date-time */
+                            seen_at: string;
+                            final_at: string | null;
+                            invoice_id: string | null;
+                            wallet_id: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    blockCryptoWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The wallet_id of a wallet of this shop */
+                wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A static wallet: one permanent address per customer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *       "client_id": "customer-7",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
+                     *       "status": "active",
+                     *       "received_amount": "100",
+                     *       "held_amount": "0",
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "updated_at": "2026-11-01T10:00:00.000Z",
+                     *       "deposits": [
+                     *         {
+                     *           "deposit_id": "dep_01jcx1a2b3c4d5e6f7g8h9j0k5",
+                     *           "tx_id": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *           "log_index": 0,
+                     *           "from_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *           "amount": "100",
+                     *           "status": "credited",
+                     *           "block_number": 1042,
+                     *           "seen_at": "2026-11-01T10:05:00.000Z",
+                     *           "final_at": "2026-11-01T10:06:00.000Z",
+                     *           "invoice_id": null,
+                     *           "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        wallet_id: string;
+                        /** @description your id of the customer the wallet belongs to */
+                        client_id: string;
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
+                        address: string;
+                        status: "active" | "blocked";
+                        /** @description credited deposits; USDT as a decimal string with at most 6 places */
+                        received_amount: string;
+                        /** @description deposits received while the wallet was blocked, not credited; USDT as a decimal string with at most 6 places */
+                        held_amount: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description present when one wallet is read */
+                        deposits?: {
+                            deposit_id: string;
+                            tx_id: string;
+                            log_index: number;
+                            /** @description the payer; a TRON address in base58 (T…) */
+                            from_address: string;
+                            /** @description the amount received; USDT as a decimal string with at most 6 places */
+                            amount: string;
+                            status: "confirming" | "credited" | "held" | "orphaned";
+                            block_number: number;
+                            /** Format: date-time */
+                            seen_at: string;
+                            final_at: string | null;
+                            invoice_id: string | null;
+                            wallet_id: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `invalid_state`: the resource is in a state that does not allow this operation; the message says which. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_state",
+                     *       "message": "The resource is in a state that does not allow this operation; the message says which."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_state";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    unblockCryptoWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The wallet_id of a wallet of this shop */
+                wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A static wallet: one permanent address per customer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *       "client_id": "customer-7",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
+                     *       "status": "active",
+                     *       "received_amount": "100",
+                     *       "held_amount": "0",
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "updated_at": "2026-11-01T10:00:00.000Z",
+                     *       "deposits": [
+                     *         {
+                     *           "deposit_id": "dep_01jcx1a2b3c4d5e6f7g8h9j0k5",
+                     *           "tx_id": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *           "log_index": 0,
+                     *           "from_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *           "amount": "100",
+                     *           "status": "credited",
+                     *           "block_number": 1042,
+                     *           "seen_at": "2026-11-01T10:05:00.000Z",
+                     *           "final_at": "2026-11-01T10:06:00.000Z",
+                     *           "invoice_id": null,
+                     *           "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        wallet_id: string;
+                        /** @description your id of the customer the wallet belongs to */
+                        client_id: string;
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
+                        address: string;
+                        status: "active" | "blocked";
+                        /** @description credited deposits; USDT as a decimal string with at most 6 places */
+                        received_amount: string;
+                        /** @description deposits received while the wallet was blocked, not credited; USDT as a decimal string with at most 6 places */
+                        held_amount: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description present when one wallet is read */
+                        deposits?: {
+                            deposit_id: string;
+                            tx_id: string;
+                            log_index: number;
+                            /** @description the payer; a TRON address in base58 (T…) */
+                            from_address: string;
+                            /** @description the amount received; USDT as a decimal string with at most 6 places */
+                            amount: string;
+                            status: "confirming" | "credited" | "held" | "orphaned";
+                            block_number: number;
+                            /** Format: date-time */
+                            seen_at: string;
+                            final_at: string | null;
+                            invoice_id: string | null;
+                            wallet_id: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `invalid_state`: the resource is in a state that does not allow this operation; the message says which. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_state",
+                     *       "message": "The resource is in a state that does not allow this operation; the message says which."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_state";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    testHelpersCryptoDeposit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "address": "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH",
+                 *       "amount": "25.5"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the recipient: an invoice’s or a wallet’s deposit address */
+                    address: string;
+                    /** @description USDT as a decimal string: more than 0, at most 1 000 000 000, at most 6 decimal places ("10", "10.5", "0.000001"); a JSON number is refused */
+                    amount: string;
+                    /** @description the payer; a funded payer account of the simulated chain when absent */
+                    from?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tx_id": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the transaction, now in the simulated node’s pool; mine a block to include it */
+                        tx_id: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    testHelpersCryptoMineBlocks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "count": 19
+                 *     }
+                 */
+                "application/json": {
+                    /** @description blocks to produce, 1 to 1000 */
+                    count: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "head_block": 1061,
+                     *       "solidified_block": 1043
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the newest block */
+                        head_block: number;
+                        /** @description the newest final block (head − 18) */
+                        solidified_block: number;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    testHelpersCryptoReorg: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "depth": 3
+                 *     }
+                 */
+                "application/json": {
+                    /** @description newest blocks to replace, 1 to 18 (never a solidified one) */
+                    depth: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "head_block": 1061
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the newest block of the new canonical chain */
+                        head_block: number;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
