@@ -28,7 +28,7 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
 
   /** Sends, mines the block, lets the watcher see it; then mines to finality and lets it settle. */
   async function payAndFinalize(address: string, amounts: readonly string[]): Promise<void> {
-    const watcher = setup.watcher();
+    const watcher = setup.defaultWatcher;
     for (const amount of amounts) await simulateDeposit(setup.deps, setup.shop, { address, amount });
     await mineBlocks(setup.deps, setup.shop, 1);
     const seen = await watcher.runPass();
@@ -69,7 +69,7 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
     // confirming, then paid; the funding event between them.
     expect(await eventTypes(setup)).toEqual(['crypto.invoice.updated', 'crypto.balance.funded', 'crypto.invoice.updated']);
     // A further pass changes nothing.
-    const again = await setup.watcher().runPass();
+    const again = await setup.defaultWatcher.runPass();
     expect(again.depositsSettled).toBe(0);
     expect(await usdtMainBalance(setup)).toBe(25_000_000n);
   });
@@ -78,7 +78,7 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
     const { invoice } = await newInvoice('3');
     await simulateDeposit(setup.deps, setup.shop, { address: invoice.address, amount: '3' });
     await mineBlocks(setup.deps, setup.shop, 5);
-    await setup.watcher().runPass();
+    await setup.defaultWatcher.runPass();
     expect((await getInvoice(setup.deps, setup.shop.shopId, invoice.invoice_id)).status).toBe('confirming');
     expect(await usdtMainBalance(setup)).toBe(0n);
   });

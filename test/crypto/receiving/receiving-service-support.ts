@@ -26,7 +26,10 @@ export interface ReceivingSetup {
   readonly access: ChainAccess;
   readonly merchant: CreatedMerchant;
   readonly shop: { shopId: string; mode: 'sandbox' };
+  /** A new watcher (its own lease token). */
   watcher(options?: Partial<ChainWatcherOptions>): ChainWatcher;
+  /** The watcher of the setup, for tests that run one watcher throughout. */
+  readonly defaultWatcher: ChainWatcher;
   close(): Promise<void>;
 }
 
@@ -40,6 +43,7 @@ export async function openReceivingSetup(backend: DatabaseBackend): Promise<Rece
   const sandbox = await chain.sandboxChain();
   counter += 1;
   const merchant = await createMerchant(context, { name: `Crypto shop ${counter}`, email: `crypto-${process.pid}-${counter}@example.test`, mode: 'sandbox' });
+  const watcher = (options: Partial<ChainWatcherOptions> = {}) => createChainWatcher({ db: context.db, clock, logger: context.logger, access, ...options });
   return {
     context,
     clock,
@@ -50,7 +54,8 @@ export async function openReceivingSetup(backend: DatabaseBackend): Promise<Rece
     access,
     merchant,
     shop: { shopId: merchant.shop_id, mode: 'sandbox' },
-    watcher: (options = {}) => createChainWatcher({ db: context.db, clock, logger: context.logger, access, ...options }),
+    watcher,
+    defaultWatcher: watcher(),
     async close() {
       await chain.close();
       await database.close();
