@@ -7,6 +7,7 @@ import { ledgerCheckCommand } from './ledger-commands.ts';
 import { suspenseListCommand, suspenseRefundCommand } from './suspense-commands.ts';
 import { kmsGenerateKeyCommand, kmsRotateCommand } from './kms-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
+import { cryptoAddressesCommand } from './crypto-commands.ts';
 import { chainSimulateCommand } from './chain-commands.ts';
 
 export const commands: readonly CliCommand[] = [
@@ -25,4 +26,5 @@ export const commands: readonly CliCommand[] = [
   kmsGenerateKeyCommand,
   kmsRotateCommand,
   chainSimulateCommand,
+  cryptoAddressesCommand,
 ];

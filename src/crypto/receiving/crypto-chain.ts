@@ -44,6 +44,8 @@ export interface CryptoChainOptions {
   readonly logger: Logger;
   /** `wall` (default): the sandbox chain makes a block every 3 s; `manual`: only when mined (tests). */
   readonly sandboxClock?: 'manual' | 'wall';
+  /** Load the saved sandbox chain but never save it back (a CLI beside a running gateway). */
+  readonly sandboxReadOnly?: boolean;
 }
 
 /** The simulated chain's seed: its payers and block hashes; not a secret (nothing real is at stake). */
@@ -118,7 +120,8 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
     async close() {
       const accesses = await Promise.allSettled([sandbox, live].filter((entry) => entry !== undefined));
       for (const access of accesses) if (access.status === 'fulfilled') await access.value.node.close();
-      if (sandboxServer) await (await sandboxServer).close();
+      // A read-only sandbox chain is left unclosed (closing saves it); it does not hold the process open.
+      if (sandboxServer && !options.sandboxReadOnly) await (await sandboxServer).close();
     },
   };
 }

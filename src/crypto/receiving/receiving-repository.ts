@@ -300,19 +300,10 @@ export async function countConfirmingDepositsOfInvoice(db: Executor, invoiceId: 
   return Number(row.count);
 }
 
-/** Credited deposit sums per address (the custody view's ledger side). */
-export async function creditedByAddress(db: Executor, addresses: readonly string[]): Promise<Map<string, bigint>> {
-  const sums = new Map<string, bigint>();
-  if (addresses.length === 0) return sums;
-  const rows = await db
-    .selectFrom('crypto_deposits')
-    .select(['address', (eb) => eb.fn.sum<string>('amount_micro').as('total')])
-    .where('address', 'in', addresses)
-    .where('status', 'in', ['credited', 'held'])
-    .groupBy('address')
-    .execute();
-  for (const row of rows) sums.set(row.address, BigInt(row.total));
-  return sums;
+/** Final (credited or held) deposits of these addresses: the custody view's records. */
+export async function finalDepositsOfAddresses(db: Executor, addresses: readonly string[]): Promise<DepositRow[]> {
+  if (addresses.length === 0) return [];
+  return db.selectFrom('crypto_deposits').selectAll().where('address', 'in', addresses).where('status', 'in', ['credited', 'held']).execute();
 }
 
 // ---- the watcher's cursor, lease and scanned blocks ----

@@ -1,0 +1,71 @@
+// The operators' custody view (`paygate crypto addresses`): our deposit
+// addresses with their USDT and TRX balances as the chain reports them, beside
+// what our records say arrived there: the deposits credited in the ledger
+// (read back from the ledger's own transfers) and those held for blocked
+// wallets. Until sweeping exists (next issue) on-chain USDT = credited + held
+// + deposits not final yet; any other difference needs a look.
+import { findTransfer } from '../../ledger/ledger-service.ts';
+import { tronAddress } from '../tron/address.ts';
+import type { CryptoDeps } from './crypto-deps.ts';
+import * as repository from './receiving-repository.ts';
+import type { AddressKeyId, AddressPurpose } from './receiving-tables.ts';
+import { usdtText } from './receiving-views.ts';
+
+export const CUSTODY_PAGE_MAX = 1_000;
+
+export interface CustodyLine {
+  readonly address: string;
+  readonly key: AddressKeyId;
+  readonly derivation_index: number;
+  readonly shop_id: string;
+  readonly purpose: AddressPurpose;
+  /** USDT balanceOf on chain. */
+  readonly usdt_on_chain: string;
+  /** TRX balance on chain (the fuel a sweep will need). */
+  readonly trx_on_chain: string;
+  /** Deposits credited to merchants, as the ledger's transfers say. */
+  readonly usdt_credited: string;
+  /** Final deposits held for blocked wallets (not in the ledger). */
+  readonly usdt_held: string;
+  /** on chain − credited − held: deposits not final yet, or something to look into. */
+  readonly usdt_unaccounted: string;
+}
+
+export async function listCustodyAddresses(
+  deps: CryptoDeps,
+  options: { readonly limit: number; readonly after?: string | undefined; readonly shopId?: string | undefined },
+): Promise<CustodyLine[]> {
+  const rows = await repository.listAddresses(deps.db, options);
+  const deposits = await repository.finalDepositsOfAddresses(deps.db, rows.map((row) => row.address));
+  const credited = new Map<string, bigint>();
+  const held = new Map<string, bigint>();
+  for (const deposit of deposits) {
+    if (deposit.status === 'held') {
+      held.set(deposit.address, (held.get(deposit.address) ?? 0n) + deposit.amount_micro);
+      continue;
+    }
+    const ledgerTransfer = await findTransfer(deps.db, `crypto-deposit:${deposit.id}`);
+    credited.set(deposit.address, (credited.get(deposit.address) ?? 0n) + (ledgerTransfer?.amount ?? 0n));
+  }
+  const lines: CustodyLine[] = [];
+  for (const row of rows) {
+    const { node } = await deps.chain.forMode(row.key_id);
+    const address = tronAddress(row.address);
+    const [usdt, account] = await Promise.all([node.getUsdtBalance(address), node.getAccount(address)]);
+    const creditedMicro = credited.get(row.address) ?? 0n;
+    const heldMicro = held.get(row.address) ?? 0n;
+    lines.push({
+      address: row.address,
+      key: row.key_id,
+      derivation_index: Number(row.derivation_index),
+      shop_id: row.shop_id,
+      purpose: row.purpose,
+      usdt_on_chain: usdtText(usdt),
+      trx_on_chain: usdtText(account.balanceSun), // TRX has 6 decimals too (1 TRX = 10^6 sun)
+      usdt_credited: usdtText(creditedMicro),
+      usdt_held: usdtText(heldMicro),
+      usdt_unaccounted: usdtText(usdt - creditedMicro - heldMicro),
+    });
+  }
+  return lines;
+}
