@@ -1,6 +1,7 @@
 // /v1/test_helpers/crypto/*: deposits, blocks and reorgs on the sandbox chain,
 // their bounds on both sides, and 404 on live shops (as the payments' helpers).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { backends } from '../../support/databases.ts';
 import { createCryptoTestApp, invoiceBody, type CryptoTestApp } from './crypto-routes-support.ts';
 
@@ -45,6 +46,14 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json().tx_id).toMatch(/^[0-9a-f]{64}$/);
     expect((await helper('blocks', { count: 1 })).statusCode).toBe(200);
+  });
+
+  it('from names one of the simulated chain’s payer accounts', async () => {
+    const payers = (await cryptoDepsFor(testApp.context).chain.sandboxChain()).chain.payers;
+    expect(payers.length).toBeGreaterThan(1);
+    const response = await helper('deposits', { address, amount: '1', from: payers[1]!.address });
+    expect(response.statusCode, response.body).toBe(200);
+    await expectRefused('deposits', { address, amount: '1', from: address }, 'from');
   });
 
   it('deposit amounts follow the API’s USDT rules; the address must be a TRON address', async () => {

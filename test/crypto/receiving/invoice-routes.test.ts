@@ -269,4 +269,32 @@ describe.each(backends)('crypto invoice routes on %s', (backend) => {
       expect((await testApp.call(key, 'GET', `/v1/crypto/invoices?external_id=${'e'.repeat(101)}`)).statusCode).toBe(400);
     });
   });
+
+  describe('callback_url under production rules (https only, public hosts only)', () => {
+    let strictApp: CryptoTestApp;
+    let strictKey: string;
+    beforeAll(async () => {
+      strictApp = await createCryptoTestApp(backend, { config: { allowHttpWebhooks: false, webhookAllowPrivate: false } });
+      ({ key: strictKey } = await strictApp.shop());
+    });
+    afterAll(() => strictApp.close());
+
+    it.each([
+      ['http://shop.example.com/hook', 'https'],
+      ['https://127.0.0.1/hook', '127.0.0.1'],
+      ['https://10.1.2.3/hook', '10.1.2.3'],
+      ['https://localhost/hook', 'localhost'],
+      ['https://[::1]/hook', '::1'],
+    ])('refuses %s', async (url, named) => {
+      const response = await strictApp.call(strictKey, 'POST', '/v1/crypto/invoices', invoiceBody({ callback_url: url }));
+      expect(response.statusCode, response.body).toBe(400);
+      expect(response.json().message).toContain('callback_url');
+      expect(response.json().message).toContain(named);
+    });
+
+    it('accepts an https URL of a public host', async () => {
+      const response = await strictApp.call(strictKey, 'POST', '/v1/crypto/invoices', invoiceBody({ callback_url: 'https://shop.example.com/hook' }));
+      expect(response.statusCode, response.body).toBe(201);
+    });
+  });
 });
