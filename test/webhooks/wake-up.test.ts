@@ -4,13 +4,19 @@
 // notification was missed is still found by the backstop pass, and the wake-up
 // survives the listening connection being killed.
 import { sql } from 'kysely';
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.ts';
 import type { AppContext } from '../../src/context.ts';
 import type { Notifications } from '../../src/db/notifications.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
+import { attemptDelivery } from '../../src/webhooks/delivery-attempt.ts';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/delivery-worker.ts';
 import { emit } from '../../src/webhooks/outbox.ts';
+import { webhookMetrics } from '../../src/webhooks/webhook-metrics.ts';
+import { findClaimedDelivery } from '../../src/webhooks/webhook-repository.ts';
+import { createWebhookSender } from '../../src/webhooks/webhook-sender.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
@@ -55,8 +61,8 @@ describe.each(backends)('an idle delivery worker on %s', (backend) => {
 
   const idle = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
-  async function withWorker(options: { backstopMs: number }, work: (worker: DeliveryWorker) => Promise<void>): Promise<void> {
-    const worker = createDeliveryWorker(context, options);
+  async function withWorker(options: { backstopMs: number }, work: (worker: DeliveryWorker) => Promise<void>, on: AppContext = context): Promise<void> {
+    const worker = createDeliveryWorker(on, options);
     worker.start();
     try {
       await work(worker);
@@ -87,6 +93,55 @@ describe.each(backends)('an idle delivery worker on %s', (backend) => {
       });
     } finally {
       await sql`alter table webhook_deliveries enable trigger webhook_deliveries_due_notify`.execute(context.db);
+    }
+  });
+
+  it('a retry recorded by another process (which then stops) is attempted within a second of falling due', async () => {
+    // Real time: the retry falls due about 5 s after the failed attempt.
+    const realTime = { ...context, clock: systemClock };
+    const attempts = new Map<string, number>();
+    const retried = new Map<string, number>();
+    // The first attempt of each event fails; the retry is answered and timed.
+    receiver.handler = (request) => {
+      const id = String(request.headers['webhook-id']);
+      attempts.set(id, (attempts.get(id) ?? 0) + 1);
+      if (attempts.get(id) === 1) return { status: 500 };
+      retried.set(id, Date.now());
+      return { status: 200 };
+    };
+    try {
+      await withWorker(
+        { backstopMs: 60_000 },
+        async () => {
+          await idle(300);
+          // The other process: it holds the delivery under its lease (so the sleeping worker cannot
+          // take the first attempt), makes the attempt, records the retry and goes away.
+          const token = randomUUID();
+          const emitted = await inTransaction(realTime.db, (tx) =>
+            emit(tx, realTime.clock, { shopId, type: 'payment.paid', data: {}, destination: receiver.url }, { lease: { token, until: new Date(Date.now() + 60_000) } }),
+          );
+          const sender = createWebhookSender({ config: realTime.config });
+          try {
+            const delivery = (await findClaimedDelivery(realTime.db, emitted.deliveryId!, token))!;
+            const summary = await attemptDelivery({ ...realTime, sender, metrics: webhookMetrics(realTime) }, delivery);
+            expect(summary.result.outcome).not.toBe('succeeded');
+            const dueAtMs = summary.nextAttemptAt!.getTime();
+            while (!retried.has(emitted.id)) {
+              if (Date.now() - dueAtMs > WAKE_LATENCY_MS_MAX) throw new Error('the retry was not attempted within a second of falling due');
+              await idle(10);
+            }
+            expect(retried.get(emitted.id)! - dueAtMs).toBeLessThan(WAKE_LATENCY_MS_MAX);
+          } finally {
+            await sender.close();
+          }
+        },
+        realTime,
+      );
+    } finally {
+      receiver.handler = (request) => {
+        arrivals.set(String(request.headers['webhook-id']), performance.now());
+        return { status: 200, body: 'ok' };
+      };
     }
   });
 
