@@ -162,6 +162,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
         if (done) settled += 1;
       }
       if (ids.length < SETTLE_BATCH) break;
+      if (!(await renewLease())) throw new LostLeadershipError();
     }
     await inTransaction(db, (tx) => repository.deleteScannedBlocks(tx, chain, { below: finalNumber - SCANNED_BLOCKS_KEPT_BELOW_FINAL }));
     return settled;
