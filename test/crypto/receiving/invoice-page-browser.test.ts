@@ -70,6 +70,8 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
     expect(await page.locator('[data-status="pending"]').isVisible()).toBe(true);
     expect(await page.textContent('#countdown')).toMatch(/^\d+ min \d{2} s$/);
 
+    // The clipboard takes text only from a focused document.
+    await page.bringToFront();
     await page.click('#copy-address');
     // Strings, evaluated in the page: the test's own TypeScript has no DOM types.
     await page.waitForFunction("document.getElementById('copy-address').textContent === 'Address copied'");

@@ -79,7 +79,8 @@ export function invoicePageBody(lang: Lang, page: InvoicePage, nonce: string): s
 
 /**
  * The page's one script: the countdown (from the server's "now", so a wrong
- * device clock does not matter), the copy button, and a poll of the status JSON
+ * device clock does not matter), the copy button (selecting the address where
+ * the clipboard is refused), and a poll of the status JSON
  * that reloads the page when the invoice changes.
  */
 export function invoicePageScript(lang: Lang, page: InvoicePage, nowMs: number): string {
@@ -93,9 +94,10 @@ function tick(){if(!el)return;var ms=left-(Date.now()-start);if(ms<=0){location.
 el.textContent=Math.floor(s/60)+' ${invoiceText(lang, 'minutes')} '+String(s%60).padStart(2,'0')+' ${invoiceText(lang, 'seconds')}';}
 tick();setInterval(tick,1000);
 var copy=document.getElementById('copy-address');
-if(copy){copy.addEventListener('click',function(){var text=document.getElementById('address').textContent;
+if(copy){copy.addEventListener('click',function(){var address=document.getElementById('address');
 var done=function(){copy.textContent=copy.getAttribute('data-copied');};
-if(navigator.clipboard){navigator.clipboard.writeText(text).then(done,function(){});}});}
+var select=function(){var range=document.createRange();range.selectNodeContents(address);var selection=getSelection();selection.removeAllRanges();selection.addRange(range);};
+if(navigator.clipboard){navigator.clipboard.writeText(address.textContent).then(done,select);}else{select();}});}
 var shown=${shown};
 ${acceptsPayment(invoice.status) ? '' : 'return;'}
 setInterval(function(){fetch(${JSON.stringify(statusUrl)},{cache:'no-store'}).then(function(r){return r.ok?r.json():null;}).then(function(now){
