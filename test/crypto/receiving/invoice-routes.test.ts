@@ -140,6 +140,16 @@ describe.each(backends)('crypto invoice routes on %s', (backend) => {
     });
   });
 
+  it('a live shop without configured TRON keys gets 503 naming the setting, and no invoice', async () => {
+    const live = await testApp.shop('live');
+    const response = await create(invoiceBody(), live.key);
+    expect(response.statusCode, response.body).toBe(503);
+    expect(response.json().error).toBe('service_unavailable');
+    expect(response.json().message).toContain('PAYGATE_TRON_XPUB_FILE');
+    expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await testApp.call(live.key, 'GET', '/v1/crypto/invoices')).json().data).toEqual([]);
+  });
+
   describe('idempotency by external_id', () => {
     it('the same parameters again answer 200 with the same invoice', async () => {
       const body = invoiceBody({ lifetime_s: 900 });

@@ -148,6 +148,14 @@ describe.each(backends)('crypto wallet routes on %s', (backend) => {
     expect(listed.data).toEqual([]);
   });
 
+  it('a live shop without configured TRON keys gets 503 naming the setting, and no wallet', async () => {
+    const live = await testApp.shop('live');
+    const response = await create({ client_id: externalId('client'), network: 'TRC20' }, live.key);
+    expect(response.statusCode, response.body).toBe(503);
+    expect(response.json().message).toContain('PAYGATE_TRON_XPUB_FILE');
+    expect((await testApp.call(live.key, 'GET', '/v1/crypto/wallets')).json().data).toEqual([]);
+  });
+
   it('an unknown wallet id is 404', async () => {
     for (const id of ['wal_01jcx1a2b3c4d5e6f7g8h9j0k4', 'inv_01jcx1a2b3c4d5e6f7g8h9j0k4', 'x']) {
       expect((await testApp.call(key, 'GET', `/v1/crypto/wallets/${id}`)).statusCode, id).toBe(404);
