@@ -12,7 +12,24 @@ import { fileURLToPath } from 'node:url';
 const [major, minor] = process.versions.node.split('.').map(Number);
 const canStripTypes = major > 22 || (major === 22 && minor >= 18);
 
+// `serve` runs with a smaller young generation than V8 picks on a large machine: V8
+// grows its semi-spaces during start-up and keeps them, which alone put an idle
+// gateway above 150 MB of RSS (docs/performance.md). V8 reads the flag only at
+// start, so the process replaces itself (same pid) with one that has it, unless
+// the operator set it already. PAYGATE_SEMI_SPACE_MB=0 keeps V8's own choice.
+const semiSpaceMb = Number(process.env.PAYGATE_SEMI_SPACE_MB ?? 4);
+const semiSpaceFlags =
+  process.argv[2] === 'serve' &&
+  semiSpaceMb > 0 &&
+  !process.execArgv.some((flag) => flag.startsWith('--max-semi-space-size')) &&
+  !(process.env.NODE_OPTIONS ?? '').includes('--max-semi-space-size')
+    ? [`--max-semi-space-size=${semiSpaceMb}`]
+    : [];
+
 if (canStripTypes) {
+  if (semiSpaceFlags.length > 0 && typeof process.execve === 'function') {
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...semiSpaceFlags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], process.env);
+  }
   await import('../src/cli/main.ts');
 } else {
   const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
@@ -23,7 +40,7 @@ if (canStripTypes) {
     );
     process.exit(1);
   }
-  const child = spawn(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(pinned, [...semiSpaceFlags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   // Signals go to the gateway, which shuts down gracefully; its exit is ours.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => {
