@@ -11,7 +11,8 @@
 //     and deposits are unique by (tx_id, log_index) anyway;
 //  4. settle every confirming deposit whose block is at or below the
 //     solidified block, once the node's block there is the one we recorded
-//     (one transaction per deposit; the ledger transfer id is the deposit's).
+//     (a batch of deposits per transaction, each settled whole; after a failed
+//     batch, one deposit per transaction; the ledger transfer id is the deposit's).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
@@ -33,6 +34,7 @@ export const REWIND_BLOCKS_MAX = 1_000;
 /** Block ids kept below the final block, for walking back. */
 const SCANNED_BLOCKS_KEPT_BELOW_FINAL = 100;
 export const LEASE_MS = 30_000;
+/** Deposits settled per transaction: one commit for many credits. */
 const SETTLE_BATCH = 100;
 const SETTLE_BATCHES_PER_PASS_MAX = 50;
 
@@ -141,6 +143,31 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     }
   }
 
+  /** After a settlement batch failed: settle one deposit per transaction, so one bad deposit cannot hold up the rest. */
+  let settleSingly = false;
+
+  async function settleBatch(ids: readonly string[]): Promise<number> {
+    return inTransaction(db, async (tx) => {
+      let applied = 0;
+      for (const id of ids) if (await settleFinalDeposit(tx, clock, id)) applied += 1;
+      step('inside-settle');
+      return applied;
+    });
+  }
+
+  async function settleOneByOne(ids: readonly string[]): Promise<number> {
+    let applied = 0;
+    for (const id of ids) {
+      try {
+        applied += await settleBatch([id]);
+      } catch (error) {
+        // Left confirming: retried next pass, and reported until someone looks.
+        options.logger.error({ err: error, chain, deposit_id: id }, 'a final deposit could not be settled');
+      }
+    }
+    return applied;
+  }
+
   async function settle(): Promise<number> {
     const cursor = (await repository.findCursor(db, chain))!;
     const solid = await access.node.getSolidifiedBlock();
@@ -153,17 +180,20 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     let settled = 0;
     for (let batch = 0; batch < SETTLE_BATCHES_PER_PASS_MAX; batch += 1) {
       const ids = await repository.finalDepositIds(db, chain, finalNumber, SETTLE_BATCH);
-      for (const id of ids) {
-        const done = await inTransaction(db, async (tx) => {
-          const applied = await settleFinalDeposit(tx, clock, id);
-          step('inside-settle');
-          return applied;
-        });
-        if (done) settled += 1;
+      if (settleSingly) {
+        settled += await settleOneByOne(ids);
+      } else {
+        try {
+          settled += await settleBatch(ids);
+        } catch (error) {
+          settleSingly = true;
+          throw error;
+        }
       }
       if (ids.length < SETTLE_BATCH) break;
       if (!(await renewLease())) throw new LostLeadershipError();
     }
+    settleSingly = false;
     await inTransaction(db, (tx) => repository.deleteScannedBlocks(tx, chain, { below: finalNumber - SCANNED_BLOCKS_KEPT_BELOW_FINAL }));
     return settled;
   }

@@ -2,6 +2,7 @@
 // moves its cursor past them: each USDT transfer to one of our addresses
 // becomes a deposit exactly once by (tx_id, log_index). A deposit orphaned by a
 // reorganisation and seen again in another block is revived, not duplicated.
+import type { Insertable } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { newId } from '../../ids.ts';
@@ -9,7 +10,10 @@ import type { ScannedBlock, UsdtTransfer } from '../tron/node-client.ts';
 import { emitInvoiceUpdated, emitWalletDeposit } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
 import type { DepositRow, InvoiceRow, WalletRow } from './receiving-repository.ts';
-import type { AddressKeyId, ChainName } from './receiving-tables.ts';
+import type { AddressKeyId, ChainName, CryptoReceivingTables } from './receiving-tables.ts';
+
+/** Rows per multi-row insert (16 parameters each, far below PostgreSQL's 65,535). */
+const INSERT_CHUNK_ROWS = 1_000;
 
 export interface RecordedDeposits {
   /** New deposits and orphaned ones seen again. */
@@ -38,33 +42,52 @@ export async function recordScannedTransfers(
   ]);
   const invoiceOf = new Map(invoices.map((row) => [row.address, row]));
   const walletOf = new Map(wallets.map((row) => [row.address, row]));
+  const walletById = new Map(wallets.map((row) => [row.id, row]));
   const knownOf = new Map(known.map((row) => [`${row.tx_id}:${row.log_index}`, row]));
   let seen = 0;
+  const newRows: Insertable<CryptoReceivingTables['crypto_deposits']>[] = [];
+  const walletDeposits: { wallet: WalletRow; deposit: DepositRow }[] = [];
+  const invoicesSeen = new Set<string>();
   for (const transfer of mine) {
-    const existing = knownOf.get(`${transfer.txId}:${transfer.logIndex}`);
     const invoice = invoiceOf.get(transfer.to);
     const wallet = walletOf.get(transfer.to);
-    if (!invoice && !wallet) continue; // an address whose invoice or wallet was never committed cannot occur; skip defensively
-    const deposit = existing ? await seenAgain(tx, existing, transfer) : await insertNew(tx, clock, chain, transfer, invoice, wallet);
-    if (!deposit) continue;
+    if (!invoice && !wallet) continue; // an address is committed with its invoice or wallet; skip defensively
+    const existing = knownOf.get(`${transfer.txId}:${transfer.logIndex}`);
+    if (!existing) {
+      newRows.push(newDepositRow(clock, chain, transfer, invoice, wallet));
+      continue;
+    }
+    const revived = await seenAgain(tx, existing, transfer);
+    if (!revived) continue;
     seen += 1;
-    if (invoice) await invoiceSeen(tx, clock, invoice.id);
-    if (wallet) await emitWalletDeposit(tx, clock, wallet, deposit);
+    if (invoice) invoicesSeen.add(invoice.id);
+    if (wallet) walletDeposits.push({ wallet, deposit: revived });
   }
+  // New deposits in bounded multi-row inserts; (tx_id, log_index) decides against a concurrent writer.
+  for (let start = 0; start < newRows.length; start += INSERT_CHUNK_ROWS) {
+    for (const deposit of await repository.insertDeposits(tx, newRows.slice(start, start + INSERT_CHUNK_ROWS))) {
+      seen += 1;
+      if (deposit.invoice_id !== null) invoicesSeen.add(deposit.invoice_id);
+      const wallet = deposit.wallet_id === null ? undefined : walletById.get(deposit.wallet_id);
+      if (wallet) walletDeposits.push({ wallet, deposit });
+    }
+  }
+  // pending → confirming on the first deposit seen; other statuses wait for finality.
+  for (const invoice of await repository.markInvoicesConfirming(tx, [...invoicesSeen], clock.now())) await emitInvoiceUpdated(tx, clock, invoice);
+  for (const { wallet, deposit } of walletDeposits) await emitWalletDeposit(tx, clock, wallet, deposit);
   return { seen };
 }
 
-async function insertNew(
-  tx: Tx,
+function newDepositRow(
   clock: Clock,
   chain: ChainName,
   transfer: UsdtTransfer,
   invoice: InvoiceRow | undefined,
   wallet: WalletRow | undefined,
-): Promise<DepositRow | undefined> {
+): Insertable<CryptoReceivingTables['crypto_deposits']> {
   const now = clock.now();
   const owner = (invoice ?? wallet)!;
-  return repository.insertDeposit(tx, {
+  return {
     id: newId('deposit'),
     chain,
     shop_id: owner.shop_id,
@@ -82,7 +105,7 @@ async function insertNew(
     late: invoice !== undefined && (invoice.status === 'expired' || now.getTime() >= invoice.expires_at.getTime()),
     seen_at: now,
     final_at: null,
-  });
+  };
 }
 
 /** A known deposit in a scanned block: revived when it had been orphaned, moved when its block changed. */
@@ -90,12 +113,4 @@ async function seenAgain(tx: Tx, existing: DepositRow, transfer: UsdtTransfer): 
   if (existing.status === 'orphaned') return repository.reviveDeposit(tx, existing.id, transfer.blockNumber, transfer.blockId);
   if (existing.status === 'confirming' && existing.block_id !== transfer.blockId) await repository.moveDeposit(tx, existing.id, transfer.blockNumber, transfer.blockId);
   return undefined;
-}
-
-/** pending → confirming on the first deposit seen; other statuses wait for finality. */
-async function invoiceSeen(tx: Tx, clock: Clock, invoiceId: string): Promise<void> {
-  const invoice = await repository.lockInvoice(tx, invoiceId);
-  if (!invoice || invoice.status !== 'pending') return;
-  const updated = await repository.updateInvoice(tx, invoice.id, { status: 'confirming', updated_at: clock.now() });
-  await emitInvoiceUpdated(tx, clock, updated);
 }

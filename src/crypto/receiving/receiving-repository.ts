@@ -109,6 +109,18 @@ export async function updateInvoice(
   return tx.updateTable('crypto_invoices').set(changes).where('id', '=', invoiceId).returningAll().executeTakeFirstOrThrow();
 }
 
+/** pending → confirming for these invoices; returns the ones that moved. */
+export async function markInvoicesConfirming(tx: Tx, invoiceIds: readonly string[], at: Date): Promise<InvoiceRow[]> {
+  if (invoiceIds.length === 0) return [];
+  return tx
+    .updateTable('crypto_invoices')
+    .set({ status: 'confirming', updated_at: at })
+    .where('id', 'in', invoiceIds)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .execute();
+}
+
 /**
  * Locks up to `limit` open invoices past their expires_at that no other worker holds
  * and that have no deposit still confirming (settlement decides those).
@@ -225,13 +237,15 @@ export async function findDepositsByKeys(db: Executor, keys: readonly { txId: st
     .execute();
 }
 
-export async function insertDeposit(tx: Tx, row: Insertable<CryptoReceivingTables['crypto_deposits']>): Promise<DepositRow | undefined> {
+/** Inserts the deposits not recorded yet; returns those inserted. */
+export async function insertDeposits(tx: Tx, rows: readonly Insertable<CryptoReceivingTables['crypto_deposits']>[]): Promise<DepositRow[]> {
+  if (rows.length === 0) return [];
   return tx
     .insertInto('crypto_deposits')
-    .values(row)
+    .values([...rows])
     .onConflict((conflict) => conflict.columns(['tx_id', 'log_index']).doNothing())
     .returningAll()
-    .executeTakeFirst();
+    .execute();
 }
 
 /** An orphaned deposit seen again (in another block): back to confirming, with its new block. */
