@@ -74,6 +74,27 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
     expect(await usdtMainBalance(setup)).toBe(25_000_000n);
   });
 
+  it("every invoice update also goes to its callback_url, with the full invoice", async () => {
+    const { invoice } = await createInvoice(setup.deps, setup.shop, {
+      external_id: 'with-callback',
+      amount: '2',
+      network: 'TRC20',
+      callback_url: 'https://merchant.example/paygate',
+    });
+    await payAndFinalize(invoice.address, ['2']);
+    const events = await setup.context.db
+      .selectFrom('webhook_events')
+      .select(['type', 'destination_url', 'payload'])
+      .where('shop_id', '=', setup.shop.shopId)
+      .where('type', '=', 'crypto.invoice.updated')
+      .execute();
+    const toCallback = events.filter((event) => event.destination_url === 'https://merchant.example/paygate');
+    expect(toCallback.map((event) => (JSON.parse(event.payload) as { data: { status: string } }).data.status).sort()).toEqual(['confirming', 'paid']);
+    // The shop's own endpoint gets the same events (this shop has none configured: stored, not sent).
+    expect(events.filter((event) => event.destination_url === null)).toHaveLength(2);
+    expect(JSON.parse(toCallback[0]!.payload).data).toMatchObject({ invoice_id: invoice.invoice_id, address: invoice.address, amount: '2' });
+  });
+
   it('status confirming while the deposit is not final', async () => {
     const { invoice } = await newInvoice('3');
     await simulateDeposit(setup.deps, setup.shop, { address: invoice.address, amount: '3' });
