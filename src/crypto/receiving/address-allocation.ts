@@ -1,18 +1,30 @@
-// A fresh deposit address: the key's next derivation index, taken by UPDATE …
-// RETURNING on its counter inside the creating transaction (allocated once,
-// never reused), derived from the xpub, recorded with its shop and purpose.
+// A fresh deposit address in two steps. First the key's next derivation index
+// is taken by an UPDATE … RETURNING on its counter that commits on its own (the
+// counter row is locked for that one statement only, so creations run in
+// parallel), and the address is derived from the xpub outside any transaction
+// (about 1 ms of CPU). Then the creating transaction records the address with
+// its shop and purpose. An index is used at most once: a creation that fails
+// after taking its index leaves a gap, never a reuse.
 import type { Clock } from '../../clock.ts';
-import type { Tx } from '../../db/transaction.ts';
+import type { Db, Tx } from '../../db/transaction.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
 import { DEPOSIT_INDEX_LIMIT } from '../keys/hd-keys.ts';
 import type { ChainAccess } from './crypto-chain.ts';
 import { insertAddress, takeNextIndex } from './receiving-repository.ts';
 import type { AddressPurpose } from './receiving-tables.ts';
 
-export async function allocateDepositAddress(tx: Tx, clock: Clock, access: ChainAccess, shopId: string, purpose: AddressPurpose): Promise<string> {
-  const index = await takeNextIndex(tx, access.keyId);
+export interface ReservedAddress {
+  readonly index: number;
+  readonly address: string;
+}
+
+export async function reserveDepositAddress(db: Db, access: ChainAccess): Promise<ReservedAddress> {
+  const index = await takeNextIndex(db, access.keyId);
   if (index >= DEPOSIT_INDEX_LIMIT) throw new ServiceUnavailableError('Every deposit address index of this key is used; configure a new account key.', 3600);
-  const address = access.addressKey.address(index);
-  await insertAddress(tx, { address, key_id: access.keyId, derivation_index: BigInt(index), shop_id: shopId, purpose, created_at: clock.now() });
-  return address;
+  return { index, address: access.addressKey.address(index) };
+}
+
+export async function recordDepositAddress(tx: Tx, clock: Clock, access: ChainAccess, reserved: ReservedAddress, shopId: string, purpose: AddressPurpose): Promise<string> {
+  await insertAddress(tx, { address: reserved.address, key_id: access.keyId, derivation_index: BigInt(reserved.index), shop_id: shopId, purpose, created_at: clock.now() });
+  return reserved.address;
 }

@@ -2,14 +2,15 @@
 // by external_id), reads, and the QR code of the payment URI. The watcher moves
 // them through their states (invoice-settlement.ts).
 import QRCode from 'qrcode';
-import { inIdempotentTransaction, findPrior, recordCreated, type IdempotencyRule, type KeyedRequest } from '../../idempotency/idempotency-service.ts';
+import { inIdempotentTransaction, findPrior, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import { inTransaction, type Tx } from '../../db/transaction.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { InvalidRequestError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { parseMinor } from '../../money/decimal.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { webhookUrlProblem, type WebhookUrlRules } from '../../webhooks/url-guard.ts';
-import { allocateDepositAddress } from './address-allocation.ts';
+import { recordDepositAddress, reserveDepositAddress } from './address-allocation.ts';
 import type { CryptoDeps } from './crypto-deps.ts';
 import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
 import * as repository from './receiving-repository.ts';
@@ -117,20 +118,19 @@ export async function createInvoice(deps: CryptoDeps, shop: CryptoShop, request:
       callback_url: valid.callbackUrl,
     }),
   };
-  // Outside the transaction: the first use may load keys and start the sandbox chain.
+  const existing = await existingInvoice(deps, shop.shopId, keyed);
+  if (existing) return { created: false, invoice: existing };
+  // Outside the transaction: the first use may load keys and start the sandbox chain; deriving takes a millisecond of CPU.
   const access = await deps.chain.forMode(shop.mode);
+  const reserved = await reserveDepositAddress(deps.db, access);
   return inIdempotentTransaction(deps.db, async (tx) => {
     const prior = await findPrior(tx, deps.clock, INVOICE_IDEMPOTENCY_RULE, keyed);
-    if (prior) {
-      if (prior.kind !== 'existing') throw new Error('invoice idempotency returns the current resource');
-      const existing = await repository.findInvoiceOfShop(tx, shop.shopId, prior.resourceId);
-      if (!existing) throw new Error(`invoice ${prior.resourceId} of an idempotency record is missing`);
-      return { created: false, invoice: invoiceView(existing) };
-    }
+    // A concurrent duplicate won the key meanwhile: its invoice; the reserved index stays unused.
+    if (prior) return { created: false, invoice: await priorInvoice(tx, shop.shopId, prior) };
     const id = newId('invoice');
     // The record first: a concurrent duplicate waits on its key and is retried, finding this one.
     await recordCreated(tx, deps.clock, INVOICE_IDEMPOTENCY_RULE, keyed, { resourceId: id });
-    const address = await allocateDepositAddress(tx, deps.clock, access, shop.shopId, 'invoice');
+    const address = await recordDepositAddress(tx, deps.clock, access, reserved, shop.shopId, 'invoice');
     const now = deps.clock.now();
     const row = await repository.insertInvoice(tx, {
       id,
@@ -149,6 +149,21 @@ export async function createInvoice(deps: CryptoDeps, shop: CryptoShop, request:
     });
     return { created: true, invoice: invoiceView(row) };
   });
+}
+
+/** The invoice an earlier request with this external_id created, or undefined when the key is free (a 409 is thrown). */
+async function existingInvoice(deps: CryptoDeps, shopId: string, keyed: KeyedRequest): Promise<InvoiceView | undefined> {
+  return inTransaction(deps.db, async (tx) => {
+    const prior = await findPrior(tx, deps.clock, INVOICE_IDEMPOTENCY_RULE, keyed);
+    return prior && priorInvoice(tx, shopId, prior);
+  });
+}
+
+async function priorInvoice(tx: Tx, shopId: string, prior: Prior): Promise<InvoiceView> {
+  if (prior.kind !== 'existing') throw new Error('invoice idempotency returns the current resource');
+  const row = await repository.findInvoiceOfShop(tx, shopId, prior.resourceId);
+  if (!row) throw new Error(`invoice ${prior.resourceId} of an idempotency record is missing`);
+  return invoiceView(row);
 }
 
 async function invoiceRowOfShop(deps: CryptoDeps, shopId: string, invoiceId: string): Promise<repository.InvoiceRow> {

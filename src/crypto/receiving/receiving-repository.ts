@@ -18,9 +18,9 @@ export interface ListPosition {
 
 // ---- addresses ----
 
-/** Takes the next derivation index of the key; the counter row stays locked until the transaction ends. */
-export async function takeNextIndex(tx: Tx, keyId: AddressKeyId): Promise<number> {
-  const row = await tx
+/** Takes the next derivation index of the key (on the root handle: it commits at once, holding the counter row for this statement only). */
+export async function takeNextIndex(db: Executor, keyId: AddressKeyId): Promise<number> {
+  const row = await db
     .updateTable('crypto_address_counters')
     .set((eb) => ({ next_index: eb('next_index', '+', 1n) }))
     .where('key_id', '=', keyId)

@@ -1,11 +1,11 @@
 // Static wallets: a permanent deposit address per (client_id, network) of a
 // shop, idempotent by that pair; blocking stops crediting (deposits are held).
-import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest } from '../../idempotency/idempotency-service.ts';
+import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { inTransaction, type Tx } from '../../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import { allocateDepositAddress } from './address-allocation.ts';
+import { recordDepositAddress, reserveDepositAddress } from './address-allocation.ts';
 import type { CryptoDeps } from './crypto-deps.ts';
 import { parseNetwork, parseTextId, type CryptoShop } from './invoice-service.ts';
 import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
@@ -34,23 +34,31 @@ export async function createWallet(
   const clientId = parseTextId(request.client_id, 'client_id');
   const network = parseNetwork(request.network);
   const keyed: KeyedRequest = { shopId: shop.shopId, key: `${clientId}:${network}`, fingerprint: requestFingerprint({ client_id: clientId, network }) };
+  const existing = await inTransaction(deps.db, async (tx) => {
+    const prior = await findPrior(tx, deps.clock, WALLET_IDEMPOTENCY_RULE, keyed);
+    return prior && priorWallet(tx, shop.shopId, prior);
+  });
+  if (existing) return { created: false, wallet: existing };
   const access = await deps.chain.forMode(shop.mode);
+  const reserved = await reserveDepositAddress(deps.db, access);
   return inIdempotentTransaction(deps.db, async (tx) => {
     const prior = await findPrior(tx, deps.clock, WALLET_IDEMPOTENCY_RULE, keyed);
-    if (prior) {
-      if (prior.kind !== 'existing') throw new Error('wallet idempotency returns the current resource');
-      const existing = await repository.findWalletOfShop(tx, shop.shopId, prior.resourceId);
-      if (!existing) throw new Error(`wallet ${prior.resourceId} of an idempotency record is missing`);
-      const totals = await repository.walletTotals(tx, [existing.id]);
-      return { created: false, wallet: walletView(existing, totals.get(existing.id)!) };
-    }
+    if (prior) return { created: false, wallet: await priorWallet(tx, shop.shopId, prior) };
     const id = newId('wallet');
     await recordCreated(tx, deps.clock, WALLET_IDEMPOTENCY_RULE, keyed, { resourceId: id });
-    const address = await allocateDepositAddress(tx, deps.clock, access, shop.shopId, 'wallet');
+    const address = await recordDepositAddress(tx, deps.clock, access, reserved, shop.shopId, 'wallet');
     const now = deps.clock.now();
     const row = await repository.insertWallet(tx, { id, shop_id: shop.shopId, client_id: clientId, network, address, status: 'active', created_at: now, updated_at: now });
     return { created: true, wallet: walletView(row, { receivedMicro: 0n, heldMicro: 0n }) };
   });
+}
+
+async function priorWallet(tx: Tx, shopId: string, prior: Prior): Promise<WalletView> {
+  if (prior.kind !== 'existing') throw new Error('wallet idempotency returns the current resource');
+  const row = await repository.findWalletOfShop(tx, shopId, prior.resourceId);
+  if (!row) throw new Error(`wallet ${prior.resourceId} of an idempotency record is missing`);
+  const totals = await repository.walletTotals(tx, [row.id]);
+  return walletView(row, totals.get(row.id)!);
 }
 
 function isWalletId(walletId: string): boolean {

@@ -3,9 +3,9 @@
 -- watcher's cursor per chain. Two chains: 'tron-sandbox' (the simulated chain
 -- of sandbox shops, key 'sandbox') and 'tron-live' (the configured nodes, key 'live').
 
--- The next unused derivation index of each key. An index is taken by
--- UPDATE … RETURNING in the transaction that creates the address, so it is
--- allocated once and never reused (a rolled-back creation gives it back untaken).
+-- The next unused derivation index of each key. An index is taken by an
+-- UPDATE … RETURNING that commits on its own, so it is allocated once and
+-- never reused (a creation that fails after taking it leaves a gap).
 create table crypto_address_counters (
   key_id      text primary key check (key_id in ('sandbox', 'live')),
   next_index  int8 not null check (next_index between 0 and 2147483648)
