@@ -90,6 +90,35 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     });
   }
 
+  /** Moves the cursor back to `target`, orphaning the confirming deposits above `orphanAbove` (one transaction). */
+  async function moveBack(position: { blockNumber: number; blockId: string }, target: { blockNumber: number; blockId: string }, orphanAbove: number): Promise<number> {
+    return inTransaction(db, async (tx) => {
+      const deposits = await repository.orphanDepositsAbove(tx, chain, orphanAbove);
+      await repository.deleteScannedBlocks(tx, chain, { above: orphanAbove });
+      await repository.insertScannedBlocks(tx, chain, [{ number: target.blockNumber, id: target.blockId }]);
+      if (!(await repository.advanceCursor(tx, chain, token, position, target, clock.now()))) throw new LostLeadershipError();
+      for (const deposit of deposits) {
+        const wallet = deposit.wallet_id === null ? undefined : await repository.findWalletById(tx, deposit.wallet_id);
+        if (wallet) await emitWalletDeposit(tx, clock, wallet, deposit);
+      }
+      return deposits.length;
+    });
+  }
+
+  /**
+   * The sandbox chain was replaced (its saved file lost while the database was kept): nothing we
+   * recorded exists any more. Start over from its current blocks; unsettled deposits are orphaned.
+   * Never done for the live chain, where it would mean a node on another network: that stops the watcher.
+   */
+  async function restartOnReplacedSandbox(position: { blockNumber: number; blockId: string }): Promise<void> {
+    const solid = await access.node.getSolidifiedBlock();
+    const startNumber = Math.max(0, solid.number - INITIAL_LOOKBACK_BLOCKS);
+    const start = startNumber === solid.number ? solid : await access.node.getBlock(startNumber);
+    if (!start) throw new Error(`${chain}: the node has no block ${startNumber}`);
+    const orphaned = await moveBack(position, { blockNumber: start.number, blockId: start.id }, -1);
+    options.logger.warn({ chain, from: position.blockNumber, to: start.number, orphaned }, 'the sandbox chain was replaced: watching it from its current blocks');
+  }
+
   /** Walks back from `position` to the newest block the node still has; orphans what lay above it. */
   async function rewind(position: { blockNumber: number; blockId: string }): Promise<void> {
     const lowest = Math.max(0, position.blockNumber - REWIND_BLOCKS_MAX);
@@ -98,19 +127,11 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
       if (ours === undefined) break;
       const theirs = await access.node.getBlock(number);
       if (theirs?.id !== ours) continue;
-      const orphaned = await inTransaction(db, async (tx) => {
-        const deposits = await repository.orphanDepositsAbove(tx, chain, number);
-        await repository.deleteScannedBlocks(tx, chain, { above: number });
-        if (!(await repository.advanceCursor(tx, chain, token, position, { blockNumber: number, blockId: ours }, clock.now()))) throw new LostLeadershipError();
-        for (const deposit of deposits) {
-          const wallet = deposit.wallet_id === null ? undefined : await repository.findWalletById(tx, deposit.wallet_id);
-          if (wallet) await emitWalletDeposit(tx, clock, wallet, deposit);
-        }
-        return deposits.length;
-      });
+      const orphaned = await moveBack(position, { blockNumber: number, blockId: ours }, number);
       options.logger.warn({ chain, from: position.blockNumber, to: number, orphaned }, 'chain reorganisation: cursor moved back');
       return;
     }
+    if (chain === 'tron-sandbox') return restartOnReplacedSandbox(position);
     throw new Error(`${chain}: reorganisation deeper than the recorded blocks below ${position.blockNumber}; the node may be on another chain`);
   }
 
@@ -119,7 +140,14 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     for (let batch = 0; batch < SCAN_BATCHES_PER_PASS_MAX; batch += 1) {
       const cursor = (await repository.findCursor(db, chain))!;
       const position = { blockNumber: Number(cursor.block_number), blockId: cursor.block_id };
-      if (position.blockNumber >= head.number) return;
+      if (position.blockNumber >= head.number) {
+        // Our own in-process chain never lags: at or past its head with another block there, it was replaced.
+        if (chain === 'tron-sandbox' && (await access.node.getBlock(position.blockNumber))?.id !== position.blockId) {
+          await restartOnReplacedSandbox(position);
+          result.reorganisations += 1;
+        }
+        return;
+      }
       const blocks = await access.node.scanBlocks(position.blockNumber + 1, Math.min(SCAN_BATCH_BLOCKS, head.number - position.blockNumber));
       if (blocks.length === 0) return;
       step('after-scan');

@@ -7,7 +7,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createInvoice, getInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
 import { depositsOfInvoice, findCursor } from '../../../src/crypto/receiving/receiving-repository.ts';
 import { LEASE_MS, type WatcherStep } from '../../../src/crypto/receiving/chain-watcher.ts';
+import { startSimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { tronAddress } from '../../../src/crypto/tron/address.ts';
+import { createTronNodeClient } from '../../../src/crypto/tron/node-client.ts';
 import { USDT_CONTRACT_NILE } from '../../../src/crypto/tron/trc20-usdt.ts';
 import { backends } from '../../support/databases.ts';
 import { creditsOfDeposit, eventTypes, expectLedgerSound, openReceivingSetup, usdtMainBalance, type ReceivingSetup } from './receiving-service-support.ts';
@@ -165,6 +167,31 @@ describe.each(backends)('the chain watcher on %s', (backend) => {
     // The old leader, back after its lease was taken, is refused.
     expect((await leader.runPass()).leader).toBe(false);
     expect(await usdtMainBalance(setup)).toBe(5_000_000n);
+  });
+
+  it('a replaced sandbox chain (its saved file lost): watched again from its current blocks, unsettled deposits orphaned', async () => {
+    const lost = await invoiceFor('1');
+    send(lost.address, 1_000_000n);
+    chain().mine(3);
+    const watcher = setup.watcher();
+    expect((await watcher.runPass()).depositsSeen).toBe(1);
+    // A fresh chain behind the same node URL role: another history, its head below our cursor.
+    const replacement = await startSimulatedChainServer({ seed: 'a replacement chain', clock: 'manual' });
+    const node = createTronNodeClient({ urls: [replacement.url], usdtContract: replacement.chain.parameters.usdtContract });
+    try {
+      const successor = setup.watcher({ leaderToken: watcher.leaderToken, access: { ...setup.access, node } });
+      expect((await successor.runPass()).reorganisations).toBe(1);
+      expect((await depositsOfInvoice(setup.context.db, lost.id))[0]!.status).toBe('orphaned');
+      const paid = await invoiceFor('2');
+      expect(replacement.chain.sendUsdt({ to: tronAddress(paid.address), amount: 2_000_000n }).result).toBe(true);
+      replacement.chain.mine(solidityDepth() + 1);
+      expect((await successor.runPass()).depositsSettled).toBe(1);
+      expect((await getInvoice(setup.deps, setup.shop.shopId, paid.id)).status).toBe('paid');
+      expect(await usdtMainBalance(setup)).toBe(2_000_000n);
+    } finally {
+      await node.close();
+      await replacement.close();
+    }
   });
 
   it('catches up after downtime: many blocks later, every deposit is seen and credited', async () => {
