@@ -10,6 +10,16 @@ export type WalletRow = Selectable<CryptoReceivingTables['crypto_wallets']>;
 export type DepositRow = Selectable<CryptoReceivingTables['crypto_deposits']>;
 export type CursorRow = Selectable<CryptoReceivingTables['crypto_chain_cursors']>;
 
+/** Values per IN list or OR of keys: a statement stays far below PostgreSQL's 65,535 parameters. */
+const LOOKUP_CHUNK = 5_000;
+
+/** Runs a look-up over `values` in chunks of LOOKUP_CHUNK and concatenates the rows. */
+async function inChunks<V, R>(values: readonly V[], lookup: (chunk: V[]) => Promise<R[]>): Promise<R[]> {
+  const rows: R[] = [];
+  for (let start = 0; start < values.length; start += LOOKUP_CHUNK) rows.push(...(await lookup(values.slice(start, start + LOOKUP_CHUNK))));
+  return rows;
+}
+
 /** Position in a list ordered by (created_at desc, id desc). */
 export interface ListPosition {
   readonly createdAt: Date;
@@ -35,8 +45,7 @@ export async function insertAddress(tx: Tx, row: Insertable<CryptoReceivingTable
 
 /** Which of these addresses are ours (of this key): one primary-key probe per address. */
 export async function findOurAddresses(db: Executor, keyId: AddressKeyId, addresses: readonly string[]): Promise<AddressRow[]> {
-  if (addresses.length === 0) return [];
-  return db.selectFrom('crypto_addresses').selectAll().where('address', 'in', addresses).where('key_id', '=', keyId).execute();
+  return inChunks(addresses, (chunk) => db.selectFrom('crypto_addresses').selectAll().where('address', 'in', chunk).where('key_id', '=', keyId).execute());
 }
 
 export async function hasAddressesOfKey(db: Executor, keyId: AddressKeyId): Promise<boolean> {
@@ -83,8 +92,7 @@ export async function lockInvoice(tx: Tx, invoiceId: string): Promise<InvoiceRow
 }
 
 export async function findInvoicesByAddresses(db: Executor, addresses: readonly string[]): Promise<InvoiceRow[]> {
-  if (addresses.length === 0) return [];
-  return db.selectFrom('crypto_invoices').selectAll().where('address', 'in', addresses).execute();
+  return inChunks(addresses, (chunk) => db.selectFrom('crypto_invoices').selectAll().where('address', 'in', chunk).execute());
 }
 
 export async function listInvoices(
@@ -168,8 +176,7 @@ export async function lockWallet(tx: Tx, walletId: string): Promise<WalletRow | 
 }
 
 export async function findWalletsByAddresses(db: Executor, addresses: readonly string[]): Promise<WalletRow[]> {
-  if (addresses.length === 0) return [];
-  return db.selectFrom('crypto_wallets').selectAll().where('address', 'in', addresses).execute();
+  return inChunks(addresses, (chunk) => db.selectFrom('crypto_wallets').selectAll().where('address', 'in', chunk).execute());
 }
 
 export async function listWallets(
@@ -229,12 +236,10 @@ export async function depositsOfInvoice(db: Executor, invoiceId: string): Promis
 }
 
 export async function findDepositsByKeys(db: Executor, keys: readonly { txId: string; logIndex: number }[]): Promise<DepositRow[]> {
-  if (keys.length === 0) return [];
-  return db
-    .selectFrom('crypto_deposits')
-    .selectAll()
-    .where((eb) => eb.or(keys.map((key) => eb.and([eb('tx_id', '=', key.txId), eb('log_index', '=', key.logIndex)]))))
-    .execute();
+  // By tx_id (the unique index's first column), then matched on log_index here.
+  const wanted = new Set(keys.map((key) => `${key.txId}:${key.logIndex}`));
+  const rows = await inChunks([...new Set(keys.map((key) => key.txId))], (chunk) => db.selectFrom('crypto_deposits').selectAll().where('tx_id', 'in', chunk).execute());
+  return rows.filter((row) => wanted.has(`${row.tx_id}:${row.log_index}`));
 }
 
 /** Inserts the deposits not recorded yet; returns those inserted. */
