@@ -40,6 +40,8 @@ describe.each(backends)('a gateway killed -9 while its chain watcher works, on %
       PORT: '0',
       PAYGATE_TRON_XPUB_FILE: xpubFile,
       PAYGATE_TRON_NODE_URLS: chainServer.url,
+      // The test polls the invoices every 20 ms.
+      PAYGATE_RATE_LIMIT_PER_MINUTE: '1000000',
     };
     expect((await runPaygate(['migrate'], env)).code).toBe(0);
     const created = await runPaygate(['merchant', 'create', '--name', 'Kill shop', '--email', 'kill@example.test', '--live', '--json'], env);
@@ -62,7 +64,8 @@ describe.each(backends)('a gateway killed -9 while its chain watcher works, on %
   }
 
   async function statuses(baseUrl: string): Promise<string[]> {
-    const { json } = await api<{ data: { status: string }[] }>(baseUrl, 'GET', '/v1/crypto/invoices?limit=100');
+    const { status, json } = await api<{ data: { status: string }[] }>(baseUrl, 'GET', '/v1/crypto/invoices?limit=100');
+    expect(status).toBe(200);
     return json.data.map((invoice) => invoice.status);
   }
 
