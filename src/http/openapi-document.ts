@@ -16,9 +16,11 @@ Lists take \`limit\` (1..100, default 20) and the opaque \`cursor\` of the previ
 const TAGS = [
   { name: 'account', description: 'Who the presented API key acts for: merchant, shop, mode and scopes.' },
   { name: 'payments', description: 'One-time RUB payments paid by the payer on the hosted payment page.' },
-  { name: 'test helpers', description: 'Sandbox shops only: drive a payment as the acquirer or the clock would.' },
+  { name: 'test helpers', description: 'Sandbox shops only: drive a payment as the acquirer or the clock would, and the simulated TRON chain as payers and block producers would.' },
   { name: 'webhooks', description: 'Signed event deliveries: the event log with its attempts, resend, the endpoint and the signing secret.' },
   { name: 'balance', description: "The merchant's accounts in the double-entry ledger: balances, transfers between them, operation history." },
+  { name: 'crypto invoices', description: 'USDT (TRC20) invoices: a fresh deposit address per invoice, paid when the deposits are final on chain.' },
+  { name: 'crypto wallets', description: 'Static USDT (TRC20) wallets: a permanent deposit address per client; blocked wallets hold their deposits.' },
 ];
 
 /** @fastify/swagger's options: everything in the document that is not a route. */

@@ -5587,6 +5587,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 41 41" shape-rendering="crispEdges"><path fill="#fff" d="M0 0h41v41H0z"/><path stroke="#000" d="M4 4.5h7m1 0h1…"/></svg> */
                     "image/svg+xml": string;
                 };
             };
@@ -7267,7 +7268,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The transfer, broadcast and waiting in the pool */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7518,7 +7519,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The chain after the new blocks */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7772,7 +7773,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The chain after the fork */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -151,8 +151,8 @@ describe.each(backends)('string inputs on %s', (backend) => {
       const where = `${described[index]} (${probe.kind})`;
       if (response.statusCode !== 400) {
         wrong.push(`${where}: ${response.statusCode} ${response.body.slice(0, 120)}`);
-      } else if (/^\/pay(\/|$)/.test(probe.url)) {
-        // The payer's page answers with a page, not API JSON.
+      } else if (/^\/pay(\/|$)/.test(probe.url) && !probe.url.endsWith('/status')) {
+        // The payer's page answers with a page, not API JSON (its status poll, /status, answers JSON).
         if (!String(response.headers['content-type']).startsWith('text/html')) wrong.push(`${where}: not an HTML page`);
       } else {
         const body = response.json();

@@ -20,7 +20,7 @@ export interface InvoicePage {
   readonly qrSvg: string;
 }
 
-type StatusKind = InvoiceView['status'] | 'notFound' | 'tooMany' | 'internal';
+type StatusKind = InvoiceView['status'] | 'badRequest' | 'notFound' | 'tooMany' | 'internal';
 
 const STATUS_CARDS: Readonly<Record<StatusKind, readonly [InvoicePageTextKey, InvoicePageTextKey, 'ok' | 'error' | '']>> = {
   pending: ['pendingTitle', 'pendingText', ''],
@@ -29,6 +29,7 @@ const STATUS_CARDS: Readonly<Record<StatusKind, readonly [InvoicePageTextKey, In
   overpaid: ['overpaidTitle', 'overpaidText', 'ok'],
   underpaid: ['underpaidTitle', 'underpaidText', 'error'],
   expired: ['expiredTitle', 'expiredText', 'error'],
+  badRequest: ['badRequestTitle', 'badRequestText', 'error'],
   notFound: ['notFoundTitle', 'notFoundText', 'error'],
   tooMany: ['tooManyTitle', 'tooManyText', 'error'],
   internal: ['internalTitle', 'internalText', 'error'],

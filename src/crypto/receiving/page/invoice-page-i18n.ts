@@ -34,6 +34,8 @@ const TEXTS = {
   underpaidText: { ru: 'Свяжитесь с магазином, чтобы доплатить или вернуть деньги.', en: 'Contact the shop to pay the rest or get a refund.' },
   expiredTitle: { ru: 'Время на оплату истекло', en: 'This invoice has expired' },
   expiredText: { ru: 'Не отправляйте деньги на этот адрес. Вернитесь в магазин, чтобы создать новый счёт.', en: 'Do not send money to this address. Return to the shop to get a new invoice.' },
+  badRequestTitle: { ru: 'Ссылка повреждена', en: 'This link is broken' },
+  badRequestText: { ru: 'Откройте ссылку на оплату ещё раз, целиком.', en: 'Open the whole payment link again.' },
   notFoundTitle: { ru: 'Счёт не найден', en: 'Invoice not found' },
   notFoundText: { ru: 'Проверьте ссылку на оплату.', en: 'Check the payment link.' },
   tooManyTitle: { ru: 'Слишком много запросов', en: 'Too many requests' },

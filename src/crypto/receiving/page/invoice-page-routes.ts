@@ -20,7 +20,7 @@ const PAGE_REQUESTS_PER_MINUTE_PER_IP = 600;
 /** Ids are TypeIDs (inv_ + 26 characters); anything else cannot be an invoice. */
 const INVOICE_ID_PATTERN = /^inv_[0-9a-z]{26}$/;
 
-type PageStatus = 404 | 429 | 500;
+type PageStatus = 400 | 404 | 429 | 500;
 
 export const invoicePageRoutes: FastifyPluginAsync<{ context: AppContext }> = async (app, { context }) => {
   const deps = () => cryptoDepsFor(context);
@@ -54,16 +54,18 @@ export const invoicePageRoutes: FastifyPluginAsync<{ context: AppContext }> = as
   }
 
   function errorPage(reply: FastifyReply, lang: Lang, status: PageStatus, switchPath: string): FastifyReply {
-    const kind = status === 404 ? 'notFound' : status === 429 ? 'tooMany' : 'internal';
+    const kind = status === 400 ? 'badRequest' : status === 404 ? 'notFound' : status === 429 ? 'tooMany' : 'internal';
     const nonce = randomBytes(16).toString('base64url');
     return send(reply, status, layout({ lang, title: invoiceText(lang, 'title'), body: invoiceStatusCard(lang, kind), nonce, switchPath }), nonce);
   }
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const { status, headers, unexpected } = classify(error);
+    const { status, body, headers, unexpected } = classify(error);
     if (unexpected) request.log.error({ err: error, reqId: request.id }, 'unexpected error on the crypto invoice page');
-    const pageStatus: PageStatus = status === 429 ? 429 : status === 404 ? 404 : 500;
-    if (request.url.includes('/status')) return reply.code(status).headers(headers).send({ error: status === 429 ? 'rate_limited' : 'unavailable' });
+    // Bad input (a NUL in the path, say) is the payer's link, not our fault: 400, never 500.
+    const pageStatus: PageStatus = status === 429 ? 429 : status === 404 ? 404 : status < 500 ? 400 : 500;
+    // The status JSON its script polls answers in the API's error shape.
+    if (request.url.includes('/status')) return reply.code(status).headers(headers).send(body);
     return errorPage(reply.headers(headers), langOf(request), pageStatus, '/pay/crypto');
   });
 

@@ -52,7 +52,12 @@ const ListInvoicesQuery = Type.Object(
 
 const QrSvg = {
   description: 'An SVG image of the QR code of payment_uri',
-  content: { 'image/svg+xml': { schema: Type.String({ description: 'SVG document' }) } },
+  content: {
+    'image/svg+xml': {
+      schema: Type.String({ description: 'SVG document' }),
+      example: '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 41 41" shape-rendering="crispEdges"><path fill="#fff" d="M0 0h41v41H0z"/><path stroke="#000" d="M4 4.5h7m1 0h1…"/></svg>',
+    },
+  },
 };
 
 export const invoiceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
