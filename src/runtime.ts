@@ -13,6 +13,7 @@ import { createLogger } from './logger.ts';
 import { countMerchants } from './merchants/merchant-repository.ts';
 import { createMerchant } from './merchants/merchant-service.ts';
 import { loadKeyring } from './kms/load-keyring.ts';
+import { closeCryptoDeps } from './crypto/receiving/crypto-deps.ts';
 import { createWorkers } from './modules.ts';
 import { sealPlaintextWebhookSecrets } from './webhooks/webhook-secrets.ts';
 
@@ -112,6 +113,8 @@ export async function startGateway(config: Config, options: { role: Role; clock?
       stopping ??= (async () => {
         // Stop accepting and finish in-flight requests while the workers finish their deliveries.
         await Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]);
+        // The crypto chain handle (node clients, the in-process sandbox chain) serves both.
+        await closeCryptoDeps(context);
         redis?.disconnect();
         await notifications.close();
         await handle.close();

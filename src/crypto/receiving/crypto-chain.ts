@@ -113,15 +113,20 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
     }));
   };
 
+  let closing: Promise<void> | undefined;
   return {
     forMode: async (mode) => (mode === 'sandbox' ? startSandbox() : startLive()),
     liveConfigured: config.tronXpubFile !== undefined && config.tronNodeUrls.length > 0,
     sandboxChain: startSandboxServer,
-    async close() {
-      const accesses = await Promise.allSettled([sandbox, live].filter((entry) => entry !== undefined));
-      for (const access of accesses) if (access.status === 'fulfilled') await access.value.node.close();
-      // A read-only sandbox chain is left unclosed (closing saves it); it does not hold the process open.
-      if (sandboxServer && !options.sandboxReadOnly) await (await sandboxServer).close();
+    close() {
+      // Once: the runtime and a test's teardown may both close it.
+      closing ??= (async () => {
+        const accesses = await Promise.allSettled([sandbox, live].filter((entry) => entry !== undefined));
+        for (const access of accesses) if (access.status === 'fulfilled') await access.value.node.close();
+        // A read-only sandbox chain is left unclosed (closing saves it); it does not hold the process open.
+        if (sandboxServer && !options.sandboxReadOnly) await (await sandboxServer).close();
+      })();
+      return closing;
     },
   };
 }

@@ -51,7 +51,7 @@ export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock
     async stop() {
       await polling.stop();
       for (const watcher of watchers.values()) await watcher.release().catch(() => undefined);
-      await deps.chain.close();
+      // The chain handle is shared with the routes: the runtime closes it once both have stopped (closeCryptoDeps).
     },
   };
 }

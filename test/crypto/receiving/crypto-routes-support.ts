@@ -31,12 +31,7 @@ export async function createCryptoTestApp(backend: DatabaseBackend, options: Par
       return testApp.app.inject({ method, url, headers, payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
     },
     async close() {
-      try {
-        await closeCryptoDeps(testApp.context);
-      } catch (error) {
-        // A stopped chain-watcher worker has closed the shared chain handle already.
-        if ((error as Error).name !== 'ClientDestroyedError') throw error;
-      }
+      await closeCryptoDeps(testApp.context);
       await testApp.close();
     },
   };
