@@ -8,7 +8,7 @@ import { API_KEYS_CHANNEL, WORK_CHANNEL, WORK_TOPICS, type Notifications } from 
 import { inTransaction } from '../../src/db/transaction.ts';
 import { revokeApiKey } from '../../src/merchants/merchant-service.ts';
 import { emit } from '../../src/webhooks/outbox.ts';
-import { backends } from '../support/databases.ts';
+import { backends, itOnServer } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 
 /** Resolves with the payloads heard on `channel` once `until` says they are enough, or rejects after `timeoutMs`. */
@@ -84,7 +84,7 @@ describe.each(backends)('database notifications on %s', (backend) => {
     }
   });
 
-  it.runIf(backend === 'postgres')('the listener comes back after its connection is killed, says so, and hears what follows', async () => {
+  itOnServer(backend)('the listener comes back after its connection is killed, says so, and hears what follows', async () => {
     const changes: boolean[] = [];
     const stopWatching = notifications.onListeningChange((listening) => changes.push(listening));
     const work = collect(notifications, WORK_CHANNEL);

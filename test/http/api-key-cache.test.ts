@@ -13,7 +13,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { API_KEYS_CHANNEL, listenOnPostgres, type Notifications } from '../../src/db/notifications.ts';
 import { createApiKeyCache, TRUSTED_WHILE_LISTENING_MS, TRUSTED_WHILE_NOT_LISTENING_MS } from '../../src/merchants/api-key-cache.ts';
 import { authenticateApiKey, createApiKey, createMerchant, revokeApiKey, type ApiPrincipal } from '../../src/merchants/merchant-service.ts';
-import { backends } from '../support/databases.ts';
+import { backends, describeOnServer } from '../support/databases.ts';
 import { createTestContext } from '../support/app.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -137,7 +137,7 @@ describe.each(backends)('the API-key cache on %s', (backend) => {
     }
   });
 
-  describe.runIf(backend === 'postgres')('with the listening connection cut', () => {
+  describeOnServer(backend)('with the listening connection cut', () => {
     let proxy: TcpProxy;
     let cutOff: Instance;
     beforeAll(async () => {

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
+import { describe, it } from 'vitest';
 import { openDatabase, type DatabaseBackend, type DatabaseHandle, type SessionTimeouts } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
@@ -74,4 +75,17 @@ export async function openTestDatabase(
       if (url) await dropServerDatabase(url);
     },
   };
+}
+
+/**
+ * `it`/`describe` for a test that exists only against a PostgreSQL server (it kills or
+ * cuts server connections, which an embedded PGlite has none of): on PGlite the test is
+ * not defined at all, rather than reported as skipped, since there is nothing to run.
+ */
+export function itOnServer(backend: DatabaseBackend): typeof it {
+  return backend === 'postgres' ? it : ((() => undefined) as unknown as typeof it);
+}
+
+export function describeOnServer(backend: DatabaseBackend): typeof describe {
+  return backend === 'postgres' ? describe : ((() => undefined) as unknown as typeof describe);
 }

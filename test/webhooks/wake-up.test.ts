@@ -17,7 +17,7 @@ import { emit } from '../../src/webhooks/outbox.ts';
 import { webhookMetrics } from '../../src/webhooks/webhook-metrics.ts';
 import { findClaimedDelivery } from '../../src/webhooks/webhook-repository.ts';
 import { createWebhookSender } from '../../src/webhooks/webhook-sender.ts';
-import { backends } from '../support/databases.ts';
+import { backends, itOnServer } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
@@ -145,7 +145,7 @@ describe.each(backends)('an idle delivery worker on %s', (backend) => {
     }
   });
 
-  it.runIf(backend === 'postgres')('after its listening connection is killed, the worker is woken again once the listener is back', async () => {
+  itOnServer(backend)('after its listening connection is killed, the worker is woken again once the listener is back', async () => {
     await withWorker({ backstopMs: 60_000 }, async () => {
       await idle(300);
       await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'paygate-listener' and datname = current_database()`.execute(
