@@ -1,6 +1,7 @@
-// All SQL of the ledger. Account rows are only ever changed while locked with
-// FOR UPDATE (see lockAccounts), so the service computes the new totals in
-// memory and writes absolute values without lost updates.
+// All SQL of the ledger. Account rows are only ever changed while locked in id
+// order (see lockAccounts): the general path computes the new totals in memory
+// and writes absolute values; a lone transfer or reservation (writeLoneTransfer)
+// adds the amount in one statement that checks affordability on the row it updates.
 import { sql, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../db/transaction.ts';
 import type { AccountKind, LedgerBook, LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
@@ -282,4 +283,86 @@ export async function listOperations(db: Executor, filter: OperationFilter): Pro
   if (filter.to !== undefined) query = query.where('o.created_at', '<', filter.to);
   if (filter.beforeSeq !== undefined) query = query.where('o.seq', '<', filter.beforeSeq);
   return query.orderBy('o.seq', 'desc').limit(filter.limit).execute();
+}
+
+/** A lone transfer or reservation, as the one-statement path writes it. */
+export interface LoneTransfer {
+  /** The transfer row; its currency is taken from the accounts. */
+  readonly transfer: Omit<LedgerTables['ledger_transfers'], 'currency'>;
+  /** History ids for the debit and the credit account (the credit's is unused for a reservation). */
+  readonly debitOperationId: string;
+  readonly creditOperationId: string;
+}
+
+/** An account's totals as the one-statement path left them. */
+export interface WrittenAccount extends AccountTotals {
+  readonly currency: LedgerCurrency;
+}
+
+/**
+ * A lone plain transfer or reservation in ONE statement, or nothing. It locks
+ * both accounts in id order (as lockAccounts does, so two writers never wait on
+ * each other in a cycle), and only when both exist in one book and currency and
+ * the id is new does it add the amount to the debit account — if that account
+ * can afford it — and then to the credit account, insert the transfer and write
+ * the history entries of the accounts whose available balance changed. The
+ * affordability test sits in the debit UPDATE's own WHERE on purpose: an UPDATE
+ * re-reads a row that a concurrent transaction changed before evaluating it,
+ * whereas the rows a locking SELECT in a WITH query returns may be the older
+ * versions (measured: checking them let transfers in opposite directions
+ * overdraw). Returns the two accounts' new totals, or undefined when it wrote
+ * nothing; the caller then takes the general path, which names the refusal or
+ * answers the repeat. A concurrent insert of the same id fails the statement
+ * with a unique violation, as on the general path.
+ */
+export async function writeLoneTransfer(tx: Tx, lone: LoneTransfer): Promise<WrittenAccount[] | undefined> {
+  const t = lone.transfer;
+  const reserve = t.status === 'pending';
+  const pending = int8(reserve ? t.amount : 0n);
+  const posted = int8(reserve ? 0n : t.amount);
+  const result = await sql<WrittenAccount & { credit: boolean }>`
+    with locked as materialized (
+      select id, book, currency from ledger_accounts
+       where id in (${t.debit_account_id}, ${t.credit_account_id}) order by id for no key update
+    ), compatible as (
+      select d.currency from locked d join locked c on c.id = ${t.credit_account_id}
+       where d.id = ${t.debit_account_id} and d.book = c.book and d.currency = c.currency
+         and not exists (select 1 from ledger_transfers e where e.idempotency_key = ${t.idempotency_key})
+    ), debited as (
+      update ledger_accounts as a
+         set debits_pending = a.debits_pending + ${pending}, debits_posted = a.debits_posted + ${posted}
+       where a.id = ${t.debit_account_id} and exists (select 1 from compatible)
+         and (not a.debits_must_not_exceed_credits or a.debits_pending + a.debits_posted + ${pending} + ${posted} <= a.credits_posted)
+      returning a.id, a.currency, a.debits_pending, a.debits_posted, a.credits_pending, a.credits_posted
+    ), credited as (
+      update ledger_accounts as a
+         set credits_pending = a.credits_pending + ${pending}, credits_posted = a.credits_posted + ${posted}
+       where a.id = ${t.credit_account_id} and exists (select 1 from debited)
+      returning a.id, a.currency, a.debits_pending, a.debits_posted, a.credits_pending, a.credits_posted
+    ), inserted as (
+      insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
+        reference_type, reference_id, status, pending_id, chain_id, created_at, timeout_seconds, expires_at)
+      select ${t.id}, ${t.idempotency_key}, ${t.debit_account_id}, ${t.credit_account_id}, ${int8(t.amount)}, debited.currency, ${t.type},
+             ${t.reference_type}, ${t.reference_id}, ${t.status}, null, ${t.chain_id}, ${timestamptz(t.created_at)},
+             ${t.timeout_seconds}::int4, ${t.expires_at === null ? null : t.expires_at.toISOString()}::timestamptz
+        from debited
+      returning id
+    ), history as (
+      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
+      select o.id, o.account_id, i.id, i.id, o.amount, o.balance_after, ${timestamptz(t.created_at)}
+        from inserted i,
+             (select 0 as ordinal, ${lone.debitOperationId}::text as id, d.id as account_id, -${int8(t.amount)} as amount,
+                     d.credits_posted - d.debits_posted - d.debits_pending as balance_after from debited d
+              union all
+              select 1, ${lone.creditOperationId}::text, c.id, ${posted}, c.credits_posted - c.debits_posted - c.debits_pending from credited c) as o
+       where o.amount <> 0
+       order by o.ordinal
+      returning 1
+    )
+    select id, currency, debits_pending as "debitsPending", debits_posted as "debitsPosted",
+           credits_pending as "creditsPending", credits_posted as "creditsPosted", false as credit from debited
+    union all
+    select id, currency, debits_pending, debits_posted, credits_pending, credits_posted, true from credited`.execute(tx);
+  if (result.rows.length === 0) return undefined;
+  return result.rows;
 }

@@ -265,6 +265,12 @@ function mutable(row: AccountRow): MutableTotals {
  */
 export async function executeLinked(tx: Tx, clock: Clock, requests: readonly LedgerRequest[]): Promise<ChainResult> {
   validateShape(requests);
+  const [only] = requests;
+  if (requests.length === 1 && (only!.action === 'transfer' || only!.action === 'reserve')) {
+    const written = await writeLone(tx, clock, only!);
+    if (written) return written;
+    // Refused, or a repeat: the general path below names the refusal or answers the repeat.
+  }
   const keys = requests.map((request) => request.id);
 
   // Reservations being closed: immutable rows, read before locking to learn their accounts.
@@ -364,6 +370,66 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
   }
   // The ids exist already: a repeat (nothing was written), or ids reused with other parameters.
   return replayOrRefuse(requests, await repository.findTransfersByKeys(tx, keys), pending);
+}
+
+/**
+ * A lone transfer lost the race for its id to a concurrent transaction. It carries
+ * SQLSTATE 40001 (serialization_failure), so inTransaction runs the caller's
+ * transaction again, as PostgreSQL's own serialization failures are.
+ */
+export class LedgerWriteRaceError extends Error {
+  readonly code = '40001';
+  constructor(id: string, cause: unknown) {
+    super(`ledger transfer id "${id}" was committed by a concurrent transaction; run the transaction again`, { cause });
+    this.name = 'LedgerWriteRaceError';
+  }
+}
+
+/**
+ * The commonest call, a lone transfer or reservation, in one statement
+ * (repository.writeLoneTransfer); undefined when it wrote nothing. What it wrote
+ * is checked against the invariants before anything else runs.
+ */
+async function writeLone(tx: Tx, clock: Clock, request: TransferInput & { action: 'transfer' | 'reserve' }): Promise<ChainResult | undefined> {
+  const now = clock.now();
+  const id = newId('transfer');
+  const reserve = request.action === 'reserve';
+  const transfer = {
+    id,
+    idempotency_key: request.id,
+    debit_account_id: request.debitAccountId,
+    credit_account_id: request.creditAccountId,
+    amount: request.amount,
+    type: request.type,
+    reference_type: request.reference.type,
+    reference_id: request.reference.id,
+    status: reserve ? ('pending' as const) : ('posted' as const),
+    pending_id: null,
+    chain_id: id,
+    created_at: now,
+    timeout_seconds: reserve ? (request.timeoutSeconds ?? null) : null,
+    expires_at: reserve && request.timeoutSeconds !== undefined ? new Date(now.getTime() + request.timeoutSeconds * 1_000) : null,
+  };
+  let accounts: repository.WrittenAccount[] | undefined;
+  try {
+    accounts = await repository.writeLoneTransfer(tx, { transfer, debitOperationId: newId('operation'), creditOperationId: newId('operation') });
+  } catch (error) {
+    // Another transaction committed this id while the statement ran: a serialization conflict.
+    // Run again, the caller's transaction finds the id and answers as a repeat (or a refusal).
+    if (isUniqueViolation(error, 'ledger_transfers_idempotency_key')) throw new LedgerWriteRaceError(request.id, error);
+    throw error;
+  }
+  if (!accounts) return undefined;
+  const debit = accounts.find((account) => account.id === request.debitAccountId);
+  const credit = accounts.find((account) => account.id === request.creditAccountId);
+  assert.ok(debit && credit && accounts.length === 2, `ledger lone transfer ${id} changed ${accounts.length} accounts`);
+  assert.equal(debit.currency, credit.currency, `ledger lone transfer ${id} moved money between currencies`);
+  for (const account of accounts) {
+    for (const total of [account.debitsPending, account.debitsPosted, account.creditsPending, account.creditsPosted]) {
+      assert.ok(total >= 0n, `ledger account ${account.id} got a negative total`);
+    }
+  }
+  return { transfers: [toLedgerTransfer({ ...transfer, currency: debit.currency })], replayed: false };
 }
 
 /**
