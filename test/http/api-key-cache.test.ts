@@ -7,40 +7,17 @@
 import { sql } from 'kysely';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../../src/app.ts';
-import type { AppContext } from '../../src/context.ts';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
+import { openDatabase } from '../../src/db/database.ts';
 import { API_KEYS_CHANNEL, listenOnPostgres, type Notifications } from '../../src/db/notifications.ts';
 import { createApiKeyCache, TRUSTED_WHILE_LISTENING_MS, TRUSTED_WHILE_NOT_LISTENING_MS } from '../../src/merchants/api-key-cache.ts';
 import { authenticateApiKey, createApiKey, createMerchant, revokeApiKey, type ApiPrincipal } from '../../src/merchants/merchant-service.ts';
 import { backends, describeOnServer } from '../support/databases.ts';
 import { createTestContext } from '../support/app.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import { startInstance, startTwoInstances, type Instance } from '../support/instances.ts';
 
 /** A revoked key must fail on every instance within this long (issue 12). */
 const REVOCATION_MS_MAX = 1_000;
-
-interface Instance {
-  readonly app: App;
-  readonly context: AppContext;
-  readonly notifications: Notifications;
-  close(): Promise<void>;
-}
-
-async function startInstance(context: AppContext, notifications: Notifications, handle?: DatabaseHandle): Promise<Instance> {
-  const app = await buildApp({ ...context, notifications });
-  await app.ready();
-  return {
-    app,
-    context: { ...context, notifications },
-    notifications,
-    async close() {
-      await app.close();
-      await notifications.close();
-      await handle?.close();
-    },
-  };
-}
 
 const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
@@ -52,14 +29,8 @@ describe.each(backends)('the API-key cache on %s', (backend) => {
 
   beforeAll(async () => {
     base = await createTestContext(backend);
-    first = await startInstance(base.context, await base.database.listen());
-    if (backend === 'postgres') {
-      // Another process, as far as the database can tell: its own pool and its own listener.
-      const handle = await openDatabase({ url: base.database.url, poolSize: 5 });
-      second = await startInstance({ ...base.context, db: handle.db }, await handle.listen(), handle);
-    } else {
-      second = await startInstance(base.context, await base.database.listen());
-    }
+    // On PostgreSQL the second is another process as far as the database can tell: its own pool and listener.
+    [first, second] = await startTwoInstances(base);
   });
   afterAll(async () => {
     await second.close();

@@ -5,34 +5,13 @@
 // as the `paygate shop method` command makes them, with only the database to tell.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../../src/app.ts';
-import type { AppContext } from '../../src/context.ts';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
-import type { Notifications } from '../../src/db/notifications.ts';
 import { createApiKey, createMerchant } from '../../src/merchants/merchant-service.ts';
 import { updateShopMethod } from '../../src/payments/payment-methods.ts';
 import { backends } from '../support/databases.ts';
 import { createTestContext } from '../support/app.ts';
+import { startTwoInstances, type Instance } from '../support/instances.ts';
 
 const CHANGE_VISIBLE_MS_MAX = 1_000;
-
-interface Instance {
-  readonly app: App;
-  close(): Promise<void>;
-}
-
-async function startInstance(context: AppContext, notifications: Notifications, handle?: DatabaseHandle): Promise<Instance> {
-  const app = await buildApp({ ...context, notifications });
-  await app.ready();
-  return {
-    app,
-    async close() {
-      await app.close();
-      await notifications.close();
-      await handle?.close();
-    },
-  };
-}
 
 describe.each(backends)('method settings cache on %s', (backend) => {
   let base: Awaited<ReturnType<typeof createTestContext>>;
@@ -41,13 +20,7 @@ describe.each(backends)('method settings cache on %s', (backend) => {
 
   beforeAll(async () => {
     base = await createTestContext(backend);
-    first = await startInstance(base.context, await base.database.listen());
-    if (backend === 'postgres') {
-      const handle = await openDatabase({ url: base.database.url, poolSize: 5 });
-      second = await startInstance({ ...base.context, db: handle.db }, await handle.listen(), handle);
-    } else {
-      second = await startInstance(base.context, await base.database.listen());
-    }
+    [first, second] = await startTwoInstances(base);
   });
   afterAll(async () => {
     await second?.close();
