@@ -89,25 +89,41 @@ function recordKey(rule: IdempotencyRule, request: KeyedRequest): RecordKey {
   return { shopId: request.shopId, operation: rule.operation, key: request.key };
 }
 
-function completedRecord(clock: Clock, rule: IdempotencyRule, request: KeyedRequest, created: Created): NewIdempotencyRecord {
+/** A stored-response rule needs the response it will replay. */
+function assertStorable(rule: IdempotencyRule, created: Created): void {
   if (rule.replay === 'stored-response' && !created.response) {
     throw new Error(`idempotency rule ${rule.operation} replays stored responses, but no response was given to store`);
   }
+}
+
+/** A record for this request: completed with what was created, or in progress under a lease. */
+function newRecord(
+  clock: Clock,
+  rule: IdempotencyRule,
+  request: KeyedRequest,
+  outcome: { readonly created: Created } | { readonly leaseToken: string },
+): NewIdempotencyRecord {
   const now = clock.now();
+  const created = 'created' in outcome ? outcome.created : undefined;
   return {
     shop_id: request.shopId,
     operation: rule.operation,
     key: request.key,
     request_hash: request.fingerprint,
-    state: 'completed',
-    lease_token: randomUUID(),
-    locked_until: now,
-    response_status: created.response?.status ?? null,
-    response_body: created.response?.body ?? null,
-    resource_id: created.resourceId,
+    state: created ? 'completed' : 'in_progress',
+    lease_token: 'leaseToken' in outcome ? outcome.leaseToken : randomUUID(),
+    locked_until: created ? now : new Date(now.getTime() + IDEMPOTENCY_LEASE_MS),
+    response_status: created?.response?.status ?? null,
+    response_body: created?.response?.body ?? null,
+    resource_id: created?.resourceId ?? null,
     created_at: now,
     expires_at: rule.windowMs === null ? null : new Date(now.getTime() + rule.windowMs),
   };
+}
+
+function completedRecord(clock: Clock, rule: IdempotencyRule, request: KeyedRequest, created: Created): NewIdempotencyRecord {
+  assertStorable(rule, created);
+  return newRecord(clock, rule, request, { created });
 }
 
 /**
@@ -177,15 +193,9 @@ export async function createAtomically(
  * caller then creates and calls recordCreated in the same transaction.
  */
 export async function findPrior(tx: Tx, clock: Clock, rule: IdempotencyRule, request: KeyedRequest): Promise<Prior | undefined> {
-  for (let attempt = 1; attempt <= SETTLE_ATTEMPTS_MAX; attempt++) {
-    const key = recordKey(rule, request);
-    const record = await repository.findRecord(tx, key);
-    if (!record) return undefined;
-    const verdict = judge(rule, request, record, clock.now());
-    if (verdict !== 'stale') return verdict;
-    await repository.deleteRecordIfUnchanged(tx, key, record.lease_token, record.state);
-  }
-  throw new IdempotencyInProgressError();
+  // A stale record is retired inside this transaction; a request that claims the key meanwhile
+  // makes recordCreated fail, and inIdempotentTransaction runs the work again.
+  return settleExisting(tx, clock, rule, request);
 }
 
 /** Writes the record of what this transaction created; a concurrent winner makes it fail with a unique violation. */
@@ -222,22 +232,8 @@ export async function claimLease(
 ): Promise<{ readonly kind: 'claimed'; readonly lease: IdempotencyLease } | Prior> {
   for (let attempt = 1; attempt <= SETTLE_ATTEMPTS_MAX; attempt++) {
     const token = randomUUID();
-    const now = clock.now();
     try {
-      await repository.insertRecord(db, {
-        shop_id: request.shopId,
-        operation: rule.operation,
-        key: request.key,
-        request_hash: request.fingerprint,
-        state: 'in_progress',
-        lease_token: token,
-        locked_until: new Date(now.getTime() + IDEMPOTENCY_LEASE_MS),
-        response_status: null,
-        response_body: null,
-        resource_id: null,
-        created_at: now,
-        expires_at: rule.windowMs === null ? null : new Date(now.getTime() + rule.windowMs),
-      });
+      await repository.insertRecord(db, newRecord(clock, rule, request, { leaseToken: token }));
       return { kind: 'claimed', lease: { rule, request, token } };
     } catch (error) {
       // The insert may have reached the database before the connection broke: nobody will finish it.
@@ -252,9 +248,7 @@ export async function claimLease(
 
 /** Completes a claim inside the transaction that created the resource; throws (rolling it back) when the lease was lost. */
 export async function completeLease(tx: Tx, lease: IdempotencyLease, created: Created): Promise<void> {
-  if (lease.rule.replay === 'stored-response' && !created.response) {
-    throw new Error(`idempotency rule ${lease.rule.operation} replays stored responses, but no response was given to store`);
-  }
+  assertStorable(lease.rule, created);
   const completed = await repository.completeRecord(tx, recordKey(lease.rule, lease.request), lease.token, {
     response_status: created.response?.status ?? null,
     response_body: created.response?.body ?? null,
