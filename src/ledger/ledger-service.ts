@@ -372,6 +372,12 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
   return replayOrRefuse(requests, await repository.findTransfersByKeys(tx, keys), pending);
 }
 
+/** A reservation's timeout and when it runs out; null for every other kind of transfer. */
+function reservationTimeout(request: LedgerRequest, now: Date): { timeout_seconds: number | null; expires_at: Date | null } {
+  if (request.action !== 'reserve' || request.timeoutSeconds === undefined) return { timeout_seconds: null, expires_at: null };
+  return { timeout_seconds: request.timeoutSeconds, expires_at: new Date(now.getTime() + request.timeoutSeconds * 1_000) };
+}
+
 /**
  * A lone transfer lost the race for its id to a concurrent transaction. It carries
  * SQLSTATE 40001 (serialization_failure), so inTransaction runs the caller's
@@ -407,8 +413,7 @@ async function writeLone(tx: Tx, clock: Clock, request: TransferInput & { action
     pending_id: null,
     chain_id: id,
     created_at: now,
-    timeout_seconds: reserve ? (request.timeoutSeconds ?? null) : null,
-    expires_at: reserve && request.timeoutSeconds !== undefined ? new Date(now.getTime() + request.timeoutSeconds * 1_000) : null,
+    ...reservationTimeout(request, now),
   };
   let accounts: repository.WrittenAccount[] | undefined;
   try {
@@ -549,8 +554,7 @@ function applyRequest(
       pending_id: reservation?.id ?? null,
       chain_id: chainId,
       created_at: now,
-      timeout_seconds: request.action === 'reserve' ? (request.timeoutSeconds ?? null) : null,
-      expires_at: request.action === 'reserve' && request.timeoutSeconds !== undefined ? new Date(now.getTime() + request.timeoutSeconds * 1_000) : null,
+      ...reservationTimeout(request, now),
     },
     changes,
   };
