@@ -92,6 +92,19 @@ export async function findTransfersByKeys(db: Executor, keys: readonly string[])
   return db.selectFrom('ledger_transfers').selectAll().where('idempotency_key', 'in', keys).execute();
 }
 
+/** When the next open reservation's timeout runs out, after `now` (the due ones were just voided). */
+export async function nextOpenReservationExpiryAfter(db: Executor, now: Date): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('ledger_transfers as t')
+    .select('t.expires_at')
+    .where('t.expires_at', '>', now)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('ledger_transfers as c').select('c.id').whereRef('c.pending_id', '=', 't.id'))))
+    .orderBy('t.expires_at')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.expires_at ?? undefined;
+}
+
 /** Open reservations whose timeout has run out, soonest first (the expiry worker's queue). */
 export async function findExpiredReservations(db: Executor, now: Date, limit: number): Promise<TransferRow[]> {
   return db

@@ -5,9 +5,9 @@
 import type { AppContext } from '../context.ts';
 import { WORK_TOPICS } from '../db/notifications.ts';
 import { createPollingWorker, type PollingWorker } from '../polling-worker.ts';
-import { inTransaction, type Executor } from '../db/transaction.ts';
+import { inTransaction } from '../db/transaction.ts';
 import { InvalidStateError } from '../errors.ts';
-import { findExpiredReservations } from './ledger-repository.ts';
+import { findExpiredReservations, nextOpenReservationExpiryAfter } from './ledger-repository.ts';
 import { voidPending } from './ledger-service.ts';
 
 export const RESERVATION_EXPIRY_POLL_INTERVAL_MS = 1_000;
@@ -63,17 +63,4 @@ export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | '
       nextDueAt: async () => (cutShort ? context.clock.now() : nextOpenReservationExpiryAfter(context.db, context.clock.now())),
     },
   });
-}
-
-/** When the next open reservation's timeout runs out, after `now` (the due ones were just voided). */
-async function nextOpenReservationExpiryAfter(db: Executor, now: Date): Promise<Date | undefined> {
-  const row = await db
-    .selectFrom('ledger_transfers as t')
-    .select('t.expires_at')
-    .where('t.expires_at', '>', now)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('ledger_transfers as c').select('c.id').whereRef('c.pending_id', '=', 't.id'))))
-    .orderBy('t.expires_at')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.expires_at ?? undefined;
 }

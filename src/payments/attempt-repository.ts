@@ -91,3 +91,16 @@ export async function countUnrefundedSuspense(db: Executor): Promise<number> {
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }
+
+/** The earliest scheduled look-up of an unresolved attempt after `now`. */
+export async function nextCheckAfter(db: Executor, now: Date): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('payment_attempts')
+    .select('next_check_at')
+    .where('status', 'in', ['pending', 'requires_confirmation'])
+    .where('next_check_at', '>', now)
+    .orderBy('next_check_at')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.next_check_at;
+}

@@ -4,11 +4,10 @@
 // its expires_at. Rows are claimed with FOR UPDATE SKIP LOCKED, so several
 // workers share the queue.
 import type { AppContext } from '../context.ts';
-import type { Executor } from '../db/transaction.ts';
 import { WORK_TOPICS } from '../db/notifications.ts';
 import { createPollingWorker, type PollingWorker } from '../polling-worker.ts';
 import { inTransaction } from '../db/transaction.ts';
-import { claimDuePayments } from './payment-repository.ts';
+import { claimDuePayments, nextPendingExpiryAfter } from './payment-repository.ts';
 import { markPaymentExpired } from './payment-service.ts';
 
 export const EXPIRY_POLL_INTERVAL_MS = 1_000;
@@ -50,20 +49,7 @@ export function createExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'c
       notifications: context.notifications,
       topic: WORK_TOPICS.paymentExpiry,
       clock: context.clock,
-      nextDueAt: async () => (cutShort ? context.clock.now() : nextExpiryAfter(context.db, context.clock.now())),
+      nextDueAt: async () => (cutShort ? context.clock.now() : nextPendingExpiryAfter(context.db, context.clock.now())),
     },
   });
-}
-
-/** The earliest expires_at of a pending payment after `now` (the due ones were just handled). */
-async function nextExpiryAfter(db: Executor, now: Date): Promise<Date | undefined> {
-  const row = await db
-    .selectFrom('payments')
-    .select('expires_at')
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', now)
-    .orderBy('expires_at')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.expires_at;
 }

@@ -124,3 +124,16 @@ export async function claimDuePayments(tx: Tx, now: Date, limit: number): Promis
     .skipLocked()
     .execute();
 }
+
+/** The earliest expires_at of a pending payment after `now` (the due ones were just handled). */
+export async function nextPendingExpiryAfter(db: Executor, now: Date): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('payments')
+    .select('expires_at')
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
+    .orderBy('expires_at')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.expires_at;
+}

@@ -7,7 +7,7 @@
 import type { AppContext } from '../context.ts';
 import { WORK_TOPICS } from '../db/notifications.ts';
 import { createPollingWorker, type PollingWorker } from '../polling-worker.ts';
-import { inTransaction, type Executor } from '../db/transaction.ts';
+import { inTransaction } from '../db/transaction.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
 import { applyAttemptOutcome, RECONCILE_AFTER_MS } from './attempt-service.ts';
@@ -102,20 +102,7 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
       notifications: context.notifications,
       topic: WORK_TOPICS.paymentReconciliation,
       clock: context.clock,
-      nextDueAt: async () => (cutShort ? context.clock.now() : nextCheckAfter(context.db, context.clock.now())),
+      nextDueAt: async () => (cutShort ? context.clock.now() : attempts.nextCheckAfter(context.db, context.clock.now())),
     },
   });
-}
-
-/** The earliest scheduled look-up of an unresolved attempt after `now`. */
-async function nextCheckAfter(db: Executor, now: Date): Promise<Date | undefined> {
-  const row = await db
-    .selectFrom('payment_attempts')
-    .select('next_check_at')
-    .where('status', 'in', ['pending', 'requires_confirmation'])
-    .where('next_check_at', '>', now)
-    .orderBy('next_check_at')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.next_check_at;
 }

@@ -26,16 +26,3 @@ export async function expireDueInvoices(db: Db, clock: Clock): Promise<number> {
   }
   return total;
 }
-
-/** The earliest expires_at of an open invoice after `now`. */
-export async function nextInvoiceExpiry(db: Db, now: Date): Promise<Date | undefined> {
-  const row = await db
-    .selectFrom('crypto_invoices')
-    .select('expires_at')
-    .where('status', 'in', ['pending', 'confirming'])
-    .where('expires_at', '>', now)
-    .orderBy('expires_at')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.expires_at;
-}

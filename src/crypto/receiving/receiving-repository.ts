@@ -412,3 +412,16 @@ export async function depositStatusCounts(db: Executor, chain: ChainName): Promi
     .execute();
   return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
 }
+
+/** The earliest expires_at of an open invoice after `now`. */
+export async function nextInvoiceExpiry(db: Executor, now: Date): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('crypto_invoices')
+    .select('expires_at')
+    .where('status', 'in', ['pending', 'confirming'])
+    .where('expires_at', '>', now)
+    .orderBy('expires_at')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.expires_at;
+}

@@ -7,7 +7,8 @@ import type { AppContext, Worker } from '../../context.ts';
 import { createPollingWorker } from '../../polling-worker.ts';
 import { createChainWatcher, type ChainWatcher } from './chain-watcher.ts';
 import { cryptoDepsFor } from './crypto-deps.ts';
-import { expireDueInvoices, nextInvoiceExpiry } from './invoice-expiry.ts';
+import { expireDueInvoices } from './invoice-expiry.ts';
+import { nextInvoiceExpiry } from './receiving-repository.ts';
 import { hasAddressesOfKey } from './receiving-repository.ts';
 
 /** TRON makes a block every 3 s: a pass per block. */
