@@ -35,11 +35,14 @@ export interface WakeUps {
   readonly topic: string;
   readonly clock: Clock;
   /**
-   * After a pass: when the next item falls due (at or before now: at once), or undefined
-   * when nothing is scheduled. Items the pass could not take (held by another worker)
-   * should not count, or the worker would spin on them.
+   * After a pass: when the next item due after `passStartedAt` falls due (at or before now:
+   * at once), or undefined when nothing is scheduled. Counting from when the pass began,
+   * not from now, keeps an item that fell due while the pass ran (a timer that fired a
+   * moment early) from slipping between the pass and this look-up to the backstop. Items
+   * the pass could not take (held by another worker) should not count, or the worker
+   * would spin on them.
    */
-  readonly nextDueAt?: () => Promise<Date | undefined>;
+  readonly nextDueAt?: (passStartedAt: Date) => Promise<Date | undefined>;
   /** Longest sleep; BACKSTOP_MS by default. */
   readonly backstopMs?: number;
 }
@@ -63,19 +66,20 @@ export function createPollingWorker(options: {
   let unsubscribe: (() => void)[] = [];
 
   /** Pause after a successful pass. */
-  async function pauseAfterPass(): Promise<number> {
+  async function pauseAfterPass(passStartedAt: Date): Promise<number> {
     if (!wakeUps) return options.intervalMs;
     if (!wakeUps.notifications.listening) return Math.min(options.intervalMs, LISTENER_DOWN_POLL_MS);
-    const due = await wakeUps.nextDueAt?.();
+    const due = await wakeUps.nextDueAt?.(passStartedAt);
     if (due === undefined) return backstopMs;
     return Math.min(backstopMs, Math.max(0, due.getTime() - wakeUps.clock.now().getTime()));
   }
 
   async function cycle(): Promise<number> {
     wokenDuringPass = false;
+    const passStartedAt = wakeUps ? wakeUps.clock.now() : new Date();
     try {
       await options.runOnce();
-      const pauseMs = await pauseAfterPass();
+      const pauseMs = await pauseAfterPass(passStartedAt);
       return wokenDuringPass ? 0 : pauseMs;
     } catch (error) {
       options.logger.error({ err: error, worker: options.name }, `${options.name} pass failed`);

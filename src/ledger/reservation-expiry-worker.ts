@@ -60,7 +60,7 @@ export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | '
       notifications: context.notifications,
       topic: WORK_TOPICS.reservationExpiry,
       clock: context.clock,
-      nextDueAt: async () => (cutShort ? context.clock.now() : nextOpenReservationExpiryAfter(context.db, context.clock.now())),
+      nextDueAt: async (passStartedAt) => (cutShort ? context.clock.now() : nextOpenReservationExpiryAfter(context.db, passStartedAt)),
     },
   });
 }

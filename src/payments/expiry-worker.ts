@@ -49,7 +49,7 @@ export function createExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'c
       notifications: context.notifications,
       topic: WORK_TOPICS.paymentExpiry,
       clock: context.clock,
-      nextDueAt: async () => (cutShort ? context.clock.now() : nextPendingExpiryAfter(context.db, context.clock.now())),
+      nextDueAt: async (passStartedAt) => (cutShort ? context.clock.now() : nextPendingExpiryAfter(context.db, passStartedAt)),
     },
   });
 }

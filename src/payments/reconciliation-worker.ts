@@ -102,7 +102,7 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
       notifications: context.notifications,
       topic: WORK_TOPICS.paymentReconciliation,
       clock: context.clock,
-      nextDueAt: async () => (cutShort ? context.clock.now() : attempts.nextCheckAfter(context.db, context.clock.now())),
+      nextDueAt: async (passStartedAt) => (cutShort ? context.clock.now() : attempts.nextCheckAfter(context.db, passStartedAt)),
     },
   });
 }

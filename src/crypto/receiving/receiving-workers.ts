@@ -72,7 +72,7 @@ export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'cloc
       notifications: context.notifications,
       topic: 'crypto-invoice-expiry',
       clock: context.clock,
-      nextDueAt: () => nextInvoiceExpiry(context.db, context.clock.now()),
+      nextDueAt: (passStartedAt) => nextInvoiceExpiry(context.db, passStartedAt),
     },
   });
 }
