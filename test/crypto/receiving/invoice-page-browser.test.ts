@@ -73,8 +73,9 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
     // The clipboard takes text only from a focused document.
     await page.bringToFront();
     await page.click('#copy-address');
-    // Strings, evaluated in the page: the test's own TypeScript has no DOM types.
-    await page.waitForFunction("document.getElementById('copy-address').textContent === 'Address copied'");
+    // Polled through the DevTools protocol: waitForFunction evaluates its predicate with eval
+    // inside the page, which the page's CSP (no 'unsafe-eval') refuses whenever it has to poll.
+    await expect.poll(() => page.textContent('#copy-address')).toBe('Address copied');
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(invoice.address);
 
     const deposit = await testApp.call(key, 'POST', '/v1/test_helpers/crypto/deposits', { address: invoice.address, amount: '12.5' });
