@@ -1,5 +1,6 @@
 // Deposit addresses from one HD key (BIP32/BIP44, TRON coin type 195): address
-// i is m/44'/195'/0'/0/i. The hardened part stops at the account key
+// i is m/44'/195'/0'/0/i; the hot wallet (where payouts are sent from and deposits
+// are swept to) is m/44'/195'/0'/1/0, the first address of the internal chain. The hardened part stops at the account key
 // m/44'/195'/0', so its extended PUBLIC key (xpub) derives every address while
 // holding no private key: that is all the API role gets. Only the signing role
 // holds the private side, and only `signingKeyFrom…` can produce it.
@@ -15,6 +16,9 @@ export const TRON_ACCOUNT_PATH = "m/44'/195'/0'";
 export const DEPOSIT_CHAIN = 0;
 /** Non-hardened child indexes are 0 … 2^31 − 1. */
 export const DEPOSIT_INDEX_LIMIT = 2 ** 31;
+/** The hot wallet is the internal chain (1), index 0: the same xpub derives it, so the API role knows it too. */
+export const HOT_WALLET_CHAIN = 1;
+export const HOT_WALLET_INDEX = 0;
 const ACCOUNT_DEPTH = 3;
 
 /** What the API role holds: derives deposit addresses, cannot sign. */
@@ -23,12 +27,16 @@ export type DepositAddressKey = {
   readonly xpub: string;
   /** The address of deposit index i (m/44'/195'/0'/0/i). */
   address(index: number): TronAddress;
+  /** The hot wallet's address (m/44'/195'/0'/1/0). */
+  readonly hotWalletAddress: TronAddress;
 };
 
 /** What the signing role holds: the same addresses, and their private keys. */
 export type DepositSigningKey = DepositAddressKey & {
   /** The 32-byte secp256k1 private key of deposit index i. Never log it, never store it in clear. */
   privateKey(index: number): Uint8Array;
+  /** The hot wallet's 32-byte private key. Never log it, never store it in clear. */
+  hotWalletPrivateKey(): Uint8Array;
   /** What JSON.stringify (and so a logger) prints: the xpub only. */
   toJSON(): { xpub: string };
 };
@@ -83,8 +91,11 @@ export function assertDepositIndex(index: number): void {
 
 function addressKeyOf(account: HDKey): DepositAddressKey {
   const chain = account.deriveChild(DEPOSIT_CHAIN);
+  const hotWalletPublicKey = account.deriveChild(HOT_WALLET_CHAIN).deriveChild(HOT_WALLET_INDEX).publicKey;
+  if (!hotWalletPublicKey) throw new HdKeyError('derived no public key');
   return {
     xpub: account.publicExtendedKey,
+    hotWalletAddress: tronAddressFromPublicKey(hotWalletPublicKey),
     address(index) {
       assertDepositIndex(index);
       const publicKey = chain.deriveChild(index).publicKey;
@@ -101,9 +112,15 @@ function signingKeyOf(account: HDKey): DepositSigningKey {
   return {
     xpub: addressKey.xpub,
     address: addressKey.address,
+    hotWalletAddress: addressKey.hotWalletAddress,
     privateKey(index) {
       assertDepositIndex(index);
       const privateKey = chain.deriveChild(index).privateKey;
+      if (!privateKey) throw new HdKeyError('derived no private key');
+      return privateKey;
+    },
+    hotWalletPrivateKey() {
+      const privateKey = account.deriveChild(HOT_WALLET_CHAIN).deriveChild(HOT_WALLET_INDEX).privateKey;
       if (!privateKey) throw new HdKeyError('derived no private key');
       return privateKey;
     },

@@ -31,6 +31,14 @@ describe("deposit addresses at m/44'/195'/0'/0/i", () => {
     expect([0, 1].map(tronwebAddress)).toEqual([api.address(0), api.address(1)]);
   });
 
+  it("give the hot wallet m/44'/195'/0'/1/0, as TronWeb.fromMnemonic derives it, from the xpub and with its private key", () => {
+    const expected = TronWeb.fromMnemonic(MNEMONIC, "m/44'/195'/0'/1/0").address;
+    expect(api.hotWalletAddress).toBe(expected);
+    expect(signing.hotWalletAddress).toBe(expected);
+    expect(tronAddressFromPrivateKey(signing.hotWalletPrivateKey())).toBe(expected);
+    expect(api.hotWalletAddress).not.toBe(api.address(0));
+  });
+
   it('match TronWeb.fromMnemonic at indexes far apart, up to the last non-hardened one', () => {
     for (const index of [2, 97, 65_536, 1_000_003, DEPOSIT_INDEX_LIMIT - 1]) {
       expect(api.address(index)).toBe(tronwebAddress(index));
