@@ -21,6 +21,9 @@ export const ID_PREFIXES = {
   deposit: 'dep',
   refund: 'ref',
   paymentAttempt: 'pat',
+  outgoingTransfer: 'otx',
+  withdrawal: 'wd',
+  sweep: 'swp',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
