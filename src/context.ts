@@ -30,6 +30,8 @@ export interface AppContext {
    * looked up on every request.
    */
   readonly notifications?: Notifications | undefined;
+  /** The process's `serve --role`; absent (tests, the CLI) counts as `all`. An `api` process starts no sandbox chain of its own. */
+  readonly role?: 'all' | 'api' | 'worker' | undefined;
 }
 
 /** A background loop (webhook delivery, payment expiry). `stop` waits for in-flight work. */

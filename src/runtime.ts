@@ -83,6 +83,7 @@ export async function startGateway(config: Config, options: { role: Role; clock?
     logger,
     keyring,
     notifications,
+    role: options.role,
   };
   const sealed = await sealPlaintextWebhookSecrets(handle.db, keyring);
   if (sealed > 0) logger.info({ shops: sealed }, 'sealed webhook secrets stored in clear by an earlier version');

@@ -4,8 +4,13 @@
 // node client. Live shops: addresses from the configured account xpub
 // (PAYGATE_TRON_XPUB_FILE) and the configured nodes (PAYGATE_TRON_NODE_URLS).
 // Everything is started on first use: a gateway that never sees crypto starts no chain.
+// One sandbox chain for every role (docs/crypto.md "One sandbox chain for every
+// role"): a process with workers serves it and records its URL in the data
+// folder; an API-role process drives the recorded one; PAYGATE_SANDBOX_CHAIN_URL
+// names one for everybody.
 import { generateMnemonic } from '@scure/bip39';
 import { wordlist as english } from '@scure/bip39/wordlists/english.js';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
@@ -14,6 +19,7 @@ import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { depositAddressKeyFromXpub, signingKeyFromMnemonic, type DepositAddressKey } from '../keys/hd-keys.ts';
 import { ensureSandboxSeed, loadApiRoleKeys } from '../keys/key-material.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../simchain/chain-server.ts';
+import { createSimulatorControl, SimulatorUnreachable, type SimulatorControl } from '../simchain/control-client.ts';
 import { tronAddress } from '../tron/address.ts';
 import { createTronNodeClient, type TronNodeClient } from '../tron/node-client.ts';
 import type { AddressKeyId, ChainName } from './receiving-tables.ts';
@@ -32,13 +38,25 @@ export interface CryptoChain {
   forMode(mode: ShopMode): Promise<ChainAccess>;
   /** Whether live crypto has its key file and nodes configured. */
   readonly liveConfigured: boolean;
-  /** The simulated chain of sandbox shops (test helpers drive it). */
+  /** The simulated chain of sandbox shops, when this process serves it (in-process tests drive it directly). */
   sandboxChain(): Promise<SimulatedChainServer>;
+  /** Drives the sandbox chain wherever it runs: this process, the worker's, or PAYGATE_SANDBOX_CHAIN_URL. */
+  sandboxControl(): Promise<SimulatorControl>;
   close(): Promise<void>;
 }
 
 export interface CryptoChainOptions {
-  readonly config: Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract'>;
+  readonly config: Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract'> & {
+    /** PAYGATE_SANDBOX_CHAIN_URL: every role drives this chain; none starts its own. */
+    readonly sandboxChainUrl?: string | undefined;
+    /** PAYGATE_SANDBOX_CHAIN_RETAIN_BLOCKS: blocks below the solidified one whose bodies the served chain keeps. */
+    readonly sandboxChainRetainBlocks?: number | undefined;
+  };
+  /**
+   * Whether this process may serve the sandbox chain (default true). The API role
+   * (`serve --role api`) does not: it drives the one a worker serves.
+   */
+  readonly sandboxServes?: boolean;
   /** The data folder (sandbox seed, saved sandbox chain); undefined: an in-memory seed and chain (tests). */
   readonly dataDir: string | undefined;
   readonly logger: Logger;
@@ -51,25 +69,79 @@ export interface CryptoChainOptions {
 /** The simulated chain's seed: its payers and block hashes; not a secret (nothing real is at stake). */
 const SANDBOX_CHAIN_SEED = 'paygate sandbox chain';
 const SANDBOX_CHAIN_FILE = 'sandbox-chain.json';
+/** Where the process serving the sandbox chain records its URL, for the other roles. */
+export const SANDBOX_CHAIN_URL_FILE = 'sandbox-chain.url';
+const SANDBOX_DISCOVERY_RETRY_SECONDS = 5;
 const LIVE_RETRY_AFTER_SECONDS = 300;
 
 export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
   const { config, logger } = options;
   let sandboxServer: Promise<SimulatedChainServer> | undefined;
+  let sandboxUrl: Promise<string> | undefined;
   let sandbox: Promise<ChainAccess> | undefined;
   let live: Promise<ChainAccess> | undefined;
+  const urlFile = options.dataDir === undefined ? undefined : join(options.dataDir, SANDBOX_CHAIN_URL_FILE);
 
   const startSandboxServer = () =>
-    (sandboxServer ??= startSimulatedChainServer({
-      seed: SANDBOX_CHAIN_SEED,
-      clock: options.sandboxClock ?? 'wall',
-      unref: true,
-      ...(options.dataDir === undefined ? {} : { persistFile: join(options.dataDir, SANDBOX_CHAIN_FILE) }),
+    (sandboxServer ??= (async () => {
+      const recorded = urlFile === undefined ? undefined : await readRecordedUrl(urlFile);
+      const serverOptions = {
+        seed: SANDBOX_CHAIN_SEED,
+        clock: options.sandboxClock ?? 'wall',
+        unref: true,
+        ...(config.sandboxChainRetainBlocks === undefined ? {} : { parameters: { retainedBlockBodies: config.sandboxChainRetainBlocks } }),
+        ...(options.dataDir === undefined ? {} : { persistFile: join(options.dataDir, SANDBOX_CHAIN_FILE) }),
+      } as const;
+      // The port of the last run when it is free, so a restarted worker keeps the URL other processes hold.
+      const recordedPort = recorded === undefined ? 0 : Number(new URL(recorded).port);
+      const server = await startSimulatedChainServer({ ...serverOptions, port: recordedPort }).catch(() => startSimulatedChainServer(serverOptions));
+      if (urlFile !== undefined && !options.sandboxReadOnly) await recordUrl(urlFile, server.url);
+      logger.info({ url: server.url }, 'sandbox chain served by this process');
+      return server;
+    })());
+
+  /** A chain recorded by another process that answers, or undefined. */
+  const recordedLiveChain = async (): Promise<string | undefined> => {
+    const recorded = urlFile === undefined ? undefined : await readRecordedUrl(urlFile);
+    if (recorded === undefined) return undefined;
+    try {
+      await createSimulatorControl(recorded, { timeoutMs: 2_000 }).info();
+      return recorded;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const resolveSandboxUrl = () =>
+    (sandboxUrl ??= (async () => {
+      if (config.sandboxChainUrl !== undefined) return config.sandboxChainUrl;
+      // In-memory mode (tests) shares nothing: the chain is this process's own.
+      if (urlFile === undefined) return (await startSandboxServer()).url;
+      const other = await recordedLiveChain();
+      if (other !== undefined) {
+        logger.info({ url: other }, 'sandbox chain served by another process');
+        return other;
+      }
+      if (options.sandboxServes === false) {
+        throw new ServiceUnavailableError(
+          'The sandbox chain is served by the worker role: start `paygate serve --role worker` with the same PAYGATE_DATA_DIR, or set PAYGATE_SANDBOX_CHAIN_URL (docs/crypto.md).',
+          SANDBOX_DISCOVERY_RETRY_SECONDS,
+        );
+      }
+      return (await startSandboxServer()).url;
+    })().catch((error: unknown) => {
+      sandboxUrl = undefined; // a worker that starts later is found by the next call
+      throw error;
     }));
+
+  const sandboxControl = async () => createSimulatorControl(await resolveSandboxUrl());
 
   const startSandbox = () =>
     (sandbox ??= (async () => {
-      const server = await startSandboxServer();
+      const control = await sandboxControl();
+      const { usdtContract } = await control.info().catch((error: unknown) => {
+        throw error instanceof SimulatorUnreachable ? new ServiceUnavailableError(error.message, SANDBOX_DISCOVERY_RETRY_SECONDS) : error;
+      });
       const seedKey =
         options.dataDir === undefined ? signingKeyFromMnemonic(generateMnemonic(english, 256)) : (await ensureSandboxSeed(options.dataDir)).depositAddressKey;
       return {
@@ -78,13 +150,16 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         // Only the account xpub is kept: the receiving side never needs a private key.
         addressKey: depositAddressKeyFromXpub(seedKey.xpub),
         node: createTronNodeClient({
-          urls: [server.url],
-          usdtContract: server.chain.parameters.usdtContract,
+          urls: [control.url],
+          usdtContract,
           timeoutMs: 5_000,
           onAttemptFailure: (failure, path) => logger.warn({ failure, path }, 'sandbox chain node attempt failed'),
         }),
       } satisfies ChainAccess;
-    })());
+    })().catch((error: unknown) => {
+      sandbox = undefined;
+      throw error;
+    }));
 
   const startLive = () => {
     if (config.tronXpubFile === undefined) {
@@ -117,7 +192,13 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
   return {
     forMode: async (mode) => (mode === 'sandbox' ? startSandbox() : startLive()),
     liveConfigured: config.tronXpubFile !== undefined && config.tronNodeUrls.length > 0,
-    sandboxChain: startSandboxServer,
+    async sandboxChain() {
+      if ((await resolveSandboxUrl()) !== (sandboxServer && (await sandboxServer).url)) {
+        throw new Error('The sandbox chain runs in another process: drive it through sandboxControl().');
+      }
+      return startSandboxServer();
+    },
+    sandboxControl,
     close() {
       // Once: the runtime and a test's teardown may both close it.
       closing ??= (async () => {
@@ -129,4 +210,20 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
       return closing;
     },
   };
+}
+
+async function readRecordedUrl(file: string): Promise<string | undefined> {
+  try {
+    const text = (await readFile(file, 'utf8')).trim();
+    return /^https?:\/\/[^\s]+$/.test(text) ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Written to a temporary file and renamed: a reader never sees half a URL. */
+async function recordUrl(file: string, url: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.tmp`;
+  await writeFile(temporary, `${url}\n`, { mode: 0o600 });
+  await rename(temporary, file);
 }

@@ -1,17 +1,46 @@
 // Test helpers of sandbox shops (`/v1/test_helpers/crypto/…`): a payer of the
 // simulated chain sends a real signed USDT transfer, blocks are mined, the
-// chain reorganises. Live shops get 404: there is no chain to drive.
-import { InvalidRequestError, NotFoundError } from '../../errors.ts';
-import { parseTronAddress } from '../tron/address.ts';
-import type { SimulatedChainServer } from '../simchain/chain-server.ts';
+// chain reorganises, the next transfer to an address fails as it can on
+// mainnet, the hot wallet's TRX is drained, the faucet funds an account. They
+// drive the chain through its control surface, so they work in any role: the
+// chain may run in this process or in the worker's. Live shops get 404: there
+// is no chain to drive.
+import { InvalidRequestError, NotFoundError, ServiceUnavailableError } from '../../errors.ts';
+import { parseMinor } from '../../money/decimal.ts';
+import type { NextTransferOutcome } from '../simchain/chain-state.ts';
+import { SimulatorRefusal, SimulatorUnreachable, type SimulatorControl } from '../simchain/control-client.ts';
+import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import type { CryptoDeps } from './crypto-deps.ts';
 import { parseUsdtAmount, type CryptoShop } from './invoice-service.ts';
+// TRX has 6 decimals like USDT (1 TRX = 10^6 sun): the same text form serves both.
+import { usdtText } from './receiving-views.ts';
 
 export const MINE_BLOCKS_MAX = 1_000;
+/** Faucet bounds per call: plenty for any sandbox payout test, far from overflowing anything. */
+export const FAUCET_USDT_MAX = 1_000_000_000_000n; // 1,000,000 USDT
+export const FAUCET_TRX_SUN_MAX = 1_000_000_000_000n; // 1,000,000 TRX
+const RETRY_AFTER_SECONDS = 5;
 
-async function sandboxChainOf(deps: CryptoDeps, shop: CryptoShop): Promise<SimulatedChainServer> {
+async function controlOf(deps: CryptoDeps, shop: CryptoShop): Promise<SimulatorControl> {
   if (shop.mode !== 'sandbox') throw new NotFoundError('Test helpers exist for sandbox shops only.');
-  return deps.chain.sandboxChain();
+  return deps.chain.sandboxControl();
+}
+
+/** A control call, its failures in the API's terms. */
+async function drive<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof SimulatorRefusal) throw new InvalidRequestError(`${error.message}.`);
+    if (error instanceof SimulatorUnreachable) throw new ServiceUnavailableError(`The sandbox chain is not reachable: ${error.message}.`, RETRY_AFTER_SECONDS);
+    throw error;
+  }
+}
+
+function addressOf(value: unknown, field: string): TronAddress {
+  const parsed = parseTronAddress(typeof value === 'string' ? value : '');
+  if (!parsed.ok) throw new InvalidRequestError(`${field} ${parsed.problem}.`);
+  return parsed.address;
 }
 
 /** A payer account (the first unless `from` names another) sends `amount` USDT to `address`; it lands in the next block. */
@@ -20,33 +49,75 @@ export async function simulateDeposit(
   shop: CryptoShop,
   request: { readonly address: string; readonly amount: string; readonly from?: string | undefined },
 ): Promise<{ tx_id: string }> {
-  const server = await sandboxChainOf(deps, shop);
-  const to = parseTronAddress(typeof request.address === 'string' ? request.address : '');
-  if (!to.ok) throw new InvalidRequestError(`address ${to.problem}.`);
+  const control = await controlOf(deps, shop);
+  const to = addressOf(request.address, 'address');
   const amount = parseUsdtAmount(request.amount, 'amount');
-  const payers = server.chain.payers;
-  const payer = request.from === undefined ? payers[0] : payers.find((candidate) => candidate.address === request.from);
-  if (!payer) throw new InvalidRequestError(`from must be one of the simulated chain's payer accounts: ${payers.map((entry) => entry.address).join(', ')}.`);
-  const sent = server.chain.sendUsdt({ from: payer, to: to.address, amount });
+  const payers = (await drive(() => control.info())).payers;
+  const from = request.from === undefined ? undefined : payers.find((candidate) => candidate === request.from);
+  if (request.from !== undefined && !from) throw new InvalidRequestError(`from must be one of the simulated chain's payer accounts: ${payers.join(', ')}.`);
+  const sent = await drive(() => control.sendUsdt({ to, amount, from }));
   if (!sent.result) throw new InvalidRequestError(`The simulated chain refused the transfer: ${sent.code} ${sent.message}.`);
   return { tx_id: sent.txId };
 }
 
 /** Produces `count` blocks at once (the chain's clock jumps ahead). Solidified = head − 18. */
 export async function mineBlocks(deps: CryptoDeps, shop: CryptoShop, count: number): Promise<{ head_block: number; solidified_block: number }> {
-  const server = await sandboxChainOf(deps, shop);
+  const control = await controlOf(deps, shop);
   if (!Number.isInteger(count) || count < 1 || count > MINE_BLOCKS_MAX) throw new InvalidRequestError(`count must be a whole number from 1 to ${MINE_BLOCKS_MAX}.`);
-  server.chain.mine(count);
-  return { head_block: server.chain.head.number, solidified_block: server.chain.solidNumber };
+  const mined = await drive(() => control.mine(count));
+  return { head_block: mined.headBlock, solidified_block: mined.solidifiedBlock };
 }
 
 /** Replaces the newest `depth` blocks (never a solidified one) by a new branch; their transactions go back to the pool. */
 export async function reorgChain(deps: CryptoDeps, shop: CryptoShop, depth: number): Promise<{ head_block: number }> {
-  const server = await sandboxChainOf(deps, shop);
-  const limit = Math.min(server.chain.parameters.solidityDepth, server.chain.head.number);
-  if (!Number.isInteger(depth) || depth < 1 || depth > limit) {
-    throw new InvalidRequestError(`depth must be a whole number from 1 to ${limit} (blocks above the solidified one).`);
+  const control = await controlOf(deps, shop);
+  // The control surface checks depth against the chain's own height and solidity depth.
+  const reorganized = await drive(() => control.reorg(depth));
+  return { head_block: reorganized.headBlock };
+}
+
+/** The next USDT transfer to `address` (a payout's recipient, the hot wallet for a sweep) ends so, once. */
+export async function armNextTransferOutcome(
+  deps: CryptoDeps,
+  shop: CryptoShop,
+  request: { readonly address: string; readonly outcome: NextTransferOutcome },
+): Promise<{ address: string; outcome: NextTransferOutcome }> {
+  const control = await controlOf(deps, shop);
+  const address = addressOf(request.address, 'address');
+  await drive(() => control.armNextTransfer(address, request.outcome));
+  return { address, outcome: request.outcome };
+}
+
+/** The sandbox hot wallet (the one payouts are sent from) loses all its TRX: the next send cannot pay its energy. */
+export async function drainHotWalletTrx(deps: CryptoDeps, shop: CryptoShop): Promise<{ address: string; drained_trx: string; trx: string }> {
+  const control = await controlOf(deps, shop);
+  const { addressKey } = await deps.chain.forMode('sandbox');
+  const address = addressKey.hotWalletAddress;
+  const drained = await drive(() => control.drainTrx(address));
+  const after = await drive(() => control.balances(address));
+  return { address, drained_trx: usdtText(drained), trx: usdtText(after.trxSun) };
+}
+
+/** Credits TRX (activating the account) and mints USDT to any address (the hot wallet by default), outside any block (setup, not a deposit: the watcher sees nothing). */
+export async function faucet(
+  deps: CryptoDeps,
+  shop: CryptoShop,
+  request: { readonly address?: string | undefined; readonly usdt?: string | undefined; readonly trx?: string | undefined },
+): Promise<{ address: string; usdt: string; trx: string }> {
+  const control = await controlOf(deps, shop);
+  const address = request.address === undefined ? (await deps.chain.forMode('sandbox')).addressKey.hotWalletAddress : addressOf(request.address, 'address');
+  if (request.usdt === undefined && request.trx === undefined) throw new InvalidRequestError('usdt or trx is required.');
+  const usdt = request.usdt === undefined ? 0n : sixPlacesAmount(request.usdt, 'usdt', FAUCET_USDT_MAX);
+  const trxSun = request.trx === undefined ? 0n : sixPlacesAmount(request.trx, 'trx', FAUCET_TRX_SUN_MAX);
+  const after = await drive(() => control.faucet(address, { usdt, trxSun }));
+  return { address, usdt: usdtText(after.usdt), trx: usdtText(after.trxSun) };
+}
+
+/** USDT and TRX both have 6 decimals: a decimal string of at most 6 places, above zero, up to `max` units. */
+function sixPlacesAmount(value: unknown, field: string, max: bigint): bigint {
+  const parsed = typeof value === 'string' ? parseMinor(value, 'USDT', 'decimal-string') : undefined;
+  if (!parsed?.ok || parsed.minor <= 0n || parsed.minor > max) {
+    throw new InvalidRequestError(`${field} must be a decimal string above 0 with at most 6 places, at most ${usdtText(max)}.`);
   }
-  server.chain.reorg(depth);
-  return { head_block: server.chain.head.number };
+  return parsed.minor;
 }

@@ -39,6 +39,14 @@ export interface ChainParameters {
   readonly payerCount: number;
   readonly payerTrxSun: bigint;
   readonly payerUsdt: bigint;
+  /**
+   * Blocks below the solidified one that keep their transactions (a node with
+   * pruned history, like a java-tron lite full node): older blocks keep only
+   * their header, and their transactions are no longer found. Bounds memory.
+   */
+  readonly retainedBlockBodies: number;
+  /** Blocks whose headers are kept, at least the TaPoS window and the retained bodies; older ones are forgotten. */
+  readonly retainedBlockHeaders: number;
 }
 
 export const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
@@ -61,6 +69,9 @@ export const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
   payerCount: 3,
   payerTrxSun: 1_000_000_000_000n,
   payerUsdt: 1_000_000_000_000n,
+  // Three days of blocks at 3 s; far beyond any executor's expiry check or watcher catch-up we expect.
+  retainedBlockBodies: 86_400,
+  retainedBlockHeaders: 200_000,
 };
 
 export const DAY_MS = 24 * 60 * 60 * 1_000;
@@ -69,6 +80,10 @@ export function chainParameters(overrides: Partial<ChainParameters> = {}): Chain
   const parameters = { ...DEFAULT_CHAIN_PARAMETERS, ...overrides };
   if (parameters.solidityDepth < 1 || parameters.solidityDepth > 1_000) throw new RangeError('solidityDepth is 1..1000');
   if (parameters.blockIntervalMs < 1) throw new RangeError('blockIntervalMs must be positive');
+  if (!Number.isSafeInteger(parameters.retainedBlockBodies) || parameters.retainedBlockBodies < 1) throw new RangeError('retainedBlockBodies must be a whole number ≥ 1');
+  if (!Number.isSafeInteger(parameters.retainedBlockHeaders) || parameters.retainedBlockHeaders < 1) throw new RangeError('retainedBlockHeaders must be a whole number ≥ 1');
+  // Headers always cover the TaPoS window and every block that still has its body.
+  const retainedBlockHeaders = Math.max(parameters.retainedBlockHeaders, parameters.taposWindowBlocks, parameters.retainedBlockBodies + parameters.solidityDepth + 1);
   if (parameters.energyPriceSun <= 0n || parameters.bandwidthPriceSun <= 0n) throw new RangeError('prices must be positive');
-  return parameters;
+  return { ...parameters, retainedBlockHeaders };
 }

@@ -3,6 +3,7 @@
 // node:http keeps it light: every path is one synchronous call on the chain.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { CONTROL_PATH_PREFIX, createControlApi } from './control-api.ts';
 import { createNodeApi, type NodeAnswer } from './node-api.ts';
 import { NodeFaults } from './node-faults.ts';
 import { loadChain, saveChain } from './persistence.ts';
@@ -52,7 +53,10 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
   const chain =
     options.chain ?? (options.persistFile ? await loadChain(options.persistFile, { seed: options.seed, parameters }) : undefined) ?? new SimulatedChain({ seed: options.seed, parameters });
   const faults = new NodeFaults();
-  const answer = createNodeApi(chain, faults);
+  const nodeApi = createNodeApi(chain, faults);
+  const controlApi = createControlApi(chain);
+  // The control surface is not the node: faults (503s, delays) never reach it.
+  const answer = (path: string, body: Record<string, unknown>) => (path.startsWith(CONTROL_PATH_PREFIX) ? controlApi(path, body) : nodeApi(path, body));
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
 
@@ -61,7 +65,7 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
       .then((text) => {
         const path = (request.url ?? '/').split('?')[0] ?? '/';
         const reply = handle(answer, path, text);
-        const delayMs = faults.delayFor(path);
+        const delayMs = path.startsWith(CONTROL_PATH_PREFIX) ? 0 : faults.delayFor(path);
         if (delayMs <= 0) return send(response, reply);
         const timer = setTimeout(() => {
           timers.delete(timer);

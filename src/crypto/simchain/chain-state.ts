@@ -2,7 +2,9 @@
 // and the USDT contract's storage (balances, blacklist, pause). Every change
 // made by a block is written to that block's journal as a delta, so a reorg
 // can undo the block exactly, while changes made between blocks (the faucet)
-// stay: undoing a delta never overwrites them.
+// stay: undoing a delta never overwrites them. One-shot outcomes armed for the
+// next transfer to an address (test helpers) are state too: a block that uses
+// one journals it, so a reorg re-arms it and the re-included transfer fails again.
 import type { TronAddress } from '../tron/address.ts';
 import { DAY_MS } from './chain-parameters.ts';
 
@@ -17,13 +19,25 @@ export interface AccountState {
 export type JournalEntry =
   | { readonly kind: 'trx'; readonly address: TronAddress; readonly delta: bigint }
   | { readonly kind: 'usdt'; readonly address: TronAddress; readonly delta: bigint }
-  | { readonly kind: 'bandwidth'; readonly address: TronAddress; readonly used: number; readonly timeMs: number };
+  | { readonly kind: 'bandwidth'; readonly address: TronAddress; readonly used: number; readonly timeMs: number }
+  | { readonly kind: 'outcome'; readonly address: TronAddress; readonly outcome: NextTransferOutcome };
+
+/**
+ * What the next USDT transfer to an address does, once: `revert` and
+ * `out_of_energy` land on chain failed with the fee charged (as a blacklisted
+ * recipient or a short fee_limit would), `never_included` is answered SUCCESS
+ * at broadcast and then lost by the node (TRON.md §1.4 point 3).
+ */
+export type NextTransferOutcome = 'revert' | 'out_of_energy' | 'never_included';
+export const NEXT_TRANSFER_OUTCOMES: readonly NextTransferOutcome[] = ['revert', 'out_of_energy', 'never_included'];
 
 export class ChainState {
   readonly accounts = new Map<TronAddress, AccountState>();
   readonly usdtBalances = new Map<TronAddress, bigint>();
   readonly usdtBlacklist = new Set<TronAddress>();
   usdtPaused = false;
+  /** Armed one-shot outcomes, by recipient. */
+  readonly nextTransferOutcomes = new Map<TronAddress, NextTransferOutcome>();
 
   account(address: TronAddress): AccountState | undefined {
     return this.accounts.get(address);
@@ -74,12 +88,22 @@ export class ChainState {
     account.freeBandwidthTimeMs = atMs;
   }
 
+  /** Uses up the outcome armed for the next transfer to `address`, if it is one of `kinds`. */
+  takeNextTransferOutcome<K extends NextTransferOutcome>(address: TronAddress, kinds: readonly K[], journal?: JournalEntry[]): K | undefined {
+    const outcome = this.nextTransferOutcomes.get(address);
+    if (outcome === undefined || !(kinds as readonly NextTransferOutcome[]).includes(outcome)) return undefined;
+    this.nextTransferOutcomes.delete(address);
+    journal?.push({ kind: 'outcome', address, outcome });
+    return outcome as K;
+  }
+
   /** Undoes one block's journal, newest change first. */
   undo(journal: readonly JournalEntry[]): void {
     for (let index = journal.length - 1; index >= 0; index -= 1) {
       const entry = journal[index]!;
       if (entry.kind === 'trx') this.addTrx(entry.address, -entry.delta);
       else if (entry.kind === 'usdt') this.addUsdt(entry.address, -entry.delta);
+      else if (entry.kind === 'outcome') this.nextTransferOutcomes.set(entry.address, entry.outcome);
       else {
         const account = this.accounts.get(entry.address);
         if (account) {

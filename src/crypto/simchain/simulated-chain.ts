@@ -10,9 +10,9 @@ import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/
 import type { TronAddress } from '../tron/address.ts';
 import { signTriggerSmartContract } from '../tron/signing.ts';
 import { decodeSignedTransaction, encodeSignedTransaction, referenceBlockFields, type SignedTransaction } from '../tron/transaction.ts';
-import { transferCalldata } from '../tron/trc20-usdt.ts';
+import { decodeTransferCalldata, transferCalldata } from '../tron/trc20-usdt.ts';
 import { chainParameters, type ChainParameters } from './chain-parameters.ts';
-import { ChainState, type AccountState, type JournalEntry } from './chain-state.ts';
+import { ChainState, type AccountState, type JournalEntry, type NextTransferOutcome } from './chain-state.ts';
 import { payerKeys, type PayerKey } from './payer-keys.ts';
 import { checkIntake, decodeIncoming, incomingOf, type IncomingTransaction, type IntakeRefusal, type IntakeView } from './transaction-intake.ts';
 import { executeInBlock, type Receipt } from './usdt-execution.ts';
@@ -52,6 +52,8 @@ export interface ChainSnapshot {
   readonly usdtBalances: readonly (readonly [TronAddress, bigint])[];
   readonly usdtBlacklist: readonly TronAddress[];
   readonly usdtPaused: boolean;
+  /** Absent in files saved before one-shot outcomes existed. */
+  readonly nextTransferOutcomes?: readonly (readonly [TronAddress, NextTransferOutcome])[];
   readonly blocks: readonly {
     readonly number: number;
     readonly id: string;
@@ -227,8 +229,10 @@ export class SimulatedChain {
     const refusal = checkIntake(this.#intakeView(), incoming);
     if (refusal) return { result: false, txId, ...refusal };
     this.#recent.set(txId, incoming.transaction.raw.expirationMs);
+    const call = decodeTransferCalldata(incoming.transaction.raw.data);
+    const armedLoss = call.ok && this.state.takeNextTransferOutcome(call.to, ['never_included']) !== undefined;
     // A node that said SUCCESS and then lost it (TRON.md §1.4 point 3): it stays in the recent cache only.
-    if (!options.neverInclude) this.#pool.push(incoming);
+    if (!options.neverInclude && !armedLoss) this.#pool.push(incoming);
     return { result: true, txId };
   }
 
@@ -307,6 +311,25 @@ export class SimulatedChain {
     this.state.usdtPaused = paused;
   }
 
+  /**
+   * The next USDT transfer to `address` (from anyone) ends so, once:
+   * `revert` / `out_of_energy` when a block runs it (fee charged, no log),
+   * `never_included` when it is broadcast (answered SUCCESS, never pooled).
+   * Energy estimates do not see it: the failure comes as a surprise, as on
+   * mainnet when state changes between the estimate and the block. `null` disarms.
+   */
+  armNextTransfer(address: TronAddress, outcome: NextTransferOutcome | null): void {
+    if (outcome === null) this.state.nextTransferOutcomes.delete(address);
+    else this.state.nextTransferOutcomes.set(address, outcome);
+  }
+
+  /** Takes every sun of an account's TRX away, outside any block (an account that spent it all); returns how much. */
+  drainTrx(address: TronAddress): bigint {
+    const balance = this.state.account(address)?.balanceSun ?? 0n;
+    if (balance > 0n) this.state.addTrx(address, -balance);
+    return balance;
+  }
+
   // ---- forks ----
 
   /**
@@ -364,6 +387,7 @@ export class SimulatedChain {
       usdtBalances: [...this.state.usdtBalances],
       usdtBlacklist: [...this.state.usdtBlacklist],
       usdtPaused: this.state.usdtPaused,
+      nextTransferOutcomes: [...this.state.nextTransferOutcomes],
       blocks: this.#blocks.map((block) => ({
         number: block.number,
         id: block.id,
@@ -385,6 +409,7 @@ export class SimulatedChain {
     for (const [address, balance] of snapshot.usdtBalances) this.state.usdtBalances.set(address, balance);
     for (const address of snapshot.usdtBlacklist) this.state.usdtBlacklist.add(address);
     this.state.usdtPaused = snapshot.usdtPaused;
+    for (const [address, outcome] of snapshot.nextTransferOutcomes ?? []) this.state.nextTransferOutcomes.set(address, outcome);
     for (const block of snapshot.blocks) {
       const transactions = block.transactions.map(({ hex, receipt }) => ({ ...this.#decodeSaved(hex), receipt }));
       this.#blocks.push({ ...block, transactions });

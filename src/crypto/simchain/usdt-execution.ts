@@ -5,7 +5,9 @@
 // energy is modelled). A run that cannot finish is still included: REVERT
 // (amount above the balance, a blacklisted party, the contract paused, not a
 // transfer call) burns the energy used so far; OUT_OF_ENERGY burns all usable
-// energy. Either way no token moves and no log is written.
+// energy. Either way no token moves and no log is written. A test helper may
+// arm the next transfer to an address to end in REVERT or OUT_OF_ENERGY
+// (ChainState.nextTransferOutcomes): it is charged exactly as the real cause would be.
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { tronAddressToEvm, type TronAddress } from '../tron/address.ts';
 import type { SignedTransaction } from '../tron/transaction.ts';
@@ -78,8 +80,11 @@ export function executeInBlock(
   const balanceSun = state.account(owner)!.balanceSun;
   const usableEnergy = Number(min(balanceSun / price, raw.feeLimitSun / price));
   const call = decodeTransferCalldata(raw.data);
-  const refusal = !call.ok ? 'not a transfer(address,uint256) call' : revertReason(state, owner, call.to, call.amount);
-  const energyNeeded = refusal !== null || !call.ok ? parameters.revertEnergy : transferEnergy(state, parameters, call.to);
+  const armed = call.ok ? state.takeNextTransferOutcome(call.to, ['revert', 'out_of_energy'], journal) : undefined;
+  const refusal = !call.ok ? 'not a transfer(address,uint256) call' : armed === 'revert' ? 'armed to revert' : revertReason(state, owner, call.to, call.amount);
+  // An armed OUT_OF_ENERGY needs more than the fee_limit allows: every usable unit is burned.
+  const energyNeeded =
+    armed === 'out_of_energy' ? usableEnergy + 1 : refusal !== null || !call.ok ? parameters.revertEnergy : transferEnergy(state, parameters, call.to);
 
   const finish = (result: ContractResult, energy: number, extra: Partial<Receipt>): Receipt => {
     const energyFeeSun = BigInt(energy) * price;

@@ -1,12 +1,14 @@
 // /v1/test_helpers/crypto/*: drive the simulated TRON chain of sandbox shops as
-// a payer and the network would (a signed USDT transfer, blocks, a reorg). On a
-// live shop every one answers 404, like the payments' test helpers.
+// a payer and the network would (a signed USDT transfer, blocks, a reorg, the
+// next transfer to an address failing, the hot wallet out of TRX, the faucet).
+// On a live shop every one answers 404, like the payments' test helpers.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../../context.ts';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
-import { mineBlocks, reorgChain, simulateDeposit } from '../sandbox-chain-service.ts';
+import { NEXT_TRANSFER_OUTCOMES } from '../../simchain/chain-state.ts';
+import { armNextTransferOutcome, drainHotWalletTrx, faucet, mineBlocks, reorgChain, simulateDeposit } from '../sandbox-chain-service.ts';
 import { cryptoDepsFor } from '../crypto-deps.ts';
 import { AmountInput } from './crypto-schemas.ts';
 
@@ -50,6 +52,52 @@ const ReorgBody = Type.Object(
 );
 
 const Reorganized = Type.Object({ head_block: Type.Integer({ description: 'the newest block of the new canonical chain' }) }, { examples: [{ head_block: 1061 }] });
+
+const NextTransferBody = Type.Object(
+  {
+    address: { ...ADDRESS, description: 'the recipient whose next incoming USDT transfer (from anyone, the hot wallet included) is affected' },
+    outcome: Type.Union(
+      NEXT_TRANSFER_OUTCOMES.map((outcome) => Type.Literal(outcome)),
+      {
+        description:
+          '`revert`: included with REVERT (fee charged, no Transfer); `out_of_energy`: included with OUT_OF_ENERGY (every unit of energy the fee_limit allows burned); `never_included`: the broadcast is answered SUCCESS and the transaction is lost',
+      },
+    ),
+  },
+  { additionalProperties: false, examples: [{ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', outcome: 'revert' }] },
+);
+
+const NextTransferArmed = Type.Object(
+  { address: Type.String(), outcome: Type.String({ description: 'what the next transfer to the address will do (once)' }) },
+  { examples: [{ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', outcome: 'revert' }] },
+);
+
+const DrainBody = Type.Object({}, { additionalProperties: false, examples: [{}] });
+
+const Drained = Type.Object(
+  {
+    address: Type.String({ description: 'the sandbox hot wallet (m/44’/195’/0’/1/0)' }),
+    drained_trx: Type.String({ description: 'the TRX taken away' }),
+    trx: Type.String({ description: 'its TRX now: 0' }),
+  },
+  { examples: [{ address: 'TJRabPrwbZy45sbavfcjinPJC18kjpRTv8', drained_trx: '5000', trx: '0' }] },
+);
+
+const AMOUNT6 = (what: string) => Type.String({ minLength: 1, maxLength: 40, description: `${what} as a decimal string, at most 6 places` });
+
+const FaucetBody = Type.Object(
+  {
+    address: Type.Optional({ ...ADDRESS, description: 'any address (TRX activates it); the sandbox hot wallet when absent' }),
+    usdt: Type.Optional(AMOUNT6('USDT to mint (at most 1000000)')),
+    trx: Type.Optional(AMOUNT6('TRX to credit (at most 1000000)')),
+  },
+  { additionalProperties: false, examples: [{ usdt: '10000', trx: '500' }] },
+);
+
+const Funded = Type.Object(
+  { address: Type.String(), usdt: Type.String({ description: 'its USDT now' }), trx: Type.String({ description: 'its TRX now' }) },
+  { examples: [{ address: 'TJRabPrwbZy45sbavfcjinPJC18kjpRTv8', usdt: '10000', trx: '500' }] },
+);
 
 const HELPER_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'not_found'] as const;
 
@@ -106,5 +154,53 @@ export const chainTestHelperRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
       },
     },
     async (request) => reorgChain(deps(), shopOf(request), request.body.depth),
+  );
+
+  app.post(
+    '/test_helpers/crypto/next_transfer_outcome',
+    {
+      config: { scopes: ['crypto', 'payouts'] },
+      schema: {
+        operationId: 'testHelpersCryptoNextTransferOutcome',
+        tags: ['test helpers'],
+        summary: 'Sandbox: make the next USDT transfer to an address revert, run out of energy, or never be included',
+        description: `${LIVE_SHOP_NOTE} One shot: the next transfer to the address (a payout's recipient, or the hot wallet for a sweep) fails on the simulated chain the way it can on mainnet; the one after it behaves normally again. Arming the address again replaces the outcome. Fee quotes do not see it.`,
+        body: NextTransferBody,
+        response: { 200: { ...NextTransferArmed, description: 'Armed' }, ...errorResponses(...HELPER_ERRORS) },
+      },
+    },
+    async (request) => armNextTransferOutcome(deps(), shopOf(request), request.body),
+  );
+
+  app.post(
+    '/test_helpers/crypto/hot_wallet/drain_trx',
+    {
+      config: { scopes: ['crypto', 'payouts'] },
+      schema: {
+        operationId: 'testHelpersCryptoDrainHotWalletTrx',
+        tags: ['test helpers'],
+        summary: 'Sandbox: take all TRX from the hot wallet',
+        description: `${LIVE_SHOP_NOTE} The hot wallet keeps its USDT but can no longer pay energy: payouts wait for funds, then fail \`insufficient_hot_wallet_funds\`. The faucet puts TRX back.`,
+        body: Type.Optional(DrainBody),
+        response: { 200: { ...Drained, description: 'Drained' }, ...errorResponses(...HELPER_ERRORS) },
+      },
+    },
+    async (request) => drainHotWalletTrx(deps(), shopOf(request)),
+  );
+
+  app.post(
+    '/test_helpers/crypto/faucet',
+    {
+      config: { scopes: ['crypto', 'payouts'] },
+      schema: {
+        operationId: 'testHelpersCryptoFaucet',
+        tags: ['test helpers'],
+        summary: 'Sandbox: credit TRX and mint USDT to an address on the simulated chain',
+        description: `${LIVE_SHOP_NOTE} Setup, not a deposit: the balance changes outside any block, so no Transfer is seen and nothing is credited to a merchant. Without \`address\` it funds the sandbox hot wallet, the account payouts are sent from.`,
+        body: FaucetBody,
+        response: { 200: { ...Funded, description: 'The balances after' }, ...errorResponses(...HELPER_ERRORS) },
+      },
+    },
+    async (request) => faucet(deps(), shopOf(request), request.body),
   );
 };

@@ -1,0 +1,109 @@
+// The simulator's own control surface, beside the node API on the same port:
+// `POST /simulator/*` does what a test or a sandbox helper does to the chain
+// (a payer's transfer, blocks, a reorg, the faucet, one-shot transfer
+// outcomes, draining an account's TRX). It is what lets a gateway process
+// drive a chain served by another process (`serve --role api` beside
+// `--role worker`). No real node has these paths; node faults never touch
+// them. Amounts are decimal strings of sun / micro-USDT (never JSON numbers).
+import { parseTronAddress, type TronAddress } from '../tron/address.ts';
+import { NEXT_TRANSFER_OUTCOMES, type NextTransferOutcome } from './chain-state.ts';
+import type { NodeAnswer } from './node-api.ts';
+import type { SimulatedChain } from './simulated-chain.ts';
+
+export const CONTROL_PATH_PREFIX = '/simulator/';
+
+/** Bounds shared with the gateway's test-helper routes. */
+export const CONTROL_MINE_MAX = 1_000;
+
+type Body = Record<string, unknown>;
+
+class ControlRefusal extends Error {}
+
+export function createControlApi(chain: SimulatedChain): (path: string, body: Body) => NodeAnswer {
+  const head = () => ({ head_block: chain.head.number, solidified_block: chain.solidNumber });
+  const balances = (address: TronAddress) => {
+    const account = chain.state.account(address);
+    return { address, activated: account !== undefined, trx_sun: String(account?.balanceSun ?? 0n), usdt: String(chain.state.usdtBalance(address)) };
+  };
+
+  const routes: Record<string, (body: Body) => unknown> = {
+    info: () => ({ ...head(), usdt_contract: chain.parameters.usdtContract, now_ms: chain.nowMs, payers: chain.payers.map((payer) => payer.address) }),
+    balances: (body) => balances(address(body['address'], 'address')),
+    send_usdt: (body) => {
+      const to = address(body['to'], 'to');
+      const amount = whole(body['amount'], 'amount', { positive: true });
+      const fromText = body['from'];
+      let from: TronAddress | undefined;
+      if (fromText !== undefined) {
+        from = address(fromText, 'from');
+        if (!chain.payers.some((payer) => payer.address === from)) {
+          throw new ControlRefusal(`from must be one of the simulated chain's payer accounts: ${chain.payers.map((payer) => payer.address).join(', ')}`);
+        }
+      }
+      const sent = chain.sendUsdt({ to, amount, ...(from === undefined ? {} : { from }) });
+      return sent.result ? { result: true, txid: sent.txId } : { result: false, code: sent.code, message: sent.message };
+    },
+    mine: (body) => {
+      const count = body['count'];
+      if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1 || count > CONTROL_MINE_MAX) {
+        throw new ControlRefusal(`count must be a whole number from 1 to ${CONTROL_MINE_MAX}`);
+      }
+      chain.mine(count);
+      return head();
+    },
+    reorg: (body) => {
+      const depth = body['depth'];
+      const limit = Math.min(chain.parameters.solidityDepth, chain.head.number);
+      if (typeof depth !== 'number' || !Number.isSafeInteger(depth) || depth < 1 || depth > limit) {
+        throw new ControlRefusal(`depth must be a whole number from 1 to ${limit} (blocks above the solidified one)`);
+      }
+      chain.reorg(depth);
+      return head();
+    },
+    faucet: (body) => {
+      const target = address(body['address'], 'address');
+      const trxSun = body['trx_sun'] === undefined ? 0n : whole(body['trx_sun'], 'trx_sun');
+      const usdt = body['usdt'] === undefined ? 0n : whole(body['usdt'], 'usdt');
+      chain.faucet(target, { trxSun, usdt });
+      return balances(target);
+    },
+    next_transfer: (body) => {
+      const target = address(body['address'], 'address');
+      const outcome = body['outcome'];
+      if (outcome !== null && !NEXT_TRANSFER_OUTCOMES.includes(outcome as NextTransferOutcome)) {
+        throw new ControlRefusal(`outcome must be one of ${NEXT_TRANSFER_OUTCOMES.join(', ')}, or null to disarm`);
+      }
+      chain.armNextTransfer(target, outcome as NextTransferOutcome | null);
+      return { address: target, outcome };
+    },
+    drain_trx: (body) => {
+      const target = address(body['address'], 'address');
+      return { address: target, drained_sun: String(chain.drainTrx(target)) };
+    },
+  };
+
+  return (path, body) => {
+    const route = routes[path.slice(CONTROL_PATH_PREFIX.length)];
+    if (!route) return { status: 404, json: { error: 'not_found', message: `no control path ${path}` } };
+    try {
+      return { status: 200, json: route(body) };
+    } catch (error) {
+      if (error instanceof ControlRefusal) return { status: 400, json: { error: 'invalid_request', message: error.message } };
+      throw error;
+    }
+  };
+}
+
+function address(value: unknown, name: string): TronAddress {
+  const parsed = parseTronAddress(typeof value === 'string' ? value : '');
+  if (!parsed.ok) throw new ControlRefusal(`${name} ${parsed.problem}`);
+  return parsed.address;
+}
+
+/** A whole number of sun or micro-USDT, as a decimal string. */
+function whole(value: unknown, name: string, options: { readonly positive?: boolean } = {}): bigint {
+  if (typeof value !== 'string' || !/^\d{1,30}$/.test(value)) throw new ControlRefusal(`${name} must be a whole number as a decimal string`);
+  const amount = BigInt(value);
+  if (options.positive && amount === 0n) throw new ControlRefusal(`${name} must be above zero`);
+  return amount;
+}

@@ -1,0 +1,105 @@
+// A client of the simulator's control surface (control-api.ts), so a gateway
+// process drives the sandbox chain the same way whether the chain runs in
+// this process or in another one (the worker role serves it). Sandbox only.
+import type { TronAddress } from '../tron/address.ts';
+import type { NextTransferOutcome } from './chain-state.ts';
+import { CONTROL_PATH_PREFIX } from './control-api.ts';
+
+export interface SimulatorInfo {
+  readonly headBlock: number;
+  readonly solidifiedBlock: number;
+  readonly usdtContract: TronAddress;
+  readonly payers: readonly TronAddress[];
+}
+
+export interface SimulatorBalances {
+  readonly activated: boolean;
+  readonly trxSun: bigint;
+  readonly usdt: bigint;
+}
+
+export type SimulatorSend = { readonly result: true; readonly txId: string } | { readonly result: false; readonly code: string; readonly message: string };
+
+export interface SimulatorControl {
+  readonly url: string;
+  info(): Promise<SimulatorInfo>;
+  balances(address: TronAddress): Promise<SimulatorBalances>;
+  /** A payer (the first unless `from` names another) signs and broadcasts a USDT transfer. */
+  sendUsdt(request: { readonly to: TronAddress; readonly amount: bigint; readonly from?: TronAddress | undefined }): Promise<SimulatorSend>;
+  mine(count: number): Promise<{ readonly headBlock: number; readonly solidifiedBlock: number }>;
+  reorg(depth: number): Promise<{ readonly headBlock: number; readonly solidifiedBlock: number }>;
+  faucet(address: TronAddress, amounts: { readonly trxSun?: bigint; readonly usdt?: bigint }): Promise<SimulatorBalances>;
+  /** The next USDT transfer to `address` ends so, once; `null` disarms. */
+  armNextTransfer(address: TronAddress, outcome: NextTransferOutcome | null): Promise<void>;
+  /** Every sun of the account's TRX is gone; returns how much it was. */
+  drainTrx(address: TronAddress): Promise<bigint>;
+}
+
+/** The control surface said no (a bad value): the message says why. */
+export class SimulatorRefusal extends Error {
+  override readonly name = 'SimulatorRefusal';
+}
+
+/** The chain did not answer (not running, or another process on that port). */
+export class SimulatorUnreachable extends Error {
+  override readonly name = 'SimulatorUnreachable';
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+export function createSimulatorControl(url: string, options: { readonly timeoutMs?: number } = {}): SimulatorControl {
+  const base = url.replace(/\/+$/, '');
+  const call = async (path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    let response: Response;
+    try {
+      response = await fetch(`${base}${CONTROL_PATH_PREFIX}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new SimulatorUnreachable(`the simulated chain at ${base} did not answer: ${(error as Error).message}`, { cause: error });
+    }
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    const answer = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+    if (response.status === 400 && typeof answer?.['message'] === 'string') throw new SimulatorRefusal(answer['message']);
+    if (response.status !== 200 || !answer) throw new SimulatorUnreachable(`${base} is not a simulated chain's control surface (HTTP ${response.status} on ${path})`);
+    return answer;
+  };
+  const blocks = (answer: Record<string, unknown>) => ({ headBlock: Number(answer['head_block']), solidifiedBlock: Number(answer['solidified_block']) });
+  const balances = (answer: Record<string, unknown>): SimulatorBalances => ({
+    activated: answer['activated'] === true,
+    trxSun: BigInt(String(answer['trx_sun'])),
+    usdt: BigInt(String(answer['usdt'])),
+  });
+
+  return {
+    url: base,
+    async info() {
+      const answer = await call('info', {});
+      return { ...blocks(answer), usdtContract: answer['usdt_contract'] as TronAddress, payers: answer['payers'] as TronAddress[] };
+    },
+    balances: async (address) => balances(await call('balances', { address })),
+    async sendUsdt(request) {
+      const answer = await call('send_usdt', { to: request.to, amount: String(request.amount), ...(request.from === undefined ? {} : { from: request.from }) });
+      return answer['result'] === true
+        ? { result: true, txId: String(answer['txid']) }
+        : { result: false, code: String(answer['code']), message: String(answer['message']) };
+    },
+    mine: async (count) => blocks(await call('mine', { count })),
+    reorg: async (depth) => blocks(await call('reorg', { depth })),
+    faucet: async (address, amounts) =>
+      balances(await call('faucet', { address, trx_sun: String(amounts.trxSun ?? 0n), usdt: String(amounts.usdt ?? 0n) })),
+    async armNextTransfer(address, outcome) {
+      await call('next_transfer', { address, outcome });
+    },
+    drainTrx: async (address) => BigInt(String((await call('drain_trx', { address }))['drained_sun'])),
+  };
+}
