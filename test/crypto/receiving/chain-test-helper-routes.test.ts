@@ -1,7 +1,9 @@
-// /v1/test_helpers/crypto/*: deposits, blocks and reorgs on the sandbox chain,
+// /v1/test_helpers/crypto/*: deposits, blocks, reorgs, one-shot transfer
+// outcomes, draining the hot wallet's TRX and the faucet on the sandbox chain,
 // their bounds on both sides, and 404 on live shops (as the payments' helpers).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
+import { usdtText } from '../../../src/crypto/receiving/receiving-views.ts';
 import { backends } from '../../support/databases.ts';
 import { createCryptoTestApp, invoiceBody, type CryptoTestApp } from './crypto-routes-support.ts';
 
@@ -78,6 +80,82 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
     for (const depth of [0, 19, 1.5, '2']) await expectRefused('reorg', { depth }, 'depth');
   });
 
+  const sandboxNode = async () => (await cryptoDepsFor(testApp.context).chain.forMode('sandbox')).node;
+
+  it('next_transfer_outcome: each outcome, seen by the production node client on the next transfer to the address, once', async () => {
+    const node = await sandboxNode();
+    const target = (await testApp.call(key, 'POST', '/v1/crypto/invoices', invoiceBody())).json().address;
+    const expected = {
+      revert: { contractResult: 'REVERT', succeeded: false, transfers: [] },
+      out_of_energy: { contractResult: 'OUT_OF_ENERGY', succeeded: false, transfers: [] },
+    } as const;
+    for (const outcome of ['revert', 'out_of_energy', 'never_included'] as const) {
+      const armed = await helper('next_transfer_outcome', { address: target, outcome });
+      expect(armed.statusCode, armed.body).toBe(200);
+      expect(armed.json()).toEqual({ address: target, outcome });
+      const balanceBefore = await node.getUsdtBalance(target);
+      const sent = (await helper('deposits', { address: target, amount: '2' })).json().tx_id as string;
+      await helper('blocks', { count: 1 });
+      const seen = await node.getTransactionOutcome(sent);
+      if (outcome === 'never_included') expect(seen).toBeNull();
+      else {
+        expect(seen).toMatchObject(expected[outcome]);
+        expect(seen!.feeSun).toBeGreaterThan(0n);
+      }
+      expect(await node.getUsdtBalance(target)).toBe(balanceBefore);
+      // Once: the next transfer to the address lands.
+      const next = (await helper('deposits', { address: target, amount: '2' })).json().tx_id as string;
+      await helper('blocks', { count: 1 });
+      expect(await node.getTransactionOutcome(next)).toMatchObject({ contractResult: 'SUCCESS', succeeded: true, transfers: [{ to: target, amount: 2_000_000n }] });
+    }
+  });
+
+  it('next_transfer_outcome: the address and the outcome are checked', async () => {
+    await expectRefused('next_transfer_outcome', { address, outcome: 'explode' }, 'outcome');
+    await expectRefused('next_transfer_outcome', { address }, 'outcome');
+    await expectRefused('next_transfer_outcome', { address: 'T123', outcome: 'revert' }, 'address');
+    await expectRefused('next_transfer_outcome', { outcome: 'revert' }, 'address');
+    await expectRefused('next_transfer_outcome', { address, outcome: 'revert', extra: 1 }, 'extra');
+  });
+
+  it('hot_wallet/drain_trx takes every sun from the sandbox hot wallet; the faucet without an address puts TRX and USDT back', async () => {
+    const access = await cryptoDepsFor(testApp.context).chain.forMode('sandbox');
+    const hotWallet = access.addressKey.hotWalletAddress;
+    const funded = await helper('faucet', { trx: '150', usdt: '1000.5' });
+    expect(funded.statusCode, funded.body).toBe(200);
+    expect(funded.json().address).toBe(hotWallet);
+    const trxBefore = (await access.node.getAccount(hotWallet)).balanceSun;
+    expect(trxBefore).toBeGreaterThanOrEqual(150_000_000n);
+    const drained = await helper('hot_wallet/drain_trx', {});
+    expect(drained.statusCode, drained.body).toBe(200);
+    expect(drained.json()).toEqual({ address: hotWallet, drained_trx: usdtText(trxBefore), trx: '0' });
+    expect(await access.node.getAccount(hotWallet)).toMatchObject({ activated: true, balanceSun: 0n });
+    expect(await access.node.getUsdtBalance(hotWallet)).toBeGreaterThanOrEqual(1_000_500_000n);
+    const again = await helper('hot_wallet/drain_trx', {});
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json().drained_trx).toBe('0');
+    const refilled = await helper('faucet', { address: hotWallet, trx: '0.000001' });
+    expect(refilled.json()).toMatchObject({ address: hotWallet, trx: '0.000001' });
+    await expectRefused('hot_wallet/drain_trx', { address: hotWallet }, 'address');
+  });
+
+  it('faucet: amounts are decimal strings above 0 with at most 6 places, up to 1,000,000; one of them is needed', async () => {
+    const node = await sandboxNode();
+    const fresh = (await testApp.call(key, 'POST', '/v1/crypto/invoices', invoiceBody())).json().address;
+    const response = await helper('faucet', { address: fresh, usdt: '1000000', trx: '0.000001' });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toEqual({ address: fresh, usdt: '1000000', trx: '0.000001' });
+    expect(await node.getUsdtBalance(fresh)).toBe(1_000_000_000_000n);
+    expect(await node.getAccount(fresh)).toMatchObject({ activated: true, balanceSun: 1n });
+    for (const usdt of ['0', '1000000.000001', '1e3', '0.0000001', '-1', '']) await expectRefused('faucet', { address: fresh, usdt }, 'usdt');
+    await expectRefused('faucet', { address: fresh, usdt: 5 }, 'usdt');
+    for (const trx of ['0', '1000001']) await expectRefused('faucet', { address: fresh, trx }, 'trx');
+    await expectRefused('faucet', { address: fresh }, 'usdt or trx');
+    await expectRefused('faucet', { address: 'T123', usdt: '1' }, 'address');
+    // Refused calls changed nothing.
+    expect(await node.getUsdtBalance(fresh)).toBe(1_000_000_000_000n);
+  });
+
   it('on a live shop every helper answers 404 and changes nothing', async () => {
     const live = await testApp.shop('live');
     const head = (await helper('blocks', { count: 1 })).json().head_block;
@@ -85,6 +163,9 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
       ['deposits', { address, amount: '1' }],
       ['blocks', { count: 1 }],
       ['reorg', { depth: 1 }],
+      ['next_transfer_outcome', { address, outcome: 'revert' }],
+      ['hot_wallet/drain_trx', {}],
+      ['faucet', { address, usdt: '1' }],
     ] as const) {
       const response = await helper(path, body, live.key);
       expect(response.statusCode, path).toBe(404);

@@ -72,7 +72,7 @@ const NextTransferArmed = Type.Object(
   { examples: [{ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', outcome: 'revert' }] },
 );
 
-const DrainBody = Type.Object({}, { additionalProperties: false, examples: [{}] });
+const DrainBody = Type.Object({}, { additionalProperties: false, description: 'an empty object', examples: [{}] });
 
 const Drained = Type.Object(
   {
@@ -181,7 +181,7 @@ export const chainTestHelperRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         tags: ['test helpers'],
         summary: 'Sandbox: take all TRX from the hot wallet',
         description: `${LIVE_SHOP_NOTE} The hot wallet keeps its USDT but can no longer pay energy: payouts wait for funds, then fail \`insufficient_hot_wallet_funds\`. The faucet puts TRX back.`,
-        body: Type.Optional(DrainBody),
+        body: DrainBody,
         response: { 200: { ...Drained, description: 'Drained' }, ...errorResponses(...HELPER_ERRORS) },
       },
     },
