@@ -19,8 +19,9 @@ import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { depositAddressKeyFromXpub, signingKeyFromMnemonic, type DepositAddressKey } from '../keys/hd-keys.ts';
 import { ensureSandboxSeed, loadApiRoleKeys } from '../keys/key-material.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../simchain/chain-server.ts';
-import { createSimulatorControl, SimulatorUnreachable, type SimulatorControl } from '../simchain/control-client.ts';
+import { createSimulatorControl, type SimulatorControl } from '../simchain/control-client.ts';
 import { tronAddress } from '../tron/address.ts';
+import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createTronNodeClient, type TronNodeClient } from '../tron/node-client.ts';
 import type { AddressKeyId, ChainName } from './receiving-tables.ts';
 
@@ -136,12 +137,23 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
 
   const sandboxControl = async () => createSimulatorControl(await resolveSandboxUrl());
 
+  let sandboxNode: Promise<TronNodeClient> | undefined;
+  const resolveSandboxNode = () =>
+    (sandboxNode ??= resolveSandboxUrl().then((url) =>
+      createTronNodeClient({
+        urls: [url],
+        // The sandbox chain (in-process, a worker's, or `paygate chain simulate`) runs mainnet's USDT address.
+        usdtContract: USDT_CONTRACT_MAINNET,
+        timeoutMs: 5_000,
+        onAttemptFailure: (failure, path) => logger.warn({ failure, path }, 'sandbox chain node attempt failed'),
+      }),
+    )).catch((error: unknown) => {
+      sandboxNode = undefined;
+      throw error;
+    });
+
   const startSandbox = () =>
     (sandbox ??= (async () => {
-      const control = await sandboxControl();
-      const { usdtContract } = await control.info().catch((error: unknown) => {
-        throw error instanceof SimulatorUnreachable ? new ServiceUnavailableError(error.message, SANDBOX_DISCOVERY_RETRY_SECONDS) : error;
-      });
       const seedKey =
         options.dataDir === undefined ? signingKeyFromMnemonic(generateMnemonic(english, 256)) : (await ensureSandboxSeed(options.dataDir)).depositAddressKey;
       return {
@@ -149,12 +161,8 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         keyId: 'sandbox',
         // Only the account xpub is kept: the receiving side never needs a private key.
         addressKey: depositAddressKeyFromXpub(seedKey.xpub),
-        node: createTronNodeClient({
-          urls: [control.url],
-          usdtContract,
-          timeoutMs: 5_000,
-          onAttemptFailure: (failure, path) => logger.warn({ failure, path }, 'sandbox chain node attempt failed'),
-        }),
+        // Found on first use: an API-role process derives addresses before any worker serves the chain.
+        node: lazyNodeClient(resolveSandboxNode, () => sandboxNode),
       } satisfies ChainAccess;
     })().catch((error: unknown) => {
       sandbox = undefined;
@@ -226,4 +234,28 @@ async function recordUrl(file: string, url: string): Promise<void> {
   const temporary = `${file}.${process.pid}.tmp`;
   await writeFile(temporary, `${url}\n`, { mode: 0o600 });
   await rename(temporary, file);
+}
+
+/**
+ * A node client whose URL is found on its first call (and found again after a
+ * failed look-up). Every TronNodeClient method but close is async, so each one
+ * simply waits for the client and calls it.
+ */
+function lazyNodeClient(resolve: () => Promise<TronNodeClient>, resolved: () => Promise<TronNodeClient> | undefined): TronNodeClient {
+  return new Proxy({} as TronNodeClient, {
+    get(_target, name) {
+      if (name === 'close') {
+        return async () => {
+          const client = await resolved()?.catch(() => undefined);
+          await client?.close();
+        };
+      }
+      if (name === 'then') return undefined; // not a thenable: `await access.node` stays the proxy
+      return async (...args: unknown[]) => {
+        const client = await resolve();
+        const method = client[name as keyof TronNodeClient] as (...methodArgs: unknown[]) => Promise<unknown>;
+        return method.apply(client, args);
+      };
+    },
+  });
 }

@@ -1,0 +1,110 @@
+// One sandbox chain for split roles: `paygate serve --role api` and `--role
+// worker` as two real processes on one PostgreSQL database and one data
+// folder. The worker serves the simulated chain and records its URL; the API
+// process starts none and drives the worker's through the control surface, so a
+// test-helper deposit made through the API is seen and credited by the worker.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { SANDBOX_CHAIN_URL_FILE } from '../../../src/crypto/receiving/crypto-chain.ts';
+import { createSimulatorControl } from '../../../src/crypto/simchain/control-client.ts';
+import { lastJsonLine, PAYGATE_BIN, runPaygate, startPaygate } from '../../support/cli.ts';
+import { createServerDatabase, dropServerDatabase, TEST_DATABASE_URL } from '../../support/databases.ts';
+import { TEST_ROOT_KEY } from '../../support/keyring.ts';
+
+/** `paygate serve --role worker` prints no address: it is up once it says its workers run. */
+function startWorker(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--role', 'worker'], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', PAYGATE_ROOT_KEY: TEST_ROOT_KEY, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('paygate workers running')) resolve({ child, output: () => output });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('error', reject);
+    child.on('close', (code) => reject(new Error(`paygate serve --role worker exited with ${code}:\n${output}`)));
+  });
+}
+
+async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  child.kill('SIGTERM');
+  await closed;
+}
+
+describe.runIf(TEST_DATABASE_URL)('split roles on postgres share one sandbox chain', () => {
+  it('a test-helper deposit through the API process is credited by the worker process; a restarted worker keeps the URL', { timeout: 120_000 }, async () => {
+    const databaseUrl = await createServerDatabase();
+    const dataDir = await mkdtemp(join(tmpdir(), 'paygate-split-'));
+    const env = { DATABASE_URL: databaseUrl, PAYGATE_DATA_DIR: dataDir, PORT: '0', PAYGATE_RATE_LIMIT_PER_MINUTE: '100000' };
+    let api: ChildProcess | undefined;
+    let worker: ChildProcess | undefined;
+    try {
+      expect((await runPaygate(['migrate'], env)).code).toBe(0);
+      const created = await runPaygate(['merchant', 'create', '--name', 'Split roles', '--email', 'split@example.com', '--json'], env);
+      expect(created.code, created.stderr).toBe(0);
+      const { api_key: key } = lastJsonLine<{ api_key: string }>(created.stdout);
+      const started = await startPaygate(['--role', 'api'], env);
+      api = started.child;
+      const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+        const response = await request(`${started.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        return { status: response.statusCode, json: (await response.body.json()) as Record<string, unknown> };
+      };
+
+      // The API process derives addresses without any chain; it starts none of its own.
+      const invoice = await call('POST', '/v1/crypto/invoices', { external_id: 'split-1', amount: '25.5', network: 'TRC20' });
+      expect(invoice.status, JSON.stringify(invoice.json)).toBe(201);
+      const address = invoice.json['address'] as string;
+      const early = await call('POST', '/v1/test_helpers/crypto/deposits', { address, amount: '25.5' });
+      expect(early.status).toBe(503);
+      expect(early.json['error']).toBe('service_unavailable');
+      expect(early.json['message']).toContain('--role worker');
+
+      // The worker serves the chain once there is an address to watch, and records where.
+      const workerStarted = await startWorker(env);
+      worker = workerStarted.child;
+      const urlFile = join(dataDir, SANDBOX_CHAIN_URL_FILE);
+      await expect.poll(() => readFile(urlFile, 'utf8').catch(() => ''), { timeout: 20_000, interval: 200 }).toMatch(/^http:\/\/127\.0\.0\.1:\d+\n$/);
+      const chainUrl = (await readFile(urlFile, 'utf8')).trim();
+
+      const deposit = await call('POST', '/v1/test_helpers/crypto/deposits', { address, amount: '25.5' });
+      expect(deposit.status, JSON.stringify(deposit.json)).toBe(200);
+      const mined = await call('POST', '/v1/test_helpers/crypto/blocks', { count: 19 });
+      expect(mined.status).toBe(200);
+      // The API's helpers moved the chain the worker serves (read here straight from it).
+      const info = await createSimulatorControl(chainUrl).info();
+      expect(info.headBlock).toBeGreaterThanOrEqual(mined.json['head_block'] as number);
+      expect(await createSimulatorControl(chainUrl).balances(address as never)).toMatchObject({ usdt: 25_500_000n });
+
+      // The worker's watcher (every 3 s) sees the transfer and credits it once final.
+      const invoiceId = invoice.json['invoice_id'] as string;
+      await expect.poll(async () => (await call('GET', `/v1/crypto/invoices/${invoiceId}`)).json['status'], { timeout: 30_000, interval: 500 }).toBe('paid');
+      const balance = await call('GET', '/v1/crypto/balance');
+      expect(JSON.stringify(balance.json)).toContain('25.5');
+
+      // A restarted worker serves the saved chain on the same port: the API process keeps driving it.
+      await stop(worker);
+      worker = (await startWorker(env)).child;
+      await expect.poll(async () => (await call('POST', '/v1/test_helpers/crypto/blocks', { count: 1 })).status, { timeout: 20_000, interval: 300 }).toBe(200);
+      expect((await readFile(urlFile, 'utf8')).trim()).toBe(chainUrl);
+    } finally {
+      await stop(api);
+      await stop(worker);
+      await dropServerDatabase(databaseUrl);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
