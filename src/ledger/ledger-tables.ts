@@ -10,7 +10,8 @@ export const LEDGER_CURRENCIES: readonly LedgerCurrency[] = ['RUB', 'USDT'];
 /** Merchant kinds are `main` and `payout`; the gateway's own accounts are `fees`, `settlement`, `hot_wallet`, `suspense`. */
 export type MerchantAccountKind = 'main' | 'payout';
 export const MERCHANT_ACCOUNT_KINDS: readonly MerchantAccountKind[] = ['main', 'payout'];
-export type SystemAccountKind = 'fees' | 'settlement' | 'hot_wallet' | 'suspense';
+/** network_fees: network fees charged minus chain costs spent; network_costs: what outgoing transactions burned (migration 0019). */
+export type SystemAccountKind = 'fees' | 'settlement' | 'hot_wallet' | 'suspense' | 'network_fees' | 'network_costs';
 export type AccountKind = MerchantAccountKind | SystemAccountKind;
 
 export type TransferStatus = 'pending' | 'posted' | 'voided';

@@ -1,0 +1,52 @@
+// Kysely types of the tables the sign-once executor owns (migration 0019_crypto_outgoing_transfers.sql).
+import type { Generated } from 'kysely';
+
+/** The chain a transfer is sent on: the same names as crypto receiving's (receiving-tables.ts). */
+export type ChainName = 'tron-sandbox' | 'tron-live';
+
+export type OutgoingPurposeColumn = 'payout' | 'refund' | 'withdrawal' | 'sweep' | 'gas_topup';
+export type OutgoingStatusColumn = 'queued' | 'submitted' | 'confirmed' | 'failed';
+export type OutgoingErrorCodeColumn = 'reverted' | 'out_of_energy' | 'expired' | 'insufficient_hot_wallet_funds' | 'address_blacklisted' | 'invalid_address' | 'rejected';
+export type AttemptStatus = 'pending' | 'dead' | 'landed';
+
+export interface SendingTables {
+  crypto_outgoing_transfers: {
+    id: string;
+    chain: ChainName;
+    purpose: OutgoingPurposeColumn;
+    owner_id: string;
+    asset: 'USDT' | 'TRX';
+    from_kind: 'hot_wallet' | 'deposit_address';
+    from_address: string | null;
+    from_derivation_index: bigint | null;
+    to_address: string;
+    amount: bigint;
+    status: OutgoingStatusColumn;
+    tx_id: string | null;
+    attempts: Generated<number>;
+    fee_sun: bigint | null;
+    block_number: bigint | null;
+    error_code: OutgoingErrorCodeColumn | null;
+    error_message: string | null;
+    short_of_funds_since: Date | null;
+    created_at: Date;
+    updated_at: Date;
+    submitted_at: Date | null;
+    final_at: Date | null;
+  };
+  crypto_outgoing_attempts: {
+    transfer_id: string;
+    attempt: number;
+    tx_id: string;
+    signed_hex: string;
+    expiration: Date;
+    ref_block_number: bigint;
+    fee_limit_sun: bigint;
+    status: AttemptStatus;
+    broadcasts: Generated<number>;
+    last_broadcast: string | null;
+    signed_at: Date;
+    last_broadcast_at: Date | null;
+  };
+  crypto_sending_leases: { chain: ChainName; leader_token: string | null; lease_until: Date | null; updated_at: Date };
+}

@@ -1,0 +1,112 @@
+// What an outgoing transfer costs on chain, from the chain's own prices
+// (TRON.md §1.5). Payouts, refunds and withdrawals quote their `network_fee`
+// with it; sweeping sizes its TRX top-up with it; the executor checks the hot
+// wallet's TRX against it before signing. Estimates err on the dear side: a
+// quote below the real cost would be paid out of the gateway's network_fees.
+import { parseMinor } from '../../money/decimal.ts';
+import type { TronAddress } from '../tron/address.ts';
+import type { TronNodeClient } from '../tron/node-client.ts';
+import { encodeSignedTransaction, encodeTriggerSmartContractRaw } from '../tron/transaction.ts';
+import { transferCalldata, USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
+
+/** Energy of a USDT transfer to an address that already holds USDT (its balance slot is rewritten). */
+export const USDT_TRANSFER_ENERGY_HOLDER = 64_285n;
+/** Energy of a USDT transfer to an address with no USDT (its balance slot is created). */
+export const USDT_TRANSFER_ENERGY_NEW_HOLDER = 130_285n;
+/** What a node adds to a transaction's size for its stored result when charging bandwidth. */
+const RESULT_BYTES = 64n;
+
+/**
+ * Bandwidth (bytes) of one signed USDT transfer: its protobuf with one signature
+ * and the result bytes, measured on an encoding with the widest field values we write.
+ */
+export const USDT_TRANSFER_BANDWIDTH = signedUsdtTransferSize();
+/** Bandwidth of one signed TRX transfer (TransferContract). */
+export const TRX_TRANSFER_BANDWIDTH = 285n;
+
+export interface UsdtTransferCost {
+  /** Energy the contract call uses (65k when the recipient holds USDT, 130k when not). */
+  readonly energy: bigint;
+  /** Bandwidth bytes of the signed transaction. */
+  readonly bandwidth: bigint;
+  /**
+   * Sun for creating the recipient account: 0 for USDT (a TRC20 receipt does not
+   * activate an address, and the sender pays nothing for it; TRON.md §1.5). Kept
+   * so a caller can subtract it without knowing that.
+   */
+  readonly activationSun: bigint;
+  /** Everything the sender burns if it has no staked energy or free bandwidth: energy, bandwidth and activation. */
+  readonly totalSun: bigint;
+  readonly recipientHoldsUsdt: boolean;
+}
+
+/**
+ * The cost of sending `amount` micro-USDT from `from` to `to`, burned in TRX at the
+ * chain's current prices. Free bandwidth is not counted (the hot wallet spends its
+ * daily 600 bytes on its first transfer of the day).
+ */
+export async function estimateUsdtTransferCost(
+  node: Pick<TronNodeClient, 'getChainPrices' | 'getUsdtBalance'>,
+  transfer: { readonly from: TronAddress; readonly to: TronAddress; readonly amount: bigint },
+): Promise<UsdtTransferCost> {
+  const [prices, recipientBalance] = await Promise.all([node.getChainPrices(), node.getUsdtBalance(transfer.to)]);
+  const recipientHoldsUsdt = recipientBalance > 0n;
+  const energy = recipientHoldsUsdt ? USDT_TRANSFER_ENERGY_HOLDER : USDT_TRANSFER_ENERGY_NEW_HOLDER;
+  const bandwidth = USDT_TRANSFER_BANDWIDTH;
+  const activationSun = 0n;
+  const totalSun = energy * prices.energyPriceSun + bandwidth * prices.bandwidthPriceSun + activationSun;
+  return { energy, bandwidth, activationSun, totalSun, recipientHoldsUsdt };
+}
+
+export interface TrxTransferCost {
+  readonly bandwidth: bigint;
+  /** Creating a recipient that does not exist yet: the system contract's fee plus the account-creation bandwidth fee. */
+  readonly activationSun: bigint;
+  readonly totalSun: bigint;
+  readonly recipientActivated: boolean;
+}
+
+/** The cost of a TRX transfer (a gas top-up) to `to`, burned by the sender. */
+export async function estimateTrxTransferCost(node: Pick<TronNodeClient, 'getChainPrices' | 'getAccount'>, to: TronAddress): Promise<TrxTransferCost> {
+  const [prices, account] = await Promise.all([node.getChainPrices(), node.getAccount(to)]);
+  const bandwidth = TRX_TRANSFER_BANDWIDTH;
+  const activationSun = account.activated ? 0n : prices.createNewAccountFeeSun + prices.createAccountFeeSun;
+  return { bandwidth, activationSun, totalSun: bandwidth * prices.bandwidthPriceSun + activationSun, recipientActivated: account.activated };
+}
+
+/** Sun per TRX. */
+export const SUN_PER_TRX = 1_000_000n;
+
+/**
+ * Sun converted to micro-USDT at `rate` — micro-USDT per TRX (config
+ * `trxUsdtRateMicro`) or USDT per TRX as a decimal string ("0.30") — rounded up:
+ * a cost is never booked or quoted below what it was.
+ */
+export function sunToMicroUsdt(sun: bigint, rate: bigint | string): bigint {
+  if (sun < 0n) throw new RangeError(`sunToMicroUsdt: sun must be ≥ 0, got ${sun}`);
+  const rateMicro = typeof rate === 'bigint' ? rate : parseRate(rate);
+  if (rateMicro <= 0n) throw new RangeError('sunToMicroUsdt: the rate must be above 0');
+  const numerator = sun * rateMicro;
+  return (numerator + SUN_PER_TRX - 1n) / SUN_PER_TRX;
+}
+
+function parseRate(text: string): bigint {
+  const parsed = parseMinor(text, 'USDT', 'decimal-string');
+  if (!parsed.ok) throw new RangeError(`sunToMicroUsdt: the rate ${parsed.problem}, got "${text}"`);
+  return parsed.minor;
+}
+
+function signedUsdtTransferSize(): bigint {
+  const raw = encodeTriggerSmartContractRaw({
+    refBlockBytes: new Uint8Array(2).fill(0xff),
+    refBlockHash: new Uint8Array(8).fill(0xff),
+    // Wide varints: a far expiration and timestamp, a 1,000 TRX fee limit.
+    expirationMs: 99_999_999_999_999,
+    timestampMs: 99_999_999_999_999,
+    feeLimitSun: 1_000_000_000n,
+    ownerAddress: USDT_CONTRACT_MAINNET,
+    contractAddress: USDT_CONTRACT_MAINNET,
+    data: transferCalldata(USDT_CONTRACT_MAINNET, 2n ** 62n),
+  });
+  return BigInt(encodeSignedTransaction(raw, [new Uint8Array(65)]).length) + RESULT_BYTES;
+}
