@@ -71,7 +71,7 @@ export const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
   payerUsdt: 1_000_000_000_000n,
   // Three days of blocks at 3 s; far beyond any executor's expiry check or watcher catch-up we expect.
   retainedBlockBodies: 86_400,
-  retainedBlockHeaders: 200_000,
+  retainedBlockHeaders: 65_536,
 };
 
 export const DAY_MS = 24 * 60 * 60 * 1_000;

@@ -1,7 +1,8 @@
 // The full-node HTTP API of the simulated chain: one function per path, each
 // answering what java-tron answers (TRON.md §1.8), empty answers included:
 // `{}` for an unknown block, account or transaction, `[]` for the results of
-// an empty block. `/walletsolidity/*` sees only solidified blocks. Faults
+// an empty block; `{}` for blocks whose bodies the chain pruned, as a node with
+// pruned history answers. `/walletsolidity/*` sees only solidified blocks. Faults
 // (node-faults.ts) bend the answers the way real nodes misbehave.
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron/address.ts';
@@ -60,7 +61,8 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
   };
   const infosByBlockNum = (solid: boolean): Route => (body) => {
     const number = toNumber(body['num']);
-    if (number === undefined || number <= 0) return {};
+    // Block 0, and blocks whose bodies are pruned (a node with pruned history has no results for them).
+    if (number === undefined || number <= 0 || chain.isPruned(number)) return {};
     const block = blockUpTo(number, solid ? visibleSolidNumber() : visibleHead().number);
     return block ? block.transactions.map((included) => transactionInfoJson(included, block, logOptions())) : [];
   };

@@ -4,7 +4,9 @@
 // the same checks as a java-tron node, USDT transfers run with bandwidth and
 // energy (usdt-execution.ts), solidification at head − 18 and reorgs of
 // unsolidified blocks. Everything derives from the seed: the same seed and
-// the same calls give the same chain, byte for byte.
+// the same calls give the same chain, byte for byte. Memory stays bounded:
+// blocks far below the solidified one lose their bodies (pruned history, as a
+// java-tron lite full node), keeping only their ids for TaPoS.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { TronAddress } from '../tron/address.ts';
@@ -14,6 +16,7 @@ import { decodeTransferCalldata, transferCalldata } from '../tron/trc20-usdt.ts'
 import { chainParameters, type ChainParameters } from './chain-parameters.ts';
 import { ChainState, type AccountState, type JournalEntry, type NextTransferOutcome } from './chain-state.ts';
 import { payerKeys, type PayerKey } from './payer-keys.ts';
+import { PrunedBlockIds } from './pruned-history.ts';
 import { checkIntake, decodeIncoming, incomingOf, type IncomingTransaction, type IntakeRefusal, type IntakeView } from './transaction-intake.ts';
 import { executeInBlock, type Receipt } from './usdt-execution.ts';
 
@@ -64,6 +67,8 @@ export interface ChainSnapshot {
     readonly journal: readonly JournalEntry[];
   }[];
   readonly pool: readonly string[];
+  /** Ids of the pruned blocks just below `blocks` (absent before pruning existed). */
+  readonly prunedBlockIds?: { readonly first: number; readonly ids: readonly string[] };
   readonly recent: readonly (readonly [string, number])[];
 }
 
@@ -90,13 +95,17 @@ export interface ReorgOptions {
 
 const DEFAULT_FEE_LIMIT_SUN = 100_000_000n;
 const DEFAULT_EXPIRATION_MS = 60_000;
+/** Bodies are pruned this many blocks at a time, so the array of blocks is not shifted on every block. */
+const PRUNE_BATCH_BLOCKS = 256;
 
 export class SimulatedChain {
   readonly seed: string;
   readonly parameters: ChainParameters;
   readonly state = new ChainState();
   readonly payers: readonly PayerKey[];
+  /** The blocks that still have their bodies, oldest first: `#blocks[0]` is the first unpruned block, not block 0. */
   readonly #blocks: SimulatedBlock[] = [];
+  readonly #prunedIds: PrunedBlockIds;
   #pool: IncomingTransaction[] = [];
   /** txId → block number, for transactions on the canonical chain. */
   readonly #onChain = new Map<string, number>();
@@ -110,6 +119,7 @@ export class SimulatedChain {
     this.parameters = chainParameters(options.parameters);
     this.#nowMs = this.parameters.genesisTimestampMs;
     this.payers = payerKeys(this.seed, this.parameters.payerCount);
+    this.#prunedIds = new PrunedBlockIds(this.parameters.retainedBlockHeaders);
     if (options.restore) {
       this.#restore(options.restore);
       return;
@@ -134,12 +144,22 @@ export class SimulatedChain {
   }
 
   get solidBlock(): SimulatedBlock {
-    return this.#blocks[this.solidNumber]!;
+    return this.block(this.solidNumber)!;
   }
 
-  /** The canonical block at `number`, or undefined when it is not produced yet. */
+  /** The canonical block at `number`, or undefined when it is not produced yet or its body was pruned. */
   block(number: number): SimulatedBlock | undefined {
-    return Number.isSafeInteger(number) && number >= 0 ? this.#blocks[number] : undefined;
+    return Number.isSafeInteger(number) && number >= 0 ? this.#blocks[number - this.#blocks[0]!.number] : undefined;
+  }
+
+  /** Whether `number` was produced but its body pruned: the node no longer answers for it. */
+  isPruned(number: number): boolean {
+    return Number.isSafeInteger(number) && number >= 0 && number < this.#blocks[0]!.number;
+  }
+
+  /** What the chain holds in memory (tests check it stays bounded). */
+  get retained(): { readonly blocksWithBodies: number; readonly prunedIds: number; readonly transactionsIndexed: number; readonly recent: number } {
+    return { blocksWithBodies: this.#blocks.length, prunedIds: this.#prunedIds.size, transactionsIndexed: this.#onChain.size, recent: this.#recent.size };
   }
 
   blockById(id: string): SimulatedBlock | undefined {
@@ -193,9 +213,21 @@ export class SimulatedChain {
     for (const transaction of included) this.#onChain.set(transaction.transaction.txId, block.number);
     for (const [txId, expirationMs] of this.#recent) if (expirationMs < timestampMs) this.#recent.delete(txId);
     // A solidified block is never undone: its journal is no longer needed.
-    const solidified = this.#blocks[this.solidNumber] as { journal: readonly JournalEntry[] } | undefined;
+    const solidified = this.block(this.solidNumber) as { journal: readonly JournalEntry[] } | undefined;
     if (solidified && solidified.journal.length > 0) solidified.journal = [];
+    this.#prune();
     return block;
+  }
+
+  /** Bodies of blocks more than `retainedBlockBodies` below the solidified one go; their ids stay for TaPoS. */
+  #prune(): void {
+    const keepFrom = this.solidNumber - this.parameters.retainedBlockBodies;
+    const excess = keepFrom - this.#blocks[0]!.number;
+    if (excess < Math.min(PRUNE_BATCH_BLOCKS, this.parameters.retainedBlockBodies)) return;
+    for (const block of this.#blocks.splice(0, excess)) {
+      this.#prunedIds.push(block.number, block.id);
+      for (const included of block.transactions) this.#onChain.delete(included.transaction.txId);
+    }
   }
 
   #sealBlock(number: number, parentId: string, timestampMs: number, transactions: IncludedTransaction[], journal: JournalEntry[]): SimulatedBlock {
@@ -242,7 +274,7 @@ export class SimulatedChain {
       state: this.state,
       headNumber: this.head.number,
       headTimestampMs: this.head.timestampMs,
-      blockId: (number) => this.block(number)?.id,
+      blockId: (number) => this.block(number)?.id ?? this.#prunedIds.get(number),
       // Every pooled transaction is in the recent cache too.
       knows: (txId) => this.#recent.has(txId) || this.#onChain.has(txId),
     };
@@ -397,6 +429,7 @@ export class SimulatedChain {
         journal: block.number > solid ? block.journal : [],
       })),
       pool: this.#pool.map((pending) => signedHex(pending.transaction)),
+      prunedBlockIds: this.#prunedIds.entries(),
       recent: [...this.#recent],
     };
   }
@@ -416,6 +449,8 @@ export class SimulatedChain {
       for (const included of transactions) this.#onChain.set(included.transaction.txId, block.number);
     }
     this.#pool = snapshot.pool.map((hex) => this.#decodeSaved(hex));
+    const pruned = snapshot.prunedBlockIds;
+    if (pruned) pruned.ids.forEach((id, index) => this.#prunedIds.push(pruned.first + index, id));
     for (const [txId, expirationMs] of snapshot.recent) this.#recent.set(txId, expirationMs);
   }
 
