@@ -8,9 +8,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { describe, expect, it } from 'vitest';
-import { SANDBOX_CHAIN_URL_FILE } from '../../../src/crypto/receiving/crypto-chain.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCryptoChain, SANDBOX_CHAIN_URL_FILE } from '../../../src/crypto/receiving/crypto-chain.ts';
+import { startSimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { createSimulatorControl } from '../../../src/crypto/simchain/control-client.ts';
+import { loadConfig } from '../../../src/config.ts';
+import { createLogger } from '../../../src/logger.ts';
 import { lastJsonLine, PAYGATE_BIN, runPaygate, startPaygate } from '../../support/cli.ts';
 import { createServerDatabase, dropServerDatabase, TEST_DATABASE_URL } from '../../support/databases.ts';
 import { TEST_ROOT_KEY } from '../../support/keyring.ts';
@@ -106,5 +109,63 @@ describe.runIf(TEST_DATABASE_URL)('split roles on postgres share one sandbox cha
       await dropServerDatabase(databaseUrl);
       await rm(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('finding the sandbox chain', () => {
+  const config = loadConfig({ LOG_LEVEL: 'silent' });
+  const logger = createLogger(config);
+  const cleanups: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  const folder = async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'paygate-sandbox-chain-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    return dataDir;
+  };
+
+  it('an API-role chain handle waits (503) for a serving one, then drives the chain it recorded; a second server reuses it', async () => {
+    const dataDir = await folder();
+    const api = createCryptoChain({ config, dataDir, logger, sandboxServes: false });
+    cleanups.push(() => api.close());
+    // Addresses need no chain.
+    const access = await api.forMode('sandbox');
+    expect(access.addressKey.address(0)).toMatch(/^T/);
+    await expect(api.sandboxControl()).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(access.node.getHeadBlock()).rejects.toMatchObject({ code: 'service_unavailable' });
+
+    const worker = createCryptoChain({ config, dataDir, logger, sandboxClock: 'manual' });
+    cleanups.push(() => worker.close());
+    const served = await worker.sandboxChain();
+    expect((await readFile(join(dataDir, SANDBOX_CHAIN_URL_FILE), 'utf8')).trim()).toBe(served.url);
+
+    const control = await api.sandboxControl();
+    expect(control.url).toBe(served.url);
+    await control.mine(5);
+    expect(served.chain.head.number).toBe(5);
+    expect((await access.node.getHeadBlock()).number).toBe(5);
+    await expect(api.sandboxChain()).rejects.toThrow(/another process/);
+
+    // Another serving process sharing the data folder finds the live chain instead of starting a second one.
+    const secondWorker = createCryptoChain({ config, dataDir, logger, sandboxClock: 'manual' });
+    cleanups.push(() => secondWorker.close());
+    expect((await secondWorker.sandboxControl()).url).toBe(served.url);
+    expect((await (await secondWorker.forMode('sandbox')).node.getHeadBlock()).number).toBe(5);
+  });
+
+  it('PAYGATE_SANDBOX_CHAIN_URL: every role drives that chain and none starts its own', async () => {
+    const external = await startSimulatedChainServer({ seed: 'external sandbox chain' });
+    cleanups.push(() => external.close());
+    const dataDir = await folder();
+    for (const sandboxServes of [true, false]) {
+      const chain = createCryptoChain({ config: { ...config, sandboxChainUrl: external.url }, dataDir, logger, sandboxServes, sandboxClock: 'manual' });
+      cleanups.push(() => chain.close());
+      await (await chain.sandboxControl()).mine(2);
+      expect((await (await chain.forMode('sandbox')).node.getHeadBlock()).number).toBe(external.chain.head.number);
+      await expect(chain.sandboxChain()).rejects.toThrow(/another process/);
+    }
+    expect(external.chain.head.number).toBe(4);
+    await expect(readFile(join(dataDir, SANDBOX_CHAIN_URL_FILE), 'utf8')).rejects.toThrow(/ENOENT/);
   });
 });
