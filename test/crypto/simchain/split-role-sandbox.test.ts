@@ -52,7 +52,8 @@ describe.runIf(TEST_DATABASE_URL)('split roles on postgres share one sandbox cha
     let api: ChildProcess | undefined;
     let worker: ChildProcess | undefined;
     try {
-      expect((await runPaygate(['migrate'], env)).code).toBe(0);
+      const migrated = await runPaygate(['migrate'], env);
+      expect(migrated.code, migrated.stderr).toBe(0);
       const created = await runPaygate(['merchant', 'create', '--name', 'Split roles', '--email', 'split@example.com', '--json'], env);
       expect(created.code, created.stderr).toBe(0);
       const { api_key: key } = lastJsonLine<{ api_key: string }>(created.stdout);
