@@ -1,0 +1,193 @@
+// SQL of sweeping: the attempts (crypto_sweeps), the sweeper's candidates and
+// the custody view's sweep columns. It reads the receiving module's addresses
+// and final deposits (never writes them): which USDT is final on an address is
+// what decides a sweep.
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Executor, Tx } from '../../db/transaction.ts';
+import type { ChainAccess } from '../receiving/crypto-chain.ts';
+import type { SweepingTables, SweepStatus } from './sweeping-tables.ts';
+
+/** Which HD key derived an address: 'sandbox' or 'live' (the shop mode of the same name). */
+type AddressKeyId = ChainAccess['keyId'];
+
+export type SweepRow = Selectable<SweepingTables['crypto_sweeps']>;
+export type SweepPatch = Updateable<SweepingTables['crypto_sweeps']>;
+
+/** The unique index that keeps one attempt per address in flight (migration 0022). */
+export const ONE_IN_FLIGHT_INDEX = 'crypto_sweeps_one_in_flight_idx';
+
+export interface SweepCandidate {
+  readonly address: string;
+  readonly derivation_index: bigint;
+  /** Final deposits (credited + held) minus completed sweeps. */
+  readonly unswept_final_micro: bigint;
+}
+
+export interface SweepRetryPolicy {
+  /** Consecutive failed attempts after which an address is left alone (stuck). */
+  readonly maxConsecutiveFailures: number;
+  /** Pause after the first failure; doubles with each further one. */
+  readonly firstRetryDelaySeconds: number;
+}
+
+/**
+ * Addresses of a key whose final, unswept USDT reached the threshold, with no
+ * attempt in flight, fewer than the allowed consecutive failures, and past the
+ * back-off of the last one. Sums every final deposit per address (an index-only
+ * scan of crypto_deposits_final_address_idx).
+ */
+export async function findSweepCandidates(
+  db: Executor,
+  options: { readonly keyId: AddressKeyId; readonly thresholdMicro: bigint; readonly now: Date; readonly limit: number; readonly retry: SweepRetryPolicy },
+): Promise<SweepCandidate[]> {
+  const { keyId, thresholdMicro, now, limit, retry } = options;
+  const result = await sql<SweepCandidate>`
+    with final as (
+      select d.address, sum(d.amount_micro)::int8 as final_micro
+      from crypto_deposits d
+      where d.status in ('credited', 'held')
+      group by d.address
+    )
+    select a.address, a.derivation_index, (f.final_micro - coalesce(s.swept_micro, 0))::int8 as unswept_final_micro
+    from final f
+    join crypto_addresses a on a.address = f.address
+    left join lateral (
+      select sum(x.amount_micro)::int8 as swept_micro, max(x.created_at) as last_completed_at
+      from crypto_sweeps x where x.address = f.address and x.status = 'completed'
+    ) s on true
+    left join lateral (
+      select count(*)::int4 as failures, max(x.final_at) as last_failed_at
+      from crypto_sweeps x
+      where x.address = f.address and x.status = 'failed' and not x.cleared and x.created_at > coalesce(s.last_completed_at, '-infinity'::timestamptz)
+    ) fl on true
+    where a.key_id = ${keyId}
+      and f.final_micro - coalesce(s.swept_micro, 0) >= ${thresholdMicro}
+      and not exists (select 1 from crypto_sweeps x where x.address = f.address and x.status in ('topping_up', 'ready', 'sweeping'))
+      and fl.failures < ${retry.maxConsecutiveFailures}
+      and (fl.failures = 0 or fl.last_failed_at + make_interval(secs => ${retry.firstRetryDelaySeconds}::float8 * power(2, fl.failures - 1)) <= ${now})
+    order by a.address
+    limit ${limit}
+  `.execute(db);
+  return result.rows;
+}
+
+export async function insertSweep(tx: Tx, row: Insertable<SweepingTables['crypto_sweeps']>): Promise<SweepRow> {
+  return tx.insertInto('crypto_sweeps').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function lockSweep(tx: Tx, id: string): Promise<SweepRow | undefined> {
+  return tx.selectFrom('crypto_sweeps').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function findSweep(db: Executor, id: string): Promise<SweepRow | undefined> {
+  return db.selectFrom('crypto_sweeps').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Moves an attempt on from `from` (compare-and-set); undefined when it was not in that state. */
+export async function updateSweep(tx: Tx, id: string, from: SweepStatus, patch: SweepPatch): Promise<SweepRow | undefined> {
+  return tx.updateTable('crypto_sweeps').set(patch).where('id', '=', id).where('status', '=', from).returningAll().executeTakeFirst();
+}
+
+/** The USDT transfer's txID once the executor broadcast it. */
+export async function updateSweepTxHash(tx: Tx, id: string, txHash: string, at: Date): Promise<void> {
+  await tx.updateTable('crypto_sweeps').set({ tx_hash: txHash, updated_at: at }).where('id', '=', id).where('status', '=', 'sweeping').execute();
+}
+
+/** Clears the address's uncleared failures (an operator's retry); returns how many. */
+export async function clearFailures(tx: Tx, address: string, at: Date): Promise<number> {
+  const rows = await tx
+    .updateTable('crypto_sweeps')
+    .set({ cleared: true, updated_at: at })
+    .where('address', '=', address)
+    .where('status', '=', 'failed')
+    .where('cleared', '=', false)
+    .returning('id')
+    .execute();
+  return rows.length;
+}
+
+export async function addressExists(db: Executor, address: string): Promise<boolean> {
+  return (await db.selectFrom('crypto_addresses').select('address').where('address', '=', address).executeTakeFirst()) !== undefined;
+}
+
+export interface ReadySweep {
+  readonly id: string;
+  readonly address: string;
+  readonly key_id: AddressKeyId;
+  readonly derivation_index: bigint;
+}
+
+/** Attempts whose top-up is final, oldest first. */
+export async function findReadySweeps(db: Executor, limit: number): Promise<ReadySweep[]> {
+  return db
+    .selectFrom('crypto_sweeps as s')
+    .innerJoin('crypto_addresses as a', 'a.address', 's.address')
+    .select(['s.id', 's.address', 'a.key_id', 'a.derivation_index'])
+    .where('s.status', '=', 'ready')
+    .orderBy('s.updated_at')
+    .limit(limit)
+    .execute();
+}
+
+export async function hasReadySweeps(db: Executor): Promise<boolean> {
+  return (await db.selectFrom('crypto_sweeps').select('id').where('status', '=', 'ready').limit(1).executeTakeFirst()) !== undefined;
+}
+
+export async function sweepsOfAddress(db: Executor, address: string): Promise<SweepRow[]> {
+  return db.selectFrom('crypto_sweeps').selectAll().where('address', '=', address).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+}
+
+export interface AddressSweepState {
+  readonly address: string;
+  readonly final_micro: bigint;
+  readonly swept_micro: bigint;
+  readonly last_completed_at: Date | null;
+  /** The attempt in flight, if any. */
+  readonly in_flight_status: SweepStatus | null;
+  readonly in_flight_amount_micro: bigint | null;
+  readonly in_flight_unswept_final_micro: bigint | null;
+  /** Failed attempts since the last completed one. */
+  readonly failures: number;
+  readonly last_failed_at: Date | null;
+  readonly last_error_code: string | null;
+  /** The oldest deposit that became final after the last completed sweep began. */
+  readonly oldest_unswept_final_at: Date | null;
+}
+
+/** What the custody view shows of sweeping, for a page of addresses. */
+export async function addressSweepStates(db: Executor, addresses: readonly string[]): Promise<AddressSweepState[]> {
+  if (addresses.length === 0) return [];
+  const result = await sql<AddressSweepState>`
+    select a.address,
+      coalesce(f.final_micro, 0)::int8 as final_micro,
+      coalesce(s.swept_micro, 0)::int8 as swept_micro,
+      s.last_completed_at,
+      i.status as in_flight_status,
+      i.amount_micro as in_flight_amount_micro,
+      i.unswept_final_micro as in_flight_unswept_final_micro,
+      coalesce(fl.failures, 0)::int4 as failures,
+      fl.last_failed_at,
+      (select x.error_code from crypto_sweeps x where x.address = a.address and x.status = 'failed' and not x.cleared order by x.created_at desc limit 1) as last_error_code,
+      (select min(d.final_at) from crypto_deposits d
+        where d.address = a.address and d.status in ('credited', 'held') and d.final_at > coalesce(s.last_completed_at, '-infinity'::timestamptz)) as oldest_unswept_final_at
+    from crypto_addresses a
+    left join lateral (
+      select sum(d.amount_micro)::int8 as final_micro from crypto_deposits d where d.address = a.address and d.status in ('credited', 'held')
+    ) f on true
+    left join lateral (
+      select sum(x.amount_micro)::int8 as swept_micro, max(x.created_at) as last_completed_at
+      from crypto_sweeps x where x.address = a.address and x.status = 'completed'
+    ) s on true
+    left join lateral (
+      select x.status, x.amount_micro, x.unswept_final_micro from crypto_sweeps x
+      where x.address = a.address and x.status in ('topping_up', 'ready', 'sweeping')
+    ) i on true
+    left join lateral (
+      select count(*)::int4 as failures, max(x.final_at) as last_failed_at
+      from crypto_sweeps x
+      where x.address = a.address and x.status = 'failed' and not x.cleared and x.created_at > coalesce(s.last_completed_at, '-infinity'::timestamptz)
+    ) fl on true
+    where a.address in (${sql.join(addresses)})
+  `.execute(db);
+  return result.rows;
+}

@@ -1,0 +1,287 @@
+// Sweeping (docs/sweeping.md, TRON.md §5, model A): the USDT that deposits left
+// on our addresses moves to the hot wallet once an address's final, unswept USDT
+// reaches PAYGATE_SWEEP_THRESHOLD_USDT. An attempt:
+//   1. reads the address on chain and the chain's own estimate of its USDT
+//      transfer (transfer-cost.ts), and tops the address up with exactly the TRX
+//      that transfer burns, minus the TRX already there (a `gas_topup` from the
+//      hot wallet; when the address does not exist yet, that transfer creates it
+//      and the hot wallet pays the creation fee);
+//   2. once the top-up is final, sends the USDT balance the chain reports then
+//      (a `sweep` signed with the deposit key) to the hot wallet.
+// Both go through the sign-once executor (crypto/sending/). A sweep moves no
+// merchant money and no ledger money: the USDT was the hot wallet's ledger
+// account's on both addresses; only the TRX burnt is booked (network_costs), by
+// the executor. The merchant's credit never waits for any of this.
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import { inTransaction, isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
+import { NotFoundError } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import { formatMinor } from '../../money/decimal.ts';
+import type { CryptoChain, ChainAccess } from '../receiving/crypto-chain.ts';
+import { enqueueOutgoingTransfer, type OutgoingOutcomeHandler, type OutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { estimateUsdtTransferCost } from '../sending/transfer-cost.ts';
+import { tronAddress } from '../tron/address.ts';
+import { SWEEP_MAX_CONSECUTIVE_FAILURES } from './sweep-custody.ts';
+import * as repository from './sweeping-repository.ts';
+import type { SweepRow } from './sweeping-repository.ts';
+import type { SweepStatus } from './sweeping-tables.ts';
+
+/** Ten minutes after the first failure, then twenty. */
+export const SWEEP_FIRST_RETRY_DELAY_SECONDS = 600;
+/** Attempts started, and ready attempts built, per pass. */
+export const SWEEP_BATCH = 50;
+
+export interface SweepingDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'sweepThresholdMicro'>;
+  readonly logger: Logger;
+  readonly chain: CryptoChain;
+}
+
+export interface SweepPassResult {
+  /** Attempts begun (a top-up queued, or the USDT transfer when no top-up was needed). */
+  readonly started: number;
+  /** USDT transfers queued for attempts whose top-up became final. */
+  readonly built: number;
+}
+
+const MODES: readonly ChainAccess['keyId'][] = ['sandbox', 'live'];
+
+/** One pass of the sweeper: build the USDT transfers of attempts whose top-up is final, then begin attempts on addresses over the threshold. */
+export async function runSweepPass(deps: SweepingDeps, options: { readonly scanCandidates?: boolean } = {}): Promise<SweepPassResult> {
+  let built = 0;
+  for (const ready of await repository.findReadySweeps(deps.db, SWEEP_BATCH)) {
+    try {
+      const access = await deps.chain.forMode(ready.key_id);
+      if (await buildSweepTransfer(deps, access, ready)) built += 1;
+    } catch (error) {
+      deps.logger.error({ err: error, sweep: ready.id, address: ready.address }, 'sweep: building the USDT transfer failed; the next pass tries again');
+    }
+  }
+  let started = 0;
+  if (options.scanCandidates === false) return { started, built };
+  for (const mode of MODES) {
+    if (mode === 'live' && !deps.chain.liveConfigured) continue;
+    const candidates = await repository.findSweepCandidates(deps.db, {
+      keyId: mode,
+      thresholdMicro: deps.config.sweepThresholdMicro,
+      now: deps.clock.now(),
+      limit: SWEEP_BATCH,
+      retry: { maxConsecutiveFailures: SWEEP_MAX_CONSECUTIVE_FAILURES, firstRetryDelaySeconds: SWEEP_FIRST_RETRY_DELAY_SECONDS },
+    });
+    if (candidates.length === 0) continue;
+    const access = await deps.chain.forMode(mode);
+    for (const candidate of candidates) {
+      try {
+        if (await startSweep(deps, access, candidate)) started += 1;
+      } catch (error) {
+        // One address's trouble (its node answer, a race) must not stop the others.
+        deps.logger.error({ err: error, address: candidate.address }, 'sweep: starting an attempt failed; the next pass tries again');
+      }
+    }
+  }
+  return { started, built };
+}
+
+/**
+ * Begins an attempt on one address: reads it on chain, and queues the top-up of
+ * exactly the TRX its USDT transfer needs (or, when it already holds that much,
+ * the USDT transfer itself). False when there is nothing to do or another
+ * sweeper began one first (the one-in-flight index).
+ */
+async function startSweep(deps: SweepingDeps, access: ChainAccess, candidate: repository.SweepCandidate): Promise<boolean> {
+  const address = tronAddress(candidate.address);
+  const hotWallet = access.addressKey.hotWalletAddress;
+  const [usdtOnChain, account] = await Promise.all([access.node.getUsdtBalance(address), access.node.getAccount(address)]);
+  if (usdtOnChain <= 0n) {
+    deps.logger.warn({ address, unsweptFinal: candidate.unswept_final_micro.toString() }, 'sweep: our records say final USDT is unswept here, the chain says 0; not sweeping');
+    return false;
+  }
+  const cost = await estimateUsdtTransferCost(access.node, { from: address, to: hotWallet, amount: usdtOnChain });
+  // What the deposit address itself burns: energy and bandwidth. An activation fee in the estimate is the
+  // recipient's (the hot wallet exists, so it is 0); the address's own creation is paid by the top-up's sender.
+  const burnSun = cost.totalSun - cost.activationSun;
+  const topupSun = burnSun > account.balanceSun ? burnSun - account.balanceSun : 0n;
+  const now = deps.clock.now();
+  const id = newId('sweep');
+  try {
+    return await inTransaction(deps.db, async (tx) => {
+      const base = {
+        id,
+        chain: access.chain,
+        address: candidate.address,
+        unswept_final_micro: candidate.unswept_final_micro,
+        energy: cost.energy,
+        bandwidth: cost.bandwidth,
+        estimated_fee_sun: burnSun,
+        trx_before_sun: account.balanceSun,
+        activated_before: account.activated,
+        topup_sun: topupSun,
+        created_at: now,
+        updated_at: now,
+      };
+      if (topupSun === 0n) {
+        const transfer = await enqueueSweepTransfer(tx, deps.clock, access, id, candidate.address, Number(candidate.derivation_index), usdtOnChain);
+        await repository.insertSweep(tx, { ...base, status: 'sweeping', amount_micro: usdtOnChain, sweep_transfer_id: transfer.id });
+        return true;
+      }
+      const topup = await enqueueOutgoingTransfer(tx, deps.clock, {
+        chain: access.chain,
+        purpose: 'gas_topup',
+        ownerId: id,
+        asset: 'TRX',
+        from: { kind: 'hot_wallet' },
+        to: address,
+        amount: topupSun,
+      });
+      await repository.insertSweep(tx, { ...base, status: 'topping_up', topup_transfer_id: topup.id });
+      return true;
+    });
+  } catch (error) {
+    if (isUniqueViolation(error, repository.ONE_IN_FLIGHT_INDEX)) return false;
+    throw error;
+  }
+}
+
+/** The USDT transfer of an attempt whose top-up is final: the balance the chain reports now (deposits arriving later wait for the next attempt). */
+async function buildSweepTransfer(deps: SweepingDeps, access: ChainAccess, ready: repository.ReadySweep): Promise<boolean> {
+  const usdtOnChain = await access.node.getUsdtBalance(tronAddress(ready.address));
+  return inTransaction(deps.db, async (tx) => {
+    const sweep = await repository.lockSweep(tx, ready.id);
+    if (sweep?.status !== 'ready') return false;
+    const now = deps.clock.now();
+    if (usdtOnChain <= 0n) {
+      await repository.updateSweep(tx, sweep.id, 'ready', {
+        status: 'failed',
+        error_code: 'nothing_to_sweep',
+        error_message: 'the chain reports no USDT on the address',
+        updated_at: now,
+        final_at: now,
+      });
+      return false;
+    }
+    const transfer = await enqueueSweepTransfer(tx, deps.clock, access, sweep.id, sweep.address, Number(ready.derivation_index), usdtOnChain);
+    await repository.updateSweep(tx, sweep.id, 'ready', { status: 'sweeping', amount_micro: usdtOnChain, sweep_transfer_id: transfer.id, updated_at: now });
+    return true;
+  });
+}
+
+function enqueueSweepTransfer(tx: Tx, clock: Clock, access: ChainAccess, sweepId: string, address: string, derivationIndex: number, amount: bigint): Promise<OutgoingTransfer> {
+  return enqueueOutgoingTransfer(tx, clock, {
+    chain: access.chain,
+    purpose: 'sweep',
+    ownerId: sweepId,
+    asset: 'USDT',
+    from: { kind: 'deposit_address', address: tronAddress(address), derivationIndex },
+    to: access.addressKey.hotWalletAddress,
+    amount,
+  });
+}
+
+function failurePatch(transfer: OutgoingTransfer, now: Date) {
+  return {
+    status: 'failed' as const,
+    error_code: transfer.errorCode ?? 'failed',
+    error_message: (transfer.errorMessage ?? 'the outgoing transfer failed').slice(0, 1_000),
+    updated_at: now,
+    final_at: now,
+  };
+}
+
+/** The executor's outcomes of top-ups: final and successful → ready (the sweeper builds the USDT transfer); failed → the attempt failed. */
+export const gasTopupOutcomes: OutgoingOutcomeHandler = {
+  async onFinal(tx, clock, transfer) {
+    const sweep = await repository.lockSweep(tx, transfer.ownerId);
+    if (sweep?.status !== 'topping_up' || sweep.topup_transfer_id !== transfer.id) return;
+    const now = clock.now();
+    const fee = { topup_fee_sun: transfer.feeSun };
+    if (transfer.status === 'confirmed') await repository.updateSweep(tx, sweep.id, 'topping_up', { ...fee, status: 'ready', updated_at: now });
+    else await repository.updateSweep(tx, sweep.id, 'topping_up', { ...fee, ...failurePatch(transfer, now) });
+  },
+};
+
+/** The executor's outcomes of the USDT transfers: the txID once broadcast; completed or failed when final. */
+export const sweepOutcomes: OutgoingOutcomeHandler = {
+  async onSubmitted(tx, clock, transfer) {
+    if (transfer.txId === null) return;
+    await repository.updateSweepTxHash(tx, transfer.ownerId, transfer.txId, clock.now());
+  },
+  async onFinal(tx, clock, transfer) {
+    const sweep = await repository.lockSweep(tx, transfer.ownerId);
+    if (sweep?.status !== 'sweeping' || sweep.sweep_transfer_id !== transfer.id) return;
+    const now = clock.now();
+    const onChain = { sweep_fee_sun: transfer.feeSun, tx_hash: transfer.txId };
+    if (transfer.status === 'confirmed') {
+      await repository.updateSweep(tx, sweep.id, 'sweeping', { ...onChain, status: 'completed', amount_micro: transfer.amount, updated_at: now, final_at: now });
+    } else {
+      await repository.updateSweep(tx, sweep.id, 'sweeping', { ...onChain, ...failurePatch(transfer, now) });
+    }
+  },
+};
+
+export async function findSweep(db: Db, id: string): Promise<SweepRow | undefined> {
+  return repository.findSweep(db, id);
+}
+
+/** An address's attempts, newest first. */
+export async function sweepsOfAddress(db: Db, address: string): Promise<SweepRow[]> {
+  return repository.sweepsOfAddress(db, address);
+}
+
+/**
+ * An operator's retry of a stuck (or retrying) address: its failures stop
+ * counting, so the next pass begins an attempt at once if it is over the
+ * threshold. Returns how many failures were cleared. Not ours: NotFoundError.
+ */
+export async function retrySweepsOfAddress(deps: Pick<SweepingDeps, 'db' | 'clock'>, address: string): Promise<number> {
+  if (!(await repository.addressExists(deps.db, address))) throw new NotFoundError(`${address} is not one of our deposit addresses.`);
+  return inTransaction(deps.db, (tx) => repository.clearFailures(tx, address, deps.clock.now()));
+}
+
+/** An attempt as operators read it (`paygate crypto sweeps list`): amounts as decimal strings, TRX in TRX. */
+export interface SweepView {
+  readonly sweep_id: string;
+  readonly address: string;
+  readonly status: SweepStatus;
+  readonly usdt_unswept_final: string;
+  readonly usdt_moved: string | null;
+  readonly activated_before: boolean;
+  readonly trx_before: string;
+  readonly trx_estimated_fee: string;
+  readonly trx_topup: string;
+  readonly trx_topup_fee: string | null;
+  readonly trx_sweep_fee: string | null;
+  readonly tx_hash: string | null;
+  readonly error: { readonly code: string; readonly message: string | null } | null;
+  readonly cleared: boolean;
+  readonly created_at: string;
+  readonly final_at: string | null;
+}
+
+/** 1 TRX = 10^6 sun, the scale USDT has too. */
+const decimal6 = (value: bigint) => formatMinor(value, 'USDT').replace(/\.?0+$/, '');
+
+export function sweepView(row: SweepRow): SweepView {
+  return {
+    sweep_id: row.id,
+    address: row.address,
+    status: row.status,
+    usdt_unswept_final: decimal6(row.unswept_final_micro),
+    usdt_moved: row.status === 'completed' && row.amount_micro !== null ? decimal6(row.amount_micro) : null,
+    activated_before: row.activated_before,
+    trx_before: decimal6(row.trx_before_sun),
+    trx_estimated_fee: decimal6(row.estimated_fee_sun),
+    trx_topup: decimal6(row.topup_sun),
+    trx_topup_fee: row.topup_fee_sun === null ? null : decimal6(row.topup_fee_sun),
+    trx_sweep_fee: row.sweep_fee_sun === null ? null : decimal6(row.sweep_fee_sun),
+    tx_hash: row.tx_hash,
+    error: row.error_code === null ? null : { code: row.error_code, message: row.error_message },
+    cleared: row.cleared,
+    created_at: row.created_at.toISOString(),
+    final_at: row.final_at?.toISOString() ?? null,
+  };
+}
+

@@ -1,0 +1,37 @@
+// Kysely types of the table the sweeping module owns (migration 0022_crypto_sweeps.sql).
+import type { Generated } from 'kysely';
+import type { ChainAccess } from '../receiving/crypto-chain.ts';
+
+type ChainName = ChainAccess['chain'];
+
+/** topping_up → ready → sweeping → completed | failed (a top-up that was not needed skips to sweeping). */
+export type SweepStatus = 'topping_up' | 'ready' | 'sweeping' | 'completed' | 'failed';
+export const IN_FLIGHT_SWEEP_STATUSES: readonly SweepStatus[] = ['topping_up', 'ready', 'sweeping'];
+
+export interface SweepingTables {
+  crypto_sweeps: {
+    id: string;
+    chain: ChainName;
+    address: string;
+    status: SweepStatus;
+    unswept_final_micro: bigint;
+    energy: bigint;
+    bandwidth: bigint;
+    estimated_fee_sun: bigint;
+    trx_before_sun: bigint;
+    activated_before: boolean;
+    topup_sun: bigint;
+    topup_transfer_id: string | null;
+    topup_fee_sun: bigint | null;
+    amount_micro: bigint | null;
+    sweep_transfer_id: string | null;
+    sweep_fee_sun: bigint | null;
+    tx_hash: string | null;
+    error_code: string | null;
+    error_message: string | null;
+    cleared: Generated<boolean>;
+    created_at: Date;
+    updated_at: Date;
+    final_at: Date | null;
+  };
+}
