@@ -16,8 +16,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
-import { depositAddressKeyFromXpub, signingKeyFromMnemonic, type DepositAddressKey } from '../keys/hd-keys.ts';
-import { ensureSandboxSeed, loadApiRoleKeys } from '../keys/key-material.ts';
+import { depositAddressKeyFromXpub, signingKeyFromMnemonic, type DepositAddressKey, type DepositSigningKey } from '../keys/hd-keys.ts';
+import { ensureSandboxSeed, loadApiRoleKeys, loadSignerKeys } from '../keys/key-material.ts';
+import { ConfigError } from '../../config.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../simchain/chain-server.ts';
 import { createSimulatorControl, type SimulatorControl } from '../simchain/control-client.ts';
 import { tronAddress } from '../tron/address.ts';
@@ -32,6 +33,13 @@ export interface ChainAccess {
   /** Derives deposit addresses from an xpub: no private key is held here. */
   readonly addressKey: DepositAddressKey;
   readonly node: TronNodeClient;
+  /**
+   * The signing key of this chain's addresses and hot wallet, for the sign-once
+   * executor in the worker role only (src/crypto/sending/). Sandbox: the sandbox
+   * seed. Live: PAYGATE_TRON_SIGNER_KEY_FILE (a ConfigError naming it when unset,
+   * or when it is not the key of PAYGATE_TRON_XPUB_FILE). Loaded on first call.
+   */
+  signingKey(): Promise<DepositSigningKey>;
 }
 
 export interface CryptoChain {
@@ -52,6 +60,8 @@ export interface CryptoChainOptions {
     readonly sandboxChainUrl?: string | undefined;
     /** PAYGATE_SANDBOX_CHAIN_RETAIN_BLOCKS: blocks below the solidified one whose bodies the served chain keeps. */
     readonly sandboxChainRetainBlocks?: number | undefined;
+    /** PAYGATE_TRON_SIGNER_KEY_FILE: the live signing key (worker role). */
+    readonly tronSignerKeyFile?: string | undefined;
   };
   /**
    * Whether this process may serve the sandbox chain (default true). The API role
@@ -154,8 +164,8 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
 
   const startSandbox = () =>
     (sandbox ??= (async () => {
-      const seedKey =
-        options.dataDir === undefined ? signingKeyFromMnemonic(generateMnemonic(english, 256)) : (await ensureSandboxSeed(options.dataDir)).depositAddressKey;
+      const seedKey: DepositSigningKey =
+        options.dataDir === undefined ? signingKeyFromMnemonic(generateMnemonic(english, 256)) : (await ensureSandboxSeed(options.dataDir)).signingKey!;
       return {
         chain: 'tron-sandbox',
         keyId: 'sandbox',
@@ -163,6 +173,8 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         addressKey: depositAddressKeyFromXpub(seedKey.xpub),
         // Found on first use: an API-role process derives addresses before any worker serves the chain.
         node: lazyNodeClient(resolveSandboxNode, () => sandboxNode),
+        // The sandbox seed signs too (nothing real is at stake); only the worker role asks for it.
+        signingKey: async () => seedKey,
       } satisfies ChainAccess;
     })().catch((error: unknown) => {
       sandbox = undefined;
@@ -179,7 +191,24 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
     const xpubFile = config.tronXpubFile;
     return (live ??= (async () => {
       const keys = await loadApiRoleKeys(xpubFile, 'PAYGATE_TRON_XPUB_FILE');
+      let signer: Promise<DepositSigningKey> | undefined;
+      const signingKey = () =>
+        (signer ??= (async () => {
+          const file = config.tronSignerKeyFile;
+          if (file === undefined) {
+            throw new ConfigError('PAYGATE_TRON_SIGNER_KEY_FILE', 'is not set: live sending (payouts, refunds, withdrawals, sweeps) needs the signing key file (mnemonic or xprv, mode 0600) in the worker role (docs/payouts.md)');
+          }
+          const loaded = await loadSignerKeys(file, 'PAYGATE_TRON_SIGNER_KEY_FILE');
+          if (loaded.signingKey!.xpub !== keys.depositAddressKey.xpub) {
+            throw new ConfigError('PAYGATE_TRON_SIGNER_KEY_FILE', `names ${file}, whose key is not the one of PAYGATE_TRON_XPUB_FILE (its xpub differs)`);
+          }
+          return loaded.signingKey!;
+        })().catch((error: unknown) => {
+          signer = undefined;
+          throw error;
+        }));
       return {
+        signingKey,
         chain: 'tron-live',
         keyId: 'live',
         addressKey: keys.depositAddressKey,

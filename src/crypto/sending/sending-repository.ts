@@ -2,7 +2,7 @@
 // the executor's lease per chain.
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import type { SendingTables } from './sending-tables.ts';
+import type { AttemptStatus, ChainName, OutgoingErrorCodeColumn, OutgoingPurposeColumn, SendingTables } from './sending-tables.ts';
 
 export type OutgoingTransferRow = Selectable<SendingTables['crypto_outgoing_transfers']>;
 export type OutgoingAttemptRow = Selectable<SendingTables['crypto_outgoing_attempts']>;
@@ -13,4 +13,211 @@ export async function insertTransfer(tx: Tx, row: Insertable<SendingTables['cryp
 
 export async function findTransfer(db: Executor, id: string): Promise<OutgoingTransferRow | undefined> {
   return db.selectFrom('crypto_outgoing_transfers').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Values per IN list: a statement stays far below PostgreSQL's 65,535 parameters. */
+const LOOKUP_CHUNK = 5_000;
+
+async function inChunks<V, R>(values: readonly V[], lookup: (chunk: V[]) => Promise<R[]>): Promise<R[]> {
+  const rows: R[] = [];
+  for (let start = 0; start < values.length; start += LOOKUP_CHUNK) rows.push(...(await lookup(values.slice(start, start + LOOKUP_CHUNK))));
+  return rows;
+}
+
+// ---- the executor's lease and scan position ----
+
+export async function ensureLeaseRow(db: Executor, chain: ChainName, now: Date): Promise<void> {
+  await db
+    .insertInto('crypto_sending_leases')
+    .values({ chain, leader_token: null, lease_until: null, scanned_block: null, updated_at: now })
+    .onConflict((conflict) => conflict.column('chain').doNothing())
+    .execute();
+}
+
+/** Takes or renews the lease; true when this token holds it until `until`. */
+export async function takeLease(db: Executor, chain: ChainName, token: string, now: Date, until: Date): Promise<boolean> {
+  const row = await db
+    .updateTable('crypto_sending_leases')
+    .set({ leader_token: token, lease_until: until, updated_at: now })
+    .where('chain', '=', chain)
+    .where((eb) => eb.or([eb('leader_token', 'is', null), eb('leader_token', '=', token), eb('lease_until', '<=', now)]))
+    .returning('chain')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function releaseLease(db: Executor, chain: ChainName, token: string): Promise<void> {
+  await db.updateTable('crypto_sending_leases').set({ leader_token: null, lease_until: null }).where('chain', '=', chain).where('leader_token', '=', token).execute();
+}
+
+export async function findLease(db: Executor, chain: ChainName): Promise<Selectable<SendingTables['crypto_sending_leases']> | undefined> {
+  return db.selectFrom('crypto_sending_leases').selectAll().where('chain', '=', chain).executeTakeFirst();
+}
+
+/** Moves the scan position, only while this token leads. */
+export async function setScannedBlock(db: Executor, chain: ChainName, token: string, block: number, now: Date): Promise<boolean> {
+  const row = await db
+    .updateTable('crypto_sending_leases')
+    .set({ scanned_block: BigInt(block), updated_at: now })
+    .where('chain', '=', chain)
+    .where('leader_token', '=', token)
+    .returning('chain')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+// ---- the queues ----
+
+/** Queued transfers never signed (or whose last attempt was proven dead), oldest first. */
+export async function queuedUnsigned(db: Executor, chain: ChainName, purposes: readonly string[], limit: number): Promise<OutgoingTransferRow[]> {
+  if (purposes.length === 0 || limit <= 0) return [];
+  return db
+    .selectFrom('crypto_outgoing_transfers')
+    .selectAll()
+    .where('chain', '=', chain)
+    .where('status', '=', 'queued')
+    .where('tx_id', 'is', null)
+    .where('purpose', 'in', purposes as OutgoingPurposeColumn[])
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** Transfers with a signed attempt that may still land (queued with a txID, or submitted), with that attempt. */
+export async function inFlight(db: Executor, chain: ChainName): Promise<(OutgoingTransferRow & { attempt_expiration: Date; attempt_last_broadcast: string | null; attempt_signed_hex: string })[]> {
+  return db
+    .selectFrom('crypto_outgoing_transfers as t')
+    .innerJoin('crypto_outgoing_attempts as a', (join) => join.onRef('a.transfer_id', '=', 't.id').onRef('a.tx_id', '=', 't.tx_id'))
+    .selectAll('t')
+    .select(['a.expiration as attempt_expiration', 'a.last_broadcast as attempt_last_broadcast', 'a.signed_hex as attempt_signed_hex'])
+    .where('t.chain', '=', chain)
+    .where('t.status', 'in', ['queued', 'submitted'])
+    .where('t.tx_id', 'is not', null)
+    .where('a.status', '=', 'pending')
+    .execute();
+}
+
+export async function countInFlight(db: Executor, chain: ChainName): Promise<number> {
+  const row = await db
+    .selectFrom('crypto_outgoing_transfers')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('chain', '=', chain)
+    .where('status', 'in', ['queued', 'submitted'])
+    .where('tx_id', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** The lowest TaPoS block of the attempts that may still land: where the result scan must start. */
+export async function lowestPendingReference(db: Executor, chain: ChainName): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('crypto_outgoing_attempts as a')
+    .innerJoin('crypto_outgoing_transfers as t', 't.id', 'a.transfer_id')
+    .select((eb) => eb.fn.min('a.ref_block_number').as('low'))
+    .where('t.chain', '=', chain)
+    .where('a.status', '=', 'pending')
+    .executeTakeFirst();
+  return row?.low === null || row?.low === undefined ? undefined : Number(row.low);
+}
+
+/** Which of these txIDs are pending attempts of this chain. */
+export async function pendingAttemptsByTxId(db: Executor, chain: ChainName, txIds: readonly string[]): Promise<OutgoingAttemptRow[]> {
+  return inChunks(txIds, (chunk) =>
+    db
+      .selectFrom('crypto_outgoing_attempts as a')
+      .innerJoin('crypto_outgoing_transfers as t', 't.id', 'a.transfer_id')
+      .selectAll('a')
+      .where('t.chain', '=', chain)
+      .where('a.tx_id', 'in', chunk)
+      .where('a.status', '=', 'pending')
+      .execute(),
+  );
+}
+
+export async function attemptsOf(db: Executor, transferId: string): Promise<OutgoingAttemptRow[]> {
+  return db.selectFrom('crypto_outgoing_attempts').selectAll().where('transfer_id', '=', transferId).orderBy('attempt').execute();
+}
+
+// ---- state changes ----
+
+export async function lockTransfer(tx: Tx, id: string): Promise<OutgoingTransferRow | undefined> {
+  return tx.selectFrom('crypto_outgoing_transfers').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/**
+ * Claims attempt number `attempts + 1` of a queued, unsigned transfer and sets its txID;
+ * undefined when the transfer moved meanwhile (another executor signed it). The attempt's
+ * primary key (transfer, number) makes a second signer's insert fail as well.
+ */
+export async function recordSignedAttempt(
+  tx: Tx,
+  transfer: { readonly id: string; readonly attempts: number },
+  attempt: Omit<Insertable<SendingTables['crypto_outgoing_attempts']>, 'transfer_id' | 'attempt' | 'status'>,
+  now: Date,
+): Promise<boolean> {
+  const updated = await tx
+    .updateTable('crypto_outgoing_transfers')
+    .set({ tx_id: attempt.tx_id, attempts: transfer.attempts + 1, short_of_funds_since: null, updated_at: now })
+    .where('id', '=', transfer.id)
+    .where('status', '=', 'queued')
+    .where('tx_id', 'is', null)
+    .where('attempts', '=', transfer.attempts)
+    .returning('id')
+    .executeTakeFirst();
+  if (!updated) return false;
+  await tx
+    .insertInto('crypto_outgoing_attempts')
+    .values({ ...attempt, transfer_id: transfer.id, attempt: transfer.attempts + 1, status: 'pending' })
+    .execute();
+  return true;
+}
+
+export async function recordBroadcast(db: Executor, txId: string, answer: string, now: Date): Promise<void> {
+  await db
+    .updateTable('crypto_outgoing_attempts')
+    .set((eb) => ({ broadcasts: eb('broadcasts', '+', 1), last_broadcast: answer.slice(0, 200), last_broadcast_at: now }))
+    .where('tx_id', '=', txId)
+    .execute();
+}
+
+/** queued (with this txID) → submitted; the row as it was before when it changed (its submitted_at tells whether this is the first time). */
+export async function markSubmitted(tx: Tx, id: string, txId: string, now: Date): Promise<OutgoingTransferRow | undefined> {
+  return tx
+    .updateTable('crypto_outgoing_transfers')
+    .set({ status: 'submitted', submitted_at: now, updated_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'queued')
+    .where('tx_id', '=', txId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function setShortOfFunds(db: Executor, ids: readonly string[], since: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('crypto_outgoing_transfers').set({ short_of_funds_since: since }).where('id', 'in', ids).where('short_of_funds_since', 'is', null).execute();
+}
+
+export async function finishTransfer(
+  tx: Tx,
+  id: string,
+  fields: { status: 'confirmed' | 'failed'; tx_id?: string; fee_sun: bigint | null; block_number: bigint | null; error_code: OutgoingErrorCodeColumn | null; error_message: string | null; submitted_at?: Date },
+  now: Date,
+): Promise<OutgoingTransferRow> {
+  return tx
+    .updateTable('crypto_outgoing_transfers')
+    .set({ ...fields, final_at: now, updated_at: now })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function setAttemptStatus(tx: Tx, transferId: string, txIds: readonly string[], status: AttemptStatus): Promise<void> {
+  if (txIds.length === 0) return;
+  await tx.updateTable('crypto_outgoing_attempts').set({ status }).where('transfer_id', '=', transferId).where('tx_id', 'in', txIds).execute();
+}
+
+/** Every attempt proven dead: back to queued without a txID, for a new attempt. */
+export async function requeue(tx: Tx, id: string, now: Date): Promise<void> {
+  await tx.updateTable('crypto_outgoing_transfers').set({ status: 'queued', tx_id: null, updated_at: now }).where('id', '=', id).execute();
 }

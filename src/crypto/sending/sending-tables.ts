@@ -48,5 +48,5 @@ export interface SendingTables {
     signed_at: Date;
     last_broadcast_at: Date | null;
   };
-  crypto_sending_leases: { chain: ChainName; leader_token: string | null; lease_until: Date | null; updated_at: Date };
+  crypto_sending_leases: { chain: ChainName; leader_token: string | null; lease_until: Date | null; scanned_block: bigint | null; updated_at: Date };
 }

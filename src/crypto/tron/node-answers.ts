@@ -161,6 +161,12 @@ const ConstantCallSchema = Type.Object({
   transaction: Type.Optional(Type.Object({ ret: Type.Optional(Type.Array(Type.Object({ ret: Type.Optional(Type.String()) }))) })),
 });
 
+const DryRunSchema = Type.Object({
+  result: Type.Object({ result: Type.Optional(Type.Boolean()), code: Type.Optional(Type.String()), message: Type.Optional(Type.String()) }),
+  energy_used: Type.Optional(Count),
+  transaction: Type.Optional(Type.Object({ ret: Type.Optional(Type.Array(Type.Object({ ret: Type.Optional(Type.String()) }))) })),
+});
+
 const ResourcesSchema = Type.Object({
   freeNetUsed: Type.Optional(Count),
   freeNetLimit: Type.Optional(Count),
@@ -273,6 +279,29 @@ export function readTransactionOutcome(answer: unknown, txId: string, usdtHex: s
     failureMessage: info.resMessage ? decodeNodeText(info.resMessage) : null,
     transfers: transferLogs(info, txId, succeeded && contractResult === 'SUCCESS', usdtHex),
   };
+}
+
+/**
+ * `gettransactioninfobyblocknum`: the results of every transaction of a block, or
+ * null when the node answers `{}` (a block it does not have, or whose body it pruned).
+ */
+export function readBlockOutcomes(answer: unknown, usdtHex: string): TransactionOutcome[] | null {
+  if (isEmptyObject(answer)) return null;
+  if (!Array.isArray(answer)) throw invalidAnswer('block transaction results are not a list');
+  return answer.map((info: unknown) => {
+    const id = (info as { id?: unknown } | null)?.id;
+    if (typeof id !== 'string' || !/^[0-9a-fA-F]{64}$/.test(id)) throw invalidAnswer('a block transaction result has no id');
+    return readTransactionOutcome(info, id.toLowerCase(), usdtHex)!;
+  });
+}
+
+/** A constant call of a state-changing function (a dry run): whether it would run, and the energy it used. */
+export function readDryRun(answer: unknown, call: string): { readonly ok: true; readonly energy: number } | { readonly ok: false; readonly message: string } {
+  const answered = expectShape(DryRunSchema, answer, `${call} call`);
+  if (answered.result.result !== true || answered.transaction?.ret?.[0]?.ret === 'FAILED') {
+    return { ok: false, message: answered.result.message ? decodeNodeText(answered.result.message) : (answered.result.code ?? 'REVERT') };
+  }
+  return { ok: true, energy: answered.energy_used ?? 0 };
 }
 
 /** `result` is FAILED for a failed transaction and left out otherwise (its zero value is spelled SUCESS in the protocol). */

@@ -8,6 +8,8 @@ import {
   readAccount,
   readAccountResources,
   readBlockHeader,
+  readBlockOutcomes,
+  readDryRun,
   readBlockTransfers,
   readChainPrices,
   readTransactionOutcome,
@@ -22,7 +24,7 @@ import {
 import { broadcastHex, type BroadcastResult, type SignedTransaction } from './node-broadcast.ts';
 import { invalidAnswer, TronNodeAnswerError } from './node-errors.ts';
 import { createNodeTransport, type NodeTransportOptions } from './node-transport.ts';
-import { addressWord } from './trc20-usdt.ts';
+import { addressWord, transferCalldata } from './trc20-usdt.ts';
 
 export type {
   AccountResources,
@@ -58,6 +60,14 @@ export interface TronNodeClient {
   scanBlocks(fromNumber: number, count: number): Promise<ScannedBlock[]>;
   /** A transaction's result on chain (`gettransactioninfobyid`), or null when it is not (or, with `solidified`, not yet final). */
   getTransactionOutcome(txId: string, options?: { readonly solidified?: boolean }): Promise<TransactionOutcome | null>;
+  /**
+   * The results of every transaction in block `number` (`gettransactioninfobyblocknum`; with
+   * `solidified`, only once the block is final), or null when the node does not have the block.
+   * One request per block finds the outcome of many sent transactions at once.
+   */
+  getBlockOutcomes(number: number, options?: { readonly solidified?: boolean }): Promise<TransactionOutcome[] | null>;
+  /** Runs a USDT transfer as a constant call (nothing is sent): whether it would succeed now, and its energy. */
+  dryRunUsdtTransfer(from: TronAddress, to: TronAddress, amount: bigint): Promise<{ readonly ok: true; readonly energy: number } | { readonly ok: false; readonly message: string }>;
   /** TRX balance and whether the account exists (is activated) on chain. */
   getAccount(address: TronAddress): Promise<TrxAccount>;
   /** USDT balance in micro-USDT, as the USDT contract's balanceOf answers. */
@@ -154,6 +164,24 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
       const path = outcomeOptions?.solidified ? '/walletsolidity/gettransactioninfobyid' : '/wallet/gettransactioninfobyid';
       return transport.run(path, async (node) => readTransactionOutcome(await node.post(path, { value: txId.toLowerCase() }), txId.toLowerCase(), usdtHex));
     },
+    getBlockOutcomes: async (number, outcomeOptions) => {
+      checkBlockNumber(number);
+      const path = outcomeOptions?.solidified ? '/walletsolidity/gettransactioninfobyblocknum' : '/wallet/gettransactioninfobyblocknum';
+      return transport.run(path, async (node) => readBlockOutcomes(await node.post(path, { num: number }), usdtHex));
+    },
+    dryRunUsdtTransfer: (from, to, amount) =>
+      transport.run('/wallet/triggerconstantcontract', async (node) =>
+        readDryRun(
+          await node.post('/wallet/triggerconstantcontract', {
+            owner_address: tronAddressToHex(from),
+            contract_address: usdtHex,
+            function_selector: 'transfer(address,uint256)',
+            parameter: Buffer.from(transferCalldata(to, amount).subarray(4)).toString('hex'),
+            visible: false,
+          }),
+          'transfer(address,uint256)',
+        ),
+      ),
     getAccount: (address) =>
       transport.run('/wallet/getaccount', async (node) => readAccount(await node.post('/wallet/getaccount', { address: tronAddressToHex(address), visible: false }), address)),
     getUsdtBalance: (address) => constantCall('balanceOf(address)', tronAddressToHex(address), Buffer.from(addressWord(address)).toString('hex')),

@@ -8,7 +8,15 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { tronAddressFromPrivateKey, tronAddressFromPublicKey, type TronAddress } from './address.ts';
-import { encodeSignedTransaction, encodeTriggerSmartContractRaw, transactionId, type SignedTransaction, type TriggerSmartContractRaw } from './transaction.ts';
+import {
+  encodeSignedTransaction,
+  encodeTransferContractRaw,
+  encodeTriggerSmartContractRaw,
+  transactionId,
+  type SignedTransaction,
+  type TransferContractRaw,
+  type TriggerSmartContractRaw,
+} from './transaction.ts';
 
 export const SIGNATURE_BYTES = 65;
 /** What tronweb adds to the recovery id; java-tron adds it too before recovering when v < 27. */
@@ -62,6 +70,19 @@ export function signTriggerSmartContract(fields: TriggerSmartContractRaw, privat
   const signer = tronAddressFromPrivateKey(privateKey);
   if (signer !== raw.ownerAddress) throw new Error(`the key signs for ${signer}, not for the owner ${raw.ownerAddress}`);
   const rawBytes = encodeTriggerSmartContractRaw(raw);
+  const txId = transactionId(rawBytes);
+  const signatures = [signTransactionId(txId, privateKey)];
+  return { rawBytes, raw, txId, signatures, bytes: encodeSignedTransaction(rawBytes, signatures) };
+}
+
+/** Encodes, identifies and signs one TransferContract (TRX) transaction, refusing a key that is not the owner's. */
+export function signTransferContract(
+  raw: TransferContractRaw,
+  privateKey: Uint8Array,
+): { readonly rawBytes: Uint8Array; readonly raw: TransferContractRaw; readonly txId: string; readonly signatures: readonly Uint8Array[]; readonly bytes: Uint8Array } {
+  const signer = tronAddressFromPrivateKey(privateKey);
+  if (signer !== raw.ownerAddress) throw new Error(`the key signs for ${signer}, not for the owner ${raw.ownerAddress}`);
+  const rawBytes = encodeTransferContractRaw(raw);
   const txId = transactionId(rawBytes);
   const signatures = [signTransactionId(txId, privateKey)];
   return { rawBytes, raw, txId, signatures, bytes: encodeSignedTransaction(rawBytes, signatures) };

@@ -83,6 +83,52 @@ export function encodeTriggerSmartContractRaw(raw: TriggerSmartContractRaw): Uin
   return writer.finish();
 }
 
+/** `Transaction.Contract.ContractType.TransferContract`: a plain TRX transfer (gas top-ups). */
+export const TRANSFER_CONTRACT_TYPE = 1;
+export const TRANSFER_CONTRACT_TYPE_URL = 'type.googleapis.com/protocol.TransferContract';
+
+/** The fields of a `Transaction.raw` holding one TransferContract (TRX from owner to `toAddress`). */
+export type TransferContractRaw = {
+  readonly refBlockBytes: Uint8Array;
+  readonly refBlockHash: Uint8Array;
+  readonly expirationMs: number;
+  readonly timestampMs: number;
+  readonly ownerAddress: TronAddress;
+  readonly toAddress: TronAddress;
+  /** Sun, > 0. */
+  readonly amountSun: bigint;
+};
+
+/**
+ * The protobuf bytes of a TransferContract `Transaction.raw`, as java-tron and
+ * tronweb serialize it (core/contract/balance_contract.proto: owner_address 1,
+ * to_address 2, amount 3); no fee_limit (a TRX transfer runs no contract code).
+ */
+export function encodeTransferContractRaw(raw: TransferContractRaw): Uint8Array {
+  assertRaw({ ...raw, feeLimitSun: 0n, contractAddress: raw.toAddress, data: new Uint8Array() });
+  if (raw.amountSun <= 0n || raw.amountSun > INT64_MAX) throw new RangeError(`amount ${raw.amountSun} is not a positive int64`);
+  const call = new BinaryWriter();
+  call.tag(1, WireType.LengthDelimited).bytes(tronAddressToBytes(raw.ownerAddress));
+  call.tag(2, WireType.LengthDelimited).bytes(tronAddressToBytes(raw.toAddress));
+  call.tag(3, WireType.Varint).int64(raw.amountSun);
+
+  const any = new BinaryWriter();
+  any.tag(1, WireType.LengthDelimited).string(TRANSFER_CONTRACT_TYPE_URL);
+  any.tag(2, WireType.LengthDelimited).bytes(call.finish());
+
+  const contract = new BinaryWriter();
+  contract.tag(1, WireType.Varint).int32(TRANSFER_CONTRACT_TYPE);
+  contract.tag(2, WireType.LengthDelimited).bytes(any.finish());
+
+  const writer = new BinaryWriter();
+  writer.tag(1, WireType.LengthDelimited).bytes(raw.refBlockBytes);
+  writer.tag(4, WireType.LengthDelimited).bytes(raw.refBlockHash);
+  writer.tag(8, WireType.Varint).int64(raw.expirationMs);
+  writer.tag(11, WireType.LengthDelimited).bytes(contract.finish());
+  if (raw.timestampMs !== 0) writer.tag(14, WireType.Varint).int64(raw.timestampMs);
+  return writer.finish();
+}
+
 /** txID = sha256(raw bytes), hex: signatures are not part of it (TRON.md §1.3). */
 export function transactionId(rawBytes: Uint8Array): string {
   return bytesToHex(sha256(rawBytes));

@@ -68,12 +68,15 @@ create table crypto_outgoing_attempts (
   primary key (transfer_id, attempt)
 );
 
--- One executor per chain at a time (the leader's lease), like the chain watcher.
+-- One executor per chain at a time (the leader's lease), like the chain watcher,
+-- and the last solidified block whose transaction results it has read (one
+-- request per block finds the outcome of every transfer in it).
 create table crypto_sending_leases (
-  chain         text primary key check (chain in ('tron-sandbox', 'tron-live')),
-  leader_token  text,
-  lease_until   timestamptz,
-  updated_at    timestamptz not null
+  chain          text primary key check (chain in ('tron-sandbox', 'tron-live')),
+  leader_token   text,
+  lease_until    timestamptz,
+  scanned_block  int8 check (scanned_block >= 0),
+  updated_at     timestamptz not null
 );
 
 -- A queued transfer wakes the executor (one notification per statement: a batch wakes it once).

@@ -1,0 +1,557 @@
+// The sign-once executor of one chain (docs/payouts.md). One pass:
+//  1. leadership: take or renew the lease (one executor sends per chain; a
+//     crashed leader's lease runs out). Correctness never rests on it: a
+//     transfer's attempt number is claimed by a conditional UPDATE and the
+//     attempt's primary key, so two executors can never sign two transactions
+//     for the same transfer;
+//  2. results: read the results of every new solidified block (one request per
+//     block, not per transfer) and finish each transfer whose transaction is
+//     in one: SUCCESS → confirmed; REVERT / OUT_OF_ENERGY → failed; the fee is
+//     recorded and booked, and the owner's onFinal runs in the same transaction;
+//  3. expiry: a transfer whose current transaction expired before the newest
+//     solidified block was made is checked txID by txID (every attempt it ever
+//     had); found → finished as above; none on chain → every attempt is dead,
+//     and a new one is signed (or the transfer fails after the last attempt);
+//  4. re-broadcast the SAME bytes of attempts whose broadcast result is
+//     unknown (or never came: a crash between signing and broadcasting);
+//  5. sign: queued transfers, oldest first, within the in-flight bound and
+//     what the sending address holds; each attempt (bytes, txID, expiration) is
+//     committed BEFORE its first broadcast; then broadcast; accepted or
+//     duplicate → submitted (the owner's onSubmitted, same transaction).
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.ts';
+import { inTransaction, type Db, type Tx } from '../../db/transaction.ts';
+import { ensureAccounts, shardOf, systemAccountKey } from '../../ledger/ledger-accounts.ts';
+import { transfer as ledgerTransfer } from '../../ledger/ledger-service.ts';
+import type { DepositSigningKey } from '../keys/hd-keys.ts';
+import { tronAddressFromPrivateKey, type TronAddress } from '../tron/address.ts';
+import type { BlockHeader, BroadcastResult, TransactionOutcome, TronNodeClient } from '../tron/node-client.ts';
+import { signTriggerSmartContract, signTransferContract } from '../tron/signing.ts';
+import { referenceBlockFields } from '../tron/transaction.ts';
+import { transferCalldata } from '../tron/trc20-usdt.ts';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { toOutgoingTransfer, OUTGOING_PURPOSES, type OutgoingErrorCode, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
+import * as repository from './sending-repository.ts';
+import type { OutgoingTransferRow } from './sending-repository.ts';
+import type { ChainName } from './sending-tables.ts';
+import { sunToMicroUsdt, TRX_TRANSFER_BANDWIDTH, USDT_TRANSFER_BANDWIDTH, USDT_TRANSFER_ENERGY_NEW_HOLDER } from './transfer-cost.ts';
+
+export const LEASE_MS = 30_000;
+/** A transaction expires this long after the head block it was built at (java-tron's default is 60 s; TRON.md §1.4: keep it short). */
+export const EXPIRATION_MS = 90_000;
+/** fee_limit = energy × price × 1.2, at least this (TRON.md §1.5). */
+export const FEE_LIMIT_FLOOR_SUN = 15_000_000n;
+/** Solidified blocks whose results one pass reads. */
+export const SCAN_BLOCKS_PER_PASS = 200;
+const SCAN_CONCURRENCY = 8;
+/** Transfers signed per pass, and per signing transaction. */
+export const SIGN_BATCH = 2_000;
+const SIGN_CHUNK = 250;
+/** Node requests (broadcasts, dry runs) in flight at once. */
+const NODE_CONCURRENCY = 24;
+/** Finished transfers per transaction (after a failed batch: one per transaction). */
+const FINISH_CHUNK = 200;
+
+/** Where a test may stop a pass, as a crash would. */
+export type ExecutorStep = 'after-sign' | 'after-broadcast' | 'before-finish' | 'inside-finish';
+
+export interface ExecutorOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly chain: ChainName;
+  readonly node: TronNodeClient;
+  readonly signingKey: () => Promise<DepositSigningKey>;
+  readonly hotWallet: TronAddress;
+  /** The TRC20 USDT contract transfers call. */
+  readonly usdtContract: TronAddress;
+  readonly handlers: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>>;
+  /** micro-USDT per TRX: chain costs are booked at this rate. */
+  readonly trxUsdtRateMicro: bigint;
+  readonly maxInFlight: number;
+  readonly maxAttempts: number;
+  /** How long a transfer may wait for the sending address's funds before it fails. */
+  readonly fundsWaitSeconds: number;
+  /** Sandbox only: tops the hot wallet up on the simulated chain when it is short (docs/payouts.md). */
+  readonly sandboxFaucet?: (address: TronAddress, amounts: { readonly trxSun: bigint; readonly usdt: bigint }) => Promise<void>;
+  readonly leaderToken?: string;
+  /** TEST-ONLY: called at each step; throwing there stops the pass as a crash would. */
+  readonly onStep?: (step: ExecutorStep) => void;
+}
+
+export interface ExecutorPassResult {
+  readonly leader: boolean;
+  signed: number;
+  broadcast: number;
+  rebroadcast: number;
+  confirmed: number;
+  failed: number;
+  expiredAttempts: number;
+  /** Transfers left queued because the sending address is short. */
+  waitingForFunds: number;
+  blocksScanned: number;
+}
+
+export interface OutgoingExecutor {
+  readonly leaderToken: string;
+  runPass(): Promise<ExecutorPassResult>;
+  release(): Promise<void>;
+}
+
+class LostLeadershipError extends Error {}
+
+/** Broadcast answers that say the transaction can never be valid as signed, and what the transfer fails with once its attempts are proven dead. */
+const REJECTION_OUTCOMES: Record<string, OutgoingErrorCode | 'retry'> = {
+  // Our TaPoS block or expiration went stale before the node saw it: a new attempt can succeed.
+  TAPOS_ERROR: 'retry',
+  TRANSACTION_EXPIRATION_ERROR: 'retry',
+  // The sender cannot pay (TRX for a transfer or its bandwidth, or does not exist).
+  CONTRACT_VALIDATE_ERROR: 'insufficient_hot_wallet_funds',
+  BANDWITH_ERROR: 'insufficient_hot_wallet_funds',
+};
+
+export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecutor {
+  const { db, clock, node, chain, logger } = options;
+  const token = options.leaderToken ?? randomUUID();
+  const step = (name: ExecutorStep) => options.onStep?.(name);
+  const purposes = OUTGOING_PURPOSES.filter((purpose) => options.handlers[purpose] !== undefined);
+  const book = chain === 'tron-sandbox' ? 'sandbox' : 'live';
+
+  const renewLease = async () => {
+    const now = clock.now();
+    return repository.takeLease(db, chain, token, now, new Date(now.getTime() + LEASE_MS));
+  };
+
+  // ---- finishing a transfer: one transaction with the owner's handlers and the fee booking ----
+
+  type Finish =
+    | { readonly kind: 'outcome'; readonly transferId: string; readonly outcome: TransactionOutcome }
+    | { readonly kind: 'fail'; readonly transferId: string; readonly code: OutgoingErrorCode; readonly message: string; readonly deadTxIds: readonly string[] };
+
+  async function applyFinish(tx: Tx, finish: Finish): Promise<'confirmed' | 'failed' | undefined> {
+    const row = await repository.lockTransfer(tx, finish.transferId);
+    if (!row || row.status === 'confirmed' || row.status === 'failed') return undefined;
+    const handler = options.handlers[row.purpose];
+    if (!handler) throw new Error(`outgoing transfer ${row.id}: no outcome handler for purpose ${row.purpose}`);
+    const now = clock.now();
+    let final: OutgoingTransferRow;
+    if (finish.kind === 'outcome') {
+      const { outcome } = finish;
+      const code = outcome.succeeded ? null : failureCode(outcome);
+      await repository.setAttemptStatus(tx, row.id, [outcome.txId], 'landed');
+      final = await repository.finishTransfer(
+        tx,
+        row.id,
+        {
+          status: code === null ? 'confirmed' : 'failed',
+          tx_id: outcome.txId,
+          fee_sun: outcome.feeSun,
+          block_number: BigInt(outcome.blockNumber),
+          error_code: code,
+          error_message: code === null ? null : (outcome.failureMessage ?? outcome.contractResult ?? 'failed on chain').slice(0, 1000),
+          ...(row.submitted_at === null ? { submitted_at: now } : {}),
+        },
+        now,
+      );
+      await bookChainCost(tx, final);
+    } else {
+      await repository.setAttemptStatus(tx, row.id, finish.deadTxIds, 'dead');
+      final = await repository.finishTransfer(tx, row.id, { status: 'failed', fee_sun: 0n, block_number: null, error_code: finish.code, error_message: finish.message.slice(0, 1000) }, now);
+    }
+    // An owner that never heard of the submission hears of it first.
+    if (row.submitted_at === null && row.tx_id !== null) await handler.onSubmitted?.(tx, clock, toOutgoingTransfer({ ...final, status: 'submitted', final_at: null }));
+    await handler.onFinal(tx, clock, toOutgoingTransfer(final));
+    step('inside-finish');
+    return final.status === 'confirmed' ? 'confirmed' : 'failed';
+  }
+
+  /** The fee the chain took, in micro-USDT at the configured rate: network_costs → network_fees. */
+  async function bookChainCost(tx: Tx, final: OutgoingTransferRow): Promise<void> {
+    const micro = sunToMicroUsdt(final.fee_sun ?? 0n, options.trxUsdtRateMicro);
+    if (micro <= 0n) return;
+    const shard = shardOf(final.id);
+    const [costs, fees] = await ensureAccounts(tx, clock, [systemAccountKey(book, 'network_costs', 'USDT', shard), systemAccountKey(book, 'network_fees', 'USDT', shard)]);
+    await ledgerTransfer(tx, clock, {
+      id: `outgoing-fee:${final.id}`,
+      debitAccountId: fees!.id,
+      creditAccountId: costs!.id,
+      amount: micro,
+      type: 'network_fee',
+      reference: { type: 'outgoing_transfer', id: final.id },
+    });
+  }
+
+  async function finishAll(finishes: readonly Finish[], result: ExecutorPassResult): Promise<void> {
+    if (finishes.length === 0) return;
+    step('before-finish');
+    const count = (status: 'confirmed' | 'failed' | undefined) => {
+      if (status === 'confirmed') result.confirmed += 1;
+      if (status === 'failed') result.failed += 1;
+    };
+    for (let start = 0; start < finishes.length; start += FINISH_CHUNK) {
+      const chunk = finishes.slice(start, start + FINISH_CHUNK);
+      try {
+        const statuses = await inTransaction(db, async (tx) => {
+          const done: ('confirmed' | 'failed' | undefined)[] = [];
+          for (const finish of chunk) done.push(await applyFinish(tx, finish));
+          return done;
+        });
+        statuses.forEach(count);
+      } catch (error) {
+        if (isStepCrash(error)) throw error;
+        // One owner's handler failing must not hold up the rest: one per transaction, the failing one retried next pass.
+        for (const finish of chunk) {
+          try {
+            count(await inTransaction(db, (tx) => applyFinish(tx, finish)));
+          } catch (single) {
+            if (isStepCrash(single)) throw single;
+            logger.error({ err: single, chain, transfer_id: finish.transferId }, 'an outgoing transfer could not be finished');
+          }
+        }
+      }
+    }
+  }
+
+  // ---- 2. results of solidified blocks ----
+
+  async function scanResults(solid: BlockHeader, result: ExecutorPassResult): Promise<void> {
+    await repository.ensureLeaseRow(db, chain, clock.now());
+    const lease = await repository.findLease(db, chain);
+    const lowest = await repository.lowestPendingReference(db, chain);
+    let from = lease?.scanned_block === null || lease?.scanned_block === undefined ? undefined : Number(lease.scanned_block) + 1;
+    if (lowest === undefined) {
+      // Nothing can land: no need to read anything up to here.
+      if (!(await repository.setScannedBlock(db, chain, token, solid.number, clock.now()))) throw new LostLeadershipError();
+      return;
+    }
+    // A transaction lands after the block it references.
+    if (from === undefined || from > lowest + 1) from = from === undefined ? lowest + 1 : from;
+    const to = Math.min(solid.number, from + SCAN_BLOCKS_PER_PASS - 1);
+    if (to < from) return;
+    const numbers = Array.from({ length: to - from + 1 }, (_, index) => from + index);
+    const outcomes: TransactionOutcome[] = [];
+    await forEachLimited(numbers, SCAN_CONCURRENCY, async (number) => {
+      // A block the node no longer has (pruned): its transfers are found by the expiry check instead.
+      const blockOutcomes = await node.getBlockOutcomes(number, { solidified: true });
+      if (blockOutcomes) outcomes.push(...blockOutcomes);
+    });
+    result.blocksScanned += numbers.length;
+    const attempts = await repository.pendingAttemptsByTxId(
+      db,
+      chain,
+      outcomes.map((outcome) => outcome.txId),
+    );
+    const byTxId = new Map(outcomes.map((outcome) => [outcome.txId, outcome]));
+    await finishAll(
+      attempts.map((attempt) => ({ kind: 'outcome', transferId: attempt.transfer_id, outcome: byTxId.get(attempt.tx_id)! })),
+      result,
+    );
+    if (!(await repository.setScannedBlock(db, chain, token, to, clock.now()))) throw new LostLeadershipError();
+  }
+
+  // ---- 3. expiry ----
+
+  async function checkExpired(solid: BlockHeader, inFlight: Awaited<ReturnType<typeof repository.inFlight>>, result: ExecutorPassResult): Promise<Set<string>> {
+    const expired = inFlight.filter((row) => row.attempt_expiration.getTime() < solid.timestamp);
+    const handled = new Set<string>();
+    const finishes: Finish[] = [];
+    await forEachLimited(expired, NODE_CONCURRENCY, async (row) => {
+      const attempts = await repository.attemptsOf(db, row.id);
+      // Every txID this transfer ever had, not only the current one: any of them landing means it was sent.
+      for (const attempt of attempts) {
+        const outcome = await node.getTransactionOutcome(attempt.tx_id, { solidified: true });
+        if (outcome) {
+          finishes.push({ kind: 'outcome', transferId: row.id, outcome });
+          handled.add(row.id);
+          return;
+        }
+      }
+      handled.add(row.id);
+      result.expiredAttempts += 1;
+      const pending = attempts.filter((attempt) => attempt.status === 'pending').map((attempt) => attempt.tx_id);
+      const rejection = row.attempt_last_broadcast?.startsWith('rejected:') ? row.attempt_last_broadcast.slice('rejected:'.length) : undefined;
+      const decided = rejection === undefined ? 'retry' : (REJECTION_OUTCOMES[rejection] ?? 'rejected');
+      if (decided !== 'retry') {
+        finishes.push({ kind: 'fail', transferId: row.id, code: decided, message: `the node refused the transaction: ${rejection}`, deadTxIds: pending });
+      } else if (row.attempts >= options.maxAttempts) {
+        finishes.push({ kind: 'fail', transferId: row.id, code: 'expired', message: `none of its ${row.attempts} signed transactions reached the chain before expiring`, deadTxIds: pending });
+      } else {
+        await inTransaction(db, async (tx) => {
+          const locked = await repository.lockTransfer(tx, row.id);
+          if (!locked || locked.tx_id !== row.tx_id || (locked.status !== 'queued' && locked.status !== 'submitted')) return;
+          await repository.setAttemptStatus(tx, row.id, pending, 'dead');
+          await repository.requeue(tx, row.id, clock.now());
+        });
+        logger.warn({ chain, transfer_id: row.id, tx_id: row.tx_id, attempt: row.attempts }, 'outgoing transaction expired without reaching the chain: signing a new one');
+      }
+    });
+    await finishAll(finishes, result);
+    return handled;
+  }
+
+  // ---- 4. re-broadcast ----
+
+  async function rebroadcast(head: BlockHeader, inFlight: Awaited<ReturnType<typeof repository.inFlight>>, skip: Set<string>, result: ExecutorPassResult): Promise<void> {
+    const due = inFlight.filter(
+      (row) =>
+        !skip.has(row.id) &&
+        row.attempt_expiration.getTime() > head.timestamp &&
+        (row.attempt_last_broadcast === null || row.attempt_last_broadcast === 'unknown'),
+    );
+    await broadcastAll(
+      due.map((row) => ({ transfer: row, txId: row.tx_id!, hex: row.attempt_signed_hex })),
+      result,
+    );
+    result.rebroadcast += due.length;
+  }
+
+  async function broadcastAll(items: readonly { transfer: OutgoingTransferRow; txId: string; hex: string }[], result: ExecutorPassResult): Promise<void> {
+    const answers: { item: (typeof items)[number]; answer: BroadcastResult }[] = [];
+    await forEachLimited(items, NODE_CONCURRENCY, async (item) => {
+      answers.push({ item, answer: await node.broadcast({ txId: item.txId, hex: item.hex }) });
+    });
+    step('after-broadcast');
+    const now = clock.now();
+    for (const { item, answer } of answers) {
+      const text = answer.kind === 'rejected' ? `rejected:${answer.code}` : answer.kind;
+      await repository.recordBroadcast(db, item.txId, text, now);
+      if (answer.kind === 'rejected') logger.warn({ chain, transfer_id: item.transfer.id, tx_id: item.txId, code: answer.code, message: answer.message }, 'outgoing transaction refused by the node');
+      if (answer.kind === 'unknown') logger.warn({ chain, transfer_id: item.transfer.id, tx_id: item.txId, detail: answer.detail }, 'outgoing broadcast result unknown: the same bytes go again');
+    }
+    result.broadcast += items.length;
+    const submitted = answers.filter(({ item, answer }) => (answer.kind === 'accepted' || answer.kind === 'duplicate') && item.transfer.status === 'queued');
+    for (let start = 0; start < submitted.length; start += FINISH_CHUNK) {
+      const chunk = submitted.slice(start, start + FINISH_CHUNK);
+      await inTransaction(db, async (tx) => {
+        for (const { item } of chunk) {
+          const before = await repository.markSubmitted(tx, item.transfer.id, item.txId, clock.now());
+          // The owner hears once, at the first submission (a re-signed transfer was submitted before).
+          if (before && item.transfer.submitted_at === null) await options.handlers[before.purpose]?.onSubmitted?.(tx, clock, toOutgoingTransfer(before));
+        }
+      });
+    }
+  }
+
+  // ---- 5. signing ----
+
+  interface Balances {
+    usdt: bigint;
+    trxSun: bigint;
+    energy: bigint;
+  }
+
+  async function sign(head: BlockHeader, solid: BlockHeader, inFlightRows: Awaited<ReturnType<typeof repository.inFlight>>, result: ExecutorPassResult): Promise<void> {
+    const room = Math.min(SIGN_BATCH, options.maxInFlight - (await repository.countInFlight(db, chain)));
+    const queued = await repository.queuedUnsigned(db, chain, purposes, room);
+    if (queued.length === 0) return;
+    const prices = await node.getChainPrices();
+    const key = await options.signingKey();
+
+    // What each sending address holds, less what its transfers in flight will still take (read once per pass).
+    const balances = new Map<string, Balances>();
+    const balanceOf = async (address: TronAddress): Promise<Balances> => {
+      let known = balances.get(address);
+      if (!known) {
+        const [account, usdt, resources] = await Promise.all([node.getAccount(address), node.getUsdtBalance(address), node.getAccountResources(address)]);
+        known = { usdt, trxSun: account.balanceSun, energy: BigInt(resources.energyAvailable) };
+        for (const row of inFlightRows) {
+          if (sourceOf(row) !== address) continue;
+          if (row.asset === 'USDT') known.usdt -= row.amount;
+          else known.trxSun -= row.amount;
+          known.trxSun -= row.asset === 'USDT' ? USDT_TRANSFER_ENERGY_NEW_HOLDER * prices.energyPriceSun : 0n;
+        }
+        balances.set(address, known);
+      }
+      return known;
+    };
+    const sourceOf = (row: OutgoingTransferRow): TronAddress => (row.from_kind === 'hot_wallet' ? options.hotWallet : (row.from_address as TronAddress));
+
+    if (options.sandboxFaucet) {
+      const need = queued.filter((row) => row.from_kind === 'hot_wallet');
+      const usdt = need.filter((row) => row.asset === 'USDT').reduce((sum, row) => sum + row.amount, 0n);
+      const trx = need.reduce((sum, row) => sum + (row.asset === 'TRX' ? row.amount : 0n) + 20_000_000n, 0n);
+      const hot = await balanceOf(options.hotWallet);
+      if (hot.usdt < usdt || hot.trxSun < trx) {
+        const topUsdt = hot.usdt < usdt ? usdt - hot.usdt + 1_000_000_000n : 0n;
+        const topTrx = hot.trxSun < trx ? trx - hot.trxSun + 10_000_000_000n : 0n;
+        await options.sandboxFaucet(options.hotWallet, { trxSun: topTrx, usdt: topUsdt });
+        hot.usdt += topUsdt;
+        hot.trxSun += topTrx;
+        logger.info({ chain, address: options.hotWallet, usdt: topUsdt.toString(), trx_sun: topTrx.toString() }, 'sandbox hot wallet topped up from the simulated chain faucet');
+      }
+    }
+
+    const now = clock.now();
+    const refFields = referenceBlockFields(solid.number, solid.id);
+    const expirationMs = head.timestamp + EXPIRATION_MS;
+    const signed: { transfer: OutgoingTransferRow; txId: string; hex: string; feeLimit: bigint }[] = [];
+    const short: OutgoingTransferRow[] = [];
+    const failures: Finish[] = [];
+
+    // Dry runs (USDT): a refused recipient (blacklisted) fails before any fee is spent; the energy sets the fee limit.
+    const dryRuns = new Map<string, { ok: true; energy: number } | { ok: false; message: string }>();
+    await forEachLimited(
+      queued.filter((row) => row.asset === 'USDT'),
+      NODE_CONCURRENCY,
+      async (row) => {
+        const from = sourceOf(row);
+        const balance = await balanceOf(from);
+        // Only when the sender has the USDT: otherwise the dry run fails for that, and the wait below applies.
+        if (balance.usdt >= row.amount) dryRuns.set(row.id, await node.dryRunUsdtTransfer(from, row.to_address as TronAddress, row.amount));
+      },
+    );
+
+    for (const row of queued) {
+      const from = sourceOf(row);
+      const balance = await balanceOf(from);
+      const dry = dryRuns.get(row.id);
+      if (dry && !dry.ok) {
+        failures.push({ kind: 'fail', transferId: row.id, code: 'address_blacklisted', message: `the USDT contract refuses this transfer (${dry.message}): the recipient or sender is blacklisted`, deadTxIds: [] });
+        continue;
+      }
+      const energy = row.asset === 'USDT' ? BigInt(dry?.ok ? dry.energy : Number(USDT_TRANSFER_ENERGY_NEW_HOLDER)) : 0n;
+      const burnedEnergy = energy > balance.energy ? energy - balance.energy : 0n;
+      const bandwidth = row.asset === 'USDT' ? USDT_TRANSFER_BANDWIDTH : TRX_TRANSFER_BANDWIDTH;
+      const costSun = burnedEnergy * prices.energyPriceSun + bandwidth * prices.bandwidthPriceSun + (row.asset === 'TRX' ? prices.createNewAccountFeeSun + prices.createAccountFeeSun : 0n);
+      const needUsdt = row.asset === 'USDT' ? row.amount : 0n;
+      const needTrx = costSun + (row.asset === 'TRX' ? row.amount : 0n);
+      if (balance.usdt < needUsdt || balance.trxSun < needTrx) {
+        short.push(row);
+        continue;
+      }
+      balance.usdt -= needUsdt;
+      balance.trxSun -= needTrx;
+      balance.energy -= energy - burnedEnergy;
+      const privateKey = row.from_kind === 'hot_wallet' ? key.hotWalletPrivateKey() : key.privateKey(Number(row.from_derivation_index));
+      if (tronAddressFromPrivateKey(privateKey) !== from) throw new Error(`outgoing transfer ${row.id}: the signing key does not derive ${from}`);
+      const feeLimit = row.asset === 'USDT' ? maxBigint(FEE_LIMIT_FLOOR_SUN, (energy * prices.energyPriceSun * 12n + 9n) / 10n) : 0n;
+      const common = { ...refFields, expirationMs, timestampMs: head.timestamp, ownerAddress: from };
+      const transaction =
+        row.asset === 'USDT'
+          ? signTriggerSmartContract({ ...common, feeLimitSun: feeLimit, contractAddress: options.usdtContract, data: transferCalldata(row.to_address as TronAddress, row.amount) }, privateKey)
+          : signTransferContract({ ...common, toAddress: row.to_address as TronAddress, amountSun: row.amount }, privateKey);
+      signed.push({ transfer: row, txId: transaction.txId, hex: bytesToHex(transaction.bytes), feeLimit });
+    }
+
+    await finishAll(failures, result);
+    await handleShort(short, now, result);
+
+    // Bytes, txID and expiration are committed before the first broadcast.
+    const committed: typeof signed = [];
+    for (let start = 0; start < signed.length; start += SIGN_CHUNK) {
+      const chunk = signed.slice(start, start + SIGN_CHUNK);
+      const kept = await inTransaction(db, async (tx) => {
+        const ok: typeof signed = [];
+        for (const item of chunk) {
+          const claimed = await repository.recordSignedAttempt(
+            tx,
+            { id: item.transfer.id, attempts: item.transfer.attempts },
+            { tx_id: item.txId, signed_hex: item.hex, expiration: new Date(expirationMs), ref_block_number: BigInt(solid.number), fee_limit_sun: item.feeLimit, signed_at: now },
+            now,
+          );
+          if (claimed) ok.push(item);
+        }
+        return ok;
+      });
+      committed.push(...kept);
+    }
+    result.signed += committed.length;
+    step('after-sign');
+    await broadcastAll(
+      committed.map((item) => ({ transfer: item.transfer, txId: item.txId, hex: item.hex })),
+      result,
+    );
+  }
+
+  /** Short of funds: stay queued (a warning) until the wait runs out, then fail. */
+  async function handleShort(short: readonly OutgoingTransferRow[], now: Date, result: ExecutorPassResult): Promise<void> {
+    if (short.length === 0) return;
+    const waitMs = options.fundsWaitSeconds * 1000;
+    const overdue = short.filter((row) => row.short_of_funds_since !== null && now.getTime() - row.short_of_funds_since.getTime() >= waitMs);
+    const waiting = short.filter((row) => !overdue.includes(row));
+    await repository.setShortOfFunds(
+      db,
+      waiting.map((row) => row.id),
+      now,
+    );
+    result.waitingForFunds += waiting.length;
+    logger.warn({ chain, waiting: waiting.length, failing: overdue.length }, 'outgoing transfers wait: the sending address is short of USDT, TRX or energy');
+    await finishAll(
+      overdue.map((row) => ({
+        kind: 'fail',
+        transferId: row.id,
+        code: 'insufficient_hot_wallet_funds',
+        message: `the sending address was short of USDT or TRX for ${options.fundsWaitSeconds} s`,
+        deadTxIds: [],
+      })),
+      result,
+    );
+    // A zero wait fails at once: the first sighting counts as the whole wait.
+    if (waitMs === 0) {
+      await finishAll(
+        waiting.map((row) => ({ kind: 'fail', transferId: row.id, code: 'insufficient_hot_wallet_funds', message: 'the sending address is short of USDT or TRX', deadTxIds: [] })),
+        result,
+      );
+    }
+  }
+
+  async function runPass(): Promise<ExecutorPassResult> {
+    const result: ExecutorPassResult = { leader: false, signed: 0, broadcast: 0, rebroadcast: 0, confirmed: 0, failed: 0, expiredAttempts: 0, waitingForFunds: 0, blocksScanned: 0 };
+    await repository.ensureLeaseRow(db, chain, clock.now());
+    if (!(await renewLease())) return result;
+    try {
+      const [head, solid] = await Promise.all([node.getHeadBlock(), node.getSolidifiedBlock()]);
+      const mutable = result as { leader: boolean };
+      mutable.leader = true;
+      await scanResults(solid, result);
+      const inFlightBefore = await repository.inFlight(db, chain);
+      const handled = await checkExpired(solid, inFlightBefore, result);
+      await rebroadcast(head, inFlightBefore, handled, result);
+      if (!(await renewLease())) throw new LostLeadershipError();
+      await sign(head, solid, await repository.inFlight(db, chain), result);
+    } catch (error) {
+      if (error instanceof LostLeadershipError) return result;
+      throw error;
+    }
+    return result;
+  }
+
+  return {
+    leaderToken: token,
+    runPass,
+    release: () => repository.releaseLease(db, chain, token),
+  };
+}
+
+function failureCode(outcome: TransactionOutcome): OutgoingErrorCode {
+  if (outcome.contractResult === 'OUT_OF_ENERGY') return 'out_of_energy';
+  if (outcome.contractResult === 'REVERT') return 'reverted';
+  return 'rejected';
+}
+
+function maxBigint(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
+}
+
+/** TEST-ONLY: what a test's onStep throws to stop a pass as a crash would (never swallowed by the per-transfer fallback). */
+export class ExecutorStepCrash extends Error {
+  override readonly name = 'ExecutorStepCrash';
+}
+
+function isStepCrash(error: unknown): boolean {
+  return error instanceof ExecutorStepCrash;
+}
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next]!;
+      next += 1;
+      await work(item);
+    }
+  });
+  await Promise.all(runners);
+}
