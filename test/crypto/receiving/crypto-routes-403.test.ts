@@ -1,5 +1,6 @@
-// Who may call each crypto receiving route: every one needs the `crypto` scope;
-// any other key gets 403 forbidden and a refused write changes nothing.
+// Who may call each crypto receiving route: every one needs the `crypto` scope
+// (the sending test helpers take `payouts` too); any other key gets 403
+// forbidden and a refused write changes nothing.
 import { authorized, scopeMatrix, type MatrixShop, type RouteCall } from '../../support/scope-matrix.ts';
 import { externalId, invoiceBody } from './crypto-routes-support.ts';
 
@@ -55,6 +56,12 @@ const calls: Record<string, RouteCall> = {
     },
     successStatus: 200,
   },
+  'POST /v1/test_helpers/crypto/next_transfer_outcome': {
+    request: async (shop) => ({ url: '/v1/test_helpers/crypto/next_transfer_outcome', payload: { address: (await invoice(shop)).address, outcome: 'revert' } }),
+    successStatus: 200,
+  },
+  'POST /v1/test_helpers/crypto/hot_wallet/drain_trx': { request: async () => ({ url: '/v1/test_helpers/crypto/hot_wallet/drain_trx', payload: {} }), successStatus: 200 },
+  'POST /v1/test_helpers/crypto/faucet': { request: async () => ({ url: '/v1/test_helpers/crypto/faucet', payload: { trx: '1' } }), successStatus: 200 },
 };
 
 scopeMatrix('crypto', calls);
