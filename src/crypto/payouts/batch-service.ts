@@ -1,0 +1,139 @@
+// Batch payouts: up to 500 payouts accepted whole or not at all. Every item is
+// validated first (the message names the first bad item: `payouts[499].amount`);
+// then all are quoted, and one transaction inserts the batch, its items and
+// their queued transfers and reserves every item's total_debit (linked
+// reservations per item, so each item completes or fails on its own).
+// Idempotent by the batch's external_id. Decisions: docs/payouts-api.md.
+import { inTransaction, isUniqueViolation, type Tx } from '../../db/transaction.ts';
+import { DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '../../errors.ts';
+import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
+import { newId } from '../../ids.ts';
+import { quotePayouts } from './payout-fees.ts';
+import { payoutSettingsOf } from './payout-settings.ts';
+import {
+  checkAgainstSettings,
+  checkNotHotWallet,
+  insertQueuedPayouts,
+  parseExternalId,
+  parsePayoutNetwork,
+  validatePayoutItem,
+  type PayoutDeps,
+  type PayoutShop,
+  type ValidPayoutItem,
+} from './payout-service.ts';
+import * as repository from './payouts-repository.ts';
+import { batchView, type BatchView } from './payouts-views.ts';
+
+export const BATCH_ITEMS_MAX = 500;
+
+export interface CreateBatchRequest {
+  readonly external_id: string;
+  readonly network: string;
+  readonly payouts: readonly { readonly external_id: string; readonly amount: string; readonly address: string }[];
+}
+
+export const BATCH_IDEMPOTENCY_RULE: IdempotencyRule = {
+  operation: 'crypto.payout_batch.create',
+  windowMs: null,
+  replay: 'current-resource',
+  conflictMessage: 'A batch payout with this external_id already exists with other parameters; use a new external_id for a new batch.',
+};
+
+function validateItems(request: CreateBatchRequest): ValidPayoutItem[] {
+  if (!Array.isArray(request.payouts) || request.payouts.length < 1 || request.payouts.length > BATCH_ITEMS_MAX) {
+    throw new InvalidRequestError(`payouts must list 1 to ${BATCH_ITEMS_MAX} payouts.`);
+  }
+  const firstIndexOf = new Map<string, number>();
+  return request.payouts.map((raw, index) => {
+    const item = validatePayoutItem(raw, `payouts[${index}].`);
+    const earlier = firstIndexOf.get(item.externalId);
+    if (earlier !== undefined) throw new InvalidRequestError(`payouts[${index}].external_id repeats payouts[${earlier}].external_id; each item needs its own.`);
+    firstIndexOf.set(item.externalId, index);
+    return item;
+  });
+}
+
+/** POST /v1/crypto/payouts/batch: the batch and its items, or the batch created earlier with this external_id. */
+export async function createBatch(deps: PayoutDeps, shop: PayoutShop, request: CreateBatchRequest): Promise<{ created: boolean; batch: BatchView }> {
+  const externalId = parseExternalId(request.external_id, 'external_id');
+  const network = parsePayoutNetwork(request.network);
+  const items = validateItems(request);
+  const keyed: KeyedRequest = {
+    shopId: shop.shopId,
+    key: externalId,
+    fingerprint: requestFingerprint({ network, payouts: items.map((item) => [item.externalId, item.amountMicro.toString(), item.address]) }),
+  };
+  const existing = await inTransaction(deps.db, async (tx) => {
+    const prior = await findPrior(tx, deps.clock, BATCH_IDEMPOTENCY_RULE, keyed);
+    return prior && priorBatch(tx, shop.shopId, prior);
+  });
+  if (existing) return { created: false, batch: existing };
+
+  const settings = await payoutSettingsOf(deps.db, shop.shopId);
+  const access = await deps.chain.forMode(shop.mode);
+  items.forEach((item, index) => {
+    checkAgainstSettings(settings, item.amountMicro, `payouts[${index}].amount`);
+    checkNotHotWallet(access, item.address, `payouts[${index}].address`);
+  });
+  const quotes = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, items);
+  try {
+    return await inIdempotentTransaction(deps.db, async (tx) => {
+      const prior = await findPrior(tx, deps.clock, BATCH_IDEMPOTENCY_RULE, keyed);
+      if (prior) return { created: false, batch: await priorBatch(tx, shop.shopId, prior) };
+      const batchId = newId('payoutBatch');
+      await recordCreated(tx, deps.clock, BATCH_IDEMPOTENCY_RULE, keyed, { resourceId: batchId });
+      await refuseTakenExternalIds(tx, shop.shopId, items);
+      const now = deps.clock.now();
+      const batch = await repository.insertBatch(tx, {
+        id: batchId,
+        shop_id: shop.shopId,
+        external_id: externalId,
+        network,
+        status: 'pending',
+        item_count: items.length,
+        total_debit_micro: quotes.reduce((sum, quote) => sum + quote.totalDebitMicro, 0n),
+        created_at: now,
+        updated_at: now,
+        completed_at: null,
+      });
+      const rows = await insertQueuedPayouts(
+        tx,
+        deps.clock,
+        shop,
+        access,
+        items.map((item, index) => ({ id: newId('payout'), item, quote: quotes[index]! })),
+        batchId,
+      );
+      return { created: true, batch: batchView(batch, rows) };
+    });
+  } catch (error) {
+    if (isUniqueViolation(error, repository.PAYOUT_EXTERNAL_ID_CONSTRAINT)) {
+      throw new DuplicateExternalIdError('An item’s external_id is held by a payout created meanwhile; use new external_ids for new payouts.');
+    }
+    throw error;
+  }
+}
+
+/** Item external_ids share one namespace with every payout of the shop: one already used is 409, naming the first such item. */
+async function refuseTakenExternalIds(tx: Tx, shopId: string, items: readonly ValidPayoutItem[]): Promise<void> {
+  const taken = new Set(await repository.takenExternalIds(tx, shopId, items.map((item) => item.externalId)));
+  const index = items.findIndex((item) => taken.has(item.externalId));
+  if (index >= 0) {
+    throw new DuplicateExternalIdError(`payouts[${index}].external_id is already the external_id of another payout of this shop; nothing was created.`);
+  }
+}
+
+async function priorBatch(tx: Tx, shopId: string, prior: Prior): Promise<BatchView> {
+  if (prior.kind !== 'existing') throw new Error('batch idempotency returns the current resource');
+  const batch = await repository.findBatchOfShop(tx, shopId, prior.resourceId);
+  if (!batch) throw new Error(`payout batch ${prior.resourceId} of an idempotency record is missing`);
+  return batchView(batch, await repository.batchItems(tx, batch.id));
+}
+
+/** A batch of the shop with its items and counts per state; another shop's, or an unknown id, is 404. */
+export async function getBatch(deps: Pick<PayoutDeps, 'db'>, shopId: string, batchId: string): Promise<BatchView> {
+  const batch = batchId.startsWith('pob_') && batchId.length <= 100 ? await repository.findBatchOfShop(deps.db, shopId, batchId) : undefined;
+  if (!batch) throw new NotFoundError('No such batch payout.');
+  return batchView(batch, await repository.batchItems(deps.db, batch.id));
+}

@@ -1,0 +1,66 @@
+// The money of payouts in the ledger (issue 14 "Ledger conventions"). Accepting a
+// payout RESERVES its total_debit from the merchant's USDT main account, as
+// linked pending transfers without a timeout (they must not expire while the
+// chain works): the recipient amount to the hot wallet (`payout`), the network
+// fee to `network_fees` and the service fee to `fees` (both `payout_fee`).
+// Completion posts them; failure voids them and the funds are available again.
+// The chain's actual cost is booked by the executor (network_costs → network_fees).
+import type { Clock } from '../../clock.ts';
+import type { Tx } from '../../db/transaction.ts';
+import { ensureAccounts, merchantAccountKey, shardOf, systemAccountKey } from '../../ledger/ledger-accounts.ts';
+import { executeLinked, MAX_CHAIN_LENGTH, type LedgerBook, type LedgerRequest } from '../../ledger/ledger-service.ts';
+import type { PayoutRow } from './payouts-repository.ts';
+
+export interface PayoutOwner {
+  readonly book: LedgerBook;
+  readonly merchantId: string;
+}
+
+type AccountKey = ReturnType<typeof merchantAccountKey>;
+type Leg = 'amount' | 'network_fee' | 'service_fee';
+const LEGS: readonly Leg[] = ['amount', 'network_fee', 'service_fee'];
+
+function legAmount(payout: Pick<PayoutRow, 'amount_micro' | 'network_fee_micro' | 'service_fee_micro'>, leg: Leg): bigint {
+  return leg === 'amount' ? payout.amount_micro : leg === 'network_fee' ? payout.network_fee_micro : payout.service_fee_micro;
+}
+
+function legAccountKey(book: LedgerBook, payoutId: string, leg: Leg): AccountKey {
+  const kind = leg === 'amount' ? 'hot_wallet' : leg === 'network_fee' ? 'network_fees' : 'fees';
+  return systemAccountKey(book, kind, 'USDT', shardOf(payoutId));
+}
+
+const legId = (payoutId: string, leg: Leg) => `payout:${payoutId}:${leg}`;
+
+/** Reserves the total_debit of each payout (a zero fee reserves nothing); not enough available: InsufficientFundsError. */
+export async function reservePayouts(tx: Tx, clock: Clock, owner: PayoutOwner, payouts: readonly PayoutRow[]): Promise<void> {
+  const mainKey = merchantAccountKey(owner.book, owner.merchantId, 'USDT', 'main');
+  const keys = new Map<string, AccountKey>([[JSON.stringify(mainKey), mainKey]]);
+  for (const payout of payouts) for (const leg of LEGS) keys.set(JSON.stringify(legAccountKey(owner.book, payout.id, leg)), legAccountKey(owner.book, payout.id, leg));
+  const accounts = await ensureAccounts(tx, clock, [...keys.values()]);
+  const accountIdOf = new Map([...keys.keys()].map((key, index) => [key, accounts[index]!.id]));
+  const main = accountIdOf.get(JSON.stringify(mainKey))!;
+  const requests: LedgerRequest[] = payouts.flatMap((payout) =>
+    LEGS.filter((leg) => legAmount(payout, leg) > 0n).map(
+      (leg): LedgerRequest => ({
+        action: 'reserve',
+        id: legId(payout.id, leg),
+        debitAccountId: main,
+        creditAccountId: accountIdOf.get(JSON.stringify(legAccountKey(owner.book, payout.id, leg)))!,
+        amount: legAmount(payout, leg),
+        type: leg === 'amount' ? 'payout' : 'payout_fee',
+        reference: { type: 'payout', id: payout.id },
+      }),
+    ),
+  );
+  // One transaction holds every chunk: a batch is reserved whole or not at all.
+  const chunk = MAX_CHAIN_LENGTH - (MAX_CHAIN_LENGTH % LEGS.length);
+  for (let start = 0; start < requests.length; start += chunk) await executeLinked(tx, clock, requests.slice(start, start + chunk));
+}
+
+/** Completion posts the payout's reservations; failure voids them (the merchant's funds are available again). */
+export async function settlePayoutReservation(tx: Tx, clock: Clock, payout: PayoutRow, outcome: 'post' | 'void'): Promise<void> {
+  const requests = LEGS.filter((leg) => legAmount(payout, leg) > 0n).map(
+    (leg): LedgerRequest => ({ action: outcome, id: `${legId(payout.id, leg)}:${outcome}`, pendingId: legId(payout.id, leg) }),
+  );
+  await executeLinked(tx, clock, requests);
+}

@@ -1,0 +1,303 @@
+// Payouts: validation, fee quotes, creation (idempotent by external_id, with the
+// reservation of total_debit and the queued outgoing transfer in one
+// transaction), reads and lists. The executor's outcomes move payouts on
+// (payout-outcomes.ts). Rules and decisions: docs/payouts-api.md.
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import { inTransaction, isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
+import { AmountNotSupportedError, DuplicateExternalIdError, InvalidRequestError, NotFoundError, ServiceUnavailableError } from '../../errors.ts';
+import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
+import { newId } from '../../ids.ts';
+import type { ShopMode } from '../../merchants/merchant-service.ts';
+import { parseMinor } from '../../money/decimal.ts';
+import type { ChainAccess, CryptoChain } from '../receiving/crypto-chain.ts';
+import { decodeListCursor, encodeListCursor } from '../receiving/list-cursor.ts';
+import { usdtText } from '../receiving/receiving-views.ts';
+import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { parseTronAddress, type TronAddress } from '../tron/address.ts';
+import { quotePayouts, type PayoutQuote } from './payout-fees.ts';
+import { reservePayouts } from './payout-ledger.ts';
+import { payoutSettingsOf, type PayoutSettings } from './payout-settings.ts';
+import { emitPayoutUpdated } from './payouts-events.ts';
+import * as repository from './payouts-repository.ts';
+import type { PayoutRow } from './payouts-repository.ts';
+import { PAYOUT_STATUSES, type PayoutStatus } from './payouts-tables.ts';
+import { payoutView, type PayoutView } from './payouts-views.ts';
+
+export const EXTERNAL_ID_MAX_LENGTH = 100;
+/** 10^9 USDT: no payout amount above it passes validation (the shop's maximum is usually far lower). */
+export const AMOUNT_MAX_MICRO = 1_000_000_000_000_000n;
+const PAYOUTS_OFF_RETRY_AFTER_SECONDS = 300;
+
+export interface PayoutDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'trxUsdtRateMicro'>;
+  readonly chain: Pick<CryptoChain, 'forMode'>;
+  readonly logger: Logger;
+}
+
+export interface PayoutShop {
+  readonly shopId: string;
+  readonly merchantId: string;
+  readonly mode: ShopMode;
+}
+
+export interface CreatePayoutRequest {
+  readonly external_id: string;
+  readonly network: string;
+  readonly amount: string;
+  readonly address: string;
+}
+
+export const PAYOUT_IDEMPOTENCY_RULE: IdempotencyRule = {
+  operation: 'crypto.payout.create',
+  windowMs: null,
+  replay: 'current-resource',
+  conflictMessage: 'A payout with this external_id already exists with other parameters; use a new external_id for a new payout.',
+};
+
+// ---- validation ----
+
+/** A payout amount: a decimal STRING, more than 0, at most 2 decimal places (spec 2.3). */
+export function parsePayoutAmount(value: unknown, field: string): bigint {
+  if (typeof value !== 'string') throw new InvalidRequestError(`${field} must be a decimal string such as "10.50" (a JSON string, not a number).`);
+  const parsed = parseMinor(value, 'USDT', 'decimal-string');
+  if (!parsed.ok) throw new InvalidRequestError(`${field} must be a decimal string such as "10.50" with at most 2 decimal places.`);
+  if (parsed.minor % 10_000n !== 0n) throw new InvalidRequestError(`${field} has more than 2 decimal places; payout amounts have at most 2.`);
+  if (parsed.minor <= 0n) throw new InvalidRequestError(`${field} must be greater than 0.`);
+  if (parsed.minor > AMOUNT_MAX_MICRO) throw new InvalidRequestError(`${field} must be at most 1000000000.`);
+  return parsed.minor;
+}
+
+export function parsePayoutNetwork(value: unknown, field = 'network'): 'TRC20' {
+  if (value !== 'TRC20') throw new InvalidRequestError(`${field} ${JSON.stringify(String(value).slice(0, 32))} is not supported; supported networks: TRC20.`);
+  return value;
+}
+
+export function parseRecipient(value: unknown, field: string): TronAddress {
+  if (typeof value !== 'string') throw new InvalidRequestError(`${field} must be a TRON address (a string T…).`);
+  const parsed = parseTronAddress(value);
+  if (!parsed.ok) throw new InvalidRequestError(`${field} is not a valid TRON address: ${parsed.problem}.`);
+  return parsed.address;
+}
+
+export function parseExternalId(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.length < 1 || value.length > EXTERNAL_ID_MAX_LENGTH) {
+    throw new InvalidRequestError(`${field} must be a string of 1 to ${EXTERNAL_ID_MAX_LENGTH} characters.`);
+  }
+  return value;
+}
+
+export interface ValidPayoutItem {
+  readonly externalId: string;
+  readonly amountMicro: bigint;
+  readonly address: TronAddress;
+}
+
+export function validatePayoutItem(request: { external_id?: unknown; amount?: unknown; address?: unknown }, prefix = ''): ValidPayoutItem {
+  return {
+    externalId: parseExternalId(request.external_id, `${prefix}external_id`),
+    amountMicro: parsePayoutAmount(request.amount, `${prefix}amount`),
+    address: parseRecipient(request.address, `${prefix}address`),
+  };
+}
+
+/** Payouts switched off for the shop: 503. Outside the shop's limits: 400 amount_not_supported naming the limits. */
+export function checkAgainstSettings(settings: PayoutSettings, amountMicro: bigint, field: string): void {
+  if (!settings.enabled) throw new ServiceUnavailableError('Payouts are switched off for this shop.', PAYOUTS_OFF_RETRY_AFTER_SECONDS);
+  if (amountMicro < settings.minAmountMicro || amountMicro > settings.maxAmountMicro) {
+    throw new AmountNotSupportedError(
+      `${field} is outside this shop's payout limits: from ${usdtText(settings.minAmountMicro)} to ${usdtText(settings.maxAmountMicro)} USDT.`,
+    );
+  }
+}
+
+/** Sending to the hot wallet would move nothing anywhere. */
+export function checkNotHotWallet(access: ChainAccess, address: TronAddress, field: string): void {
+  if (address === access.addressKey.hotWalletAddress) throw new InvalidRequestError(`${field} is the gateway's own hot wallet; name the recipient's address.`);
+}
+
+// ---- quotes ----
+
+export interface QuoteRequest {
+  readonly network: string;
+  readonly amount: string;
+  readonly address: string;
+}
+
+export interface QuoteView {
+  network: 'TRC20';
+  asset: 'USDT';
+  recipient_address: string;
+  recipient_amount: string;
+  network_fee: string;
+  service_fee: string;
+  total_debit: string;
+}
+
+/** POST /v1/crypto/payouts/quote: what a payout would cost now; nothing is created or reserved. */
+export async function quotePayout(deps: PayoutDeps, shop: PayoutShop, request: QuoteRequest): Promise<QuoteView> {
+  const network = parsePayoutNetwork(request.network);
+  const amountMicro = parsePayoutAmount(request.amount, 'amount');
+  const address = parseRecipient(request.address, 'address');
+  const settings = await payoutSettingsOf(deps.db, shop.shopId);
+  checkAgainstSettings(settings, amountMicro, 'amount');
+  const access = await deps.chain.forMode(shop.mode);
+  checkNotHotWallet(access, address, 'address');
+  const [quote] = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, [{ address, amountMicro }]);
+  return {
+    network,
+    asset: 'USDT',
+    recipient_address: address,
+    recipient_amount: usdtText(quote!.amountMicro),
+    network_fee: usdtText(quote!.networkFeeMicro),
+    service_fee: usdtText(quote!.serviceFeeMicro),
+    total_debit: usdtText(quote!.totalDebitMicro),
+  };
+}
+
+function payoutValues(quote: PayoutQuote) {
+  return {
+    amount_micro: quote.amountMicro,
+    network_fee_micro: quote.networkFeeMicro,
+    service_fee_micro: quote.serviceFeeMicro,
+    total_debit_micro: quote.totalDebitMicro,
+    trx_usdt_rate_micro: quote.rateMicro,
+  };
+}
+
+// ---- creation ----
+
+/** The rows of new payouts (single or a batch's items) with their transfers queued, in the caller's transaction. */
+export async function insertQueuedPayouts(
+  tx: Tx,
+  clock: Clock,
+  shop: PayoutShop,
+  access: ChainAccess,
+  items: readonly { readonly id: string; readonly item: ValidPayoutItem; readonly quote: PayoutQuote }[],
+  batchId: string | null,
+): Promise<PayoutRow[]> {
+  const now = clock.now();
+  const rows = [];
+  for (const [index, { id, item, quote }] of items.entries()) {
+    const transfer = await enqueueOutgoingTransfer(tx, clock, {
+      chain: access.chain,
+      purpose: 'payout',
+      ownerId: id,
+      asset: 'USDT',
+      from: { kind: 'hot_wallet' },
+      to: item.address,
+      amount: item.amountMicro,
+    });
+    rows.push({
+      id,
+      shop_id: shop.shopId,
+      external_id: item.externalId,
+      batch_id: batchId,
+      batch_index: batchId === null ? null : index,
+      network: 'TRC20' as const,
+      chain: access.chain,
+      recipient_address: item.address,
+      ...payoutValues(quote),
+      network_fee_actual_micro: null,
+      status: 'pending' as const,
+      outgoing_transfer_id: transfer.id,
+      tx_hash: null,
+      error_code: null,
+      error_message: null,
+      created_at: now,
+      updated_at: now,
+      completed_at: null,
+    });
+  }
+  const inserted = await repository.insertPayouts(tx, rows);
+  await reservePayouts(tx, clock, { book: shop.mode, merchantId: shop.merchantId }, inserted);
+  for (const row of inserted) await emitPayoutUpdated(tx, clock, row);
+  return inserted;
+}
+
+/**
+ * POST /v1/crypto/payouts (spec 4.2). The same external_id with the same
+ * parameters is the same payout (created: false, its current state); with other
+ * parameters, 409 duplicate_external_id. The fee quote reads the chain before the
+ * transaction; concurrent repeats all quote, then wait on the idempotency record
+ * of the first and answer its payout.
+ */
+export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: CreatePayoutRequest): Promise<{ created: boolean; payout: PayoutView }> {
+  const item = validatePayoutItem(request);
+  const network = parsePayoutNetwork(request.network);
+  const keyed: KeyedRequest = {
+    shopId: shop.shopId,
+    key: item.externalId,
+    fingerprint: requestFingerprint({ network, amount_micro: item.amountMicro.toString(), address: item.address }),
+  };
+  const existing = await inTransaction(deps.db, async (tx) => {
+    const prior = await findPrior(tx, deps.clock, PAYOUT_IDEMPOTENCY_RULE, keyed);
+    return prior && priorPayout(tx, shop.shopId, prior);
+  });
+  if (existing) return { created: false, payout: existing };
+
+  const settings = await payoutSettingsOf(deps.db, shop.shopId);
+  checkAgainstSettings(settings, item.amountMicro, 'amount');
+  const access = await deps.chain.forMode(shop.mode);
+  checkNotHotWallet(access, item.address, 'address');
+  const [quote] = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, [item]);
+  try {
+    return await inIdempotentTransaction(deps.db, async (tx) => {
+      const prior = await findPrior(tx, deps.clock, PAYOUT_IDEMPOTENCY_RULE, keyed);
+      if (prior) return { created: false, payout: await priorPayout(tx, shop.shopId, prior) };
+      const id = newId('payout');
+      // The record first: a concurrent duplicate waits on its key, is rolled back and retried, finding this payout.
+      await recordCreated(tx, deps.clock, PAYOUT_IDEMPOTENCY_RULE, keyed, { resourceId: id });
+      const [row] = await insertQueuedPayouts(tx, deps.clock, shop, access, [{ id, item, quote: quote! }], null);
+      return { created: true, payout: payoutView(row!) };
+    });
+  } catch (error) {
+    if (isUniqueViolation(error, repository.PAYOUT_EXTERNAL_ID_CONSTRAINT)) {
+      throw new DuplicateExternalIdError('An item of a batch payout already holds this external_id; use a new external_id for a new payout.');
+    }
+    throw error;
+  }
+}
+
+async function priorPayout(tx: Tx, shopId: string, prior: Prior): Promise<PayoutView> {
+  if (prior.kind !== 'existing') throw new Error('payout idempotency returns the current resource');
+  const row = await repository.findPayoutOfShop(tx, shopId, prior.resourceId);
+  if (!row) throw new Error(`payout ${prior.resourceId} of an idempotency record is missing`);
+  return payoutView(row);
+}
+
+// ---- reads ----
+
+/** A payout of the shop; another shop's, or an unknown id, is 404. */
+export async function getPayout(deps: Pick<PayoutDeps, 'db'>, shopId: string, payoutId: string): Promise<PayoutView> {
+  const row = payoutId.startsWith('po_') && payoutId.length <= 100 ? await repository.findPayoutOfShop(deps.db, shopId, payoutId) : undefined;
+  if (!row) throw new NotFoundError('No such payout.');
+  return payoutView(row);
+}
+
+export interface ListPayoutsInput {
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+  readonly status?: string | undefined;
+  readonly external_id?: string | undefined;
+}
+
+export async function listPayouts(deps: Pick<PayoutDeps, 'db'>, shopId: string, input: ListPayoutsInput): Promise<{ data: PayoutView[]; next_cursor: string | null }> {
+  if (input.status !== undefined && !PAYOUT_STATUSES.includes(input.status as PayoutStatus)) {
+    throw new InvalidRequestError(`status must be one of ${PAYOUT_STATUSES.join(', ')}.`);
+  }
+  const rows = await repository.listPayouts(deps.db, {
+    shopId,
+    limit: input.limit + 1,
+    status: input.status as PayoutStatus | undefined,
+    externalId: input.external_id,
+    after: input.cursor ? decodeListCursor(input.cursor, 'po_') : undefined,
+  });
+  const page = rows.slice(0, input.limit);
+  const last = page.at(-1);
+  return { data: page.map(payoutView), next_cursor: rows.length > input.limit && last ? encodeListCursor(last) : null };
+}

@@ -1,0 +1,110 @@
+// SQL of payouts: per-shop settings, payouts, batches.
+import type { Insertable, Selectable } from 'kysely';
+import type { Executor, Tx } from '../../db/transaction.ts';
+import type { BatchStatus, PayoutStatus, PayoutTables } from './payouts-tables.ts';
+
+export type PayoutRow = Selectable<PayoutTables['crypto_payouts']>;
+export type BatchRow = Selectable<PayoutTables['crypto_payout_batches']>;
+export type PayoutSettingsRow = Selectable<PayoutTables['crypto_payout_settings']>;
+
+/** Position in a list ordered by (created_at desc, id desc). */
+export interface ListPosition {
+  readonly createdAt: Date;
+  readonly id: string;
+}
+
+/** The unique (shop, external_id) of payouts: a batch item or a payout created elsewhere holds the id. */
+export const PAYOUT_EXTERNAL_ID_CONSTRAINT = 'crypto_payouts_shop_id_external_id_key';
+/** Rows per multi-row INSERT of batch items (15 columns each: far below PostgreSQL's parameter limit). */
+const INSERT_CHUNK = 500;
+
+export async function findSettings(db: Executor, shopId: string): Promise<PayoutSettingsRow | undefined> {
+  return db.selectFrom('crypto_payout_settings').selectAll().where('shop_id', '=', shopId).executeTakeFirst();
+}
+
+export async function upsertSettings(db: Executor, row: Insertable<PayoutTables['crypto_payout_settings']>): Promise<void> {
+  await db
+    .insertInto('crypto_payout_settings')
+    .values(row)
+    .onConflict((oc) => oc.column('shop_id').doUpdateSet({ ...row }))
+    .execute();
+}
+
+export async function insertPayouts(tx: Tx, rows: readonly Insertable<PayoutTables['crypto_payouts']>[]): Promise<PayoutRow[]> {
+  const inserted: PayoutRow[] = [];
+  for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+    inserted.push(...(await tx.insertInto('crypto_payouts').values(rows.slice(start, start + INSERT_CHUNK)).returningAll().execute()));
+  }
+  return inserted;
+}
+
+export async function insertBatch(tx: Tx, row: Insertable<PayoutTables['crypto_payout_batches']>): Promise<BatchRow> {
+  return tx.insertInto('crypto_payout_batches').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findPayoutOfShop(db: Executor, shopId: string, payoutId: string): Promise<PayoutRow | undefined> {
+  return db.selectFrom('crypto_payouts').selectAll().where('id', '=', payoutId).where('shop_id', '=', shopId).executeTakeFirst();
+}
+
+export async function findBatchOfShop(db: Executor, shopId: string, batchId: string): Promise<BatchRow | undefined> {
+  return db.selectFrom('crypto_payout_batches').selectAll().where('id', '=', batchId).where('shop_id', '=', shopId).executeTakeFirst();
+}
+
+/** The external_ids among `externalIds` that payouts of the shop already hold. */
+export async function takenExternalIds(db: Executor, shopId: string, externalIds: readonly string[]): Promise<string[]> {
+  if (externalIds.length === 0) return [];
+  const rows = await db.selectFrom('crypto_payouts').select('external_id').where('shop_id', '=', shopId).where('external_id', 'in', externalIds).execute();
+  return rows.map((row) => row.external_id);
+}
+
+export async function listPayouts(
+  db: Executor,
+  query: { shopId: string; limit: number; status?: PayoutStatus | undefined; externalId?: string | undefined; after?: ListPosition | undefined },
+): Promise<PayoutRow[]> {
+  let builder = db.selectFrom('crypto_payouts').selectAll().where('shop_id', '=', query.shopId);
+  if (query.status !== undefined) builder = builder.where('status', '=', query.status);
+  if (query.externalId !== undefined) builder = builder.where('external_id', '=', query.externalId);
+  if (query.after) {
+    const { createdAt, id } = query.after;
+    builder = builder.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+  }
+  return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+}
+
+/** A batch's items in the order they were given. */
+export async function batchItems(db: Executor, batchId: string): Promise<PayoutRow[]> {
+  return db.selectFrom('crypto_payouts').selectAll().where('batch_id', '=', batchId).orderBy('batch_index').execute();
+}
+
+export async function batchItemCounts(db: Executor, batchId: string): Promise<Record<PayoutStatus, number>> {
+  const rows = await db
+    .selectFrom('crypto_payouts')
+    .select(['status', (eb) => eb.fn.countAll<string>().as('count')])
+    .where('batch_id', '=', batchId)
+    .groupBy('status')
+    .execute();
+  const counts: Record<PayoutStatus, number> = { pending: 0, processing: 0, completed: 0, failed: 0 };
+  for (const row of rows) counts[row.status] = Number(row.count);
+  return counts;
+}
+
+/** Locks the payout an outgoing transfer belongs to. */
+export async function lockPayout(tx: Tx, payoutId: string): Promise<PayoutRow | undefined> {
+  return tx.selectFrom('crypto_payouts').selectAll().where('id', '=', payoutId).forUpdate().executeTakeFirst();
+}
+
+export async function lockBatch(tx: Tx, batchId: string): Promise<BatchRow | undefined> {
+  return tx.selectFrom('crypto_payout_batches').selectAll().where('id', '=', batchId).forUpdate().executeTakeFirst();
+}
+
+export async function updatePayout(
+  tx: Tx,
+  payoutId: string,
+  changes: Partial<Pick<PayoutRow, 'status' | 'tx_hash' | 'error_code' | 'error_message' | 'network_fee_actual_micro' | 'completed_at'>> & { updated_at: Date },
+): Promise<PayoutRow> {
+  return tx.updateTable('crypto_payouts').set(changes).where('id', '=', payoutId).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function updateBatch(tx: Tx, batchId: string, changes: { status: BatchStatus; updated_at: Date; completed_at?: Date | null }): Promise<BatchRow> {
+  return tx.updateTable('crypto_payout_batches').set(changes).where('id', '=', batchId).returningAll().executeTakeFirstOrThrow();
+}

@@ -1,0 +1,56 @@
+// Kysely types of the tables the payouts module owns (migration 0020_crypto_payouts.sql).
+import type { OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
+
+type ChainName = OutgoingTransferRequest['chain'];
+
+export type PayoutStatus = 'pending' | 'processing' | 'completed' | 'failed';
+export const PAYOUT_STATUSES: readonly PayoutStatus[] = ['pending', 'processing', 'completed', 'failed'];
+export type BatchStatus = 'pending' | 'processing' | 'completed' | 'partially_completed' | 'failed';
+
+export interface PayoutTables {
+  crypto_payout_settings: {
+    shop_id: string;
+    enabled: boolean;
+    min_amount_micro: bigint;
+    max_amount_micro: bigint;
+    service_fee_fixed_micro: bigint;
+    service_fee_bps: number;
+    updated_at: Date;
+  };
+  crypto_payout_batches: {
+    id: string;
+    shop_id: string;
+    external_id: string;
+    network: 'TRC20';
+    status: BatchStatus;
+    item_count: number;
+    total_debit_micro: bigint;
+    created_at: Date;
+    updated_at: Date;
+    completed_at: Date | null;
+  };
+  crypto_payouts: {
+    id: string;
+    shop_id: string;
+    external_id: string;
+    batch_id: string | null;
+    batch_index: number | null;
+    network: 'TRC20';
+    chain: ChainName;
+    recipient_address: string;
+    amount_micro: bigint;
+    network_fee_micro: bigint;
+    service_fee_micro: bigint;
+    total_debit_micro: bigint;
+    trx_usdt_rate_micro: bigint;
+    network_fee_actual_micro: bigint | null;
+    status: PayoutStatus;
+    outgoing_transfer_id: string;
+    tx_hash: string | null;
+    error_code: string | null;
+    error_message: string | null;
+    created_at: Date;
+    updated_at: Date;
+    completed_at: Date | null;
+  };
+}
