@@ -221,3 +221,15 @@ export async function setAttemptStatus(tx: Tx, transferId: string, txIds: readon
 export async function requeue(tx: Tx, id: string, now: Date): Promise<void> {
   await tx.updateTable('crypto_outgoing_transfers').set({ status: 'queued', tx_id: null, updated_at: now }).where('id', '=', id).execute();
 }
+
+/** Whether the chain has transfers not final yet (a gateway that never sends starts no chain for it). */
+export async function hasOpenTransfers(db: Executor, chain: ChainName): Promise<{ queuedUnsigned: boolean; inFlight: boolean }> {
+  const rows = await db
+    .selectFrom('crypto_outgoing_transfers')
+    .select(['status', 'tx_id'])
+    .where('chain', '=', chain)
+    .where('status', 'in', ['queued', 'submitted'])
+    .limit(50)
+    .execute();
+  return { queuedUnsigned: rows.some((row) => row.status === 'queued' && row.tx_id === null), inFlight: rows.some((row) => row.tx_id !== null) };
+}

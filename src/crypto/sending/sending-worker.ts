@@ -1,0 +1,107 @@
+// The background work of sending (`serve --role worker|all`): the sign-once
+// executor of each chain that has outgoing transfers not final yet (the sandbox
+// chain and, when configured, the live one), one leader per chain across every
+// worker process. A queued transfer wakes it (migration 0019's trigger); while
+// transfers are in flight it passes about once a second, as results solidify.
+import type { AppContext, Worker } from '../../context.ts';
+import { createPollingWorker } from '../../polling-worker.ts';
+import { cryptoDepsFor } from '../receiving/crypto-deps.ts';
+import { tronAddress } from '../tron/address.ts';
+import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
+import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
+import { OUTGOING_PURPOSES, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
+import { hasOpenTransfers } from './sending-repository.ts';
+import type { ChainName } from './sending-tables.ts';
+
+export const SENDING_TOPIC = 'outgoing_transfer';
+export const SENDING_INTERVAL_MS = 1_000;
+const MODES = [
+  { mode: 'sandbox', chain: 'tron-sandbox' },
+  { mode: 'live', chain: 'tron-live' },
+] as const;
+
+export type OutcomeHandlers = Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>>;
+
+/**
+ * The purposes no module handles: the executor leaves their transfers queued, and the
+ * gateway reports them at start (a module that enqueues must declare its handler).
+ */
+export function missingOutcomeHandlers(handlers: OutcomeHandlers): OutgoingPurpose[] {
+  return OUTGOING_PURPOSES.filter((purpose) => handlers[purpose] === undefined);
+}
+
+export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'notifications'>, handlers: OutcomeHandlers): Worker {
+  const deps = cryptoDepsFor(context);
+  const executors = new Map<ChainName, OutgoingExecutor>();
+  let busy = false;
+
+  async function executorFor(mode: 'sandbox' | 'live'): Promise<OutgoingExecutor> {
+    const access = await deps.chain.forMode(mode);
+    let executor = executors.get(access.chain);
+    if (!executor) {
+      const sandbox = access.chain === 'tron-sandbox';
+      executor = createOutgoingExecutor({
+        db: context.db,
+        clock: context.clock,
+        logger: context.logger,
+        chain: access.chain,
+        node: access.node,
+        signingKey: () => access.signingKey(),
+        hotWallet: access.addressKey.hotWalletAddress,
+        // The sandbox chain runs mainnet's USDT address (crypto-chain.ts).
+        usdtContract: sandbox ? USDT_CONTRACT_MAINNET : tronAddress(context.config.tronUsdtContract),
+        handlers,
+        trxUsdtRateMicro: context.config.trxUsdtRateMicro,
+        maxInFlight: context.config.outgoingMaxInFlight,
+        maxAttempts: context.config.outgoingMaxAttempts,
+        fundsWaitSeconds: context.config.outgoingFundsWaitSeconds,
+        ...(sandbox ? { sandboxFaucet: async (address, amounts) => void (await (await deps.chain.sandboxControl()).faucet(address, amounts)) } : {}),
+      });
+      executors.set(access.chain, executor);
+    }
+    return executor;
+  }
+
+  const polling = createPollingWorker({
+    name: 'crypto-outgoing-executor',
+    intervalMs: SENDING_INTERVAL_MS,
+    logger: context.logger,
+    async runOnce() {
+      let work = 0;
+      busy = false;
+      for (const { mode, chain } of MODES) {
+        if (mode === 'live' && !deps.chain.liveConfigured) continue;
+        const open = await hasOpenTransfers(context.db, chain);
+        if (!open.queuedUnsigned && !open.inFlight) continue;
+        busy = true;
+        try {
+          const result = await (await executorFor(mode)).runPass();
+          work += result.signed + result.confirmed + result.failed;
+        } catch (error) {
+          // One chain's trouble (its nodes down, a missing signing key) must not stop the other's sending.
+          context.logger.error({ err: error, chain }, 'outgoing executor pass failed');
+        }
+      }
+      return work;
+    },
+    wakeUps: context.notifications && {
+      notifications: context.notifications,
+      topic: SENDING_TOPIC,
+      clock: context.clock,
+      // Results arrive with blocks: about once a second while anything is open.
+      nextDueAt: async () => (busy ? new Date(context.clock.now().getTime() + SENDING_INTERVAL_MS) : undefined),
+    },
+  });
+  return {
+    name: polling.name,
+    start() {
+      const missing = missingOutcomeHandlers(handlers);
+      if (missing.length > 0) context.logger.warn({ purposes: missing }, 'outgoing transfers of these purposes have no outcome handler: they stay queued');
+      polling.start();
+    },
+    async stop() {
+      await polling.stop();
+      for (const executor of executors.values()) await executor.release().catch(() => undefined);
+    },
+  };
+}
