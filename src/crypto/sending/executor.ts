@@ -76,6 +76,8 @@ export interface ExecutorOptions {
   /** Sandbox only: tops the hot wallet up on the simulated chain when it is short (docs/payouts.md). */
   readonly sandboxFaucet?: (address: TronAddress, amounts: { readonly trxSun: bigint; readonly usdt: bigint }) => Promise<void>;
   readonly leaderToken?: string;
+  /** How long a leader's lease lasts without renewal; LEASE_MS by default. */
+  readonly leaseMs?: number;
   /** TEST-ONLY: called at each step; throwing there stops the pass as a crash would. */
   readonly onStep?: (step: ExecutorStep) => void;
 }
@@ -120,7 +122,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
 
   const renewLease = async () => {
     const now = clock.now();
-    return repository.takeLease(db, chain, token, now, new Date(now.getTime() + LEASE_MS));
+    return repository.takeLease(db, chain, token, now, new Date(now.getTime() + (options.leaseMs ?? LEASE_MS)));
   };
 
   // ---- finishing a transfer: one transaction with the owner's handlers and the fee booking ----

@@ -1,0 +1,114 @@
+// kill -9 of a real worker process running the sign-once executor, between
+// signing and broadcasting, between broadcasting and recording, and while it
+// records results; then a successor process: every recipient gets exactly one
+// transfer (the simulated chain's own balances), every transfer is confirmed
+// with one signed transaction. The database is on disk (PGlite) or a server.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateMnemonic } from '@scure/bip39';
+import { wordlist as english } from '@scure/bip39/wordlists/english.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/clock.ts';
+import { openDatabase, type DatabaseHandle } from '../../../src/db/database.ts';
+import { inTransaction } from '../../../src/db/transaction.ts';
+import { migrate } from '../../../src/db/migrate.ts';
+import { signingKeyFromMnemonic } from '../../../src/crypto/keys/hd-keys.ts';
+import type { ExecutorStep } from '../../../src/crypto/sending/executor.ts';
+import { enqueueOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
+import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
+import { checkLedgerInvariants } from '../../../src/ledger/ledger-invariants.ts';
+import { backends, createServerDatabase, dropServerDatabase } from '../../support/databases.ts';
+import { freshAddress } from './executor-support.ts';
+
+const CHILD = fileURLToPath(new URL('./executor-child.ts', import.meta.url));
+const TRANSFERS = 8;
+
+describe.each(backends)('the executor killed -9 between steps, on %s', (backend) => {
+  let dir: string;
+  let databaseUrl: string | undefined;
+  let chainServer: SimulatedChainServer;
+  let miner: NodeJS.Timeout | undefined;
+  const mnemonic = generateMnemonic(english, 256);
+  const key = signingKeyFromMnemonic(mnemonic);
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'paygate-executor-kill-'));
+    databaseUrl = backend === 'postgres' ? await createServerDatabase() : undefined;
+    chainServer = await startSimulatedChainServer({ seed: 'executor kill test', clock: 'manual' });
+    chainServer.chain.faucet(key.hotWalletAddress, { trxSun: 100_000_000_000n, usdt: 1_000_000_000n });
+  });
+  afterEach(async () => {
+    clearInterval(miner);
+    await chainServer.close();
+    await rm(dir, { recursive: true, force: true });
+    if (databaseUrl) await dropServerDatabase(databaseUrl);
+  });
+
+  const open = (): Promise<DatabaseHandle> => openDatabase({ url: databaseUrl, dataDir: databaseUrl ? undefined : join(dir, 'pglite') });
+
+  function runChild(crashAt: ExecutorStep | undefined): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [CHILD], {
+        env: {
+          PATH: process.env.PATH,
+          PAYGATE_TEST_DATABASE_URL: databaseUrl ?? '',
+          PAYGATE_TEST_PGLITE_DIR: join(dir, 'pglite'),
+          PAYGATE_TEST_MNEMONIC: mnemonic,
+          PAYGATE_TEST_NODE_URL: chainServer.url,
+          ...(crashAt ? { PAYGATE_TEST_CRASH_AT: crashAt } : {}),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk) => (output += chunk));
+      child.stderr.on('data', (chunk) => (output += chunk));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      child.on('error', reject);
+      child.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal, output });
+      });
+    });
+  }
+
+  it.each<ExecutorStep>(['after-sign', 'after-broadcast', 'inside-finish'])('killed -9 at %s: every recipient is paid exactly once', { timeout: 180_000 }, async (crashAt) => {
+    const recipients = Array.from({ length: TRANSFERS }, () => freshAddress());
+    const setup = await open();
+    await migrate(setup);
+    await inTransaction(setup.db, async (tx) => {
+      for (const [index, to] of recipients.entries()) {
+        await enqueueOutgoingTransfer(tx, systemClock, { chain: 'tron-live', purpose: 'payout', ownerId: `po_kill_${index}`, asset: 'USDT', from: { kind: 'hot_wallet' }, to, amount: BigInt(index + 1) * 1_000_000n });
+      }
+    });
+    await setup.close();
+
+    // The chain moves on its own while the workers run: a block every 40 ms.
+    miner = setInterval(() => chainServer.chain.mine(1), 40);
+    const crashed = await runChild(crashAt);
+    expect(crashed.signal, crashed.output).toBe('SIGKILL');
+    const successor = await runChild(undefined);
+    expect(successor.code, successor.output).toBe(0);
+    clearInterval(miner);
+
+    for (const [index, to] of recipients.entries()) expect(chainServer.chain.state.usdtBalance(to)).toBe(BigInt(index + 1) * 1_000_000n);
+    const check = await open();
+    try {
+      const transfers = await check.db.selectFrom('crypto_outgoing_transfers').select(['id', 'status']).execute();
+      expect(transfers.map((row) => row.status)).toEqual(Array(TRANSFERS).fill('confirmed'));
+      const attempts = await check.db.selectFrom('crypto_outgoing_attempts').select(['transfer_id', 'status']).execute();
+      // One landed per transfer; any other was proven dead first (signed, never broadcast, expired before the successor came).
+      const landed = attempts.filter((attempt) => attempt.status === 'landed');
+      expect(new Set(landed.map((attempt) => attempt.transfer_id)).size).toBe(TRANSFERS);
+      expect(landed).toHaveLength(TRANSFERS);
+      expect(attempts.every((attempt) => attempt.status === 'landed' || attempt.status === 'dead')).toBe(true);
+      const fees = await check.db.selectFrom('ledger_transfers').select('id').where('idempotency_key', 'like', 'outgoing-fee:%').execute();
+      expect(fees).toHaveLength(TRANSFERS);
+      expect((await checkLedgerInvariants(check.db)).violations).toEqual([]);
+    } finally {
+      await check.close();
+    }
+  });
+});
