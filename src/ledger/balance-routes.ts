@@ -18,7 +18,7 @@ const AccountBalance = Type.Object({
   currency: Currency,
   kind: Type.String({ description: 'main | payout' }),
   available: Money,
-  pending: Type.String({ description: 'reserved for pending outgoing transfers (payouts)' }),
+  pending: Type.String({ description: 'reserved for outgoing transfers (payouts) plus incoming credits not final yet (deposits confirming)' }),
   total: Type.String({ description: 'available + pending' }),
 });
 

@@ -39,16 +39,21 @@ export interface AccountBalanceView {
   total: string;
 }
 
-/** available = posted credits − posted debits − reserved; pending = reserved (outgoing); total = available + pending. */
+/**
+ * available = posted credits − posted debits − outgoing reserved (debits pending);
+ * pending = outgoing reserved + incoming pending (credits pending: deposits confirming);
+ * total = available + pending.
+ */
 export function balanceView(row: AccountRow): AccountBalanceView {
-  const total = row.credits_posted - row.debits_posted;
+  const available = row.credits_posted - row.debits_posted - row.debits_pending;
+  const pending = row.debits_pending + row.credits_pending;
   return {
     account_id: row.id,
     currency: row.currency,
     kind: row.kind,
-    available: formatMinor(total - row.debits_pending, row.currency),
-    pending: formatMinor(row.debits_pending, row.currency),
-    total: formatMinor(total, row.currency),
+    available: formatMinor(available, row.currency),
+    pending: formatMinor(pending, row.currency),
+    total: formatMinor(available + pending, row.currency),
   };
 }
 
@@ -192,7 +197,8 @@ function operationView(row: OperationListRow): OperationView {
     account_id: row.account_id,
     transfer_id: row.transfer_id,
     type: row.type,
-    amount: formatMinor(row.amount, row.currency),
+    // A zero-effect entry (listed only while pending) announces an incoming credit: it shows the amount coming.
+    amount: formatMinor(row.amount === 0n && row.origin_status === 'pending' ? row.origin_amount : row.amount, row.currency),
     currency: row.currency,
     status: row.origin_status === 'pending' ? (row.resolution_status ?? 'pending') : row.origin_status,
     balance_after: formatMinor(row.balance_after, row.currency),

@@ -252,6 +252,8 @@ export interface OperationListRow {
   readonly reference_id: string;
   readonly origin_status: TransferStatus;
   readonly resolution_status: TransferStatus | null;
+  /** The originating transfer's amount: what a zero-effect entry (an incoming credit while pending) announces. */
+  readonly origin_amount: bigint;
 }
 
 export interface OperationFilter {
@@ -287,9 +289,13 @@ export async function listOperations(db: Executor, filter: OperationFilter): Pro
       't.reference_id',
       't.status as origin_status',
       'r.status as resolution_status',
+      't.amount as origin_amount',
     ])
     .where('a.merchant_id', '=', filter.merchantId)
-    .where('a.book', '=', filter.book);
+    .where('a.book', '=', filter.book)
+    // A zero-effect entry announces an incoming credit while it is pending; once posted, the post's own
+    // entry shows the money, and a voided one never reached the balance.
+    .where((eb) => eb.or([eb('o.amount', '<>', sql<bigint>`0`), eb('r.id', 'is', null)]));
   if (filter.accountId !== undefined) query = query.where('o.account_id', '=', filter.accountId);
   if (filter.type !== undefined) query = query.where('t.type', '=', filter.type);
   if (filter.from !== undefined) query = query.where('o.created_at', '>=', filter.from);
@@ -351,7 +357,7 @@ export async function writeLoneTransfer(tx: Tx, lone: LoneTransfer): Promise<Wri
       update ledger_accounts as a
          set credits_pending = a.credits_pending + ${pending}, credits_posted = a.credits_posted + ${posted}
        where a.id = ${t.credit_account_id} and exists (select 1 from debited)
-      returning a.id, a.currency, a.debits_pending, a.debits_posted, a.credits_pending, a.credits_posted
+      returning a.id, a.currency, a.merchant_id, a.debits_pending, a.debits_posted, a.credits_pending, a.credits_posted
     ), inserted as (
       insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
         reference_type, reference_id, status, pending_id, chain_id, created_at, timeout_seconds, expires_at)
@@ -367,8 +373,10 @@ export async function writeLoneTransfer(tx: Tx, lone: LoneTransfer): Promise<Wri
              (select 0 as ordinal, ${lone.debitOperationId}::text as id, d.id as account_id, -${int8(t.amount)} as amount,
                      d.credits_posted - d.debits_posted - d.debits_pending as balance_after from debited d
               union all
-              select 1, ${lone.creditOperationId}::text, c.id, ${posted}, c.credits_posted - c.debits_posted - c.debits_pending from credited c) as o
-       where o.amount <> 0
+              select 1, ${lone.creditOperationId}::text, c.id, ${posted}, c.credits_posted - c.debits_posted - c.debits_pending from credited c
+               where ${sql.lit(!reserve)} or c.merchant_id is not null) as o
+       -- a reservation credited to a merchant account keeps its zero-effect entry (an incoming credit announced)
+       where o.amount <> 0 or o.ordinal = 1
        order by o.ordinal
       returning 1
     )

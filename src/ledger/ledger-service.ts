@@ -530,10 +530,15 @@ function applyRequest(
   if (debit.guarded && debit.debitsPending + debit.debitsPosted > debit.creditsPosted) {
     throw new InsufficientFundsError(`Not enough available balance on account ${debit.id} for this operation.`);
   }
+  // A reservation credited to a merchant account (an incoming deposit while it confirms) leaves its
+  // available balance alone but still gets a history entry of zero effect: the merchant sees it coming.
+  const announcesIncoming = request.action === 'reserve' && credit.merchantId !== null;
   const changes = [
-    { accountId: debit.id, delta: availableOf(debit) - before.debit, availableAfter: availableOf(debit) },
-    { accountId: credit.id, delta: availableOf(credit) - before.credit, availableAfter: availableOf(credit) },
-  ].filter((change) => change.delta !== 0n);
+    { accountId: debit.id, delta: availableOf(debit) - before.debit, availableAfter: availableOf(debit), keep: false },
+    { accountId: credit.id, delta: availableOf(credit) - before.credit, availableAfter: availableOf(credit), keep: announcesIncoming },
+  ]
+    .filter((change) => change.delta !== 0n || change.keep)
+    .map(({ accountId, delta, availableAfter }) => ({ accountId, delta, availableAfter }));
   const source = reservation ?? {
     type: (request as TransferInput).type,
     reference_type: (request as TransferInput).reference.type,
@@ -609,4 +614,104 @@ export async function findTransfer(db: Executor, id: string): Promise<(LedgerTra
   let currentStatus = row.status;
   if (row.status === 'pending') currentStatus = (await repository.findClosingTransfer(db, row.id))?.status ?? 'pending';
   return { ...toLedgerTransfer(row), currentStatus };
+}
+
+/** The most movements one executeBatch call takes (a settlement batch of deposits). */
+export const MAX_BATCH_LENGTH = 1_000;
+
+/**
+ * Many independent movements (transfers, reservations, posts, voids) in a few
+ * set-based statements: one look-up of the reservations closed, one lock of
+ * every account touched (in id order, THE LOCK ORDER), one look-up of ids
+ * already used, one write of every transfer, total and history entry. Unlike
+ * executeLinked, each movement is its own chain (its own chain id), and a
+ * movement whose id exists already with the same parameters is a repeat,
+ * skipped, while the others are written; its id with other parameters is 409.
+ * Any refusal (insufficient funds, a reservation closed by another id or
+ * expired) throws and writes nothing, so the caller's transaction rolls back
+ * the whole batch. Returns how many movements were written.
+ */
+export async function executeBatch(tx: Tx, clock: Clock, requests: readonly LedgerRequest[]): Promise<{ written: number; replayed: number }> {
+  if (requests.length === 0) return { written: 0, replayed: 0 };
+  if (requests.length > MAX_BATCH_LENGTH) throw new InvalidRequestError(`a batch has 1 to ${MAX_BATCH_LENGTH} movements`);
+  validateShape(requests);
+  const pendingKeys = requests.flatMap((request) => (request.action === 'post' || request.action === 'void' ? [request.pendingId] : []));
+  const pending = new Map<string, TransferRow>();
+  for (const row of await repository.findTransfersByKeys(tx, pendingKeys)) pending.set(row.idempotency_key, row);
+  for (const key of pendingKeys) {
+    const row = pending.get(key);
+    if (!row) throw new NotFoundError(`no reservation with id "${key}"`);
+    if (row.status !== 'pending') throw new InvalidStateError(`transfer "${key}" is not a reservation, so it cannot be posted or voided`);
+  }
+  const accountIds = requests.flatMap((request) => {
+    if (request.action === 'transfer' || request.action === 'reserve') return [request.debitAccountId, request.creditAccountId];
+    const reservation = pending.get(request.pendingId)!;
+    return [reservation.debit_account_id, reservation.credit_account_id];
+  });
+  const locked = await repository.lockAccounts(tx, accountIds);
+  const accounts = new Map(locked.map((row) => [row.id, mutable(row)]));
+  for (const id of accountIds) if (!accounts.has(id)) throw new NotFoundError(`no ledger account "${id}"`);
+
+  // Under the locks: which ids exist (repeats) and which reservations were closed already.
+  const existing = await repository.findTransfersByKeysOrPending(tx, requests.map((request) => request.id), [...pending.values()].map((row) => row.id));
+  const byKey = new Map(existing.map((row) => [row.idempotency_key, row]));
+  const closedReservations = new Map(existing.filter((row) => row.pending_id !== null).map((row) => [row.pending_id!, row]));
+  const fresh: LedgerRequest[] = [];
+  for (const request of requests) {
+    const row = byKey.get(request.id);
+    if (row) {
+      if (!sameRequest(row, request, pending)) throw new DuplicateExternalIdError(`transfer id "${request.id}" was already used with different parameters`);
+      continue;
+    }
+    if (request.action === 'post' || request.action === 'void') {
+      const reservation = pending.get(request.pendingId)!;
+      const closing = closedReservations.get(reservation.id);
+      if (closing) throw new InvalidStateError(`reservation "${reservation.idempotency_key}" was already ${closing.status}`);
+      if (request.action === 'post' && (reservation.expires_at?.getTime() ?? Infinity) <= clock.now().getTime()) {
+        throw new InvalidStateError(`reservation "${reservation.idempotency_key}" expired at ${reservation.expires_at!.toISOString()}; it can no longer be posted`);
+      }
+    }
+    fresh.push(request);
+  }
+  if (fresh.length === 0) return { written: 0, replayed: requests.length };
+
+  const before = new Map([...accounts.values()].map((account) => [account.id, { ...account }]));
+  const now = clock.now();
+  const transferRows: LedgerTables['ledger_transfers'][] = [];
+  const operations: NewOperation[] = [];
+  for (const request of fresh) {
+    const transferId = newId('transfer');
+    const applied = applyRequest(request, transferId, transferId, now, accounts, pending);
+    transferRows.push(applied.transfer);
+    for (const change of applied.changes) {
+      operations.push({
+        id: newId('operation'),
+        accountId: change.accountId,
+        transferId,
+        originId: applied.transfer.pending_id ?? transferId,
+        amount: change.delta,
+        balanceAfter: change.availableAfter,
+        createdAt: now,
+      });
+    }
+  }
+  assertChainBalanced(transferRows, accounts, before);
+  const totals: AccountTotals[] = [...accounts.values()].map((account) => ({
+    id: account.id,
+    debitsPending: account.debitsPending,
+    debitsPosted: account.debitsPosted,
+    creditsPending: account.creditsPending,
+    creditsPosted: account.creditsPosted,
+  }));
+  let inserted: number;
+  try {
+    inserted = await repository.writeChain(tx, transferRows, totals, operations);
+  } catch (error) {
+    if (isUniqueViolation(error, 'ledger_transfers_idempotency_key')) throw new LedgerWriteRaceError(fresh[0]!.id, error);
+    throw error;
+  }
+  assert.ok(inserted === 0 || inserted === transferRows.length, `ledger batch half written: ${inserted} of ${transferRows.length} transfers`);
+  // A concurrent transaction committed one of these ids after the look-up: run the caller's transaction again.
+  if (inserted === 0) throw new LedgerWriteRaceError(fresh[0]!.id, undefined);
+  return { written: inserted, replayed: requests.length - fresh.length };
 }

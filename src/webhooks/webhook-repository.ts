@@ -380,3 +380,19 @@ export async function replaceShopSecrets(
 
 export type AttemptRow = Awaited<ReturnType<typeof listAttempts>>[number];
 export type { AttemptOutcome };
+
+/** Many events in one statement (a batch of state changes writing their outbox rows together). */
+export async function insertEvents(db: Executor, rows: readonly EventInsert[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('webhook_events').values([...rows]).execute();
+}
+
+export async function insertDeliveries(db: Executor, rows: readonly DeliveryInsert[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('webhook_deliveries').values([...rows]).execute();
+}
+
+/** The webhook URL of each of these shops that has one. */
+export async function shopWebhookUrls(db: Executor, shopIds: readonly string[]): Promise<Map<string, string>> {
+  if (shopIds.length === 0) return new Map();
+  const rows = await db.selectFrom('webhook_endpoints').select(['shop_id', 'webhook_url']).where('shop_id', 'in', [...shopIds]).execute();
+  return new Map(rows.flatMap((row) => (row.webhook_url === null ? [] : [[row.shop_id, row.webhook_url] as [string, string]])));
+}

@@ -11,15 +11,18 @@
 //     and deposits are unique by (tx_id, log_index) anyway;
 //  4. settle every confirming deposit whose block is at or below the
 //     solidified block, once the node's block there is the one we recorded
-//     (a batch of deposits per transaction, each settled whole; after a failed
-//     batch, one deposit per transaction; the ledger transfer id is the deposit's).
+//     (a batch of deposits per transaction, settled in sets; after a failed
+//     batch, one deposit per transaction; the ledger ids are the deposit's).
+// A deposit is a pending ledger credit from when it is recorded to when it is
+// final (posted) or orphaned (voided): see deposit-credits.ts.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import { inTransaction, type Db } from '../../db/transaction.ts';
 import type { ChainAccess } from './crypto-chain.ts';
 import { recordScannedTransfers } from './deposit-recording.ts';
-import { settleFinalDeposit } from './deposit-settlement.ts';
+import { voidDepositCredits } from './deposit-credits.ts';
+import { settleFinalDeposits } from './deposit-settlement.ts';
 import { emitWalletDeposit } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
 
@@ -97,6 +100,8 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
       await repository.deleteScannedBlocks(tx, chain, { above: orphanAbove });
       await repository.insertScannedBlocks(tx, chain, [{ number: target.blockNumber, id: target.blockId }]);
       if (!(await repository.advanceCursor(tx, chain, token, position, target, clock.now()))) throw new LostLeadershipError();
+      // Their pending credits go: the merchant's pending balance no longer counts them.
+      await voidDepositCredits(tx, clock, deposits);
       for (const deposit of deposits) {
         const wallet = deposit.wallet_id === null ? undefined : await repository.findWalletById(tx, deposit.wallet_id);
         if (wallet) await emitWalletDeposit(tx, clock, wallet, deposit);
@@ -176,8 +181,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
 
   async function settleBatch(ids: readonly string[]): Promise<number> {
     return inTransaction(db, async (tx) => {
-      let applied = 0;
-      for (const id of ids) if (await settleFinalDeposit(tx, clock, id)) applied += 1;
+      const applied = await settleFinalDeposits(tx, clock, ids);
       step('inside-settle');
       return applied;
     });

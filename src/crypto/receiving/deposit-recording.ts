@@ -2,12 +2,16 @@
 // moves its cursor past them: each USDT transfer to one of our addresses
 // becomes a deposit exactly once by (tx_id, log_index). A deposit orphaned by a
 // reorganisation and seen again in another block is revived, not duplicated.
+// Every deposit seen becomes a pending ledger credit (deposit-credits.ts) in
+// the same transaction; the events go to the outbox in one insert.
 import type { Insertable } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { newId } from '../../ids.ts';
 import type { ScannedBlock, UsdtTransfer } from '../tron/node-client.ts';
-import { emitInvoiceUpdated, emitWalletDeposit } from './receiving-events.ts';
+import { emitMany, type EmitInput } from '../../webhooks/outbox.ts';
+import { reserveDepositCredits } from './deposit-credits.ts';
+import { invoiceUpdatedEvents, walletDepositEvent } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
 import type { DepositRow, InvoiceRow, WalletRow } from './receiving-repository.ts';
 import type { AddressKeyId, ChainName, CryptoReceivingTables } from './receiving-tables.ts';
@@ -48,6 +52,7 @@ export async function recordScannedTransfers(
   const newRows: Insertable<CryptoReceivingTables['crypto_deposits']>[] = [];
   const walletDeposits: { wallet: WalletRow; deposit: DepositRow }[] = [];
   const invoicesSeen = new Set<string>();
+  const seenDeposits: DepositRow[] = [];
   for (const transfer of mine) {
     const invoice = invoiceOf.get(transfer.to);
     const wallet = walletOf.get(transfer.to);
@@ -60,6 +65,7 @@ export async function recordScannedTransfers(
     const revived = await seenAgain(tx, existing, transfer);
     if (!revived) continue;
     seen += 1;
+    seenDeposits.push(revived);
     if (invoice) invoicesSeen.add(invoice.id);
     if (wallet) walletDeposits.push({ wallet, deposit: revived });
   }
@@ -67,14 +73,21 @@ export async function recordScannedTransfers(
   for (let start = 0; start < newRows.length; start += INSERT_CHUNK_ROWS) {
     for (const deposit of await repository.insertDeposits(tx, newRows.slice(start, start + INSERT_CHUNK_ROWS))) {
       seen += 1;
+      seenDeposits.push(deposit);
       if (deposit.invoice_id !== null) invoicesSeen.add(deposit.invoice_id);
       const wallet = deposit.wallet_id === null ? undefined : walletById.get(deposit.wallet_id);
       if (wallet) walletDeposits.push({ wallet, deposit });
     }
   }
+  // Each deposit seen is a pending credit of its merchant's balance until it is final.
+  await reserveDepositCredits(tx, clock, seenDeposits);
   // pending → confirming on the first deposit seen; other statuses wait for finality.
-  for (const invoice of await repository.markInvoicesConfirming(tx, [...invoicesSeen], clock.now())) await emitInvoiceUpdated(tx, clock, invoice);
-  for (const { wallet, deposit } of walletDeposits) await emitWalletDeposit(tx, clock, wallet, deposit);
+  const events: EmitInput[] = [];
+  for (const invoice of await repository.markInvoicesConfirming(tx, [...invoicesSeen], clock.now())) events.push(...invoiceUpdatedEvents(invoice));
+  // A confirming deposit changes no wallet total (they count final deposits): one look-up for them all.
+  const totals = await repository.walletTotals(tx, [...new Set(walletDeposits.map(({ wallet }) => wallet.id))]);
+  for (const { wallet, deposit } of walletDeposits) events.push(walletDepositEvent(wallet, totals.get(wallet.id)!, deposit));
+  await emitMany(tx, clock, events);
   return { seen };
 }
 
@@ -105,6 +118,7 @@ function newDepositRow(
     late: invoice !== undefined && (invoice.status === 'expired' || now.getTime() >= invoice.expires_at.getTime()),
     seen_at: now,
     final_at: null,
+    credit_round: 1,
   };
 }
 

@@ -1,64 +1,102 @@
-// A deposit whose block is solidified (and on the chain the watcher follows)
-// becomes final, in one transaction: credited to the merchant's USDT main
-// account (ledger transfer `crypto-deposit:<id>`, so a repeat credits nothing
-// more) or, to a blocked wallet, held; its invoice adds it up and moves on;
-// the webhooks are written to the outbox.
+// Deposits whose block is solidified (and on the chain the watcher follows)
+// become final, a batch in one transaction, in sets: the deposits locked (id
+// order), then their wallets and invoices (id order); each deposit credited
+// (its pending ledger credit posted) or, to a blocked wallet, held (voided);
+// each invoice adds its deposits up in block order and moves on; the webhooks
+// go to the outbox in one insert. A deposit no longer confirming (settled by an
+// earlier pass, orphaned meanwhile) is skipped, so a repeat credits nothing.
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
-import { ensureAccounts, merchantAccountKey, shardOf, systemAccountKey } from '../../ledger/ledger-accounts.ts';
-import { transfer } from '../../ledger/ledger-service.ts';
-import { findShopProfile } from '../../merchants/merchant-service.ts';
+import { emitMany, type EmitInput } from '../../webhooks/outbox.ts';
+import { depositAccounts, settleDepositCredits } from './deposit-credits.ts';
 import { invoiceStatusAfterFinalDeposit } from './invoice-status.ts';
-import { emitBalanceFunded, emitInvoiceUpdated, emitWalletDeposit } from './receiving-events.ts';
+import { balanceFundedEvent, invoiceUpdatedEvents, walletDepositEvent } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
-import type { DepositRow } from './receiving-repository.ts';
+import type { DepositRow, InvoiceRow, WalletRow } from './receiving-repository.ts';
 
-/** Settles one confirming deposit; false when it is not confirming any more (settled by an earlier pass). */
-export async function settleFinalDeposit(tx: Tx, clock: Clock, depositId: string): Promise<boolean> {
-  const deposit = await repository.lockConfirmingDeposit(tx, depositId);
-  if (!deposit) return false;
-  if (deposit.wallet_id !== null) {
-    const wallet = await repository.lockWallet(tx, deposit.wallet_id);
-    if (!wallet) throw new Error(`deposit ${deposit.id}: wallet ${deposit.wallet_id} is missing`);
-    const final = await repository.finishDeposit(tx, deposit.id, wallet.status === 'active' ? 'credited' : 'held', clock.now());
-    if (final.status === 'credited') await creditDeposit(tx, clock, final);
-    await emitWalletDeposit(tx, clock, wallet, final);
-    return true;
+/** Settles these deposits (in the order given: block order) that are still confirming; returns how many. */
+export async function settleFinalDeposits(tx: Tx, clock: Clock, depositIds: readonly string[]): Promise<number> {
+  const locked = await repository.lockConfirmingDeposits(tx, depositIds);
+  if (locked.length === 0) return 0;
+  const order = new Map(depositIds.map((id, index) => [id, index]));
+  const walletIds = [...new Set(locked.flatMap((deposit) => (deposit.wallet_id === null ? [] : [deposit.wallet_id])))];
+  const invoiceIds = [...new Set(locked.flatMap((deposit) => (deposit.invoice_id === null ? [] : [deposit.invoice_id])))];
+  const wallets = new Map((await repository.lockWallets(tx, walletIds)).map((row) => [row.id, row]));
+  const invoices = new Map((await repository.lockInvoices(tx, invoiceIds)).map((row) => [row.id, row]));
+  for (const deposit of locked) {
+    if (deposit.wallet_id !== null && !wallets.has(deposit.wallet_id)) throw new Error(`deposit ${deposit.id}: wallet ${deposit.wallet_id} is missing`);
+    if (deposit.invoice_id !== null && !invoices.has(deposit.invoice_id)) throw new Error(`deposit ${deposit.id}: invoice ${deposit.invoice_id} is missing`);
   }
-  const invoice = await repository.lockInvoice(tx, deposit.invoice_id!);
-  if (!invoice) throw new Error(`deposit ${deposit.id}: invoice ${deposit.invoice_id} is missing`);
-  const final = await repository.finishDeposit(tx, deposit.id, 'credited', clock.now());
-  await creditDeposit(tx, clock, final);
-  const paidMicro = invoice.paid_micro + final.amount_micro;
+  const walletTotals = await repository.walletTotals(tx, walletIds);
   const now = clock.now();
-  const status = invoiceStatusAfterFinalDeposit(
-    invoice,
-    paidMicro,
-    await repository.underpaidToleranceBps(tx, invoice.shop_id),
-    now,
-    await repository.countConfirmingDepositsOfInvoice(tx, invoice.id),
+  // A deposit to a blocked wallet is held: never credited, its pending credit voided.
+  const heldOf = (deposit: DepositRow) => deposit.wallet_id !== null && wallets.get(deposit.wallet_id)!.status !== 'active';
+  const finals = (await repository.finishDeposits(tx, locked.map((deposit) => ({ id: deposit.id, status: heldOf(deposit) ? 'held' : 'credited' })), now)).sort(
+    (a, b) => order.get(a.id)! - order.get(b.id)!,
   );
-  const paidNow = (status === 'paid' || status === 'overpaid') && invoice.paid_at === null;
-  const updated = await repository.updateInvoice(tx, invoice.id, { status, paid_micro: paidMicro, updated_at: now, ...(paidNow ? { paid_at: now } : {}) });
-  await emitInvoiceUpdated(tx, clock, updated);
-  return true;
+  const credited = finals.filter((deposit) => deposit.status === 'credited');
+  const accounts = await depositAccounts(tx, clock, credited);
+  await settleDepositCredits(tx, clock, finals, accounts);
+
+  const invoiceAfter = new Map<string, InvoiceRow>();
+  const invoiceChanges = await settleInvoices(tx, finals, invoices, now, (deposit, invoice) => invoiceAfter.set(deposit.id, invoice));
+  // The events in the order the deposits settled, as one-by-one settlement wrote them.
+  const events: EmitInput[] = [];
+  for (const deposit of finals) {
+    if (deposit.wallet_id === null) {
+      events.push(balanceFundedEvent(accounts.get(deposit.id)!.mainAccountId, deposit), ...invoiceUpdatedEvents(invoiceAfter.get(deposit.id)!));
+      continue;
+    }
+    const wallet: WalletRow = wallets.get(deposit.wallet_id)!;
+    const before = walletTotals.get(wallet.id)!;
+    const totals =
+      deposit.status === 'credited'
+        ? { ...before, receivedMicro: before.receivedMicro + deposit.amount_micro }
+        : { ...before, heldMicro: before.heldMicro + deposit.amount_micro };
+    walletTotals.set(wallet.id, totals);
+    if (deposit.status === 'credited') events.push(balanceFundedEvent(accounts.get(deposit.id)!.mainAccountId, deposit));
+    events.push(walletDepositEvent(wallet, totals, deposit));
+  }
+  await repository.updateInvoices(tx, invoiceChanges, now);
+  await emitMany(tx, clock, events);
+  return finals.length;
 }
 
-/** hot wallet (USDT, the shop's book) → merchant's USDT main; idempotent by the deposit id. */
-async function creditDeposit(tx: Tx, clock: Clock, deposit: DepositRow): Promise<void> {
-  const shop = await findShopProfile(tx, deposit.shop_id);
-  if (!shop) throw new Error(`deposit ${deposit.id}: shop ${deposit.shop_id} is missing`);
-  const [main, hotWallet] = await ensureAccounts(tx, clock, [
-    merchantAccountKey(shop.mode, shop.merchantId, 'USDT', 'main'),
-    systemAccountKey(shop.mode, 'hot_wallet', 'USDT', shardOf(deposit.id)),
-  ]);
-  await transfer(tx, clock, {
-    id: `crypto-deposit:${deposit.id}`,
-    debitAccountId: hotWallet!.id,
-    creditAccountId: main!.id,
-    amount: deposit.amount_micro,
-    type: 'deposit',
-    reference: { type: 'deposit', id: deposit.id },
-  });
-  await emitBalanceFunded(tx, clock, main!.id, deposit);
+/**
+ * Each invoice adds up its final deposits in block order; `onDeposit` sees the invoice as it is
+ * after each of them (its webhook shows every step). Returns each invoice's final change.
+ */
+async function settleInvoices(
+  tx: Tx,
+  finals: readonly DepositRow[],
+  invoices: ReadonlyMap<string, InvoiceRow>,
+  now: Date,
+  onDeposit: (deposit: DepositRow, invoice: InvoiceRow) => void,
+): Promise<{ id: string; status: InvoiceRow['status']; paidMicro: bigint; paidAt: Date | null }[]> {
+  const ofInvoices = finals.filter((deposit) => deposit.invoice_id !== null);
+  if (ofInvoices.length === 0) return [];
+  const invoiceIds = [...new Set(ofInvoices.map((deposit) => deposit.invoice_id!))];
+  const tolerances = await repository.underpaidTolerances(tx, [...new Set(invoiceIds.map((id) => invoices.get(id)!.shop_id))]);
+  // Still confirming outside this batch; inside it, the invoice's deposits not added up yet count too.
+  const confirming = await repository.confirmingCountsOfInvoices(tx, invoiceIds);
+  const laterInBatch = new Map<string, number>();
+  for (const deposit of ofInvoices) laterInBatch.set(deposit.invoice_id!, (laterInBatch.get(deposit.invoice_id!) ?? 0) + 1);
+  const current = new Map(invoiceIds.map((id) => [id, invoices.get(id)!]));
+  for (const deposit of ofInvoices) {
+    const invoice = current.get(deposit.invoice_id!)!;
+    laterInBatch.set(invoice.id, laterInBatch.get(invoice.id)! - 1);
+    const paidMicro = invoice.paid_micro + deposit.amount_micro;
+    const status = invoiceStatusAfterFinalDeposit(
+      invoice,
+      paidMicro,
+      tolerances.get(invoice.shop_id)!,
+      now,
+      confirming.get(invoice.id)! + laterInBatch.get(invoice.id)!,
+    );
+    const paidNow = (status === 'paid' || status === 'overpaid') && invoice.paid_at === null;
+    const updated: InvoiceRow = { ...invoice, status, paid_micro: paidMicro, updated_at: now, paid_at: paidNow ? now : invoice.paid_at };
+    current.set(invoice.id, updated);
+    onDeposit(deposit, updated);
+  }
+  return [...current.values()].map((invoice) => ({ id: invoice.id, status: invoice.status, paidMicro: invoice.paid_micro, paidAt: invoice.paid_at }));
 }

@@ -253,11 +253,11 @@ export async function insertDeposits(tx: Tx, rows: readonly Insertable<CryptoRec
     .execute();
 }
 
-/** An orphaned deposit seen again (in another block): back to confirming, with its new block. */
+/** An orphaned deposit seen again (in another block): back to confirming, with its new block and its next pending credit. */
 export async function reviveDeposit(tx: Tx, depositId: string, blockNumber: number, blockId: string): Promise<DepositRow | undefined> {
   return tx
     .updateTable('crypto_deposits')
-    .set({ status: 'confirming', block_number: BigInt(blockNumber), block_id: blockId })
+    .set((eb) => ({ status: 'confirming', block_number: BigInt(blockNumber), block_id: blockId, credit_round: eb('credit_round', '+', 1) }))
     .where('id', '=', depositId)
     .where('status', '=', 'orphaned')
     .returningAll()
@@ -424,4 +424,76 @@ export async function nextInvoiceExpiry(db: Executor, now: Date): Promise<Date |
     .limit(1)
     .executeTakeFirst();
   return row?.expires_at;
+}
+
+// ---- settlement in sets (one transaction per batch of final deposits) ----
+
+/** These deposits that are still confirming, locked until the transaction ends, in id order (one lock order for every batch). */
+export async function lockConfirmingDeposits(tx: Tx, depositIds: readonly string[]): Promise<DepositRow[]> {
+  if (depositIds.length === 0) return [];
+  return tx.selectFrom('crypto_deposits').selectAll().where('id', 'in', [...depositIds]).where('status', '=', 'confirming').orderBy('id').forUpdate().execute();
+}
+
+export async function lockInvoices(tx: Tx, invoiceIds: readonly string[]): Promise<InvoiceRow[]> {
+  if (invoiceIds.length === 0) return [];
+  return tx.selectFrom('crypto_invoices').selectAll().where('id', 'in', [...invoiceIds]).orderBy('id').forUpdate().execute();
+}
+
+export async function lockWallets(tx: Tx, walletIds: readonly string[]): Promise<WalletRow[]> {
+  if (walletIds.length === 0) return [];
+  return tx.selectFrom('crypto_wallets').selectAll().where('id', 'in', [...walletIds]).orderBy('id').forUpdate().execute();
+}
+
+/** Each deposit's final status, in one statement; returns the rows as written. */
+export async function finishDeposits(tx: Tx, finishes: readonly { id: string; status: Extract<DepositStatus, 'credited' | 'held'> }[], at: Date): Promise<DepositRow[]> {
+  if (finishes.length === 0) return [];
+  const values = sql.join(finishes.map((finish) => sql`(${finish.id}::text, ${finish.status}::text)`));
+  const result = await sql<DepositRow>`
+    update crypto_deposits as d set status = v.status, final_at = ${at.toISOString()}::timestamptz
+      from (values ${values}) as v(id, status)
+     where d.id = v.id and d.status = 'confirming'
+    returning d.*`.execute(tx);
+  return result.rows;
+}
+
+/** The underpaid tolerance of each of these shops (0 when not set). */
+export async function underpaidTolerances(db: Executor, shopIds: readonly string[]): Promise<Map<string, number>> {
+  const tolerances = new Map(shopIds.map((id) => [id, 0]));
+  if (shopIds.length === 0) return tolerances;
+  const rows = await db.selectFrom('crypto_shop_settings').select(['shop_id', 'underpaid_tolerance_bps']).where('shop_id', 'in', [...shopIds]).execute();
+  for (const row of rows) tolerances.set(row.shop_id, row.underpaid_tolerance_bps);
+  return tolerances;
+}
+
+/** How many deposits of each invoice are still confirming. */
+export async function confirmingCountsOfInvoices(db: Executor, invoiceIds: readonly string[]): Promise<Map<string, number>> {
+  const counts = new Map(invoiceIds.map((id) => [id, 0]));
+  if (invoiceIds.length === 0) return counts;
+  const rows = await db
+    .selectFrom('crypto_deposits')
+    .select(['invoice_id', (eb) => eb.fn.countAll<string>().as('count')])
+    .where('invoice_id', 'in', [...invoiceIds])
+    .where('status', '=', 'confirming')
+    .groupBy('invoice_id')
+    .execute();
+  for (const row of rows) counts.set(row.invoice_id!, Number(row.count));
+  return counts;
+}
+
+/** Each invoice's new status, paid amount and paid_at in one statement; returns the rows as written. */
+export async function updateInvoices(
+  tx: Tx,
+  changes: readonly { id: string; status: InvoiceStatus; paidMicro: bigint; paidAt: Date | null }[],
+  at: Date,
+): Promise<InvoiceRow[]> {
+  if (changes.length === 0) return [];
+  const values = sql.join(
+    changes.map((change) => sql`(${change.id}::text, ${change.status}::text, ${change.paidMicro.toString()}::int8, ${change.paidAt?.toISOString() ?? null}::timestamptz)`),
+  );
+  const result = await sql<InvoiceRow>`
+    update crypto_invoices as i set status = v.status, paid_micro = v.paid_micro, paid_at = v.paid_at, updated_at = ${at.toISOString()}::timestamptz
+      from (values ${values}) as v(id, status, paid_micro, paid_at)
+     where i.id = v.id
+    returning i.*`.execute(tx);
+  return result.rows;
 }

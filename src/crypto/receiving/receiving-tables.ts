@@ -67,6 +67,8 @@ export interface CryptoReceivingTables {
     late: Generated<boolean>;
     seen_at: Date;
     final_at: Date | null;
+    /** Which pending ledger credit is the deposit's current one (migration 0018); 0: none (recorded before it). */
+    credit_round: Generated<number>;
   };
   crypto_chain_cursors: {
     chain: ChainName;
