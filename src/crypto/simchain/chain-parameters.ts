@@ -32,6 +32,10 @@ export interface ChainParameters {
   readonly transferEnergyNewHolder: number;
   /** Energy a reverted transfer burns before the REVERT (not sourced: a rough figure; only its being charged matters). */
   readonly revertEnergy: number;
+  /** Sun burned for the bandwidth of a transaction that creates an account (getCreateAccountFee, 0.1 TRX). */
+  readonly createAccountFeeSun: bigint;
+  /** Sun a TRX transfer to a new address costs on top (getCreateNewAccountFeeInSystemContract, 1 TRX). */
+  readonly createNewAccountFeeSun: bigint;
   /** fee_limit ceiling (15,000 TRX, resource.md "How to Set fee_limit"). */
   readonly maxFeeLimitSun: bigint;
   readonly usdtContract: TronAddress;
@@ -64,6 +68,8 @@ export const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
   transferEnergyExistingHolder: 64_285,
   transferEnergyNewHolder: 130_285,
   revertEnergy: 1_000,
+  createAccountFeeSun: 100_000n,
+  createNewAccountFeeSun: 1_000_000n,
   maxFeeLimitSun: 15_000_000_000n,
   usdtContract: USDT_CONTRACT_MAINNET,
   payerCount: 3,

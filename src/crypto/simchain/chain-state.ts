@@ -20,7 +20,8 @@ export type JournalEntry =
   | { readonly kind: 'trx'; readonly address: TronAddress; readonly delta: bigint }
   | { readonly kind: 'usdt'; readonly address: TronAddress; readonly delta: bigint }
   | { readonly kind: 'bandwidth'; readonly address: TronAddress; readonly used: number; readonly timeMs: number }
-  | { readonly kind: 'outcome'; readonly address: TronAddress; readonly outcome: NextTransferOutcome };
+  | { readonly kind: 'outcome'; readonly address: TronAddress; readonly outcome: NextTransferOutcome }
+  | { readonly kind: 'account'; readonly address: TronAddress };
 
 /**
  * What the next USDT transfer to an address does, once: `revert` and
@@ -43,12 +44,13 @@ export class ChainState {
     return this.accounts.get(address);
   }
 
-  /** Creates the account if needed (receiving TRX activates an address). */
-  activate(address: TronAddress, atMs: number): AccountState {
+  /** Creates the account if needed (receiving TRX activates an address); in a block, journaled so a reorg removes it again. */
+  activate(address: TronAddress, atMs: number, journal?: JournalEntry[]): AccountState {
     let account = this.accounts.get(address);
     if (!account) {
       account = { createTimeMs: atMs, balanceSun: 0n, freeBandwidthUsed: 0, freeBandwidthTimeMs: atMs };
       this.accounts.set(address, account);
+      journal?.push({ kind: 'account', address });
     }
     return account;
   }
@@ -104,6 +106,10 @@ export class ChainState {
       if (entry.kind === 'trx') this.addTrx(entry.address, -entry.delta);
       else if (entry.kind === 'usdt') this.addUsdt(entry.address, -entry.delta);
       else if (entry.kind === 'outcome') this.nextTransferOutcomes.set(entry.address, entry.outcome);
+      // Its TRX deltas were undone first (newest first); faucet TRX given since keeps it alive.
+      else if (entry.kind === 'account') {
+        if (this.accounts.get(entry.address)?.balanceSun === 0n) this.accounts.delete(entry.address);
+      }
       else {
         const account = this.accounts.get(entry.address);
         if (account) {

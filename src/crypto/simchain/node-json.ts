@@ -5,7 +5,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { tronAddressToHex, type TronAddress } from '../tron/address.ts';
-import { transactionJson } from '../tron/transaction.ts';
+import { chainTransactionJson, isTrxTransfer } from './chain-transaction.ts';
 import type { ChainParameters } from './chain-parameters.ts';
 import type { AccountState } from './chain-state.ts';
 import type { IncludedTransaction, SimulatedBlock } from './simulated-chain.ts';
@@ -33,7 +33,7 @@ export function blockJson(block: SimulatedBlock, witnessHex: string, options: { 
 
 /** A transaction as blocks and gettransactionbyid show it: its `ret` first. */
 export function blockTransactionJson(included: IncludedTransaction): Record<string, unknown> {
-  return { ret: [{ contractRet: included.receipt.result }], ...transactionJson(included.transaction) };
+  return { ret: [{ contractRet: included.receipt.result }], ...chainTransactionJson(included.transaction) };
 }
 
 /** A TransactionInfo (gettransactioninfobyid, and each element of gettransactioninfobyblocknum). */
@@ -44,13 +44,15 @@ export function transactionInfoJson(included: IncludedTransaction, block: Simula
   if (receipt.energyUsageTotal > 0) receiptJson['energy_usage_total'] = receipt.energyUsageTotal;
   if (receipt.netUsage > 0) receiptJson['net_usage'] = receipt.netUsage;
   if (receipt.netFeeSun > 0n) receiptJson['net_fee'] = receipt.netFeeSun;
-  receiptJson['result'] = receipt.result;
+  // A TRX transfer runs no contract: its receipt has no result, the info no contract address.
+  const trx = isTrxTransfer(transaction);
+  if (!trx) receiptJson['result'] = receipt.result;
   const info: Record<string, unknown> = { id: transaction.txId };
   if (receipt.feeSun > 0n) info['fee'] = receipt.feeSun;
   info['blockNumber'] = block.number;
   info['blockTimeStamp'] = block.timestampMs;
   info['contractResult'] = [receipt.contractResult];
-  info['contract_address'] = tronAddressToHex(transaction.raw.contractAddress);
+  if (!trx) info['contract_address'] = tronAddressToHex(transaction.raw.contractAddress);
   info['receipt'] = receiptJson;
   if (receipt.logs.length > 0) {
     info['log'] = receipt.logs.map((log) => ({ address: logAddressHex(options.logContract ?? log.contract), topics: log.topics, data: log.data }));
@@ -102,12 +104,12 @@ export function chainParametersJson(parameters: ChainParameters): Record<string,
   const chainParameter: { key: string; value?: number | bigint }[] = [
     { key: 'getMaintenanceTimeInterval', value: 21_600_000 },
     { key: 'getAccountUpgradeCost', value: 9_999_000_000 },
-    { key: 'getCreateAccountFee', value: 100_000 },
+    { key: 'getCreateAccountFee', value: parameters.createAccountFeeSun },
     { key: 'getTransactionFee', value: parameters.bandwidthPriceSun },
     { key: 'getAssetIssueFee', value: 1_024_000_000 },
     { key: 'getWitnessPayPerBlock', value: 8_000_000 },
     { key: 'getWitnessStandbyAllowance', value: 115_200_000_000 },
-    { key: 'getCreateNewAccountFeeInSystemContract', value: 1_000_000 },
+    { key: 'getCreateNewAccountFeeInSystemContract', value: parameters.createNewAccountFeeSun },
     { key: 'getCreateNewAccountBandwidthRate', value: 1 },
     { key: 'getAllowCreationOfContracts', value: 1 },
     { key: 'getEnergyFee', value: parameters.energyPriceSun },

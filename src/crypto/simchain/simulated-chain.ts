@@ -11,14 +11,15 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { TronAddress } from '../tron/address.ts';
 import { signTriggerSmartContract } from '../tron/signing.ts';
-import { decodeSignedTransaction, encodeSignedTransaction, referenceBlockFields, type SignedTransaction } from '../tron/transaction.ts';
+import { encodeSignedTransaction, referenceBlockFields, type SignedTransaction } from '../tron/transaction.ts';
 import { decodeTransferCalldata, transferCalldata } from '../tron/trc20-usdt.ts';
 import { chainParameters, type ChainParameters } from './chain-parameters.ts';
 import { ChainState, type AccountState, type JournalEntry, type NextTransferOutcome } from './chain-state.ts';
 import { payerKeys, type PayerKey } from './payer-keys.ts';
 import { PrunedBlockIds } from './pruned-history.ts';
 import { checkIntake, decodeIncoming, incomingOf, type IncomingTransaction, type IntakeRefusal, type IntakeView } from './transaction-intake.ts';
-import { executeInBlock, type Receipt } from './usdt-execution.ts';
+import { executeInBlock, executeTrxTransferInBlock, type Receipt } from './usdt-execution.ts';
+import { decodeChainTransaction, isTrxTransfer, type ChainTransaction } from './chain-transaction.ts';
 
 export interface IncludedTransaction extends IncomingTransaction {
   readonly receipt: Receipt;
@@ -204,7 +205,10 @@ export class SimulatedChain {
         waiting.push(pending);
         continue;
       }
-      const receipt = executeInBlock(this.state, this.parameters, pending.transaction, pending.sizeBytes, timestampMs, journal);
+      const { transaction } = pending;
+      const receipt = isTrxTransfer(transaction)
+        ? executeTrxTransferInBlock(this.state, this.parameters, transaction, pending.sizeBytes, timestampMs, journal)
+        : executeInBlock(this.state, this.parameters, transaction, pending.sizeBytes, timestampMs, journal);
       if (receipt) included.push({ ...pending, receipt });
     }
     this.#pool = waiting;
@@ -261,8 +265,9 @@ export class SimulatedChain {
     const refusal = checkIntake(this.#intakeView(), incoming);
     if (refusal) return { result: false, txId, ...refusal };
     this.#recent.set(txId, incoming.transaction.raw.expirationMs);
-    const call = decodeTransferCalldata(incoming.transaction.raw.data);
-    const armedLoss = call.ok && this.state.takeNextTransferOutcome(call.to, ['never_included']) !== undefined;
+    // One-shot outcomes are armed for USDT transfers (a TRX top-up is never affected).
+    const call = isTrxTransfer(incoming.transaction) ? undefined : decodeTransferCalldata(incoming.transaction.raw.data);
+    const armedLoss = call?.ok === true && this.state.takeNextTransferOutcome(call.to, ['never_included']) !== undefined;
     // A node that said SUCCESS and then lost it (TRON.md §1.4 point 3): it stays in the recent cache only.
     if (!options.neverInclude && !armedLoss) this.#pool.push(incoming);
     return { result: true, txId };
@@ -402,7 +407,7 @@ export class SimulatedChain {
   }
 
   /** For tests that build their own transactions: the node's view of a decoded transaction. */
-  incoming(transaction: SignedTransaction): IncomingTransaction {
+  incoming(transaction: ChainTransaction): IncomingTransaction {
     return incomingOf(this.parameters, transaction);
   }
 
@@ -455,12 +460,12 @@ export class SimulatedChain {
   }
 
   #decodeSaved(hex: string): IncomingTransaction {
-    const decoded = decodeSignedTransaction(hexToBytes(hex));
+    const decoded = decodeChainTransaction(hexToBytes(hex));
     if (!decoded.ok) throw new Error(`the saved chain holds a transaction that does not decode: ${decoded.problem}`);
     return incomingOf(this.parameters, decoded.transaction);
   }
 }
 
-function signedHex(transaction: SignedTransaction): string {
+function signedHex(transaction: ChainTransaction): string {
   return bytesToHex(encodeSignedTransaction(transaction.rawBytes, transaction.signatures));
 }

@@ -4,10 +4,12 @@
 // Each refusal carries the node's code and a message in its words.
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { recoverSignerAddress } from '../tron/signing.ts';
-import { decodeSignedTransaction, encodeSignedTransaction, TRANSACTION_MAX_BYTES, type SignedTransaction } from '../tron/transaction.ts';
+import { encodeSignedTransaction, TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
+import type { TransferContractRaw } from '../tron/transaction.ts';
+import { decodeChainTransaction, isTrxTransfer, type ChainTransaction } from './chain-transaction.ts';
 import type { ChainParameters } from './chain-parameters.ts';
 import type { ChainState } from './chain-state.ts';
-import { bandwidthCharge } from './usdt-execution.ts';
+import { bandwidthCharge, trxTransferCost } from './usdt-execution.ts';
 
 export type RefusalCode =
   | 'SIGERROR'
@@ -26,7 +28,7 @@ export interface IntakeRefusal {
 }
 
 export interface IncomingTransaction {
-  readonly transaction: SignedTransaction;
+  readonly transaction: ChainTransaction;
   /** Signed size + the result bytes java-tron adds: what bandwidth charges. */
   readonly sizeBytes: number;
 }
@@ -47,12 +49,12 @@ export function decodeIncoming(parameters: ChainParameters, hex: string): { ok: 
   if (hex.length / 2 > TRANSACTION_MAX_BYTES) {
     return { ok: false, refusal: { code: 'TOO_BIG_TRANSACTION_ERROR', message: `too big transaction, the size is ${hex.length / 2} bytes` } };
   }
-  const decoded = decodeSignedTransaction(hexToBytes(hex));
+  const decoded = decodeChainTransaction(hexToBytes(hex));
   if (!decoded.ok) return { ok: false, refusal: { code: 'OTHER_ERROR', message: decoded.problem } };
   return { ok: true, incoming: incomingOf(parameters, decoded.transaction) };
 }
 
-export function incomingOf(parameters: ChainParameters, transaction: SignedTransaction): IncomingTransaction {
+export function incomingOf(parameters: ChainParameters, transaction: ChainTransaction): IncomingTransaction {
   const signedBytes = encodeSignedTransaction(transaction.rawBytes, transaction.signatures).length;
   return { transaction, sizeBytes: signedBytes + parameters.resultBytesPerTransaction };
 }
@@ -86,19 +88,36 @@ export function checkIntake(view: IntakeView, incoming: IncomingTransaction, opt
     return { code: 'SIGERROR', message: `Validate signature error: ${transaction.txId} is signed by ${signer ?? 'an unrecoverable key'} but it is not contained of permission.` };
   }
 
-  if (!view.state.account(raw.ownerAddress)) {
+  if (isTrxTransfer(transaction)) return checkTrxTransfer(view, incoming, transaction.raw);
+  const call = transaction.raw;
+  if (!view.state.account(call.ownerAddress)) {
     return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Validate TriggerSmartContract error, no OwnerAccount.' };
   }
-  if (raw.contractAddress !== parameters.usdtContract) {
+  if (call.contractAddress !== parameters.usdtContract) {
     return { code: 'CONTRACT_VALIDATE_ERROR', message: 'No contract or not a smart contract' };
   }
-  if (raw.feeLimitSun > parameters.maxFeeLimitSun) {
+  if (call.feeLimitSun > parameters.maxFeeLimitSun) {
     return { code: 'CONTRACT_VALIDATE_ERROR', message: `feeLimit must be >= 0 and <= ${parameters.maxFeeLimitSun}` };
   }
-  if (raw.callValueSun !== 0n) return { code: 'CONTRACT_VALIDATE_ERROR', message: 'the USDT contract is not payable' };
+  if (call.callValueSun !== 0n) return { code: 'CONTRACT_VALIDATE_ERROR', message: 'the USDT contract is not payable' };
 
   const bandwidth = bandwidthCharge(view.state, parameters, raw.ownerAddress, incoming.sizeBytes, view.headTimestampMs + parameters.blockIntervalMs);
   if (!bandwidth.ok) return { code: 'BANDWITH_ERROR', message: bandwidth.reason };
+  return null;
+}
+
+/** TransferContract (jt TransferActuator.validate, BandwidthProcessor): TRX moves, a new recipient costs the account-creation fees. */
+function checkTrxTransfer(view: IntakeView, incoming: IncomingTransaction, raw: TransferContractRaw): IntakeRefusal | null {
+  const { parameters, state } = view;
+  const owner = state.account(raw.ownerAddress);
+  if (!owner) return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Validate TransferContract error, no OwnerAccount.' };
+  if (raw.amountSun <= 0n) return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Amount must be greater than 0.' };
+  if (raw.toAddress === raw.ownerAddress) return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Cannot transfer TRX to yourself.' };
+  const cost = trxTransferCost(state, parameters, raw, incoming.sizeBytes, view.headTimestampMs + parameters.blockIntervalMs);
+  if (!cost.ok) return { code: 'BANDWITH_ERROR', message: cost.reason };
+  if (owner.balanceSun < raw.amountSun + cost.burnSun + cost.createFeeSun) {
+    return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Validate TransferContract error, balance is not sufficient.' };
+  }
   return null;
 }
 

@@ -11,6 +11,8 @@
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { tronAddressToEvm, type TronAddress } from '../tron/address.ts';
 import type { SignedTransaction } from '../tron/transaction.ts';
+import type { SignedTrxTransfer } from './chain-transaction.ts';
+import type { TransferContractRaw } from '../tron/transaction.ts';
 import { addressWord, decodeTransferCalldata, TRANSFER_EVENT_TOPIC, uint256Word } from '../tron/trc20-usdt.ts';
 import type { ChainParameters } from './chain-parameters.ts';
 import type { ChainState, JournalEntry } from './chain-state.ts';
@@ -50,6 +52,25 @@ export function bandwidthCharge(state: ChainState, parameters: ChainParameters, 
   const burnSun = BigInt(bytes) * parameters.bandwidthPriceSun;
   if (account.balanceSun < burnSun) return { ok: false, reason: 'Account resource insufficient error.' };
   return { ok: true, freeBytes: 0, burnSun };
+}
+
+export type TrxTransferCost = { readonly ok: true; readonly freeBytes: number; readonly burnSun: bigint; readonly createFeeSun: bigint } | { readonly ok: false; readonly reason: string };
+
+/**
+ * What a TRX transfer costs its sender besides the amount: to an existing
+ * account, its bytes (free bandwidth, else burned); to a new one, the
+ * account-creation bandwidth burned (getCreateAccountFee; free bandwidth does
+ * not pay for it) and the creation fee (getCreateNewAccountFeeInSystemContract).
+ */
+export function trxTransferCost(state: ChainState, parameters: ChainParameters, raw: TransferContractRaw, bytes: number, atMs: number): TrxTransferCost {
+  if (state.account(raw.toAddress)) {
+    const bandwidth = bandwidthCharge(state, parameters, raw.ownerAddress, bytes, atMs);
+    return bandwidth.ok ? { ...bandwidth, createFeeSun: 0n } : bandwidth;
+  }
+  const owner = state.account(raw.ownerAddress);
+  if (!owner) return { ok: false, reason: `account [${raw.ownerAddress}] does not exist` };
+  if (owner.balanceSun < parameters.createAccountFeeSun) return { ok: false, reason: 'Account resource insufficient error.' };
+  return { ok: true, freeBytes: 0, burnSun: parameters.createAccountFeeSun, createFeeSun: parameters.createNewAccountFeeSun };
 }
 
 /** Energy the transfer needs: more when the recipient holds no USDT yet (a new storage slot). */
@@ -116,6 +137,39 @@ export function executeInBlock(
     data: bytesToHex(uint256Word(call.amount)),
   };
   return finish('SUCCESS', energyNeeded, { logs: [log], contractResult: bytesToHex(uint256Word(1n)) });
+}
+
+/**
+ * A TRX transfer (TransferContract) in a block: no contract runs, so it either
+ * happens in full or, when the sender can no longer pay, is dropped (null).
+ * A new recipient is created (journaled, so a reorg removes it).
+ */
+export function executeTrxTransferInBlock(
+  state: ChainState,
+  parameters: ChainParameters,
+  transaction: SignedTrxTransfer,
+  sizeBytes: number,
+  blockTimeMs: number,
+  journal: JournalEntry[],
+): Receipt | null {
+  const { raw } = transaction;
+  const owner = state.account(raw.ownerAddress);
+  const cost = trxTransferCost(state, parameters, raw, sizeBytes, blockTimeMs);
+  if (!owner || !cost.ok || owner.balanceSun < raw.amountSun + cost.burnSun + cost.createFeeSun) return null;
+  if (cost.freeBytes > 0) state.useFreeBandwidth(raw.ownerAddress, cost.freeBytes, blockTimeMs, journal);
+  state.addTrx(raw.ownerAddress, -(raw.amountSun + cost.burnSun + cost.createFeeSun), journal);
+  state.activate(raw.toAddress, blockTimeMs, journal);
+  state.addTrx(raw.toAddress, raw.amountSun, journal);
+  return {
+    result: 'SUCCESS',
+    energyUsageTotal: 0,
+    energyFeeSun: 0n,
+    netUsage: cost.freeBytes,
+    netFeeSun: cost.burnSun,
+    feeSun: cost.burnSun + cost.createFeeSun,
+    logs: [],
+    contractResult: '',
+  };
 }
 
 /** Why the token contract would revert this transfer, or null. */

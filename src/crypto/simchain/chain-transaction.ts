@@ -1,0 +1,135 @@
+// The two kinds of transaction the simulated chain takes: a TriggerSmartContract
+// call (USDT transfers; decoded by tron/transaction.ts) and a TransferContract
+// (plain TRX, the sending side's gas top-ups). The TransferContract reader is
+// as strict as the other: one contract, only the fields java-tron's protobuf
+// writes for it, each once; anything else is a problem, never an exception.
+import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { tronAddressFromBytes, tronAddressToHex, type TronAddress } from '../tron/address.ts';
+import {
+  decodeSignedTransaction,
+  REF_BLOCK_BYTES_LENGTH,
+  REF_BLOCK_HASH_LENGTH,
+  SIGNATURES_MAX,
+  TRANSACTION_MAX_BYTES,
+  TRANSFER_CONTRACT_TYPE,
+  TRANSFER_CONTRACT_TYPE_URL,
+  transactionId,
+  transactionJson,
+  type SignedTransaction,
+  type TransferContractRaw,
+} from '../tron/transaction.ts';
+
+/** A signed TRX transfer (TransferContract). */
+export interface SignedTrxTransfer {
+  readonly kind: 'trx';
+  readonly rawBytes: Uint8Array;
+  readonly raw: TransferContractRaw;
+  readonly txId: string;
+  readonly signatures: readonly Uint8Array[];
+}
+
+export type ChainTransaction = SignedTransaction | SignedTrxTransfer;
+
+export function isTrxTransfer(transaction: ChainTransaction): transaction is SignedTrxTransfer {
+  return 'kind' in transaction && transaction.kind === 'trx';
+}
+
+export type DecodedChainTransaction = { readonly ok: true; readonly transaction: ChainTransaction } | { readonly ok: false; readonly problem: string };
+
+/** A whole signed `Transaction` of either kind. */
+export function decodeChainTransaction(bytes: Uint8Array): DecodedChainTransaction {
+  const call = decodeSignedTransaction(bytes);
+  if (call.ok || !/contract type 1 is not/.test(call.problem)) return call;
+  // The raw data holds a TransferContract: read the envelope again, then the contract.
+  let rawBytes: Uint8Array | undefined;
+  const signatures: Uint8Array[] = [];
+  const reader = new BinaryReader(bytes);
+  while (reader.pos < reader.len) {
+    const [fieldNo, wireType] = reader.tag();
+    if (fieldNo === 1 && rawBytes === undefined) rawBytes = reader.bytes();
+    else if (fieldNo === 2 && signatures.length < SIGNATURES_MAX) signatures.push(reader.bytes());
+    else reader.skip(wireType, fieldNo); // `ret` only: decodeSignedTransaction refused anything else already
+  }
+  if (rawBytes === undefined) return { ok: false, problem: 'transaction has no raw_data' };
+  const raw = decodeTransferContractRaw(rawBytes);
+  if (!raw.ok) return raw;
+  return { ok: true, transaction: { kind: 'trx', rawBytes, raw: raw.raw, txId: transactionId(rawBytes), signatures } };
+}
+
+class Malformed extends Error {}
+
+export function decodeTransferContractRaw(bytes: Uint8Array): { readonly ok: true; readonly raw: TransferContractRaw } | { readonly ok: false; readonly problem: string } {
+  if (bytes.length > TRANSACTION_MAX_BYTES) return { ok: false, problem: `raw data is ${bytes.length} bytes, over ${TRANSACTION_MAX_BYTES}` };
+  try {
+    const fields = readFields(bytes, 'raw', { 1: 'bytes', 4: 'bytes', 8: 'varint', 11: 'bytes', 14: 'varint' });
+    const contract = readFields(fields.bytes(11) ?? new Uint8Array(), 'contract', { 1: 'varint', 2: 'bytes' });
+    if (contract.varint(1) !== BigInt(TRANSFER_CONTRACT_TYPE)) return { ok: false, problem: 'contract type is not TransferContract (1)' };
+    const any = readFields(contract.bytes(2) ?? new Uint8Array(), 'parameter', { 1: 'bytes', 2: 'bytes' });
+    const typeUrl = new TextDecoder().decode(any.bytes(1) ?? new Uint8Array());
+    if (typeUrl !== TRANSFER_CONTRACT_TYPE_URL) return { ok: false, problem: `parameter type_url ${JSON.stringify(typeUrl.slice(0, 80))} is not TransferContract` };
+    const value = readFields(any.bytes(2) ?? new Uint8Array(), 'TransferContract', { 1: 'bytes', 2: 'bytes', 3: 'varint' });
+    const refBlockBytes = fields.bytes(1) ?? new Uint8Array();
+    const refBlockHash = fields.bytes(4) ?? new Uint8Array();
+    if (refBlockBytes.length !== REF_BLOCK_BYTES_LENGTH) return { ok: false, problem: `ref_block_bytes is ${refBlockBytes.length} bytes, not 2` };
+    if (refBlockHash.length !== REF_BLOCK_HASH_LENGTH) return { ok: false, problem: `ref_block_hash is ${refBlockHash.length} bytes, not 8` };
+    const ownerAddress = address(value.bytes(1));
+    const toAddress = address(value.bytes(2));
+    if (ownerAddress === undefined) return { ok: false, problem: 'owner_address is not 21 bytes starting with 0x41' };
+    if (toAddress === undefined) return { ok: false, problem: 'to_address is not 21 bytes starting with 0x41' };
+    const expiration = fields.varint(8) ?? 0n;
+    const timestamp = fields.varint(14) ?? 0n;
+    if (expiration <= 0n || expiration > BigInt(Number.MAX_SAFE_INTEGER)) return { ok: false, problem: 'expiration is missing or out of range' };
+    if (timestamp < 0n || timestamp > BigInt(Number.MAX_SAFE_INTEGER)) return { ok: false, problem: 'timestamp is out of range' };
+    const amountSun = value.varint(3) ?? 0n;
+    return { ok: true, raw: { refBlockBytes, refBlockHash, expirationMs: Number(expiration), timestampMs: Number(timestamp), ownerAddress, toAddress, amountSun } };
+  } catch (error) {
+    return { ok: false, problem: error instanceof Malformed ? error.message : `malformed protobuf: ${(error as Error).message}` };
+  }
+}
+
+/** The node's JSON of a transaction of either kind (`visible: false`). */
+export function chainTransactionJson(transaction: ChainTransaction): Record<string, unknown> {
+  if (!isTrxTransfer(transaction)) return transactionJson(transaction);
+  const { raw } = transaction;
+  const rawData: Record<string, unknown> = {
+    contract: [
+      {
+        parameter: {
+          value: { amount: Number(raw.amountSun), owner_address: tronAddressToHex(raw.ownerAddress), to_address: tronAddressToHex(raw.toAddress) },
+          type_url: TRANSFER_CONTRACT_TYPE_URL,
+        },
+        type: 'TransferContract',
+      },
+    ],
+    ref_block_bytes: bytesToHex(raw.refBlockBytes),
+    ref_block_hash: bytesToHex(raw.refBlockHash),
+    expiration: raw.expirationMs,
+  };
+  if (raw.timestampMs !== 0) rawData['timestamp'] = raw.timestampMs;
+  return {
+    signature: transaction.signatures.map((signature) => bytesToHex(signature)),
+    txID: transaction.txId,
+    raw_data: rawData,
+    raw_data_hex: bytesToHex(transaction.rawBytes),
+    visible: false,
+  };
+}
+
+function address(bytes: Uint8Array | undefined): TronAddress | undefined {
+  return bytes && bytes.length === 21 && bytes[0] === 0x41 ? tronAddressFromBytes(bytes) : undefined;
+}
+
+function readFields(bytes: Uint8Array, message: string, expected: Readonly<Record<number, 'bytes' | 'varint'>>) {
+  const values = new Map<number, Uint8Array | bigint>();
+  const reader = new BinaryReader(bytes);
+  while (reader.pos < reader.len) {
+    const [fieldNo, wireType] = reader.tag();
+    const kind = expected[fieldNo];
+    if (kind === undefined) throw new Malformed(`${message} field ${fieldNo} is not supported`);
+    if (values.has(fieldNo)) throw new Malformed(`${message} field ${fieldNo} appears twice`);
+    if (wireType !== (kind === 'bytes' ? WireType.LengthDelimited : WireType.Varint)) throw new Malformed(`${message} field ${fieldNo} has wire type ${wireType}`);
+    values.set(fieldNo, kind === 'bytes' ? reader.bytes() : BigInt(reader.int64()));
+  }
+  return { bytes: (fieldNo: number) => values.get(fieldNo) as Uint8Array | undefined, varint: (fieldNo: number) => values.get(fieldNo) as bigint | undefined };
+}
