@@ -12,6 +12,54 @@ import type { TronAddress } from '../tron/address.ts';
 import { ceilToCent, serviceFeeOf, type PayoutSettings } from './payout-settings.ts';
 
 const NODE_RETRY_AFTER_SECONDS = 10;
+/**
+ * How long the chain's prices, and a recipient seen WITHOUT USDT, are taken as
+ * read. Prices change by committee proposal (days apart); a recipient without
+ * USDT is quoted the dear 130k-energy transfer, so a stale "no USDT" can only
+ * over-quote. A recipient holding USDT is asked every time (it may empty).
+ */
+export const QUOTE_CACHE_MS = 60_000;
+const QUOTE_CACHE_ADDRESSES_MAX = 10_000;
+
+interface NodeQuoteCache {
+  prices?: { readonly value: Promise<ChainPrices>; readonly at: number };
+  readonly emptyRecipients: Map<string, number>;
+}
+
+const caches = new WeakMap<object, NodeQuoteCache>();
+
+/** The node's prices and balances for quoting, with the cache above. */
+function quotingNode(node: ChainAccess['node']) {
+  let cache = caches.get(node);
+  if (!cache) caches.set(node, (cache = { emptyRecipients: new Map() }));
+  const own = cache;
+  return {
+    getChainPrices(): Promise<ChainPrices> {
+      const now = Date.now();
+      if (!own.prices || now - own.prices.at > QUOTE_CACHE_MS) {
+        const value = node.getChainPrices();
+        own.prices = { value, at: now };
+        // A failed read is not kept: the next quote asks again.
+        value.catch(() => {
+          if (own.prices?.value === value) own.prices = undefined;
+        });
+      }
+      return own.prices.value;
+    },
+    async getUsdtBalance(address: TronAddress): Promise<bigint> {
+      const seen = own.emptyRecipients.get(address);
+      if (seen !== undefined && Date.now() - seen <= QUOTE_CACHE_MS) return 0n;
+      const balance = await node.getUsdtBalance(address);
+      if (balance === 0n) {
+        if (own.emptyRecipients.size >= QUOTE_CACHE_ADDRESSES_MAX) own.emptyRecipients.delete(own.emptyRecipients.keys().next().value!);
+        own.emptyRecipients.set(address, Date.now());
+      } else {
+        own.emptyRecipients.delete(address);
+      }
+      return balance;
+    },
+  };
+}
 /** Recipients whose USDT balance a batch quote reads at once. */
 const QUOTE_CONCURRENCY = 16;
 
@@ -30,8 +78,8 @@ export interface QuoteItem {
 }
 
 /**
- * Quotes every item (one for a single payout, up to 500 for a batch): the chain's
- * prices are read once, each recipient's USDT balance (65k or 130k energy) once.
+ * Quotes every item (one for a single payout, up to 500 for a batch) from the
+ * chain's prices and each recipient's USDT balance (65k or 130k energy).
  */
 export async function quotePayouts(
   access: ChainAccess,
@@ -40,11 +88,7 @@ export async function quotePayouts(
   rateMicro: bigint,
   items: readonly QuoteItem[],
 ): Promise<PayoutQuote[]> {
-  let prices: Promise<ChainPrices> | undefined;
-  const node = {
-    getChainPrices: () => (prices ??= access.node.getChainPrices()),
-    getUsdtBalance: (address: TronAddress) => access.node.getUsdtBalance(address),
-  };
+  const node = quotingNode(access.node);
   const from = access.addressKey.hotWalletAddress;
   const quotes: PayoutQuote[] = new Array(items.length);
   let next = 0;
