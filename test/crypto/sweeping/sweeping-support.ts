@@ -1,0 +1,110 @@
+// A sweeping setup: the receiving setup (fresh database, sandbox shop, the
+// simulated chain over loopback HTTP on a manual clock, a chain watcher), the
+// sweeper's dependencies with a chosen threshold, and the real sign-once
+// executor driven pass by pass while blocks are mined.
+import { expect } from 'vitest';
+import type { DatabaseBackend } from '../../../src/db/database.ts';
+import { createInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
+import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
+import { runSweepPass, type SweepingDeps, type SweepPassResult } from '../../../src/crypto/sweeping/sweeping-service.ts';
+import { tronAddress, type TronAddress } from '../../../src/crypto/tron/address.ts';
+import { createOutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
+import { modules } from '../../../src/modules.ts';
+import { openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
+
+export interface SweepingSetup extends ReceivingSetup {
+  readonly sweeping: SweepingDeps;
+  readonly hotWallet: TronAddress;
+  /** One executor pass (sign, broadcast, watch), as the worker runs it. */
+  executorPass(): Promise<void>;
+  sweep(): Promise<SweepPassResult>;
+}
+
+export const THRESHOLD_MICRO = 50_000_000n;
+
+export async function openSweepingSetup(backend: DatabaseBackend, options: { readonly thresholdMicro?: bigint } = {}): Promise<SweepingSetup> {
+  const setup = await openReceivingSetup(backend);
+  const sweeping: SweepingDeps = {
+    db: setup.context.db,
+    clock: setup.clock,
+    config: { sweepThresholdMicro: options.thresholdMicro ?? THRESHOLD_MICRO },
+    logger: setup.context.logger,
+    chain: setup.chain,
+  };
+  const executorPass = await startExecutor(setup);
+  return {
+    ...setup,
+    sweeping,
+    hotWallet: setup.access.addressKey.hotWalletAddress,
+    executorPass,
+    sweep: () => runSweepPass(sweeping),
+  };
+}
+
+/** The real executor of the sandbox chain, with the outcome handlers the sweeping module declares in src/modules.ts. */
+async function startExecutor(setup: ReceivingSetup): Promise<() => Promise<void>> {
+  const sweeping = modules.find((module) => module.name === 'crypto-sweeping');
+  expect(sweeping?.outgoingOutcomes).toBeDefined();
+  const executor = createOutgoingExecutor({
+    db: setup.context.db,
+    clock: setup.clock,
+    logger: setup.context.logger,
+    chain: setup.access.chain,
+    node: setup.access.node,
+    signingKey: () => setup.access.signingKey(),
+    hotWallet: setup.access.addressKey.hotWalletAddress,
+    usdtContract: setup.sandbox.chain.parameters.usdtContract,
+    handlers: sweeping!.outgoingOutcomes!,
+    trxUsdtRateMicro: setup.context.config.trxUsdtRateMicro,
+    maxInFlight: 100,
+    maxAttempts: 3,
+    fundsWaitSeconds: 600,
+    sandboxFaucet: async (address, amounts) => setup.sandbox.chain.faucet(address, amounts),
+  });
+  return async () => {
+    await executor.runPass();
+  };
+}
+
+/** An invoice paid with `amount` USDT and its deposit final (credited); returns the deposit address. */
+export async function finalDepositOn(setup: SweepingSetup, externalId: string, amount: string, address?: string): Promise<TronAddress> {
+  let target = address;
+  if (target === undefined) {
+    const { invoice } = await createInvoice(setup.deps, setup.shop, { external_id: externalId, amount, network: 'TRC20' });
+    target = invoice.address;
+  }
+  await simulateDeposit(setup.deps, setup.shop, { address: target, amount });
+  await mineBlocks(setup.deps, setup.shop, 1);
+  await setup.defaultWatcher.runPass();
+  await mineBlocks(setup.deps, setup.shop, setup.sandbox.chain.parameters.solidityDepth);
+  await setup.defaultWatcher.runPass();
+  return tronAddress(target);
+}
+
+/**
+ * Runs executor and sweeper passes, mining a block after each round, until
+ * `done` holds; bounded (a sweep needs two transfers, each final 18 blocks on).
+ */
+export async function driveUntil(setup: SweepingSetup, done: () => Promise<boolean>, maxRounds = 120): Promise<void> {
+  for (let round = 0; round < maxRounds; round++) {
+    if (await done()) return;
+    await setup.executorPass();
+    await setup.sweep();
+    await mineBlocks(setup.deps, setup.shop, 1);
+    setup.clock.advance(3_000);
+  }
+  if (await done()) return;
+  // Say where it got stuck: the attempts and the executor's transfers.
+  const sweeps = await setup.context.db.selectFrom('crypto_sweeps').selectAll().execute();
+  const transfers = await setup.context.db.selectFrom('crypto_outgoing_transfers').selectAll().execute();
+  const attempts = await setup.context.db.selectFrom('crypto_outgoing_attempts').select(['transfer_id', 'attempt', 'status', 'last_broadcast']).execute();
+  expect.fail(`not done after ${maxRounds} rounds: ${JSON.stringify({ sweeps, transfers, attempts }, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value))}`);
+}
+
+export async function usdtOf(setup: SweepingSetup, address: TronAddress): Promise<bigint> {
+  return setup.access.node.getUsdtBalance(address);
+}
+
+export async function trxOf(setup: SweepingSetup, address: TronAddress): Promise<bigint> {
+  return (await setup.access.node.getAccount(address)).balanceSun;
+}
