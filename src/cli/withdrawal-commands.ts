@@ -1,0 +1,149 @@
+// `paygate withdrawal create|approve|reject|list|settings`: cabinet withdrawals
+// (src/crypto/withdrawals/, docs/refunds-and-withdrawals.md) driven by an
+// operator until the cabinet pages exist. No API key reaches withdrawals.
+import { userInfo } from 'node:os';
+import { basename } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CliUsageError, type CliCommand } from './cli-command.ts';
+import { withCliContext } from './database-command.ts';
+import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
+import {
+  approveWithdrawal,
+  createWithdrawal,
+  listWithdrawals,
+  rejectWithdrawal,
+  setWithdrawalApproval,
+  WITHDRAWAL_LIST_LIMIT_MAX,
+} from '../crypto/withdrawals/withdrawal-service.ts';
+import type { WithdrawalView } from '../crypto/withdrawals/withdrawals-views.ts';
+
+function line(view: WithdrawalView): string {
+  const decision = view.decision === null ? '' : `  ${view.decision.approved ? 'approved' : 'rejected'} by ${view.decision.by} at ${view.decision.at}`;
+  const error = view.error === null ? '' : `  error ${view.error.code}: ${view.error.message}`;
+  return (
+    `${view.withdrawal_id}  ${view.status}  ${view.amount} USDT + fee ${view.network_fee} = ${view.total_debit}  to ${view.recipient_address}  ` +
+    `merchant ${view.merchant_id} shop ${view.shop_id}  by ${view.requested_by}  ${view.created_at}${view.tx_hash === null ? '' : `  tx ${view.tx_hash}`}${decision}${error}`
+  );
+}
+
+/** Who runs the command: --by, else the operating-system user, recorded as `cli:<name>`. */
+function actor(by: string | undefined): string {
+  if (by !== undefined) return by;
+  try {
+    return `cli:${userInfo().username}`;
+  } catch {
+    return 'cli';
+  }
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value.trim() === '') throw new CliUsageError(`${flag} is required`);
+  return value.trim();
+}
+
+export const withdrawalCreateCommand: CliCommand = {
+  words: ['withdrawal', 'create'],
+  usage: 'paygate withdrawal create --merchant MERCHANT_ID --shop SHOP_ID --amount USDT --address T… [--by NAME] [--json]',
+  summary: "Withdraw USDT from a merchant's balance (the book of the shop's mode) to its own address; total_debit is reserved at once",
+  async run(args, io, config) {
+    const { values } = parseArgs({
+      args,
+      options: {
+        merchant: { type: 'string' },
+        shop: { type: 'string' },
+        amount: { type: 'string' },
+        address: { type: 'string' },
+        by: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+    });
+    const input = {
+      merchantId: required(values.merchant, '--merchant'),
+      // The shop names the book (sandbox or live) and receives cabinet.withdrawal.completed.
+      shopId: required(values.shop, '--shop'),
+      amount: required(values.amount, '--amount'),
+      address: required(values.address, '--address'),
+      requestedBy: actor(values.by),
+    };
+    const view = await withCliContext(config, async (context) => {
+      // Drives the sandbox chain a running worker serves (recorded in the data folder); never serves one itself.
+      const dataDir = basename(config.dataDir) === 'memory:' ? undefined : config.dataDir;
+      const chain = createCryptoChain({ config, dataDir, logger: context.logger, sandboxServes: false });
+      try {
+        return await createWithdrawal({ db: context.db, clock: context.clock, config, chain, logger: context.logger }, input);
+      } finally {
+        await chain.close();
+      }
+    });
+    io.out(values.json ? JSON.stringify(view) : line(view));
+    return 0;
+  },
+};
+
+function decisionArgs(args: string[]): { id: string; by: string; reason: string | null; json: boolean } {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { by: { type: 'string' }, reason: { type: 'string' }, json: { type: 'boolean', default: false } },
+  });
+  if (positionals.length !== 1) throw new CliUsageError('give exactly one withdrawal id');
+  return { id: positionals[0]!, by: actor(values.by), reason: values.reason ?? null, json: values.json };
+}
+
+export const withdrawalApproveCommand: CliCommand = {
+  words: ['withdrawal', 'approve'],
+  usage: 'paygate withdrawal approve WITHDRAWAL_ID [--by NAME] [--json]',
+  summary: 'Approve a withdrawal awaiting approval: it is queued to the executor (who and when are recorded)',
+  async run(args, io, config) {
+    const { id, by, json } = decisionArgs(args);
+    const view = await withCliContext(config, (context) => approveWithdrawal(context, id, by));
+    io.out(json ? JSON.stringify(view) : line(view));
+    return 0;
+  },
+};
+
+export const withdrawalRejectCommand: CliCommand = {
+  words: ['withdrawal', 'reject'],
+  usage: 'paygate withdrawal reject WITHDRAWAL_ID [--by NAME] [--reason TEXT] [--json]',
+  summary: 'Reject a withdrawal awaiting approval: its reservation is voided, the funds are available again',
+  async run(args, io, config) {
+    const { id, by, reason, json } = decisionArgs(args);
+    const view = await withCliContext(config, (context) => rejectWithdrawal(context, id, by, reason));
+    io.out(json ? JSON.stringify(view) : line(view));
+    return 0;
+  },
+};
+
+export const withdrawalListCommand: CliCommand = {
+  words: ['withdrawal', 'list'],
+  usage: `paygate withdrawal list [--merchant MERCHANT_ID] [--status STATUS] [--limit N (1..${WITHDRAWAL_LIST_LIMIT_MAX}, 100)] [--json]`,
+  summary: 'List withdrawals, newest first',
+  async run(args, io, config) {
+    const { values } = parseArgs({
+      args,
+      options: { merchant: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean', default: false } },
+    });
+    const limit = values.limit === undefined ? 100 : Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > WITHDRAWAL_LIST_LIMIT_MAX) throw new CliUsageError(`--limit must be 1..${WITHDRAWAL_LIST_LIMIT_MAX}`);
+    const views = await withCliContext(config, (context) => listWithdrawals(context.db, { limit, merchantId: values.merchant, status: values.status }));
+    if (values.json) io.out(JSON.stringify(views));
+    else if (views.length === 0) io.out('no withdrawals');
+    else for (const view of views) io.out(line(view));
+    return 0;
+  },
+};
+
+export const withdrawalSettingsCommand: CliCommand = {
+  words: ['withdrawal', 'settings'],
+  usage: 'paygate withdrawal settings --shop SHOP_ID --approval required|none',
+  summary: "Whether a shop's withdrawals wait for approval (awaiting_approval) before they are sent",
+  async run(args, io, config) {
+    const { values } = parseArgs({ args, options: { shop: { type: 'string' }, approval: { type: 'string' } } });
+    const shopId = required(values.shop, '--shop');
+    if (values.approval !== 'required' && values.approval !== 'none') throw new CliUsageError('--approval must be required or none');
+    const approvalRequired = values.approval === 'required';
+    await withCliContext(config, (context) => setWithdrawalApproval(context, shopId, approvalRequired));
+    io.out(`shop ${shopId}: withdrawals ${approvalRequired ? 'wait for approval' : 'are sent without approval'}`);
+    return 0;
+  },
+};

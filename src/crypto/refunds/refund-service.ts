@@ -1,0 +1,191 @@
+// Refunds of deposits (API.md "Crypto receiving: refunds"; docs/refunds-and-withdrawals.md):
+// what one deposit, or an invoice's credited deposits, brought is sent back to
+// an address minus the network fee, through the sign-once executor (purpose
+// `refund`). Created idempotently by external_id; the refund row, the deposits
+// it takes (a unique index: each deposit at most once), the ledger reservation
+// and the queued outgoing transfer commit in one transaction.
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import { inTransaction, isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
+import { AlreadyRefundedError, AmountNotSupportedError, InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
+import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
+import { newId } from '../../ids.ts';
+import type { ShopMode } from '../../merchants/merchant-service.ts';
+import { quotePayouts } from '../payouts/payout-fees.ts';
+import { checkNotHotWallet, parseExternalId, parseRecipient } from '../payouts/payout-service.ts';
+import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
+import type { CryptoChain } from '../receiving/crypto-chain.ts';
+import { usdtText } from '../receiving/receiving-views.ts';
+import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { reserveRefund } from './refund-ledger.ts';
+import * as repository from './refunds-repository.ts';
+import { emitRefundUpdated, refundView, type RefundView } from './refunds-views.ts';
+
+export interface RefundDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'trxUsdtRateMicro'>;
+  readonly chain: Pick<CryptoChain, 'forMode'>;
+  readonly logger: Logger;
+}
+
+export interface RefundShop {
+  readonly shopId: string;
+  readonly merchantId: string;
+  readonly mode: ShopMode;
+}
+
+export interface CreateRefundRequest {
+  readonly external_id: string;
+  readonly deposit_id?: string | undefined;
+  readonly invoice_id?: string | undefined;
+  readonly address: string;
+}
+
+export const REFUND_IDEMPOTENCY_RULE: IdempotencyRule = {
+  operation: 'crypto.refund.create',
+  windowMs: null,
+  replay: 'current-resource',
+  conflictMessage: 'A refund with this external_id already exists with other parameters; use a new external_id for a new refund.',
+};
+
+/** A refund pays the network fee only: the payout tariff's service fee does not apply. */
+const NO_SERVICE_FEE: PayoutSettings = { ...DEFAULT_PAYOUT_SETTINGS, serviceFeeFixedMicro: 0n, serviceFeeBps: 0 };
+
+type Target = { readonly kind: 'deposit'; readonly id: string } | { readonly kind: 'invoice'; readonly id: string };
+
+function parseTarget(request: CreateRefundRequest): Target {
+  const hasDeposit = request.deposit_id !== undefined && request.deposit_id !== null;
+  const hasInvoice = request.invoice_id !== undefined && request.invoice_id !== null;
+  if (hasDeposit === hasInvoice) throw new InvalidRequestError('Give exactly one of deposit_id and invoice_id.');
+  const id = (hasDeposit ? request.deposit_id : request.invoice_id) as unknown;
+  const field = hasDeposit ? 'deposit_id' : 'invoice_id';
+  if (typeof id !== 'string' || id.length < 1 || id.length > 64) throw new InvalidRequestError(`${field} must be a string of 1 to 64 characters.`);
+  return hasDeposit ? { kind: 'deposit', id } : { kind: 'invoice', id };
+}
+
+/** The deposits the refund sends back: final ones of this shop, none refunded yet. */
+async function depositsToRefund(db: Db | Tx, shopId: string, target: Target): Promise<repository.RefundableDeposit[]> {
+  let deposits: repository.RefundableDeposit[];
+  if (target.kind === 'deposit') {
+    const deposit = target.id.startsWith('dep_') ? await repository.findDepositOfShop(db, shopId, target.id) : undefined;
+    if (!deposit) throw new NotFoundError('No such deposit.');
+    if (deposit.status !== 'credited' && deposit.status !== 'held') {
+      throw new InvalidStateError(`Deposit ${deposit.id} is ${deposit.status}; only a final deposit (credited or held) can be refunded.`);
+    }
+    deposits = [deposit];
+  } else {
+    const invoice = target.id.startsWith('inv_') ? await repository.findInvoiceOfShop(db, shopId, target.id) : undefined;
+    if (!invoice) throw new NotFoundError('No such invoice.');
+    deposits = await repository.creditedDepositsOfInvoice(db, invoice.id);
+    if (deposits.length === 0) throw new InvalidStateError(`Invoice ${invoice.id} has no credited deposit to refund.`);
+  }
+  const refunded = await repository.refundedDepositIds(db, deposits.map((deposit) => deposit.id));
+  const open = deposits.filter((deposit) => !refunded.has(deposit.id));
+  if (open.length === 0) throw new AlreadyRefundedError(target.kind === 'deposit' ? undefined : 'Every credited deposit of this invoice has already been refunded.');
+  return open;
+}
+
+/**
+ * POST /v1/crypto/refunds. The same external_id with the same parameters is the
+ * same refund (created: false, as it is now); other parameters: 409
+ * duplicate_external_id. A deposit already refunded (or being refunded): 409
+ * already_refunded, decided by the unique index when requests race.
+ */
+export async function createRefund(deps: RefundDeps, shop: RefundShop, request: CreateRefundRequest): Promise<{ created: boolean; refund: RefundView }> {
+  const externalId = parseExternalId(request.external_id, 'external_id');
+  const target = parseTarget(request);
+  const address = parseRecipient(request.address, 'address');
+  const keyed: KeyedRequest = { shopId: shop.shopId, key: externalId, fingerprint: requestFingerprint({ [`${target.kind}_id`]: target.id, address }) };
+  const existing = await inTransaction(deps.db, async (tx) => {
+    const prior = await findPrior(tx, deps.clock, REFUND_IDEMPOTENCY_RULE, keyed);
+    return prior && priorRefund(tx, shop.shopId, prior);
+  });
+  if (existing) return { created: false, refund: existing };
+
+  const deposits = await depositsToRefund(deps.db, shop.shopId, target);
+  const access = await deps.chain.forMode(shop.mode);
+  checkNotHotWallet(access, address, 'address');
+  if (deposits.some((deposit) => deposit.chain !== access.chain)) throw new InvalidStateError('The deposit arrived on another chain than this shop’s.');
+  const depositsMicro = deposits.reduce((sum, deposit) => sum + deposit.amount_micro, 0n);
+  const [quote] = await quotePayouts(access, deps.logger, NO_SERVICE_FEE, deps.config.trxUsdtRateMicro, [{ address, amountMicro: depositsMicro }]);
+  const networkFeeMicro = quote!.networkFeeMicro;
+  if (depositsMicro <= networkFeeMicro) {
+    throw new AmountNotSupportedError(
+      `The ${target.kind}'s ${usdtText(depositsMicro)} USDT does not cover the network fee of ${usdtText(networkFeeMicro)} USDT to this address; nothing can be sent back.`,
+    );
+  }
+  const held = deposits[0]!.status === 'held';
+  try {
+    return await inIdempotentTransaction(deps.db, async (tx) => {
+      const prior = await findPrior(tx, deps.clock, REFUND_IDEMPOTENCY_RULE, keyed);
+      if (prior) return { created: false, refund: await priorRefund(tx, shop.shopId, prior) };
+      const id = newId('refund');
+      await recordCreated(tx, deps.clock, REFUND_IDEMPOTENCY_RULE, keyed, { resourceId: id });
+      const amountMicro = depositsMicro - networkFeeMicro;
+      const transfer = await enqueueOutgoingTransfer(tx, deps.clock, {
+        chain: access.chain,
+        purpose: 'refund',
+        ownerId: id,
+        asset: 'USDT',
+        from: { kind: 'hot_wallet' },
+        to: address,
+        amount: amountMicro,
+      });
+      const now = deps.clock.now();
+      const row = await repository.insertRefund(
+        tx,
+        {
+          id,
+          shop_id: shop.shopId,
+          external_id: externalId,
+          deposit_id: target.kind === 'deposit' ? target.id : null,
+          invoice_id: target.kind === 'invoice' ? target.id : null,
+          held,
+          network: 'TRC20',
+          chain: access.chain,
+          recipient_address: address,
+          deposits_micro: depositsMicro,
+          amount_micro: amountMicro,
+          network_fee_micro: networkFeeMicro,
+          trx_usdt_rate_micro: quote!.rateMicro,
+          network_fee_actual_micro: null,
+          status: 'pending',
+          outgoing_transfer_id: transfer.id,
+          tx_hash: null,
+          error_code: null,
+          error_message: null,
+          created_at: now,
+          updated_at: now,
+          completed_at: null,
+        },
+        deposits,
+      );
+      await reserveRefund(tx, deps.clock, { book: shop.mode, merchantId: shop.merchantId }, row);
+      const depositIds = deposits.map((deposit) => deposit.id).sort();
+      await emitRefundUpdated(tx, deps.clock, row, depositIds);
+      return { created: true, refund: refundView(row, depositIds) };
+    });
+  } catch (error) {
+    if (isUniqueViolation(error, repository.REFUND_ONCE_CONSTRAINT)) {
+      throw new AlreadyRefundedError(target.kind === 'deposit' ? undefined : 'A deposit of this invoice has just been refunded by another request.');
+    }
+    throw error;
+  }
+}
+
+async function priorRefund(tx: Tx, shopId: string, prior: Prior): Promise<RefundView> {
+  if (prior.kind !== 'existing') throw new Error('refund idempotency returns the current resource');
+  const row = await repository.findRefundOfShop(tx, shopId, prior.resourceId);
+  if (!row) throw new Error(`refund ${prior.resourceId} of an idempotency record is missing`);
+  return refundView(row, await repository.depositIdsOfRefund(tx, row.id));
+}
+
+/** A refund of the shop; another shop's, or an unknown id, is 404. */
+export async function getRefund(deps: Pick<RefundDeps, 'db'>, shopId: string, refundId: string): Promise<RefundView> {
+  const row = refundId.startsWith('ref_') && refundId.length <= 64 ? await repository.findRefundOfShop(deps.db, shopId, refundId) : undefined;
+  if (!row) throw new NotFoundError('No such refund.');
+  return refundView(row, await repository.depositIdsOfRefund(deps.db, row.id));
+}

@@ -1,0 +1,180 @@
+// Cabinet withdrawals (issue 14 point 8; docs/refunds-and-withdrawals.md): the
+// merchant withdraws USDT from its main balance to its own address. No API key
+// reaches this: the cabinet (next) and `paygate withdrawal …` call it.
+//   created   → awaiting_approval (the shop requires approval) | pending (queued at once)
+//   approved  → pending (queued);   rejected → rejected (reservation voided)
+//   executor  → processing → completed (posted) | failed (voided)
+// total_debit = amount + network fee is reserved at creation, in the
+// transaction that inserts the withdrawal (and queues its transfer).
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import { inTransaction, type Db, type Executor, type Tx } from '../../db/transaction.ts';
+import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import { findShopProfile } from '../../merchants/merchant-service.ts';
+import { quotePayouts } from '../payouts/payout-fees.ts';
+import { checkNotHotWallet, parsePayoutAmount, parseRecipient } from '../payouts/payout-service.ts';
+import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
+import type { CryptoChain } from '../receiving/crypto-chain.ts';
+import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import type { TronAddress } from '../tron/address.ts';
+import { reserveWithdrawal, settleWithdrawalReservation } from './withdrawal-ledger.ts';
+import * as repository from './withdrawals-repository.ts';
+import type { WithdrawalRow } from './withdrawals-repository.ts';
+import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals-tables.ts';
+import { emitWithdrawalCompleted, withdrawalView, type WithdrawalView } from './withdrawals-views.ts';
+
+export interface WithdrawalDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'trxUsdtRateMicro'>;
+  readonly chain: Pick<CryptoChain, 'forMode'>;
+  readonly logger: Logger;
+}
+
+export interface CreateWithdrawalInput {
+  readonly merchantId: string;
+  readonly shopId: string;
+  /** USDT as a decimal string with at most 2 places, as payouts. */
+  readonly amount: string;
+  readonly address: string;
+  /** Who asked (a cabinet user, or `cli:<os user>`). */
+  readonly requestedBy: string;
+}
+
+export const WITHDRAWAL_LIST_LIMIT_MAX = 500;
+const ACTOR_MAX_LENGTH = 200;
+const REASON_MAX_LENGTH = 500;
+/** A withdrawal pays the network fee only: no service fee. */
+const NO_SERVICE_FEE: PayoutSettings = { ...DEFAULT_PAYOUT_SETTINGS, serviceFeeFixedMicro: 0n, serviceFeeBps: 0 };
+
+function parseActor(value: string, field: string): string {
+  const actor = value.trim();
+  if (actor.length < 1 || actor.length > ACTOR_MAX_LENGTH) throw new InvalidRequestError(`${field} must be 1 to ${ACTOR_MAX_LENGTH} characters.`);
+  return actor;
+}
+
+async function queueTransfer(tx: Tx, clock: Clock, row: WithdrawalRow): Promise<string> {
+  const transfer = await enqueueOutgoingTransfer(tx, clock, {
+    chain: row.chain,
+    purpose: 'withdrawal',
+    ownerId: row.id,
+    asset: 'USDT',
+    from: { kind: 'hot_wallet' },
+    to: row.recipient_address as TronAddress,
+    amount: row.amount_micro,
+  });
+  return transfer.id;
+}
+
+/** Creates a withdrawal with its total_debit reserved; not enough available: InsufficientFundsError, nothing stored. */
+export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdrawalInput): Promise<WithdrawalView> {
+  const amountMicro = parsePayoutAmount(input.amount, 'amount');
+  const address = parseRecipient(input.address, 'address');
+  const requestedBy = parseActor(input.requestedBy, 'requested_by');
+  const shop = await findShopProfile(deps.db, input.shopId);
+  if (!shop || shop.merchantId !== input.merchantId) throw new NotFoundError('No such shop of this merchant.');
+  const access = await deps.chain.forMode(shop.mode);
+  checkNotHotWallet(access, address, 'address');
+  const [quote] = await quotePayouts(access, deps.logger, NO_SERVICE_FEE, deps.config.trxUsdtRateMicro, [{ address, amountMicro }]);
+  return inTransaction(deps.db, async (tx) => {
+    const awaitsApproval = await repository.approvalRequired(tx, shop.shopId);
+    const now = deps.clock.now();
+    const id = newId('withdrawal');
+    let row = await repository.insertWithdrawal(tx, {
+      id,
+      merchant_id: shop.merchantId,
+      shop_id: shop.shopId,
+      network: 'TRC20',
+      chain: access.chain,
+      recipient_address: address,
+      amount_micro: amountMicro,
+      network_fee_micro: quote!.networkFeeMicro,
+      total_debit_micro: amountMicro + quote!.networkFeeMicro,
+      trx_usdt_rate_micro: quote!.rateMicro,
+      network_fee_actual_micro: null,
+      status: 'awaiting_approval',
+      outgoing_transfer_id: null,
+      tx_hash: null,
+      error_code: null,
+      error_message: null,
+      requested_by: requestedBy,
+      decided_by: null,
+      decided_at: null,
+      reject_reason: null,
+      created_at: now,
+      updated_at: now,
+      completed_at: null,
+    });
+    await reserveWithdrawal(tx, deps.clock, shop.mode, row);
+    if (!awaitsApproval) {
+      row = await repository.updateWithdrawal(tx, id, { status: 'pending', outgoing_transfer_id: await queueTransfer(tx, deps.clock, row), updated_at: now });
+    }
+    return withdrawalView(row);
+  });
+}
+
+async function lockAwaiting(tx: Tx, withdrawalId: string): Promise<WithdrawalRow> {
+  const row = withdrawalId.startsWith('wd_') && withdrawalId.length <= 64 ? await repository.lockWithdrawal(tx, withdrawalId) : undefined;
+  if (!row) throw new NotFoundError('No such withdrawal.');
+  if (row.status !== 'awaiting_approval') throw new InvalidStateError(`Withdrawal ${row.id} is ${row.status}; only one awaiting approval can be approved or rejected.`);
+  return row;
+}
+
+/** Approval queues the transfer; the money stays reserved. Recorded: who and when. */
+export async function approveWithdrawal(deps: Pick<WithdrawalDeps, 'db' | 'clock'>, withdrawalId: string, approvedBy: string): Promise<WithdrawalView> {
+  const by = parseActor(approvedBy, 'approved_by');
+  return inTransaction(deps.db, async (tx) => {
+    const row = await lockAwaiting(tx, withdrawalId);
+    const now = deps.clock.now();
+    const transferId = await queueTransfer(tx, deps.clock, row);
+    return withdrawalView(await repository.updateWithdrawal(tx, row.id, { status: 'pending', outgoing_transfer_id: transferId, decided_by: by, decided_at: now, updated_at: now }));
+  });
+}
+
+/** Rejection voids the reservation (the funds are available again) and is a final outcome: cabinet.withdrawal.completed. */
+export async function rejectWithdrawal(
+  deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
+  withdrawalId: string,
+  rejectedBy: string,
+  reason: string | null,
+): Promise<WithdrawalView> {
+  const by = parseActor(rejectedBy, 'rejected_by');
+  if (reason !== null && reason.length > REASON_MAX_LENGTH) throw new InvalidRequestError(`reason must be at most ${REASON_MAX_LENGTH} characters.`);
+  return inTransaction(deps.db, async (tx) => {
+    const row = await lockAwaiting(tx, withdrawalId);
+    const now = deps.clock.now();
+    await settleWithdrawalReservation(tx, deps.clock, row, 'void');
+    const rejected = await repository.updateWithdrawal(tx, row.id, { status: 'rejected', decided_by: by, decided_at: now, reject_reason: reason, updated_at: now });
+    await emitWithdrawalCompleted(tx, deps.clock, rejected);
+    return withdrawalView(rejected);
+  });
+}
+
+export async function getWithdrawal(db: Executor, withdrawalId: string): Promise<WithdrawalView> {
+  const row = withdrawalId.startsWith('wd_') && withdrawalId.length <= 64 ? await repository.findWithdrawal(db, withdrawalId) : undefined;
+  if (!row) throw new NotFoundError('No such withdrawal.');
+  return withdrawalView(row);
+}
+
+export async function listWithdrawals(
+  db: Executor,
+  query: { limit: number; merchantId?: string | undefined; status?: string | undefined },
+): Promise<WithdrawalView[]> {
+  if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > WITHDRAWAL_LIST_LIMIT_MAX) {
+    throw new InvalidRequestError(`limit must be 1 to ${WITHDRAWAL_LIST_LIMIT_MAX}.`);
+  }
+  if (query.status !== undefined && !WITHDRAWAL_STATUSES.includes(query.status as WithdrawalStatus)) {
+    throw new InvalidRequestError(`status must be one of ${WITHDRAWAL_STATUSES.join(', ')}.`);
+  }
+  const rows = await repository.listWithdrawals(db, { limit: query.limit, merchantId: query.merchantId, status: query.status as WithdrawalStatus | undefined });
+  return rows.map(withdrawalView);
+}
+
+/** The shop's approval setting: with it on, new withdrawals wait in awaiting_approval. */
+export async function setWithdrawalApproval(deps: Pick<WithdrawalDeps, 'db' | 'clock'>, shopId: string, required: boolean): Promise<void> {
+  const shop = await findShopProfile(deps.db, shopId);
+  if (!shop) throw new NotFoundError('No such shop.');
+  await repository.saveApprovalRequired(deps.db, shop.shopId, required, deps.clock.now());
+}

@@ -1,0 +1,54 @@
+// SQL of cabinet withdrawals and their per-shop settings.
+import type { Insertable, Selectable } from 'kysely';
+import type { Executor, Tx } from '../../db/transaction.ts';
+import type { WithdrawalStatus, WithdrawalTables } from './withdrawals-tables.ts';
+
+export type WithdrawalRow = Selectable<WithdrawalTables['crypto_withdrawals']>;
+
+export async function approvalRequired(db: Executor, shopId: string): Promise<boolean> {
+  const row = await db.selectFrom('crypto_withdrawal_settings').select('approval_required').where('shop_id', '=', shopId).executeTakeFirst();
+  return row?.approval_required ?? false;
+}
+
+export async function saveApprovalRequired(db: Executor, shopId: string, required: boolean, at: Date): Promise<void> {
+  await db
+    .insertInto('crypto_withdrawal_settings')
+    .values({ shop_id: shopId, approval_required: required, updated_at: at })
+    .onConflict((oc) => oc.column('shop_id').doUpdateSet({ approval_required: required, updated_at: at }))
+    .execute();
+}
+
+export async function insertWithdrawal(tx: Tx, row: Insertable<WithdrawalTables['crypto_withdrawals']>): Promise<WithdrawalRow> {
+  return tx.insertInto('crypto_withdrawals').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findWithdrawal(db: Executor, withdrawalId: string): Promise<WithdrawalRow | undefined> {
+  return db.selectFrom('crypto_withdrawals').selectAll().where('id', '=', withdrawalId).executeTakeFirst();
+}
+
+export async function lockWithdrawal(tx: Tx, withdrawalId: string): Promise<WithdrawalRow | undefined> {
+  return tx.selectFrom('crypto_withdrawals').selectAll().where('id', '=', withdrawalId).forUpdate().executeTakeFirst();
+}
+
+export async function updateWithdrawal(
+  tx: Tx,
+  withdrawalId: string,
+  changes: Partial<
+    Pick<
+      WithdrawalRow,
+      'outgoing_transfer_id' | 'tx_hash' | 'error_code' | 'error_message' | 'network_fee_actual_micro' | 'decided_by' | 'decided_at' | 'reject_reason' | 'completed_at'
+    >
+  > & { status: WithdrawalStatus; updated_at: Date },
+): Promise<WithdrawalRow> {
+  return tx.updateTable('crypto_withdrawals').set(changes).where('id', '=', withdrawalId).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function listWithdrawals(
+  db: Executor,
+  query: { limit: number; merchantId?: string | undefined; status?: WithdrawalStatus | undefined },
+): Promise<WithdrawalRow[]> {
+  let builder = db.selectFrom('crypto_withdrawals').selectAll();
+  if (query.merchantId !== undefined) builder = builder.where('merchant_id', '=', query.merchantId);
+  if (query.status !== undefined) builder = builder.where('status', '=', query.status);
+  return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+}

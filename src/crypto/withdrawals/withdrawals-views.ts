@@ -1,0 +1,59 @@
+// Withdrawals as the CLI (and later the cabinet) and the cabinet.withdrawal.completed
+// webhook show them: amounts as canonical USDT decimal strings, times in ISO 8601.
+import type { Clock } from '../../clock.ts';
+import type { Tx } from '../../db/transaction.ts';
+import { emit } from '../../webhooks/outbox.ts';
+import { usdtText } from '../receiving/receiving-views.ts';
+import type { WithdrawalRow } from './withdrawals-repository.ts';
+import type { WithdrawalStatus } from './withdrawals-tables.ts';
+
+export interface WithdrawalView {
+  withdrawal_id: string;
+  merchant_id: string;
+  shop_id: string;
+  status: WithdrawalStatus;
+  network: 'TRC20';
+  asset: 'USDT';
+  recipient_address: string;
+  amount: string;
+  network_fee: string;
+  total_debit: string;
+  network_fee_actual: string | null;
+  tx_hash: string | null;
+  error: { code: string; message: string } | null;
+  requested_by: string;
+  /** Who approved or rejected it and when; null when no approval was needed or it still waits. */
+  decision: { by: string; at: string; approved: boolean; reason: string | null } | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export function withdrawalView(row: WithdrawalRow): WithdrawalView {
+  return {
+    withdrawal_id: row.id,
+    merchant_id: row.merchant_id,
+    shop_id: row.shop_id,
+    status: row.status,
+    network: row.network,
+    asset: 'USDT',
+    recipient_address: row.recipient_address,
+    amount: usdtText(row.amount_micro),
+    network_fee: usdtText(row.network_fee_micro),
+    total_debit: usdtText(row.total_debit_micro),
+    network_fee_actual: row.network_fee_actual_micro === null ? null : usdtText(row.network_fee_actual_micro),
+    tx_hash: row.tx_hash,
+    error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? row.error_code },
+    requested_by: row.requested_by,
+    decision:
+      row.decided_by === null || row.decided_at === null
+        ? null
+        : { by: row.decided_by, at: row.decided_at.toISOString(), approved: row.status !== 'rejected', reason: row.reject_reason },
+    created_at: row.created_at.toISOString(),
+    completed_at: row.completed_at?.toISOString() ?? null,
+  };
+}
+
+/** cabinet.withdrawal.completed: once, on the final outcome (completed, failed or rejected), in its transaction. */
+export async function emitWithdrawalCompleted(tx: Tx, clock: Clock, row: WithdrawalRow): Promise<void> {
+  await emit(tx, clock, { shopId: row.shop_id, type: 'cabinet.withdrawal.completed', data: withdrawalView(row), destination: 'shop' });
+}
