@@ -97,7 +97,30 @@ async function startSweep(deps: SweepingDeps, access: ChainAccess, candidate: re
   const hotWallet = access.addressKey.hotWalletAddress;
   const [usdtOnChain, account] = await Promise.all([access.node.getUsdtBalance(address), access.node.getAccount(address)]);
   if (usdtOnChain <= 0n) {
-    deps.logger.warn({ address, unsweptFinal: candidate.unswept_final_micro.toString() }, 'sweep: our records say final USDT is unswept here, the chain says 0; not sweeping');
+    // Our records say final USDT is here, the chain says none: recorded as a failed attempt, so the
+    // back-off applies, the address cannot crowd the others out, and three in a row show it stuck.
+    deps.logger.warn({ address, unsweptFinal: candidate.unswept_final_micro.toString() }, 'sweep: final USDT is unswept here by our records, the chain says 0');
+    const now = deps.clock.now();
+    await inTransaction(deps.db, (tx) =>
+      repository.insertSweep(tx, {
+        id: newId('sweep'),
+        chain: access.chain,
+        address: candidate.address,
+        status: 'failed',
+        unswept_final_micro: candidate.unswept_final_micro,
+        energy: 0n,
+        bandwidth: 0n,
+        estimated_fee_sun: 0n,
+        trx_before_sun: account.balanceSun,
+        activated_before: account.activated,
+        topup_sun: 0n,
+        error_code: 'nothing_to_sweep',
+        error_message: 'the chain reports no USDT on the address',
+        created_at: now,
+        updated_at: now,
+        final_at: now,
+      }),
+    );
     return false;
   }
   const cost = await estimateUsdtTransferCost(access.node, { from: address, to: hotWallet, amount: usdtOnChain });

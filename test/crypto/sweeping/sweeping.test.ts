@@ -5,6 +5,7 @@
 // touches a merchant's money or the hot wallet's ledger account.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listCustodyAddresses } from '../../../src/crypto/receiving/custody-service.ts';
+import { mineBlocks } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
 import { findOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
 import { SWEEP_DUST_STUCK_AFTER_MS } from '../../../src/crypto/sweeping/sweep-custody.ts';
@@ -245,6 +246,25 @@ describe.each(backends)('sweeping on %s', (backend) => {
     // 7 is below the threshold: it stays until more arrives.
     expect((await setup.sweep()).started).toBe(0);
     expect(await usdtMainBalance(setup)).toBe(67_000_000n);
+  });
+
+  it('records USDT that left the address without a sweep as a failed attempt, so the address is retried after the back-off and cannot crowd others out', async () => {
+    const address = await finalDepositOn(setup, 'out-of-band', '60');
+    // Someone holding the deposit key moved the USDT away (a leaked key): our records still say 60 is unswept.
+    const index = (await setup.context.db.selectFrom('crypto_addresses').select('derivation_index').where('address', '=', address).executeTakeFirstOrThrow()).derivation_index;
+    const privateKey = (await setup.access.signingKey()).privateKey(Number(index));
+    setup.sandbox.chain.faucet(address, { trxSun: 20_000_000n });
+    expect(setup.sandbox.chain.sendUsdt({ from: { address, privateKey }, to: setup.sandbox.chain.payers[1]!.address, amount: 60_000_000n }).result).toBe(true);
+    await mineBlocks(setup.deps, setup.shop, 1);
+    expect(await usdtOf(setup, address)).toBe(0n);
+
+    expect((await setup.sweep()).started).toBe(0);
+    expect(await lastSweep(address)).toMatchObject({ status: 'failed', error_code: 'nothing_to_sweep', topup_sun: 0n, topup_transfer_id: null });
+    expect(await custodyOf(address)).toMatchObject({ sweep_state: 'retrying', sweep_error: 'nothing_to_sweep', usdt_unaccounted: '-60' });
+    // Back-off: nothing until it runs out.
+    expect(await setup.sweep()).toEqual({ started: 0, built: 0 });
+    expect(await sweepsOfAddress(setup.context.db, address)).toHaveLength(1);
+    expect(await setup.context.db.selectFrom('crypto_outgoing_transfers').select('id').execute()).toEqual([]);
   });
 
   it('keeps one sweep per address in flight, whichever sweeper gets there first', async () => {
