@@ -13,12 +13,15 @@ export const SWEEP_SCAN_INTERVAL_MS = 60_000;
 export const SWEEP_POLL_INTERVAL_MS = 5_000;
 export const SWEEP_WAKE_TOPIC = 'crypto_sweep';
 
-export function createSweeperWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'notifications'>): Worker {
+export function createSweeperWorker(
+  context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'notifications'>,
+  options: { readonly pollIntervalMs?: number } = {},
+): Worker {
   const deps = cryptoDepsFor(context);
   let lastScanMs = Number.NEGATIVE_INFINITY;
   return createPollingWorker({
     name: 'crypto-sweeper',
-    intervalMs: SWEEP_POLL_INTERVAL_MS,
+    intervalMs: options.pollIntervalMs ?? SWEEP_POLL_INTERVAL_MS,
     logger: context.logger,
     async runOnce() {
       const nowMs = context.clock.now().getTime();
