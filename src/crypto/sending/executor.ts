@@ -19,6 +19,7 @@
 //     committed BEFORE its first broadcast; then broadcast; accepted or
 //     duplicate → submitted (the owner's onSubmitted, same transaction).
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import { inTransaction, type Db, type Tx } from '../../db/transaction.ts';
@@ -51,7 +52,7 @@ const SIGN_CHUNK = 250;
 /** Node requests (broadcasts, dry runs) in flight at once. */
 const NODE_CONCURRENCY = 24;
 /** Finished transfers per transaction (after a failed batch: one per transaction). */
-const FINISH_CHUNK = 200;
+const FINISH_CHUNK = 1_000;
 
 /** Where a test may stop a pass, as a crash would. */
 export type ExecutorStep = 'after-sign' | 'after-broadcast' | 'before-finish' | 'inside-finish';
@@ -78,6 +79,13 @@ export interface ExecutorOptions {
   readonly leaderToken?: string;
   /** How long a leader's lease lasts without renewal; LEASE_MS by default. */
   readonly leaseMs?: number;
+  /**
+   * Run each USDT transfer as a constant call before signing it (default true): a
+   * blacklisted party fails `address_blacklisted` without spending a fee, and the fee
+   * limit follows the energy the call used. Off: one node request less per transfer;
+   * a blacklisted party then costs one reverted transaction, classified after the fact.
+   */
+  readonly dryRunBeforeSigning?: boolean;
   /** TEST-ONLY: called at each step; throwing there stops the pass as a crash would. */
   readonly onStep?: (step: ExecutorStep) => void;
 }
@@ -93,6 +101,8 @@ export interface ExecutorPassResult {
   /** Transfers left queued because the sending address is short. */
   waitingForFunds: number;
   blocksScanned: number;
+  /** Milliseconds per step of the pass (for the benchmark). */
+  readonly timings: Record<string, number>;
 }
 
 export interface OutgoingExecutor {
@@ -128,84 +138,114 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
   // ---- finishing a transfer: one transaction with the owner's handlers and the fee booking ----
 
   type Finish =
-    | { readonly kind: 'outcome'; readonly transferId: string; readonly outcome: TransactionOutcome }
+    | { readonly kind: 'outcome'; readonly transferId: string; readonly outcome: TransactionOutcome; blacklisted?: boolean }
     | { readonly kind: 'fail'; readonly transferId: string; readonly code: OutgoingErrorCode; readonly message: string; readonly deadTxIds: readonly string[] };
 
-  async function applyFinish(tx: Tx, finish: Finish): Promise<'confirmed' | 'failed' | undefined> {
-    const row = await repository.lockTransfer(tx, finish.transferId);
-    if (!row || row.status === 'confirmed' || row.status === 'failed') return undefined;
-    const handler = options.handlers[row.purpose];
-    if (!handler) throw new Error(`outgoing transfer ${row.id}: no outcome handler for purpose ${row.purpose}`);
+  /**
+   * Finishes a batch of transfers in one transaction: their rows and attempts, the
+   * fees booked (one ledger transfer for the batch: network_costs → network_fees),
+   * and every owner's handler. A transfer already final is skipped.
+   */
+  async function applyFinishes(tx: Tx, finishes: readonly Finish[]): Promise<OutgoingTransferRow[]> {
+    const locked = new Map((await repository.lockTransfers(tx, finishes.map((finish) => finish.transferId))).map((row) => [row.id, row]));
     const now = clock.now();
-    let final: OutgoingTransferRow;
-    if (finish.kind === 'outcome') {
-      const { outcome } = finish;
-      const code = outcome.succeeded ? null : failureCode(outcome);
-      await repository.setAttemptStatus(tx, row.id, [outcome.txId], 'landed');
-      final = await repository.finishTransfer(
-        tx,
-        row.id,
-        {
+    const fields: repository.FinishedFields[] = [];
+    const landed: string[] = [];
+    const dead: string[] = [];
+    const before = new Map<string, OutgoingTransferRow>();
+    for (const finish of finishes) {
+      const row = locked.get(finish.transferId);
+      if (!row || row.status === 'confirmed' || row.status === 'failed' || before.has(row.id)) continue;
+      if (!options.handlers[row.purpose]) throw new Error(`outgoing transfer ${row.id}: no outcome handler for purpose ${row.purpose}`);
+      before.set(row.id, row);
+      if (finish.kind === 'outcome') {
+        const { outcome } = finish;
+        const code = outcome.succeeded ? null : finish.blacklisted ? 'address_blacklisted' : failureCode(outcome);
+        landed.push(outcome.txId);
+        fields.push({
+          id: row.id,
           status: code === null ? 'confirmed' : 'failed',
-          tx_id: outcome.txId,
-          fee_sun: outcome.feeSun,
-          block_number: BigInt(outcome.blockNumber),
-          error_code: code,
-          error_message: code === null ? null : (outcome.failureMessage ?? outcome.contractResult ?? 'failed on chain').slice(0, 1000),
-          ...(row.submitted_at === null ? { submitted_at: now } : {}),
-        },
-        now,
-      );
-      await bookChainCost(tx, final);
-    } else {
-      await repository.setAttemptStatus(tx, row.id, finish.deadTxIds, 'dead');
-      final = await repository.finishTransfer(tx, row.id, { status: 'failed', fee_sun: 0n, block_number: null, error_code: finish.code, error_message: finish.message.slice(0, 1000) }, now);
+          txId: outcome.txId,
+          feeSun: outcome.feeSun,
+          blockNumber: BigInt(outcome.blockNumber),
+          errorCode: code,
+          errorMessage: code === null ? null : (outcome.failureMessage ?? outcome.contractResult ?? 'failed on chain').slice(0, 1000),
+          submittedAt: now,
+        });
+      } else {
+        dead.push(...finish.deadTxIds);
+        fields.push({ id: row.id, status: 'failed', txId: null, feeSun: 0n, blockNumber: null, errorCode: finish.code, errorMessage: finish.message.slice(0, 1000), submittedAt: null });
+      }
     }
-    // An owner that never heard of the submission hears of it first.
-    if (row.submitted_at === null && row.tx_id !== null) await handler.onSubmitted?.(tx, clock, toOutgoingTransfer({ ...final, status: 'submitted', final_at: null }));
-    await handler.onFinal(tx, clock, toOutgoingTransfer(final));
+    await repository.setAttemptsStatus(tx, landed, 'landed');
+    await repository.setAttemptsStatus(tx, dead, 'dead');
+    const finals = await repository.finishTransfers(tx, fields, now);
+    await bookChainCosts(tx, finals);
+    for (const final of finals) {
+      const row = before.get(final.id)!;
+      const handler = options.handlers[row.purpose]!;
+      // An owner that never heard of the submission hears of it first.
+      if (row.submitted_at === null && final.tx_id !== null) await handler.onSubmitted?.(tx, clock, toOutgoingTransfer({ ...final, status: 'submitted', final_at: null }));
+      await handler.onFinal(tx, clock, toOutgoingTransfer(final));
+    }
     step('inside-finish');
-    return final.status === 'confirmed' ? 'confirmed' : 'failed';
+    return finals;
   }
 
-  /** The fee the chain took, in micro-USDT at the configured rate: network_costs → network_fees. */
-  async function bookChainCost(tx: Tx, final: OutgoingTransferRow): Promise<void> {
-    const micro = sunToMicroUsdt(final.fee_sun ?? 0n, options.trxUsdtRateMicro);
+  /** The fees the chain took, in micro-USDT at the configured rate (each rounded up): network_costs → network_fees. */
+  async function bookChainCosts(tx: Tx, finals: readonly OutgoingTransferRow[]): Promise<void> {
+    const micro = finals.reduce((sum, final) => sum + sunToMicroUsdt(final.fee_sun ?? 0n, options.trxUsdtRateMicro), 0n);
     if (micro <= 0n) return;
-    const shard = shardOf(final.id);
+    const first = finals.map((final) => final.id).sort()[0]!;
+    const shard = shardOf(first);
     const [costs, fees] = await ensureAccounts(tx, clock, [systemAccountKey(book, 'network_costs', 'USDT', shard), systemAccountKey(book, 'network_fees', 'USDT', shard)]);
+    // One booking per finishing transaction; its id is the first transfer's, which becomes final only here.
     await ledgerTransfer(tx, clock, {
-      id: `outgoing-fee:${final.id}`,
+      id: `outgoing-fee:${first}`,
       debitAccountId: fees!.id,
       creditAccountId: costs!.id,
       amount: micro,
       type: 'network_fee',
-      reference: { type: 'outgoing_transfer', id: final.id },
+      reference: { type: 'outgoing_transfer', id: first },
+    });
+  }
+
+  /**
+   * A REVERT whose transfer the USDT contract still refuses as a constant call, while the
+   * sender holds the amount, was refused for a blacklisted party (or a paused contract).
+   */
+  async function classifyReverts(finishes: readonly Finish[]): Promise<void> {
+    const reverts = finishes.filter((finish): finish is Extract<Finish, { kind: 'outcome' }> => finish.kind === 'outcome' && finish.outcome.contractResult === 'REVERT');
+    await forEachLimited(reverts, NODE_CONCURRENCY, async (finish) => {
+      const row = await repository.findTransfer(db, finish.transferId);
+      if (!row || row.asset !== 'USDT') return;
+      const from = row.from_kind === 'hot_wallet' ? options.hotWallet : (row.from_address as TronAddress);
+      if ((await node.getUsdtBalance(from)) < row.amount) return;
+      const dry = await node.dryRunUsdtTransfer(from, row.to_address as TronAddress, row.amount);
+      if (!dry.ok) finish.blacklisted = true;
     });
   }
 
   async function finishAll(finishes: readonly Finish[], result: ExecutorPassResult): Promise<void> {
     if (finishes.length === 0) return;
+    await classifyReverts(finishes);
     step('before-finish');
-    const count = (status: 'confirmed' | 'failed' | undefined) => {
-      if (status === 'confirmed') result.confirmed += 1;
-      if (status === 'failed') result.failed += 1;
+    const count = (finals: readonly OutgoingTransferRow[]) => {
+      for (const final of finals) {
+        if (final.status === 'confirmed') result.confirmed += 1;
+        else result.failed += 1;
+      }
     };
     for (let start = 0; start < finishes.length; start += FINISH_CHUNK) {
       const chunk = finishes.slice(start, start + FINISH_CHUNK);
       try {
-        const statuses = await inTransaction(db, async (tx) => {
-          const done: ('confirmed' | 'failed' | undefined)[] = [];
-          for (const finish of chunk) done.push(await applyFinish(tx, finish));
-          return done;
-        });
-        statuses.forEach(count);
+        count(await inTransaction(db, (tx) => applyFinishes(tx, chunk)));
       } catch (error) {
         if (isStepCrash(error)) throw error;
         // One owner's handler failing must not hold up the rest: one per transaction, the failing one retried next pass.
         for (const finish of chunk) {
           try {
-            count(await inTransaction(db, (tx) => applyFinish(tx, finish)));
+            count(await inTransaction(db, (tx) => applyFinishes(tx, [finish])));
           } catch (single) {
             if (isStepCrash(single)) throw single;
             logger.error({ err: single, chain, transfer_id: finish.transferId }, 'an outgoing transfer could not be finished');
@@ -315,9 +355,12 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     });
     step('after-broadcast');
     const now = clock.now();
+    await repository.recordBroadcasts(
+      db,
+      answers.map(({ item, answer }) => ({ txId: item.txId, answer: answer.kind === 'rejected' ? `rejected:${answer.code}` : answer.kind })),
+      now,
+    );
     for (const { item, answer } of answers) {
-      const text = answer.kind === 'rejected' ? `rejected:${answer.code}` : answer.kind;
-      await repository.recordBroadcast(db, item.txId, text, now);
       if (answer.kind === 'rejected') logger.warn({ chain, transfer_id: item.transfer.id, tx_id: item.txId, code: answer.code, message: answer.message }, 'outgoing transaction refused by the node');
       if (answer.kind === 'unknown') logger.warn({ chain, transfer_id: item.transfer.id, tx_id: item.txId, detail: answer.detail }, 'outgoing broadcast result unknown: the same bytes go again');
     }
@@ -326,11 +369,14 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     for (let start = 0; start < submitted.length; start += FINISH_CHUNK) {
       const chunk = submitted.slice(start, start + FINISH_CHUNK);
       await inTransaction(db, async (tx) => {
-        for (const { item } of chunk) {
-          const before = await repository.markSubmitted(tx, item.transfer.id, item.txId, clock.now());
-          // The owner hears once, at the first submission (a re-signed transfer was submitted before).
-          if (before && item.transfer.submitted_at === null) await options.handlers[before.purpose]?.onSubmitted?.(tx, clock, toOutgoingTransfer(before));
-        }
+        const rows = await repository.markSubmittedMany(
+          tx,
+          chunk.map(({ item }) => ({ id: item.transfer.id, txId: item.txId })),
+          clock.now(),
+        );
+        const firstTime = new Set(chunk.filter(({ item }) => item.transfer.submitted_at === null).map(({ item }) => item.transfer.id));
+        // The owner hears once, at the first submission (a re-signed transfer was submitted before).
+        for (const row of rows) if (firstTime.has(row.id)) await options.handlers[row.purpose]?.onSubmitted?.(tx, clock, toOutgoingTransfer(row));
       });
     }
   }
@@ -343,7 +389,13 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     energy: bigint;
   }
 
-  async function sign(head: BlockHeader, solid: BlockHeader, inFlightRows: Awaited<ReturnType<typeof repository.inFlight>>, result: ExecutorPassResult): Promise<void> {
+  async function sign(
+    head: BlockHeader,
+    solid: BlockHeader,
+    inFlightRows: Awaited<ReturnType<typeof repository.inFlight>>,
+    result: ExecutorPassResult,
+    lap: (name: string) => void = () => undefined,
+  ): Promise<void> {
     const room = Math.min(SIGN_BATCH, options.maxInFlight - (await repository.countInFlight(db, chain)));
     const queued = await repository.queuedUnsigned(db, chain, purposes, room);
     if (queued.length === 0) return;
@@ -387,14 +439,13 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     const now = clock.now();
     const refFields = referenceBlockFields(solid.number, solid.id);
     const expirationMs = head.timestamp + EXPIRATION_MS;
-    const signed: { transfer: OutgoingTransferRow; txId: string; hex: string; feeLimit: bigint }[] = [];
     const short: OutgoingTransferRow[] = [];
     const failures: Finish[] = [];
 
     // Dry runs (USDT): a refused recipient (blacklisted) fails before any fee is spent; the energy sets the fee limit.
     const dryRuns = new Map<string, { ok: true; energy: number } | { ok: false; message: string }>();
     await forEachLimited(
-      queued.filter((row) => row.asset === 'USDT'),
+      options.dryRunBeforeSigning === false ? [] : queued.filter((row) => row.asset === 'USDT'),
       NODE_CONCURRENCY,
       async (row) => {
         const from = sourceOf(row);
@@ -404,6 +455,9 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       },
     );
 
+    // Decide first (funds, fee limit), then sign, commit and broadcast chunk by chunk: the
+    // node checks one chunk while the next is signed.
+    const toSign: { row: OutgoingTransferRow; from: TronAddress; feeLimit: bigint }[] = [];
     for (const row of queued) {
       const from = sourceOf(row);
       const balance = await balanceOf(from);
@@ -425,45 +479,59 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       balance.usdt -= needUsdt;
       balance.trxSun -= needTrx;
       balance.energy -= energy - burnedEnergy;
-      const privateKey = row.from_kind === 'hot_wallet' ? key.hotWalletPrivateKey() : key.privateKey(Number(row.from_derivation_index));
-      if (tronAddressFromPrivateKey(privateKey) !== from) throw new Error(`outgoing transfer ${row.id}: the signing key does not derive ${from}`);
       const feeLimit = row.asset === 'USDT' ? maxBigint(FEE_LIMIT_FLOOR_SUN, (energy * prices.energyPriceSun * 12n + 9n) / 10n) : 0n;
-      const common = { ...refFields, expirationMs, timestampMs: head.timestamp, ownerAddress: from };
-      const transaction =
-        row.asset === 'USDT'
-          ? signTriggerSmartContract({ ...common, feeLimitSun: feeLimit, contractAddress: options.usdtContract, data: transferCalldata(row.to_address as TronAddress, row.amount) }, privateKey)
-          : signTransferContract({ ...common, toAddress: row.to_address as TronAddress, amountSun: row.amount }, privateKey);
-      signed.push({ transfer: row, txId: transaction.txId, hex: bytesToHex(transaction.bytes), feeLimit });
+      toSign.push({ row, from, feeLimit });
     }
-
+    lap('sign-prepare');
     await finishAll(failures, result);
     await handleShort(short, now, result);
 
-    // Bytes, txID and expiration are committed before the first broadcast.
-    const committed: typeof signed = [];
-    for (let start = 0; start < signed.length; start += SIGN_CHUNK) {
-      const chunk = signed.slice(start, start + SIGN_CHUNK);
-      const kept = await inTransaction(db, async (tx) => {
-        const ok: typeof signed = [];
-        for (const item of chunk) {
-          const claimed = await repository.recordSignedAttempt(
-            tx,
-            { id: item.transfer.id, attempts: item.transfer.attempts },
-            { tx_id: item.txId, signed_hex: item.hex, expiration: new Date(expirationMs), ref_block_number: BigInt(solid.number), fee_limit_sun: item.feeLimit, signed_at: now },
-            now,
-          );
-          if (claimed) ok.push(item);
+    // One private key per sending address per pass (derivation and its check are not free).
+    const keys = new Map<string, Uint8Array>();
+    const privateKeyOf = (row: OutgoingTransferRow, from: TronAddress): Uint8Array => {
+      let privateKey = keys.get(from);
+      if (!privateKey) {
+        privateKey = row.from_kind === 'hot_wallet' ? key.hotWalletPrivateKey() : key.privateKey(Number(row.from_derivation_index));
+        if (tronAddressFromPrivateKey(privateKey) !== from) throw new Error(`outgoing transfer ${row.id}: the signing key does not derive ${from}`);
+        keys.set(from, privateKey);
+      }
+      return privateKey;
+    };
+    const common = { ...refFields, expirationMs, timestampMs: head.timestamp };
+    const broadcasts: Promise<void>[] = [];
+    try {
+      for (let start = 0; start < toSign.length; start += SIGN_CHUNK) {
+        const signed: { transfer: OutgoingTransferRow; txId: string; hex: string; feeLimit: bigint }[] = [];
+        for (const [index, { row, from, feeLimit }] of toSign.slice(start, start + SIGN_CHUNK).entries()) {
+          // Let the previous chunk's broadcasts progress while this one is signed.
+          if (index % 25 === 24) await new Promise((resolve) => setImmediate(resolve));
+          const privateKey = privateKeyOf(row, from);
+          const transaction =
+            row.asset === 'USDT'
+              ? signTriggerSmartContract({ ...common, ownerAddress: from, feeLimitSun: feeLimit, contractAddress: options.usdtContract, data: transferCalldata(row.to_address as TronAddress, row.amount) }, privateKey)
+              : signTransferContract({ ...common, ownerAddress: from, toAddress: row.to_address as TronAddress, amountSun: row.amount }, privateKey);
+          signed.push({ transfer: row, txId: transaction.txId, hex: bytesToHex(transaction.bytes), feeLimit });
         }
-        return ok;
-      });
-      committed.push(...kept);
+        // Bytes, txID and expiration are committed before the first broadcast.
+        const claimed = await inTransaction(db, (tx) =>
+          repository.recordSignedAttempts(
+            tx,
+            signed.map((item) => ({ id: item.transfer.id, attempts: item.transfer.attempts, txId: item.txId, signedHex: item.hex, feeLimitSun: item.feeLimit })),
+            { expiration: new Date(expirationMs), refBlockNumber: solid.number, signedAt: now },
+          ),
+        );
+        const committed = signed.filter((item) => claimed.has(item.transfer.id));
+        result.signed += committed.length;
+        step('after-sign');
+        broadcasts.push(broadcastAll(committed, result));
+      }
+    } finally {
+      // A crash between chunks still waits for the broadcasts already under way (their answers are recorded).
+      const settled = await Promise.allSettled(broadcasts);
+      lap('sign-and-broadcast');
+      const failed = settled.find((outcome) => outcome.status === 'rejected');
+      if (failed) throw failed.reason;
     }
-    result.signed += committed.length;
-    step('after-sign');
-    await broadcastAll(
-      committed.map((item) => ({ transfer: item.transfer, txId: item.txId, hex: item.hex })),
-      result,
-    );
   }
 
   /** Short of funds: stay queued (a warning) until the wait runs out, then fail. */
@@ -499,19 +567,28 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
   }
 
   async function runPass(): Promise<ExecutorPassResult> {
-    const result: ExecutorPassResult = { leader: false, signed: 0, broadcast: 0, rebroadcast: 0, confirmed: 0, failed: 0, expiredAttempts: 0, waitingForFunds: 0, blocksScanned: 0 };
+    const result: ExecutorPassResult = { leader: false, signed: 0, broadcast: 0, rebroadcast: 0, confirmed: 0, failed: 0, expiredAttempts: 0, waitingForFunds: 0, blocksScanned: 0, timings: {} };
     await repository.ensureLeaseRow(db, chain, clock.now());
     if (!(await renewLease())) return result;
     try {
       const [head, solid] = await Promise.all([node.getHeadBlock(), node.getSolidifiedBlock()]);
       const mutable = result as { leader: boolean };
       mutable.leader = true;
+      let mark = performance.now();
+      const lap = (name: string) => {
+        const now = performance.now();
+        result.timings[name] = now - mark;
+        mark = now;
+      };
       await scanResults(solid, result);
+      lap('results');
       const inFlightBefore = await repository.inFlight(db, chain);
       const handled = await checkExpired(solid, inFlightBefore, result);
+      lap('expiry');
       await rebroadcast(head, inFlightBefore, handled, result);
+      lap('rebroadcast');
       if (!(await renewLease())) throw new LostLeadershipError();
-      await sign(head, solid, await repository.inFlight(db, chain), result);
+      await sign(head, solid, await repository.inFlight(db, chain), result, lap);
     } catch (error) {
       if (error instanceof LostLeadershipError) return result;
       throw error;

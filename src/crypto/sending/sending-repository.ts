@@ -1,6 +1,6 @@
 // SQL of the sign-once executor: outgoing transfers, their signed attempts, and
 // the executor's lease per chain.
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import type { AttemptStatus, ChainName, OutgoingErrorCodeColumn, OutgoingPurposeColumn, SendingTables } from './sending-tables.ts';
 
@@ -232,4 +232,118 @@ export async function hasOpenTransfers(db: Executor, chain: ChainName): Promise<
     .limit(50)
     .execute();
   return { queuedUnsigned: rows.some((row) => row.status === 'queued' && row.tx_id === null), inFlight: rows.some((row) => row.tx_id !== null) };
+}
+
+// ---- batched forms (the executor handles thousands of transfers a pass) ----
+
+/** Records the answers of many broadcasts: one statement per distinct answer. */
+export async function recordBroadcasts(db: Executor, answers: readonly { readonly txId: string; readonly answer: string }[], now: Date): Promise<void> {
+  const byAnswer = new Map<string, string[]>();
+  for (const { txId, answer } of answers) byAnswer.set(answer.slice(0, 200), [...(byAnswer.get(answer.slice(0, 200)) ?? []), txId]);
+  for (const [answer, txIds] of byAnswer) {
+    for (let start = 0; start < txIds.length; start += LOOKUP_CHUNK) {
+      await db
+        .updateTable('crypto_outgoing_attempts')
+        .set((eb) => ({ broadcasts: eb('broadcasts', '+', 1), last_broadcast: answer, last_broadcast_at: now }))
+        .where('tx_id', 'in', txIds.slice(start, start + LOOKUP_CHUNK))
+        .execute();
+    }
+  }
+}
+
+/** queued (with these txIDs) → submitted; the rows that changed, as they are now. */
+export async function markSubmittedMany(tx: Tx, items: readonly { readonly id: string; readonly txId: string }[], now: Date): Promise<OutgoingTransferRow[]> {
+  if (items.length === 0) return [];
+  // (id, tx_id): a transfer re-signed meanwhile carries another txID, and this answer is not about it.
+  return tx
+    .updateTable('crypto_outgoing_transfers')
+    .set({ status: 'submitted', submitted_at: now, updated_at: now })
+    .where((eb) => eb(eb.refTuple('id', 'tx_id'), 'in', items.map((item) => eb.tuple(item.id, item.txId))))
+    .where('status', '=', 'queued')
+    .returningAll()
+    .execute();
+}
+
+/** Locks many transfers (id order, so two lockers cannot deadlock). */
+export async function lockTransfers(tx: Tx, ids: readonly string[]): Promise<OutgoingTransferRow[]> {
+  if (ids.length === 0) return [];
+  return tx
+    .selectFrom('crypto_outgoing_transfers')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+export interface FinishedFields {
+  readonly id: string;
+  readonly status: 'confirmed' | 'failed';
+  readonly txId: string | null;
+  readonly feeSun: bigint | null;
+  readonly blockNumber: bigint | null;
+  readonly errorCode: OutgoingErrorCodeColumn | null;
+  readonly errorMessage: string | null;
+  readonly submittedAt: Date | null;
+}
+
+/** Finishes many transfers in one statement (UPDATE … FROM VALUES); returns them as they are now. */
+export async function finishTransfers(tx: Tx, rows: readonly FinishedFields[], now: Date): Promise<OutgoingTransferRow[]> {
+  if (rows.length === 0) return [];
+  const values = sql.join(
+    rows.map(
+      (row) =>
+        sql`(${row.id}, ${row.status}, ${row.txId}, ${row.feeSun}::int8, ${row.blockNumber}::int8, ${row.errorCode}, ${row.errorMessage}, ${row.submittedAt}::timestamptz)`,
+    ),
+  );
+  const result = await sql<OutgoingTransferRow>`
+    update crypto_outgoing_transfers as t
+       set status = v.status, tx_id = coalesce(v.tx_id, t.tx_id), fee_sun = v.fee_sun, block_number = v.block_number,
+           error_code = v.error_code, error_message = v.error_message, submitted_at = coalesce(t.submitted_at, v.submitted_at),
+           final_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+      from (values ${values}) as v(id, status, tx_id, fee_sun, block_number, error_code, error_message, submitted_at)
+     where t.id = v.id and t.status in ('queued', 'submitted')
+    returning t.*`.execute(tx);
+  return result.rows;
+}
+
+export async function setAttemptsStatus(tx: Tx, txIds: readonly string[], status: AttemptStatus): Promise<void> {
+  if (txIds.length === 0) return;
+  await tx.updateTable('crypto_outgoing_attempts').set({ status }).where('tx_id', 'in', [...txIds]).execute();
+}
+
+/**
+ * Claims the next attempt number of many queued, unsigned transfers and sets their txIDs
+ * (one UPDATE … FROM VALUES, each row only if it is still queued, unsigned and at the
+ * attempt count the signer saw), then inserts those attempts; returns the ids claimed.
+ */
+export async function recordSignedAttempts(
+  tx: Tx,
+  items: readonly { readonly id: string; readonly attempts: number; readonly txId: string; readonly signedHex: string; readonly feeLimitSun: bigint }[],
+  attempt: { readonly expiration: Date; readonly refBlockNumber: number; readonly signedAt: Date },
+): Promise<Set<string>> {
+  if (items.length === 0) return new Set();
+  const values = sql.join(items.map((item) => sql`(${item.id}, ${item.attempts}::int4, ${item.txId})`));
+  const claimed = await sql<{ id: string }>`
+    update crypto_outgoing_transfers as t
+       set tx_id = v.tx_id, attempts = t.attempts + 1, short_of_funds_since = null, updated_at = ${attempt.signedAt}::timestamptz
+      from (values ${values}) as v(id, attempts, tx_id)
+     where t.id = v.id and t.status = 'queued' and t.tx_id is null and t.attempts = v.attempts
+    returning t.id`.execute(tx);
+  const ids = new Set(claimed.rows.map((row) => row.id));
+  const rows = items
+    .filter((item) => ids.has(item.id))
+    .map((item) => ({
+      transfer_id: item.id,
+      attempt: item.attempts + 1,
+      tx_id: item.txId,
+      signed_hex: item.signedHex,
+      expiration: attempt.expiration,
+      ref_block_number: BigInt(attempt.refBlockNumber),
+      fee_limit_sun: item.feeLimitSun,
+      status: 'pending' as const,
+      signed_at: attempt.signedAt,
+    }));
+  for (let start = 0; start < rows.length; start += 1_000) await tx.insertInto('crypto_outgoing_attempts').values(rows.slice(start, start + 1_000)).execute();
+  return ids;
 }

@@ -154,6 +154,22 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     expect(await attemptsOf(setup.context.db, transfer.id)).toHaveLength(0);
   });
 
+  it('without the dry run, a blacklisted recipient costs one reverted transaction and fails address_blacklisted', async () => {
+    fundHotWallet(setup);
+    const to = freshAddress();
+    chain().setBlacklisted(to, true);
+    const transfer = await enqueuePayout(setup, to, 1_000_000n);
+    const executor = executorFor(setup, log, { dryRunBeforeSigning: false });
+    expect((await executor.runPass()).signed).toBe(1);
+    chain().mine(1);
+    mineToFinal(setup);
+    expect((await executor.runPass()).failed).toBe(1);
+    const final = (await findOutgoingTransfer(setup.context.db, transfer.id))!;
+    expect(final).toMatchObject({ status: 'failed', errorCode: 'address_blacklisted' });
+    expect(final.feeSun).toBeGreaterThan(0n);
+    expect(await feeBooked(transfer.id)).toBe(sunToMicroUsdt(final.feeSun!, 300_000n));
+  });
+
   it('a hot wallet short of funds: the transfer waits, then fails insufficient_hot_wallet_funds', async () => {
     fundHotWallet(setup, 1_000_000n);
     const transfer = await enqueuePayout(setup, freshAddress(), 5_000_000n);

@@ -1,0 +1,12 @@
+// A simulated TRON chain on its own process (its own core) for the executor
+// benchmark: manual clock (the benchmark mines through the control surface),
+// room for 20,000 pending transactions. Prints its URL, runs until killed.
+import { startSimulatedChainServer } from '../src/crypto/simchain/chain-server.ts';
+
+const server = await startSimulatedChainServer({
+  seed: process.argv[2] ?? 'executor bench',
+  clock: 'manual',
+  parameters: { maxPendingTransactions: 20_000, maxTransactionsPerBlock: 20_000 },
+});
+process.stdout.write(`${server.url}\n`);
+process.on('SIGTERM', () => void server.close().then(() => process.exit(0)));
