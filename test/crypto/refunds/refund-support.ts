@@ -5,34 +5,21 @@
 import { expect } from 'vitest';
 import { createChainWatcher, type ChainWatcher } from '../../../src/crypto/receiving/chain-watcher.ts';
 import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
-import { createOutgoingExecutor, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
+import { createOutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 import type { DatabaseBackend } from '../../../src/db/database.ts';
 import { outgoingOutcomeHandlers } from '../../../src/modules.ts';
 import { invoiceBody } from '../receiving/crypto-routes-support.ts';
-import { createPayoutTestApp, type PayoutShop, type PayoutTestApp } from '../payouts/payout-support.ts';
+import { createPayoutTestApp, type PayoutShop } from '../payouts/payout-support.ts';
 
 /** Solidified at head − 18: a transaction is final once 19 blocks include it and follow. */
 export const BLOCKS_TO_FINALITY = 19;
 const WATCHER_PASSES_MAX = 10;
 
-export interface ChainTestApp extends PayoutTestApp {
-  readonly executor: OutgoingExecutor;
-  post(shop: PayoutShop, path: string, body?: unknown): Promise<any>;
-  get(shop: PayoutShop, path: string): Promise<any>;
-  mine(shop: PayoutShop, count: number): Promise<void>;
-  /** Watcher passes until it has nothing left to do. */
-  watch(): Promise<void>;
-  /** Executor pass, a block, finality, watcher and executor again: every queued transfer final. */
-  carryToFinal(shop: PayoutShop): Promise<void>;
-  /** Pays a new invoice of `amount` and waits until the deposit is credited; its deposit id. */
-  creditedInvoiceDeposit(shop: PayoutShop, amount: string): Promise<{ invoiceId: string; depositId: string }>;
-  depositIdsOfInvoice(invoiceId: string): Promise<string[]>;
-  usdtOnChain(address: string): Promise<bigint>;
-  eventsOf(shop: PayoutShop, type: string, key: string, id: string): Promise<Record<string, unknown>[]>;
-}
+/** The payout test app with the watcher and the executor, and the steps the refund and withdrawal tests share. */
+export type ChainTestApp = Awaited<ReturnType<typeof createChainTestApp>>;
 
-export async function createChainTestApp(backend: DatabaseBackend): Promise<ChainTestApp> {
+export async function createChainTestApp(backend: DatabaseBackend) {
   const testApp = await createPayoutTestApp(backend);
   const { context } = testApp;
   const deps = cryptoDepsFor(context);
@@ -74,17 +61,19 @@ export async function createChainTestApp(backend: DatabaseBackend): Promise<Chai
     ...testApp,
     executor,
     post,
-    get: async (shop, path) => (await testApp.call(shop.key, 'GET', path)).json(),
+    get: async (shop: PayoutShop, path: string) => (await testApp.call(shop.key, 'GET', path)).json(),
     mine,
     watch,
-    async carryToFinal(shop) {
+    /** Executor pass, a block, finality, watcher and executor again: every queued transfer final. */
+    async carryToFinal(shop: PayoutShop) {
       await executor.runPass();
       await mine(shop, 1);
       await mine(shop, BLOCKS_TO_FINALITY);
       await watch();
       await executor.runPass();
     },
-    async creditedInvoiceDeposit(shop, amount) {
+    /** Pays a new invoice of `amount` and waits until the deposit is credited. */
+    async creditedInvoiceDeposit(shop: PayoutShop, amount: string) {
       const invoice = await post(shop, '/v1/crypto/invoices', invoiceBody({ amount }));
       await post(shop, '/v1/test_helpers/crypto/deposits', { address: invoice.address, amount });
       await mine(shop, 1);
@@ -94,12 +83,12 @@ export async function createChainTestApp(backend: DatabaseBackend): Promise<Chai
       return { invoiceId: invoice.invoice_id, depositId: depositId! };
     },
     depositIdsOfInvoice,
-    async usdtOnChain(address) {
+    async usdtOnChain(address: string) {
       return (await deps.chain.sandboxChain()).chain.state.usdtBalance(address as never);
     },
-    async eventsOf(shop, type, key, id) {
+    async eventsOf(shop: PayoutShop, type: string, key: string, id: string): Promise<Record<string, unknown>[]> {
       const rows = await context.db.selectFrom('webhook_events').select('payload').where('shop_id', '=', shop.shopId).where('type', '=', type).orderBy('created_at').orderBy('id').execute();
-      return rows.map((row) => JSON.parse(row.payload).data).filter((data) => data[key] === id);
+      return rows.map((row) => JSON.parse(row.payload).data as Record<string, unknown>).filter((data) => data[key] === id);
     },
     async close() {
       await executor.release();
