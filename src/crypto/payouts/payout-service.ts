@@ -214,8 +214,9 @@ export async function insertQueuedPayouts(
     });
   }
   const inserted = await repository.insertPayouts(tx, rows);
-  await reservePayouts(tx, clock, { book: shop.mode, merchantId: shop.merchantId }, inserted);
   for (const row of inserted) await emitPayoutUpdated(tx, clock, row);
+  // Last: the merchant's balance row stays locked from here to COMMIT, and every payout of the merchant waits on it.
+  await reservePayouts(tx, clock, { book: shop.mode, merchantId: shop.merchantId }, inserted);
   return inserted;
 }
 
