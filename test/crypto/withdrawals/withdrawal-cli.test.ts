@@ -1,0 +1,88 @@
+// `paygate withdrawal settings|create|list|approve|reject` through the real
+// command line (a child process on the same PostgreSQL database, driving the
+// test's sandbox chain by PAYGATE_SANDBOX_CHAIN_URL), then the approved
+// withdrawal carried to completed by the real executor. A child process cannot
+// share an embedded PGlite, so that test runs on PostgreSQL only; argument
+// errors, refused before any database is opened, are checked on both.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
+import type { WithdrawalView } from '../../../src/crypto/withdrawals/withdrawals-views.ts';
+import { runPaygate } from '../../support/cli.ts';
+import { backends, itOnServer } from '../../support/databases.ts';
+import { micro, recipient, type PayoutShop } from '../payouts/payout-support.ts';
+import { createChainTestApp, type ChainTestApp } from '../refunds/refund-support.ts';
+
+describe.each(backends)('paygate withdrawal on %s', (backend) => {
+  let testApp: ChainTestApp;
+  let shop: PayoutShop;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    testApp = await createChainTestApp(backend);
+    shop = await testApp.payoutShop();
+    await testApp.fund(shop, 100_000_000n);
+    await testApp.post(shop, '/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
+    const sandbox = await cryptoDepsFor(testApp.context).chain.sandboxChain();
+    env = { DATABASE_URL: testApp.database.url ?? '', PAYGATE_DATA_DIR: 'memory://', PAYGATE_SANDBOX_CHAIN_URL: sandbox.url };
+  });
+  afterAll(async () => {
+    await testApp.expectLedgerGreen();
+    await testApp.close();
+  });
+
+  async function paygate(args: string[]): Promise<string> {
+    const result = await runPaygate(args, env);
+    expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
+    return result.stdout;
+  }
+
+  it('bad arguments exit 2 with the usage, before any database is opened', async () => {
+    const noDatabase = { PAYGATE_DATA_DIR: 'memory://' };
+    for (const args of [
+      ['withdrawal', 'create', '--merchant', 'mer_x', '--amount', '1', '--address', recipient()],
+      ['withdrawal', 'list', '--limit', '0'],
+      ['withdrawal', 'list', '--limit', '501'],
+      ['withdrawal', 'settings', '--shop', 'shop_x', '--approval', 'maybe'],
+      ['withdrawal', 'approve'],
+      ['withdrawal', 'reject', 'wd_a', 'wd_b'],
+    ]) {
+      const result = await runPaygate(args, noDatabase);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('Usage: paygate withdrawal');
+    }
+  });
+
+  itOnServer(backend)('settings, create (awaiting approval), list, approve, reject: money reserved, then sent or released', async () => {
+    expect(await paygate(['withdrawal', 'settings', '--shop', shop.shopId, '--approval', 'required'])).toContain('wait for approval');
+    const address = recipient();
+    const create = (amount: string, to: string) =>
+      paygate(['withdrawal', 'create', '--merchant', shop.merchantId, '--shop', shop.shopId, '--amount', amount, '--address', to, '--by', 'ops@example.com', '--json']);
+    const first = JSON.parse(await create('12.5', address)) as WithdrawalView;
+    expect(first).toMatchObject({ status: 'awaiting_approval', amount: '12.5', requested_by: 'ops@example.com', merchant_id: shop.merchantId });
+    const second = JSON.parse(await create('3', recipient())) as WithdrawalView;
+    expect((await testApp.balance(shop)).available).toBe(100_000_000n - micro(first.total_debit) - micro(second.total_debit));
+
+    const listed = JSON.parse(await paygate(['withdrawal', 'list', '--merchant', shop.merchantId, '--json'])) as WithdrawalView[];
+    expect(listed.map((view) => view.withdrawal_id).sort()).toEqual([first.withdrawal_id, second.withdrawal_id].sort());
+    expect(await paygate(['withdrawal', 'list', '--merchant', shop.merchantId, '--status', 'awaiting_approval'])).toContain(first.withdrawal_id);
+
+    const approved = JSON.parse(await paygate(['withdrawal', 'approve', first.withdrawal_id, '--by', 'cfo@example.com', '--json'])) as WithdrawalView;
+    expect(approved).toMatchObject({ status: 'pending', decision: { by: 'cfo@example.com', approved: true } });
+    const rejected = await paygate(['withdrawal', 'reject', second.withdrawal_id, '--by', 'cfo@example.com', '--reason', 'typo']);
+    expect(rejected).toContain('rejected');
+    expect(rejected).toContain('rejected by cfo@example.com');
+    expect((await testApp.balance(shop)).available).toBe(100_000_000n - micro(first.total_debit));
+
+    // Refusals: a decided withdrawal (exit 1 with the reason), bad arguments (exit 2).
+    const again = await runPaygate(['withdrawal', 'approve', second.withdrawal_id], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('rejected');
+    const unknown = await runPaygate(['withdrawal', 'approve', 'wd_unknown'], env);
+    expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'paygate: No such withdrawal.']);
+
+    await testApp.carryToFinal(shop);
+    const [completed] = JSON.parse(await paygate(['withdrawal', 'list', '--merchant', shop.merchantId, '--status', 'completed', '--json'])) as WithdrawalView[];
+    expect(completed).toMatchObject({ withdrawal_id: first.withdrawal_id, status: 'completed' });
+    expect(await testApp.usdtOnChain(address)).toBe(12_500_000n);
+  });
+});
