@@ -3,6 +3,7 @@
 // dropped after) against the simulated chain over HTTP through the production
 // node client. The chain's clock is driven fast: a block after every executor
 // pass, so the 19 blocks to solidity take milliseconds, not a minute.
+//   BENCH_EXECUTOR_DRY_RUN=1 turns the executor's optional dry run before signing on.
 //   1. throughput: BENCH_EXECUTOR_TRANSFERS (5,000) USDT transfers from the hot
 //      wallet, timed from the first enqueue to the last `confirmed`. Target ≥ 500/s.
 //   2. race: BENCH_EXECUTOR_RACERS (1,000) concurrent transactions each reserving
@@ -129,7 +130,7 @@ export async function runPayoutExecutorBench(options: { readonly transfers?: num
       maxInFlight: 20_000,
       maxAttempts: 5,
       fundsWaitSeconds: 600,
-      dryRunBeforeSigning: process.env.BENCH_EXECUTOR_DRY_RUN !== '0',
+      dryRunBeforeSigning: process.env.BENCH_EXECUTOR_DRY_RUN === '1',
     });
 
     // ---- 1. throughput: enqueue → confirmed ----

@@ -80,10 +80,12 @@ export interface ExecutorOptions {
   /** How long a leader's lease lasts without renewal; LEASE_MS by default. */
   readonly leaseMs?: number;
   /**
-   * Run each USDT transfer as a constant call before signing it (default true): a
-   * blacklisted party fails `address_blacklisted` without spending a fee, and the fee
-   * limit follows the energy the call used. Off: one node request less per transfer;
-   * a blacklisted party then costs one reverted transaction, classified after the fact.
+   * Run each USDT transfer as a constant call before signing it (default false): a
+   * blacklisted party then fails `address_blacklisted` without spending a fee, and the
+   * fee limit follows the energy the call used. Off: one node request less per transfer
+   * (node rate limits, and the node's own work, at hundreds a second); a blacklisted
+   * party costs one reverted transaction (its early REVERT burns little), classified
+   * after the fact.
    */
   readonly dryRunBeforeSigning?: boolean;
   /** TEST-ONLY: called at each step; throwing there stops the pass as a crash would. */
@@ -267,8 +269,8 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       if (!(await repository.setScannedBlock(db, chain, token, solid.number, clock.now()))) throw new LostLeadershipError();
       return;
     }
-    // A transaction lands after the block it references.
-    if (from === undefined || from > lowest + 1) from = from === undefined ? lowest + 1 : from;
+    // A transaction lands after the block it references; a position already past that stays (it was read).
+    from ??= lowest + 1;
     const to = Math.min(solid.number, from + SCAN_BLOCKS_PER_PASS - 1);
     if (to < from) return;
     const numbers = Array.from({ length: to - from + 1 }, (_, index) => from + index);
@@ -445,7 +447,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     // Dry runs (USDT): a refused recipient (blacklisted) fails before any fee is spent; the energy sets the fee limit.
     const dryRuns = new Map<string, { ok: true; energy: number } | { ok: false; message: string }>();
     await forEachLimited(
-      options.dryRunBeforeSigning === false ? [] : queued.filter((row) => row.asset === 'USDT'),
+      options.dryRunBeforeSigning !== true ? [] : queued.filter((row) => row.asset === 'USDT'),
       NODE_CONCURRENCY,
       async (row) => {
         const from = sourceOf(row);

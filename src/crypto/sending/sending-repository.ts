@@ -145,71 +145,9 @@ export async function lockTransfer(tx: Tx, id: string): Promise<OutgoingTransfer
   return tx.selectFrom('crypto_outgoing_transfers').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-/**
- * Claims attempt number `attempts + 1` of a queued, unsigned transfer and sets its txID;
- * undefined when the transfer moved meanwhile (another executor signed it). The attempt's
- * primary key (transfer, number) makes a second signer's insert fail as well.
- */
-export async function recordSignedAttempt(
-  tx: Tx,
-  transfer: { readonly id: string; readonly attempts: number },
-  attempt: Omit<Insertable<SendingTables['crypto_outgoing_attempts']>, 'transfer_id' | 'attempt' | 'status'>,
-  now: Date,
-): Promise<boolean> {
-  const updated = await tx
-    .updateTable('crypto_outgoing_transfers')
-    .set({ tx_id: attempt.tx_id, attempts: transfer.attempts + 1, short_of_funds_since: null, updated_at: now })
-    .where('id', '=', transfer.id)
-    .where('status', '=', 'queued')
-    .where('tx_id', 'is', null)
-    .where('attempts', '=', transfer.attempts)
-    .returning('id')
-    .executeTakeFirst();
-  if (!updated) return false;
-  await tx
-    .insertInto('crypto_outgoing_attempts')
-    .values({ ...attempt, transfer_id: transfer.id, attempt: transfer.attempts + 1, status: 'pending' })
-    .execute();
-  return true;
-}
-
-export async function recordBroadcast(db: Executor, txId: string, answer: string, now: Date): Promise<void> {
-  await db
-    .updateTable('crypto_outgoing_attempts')
-    .set((eb) => ({ broadcasts: eb('broadcasts', '+', 1), last_broadcast: answer.slice(0, 200), last_broadcast_at: now }))
-    .where('tx_id', '=', txId)
-    .execute();
-}
-
-/** queued (with this txID) → submitted; the row as it was before when it changed (its submitted_at tells whether this is the first time). */
-export async function markSubmitted(tx: Tx, id: string, txId: string, now: Date): Promise<OutgoingTransferRow | undefined> {
-  return tx
-    .updateTable('crypto_outgoing_transfers')
-    .set({ status: 'submitted', submitted_at: now, updated_at: now })
-    .where('id', '=', id)
-    .where('status', '=', 'queued')
-    .where('tx_id', '=', txId)
-    .returningAll()
-    .executeTakeFirst();
-}
-
 export async function setShortOfFunds(db: Executor, ids: readonly string[], since: Date): Promise<void> {
   if (ids.length === 0) return;
   await db.updateTable('crypto_outgoing_transfers').set({ short_of_funds_since: since }).where('id', 'in', ids).where('short_of_funds_since', 'is', null).execute();
-}
-
-export async function finishTransfer(
-  tx: Tx,
-  id: string,
-  fields: { status: 'confirmed' | 'failed'; tx_id?: string; fee_sun: bigint | null; block_number: bigint | null; error_code: OutgoingErrorCodeColumn | null; error_message: string | null; submitted_at?: Date },
-  now: Date,
-): Promise<OutgoingTransferRow> {
-  return tx
-    .updateTable('crypto_outgoing_transfers')
-    .set({ ...fields, final_at: now, updated_at: now })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
 }
 
 export async function setAttemptStatus(tx: Tx, transferId: string, txIds: readonly string[], status: AttemptStatus): Promise<void> {

@@ -30,7 +30,7 @@ export function missingOutcomeHandlers(handlers: OutcomeHandlers): OutgoingPurpo
   return OUTGOING_PURPOSES.filter((purpose) => handlers[purpose] === undefined);
 }
 
-export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'notifications'>, handlers: OutcomeHandlers): Worker {
+export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'notifications'>, handlers: OutcomeHandlers): Worker & { runOnce(): Promise<number> } {
   const deps = cryptoDepsFor(context);
   const executors = new Map<ChainName, OutgoingExecutor>();
   let busy = false;
@@ -94,6 +94,7 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
   });
   return {
     name: polling.name,
+    runOnce: () => polling.runOnce(),
     start() {
       const missing = missingOutcomeHandlers(handlers);
       if (missing.length > 0) context.logger.warn({ purposes: missing }, 'outgoing transfers of these purposes have no outcome handler: they stay queued');

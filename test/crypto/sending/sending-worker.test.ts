@@ -1,0 +1,42 @@
+// The executor worker as the gateway runs it (module wiring, the chain handle of
+// the context): a sandbox payout from an empty sandbox hot wallet is sent after
+// the worker tops the wallet up from the simulated chain's faucet, and confirmed.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
+import { createOutgoingTransferWorker, missingOutcomeHandlers } from '../../../src/crypto/sending/sending-worker.ts';
+import { backends } from '../../support/databases.ts';
+import { expectLedgerSound, openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
+import { enqueuePayout, freshAddress, mineToFinal, newLog, recordingHandler } from './executor-support.ts';
+
+describe.each(backends)('the outgoing transfer worker on %s', (backend) => {
+  let setup: ReceivingSetup;
+  beforeEach(async () => {
+    setup = await openReceivingSetup(backend);
+  });
+  afterEach(async () => {
+    await expectLedgerSound(setup);
+    await setup.close();
+  });
+
+  it('tops the sandbox hot wallet up at first use, sends and confirms', async () => {
+    const log = newLog();
+    const worker = createOutgoingTransferWorker(setup.context, { payout: recordingHandler(log) });
+    expect(await worker.runOnce()).toBe(0); // nothing open: no executor, no chain work
+    const hot = setup.access.addressKey.hotWalletAddress;
+    expect(setup.sandbox.chain.state.usdtBalance(hot)).toBe(0n);
+    const to = freshAddress();
+    const transfer = await enqueuePayout(setup, to, 9_000_000n);
+    expect(await worker.runOnce()).toBe(1);
+    expect(setup.sandbox.chain.state.usdtBalance(hot)).toBeGreaterThan(0n);
+    setup.sandbox.chain.mine(1);
+    mineToFinal(setup);
+    expect(await worker.runOnce()).toBe(1);
+    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!.status).toBe('confirmed');
+    expect(setup.sandbox.chain.state.usdtBalance(to)).toBe(9_000_000n);
+    expect(log.final).toHaveLength(1);
+  });
+
+  it('names the purposes without a handler', () => {
+    expect(missingOutcomeHandlers({ payout: recordingHandler(newLog()) })).toEqual(['refund', 'withdrawal', 'sweep', 'gas_topup']);
+  });
+});
