@@ -10,6 +10,9 @@
 // The shop's USDT balance is credited beforehand (as a final deposit would, one
 // ledger transfer); afterwards `paygate ledger check` must be green. Then the
 // executor's bench (bench/payout-executor.ts, the executor engineer's) runs when present.
+// With `serve --role all` the executor signs and sends the payouts in the same
+// process meanwhile (and the sandbox chain runs there too); PAYGATE_OUTGOING_MAX_IN_FLIGHT=1
+// in the environment nearly stops it, to measure creation alone.
 // Targets: ratio >= 0.5, zero errors. A missed target prints MISS; the exit code is
 // non-zero only on errors or a failed ledger check.
 //   BENCH_DURATION_S (default 10) seconds per phase, BENCH_WARMUP_S (3), BENCH_PAIRS (2),
@@ -124,9 +127,16 @@ try {
 // The executor engineer's half of bench:payouts, when it has landed.
 const executorBench = new URL('./payout-executor.ts', import.meta.url);
 if (existsSync(executorBench)) {
-  const module = (await import(executorBench.href)) as { default?: () => Promise<unknown>; runPayoutExecutorBench?: () => Promise<unknown> };
-  const run = module.runPayoutExecutorBench ?? module.default;
-  if (typeof run === 'function') await run();
+  process.stdout.write('\nthe executor (bench/payout-executor.ts):\n');
+  const module = (await import(executorBench.href)) as {
+    runPayoutExecutorBench?: () => Promise<{ race: { overspent: boolean; ledgerViolations: number } }>;
+    printPayoutExecutorBench?: (result: unknown) => void;
+  };
+  if (typeof module.runPayoutExecutorBench === 'function') {
+    const result = await module.runPayoutExecutorBench();
+    module.printPayoutExecutorBench?.(result);
+    if (result.race.overspent || result.race.ledgerViolations > 0) failed = true;
+  }
 } else {
   process.stdout.write('\nbench/payout-executor.ts is not there: the executor half was not run.\n');
 }
