@@ -170,6 +170,37 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     expect(await feeBooked(transfer.id)).toBe(sunToMicroUsdt(final.feeSun!, 300_000n));
   });
 
+  it('a gas top-up sends TRX (TransferContract) and activates the recipient', async () => {
+    fundHotWallet(setup);
+    const to = freshAddress();
+    const transfer = await enqueuePayout(setup, to, 14_000_000n, { purpose: 'gas_topup', asset: 'TRX', ownerId: 'swp_topup' });
+    const executor = executorFor(setup, log);
+    expect((await executor.runPass()).signed).toBe(1);
+    chain().mine(1);
+    mineToFinal(setup);
+    await executor.runPass();
+    const final = (await findOutgoingTransfer(setup.context.db, transfer.id))!;
+    expect(final).toMatchObject({ status: 'confirmed', asset: 'TRX' });
+    expect(chain().state.account(to)?.balanceSun).toBe(14_000_000n);
+  });
+
+  it('a sweep is signed by the deposit address key and moves its USDT to the hot wallet', async () => {
+    const key = await setup.access.signingKey();
+    const index = 42;
+    const deposit = key.address(index);
+    chain().faucet(deposit, { trxSun: 50_000_000n, usdt: 30_000_000n });
+    const hot = setup.access.addressKey.hotWalletAddress;
+    const transfer = await enqueuePayout(setup, hot, 30_000_000n, { purpose: 'sweep', ownerId: 'swp_1', from: { kind: 'deposit_address', address: deposit, derivationIndex: index } });
+    const executor = executorFor(setup, log);
+    expect((await executor.runPass()).signed).toBe(1);
+    chain().mine(1);
+    mineToFinal(setup);
+    await executor.runPass();
+    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!.status).toBe('confirmed');
+    expect(chain().state.usdtBalance(deposit)).toBe(0n);
+    expect(chain().state.usdtBalance(hot)).toBe(30_000_000n);
+  });
+
   it('a hot wallet short of funds: the transfer waits, then fails insufficient_hot_wallet_funds', async () => {
     fundHotWallet(setup, 1_000_000n);
     const transfer = await enqueuePayout(setup, freshAddress(), 5_000_000n);
