@@ -387,3 +387,54 @@ export async function writeLoneTransfer(tx: Tx, lone: LoneTransfer): Promise<Wri
   if (result.rows.length === 0) return undefined;
   return result.rows;
 }
+
+/**
+ * writeChain for a batch of independent movements (executeBatch): the same three writes in one
+ * statement, with each column passed as one array (unnest), so a statement of a thousand
+ * transfers has a dozen parameters and one text, parsed and planned once per connection.
+ * Inserts nothing when any of the ids exists (the caller checked them under the locks; a
+ * concurrent commit of one fails the statement with a unique violation, as writeChain does).
+ */
+export async function writeBatch(
+  tx: Tx,
+  transfers: readonly LedgerTables['ledger_transfers'][],
+  accounts: readonly AccountTotals[],
+  operations: readonly NewOperation[],
+): Promise<number> {
+  const texts = <T>(values: readonly T[], pick: (value: T) => string | null) => values.map(pick);
+  const result = await sql<{ inserted: string | number | bigint }>`
+    with inserted as (
+      insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
+        reference_type, reference_id, status, pending_id, chain_id, created_at, timeout_seconds, expires_at)
+      select * from unnest(${texts(transfers, (t) => t.id)}::text[], ${texts(transfers, (t) => t.idempotency_key)}::text[],
+          ${texts(transfers, (t) => t.debit_account_id)}::text[], ${texts(transfers, (t) => t.credit_account_id)}::text[],
+          ${texts(transfers, (t) => t.amount.toString())}::int8[], ${texts(transfers, (t) => t.currency)}::text[], ${texts(transfers, (t) => t.type)}::text[],
+          ${texts(transfers, (t) => t.reference_type)}::text[], ${texts(transfers, (t) => t.reference_id)}::text[], ${texts(transfers, (t) => t.status)}::text[],
+          ${texts(transfers, (t) => t.pending_id)}::text[], ${texts(transfers, (t) => t.chain_id)}::text[], ${texts(transfers, (t) => t.created_at.toISOString())}::timestamptz[],
+          ${texts(transfers, (t) => (t.timeout_seconds === null ? null : String(t.timeout_seconds)))}::int4[],
+          ${texts(transfers, (t) => t.expires_at?.toISOString() ?? null)}::timestamptz[])
+      where not exists (select 1 from ledger_transfers e where e.idempotency_key = any(${texts(transfers, (t) => t.idempotency_key)}::text[]))
+      returning id
+    ), accounts as (
+      update ledger_accounts as a
+      set debits_pending = v.debits_pending, debits_posted = v.debits_posted,
+          credits_pending = v.credits_pending, credits_posted = v.credits_posted
+      from unnest(${texts(accounts, (a) => a.id)}::text[], ${texts(accounts, (a) => a.debitsPending.toString())}::int8[],
+          ${texts(accounts, (a) => a.debitsPosted.toString())}::int8[], ${texts(accounts, (a) => a.creditsPending.toString())}::int8[],
+          ${texts(accounts, (a) => a.creditsPosted.toString())}::int8[]) as v(id, debits_pending, debits_posted, credits_pending, credits_posted)
+      where a.id = v.id and (select count(*) from inserted) = ${transfers.length}
+      returning a.id
+    ), operations as (
+      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
+      select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, o.created_at
+      from unnest(${texts(operations, (o) => o.id)}::text[], ${texts(operations, (o) => o.accountId)}::text[], ${texts(operations, (o) => o.transferId)}::text[],
+          ${texts(operations, (o) => o.originId)}::text[], ${texts(operations, (o) => o.amount.toString())}::int8[],
+          ${texts(operations, (o) => o.balanceAfter.toString())}::int8[], ${texts(operations, (o) => o.createdAt.toISOString())}::timestamptz[])
+        with ordinality as o(id, account_id, transfer_id, origin_id, amount, balance_after, created_at, ordinal)
+      where (select count(*) from inserted) = ${transfers.length}
+      order by o.ordinal
+      returning 1
+    )
+    select (select count(*) from inserted) as inserted`.execute(tx);
+  return Number(result.rows[0]!.inserted);
+}

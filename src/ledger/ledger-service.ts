@@ -705,7 +705,7 @@ export async function executeBatch(tx: Tx, clock: Clock, requests: readonly Ledg
   }));
   let inserted: number;
   try {
-    inserted = await repository.writeChain(tx, transferRows, totals, operations);
+    inserted = await repository.writeBatch(tx, transferRows, totals, operations);
   } catch (error) {
     if (isUniqueViolation(error, 'ledger_transfers_idempotency_key')) throw new LedgerWriteRaceError(fresh[0]!.id, error);
     throw error;

@@ -72,8 +72,8 @@ export async function emitMany(tx: Tx, clock: Clock, inputs: readonly EmitInput[
   const shopUrls = await shopWebhookUrls(tx, [...new Set(inputs.filter((input) => input.destination === 'shop').map((input) => input.shopId))]);
   const createdAt = clock.now();
   for (let start = 0; start < inputs.length; start += EMIT_CHUNK) {
-    const events: EventInsert[] = [];
-    const deliveries: DeliveryInsert[] = [];
+    const events: (EventInsert & { created_at: Date })[] = [];
+    const deliveries: (DeliveryInsert & { next_attempt_at: Date; created_at: Date; updated_at: Date })[] = [];
     for (const input of inputs.slice(start, start + EMIT_CHUNK)) {
       const id = newId('event');
       const destinationUrl = input.destination === 'shop' ? (shopUrls.get(input.shopId) ?? null) : input.destination;

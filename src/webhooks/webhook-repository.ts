@@ -381,13 +381,23 @@ export async function replaceShopSecrets(
 export type AttemptRow = Awaited<ReturnType<typeof listAttempts>>[number];
 export type { AttemptOutcome };
 
-/** Many events in one statement (a batch of state changes writing their outbox rows together). */
-export async function insertEvents(db: Executor, rows: readonly EventInsert[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('webhook_events').values([...rows]).execute();
+/** Many events in one statement (a batch of state changes writing their outbox rows together); each column one array. */
+export async function insertEvents(db: Executor, rows: readonly (EventInsert & { created_at: Date })[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    insert into webhook_events (id, shop_id, type, payload, destination_url, created_at)
+    select * from unnest(${rows.map((row) => row.id)}::text[], ${rows.map((row) => row.shop_id)}::text[], ${rows.map((row) => row.type)}::text[],
+      ${rows.map((row) => row.payload)}::text[], ${rows.map((row) => row.destination_url ?? null)}::text[], ${rows.map((row) => row.created_at.toISOString())}::timestamptz[])`.execute(db);
 }
 
-export async function insertDeliveries(db: Executor, rows: readonly DeliveryInsert[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('webhook_deliveries').values([...rows]).execute();
+export async function insertDeliveries(db: Executor, rows: readonly (DeliveryInsert & { next_attempt_at: Date; created_at: Date; updated_at: Date })[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    insert into webhook_deliveries (id, event_id, shop_id, url, max_attempts, next_attempt_at, locked_until, lease_token, created_at, updated_at)
+    select * from unnest(${rows.map((row) => row.id)}::text[], ${rows.map((row) => row.event_id)}::text[], ${rows.map((row) => row.shop_id)}::text[],
+      ${rows.map((row) => row.url)}::text[], ${rows.map((row) => String(row.max_attempts))}::int4[], ${rows.map((row) => row.next_attempt_at.toISOString())}::timestamptz[],
+      ${rows.map((row) => (row.locked_until ? new Date(row.locked_until).toISOString() : null))}::timestamptz[], ${rows.map((row) => row.lease_token ?? null)}::text[],
+      ${rows.map((row) => row.created_at.toISOString())}::timestamptz[], ${rows.map((row) => row.updated_at.toISOString())}::timestamptz[])`.execute(db);
 }
 
 /** The webhook URL of each of these shops that has one. */

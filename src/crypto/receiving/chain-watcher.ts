@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import { inTransaction, type Db } from '../../db/transaction.ts';
+import type { ScannedBlock } from '../tron/node-client.ts';
 import type { ChainAccess } from './crypto-chain.ts';
 import { recordScannedTransfers } from './deposit-recording.ts';
 import { voidDepositCredits } from './deposit-credits.ts';
@@ -38,7 +39,7 @@ export const REWIND_BLOCKS_MAX = 1_000;
 const SCANNED_BLOCKS_KEPT_BELOW_FINAL = 100;
 export const LEASE_MS = 30_000;
 /** Deposits settled per transaction: one commit for many credits. */
-const SETTLE_BATCH = 100;
+const SETTLE_BATCH = 500;
 const SETTLE_BATCHES_PER_PASS_MAX = 50;
 
 /** Where a test may stop a pass, as a crash would (every step is its own transaction). */
@@ -142,6 +143,13 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
 
   async function scan(result: { blocksScanned: number; depositsSeen: number; reorganisations: number }): Promise<void> {
     const head = await access.node.getHeadBlock();
+    // The next batch is fetched from the node while this one is recorded; used only if it starts where the cursor then is.
+    let prefetched: { from: number; blocks: Promise<ScannedBlock[]> } | undefined;
+    const fetchBlocks = (from: number) => {
+      const blocks = access.node.scanBlocks(from, Math.min(SCAN_BATCH_BLOCKS, head.number - from + 1));
+      blocks.catch(() => undefined); // awaited (and thrown) only when used
+      return { from, blocks };
+    };
     for (let batch = 0; batch < SCAN_BATCHES_PER_PASS_MAX; batch += 1) {
       const cursor = (await repository.findCursor(db, chain))!;
       const position = { blockNumber: Number(cursor.block_number), blockId: cursor.block_id };
@@ -153,7 +161,9 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
         }
         return;
       }
-      const blocks = await access.node.scanBlocks(position.blockNumber + 1, Math.min(SCAN_BATCH_BLOCKS, head.number - position.blockNumber));
+      const fetch = prefetched?.from === position.blockNumber + 1 ? prefetched : fetchBlocks(position.blockNumber + 1);
+      prefetched = undefined;
+      const blocks = await fetch.blocks;
       if (blocks.length === 0) return;
       step('after-scan');
       if (blocks[0]!.header.parentId !== position.blockId) {
@@ -162,6 +172,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
         continue;
       }
       const last = blocks.at(-1)!.header;
+      if (last.number < head.number && batch + 1 < SCAN_BATCHES_PER_PASS_MAX) prefetched = fetchBlocks(last.number + 1);
       const recorded = await inTransaction(db, async (tx) => {
         const seen = await recordScannedTransfers(tx, clock, chain, access.keyId, blocks);
         await repository.insertScannedBlocks(tx, chain, blocks.map((block) => ({ number: block.header.number, id: block.header.id })));

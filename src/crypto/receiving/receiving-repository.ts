@@ -242,15 +242,26 @@ export async function findDepositsByKeys(db: Executor, keys: readonly { txId: st
   return rows.filter((row) => wanted.has(`${row.tx_id}:${row.log_index}`));
 }
 
-/** Inserts the deposits not recorded yet; returns those inserted. */
+/**
+ * Inserts the deposits not recorded yet; returns those inserted. One statement whatever the
+ * count: each column is one array parameter (unnest), so the text is prepared once.
+ */
 export async function insertDeposits(tx: Tx, rows: readonly Insertable<CryptoReceivingTables['crypto_deposits']>[]): Promise<DepositRow[]> {
   if (rows.length === 0) return [];
-  return tx
-    .insertInto('crypto_deposits')
-    .values([...rows])
-    .onConflict((conflict) => conflict.columns(['tx_id', 'log_index']).doNothing())
-    .returningAll()
-    .execute();
+  const column = (pick: (row: Insertable<CryptoReceivingTables['crypto_deposits']>) => string | null) => rows.map(pick);
+  const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
+  const result = await sql<DepositRow>`
+    insert into crypto_deposits (id, chain, shop_id, address, invoice_id, wallet_id, tx_id, log_index, block_number, block_id,
+      from_address, amount_micro, status, late, seen_at, final_at, credit_round)
+    select * from unnest(${column((row) => row.id)}::text[], ${column((row) => row.chain)}::text[], ${column((row) => row.shop_id)}::text[],
+      ${column((row) => row.address)}::text[], ${column((row) => row.invoice_id ?? null)}::text[], ${column((row) => row.wallet_id ?? null)}::text[],
+      ${column((row) => row.tx_id)}::text[], ${column((row) => String(row.log_index))}::int4[], ${column((row) => String(row.block_number))}::int8[],
+      ${column((row) => row.block_id)}::text[], ${column((row) => row.from_address)}::text[], ${column((row) => String(row.amount_micro))}::int8[],
+      ${column((row) => row.status)}::text[], ${column((row) => String(row.late ?? false))}::bool[], ${column((row) => instant(row.seen_at))}::timestamptz[],
+      ${column((row) => instant(row.final_at))}::timestamptz[], ${column((row) => String(row.credit_round ?? 0))}::int4[])
+    on conflict (tx_id, log_index) do nothing
+    returning *`.execute(tx);
+  return result.rows;
 }
 
 /** An orphaned deposit seen again (in another block): back to confirming, with its new block and its next pending credit. */
@@ -447,10 +458,9 @@ export async function lockWallets(tx: Tx, walletIds: readonly string[]): Promise
 /** Each deposit's final status, in one statement; returns the rows as written. */
 export async function finishDeposits(tx: Tx, finishes: readonly { id: string; status: Extract<DepositStatus, 'credited' | 'held'> }[], at: Date): Promise<DepositRow[]> {
   if (finishes.length === 0) return [];
-  const values = sql.join(finishes.map((finish) => sql`(${finish.id}::text, ${finish.status}::text)`));
   const result = await sql<DepositRow>`
     update crypto_deposits as d set status = v.status, final_at = ${at.toISOString()}::timestamptz
-      from (values ${values}) as v(id, status)
+      from unnest(${finishes.map((finish) => finish.id)}::text[], ${finishes.map((finish) => finish.status)}::text[]) as v(id, status)
      where d.id = v.id and d.status = 'confirming'
     returning d.*`.execute(tx);
   return result.rows;
@@ -487,12 +497,11 @@ export async function updateInvoices(
   at: Date,
 ): Promise<InvoiceRow[]> {
   if (changes.length === 0) return [];
-  const values = sql.join(
-    changes.map((change) => sql`(${change.id}::text, ${change.status}::text, ${change.paidMicro.toString()}::int8, ${change.paidAt?.toISOString() ?? null}::timestamptz)`),
-  );
   const result = await sql<InvoiceRow>`
     update crypto_invoices as i set status = v.status, paid_micro = v.paid_micro, paid_at = v.paid_at, updated_at = ${at.toISOString()}::timestamptz
-      from (values ${values}) as v(id, status, paid_micro, paid_at)
+      from unnest(${changes.map((change) => change.id)}::text[], ${changes.map((change) => change.status)}::text[],
+        ${changes.map((change) => change.paidMicro.toString())}::int8[], ${changes.map((change) => change.paidAt?.toISOString() ?? null)}::timestamptz[])
+        as v(id, status, paid_micro, paid_at)
      where i.id = v.id
     returning i.*`.execute(tx);
   return result.rows;
