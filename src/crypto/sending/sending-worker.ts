@@ -98,6 +98,9 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
     start() {
       const missing = missingOutcomeHandlers(handlers);
       if (missing.length > 0) context.logger.warn({ purposes: missing }, 'outgoing transfers of these purposes have no outcome handler: they stay queued');
+      if (deps.chain.liveConfigured && context.config.tronSignerKeyFile === undefined) {
+        context.logger.error('live sending is off: PAYGATE_TRON_SIGNER_KEY_FILE is not set (the signing key file, mnemonic or xprv, mode 0600; docs/payouts.md); live transfers stay queued');
+      }
       polling.start();
     },
     async stop() {
