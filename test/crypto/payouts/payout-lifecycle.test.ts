@@ -119,6 +119,43 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
     expect((await get(`/v1/crypto/payouts?status=failed`)).data.map((payout: { payout_id: string }) => payout.payout_id)).toContain(created.payout_id);
   });
 
+  it('a hot wallet without TRX past the wait: pending → failed insufficient_hot_wallet_funds without a tx_hash, funds back', async () => {
+    const { context } = testApp;
+    const access = await cryptoDepsFor(context).chain.forMode('sandbox');
+    const impatient = createOutgoingExecutor({
+      db: context.db,
+      clock: context.clock,
+      logger: context.logger,
+      chain: access.chain,
+      node: access.node,
+      signingKey: () => access.signingKey(),
+      hotWallet: access.addressKey.hotWalletAddress,
+      usdtContract: USDT_CONTRACT_MAINNET,
+      handlers: Object.assign({}, ...modules.map((module) => module.outgoingOutcomes ?? {})),
+      trxUsdtRateMicro: context.config.trxUsdtRateMicro,
+      maxInFlight: 1_000,
+      maxAttempts: 3,
+      fundsWaitSeconds: 0,
+    });
+    await executor.release();
+    try {
+      const before = await testApp.balance(shop);
+      await post('/v1/test_helpers/crypto/hot_wallet/drain_trx', {});
+      const created = await post('/v1/crypto/payouts', payoutBody({ amount: '5' }));
+      for (let pass = 0; pass < 3 && (await get(`/v1/crypto/payouts/${created.payout_id}`)).status === 'pending'; pass++) {
+        await impatient.runPass();
+        testApp.clock.advance(1_000);
+      }
+      const failed = await get(`/v1/crypto/payouts/${created.payout_id}`);
+      expect(failed).toMatchObject({ status: 'failed', tx_hash: null, error: { code: 'insufficient_hot_wallet_funds' } });
+      expect(await testApp.balance(shop)).toEqual(before);
+      expect((await eventsOf('crypto.payout.updated', created.payout_id, 'payout_id')).map((data) => data.status)).toEqual(['pending', 'failed']);
+    } finally {
+      await impatient.release();
+      await post('/v1/test_helpers/crypto/faucet', { trx: '100000' });
+    }
+  });
+
   it('a batch whose one item reverts: partially_completed, counts per state, crypto.batch.completed once', async () => {
     const before = await testApp.balance(shop);
     const items = [0, 1, 2].map(() => ({ external_id: externalId('item'), amount: '3', address: recipient() }));
