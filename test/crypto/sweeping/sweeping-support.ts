@@ -60,6 +60,10 @@ async function startExecutor(setup: ReceivingSetup): Promise<() => Promise<void>
     maxAttempts: 3,
     fundsWaitSeconds: 600,
     sandboxFaucet: async (address, amounts) => setup.sandbox.chain.faucet(address, amounts),
+    // With the dry run the executor's funds check takes the transfer's real energy (64,285 to a hot
+    // wallet holding USDT), which is what the exact top-up provides. Without it, it assumes 130,285
+    // for every USDT transfer and leaves such a sweep waiting as short (docs/sweeping.md, "Known gap").
+    dryRunBeforeSigning: true,
   });
   return async () => {
     await executor.runPass();
