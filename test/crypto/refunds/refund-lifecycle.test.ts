@@ -85,6 +85,17 @@ describe.each(backends)('refunds through the executor on %s', (backend) => {
     expect((await testApp.get(shop, `/v1/crypto/refunds/${created.refund_id}`)).status).toBe('completed');
     expect(await testApp.usdtOnChain(body.address)).toBe(micro(created.recipient_amount));
     expect(await testApp.balance(shop)).toEqual(before);
+    // The held amount was never booked: only the fee kept out of it is, hot_wallet → network_fees, posted.
+    const legs = await testApp.context.db
+      .selectFrom('ledger_transfers')
+      .select(['idempotency_key', 'amount'])
+      .where('idempotency_key', 'like', `refund:${created.refund_id}:%`)
+      .orderBy('idempotency_key')
+      .execute();
+    expect(legs.map((leg) => [leg.idempotency_key, BigInt(leg.amount)])).toEqual([
+      [`refund:${created.refund_id}:network_fee`, micro(created.network_fee)],
+      [`refund:${created.refund_id}:network_fee:post`, micro(created.network_fee)],
+    ]);
   });
 
   it('an invoice refund sends every credited deposit of the invoice back in one transfer', async () => {
