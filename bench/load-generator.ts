@@ -16,6 +16,8 @@ export interface LoadSpec {
   readonly body?: string | undefined;
   /** A fresh random Idempotency-Key header on every request. */
   readonly distinctIdempotencyKey: boolean;
+  /** Every occurrence of this text in the body is replaced by a fresh UUID per request (a distinct external_id). */
+  readonly uniqueBodyToken?: string | undefined;
   readonly connections: number;
   readonly durationS: number;
 }
@@ -56,6 +58,7 @@ async function generate(spec: LoadSpec): Promise<LoadResult> {
           ...request,
           path: spec.paths[next++ % spec.paths.length],
           headers: spec.distinctIdempotencyKey ? { ...request.headers, 'idempotency-key': randomUUID() } : request.headers,
+          ...(spec.uniqueBodyToken && spec.body ? { body: spec.body.replaceAll(spec.uniqueBodyToken, randomUUID()) } : {}),
         }),
       },
     ],
