@@ -10,6 +10,7 @@ import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
 import { OUTGOING_PURPOSES, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
+import { sendingMetrics } from './sending-metrics.ts';
 import { hasOpenTransfers } from './sending-repository.ts';
 import type { ChainName } from './sending-tables.ts';
 
@@ -30,9 +31,10 @@ export function missingOutcomeHandlers(handlers: OutcomeHandlers): OutgoingPurpo
   return OUTGOING_PURPOSES.filter((purpose) => handlers[purpose] === undefined);
 }
 
-export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'notifications'>, handlers: OutcomeHandlers): Worker & { runOnce(): Promise<number> } {
+export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'notifications' | 'metrics'>, handlers: OutcomeHandlers): Worker & { runOnce(): Promise<number> } {
   const deps = cryptoDepsFor(context);
   const executors = new Map<ChainName, OutgoingExecutor>();
+  const metrics = sendingMetrics(context.metrics);
   let busy = false;
 
   async function executorFor(mode: 'sandbox' | 'live'): Promise<OutgoingExecutor> {
@@ -76,6 +78,7 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
         busy = true;
         try {
           const result = await (await executorFor(mode)).runPass();
+          if (result.leader) metrics.recordPass(chain, result);
           work += result.signed + result.confirmed + result.failed;
         } catch (error) {
           // One chain's trouble (its nodes down, a missing signing key) must not stop the other's sending.

@@ -34,6 +34,9 @@ describe.each(backends)('the outgoing transfer worker on %s', (backend) => {
     expect((await findOutgoingTransfer(setup.context.db, transfer.id))!.status).toBe('confirmed');
     expect(setup.sandbox.chain.state.usdtBalance(to)).toBe(9_000_000n);
     expect(log.final).toHaveLength(1);
+    const exposed = await setup.context.metrics.metrics();
+    expect(exposed).toContain('paygate_outgoing_transfers_final_total{chain="tron-sandbox",result="confirmed"} 1');
+    expect(exposed).toContain('paygate_outgoing_transfers_waiting_for_funds{chain="tron-sandbox"} 0');
   });
 
   it('names the purposes without a handler', () => {

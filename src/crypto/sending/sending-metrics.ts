@@ -1,0 +1,36 @@
+// Prometheus metrics of the sign-once executor, registered once per registry.
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+const FINAL_METRIC = 'paygate_outgoing_transfers_final_total';
+const WAITING_METRIC = 'paygate_outgoing_transfers_waiting_for_funds';
+const EXPIRED_METRIC = 'paygate_outgoing_attempts_expired_total';
+
+export interface SendingMetrics {
+  recordPass(chain: string, pass: { readonly confirmed: number; readonly failed: number; readonly waitingForFunds: number; readonly expiredAttempts: number }): void;
+}
+
+function single<T>(registry: Registry, name: string, make: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+export function sendingMetrics(registry: Registry): SendingMetrics {
+  const final = single(registry, FINAL_METRIC, () => new Counter({ name: FINAL_METRIC, help: 'Outgoing on-chain transfers that became final, by chain and result (confirmed, failed).', labelNames: ['chain', 'result'], registers: [registry] }));
+  const waiting = single(
+    registry,
+    WAITING_METRIC,
+    () => new Gauge({ name: WAITING_METRIC, help: 'Outgoing transfers left queued at the last pass because the sending address (the hot wallet) is short of USDT, TRX or energy.', labelNames: ['chain'], registers: [registry] }),
+  );
+  const expired = single(
+    registry,
+    EXPIRED_METRIC,
+    () => new Counter({ name: EXPIRED_METRIC, help: 'Signed transactions proven never to land (expired, not on chain): each is followed by a new attempt or a failure.', labelNames: ['chain'], registers: [registry] }),
+  );
+  return {
+    recordPass(chain, pass) {
+      if (pass.confirmed > 0) final.inc({ chain, result: 'confirmed' }, pass.confirmed);
+      if (pass.failed > 0) final.inc({ chain, result: 'failed' }, pass.failed);
+      if (pass.expiredAttempts > 0) expired.inc({ chain }, pass.expiredAttempts);
+      waiting.set({ chain }, pass.waitingForFunds);
+    },
+  };
+}
