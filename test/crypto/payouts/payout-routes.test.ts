@@ -249,6 +249,25 @@ describe.each(backends)('payout routes on %s', (backend) => {
       expect((await testApp.balance(tariffed)).available).toBe(1_000_000_000n - micro(payout.total_debit));
     });
 
+    it('the operation history shows the reservation as payout and payout_fee entries referring to the payout', async () => {
+      const tariffed = await testApp.payoutShop();
+      await testApp.fund(tariffed, 100_000_000n);
+      await savePayoutSettings(testApp.context.db, tariffed.shopId, { ...DEFAULT_PAYOUT_SETTINGS, serviceFeeFixedMicro: 1_000_000n }, testApp.clock.now());
+      const payout = (await create(payoutBody({ amount: '20' }), tariffed.key)).json();
+      const response = await testApp.call(tariffed.key, 'GET', '/v1/crypto/balance/operations');
+      expect(response.statusCode, response.body).toBe(200);
+      const mine = response.json().data.filter((operation: { reference: { id: string } }) => operation.reference.id === payout.payout_id);
+      const byAmount = mine.map((operation: { type: string; amount: string; status: string }) => [operation.type, micro(operation.amount.replace('-', '')), operation.status]);
+      expect(byAmount).toEqual(
+        expect.arrayContaining([
+          ['payout', 20_000_000n, 'pending'],
+          ['payout_fee', micro(payout.network_fee), 'pending'],
+          ['payout_fee', 1_000_000n, 'pending'],
+        ]),
+      );
+      expect(mine).toHaveLength(3);
+    });
+
     it('payouts switched off for the shop: 503 service_unavailable with Retry-After, nothing stored', async () => {
       const off = await testApp.payoutShop();
       await testApp.fund(off, 100_000_000n);
