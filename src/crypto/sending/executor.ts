@@ -36,7 +36,7 @@ import { toOutgoingTransfer, OUTGOING_PURPOSES, type OutgoingErrorCode, type Out
 import * as repository from './sending-repository.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
 import type { ChainName } from './sending-tables.ts';
-import { sunToMicroUsdt, TRX_TRANSFER_BANDWIDTH, USDT_TRANSFER_BANDWIDTH, USDT_TRANSFER_ENERGY_NEW_HOLDER } from './transfer-cost.ts';
+import { sunToMicroUsdt, TRX_TRANSFER_BANDWIDTH, USDT_TRANSFER_BANDWIDTH, USDT_TRANSFER_ENERGY_HOLDER, USDT_TRANSFER_ENERGY_NEW_HOLDER } from './transfer-cost.ts';
 
 export const LEASE_MS = 30_000;
 /** A transaction expires this long after the head block it was built at (java-tron's default is 60 s; TRON.md §1.4: keep it short). */
@@ -421,6 +421,12 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       }
       return known;
     };
+    const holders = new Map<string, Promise<boolean>>();
+    const recipientHoldsUsdt = (address: TronAddress): Promise<boolean> => {
+      let known = holders.get(address);
+      if (!known) holders.set(address, (known = node.getUsdtBalance(address).then((usdt) => usdt > 0n)));
+      return known;
+    };
     const sourceOf = (row: OutgoingTransferRow): TronAddress => (row.from_kind === 'hot_wallet' ? options.hotWallet : (row.from_address as TronAddress));
 
     if (options.sandboxFaucet) {
@@ -468,13 +474,21 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
         failures.push({ kind: 'fail', transferId: row.id, code: 'address_blacklisted', message: `the USDT contract refuses this transfer (${dry.message}): the recipient or sender is blacklisted`, deadTxIds: [] });
         continue;
       }
-      const energy = row.asset === 'USDT' ? BigInt(dry?.ok ? dry.energy : Number(USDT_TRANSFER_ENERGY_NEW_HOLDER)) : 0n;
-      const burnedEnergy = energy > balance.energy ? energy - balance.energy : 0n;
       const bandwidth = row.asset === 'USDT' ? USDT_TRANSFER_BANDWIDTH : TRX_TRANSFER_BANDWIDTH;
-      const costSun = burnedEnergy * prices.energyPriceSun + bandwidth * prices.bandwidthPriceSun + (row.asset === 'TRX' ? prices.createNewAccountFeeSun + prices.createAccountFeeSun : 0n);
-      const needUsdt = row.asset === 'USDT' ? row.amount : 0n;
-      const needTrx = costSun + (row.asset === 'TRX' ? row.amount : 0n);
-      if (balance.usdt < needUsdt || balance.trxSun < needTrx) {
+      const needsOf = (energy: bigint) => {
+        const burnedEnergy = energy > balance.energy ? energy - balance.energy : 0n;
+        const costSun = burnedEnergy * prices.energyPriceSun + bandwidth * prices.bandwidthPriceSun + (row.asset === 'TRX' ? prices.createNewAccountFeeSun + prices.createAccountFeeSun : 0n);
+        return { energy, burnedEnergy, needUsdt: row.asset === 'USDT' ? row.amount : 0n, needTrx: costSun + (row.asset === 'TRX' ? row.amount : 0n) };
+      };
+      const fits = (needs: ReturnType<typeof needsOf>) => balance.usdt >= needs.needUsdt && balance.trxSun >= needs.needTrx;
+      // Without a dry run, the dear case (a recipient without USDT) first; only when that does not fit is the
+      // recipient asked (a sweep to a hot wallet holding USDT is topped up for exactly the cheaper case).
+      let needs = needsOf(row.asset === 'USDT' ? (dry?.ok ? BigInt(dry.energy) : USDT_TRANSFER_ENERGY_NEW_HOLDER) : 0n);
+      if (!fits(needs) && row.asset === 'USDT' && !dry && balance.usdt >= row.amount && (await recipientHoldsUsdt(row.to_address as TronAddress))) {
+        needs = needsOf(USDT_TRANSFER_ENERGY_HOLDER);
+      }
+      const { energy, burnedEnergy, needUsdt, needTrx } = needs;
+      if (!fits(needs)) {
         short.push(row);
         continue;
       }

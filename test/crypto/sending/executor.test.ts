@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { ExecutorStepCrash, type ExecutorStep } from '../../../src/crypto/sending/executor.ts';
 import { attemptsOf } from '../../../src/crypto/sending/sending-repository.ts';
-import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
+import { estimateUsdtTransferCost, sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import { backends } from '../../support/databases.ts';
 import { expectLedgerSound, openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
 import { enqueuePayout, executorFor, freshAddress, fundHotWallet, mineToFinal, newLog, type HandlerLog } from './executor-support.ts';
@@ -199,6 +199,24 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     expect((await findOutgoingTransfer(setup.context.db, transfer.id))!.status).toBe('confirmed');
     expect(chain().state.usdtBalance(deposit)).toBe(0n);
     expect(chain().state.usdtBalance(hot)).toBe(30_000_000n);
+  });
+
+  it('without a dry run, a sweep topped up for exactly the 65k case (the hot wallet holds USDT) is sent', async () => {
+    fundHotWallet(setup);
+    const key = await setup.access.signingKey();
+    const deposit = key.address(7);
+    const hot = setup.access.addressKey.hotWalletAddress;
+    const exact = await estimateUsdtTransferCost(setup.access.node, { from: deposit, to: hot, amount: 20_000_000n });
+    expect(exact.energy).toBe(64_285n);
+    chain().faucet(deposit, { trxSun: exact.totalSun, usdt: 20_000_000n });
+    const transfer = await enqueuePayout(setup, hot, 20_000_000n, { purpose: 'sweep', ownerId: 'swp_exact', from: { kind: 'deposit_address', address: deposit, derivationIndex: 7 } });
+    const executor = executorFor(setup, log, { dryRunBeforeSigning: false });
+    expect(await executor.runPass()).toMatchObject({ signed: 1, waitingForFunds: 0 });
+    chain().mine(1);
+    mineToFinal(setup);
+    await executor.runPass();
+    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!.status).toBe('confirmed');
+    expect(chain().state.usdtBalance(deposit)).toBe(0n);
   });
 
   it('a hot wallet short of funds: the transfer waits, then fails insufficient_hot_wallet_funds', async () => {
