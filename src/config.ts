@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import type { SessionTimeouts } from './db/database.ts';
+import { parseMinor } from './money/decimal.ts';
 
 export interface Config {
   readonly port: number;
@@ -43,6 +44,22 @@ export interface Config {
   readonly tronApiKey: string | undefined;
   /** The TRC20 USDT contract whose transfers count on the live chain (mainnet's by default). */
   readonly tronUsdtContract: string;
+  /** Sandbox: the simulated chain every role drives instead of one a worker serves (docs/crypto.md). */
+  readonly sandboxChainUrl: string | undefined;
+  /** Sandbox: blocks below the solidified one whose transactions the served simulated chain keeps. */
+  readonly sandboxChainRetainBlocks: number;
+  /** Sweeping: an address's final USDT not yet swept moves to the hot wallet once it reaches this (micro-USDT; docs/sweeping.md). */
+  readonly sweepThresholdMicro: bigint;
+  /** Sending: micro-USDT per TRX at which chain costs are booked (PAYGATE_TRX_USDT_RATE, "0.30" by default; docs/payouts.md). */
+  readonly trxUsdtRateMicro: bigint;
+  /** Sending: the signing key file (mnemonic or xprv, mode 0600) of live sending; unset: live sending refuses to start. */
+  readonly tronSignerKeyFile: string | undefined;
+  /** Sending: most outgoing transfers signed and not yet final per chain (PAYGATE_OUTGOING_MAX_IN_FLIGHT). */
+  readonly outgoingMaxInFlight: number;
+  /** Sending: signed attempts per transfer before it fails `expired` (PAYGATE_OUTGOING_MAX_ATTEMPTS). */
+  readonly outgoingMaxAttempts: number;
+  /** Sending: how long a transfer waits for hot-wallet funds before it fails (PAYGATE_OUTGOING_FUNDS_WAIT_SECONDS). */
+  readonly outgoingFundsWaitSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -159,6 +176,27 @@ function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls
   };
 }
 
+/** PAYGATE_SWEEP_THRESHOLD_USDT: a decimal string of USDT, 50 by default (docs/sweeping.md). */
+function readSweepThreshold(env: Env): bigint {
+  const name = 'PAYGATE_SWEEP_THRESHOLD_USDT';
+  const raw = env[name]?.trim() || '50';
+  const parsed = parseMinor(raw, 'USDT', 'decimal-string');
+  if (!parsed.ok) throw new ConfigError(name, `${parsed.problem}, got "${raw}"`);
+  const micro = parsed.minor;
+  if (micro <= 0n) throw new ConfigError(name, 'must be above 0');
+  return micro;
+}
+
+/** PAYGATE_TRX_USDT_RATE: USDT per TRX as a decimal string (at most 6 places), "0.30" by default. */
+function readTrxUsdtRate(env: Env): bigint {
+  const name = 'PAYGATE_TRX_USDT_RATE';
+  const raw = env[name]?.trim() || '0.30';
+  const parsed = parseMinor(raw, 'USDT', 'decimal-string');
+  if (!parsed.ok) throw new ConfigError(name, `${parsed.problem}, got "${raw}"`);
+  if (parsed.minor <= 0n) throw new ConfigError(name, 'must be above 0');
+  return parsed.minor;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function defaultPublicUrl(port: number): string {
@@ -204,5 +242,13 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: readInteger(env, 'PAYGATE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
     ...readRootKeys(env),
     ...readTronSettings(env),
+    sandboxChainUrl: readUrl(env, 'PAYGATE_SANDBOX_CHAIN_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
+    sandboxChainRetainBlocks: readInteger(env, 'PAYGATE_SANDBOX_CHAIN_RETAIN_BLOCKS', 86_400, 100, 10_000_000),
+    sweepThresholdMicro: readSweepThreshold(env),
+    trxUsdtRateMicro: readTrxUsdtRate(env),
+    tronSignerKeyFile: env.PAYGATE_TRON_SIGNER_KEY_FILE?.trim() ? resolve(env.PAYGATE_TRON_SIGNER_KEY_FILE.trim()) : undefined,
+    outgoingMaxInFlight: readInteger(env, 'PAYGATE_OUTGOING_MAX_IN_FLIGHT', 5_000, 1, 100_000),
+    outgoingMaxAttempts: readInteger(env, 'PAYGATE_OUTGOING_MAX_ATTEMPTS', 5, 1, 100),
+    outgoingFundsWaitSeconds: readInteger(env, 'PAYGATE_OUTGOING_FUNDS_WAIT_SECONDS', 3_600, 0, 604_800),
   };
 }

@@ -6,6 +6,15 @@ import type { AppContext, Worker } from './context.ts';
 import { invoicePageRoutes } from './crypto/receiving/page/invoice-page-routes.ts';
 import { cryptoReceivingRoutes } from './crypto/receiving/routes/crypto-routes.ts';
 import { createChainWatcherWorker, createInvoiceExpiryWorker } from './crypto/receiving/receiving-workers.ts';
+import { payoutOutcomes } from './crypto/payouts/payout-outcomes.ts';
+import { payoutRoutes } from './crypto/payouts/routes/payout-routes.ts';
+import { refundOutcomes } from './crypto/refunds/refund-outcomes.ts';
+import { refundRoutes } from './crypto/refunds/routes/refund-routes.ts';
+import { withdrawalOutcomes } from './crypto/withdrawals/withdrawal-outcomes.ts';
+import type { OutgoingOutcomeHandler, OutgoingPurpose } from './crypto/sending/outgoing-transfers.ts';
+import { gasTopupOutcomes, sweepOutcomes } from './crypto/sweeping/sweeping-service.ts';
+import { createSweeperWorker } from './crypto/sweeping/sweeping-worker.ts';
+import { createOutgoingTransferWorker } from './crypto/sending/sending-worker.ts';
 import { createIdempotencyPurgeWorker } from './idempotency/idempotency-purge-worker.ts';
 import { balanceRoutes } from './ledger/balance-routes.ts';
 import { createReservationExpiryWorker } from './ledger/reservation-expiry-worker.ts';
@@ -26,6 +35,8 @@ export interface GatewayModule {
   /** Routes outside /v1 (the hosted payment page). */
   readonly publicRoutes?: ModuleRoutes;
   readonly workers?: (context: AppContext) => Worker[];
+  /** Outcome handlers of the outgoing transfers this module enqueues, by purpose (the sign-once executor calls them). */
+  readonly outgoingOutcomes?: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>>;
 }
 
 export const modules: readonly GatewayModule[] = [
@@ -45,7 +56,23 @@ export const modules: readonly GatewayModule[] = [
     publicRoutes: invoicePageRoutes,
     workers: (context) => [createChainWatcherWorker(context), createInvoiceExpiryWorker(context)],
   },
+  // The sign-once executor of every outgoing transfer; the handlers are the other modules' (outgoingOutcomes).
+  { name: 'crypto-sending', workers: (context) => [createOutgoingTransferWorker(context, outgoingOutcomeHandlers())] },
+  { name: 'crypto-payouts', routes: payoutRoutes, outgoingOutcomes: { payout: payoutOutcomes } },
+  { name: 'crypto-refunds', routes: refundRoutes, outgoingOutcomes: { refund: refundOutcomes } },
+  // Cabinet withdrawals: no API route (the cabinet and the CLI call the service).
+  { name: 'crypto-withdrawals', outgoingOutcomes: { withdrawal: withdrawalOutcomes } },
+  {
+    name: 'crypto-sweeping',
+    workers: (context) => [createSweeperWorker(context)],
+    outgoingOutcomes: { sweep: sweepOutcomes, gas_topup: gasTopupOutcomes },
+  },
 ];
+
+/** Every module's outcome handlers of outgoing transfers, by purpose (the sign-once executor calls them). */
+export function outgoingOutcomeHandlers(): Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>> {
+  return Object.assign({}, ...modules.map((module) => module.outgoingOutcomes ?? {})) as Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>>;
+}
 
 export const apiRoutePlugins: readonly ModuleRoutes[] = modules.flatMap((module) => (module.routes ? [module.routes] : []));
 

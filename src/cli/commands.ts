@@ -7,8 +7,9 @@ import { ledgerCheckCommand } from './ledger-commands.ts';
 import { suspenseListCommand, suspenseRefundCommand } from './suspense-commands.ts';
 import { kmsGenerateKeyCommand, kmsRotateCommand } from './kms-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
-import { cryptoAddressesCommand } from './crypto-commands.ts';
+import { cryptoAddressesCommand, cryptoSweepsListCommand, cryptoSweepsRetryCommand } from './crypto-commands.ts';
 import { chainSimulateCommand } from './chain-commands.ts';
+import { withdrawalApproveCommand, withdrawalCreateCommand, withdrawalListCommand, withdrawalRejectCommand, withdrawalSettingsCommand } from './withdrawal-commands.ts';
 
 export const commands: readonly CliCommand[] = [
   serveCommand,
@@ -27,4 +28,11 @@ export const commands: readonly CliCommand[] = [
   kmsRotateCommand,
   chainSimulateCommand,
   cryptoAddressesCommand,
+  cryptoSweepsListCommand,
+  cryptoSweepsRetryCommand,
+  withdrawalCreateCommand,
+  withdrawalApproveCommand,
+  withdrawalRejectCommand,
+  withdrawalListCommand,
+  withdrawalSettingsCommand,
 ];

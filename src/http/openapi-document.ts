@@ -21,6 +21,8 @@ const TAGS = [
   { name: 'balance', description: "The merchant's accounts in the double-entry ledger: balances, transfers between them, operation history." },
   { name: 'crypto invoices', description: 'USDT (TRC20) invoices: a fresh deposit address per invoice, paid when the deposits are final on chain.' },
   { name: 'crypto wallets', description: 'Static USDT (TRC20) wallets: a permanent deposit address per client; blocked wallets hold their deposits.' },
+  { name: 'crypto payouts', description: 'USDT (TRC20) payouts from the balance to any address, one at a time or in batches of up to 500; total_debit is reserved at acceptance.' },
+  { name: 'crypto refunds', description: 'Received USDT sent back minus the network fee: one deposit (credited, or held at a blocked wallet) or an invoice’s credited deposits; each deposit at most once.' },
 ];
 
 /** @fastify/swagger's options: everything in the document that is not a route. */

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiKeyScope } from '../../src/merchants/merchant-tables.ts';
 
-export type RouteModule = 'merchants' | 'payments' | 'webhooks' | 'ledger' | 'crypto' | 'platform' | 'page';
+export type RouteModule = 'merchants' | 'payments' | 'webhooks' | 'ledger' | 'crypto' | 'payouts' | 'refunds' | 'platform' | 'page';
 
 export interface RouteRow {
   readonly module: RouteModule;
@@ -48,9 +48,20 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { module: 'crypto', method: 'GET', url: '/v1/crypto/wallets/:wallet_id', scopes: ['crypto'] },
   { module: 'crypto', method: 'POST', url: '/v1/crypto/wallets/:wallet_id/block', scopes: ['crypto'] },
   { module: 'crypto', method: 'POST', url: '/v1/crypto/wallets/:wallet_id/unblock', scopes: ['crypto'] },
+  { module: 'payouts', method: 'POST', url: '/v1/crypto/payouts', scopes: ['payouts'] },
+  { module: 'payouts', method: 'POST', url: '/v1/crypto/payouts/quote', scopes: ['payouts'] },
+  { module: 'payouts', method: 'POST', url: '/v1/crypto/payouts/batch', scopes: ['payouts'] },
+  { module: 'payouts', method: 'GET', url: '/v1/crypto/payouts', scopes: ['read', 'payouts'] },
+  { module: 'payouts', method: 'GET', url: '/v1/crypto/payouts/:payout_id', scopes: ['read', 'payouts'] },
+  { module: 'payouts', method: 'GET', url: '/v1/crypto/payouts/batch/:batch_id', scopes: ['read', 'payouts'] },
+  { module: 'refunds', method: 'POST', url: '/v1/crypto/refunds', scopes: ['crypto'] },
+  { module: 'refunds', method: 'GET', url: '/v1/crypto/refunds/:refund_id', scopes: ['read', 'crypto'] },
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/deposits', scopes: ['crypto'] },
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/blocks', scopes: ['crypto'] },
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/reorg', scopes: ['crypto'] },
+  { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/next_transfer_outcome', scopes: ['crypto', 'payouts'] },
+  { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/hot_wallet/drain_trx', scopes: ['crypto', 'payouts'] },
+  { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/faucet', scopes: ['crypto', 'payouts'] },
 
   { module: 'platform', method: 'GET', url: '/healthz', scopes: 'public' },
   { module: 'platform', method: 'GET', url: '/readyz', scopes: 'public' },
