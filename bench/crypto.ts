@@ -57,6 +57,7 @@ const WARMUP_S = envNumber('BENCH_WARMUP_S', 3);
 const PAIRS = envNumber('BENCH_PAIRS', 2);
 const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50);
 const SCAN_TARGET_MS = 300;
+if (WATCHED < (envNumber('BENCH_CRYPTO_CREDIT_BLOCKS', 10) * OURS)) throw new Error('BENCH_CRYPTO_WATCHED must be at least BENCH_CRYPTO_CREDIT_BLOCKS × BENCH_CRYPTO_OURS (the baseline uses watched addresses)');
 const CREDITS_TARGET_PER_S = 1_000;
 const RATIO_TARGET = 0.5;
 const INVOICE_MICRO = 10_000_000n;
@@ -193,7 +194,7 @@ async function watcherBench(): Promise<WatcherFigures> {
     const credited = (await creditedDeposits(context)) - creditedBefore;
     if (credited !== CREDIT_BLOCKS * OURS) throw new Error(`credited ${credited} of ${CREDIT_BLOCKS * OURS} deposits`);
 
-    const baselinePerSecond = await bareSqlBaseline(database.url, CREDIT_BLOCKS, OURS);
+    const baselinePerSecond = await bareSqlBaseline(database.url, { shopId: shop.shopId, merchantId: merchant.merchant_id }, CREDIT_BLOCKS, OURS);
     return { scanMs, credited, creditSeconds, baselinePerSecond };
   } finally {
     await closeCryptoDeps(context);
@@ -215,54 +216,71 @@ async function pendingDeposits(context: AppContext): Promise<number> {
 
 /**
  * The same rows' work in bare SQL through `pg`, one transaction per block of `perBlock`
- * deposits, on copies of the tables (LIKE … INCLUDING ALL: same columns, checks, indexes),
+ * deposits, on copies of the tables (LIKE … INCLUDING ALL: same columns, checks, indexes;
+ * plus their foreign keys, to each other's copies or to the real shops, merchants, addresses),
  * as the gateway writes them per deposit: the deposit inserted, then marked credited; the
  * pending credit (two history rows) and its post (one); both accounts' totals updated at each
  * step; the invoice updated when seen and when paid; three outbox events (invoice confirming,
  * balance funded, invoice paid), each with its delivery. Returns deposits per second.
  */
-async function bareSqlBaseline(url: string, blocks: number, perBlock: number): Promise<number> {
+async function bareSqlBaseline(url: string, owner: { shopId: string; merchantId: string }, blocks: number, perBlock: number): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    for (const table of ['crypto_deposits', 'crypto_invoices', 'ledger_accounts', 'ledger_transfers', 'ledger_operations', 'webhook_events', 'webhook_deliveries']) {
-      await client.query(`create table bare_${table} (like ${table} including all)`);
+    const tables = ['crypto_deposits', 'crypto_invoices', 'ledger_accounts', 'ledger_transfers', 'ledger_operations', 'webhook_events', 'webhook_deliveries'];
+    for (const table of tables) await client.query(`create table bare_${table} (like ${table} including all)`);
+    // LIKE copies no foreign keys; the real tables check theirs on every row, so the copies do too
+    // (to each other's copies, or to the real shops, merchants and watched addresses).
+    const foreignKeys = await client.query<{ table: string; name: string; definition: string }>(
+      `select conrelid::regclass::text as table, conname as name, pg_get_constraintdef(oid) as definition
+         from pg_constraint where contype = 'f' and conrelid::regclass::text = any($1::text[])`,
+      [tables],
+    );
+    for (const key of foreignKeys.rows) {
+      const definition = key.definition.replace(/REFERENCES (\w+)\(/, (_, table: string) => `REFERENCES ${tables.includes(table) ? `bare_${table}` : table}(`);
+      await client.query(`alter table bare_${key.table} add constraint ${key.name} ${definition}`);
     }
-    await client.query(`insert into bare_ledger_accounts (id, book, merchant_id, currency, kind, shard, debits_must_not_exceed_credits, created_at)
-      values ('acc_main', 'sandbox', 'mer_bench', 'USDT', 'main', 0, true, now()), ('acc_hot', 'sandbox', null, 'USDT', 'hot_wallet', 0, false, now())`);
+    await client.query(
+      `insert into bare_ledger_accounts (id, book, merchant_id, currency, kind, shard, debits_must_not_exceed_credits, created_at)
+       values ('acc_main', 'sandbox', $1, 'USDT', 'main', 0, true, now()), ('acc_hot', 'sandbox', null, 'USDT', 'hot_wallet', 0, false, now())`,
+      [owner.merchantId],
+    );
     const amount = INVOICE_MICRO.toString();
     const total = (INVOICE_MICRO * BigInt(perBlock)).toString();
     const events = (ids: string[], type: string, tag: string) =>
       client.query(
         `with e as (
            insert into bare_webhook_events (id, shop_id, type, payload, destination_url, created_at)
-           select 'evt_${tag}_' || id, 'shop', $2, json_build_object('id', id, 'type', $2::text, 'amount', $3::text)::text, 'https://merchant.example/hook', now()
+           select 'evt_${tag}_' || id, $4, $2, json_build_object('id', id, 'type', $2::text, 'amount', $3::text)::text, 'https://merchant.example/hook', now()
            from unnest($1::text[]) as id returning id
          )
          insert into bare_webhook_deliveries (id, event_id, shop_id, url, max_attempts, next_attempt_at, created_at, updated_at)
-         select 'dlv_' || e.id, e.id, 'shop', 'https://merchant.example/hook', 8, now(), now(), now() from e`,
-        [ids, type, amount],
+         select 'dlv_' || e.id, e.id, $4, 'https://merchant.example/hook', 8, now(), now(), now() from e`,
+        [ids, type, amount, owner.shopId],
       );
     // Timed: recording and settling, not the invoices' creation.
     let baselineMs = 0;
     for (let block = 0; block < blocks; block += 1) {
       const ids = Array.from({ length: perBlock }, (_, index) => `${block}-${index}-${randomBytes(6).toString('hex')}`);
+      // Watched addresses (crypto_addresses rows) that nothing else uses: the invoices' and deposits' foreign keys hold.
+      const addresses = ids.map((_, index) => `W${String(1 + ((block * perBlock + index) % WATCHED)).padStart(33, '0')}`);
       await client.query('begin');
       // The invoices exist before their deposits (not timed in the gateway either).
       await client.query(
         `insert into bare_crypto_invoices (id, shop_id, external_id, network, amount_micro, address, status, lifetime_s, expires_at, created_at, updated_at)
-         select 'inv_' || id, 'shop', id, 'TRC20', $2::int8, rpad(id, 34, 'x'), 'pending', 3600, now() + interval '1 hour', now(), now() from unnest($1::text[]) as id`,
-        [ids, amount],
+         select 'inv_' || id, $3, id, 'TRC20', $2::int8, address, 'pending', 3600, now() + interval '1 hour', now(), now()
+         from unnest($1::text[], $4::text[]) as v(id, address)`,
+        [ids, amount, owner.shopId, addresses],
       );
       await client.query('commit');
       const recordStart = process.hrtime.bigint();
       await client.query('begin');
       await client.query(
         `insert into bare_crypto_deposits (id, chain, shop_id, address, invoice_id, wallet_id, tx_id, log_index, block_number, block_id, from_address, amount_micro, status, seen_at, credit_round)
-         select 'dep_' || id, 'tron-sandbox', 'shop', rpad(id, 34, 'x'), 'inv_' || id, null, encode(sha256(id::bytea), 'hex'), 0, $2::int8,
+         select 'dep_' || id, 'tron-sandbox', $4, address, 'inv_' || id, null, encode(sha256(id::bytea), 'hex'), 0, $2::int8,
                 encode(sha256(('block' || $2::int8::text)::bytea), 'hex'), rpad('from', 34, 'x'), $3::int8, 'confirming', now(), 1
-         from unnest($1::text[]) as id`,
-        [ids, block, amount],
+         from unnest($1::text[], $5::text[]) as v(id, address)`,
+        [ids, block, amount, owner.shopId, addresses],
       );
       await client.query(
         `with t as (
@@ -271,7 +289,7 @@ async function bareSqlBaseline(url: string, blocks: number, perBlock: number): P
            from unnest($1::text[]) as id returning id
          )
          insert into bare_ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-         select 'op_' || t.id || s.side, s.account, t.id, t.id, s.delta, 0, now() from t, (values ('d', 'acc_hot', -$2::int8), ('c', 'acc_main', 0::int8)) as s(side, account, delta)`,
+          select 'op_' || t.id || s.side, s.account, t.id, t.id, s.delta, 0, now() from t, (values ('d', 'acc_hot', -$2::int8), ('c', 'acc_main', 0::int8)) as s(side, account, delta)`,
         [ids, amount],
       );
       await client.query(
@@ -292,7 +310,7 @@ async function bareSqlBaseline(url: string, blocks: number, perBlock: number): P
            from unnest($1::text[]) as id returning id
          )
          insert into bare_ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-         select 'op_' || t.id, 'acc_main', t.id, t.id, $2::int8, 0, now() from t`,
+         select 'op_' || t.id, 'acc_main', t.id, 'trf_r_' || substr(t.id, 7), $2::int8, 0, now() from t`,
         [ids, amount],
       );
       await client.query(

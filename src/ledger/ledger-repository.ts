@@ -89,7 +89,8 @@ export async function lockAccounts(tx: Tx, ids: readonly string[]): Promise<Acco
 
 export async function findTransfersByKeys(db: Executor, keys: readonly string[]): Promise<TransferRow[]> {
   if (keys.length === 0) return [];
-  return db.selectFrom('ledger_transfers').selectAll().where('idempotency_key', 'in', keys).execute();
+  // One array parameter: the same prepared text for one key or a thousand (a batch's look-up).
+  return db.selectFrom('ledger_transfers').selectAll().where(sql<boolean>`idempotency_key = any(${[...keys]}::text[])`).execute();
 }
 
 /** When the next open reservation's timeout runs out, after `now` (the due ones were just voided). */
@@ -143,7 +144,11 @@ export async function findTransfersByKeysOrPending(
   return tx
     .selectFrom('ledger_transfers')
     .selectAll()
-    .where((eb) => (pendingIds.length === 0 ? eb('idempotency_key', 'in', keys) : eb.or([eb('idempotency_key', 'in', keys), eb('pending_id', 'in', pendingIds)])))
+    .where(
+      pendingIds.length === 0
+        ? sql<boolean>`idempotency_key = any(${[...keys]}::text[])`
+        : sql<boolean>`(idempotency_key = any(${[...keys]}::text[]) or pending_id = any(${[...pendingIds]}::text[]))`,
+    )
     .execute();
 }
 

@@ -28,7 +28,7 @@ import { emitWalletDeposit } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
 
 /** Blocks per scan (and per recording transaction). */
-export const SCAN_BATCH_BLOCKS = 20;
+export const SCAN_BATCH_BLOCKS = 5;
 /** Batches per pass: a pass stays bounded while catching up; the next one continues. */
 export const SCAN_BATCHES_PER_PASS_MAX = 50;
 /** A new cursor starts this far below the solidified block, so recent deposits are not missed. */

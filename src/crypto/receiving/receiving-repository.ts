@@ -10,14 +10,13 @@ export type WalletRow = Selectable<CryptoReceivingTables['crypto_wallets']>;
 export type DepositRow = Selectable<CryptoReceivingTables['crypto_deposits']>;
 export type CursorRow = Selectable<CryptoReceivingTables['crypto_chain_cursors']>;
 
-/** Values per IN list or OR of keys: a statement stays far below PostgreSQL's 65,535 parameters. */
-const LOOKUP_CHUNK = 5_000;
-
-/** Runs a look-up over `values` in chunks of LOOKUP_CHUNK and concatenates the rows. */
-async function inChunks<V, R>(values: readonly V[], lookup: (chunk: V[]) => Promise<R[]>): Promise<R[]> {
-  const rows: R[] = [];
-  for (let start = 0; start < values.length; start += LOOKUP_CHUNK) rows.push(...(await lookup(values.slice(start, start + LOOKUP_CHUNK))));
-  return rows;
+/**
+ * `column = any($1::text[])`: a list of values as ONE array parameter, so the statement text is
+ * the same whatever the count (prepared once per connection, planned cheaply) where a long
+ * IN list would be a new text of thousands of parameters each time.
+ */
+function anyOf(column: string, values: readonly string[]) {
+  return sql<boolean>`${sql.ref(column)} = any(${[...values]}::text[])`;
 }
 
 /** Position in a list ordered by (created_at desc, id desc). */
@@ -45,7 +44,8 @@ export async function insertAddress(tx: Tx, row: Insertable<CryptoReceivingTable
 
 /** Which of these addresses are ours (of this key): one primary-key probe per address. */
 export async function findOurAddresses(db: Executor, keyId: AddressKeyId, addresses: readonly string[]): Promise<AddressRow[]> {
-  return inChunks(addresses, (chunk) => db.selectFrom('crypto_addresses').selectAll().where('address', 'in', chunk).where('key_id', '=', keyId).execute());
+  if (addresses.length === 0) return [];
+  return db.selectFrom('crypto_addresses').selectAll().where(anyOf('address', addresses)).where('key_id', '=', keyId).execute();
 }
 
 export async function hasAddressesOfKey(db: Executor, keyId: AddressKeyId): Promise<boolean> {
@@ -92,7 +92,8 @@ export async function lockInvoice(tx: Tx, invoiceId: string): Promise<InvoiceRow
 }
 
 export async function findInvoicesByAddresses(db: Executor, addresses: readonly string[]): Promise<InvoiceRow[]> {
-  return inChunks(addresses, (chunk) => db.selectFrom('crypto_invoices').selectAll().where('address', 'in', chunk).execute());
+  if (addresses.length === 0) return [];
+  return db.selectFrom('crypto_invoices').selectAll().where(anyOf('address', addresses)).execute();
 }
 
 export async function listInvoices(
@@ -123,7 +124,7 @@ export async function markInvoicesConfirming(tx: Tx, invoiceIds: readonly string
   return tx
     .updateTable('crypto_invoices')
     .set({ status: 'confirming', updated_at: at })
-    .where('id', 'in', invoiceIds)
+    .where(anyOf('id', invoiceIds))
     .where('status', '=', 'pending')
     .returningAll()
     .execute();
@@ -176,7 +177,8 @@ export async function lockWallet(tx: Tx, walletId: string): Promise<WalletRow | 
 }
 
 export async function findWalletsByAddresses(db: Executor, addresses: readonly string[]): Promise<WalletRow[]> {
-  return inChunks(addresses, (chunk) => db.selectFrom('crypto_wallets').selectAll().where('address', 'in', chunk).execute());
+  if (addresses.length === 0) return [];
+  return db.selectFrom('crypto_wallets').selectAll().where(anyOf('address', addresses)).execute();
 }
 
 export async function listWallets(
@@ -238,7 +240,8 @@ export async function depositsOfInvoice(db: Executor, invoiceId: string): Promis
 export async function findDepositsByKeys(db: Executor, keys: readonly { txId: string; logIndex: number }[]): Promise<DepositRow[]> {
   // By tx_id (the unique index's first column), then matched on log_index here.
   const wanted = new Set(keys.map((key) => `${key.txId}:${key.logIndex}`));
-  const rows = await inChunks([...new Set(keys.map((key) => key.txId))], (chunk) => db.selectFrom('crypto_deposits').selectAll().where('tx_id', 'in', chunk).execute());
+  if (keys.length === 0) return [];
+  const rows = await db.selectFrom('crypto_deposits').selectAll().where(anyOf('tx_id', [...new Set(keys.map((key) => key.txId))])).execute();
   return rows.filter((row) => wanted.has(`${row.tx_id}:${row.log_index}`));
 }
 
@@ -442,17 +445,17 @@ export async function nextInvoiceExpiry(db: Executor, now: Date): Promise<Date |
 /** These deposits that are still confirming, locked until the transaction ends, in id order (one lock order for every batch). */
 export async function lockConfirmingDeposits(tx: Tx, depositIds: readonly string[]): Promise<DepositRow[]> {
   if (depositIds.length === 0) return [];
-  return tx.selectFrom('crypto_deposits').selectAll().where('id', 'in', [...depositIds]).where('status', '=', 'confirming').orderBy('id').forUpdate().execute();
+  return tx.selectFrom('crypto_deposits').selectAll().where(anyOf('id', depositIds)).where('status', '=', 'confirming').orderBy('id').forUpdate().execute();
 }
 
 export async function lockInvoices(tx: Tx, invoiceIds: readonly string[]): Promise<InvoiceRow[]> {
   if (invoiceIds.length === 0) return [];
-  return tx.selectFrom('crypto_invoices').selectAll().where('id', 'in', [...invoiceIds]).orderBy('id').forUpdate().execute();
+  return tx.selectFrom('crypto_invoices').selectAll().where(anyOf('id', invoiceIds)).orderBy('id').forUpdate().execute();
 }
 
 export async function lockWallets(tx: Tx, walletIds: readonly string[]): Promise<WalletRow[]> {
   if (walletIds.length === 0) return [];
-  return tx.selectFrom('crypto_wallets').selectAll().where('id', 'in', [...walletIds]).orderBy('id').forUpdate().execute();
+  return tx.selectFrom('crypto_wallets').selectAll().where(anyOf('id', walletIds)).orderBy('id').forUpdate().execute();
 }
 
 /** Each deposit's final status, in one statement; returns the rows as written. */
@@ -482,7 +485,7 @@ export async function confirmingCountsOfInvoices(db: Executor, invoiceIds: reado
   const rows = await db
     .selectFrom('crypto_deposits')
     .select(['invoice_id', (eb) => eb.fn.countAll<string>().as('count')])
-    .where('invoice_id', 'in', [...invoiceIds])
+    .where(anyOf('invoice_id', invoiceIds))
     .where('status', '=', 'confirming')
     .groupBy('invoice_id')
     .execute();
