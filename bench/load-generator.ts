@@ -18,6 +18,8 @@ export interface LoadSpec {
   readonly distinctIdempotencyKey: boolean;
   /** Every occurrence of this text in the body is replaced by a fresh UUID per request (a distinct external_id). */
   readonly uniqueBodyToken?: string | undefined;
+  /** Extra headers taken in turn per request (e.g. one API key per merchant, rotated), merged over `headers`. */
+  readonly rotatingHeaders?: readonly Record<string, string>[] | undefined;
   readonly connections: number;
   readonly durationS: number;
 }
@@ -45,6 +47,8 @@ type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult
 async function generate(spec: LoadSpec): Promise<LoadResult> {
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
   let next = 0;
+  let nextHeaders = 0;
+  const rotating = spec.rotatingHeaders ?? [];
   const result = await autocannon({
     url: spec.origin,
     connections: spec.connections,
@@ -54,12 +58,15 @@ async function generate(spec: LoadSpec): Promise<LoadResult> {
     ...(spec.body === undefined ? {} : { body: spec.body }),
     requests: [
       {
-        setupRequest: (request: AutocannonRequest) => ({
-          ...request,
-          path: spec.paths[next++ % spec.paths.length],
-          headers: spec.distinctIdempotencyKey ? { ...request.headers, 'idempotency-key': randomUUID() } : request.headers,
-          ...(spec.uniqueBodyToken && spec.body ? { body: spec.body.replaceAll(spec.uniqueBodyToken, randomUUID()) } : {}),
-        }),
+        setupRequest: (request: AutocannonRequest) => {
+          const headers = rotating.length > 0 ? { ...request.headers, ...rotating[nextHeaders++ % rotating.length] } : request.headers;
+          return {
+            ...request,
+            path: spec.paths[next++ % spec.paths.length],
+            headers: spec.distinctIdempotencyKey ? { ...headers, 'idempotency-key': randomUUID() } : headers,
+            ...(spec.uniqueBodyToken && spec.body ? { body: spec.body.replaceAll(spec.uniqueBodyToken, randomUUID()) } : {}),
+          };
+        },
       },
     ],
   });

@@ -16,14 +16,22 @@ const NODE_RETRY_AFTER_SECONDS = 10;
  * How long the chain's prices, and a recipient seen WITHOUT USDT, are taken as
  * read. Prices change by committee proposal (days apart); a recipient without
  * USDT is quoted the dear 130k-energy transfer, so a stale "no USDT" can only
- * over-quote. A recipient holding USDT is asked every time (it may empty).
+ * over-quote.
  */
 export const QUOTE_CACHE_MS = 60_000;
+/**
+ * How long a recipient seen HOLDING USDT is taken as read: short, because it may
+ * empty meanwhile, and then the cheap quote (65k energy) under-charges by the
+ * difference, which the gateway's network_fees absorbs. Payouts to the same
+ * recipient in a burst (a merchant paying one exchange address) skip the node.
+ */
+export const QUOTE_HOLDER_CACHE_MS = 10_000;
 const QUOTE_CACHE_ADDRESSES_MAX = 10_000;
 
 interface NodeQuoteCache {
   prices?: { readonly value: Promise<ChainPrices>; readonly at: number };
-  readonly emptyRecipients: Map<string, number>;
+  /** Address → when its balance was read and whether it held USDT. */
+  readonly recipients: Map<string, { readonly at: number; readonly holds: boolean }>;
 }
 
 const caches = new WeakMap<object, NodeQuoteCache>();
@@ -31,7 +39,7 @@ const caches = new WeakMap<object, NodeQuoteCache>();
 /** The node's prices and balances for quoting, with the cache above. */
 function quotingNode(node: ChainAccess['node']) {
   let cache = caches.get(node);
-  if (!cache) caches.set(node, (cache = { emptyRecipients: new Map() }));
+  if (!cache) caches.set(node, (cache = { recipients: new Map() }));
   const own = cache;
   return {
     getChainPrices(): Promise<ChainPrices> {
@@ -46,16 +54,15 @@ function quotingNode(node: ChainAccess['node']) {
       }
       return own.prices.value;
     },
+    /** Only "zero or not" matters to a quote: a cached holder answers 1 micro-USDT. */
     async getUsdtBalance(address: TronAddress): Promise<bigint> {
-      const seen = own.emptyRecipients.get(address);
-      if (seen !== undefined && Date.now() - seen <= QUOTE_CACHE_MS) return 0n;
+      const seen = own.recipients.get(address);
+      const now = Date.now();
+      if (seen !== undefined && now - seen.at <= (seen.holds ? QUOTE_HOLDER_CACHE_MS : QUOTE_CACHE_MS)) return seen.holds ? 1n : 0n;
       const balance = await node.getUsdtBalance(address);
-      if (balance === 0n) {
-        if (own.emptyRecipients.size >= QUOTE_CACHE_ADDRESSES_MAX) own.emptyRecipients.delete(own.emptyRecipients.keys().next().value!);
-        own.emptyRecipients.set(address, Date.now());
-      } else {
-        own.emptyRecipients.delete(address);
-      }
+      own.recipients.delete(address);
+      if (own.recipients.size >= QUOTE_CACHE_ADDRESSES_MAX) own.recipients.delete(own.recipients.keys().next().value!);
+      own.recipients.set(address, { at: Date.now(), holds: balance > 0n });
       return balance;
     },
   };

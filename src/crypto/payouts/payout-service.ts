@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
-import { inTransaction, isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
+import { isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
 import { AmountNotSupportedError, DuplicateExternalIdError, InvalidRequestError, NotFoundError, ServiceUnavailableError } from '../../errors.ts';
 import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
@@ -225,7 +225,9 @@ export async function insertQueuedPayouts(
  * parameters is the same payout (created: false, its current state); with other
  * parameters, 409 duplicate_external_id. The fee quote reads the chain before the
  * transaction; concurrent repeats all quote, then wait on the idempotency record
- * of the first and answer its payout.
+ * of the first and answer its payout. Statements: the repeat check and the
+ * settings (at once), then BEGIN, the record, the outgoing transfer, the payout,
+ * the webhook, the reservation, COMMIT.
  */
 export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: CreatePayoutRequest): Promise<{ created: boolean; payout: PayoutView }> {
   const item = validatePayoutItem(request);
@@ -235,21 +237,28 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
     key: item.externalId,
     fingerprint: requestFingerprint({ network, amount_micro: item.amountMicro.toString(), address: item.address }),
   };
-  const existing = await inTransaction(deps.db, async (tx) => {
-    const prior = await findPrior(tx, deps.clock, PAYOUT_IDEMPOTENCY_RULE, keyed);
-    return prior && priorPayout(tx, shop.shopId, prior);
-  });
-  if (existing) return { created: false, payout: existing };
+  // A repeat is answered before the settings and the node count: the payout and its idempotency
+  // record commit together, so the payout row is the record's outcome (one autocommit read, no
+  // transaction). A batch item holding the id falls through to the 409 of the unique constraint.
+  const [existing, settings] = await Promise.all([
+    repository.findPayoutByExternalId(deps.db, shop.shopId, item.externalId),
+    payoutSettingsOf(deps.db, shop.shopId),
+  ]);
+  if (existing && existing.batch_id === null) return { created: false, payout: repeatedPayout(existing, item) };
 
-  const settings = await payoutSettingsOf(deps.db, shop.shopId);
   checkAgainstSettings(settings, item.amountMicro, 'amount');
   const access = await deps.chain.forMode(shop.mode);
   checkNotHotWallet(access, item.address, 'address');
   const [quote] = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, [item]);
+  let attempt = 0;
   try {
     return await inIdempotentTransaction(deps.db, async (tx) => {
-      const prior = await findPrior(tx, deps.clock, PAYOUT_IDEMPOTENCY_RULE, keyed);
-      if (prior) return { created: false, payout: await priorPayout(tx, shop.shopId, prior) };
+      // The first attempt saw no payout a moment ago: it goes straight to the record, whose unique
+      // key makes a concurrent winner's commit fail this one; the rerun then finds the winner.
+      if (attempt++ > 0) {
+        const prior = await findPrior(tx, deps.clock, PAYOUT_IDEMPOTENCY_RULE, keyed);
+        if (prior) return { created: false, payout: await priorPayout(tx, shop.shopId, prior) };
+      }
       const id = newId('payout');
       // The record first: a concurrent duplicate waits on its key, is rolled back and retried, finding this payout.
       await recordCreated(tx, deps.clock, PAYOUT_IDEMPOTENCY_RULE, keyed, { resourceId: id });
@@ -262,6 +271,14 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
     }
     throw error;
   }
+}
+
+/** The existing single payout of a repeated external_id: the same parameters answer it as it is now, others are 409. */
+function repeatedPayout(row: PayoutRow, item: ValidPayoutItem): PayoutView {
+  if (row.network !== 'TRC20' || row.amount_micro !== item.amountMicro || row.recipient_address !== item.address) {
+    throw new DuplicateExternalIdError(PAYOUT_IDEMPOTENCY_RULE.conflictMessage);
+  }
+  return payoutView(row);
 }
 
 async function priorPayout(tx: Tx, shopId: string, prior: Prior): Promise<PayoutView> {

@@ -46,6 +46,11 @@ export async function findPayoutOfShop(db: Executor, shopId: string, payoutId: s
   return db.selectFrom('crypto_payouts').selectAll().where('id', '=', payoutId).where('shop_id', '=', shopId).executeTakeFirst();
 }
 
+/** The shop's payout holding this external_id (a single payout or a batch item), if any. */
+export async function findPayoutByExternalId(db: Executor, shopId: string, externalId: string): Promise<PayoutRow | undefined> {
+  return db.selectFrom('crypto_payouts').selectAll().where('shop_id', '=', shopId).where('external_id', '=', externalId).executeTakeFirst();
+}
+
 export async function findBatchOfShop(db: Executor, shopId: string, batchId: string): Promise<BatchRow | undefined> {
   return db.selectFrom('crypto_payout_batches').selectAll().where('id', '=', batchId).where('shop_id', '=', shopId).executeTakeFirst();
 }
