@@ -7,6 +7,8 @@ const server = await startSimulatedChainServer({
   seed: process.argv[2] ?? 'executor bench',
   clock: 'manual',
   parameters: { maxPendingTransactions: 20_000, maxTransactionsPerBlock: 20_000 },
+  // Signature recovery on worker threads (BENCH_CHAIN_SIGNATURE_WORKERS, 2 by default; 0 = on the main thread).
+  signatureWorkers: Number(process.env.BENCH_CHAIN_SIGNATURE_WORKERS ?? 2),
 });
 process.stdout.write(`${server.url}\n`);
 process.on('SIGTERM', () => void server.close().then(() => process.exit(0)));

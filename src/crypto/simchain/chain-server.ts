@@ -7,7 +7,12 @@ import { CONTROL_PATH_PREFIX, createControlApi } from './control-api.ts';
 import { createNodeApi, type NodeAnswer } from './node-api.ts';
 import { NodeFaults } from './node-faults.ts';
 import { loadChain, saveChain } from './persistence.ts';
-import { SimulatedChain } from './simulated-chain.ts';
+import { SimulatedChain, type RecoveredSignature } from './simulated-chain.ts';
+import { createSignaturePool, type SignaturePool } from './signature-pool.ts';
+import { broadcastTransactionJson } from './broadcast-json.ts';
+import { decodeChainTransaction } from './chain-transaction.ts';
+import { TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
+import { hexToBytes } from '@noble/hashes/utils.js';
 import type { ChainParameters } from './chain-parameters.ts';
 
 export interface SimulatedChainServerOptions {
@@ -28,6 +33,11 @@ export interface SimulatedChainServerOptions {
   readonly chain?: SimulatedChain;
   /** Do not keep the process alive for it (a gateway's in-process sandbox chain must not hold up its exit). */
   readonly unref?: boolean;
+  /**
+   * Worker threads that recover broadcast signatures off the main thread (signature-pool.ts);
+   * 0 (default): intake recovers on the main thread. Every signature is recovered either way.
+   */
+  readonly signatureWorkers?: number;
 }
 
 export interface SimulatedChainServer {
@@ -60,11 +70,14 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
 
+  const pool = options.signatureWorkers ? createSignaturePool(options.signatureWorkers, { unref: options.unref }) : undefined;
+
   const server = createServer((request, response) => {
     readBody(request)
-      .then((text) => {
+      .then(async (text) => {
         const path = (request.url ?? '/').split('?')[0] ?? '/';
-        const reply = handle(answer, path, text);
+        const recovered = pool && BROADCAST_PATHS.has(path) ? await recoverBroadcastSignature(pool, path, text) : [];
+        const reply = chain.withRecoveredSignatures(recovered, () => handle(answer, path, text));
         const delayMs = path.startsWith(CONTROL_PATH_PREFIX) ? 0 : faults.delayFor(path);
         if (delayMs <= 0) return send(response, reply);
         const timer = setTimeout(() => {
@@ -117,11 +130,39 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
       timers.clear();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await pool?.close();
       lastSavedHead = '';
       persist(true);
       await saving;
     },
   };
+}
+
+const BROADCAST_PATHS = new Set(['/wallet/broadcasthex', '/wallet/broadcasttransaction']);
+
+/**
+ * The signer of a broadcast's one signature, recovered on the pool. Anything the pool
+ * cannot settle (malformed body, several signatures, a dead worker) is left to intake,
+ * which then recovers on the main thread or refuses as it always did.
+ */
+async function recoverBroadcastSignature(pool: SignaturePool, path: string, text: string): Promise<RecoveredSignature[]> {
+  try {
+    const body = JSON.parse(text) as Record<string, unknown>;
+    let bytes: Uint8Array | undefined;
+    if (path === '/wallet/broadcasthex') {
+      const hex = body['transaction'];
+      if (typeof hex === 'string' && /^(?:[0-9a-fA-F]{2})+$/.test(hex) && hex.length <= 2 * TRANSACTION_MAX_BYTES) bytes = hexToBytes(hex);
+    } else {
+      const built = broadcastTransactionJson(body);
+      if (built.ok) bytes = built.bytes;
+    }
+    const decoded = bytes ? decodeChainTransaction(bytes) : undefined;
+    if (!decoded?.ok || decoded.transaction.signatures.length !== 1) return [];
+    const { txId, signatures } = decoded.transaction;
+    return [{ txId, signature: signatures[0]!, signer: await pool.recover(txId, signatures[0]!) }];
+  } catch {
+    return [];
+  }
 }
 
 function handle(answer: (path: string, body: Record<string, unknown>) => NodeAnswer, path: string, text: string): NodeAnswer {

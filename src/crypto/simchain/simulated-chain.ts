@@ -10,7 +10,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { TronAddress } from '../tron/address.ts';
-import { signTriggerSmartContract } from '../tron/signing.ts';
+import { recoverSignerAddress, signTriggerSmartContract } from '../tron/signing.ts';
 import { encodeSignedTransaction, referenceBlockFields, type SignedTransaction } from '../tron/transaction.ts';
 import { decodeTransferCalldata, transferCalldata } from '../tron/trc20-usdt.ts';
 import { chainParameters, type ChainParameters } from './chain-parameters.ts';
@@ -112,6 +112,8 @@ export class SimulatedChain {
   readonly #onChain = new Map<string, number>();
   /** txId → expiration: accepted broadcasts, java-tron's recent-transaction cache (also the lost ones). */
   readonly #recent = new Map<string, number>();
+  /** Signatures recovered off the main thread for the request being handled (withRecoveredSignatures). */
+  #recovered = new Map<string, TronAddress | undefined>();
   #nowMs: number;
   #forks = 0;
 
@@ -282,7 +284,27 @@ export class SimulatedChain {
       blockId: (number) => this.block(number)?.id ?? this.#prunedIds.get(number),
       // Every pooled transaction is in the recent cache too.
       knows: (txId) => this.#recent.has(txId) || this.#onChain.has(txId),
+      recoverSigner: (txId, signature) => {
+        const key = recoveryKey(txId, signature);
+        return this.#recovered.has(key) ? this.#recovered.get(key) : recoverSignerAddress(txId, signature);
+      },
     };
+  }
+
+  /**
+   * Runs `work` (a broadcast) with signatures the server's worker pool already
+   * recovered: intake takes those results instead of recovering on this thread.
+   * Keyed by txID and signature bytes, so each is the recovery of exactly the
+   * bytes being checked; every signature is still recovered and compared.
+   */
+  withRecoveredSignatures<T>(recovered: readonly RecoveredSignature[], work: () => T): T {
+    const previous = this.#recovered;
+    this.#recovered = new Map(recovered.map((item) => [recoveryKey(item.txId, item.signature), item.signer]));
+    try {
+      return work();
+    } finally {
+      this.#recovered = previous;
+    }
   }
 
   get pendingTransactions(): readonly IncomingTransaction[] {
@@ -468,4 +490,15 @@ export class SimulatedChain {
 
 function signedHex(transaction: ChainTransaction): string {
   return bytesToHex(encodeSignedTransaction(transaction.rawBytes, transaction.signatures));
+}
+
+/** A signature recovered elsewhere (chain-server's worker pool): the signer of `signature` over `txId`, undefined when nothing recovers. */
+export interface RecoveredSignature {
+  readonly txId: string;
+  readonly signature: Uint8Array;
+  readonly signer: TronAddress | undefined;
+}
+
+function recoveryKey(txId: string, signature: Uint8Array): string {
+  return `${txId}:${bytesToHex(signature)}`;
 }

@@ -6,6 +6,7 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { recoverSignerAddress } from '../tron/signing.ts';
 import { encodeSignedTransaction, TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
 import type { TransferContractRaw } from '../tron/transaction.ts';
+import type { TronAddress } from '../tron/address.ts';
 import { decodeChainTransaction, isTrxTransfer, type ChainTransaction } from './chain-transaction.ts';
 import type { ChainParameters } from './chain-parameters.ts';
 import type { ChainState } from './chain-state.ts';
@@ -42,6 +43,8 @@ export interface IntakeView {
   blockId(number: number): string | undefined;
   /** In the pool, on chain, or recently broadcast. */
   knows(txId: string): boolean;
+  /** The address whose key made `signature` over `txId` (recoverSignerAddress, or its result from the server's worker pool). */
+  recoverSigner?(txId: string, signature: Uint8Array): TronAddress | undefined;
 }
 
 export function decodeIncoming(parameters: ChainParameters, hex: string): { ok: true; incoming: IncomingTransaction } | { ok: false; refusal: IntakeRefusal } {
@@ -83,7 +86,7 @@ export function checkIntake(view: IntakeView, incoming: IncomingTransaction, opt
   if (!options.skipDuplicateCheck && view.knows(transaction.txId)) return { code: 'DUP_TRANSACTION_ERROR', message: 'Dup trans' };
 
   if (transaction.signatures.length !== 1) return { code: 'SIGERROR', message: 'Validate signature error: only one signature is supported' };
-  const signer = recoverSignerAddress(transaction.txId, transaction.signatures[0]!);
+  const signer = (view.recoverSigner ?? recoverSignerAddress)(transaction.txId, transaction.signatures[0]!);
   if (signer !== raw.ownerAddress) {
     return { code: 'SIGERROR', message: `Validate signature error: ${transaction.txId} is signed by ${signer ?? 'an unrecoverable key'} but it is not contained of permission.` };
   }
