@@ -19,7 +19,7 @@ import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import { quotePayouts, type PayoutQuote } from './payout-fees.ts';
 import { reservePayouts } from './payout-ledger.ts';
-import { payoutSettingsOf, type PayoutSettings } from './payout-settings.ts';
+import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-settings.ts';
 import { emitPayoutUpdated } from './payouts-events.ts';
 import * as repository from './payouts-repository.ts';
 import type { PayoutRow } from './payouts-repository.ts';
@@ -225,8 +225,8 @@ export async function insertQueuedPayouts(
  * parameters is the same payout (created: false, its current state); with other
  * parameters, 409 duplicate_external_id. The fee quote reads the chain before the
  * transaction; concurrent repeats all quote, then wait on the idempotency record
- * of the first and answer its payout. Statements: the repeat check and the
- * settings (at once), then BEGIN, the record, the outgoing transfer, the payout,
+ * of the first and answer its payout. Statements: the repeat check with the
+ * settings (one read), then BEGIN, the record, the outgoing transfer, the payout,
  * the webhook, the reservation, COMMIT.
  */
 export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: CreatePayoutRequest): Promise<{ created: boolean; payout: PayoutView }> {
@@ -238,13 +238,11 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
     fingerprint: requestFingerprint({ network, amount_micro: item.amountMicro.toString(), address: item.address }),
   };
   // A repeat is answered before the settings and the node count: the payout and its idempotency
-  // record commit together, so the payout row is the record's outcome (one autocommit read, no
-  // transaction). A batch item holding the id falls through to the 409 of the unique constraint.
-  const [existing, settings] = await Promise.all([
-    repository.findPayoutByExternalId(deps.db, shop.shopId, item.externalId),
-    payoutSettingsOf(deps.db, shop.shopId),
-  ]);
-  if (existing && existing.batch_id === null) return { created: false, payout: repeatedPayout(existing, item) };
+  // record commit together, so the payout row is the record's outcome (one autocommit read with
+  // the settings, no transaction). A batch item holding the id falls through to the 409 of the unique constraint.
+  const state = await repository.findCreationState(deps.db, shop.shopId, item.externalId);
+  if (state.payout && state.payout.batch_id === null) return { created: false, payout: repeatedPayout(state.payout, item) };
+  const settings = settingsOfRow(state.settings);
 
   checkAgainstSettings(settings, item.amountMicro, 'amount');
   const access = await deps.chain.forMode(shop.mode);

@@ -4,6 +4,7 @@
 // of a payout has at most 2 decimal places, like the request's amount.
 import type { Executor } from '../../db/transaction.ts';
 import * as repository from './payouts-repository.ts';
+import type { PayoutSettingsRow } from './payouts-repository.ts';
 
 export interface PayoutSettings {
   readonly enabled: boolean;
@@ -30,7 +31,11 @@ export function ceilToCent(micro: bigint): bigint {
 }
 
 export async function payoutSettingsOf(db: Executor, shopId: string): Promise<PayoutSettings> {
-  const row = await repository.findSettings(db, shopId);
+  return settingsOfRow(await repository.findSettings(db, shopId));
+}
+
+/** A shop's settings row as settings; no row: the defaults. */
+export function settingsOfRow(row: PayoutSettingsRow | undefined): PayoutSettings {
   if (!row) return DEFAULT_PAYOUT_SETTINGS;
   return {
     enabled: row.enabled,

@@ -1,5 +1,5 @@
 // SQL of payouts: per-shop settings, payouts, batches.
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import type { BatchStatus, PayoutStatus, PayoutTables } from './payouts-tables.ts';
 
@@ -46,9 +46,54 @@ export async function findPayoutOfShop(db: Executor, shopId: string, payoutId: s
   return db.selectFrom('crypto_payouts').selectAll().where('id', '=', payoutId).where('shop_id', '=', shopId).executeTakeFirst();
 }
 
-/** The shop's payout holding this external_id (a single payout or a batch item), if any. */
-export async function findPayoutByExternalId(db: Executor, shopId: string, externalId: string): Promise<PayoutRow | undefined> {
-  return db.selectFrom('crypto_payouts').selectAll().where('shop_id', '=', shopId).where('external_id', '=', externalId).executeTakeFirst();
+/**
+ * What creating a single payout reads first, in one statement: the shop's payout
+ * settings row (if any) and its payout holding this external_id (a single payout
+ * or a batch item), if any.
+ */
+export async function findCreationState(
+  db: Executor,
+  shopId: string,
+  externalId: string,
+): Promise<{ settings: PayoutSettingsRow | undefined; payout: PayoutRow | undefined }> {
+  const row = await db
+    .selectFrom(sql<{ one: number }>`(select 1 as one)`.as('one'))
+    .leftJoin('crypto_payout_settings as s', (join) => join.on('s.shop_id', '=', shopId))
+    .leftJoin('crypto_payouts as p', (join) => join.on('p.shop_id', '=', shopId).on('p.external_id', '=', externalId))
+    .selectAll('p')
+    .select([
+      's.shop_id as settings_shop_id',
+      's.enabled as settings_enabled',
+      's.min_amount_micro as settings_min_amount_micro',
+      's.max_amount_micro as settings_max_amount_micro',
+      's.service_fee_fixed_micro as settings_service_fee_fixed_micro',
+      's.service_fee_bps as settings_service_fee_bps',
+      's.updated_at as settings_updated_at',
+    ])
+    .executeTakeFirstOrThrow();
+  const {
+    settings_shop_id,
+    settings_enabled,
+    settings_min_amount_micro,
+    settings_max_amount_micro,
+    settings_service_fee_fixed_micro,
+    settings_service_fee_bps,
+    settings_updated_at,
+    ...payout
+  } = row;
+  const settings =
+    settings_shop_id === null
+      ? undefined
+      : {
+          shop_id: settings_shop_id,
+          enabled: settings_enabled!,
+          min_amount_micro: settings_min_amount_micro!,
+          max_amount_micro: settings_max_amount_micro!,
+          service_fee_fixed_micro: settings_service_fee_fixed_micro!,
+          service_fee_bps: settings_service_fee_bps!,
+          updated_at: settings_updated_at!,
+        };
+  return { settings, payout: payout.id === null ? undefined : (payout as PayoutRow) };
 }
 
 export async function findBatchOfShop(db: Executor, shopId: string, batchId: string): Promise<BatchRow | undefined> {
