@@ -33,6 +33,7 @@ import { generateMnemonic } from '@scure/bip39';
 import { wordlist as english } from '@scure/bip39/wordlists/english.js';
 import { signingKeyFromMnemonic } from '../src/crypto/keys/hd-keys.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from '../src/crypto/sending/executor.ts';
+import { createSigningPool } from '../src/crypto/sending/signing-pool.ts';
 import { enqueueOutgoingTransfer, type OutgoingOutcomeHandler, type OutgoingTransfer } from '../src/crypto/sending/outgoing-transfers.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -136,6 +137,9 @@ export async function runPayoutExecutorBench(options: { readonly transfers?: num
   const handle = await openDatabase({ url: database.url, poolSize: 40 });
   const { child, control: chain } = await startChainProcess();
   const node = createTronNodeClient({ urls: [chain.url], usdtContract: USDT_CONTRACT_MAINNET, timeoutMs: 30_000 });
+  // BENCH_EXECUTOR_SIGNING_WORKERS (1 by default; 0 = sign on the executor's thread).
+  const signingWorkers = Number(process.env.BENCH_EXECUTOR_SIGNING_WORKERS ?? 1);
+  const signing = signingWorkers > 0 ? createSigningPool(signingWorkers) : undefined;
   try {
     await migrate(handle);
     const db = handle.db;
@@ -156,6 +160,7 @@ export async function runPayoutExecutorBench(options: { readonly transfers?: num
       maxAttempts: 5,
       fundsWaitSeconds: 600,
       dryRunBeforeSigning: process.env.BENCH_EXECUTOR_DRY_RUN === '1',
+      ...(signing ? { signing } : {}),
     });
 
     // ---- 1. throughput: enqueue → confirmed ----
@@ -237,6 +242,7 @@ export async function runPayoutExecutorBench(options: { readonly transfers?: num
     };
   } finally {
     await node.close();
+    await signing?.close();
     child.kill('SIGTERM');
     await handle.close();
     await database.drop();

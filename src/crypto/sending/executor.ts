@@ -28,12 +28,12 @@ import { transfer as ledgerTransfer } from '../../ledger/ledger-service.ts';
 import type { DepositSigningKey } from '../keys/hd-keys.ts';
 import { tronAddressFromPrivateKey, type TronAddress } from '../tron/address.ts';
 import type { BlockHeader, BroadcastResult, TransactionOutcome, TronNodeClient } from '../tron/node-client.ts';
-import { signTransactionId } from '../tron/signing.ts';
 import { encodeSignedTransaction, encodeTransferContractRaw, encodeTriggerSmartContractRaw, referenceBlockFields, transactionId } from '../tron/transaction.ts';
 import { transferCalldata } from '../tron/trc20-usdt.ts';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { toOutgoingTransfer, OUTGOING_PURPOSES, type OutgoingErrorCode, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
 import * as repository from './sending-repository.ts';
+import { inThreadSigning, type SigningPool } from './signing-pool.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
 import type { ChainName } from './sending-tables.ts';
 import { sunToMicroUsdt, TRX_TRANSFER_BANDWIDTH, USDT_TRANSFER_BANDWIDTH, USDT_TRANSFER_ENERGY_HOLDER, USDT_TRANSFER_ENERGY_NEW_HOLDER } from './transfer-cost.ts';
@@ -88,6 +88,8 @@ export interface ExecutorOptions {
    * after the fact.
    */
   readonly dryRunBeforeSigning?: boolean;
+  /** Where transactions are signed: a worker-thread pool (signing-pool.ts; the caller closes it), or this thread (default). */
+  readonly signing?: SigningPool;
   /** TEST-ONLY: called at each step; throwing there stops the pass as a crash would. */
   readonly onStep?: (step: ExecutorStep) => void;
 }
@@ -131,6 +133,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
   const step = (name: ExecutorStep) => options.onStep?.(name);
   const purposes = OUTGOING_PURPOSES.filter((purpose) => options.handlers[purpose] !== undefined);
   const book = chain === 'tron-sandbox' ? 'sandbox' : 'live';
+  const signer = options.signing ?? inThreadSigning;
 
   const renewLease = async () => {
     const now = clock.now();
@@ -517,20 +520,39 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     const broadcasts: Promise<void>[] = [];
     try {
       for (let start = 0; start < toSign.length; start += SIGN_CHUNK) {
-        const signed: { transfer: OutgoingTransferRow; txId: string; hex: string; feeLimit: bigint }[] = [];
-        for (const [index, { row, from, feeLimit }] of toSign.slice(start, start + SIGN_CHUNK).entries()) {
-          // Let the previous chunk's broadcasts progress while this one is signed.
-          if (index % 25 === 24) await new Promise((resolve) => setImmediate(resolve));
-          const privateKey = privateKeyOf(row, from);
-          // Encoded and signed here, not through signTriggerSmartContract / signTransferContract: those derive the
-          // public key again for every transaction (a third of signing's cost); privateKeyOf checked it once.
+        // Encoded here, not through signTriggerSmartContract / signTransferContract: those derive the public
+        // key again for every transaction (a third of signing's cost); privateKeyOf checked it once per pass.
+        const prepared = toSign.slice(start, start + SIGN_CHUNK).map(({ row, from, feeLimit }) => {
           const rawBytes =
             row.asset === 'USDT'
               ? encodeTriggerSmartContractRaw({ ...common, ownerAddress: from, feeLimitSun: feeLimit, contractAddress: options.usdtContract, data: transferCalldata(row.to_address as TronAddress, row.amount) })
               : encodeTransferContractRaw({ ...common, ownerAddress: from, toAddress: row.to_address as TronAddress, amountSun: row.amount });
-          const txId = transactionId(rawBytes);
-          signed.push({ transfer: row, txId, hex: bytesToHex(encodeSignedTransaction(rawBytes, [signTransactionId(txId, privateKey)])), feeLimit });
+          return { row, feeLimit, privateKey: privateKeyOf(row, from), rawBytes, txId: transactionId(rawBytes) };
+        });
+        // Signed by key (the hot wallet's, a sweep's deposit address's), on the signing pool when there is one:
+        // the previous chunk's broadcasts progress meanwhile.
+        const byKey = new Map<Uint8Array, number[]>();
+        for (const [index, item] of prepared.entries()) {
+          const indexes = byKey.get(item.privateKey);
+          if (indexes) indexes.push(index);
+          else byKey.set(item.privateKey, [index]);
         }
+        const signatures: Uint8Array[] = [];
+        await Promise.all(
+          [...byKey].map(async ([privateKey, indexes]) => {
+            const made = await signer.sign(
+              privateKey,
+              indexes.map((index) => prepared[index]!.txId),
+            );
+            for (const [position, index] of indexes.entries()) signatures[index] = made[position]!;
+          }),
+        );
+        const signed = prepared.map((item, index) => ({
+          transfer: item.row,
+          txId: item.txId,
+          hex: bytesToHex(encodeSignedTransaction(item.rawBytes, [signatures[index]!])),
+          feeLimit: item.feeLimit,
+        }));
         // Bytes, txID and expiration are committed before the first broadcast.
         const claimed = await inTransaction(db, (tx) =>
           repository.recordSignedAttempts(
