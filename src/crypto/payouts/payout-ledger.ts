@@ -31,13 +31,57 @@ function legAccountKey(book: LedgerBook, payoutId: string, leg: Leg): AccountKey
 
 const legId = (payoutId: string, leg: Leg) => `payout:${payoutId}:${leg}`;
 
+/** Account ids remembered per database: at most this many, then forgotten all at once. */
+const ACCOUNT_IDS_MAX = 10_000;
+const committedAccountIds = new WeakMap<object, Map<string, string>>();
+
+/**
+ * Ledger account ids by owner key for one creation: those known committed in this
+ * database (an account never changes id once committed), and those this
+ * transaction resolved, remembered only once it has committed (an account it
+ * created rolls back with it). Saves ensureAccounts' read on a warm key.
+ */
+export class AccountIds {
+  readonly #committed: Map<string, string>;
+  readonly resolved = new Map<string, string>();
+  readonly #database: object;
+
+  constructor(database: object) {
+    this.#database = database;
+    let committed = committedAccountIds.get(database);
+    if (!committed) committedAccountIds.set(database, (committed = new Map()));
+    this.#committed = committed;
+  }
+
+  known(key: string): string | undefined {
+    return this.#committed.get(key);
+  }
+
+  /** Call after COMMIT. */
+  remember(): void {
+    if (this.#committed.size + this.resolved.size > ACCOUNT_IDS_MAX) this.#committed.clear();
+    for (const [key, id] of this.resolved) this.#committed.set(key, id);
+    committedAccountIds.set(this.#database, this.#committed);
+  }
+}
+
 /** Reserves the total_debit of each payout (a zero fee reserves nothing); not enough available: InsufficientFundsError. */
-export async function reservePayouts(tx: Tx, clock: Clock, owner: PayoutOwner, payouts: readonly PayoutRow[]): Promise<void> {
+export async function reservePayouts(tx: Tx, clock: Clock, owner: PayoutOwner, payouts: readonly PayoutRow[], ids?: AccountIds): Promise<void> {
   const mainKey = merchantAccountKey(owner.book, owner.merchantId, 'USDT', 'main');
   const keys = new Map<string, AccountKey>([[JSON.stringify(mainKey), mainKey]]);
   for (const payout of payouts) for (const leg of LEGS) keys.set(JSON.stringify(legAccountKey(owner.book, payout.id, leg)), legAccountKey(owner.book, payout.id, leg));
-  const accounts = await ensureAccounts(tx, clock, [...keys.values()]);
-  const accountIdOf = new Map([...keys.keys()].map((key, index) => [key, accounts[index]!.id]));
+  const accountIdOf = new Map<string, string>();
+  ids?.resolved.clear(); // a rerun of the transaction: what the rolled-back attempt resolved is void
+  for (const key of keys.keys()) {
+    const id = ids?.known(key);
+    if (id !== undefined) accountIdOf.set(key, id);
+  }
+  const missing = [...keys].filter(([key]) => !accountIdOf.has(key));
+  if (missing.length > 0) {
+    const accounts = await ensureAccounts(tx, clock, missing.map(([, key]) => key));
+    missing.forEach(([key], index) => accountIdOf.set(key, accounts[index]!.id));
+  }
+  for (const [key, id] of accountIdOf) ids?.resolved.set(key, id);
   const main = accountIdOf.get(JSON.stringify(mainKey))!;
   const requests: LedgerRequest[] = payouts.flatMap((payout) =>
     LEGS.filter((leg) => legAmount(payout, leg) > 0n).map(

@@ -18,7 +18,7 @@ import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import { quotePayouts, type PayoutQuote } from './payout-fees.ts';
-import { reservePayouts } from './payout-ledger.ts';
+import { AccountIds, reservePayouts } from './payout-ledger.ts';
 import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-settings.ts';
 import { emitPayoutUpdated } from './payouts-events.ts';
 import * as repository from './payouts-repository.ts';
@@ -179,6 +179,7 @@ export async function insertQueuedPayouts(
   access: ChainAccess,
   items: readonly { readonly id: string; readonly item: ValidPayoutItem; readonly quote: PayoutQuote }[],
   batchId: string | null,
+  accountIds?: AccountIds,
 ): Promise<PayoutRow[]> {
   const now = clock.now();
   const rows = [];
@@ -216,7 +217,7 @@ export async function insertQueuedPayouts(
   const inserted = await repository.insertPayouts(tx, rows);
   for (const row of inserted) await emitPayoutUpdated(tx, clock, row);
   // Last: the merchant's balance row stays locked from here to COMMIT, and every payout of the merchant waits on it.
-  await reservePayouts(tx, clock, { book: shop.mode, merchantId: shop.merchantId }, inserted);
+  await reservePayouts(tx, clock, { book: shop.mode, merchantId: shop.merchantId }, inserted, accountIds);
   return inserted;
 }
 
@@ -249,8 +250,9 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
   checkNotHotWallet(access, item.address, 'address');
   const [quote] = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, [item]);
   let attempt = 0;
+  const accountIds = new AccountIds(deps.db);
   try {
-    return await inIdempotentTransaction(deps.db, async (tx) => {
+    const outcome = await inIdempotentTransaction(deps.db, async (tx) => {
       // The first attempt saw no payout a moment ago: it goes straight to the record, whose unique
       // key makes a concurrent winner's commit fail this one; the rerun then finds the winner.
       if (attempt++ > 0) {
@@ -260,9 +262,11 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
       const id = newId('payout');
       // The record first: a concurrent duplicate waits on its key, is rolled back and retried, finding this payout.
       await recordCreated(tx, deps.clock, PAYOUT_IDEMPOTENCY_RULE, keyed, { resourceId: id });
-      const [row] = await insertQueuedPayouts(tx, deps.clock, shop, access, [{ id, item, quote: quote! }], null);
+      const [row] = await insertQueuedPayouts(tx, deps.clock, shop, access, [{ id, item, quote: quote! }], null, accountIds);
       return { created: true, payout: payoutView(row!) };
     });
+    if (outcome.created) accountIds.remember();
+    return outcome;
   } catch (error) {
     if (isUniqueViolation(error, repository.PAYOUT_EXTERNAL_ID_CONSTRAINT)) {
       throw new DuplicateExternalIdError('An item of a batch payout already holds this external_id; use a new external_id for a new payout.');
