@@ -9,6 +9,7 @@ import { cryptoDepsFor } from '../receiving/crypto-deps.ts';
 import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
+import { createSigningPool, type SigningPool } from './signing-pool.ts';
 import { OUTGOING_PURPOSES, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
 import { sendingMetrics } from './sending-metrics.ts';
 import { hasOpenTransfers } from './sending-repository.ts';
@@ -36,13 +37,18 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
   const executors = new Map<ChainName, OutgoingExecutor>();
   const metrics = sendingMetrics(context.metrics);
   let busy = false;
+  // One signing thread for every chain's executor, made with the first executor: the main thread keeps
+  // broadcasting and recording while a chunk is signed (signing-pool.ts). Idle, it does not hold the process.
+  let signing: SigningPool | undefined;
 
   async function executorFor(mode: 'sandbox' | 'live'): Promise<OutgoingExecutor> {
     const access = await deps.chain.forMode(mode);
     let executor = executors.get(access.chain);
     if (!executor) {
       const sandbox = access.chain === 'tron-sandbox';
+      signing ??= createSigningPool(1);
       executor = createOutgoingExecutor({
+        signing,
         db: context.db,
         clock: context.clock,
         logger: context.logger,
@@ -109,6 +115,9 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
     async stop() {
       await polling.stop();
       for (const executor of executors.values()) await executor.release().catch(() => undefined);
+      await signing?.close();
+      signing = undefined;
+      executors.clear();
     },
   };
 }
