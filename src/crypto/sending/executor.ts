@@ -346,8 +346,12 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
         row.attempt_expiration.getTime() > head.timestamp &&
         (row.attempt_last_broadcast === null || row.attempt_last_broadcast === 'unknown'),
     );
+    const hexes = await repository.signedHexOf(
+      db,
+      due.map((row) => row.tx_id!),
+    );
     await broadcastAll(
-      due.map((row) => ({ transfer: row, txId: row.tx_id!, hex: row.attempt_signed_hex })),
+      due.map((row) => ({ transfer: row, txId: row.tx_id!, hex: hexes.get(row.tx_id!)! })),
       result,
     );
     result.rebroadcast += due.length;

@@ -85,17 +85,29 @@ export async function queuedUnsigned(db: Executor, chain: ChainName, purposes: r
 }
 
 /** Transfers with a signed attempt that may still land (queued with a txID, or submitted), with that attempt. */
-export async function inFlight(db: Executor, chain: ChainName): Promise<(OutgoingTransferRow & { attempt_expiration: Date; attempt_last_broadcast: string | null; attempt_signed_hex: string })[]> {
+/** Transfers signed and not final, with their current attempt (its bytes apart: signedHexOf, for the few that need them). */
+export async function inFlight(db: Executor, chain: ChainName): Promise<(OutgoingTransferRow & { attempt_expiration: Date; attempt_last_broadcast: string | null })[]> {
   return db
     .selectFrom('crypto_outgoing_transfers as t')
     .innerJoin('crypto_outgoing_attempts as a', (join) => join.onRef('a.transfer_id', '=', 't.id').onRef('a.tx_id', '=', 't.tx_id'))
     .selectAll('t')
-    .select(['a.expiration as attempt_expiration', 'a.last_broadcast as attempt_last_broadcast', 'a.signed_hex as attempt_signed_hex'])
+    .select(['a.expiration as attempt_expiration', 'a.last_broadcast as attempt_last_broadcast'])
     .where('t.chain', '=', chain)
     .where('t.status', 'in', ['queued', 'submitted'])
     .where('t.tx_id', 'is not', null)
     .where('a.status', '=', 'pending')
     .execute();
+}
+
+/** The signed bytes of these attempts, by txID (re-broadcasts send exactly them). */
+export async function signedHexOf(db: Executor, txIds: readonly string[]): Promise<Map<string, string>> {
+  if (txIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('crypto_outgoing_attempts')
+    .select(['tx_id', 'signed_hex'])
+    .where(sql<boolean>`tx_id = any(${[...txIds]}::text[])`)
+    .execute();
+  return new Map(rows.map((row) => [row.tx_id, row.signed_hex]));
 }
 
 export async function countInFlight(db: Executor, chain: ChainName): Promise<number> {
