@@ -471,6 +471,186 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/crypto/next_transfer_outcome": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: make the next USDT transfer to an address revert, run out of energy, or never be included
+         * @description Only for sandbox shops; on a live shop the route answers 404. One shot: the next transfer to the address (a payout's recipient, or the hot wallet for a sweep) fails on the simulated chain the way it can on mainnet; the one after it behaves normally again. Arming the address again replaces the outcome. Fee quotes do not see it.
+         */
+        post: operations["testHelpersCryptoNextTransferOutcome"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/crypto/hot_wallet/drain_trx": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: take all TRX from the hot wallet
+         * @description Only for sandbox shops; on a live shop the route answers 404. The hot wallet keeps its USDT but can no longer pay energy: payouts wait for funds, then fail `insufficient_hot_wallet_funds`. The faucet puts TRX back.
+         */
+        post: operations["testHelpersCryptoDrainHotWalletTrx"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/crypto/faucet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: credit TRX and mint USDT to an address on the simulated chain
+         * @description Only for sandbox shops; on a live shop the route answers 404. Setup, not a deposit: the balance changes outside any block, so no Transfer is seen and nothing is credited to a merchant. Without `address` it funds the sandbox hot wallet, the account payouts are sent from.
+         */
+        post: operations["testHelpersCryptoFaucet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List payouts (batch items included), newest first */
+        get: operations["listCryptoPayouts"];
+        put?: never;
+        /** Send USDT from the balance to an address (idempotent by external_id; Idempotency-Key is accepted and not needed) */
+        post: operations["createCryptoPayout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/payouts/quote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The fees and total debit a payout would have now; creates nothing */
+        post: operations["quoteCryptoPayout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/payouts/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send up to 500 payouts at once, accepted whole or not at all (idempotent by external_id) */
+        post: operations["createCryptoPayoutBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/payouts/batch/{batch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a batch payout with its items and counts per state */
+        get: operations["getCryptoPayoutBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/payouts/{payout_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a payout */
+        get: operations["getCryptoPayout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a deposit (or an invoice’s credited deposits) back minus the network fee (idempotent by external_id) */
+        post: operations["createCryptoRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crypto/refunds/{refund_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a refund */
+        get: operations["getCryptoRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4046,7 +4226,7 @@ export interface operations {
                             kind: string;
                             /** @description decimal string: 2 places for RUB, 6 for USDT */
                             available: string;
-                            /** @description reserved for pending outgoing transfers (payouts) */
+                            /** @description reserved for outgoing transfers (payouts) plus incoming credits not final yet (deposits confirming) */
                             pending: string;
                             /** @description available + pending */
                             total: string;
@@ -7923,6 +8103,3256 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    testHelpersCryptoNextTransferOutcome: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "address": "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH",
+                 *       "outcome": "revert"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the recipient whose next incoming USDT transfer (from anyone, the hot wallet included) is affected */
+                    address: string;
+                    /** @description `revert`: included with REVERT (fee charged, no Transfer); `out_of_energy`: included with OUT_OF_ENERGY (every unit of energy the fee_limit allows burned); `never_included`: the broadcast is answered SUCCESS and the transaction is lost */
+                    outcome: "revert" | "out_of_energy" | "never_included";
+                };
+            };
+        };
+        responses: {
+            /** @description Armed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "address": "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH",
+                     *       "outcome": "revert"
+                     *     }
+                     */
+                    "application/json": {
+                        address: string;
+                        /** @description what the next transfer to the address will do (once) */
+                        outcome: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    testHelpersCryptoDrainHotWalletTrx: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description an empty object */
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Drained */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "address": "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8",
+                     *       "drained_trx": "5000",
+                     *       "trx": "0"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the sandbox hot wallet (m/44’/195’/0’/1/0) */
+                        address: string;
+                        /** @description the TRX taken away */
+                        drained_trx: string;
+                        /** @description its TRX now: 0 */
+                        trx: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    testHelpersCryptoFaucet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "usdt": "10000",
+                 *       "trx": "500"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description any address (TRX activates it); the sandbox hot wallet when absent */
+                    address?: string;
+                    /** @description USDT to mint (at most 1000000) as a decimal string, at most 6 places */
+                    usdt?: string;
+                    /** @description TRX to credit (at most 1000000) as a decimal string, at most 6 places */
+                    trx?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The balances after */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "address": "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8",
+                     *       "usdt": "10000",
+                     *       "trx": "500"
+                     *     }
+                     */
+                    "application/json": {
+                        address: string;
+                        /** @description its USDT now */
+                        usdt: string;
+                        /** @description its TRX now */
+                        trx: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listCryptoPayouts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: "pending" | "processing" | "completed" | "failed";
+                external_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payouts, newest first; pass next_cursor as cursor for the next page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "payout_id": "po_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *           "external_id": "payout-42",
+                     *           "status": "completed",
+                     *           "network": "TRC20",
+                     *           "asset": "USDT",
+                     *           "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *           "recipient_amount": "100",
+                     *           "network_fee": "2.71",
+                     *           "service_fee": "0.5",
+                     *           "total_debit": "103.21",
+                     *           "network_fee_actual": "2.701",
+                     *           "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *           "error": null,
+                     *           "batch_id": null,
+                     *           "created_at": "2026-11-01T10:00:00.000Z",
+                     *           "completed_at": "2026-11-01T10:01:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            payout_id: string;
+                            /** @description your id of the payout; the idempotency key */
+                            external_id: string;
+                            status: "pending" | "processing" | "completed" | "failed";
+                            /** @enum {string} */
+                            network: "TRC20";
+                            /** @enum {string} */
+                            asset: "USDT";
+                            recipient_address: string;
+                            /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            recipient_amount: string;
+                            /** @description the network fee quoted at acceptance, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            network_fee: string;
+                            /** @description the shop’s payout tariff, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            service_fee: string;
+                            /** @description recipient_amount + network_fee + service_fee; reserved at acceptance, debited at completion; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            total_debit: string;
+                            /** @description null until the transfer is final */
+                            network_fee_actual: string | null;
+                            /** @description null until a transaction is broadcast */
+                            tx_hash: string | null;
+                            /** @description why a failed payout failed; null otherwise */
+                            error: {
+                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the batch payout the payout is an item of */
+                            batch_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            completed_at: string | null;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    createCryptoPayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "external_id": "payout-42",
+                 *       "network": "TRC20",
+                 *       "amount": "100.00",
+                 *       "address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description your id of the payout (1 to 100 characters); the idempotency key */
+                    external_id: string;
+                    /** @description TRC20 (USDT on TRON); the only network supported */
+                    network: string;
+                    /** @description USDT to send as a decimal string with at most 2 decimal places ("10", "10.5", "10.50"), within the shop’s payout limits; a JSON number is refused */
+                    amount: string;
+                    /** @description the recipient’s TRON address in base58 (T…), checksum verified */
+                    address: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payout created earlier with this external_id and the same parameters, as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "payout_id": "po_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *       "external_id": "payout-42",
+                     *       "status": "completed",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *       "recipient_amount": "100",
+                     *       "network_fee": "2.71",
+                     *       "service_fee": "0.5",
+                     *       "total_debit": "103.21",
+                     *       "network_fee_actual": "2.701",
+                     *       "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *       "error": null,
+                     *       "batch_id": null,
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "completed_at": "2026-11-01T10:01:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        payout_id: string;
+                        /** @description your id of the payout; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "processing" | "completed" | "failed";
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        recipient_address: string;
+                        /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        recipient_amount: string;
+                        /** @description the network fee quoted at acceptance, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        network_fee: string;
+                        /** @description the shop’s payout tariff, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        service_fee: string;
+                        /** @description recipient_amount + network_fee + service_fee; reserved at acceptance, debited at completion; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        total_debit: string;
+                        /** @description null until the transfer is final */
+                        network_fee_actual: string | null;
+                        /** @description null until a transaction is broadcast */
+                        tx_hash: string | null;
+                        /** @description why a failed payout failed; null otherwise */
+                        error: {
+                            /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                            code: string;
+                            message: string;
+                        } | null;
+                        /** @description the batch payout the payout is an item of */
+                        batch_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description The payout, accepted now with total_debit reserved */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "payout_id": "po_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *       "external_id": "payout-42",
+                     *       "status": "completed",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *       "recipient_amount": "100",
+                     *       "network_fee": "2.71",
+                     *       "service_fee": "0.5",
+                     *       "total_debit": "103.21",
+                     *       "network_fee_actual": "2.701",
+                     *       "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *       "error": null,
+                     *       "batch_id": null,
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "completed_at": "2026-11-01T10:01:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        payout_id: string;
+                        /** @description your id of the payout; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "processing" | "completed" | "failed";
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        recipient_address: string;
+                        /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        recipient_amount: string;
+                        /** @description the network fee quoted at acceptance, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        network_fee: string;
+                        /** @description the shop’s payout tariff, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        service_fee: string;
+                        /** @description recipient_amount + network_fee + service_fee; reserved at acceptance, debited at completion; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        total_debit: string;
+                        /** @description null until the transfer is final */
+                        network_fee_actual: string | null;
+                        /** @description null until a transaction is broadcast */
+                        tx_hash: string | null;
+                        /** @description why a failed payout failed; null otherwise */
+                        error: {
+                            /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                            code: string;
+                            message: string;
+                        } | null;
+                        /** @description the batch payout the payout is an item of */
+                        batch_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. `insufficient_funds`: the source account has not enough available balance. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request" | "amount_not_supported" | "insufficient_funds";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `duplicate_external_id`: the same idempotency key was used before with a different request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "duplicate_external_id",
+                     *       "message": "The same idempotency key was used before with a different request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "duplicate_external_id";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    quoteCryptoPayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "network": "TRC20",
+                 *       "amount": "100.00",
+                 *       "address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description TRC20 (USDT on TRON); the only network supported */
+                    network: string;
+                    /** @description USDT to send as a decimal string with at most 2 decimal places ("10", "10.5", "10.50"), within the shop’s payout limits; a JSON number is refused */
+                    amount: string;
+                    /** @description the recipient’s TRON address in base58 (T…), checksum verified */
+                    address: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What a payout would cost now; nothing is created */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *       "recipient_amount": "100",
+                     *       "network_fee": "2.71",
+                     *       "service_fee": "0.5",
+                     *       "total_debit": "103.21"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        recipient_address: string;
+                        /** @description what the recipient would receive; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        recipient_amount: string;
+                        /** @description the network fee at the chain’s current prices; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        network_fee: string;
+                        /** @description the shop’s payout tariff; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        service_fee: string;
+                        /** @description what the payout would reserve now; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        total_debit: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request" | "amount_not_supported";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    createCryptoPayoutBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "external_id": "batch-7",
+                 *       "network": "TRC20",
+                 *       "payouts": [
+                 *         {
+                 *           "external_id": "payout-43",
+                 *           "amount": "100",
+                 *           "address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description your id of the batch (1 to 100 characters); the idempotency key */
+                    external_id: string;
+                    /** @description TRC20 (USDT on TRON); the only network supported */
+                    network: string;
+                    /** @description 1 to 500 payouts; their external_ids unique within the batch and unused by the shop’s other payouts */
+                    payouts: {
+                        /** @description your id of the payout (1 to 100 characters); the idempotency key */
+                        external_id: string;
+                        /** @description USDT to send as a decimal string with at most 2 decimal places ("10", "10.5", "10.50"), within the shop’s payout limits; a JSON number is refused */
+                        amount: string;
+                        /** @description the recipient’s TRON address in base58 (T…), checksum verified */
+                        address: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The batch created earlier with this external_id and the same items, as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "pob_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *       "external_id": "batch-7",
+                     *       "status": "completed",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "item_count": 1,
+                     *       "total_debit": "103.21",
+                     *       "counts": {
+                     *         "pending": 0,
+                     *         "processing": 0,
+                     *         "completed": 1,
+                     *         "failed": 0
+                     *       },
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "completed_at": "2026-11-01T10:01:00.000Z",
+                     *       "payouts": [
+                     *         {
+                     *           "payout_id": "po_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *           "external_id": "payout-42",
+                     *           "status": "completed",
+                     *           "network": "TRC20",
+                     *           "asset": "USDT",
+                     *           "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *           "recipient_amount": "100",
+                     *           "network_fee": "2.71",
+                     *           "service_fee": "0.5",
+                     *           "total_debit": "103.21",
+                     *           "network_fee_actual": "2.701",
+                     *           "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *           "error": null,
+                     *           "batch_id": "pob_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *           "created_at": "2026-11-01T10:00:00.000Z",
+                     *           "completed_at": "2026-11-01T10:01:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        batch_id: string;
+                        /** @description your id of the batch; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "processing" | "completed" | "partially_completed" | "failed";
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        item_count: number;
+                        /** @description the sum of the items’ total_debit; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        total_debit: string;
+                        /** @description items per state */
+                        counts: {
+                            pending: number;
+                            processing: number;
+                            completed: number;
+                            failed: number;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description when the last item became final */
+                        completed_at: string | null;
+                        /** @description the items, in the order of the request */
+                        payouts: {
+                            payout_id: string;
+                            /** @description your id of the payout; the idempotency key */
+                            external_id: string;
+                            status: "pending" | "processing" | "completed" | "failed";
+                            /** @enum {string} */
+                            network: "TRC20";
+                            /** @enum {string} */
+                            asset: "USDT";
+                            recipient_address: string;
+                            /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            recipient_amount: string;
+                            /** @description the network fee quoted at acceptance, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            network_fee: string;
+                            /** @description the shop’s payout tariff, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            service_fee: string;
+                            /** @description recipient_amount + network_fee + service_fee; reserved at acceptance, debited at completion; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            total_debit: string;
+                            /** @description null until the transfer is final */
+                            network_fee_actual: string | null;
+                            /** @description null until a transaction is broadcast */
+                            tx_hash: string | null;
+                            /** @description why a failed payout failed; null otherwise */
+                            error: {
+                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the batch payout the payout is an item of */
+                            batch_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            completed_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description The batch, accepted now with every item’s total_debit reserved */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "pob_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *       "external_id": "batch-7",
+                     *       "status": "completed",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "item_count": 1,
+                     *       "total_debit": "103.21",
+                     *       "counts": {
+                     *         "pending": 0,
+                     *         "processing": 0,
+                     *         "completed": 1,
+                     *         "failed": 0
+                     *       },
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "completed_at": "2026-11-01T10:01:00.000Z",
+                     *       "payouts": [
+                     *         {
+                     *           "payout_id": "po_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *           "external_id": "payout-42",
+                     *           "status": "completed",
+                     *           "network": "TRC20",
+                     *           "asset": "USDT",
+                     *           "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *           "recipient_amount": "100",
+                     *           "network_fee": "2.71",
+                     *           "service_fee": "0.5",
+                     *           "total_debit": "103.21",
+                     *           "network_fee_actual": "2.701",
+                     *           "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *           "error": null,
+                     *           "batch_id": "pob_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *           "created_at": "2026-11-01T10:00:00.000Z",
+                     *           "completed_at": "2026-11-01T10:01:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        batch_id: string;
+                        /** @description your id of the batch; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "processing" | "completed" | "partially_completed" | "failed";
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        item_count: number;
+                        /** @description the sum of the items’ total_debit; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        total_debit: string;
+                        /** @description items per state */
+                        counts: {
+                            pending: number;
+                            processing: number;
+                            completed: number;
+                            failed: number;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description when the last item became final */
+                        completed_at: string | null;
+                        /** @description the items, in the order of the request */
+                        payouts: {
+                            payout_id: string;
+                            /** @description your id of the payout; the idempotency key */
+                            external_id: string;
+                            status: "pending" | "processing" | "completed" | "failed";
+                            /** @enum {string} */
+                            network: "TRC20";
+                            /** @enum {string} */
+                            asset: "USDT";
+                            recipient_address: string;
+                            /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            recipient_amount: string;
+                            /** @description the network fee quoted at acceptance, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            network_fee: string;
+                            /** @description the shop’s payout tariff, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            service_fee: string;
+                            /** @description recipient_amount + network_fee + service_fee; reserved at acceptance, debited at completion; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            total_debit: string;
+                            /** @description null until the transfer is final */
+                            network_fee_actual: string | null;
+                            /** @description null until a transaction is broadcast */
+                            tx_hash: string | null;
+                            /** @description why a failed payout failed; null otherwise */
+                            error: {
+                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the batch payout the payout is an item of */
+                            batch_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            completed_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. `insufficient_funds`: the source account has not enough available balance. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request" | "amount_not_supported" | "insufficient_funds";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `duplicate_external_id`: the same idempotency key was used before with a different request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "duplicate_external_id",
+                     *       "message": "The same idempotency key was used before with a different request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "duplicate_external_id";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getCryptoPayoutBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The batch_id of a batch payout of this shop */
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A batch payout and its items */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "pob_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *       "external_id": "batch-7",
+                     *       "status": "completed",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "item_count": 1,
+                     *       "total_debit": "103.21",
+                     *       "counts": {
+                     *         "pending": 0,
+                     *         "processing": 0,
+                     *         "completed": 1,
+                     *         "failed": 0
+                     *       },
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "completed_at": "2026-11-01T10:01:00.000Z",
+                     *       "payouts": [
+                     *         {
+                     *           "payout_id": "po_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *           "external_id": "payout-42",
+                     *           "status": "completed",
+                     *           "network": "TRC20",
+                     *           "asset": "USDT",
+                     *           "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *           "recipient_amount": "100",
+                     *           "network_fee": "2.71",
+                     *           "service_fee": "0.5",
+                     *           "total_debit": "103.21",
+                     *           "network_fee_actual": "2.701",
+                     *           "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *           "error": null,
+                     *           "batch_id": "pob_01jcx1a2b3c4d5e6f7g8h9j0k4",
+                     *           "created_at": "2026-11-01T10:00:00.000Z",
+                     *           "completed_at": "2026-11-01T10:01:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        batch_id: string;
+                        /** @description your id of the batch; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "processing" | "completed" | "partially_completed" | "failed";
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        item_count: number;
+                        /** @description the sum of the items’ total_debit; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        total_debit: string;
+                        /** @description items per state */
+                        counts: {
+                            pending: number;
+                            processing: number;
+                            completed: number;
+                            failed: number;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description when the last item became final */
+                        completed_at: string | null;
+                        /** @description the items, in the order of the request */
+                        payouts: {
+                            payout_id: string;
+                            /** @description your id of the payout; the idempotency key */
+                            external_id: string;
+                            status: "pending" | "processing" | "completed" | "failed";
+                            /** @enum {string} */
+                            network: "TRC20";
+                            /** @enum {string} */
+                            asset: "USDT";
+                            recipient_address: string;
+                            /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            recipient_amount: string;
+                            /** @description the network fee quoted at acceptance, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            network_fee: string;
+                            /** @description the shop’s payout tariff, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            service_fee: string;
+                            /** @description recipient_amount + network_fee + service_fee; reserved at acceptance, debited at completion; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                            total_debit: string;
+                            /** @description null until the transfer is final */
+                            network_fee_actual: string | null;
+                            /** @description null until a transaction is broadcast */
+                            tx_hash: string | null;
+                            /** @description why a failed payout failed; null otherwise */
+                            error: {
+                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the batch payout the payout is an item of */
+                            batch_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            completed_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getCryptoPayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payout_id of a payout of this shop */
+                payout_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A USDT payout from the shop’s balance */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "payout_id": "po_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *       "external_id": "payout-42",
+                     *       "status": "completed",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *       "recipient_amount": "100",
+                     *       "network_fee": "2.71",
+                     *       "service_fee": "0.5",
+                     *       "total_debit": "103.21",
+                     *       "network_fee_actual": "2.701",
+                     *       "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *       "error": null,
+                     *       "batch_id": null,
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "completed_at": "2026-11-01T10:01:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        payout_id: string;
+                        /** @description your id of the payout; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "processing" | "completed" | "failed";
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        recipient_address: string;
+                        /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        recipient_amount: string;
+                        /** @description the network fee quoted at acceptance, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        network_fee: string;
+                        /** @description the shop’s payout tariff, rounded up to the cent; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        service_fee: string;
+                        /** @description recipient_amount + network_fee + service_fee; reserved at acceptance, debited at completion; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
+                        total_debit: string;
+                        /** @description null until the transfer is final */
+                        network_fee_actual: string | null;
+                        /** @description null until a transaction is broadcast */
+                        tx_hash: string | null;
+                        /** @description why a failed payout failed; null otherwise */
+                        error: {
+                            /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                            code: string;
+                            message: string;
+                        } | null;
+                        /** @description the batch payout the payout is an item of */
+                        batch_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    createCryptoRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "external_id": "refund-9",
+                 *       "deposit_id": "dep_01jcx1a2b3c4d5e6f7g8h9j0k6",
+                 *       "address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description your id of the refund (1 to 100 characters); the idempotency key */
+                    external_id: string;
+                    /** @description a final deposit (credited, or held at a blocked wallet) to send back; exactly one of deposit_id and invoice_id */
+                    deposit_id?: string;
+                    /** @description an invoice whose credited deposits to send back in one transfer; exactly one of deposit_id and invoice_id */
+                    invoice_id?: string;
+                    /** @description the recipient’s TRON address in base58 (T…), checksum verified */
+                    address: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The refund created earlier with this external_id and the same parameters, as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "refund_id": "ref_01jcx1a2b3c4d5e6f7g8h9j0k5",
+                     *       "external_id": "refund-9",
+                     *       "status": "completed",
+                     *       "deposit_id": "dep_01jcx1a2b3c4d5e6f7g8h9j0k6",
+                     *       "invoice_id": null,
+                     *       "deposit_ids": [
+                     *         "dep_01jcx1a2b3c4d5e6f7g8h9j0k6"
+                     *       ],
+                     *       "held": false,
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *       "received_amount": "25.5",
+                     *       "recipient_amount": "22.79",
+                     *       "network_fee": "2.71",
+                     *       "network_fee_actual": "2.701",
+                     *       "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *       "error": null,
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "completed_at": "2026-11-01T10:01:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        refund_id: string;
+                        /** @description your id of the refund; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "processing" | "completed" | "failed";
+                        /** @description the deposit asked for, or null for an invoice refund */
+                        deposit_id: string | null;
+                        /** @description the invoice asked for, or null for a deposit refund */
+                        invoice_id: string | null;
+                        /** @description the deposits this refund sends back (an invoice refund: its credited deposits not refunded before) */
+                        deposit_ids: string[];
+                        /** @description the deposit was held (a blocked wallet, never credited): your balance is not touched */
+                        held: boolean;
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        recipient_address: string;
+                        /** @description what the deposits brought; USDT as a decimal string without trailing zeros */
+                        received_amount: string;
+                        /** @description what the address receives: received_amount − network_fee; USDT as a decimal string without trailing zeros */
+                        recipient_amount: string;
+                        /** @description the network fee quoted at acceptance, rounded up to the cent; USDT as a decimal string without trailing zeros */
+                        network_fee: string;
+                        network_fee_actual: string | null;
+                        tx_hash: string | null;
+                        /** @description why a failed refund failed */
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description The refund, accepted now */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "refund_id": "ref_01jcx1a2b3c4d5e6f7g8h9j0k5",
+                     *       "external_id": "refund-9",
+                     *       "status": "completed",
+                     *       "deposit_id": "dep_01jcx1a2b3c4d5e6f7g8h9j0k6",
+                     *       "invoice_id": null,
+                     *       "deposit_ids": [
+                     *         "dep_01jcx1a2b3c4d5e6f7g8h9j0k6"
+                     *       ],
+                     *       "held": false,
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *       "received_amount": "25.5",
+                     *       "recipient_amount": "22.79",
+                     *       "network_fee": "2.71",
+                     *       "network_fee_actual": "2.701",
+                     *       "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *       "error": null,
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "completed_at": "2026-11-01T10:01:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        refund_id: string;
+                        /** @description your id of the refund; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "processing" | "completed" | "failed";
+                        /** @description the deposit asked for, or null for an invoice refund */
+                        deposit_id: string | null;
+                        /** @description the invoice asked for, or null for a deposit refund */
+                        invoice_id: string | null;
+                        /** @description the deposits this refund sends back (an invoice refund: its credited deposits not refunded before) */
+                        deposit_ids: string[];
+                        /** @description the deposit was held (a blocked wallet, never credited): your balance is not touched */
+                        held: boolean;
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        recipient_address: string;
+                        /** @description what the deposits brought; USDT as a decimal string without trailing zeros */
+                        received_amount: string;
+                        /** @description what the address receives: received_amount − network_fee; USDT as a decimal string without trailing zeros */
+                        recipient_amount: string;
+                        /** @description the network fee quoted at acceptance, rounded up to the cent; USDT as a decimal string without trailing zeros */
+                        network_fee: string;
+                        network_fee_actual: string | null;
+                        tx_hash: string | null;
+                        /** @description why a failed refund failed */
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. `insufficient_funds`: the source account has not enough available balance. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request" | "amount_not_supported" | "insufficient_funds";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `invalid_state`: the resource is in a state that does not allow this operation; the message says which. `already_refunded`: the deposit has already been refunded. `duplicate_external_id`: the same idempotency key was used before with a different request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_state",
+                     *       "message": "The resource is in a state that does not allow this operation; the message says which."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_state" | "already_refunded" | "duplicate_external_id";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getCryptoRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The refund_id of a refund of this shop */
+                refund_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A refund of received USDT */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "refund_id": "ref_01jcx1a2b3c4d5e6f7g8h9j0k5",
+                     *       "external_id": "refund-9",
+                     *       "status": "completed",
+                     *       "deposit_id": "dep_01jcx1a2b3c4d5e6f7g8h9j0k6",
+                     *       "invoice_id": null,
+                     *       "deposit_ids": [
+                     *         "dep_01jcx1a2b3c4d5e6f7g8h9j0k6"
+                     *       ],
+                     *       "held": false,
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
+                     *       "received_amount": "25.5",
+                     *       "recipient_amount": "22.79",
+                     *       "network_fee": "2.71",
+                     *       "network_fee_actual": "2.701",
+                     *       "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
+                     *       "error": null,
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "completed_at": "2026-11-01T10:01:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        refund_id: string;
+                        /** @description your id of the refund; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "processing" | "completed" | "failed";
+                        /** @description the deposit asked for, or null for an invoice refund */
+                        deposit_id: string | null;
+                        /** @description the invoice asked for, or null for a deposit refund */
+                        invoice_id: string | null;
+                        /** @description the deposits this refund sends back (an invoice refund: its credited deposits not refunded before) */
+                        deposit_ids: string[];
+                        /** @description the deposit was held (a blocked wallet, never credited): your balance is not touched */
+                        held: boolean;
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        recipient_address: string;
+                        /** @description what the deposits brought; USDT as a decimal string without trailing zeros */
+                        received_amount: string;
+                        /** @description what the address receives: received_amount − network_fee; USDT as a decimal string without trailing zeros */
+                        recipient_amount: string;
+                        /** @description the network fee quoted at acceptance, rounded up to the cent; USDT as a decimal string without trailing zeros */
+                        network_fee: string;
+                        network_fee_actual: string | null;
+                        tx_hash: string | null;
+                        /** @description why a failed refund failed */
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
