@@ -144,7 +144,15 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
 
   type Finish =
     | { readonly kind: 'outcome'; readonly transferId: string; readonly outcome: TransactionOutcome; blacklisted?: boolean }
-    | { readonly kind: 'fail'; readonly transferId: string; readonly code: OutgoingErrorCode; readonly message: string; readonly deadTxIds: readonly string[] };
+    | {
+        readonly kind: 'fail';
+        readonly transferId: string;
+        readonly code: OutgoingErrorCode;
+        readonly message: string;
+        readonly deadTxIds: readonly string[];
+        /** The txID the transfer had when it was judged: a stale judgement (another executor signed since) fails nothing. */
+        readonly judgedTxId: string | null;
+      };
 
   /**
    * Finishes a batch of transfers in one transaction: their rows and attempts, the
@@ -161,6 +169,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     for (const finish of finishes) {
       const row = locked.get(finish.transferId);
       if (!row || row.status === 'confirmed' || row.status === 'failed' || before.has(row.id)) continue;
+      if (finish.kind === 'fail' && row.tx_id !== finish.judgedTxId) continue;
       if (!options.handlers[row.purpose]) throw new Error(`outgoing transfer ${row.id}: no outcome handler for purpose ${row.purpose}`);
       before.set(row.id, row);
       if (finish.kind === 'outcome') {
@@ -262,7 +271,8 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
 
   // ---- 2. results of solidified blocks ----
 
-  async function scanResults(solid: BlockHeader, result: ExecutorPassResult): Promise<void> {
+  /** Reads the results of solidified blocks from the last position on; returns the block number read through, with no gap. */
+  async function scanResults(solid: BlockHeader, result: ExecutorPassResult): Promise<number> {
     await repository.ensureLeaseRow(db, chain, clock.now());
     const lease = await repository.findLease(db, chain);
     const lowest = await repository.lowestPendingReference(db, chain);
@@ -270,20 +280,25 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     if (lowest === undefined) {
       // Nothing can land: no need to read anything up to here.
       if (!(await repository.setScannedBlock(db, chain, token, solid.number, clock.now()))) throw new LostLeadershipError();
-      return;
+      return solid.number;
     }
     // A transaction lands after the block it references; a position already past that stays (it was read).
     from ??= lowest + 1;
     const to = Math.min(solid.number, from + SCAN_BLOCKS_PER_PASS - 1);
-    if (to < from) return;
+    if (to < from) return from - 1;
     const numbers = Array.from({ length: to - from + 1 }, (_, index) => from + index);
-    const outcomes: TransactionOutcome[] = [];
+    const byBlock = new Map<number, readonly TransactionOutcome[] | null>();
     await forEachLimited(numbers, SCAN_CONCURRENCY, async (number) => {
-      // A block the node no longer has (pruned): its transfers are found by the expiry check instead.
-      const blockOutcomes = await node.getBlockOutcomes(number, { solidified: true });
-      if (blockOutcomes) outcomes.push(...blockOutcomes);
+      byBlock.set(number, await node.getBlockOutcomes(number, { solidified: true }));
     });
-    result.blocksScanned += numbers.length;
+    // A block the node does not have (a lagging node, or pruned history) is never stepped over: what
+    // landed in it would go unseen, and the expiry proof counts on every block up to the solid one
+    // having been read. The scan stops before it and asks again next pass (maybe another node).
+    const gap = numbers.find((number) => byBlock.get(number) === null);
+    const through = gap === undefined ? to : gap - 1;
+    if (gap !== undefined) logger.error({ chain, block: gap }, 'outgoing transfers: the node has no solidified block here; results are read up to the block before it');
+    const outcomes = numbers.filter((number) => number <= through).flatMap((number) => byBlock.get(number) ?? []);
+    result.blocksScanned += through - from + 1;
     const attempts = await repository.pendingAttemptsByTxId(
       db,
       chain,
@@ -294,12 +309,22 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       attempts.map((attempt) => ({ kind: 'outcome', transferId: attempt.transfer_id, outcome: byTxId.get(attempt.tx_id)! })),
       result,
     );
-    if (!(await repository.setScannedBlock(db, chain, token, to, clock.now()))) throw new LostLeadershipError();
+    if (through >= from && !(await repository.setScannedBlock(db, chain, token, through, clock.now()))) throw new LostLeadershipError();
+    return through;
   }
 
   // ---- 3. expiry ----
 
-  async function checkExpired(solid: BlockHeader, inFlight: Awaited<ReturnType<typeof repository.inFlight>>, result: ExecutorPassResult): Promise<Set<string>> {
+  async function checkExpired(
+    solid: BlockHeader,
+    scannedThrough: number,
+    inFlight: Awaited<ReturnType<typeof repository.inFlight>>,
+    result: ExecutorPassResult,
+  ): Promise<Set<string>> {
+    // The proof that an expired transaction is not on chain: every solidified block up to this
+    // solid one (whose time is past the expiration, so no later block can include it) has been
+    // read without a gap and did not hold it. Until the scan has caught up, nothing is judged.
+    if (scannedThrough < solid.number) return new Set();
     const expired = inFlight.filter((row) => row.attempt_expiration.getTime() < solid.timestamp);
     const handled = new Set<string>();
     const finishes: Finish[] = [];
@@ -320,9 +345,9 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       const rejection = row.attempt_last_broadcast?.startsWith('rejected:') ? row.attempt_last_broadcast.slice('rejected:'.length) : undefined;
       const decided = rejection === undefined ? 'retry' : (REJECTION_OUTCOMES[rejection] ?? 'rejected');
       if (decided !== 'retry') {
-        finishes.push({ kind: 'fail', transferId: row.id, code: decided, message: `the node refused the transaction: ${rejection}`, deadTxIds: pending });
+        finishes.push({ kind: 'fail', transferId: row.id, code: decided, message: `the node refused the transaction: ${rejection}`, deadTxIds: pending, judgedTxId: row.tx_id });
       } else if (row.attempts >= options.maxAttempts) {
-        finishes.push({ kind: 'fail', transferId: row.id, code: 'expired', message: `none of its ${row.attempts} signed transactions reached the chain before expiring`, deadTxIds: pending });
+        finishes.push({ kind: 'fail', transferId: row.id, code: 'expired', message: `none of its ${row.attempts} signed transactions reached the chain before expiring`, deadTxIds: pending, judgedTxId: row.tx_id });
       } else {
         await inTransaction(db, async (tx) => {
           const locked = await repository.lockTransfer(tx, row.id);
@@ -478,7 +503,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       const balance = await balanceOf(from);
       const dry = dryRuns.get(row.id);
       if (dry && !dry.ok) {
-        failures.push({ kind: 'fail', transferId: row.id, code: 'address_blacklisted', message: `the USDT contract refuses this transfer (${dry.message}): the recipient or sender is blacklisted`, deadTxIds: [] });
+        failures.push({ kind: 'fail', transferId: row.id, code: 'address_blacklisted', message: `the USDT contract refuses this transfer (${dry.message}): the recipient or sender is blacklisted`, deadTxIds: [], judgedTxId: row.tx_id });
         continue;
       }
       const bandwidth = row.asset === 'USDT' ? USDT_TRANSFER_BANDWIDTH : TRX_TRANSFER_BANDWIDTH;
@@ -599,13 +624,14 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
         code: 'insufficient_hot_wallet_funds',
         message: `the sending address was short of USDT or TRX for ${options.fundsWaitSeconds} s`,
         deadTxIds: [],
+        judgedTxId: row.tx_id,
       })),
       result,
     );
     // A zero wait fails at once: the first sighting counts as the whole wait.
     if (waitMs === 0) {
       await finishAll(
-        waiting.map((row) => ({ kind: 'fail', transferId: row.id, code: 'insufficient_hot_wallet_funds', message: 'the sending address is short of USDT or TRX', deadTxIds: [] })),
+        waiting.map((row) => ({ kind: 'fail', transferId: row.id, code: 'insufficient_hot_wallet_funds', message: 'the sending address is short of USDT or TRX', deadTxIds: [], judgedTxId: row.tx_id })),
         result,
       );
     }
@@ -625,10 +651,10 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
         result.timings[name] = now - mark;
         mark = now;
       };
-      await scanResults(solid, result);
+      const scannedThrough = await scanResults(solid, result);
       lap('results');
       const inFlightBefore = await repository.inFlight(db, chain);
-      const handled = await checkExpired(solid, inFlightBefore, result);
+      const handled = await checkExpired(solid, scannedThrough, inFlightBefore, result);
       lap('expiry');
       await rebroadcast(head, inFlightBefore, handled, result);
       lap('rebroadcast');
