@@ -48,6 +48,8 @@ export interface Config {
   readonly sandboxChainUrl: string | undefined;
   /** Sandbox: blocks below the solidified one whose transactions the served simulated chain keeps. */
   readonly sandboxChainRetainBlocks: number;
+  /** Crypto receiving: ready deposit addresses kept per key, derived ahead by the worker (PAYGATE_ADDRESS_POOL_SIZE; 0: none). */
+  readonly addressPoolSize: number;
   /** Sweeping: an address's final USDT not yet swept moves to the hot wallet once it reaches this (micro-USDT; docs/sweeping.md). */
   readonly sweepThresholdMicro: bigint;
   /** Sending: micro-USDT per TRX at which chain costs are booked (PAYGATE_TRX_USDT_RATE, "0.30" by default; docs/payouts.md). */
@@ -244,6 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...readTronSettings(env),
     sandboxChainUrl: readUrl(env, 'PAYGATE_SANDBOX_CHAIN_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     sandboxChainRetainBlocks: readInteger(env, 'PAYGATE_SANDBOX_CHAIN_RETAIN_BLOCKS', 86_400, 100, 10_000_000),
+    addressPoolSize: readInteger(env, 'PAYGATE_ADDRESS_POOL_SIZE', 1_000, 0, 10_000_000),
     sweepThresholdMicro: readSweepThreshold(env),
     trxUsdtRateMicro: readTrxUsdtRate(env),
     tronSignerKeyFile: env.PAYGATE_TRON_SIGNER_KEY_FILE?.trim() ? resolve(env.PAYGATE_TRON_SIGNER_KEY_FILE.trim()) : undefined,

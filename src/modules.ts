@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext, Worker } from './context.ts';
 import { invoicePageRoutes } from './crypto/receiving/page/invoice-page-routes.ts';
 import { cryptoReceivingRoutes } from './crypto/receiving/routes/crypto-routes.ts';
-import { createChainWatcherWorker, createInvoiceExpiryWorker } from './crypto/receiving/receiving-workers.ts';
+import { createAddressPoolWorker, createChainWatcherWorker, createInvoiceExpiryWorker } from './crypto/receiving/receiving-workers.ts';
 import { payoutOutcomes } from './crypto/payouts/payout-outcomes.ts';
 import { payoutRoutes } from './crypto/payouts/routes/payout-routes.ts';
 import { refundOutcomes } from './crypto/refunds/refund-outcomes.ts';
@@ -54,7 +54,7 @@ export const modules: readonly GatewayModule[] = [
     name: 'crypto',
     routes: cryptoReceivingRoutes,
     publicRoutes: invoicePageRoutes,
-    workers: (context) => [createChainWatcherWorker(context), createInvoiceExpiryWorker(context)],
+    workers: (context) => [createChainWatcherWorker(context), createInvoiceExpiryWorker(context), createAddressPoolWorker(context)],
   },
   // The sign-once executor of every outgoing transfer; the handlers are the other modules' (outgoingOutcomes).
   { name: 'crypto-sending', workers: (context) => [createOutgoingTransferWorker(context, outgoingOutcomeHandlers())] },

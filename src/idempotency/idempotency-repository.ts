@@ -1,5 +1,5 @@
 // SQL of the idempotency module: the records, keyed (shop, operation, key).
-import { sql, type Insertable, type QueryCreator, type Selectable } from 'kysely';
+import { sql, type Insertable, type QueryCreator, type RawBuilder, type Selectable } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Executor } from '../db/transaction.ts';
 import type { IdempotencyTables } from './idempotency-tables.ts';
@@ -48,6 +48,21 @@ export async function insertRecordWithResource(
     .insertInto('idempotency_records')
     .values(record)
     .execute();
+}
+
+/**
+ * The record's INSERT as a data-modifying CTE of a caller's statement that
+ * creates its resource in CTEs of its own: one record per row of `resourceCte`
+ * (a CTE of that statement with an `id` column: the resource_id). When that CTE
+ * yields no row (the caller created nothing), no record is written either.
+ */
+export function recordInsertFrom(record: NewIdempotencyRecord, resourceCte: string): RawBuilder<unknown> {
+  return sql`insert into idempotency_records
+      (shop_id, operation, key, request_hash, state, lease_token, locked_until, response_status, response_body, resource_id, created_at, expires_at)
+    select ${record.shop_id}::text, ${record.operation}::text, ${record.key}::text, ${record.request_hash}::text, ${record.state}::text,
+           ${record.lease_token}::text, ${record.locked_until}::timestamptz, ${record.response_status ?? null}::int4,
+           ${record.response_body ?? null}::text, ${sql.ref(`${resourceCte}.id`)}, ${record.created_at}::timestamptz, ${record.expires_at ?? null}::timestamptz
+      from ${sql.table(resourceCte)}`;
 }
 
 /** Turns an in-progress record into a completed one, if this lease still holds it; false when it was taken over. */

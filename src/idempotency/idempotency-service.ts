@@ -9,6 +9,7 @@
 // - createAtomically: the work is one INSERT; the record and the resource land in
 //   one statement (one round trip). A concurrent duplicate waits on the record's
 //   key for the few milliseconds that statement runs, then finds it and replays.
+//   createAtomicallyWith: the same for a statement of several rows the caller writes.
 // - findPrior + recordCreated inside inIdempotentTransaction: the work needs a
 //   transaction of several statements (reads, ledger postings); the record is
 //   written last in that transaction, and a concurrent duplicate that lost the
@@ -180,6 +181,37 @@ export async function createAtomically(
       return { kind: 'created' };
     } catch (error) {
       if (!isUniqueViolation(error, repository.RECORD_KEY_CONSTRAINT)) throw error;
+    }
+    const prior = await settleExisting(db, clock, rule, request);
+    if (prior) return prior;
+  }
+  throw new IdempotencyInProgressError();
+}
+
+/**
+ * createAtomically for work that is one statement the caller writes itself,
+ * several rows in data-modifying CTEs with the record among them
+ * (repository.recordInsertFrom): `insert` runs it with this request's record
+ * and returns what it created. A unique violation of the record's key, or of one
+ * of `keyConstraints` (the resource's own unique key on the same key, which a
+ * concurrent duplicate can reach first), means an earlier request holds the key:
+ * its outcome is returned.
+ */
+export async function createAtomicallyWith<T>(
+  db: Db,
+  clock: Clock,
+  rule: IdempotencyRule,
+  request: KeyedRequest,
+  created: Created,
+  insert: (record: NewIdempotencyRecord) => Promise<T>,
+  keyConstraints: readonly string[] = [],
+): Promise<{ readonly kind: 'created'; readonly value: T } | Prior> {
+  const constraints = [repository.RECORD_KEY_CONSTRAINT, ...keyConstraints];
+  for (let attempt = 1; attempt <= SETTLE_ATTEMPTS_MAX; attempt++) {
+    try {
+      return { kind: 'created', value: await insert(completedRecord(clock, rule, request, created)) };
+    } catch (error) {
+      if (!constraints.some((constraint) => isUniqueViolation(error, constraint))) throw error;
     }
     const prior = await settleExisting(db, clock, rule, request);
     if (prior) return prior;

@@ -1,15 +1,18 @@
-// A fresh deposit address in two steps. First the key's next derivation index
-// is taken by an UPDATE … RETURNING on its counter that commits on its own (the
-// counter row is locked for that one statement only, so creations run in
-// parallel), and the address is derived from the xpub outside any transaction
-// (about 1 ms of CPU). Then the creating transaction records the address with
-// its shop and purpose. An index is used at most once: a creation that fails
-// after taking its index leaves a gap, never a reuse.
+// A fresh deposit address in two steps. First one is reserved: a ready one from
+// the pool the worker derives ahead (address-pool.ts), or, when the pool is
+// empty, the key's next derivation index taken by an UPDATE … RETURNING on its
+// counter that commits on its own (the counter row is locked for that one
+// statement only, so creations run in parallel) and the address derived from
+// the xpub outside any transaction (about 0.7 ms of CPU). Then the creating
+// statement or transaction records the address with its shop and purpose. An
+// index is used at most once: a creation that fails after reserving leaves a
+// gap, never a reuse.
 import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../db/transaction.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
 import { DEPOSIT_INDEX_LIMIT } from '../keys/hd-keys.ts';
 import type { ChainAccess } from './crypto-chain.ts';
+import { takePooledAddress } from './address-pool.ts';
 import { insertAddress, takeNextIndex } from './receiving-repository.ts';
 import type { AddressPurpose } from './receiving-tables.ts';
 
@@ -18,7 +21,9 @@ export interface ReservedAddress {
   readonly address: string;
 }
 
-export async function reserveDepositAddress(db: Db, access: ChainAccess): Promise<ReservedAddress> {
+export async function reserveDepositAddress(db: Db, clock: Clock, access: ChainAccess): Promise<ReservedAddress> {
+  const pooled = await takePooledAddress(db, clock, access);
+  if (pooled) return pooled;
   const index = await takeNextIndex(db, access.keyId);
   if (index >= DEPOSIT_INDEX_LIMIT) throw new ServiceUnavailableError('Every deposit address index of this key is used; configure a new account key.', 3600);
   return { index, address: access.addressKey.address(index) };

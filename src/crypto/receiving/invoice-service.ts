@@ -2,15 +2,17 @@
 // by external_id), reads, and the QR code of the payment URI. The watcher moves
 // them through their states (invoice-settlement.ts).
 import QRCode from 'qrcode';
-import { inIdempotentTransaction, findPrior, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
-import { inTransaction, type Tx } from '../../db/transaction.ts';
+import { createAtomicallyWith, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import { isUniqueViolation, type Executor } from '../../db/transaction.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { InvalidRequestError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { parseMinor } from '../../money/decimal.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { webhookUrlProblem, type WebhookUrlRules } from '../../webhooks/url-guard.ts';
-import { recordDepositAddress, reserveDepositAddress } from './address-allocation.ts';
+import { reserveDepositAddress } from './address-allocation.ts';
+import { returnUnusedAddress } from './address-pool.ts';
+import { RECORD_KEY_CONSTRAINT } from '../../idempotency/idempotency-repository.ts';
 import type { CryptoDeps } from './crypto-deps.ts';
 import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
 import * as repository from './receiving-repository.ts';
@@ -41,6 +43,9 @@ export interface CreateInvoiceRequest {
   readonly lifetime_s?: number | undefined;
   readonly callback_url?: string | null | undefined;
 }
+
+/** The invoices' own unique (shop, external_id): a concurrent duplicate may reach it before the idempotency record's key. */
+const INVOICE_EXTERNAL_ID_CONSTRAINT = 'crypto_invoices_shop_id_external_id_key';
 
 export const INVOICE_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'crypto.invoice.create',
@@ -118,50 +123,49 @@ export async function createInvoice(deps: CryptoDeps, shop: CryptoShop, request:
       callback_url: valid.callbackUrl,
     }),
   };
-  const existing = await existingInvoice(deps, shop.shopId, keyed);
-  if (existing) return { created: false, invoice: existing };
-  // Outside the transaction: the first use may load keys and start the sandbox chain; deriving takes a millisecond of CPU.
+  // Outside any transaction: the first use may load keys and start the sandbox chain.
   const access = await deps.chain.forMode(shop.mode);
-  const reserved = await reserveDepositAddress(deps.db, access);
-  return inIdempotentTransaction(deps.db, async (tx) => {
-    const prior = await findPrior(tx, deps.clock, INVOICE_IDEMPOTENCY_RULE, keyed);
-    // A concurrent duplicate won the key meanwhile: its invoice; the reserved index stays unused.
-    if (prior) return { created: false, invoice: await priorInvoice(tx, shop.shopId, prior) };
-    const id = newId('invoice');
-    // The record first: a concurrent duplicate waits on its key and is retried, finding this one.
-    await recordCreated(tx, deps.clock, INVOICE_IDEMPOTENCY_RULE, keyed, { resourceId: id });
-    const address = await recordDepositAddress(tx, deps.clock, access, reserved, shop.shopId, 'invoice');
-    const now = deps.clock.now();
-    const row = await repository.insertInvoice(tx, {
-      id,
-      shop_id: shop.shopId,
-      external_id: valid.externalId,
-      network: valid.network,
-      amount_micro: valid.amountMicro,
-      address,
-      status: 'pending',
-      lifetime_s: valid.lifetimeS,
-      callback_url: valid.callbackUrl,
-      expires_at: new Date(now.getTime() + valid.lifetimeS * 1000),
-      paid_at: null,
-      created_at: now,
-      updated_at: now,
-    });
-    return { created: true, invoice: invoiceView(row) };
-  });
+  const now = deps.clock.now();
+  const invoice = {
+    id: newId('invoice'),
+    shop_id: shop.shopId,
+    external_id: valid.externalId,
+    network: valid.network,
+    amount_micro: valid.amountMicro,
+    status: 'pending' as const,
+    lifetime_s: valid.lifetimeS,
+    callback_url: valid.callbackUrl,
+    expires_at: new Date(now.getTime() + valid.lifetimeS * 1000),
+    paid_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  // One statement: the address record, the invoice, the idempotency record.
+  const outcome = await createAtomicallyWith(
+    deps.db,
+    deps.clock,
+    INVOICE_IDEMPOTENCY_RULE,
+    keyed,
+    { resourceId: invoice.id },
+    async (record) => {
+      const reserved = await reserveDepositAddress(deps.db, deps.clock, access);
+      try {
+        return await repository.insertInvoiceWithAddress(deps.db, { keyId: access.keyId, ...reserved }, invoice, record);
+      } catch (error) {
+        // A duplicate's statement wrote nothing: its address is still fresh for the next invoice.
+        if (isUniqueViolation(error, RECORD_KEY_CONSTRAINT) || isUniqueViolation(error, INVOICE_EXTERNAL_ID_CONSTRAINT)) returnUnusedAddress(access, { keyId: access.keyId, ...reserved });
+        throw error;
+      }
+    },
+    [INVOICE_EXTERNAL_ID_CONSTRAINT],
+  );
+  if (outcome.kind === 'created') return { created: true, invoice: invoiceView(outcome.value) };
+  return { created: false, invoice: await priorInvoice(deps.db, shop.shopId, outcome) };
 }
 
-/** The invoice an earlier request with this external_id created, or undefined when the key is free (a 409 is thrown). */
-async function existingInvoice(deps: CryptoDeps, shopId: string, keyed: KeyedRequest): Promise<InvoiceView | undefined> {
-  return inTransaction(deps.db, async (tx) => {
-    const prior = await findPrior(tx, deps.clock, INVOICE_IDEMPOTENCY_RULE, keyed);
-    return prior && priorInvoice(tx, shopId, prior);
-  });
-}
-
-async function priorInvoice(tx: Tx, shopId: string, prior: Prior): Promise<InvoiceView> {
+async function priorInvoice(db: Executor, shopId: string, prior: Prior): Promise<InvoiceView> {
   if (prior.kind !== 'existing') throw new Error('invoice idempotency returns the current resource');
-  const row = await repository.findInvoiceOfShop(tx, shopId, prior.resourceId);
+  const row = await repository.findInvoiceOfShop(db, shopId, prior.resourceId);
   if (!row) throw new Error(`invoice ${prior.resourceId} of an idempotency record is missing`);
   return invoiceView(row);
 }

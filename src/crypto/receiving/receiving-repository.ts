@@ -2,6 +2,7 @@
 // wallets, deposits, and the chain watcher's cursor, lease and scanned blocks.
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
+import { recordInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-repository.ts';
 import type { AddressKeyId, ChainName, CryptoReceivingTables, DepositStatus, InvoiceStatus, WalletStatus } from './receiving-tables.ts';
 
 export type AddressRow = Selectable<CryptoReceivingTables['crypto_addresses']>;
@@ -508,4 +509,89 @@ export async function updateInvoices(
      where i.id = v.id
     returning i.*`.execute(tx);
   return result.rows;
+}
+
+// ---- the address pool (address-pool.ts) ----
+
+/** How many addresses of this key wait in the pool. */
+export async function countPooledAddresses(db: Executor, keyId: AddressKeyId, keyFingerprint: string): Promise<number> {
+  const row = await db
+    .selectFrom('crypto_address_pool')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('key_id', '=', keyId)
+    .where('key_fingerprint', '=', keyFingerprint)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** Takes `count` consecutive derivation indexes at once; returns the first. Commits on its own, like takeNextIndex. */
+export async function takeIndexBlock(db: Executor, keyId: AddressKeyId, count: number): Promise<number> {
+  const row = await db
+    .updateTable('crypto_address_counters')
+    .set((eb) => ({ next_index: eb('next_index', '+', BigInt(count)) }))
+    .where('key_id', '=', keyId)
+    .returning('next_index')
+    .executeTakeFirstOrThrow();
+  return Number(row.next_index) - count;
+}
+
+export async function insertPooledAddresses(db: Executor, rows: readonly Insertable<CryptoReceivingTables['crypto_address_pool']>[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('crypto_address_pool').values([...rows]).execute();
+}
+
+/**
+ * Takes up to `count` pooled addresses of this key out of the pool for good
+ * (lowest indexes first; rows another claim holds are skipped, not waited for).
+ */
+export async function claimPooledAddresses(db: Executor, keyId: AddressKeyId, keyFingerprint: string, count: number): Promise<{ derivation_index: bigint; address: string }[]> {
+  const result = await sql<{ derivation_index: bigint; address: string }>`
+    delete from crypto_address_pool
+     where key_id = ${keyId} and derivation_index in (
+       select derivation_index from crypto_address_pool
+        where key_id = ${keyId} and key_fingerprint = ${keyFingerprint}
+        order by derivation_index
+        limit ${count}
+        for update skip locked)
+    returning derivation_index, address`.execute(db);
+  return result.rows;
+}
+
+/** A deposit address of a key, from the pool or derived just now. */
+export interface KeyedAddress {
+  readonly keyId: AddressKeyId;
+  readonly index: number;
+  readonly address: string;
+}
+
+/**
+ * An invoice, its address and its idempotency record in ONE statement (one round
+ * trip, one commit): the address recorded with its shop, the invoice on it, the
+ * record naming the invoice. A record already there for the key fails the whole
+ * statement with a unique violation.
+ */
+export async function insertInvoiceWithAddress(
+  db: Executor,
+  source: KeyedAddress,
+  invoice: Omit<Insertable<CryptoReceivingTables['crypto_invoices']>, 'address' | 'paid_micro'>,
+  record: NewIdempotencyRecord,
+): Promise<InvoiceRow> {
+  const result = await sql<InvoiceRow>`
+    with address as (
+      insert into crypto_addresses (address, key_id, derivation_index, shop_id, purpose, created_at)
+      values (${source.address}, ${source.keyId}, ${BigInt(source.index)}, ${invoice.shop_id}, 'invoice', ${invoice.created_at})
+      returning address
+    ),
+    invoice as (
+      insert into crypto_invoices (id, shop_id, external_id, network, amount_micro, address, status, lifetime_s, callback_url, expires_at, paid_at, created_at, updated_at)
+      select ${invoice.id}::text, ${invoice.shop_id}::text, ${invoice.external_id}::text, ${invoice.network}::text, ${invoice.amount_micro}::int8, address,
+             ${invoice.status}::text, ${invoice.lifetime_s}::int4, ${invoice.callback_url}::text, ${invoice.expires_at}::timestamptz,
+             ${invoice.paid_at ?? null}::timestamptz, ${invoice.created_at}::timestamptz, ${invoice.updated_at}::timestamptz
+        from address
+      returning *
+    ),
+    record as (${recordInsertFrom(record, 'invoice')})
+    select * from invoice`.execute(db);
+  const row = result.rows[0];
+  if (!row) throw new Error('an invoice insert returned no row');
+  return row;
 }

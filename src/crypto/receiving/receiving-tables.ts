@@ -1,4 +1,4 @@
-// Kysely types of the tables the crypto receiving module owns (migration 0015_crypto_receiving.sql).
+// Kysely types of the tables the crypto receiving module owns (migrations 0015_crypto_receiving.sql, 0023_crypto_address_pool.sql).
 import type { Generated } from 'kysely';
 
 /** The chain a deposit arrived on: the simulated chain of sandbox shops, or the configured TRON nodes. */
@@ -15,6 +15,8 @@ export type DepositStatus = 'confirming' | 'credited' | 'held' | 'orphaned';
 
 export interface CryptoReceivingTables {
   crypto_address_counters: { key_id: AddressKeyId; next_index: bigint };
+  /** Addresses derived ahead of need (migration 0023); a row is taken once. */
+  crypto_address_pool: { key_id: AddressKeyId; derivation_index: bigint; key_fingerprint: string; address: string };
   crypto_addresses: {
     address: string;
     key_id: AddressKeyId;

@@ -4,7 +4,8 @@
 // no chain), one leader per chain across every worker process, and the expiry
 // of unpaid invoices.
 import type { AppContext, Worker } from '../../context.ts';
-import { createPollingWorker } from '../../polling-worker.ts';
+import { createPollingWorker, type PollingWorker } from '../../polling-worker.ts';
+import { fillAddressPool } from './address-pool.ts';
 import { createChainWatcher, type ChainWatcher } from './chain-watcher.ts';
 import { cryptoDepsFor } from './crypto-deps.ts';
 import { expireDueInvoices } from './invoice-expiry.ts';
@@ -15,6 +16,8 @@ import { hasAddressesOfKey } from './receiving-repository.ts';
 export const WATCHER_INTERVAL_MS = 3_000;
 const MODES = ['sandbox', 'live'] as const;
 export const INVOICE_EXPIRY_INTERVAL_MS = 1_000;
+/** How often the address pool is looked at; it is topped up once half used (address-pool.ts). */
+export const ADDRESS_POOL_INTERVAL_MS = 5_000;
 
 export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>): Worker {
   const deps = cryptoDepsFor(context);
@@ -75,4 +78,42 @@ export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'cloc
       nextDueAt: (passStartedAt) => nextInvoiceExpiry(context.db, passStartedAt),
     },
   });
+}
+
+/**
+ * Keeps each key's pool of ready deposit addresses topped up (address-pool.ts),
+ * for the keys that derive addresses at all: a gateway whose shops never made
+ * an address derives none ahead either.
+ */
+export function createAddressPoolWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role'>): PollingWorker {
+  const deps = cryptoDepsFor(context);
+  let stopping = false;
+  const polling = createPollingWorker({
+    name: 'crypto-address-pool',
+    intervalMs: ADDRESS_POOL_INTERVAL_MS,
+    logger: context.logger,
+    async runOnce() {
+      let added = 0;
+      for (const mode of MODES) {
+        if (stopping || context.config.addressPoolSize === 0) break;
+        if (mode === 'live' && !deps.chain.liveConfigured) continue;
+        if (!(await hasAddressesOfKey(context.db, mode))) continue;
+        const access = await deps.chain.forMode(mode);
+        added += await fillAddressPool(context.db, access, { size: context.config.addressPoolSize, logger: context.logger, stopping: () => stopping });
+      }
+      return added;
+    },
+  });
+  return {
+    name: polling.name,
+    runOnce: polling.runOnce,
+    start() {
+      stopping = false;
+      polling.start();
+    },
+    async stop() {
+      stopping = true;
+      await polling.stop();
+    },
+  };
 }

@@ -40,7 +40,7 @@ export async function createWallet(
   });
   if (existing) return { created: false, wallet: existing };
   const access = await deps.chain.forMode(shop.mode);
-  const reserved = await reserveDepositAddress(deps.db, access);
+  const reserved = await reserveDepositAddress(deps.db, deps.clock, access);
   return inIdempotentTransaction(deps.db, async (tx) => {
     const prior = await findPrior(tx, deps.clock, WALLET_IDEMPOTENCY_RULE, keyed);
     if (prior) return { created: false, wallet: await priorWallet(tx, shop.shopId, prior) };
