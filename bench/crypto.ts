@@ -188,6 +188,8 @@ async function watcherBench(): Promise<WatcherFigures> {
     await chain.request({ kind: 'mine', count: chain.solidityDepth + 1 });
     out(`blocks for (b): ${CREDIT_BLOCKS} × ${BLOCK_TRANSFERS} transfers signed and mined in ${(elapsedMs(signStart) / 1000).toFixed(1)} s (not timed)\n`);
     const creditedBefore = await creditedDeposits(context);
+    const profile = process.env.BENCH_CRYPTO_PROFILE ? await startProfile() : undefined;
+    const cpuBefore = process.cpuUsage();
     const creditStart = process.hrtime.bigint();
     stepTotals.clear();
     lastStep = creditStart;
@@ -196,7 +198,12 @@ async function watcherBench(): Promise<WatcherFigures> {
       if (result.blocksScanned === 0 && result.depositsSettled === 0) break;
     }
     const creditSeconds = elapsedMs(creditStart) / 1000;
-    if (process.env.BENCH_CRYPTO_STEPS) out(`(b) time until each step, ms: ${JSON.stringify(Object.fromEntries([...stepTotals].map(([step, ms]) => [step, Math.round(ms)])))}\n`);
+    const cpu = process.cpuUsage(cpuBefore);
+    await profile?.(process.env.BENCH_CRYPTO_PROFILE!);
+    if (process.env.BENCH_CRYPTO_STEPS) {
+      out(`(b) time until each step, ms: ${JSON.stringify(Object.fromEntries([...stepTotals].map(([step, ms]) => [step, Math.round(ms)])))}\n`);
+      out(`(b) the watcher's process: ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms of CPU in ${(creditSeconds * 1000).toFixed(0)} ms\n`);
+    }
     const credited = (await creditedDeposits(context)) - creditedBefore;
     if (credited !== CREDIT_BLOCKS * OURS) throw new Error(`credited ${credited} of ${CREDIT_BLOCKS * OURS} deposits`);
 
@@ -367,6 +374,21 @@ async function fillAddressPool(gatewayUrl: string, apiKey: string, databaseUrl: 
   } finally {
     await client.end();
   }
+}
+
+/** A CPU profile of this process from now until the returned function writes it (BENCH_CRYPTO_PROFILE=file). */
+async function startProfile(): Promise<(path: string) => Promise<void>> {
+  const { Session } = await import('node:inspector/promises');
+  const { writeFile } = await import('node:fs/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async (path) => {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(path, JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 async function invoiceCreationBench(): Promise<AlternatingOutcome> {
