@@ -25,7 +25,8 @@ export function startServerProcess(options: {
   env: NodeJS.ProcessEnv;
   ready: RegExp;
 }): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [options.script, ...(options.args ?? [])], {
+  const profileFlags = process.env.BENCH_SERVER_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, [...profileFlags, options.script, ...(options.args ?? [])], {
     env: options.env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -195,7 +195,8 @@ export async function createAtomically(
  * and returns what it created. A unique violation of the record's key, or of one
  * of `keyConstraints` (the resource's own unique key on the same key, which a
  * concurrent duplicate can reach first), means an earlier request holds the key:
- * its outcome is returned.
+ * its outcome is returned; a violation of one of `keyConstraints` with no record
+ * for the key is thrown as it is (something else holds the resource's key).
  */
 export async function createAtomicallyWith<T>(
   db: Db,
@@ -206,15 +207,18 @@ export async function createAtomicallyWith<T>(
   insert: (record: NewIdempotencyRecord) => Promise<T>,
   keyConstraints: readonly string[] = [],
 ): Promise<{ readonly kind: 'created'; readonly value: T } | Prior> {
-  const constraints = [repository.RECORD_KEY_CONSTRAINT, ...keyConstraints];
   for (let attempt = 1; attempt <= SETTLE_ATTEMPTS_MAX; attempt++) {
+    let violation: unknown;
     try {
       return { kind: 'created', value: await insert(completedRecord(clock, rule, request, created)) };
     } catch (error) {
-      if (!constraints.some((constraint) => isUniqueViolation(error, constraint))) throw error;
+      if (!isUniqueViolation(error, repository.RECORD_KEY_CONSTRAINT) && !keyConstraints.some((constraint) => isUniqueViolation(error, constraint))) throw error;
+      violation = error;
     }
     const prior = await settleExisting(db, clock, rule, request);
     if (prior) return prior;
+    // The resource's own key is held by something without a record here (say, a batch item): the caller's to explain.
+    if (!isUniqueViolation(violation, repository.RECORD_KEY_CONSTRAINT)) throw violation;
   }
   throw new IdempotencyInProgressError();
 }

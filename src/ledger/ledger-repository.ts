@@ -443,3 +443,82 @@ export async function writeBatch(
     select (select count(*) from inserted) as inserted`.execute(tx);
   return Number(result.rows[0]!.inserted);
 }
+
+/** One leg of a fan-out reservation, with the ids the service gave it. */
+export interface FanOutLeg {
+  readonly transferId: string;
+  readonly idempotencyKey: string;
+  readonly creditAccountId: string;
+  readonly amount: bigint;
+  readonly type: string;
+  readonly operationId: string;
+}
+
+export interface FanOutRows {
+  readonly debitAccountId: string;
+  readonly chainId: string;
+  readonly referenceType: string;
+  readonly referenceId: string;
+  readonly createdAt: Date;
+  readonly legs: readonly FanOutLeg[];
+}
+
+/** The CTE of a fan-out reservation's statement that has its one row exactly when the reservation was written. */
+export const FAN_OUT_WRITTEN_CTE = 'ledger_debited';
+
+/**
+ * A reservation from one account to several (a payout's amount and fees) as the
+ * data-modifying CTEs of a caller's ONE statement, which also writes the rows
+ * that go with it (they select from FAN_OUT_WRITTEN_CTE, so they are written
+ * only with the reservation). As writeLoneTransfer: the accounts locked in id
+ * order; written only if every account exists, all share one book and currency,
+ * none of the ids exists yet, and the debit account can afford the total — the
+ * affordability test in the debit UPDATE's own WHERE (see writeLoneTransfer). Each
+ * leg is a pending transfer of one chain, with the debit account's history entry
+ * (credits to gateway accounts while pending change no available balance: no entry).
+ */
+export function fanOutReservationCtes(rows: FanOutRows): ReturnType<typeof sql> {
+  const total = rows.legs.reduce((sum, leg) => sum + leg.amount, 0n);
+  const accountIds = [rows.debitAccountId, ...rows.legs.map((leg) => leg.creditAccountId)];
+  let later = total;
+  const legValues = sql.join(
+    rows.legs.map((leg, ordinal) => {
+      later -= leg.amount;
+      return sql`(${ordinal}::int4, ${leg.transferId}::text, ${leg.idempotencyKey}::text, ${leg.creditAccountId}::text, ${int8(leg.amount)}, ${leg.type}::text, ${leg.operationId}::text, ${int8(later)})`;
+    }),
+  );
+  return sql`ledger_locked as materialized (
+      select id, book, currency from ledger_accounts where id in (${sql.join(accountIds)}) order by id for no key update
+    ), ledger_compatible as (
+      select 1 from ledger_locked
+      having count(*) = ${accountIds.length} and count(distinct book) = 1 and count(distinct currency) = 1
+         and not exists (select 1 from ledger_transfers e where e.idempotency_key in (${sql.join(rows.legs.map((leg) => leg.idempotencyKey))}))
+    ), ledger_legs (ordinal, transfer_id, idempotency_key, credit_account_id, amount, type, operation_id, later) as (
+      values ${legValues}
+    ), ledger_debited as (
+      update ledger_accounts as a set debits_pending = a.debits_pending + ${int8(total)}
+       where a.id = ${rows.debitAccountId} and exists (select 1 from ledger_compatible)
+         and (not a.debits_must_not_exceed_credits or a.debits_pending + a.debits_posted + ${int8(total)} <= a.credits_posted)
+      returning a.id, a.currency, a.credits_posted - a.debits_posted - a.debits_pending as available
+    ), ledger_credited as (
+      update ledger_accounts as a set credits_pending = a.credits_pending + l.amount
+        from ledger_legs l
+       where a.id = l.credit_account_id and exists (select 1 from ledger_debited)
+      returning a.id
+    ), ledger_written as (
+      insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
+        reference_type, reference_id, status, pending_id, chain_id, created_at, timeout_seconds, expires_at)
+      select l.transfer_id, l.idempotency_key, d.id, l.credit_account_id, l.amount, d.currency, l.type,
+             ${rows.referenceType}::text, ${rows.referenceId}::text, 'pending', null, ${rows.chainId}::text, ${timestamptz(rows.createdAt)}, null, null
+        from ledger_legs l, ledger_debited d
+       order by l.ordinal
+      returning id
+    ), ledger_history as (
+      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
+      select l.operation_id, d.id, l.transfer_id, l.transfer_id, -l.amount, d.available + l.later, ${timestamptz(rows.createdAt)}
+        from ledger_legs l, ledger_debited d
+       where exists (select 1 from ledger_written)
+       order by l.ordinal
+      returning 1
+    )`;
+}

@@ -715,3 +715,70 @@ export async function executeBatch(tx: Tx, clock: Clock, requests: readonly Ledg
   if (inserted === 0) throw new LedgerWriteRaceError(fresh[0]!.id, undefined);
   return { written: inserted, replayed: requests.length - fresh.length };
 }
+
+/** A reservation from one account to several, every leg a pending transfer of one chain (a payout: its amount and fees). */
+export interface FanOutReservation {
+  readonly debitAccountId: string;
+  readonly legs: readonly { readonly id: string; readonly creditAccountId: string; readonly amount: bigint; readonly type: TransferType }[];
+  readonly reference: LedgerReference;
+}
+
+/** Most legs of one fan-out reservation. */
+const MAX_FAN_OUT_LEGS = 10;
+
+/**
+ * A fan-out reservation as CTEs for a caller's ONE statement (repository
+ * fanOutReservationCtes): the caller's own rows select from `writtenCte`, so
+ * they land with the reservation or not at all, with one round trip and no
+ * transaction. It is the same money as executeLinked of the legs' `reserve`
+ * requests: same transfers, chain, history entries. When the statement writes
+ * nothing, explainUnwrittenReservation says why.
+ */
+export function fanOutReservation(clock: Clock, request: FanOutReservation): { readonly ctes: ReturnType<typeof repository.fanOutReservationCtes>; readonly writtenCte: string } {
+  if (request.legs.length < 1 || request.legs.length > MAX_FAN_OUT_LEGS) throw new InvalidRequestError(`a fan-out reservation has 1 to ${MAX_FAN_OUT_LEGS} legs`);
+  validateShape(
+    request.legs.map((leg) => ({ action: 'reserve', id: leg.id, debitAccountId: request.debitAccountId, creditAccountId: leg.creditAccountId, amount: leg.amount, type: leg.type, reference: request.reference })),
+  );
+  if (new Set(request.legs.map((leg) => leg.creditAccountId)).size !== request.legs.length) throw new InvalidRequestError('the legs of a fan-out reservation credit different accounts');
+  const chainId = newId('transfer');
+  const ctes = repository.fanOutReservationCtes({
+    debitAccountId: request.debitAccountId,
+    chainId,
+    referenceType: request.reference.type,
+    referenceId: request.reference.id,
+    createdAt: clock.now(),
+    legs: request.legs.map((leg, index) => ({
+      transferId: index === 0 ? chainId : newId('transfer'),
+      idempotencyKey: leg.id,
+      creditAccountId: leg.creditAccountId,
+      amount: leg.amount,
+      type: leg.type,
+      operationId: newId('operation'),
+    })),
+  });
+  return { ctes, writtenCte: repository.FAN_OUT_WRITTEN_CTE };
+}
+
+/**
+ * Why a fan-out reservation's statement wrote nothing, thrown: not enough
+ * available (InsufficientFundsError), a missing account, ids already used,
+ * accounts of different books or currencies. 'retry' when none of these holds
+ * now: the balance moved between that statement and this read.
+ */
+export async function explainUnwrittenReservation(db: Executor, request: FanOutReservation): Promise<'retry'> {
+  const ids = [request.debitAccountId, ...request.legs.map((leg) => leg.creditAccountId)];
+  const accounts = new Map((await repository.findAccountsByIds(db, ids)).map((row) => [row.id, row]));
+  for (const id of ids) if (!accounts.has(id)) throw new NotFoundError(`no ledger account "${id}"`);
+  const debit = accounts.get(request.debitAccountId)!;
+  const total = request.legs.reduce((sum, leg) => sum + leg.amount, 0n);
+  if (debit.debits_must_not_exceed_credits && debit.debits_pending + debit.debits_posted + total > debit.credits_posted) {
+    throw new InsufficientFundsError(`Not enough available balance on account ${debit.id} for this operation.`);
+  }
+  const existing = await repository.findTransfersByKeys(db, request.legs.map((leg) => leg.id));
+  if (existing.length > 0) throw new DuplicateExternalIdError(`transfer ids "${existing.map((row) => row.idempotency_key).join('", "')}" exist already`);
+  const rows = [...accounts.values()];
+  if (rows.some((row) => row.book !== debit.book || row.currency !== debit.currency)) {
+    throw new InvalidRequestError('the accounts of a fan-out reservation must share one book and one currency');
+  }
+  return 'retry';
+}

@@ -4,7 +4,8 @@
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
 import { newId } from '../ids.ts';
-import { insertDeliveries, insertDelivery, insertEvent, insertEvents, shopWebhookUrls, type DeliveryInsert, type EventInsert } from './webhook-repository.ts';
+import type { RawBuilder } from 'kysely';
+import { insertDeliveries, insertDelivery, insertEvent, insertEvents, shopEventInsertFrom, shopWebhookUrls, type DeliveryInsert, type EventInsert } from './webhook-repository.ts';
 import { MAX_ATTEMPTS } from './retry-schedule.ts';
 
 export interface EmitInput {
@@ -57,6 +58,19 @@ export async function emit(tx: Tx, clock: Clock, input: EmitInput, options: Emit
     updated_at: createdAt,
   });
   return { id, destinationUrl, deliveryId };
+}
+
+/**
+ * `emit` of a shop event as data-modifying CTEs of a caller's ONE statement (a
+ * payout's creation): the event, and its delivery when the shop has a webhook
+ * URL at that moment, are written only if `anchorCte` has its row. Returns the
+ * CTEs' text to put after the caller's own (`name_event as (…), name_delivery as (…)`).
+ */
+export function emitFrom(clock: Clock, input: EmitInput & { readonly destination: 'shop' }, anchorCte: string, name: string): RawBuilder<unknown> {
+  const id = newId('event');
+  const createdAt = clock.now();
+  const payload = JSON.stringify({ id, type: input.type, created_at: createdAt.toISOString(), data: input.data });
+  return shopEventInsertFrom({ id, shop_id: input.shopId, type: input.type, payload, created_at: createdAt }, newId('delivery'), MAX_ATTEMPTS, anchorCte, name);
 }
 
 /** Events per multi-row insert: 6 and 10 parameters a row stay far below PostgreSQL's 65,535. */

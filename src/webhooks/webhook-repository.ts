@@ -1,6 +1,6 @@
 // All SQL of the webhooks module: events (the outbox), deliveries (the queue,
 // claimed with FOR UPDATE SKIP LOCKED under a lease) and the attempt log.
-import { sql, type Insertable } from 'kysely';
+import { sql, type Insertable, type RawBuilder } from 'kysely';
 import type { Executor } from '../db/transaction.ts';
 import type { AttemptOutcome, DeliveryStatus, WebhookTables } from './webhook-tables.ts';
 
@@ -405,4 +405,33 @@ export async function shopWebhookUrls(db: Executor, shopIds: readonly string[]):
   if (shopIds.length === 0) return new Map();
   const rows = await db.selectFrom('webhook_endpoints').select(['shop_id', 'webhook_url']).where('shop_id', 'in', [...shopIds]).execute();
   return new Map(rows.flatMap((row) => (row.webhook_url === null ? [] : [[row.shop_id, row.webhook_url] as [string, string]])));
+}
+
+/**
+ * A shop event and its first delivery as two data-modifying CTEs (`<name>_event`,
+ * `<name>_delivery`) of a caller's statement, written only when `anchorCte` has
+ * its row; the delivery only when the shop has a webhook URL (read in the same
+ * statement), due at once.
+ */
+export function shopEventInsertFrom(
+  event: Omit<EventInsert, 'destination_url'> & { created_at: Date },
+  deliveryId: string,
+  maxAttempts: number,
+  anchorCte: string,
+  name: string,
+): RawBuilder<unknown> {
+  const at = event.created_at.toISOString();
+  return sql`${sql.id(`${name}_event`)} as (
+      insert into webhook_events (id, shop_id, type, payload, destination_url, created_at)
+      select ${event.id}::text, ${event.shop_id}::text, ${event.type}::text, ${event.payload}::text,
+             (select webhook_url from webhook_endpoints where shop_id = ${event.shop_id}), ${at}::timestamptz
+        from ${sql.table(anchorCte)}
+      returning id, destination_url
+    ), ${sql.id(`${name}_delivery`)} as (
+      insert into webhook_deliveries (id, event_id, shop_id, url, max_attempts, next_attempt_at, locked_until, lease_token, created_at, updated_at)
+      select ${deliveryId}::text, e.id, ${event.shop_id}::text, e.destination_url, ${maxAttempts}::int4, ${at}::timestamptz, null, null, ${at}::timestamptz, ${at}::timestamptz
+        from ${sql.table(`${name}_event`)} e
+       where e.destination_url is not null
+      returning 1
+    )`;
 }

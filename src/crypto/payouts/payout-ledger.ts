@@ -6,9 +6,9 @@
 // Completion posts them; failure voids them and the funds are available again.
 // The chain's actual cost is booked by the executor (network_costs → network_fees).
 import type { Clock } from '../../clock.ts';
-import type { Tx } from '../../db/transaction.ts';
+import { inTransaction, type Db, type Tx } from '../../db/transaction.ts';
 import { ensureAccounts, merchantAccountKey, shardOf, systemAccountKey } from '../../ledger/ledger-accounts.ts';
-import { executeLinked, MAX_CHAIN_LENGTH, type LedgerBook, type LedgerRequest } from '../../ledger/ledger-service.ts';
+import { executeLinked, MAX_CHAIN_LENGTH, type FanOutReservation, type LedgerBook, type LedgerRequest } from '../../ledger/ledger-service.ts';
 import type { PayoutRow } from './payouts-repository.ts';
 
 export interface PayoutOwner {
@@ -99,6 +99,42 @@ export async function reservePayouts(tx: Tx, clock: Clock, owner: PayoutOwner, p
   // One transaction holds every chunk: a batch is reserved whole or not at all.
   const chunk = MAX_CHAIN_LENGTH - (MAX_CHAIN_LENGTH % LEGS.length);
   for (let start = 0; start < requests.length; start += chunk) await executeLinked(tx, clock, requests.slice(start, start + chunk));
+}
+
+/**
+ * A single payout's reservation as one fan-out (ledger fanOutReservation): the
+ * same legs, ids and accounts as reservePayouts, for the payout's one creating
+ * statement. Its accounts are resolved first (created, in a transaction of their
+ * own, when missing: an account without transfers is harmless).
+ */
+export async function payoutFanOut(db: Db, clock: Clock, owner: PayoutOwner, payout: Pick<PayoutRow, 'id' | 'amount_micro' | 'network_fee_micro' | 'service_fee_micro'>, ids: AccountIds): Promise<FanOutReservation> {
+  const mainKey = merchantAccountKey(owner.book, owner.merchantId, 'USDT', 'main');
+  const legs = LEGS.filter((leg) => legAmount(payout, leg) > 0n);
+  const keys = [mainKey, ...legs.map((leg) => legAccountKey(owner.book, payout.id, leg))];
+  const accountIdOf = new Map<string, string>();
+  for (const key of keys) {
+    const id = ids.known(JSON.stringify(key));
+    if (id !== undefined) accountIdOf.set(JSON.stringify(key), id);
+  }
+  const missing = keys.filter((key) => !accountIdOf.has(JSON.stringify(key)));
+  if (missing.length > 0) {
+    const accounts = await inTransaction(db, (tx) => ensureAccounts(tx, clock, missing));
+    missing.forEach((key, index) => {
+      accountIdOf.set(JSON.stringify(key), accounts[index]!.id);
+      ids.resolved.set(JSON.stringify(key), accounts[index]!.id);
+    });
+    ids.remember(); // committed: their ids never change
+  }
+  return {
+    debitAccountId: accountIdOf.get(JSON.stringify(mainKey))!,
+    legs: legs.map((leg) => ({
+      id: legId(payout.id, leg),
+      creditAccountId: accountIdOf.get(JSON.stringify(legAccountKey(owner.book, payout.id, leg)))!,
+      amount: legAmount(payout, leg),
+      type: leg === 'amount' ? 'payout' : 'payout_fee',
+    })),
+    reference: { type: 'payout', id: payout.id },
+  };
 }
 
 /** Completion posts the payout's reservations; failure voids them (the merchant's funds are available again). */

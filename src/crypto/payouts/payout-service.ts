@@ -5,9 +5,9 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
-import { isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
+import { isUniqueViolation, type Db, type Executor, type Tx } from '../../db/transaction.ts';
 import { AmountNotSupportedError, DuplicateExternalIdError, InvalidRequestError, NotFoundError, ServiceUnavailableError } from '../../errors.ts';
-import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import { createAtomicallyWith, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
@@ -15,12 +15,14 @@ import { parseMinor } from '../../money/decimal.ts';
 import type { ChainAccess, CryptoChain } from '../receiving/crypto-chain.ts';
 import { decodeListCursor, encodeListCursor } from '../receiving/list-cursor.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
-import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { enqueueOutgoingTransfer, enqueueOutgoingTransferFrom } from '../sending/outgoing-transfers.ts';
+import { explainUnwrittenReservation, fanOutReservation } from '../../ledger/ledger-service.ts';
+import { emitFrom } from '../../webhooks/outbox.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import { quotePayouts, type PayoutQuote } from './payout-fees.ts';
-import { AccountIds, reservePayouts } from './payout-ledger.ts';
+import { AccountIds, payoutFanOut, reservePayouts } from './payout-ledger.ts';
 import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-settings.ts';
-import { emitPayoutUpdated } from './payouts-events.ts';
+import { emitPayoutUpdated, PAYOUT_UPDATED } from './payouts-events.ts';
 import * as repository from './payouts-repository.ts';
 import type { PayoutRow } from './payouts-repository.ts';
 import { PAYOUT_STATUSES, type PayoutStatus } from './payouts-tables.ts';
@@ -224,11 +226,13 @@ export async function insertQueuedPayouts(
 /**
  * POST /v1/crypto/payouts (spec 4.2). The same external_id with the same
  * parameters is the same payout (created: false, its current state); with other
- * parameters, 409 duplicate_external_id. The fee quote reads the chain before the
- * transaction; concurrent repeats all quote, then wait on the idempotency record
- * of the first and answer its payout. Statements: the repeat check with the
- * settings (one read), then BEGIN, the record, the outgoing transfer, the payout,
- * the webhook, the reservation, COMMIT.
+ * parameters, 409 duplicate_external_id. The fee quote reads the chain before
+ * writing. Statements: the repeat check with the settings (one read), then ONE
+ * statement that reserves total_debit (the ledger's fan-out reservation, the
+ * affordability test in its own UPDATE), queues the outgoing transfer, writes
+ * the payout, its idempotency record and its webhook event — all or nothing.
+ * A concurrent duplicate fails that statement on the record's (or the payout's)
+ * unique key and answers the winner's payout.
  */
 export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: CreatePayoutRequest): Promise<{ created: boolean; payout: PayoutView }> {
   const item = validatePayoutItem(request);
@@ -239,41 +243,80 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
     fingerprint: requestFingerprint({ network, amount_micro: item.amountMicro.toString(), address: item.address }),
   };
   // A repeat is answered before the settings and the node count: the payout and its idempotency
-  // record commit together, so the payout row is the record's outcome (one autocommit read with
-  // the settings, no transaction). A batch item holding the id falls through to the 409 of the unique constraint.
+  // record commit together, so the payout row is the record's outcome (one autocommit read with the settings).
   const state = await repository.findCreationState(deps.db, shop.shopId, item.externalId);
   if (state.payout && state.payout.batch_id === null) return { created: false, payout: repeatedPayout(state.payout, item) };
+  if (state.payout) throw new DuplicateExternalIdError(BATCH_HOLDS_EXTERNAL_ID);
   const settings = settingsOfRow(state.settings);
 
   checkAgainstSettings(settings, item.amountMicro, 'amount');
   const access = await deps.chain.forMode(shop.mode);
   checkNotHotWallet(access, item.address, 'address');
   const [quote] = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, [item]);
-  let attempt = 0;
-  const accountIds = new AccountIds(deps.db);
+  const now = deps.clock.now();
+  const row: PayoutRow = {
+    id: newId('payout'),
+    shop_id: shop.shopId,
+    external_id: item.externalId,
+    batch_id: null,
+    batch_index: null,
+    network: 'TRC20',
+    chain: access.chain,
+    recipient_address: item.address,
+    ...payoutValues(quote!),
+    network_fee_actual_micro: null,
+    status: 'pending',
+    outgoing_transfer_id: newId('outgoingTransfer'),
+    tx_hash: null,
+    error_code: null,
+    error_message: null,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+  };
+  const fanOut = await payoutFanOut(deps.db, deps.clock, { book: shop.mode, merchantId: shop.merchantId }, row, new AccountIds(deps.db));
   try {
-    const outcome = await inIdempotentTransaction(deps.db, async (tx) => {
-      // The first attempt saw no payout a moment ago: it goes straight to the record, whose unique
-      // key makes a concurrent winner's commit fail this one; the rerun then finds the winner.
-      if (attempt++ > 0) {
-        const prior = await findPrior(tx, deps.clock, PAYOUT_IDEMPOTENCY_RULE, keyed);
-        if (prior) return { created: false, payout: await priorPayout(tx, shop.shopId, prior) };
-      }
-      const id = newId('payout');
-      // The record first: a concurrent duplicate waits on its key, is rolled back and retried, finding this payout.
-      await recordCreated(tx, deps.clock, PAYOUT_IDEMPOTENCY_RULE, keyed, { resourceId: id });
-      const [row] = await insertQueuedPayouts(tx, deps.clock, shop, access, [{ id, item, quote: quote! }], null, accountIds);
-      return { created: true, payout: payoutView(row!) };
-    });
-    if (outcome.created) accountIds.remember();
-    return outcome;
+    const outcome = await createAtomicallyWith(
+      deps.db,
+      deps.clock,
+      PAYOUT_IDEMPOTENCY_RULE,
+      keyed,
+      { resourceId: row.id },
+      async (record) => {
+        for (let attempt = 1; ; attempt++) {
+          const reservation = fanOutReservation(deps.clock, fanOut);
+          const inserted = await repository.insertReservedPayout(deps.db, {
+            reservation: reservation.ctes,
+            outgoing: enqueueOutgoingTransferFrom(
+              deps.clock,
+              row.outgoing_transfer_id,
+              { chain: access.chain, purpose: 'payout', ownerId: row.id, asset: 'USDT', from: { kind: 'hot_wallet' }, to: item.address, amount: item.amountMicro },
+              reservation.writtenCte,
+            ),
+            payout: row,
+            record,
+            dependents: [emitFrom(deps.clock, { shopId: shop.shopId, type: PAYOUT_UPDATED, data: payoutView(row), destination: 'shop' }, repository.NEW_PAYOUT_CTE, 'payout_updated')],
+          });
+          if (inserted) return inserted;
+          // Nothing written: InsufficientFundsError (400 insufficient_funds), or the balance moved meanwhile: again.
+          await explainUnwrittenReservation(deps.db, fanOut);
+          if (attempt >= RESERVATION_ATTEMPTS_MAX) throw new Error(`payout ${row.id}: the reservation wrote nothing ${attempt} times with funds available`);
+        }
+      },
+      [repository.PAYOUT_EXTERNAL_ID_CONSTRAINT],
+    );
+    if (outcome.kind === 'created') return { created: true, payout: payoutView(outcome.value) };
+    return { created: false, payout: await priorPayout(deps.db, shop.shopId, outcome) };
   } catch (error) {
-    if (isUniqueViolation(error, repository.PAYOUT_EXTERNAL_ID_CONSTRAINT)) {
-      throw new DuplicateExternalIdError('An item of a batch payout already holds this external_id; use a new external_id for a new payout.');
-    }
+    // A batch item took the external_id between the repeat check and the insert.
+    if (isUniqueViolation(error, repository.PAYOUT_EXTERNAL_ID_CONSTRAINT)) throw new DuplicateExternalIdError(BATCH_HOLDS_EXTERNAL_ID);
     throw error;
   }
 }
+
+const BATCH_HOLDS_EXTERNAL_ID = 'An item of a batch payout already holds this external_id; use a new external_id for a new payout.';
+/** Rounds of "the reservation wrote nothing, yet the funds are there" (a balance that moved meanwhile) before giving up. */
+const RESERVATION_ATTEMPTS_MAX = 3;
 
 /** The existing single payout of a repeated external_id: the same parameters answer it as it is now, others are 409. */
 function repeatedPayout(row: PayoutRow, item: ValidPayoutItem): PayoutView {
@@ -283,9 +326,9 @@ function repeatedPayout(row: PayoutRow, item: ValidPayoutItem): PayoutView {
   return payoutView(row);
 }
 
-async function priorPayout(tx: Tx, shopId: string, prior: Prior): Promise<PayoutView> {
+async function priorPayout(db: Executor, shopId: string, prior: Prior): Promise<PayoutView> {
   if (prior.kind !== 'existing') throw new Error('payout idempotency returns the current resource');
-  const row = await repository.findPayoutOfShop(tx, shopId, prior.resourceId);
+  const row = await repository.findPayoutOfShop(db, shopId, prior.resourceId);
   if (!row) throw new Error(`payout ${prior.resourceId} of an idempotency record is missing`);
   return payoutView(row);
 }

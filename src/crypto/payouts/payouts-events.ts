@@ -7,8 +7,10 @@ import { emit } from '../../webhooks/outbox.ts';
 import type { BatchRow, PayoutRow } from './payouts-repository.ts';
 import { batchView, payoutView } from './payouts-views.ts';
 
+export const PAYOUT_UPDATED = 'crypto.payout.updated';
+
 export async function emitPayoutUpdated(tx: Tx, clock: Clock, payout: PayoutRow): Promise<void> {
-  await emit(tx, clock, { shopId: payout.shop_id, type: 'crypto.payout.updated', data: payoutView(payout), destination: 'shop' });
+  await emit(tx, clock, { shopId: payout.shop_id, type: PAYOUT_UPDATED, data: payoutView(payout), destination: 'shop' });
 }
 
 export async function emitBatchCompleted(tx: Tx, clock: Clock, batch: BatchRow, items: readonly PayoutRow[]): Promise<void> {

@@ -1,6 +1,7 @@
 // SQL of payouts: per-shop settings, payouts, batches.
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
+import { recordInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-repository.ts';
 import type { BatchStatus, PayoutStatus, PayoutTables } from './payouts-tables.ts';
 
 export type PayoutRow = Selectable<PayoutTables['crypto_payouts']>;
@@ -36,6 +37,50 @@ export async function insertPayouts(tx: Tx, rows: readonly Insertable<PayoutTabl
     inserted.push(...(await tx.insertInto('crypto_payouts').values(rows.slice(start, start + INSERT_CHUNK)).returningAll().execute()));
   }
   return inserted;
+}
+
+/** The CTE of a single payout's creating statement that holds the new payout row (its event and record select from it). */
+export const NEW_PAYOUT_CTE = 'new_payout';
+
+/**
+ * A single payout's creation in ONE statement (one round trip, no
+ * transaction): the ledger's reservation CTEs first; the outgoing transfer,
+ * queued only with the reservation (`outgoing` selects from its written CTE);
+ * the payout row, from the outgoing transfer's row; then the CTEs that select
+ * from NEW_PAYOUT_CTE (the idempotency record, the webhook event). Undefined when
+ * the reservation wrote nothing (then nothing was written).
+ */
+export async function insertReservedPayout(
+  db: Executor,
+  parts: {
+    readonly reservation: RawBuilder<unknown>;
+    readonly outgoing: RawBuilder<unknown>;
+    readonly payout: Insertable<PayoutTables['crypto_payouts']>;
+    /** The idempotency record naming the payout. */
+    readonly record: NewIdempotencyRecord;
+    /** `name as (…)` CTEs reading NEW_PAYOUT_CTE (the webhook event). */
+    readonly dependents: readonly RawBuilder<unknown>[];
+  },
+): Promise<PayoutRow | undefined> {
+  const p = parts.payout;
+  const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
+  const result = await sql<PayoutRow>`
+    with ${parts.reservation},
+    new_outgoing as (${parts.outgoing}),
+    ${sql.id(NEW_PAYOUT_CTE)} as (
+      insert into crypto_payouts (id, shop_id, external_id, batch_id, batch_index, network, chain, recipient_address, amount_micro, network_fee_micro,
+        service_fee_micro, total_debit_micro, trx_usdt_rate_micro, network_fee_actual_micro, status, outgoing_transfer_id, tx_hash, error_code,
+        error_message, created_at, updated_at, completed_at)
+      select ${p.id}::text, ${p.shop_id}::text, ${p.external_id}::text, null, null, ${p.network}::text, ${p.chain}::text, ${p.recipient_address}::text,
+             ${p.amount_micro.toString()}::int8, ${p.network_fee_micro.toString()}::int8, ${p.service_fee_micro.toString()}::int8, ${p.total_debit_micro.toString()}::int8,
+             ${p.trx_usdt_rate_micro.toString()}::int8, null, ${p.status}::text, o.id, null, null, null,
+             ${instant(p.created_at)}::timestamptz, ${instant(p.updated_at)}::timestamptz, null
+        from new_outgoing o
+      returning *
+    ), new_payout_record as (${recordInsertFrom(parts.record, NEW_PAYOUT_CTE)}),
+    ${sql.join(parts.dependents)}
+    select * from ${sql.table(NEW_PAYOUT_CTE)}`.execute(db);
+  return result.rows[0];
 }
 
 export async function insertBatch(tx: Tx, row: Insertable<PayoutTables['crypto_payout_batches']>): Promise<BatchRow> {

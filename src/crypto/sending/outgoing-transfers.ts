@@ -3,6 +3,7 @@
 // own transaction and learn its fate through their outcome handler, called by
 // the executor inside the transaction that records each state change
 // (docs/payouts.md). Every other part of outgoing transfers is the executor's.
+import type { RawBuilder } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import { newId } from '../../ids.ts';
@@ -64,10 +65,23 @@ const MAX_AMOUNT = 2n ** 62n;
  * error of the caller (its own validation comes first): it throws.
  */
 export async function enqueueOutgoingTransfer(tx: Tx, clock: Clock, request: OutgoingTransferRequest): Promise<OutgoingTransfer> {
+  return toOutgoingTransfer(await repository.insertTransfer(tx, queuedRow(clock, newId('outgoingTransfer'), request)));
+}
+
+/**
+ * enqueueOutgoingTransfer as a data-modifying CTE of the caller's ONE statement
+ * (a payout's creation): the transfer is queued only if `anchorCte` has its row.
+ * The id is the caller's (newId('outgoingTransfer')), so its own rows can name it.
+ */
+export function enqueueOutgoingTransferFrom(clock: Clock, id: string, request: OutgoingTransferRequest, anchorCte: string): RawBuilder<unknown> {
+  return repository.transferInsertFrom(queuedRow(clock, id, request), anchorCte);
+}
+
+function queuedRow(clock: Clock, id: string, request: OutgoingTransferRequest) {
   checkRequest(request);
   const now = clock.now();
-  const row = await repository.insertTransfer(tx, {
-    id: newId('outgoingTransfer'),
+  return {
+    id,
     chain: request.chain,
     purpose: request.purpose,
     owner_id: request.ownerId,
@@ -77,7 +91,7 @@ export async function enqueueOutgoingTransfer(tx: Tx, clock: Clock, request: Out
     from_derivation_index: request.from.kind === 'deposit_address' ? BigInt(request.from.derivationIndex) : null,
     to_address: request.to,
     amount: request.amount,
-    status: 'queued',
+    status: 'queued' as const,
     tx_id: null,
     fee_sun: null,
     block_number: null,
@@ -88,8 +102,7 @@ export async function enqueueOutgoingTransfer(tx: Tx, clock: Clock, request: Out
     updated_at: now,
     submitted_at: null,
     final_at: null,
-  });
-  return toOutgoingTransfer(row);
+  };
 }
 
 export async function findOutgoingTransfer(db: Executor, id: string): Promise<OutgoingTransfer | undefined> {

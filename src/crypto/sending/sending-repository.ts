@@ -1,6 +1,6 @@
 // SQL of the sign-once executor: outgoing transfers, their signed attempts, and
 // the executor's lease per chain.
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import type { AttemptStatus, ChainName, OutgoingErrorCodeColumn, OutgoingPurposeColumn, SendingTables } from './sending-tables.ts';
 
@@ -9,6 +9,23 @@ export type OutgoingAttemptRow = Selectable<SendingTables['crypto_outgoing_attem
 
 export async function insertTransfer(tx: Tx, row: Insertable<SendingTables['crypto_outgoing_transfers']>): Promise<OutgoingTransferRow> {
   return tx.insertInto('crypto_outgoing_transfers').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/**
+ * insertTransfer as a data-modifying CTE of a caller's statement: the row is
+ * written once per row of `anchorCte` (one), or not at all when it has none.
+ */
+export function transferInsertFrom(row: Insertable<SendingTables['crypto_outgoing_transfers']>, anchorCte: string): RawBuilder<unknown> {
+  const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
+  return sql`insert into crypto_outgoing_transfers (id, chain, purpose, owner_id, asset, from_kind, from_address, from_derivation_index, to_address,
+      amount, status, tx_id, fee_sun, block_number, error_code, error_message, short_of_funds_since, created_at, updated_at, submitted_at, final_at)
+    select ${row.id}::text, ${row.chain}::text, ${row.purpose}::text, ${row.owner_id}::text, ${row.asset}::text, ${row.from_kind}::text,
+           ${row.from_address ?? null}::text, ${row.from_derivation_index?.toString() ?? null}::int8, ${row.to_address}::text, ${row.amount.toString()}::int8,
+           ${row.status}::text, ${row.tx_id ?? null}::text, ${row.fee_sun?.toString() ?? null}::int8, ${row.block_number?.toString() ?? null}::int8,
+           ${row.error_code ?? null}::text, ${row.error_message ?? null}::text, ${instant(row.short_of_funds_since)}::timestamptz,
+           ${instant(row.created_at)}::timestamptz, ${instant(row.updated_at)}::timestamptz, ${instant(row.submitted_at)}::timestamptz, ${instant(row.final_at)}::timestamptz
+      from ${sql.table(anchorCte)}
+    returning id`;
 }
 
 export async function findTransfer(db: Executor, id: string): Promise<OutgoingTransferRow | undefined> {

@@ -216,18 +216,23 @@ describe.each(backends)('payout routes on %s', (backend) => {
       expect((await create(body, poor.key)).statusCode).toBe(201);
     });
 
-    it('a shop never funded: its first payout is insufficient_funds (the accounts it created roll back), and once funded the same request is accepted and reserved', async () => {
+    it('a shop never funded: its first payout is insufficient_funds (nothing but its empty ledger accounts is stored), and once funded the same request is accepted and reserved', async () => {
       const fresh = await testApp.payoutShop();
       const body = payoutBody({ amount: '10' });
       const refused = await create(body, fresh.key);
       expect(refused.statusCode, refused.body).toBe(400);
       expect(refused.json().error).toBe('insufficient_funds');
-      // Account ids resolved by the rolled-back attempt must not be taken as real by the next one.
+      expect((await testApp.call(fresh.key, 'GET', '/v1/crypto/payouts')).json().data).toEqual([]);
+      const reservations = await testApp.context.db.selectFrom('ledger_transfers').select('id').where('reference_type', '=', 'payout').where('idempotency_key', 'like', 'payout:%').execute();
+      const before = reservations.length;
+      // The accounts it created are committed and empty; the same key is still free.
       await testApp.fund(fresh, 20_000_000n);
       const accepted = await create(body, fresh.key);
       expect(accepted.statusCode, accepted.body).toBe(201);
       const totalDebit = micro(accepted.json().total_debit);
       expect((await testApp.balance(fresh)).available).toBe(20_000_000n - totalDebit);
+      const after = await testApp.context.db.selectFrom('ledger_transfers').select('id').where('reference_type', '=', 'payout').where('idempotency_key', 'like', 'payout:%').execute();
+      expect(after.length - before).toBe(2); // amount and network fee (no service fee by default)
     });
 
     it('a shop’s limits: amount_not_supported outside them, on both sides of each bound', async () => {

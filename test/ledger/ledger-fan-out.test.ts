@@ -1,0 +1,141 @@
+// The fan-out reservation (one account to several, as CTEs of a caller's one
+// statement, which a payout's creation uses): the same money as executeLinked of
+// the legs' reservations (transfers, chain, history entries, totals); a refusal
+// writes nothing and is explained; concurrent fan-outs never overdraw.
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db/transaction.ts';
+import { inTransaction } from '../../src/db/transaction.ts';
+import { InsufficientFundsError, InvalidRequestError } from '../../src/errors.ts';
+import { ensureAccounts, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
+import { findAccountsByIds } from '../../src/ledger/ledger-repository.ts';
+import { executeLinked, explainUnwrittenReservation, fanOutReservation, type FanOutReservation } from '../../src/ledger/ledger-service.ts';
+import type { Clock } from '../../src/clock.ts';
+import { backends } from '../support/databases.ts';
+import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
+
+/** The reservation alone in one statement; true when written. */
+async function runFanOut(db: Db, clock: Clock, request: FanOutReservation): Promise<boolean> {
+  const { ctes, writtenCte } = fanOutReservation(clock, request);
+  const result = await sql<{ id: string }>`with ${ctes} select id from ${sql.table(writtenCte)}`.execute(db);
+  return result.rows.length === 1;
+}
+
+describe.each(backends)('fan-out reservations on %s', (backend) => {
+  const environment = useLedgerDatabase(backend, { poolSize: 20 });
+
+  async function setUp(funding: bigint) {
+    const { context } = environment();
+    const merchant = await merchantAccounts(context, await newMerchantId(context));
+    if (funding > 0n) await fund(context, merchant.settlement.id, merchant.main.id, funding);
+    const [fees, hot, other] = await inTransaction(context.db, (tx) =>
+      ensureAccounts(tx, context.clock, [systemAccountKey('sandbox', 'fees', 'RUB'), systemAccountKey('sandbox', 'hot_wallet', 'RUB'), systemAccountKey('live', 'fees', 'RUB')]),
+    );
+    return { merchant, fees: fees!, hot: hot!, liveFees: other! };
+  }
+
+  const fanOutOf = (debit: string, legs: [string, bigint][], tag: string): FanOutReservation => ({
+    debitAccountId: debit,
+    legs: legs.map(([creditAccountId, amount], index) => ({ id: `fan-out:${tag}:${index}`, creditAccountId, amount, type: index === 0 ? 'payout' : 'payout_fee' })),
+    reference: { type: 'payout', id: tag },
+  });
+
+  it('writes what executeLinked of the same reservations writes: transfers of one chain, history entries, totals', async () => {
+    const { context } = environment();
+    const a = await setUp(1_000n);
+    const b = await setUp(1_000n);
+    const tagA = `a-${Math.random()}`;
+    const tagB = `b-${Math.random()}`;
+    expect(await runFanOut(context.db, context.clock, fanOutOf(a.merchant.main.id, [[a.hot.id, 300n], [a.fees.id, 20n]], tagA))).toBe(true);
+    await inTransaction(context.db, (tx) =>
+      executeLinked(
+        tx,
+        context.clock,
+        fanOutOf(b.merchant.main.id, [[b.hot.id, 300n], [b.fees.id, 20n]], tagB).legs.map((leg) => ({
+          action: 'reserve' as const,
+          id: leg.id,
+          debitAccountId: b.merchant.main.id,
+          creditAccountId: leg.creditAccountId,
+          amount: leg.amount,
+          type: leg.type,
+          reference: { type: 'payout', id: tagB },
+        })),
+      ),
+    );
+    const transfersOf = async (tag: string) =>
+      context.db.selectFrom('ledger_transfers').selectAll().where('idempotency_key', 'like', `fan-out:${tag}:%`).orderBy('idempotency_key').execute();
+    const [fanned, linked] = [await transfersOf(tagA), await transfersOf(tagB)];
+    expect(fanned).toHaveLength(2);
+    const shape = (rows: typeof fanned) =>
+      rows.map((row) => ({ amount: row.amount, status: row.status, type: row.type, pending_id: row.pending_id, sameChain: row.chain_id === rows[0]!.id, currency: row.currency, expires_at: row.expires_at }));
+    expect(shape(fanned)).toEqual(shape(linked));
+    const historyOf = async (accountId: string) =>
+      (await context.db.selectFrom('ledger_operations').select(['amount', 'balance_after', 'transfer_id']).where('account_id', '=', accountId).orderBy('seq').execute()).map(
+        (row) => [row.amount, row.balance_after],
+      );
+    expect(await historyOf(a.merchant.main.id)).toEqual(await historyOf(b.merchant.main.id));
+    expect(await historyOf(a.merchant.main.id)).toEqual([
+      [1_000n, 1_000n],
+      [-300n, 700n],
+      [-20n, 680n],
+    ]);
+    const [mainA] = await findAccountsByIds(context.db, [a.merchant.main.id]);
+    const [mainB] = await findAccountsByIds(context.db, [b.merchant.main.id]);
+    expect([mainA!.debits_pending, mainA!.credits_posted]).toEqual([mainB!.debits_pending, mainB!.credits_posted]);
+    expect(mainA!.debits_pending).toBe(320n);
+  });
+
+  it('not enough available: nothing written, explained as insufficient_funds; a repeat of written ids is refused', async () => {
+    const { context } = environment();
+    const a = await setUp(100n);
+    const request = fanOutOf(a.merchant.main.id, [[a.hot.id, 90n], [a.fees.id, 20n]], `poor-${Math.random()}`);
+    expect(await runFanOut(context.db, context.clock, request)).toBe(false);
+    expect(await context.db.selectFrom('ledger_transfers').select('id').where('idempotency_key', 'like', `${request.legs[0]!.id.slice(0, -2)}%`).execute()).toEqual([]);
+    const [main] = await findAccountsByIds(context.db, [a.merchant.main.id]);
+    expect(main!.debits_pending).toBe(0n);
+    await expect(explainUnwrittenReservation(context.db, request)).rejects.toBeInstanceOf(InsufficientFundsError);
+
+    const affordable = fanOutOf(a.merchant.main.id, [[a.hot.id, 80n], [a.fees.id, 20n]], `rich-${Math.random()}`);
+    expect(await runFanOut(context.db, context.clock, affordable)).toBe(true);
+    expect(await runFanOut(context.db, context.clock, { ...affordable })).toBe(false); // its ids exist: never twice
+  });
+
+  it('accounts of different books are refused and explained', async () => {
+    const { context } = environment();
+    const a = await setUp(1_000n);
+    const request = fanOutOf(a.merchant.main.id, [[a.hot.id, 10n], [a.liveFees.id, 1n]], `books-${Math.random()}`);
+    expect(await runFanOut(context.db, context.clock, request)).toBe(false);
+    await expect(explainUnwrittenReservation(context.db, request)).rejects.toBeInstanceOf(InvalidRequestError);
+  });
+
+  it('refuses malformed requests before writing', () => {
+    const { context } = environment();
+    expect(() => fanOutReservation(context.clock, { debitAccountId: 'x', legs: [], reference: { type: 'payout', id: 'p' } })).toThrow(InvalidRequestError);
+    expect(() =>
+      fanOutReservation(context.clock, {
+        debitAccountId: 'x',
+        legs: [
+          { id: 'l1', creditAccountId: 'y', amount: 1n, type: 'payout' },
+          { id: 'l2', creditAccountId: 'y', amount: 1n, type: 'payout_fee' },
+        ],
+        reference: { type: 'payout', id: 'p' },
+      }),
+    ).toThrow(InvalidRequestError);
+    expect(() => fanOutReservation(context.clock, { debitAccountId: 'x', legs: [{ id: 'l1', creditAccountId: 'y', amount: 0n, type: 'payout' }], reference: { type: 'payout', id: 'p' } })).toThrow(
+      InvalidRequestError,
+    );
+  });
+
+  it('many at once against one balance: exactly as many as it affords, never overdrawn', async () => {
+    const { context } = environment();
+    const a = await setUp(1_000n);
+    const attempts = 60;
+    const results = await Promise.all(
+      Array.from({ length: attempts }, (_, index) => runFanOut(context.db, context.clock, fanOutOf(a.merchant.main.id, [[a.hot.id, 90n], [a.fees.id, 10n]], `race-${index}-${Math.random()}`))),
+    );
+    expect(results.filter(Boolean)).toHaveLength(10);
+    const [main] = await findAccountsByIds(context.db, [a.merchant.main.id]);
+    expect(main!.debits_pending).toBe(1_000n);
+    expect(main!.credits_posted - main!.debits_posted - main!.debits_pending).toBe(0n);
+  });
+});
