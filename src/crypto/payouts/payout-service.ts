@@ -173,6 +173,37 @@ function payoutValues(quote: PayoutQuote) {
 
 // ---- creation ----
 
+/** A new payout's row, pending: a single payout (batch null) or a batch's item at its index. */
+function newPayoutRow(
+  now: Date,
+  shop: PayoutShop,
+  access: ChainAccess,
+  payout: { readonly id: string; readonly item: ValidPayoutItem; readonly quote: PayoutQuote },
+  batch: { readonly batchId: string; readonly index: number } | null,
+  outgoingTransferId: string,
+): PayoutRow {
+  return {
+    id: payout.id,
+    shop_id: shop.shopId,
+    external_id: payout.item.externalId,
+    batch_id: batch?.batchId ?? null,
+    batch_index: batch?.index ?? null,
+    network: 'TRC20',
+    chain: access.chain,
+    recipient_address: payout.item.address,
+    ...payoutValues(payout.quote),
+    network_fee_actual_micro: null,
+    status: 'pending',
+    outgoing_transfer_id: outgoingTransferId,
+    tx_hash: null,
+    error_code: null,
+    error_message: null,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+  };
+}
+
 /** The rows of new payouts (single or a batch's items) with their transfers queued, in the caller's transaction. */
 export async function insertQueuedPayouts(
   tx: Tx,
@@ -195,26 +226,7 @@ export async function insertQueuedPayouts(
       to: item.address,
       amount: item.amountMicro,
     });
-    rows.push({
-      id,
-      shop_id: shop.shopId,
-      external_id: item.externalId,
-      batch_id: batchId,
-      batch_index: batchId === null ? null : index,
-      network: 'TRC20' as const,
-      chain: access.chain,
-      recipient_address: item.address,
-      ...payoutValues(quote),
-      network_fee_actual_micro: null,
-      status: 'pending' as const,
-      outgoing_transfer_id: transfer.id,
-      tx_hash: null,
-      error_code: null,
-      error_message: null,
-      created_at: now,
-      updated_at: now,
-      completed_at: null,
-    });
+    rows.push(newPayoutRow(now, shop, access, { id, item, quote }, batchId === null ? null : { batchId, index }, transfer.id));
   }
   const inserted = await repository.insertPayouts(tx, rows);
   for (const row of inserted) await emitPayoutUpdated(tx, clock, row);
@@ -254,26 +266,7 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
   checkNotHotWallet(access, item.address, 'address');
   const [quote] = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, [item]);
   const now = deps.clock.now();
-  const row: PayoutRow = {
-    id: newId('payout'),
-    shop_id: shop.shopId,
-    external_id: item.externalId,
-    batch_id: null,
-    batch_index: null,
-    network: 'TRC20',
-    chain: access.chain,
-    recipient_address: item.address,
-    ...payoutValues(quote!),
-    network_fee_actual_micro: null,
-    status: 'pending',
-    outgoing_transfer_id: newId('outgoingTransfer'),
-    tx_hash: null,
-    error_code: null,
-    error_message: null,
-    created_at: now,
-    updated_at: now,
-    completed_at: null,
-  };
+  const row = newPayoutRow(now, shop, access, { id: newId('payout'), item, quote: quote! }, null, newId('outgoingTransfer'));
   const fanOut = await payoutFanOut(deps.db, deps.clock, { book: shop.mode, merchantId: shop.merchantId }, row, new AccountIds(deps.db));
   try {
     const outcome = await createAtomicallyWith(
