@@ -156,7 +156,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
 
   /**
    * Finishes a batch of transfers in one transaction: their rows and attempts, the
-   * fees booked (one ledger transfer for the batch: network_costs → network_fees),
+   * fees booked (one ledger transfer for the batch: debit network_fees, credit network_costs),
    * and every owner's handler. A transfer already final is skipped.
    */
   async function applyFinishes(tx: Tx, finishes: readonly Finish[]): Promise<OutgoingTransferRow[]> {
@@ -206,7 +206,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     return finals;
   }
 
-  /** The fees the chain took, in micro-USDT at the configured rate (each rounded up): network_costs → network_fees. */
+  /** The fees the chain took, in micro-USDT at the configured rate (each rounded up): debit network_fees, credit network_costs. */
   async function bookChainCosts(tx: Tx, finals: readonly OutgoingTransferRow[]): Promise<void> {
     const micro = finals.reduce((sum, final) => sum + sunToMicroUsdt(final.fee_sun ?? 0n, options.trxUsdtRateMicro), 0n);
     if (micro <= 0n) return;

@@ -94,8 +94,8 @@ create trigger crypto_outgoing_transfers_queued_notify
   execute function notify_outgoing_transfer_queued();
 
 -- Chain costs (docs/payouts.md): the fee every final outgoing transaction burned,
--- in micro-USDT at PAYGATE_TRX_USDT_RATE, debited to network_costs and credited to
--- network_fees (which payouts credit with the network fee they charge), so
+-- in micro-USDT at PAYGATE_TRX_USDT_RATE, debited to network_fees (which payouts
+-- credit with the network fee they charge) and credited to network_costs, so
 -- network_fees = charged minus spent.
 alter table ledger_accounts drop constraint ledger_accounts_kind_check;
 alter table ledger_accounts add constraint ledger_accounts_kind_check
