@@ -4,7 +4,7 @@
 // chain works): the recipient amount to the hot wallet (`payout`), the network
 // fee to `network_fees` and the service fee to `fees` (both `payout_fee`).
 // Completion posts them; failure voids them and the funds are available again.
-// The chain's actual cost is booked by the executor (network_costs → network_fees).
+// The chain's actual cost is booked by the executor (network_fees → network_costs: debit, credit).
 import type { Clock } from '../../clock.ts';
 import { inTransaction, type Db, type Tx } from '../../db/transaction.ts';
 import { ensureAccounts, merchantAccountKey, shardOf, systemAccountKey } from '../../ledger/ledger-accounts.ts';

@@ -7,7 +7,7 @@
 // never booked (its pending credit was voided when it became final), so the part
 // sent back needs no entry; the network fee the gateway keeps out of it is
 // reserved hot_wallet → network_fees (USDT that arrived on chain and pays the
-// chain's cost, which the executor books network_costs → network_fees).
+// chain's cost, which the executor books network_fees → network_costs).
 // Completion posts the reservations; failure voids them.
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
