@@ -8,8 +8,12 @@ export type ParsedMinor = { readonly ok: true; readonly minor: bigint } | { read
 
 /** JSON's number grammar; the integer part is bounded so no lexeme makes a huge BigInt. */
 const JSON_NUMBER = /^(-?)(0|[1-9]\d{0,20})(?:\.(\d{1,40}))?(?:[eE]([+-]?\d{1,3}))?$/;
-/** A decimal string as the API takes amounts: unsigned digits, optionally a point and more digits. */
-const DECIMAL_STRING = /^()(\d{1,21})(?:\.(\d{1,40}))?$/;
+/**
+ * A decimal string as the API takes amounts: unsigned digits without leading
+ * zeros ("010" could be read as octal, or as a typo), optionally a point and
+ * more digits; nothing else ("+10", " 10", "10.", ".5", "1e1").
+ */
+const DECIMAL_STRING = /^()(0|[1-9]\d{0,20})(?:\.(\d{1,40}))?$/;
 
 /**
  * The exact minor units of `text` for `asset`. `form` says what the text is: a

@@ -55,8 +55,12 @@ describe('parseMinor and formatMinor', () => {
     expect(parseMinor('1.5E-1', 'RUB', 'json-number')).toEqual({ ok: true, minor: 15n });
     expect(parseMinor('1.5E-2', 'RUB', 'json-number').ok).toBe(false); // 0.015: three places
     expect(parseMinor('0.000001', 'USDT', 'decimal-string')).toEqual({ ok: true, minor: 1n });
-    for (const text of ['', '.5', '5.', '+5', '-5', '0x10', '1e3', '1,5', ' 1', 'NaN', 'Infinity', '1_000']) {
+    for (const text of ['', '.5', '5.', '+5', '-5', '-0', '0x10', '1e3', '1,5', ' 1', '1 ', 'NaN', 'Infinity', '1_000', '010', '00.5', '00']) {
       expect(parseMinor(text, 'RUB', 'decimal-string').ok, text).toBe(false);
+    }
+    // Canonical forms only, but any number of places up to the asset's.
+    for (const [text, minor] of [['0', 0n], ['0.5', 50n], ['10', 1_000n], ['10.50', 1_050n], ['100', 10_000n]] as const) {
+      expect(parseMinor(text, 'RUB', 'decimal-string')).toEqual({ ok: true, minor });
     }
     for (const text of ['01', '.5', '5.', '+5', '1e', '--1', '1e1234']) {
       expect(parseMinor(text, 'RUB', 'json-number').ok, text).toBe(false);

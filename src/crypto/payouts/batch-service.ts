@@ -13,7 +13,7 @@ import { quotePayouts } from './payout-fees.ts';
 import { payoutSettingsOf } from './payout-settings.ts';
 import {
   checkAgainstSettings,
-  checkNotHotWallet,
+  checkRecipients,
   insertQueuedPayouts,
   parseExternalId,
   parsePayoutNetwork,
@@ -72,10 +72,12 @@ export async function createBatch(deps: PayoutDeps, shop: PayoutShop, request: C
 
   const settings = await payoutSettingsOf(deps.db, shop.shopId);
   const access = await deps.chain.forMode(shop.mode);
-  items.forEach((item, index) => {
-    checkAgainstSettings(settings, item.amountMicro, `payouts[${index}].amount`);
-    checkNotHotWallet(access, item.address, `payouts[${index}].address`);
-  });
+  items.forEach((item, index) => checkAgainstSettings(settings, item.amountMicro, `payouts[${index}].amount`));
+  await checkRecipients(
+    deps.db,
+    access,
+    items.map((item, index) => ({ address: item.address, field: `payouts[${index}].address` })),
+  );
   const quotes = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, items);
   try {
     return await inIdempotentTransaction(deps.db, async (tx) => {

@@ -13,6 +13,7 @@ import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { parseMinor } from '../../money/decimal.ts';
 import type { ChainAccess, CryptoChain } from '../receiving/crypto-chain.ts';
+import { depositAddressesAmong } from '../receiving/address-allocation.ts';
 import { decodeListCursor, encodeListCursor } from '../receiving/list-cursor.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfer, enqueueOutgoingTransferFrom } from '../sending/outgoing-transfers.ts';
@@ -117,9 +118,32 @@ export function checkAgainstSettings(settings: PayoutSettings, amountMicro: bigi
   }
 }
 
-/** Sending to the hot wallet would move nothing anywhere. */
-export function checkNotHotWallet(access: ChainAccess, address: TronAddress, field: string): void {
-  if (address === access.addressKey.hotWalletAddress) throw new InvalidRequestError(`${field} is the gateway's own hot wallet; name the recipient's address.`);
+export interface Recipient {
+  readonly address: TronAddress;
+  /** How the request names it: `address`, `payouts[3].address`. */
+  readonly field: string;
+}
+
+/**
+ * The recipients the gateway refuses (400 invalid_request naming the first such
+ * field): its hot wallet (the transfer would move nothing), the chain's USDT
+ * contract (tokens sent to it are lost), and every deposit address of this
+ * gateway — of any shop, in either book: the watcher would count the transfer as
+ * a new deposit and credit it again. One look-up for all of them, unless the
+ * caller read `depositAddresses` already (a single payout's first read does).
+ */
+export async function checkRecipients(db: Executor, access: ChainAccess, recipients: readonly Recipient[], depositAddresses?: ReadonlySet<string>): Promise<void> {
+  for (const recipient of recipients) {
+    if (recipient.address === access.addressKey.hotWalletAddress) throw new InvalidRequestError(`${recipient.field} is the gateway's own hot wallet; name the recipient's address.`);
+    if (recipient.address === access.usdtContract) throw new InvalidRequestError(`${recipient.field} is the USDT contract itself: tokens sent to it are lost; name the recipient's address.`);
+  }
+  const ours = depositAddresses ?? (await depositAddressesAmong(db, [...new Set(recipients.map((recipient) => recipient.address))]));
+  const own = recipients.find((recipient) => ours.has(recipient.address));
+  if (own) {
+    throw new InvalidRequestError(
+      `${own.field} is a deposit address of this gateway; sending to the gateway's own addresses is refused (the transfer would come back as a new deposit). Name the recipient's address.`,
+    );
+  }
 }
 
 // ---- quotes ----
@@ -148,7 +172,7 @@ export async function quotePayout(deps: PayoutDeps, shop: PayoutShop, request: Q
   const settings = await payoutSettingsOf(deps.db, shop.shopId);
   checkAgainstSettings(settings, amountMicro, 'amount');
   const access = await deps.chain.forMode(shop.mode);
-  checkNotHotWallet(access, address, 'address');
+  await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
   const [quote] = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, [{ address, amountMicro }]);
   return {
     network,
@@ -256,14 +280,14 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
   };
   // A repeat is answered before the settings and the node count: the payout and its idempotency
   // record commit together, so the payout row is the record's outcome (one autocommit read with the settings).
-  const state = await repository.findCreationState(deps.db, shop.shopId, item.externalId);
+  const state = await repository.findCreationState(deps.db, shop.shopId, item.externalId, item.address);
   if (state.payout && state.payout.batch_id === null) return { created: false, payout: repeatedPayout(state.payout, item) };
   if (state.payout) throw new DuplicateExternalIdError(BATCH_HOLDS_EXTERNAL_ID);
   const settings = settingsOfRow(state.settings);
 
   checkAgainstSettings(settings, item.amountMicro, 'amount');
   const access = await deps.chain.forMode(shop.mode);
-  checkNotHotWallet(access, item.address, 'address');
+  await checkRecipients(deps.db, access, [{ address: item.address, field: 'address' }], new Set(state.recipientIsDepositAddress ? [item.address] : []));
   const [quote] = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, [item]);
   const now = deps.clock.now();
   const row = newPayoutRow(now, shop, access, { id: newId('payout'), item, quote: quote! }, null, newId('outgoingTransfer'));

@@ -2,6 +2,7 @@
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import { recordInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-repository.ts';
+import { isDepositAddressSql } from '../receiving/address-allocation.ts';
 import type { BatchStatus, PayoutStatus, PayoutTables } from './payouts-tables.ts';
 
 export type PayoutRow = Selectable<PayoutTables['crypto_payouts']>;
@@ -93,14 +94,15 @@ export async function findPayoutOfShop(db: Executor, shopId: string, payoutId: s
 
 /**
  * What creating a single payout reads first, in one statement: the shop's payout
- * settings row (if any) and its payout holding this external_id (a single payout
- * or a batch item), if any.
+ * settings row (if any), its payout holding this external_id (a single payout
+ * or a batch item), if any, and whether the recipient is a deposit address of ours.
  */
 export async function findCreationState(
   db: Executor,
   shopId: string,
   externalId: string,
-): Promise<{ settings: PayoutSettingsRow | undefined; payout: PayoutRow | undefined }> {
+  recipient: string,
+): Promise<{ settings: PayoutSettingsRow | undefined; payout: PayoutRow | undefined; recipientIsDepositAddress: boolean }> {
   const row = await db
     .selectFrom(sql<{ one: number }>`(select 1 as one)`.as('one'))
     .leftJoin('crypto_payout_settings as s', (join) => join.on('s.shop_id', '=', shopId))
@@ -114,6 +116,7 @@ export async function findCreationState(
       's.service_fee_fixed_micro as settings_service_fee_fixed_micro',
       's.service_fee_bps as settings_service_fee_bps',
       's.updated_at as settings_updated_at',
+      isDepositAddressSql(recipient).as('recipient_is_deposit_address'),
     ])
     .executeTakeFirstOrThrow();
   const {
@@ -124,6 +127,7 @@ export async function findCreationState(
     settings_service_fee_fixed_micro,
     settings_service_fee_bps,
     settings_updated_at,
+    recipient_is_deposit_address,
     ...payout
   } = row;
   const settings =
@@ -138,7 +142,7 @@ export async function findCreationState(
           service_fee_bps: settings_service_fee_bps!,
           updated_at: settings_updated_at!,
         };
-  return { settings, payout: payout.id === null ? undefined : (payout as PayoutRow) };
+  return { settings, payout: payout.id === null ? undefined : (payout as PayoutRow), recipientIsDepositAddress: recipient_is_deposit_address };
 }
 
 export async function findBatchOfShop(db: Executor, shopId: string, batchId: string): Promise<BatchRow | undefined> {

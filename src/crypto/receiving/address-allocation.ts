@@ -14,6 +14,7 @@ import { DEPOSIT_INDEX_LIMIT } from '../keys/hd-keys.ts';
 import type { ChainAccess } from './crypto-chain.ts';
 import { takePooledAddress } from './address-pool.ts';
 import { insertAddress, takeNextIndex } from './receiving-repository.ts';
+export { depositAddressesAmong, isDepositAddressSql } from './receiving-repository.ts';
 import type { AddressPurpose } from './receiving-tables.ts';
 
 export interface ReservedAddress {

@@ -21,7 +21,7 @@ import { ensureSandboxSeed, loadApiRoleKeys, loadSignerKeys } from '../keys/key-
 import { ConfigError } from '../../config.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../simchain/chain-server.ts';
 import { createSimulatorControl, type SimulatorControl } from '../simchain/control-client.ts';
-import { tronAddress } from '../tron/address.ts';
+import { tronAddress, type TronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createTronNodeClient, type TronNodeClient } from '../tron/node-client.ts';
 import type { AddressKeyId, ChainName } from './receiving-tables.ts';
@@ -33,6 +33,8 @@ export interface ChainAccess {
   /** Derives deposit addresses from an xpub: no private key is held here. */
   readonly addressKey: DepositAddressKey;
   readonly node: TronNodeClient;
+  /** The TRC20 USDT contract of this chain: what deposits are counted in and payouts are sent with. */
+  readonly usdtContract: TronAddress;
   /**
    * The signing key of this chain's addresses and hot wallet, for the sign-once
    * executor in the worker role only (src/crypto/sending/). Sandbox: the sandbox
@@ -171,6 +173,7 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         keyId: 'sandbox',
         // Only the account xpub is kept: the receiving side never needs a private key.
         addressKey: depositAddressKeyFromXpub(seedKey.xpub),
+        usdtContract: USDT_CONTRACT_MAINNET,
         // Found on first use: an API-role process derives addresses before any worker serves the chain.
         node: lazyNodeClient(resolveSandboxNode, () => sandboxNode),
         // The sandbox seed signs too (nothing real is at stake); only the worker role asks for it.
@@ -212,6 +215,7 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         chain: 'tron-live',
         keyId: 'live',
         addressKey: keys.depositAddressKey,
+        usdtContract: tronAddress(config.tronUsdtContract),
         node: createTronNodeClient({
           urls: config.tronNodeUrls,
           apiKey: config.tronApiKey,

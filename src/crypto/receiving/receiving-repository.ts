@@ -49,6 +49,18 @@ export async function findOurAddresses(db: Executor, keyId: AddressKeyId, addres
   return db.selectFrom('crypto_addresses').selectAll().where(anyOf('address', addresses)).where('key_id', '=', keyId).execute();
 }
 
+/** Which of these addresses are deposit addresses of this gateway, of either key (one primary-key probe each). */
+export async function depositAddressesAmong(db: Executor, addresses: readonly string[]): Promise<Set<string>> {
+  if (addresses.length === 0) return new Set();
+  const rows = await db.selectFrom('crypto_addresses').select('address').where(anyOf('address', addresses)).execute();
+  return new Set(rows.map((row) => row.address));
+}
+
+/** `exists (…)`: whether this address is a deposit address of this gateway, as an expression of another module's read. */
+export function isDepositAddressSql(address: string) {
+  return sql<boolean>`exists (select 1 from crypto_addresses where address = ${address})`;
+}
+
 export async function hasAddressesOfKey(db: Executor, keyId: AddressKeyId): Promise<boolean> {
   const row = await db.selectFrom('crypto_addresses').select('address').where('key_id', '=', keyId).limit(1).executeTakeFirst();
   return row !== undefined;

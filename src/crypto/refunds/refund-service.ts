@@ -14,7 +14,7 @@ import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
-import { checkNotHotWallet, parseExternalId, parseRecipient } from '../payouts/payout-service.ts';
+import { checkRecipients, parseExternalId, parseRecipient } from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
 import type { CryptoChain } from '../receiving/crypto-chain.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
@@ -107,7 +107,7 @@ export async function createRefund(deps: RefundDeps, shop: RefundShop, request: 
 
   const deposits = await depositsToRefund(deps.db, shop.shopId, target);
   const access = await deps.chain.forMode(shop.mode);
-  checkNotHotWallet(access, address, 'address');
+  await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
   if (deposits.some((deposit) => deposit.chain !== access.chain)) throw new InvalidStateError('The deposit arrived on another chain than this shop’s.');
   const depositsMicro = deposits.reduce((sum, deposit) => sum + deposit.amount_micro, 0n);
   const [quote] = await quotePayouts(access, deps.logger, NO_SERVICE_FEE, deps.config.trxUsdtRateMicro, [{ address, amountMicro: depositsMicro }]);

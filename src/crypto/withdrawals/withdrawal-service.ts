@@ -14,7 +14,7 @@ import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../err
 import { newId } from '../../ids.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
-import { checkNotHotWallet, parsePayoutAmount, parseRecipient } from '../payouts/payout-service.ts';
+import { checkRecipients, parsePayoutAmount, parseRecipient } from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
 import type { CryptoChain } from '../receiving/crypto-chain.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
@@ -76,7 +76,7 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
   const shop = await findShopProfile(deps.db, input.shopId);
   if (!shop || shop.merchantId !== input.merchantId) throw new NotFoundError('No such shop of this merchant.');
   const access = await deps.chain.forMode(shop.mode);
-  checkNotHotWallet(access, address, 'address');
+  await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
   const [quote] = await quotePayouts(access, deps.logger, NO_SERVICE_FEE, deps.config.trxUsdtRateMicro, [{ address, amountMicro }]);
   return inTransaction(deps.db, async (tx) => {
     const awaitsApproval = await repository.approvalRequired(tx, shop.shopId);

@@ -68,6 +68,21 @@ describe.each(backends)('batch payout routes on %s', (backend) => {
     await expectNothingStored(body, before);
   });
 
+  it('an item paying a deposit address of the gateway (at index 7) refuses the whole batch naming payouts[7].address, storing nothing', async () => {
+    const before = await testApp.balance(shop);
+    const invoice = (await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', { external_id: externalId('inv'), amount: '3', network: 'TRC20' })).json();
+    const payouts = items(20);
+    payouts[7] = { ...payouts[7]!, address: invoice.address };
+    payouts[12] = { ...payouts[12]!, address: invoice.address };
+    const body = batchBody(payouts);
+    const response = await create(body);
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.json().error).toBe('invalid_request');
+    expect(response.json().message).toContain('payouts[7].address');
+    expect(response.json().message).toContain('deposit address of this gateway');
+    await expectNothingStored(body, before);
+  });
+
   it('an item outside the shop’s limits: 400 amount_not_supported naming it, nothing stored', async () => {
     const before = await testApp.balance(shop);
     const payouts = items(3);

@@ -40,6 +40,12 @@ describe.each(backends)('payout routes on %s', (backend) => {
     }
   }
 
+  async function expectRefusedMessage(body: unknown): Promise<string> {
+    const response = await create(body);
+    expect(response.statusCode, response.body).toBe(400);
+    return response.json().message as string;
+  }
+
   describe('creating', () => {
     it('answers 201 with a pending payout of every 2.4 field, total_debit reserved and crypto.payout.updated written', async () => {
       const body = payoutBody({ amount: '25.50' });
@@ -97,7 +103,7 @@ describe.each(backends)('payout routes on %s', (backend) => {
       expect(micro(response.json().recipient_amount)).toBe(expectedMicro);
     });
 
-    it.each([['10.001'], ['1e1'], [''], ['-1'], ['0'], ['0.00'], ['0.001'], ['abc'], [' 10'], ['10,5'], ['1000000000.01']])(
+    it.each([['10.001'], ['1e1'], [''], ['-1'], ['0'], ['0.00'], ['0.001'], ['abc'], [' 10'], ['10 '], ['10,5'], ['1000000000.01'], ['+10'], ['010'], ['10.'], ['.5'], ['-0'], ['0x10'], ['١٠']])(
       'refuses the amount "%s" with 400 naming the field, storing nothing',
       (amount) => expectRefused(payoutBody({ amount }), 'amount'),
     );
@@ -120,6 +126,30 @@ describe.each(backends)('payout routes on %s', (backend) => {
       }
       const access = await cryptoDepsFor(testApp.context).chain.forMode('sandbox');
       await expectRefused(payoutBody({ address: access.addressKey.hotWalletAddress }), 'address');
+    });
+
+    it('refuses the gateway’s own deposit addresses (this shop’s, another shop’s, either book) and the USDT contract, storing nothing', async () => {
+      const other = await testApp.payoutShop();
+      const ownInvoice = (await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', { external_id: externalId('own'), amount: '5', network: 'TRC20' })).json();
+      const otherWallet = (await testApp.call(other.key, 'POST', '/v1/crypto/wallets', { client_id: externalId('client'), network: 'TRC20' })).json();
+      expect(ownInvoice.address).toMatch(/^T/);
+      expect(otherWallet.address).toMatch(/^T/);
+      // A live book's address: recorded as the live key's (no live keys are configured here, so written as the watcher would find it).
+      const liveAddress = recipient();
+      await testApp.context.db
+        .insertInto('crypto_addresses')
+        .values({ address: liveAddress, key_id: 'live', derivation_index: 7n, shop_id: other.shopId, purpose: 'invoice', created_at: testApp.clock.now() })
+        .execute();
+      const access = await cryptoDepsFor(testApp.context).chain.forMode('sandbox');
+      for (const address of [ownInvoice.address, otherWallet.address, liveAddress, access.usdtContract]) {
+        await expectRefused(payoutBody({ address }), 'address');
+        const quote = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address });
+        expect(quote.statusCode, quote.body).toBe(400);
+        expect(quote.json()).toMatchObject({ error: 'invalid_request' });
+        expect(quote.json().message).toContain('address');
+      }
+      expect((await expectRefusedMessage(payoutBody({ address: ownInvoice.address })))).toContain('deposit address of this gateway');
+      expect((await expectRefusedMessage(payoutBody({ address: access.usdtContract })))).toContain('USDT contract');
     });
 
     it('takes an external_id of 1 and of 100 characters and refuses 0 and 101', async () => {

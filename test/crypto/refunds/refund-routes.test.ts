@@ -54,6 +54,11 @@ describe.each(backends)('refund routes on %s', (backend) => {
     await expectRefused({ external_id: externalId(), deposit_id: depositId, address: 5 }, 400, 'invalid_request', 'address');
     const hotWallet = (await cryptoDepsFor(testApp.context).chain.forMode('sandbox')).addressKey.hotWalletAddress;
     await expectRefused({ external_id: externalId(), deposit_id: depositId, address: hotWallet }, 400, 'invalid_request', 'hot wallet');
+    // Back to one of the gateway's own deposit addresses (the deposit's own, or any other) or to the USDT contract: refused.
+    const ownAddress = (await testApp.context.db.selectFrom('crypto_deposits').select('address').where('id', '=', depositId).executeTakeFirstOrThrow()).address;
+    await expectRefused({ external_id: externalId(), deposit_id: depositId, address: ownAddress }, 400, 'invalid_request', 'deposit address of this gateway');
+    const usdtContract = (await cryptoDepsFor(testApp.context).chain.forMode('sandbox')).usdtContract;
+    await expectRefused({ external_id: externalId(), deposit_id: depositId, address: usdtContract }, 400, 'invalid_request', 'USDT contract');
     // The inner side of each bound passes validation: a 64-character unknown deposit is 404, a 100-character external_id and a 1-character one are accepted.
     await expectRefused({ external_id: externalId(), deposit_id: `dep_${'0'.repeat(60)}`, address: recipient() }, 404, 'not_found');
     const longest = await refund({ external_id: 'x'.repeat(100), deposit_id: depositId, address: recipient() });

@@ -148,6 +148,13 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
       expect(await refusal(createWithdrawal(deps, { ...poor, amount })), amount).toMatchObject({ code: 'invalid_request' });
     }
     expect((await refusal(createWithdrawal(deps, { ...poor, address: 'TXYZ' }))).message).toContain('address');
+    // The gateway's own addresses: a deposit address of any shop, the hot wallet, the USDT contract.
+    const invoice = await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', { external_id: `own-${Math.random()}`, amount: '2', network: 'TRC20' });
+    expect(invoice.statusCode, invoice.body).toBe(201);
+    const access = await cryptoDepsFor(testApp.context).chain.forMode('sandbox');
+    for (const address of [invoice.json().address as string, access.addressKey.hotWalletAddress, access.usdtContract]) {
+      expect(await refusal(createWithdrawal(deps, { ...poor, amount: '1', address })), address).toMatchObject({ code: 'invalid_request' });
+    }
     expect((await refusal(createWithdrawal(deps, { ...poor, shopId: shop.shopId }))).code).toBe('not_found');
     expect((await refusal(createWithdrawal(deps, { ...poor, requestedBy: ' ' }))).code).toBe('invalid_request');
     expect(await count()).toBe(before);
