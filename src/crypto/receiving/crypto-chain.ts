@@ -70,6 +70,8 @@ export interface CryptoChainOptions {
    * (`serve --role api`) does not: it drives the one a worker serves.
    */
   readonly sandboxServes?: boolean;
+  /** An API-role process: how long to wait for a worker to serve the sandbox chain before 503 (SANDBOX_DISCOVERY_WAIT_MS). */
+  readonly sandboxDiscoveryWaitMs?: number;
   /** The data folder (sandbox seed, saved sandbox chain); undefined: an in-memory seed and chain (tests). */
   readonly dataDir: string | undefined;
   readonly logger: Logger;
@@ -85,6 +87,14 @@ const SANDBOX_CHAIN_FILE = 'sandbox-chain.json';
 /** Where the process serving the sandbox chain records its URL, for the other roles. */
 export const SANDBOX_CHAIN_URL_FILE = 'sandbox-chain.url';
 const SANDBOX_DISCOVERY_RETRY_SECONDS = 5;
+/**
+ * How long an API-role process waits for a worker to start serving the sandbox chain.
+ * A worker starts it lazily, on its watcher's first pass (every 3 s) after the first
+ * sandbox deposit address exists; so the README's first test-helper call after the
+ * first invoice finds it within this wait instead of failing.
+ */
+const SANDBOX_DISCOVERY_WAIT_MS = 7_000;
+const SANDBOX_DISCOVERY_POLL_MS = 500;
 const LIVE_RETRY_AFTER_SECONDS = 300;
 
 export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
@@ -130,14 +140,20 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
       if (config.sandboxChainUrl !== undefined) return config.sandboxChainUrl;
       // In-memory mode (tests) shares nothing: the chain is this process's own.
       if (urlFile === undefined) return (await startSandboxServer()).url;
-      const other = await recordedLiveChain();
+      let other = await recordedLiveChain();
+      const waitMs = options.sandboxDiscoveryWaitMs ?? SANDBOX_DISCOVERY_WAIT_MS;
+      for (let waited = 0; other === undefined && options.sandboxServes === false && waited < waitMs; waited += SANDBOX_DISCOVERY_POLL_MS) {
+        await new Promise((resolve) => setTimeout(resolve, SANDBOX_DISCOVERY_POLL_MS));
+        other = await recordedLiveChain();
+      }
       if (other !== undefined) {
         logger.info({ url: other }, 'sandbox chain served by another process');
         return other;
       }
       if (options.sandboxServes === false) {
         throw new ServiceUnavailableError(
-          'The sandbox chain is served by the worker role: start `paygate serve --role worker` with the same PAYGATE_DATA_DIR, or set PAYGATE_SANDBOX_CHAIN_URL (docs/crypto.md).',
+          'The sandbox chain is served by the worker role, which starts it once a sandbox deposit address exists: create an invoice or a wallet first, ' +
+            'and run `paygate serve --role worker` with the same PAYGATE_DATA_DIR (or set PAYGATE_SANDBOX_CHAIN_URL for every role; docs/crypto.md).',
           SANDBOX_DISCOVERY_RETRY_SECONDS,
         );
       }

@@ -2,7 +2,8 @@
 // worker` as two real processes on one PostgreSQL database and one data
 // folder. The worker serves the simulated chain and records its URL; the API
 // process starts none and drives the worker's through the control surface, so a
-// test-helper deposit made through the API is seen and credited by the worker.
+// test-helper deposit made through the API is seen and credited by the worker,
+// and a payout made through the API is signed and sent by the worker's executor.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -45,7 +46,7 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
 }
 
 describe.runIf(TEST_DATABASE_URL)('split roles on postgres share one sandbox chain', () => {
-  it('a test-helper deposit through the API process is credited by the worker process; a restarted worker keeps the URL', { timeout: 120_000 }, async () => {
+  it('a test-helper deposit through the API process is credited by the worker process, a payout through it is sent by the worker; a restarted worker keeps the URL', { timeout: 180_000 }, async () => {
     const databaseUrl = await createServerDatabase();
     const dataDir = await mkdtemp(join(tmpdir(), 'paygate-split-'));
     const env = { DATABASE_URL: databaseUrl, PAYGATE_DATA_DIR: dataDir, PORT: '0', PAYGATE_RATE_LIMIT_PER_MINUTE: '100000' };
@@ -77,15 +78,15 @@ describe.runIf(TEST_DATABASE_URL)('split roles on postgres share one sandbox cha
       expect(early.json['error']).toBe('service_unavailable');
       expect(early.json['message']).toContain('--role worker');
 
-      // The worker serves the chain once there is an address to watch, and records where.
+      // The worker serves the chain once there is an address to watch (its watcher's first pass), and
+      // records where; a helper call right after the worker starts waits for it instead of failing.
       const workerStarted = await startWorker(env);
       worker = workerStarted.child;
-      const urlFile = join(dataDir, SANDBOX_CHAIN_URL_FILE);
-      await expect.poll(() => readFile(urlFile, 'utf8').catch(() => ''), { timeout: 20_000, interval: 200 }).toMatch(/^http:\/\/127\.0\.0\.1:\d+\n$/);
-      const chainUrl = (await readFile(urlFile, 'utf8')).trim();
-
       const deposit = await call('POST', '/v1/test_helpers/crypto/deposits', { address, amount: '25.5' });
       expect(deposit.status, JSON.stringify(deposit.json)).toBe(200);
+      const urlFile = join(dataDir, SANDBOX_CHAIN_URL_FILE);
+      expect(await readFile(urlFile, 'utf8')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\n$/);
+      const chainUrl = (await readFile(urlFile, 'utf8')).trim();
       const mined = await call('POST', '/v1/test_helpers/crypto/blocks', { count: 19 });
       expect(mined.status).toBe(200);
       // The API's helpers moved the chain the worker serves (read here straight from it).
@@ -98,6 +99,17 @@ describe.runIf(TEST_DATABASE_URL)('split roles on postgres share one sandbox cha
       await expect.poll(async () => (await call('GET', `/v1/crypto/invoices/${invoiceId}`)).json['status'], { timeout: 30_000, interval: 500 }).toBe('paid');
       const balance = await call('GET', '/v1/crypto/balance');
       expect(JSON.stringify(balance.json)).toContain('25.5');
+
+      // A payout made through the API process is signed and sent by the worker's executor, once.
+      const recipient = 'TGkWdpawVNfeset3P6uTBbLaPY7nZVZvXY';
+      const before = (await createSimulatorControl(chainUrl).balances(recipient as never)).usdt;
+      const payout = await call('POST', '/v1/crypto/payouts', { external_id: 'split-payout-1', network: 'TRC20', amount: '10', address: recipient });
+      expect(payout.status, JSON.stringify(payout.json)).toBe(201);
+      const payoutPath = `/v1/crypto/payouts/${payout.json['payout_id'] as string}`;
+      await expect.poll(async () => (await call('GET', payoutPath)).json['status'], { timeout: 30_000, interval: 500 }).toBe('processing');
+      await call('POST', '/v1/test_helpers/crypto/blocks', { count: 20 });
+      await expect.poll(async () => (await call('GET', payoutPath)).json['status'], { timeout: 30_000, interval: 500 }).toBe('completed');
+      expect((await createSimulatorControl(chainUrl).balances(recipient as never)).usdt - before).toBe(10_000_000n);
 
       // A restarted worker serves the saved chain on the same port: the API process keeps driving it.
       await stop(worker);
@@ -128,7 +140,7 @@ describe('finding the sandbox chain', () => {
 
   it('an API-role chain handle waits (503) for a serving one, then drives the chain it recorded; a second server reuses it', async () => {
     const dataDir = await folder();
-    const api = createCryptoChain({ config, dataDir, logger, sandboxServes: false });
+    const api = createCryptoChain({ config, dataDir, logger, sandboxServes: false, sandboxDiscoveryWaitMs: 0 });
     cleanups.push(() => api.close());
     // Addresses need no chain.
     const access = await api.forMode('sandbox');
@@ -160,7 +172,7 @@ describe('finding the sandbox chain', () => {
     cleanups.push(() => external.close());
     const dataDir = await folder();
     for (const sandboxServes of [true, false]) {
-      const chain = createCryptoChain({ config: { ...config, sandboxChainUrl: external.url }, dataDir, logger, sandboxServes, sandboxClock: 'manual' });
+      const chain = createCryptoChain({ config: { ...config, sandboxChainUrl: external.url }, dataDir, logger, sandboxServes, sandboxClock: 'manual', sandboxDiscoveryWaitMs: 0 });
       cleanups.push(() => chain.close());
       await (await chain.sandboxControl()).mine(2);
       expect((await (await chain.forMode('sandbox')).node.getHeadBlock()).number).toBe(external.chain.head.number);
