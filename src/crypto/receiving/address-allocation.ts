@@ -13,7 +13,7 @@ import { ServiceUnavailableError } from '../../errors.ts';
 import { DEPOSIT_INDEX_LIMIT } from '../keys/hd-keys.ts';
 import type { ChainAccess } from './crypto-chain.ts';
 import { takePooledAddress } from './address-pool.ts';
-import { insertAddress, takeNextIndex } from './receiving-repository.ts';
+import { firstAddressOfKey, insertAddress, takeNextIndex } from './receiving-repository.ts';
 export { depositAddressesAmong, isDepositAddressSql } from './receiving-repository.ts';
 import type { AddressPurpose } from './receiving-tables.ts';
 
@@ -34,3 +34,32 @@ export async function recordDepositAddress(tx: Tx, clock: Clock, access: ChainAc
   await insertAddress(tx, { address: reserved.address, key_id: access.keyId, derivation_index: BigInt(reserved.index), shop_id: shopId, purpose, created_at: clock.now() });
   return reserved.address;
 }
+
+/**
+ * Refuses a key that is not the one this database's addresses of its kind were
+ * derived from: the first address on record must be the key's own address at
+ * that index. Roles with different data folders (different sandbox seeds), or a
+ * replaced live xpub, would otherwise hand out addresses nobody can sweep and
+ * send from a hot wallet the others do not know. Checked once per process and
+ * key (the result is kept; a failure is not, so it is reported on every use).
+ */
+export function assertKeyOfDatabase(db: Db, access: ChainAccess): Promise<void> {
+  let checked = keyChecks.get(access);
+  if (!checked) {
+    checked = (async () => {
+      const first = await firstAddressOfKey(db, access.keyId);
+      if (!first || access.addressKey.address(Number(first.derivation_index)) === first.address) return;
+      const setting = access.keyId === 'sandbox' ? 'PAYGATE_DATA_DIR (its sandbox-tron-seed)' : 'PAYGATE_TRON_XPUB_FILE';
+      throw new ServiceUnavailableError(
+        `The ${access.keyId} deposit key of this process is not the one this database's ${access.keyId} addresses were derived from ` +
+          `(address ${first.address} at index ${first.derivation_index}): every role must use the same ${setting}.`,
+        3600,
+      );
+    })();
+    keyChecks.set(access, checked);
+    checked.catch(() => keyChecks.delete(access));
+  }
+  return checked;
+}
+
+const keyChecks = new WeakMap<ChainAccess, Promise<void>>();

@@ -6,6 +6,7 @@ import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../../db/transaction.ts';
+import { assertKeyOfDatabase } from './address-allocation.ts';
 import { createCryptoChain, type CryptoChain } from './crypto-chain.ts';
 
 export interface CryptoDeps {
@@ -29,7 +30,8 @@ export function cryptoDepsFor(context: Pick<AppContext, 'db' | 'clock' | 'config
     clock: context.clock,
     config: context.config,
     logger: context.logger,
-    chain:
+    chain: checkingKeys(
+      context.db,
       chain ??
       createCryptoChain({
         config: context.config,
@@ -39,9 +41,21 @@ export function cryptoDepsFor(context: Pick<AppContext, 'db' | 'clock' | 'config
         // The API role drives the sandbox chain a worker serves (one chain for every role).
         sandboxServes: context.role !== 'api',
       }),
+    ),
   };
   depsOfContext.set(key, deps);
   return deps;
+}
+
+/** The chain handle whose keys are checked against the database's addresses on first use (assertKeyOfDatabase). */
+function checkingKeys(db: Db, chain: CryptoChain): CryptoChain {
+  return Object.assign(Object.create(chain) as CryptoChain, {
+    async forMode(mode: Parameters<CryptoChain['forMode']>[0]) {
+      const access = await chain.forMode(mode);
+      await assertKeyOfDatabase(db, access);
+      return access;
+    },
+  });
 }
 
 /** Stops the context's chain handle (its node clients and the in-process sandbox chain), if one was made. */

@@ -61,6 +61,11 @@ export function isDepositAddressSql(address: string) {
   return sql<boolean>`exists (select 1 from crypto_addresses where address = ${address})`;
 }
 
+/** The address this key derived first (the lowest index on record), if it derived any. */
+export async function firstAddressOfKey(db: Executor, keyId: AddressKeyId): Promise<{ address: string; derivation_index: bigint } | undefined> {
+  return db.selectFrom('crypto_addresses').select(['address', 'derivation_index']).where('key_id', '=', keyId).orderBy('derivation_index').limit(1).executeTakeFirst();
+}
+
 export async function hasAddressesOfKey(db: Executor, keyId: AddressKeyId): Promise<boolean> {
   const row = await db.selectFrom('crypto_addresses').select('address').where('key_id', '=', keyId).limit(1).executeTakeFirst();
   return row !== undefined;
