@@ -90,8 +90,8 @@ export interface ExecutorOptions {
   readonly dryRunBeforeSigning?: boolean;
   /** Where transactions are signed: a worker-thread pool (signing-pool.ts; the caller closes it), or this thread (default). */
   readonly signing?: SigningPool;
-  /** TEST-ONLY: called at each step; throwing there stops the pass as a crash would. */
-  readonly onStep?: (step: ExecutorStep) => void;
+  /** TEST-ONLY: called (and awaited) at each step; throwing there stops the pass as a crash would, waiting there pauses it. */
+  readonly onStep?: (step: ExecutorStep) => void | Promise<void>;
 }
 
 export interface ExecutorPassResult {
@@ -130,7 +130,9 @@ const REJECTION_OUTCOMES: Record<string, OutgoingErrorCode | 'retry'> = {
 export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecutor {
   const { db, clock, node, chain, logger } = options;
   const token = options.leaderToken ?? randomUUID();
-  const step = (name: ExecutorStep) => options.onStep?.(name);
+  const step = async (name: ExecutorStep) => {
+    await options.onStep?.(name);
+  };
   const purposes = OUTGOING_PURPOSES.filter((purpose) => options.handlers[purpose] !== undefined);
   const book = chain === 'tron-sandbox' ? 'sandbox' : 'live';
   const signer = options.signing ?? inThreadSigning;
@@ -202,7 +204,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       if (row.submitted_at === null && final.tx_id !== null) await handler.onSubmitted?.(tx, clock, toOutgoingTransfer({ ...final, status: 'submitted', final_at: null }));
       await handler.onFinal(tx, clock, toOutgoingTransfer(final));
     }
-    step('inside-finish');
+    await step('inside-finish');
     return finals;
   }
 
@@ -243,7 +245,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
   async function finishAll(finishes: readonly Finish[], result: ExecutorPassResult): Promise<void> {
     if (finishes.length === 0) return;
     await classifyReverts(finishes);
-    step('before-finish');
+    await step('before-finish');
     const count = (finals: readonly OutgoingTransferRow[]) => {
       for (const final of finals) {
         if (final.status === 'confirmed') result.confirmed += 1;
@@ -387,7 +389,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     await forEachLimited(items, NODE_CONCURRENCY, async (item) => {
       answers.push({ item, answer: await node.broadcast({ txId: item.txId, hex: item.hex }) });
     });
-    step('after-broadcast');
+    await step('after-broadcast');
     const now = clock.now();
     await repository.recordBroadcasts(
       db,
@@ -592,7 +594,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
         );
         const committed = signed.filter((item) => claimed.has(item.transfer.id));
         result.signed += committed.length;
-        step('after-sign');
+        await step('after-sign');
         broadcasts.push(broadcastAll(committed, result));
       }
     } finally {
