@@ -27,6 +27,10 @@ import { DuplicateExternalIdError, IdempotencyInProgressError } from '../errors.
 import * as repository from './idempotency-repository.ts';
 import type { IdempotencyRecord, NewIdempotencyRecord, RecordKey } from './idempotency-repository.ts';
 
+// For a module that writes the record inside its own one statement (createAtomicallyWith):
+// the record's INSERT as a CTE, the constraint a second record runs into, the row's type.
+export { recordInsertFrom, RECORD_KEY_CONSTRAINT, type NewIdempotencyRecord } from './idempotency-repository.ts';
+
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 /** How long an in-progress record holds its key before another request may take it over. */
 export const IDEMPOTENCY_LEASE_MS = 30_000;

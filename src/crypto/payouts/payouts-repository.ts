@@ -1,7 +1,7 @@
 // SQL of payouts: per-shop settings, payouts, batches.
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import { recordInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-repository.ts';
+import { recordInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
 import { isDepositAddressSql } from '../receiving/address-allocation.ts';
 import type { BatchStatus, PayoutStatus, PayoutTables } from './payouts-tables.ts';
 

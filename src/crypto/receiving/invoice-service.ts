@@ -2,7 +2,7 @@
 // by external_id), reads, and the QR code of the payment URI. The watcher moves
 // them through their states (invoice-settlement.ts).
 import QRCode from 'qrcode';
-import { createAtomicallyWith, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import { createAtomicallyWith, RECORD_KEY_CONSTRAINT, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
 import { isUniqueViolation, type Executor } from '../../db/transaction.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { InvalidRequestError, NotFoundError } from '../../errors.ts';
@@ -12,7 +12,6 @@ import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { webhookUrlProblem, type WebhookUrlRules } from '../../webhooks/url-guard.ts';
 import { reserveDepositAddress } from './address-allocation.ts';
 import { returnUnusedAddress } from './address-pool.ts';
-import { RECORD_KEY_CONSTRAINT } from '../../idempotency/idempotency-repository.ts';
 import type { CryptoDeps } from './crypto-deps.ts';
 import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
 import * as repository from './receiving-repository.ts';

@@ -2,7 +2,7 @@
 // wallets, deposits, and the chain watcher's cursor, lease and scanned blocks.
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import { recordInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-repository.ts';
+import { recordInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
 import type { AddressKeyId, ChainName, CryptoReceivingTables, DepositStatus, InvoiceStatus, WalletStatus } from './receiving-tables.ts';
 
 export type AddressRow = Selectable<CryptoReceivingTables['crypto_addresses']>;
