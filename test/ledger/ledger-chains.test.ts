@@ -61,6 +61,8 @@ describe.each(backends)('linked ledger chains on %s', (backend) => {
     await idTaken;
 
     let caught: unknown;
+    // Its commit fails (PostgreSQL rolls the transaction back): handled from the start, since it may
+    // settle while this test still awaits the rival (an unhandled rejection fails the run).
     const careless = inTransaction(context.db, async (tx) => {
       try {
         await executeLinked(tx, context.clock, [
@@ -70,11 +72,11 @@ describe.each(backends)('linked ledger chains on %s', (backend) => {
       } catch (error) {
         caught = error; // a careless caller: swallows the error and lets its transaction commit
       }
-    });
+    }).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 300));
     release();
     await rival;
-    await careless.catch(() => undefined);
+    await careless;
 
     expect(caught).toMatchObject({ code: 'duplicate_external_id' });
     expect(await findTransfer(context.db, first)).toBeUndefined();
