@@ -16,14 +16,14 @@ import type { ChainAccess, CryptoChain } from '../receiving/crypto-chain.ts';
 import { depositAddressesAmong } from '../receiving/address-allocation.ts';
 import { decodeListCursor, encodeListCursor } from '../receiving/list-cursor.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
-import { enqueueOutgoingTransfer, enqueueOutgoingTransferFrom } from '../sending/outgoing-transfers.ts';
+import { enqueueOutgoingTransferFrom, enqueueOutgoingTransfers } from '../sending/outgoing-transfers.ts';
 import { explainUnwrittenReservation, fanOutReservation } from '../../ledger/ledger-service.ts';
 import { emitFrom } from '../../webhooks/outbox.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import { quotePayouts, type PayoutQuote } from './payout-fees.ts';
 import { AccountIds, payoutFanOut, reservePayouts } from './payout-ledger.ts';
 import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-settings.ts';
-import { emitPayoutUpdated, PAYOUT_UPDATED } from './payouts-events.ts';
+import { emitPayoutsUpdated, PAYOUT_UPDATED } from './payouts-events.ts';
 import * as repository from './payouts-repository.ts';
 import type { PayoutRow } from './payouts-repository.ts';
 import { PAYOUT_STATUSES, type PayoutStatus } from './payouts-tables.ts';
@@ -239,21 +239,14 @@ export async function insertQueuedPayouts(
   accountIds?: AccountIds,
 ): Promise<PayoutRow[]> {
   const now = clock.now();
-  const rows = [];
-  for (const [index, { id, item, quote }] of items.entries()) {
-    const transfer = await enqueueOutgoingTransfer(tx, clock, {
-      chain: access.chain,
-      purpose: 'payout',
-      ownerId: id,
-      asset: 'USDT',
-      from: { kind: 'hot_wallet' },
-      to: item.address,
-      amount: item.amountMicro,
-    });
-    rows.push(newPayoutRow(now, shop, access, { id, item, quote }, batchId === null ? null : { batchId, index }, transfer.id));
-  }
+  const transfers = await enqueueOutgoingTransfers(
+    tx,
+    clock,
+    items.map(({ id, item }) => ({ chain: access.chain, purpose: 'payout' as const, ownerId: id, asset: 'USDT' as const, from: { kind: 'hot_wallet' as const }, to: item.address, amount: item.amountMicro })),
+  );
+  const rows = items.map(({ id, item, quote }, index) => newPayoutRow(now, shop, access, { id, item, quote }, batchId === null ? null : { batchId, index }, transfers[index]!.id));
   const inserted = await repository.insertPayouts(tx, rows);
-  for (const row of inserted) await emitPayoutUpdated(tx, clock, row);
+  await emitPayoutsUpdated(tx, clock, inserted);
   // Last: the merchant's balance row stays locked from here to COMMIT, and every payout of the merchant waits on it.
   await reservePayouts(tx, clock, { book: shop.mode, merchantId: shop.merchantId }, inserted, accountIds);
   return inserted;

@@ -68,6 +68,12 @@ export async function enqueueOutgoingTransfer(tx: Tx, clock: Clock, request: Out
   return toOutgoingTransfer(await repository.insertTransfer(tx, queuedRow(clock, newId('outgoingTransfer'), request)));
 }
 
+/** enqueueOutgoingTransfer for many transfers in one INSERT (a batch payout's items), in the order given. */
+export async function enqueueOutgoingTransfers(tx: Tx, clock: Clock, requests: readonly OutgoingTransferRequest[]): Promise<OutgoingTransfer[]> {
+  const rows = await repository.insertTransfers(tx, requests.map((request) => queuedRow(clock, newId('outgoingTransfer'), request)));
+  return rows.map(toOutgoingTransfer);
+}
+
 /**
  * enqueueOutgoingTransfer as a data-modifying CTE of the caller's ONE statement
  * (a payout's creation): the transfer is queued only if `anchorCte` has its row.

@@ -11,6 +11,17 @@ export async function insertTransfer(tx: Tx, row: Insertable<SendingTables['cryp
   return tx.insertInto('crypto_outgoing_transfers').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
+/** Many queued transfers in one INSERT (a batch's items), returned in the order given. */
+export async function insertTransfers(tx: Tx, rows: readonly Insertable<SendingTables['crypto_outgoing_transfers']>[]): Promise<OutgoingTransferRow[]> {
+  const inserted: OutgoingTransferRow[] = [];
+  // 21 parameters a row: chunks stay far below PostgreSQL's 65,535 per statement.
+  for (let start = 0; start < rows.length; start += 1_000) {
+    inserted.push(...(await tx.insertInto('crypto_outgoing_transfers').values(rows.slice(start, start + 1_000)).returningAll().execute()));
+  }
+  const byId = new Map(inserted.map((row) => [row.id, row]));
+  return rows.map((row) => byId.get(row.id)!);
+}
+
 /**
  * insertTransfer as a data-modifying CTE of a caller's statement: the row is
  * written once per row of `anchorCte` (one), or not at all when it has none.

@@ -3,7 +3,7 @@
 // estimate reads the simulated chain's prices and balances over HTTP.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../../src/db/transaction.ts';
-import { enqueueOutgoingTransfer, findOutgoingTransfer, type OutgoingTransferRequest } from '../../../src/crypto/sending/outgoing-transfers.ts';
+import { enqueueOutgoingTransfer, enqueueOutgoingTransfers, findOutgoingTransfer, type OutgoingTransferRequest } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { estimateUsdtTransferCost, estimateTrxTransferCost, sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { tronAddress, tronAddressFromPrivateKey } from '../../../src/crypto/tron/address.ts';
@@ -38,6 +38,19 @@ describe.each(backends)('outgoing transfers on %s', (backend) => {
     const found = await findOutgoingTransfer(setup.context.db, queued.id);
     expect(found).toEqual(queued);
     expect(await findOutgoingTransfer(setup.context.db, 'otx_missing')).toBeUndefined();
+  });
+
+  it('enqueues many in one INSERT (a batch payout), in the order asked, each as one alone would be', async () => {
+    const asked = Array.from({ length: 1_203 }, (_, index) => ({ ...request(), ownerId: `po_many_${index}`, amount: 1_000_000n + BigInt(index) }));
+    const queued = await inTransaction(setup.context.db, (tx) => enqueueOutgoingTransfers(tx, setup.clock, asked));
+    expect(queued.map((transfer) => transfer.ownerId)).toEqual(asked.map((transfer) => transfer.ownerId));
+    expect(new Set(queued.map((transfer) => transfer.id)).size).toBe(asked.length);
+    for (const index of [0, 999, 1_000, 1_202]) {
+      expect(await findOutgoingTransfer(setup.context.db, queued[index]!.id)).toEqual(queued[index]);
+      expect(queued[index]).toMatchObject({ status: 'queued', amount: asked[index]!.amount, to: recipient, txId: null });
+    }
+    expect(await inTransaction(setup.context.db, (tx) => enqueueOutgoingTransfers(tx, setup.clock, []))).toEqual([]);
+    await expect(inTransaction(setup.context.db, (tx) => enqueueOutgoingTransfers(tx, setup.clock, [request(), { ...request(), amount: 0n }]))).rejects.toThrow();
   });
 
   it('rolls back with the caller transaction', async () => {

@@ -1,8 +1,9 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { bytesToNumberBE } from '@noble/curves/utils.js';
+import { bytesToNumberBE, numberToBytesBE } from '@noble/curves/utils.js';
+import { randomBytes } from 'node:crypto';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
-import { tronAddress, tronAddressFromPrivateKey } from '../../../src/crypto/tron/address.ts';
+import { tronAddress, tronAddressFromPrivateKey, tronAddressFromPublicKey } from '../../../src/crypto/tron/address.ts';
 import { normalizedRecoveryId, recoverSignerAddress, signTransactionId, signTriggerSmartContract } from '../../../src/crypto/tron/signing.ts';
 import { decodeSignedTransaction } from '../../../src/crypto/tron/transaction.ts';
 import { transferCalldata, USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
@@ -67,6 +68,52 @@ describe('recoverSignerAddress (what the simulated chain checks against owner_ad
   it('refuses r = 0 without throwing', () => {
     const zero = new Uint8Array(65);
     expect(recoverSignerAddress(TX_ID, zero)).toBeUndefined();
+  });
+
+  it('agrees with noble’s recovery on 300 keys × 9 signatures: good, high-s, other v, tampered, r or s out of range, random bytes', () => {
+    // The independent oracle: noble recovers (the curve library of the signer), libsecp256k1 is what recoverSignerAddress runs.
+    const n = secp256k1.Point.CURVE().n;
+    const nobleSigner = (txId: string, sig: Uint8Array): string | undefined => {
+      const id = normalizedRecoveryId(sig[64] ?? -1);
+      if (sig.length !== 65 || id === undefined) return undefined;
+      try {
+        return tronAddressFromPublicKey(secp256k1.recoverPublicKey(Uint8Array.of(id, ...sig.subarray(0, 64)), hexToBytes(txId), { prehash: false }));
+      } catch {
+        return undefined;
+      }
+    };
+    const withScalar = (sig: Uint8Array, offset: number, value: bigint): Uint8Array => {
+      const copy = sig.slice();
+      copy.set(numberToBytesBE(value, 32), offset);
+      return copy;
+    };
+    let recovered = 0;
+    for (let round = 0; round < 300; round++) {
+      const key = secp256k1.utils.randomSecretKey();
+      const txId = bytesToHex(randomBytes(32));
+      const good = signTransactionId(txId, key);
+      const s = bytesToNumberBE(good.subarray(32, 64));
+      const variants = [
+        good,
+        // high s with the other recovery id: the same signer (the malleable twin)
+        Uint8Array.of(...withScalar(good, 32, n - s).subarray(0, 64), (good[64] ?? 0) ^ 1),
+        Uint8Array.of(...good.subarray(0, 64), (good[64] ?? 0) ^ 1),
+        Uint8Array.of(...good.subarray(0, 64), (good[64] ?? 0) + 27),
+        withScalar(good, 0, bytesToNumberBE(good.subarray(0, 32)) ^ 1n),
+        withScalar(good, 0, n + BigInt(round)),
+        withScalar(good, 32, 0n),
+        withScalar(good, 32, n),
+        Uint8Array.of(...randomBytes(64), round % 2),
+      ];
+      for (const signature of variants) {
+        const ours = recoverSignerAddress(txId, signature);
+        expect(ours).toBe(nobleSigner(txId, signature));
+        if (ours !== undefined) recovered += 1;
+      }
+      expect(recoverSignerAddress(txId, good)).toBe(tronAddressFromPrivateKey(key));
+    }
+    // Most variants recover someone (the good ones always); the range checks refuse the rest alike.
+    expect(recovered).toBeGreaterThan(1_200);
   });
 
   it('normalizes v the way java-tron does', () => {
