@@ -43,7 +43,7 @@ function required(value: string | undefined, flag: string): string {
 
 export const withdrawalCreateCommand: CliCommand = {
   words: ['withdrawal', 'create'],
-  usage: 'paygate withdrawal create --merchant MERCHANT_ID --shop SHOP_ID --amount USDT --address T… [--by NAME] [--json]',
+  usage: 'paygate withdrawal create --merchant MERCHANT_ID --shop SHOP_ID --external-id KEY --amount USDT --address T… [--by NAME] [--json]',
   summary: "Withdraw USDT from a merchant's balance (the book of the shop's mode) to its own address; total_debit is reserved at once",
   async run(args, io, config) {
     const { values } = parseArgs({
@@ -51,6 +51,7 @@ export const withdrawalCreateCommand: CliCommand = {
       options: {
         merchant: { type: 'string' },
         shop: { type: 'string' },
+        'external-id': { type: 'string' },
         amount: { type: 'string' },
         address: { type: 'string' },
         by: { type: 'string' },
@@ -61,6 +62,8 @@ export const withdrawalCreateCommand: CliCommand = {
       merchantId: required(values.merchant, '--merchant'),
       // The shop names the book (sandbox or live) and receives cabinet.withdrawal.completed.
       shopId: required(values.shop, '--shop'),
+      // Run the command again with the same key (after a timeout, say): the same withdrawal, never a second.
+      externalId: required(values['external-id'], '--external-id'),
       amount: required(values.amount, '--amount'),
       address: required(values.address, '--address'),
       requestedBy: actor(values.by),

@@ -134,6 +134,12 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     await options.onStep?.(name);
   };
   const purposes = OUTGOING_PURPOSES.filter((purpose) => options.handlers[purpose] !== undefined);
+  // Every transaction this executor signs carries its own build time, strictly increasing: two transfers
+  // alike in sender, recipient and amount, signed against the same block, would otherwise be the same bytes
+  // and the same txID — the chain takes one (DUP_TRANSACTION_ERROR for the other) and the attempts' unique
+  // txID would refuse the second. java-tron does not check `timestamp` (TRON.md §1: build time).
+  let lastTimestampMs = 0;
+  const nextTimestampMs = () => (lastTimestampMs = Math.max(clock.now().getTime(), lastTimestampMs + 1));
   const book = chain === 'tron-sandbox' ? 'sandbox' : 'live';
   const signer = options.signing ?? inThreadSigning;
 
@@ -547,17 +553,18 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       }
       return privateKey;
     };
-    const common = { ...refFields, expirationMs, timestampMs: head.timestamp };
+    const common = { ...refFields, expirationMs };
     const broadcasts: Promise<void>[] = [];
     try {
       for (let start = 0; start < toSign.length; start += SIGN_CHUNK) {
         // Encoded here, not through signTriggerSmartContract / signTransferContract: those derive the public
         // key again for every transaction (a third of signing's cost); privateKeyOf checked it once per pass.
         const prepared = toSign.slice(start, start + SIGN_CHUNK).map(({ row, from, feeLimit }) => {
+          const timestampMs = nextTimestampMs();
           const rawBytes =
             row.asset === 'USDT'
-              ? encodeTriggerSmartContractRaw({ ...common, ownerAddress: from, feeLimitSun: feeLimit, contractAddress: options.usdtContract, data: transferCalldata(row.to_address as TronAddress, row.amount) })
-              : encodeTransferContractRaw({ ...common, ownerAddress: from, toAddress: row.to_address as TronAddress, amountSun: row.amount });
+              ? encodeTriggerSmartContractRaw({ ...common, timestampMs, ownerAddress: from, feeLimitSun: feeLimit, contractAddress: options.usdtContract, data: transferCalldata(row.to_address as TronAddress, row.amount) })
+              : encodeTransferContractRaw({ ...common, timestampMs, ownerAddress: from, toAddress: row.to_address as TronAddress, amountSun: row.amount });
           return { row, feeLimit, privateKey: privateKeyOf(row, from), rawBytes, txId: transactionId(rawBytes) };
         });
         // Signed by key (the hot wallet's, a sweep's deposit address's), on the signing pool when there is one:

@@ -10,11 +10,13 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { inTransaction, type Db, type Executor, type Tx } from '../../db/transaction.ts';
-import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
+import { ForbiddenError, InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
+import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
-import { checkRecipients, parsePayoutAmount, parseRecipient } from '../payouts/payout-service.ts';
+import { checkRecipients, parseExternalId, parsePayoutAmount, parseRecipient } from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
 import type { CryptoChain } from '../receiving/crypto-chain.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
@@ -36,6 +38,11 @@ export interface WithdrawalDeps {
 export interface CreateWithdrawalInput {
   readonly merchantId: string;
   readonly shopId: string;
+  /**
+   * The caller's key, 1..100 characters, unique per shop: the same key with the same amount and
+   * address is the same withdrawal (a form sent twice, a retry); with others, 409 duplicate_external_id.
+   */
+  readonly externalId: string;
   /** USDT as a decimal string with at most 2 places, as payouts. */
   readonly amount: string;
   readonly address: string;
@@ -44,6 +51,13 @@ export interface CreateWithdrawalInput {
 }
 
 export const WITHDRAWAL_LIST_LIMIT_MAX = 500;
+
+export const WITHDRAWAL_IDEMPOTENCY_RULE: IdempotencyRule = {
+  operation: 'cabinet.withdrawal.create',
+  windowMs: null,
+  replay: 'current-resource',
+  conflictMessage: 'A withdrawal with this external_id already exists with another amount or address; use a new external_id for a new withdrawal.',
+};
 const ACTOR_MAX_LENGTH = 200;
 const REASON_MAX_LENGTH = 500;
 /** A withdrawal pays the network fee only: no service fee. */
@@ -68,24 +82,40 @@ async function queueTransfer(tx: Tx, clock: Clock, row: WithdrawalRow): Promise<
   return transfer.id;
 }
 
-/** Creates a withdrawal with its total_debit reserved; not enough available: InsufficientFundsError, nothing stored. */
+/**
+ * Creates a withdrawal with its total_debit reserved; not enough available: InsufficientFundsError,
+ * nothing stored. Idempotent by external_id per shop (WITHDRAWAL_IDEMPOTENCY_RULE): a repeat
+ * answers the existing withdrawal as it is now, before any chain read; requests racing on one key
+ * make one withdrawal (the record's key decides, the loser runs again and finds it).
+ */
 export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdrawalInput): Promise<WithdrawalView> {
+  const externalId = parseExternalId(input.externalId, 'external_id');
   const amountMicro = parsePayoutAmount(input.amount, 'amount');
   const address = parseRecipient(input.address, 'address');
   const requestedBy = parseActor(input.requestedBy, 'requested_by');
   const shop = await findShopProfile(deps.db, input.shopId);
   if (!shop || shop.merchantId !== input.merchantId) throw new NotFoundError('No such shop of this merchant.');
+  const keyed: KeyedRequest = { shopId: shop.shopId, key: externalId, fingerprint: requestFingerprint({ amount_micro: amountMicro.toString(), address }) };
+  const existing = await inTransaction(deps.db, async (tx) => {
+    const prior = await findPrior(tx, deps.clock, WITHDRAWAL_IDEMPOTENCY_RULE, keyed);
+    return prior && priorWithdrawal(tx, prior);
+  });
+  if (existing) return existing;
   const access = await deps.chain.forMode(shop.mode);
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
   const [quote] = await quotePayouts(access, deps.logger, NO_SERVICE_FEE, deps.config.trxUsdtRateMicro, [{ address, amountMicro }]);
-  return inTransaction(deps.db, async (tx) => {
+  return inIdempotentTransaction(deps.db, async (tx) => {
+    const prior = await findPrior(tx, deps.clock, WITHDRAWAL_IDEMPOTENCY_RULE, keyed);
+    if (prior) return priorWithdrawal(tx, prior);
     const awaitsApproval = await repository.approvalRequired(tx, shop.shopId);
     const now = deps.clock.now();
     const id = newId('withdrawal');
+    await recordCreated(tx, deps.clock, WITHDRAWAL_IDEMPOTENCY_RULE, keyed, { resourceId: id });
     let row = await repository.insertWithdrawal(tx, {
       id,
       merchant_id: shop.merchantId,
       shop_id: shop.shopId,
+      external_id: externalId,
       network: 'TRC20',
       chain: access.chain,
       recipient_address: address,
@@ -115,6 +145,13 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
   });
 }
 
+async function priorWithdrawal(tx: Tx, prior: Prior): Promise<WithdrawalView> {
+  if (prior.kind !== 'existing') throw new Error('withdrawal idempotency returns the current resource');
+  const row = await repository.findWithdrawal(tx, prior.resourceId);
+  if (!row) throw new Error(`withdrawal ${prior.resourceId} of an idempotency record is missing`);
+  return withdrawalView(row);
+}
+
 async function lockAwaiting(tx: Tx, withdrawalId: string): Promise<WithdrawalRow> {
   const row = withdrawalId.startsWith('wd_') && withdrawalId.length <= 64 ? await repository.lockWithdrawal(tx, withdrawalId) : undefined;
   if (!row) throw new NotFoundError('No such withdrawal.');
@@ -127,6 +164,8 @@ export async function approveWithdrawal(deps: Pick<WithdrawalDeps, 'db' | 'clock
   const by = parseActor(approvedBy, 'approved_by');
   return inTransaction(deps.db, async (tx) => {
     const row = await lockAwaiting(tx, withdrawalId);
+    // Approval is a second person's check: the one who asked cannot give it.
+    if (by === row.requested_by) throw new ForbiddenError(`Withdrawal ${row.id} was requested by ${by}; someone else must approve it.`);
     const now = deps.clock.now();
     const transferId = await queueTransfer(tx, deps.clock, row);
     return withdrawalView(await repository.updateWithdrawal(tx, row.id, { status: 'pending', outgoing_transfer_id: transferId, decided_by: by, decided_at: now, updated_at: now }));

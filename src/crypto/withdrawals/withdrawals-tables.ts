@@ -12,6 +12,8 @@ export interface WithdrawalTables {
     id: string;
     merchant_id: string;
     shop_id: string;
+    /** The caller's key of the withdrawal (migration 0024); null for withdrawals made before it. */
+    external_id: string | null;
     network: 'TRC20';
     chain: ChainName;
     recipient_address: string;

@@ -9,6 +9,7 @@ import type { WithdrawalStatus } from './withdrawals-tables.ts';
 
 export interface WithdrawalView {
   withdrawal_id: string;
+  external_id: string | null;
   merchant_id: string;
   shop_id: string;
   status: WithdrawalStatus;
@@ -31,6 +32,7 @@ export interface WithdrawalView {
 export function withdrawalView(row: WithdrawalRow): WithdrawalView {
   return {
     withdrawal_id: row.id,
+    external_id: row.external_id,
     merchant_id: row.merchant_id,
     shop_id: row.shop_id,
     status: row.status,

@@ -58,6 +58,23 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     expect(await attemptsOf(setup.context.db, transfer.id)).toHaveLength(1);
   });
 
+  it('two transfers alike (sender, recipient, amount) signed in one pass, and a third in the next pass against the same block, are three transactions: the recipient gets all three', async () => {
+    fundHotWallet(setup);
+    const to = freshAddress();
+    const twins = [await enqueuePayout(setup, to, 3_000_000n), await enqueuePayout(setup, to, 3_000_000n)];
+    const executor = executorFor(setup, log);
+    expect(await executor.runPass()).toMatchObject({ signed: 2, broadcast: 2 });
+    // No block in between: the same head and reference block as the first pass.
+    const third = await enqueuePayout(setup, to, 3_000_000n);
+    expect(await executor.runPass()).toMatchObject({ signed: 1, broadcast: 1 });
+    const txIds = await Promise.all([...twins, third].map(async (transfer) => (await findOutgoingTransfer(setup.context.db, transfer.id))!.txId));
+    expect(new Set(txIds).size).toBe(3);
+    chain().mine(1);
+    mineToFinal(setup);
+    expect((await executor.runPass()).confirmed).toBe(3);
+    expect(chain().state.usdtBalance(to)).toBe(9_000_000n);
+  });
+
   it.each([
     ['revert', 'reverted'],
     ['out_of_energy', 'out_of_energy'],

@@ -40,6 +40,7 @@ describe.each(backends)('paygate withdrawal on %s', (backend) => {
     const noDatabase = { PAYGATE_DATA_DIR: 'memory://' };
     for (const args of [
       ['withdrawal', 'create', '--merchant', 'mer_x', '--amount', '1', '--address', recipient()],
+      ['withdrawal', 'create', '--merchant', 'mer_x', '--shop', 'shop_x', '--amount', '1', '--address', recipient()],
       ['withdrawal', 'list', '--limit', '0'],
       ['withdrawal', 'list', '--limit', '501'],
       ['withdrawal', 'settings', '--shop', 'shop_x', '--approval', 'maybe'],
@@ -55,11 +56,13 @@ describe.each(backends)('paygate withdrawal on %s', (backend) => {
   itOnServer(backend)('settings, create (awaiting approval), list, approve, reject: money reserved, then sent or released', async () => {
     expect(await paygate(['withdrawal', 'settings', '--shop', shop.shopId, '--approval', 'required'])).toContain('wait for approval');
     const address = recipient();
-    const create = (amount: string, to: string) =>
-      paygate(['withdrawal', 'create', '--merchant', shop.merchantId, '--shop', shop.shopId, '--amount', amount, '--address', to, '--by', 'ops@example.com', '--json']);
-    const first = JSON.parse(await create('12.5', address)) as WithdrawalView;
-    expect(first).toMatchObject({ status: 'awaiting_approval', amount: '12.5', requested_by: 'ops@example.com', merchant_id: shop.merchantId });
-    const second = JSON.parse(await create('3', recipient())) as WithdrawalView;
+    const create = (key: string, amount: string, to: string) =>
+      paygate(['withdrawal', 'create', '--merchant', shop.merchantId, '--shop', shop.shopId, '--external-id', key, '--amount', amount, '--address', to, '--by', 'ops@example.com', '--json']);
+    const first = JSON.parse(await create('cli-wd-1', '12.5', address)) as WithdrawalView;
+    expect(first).toMatchObject({ status: 'awaiting_approval', amount: '12.5', requested_by: 'ops@example.com', merchant_id: shop.merchantId, external_id: 'cli-wd-1' });
+    // The command run again with the same key (a retry): the same withdrawal, nothing more reserved.
+    expect((JSON.parse(await create('cli-wd-1', '12.5', address)) as WithdrawalView).withdrawal_id).toBe(first.withdrawal_id);
+    const second = JSON.parse(await create('cli-wd-2', '3', recipient())) as WithdrawalView;
     expect((await testApp.balance(shop)).available).toBe(100_000_000n - micro(first.total_debit) - micro(second.total_debit));
 
     const listed = JSON.parse(await paygate(['withdrawal', 'list', '--merchant', shop.merchantId, '--json'])) as WithdrawalView[];

@@ -35,9 +35,11 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
   afterEach(() => testApp.expectLedgerGreen());
   afterAll(() => testApp.close());
 
+  let keys = 0;
   const input = (overrides: Partial<Parameters<typeof createWithdrawal>[1]> = {}) => ({
     merchantId: shop.merchantId,
     shopId: shop.shopId,
+    externalId: `wd-${backend}-${(keys += 1)}`,
     amount: '25.50',
     address: recipient(),
     requestedBy: 'owner@example.com',
@@ -108,6 +110,49 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     expect((await testApp.balance(approvalShop)).available).toBe(100_000_000n - micro(created.total_debit));
     const listed = await listWithdrawals(testApp.context.db, { limit: 10, merchantId: approvalShop.merchantId });
     expect(listed).toEqual([completed]);
+  });
+
+  it('idempotent by external_id: a repeat is the same withdrawal, other parameters 409, 20 racing requests reserve once', async () => {
+    const keyShop = await testApp.payoutShop();
+    await testApp.fund(keyShop, 100_000_000n);
+    const request = input({ merchantId: keyShop.merchantId, shopId: keyShop.shopId, amount: '10' });
+    const created = await createWithdrawal(deps, request);
+    expect(created.external_id).toBe(request.externalId);
+    expect(await createWithdrawal(deps, request)).toEqual(created);
+    const conflict = await refusal(createWithdrawal(deps, { ...request, amount: '11' }));
+    expect(conflict).toMatchObject({ code: 'duplicate_external_id' });
+    expect((await refusal(createWithdrawal(deps, { ...request, address: recipient() }))).code).toBe('duplicate_external_id');
+    expect((await refusal(createWithdrawal(deps, { ...request, externalId: '' }))).code).toBe('invalid_request');
+    expect((await refusal(createWithdrawal(deps, { ...request, externalId: 'x'.repeat(101) }))).code).toBe('invalid_request');
+    // The same key in another shop is another withdrawal.
+    const otherShop = await testApp.payoutShop();
+    await testApp.fund(otherShop, 100_000_000n);
+    const elsewhere = await createWithdrawal(deps, { ...request, merchantId: otherShop.merchantId, shopId: otherShop.shopId });
+    expect(elsewhere.withdrawal_id).not.toBe(created.withdrawal_id);
+
+    const raced = input({ merchantId: keyShop.merchantId, shopId: keyShop.shopId, amount: '5' });
+    const answers = await Promise.all(Array.from({ length: 20 }, () => createWithdrawal(deps, raced)));
+    expect(new Set(answers.map((answer) => answer.withdrawal_id)).size).toBe(1);
+    const rows = await testApp.context.db.selectFrom('crypto_withdrawals').select('id').where('shop_id', '=', keyShop.shopId).execute();
+    expect(rows).toHaveLength(2);
+    expect((await testApp.balance(keyShop)).available).toBe(100_000_000n - micro(created.total_debit) - micro(answers[0]!.total_debit));
+    await testApp.carryToFinal(keyShop);
+    await testApp.carryToFinal(otherShop);
+  });
+
+  it('the one who asked cannot approve: 403 forbidden, nothing changes; someone else can', async () => {
+    const fourEyesShop = await testApp.payoutShop();
+    await testApp.fund(fourEyesShop, 50_000_000n);
+    await setWithdrawalApproval(deps, fourEyesShop.shopId, true);
+    const created = await createWithdrawal(deps, input({ merchantId: fourEyesShop.merchantId, shopId: fourEyesShop.shopId, amount: '3', requestedBy: 'clerk@example.com' }));
+    const self = await refusal(approveWithdrawal(testApp.context, created.withdrawal_id, ' clerk@example.com '));
+    expect(self.code).toBe('forbidden');
+    expect(self.message).toContain('someone else');
+    expect((await getWithdrawal(testApp.context.db, created.withdrawal_id)).status).toBe('awaiting_approval');
+    // Rejecting one's own request stays possible (it only releases the money).
+    const approved = await approveWithdrawal(testApp.context, created.withdrawal_id, 'cfo@example.com');
+    expect(approved.status).toBe('pending');
+    await testApp.carryToFinal(fourEyesShop);
   });
 
   it('rejection voids the reservation (funds available again) and is reported once as cabinet.withdrawal.completed', async () => {
