@@ -96,6 +96,13 @@ export async function quotePayouts(
   items: readonly QuoteItem[],
 ): Promise<PayoutQuote[]> {
   const node = quotingNode(access.node);
+  // Of several items to one recipient without USDT, only the first that lands pays for the new holder
+  // (130k energy); the others find a holder (65k). So the first in the list is quoted as the chain says
+  // and the rest as to a holder: the batch is charged what its transfers burn together. (Should that first
+  // one fail on chain, the gateway bears the difference on the next.)
+  const firstOf = new Map<string, number>();
+  for (const [index, item] of items.entries()) if (!firstOf.has(item.address)) firstOf.set(item.address, index);
+  const asHolder = { getChainPrices: () => node.getChainPrices(), getUsdtBalance: async () => 1n };
   const from = access.addressKey.hotWalletAddress;
   const quotes: PayoutQuote[] = new Array(items.length);
   let next = 0;
@@ -103,7 +110,7 @@ export async function quotePayouts(
     while (next < items.length) {
       const index = next++;
       const item = items[index]!;
-      const cost = await estimateUsdtTransferCost(node, { from, to: item.address, amount: item.amountMicro });
+      const cost = await estimateUsdtTransferCost(firstOf.get(item.address) === index ? node : asHolder, { from, to: item.address, amount: item.amountMicro });
       const networkFeeMicro = ceilToCent(sunToMicroUsdt(cost.totalSun, rateMicro));
       const serviceFeeMicro = serviceFeeOf(settings, item.amountMicro);
       quotes[index] = { amountMicro: item.amountMicro, networkFeeMicro, serviceFeeMicro, totalDebitMicro: item.amountMicro + networkFeeMicro + serviceFeeMicro, rateMicro };

@@ -51,6 +51,21 @@ describe.each(backends)('batch payout routes on %s', (backend) => {
     expect(item.json()).toMatchObject({ batch_id: batch.batch_id, status: 'pending' });
   });
 
+  it('several items to one recipient without USDT: the first is quoted for a new holder, the rest for a holder', async () => {
+    const fresh = recipient();
+    const other = recipient();
+    const payouts = [fresh, other, fresh, fresh].map((address) => ({ external_id: externalId('item'), amount: '2', address }));
+    const response = await create(batchBody(payouts));
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(201);
+    const fees = response.json().payouts.map((payout: { network_fee: string }) => micro(payout.network_fee));
+    // 130,285 energy for the first transfer to each new holder, 64,285 for the later ones to it.
+    expect(fees[0]).toBe(fees[1]);
+    expect(fees[2]).toBe(fees[3]);
+    expect(fees[2]).toBeLessThan(fees[0]);
+    const single = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '2', address: recipient() });
+    expect(micro(single.json().network_fee)).toBe(fees[0]);
+  });
+
   it.each([
     ['amount', { amount: '1.001' }],
     ['amount', { amount: 1 }],
