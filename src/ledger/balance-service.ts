@@ -4,7 +4,7 @@ import { isStorableInstant, type Clock } from '../clock.ts';
 import { inTransaction, type Db } from '../db/transaction.ts';
 import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest } from '../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
-import { InvalidRequestError, NotFoundError } from '../errors.ts';
+import { DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '../errors.ts';
 import { ensureMerchantAccounts } from './ledger-accounts.ts';
 import * as repository from './ledger-repository.ts';
 import type { AccountRow, OperationListRow } from './ledger-repository.ts';
@@ -116,6 +116,8 @@ export function internalTransferLedgerId(owner: LedgerOwner, externalId: string)
   return owner.book === 'sandbox' ? `balance-transfer:${owner.merchantId}:${externalId}` : `balance-transfer:live:${owner.merchantId}:${externalId}`;
 }
 
+const SHARED_BY_SHOPS = 'Transfer external_ids are unique per merchant (and sandbox/live): every shop of the merchant moves the same balance.';
+
 /** API.md: transfers are idempotent by external_id, for good — a repeat with the same parameters is the transfer made first. */
 export const BALANCE_TRANSFER_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'balance.transfer',
@@ -162,7 +164,8 @@ export async function createInternalTransfer(
       if (!existing) throw new Error(`idempotency record of transfer ${externalId} names no ledger transfer ${ledgerId}`);
       return { created: false, transfer: transferView(existing, externalId) };
     }
-    // A transfer made before records existed replays in the ledger itself (same id, same parameters).
+    // A transfer made before records existed replays in the ledger itself (same id, same parameters); so does
+    // one made through another shop of the merchant (the balance is the merchant's, and so is the external_id).
     const result = await transfer(tx, deps.clock, {
       id: ledgerId,
       debitAccountId: from.id,
@@ -170,6 +173,10 @@ export async function createInternalTransfer(
       amount,
       type: 'transfer',
       reference: { type: 'transfer', id: externalId },
+    }).catch((error: unknown) => {
+      // The ledger's own message names its internal transfer id: the merchant gets the rule's.
+      if (error instanceof DuplicateExternalIdError) throw new DuplicateExternalIdError(`${BALANCE_TRANSFER_IDEMPOTENCY_RULE.conflictMessage} ${SHARED_BY_SHOPS}`);
+      throw error;
     });
     await recordCreated(tx, deps.clock, BALANCE_TRANSFER_IDEMPOTENCY_RULE, keyed, { resourceId: result.transferId });
     return { created: !result.replayed, transfer: transferView(result, externalId) };

@@ -5,6 +5,7 @@ import { reserve } from '../../src/ledger/ledger-service.ts';
 import { ensureAccounts, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
 import { creditPaymentPaid } from '../../src/payments/payment-credit.ts';
 import type { ApiKeyScope } from '../../src/merchants/merchant-tables.ts';
+import { createShop } from '../../src/merchants/merchant-service.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { backends } from '../support/databases.ts';
 
@@ -133,6 +134,24 @@ describe.each(backends)('balance API on %s', (backend) => {
       expect(response.statusCode).toBe(409);
       expect(response.json()).toEqual({ error: 'duplicate_external_id', message: expect.stringContaining('different parameters') });
     }
+  });
+
+  it('two shops of one merchant share its transfer external_ids, as they share its balance: a repeat is that transfer, a conflict a clean 409', async () => {
+    const { merchant, key, rubMain, rubPayout } = await merchantWithAccounts(100_000n);
+    const second = await createShop(testApp.context, { merchantId: merchant.merchant_id, mode: 'sandbox' });
+    const body = { external_id: 'move-shared', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '10.00' };
+    const first = await postTransfer(key, body);
+    expect(first.statusCode).toBe(201);
+    const repeat = await postTransfer(second.api_key, body);
+    expect([repeat.statusCode, repeat.json().transfer_id]).toEqual([200, first.json().transfer_id]);
+    // An external_id only the first shop used, sent by the second with another amount.
+    expect((await postTransfer(key, { ...body, external_id: 'move-other' })).statusCode).toBe(201);
+    const conflict = await postTransfer(second.api_key, { ...body, external_id: 'move-other', amount: '20.00' });
+    expect(conflict.statusCode).toBe(409);
+    expect(conflict.json().error).toBe('duplicate_external_id');
+    expect(conflict.json().message).toContain('unique per merchant');
+    expect(conflict.json().message).not.toContain('balance-transfer:');
+    expect((await getBalance(key)).json().accounts.find((account: BalanceAccount) => account.account_id === rubPayout.account_id).available).toBe('20.00');
   });
 
   it('50 simultaneous identical transfers move the money once; every answer is that transfer', async () => {
