@@ -21,6 +21,7 @@ const ERROR_MESSAGES: Readonly<Record<OutgoingErrorCode, string>> = {
   address_blacklisted: 'The USDT contract refuses transfers to or from this address; the amount was returned to your balance.',
   invalid_address: 'The chain refused the recipient address; the amount was returned to your balance.',
   rejected: 'The chain rejected the transfer; the amount was returned to your balance.',
+  signer_unavailable: 'The gateway could not sign transfers (its sending key is not configured); the amount was returned to your balance.',
 };
 
 async function lockOwnPayout(tx: Tx, transfer: OutgoingTransfer): Promise<PayoutRow> {

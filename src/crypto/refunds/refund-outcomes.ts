@@ -20,6 +20,7 @@ const ERROR_MESSAGES: Readonly<Record<OutgoingErrorCode, string>> = {
   address_blacklisted: `The USDT contract refuses transfers to or from this address; ${AGAIN}.`,
   invalid_address: `The chain refused the recipient address; ${AGAIN}.`,
   rejected: `The chain rejected the refund; ${AGAIN}.`,
+  signer_unavailable: `The gateway could not sign transfers (its sending key is not configured); ${AGAIN}.`,
 };
 
 async function lockOwnRefund(tx: Tx, transfer: OutgoingTransfer): Promise<RefundRow> {

@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
+import { ConfigError } from '../../config.ts';
 import { inTransaction, type Db, type Tx } from '../../db/transaction.ts';
 import { ensureAccounts, shardOf, systemAccountKey } from '../../ledger/ledger-accounts.ts';
 import { transfer as ledgerTransfer } from '../../ledger/ledger-service.ts';
@@ -442,7 +443,17 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     const queued = await repository.queuedUnsigned(db, chain, purposes, room);
     if (queued.length === 0) return;
     const prices = await node.getChainPrices();
-    const key = await options.signingKey();
+    let key: DepositSigningKey;
+    try {
+      key = await options.signingKey();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      // Nothing can be signed until an operator sets the key and restarts: the transfers wait as for funds,
+      // then fail, so their owners' reservations are voided instead of staying reserved for ever.
+      logger.error({ chain, err: error }, 'outgoing transfers cannot be signed: the signing key is not configured');
+      await handleWaiting(queued, clock.now(), result, { code: 'signer_unavailable', message: `the gateway could not sign: ${error.message}` });
+      return;
+    }
 
     // What each sending address holds, less what its transfers in flight will still take (read once per pass).
     const balances = new Map<string, Balances>();
@@ -615,6 +626,19 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
 
   /** Short of funds: stay queued (a warning) until the wait runs out, then fail. */
   async function handleShort(short: readonly OutgoingTransferRow[], now: Date, result: ExecutorPassResult): Promise<void> {
+    await handleWaiting(short, now, result, { code: 'insufficient_hot_wallet_funds', message: `the sending address was short of USDT or TRX` });
+  }
+
+  /**
+   * Transfers that cannot be signed now (the sender short of funds, no signing key): each waits
+   * fundsWaitSeconds from the pass that first saw it so, then fails with `reason`.
+   */
+  async function handleWaiting(
+    short: readonly OutgoingTransferRow[],
+    now: Date,
+    result: ExecutorPassResult,
+    reason: { readonly code: 'insufficient_hot_wallet_funds' | 'signer_unavailable'; readonly message: string },
+  ): Promise<void> {
     if (short.length === 0) return;
     const waitMs = options.fundsWaitSeconds * 1000;
     const overdue = short.filter((row) => row.short_of_funds_since !== null && now.getTime() - row.short_of_funds_since.getTime() >= waitMs);
@@ -625,13 +649,13 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       now,
     );
     result.waitingForFunds += waiting.length;
-    logger.warn({ chain, waiting: waiting.length, failing: overdue.length }, 'outgoing transfers wait: the sending address is short of USDT, TRX or energy');
+    logger.warn({ chain, waiting: waiting.length, failing: overdue.length, reason: reason.code }, 'outgoing transfers wait: they cannot be signed now');
     await finishAll(
       overdue.map((row) => ({
         kind: 'fail',
         transferId: row.id,
-        code: 'insufficient_hot_wallet_funds',
-        message: `the sending address was short of USDT or TRX for ${options.fundsWaitSeconds} s`,
+        code: reason.code,
+        message: `${reason.message} for ${options.fundsWaitSeconds} s`,
         deadTxIds: [],
         judgedTxId: row.tx_id,
       })),
@@ -640,7 +664,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     // A zero wait fails at once: the first sighting counts as the whole wait.
     if (waitMs === 0) {
       await finishAll(
-        waiting.map((row) => ({ kind: 'fail', transferId: row.id, code: 'insufficient_hot_wallet_funds', message: 'the sending address is short of USDT or TRX', deadTxIds: [], judgedTxId: row.tx_id })),
+        waiting.map((row) => ({ kind: 'fail', transferId: row.id, code: reason.code, message: reason.message, deadTxIds: [], judgedTxId: row.tx_id })),
         result,
       );
     }

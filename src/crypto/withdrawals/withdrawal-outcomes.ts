@@ -20,6 +20,7 @@ const ERROR_MESSAGES: Readonly<Record<OutgoingErrorCode, string>> = {
   address_blacklisted: `The USDT contract refuses transfers to or from this address; ${BACK}.`,
   invalid_address: `The chain refused the address; ${BACK}.`,
   rejected: `The chain rejected the withdrawal; ${BACK}.`,
+  signer_unavailable: `The gateway could not sign transfers (its sending key is not configured); ${BACK}.`,
 };
 
 async function lockOwnWithdrawal(tx: Tx, transfer: OutgoingTransfer): Promise<WithdrawalRow> {

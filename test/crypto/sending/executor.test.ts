@@ -3,6 +3,7 @@
 // never included (exactly one new one after expiry), a blacklisted recipient,
 // funds short, crashes between steps (never two transfers), and two executors.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../../src/config.ts';
 import { findOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { ExecutorStepCrash, type ExecutorStep } from '../../../src/crypto/sending/executor.ts';
 import { attemptsOf } from '../../../src/crypto/sending/sending-repository.ts';
@@ -245,6 +246,27 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     setup.clock.advance(61_000);
     expect((await executor.runPass()).failed).toBe(1);
     expect((await findOutgoingTransfer(setup.context.db, transfer.id))!).toMatchObject({ status: 'failed', errorCode: 'insufficient_hot_wallet_funds' });
+  });
+
+  it('no signing key (live sending not configured): the transfer waits, then fails signer_unavailable, so its owner voids the reservation', async () => {
+    fundHotWallet(setup);
+    const transfer = await enqueuePayout(setup, freshAddress(), 5_000_000n);
+    const noKey = () => Promise.reject(new ConfigError('PAYGATE_TRON_SIGNER_KEY_FILE', 'is not set'));
+    const executor = executorFor(setup, log, { fundsWaitSeconds: 60, signingKey: noKey });
+    expect(await executor.runPass()).toMatchObject({ signed: 0, waitingForFunds: 1 });
+    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!.status).toBe('queued');
+    setup.clock.advance(61_000);
+    expect((await executor.runPass()).failed).toBe(1);
+    const failed = (await findOutgoingTransfer(setup.context.db, transfer.id))!;
+    expect(failed).toMatchObject({ status: 'failed', errorCode: 'signer_unavailable', txId: null });
+    expect(failed.errorMessage).toContain('PAYGATE_TRON_SIGNER_KEY_FILE');
+    expect(log.final.map((entry) => entry.errorCode)).toEqual(['signer_unavailable']);
+    // Any other failure to load a key is not a configuration gap: the pass fails loudly, nothing is failed.
+    const other = await enqueuePayout(setup, freshAddress(), 5_000_000n);
+    await executor.release();
+    const broken = executorFor(setup, log, { signingKey: () => Promise.reject(new Error('disk error')) });
+    await expect(broken.runPass()).rejects.toThrow('disk error');
+    expect((await findOutgoingTransfer(setup.context.db, other.id))!.status).toBe('queued');
   });
 
   it('funds that arrive in time: the waiting transfer is sent', async () => {

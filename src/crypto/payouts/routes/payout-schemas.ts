@@ -67,7 +67,7 @@ export const Payout = Type.Object(
     }),
     tx_hash: Type.Union([Type.String(), Type.Null()], { description: 'null until a transaction is broadcast' }),
     error: Type.Union(
-      [Type.Object({ code: Type.String({ description: 'reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected' }), message: Type.String() }), Type.Null()],
+      [Type.Object({ code: Type.String({ description: 'reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address, rejected or signer_unavailable' }), message: Type.String() }), Type.Null()],
       { description: 'why a failed payout failed; null otherwise' },
     ),
     batch_id: Type.Union([Type.String(), Type.Null()], { description: 'the batch payout the payout is an item of' }),
