@@ -451,7 +451,10 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       // Nothing can be signed until an operator sets the key and restarts: the transfers wait as for funds,
       // then fail, so their owners' reservations are voided instead of staying reserved for ever.
       logger.error({ chain, err: error }, 'outgoing transfers cannot be signed: the signing key is not configured');
-      await handleWaiting(queued, clock.now(), result, { code: 'signer_unavailable', message: `the gateway could not sign: ${error.message}` });
+      // Only transfers that hold a merchant's money reserved fail; sweeps and their top-ups (the gateway's
+      // own housekeeping) just stay queued, so a keyless spell does not count as failed sweeps.
+      const reserving = queued.filter((row) => row.purpose === 'payout' || row.purpose === 'refund' || row.purpose === 'withdrawal');
+      await handleWaiting(reserving, clock.now(), result, { code: 'signer_unavailable', message: `the gateway could not sign: ${error.message}` });
       return;
     }
 

@@ -9,10 +9,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
-import { inTransaction, type Db, type Executor, type Tx } from '../../db/transaction.ts';
-import { ForbiddenError, InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
-import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
-import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
+import { inTransaction, isUniqueViolation, type Db, type Executor, type Tx } from '../../db/transaction.ts';
+import { DuplicateExternalIdError, ForbiddenError, InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
@@ -52,12 +50,8 @@ export interface CreateWithdrawalInput {
 
 export const WITHDRAWAL_LIST_LIMIT_MAX = 500;
 
-export const WITHDRAWAL_IDEMPOTENCY_RULE: IdempotencyRule = {
-  operation: 'cabinet.withdrawal.create',
-  windowMs: null,
-  replay: 'current-resource',
-  conflictMessage: 'A withdrawal with this external_id already exists with another amount or address; use a new external_id for a new withdrawal.',
-};
+const WITHDRAWAL_CONFLICT =
+  'A withdrawal with this external_id already exists with another amount or address; use a new external_id for a new withdrawal. External ids of withdrawals are the merchant’s (per sandbox/live), whichever shop names them.';
 const ACTOR_MAX_LENGTH = 200;
 const REASON_MAX_LENGTH = 500;
 /** A withdrawal pays the network fee only: no service fee. */
@@ -84,9 +78,10 @@ async function queueTransfer(tx: Tx, clock: Clock, row: WithdrawalRow): Promise<
 
 /**
  * Creates a withdrawal with its total_debit reserved; not enough available: InsufficientFundsError,
- * nothing stored. Idempotent by external_id per shop (WITHDRAWAL_IDEMPOTENCY_RULE): a repeat
- * answers the existing withdrawal as it is now, before any chain read; requests racing on one key
- * make one withdrawal (the record's key decides, the loser runs again and finds it).
+ * nothing stored. Idempotent by external_id per merchant and book (the balance's scope, whichever
+ * of its shops names it): a repeat answers the existing withdrawal as it is now, before any chain
+ * read; requests racing on one key make one withdrawal (the unique index decides, the loser
+ * answers the winner's).
  */
 export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdrawalInput): Promise<WithdrawalView> {
   const externalId = parseExternalId(input.externalId, 'external_id');
@@ -95,22 +90,20 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
   const requestedBy = parseActor(input.requestedBy, 'requested_by');
   const shop = await findShopProfile(deps.db, input.shopId);
   if (!shop || shop.merchantId !== input.merchantId) throw new NotFoundError('No such shop of this merchant.');
-  const keyed: KeyedRequest = { shopId: shop.shopId, key: externalId, fingerprint: requestFingerprint({ amount_micro: amountMicro.toString(), address }) };
-  const existing = await inTransaction(deps.db, async (tx) => {
-    const prior = await findPrior(tx, deps.clock, WITHDRAWAL_IDEMPOTENCY_RULE, keyed);
-    return prior && priorWithdrawal(tx, prior);
-  });
-  if (existing) return existing;
   const access = await deps.chain.forMode(shop.mode);
+  const repeated = (row: WithdrawalRow): WithdrawalView => {
+    if (row.amount_micro !== amountMicro || row.recipient_address !== address) throw new DuplicateExternalIdError(WITHDRAWAL_CONFLICT);
+    return withdrawalView(row);
+  };
+  const existing = await repository.findByExternalId(deps.db, shop.merchantId, access.chain, externalId);
+  if (existing) return repeated(existing);
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
   const [quote] = await quotePayouts(access, deps.logger, NO_SERVICE_FEE, deps.config.trxUsdtRateMicro, [{ address, amountMicro }]);
-  return inIdempotentTransaction(deps.db, async (tx) => {
-    const prior = await findPrior(tx, deps.clock, WITHDRAWAL_IDEMPOTENCY_RULE, keyed);
-    if (prior) return priorWithdrawal(tx, prior);
+  const createInTransaction = (): Promise<WithdrawalView> =>
+    inTransaction(deps.db, async (tx) => {
     const awaitsApproval = await repository.approvalRequired(tx, shop.shopId);
     const now = deps.clock.now();
     const id = newId('withdrawal');
-    await recordCreated(tx, deps.clock, WITHDRAWAL_IDEMPOTENCY_RULE, keyed, { resourceId: id });
     let row = await repository.insertWithdrawal(tx, {
       id,
       merchant_id: shop.merchantId,
@@ -143,13 +136,15 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
     }
     return withdrawalView(row);
   });
-}
-
-async function priorWithdrawal(tx: Tx, prior: Prior): Promise<WithdrawalView> {
-  if (prior.kind !== 'existing') throw new Error('withdrawal idempotency returns the current resource');
-  const row = await repository.findWithdrawal(tx, prior.resourceId);
-  if (!row) throw new Error(`withdrawal ${prior.resourceId} of an idempotency record is missing`);
-  return withdrawalView(row);
+  try {
+    return await createInTransaction();
+  } catch (error) {
+    // A concurrent request with the same key committed first: its withdrawal is the answer.
+    if (!isUniqueViolation(error, repository.WITHDRAWAL_EXTERNAL_ID_INDEX)) throw error;
+    const winner = await repository.findByExternalId(deps.db, shop.merchantId, access.chain, externalId);
+    if (!winner) throw error;
+    return repeated(winner);
+  }
 }
 
 async function lockAwaiting(tx: Tx, withdrawalId: string): Promise<WithdrawalRow> {
@@ -165,7 +160,7 @@ export async function approveWithdrawal(deps: Pick<WithdrawalDeps, 'db' | 'clock
   return inTransaction(deps.db, async (tx) => {
     const row = await lockAwaiting(tx, withdrawalId);
     // Approval is a second person's check: the one who asked cannot give it.
-    if (by === row.requested_by) throw new ForbiddenError(`Withdrawal ${row.id} was requested by ${by}; someone else must approve it.`);
+    if (by.toLowerCase() === row.requested_by.toLowerCase()) throw new ForbiddenError(`Withdrawal ${row.id} was requested by ${by}; someone else must approve it.`);
     const now = deps.clock.now();
     const transferId = await queueTransfer(tx, deps.clock, row);
     return withdrawalView(await repository.updateWithdrawal(tx, row.id, { status: 'pending', outgoing_transfer_id: transferId, decided_by: by, decided_at: now, updated_at: now }));

@@ -22,6 +22,19 @@ export async function insertWithdrawal(tx: Tx, row: Insertable<WithdrawalTables[
   return tx.insertInto('crypto_withdrawals').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
+/** The unique index on (merchant_id, chain, external_id) (migration 0024): it decides between concurrent requests. */
+export const WITHDRAWAL_EXTERNAL_ID_INDEX = 'crypto_withdrawals_external_id_key';
+
+export async function findByExternalId(db: Executor, merchantId: string, chain: WithdrawalRow['chain'], externalId: string): Promise<WithdrawalRow | undefined> {
+  return db
+    .selectFrom('crypto_withdrawals')
+    .selectAll()
+    .where('merchant_id', '=', merchantId)
+    .where('chain', '=', chain)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
+}
+
 export async function findWithdrawal(db: Executor, withdrawalId: string): Promise<WithdrawalRow | undefined> {
   return db.selectFrom('crypto_withdrawals').selectAll().where('id', '=', withdrawalId).executeTakeFirst();
 }

@@ -251,6 +251,8 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
   it('no signing key (live sending not configured): the transfer waits, then fails signer_unavailable, so its owner voids the reservation', async () => {
     fundHotWallet(setup);
     const transfer = await enqueuePayout(setup, freshAddress(), 5_000_000n);
+    // The gateway's own housekeeping holds no merchant's money: it waits for the key, never fails for want of it.
+    const sweep = await enqueuePayout(setup, freshAddress(), 1_000_000n, { purpose: 'sweep', ownerId: 'swp_test' });
     const noKey = () => Promise.reject(new ConfigError('PAYGATE_TRON_SIGNER_KEY_FILE', 'is not set'));
     const executor = executorFor(setup, log, { fundsWaitSeconds: 60, signingKey: noKey });
     expect(await executor.runPass()).toMatchObject({ signed: 0, waitingForFunds: 1 });
@@ -261,6 +263,7 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     expect(failed).toMatchObject({ status: 'failed', errorCode: 'signer_unavailable', txId: null });
     expect(failed.errorMessage).toContain('PAYGATE_TRON_SIGNER_KEY_FILE');
     expect(log.final.map((entry) => entry.errorCode)).toEqual(['signer_unavailable']);
+    expect((await findOutgoingTransfer(setup.context.db, sweep.id))!).toMatchObject({ status: 'queued', txId: null });
     // Any other failure to load a key is not a configuration gap: the pass fails loudly, nothing is failed.
     const other = await enqueuePayout(setup, freshAddress(), 5_000_000n);
     await executor.release();

@@ -16,6 +16,7 @@ import {
   type WithdrawalDeps,
 } from '../../../src/crypto/withdrawals/withdrawal-service.ts';
 import { AppError } from '../../../src/errors.ts';
+import { createShop } from '../../../src/merchants/merchant-service.ts';
 import { backends } from '../../support/databases.ts';
 import { micro, recipient, type PayoutShop } from '../payouts/payout-support.ts';
 import { createChainTestApp, type ChainTestApp } from '../refunds/refund-support.ts';
@@ -124,7 +125,10 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     expect((await refusal(createWithdrawal(deps, { ...request, address: recipient() }))).code).toBe('duplicate_external_id');
     expect((await refusal(createWithdrawal(deps, { ...request, externalId: '' }))).code).toBe('invalid_request');
     expect((await refusal(createWithdrawal(deps, { ...request, externalId: 'x'.repeat(101) }))).code).toBe('invalid_request');
-    // The same key in another shop is another withdrawal.
+    // The key is the merchant's: named through another shop of the same merchant (the same balance), it is
+    // the same withdrawal; another merchant's same key is its own.
+    const sibling = await createShop(testApp.context, { merchantId: keyShop.merchantId, mode: 'sandbox' });
+    expect(await createWithdrawal(deps, { ...request, shopId: sibling.shop_id })).toEqual(created);
     const otherShop = await testApp.payoutShop();
     await testApp.fund(otherShop, 100_000_000n);
     const elsewhere = await createWithdrawal(deps, { ...request, merchantId: otherShop.merchantId, shopId: otherShop.shopId });
@@ -145,7 +149,7 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     await testApp.fund(fourEyesShop, 50_000_000n);
     await setWithdrawalApproval(deps, fourEyesShop.shopId, true);
     const created = await createWithdrawal(deps, input({ merchantId: fourEyesShop.merchantId, shopId: fourEyesShop.shopId, amount: '3', requestedBy: 'clerk@example.com' }));
-    const self = await refusal(approveWithdrawal(testApp.context, created.withdrawal_id, ' clerk@example.com '));
+    const self = await refusal(approveWithdrawal(testApp.context, created.withdrawal_id, ' Clerk@Example.com '));
     expect(self.code).toBe('forbidden');
     expect(self.message).toContain('someone else');
     expect((await getWithdrawal(testApp.context.db, created.withdrawal_id)).status).toBe('awaiting_approval');
