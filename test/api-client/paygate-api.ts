@@ -9021,7 +9021,7 @@ export interface operations {
                             tx_hash: string | null;
                             /** @description why a failed payout failed; null otherwise */
                             error: {
-                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address, rejected or signer_unavailable */
                                 code: string;
                                 message: string;
                             } | null;
@@ -9259,7 +9259,7 @@ export interface operations {
                         tx_hash: string | null;
                         /** @description why a failed payout failed; null otherwise */
                         error: {
-                            /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                            /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address, rejected or signer_unavailable */
                             code: string;
                             message: string;
                         } | null;
@@ -9321,7 +9321,7 @@ export interface operations {
                         tx_hash: string | null;
                         /** @description why a failed payout failed; null otherwise */
                         error: {
-                            /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                            /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address, rejected or signer_unavailable */
                             code: string;
                             message: string;
                         } | null;
@@ -9930,7 +9930,7 @@ export interface operations {
                             tx_hash: string | null;
                             /** @description why a failed payout failed; null otherwise */
                             error: {
-                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address, rejected or signer_unavailable */
                                 code: string;
                                 message: string;
                             } | null;
@@ -10036,7 +10036,7 @@ export interface operations {
                             tx_hash: string | null;
                             /** @description why a failed payout failed; null otherwise */
                             error: {
-                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address, rejected or signer_unavailable */
                                 code: string;
                                 message: string;
                             } | null;
@@ -10367,7 +10367,7 @@ export interface operations {
                             tx_hash: string | null;
                             /** @description why a failed payout failed; null otherwise */
                             error: {
-                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                                /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address, rejected or signer_unavailable */
                                 code: string;
                                 message: string;
                             } | null;
@@ -10609,7 +10609,7 @@ export interface operations {
                         tx_hash: string | null;
                         /** @description why a failed payout failed; null otherwise */
                         error: {
-                            /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address or rejected */
+                            /** @description reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address, rejected or signer_unavailable */
                             code: string;
                             message: string;
                         } | null;
