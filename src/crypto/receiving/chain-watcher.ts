@@ -12,7 +12,9 @@
 //  4. settle every confirming deposit whose block is at or below the
 //     solidified block, once the node's block there is the one we recorded
 //     (a batch of deposits per transaction, settled in sets; after a failed
-//     batch, one deposit per transaction; the ledger ids are the deposit's).
+//     batch, one deposit per transaction; the ledger ids are the deposit's):
+//     after each recorded batch, beside the next one's scan, and once more at
+//     the end of the pass.
 // A deposit is a pending ledger credit from when it is recorded to when it is
 // final (posted) or orphaned (voided): see deposit-credits.ts.
 import { randomUUID } from 'node:crypto';
@@ -181,11 +183,15 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
         return seen;
       });
       step('after-record');
+      onRecorded?.();
       result.blocksScanned += blocks.length;
       result.depositsSeen += recorded.seen;
       if (!(await renewLease())) throw new LostLeadershipError();
     }
   }
+
+  /** Set while a pass scans: wakes the settling beside it after each recorded batch. */
+  let onRecorded: (() => void) | undefined;
 
   /** After a settlement batch failed: settle one deposit per transaction, so one bad deposit cannot hold up the rest. */
   let settleSingly = false;
@@ -249,8 +255,33 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
       if (!(await renewLease())) return result;
       result.leader = true;
       try {
-        await scan(result);
-        result.depositsSettled = await settle();
+        // Settling runs beside scanning: each time a batch is recorded, what is final by then is settled on
+        // another connection while the next batch is fetched and recorded (both transactions take the ledger
+        // accounts last, so they wait on each other only for their final statement and COMMIT).
+        let scanning = true;
+        let wake: (() => void) | undefined;
+        onRecorded = () => wake?.();
+        const scanned = scan(result).finally(() => {
+          scanning = false;
+          wake?.();
+        });
+        let settled = 0;
+        const settling = (async () => {
+          while (scanning) {
+            await new Promise<void>((resolve) => (wake = resolve));
+            if (scanning) settled += await settle();
+          }
+        })();
+        // Handled from the start (it may fail while the scan is awaited); its error is thrown below.
+        settling.catch(() => undefined);
+        try {
+          await scanned;
+        } finally {
+          onRecorded = undefined;
+          await settling.catch(() => undefined);
+        }
+        await settling;
+        result.depositsSettled = settled + (await settle());
       } catch (error) {
         if (!(error instanceof LostLeadershipError)) throw error;
         options.logger.warn({ chain }, 'chain watcher lost its lease mid-pass; another watcher continues');

@@ -79,8 +79,6 @@ export async function recordScannedTransfers(
       if (wallet) walletDeposits.push({ wallet, deposit });
     }
   }
-  // Each deposit seen is a pending credit of its merchant's balance until it is final.
-  await reserveDepositCredits(tx, clock, seenDeposits);
   // pending → confirming on the first deposit seen; other statuses wait for finality.
   const events: EmitInput[] = [];
   for (const invoice of await repository.markInvoicesConfirming(tx, [...invoicesSeen], clock.now())) events.push(...invoiceUpdatedEvents(invoice));
@@ -88,6 +86,8 @@ export async function recordScannedTransfers(
   const totals = await repository.walletTotals(tx, [...new Set(walletDeposits.map(({ wallet }) => wallet.id))]);
   for (const { wallet, deposit } of walletDeposits) events.push(walletDepositEvent(wallet, totals.get(wallet.id)!, deposit));
   await emitMany(tx, clock, events);
+  // Each deposit seen is a pending credit of its merchant's balance until it is final. Last: the accounts stay locked to COMMIT.
+  await reserveDepositCredits(tx, clock, seenDeposits);
   return { seen };
 }
 

@@ -36,7 +36,6 @@ export async function settleFinalDeposits(tx: Tx, clock: Clock, depositIds: read
   );
   const credited = finals.filter((deposit) => deposit.status === 'credited');
   const accounts = await depositAccounts(tx, clock, credited);
-  await settleDepositCredits(tx, clock, finals, accounts);
 
   const invoiceAfter = new Map<string, InvoiceRow>();
   const invoiceChanges = await settleInvoices(tx, finals, invoices, now, (deposit, invoice) => invoiceAfter.set(deposit.id, invoice));
@@ -59,6 +58,8 @@ export async function settleFinalDeposits(tx: Tx, clock: Clock, depositIds: read
   }
   await repository.updateInvoices(tx, invoiceChanges, now);
   await emitMany(tx, clock, events);
+  // Last: the accounts stay locked to COMMIT.
+  await settleDepositCredits(tx, clock, finals, accounts);
   return finals.length;
 }
 
