@@ -554,7 +554,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     }
     lap('sign-prepare');
     await finishAll(failures, result);
-    await handleShort(short, now, result);
+    await handleWaiting(short, now, result, { code: 'insufficient_hot_wallet_funds', message: 'the sending address was short of USDT or TRX' });
 
     // One private key per sending address per pass (derivation and its check are not free).
     const keys = new Map<string, Uint8Array>();
@@ -627,14 +627,9 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     }
   }
 
-  /** Short of funds: stay queued (a warning) until the wait runs out, then fail. */
-  async function handleShort(short: readonly OutgoingTransferRow[], now: Date, result: ExecutorPassResult): Promise<void> {
-    await handleWaiting(short, now, result, { code: 'insufficient_hot_wallet_funds', message: `the sending address was short of USDT or TRX` });
-  }
-
   /**
-   * Transfers that cannot be signed now (the sender short of funds, no signing key): each waits
-   * fundsWaitSeconds from the pass that first saw it so, then fails with `reason`.
+   * Transfers that cannot be signed now (the sender short of funds, no signing key): each stays queued
+   * (a warning) fundsWaitSeconds from the pass that first saw it so, then fails with `reason`.
    */
   async function handleWaiting(
     short: readonly OutgoingTransferRow[],

@@ -37,8 +37,9 @@ export interface CreateWithdrawalInput {
   readonly merchantId: string;
   readonly shopId: string;
   /**
-   * The caller's key, 1..100 characters, unique per shop: the same key with the same amount and
-   * address is the same withdrawal (a form sent twice, a retry); with others, 409 duplicate_external_id.
+   * The caller's key, 1..100 characters, unique per merchant and book (every shop of the merchant draws on
+   * one balance): the same key with the same amount and address is the same withdrawal (a form sent twice,
+   * a retry); with others, 409 duplicate_external_id.
    */
   readonly externalId: string;
   /** USDT as a decimal string with at most 2 places, as payouts. */
@@ -101,41 +102,41 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
   const [quote] = await quotePayouts(access, deps.logger, NO_SERVICE_FEE, deps.config.trxUsdtRateMicro, [{ address, amountMicro }]);
   const createInTransaction = (): Promise<WithdrawalView> =>
     inTransaction(deps.db, async (tx) => {
-    const awaitsApproval = await repository.approvalRequired(tx, shop.shopId);
-    const now = deps.clock.now();
-    const id = newId('withdrawal');
-    let row = await repository.insertWithdrawal(tx, {
-      id,
-      merchant_id: shop.merchantId,
-      shop_id: shop.shopId,
-      external_id: externalId,
-      network: 'TRC20',
-      chain: access.chain,
-      recipient_address: address,
-      amount_micro: amountMicro,
-      network_fee_micro: quote!.networkFeeMicro,
-      total_debit_micro: amountMicro + quote!.networkFeeMicro,
-      trx_usdt_rate_micro: quote!.rateMicro,
-      network_fee_actual_micro: null,
-      status: 'awaiting_approval',
-      outgoing_transfer_id: null,
-      tx_hash: null,
-      error_code: null,
-      error_message: null,
-      requested_by: requestedBy,
-      decided_by: null,
-      decided_at: null,
-      reject_reason: null,
-      created_at: now,
-      updated_at: now,
-      completed_at: null,
+      const awaitsApproval = await repository.approvalRequired(tx, shop.shopId);
+      const now = deps.clock.now();
+      const id = newId('withdrawal');
+      let row = await repository.insertWithdrawal(tx, {
+        id,
+        merchant_id: shop.merchantId,
+        shop_id: shop.shopId,
+        external_id: externalId,
+        network: 'TRC20',
+        chain: access.chain,
+        recipient_address: address,
+        amount_micro: amountMicro,
+        network_fee_micro: quote!.networkFeeMicro,
+        total_debit_micro: amountMicro + quote!.networkFeeMicro,
+        trx_usdt_rate_micro: quote!.rateMicro,
+        network_fee_actual_micro: null,
+        status: 'awaiting_approval',
+        outgoing_transfer_id: null,
+        tx_hash: null,
+        error_code: null,
+        error_message: null,
+        requested_by: requestedBy,
+        decided_by: null,
+        decided_at: null,
+        reject_reason: null,
+        created_at: now,
+        updated_at: now,
+        completed_at: null,
+      });
+      await reserveWithdrawal(tx, deps.clock, shop.mode, row);
+      if (!awaitsApproval) {
+        row = await repository.updateWithdrawal(tx, id, { status: 'pending', outgoing_transfer_id: await queueTransfer(tx, deps.clock, row), updated_at: now });
+      }
+      return withdrawalView(row);
     });
-    await reserveWithdrawal(tx, deps.clock, shop.mode, row);
-    if (!awaitsApproval) {
-      row = await repository.updateWithdrawal(tx, id, { status: 'pending', outgoing_transfer_id: await queueTransfer(tx, deps.clock, row), updated_at: now });
-    }
-    return withdrawalView(row);
-  });
   try {
     return await createInTransaction();
   } catch (error) {
