@@ -208,7 +208,17 @@ function send(response: ServerResponse, reply: NodeAnswer): void {
   }
 }
 
-/** JSON with bigints written as plain integers, as java-tron writes int64 fields. */
+/**
+ * JSON with bigints written as plain integers, as java-tron writes int64 fields.
+ * Answers carry int64s that fit a double as numbers (int64Json), and those
+ * stringify without a replacer; only an answer that still holds a bigint pays
+ * for one (a replacer call per value, several times the plain cost).
+ */
 export function stringifyNodeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+  }
   return JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? `\u0000bigint:${item}` : item)).replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
 }

@@ -14,6 +14,12 @@ import { logAddressHex } from './usdt-execution.ts';
 const BLOCK_VERSION = 34;
 const EMPTY_TRIE_ROOT = '0'.repeat(64);
 
+/** An int64 field: a number when a double holds it exactly (the plain, fast JSON.stringify), else the bigint. */
+export function int64Json(value: bigint): number | bigint {
+  const asNumber = Number(value);
+  return Number.isSafeInteger(asNumber) ? asNumber : value;
+}
+
 export function blockJson(block: SimulatedBlock, witnessHex: string, options: { readonly detail?: boolean } = {}): Record<string, unknown> {
   const rawData: Record<string, unknown> = {};
   // java-tron leaves zero fields out: the genesis block has no number.
@@ -40,15 +46,15 @@ export function blockTransactionJson(included: IncludedTransaction): Record<stri
 export function transactionInfoJson(included: IncludedTransaction, block: SimulatedBlock, options: { readonly logContract?: TronAddress } = {}): Record<string, unknown> {
   const { receipt, transaction } = included;
   const receiptJson: Record<string, unknown> = {};
-  if (receipt.energyFeeSun > 0n) receiptJson['energy_fee'] = receipt.energyFeeSun;
+  if (receipt.energyFeeSun > 0n) receiptJson['energy_fee'] = int64Json(receipt.energyFeeSun);
   if (receipt.energyUsageTotal > 0) receiptJson['energy_usage_total'] = receipt.energyUsageTotal;
   if (receipt.netUsage > 0) receiptJson['net_usage'] = receipt.netUsage;
-  if (receipt.netFeeSun > 0n) receiptJson['net_fee'] = receipt.netFeeSun;
+  if (receipt.netFeeSun > 0n) receiptJson['net_fee'] = int64Json(receipt.netFeeSun);
   // A TRX transfer runs no contract: its receipt has no result, the info no contract address.
   const trx = isTrxTransfer(transaction);
   if (!trx) receiptJson['result'] = receipt.result;
   const info: Record<string, unknown> = { id: transaction.txId };
-  if (receipt.feeSun > 0n) info['fee'] = receipt.feeSun;
+  if (receipt.feeSun > 0n) info['fee'] = int64Json(receipt.feeSun);
   info['blockNumber'] = block.number;
   info['blockTimeStamp'] = block.timestampMs;
   info['contractResult'] = [receipt.contractResult];
@@ -66,7 +72,7 @@ export function transactionInfoJson(included: IncludedTransaction, block: Simula
 
 export function accountJson(address: TronAddress, account: AccountState, freeBandwidthUsed: number): Record<string, unknown> {
   const json: Record<string, unknown> = { address: tronAddressToHex(address) };
-  if (account.balanceSun > 0n) json['balance'] = account.balanceSun;
+  if (account.balanceSun > 0n) json['balance'] = int64Json(account.balanceSun);
   json['create_time'] = account.createTimeMs;
   if (freeBandwidthUsed > 0) {
     json['free_net_usage'] = freeBandwidthUsed;

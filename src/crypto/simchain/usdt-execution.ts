@@ -9,7 +9,7 @@
 // arm the next transfer to an address to end in REVERT or OUT_OF_ENERGY
 // (ChainState.nextTransferOutcomes): it is charged exactly as the real cause would be.
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { tronAddressToEvm, type TronAddress } from '../tron/address.ts';
+import { tronAddressToHex, type TronAddress } from '../tron/address.ts';
 import type { SignedTransaction } from '../tron/transaction.ts';
 import type { SignedTrxTransfer } from './chain-transaction.ts';
 import type { TransferContractRaw } from '../tron/transaction.ts';
@@ -183,7 +183,7 @@ export function revertReason(state: ChainState, from: TronAddress, to: TronAddre
 
 /** The 20-byte hex a node writes as a log's address. */
 export function logAddressHex(contract: TronAddress): string {
-  return bytesToHex(tronAddressToEvm(contract));
+  return tronAddressToHex(contract).slice(2);
 }
 
 function min(a: bigint, b: bigint): bigint {

@@ -76,9 +76,24 @@ export function tronAddressToBytes(address: TronAddress): Uint8Array {
   return base58check.decode(address);
 }
 
-/** The node's hex spelling, lower case: `41a614f8…`. */
+/** Hex spellings remembered, at most this many (then forgotten all at once). */
+const HEX_SPELLINGS_MAX = 10_000;
+const hexSpellings = new Map<string, string>();
+
+/**
+ * The node's hex spelling, lower case: `41a614f8…`. Remembered: the same
+ * addresses (the USDT contract, the hot wallet, payers) are spelled for every
+ * transaction a node answer or request holds, and each decoding checks a
+ * double-SHA-256 checksum.
+ */
 export function tronAddressToHex(address: TronAddress): string {
-  return bytesToHex(tronAddressToBytes(address));
+  let hex = hexSpellings.get(address);
+  if (hex === undefined) {
+    hex = bytesToHex(tronAddressToBytes(address));
+    if (hexSpellings.size >= HEX_SPELLINGS_MAX) hexSpellings.clear();
+    hexSpellings.set(address, hex);
+  }
+  return hex;
 }
 
 /** The 20-byte EVM form (no version byte), as in ABI words and event topics. */

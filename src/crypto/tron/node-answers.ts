@@ -324,13 +324,30 @@ function transferLogs(info: Static<typeof TransactionInfoSchema>, txId: string, 
     const topics = (log.topics ?? []).map((topic) => topic.toLowerCase());
     const data = (log.data ?? '').toLowerCase();
     if (topics.length !== 3 || topics[0] !== TRANSFER_EVENT_TOPIC || data.length !== 64) return;
-    const from = addressFromWord(Buffer.from(topics[1]!, 'hex'));
-    const to = addressFromWord(Buffer.from(topics[2]!, 'hex'));
+    const from = topicAddress(topics[1]!);
+    const to = topicAddress(topics[2]!);
     const amount = BigInt(`0x${data}`);
     if (from === undefined || to === undefined || amount <= 0n || amount > MAX_TRANSFER_AMOUNT) return;
     transfers.push({ txId, logIndex, blockNumber: info.blockNumber, from, to, amount });
   });
   return transfers;
+}
+
+/** Addresses by Transfer topic, at most this many remembered (then forgotten all at once). */
+const TOPIC_ADDRESSES_MAX = 50_000;
+const addressOfTopic = new Map<string, TronAddress | undefined>();
+
+/**
+ * The address of a Transfer topic (lowercase hex). Remembered: the same senders
+ * and recipients recur from block to block (exchanges, payers, our own hot
+ * wallet), and each Base58Check encoding costs two SHA-256.
+ */
+function topicAddress(topic: string): TronAddress | undefined {
+  if (addressOfTopic.has(topic)) return addressOfTopic.get(topic);
+  const address = addressFromWord(Buffer.from(topic, 'hex'));
+  if (addressOfTopic.size >= TOPIC_ADDRESSES_MAX) addressOfTopic.clear();
+  addressOfTopic.set(topic, address);
+  return address;
 }
 
 /**

@@ -102,9 +102,11 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
       return header;
     });
 
+  // `getblock` with detail false answers the header alone (java-tron's Wallet.getBlock clears the
+  // transactions): a header look-up need not move a full block of thousands of transactions.
   const getBlock = async (number: number) => {
     checkBlockNumber(number);
-    return transport.run('/wallet/getblockbynum', async (node) => readBlockHeader(await node.post('/wallet/getblockbynum', { num: number }), number));
+    return transport.run('/wallet/getblock', async (node) => readBlockHeader(await node.post('/wallet/getblock', { id_or_num: String(number), detail: false }), number));
   };
 
   const constantCall = (selector: string, ownerHex: string, parameter: string) =>

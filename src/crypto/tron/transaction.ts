@@ -228,7 +228,7 @@ export function referenceBlockFields(blockNumber: number, blockIdHex: string): {
 }
 
 /** The node's JSON of a transaction (`visible: false`, hex addresses), as `getblock` and `gettransactionbyid` print it. */
-export function transactionJson(transaction: Pick<SignedTransaction, 'rawBytes' | 'raw'> & { readonly signatures?: readonly Uint8Array[] }) {
+export function transactionJson(transaction: Pick<SignedTransaction, 'rawBytes' | 'raw'> & { readonly signatures?: readonly Uint8Array[]; readonly txId?: string }) {
   const { raw } = transaction;
   const value: Record<string, string | number> = {
     data: bytesToHex(raw.data),
@@ -246,7 +246,8 @@ export function transactionJson(transaction: Pick<SignedTransaction, 'rawBytes' 
   if (raw.timestampMs !== 0) rawData['timestamp'] = raw.timestampMs;
   return {
     ...(transaction.signatures ? { signature: transaction.signatures.map((signature) => bytesToHex(signature)) } : {}),
-    txID: transactionId(transaction.rawBytes),
+    // A decoded or signed transaction knows its id already (the sha256 of its raw bytes).
+    txID: transaction.txId ?? transactionId(transaction.rawBytes),
     raw_data: rawData,
     raw_data_hex: bytesToHex(transaction.rawBytes),
     visible: false,

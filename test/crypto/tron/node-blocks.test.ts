@@ -51,12 +51,16 @@ describe('block headers', () => {
     expect(node.requestsTo('/walletsolidity/getnowblock')).toHaveLength(1);
   });
 
-  it('asks getblockbynum for the number and answers null for {} (not produced yet)', async () => {
+  it('asks getblock for the header alone (detail false) and answers null for {} (not produced yet)', async () => {
     serveBlocks(node, [{ block: blockJson({ number: 7 }) }]);
     expect(await client.getBlock(8)).toBeNull();
     const block = await client.getBlock(7);
     expect(block).toEqual({ number: 7, id: blockId(7), parentId: blockId(6), timestamp: expect.any(Number) });
-    expect(node.requestsTo('/wallet/getblockbynum').map((request) => request.body.num)).toEqual([8, 7]);
+    expect(node.requestsTo('/wallet/getblock').map((request) => request.body)).toEqual([
+      { id_or_num: '8', detail: false },
+      { id_or_num: '7', detail: false },
+    ]);
+    expect(node.requestsTo('/wallet/getblockbynum')).toHaveLength(0);
   });
 
   it('reads the genesis block, whose number the node leaves out (zero)', async () => {
@@ -65,19 +69,19 @@ describe('block headers', () => {
   });
 
   it('refuses a block id that does not start with the block number', async () => {
-    node.on('/wallet/getblockbynum', { json: blockJson({ number: 5, id: blockId(6) }) });
+    node.on('/wallet/getblock', { json: blockJson({ number: 5, id: blockId(6) }) });
     const error = await refusal(client.getBlock(5));
     expect(error.failures[0]?.kind).toBe('invalid_answer');
     expect(error.failures[0]?.detail).toMatch(/does not start with its number/);
   });
 
   it('refuses an answer for another block than the one asked for', async () => {
-    node.on('/wallet/getblockbynum', { json: blockJson({ number: 6 }) });
+    node.on('/wallet/getblock', { json: blockJson({ number: 6 }) });
     expect((await refusal(client.getBlock(5))).failures[0]?.detail).toMatch(/asked for block 5, got block 6/);
   });
 
   it('refuses a parent hash that is not the previous block', async () => {
-    node.on('/wallet/getblockbynum', { json: blockJson({ number: 5, parentId: blockId(3) }) });
+    node.on('/wallet/getblock', { json: blockJson({ number: 5, parentId: blockId(3) }) });
     expect((await refusal(client.getBlock(5))).failures[0]?.detail).toMatch(/not block 4/);
   });
 
@@ -88,7 +92,7 @@ describe('block headers', () => {
     ['a negative block number', { block_header: { raw_data: { number: -5, parentHash: blockId(4) } } }],
     ['a block number written as a string', { block_header: { raw_data: { number: '5', parentHash: blockId(4) } } }],
   ])('refuses %s', async (_name, patch) => {
-    node.on('/wallet/getblockbynum', { json: { ...blockJson({ number: 5 }), ...patch } });
+    node.on('/wallet/getblock', { json: { ...blockJson({ number: 5 }), ...patch } });
     expect((await refusal(client.getBlock(5))).failures[0]?.kind).toBe('invalid_answer');
   });
 
