@@ -73,7 +73,7 @@ export function emitFrom(clock: Clock, input: EmitInput & { readonly destination
   return shopEventInsertFrom({ id, shop_id: input.shopId, type: input.type, payload, created_at: createdAt }, newId('delivery'), MAX_ATTEMPTS, anchorCte, name);
 }
 
-/** Events per multi-row insert: 6 and 10 parameters a row stay far below PostgreSQL's 65,535. */
+/** Events per statement: each column travels as one array (one json text for the payloads), so this bounds a statement's size, not its parameters. */
 const EMIT_CHUNK = 2_000;
 
 /**
@@ -85,29 +85,19 @@ export async function emitMany(tx: Tx, clock: Clock, inputs: readonly EmitInput[
   if (inputs.length === 0) return;
   const shopUrls = await shopWebhookUrls(tx, [...new Set(inputs.filter((input) => input.destination === 'shop').map((input) => input.shopId))]);
   const createdAt = clock.now();
+  const createdAtText = createdAt.toISOString();
   for (let start = 0; start < inputs.length; start += EMIT_CHUNK) {
-    const events: (EventInsert & { created_at: Date })[] = [];
-    const deliveries: (DeliveryInsert & { next_attempt_at: Date; created_at: Date; updated_at: Date })[] = [];
+    const events: Omit<EventInsert, 'created_at'>[] = [];
+    const deliveries: Pick<DeliveryInsert, 'id' | 'event_id' | 'shop_id' | 'url'>[] = [];
     for (const input of inputs.slice(start, start + EMIT_CHUNK)) {
       const id = newId('event');
       const destinationUrl = input.destination === 'shop' ? (shopUrls.get(input.shopId) ?? null) : input.destination;
-      const payload = JSON.stringify({ id, type: input.type, created_at: createdAt.toISOString(), data: input.data });
-      events.push({ id, shop_id: input.shopId, type: input.type, payload, destination_url: destinationUrl, created_at: createdAt });
+      const payload = JSON.stringify({ id, type: input.type, created_at: createdAtText, data: input.data });
+      events.push({ id, shop_id: input.shopId, type: input.type, payload, destination_url: destinationUrl });
       if (destinationUrl === null) continue;
-      deliveries.push({
-        id: newId('delivery'),
-        event_id: id,
-        shop_id: input.shopId,
-        url: destinationUrl,
-        max_attempts: MAX_ATTEMPTS,
-        next_attempt_at: createdAt,
-        locked_until: null,
-        lease_token: null,
-        created_at: createdAt,
-        updated_at: createdAt,
-      });
+      deliveries.push({ id: newId('delivery'), event_id: id, shop_id: input.shopId, url: destinationUrl });
     }
-    await insertEvents(tx, events);
-    await insertDeliveries(tx, deliveries);
+    await insertEvents(tx, events, createdAt);
+    await insertDeliveries(tx, deliveries, createdAt, MAX_ATTEMPTS);
   }
 }
