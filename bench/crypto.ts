@@ -37,6 +37,8 @@ import { alternate, type AlternatingOutcome } from './alternating-phases.ts';
 import { startAnchor } from './anchors/anchor-process.ts';
 import { createBenchDatabase } from './bench-database.ts';
 import { createBenchMerchant, gatewaySetup, startGateway } from './gateway-process.ts';
+import { cpuSecondsOf } from './proc-stat.ts';
+import { measurePostgresCpu } from './server-cpu.ts';
 import { envNumber, verdict } from './verdict.ts';
 import { ManualClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
@@ -79,7 +81,7 @@ type ChainCommand = DistributiveOmit<ChainRequest, 'id'>;
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 
 /** The simulated chain in its own process (bench/crypto-chain-process.ts), driven over IPC. */
-async function startChainProcess(): Promise<{ url: string; solidityDepth: number; request(command: ChainCommand): Promise<number>; stop(): void }> {
+async function startChainProcess(): Promise<{ url: string; solidityDepth: number; request(command: ChainCommand): Promise<number>; stop(): void; pid: number }> {
   const child = fork(fileURLToPath(new URL('./crypto-chain-process.ts', import.meta.url)), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting = new Map<number, { resolve: (head: number) => void; reject: (error: Error) => void }>();
   let nextId = 0;
@@ -103,6 +105,7 @@ async function startChainProcess(): Promise<{ url: string; solidityDepth: number
         child.send({ ...command, id: nextId });
       }),
     stop: () => child.disconnect(),
+    pid: child.pid!,
   };
 }
 
@@ -165,8 +168,11 @@ async function watcherBench(): Promise<WatcherFigures> {
     // Where a pass's time goes, per step reached (BENCH_CRYPTO_STEPS=1 prints it for (b)).
     const stepTotals = new Map<string, number>();
     let lastStep = process.hrtime.bigint();
+    let creditStartAt = lastStep;
+    const timeline: string[] = [];
     const onStep = (step: WatcherStep) => {
       const now = process.hrtime.bigint();
+      timeline.push(`${step}@${Math.round(Number(now - creditStartAt) / 1e6)}`);
       if (step === 'after-record') stepAt = now;
       stepTotals.set(step, (stepTotals.get(step) ?? 0) + Number(now - lastStep) / 1e6);
       lastStep = now;
@@ -202,9 +208,12 @@ async function watcherBench(): Promise<WatcherFigures> {
     const creditedBefore = await creditedDeposits(context);
     const profile = process.env.BENCH_CRYPTO_PROFILE ? await startProfile() : undefined;
     const cpuBefore = process.cpuUsage();
+    const chainCpuBefore = cpuSecondsOf(chain.pid);
+    const postgresCpu = measurePostgresCpu();
     const creditStart = process.hrtime.bigint();
     stepTotals.clear();
-    lastStep = creditStart;
+    timeline.length = 0;
+    lastStep = creditStartAt = creditStart;
     for (let pass = 0; pass < 100; pass += 1) {
       const result = await watcher.runPass();
       if (result.blocksScanned === 0 && result.depositsSettled === 0) break;
@@ -214,7 +223,10 @@ async function watcherBench(): Promise<WatcherFigures> {
     await profile?.(process.env.BENCH_CRYPTO_PROFILE!);
     if (process.env.BENCH_CRYPTO_STEPS) {
       out(`(b) time until each step, ms: ${JSON.stringify(Object.fromEntries([...stepTotals].map(([step, ms]) => [step, Math.round(ms)])))}\n`);
+      out(`(b) steps in order, ms from the start: ${timeline.join(' ')}\n`);
       out(`(b) the watcher's process: ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms of CPU in ${(creditSeconds * 1000).toFixed(0)} ms\n`);
+      const postgresMicros = postgresCpu();
+      out(`(b) the chain's process: ${((cpuSecondsOf(chain.pid) - chainCpuBefore) * 1000).toFixed(0)} ms of CPU; PostgreSQL: ${postgresMicros === undefined ? 'unknown' : (postgresMicros / 1000).toFixed(0)} ms\n`);
     }
     const credited = (await creditedDeposits(context)) - creditedBefore;
     if (credited !== CREDIT_BLOCKS * OURS) throw new Error(`credited ${credited} of ${CREDIT_BLOCKS * OURS} deposits`);

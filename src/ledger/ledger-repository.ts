@@ -407,17 +407,27 @@ export async function writeBatch(
   operations: readonly NewOperation[],
 ): Promise<number> {
   const texts = <T>(values: readonly T[], pick: (value: T) => string | null) => values.map(pick);
+  // A batch is written at one moment (executeBatch's clock reading): one timestamp parameter, not thousands.
+  const createdAt = transfers[0]!.created_at;
+  if (transfers.some((t) => t.created_at.getTime() !== createdAt.getTime()) || operations.some((o) => o.createdAt.getTime() !== createdAt.getTime())) {
+    throw new Error('writeBatch: the movements of a batch share one created_at');
+  }
+  const at = createdAt.toISOString();
   const result = await sql<{ inserted: string | number | bigint }>`
     with inserted as (
       insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
         reference_type, reference_id, status, pending_id, chain_id, created_at, timeout_seconds, expires_at)
-      select * from unnest(${texts(transfers, (t) => t.id)}::text[], ${texts(transfers, (t) => t.idempotency_key)}::text[],
+      select t.id, t.idempotency_key, t.debit_account_id, t.credit_account_id, t.amount, t.currency, t.type,
+             t.reference_type, t.reference_id, t.status, t.pending_id, t.chain_id, ${at}::timestamptz, t.timeout_seconds, t.expires_at
+        from unnest(${texts(transfers, (t) => t.id)}::text[], ${texts(transfers, (t) => t.idempotency_key)}::text[],
           ${texts(transfers, (t) => t.debit_account_id)}::text[], ${texts(transfers, (t) => t.credit_account_id)}::text[],
           ${texts(transfers, (t) => t.amount.toString())}::int8[], ${texts(transfers, (t) => t.currency)}::text[], ${texts(transfers, (t) => t.type)}::text[],
           ${texts(transfers, (t) => t.reference_type)}::text[], ${texts(transfers, (t) => t.reference_id)}::text[], ${texts(transfers, (t) => t.status)}::text[],
-          ${texts(transfers, (t) => t.pending_id)}::text[], ${texts(transfers, (t) => t.chain_id)}::text[], ${texts(transfers, (t) => t.created_at.toISOString())}::timestamptz[],
+          ${texts(transfers, (t) => t.pending_id)}::text[], ${texts(transfers, (t) => t.chain_id)}::text[],
           ${texts(transfers, (t) => (t.timeout_seconds === null ? null : String(t.timeout_seconds)))}::int4[],
           ${texts(transfers, (t) => t.expires_at?.toISOString() ?? null)}::timestamptz[])
+          as t(id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type, reference_type, reference_id, status, pending_id, chain_id,
+               timeout_seconds, expires_at)
       where not exists (select 1 from ledger_transfers e where e.idempotency_key = any(${texts(transfers, (t) => t.idempotency_key)}::text[]))
       returning id
     ), accounts as (
@@ -431,11 +441,11 @@ export async function writeBatch(
       returning a.id
     ), operations as (
       insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-      select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, o.created_at
+      select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, ${at}::timestamptz
       from unnest(${texts(operations, (o) => o.id)}::text[], ${texts(operations, (o) => o.accountId)}::text[], ${texts(operations, (o) => o.transferId)}::text[],
           ${texts(operations, (o) => o.originId)}::text[], ${texts(operations, (o) => o.amount.toString())}::int8[],
-          ${texts(operations, (o) => o.balanceAfter.toString())}::int8[], ${texts(operations, (o) => o.createdAt.toISOString())}::timestamptz[])
-        with ordinality as o(id, account_id, transfer_id, origin_id, amount, balance_after, created_at, ordinal)
+          ${texts(operations, (o) => o.balanceAfter.toString())}::int8[])
+        with ordinality as o(id, account_id, transfer_id, origin_id, amount, balance_after, ordinal)
       where (select count(*) from inserted) = ${transfers.length}
       order by o.ordinal
       returning 1

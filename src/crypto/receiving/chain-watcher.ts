@@ -1,8 +1,9 @@
 // The chain watcher of one chain. One pass:
 //  1. leadership: take or renew the lease on the chain's cursor row (one
-//     watcher scans at a time; a crashed leader's lease runs out);
-//  2. scan from the cursor with the node client, at most SCAN_BATCH_BLOCKS at
-//     a time; the first block's parent must be the cursor's block, otherwise
+//     watcher scans at a time; a crashed leader's lease runs out); then the
+//     node's solidified block, read once: the pass settles up to it;
+//  2. scan from the cursor with the node client, 1 block first, then 2, 4, at
+//     most SCAN_BATCH_BLOCKS at a time; the first block's parent must be the cursor's block, otherwise
 //     the chain reorganised: walk back to the newest block we and the node
 //     agree on, orphan the deposits above it and move the cursor there;
 //  3. record each batch's deposits and move the cursor past it in ONE
@@ -21,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import { inTransaction, type Db } from '../../db/transaction.ts';
-import type { ScannedBlock } from '../tron/node-client.ts';
+import type { BlockHeader, ScannedBlock } from '../tron/node-client.ts';
 import type { ChainAccess } from './crypto-chain.ts';
 import { recordScannedTransfers } from './deposit-recording.ts';
 import { voidDepositCredits } from './deposit-credits.ts';
@@ -29,7 +30,7 @@ import { settleFinalDeposits } from './deposit-settlement.ts';
 import { emitWalletDeposit } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
 
-/** Blocks per scan (and per recording transaction). */
+/** The most blocks per scan (and per recording transaction); a pass starts with 1 and doubles. */
 export const SCAN_BATCH_BLOCKS = 5;
 /** Batches per pass: a pass stays bounded while catching up; the next one continues. */
 export const SCAN_BATCHES_PER_PASS_MAX = 50;
@@ -98,6 +99,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
 
   /** Moves the cursor back to `target`, orphaning the confirming deposits above `orphanAbove` (one transaction). */
   async function moveBack(position: { blockNumber: number; blockId: string }, target: { blockNumber: number; blockId: string }, orphanAbove: number): Promise<number> {
+    recordedFinal = undefined;
     return inTransaction(db, async (tx) => {
       const deposits = await repository.orphanDepositsAbove(tx, chain, orphanAbove);
       await repository.deleteScannedBlocks(tx, chain, { above: orphanAbove });
@@ -143,12 +145,14 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     throw new Error(`${chain}: reorganisation deeper than the recorded blocks below ${position.blockNumber}; the node may be on another chain`);
   }
 
-  async function scan(result: { blocksScanned: number; depositsSeen: number; reorganisations: number }): Promise<void> {
+  async function scan(result: { blocksScanned: number; depositsSeen: number; reorganisations: number }, solid: BlockHeader): Promise<void> {
     const head = await access.node.getHeadBlock();
     // The next batch is fetched from the node while this one is recorded; used only if it starts where the cursor then is.
     let prefetched: { from: number; blocks: Promise<ScannedBlock[]> } | undefined;
-    const fetchBlocks = (from: number) => {
-      const blocks = access.node.scanBlocks(from, Math.min(SCAN_BATCH_BLOCKS, head.number - from + 1));
+    // A pass starts with one block and doubles up to SCAN_BATCH_BLOCKS: the first recording (and the
+    // settling that waits for it) starts after one block's fetch, not a whole batch's.
+    const fetchBlocks = (from: number, batch: number) => {
+      const blocks = access.node.scanBlocks(from, Math.min(SCAN_BATCH_BLOCKS, 2 ** batch, head.number - from + 1));
       blocks.catch(() => undefined); // awaited (and thrown) only when used
       return { from, blocks };
     };
@@ -163,7 +167,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
         }
         return;
       }
-      const fetch = prefetched?.from === position.blockNumber + 1 ? prefetched : fetchBlocks(position.blockNumber + 1);
+      const fetch = prefetched?.from === position.blockNumber + 1 ? prefetched : fetchBlocks(position.blockNumber + 1, batch);
       prefetched = undefined;
       const blocks = await fetch.blocks;
       if (blocks.length === 0) return;
@@ -174,7 +178,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
         continue;
       }
       const last = blocks.at(-1)!.header;
-      if (last.number < head.number && batch + 1 < SCAN_BATCHES_PER_PASS_MAX) prefetched = fetchBlocks(last.number + 1);
+      if (last.number < head.number && batch + 1 < SCAN_BATCHES_PER_PASS_MAX) prefetched = fetchBlocks(last.number + 1, batch + 1);
       const recorded = await inTransaction(db, async (tx) => {
         const seen = await recordScannedTransfers(tx, clock, chain, access.keyId, blocks);
         await repository.insertScannedBlocks(tx, chain, blocks.map((block) => ({ number: block.header.number, id: block.header.id })));
@@ -183,6 +187,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
         return seen;
       });
       step('after-record');
+      if (last.number <= solid.number) recordedFinal = { number: last.number, id: last.id };
       onRecorded?.();
       result.blocksScanned += blocks.length;
       result.depositsSeen += recorded.seen;
@@ -217,13 +222,24 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     return applied;
   }
 
-  async function settle(): Promise<number> {
+  /**
+   * The newest block this pass recorded from an answer the node gave after it had named `solid`
+   * (read at the pass's start) solidified at or above it: the node's chain up to there can no
+   * longer change, so that block is final and canonical without asking again.
+   */
+  let recordedFinal: { readonly number: number; readonly id: string } | undefined;
+
+  /**
+   * Settles what is final up to `solid` (the pass's solidified block, read at its start). The
+   * pass's last settlement (`prune`) also forgets the block ids far below the final block.
+   */
+  async function settle(solid: BlockHeader, prune = false): Promise<number> {
     const cursor = (await repository.findCursor(db, chain))!;
-    const solid = await access.node.getSolidifiedBlock();
     const finalNumber = Math.min(solid.number, Number(cursor.block_number));
     // Final only if the node's block there is the one we followed: then everything we recorded below it is canonical.
     const ours = await repository.scannedBlockId(db, chain, finalNumber);
-    const theirs = finalNumber === solid.number ? solid.id : (await access.node.getBlock(finalNumber))?.id;
+    const theirs =
+      finalNumber === solid.number ? solid.id : recordedFinal?.number === finalNumber ? recordedFinal.id : (await access.node.getBlock(finalNumber))?.id;
     if (ours === undefined || ours !== theirs) return 0;
     step('before-settle');
     let settled = 0;
@@ -243,7 +259,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
       if (!(await renewLease())) throw new LostLeadershipError();
     }
     settleSingly = false;
-    await inTransaction(db, (tx) => repository.deleteScannedBlocks(tx, chain, { below: finalNumber - SCANNED_BLOCKS_KEPT_BELOW_FINAL }));
+    if (prune) await inTransaction(db, (tx) => repository.deleteScannedBlocks(tx, chain, { below: finalNumber - SCANNED_BLOCKS_KEPT_BELOW_FINAL }));
     return settled;
   }
 
@@ -254,22 +270,33 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
       await ensureCursor();
       if (!(await renewLease())) return result;
       result.leader = true;
+      recordedFinal = undefined;
       try {
+        // Read before any block of the pass is fetched (see recordedFinal); the pass settles up to it.
+        const solid = await access.node.getSolidifiedBlock();
         // Settling runs beside scanning: each time a batch is recorded, what is final by then is settled on
         // another connection while the next batch is fetched and recorded (both transactions take the ledger
         // accounts last, so they wait on each other only for their final statement and COMMIT).
         let scanning = true;
+        // A batch recorded while a settlement runs is not lost: the next round starts at once.
+        let recordedSinceSettle = false;
         let wake: (() => void) | undefined;
-        onRecorded = () => wake?.();
-        const scanned = scan(result).finally(() => {
-          scanning = false;
+        const signal = () => {
+          recordedSinceSettle = true;
           wake?.();
+        };
+        onRecorded = signal;
+        const scanned = scan(result, solid).finally(() => {
+          scanning = false;
+          signal();
         });
         let settled = 0;
         const settling = (async () => {
           while (scanning) {
-            await new Promise<void>((resolve) => (wake = resolve));
-            if (scanning) settled += await settle();
+            if (!recordedSinceSettle) await new Promise<void>((resolve) => (wake = resolve));
+            wake = undefined;
+            recordedSinceSettle = false;
+            if (scanning) settled += await settle(solid);
           }
         })();
         // Handled from the start (it may fail while the scan is awaited); its error is thrown below.
@@ -281,7 +308,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
           await settling.catch(() => undefined);
         }
         await settling;
-        result.depositsSettled = settled + (await settle());
+        result.depositsSettled = settled + (await settle(solid, true));
       } catch (error) {
         if (!(error instanceof LostLeadershipError)) throw error;
         options.logger.warn({ chain }, 'chain watcher lost its lease mid-pass; another watcher continues');

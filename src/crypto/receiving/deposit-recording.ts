@@ -4,7 +4,6 @@
 // reorganisation and seen again in another block is revived, not duplicated.
 // Every deposit seen becomes a pending ledger credit (deposit-credits.ts) in
 // the same transaction; the events go to the outbox in one insert.
-import type { Insertable } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { newId } from '../../ids.ts';
@@ -14,9 +13,9 @@ import { reserveDepositCredits } from './deposit-credits.ts';
 import { invoiceUpdatedEvents, walletDepositEvent } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
 import type { DepositRow, InvoiceRow, WalletRow } from './receiving-repository.ts';
-import type { AddressKeyId, ChainName, CryptoReceivingTables } from './receiving-tables.ts';
+import type { AddressKeyId, ChainName } from './receiving-tables.ts';
 
-/** Rows per multi-row insert (16 parameters each, far below PostgreSQL's 65,535). */
+/** Deposits per insert statement (each column travels as one array, so this bounds a statement's size). */
 const INSERT_CHUNK_ROWS = 1_000;
 
 export interface RecordedDeposits {
@@ -49,7 +48,7 @@ export async function recordScannedTransfers(
   const walletById = new Map(wallets.map((row) => [row.id, row]));
   const knownOf = new Map(known.map((row) => [`${row.tx_id}:${row.log_index}`, row]));
   let seen = 0;
-  const newRows: Insertable<CryptoReceivingTables['crypto_deposits']>[] = [];
+  const newRows: DepositRow[] = [];
   const walletDeposits: { wallet: WalletRow; deposit: DepositRow }[] = [];
   const invoicesSeen = new Set<string>();
   const seenDeposits: DepositRow[] = [];
@@ -97,7 +96,7 @@ function newDepositRow(
   transfer: UsdtTransfer,
   invoice: InvoiceRow | undefined,
   wallet: WalletRow | undefined,
-): Insertable<CryptoReceivingTables['crypto_deposits']> {
+): DepositRow {
   const now = clock.now();
   const owner = (invoice ?? wallet)!;
   return {

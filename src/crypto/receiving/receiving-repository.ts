@@ -267,22 +267,27 @@ export async function findDepositsByKeys(db: Executor, keys: readonly { txId: st
  * Inserts the deposits not recorded yet; returns those inserted. One statement whatever the
  * count: each column is one array parameter (unnest), so the text is prepared once.
  */
-export async function insertDeposits(tx: Tx, rows: readonly Insertable<CryptoReceivingTables['crypto_deposits']>[]): Promise<DepositRow[]> {
+/**
+ * New deposits in one statement; those whose (tx_id, log_index) exists already are
+ * left out. Returns the rows written: the caller's own, as only their ids come
+ * back (thousands of rows need not travel back and be parsed again).
+ */
+export async function insertDeposits(tx: Tx, rows: readonly DepositRow[]): Promise<DepositRow[]> {
   if (rows.length === 0) return [];
-  const column = (pick: (row: Insertable<CryptoReceivingTables['crypto_deposits']>) => string | null) => rows.map(pick);
-  const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
-  const result = await sql<DepositRow>`
+  const column = (pick: (row: DepositRow) => string | null) => rows.map(pick);
+  const result = await sql<{ id: string }>`
     insert into crypto_deposits (id, chain, shop_id, address, invoice_id, wallet_id, tx_id, log_index, block_number, block_id,
       from_address, amount_micro, status, late, seen_at, final_at, credit_round)
     select * from unnest(${column((row) => row.id)}::text[], ${column((row) => row.chain)}::text[], ${column((row) => row.shop_id)}::text[],
-      ${column((row) => row.address)}::text[], ${column((row) => row.invoice_id ?? null)}::text[], ${column((row) => row.wallet_id ?? null)}::text[],
+      ${column((row) => row.address)}::text[], ${column((row) => row.invoice_id)}::text[], ${column((row) => row.wallet_id)}::text[],
       ${column((row) => row.tx_id)}::text[], ${column((row) => String(row.log_index))}::int4[], ${column((row) => String(row.block_number))}::int8[],
       ${column((row) => row.block_id)}::text[], ${column((row) => row.from_address)}::text[], ${column((row) => String(row.amount_micro))}::int8[],
-      ${column((row) => row.status)}::text[], ${column((row) => String(row.late ?? false))}::bool[], ${column((row) => instant(row.seen_at))}::timestamptz[],
-      ${column((row) => instant(row.final_at))}::timestamptz[], ${column((row) => String(row.credit_round ?? 0))}::int4[])
+      ${column((row) => row.status)}::text[], ${column((row) => String(row.late))}::bool[], ${column((row) => row.seen_at.toISOString())}::timestamptz[],
+      ${column((row) => row.final_at?.toISOString() ?? null)}::timestamptz[], ${column((row) => String(row.credit_round))}::int4[])
     on conflict (tx_id, log_index) do nothing
-    returning *`.execute(tx);
-  return result.rows;
+    returning id`.execute(tx);
+  const written = new Set(result.rows.map((row) => row.id));
+  return rows.filter((row) => written.has(row.id));
 }
 
 /** An orphaned deposit seen again (in another block): back to confirming, with its new block and its next pending credit. */
