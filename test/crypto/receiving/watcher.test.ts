@@ -194,6 +194,62 @@ describe.each(backends)('the chain watcher on %s', (backend) => {
     }
   });
 
+  it('a catching-up pass reads the solidified block once, fetches 1, 2, 4 and then 5 blocks a batch, and settles without asking for the blocks it fetched', async () => {
+    const invoice = await invoiceFor('3');
+    const calls: { method: string; args: unknown[] }[] = [];
+    // The real client, every call written down on its way through.
+    const node = new Proxy(setup.access.node, {
+      get(target, key, receiver) {
+        const value: unknown = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.push({ method: String(key), args });
+          return (value as (...args: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const watcher = setup.watcher({ access: { ...setup.access, node } });
+    await watcher.runPass();
+    for (let round = 0; round < 3; round += 1) {
+      send(invoice.address, 1_000_000n);
+      chain().mine(4);
+    }
+    chain().mine(solidityDepth() + 1);
+    calls.length = 0;
+    const pass = await watcher.runPass();
+    expect(pass.depositsSettled).toBe(3);
+    expect((await getInvoice(setup.deps, setup.shop.shopId, invoice.id)).status).toBe('paid');
+    expect(calls.filter((call) => call.method === 'getSolidifiedBlock')).toHaveLength(1);
+    // The one header asked for is the head's: the sandbox chain's check that it was not replaced, at the end of the scan.
+    expect(calls.filter((call) => call.method === 'getBlock').map((call) => call.args[0])).toEqual([chain().head.number]);
+    const batchSizes = calls.filter((call) => call.method === 'scanBlocks').map((call) => call.args[1]);
+    expect(batchSizes).toEqual([1, 2, 4, 5, 5, 5, 5, 4]);
+  });
+
+  it('a deposit whose block becomes final while a pass runs is settled by the next pass', async () => {
+    const invoice = await invoiceFor('2');
+    const watcher = setup.watcher();
+    send(invoice.address, 2_000_000n);
+    chain().mine(1);
+    let mined = false;
+    // Once the pass has read the solidified block and scanned, the block becomes final.
+    const racing = setup.watcher({
+      leaderToken: watcher.leaderToken,
+      onStep: (step) => {
+        if (step === 'after-scan' && !mined) {
+          mined = true;
+          chain().mine(solidityDepth() + 1);
+        }
+      },
+    });
+    const first = await racing.runPass();
+    expect(first.depositsSeen).toBe(1);
+    expect(first.depositsSettled).toBe(0);
+    const second = await racing.runPass();
+    expect(second.depositsSettled).toBe(1);
+    expect(await usdtMainBalance(setup)).toBe(2_000_000n);
+  });
+
   it('catches up after downtime: many blocks later, every deposit is seen and credited', async () => {
     const invoice = await invoiceFor('1');
     const watcher = setup.watcher();
