@@ -99,7 +99,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
 
   /** Moves the cursor back to `target`, orphaning the confirming deposits above `orphanAbove` (one transaction). */
   async function moveBack(position: { blockNumber: number; blockId: string }, target: { blockNumber: number; blockId: string }, orphanAbove: number): Promise<number> {
-    recordedFinal = undefined;
+    recordedFinal.clear();
     return inTransaction(db, async (tx) => {
       const deposits = await repository.orphanDepositsAbove(tx, chain, orphanAbove);
       await repository.deleteScannedBlocks(tx, chain, { above: orphanAbove });
@@ -187,7 +187,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
         return seen;
       });
       step('after-record');
-      if (last.number <= solid.number) recordedFinal = { number: last.number, id: last.id };
+      if (last.number <= solid.number) recordedFinal.set(last.number, last.id);
       onRecorded?.();
       result.blocksScanned += blocks.length;
       result.depositsSeen += recorded.seen;
@@ -223,11 +223,11 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
   }
 
   /**
-   * The newest block this pass recorded from an answer the node gave after it had named `solid`
-   * (read at the pass's start) solidified at or above it: the node's chain up to there can no
-   * longer change, so that block is final and canonical without asking again.
+   * The last block of each batch this pass recorded from an answer the node gave after it had
+   * named `solid` (read at the pass's start) solidified at or above it: the node's chain up to
+   * there can no longer change, so those blocks are final and canonical without asking again.
    */
-  let recordedFinal: { readonly number: number; readonly id: string } | undefined;
+  const recordedFinal = new Map<number, string>();
 
   /**
    * Settles what is final up to `solid` (the pass's solidified block, read at its start). The
@@ -239,7 +239,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     // Final only if the node's block there is the one we followed: then everything we recorded below it is canonical.
     const ours = await repository.scannedBlockId(db, chain, finalNumber);
     const theirs =
-      finalNumber === solid.number ? solid.id : recordedFinal?.number === finalNumber ? recordedFinal.id : (await access.node.getBlock(finalNumber))?.id;
+      finalNumber === solid.number ? solid.id : (recordedFinal.get(finalNumber) ?? (await access.node.getBlock(finalNumber))?.id);
     if (ours === undefined || ours !== theirs) return 0;
     step('before-settle');
     let settled = 0;
@@ -270,7 +270,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
       await ensureCursor();
       if (!(await renewLease())) return result;
       result.leader = true;
-      recordedFinal = undefined;
+      recordedFinal.clear();
       try {
         // Read before any block of the pass is fetched (see recordedFinal); the pass settles up to it.
         const solid = await access.node.getSolidifiedBlock();

@@ -80,7 +80,9 @@ export async function recordScannedTransfers(
   }
   // pending → confirming on the first deposit seen; other statuses wait for finality.
   const events: EmitInput[] = [];
-  for (const invoice of await repository.markInvoicesConfirming(tx, [...invoicesSeen], clock.now())) events.push(...invoiceUpdatedEvents(invoice));
+  const invoiceById = new Map(invoices.map((row) => [row.id, row]));
+  const seenInvoices = [...invoicesSeen].map((id) => invoiceById.get(id)!);
+  for (const invoice of await repository.markInvoicesConfirming(tx, seenInvoices, clock.now())) events.push(...invoiceUpdatedEvents(invoice));
   // A confirming deposit changes no wallet total (they count final deposits): one look-up for them all.
   const totals = await repository.walletTotals(tx, [...new Set(walletDeposits.map(({ wallet }) => wallet.id))]);
   for (const { wallet, deposit } of walletDeposits) events.push(walletDepositEvent(wallet, totals.get(wallet.id)!, deposit));

@@ -31,7 +31,7 @@ export async function settleFinalDeposits(tx: Tx, clock: Clock, depositIds: read
   const now = clock.now();
   // A deposit to a blocked wallet is held: never credited, its pending credit voided.
   const heldOf = (deposit: DepositRow) => deposit.wallet_id !== null && wallets.get(deposit.wallet_id)!.status !== 'active';
-  const finals = (await repository.finishDeposits(tx, locked.map((deposit) => ({ id: deposit.id, status: heldOf(deposit) ? 'held' : 'credited' })), now)).sort(
+  const finals = (await repository.finishDeposits(tx, locked.map((deposit) => ({ deposit, status: heldOf(deposit) ? 'held' : 'credited' })), now)).sort(
     (a, b) => order.get(a.id)! - order.get(b.id)!,
   );
   const credited = finals.filter((deposit) => deposit.status === 'credited');

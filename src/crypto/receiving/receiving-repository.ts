@@ -137,15 +137,19 @@ export async function updateInvoice(
 }
 
 /** pending → confirming for these invoices; returns the ones that moved. */
-export async function markInvoicesConfirming(tx: Tx, invoiceIds: readonly string[], at: Date): Promise<InvoiceRow[]> {
-  if (invoiceIds.length === 0) return [];
-  return tx
+export async function markInvoicesConfirming(tx: Tx, invoices: readonly InvoiceRow[], at: Date): Promise<InvoiceRow[]> {
+  if (invoices.length === 0) return [];
+  const moved = await tx
     .updateTable('crypto_invoices')
     .set({ status: 'confirming', updated_at: at })
-    .where(anyOf('id', invoiceIds))
+    .where(anyOf('id', invoices.map((invoice) => invoice.id)))
     .where('status', '=', 'pending')
-    .returningAll()
+    .returning('id')
     .execute();
+  // Only the ids come back: a pending invoice changes only by leaving pending, so the rows
+  // the caller read (in this transaction) are current for every invoice that moved.
+  const movedIds = new Set(moved.map((row) => row.id));
+  return invoices.filter((invoice) => movedIds.has(invoice.id)).map((invoice) => ({ ...invoice, status: 'confirming', updated_at: at }));
 }
 
 /**
@@ -482,14 +486,20 @@ export async function lockWallets(tx: Tx, walletIds: readonly string[]): Promise
 }
 
 /** Each deposit's final status, in one statement; returns the rows as written. */
-export async function finishDeposits(tx: Tx, finishes: readonly { id: string; status: Extract<DepositStatus, 'credited' | 'held'> }[], at: Date): Promise<DepositRow[]> {
+/**
+ * Locked confirming deposits made final (credited or held) at `at`; returns those
+ * still confirming, as they are now. The caller holds their row locks, so the rows
+ * it read are current: only the ids come back.
+ */
+export async function finishDeposits(tx: Tx, finishes: readonly { deposit: DepositRow; status: Extract<DepositStatus, 'credited' | 'held'> }[], at: Date): Promise<DepositRow[]> {
   if (finishes.length === 0) return [];
-  const result = await sql<DepositRow>`
+  const result = await sql<{ id: string }>`
     update crypto_deposits as d set status = v.status, final_at = ${at.toISOString()}::timestamptz
-      from unnest(${finishes.map((finish) => finish.id)}::text[], ${finishes.map((finish) => finish.status)}::text[]) as v(id, status)
+      from unnest(${finishes.map((finish) => finish.deposit.id)}::text[], ${finishes.map((finish) => finish.status)}::text[]) as v(id, status)
      where d.id = v.id and d.status = 'confirming'
-    returning d.*`.execute(tx);
-  return result.rows;
+    returning d.id`.execute(tx);
+  const finished = new Set(result.rows.map((row) => row.id));
+  return finishes.filter((finish) => finished.has(finish.deposit.id)).map((finish) => ({ ...finish.deposit, status: finish.status, final_at: at }));
 }
 
 /** The underpaid tolerance of each of these shops (0 when not set). */
