@@ -99,7 +99,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
 
   /** Moves the cursor back to `target`, orphaning the confirming deposits above `orphanAbove` (one transaction). */
   async function moveBack(position: { blockNumber: number; blockId: string }, target: { blockNumber: number; blockId: string }, orphanAbove: number): Promise<number> {
-    recordedFinal.clear();
+    movedBack = true;
     return inTransaction(db, async (tx) => {
       const deposits = await repository.orphanDepositsAbove(tx, chain, orphanAbove);
       await repository.deleteScannedBlocks(tx, chain, { above: orphanAbove });
@@ -145,7 +145,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     throw new Error(`${chain}: reorganisation deeper than the recorded blocks below ${position.blockNumber}; the node may be on another chain`);
   }
 
-  async function scan(result: { blocksScanned: number; depositsSeen: number; reorganisations: number }, solid: BlockHeader): Promise<void> {
+  async function scan(result: { blocksScanned: number; depositsSeen: number; reorganisations: number }): Promise<void> {
     const head = await access.node.getHeadBlock();
     // The next batch is fetched from the node while this one is recorded; used only if it starts where the cursor then is.
     let prefetched: { from: number; blocks: Promise<ScannedBlock[]> } | undefined;
@@ -187,7 +187,6 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
         return seen;
       });
       step('after-record');
-      if (last.number <= solid.number) recordedFinal.set(last.number, last.id);
       onRecorded?.();
       result.blocksScanned += blocks.length;
       result.depositsSeen += recorded.seen;
@@ -223,23 +222,24 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
   }
 
   /**
-   * The last block of each batch this pass recorded from an answer the node gave after it had
-   * named `solid` (read at the pass's start) solidified at or above it: the node's chain up to
-   * there can no longer change, so those blocks are final and canonical without asking again.
+   * Set when the pass moved the cursor back (a reorganisation, a replaced sandbox chain): the
+   * solidified block read at its start may then name another branch, so the pass settles no more.
    */
-  const recordedFinal = new Map<number, string>();
+  let movedBack = false;
 
   /**
    * Settles what is final up to `solid` (the pass's solidified block, read at its start). The
    * pass's last settlement (`prune`) also forgets the block ids far below the final block.
    */
   async function settle(solid: BlockHeader, prune = false): Promise<number> {
+    if (movedBack) return 0;
     const cursor = (await repository.findCursor(db, chain))!;
     const finalNumber = Math.min(solid.number, Number(cursor.block_number));
     // Final only if the node's block there is the one we followed: then everything we recorded below it is canonical.
     const ours = await repository.scannedBlockId(db, chain, finalNumber);
-    const theirs =
-      finalNumber === solid.number ? solid.id : (recordedFinal.get(finalNumber) ?? (await access.node.getBlock(finalNumber))?.id);
+    // Asked every time, even for blocks this pass fetched: with several nodes (or one URL in front of
+    // several), the block may have come from a node on another branch than the one that named `solid`.
+    const theirs = finalNumber === solid.number ? solid.id : (await access.node.getBlock(finalNumber))?.id;
     if (ours === undefined || ours !== theirs) return 0;
     step('before-settle');
     let settled = 0;
@@ -270,9 +270,9 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
       await ensureCursor();
       if (!(await renewLease())) return result;
       result.leader = true;
-      recordedFinal.clear();
+      movedBack = false;
       try {
-        // Read before any block of the pass is fetched (see recordedFinal); the pass settles up to it.
+        // Read once: the pass settles up to it (what becomes final meanwhile, the next pass settles).
         const solid = await access.node.getSolidifiedBlock();
         // Settling runs beside scanning: each time a batch is recorded, what is final by then is settled on
         // another connection while the next batch is fetched and recorded (both transactions take the ledger
@@ -286,7 +286,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
           wake?.();
         };
         onRecorded = signal;
-        const scanned = scan(result, solid).finally(() => {
+        const scanned = scan(result).finally(() => {
           scanning = false;
           signal();
         });
