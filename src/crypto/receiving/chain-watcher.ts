@@ -3,9 +3,10 @@
 //     watcher scans at a time; a crashed leader's lease runs out); then the
 //     node's solidified block, read once: the pass settles up to it;
 //  2. scan from the cursor with the node client, 1 block first, then 2, 4, at
-//     most SCAN_BATCH_BLOCKS at a time; the first block's parent must be the cursor's block, otherwise
-//     the chain reorganised: walk back to the newest block we and the node
-//     agree on, orphan the deposits above it and move the cursor there;
+//     most SCAN_BATCH_BLOCKS at a time; the first block's parent must be the
+//     cursor's block, otherwise the chain reorganised: walk back to the newest
+//     block we and the node agree on, orphan the deposits above it and move the
+//     cursor there;
 //  3. record each batch's deposits and move the cursor past it in ONE
 //     transaction (compare-and-set on the cursor: a watcher that lost its
 //     lease writes nothing), so a crash at any point repeats at most a batch,

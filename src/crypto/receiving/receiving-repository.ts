@@ -268,13 +268,10 @@ export async function findDepositsByKeys(db: Executor, keys: readonly { txId: st
 }
 
 /**
- * Inserts the deposits not recorded yet; returns those inserted. One statement whatever the
- * count: each column is one array parameter (unnest), so the text is prepared once.
- */
-/**
- * New deposits in one statement; those whose (tx_id, log_index) exists already are
- * left out. Returns the rows written: the caller's own, as only their ids come
- * back (thousands of rows need not travel back and be parsed again).
+ * Inserts the deposits not recorded yet (those whose (tx_id, log_index) exists are left
+ * out); returns those inserted. One statement whatever the count: each column is one array
+ * parameter (unnest), so the text is prepared once. Only the ids come back: the rows
+ * returned are the caller's own (thousands need not travel back and be parsed again).
  */
 export async function insertDeposits(tx: Tx, rows: readonly DepositRow[]): Promise<DepositRow[]> {
   if (rows.length === 0) return [];
@@ -485,11 +482,10 @@ export async function lockWallets(tx: Tx, walletIds: readonly string[]): Promise
   return tx.selectFrom('crypto_wallets').selectAll().where(anyOf('id', walletIds)).orderBy('id').forUpdate().execute();
 }
 
-/** Each deposit's final status, in one statement; returns the rows as written. */
 /**
- * Locked confirming deposits made final (credited or held) at `at`; returns those
- * still confirming, as they are now. The caller holds their row locks, so the rows
- * it read are current: only the ids come back.
+ * Each locked deposit's final status (credited or held) at `at`, in one statement; returns
+ * the rows of those that were still confirming, as written. The caller holds their row
+ * locks, so the rows it read are current: only the ids come back.
  */
 export async function finishDeposits(tx: Tx, finishes: readonly { deposit: DepositRow; status: Extract<DepositStatus, 'credited' | 'held'> }[], at: Date): Promise<DepositRow[]> {
   if (finishes.length === 0) return [];
