@@ -1,6 +1,7 @@
 // SQL of the idempotency module: the records, keyed (shop, operation, key).
 import { sql, type Insertable, type QueryCreator, type RawBuilder, type Selectable } from 'kysely';
 import type { Database } from '../db/schema.ts';
+import { joinAnchor, type CteAnchor } from '../db/statement-anchor.ts';
 import type { Executor } from '../db/transaction.ts';
 import type { IdempotencyTables } from './idempotency-tables.ts';
 
@@ -63,6 +64,25 @@ export function recordInsertFrom(record: NewIdempotencyRecord, resourceCte: stri
            ${record.lease_token}::text, ${record.locked_until}::timestamptz, ${record.response_status ?? null}::int4,
            ${record.response_body ?? null}::text, ${sql.ref(`${resourceCte}.id`)}, ${record.created_at}::timestamptz, ${record.expires_at ?? null}::timestamptz
       from ${sql.table(resourceCte)}`;
+}
+
+/**
+ * Completed records as a data-modifying CTE's statement, each written only when
+ * its resource is: the anchor CTE of the same statement holds its `resource_id`
+ * (records of resources created together, each standing or falling on its own).
+ */
+export function recordsInsertFrom(records: readonly NewIdempotencyRecord[], anchor: CteAnchor): RawBuilder<unknown> {
+  const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
+  const column = <T>(pick: (record: NewIdempotencyRecord) => T) => records.map(pick);
+  return sql`insert into idempotency_records
+      (shop_id, operation, key, request_hash, state, lease_token, locked_until, response_status, response_body, resource_id, created_at, expires_at)
+    select r.shop_id, r.operation, r.key, r.request_hash, r.state, r.lease_token, r.locked_until, r.response_status, r.response_body, r.resource_id, r.created_at, r.expires_at
+      from unnest(${column((r) => r.shop_id)}::text[], ${column((r) => r.operation)}::text[], ${column((r) => r.key)}::text[], ${column((r) => r.request_hash)}::text[],
+                  ${column((r) => r.state)}::text[], ${column((r) => r.lease_token)}::text[], ${column((r) => instant(r.locked_until))}::timestamptz[],
+                  ${column((r) => r.response_status ?? null)}::int4[], ${column((r) => r.response_body ?? null)}::text[], ${column((r) => r.resource_id ?? null)}::text[],
+                  ${column((r) => instant(r.created_at))}::timestamptz[], ${column((r) => instant(r.expires_at))}::timestamptz[])
+             as r(shop_id, operation, key, request_hash, state, lease_token, locked_until, response_status, response_body, resource_id, created_at, expires_at)
+      ${joinAnchor(anchor, sql.ref('r.resource_id'))}`;
 }
 
 /** Turns an in-progress record into a completed one, if this lease still holds it; false when it was taken over. */

@@ -29,7 +29,7 @@ import type { IdempotencyRecord, NewIdempotencyRecord, RecordKey } from './idemp
 
 // For a module that writes the record inside its own one statement (createAtomicallyWith):
 // the record's INSERT as a CTE, the constraint a second record runs into, the row's type.
-export { recordInsertFrom, RECORD_KEY_CONSTRAINT, type NewIdempotencyRecord } from './idempotency-repository.ts';
+export { recordInsertFrom, recordsInsertFrom, RECORD_KEY_CONSTRAINT, type NewIdempotencyRecord } from './idempotency-repository.ts';
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 /** How long an in-progress record holds its key before another request may take it over. */

@@ -468,67 +468,86 @@ export interface FanOutRows {
   readonly debitAccountId: string;
   readonly chainId: string;
   readonly referenceType: string;
+  /** Names the fan-out in FAN_OUT_WRITTEN_CTE: unique among the fan-outs of one statement. */
   readonly referenceId: string;
   readonly createdAt: Date;
   readonly legs: readonly FanOutLeg[];
 }
 
-/** The CTE of a fan-out reservation's statement that has its one row exactly when the reservation was written. */
+/**
+ * The CTE of a fan-out reservations' statement with one row per reservation
+ * written; its `reference_id` column names the reservation.
+ */
 export const FAN_OUT_WRITTEN_CTE = 'ledger_debited';
 
 /**
- * A reservation from one account to several (a payout's amount and fees) as the
- * data-modifying CTEs of a caller's ONE statement, which also writes the rows
- * that go with it (they select from FAN_OUT_WRITTEN_CTE, so they are written
- * only with the reservation). As writeLoneTransfer: the accounts locked in id
- * order; written only if every account exists, all share one book and currency,
- * none of the ids exists yet, and the debit account can afford the total — the
- * affordability test in the debit UPDATE's own WHERE (see writeLoneTransfer). Each
- * leg is a pending transfer of one chain, with the debit account's history entry
- * (credits to gateway accounts while pending change no available balance: no entry).
+ * Reservations, each from one account to several (a payout's amount and fees),
+ * as the data-modifying CTEs of a caller's ONE statement, which also writes the
+ * rows that go with them (they join FAN_OUT_WRITTEN_CTE on `reference_id`, so
+ * each is written only with its reservation). Every account of every fan-out is
+ * locked first, in id order (as writeLoneTransfer does). Each fan-out on its own
+ * is written only if every account of it exists, all share one book and
+ * currency, none of its ids exists yet, and its debit account can afford its
+ * total — the affordability test in the debit UPDATE's own WHERE (see
+ * writeLoneTransfer); one refused fan-out leaves the others as they are. Each
+ * leg is a pending transfer of its fan-out's chain, with the debit account's
+ * history entry (credits to gateway accounts while pending change no available
+ * balance: no entry). The caller guarantees that no two fan-outs debit one
+ * account and that no debited account is credited (a row is updated at most
+ * once per statement); credits to one account are summed into one update.
  */
-export function fanOutReservationCtes(rows: FanOutRows): ReturnType<typeof sql> {
-  const total = rows.legs.reduce((sum, leg) => sum + leg.amount, 0n);
-  const accountIds = [rows.debitAccountId, ...rows.legs.map((leg) => leg.creditAccountId)];
-  let later = total;
-  const legValues = sql.join(
-    rows.legs.map((leg, ordinal) => {
+export function fanOutReservationsCtes(fanOuts: readonly FanOutRows[]): ReturnType<typeof sql> {
+  const legs = fanOuts.flatMap((fanOut) => {
+    let later = fanOut.legs.reduce((sum, leg) => sum + leg.amount, 0n);
+    return fanOut.legs.map((leg) => {
       later -= leg.amount;
-      return sql`(${ordinal}::int4, ${leg.transferId}::text, ${leg.idempotencyKey}::text, ${leg.creditAccountId}::text, ${int8(leg.amount)}, ${leg.type}::text, ${leg.operationId}::text, ${int8(later)})`;
-    }),
-  );
-  return sql`ledger_locked as materialized (
-      select id, book, currency from ledger_accounts where id in (${sql.join(accountIds)}) order by id for no key update
-    ), ledger_compatible as (
-      select 1 from ledger_locked
-      having count(*) = ${accountIds.length} and count(distinct book) = 1 and count(distinct currency) = 1
-         and not exists (select 1 from ledger_transfers e where e.idempotency_key in (${sql.join(rows.legs.map((leg) => leg.idempotencyKey))}))
-    ), ledger_legs (ordinal, transfer_id, idempotency_key, credit_account_id, amount, type, operation_id, later) as (
-      values ${legValues}
+      return { referenceId: fanOut.referenceId, leg, later };
+    });
+  });
+  const accountIds = [...new Set(fanOuts.flatMap((fanOut) => [fanOut.debitAccountId, ...fanOut.legs.map((leg) => leg.creditAccountId)]))];
+  const texts = <T>(values: readonly T[], pick: (value: T) => string) => values.map(pick);
+  return sql`ledger_fan_outs (debit_account_id, total, chain_id, reference_type, reference_id, created_at, position) as (
+      select * from unnest(${texts(fanOuts, (f) => f.debitAccountId)}::text[], ${texts(fanOuts, (f) => f.legs.reduce((sum, leg) => sum + leg.amount, 0n).toString())}::int8[],
+          ${texts(fanOuts, (f) => f.chainId)}::text[], ${texts(fanOuts, (f) => f.referenceType)}::text[], ${texts(fanOuts, (f) => f.referenceId)}::text[],
+          ${texts(fanOuts, (f) => f.createdAt.toISOString())}::timestamptz[]) with ordinality
+    ), ledger_legs (reference_id, transfer_id, idempotency_key, credit_account_id, amount, type, operation_id, later, position) as (
+      select * from unnest(${texts(legs, (l) => l.referenceId)}::text[], ${texts(legs, (l) => l.leg.transferId)}::text[], ${texts(legs, (l) => l.leg.idempotencyKey)}::text[],
+          ${texts(legs, (l) => l.leg.creditAccountId)}::text[], ${texts(legs, (l) => l.leg.amount.toString())}::int8[], ${texts(legs, (l) => l.leg.type)}::text[],
+          ${texts(legs, (l) => l.leg.operationId)}::text[], ${texts(legs, (l) => l.later.toString())}::int8[]) with ordinality
+    ), ledger_locked as materialized (
+      select id, book, currency from ledger_accounts where id = any(${accountIds}::text[]) order by id for no key update
+    ), ledger_refused as (
+      select l.reference_id from ledger_legs l
+        join ledger_fan_outs f using (reference_id)
+        left join ledger_locked d on d.id = f.debit_account_id
+        left join ledger_locked c on c.id = l.credit_account_id
+       where d.id is null or c.id is null or c.book <> d.book or c.currency <> d.currency
+          or exists (select 1 from ledger_transfers e where e.idempotency_key = l.idempotency_key)
     ), ledger_debited as (
-      update ledger_accounts as a set debits_pending = a.debits_pending + ${int8(total)}
-       where a.id = ${rows.debitAccountId} and exists (select 1 from ledger_compatible)
-         and (not a.debits_must_not_exceed_credits or a.debits_pending + a.debits_posted + ${int8(total)} <= a.credits_posted)
-      returning a.id, a.currency, a.credits_posted - a.debits_posted - a.debits_pending as available
+      update ledger_accounts as a set debits_pending = a.debits_pending + f.total
+        from ledger_fan_outs f
+       where a.id = f.debit_account_id and f.reference_id not in (select reference_id from ledger_refused)
+         and (not a.debits_must_not_exceed_credits or a.debits_pending + a.debits_posted + f.total <= a.credits_posted)
+      returning f.reference_id, f.position, a.id, a.currency, a.credits_posted - a.debits_posted - a.debits_pending as available
     ), ledger_credited as (
-      update ledger_accounts as a set credits_pending = a.credits_pending + l.amount
-        from ledger_legs l
-       where a.id = l.credit_account_id and exists (select 1 from ledger_debited)
+      update ledger_accounts as a set credits_pending = a.credits_pending + c.amount
+        from (select l.credit_account_id, sum(l.amount)::int8 as amount from ledger_legs l join ledger_debited d using (reference_id) group by l.credit_account_id) c
+       where a.id = c.credit_account_id
       returning a.id
     ), ledger_written as (
       insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
         reference_type, reference_id, status, pending_id, chain_id, created_at, timeout_seconds, expires_at)
       select l.transfer_id, l.idempotency_key, d.id, l.credit_account_id, l.amount, d.currency, l.type,
-             ${rows.referenceType}::text, ${rows.referenceId}::text, 'pending', null, ${rows.chainId}::text, ${timestamptz(rows.createdAt)}, null, null
-        from ledger_legs l, ledger_debited d
-       order by l.ordinal
+             f.reference_type, f.reference_id, 'pending', null, f.chain_id, f.created_at, null, null
+        from ledger_legs l join ledger_debited d using (reference_id) join ledger_fan_outs f using (reference_id)
+       order by d.position, l.position
       returning id
     ), ledger_history as (
       insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-      select l.operation_id, d.id, l.transfer_id, l.transfer_id, -l.amount, d.available + l.later, ${timestamptz(rows.createdAt)}
-        from ledger_legs l, ledger_debited d
+      select l.operation_id, d.id, l.transfer_id, l.transfer_id, -l.amount, d.available + l.later, f.created_at
+        from ledger_legs l join ledger_debited d using (reference_id) join ledger_fan_outs f using (reference_id)
        where exists (select 1 from ledger_written)
-       order by l.ordinal
+       order by d.position, l.position
       returning 1
     )`;
 }

@@ -727,36 +727,46 @@ export interface FanOutReservation {
 const MAX_FAN_OUT_LEGS = 10;
 
 /**
- * A fan-out reservation as CTEs for a caller's ONE statement (repository
- * fanOutReservationCtes): the caller's own rows select from `writtenCte`, so
- * they land with the reservation or not at all, with one round trip and no
- * transaction. It is the same money as executeLinked of the legs' `reserve`
- * requests: same transfers, chain, history entries. When the statement writes
- * nothing, explainUnwrittenReservation says why.
+ * Fan-out reservations as CTEs for a caller's ONE statement (repository
+ * fanOutReservationsCtes): the caller's own rows join `writtenCte` on
+ * `reference_id`, so each lands with its reservation or not at all, with one
+ * round trip and no transaction. Each is the same money as executeLinked of its
+ * legs' `reserve` requests: same transfers, chain, history entries. Several in
+ * one statement (concurrent payouts committed together) must debit different
+ * accounts and name different references; each is written or refused on its
+ * own. When one wrote nothing, explainUnwrittenReservation says why.
  */
-export function fanOutReservation(clock: Clock, request: FanOutReservation): { readonly ctes: ReturnType<typeof repository.fanOutReservationCtes>; readonly writtenCte: string } {
-  if (request.legs.length < 1 || request.legs.length > MAX_FAN_OUT_LEGS) throw new InvalidRequestError(`a fan-out reservation has 1 to ${MAX_FAN_OUT_LEGS} legs`);
-  validateShape(
-    request.legs.map((leg) => ({ action: 'reserve', id: leg.id, debitAccountId: request.debitAccountId, creditAccountId: leg.creditAccountId, amount: leg.amount, type: leg.type, reference: request.reference })),
-  );
-  if (new Set(request.legs.map((leg) => leg.creditAccountId)).size !== request.legs.length) throw new InvalidRequestError('the legs of a fan-out reservation credit different accounts');
-  const chainId = newId('transfer');
-  const ctes = repository.fanOutReservationCtes({
-    debitAccountId: request.debitAccountId,
-    chainId,
-    referenceType: request.reference.type,
-    referenceId: request.reference.id,
-    createdAt: clock.now(),
-    legs: request.legs.map((leg, index) => ({
-      transferId: index === 0 ? chainId : newId('transfer'),
-      idempotencyKey: leg.id,
-      creditAccountId: leg.creditAccountId,
-      amount: leg.amount,
-      type: leg.type,
-      operationId: newId('operation'),
-    })),
+export function fanOutReservations(clock: Clock, requests: readonly FanOutReservation[]): { readonly ctes: ReturnType<typeof repository.fanOutReservationsCtes>; readonly writtenCte: string } {
+  if (requests.length < 1) throw new InvalidRequestError('fan-out reservations: none given');
+  const debits = new Set(requests.map((request) => request.debitAccountId));
+  if (debits.size !== requests.length) throw new InvalidRequestError('fan-out reservations of one statement debit different accounts');
+  if (new Set(requests.map((request) => request.reference.id)).size !== requests.length) throw new InvalidRequestError('fan-out reservations of one statement name different references');
+  const createdAt = clock.now();
+  const rows = requests.map((request) => {
+    if (request.legs.length < 1 || request.legs.length > MAX_FAN_OUT_LEGS) throw new InvalidRequestError(`a fan-out reservation has 1 to ${MAX_FAN_OUT_LEGS} legs`);
+    validateShape(
+      request.legs.map((leg) => ({ action: 'reserve', id: leg.id, debitAccountId: request.debitAccountId, creditAccountId: leg.creditAccountId, amount: leg.amount, type: leg.type, reference: request.reference })),
+    );
+    if (new Set(request.legs.map((leg) => leg.creditAccountId)).size !== request.legs.length) throw new InvalidRequestError('the legs of a fan-out reservation credit different accounts');
+    if (request.legs.some((leg) => debits.has(leg.creditAccountId))) throw new InvalidRequestError('an account debited by a fan-out reservation is credited in the same statement');
+    const chainId = newId('transfer');
+    return {
+      debitAccountId: request.debitAccountId,
+      chainId,
+      referenceType: request.reference.type,
+      referenceId: request.reference.id,
+      createdAt,
+      legs: request.legs.map((leg, index) => ({
+        transferId: index === 0 ? chainId : newId('transfer'),
+        idempotencyKey: leg.id,
+        creditAccountId: leg.creditAccountId,
+        amount: leg.amount,
+        type: leg.type,
+        operationId: newId('operation'),
+      })),
+    };
   });
-  return { ctes, writtenCte: repository.FAN_OUT_WRITTEN_CTE };
+  return { ctes: repository.fanOutReservationsCtes(rows), writtenCte: repository.FAN_OUT_WRITTEN_CTE };
 }
 
 /**

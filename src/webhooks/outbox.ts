@@ -2,10 +2,11 @@
 // so the change and its event commit together or not at all. Nothing is sent
 // here; delivery workers pick the event up after commit.
 import type { Clock } from '../clock.ts';
+import type { CteAnchor } from '../db/statement-anchor.ts';
 import type { Tx } from '../db/transaction.ts';
 import { newId } from '../ids.ts';
 import type { RawBuilder } from 'kysely';
-import { insertDeliveries, insertDelivery, insertEvent, insertEvents, shopEventInsertFrom, shopWebhookUrls, type DeliveryInsert, type EventInsert } from './webhook-repository.ts';
+import { insertDeliveries, insertDelivery, insertEvent, insertEvents, shopEventsInsertFrom, shopWebhookUrls, type DeliveryInsert, type EventInsert } from './webhook-repository.ts';
 import { MAX_ATTEMPTS } from './retry-schedule.ts';
 
 export interface EmitInput {
@@ -61,16 +62,20 @@ export async function emit(tx: Tx, clock: Clock, input: EmitInput, options: Emit
 }
 
 /**
- * `emit` of a shop event as data-modifying CTEs of a caller's ONE statement (a
- * payout's creation): the event, and its delivery when the shop has a webhook
- * URL at that moment, are written only if `anchorCte` has its row. Returns the
- * CTEs' text to put after the caller's own (`name_event as (…), name_delivery as (…)`).
+ * Shop events (`destination: 'shop'`) as data-modifying CTEs of the caller's ONE
+ * statement (payouts created together): each is written only when the anchor
+ * CTE holds its `anchorKey`, so it commits with its state change or not at all.
+ * `name` prefixes the CTEs (`<name>_event`, `<name>_delivery`).
  */
-export function emitFrom(clock: Clock, input: EmitInput & { readonly destination: 'shop' }, anchorCte: string, name: string): RawBuilder<unknown> {
-  const id = newId('event');
+export function emitManyFrom(clock: Clock, inputs: readonly (EmitInput & { readonly destination: 'shop'; readonly anchorKey: string })[], anchor: CteAnchor, name: string): RawBuilder<unknown> {
   const createdAt = clock.now();
-  const payload = JSON.stringify({ id, type: input.type, created_at: createdAt.toISOString(), data: input.data });
-  return shopEventInsertFrom({ id, shop_id: input.shopId, type: input.type, payload, created_at: createdAt }, newId('delivery'), MAX_ATTEMPTS, anchorCte, name);
+  const createdAtText = createdAt.toISOString();
+  const events = inputs.map((input) => {
+    const id = newId('event');
+    const payload = JSON.stringify({ id, type: input.type, created_at: createdAtText, data: input.data });
+    return { id, shopId: input.shopId, type: input.type, payload, deliveryId: newId('delivery'), anchorKey: input.anchorKey };
+  });
+  return shopEventsInsertFrom(events, createdAt, MAX_ATTEMPTS, anchor, name);
 }
 
 /** Events per statement: each column travels as one array (one json text for the payloads), so this bounds a statement's size, not its parameters. */

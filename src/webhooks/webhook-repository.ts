@@ -1,6 +1,7 @@
 // All SQL of the webhooks module: events (the outbox), deliveries (the queue,
 // claimed with FOR UPDATE SKIP LOCKED under a lease) and the attempt log.
 import { sql, type Insertable, type RawBuilder } from 'kysely';
+import { joinAnchor, type CteAnchor } from '../db/statement-anchor.ts';
 import type { Executor } from '../db/transaction.ts';
 import type { AttemptOutcome, DeliveryStatus, WebhookTables } from './webhook-tables.ts';
 
@@ -418,29 +419,34 @@ export async function shopWebhookUrls(db: Executor, shopIds: readonly string[]):
 }
 
 /**
- * A shop event and its first delivery as two data-modifying CTEs (`<name>_event`,
- * `<name>_delivery`) of a caller's statement, written only when `anchorCte` has
- * its row; the delivery only when the shop has a webhook URL (read in the same
- * statement), due at once.
+ * Shop events and their first deliveries as two data-modifying CTEs
+ * (`<name>_event`, `<name>_delivery`) of a caller's statement: each event is
+ * written only when the anchor CTE holds its `anchorKey`; its delivery only when
+ * the shop has a webhook URL (read in the same statement), due at once. The
+ * payloads travel as one json array (see insertEvents).
  */
-export function shopEventInsertFrom(
-  event: Omit<EventInsert, 'destination_url'> & { created_at: Date },
-  deliveryId: string,
+export function shopEventsInsertFrom(
+  events: readonly { readonly id: string; readonly shopId: string; readonly type: string; readonly payload: string; readonly deliveryId: string; readonly anchorKey: string }[],
+  createdAt: Date,
   maxAttempts: number,
-  anchorCte: string,
+  anchor: CteAnchor,
   name: string,
 ): RawBuilder<unknown> {
-  const at = event.created_at.toISOString();
+  const at = createdAt.toISOString();
   return sql`${sql.id(`${name}_event`)} as (
       insert into webhook_events (id, shop_id, type, payload, destination_url, created_at)
-      select ${event.id}::text, ${event.shop_id}::text, ${event.type}::text, ${event.payload}::text,
-             (select webhook_url from webhook_endpoints where shop_id = ${event.shop_id}), ${at}::timestamptz
-        from ${sql.table(anchorCte)}
-      returning id, destination_url
+      select e.id, e.shop_id, e.type, p.payload::text, (select webhook_url from webhook_endpoints w where w.shop_id = e.shop_id), ${at}::timestamptz
+        from unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.shopId)}::text[], ${events.map((e) => e.type)}::text[],
+                    ${events.map((e) => e.deliveryId)}::text[], ${events.map((e) => e.anchorKey)}::text[]) with ordinality as e(id, shop_id, type, delivery_id, anchor_key, n)
+        join json_array_elements(${`[${events.map((e) => e.payload).join(',')}]`}::json) with ordinality as p(payload, n) using (n)
+        ${joinAnchor(anchor, sql.ref('e.anchor_key'))}
+       order by n
+      returning id, shop_id, destination_url
     ), ${sql.id(`${name}_delivery`)} as (
       insert into webhook_deliveries (id, event_id, shop_id, url, max_attempts, next_attempt_at, locked_until, lease_token, created_at, updated_at)
-      select ${deliveryId}::text, e.id, ${event.shop_id}::text, e.destination_url, ${maxAttempts}::int4, ${at}::timestamptz, null, null, ${at}::timestamptz, ${at}::timestamptz
+      select d.delivery_id, e.id, e.shop_id, e.destination_url, ${maxAttempts}::int4, ${at}::timestamptz, null, null, ${at}::timestamptz, ${at}::timestamptz
         from ${sql.table(`${name}_event`)} e
+        join unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.deliveryId)}::text[]) as d(event_id, delivery_id) on d.event_id = e.id
        where e.destination_url is not null
       returning 1
     )`;

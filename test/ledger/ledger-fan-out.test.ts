@@ -9,16 +9,22 @@ import { inTransaction } from '../../src/db/transaction.ts';
 import { InsufficientFundsError, InvalidRequestError } from '../../src/errors.ts';
 import { ensureAccounts, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
 import { findAccountsByIds } from '../../src/ledger/ledger-repository.ts';
-import { executeLinked, explainUnwrittenReservation, fanOutReservation, type FanOutReservation } from '../../src/ledger/ledger-service.ts';
+import { executeLinked, explainUnwrittenReservation, fanOutReservations, type FanOutReservation } from '../../src/ledger/ledger-service.ts';
 import type { Clock } from '../../src/clock.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
 
 /** The reservation alone in one statement; true when written. */
 async function runFanOut(db: Db, clock: Clock, request: FanOutReservation): Promise<boolean> {
-  const { ctes, writtenCte } = fanOutReservation(clock, request);
-  const result = await sql<{ id: string }>`with ${ctes} select id from ${sql.table(writtenCte)}`.execute(db);
-  return result.rows.length === 1;
+  return (await runFanOuts(db, clock, [request]))[0]!;
+}
+
+/** Several reservations in one statement; for each, whether it was written. */
+async function runFanOuts(db: Db, clock: Clock, requests: readonly FanOutReservation[]): Promise<boolean[]> {
+  const { ctes, writtenCte } = fanOutReservations(clock, requests);
+  const result = await sql<{ reference_id: string }>`with ${ctes} select reference_id from ${sql.table(writtenCte)}`.execute(db);
+  const written = new Set(result.rows.map((row) => row.reference_id));
+  return requests.map((request) => written.has(request.reference.id));
 }
 
 describe.each(backends)('fan-out reservations on %s', (backend) => {
@@ -110,18 +116,21 @@ describe.each(backends)('fan-out reservations on %s', (backend) => {
 
   it('refuses malformed requests before writing', () => {
     const { context } = environment();
-    expect(() => fanOutReservation(context.clock, { debitAccountId: 'x', legs: [], reference: { type: 'payout', id: 'p' } })).toThrow(InvalidRequestError);
+    expect(() => fanOutReservations(context.clock, [{ debitAccountId: 'x', legs: [], reference: { type: 'payout', id: 'p' } }])).toThrow(InvalidRequestError);
+    expect(() => fanOutReservations(context.clock, [])).toThrow(InvalidRequestError);
     expect(() =>
-      fanOutReservation(context.clock, {
-        debitAccountId: 'x',
-        legs: [
-          { id: 'l1', creditAccountId: 'y', amount: 1n, type: 'payout' },
-          { id: 'l2', creditAccountId: 'y', amount: 1n, type: 'payout_fee' },
-        ],
-        reference: { type: 'payout', id: 'p' },
-      }),
+      fanOutReservations(context.clock, [
+        {
+          debitAccountId: 'x',
+          legs: [
+            { id: 'l1', creditAccountId: 'y', amount: 1n, type: 'payout' },
+            { id: 'l2', creditAccountId: 'y', amount: 1n, type: 'payout_fee' },
+          ],
+          reference: { type: 'payout', id: 'p' },
+        },
+      ]),
     ).toThrow(InvalidRequestError);
-    expect(() => fanOutReservation(context.clock, { debitAccountId: 'x', legs: [{ id: 'l1', creditAccountId: 'y', amount: 0n, type: 'payout' }], reference: { type: 'payout', id: 'p' } })).toThrow(
+    expect(() => fanOutReservations(context.clock, [{ debitAccountId: 'x', legs: [{ id: 'l1', creditAccountId: 'y', amount: 0n, type: 'payout' }], reference: { type: 'payout', id: 'p' } }])).toThrow(
       InvalidRequestError,
     );
   });
@@ -137,5 +146,74 @@ describe.each(backends)('fan-out reservations on %s', (backend) => {
     const [main] = await findAccountsByIds(context.db, [a.merchant.main.id]);
     expect(main!.debits_pending).toBe(1_000n);
     expect(main!.credits_posted - main!.debits_posted - main!.debits_pending).toBe(0n);
+  });
+
+  it('several in one statement (payouts committed together): each written or refused on its own, shared credit accounts summed', async () => {
+    const { context } = environment();
+    const rich = await setUp(1_000n);
+    const poor = await setUp(50n);
+    const other = await setUp(500n);
+    // The three share the book's hot-wallet and fees accounts (setUp ensures the same system accounts).
+    const tags = [`rich-${Math.random()}`, `poor-${Math.random()}`, `other-${Math.random()}`];
+    const requests = [
+      fanOutOf(rich.merchant.main.id, [[rich.hot.id, 300n], [rich.fees.id, 20n]], tags[0]!),
+      fanOutOf(poor.merchant.main.id, [[poor.hot.id, 90n], [poor.fees.id, 20n]], tags[1]!),
+      fanOutOf(other.merchant.main.id, [[other.hot.id, 200n], [other.fees.id, 5n]], tags[2]!),
+    ];
+    const before = new Map((await findAccountsByIds(context.db, [rich.hot.id, rich.fees.id])).map((row) => [row.id, row.credits_pending]));
+    expect(await runFanOuts(context.db, context.clock, requests)).toEqual([true, false, true]);
+    const balances = new Map((await findAccountsByIds(context.db, [rich.merchant.main.id, poor.merchant.main.id, other.merchant.main.id, rich.hot.id, rich.fees.id])).map((row) => [row.id, row]));
+    expect(balances.get(rich.merchant.main.id)!.debits_pending).toBe(320n);
+    expect(balances.get(poor.merchant.main.id)!.debits_pending).toBe(0n);
+    expect(balances.get(other.merchant.main.id)!.debits_pending).toBe(205n);
+    expect(balances.get(rich.hot.id)!.credits_pending - before.get(rich.hot.id)!).toBe(500n);
+    expect(balances.get(rich.fees.id)!.credits_pending - before.get(rich.fees.id)!).toBe(25n);
+    const transfers = await context.db.selectFrom('ledger_transfers').selectAll().where('reference_id', 'in', tags).orderBy('idempotency_key').execute();
+    expect(transfers.map((row) => [row.reference_id, row.amount, row.status])).toEqual([
+      [tags[2], 200n, 'pending'],
+      [tags[2], 5n, 'pending'],
+      [tags[0], 300n, 'pending'],
+      [tags[0], 20n, 'pending'],
+    ]);
+    // Each written fan-out is one chain of its own, as alone.
+    const chains = new Map(transfers.map((row) => [row.reference_id, row.chain_id]));
+    expect(new Set(chains.values()).size).toBe(2);
+    for (const row of transfers) expect(row.chain_id).toBe(chains.get(row.reference_id));
+    const history = async (accountId: string) =>
+      (await context.db.selectFrom('ledger_operations').select(['amount', 'balance_after']).where('account_id', '=', accountId).orderBy('seq').execute()).map((row) => [row.amount, row.balance_after]);
+    expect(await history(rich.merchant.main.id)).toEqual([
+      [1_000n, 1_000n],
+      [-300n, 700n],
+      [-20n, 680n],
+    ]);
+    expect(await history(poor.merchant.main.id)).toEqual([[50n, 50n]]);
+    await expect(explainUnwrittenReservation(context.db, requests[1]!)).rejects.toBeInstanceOf(InsufficientFundsError);
+  });
+
+  it('several in one statement must debit different accounts, none of them credited, under different references', () => {
+    const { context } = environment();
+    const request = (debit: string, credit: string, reference: string): FanOutReservation => ({
+      debitAccountId: debit,
+      legs: [{ id: `${reference}:0`, creditAccountId: credit, amount: 1n, type: 'payout' }],
+      reference: { type: 'payout', id: reference },
+    });
+    expect(() => fanOutReservations(context.clock, [request('a', 'h', 'p1'), request('a', 'h', 'p2')])).toThrow(InvalidRequestError);
+    expect(() => fanOutReservations(context.clock, [request('a', 'h', 'p1'), request('b', 'a', 'p2')])).toThrow(InvalidRequestError);
+    expect(() => fanOutReservations(context.clock, [request('a', 'h', 'p1'), request('b', 'h', 'p1')])).toThrow(InvalidRequestError);
+  });
+
+  it('statements of several at once against shared accounts: every merchant gets exactly what it affords', async () => {
+    const { context } = environment();
+    const merchants = await Promise.all(Array.from({ length: 6 }, () => setUp(300n)));
+    // 6 rounds of one fan-out per merchant (100 each): 3 afford, 3 are refused; the rounds run at once.
+    const rounds = Array.from({ length: 6 }, (_, round) =>
+      merchants.map((m, index) => fanOutOf(m.merchant.main.id, [[m.hot.id, 90n], [m.fees.id, 10n]], `round-${round}-${index}-${Math.random()}`)),
+    );
+    const results = await Promise.all(rounds.map((round) => runFanOuts(context.db, context.clock, round)));
+    for (let index = 0; index < merchants.length; index++) expect(results.filter((round) => round[index]).length).toBe(3);
+    for (const m of merchants) {
+      const [main] = await findAccountsByIds(context.db, [m.merchant.main.id]);
+      expect(main!.credits_posted - main!.debits_posted - main!.debits_pending).toBe(0n);
+    }
   });
 });

@@ -16,14 +16,14 @@ import type { ChainAccess, CryptoChain } from '../receiving/crypto-chain.ts';
 import { depositAddressesAmong } from '../receiving/address-allocation.ts';
 import { decodeListCursor, encodeListCursor } from '../receiving/list-cursor.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
-import { enqueueOutgoingTransferFrom, enqueueOutgoingTransfers } from '../sending/outgoing-transfers.ts';
-import { explainUnwrittenReservation, fanOutReservation } from '../../ledger/ledger-service.ts';
-import { emitFrom } from '../../webhooks/outbox.ts';
+import { enqueueOutgoingTransfers } from '../sending/outgoing-transfers.ts';
+import { explainUnwrittenReservation } from '../../ledger/ledger-service.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
+import { commitPayoutCreation } from './payout-commits.ts';
 import { quotePayouts, type PayoutQuote } from './payout-fees.ts';
 import { AccountIds, payoutFanOut, reservePayouts } from './payout-ledger.ts';
 import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-settings.ts';
-import { emitPayoutsUpdated, PAYOUT_UPDATED } from './payouts-events.ts';
+import { emitPayoutsUpdated } from './payouts-events.ts';
 import * as repository from './payouts-repository.ts';
 import type { PayoutRow } from './payouts-repository.ts';
 import { PAYOUT_STATUSES, type PayoutStatus } from './payouts-tables.ts';
@@ -259,9 +259,10 @@ export async function insertQueuedPayouts(
  * writing. Statements: the repeat check with the settings (one read), then ONE
  * statement that reserves total_debit (the ledger's fan-out reservation, the
  * affordability test in its own UPDATE), queues the outgoing transfer, writes
- * the payout, its idempotency record and its webhook event — all or nothing.
- * A concurrent duplicate fails that statement on the record's (or the payout's)
- * unique key and answers the winner's payout.
+ * the payout, its idempotency record and its webhook event — all or nothing;
+ * concurrent requests share that statement (payout-commits.ts), each payout
+ * written or refused on its own. A concurrent duplicate fails the statement on
+ * the record's (or the payout's) unique key and answers the winner's payout.
  */
 export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: CreatePayoutRequest): Promise<{ created: boolean; payout: PayoutView }> {
   const item = validatePayoutItem(request);
@@ -294,18 +295,11 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
       { resourceId: row.id },
       async (record) => {
         for (let attempt = 1; ; attempt++) {
-          const reservation = fanOutReservation(deps.clock, fanOut);
-          const inserted = await repository.insertReservedPayout(deps.db, {
-            reservation: reservation.ctes,
-            outgoing: enqueueOutgoingTransferFrom(
-              deps.clock,
-              row.outgoing_transfer_id,
-              { chain: access.chain, purpose: 'payout', ownerId: row.id, asset: 'USDT', from: { kind: 'hot_wallet' }, to: item.address, amount: item.amountMicro },
-              reservation.writtenCte,
-            ),
+          const inserted = await commitPayoutCreation(deps.db, deps.clock, {
             payout: row,
+            fanOut,
+            outgoing: { chain: access.chain, purpose: 'payout', ownerId: row.id, asset: 'USDT', from: { kind: 'hot_wallet' }, to: item.address, amount: item.amountMicro },
             record,
-            dependents: [emitFrom(deps.clock, { shopId: shop.shopId, type: PAYOUT_UPDATED, data: payoutView(row), destination: 'shop' }, repository.NEW_PAYOUT_CTE, 'payout_updated')],
           });
           if (inserted) return inserted;
           // Nothing written: InsufficientFundsError (400 insufficient_funds), or the balance moved meanwhile: again.

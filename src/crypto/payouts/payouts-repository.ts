@@ -1,7 +1,6 @@
 // SQL of payouts: per-shop settings, payouts, batches.
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import { recordInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
 import { isDepositAddressSql } from '../receiving/address-allocation.ts';
 import type { BatchStatus, PayoutStatus, PayoutTables } from './payouts-tables.ts';
 
@@ -40,48 +39,60 @@ export async function insertPayouts(tx: Tx, rows: readonly Insertable<PayoutTabl
   return inserted;
 }
 
-/** The CTE of a single payout's creating statement that holds the new payout row (its event and record select from it). */
-export const NEW_PAYOUT_CTE = 'new_payout';
+/** The CTE of the payouts' creating statement that holds the new payout rows (their events and records join it on `id`). */
+export const NEW_PAYOUTS_CTE = 'new_payouts';
+/** The CTE of the payouts' creating statement that holds the ids of the queued outgoing transfers. */
+export const NEW_OUTGOING_CTE = 'new_outgoing';
 
 /**
- * A single payout's creation in ONE statement (one round trip, no
- * transaction): the ledger's reservation CTEs first; the outgoing transfer,
- * queued only with the reservation (`outgoing` selects from its written CTE);
- * the payout row, from the outgoing transfer's row; then the CTEs that select
- * from NEW_PAYOUT_CTE (the idempotency record, the webhook event). Undefined when
- * the reservation wrote nothing (then nothing was written).
+ * Single payouts created in ONE statement (one round trip, no transaction),
+ * each standing or falling on its own: the ledger's reservation CTEs first;
+ * the outgoing transfers, each queued only with its reservation (`outgoing`
+ * joins the reservation's written CTE); each payout row only with its outgoing
+ * transfer; then the CTEs that join NEW_PAYOUTS_CTE (the idempotency records,
+ * the webhook events). Returns the payouts written; one whose reservation was
+ * refused is absent (and nothing of it was written). A unique key already taken
+ * (a record, an external_id) fails the whole statement.
  */
-export async function insertReservedPayout(
+export async function insertReservedPayouts(
   db: Executor,
   parts: {
     readonly reservation: RawBuilder<unknown>;
+    /** Data-modifying statement of the outgoing transfers, `returning id`. */
     readonly outgoing: RawBuilder<unknown>;
-    readonly payout: Insertable<PayoutTables['crypto_payouts']>;
-    /** The idempotency record naming the payout. */
-    readonly record: NewIdempotencyRecord;
-    /** `name as (…)` CTEs reading NEW_PAYOUT_CTE (the webhook event). */
+    readonly payouts: readonly Insertable<PayoutTables['crypto_payouts']>[];
+    /** Data-modifying statement of the idempotency records (joining NEW_PAYOUTS_CTE). */
+    readonly records: RawBuilder<unknown>;
+    /** `name as (…)` CTEs joining NEW_PAYOUTS_CTE (the webhook events). */
     readonly dependents: readonly RawBuilder<unknown>[];
   },
-): Promise<PayoutRow | undefined> {
-  const p = parts.payout;
+): Promise<PayoutRow[]> {
   const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
+  const column = <T>(pick: (row: Insertable<PayoutTables['crypto_payouts']>) => T) => parts.payouts.map(pick);
   const result = await sql<PayoutRow>`
     with ${parts.reservation},
-    new_outgoing as (${parts.outgoing}),
-    ${sql.id(NEW_PAYOUT_CTE)} as (
+    ${sql.id(NEW_OUTGOING_CTE)} as (${parts.outgoing}),
+    ${sql.id(NEW_PAYOUTS_CTE)} as (
       insert into crypto_payouts (id, shop_id, external_id, batch_id, batch_index, network, chain, recipient_address, amount_micro, network_fee_micro,
         service_fee_micro, total_debit_micro, trx_usdt_rate_micro, network_fee_actual_micro, status, outgoing_transfer_id, tx_hash, error_code,
         error_message, created_at, updated_at, completed_at)
-      select ${p.id}::text, ${p.shop_id}::text, ${p.external_id}::text, null, null, ${p.network}::text, ${p.chain}::text, ${p.recipient_address}::text,
-             ${p.amount_micro.toString()}::int8, ${p.network_fee_micro.toString()}::int8, ${p.service_fee_micro.toString()}::int8, ${p.total_debit_micro.toString()}::int8,
-             ${p.trx_usdt_rate_micro.toString()}::int8, null, ${p.status}::text, o.id, null, null, null,
-             ${instant(p.created_at)}::timestamptz, ${instant(p.updated_at)}::timestamptz, null
-        from new_outgoing o
+      select p.id, p.shop_id, p.external_id, null, null, p.network, p.chain, p.recipient_address, p.amount_micro, p.network_fee_micro,
+             p.service_fee_micro, p.total_debit_micro, p.trx_usdt_rate_micro, null, p.status, p.outgoing_transfer_id, null, null, null,
+             p.created_at, p.updated_at, null
+        from unnest(${column((r) => r.id)}::text[], ${column((r) => r.shop_id)}::text[], ${column((r) => r.external_id)}::text[], ${column((r) => r.network)}::text[],
+                    ${column((r) => r.chain)}::text[], ${column((r) => r.recipient_address)}::text[], ${column((r) => r.amount_micro.toString())}::int8[],
+                    ${column((r) => r.network_fee_micro.toString())}::int8[], ${column((r) => r.service_fee_micro.toString())}::int8[],
+                    ${column((r) => r.total_debit_micro.toString())}::int8[], ${column((r) => r.trx_usdt_rate_micro.toString())}::int8[], ${column((r) => r.status)}::text[],
+                    ${column((r) => r.outgoing_transfer_id ?? null)}::text[], ${column((r) => instant(r.created_at))}::timestamptz[], ${column((r) => instant(r.updated_at))}::timestamptz[])
+               with ordinality as p(id, shop_id, external_id, network, chain, recipient_address, amount_micro, network_fee_micro, service_fee_micro,
+                    total_debit_micro, trx_usdt_rate_micro, status, outgoing_transfer_id, created_at, updated_at, position)
+        join ${sql.table(NEW_OUTGOING_CTE)} o on o.id = p.outgoing_transfer_id
+       order by p.position
       returning *
-    ), new_payout_record as (${recordInsertFrom(parts.record, NEW_PAYOUT_CTE)}),
+    ), new_payout_records as (${parts.records}),
     ${sql.join(parts.dependents)}
-    select * from ${sql.table(NEW_PAYOUT_CTE)}`.execute(db);
-  return result.rows[0];
+    select * from ${sql.table(NEW_PAYOUTS_CTE)}`.execute(db);
+  return result.rows;
 }
 
 export async function insertBatch(tx: Tx, row: Insertable<PayoutTables['crypto_payout_batches']>): Promise<BatchRow> {

@@ -5,6 +5,7 @@
 // (docs/payouts.md). Every other part of outgoing transfers is the executor's.
 import type { RawBuilder } from 'kysely';
 import type { Clock } from '../../clock.ts';
+import type { CteAnchor } from '../../db/statement-anchor.ts';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import { newId } from '../../ids.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
@@ -76,11 +77,19 @@ export async function enqueueOutgoingTransfers(tx: Tx, clock: Clock, requests: r
 
 /**
  * enqueueOutgoingTransfer as a data-modifying CTE of the caller's ONE statement
- * (a payout's creation): the transfer is queued only if `anchorCte` has its row.
- * The id is the caller's (newId('outgoingTransfer')), so its own rows can name it.
+ * (payouts created together): each transfer is queued only if the anchor CTE
+ * holds its `anchorKey`. The ids are the caller's (newId('outgoingTransfer')),
+ * so its own rows can name them.
  */
-export function enqueueOutgoingTransferFrom(clock: Clock, id: string, request: OutgoingTransferRequest, anchorCte: string): RawBuilder<unknown> {
-  return repository.transferInsertFrom(queuedRow(clock, id, request), anchorCte);
+export function enqueueOutgoingTransfersFrom(
+  clock: Clock,
+  transfers: readonly { readonly id: string; readonly request: OutgoingTransferRequest; readonly anchorKey: string }[],
+  anchor: CteAnchor,
+): RawBuilder<unknown> {
+  return repository.queuedTransfersInsertFrom(
+    transfers.map(({ id, request, anchorKey }) => ({ ...queuedRow(clock, id, request), anchorKey })),
+    anchor,
+  );
 }
 
 function queuedRow(clock: Clock, id: string, request: OutgoingTransferRequest) {

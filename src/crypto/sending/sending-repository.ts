@@ -1,6 +1,7 @@
 // SQL of the sign-once executor: outgoing transfers, their signed attempts, and
 // the executor's lease per chain.
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
+import { joinAnchor, type CteAnchor } from '../../db/statement-anchor.ts';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import type { AttemptStatus, ChainName, OutgoingErrorCodeColumn, OutgoingPurposeColumn, SendingTables } from './sending-tables.ts';
 
@@ -23,20 +24,38 @@ export async function insertTransfers(tx: Tx, rows: readonly Insertable<SendingT
 }
 
 /**
- * insertTransfer as a data-modifying CTE of a caller's statement: the row is
- * written once per row of `anchorCte` (one), or not at all when it has none.
+ * Queued transfers as a data-modifying CTE's statement (`returning id`), each
+ * inserted only when its `anchorKey` is in the anchor CTE of the same statement.
  */
-export function transferInsertFrom(row: Insertable<SendingTables['crypto_outgoing_transfers']>, anchorCte: string): RawBuilder<unknown> {
-  const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
+export function queuedTransfersInsertFrom(rows: readonly (QueuedTransferRow & { readonly anchorKey: string })[], anchor: CteAnchor): RawBuilder<unknown> {
+  const column = <T>(pick: (row: QueuedTransferRow) => T) => rows.map(pick);
   return sql`insert into crypto_outgoing_transfers (id, chain, purpose, owner_id, asset, from_kind, from_address, from_derivation_index, to_address,
       amount, status, tx_id, fee_sun, block_number, error_code, error_message, short_of_funds_since, created_at, updated_at, submitted_at, final_at)
-    select ${row.id}::text, ${row.chain}::text, ${row.purpose}::text, ${row.owner_id}::text, ${row.asset}::text, ${row.from_kind}::text,
-           ${row.from_address ?? null}::text, ${row.from_derivation_index?.toString() ?? null}::int8, ${row.to_address}::text, ${row.amount.toString()}::int8,
-           ${row.status}::text, ${row.tx_id ?? null}::text, ${row.fee_sun?.toString() ?? null}::int8, ${row.block_number?.toString() ?? null}::int8,
-           ${row.error_code ?? null}::text, ${row.error_message ?? null}::text, ${instant(row.short_of_funds_since)}::timestamptz,
-           ${instant(row.created_at)}::timestamptz, ${instant(row.updated_at)}::timestamptz, ${instant(row.submitted_at)}::timestamptz, ${instant(row.final_at)}::timestamptz
-      from ${sql.table(anchorCte)}
+    select t.id, t.chain, t.purpose, t.owner_id, t.asset, t.from_kind, t.from_address, t.from_derivation_index, t.to_address, t.amount,
+           'queued', null, null, null, null, null, null, t.created_at, t.created_at, null, null
+      from unnest(${column((r) => r.id)}::text[], ${column((r) => r.chain)}::text[], ${column((r) => r.purpose)}::text[], ${column((r) => r.owner_id)}::text[],
+                  ${column((r) => r.asset)}::text[], ${column((r) => r.from_kind)}::text[], ${column((r) => r.from_address)}::text[],
+                  ${column((r) => r.from_derivation_index?.toString() ?? null)}::int8[], ${column((r) => r.to_address)}::text[], ${column((r) => r.amount.toString())}::int8[],
+                  ${column((r) => r.created_at.toISOString())}::timestamptz[], ${rows.map((row) => row.anchorKey)}::text[])
+             with ordinality as t(id, chain, purpose, owner_id, asset, from_kind, from_address, from_derivation_index, to_address, amount, created_at, anchor_key, position)
+      ${joinAnchor(anchor, sql.ref('t.anchor_key'))}
+     order by t.position
     returning id`;
+}
+
+/** What a queued transfer's row holds beyond its constant columns (status queued, no tx, updated when created). */
+export interface QueuedTransferRow {
+  readonly id: string;
+  readonly chain: string;
+  readonly purpose: string;
+  readonly owner_id: string;
+  readonly asset: string;
+  readonly from_kind: string;
+  readonly from_address: string | null;
+  readonly from_derivation_index: bigint | null;
+  readonly to_address: string;
+  readonly amount: bigint;
+  readonly created_at: Date;
 }
 
 export async function findTransfer(db: Executor, id: string): Promise<OutgoingTransferRow | undefined> {

@@ -1,0 +1,92 @@
+// Single payouts created by concurrent requests commit together (db/group-commit.ts):
+// one statement writes the reservations, outgoing transfers, payouts, idempotency
+// records and webhook events of up to MAX_BATCH payouts of different merchants.
+// Each payout stands or falls on its own reservation inside that statement (not
+// enough funds leaves the others written); a statement that fails (a duplicate
+// external_id, say) is run again payout by payout, so the error is its owner's.
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../db/transaction.ts';
+import { GroupCommit } from '../../db/group-commit.ts';
+import { recordsInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
+import { fanOutReservations, type FanOutReservation } from '../../ledger/ledger-service.ts';
+import { emitManyFrom } from '../../webhooks/outbox.ts';
+import { enqueueOutgoingTransfersFrom, type OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
+import { PAYOUT_UPDATED } from './payouts-events.ts';
+import * as repository from './payouts-repository.ts';
+import type { PayoutRow } from './payouts-repository.ts';
+import { payoutView } from './payouts-views.ts';
+
+/** What one payout's creation writes. */
+export interface PayoutCreation {
+  /** The new row, pending, naming its outgoing transfer. */
+  readonly payout: PayoutRow;
+  /** Its reservation; `reference.id` is the payout's id. */
+  readonly fanOut: FanOutReservation;
+  readonly outgoing: OutgoingTransferRequest;
+  /** Its completed idempotency record, naming the payout. */
+  readonly record: NewIdempotencyRecord;
+}
+
+/** Payouts per statement: a statement of 100 takes PostgreSQL a few milliseconds. */
+const MAX_BATCH = 100;
+/** Statements at once: one runs while the next fills up. */
+const MAX_IN_FLIGHT = 2;
+
+/**
+ * Writes the payouts in ONE statement: the row of each payout written, or
+ * undefined for one whose reservation was refused (then nothing of it was written).
+ */
+export async function writePayoutCreations(db: Db, clock: Clock, creations: readonly PayoutCreation[]): Promise<(PayoutRow | undefined)[]> {
+  const { ctes, writtenCte } = fanOutReservations(
+    clock,
+    creations.map((creation) => creation.fanOut),
+  );
+  const payoutsAnchor = { cte: repository.NEW_PAYOUTS_CTE, column: 'id' };
+  const rows = await repository.insertReservedPayouts(db, {
+    reservation: ctes,
+    outgoing: enqueueOutgoingTransfersFrom(
+      clock,
+      creations.map(({ payout, outgoing }) => ({ id: payout.outgoing_transfer_id!, request: outgoing, anchorKey: payout.id })),
+      { cte: writtenCte, column: 'reference_id' },
+    ),
+    payouts: creations.map((creation) => creation.payout),
+    records: recordsInsertFrom(
+      creations.map((creation) => creation.record),
+      payoutsAnchor,
+    ),
+    dependents: [
+      emitManyFrom(
+        clock,
+        creations.map(({ payout }) => ({ shopId: payout.shop_id, type: PAYOUT_UPDATED, data: payoutView(payout), destination: 'shop' as const, anchorKey: payout.id })),
+        payoutsAnchor,
+        'payout_updated',
+      ),
+    ],
+  });
+  const written = new Map(rows.map((row) => [row.id, row]));
+  return creations.map((creation) => written.get(creation.payout.id));
+}
+
+const commitsOf = new WeakMap<Db, WeakMap<Clock, GroupCommit<PayoutCreation, PayoutRow | undefined>>>();
+
+/**
+ * Creates the payout together with those of concurrent requests on the same
+ * database: its row, or undefined when its reservation was refused (nothing of
+ * it written; explainUnwrittenReservation says why).
+ */
+export function commitPayoutCreation(db: Db, clock: Clock, creation: PayoutCreation): Promise<PayoutRow | undefined> {
+  let byClock = commitsOf.get(db);
+  if (!byClock) commitsOf.set(db, (byClock = new WeakMap()));
+  let commits = byClock.get(clock);
+  if (!commits) {
+    commits = new GroupCommit({
+      write: (creations) => writePayoutCreations(db, clock, creations),
+      // One payout per debited balance per statement: its row is updated once.
+      keyOf: (creation) => creation.fanOut.debitAccountId,
+      maxBatch: MAX_BATCH,
+      maxInFlight: MAX_IN_FLIGHT,
+    });
+    byClock.set(clock, commits);
+  }
+  return commits.write(creation);
+}
