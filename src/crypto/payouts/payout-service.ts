@@ -19,7 +19,7 @@ import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfers } from '../sending/outgoing-transfers.ts';
 import { explainUnwrittenReservation } from '../../ledger/ledger-service.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
-import { commitPayoutCreation } from './payout-commits.ts';
+import { commitPayoutCreation, readCreationState } from './creation-batches.ts';
 import { quotePayouts, type PayoutQuote } from './payout-fees.ts';
 import { AccountIds, payoutFanOut, reservePayouts } from './payout-ledger.ts';
 import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-settings.ts';
@@ -260,7 +260,7 @@ export async function insertQueuedPayouts(
  * statement that reserves total_debit (the ledger's fan-out reservation, the
  * affordability test in its own UPDATE), queues the outgoing transfer, writes
  * the payout, its idempotency record and its webhook event — all or nothing;
- * concurrent requests share that statement (payout-commits.ts), each payout
+ * concurrent requests share that statement (creation-batches.ts), each payout
  * written or refused on its own. A concurrent duplicate fails the statement on
  * the record's (or the payout's) unique key and answers the winner's payout.
  */
@@ -274,7 +274,7 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
   };
   // A repeat is answered before the settings and the node count: the payout and its idempotency
   // record commit together, so the payout row is the record's outcome (one autocommit read with the settings).
-  const state = await repository.findCreationState(deps.db, shop.shopId, item.externalId, item.address);
+  const state = await readCreationState(deps.db, { shopId: shop.shopId, externalId: item.externalId, recipient: item.address });
   if (state.payout && state.payout.batch_id === null) return { created: false, payout: repeatedPayout(state.payout, item) };
   if (state.payout) throw new DuplicateExternalIdError(BATCH_HOLDS_EXTERNAL_ID);
   const settings = settingsOfRow(state.settings);

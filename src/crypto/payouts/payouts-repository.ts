@@ -103,21 +103,28 @@ export async function findPayoutOfShop(db: Executor, shopId: string, payoutId: s
   return db.selectFrom('crypto_payouts').selectAll().where('id', '=', payoutId).where('shop_id', '=', shopId).executeTakeFirst();
 }
 
-/**
- * What creating a single payout reads first, in one statement: the shop's payout
- * settings row (if any), its payout holding this external_id (a single payout
- * or a batch item), if any, and whether the recipient is a deposit address of ours.
- */
-export async function findCreationState(
-  db: Executor,
-  shopId: string,
-  externalId: string,
-  recipient: string,
-): Promise<{ settings: PayoutSettingsRow | undefined; payout: PayoutRow | undefined; recipientIsDepositAddress: boolean }> {
-  const row = await db
-    .selectFrom(sql<{ one: number }>`(select 1 as one)`.as('one'))
-    .leftJoin('crypto_payout_settings as s', (join) => join.on('s.shop_id', '=', shopId))
-    .leftJoin('crypto_payouts as p', (join) => join.on('p.shop_id', '=', shopId).on('p.external_id', '=', externalId))
+/** What creating a single payout reads first: its shop's payout settings row (if any), the shop's payout holding its external_id (a single payout or a batch item), if any, and whether the recipient is a deposit address of ours. */
+export interface CreationState {
+  readonly settings: PayoutSettingsRow | undefined;
+  readonly payout: PayoutRow | undefined;
+  readonly recipientIsDepositAddress: boolean;
+}
+
+export interface CreationQuery {
+  readonly shopId: string;
+  readonly externalId: string;
+  readonly recipient: string;
+}
+
+/** The creation state of each query, in the order given, in one statement (concurrent creations read together). */
+export async function findCreationStates(db: Executor, queries: readonly CreationQuery[]): Promise<CreationState[]> {
+  const asked = sql<{ shop_id: string; external_id: string; recipient: string; position: string }>`(
+    select * from unnest(${queries.map((q) => q.shopId)}::text[], ${queries.map((q) => q.externalId)}::text[], ${queries.map((q) => q.recipient)}::text[])
+      with ordinality as u(shop_id, external_id, recipient, position))`;
+  const rows = await db
+    .selectFrom(asked.as('q'))
+    .leftJoin('crypto_payout_settings as s', 's.shop_id', 'q.shop_id')
+    .leftJoin('crypto_payouts as p', (join) => join.onRef('p.shop_id', '=', 'q.shop_id').onRef('p.external_id', '=', 'q.external_id'))
     .selectAll('p')
     .select([
       's.shop_id as settings_shop_id',
@@ -127,33 +134,37 @@ export async function findCreationState(
       's.service_fee_fixed_micro as settings_service_fee_fixed_micro',
       's.service_fee_bps as settings_service_fee_bps',
       's.updated_at as settings_updated_at',
-      isDepositAddressSql(recipient).as('recipient_is_deposit_address'),
+      isDepositAddressSql(sql.ref('q.recipient')).as('recipient_is_deposit_address'),
     ])
-    .executeTakeFirstOrThrow();
-  const {
-    settings_shop_id,
-    settings_enabled,
-    settings_min_amount_micro,
-    settings_max_amount_micro,
-    settings_service_fee_fixed_micro,
-    settings_service_fee_bps,
-    settings_updated_at,
-    recipient_is_deposit_address,
-    ...payout
-  } = row;
-  const settings =
-    settings_shop_id === null
-      ? undefined
-      : {
-          shop_id: settings_shop_id,
-          enabled: settings_enabled!,
-          min_amount_micro: settings_min_amount_micro!,
-          max_amount_micro: settings_max_amount_micro!,
-          service_fee_fixed_micro: settings_service_fee_fixed_micro!,
-          service_fee_bps: settings_service_fee_bps!,
-          updated_at: settings_updated_at!,
-        };
-  return { settings, payout: payout.id === null ? undefined : (payout as PayoutRow), recipientIsDepositAddress: recipient_is_deposit_address };
+    .orderBy('q.position')
+    .execute();
+  if (rows.length !== queries.length) throw new Error(`payout creation states: ${rows.length} rows for ${queries.length} queries`);
+  return rows.map((row) => {
+    const {
+      settings_shop_id,
+      settings_enabled,
+      settings_min_amount_micro,
+      settings_max_amount_micro,
+      settings_service_fee_fixed_micro,
+      settings_service_fee_bps,
+      settings_updated_at,
+      recipient_is_deposit_address,
+      ...payout
+    } = row;
+    const settings =
+      settings_shop_id === null
+        ? undefined
+        : {
+            shop_id: settings_shop_id,
+            enabled: settings_enabled!,
+            min_amount_micro: settings_min_amount_micro!,
+            max_amount_micro: settings_max_amount_micro!,
+            service_fee_fixed_micro: settings_service_fee_fixed_micro!,
+            service_fee_bps: settings_service_fee_bps!,
+            updated_at: settings_updated_at!,
+          };
+    return { settings, payout: payout.id === null ? undefined : (payout as PayoutRow), recipientIsDepositAddress: recipient_is_deposit_address };
+  });
 }
 
 export async function findBatchOfShop(db: Executor, shopId: string, batchId: string): Promise<BatchRow | undefined> {

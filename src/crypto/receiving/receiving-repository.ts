@@ -1,6 +1,6 @@
 // SQL of crypto receiving: addresses and their index counters, invoices,
 // wallets, deposits, and the chain watcher's cursor, lease and scanned blocks.
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import { recordInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
 import type { AddressKeyId, ChainName, CryptoReceivingTables, DepositStatus, InvoiceStatus, WalletStatus } from './receiving-tables.ts';
@@ -56,8 +56,8 @@ export async function depositAddressesAmong(db: Executor, addresses: readonly st
   return new Set(rows.map((row) => row.address));
 }
 
-/** `exists (…)`: whether this address is a deposit address of this gateway, as an expression of another module's read. */
-export function isDepositAddressSql(address: string) {
+/** `exists (…)`: whether this address (a value, or a column of the caller's query) is a deposit address of this gateway, as an expression of another module's read. */
+export function isDepositAddressSql(address: string | RawBuilder<unknown>) {
   return sql<boolean>`exists (select 1 from crypto_addresses where address = ${address})`;
 }
 

@@ -1,16 +1,16 @@
-// Group commit: writes that concurrent requests would each make in a statement
-// of their own go to the database together, in one statement. Idle, a write
-// starts at once, alone; while `maxInFlight` statements run, arrivals queue and
-// leave together in the next one. So under load the statements (and their
-// commits, plans and round trips) are shared, and alone nothing waits.
+// Group commit, and its twin for reads: the statements concurrent requests would
+// each run alone go to the database as one. Idle, an item's statement starts at
+// once, alone; while `maxInFlight` statements run, arrivals queue and leave
+// together in the next one. So under load the statements (their round trips,
+// plans and commits) are shared, and alone nothing waits.
 // Items with the same key never share a statement (two payouts of one merchant
 // would update its balance row twice): the later one waits for the next.
 
-export interface GroupCommitOptions<I, O> {
-  /** Writes the items in one statement; the outcome of each, in the order given. */
-  readonly write: (items: readonly I[]) => Promise<readonly O[]>;
-  /** Items with equal keys are never written by one statement. */
-  readonly keyOf: (item: I) => string;
+export interface StatementBatcherOptions<I, O> {
+  /** Runs the statement of these items; the outcome of each, in the order given. */
+  readonly run: (items: readonly I[]) => Promise<readonly O[]>;
+  /** Items with equal keys never share a statement (none: any items may). */
+  readonly keyOf?: (item: I) => string;
   /** Most items per statement. */
   readonly maxBatch: number;
   /** Most statements running at once. */
@@ -23,18 +23,18 @@ interface Waiting<I, O> {
   readonly reject: (error: unknown) => void;
 }
 
-export class GroupCommit<I, O> {
-  readonly #options: GroupCommitOptions<I, O>;
+export class StatementBatcher<I, O> {
+  readonly #options: StatementBatcherOptions<I, O>;
   #queue: Waiting<I, O>[] = [];
   #inFlight = 0;
 
-  constructor(options: GroupCommitOptions<I, O>) {
-    if (!(options.maxBatch >= 1 && options.maxInFlight >= 1)) throw new Error('group commit: maxBatch and maxInFlight are at least 1');
+  constructor(options: StatementBatcherOptions<I, O>) {
+    if (!(options.maxBatch >= 1 && options.maxInFlight >= 1)) throw new Error('statement batcher: maxBatch and maxInFlight are at least 1');
     this.#options = options;
   }
 
   /** The item's outcome once its statement has run; a statement of several that failed is run again item by item, so an error is the item's own. */
-  write(item: I): Promise<O> {
+  submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.#queue.push({ item, resolve, reject });
       this.#start();
@@ -54,9 +54,9 @@ export class GroupCommit<I, O> {
     const batch: Waiting<I, O>[] = [];
     const rest: Waiting<I, O>[] = [];
     for (const waiting of this.#queue) {
-      const key = this.#options.keyOf(waiting.item);
-      if (batch.length < this.#options.maxBatch && !keys.has(key)) {
-        keys.add(key);
+      const key = this.#options.keyOf?.(waiting.item);
+      if (batch.length < this.#options.maxBatch && (key === undefined || !keys.has(key))) {
+        if (key !== undefined) keys.add(key);
         batch.push(waiting);
       } else {
         rest.push(waiting);
@@ -68,20 +68,20 @@ export class GroupCommit<I, O> {
 
   async #run(batch: readonly Waiting<I, O>[]): Promise<void> {
     try {
-      const outcomes = await this.#writeAll(batch);
+      const outcomes = await this.#runAll(batch);
       batch.forEach((waiting, index) => waiting.resolve(outcomes[index]!));
     } catch (error) {
       if (batch.length === 1) batch[0]!.reject(error);
-      // One item's error (a duplicate key, say) failed the statement of all: each is written alone.
-      else await Promise.all(batch.map((waiting) => this.#writeAll([waiting]).then((outcomes) => waiting.resolve(outcomes[0]!), waiting.reject)));
+      // One item's error (a duplicate key, say) failed the statement of all: each runs alone.
+      else await Promise.all(batch.map((waiting) => this.#runAll([waiting]).then((outcomes) => waiting.resolve(outcomes[0]!), waiting.reject)));
     } finally {
       this.#inFlight--;
       this.#start();
     }
   }
 
-  async #writeAll(batch: readonly Waiting<I, O>[]): Promise<readonly O[]> {
-    const outcomes = await this.#options.write(batch.map((waiting) => waiting.item));
+  async #runAll(batch: readonly Waiting<I, O>[]): Promise<readonly O[]> {
+    const outcomes = await this.#options.run(batch.map((waiting) => waiting.item));
     if (outcomes.length !== batch.length) throw new Error(`group commit: ${outcomes.length} outcomes for ${batch.length} items`);
     return outcomes;
   }

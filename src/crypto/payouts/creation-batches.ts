@@ -1,12 +1,13 @@
-// Single payouts created by concurrent requests commit together (db/group-commit.ts):
-// one statement writes the reservations, outgoing transfers, payouts, idempotency
+// Single payouts created by concurrent requests read and commit together
+// (db/statement-batcher.ts): one statement reads what their creations need to know
+// first (readCreationState), one statement writes the reservations, outgoing transfers, payouts, idempotency
 // records and webhook events of up to MAX_BATCH payouts of different merchants.
 // Each payout stands or falls on its own reservation inside that statement (not
 // enough funds leaves the others written); a statement that fails (a duplicate
 // external_id, say) is run again payout by payout, so the error is its owner's.
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/transaction.ts';
-import { GroupCommit } from '../../db/group-commit.ts';
+import { StatementBatcher } from '../../db/statement-batcher.ts';
 import { recordsInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
 import { fanOutReservations, type FanOutReservation } from '../../ledger/ledger-service.ts';
 import { emitManyFrom } from '../../webhooks/outbox.ts';
@@ -27,7 +28,7 @@ export interface PayoutCreation {
   readonly record: NewIdempotencyRecord;
 }
 
-/** Payouts per statement: a statement of 100 takes PostgreSQL a few milliseconds. */
+/** Payouts per statement (read or write): a statement of 100 takes PostgreSQL a few milliseconds. */
 const MAX_BATCH = 100;
 /** Statements at once: one runs while the next fills up. */
 const MAX_IN_FLIGHT = 2;
@@ -67,7 +68,19 @@ export async function writePayoutCreations(db: Db, clock: Clock, creations: read
   return creations.map((creation) => written.get(creation.payout.id));
 }
 
-const commitsOf = new WeakMap<Db, WeakMap<Clock, GroupCommit<PayoutCreation, PayoutRow | undefined>>>();
+const readsOf = new WeakMap<Db, StatementBatcher<repository.CreationQuery, repository.CreationState>>();
+
+/** What creating this payout reads first (repository.findCreationStates), read together with concurrent creations' on the same database. */
+export function readCreationState(db: Db, query: repository.CreationQuery): Promise<repository.CreationState> {
+  let reads = readsOf.get(db);
+  if (!reads) {
+    reads = new StatementBatcher({ run: (queries) => repository.findCreationStates(db, queries), maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT });
+    readsOf.set(db, reads);
+  }
+  return reads.submit(query);
+}
+
+const commitsOf = new WeakMap<Db, WeakMap<Clock, StatementBatcher<PayoutCreation, PayoutRow | undefined>>>();
 
 /**
  * Creates the payout together with those of concurrent requests on the same
@@ -79,8 +92,8 @@ export function commitPayoutCreation(db: Db, clock: Clock, creation: PayoutCreat
   if (!byClock) commitsOf.set(db, (byClock = new WeakMap()));
   let commits = byClock.get(clock);
   if (!commits) {
-    commits = new GroupCommit({
-      write: (creations) => writePayoutCreations(db, clock, creations),
+    commits = new StatementBatcher({
+      run: (creations) => writePayoutCreations(db, clock, creations),
       // One payout per debited balance per statement: its row is updated once.
       keyOf: (creation) => creation.fanOut.debitAccountId,
       maxBatch: MAX_BATCH,
@@ -88,5 +101,5 @@ export function commitPayoutCreation(db: Db, clock: Clock, creation: PayoutCreat
     });
     byClock.set(clock, commits);
   }
-  return commits.write(creation);
+  return commits.submit(creation);
 }

@@ -1,0 +1,92 @@
+// Group commit (src/db/statement-batcher.ts): idle, a write goes alone at once; while
+// statements run, arrivals leave together in the next one, never two of one key
+// in the same statement, at most maxBatch; a failed statement of several is run
+// again item by item so each error reaches only its own item.
+import { describe, expect, it } from 'vitest';
+import { StatementBatcher } from '../../src/db/statement-batcher.ts';
+
+interface Item {
+  readonly key: string;
+  readonly value: number;
+}
+
+/** A writer whose statements finish when the test says so, recording what each held. */
+function controlledWriter(fail?: (items: readonly Item[]) => boolean) {
+  const statements: Item[][] = [];
+  const finishers: (() => void)[] = [];
+  const write = (items: readonly Item[]) =>
+    new Promise<number[]>((resolve, reject) => {
+      statements.push([...items]);
+      finishers.push(() => (fail?.(items) ? reject(new Error(`statement of ${items.map((item) => item.value).join(',')} failed`)) : resolve(items.map((item) => item.value * 10))));
+    });
+  /** Lets every statement started so far finish, and the promise callbacks run. */
+  const finishAll = async () => {
+    for (const finish of finishers.splice(0)) finish();
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { statements, write, finishAll };
+}
+
+describe('statement batcher (group commit)', () => {
+  it('an idle write goes at once, alone; arrivals meanwhile share the next statement, at most maxInFlight at once', async () => {
+    const writer = controlledWriter();
+    const commits = new StatementBatcher<Item, number>({ run: writer.write, keyOf: (item) => item.key, maxBatch: 100, maxInFlight: 1 });
+    const first = commits.submit({ key: 'a', value: 1 });
+    expect(writer.statements).toEqual([[{ key: 'a', value: 1 }]]);
+    const later = [2, 3, 4].map((value) => commits.submit({ key: `k${value}`, value }));
+    expect(writer.statements).toHaveLength(1); // the one in flight holds the line
+    await writer.finishAll();
+    expect(await first).toBe(10);
+    expect(writer.statements[1]!.map((item) => item.value)).toEqual([2, 3, 4]);
+    await writer.finishAll();
+    expect(await Promise.all(later)).toEqual([20, 30, 40]);
+    expect(writer.statements).toHaveLength(2);
+  });
+
+  it('never two items of one key in a statement, at most maxBatch items; the others keep their order for the next', async () => {
+    const writer = controlledWriter();
+    const commits = new StatementBatcher<Item, number>({ run: writer.write, keyOf: (item) => item.key, maxBatch: 3, maxInFlight: 1 });
+    const blocker = commits.submit({ key: 'x', value: 0 });
+    const keys = ['a', 'a', 'b', 'c', 'd', 'a', 'e'];
+    const writes = keys.map((key, index) => commits.submit({ key, value: index + 1 }));
+    for (let round = 0; round < 5; round++) await writer.finishAll();
+    await blocker;
+    expect(await Promise.all(writes)).toEqual([10, 20, 30, 40, 50, 60, 70]);
+    expect(writer.statements.map((statement) => statement.map((item) => `${item.key}${item.value}`))).toEqual([['x0'], ['a1', 'b3', 'c4'], ['a2', 'd5', 'e7'], ['a6']]);
+  });
+
+  it('two statements in flight when allowed', async () => {
+    const writer = controlledWriter();
+    const commits = new StatementBatcher<Item, number>({ run: writer.write, keyOf: (item) => item.key, maxBatch: 100, maxInFlight: 2 });
+    const writes = [1, 2, 3].map((value) => commits.submit({ key: `k${value}`, value }));
+    expect(writer.statements.map((statement) => statement.map((item) => item.value))).toEqual([[1], [2]]);
+    for (let round = 0; round < 3; round++) await writer.finishAll();
+    expect(await Promise.all(writes)).toEqual([10, 20, 30]);
+    expect(writer.statements.map((statement) => statement.map((item) => item.value))).toEqual([[1], [2], [3]]);
+  });
+
+  it('a failed statement of several is run again item by item: only the culprit fails', async () => {
+    const writer = controlledWriter((items) => items.some((item) => item.value === 3));
+    const commits = new StatementBatcher<Item, number>({ run: writer.write, keyOf: (item) => item.key, maxBatch: 100, maxInFlight: 1 });
+    const blocker = commits.submit({ key: 'x', value: 0 });
+    const writes = [2, 3, 4].map((value) => commits.submit({ key: `k${value}`, value }).then((outcome) => ({ outcome }), (error: Error) => ({ error: error.message })));
+    for (let round = 0; round < 4; round++) await writer.finishAll();
+    await blocker;
+    expect(await Promise.all(writes)).toEqual([{ outcome: 20 }, { error: 'statement of 3 failed' }, { outcome: 40 }]);
+    expect(writer.statements.map((statement) => statement.map((item) => item.value))).toEqual([[0], [2, 3, 4], [2], [3], [4]]);
+  });
+
+  it('a lone item that fails is not written twice', async () => {
+    const writer = controlledWriter(() => true);
+    const commits = new StatementBatcher<Item, number>({ run: writer.write, keyOf: (item) => item.key, maxBatch: 100, maxInFlight: 1 });
+    const failure = commits.submit({ key: 'a', value: 1 }).catch((error: unknown) => error);
+    await writer.finishAll();
+    expect(await failure).toEqual(new Error('statement of 1 failed'));
+    expect(writer.statements).toHaveLength(1);
+  });
+
+  it('refuses a write function that answers for the wrong number of items, as the items\' error', async () => {
+    const commits = new StatementBatcher<Item, number>({ run: async () => [], keyOf: (item) => item.key, maxBatch: 100, maxInFlight: 1 });
+    await expect(commits.submit({ key: 'a', value: 1 })).rejects.toThrow('0 outcomes for 1 items');
+  });
+});
