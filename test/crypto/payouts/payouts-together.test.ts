@@ -1,0 +1,93 @@
+// Concurrent payouts of different merchants share their creating statements
+// (src/crypto/payouts/creation-batches.ts): through the real app on both
+// backends, every request still gets its own answer — 201 with its reservation,
+// 400 insufficient_funds with nothing stored beside payouts that were written in
+// the same statement, 409 for a duplicate external_id whose statement then runs
+// again payout by payout — and every written payout has its outgoing transfer,
+// idempotency record and webhook event, with the ledger green.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../../support/databases.ts';
+import { createPayoutTestApp, micro, payoutBody, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
+
+describe.each(backends)('payouts created together on %s', (backend) => {
+  let testApp: PayoutTestApp;
+  let shops: PayoutShop[];
+  let poor: PayoutShop;
+
+  beforeAll(async () => {
+    testApp = await createPayoutTestApp(backend);
+    shops = await Promise.all(Array.from({ length: 12 }, () => testApp.payoutShop()));
+    for (const shop of shops) await testApp.fund(shop, 100_000_000n);
+    poor = await testApp.payoutShop();
+    await testApp.fund(poor, 1_000_000n);
+  });
+  afterAll(async () => {
+    await testApp.expectLedgerGreen();
+    await testApp.close();
+  });
+
+  const create = (shop: PayoutShop, body: unknown) => testApp.call(shop.key, 'POST', '/v1/crypto/payouts', body);
+
+  it('many merchants at once: each answered on its own, fewer statements than payouts, every written payout whole', async () => {
+    const bodies = shops.map(() => payoutBody({ amount: '10' }));
+    const poorBody = payoutBody({ amount: '10' });
+    const poorBefore = await testApp.balance(poor);
+    const [poorResponse, ...responses] = await Promise.all([create(poor, poorBody), ...shops.map((shop, index) => create(shop, bodies[index]))]);
+
+    expect(poorResponse!.statusCode, poorResponse!.body).toBe(400);
+    expect(poorResponse!.json().error).toBe('insufficient_funds');
+    expect(await testApp.balance(poor)).toEqual(poorBefore);
+    expect((await testApp.call(poor.key, 'GET', '/v1/crypto/payouts')).json().data).toEqual([]);
+
+    const { db } = testApp.context;
+    for (const [index, response] of responses.entries()) {
+      expect(response.statusCode, response.body).toBe(201);
+      const payout = response.json();
+      expect(payout.external_id).toBe(bodies[index]!.external_id);
+      expect(payout.recipient_address).toBe(bodies[index]!.address);
+      const balance = await testApp.balance(shops[index]!);
+      expect(balance.available).toBe(100_000_000n - micro(payout.total_debit));
+      const outgoing = await db.selectFrom('crypto_outgoing_transfers').selectAll().where('owner_id', '=', payout.payout_id).execute();
+      expect(outgoing.map((row) => [row.status, row.to_address, row.amount])).toEqual([['queued', bodies[index]!.address, micro(payout.recipient_amount)]]);
+      const record = await db.selectFrom('idempotency_records').select(['resource_id', 'state']).where('shop_id', '=', shops[index]!.shopId).where('key', '=', payout.external_id).execute();
+      expect(record).toEqual([{ resource_id: payout.payout_id, state: 'completed' }]);
+      const events = await db.selectFrom('webhook_events').select('payload').where('shop_id', '=', shops[index]!.shopId).where('type', '=', 'crypto.payout.updated').execute();
+      expect(events.map((event) => JSON.parse(event.payload).data)).toEqual([payout]);
+      const legs = await db.selectFrom('ledger_transfers').select(['idempotency_key', 'status']).where('reference_id', '=', payout.payout_id).orderBy('idempotency_key').execute();
+      expect(legs.map((leg) => leg.status)).toEqual(legs.map(() => 'pending'));
+      expect(legs.length).toBeGreaterThanOrEqual(2);
+    }
+    // Shared statements: the reservations of one statement carry its one timestamp.
+    const ids = responses.map((response) => response.json().payout_id as string);
+    const stamps = await db.selectFrom('ledger_transfers').select('created_at').where('reference_id', 'in', ids).execute();
+    expect(new Set(stamps.map((row) => row.created_at.getTime())).size).toBeLessThan(ids.length);
+  });
+
+  it('a duplicate external_id among them: 409 for the loser only, its statement run again payout by payout, the others written', async () => {
+    const bodies = shops.map(() => payoutBody({ amount: '5' }));
+    const rival = { ...bodies[0]!, amount: '6' };
+    const responses = await Promise.all([...shops.map((shop, index) => create(shop, bodies[index])), create(shops[0]!, rival)]);
+    const [first, ...rest] = [responses[0]!, ...responses.slice(1, shops.length)];
+    const duplicate = responses[shops.length]!;
+    // One of the two with the same external_id wins, whichever came first; the other is 409.
+    expect([first.statusCode, duplicate.statusCode].sort()).toEqual([201, 409]);
+    expect((first.statusCode === 409 ? first : duplicate).json().error).toBe('duplicate_external_id');
+    for (const response of rest) expect(response.statusCode, response.body).toBe(201);
+    const listed = (await testApp.call(shops[0]!.key, 'GET', `/v1/crypto/payouts?external_id=${bodies[0]!.external_id}`)).json().data;
+    expect(listed).toHaveLength(1);
+    const winner = first.statusCode === 201 ? first.json() : duplicate.json();
+    expect(listed[0].payout_id).toBe(winner.payout_id);
+  });
+
+  it('the same payout asked again by every merchant at once: 200 with each one’s payout, nothing reserved twice', async () => {
+    const bodies = shops.map(() => payoutBody({ amount: '3' }));
+    const firsts = await Promise.all(shops.map((shop, index) => create(shop, bodies[index])));
+    const before = await Promise.all(shops.map((shop) => testApp.balance(shop)));
+    const repeats = await Promise.all(shops.map((shop, index) => create(shop, bodies[index])));
+    for (const [index, repeat] of repeats.entries()) {
+      expect(repeat.statusCode, repeat.body).toBe(200);
+      expect(repeat.json().payout_id).toBe(firsts[index]!.json().payout_id);
+    }
+    expect(await Promise.all(shops.map((shop) => testApp.balance(shop)))).toEqual(before);
+  });
+});
