@@ -3,14 +3,10 @@
 // once, alone; while `maxInFlight` statements run, arrivals queue and leave
 // together in the next one. So under load the statements (their round trips,
 // plans and commits) are shared, and alone nothing waits.
-// Items with the same key never share a statement (two payouts of one merchant
-// would update its balance row twice): the later one waits for the next.
 
 export interface StatementBatcherOptions<I, O> {
   /** Runs the statement of these items; the outcome of each, in the order given. */
   readonly run: (items: readonly I[]) => Promise<readonly O[]>;
-  /** Items with equal keys never share a statement (none: any items may). */
-  readonly keyOf?: (item: I) => string;
   /** Most items per statement. */
   readonly maxBatch: number;
   /** Most statements running at once. */
@@ -25,7 +21,7 @@ interface Waiting<I, O> {
 
 export class StatementBatcher<I, O> {
   readonly #options: StatementBatcherOptions<I, O>;
-  #queue: Waiting<I, O>[] = [];
+  readonly #queue: Waiting<I, O>[] = [];
   #inFlight = 0;
 
   constructor(options: StatementBatcherOptions<I, O>) {
@@ -48,22 +44,9 @@ export class StatementBatcher<I, O> {
     }
   }
 
-  /** The first items of the queue with distinct keys, at most maxBatch; the rest keep their order. */
+  /** The first maxBatch items of the queue, in order. */
   #take(): Waiting<I, O>[] {
-    const keys = new Set<string>();
-    const batch: Waiting<I, O>[] = [];
-    const rest: Waiting<I, O>[] = [];
-    for (const waiting of this.#queue) {
-      const key = this.#options.keyOf?.(waiting.item);
-      if (batch.length < this.#options.maxBatch && (key === undefined || !keys.has(key))) {
-        if (key !== undefined) keys.add(key);
-        batch.push(waiting);
-      } else {
-        rest.push(waiting);
-      }
-    }
-    this.#queue = rest;
-    return batch;
+    return this.#queue.splice(0, this.#options.maxBatch);
   }
 
   async #run(batch: readonly Waiting<I, O>[]): Promise<void> {
@@ -82,7 +65,7 @@ export class StatementBatcher<I, O> {
 
   async #runAll(batch: readonly Waiting<I, O>[]): Promise<readonly O[]> {
     const outcomes = await this.#options.run(batch.map((waiting) => waiting.item));
-    if (outcomes.length !== batch.length) throw new Error(`group commit: ${outcomes.length} outcomes for ${batch.length} items`);
+    if (outcomes.length !== batch.length) throw new Error(`statement batcher: ${outcomes.length} outcomes for ${batch.length} items`);
     return outcomes;
   }
 }

@@ -478,23 +478,27 @@ export interface FanOutRows {
  * The CTE of a fan-out reservations' statement with one row per reservation
  * written; its `reference_id` column names the reservation.
  */
-export const FAN_OUT_WRITTEN_CTE = 'ledger_debited';
+export const FAN_OUT_WRITTEN_CTE = 'ledger_reserved';
 
 /**
  * Reservations, each from one account to several (a payout's amount and fees),
  * as the data-modifying CTEs of a caller's ONE statement, which also writes the
  * rows that go with them (they join FAN_OUT_WRITTEN_CTE on `reference_id`, so
- * each is written only with its reservation). Every account of every fan-out is
- * locked first, in id order (as writeLoneTransfer does). Each fan-out on its own
- * is written only if every account of it exists, all share one book and
- * currency, none of its ids exists yet, and its debit account can afford its
- * total — the affordability test in the debit UPDATE's own WHERE (see
- * writeLoneTransfer); one refused fan-out leaves the others as they are. Each
- * leg is a pending transfer of its fan-out's chain, with the debit account's
- * history entry (credits to gateway accounts while pending change no available
- * balance: no entry). The caller guarantees that no two fan-outs debit one
- * account and that no debited account is credited (a row is updated at most
- * once per statement); credits to one account are summed into one update.
+ * each is written only with its reservation). The statement must begin `with
+ * recursive` (the affordability walk below). Every account of every fan-out is
+ * locked first, in id order (as writeLoneTransfer does). A fan-out is refused
+ * when one of its accounts is missing, they do not share one book and
+ * currency, or one of its ids exists already. The others of one debit account
+ * are taken in the order given, each while the account can afford it after
+ * those taken before it (a refused one leaves the next its chance): exactly
+ * what one statement each would have done in that order. Each account is then
+ * debited once by the sum taken — the affordability test again in the debit
+ * UPDATE's own WHERE (see writeLoneTransfer), so nothing it did not afford is
+ * ever written. Each leg is a pending transfer of its fan-out's chain, with the
+ * debit account's history entry (credits to gateway accounts while pending
+ * change no available balance: no entry); credits to one account are summed
+ * into one update. The caller guarantees no debited account is credited (a row
+ * is updated at most once per statement).
  */
 export function fanOutReservationsCtes(fanOuts: readonly FanOutRows[]): ReturnType<typeof sql> {
   const legs = fanOuts.flatMap((fanOut) => {
@@ -515,7 +519,8 @@ export function fanOutReservationsCtes(fanOuts: readonly FanOutRows[]): ReturnTy
           ${texts(legs, (l) => l.leg.creditAccountId)}::text[], ${texts(legs, (l) => l.leg.amount.toString())}::int8[], ${texts(legs, (l) => l.leg.type)}::text[],
           ${texts(legs, (l) => l.leg.operationId)}::text[], ${texts(legs, (l) => l.later.toString())}::int8[]) with ordinality
     ), ledger_locked as materialized (
-      select id, book, currency from ledger_accounts where id = any(${accountIds}::text[]) order by id for no key update
+      select id, book, currency, debits_must_not_exceed_credits, credits_posted - debits_posted - debits_pending as available
+        from ledger_accounts where id = any(${accountIds}::text[]) order by id for no key update
     ), ledger_refused as (
       select l.reference_id from ledger_legs l
         join ledger_fan_outs f using (reference_id)
@@ -523,31 +528,50 @@ export function fanOutReservationsCtes(fanOuts: readonly FanOutRows[]): ReturnTy
         left join ledger_locked c on c.id = l.credit_account_id
        where d.id is null or c.id is null or c.book <> d.book or c.currency <> d.currency
           or exists (select 1 from ledger_transfers e where e.idempotency_key = l.idempotency_key)
+    ), ledger_candidates as (
+      select f.reference_id, f.debit_account_id, f.total, d.available, not d.debits_must_not_exceed_credits as unbounded,
+             row_number() over (partition by f.debit_account_id order by f.position) as rank
+        from ledger_fan_outs f join ledger_locked d on d.id = f.debit_account_id
+       where f.reference_id not in (select reference_id from ledger_refused)
+    ), ledger_walk (debit_account_id, rank, reference_id, total, taken_before, taken) as (
+      select c.debit_account_id, c.rank, c.reference_id, c.total, 0::int8, c.unbounded or c.total <= c.available
+        from ledger_candidates c where c.rank = 1
+      union all
+      select c.debit_account_id, c.rank, c.reference_id, c.total, (w.taken_before + case when w.taken then w.total else 0 end)::int8,
+             c.unbounded or w.taken_before + case when w.taken then w.total else 0 end + c.total <= c.available
+        from ledger_walk w join ledger_candidates c on c.debit_account_id = w.debit_account_id and c.rank = w.rank + 1
+    ), ledger_taken as (
+      select reference_id, debit_account_id, (taken_before + total)::int8 as taken_through,
+             (sum(total) over (partition by debit_account_id))::int8 as account_total
+        from ledger_walk where taken
     ), ledger_debited as (
-      update ledger_accounts as a set debits_pending = a.debits_pending + f.total
-        from ledger_fan_outs f
-       where a.id = f.debit_account_id and f.reference_id not in (select reference_id from ledger_refused)
-         and (not a.debits_must_not_exceed_credits or a.debits_pending + a.debits_posted + f.total <= a.credits_posted)
-      returning f.reference_id, f.position, a.id, a.currency, a.credits_posted - a.debits_posted - a.debits_pending as available
+      update ledger_accounts as a set debits_pending = a.debits_pending + t.total
+        from (select debit_account_id, min(account_total) as total from ledger_taken group by debit_account_id) t
+       where a.id = t.debit_account_id
+         and (not a.debits_must_not_exceed_credits or a.debits_pending + a.debits_posted + t.total <= a.credits_posted)
+      returning a.id, a.currency, a.credits_posted - a.debits_posted - a.debits_pending as available
+    ), ${sql.id(FAN_OUT_WRITTEN_CTE)} as (
+      select t.reference_id, d.id as debit_account_id, d.currency, d.available + t.account_total - t.taken_through as available_after
+        from ledger_taken t join ledger_debited d on d.id = t.debit_account_id
     ), ledger_credited as (
       update ledger_accounts as a set credits_pending = a.credits_pending + c.amount
-        from (select l.credit_account_id, sum(l.amount)::int8 as amount from ledger_legs l join ledger_debited d using (reference_id) group by l.credit_account_id) c
+        from (select l.credit_account_id, sum(l.amount)::int8 as amount from ledger_legs l join ${sql.table(FAN_OUT_WRITTEN_CTE)} r using (reference_id) group by l.credit_account_id) c
        where a.id = c.credit_account_id
       returning a.id
     ), ledger_written as (
       insert into ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type,
         reference_type, reference_id, status, pending_id, chain_id, created_at, timeout_seconds, expires_at)
-      select l.transfer_id, l.idempotency_key, d.id, l.credit_account_id, l.amount, d.currency, l.type,
+      select l.transfer_id, l.idempotency_key, r.debit_account_id, l.credit_account_id, l.amount, r.currency, l.type,
              f.reference_type, f.reference_id, 'pending', null, f.chain_id, f.created_at, null, null
-        from ledger_legs l join ledger_debited d using (reference_id) join ledger_fan_outs f using (reference_id)
-       order by d.position, l.position
+        from ledger_legs l join ${sql.table(FAN_OUT_WRITTEN_CTE)} r using (reference_id) join ledger_fan_outs f using (reference_id)
+       order by f.position, l.position
       returning id
     ), ledger_history as (
       insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-      select l.operation_id, d.id, l.transfer_id, l.transfer_id, -l.amount, d.available + l.later, f.created_at
-        from ledger_legs l join ledger_debited d using (reference_id) join ledger_fan_outs f using (reference_id)
+      select l.operation_id, r.debit_account_id, l.transfer_id, l.transfer_id, -l.amount, r.available_after + l.later, f.created_at
+        from ledger_legs l join ${sql.table(FAN_OUT_WRITTEN_CTE)} r using (reference_id) join ledger_fan_outs f using (reference_id)
        where exists (select 1 from ledger_written)
-       order by d.position, l.position
+       order by f.position, l.position
       returning 1
     )`;
 }

@@ -732,14 +732,15 @@ const MAX_FAN_OUT_LEGS = 10;
  * `reference_id`, so each lands with its reservation or not at all, with one
  * round trip and no transaction. Each is the same money as executeLinked of its
  * legs' `reserve` requests: same transfers, chain, history entries. Several in
- * one statement (concurrent payouts committed together) must debit different
- * accounts and name different references; each is written or refused on its
- * own. When one wrote nothing, explainUnwrittenReservation says why.
+ * one statement (concurrent payouts committed together) name different
+ * references and credit no account any of them debits; each is written or
+ * refused on its own, those of one debit account as if one statement each ran
+ * in the order given. The caller's statement begins `with recursive`. When one
+ * wrote nothing, explainUnwrittenReservation says why.
  */
 export function fanOutReservations(clock: Clock, requests: readonly FanOutReservation[]): { readonly ctes: ReturnType<typeof repository.fanOutReservationsCtes>; readonly writtenCte: string } {
   if (requests.length < 1) throw new InvalidRequestError('fan-out reservations: none given');
   const debits = new Set(requests.map((request) => request.debitAccountId));
-  if (debits.size !== requests.length) throw new InvalidRequestError('fan-out reservations of one statement debit different accounts');
   if (new Set(requests.map((request) => request.reference.id)).size !== requests.length) throw new InvalidRequestError('fan-out reservations of one statement name different references');
   const createdAt = clock.now();
   const rows = requests.map((request) => {

@@ -102,7 +102,7 @@ export async function reservePayouts(tx: Tx, clock: Clock, owner: PayoutOwner, p
 }
 
 /**
- * A single payout's reservation as one fan-out (ledger fanOutReservation): the
+ * A single payout's reservation as one fan-out (ledger fanOutReservations): the
  * same legs, ids and accounts as reservePayouts, for the payout's one creating
  * statement. Its accounts are resolved first (created, in a transaction of their
  * own, when missing: an account without transfers is harmless).

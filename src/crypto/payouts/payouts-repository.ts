@@ -70,7 +70,7 @@ export async function insertReservedPayouts(
   const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
   const column = <T>(pick: (row: Insertable<PayoutTables['crypto_payouts']>) => T) => parts.payouts.map(pick);
   const result = await sql<PayoutRow>`
-    with ${parts.reservation},
+    with recursive ${parts.reservation},
     ${sql.id(NEW_OUTGOING_CTE)} as (${parts.outgoing}),
     ${sql.id(NEW_PAYOUTS_CTE)} as (
       insert into crypto_payouts (id, shop_id, external_id, batch_id, batch_index, network, chain, recipient_address, amount_micro, network_fee_micro,

@@ -3,7 +3,8 @@
 // HTTP, driven through the API and its sandbox test helpers: pending →
 // processing → completed with the reservation posted, and failed (a reverted
 // transfer) with the funds returned; a batch with one failing item ends
-// partially_completed with crypto.batch.completed. The ledger stays sound.
+// partially_completed with crypto.batch.completed; 1,000 payouts racing for a
+// balance with room for 250. The ledger stays sound.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
@@ -180,4 +181,35 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
       .reduce((sum: bigint, payout: { total_debit: string }) => sum + micro(payout.total_debit), 0n);
     expect(before.available - (await testApp.balance(shop)).available).toBe(spent);
   });
+
+  it('1,000 payouts at once against a balance with room for 250: exactly 250 accepted, all 250 completed, one transfer each on chain, never overspent', async () => {
+    const racer = await testApp.payoutShop();
+    const to = recipient();
+    const quote = (await testApp.call(racer.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '1', address: to })).json();
+    // Every payout is quoted before any completes: the recipient holds no USDT for all of them, so one price.
+    await testApp.fund(racer, 250n * micro(quote.total_debit));
+    const responses = await Promise.all(
+      Array.from({ length: 1_000 }, () => testApp.call(racer.key, 'POST', '/v1/crypto/payouts', { external_id: externalId('race'), network: 'TRC20', amount: '1', address: to })),
+    );
+    const accepted = responses.filter((response) => response.statusCode === 201);
+    const refused = responses.filter((response) => response.statusCode !== 201);
+    expect(accepted).toHaveLength(250);
+    expect(new Set(refused.map((response) => `${response.statusCode} ${response.json().error}`))).toEqual(new Set(['400 insufficient_funds']));
+    for (const response of accepted) expect(response.json().total_debit).toBe(quote.total_debit);
+    expect(await testApp.balance(racer)).toMatchObject({ available: 0n });
+
+    await carryToFinal();
+    const payouts = await testApp.context.db
+      .selectFrom('crypto_payouts')
+      .select(['status', 'network_fee_actual_micro'])
+      .where('shop_id', '=', racer.shopId)
+      .execute();
+    expect(payouts.map((row) => row.status)).toEqual(accepted.map(() => 'completed'));
+    const sandbox = await cryptoDepsFor(testApp.context).chain.sandboxChain();
+    expect(sandbox.chain.state.usdtBalance(to as never)).toBe(250n * 1_000_000n);
+    // Every reservation posted whole (the quote is the price; the actual fee is booked beside it): nothing left, nothing pending.
+    expect(await testApp.balance(racer)).toEqual({ available: 0n, pending: 0n, total: 0n });
+    for (const row of payouts) expect(row.network_fee_actual_micro).not.toBeNull();
+  }, 120_000);
 });
+

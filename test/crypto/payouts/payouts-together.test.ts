@@ -1,10 +1,11 @@
-// Concurrent payouts of different merchants share their creating statements
+// Concurrent payouts share their creating statements
 // (src/crypto/payouts/creation-batches.ts): through the real app on both
 // backends, every request still gets its own answer — 201 with its reservation,
 // 400 insufficient_funds with nothing stored beside payouts that were written in
 // the same statement, 409 for a duplicate external_id whose statement then runs
 // again payout by payout — and every written payout has its outgoing transfer,
-// idempotency record and webhook event, with the ledger green.
+// idempotency record and webhook event; one merchant's payouts of one statement
+// are taken while its balance affords them. The ledger stays green.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../support/databases.ts';
 import { createPayoutTestApp, micro, payoutBody, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
@@ -90,4 +91,26 @@ describe.each(backends)('payouts created together on %s', (backend) => {
     }
     expect(await Promise.all(shops.map((shop) => testApp.balance(shop)))).toEqual(before);
   });
+
+  it('one merchant, many payouts of different sizes at once against a short balance: only 201 or insufficient_funds, the money exact, no refused one would fit in what is left', async () => {
+    const merchant = await testApp.payoutShop();
+    await testApp.fund(merchant, 200_000_000n);
+    const bodies = Array.from({ length: 30 }, (_, index) => payoutBody({ amount: String(index + 1) }));
+    const responses = await Promise.all(bodies.map((body) => create(merchant, body)));
+    const accepted = responses.filter((response) => response.statusCode === 201).map((response) => response.json());
+    const refused = responses.filter((response) => response.statusCode !== 201);
+    for (const response of refused) expect([response.statusCode, response.json().error], response.body).toEqual([400, 'insufficient_funds']);
+    expect(accepted.length).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    const left = (await testApp.balance(merchant)).available;
+    expect(200_000_000n - left).toBe(accepted.reduce((sum, payout) => sum + micro(payout.total_debit), 0n));
+    // Each refused one did not fit when its turn came, and what is left has only shrunk since.
+    const quotes = await Promise.all(
+      responses.flatMap((response, index) =>
+        response.statusCode === 201 ? [] : [testApp.call(merchant.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: bodies[index]!.amount, address: bodies[index]!.address })],
+      ),
+    );
+    for (const quote of quotes) expect(micro(quote.json().total_debit)).toBeGreaterThan(left);
+  });
 });
+
