@@ -17,7 +17,7 @@
 //   1. the target: BENCH_MERCHANTS (50) merchants, each its own shop, key and USDT
 //      balance, the load generator taking their keys in turn;
 //   2. informational: ONE merchant (one balance row: each reservation locks it
-//      until COMMIT, so its payouts are serialized however many connections send).
+//      until COMMIT; concurrent payouts share a statement that updates it once).
 // Every balance is credited beforehand (as a final deposit would, one ledger
 // transfer each); afterwards `paygate ledger check` must be green. Then the
 // executor's bench (bench/payout-executor.ts, the executor engineer's) runs when present.
@@ -169,7 +169,7 @@ try {
     const hot = await run('POST /v1/crypto/payouts, one merchant (informational)', merchants.slice(0, 1));
     process.stdout.write(
       `\nsummary\n${summaryLine(`${merchants.length} merchants, keys in turn`, spread, true)}${summaryLine('one merchant (one balance row)', hot, false)}` +
-        '  one merchant: every reservation locks its balance row until COMMIT, so its payouts are serialized (docs/payouts-api.md).\n',
+        '  one merchant: its balance row is locked by each creating statement until COMMIT; concurrent payouts share one (docs/payouts-api.md).\n',
     );
     if (spread.gatewayErrors > 0 || hot.gatewayErrors > 0) failed = true;
   } finally {

@@ -8,8 +8,14 @@ import pg from 'pg';
 
 /** Distinct statement texts this process prepares; past it, new texts run unnamed (e.g. long IN lists of every length). */
 export const PREPARED_STATEMENTS_MAX = 2_000;
-/** Longer texts (multi-row inserts) are rarely repeated exactly; they run unnamed. */
-const PREPARED_TEXT_LENGTH_MAX = 8_192;
+/**
+ * Longer texts (multi-row inserts) are rarely repeated exactly; they run unnamed.
+ * Statements that pass their rows as arrays repeat exactly whatever their size:
+ * the payouts' creating statement is ~9.3 KB, and unnamed it was parsed and
+ * planned on every run (bench:payouts, 50 merchants: PostgreSQL 0.29–0.33 ms per
+ * payout against 0.22 prepared).
+ */
+const PREPARED_TEXT_LENGTH_MAX = 16_384;
 
 const statementNames = new Map<string, string>();
 
