@@ -6,6 +6,7 @@
 // others written; one merchant's payouts are taken in order while its balance
 // affords them); a statement that fails (a duplicate external_id, say) is run
 // again payout by payout, so the error is its owner's.
+import type { RawBuilder } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/transaction.ts';
 import { StatementBatcher } from '../../db/statement-batcher.ts';
@@ -43,16 +44,23 @@ const MAX_IN_FLIGHT = 1;
  * undefined for one whose reservation was refused (then nothing of it was written).
  */
 export async function writePayoutCreations(db: Db, clock: Clock, creations: readonly PayoutCreation[]): Promise<(PayoutRow | undefined)[]> {
+  const rows = (await payoutCreationsStatement(clock, creations).execute(db)).rows;
+  const written = new Map(rows.map((row) => [row.id, row]));
+  return creations.map((creation) => written.get(creation.payout.id));
+}
+
+/** writePayoutCreations' statement: the same text for any number of payouts (prepared once per connection). */
+export function payoutCreationsStatement(clock: Clock, creations: readonly PayoutCreation[]): RawBuilder<PayoutRow> {
   const { ctes, writtenCte } = fanOutReservations(
     clock,
     creations.map((creation) => creation.fanOut),
   );
   const payoutsAnchor = { cte: repository.NEW_PAYOUTS_CTE, column: 'id' };
-  const rows = await repository.insertReservedPayouts(db, {
+  return repository.reservedPayoutsStatement({
     reservation: ctes,
     outgoing: enqueueOutgoingTransfersFrom(
       clock,
-      creations.map(({ payout, outgoing }) => ({ id: payout.outgoing_transfer_id!, request: outgoing, anchorKey: payout.id })),
+      creations.map(({ payout, outgoing }) => ({ id: payout.outgoing_transfer_id, request: outgoing, anchorKey: payout.id })),
       { cte: writtenCte, column: 'reference_id' },
     ),
     payouts: creations.map((creation) => creation.payout),
@@ -69,8 +77,6 @@ export async function writePayoutCreations(db: Db, clock: Clock, creations: read
       ),
     ],
   });
-  const written = new Map(rows.map((row) => [row.id, row]));
-  return creations.map((creation) => written.get(creation.payout.id));
 }
 
 const readsOf = new WeakMap<Db, StatementBatcher<repository.CreationQuery, repository.CreationState>>();

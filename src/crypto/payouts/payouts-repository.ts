@@ -44,32 +44,33 @@ export const NEW_PAYOUTS_CTE = 'new_payouts';
 /** The CTE of the payouts' creating statement that holds the ids of the queued outgoing transfers. */
 export const NEW_OUTGOING_CTE = 'new_outgoing';
 
+/** The parts of the payouts' creating statement. */
+export interface ReservedPayoutsParts {
+  readonly reservation: RawBuilder<unknown>;
+  /** Data-modifying statement of the outgoing transfers, `returning id`. */
+  readonly outgoing: RawBuilder<unknown>;
+  readonly payouts: readonly Insertable<PayoutTables['crypto_payouts']>[];
+  /** Data-modifying statement of the idempotency records (joining NEW_PAYOUTS_CTE). */
+  readonly records: RawBuilder<unknown>;
+  /** `name as (…)` CTEs joining NEW_PAYOUTS_CTE (the webhook events). */
+  readonly dependents: readonly RawBuilder<unknown>[];
+}
+
 /**
- * Single payouts created in ONE statement (one round trip, no transaction),
- * each standing or falling on its own: the ledger's reservation CTEs first;
+ * The ONE statement (one round trip, no transaction) that creates single
+ * payouts, each standing or falling on its own: the ledger's reservation CTEs first;
  * the outgoing transfers, each queued only with its reservation (`outgoing`
  * joins the reservation's written CTE); each payout row only with its outgoing
  * transfer; then the CTEs that join NEW_PAYOUTS_CTE (the idempotency records,
- * the webhook events). Returns the payouts written; one whose reservation was
+ * the webhook events). It yields the payouts written; one whose reservation was
  * refused is absent (and nothing of it was written). A unique key already taken
- * (a record, an external_id) fails the whole statement.
+ * (a record, an external_id) fails the whole statement. Its text is the same
+ * for any number of payouts (the rows travel as arrays).
  */
-export async function insertReservedPayouts(
-  db: Executor,
-  parts: {
-    readonly reservation: RawBuilder<unknown>;
-    /** Data-modifying statement of the outgoing transfers, `returning id`. */
-    readonly outgoing: RawBuilder<unknown>;
-    readonly payouts: readonly Insertable<PayoutTables['crypto_payouts']>[];
-    /** Data-modifying statement of the idempotency records (joining NEW_PAYOUTS_CTE). */
-    readonly records: RawBuilder<unknown>;
-    /** `name as (…)` CTEs joining NEW_PAYOUTS_CTE (the webhook events). */
-    readonly dependents: readonly RawBuilder<unknown>[];
-  },
-): Promise<PayoutRow[]> {
+export function reservedPayoutsStatement(parts: ReservedPayoutsParts): RawBuilder<PayoutRow> {
   const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
   const column = <T>(pick: (row: Insertable<PayoutTables['crypto_payouts']>) => T) => parts.payouts.map(pick);
-  const result = await sql<PayoutRow>`
+  return sql<PayoutRow>`
     with recursive ${parts.reservation},
     ${sql.id(NEW_OUTGOING_CTE)} as (${parts.outgoing}),
     ${sql.id(NEW_PAYOUTS_CTE)} as (
@@ -91,8 +92,7 @@ export async function insertReservedPayouts(
       returning *
     ), new_payout_records as (${parts.records}),
     ${sql.join(parts.dependents)}
-    select * from ${sql.table(NEW_PAYOUTS_CTE)}`.execute(db);
-  return result.rows;
+    select * from ${sql.table(NEW_PAYOUTS_CTE)}`;
 }
 
 export async function insertBatch(tx: Tx, row: Insertable<PayoutTables['crypto_payout_batches']>): Promise<BatchRow> {

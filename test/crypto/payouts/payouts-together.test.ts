@@ -7,6 +7,8 @@
 // idempotency record and webhook event; one merchant's payouts of one statement
 // are taken while its balance affords them. The ledger stays green.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payoutCreationsStatement, type PayoutCreation } from '../../../src/crypto/payouts/creation-batches.ts';
+import { preparedStatementName } from '../../../src/db/prepared-statements.ts';
 import { backends } from '../../support/databases.ts';
 import { createPayoutTestApp, micro, payoutBody, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
 
@@ -111,6 +113,26 @@ describe.each(backends)('payouts created together on %s', (backend) => {
       ),
     );
     for (const quote of quotes) expect(micro(quote.json().total_debit)).toBeGreaterThan(left);
+  });
+
+  it('the creating statement has one text for 1 or 100 payouts, short enough to be prepared once per connection', () => {
+    const creation = (index: number): PayoutCreation => {
+      const id = `po_text_${index}`;
+      const at = testApp.clock.now();
+      return {
+        payout: {
+          id, shop_id: 'shop', external_id: `e${index}`, batch_id: null, batch_index: null, network: 'TRC20', chain: 'tron-sandbox', recipient_address: payoutBody().address as string,
+          amount_micro: 1_000_000n, network_fee_micro: 1n, service_fee_micro: 1n, total_debit_micro: 1_000_002n, trx_usdt_rate_micro: 1n, network_fee_actual_micro: null,
+          status: 'pending', outgoing_transfer_id: `ot_text_${index}`, tx_hash: null, error_code: null, error_message: null, created_at: at, updated_at: at, completed_at: null,
+        },
+        fanOut: { debitAccountId: `debit-${index}`, legs: [{ id: `payout:${id}:amount`, creditAccountId: 'hot', amount: 1_000_000n, type: 'payout' }], reference: { type: 'payout', id } },
+        outgoing: { chain: 'tron-sandbox', purpose: 'payout', ownerId: id, asset: 'USDT', from: { kind: 'hot_wallet' }, to: payoutBody().address as never, amount: 1_000_000n },
+        record: { shop_id: 'shop', operation: 'crypto.payout.create', key: `e${index}`, request_hash: 'h', state: 'completed', lease_token: 't', locked_until: at, resource_id: id, created_at: at },
+      };
+    };
+    const textOf = (count: number) => payoutCreationsStatement(testApp.clock, Array.from({ length: count }, (_, index) => creation(index))).compile(testApp.context.db).sql;
+    expect(textOf(100)).toBe(textOf(1));
+    expect(preparedStatementName(textOf(1))).toBeDefined();
   });
 });
 
