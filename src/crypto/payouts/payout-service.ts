@@ -293,7 +293,7 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
       PAYOUT_IDEMPOTENCY_RULE,
       keyed,
       { resourceId: row.id },
-      async (record) => {
+      async (record): Promise<{ readonly created: PayoutRow } | { readonly existing: PayoutRow }> => {
         for (let attempt = 1; ; attempt++) {
           const inserted = await commitPayoutCreation(deps.db, deps.clock, {
             payout: row,
@@ -301,15 +301,25 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
             outgoing: { chain: access.chain, purpose: 'payout', ownerId: row.id, asset: 'USDT', from: { kind: 'hot_wallet' }, to: item.address, amount: item.amountMicro },
             record,
           });
-          if (inserted) return inserted;
-          // Nothing written: InsufficientFundsError (400 insufficient_funds), or the balance moved meanwhile: again.
+          if (inserted) return { created: inserted };
+          // Nothing written. A request with this external_id may have been written first (a
+          // client's retry, or this payout's own statement committed before its connection
+          // dropped): its reservation then left none for this one, and no unique key was reached.
+          const holder = (await readCreationState(deps.db, { shopId: shop.shopId, externalId: item.externalId, recipient: item.address })).payout;
+          if (holder) return { existing: holder };
+          // Otherwise InsufficientFundsError (400 insufficient_funds), or the balance moved meanwhile: again.
           await explainUnwrittenReservation(deps.db, fanOut);
           if (attempt >= RESERVATION_ATTEMPTS_MAX) throw new Error(`payout ${row.id}: the reservation wrote nothing ${attempt} times with funds available`);
         }
       },
       [repository.PAYOUT_EXTERNAL_ID_CONSTRAINT],
     );
-    if (outcome.kind === 'created') return { created: true, payout: payoutView(outcome.value) };
+    if (outcome.kind === 'created') {
+      if ('created' in outcome.value) return { created: true, payout: payoutView(outcome.value.created) };
+      const holder = outcome.value.existing;
+      if (holder.batch_id !== null) throw new DuplicateExternalIdError(BATCH_HOLDS_EXTERNAL_ID);
+      return { created: false, payout: repeatedPayout(holder, item) };
+    }
     return { created: false, payout: await priorPayout(deps.db, shop.shopId, outcome) };
   } catch (error) {
     // A batch item took the external_id between the repeat check and the insert.

@@ -115,6 +115,24 @@ describe.each(backends)('payouts created together on %s', (backend) => {
     for (const quote of quotes) expect(micro(quote.json().total_debit)).toBeGreaterThan(left);
   });
 
+  it('a retry racing its first request on a balance that affords one: 201 and 200 (other parameters: 409), never insufficient_funds', async () => {
+    for (let round = 0; round < 5; round++) {
+      const merchant = await testApp.payoutShop();
+      const body = payoutBody({ amount: '10' });
+      const quote = (await testApp.call(merchant.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address: body.address })).json();
+      await testApp.fund(merchant, micro(quote.total_debit) + 1_000_000n);
+      const same = await Promise.all([create(merchant, body), create(merchant, body)]);
+      expect(same.map((response) => response.statusCode).sort(), same.map((response) => response.body).join('\n')).toEqual([200, 201]);
+      expect(same[0]!.json().payout_id).toBe(same[1]!.json().payout_id);
+
+      const other = await testApp.payoutShop();
+      await testApp.fund(other, micro(quote.total_debit) + 1_000_000n);
+      const rivalBody = payoutBody({ amount: '10' });
+      const rivals = await Promise.all([create(other, rivalBody), create(other, { ...rivalBody, amount: '10.5' })]);
+      expect(rivals.map((response) => response.statusCode).sort(), rivals.map((response) => response.body).join('\n')).toEqual([201, 409]);
+    }
+  });
+
   it('the creating statement has one text for 1 or 100 payouts, short enough to be prepared once per connection', () => {
     const creation = (index: number): PayoutCreation => {
       const id = `po_text_${index}`;
