@@ -43,3 +43,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * True when the server refused the statement itself (it answered with a SQLSTATE
+ * outside the connection classes), so an autocommit statement certainly wrote
+ * nothing. A dropped connection, a shutdown or a client-side failure leave the
+ * outcome unknown: the statement may have committed.
+ */
+export function statementCertainlyRolledBack(error: unknown): boolean {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('08') && !code.startsWith('57P');
+}

@@ -494,7 +494,10 @@ export const FAN_OUT_WRITTEN_CTE = 'ledger_reserved';
  * what one statement each would have done in that order. Each account is then
  * debited once by the sum taken — the affordability test again in the debit
  * UPDATE's own WHERE (see writeLoneTransfer), so nothing it did not afford is
- * ever written. Each leg is a pending transfer of its fan-out's chain, with the
+ * ever written: the walk decides from the locked rows (measured fresh after a
+ * lock wait on PostgreSQL 15), but were they ever stale, the UPDATE would only
+ * refuse (the service explains, and runs again), and the history entries come
+ * from the UPDATE's own RETURNING. Each leg is a pending transfer of its fan-out's chain, with the
  * debit account's history entry (credits to gateway accounts while pending
  * change no available balance: no entry); credits to one account are summed
  * into one update. The caller guarantees no debited account is credited (a row

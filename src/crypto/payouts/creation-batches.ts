@@ -9,6 +9,7 @@
 import type { RawBuilder } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/transaction.ts';
+import { statementCertainlyRolledBack } from '../../db/database-errors.ts';
 import { StatementBatcher } from '../../db/statement-batcher.ts';
 import { recordsInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
 import { fanOutReservations, type FanOutReservation } from '../../ledger/ledger-service.ts';
@@ -38,6 +39,13 @@ const MAX_BATCH = 100;
  * fuller statements cost both processes less per payout.
  */
 const MAX_IN_FLIGHT = 1;
+/**
+ * A statement running longer than this (a statement takes a few milliseconds;
+ * one waiting on a merchant's balance row held by another transaction, or on a
+ * dead connection, takes up to lock_timeout or for ever) no longer holds back
+ * the payouts queued behind it: the next statement starts beside it.
+ */
+const STALL_MS = 200;
 
 /**
  * Writes the payouts in ONE statement: the row of each payout written, or
@@ -85,7 +93,13 @@ const readsOf = new WeakMap<Db, StatementBatcher<repository.CreationQuery, repos
 export function readCreationState(db: Db, query: repository.CreationQuery): Promise<repository.CreationState> {
   let reads = readsOf.get(db);
   if (!reads) {
-    reads = new StatementBatcher({ run: (queries) => repository.findCreationStates(db, queries), maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT });
+    reads = new StatementBatcher({
+      run: (queries) => repository.findCreationStates(db, queries),
+      rerunAlone: () => true, // a read: running it again is harmless
+      maxBatch: MAX_BATCH,
+      maxInFlight: MAX_IN_FLIGHT,
+      stallMs: STALL_MS,
+    });
     readsOf.set(db, reads);
   }
   return reads.submit(query);
@@ -105,8 +119,11 @@ export function commitPayoutCreation(db: Db, clock: Clock, creation: PayoutCreat
   if (!commits) {
     commits = new StatementBatcher({
       run: (creations) => writePayoutCreations(db, clock, creations),
+      // Only a statement the server refused is split: one that may have committed is not written again.
+      rerunAlone: statementCertainlyRolledBack,
       maxBatch: MAX_BATCH,
       maxInFlight: MAX_IN_FLIGHT,
+      stallMs: STALL_MS,
     });
     byClock.set(clock, commits);
   }
