@@ -52,24 +52,11 @@ export async function insertRecordWithResource(
 }
 
 /**
- * The record's INSERT as a data-modifying CTE of a caller's statement that
- * creates its resource in CTEs of its own: one record per row of `resourceCte`
- * (a CTE of that statement with an `id` column: the resource_id). When that CTE
- * yields no row (the caller created nothing), no record is written either.
- */
-export function recordInsertFrom(record: NewIdempotencyRecord, resourceCte: string): RawBuilder<unknown> {
-  return sql`insert into idempotency_records
-      (shop_id, operation, key, request_hash, state, lease_token, locked_until, response_status, response_body, resource_id, created_at, expires_at)
-    select ${record.shop_id}::text, ${record.operation}::text, ${record.key}::text, ${record.request_hash}::text, ${record.state}::text,
-           ${record.lease_token}::text, ${record.locked_until}::timestamptz, ${record.response_status ?? null}::int4,
-           ${record.response_body ?? null}::text, ${sql.ref(`${resourceCte}.id`)}, ${record.created_at}::timestamptz, ${record.expires_at ?? null}::timestamptz
-      from ${sql.table(resourceCte)}`;
-}
-
-/**
- * Completed records as a data-modifying CTE's statement, each written only when
- * its resource is: the anchor CTE of the same statement holds its `resource_id`
- * (records of resources created together, each standing or falling on its own).
+ * Completed records as a data-modifying CTE's statement of a caller that
+ * creates their resources in CTEs of its own, each record written only when its
+ * resource is: the anchor CTE of the same statement holds its `resource_id`
+ * (an invoice's one record; payouts created together, each standing or falling
+ * on its own).
  */
 export function recordsInsertFrom(records: readonly NewIdempotencyRecord[], anchor: CteAnchor): RawBuilder<unknown> {
   const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());

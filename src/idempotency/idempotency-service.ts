@@ -28,8 +28,8 @@ import * as repository from './idempotency-repository.ts';
 import type { IdempotencyRecord, NewIdempotencyRecord, RecordKey } from './idempotency-repository.ts';
 
 // For a module that writes the record inside its own one statement (createAtomicallyWith):
-// the record's INSERT as a CTE, the constraint a second record runs into, the row's type.
-export { recordInsertFrom, recordsInsertFrom, RECORD_KEY_CONSTRAINT, type NewIdempotencyRecord } from './idempotency-repository.ts';
+// the records' INSERT as a CTE, the constraint a second record runs into, the row's type.
+export { recordsInsertFrom, RECORD_KEY_CONSTRAINT, type NewIdempotencyRecord } from './idempotency-repository.ts';
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 /** How long an in-progress record holds its key before another request may take it over. */
@@ -195,7 +195,7 @@ export async function createAtomically(
 /**
  * createAtomically for work that is one statement the caller writes itself,
  * several rows in data-modifying CTEs with the record among them
- * (repository.recordInsertFrom): `insert` runs it with this request's record
+ * (repository.recordsInsertFrom): `insert` runs it with this request's record
  * and returns what it created. A unique violation of the record's key, or of one
  * of `keyConstraints` (the resource's own unique key on the same key, which a
  * concurrent duplicate can reach first), means an earlier request holds the key:

@@ -504,8 +504,9 @@ export const FAN_OUT_WRITTEN_CTE = 'ledger_reserved';
  * is updated at most once per statement).
  */
 export function fanOutReservationsCtes(fanOuts: readonly FanOutRows[]): ReturnType<typeof sql> {
-  const legs = fanOuts.flatMap((fanOut) => {
-    let later = fanOut.legs.reduce((sum, leg) => sum + leg.amount, 0n);
+  const totals = fanOuts.map((fanOut) => fanOut.legs.reduce((sum, leg) => sum + leg.amount, 0n));
+  const legs = fanOuts.flatMap((fanOut, index) => {
+    let later = totals[index]!;
     return fanOut.legs.map((leg) => {
       later -= leg.amount;
       return { referenceId: fanOut.referenceId, leg, later };
@@ -514,7 +515,7 @@ export function fanOutReservationsCtes(fanOuts: readonly FanOutRows[]): ReturnTy
   const accountIds = [...new Set(fanOuts.flatMap((fanOut) => [fanOut.debitAccountId, ...fanOut.legs.map((leg) => leg.creditAccountId)]))];
   const texts = <T>(values: readonly T[], pick: (value: T) => string) => values.map(pick);
   return sql`ledger_fan_outs (debit_account_id, total, chain_id, reference_type, reference_id, created_at, position) as (
-      select * from unnest(${texts(fanOuts, (f) => f.debitAccountId)}::text[], ${texts(fanOuts, (f) => f.legs.reduce((sum, leg) => sum + leg.amount, 0n).toString())}::int8[],
+      select * from unnest(${texts(fanOuts, (f) => f.debitAccountId)}::text[], ${texts(totals, (total) => total.toString())}::int8[],
           ${texts(fanOuts, (f) => f.chainId)}::text[], ${texts(fanOuts, (f) => f.referenceType)}::text[], ${texts(fanOuts, (f) => f.referenceId)}::text[],
           ${texts(fanOuts, (f) => f.createdAt.toISOString())}::timestamptz[]) with ordinality
     ), ledger_legs (reference_id, transfer_id, idempotency_key, credit_account_id, amount, type, operation_id, later, position) as (

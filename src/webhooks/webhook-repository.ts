@@ -382,6 +382,11 @@ export async function replaceShopSecrets(
 export type AttemptRow = Awaited<ReturnType<typeof listAttempts>>[number];
 export type { AttemptOutcome };
 
+/** Event payloads (JSON texts) as rows `p(payload, n)`, n from 1, each payload's text exactly as given (see insertEvents). */
+function payloadsByPosition(payloads: readonly string[]): RawBuilder<unknown> {
+  return sql`json_array_elements(${`[${payloads.join(',')}]`}::json) with ordinality as p(payload, n)`;
+}
+
 /**
  * Many events created at one moment, in one statement (a batch of state changes
  * writing their outbox rows together). The payloads travel as ONE json array,
@@ -396,7 +401,7 @@ export async function insertEvents(db: Executor, rows: readonly Omit<EventInsert
     select e.id, e.shop_id, e.type, p.payload::text, e.destination_url, ${createdAt.toISOString()}::timestamptz
       from unnest(${rows.map((row) => row.id)}::text[], ${rows.map((row) => row.shop_id)}::text[], ${rows.map((row) => row.type)}::text[],
                   ${rows.map((row) => row.destination_url ?? null)}::text[]) with ordinality as e(id, shop_id, type, destination_url, n)
-      join json_array_elements(${`[${rows.map((row) => row.payload).join(',')}]`}::json) with ordinality as p(payload, n) using (n)
+      join ${payloadsByPosition(rows.map((row) => row.payload))} using (n)
      order by n`.execute(db);
 }
 
@@ -437,8 +442,8 @@ export function shopEventsInsertFrom(
       insert into webhook_events (id, shop_id, type, payload, destination_url, created_at)
       select e.id, e.shop_id, e.type, p.payload::text, (select webhook_url from webhook_endpoints w where w.shop_id = e.shop_id), ${at}::timestamptz
         from unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.shopId)}::text[], ${events.map((e) => e.type)}::text[],
-                    ${events.map((e) => e.deliveryId)}::text[], ${events.map((e) => e.anchorKey)}::text[]) with ordinality as e(id, shop_id, type, delivery_id, anchor_key, n)
-        join json_array_elements(${`[${events.map((e) => e.payload).join(',')}]`}::json) with ordinality as p(payload, n) using (n)
+                    ${events.map((e) => e.anchorKey)}::text[]) with ordinality as e(id, shop_id, type, anchor_key, n)
+        join ${payloadsByPosition(events.map((e) => e.payload))} using (n)
         ${joinAnchor(anchor, sql.ref('e.anchor_key'))}
        order by n
       returning id, shop_id, destination_url

@@ -2,7 +2,7 @@
 // wallets, deposits, and the chain watcher's cursor, lease and scanned blocks.
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import { recordInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
+import { recordsInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
 import type { AddressKeyId, ChainName, CryptoReceivingTables, DepositStatus, InvoiceStatus, WalletStatus } from './receiving-tables.ts';
 
 export type AddressRow = Selectable<CryptoReceivingTables['crypto_addresses']>;
@@ -617,7 +617,7 @@ export async function insertInvoiceWithAddress(
         from address
       returning *
     ),
-    record as (${recordInsertFrom(record, 'invoice')})
+    record as (${recordsInsertFrom([record], { cte: 'invoice', column: 'id' })})
     select * from invoice`.execute(db);
   const row = result.rows[0];
   if (!row) throw new Error('an invoice insert returned no row');
