@@ -4,14 +4,17 @@
 //     transfer's attempt number is claimed by a conditional UPDATE and the
 //     attempt's primary key, so two executors can never sign two transactions
 //     for the same transfer;
-//  2. results: read the results of every new solidified block (one request per
-//     block, not per transfer) and finish each transfer whose transaction is
-//     in one: SUCCESS → confirmed; REVERT / OUT_OF_ENERGY → failed; the fee is
-//     recorded and booked, and the owner's onFinal runs in the same transaction;
-//  3. expiry: a transfer whose current transaction expired before the newest
-//     solidified block was made is checked txID by txID (every attempt it ever
-//     had); found → finished as above; none on chain → every attempt is dead,
-//     and a new one is signed (or the transfer fails after the last attempt);
+//  2. results: read every new solidified block with the results of its
+//     transactions, proven complete (one result per transaction of the block;
+//     a block no node proves stops the read), and finish each transfer whose
+//     transaction is in one: SUCCESS → confirmed; REVERT / OUT_OF_ENERGY →
+//     failed; the fee is recorded and booked, and the owner's onFinal runs in
+//     the same transaction;
+//  3. expiry: once the read has reached the newest solidified block, a transfer
+//     whose current transaction expired before that block was made is checked
+//     txID by txID (every attempt it ever had) on two nodes; found → finished as
+//     above; none on chain by the word of both → every attempt is dead, and a
+//     new one is signed (or the transfer fails after the last attempt);
 //  4. re-broadcast the SAME bytes of attempts whose broadcast result is
 //     unknown (or never came: a crash between signing and broadcasting);
 //  5. sign: queued transfers, oldest first, within the in-flight bound and
@@ -28,7 +31,7 @@ import { ensureAccounts, shardOf, systemAccountKey } from '../../ledger/ledger-a
 import { transfer as ledgerTransfer } from '../../ledger/ledger-service.ts';
 import type { DepositSigningKey } from '../keys/hd-keys.ts';
 import { tronAddressFromPrivateKey, type TronAddress } from '../tron/address.ts';
-import type { BlockHeader, BroadcastResult, TransactionOutcome, TronNodeClient } from '../tron/node-client.ts';
+import { TronNodeUnavailableError, type BlockHeader, type BroadcastResult, type TransactionOutcome, type TronNodeClient } from '../tron/node-client.ts';
 import { encodeSignedTransaction, encodeTransferContractRaw, encodeTriggerSmartContractRaw, referenceBlockFields, transactionId } from '../tron/transaction.ts';
 import { transferCalldata } from '../tron/trc20-usdt.ts';
 import { bytesToHex } from '@noble/hashes/utils.js';
@@ -47,6 +50,8 @@ export const FEE_LIMIT_FLOOR_SUN = 15_000_000n;
 /** Solidified blocks whose results one pass reads. */
 export const SCAN_BLOCKS_PER_PASS = 200;
 const SCAN_CONCURRENCY = 8;
+/** Different nodes that must each answer `{}` for an expired transaction before it is judged absent (fewer when fewer are configured). */
+export const ABSENCE_WITNESSES = 2;
 /** Transfers signed per pass, and per signing transaction. */
 export const SIGN_BATCH = 2_000;
 const SIGN_CHUNK = 250;
@@ -298,14 +303,20 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     const numbers = Array.from({ length: to - from + 1 }, (_, index) => from + index);
     const byBlock = new Map<number, readonly TransactionOutcome[] | null>();
     await forEachLimited(numbers, SCAN_CONCURRENCY, async (number) => {
-      byBlock.set(number, await node.getBlockOutcomes(number, { solidified: true }));
+      try {
+        byBlock.set(number, await node.getSolidifiedBlockResults(number));
+      } catch (error) {
+        if (!(error instanceof TronNodeUnavailableError)) throw error;
+        byBlock.set(number, null);
+      }
     });
-    // A block the node does not have (a lagging node, or pruned history) is never stepped over: what
-    // landed in it would go unseen, and the expiry proof counts on every block up to the solid one
-    // having been read. The scan stops before it and asks again next pass (maybe another node).
+    // A block no node could prove complete (each lacked it, kept no results, or gave results that do
+    // not match it) is never stepped over: what landed in it would go unseen, and the expiry proof
+    // counts on every block up to the solid one having been read. The read stops before it and
+    // tries again next pass.
     const gap = numbers.find((number) => byBlock.get(number) === null);
     const through = gap === undefined ? to : gap - 1;
-    if (gap !== undefined) logger.error({ chain, block: gap }, 'outgoing transfers: the node has no solidified block here; results are read up to the block before it');
+    if (gap !== undefined) logger.error({ chain, block: gap }, 'outgoing transfers: no node proved the results of this solidified block; results are read up to the block before it');
     const outcomes = numbers.filter((number) => number <= through).flatMap((number) => byBlock.get(number) ?? []);
     result.blocksScanned += through - from + 1;
     const attempts = await repository.pendingAttemptsByTxId(
@@ -339,11 +350,22 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     const finishes: Finish[] = [];
     await forEachLimited(expired, NODE_CONCURRENCY, async (row) => {
       const attempts = await repository.attemptsOf(db, row.id);
-      // Every txID this transfer ever had, not only the current one: any of them landing means it was sent.
+      // Every txID this transfer ever had, not only the current one: any of them landing means it was
+      // sent. Absence needs the word of two different nodes when two are configured (one lagging,
+      // history-less or lying node alone cannot make it sign again); a node that cannot answer
+      // leaves the transfer for the next pass.
       for (const attempt of attempts) {
-        const outcome = await node.getTransactionOutcome(attempt.tx_id, { solidified: true });
-        if (outcome) {
-          finishes.push({ kind: 'outcome', transferId: row.id, outcome });
+        let lookup;
+        try {
+          lookup = await node.findSolidifiedTransactionOnNodes(attempt.tx_id, ABSENCE_WITNESSES);
+        } catch (error) {
+          if (!(error instanceof TronNodeUnavailableError)) throw error;
+          logger.error({ chain, transfer_id: row.id, tx_id: attempt.tx_id, err: error }, 'an expired outgoing transaction could not be looked up on enough nodes: no new one is signed yet');
+          handled.add(row.id);
+          return;
+        }
+        if (lookup.kind === 'found') {
+          finishes.push({ kind: 'outcome', transferId: row.id, outcome: lookup.outcome });
           handled.add(row.id);
           return;
         }

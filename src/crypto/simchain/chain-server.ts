@@ -45,7 +45,17 @@ export interface SimulatedChainServer {
   readonly port: number;
   readonly chain: SimulatedChain;
   readonly faults: NodeFaults;
+  /**
+   * Another full node of the same chain, with faults of its own (a lagging node, one with its
+   * history off, a liar), served under `/node/<name>` of this server: the URL a client is given.
+   */
+  node(name: string): SimulatedNode;
   close(): Promise<void>;
+}
+
+export interface SimulatedNode {
+  readonly url: string;
+  readonly faults: NodeFaults;
 }
 
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -65,8 +75,20 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
   const faults = new NodeFaults();
   const nodeApi = createNodeApi(chain, faults);
   const controlApi = createControlApi(chain);
+  const otherNodes = new Map<string, { readonly faults: NodeFaults; readonly api: ReturnType<typeof createNodeApi> }>();
+  /** The node a path is for (the path without its `/node/<name>` prefix), or undefined for an unknown node. */
+  const nodeOf = (path: string) => {
+    const named = OTHER_NODE_PATH.exec(path);
+    if (!named) return { faults, api: nodeApi, path };
+    const other = otherNodes.get(named[1]!);
+    return other ? { ...other, path: path.slice(named[0].length) } : undefined;
+  };
   // The control surface is not the node: faults (503s, delays) never reach it.
-  const answer = (path: string, body: Record<string, unknown>) => (path.startsWith(CONTROL_PATH_PREFIX) ? controlApi(path, body) : nodeApi(path, body));
+  const answer = (path: string, body: Record<string, unknown>): NodeAnswer => {
+    if (path.startsWith(CONTROL_PATH_PREFIX)) return controlApi(path, body);
+    const node = nodeOf(path);
+    return node ? node.api(node.path, body) : { status: 404, text: 'Not Found' };
+  };
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
 
@@ -78,7 +100,8 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
         const path = (request.url ?? '/').split('?')[0] ?? '/';
         const recovered = pool && BROADCAST_PATHS.has(path) ? await recoverBroadcastSignature(pool, path, text) : [];
         const reply = chain.withRecoveredSignatures(recovered, () => handle(answer, path, text));
-        const delayMs = path.startsWith(CONTROL_PATH_PREFIX) ? 0 : faults.delayFor(path);
+        const node = path.startsWith(CONTROL_PATH_PREFIX) ? undefined : nodeOf(path);
+        const delayMs = node ? node.faults.delayFor(node.path) : 0;
         if (delayMs <= 0) return send(response, reply);
         const timer = setTimeout(() => {
           timers.delete(timer);
@@ -119,11 +142,22 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
     : undefined;
   ticker?.unref();
 
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url,
     port,
     chain,
     faults,
+    node(name) {
+      if (!/^[a-z0-9-]{1,32}$/.test(name)) throw new Error(`a simulated node's name is 1-32 of a-z, 0-9 and -, got ${JSON.stringify(name)}`);
+      let other = otherNodes.get(name);
+      if (!other) {
+        const nodeFaults = new NodeFaults();
+        other = { faults: nodeFaults, api: createNodeApi(chain, nodeFaults) };
+        otherNodes.set(name, other);
+      }
+      return { url: `${url}/node/${name}`, faults: other.faults };
+    },
     async close() {
       if (ticker) clearInterval(ticker);
       for (const timer of timers) clearTimeout(timer);
@@ -139,6 +173,7 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
 }
 
 const BROADCAST_PATHS = new Set(['/wallet/broadcasthex', '/wallet/broadcasttransaction']);
+const OTHER_NODE_PATH = /^\/node\/([a-z0-9-]{1,32})(?=\/)/;
 
 /**
  * The signer of a broadcast's one signature, recovered on the pool. Anything the pool

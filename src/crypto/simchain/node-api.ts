@@ -1,9 +1,13 @@
 // The full-node HTTP API of the simulated chain: one function per path, each
 // answering what java-tron answers (TRON.md §1.8), empty answers included:
-// `{}` for an unknown block, account or transaction, `[]` for the results of
-// an empty block; `{}` for blocks whose bodies the chain pruned, as a node with
-// pruned history answers. `/walletsolidity/*` sees only solidified blocks. Faults
-// (node-faults.ts) bend the answers the way real nodes misbehave.
+// `{}` for an unknown block, account or transaction (GetBlockByNumServlet,
+// GetTransactionInfoByIdServlet); for gettransactioninfobyblocknum `{}` only
+// when num ≤ 0 and `[]` for any other block it has no results for — an empty
+// block, a block not produced (or not solidified) yet, a block whose body was
+// pruned (GetTransactionInfoByBlockNumServlet; Wallet.getTransactionInfoByBlockNum
+// catches ItemNotFoundException and answers the empty list). `/walletsolidity/*`
+// sees only solidified blocks. Faults (node-faults.ts) bend the answers the way
+// real nodes misbehave.
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron/address.ts';
 import { TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
@@ -40,9 +44,21 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
   const witness = witnessHex(chain.seed);
 
   /** The head as this node shows it (a stuck node shows an older one). */
+  // The path being answered: a lag may apply to some paths only.
+  let answering = '';
   const visibleHead = (): SimulatedBlock => {
-    const stuckAt = faults.settings.stuckHeadAt;
-    return stuckAt === undefined ? chain.head : (chain.block(Math.min(stuckAt, chain.head.number)) ?? chain.head);
+    const { stuckHeadAt } = faults.settings;
+    let number = chain.head.number;
+    if (stuckHeadAt !== undefined) number = Math.min(stuckHeadAt, number);
+    number = Math.max(0, number - faults.lagFor(answering));
+    return chain.block(number) ?? chain.head;
+  };
+  /** Whether this node answers with the transactions' results (history on, and not hiding them). */
+  const servesResults = () => !faults.settings.historyOff && !faults.settings.hideTransactions;
+  const shownBlock = (block: SimulatedBlock, options: { readonly detail?: boolean } = {}) => {
+    const json = blockJson(block, witness, options);
+    if (faults.settings.hideTransactions) delete json['transactions'];
+    return json;
   };
   const visibleSolidNumber = () => Math.max(0, visibleHead().number - chain.parameters.solidityDepth);
   const blockUpTo = (number: unknown, limit: number) => {
@@ -53,18 +69,18 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
 
   const nowBlock = (solid: boolean): Route => () => {
     if (faults.settings.emptyNowBlock) return {};
-    return blockJson(solid ? chain.block(visibleSolidNumber())! : visibleHead(), witness);
+    return shownBlock(solid ? chain.block(visibleSolidNumber())! : visibleHead());
   };
   const blockByNum = (solid: boolean): Route => (body) => {
     const block = blockUpTo(body['num'], solid ? visibleSolidNumber() : visibleHead().number);
-    return block ? blockJson(block, witness) : {};
+    return block ? shownBlock(block) : {};
   };
   const infosByBlockNum = (solid: boolean): Route => (body) => {
     const number = toNumber(body['num']);
-    // Block 0, and blocks whose bodies are pruned (a node with pruned history has no results for them).
-    if (number === undefined || number <= 0 || chain.isPruned(number)) return {};
+    if (number === undefined || number <= 0) return {};
     const block = blockUpTo(number, solid ? visibleSolidNumber() : visibleHead().number);
-    return block ? block.transactions.map((included) => transactionInfoJson(included, block, logOptions())) : [];
+    if (!block || !servesResults()) return [];
+    return block.transactions.map((included) => transactionInfoJson(included, block, logOptions()));
   };
   const located = (body: Body, solid: boolean) => {
     const txId = typeof body['value'] === 'string' ? body['value'].toLowerCase() : '';
@@ -73,21 +89,21 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     return found && found.block.number <= limit ? found : undefined;
   };
   const infoById = (solid: boolean): Route => (body) => {
-    const found = located(body, solid);
+    const found = servesResults() ? located(body, solid) : undefined;
     return found ? transactionInfoJson(found.transaction, found.block, logOptions()) : {};
   };
   const transactionById = (solid: boolean): Route => (body) => {
-    const found = located(body, solid);
+    const found = faults.settings.hideTransactions ? undefined : located(body, solid);
     return found ? blockTransactionJson(found.transaction) : {};
   };
 
   const getBlock: Route = (body) => {
     const idOrNum = body['id_or_num'];
     const detail = body['detail'] === true;
-    if (idOrNum === undefined || idOrNum === '') return blockJson(visibleHead(), witness, { detail });
+    if (idOrNum === undefined || idOrNum === '') return shownBlock(visibleHead(), { detail });
     const text = String(idOrNum);
     const block = /^[0-9a-fA-F]{64}$/.test(text) ? chain.blockById(text) : blockUpTo(text, visibleHead().number);
-    return block && block.number <= visibleHead().number ? blockJson(block, witness, { detail }) : {};
+    return block && block.number <= visibleHead().number ? shownBlock(block, { detail }) : {};
   };
 
   const account: Route = (body) => {
@@ -176,6 +192,7 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     if (faults.take('http503')) return { status: 503, text: 'Service Unavailable' };
     const route = routes[path];
     if (!route) return { status: 404, text: 'Not Found' };
+    answering = path;
     return { status: 200, json: route(body) };
   };
 }

@@ -1,9 +1,10 @@
 // Faults a real TRON node shows, switched on by tests (TRON.md §3 "mempool
 // realism", §1.8): slow answers past the client's timeout, HTTP 503,
 // SERVER_BUSY, a broadcast answered SUCCESS that never lands, a head that
-// stops moving, `{}` from a node syncing from scratch, and Transfer logs
-// attributed to another contract. A count applies the fault to that many
-// matching requests; `true` until cleared.
+// stops moving or trails the chain, a node with its transaction history
+// switched off, a node that hides transactions, `{}` from a node syncing from
+// scratch, and Transfer logs attributed to another contract. A count applies
+// the fault to that many matching requests; `true` until cleared.
 import type { TronAddress } from '../tron/address.ts';
 
 export interface NodeFaultSettings {
@@ -18,6 +19,21 @@ export interface NodeFaultSettings {
   readonly neverInclude?: boolean | number;
   /** The node answers as if its head were this block (a lagging or stuck node). */
   readonly stuckHeadAt?: number;
+  /** The node is this many blocks behind the chain (head and solidified block alike): a lagging node. */
+  readonly lagBlocks?: number;
+  /**
+   * Paths the lag applies to; all when left out. A load-balanced provider may answer
+   * getnowblock from an up-to-date backend and block queries from a lagging one.
+   */
+  readonly lagPaths?: readonly string[];
+  /**
+   * `storage.transHistory.switch = off`: java-tron's TransactionHistoryStore and TransactionRetStore
+   * drop every put, so gettransactioninfobyid answers `{}` and gettransactioninfobyblocknum `[]`
+   * (Wallet.getTransactionInfoByBlockNum finds no result for the block's transactions).
+   */
+  readonly historyOff?: boolean;
+  /** A lying node: blocks shown without their transactions, their results `[]`, any transaction by id `{}`. */
+  readonly hideTransactions?: boolean;
   /** getnowblock answers `{}` (a node with no block yet). */
   readonly emptyNowBlock?: boolean;
   /** Logs are reported as emitted by this contract instead of the real one (a lying node). */
@@ -51,6 +67,13 @@ export class NodeFaults {
       return true;
     }
     return false;
+  }
+
+  /** How many blocks behind the chain this node answers `path`. */
+  lagFor(path: string): number {
+    const { lagBlocks, lagPaths } = this.#settings;
+    if (!lagBlocks || lagBlocks <= 0) return 0;
+    return lagPaths === undefined || lagPaths.includes(path) ? lagBlocks : 0;
   }
 
   delayFor(path: string): number {

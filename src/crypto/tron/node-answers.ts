@@ -282,17 +282,36 @@ export function readTransactionOutcome(answer: unknown, txId: string, usdtHex: s
 }
 
 /**
- * `gettransactioninfobyblocknum`: the results of every transaction of a block, or
- * null when the node answers `{}` (a block it does not have, or whose body it pruned).
+ * The results of every transaction of a solidified block, proven complete: the
+ * block itself (getblockbynum, with its transactions) and its results
+ * (gettransactioninfobyblocknum), which must hold exactly one result per
+ * transaction of the block, each agreeing with the block on whether its
+ * contract run succeeded. `[]` is java-tron's answer for an empty block, but
+ * also for one it does not have or whose results it does not keep (history
+ * switched off): only the block's own transaction list tells them apart.
  */
-export function readBlockOutcomes(answer: unknown, usdtHex: string): TransactionOutcome[] | null {
-  if (isEmptyObject(answer)) return null;
-  if (!Array.isArray(answer)) throw invalidAnswer('block transaction results are not a list');
-  return answer.map((info: unknown) => {
+export function readBlockResults(blockAnswer: unknown, header: BlockHeader, infosAnswer: unknown, usdtHex: string): TransactionOutcome[] {
+  const block = expectShape(BlockSchema, blockAnswer, 'block');
+  const contractRets = new Map<string, string | undefined>();
+  for (const transaction of block.transactions ?? []) contractRets.set(transaction.txID.toLowerCase(), transaction.ret?.[0]?.contractRet);
+  if (contractRets.size === 0) return [];
+  if (!Array.isArray(infosAnswer)) throw invalidAnswer(`the results of block ${header.number} are not a list`);
+  const outcomes = new Map<string, TransactionOutcome>();
+  for (const info of infosAnswer as unknown[]) {
     const id = (info as { id?: unknown } | null)?.id;
-    if (typeof id !== 'string' || !/^[0-9a-fA-F]{64}$/.test(id)) throw invalidAnswer('a block transaction result has no id');
-    return readTransactionOutcome(info, id.toLowerCase(), usdtHex)!;
-  });
+    if (typeof id !== 'string' || !/^[0-9a-fA-F]{64}$/.test(id)) throw invalidAnswer(`a result of block ${header.number} has no id`);
+    const outcome = readTransactionOutcome(info, id.toLowerCase(), usdtHex)!;
+    if (outcome.blockNumber !== header.number) throw invalidAnswer(`the results of block ${header.number} hold transaction ${outcome.txId} of block ${outcome.blockNumber}`);
+    if (!contractRets.has(outcome.txId)) throw invalidAnswer(`the results of block ${header.number} hold transaction ${outcome.txId}, which is not in the block`);
+    if (outcomes.has(outcome.txId)) throw invalidAnswer(`the results of block ${header.number} hold transaction ${outcome.txId} twice`);
+    const blockSaysSuccess = (contractRets.get(outcome.txId) ?? 'SUCCESS') === 'SUCCESS';
+    if (blockSaysSuccess !== outcome.succeeded) throw invalidAnswer(`block ${header.number} and its results disagree on whether transaction ${outcome.txId} succeeded`);
+    outcomes.set(outcome.txId, outcome);
+  }
+  if (outcomes.size !== contractRets.size) {
+    throw invalidAnswer(`block ${header.number} has ${contractRets.size} transactions but the node gave results for ${outcomes.size}: it does not keep them (history off), or hides them`);
+  }
+  return [...outcomes.values()];
 }
 
 /** A constant call of a state-changing function (a dry run): whether it would run, and the energy it used. */

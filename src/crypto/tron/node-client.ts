@@ -8,7 +8,7 @@ import {
   readAccount,
   readAccountResources,
   readBlockHeader,
-  readBlockOutcomes,
+  readBlockResults,
   readDryRun,
   readBlockTransfers,
   readChainPrices,
@@ -61,11 +61,22 @@ export interface TronNodeClient {
   /** A transaction's result on chain (`gettransactioninfobyid`), or null when it is not (or, with `solidified`, not yet final). */
   getTransactionOutcome(txId: string, options?: { readonly solidified?: boolean }): Promise<TransactionOutcome | null>;
   /**
-   * The results of every transaction in block `number` (`gettransactioninfobyblocknum`; with
-   * `solidified`, only once the block is final), or null when the node does not have the block.
-   * One request per block finds the outcome of many sent transactions at once.
+   * The results of every transaction of solidified block `number`, proven complete: the block
+   * (`/walletsolidity/getblockbynum`) and one result per transaction in it
+   * (`/walletsolidity/gettransactioninfobyblocknum`), from the same node. A node that does not have
+   * the block, or keeps no results (history off), or gives results that do not match the block, is
+   * not believed and the next node is asked; when none can prove the block, this throws
+   * (TronNodeUnavailableError). One request per block finds the outcome of many sent transactions.
    */
-  getBlockOutcomes(number: number, options?: { readonly solidified?: boolean }): Promise<TransactionOutcome[] | null>;
+  getSolidifiedBlockResults(number: number): Promise<TransactionOutcome[]>;
+  /**
+   * A transaction's solidified result asked of several different nodes (all configured, at most
+   * `nodes`): `found` as soon as one has it, `absent` only when every one of them answered `{}`.
+   * Throws when fewer than that many nodes could answer at all.
+   */
+  findSolidifiedTransactionOnNodes(txId: string, nodes: number): Promise<{ readonly kind: 'found'; readonly outcome: TransactionOutcome } | { readonly kind: 'absent'; readonly nodesAsked: number }>;
+  /** How many node URLs this client asks (agreement of several needs several). */
+  readonly nodeCount: number;
   /** Runs a USDT transfer as a constant call (nothing is sent): whether it would succeed now, and its energy. */
   dryRunUsdtTransfer(from: TronAddress, to: TronAddress, amount: bigint): Promise<{ readonly ok: true; readonly energy: number } | { readonly ok: false; readonly message: string }>;
   /** TRX balance and whether the account exists (is activated) on chain. */
@@ -166,11 +177,28 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
       const path = outcomeOptions?.solidified ? '/walletsolidity/gettransactioninfobyid' : '/wallet/gettransactioninfobyid';
       return transport.run(path, async (node) => readTransactionOutcome(await node.post(path, { value: txId.toLowerCase() }), txId.toLowerCase(), usdtHex));
     },
-    getBlockOutcomes: async (number, outcomeOptions) => {
+    getSolidifiedBlockResults: async (number) => {
       checkBlockNumber(number);
-      const path = outcomeOptions?.solidified ? '/walletsolidity/gettransactioninfobyblocknum' : '/wallet/gettransactioninfobyblocknum';
-      return transport.run(path, async (node) => readBlockOutcomes(await node.post(path, { num: number }), usdtHex));
+      return transport.run('/walletsolidity/getblockbynum+gettransactioninfobyblocknum', async (node) => {
+        const block = await node.post('/walletsolidity/getblockbynum', { num: number });
+        // `{}`: this node has not solidified the block yet (it lags) or pruned it; another may have it.
+        const header = readBlockHeader(block, number);
+        if (!header) throw invalidAnswer(`the node has no solidified block ${number}`);
+        const hasTransactions = Array.isArray((block as { transactions?: unknown }).transactions) && (block as { transactions: unknown[] }).transactions.length > 0;
+        const infos = hasTransactions ? await node.post('/walletsolidity/gettransactioninfobyblocknum', { num: number }) : [];
+        return readBlockResults(block, header, infos, usdtHex);
+      });
     },
+    findSolidifiedTransactionOnNodes: async (txId, nodes) => {
+      checkTxId(txId);
+      const id = txId.toLowerCase();
+      const answers = await transport.runOnEach('/walletsolidity/gettransactioninfobyid', Math.min(nodes, transport.nodeCount), async (node) =>
+        readTransactionOutcome(await node.post('/walletsolidity/gettransactioninfobyid', { value: id }), id, usdtHex),
+      );
+      const found = answers.find((answer) => answer !== null);
+      return found ? { kind: 'found', outcome: found } : { kind: 'absent', nodesAsked: answers.length };
+    },
+    nodeCount: transport.nodeCount,
     dryRunUsdtTransfer: (from, to, amount) =>
       transport.run('/wallet/triggerconstantcontract', async (node) =>
         readDryRun(

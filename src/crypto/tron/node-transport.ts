@@ -52,6 +52,13 @@ export interface NodeSession {
 export interface NodeTransport {
   /** Runs `work` against one node after another until it succeeds, fails for good, or the attempts are spent. */
   run<T>(label: string, work: (node: NodeSession) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` until it has succeeded on `count` different nodes (at most two tries per node):
+   * their answers, one per node. Throws TronNodeUnavailableError when fewer nodes answered.
+   */
+  runOnEach<T>(label: string, count: number, work: (node: NodeSession) => Promise<T>): Promise<T[]>;
+  /** The number of configured node URLs. */
+  readonly nodeCount: number;
   close(): Promise<void>;
 }
 
@@ -111,6 +118,32 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
     throw new TronNodeUnavailableError(label, failures);
   }
 
+  async function runOnEach<T>(label: string, count: number, work: (node: NodeSession) => Promise<T>): Promise<T[]> {
+    const wanted = Math.max(1, Math.min(count, nodes.length));
+    const answers: T[] = [];
+    const failures: NodeFailure[] = [];
+    const pending = attemptOrder();
+    for (let round = 0; round < 2 && answers.length < wanted && pending.length > 0; round++) {
+      if (round > 0) await sleep(backoff(retryDelayMs, round));
+      for (const node of [...pending]) {
+        if (answers.length >= wanted) break;
+        try {
+          answers.push(await work({ url: node.url, post: (path, body) => postJson(node, path, body) }));
+          coolingUntil.delete(node.key);
+          pending.splice(pending.indexOf(node), 1);
+        } catch (error) {
+          if (!(error instanceof NodeAttemptFailure)) throw error;
+          const failure: NodeFailure = { url: node.url, kind: error.kind, detail: cap(error.message) };
+          failures.push(failure);
+          coolingUntil.set(node.key, now() + Math.max(cooldownMs, error.cooldownMs ?? 0));
+          options.onAttemptFailure?.(failure, label);
+        }
+      }
+    }
+    if (answers.length < wanted) throw new TronNodeUnavailableError(`${label} (on ${wanted} nodes)`, failures);
+    return answers;
+  }
+
   async function postJson(node: NodeBase, path: string, body: object): Promise<unknown> {
     const signal = AbortSignal.timeout(timeoutMs);
     let response;
@@ -132,7 +165,7 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
     return interpretAnswer(node.url, path, statusCode, text);
   }
 
-  return { run, close: () => agent.close() };
+  return { run, runOnEach, nodeCount: nodes.length, close: () => agent.close() };
 }
 
 /**

@@ -1,5 +1,6 @@
 // A worker process for the kill -9 tests: runs the sign-once executor against
-// the test's simulated chain (PAYGATE_TEST_NODE_URL) on the test's database,
+// the test's simulated chain (PAYGATE_TEST_NODE_URL: one URL, or several
+// separated by commas, asked in that order) on the test's database,
 // with a recording outcome handler for the `payout` purpose (the executor's own
 // tests own no payouts module). PAYGATE_TEST_CRASH_AT names the step at which
 // it kills itself with SIGKILL, exactly as `kill -9` would. It exits 0 once no
@@ -16,7 +17,7 @@ import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 const env = process.env;
 const handle = await openDatabase({ url: env.PAYGATE_TEST_DATABASE_URL || undefined, dataDir: env.PAYGATE_TEST_PGLITE_DIR });
 const key = signingKeyFromMnemonic(env.PAYGATE_TEST_MNEMONIC!);
-const node = createTronNodeClient({ urls: [env.PAYGATE_TEST_NODE_URL!], usdtContract: USDT_CONTRACT_MAINNET, timeoutMs: 5_000 });
+const node = createTronNodeClient({ urls: env.PAYGATE_TEST_NODE_URL!.split(','), usdtContract: USDT_CONTRACT_MAINNET, timeoutMs: 5_000, retryDelayMs: 20, cooldownMs: 0 });
 const crashAt = env.PAYGATE_TEST_CRASH_AT as ExecutorStep | undefined;
 const noop = { onFinal: async () => undefined, onSubmitted: async () => undefined };
 const executor = createOutgoingExecutor({

@@ -3,6 +3,8 @@
 // records results; then a successor process: every recipient gets exactly one
 // transfer (the simulated chain's own balances), every transfer is confirmed
 // with one signed transaction. The database is on disk (PGlite) or a server.
+// The same again with a faulty node asked first and an honest one second: a
+// lagging node, one with its history off, one that hides transactions.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,6 +22,7 @@ import type { ExecutorStep } from '../../../src/crypto/sending/executor.ts';
 import { enqueueOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
+import type { NodeFaultSettings } from '../../../src/crypto/simchain/node-faults.ts';
 import { checkLedgerInvariants } from '../../../src/ledger/ledger-invariants.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../../support/databases.ts';
 import { freshAddress } from './executor-support.ts';
@@ -50,7 +53,7 @@ describe.each(backends)('the executor killed -9 between steps, on %s', (backend)
 
   const open = (): Promise<DatabaseHandle> => openDatabase({ url: databaseUrl, dataDir: databaseUrl ? undefined : join(dir, 'pglite') });
 
-  function runChild(crashAt: ExecutorStep | undefined): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+  function runChild(crashAt: ExecutorStep | undefined, nodeUrls: readonly string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [CHILD], {
         env: {
@@ -58,7 +61,7 @@ describe.each(backends)('the executor killed -9 between steps, on %s', (backend)
           PAYGATE_TEST_DATABASE_URL: databaseUrl ?? '',
           PAYGATE_TEST_PGLITE_DIR: join(dir, 'pglite'),
           PAYGATE_TEST_MNEMONIC: mnemonic,
-          PAYGATE_TEST_NODE_URL: chainServer.url,
+          PAYGATE_TEST_NODE_URL: nodeUrls.join(','),
           ...(crashAt ? { PAYGATE_TEST_CRASH_AT: crashAt } : {}),
         },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -75,7 +78,16 @@ describe.each(backends)('the executor killed -9 between steps, on %s', (backend)
     });
   }
 
-  it.each<ExecutorStep>(['after-sign', 'after-broadcast', 'inside-finish'])('killed -9 at %s: every recipient is paid exactly once', { timeout: 180_000 }, async (crashAt) => {
+  const STEPS: readonly ExecutorStep[] = ['after-sign', 'after-broadcast', 'before-finish', 'inside-finish'];
+  const FAULTY_NODES: readonly [string, NodeFaultSettings][] = [
+    ['honest', {}],
+    ['lagging', { lagBlocks: 25 }],
+    ['history-off', { historyOff: true }],
+    ['hiding', { hideTransactions: true }],
+  ];
+  const cases = FAULTY_NODES.flatMap(([name, faults]) => STEPS.map((step) => [step, name, faults] as const));
+
+  it.each(cases)('killed -9 at %s, a %s node asked first: every recipient is paid exactly once', { timeout: 180_000 }, async (crashAt, name, faults) => {
     const recipients = Array.from({ length: TRANSFERS }, () => freshAddress());
     const setup = await open();
     await migrate(setup);
@@ -85,12 +97,15 @@ describe.each(backends)('the executor killed -9 between steps, on %s', (backend)
       }
     });
     await setup.close();
+    const faulty = chainServer.node(name);
+    faulty.faults.set(faults);
+    const nodeUrls = name === 'honest' ? [chainServer.url] : [faulty.url, chainServer.url];
 
     // The chain moves on its own while the workers run: a block every 40 ms.
     miner = setInterval(() => chainServer.chain.mine(1), 40);
-    const crashed = await runChild(crashAt);
+    const crashed = await runChild(crashAt, nodeUrls);
     expect(crashed.signal, crashed.output).toBe('SIGKILL');
-    const successor = await runChild(undefined);
+    const successor = await runChild(undefined, nodeUrls);
     expect(successor.code, successor.output).toBe(0);
     clearInterval(miner);
 

@@ -172,3 +172,79 @@ describe('broadcast', () => {
     expect(chain.findTransaction(signed.txId)?.transaction.receipt.result).toBe('SUCCESS');
   });
 });
+
+// Missing, future and unkept data, endpoint by endpoint, as java-tron answers it
+// (framework/src/main/java/org/tron/core/services/http/*Servlet.java, Wallet.java).
+describe('missing, not yet solidified and unkept data, as java-tron answers it', () => {
+  /** A chain with one USDT transfer in block `landed`, solidified only once 18 more blocks exist. */
+  async function withTransfer() {
+    const { chain } = await start();
+    const sent = chain.sendUsdt({ to: stranger.address, amount: 1_000_000n });
+    chain.produceBlocks(1);
+    return { chain, txId: sent.transaction.txId, landed: chain.findTransaction(sent.transaction.txId)!.block.number };
+  }
+
+  it('GetBlockByNumServlet: `{}` for a block not produced yet, and on /walletsolidity for one not solidified yet', async () => {
+    const { chain, landed } = await withTransfer();
+    expect(await post('/wallet/getblockbynum', { num: chain.head.number + 1 })).toEqual({});
+    expect(await post('/walletsolidity/getblockbynum', { num: landed })).toEqual({});
+    expect(await post('/wallet/getblockbynum', { num: landed })).toHaveProperty('transactions');
+  });
+
+  it('GetTransactionInfoByBlockNumServlet: `{}` only for num ≤ 0; `[]` for a block not produced (or not solidified) yet, exactly as for an empty block', async () => {
+    const { chain, landed } = await withTransfer();
+    expect(await post('/wallet/gettransactioninfobyblocknum', { num: 0 })).toEqual({});
+    expect(await post('/wallet/gettransactioninfobyblocknum', { num: chain.head.number + 5 })).toEqual([]);
+    expect(await post('/walletsolidity/gettransactioninfobyblocknum', { num: landed })).toEqual([]);
+    expect(await post('/wallet/gettransactioninfobyblocknum', { num: landed })).toHaveLength(1);
+  });
+
+  it('GetTransactionInfoByIdServlet: `{}` for a transaction not on chain, and on /walletsolidity for one not solidified yet', async () => {
+    const { txId } = await withTransfer();
+    expect(await post('/wallet/gettransactioninfobyid', { value: 'cd'.repeat(32) })).toEqual({});
+    expect(await post('/walletsolidity/gettransactioninfobyid', { value: txId })).toEqual({});
+  });
+
+  it('history off (storage.transHistory.switch): the stores keep no results, so results by id are `{}` and by block `[]`; blocks and transactions are still served', async () => {
+    const { chain, txId, landed } = await withTransfer();
+    chain.produceBlocks(chain.parameters.solidityDepth);
+    const node = server!.node('history-off');
+    node.faults.set({ historyOff: true });
+    const ask = async (path: string, body: object) => (await fetch(`${node.url}${path}`, { method: 'POST', body: JSON.stringify(body) })).json();
+    for (const prefix of ['/wallet', '/walletsolidity']) {
+      expect(await ask(`${prefix}/gettransactioninfobyid`, { value: txId })).toEqual({});
+      expect(await ask(`${prefix}/gettransactioninfobyblocknum`, { num: landed })).toEqual([]);
+      expect(await ask(`${prefix}/getblockbynum`, { num: landed })).toHaveProperty('transactions');
+      expect(await ask(`${prefix}/gettransactionbyid`, { value: txId })).toHaveProperty('txID', txId);
+    }
+    // The chain's own node still keeps them.
+    expect(await post('/walletsolidity/gettransactioninfobyid', { value: txId })).toHaveProperty('id', txId);
+  });
+
+  it('a lagging node answers as if its head were N blocks back, on every path or only on the paths named', async () => {
+    const { chain, landed } = await withTransfer();
+    chain.produceBlocks(30);
+    const node = server!.node('lagging');
+    node.faults.set({ lagBlocks: 25 });
+    const ask = async (path: string, body: object = {}) => (await fetch(`${node.url}${path}`, { method: 'POST', body: JSON.stringify(body) })).json();
+    expect(((await ask('/wallet/getnowblock')) as { block_header: { raw_data: { number: number } } }).block_header.raw_data.number).toBe(chain.head.number - 25);
+    expect(await ask('/walletsolidity/getblockbynum', { num: landed })).toEqual({});
+    expect(await ask('/walletsolidity/gettransactioninfobyblocknum', { num: landed })).toEqual([]);
+    node.faults.set({ lagPaths: ['/walletsolidity/getblockbynum'] });
+    expect(((await ask('/wallet/getnowblock')) as { block_header: { raw_data: { number: number } } }).block_header.raw_data.number).toBe(chain.head.number);
+    expect(await ask('/walletsolidity/getblockbynum', { num: landed })).toEqual({});
+    expect(await ask('/walletsolidity/gettransactioninfobyblocknum', { num: landed })).toHaveLength(1);
+  });
+
+  it('a node that hides transactions shows their blocks without them, `[]` results and `{}` by id (a liar only a second node exposes)', async () => {
+    const { chain, txId, landed } = await withTransfer();
+    chain.produceBlocks(chain.parameters.solidityDepth);
+    const node = server!.node('liar');
+    node.faults.set({ hideTransactions: true });
+    const ask = async (path: string, body: object) => (await fetch(`${node.url}${path}`, { method: 'POST', body: JSON.stringify(body) })).json();
+    expect(await ask('/walletsolidity/getblockbynum', { num: landed })).not.toHaveProperty('transactions');
+    expect(await ask('/walletsolidity/gettransactioninfobyblocknum', { num: landed })).toEqual([]);
+    expect(await ask('/walletsolidity/gettransactioninfobyid', { value: txId })).toEqual({});
+    expect(await post('/walletsolidity/getblockbynum', { num: landed })).toHaveProperty('transactions');
+  });
+});

@@ -62,7 +62,7 @@ describe('pruned history', () => {
     expect(snapshot.prunedBlockIds!.ids.length).toBeLessThanOrEqual(2_000);
   });
 
-  it('recent blocks answer exactly as on a chain that prunes nothing; pruned ones answer {}; TaPoS still sees pruned blocks', () => {
+  it('recent blocks answer exactly as on a chain that prunes nothing; pruned ones answer {} (their results []); TaPoS still sees pruned blocks', () => {
     const pruning = new SimulatedChain({ seed: 'pruning answers', parameters: { retainedBlockBodies: 300 } });
     const keeping = new SimulatedChain({ seed: 'pruning answers', parameters: { retainedBlockBodies: 100_000 } });
     const sent: string[] = [];
@@ -94,7 +94,8 @@ describe('pruned history', () => {
     expect((info.json as { id: string }).id).toBe(recentTx);
     same('/walletsolidity/gettransactionbyid', { value: recentTx });
 
-    // Pruned: the node has nothing to say about them (the non-pruning one still does).
+    // Pruned: the node has nothing to say about them (the non-pruning one still does): `{}`, and `[]`
+    // for a block's results (Wallet.getTransactionInfoByBlockNum catches ItemNotFoundException).
     const oldTx = sent[3]!;
     const oldBlock = keeping.findTransaction(oldTx)!.block.number;
     expect(pruning.isPruned(oldBlock)).toBe(true);
@@ -102,12 +103,13 @@ describe('pruned history', () => {
       ['/wallet/gettransactioninfobyid', { value: oldTx }],
       ['/wallet/gettransactionbyid', { value: oldTx }],
       ['/wallet/getblockbynum', { num: oldBlock }],
-      ['/wallet/gettransactioninfobyblocknum', { num: oldBlock }],
       ['/wallet/getblock', { id_or_num: String(oldBlock) }],
     ] as const) {
       expect(answerPruning(path, body).json, path).toEqual({});
       expect(answerKeeping(path, body).json, path).not.toEqual({});
     }
+    expect(answerPruning('/wallet/gettransactioninfobyblocknum', { num: oldBlock }).json).toEqual([]);
+    expect(answerKeeping('/wallet/gettransactioninfobyblocknum', { num: oldBlock }).json).not.toEqual([]);
     // Balances are state, not history: unchanged.
     for (const recipient of recipients) same('/wallet/getaccount', { address: recipient });
 

@@ -19,7 +19,7 @@ let client: TronNodeClient;
 beforeEach(async () => {
   primary = await startFakeTronNode();
   secondary = await startFakeTronNode();
-  client = createTronNodeClient({ urls: [primary.url, secondary.url], usdtContract: USDT, timeoutMs: 300, retryDelayMs: 1, maxAttempts: 2 });
+  client = createTronNodeClient({ urls: [primary.url, secondary.url], usdtContract: USDT, timeoutMs: 2_000, retryDelayMs: 1, maxAttempts: 2 });
 });
 
 afterEach(async () => {
@@ -77,7 +77,7 @@ describe('broadcast', () => {
   });
 
   it('answers unknown when a node timed out (it may have taken the transaction) and no other answered', async () => {
-    primary.on(PATH, { json: { result: true, txid: transaction.txId }, delayMs: 2_000 });
+    primary.on(PATH, { json: { result: true, txid: transaction.txId }, delayMs: 10_000 });
     const down = await closedPortUrl();
     const lonely = createTronNodeClient({ urls: [primary.url, down], usdtContract: USDT, timeoutMs: 150, retryDelayMs: 1, maxAttempts: 2 });
     const result = await lonely.broadcast(transaction);
@@ -88,7 +88,7 @@ describe('broadcast', () => {
   });
 
   it('after a timeout on the first node, a duplicate from the second node says the transaction is out there', async () => {
-    primary.on(PATH, { json: { result: true, txid: transaction.txId }, delayMs: 2_000 });
+    primary.on(PATH, { json: { result: true, txid: transaction.txId }, delayMs: 10_000 });
     secondary.on(PATH, { json: { result: false, code: 'DUP_TRANSACTION_ERROR', txid: transaction.txId } });
     expect(await client.broadcast(transaction)).toEqual({ kind: 'duplicate', txId: transaction.txId });
   });

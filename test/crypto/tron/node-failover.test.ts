@@ -27,7 +27,7 @@ afterEach(async () => {
 });
 
 function clientFor(urls: string[], options: Partial<TronNodeClientOptions> = {}): TronNodeClient {
-  const client = createTronNodeClient({ urls, usdtContract: USDT, timeoutMs: 300, retryDelayMs: 1, ...options });
+  const client = createTronNodeClient({ urls, usdtContract: USDT, timeoutMs: 2_000, retryDelayMs: 1, ...options });
   clients.push(client);
   return client;
 }
@@ -58,12 +58,11 @@ describe('failover to the next URL', () => {
   });
 
   it('goes to the second URL when the first does not answer within the timeout', async () => {
-    primary.on('/wallet/getnowblock', { json: blockJson({ number: 100 }), delayMs: 2_000 });
+    primary.on('/wallet/getnowblock', { json: blockJson({ number: 100 }), delayMs: 20_000 });
     const failures: NodeFailure[] = [];
-    const client = clientFor([primary.url, secondary.url], { timeoutMs: 150, onAttemptFailure: (failure) => failures.push(failure) });
-    const started = performance.now();
+    const client = clientFor([primary.url, secondary.url], { timeoutMs: 1_000, onAttemptFailure: (failure) => failures.push(failure) });
+    // Block 200 is the second node's: the slow first answer (block 100) was not waited for.
     expect((await client.getHeadBlock()).number).toBe(200);
-    expect(performance.now() - started).toBeLessThan(1_500);
     expect(failures.map((failure) => failure.kind)).toEqual(['timeout']);
   });
 
