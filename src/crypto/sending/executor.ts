@@ -302,19 +302,23 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     if (to < from) return from - 1;
     const numbers = Array.from({ length: to - from + 1 }, (_, index) => from + index);
     const byBlock = new Map<number, readonly TransactionOutcome[] | null>();
+    // Blocks past the first gap are not asked for: the read stops there anyway.
+    let firstGap = Infinity;
     await forEachLimited(numbers, SCAN_CONCURRENCY, async (number) => {
+      if (number > firstGap) return;
       try {
         byBlock.set(number, await node.getSolidifiedBlockResults(number));
       } catch (error) {
         if (!(error instanceof TronNodeUnavailableError)) throw error;
         byBlock.set(number, null);
+        firstGap = Math.min(firstGap, number);
       }
     });
     // A block no node could prove complete (each lacked it, kept no results, or gave results that do
     // not match it) is never stepped over: what landed in it would go unseen, and the expiry proof
     // counts on every block up to the solid one having been read. The read stops before it and
     // tries again next pass.
-    const gap = numbers.find((number) => byBlock.get(number) === null);
+    const gap = numbers.find((number) => byBlock.get(number) === null || !byBlock.has(number));
     const through = gap === undefined ? to : gap - 1;
     if (gap !== undefined) logger.error({ chain, block: gap }, 'outgoing transfers: no node proved the results of this solidified block; results are read up to the block before it');
     const outcomes = numbers.filter((number) => number <= through).flatMap((number) => byBlock.get(number) ?? []);
