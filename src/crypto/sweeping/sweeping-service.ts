@@ -21,6 +21,7 @@ import { NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { formatMinor } from '../../money/decimal.ts';
 import type { CryptoChain, ChainAccess } from '../receiving/crypto-chain.ts';
+import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
 import { enqueueOutgoingTransfer, type OutgoingOutcomeHandler, type OutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { estimateUsdtTransferCost } from '../sending/transfer-cost.ts';
 import { tronAddress } from '../tron/address.ts';
@@ -57,6 +58,7 @@ export async function runSweepPass(deps: SweepingDeps, options: { readonly scanC
   for (const ready of await repository.findReadySweeps(deps.db, SWEEP_BATCH)) {
     try {
       const access = await deps.chain.forMode(ready.key_id);
+      if (!(await usdtDecimalsConfirmed(access, deps.clock, deps.logger))) continue;
       if (await buildSweepTransfer(deps, access, ready)) built += 1;
     } catch (error) {
       deps.logger.error({ err: error, sweep: ready.id, address: ready.address }, 'sweep: building the USDT transfer failed; the next pass tries again');
@@ -75,6 +77,8 @@ export async function runSweepPass(deps: SweepingDeps, options: { readonly scanC
     });
     if (candidates.length === 0) continue;
     const access = await deps.chain.forMode(mode);
+    // Balances are read as micro-USDT only once the contract has said it has 6 decimals.
+    if (!(await usdtDecimalsConfirmed(access, deps.clock, deps.logger))) continue;
     for (const candidate of candidates) {
       try {
         if (await startSweep(deps, access, candidate)) started += 1;
