@@ -7,7 +7,7 @@ import { ledgerCheckCommand } from './ledger-commands.ts';
 import { suspenseListCommand, suspenseRefundCommand } from './suspense-commands.ts';
 import { kmsGenerateKeyCommand, kmsRotateCommand } from './kms-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
-import { cryptoAddressesCommand, cryptoSweepsListCommand, cryptoSweepsRetryCommand } from './crypto-commands.ts';
+import { cryptoAddressesCommand, cryptoSettingsCommand, cryptoSweepsListCommand, cryptoSweepsRetryCommand } from './crypto-commands.ts';
 import { chainSimulateCommand } from './chain-commands.ts';
 import { withdrawalApproveCommand, withdrawalCreateCommand, withdrawalListCommand, withdrawalRejectCommand, withdrawalSettingsCommand } from './withdrawal-commands.ts';
 
@@ -30,6 +30,7 @@ export const commands: readonly CliCommand[] = [
   cryptoAddressesCommand,
   cryptoSweepsListCommand,
   cryptoSweepsRetryCommand,
+  cryptoSettingsCommand,
   withdrawalCreateCommand,
   withdrawalApproveCommand,
   withdrawalRejectCommand,

@@ -3,18 +3,22 @@
 // each address's key: the configured TRON nodes for live addresses, the saved
 // sandbox chain of the data folder for sandbox ones. `paygate crypto sweeps
 // list|retry`: an address's sweep attempts, and an operator's retry of a stuck one.
+// `paygate crypto settings`: a shop's receiving settings (its minimum deposit).
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
 import { cryptoDepsFor } from '../crypto/receiving/crypto-deps.ts';
 import { CUSTODY_PAGE_MAX, listCustodyAddresses, type CustodyLine } from '../crypto/receiving/custody-service.ts';
+import { minimumDepositOfShop, parseMinimumDeposit, setMinimumDepositOfShop } from '../crypto/receiving/deposit-dust.ts';
+import { usdtText } from '../crypto/receiving/receiving-views.ts';
+import { InvalidRequestError } from '../errors.ts';
 import { retrySweepsOfAddress, sweepsOfAddress, sweepView, type SweepView } from '../crypto/sweeping/sweeping-service.ts';
 
 function line(entry: CustodyLine): string {
   return (
     `${entry.address}  ${entry.key}/${entry.derivation_index}  ${entry.purpose}  shop ${entry.shop_id}  ` +
-    `on chain ${entry.usdt_on_chain} USDT ${entry.trx_on_chain} TRX  credited ${entry.usdt_credited}  held ${entry.usdt_held}  ` +
+    `on chain ${entry.usdt_on_chain} USDT ${entry.trx_on_chain} TRX  credited ${entry.usdt_credited}  held ${entry.usdt_held}  dust ${entry.usdt_ignored_dust}  ` +
     `swept ${entry.usdt_swept}  pending ${entry.usdt_sweep_pending}  stuck ${entry.usdt_sweep_stuck}  sweep ${entry.sweep_state}` +
     `${entry.sweep_error === null ? '' : ` (${entry.sweep_error})`}  unaccounted ${entry.usdt_unaccounted}`
   );
@@ -81,6 +85,33 @@ export const cryptoSweepsRetryCommand: CliCommand = {
     const { address } = addressArgument(args);
     const cleared = await withCliContext(config, (context) => retrySweepsOfAddress(context, address));
     io.out(cleared === 0 ? `${address}: no failed sweeps to clear` : `${address}: ${cleared} failed sweep(s) cleared; the sweeper tries again within a minute`);
+    return 0;
+  },
+};
+
+export const cryptoSettingsCommand: CliCommand = {
+  words: ['crypto', 'settings'],
+  usage: 'paygate crypto settings --shop SHOP_ID [--min-deposit USDT (0.000001..100)] [--json]',
+  summary: "Shows a shop's receiving settings, or sets its minimum deposit: smaller transfers are ignored as dust (docs/crypto.md)",
+  async run(args, io, config) {
+    const { values } = parseArgs({ args, options: { shop: { type: 'string' }, 'min-deposit': { type: 'string' }, json: { type: 'boolean', default: false } } });
+    const shopId = values.shop;
+    if (shopId === undefined || shopId.trim() === '') throw new CliUsageError('--shop is required');
+    let minimumMicro: bigint | undefined;
+    if (values['min-deposit'] !== undefined) {
+      try {
+        minimumMicro = parseMinimumDeposit(values['min-deposit']);
+      } catch (error) {
+        if (error instanceof InvalidRequestError) throw new CliUsageError(`--min-deposit: ${error.message}`);
+        throw error;
+      }
+    }
+    const current = await withCliContext(config, async (context) => {
+      if (minimumMicro !== undefined) await setMinimumDepositOfShop(context, shopId, minimumMicro);
+      return minimumDepositOfShop(context.db, shopId);
+    });
+    if (values.json) io.out(JSON.stringify({ shop_id: shopId, min_deposit: usdtText(current) }));
+    else io.out(`shop ${shopId}: minimum deposit ${usdtText(current)} USDT (smaller transfers are ignored as dust)`);
     return 0;
   },
 };

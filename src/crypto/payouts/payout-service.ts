@@ -64,12 +64,21 @@ export const PAYOUT_IDEMPOTENCY_RULE: IdempotencyRule = {
 
 // ---- validation ----
 
-/** A payout amount: a decimal STRING, more than 0, at most 2 decimal places (spec 2.3). */
+const PAYOUT_DECIMAL_PLACES_MAX = 2;
+
+/** Digits after the point of a decimal string that parseMinor has accepted. */
+function fractionDigits(decimal: string): number {
+  const point = decimal.indexOf('.');
+  return point === -1 ? 0 : decimal.length - point - 1;
+}
+
+/** A payout amount: a decimal STRING, more than 0, at most 2 decimal places in its text (spec 2.3). */
 export function parsePayoutAmount(value: unknown, field: string): bigint {
   if (typeof value !== 'string') throw new InvalidRequestError(`${field} must be a decimal string such as "10.50" (a JSON string, not a number).`);
   const parsed = parseMinor(value, 'USDT', 'decimal-string');
   if (!parsed.ok) throw new InvalidRequestError(`${field} must be a decimal string such as "10.50" with at most 2 decimal places.`);
-  if (parsed.minor % 10_000n !== 0n) throw new InvalidRequestError(`${field} has more than 2 decimal places; payout amounts have at most 2.`);
+  // The places are counted in the text, zeros too: "10.010" and "10.000000" have more than 2.
+  if (fractionDigits(value) > PAYOUT_DECIMAL_PLACES_MAX) throw new InvalidRequestError(`${field} has more than 2 decimal places; payout amounts have at most 2.`);
   if (parsed.minor <= 0n) throw new InvalidRequestError(`${field} must be greater than 0.`);
   if (parsed.minor > AMOUNT_MAX_MICRO) throw new InvalidRequestError(`${field} must be at most 1000000000.`);
   return parsed.minor;

@@ -103,6 +103,7 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     movedBack = true;
     return inTransaction(db, async (tx) => {
       const deposits = await repository.orphanDepositsAbove(tx, chain, orphanAbove);
+      await repository.forgetIgnoredDepositsAbove(tx, chain, orphanAbove);
       await repository.deleteScannedBlocks(tx, chain, { above: orphanAbove });
       await repository.insertScannedBlocks(tx, chain, [{ number: target.blockNumber, id: target.blockId }]);
       if (!(await repository.advanceCursor(tx, chain, token, position, target, clock.now()))) throw new LostLeadershipError();

@@ -2,9 +2,10 @@
 // addresses with their USDT and TRX balances as the chain reports them, beside
 // what our records say arrived there: the deposits credited in the ledger
 // (read back from the ledger's own transfers) and those held for blocked
-// wallets, and what sweeping moved to the hot wallet (crypto/sweeping/):
-// on-chain USDT = credited + held − swept + deposits not final yet (while a
-// sweep's transfer is on chain but not yet final, its amount shows here too);
+// wallets, the transfers below the shop's minimum ignored as dust
+// (deposit-dust.ts), and what sweeping moved to the hot wallet (crypto/sweeping/):
+// on-chain USDT = credited + held + dust − swept + deposits not final yet (while
+// a sweep's transfer is on chain but not yet final, its amount shows here too);
 // any other difference needs a look.
 import { findTransfer } from '../../ledger/ledger-service.ts';
 import { sweepSummaries, type SweepState } from '../sweeping/sweep-custody.ts';
@@ -30,6 +31,8 @@ export interface CustodyLine {
   readonly usdt_credited: string;
   /** Final deposits held for blocked wallets (not in the ledger). */
   readonly usdt_held: string;
+  /** Transfers below the shop's minimum deposit: ignored, never credited, never swept. */
+  readonly usdt_ignored_dust: string;
   /** USDT the completed sweeps moved from here to the hot wallet. */
   readonly usdt_swept: string;
   /** USDT a sweep in flight is moving (pending). */
@@ -40,7 +43,7 @@ export interface CustodyLine {
   readonly sweep_state: SweepState;
   /** The error code of the last failed sweep attempt, while failures are unresolved. */
   readonly sweep_error: string | null;
-  /** on chain − credited − held + swept: deposits not final yet, or something to look into. */
+  /** on chain − credited − held − ignored dust + swept: deposits not final yet, or something to look into. */
   readonly usdt_unaccounted: string;
 }
 
@@ -60,6 +63,7 @@ export async function listCustodyAddresses(
     const ledgerTransfer = await findTransfer(deps.db, `crypto-deposit:${deposit.id}`);
     credited.set(deposit.address, (credited.get(deposit.address) ?? 0n) + (ledgerTransfer?.amount ?? 0n));
   }
+  const dust = await repository.ignoredDustOfAddresses(deps.db, rows.map((row) => row.address));
   const sweeps = await sweepSummaries(deps.db, { addresses: rows.map((row) => row.address), thresholdMicro: deps.config.sweepThresholdMicro, now: deps.clock.now() });
   const lines: CustodyLine[] = [];
   for (const row of rows) {
@@ -68,6 +72,7 @@ export async function listCustodyAddresses(
     const [usdt, account] = await Promise.all([node.getUsdtBalance(address), node.getAccount(address)]);
     const creditedMicro = credited.get(row.address) ?? 0n;
     const heldMicro = held.get(row.address) ?? 0n;
+    const dustMicro = dust.get(row.address) ?? 0n;
     const sweep = sweeps.get(row.address);
     const sweptMicro = sweep?.sweptMicro ?? 0n;
     lines.push({
@@ -80,12 +85,13 @@ export async function listCustodyAddresses(
       trx_on_chain: usdtText(account.balanceSun), // TRX has 6 decimals too (1 TRX = 10^6 sun)
       usdt_credited: usdtText(creditedMicro),
       usdt_held: usdtText(heldMicro),
+      usdt_ignored_dust: usdtText(dustMicro),
       usdt_swept: usdtText(sweptMicro),
       usdt_sweep_pending: usdtText(sweep?.pendingMicro ?? 0n),
       usdt_sweep_stuck: usdtText(sweep?.stuckMicro ?? 0n),
       sweep_state: sweep?.state ?? 'idle',
       sweep_error: sweep?.lastError ?? null,
-      usdt_unaccounted: usdtText(usdt - creditedMicro - heldMicro + sweptMicro),
+      usdt_unaccounted: usdtText(usdt - creditedMicro - heldMicro - dustMicro + sweptMicro),
     });
   }
   return lines;

@@ -3,16 +3,19 @@
 // becomes a deposit exactly once by (tx_id, log_index). A deposit orphaned by a
 // reorganisation and seen again in another block is revived, not duplicated.
 // Every deposit seen becomes a pending ledger credit (deposit-credits.ts) in
-// the same transaction; the events go to the outbox in one insert.
+// the same transaction; the events go to the outbox in one insert. A new
+// transfer below its shop's minimum is dust (deposit-dust.ts): recorded apart,
+// it never becomes a deposit, so no invoice, webhook or credit sees it.
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { newId } from '../../ids.ts';
 import type { ScannedBlock, UsdtTransfer } from '../tron/node-client.ts';
 import { emitMany, type EmitInput } from '../../webhooks/outbox.ts';
 import { reserveDepositCredits } from './deposit-credits.ts';
+import { depositMinimumMicro, ignoredDepositRow, minimumDepositsOf } from './deposit-dust.ts';
 import { invoiceUpdatedEvents, walletDepositEvent } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
-import type { DepositRow, InvoiceRow, WalletRow } from './receiving-repository.ts';
+import type { DepositRow, IgnoredDepositRow, InvoiceRow, WalletRow } from './receiving-repository.ts';
 import type { AddressKeyId, ChainName } from './receiving-tables.ts';
 
 /** Deposits per insert statement (each column travels as one array, so this bounds a statement's size). */
@@ -21,6 +24,8 @@ const INSERT_CHUNK_ROWS = 1_000;
 export interface RecordedDeposits {
   /** New deposits and orphaned ones seen again. */
   readonly seen: number;
+  /** New transfers below their shop's minimum, recorded as ignored dust. */
+  readonly ignored: number;
 }
 
 export async function recordScannedTransfers(
@@ -31,17 +36,18 @@ export async function recordScannedTransfers(
   blocks: readonly ScannedBlock[],
 ): Promise<RecordedDeposits> {
   const transfers = blocks.flatMap((block) => block.transfers);
-  if (transfers.length === 0) return { seen: 0 };
+  if (transfers.length === 0) return { seen: 0, ignored: 0 };
   // One indexed probe per distinct recipient; nearly all transfers on a real chain are to others.
   const ours = await repository.findOurAddresses(tx, keyId, [...new Set(transfers.map((transfer) => transfer.to))]);
-  if (ours.length === 0) return { seen: 0 };
+  if (ours.length === 0) return { seen: 0, ignored: 0 };
   const ourAddresses = new Map(ours.map((row) => [row.address, row]));
   const mine = transfers.filter((transfer) => ourAddresses.has(transfer.to));
   const owners = [...new Set(mine.map((transfer) => transfer.to))];
-  const [invoices, wallets, known] = await Promise.all([
+  const [invoices, wallets, known, minimums] = await Promise.all([
     repository.findInvoicesByAddresses(tx, owners),
     repository.findWalletsByAddresses(tx, owners),
     repository.findDepositsByKeys(tx, mine),
+    minimumDepositsOf(tx, [...new Set(ours.map((row) => row.shop_id))]),
   ]);
   const invoiceOf = new Map(invoices.map((row) => [row.address, row]));
   const walletOf = new Map(wallets.map((row) => [row.address, row]));
@@ -49,6 +55,7 @@ export async function recordScannedTransfers(
   const knownOf = new Map(known.map((row) => [`${row.tx_id}:${row.log_index}`, row]));
   let seen = 0;
   const newRows: DepositRow[] = [];
+  const dustRows: IgnoredDepositRow[] = [];
   const walletDeposits: { wallet: WalletRow; deposit: DepositRow }[] = [];
   const invoicesSeen = new Set<string>();
   const seenDeposits: DepositRow[] = [];
@@ -58,7 +65,10 @@ export async function recordScannedTransfers(
     if (!invoice && !wallet) continue; // an address is committed with its invoice or wallet; skip defensively
     const existing = knownOf.get(`${transfer.txId}:${transfer.logIndex}`);
     if (!existing) {
-      newRows.push(newDepositRow(clock, chain, transfer, invoice, wallet));
+      const owner = (invoice ?? wallet)!;
+      const minimumMicro = depositMinimumMicro(minimums.get(owner.shop_id)!, invoice);
+      if (transfer.amount < minimumMicro) dustRows.push(ignoredDepositRow(clock, chain, owner.shop_id, transfer, minimumMicro));
+      else newRows.push(newDepositRow(clock, chain, transfer, invoice, wallet));
       continue;
     }
     const revived = await seenAgain(tx, existing, transfer);
@@ -78,6 +88,7 @@ export async function recordScannedTransfers(
       if (wallet) walletDeposits.push({ wallet, deposit });
     }
   }
+  await repository.upsertIgnoredDeposits(tx, dustRows);
   // pending → confirming on the first deposit seen; other statuses wait for finality.
   const events: EmitInput[] = [];
   const invoiceById = new Map(invoices.map((row) => [row.id, row]));
@@ -89,7 +100,7 @@ export async function recordScannedTransfers(
   await emitMany(tx, clock, events);
   // Each deposit seen is a pending credit of its merchant's balance until it is final. Last: the accounts stay locked to COMMIT.
   await reserveDepositCredits(tx, clock, seenDeposits);
-  return { seen };
+  return { seen, ignored: dustRows.length };
 }
 
 function newDepositRow(

@@ -91,6 +91,23 @@ export async function setUnderpaidToleranceBps(tx: Tx, shopId: string, bps: numb
     .execute();
 }
 
+/** Each of these shops' minimum deposit; a shop without a settings row gets `fallbackMicro`. */
+export async function minimumDeposits(db: Executor, shopIds: readonly string[], fallbackMicro: bigint): Promise<Map<string, bigint>> {
+  const minimums = new Map(shopIds.map((id) => [id, fallbackMicro]));
+  if (shopIds.length === 0) return minimums;
+  const rows = await db.selectFrom('crypto_shop_settings').select(['shop_id', 'min_deposit_micro']).where('shop_id', 'in', [...shopIds]).execute();
+  for (const row of rows) minimums.set(row.shop_id, row.min_deposit_micro);
+  return minimums;
+}
+
+export async function setMinimumDeposit(tx: Tx, shopId: string, minimumMicro: bigint, at: Date): Promise<void> {
+  await tx
+    .insertInto('crypto_shop_settings')
+    .values({ shop_id: shopId, underpaid_tolerance_bps: 0, min_deposit_micro: minimumMicro, updated_at: at })
+    .onConflict((conflict) => conflict.column('shop_id').doUpdateSet({ min_deposit_micro: minimumMicro, updated_at: at }))
+    .execute();
+}
+
 // ---- invoices ----
 
 export async function insertInvoice(tx: Tx, row: Insertable<CryptoReceivingTables['crypto_invoices']>): Promise<InvoiceRow> {
@@ -361,6 +378,42 @@ export async function countConfirmingDepositsOfInvoice(db: Executor, invoiceId: 
 export async function finalDepositsOfAddresses(db: Executor, addresses: readonly string[]): Promise<DepositRow[]> {
   if (addresses.length === 0) return [];
   return db.selectFrom('crypto_deposits').selectAll().where('address', 'in', addresses).where('status', 'in', ['credited', 'held']).execute();
+}
+
+// ---- ignored dust ----
+
+export type IgnoredDepositRow = Selectable<CryptoReceivingTables['crypto_ignored_deposits']>;
+
+/**
+ * Records dust transfers; one seen again (a rescan, or in another block after a
+ * reorganisation) keeps its row with the block it is in now.
+ */
+export async function upsertIgnoredDeposits(tx: Tx, rows: readonly IgnoredDepositRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx
+    .insertInto('crypto_ignored_deposits')
+    .values([...rows])
+    .onConflict((conflict) =>
+      conflict.columns(['tx_id', 'log_index']).doUpdateSet((eb) => ({ block_number: eb.ref('excluded.block_number'), block_id: eb.ref('excluded.block_id') })),
+    )
+    .execute();
+}
+
+/** Dust in blocks above `blockNumber` is forgotten: a reorganisation took those blocks away. */
+export async function forgetIgnoredDepositsAbove(tx: Tx, chain: ChainName, blockNumber: number): Promise<void> {
+  await tx.deleteFrom('crypto_ignored_deposits').where('chain', '=', chain).where('block_number', '>', BigInt(blockNumber)).execute();
+}
+
+/** The ignored dust on each of these addresses, in micro-USDT (addresses without any are left out). */
+export async function ignoredDustOfAddresses(db: Executor, addresses: readonly string[]): Promise<Map<string, bigint>> {
+  if (addresses.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('crypto_ignored_deposits')
+    .select((eb) => ['address', eb.fn.sum<string>('amount_micro').as('total')])
+    .where('address', 'in', addresses)
+    .groupBy('address')
+    .execute();
+  return new Map(rows.map((row) => [row.address, BigInt(row.total)]));
 }
 
 // ---- the watcher's cursor, lease and scanned blocks ----

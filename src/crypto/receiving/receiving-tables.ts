@@ -1,4 +1,4 @@
-// Kysely types of the tables the crypto receiving module owns (migrations 0015_crypto_receiving.sql, 0023_crypto_address_pool.sql).
+// Kysely types of the tables the crypto receiving module owns (migrations 0015_crypto_receiving.sql, 0023_crypto_address_pool.sql, 0030_crypto_ignored_dust.sql).
 import type { Generated } from 'kysely';
 
 /** The chain a deposit arrived on: the simulated chain of sandbox shops, or the configured TRON nodes. */
@@ -25,7 +25,13 @@ export interface CryptoReceivingTables {
     purpose: AddressPurpose;
     created_at: Date;
   };
-  crypto_shop_settings: { shop_id: string; underpaid_tolerance_bps: number; updated_at: Date };
+  crypto_shop_settings: {
+    shop_id: string;
+    underpaid_tolerance_bps: number;
+    /** Transfers below this are ignored dust (migration 0030). */
+    min_deposit_micro: Generated<bigint>;
+    updated_at: Date;
+  };
   crypto_invoices: {
     id: string;
     shop_id: string;
@@ -81,4 +87,18 @@ export interface CryptoReceivingTables {
     updated_at: Date;
   };
   crypto_scanned_blocks: { chain: ChainName; block_number: bigint; block_id: string };
+  /** Transfers below the shop's minimum deposit (migration 0030): never deposits. */
+  crypto_ignored_deposits: {
+    tx_id: string;
+    log_index: number;
+    chain: ChainName;
+    shop_id: string;
+    address: string;
+    block_number: bigint;
+    block_id: string;
+    from_address: string;
+    amount_micro: bigint;
+    minimum_micro: bigint;
+    seen_at: Date;
+  };
 }

@@ -11,6 +11,7 @@ import { cryptoDepsFor } from './crypto-deps.ts';
 import { expireDueInvoices } from './invoice-expiry.ts';
 import { nextInvoiceExpiry } from './receiving-repository.ts';
 import { hasAddressesOfKey } from './receiving-repository.ts';
+import { usdtDecimalsConfirmed } from './usdt-decimals-check.ts';
 
 /** TRON makes a block every 3 s: a pass per block. */
 export const WATCHER_INTERVAL_MS = 3_000;
@@ -19,7 +20,7 @@ export const INVOICE_EXPIRY_INTERVAL_MS = 1_000;
 /** How often the address pool is looked at; it is topped up once half used (address-pool.ts). */
 export const ADDRESS_POOL_INTERVAL_MS = 5_000;
 
-export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>): Worker {
+export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>): Worker & { runOnce(): Promise<number> } {
   const deps = cryptoDepsFor(context);
   const watchers = new Map<string, ChainWatcher>();
   const polling = createPollingWorker({
@@ -33,6 +34,8 @@ export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock
         // Addresses of a mode are derived by the key of the same name.
         if (!(await hasAddressesOfKey(context.db, mode))) continue;
         const access = await deps.chain.forMode(mode);
+        // Nothing is read as micro-USDT before the contract has said it has 6 decimals.
+        if (!(await usdtDecimalsConfirmed(access, context.clock, context.logger))) continue;
         let watcher = watchers.get(access.chain);
         if (!watcher) {
           watcher = createChainWatcher({ db: context.db, clock: context.clock, logger: context.logger, access });
@@ -51,6 +54,7 @@ export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock
   });
   return {
     name: polling.name,
+    runOnce: () => polling.runOnce(),
     start: () => polling.start(),
     async stop() {
       await polling.stop();

@@ -6,6 +6,7 @@
 import type { AppContext, Worker } from '../../context.ts';
 import { createPollingWorker } from '../../polling-worker.ts';
 import { cryptoDepsFor } from '../receiving/crypto-deps.ts';
+import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
 import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
@@ -83,6 +84,8 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
         if (!open.queuedUnsigned && !open.inFlight) continue;
         busy = true;
         try {
+          // Nothing is signed before the contract has said it has 6 decimals (amounts are micro-USDT).
+          if (!(await usdtDecimalsConfirmed(await deps.chain.forMode(mode), context.clock, context.logger))) continue;
           const result = await (await executorFor(mode)).runPass();
           if (result.leader) metrics.recordPass(chain, result);
           work += result.signed + result.confirmed + result.failed;

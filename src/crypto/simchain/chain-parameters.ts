@@ -2,7 +2,7 @@
 // §1.5–1.6 as defaults. Every number a test may want to move is here, so the
 // chain code holds no magic numbers.
 import type { TronAddress } from '../tron/address.ts';
-import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
+import { USDT_CONTRACT_MAINNET, USDT_DECIMALS } from '../tron/trc20-usdt.ts';
 
 export interface ChainParameters {
   /** Block interval (java-tron BLOCK_PRODUCED_INTERVAL). */
@@ -39,6 +39,12 @@ export interface ChainParameters {
   /** fee_limit ceiling (15,000 TRX, resource.md "How to Set fee_limit"). */
   readonly maxFeeLimitSun: bigint;
   readonly usdtContract: TronAddress;
+  /**
+   * What the token contract's decimals() answers (a TRC20 token's uint8, TIP-20):
+   * 6 for USDT. Another value stands for a gateway pointed at another token
+   * (USDD answers 18), whose amounts it must not read as micro-USDT.
+   */
+  readonly usdtDecimals: number;
   /** Payer accounts derived from the seed and funded at genesis. */
   readonly payerCount: number;
   readonly payerTrxSun: bigint;
@@ -72,6 +78,7 @@ export const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
   createNewAccountFeeSun: 1_000_000n,
   maxFeeLimitSun: 15_000_000_000n,
   usdtContract: USDT_CONTRACT_MAINNET,
+  usdtDecimals: USDT_DECIMALS,
   payerCount: 3,
   payerTrxSun: 1_000_000_000_000n,
   payerUsdt: 1_000_000_000_000n,
@@ -91,5 +98,6 @@ export function chainParameters(overrides: Partial<ChainParameters> = {}): Chain
   // Headers always cover the TaPoS window and every block that still has its body.
   const retainedBlockHeaders = Math.max(parameters.retainedBlockHeaders, parameters.taposWindowBlocks, parameters.retainedBlockBodies + parameters.solidityDepth + 1);
   if (parameters.energyPriceSun <= 0n || parameters.bandwidthPriceSun <= 0n) throw new RangeError('prices must be positive');
+  if (!Number.isInteger(parameters.usdtDecimals) || parameters.usdtDecimals < 0 || parameters.usdtDecimals > 255) throw new RangeError('usdtDecimals is a uint8 (0..255)');
   return { ...parameters, retainedBlockHeaders };
 }

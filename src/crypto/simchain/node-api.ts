@@ -11,7 +11,7 @@
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron/address.ts';
 import { TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
-import { addressFromWord, decodeTransferCalldata, uint256Word, USDT_DECIMALS } from '../tron/trc20-usdt.ts';
+import { addressFromWord, decodeTransferCalldata, uint256Word } from '../tron/trc20-usdt.ts';
 import { broadcastTransactionJson } from './broadcast-json.ts';
 import type { NodeFaults } from './node-faults.ts';
 import {
@@ -212,7 +212,7 @@ function runView(chain: SimulatedChain, selector: string | undefined, parameter:
       return holder ? { kind: 'ok', word: word(chain.state.usdtBalance(holder)), energy: CONSTANT_CALL_ENERGY } : { kind: 'revert' };
     }
     case 'decimals()':
-      return { kind: 'ok', word: word(BigInt(USDT_DECIMALS)), energy: CONSTANT_CALL_ENERGY };
+      return { kind: 'ok', word: word(BigInt(chain.parameters.usdtDecimals)), energy: CONSTANT_CALL_ENERGY };
     case 'transfer(address,uint256)': {
       const call = decodeTransferCalldata(Uint8Array.from([0xa9, 0x05, 0x9c, 0xbb, ...args]));
       if (!call.ok || !owner || revertReason(chain.state, owner, call.to, call.amount) !== null) return { kind: 'revert' };

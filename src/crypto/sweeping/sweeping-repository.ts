@@ -71,6 +71,21 @@ export async function findSweepCandidates(
   return result.rows;
 }
 
+/**
+ * Final deposits (credited + held) of the address minus what its completed
+ * sweeps moved: the most a sweep may take. Deposits not final yet are left out,
+ * so USDT a reorganisation could still take back is never swept.
+ */
+export async function unsweptFinalMicro(db: Executor, address: string): Promise<bigint> {
+  const result = await sql<{ unswept_final_micro: bigint }>`
+    select (
+      coalesce((select sum(d.amount_micro) from crypto_deposits d where d.address = ${address} and d.status in ('credited', 'held')), 0)
+      - coalesce((select sum(x.amount_micro) from crypto_sweeps x where x.address = ${address} and x.status = 'completed'), 0)
+    )::int8 as unswept_final_micro
+  `.execute(db);
+  return result.rows[0]?.unswept_final_micro ?? 0n;
+}
+
 export async function insertSweep(tx: Tx, row: Insertable<SweepingTables['crypto_sweeps']>): Promise<SweepRow> {
   return tx.insertInto('crypto_sweeps').values(row).returningAll().executeTakeFirstOrThrow();
 }

@@ -6,8 +6,9 @@
 //      that transfer burns, minus the TRX already there (a `gas_topup` from the
 //      hot wallet; when the address does not exist yet, that transfer creates it
 //      and the hot wallet pays the creation fee);
-//   2. once the top-up is final, sends the USDT balance the chain reports then
-//      (a `sweep` signed with the deposit key) to the hot wallet.
+//   2. once the top-up is final, sends the address's final, unswept USDT (never
+//      more than the balance the chain reports then) to the hot wallet (a `sweep`
+//      signed with the deposit key). USDT of deposits not final yet stays.
 // Both go through the sign-once executor (crypto/sending/). A sweep moves no
 // merchant money and no ledger money: the USDT was the hot wallet's ledger
 // account's on both addresses; only the TRX burnt is booked (network_costs), by
@@ -20,6 +21,7 @@ import { NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { formatMinor } from '../../money/decimal.ts';
 import type { CryptoChain, ChainAccess } from '../receiving/crypto-chain.ts';
+import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
 import { enqueueOutgoingTransfer, type OutgoingOutcomeHandler, type OutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { estimateUsdtTransferCost } from '../sending/transfer-cost.ts';
 import { tronAddress } from '../tron/address.ts';
@@ -56,6 +58,7 @@ export async function runSweepPass(deps: SweepingDeps, options: { readonly scanC
   for (const ready of await repository.findReadySweeps(deps.db, SWEEP_BATCH)) {
     try {
       const access = await deps.chain.forMode(ready.key_id);
+      if (!(await usdtDecimalsConfirmed(access, deps.clock, deps.logger))) continue;
       if (await buildSweepTransfer(deps, access, ready)) built += 1;
     } catch (error) {
       deps.logger.error({ err: error, sweep: ready.id, address: ready.address }, 'sweep: building the USDT transfer failed; the next pass tries again');
@@ -74,6 +77,8 @@ export async function runSweepPass(deps: SweepingDeps, options: { readonly scanC
     });
     if (candidates.length === 0) continue;
     const access = await deps.chain.forMode(mode);
+    // Balances are read as micro-USDT only once the contract has said it has 6 decimals.
+    if (!(await usdtDecimalsConfirmed(access, deps.clock, deps.logger))) continue;
     for (const candidate of candidates) {
       try {
         if (await startSweep(deps, access, candidate)) started += 1;
@@ -123,7 +128,8 @@ async function startSweep(deps: SweepingDeps, access: ChainAccess, candidate: re
     );
     return false;
   }
-  const cost = await estimateUsdtTransferCost(access.node, { from: address, to: hotWallet, amount: usdtOnChain });
+  const amount = sweepAmount(candidate.unswept_final_micro, usdtOnChain);
+  const cost = await estimateUsdtTransferCost(access.node, { from: address, to: hotWallet, amount });
   // What the deposit address itself burns: energy and bandwidth. An activation fee in the estimate is the
   // recipient's (the hot wallet exists, so it is 0); the address's own creation is paid by the top-up's sender.
   const burnSun = cost.totalSun - cost.activationSun;
@@ -147,8 +153,8 @@ async function startSweep(deps: SweepingDeps, access: ChainAccess, candidate: re
         updated_at: now,
       };
       if (topupSun === 0n) {
-        const transfer = await enqueueSweepTransfer(tx, deps.clock, access, id, candidate.address, Number(candidate.derivation_index), usdtOnChain);
-        await repository.insertSweep(tx, { ...base, status: 'sweeping', amount_micro: usdtOnChain, sweep_transfer_id: transfer.id });
+        const transfer = await enqueueSweepTransfer(tx, deps.clock, access, id, candidate.address, Number(candidate.derivation_index), amount);
+        await repository.insertSweep(tx, { ...base, status: 'sweeping', amount_micro: amount, sweep_transfer_id: transfer.id });
         return true;
       }
       const topup = await enqueueOutgoingTransfer(tx, deps.clock, {
@@ -169,25 +175,39 @@ async function startSweep(deps: SweepingDeps, access: ChainAccess, candidate: re
   }
 }
 
-/** The USDT transfer of an attempt whose top-up is final: the balance the chain reports now (deposits arriving later wait for the next attempt). */
+/**
+ * Final, unswept USDT, never more than the chain's balance: USDT of a deposit
+ * that is not final (it could still be rolled back) is not ours to move yet,
+ * and the chain's balance bounds what a transfer can move at all.
+ */
+function sweepAmount(unsweptFinalMicro: bigint, usdtOnChain: bigint): bigint {
+  return unsweptFinalMicro < usdtOnChain ? unsweptFinalMicro : usdtOnChain;
+}
+
+/**
+ * The USDT transfer of an attempt whose top-up is final: the final, unswept USDT
+ * as the records say now, capped by the chain's balance (deposits not final yet,
+ * or arriving later, wait for the next attempt).
+ */
 async function buildSweepTransfer(deps: SweepingDeps, access: ChainAccess, ready: repository.ReadySweep): Promise<boolean> {
   const usdtOnChain = await access.node.getUsdtBalance(tronAddress(ready.address));
   return inTransaction(deps.db, async (tx) => {
     const sweep = await repository.lockSweep(tx, ready.id);
     if (sweep?.status !== 'ready') return false;
     const now = deps.clock.now();
-    if (usdtOnChain <= 0n) {
+    const amount = sweepAmount(await repository.unsweptFinalMicro(tx, sweep.address), usdtOnChain);
+    if (amount <= 0n) {
       await repository.updateSweep(tx, sweep.id, 'ready', {
         status: 'failed',
         error_code: 'nothing_to_sweep',
-        error_message: 'the chain reports no USDT on the address',
+        error_message: usdtOnChain <= 0n ? 'the chain reports no USDT on the address' : 'no final, unswept USDT on the address',
         updated_at: now,
         final_at: now,
       });
       return false;
     }
-    const transfer = await enqueueSweepTransfer(tx, deps.clock, access, sweep.id, sweep.address, Number(ready.derivation_index), usdtOnChain);
-    await repository.updateSweep(tx, sweep.id, 'ready', { status: 'sweeping', amount_micro: usdtOnChain, sweep_transfer_id: transfer.id, updated_at: now });
+    const transfer = await enqueueSweepTransfer(tx, deps.clock, access, sweep.id, sweep.address, Number(ready.derivation_index), amount);
+    await repository.updateSweep(tx, sweep.id, 'ready', { status: 'sweeping', amount_micro: amount, sweep_transfer_id: transfer.id, updated_at: now });
     return true;
   });
 }

@@ -68,6 +68,7 @@ describe.each(backends)('batch payout routes on %s', (backend) => {
 
   it.each([
     ['amount', { amount: '1.001' }],
+    ['amount', { amount: '1.010' }],
     ['amount', { amount: 1 }],
     ['address', { address: 'Tnotanaddress' }],
     ['external_id', { external_id: '' }],

@@ -103,7 +103,8 @@ describe.each(backends)('payout routes on %s', (backend) => {
       expect(micro(response.json().recipient_amount)).toBe(expectedMicro);
     });
 
-    it.each([['10.001'], ['1e1'], [''], ['-1'], ['0'], ['0.00'], ['0.001'], ['abc'], [' 10'], ['10 '], ['10,5'], ['1000000000.01'], ['+10'], ['010'], ['10.'], ['.5'], ['-0'], ['0x10'], ['١٠']])(
+    // Spec 2.3 counts places in the text: trailing zeros past the second place are refused too.
+    it.each([['10.001'], ['10.010'], ['10.000000'], ['10.500'], ['0.0100'], ['1e1'], [''], ['-1'], ['0'], ['0.00'], ['0.001'], ['abc'], [' 10'], ['10 '], ['10,5'], ['1000000000.01'], ['+10'], ['010'], ['10.'], ['.5'], ['-0'], ['0x10'], ['١٠']])(
       'refuses the amount "%s" with 400 naming the field, storing nothing',
       (amount) => expectRefused(payoutBody({ amount }), 'amount'),
     );
@@ -357,6 +358,7 @@ describe.each(backends)('payout routes on %s', (backend) => {
     it('validates like creation', async () => {
       for (const [body, field] of [
         [{ network: 'TRC20', amount: '10.001', address: recipient() }, 'amount'],
+        [{ network: 'TRC20', amount: '10.010', address: recipient() }, 'amount'],
         [{ network: 'ERC20', amount: '10', address: recipient() }, 'network'],
         [{ network: 'TRC20', amount: '10', address: 'Tnope' }, 'address'],
       ] as const) {

@@ -5,7 +5,7 @@
 // touches a merchant's money or the hot wallet's ledger account.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listCustodyAddresses } from '../../../src/crypto/receiving/custody-service.ts';
-import { mineBlocks } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
+import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
 import { findOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
 import { SWEEP_DUST_STUCK_AFTER_MS } from '../../../src/crypto/sweeping/sweep-custody.ts';
@@ -233,7 +233,52 @@ describe.each(backends)('sweeping on %s', (backend) => {
     ]);
   });
 
-  it('sweeps the balance the chain reported when the transfer was built; a deposit landing meanwhile waits for the next sweep', async () => {
+  /** A deposit of `amount` on `address` that the watcher has seen on chain but that is not final yet. */
+  const nonFinalDepositOn = async (address: TronAddress, amount: string) => {
+    await simulateDeposit(setup.deps, setup.shop, { address, amount });
+    await mineBlocks(setup.deps, setup.shop, 1);
+    await setup.defaultWatcher.runPass();
+    const deposits = await setup.context.db.selectFrom('crypto_deposits').select(['status', 'amount_micro']).where('address', '=', address).where('status', '=', 'confirming').execute();
+    expect(deposits).toHaveLength(1);
+  };
+
+  it('sweeps only the final, unswept USDT: a deposit on chain but not final stays on the address (no top-up needed)', async () => {
+    const address = await finalDepositOn(setup, 'non-final-direct', '60');
+    await nonFinalDepositOn(address, '5');
+    expect(await usdtOf(setup, address)).toBe(65_000_000n);
+    setup.sandbox.chain.faucet(address, { trxSun: 30_000_000n });
+    await setup.sweep();
+    expect(await lastSweep(address)).toMatchObject({ status: 'sweeping', amount_micro: 60_000_000n });
+    const transfer = (await findOutgoingTransfer(setup.context.db, (await lastSweep(address))!.sweep_transfer_id!))!;
+    expect(transfer.amount).toBe(60_000_000n);
+    await driveUntil(setup, sweepIs(address, 'completed'));
+    expect(await usdtOf(setup, address)).toBe(5_000_000n);
+    expect((await lastSweep(address))!.amount_micro).toBe(60_000_000n);
+  });
+
+  it('sweeps only the final, unswept USDT when the transfer is built after a top-up: a non-final deposit that arrived meanwhile stays', async () => {
+    const address = await finalDepositOn(setup, 'non-final-built', '60');
+    expect(await setup.sweep()).toEqual({ started: 1, built: 0 });
+    // The executor alone until the top-up is final (the sweeper, which would build the transfer, does not run).
+    for (let round = 0; round < 60 && (await lastSweep(address))!.status !== 'ready'; round++) {
+      await setup.executorPass();
+      await mineBlocks(setup.deps, setup.shop, 1);
+      setup.clock.advance(3_000);
+    }
+    expect((await lastSweep(address))!.status).toBe('ready');
+    await nonFinalDepositOn(address, '5');
+    expect(await usdtOf(setup, address)).toBe(65_000_000n);
+    expect(await setup.sweep()).toMatchObject({ built: 1 });
+    expect(await lastSweep(address)).toMatchObject({ status: 'sweeping', amount_micro: 60_000_000n });
+    await driveUntil(setup, sweepIs(address, 'completed'));
+    expect(await usdtOf(setup, address)).toBe(5_000_000n);
+    expect(await usdtOf(setup, setup.hotWallet)).toBeGreaterThanOrEqual(60_000_000n);
+    // Once the watcher reads on, the 5 is final too: credited, unswept, below the threshold.
+    await setup.defaultWatcher.runPass();
+    expect(await custodyOf(address)).toMatchObject({ usdt_on_chain: '5', usdt_credited: '65', usdt_swept: '60', usdt_unaccounted: '0' });
+  });
+
+  it('sweeps the final USDT recorded when the transfer was built; a deposit landing meanwhile waits for the next sweep', async () => {
     const address = await finalDepositOn(setup, 'during', '60');
     setup.sandbox.chain.faucet(address, { trxSun: 30_000_000n });
     await setup.sweep();

@@ -193,7 +193,7 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     const count = async () => (await testApp.context.db.selectFrom('crypto_withdrawals').select('id').execute()).length;
     const before = await count();
     expect((await refusal(createWithdrawal(deps, { ...poor, amount: '5' }))).code).toBe('insufficient_funds');
-    for (const amount of ['0', '0.001', '1e1', '-1', '1000000000.01', 'ten']) {
+    for (const amount of ['0', '0.001', '10.010', '10.000000', '1e1', '-1', '1000000000.01', 'ten']) {
       expect(await refusal(createWithdrawal(deps, { ...poor, amount })), amount).toMatchObject({ code: 'invalid_request' });
     }
     expect((await refusal(createWithdrawal(deps, { ...poor, address: 'TXYZ' }))).message).toContain('address');
