@@ -22,6 +22,8 @@ export interface NodeBudget {
   reserve(at: number, latest: number): number | undefined;
 }
 
+const DRIFT_MS = 1e-6;
+
 export function createNodeBudget(settings: NodeBudgetSettings): NodeBudget {
   const { requestsPerSecond, burst } = settings;
   if (!(Number.isFinite(requestsPerSecond) && requestsPerSecond > 0)) throw new Error(`a node budget needs requestsPerSecond > 0, got ${requestsPerSecond}`);
@@ -32,7 +34,11 @@ export function createNodeBudget(settings: NodeBudgetSettings): NodeBudget {
   /** When the next token would be free if requests came exactly at the rate. */
   let theoreticalArrival = Number.NEGATIVE_INFINITY;
 
-  const grantTime = (at: number) => Math.max(at, theoreticalArrival - toleranceMs);
+  // Sums of fractional intervals drift by parts of a nanosecond: that much is no wait.
+  const grantTime = (at: number) => {
+    const free = theoreticalArrival - toleranceMs;
+    return free - at > DRIFT_MS ? free : at;
+  };
   return {
     peek: grantTime,
     reserve(at, latest) {
