@@ -123,6 +123,16 @@ describe('a rate-limited answer backs that URL off without marking it failing', 
     expect(arrivals.get(primary)).toEqual([0, 5_000]);
   });
 
+  it('a 503 or a 200 worded as a rate limit ("request rate exceeded the allowed_rps(10) … suspended for 5 s") is a back-off, not a failure', async () => {
+    const exceeded = { Error: 'request rate exceeded the allowed_rps(10), and the query server is suspended for 5 s' };
+    answer(primary, (count) => (count === 0 ? { status: 503, json: exceeded } : count === 1 ? { json: exceeded } : { json: blockJson({ number: 100 }) }));
+    const failures: NodeFailure[] = [];
+    const client = clientFor([primary.url], { maxAttempts: 1, onAttemptFailure: (failure) => failures.push(failure) });
+    expect((await client.getHeadBlock()).number).toBe(100);
+    expect(arrivals.get(primary)).toEqual([0, 5_000, 10_000]);
+    expect(failures.map((failure) => failure.kind)).toEqual(['rate_limited', 'rate_limited']);
+  });
+
   it("java-tron's 200 \"lack of computing resources\" keeps the URL out for a second", async () => {
     const busy = { json: { Error: 'class java.lang.IllegalAccessException : lack of computing resources' } };
     answer(primary, (count) => (count === 0 ? busy : { json: blockJson({ number: 100 }) }));
