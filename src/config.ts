@@ -40,8 +40,10 @@ export interface Config {
   readonly tronXpubFile: string | undefined;
   /** Live crypto: TRON full-node URLs, in order of preference. */
   readonly tronNodeUrls: readonly string[];
-  /** Sent as TRON-PRO-API-KEY to every node (TronGrid). */
+  /** Sent as TRON-PRO-API-KEY to the one URL of PAYGATE_TRON_NODE_URLS (TronGrid); refused with several. */
   readonly tronApiKey: string | undefined;
+  /** Live crypto: the nodes in order of preference, each with its own API key and request budget (PAYGATE_TRON_NODES, or the two settings above). */
+  readonly tronNodes: readonly TronNodeSetting[];
   /** The TRC20 USDT contract whose transfers count on the live chain (mainnet's by default). */
   readonly tronUsdtContract: string;
   /** Sandbox: the simulated chain every role drives instead of one a worker serves (docs/crypto.md). */
@@ -62,6 +64,17 @@ export interface Config {
   readonly outgoingMaxAttempts: number;
   /** Sending: how long a transfer waits for hot-wallet funds before it fails (PAYGATE_OUTGOING_FUNDS_WAIT_SECONDS). */
   readonly outgoingFundsWaitSeconds: number;
+}
+
+/** One TRON node URL and what belongs to it alone. */
+export interface TronNodeSetting {
+  readonly url: string;
+  /** Sent as TRON-PRO-API-KEY to this URL only. */
+  readonly apiKey?: string | undefined;
+  /** Requests per second this URL is sent at most; unset: no budget. */
+  readonly requestsPerSecond?: number | undefined;
+  /** Requests that may go at once after a quiet spell (default: requestsPerSecond rounded up). */
+  readonly burst?: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -178,6 +191,83 @@ function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls
   };
 }
 
+const TRON_NODES = 'PAYGATE_TRON_NODES';
+const TRON_NODE_KEYS = ['url', 'api_key', 'requests_per_second', 'burst'];
+const MAX_TRON_NODES = 10;
+const MAX_NODE_REQUESTS_PER_SECOND = 100_000;
+
+/**
+ * The node list: PAYGATE_TRON_NODES (a JSON array of {url, api_key?,
+ * requests_per_second?, burst?}), or PAYGATE_TRON_NODE_URLS with
+ * PAYGATE_TRON_API_KEY, which may then name one URL only: a key sent to every
+ * URL reaches providers it does not belong to.
+ */
+function readTronNodeSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract' | 'tronNodes'> {
+  const settings = readTronSettings(env);
+  const json = env[TRON_NODES]?.trim();
+  if (!json) {
+    if (settings.tronApiKey !== undefined && settings.tronNodeUrls.length > 1) {
+      throw new ConfigError('PAYGATE_TRON_API_KEY', `would be sent to all ${settings.tronNodeUrls.length} URLs of PAYGATE_TRON_NODE_URLS; give the key to the URL it belongs to in ${TRON_NODES} instead`);
+    }
+    return { ...settings, tronNodes: settings.tronNodeUrls.map((url, index) => ({ url, apiKey: index === 0 ? settings.tronApiKey : undefined })) };
+  }
+  if (settings.tronNodeUrls.length > 0 || settings.tronApiKey !== undefined) {
+    throw new ConfigError(TRON_NODES, 'is set together with PAYGATE_TRON_NODE_URLS or PAYGATE_TRON_API_KEY; set one or the other');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw new ConfigError(TRON_NODES, 'must be a JSON array of {"url", "api_key", "requests_per_second", "burst"} objects');
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0 || parsed.length > MAX_TRON_NODES) {
+    throw new ConfigError(TRON_NODES, `must be a JSON array of 1 to ${MAX_TRON_NODES} node objects`);
+  }
+  const nodes = parsed.map((entry: unknown, index) => readTronNode(entry, `entry ${index + 1}`));
+  const repeated = nodes.find((node, index) => nodes.findIndex((other) => other.url === node.url) !== index);
+  if (repeated) throw new ConfigError(TRON_NODES, `lists ${new URL(repeated.url).origin} twice`);
+  return { ...settings, tronNodeUrls: nodes.map((node) => node.url), tronNodes: nodes };
+}
+
+function readTronNode(entry: unknown, where: string): TronNodeSetting {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(TRON_NODES, `${where} must be an object`);
+  const fields = entry as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((key) => !TRON_NODE_KEYS.includes(key));
+  if (unknown !== undefined) throw new ConfigError(TRON_NODES, `${where} has the unknown field "${unknown.slice(0, 40)}"; the fields are ${TRON_NODE_KEYS.join(', ')}`);
+  const { url, api_key: apiKey, requests_per_second: requestsPerSecond, burst } = fields;
+  if (typeof url !== 'string' || url.length > 2_000) throw new ConfigError(TRON_NODES, `${where} needs "url", the node's base URL`);
+  let parsedUrl: URL;
+  try {
+    parsedUrl = new URL(url);
+  } catch {
+    throw new ConfigError(TRON_NODES, `${where}: "url" is not a URL`);
+  }
+  if (parsedUrl.protocol !== 'https:' && parsedUrl.protocol !== 'http:') throw new ConfigError(TRON_NODES, `${where}: "url" must use https or http`);
+  if (parsedUrl.username || parsedUrl.password || parsedUrl.search || parsedUrl.hash) {
+    throw new ConfigError(TRON_NODES, `${where}: "url" must not carry credentials, a query or a fragment (the key goes in "api_key")`);
+  }
+  // Never echo the key or a path prefix (it may hold a token): the origin names the entry.
+  const named = `${where} (${parsedUrl.origin})`;
+  if (apiKey !== undefined && (typeof apiKey !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(apiKey))) {
+    throw new ConfigError(TRON_NODES, `${named}: "api_key" must be 1 to 200 printable characters without spaces`);
+  }
+  if (requestsPerSecond !== undefined && (typeof requestsPerSecond !== 'number' || !(requestsPerSecond >= 0.1 && requestsPerSecond <= MAX_NODE_REQUESTS_PER_SECOND))) {
+    throw new ConfigError(TRON_NODES, `${named}: "requests_per_second" must be a number from 0.1 to ${MAX_NODE_REQUESTS_PER_SECOND}`);
+  }
+  if (burst !== undefined) {
+    if (requestsPerSecond === undefined) throw new ConfigError(TRON_NODES, `${named}: "burst" needs "requests_per_second"`);
+    if (typeof burst !== 'number' || !Number.isSafeInteger(burst) || burst < 1 || burst > MAX_NODE_REQUESTS_PER_SECOND) {
+      throw new ConfigError(TRON_NODES, `${named}: "burst" must be a whole number from 1 to ${MAX_NODE_REQUESTS_PER_SECOND}`);
+    }
+  }
+  return {
+    url,
+    apiKey: typeof apiKey === 'string' ? apiKey : undefined,
+    requestsPerSecond: typeof requestsPerSecond === 'number' ? requestsPerSecond : undefined,
+    burst: typeof burst === 'number' ? burst : undefined,
+  };
+}
+
 /** PAYGATE_SWEEP_THRESHOLD_USDT: a decimal string of USDT, 50 by default (docs/sweeping.md). */
 function readSweepThreshold(env: Env): bigint {
   const name = 'PAYGATE_SWEEP_THRESHOLD_USDT';
@@ -243,7 +333,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: readMetricsToken(env),
     shutdownTimeoutMs: readInteger(env, 'PAYGATE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
     ...readRootKeys(env),
-    ...readTronSettings(env),
+    ...readTronNodeSettings(env),
     sandboxChainUrl: readUrl(env, 'PAYGATE_SANDBOX_CHAIN_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     sandboxChainRetainBlocks: readInteger(env, 'PAYGATE_SANDBOX_CHAIN_RETAIN_BLOCKS', 86_400, 100, 10_000_000),
     addressPoolSize: readInteger(env, 'PAYGATE_ADDRESS_POOL_SIZE', 1_000, 0, 10_000_000),

@@ -13,6 +13,7 @@ import { wordlist as english } from '@scure/bip39/wordlists/english.js';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Config } from '../../config.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
@@ -24,6 +25,7 @@ import { createSimulatorControl, type SimulatorControl } from '../simchain/contr
 import { tronAddress, type TronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createTronNodeClient, type TronNodeClient } from '../tron/node-client.ts';
+import { nodeRequestMetrics } from '../tron/node-metrics.ts';
 import type { AddressKeyId, ChainName } from './receiving-tables.ts';
 
 /** One chain as the receiving side uses it: which key derives its addresses, and its node. */
@@ -57,7 +59,8 @@ export interface CryptoChain {
 }
 
 export interface CryptoChainOptions {
-  readonly config: Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract'> & {
+  readonly config: Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract'> &
+    Partial<Pick<Config, 'tronNodes'>> & {
     /** PAYGATE_SANDBOX_CHAIN_URL: every role drives this chain; none starts its own. */
     readonly sandboxChainUrl?: string | undefined;
     /** PAYGATE_SANDBOX_CHAIN_RETAIN_BLOCKS: blocks below the solidified one whose bodies the served chain keeps. */
@@ -75,6 +78,8 @@ export interface CryptoChainOptions {
   /** The data folder (sandbox seed, saved sandbox chain); undefined: an in-memory seed and chain (tests). */
   readonly dataDir: string | undefined;
   readonly logger: Logger;
+  /** Where the node clients count their requests per node (node-metrics.ts); none: not counted. */
+  readonly metrics?: Registry | undefined;
   /** `wall` (default): the sandbox chain makes a block every 3 s; `manual`: only when mined (tests). */
   readonly sandboxClock?: 'manual' | 'wall';
   /** Load the saved sandbox chain but never save it back (a CLI beside a running gateway). */
@@ -99,6 +104,7 @@ const LIVE_RETRY_AFTER_SECONDS = 300;
 
 export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
   const { config, logger } = options;
+  const onRequest = options.metrics ? nodeRequestMetrics(options.metrics) : undefined;
   let sandboxServer: Promise<SimulatedChainServer> | undefined;
   let sandboxUrl: Promise<string> | undefined;
   let sandbox: Promise<ChainAccess> | undefined;
@@ -174,6 +180,7 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         usdtContract: USDT_CONTRACT_MAINNET,
         timeoutMs: 5_000,
         onAttemptFailure: (failure, path) => logger.warn({ failure, path }, 'sandbox chain node attempt failed'),
+        onRequest,
       }),
     )).catch((error: unknown) => {
       sandboxNode = undefined;
@@ -233,10 +240,12 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         addressKey: keys.depositAddressKey,
         usdtContract: tronAddress(config.tronUsdtContract),
         node: createTronNodeClient({
-          urls: config.tronNodeUrls,
-          apiKey: config.tronApiKey,
+          // Each URL with its own key and budget (PAYGATE_TRON_NODES).
+          urls: config.tronNodes ?? config.tronNodeUrls,
+          apiKey: config.tronNodes ? undefined : config.tronApiKey,
           usdtContract: tronAddress(config.tronUsdtContract),
           onAttemptFailure: (failure, path) => logger.warn({ failure, path }, 'TRON node attempt failed'),
+          onRequest,
         }),
       } satisfies ChainAccess;
     })().catch((error: unknown) => {

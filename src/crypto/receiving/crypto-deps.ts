@@ -21,7 +21,7 @@ export interface CryptoDeps {
 const depsOfContext = new WeakMap<AppContext, CryptoDeps>();
 
 /** The crypto dependencies of a gateway context, made on first use; `chain` replaces the default (tests). */
-export function cryptoDepsFor(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role'>, chain?: CryptoChain): CryptoDeps {
+export function cryptoDepsFor(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role'> & Partial<Pick<AppContext, 'metrics'>>, chain?: CryptoChain): CryptoDeps {
   const key = context as AppContext;
   const existing = depsOfContext.get(key);
   if (existing && chain === undefined) return existing;
@@ -38,6 +38,7 @@ export function cryptoDepsFor(context: Pick<AppContext, 'db' | 'clock' | 'config
         // PAYGATE_DATA_DIR=memory:// (tests): no data folder, so an in-memory sandbox seed and chain.
         dataDir: basename(context.config.dataDir) === 'memory:' ? undefined : context.config.dataDir,
         logger: context.logger,
+        metrics: context.metrics,
         // The API role drives the sandbox chain a worker serves (one chain for every role).
         sandboxServes: context.role !== 'api',
       }),

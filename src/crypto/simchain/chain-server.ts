@@ -235,10 +235,10 @@ function readBody(request: IncomingMessage): Promise<string> {
 function send(response: ServerResponse, reply: NodeAnswer): void {
   if (response.destroyed) return;
   if (reply.json !== undefined) {
-    response.writeHead(reply.status, { 'content-type': 'application/json' });
+    response.writeHead(reply.status, { ...reply.headers, 'content-type': 'application/json' });
     response.end(stringifyNodeJson(reply.json));
   } else {
-    response.writeHead(reply.status, { 'content-type': 'text/plain' });
+    response.writeHead(reply.status, { ...reply.headers, 'content-type': 'text/plain' });
     response.end(reply.text ?? '');
   }
 }

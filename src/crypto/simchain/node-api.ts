@@ -13,7 +13,7 @@ import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron
 import { TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
 import { addressFromWord, decodeTransferCalldata, uint256Word } from '../tron/trc20-usdt.ts';
 import { broadcastTransactionJson } from './broadcast-json.ts';
-import type { NodeFaults } from './node-faults.ts';
+import type { NodeFaults, RateLimitSettings } from './node-faults.ts';
 import {
   accountJson,
   accountResourceJson,
@@ -33,6 +33,7 @@ export interface NodeAnswer {
   /** JSON (bigints written as JSON integers), or text. */
   readonly json?: unknown;
   readonly text?: string;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 type Body = Record<string, unknown>;
@@ -189,12 +190,27 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
   };
 
   return (path, body) => {
+    const limited = faults.takeRateLimited();
+    if (limited) return rateLimitedAnswer(limited);
     if (faults.take('http503')) return { status: 503, text: 'Service Unavailable' };
     const route = routes[path];
     if (!route) return { status: 404, text: 'Not Found' };
     answering = path;
     return { status: 200, json: route(body) };
   };
+}
+
+/** A refused request, as the node of `limit.answer` words it (node-faults.ts RateLimitAnswer). */
+function rateLimitedAnswer(limit: RateLimitSettings): NodeAnswer {
+  const suspendSeconds = limit.suspendSeconds ?? 0;
+  switch (limit.answer ?? 'http429') {
+    case 'http429':
+      return { status: 429, text: 'Too Many Requests', headers: { 'retry-after': String(Math.max(1, suspendSeconds)) } };
+    case 'trongrid':
+      return { status: 403, json: { Error: `The key exceeds the frequency limit(${limit.requestsPerSecond}), and the query server is suspended for ${suspendSeconds}s` } };
+    case 'java-tron':
+      return { status: 200, json: { Error: 'class java.lang.IllegalAccessException : lack of computing resources' } };
+  }
 }
 
 type ViewOutcome = { readonly kind: 'ok'; readonly word: string; readonly energy: number } | { readonly kind: 'revert' };

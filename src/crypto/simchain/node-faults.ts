@@ -3,9 +3,30 @@
 // SERVER_BUSY, a broadcast answered SUCCESS that never lands, a head that
 // stops moving or trails the chain, a node with its transaction history
 // switched off, a node that hides transactions, `{}` from a node syncing from
-// scratch, and Transfer logs attributed to another contract. A count applies
-// the fault to that many matching requests; `true` until cleared.
+// scratch, Transfer logs attributed to another contract, and a request-rate
+// limit. A count applies the fault to that many matching requests; `true`
+// until cleared.
 import type { TronAddress } from '../tron/address.ts';
+
+/**
+ * How a rate-limited node says no. `http429`: HTTP 429 with Retry-After
+ * (TronGrid's documented answer to a key over its rate). `trongrid`: HTTP 403
+ * `{"Error": "The key exceeds the frequency limit(N), and the query server is
+ * suspended for Ss"}` (TronGrid's full-node answer, its rate-limit docs).
+ * `java-tron`: HTTP 200 `{"Error": "class java.lang.IllegalAccessException :
+ * lack of computing resources"}` (java-tron's RateLimiterServlet.service with
+ * Util.printErrorMsg).
+ */
+export type RateLimitAnswer = 'http429' | 'trongrid' | 'java-tron';
+
+export interface RateLimitSettings {
+  readonly requestsPerSecond: number;
+  /** Requests served at once after a quiet spell; default requestsPerSecond (Guava's RateLimiter.create, which java-tron's QpsStrategy uses, stores one second of permits). */
+  readonly burst?: number;
+  readonly answer?: RateLimitAnswer;
+  /** After a refusal every request is refused this long (TronGrid suspends a key that went over); default 0. */
+  readonly suspendSeconds?: number;
+}
 
 export interface NodeFaultSettings {
   /** Answer this late (after doing the work: a timed-out broadcast may still land). */
@@ -38,20 +59,57 @@ export interface NodeFaultSettings {
   readonly emptyNowBlock?: boolean;
   /** Logs are reported as emitted by this contract instead of the real one (a lying node). */
   readonly foreignLogContract?: TronAddress;
+  /** Serve at most this many requests per second (wall-clock time); refuse the rest. */
+  readonly rateLimit?: RateLimitSettings;
 }
 
 type CountedFault = 'http503' | 'serverBusy' | 'neverInclude';
 
 export class NodeFaults {
   #settings: { -readonly [K in keyof NodeFaultSettings]: NodeFaultSettings[K] } = {};
+  readonly #now: () => number;
+  /** The rate limit's bucket: tokens left at `refilledAtMs`, and the end of a suspension. */
+  #bucket = { tokens: 0, refilledAtMs: 0, suspendedUntilMs: 0 };
+  #rateLimited = 0;
 
-  /** Adds to (or changes) the active faults; `undefined` values clear one. */
+  /** `now`: monotonic milliseconds for the rate limit (wall clock by default). */
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
+
+  /** Adds to (or changes) the active faults; `undefined` values clear one. A new rate limit starts with a full bucket. */
   set(settings: NodeFaultSettings): void {
     this.#settings = { ...this.#settings, ...settings };
+    if ('rateLimit' in settings && settings.rateLimit) {
+      this.#bucket = { tokens: settings.rateLimit.burst ?? settings.rateLimit.requestsPerSecond, refilledAtMs: this.#now(), suspendedUntilMs: 0 };
+    }
   }
 
   clear(): void {
     this.#settings = {};
+  }
+
+  /** Requests refused by the rate limit so far. */
+  get rateLimitedCount(): number {
+    return this.#rateLimited;
+  }
+
+  /** Whether the rate limit refuses this request (a served one takes a token), and how to say so. */
+  takeRateLimited(): RateLimitSettings | undefined {
+    const limit = this.#settings.rateLimit;
+    if (!limit) return undefined;
+    const at = this.#now();
+    const bucket = this.#bucket;
+    const capacity = limit.burst ?? limit.requestsPerSecond;
+    bucket.tokens = Math.min(capacity, bucket.tokens + ((at - bucket.refilledAtMs) * limit.requestsPerSecond) / 1000);
+    bucket.refilledAtMs = at;
+    if (at >= bucket.suspendedUntilMs && bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return undefined;
+    }
+    if (at >= bucket.suspendedUntilMs) bucket.suspendedUntilMs = at + (limit.suspendSeconds ?? 0) * 1000;
+    this.#rateLimited += 1;
+    return limit;
   }
 
   get settings(): NodeFaultSettings {

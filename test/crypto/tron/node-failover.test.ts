@@ -2,7 +2,7 @@
 // loopback: a node that is down, answers 5xx, is too slow, is rate-limited or
 // answers nonsense is passed over for the next one; a request the node refuses
 // as such (4xx, an `Error` answer) is not retried; attempts are bounded; a
-// failing node sits out a cool-down; the API key header goes with every request.
+// failing node sits out a cool-down; an API key goes to its own URL only.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTronNodeClient, TronNodeRequestError, TronNodeUnavailableError, type TronNodeClient, type TronNodeClientOptions } from '../../../src/crypto/tron/node-client.ts';
 import type { NodeFailure } from '../../../src/crypto/tron/node-errors.ts';
@@ -26,7 +26,7 @@ afterEach(async () => {
   await secondary.close();
 });
 
-function clientFor(urls: string[], options: Partial<TronNodeClientOptions> = {}): TronNodeClient {
+function clientFor(urls: TronNodeClientOptions['urls'], options: Partial<TronNodeClientOptions> = {}): TronNodeClient {
   const client = createTronNodeClient({ urls, usdtContract: USDT, timeoutMs: 2_000, retryDelayMs: 1, ...options });
   clients.push(client);
   return client;
@@ -182,13 +182,20 @@ describe('cool-down of a failing URL', () => {
 });
 
 describe('configuration', () => {
-  it('sends the API key as TRON-PRO-API-KEY to every URL, and no key header without one', async () => {
+  it('sends an API key as TRON-PRO-API-KEY to its own URL only, and no key header without one', async () => {
     primary.on('/wallet/getnowblock', { status: 503, text: 'down' });
-    await clientFor([primary.url, secondary.url], { apiKey: 'key-123' }).getHeadBlock();
+    await clientFor([{ url: primary.url, apiKey: 'key-123' }, secondary.url]).getHeadBlock();
     expect(primary.requests[0]?.headers['tron-pro-api-key']).toBe('key-123');
-    expect(secondary.requests[0]?.headers['tron-pro-api-key']).toBe('key-123');
-    await clientFor([secondary.url]).getHeadBlock();
-    expect(secondary.requests[1]?.headers['tron-pro-api-key']).toBeUndefined();
+    expect(secondary.requests[0]?.headers['tron-pro-api-key']).toBeUndefined();
+    await clientFor([{ url: primary.url, apiKey: 'key-1' }, { url: secondary.url, apiKey: 'key-2' }]).getHeadBlock();
+    expect(primary.requests[1]?.headers['tron-pro-api-key']).toBe('key-1');
+    expect(secondary.requests[1]?.headers['tron-pro-api-key']).toBe('key-2');
+    await clientFor([secondary.url], { apiKey: 'only-url' }).getHeadBlock();
+    expect(secondary.requests[2]?.headers['tron-pro-api-key']).toBe('only-url');
+  });
+
+  it('refuses one API key for several URLs: it would reach providers it does not belong to', () => {
+    expect(() => createTronNodeClient({ urls: [primary.url, secondary.url], apiKey: 'key-123', usdtContract: USDT })).toThrow(/one URL only/);
   });
 
   it('keeps a URL path prefix (providers that put the token in the path) and hides it in failures', async () => {
