@@ -123,7 +123,7 @@ async function startSweep(deps: SweepingDeps, access: ChainAccess, candidate: re
     );
     return false;
   }
-  const cost = await estimateUsdtTransferCost(access.node, { from: address, to: hotWallet, amount: usdtOnChain });
+  const cost = await estimateUsdtTransferCost(access.node, { from: address, to: hotWallet, amount: usdtOnChain }, deps.clock);
   // What the deposit address itself burns: energy and bandwidth. An activation fee in the estimate is the
   // recipient's (the hot wallet exists, so it is 0); the address's own creation is paid by the top-up's sender.
   const burnSun = cost.totalSun - cost.activationSun;
