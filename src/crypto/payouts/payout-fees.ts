@@ -45,6 +45,8 @@ interface NodeQuoteCache {
   readonly recipients: Map<string, { readonly at: number; readonly holds: boolean }>;
   /** Address → when isBlackListed was asked and what it answered. */
   readonly blacklisted: Map<string, { readonly at: number; readonly listed: boolean }>;
+  /** Look-ups under way, by `kind:address`: concurrent quotes of one recipient share one request. */
+  readonly pending: Map<string, Promise<unknown>>;
 }
 
 const caches = new WeakMap<object, NodeQuoteCache>();
@@ -52,8 +54,16 @@ const caches = new WeakMap<object, NodeQuoteCache>();
 /** The node's prices and balances for quoting, with the cache above. */
 function quotingNode(node: ChainAccess['node']) {
   let cache = caches.get(node);
-  if (!cache) caches.set(node, (cache = { recipients: new Map(), blacklisted: new Map() }));
+  if (!cache) caches.set(node, (cache = { recipients: new Map(), blacklisted: new Map(), pending: new Map() }));
   const own = cache;
+  const shared = <T,>(key: string, ask: () => Promise<T>): Promise<T> => {
+    let pending = own.pending.get(key) as Promise<T> | undefined;
+    if (!pending) {
+      pending = ask().finally(() => own.pending.delete(key));
+      own.pending.set(key, pending);
+    }
+    return pending;
+  };
   return {
     getChainPrices(): Promise<ChainPrices> {
       const now = Date.now();
@@ -72,7 +82,7 @@ function quotingNode(node: ChainAccess['node']) {
       const seen = own.recipients.get(address);
       const now = Date.now();
       if (seen !== undefined && now - seen.at <= (seen.holds ? QUOTE_HOLDER_CACHE_MS : QUOTE_CACHE_MS)) return seen.holds ? 1n : 0n;
-      const balance = await node.getUsdtBalance(address);
+      const balance = await shared(`balance:${address}`, () => node.getUsdtBalance(address));
       own.recipients.delete(address);
       if (own.recipients.size >= QUOTE_CACHE_ADDRESSES_MAX) own.recipients.delete(own.recipients.keys().next().value!);
       own.recipients.set(address, { at: Date.now(), holds: balance > 0n });
@@ -81,7 +91,7 @@ function quotingNode(node: ChainAccess['node']) {
     async isUsdtBlacklisted(address: TronAddress): Promise<boolean> {
       const seen = own.blacklisted.get(address);
       if (seen !== undefined && Date.now() - seen.at <= QUOTE_CACHE_MS) return seen.listed;
-      const listed = await node.isUsdtBlacklisted(address);
+      const listed = await shared(`blacklisted:${address}`, () => node.isUsdtBlacklisted(address));
       own.blacklisted.delete(address);
       if (own.blacklisted.size >= QUOTE_CACHE_ADDRESSES_MAX) own.blacklisted.delete(own.blacklisted.keys().next().value!);
       own.blacklisted.set(address, { at: Date.now(), listed });

@@ -62,6 +62,8 @@ interface EnergyCache {
   factor?: { readonly value: Promise<number>; readonly atMs: number };
   /** `${holds}:${factor}` → energy the chain answered. */
   readonly figures: Map<string, bigint>;
+  /** Figures being asked: concurrent callers of one class and factor share one constant call. */
+  readonly asking: Map<string, Promise<bigint>>;
   /** The last figure per class, with its factor: what scales when the chain cannot run the transfer. */
   readonly lastByClass: Map<boolean, { readonly energy: bigint; readonly factor: number }>;
 }
@@ -71,8 +73,19 @@ const caches = new WeakMap<object, EnergyCache>();
 /** The transfer energies of one node client (its cache shared by quotes and the executor of this process). */
 export function usdtTransferEnergy(node: TransferNode): UsdtTransferEnergy {
   let cache = caches.get(node);
-  if (!cache) caches.set(node, (cache = { figures: new Map(), lastByClass: new Map() }));
+  if (!cache) caches.set(node, (cache = { figures: new Map(), asking: new Map(), lastByClass: new Map() }));
   const own = cache;
+
+  const measure = async (transfer: { readonly from: TronAddress; readonly to: TronAddress; readonly recipientHoldsUsdt: boolean }, factor: number, key: string): Promise<bigint> => {
+    // 1 micro-USDT: the energy does not depend on the amount (the same two storage slots are written).
+    const dry = await node.dryRunUsdtTransfer(transfer.from, transfer.to, 1n);
+    if (!dry.ok) return scaledFigure(own, transfer.recipientHoldsUsdt, factor);
+    const energy = BigInt(dry.energy);
+    if (own.figures.size >= FIGURES_MAX) own.figures.clear();
+    own.figures.set(key, energy);
+    own.lastByClass.set(transfer.recipientHoldsUsdt, { energy, factor });
+    return energy;
+  };
 
   const energyFactor = (clock: Clock): Promise<number> => {
     const nowMs = clock.now().getTime();
@@ -94,14 +107,12 @@ export function usdtTransferEnergy(node: TransferNode): UsdtTransferEnergy {
       const key = `${transfer.recipientHoldsUsdt}:${factor}`;
       const known = own.figures.get(key);
       if (known !== undefined) return known;
-      // 1 micro-USDT: the energy does not depend on the amount (the same two storage slots are written).
-      const dry = await node.dryRunUsdtTransfer(transfer.from, transfer.to, 1n);
-      if (!dry.ok) return scaledFigure(own, transfer.recipientHoldsUsdt, factor);
-      const energy = BigInt(dry.energy);
-      if (own.figures.size >= FIGURES_MAX) own.figures.clear();
-      own.figures.set(key, energy);
-      own.lastByClass.set(transfer.recipientHoldsUsdt, { energy, factor });
-      return energy;
+      let asking = own.asking.get(key);
+      if (!asking) {
+        asking = measure(transfer, factor, key).finally(() => own.asking.delete(key));
+        own.asking.set(key, asking);
+      }
+      return asking;
     },
   };
 }
