@@ -64,6 +64,8 @@ export interface Config {
   readonly outgoingMaxAttempts: number;
   /** Sending: how long a transfer waits for hot-wallet funds before it fails (PAYGATE_OUTGOING_FUNDS_WAIT_SECONDS). */
   readonly outgoingFundsWaitSeconds: number;
+  /** Sending: the most energy one USDT transfer may take; above it nothing is quoted or signed (PAYGATE_TRON_TRANSFER_ENERGY_MAX; docs/payouts.md). */
+  readonly tronTransferEnergyMax: bigint;
 }
 
 /** One TRON node URL and what belongs to it alone. */
@@ -343,5 +345,6 @@ export function loadConfig(env: Env = process.env): Config {
     outgoingMaxInFlight: readInteger(env, 'PAYGATE_OUTGOING_MAX_IN_FLIGHT', 5_000, 1, 100_000),
     outgoingMaxAttempts: readInteger(env, 'PAYGATE_OUTGOING_MAX_ATTEMPTS', 5, 1, 100),
     outgoingFundsWaitSeconds: readInteger(env, 'PAYGATE_OUTGOING_FUNDS_WAIT_SECONDS', 3_600, 0, 604_800),
+    tronTransferEnergyMax: BigInt(readInteger(env, 'PAYGATE_TRON_TRANSFER_ENERGY_MAX', 200_000, 30_000, 10_000_000)),
   };
 }

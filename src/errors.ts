@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'amount_not_supported'
   | 'method_unavailable'
   | 'insufficient_funds'
+  | 'address_blacklisted'
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
@@ -50,6 +51,12 @@ export class MethodUnavailableError extends AppError {
 export class InsufficientFundsError extends AppError {
   constructor(message = 'Not enough available balance for this operation.') {
     super('insufficient_funds', message);
+  }
+}
+/** The USDT contract's issuer blacklisted the recipient: a transfer to it would revert on chain. */
+export class AddressBlacklistedError extends AppError {
+  constructor(message: string) {
+    super('address_blacklisted', message);
   }
 }
 export class UnauthorizedError extends AppError {

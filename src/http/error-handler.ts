@@ -12,6 +12,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   amount_not_supported: 400,
   method_unavailable: 400,
   insufficient_funds: 400,
+  address_blacklisted: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,

@@ -21,6 +21,7 @@ const MEANING: Readonly<Record<ErrorCode, string>> = {
   amount_not_supported: "no payment method enabled for the shop covers the amount; the message says what to do",
   method_unavailable: 'the method is unknown, switched off for the shop, or not available for the amount; nothing was created',
   insufficient_funds: 'the source account has not enough available balance',
+  address_blacklisted: "the USDT contract's issuer has blacklisted the recipient address (isBlackListed): a transfer to it would revert; nothing was created",
   unauthorized: 'the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked',
   forbidden: 'the API key lacks every scope this operation accepts',
   not_found: 'no such resource for the shop of this key (another shop\'s resource is not found too)',

@@ -531,6 +531,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/crypto/blacklist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: put an address on the USDT contract’s blacklist, or take it off
+         * @description Only for sandbox shops; on a live shop the route answers 404. As Tether’s issuer does on mainnet: the simulated USDT contract then reverts every transfer from or to the address and answers `isBlackListed` with true. A payout, refund or withdrawal to it is refused with `400 address_blacklisted`.
+         */
+        post: operations["testHelpersCryptoBlacklist"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/crypto/payouts": {
         parameters: {
             query?: never;
@@ -8951,6 +8971,262 @@ export interface operations {
             };
         };
     };
+    testHelpersCryptoBlacklist: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "address": "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH",
+                 *       "listed": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description any address */
+                    address: string;
+                    /** @description true: on the blacklist (Tether’s addBlackList); false: off it (removeBlackList) */
+                    listed: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The address’s standing now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "address": "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH",
+                     *       "listed": true
+                     *     }
+                     */
+                    "application/json": {
+                        address: string;
+                        /** @description whether the USDT contract now refuses transfers from and to the address */
+                        listed: boolean;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
     listCryptoPayouts: {
         parameters: {
             query?: {
@@ -9333,7 +9609,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. `insufficient_funds`: the source account has not enough available balance. */
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. `insufficient_funds`: the source account has not enough available balance. `address_blacklisted`: the USDT contract's issuer has blacklisted the recipient address (isBlackListed): a transfer to it would revert; nothing was created. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9350,7 +9626,7 @@ export interface operations {
                          * @description Stable error code; branch on it.
                          * @enum {unknown}
                          */
-                        error: "invalid_request" | "amount_not_supported" | "insufficient_funds";
+                        error: "invalid_request" | "amount_not_supported" | "insufficient_funds" | "address_blacklisted";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -9607,7 +9883,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. */
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. `address_blacklisted`: the USDT contract's issuer has blacklisted the recipient address (isBlackListed): a transfer to it would revert; nothing was created. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9624,7 +9900,7 @@ export interface operations {
                          * @description Stable error code; branch on it.
                          * @enum {unknown}
                          */
-                        error: "invalid_request" | "amount_not_supported";
+                        error: "invalid_request" | "amount_not_supported" | "address_blacklisted";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -10049,7 +10325,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. `insufficient_funds`: the source account has not enough available balance. */
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. `insufficient_funds`: the source account has not enough available balance. `address_blacklisted`: the USDT contract's issuer has blacklisted the recipient address (isBlackListed): a transfer to it would revert; nothing was created. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10066,7 +10342,7 @@ export interface operations {
                          * @description Stable error code; branch on it.
                          * @enum {unknown}
                          */
-                        error: "invalid_request" | "amount_not_supported" | "insufficient_funds";
+                        error: "invalid_request" | "amount_not_supported" | "insufficient_funds" | "address_blacklisted";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };
@@ -10951,7 +11227,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. `insufficient_funds`: the source account has not enough available balance. */
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. `insufficient_funds`: the source account has not enough available balance. `address_blacklisted`: the USDT contract's issuer has blacklisted the recipient address (isBlackListed): a transfer to it would revert; nothing was created. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10968,7 +11244,7 @@ export interface operations {
                          * @description Stable error code; branch on it.
                          * @enum {unknown}
                          */
-                        error: "invalid_request" | "amount_not_supported" | "insufficient_funds";
+                        error: "invalid_request" | "amount_not_supported" | "insufficient_funds" | "address_blacklisted";
                         /** @description For humans; the wording may change. */
                         message: string;
                     };

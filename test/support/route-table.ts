@@ -62,6 +62,7 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/next_transfer_outcome', scopes: ['crypto', 'payouts'] },
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/hot_wallet/drain_trx', scopes: ['crypto', 'payouts'] },
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/faucet', scopes: ['crypto', 'payouts'] },
+  { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/blacklist', scopes: ['crypto', 'payouts'] },
 
   { module: 'platform', method: 'GET', url: '/healthz', scopes: 'public' },
   { module: 'platform', method: 'GET', url: '/readyz', scopes: 'public' },

@@ -78,7 +78,7 @@ export async function createBatch(deps: PayoutDeps, shop: PayoutShop, request: C
     access,
     items.map((item, index) => ({ address: item.address, field: `payouts[${index}].address` })),
   );
-  const quotes = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, items);
+  const quotes = await quotePayouts(access, deps, settings, items);
   try {
     return await inIdempotentTransaction(deps.db, async (tx) => {
       const prior = await findPrior(tx, deps.clock, BATCH_IDEMPOTENCY_RULE, keyed);

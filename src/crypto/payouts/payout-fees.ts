@@ -1,22 +1,33 @@
 // Fee quotes of payouts: the network fee is what the chain would burn for the
-// USDT transfer from the hot wallet (transfer-cost.ts, at the chain's own
-// prices), converted at PAYGATE_TRX_USDT_RATE and rounded up to the cent; the
-// service fee is the shop's tariff. Quoting reads the chain: an unreachable
-// node is 503 service_unavailable, and nothing is created.
+// USDT transfer from the hot wallet — the chain's own energy figure for the
+// recipient's class at the contract's energy factor now (transfer-energy.ts,
+// the same figure the executor signs with) and the chain's prices — converted
+// at PAYGATE_TRX_USDT_RATE and rounded up to the cent; the service fee is the
+// shop's tariff. A recipient the USDT contract blacklisted is refused (400
+// address_blacklisted). Quoting reads the chain: an unreachable node, or an
+// energy figure above PAYGATE_TRON_TRANSFER_ENERGY_MAX, is 503
+// service_unavailable, and nothing is created.
 import type { Logger } from 'pino';
-import { ServiceUnavailableError } from '../../errors.ts';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import { AddressBlacklistedError, ServiceUnavailableError } from '../../errors.ts';
 import type { ChainAccess } from '../receiving/crypto-chain.ts';
-import { estimateUsdtTransferCost, sunToMicroUsdt } from '../sending/transfer-cost.ts';
+import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../sending/transfer-cost.ts';
+import { TransferEnergyAboveCeilingError, usdtTransferEnergy } from '../sending/transfer-energy.ts';
 import type { ChainPrices } from '../tron/node-client.ts';
 import type { TronAddress } from '../tron/address.ts';
 import { ceilToCent, serviceFeeOf, type PayoutSettings } from './payout-settings.ts';
 
 const NODE_RETRY_AFTER_SECONDS = 10;
+/** Energy above the ceiling is a spike of the contract's energy factor: it falls over hours (one maintenance cycle is 6 h). */
+const ENERGY_RETRY_AFTER_SECONDS = 600;
 /**
- * How long the chain's prices, and a recipient seen WITHOUT USDT, are taken as
- * read. Prices change by committee proposal (days apart); a recipient without
- * USDT is quoted the dear 130k-energy transfer, so a stale "no USDT" can only
- * over-quote.
+ * How long the chain's prices, a recipient seen WITHOUT USDT, and a recipient's
+ * blacklist standing are taken as read. Prices change by committee proposal
+ * (days apart); a recipient without USDT is quoted the dear 130k-energy
+ * transfer, so a stale "no USDT" can only over-quote; an address blacklisted
+ * meanwhile is still caught before signing (the executor's dry run) or
+ * classified after its REVERT.
  */
 export const QUOTE_CACHE_MS = 60_000;
 /**
@@ -32,6 +43,10 @@ interface NodeQuoteCache {
   prices?: { readonly value: Promise<ChainPrices>; readonly at: number };
   /** Address → when its balance was read and whether it held USDT. */
   readonly recipients: Map<string, { readonly at: number; readonly holds: boolean }>;
+  /** Address → when isBlackListed was asked and what it answered. */
+  readonly blacklisted: Map<string, { readonly at: number; readonly listed: boolean }>;
+  /** Look-ups under way, by `kind:address`: concurrent quotes of one recipient share one request. */
+  readonly pending: Map<string, Promise<unknown>>;
 }
 
 const caches = new WeakMap<object, NodeQuoteCache>();
@@ -39,8 +54,16 @@ const caches = new WeakMap<object, NodeQuoteCache>();
 /** The node's prices and balances for quoting, with the cache above. */
 function quotingNode(node: ChainAccess['node']) {
   let cache = caches.get(node);
-  if (!cache) caches.set(node, (cache = { recipients: new Map() }));
+  if (!cache) caches.set(node, (cache = { recipients: new Map(), blacklisted: new Map(), pending: new Map() }));
   const own = cache;
+  const shared = <T,>(key: string, ask: () => Promise<T>): Promise<T> => {
+    let pending = own.pending.get(key) as Promise<T> | undefined;
+    if (!pending) {
+      pending = ask().finally(() => own.pending.delete(key));
+      own.pending.set(key, pending);
+    }
+    return pending;
+  };
   return {
     getChainPrices(): Promise<ChainPrices> {
       const now = Date.now();
@@ -59,11 +82,20 @@ function quotingNode(node: ChainAccess['node']) {
       const seen = own.recipients.get(address);
       const now = Date.now();
       if (seen !== undefined && now - seen.at <= (seen.holds ? QUOTE_HOLDER_CACHE_MS : QUOTE_CACHE_MS)) return seen.holds ? 1n : 0n;
-      const balance = await node.getUsdtBalance(address);
+      const balance = await shared(`balance:${address}`, () => node.getUsdtBalance(address));
       own.recipients.delete(address);
       if (own.recipients.size >= QUOTE_CACHE_ADDRESSES_MAX) own.recipients.delete(own.recipients.keys().next().value!);
       own.recipients.set(address, { at: Date.now(), holds: balance > 0n });
       return balance;
+    },
+    async isUsdtBlacklisted(address: TronAddress): Promise<boolean> {
+      const seen = own.blacklisted.get(address);
+      if (seen !== undefined && Date.now() - seen.at <= QUOTE_CACHE_MS) return seen.listed;
+      const listed = await shared(`blacklisted:${address}`, () => node.isUsdtBlacklisted(address));
+      own.blacklisted.delete(address);
+      if (own.blacklisted.size >= QUOTE_CACHE_ADDRESSES_MAX) own.blacklisted.delete(own.blacklisted.keys().next().value!);
+      own.blacklisted.set(address, { at: Date.now(), listed });
+      return listed;
     },
   };
 }
@@ -84,25 +116,27 @@ export interface QuoteItem {
   readonly amountMicro: bigint;
 }
 
+export interface QuoteDeps {
+  readonly logger: Pick<Logger, 'warn'>;
+  readonly clock: Clock;
+  readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
+}
+
 /**
  * Quotes every item (one for a single payout, up to 500 for a batch) from the
- * chain's prices and each recipient's USDT balance (65k or 130k energy).
+ * chain's prices and the chain's energy figure for each recipient's class (it
+ * holds USDT or not). Each distinct recipient is asked isBlackListed first.
  */
-export async function quotePayouts(
-  access: ChainAccess,
-  logger: Pick<Logger, 'warn'>,
-  settings: PayoutSettings,
-  rateMicro: bigint,
-  items: readonly QuoteItem[],
-): Promise<PayoutQuote[]> {
+export async function quotePayouts(access: ChainAccess, deps: QuoteDeps, settings: PayoutSettings, items: readonly QuoteItem[]): Promise<PayoutQuote[]> {
   const node = quotingNode(access.node);
+  const energy = usdtTransferEnergy(access.node);
+  const rateMicro = deps.config.trxUsdtRateMicro;
   // Of several items to one recipient without USDT, only the first that lands pays for the new holder
   // (130k energy); the others find a holder (65k). So the first in the list is quoted as the chain says
   // and the rest as to a holder: the batch is charged what its transfers burn together. (Should that first
   // one fail on chain, the gateway bears the difference on the next.)
   const firstOf = new Map<string, number>();
   for (const [index, item] of items.entries()) if (!firstOf.has(item.address)) firstOf.set(item.address, index);
-  const asHolder = { getChainPrices: () => node.getChainPrices(), getUsdtBalance: async () => 1n };
   const from = access.addressKey.hotWalletAddress;
   const quotes: PayoutQuote[] = new Array(items.length);
   let next = 0;
@@ -110,8 +144,20 @@ export async function quotePayouts(
     while (next < items.length) {
       const index = next++;
       const item = items[index]!;
-      const cost = await estimateUsdtTransferCost(firstOf.get(item.address) === index ? node : asHolder, { from, to: item.address, amount: item.amountMicro });
-      const networkFeeMicro = ceilToCent(sunToMicroUsdt(cost.totalSun, rateMicro));
+      const first = firstOf.get(item.address) === index;
+      const [prices, listed, balance] = await Promise.all([
+        node.getChainPrices(),
+        first ? node.isUsdtBlacklisted(item.address) : false,
+        first ? node.getUsdtBalance(item.address) : 1n,
+      ]);
+      if (listed) throw new AddressBlacklistedError(`${item.address} is blacklisted by the USDT contract's issuer: a transfer to it would revert on chain. Nothing was created.`);
+      const recipientHoldsUsdt = balance > 0n;
+      // A holder's figure is measured on a transfer to a holder: the recipient itself, or (for the later items
+      // to a recipient that has no USDT yet) the hot wallet to itself, which rewrites the same two kinds of slot.
+      const units = await energy.energyOf(deps.clock, { from, to: recipientHoldsUsdt && !first ? from : item.address, recipientHoldsUsdt });
+      if (units > deps.config.tronTransferEnergyMax) throw new TransferEnergyAboveCeilingError(units, deps.config.tronTransferEnergyMax);
+      const totalSun = units * prices.energyPriceSun + USDT_TRANSFER_BANDWIDTH * prices.bandwidthPriceSun;
+      const networkFeeMicro = ceilToCent(sunToMicroUsdt(totalSun, rateMicro));
       const serviceFeeMicro = serviceFeeOf(settings, item.amountMicro);
       quotes[index] = { amountMicro: item.amountMicro, networkFeeMicro, serviceFeeMicro, totalDebitMicro: item.amountMicro + networkFeeMicro + serviceFeeMicro, rateMicro };
     }
@@ -119,7 +165,15 @@ export async function quotePayouts(
   try {
     await Promise.all(Array.from({ length: Math.min(QUOTE_CONCURRENCY, items.length) }, worker));
   } catch (error) {
-    logger.warn({ err: error, chain: access.chain }, 'payout fee quote: the TRON node did not answer');
+    if (error instanceof AddressBlacklistedError) throw error;
+    if (error instanceof TransferEnergyAboveCeilingError) {
+      deps.logger.warn({ err: error, chain: access.chain }, 'payout fee quote: the transfer energy is above the configured ceiling');
+      throw new ServiceUnavailableError(
+        `A USDT transfer costs ${error.energy} energy on chain now, above this gateway's ceiling of ${error.ceiling}; nothing was created. Retry later.`,
+        ENERGY_RETRY_AFTER_SECONDS,
+      );
+    }
+    deps.logger.warn({ err: error, chain: access.chain }, 'payout fee quote: the TRON node did not answer');
     throw new ServiceUnavailableError('The TRON node cannot be reached for a network fee quote; nothing was created. Retry later.', NODE_RETRY_AFTER_SECONDS);
   }
   return quotes;

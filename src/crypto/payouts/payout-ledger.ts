@@ -137,10 +137,17 @@ export async function payoutFanOut(db: Db, clock: Clock, owner: PayoutOwner, pay
   };
 }
 
-/** Completion posts the payout's reservations; failure voids them (the merchant's funds are available again). */
-export async function settlePayoutReservation(tx: Tx, clock: Clock, payout: PayoutRow, outcome: 'post' | 'void'): Promise<void> {
-  const requests = LEGS.filter((leg) => legAmount(payout, leg) > 0n).map(
-    (leg): LedgerRequest => ({ action: outcome, id: `${legId(payout.id, leg)}:${outcome}`, pendingId: legId(payout.id, leg) }),
-  );
+/**
+ * Completion posts the payout's reservations; failure voids them (the merchant's funds
+ * are available again). A failure the merchant caused (`networkFeeChargedMicro`, above
+ * 0) posts that much of the network-fee reservation — at most what it reserved — and
+ * releases the rest; the amount and the service fee are voided.
+ */
+export async function settlePayoutReservation(tx: Tx, clock: Clock, payout: PayoutRow, outcome: 'post' | 'void', networkFeeChargedMicro = 0n): Promise<void> {
+  const charged = outcome === 'void' && networkFeeChargedMicro > 0n ? (networkFeeChargedMicro < payout.network_fee_micro ? networkFeeChargedMicro : payout.network_fee_micro) : 0n;
+  const requests = LEGS.filter((leg) => legAmount(payout, leg) > 0n).map((leg): LedgerRequest => {
+    if (leg === 'network_fee' && charged > 0n) return { action: 'post', id: `${legId(payout.id, leg)}:post`, pendingId: legId(payout.id, leg), amount: charged };
+    return { action: outcome, id: `${legId(payout.id, leg)}:${outcome}`, pendingId: legId(payout.id, leg) };
+  });
   await executeLinked(tx, clock, requests);
 }

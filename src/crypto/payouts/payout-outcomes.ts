@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
 import type { OutgoingErrorCode, OutgoingOutcomeHandler, OutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { sunToMicroUsdt } from '../sending/transfer-cost.ts';
+import { usdtText } from '../receiving/receiving-views.ts';
 import { settlePayoutReservation } from './payout-ledger.ts';
 import { emitBatchCompleted, emitPayoutUpdated } from './payouts-events.ts';
 import * as repository from './payouts-repository.ts';
@@ -22,6 +23,16 @@ const ERROR_MESSAGES: Readonly<Record<OutgoingErrorCode, string>> = {
   invalid_address: 'The chain refused the recipient address; the amount was returned to your balance.',
   rejected: 'The chain rejected the transfer; the amount was returned to your balance.',
   signer_unavailable: 'The gateway could not sign transfers (its sending key is not configured); the amount was returned to your balance.',
+};
+
+/**
+ * Failures the merchant caused, whose network fee the merchant bears when the failed
+ * transaction burned one (docs/payouts.md "Who pays for a failed transfer"): a recipient
+ * the USDT contract blacklisted. Every other failure is the gateway's to bear.
+ */
+const MERCHANT_CAUSED_FAILURES: ReadonlySet<OutgoingErrorCode> = new Set(['address_blacklisted']);
+const CHARGED_MESSAGES: Readonly<Partial<Record<OutgoingErrorCode, string>>> = {
+  address_blacklisted: 'The USDT contract refuses transfers to this address; the amount and the service fee were returned to your balance;',
 };
 
 async function lockOwnPayout(tx: Tx, transfer: OutgoingTransfer): Promise<PayoutRow> {
@@ -55,14 +66,15 @@ export const payoutOutcomes: OutgoingOutcomeHandler = {
         updated_at: now,
       });
     } else if (transfer.status === 'failed') {
-      await settlePayoutReservation(tx, clock, payout, 'void');
       const code = transfer.errorCode ?? 'rejected';
+      const charged = MERCHANT_CAUSED_FAILURES.has(code) && actual !== null ? (actual < payout.network_fee_micro ? actual : payout.network_fee_micro) : 0n;
+      await settlePayoutReservation(tx, clock, payout, 'void', charged);
       updated = await repository.updatePayout(tx, payout.id, {
         status: 'failed',
         tx_hash: transfer.txId,
         network_fee_actual_micro: actual,
         error_code: code,
-        error_message: ERROR_MESSAGES[code] ?? transfer.errorMessage ?? code,
+        error_message: charged > 0n ? `${CHARGED_MESSAGES[code]} ${usdtText(charged)} USDT of network fee was charged: the failed transaction burned it.` : (ERROR_MESSAGES[code] ?? transfer.errorMessage ?? code),
         updated_at: now,
       });
     } else {

@@ -37,7 +37,7 @@ const PAYOUTS_OFF_RETRY_AFTER_SECONDS = 300;
 export interface PayoutDeps {
   readonly db: Db;
   readonly clock: Clock;
-  readonly config: Pick<Config, 'trxUsdtRateMicro'>;
+  readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
   readonly chain: Pick<CryptoChain, 'forMode'>;
   readonly logger: Logger;
 }
@@ -182,7 +182,7 @@ export async function quotePayout(deps: PayoutDeps, shop: PayoutShop, request: Q
   checkAgainstSettings(settings, amountMicro, 'amount');
   const access = await deps.chain.forMode(shop.mode);
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
-  const [quote] = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, [{ address, amountMicro }]);
+  const [quote] = await quotePayouts(access, deps, settings, [{ address, amountMicro }]);
   return {
     network,
     asset: 'USDT',
@@ -291,7 +291,7 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
   checkAgainstSettings(settings, item.amountMicro, 'amount');
   const access = await deps.chain.forMode(shop.mode);
   await checkRecipients(deps.db, access, [{ address: item.address, field: 'address' }], new Set(state.recipientIsDepositAddress ? [item.address] : []));
-  const [quote] = await quotePayouts(access, deps.logger, settings, deps.config.trxUsdtRateMicro, [item]);
+  const [quote] = await quotePayouts(access, deps, settings, [item]);
   const now = deps.clock.now();
   const row = newPayoutRow(now, shop, access, { id: newId('payout'), item, quote: quote! }, null, newId('outgoingTransfer'));
   const fanOut = await payoutFanOut(deps.db, deps.clock, { book: shop.mode, merchantId: shop.merchantId }, row, new AccountIds(deps.db));

@@ -1,7 +1,8 @@
 // Test helpers of sandbox shops (`/v1/test_helpers/crypto/…`): a payer of the
 // simulated chain sends a real signed USDT transfer, blocks are mined, the
 // chain reorganises, the next transfer to an address fails as it can on
-// mainnet, the hot wallet's TRX is drained, the faucet funds an account. They
+// mainnet, the hot wallet's TRX is drained, the faucet funds an account, the
+// USDT issuer blacklists an address. They
 // drive the chain through its control surface, so they work in any role: the
 // chain may run in this process or in the worker's. Live shops get 404: there
 // is no chain to drive.
@@ -96,6 +97,18 @@ export async function drainHotWalletTrx(deps: CryptoDeps, shop: CryptoShop): Pro
   const drained = await drive(() => control.drainTrx(address));
   const after = await drive(() => control.balances(address));
   return { address, drained_trx: usdtText(drained), trx: usdtText(after.trxSun) };
+}
+
+/** Tether's issuer puts `address` on the USDT blacklist (or takes it off): transfers from or to it revert, and isBlackListed answers so. */
+export async function setUsdtBlacklisted(
+  deps: CryptoDeps,
+  shop: CryptoShop,
+  request: { readonly address: string; readonly listed: boolean },
+): Promise<{ address: string; listed: boolean }> {
+  const control = await controlOf(deps, shop);
+  const address = addressOf(request.address, 'address');
+  await drive(() => control.setBlacklisted(address, request.listed));
+  return { address, listed: request.listed };
 }
 
 /** Credits TRX (activating the account) and mints USDT to any address (the hot wallet by default), outside any block (setup, not a deposit: the watcher sees nothing). */

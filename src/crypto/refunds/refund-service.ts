@@ -26,7 +26,7 @@ import { emitRefundUpdated, refundView, type RefundView } from './refunds-views.
 export interface RefundDeps {
   readonly db: Db;
   readonly clock: Clock;
-  readonly config: Pick<Config, 'trxUsdtRateMicro'>;
+  readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
   readonly chain: Pick<CryptoChain, 'forMode'>;
   readonly logger: Logger;
 }
@@ -110,7 +110,7 @@ export async function createRefund(deps: RefundDeps, shop: RefundShop, request: 
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
   if (deposits.some((deposit) => deposit.chain !== access.chain)) throw new InvalidStateError('The deposit arrived on another chain than this shop’s.');
   const depositsMicro = deposits.reduce((sum, deposit) => sum + deposit.amount_micro, 0n);
-  const [quote] = await quotePayouts(access, deps.logger, NO_SERVICE_FEE, deps.config.trxUsdtRateMicro, [{ address, amountMicro: depositsMicro }]);
+  const [quote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro: depositsMicro }]);
   const networkFeeMicro = quote!.networkFeeMicro;
   if (depositsMicro <= networkFeeMicro) {
     throw new AmountNotSupportedError(

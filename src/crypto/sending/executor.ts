@@ -40,13 +40,13 @@ import * as repository from './sending-repository.ts';
 import { inThreadSigning, type SigningPool } from './signing-pool.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
 import type { ChainName } from './sending-tables.ts';
-import { sunToMicroUsdt, TRX_TRANSFER_BANDWIDTH, USDT_TRANSFER_BANDWIDTH, USDT_TRANSFER_ENERGY_HOLDER, USDT_TRANSFER_ENERGY_NEW_HOLDER } from './transfer-cost.ts';
+import { sunToMicroUsdt, TRX_TRANSFER_BANDWIDTH, USDT_TRANSFER_BANDWIDTH } from './transfer-cost.ts';
+import { feeLimitFor, freshRecipient, TRANSFER_ENERGY_MAX_DEFAULT, usdtTransferEnergy } from './transfer-energy.ts';
 
 export const LEASE_MS = 30_000;
 /** A transaction expires this long after the head block it was built at (java-tron's default is 60 s; TRON.md §1.4: keep it short). */
 export const EXPIRATION_MS = 90_000;
-/** fee_limit = energy × price × 1.2, at least this (TRON.md §1.5). */
-export const FEE_LIMIT_FLOOR_SUN = 15_000_000n;
+export { FEE_LIMIT_FLOOR_SUN } from './transfer-energy.ts';
 /** Solidified blocks whose results one pass reads. */
 export const SCAN_BLOCKS_PER_PASS = 200;
 const SCAN_CONCURRENCY = 8;
@@ -86,14 +86,16 @@ export interface ExecutorOptions {
   /** How long a leader's lease lasts without renewal; LEASE_MS by default. */
   readonly leaseMs?: number;
   /**
-   * Run each USDT transfer as a constant call before signing it (default false): a
-   * blacklisted party then fails `address_blacklisted` without spending a fee, and the
-   * fee limit follows the energy the call used. Off: one node request less per transfer
-   * (node rate limits, and the node's own work, at hundreds a second); a blacklisted
-   * party costs one reverted transaction (its early REVERT burns little), classified
-   * after the fact.
+   * Run a USDT transfer as a constant call before signing it: a blacklisted party
+   * then fails `address_blacklisted` without spending a fee, and the fee limit follows
+   * the energy the call used. Default (undefined): only for a recipient no confirmed
+   * transfer of this chain was ever sent to (one indexed look-up per pass; no node
+   * request for known recipients). true: every USDT transfer; false: none (a
+   * blacklisted recipient then costs one reverted transaction, classified after the fact).
    */
   readonly dryRunBeforeSigning?: boolean;
+  /** The most energy one USDT transfer may take (PAYGATE_TRON_TRANSFER_ENERGY_MAX): above it the transfer waits, as for funds. */
+  readonly transferEnergyMax?: bigint;
   /** Where transactions are signed: a worker-thread pool (signing-pool.ts; the caller closes it), or this thread (default). */
   readonly signing?: SigningPool;
   /** TEST-ONLY: called (and awaited) at each step; throwing there stops the pass as a crash would, waiting there pauses it. */
@@ -239,18 +241,22 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
   }
 
   /**
-   * A REVERT whose transfer the USDT contract still refuses as a constant call, while the
-   * sender holds the amount, was refused for a blacklisted party (or a paused contract).
+   * A REVERT of a transfer whose recipient the USDT contract lists (`isBlackListed`) failed
+   * because of that recipient: `address_blacklisted`, a failure the transfer's owner may
+   * charge its fee for (docs/payouts.md). A listed sender (the gateway's own address) is
+   * not the recipient's doing: it stays `reverted`, logged as an error.
    */
   async function classifyReverts(finishes: readonly Finish[]): Promise<void> {
     const reverts = finishes.filter((finish): finish is Extract<Finish, { kind: 'outcome' }> => finish.kind === 'outcome' && finish.outcome.contractResult === 'REVERT');
     await forEachLimited(reverts, NODE_CONCURRENCY, async (finish) => {
       const row = await repository.findTransfer(db, finish.transferId);
       if (!row || row.asset !== 'USDT') return;
+      if (await node.isUsdtBlacklisted(row.to_address as TronAddress)) {
+        finish.blacklisted = true;
+        return;
+      }
       const from = row.from_kind === 'hot_wallet' ? options.hotWallet : (row.from_address as TronAddress);
-      if ((await node.getUsdtBalance(from)) < row.amount) return;
-      const dry = await node.dryRunUsdtTransfer(from, row.to_address as TronAddress, row.amount);
-      if (!dry.ok) finish.blacklisted = true;
+      if (await node.isUsdtBlacklisted(from)) logger.error({ chain, transfer_id: row.id, address: from }, 'the USDT contract blacklisted a sending address of the gateway: its transfers revert');
     });
   }
 
@@ -452,6 +458,14 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
 
   // ---- 5. signing ----
 
+  /** The USDT transfers to run as a constant call first: every one, none, or (default) those to a recipient never confirmed on this chain. */
+  async function rowsToDryRun(usdtRows: readonly OutgoingTransferRow[]): Promise<readonly OutgoingTransferRow[]> {
+    if (options.dryRunBeforeSigning === false || usdtRows.length === 0) return [];
+    if (options.dryRunBeforeSigning === true) return usdtRows;
+    const known = await repository.confirmedRecipients(db, chain, [...new Set(usdtRows.map((row) => row.to_address))]);
+    return usdtRows.filter((row) => !known.has(row.to_address));
+  }
+
   interface Balances {
     usdt: bigint;
     trxSun: bigint;
@@ -484,6 +498,13 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       return;
     }
 
+    // A USDT transfer's energy is the chain's figure (transfer-energy.ts): the dear case (a recipient
+    // without USDT) at the contract's energy factor now, measured once per factor on a fresh address.
+    const energyModel = usdtTransferEnergy(node);
+    const ceiling = options.transferEnergyMax ?? TRANSFER_ENERGY_MAX_DEFAULT;
+    const needsUsdtEnergy = queued.some((row) => row.asset === 'USDT') || inFlightRows.some((row) => row.asset === 'USDT');
+    const dearEnergy = needsUsdtEnergy ? await energyModel.energyOf(clock, { from: options.hotWallet, to: freshRecipient(), recipientHoldsUsdt: false }) : 0n;
+
     // What each sending address holds, less what its transfers in flight will still take (read once per pass).
     const balances = new Map<string, Balances>();
     const balanceOf = async (address: TronAddress): Promise<Balances> => {
@@ -495,7 +516,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
           if (sourceOf(row) !== address) continue;
           if (row.asset === 'USDT') known.usdt -= row.amount;
           else known.trxSun -= row.amount;
-          known.trxSun -= row.asset === 'USDT' ? USDT_TRANSFER_ENERGY_NEW_HOLDER * prices.energyPriceSun : 0n;
+          known.trxSun -= row.asset === 'USDT' ? dearEnergy * prices.energyPriceSun : 0n;
         }
         balances.set(address, known);
       }
@@ -528,12 +549,13 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     const refFields = referenceBlockFields(solid.number, solid.id);
     const expirationMs = head.timestamp + EXPIRATION_MS;
     const short: OutgoingTransferRow[] = [];
+    const aboveCeiling: OutgoingTransferRow[] = [];
     const failures: Finish[] = [];
 
     // Dry runs (USDT): a refused recipient (blacklisted) fails before any fee is spent; the energy sets the fee limit.
     const dryRuns = new Map<string, { ok: true; energy: number } | { ok: false; message: string }>();
     await forEachLimited(
-      options.dryRunBeforeSigning !== true ? [] : queued.filter((row) => row.asset === 'USDT'),
+      await rowsToDryRun(queued.filter((row) => row.asset === 'USDT')),
       NODE_CONCURRENCY,
       async (row) => {
         const from = sourceOf(row);
@@ -563,11 +585,15 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       const fits = (needs: ReturnType<typeof needsOf>) => balance.usdt >= needs.needUsdt && balance.trxSun >= needs.needTrx;
       // Without a dry run, the dear case (a recipient without USDT) first; only when that does not fit is the
       // recipient asked (a sweep to a hot wallet holding USDT is topped up for exactly the cheaper case).
-      let needs = needsOf(row.asset === 'USDT' ? (dry?.ok ? BigInt(dry.energy) : USDT_TRANSFER_ENERGY_NEW_HOLDER) : 0n);
+      let needs = needsOf(row.asset === 'USDT' ? (dry?.ok ? BigInt(dry.energy) : dearEnergy) : 0n);
       if (!fits(needs) && row.asset === 'USDT' && !dry && balance.usdt >= row.amount && (await recipientHoldsUsdt(row.to_address as TronAddress))) {
-        needs = needsOf(USDT_TRANSFER_ENERGY_HOLDER);
+        needs = needsOf(await energyModel.energyOf(clock, { from, to: row.to_address as TronAddress, recipientHoldsUsdt: true }));
       }
       const { energy, burnedEnergy, needUsdt, needTrx } = needs;
+      if (energy > ceiling) {
+        aboveCeiling.push(row);
+        continue;
+      }
       if (!fits(needs)) {
         short.push(row);
         continue;
@@ -575,12 +601,14 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       balance.usdt -= needUsdt;
       balance.trxSun -= needTrx;
       balance.energy -= energy - burnedEnergy;
-      const feeLimit = row.asset === 'USDT' ? maxBigint(FEE_LIMIT_FLOOR_SUN, (energy * prices.energyPriceSun * 12n + 9n) / 10n) : 0n;
+      const feeLimit = row.asset === 'USDT' ? feeLimitFor(energy, prices.energyPriceSun) : 0n;
       toSign.push({ row, from, feeLimit });
     }
     lap('sign-prepare');
     await finishAll(failures, result);
     await handleWaiting(short, now, result, { code: 'insufficient_hot_wallet_funds', message: 'the sending address was short of USDT or TRX' });
+    if (aboveCeiling.length > 0) logger.error({ chain, waiting: aboveCeiling.length, dear_energy: dearEnergy.toString(), ceiling: ceiling.toString() }, 'USDT transfers wait: their energy on chain is above PAYGATE_TRON_TRANSFER_ENERGY_MAX');
+    await handleWaiting(aboveCeiling, now, result, { code: 'rejected', message: `the transfer's energy on chain stayed above the ceiling of ${ceiling} (PAYGATE_TRON_TRANSFER_ENERGY_MAX)` });
 
     // One private key per sending address per pass (derivation and its check are not free).
     const keys = new Map<string, Uint8Array>();
@@ -661,7 +689,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     short: readonly OutgoingTransferRow[],
     now: Date,
     result: ExecutorPassResult,
-    reason: { readonly code: 'insufficient_hot_wallet_funds' | 'signer_unavailable'; readonly message: string },
+    reason: { readonly code: 'insufficient_hot_wallet_funds' | 'signer_unavailable' | 'rejected'; readonly message: string },
   ): Promise<void> {
     if (short.length === 0) return;
     const waitMs = options.fundsWaitSeconds * 1000;
@@ -735,10 +763,6 @@ function failureCode(outcome: TransactionOutcome): OutgoingErrorCode {
   if (outcome.contractResult === 'OUT_OF_ENERGY') return 'out_of_energy';
   if (outcome.contractResult === 'REVERT') return 'reverted';
   return 'rejected';
-}
-
-function maxBigint(a: bigint, b: bigint): bigint {
-  return a > b ? a : b;
 }
 
 /** TEST-ONLY: what a test's onStep throws to stop a pass as a crash would (never swallowed by the per-transfer fallback). */

@@ -344,3 +344,17 @@ export async function recordSignedAttempts(
   for (let start = 0; start < rows.length; start += 1_000) await tx.insertInto('crypto_outgoing_attempts').values(rows.slice(start, start + 1_000)).execute();
   return ids;
 }
+
+/** Those of `addresses` that some confirmed transfer of `chain` was sent to (migration 0028's index). */
+export async function confirmedRecipients(db: Executor, chain: ChainName, addresses: readonly string[]): Promise<Set<string>> {
+  if (addresses.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('crypto_outgoing_transfers')
+    .select('to_address')
+    .distinct()
+    .where('chain', '=', chain)
+    .where('status', '=', 'confirmed')
+    .where('to_address', 'in', addresses)
+    .execute();
+  return new Set(rows.map((row) => row.to_address));
+}

@@ -64,6 +64,7 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
         maxInFlight: context.config.outgoingMaxInFlight,
         maxAttempts: context.config.outgoingMaxAttempts,
         fundsWaitSeconds: context.config.outgoingFundsWaitSeconds,
+        transferEnergyMax: context.config.tronTransferEnergyMax,
         ...(sandbox ? { sandboxFaucet: async (address, amounts) => void (await (await deps.chain.sandboxControl()).faucet(address, amounts)) } : {}),
       });
       executors.set(access.chain, executor);

@@ -3,16 +3,15 @@
 // with it; sweeping sizes its TRX top-up with it; the executor checks the hot
 // wallet's TRX against it before signing. Estimates err on the dear side: a
 // quote below the real cost would be paid out of the gateway's network_fees.
+// A USDT transfer's energy is the chain's own figure (transfer-energy.ts).
+import { systemClock, type Clock } from '../../clock.ts';
 import { parseMinor } from '../../money/decimal.ts';
 import type { TronAddress } from '../tron/address.ts';
 import type { TronNodeClient } from '../tron/node-client.ts';
 import { encodeSignedTransaction, encodeTriggerSmartContractRaw } from '../tron/transaction.ts';
 import { transferCalldata, USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
+import { usdtTransferEnergy } from './transfer-energy.ts';
 
-/** Energy of a USDT transfer to an address that already holds USDT (its balance slot is rewritten). */
-export const USDT_TRANSFER_ENERGY_HOLDER = 64_285n;
-/** Energy of a USDT transfer to an address with no USDT (its balance slot is created). */
-export const USDT_TRANSFER_ENERGY_NEW_HOLDER = 130_285n;
 /** What a node adds to a transaction's size for its stored result when charging bandwidth. */
 const RESULT_BYTES = 64n;
 
@@ -25,7 +24,7 @@ export const USDT_TRANSFER_BANDWIDTH = signedUsdtTransferSize();
 export const TRX_TRANSFER_BANDWIDTH = 285n;
 
 export interface UsdtTransferCost {
-  /** Energy the contract call uses (65k when the recipient holds USDT, 130k when not). */
+  /** Energy the contract call uses, as the chain answers for the recipient's class (USDT or none) at the contract's energy factor now. */
   readonly energy: bigint;
   /** Bandwidth bytes of the signed transaction. */
   readonly bandwidth: bigint;
@@ -46,12 +45,13 @@ export interface UsdtTransferCost {
  * daily 600 bytes on its first transfer of the day).
  */
 export async function estimateUsdtTransferCost(
-  node: Pick<TronNodeClient, 'getChainPrices' | 'getUsdtBalance'>,
+  node: Pick<TronNodeClient, 'getChainPrices' | 'getUsdtBalance' | 'getUsdtEnergyFactor' | 'dryRunUsdtTransfer'>,
   transfer: { readonly from: TronAddress; readonly to: TronAddress; readonly amount: bigint },
+  clock: Clock = systemClock,
 ): Promise<UsdtTransferCost> {
   const [prices, recipientBalance] = await Promise.all([node.getChainPrices(), node.getUsdtBalance(transfer.to)]);
   const recipientHoldsUsdt = recipientBalance > 0n;
-  const energy = recipientHoldsUsdt ? USDT_TRANSFER_ENERGY_HOLDER : USDT_TRANSFER_ENERGY_NEW_HOLDER;
+  const energy = await usdtTransferEnergy(node).energyOf(clock, { from: transfer.from, to: transfer.to, recipientHoldsUsdt });
   const bandwidth = USDT_TRANSFER_BANDWIDTH;
   const activationSun = 0n;
   const totalSun = energy * prices.energyPriceSun + bandwidth * prices.bandwidthPriceSun + activationSun;

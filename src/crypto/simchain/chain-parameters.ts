@@ -26,12 +26,21 @@ export interface ChainParameters {
   readonly freeBandwidthPerDay: number;
   /** Bytes java-tron adds to a contract transaction's size for its result (MAX_RESULT_SIZE_IN_TX). */
   readonly resultBytesPerTransaction: number;
-  /** Energy of a USDT transfer to an address that already holds USDT. */
+  /**
+   * Energy of a USDT transfer to an address that already holds USDT, before the
+   * contract's dynamic energy factor (the figure at factor 0).
+   */
   readonly transferEnergyExistingHolder: number;
-  /** Energy of a USDT transfer to an address whose USDT balance is zero (a new storage slot). */
+  /** The same to an address whose USDT balance is zero (a new storage slot), before the factor. */
   readonly transferEnergyNewHolder: number;
-  /** Energy a reverted transfer burns before the REVERT (not sourced: a rough figure; only its being charged matters). */
+  /** Energy a reverted transfer burns before the REVERT, before the factor (not sourced: a rough figure; only its being charged matters). */
   readonly revertEnergy: number;
+  /**
+   * The USDT contract's dynamic energy factor at genesis, in 1/10,000
+   * (ContractState.energy_factor; TRON.md §1.5). 0 by default, so the transfer
+   * energies above are what a transfer burns until a test raises it.
+   */
+  readonly usdtEnergyFactor: number;
   /** Sun burned for the bandwidth of a transaction that creates an account (getCreateAccountFee, 0.1 TRX). */
   readonly createAccountFeeSun: bigint;
   /** Sun a TRX transfer to a new address costs on top (getCreateNewAccountFeeInSystemContract, 1 TRX). */
@@ -74,6 +83,7 @@ export const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
   transferEnergyExistingHolder: 64_285,
   transferEnergyNewHolder: 130_285,
   revertEnergy: 1_000,
+  usdtEnergyFactor: 0,
   createAccountFeeSun: 100_000n,
   createNewAccountFeeSun: 1_000_000n,
   maxFeeLimitSun: 15_000_000_000n,
@@ -97,7 +107,15 @@ export function chainParameters(overrides: Partial<ChainParameters> = {}): Chain
   if (!Number.isSafeInteger(parameters.retainedBlockHeaders) || parameters.retainedBlockHeaders < 1) throw new RangeError('retainedBlockHeaders must be a whole number ≥ 1');
   // Headers always cover the TaPoS window and every block that still has its body.
   const retainedBlockHeaders = Math.max(parameters.retainedBlockHeaders, parameters.taposWindowBlocks, parameters.retainedBlockBodies + parameters.solidityDepth + 1);
+  checkEnergyFactor(parameters.usdtEnergyFactor);
   if (parameters.energyPriceSun <= 0n || parameters.bandwidthPriceSun <= 0n) throw new RangeError('prices must be positive');
   if (!Number.isInteger(parameters.usdtDecimals) || parameters.usdtDecimals < 0 || parameters.usdtDecimals > 255) throw new RangeError('usdtDecimals is a uint8 (0..255)');
   return { ...parameters, retainedBlockHeaders };
+}
+
+/** The most java-tron lets the committee set as the max factor (Constant.DYNAMIC_ENERGY_MAX_FACTOR_RANGE, 10×). */
+export const ENERGY_FACTOR_MAX = 100_000;
+
+export function checkEnergyFactor(factor: number): void {
+  if (!Number.isSafeInteger(factor) || factor < 0 || factor > ENERGY_FACTOR_MAX) throw new RangeError(`an energy factor is a whole number from 0 to ${ENERGY_FACTOR_MAX}`);
 }

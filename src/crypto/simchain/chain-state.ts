@@ -37,6 +37,12 @@ export class ChainState {
   readonly usdtBalances = new Map<TronAddress, bigint>();
   readonly usdtBlacklist = new Set<TronAddress>();
   usdtPaused = false;
+  /**
+   * The USDT contract's dynamic energy factor (ContractState.energy_factor, in
+   * 1/10,000: 3,400 = +34 %). Set between blocks (a test or the control surface
+   * moves it, as maintenance cycles do on mainnet); never journaled.
+   */
+  usdtEnergyFactor = 0;
   /** Armed one-shot outcomes, by recipient. */
   readonly nextTransferOutcomes = new Map<TronAddress, NextTransferOutcome>();
 

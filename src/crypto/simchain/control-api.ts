@@ -1,11 +1,13 @@
 // The simulator's own control surface, beside the node API on the same port:
 // `POST /simulator/*` does what a test or a sandbox helper does to the chain
 // (a payer's transfer, blocks, a reorg, the faucet, one-shot transfer
-// outcomes, draining an account's TRX). It is what lets a gateway process
+// outcomes, draining an account's TRX, the USDT contract's blacklist and its
+// dynamic energy factor). It is what lets a gateway process
 // drive a chain served by another process (`serve --role api` beside
 // `--role worker`). No real node has these paths; node faults never touch
 // them. Amounts are decimal strings of sun / micro-USDT (never JSON numbers).
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
+import { ENERGY_FACTOR_MAX } from './chain-parameters.ts';
 import { NEXT_TRANSFER_OUTCOMES, type NextTransferOutcome } from './chain-state.ts';
 import type { NodeAnswer } from './node-api.ts';
 import type { SimulatedChain } from './simulated-chain.ts';
@@ -75,6 +77,23 @@ export function createControlApi(chain: SimulatedChain): (path: string, body: Bo
       }
       chain.armNextTransfer(target, outcome as NextTransferOutcome | null);
       return { address: target, outcome };
+    },
+    // Tether's addBlackList / removeBlackList, as the issuer would call them.
+    blacklist: (body) => {
+      const target = address(body['address'], 'address');
+      const listed = body['listed'];
+      if (typeof listed !== 'boolean') throw new ControlRefusal('listed must be true or false');
+      chain.setBlacklisted(target, listed);
+      return { address: target, listed };
+    },
+    // The USDT contract's ContractState.energy_factor from now on (1/10,000), as a maintenance cycle moves it.
+    energy_factor: (body) => {
+      const factor = body['factor'];
+      if (typeof factor !== 'number' || !Number.isSafeInteger(factor) || factor < 0 || factor > ENERGY_FACTOR_MAX) {
+        throw new ControlRefusal(`factor must be a whole number from 0 to ${ENERGY_FACTOR_MAX} (1/10,000: 3400 = +34 % energy)`);
+      }
+      chain.setUsdtEnergyFactor(factor);
+      return { factor };
     },
     drain_trx: (body) => {
       const target = address(body['address'], 'address');

@@ -33,6 +33,10 @@ export interface SimulatorControl {
   armNextTransfer(address: TronAddress, outcome: NextTransferOutcome | null): Promise<void>;
   /** Every sun of the account's TRX is gone; returns how much it was. */
   drainTrx(address: TronAddress): Promise<bigint>;
+  /** Puts the address on (or takes it off) the USDT contract's blacklist. */
+  setBlacklisted(address: TronAddress, listed: boolean): Promise<void>;
+  /** The USDT contract's dynamic energy factor from now on, in 1/10,000. */
+  setEnergyFactor(factor: number): Promise<void>;
 }
 
 /** The control surface said no (a bad value): the message says why. */
@@ -101,5 +105,11 @@ export function createSimulatorControl(url: string, options: { readonly timeoutM
       await call('next_transfer', { address, outcome });
     },
     drainTrx: async (address) => BigInt(String((await call('drain_trx', { address }))['drained_sun'])),
+    async setBlacklisted(address, listed) {
+      await call('blacklist', { address, listed });
+    },
+    async setEnergyFactor(factor) {
+      await call('energy_factor', { factor });
+    },
   };
 }

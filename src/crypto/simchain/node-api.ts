@@ -11,7 +11,7 @@
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron/address.ts';
 import { TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
-import { addressFromWord, decodeTransferCalldata, uint256Word } from '../tron/trc20-usdt.ts';
+import { addressFromWord, BALANCE_OF_SELECTOR, decodeTransferCalldata, IS_BLACKLISTED_SELECTOR, TRANSFER_SELECTOR, uint256Word } from '../tron/trc20-usdt.ts';
 import { broadcastTransactionJson } from './broadcast-json.ts';
 import type { NodeFaults, RateLimitSettings } from './node-faults.ts';
 import {
@@ -21,12 +21,13 @@ import {
   blockTransactionJson,
   chainParametersJson,
   constantCallTransactionJson,
+  contractInfoJson,
   hexText,
   transactionInfoJson,
   witnessHex,
 } from './node-json.ts';
 import type { BroadcastOutcome, SimulatedBlock, SimulatedChain } from './simulated-chain.ts';
-import { revertReason, transferEnergy } from './usdt-execution.ts';
+import { penaltyPart, revertReason, transferEnergy } from './usdt-execution.ts';
 
 export interface NodeAnswer {
   readonly status: number;
@@ -140,12 +141,21 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
       };
     }
     if (estimate) return { result: { result: true }, energy_required: outcome.energy };
+    // TransactionExtention: energy_used includes the dynamic energy penalty, energy_penalty (field 8) is that part.
+    const penalty = outcome.penalty ?? 0;
     return {
       result: { result: true },
       energy_used: outcome.energy,
       constant_result: [outcome.word],
+      ...(penalty > 0 ? { energy_penalty: penalty } : {}),
       transaction: constantCallTransactionJson(seed, 'ok'),
     };
+  };
+
+  // GetContractInfoServlet: `{}` for an address with no contract (Wallet.getContractInfo returns null).
+  const contractInfo: Route = (body) => {
+    const contract = addressOf(body['value']);
+    return contract === chain.parameters.usdtContract ? contractInfoJson(contract, chain.state.usdtEnergyFactor) : {};
   };
 
   const answerBroadcast = (outcome: BroadcastOutcome) =>
@@ -181,6 +191,7 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     '/walletsolidity/gettransactionbyid': transactionById(true),
     '/wallet/triggerconstantcontract': constantCall(false),
     '/wallet/estimateenergy': constantCall(true),
+    '/wallet/getcontractinfo': contractInfo,
     '/wallet/getaccount': account,
     '/wallet/getaccountresource': accountResource,
     '/wallet/broadcasthex': broadcastHex,
@@ -213,7 +224,7 @@ function rateLimitedAnswer(limit: RateLimitSettings): NodeAnswer {
   }
 }
 
-type ViewOutcome = { readonly kind: 'ok'; readonly word: string; readonly energy: number } | { readonly kind: 'revert' };
+type ViewOutcome = { readonly kind: 'ok'; readonly word: string; readonly energy: number; readonly penalty?: number } | { readonly kind: 'revert' };
 
 /** The USDT contract's view functions, and a dry run of transfer (its energy). */
 function runView(chain: SimulatedChain, selector: string | undefined, parameter: string, data: string | undefined, owner: TronAddress | undefined): ViewOutcome {
@@ -229,10 +240,16 @@ function runView(chain: SimulatedChain, selector: string | undefined, parameter:
     }
     case 'decimals()':
       return { kind: 'ok', word: word(BigInt(chain.parameters.usdtDecimals)), energy: CONSTANT_CALL_ENERGY };
+    // TetherToken's `mapping (address => bool) public isBlackListed`: 1 for a listed address, else 0.
+    case 'isBlackListed(address)': {
+      const holder = args.length === 32 ? addressFromWord(args) : undefined;
+      return holder ? { kind: 'ok', word: word(chain.state.usdtBlacklist.has(holder) ? 1n : 0n), energy: CONSTANT_CALL_ENERGY } : { kind: 'revert' };
+    }
     case 'transfer(address,uint256)': {
-      const call = decodeTransferCalldata(Uint8Array.from([0xa9, 0x05, 0x9c, 0xbb, ...args]));
+      const call = decodeTransferCalldata(Uint8Array.from([...TRANSFER_SELECTOR, ...args]));
       if (!call.ok || !owner || revertReason(chain.state, owner, call.to, call.amount) !== null) return { kind: 'revert' };
-      return { kind: 'ok', word: word(1n), energy: transferEnergy(chain.state, chain.parameters, call.to) };
+      const energy = transferEnergy(chain.state, chain.parameters, call.to);
+      return { kind: 'ok', word: word(1n), energy, penalty: penaltyPart(energy, chain.state.usdtEnergyFactor) };
     }
     default:
       return { kind: 'revert' };
@@ -240,9 +257,10 @@ function runView(chain: SimulatedChain, selector: string | undefined, parameter:
 }
 
 const KNOWN_SELECTORS: Record<string, string> = {
-  '70a08231': 'balanceOf(address)',
+  [bytesToHex(BALANCE_OF_SELECTOR)]: 'balanceOf(address)',
   '313ce567': 'decimals()',
-  a9059cbb: 'transfer(address,uint256)',
+  [bytesToHex(IS_BLACKLISTED_SELECTOR)]: 'isBlackListed(address)',
+  [bytesToHex(TRANSFER_SELECTOR)]: 'transfer(address,uint256)',
 };
 
 function selectorName(data: string | undefined): string | undefined {

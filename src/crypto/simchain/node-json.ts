@@ -53,6 +53,8 @@ export function transactionInfoJson(included: IncludedTransaction, block: Simula
   // A TRX transfer runs no contract: its receipt has no result, the info no contract address.
   const trx = isTrxTransfer(transaction);
   if (!trx) receiptJson['result'] = receipt.result;
+  // ResourceReceipt field 8, after result (protobuf field order).
+  if ((receipt.energyPenaltyTotal ?? 0) > 0) receiptJson['energy_penalty_total'] = receipt.energyPenaltyTotal;
   const info: Record<string, unknown> = { id: transaction.txId };
   if (receipt.feeSun > 0n) info['fee'] = int64Json(receipt.feeSun);
   info['blockNumber'] = block.number;
@@ -125,6 +127,23 @@ export function chainParametersJson(parameters: ChainParameters): Record<string,
     { key: 'getAllowTvmConstantinople', value: 1 },
   ];
   return { chainParameter };
+}
+
+/**
+ * getcontractinfo of the USDT contract: SmartContractDataWrapper as java-tron's
+ * GetContractInfoServlet prints it (Wallet.getContractInfo): the contract and
+ * contract_state {energy_usage, energy_factor, update_cycle}, proto3's zero
+ * fields left out (a factor of 0 has no energy_factor). The simulator has no
+ * bytecode, so `bytecode` and `runtimecode` are absent, as empty bytes are.
+ */
+export function contractInfoJson(contract: TronAddress, energyFactor: number): Record<string, unknown> {
+  const contractState: Record<string, unknown> = {};
+  if (energyFactor > 0) contractState['energy_factor'] = energyFactor;
+  const deployer = `41${bytesToHex(sha256(utf8ToBytes(`deployer\0${contract}`))).slice(0, 40)}`;
+  return {
+    smart_contract: { origin_address: deployer, contract_address: tronAddressToHex(contract), consume_user_resource_percent: 100, name: 'TetherToken', origin_energy_limit: 10_000_000 },
+    contract_state: contractState,
+  };
 }
 
 /** The transaction part of a triggerconstantcontract answer (never to be signed: no fee_limit). */

@@ -13,7 +13,7 @@ import type { TronAddress } from '../tron/address.ts';
 import { recoverSignerAddress, signTriggerSmartContract } from '../tron/signing.ts';
 import { encodeSignedTransaction, referenceBlockFields, type SignedTransaction } from '../tron/transaction.ts';
 import { decodeTransferCalldata, transferCalldata } from '../tron/trc20-usdt.ts';
-import { chainParameters, type ChainParameters } from './chain-parameters.ts';
+import { chainParameters, checkEnergyFactor, type ChainParameters } from './chain-parameters.ts';
 import { ChainState, type AccountState, type JournalEntry, type NextTransferOutcome } from './chain-state.ts';
 import { payerKeys, type PayerKey } from './payer-keys.ts';
 import { PrunedBlockIds } from './pruned-history.ts';
@@ -56,6 +56,8 @@ export interface ChainSnapshot {
   readonly usdtBalances: readonly (readonly [TronAddress, bigint])[];
   readonly usdtBlacklist: readonly TronAddress[];
   readonly usdtPaused: boolean;
+  /** Absent in files saved before the dynamic energy factor existed (then the parameters' factor). */
+  readonly usdtEnergyFactor?: number;
   /** Absent in files saved before one-shot outcomes existed. */
   readonly nextTransferOutcomes?: readonly (readonly [TronAddress, NextTransferOutcome])[];
   readonly blocks: readonly {
@@ -123,6 +125,7 @@ export class SimulatedChain {
     this.#nowMs = this.parameters.genesisTimestampMs;
     this.payers = payerKeys(this.seed, this.parameters.payerCount);
     this.#prunedIds = new PrunedBlockIds(this.parameters.retainedBlockHeaders);
+    this.state.usdtEnergyFactor = this.parameters.usdtEnergyFactor;
     if (options.restore) {
       this.#restore(options.restore);
       return;
@@ -366,6 +369,12 @@ export class SimulatedChain {
     else this.state.usdtBlacklist.delete(address);
   }
 
+  /** The USDT contract's dynamic energy factor from now on (1/10,000), as a maintenance cycle moves it on mainnet. */
+  setUsdtEnergyFactor(factor: number): void {
+    checkEnergyFactor(factor);
+    this.state.usdtEnergyFactor = factor;
+  }
+
   setPaused(paused: boolean): void {
     this.state.usdtPaused = paused;
   }
@@ -446,6 +455,7 @@ export class SimulatedChain {
       usdtBalances: [...this.state.usdtBalances],
       usdtBlacklist: [...this.state.usdtBlacklist],
       usdtPaused: this.state.usdtPaused,
+      usdtEnergyFactor: this.state.usdtEnergyFactor,
       nextTransferOutcomes: [...this.state.nextTransferOutcomes],
       blocks: this.#blocks.map((block) => ({
         number: block.number,
@@ -469,6 +479,7 @@ export class SimulatedChain {
     for (const [address, balance] of snapshot.usdtBalances) this.state.usdtBalances.set(address, balance);
     for (const address of snapshot.usdtBlacklist) this.state.usdtBlacklist.add(address);
     this.state.usdtPaused = snapshot.usdtPaused;
+    if (snapshot.usdtEnergyFactor !== undefined) this.state.usdtEnergyFactor = snapshot.usdtEnergyFactor;
     for (const [address, outcome] of snapshot.nextTransferOutcomes ?? []) this.state.nextTransferOutcomes.set(address, outcome);
     for (const block of snapshot.blocks) {
       const transactions = block.transactions.map(({ hex, receipt }) => ({ ...this.#decodeSaved(hex), receipt }));

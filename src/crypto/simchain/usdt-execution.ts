@@ -8,6 +8,10 @@
 // energy. Either way no token moves and no log is written. A test helper may
 // arm the next transfer to an address to end in REVERT or OUT_OF_ENERGY
 // (ChainState.nextTransferOutcomes): it is charged exactly as the real cause would be.
+// Energy follows the contract's dynamic energy factor as java-tron's VM.play
+// charges it: each opcode's energy plus a penalty of energy × factor / 10,000
+// (Program.updateContextContractFactor returns energy_factor + 10,000). The
+// simulator applies it to the call's whole energy at once.
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { tronAddressToHex, type TronAddress } from '../tron/address.ts';
 import type { SignedTransaction } from '../tron/transaction.ts';
@@ -30,6 +34,8 @@ export interface EventLog {
 export interface Receipt {
   readonly result: ContractResult;
   readonly energyUsageTotal: number;
+  /** The part of energyUsageTotal the dynamic energy factor added (receipt.energy_penalty_total); absent in chains saved before it. */
+  readonly energyPenaltyTotal?: number;
   readonly energyFeeSun: bigint;
   /** Free bandwidth used (0 when the bytes were paid in TRX). */
   readonly netUsage: number;
@@ -73,10 +79,27 @@ export function trxTransferCost(state: ChainState, parameters: ChainParameters, 
   return { ok: true, freeBytes: 0, burnSun: parameters.createAccountFeeSun, createFeeSun: parameters.createNewAccountFeeSun };
 }
 
-/** Energy the transfer needs: more when the recipient holds no USDT yet (a new storage slot). */
+/** Energy the transfer needs: more when the recipient holds no USDT yet (a new storage slot); the energy factor's penalty included. */
 export function transferEnergy(state: ChainState, parameters: ChainParameters, to: TronAddress): number {
-  return state.usdtBalance(to) > 0n ? parameters.transferEnergyExistingHolder : parameters.transferEnergyNewHolder;
+  return withEnergyFactor(state.usdtBalance(to) > 0n ? parameters.transferEnergyExistingHolder : parameters.transferEnergyNewHolder, state.usdtEnergyFactor);
 }
+
+/** java-tron VM.play: penalty = energy × (factor + 10,000) / 10,000 − energy, added to the energy (integer division). */
+export function withEnergyFactor(energy: number, factor: number): number {
+  return energy + energyPenalty(energy, factor);
+}
+
+function energyPenalty(energy: number, factor: number): number {
+  return Number((BigInt(energy) * BigInt(factor)) / ENERGY_FACTOR_DECIMAL);
+}
+
+/** The penalty part of `energyTotal` burned at `factor` (receipt.energy_penalty_total, a constant call's energy_penalty). */
+export function penaltyPart(energyTotal: number, factor: number): number {
+  return energyTotal - Math.ceil((energyTotal * 10_000) / (10_000 + factor));
+}
+
+/** java-tron Constant.DYNAMIC_ENERGY_FACTOR_DECIMAL. */
+const ENERGY_FACTOR_DECIMAL = 10_000n;
 
 /**
  * Runs one transaction in a block. Returns null when it cannot be included at
@@ -105,14 +128,21 @@ export function executeInBlock(
   const refusal = !call.ok ? 'not a transfer(address,uint256) call' : armed === 'revert' ? 'armed to revert' : revertReason(state, owner, call.to, call.amount);
   // An armed OUT_OF_ENERGY needs more than the fee_limit allows: every usable unit is burned.
   const energyNeeded =
-    armed === 'out_of_energy' ? usableEnergy + 1 : refusal !== null || !call.ok ? parameters.revertEnergy : transferEnergy(state, parameters, call.to);
+    armed === 'out_of_energy'
+      ? usableEnergy + 1
+      : refusal !== null || !call.ok
+        ? withEnergyFactor(parameters.revertEnergy, state.usdtEnergyFactor)
+        : transferEnergy(state, parameters, call.to);
 
   const finish = (result: ContractResult, energy: number, extra: Partial<Receipt>): Receipt => {
     const energyFeeSun = BigInt(energy) * price;
     if (energyFeeSun > 0n) state.addTrx(owner, -energyFeeSun, journal);
+    // java-tron adds the penalty per opcode, so it is the same share of whatever ran.
+    const energyPenaltyTotal = penaltyPart(energy, state.usdtEnergyFactor);
     return {
       result,
       energyUsageTotal: energy,
+      ...(energyPenaltyTotal > 0 ? { energyPenaltyTotal } : {}),
       energyFeeSun,
       netUsage: bandwidth.freeBytes,
       netFeeSun: bandwidth.burnSun,

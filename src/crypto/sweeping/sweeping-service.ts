@@ -129,7 +129,7 @@ async function startSweep(deps: SweepingDeps, access: ChainAccess, candidate: re
     return false;
   }
   const amount = sweepAmount(candidate.unswept_final_micro, usdtOnChain);
-  const cost = await estimateUsdtTransferCost(access.node, { from: address, to: hotWallet, amount });
+  const cost = await estimateUsdtTransferCost(access.node, { from: address, to: hotWallet, amount }, deps.clock);
   // What the deposit address itself burns: energy and bandwidth. An activation fee in the estimate is the
   // recipient's (the hot wallet exists, so it is 0); the address's own creation is paid by the top-up's sender.
   const burnSun = cost.totalSun - cost.activationSun;

@@ -459,3 +459,17 @@ export function decodeNodeText(text: string): string {
   // Control characters other than whitespace would only garble a log line.
   return decoded.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '').slice(0, NODE_TEXT_CAP);
 }
+
+const ContractInfoSchema = Type.Object({
+  contract_state: Type.Optional(Type.Object({ energy_factor: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) })),
+});
+
+/**
+ * getcontractinfo: the contract's dynamic energy factor (ContractState.energy_factor,
+ * 1/10,000), 0 when left out (proto3 zero). `{}` is an address with no contract:
+ * a wrong USDT contract setting, refused rather than read as factor 0.
+ */
+export function readContractEnergyFactor(answer: unknown): number {
+  if (isEmptyObject(answer)) throw invalidAnswer('getcontractinfo: the node knows no contract at the USDT address');
+  return expectShape(ContractInfoSchema, answer, 'contract info').contract_state?.energy_factor ?? 0;
+}

@@ -14,6 +14,7 @@ import {
   readChainPrices,
   readTransactionOutcome,
   readConstantCallWord,
+  readContractEnergyFactor,
   type AccountResources,
   type BlockHeader,
   type ChainPrices,
@@ -83,6 +84,14 @@ export interface TronNodeClient {
   getAccount(address: TronAddress): Promise<TrxAccount>;
   /** USDT balance in micro-USDT, as the USDT contract's balanceOf answers. */
   getUsdtBalance(address: TronAddress): Promise<bigint>;
+  /** Whether the USDT contract's issuer blacklisted the address (Tether's `isBlackListed(address)`): transfers from or to it revert. */
+  isUsdtBlacklisted(address: TronAddress): Promise<boolean>;
+  /**
+   * The USDT contract's dynamic energy factor (`/wallet/getcontractinfo` →
+   * contract_state.energy_factor, in 1/10,000): a call's energy is its base
+   * energy × (1 + factor / 10,000) (TRON.md §1.5).
+   */
+  getUsdtEnergyFactor(): Promise<number>;
   /** The configured contract's decimals(): 6 for USDT; check it once at start, so a wrong contract setting cannot scale amounts. */
   getUsdtDecimals(): Promise<number>;
   getAccountResources(address: TronAddress): Promise<AccountResources>;
@@ -215,6 +224,13 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
     getAccount: (address) =>
       transport.run('/wallet/getaccount', async (node) => readAccount(await node.post('/wallet/getaccount', { address: tronAddressToHex(address), visible: false }), address)),
     getUsdtBalance: (address) => constantCall('balanceOf(address)', tronAddressToHex(address), Buffer.from(addressWord(address)).toString('hex')),
+    isUsdtBlacklisted: async (address) => {
+      const word = await constantCall('isBlackListed(address)', tronAddressToHex(address), Buffer.from(addressWord(address)).toString('hex'));
+      if (word > 1n) throw new TronNodeAnswerError(`isBlackListed answered ${word}, not a bool`);
+      return word === 1n;
+    },
+    getUsdtEnergyFactor: () =>
+      transport.run('/wallet/getcontractinfo', async (node) => readContractEnergyFactor(await node.post('/wallet/getcontractinfo', { value: usdtHex, visible: false }))),
     getUsdtDecimals: async () => {
       // Any address may make a view call; the contract's own is always well-formed.
       const decimals = await constantCall('decimals()', usdtHex, '');

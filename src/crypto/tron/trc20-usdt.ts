@@ -23,6 +23,8 @@ const SELECTOR_BYTES = 4;
 export const TRANSFER_SELECTOR = functionSelector('transfer(address,uint256)');
 /** keccak256("balanceOf(address)")[0..4] = 70a08231. */
 export const BALANCE_OF_SELECTOR = functionSelector('balanceOf(address)');
+/** keccak256("isBlackListed(address)")[0..4] = e47d6060: Tether's public blacklist mapping's getter. */
+export const IS_BLACKLISTED_SELECTOR = functionSelector('isBlackListed(address)');
 /** topics[0] of every ERC-20 Transfer log, hex without 0x: ddf252ad…b3ef. */
 export const TRANSFER_EVENT_TOPIC = bytesToHex(keccak_256(utf8ToBytes('Transfer(address,address,uint256)')));
 

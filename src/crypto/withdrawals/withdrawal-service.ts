@@ -28,7 +28,7 @@ import { emitWithdrawalCompleted, withdrawalView, type WithdrawalView } from './
 export interface WithdrawalDeps {
   readonly db: Db;
   readonly clock: Clock;
-  readonly config: Pick<Config, 'trxUsdtRateMicro'>;
+  readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
   readonly chain: Pick<CryptoChain, 'forMode'>;
   readonly logger: Logger;
 }
@@ -99,7 +99,7 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
   const existing = await repository.findByExternalId(deps.db, shop.merchantId, access.chain, externalId);
   if (existing) return repeated(existing);
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
-  const [quote] = await quotePayouts(access, deps.logger, NO_SERVICE_FEE, deps.config.trxUsdtRateMicro, [{ address, amountMicro }]);
+  const [quote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro }]);
   const createInTransaction = (): Promise<WithdrawalView> =>
     inTransaction(deps.db, async (tx) => {
       const awaitsApproval = await repository.approvalRequired(tx, shop.shopId);

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { usdtText } from '../../../src/crypto/receiving/receiving-views.ts';
+import { tronAddress } from '../../../src/crypto/tron/address.ts';
 import { backends } from '../../support/databases.ts';
 import { createCryptoTestApp, invoiceBody, type CryptoTestApp } from './crypto-routes-support.ts';
 
@@ -139,6 +140,19 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
     await expectRefused('hot_wallet/drain_trx', { address: hotWallet }, 'address');
   });
 
+  it('blacklist: the production node client sees isBlackListed follow; the address and listed are checked', async () => {
+    const node = await sandboxNode();
+    const listed = await helper('blacklist', { address, listed: true });
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect(listed.json()).toEqual({ address, listed: true });
+    expect(await node.isUsdtBlacklisted(tronAddress(address))).toBe(true);
+    expect((await helper('blacklist', { address, listed: false })).json()).toEqual({ address, listed: false });
+    expect(await node.isUsdtBlacklisted(tronAddress(address))).toBe(false);
+    await expectRefused('blacklist', { address: 'T123', listed: true }, 'address');
+    await expectRefused('blacklist', { address, listed: 'yes' }, 'listed');
+    await expectRefused('blacklist', { address }, 'listed');
+  });
+
   it('faucet: amounts are decimal strings above 0 with at most 6 places, up to 1,000,000; one of them is needed', async () => {
     const node = await sandboxNode();
     const fresh = (await testApp.call(key, 'POST', '/v1/crypto/invoices', invoiceBody())).json().address;
@@ -166,6 +180,7 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
       ['next_transfer_outcome', { address, outcome: 'revert' }],
       ['hot_wallet/drain_trx', {}],
       ['faucet', { address, usdt: '1' }],
+      ['blacklist', { address, listed: true }],
     ] as const) {
       const response = await helper(path, body, live.key);
       expect(response.statusCode, path).toBe(404);

@@ -62,6 +62,10 @@ const calls: Record<string, RouteCall> = {
   },
   'POST /v1/test_helpers/crypto/hot_wallet/drain_trx': { request: async () => ({ url: '/v1/test_helpers/crypto/hot_wallet/drain_trx', payload: {} }), successStatus: 200 },
   'POST /v1/test_helpers/crypto/faucet': { request: async () => ({ url: '/v1/test_helpers/crypto/faucet', payload: { trx: '1' } }), successStatus: 200 },
+  'POST /v1/test_helpers/crypto/blacklist': {
+    request: async () => ({ url: '/v1/test_helpers/crypto/blacklist', payload: { address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', listed: false } }),
+    successStatus: 200,
+  },
 };
 
 scopeMatrix('crypto', calls);

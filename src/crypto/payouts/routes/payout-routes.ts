@@ -58,7 +58,7 @@ const ListPayoutsQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const CREATE_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'amount_not_supported', 'insufficient_funds', 'duplicate_external_id'] as const;
+const CREATE_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'amount_not_supported', 'insufficient_funds', 'duplicate_external_id', 'address_blacklisted'] as const;
 
 function shopOf(principal: ApiPrincipal): PayoutShop {
   return { shopId: principal.shopId, merchantId: principal.merchantId, mode: principal.shopMode };
@@ -98,7 +98,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         tags: ['crypto payouts'],
         summary: 'The fees and total debit a payout would have now; creates nothing',
         body: QuoteBody,
-        response: { 200: Quote, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'amount_not_supported') },
+        response: { 200: Quote, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'amount_not_supported', 'address_blacklisted') },
       },
     },
     async (request) => quotePayout(deps(), shopOf(principalOf(request)), request.body),

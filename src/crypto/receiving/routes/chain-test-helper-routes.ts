@@ -1,6 +1,7 @@
 // /v1/test_helpers/crypto/*: drive the simulated TRON chain of sandbox shops as
 // a payer and the network would (a signed USDT transfer, blocks, a reorg, the
-// next transfer to an address failing, the hot wallet out of TRX, the faucet).
+// next transfer to an address failing, the hot wallet out of TRX, the faucet,
+// an address on the USDT blacklist).
 // On a live shop every one answers 404, like the payments' test helpers.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -8,7 +9,7 @@ import type { AppContext } from '../../../context.ts';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import { NEXT_TRANSFER_OUTCOMES } from '../../simchain/chain-state.ts';
-import { armNextTransferOutcome, drainHotWalletTrx, faucet, mineBlocks, reorgChain, simulateDeposit } from '../sandbox-chain-service.ts';
+import { armNextTransferOutcome, drainHotWalletTrx, faucet, mineBlocks, reorgChain, setUsdtBlacklisted, simulateDeposit } from '../sandbox-chain-service.ts';
 import { cryptoDepsFor } from '../crypto-deps.ts';
 import { AmountInput } from './crypto-schemas.ts';
 
@@ -97,6 +98,19 @@ const FaucetBody = Type.Object(
 const Funded = Type.Object(
   { address: Type.String(), usdt: Type.String({ description: 'its USDT now' }), trx: Type.String({ description: 'its TRX now' }) },
   { examples: [{ address: 'TJRabPrwbZy45sbavfcjinPJC18kjpRTv8', usdt: '10000', trx: '500' }] },
+);
+
+const BlacklistBody = Type.Object(
+  {
+    address: { ...ADDRESS, description: 'any address' },
+    listed: Type.Boolean({ description: 'true: on the blacklist (Tether’s addBlackList); false: off it (removeBlackList)' }),
+  },
+  { additionalProperties: false, examples: [{ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', listed: true }] },
+);
+
+const Blacklisted = Type.Object(
+  { address: Type.String(), listed: Type.Boolean({ description: 'whether the USDT contract now refuses transfers from and to the address' }) },
+  { examples: [{ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', listed: true }] },
 );
 
 const HELPER_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'not_found'] as const;
@@ -202,5 +216,21 @@ export const chainTestHelperRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
       },
     },
     async (request) => faucet(deps(), shopOf(request), request.body),
+  );
+
+  app.post(
+    '/test_helpers/crypto/blacklist',
+    {
+      config: { scopes: ['crypto', 'payouts'] },
+      schema: {
+        operationId: 'testHelpersCryptoBlacklist',
+        tags: ['test helpers'],
+        summary: 'Sandbox: put an address on the USDT contract’s blacklist, or take it off',
+        description: `${LIVE_SHOP_NOTE} As Tether’s issuer does on mainnet: the simulated USDT contract then reverts every transfer from or to the address and answers \`isBlackListed\` with true. A payout, refund or withdrawal to it is refused with \`400 address_blacklisted\`.`,
+        body: BlacklistBody,
+        response: { 200: { ...Blacklisted, description: 'The address’s standing now' }, ...errorResponses(...HELPER_ERRORS) },
+      },
+    },
+    async (request) => setUsdtBlacklisted(deps(), shopOf(request), request.body),
   );
 };

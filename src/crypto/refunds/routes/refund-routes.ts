@@ -98,6 +98,7 @@ export const refundRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
             'invalid_state',
             'already_refunded',
             'duplicate_external_id',
+            'address_blacklisted',
           ),
         },
       },
