@@ -9,6 +9,7 @@ import { kmsGenerateKeyCommand, kmsRotateCommand } from './kms-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
 import { cryptoAddressesCommand, cryptoSweepsListCommand, cryptoSweepsRetryCommand } from './crypto-commands.ts';
 import { chainSimulateCommand } from './chain-commands.ts';
+import { cryptoReconcileCommand } from './custody-commands.ts';
 import { withdrawalApproveCommand, withdrawalCreateCommand, withdrawalListCommand, withdrawalRejectCommand, withdrawalSettingsCommand } from './withdrawal-commands.ts';
 
 export const commands: readonly CliCommand[] = [
@@ -30,6 +31,7 @@ export const commands: readonly CliCommand[] = [
   cryptoAddressesCommand,
   cryptoSweepsListCommand,
   cryptoSweepsRetryCommand,
+  cryptoReconcileCommand,
   withdrawalCreateCommand,
   withdrawalApproveCommand,
   withdrawalRejectCommand,

@@ -344,3 +344,17 @@ export async function recordSignedAttempts(
   for (let start = 0; start < rows.length; start += 1_000) await tx.insertInto('crypto_outgoing_attempts').values(rows.slice(start, start + 1_000)).execute();
   return ids;
 }
+
+/** USDT the hot wallet's transfers signed and not final may have moved already (custody reconciliation). */
+export async function sumHotWalletUsdtInFlight(db: Executor, chain: ChainName): Promise<bigint> {
+  const row = await db
+    .selectFrom('crypto_outgoing_transfers')
+    .select(sql<bigint>`coalesce(sum(amount), 0)::int8`.as('amount'))
+    .where('chain', '=', chain)
+    .where('asset', '=', 'USDT')
+    .where('from_kind', '=', 'hot_wallet')
+    .where('status', 'in', ['queued', 'submitted'])
+    .where('tx_id', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return row.amount;
+}

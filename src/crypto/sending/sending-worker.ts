@@ -8,6 +8,7 @@ import { createPollingWorker } from '../../polling-worker.ts';
 import { cryptoDepsFor } from '../receiving/crypto-deps.ts';
 import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
+import { isSigningPaused } from '../custody/signing-pause.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
 import { createSigningPool, type SigningPool } from './signing-pool.ts';
 import { OUTGOING_PURPOSES, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
@@ -63,6 +64,7 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
         maxInFlight: context.config.outgoingMaxInFlight,
         maxAttempts: context.config.outgoingMaxAttempts,
         fundsWaitSeconds: context.config.outgoingFundsWaitSeconds,
+        signingPaused: () => isSigningPaused(context.db, mode),
         ...(sandbox ? { sandboxFaucet: async (address, amounts) => void (await (await deps.chain.sandboxControl()).faucet(address, amounts)) } : {}),
       });
       executors.set(access.chain, executor);

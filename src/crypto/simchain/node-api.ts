@@ -2,7 +2,8 @@
 // answering what java-tron answers (TRON.md §1.8), empty answers included:
 // `{}` for an unknown block, account or transaction, `[]` for the results of
 // an empty block; `{}` for blocks whose bodies the chain pruned, as a node with
-// pruned history answers. `/walletsolidity/*` sees only solidified blocks. Faults
+// pruned history answers. `/walletsolidity/*` sees only solidified blocks, and
+// answers balances as of the solidified block. Faults
 // (node-faults.ts) bend the answers the way real nodes misbehave.
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron/address.ts';
@@ -90,11 +91,16 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     return block && block.number <= visibleHead().number ? blockJson(block, witness, { detail }) : {};
   };
 
-  const account: Route = (body) => {
+  const account = (solid: boolean): Route => (body) => {
     const address = addressOf(body['address']);
     const state = address ? chain.state.account(address) : undefined;
     if (!address || !state) return {};
-    return accountJson(address, state, chain.state.freeBandwidthUsed(state, chain.nowMs));
+    const bandwidthUsed = chain.state.freeBandwidthUsed(state, chain.nowMs);
+    if (!solid) return accountJson(address, state, bandwidthUsed);
+    const above = changesAboveSolidified(chain, address);
+    // An account the unsolidified blocks created does not exist yet at the solidified block.
+    if (above.created) return {};
+    return accountJson(address, { ...state, balanceSun: state.balanceSun - above.trxSun }, bandwidthUsed);
   };
   const accountResource: Route = (body) => {
     const address = addressOf(body['address']);
@@ -103,7 +109,7 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     return accountResourceJson(chain.parameters, chain.state.freeBandwidthUsed(state, chain.nowMs));
   };
 
-  const constantCall = (estimate: boolean): Route => (body) => {
+  const constantCall = (estimate: boolean, solid = false): Route => (body) => {
     const contract = addressOf(body['contract_address']);
     const owner = addressOf(body['owner_address']);
     if (contract !== chain.parameters.usdtContract) {
@@ -112,7 +118,8 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     const selector = typeof body['function_selector'] === 'string' ? body['function_selector'].replace(/\s+/g, '') : undefined;
     const parameter = typeof body['parameter'] === 'string' ? body['parameter'] : '';
     const data = typeof body['data'] === 'string' ? body['data'] : undefined;
-    const outcome = runView(chain, selector, parameter, data, owner);
+    const usdtBalanceOf = solid ? (holder: TronAddress) => chain.state.usdtBalance(holder) - changesAboveSolidified(chain, holder).usdt : (holder: TronAddress) => chain.state.usdtBalance(holder);
+    const outcome = runView(chain, selector, parameter, data, owner, usdtBalanceOf);
     const seed = JSON.stringify([selector ?? data ?? '', parameter, owner ?? '', chain.head.id]);
     if (outcome.kind === 'revert') {
       return {
@@ -163,8 +170,12 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     '/wallet/gettransactionbyid': transactionById(false),
     '/walletsolidity/gettransactionbyid': transactionById(true),
     '/wallet/triggerconstantcontract': constantCall(false),
+    // java-tron: TriggerConstantContractOnSolidityServlet, GetAccountOnSolidityServlet (HttpApiOnSolidityService) run the
+    // /wallet/ servlets on the solidified state (WalletOnSolidity.futureGet).
+    '/walletsolidity/triggerconstantcontract': constantCall(false, true),
     '/wallet/estimateenergy': constantCall(true),
-    '/wallet/getaccount': account,
+    '/wallet/getaccount': account(false),
+    '/walletsolidity/getaccount': account(true),
     '/wallet/getaccountresource': accountResource,
     '/wallet/broadcasthex': broadcastHex,
     '/wallet/broadcasttransaction': broadcastJson,
@@ -183,7 +194,14 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
 type ViewOutcome = { readonly kind: 'ok'; readonly word: string; readonly energy: number } | { readonly kind: 'revert' };
 
 /** The USDT contract's view functions, and a dry run of transfer (its energy). */
-function runView(chain: SimulatedChain, selector: string | undefined, parameter: string, data: string | undefined, owner: TronAddress | undefined): ViewOutcome {
+function runView(
+  chain: SimulatedChain,
+  selector: string | undefined,
+  parameter: string,
+  data: string | undefined,
+  owner: TronAddress | undefined,
+  usdtBalanceOf: (holder: TronAddress) => bigint,
+): ViewOutcome {
   const word = (value: bigint) => bytesToHex(uint256Word(value));
   const name = selector ?? selectorName(data);
   const argumentsHex = selector !== undefined ? parameter : (data ?? '').slice(8);
@@ -192,7 +210,7 @@ function runView(chain: SimulatedChain, selector: string | undefined, parameter:
   switch (name) {
     case 'balanceOf(address)': {
       const holder = args.length === 32 ? addressFromWord(args) : undefined;
-      return holder ? { kind: 'ok', word: word(chain.state.usdtBalance(holder)), energy: CONSTANT_CALL_ENERGY } : { kind: 'revert' };
+      return holder ? { kind: 'ok', word: word(usdtBalanceOf(holder)), energy: CONSTANT_CALL_ENERGY } : { kind: 'revert' };
     }
     case 'decimals()':
       return { kind: 'ok', word: word(BigInt(USDT_DECIMALS)), energy: CONSTANT_CALL_ENERGY };
@@ -204,6 +222,25 @@ function runView(chain: SimulatedChain, selector: string | undefined, parameter:
     default:
       return { kind: 'revert' };
   }
+}
+
+/**
+ * What the blocks above the solidified one changed for an address (their journals:
+ * a solidified block's is dropped, a newer one's is kept for reorgs). Head state less
+ * these is the state at the solidified block; faucet grants, made outside blocks,
+ * count as solidified at once. A dry run of `transfer` and bandwidth still answer
+ * from the head.
+ */
+function changesAboveSolidified(chain: SimulatedChain, address: TronAddress): { usdt: bigint; trxSun: bigint; created: boolean } {
+  const changes = { usdt: 0n, trxSun: 0n, created: false };
+  for (let number = chain.solidNumber + 1; number <= chain.head.number; number += 1) {
+    for (const entry of chain.block(number)?.journal ?? []) {
+      if (entry.kind === 'usdt' && entry.address === address) changes.usdt += entry.delta;
+      else if (entry.kind === 'trx' && entry.address === address) changes.trxSun += entry.delta;
+      else if (entry.kind === 'account' && entry.address === address) changes.created = true;
+    }
+  }
+  return changes;
 }
 
 const KNOWN_SELECTORS: Record<string, string> = {
