@@ -8,7 +8,7 @@ import { withCliContext } from './database-command.ts';
 import { acknowledgeShortfall, ACKNOWLEDGED_BY_MAX_LENGTH, NOTE_MAX_LENGTH, reconcileAll, type ReconciliationView } from '../crypto/custody/reconciliation-service.ts';
 import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
 import { cryptoDepsFor } from '../crypto/receiving/crypto-deps.ts';
-import type { LedgerBook } from '../ledger/ledger-tables.ts';
+import type { LedgerBook } from '../ledger/ledger-service.ts';
 
 /** Exit code of a run in which some book could not be read: nothing was judged for it. */
 export const RECONCILE_UNREAD_EXIT_CODE = 3;

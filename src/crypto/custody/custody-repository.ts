@@ -2,7 +2,7 @@
 // operators' acknowledgements (migration 0027). Only src/crypto/custody/ writes them.
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import type { LedgerBook } from '../../ledger/ledger-tables.ts';
+import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import type { CustodyAsset, CustodyTables } from './custody-tables.ts';
 
 export type ReconciliationRow = Selectable<CustodyTables['crypto_custody_reconciliations']>;

@@ -1,5 +1,5 @@
 // Kysely types of the tables custody reconciliation owns (migration 0027_crypto_custody_reconciliations.sql).
-import type { LedgerBook } from '../../ledger/ledger-tables.ts';
+import type { LedgerBook } from '../../ledger/ledger-service.ts';
 
 /** The assets reconciled: USDT only (TRX is the gateway's own fuel, owed to nobody; docs/custody.md). */
 export type CustodyAsset = 'USDT';

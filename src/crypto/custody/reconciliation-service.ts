@@ -22,7 +22,7 @@ import { inTransaction, type Db } from '../../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { custodyLedgerTotals, type CustodyLedgerTotals } from '../../ledger/custody-totals.ts';
-import type { LedgerBook } from '../../ledger/ledger-tables.ts';
+import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import type { CryptoChain } from '../receiving/crypto-chain.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { hotWalletUsdtInFlight } from '../sending/outgoing-transfers.ts';

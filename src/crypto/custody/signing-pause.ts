@@ -9,7 +9,7 @@ import { API_KEYS_CHANNEL, type Notifications } from '../../db/notifications.ts'
 import { createNotifiedCache, type NotifiedCache } from '../../db/notified-cache.ts';
 import type { Executor } from '../../db/transaction.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
-import type { LedgerBook } from '../../ledger/ledger-tables.ts';
+import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import { findBookState } from './custody-repository.ts';
 
 /** How long a client is told to wait: an operator has to look first. */
