@@ -53,19 +53,19 @@ describe.each(backends)('paygate crypto reconcile on %s', (backend) => {
     expect(found.stderr).toContain('sandbox USDT: SHORTFALL  difference -12.345678  shortfall 12.345678');
     expect(found.stderr).toContain('signing PAUSED until acknowledged');
 
-    const again = await runPaygate(['crypto', 'reconcile', '--json'], env);
-    expect(again.code).toBe(1);
-    const [view] = lastJsonLine<ReconciliationView[]>(again.stdout);
-    expect(view).toMatchObject({ book: 'sandbox', outcome: 'shortfall', shortfall: '12.345678', expected: '12.345678', on_chain: { total: '0' }, signing_paused: true });
+    expect(found.stderr).toContain('on chain 0 = hot wallet 0 + 0 deposit address(es) 0');
+    expect(found.stderr).toContain('expected 12.345678 = deposits credited 12.345678');
 
     expect((await runPaygate(['crypto', 'reconcile', '--acknowledge', '--book', 'sandbox'], env)).code).toBe(2);
-    expect((await runPaygate(['crypto', 'reconcile', '--book', 'mainnet'], env)).code).toBe(2);
     const acknowledged = await runPaygate(['crypto', 'reconcile', '--acknowledge', '--book', 'sandbox', '--by', 'ops on call', '--note', 'phantom deposit, ticket 7'], env);
     expect(acknowledged.code, acknowledged.stderr).toBe(0);
     expect(acknowledged.stdout).toContain('sandbox: signing resumes; shortfall 12.345678 USDT accepted by ops on call');
 
     const accepted = await runPaygate(['crypto', 'reconcile', '--json'], env);
     expect(accepted.code, accepted.stderr).toBe(0);
-    expect(lastJsonLine(accepted.stdout)).toMatchObject([{ outcome: 'balanced', shortfall: '12.345678', accepted_shortfall: '12.345678', signing_paused: false }]);
-  });
+    expect(lastJsonLine<ReconciliationView[]>(accepted.stdout)).toMatchObject([
+      { book: 'sandbox', outcome: 'balanced', expected: '12.345678', shortfall: '12.345678', accepted_shortfall: '12.345678', on_chain: { total: '0' }, signing_paused: false },
+    ]);
+    // Four process starts on a shared machine: a bound on waiting, not on speed.
+  }, 600_000);
 });
