@@ -229,7 +229,8 @@ function runView(
  * a solidified block's is dropped, a newer one's is kept for reorgs). Head state less
  * these is the state at the solidified block; faucet grants, made outside blocks,
  * count as solidified at once. A dry run of `transfer` and bandwidth still answer
- * from the head.
+ * from the head, and a stuck node (faults) shows the chain's solidified balances:
+ * journals below the chain's solidified block are not kept.
  */
 function changesAboveSolidified(chain: SimulatedChain, address: TronAddress): { usdt: bigint; trxSun: bigint; created: boolean } {
   const changes = { usdt: 0n, trxSun: 0n, created: false };
