@@ -7,6 +7,7 @@
 // signing of queued ones, until an operator's acknowledgement resumes them.
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCustodyReconciliationWorker } from '../../../src/crypto/custody/reconciliation-worker.ts';
 import { reconcileBook, acknowledgeShortfall, type ReconciliationDeps, type ReconciliationView } from '../../../src/crypto/custody/reconciliation-service.ts';
 import { createChainWatcher, type ChainWatcher } from '../../../src/crypto/receiving/chain-watcher.ts';
 import type { ChainAccess } from '../../../src/crypto/receiving/crypto-chain.ts';
@@ -247,5 +248,18 @@ describe.each(backends)('custody reconciliation on %s', (backend) => {
     await sending.runOnce();
     expect(await reconcile()).toMatchObject({ outcome: 'shortfall', shortfall: '26', accepted_shortfall: '25', signing_paused: true });
     expect((await testApp.call(shop.key, 'POST', '/v1/crypto/payouts', payoutBody({ amount: '5' }))).statusCode).toBe(503);
+  });
+
+  it('the worker reconciles once per PAYGATE_CUSTODY_RECONCILE_INTERVAL_SECONDS of the injected clock, recording each run', async () => {
+    const worker = createCustodyReconciliationWorker(testApp.context);
+    const runs = async () => (await testApp.context.db.selectFrom('crypto_custody_reconciliations').select('id').execute()).length;
+    const before = await runs();
+    expect(await worker.runOnce()).toBe(1); // the sandbox book; live is not configured
+    expect(await worker.runOnce()).toBe(0);
+    testApp.clock.advance(testApp.context.config.custodyReconcileIntervalSeconds * 1_000 - 1);
+    expect(await worker.runOnce()).toBe(0);
+    testApp.clock.advance(1);
+    expect(await worker.runOnce()).toBe(1);
+    expect(await runs()).toBe(before + 2);
   });
 });
