@@ -27,7 +27,7 @@ function summary(view: ReconciliationView): string {
     `${view.book} USDT: ${view.outcome === 'shortfall' ? 'SHORTFALL' : 'balanced'}  difference ${view.difference}  shortfall ${view.shortfall} ` +
     `(accepted ${view.accepted_shortfall}, tolerance ${view.tolerance})  run ${view.reconciliation_id} at block ${view.solidified_block}\n` +
     `  on chain ${chain.total} = hot wallet ${chain.hot_wallet} + ${chain.addresses_read} deposit address(es) ${chain.deposit_addresses}\n` +
-    `  expected ${view.expected} = deposits credited ${ledger.deposits_credited} − outgoing booked ${ledger.outgoing_booked} − outgoing in flight ${view.outgoing_in_flight}  ` +
+    `  expected ${view.expected} = deposits credited ${ledger.deposits_credited} − from blocks above it ${ledger.deposits_above_block} − outgoing booked ${ledger.outgoing_booked} − outgoing in flight ${view.outgoing_in_flight}  ` +
     `(sweeps in flight ${view.sweeps_in_flight})\n` +
     `  owed: merchants ${ledger.merchant_balances} (reserved outgoing ${ledger.reserved_outgoing}) + gateway accounts ${ledger.gateway_accounts}` +
     `${view.signing_paused ? '\n  signing PAUSED until acknowledged: paygate crypto reconcile --acknowledge --book ' + view.book + ' --by NAME' : ''}`

@@ -18,6 +18,7 @@ export interface CustodyTables {
     deposit_addresses_micro: bigint | null;
     addresses_read: number;
     deposits_credited_micro: bigint | null;
+    deposits_above_block_micro: bigint | null;
     outgoing_booked_micro: bigint | null;
     outgoing_in_flight_micro: bigint | null;
     sweeps_in_flight_micro: bigint | null;

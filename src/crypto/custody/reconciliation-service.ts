@@ -11,8 +11,10 @@
 //    sweep landing between the reads is counted twice (surplus), never missed;
 // 3. AFTER the chain: hot-wallet transfers signed and not booked, then those
 //    booked (in that order, so one booked in between counts twice, never zero
-//    times): whatever left the chain before step 2 was signed before it.
-// expected = deposits credited − outgoing booked − outgoing signed, not booked
+//    times): whatever left the chain before step 2 was signed before it; and the
+//    deposits credited from blocks above the solidified block read (the watcher's
+//    node may be ahead of the one that answered).
+// expected = deposits credited − those above the block read − outgoing booked − outgoing signed, not booked
 // difference = on chain − expected; shortfall = what is missing beyond the USDT
 // sweeps are moving (a lagging node may show a sweep on neither side).
 import type { Logger } from 'pino';
@@ -24,6 +26,7 @@ import { newId } from '../../ids.ts';
 import { custodyLedgerTotals, type CustodyLedgerTotals } from '../../ledger/custody-totals.ts';
 import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import type { CryptoChain } from '../receiving/crypto-chain.ts';
+import { usdtCreditedAboveBlock } from '../receiving/custody-service.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { hotWalletUsdtInFlight } from '../sending/outgoing-transfers.ts';
 import { addressesHoldingUsdt, usdtBeingSwept } from '../sweeping/sweep-custody.ts';
@@ -58,6 +61,7 @@ interface Figures {
   readonly holdings: ChainHoldings;
   readonly outgoingInFlight: bigint;
   readonly sweepsInFlight: bigint;
+  readonly depositsAboveBlock: bigint;
 }
 
 /** What a run found, as the CLI prints it (USDT as decimal strings). */
@@ -74,6 +78,7 @@ export interface ReconciliationView {
     readonly reserved_outgoing: string;
     readonly gateway_accounts: string;
     readonly deposits_credited: string;
+    readonly deposits_above_block: string;
     readonly outgoing_booked: string;
   } | null;
   readonly outgoing_in_flight: string | null;
@@ -120,12 +125,13 @@ async function readFigures(deps: ReconciliationDeps, book: LedgerBook, before: C
   const outgoingInFlight = await hotWalletUsdtInFlight(deps.db, access.chain);
   const sweepsInFlight = await usdtBeingSwept(deps.db, access.chain);
   const after = await custodyLedgerTotals(deps.db, book, 'USDT');
-  return { before, after, holdings, outgoingInFlight, sweepsInFlight };
+  const depositsAboveBlock = await usdtCreditedAboveBlock(deps.db, access.chain, holdings.solidifiedBlock);
+  return { before, after, holdings, outgoingInFlight, sweepsInFlight, depositsAboveBlock };
 }
 
 async function readHoldings(deps: ReconciliationDeps, access: Awaited<ReturnType<CryptoChain['forMode']>>): Promise<ChainHoldings> {
   const { node } = access;
-  const solidified = await node.getSolidifiedBlock();
+  const solidifiedBefore = await node.getSolidifiedBlock();
   let depositAddressesMicro = 0n;
   let addressesRead = 0;
   for await (const page of addressesHoldingUsdt(deps.db, access.keyId, MAX_ADDRESSES_PER_RUN)) {
@@ -136,12 +142,13 @@ async function readHoldings(deps: ReconciliationDeps, access: Awaited<ReturnType
     }
   }
   const hotWalletMicro = await node.getUsdtBalance(access.addressKey.hotWalletAddress, { solidified: true });
-  return { solidifiedBlock: solidified.number, hotWalletMicro, depositAddressesMicro, addressesRead };
+  const solidifiedAfter = await node.getSolidifiedBlock();
+  return { solidifiedBlock: Math.min(solidifiedBefore.number, solidifiedAfter.number), hotWalletMicro, depositAddressesMicro, addressesRead };
 }
 
 function judge(figures: Figures): { expected: bigint; difference: bigint; shortfall: bigint } {
   const onChain = figures.holdings.hotWalletMicro + figures.holdings.depositAddressesMicro;
-  const expected = figures.before.depositsCredited - figures.after.outgoingBooked - figures.outgoingInFlight;
+  const expected = figures.before.depositsCredited - figures.depositsAboveBlock - figures.after.outgoingBooked - figures.outgoingInFlight;
   const difference = onChain - expected;
   const missing = -difference - figures.sweepsInFlight;
   return { expected, difference, shortfall: missing > 0n ? missing : 0n };
@@ -168,6 +175,7 @@ async function recordJudged(deps: ReconciliationDeps, book: LedgerBook, startedA
       deposit_addresses_micro: figures.holdings.depositAddressesMicro,
       addresses_read: figures.holdings.addressesRead,
       deposits_credited_micro: figures.before.depositsCredited,
+      deposits_above_block_micro: figures.depositsAboveBlock,
       outgoing_booked_micro: figures.after.outgoingBooked,
       outgoing_in_flight_micro: figures.outgoingInFlight,
       sweeps_in_flight_micro: figures.sweepsInFlight,
@@ -249,6 +257,7 @@ export function reconciliationView(row: ReconciliationRow, signingPaused: boolea
             reserved_outgoing: usdtText(row.reserved_outgoing_micro!),
             gateway_accounts: usdtText(row.gateway_fees_micro!),
             deposits_credited: usdtText(row.deposits_credited_micro),
+            deposits_above_block: usdtText(row.deposits_above_block_micro ?? 0n),
             outgoing_booked: usdtText(row.outgoing_booked_micro!),
           },
     outgoing_in_flight: text(row.outgoing_in_flight_micro),

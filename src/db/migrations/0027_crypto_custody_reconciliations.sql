@@ -12,7 +12,7 @@ create table crypto_custody_reconciliations (
   outcome                    text not null check (outcome in ('balanced', 'shortfall', 'failed')),
   started_at                 timestamptz not null,
   finished_at                timestamptz not null,
-  -- The solidified block before the first balance was read.
+  -- The lower of the solidified blocks the node reported before and after the balances were read.
   solidified_block           int8 check (solidified_block >= 0),
   hot_wallet_micro           int8 check (hot_wallet_micro >= 0),
   deposit_addresses_micro    int8 check (deposit_addresses_micro >= 0),
@@ -20,6 +20,8 @@ create table crypto_custody_reconciliations (
   -- The ledger's hot_wallet account: deposits credited (read before the chain) and
   -- outgoing transfers booked (read after it); transfers signed and not booked yet.
   deposits_credited_micro    int8,
+  -- Of which from blocks above solidified_block (a node behind the watcher's): not expected on chain yet.
+  deposits_above_block_micro int8 check (deposits_above_block_micro >= 0),
   outgoing_booked_micro      int8,
   outgoing_in_flight_micro   int8 check (outgoing_in_flight_micro >= 0),
   sweeps_in_flight_micro     int8 check (sweeps_in_flight_micro >= 0),

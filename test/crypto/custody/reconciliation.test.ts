@@ -11,6 +11,7 @@ import { createCustodyReconciliationWorker } from '../../../src/crypto/custody/r
 import { reconcileBook, acknowledgeShortfall, type ReconciliationDeps, type ReconciliationView } from '../../../src/crypto/custody/reconciliation-service.ts';
 import { createChainWatcher, type ChainWatcher } from '../../../src/crypto/receiving/chain-watcher.ts';
 import type { ChainAccess } from '../../../src/crypto/receiving/crypto-chain.ts';
+import { usdtCreditedAboveBlock } from '../../../src/crypto/receiving/custody-service.ts';
 import { cryptoDepsFor, type CryptoDeps } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
 import { findOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
@@ -105,6 +106,10 @@ describe.each(backends)('custody reconciliation on %s', (backend) => {
     }
     expect((await sweepsOfAddress(testApp.context.db, swept))[0]?.status).toBe('completed');
     expect(await sweepsOfAddress(testApp.context.db, unswept)).toEqual([]);
+    // What a node behind the watcher's would not show yet: the deposits credited from blocks above its solidified one.
+    const newest = await testApp.context.db.selectFrom('crypto_deposits').select(['block_number', 'amount_micro']).where('address', '=', unswept).executeTakeFirstOrThrow();
+    expect(await usdtCreditedAboveBlock(testApp.context.db, 'tron-sandbox', Number(newest.block_number) - 1)).toBe(60_000_000n);
+    expect(await usdtCreditedAboveBlock(testApp.context.db, 'tron-sandbox', Number(newest.block_number))).toBe(0n);
 
     const payout = await post('/v1/crypto/payouts', payoutBody({ amount: '30' }));
     await sending.runOnce();
@@ -124,7 +129,7 @@ describe.each(backends)('custody reconciliation on %s', (backend) => {
       shortfall: '0',
       signing_paused: false,
     });
-    expect(view.ledger).toMatchObject({ deposits_credited: '160', outgoing_booked: '30', reserved_outgoing: '0' });
+    expect(view.ledger).toMatchObject({ deposits_credited: '160', deposits_above_block: '0', outgoing_booked: '30', reserved_outgoing: '0' });
     expectOwedMatches(view);
   });
 
