@@ -16,6 +16,7 @@ import { installAuthentication } from './http/authentication.ts';
 import { MAX_PATH_PARAMETER_LENGTH, handleClientError, handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { installJsonBodyParser } from './http/json-body-parser.ts';
 import { installMetricsRoute } from './http/metrics-route.ts';
+import { registerCustodyMetrics } from './crypto/custody/custody-metrics.ts';
 import { openApiOptions } from './http/openapi-document.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { installStringInputCheck } from './http/string-inputs.ts';
@@ -78,6 +79,7 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
   });
   const authFailures = new AuthFailureLimiter(context.clock, context.config.authFailuresPerMinute);
   installMetricsRoute(app, context, authFailures);
+  registerCustodyMetrics(context);
 
   await app.register(async (v1) => {
     installAuthentication(v1, context, authFailures);

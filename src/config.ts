@@ -66,6 +66,10 @@ export interface Config {
   readonly outgoingFundsWaitSeconds: number;
   /** Sending: the most energy one USDT transfer may take; above it nothing is quoted or signed (PAYGATE_TRON_TRANSFER_ENERGY_MAX; docs/payouts.md). */
   readonly tronTransferEnergyMax: bigint;
+  /** Custody: a shortfall of USDT on chain beyond this pauses the book's signing (PAYGATE_CUSTODY_TOLERANCE_USDT; docs/custody.md). */
+  readonly custodyToleranceMicro: bigint;
+  /** Custody: seconds between reconciliation runs of the worker (PAYGATE_CUSTODY_RECONCILE_INTERVAL_SECONDS). */
+  readonly custodyReconcileIntervalSeconds: number;
 }
 
 /** One TRON node URL and what belongs to it alone. */
@@ -291,6 +295,16 @@ function readTrxUsdtRate(env: Env): bigint {
   return parsed.minor;
 }
 
+/** PAYGATE_CUSTODY_TOLERANCE_USDT: a decimal string of USDT, "0.01" by default, at most 1,000,000. */
+function readCustodyTolerance(env: Env): bigint {
+  const name = 'PAYGATE_CUSTODY_TOLERANCE_USDT';
+  const raw = env[name]?.trim() || '0.01';
+  const parsed = parseMinor(raw, 'USDT', 'decimal-string');
+  if (!parsed.ok) throw new ConfigError(name, `${parsed.problem}, got "${raw}"`);
+  if (parsed.minor < 0n || parsed.minor > 1_000_000_000_000n) throw new ConfigError(name, 'must be from 0 to 1000000');
+  return parsed.minor;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function defaultPublicUrl(port: number): string {
@@ -346,5 +360,7 @@ export function loadConfig(env: Env = process.env): Config {
     outgoingMaxAttempts: readInteger(env, 'PAYGATE_OUTGOING_MAX_ATTEMPTS', 5, 1, 100),
     outgoingFundsWaitSeconds: readInteger(env, 'PAYGATE_OUTGOING_FUNDS_WAIT_SECONDS', 3_600, 0, 604_800),
     tronTransferEnergyMax: BigInt(readInteger(env, 'PAYGATE_TRON_TRANSFER_ENERGY_MAX', 200_000, 30_000, 10_000_000)),
+    custodyToleranceMicro: readCustodyTolerance(env),
+    custodyReconcileIntervalSeconds: readInteger(env, 'PAYGATE_CUSTODY_RECONCILE_INTERVAL_SECONDS', 600, 30, 86_400),
   };
 }

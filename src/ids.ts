@@ -24,6 +24,8 @@ export const ID_PREFIXES = {
   outgoingTransfer: 'otx',
   withdrawal: 'wd',
   sweep: 'swp',
+  custodyReconciliation: 'rec',
+  custodyAcknowledgement: 'ack',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -15,6 +15,7 @@ import type { OutgoingOutcomeHandler, OutgoingPurpose } from './crypto/sending/o
 import { gasTopupOutcomes, sweepOutcomes } from './crypto/sweeping/sweeping-service.ts';
 import { createSweeperWorker } from './crypto/sweeping/sweeping-worker.ts';
 import { createOutgoingTransferWorker } from './crypto/sending/sending-worker.ts';
+import { createCustodyReconciliationWorker } from './crypto/custody/reconciliation-worker.ts';
 import { createIdempotencyPurgeWorker } from './idempotency/idempotency-purge-worker.ts';
 import { balanceRoutes } from './ledger/balance-routes.ts';
 import { createReservationExpiryWorker } from './ledger/reservation-expiry-worker.ts';
@@ -67,6 +68,8 @@ export const modules: readonly GatewayModule[] = [
     workers: (context) => [createSweeperWorker(context)],
     outgoingOutcomes: { sweep: sweepOutcomes, gas_topup: gasTopupOutcomes },
   },
+  // On-chain holdings against the ledger; a shortfall pauses the book's signing (docs/custody.md).
+  { name: 'crypto-custody', workers: (context) => [createCustodyReconciliationWorker(context)] },
 ];
 
 /** Every module's outcome handlers of outgoing transfers, by purpose (the sign-once executor calls them). */

@@ -9,6 +9,7 @@ import { kmsGenerateKeyCommand, kmsRotateCommand } from './kms-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
 import { cryptoAddressesCommand, cryptoSettingsCommand, cryptoSweepsListCommand, cryptoSweepsRetryCommand } from './crypto-commands.ts';
 import { chainSimulateCommand } from './chain-commands.ts';
+import { cryptoReconcileCommand } from './custody-commands.ts';
 import { withdrawalApproveCommand, withdrawalCreateCommand, withdrawalListCommand, withdrawalRejectCommand, withdrawalSettingsCommand } from './withdrawal-commands.ts';
 
 export const commands: readonly CliCommand[] = [
@@ -31,6 +32,7 @@ export const commands: readonly CliCommand[] = [
   cryptoSweepsListCommand,
   cryptoSweepsRetryCommand,
   cryptoSettingsCommand,
+  cryptoReconcileCommand,
   withdrawalCreateCommand,
   withdrawalApproveCommand,
   withdrawalRejectCommand,

@@ -11,9 +11,10 @@ import type { SendingTables } from '../crypto/sending/sending-tables.ts';
 import type { SweepingTables } from '../crypto/sweeping/sweeping-tables.ts';
 import type { RefundTables } from '../crypto/refunds/refunds-tables.ts';
 import type { WithdrawalTables } from '../crypto/withdrawals/withdrawals-tables.ts';
+import type { CustodyTables } from '../crypto/custody/custody-tables.ts';
 
 export interface MigrationTables {
   schema_migrations: { version: string; applied_at: Date };
 }
 
-export interface Database extends MigrationTables, MerchantTables, WebhookTables, PaymentTables, LedgerTables, IdempotencyTables, CryptoReceivingTables, SendingTables, SweepingTables, PayoutTables, RefundTables, WithdrawalTables {}
+export interface Database extends MigrationTables, MerchantTables, WebhookTables, PaymentTables, LedgerTables, IdempotencyTables, CryptoReceivingTables, SendingTables, SweepingTables, PayoutTables, RefundTables, WithdrawalTables, CustodyTables {}

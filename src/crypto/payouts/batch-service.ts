@@ -73,6 +73,7 @@ export async function createBatch(deps: PayoutDeps, shop: PayoutShop, request: C
   const settings = await payoutSettingsOf(deps.db, shop.shopId);
   const access = await deps.chain.forMode(shop.mode);
   items.forEach((item, index) => checkAgainstSettings(settings, item.amountMicro, `payouts[${index}].amount`));
+  await deps.signingPause.assertNotPaused(deps.db, shop.mode);
   await checkRecipients(
     deps.db,
     access,

@@ -12,6 +12,7 @@ import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { parseMinor } from '../../money/decimal.ts';
+import type { SigningPauseCheck } from '../custody/signing-pause.ts';
 import type { ChainAccess, CryptoChain } from '../receiving/crypto-chain.ts';
 import { depositAddressesAmong } from '../receiving/address-allocation.ts';
 import { decodeListCursor, encodeListCursor } from '../receiving/list-cursor.ts';
@@ -40,6 +41,8 @@ export interface PayoutDeps {
   readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
   readonly chain: Pick<CryptoChain, 'forMode'>;
   readonly logger: Logger;
+  /** A book whose custody came up short takes no new payouts (503) until an operator acknowledges. */
+  readonly signingPause: SigningPauseCheck;
 }
 
 export interface PayoutShop {
@@ -289,6 +292,7 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
   const settings = settingsOfRow(state.settings);
 
   checkAgainstSettings(settings, item.amountMicro, 'amount');
+  await deps.signingPause.assertNotPaused(deps.db, shop.mode);
   const access = await deps.chain.forMode(shop.mode);
   await checkRecipients(deps.db, access, [{ address: item.address, field: 'address' }], new Set(state.recipientIsDepositAddress ? [item.address] : []));
   const [quote] = await quotePayouts(access, deps, settings, [item]);

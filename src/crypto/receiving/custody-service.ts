@@ -12,10 +12,20 @@ import { sweepSummaries, type SweepState } from '../sweeping/sweep-custody.ts';
 import { tronAddress } from '../tron/address.ts';
 import type { CryptoDeps } from './crypto-deps.ts';
 import * as repository from './receiving-repository.ts';
-import type { AddressKeyId, AddressPurpose } from './receiving-tables.ts';
+import type { Executor } from '../../db/transaction.ts';
+import type { AddressKeyId, AddressPurpose, ChainName } from './receiving-tables.ts';
 import { usdtText } from './receiving-views.ts';
 
 export const CUSTODY_PAGE_MAX = 1_000;
+
+/**
+ * USDT credited from deposits in blocks above `blockNumber`: with several nodes, the
+ * watcher may have credited from one whose solidified head is ahead of the one a
+ * balance was read from (custody reconciliation leaves them out of what it expects).
+ */
+export function usdtCreditedAboveBlock(db: Executor, chain: ChainName, blockNumber: number): Promise<bigint> {
+  return repository.sumCreditedAboveBlock(db, chain, blockNumber);
+}
 
 export interface CustodyLine {
   readonly address: string;

@@ -416,6 +416,18 @@ export async function ignoredDustOfAddresses(db: Executor, addresses: readonly s
   return new Map(rows.map((row) => [row.address, BigInt(row.total)]));
 }
 
+/** USDT of the deposits credited from blocks above `blockNumber` (custody reconciliation). */
+export async function sumCreditedAboveBlock(db: Executor, chain: ChainName, blockNumber: number): Promise<bigint> {
+  const row = await db
+    .selectFrom('crypto_deposits')
+    .select(sql<bigint>`coalesce(sum(amount_micro), 0)::int8`.as('amount'))
+    .where('chain', '=', chain)
+    .where('status', '=', 'credited')
+    .where('block_number', '>', BigInt(blockNumber))
+    .executeTakeFirstOrThrow();
+  return row.amount;
+}
+
 // ---- the watcher's cursor, lease and scanned blocks ----
 
 export async function findCursor(db: Executor, chain: ChainName): Promise<CursorRow | undefined> {

@@ -98,6 +98,8 @@ export interface ExecutorOptions {
   readonly transferEnergyMax?: bigint;
   /** Where transactions are signed: a worker-thread pool (signing-pool.ts; the caller closes it), or this thread (default). */
   readonly signing?: SigningPool;
+  /** Whether this chain's signing is paused (custody reconciliation found a shortfall): queued transfers then wait, unsigned. */
+  readonly signingPaused?: () => Promise<boolean>;
   /** TEST-ONLY: called (and awaited) at each step; throwing there stops the pass as a crash would, waiting there pauses it. */
   readonly onStep?: (step: ExecutorStep) => void | Promise<void>;
 }
@@ -479,6 +481,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     result: ExecutorPassResult,
     lap: (name: string) => void = () => undefined,
   ): Promise<void> {
+    if (await options.signingPaused?.()) return;
     const room = Math.min(SIGN_BATCH, options.maxInFlight - (await repository.countInFlight(db, chain)));
     const queued = await repository.queuedUnsigned(db, chain, purposes, room);
     if (queued.length === 0) return;

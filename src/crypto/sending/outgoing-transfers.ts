@@ -164,3 +164,12 @@ export function toOutgoingTransfer(row: OutgoingTransferRow): OutgoingTransfer {
     finalAt: row.final_at,
   };
 }
+
+/**
+ * USDT that hot-wallet transfers signed and not final yet (payouts, refunds,
+ * withdrawals) may already have moved on chain: their owners book them only
+ * once final, in the same transaction (custody reconciliation counts them gone).
+ */
+export function hotWalletUsdtInFlight(db: Executor, chain: ChainName): Promise<bigint> {
+  return repository.sumHotWalletUsdtInFlight(db, chain);
+}

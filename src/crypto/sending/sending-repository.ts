@@ -358,3 +358,17 @@ export async function confirmedRecipients(db: Executor, chain: ChainName, addres
     .execute();
   return new Set(rows.map((row) => row.to_address));
 }
+
+/** USDT the hot wallet's transfers signed and not final may have moved already (custody reconciliation). */
+export async function sumHotWalletUsdtInFlight(db: Executor, chain: ChainName): Promise<bigint> {
+  const row = await db
+    .selectFrom('crypto_outgoing_transfers')
+    .select(sql<bigint>`coalesce(sum(amount), 0)::int8`.as('amount'))
+    .where('chain', '=', chain)
+    .where('asset', '=', 'USDT')
+    .where('from_kind', '=', 'hot_wallet')
+    .where('status', 'in', ['queued', 'submitted'])
+    .where('tx_id', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return row.amount;
+}

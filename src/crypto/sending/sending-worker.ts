@@ -9,6 +9,7 @@ import { cryptoDepsFor } from '../receiving/crypto-deps.ts';
 import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
 import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
+import { isSigningPaused } from '../custody/signing-pause.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
 import { createSigningPool, type SigningPool } from './signing-pool.ts';
 import { OUTGOING_PURPOSES, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
@@ -65,6 +66,7 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
         maxAttempts: context.config.outgoingMaxAttempts,
         fundsWaitSeconds: context.config.outgoingFundsWaitSeconds,
         transferEnergyMax: context.config.tronTransferEnergyMax,
+        signingPaused: () => isSigningPaused(context.db, mode),
         ...(sandbox ? { sandboxFaucet: async (address, amounts) => void (await (await deps.chain.sandboxControl()).faucet(address, amounts)) } : {}),
       });
       executors.set(access.chain, executor);

@@ -6,8 +6,8 @@
 // block, a block not produced (or not solidified) yet, a block whose body was
 // pruned (GetTransactionInfoByBlockNumServlet; Wallet.getTransactionInfoByBlockNum
 // catches ItemNotFoundException and answers the empty list). `/walletsolidity/*`
-// sees only solidified blocks. Faults (node-faults.ts) bend the answers the way
-// real nodes misbehave.
+// sees only solidified blocks, and answers balances as of the solidified block.
+// Faults (node-faults.ts) bend the answers the way real nodes misbehave.
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron/address.ts';
 import { TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
@@ -108,11 +108,16 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     return block && block.number <= visibleHead().number ? shownBlock(block, { detail }) : {};
   };
 
-  const account: Route = (body) => {
+  const account = (solid: boolean): Route => (body) => {
     const address = addressOf(body['address']);
     const state = address ? chain.state.account(address) : undefined;
     if (!address || !state) return {};
-    return accountJson(address, state, chain.state.freeBandwidthUsed(state, chain.nowMs));
+    const bandwidthUsed = chain.state.freeBandwidthUsed(state, chain.nowMs);
+    if (!solid) return accountJson(address, state, bandwidthUsed);
+    const above = changesAboveSolidified(chain, address);
+    // An account the unsolidified blocks created does not exist yet at the solidified block.
+    if (above.created) return {};
+    return accountJson(address, { ...state, balanceSun: state.balanceSun - above.trxSun }, bandwidthUsed);
   };
   const accountResource: Route = (body) => {
     const address = addressOf(body['address']);
@@ -121,7 +126,7 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     return accountResourceJson(chain.parameters, chain.state.freeBandwidthUsed(state, chain.nowMs));
   };
 
-  const constantCall = (estimate: boolean): Route => (body) => {
+  const constantCall = (estimate: boolean, solid = false): Route => (body) => {
     const contract = addressOf(body['contract_address']);
     const owner = addressOf(body['owner_address']);
     if (contract !== chain.parameters.usdtContract) {
@@ -130,7 +135,8 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     const selector = typeof body['function_selector'] === 'string' ? body['function_selector'].replace(/\s+/g, '') : undefined;
     const parameter = typeof body['parameter'] === 'string' ? body['parameter'] : '';
     const data = typeof body['data'] === 'string' ? body['data'] : undefined;
-    const outcome = runView(chain, selector, parameter, data, owner);
+    const usdtBalanceOf = solid ? (holder: TronAddress) => chain.state.usdtBalance(holder) - changesAboveSolidified(chain, holder).usdt : (holder: TronAddress) => chain.state.usdtBalance(holder);
+    const outcome = runView(chain, selector, parameter, data, owner, usdtBalanceOf);
     const seed = JSON.stringify([selector ?? data ?? '', parameter, owner ?? '', chain.head.id]);
     if (outcome.kind === 'revert') {
       return {
@@ -190,9 +196,13 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     '/wallet/gettransactionbyid': transactionById(false),
     '/walletsolidity/gettransactionbyid': transactionById(true),
     '/wallet/triggerconstantcontract': constantCall(false),
+    // java-tron: TriggerConstantContractOnSolidityServlet, GetAccountOnSolidityServlet (HttpApiOnSolidityService) run the
+    // /wallet/ servlets on the solidified state (WalletOnSolidity.futureGet).
+    '/walletsolidity/triggerconstantcontract': constantCall(false, true),
     '/wallet/estimateenergy': constantCall(true),
     '/wallet/getcontractinfo': contractInfo,
-    '/wallet/getaccount': account,
+    '/wallet/getaccount': account(false),
+    '/walletsolidity/getaccount': account(true),
     '/wallet/getaccountresource': accountResource,
     '/wallet/broadcasthex': broadcastHex,
     '/wallet/broadcasttransaction': broadcastJson,
@@ -227,7 +237,14 @@ function rateLimitedAnswer(limit: RateLimitSettings): NodeAnswer {
 type ViewOutcome = { readonly kind: 'ok'; readonly word: string; readonly energy: number; readonly penalty?: number } | { readonly kind: 'revert' };
 
 /** The USDT contract's view functions, and a dry run of transfer (its energy). */
-function runView(chain: SimulatedChain, selector: string | undefined, parameter: string, data: string | undefined, owner: TronAddress | undefined): ViewOutcome {
+function runView(
+  chain: SimulatedChain,
+  selector: string | undefined,
+  parameter: string,
+  data: string | undefined,
+  owner: TronAddress | undefined,
+  usdtBalanceOf: (holder: TronAddress) => bigint,
+): ViewOutcome {
   const word = (value: bigint) => bytesToHex(uint256Word(value));
   const name = selector ?? selectorName(data);
   const argumentsHex = selector !== undefined ? parameter : (data ?? '').slice(8);
@@ -236,7 +253,7 @@ function runView(chain: SimulatedChain, selector: string | undefined, parameter:
   switch (name) {
     case 'balanceOf(address)': {
       const holder = args.length === 32 ? addressFromWord(args) : undefined;
-      return holder ? { kind: 'ok', word: word(chain.state.usdtBalance(holder)), energy: CONSTANT_CALL_ENERGY } : { kind: 'revert' };
+      return holder ? { kind: 'ok', word: word(usdtBalanceOf(holder)), energy: CONSTANT_CALL_ENERGY } : { kind: 'revert' };
     }
     case 'decimals()':
       return { kind: 'ok', word: word(BigInt(chain.parameters.usdtDecimals)), energy: CONSTANT_CALL_ENERGY };
@@ -254,6 +271,26 @@ function runView(chain: SimulatedChain, selector: string | undefined, parameter:
     default:
       return { kind: 'revert' };
   }
+}
+
+/**
+ * What the blocks above the solidified one changed for an address (their journals:
+ * a solidified block's is dropped, a newer one's is kept for reorgs). Head state less
+ * these is the state at the solidified block; faucet grants, made outside blocks,
+ * count as solidified at once. A dry run of `transfer` and bandwidth still answer
+ * from the head, and a stuck node (faults) shows the chain's solidified balances:
+ * journals below the chain's solidified block are not kept.
+ */
+function changesAboveSolidified(chain: SimulatedChain, address: TronAddress): { usdt: bigint; trxSun: bigint; created: boolean } {
+  const changes = { usdt: 0n, trxSun: 0n, created: false };
+  for (let number = chain.solidNumber + 1; number <= chain.head.number; number += 1) {
+    for (const entry of chain.block(number)?.journal ?? []) {
+      if (entry.kind === 'usdt' && entry.address === address) changes.usdt += entry.delta;
+      else if (entry.kind === 'trx' && entry.address === address) changes.trxSun += entry.delta;
+      else if (entry.kind === 'account' && entry.address === address) changes.created = true;
+    }
+  }
+  return changes;
 }
 
 const KNOWN_SELECTORS: Record<string, string> = {

@@ -60,3 +60,30 @@ export async function sweepSummaries(db: Db, options: { readonly addresses: read
   }
   return summaries;
 }
+
+/** Addresses read per page by custody reconciliation. */
+const HOLDING_PAGE = 500;
+
+/**
+ * Every address of a key that should hold USDT (final deposits not all swept, or a
+ * sweep in flight), in pages; custody reconciliation reads their balances. At most
+ * `max` addresses: past it the caller is told rather than given a partial list.
+ */
+export async function* addressesHoldingUsdt(db: Db, keyId: 'sandbox' | 'live', max: number): AsyncGenerator<string[]> {
+  let after: string | undefined;
+  let seen = 0;
+  for (;;) {
+    const page = await repository.addressesHoldingUsdt(db, { keyId, after, limit: HOLDING_PAGE });
+    if (page.length === 0) return;
+    seen += page.length;
+    if (seen > max) throw new RangeError(`more than ${max} deposit addresses hold unswept USDT`);
+    yield page;
+    if (page.length < HOLDING_PAGE) return;
+    after = page.at(-1);
+  }
+}
+
+/** USDT sweeps of a chain are moving now (built, not final): on the deposit address or the hot wallet, depending on when each is read. */
+export function usdtBeingSwept(db: Db, chain: 'tron-sandbox' | 'tron-live'): Promise<bigint> {
+  return repository.sumSweepingUsdt(db, chain);
+}

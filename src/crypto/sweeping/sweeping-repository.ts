@@ -206,3 +206,42 @@ export async function addressSweepStates(db: Executor, addresses: readonly strin
   `.execute(db);
   return result.rows;
 }
+
+/**
+ * A page of a key's addresses that should hold USDT: final deposits (credited or
+ * held) not all swept, or a sweep in flight (custody reconciliation reads them).
+ */
+export async function addressesHoldingUsdt(db: Executor, options: { readonly keyId: AddressKeyId; readonly after: string | undefined; readonly limit: number }): Promise<string[]> {
+  const result = await sql<{ address: string }>`
+    with final as (
+      select d.address, sum(d.amount_micro)::int8 as final_micro
+      from crypto_deposits d
+      where d.status in ('credited', 'held')
+      group by d.address
+    )
+    select f.address
+    from final f
+    join crypto_addresses a on a.address = f.address
+    left join lateral (
+      select sum(x.amount_micro)::int8 as swept_micro from crypto_sweeps x where x.address = f.address and x.status = 'completed'
+    ) s on true
+    where a.key_id = ${options.keyId}
+      and f.address > ${options.after ?? ''}
+      and (f.final_micro > coalesce(s.swept_micro, 0)
+        or exists (select 1 from crypto_sweeps x where x.address = f.address and x.status in ('topping_up', 'ready', 'sweeping')))
+    order by f.address
+    limit ${options.limit}
+  `.execute(db);
+  return result.rows.map((row) => row.address);
+}
+
+/** USDT the sweeps of a chain are moving right now: their transfer is built, not final. */
+export async function sumSweepingUsdt(db: Executor, chain: ChainAccess['chain']): Promise<bigint> {
+  const row = await db
+    .selectFrom('crypto_sweeps')
+    .select(sql<bigint>`coalesce(sum(amount_micro), 0)::int8`.as('amount'))
+    .where('chain', '=', chain)
+    .where('status', '=', 'sweeping')
+    .executeTakeFirstOrThrow();
+  return row.amount;
+}

@@ -80,10 +80,10 @@ export interface TronNodeClient {
   readonly nodeCount: number;
   /** Runs a USDT transfer as a constant call (nothing is sent): whether it would succeed now, and its energy. */
   dryRunUsdtTransfer(from: TronAddress, to: TronAddress, amount: bigint): Promise<{ readonly ok: true; readonly energy: number } | { readonly ok: false; readonly message: string }>;
-  /** TRX balance and whether the account exists (is activated) on chain. */
-  getAccount(address: TronAddress): Promise<TrxAccount>;
-  /** USDT balance in micro-USDT, as the USDT contract's balanceOf answers. */
-  getUsdtBalance(address: TronAddress): Promise<bigint>;
+  /** TRX balance and whether the account exists (is activated) on chain; with `solidified`, as of the newest solidified block (`/walletsolidity/getaccount`). */
+  getAccount(address: TronAddress, options?: { readonly solidified?: boolean }): Promise<TrxAccount>;
+  /** USDT balance in micro-USDT, as the USDT contract's balanceOf answers; with `solidified`, as of the newest solidified block (`/walletsolidity/triggerconstantcontract`). */
+  getUsdtBalance(address: TronAddress, options?: { readonly solidified?: boolean }): Promise<bigint>;
   /** Whether the USDT contract's issuer blacklisted the address (Tether's `isBlackListed(address)`): transfers from or to it revert. */
   isUsdtBlacklisted(address: TronAddress): Promise<boolean>;
   /**
@@ -129,10 +129,10 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
     return transport.run('/wallet/getblock', async (node) => readBlockHeader(await node.post('/wallet/getblock', { id_or_num: String(number), detail: false }), number));
   };
 
-  const constantCall = (selector: string, ownerHex: string, parameter: string) =>
-    transport.run('/wallet/triggerconstantcontract', async (node) =>
+  const constantCall = (selector: string, ownerHex: string, parameter: string, path = '/wallet/triggerconstantcontract') =>
+    transport.run(path, async (node) =>
       readConstantCallWord(
-        await node.post('/wallet/triggerconstantcontract', {
+        await node.post(path, {
           owner_address: ownerHex,
           contract_address: usdtHex,
           function_selector: selector,
@@ -221,9 +221,17 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
           'transfer(address,uint256)',
         ),
       ),
-    getAccount: (address) =>
-      transport.run('/wallet/getaccount', async (node) => readAccount(await node.post('/wallet/getaccount', { address: tronAddressToHex(address), visible: false }), address)),
-    getUsdtBalance: (address) => constantCall('balanceOf(address)', tronAddressToHex(address), Buffer.from(addressWord(address)).toString('hex')),
+    getAccount: (address, accountOptions) => {
+      const path = accountOptions?.solidified ? '/walletsolidity/getaccount' : '/wallet/getaccount';
+      return transport.run(path, async (node) => readAccount(await node.post(path, { address: tronAddressToHex(address), visible: false }), address));
+    },
+    getUsdtBalance: (address, balanceOptions) =>
+      constantCall(
+        'balanceOf(address)',
+        tronAddressToHex(address),
+        Buffer.from(addressWord(address)).toString('hex'),
+        balanceOptions?.solidified ? '/walletsolidity/triggerconstantcontract' : '/wallet/triggerconstantcontract',
+      ),
     isUsdtBlacklisted: async (address) => {
       const word = await constantCall('isBlackListed(address)', tronAddressToHex(address), Buffer.from(addressWord(address)).toString('hex'));
       if (word > 1n) throw new TronNodeAnswerError(`isBlackListed answered ${word}, not a bool`);

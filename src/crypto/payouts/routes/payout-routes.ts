@@ -6,6 +6,7 @@ import type { AppContext } from '../../../context.ts';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import type { ApiPrincipal } from '../../../merchants/merchant-service.ts';
+import { signingPauseCheckFor } from '../../custody/signing-pause.ts';
 import { cryptoDepsFor } from '../../receiving/crypto-deps.ts';
 import { PageQuery, pageOf } from '../../receiving/routes/crypto-schemas.ts';
 import { createBatch, getBatch } from '../batch-service.ts';
@@ -65,7 +66,8 @@ function shopOf(principal: ApiPrincipal): PayoutShop {
 }
 
 export const payoutRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const deps = (): PayoutDeps => cryptoDepsFor(context);
+  const signingPause = signingPauseCheckFor(context);
+  const deps = (): PayoutDeps => ({ ...cryptoDepsFor(context), signingPause });
 
   app.post(
     '/crypto/payouts',

@@ -1,0 +1,29 @@
+// The custody reconciliation worker (`serve --role worker|all`): every
+// PAYGATE_CUSTODY_RECONCILE_INTERVAL_SECONDS, one run per book (docs/custody.md).
+// Each worker process reconciles on its own; a second run is one more row, and a
+// pause set by either holds until acknowledged.
+import type { AppContext, Worker } from '../../context.ts';
+import { createPollingWorker, type PollingWorker } from '../../polling-worker.ts';
+import { cryptoDepsFor } from '../receiving/crypto-deps.ts';
+import { registerCustodyMetrics } from './custody-metrics.ts';
+import { reconcileAll } from './reconciliation-service.ts';
+
+/** How often the worker looks whether a run is due (the interval itself is the configuration's). */
+const CHECK_INTERVAL_MS = 10_000;
+
+export function createCustodyReconciliationWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'metrics'>): Worker & Pick<PollingWorker, 'runOnce'> {
+  const deps = cryptoDepsFor(context);
+  registerCustodyMetrics(context);
+  let lastRunMs = Number.NEGATIVE_INFINITY;
+  return createPollingWorker({
+    name: 'crypto-custody-reconciliation',
+    intervalMs: CHECK_INTERVAL_MS,
+    logger: context.logger,
+    async runOnce() {
+      const nowMs = context.clock.now().getTime();
+      if (nowMs - lastRunMs < context.config.custodyReconcileIntervalSeconds * 1_000) return 0;
+      lastRunMs = nowMs;
+      return (await reconcileAll(deps)).length;
+    },
+  });
+}
