@@ -159,6 +159,7 @@ function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls
   const xpubFile = env.PAYGATE_TRON_XPUB_FILE?.trim() || undefined;
   const urls = (env.PAYGATE_TRON_NODE_URLS ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
   if (urls.length > 10) throw new ConfigError('PAYGATE_TRON_NODE_URLS', `lists ${urls.length} URLs; at most 10`);
+  const allowHttp = readBoolean(env, 'PAYGATE_TRON_ALLOW_HTTP', false);
   for (const [index, url] of urls.entries()) {
     let parsed: URL;
     try {
@@ -167,6 +168,10 @@ function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls
       throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} is not a URL`);
     }
     if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} must use https or http`);
+    // Anyone on a plain-http path could rewrite what the node says about deposits and payouts.
+    if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname) && !allowHttp) {
+      throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} (${parsed.host}) must use https: http is for loopback nodes only, unless PAYGATE_TRON_ALLOW_HTTP=1`);
+    }
   }
   const contract = env.PAYGATE_TRON_USDT_CONTRACT?.trim() || USDT_CONTRACT_MAINNET_BASE58;
   if (!/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(contract)) throw new ConfigError('PAYGATE_TRON_USDT_CONTRACT', 'must be a TRON Base58 address (34 characters starting with T)');
@@ -176,6 +181,13 @@ function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls
     tronApiKey: env.PAYGATE_TRON_API_KEY?.trim() || undefined,
     tronUsdtContract: contract,
   };
+}
+
+/** localhost, 127.0.0.0/8 or ::1 (URL hostnames keep IPv6 in brackets). */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (host === 'localhost' || host === '::1') return true;
+  return isIP(host) === 4 && host.startsWith('127.');
 }
 
 /** PAYGATE_SWEEP_THRESHOLD_USDT: a decimal string of USDT, 50 by default (docs/sweeping.md). */
