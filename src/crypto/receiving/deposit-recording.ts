@@ -120,6 +120,7 @@ function newDepositRow(
     seen_at: now,
     final_at: null,
     credit_round: 1,
+    evidence: transfer.evidence,
   };
 }
 

@@ -58,6 +58,12 @@ export interface TronNodeClient {
    * against what it saw before (a mismatch there is a reorganisation).
    */
   scanBlocks(fromNumber: number, count: number): Promise<ScannedBlock[]>;
+  /**
+   * The solidified result of `txId` (`/walletsolidity/gettransactioninfobyid`) as each of `count`
+   * different nodes answers it (null: not final on that node), or null when fewer than `count`
+   * nodes are configured. What a second node must confirm before a credit.
+   */
+  getSolidifiedOutcomeOnNodes(txId: string, count: number): Promise<(TransactionOutcome | null)[] | null>;
   /** A transaction's result on chain (`gettransactioninfobyid`), or null when it is not (or, with `solidified`, not yet final). */
   getTransactionOutcome(txId: string, options?: { readonly solidified?: boolean }): Promise<TransactionOutcome | null>;
   /**
@@ -165,6 +171,13 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
       checkTxId(txId);
       const path = outcomeOptions?.solidified ? '/walletsolidity/gettransactioninfobyid' : '/wallet/gettransactioninfobyid';
       return transport.run(path, async (node) => readTransactionOutcome(await node.post(path, { value: txId.toLowerCase() }), txId.toLowerCase(), usdtHex));
+    },
+    getSolidifiedOutcomeOnNodes: async (txId, count) => {
+      checkTxId(txId);
+      if (transport.nodeCount < count) return null;
+      const path = '/walletsolidity/gettransactioninfobyid';
+      const id = txId.toLowerCase();
+      return transport.runOnDistinctNodes(path, count, async (node) => readTransactionOutcome(await node.post(path, { value: id }), id, usdtHex));
     },
     getBlockOutcomes: async (number, outcomeOptions) => {
       checkBlockNumber(number);

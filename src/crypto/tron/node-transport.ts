@@ -52,6 +52,14 @@ export interface NodeSession {
 export interface NodeTransport {
   /** Runs `work` against one node after another until it succeeds, fails for good, or the attempts are spent. */
   run<T>(label: string, work: (node: NodeSession) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` once on each of `count` different nodes (healthy ones first) and answers their
+   * results in that order; a node whose attempt fails is passed over for the next one. Fewer than
+   * `count` answers: TronNodeUnavailableError. For what one node's word must not decide alone.
+   */
+  runOnDistinctNodes<T>(label: string, count: number, work: (node: NodeSession) => Promise<T>): Promise<T[]>;
+  /** How many node URLs are configured. */
+  readonly nodeCount: number;
   close(): Promise<void>;
 }
 
@@ -111,6 +119,27 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
     throw new TronNodeUnavailableError(label, failures);
   }
 
+  async function runOnDistinctNodes<T>(label: string, count: number, work: (node: NodeSession) => Promise<T>): Promise<T[]> {
+    if (!Number.isSafeInteger(count) || count < 1 || count > nodes.length) throw new Error(`runOnDistinctNodes: count must be 1..${nodes.length}, got ${count}`);
+    const results: T[] = [];
+    const failures: NodeFailure[] = [];
+    for (const node of attemptOrder()) {
+      if (results.length === count) break;
+      try {
+        results.push(await work({ url: node.url, post: (path, body) => postJson(node, path, body) }));
+        coolingUntil.delete(node.key);
+      } catch (error) {
+        if (!(error instanceof NodeAttemptFailure)) throw error;
+        const failure: NodeFailure = { url: node.url, kind: error.kind, detail: cap(error.message) };
+        failures.push(failure);
+        coolingUntil.set(node.key, now() + Math.max(cooldownMs, error.cooldownMs ?? 0));
+        options.onAttemptFailure?.(failure, label);
+      }
+    }
+    if (results.length < count) throw new TronNodeUnavailableError(label, failures);
+    return results;
+  }
+
   async function postJson(node: NodeBase, path: string, body: object): Promise<unknown> {
     const signal = AbortSignal.timeout(timeoutMs);
     let response;
@@ -132,7 +161,7 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
     return interpretAnswer(node.url, path, statusCode, text);
   }
 
-  return { run, close: () => agent.close() };
+  return { run, runOnDistinctNodes, nodeCount: nodes.length, close: () => agent.close() };
 }
 
 /**
