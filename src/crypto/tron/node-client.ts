@@ -60,10 +60,10 @@ export interface TronNodeClient {
   scanBlocks(fromNumber: number, count: number): Promise<ScannedBlock[]>;
   /**
    * The solidified result of `txId` (`/walletsolidity/gettransactioninfobyid`) as each of `count`
-   * different nodes answers it (null: not final on that node), or null when fewer than `count`
-   * nodes are configured. What a second node must confirm before a credit.
+   * different nodes (`all`: every configured one) answers it (null: not final on that node), or
+   * null when fewer than `count` nodes are configured. What a second node must confirm before a credit.
    */
-  getSolidifiedOutcomeOnNodes(txId: string, count: number): Promise<(TransactionOutcome | null)[] | null>;
+  getSolidifiedOutcomeOnNodes(txId: string, count: number | 'all'): Promise<(TransactionOutcome | null)[] | null>;
   /** A transaction's result on chain (`gettransactioninfobyid`), or null when it is not (or, with `solidified`, not yet final). */
   getTransactionOutcome(txId: string, options?: { readonly solidified?: boolean }): Promise<TransactionOutcome | null>;
   /**
@@ -174,10 +174,11 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
     },
     getSolidifiedOutcomeOnNodes: async (txId, count) => {
       checkTxId(txId);
-      if (transport.nodeCount < count) return null;
+      const nodes = count === 'all' ? transport.nodeCount : count;
+      if (transport.nodeCount < nodes) return null;
       const path = '/walletsolidity/gettransactioninfobyid';
       const id = txId.toLowerCase();
-      return transport.runOnDistinctNodes(path, count, async (node) => readTransactionOutcome(await node.post(path, { value: id }), id, usdtHex));
+      return transport.runOnDistinctNodes(path, nodes, async (node) => readTransactionOutcome(await node.post(path, { value: id }), id, usdtHex));
     },
     getBlockOutcomes: async (number, outcomeOptions) => {
       checkBlockNumber(number);
