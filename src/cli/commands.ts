@@ -7,7 +7,13 @@ import { ledgerCheckCommand } from './ledger-commands.ts';
 import { suspenseListCommand, suspenseRefundCommand } from './suspense-commands.ts';
 import { kmsGenerateKeyCommand, kmsRotateCommand } from './kms-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
-import { cryptoAddressesCommand, cryptoSweepsListCommand, cryptoSweepsRetryCommand } from './crypto-commands.ts';
+import {
+  cryptoAddressesCommand,
+  cryptoDepositsReleaseCommand,
+  cryptoDepositsUnconfirmedCommand,
+  cryptoSweepsListCommand,
+  cryptoSweepsRetryCommand,
+} from './crypto-commands.ts';
 import { chainSimulateCommand } from './chain-commands.ts';
 import { withdrawalApproveCommand, withdrawalCreateCommand, withdrawalListCommand, withdrawalRejectCommand, withdrawalSettingsCommand } from './withdrawal-commands.ts';
 
@@ -30,6 +36,8 @@ export const commands: readonly CliCommand[] = [
   cryptoAddressesCommand,
   cryptoSweepsListCommand,
   cryptoSweepsRetryCommand,
+  cryptoDepositsUnconfirmedCommand,
+  cryptoDepositsReleaseCommand,
   withdrawalCreateCommand,
   withdrawalApproveCommand,
   withdrawalRejectCommand,

@@ -8,7 +8,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { emitMany, type EmitInput } from '../../webhooks/outbox.ts';
-import { depositAccounts, settleDepositCredits, voidDepositCredits } from './deposit-credits.ts';
+import { depositAccounts, reserveDepositCredits, settleDepositCredits, voidDepositCredits } from './deposit-credits.ts';
 import { invoiceStatusAfterFinalDeposit } from './invoice-status.ts';
 import { balanceFundedEvent, invoiceUpdatedEvents, walletDepositEvent } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
@@ -83,6 +83,23 @@ export async function holdUnconfirmedDeposits(tx: Tx, clock: Clock, depositIds: 
   // Last: the accounts stay locked to COMMIT.
   await voidDepositCredits(tx, clock, held);
   return held.length;
+}
+
+/**
+ * An operator's release of an unconfirmed deposit, after checking its transaction elsewhere (an
+ * explorer): its word is the second confirmation. In one transaction the deposit gets its next
+ * pending credit and is settled at once, as the watcher would have (credited, or held at a blocked
+ * wallet). Undefined when the deposit is not unconfirmed (released already, or never held).
+ */
+export async function releaseUnconfirmedDeposit(tx: Tx, clock: Clock, depositId: string): Promise<DepositRow | undefined> {
+  const deposit = await repository.reconfirmDeposit(tx, depositId);
+  if (!deposit) return undefined;
+  // The watcher's lock order: the deposit, then its wallet or invoice, then (last) the ledger accounts.
+  await repository.lockWallets(tx, deposit.wallet_id === null ? [] : [deposit.wallet_id]);
+  await repository.lockInvoices(tx, deposit.invoice_id === null ? [] : [deposit.invoice_id]);
+  await reserveDepositCredits(tx, clock, [deposit]);
+  await settleFinalDeposits(tx, clock, [deposit.id]);
+  return repository.findDepositById(tx, deposit.id);
 }
 
 /**

@@ -344,6 +344,26 @@ export async function finalDeposits(db: Executor, chain: ChainName, blockNumber:
     .execute();
 }
 
+export async function findDepositById(db: Executor, depositId: string): Promise<DepositRow | undefined> {
+  return db.selectFrom('crypto_deposits').selectAll().where('id', '=', depositId).executeTakeFirst();
+}
+
+/** Unconfirmed deposits (held for the operator), oldest block first. */
+export async function unconfirmedDeposits(db: Executor, limit: number): Promise<DepositRow[]> {
+  return db.selectFrom('crypto_deposits').selectAll().where('status', '=', 'unconfirmed').orderBy('block_number').orderBy('id').limit(limit).execute();
+}
+
+/** An unconfirmed deposit back to confirming with its next pending credit round (an operator's release); undefined unless it was unconfirmed. */
+export async function reconfirmDeposit(tx: Tx, depositId: string): Promise<DepositRow | undefined> {
+  return tx
+    .updateTable('crypto_deposits')
+    .set((eb) => ({ status: 'confirming', credit_round: eb('credit_round', '+', 1) }))
+    .where('id', '=', depositId)
+    .where('status', '=', 'unconfirmed')
+    .returningAll()
+    .executeTakeFirst();
+}
+
 /** These confirming deposits become `unconfirmed` (held for the operator); returns those that were confirming. */
 export async function markDepositsUnconfirmed(tx: Tx, depositIds: readonly string[]): Promise<DepositRow[]> {
   if (depositIds.length === 0) return [];

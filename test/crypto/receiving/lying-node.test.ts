@@ -10,7 +10,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { createInvoice, getInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
-import { depositsOfInvoice } from '../../../src/crypto/receiving/receiving-repository.ts';
+import { releaseUnconfirmedDeposit } from '../../../src/crypto/receiving/deposit-settlement.ts';
+import { depositsOfInvoice, unconfirmedDeposits } from '../../../src/crypto/receiving/receiving-repository.ts';
+import { inTransaction } from '../../../src/db/transaction.ts';
 import { logAddressHex } from '../../../src/crypto/simchain/usdt-execution.ts';
 import { tronAddress, type TronAddress } from '../../../src/crypto/tron/address.ts';
 import { createTronNodeClient, type TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
@@ -310,7 +312,7 @@ describe.each(backends)('deposits read through a lying TRON node on %s', (backen
       };
     }
 
-    it('with one node configured: recorded as log_only, then held unconfirmed — its pending credit voided, nothing credited', async () => {
+    it('with one node configured: recorded as log_only, then held unconfirmed — its pending credit voided, nothing credited — until an operator releases it, once', async () => {
       const invoice = await invoiceFor('8');
       const txId = payFinal(invoice.address, 8_000_000n);
       liar.rewrite(throughRouter(txId));
@@ -323,6 +325,17 @@ describe.each(backends)('deposits read through a lying TRON node on %s', (backen
       expect(await creditsOfDeposit(setup, deposit!.id)).toBe(0);
       expect(await usdtMainBalance(setup)).toBe(0n);
       expect(await usdtMainPending()).toBe(0n);
+      expect((await unconfirmedDeposits(setup.context.db, 10)).map((row) => row.id)).toEqual([deposit!.id]);
+
+      // `paygate crypto deposits release`: the operator checked the transaction elsewhere.
+      const release = () => inTransaction(setup.context.db, (tx) => releaseUnconfirmedDeposit(tx, setup.clock, deposit!.id));
+      expect(await release()).toMatchObject({ id: deposit!.id, status: 'credited', credit_round: 2 });
+      expect(await release()).toBeUndefined();
+      expect(await creditsOfDeposit(setup, deposit!.id)).toBe(1);
+      expect(await usdtMainBalance(setup)).toBe(8_000_000n);
+      expect(await usdtMainPending()).toBe(0n);
+      expect((await getInvoice(setup.deps, setup.shop.shopId, invoice.id)).status).toBe('paid');
+      expect(await unconfirmedDeposits(setup.context.db, 10)).toEqual([]);
     });
 
     it('with two nodes that both show it: credited once, after the second confirmed it', async () => {
