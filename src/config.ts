@@ -178,6 +178,7 @@ function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls
   const xpubFile = env.PAYGATE_TRON_XPUB_FILE?.trim() || undefined;
   const urls = (env.PAYGATE_TRON_NODE_URLS ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
   if (urls.length > 10) throw new ConfigError('PAYGATE_TRON_NODE_URLS', `lists ${urls.length} URLs; at most 10`);
+  const allowHttp = readBoolean(env, 'PAYGATE_TRON_ALLOW_HTTP', false);
   for (const [index, url] of urls.entries()) {
     let parsed: URL;
     try {
@@ -186,6 +187,10 @@ function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls
       throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} is not a URL`);
     }
     if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} must use https or http`);
+    // Anyone on a plain-http path could rewrite what the node says about deposits and payouts.
+    if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname) && !allowHttp) {
+      throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} (${parsed.host}) must use https: http is for loopback nodes only, unless PAYGATE_TRON_ALLOW_HTTP=1`);
+    }
   }
   const contract = env.PAYGATE_TRON_USDT_CONTRACT?.trim() || USDT_CONTRACT_MAINNET_BASE58;
   if (!/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(contract)) throw new ConfigError('PAYGATE_TRON_USDT_CONTRACT', 'must be a TRON Base58 address (34 characters starting with T)');
@@ -229,13 +234,14 @@ function readTronNodeSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNode
   if (!Array.isArray(parsed) || parsed.length === 0 || parsed.length > MAX_TRON_NODES) {
     throw new ConfigError(TRON_NODES, `must be a JSON array of 1 to ${MAX_TRON_NODES} node objects`);
   }
-  const nodes = parsed.map((entry: unknown, index) => readTronNode(entry, `entry ${index + 1}`));
+  const allowHttp = readBoolean(env, 'PAYGATE_TRON_ALLOW_HTTP', false);
+  const nodes = parsed.map((entry: unknown, index) => readTronNode(entry, `entry ${index + 1}`, allowHttp));
   const repeated = nodes.find((node, index) => nodes.findIndex((other) => other.url === node.url) !== index);
   if (repeated) throw new ConfigError(TRON_NODES, `lists ${new URL(repeated.url).origin} twice`);
   return { ...settings, tronNodeUrls: nodes.map((node) => node.url), tronNodes: nodes };
 }
 
-function readTronNode(entry: unknown, where: string): TronNodeSetting {
+function readTronNode(entry: unknown, where: string, allowHttp: boolean): TronNodeSetting {
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(TRON_NODES, `${where} must be an object`);
   const fields = entry as Record<string, unknown>;
   const unknown = Object.keys(fields).find((key) => !TRON_NODE_KEYS.includes(key));
@@ -249,6 +255,9 @@ function readTronNode(entry: unknown, where: string): TronNodeSetting {
     throw new ConfigError(TRON_NODES, `${where}: "url" is not a URL`);
   }
   if (parsedUrl.protocol !== 'https:' && parsedUrl.protocol !== 'http:') throw new ConfigError(TRON_NODES, `${where}: "url" must use https or http`);
+  if (parsedUrl.protocol === 'http:' && !isLoopbackHost(parsedUrl.hostname) && !allowHttp) {
+    throw new ConfigError(TRON_NODES, `${where} (${parsedUrl.host}) must use https: http is for loopback nodes only, unless PAYGATE_TRON_ALLOW_HTTP=1`);
+  }
   if (parsedUrl.username || parsedUrl.password || parsedUrl.search || parsedUrl.hash) {
     throw new ConfigError(TRON_NODES, `${where}: "url" must not carry credentials, a query or a fragment (the key goes in "api_key")`);
   }
@@ -272,6 +281,13 @@ function readTronNode(entry: unknown, where: string): TronNodeSetting {
     requestsPerSecond: typeof requestsPerSecond === 'number' ? requestsPerSecond : undefined,
     burst: typeof burst === 'number' ? burst : undefined,
   };
+}
+
+/** localhost, 127.0.0.0/8 or ::1 (URL hostnames keep IPv6 in brackets). */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (host === 'localhost' || host === '::1') return true;
+  return isIP(host) === 4 && host.startsWith('127.');
 }
 
 /** PAYGATE_SWEEP_THRESHOLD_USDT: a decimal string of USDT, 50 by default (docs/sweeping.md). */

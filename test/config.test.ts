@@ -52,6 +52,17 @@ describe('configuration', () => {
     });
   });
 
+  it('takes https TRON node URLs, and plain http only for loopback nodes or with PAYGATE_TRON_ALLOW_HTTP=1', () => {
+    const urls = 'https://api.trongrid.io,http://127.0.0.1:8090,http://localhost:8090/jsonrpc,http://[::1]:8090,http://127.8.9.10:1';
+    expect(loadConfig({ PAYGATE_TRON_NODE_URLS: urls }).tronNodeUrls).toHaveLength(5);
+    for (const remote of ['http://api.trongrid.io', 'http://10.0.0.5:8090', 'http://[2001:db8::1]:8090', 'http://localhost.example.com', 'http://128.0.0.1']) {
+      expect(() => loadConfig({ PAYGATE_TRON_NODE_URLS: `https://api.trongrid.io,${remote}` })).toThrow(/PAYGATE_TRON_NODE_URLS.*entry 2 .* must use https: http is for loopback nodes only/);
+      expect(loadConfig({ PAYGATE_TRON_NODE_URLS: remote, PAYGATE_TRON_ALLOW_HTTP: '1' }).tronNodeUrls).toEqual([remote]);
+    }
+    expect(() => loadConfig({ PAYGATE_TRON_NODE_URLS: 'http://10.0.0.5', PAYGATE_TRON_ALLOW_HTTP: '0' })).toThrow(/must use https/);
+    expect(() => loadConfig({ PAYGATE_TRON_ALLOW_HTTP: 'maybe' })).toThrow(/PAYGATE_TRON_ALLOW_HTTP/);
+  });
+
   it('reads the per-receiver webhook cap: 8 by default, refused outside 1..1000', () => {
     expect(loadConfig({}).webhookOriginConcurrency).toBe(8);
     expect(loadConfig({ PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY: '16' }).webhookOriginConcurrency).toBe(16);

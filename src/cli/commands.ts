@@ -7,7 +7,14 @@ import { ledgerCheckCommand } from './ledger-commands.ts';
 import { suspenseListCommand, suspenseRefundCommand } from './suspense-commands.ts';
 import { kmsGenerateKeyCommand, kmsRotateCommand } from './kms-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
-import { cryptoAddressesCommand, cryptoSettingsCommand, cryptoSweepsListCommand, cryptoSweepsRetryCommand } from './crypto-commands.ts';
+import {
+  cryptoAddressesCommand,
+  cryptoDepositsReleaseCommand,
+  cryptoDepositsUnconfirmedCommand,
+  cryptoSettingsCommand,
+  cryptoSweepsListCommand,
+  cryptoSweepsRetryCommand,
+} from './crypto-commands.ts';
 import { chainSimulateCommand } from './chain-commands.ts';
 import { cryptoReconcileCommand } from './custody-commands.ts';
 import { withdrawalApproveCommand, withdrawalCreateCommand, withdrawalListCommand, withdrawalRejectCommand, withdrawalSettingsCommand } from './withdrawal-commands.ts';
@@ -33,6 +40,8 @@ export const commands: readonly CliCommand[] = [
   cryptoSweepsRetryCommand,
   cryptoSettingsCommand,
   cryptoReconcileCommand,
+  cryptoDepositsUnconfirmedCommand,
+  cryptoDepositsReleaseCommand,
   withdrawalCreateCommand,
   withdrawalApproveCommand,
   withdrawalRejectCommand,

@@ -4,6 +4,8 @@
 // sandbox chain of the data folder for sandbox ones. `paygate crypto sweeps
 // list|retry`: an address's sweep attempts, and an operator's retry of a stuck one.
 // `paygate crypto settings`: a shop's receiving settings (its minimum deposit).
+// `paygate crypto deposits unconfirmed|release`: deposits held for want of a
+// second confirmation, and an operator's release of one.
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
@@ -11,8 +13,11 @@ import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
 import { cryptoDepsFor } from '../crypto/receiving/crypto-deps.ts';
 import { CUSTODY_PAGE_MAX, listCustodyAddresses, type CustodyLine } from '../crypto/receiving/custody-service.ts';
 import { minimumDepositOfShop, parseMinimumDeposit, setMinimumDepositOfShop } from '../crypto/receiving/deposit-dust.ts';
-import { usdtText } from '../crypto/receiving/receiving-views.ts';
 import { InvalidRequestError } from '../errors.ts';
+import { releaseUnconfirmedDeposit } from '../crypto/receiving/deposit-settlement.ts';
+import { unconfirmedDeposits } from '../crypto/receiving/receiving-repository.ts';
+import { depositView, usdtText, type DepositView } from '../crypto/receiving/receiving-views.ts';
+import { inTransaction } from '../db/transaction.ts';
 import { retrySweepsOfAddress, sweepsOfAddress, sweepView, type SweepView } from '../crypto/sweeping/sweeping-service.ts';
 
 function line(entry: CustodyLine): string {
@@ -112,6 +117,47 @@ export const cryptoSettingsCommand: CliCommand = {
     });
     if (values.json) io.out(JSON.stringify({ shop_id: shopId, min_deposit: usdtText(current) }));
     else io.out(`shop ${shopId}: minimum deposit ${usdtText(current)} USDT (smaller transfers are ignored as dust)`);
+    return 0;
+  },
+};
+
+const UNCONFIRMED_LIST_MAX = 1_000;
+
+function unconfirmedLine(deposit: DepositView & { readonly chain: string; readonly address: string; readonly evidence: string }): string {
+  return `${deposit.deposit_id}  ${deposit.chain}  ${deposit.amount} USDT  to ${deposit.address}  from ${deposit.from_address}  tx ${deposit.tx_id}:${deposit.log_index}  block ${deposit.block_number}  ${deposit.evidence}`;
+}
+
+export const cryptoDepositsUnconfirmedCommand: CliCommand = {
+  words: ['crypto', 'deposits', 'unconfirmed'],
+  usage: `paygate crypto deposits unconfirmed [--limit N (1..${UNCONFIRMED_LIST_MAX}, 100)] [--json]`,
+  summary: 'Final deposits no second TRON node confirmed, held and not credited, oldest first (docs/crypto.md "What a credit requires")',
+  async run(args, io, config) {
+    const { values } = parseArgs({ args, options: { limit: { type: 'string' }, json: { type: 'boolean', default: false } } });
+    const limit = values.limit === undefined ? 100 : Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > UNCONFIRMED_LIST_MAX) throw new CliUsageError(`--limit must be 1..${UNCONFIRMED_LIST_MAX}`);
+    const rows = await withCliContext(config, (context) => unconfirmedDeposits(context.db, limit));
+    const views = rows.map((row) => ({ ...depositView(row), chain: row.chain, address: row.address, evidence: row.evidence }));
+    if (values.json) io.out(JSON.stringify(views));
+    else if (views.length === 0) io.out('no unconfirmed deposits');
+    else for (const view of views) io.out(unconfirmedLine(view));
+    return 0;
+  },
+};
+
+export const cryptoDepositsReleaseCommand: CliCommand = {
+  words: ['crypto', 'deposits', 'release'],
+  usage: 'paygate crypto deposits release --deposit DEPOSIT_ID',
+  summary: 'Credits an unconfirmed deposit on the operator\'s word, after checking its transaction on an explorer (docs/crypto.md "What a credit requires")',
+  async run(args, io, config) {
+    const { values } = parseArgs({ args, options: { deposit: { type: 'string' } } });
+    const depositId = values.deposit?.trim();
+    if (!depositId) throw new CliUsageError('--deposit is required');
+    const released = await withCliContext(config, (context) => inTransaction(context.db, (tx) => releaseUnconfirmedDeposit(tx, context.clock, depositId)));
+    if (released === undefined) {
+      io.err(`${depositId}: no unconfirmed deposit with this id`);
+      return 1;
+    }
+    io.out(`${depositId}: ${released.status} (${usdtText(released.amount_micro)} USDT to ${released.address})`);
     return 0;
   },
 };

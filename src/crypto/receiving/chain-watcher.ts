@@ -12,7 +12,9 @@
 //     lease writes nothing), so a crash at any point repeats at most a batch,
 //     and deposits are unique by (tx_id, log_index) anyway;
 //  4. settle every confirming deposit whose block is at or below the
-//     solidified block, once the node's block there is the one we recorded
+//     solidified block and that has the confirmation a credit requires
+//     (deposit-confirmation.ts: a second node, or its own signed calldata;
+//     without it, `unconfirmed`), once the node's block there is the one we recorded
 //     (a batch of deposits per transaction, settled in sets; after a failed
 //     batch, one deposit per transaction; the ledger ids are the deposit's):
 //     after each recorded batch, beside the next one's scan, and once more at
@@ -27,7 +29,8 @@ import type { BlockHeader, ScannedBlock } from '../tron/node-client.ts';
 import type { ChainAccess } from './crypto-chain.ts';
 import { recordScannedTransfers } from './deposit-recording.ts';
 import { voidDepositCredits } from './deposit-credits.ts';
-import { settleFinalDeposits } from './deposit-settlement.ts';
+import { confirmFinalDeposits } from './deposit-confirmation.ts';
+import { holdUnconfirmedDeposits, settleFinalDeposits } from './deposit-settlement.ts';
 import { emitWalletDeposit } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
 
@@ -246,7 +249,15 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     step('before-settle');
     let settled = 0;
     for (let batch = 0; batch < SETTLE_BATCHES_PER_PASS_MAX; batch += 1) {
-      const ids = await repository.finalDepositIds(db, chain, finalNumber, SETTLE_BATCH);
+      const deposits = await repository.finalDeposits(db, chain, finalNumber, SETTLE_BATCH);
+      // Credited only with the confirmation a credit requires; the rest are held or wait (deposit-confirmation.ts).
+      const verdicts = await confirmFinalDeposits(access.node, deposits, options.logger);
+      const ids = deposits.filter((deposit) => verdicts.get(deposit.id) === 'credit').map((deposit) => deposit.id);
+      const unconfirmed = deposits.filter((deposit) => verdicts.get(deposit.id) === 'unconfirmed').map((deposit) => deposit.id);
+      if (unconfirmed.length > 0) {
+        const held = await inTransaction(db, (tx) => holdUnconfirmedDeposits(tx, clock, unconfirmed));
+        options.logger.warn({ chain, held, deposit_ids: unconfirmed }, 'final deposits without a second confirmation: held as unconfirmed for the operator');
+      }
       if (settleSingly) {
         settled += await settleOneByOne(ids);
       } else {
@@ -257,7 +268,8 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
           throw error;
         }
       }
-      if (ids.length < SETTLE_BATCH) break;
+      // Deposits left waiting come back first: only a batch that moved every one of them may have more behind it.
+      if (deposits.length < SETTLE_BATCH || ids.length + unconfirmed.length < deposits.length) break;
       if (!(await renewLease())) throw new LostLeadershipError();
     }
     settleSingly = false;

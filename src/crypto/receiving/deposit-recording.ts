@@ -131,6 +131,7 @@ function newDepositRow(
     seen_at: now,
     final_at: null,
     credit_round: 1,
+    evidence: transfer.evidence,
   };
 }
 

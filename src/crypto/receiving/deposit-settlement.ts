@@ -8,7 +8,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { emitMany, type EmitInput } from '../../webhooks/outbox.ts';
-import { depositAccounts, settleDepositCredits } from './deposit-credits.ts';
+import { depositAccounts, reserveDepositCredits, settleDepositCredits, voidDepositCredits } from './deposit-credits.ts';
 import { invoiceStatusAfterFinalDeposit } from './invoice-status.ts';
 import { balanceFundedEvent, invoiceUpdatedEvents, walletDepositEvent } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
@@ -61,6 +61,45 @@ export async function settleFinalDeposits(tx: Tx, clock: Clock, depositIds: read
   // Last: the accounts stay locked to COMMIT.
   await settleDepositCredits(tx, clock, finals, accounts);
   return finals.length;
+}
+
+/**
+ * Deposits no second, independent source confirmed (deposit-confirmation.ts): `unconfirmed`, held
+ * for the operator: their pending credits voided, nothing credited, no invoice moved; a wallet's
+ * deposit event says so. Returns how many were still confirming.
+ */
+export async function holdUnconfirmedDeposits(tx: Tx, clock: Clock, depositIds: readonly string[]): Promise<number> {
+  const locked = await repository.lockConfirmingDeposits(tx, depositIds);
+  if (locked.length === 0) return 0;
+  const held = (await repository.markDepositsUnconfirmed(tx, locked.map((deposit) => deposit.id))).sort((a, b) => a.id.localeCompare(b.id));
+  const walletIds = [...new Set(held.flatMap((deposit) => (deposit.wallet_id === null ? [] : [deposit.wallet_id])))];
+  const wallets = new Map((await repository.lockWallets(tx, walletIds)).map((row) => [row.id, row]));
+  const totals = await repository.walletTotals(tx, walletIds);
+  const events = held.flatMap((deposit) => {
+    const wallet = deposit.wallet_id === null ? undefined : wallets.get(deposit.wallet_id);
+    return wallet ? [walletDepositEvent(wallet, totals.get(wallet.id)!, deposit)] : [];
+  });
+  await emitMany(tx, clock, events);
+  // Last: the accounts stay locked to COMMIT.
+  await voidDepositCredits(tx, clock, held);
+  return held.length;
+}
+
+/**
+ * An operator's release of an unconfirmed deposit, after checking its transaction elsewhere (an
+ * explorer): its word is the second confirmation. In one transaction the deposit gets its next
+ * pending credit and is settled at once, as the watcher would have (credited, or held at a blocked
+ * wallet). Undefined when the deposit is not unconfirmed (released already, or never held).
+ */
+export async function releaseUnconfirmedDeposit(tx: Tx, clock: Clock, depositId: string): Promise<DepositRow | undefined> {
+  const deposit = await repository.reconfirmDeposit(tx, depositId);
+  if (!deposit) return undefined;
+  // The watcher's lock order: the deposit, then its wallet or invoice, then (last) the ledger accounts.
+  await repository.lockWallets(tx, deposit.wallet_id === null ? [] : [deposit.wallet_id]);
+  await repository.lockInvoices(tx, deposit.invoice_id === null ? [] : [deposit.invoice_id]);
+  await reserveDepositCredits(tx, clock, [deposit]);
+  await settleFinalDeposits(tx, clock, [deposit.id]);
+  return repository.findDepositById(tx, deposit.id);
 }
 
 /**

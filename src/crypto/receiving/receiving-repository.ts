@@ -295,13 +295,14 @@ export async function insertDeposits(tx: Tx, rows: readonly DepositRow[]): Promi
   const column = (pick: (row: DepositRow) => string | null) => rows.map(pick);
   const result = await sql<{ id: string }>`
     insert into crypto_deposits (id, chain, shop_id, address, invoice_id, wallet_id, tx_id, log_index, block_number, block_id,
-      from_address, amount_micro, status, late, seen_at, final_at, credit_round)
+      from_address, amount_micro, status, late, seen_at, final_at, credit_round, evidence)
     select * from unnest(${column((row) => row.id)}::text[], ${column((row) => row.chain)}::text[], ${column((row) => row.shop_id)}::text[],
       ${column((row) => row.address)}::text[], ${column((row) => row.invoice_id)}::text[], ${column((row) => row.wallet_id)}::text[],
       ${column((row) => row.tx_id)}::text[], ${column((row) => String(row.log_index))}::int4[], ${column((row) => String(row.block_number))}::int8[],
       ${column((row) => row.block_id)}::text[], ${column((row) => row.from_address)}::text[], ${column((row) => String(row.amount_micro))}::int8[],
       ${column((row) => row.status)}::text[], ${column((row) => String(row.late))}::bool[], ${column((row) => row.seen_at.toISOString())}::timestamptz[],
-      ${column((row) => row.final_at?.toISOString() ?? null)}::timestamptz[], ${column((row) => String(row.credit_round))}::int4[])
+      ${column((row) => row.final_at?.toISOString() ?? null)}::timestamptz[], ${column((row) => String(row.credit_round))}::int4[],
+      ${column((row) => row.evidence)}::text[])
     on conflict (tx_id, log_index) do nothing
     returning id`.execute(tx);
   const written = new Set(result.rows.map((row) => row.id));
@@ -343,9 +344,14 @@ export async function orphanDepositsAbove(tx: Tx, chain: ChainName, blockNumber:
 
 /** Ids of confirming deposits whose block is at or below `blockNumber` (final), oldest first. */
 export async function finalDepositIds(db: Executor, chain: ChainName, blockNumber: number, limit: number): Promise<string[]> {
-  const rows = await db
+  return (await finalDeposits(db, chain, blockNumber, limit)).map((row) => row.id);
+}
+
+/** The confirming deposits of blocks up to `blockNumber`, oldest block first, at most `limit`. */
+export async function finalDeposits(db: Executor, chain: ChainName, blockNumber: number, limit: number): Promise<DepositRow[]> {
+  return db
     .selectFrom('crypto_deposits')
-    .select('id')
+    .selectAll()
     .where('chain', '=', chain)
     .where('status', '=', 'confirming')
     .where('block_number', '<=', BigInt(blockNumber))
@@ -353,7 +359,32 @@ export async function finalDepositIds(db: Executor, chain: ChainName, blockNumbe
     .orderBy('id')
     .limit(limit)
     .execute();
-  return rows.map((row) => row.id);
+}
+
+export async function findDepositById(db: Executor, depositId: string): Promise<DepositRow | undefined> {
+  return db.selectFrom('crypto_deposits').selectAll().where('id', '=', depositId).executeTakeFirst();
+}
+
+/** Unconfirmed deposits (held for the operator), oldest block first. */
+export async function unconfirmedDeposits(db: Executor, limit: number): Promise<DepositRow[]> {
+  return db.selectFrom('crypto_deposits').selectAll().where('status', '=', 'unconfirmed').orderBy('block_number').orderBy('id').limit(limit).execute();
+}
+
+/** An unconfirmed deposit back to confirming with its next pending credit round (an operator's release); undefined unless it was unconfirmed. */
+export async function reconfirmDeposit(tx: Tx, depositId: string): Promise<DepositRow | undefined> {
+  return tx
+    .updateTable('crypto_deposits')
+    .set((eb) => ({ status: 'confirming', credit_round: eb('credit_round', '+', 1) }))
+    .where('id', '=', depositId)
+    .where('status', '=', 'unconfirmed')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** These confirming deposits become `unconfirmed` (held for the operator); returns those that were confirming. */
+export async function markDepositsUnconfirmed(tx: Tx, depositIds: readonly string[]): Promise<DepositRow[]> {
+  if (depositIds.length === 0) return [];
+  return tx.updateTable('crypto_deposits').set({ status: 'unconfirmed' }).where(anyOf('id', depositIds)).where('status', '=', 'confirming').returningAll().execute();
 }
 
 export async function lockConfirmingDeposit(tx: Tx, depositId: string): Promise<DepositRow | undefined> {

@@ -1,4 +1,4 @@
-// Kysely types of the tables the crypto receiving module owns (migrations 0015_crypto_receiving.sql, 0023_crypto_address_pool.sql, 0030_crypto_ignored_dust.sql).
+// Kysely types of the tables the crypto receiving module owns (migrations 0015_crypto_receiving.sql, 0023_crypto_address_pool.sql, 0026_crypto_deposit_evidence.sql, 0030_crypto_ignored_dust.sql).
 import type { Generated } from 'kysely';
 
 /** The chain a deposit arrived on: the simulated chain of sandbox shops, or the configured TRON nodes. */
@@ -11,7 +11,10 @@ export type InvoiceStatus = 'pending' | 'confirming' | 'paid' | 'overpaid' | 'un
 export const INVOICE_STATUSES: readonly InvoiceStatus[] = ['pending', 'confirming', 'paid', 'overpaid', 'underpaid', 'expired'];
 export type WalletStatus = 'active' | 'blocked';
 export const WALLET_STATUSES: readonly WalletStatus[] = ['active', 'blocked'];
-export type DepositStatus = 'confirming' | 'credited' | 'held' | 'orphaned';
+/** `unconfirmed`: no second, independent confirmation; held for the operator, never credited (migration 0026). */
+export type DepositStatus = 'confirming' | 'credited' | 'held' | 'orphaned' | 'unconfirmed';
+/** What states a deposit: its transaction's signed calldata, or only the node's log (migration 0026). */
+export type DepositEvidence = 'signed_call' | 'log_only';
 
 export interface CryptoReceivingTables {
   crypto_address_counters: { key_id: AddressKeyId; next_index: bigint };
@@ -77,6 +80,7 @@ export interface CryptoReceivingTables {
     final_at: Date | null;
     /** Which pending ledger credit is the deposit's current one (migration 0018); 0: none (recorded before it). */
     credit_round: Generated<number>;
+    evidence: Generated<DepositEvidence>;
   };
   crypto_chain_cursors: {
     chain: ChainName;

@@ -11,7 +11,7 @@ export type RefundRow = Selectable<RefundTables['crypto_refunds']>;
 export interface RefundableDeposit {
   readonly id: string;
   readonly chain: RefundRow['chain'];
-  readonly status: 'confirming' | 'credited' | 'held' | 'orphaned';
+  readonly status: 'confirming' | 'credited' | 'held' | 'orphaned' | 'unconfirmed';
   readonly amount_micro: bigint;
 }
 

@@ -367,17 +367,19 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       // history-less or lying node alone cannot make it sign again); a node that cannot answer
       // leaves the transfer for the next pass.
       for (const attempt of attempts) {
-        let lookup;
+        let answers;
         try {
-          lookup = await node.findSolidifiedTransactionOnNodes(attempt.tx_id, ABSENCE_WITNESSES);
+          answers = await node.getSolidifiedOutcomeOnNodes(attempt.tx_id, Math.min(ABSENCE_WITNESSES, node.nodeCount));
         } catch (error) {
           if (!(error instanceof TronNodeUnavailableError)) throw error;
           logger.error({ chain, transfer_id: row.id, tx_id: attempt.tx_id, err: error }, 'an expired outgoing transaction could not be looked up on enough nodes: no new one is signed yet');
           handled.add(row.id);
           return;
         }
-        if (lookup.kind === 'found') {
-          finishes.push({ kind: 'outcome', transferId: row.id, outcome: lookup.outcome });
+        if (answers === null) throw new Error(`the node client has fewer than ${Math.min(ABSENCE_WITNESSES, node.nodeCount)} nodes`);
+        const outcome = answers.find((answer) => answer !== null);
+        if (outcome) {
+          finishes.push({ kind: 'outcome', transferId: row.id, outcome });
           handled.add(row.id);
           return;
         }

@@ -37,9 +37,16 @@ export function blockJson(block: SimulatedBlock, witnessHex: string, options: { 
   return json;
 }
 
-/** A transaction as blocks and gettransactionbyid show it: its `ret` first. */
+/**
+ * A transaction as blocks and gettransactionbyid show it: its `ret` first, then
+ * signature, txID, raw_data and raw_data_hex (java-tron Util.printBlockToJSON →
+ * printTransactionToJSON, which adds raw_data_hex and txID but no `visible`:
+ * only printCreateTransaction does). Deposit checks read raw_data_hex and
+ * signature (tron/signed-calls.ts).
+ */
 export function blockTransactionJson(included: IncludedTransaction): Record<string, unknown> {
-  return { ret: [{ contractRet: included.receipt.result }], ...chainTransactionJson(included.transaction) };
+  const { visible: _visible, ...printed } = chainTransactionJson(included.transaction);
+  return { ret: [{ contractRet: included.receipt.result }], ...printed };
 }
 
 /** A TransactionInfo (gettransactioninfobyid, and each element of gettransactioninfobyblocknum). */

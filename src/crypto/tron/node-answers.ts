@@ -10,6 +10,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { parseTronAddress, tronAddressToHex, type TronAddress } from './address.ts';
 import { invalidAnswer } from './node-errors.ts';
+import { readSignedCall } from './signed-calls.ts';
 import { addressFromWord, TRANSFER_EVENT_TOPIC } from './trc20-usdt.ts';
 /** The largest amount an int8 column holds; no real USDT transfer comes near it. */
 const MAX_TRANSFER_AMOUNT = 2n ** 63n - 1n;
@@ -35,8 +36,16 @@ export interface UsdtTransferLog {
   readonly amount: bigint;
 }
 
+/**
+ * What states a deposit: `signed_call`, the transaction's own signed calldata
+ * (a USDT transfer/transferFrom by its owner) agrees with the log; `log_only`,
+ * only the node's log does (a transfer made inside another contract).
+ */
+export type TransferEvidence = 'signed_call' | 'log_only';
+
 export interface UsdtTransfer extends UsdtTransferLog {
   readonly blockId: string;
+  readonly evidence: TransferEvidence;
 }
 
 export interface ScannedBlock {
@@ -121,6 +130,8 @@ const BlockSchema = Type.Object({
       Type.Object({
         txID: Hex64,
         ret: Type.Optional(Type.Array(Type.Object({ contractRet: Type.Optional(Type.String({ maxLength: 64 })) }))),
+        raw_data_hex: Type.Optional(EvenHex),
+        signature: Type.Optional(Type.Array(EvenHex, { maxItems: 32 })),
       }),
     ),
   ),
@@ -237,7 +248,11 @@ function numberPrefix(number: number): string {
 export function readBlockTransfers(blockAnswer: unknown, header: BlockHeader, infosAnswer: unknown, usdtHex: string): ScannedBlock {
   const block = expectShape(BlockSchema, blockAnswer, 'block');
   const contractRets = new Map<string, string | undefined>();
-  for (const transaction of block.transactions ?? []) contractRets.set(transaction.txID.toLowerCase(), transaction.ret?.[0]?.contractRet);
+  const printed = new Map<string, BlockTransaction>();
+  for (const transaction of block.transactions ?? []) {
+    contractRets.set(transaction.txID.toLowerCase(), transaction.ret?.[0]?.contractRet);
+    printed.set(transaction.txID.toLowerCase(), transaction);
+  }
   const infos = isEmptyObject(infosAnswer) ? [] : expectShape(TransactionInfoListSchema, infosAnswer, `results of block ${header.number}`);
   const seen = new Set<string>();
   const transfers: UsdtTransfer[] = [];
@@ -249,13 +264,50 @@ export function readBlockTransfers(blockAnswer: unknown, header: BlockHeader, in
     seen.add(txId);
     // Both the block and the result must say the contract run succeeded.
     const succeeded = contractRets.get(txId) === 'SUCCESS' && transactionSucceeded(info) && info.receipt?.result === 'SUCCESS';
-    for (const log of transferLogs(info, txId, succeeded, usdtHex)) transfers.push({ ...log, blockId: header.id });
+    const logs = transferLogs(info, txId, succeeded, usdtHex);
+    const evidence = succeeded ? checkAgainstSignedCall(printed.get(txId)!, info, logs, usdtHex) : 'log_only';
+    for (const log of logs) transfers.push({ ...log, blockId: header.id, evidence });
   }
   // A node that leaves a result out could hide a deposit: every transaction of the block must have one.
   if (seen.size !== contractRets.size) {
     throw invalidAnswer(`block ${header.number} has ${contractRets.size} transactions but the node gave results for ${seen.size}`);
   }
   return { header, transfers };
+}
+
+type BlockTransaction = NonNullable<Static<typeof BlockSchema>['transactions']>[number];
+
+/**
+ * Holds a successful transaction's USDT logs against what its owner signed
+ * (signed-calls.ts). A signed USDT transfer must show exactly its one Transfer
+ * log, with the signed sender, recipient and amount: a log that says otherwise,
+ * or is missing, is the node's invention or omission. Transactions that state
+ * no USDT movement themselves give `log_only` deposits, which the watcher
+ * credits only after a second confirmation (docs/crypto.md).
+ */
+function checkAgainstSignedCall(transaction: BlockTransaction, info: Static<typeof TransactionInfoSchema>, logs: readonly UsdtTransferLog[], usdtHex: string): TransferEvidence {
+  const txId = transaction.txID.toLowerCase();
+  const reading = readSignedCall(transaction, usdtHex);
+  if (reading.kind === 'altered') throw invalidAnswer(`transaction ${txId}: its raw_data_hex does not hash to its txID`);
+  if (reading.kind === 'missing') {
+    // java-tron prints raw_data_hex for every transaction of a block (Util.printTransactionToJSON).
+    if (logs.length > 0) throw invalidAnswer(`transaction ${txId} carries USDT transfers but no raw_data_hex to check them against`);
+    return 'log_only';
+  }
+  if (reading.kind === 'other') return 'log_only';
+  const { move } = reading;
+  const usdtLogs = (info.log ?? []).filter((log) => logAddressHex(log.address) === usdtHex);
+  const [only] = logs;
+  // A zero (or int8-overflowing) amount still logs, but is no deposit: `logs` leaves it out.
+  const isDeposit = move.amount > 0n && move.amount <= MAX_TRANSFER_AMOUNT;
+  const statesMove =
+    usdtLogs.length === 1 &&
+    (isDeposit ? logs.length === 1 && only!.from === move.from && only!.to === move.to && only!.amount === move.amount : logs.length === 0);
+  if (!statesMove) {
+    const shown = logs.map((log) => `${log.amount} from ${log.from} to ${log.to}`).join('; ') || `${usdtLogs.length} USDT log(s) and no transfer`;
+    throw invalidAnswer(`transaction ${txId} signs a transfer of ${move.amount} from ${move.from} to ${move.to}, but the node's logs show ${shown}`);
+  }
+  return 'signed_call';
 }
 
 /** A transaction's result (gettransactioninfobyid); null for `{}` (not on chain, or not yet solidified on /walletsolidity). */

@@ -59,6 +59,12 @@ export interface TronNodeClient {
    * against what it saw before (a mismatch there is a reorganisation).
    */
   scanBlocks(fromNumber: number, count: number): Promise<ScannedBlock[]>;
+  /**
+   * The solidified result of `txId` (`/walletsolidity/gettransactioninfobyid`) as each of `count`
+   * different nodes (`all`: every configured one) answers it (null: not final on that node), or
+   * null when fewer than `count` nodes are configured. What a second node must confirm before a credit.
+   */
+  getSolidifiedOutcomeOnNodes(txId: string, count: number | 'all'): Promise<(TransactionOutcome | null)[] | null>;
   /** A transaction's result on chain (`gettransactioninfobyid`), or null when it is not (or, with `solidified`, not yet final). */
   getTransactionOutcome(txId: string, options?: { readonly solidified?: boolean }): Promise<TransactionOutcome | null>;
   /**
@@ -70,12 +76,6 @@ export interface TronNodeClient {
    * (TronNodeUnavailableError). One request per block finds the outcome of many sent transactions.
    */
   getSolidifiedBlockResults(number: number): Promise<TransactionOutcome[]>;
-  /**
-   * A transaction's solidified result asked of several different nodes (all configured, at most
-   * `nodes`): `found` as soon as one has it, `absent` only when every one of them answered `{}`.
-   * Throws when fewer than that many nodes could answer at all.
-   */
-  findSolidifiedTransactionOnNodes(txId: string, nodes: number): Promise<{ readonly kind: 'found'; readonly outcome: TransactionOutcome } | { readonly kind: 'absent'; readonly nodesAsked: number }>;
   /** How many node URLs this client asks (agreement of several needs several). */
   readonly nodeCount: number;
   /** Runs a USDT transfer as a constant call (nothing is sent): whether it would succeed now, and its energy. */
@@ -186,6 +186,14 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
       const path = outcomeOptions?.solidified ? '/walletsolidity/gettransactioninfobyid' : '/wallet/gettransactioninfobyid';
       return transport.run(path, async (node) => readTransactionOutcome(await node.post(path, { value: txId.toLowerCase() }), txId.toLowerCase(), usdtHex));
     },
+    getSolidifiedOutcomeOnNodes: async (txId, count) => {
+      checkTxId(txId);
+      const nodes = count === 'all' ? transport.nodeCount : count;
+      if (transport.nodeCount < nodes) return null;
+      const path = '/walletsolidity/gettransactioninfobyid';
+      const id = txId.toLowerCase();
+      return transport.runOnDistinctNodes(path, nodes, async (node) => readTransactionOutcome(await node.post(path, { value: id }), id, usdtHex));
+    },
     getSolidifiedBlockResults: async (number) => {
       checkBlockNumber(number);
       return transport.run('/walletsolidity/getblockbynum+gettransactioninfobyblocknum', async (node) => {
@@ -197,15 +205,6 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
         const infos = hasTransactions ? await node.post('/walletsolidity/gettransactioninfobyblocknum', { num: number }) : [];
         return readBlockResults(block, header, infos, usdtHex);
       });
-    },
-    findSolidifiedTransactionOnNodes: async (txId, nodes) => {
-      checkTxId(txId);
-      const id = txId.toLowerCase();
-      const answers = await transport.runOnEach('/walletsolidity/gettransactioninfobyid', Math.min(nodes, transport.nodeCount), async (node) =>
-        readTransactionOutcome(await node.post('/walletsolidity/gettransactioninfobyid', { value: id }), id, usdtHex),
-      );
-      const found = answers.find((answer) => answer !== null);
-      return found ? { kind: 'found', outcome: found } : { kind: 'absent', nodesAsked: answers.length };
     },
     nodeCount: transport.nodeCount,
     dryRunUsdtTransfer: (from, to, amount) =>

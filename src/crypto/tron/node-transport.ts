@@ -91,11 +91,12 @@ export interface NodeTransport {
   /** Runs `work` against one node after another until it succeeds, fails for good, or the attempts are spent. */
   run<T>(label: string, work: (node: NodeSession) => Promise<T>): Promise<T>;
   /**
-   * Runs `work` until it has succeeded on `count` different nodes (at most two tries per node):
-   * their answers, one per node. Throws TronNodeUnavailableError when fewer nodes answered.
+   * Runs `work` once on each of `count` different nodes (healthy ones first) and answers their
+   * results in that order; a node whose attempt fails is passed over for the next one. Fewer than
+   * `count` answers: TronNodeUnavailableError. For what one node's word must not decide alone.
    */
-  runOnEach<T>(label: string, count: number, work: (node: NodeSession) => Promise<T>): Promise<T[]>;
-  /** The number of configured node URLs. */
+  runOnDistinctNodes<T>(label: string, count: number, work: (node: NodeSession) => Promise<T>): Promise<T[]>;
+  /** How many node URLs are configured. */
   readonly nodeCount: number;
   close(): Promise<void>;
 }
@@ -204,8 +205,9 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
     throw new TronNodeUnavailableError(label, failures);
   }
 
-  async function runOnEach<T>(label: string, count: number, work: (node: NodeSession) => Promise<T>): Promise<T[]> {
-    const wanted = Math.max(1, Math.min(count, nodes.length));
+  async function runOnDistinctNodes<T>(label: string, count: number, work: (node: NodeSession) => Promise<T>): Promise<T[]> {
+    if (!Number.isSafeInteger(count) || count < 1 || count > nodes.length) throw new Error(`runOnDistinctNodes: count must be 1..${nodes.length}, got ${count}`);
+    const wanted = count;
     const deadline = now() + maxWaitMs;
     const answers: T[] = [];
     const failures: NodeFailure[] = [];
@@ -282,7 +284,7 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
     return interpretAnswer(node.url, path, statusCode, text);
   }
 
-  return { run, runOnEach, nodeCount: nodes.length, close: () => agent.close() };
+  return { run, runOnDistinctNodes, nodeCount: nodes.length, close: () => agent.close() };
 }
 
 /** No turn on any URL within the call's wait bound: the call gives up instead of waiting longer. */

@@ -21,6 +21,8 @@ const SELECTOR_BYTES = 4;
 
 /** keccak256("transfer(address,uint256)")[0..4] = a9059cbb. */
 export const TRANSFER_SELECTOR = functionSelector('transfer(address,uint256)');
+/** keccak256("transferFrom(address,address,uint256)")[0..4] = 23b872dd. */
+export const TRANSFER_FROM_SELECTOR = functionSelector('transferFrom(address,address,uint256)');
 /** keccak256("balanceOf(address)")[0..4] = 70a08231. */
 export const BALANCE_OF_SELECTOR = functionSelector('balanceOf(address)');
 /** keccak256("isBlackListed(address)")[0..4] = e47d6060: Tether's public blacklist mapping's getter. */
@@ -63,6 +65,28 @@ export function decodeTransferCalldata(data: Uint8Array): DecodedTransferCall {
   const to = addressFromWord(data.subarray(SELECTOR_BYTES, SELECTOR_BYTES + WORD_BYTES));
   if (to === undefined) return { ok: false, problem: 'the recipient word has non-zero padding' };
   return { ok: true, to, amount: uint256FromWord(data.subarray(SELECTOR_BYTES + WORD_BYTES)) };
+}
+
+/** selector + from word + recipient word + amount word. */
+const TRANSFER_FROM_CALLDATA_BYTES = SELECTOR_BYTES + 3 * WORD_BYTES;
+
+/** What a USDT call moves, read from its calldata: `transfer` moves the caller's tokens, `transferFrom` those of `from`. */
+export type DecodedTokenMove = { readonly from: TronAddress | 'caller'; readonly to: TronAddress; readonly amount: bigint };
+
+/**
+ * Reads `transfer(to, amount)` or `transferFrom(from, to, amount)` calldata
+ * strictly (exact length, zero address padding); undefined for anything else.
+ */
+export function decodeTokenMoveCalldata(data: Uint8Array): DecodedTokenMove | undefined {
+  if (startsWith(data, TRANSFER_SELECTOR)) {
+    const call = decodeTransferCalldata(data);
+    return call.ok ? { from: 'caller', to: call.to, amount: call.amount } : undefined;
+  }
+  if (data.length !== TRANSFER_FROM_CALLDATA_BYTES || !startsWith(data, TRANSFER_FROM_SELECTOR)) return undefined;
+  const from = addressFromWord(data.subarray(SELECTOR_BYTES, SELECTOR_BYTES + WORD_BYTES));
+  const to = addressFromWord(data.subarray(SELECTOR_BYTES + WORD_BYTES, SELECTOR_BYTES + 2 * WORD_BYTES));
+  if (from === undefined || to === undefined) return undefined;
+  return { from, to, amount: uint256FromWord(data.subarray(SELECTOR_BYTES + 2 * WORD_BYTES)) };
 }
 
 /** Reads `balanceOf(owner)` calldata strictly; undefined when it is anything else. */

@@ -65,7 +65,9 @@ describe('a transfer as the node shows it', () => {
     chain.produceBlocks(1);
     const txId = sent.transaction.txId;
     const block = (await post('/wallet/getblockbynum', { num: 2 })) as { transactions: Record<string, unknown>[] };
-    expect(block.transactions).toEqual([{ ret: [{ contractRet: 'SUCCESS' }], ...transactionJson(sent.transaction) }]);
+    // java-tron's printTransactionToJSON: raw_data_hex and txID added, no `visible` (Util.java).
+    const { visible: _visible, ...printed } = transactionJson(sent.transaction);
+    expect(block.transactions).toEqual([{ ret: [{ contractRet: 'SUCCESS' }], ...printed }]);
     const info = (await post('/wallet/gettransactioninfobyid', { value: txId })) as Record<string, unknown>;
     expect(info).toMatchObject({
       id: txId,

@@ -45,8 +45,8 @@ describe('the production node client reads the simulated chain', () => {
     expect(scanned.map((block) => block.header.id)).toEqual([1, 2, 3, 4, 5].map((number) => chain.block(number)!.id));
     const transfers = scanned.flatMap((block) => block.transfers);
     expect(transfers).toEqual([
-      { txId: good.transaction.txId, logIndex: 0, blockNumber: 3, blockId: chain.block(3)!.id, from: chain.payers[0]!.address, to: deposit.address, amount: 10_000_000n },
-      { txId: second.transaction.txId, logIndex: 0, blockNumber: 4, blockId: chain.block(4)!.id, from: chain.payers[0]!.address, to: other.address, amount: 2n },
+      { txId: good.transaction.txId, logIndex: 0, blockNumber: 3, blockId: chain.block(3)!.id, from: chain.payers[0]!.address, to: deposit.address, amount: 10_000_000n, evidence: 'signed_call' },
+      { txId: second.transaction.txId, logIndex: 0, blockNumber: 4, blockId: chain.block(4)!.id, from: chain.payers[0]!.address, to: other.address, amount: 2n, evidence: 'signed_call' },
     ]);
     const reverted = await client.getTransactionOutcome(tooMuch.transaction.txId);
     expect(reverted).toMatchObject({ contractResult: 'REVERT', succeeded: false, transfers: [], failureMessage: 'REVERT opcode executed' });

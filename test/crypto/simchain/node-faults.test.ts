@@ -127,7 +127,7 @@ describe('a stuck head', () => {
 });
 
 describe('a Transfer log from another contract', () => {
-  it('the client finds no deposit in it, in blocks or in outcomes', async () => {
+  it('the client finds no deposit in it: the block is refused (its signed USDT transfer shows no USDT log), the outcome has none', async () => {
     const { chain, client, first } = await nodes();
     const sent = chain.sendUsdt({ to: deposit.address, amount: 5_000_000n });
     chain.produceBlocks(1);
@@ -137,7 +137,13 @@ describe('a Transfer log from another contract', () => {
       log: { address: string }[];
     };
     expect(info.log[0]!.address).toBe('eca9bc828a3005b9a3b909f2cc5c2a54794de05f');
-    expect((await client.scanBlocks(4, 1))[0]!.transfers).toEqual([]);
+    const refused = await client.scanBlocks(4, 1).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(TronNodeUnavailableError);
+    expect((refused as TronNodeUnavailableError).failures.map((failure) => failure.kind)).toEqual(['invalid_answer', 'invalid_answer']);
+    expect((refused as TronNodeUnavailableError).failures[0]!.detail).toMatch(/signs a transfer of 5000000 .* but the node's logs show 0 USDT log/);
     expect(await client.getTransactionOutcome(sent.transaction.txId)).toMatchObject({ succeeded: true, transfers: [] });
   });
 });

@@ -14,6 +14,8 @@ import {
   OTHER_ADDRESS,
   OTHER_TOKEN,
   PAYER,
+  rawHexOf,
+  signedTransferTx,
   transactionInfo,
   transferLog,
   txId,
@@ -39,8 +41,7 @@ afterEach(async () => {
 const BLOCK = 500;
 
 /** One block holding one transaction with the given logs and results; answers the transfers the client finds. */
-async function transfersOf(logs: Record<string, unknown>[], outcome: { contractRet?: string; receiptResult?: string; failed?: boolean } = {}) {
-  const id = txId('single');
+async function transfersOf(logs: Record<string, unknown>[], outcome: { contractRet?: string; receiptResult?: string; failed?: boolean } = {}, id = txId('single')) {
   serveBlocks(node, [
     {
       block: blockJson({ number: BLOCK, transactions: [{ txID: id, contractRet: outcome.contractRet ?? 'SUCCESS' }] }),
@@ -54,8 +55,75 @@ async function transfersOf(logs: Record<string, unknown>[], outcome: { contractR
 describe('USDT transfers in a scanned block', () => {
   it('turns a USDT Transfer log of a successful transaction into a deposit with base58 addresses and a bigint amount', async () => {
     const amount = 12_345_678n;
-    const transfers = await transfersOf([transferLog({ from: PAYER, to: DEPOSIT_ADDRESS, amount })]);
-    expect(transfers).toEqual([{ txId: txId('single'), logIndex: 0, blockNumber: BLOCK, blockId: blockId(BLOCK), from: PAYER, to: DEPOSIT_ADDRESS, amount }]);
+    const id = signedTransferTx({ amount });
+    const transfers = await transfersOf([transferLog({ from: PAYER, to: DEPOSIT_ADDRESS, amount })], {}, id);
+    expect(transfers).toEqual([{ txId: id, logIndex: 0, blockNumber: BLOCK, blockId: blockId(BLOCK), from: PAYER, to: DEPOSIT_ADDRESS, amount, evidence: 'signed_call' }]);
+  });
+
+  describe('holds every Transfer log against the calldata its owner signed', () => {
+    async function refusal(logs: Record<string, unknown>[], id: string): Promise<string> {
+      const error = await transfersOf(logs, {}, id).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(TronNodeUnavailableError);
+      const failure = (error as TronNodeUnavailableError).failures[0]!;
+      expect(failure.kind).toBe('invalid_answer');
+      return failure.detail;
+    }
+
+    it('refuses a log whose amount is not the signed amount', async () => {
+      const id = signedTransferTx({ amount: 1_234_567n });
+      expect(await refusal([transferLog({ amount: 1_000_000_000_000n })], id)).toMatch(/signs a transfer of 1234567 .* logs show 1000000000000 from/);
+    });
+
+    it('refuses a log whose recipient is not the signed recipient', async () => {
+      const id = signedTransferTx({ amount: 5n, to: OTHER_ADDRESS });
+      expect(await refusal([transferLog({ amount: 5n, to: DEPOSIT_ADDRESS })], id)).toMatch(new RegExp(`to ${OTHER_ADDRESS}, but the node's logs show 5 from ${PAYER} to ${DEPOSIT_ADDRESS}`));
+    });
+
+    it('refuses a log whose sender is not the signing owner', async () => {
+      const id = signedTransferTx({ amount: 5n });
+      expect(await refusal([transferLog({ amount: 5n, from: OTHER_ADDRESS })], id)).toMatch(/signs a transfer of 5/);
+    });
+
+    it('refuses a successful signed transfer whose Transfer log is missing (a deposit hidden) or doubled', async () => {
+      expect(await refusal([], signedTransferTx({ amount: 7n, label: 'hidden' }))).toMatch(/0 USDT log\(s\) and no transfer/);
+      expect(await refusal([transferLog({ contract: OTHER_TOKEN, amount: 7n })], signedTransferTx({ amount: 7n, label: 'moved' }))).toMatch(/0 USDT log/);
+      expect(await refusal([transferLog({ amount: 7n }), transferLog({ amount: 7n })], signedTransferTx({ amount: 7n, label: 'doubled' }))).toMatch(/signs a transfer of 7/);
+    });
+
+    it('refuses a transaction whose raw_data_hex does not hash to its txID', async () => {
+      const id = signedTransferTx({ amount: 9n, label: 'altered' });
+      const honest = rawHexOf.get(id)!;
+      // The amount word of the calldata rewritten: another transaction under the same id.
+      rawHexOf.set(id, { ...honest, rawHex: honest.rawHex.replace(/09(?=[0-9a-f]{0,40}$)/, '0a') });
+      expect(rawHexOf.get(id)!.rawHex).not.toBe(honest.rawHex);
+      expect(await refusal([transferLog({ amount: 10n })], id)).toMatch(/does not hash to its txID/);
+    });
+
+    it('refuses a block transaction with USDT transfers but no raw_data_hex (java-tron Util.printTransactionToJSON always prints it)', async () => {
+      const id = txId('no-raw');
+      const block = blockJson({ number: BLOCK, transactions: [{ txID: id }] });
+      for (const transaction of block.transactions as Record<string, unknown>[]) delete transaction.raw_data_hex;
+      serveBlocks(node, [{ block, infos: [transactionInfo({ id, blockNumber: BLOCK, receiptResult: 'SUCCESS', logs: [transferLog()] })] }]);
+      await expect(client.scanBlocks(BLOCK, 1)).rejects.toThrow(/no raw_data_hex/);
+    });
+
+    it('reads transferFrom(from, to, amount) as stating the sender it names', async () => {
+      const data = Uint8Array.from(Buffer.from(`23b872dd${addressTopic(OTHER_ADDRESS)}${addressTopic(DEPOSIT_ADDRESS)}${uint256Word(42n)}`, 'hex'));
+      const id = signedTransferTx({ amount: 42n, data, label: 'transferFrom' });
+      expect(await transfersOf([transferLog({ from: OTHER_ADDRESS, amount: 42n })], {}, id)).toMatchObject([{ from: OTHER_ADDRESS, amount: 42n, evidence: 'signed_call' }]);
+      const lying = signedTransferTx({ amount: 42n, data, label: 'transferFrom lie' });
+      expect(await refusal([transferLog({ from: PAYER, amount: 42n })], lying)).toMatch(/signs a transfer of 42 from/);
+    });
+
+    it('marks as log_only a transfer no signed calldata states: another contract called, or a signature that is not the owner\'s', async () => {
+      const viaContract = signedTransferTx({ amount: 3n, contract: OTHER_TOKEN, label: 'router' });
+      expect(await transfersOf([transferLog({ amount: 3n })], {}, viaContract)).toMatchObject([{ amount: 3n, evidence: 'log_only' }]);
+      const otherKey = signedTransferTx({ amount: 3n, signingKey: new Uint8Array(32).fill(7), label: 'other key' });
+      expect(await transfersOf([transferLog({ amount: 999n })], {}, otherKey)).toMatchObject([{ amount: 999n, evidence: 'log_only' }]);
+    });
   });
 
   it('keeps every transfer of a transaction apart by log index, across transactions of the block', async () => {

@@ -219,3 +219,35 @@ describe('configuration', () => {
     expect(error.failures[0]?.detail).toMatch(/larger than 1000 bytes/);
   });
 });
+
+describe('one answer from each of several different nodes (what a credit needs agreement of)', () => {
+  const TX = 'ab'.repeat(32);
+  const info = (blockNumber: number) => ({ id: TX, blockNumber, receipt: { result: 'SUCCESS' }, contract_address: '41a614f803b6fd780986a42c78ec9c7f77e6ded13c' });
+
+  it('asks two different nodes once each, and answers null when fewer nodes are configured', async () => {
+    primary.on('/walletsolidity/gettransactioninfobyid', { json: info(7) });
+    secondary.on('/walletsolidity/gettransactioninfobyid', { json: {} });
+    const client = clientFor([primary.url, secondary.url]);
+    const outcomes = await client.getSolidifiedOutcomeOnNodes(TX, 2);
+    expect(outcomes?.map((outcome) => outcome?.blockNumber ?? null)).toEqual([7, null]);
+    expect(primary.requestsTo('/walletsolidity/gettransactioninfobyid').map((request) => request.body)).toEqual([{ value: TX }]);
+    expect(secondary.requestsTo('/walletsolidity/gettransactioninfobyid')).toHaveLength(1);
+    expect(await clientFor([primary.url]).getSolidifiedOutcomeOnNodes(TX, 2)).toBeNull();
+    expect(primary.requestsTo('/walletsolidity/gettransactioninfobyid')).toHaveLength(1);
+  });
+
+  it('passes over a node that fails for the next one, and is unavailable when too few answer', async () => {
+    const third = await startFakeTronNode();
+    try {
+      primary.on('/walletsolidity/gettransactioninfobyid', { status: 503, text: 'down' });
+      secondary.on('/walletsolidity/gettransactioninfobyid', { json: info(8) });
+      third.on('/walletsolidity/gettransactioninfobyid', { json: info(9) });
+      const outcomes = await clientFor([primary.url, secondary.url, third.url]).getSolidifiedOutcomeOnNodes(TX, 2);
+      expect(outcomes?.map((outcome) => outcome?.blockNumber)).toEqual([8, 9]);
+      const error = await unavailable(clientFor([primary.url, secondary.url]).getSolidifiedOutcomeOnNodes(TX, 'all'));
+      expect(error.failures.map((failure) => failure.kind)).toEqual(['http_status']);
+    } finally {
+      await third.close();
+    }
+  });
+});

@@ -18,7 +18,7 @@ export const InvoiceStatus = Type.Union([
   Type.Literal('expired'),
 ]);
 export const WalletStatus = Type.Union([Type.Literal('active'), Type.Literal('blocked')]);
-export const DepositStatus = Type.Union([Type.Literal('confirming'), Type.Literal('credited'), Type.Literal('held'), Type.Literal('orphaned')]);
+export const DepositStatus = Type.Union([Type.Literal('confirming'), Type.Literal('credited'), Type.Literal('held'), Type.Literal('orphaned'), Type.Literal('unconfirmed')]);
 
 const Usdt = (description: string) => Type.String({ description: `${description}; USDT as a decimal string with at most 6 places` });
 const Timestamp = Type.String({ format: 'date-time' });
