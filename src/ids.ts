@@ -24,6 +24,7 @@ export const ID_PREFIXES = {
   outgoingTransfer: 'otx',
   withdrawal: 'wd',
   sweep: 'swp',
+  coldMove: 'cold',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -9,6 +9,7 @@ import { kmsGenerateKeyCommand, kmsRotateCommand } from './kms-commands.ts';
 import { openapiCommand } from './openapi-command.ts';
 import { cryptoAddressesCommand, cryptoSweepsListCommand, cryptoSweepsRetryCommand } from './crypto-commands.ts';
 import { chainSimulateCommand } from './chain-commands.ts';
+import { cryptoKeysImportCommand, cryptoKeysListCommand } from './crypto-key-commands.ts';
 import { withdrawalApproveCommand, withdrawalCreateCommand, withdrawalListCommand, withdrawalRejectCommand, withdrawalSettingsCommand } from './withdrawal-commands.ts';
 
 export const commands: readonly CliCommand[] = [
@@ -30,6 +31,8 @@ export const commands: readonly CliCommand[] = [
   cryptoAddressesCommand,
   cryptoSweepsListCommand,
   cryptoSweepsRetryCommand,
+  cryptoKeysImportCommand,
+  cryptoKeysListCommand,
   withdrawalCreateCommand,
   withdrawalApproveCommand,
   withdrawalRejectCommand,
