@@ -10,6 +10,7 @@ import { openapiCommand } from './openapi-command.ts';
 import { cryptoAddressesCommand, cryptoSweepsListCommand, cryptoSweepsRetryCommand } from './crypto-commands.ts';
 import { chainSimulateCommand } from './chain-commands.ts';
 import { cryptoKeysImportCommand, cryptoKeysListCommand } from './crypto-key-commands.ts';
+import { cryptoHotWalletCommand } from './hot-wallet-commands.ts';
 import { withdrawalApproveCommand, withdrawalCreateCommand, withdrawalListCommand, withdrawalRejectCommand, withdrawalSettingsCommand } from './withdrawal-commands.ts';
 
 export const commands: readonly CliCommand[] = [
@@ -33,6 +34,7 @@ export const commands: readonly CliCommand[] = [
   cryptoSweepsRetryCommand,
   cryptoKeysImportCommand,
   cryptoKeysListCommand,
+  cryptoHotWalletCommand,
   withdrawalCreateCommand,
   withdrawalApproveCommand,
   withdrawalRejectCommand,

@@ -27,3 +27,16 @@ export async function recordSignings(tx: Tx, chain: ChainName, rows: readonly { 
     .onConflict((conflict) => conflict.column('transfer_id').doUpdateSet({ signed_at: signedAt }))
     .execute();
 }
+
+/** USDT the hot wallet still has to send: its transfers queued or on their way (any purpose). */
+export async function openHotWalletUsdt(db: Executor, chain: ChainName): Promise<bigint> {
+  const row = await db
+    .selectFrom('crypto_outgoing_transfers')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<bigint>('amount'), sql<bigint>`0::int8`).as('total'))
+    .where('chain', '=', chain)
+    .where('from_kind', '=', 'hot_wallet')
+    .where('asset', '=', 'USDT')
+    .where('status', 'in', ['queued', 'submitted'])
+    .executeTakeFirstOrThrow();
+  return BigInt(row.total);
+}

@@ -9,6 +9,7 @@ import type { CteAnchor } from '../../db/statement-anchor.ts';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import { newId } from '../../ids.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
+import * as outflowRepository from './outflow-repository.ts';
 import * as repository from './sending-repository.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
 import type { ChainName } from './sending-tables.ts';
@@ -123,6 +124,11 @@ function queuedRow(clock: Clock, id: string, request: OutgoingTransferRequest) {
 export async function findOutgoingTransfer(db: Executor, id: string): Promise<OutgoingTransfer | undefined> {
   const row = await repository.findTransfer(db, id);
   return row && toOutgoingTransfer(row);
+}
+
+/** USDT the hot wallet of `chain` still has to send (transfers queued or on their way): what it holds beyond this is free. */
+export async function openHotWalletUsdt(db: Executor, chain: ChainName): Promise<bigint> {
+  return outflowRepository.openHotWalletUsdt(db, chain);
 }
 
 function checkRequest(request: OutgoingTransferRequest): void {
