@@ -11,11 +11,11 @@ import { ConfigError } from '../../../src/config.ts';
 import type { AppContext } from '../../../src/context.ts';
 import { TRON_ACCOUNT_PATH } from '../../../src/crypto/keys/hd-keys.ts';
 import { SANDBOX_SEED_FILE } from '../../../src/crypto/keys/key-material.ts';
-import { ensureSealedSandboxSeed, importSigningKey, openSigningKey, SigningKeyImportError, type SealedKeyStore } from '../../../src/crypto/keys/sealed-signing-keys.ts';
+import { ensureSealedSandboxSeed, importSigningKey, openSigningKey, rewrapSigningKeys, SigningKeyImportError, type SealedKeyStore } from '../../../src/crypto/keys/sealed-signing-keys.ts';
 import { createCryptoChain } from '../../../src/crypto/receiving/crypto-chain.ts';
 import { sealedKeyStoreOf } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { SealedValueError } from '../../../src/kms/envelope.ts';
-import { throwawayKeyring } from '../../../src/kms/keyring.ts';
+import { createKeyring, throwawayKeyring } from '../../../src/kms/keyring.ts';
 import { createTestContext } from '../../support/app.ts';
 import { backends, type TestDatabase } from '../../support/databases.ts';
 
@@ -83,6 +83,16 @@ describe.each(backends)('sealed signing keys on %s', (backend) => {
     const row = await storedRow();
     await context.db.insertInto('crypto_signing_keys').values({ ...row, book: 'sandbox' }).execute();
     await expect(openSigningKey(store, 'sandbox')).rejects.toThrow(SealedValueError);
+  });
+
+  it('after a root key rotation, kms rotate re-wraps the sealed keys: the new root key alone opens them', async () => {
+    await importSigningKey(store, 'live', MNEMONIC, { origin: 'standard input' });
+    const next = throwawayKeyring();
+    const rotating = { ...store, keyring: createKeyring(next.current, [context.keyring.current]) };
+    expect(await rewrapSigningKeys(rotating)).toBe(1);
+    expect(await rewrapSigningKeys(rotating)).toBe(0);
+    expect((await openSigningKey({ ...store, keyring: next }, 'live'))?.address(0)).toBe(FIRST_ADDRESS);
+    await expect(openSigningKey(store, 'live')).rejects.toThrow(SealedValueError);
   });
 
   it('a clear sandbox seed of an earlier version is sealed on first start and its file deleted; later starts read the sealed one', async () => {
