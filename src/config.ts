@@ -64,7 +64,7 @@ export interface Config {
   readonly outgoingFundsWaitSeconds: number;
   /** Sending: most micro-USDT signed out of custody per book in any rolling hour (PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT); unset: no cap. */
   readonly tronHourlyOutflowCapMicro: bigint | undefined;
-  /** Custody: micro-USDT the hot wallet keeps per book; above it the surplus is reported (PAYGATE_TRON_HOT_WALLET_CEILING_USDT); unset: none. */
+  /** Custody: micro-USDT the live hot wallet keeps; above it the surplus is reported (PAYGATE_TRON_HOT_WALLET_CEILING_USDT); unset: none. */
   readonly tronHotWalletCeilingMicro: bigint | undefined;
   /** Custody: the operator's cold address the surplus above the ceiling is moved to (PAYGATE_TRON_COLD_ADDRESS); unset: reported only. */
   readonly tronColdAddress: string | undefined;

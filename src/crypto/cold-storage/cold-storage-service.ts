@@ -1,6 +1,5 @@
-// The hot-wallet ceiling (docs/payouts.md "Hot wallet ceiling and cold storage"):
-// the hot wallet keeps at most PAYGATE_TRON_HOT_WALLET_CEILING_USDT of free USDT
-// per book (what it holds beyond the USDT its queued and in-flight transfers will
+// The hot-wallet ceiling (docs/payouts.md "Bounding the flow"): the live hot
+// wallet keeps at most PAYGATE_TRON_HOT_WALLET_CEILING_USDT of free USDT (what it holds beyond the USDT its queued and in-flight transfers will
 // still send). Above it the surplus is reported — a warning in the log, the
 // paygate_hot_wallet_surplus_usdt gauge, `paygate crypto hot-wallet` — and, when
 // PAYGATE_TRON_COLD_ADDRESS is set, moved there through the sign-once executor
@@ -64,10 +63,10 @@ export async function hotWalletPosition(deps: ColdStorageDeps, access: ChainAcce
   return { book: access.keyId, chain: access.chain, hotWallet, usdtOnChain, usdtCommitted, ceiling, surplus: free > ceiling ? free - ceiling : 0n, coldAddress: deps.config.tronColdAddress, moveInFlight };
 }
 
-/** The books whose hot wallet this gateway runs: the sandbox always, live when configured. */
-export async function hotWalletPositions(deps: ColdStorageDeps): Promise<HotWalletPosition[]> {
+/** The positions of `books` (default: the sandbox, and live when configured). */
+export async function hotWalletPositions(deps: ColdStorageDeps, books: readonly ChainAccess['keyId'][] = MODES): Promise<HotWalletPosition[]> {
   const positions: HotWalletPosition[] = [];
-  for (const mode of MODES) {
+  for (const mode of books) {
     if (mode === 'live' && !deps.chain.liveConfigured) continue;
     const position = await hotWalletPosition(deps, await deps.chain.forMode(mode));
     if (position) positions.push(position);
@@ -75,12 +74,17 @@ export async function hotWalletPositions(deps: ColdStorageDeps): Promise<HotWall
   return positions;
 }
 
-/** One pass: reports each book's surplus, and queues its move to the cold address when one is configured and none is under way. */
-export async function runColdStoragePass(deps: ColdStorageDeps): Promise<{ readonly moved: number }> {
+/**
+ * One pass over `books`: reports each one's surplus, and queues its move to the cold address when
+ * one is configured and none is under way. The worker watches the live book only: the sandbox hot
+ * wallet is filled by the simulated chain's faucet, and reading it would start the sandbox chain
+ * in a gateway that never uses it.
+ */
+export async function runColdStoragePass(deps: ColdStorageDeps, books: readonly ChainAccess['keyId'][] = ['live']): Promise<{ readonly moved: number }> {
   if (deps.config.tronHotWalletCeilingMicro === undefined) return { moved: 0 };
   const gauge = deps.metrics && surplusGauge(deps.metrics);
   let moved = 0;
-  for (const position of await hotWalletPositions(deps)) {
+  for (const position of await hotWalletPositions(deps, books)) {
     gauge?.set({ book: position.book }, Number(position.surplus) / 1e6);
     if (position.surplus === 0n) continue;
     deps.logger.warn(

@@ -1,4 +1,4 @@
-// The cold-storage worker (`serve --role worker|all`): once a minute, each book's
+// The cold-storage worker (`serve --role worker|all`): once a minute, the live
 // hot wallet against its ceiling; the surplus reported, and moved to the cold
 // address when one is configured (cold-storage-service.ts).
 import type { AppContext, Worker } from '../../context.ts';

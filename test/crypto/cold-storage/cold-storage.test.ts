@@ -32,6 +32,7 @@ describe.each(backends)('the hot-wallet ceiling and cold storage on %s', (backen
     chain: setup.chain,
     metrics,
   });
+  // The worker watches the live book; the code is the same for any book, and the sandbox is the chain tests can drive.
   const surplusMetric = async () => (await metrics.getSingleMetric('paygate_hot_wallet_surplus_usdt')!.get()).values.find((value) => value.labels.book === 'sandbox')?.value;
   const moves = () => setup.context.db.selectFrom('crypto_cold_moves').selectAll().orderBy('created_at').execute();
 
@@ -39,7 +40,7 @@ describe.each(backends)('the hot-wallet ceiling and cold storage on %s', (backen
     fundHotWallet(setup, 500n * USDT);
     await enqueuePayout(setup, freshAddress(), 30n * USDT);
     const deps = depsWith({ tronHotWalletCeilingMicro: 100n * USDT });
-    expect(await runColdStoragePass(deps)).toEqual({ moved: 0 });
+    expect(await runColdStoragePass(deps, ['sandbox'])).toEqual({ moved: 0 });
     const [position] = await hotWalletPositions(deps);
     expect(position).toMatchObject({ book: 'sandbox', usdtOnChain: 500n * USDT, usdtCommitted: 30n * USDT, ceiling: 100n * USDT, surplus: 370n * USDT, coldAddress: undefined });
     expect(await surplusMetric()).toBe(370);
@@ -50,9 +51,9 @@ describe.each(backends)('the hot-wallet ceiling and cold storage on %s', (backen
     fundHotWallet(setup, 500n * USDT);
     const cold = freshAddress();
     const deps = depsWith({ tronHotWalletCeilingMicro: 100n * USDT, tronColdAddress: cold });
-    expect(await runColdStoragePass(deps)).toEqual({ moved: 1 });
+    expect(await runColdStoragePass(deps, ['sandbox'])).toEqual({ moved: 1 });
     // One move per book at a time: the next pass waits for it.
-    expect(await runColdStoragePass(deps)).toEqual({ moved: 0 });
+    expect(await runColdStoragePass(deps, ['sandbox'])).toEqual({ moved: 0 });
     const [queued] = await moves();
     expect(queued).toMatchObject({ status: 'sending', amount_micro: 400n * USDT, to_address: cold, hot_wallet_micro: 500n * USDT, ceiling_micro: 100n * USDT });
     const transfer = await setup.context.db.selectFrom('crypto_outgoing_transfers').selectAll().where('id', '=', queued!.transfer_id).executeTakeFirstOrThrow();
@@ -76,14 +77,14 @@ describe.each(backends)('the hot-wallet ceiling and cold storage on %s', (backen
     expect(types.map((row) => row.type)).toEqual(['network_fee']);
 
     // At the ceiling now: nothing more to move.
-    expect(await runColdStoragePass(deps)).toEqual({ moved: 0 });
+    expect(await runColdStoragePass(deps, ['sandbox'])).toEqual({ moved: 0 });
     expect(await surplusMetric()).toBe(0);
   });
 
   it('a surplus below a move’s worth (the sweep threshold) is reported but not moved', async () => {
     fundHotWallet(setup, 120n * USDT);
     const deps = depsWith({ tronHotWalletCeilingMicro: 100n * USDT, tronColdAddress: freshAddress() });
-    expect(await runColdStoragePass(deps)).toEqual({ moved: 0 });
+    expect(await runColdStoragePass(deps, ['sandbox'])).toEqual({ moved: 0 });
     expect(await surplusMetric()).toBe(20);
     expect(await moves()).toEqual([]);
   });
