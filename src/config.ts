@@ -70,6 +70,12 @@ export interface Config {
   readonly custodyToleranceMicro: bigint;
   /** Custody: seconds between reconciliation runs of the worker (PAYGATE_CUSTODY_RECONCILE_INTERVAL_SECONDS). */
   readonly custodyReconcileIntervalSeconds: number;
+  /** Sending: most micro-USDT signed out of custody per book in any rolling hour (PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT); unset: no cap. */
+  readonly tronHourlyOutflowCapMicro: bigint | undefined;
+  /** Custody: micro-USDT the live hot wallet keeps; above it the surplus is reported (PAYGATE_TRON_HOT_WALLET_CEILING_USDT); unset: none. */
+  readonly tronHotWalletCeilingMicro: bigint | undefined;
+  /** Custody: the operator's cold address the surplus above the ceiling is moved to (PAYGATE_TRON_COLD_ADDRESS); unset: reported only. */
+  readonly tronColdAddress: string | undefined;
 }
 
 /** One TRON node URL and what belongs to it alone. */
@@ -321,6 +327,24 @@ function readCustodyTolerance(env: Env): bigint {
   return parsed.minor;
 }
 
+/** An optional USDT amount above 0 as a decimal string (at most 6 places). */
+function readOptionalUsdt(env: Env, name: string): bigint | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const parsed = parseMinor(raw, 'USDT', 'decimal-string');
+  if (!parsed.ok) throw new ConfigError(name, `${parsed.problem}, got "${raw}"`);
+  if (parsed.minor <= 0n) throw new ConfigError(name, 'must be above 0');
+  return parsed.minor;
+}
+
+function readColdStorage(env: Env): Pick<Config, 'tronHotWalletCeilingMicro' | 'tronColdAddress'> {
+  const ceiling = readOptionalUsdt(env, 'PAYGATE_TRON_HOT_WALLET_CEILING_USDT');
+  const cold = env.PAYGATE_TRON_COLD_ADDRESS?.trim() || undefined;
+  if (cold !== undefined && !/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(cold)) throw new ConfigError('PAYGATE_TRON_COLD_ADDRESS', 'must be a TRON Base58 address (34 characters starting with T)');
+  if (cold !== undefined && ceiling === undefined) throw new ConfigError('PAYGATE_TRON_COLD_ADDRESS', 'needs PAYGATE_TRON_HOT_WALLET_CEILING_USDT: only the surplus above the ceiling is moved there');
+  return { tronHotWalletCeilingMicro: ceiling, tronColdAddress: cold };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function defaultPublicUrl(port: number): string {
@@ -378,5 +402,7 @@ export function loadConfig(env: Env = process.env): Config {
     tronTransferEnergyMax: BigInt(readInteger(env, 'PAYGATE_TRON_TRANSFER_ENERGY_MAX', 200_000, 30_000, 10_000_000)),
     custodyToleranceMicro: readCustodyTolerance(env),
     custodyReconcileIntervalSeconds: readInteger(env, 'PAYGATE_CUSTODY_RECONCILE_INTERVAL_SECONDS', 600, 30, 86_400),
+    tronHourlyOutflowCapMicro: readOptionalUsdt(env, 'PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT'),
+    ...readColdStorage(env),
   };
 }

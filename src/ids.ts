@@ -26,6 +26,7 @@ export const ID_PREFIXES = {
   sweep: 'swp',
   custodyReconciliation: 'rec',
   custodyAcknowledgement: 'ack',
+  coldMove: 'cold',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -14,6 +14,8 @@ import { withdrawalOutcomes } from './crypto/withdrawals/withdrawal-outcomes.ts'
 import type { OutgoingOutcomeHandler, OutgoingPurpose } from './crypto/sending/outgoing-transfers.ts';
 import { gasTopupOutcomes, sweepOutcomes } from './crypto/sweeping/sweeping-service.ts';
 import { createSweeperWorker } from './crypto/sweeping/sweeping-worker.ts';
+import { coldStorageOutcomes } from './crypto/cold-storage/cold-storage-service.ts';
+import { createColdStorageWorker } from './crypto/cold-storage/cold-storage-worker.ts';
 import { createOutgoingTransferWorker } from './crypto/sending/sending-worker.ts';
 import { createCustodyReconciliationWorker } from './crypto/custody/reconciliation-worker.ts';
 import { createIdempotencyPurgeWorker } from './idempotency/idempotency-purge-worker.ts';
@@ -70,6 +72,8 @@ export const modules: readonly GatewayModule[] = [
   },
   // On-chain holdings against the ledger; a shortfall pauses the book's signing (docs/custody.md).
   { name: 'crypto-custody', workers: (context) => [createCustodyReconciliationWorker(context)] },
+  // The hot wallet's surplus above its ceiling, reported and moved to the cold address.
+  { name: 'crypto-cold-storage', workers: (context) => [createColdStorageWorker(context)], outgoingOutcomes: { cold_storage: coldStorageOutcomes } },
 ];
 
 /** Every module's outcome handlers of outgoing transfers, by purpose (the sign-once executor calls them). */

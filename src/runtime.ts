@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { buildApp, type App } from './app.ts';
 import { systemClock, type Clock } from './clock.ts';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import type { AppContext, Worker } from './context.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
@@ -51,6 +51,16 @@ export async function openConfiguredDatabase(config: Config): Promise<DatabaseHa
   }
 }
 
+/** The live signing key is read only sealed (docs/security.md): a key file in clear is refused, naming the command that seals it. */
+export function refuseClearSigningKey(config: Pick<Config, 'tronSignerKeyFile'>): void {
+  if (config.tronSignerKeyFile === undefined) return;
+  throw new ConfigError(
+    'PAYGATE_TRON_SIGNER_KEY_FILE',
+    `names a signing key in clear (${config.tronSignerKeyFile}), which the gateway does not read: seal it with ` +
+      `\`paygate crypto keys import --file ${config.tronSignerKeyFile}\`, then unset PAYGATE_TRON_SIGNER_KEY_FILE and delete the file (docs/security.md)`,
+  );
+}
+
 /** On the first start of an empty embedded database: a demo merchant whose key is printed and saved. */
 async function createDemoMerchantIfEmpty(context: AppContext, config: Config): Promise<void> {
   if (config.databaseUrl || (await countMerchants(context.db)) > 0) return;
@@ -65,6 +75,7 @@ async function createDemoMerchantIfEmpty(context: AppContext, config: Config): P
 }
 
 export async function startGateway(config: Config, options: { role: Role; clock?: Clock }): Promise<Gateway> {
+  refuseClearSigningKey(config);
   const logger = createLogger(config);
   const keyring = await loadKeyring(config);
   const handle = await openConfiguredDatabase(config);

@@ -69,6 +69,17 @@ describe('configuration', () => {
     expect(() => loadConfig({ PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY: '0' })).toThrow(/PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY/);
   });
 
+  it('reads the flow bounds: the hourly outflow cap, the hot-wallet ceiling and the cold address (which needs the ceiling)', () => {
+    const unset = loadConfig({});
+    expect([unset.tronHourlyOutflowCapMicro, unset.tronHotWalletCeilingMicro, unset.tronColdAddress]).toEqual([undefined, undefined, undefined]);
+    const set = loadConfig({ PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT: '25000.5', PAYGATE_TRON_HOT_WALLET_CEILING_USDT: '10000', PAYGATE_TRON_COLD_ADDRESS: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH' });
+    expect(set).toMatchObject({ tronHourlyOutflowCapMicro: 25_000_500_000n, tronHotWalletCeilingMicro: 10_000_000_000n, tronColdAddress: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH' });
+    expect(() => loadConfig({ PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT: '0' })).toThrow(/PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT must be above 0/);
+    expect(() => loadConfig({ PAYGATE_TRON_HOT_WALLET_CEILING_USDT: '1.0000001' })).toThrow(/PAYGATE_TRON_HOT_WALLET_CEILING_USDT/);
+    expect(() => loadConfig({ PAYGATE_TRON_COLD_ADDRESS: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH' })).toThrow(/PAYGATE_TRON_COLD_ADDRESS needs PAYGATE_TRON_HOT_WALLET_CEILING_USDT/);
+    expect(() => loadConfig({ PAYGATE_TRON_HOT_WALLET_CEILING_USDT: '1', PAYGATE_TRON_COLD_ADDRESS: '0xabc' })).toThrow(/PAYGATE_TRON_COLD_ADDRESS must be a TRON Base58 address/);
+  });
+
   it('reads the edge settings: trusted proxies as a hop count or a list, the failed-authentication limit, the metrics token', () => {
     expect(loadConfig({})).toMatchObject({ trustProxy: false, authFailuresPerMinute: 60, metricsToken: undefined });
     expect(loadConfig({ PAYGATE_TRUST_PROXY: '2' }).trustProxy).toBe(2);

@@ -4,6 +4,8 @@ import type { Config } from '../config.ts';
 
 export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The process's standard input, for a secret that must not appear in argv (`paygate crypto keys import`). */
+  readonly stdin?: AsyncIterable<Buffer | string> & { readonly isTTY?: boolean };
   out(line: string): void;
   err(line: string): void;
 }

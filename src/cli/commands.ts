@@ -17,6 +17,8 @@ import {
 } from './crypto-commands.ts';
 import { chainSimulateCommand } from './chain-commands.ts';
 import { cryptoReconcileCommand } from './custody-commands.ts';
+import { cryptoKeysImportCommand, cryptoKeysListCommand } from './crypto-key-commands.ts';
+import { cryptoHotWalletCommand } from './hot-wallet-commands.ts';
 import { withdrawalApproveCommand, withdrawalCreateCommand, withdrawalListCommand, withdrawalRejectCommand, withdrawalSettingsCommand } from './withdrawal-commands.ts';
 
 export const commands: readonly CliCommand[] = [
@@ -42,6 +44,9 @@ export const commands: readonly CliCommand[] = [
   cryptoReconcileCommand,
   cryptoDepositsUnconfirmedCommand,
   cryptoDepositsReleaseCommand,
+  cryptoKeysImportCommand,
+  cryptoKeysListCommand,
+  cryptoHotWalletCommand,
   withdrawalCreateCommand,
   withdrawalApproveCommand,
   withdrawalRejectCommand,

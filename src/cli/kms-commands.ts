@@ -3,6 +3,7 @@
 // which the keys in PAYGATE_ROOT_KEYS_PREVIOUS can be removed (docs/security.md).
 import { parseArgs } from 'node:util';
 import { generateRootKey } from '../kms/keyring.ts';
+import { rewrapSigningKeys } from '../crypto/keys/sealed-signing-keys.ts';
 import { rewrapWebhookSecrets } from '../webhooks/webhook-secrets.ts';
 import type { CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
@@ -24,11 +25,13 @@ export const kmsRotateCommand: CliCommand = {
   summary: 'Re-wrap every stored secret under the current root key (run after moving the old key to PAYGATE_ROOT_KEYS_PREVIOUS)',
   async run(args, io, config) {
     parseArgs({ args, options: {} });
-    const { rewrapped, keyId } = await withCliContext(config, async (context) => ({
+    const { rewrapped, signingKeys, keyId } = await withCliContext(config, async (context) => ({
       rewrapped: await rewrapWebhookSecrets(context.db, context.keyring),
+      signingKeys: await rewrapSigningKeys(context),
       keyId: context.keyring.current.id,
     }));
     io.out(`re-wrapped the secrets of ${rewrapped} shop(s) under root key ${keyId}`);
+    io.out(`re-wrapped ${signingKeys} sealed signing key(s) under root key ${keyId}`);
     io.out('every stored secret is now wrapped by the current root key; PAYGATE_ROOT_KEYS_PREVIOUS can be emptied');
     return 0;
   },

@@ -45,6 +45,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
 const io: CliIo = {
   env: process.env,
+  stdin: process.stdin,
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
 };

@@ -8,13 +8,16 @@ import type { IdempotencyTables } from '../idempotency/idempotency-tables.ts';
 import type { CryptoReceivingTables } from '../crypto/receiving/receiving-tables.ts';
 import type { PayoutTables } from '../crypto/payouts/payouts-tables.ts';
 import type { SendingTables } from '../crypto/sending/sending-tables.ts';
+import type { OutflowTables } from '../crypto/sending/outflow-tables.ts';
 import type { SweepingTables } from '../crypto/sweeping/sweeping-tables.ts';
 import type { RefundTables } from '../crypto/refunds/refunds-tables.ts';
 import type { WithdrawalTables } from '../crypto/withdrawals/withdrawals-tables.ts';
 import type { CustodyTables } from '../crypto/custody/custody-tables.ts';
+import type { SigningKeyTables } from '../crypto/keys/signing-key-tables.ts';
+import type { ColdStorageTables } from '../crypto/cold-storage/cold-storage-tables.ts';
 
 export interface MigrationTables {
   schema_migrations: { version: string; applied_at: Date };
 }
 
-export interface Database extends MigrationTables, MerchantTables, WebhookTables, PaymentTables, LedgerTables, IdempotencyTables, CryptoReceivingTables, SendingTables, SweepingTables, PayoutTables, RefundTables, WithdrawalTables, CustodyTables {}
+export interface Database extends MigrationTables, MerchantTables, WebhookTables, PaymentTables, LedgerTables, IdempotencyTables, CryptoReceivingTables, SendingTables, SweepingTables, PayoutTables, RefundTables, WithdrawalTables, CustodyTables, SigningKeyTables, ColdStorageTables, OutflowTables {}

@@ -17,16 +17,18 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-export function runPaygate(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+/** `options.stdin`: written to the child's standard input, which is then closed. */
+export function runPaygate(args: string[], env: Record<string, string | undefined>, options: { readonly stdin?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [PAYGATE_BIN, ...args], {
       env: childEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (options.stdin !== undefined) child.stdin!.end(options.stdin);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });

@@ -11,7 +11,7 @@ import { reconcileAll } from './reconciliation-service.ts';
 /** How often the worker looks whether a run is due (the interval itself is the configuration's). */
 const CHECK_INTERVAL_MS = 10_000;
 
-export function createCustodyReconciliationWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'metrics'>): Worker & Pick<PollingWorker, 'runOnce'> {
+export function createCustodyReconciliationWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'metrics' | 'keyring'>): Worker & Pick<PollingWorker, 'runOnce'> {
   const deps = cryptoDepsFor(context);
   registerCustodyMetrics(context);
   let lastRunMs = Number.NEGATIVE_INFINITY;

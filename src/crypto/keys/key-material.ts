@@ -1,16 +1,13 @@
-// Where the HD key comes from. A live installation names a key file in its
-// configuration: the signing role's file holds a BIP39 mnemonic or an xprv, the
-// API role's file the account xpub alone. A key file must be readable by its
-// owner only (mode 0600 or stricter), or start is refused naming the setting.
-// Sandbox shops and the embedded default use a sandbox seed that the gateway
-// generates once into its data folder. No function here logs or echoes key
-// content: errors name the setting and the file, never what is inside.
+// Key files. The API role's file (PAYGATE_TRON_XPUB_FILE) holds the account xpub
+// alone. A signing key (mnemonic or xprv) is read in clear only to be sealed:
+// `paygate crypto keys import --file`, and a sandbox seed an earlier version left
+// in the data folder (sealed-signing-keys.ts stores both sealed). A key file must
+// be readable by its owner only (mode 0600 or stricter), or it is refused naming
+// the setting. No function here logs or echoes key content: errors name the
+// setting and the file, never what is inside.
 import { constants } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { chmod, link, lstat, mkdir, open, stat, unlink } from 'node:fs/promises';
+import { lstat, open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateMnemonic } from '@scure/bip39';
-import { wordlist as english } from '@scure/bip39/wordlists/english.js';
 import { ConfigError } from '../../config.ts';
 import { depositAddressKeyFromXpub, HdKeyError, signingKeyFromMnemonic, signingKeyFromXprv, type DepositAddressKey, type DepositSigningKey } from './hd-keys.ts';
 
@@ -18,8 +15,6 @@ import { depositAddressKeyFromXpub, HdKeyError, signingKeyFromMnemonic, signingK
 export const SANDBOX_SEED_FILE = 'sandbox-tron-seed';
 /** A mnemonic of 24 words, an xprv or an xpub is far below this. */
 const KEY_FILE_MAX_BYTES = 4096;
-/** 256 bits of entropy: a 24-word mnemonic. */
-const SANDBOX_MNEMONIC_STRENGTH_BITS = 256;
 
 /** The keys a process loaded: every role derives addresses; only the signing role can sign. */
 export type LoadedKeys = {
@@ -41,50 +36,37 @@ export async function loadApiRoleKeys(path: string, setting: string): Promise<Lo
 }
 
 /** The signing role's keys: the file named by `setting` holds a BIP39 mnemonic or an xprv. */
-export async function loadSignerKeys(path: string, setting: string): Promise<LoadedKeys> {
+export async function loadSignerKeys(path: string, setting: string): Promise<LoadedKeys & { readonly text: string }> {
   const content = await readKeyFile(path, setting);
   if (content.startsWith('xpub')) throw new ConfigError(setting, `names ${path}, which holds an xpub; the signing role needs the mnemonic or the xprv`);
   const signingKey = asKey(setting, path, () => (content.startsWith('xprv') ? signingKeyFromXprv(content) : signingKeyFromMnemonic(content)));
-  return { source: 'file', path, depositAddressKey: signingKey, signingKey };
+  return { source: 'file', path, depositAddressKey: signingKey, signingKey, text: content };
 }
 
 /**
- * The sandbox seed: on first start a fresh 24-word mnemonic is written to
- * `<dataDir>/sandbox-tron-seed` (file 0600, folder 0700); later starts read the
- * same one, so sandbox deposit addresses survive a restart.
+ * The sandbox seed an earlier version wrote in clear to `<dataDir>/sandbox-tron-seed`,
+ * or undefined when there is none. Read once, to be sealed (sealed-signing-keys.ts).
  */
-export async function ensureSandboxSeed(dataDir: string): Promise<LoadedKeys> {
-  const setting = 'the sandbox seed';
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  await chmod(dataDir, 0o700);
+export async function readClearSandboxSeed(dataDir: string): Promise<(LoadedKeys & { readonly mnemonic: string }) | undefined> {
   const path = join(dataDir, SANDBOX_SEED_FILE);
-  if (!(await exists(path))) await writeSeedOnce(path);
-  const content = await readKeyFile(path, setting);
-  const signingKey = asKey(setting, path, () => signingKeyFromMnemonic(content));
-  return { source: 'sandbox-seed', path, depositAddressKey: signingKey, signingKey };
+  if (!(await exists(path))) return undefined;
+  const setting = 'the sandbox seed';
+  const mnemonic = await readKeyFile(path, setting);
+  const signingKey = asKey(setting, path, () => signingKeyFromMnemonic(mnemonic));
+  return { source: 'sandbox-seed', path, depositAddressKey: signingKey, signingKey, mnemonic };
 }
 
-/**
- * Writes a fresh mnemonic to a temporary file, then links it into place: a
- * second process starting at the same moment either wins the link or reads the
- * complete seed of the winner, never a half-written file.
- */
-async function writeSeedOnce(path: string): Promise<void> {
-  const temporary = `${path}.${randomBytes(8).toString('hex')}.tmp`;
-  const handle = await open(temporary, 'wx', 0o600);
+/** A signing key from its text (a BIP39 mnemonic or an xprv), e.g. read from stdin; `origin` names where it came from in errors. */
+export function signingKeyFromText(text: string, origin: string): DepositSigningKey {
+  const content = text.trim();
+  if (content === '') throw new ConfigError(origin, 'is empty');
+  if (content.length > KEY_FILE_MAX_BYTES) throw new ConfigError(origin, `is larger than a key (${KEY_FILE_MAX_BYTES} bytes)`);
+  if (content.startsWith('xpub')) throw new ConfigError(origin, 'holds an xpub; the signing key is the mnemonic or the xprv');
   try {
-    await handle.chmod(0o600);
-    await handle.writeFile(`${generateMnemonic(english, SANDBOX_MNEMONIC_STRENGTH_BITS)}\n`);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await link(temporary, path);
+    return content.startsWith('xprv') ? signingKeyFromXprv(content) : signingKeyFromMnemonic(content);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    await unlink(temporary);
+    if (error instanceof HdKeyError) throw new ConfigError(origin, `${error.message}`);
+    throw error;
   }
 }
 

@@ -49,7 +49,7 @@ export function assertKeyOfDatabase(db: Db, access: ChainAccess): Promise<void> 
     checked = (async () => {
       const first = await firstAddressOfKey(db, access.keyId);
       if (!first || access.addressKey.address(Number(first.derivation_index)) === first.address) return;
-      const setting = access.keyId === 'sandbox' ? 'PAYGATE_DATA_DIR (its sandbox-tron-seed)' : 'PAYGATE_TRON_XPUB_FILE';
+      const setting = access.keyId === 'sandbox' ? 'sandbox seed (sealed in the database)' : 'PAYGATE_TRON_XPUB_FILE';
       throw new ServiceUnavailableError(
         `The ${access.keyId} deposit key of this process is not the one this database's ${access.keyId} addresses were derived from ` +
           `(address ${first.address} at index ${first.derivation_index}): every role must use the same ${setting}.`,

@@ -18,7 +18,8 @@ import type { Config } from '../../config.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { depositAddressKeyFromXpub, signingKeyFromMnemonic, type DepositAddressKey, type DepositSigningKey } from '../keys/hd-keys.ts';
-import { ensureSandboxSeed, loadApiRoleKeys, loadSignerKeys } from '../keys/key-material.ts';
+import { loadApiRoleKeys } from '../keys/key-material.ts';
+import { ensureSealedSandboxSeed, openSigningKey, type SealedKeyStore } from '../keys/sealed-signing-keys.ts';
 import { ConfigError } from '../../config.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../simchain/chain-server.ts';
 import { createSimulatorControl, type SimulatorControl } from '../simchain/control-client.ts';
@@ -39,9 +40,10 @@ export interface ChainAccess {
   readonly usdtContract: TronAddress;
   /**
    * The signing key of this chain's addresses and hot wallet, for the sign-once
-   * executor in the worker role only (src/crypto/sending/). Sandbox: the sandbox
-   * seed. Live: PAYGATE_TRON_SIGNER_KEY_FILE (a ConfigError naming it when unset,
-   * or when it is not the key of PAYGATE_TRON_XPUB_FILE). Loaded on first call.
+   * executor in the worker role only (src/crypto/sending/). Sandbox: the sealed
+   * sandbox seed. Live: the sealed key `paygate crypto keys import` stored (a
+   * ConfigError naming the command when none is, or when it is not the key of
+   * PAYGATE_TRON_XPUB_FILE). Opened on first call, never in a process that does not sign.
    */
   signingKey(): Promise<DepositSigningKey>;
 }
@@ -65,9 +67,12 @@ export interface CryptoChainOptions {
     readonly sandboxChainUrl?: string | undefined;
     /** PAYGATE_SANDBOX_CHAIN_RETAIN_BLOCKS: blocks below the solidified one whose bodies the served chain keeps. */
     readonly sandboxChainRetainBlocks?: number | undefined;
-    /** PAYGATE_TRON_SIGNER_KEY_FILE: the live signing key (worker role). */
-    readonly tronSignerKeyFile?: string | undefined;
   };
+  /**
+   * Where the sealed signing keys are (sealed-signing-keys.ts): the sandbox seed and the
+   * live key. Absent (tests, benchmarks): a fresh in-memory sandbox seed, and no live signing.
+   */
+  readonly keyStore?: SealedKeyStore;
   /**
    * Whether this process may serve the sandbox chain (default true). The API role
    * (`serve --role api`) does not: it drives the one a worker serves.
@@ -75,7 +80,7 @@ export interface CryptoChainOptions {
   readonly sandboxServes?: boolean;
   /** An API-role process: how long to wait for a worker to serve the sandbox chain before 503 (SANDBOX_DISCOVERY_WAIT_MS). */
   readonly sandboxDiscoveryWaitMs?: number;
-  /** The data folder (sandbox seed, saved sandbox chain); undefined: an in-memory seed and chain (tests). */
+  /** The data folder (saved sandbox chain; a clear sandbox seed of an earlier version is sealed from it); undefined: an in-memory chain (tests). */
   readonly dataDir: string | undefined;
   readonly logger: Logger;
   /** Where the node clients count their requests per node (node-metrics.ts); none: not counted. */
@@ -189,18 +194,27 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
 
   const startSandbox = () =>
     (sandbox ??= (async () => {
-      const seedKey: DepositSigningKey =
-        options.dataDir === undefined ? signingKeyFromMnemonic(generateMnemonic(english, 256)) : (await ensureSandboxSeed(options.dataDir)).signingKey!;
+      const { keyStore } = options;
+      let signingKey: () => Promise<DepositSigningKey>;
+      let xpub: string;
+      if (keyStore === undefined) {
+        const seedKey = signingKeyFromMnemonic(generateMnemonic(english, 256));
+        xpub = seedKey.xpub;
+        signingKey = async () => seedKey;
+      } else {
+        xpub = await ensureSealedSandboxSeed(keyStore, options.dataDir);
+        signingKey = sealedSigningKey(keyStore, 'sandbox', xpub);
+      }
       return {
         chain: 'tron-sandbox',
         keyId: 'sandbox',
         // Only the account xpub is kept: the receiving side never needs a private key.
-        addressKey: depositAddressKeyFromXpub(seedKey.xpub),
+        addressKey: depositAddressKeyFromXpub(xpub),
         usdtContract: USDT_CONTRACT_MAINNET,
         // Found on first use: an API-role process derives addresses before any worker serves the chain.
         node: lazyNodeClient(resolveSandboxNode, () => sandboxNode),
         // The sandbox seed signs too (nothing real is at stake); only the worker role asks for it.
-        signingKey: async () => seedKey,
+        signingKey,
       } satisfies ChainAccess;
     })().catch((error: unknown) => {
       sandbox = undefined;
@@ -217,22 +231,10 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
     const xpubFile = config.tronXpubFile;
     return (live ??= (async () => {
       const keys = await loadApiRoleKeys(xpubFile, 'PAYGATE_TRON_XPUB_FILE');
-      let signer: Promise<DepositSigningKey> | undefined;
-      const signingKey = () =>
-        (signer ??= (async () => {
-          const file = config.tronSignerKeyFile;
-          if (file === undefined) {
-            throw new ConfigError('PAYGATE_TRON_SIGNER_KEY_FILE', 'is not set: live sending (payouts, refunds, withdrawals, sweeps) needs the signing key file (mnemonic or xprv, mode 0600) in the worker role (docs/payouts.md)');
-          }
-          const loaded = await loadSignerKeys(file, 'PAYGATE_TRON_SIGNER_KEY_FILE');
-          if (loaded.signingKey!.xpub !== keys.depositAddressKey.xpub) {
-            throw new ConfigError('PAYGATE_TRON_SIGNER_KEY_FILE', `names ${file}, whose key is not the one of PAYGATE_TRON_XPUB_FILE (its xpub differs)`);
-          }
-          return loaded.signingKey!;
-        })().catch((error: unknown) => {
-          signer = undefined;
-          throw error;
-        }));
+      const signingKey =
+        options.keyStore === undefined
+          ? () => Promise.reject(new ConfigError('the live signing key', 'is not available: this process has no sealed key store'))
+          : sealedSigningKey(options.keyStore, 'live', keys.depositAddressKey.xpub);
       return {
         signingKey,
         chain: 'tron-live',
@@ -276,6 +278,31 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
       return closing;
     },
   };
+}
+
+/**
+ * The book's sealed signing key, opened on the first call and kept (the signing role signs
+ * every pass); a failure is not kept, so an import made meanwhile is found by the next call.
+ */
+function sealedSigningKey(store: SealedKeyStore, book: 'sandbox' | 'live', xpub: string): () => Promise<DepositSigningKey> {
+  let opened: Promise<DepositSigningKey> | undefined;
+  return () =>
+    (opened ??= (async () => {
+      const key = await openSigningKey(store, book);
+      if (key === undefined) {
+        throw new ConfigError(
+          `the ${book} signing key`,
+          'is not imported: seal the mnemonic or xprv with `paygate crypto keys import` (it reads stdin, or --file PATH), then restart the worker role (docs/security.md)',
+        );
+      }
+      if (key.xpub !== xpub) {
+        throw new ConfigError(`the ${book} signing key`, `stored sealed is not the key of ${book === 'live' ? 'PAYGATE_TRON_XPUB_FILE' : 'the sandbox addresses'} (its account xpub differs)`);
+      }
+      return key;
+    })().catch((error: unknown) => {
+      opened = undefined;
+      throw error;
+    }));
 }
 
 async function readRecordedUrl(file: string): Promise<string | undefined> {

@@ -6,6 +6,7 @@ import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../../db/transaction.ts';
+import type { SealedKeyStore } from '../keys/sealed-signing-keys.ts';
 import { assertKeyOfDatabase } from './address-allocation.ts';
 import { createCryptoChain, type CryptoChain } from './crypto-chain.ts';
 
@@ -21,7 +22,7 @@ export interface CryptoDeps {
 const depsOfContext = new WeakMap<AppContext, CryptoDeps>();
 
 /** The crypto dependencies of a gateway context, made on first use; `chain` replaces the default (tests). */
-export function cryptoDepsFor(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role'> & Partial<Pick<AppContext, 'metrics'>>, chain?: CryptoChain): CryptoDeps {
+export function cryptoDepsFor(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'keyring'> & Partial<Pick<AppContext, 'metrics'>>, chain?: CryptoChain): CryptoDeps {
   const key = context as AppContext;
   const existing = depsOfContext.get(key);
   if (existing && chain === undefined) return existing;
@@ -39,6 +40,8 @@ export function cryptoDepsFor(context: Pick<AppContext, 'db' | 'clock' | 'config
         dataDir: basename(context.config.dataDir) === 'memory:' ? undefined : context.config.dataDir,
         logger: context.logger,
         metrics: context.metrics,
+        // The signing keys are stored sealed in the database (sealed-signing-keys.ts).
+        keyStore: sealedKeyStoreOf(context),
         // The API role drives the sandbox chain a worker serves (one chain for every role).
         sandboxServes: context.role !== 'api',
       }),
@@ -46,6 +49,11 @@ export function cryptoDepsFor(context: Pick<AppContext, 'db' | 'clock' | 'config
   };
   depsOfContext.set(key, deps);
   return deps;
+}
+
+/** The sealed signing keys of a context's database (sealed-signing-keys.ts). */
+export function sealedKeyStoreOf(context: Pick<AppContext, 'db' | 'keyring' | 'clock' | 'logger'>): SealedKeyStore {
+  return { db: context.db, keyring: context.keyring, clock: context.clock, logger: context.logger };
 }
 
 /** The chain handle whose keys are checked against the database's addresses on first use (assertKeyOfDatabase). */

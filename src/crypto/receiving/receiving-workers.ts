@@ -20,7 +20,7 @@ export const INVOICE_EXPIRY_INTERVAL_MS = 1_000;
 /** How often the address pool is looked at; it is topped up once half used (address-pool.ts). */
 export const ADDRESS_POOL_INTERVAL_MS = 5_000;
 
-export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>): Worker & { runOnce(): Promise<number> } {
+export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'keyring'>): Worker & { runOnce(): Promise<number> } {
   const deps = cryptoDepsFor(context);
   const watchers = new Map<string, ChainWatcher>();
   const polling = createPollingWorker({
@@ -89,7 +89,7 @@ export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'cloc
  * for the keys that derive addresses at all: a gateway whose shops never made
  * an address derives none ahead either.
  */
-export function createAddressPoolWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role'>): PollingWorker {
+export function createAddressPoolWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'keyring'>): PollingWorker {
   const deps = cryptoDepsFor(context);
   let stopping = false;
   const polling = createPollingWorker({

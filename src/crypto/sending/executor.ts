@@ -35,6 +35,7 @@ import { TronNodeUnavailableError, type BlockHeader, type BroadcastResult, type 
 import { encodeSignedTransaction, encodeTransferContractRaw, encodeTriggerSmartContractRaw, referenceBlockFields, transactionId } from '../tron/transaction.ts';
 import { transferCalldata } from '../tron/trc20-usdt.ts';
 import { bytesToHex } from '@noble/hashes/utils.js';
+import type { OutflowCap } from './outflow-cap.ts';
 import { toOutgoingTransfer, OUTGOING_PURPOSES, type OutgoingErrorCode, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
 import * as repository from './sending-repository.ts';
 import { inThreadSigning, type SigningPool } from './signing-pool.ts';
@@ -96,6 +97,8 @@ export interface ExecutorOptions {
   readonly dryRunBeforeSigning?: boolean;
   /** The most energy one USDT transfer may take (PAYGATE_TRON_TRANSFER_ENERGY_MAX): above it the transfer waits, as for funds. */
   readonly transferEnergyMax?: bigint;
+  /** The book's hourly outflow cap (outflow-cap.ts): transfers past it stay queued until the window allows them. Absent: no cap. */
+  readonly outflowCap?: OutflowCap;
   /** Where transactions are signed: a worker-thread pool (signing-pool.ts; the caller closes it), or this thread (default). */
   readonly signing?: SigningPool;
   /** Whether this chain's signing is paused (custody reconciliation found a shortfall): queued transfers then wait, unsigned. */
@@ -485,7 +488,8 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
   ): Promise<void> {
     if (await options.signingPaused?.()) return;
     const room = Math.min(SIGN_BATCH, options.maxInFlight - (await repository.countInFlight(db, chain)));
-    const queued = await repository.queuedUnsigned(db, chain, purposes, room);
+    const unsigned = await repository.queuedUnsigned(db, chain, purposes, room);
+    const queued = options.outflowCap ? await options.outflowCap.admit(unsigned, clock.now()) : unsigned;
     if (queued.length === 0) return;
     const prices = await node.getChainPrices();
     let key: DepositSigningKey;
@@ -664,14 +668,17 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
           hex: bytesToHex(encodeSignedTransaction(item.rawBytes, [signatures[index]!])),
           feeLimit: item.feeLimit,
         }));
-        // Bytes, txID and expiration are committed before the first broadcast.
-        const claimed = await inTransaction(db, (tx) =>
-          repository.recordSignedAttempts(
+        // Bytes, txID and expiration are committed before the first broadcast; the outflow cap decides again in that transaction.
+        const claimed = await inTransaction(db, async (tx) => {
+          const allowed = await options.outflowCap?.claim(tx, signed.map((item) => item.transfer), now);
+          const ids = await repository.recordSignedAttempts(
             tx,
-            signed.map((item) => ({ id: item.transfer.id, attempts: item.transfer.attempts, txId: item.txId, signedHex: item.hex, feeLimitSun: item.feeLimit })),
+            signed.filter((item) => allowed?.has(item.transfer.id) ?? true).map((item) => ({ id: item.transfer.id, attempts: item.transfer.attempts, txId: item.txId, signedHex: item.hex, feeLimitSun: item.feeLimit })),
             { expiration: new Date(expirationMs), refBlockNumber: solid.number, signedAt: now },
-          ),
-        );
+          );
+          await options.outflowCap?.record(tx, signed.filter((item) => ids.has(item.transfer.id)).map((item) => item.transfer), now);
+          return ids;
+        });
         const committed = signed.filter((item) => claimed.has(item.transfer.id));
         result.signed += committed.length;
         await step('after-sign');

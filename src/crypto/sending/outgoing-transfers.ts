@@ -1,5 +1,5 @@
 // The sign-once executor's contract with the modules that send money on chain
-// (payouts, refunds, withdrawals, sweeping): they enqueue a transfer in their
+// (payouts, refunds, withdrawals, sweeping, cold storage): they enqueue a transfer in their
 // own transaction and learn its fate through their outcome handler, called by
 // the executor inside the transaction that records each state change
 // (docs/payouts.md). Every other part of outgoing transfers is the executor's.
@@ -9,12 +9,13 @@ import type { CteAnchor } from '../../db/statement-anchor.ts';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import { newId } from '../../ids.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
+import * as outflowRepository from './outflow-repository.ts';
 import * as repository from './sending-repository.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
 import type { ChainName } from './sending-tables.ts';
 
-export type OutgoingPurpose = 'payout' | 'refund' | 'withdrawal' | 'sweep' | 'gas_topup';
-export const OUTGOING_PURPOSES: readonly OutgoingPurpose[] = ['payout', 'refund', 'withdrawal', 'sweep', 'gas_topup'];
+export type OutgoingPurpose = 'payout' | 'refund' | 'withdrawal' | 'sweep' | 'gas_topup' | 'cold_storage';
+export const OUTGOING_PURPOSES: readonly OutgoingPurpose[] = ['payout', 'refund', 'withdrawal', 'sweep', 'gas_topup', 'cold_storage'];
 export type OutgoingStatus = 'queued' | 'submitted' | 'confirmed' | 'failed';
 export type OutgoingErrorCode = 'reverted' | 'out_of_energy' | 'expired' | 'insufficient_hot_wallet_funds' | 'address_blacklisted' | 'invalid_address' | 'rejected' | 'signer_unavailable';
 
@@ -24,7 +25,7 @@ export interface OutgoingTransferRequest {
   /** 'tron-sandbox' | 'tron-live' (receiving-tables.ts). */
   readonly chain: ChainName;
   readonly purpose: OutgoingPurpose;
-  /** Id of the payout / refund / withdrawal / sweep the outcome goes to. */
+  /** Id of the payout / refund / withdrawal / sweep / cold-storage move the outcome goes to. */
   readonly ownerId: string;
   /** TRX only for gas_topup. */
   readonly asset: 'USDT' | 'TRX';
@@ -123,6 +124,11 @@ function queuedRow(clock: Clock, id: string, request: OutgoingTransferRequest) {
 export async function findOutgoingTransfer(db: Executor, id: string): Promise<OutgoingTransfer | undefined> {
   const row = await repository.findTransfer(db, id);
   return row && toOutgoingTransfer(row);
+}
+
+/** USDT the hot wallet of `chain` still has to send (transfers queued or on their way): what it holds beyond this is free. */
+export async function openHotWalletUsdt(db: Executor, chain: ChainName): Promise<bigint> {
+  return outflowRepository.openHotWalletUsdt(db, chain);
 }
 
 function checkRequest(request: OutgoingTransferRequest): void {

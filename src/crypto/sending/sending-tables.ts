@@ -4,7 +4,7 @@ import type { Generated } from 'kysely';
 /** The chain a transfer is sent on: the same names as crypto receiving's (receiving-tables.ts). */
 export type ChainName = 'tron-sandbox' | 'tron-live';
 
-export type OutgoingPurposeColumn = 'payout' | 'refund' | 'withdrawal' | 'sweep' | 'gas_topup';
+export type OutgoingPurposeColumn = 'payout' | 'refund' | 'withdrawal' | 'sweep' | 'gas_topup' | 'cold_storage';
 export type OutgoingStatusColumn = 'queued' | 'submitted' | 'confirmed' | 'failed';
 export type OutgoingErrorCodeColumn = 'reverted' | 'out_of_energy' | 'expired' | 'insufficient_hot_wallet_funds' | 'address_blacklisted' | 'invalid_address' | 'rejected' | 'signer_unavailable';
 export type AttemptStatus = 'pending' | 'dead' | 'landed';

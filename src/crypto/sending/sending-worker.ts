@@ -11,6 +11,7 @@ import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { isSigningPaused } from '../custody/signing-pause.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
+import { createOutflowCap } from './outflow-cap.ts';
 import { createSigningPool, type SigningPool } from './signing-pool.ts';
 import { OUTGOING_PURPOSES, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
 import { sendingMetrics } from './sending-metrics.ts';
@@ -34,7 +35,7 @@ export function missingOutcomeHandlers(handlers: OutcomeHandlers): OutgoingPurpo
   return OUTGOING_PURPOSES.filter((purpose) => handlers[purpose] === undefined);
 }
 
-export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'notifications' | 'metrics'>, handlers: OutcomeHandlers): Worker & { runOnce(): Promise<number> } {
+export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'notifications' | 'metrics' | 'keyring'>, handlers: OutcomeHandlers): Worker & { runOnce(): Promise<number> } {
   const deps = cryptoDepsFor(context);
   const executors = new Map<ChainName, OutgoingExecutor>();
   const metrics = sendingMetrics(context.metrics);
@@ -67,6 +68,10 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
         fundsWaitSeconds: context.config.outgoingFundsWaitSeconds,
         transferEnergyMax: context.config.tronTransferEnergyMax,
         signingPaused: () => isSigningPaused(context.db, mode),
+        // Counted per book: the sandbox is capped like live, so merchants see there what live will do.
+        ...(context.config.tronHourlyOutflowCapMicro === undefined
+          ? {}
+          : { outflowCap: createOutflowCap({ db: context.db, chain: access.chain, capMicro: context.config.tronHourlyOutflowCapMicro, logger: context.logger, metrics: context.metrics }) }),
         ...(sandbox ? { sandboxFaucet: async (address, amounts) => void (await (await deps.chain.sandboxControl()).faucet(address, amounts)) } : {}),
       });
       executors.set(access.chain, executor);
@@ -113,8 +118,12 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
     start() {
       const missing = missingOutcomeHandlers(handlers);
       if (missing.length > 0) context.logger.warn({ purposes: missing }, 'outgoing transfers of these purposes have no outcome handler: they stay queued');
-      if (deps.chain.liveConfigured && context.config.tronSignerKeyFile === undefined) {
-        context.logger.error('live sending is off: PAYGATE_TRON_SIGNER_KEY_FILE is not set (the signing key file, mnemonic or xprv, mode 0600; docs/payouts.md); live transfers stay queued');
+      if (deps.chain.liveConfigured) {
+        // Opened at start, so a missing or foreign sealed key is reported now, not at the first payout.
+        void deps.chain
+          .forMode('live')
+          .then((access) => access.signingKey())
+          .catch((error: unknown) => context.logger.error({ err: error }, 'live sending is off: the live signing key cannot be opened; live transfers stay queued'));
       }
       polling.start();
     },

@@ -14,7 +14,7 @@ export const SWEEP_POLL_INTERVAL_MS = 5_000;
 export const SWEEP_WAKE_TOPIC = 'crypto_sweep';
 
 export function createSweeperWorker(
-  context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'notifications'>,
+  context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'notifications' | 'keyring'>,
   options: { readonly pollIntervalMs?: number } = {},
 ): Worker {
   const deps = cryptoDepsFor(context);

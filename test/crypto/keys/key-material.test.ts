@@ -1,13 +1,12 @@
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HDKey } from '@scure/bip32';
-import { mnemonicToSeedSync, validateMnemonic } from '@scure/bip39';
-import { wordlist as english } from '@scure/bip39/wordlists/english.js';
+import { mnemonicToSeedSync } from '@scure/bip39';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config.ts';
 import { TRON_ACCOUNT_PATH } from '../../../src/crypto/keys/hd-keys.ts';
-import { ensureSandboxSeed, loadApiRoleKeys, loadSignerKeys, SANDBOX_SEED_FILE } from '../../../src/crypto/keys/key-material.ts';
+import { loadApiRoleKeys, loadSignerKeys } from '../../../src/crypto/keys/key-material.ts';
 
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const FIRST_ADDRESS = 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH';
@@ -110,41 +109,5 @@ describe('roles', () => {
 
   it('the API role refuses a master xpub with a message about the path', async () => {
     expect((await refusal(loadApiRoleKeys(await keyFile(master.publicExtendedKey, 0o600), SETTING))).message).toMatch(/depth 0/);
-  });
-});
-
-describe('ensureSandboxSeed', () => {
-  it('creates a 24-word mnemonic once, file 0600 in a 0700 folder, whatever the umask', async () => {
-    const dataDir = join(folder, 'data');
-    const keys = await ensureSandboxSeed(dataDir);
-    const path = join(dataDir, SANDBOX_SEED_FILE);
-    expect(keys).toMatchObject({ source: 'sandbox-seed', path });
-    expect((await stat(path)).mode & 0o777).toBe(0o600);
-    expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
-    const words = (await readFile(path, 'utf8')).trim();
-    expect(words.split(' ')).toHaveLength(24);
-    expect(validateMnemonic(words, english)).toBe(true);
-    expect(keys.signingKey?.address(0)).toBe(keys.depositAddressKey.address(0));
-  });
-
-  it('reuses the seed on the next start: the same addresses, the same file', async () => {
-    const first = await ensureSandboxSeed(folder);
-    const content = await readFile(first.path, 'utf8');
-    const second = await ensureSandboxSeed(folder);
-    expect(second.depositAddressKey.xpub).toBe(first.depositAddressKey.xpub);
-    expect(second.depositAddressKey.address(7)).toBe(first.depositAddressKey.address(7));
-    expect(await readFile(second.path, 'utf8')).toBe(content);
-  });
-
-  it('gives every one of several simultaneous starts the same seed and leaves no temporary file', async () => {
-    const starts = await Promise.all(Array.from({ length: 6 }, () => ensureSandboxSeed(folder)));
-    expect(new Set(starts.map((keys) => keys.depositAddressKey.xpub)).size).toBe(1);
-    expect(await readdir(folder)).toEqual([SANDBOX_SEED_FILE]);
-  });
-
-  it('refuses a seed file someone made readable by others', async () => {
-    const keys = await ensureSandboxSeed(folder);
-    await chmod(keys.path, 0o644);
-    expect((await refusal(ensureSandboxSeed(folder))).message).toMatch(/readable by its owner only/);
   });
 });

@@ -18,7 +18,7 @@ describe.each(backends)('the deposit key of the database on %s', (backend) => {
     await setup.close();
   });
 
-  it('the key that derived the addresses is accepted; another one is refused with 503 naming PAYGATE_DATA_DIR, and creates nothing', async () => {
+  it('the key that derived the addresses is accepted; another one is refused with 503 naming the sealed sandbox seed, and creates nothing', async () => {
     await createInvoice(setup.deps, setup.shop, { external_id: 'first', amount: '1', network: 'TRC20' });
     // The same key again (a second process sharing the data folder): fine.
     await expect(setup.deps.chain.forMode('sandbox')).resolves.toBeDefined();
@@ -33,7 +33,7 @@ describe.each(backends)('the deposit key of the database on %s', (backend) => {
         (error: unknown) => error,
       );
       expect(refusal).toMatchObject({ code: 'service_unavailable' });
-      expect((refusal as Error).message).toContain('PAYGATE_DATA_DIR');
+      expect((refusal as Error).message).toContain('sandbox seed (sealed in the database)');
       await expect(createInvoice(other, setup.shop, { external_id: 'second', amount: '1', network: 'TRC20' })).rejects.toMatchObject({ code: 'service_unavailable' });
       const addresses = await setup.context.db.selectFrom('crypto_addresses').select('address').where('shop_id', '=', setup.shop.shopId).execute();
       expect(addresses).toHaveLength(1);

@@ -1,0 +1,71 @@
+// `paygate crypto hot-wallet`: each book's hot wallet against its ceiling
+// (PAYGATE_TRON_HOT_WALLET_CEILING_USDT): USDT on chain, what queued and
+// in-flight transfers will still send, the surplus for the cold wallet, and the
+// recent moves to PAYGATE_TRON_COLD_ADDRESS (crypto/cold-storage/).
+import { parseArgs } from 'node:util';
+import { hotWalletPositions, recentColdMoves, type HotWalletPosition } from '../crypto/cold-storage/cold-storage-service.ts';
+import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
+import { sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
+import { formatMinor } from '../money/decimal.ts';
+import type { CliCommand } from './cli-command.ts';
+import { withCliContext } from './database-command.ts';
+
+const RECENT_MOVES = 5;
+
+interface HotWalletView {
+  readonly book: string;
+  readonly hot_wallet: string;
+  readonly usdt_on_chain: string;
+  readonly usdt_committed: string;
+  readonly ceiling: string;
+  readonly surplus: string;
+  readonly cold_address: string | null;
+  readonly recent_moves: readonly { readonly id: string; readonly status: string; readonly amount: string; readonly tx_hash: string | null; readonly created_at: string }[];
+}
+
+const usdt = (micro: bigint) => formatMinor(micro, 'USDT');
+
+export const cryptoHotWalletCommand: CliCommand = {
+  words: ['crypto', 'hot-wallet'],
+  usage: 'paygate crypto hot-wallet [--json]',
+  summary: 'Each book’s hot wallet against PAYGATE_TRON_HOT_WALLET_CEILING_USDT: USDT held, committed, the surplus for the cold wallet, and the recent moves there',
+  async run(args, io, config) {
+    const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
+    if (config.tronHotWalletCeilingMicro === undefined) {
+      io.out('no hot-wallet ceiling configured (PAYGATE_TRON_HOT_WALLET_CEILING_USDT)');
+      return 0;
+    }
+    const views = await withCliContext(config, async (context) => {
+      // The sandbox chain is read from its saved file and never saved back: a running gateway owns it.
+      const chain = createCryptoChain({ config, dataDir: config.dataDir, logger: context.logger, keyStore: sealedKeyStoreOf(context), sandboxClock: 'manual', sandboxReadOnly: true });
+      try {
+        const positions = await hotWalletPositions({ db: context.db, clock: context.clock, config, logger: context.logger, chain });
+        return Promise.all(positions.map(async (position) => view(position, await recentColdMoves(context.db, position.chain, RECENT_MOVES))));
+      } finally {
+        await chain.close();
+      }
+    });
+    if (values.json) io.out(JSON.stringify(views));
+    else for (const entry of views) io.out(line(entry));
+    return 0;
+  },
+};
+
+function view(position: HotWalletPosition, moves: Awaited<ReturnType<typeof recentColdMoves>>): HotWalletView {
+  return {
+    book: position.book,
+    hot_wallet: position.hotWallet,
+    usdt_on_chain: usdt(position.usdtOnChain),
+    usdt_committed: usdt(position.usdtCommitted),
+    ceiling: usdt(position.ceiling),
+    surplus: usdt(position.surplus),
+    cold_address: position.coldAddress ?? null,
+    recent_moves: moves.map((move) => ({ id: move.id, status: move.status, amount: usdt(move.amount_micro), tx_hash: move.tx_hash, created_at: move.created_at.toISOString() })),
+  };
+}
+
+function line(entry: HotWalletView): string {
+  const cold = entry.cold_address === null ? 'no cold address: move it by hand' : `cold ${entry.cold_address}`;
+  const moves = entry.recent_moves.map((move) => `${move.id} ${move.status} ${move.amount}`).join(', ');
+  return `${entry.book}  ${entry.hot_wallet}  on chain ${entry.usdt_on_chain} USDT  committed ${entry.usdt_committed}  ceiling ${entry.ceiling}  surplus ${entry.surplus}  ${cold}${moves === '' ? '' : `  moves ${moves}`}`;
+}
