@@ -15,6 +15,7 @@
 //    deposits credited from blocks above the solidified block read (the watcher's
 //    node may be ahead of the one that answered).
 // expected = deposits credited − those above the block read − outgoing booked − outgoing signed, not booked
+//            − moved to the cold wallet (custody, never booked; read with the in-flight ones)
 // difference = on chain − expected; shortfall = what is missing beyond the USDT
 // sweeps are moving (a lagging node may show a sweep on neither side).
 import type { Logger } from 'pino';

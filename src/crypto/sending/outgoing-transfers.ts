@@ -173,8 +173,10 @@ export function toOutgoingTransfer(row: OutgoingTransferRow): OutgoingTransfer {
 
 /**
  * USDT that hot-wallet transfers signed and not final yet (payouts, refunds,
- * withdrawals) may already have moved on chain: their owners book them only
- * once final, in the same transaction (custody reconciliation counts them gone).
+ * withdrawals, cold-storage moves) may already have moved on chain: their owners
+ * book them only once final, in the same transaction (custody reconciliation
+ * counts them gone); and USDT moved to the cold wallet, which is never booked
+ * (it is still custody) and no longer on the addresses reconciliation reads.
  */
 export function hotWalletUsdtInFlight(db: Executor, chain: ChainName): Promise<bigint> {
   return repository.sumHotWalletUsdtInFlight(db, chain);

@@ -359,7 +359,11 @@ export async function confirmedRecipients(db: Executor, chain: ChainName, addres
   return new Set(rows.map((row) => row.to_address));
 }
 
-/** USDT the hot wallet's transfers signed and not final may have moved already (custody reconciliation). */
+/**
+ * USDT that left the hot wallet, or may have, with no ledger booking for it (custody reconciliation):
+ * transfers signed and not final, and moves to the cold wallet that landed (still custody, never booked).
+ * One statement, so a move that lands meanwhile is counted once.
+ */
 export async function sumHotWalletUsdtInFlight(db: Executor, chain: ChainName): Promise<bigint> {
   const row = await db
     .selectFrom('crypto_outgoing_transfers')
@@ -367,8 +371,12 @@ export async function sumHotWalletUsdtInFlight(db: Executor, chain: ChainName): 
     .where('chain', '=', chain)
     .where('asset', '=', 'USDT')
     .where('from_kind', '=', 'hot_wallet')
-    .where('status', 'in', ['queued', 'submitted'])
-    .where('tx_id', 'is not', null)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', 'in', ['queued', 'submitted']), eb('tx_id', 'is not', null)]),
+        eb.and([eb('purpose', '=', 'cold_storage'), eb('status', '=', 'confirmed')]),
+      ]),
+    )
     .executeTakeFirstOrThrow();
   return row.amount;
 }
