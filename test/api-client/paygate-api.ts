@@ -6026,7 +6026,7 @@ export interface operations {
                                 from_address: string;
                                 /** @description the amount received; USDT as a decimal string with at most 6 places */
                                 amount: string;
-                                status: "confirming" | "credited" | "held" | "orphaned";
+                                status: "confirming" | "credited" | "held" | "orphaned" | "unconfirmed";
                                 block_number: number;
                                 /** Format: date-time */
                                 seen_at: string;
@@ -6270,7 +6270,7 @@ export interface operations {
                             from_address: string;
                             /** @description the amount received; USDT as a decimal string with at most 6 places */
                             amount: string;
-                            status: "confirming" | "credited" | "held" | "orphaned";
+                            status: "confirming" | "credited" | "held" | "orphaned" | "unconfirmed";
                             block_number: number;
                             /** Format: date-time */
                             seen_at: string;
@@ -6344,7 +6344,7 @@ export interface operations {
                             from_address: string;
                             /** @description the amount received; USDT as a decimal string with at most 6 places */
                             amount: string;
-                            status: "confirming" | "credited" | "held" | "orphaned";
+                            status: "confirming" | "credited" | "held" | "orphaned" | "unconfirmed";
                             block_number: number;
                             /** Format: date-time */
                             seen_at: string;
@@ -6620,7 +6620,7 @@ export interface operations {
                             from_address: string;
                             /** @description the amount received; USDT as a decimal string with at most 6 places */
                             amount: string;
-                            status: "confirming" | "credited" | "held" | "orphaned";
+                            status: "confirming" | "credited" | "held" | "orphaned" | "unconfirmed";
                             block_number: number;
                             /** Format: date-time */
                             seen_at: string;
@@ -6873,7 +6873,7 @@ export interface operations {
                             from_address: string;
                             /** @description the amount received; USDT as a decimal string with at most 6 places */
                             amount: string;
-                            status: "confirming" | "credited" | "held" | "orphaned";
+                            status: "confirming" | "credited" | "held" | "orphaned" | "unconfirmed";
                             block_number: number;
                             /** Format: date-time */
                             seen_at: string;
@@ -7195,7 +7195,7 @@ export interface operations {
                             from_address: string;
                             /** @description the amount received; USDT as a decimal string with at most 6 places */
                             amount: string;
-                            status: "confirming" | "credited" | "held" | "orphaned";
+                            status: "confirming" | "credited" | "held" | "orphaned" | "unconfirmed";
                             block_number: number;
                             /** Format: date-time */
                             seen_at: string;

@@ -6,6 +6,7 @@ import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../../src/config.ts';
 import { coldStorageOutcomes, hotWalletPositions, runColdStoragePass, type ColdStorageDeps } from '../../../src/crypto/cold-storage/cold-storage-service.ts';
+import { hotWalletUsdtInFlight } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { backends } from '../../support/databases.ts';
 import { expectLedgerSound, openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
 import { enqueuePayout, executorFor, freshAddress, fundHotWallet, mineToFinal, newLog, recordingHandler } from '../sending/executor-support.ts';
@@ -61,10 +62,15 @@ describe.each(backends)('the hot-wallet ceiling and cold storage on %s', (backen
 
     const log = newLog();
     const executor = executorFor(setup, log, { handlers: { cold_storage: coldStorageOutcomes, payout: recordingHandler(log) } });
+    // Custody reconciliation counts the move gone from the hot wallet once signed, and still once landed (never booked).
+    const unbooked = () => hotWalletUsdtInFlight(setup.context.db, 'tron-sandbox');
+    expect(await unbooked()).toBe(0n);
     expect(await executor.runPass()).toMatchObject({ signed: 1 });
+    expect(await unbooked()).toBe(400n * USDT);
     setup.sandbox.chain.mine(1);
     mineToFinal(setup);
     expect(await executor.runPass()).toMatchObject({ confirmed: 1 });
+    expect(await unbooked()).toBe(400n * USDT);
 
     const [completed] = await moves();
     expect(completed).toMatchObject({ status: 'completed', error_code: null });
