@@ -91,9 +91,10 @@ export interface NodeTransport {
   /** Runs `work` against one node after another until it succeeds, fails for good, or the attempts are spent. */
   run<T>(label: string, work: (node: NodeSession) => Promise<T>): Promise<T>;
   /**
-   * Runs `work` once on each of `count` different nodes (healthy ones first) and answers their
-   * results in that order; a node whose attempt fails is passed over for the next one. Fewer than
-   * `count` answers: TronNodeUnavailableError. For what one node's word must not decide alone.
+   * Runs `work` on `count` different nodes (healthy ones first) and answers their results in the
+   * order they came; a node whose attempt fails is passed over for the next one, and asked once
+   * more after a back-off when the first round fell short. Fewer than `count` answers:
+   * TronNodeUnavailableError. For what one node's word must not decide alone.
    */
   runOnDistinctNodes<T>(label: string, count: number, work: (node: NodeSession) => Promise<T>): Promise<T[]>;
   /** How many node URLs are configured. */
@@ -187,36 +188,45 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
           break;
         }
         if (!(error instanceof NodeAttemptFailure)) throw error;
-        const failure: NodeFailure = { url: node.url, kind: error.kind, detail: cap(error.message) };
-        failures.push(failure);
-        options.onAttemptFailure?.(failure, label);
-        if (error.kind === 'rate_limited') {
-          // The node is fine, we are too fast: leave it alone for a while, never mark it failing.
-          const until = now() + Math.max(MIN_RATE_LIMIT_BACKOFF_MS, error.cooldownMs ?? DEFAULT_RATE_LIMIT_BACKOFF_MS);
-          rateLimitedUntil.set(node.key, Math.max(rateLimitedUntil.get(node.key) ?? 0, until));
+        if (noteFailure(node, error, label, failures) === 'rate_limited') {
           rateLimitedAnswers += 1;
           continue;
         }
         attempts += 1;
         failedHere.set(node.key, earlier + 1);
-        coolingUntil.set(node.key, now() + Math.max(cooldownMs, error.cooldownMs ?? 0));
       }
     }
     throw new TronNodeUnavailableError(label, failures);
   }
 
+  /**
+   * Records a failed attempt: a rate-limited node is left alone for its back-off (the node is
+   * fine, we are too fast: never marked failing); any other failure cools the node down.
+   */
+  function noteFailure(node: NodeBase, error: NodeAttemptFailure, label: string, failures: NodeFailure[]): NodeFailure['kind'] {
+    const failure: NodeFailure = { url: node.url, kind: error.kind, detail: cap(error.message) };
+    failures.push(failure);
+    options.onAttemptFailure?.(failure, label);
+    if (error.kind === 'rate_limited') {
+      const until = now() + Math.max(MIN_RATE_LIMIT_BACKOFF_MS, error.cooldownMs ?? DEFAULT_RATE_LIMIT_BACKOFF_MS);
+      rateLimitedUntil.set(node.key, Math.max(rateLimitedUntil.get(node.key) ?? 0, until));
+    } else {
+      coolingUntil.set(node.key, now() + Math.max(cooldownMs, error.cooldownMs ?? 0));
+    }
+    return error.kind;
+  }
+
   async function runOnDistinctNodes<T>(label: string, count: number, work: (node: NodeSession) => Promise<T>): Promise<T[]> {
     if (!Number.isSafeInteger(count) || count < 1 || count > nodes.length) throw new Error(`runOnDistinctNodes: count must be 1..${nodes.length}, got ${count}`);
-    const wanted = count;
     const deadline = now() + maxWaitMs;
     const answers: T[] = [];
     const failures: NodeFailure[] = [];
     // Healthy URLs first, in order of preference; each is asked at most twice (a rate-limited answer waits its back-off).
     const pending = [...nodes].sort((a, b) => Number(isCooling(a, now())) - Number(isCooling(b, now())));
-    for (let round = 0; round < 2 && answers.length < wanted && pending.length > 0; round++) {
+    for (let round = 0; round < 2 && answers.length < count && pending.length > 0; round++) {
       if (round > 0) await wait(backoff(retryDelayMs, round));
       for (const node of [...pending]) {
-        if (answers.length >= wanted) break;
+        if (answers.length >= count) break;
         try {
           answers.push(await work({ url: node.url, post: (path, body) => postJson(node, path, body, deadline) }));
           coolingUntil.delete(node.key);
@@ -227,19 +237,11 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
             continue;
           }
           if (!(error instanceof NodeAttemptFailure)) throw error;
-          const failure: NodeFailure = { url: node.url, kind: error.kind, detail: cap(error.message) };
-          failures.push(failure);
-          options.onAttemptFailure?.(failure, label);
-          if (error.kind === 'rate_limited') {
-            const until = now() + Math.max(MIN_RATE_LIMIT_BACKOFF_MS, error.cooldownMs ?? DEFAULT_RATE_LIMIT_BACKOFF_MS);
-            rateLimitedUntil.set(node.key, Math.max(rateLimitedUntil.get(node.key) ?? 0, until));
-          } else {
-            coolingUntil.set(node.key, now() + Math.max(cooldownMs, error.cooldownMs ?? 0));
-          }
+          noteFailure(node, error, label, failures);
         }
       }
     }
-    if (answers.length < wanted) throw new TronNodeUnavailableError(`${label} (on ${wanted} nodes)`, failures);
+    if (answers.length < count) throw new TronNodeUnavailableError(`${label} (on ${count} nodes)`, failures);
     return answers;
   }
 

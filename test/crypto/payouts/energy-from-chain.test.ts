@@ -8,16 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../../src/clock.ts';
 import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
-import { createOutgoingExecutor, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
-import type { OutgoingOutcomeHandler, OutgoingPurpose } from '../../../src/crypto/sending/outgoing-transfers.ts';
+import type { OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { ceilToCent } from '../../../src/crypto/payouts/payout-settings.ts';
 import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
 import { ENERGY_FACTOR_CACHE_MS, feeLimitFor } from '../../../src/crypto/sending/transfer-energy.ts';
 import type { SimulatorControl } from '../../../src/crypto/simchain/control-client.ts';
-import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
-import { modules } from '../../../src/modules.ts';
 import { backends } from '../../support/databases.ts';
-import { createPayoutTestApp, externalId, micro, recipient, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
+import { createPayoutTestApp, externalId, micro, recipient, sandboxExecutor, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
 
 const BLOCKS_TO_FINALITY = 19;
 /** The simulated chain's prices (getEnergyFee, getTransactionFee). */
@@ -38,26 +35,8 @@ describe.each(backends)('energy sized from the chain on %s', (backend) => {
     shop = await testApp.payoutShop();
     await testApp.fund(shop, 1_000_000_000n);
     const { context } = testApp;
-    const deps = cryptoDepsFor(context);
-    const access = await deps.chain.forMode('sandbox');
-    control = await deps.chain.sandboxControl();
-    const handlers: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>> = Object.assign({}, ...modules.map((module) => module.outgoingOutcomes ?? {}));
-    executor = createOutgoingExecutor({
-      db: context.db,
-      clock: context.clock,
-      logger: context.logger,
-      chain: access.chain,
-      node: access.node,
-      signingKey: () => access.signingKey(),
-      hotWallet: access.addressKey.hotWalletAddress,
-      usdtContract: USDT_CONTRACT_MAINNET,
-      handlers,
-      trxUsdtRateMicro: context.config.trxUsdtRateMicro,
-      maxInFlight: 1_000,
-      maxAttempts: 3,
-      fundsWaitSeconds: 3_600,
-      transferEnergyMax: context.config.tronTransferEnergyMax,
-    });
+    control = await cryptoDepsFor(context).chain.sandboxControl();
+    executor = await sandboxExecutor(testApp, { fundsWaitSeconds: 3_600, transferEnergyMax: context.config.tronTransferEnergyMax });
     await post('/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
   });
   afterAll(async () => {

@@ -7,13 +7,10 @@
 // balance with room for 250. The ledger stays sound.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
-import { createOutgoingExecutor, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
-import type { OutgoingOutcomeHandler, OutgoingPurpose } from '../../../src/crypto/sending/outgoing-transfers.ts';
+import type { OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
-import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
-import { modules } from '../../../src/modules.ts';
 import { backends } from '../../support/databases.ts';
-import { createPayoutTestApp, externalId, micro, payoutBody, recipient, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
+import { createPayoutTestApp, externalId, micro, payoutBody, recipient, sandboxExecutor, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
 
 /** Solidified at head − 18: a transaction is final once 19 blocks include it and follow. */
 const BLOCKS_TO_FINALITY = 19;
@@ -27,24 +24,7 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
     testApp = await createPayoutTestApp(backend);
     shop = await testApp.payoutShop();
     await testApp.fund(shop, 1_000_000_000n);
-    const { context } = testApp;
-    const access = await cryptoDepsFor(context).chain.forMode('sandbox');
-    const handlers: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>> = Object.assign({}, ...modules.map((module) => module.outgoingOutcomes ?? {}));
-    executor = createOutgoingExecutor({
-      db: context.db,
-      clock: context.clock,
-      logger: context.logger,
-      chain: access.chain,
-      node: access.node,
-      signingKey: () => access.signingKey(),
-      hotWallet: access.addressKey.hotWalletAddress,
-      usdtContract: USDT_CONTRACT_MAINNET,
-      handlers,
-      trxUsdtRateMicro: context.config.trxUsdtRateMicro,
-      maxInFlight: 1_000,
-      maxAttempts: 3,
-      fundsWaitSeconds: 600,
-    });
+    executor = await sandboxExecutor(testApp);
     await post('/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
   });
   afterAll(async () => {
@@ -121,23 +101,7 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
   });
 
   it('a hot wallet without TRX past the wait: pending → failed insufficient_hot_wallet_funds without a tx_hash, funds back', async () => {
-    const { context } = testApp;
-    const access = await cryptoDepsFor(context).chain.forMode('sandbox');
-    const impatient = createOutgoingExecutor({
-      db: context.db,
-      clock: context.clock,
-      logger: context.logger,
-      chain: access.chain,
-      node: access.node,
-      signingKey: () => access.signingKey(),
-      hotWallet: access.addressKey.hotWalletAddress,
-      usdtContract: USDT_CONTRACT_MAINNET,
-      handlers: Object.assign({}, ...modules.map((module) => module.outgoingOutcomes ?? {})),
-      trxUsdtRateMicro: context.config.trxUsdtRateMicro,
-      maxInFlight: 1_000,
-      maxAttempts: 3,
-      fundsWaitSeconds: 0,
-    });
+    const impatient = await sandboxExecutor(testApp, { fundsWaitSeconds: 0 });
     await executor.release();
     try {
       const before = await testApp.balance(shop);

@@ -11,6 +11,11 @@ import { transfer } from '../../../src/ledger/ledger-service.ts';
 import { tronAddressFromPrivateKey } from '../../../src/crypto/tron/address.ts';
 import { createCryptoTestApp, externalId, micro, type CryptoTestApp } from '../receiving/crypto-routes-support.ts';
 import type { DatabaseBackend } from '../../../src/db/database.ts';
+import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
+import { createOutgoingExecutor, type ExecutorOptions, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
+import type { OutgoingOutcomeHandler, OutgoingPurpose } from '../../../src/crypto/sending/outgoing-transfers.ts';
+import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
+import { modules } from '../../../src/modules.ts';
 
 export { externalId, micro };
 
@@ -81,4 +86,30 @@ export function recipient(): string {
 
 export function payoutBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { external_id: externalId('payout'), network: 'TRC20', amount: '10', address: recipient(), ...overrides };
+}
+
+/**
+ * The sandbox chain's sign-once executor with every module's outcome handlers, as
+ * the sending worker builds it; `overrides` for what a test changes (its node, its waits).
+ */
+export async function sandboxExecutor(testApp: PayoutTestApp, overrides: Partial<ExecutorOptions> = {}): Promise<OutgoingExecutor> {
+  const { context } = testApp;
+  const access = await cryptoDepsFor(context).chain.forMode('sandbox');
+  const handlers: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>> = Object.assign({}, ...modules.map((module) => module.outgoingOutcomes ?? {}));
+  return createOutgoingExecutor({
+    db: context.db,
+    clock: context.clock,
+    logger: context.logger,
+    chain: access.chain,
+    node: access.node,
+    signingKey: () => access.signingKey(),
+    hotWallet: access.addressKey.hotWalletAddress,
+    usdtContract: USDT_CONTRACT_MAINNET,
+    handlers,
+    trxUsdtRateMicro: context.config.trxUsdtRateMicro,
+    maxInFlight: 1_000,
+    maxAttempts: 3,
+    fundsWaitSeconds: 600,
+    ...overrides,
+  });
 }

@@ -11,15 +11,12 @@
 //   address_blacklisted, and the merchant bears the fee it burned.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
-import { createOutgoingExecutor, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
-import type { OutgoingOutcomeHandler, OutgoingPurpose } from '../../../src/crypto/sending/outgoing-transfers.ts';
+import type { OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import type { TronAddress } from '../../../src/crypto/tron/address.ts';
 import type { TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
-import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
-import { modules } from '../../../src/modules.ts';
 import { backends } from '../../support/databases.ts';
-import { createPayoutTestApp, externalId, micro, recipient, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
+import { createPayoutTestApp, externalId, micro, recipient, sandboxExecutor, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
 
 const BLOCKS_TO_FINALITY = 19;
 
@@ -42,22 +39,7 @@ describe.each(backends)('recipient checks before signing on %s', (backend) => {
       dryRunsTo.push(to);
       return access.node.dryRunUsdtTransfer(from, to, amount);
     };
-    const handlers: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>> = Object.assign({}, ...modules.map((module) => module.outgoingOutcomes ?? {}));
-    executor = createOutgoingExecutor({
-      db: context.db,
-      clock: context.clock,
-      logger: context.logger,
-      chain: access.chain,
-      node,
-      signingKey: () => access.signingKey(),
-      hotWallet: access.addressKey.hotWalletAddress,
-      usdtContract: USDT_CONTRACT_MAINNET,
-      handlers,
-      trxUsdtRateMicro: context.config.trxUsdtRateMicro,
-      maxInFlight: 1_000,
-      maxAttempts: 3,
-      fundsWaitSeconds: 600,
-    });
+    executor = await sandboxExecutor(testApp, { node });
     await post('/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
   });
   afterAll(async () => {

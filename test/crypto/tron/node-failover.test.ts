@@ -236,7 +236,7 @@ describe('one answer from each of several different nodes (what a credit needs a
     expect(primary.requestsTo('/walletsolidity/gettransactioninfobyid')).toHaveLength(1);
   });
 
-  it('passes over a node that fails for the next one, and is unavailable when too few answer', async () => {
+  it('passes over a node that fails for the next one, asks it once more when too few answered, then is unavailable', async () => {
     const third = await startFakeTronNode();
     try {
       primary.on('/walletsolidity/gettransactioninfobyid', { status: 503, text: 'down' });
@@ -244,8 +244,10 @@ describe('one answer from each of several different nodes (what a credit needs a
       third.on('/walletsolidity/gettransactioninfobyid', { json: info(9) });
       const outcomes = await clientFor([primary.url, secondary.url, third.url]).getSolidifiedOutcomeOnNodes(TX, 2);
       expect(outcomes?.map((outcome) => outcome?.blockNumber)).toEqual([8, 9]);
+      // Two rounds: the failing node is asked once more after a back-off before the call gives up.
       const error = await unavailable(clientFor([primary.url, secondary.url]).getSolidifiedOutcomeOnNodes(TX, 'all'));
-      expect(error.failures.map((failure) => failure.kind)).toEqual(['http_status']);
+      expect(error.failures.map((failure) => failure.kind)).toEqual(['http_status', 'http_status']);
+      expect(primary.requestsTo('/walletsolidity/gettransactioninfobyid')).toHaveLength(3);
     } finally {
       await third.close();
     }
