@@ -243,8 +243,8 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         usdtContract: tronAddress(config.tronUsdtContract),
         node: createTronNodeClient({
           // Each URL with its own key and budget (PAYGATE_TRON_NODES).
-          urls: config.tronNodes ?? config.tronNodeUrls,
-          apiKey: config.tronNodes ? undefined : config.tronApiKey,
+          urls: config.tronNodes?.length ? config.tronNodes : config.tronNodeUrls,
+          apiKey: config.tronNodes?.length ? undefined : config.tronApiKey,
           usdtContract: tronAddress(config.tronUsdtContract),
           onAttemptFailure: (failure, path) => logger.warn({ failure, path }, 'TRON node attempt failed'),
           onRequest,

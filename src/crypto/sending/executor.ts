@@ -372,14 +372,14 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
       for (const attempt of attempts) {
         let answers;
         try {
-          answers = await node.getSolidifiedOutcomeOnNodes(attempt.tx_id, Math.min(ABSENCE_WITNESSES, node.nodeCount));
+          answers = await node.getSolidifiedOutcomeOnNodes(attempt.tx_id, { upTo: ABSENCE_WITNESSES });
         } catch (error) {
           if (!(error instanceof TronNodeUnavailableError)) throw error;
           logger.error({ chain, transfer_id: row.id, tx_id: attempt.tx_id, err: error }, 'an expired outgoing transaction could not be looked up on enough nodes: no new one is signed yet');
           handled.add(row.id);
           return;
         }
-        if (answers === null) throw new Error(`the node client has fewer than ${Math.min(ABSENCE_WITNESSES, node.nodeCount)} nodes`);
+        if (answers === null) throw new Error('the node client answered no nodes for a look-up sized to its own');
         const outcome = answers.find((answer) => answer !== null);
         if (outcome) {
           finishes.push({ kind: 'outcome', transferId: row.id, outcome });

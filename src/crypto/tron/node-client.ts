@@ -61,10 +61,11 @@ export interface TronNodeClient {
   scanBlocks(fromNumber: number, count: number): Promise<ScannedBlock[]>;
   /**
    * The solidified result of `txId` (`/walletsolidity/gettransactioninfobyid`) as each of `count`
-   * different nodes (`all`: every configured one) answers it (null: not final on that node), or
-   * null when fewer than `count` nodes are configured. What a second node must confirm before a credit.
+   * different nodes (`all`: every configured one; `{ upTo }`: that many, or every one when fewer are
+   * configured) answers it (null: not final on that node), or null when fewer than `count` nodes are
+   * configured. What a second node must confirm before a credit, or before a transaction is absent.
    */
-  getSolidifiedOutcomeOnNodes(txId: string, count: number | 'all'): Promise<(TransactionOutcome | null)[] | null>;
+  getSolidifiedOutcomeOnNodes(txId: string, count: number | 'all' | { readonly upTo: number }): Promise<(TransactionOutcome | null)[] | null>;
   /** A transaction's result on chain (`gettransactioninfobyid`), or null when it is not (or, with `solidified`, not yet final). */
   getTransactionOutcome(txId: string, options?: { readonly solidified?: boolean }): Promise<TransactionOutcome | null>;
   /**
@@ -76,8 +77,6 @@ export interface TronNodeClient {
    * (TronNodeUnavailableError). One request per block finds the outcome of many sent transactions.
    */
   getSolidifiedBlockResults(number: number): Promise<TransactionOutcome[]>;
-  /** How many node URLs this client asks (agreement of several needs several). */
-  readonly nodeCount: number;
   /** Runs a USDT transfer as a constant call (nothing is sent): whether it would succeed now, and its energy. */
   dryRunUsdtTransfer(from: TronAddress, to: TronAddress, amount: bigint): Promise<{ readonly ok: true; readonly energy: number } | { readonly ok: false; readonly message: string }>;
   /** TRX balance and whether the account exists (is activated) on chain; with `solidified`, as of the newest solidified block (`/walletsolidity/getaccount`). */
@@ -188,7 +187,7 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
     },
     getSolidifiedOutcomeOnNodes: async (txId, count) => {
       checkTxId(txId);
-      const nodes = count === 'all' ? transport.nodeCount : count;
+      const nodes = count === 'all' ? transport.nodeCount : typeof count === 'number' ? count : Math.min(count.upTo, transport.nodeCount);
       if (transport.nodeCount < nodes) return null;
       const path = '/walletsolidity/gettransactioninfobyid';
       const id = txId.toLowerCase();
@@ -206,7 +205,6 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
         return readBlockResults(block, header, infos, usdtHex);
       });
     },
-    nodeCount: transport.nodeCount,
     dryRunUsdtTransfer: (from, to, amount) =>
       transport.run('/wallet/triggerconstantcontract', async (node) =>
         readDryRun(

@@ -140,13 +140,17 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
   };
 
   /**
-   * Among URLs not cooling down: the first in order of preference that can go
-   * now, else the one ready soonest (a request waits for budget rather than go
-   * to a failing URL). When every URL is cooling, the soonest back.
+   * Among the URLs this call has failed on least, those not cooling down: the
+   * first in order of preference that can go now, else the one ready soonest (a
+   * request waits for budget rather than go to a failing URL). When every such
+   * URL is cooling, the soonest back.
    */
-  function nextNode(at: number): NodeBase {
-    const open = nodes.filter((node) => !isCooling(node, at));
-    if (open.length === 0) return [...nodes].sort((a, b) => coolingUntil.get(a.key)! - coolingUntil.get(b.key)!)[0]!;
+  function nextNode(at: number, failedHere: ReadonlyMap<string, number>): NodeBase {
+    // Within one call, a URL that failed it is asked again only once every other has failed as often.
+    const fewestFailures = Math.min(...nodes.map((node) => failedHere.get(node.key) ?? 0));
+    const candidates = nodes.filter((node) => (failedHere.get(node.key) ?? 0) === fewestFailures);
+    const open = candidates.filter((node) => !isCooling(node, at));
+    if (open.length === 0) return [...candidates].sort((a, b) => (coolingUntil.get(a.key) ?? 0) - (coolingUntil.get(b.key) ?? 0))[0]!;
     let best = open[0]!;
     let bestAt = readyAt(best, at);
     for (const node of open.slice(1)) {
@@ -173,7 +177,7 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
     let attempts = 0;
     let rateLimitedAnswers = 0;
     while (attempts < maxAttempts && rateLimitedAnswers < MAX_RATE_LIMITED_ANSWERS) {
-      const node = nextNode(now());
+      const node = nextNode(now(), failedHere);
       const earlier = failedHere.get(node.key) ?? 0;
       if (earlier > 0) await wait(backoff(retryDelayMs, earlier));
       try {
