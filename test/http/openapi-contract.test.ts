@@ -59,6 +59,7 @@ const OPERATION_IDS = [
   'rotateWebhookSecret',
   'sendTestWebhook',
   'setWebhookEndpoint',
+  'testHelpersCryptoBlacklist',
   'testHelpersCryptoDeposit',
   'testHelpersCryptoDrainHotWalletTrx',
   'testHelpersCryptoFaucet',

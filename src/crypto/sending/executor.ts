@@ -51,6 +51,8 @@ export { FEE_LIMIT_FLOOR_SUN } from './transfer-energy.ts';
 /** Solidified blocks whose results one pass reads. */
 export const SCAN_BLOCKS_PER_PASS = 200;
 const SCAN_CONCURRENCY = 8;
+/** Nodes whose newest head a pass takes (fewer when fewer are configured). */
+const HEAD_WITNESSES = 2;
 /** Different nodes that must each answer `{}` for an expired transaction before it is judged absent (fewer when fewer are configured). */
 export const ABSENCE_WITNESSES = 2;
 /** Transfers signed per pass, and per signing transaction. */
@@ -739,7 +741,9 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
     await repository.ensureLeaseRow(db, chain, clock.now());
     if (!(await renewLease())) return result;
     try {
-      const [head, solid] = await Promise.all([node.getHeadBlock(), node.getSolidifiedBlock()]);
+      // The head (expirations count from it) is the newest of two nodes: one lagging node's head would
+      // give transactions an expiration already close, or past, when they reach the chain.
+      const [head, solid] = await Promise.all([node.getNewestHeadBlock(HEAD_WITNESSES), node.getSolidifiedBlock()]);
       const mutable = result as { leader: boolean };
       mutable.leader = true;
       let mark = performance.now();

@@ -23,7 +23,7 @@ import {
   type TrxAccount,
 } from './node-answers.ts';
 import { broadcastHex, type BroadcastResult, type SignedTransaction } from './node-broadcast.ts';
-import { invalidAnswer, TronNodeAnswerError } from './node-errors.ts';
+import { invalidAnswer, TronNodeAnswerError, TronNodeUnavailableError } from './node-errors.ts';
 import { createNodeTransport, type NodeTransportOptions } from './node-transport.ts';
 import { addressWord, transferCalldata } from './trc20-usdt.ts';
 
@@ -47,6 +47,12 @@ const DEFAULT_SCAN_CONCURRENCY = 4;
 export interface TronNodeClient {
   /** The newest block the node has (`/wallet/getnowblock`): may still be rolled back. */
   getHeadBlock(): Promise<BlockHeader>;
+  /**
+   * The newest head block among up to `upTo` different nodes (every one when fewer are
+   * configured): what a transaction's expiration is counted from, so that a node behind
+   * the others does not make it expire before it can land.
+   */
+  getNewestHeadBlock(upTo: number): Promise<BlockHeader>;
   /** The newest solidified block (`/walletsolidity/getnowblock`): final. */
   getSolidifiedBlock(): Promise<BlockHeader>;
   /** The block at `number` on the node's current chain, or null when the node has none yet. */
@@ -177,6 +183,22 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
 
   return {
     getHeadBlock: () => nowBlock('/wallet/getnowblock'),
+    getNewestHeadBlock: async (upTo) => {
+      const count = Math.max(1, Math.min(upTo, transport.nodeCount));
+      let heads: BlockHeader[];
+      try {
+        heads = await transport.runOnDistinctNodes('/wallet/getnowblock', count, async (node) => {
+          const header = readBlockHeader(await node.post('/wallet/getnowblock', {}));
+          if (!header) throw invalidAnswer('the node has no block at all');
+          return header;
+        });
+      } catch (error) {
+        // Fewer nodes answered than asked: the one that does is still a head.
+        if (!(error instanceof TronNodeUnavailableError) || count === 1) throw error;
+        heads = [await nowBlock('/wallet/getnowblock')];
+      }
+      return heads.reduce((newest, head) => (head.number > newest.number ? head : newest));
+    },
     getSolidifiedBlock: () => nowBlock('/walletsolidity/getnowblock'),
     getBlock,
     scanBlocks,
