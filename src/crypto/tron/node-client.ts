@@ -185,6 +185,7 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
     getHeadBlock: () => nowBlock('/wallet/getnowblock'),
     getNewestHeadBlock: async (upTo) => {
       const count = Math.max(1, Math.min(upTo, transport.nodeCount));
+      if (count === 1) return nowBlock('/wallet/getnowblock');
       let heads: BlockHeader[];
       try {
         heads = await transport.runOnDistinctNodes('/wallet/getnowblock', count, async (node) => {
@@ -194,7 +195,7 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
         });
       } catch (error) {
         // Fewer nodes answered than asked: the one that does is still a head.
-        if (!(error instanceof TronNodeUnavailableError) || count === 1) throw error;
+        if (!(error instanceof TronNodeUnavailableError)) throw error;
         heads = [await nowBlock('/wallet/getnowblock')];
       }
       return heads.reduce((newest, head) => (head.number > newest.number ? head : newest));
