@@ -7,13 +7,14 @@ import { TypeBoxValidatorCompiler, registerAjvFormats, type TypeBoxTypeProvider 
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
-import { sql } from 'kysely';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { DATABASE_RETRY_AFTER_SECONDS } from './db/database-errors.ts';
 import { AuthFailureLimiter } from './http/auth-failure-limit.ts';
 import { installAuthentication } from './http/authentication.ts';
 import { MAX_PATH_PARAMETER_LENGTH, handleClientError, handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
+import { healthOf } from './health/dependency-health.ts';
+import { readiness, type Readiness } from './health/readiness.ts';
 import { installJsonBodyParser } from './http/json-body-parser.ts';
 import { installMetricsRoute } from './http/metrics-route.ts';
 import { registerCustodyMetrics } from './crypto/custody/custody-metrics.ts';
@@ -39,6 +40,15 @@ function fastifyTrustProxy(setting: Config['trustProxy']): boolean | string[] | 
   return setting === false ? false : [...setting];
 }
 
+function downList(checks: Readiness['checks']): string {
+  return Object.entries(checks).filter(([, result]) => result === 'down').map(([name]) => name).join(', ');
+}
+
+/** When the request arrived, in ms since the epoch (Fastify's request clock is monotonic). */
+function requestStartedAt(request: { elapsedTime: number }): number {
+  return Date.now() - request.elapsedTime;
+}
+
 export async function buildApp(context: AppContext, options: BuildAppOptions = {}): Promise<App> {
   const app = Fastify({
     loggerInstance: context.logger as FastifyBaseLogger,
@@ -51,7 +61,8 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
     clientErrorHandler: handleClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
-  installErrorHandling(app);
+  const health = healthOf(context.logger);
+  installErrorHandling(app, health);
   installStringInputCheck(app);
   // JSON sent as text/plain is 415, not a string that fails the schema (the page adds its form parser).
   app.removeContentTypeParser('text/plain');
@@ -66,16 +77,16 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    try {
-      await sql`select 1`.execute(context.db);
-      return { status: 'ok', database: context.backend };
-    } catch (error) {
-      context.logger.warn({ err: error }, 'readiness check failed: database unreachable');
-      return reply
-        .code(503)
-        .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
-        .send({ error: 'service_unavailable', message: 'The database is not reachable.' });
-    }
+    const { ready, checks } = await readiness(context, options.redis);
+    if (ready) return { status: 'ok', database: context.backend, checks };
+    return reply
+      .code(503)
+      .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+      .send({ status: 'unavailable', error: 'service_unavailable', message: `Not ready: ${downList(checks)} down.`, database: context.backend, checks });
+  });
+  // A change stored: the database can write again (ends an outage of storage, DependencyHealth.up).
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400) health.up('database', requestStartedAt(reply), true);
   });
   const authFailures = new AuthFailureLimiter(context.clock, context.config.authFailuresPerMinute);
   installMetricsRoute(app, context, authFailures);
@@ -83,7 +94,7 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
 
   await app.register(async (v1) => {
     installAuthentication(v1, context, authFailures);
-    await installRateLimit(v1, { perMinute: context.config.rateLimitPerMinute, redis: options.redis });
+    await installRateLimit(v1, { perMinute: context.config.rateLimitPerMinute, redis: options.redis, health });
     for (const plugin of apiRoutePlugins) await v1.register(plugin, { context });
   }, { prefix: '/v1' });
 

@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Worker } from './context.ts';
 import { WORK_CHANNEL, type Notifications } from './db/notifications.ts';
+import { healthOf, reportFailure } from './health/dependency-health.ts';
 
 /**
  * Longest sleep with wake-ups on. Migration 0014's triggers notify only for work due sooner
@@ -77,12 +78,15 @@ export function createPollingWorker(options: {
   async function cycle(): Promise<number> {
     wokenDuringPass = false;
     const passStartedAt = wakeUps ? wakeUps.clock.now() : new Date();
+    const askedAt = Date.now();
     try {
-      await options.runOnce();
+      const handled = await options.runOnce();
+      // A whole pass reached the database (and stored something when it handled items).
+      healthOf(options.logger).up('database', askedAt, handled > 0);
       const pauseMs = await pauseAfterPass(passStartedAt);
       return wokenDuringPass ? 0 : pauseMs;
     } catch (error) {
-      options.logger.error({ err: error, worker: options.name }, `${options.name} pass failed`);
+      reportFailure(options.logger, error, { worker: options.name }, `${options.name} pass failed`);
       return wakeUps ? Math.min(options.intervalMs, LISTENER_DOWN_POLL_MS) : options.intervalMs;
     }
   }

@@ -9,6 +9,8 @@ import { ConfigError, type Config } from './config.ts';
 import type { AppContext, Worker } from './context.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { healthOf } from './health/dependency-health.ts';
+import { openRedis } from './health/redis-client.ts';
 import { createLogger } from './logger.ts';
 import { countMerchants } from './merchants/merchant-repository.ts';
 import { createMerchant } from './merchants/merchant-service.ts';
@@ -84,7 +86,10 @@ export async function startGateway(config: Config, options: { role: Role; clock?
   // default (10) wakes an idle gateway 100 times a second, half a percent of a core.
   collectDefaultMetrics({ register: metrics, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
   // Wakes the workers when work falls due and keeps the API-key cache honest (db/notifications.ts).
-  const notifications = await handle.listen({ onError: (error, message) => logger.warn({ err: error }, message) });
+  const health = healthOf(logger);
+  const notifications = await handle.listen({ onError: (error) => health.down('database', error) });
+  // The listening connection is back: the server answers again.
+  notifications.onListeningChange((listening) => listening && health.up('database'));
   const context: AppContext = {
     db: handle.db,
     backend: handle.backend,
@@ -100,11 +105,7 @@ export async function startGateway(config: Config, options: { role: Role; clock?
   if (sealed > 0) logger.info({ shops: sealed }, 'sealed webhook secrets stored in clear by an earlier version');
   await createDemoMerchantIfEmpty(context, config);
 
-  // Loaded only when configured, like PGlite (db/database.ts): an idle gateway's memory is its code.
-  const redis = config.redisUrl
-    ? new (await import('ioredis')).Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
-    : undefined;
-  redis?.on('error', (error) => logger.warn({ err: error }, 'redis error'));
+  const redis = await openRedis(config, logger);
 
   let app: App | undefined;
   let url: string | undefined;

@@ -1,5 +1,6 @@
 // Which failures mean "the database cannot be reached right now" (a restart, a
-// failover, a network cut, a closed handle, a wait past our bounds) rather than a bug. The HTTP layer
+// failover, a network cut, a closed handle, a wait past our bounds, a full disk or a
+// read-only database) rather than a bug. The HTTP layer
 // answers them 503 service_unavailable with Retry-After; this is the one list.
 const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
@@ -21,12 +22,27 @@ const UNAVAILABLE_MESSAGES = [
   'PGlite is closed',
 ];
 
+// The database cannot write: its disk is full (53100 disk_full; 53000 insufficient_resources
+// is the class) or it is read-only (25006 read_only_sql_transaction: a standby, or
+// default_transaction_read_only), or the embedded database's data folder refuses writes.
+const STORAGE_SQLSTATES = new Set(['53100', '25006']);
+const STORAGE_NODE_CODES = new Set(['ENOSPC', 'EROFS', 'EACCES', 'EPERM', 'EDQUOT']);
+
 const CAUSE_DEPTH_MAX = 5;
 
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
+function cannotWriteItself(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (STORAGE_SQLSTATES.has(code) || STORAGE_NODE_CODES.has(code))) return true;
+  // PGlite's file system passes the errno on in the server's message ("No space left on device").
+  return /No space left on device|Read-only file system|Permission denied|Disk quota exceeded/.test(error.message);
+}
+
 function isUnavailableItself(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  if (cannotWriteItself(error)) return true;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (NETWORK_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
   if (UNAVAILABLE_MESSAGES.some((message) => error.message.startsWith(message))) return true;
@@ -39,6 +55,16 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; depth < CAUSE_DEPTH_MAX && current !== undefined && current !== null; depth++) {
     if (isUnavailableItself(current)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** True when the error, or one of its causes, says the database cannot write (full disk, read-only). */
+export function isDatabaseUnwritable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < CAUSE_DEPTH_MAX && current !== undefined && current !== null; depth++) {
+    if (cannotWriteItself(current)) return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;

@@ -4,8 +4,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/database-errors.ts';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable, isDatabaseUnwritable } from '../db/database-errors.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
+import { unreachableDependency, type DependencyHealth } from '../health/dependency-health.ts';
 
 export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   invalid_request: 400,
@@ -104,6 +105,14 @@ export function classify(error: FastifyError & { validation?: ValidationIssue[];
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     return { status: error.statusCode, body: { error: 'invalid_request', message: error.message }, headers: {}, unexpected: false };
   }
+  if (isDatabaseUnwritable(error)) {
+    return {
+      status: 503,
+      body: { error: 'service_unavailable', message: 'The database cannot store anything right now; nothing was changed. Repeat the request later.' },
+      headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+      unexpected: false,
+    };
+  }
   if (isDatabaseUnavailable(error)) {
     return {
       status: 503,
@@ -161,10 +170,16 @@ export function handleClientError(error: Error & { code?: string }, socket: Sock
   socket.destroy(error);
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, health: DependencyHealth): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const { status, body, headers, unexpected } = classify(error);
+    const dependency = status === 503 ? unreachableDependency(error) : undefined;
     if (unexpected) request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+    else if (dependency) {
+      // The outage itself is logged once by the tracker, not with a stack per request.
+      health.down(dependency, error);
+      request.log.info({ code: body.error, status, dependency }, 'request refused: a dependency is unreachable');
+    }
     else if (status === 503) request.log.warn({ err: error, code: body.error, status }, 'request refused: a dependency is unreachable');
     else request.log.info({ code: body.error, status }, 'request refused');
     return reply.code(status).headers(headers).send(body);

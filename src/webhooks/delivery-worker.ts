@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { AppContext, Worker } from '../context.ts';
 import { WORK_CHANNEL, WORK_TOPICS } from '../db/notifications.ts';
+import { healthOf, reportFailure } from '../health/dependency-health.ts';
 import { BACKSTOP_MS, LISTENER_DOWN_POLL_MS } from '../polling-worker.ts';
 import { attemptDelivery, createRecordBatcher, type AttemptDeps } from './delivery-attempt.ts';
 import { createOriginGate } from './origin-gate.ts';
@@ -216,7 +217,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
       .then(() => undefined)
       .catch((error: unknown) => {
         // The attempt could not be recorded (database down): its lease expires and it is made again.
-        context.logger.error({ err: error, event_id: delivery.eventId }, 'webhook attempt could not be recorded');
+        reportFailure(context.logger, error, { event_id: delivery.eventId }, 'webhook attempt could not be recorded');
       })
       .finally(() => {
         markSent();
@@ -314,12 +315,15 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
         // is notified (or for the next poll), or, while a queue is held, until half of it has
         // started (a backlog put off at a receiver's pace falls due as fast as the receiver takes it).
         notified = false;
-        if ((await claim(room)) < room) {
+        const askedAt = Date.now();
+        const claimed = await claim(room);
+        healthOf(context.logger).up('database', askedAt);
+        if (claimed < room) {
           const pauseMs = await idlePauseMs();
           if (!notified && !stopped) await pause(pauseMs, queued > 0 ? Math.floor(queued / 2) : undefined);
         }
       } catch (error) {
-        context.logger.error({ err: error }, 'webhook worker could not claim deliveries');
+        reportFailure(context.logger, error, {}, 'webhook worker could not claim deliveries');
         await pause(Math.min(idlePollMs, LISTENER_DOWN_POLL_MS));
       }
     }

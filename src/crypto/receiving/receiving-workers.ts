@@ -4,6 +4,7 @@
 // no chain), one leader per chain across every worker process, and the expiry
 // of unpaid invoices.
 import type { AppContext, Worker } from '../../context.ts';
+import { healthOf, reportFailure } from '../../health/dependency-health.ts';
 import { createPollingWorker, type PollingWorker } from '../../polling-worker.ts';
 import { fillAddressPool } from './address-pool.ts';
 import { createChainWatcher, type ChainWatcher } from './chain-watcher.ts';
@@ -41,12 +42,14 @@ export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock
           watcher = createChainWatcher({ db: context.db, clock: context.clock, logger: context.logger, access });
           watchers.set(access.chain, watcher);
         }
+        const askedAt = Date.now();
         try {
           const result = await watcher.runPass();
+          healthOf(context.logger).up('chain_nodes', askedAt);
           work += result.blocksScanned + result.depositsSettled;
         } catch (error) {
           // One chain's trouble (its nodes down) must not stop the other's watcher.
-          context.logger.error({ err: error, chain: access.chain }, 'chain watcher pass failed');
+          reportFailure(context.logger, error, { chain: access.chain }, 'chain watcher pass failed');
         }
       }
       return work;

@@ -4,6 +4,7 @@
 // worker process. A queued transfer wakes it (migration 0019's trigger); while
 // transfers are in flight it passes about once a second, as results solidify.
 import type { AppContext, Worker } from '../../context.ts';
+import { reportFailure } from '../../health/dependency-health.ts';
 import { createPollingWorker } from '../../polling-worker.ts';
 import { cryptoDepsFor } from '../receiving/crypto-deps.ts';
 import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
@@ -99,7 +100,7 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
           work += result.signed + result.confirmed + result.failed;
         } catch (error) {
           // One chain's trouble (its nodes down, a missing signing key) must not stop the other's sending.
-          context.logger.error({ err: error, chain }, 'outgoing executor pass failed');
+          reportFailure(context.logger, error, { chain }, 'outgoing executor pass failed');
         }
       }
       return work;
