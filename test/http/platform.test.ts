@@ -19,7 +19,7 @@ describe.each(backends)('platform routes and error shapes on %s', (backend) => {
   it('GET /readyz answers 200 with the database backend when the database is reachable', async () => {
     const response = await testApp.app.inject({ method: 'GET', url: '/readyz' });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ status: 'ok', database: backend });
+    expect(response.json()).toEqual({ status: 'ok', database: backend, checks: { database: 'ok' } });
   });
 
   it('GET /openapi.json is an OpenAPI 3.1 document generated from the route schemas', async () => {
