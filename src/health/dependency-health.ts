@@ -95,6 +95,8 @@ export function healthOf(logger: Logger): DependencyHealth {
  */
 export function reportFailure(logger: Logger, error: unknown, fields: Record<string, unknown>, message: string): void {
   const dependency = unreachableDependency(error);
-  if (dependency) healthOf(logger).down(dependency, error);
-  else logger.error({ ...fields, err: error }, message);
+  if (dependency) {
+    healthOf(logger).down(dependency, error);
+    logger.debug({ ...fields, err: error, dependency }, message);
+  } else logger.error({ ...fields, err: error }, message);
 }
