@@ -17,6 +17,8 @@ export interface Config {
   /** PAYGATE_PUBLIC_URL was set; otherwise publicUrl is http://localhost:<port> and follows `serve --port`. */
   readonly publicUrlConfigured: boolean;
   readonly redisUrl: string | undefined;
+  /** Development start (PAYGATE_DEMO=1, `serve --demo`, `npm start`): an empty database gets a demo sandbox merchant. */
+  readonly demo: boolean;
   /** How long one Redis command may take before it fails (and the rate limiter lets the request through). */
   readonly redisCommandTimeoutMs: number;
   readonly rateLimitPerMinute: number;
@@ -380,6 +382,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrlConfigured: configuredPublicUrl !== undefined,
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisCommandTimeoutMs: readInteger(env, 'PAYGATE_REDIS_TIMEOUT_MS', 200, 10, 60_000),
+    demo: readBoolean(env, 'PAYGATE_DEMO', false),
     rateLimitPerMinute: readInteger(env, 'PAYGATE_RATE_LIMIT_PER_MINUTE', 120, 1, 10_000_000),
     logLevel,
     // The embedded default is a local sandbox, so plain-http receivers are allowed there.

@@ -63,11 +63,25 @@ export function refuseClearSigningKey(config: Pick<Config, 'tronSignerKeyFile'>)
   );
 }
 
-/** On the first start of an empty embedded database: a demo merchant whose key is printed and saved. */
-async function createDemoMerchantIfEmpty(context: AppContext, config: Config): Promise<void> {
-  if (config.databaseUrl || (await countMerchants(context.db)) > 0) return;
+/**
+ * The first start on an empty database. A development start (config.demo) gets a demo
+ * sandbox merchant whose key is printed and saved; a production start creates nothing
+ * and says how to create the first merchant.
+ */
+async function welcomeIfEmpty(context: AppContext, config: Config): Promise<void> {
+  if ((await countMerchants(context.db)) > 0) return;
+  if (!config.demo) {
+    context.logger.info('no merchant yet: create the first one with `paygate merchant create`');
+    process.stdout.write(
+      '\nNo merchant yet. Create the first one (its API key is printed once):\n\n' +
+        '  npx paygate merchant create --name "My shop" --email owner@example.com\n\n' +
+        '(a sandbox merchant; add --live for real payments. `npm start` or PAYGATE_DEMO=1 creates a demo sandbox merchant instead.)\n\n',
+    );
+    return;
+  }
   const demo = await createMerchant(context, { name: 'Demo shop', email: 'demo@paygate.local', mode: 'sandbox' });
   const file = join(config.dataDir, 'demo-credentials.json');
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   await writeFile(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
   context.logger.info({ file, shop_id: demo.shop_id }, 'created a demo sandbox merchant');
   process.stdout.write(
@@ -81,58 +95,69 @@ export async function startGateway(config: Config, options: { role: Role; clock?
   const logger = createLogger(config);
   const keyring = await loadKeyring(config);
   const handle = await openConfiguredDatabase(config);
-  const metrics = new Registry();
-  // The event-loop delay histogram samples on a timer of this many milliseconds; prom-client's
-  // default (10) wakes an idle gateway 100 times a second, half a percent of a core.
-  collectDefaultMetrics({ register: metrics, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
-  // Wakes the workers when work falls due and keeps the API-key cache honest (db/notifications.ts).
-  const health = healthOf(logger);
-  const notifications = await handle.listen({ onError: (error) => health.down('database', error) });
-  // The listening connection is back: the server answers again.
-  notifications.onListeningChange((listening) => listening && health.up('database'));
-  const context: AppContext = {
-    db: handle.db,
-    backend: handle.backend,
-    clock: options.clock ?? systemClock,
-    config,
-    metrics,
-    logger,
-    keyring,
-    notifications,
-    role: options.role,
-  };
-  const sealed = await sealPlaintextWebhookSecrets(handle.db, keyring);
-  if (sealed > 0) logger.info({ shops: sealed }, 'sealed webhook secrets stored in clear by an earlier version');
-  await createDemoMerchantIfEmpty(context, config);
+  // Whatever was opened before a failure is closed again, so a failed start ends the process.
+  const opened: (() => Promise<void> | void)[] = [() => handle.close()];
+  try {
+    const metrics = new Registry();
+    // The event-loop delay histogram samples on a timer of this many milliseconds; prom-client's
+    // default (10) wakes an idle gateway 100 times a second, half a percent of a core.
+    collectDefaultMetrics({ register: metrics, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
+    // Wakes the workers when work falls due and keeps the API-key cache honest (db/notifications.ts).
+    const health = healthOf(logger);
+    const notifications = await handle.listen({ onError: (error) => health.down('database', error) });
+    opened.push(() => notifications.close());
+    // The listening connection is back: the server answers again.
+    notifications.onListeningChange((listening) => listening && health.up('database'));
+    const context: AppContext = {
+      db: handle.db,
+      backend: handle.backend,
+      clock: options.clock ?? systemClock,
+      config,
+      metrics,
+      logger,
+      keyring,
+      notifications,
+      role: options.role,
+    };
+    const sealed = await sealPlaintextWebhookSecrets(handle.db, keyring);
+    if (sealed > 0) logger.info({ shops: sealed }, 'sealed webhook secrets stored in clear by an earlier version');
+    opened.push(() => closeCryptoDeps(context));
+    await welcomeIfEmpty(context, config);
 
-  const redis = await openRedis(config, logger);
+    const redis = await openRedis(config, logger);
+    opened.push(() => redis?.disconnect());
 
-  let app: App | undefined;
-  let url: string | undefined;
-  if (options.role !== 'worker') {
-    app = await buildApp(context, { redis });
-    url = await app.listen({ port: config.port, host: config.host });
+    let app: App | undefined;
+    let url: string | undefined;
+    if (options.role !== 'worker') {
+      app = await buildApp(context, { redis });
+      opened.push(() => app?.close());
+      url = await app.listen({ port: config.port, host: config.host });
+    }
+    const workers: Worker[] = options.role === 'api' ? [] : createWorkers(context);
+    for (const worker of workers) worker.start();
+    logger.info({ role: options.role, url, database: handle.backend, workers: workers.map((w) => w.name) }, 'paygate started');
+
+    let stopping: Promise<void> | undefined;
+    return {
+      context,
+      app,
+      url,
+      stop() {
+        stopping ??= (async () => {
+          // Stop accepting and finish in-flight requests while the workers finish their deliveries.
+          await Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]);
+          // The crypto chain handle (node clients, the in-process sandbox chain) serves both.
+          await closeCryptoDeps(context);
+          redis?.disconnect();
+          await notifications.close();
+          await handle.close();
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    for (const close of opened.reverse()) await Promise.resolve(close()).catch(() => undefined);
+    throw error;
   }
-  const workers: Worker[] = options.role === 'api' ? [] : createWorkers(context);
-  for (const worker of workers) worker.start();
-  logger.info({ role: options.role, url, database: handle.backend, workers: workers.map((w) => w.name) }, 'paygate started');
-
-  let stopping: Promise<void> | undefined;
-  return {
-    context,
-    app,
-    url,
-    stop() {
-      stopping ??= (async () => {
-        // Stop accepting and finish in-flight requests while the workers finish their deliveries.
-        await Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]);
-        // The crypto chain handle (node clients, the in-process sandbox chain) serves both.
-        await closeCryptoDeps(context);
-        redis?.disconnect();
-        await notifications.close();
-        await handle.close();
-      })();
-      return stopping;
-    },
-  };
 }

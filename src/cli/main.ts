@@ -1,9 +1,10 @@
 // `paygate <command>`: picks the subcommand by its words, loads the configuration
 // and maps failures to exit codes (2 for bad usage or configuration, 1 otherwise).
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { CliUsageError, type CliIo } from './cli-command.ts';
 import { commands } from './commands.ts';
+import { describeDatabaseFailure, describeFilesystemFailure, describeListenFailure } from './start-errors.ts';
 
 function helpText(): string {
   const lines = commands.map((command) => `  ${command.usage}\n      ${command.summary}`);
@@ -22,8 +23,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err(`paygate: unknown command "${argv.join(' ')}"\n\n${helpText()}`);
     return 2;
   }
+  let config: Config | undefined;
   try {
-    const config = loadConfig(io.env);
+    config = loadConfig(io.env);
     return await command.run(argv.slice(command.words.length), io, config);
   } catch (error) {
     if (error instanceof CliUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
@@ -38,7 +40,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.err(`paygate: ${error.message}`);
       return 1;
     }
-    io.err(`paygate: ${(error as Error).stack ?? String(error)}`);
+    const failure = (config && (describeListenFailure(error, config) ?? describeDatabaseFailure(error, config))) ?? describeFilesystemFailure(error);
+    const debug = io.env.LOG_LEVEL === 'debug' || io.env.LOG_LEVEL === 'trace';
+    const stack = debug && error instanceof Error && error.stack ? `\n${error.stack}` : '';
+    if (failure) {
+      io.err(`paygate: ${failure.message}${stack}`);
+      return failure.exitCode;
+    }
+    const firstLine = error instanceof Error ? `${error.name}: ${error.message.split('\n')[0]}` : String(error);
+    io.err(`paygate: ${firstLine}${stack || '\n(LOG_LEVEL=debug shows where it happened)'}`);
     return 1;
   }
 }

@@ -46,10 +46,10 @@ async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): 
 
 export const serveCommand: CliCommand = {
   words: ['serve'],
-  usage: 'paygate serve [--role all|api|worker] [--port N]',
-  summary: 'Run the gateway: HTTP API and payment page (api), background workers (worker), or both (all, default)',
+  usage: 'paygate serve [--role all|api|worker] [--port N] [--demo]',
+  summary: 'Run the gateway: HTTP API and payment page (api), background workers (worker), or both (all, default); --demo (development) creates a demo sandbox merchant on an empty database',
   async run(args, io, config) {
-    const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' }, port: { type: 'string' } } });
+    const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' }, port: { type: 'string' }, demo: { type: 'boolean', default: false } } });
     const role = values.role as Role;
     if (!ROLES.includes(role)) throw new CliUsageError(`--role must be one of ${ROLES.join(', ')}, got "${values.role}"`);
     let port = config.port;
@@ -60,7 +60,7 @@ export const serveCommand: CliCommand = {
     if (!config.databaseUrl && role !== 'all') {
       throw new ConfigError('DATABASE_URL', `is required for --role ${role}: the embedded database serves one process only`);
     }
-    const gateway = await startGateway(withPort(config, port), { role });
+    const gateway = await startGateway({ ...withPort(config, port), demo: config.demo || values.demo }, { role });
     if (gateway.url) io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend})`);
     else io.out(`paygate workers running (database ${gateway.context.backend})`);
     return waitForShutdown(gateway, config.shutdownTimeoutMs, io);

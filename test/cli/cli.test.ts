@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,17 +117,17 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
 });
 
 describe('paygate serve on a fresh embedded database', () => {
-  it('creates a demo merchant on the first start, prints and saves its key, and answers /healthz and /readyz', async () => {
+  it('a development start (--demo) creates a demo merchant, prints and saves its key, and answers /healthz and /readyz', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'paygate-demo-'));
     try {
-      const server = await startPaygate([], { PAYGATE_DATA_DIR: dataDir, PORT: '0' });
+      const server = await startPaygate(['--demo'], { PAYGATE_DATA_DIR: dataDir, PORT: '0' });
       try {
         const credentials = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8')) as CreatedMerchant;
         expect(credentials.api_key).toMatch(/^sk_test_/);
         expect(server.output()).toContain(credentials.api_key);
         expect((await request(`${server.url}/healthz`)).statusCode).toBe(200);
         const ready = await request(`${server.url}/readyz`);
-        expect(await ready.body.json()).toEqual({ status: 'ok', database: 'pglite' });
+        expect(await ready.body.json()).toEqual({ status: 'ok', database: 'pglite', checks: { database: 'ok' } });
         const account = await request(`${server.url}/v1/account`, { headers: { authorization: `Bearer ${credentials.api_key}` } });
         expect(account.statusCode).toBe(200);
       } finally {
@@ -134,12 +135,30 @@ describe('paygate serve on a fresh embedded database', () => {
         await new Promise((resolve) => server.child.once('close', resolve));
       }
       // A second start keeps the same demo merchant and creates no other.
-      const restarted = await startPaygate([], { PAYGATE_DATA_DIR: dataDir, PORT: '0' });
+      const restarted = await startPaygate([], { PAYGATE_DATA_DIR: dataDir, PORT: '0', PAYGATE_DEMO: '1' });
       try {
         expect(restarted.output()).not.toContain('Demo sandbox shop created');
       } finally {
         restarted.child.kill('SIGTERM');
         await new Promise((resolve) => restarted.child.once('close', resolve));
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a production start creates no merchant and says how to create the first one', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'paygate-production-'));
+    try {
+      const server = await startPaygate([], { PAYGATE_DATA_DIR: dataDir, PORT: '0' });
+      try {
+        expect(server.output()).toContain('paygate merchant create');
+        expect(server.output()).not.toContain('Demo sandbox shop created');
+        expect(existsSync(join(dataDir, 'demo-credentials.json'))).toBe(false);
+        expect((await request(`${server.url}/readyz`)).statusCode).toBe(200);
+      } finally {
+        server.child.kill('SIGTERM');
+        await new Promise((resolve) => server.child.once('close', resolve));
       }
     } finally {
       await rm(dataDir, { recursive: true, force: true });

@@ -32,7 +32,7 @@ describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', (
   let dataDir: string;
   let receiver: Receiver;
   let receiverAnsweredAt: number | undefined;
-  const env = () => ({ PAYGATE_DATA_DIR: dataDir, PORT: '0', PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1' });
+  const env = () => ({ PAYGATE_DATA_DIR: dataDir, PORT: '0', PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1', PAYGATE_DEMO: '1' });
 
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'paygate-shutdown-'));

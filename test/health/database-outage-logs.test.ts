@@ -2,7 +2,7 @@
 // its requests) is logged as one outage: one warn line for the database when it
 // starts, one info line when it ends, and no error-level line or stack in between,
 // however many worker passes and requests failed meanwhile.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/app.ts';
 import type { AppContext, Worker } from '../../src/context.ts';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
