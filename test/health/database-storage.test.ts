@@ -15,7 +15,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
 import { createTestContext } from '../support/app.ts';
-import { backends, describeOnServer, type TestDatabase } from '../support/databases.ts';
+import { backends, describeOnServer, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
 
 const TMPFS_SIZE = '120m';
 const isRoot = process.getuid?.() === 0;
@@ -50,6 +50,38 @@ function expectStorageRefusal(response: Awaited<ReturnType<typeof createPayment>
   expect(response.json()).toEqual({ error: 'service_unavailable', message: expect.stringContaining('nothing was changed') });
 }
 
+/** Fills the tmpfs at `dir`, expects writes refused 503 with nothing stored, frees it, expects writes and readiness back. */
+async function fillUpAndRecover(running: Running, dir: string): Promise<void> {
+  const filler = join(dir, 'filler');
+  // dd stops with "No space left on device" once the tmpfs is full.
+  try {
+    execFileSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1M', 'count=1024'], { stdio: 'ignore' });
+  } catch {
+    // expected: the disk is full now
+  }
+  // Enough payments that one of them needs a new page of the table or its indexes.
+  let refused: Awaited<ReturnType<typeof createPayment>> | undefined;
+  let refusedOrder = '';
+  for (let i = 0; i < 200 && !refused; i++) {
+    refusedOrder = `full-${i}`;
+    const response = await createPayment(running, refusedOrder);
+    if (response.statusCode !== 201) refused = response;
+  }
+  expect(refused, 'no write was refused on a full disk').toBeDefined();
+  expectStorageRefusal(refused!);
+  const stored = (await listPayments(running)).map((payment) => payment.order_id);
+  expect(stored).not.toContain(refusedOrder);
+  const notReady = await readyz(running);
+  expect(notReady.statusCode).toBe(503);
+  expect(notReady.json()).toMatchObject({ checks: { database: 'down' } });
+
+  await rm(filler);
+  expect((await createPayment(running, 'after-space')).statusCode).toBe(201);
+  const ready = await readyz(running);
+  expect(ready.statusCode, ready.body).toBe(200);
+  expect(ready.json()).toMatchObject({ checks: { database: 'ok' } });
+}
+
 describe.runIf(isRoot)('the embedded database on a full disk (a tmpfs data folder filled up)', () => {
   let cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -73,34 +105,53 @@ describe.runIf(isRoot)('the embedded database on a full disk (a tmpfs data folde
     cleanup.push(() => running.close());
     expect((await createPayment(running, 'before-full')).statusCode).toBe(201);
 
-    const filler = join(dir, 'filler');
-    // dd stops with "No space left on device" once the tmpfs is full.
-    try {
-      execFileSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1M', 'count=1024'], { stdio: 'ignore' });
-    } catch {
-      // expected: the disk is full now
-    }
-    // Enough payments that one of them needs a new page of the table or its indexes.
-    let refused: Awaited<ReturnType<typeof createPayment>> | undefined;
-    let refusedOrder = '';
-    for (let i = 0; i < 200 && !refused; i++) {
-      refusedOrder = `full-${i}`;
-      const response = await createPayment(running, refusedOrder);
-      if (response.statusCode !== 201) refused = response;
-    }
-    expect(refused, 'no write was refused on a full disk').toBeDefined();
-    expectStorageRefusal(refused!);
-    const stored = (await listPayments(running)).map((payment) => payment.order_id);
-    expect(stored).not.toContain(refusedOrder);
-    const notReady = await readyz(running);
-    expect(notReady.statusCode).toBe(503);
-    expect(notReady.json()).toMatchObject({ checks: { database: 'down' } });
+    await fillUpAndRecover(running, dir);
+  });
+});
 
-    await rm(filler);
-    expect((await createPayment(running, 'after-space')).statusCode).toBe(201);
-    const ready = await readyz(running);
-    expect(ready.statusCode, ready.body).toBe(200);
-    expect(ready.json()).toMatchObject({ checks: { database: 'ok' } });
+/** The test PostgreSQL server runs on this machine, so a folder mounted here can hold its tablespace. */
+const localServer = TEST_DATABASE_URL !== undefined && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(TEST_DATABASE_URL).hostname);
+
+describe.runIf(isRoot && localServer)('PostgreSQL with its database in a tablespace on a full disk (a tmpfs filled up)', () => {
+  let cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const step of cleanup.reverse()) await step();
+    cleanup = [];
+  });
+
+  it('answers writes 503 with Retry-After, stores nothing, and /readyz says the database is down until space is back', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'paygate-full-tablespace-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_SIZE},mode=0700`, 'tmpfs', dir]);
+    execFileSync('chown', ['postgres:postgres', dir]);
+    cleanup.push(async () => {
+      execFileSync('umount', [dir]);
+      await rmdir(dir);
+    });
+    const suffix = crypto.randomUUID().replaceAll('-', '').slice(0, 12);
+    const tablespace = `paygate_full_${suffix}`;
+    const name = `paygate_full_${suffix}`;
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    cleanup.push(() => admin.end());
+    await admin.query(`create tablespace ${tablespace} location '${dir}'`);
+    cleanup.push(async () => {
+      await admin.query(`drop tablespace ${tablespace}`);
+    });
+    await admin.query(`create database ${name} tablespace ${tablespace}`);
+    cleanup.push(async () => {
+      await admin.query(`drop database ${name} with (force)`);
+    });
+    const url = new URL(TEST_DATABASE_URL!);
+    url.pathname = `/${name}`;
+    const handle = await openDatabase({ url: url.toString(), poolSize: 4 });
+    cleanup.push(() => handle.close());
+    await migrate(handle);
+    const { context: base, database } = await createTestContext('pglite');
+    cleanup.push(() => database.close());
+    const running = await runOn({ ...base, db: handle.db, backend: 'postgres' });
+    cleanup.push(() => running.close());
+    expect((await createPayment(running, 'before-full')).statusCode).toBe(201);
+    await fillUpAndRecover(running, dir);
   });
 });
 
