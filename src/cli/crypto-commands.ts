@@ -30,9 +30,6 @@ function line(entry: CustodyLine): string {
 }
 
 export const cryptoAddressesCommand: CliCommand = {
-  words: ['crypto', 'addresses'],
-  usage: `paygate crypto addresses [--shop SHOP_ID] [--limit N (1..${CUSTODY_PAGE_MAX}, 100)] [--after ADDRESS] [--json]`,
-  summary: 'Our deposit addresses with on-chain USDT/TRX balances beside the deposits credited in the ledger and held, and what sweeping moved, is moving or is stuck on',
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
@@ -69,9 +66,6 @@ function sweepLine(view: SweepView): string {
 }
 
 export const cryptoSweepsListCommand: CliCommand = {
-  words: ['crypto', 'sweeps', 'list'],
-  usage: 'paygate crypto sweeps list --address ADDRESS [--json]',
-  summary: 'The sweep attempts of one deposit address, newest first: what each moved and what it cost (docs/sweeping.md)',
   async run(args, io, config) {
     const { address, json } = addressArgument(args);
     const views = await withCliContext(config, async (context) => (await sweepsOfAddress(context.db, address)).map(sweepView));
@@ -83,9 +77,6 @@ export const cryptoSweepsListCommand: CliCommand = {
 };
 
 export const cryptoSweepsRetryCommand: CliCommand = {
-  words: ['crypto', 'sweeps', 'retry'],
-  usage: 'paygate crypto sweeps retry --address ADDRESS',
-  summary: "Clears a stuck address's failed sweeps so the sweeper tries it again at its next pass (docs/sweeping.md)",
   async run(args, io, config) {
     const { address } = addressArgument(args);
     const cleared = await withCliContext(config, (context) => retrySweepsOfAddress(context, address));
@@ -95,9 +86,6 @@ export const cryptoSweepsRetryCommand: CliCommand = {
 };
 
 export const cryptoSettingsCommand: CliCommand = {
-  words: ['crypto', 'settings'],
-  usage: 'paygate crypto settings --shop SHOP_ID [--min-deposit USDT (0.000001..100)] [--json]',
-  summary: "Shows a shop's receiving settings, or sets its minimum deposit: smaller transfers are ignored as dust (docs/crypto.md)",
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { shop: { type: 'string' }, 'min-deposit': { type: 'string' }, json: { type: 'boolean', default: false } } });
     const shopId = values.shop;
@@ -128,9 +116,6 @@ function unconfirmedLine(deposit: DepositView & { readonly chain: string; readon
 }
 
 export const cryptoDepositsUnconfirmedCommand: CliCommand = {
-  words: ['crypto', 'deposits', 'unconfirmed'],
-  usage: `paygate crypto deposits unconfirmed [--limit N (1..${UNCONFIRMED_LIST_MAX}, 100)] [--json]`,
-  summary: 'Final deposits no second TRON node confirmed, held and not credited, oldest first (docs/crypto.md "What a credit requires")',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { limit: { type: 'string' }, json: { type: 'boolean', default: false } } });
     const limit = values.limit === undefined ? 100 : Number(values.limit);
@@ -145,9 +130,6 @@ export const cryptoDepositsUnconfirmedCommand: CliCommand = {
 };
 
 export const cryptoDepositsReleaseCommand: CliCommand = {
-  words: ['crypto', 'deposits', 'release'],
-  usage: 'paygate crypto deposits release --deposit DEPOSIT_ID',
-  summary: 'Credits an unconfirmed deposit on the operator\'s word, after checking its transaction on an explorer (docs/crypto.md "What a credit requires")',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { deposit: { type: 'string' } } });
     const depositId = values.deposit?.trim();

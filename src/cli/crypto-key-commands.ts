@@ -33,9 +33,6 @@ async function readStdin(io: CliIo): Promise<string> {
 }
 
 export const cryptoKeysImportCommand: CliCommand = {
-  words: ['crypto', 'keys', 'import'],
-  usage: 'paygate crypto keys import [--file PATH]   (the mnemonic or xprv on stdin, or in PATH, mode 0600; never as an argument)',
-  summary: 'Seal the live signing key (BIP39 mnemonic or xprv) into the database under the root key; the worker role signs with it (docs/security.md)',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { file: { type: 'string' } } });
     const fromFile = values.file === undefined ? undefined : await loadSignerKeys(values.file, '--file');
@@ -58,9 +55,6 @@ export const cryptoKeysImportCommand: CliCommand = {
 };
 
 export const cryptoKeysListCommand: CliCommand = {
-  words: ['crypto', 'keys', 'list'],
-  usage: 'paygate crypto keys list [--json]',
-  summary: 'The sealed signing keys stored, by book and account xpub (the keys themselves are never shown)',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
     const rows = await withCliContext(config, (context) => listSigningKeys(context.db));

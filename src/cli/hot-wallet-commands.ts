@@ -26,9 +26,6 @@ interface HotWalletView {
 const usdt = (micro: bigint) => formatMinor(micro, 'USDT');
 
 export const cryptoHotWalletCommand: CliCommand = {
-  words: ['crypto', 'hot-wallet'],
-  usage: 'paygate crypto hot-wallet [--json]',
-  summary: 'Each book’s hot wallet against PAYGATE_TRON_HOT_WALLET_CEILING_USDT: USDT held, committed, the surplus for the cold wallet, and the recent moves there',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
     if (config.tronHotWalletCeilingMicro === undefined) {

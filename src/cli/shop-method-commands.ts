@@ -41,9 +41,6 @@ function line(settings: MethodSettings): string {
 }
 
 export const shopMethodsListCommand: CliCommand = {
-  words: ['shop', 'methods', 'list'],
-  usage: 'paygate shop methods list --shop SHOP_ID [--json]',
-  summary: "Show a shop's payment methods: on/off, amount range, payer fee",
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { shop: { type: 'string' }, json: { type: 'boolean', default: false } } });
     const shopId = required(values.shop, '--shop');
@@ -55,10 +52,6 @@ export const shopMethodsListCommand: CliCommand = {
 };
 
 export const shopMethodsSetCommand: CliCommand = {
-  words: ['shop', 'methods', 'set'],
-  usage:
-    'paygate shop methods set --shop SHOP_ID --method card|sbp|sberpay [--enable|--disable] [--min RUB] [--max RUB] [--fee-percent P] [--json]',
-  summary: 'Switch a payment method on or off for a shop and set its amount range and payer fee',
   async run(args, io, config) {
     const { values } = parseArgs({
       args,

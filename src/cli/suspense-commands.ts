@@ -10,9 +10,6 @@ function line(capture: CaptureView): string {
 }
 
 export const suspenseListCommand: CliCommand = {
-  words: ['payments', 'suspense', 'list'],
-  usage: `paygate payments suspense list [--limit N (1..${SUSPENSE_LIST_LIMIT_MAX}, 100)] [--json]`,
-  summary: 'List captured charges that no payment could take (held in suspense), newest first',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { limit: { type: 'string' }, json: { type: 'boolean', default: false } } });
     const limit = values.limit === undefined ? 100 : Number(values.limit);
@@ -25,9 +22,6 @@ export const suspenseListCommand: CliCommand = {
 };
 
 export const suspenseRefundCommand: CliCommand = {
-  words: ['payments', 'suspense', 'refund'],
-  usage: 'paygate payments suspense refund --attempt ATTEMPT_ID [--json]',
-  summary: 'Refund a capture held in suspense to the payer through its acquirer connector',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { attempt: { type: 'string' }, json: { type: 'boolean', default: false } } });
     if (!values.attempt?.trim()) throw new CliUsageError('--attempt is required');

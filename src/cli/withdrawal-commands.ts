@@ -43,9 +43,6 @@ function required(value: string | undefined, flag: string): string {
 }
 
 export const withdrawalCreateCommand: CliCommand = {
-  words: ['withdrawal', 'create'],
-  usage: 'paygate withdrawal create --merchant MERCHANT_ID --shop SHOP_ID --external-id KEY --amount USDT --address T… [--by NAME] [--json]',
-  summary: "Withdraw USDT from a merchant's balance (the book of the shop's mode) to its own address; total_debit is reserved at once",
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
@@ -95,9 +92,6 @@ function decisionArgs(args: string[]): { id: string; by: string; reason: string 
 }
 
 export const withdrawalApproveCommand: CliCommand = {
-  words: ['withdrawal', 'approve'],
-  usage: 'paygate withdrawal approve WITHDRAWAL_ID [--by NAME] [--json]',
-  summary: 'Approve a withdrawal awaiting approval: it is queued to the executor (who and when are recorded)',
   async run(args, io, config) {
     const { id, by, json } = decisionArgs(args);
     const view = await withCliContext(config, (context) => approveWithdrawal(context, id, by));
@@ -107,9 +101,6 @@ export const withdrawalApproveCommand: CliCommand = {
 };
 
 export const withdrawalRejectCommand: CliCommand = {
-  words: ['withdrawal', 'reject'],
-  usage: 'paygate withdrawal reject WITHDRAWAL_ID [--by NAME] [--reason TEXT] [--json]',
-  summary: 'Reject a withdrawal awaiting approval: its reservation is voided, the funds are available again',
   async run(args, io, config) {
     const { id, by, reason, json } = decisionArgs(args);
     const view = await withCliContext(config, (context) => rejectWithdrawal(context, id, by, reason));
@@ -119,9 +110,6 @@ export const withdrawalRejectCommand: CliCommand = {
 };
 
 export const withdrawalListCommand: CliCommand = {
-  words: ['withdrawal', 'list'],
-  usage: `paygate withdrawal list [--merchant MERCHANT_ID] [--status STATUS] [--limit N (1..${WITHDRAWAL_LIST_LIMIT_MAX}, 100)] [--json]`,
-  summary: 'List withdrawals, newest first',
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
@@ -138,9 +126,6 @@ export const withdrawalListCommand: CliCommand = {
 };
 
 export const withdrawalSettingsCommand: CliCommand = {
-  words: ['withdrawal', 'settings'],
-  usage: 'paygate withdrawal settings --shop SHOP_ID --approval required|none',
-  summary: "Whether a shop's withdrawals wait for approval (awaiting_approval) before they are sent",
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { shop: { type: 'string' }, approval: { type: 'string' } } });
     const shopId = required(values.shop, '--shop');
