@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { printTable, type Column } from './table.ts';
 import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
 import { cryptoDepsFor, sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
 import { CUSTODY_PAGE_MAX, listCustodyAddresses, type CustodyLine } from '../crypto/receiving/custody-service.ts';
@@ -20,14 +21,22 @@ import { depositView, usdtText, type DepositView } from '../crypto/receiving/rec
 import { inTransaction } from '../db/transaction.ts';
 import { retrySweepsOfAddress, sweepsOfAddress, sweepView, type SweepView } from '../crypto/sweeping/sweeping-service.ts';
 
-function line(entry: CustodyLine): string {
-  return (
-    `${entry.address}  ${entry.key}/${entry.derivation_index}  ${entry.purpose}  shop ${entry.shop_id}  ` +
-    `on chain ${entry.usdt_on_chain} USDT ${entry.trx_on_chain} TRX  credited ${entry.usdt_credited}  held ${entry.usdt_held}  dust ${entry.usdt_ignored_dust}  ` +
-    `swept ${entry.usdt_swept}  pending ${entry.usdt_sweep_pending}  stuck ${entry.usdt_sweep_stuck}  sweep ${entry.sweep_state}` +
-    `${entry.sweep_error === null ? '' : ` (${entry.sweep_error})`}  unaccounted ${entry.usdt_unaccounted}`
-  );
-}
+const ADDRESS_COLUMNS: readonly Column<CustodyLine>[] = [
+  { header: 'ADDRESS', value: (entry) => entry.address },
+  { header: 'KEY/INDEX', value: (entry) => `${entry.key}/${entry.derivation_index}` },
+  { header: 'PURPOSE', value: (entry) => entry.purpose },
+  { header: 'SHOP', value: (entry) => entry.shop_id },
+  { header: 'USDT ON CHAIN', value: (entry) => entry.usdt_on_chain, align: 'right' },
+  { header: 'TRX', value: (entry) => entry.trx_on_chain, align: 'right' },
+  { header: 'CREDITED', value: (entry) => entry.usdt_credited, align: 'right' },
+  { header: 'HELD', value: (entry) => entry.usdt_held, align: 'right' },
+  { header: 'DUST', value: (entry) => entry.usdt_ignored_dust, align: 'right' },
+  { header: 'SWEPT', value: (entry) => entry.usdt_swept, align: 'right' },
+  { header: 'PENDING', value: (entry) => entry.usdt_sweep_pending, align: 'right' },
+  { header: 'STUCK', value: (entry) => entry.usdt_sweep_stuck, align: 'right' },
+  { header: 'UNACCOUNTED', value: (entry) => entry.usdt_unaccounted, align: 'right' },
+  { header: 'SWEEP', value: (entry) => `${entry.sweep_state}${entry.sweep_error === null ? '' : ` (${entry.sweep_error})`}` },
+];
 
 export const cryptoAddressesCommand: CliCommand = {
   async run(args, io, config) {
@@ -47,8 +56,7 @@ export const cryptoAddressesCommand: CliCommand = {
       }
     });
     if (values.json) io.out(JSON.stringify(lines));
-    else if (lines.length === 0) io.out('no deposit addresses');
-    else for (const entry of lines) io.out(line(entry));
+    else printTable(io.out, lines, ADDRESS_COLUMNS, 'no deposit addresses');
     return 0;
   },
 };
@@ -59,19 +67,24 @@ function addressArgument(args: string[]): { address: string; json: boolean } {
   return { address: values.address, json: values.json };
 }
 
-function sweepLine(view: SweepView): string {
-  const fees = `top-up ${view.trx_topup} TRX (fee ${view.trx_topup_fee ?? '-'})  sweep fee ${view.trx_sweep_fee ?? '-'} TRX`;
-  const error = view.error === null ? '' : `  error ${view.error.code}${view.cleared ? ' (cleared)' : ''}: ${view.error.message ?? ''}`;
-  return `${view.sweep_id}  ${view.status}  moved ${view.usdt_moved ?? '-'} of ${view.usdt_unswept_final} USDT  ${fees}  ${view.created_at}${error}`;
-}
+const SWEEP_COLUMNS: readonly Column<SweepView>[] = [
+  { header: 'SWEEP', value: (view) => view.sweep_id },
+  { header: 'STATUS', value: (view) => view.status },
+  { header: 'MOVED USDT', value: (view) => view.usdt_moved ?? '-', align: 'right' },
+  { header: 'OF USDT', value: (view) => view.usdt_unswept_final, align: 'right' },
+  { header: 'TOP-UP TRX', value: (view) => view.trx_topup, align: 'right' },
+  { header: 'TOP-UP FEE', value: (view) => view.trx_topup_fee ?? '-', align: 'right' },
+  { header: 'SWEEP FEE TRX', value: (view) => view.trx_sweep_fee ?? '-', align: 'right' },
+  { header: 'CREATED', value: (view) => view.created_at },
+  { header: 'ERROR', value: (view) => (view.error === null ? '' : `${view.error.code}${view.cleared ? ' (cleared)' : ''}: ${view.error.message ?? ''}`) },
+];
 
 export const cryptoSweepsListCommand: CliCommand = {
   async run(args, io, config) {
     const { address, json } = addressArgument(args);
     const views = await withCliContext(config, async (context) => (await sweepsOfAddress(context.db, address)).map(sweepView));
     if (json) io.out(JSON.stringify(views));
-    else if (views.length === 0) io.out('no sweep attempts');
-    else for (const view of views) io.out(sweepLine(view));
+    else printTable(io.out, views, SWEEP_COLUMNS, 'no sweep attempts');
     return 0;
   },
 };
@@ -111,9 +124,18 @@ export const cryptoSettingsCommand: CliCommand = {
 
 const UNCONFIRMED_LIST_MAX = 1_000;
 
-function unconfirmedLine(deposit: DepositView & { readonly chain: string; readonly address: string; readonly evidence: string }): string {
-  return `${deposit.deposit_id}  ${deposit.chain}  ${deposit.amount} USDT  to ${deposit.address}  from ${deposit.from_address}  tx ${deposit.tx_id}:${deposit.log_index}  block ${deposit.block_number}  ${deposit.evidence}`;
-}
+type UnconfirmedView = DepositView & { readonly chain: string; readonly address: string; readonly evidence: string };
+
+const UNCONFIRMED_COLUMNS: readonly Column<UnconfirmedView>[] = [
+  { header: 'DEPOSIT', value: (deposit) => deposit.deposit_id },
+  { header: 'CHAIN', value: (deposit) => deposit.chain },
+  { header: 'USDT', value: (deposit) => deposit.amount, align: 'right' },
+  { header: 'TO', value: (deposit) => deposit.address },
+  { header: 'FROM', value: (deposit) => deposit.from_address },
+  { header: 'TX:LOG', value: (deposit) => `${deposit.tx_id}:${deposit.log_index}` },
+  { header: 'BLOCK', value: (deposit) => String(deposit.block_number), align: 'right' },
+  { header: 'EVIDENCE', value: (deposit) => deposit.evidence },
+];
 
 export const cryptoDepositsUnconfirmedCommand: CliCommand = {
   async run(args, io, config) {
@@ -123,8 +145,7 @@ export const cryptoDepositsUnconfirmedCommand: CliCommand = {
     const rows = await withCliContext(config, (context) => unconfirmedDeposits(context.db, limit));
     const views = rows.map((row) => ({ ...depositView(row), chain: row.chain, address: row.address, evidence: row.evidence }));
     if (values.json) io.out(JSON.stringify(views));
-    else if (views.length === 0) io.out('no unconfirmed deposits');
-    else for (const view of views) io.out(unconfirmedLine(view));
+    else printTable(io.out, views, UNCONFIRMED_COLUMNS, 'no unconfirmed deposits');
     return 0;
   },
 };

@@ -10,6 +10,7 @@ import { listSigningKeys } from '../crypto/keys/signing-key-repository.ts';
 import { sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { printTable } from './table.ts';
 
 /** A mnemonic of 24 words or an xprv is far below this. */
 const STDIN_MAX_BYTES = 4096;
@@ -60,8 +61,17 @@ export const cryptoKeysListCommand: CliCommand = {
     const rows = await withCliContext(config, (context) => listSigningKeys(context.db));
     const views = rows.map((row) => ({ book: row.book, xpub: row.xpub, sealed_at: row.created_at.toISOString() }));
     if (values.json) io.out(JSON.stringify(views));
-    else if (views.length === 0) io.out('no sealed signing keys');
-    else for (const view of views) io.out(`${view.book}  ${view.xpub}  sealed ${view.sealed_at}`);
+    else
+      printTable(
+        io.out,
+        views,
+        [
+          { header: 'BOOK', value: (view) => view.book },
+          { header: 'XPUB', value: (view) => view.xpub },
+          { header: 'SEALED', value: (view) => view.sealed_at },
+        ],
+        'no sealed signing keys',
+      );
     return 0;
   },
 };

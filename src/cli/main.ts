@@ -53,7 +53,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.err(groupHelp(group, commands));
       return 2;
     }
-    return unknownCommand(argv.filter((arg) => !arg.startsWith('-')), io);
+    // The words typed before the first option name the command; option values do not.
+    const firstOption = argv.findIndex((arg) => arg.startsWith('-'));
+    return unknownCommand(firstOption === -1 ? argv : argv.slice(0, Math.max(firstOption, 1)), io);
   }
   const args = argv.slice(entry.words.length);
   if (asksForHelp(args)) {

@@ -6,6 +6,7 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { printTable, type Column } from './table.ts';
 import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
 import { sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
 import {
@@ -26,6 +27,22 @@ function line(view: WithdrawalView): string {
     `merchant ${view.merchant_id} shop ${view.shop_id}  by ${view.requested_by}  ${view.created_at}${view.tx_hash === null ? '' : `  tx ${view.tx_hash}`}${decision}${error}`
   );
 }
+
+const WITHDRAWAL_COLUMNS: readonly Column<WithdrawalView>[] = [
+  { header: 'WITHDRAWAL', value: (view) => view.withdrawal_id },
+  { header: 'STATUS', value: (view) => view.status },
+  { header: 'USDT', value: (view) => view.amount, align: 'right' },
+  { header: 'FEE', value: (view) => view.network_fee, align: 'right' },
+  { header: 'TOTAL', value: (view) => view.total_debit, align: 'right' },
+  { header: 'TO', value: (view) => view.recipient_address },
+  { header: 'MERCHANT', value: (view) => view.merchant_id },
+  { header: 'SHOP', value: (view) => view.shop_id },
+  { header: 'BY', value: (view) => view.requested_by },
+  { header: 'CREATED', value: (view) => view.created_at },
+  { header: 'TX', value: (view) => view.tx_hash ?? '' },
+  { header: 'DECISION', value: (view) => (view.decision === null ? '' : `${view.decision.approved ? 'approved' : 'rejected'} by ${view.decision.by} at ${view.decision.at}`) },
+  { header: 'ERROR', value: (view) => (view.error === null ? '' : `${view.error.code}: ${view.error.message}`) },
+];
 
 /** Who runs the command: --by, else the operating-system user, recorded as `cli:<name>`. */
 function actor(by: string | undefined): string {
@@ -119,8 +136,7 @@ export const withdrawalListCommand: CliCommand = {
     if (!Number.isInteger(limit) || limit < 1 || limit > WITHDRAWAL_LIST_LIMIT_MAX) throw new CliUsageError(`--limit must be 1..${WITHDRAWAL_LIST_LIMIT_MAX}`);
     const views = await withCliContext(config, (context) => listWithdrawals(context.db, { limit, merchantId: values.merchant, status: values.status }));
     if (values.json) io.out(JSON.stringify(views));
-    else if (views.length === 0) io.out('no withdrawals');
-    else for (const view of views) io.out(line(view));
+    else printTable(io.out, views, WITHDRAWAL_COLUMNS, 'no withdrawals');
     return 0;
   },
 };
