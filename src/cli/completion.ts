@@ -58,18 +58,24 @@ function lookupFunctions(entries: readonly CliCommandEntry[]): string {
 }
 
 /** Walks the typed words before the cursor into the command path (`shop methods list`); `help` in front is skipped. */
-const WALK = `  local path_='' word i
+const WALK = `  local path_='' word i next lost=''
   for ((i = FIRST; i < LAST; i++)); do
     word="\${WORDS[i]}"
     [[ $word == -* ]] && continue
     [[ $word == help && -z $path_ ]] && continue
-    [[ " $(_paygate_words "$path_") " == *" $word "* ]] || break
+    next="$(_paygate_words "$path_")"
+    if [[ " $next " != *" $word "* ]]; then
+      # Past a whole command this is its argument; within a group, a word paygate does not know.
+      [[ -n $next ]] && lost=1
+      break
+    fi
     path_="\${path_:+$path_ }$word"
   done
-  local choices next
+  local choices
   choices="$(_paygate_choices "$path_" "$prev")"
   next="$(_paygate_words "$path_")"
-  if [[ -n $choices ]]; then candidates="$choices"
+  if [[ -n $lost ]]; then candidates=''
+  elif [[ -n $choices ]]; then candidates="$choices"
   elif [[ $cur == -* || -z $next ]]; then candidates="$(_paygate_options "$path_")"
   else candidates="$next"
   fi`;
