@@ -1,4 +1,4 @@
-// `npm run bench:cli`: how long a `paygate` command takes from spawn to exit, run as
+// `npm run bench:cli` (and `npm run bench`, BENCH_ONLY=cli-start): how long a `paygate` command takes from spawn to exit, run as
 // an operator runs it (`node bin/paygate.js …` on the pinned runtime), against the
 // anchor `node -e 0` (the runtime's own start) measured in the same run, alternating.
 //  - `paygate key create --help`: help only (no configuration, no database).

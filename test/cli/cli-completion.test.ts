@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commands } from '../../src/cli/commands.ts';
@@ -88,5 +89,29 @@ describe('paygate completion bash', () => {
 
   it('skips option values while walking to the command', async () => {
     expect(await completions([['shop', 'methods', 'set', '--shop', 'shop_1', '--method', 's']])).toEqual([['sberpay', 'sbp']]);
+  });
+});
+
+// zsh's compadd exists only inside a completion widget: outside one, a function of that
+// name stands in for it and prints what it was given (zsh itself filters by the prefix).
+const ZSH = ['/usr/bin/zsh', '/bin/zsh'].find((path) => existsSync(path));
+
+describe.skipIf(ZSH === undefined)('paygate completion zsh', () => {
+  it('offers the same words, sourced or autoloaded from $fpath', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'paygate-zsh-'));
+    try {
+      const printed = await runPaygate(['completion', 'zsh'], {});
+      expect(printed.code, printed.stderr).toBe(0);
+      expect(printed.stdout.split('\n')[0]).toBe('#compdef paygate');
+      await writeFile(join(folder, '_paygate'), printed.stdout);
+      const offer = 'offer() { words=("$@"); CURRENT=$#; _paygate; }';
+      const standIn = 'compadd() { shift; print -r -- "${(o)@}"; }; compdef() { print -r -- "compdef $*"; }';
+      const sourced = await run(ZSH!, ['-f', '-c', `${standIn}; source '${folder}/_paygate'; ${offer}; offer paygate shop methods ''; offer paygate serve --role ''`]);
+      expect(sourced.stdout.split('\n')).toEqual(['compdef _paygate paygate', 'list set', 'all api worker', '']);
+      const autoloaded = await run(ZSH!, ['-f', '-c', `${standIn}; fpath=('${folder}' $fpath); autoload -Uz _paygate; ${offer}; offer paygate completion ''`]);
+      expect(autoloaded.stdout).toBe('bash zsh\n');
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
