@@ -31,9 +31,10 @@ if (canStripTypes) {
   if (semiSpaceFlags.length > 0 && typeof process.execve === 'function') {
     process.execve(process.execPath, [process.execPath, ...process.execArgv, ...semiSpaceFlags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], process.env);
   }
-  // V8's compiled code of our modules and dependencies, kept on disk (os.tmpdir()) between
-  // runs: a command starts without compiling the same code again. Unwritable, it is skipped.
-  module.enableCompileCache?.();
+  // V8's compiled code of our modules and dependencies, kept on disk between runs: a command
+  // starts without compiling the same code again. Inside the install, not in a shared /tmp
+  // where another user could plant code; unwritable (a read-only install), it is skipped.
+  module.enableCompileCache?.(fileURLToPath(new URL('../node_modules/.cache/paygate-compile-cache', import.meta.url)));
   const { main } = await import('../src/cli/main.ts');
   await main();
 } else {
