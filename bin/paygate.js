@@ -35,8 +35,7 @@ if (canStripTypes) {
   // starts without compiling the same code again. Inside the install, not in a shared /tmp
   // where another user could plant code; unwritable (a read-only install), it is skipped.
   module.enableCompileCache?.(fileURLToPath(new URL('../node_modules/.cache/paygate-compile-cache', import.meta.url)));
-  const { main } = await import('../src/cli/main.ts');
-  await main();
+  await import('../src/cli/process-entry.ts');
 } else {
   const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
   if (!existsSync(pinned)) {

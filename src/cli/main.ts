@@ -1,6 +1,8 @@
 // `paygate <command>`: picks the subcommand by its words, answers help without
 // loading anything else, then loads the command's code and the configuration and
 // maps failures to exit codes (2 for bad usage or configuration, 1 otherwise).
+// No side effect on import: the process entry is ./process-entry.ts, and tests
+// call runCli in-process with their own CliIo.
 import { ConfigError, loadConfig } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { CliUsageError, type CliCommandEntry, type CliIo } from './cli-command.ts';
@@ -86,15 +88,4 @@ async function runCommand(entry: CliCommandEntry, args: string[], io: CliIo): Pr
     io.err(`paygate: ${(error as Error).stack ?? String(error)}`);
     return 1;
   }
-}
-
-/** The process's entry (bin/paygate.js): argv, standard streams, the exit code. */
-export async function main(): Promise<void> {
-  const io: CliIo = {
-    env: process.env,
-    stdin: process.stdin,
-    out: (line) => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`),
-  };
-  process.exitCode = await runCli(process.argv.slice(2), io);
 }
