@@ -3,12 +3,12 @@
 // every line that judges a target (PASS/MISS) is repeated in a summary at the end.
 // Exits non-zero only when a benchmark failed (an error), never for a missed target.
 // Durations: BENCH_DURATION_S (phase seconds, default 10), BENCH_WARMUP_S (3),
-// BENCH_PAIRS (2), BENCH_IDLE_S (60); BENCH_ONLY=payments,ledger,… runs a subset.
+// BENCH_PAIRS (2), BENCH_IDLE_S (60), BENCH_CLI_RUNS (15); BENCH_ONLY=payments,ledger,… runs a subset.
 import { spawn } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-const BENCHMARKS = ['payments', 'ledger', 'webhooks', 'idle'] as const;
+const BENCHMARKS = ['payments', 'ledger', 'webhooks', 'idle', 'cli-start'] as const;
 
 /** The lines that judge a target: those after the script's own "summary" line when it prints one (they name their subject), else every PASS/MISS line. */
 function judgedLines(lines: readonly string[]): string[] {

@@ -6,6 +6,7 @@
 // plain JavaScript that any Node parses — hands over to that pinned runtime.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import module from 'node:module';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -30,7 +31,11 @@ if (canStripTypes) {
   if (semiSpaceFlags.length > 0 && typeof process.execve === 'function') {
     process.execve(process.execPath, [process.execPath, ...process.execArgv, ...semiSpaceFlags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], process.env);
   }
-  await import('../src/cli/main.ts');
+  // V8's compiled code of our modules and dependencies, kept on disk between runs: a command
+  // starts without compiling the same code again. Inside the install, not in a shared /tmp
+  // where another user could plant code; unwritable (a read-only install), it is skipped.
+  module.enableCompileCache?.(fileURLToPath(new URL('../node_modules/.cache/paygate-compile-cache', import.meta.url)));
+  await import('../src/cli/process-entry.ts');
 } else {
   const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
   if (!existsSync(pinned)) {

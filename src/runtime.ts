@@ -3,7 +3,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { buildApp, type App } from './app.ts';
+import type { App } from './app.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { ConfigError, type Config } from './config.ts';
 import type { AppContext, Worker } from './context.ts';
@@ -15,8 +15,6 @@ import { createLogger } from './logger.ts';
 import { countMerchants } from './merchants/merchant-repository.ts';
 import { createMerchant } from './merchants/merchant-service.ts';
 import { loadKeyring } from './kms/load-keyring.ts';
-import { closeCryptoDeps } from './crypto/receiving/crypto-deps.ts';
-import { createWorkers } from './modules.ts';
 import { sealPlaintextWebhookSecrets } from './webhooks/webhook-secrets.ts';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -33,7 +31,7 @@ export interface Gateway {
 }
 
 /** Opens the configured database and applies pending migrations (reported in `applied`). */
-export async function openConfiguredDatabase(config: Config): Promise<DatabaseHandle & { applied: string[] }> {
+export async function openConfiguredDatabase(config: Config, options: { shortLived?: boolean } = {}): Promise<DatabaseHandle & { applied: string[] }> {
   // The data folder holds the embedded database and the demo credentials: the owner's alone.
   if (!config.databaseUrl) {
     await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
@@ -44,6 +42,7 @@ export async function openConfiguredDatabase(config: Config): Promise<DatabaseHa
     dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
     poolSize: config.databasePoolSize,
     timeouts: config.databaseTimeouts,
+    shortLived: options.shortLived,
   });
   try {
     return Object.assign(handle, { applied: await migrate(handle) });
@@ -92,6 +91,8 @@ async function welcomeIfEmpty(context: AppContext, config: Config): Promise<void
 
 export async function startGateway(config: Config, options: { role: Role; clock?: Clock }): Promise<Gateway> {
   refuseClearSigningKey(config);
+  // Imported here, not above: a CLI command opens the database through this module without the server's code.
+  const [{ buildApp }, { createWorkers }, { closeCryptoDeps }] = await Promise.all([import('./app.ts'), import('./modules.ts'), import('./crypto/receiving/crypto-deps.ts')]);
   const logger = createLogger(config);
   const keyring = await loadKeyring(config);
   const handle = await openConfiguredDatabase(config);

@@ -8,9 +8,6 @@ import { startSimulatedChainServer } from '../crypto/simchain/chain-server.ts';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 
 export const chainSimulateCommand: CliCommand = {
-  words: ['chain', 'simulate'],
-  usage: 'paygate chain simulate [--port N] [--host 127.0.0.1] [--seed TEXT] [--persist FILE] [--retain-blocks N]',
-  summary: 'Run the simulated TRON chain (sandbox) as a node on loopback until SIGINT/SIGTERM',
   async run(args, io) {
     const { values } = parseArgs({
       args,

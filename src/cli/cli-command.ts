@@ -1,5 +1,8 @@
-// The shape of a `paygate` subcommand. Commands parse their own flags with
-// node:util parseArgs and throw CliUsageError for bad arguments (exit code 2).
+// The shape of a `paygate` subcommand. The registry (commands.ts) holds what help
+// and completion need — words, usage, options, examples — and imports a command's
+// code only when it runs, so `--help` and completion load nothing heavy. Commands
+// parse their own flags with node:util parseArgs and throw CliUsageError for bad
+// arguments (exit code 2).
 import type { Config } from '../config.ts';
 
 export interface CliIo {
@@ -10,13 +13,39 @@ export interface CliIo {
   err(line: string): void;
 }
 
+/** What a command does once chosen. */
 export interface CliCommand {
+  /** Returns the process exit code. */
+  run(args: string[], io: CliIo, config: Config): Promise<number>;
+}
+
+export interface CliOption {
+  /** As typed: '--shop'. */
+  readonly flag: string;
+  /** The value's placeholder ('SHOP_ID'); absent for a switch. */
+  readonly value?: string;
+  readonly description: string;
+  /** The values it accepts, when they are a fixed few (completed by the shell). */
+  readonly choices?: readonly string[];
+}
+
+/** A registry entry: everything `paygate <words> --help` prints, and how to load the command. */
+export interface CliCommandEntry {
   /** Words that select the command, e.g. ['merchant', 'create']. */
   readonly words: readonly string[];
   readonly usage: string;
+  /** One line, in the command list. */
   readonly summary: string;
-  /** Returns the process exit code. */
-  run(args: string[], io: CliIo, config: Config): Promise<number>;
+  /** More about what it does, in its own help; optional. */
+  readonly description?: string;
+  readonly options: readonly CliOption[];
+  /** 1 to 3 command lines, each optionally followed by "  # what it does". */
+  readonly examples: readonly string[];
+  /** Fixed choices of its positional argument, for completion (e.g. completion's shells). */
+  readonly arguments?: readonly string[];
+  /** A listing: prints an aligned table, or with --json a JSON array (the shapes in docs/cli.md). */
+  readonly lists?: true;
+  load(): Promise<CliCommand>;
 }
 
 export class CliUsageError extends Error {

@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { printTable, type Column } from './table.ts';
 import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
 import { cryptoDepsFor, sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
 import { CUSTODY_PAGE_MAX, listCustodyAddresses, type CustodyLine } from '../crypto/receiving/custody-service.ts';
@@ -20,19 +21,24 @@ import { depositView, usdtText, type DepositView } from '../crypto/receiving/rec
 import { inTransaction } from '../db/transaction.ts';
 import { retrySweepsOfAddress, sweepsOfAddress, sweepView, type SweepView } from '../crypto/sweeping/sweeping-service.ts';
 
-function line(entry: CustodyLine): string {
-  return (
-    `${entry.address}  ${entry.key}/${entry.derivation_index}  ${entry.purpose}  shop ${entry.shop_id}  ` +
-    `on chain ${entry.usdt_on_chain} USDT ${entry.trx_on_chain} TRX  credited ${entry.usdt_credited}  held ${entry.usdt_held}  dust ${entry.usdt_ignored_dust}  ` +
-    `swept ${entry.usdt_swept}  pending ${entry.usdt_sweep_pending}  stuck ${entry.usdt_sweep_stuck}  sweep ${entry.sweep_state}` +
-    `${entry.sweep_error === null ? '' : ` (${entry.sweep_error})`}  unaccounted ${entry.usdt_unaccounted}`
-  );
-}
+const ADDRESS_COLUMNS: readonly Column<CustodyLine>[] = [
+  { header: 'ADDRESS', value: (entry) => entry.address },
+  { header: 'KEY/INDEX', value: (entry) => `${entry.key}/${entry.derivation_index}` },
+  { header: 'PURPOSE', value: (entry) => entry.purpose },
+  { header: 'SHOP', value: (entry) => entry.shop_id },
+  { header: 'USDT ON CHAIN', value: (entry) => entry.usdt_on_chain, align: 'right' },
+  { header: 'TRX', value: (entry) => entry.trx_on_chain, align: 'right' },
+  { header: 'CREDITED', value: (entry) => entry.usdt_credited, align: 'right' },
+  { header: 'HELD', value: (entry) => entry.usdt_held, align: 'right' },
+  { header: 'DUST', value: (entry) => entry.usdt_ignored_dust, align: 'right' },
+  { header: 'SWEPT', value: (entry) => entry.usdt_swept, align: 'right' },
+  { header: 'PENDING', value: (entry) => entry.usdt_sweep_pending, align: 'right' },
+  { header: 'STUCK', value: (entry) => entry.usdt_sweep_stuck, align: 'right' },
+  { header: 'UNACCOUNTED', value: (entry) => entry.usdt_unaccounted, align: 'right' },
+  { header: 'SWEEP', value: (entry) => `${entry.sweep_state}${entry.sweep_error === null ? '' : ` (${entry.sweep_error})`}` },
+];
 
 export const cryptoAddressesCommand: CliCommand = {
-  words: ['crypto', 'addresses'],
-  usage: `paygate crypto addresses [--shop SHOP_ID] [--limit N (1..${CUSTODY_PAGE_MAX}, 100)] [--after ADDRESS] [--json]`,
-  summary: 'Our deposit addresses with on-chain USDT/TRX balances beside the deposits credited in the ledger and held, and what sweeping moved, is moving or is stuck on',
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
@@ -50,8 +56,7 @@ export const cryptoAddressesCommand: CliCommand = {
       }
     });
     if (values.json) io.out(JSON.stringify(lines));
-    else if (lines.length === 0) io.out('no deposit addresses');
-    else for (const entry of lines) io.out(line(entry));
+    else printTable(io.out, lines, ADDRESS_COLUMNS, 'no deposit addresses');
     return 0;
   },
 };
@@ -62,30 +67,29 @@ function addressArgument(args: string[]): { address: string; json: boolean } {
   return { address: values.address, json: values.json };
 }
 
-function sweepLine(view: SweepView): string {
-  const fees = `top-up ${view.trx_topup} TRX (fee ${view.trx_topup_fee ?? '-'})  sweep fee ${view.trx_sweep_fee ?? '-'} TRX`;
-  const error = view.error === null ? '' : `  error ${view.error.code}${view.cleared ? ' (cleared)' : ''}: ${view.error.message ?? ''}`;
-  return `${view.sweep_id}  ${view.status}  moved ${view.usdt_moved ?? '-'} of ${view.usdt_unswept_final} USDT  ${fees}  ${view.created_at}${error}`;
-}
+const SWEEP_COLUMNS: readonly Column<SweepView>[] = [
+  { header: 'SWEEP', value: (view) => view.sweep_id },
+  { header: 'STATUS', value: (view) => view.status },
+  { header: 'MOVED USDT', value: (view) => view.usdt_moved ?? '-', align: 'right' },
+  { header: 'OF USDT', value: (view) => view.usdt_unswept_final, align: 'right' },
+  { header: 'TOP-UP TRX', value: (view) => view.trx_topup, align: 'right' },
+  { header: 'TOP-UP FEE', value: (view) => view.trx_topup_fee ?? '-', align: 'right' },
+  { header: 'SWEEP FEE TRX', value: (view) => view.trx_sweep_fee ?? '-', align: 'right' },
+  { header: 'CREATED', value: (view) => view.created_at },
+  { header: 'ERROR', value: (view) => (view.error === null ? '' : `${view.error.code}${view.cleared ? ' (cleared)' : ''}: ${view.error.message ?? ''}`) },
+];
 
 export const cryptoSweepsListCommand: CliCommand = {
-  words: ['crypto', 'sweeps', 'list'],
-  usage: 'paygate crypto sweeps list --address ADDRESS [--json]',
-  summary: 'The sweep attempts of one deposit address, newest first: what each moved and what it cost (docs/sweeping.md)',
   async run(args, io, config) {
     const { address, json } = addressArgument(args);
     const views = await withCliContext(config, async (context) => (await sweepsOfAddress(context.db, address)).map(sweepView));
     if (json) io.out(JSON.stringify(views));
-    else if (views.length === 0) io.out('no sweep attempts');
-    else for (const view of views) io.out(sweepLine(view));
+    else printTable(io.out, views, SWEEP_COLUMNS, 'no sweep attempts');
     return 0;
   },
 };
 
 export const cryptoSweepsRetryCommand: CliCommand = {
-  words: ['crypto', 'sweeps', 'retry'],
-  usage: 'paygate crypto sweeps retry --address ADDRESS',
-  summary: "Clears a stuck address's failed sweeps so the sweeper tries it again at its next pass (docs/sweeping.md)",
   async run(args, io, config) {
     const { address } = addressArgument(args);
     const cleared = await withCliContext(config, (context) => retrySweepsOfAddress(context, address));
@@ -95,9 +99,6 @@ export const cryptoSweepsRetryCommand: CliCommand = {
 };
 
 export const cryptoSettingsCommand: CliCommand = {
-  words: ['crypto', 'settings'],
-  usage: 'paygate crypto settings --shop SHOP_ID [--min-deposit USDT (0.000001..100)] [--json]',
-  summary: "Shows a shop's receiving settings, or sets its minimum deposit: smaller transfers are ignored as dust (docs/crypto.md)",
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { shop: { type: 'string' }, 'min-deposit': { type: 'string' }, json: { type: 'boolean', default: false } } });
     const shopId = values.shop;
@@ -123,14 +124,20 @@ export const cryptoSettingsCommand: CliCommand = {
 
 const UNCONFIRMED_LIST_MAX = 1_000;
 
-function unconfirmedLine(deposit: DepositView & { readonly chain: string; readonly address: string; readonly evidence: string }): string {
-  return `${deposit.deposit_id}  ${deposit.chain}  ${deposit.amount} USDT  to ${deposit.address}  from ${deposit.from_address}  tx ${deposit.tx_id}:${deposit.log_index}  block ${deposit.block_number}  ${deposit.evidence}`;
-}
+type UnconfirmedView = DepositView & { readonly chain: string; readonly address: string; readonly evidence: string };
+
+const UNCONFIRMED_COLUMNS: readonly Column<UnconfirmedView>[] = [
+  { header: 'DEPOSIT', value: (deposit) => deposit.deposit_id },
+  { header: 'CHAIN', value: (deposit) => deposit.chain },
+  { header: 'USDT', value: (deposit) => deposit.amount, align: 'right' },
+  { header: 'TO', value: (deposit) => deposit.address },
+  { header: 'FROM', value: (deposit) => deposit.from_address },
+  { header: 'TX:LOG', value: (deposit) => `${deposit.tx_id}:${deposit.log_index}` },
+  { header: 'BLOCK', value: (deposit) => String(deposit.block_number), align: 'right' },
+  { header: 'EVIDENCE', value: (deposit) => deposit.evidence },
+];
 
 export const cryptoDepositsUnconfirmedCommand: CliCommand = {
-  words: ['crypto', 'deposits', 'unconfirmed'],
-  usage: `paygate crypto deposits unconfirmed [--limit N (1..${UNCONFIRMED_LIST_MAX}, 100)] [--json]`,
-  summary: 'Final deposits no second TRON node confirmed, held and not credited, oldest first (docs/crypto.md "What a credit requires")',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { limit: { type: 'string' }, json: { type: 'boolean', default: false } } });
     const limit = values.limit === undefined ? 100 : Number(values.limit);
@@ -138,16 +145,12 @@ export const cryptoDepositsUnconfirmedCommand: CliCommand = {
     const rows = await withCliContext(config, (context) => unconfirmedDeposits(context.db, limit));
     const views = rows.map((row) => ({ ...depositView(row), chain: row.chain, address: row.address, evidence: row.evidence }));
     if (values.json) io.out(JSON.stringify(views));
-    else if (views.length === 0) io.out('no unconfirmed deposits');
-    else for (const view of views) io.out(unconfirmedLine(view));
+    else printTable(io.out, views, UNCONFIRMED_COLUMNS, 'no unconfirmed deposits');
     return 0;
   },
 };
 
 export const cryptoDepositsReleaseCommand: CliCommand = {
-  words: ['crypto', 'deposits', 'release'],
-  usage: 'paygate crypto deposits release --deposit DEPOSIT_ID',
-  summary: 'Credits an unconfirmed deposit on the operator\'s word, after checking its transaction on an explorer (docs/crypto.md "What a credit requires")',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { deposit: { type: 'string' } } });
     const depositId = values.deposit?.trim();

@@ -10,6 +10,7 @@ import { listSigningKeys } from '../crypto/keys/signing-key-repository.ts';
 import { sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { printTable } from './table.ts';
 
 /** A mnemonic of 24 words or an xprv is far below this. */
 const STDIN_MAX_BYTES = 4096;
@@ -33,9 +34,6 @@ async function readStdin(io: CliIo): Promise<string> {
 }
 
 export const cryptoKeysImportCommand: CliCommand = {
-  words: ['crypto', 'keys', 'import'],
-  usage: 'paygate crypto keys import [--file PATH]   (the mnemonic or xprv on stdin, or in PATH, mode 0600; never as an argument)',
-  summary: 'Seal the live signing key (BIP39 mnemonic or xprv) into the database under the root key; the worker role signs with it (docs/security.md)',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { file: { type: 'string' } } });
     const fromFile = values.file === undefined ? undefined : await loadSignerKeys(values.file, '--file');
@@ -58,16 +56,22 @@ export const cryptoKeysImportCommand: CliCommand = {
 };
 
 export const cryptoKeysListCommand: CliCommand = {
-  words: ['crypto', 'keys', 'list'],
-  usage: 'paygate crypto keys list [--json]',
-  summary: 'The sealed signing keys stored, by book and account xpub (the keys themselves are never shown)',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
     const rows = await withCliContext(config, (context) => listSigningKeys(context.db));
     const views = rows.map((row) => ({ book: row.book, xpub: row.xpub, sealed_at: row.created_at.toISOString() }));
     if (values.json) io.out(JSON.stringify(views));
-    else if (views.length === 0) io.out('no sealed signing keys');
-    else for (const view of views) io.out(`${view.book}  ${view.xpub}  sealed ${view.sealed_at}`);
+    else
+      printTable(
+        io.out,
+        views,
+        [
+          { header: 'BOOK', value: (view) => view.book },
+          { header: 'XPUB', value: (view) => view.xpub },
+          { header: 'SEALED', value: (view) => view.sealed_at },
+        ],
+        'no sealed signing keys',
+      );
     return 0;
   },
 };

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
-import { acknowledgeShortfall, ACKNOWLEDGED_BY_MAX_LENGTH, NOTE_MAX_LENGTH, reconcileAll, type ReconciliationView } from '../crypto/custody/reconciliation-service.ts';
+import { acknowledgeShortfall, NOTE_MAX_LENGTH, reconcileAll, type ReconciliationView } from '../crypto/custody/reconciliation-service.ts';
 import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
 import { cryptoDepsFor } from '../crypto/receiving/crypto-deps.ts';
 import type { LedgerBook } from '../ledger/ledger-service.ts';
@@ -35,9 +35,6 @@ function summary(view: ReconciliationView): string {
 }
 
 export const cryptoReconcileCommand: CliCommand = {
-  words: ['crypto', 'reconcile'],
-  usage: `paygate crypto reconcile [--book sandbox|live] [--json] | paygate crypto reconcile --acknowledge --book sandbox|live --by NAME (1..${ACKNOWLEDGED_BY_MAX_LENGTH}) [--note TEXT]`,
-  summary: 'Compares the USDT on our addresses (solidified) with what the ledger holds, per book; exits 1 on a shortfall. --acknowledge resumes a book paused by a shortfall',
   async run(args, io, config) {
     const { values } = parseArgs({
       args,

@@ -9,7 +9,7 @@ import { openConfiguredDatabase } from '../runtime.ts';
 
 export async function withCliContext<T>(config: Config, work: (context: AppContext) => Promise<T>): Promise<T> {
   const keyring = await loadKeyring(config);
-  const handle = await openConfiguredDatabase(config);
+  const handle = await openConfiguredDatabase(config, { shortLived: true });
   const context: AppContext = {
     db: handle.db,
     backend: handle.backend,

@@ -9,6 +9,7 @@ import { sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
 import { formatMinor } from '../money/decimal.ts';
 import type { CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { printTable, type Column } from './table.ts';
 
 const RECENT_MOVES = 5;
 
@@ -26,13 +27,11 @@ interface HotWalletView {
 const usdt = (micro: bigint) => formatMinor(micro, 'USDT');
 
 export const cryptoHotWalletCommand: CliCommand = {
-  words: ['crypto', 'hot-wallet'],
-  usage: 'paygate crypto hot-wallet [--json]',
-  summary: 'Each book’s hot wallet against PAYGATE_TRON_HOT_WALLET_CEILING_USDT: USDT held, committed, the surplus for the cold wallet, and the recent moves there',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
     if (config.tronHotWalletCeilingMicro === undefined) {
-      io.out('no hot-wallet ceiling configured (PAYGATE_TRON_HOT_WALLET_CEILING_USDT)');
+      // Nothing is judged without a ceiling: no rows.
+      io.out(values.json ? '[]' : 'no hot-wallet ceiling configured (PAYGATE_TRON_HOT_WALLET_CEILING_USDT)');
       return 0;
     }
     const views = await withCliContext(config, async (context) => {
@@ -46,7 +45,7 @@ export const cryptoHotWalletCommand: CliCommand = {
       }
     });
     if (values.json) io.out(JSON.stringify(views));
-    else for (const entry of views) io.out(line(entry));
+    else printTable(io.out, views, HOT_WALLET_COLUMNS, 'no book holds USDT');
     return 0;
   },
 };
@@ -64,8 +63,13 @@ function view(position: HotWalletPosition, moves: Awaited<ReturnType<typeof rece
   };
 }
 
-function line(entry: HotWalletView): string {
-  const cold = entry.cold_address === null ? 'no cold address: move it by hand' : `cold ${entry.cold_address}`;
-  const moves = entry.recent_moves.map((move) => `${move.id} ${move.status} ${move.amount}`).join(', ');
-  return `${entry.book}  ${entry.hot_wallet}  on chain ${entry.usdt_on_chain} USDT  committed ${entry.usdt_committed}  ceiling ${entry.ceiling}  surplus ${entry.surplus}  ${cold}${moves === '' ? '' : `  moves ${moves}`}`;
-}
+const HOT_WALLET_COLUMNS: readonly Column<HotWalletView>[] = [
+  { header: 'BOOK', value: (entry) => entry.book },
+  { header: 'HOT WALLET', value: (entry) => entry.hot_wallet },
+  { header: 'USDT ON CHAIN', value: (entry) => entry.usdt_on_chain, align: 'right' },
+  { header: 'COMMITTED', value: (entry) => entry.usdt_committed, align: 'right' },
+  { header: 'CEILING', value: (entry) => entry.ceiling, align: 'right' },
+  { header: 'SURPLUS', value: (entry) => entry.surplus, align: 'right' },
+  { header: 'COLD ADDRESS', value: (entry) => entry.cold_address ?? 'none: move the surplus by hand' },
+  { header: 'RECENT MOVES', value: (entry) => entry.recent_moves.map((move) => `${move.id} ${move.status} ${move.amount}`).join(', ') },
+];

@@ -9,9 +9,6 @@ import type { CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 
 export const kmsGenerateKeyCommand: CliCommand = {
-  words: ['kms', 'generate-key'],
-  usage: 'paygate kms generate-key',
-  summary: 'Print a new random root key (base64) for PAYGATE_ROOT_KEY or a PAYGATE_ROOT_KEY_FILE',
   async run(args, io) {
     parseArgs({ args, options: {} });
     io.out(generateRootKey());
@@ -20,9 +17,6 @@ export const kmsGenerateKeyCommand: CliCommand = {
 };
 
 export const kmsRotateCommand: CliCommand = {
-  words: ['kms', 'rotate'],
-  usage: 'paygate kms rotate',
-  summary: 'Re-wrap every stored secret under the current root key (run after moving the old key to PAYGATE_ROOT_KEYS_PREVIOUS)',
   async run(args, io, config) {
     parseArgs({ args, options: {} });
     const { rewrapped, signingKeys, keyId } = await withCliContext(config, async (context) => ({

@@ -6,9 +6,6 @@ import { withCliContext } from './database-command.ts';
 import { checkLedgerInvariants } from '../ledger/ledger-invariants.ts';
 
 export const ledgerCheckCommand: CliCommand = {
-  words: ['ledger', 'check'],
-  usage: 'paygate ledger check [--json]',
-  summary: 'Verify the ledger: debits equal credits per currency, account totals equal their transfers, no merchant below zero',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
     const report = await withCliContext(config, (context) => checkLedgerInvariants(context.db));

@@ -1,35 +1,82 @@
-// `paygate <command>`: picks the subcommand by its words, loads the configuration
-// and maps failures to exit codes (2 for bad usage or configuration, 1 otherwise).
+// `paygate <command>`: picks the subcommand by its words, answers help without
+// loading anything else, then loads the command's code and the configuration and
+// maps failures to exit codes (2 for bad usage or configuration, 1 otherwise).
+// No side effect on import: the process entry is ./process-entry.ts, and tests
+// call runCli in-process with their own CliIo.
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
-import { CliUsageError, type CliIo } from './cli-command.ts';
+import { CliUsageError, type CliCommandEntry, type CliIo } from './cli-command.ts';
 import { commands } from './commands.ts';
 import { describeDatabaseFailure, describeFilesystemFailure, describeListenFailure } from './start-errors.ts';
+import { commandHelp, findCommand, findGroup, groupHelp, overviewHelp, suggestion } from './help.ts';
 
-function helpText(): string {
-  const lines = commands.map((command) => `  ${command.usage}\n      ${command.summary}`);
-  return `Usage: paygate <command> [options]\n\nCommands:\n${lines.join('\n')}\n`;
+const HELP_FLAGS = new Set(['--help', '-h']);
+
+/** `--help`/`-h` among a command's arguments (before a `--` that ends its options). */
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => HELP_FLAGS.has(arg));
+}
+
+/** Help for whatever `words` name (every command, a group, or one command); exit 0, or 2 when they name nothing. */
+function printHelp(words: readonly string[], io: CliIo): number {
+  const named = words.filter((word) => !word.startsWith('-'));
+  if (named.length === 0) {
+    io.out(overviewHelp(commands));
+    return 0;
+  }
+  const command = findCommand(named, commands);
+  if (command && command.words.length === named.length) io.out(commandHelp(command));
+  else if (!command && findGroup(named, commands)?.length === named.length) io.out(groupHelp(named, commands));
+  else return unknownCommand(named, io);
+  return 0;
+}
+
+function unknownCommand(words: readonly string[], io: CliIo): number {
+  const nearest = suggestion(words, commands);
+  const group = findGroup(words, commands);
+  const hint = nearest ? `\nDid you mean "paygate ${nearest}"?` : '';
+  const list = group ? groupHelp(group, commands) : 'Run "paygate --help" for the commands.';
+  io.err(`paygate: unknown command "${words.join(' ')}"${hint}\n\n${list}`);
+  return 2;
 }
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
-    io.out(helpText());
-    return argv.length === 0 ? 2 : 0;
-  }
-  const command = commands
-    .filter((candidate) => candidate.words.every((word, index) => argv[index] === word))
-    .sort((a, b) => b.words.length - a.words.length)[0];
-  if (!command) {
-    io.err(`paygate: unknown command "${argv.join(' ')}"\n\n${helpText()}`);
+  if (argv.length === 0) {
+    io.out(overviewHelp(commands));
     return 2;
   }
+  if (argv[0] === 'help' || HELP_FLAGS.has(argv[0]!)) return printHelp(argv.slice(1), io);
+  const entry = findCommand(argv, commands);
+  if (!entry) {
+    // A group alone (`paygate crypto sweeps`), with --help or without: its commands.
+    const group = findGroup(argv, commands);
+    if (group && group.length === argv.filter((arg) => !HELP_FLAGS.has(arg)).length) {
+      if (asksForHelp(argv)) return printHelp(group, io);
+      io.err(groupHelp(group, commands));
+      return 2;
+    }
+    // The words typed before the first option name the command; option values do not.
+    const firstOption = argv.findIndex((arg) => arg.startsWith('-'));
+    return unknownCommand(firstOption === -1 ? argv : argv.slice(0, Math.max(firstOption, 1)), io);
+  }
+  const args = argv.slice(entry.words.length);
+  if (asksForHelp(args)) {
+    io.out(commandHelp(entry));
+    return 0;
+  }
+  return runCommand(entry, args, io);
+}
+
+async function runCommand(entry: CliCommandEntry, args: string[], io: CliIo): Promise<number> {
   let config: Config | undefined;
   try {
+    const command = await entry.load();
     config = loadConfig(io.env);
-    return await command.run(argv.slice(command.words.length), io, config);
+    return await command.run(args, io, config);
   } catch (error) {
     if (error instanceof CliUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.err(`paygate: ${(error as Error).message}\nUsage: ${command.usage}`);
+      io.err(`paygate: ${(error as Error).message}\nUsage: ${entry.usage}\nRun "paygate ${entry.words.join(' ')} --help" for its options.`);
       return 2;
     }
     if (error instanceof ConfigError) {
@@ -52,12 +99,3 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 1;
   }
 }
-
-const io: CliIo = {
-  env: process.env,
-  stdin: process.stdin,
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-};
-
-process.exitCode = await runCli(process.argv.slice(2), io);

@@ -20,9 +20,6 @@ function printCreated(io: CliIo, created: CreatedMerchant, json: boolean, headli
 }
 
 export const merchantCreateCommand: CliCommand = {
-  words: ['merchant', 'create'],
-  usage: 'paygate merchant create --name NAME --email EMAIL [--password PASSWORD] [--live] [--json]',
-  summary: 'Create a merchant with one shop (sandbox unless --live) and an API key with every scope',
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
@@ -45,9 +42,6 @@ export const merchantCreateCommand: CliCommand = {
 };
 
 export const shopCreateCommand: CliCommand = {
-  words: ['shop', 'create'],
-  usage: 'paygate shop create --merchant MERCHANT_ID [--name NAME] [--live] [--json]',
-  summary: "Add a shop (sandbox unless --live) to a merchant, with an API key with every scope; its key sees only its mode's money",
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
@@ -67,9 +61,6 @@ export const shopCreateCommand: CliCommand = {
 };
 
 export const keyCreateCommand: CliCommand = {
-  words: ['key', 'create'],
-  usage: 'paygate key create --shop SHOP_ID --scopes payments,crypto,payouts,webhooks,read [--json]',
-  summary: 'Issue an API key for a shop with the given scopes',
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
@@ -90,9 +81,6 @@ export const keyCreateCommand: CliCommand = {
 };
 
 export const keyRevokeCommand: CliCommand = {
-  words: ['key', 'revoke'],
-  usage: 'paygate key revoke KEY_ID',
-  summary: 'Revoke an API key; requests with it get 401 from then on',
   async run(args, io, config) {
     const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
     if (positionals.length !== 1) throw new CliUsageError('give exactly one KEY_ID');

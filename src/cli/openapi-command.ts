@@ -42,9 +42,6 @@ export async function buildOpenApiDocument(config: Config): Promise<unknown> {
 }
 
 export const openapiCommand: CliCommand = {
-  words: ['openapi'],
-  usage: 'paygate openapi [--out FILE]',
-  summary: 'Print the OpenAPI 3.1 document of the API (servers: PAYGATE_PUBLIC_URL), or write it to FILE',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { out: { type: 'string' } } });
     const text = JSON.stringify(await buildOpenApiDocument(config), null, 2);

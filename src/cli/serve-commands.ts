@@ -45,9 +45,6 @@ async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): 
 }
 
 export const serveCommand: CliCommand = {
-  words: ['serve'],
-  usage: 'paygate serve [--role all|api|worker] [--port N] [--demo]',
-  summary: 'Run the gateway: HTTP API and payment page (api), background workers (worker), or both (all, default); --demo (development) creates a demo sandbox merchant on an empty database',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' }, port: { type: 'string' }, demo: { type: 'boolean', default: false } } });
     const role = values.role as Role;
@@ -68,9 +65,6 @@ export const serveCommand: CliCommand = {
 };
 
 export const migrateCommand: CliCommand = {
-  words: ['migrate'],
-  usage: 'paygate migrate',
-  summary: 'Apply pending database migrations and exit',
   async run(args, io, config) {
     parseArgs({ args, options: {} });
     const handle = await openConfiguredDatabase(config);

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { printTable, type Column } from './table.ts';
 import { formatMinor, parseMinor } from '../money/decimal.ts';
 import { shopMethodSettings, updateShopMethod, type MethodSettings } from '../payments/payment-methods.ts';
 
@@ -40,25 +41,26 @@ function line(settings: MethodSettings): string {
   return `${String(view.method).padEnd(8)} ${settings.enabled ? 'on ' : 'off'}  ${view.min_amount}..${view.max_amount} RUB  payer fee ${view.fee_percent} %`;
 }
 
+const METHOD_COLUMNS: readonly Column<MethodSettings>[] = [
+  { header: 'METHOD', value: (settings) => settings.method },
+  { header: 'ENABLED', value: (settings) => (settings.enabled ? 'on' : 'off') },
+  { header: 'MIN RUB', value: (settings) => formatMinor(settings.minKopecks, 'RUB'), align: 'right' },
+  { header: 'MAX RUB', value: (settings) => formatMinor(settings.maxKopecks, 'RUB'), align: 'right' },
+  { header: 'PAYER FEE %', value: (settings) => (settings.feeBasisPoints / 100).toFixed(2), align: 'right' },
+];
+
 export const shopMethodsListCommand: CliCommand = {
-  words: ['shop', 'methods', 'list'],
-  usage: 'paygate shop methods list --shop SHOP_ID [--json]',
-  summary: "Show a shop's payment methods: on/off, amount range, payer fee",
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { shop: { type: 'string' }, json: { type: 'boolean', default: false } } });
     const shopId = required(values.shop, '--shop');
     const settings = await withCliContext(config, (context) => shopMethodSettings(context.db, shopId));
     if (values.json) io.out(JSON.stringify(settings.map(describe)));
-    else for (const entry of settings) io.out(line(entry));
+    else printTable(io.out, settings, METHOD_COLUMNS, 'no payment methods');
     return 0;
   },
 };
 
 export const shopMethodsSetCommand: CliCommand = {
-  words: ['shop', 'methods', 'set'],
-  usage:
-    'paygate shop methods set --shop SHOP_ID --method card|sbp|sberpay [--enable|--disable] [--min RUB] [--max RUB] [--fee-percent P] [--json]',
-  summary: 'Switch a payment method on or off for a shop and set its amount range and payer fee',
   async run(args, io, config) {
     const { values } = parseArgs({
       args,

@@ -3,31 +3,35 @@
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { printTable, type Column } from './table.ts';
 import { listSuspenseCaptures, refundSuspenseCapture, SUSPENSE_LIST_LIMIT_MAX, type CaptureView } from '../payments/suspense-service.ts';
 
 function line(capture: CaptureView): string {
   return `${capture.attempt_id}  payment ${capture.payment_id}  ${capture.amount.toFixed(2)} RUB  ${capture.method}  ${capture.reason}  refund: ${capture.refund_status}`;
 }
 
+const CAPTURE_COLUMNS: readonly Column<CaptureView>[] = [
+  { header: 'ATTEMPT', value: (capture) => capture.attempt_id },
+  { header: 'PAYMENT', value: (capture) => capture.payment_id },
+  { header: 'RUB', value: (capture) => capture.amount.toFixed(2), align: 'right' },
+  { header: 'METHOD', value: (capture) => capture.method },
+  { header: 'REASON', value: (capture) => capture.reason },
+  { header: 'REFUND', value: (capture) => capture.refund_status },
+];
+
 export const suspenseListCommand: CliCommand = {
-  words: ['payments', 'suspense', 'list'],
-  usage: `paygate payments suspense list [--limit N (1..${SUSPENSE_LIST_LIMIT_MAX}, 100)] [--json]`,
-  summary: 'List captured charges that no payment could take (held in suspense), newest first',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { limit: { type: 'string' }, json: { type: 'boolean', default: false } } });
     const limit = values.limit === undefined ? 100 : Number(values.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > SUSPENSE_LIST_LIMIT_MAX) throw new CliUsageError(`--limit must be 1..${SUSPENSE_LIST_LIMIT_MAX}`);
     const captures = await withCliContext(config, (context) => listSuspenseCaptures(context, limit));
     if (values.json) io.out(JSON.stringify(captures));
-    else for (const capture of captures) io.out(line(capture));
+    else printTable(io.out, captures, CAPTURE_COLUMNS, 'no captures in suspense');
     return 0;
   },
 };
 
 export const suspenseRefundCommand: CliCommand = {
-  words: ['payments', 'suspense', 'refund'],
-  usage: 'paygate payments suspense refund --attempt ATTEMPT_ID [--json]',
-  summary: 'Refund a capture held in suspense to the payer through its acquirer connector',
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { attempt: { type: 'string' }, json: { type: 'boolean', default: false } } });
     if (!values.attempt?.trim()) throw new CliUsageError('--attempt is required');

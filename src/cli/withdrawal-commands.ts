@@ -6,6 +6,7 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { printTable, type Column } from './table.ts';
 import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
 import { sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
 import {
@@ -27,6 +28,22 @@ function line(view: WithdrawalView): string {
   );
 }
 
+const WITHDRAWAL_COLUMNS: readonly Column<WithdrawalView>[] = [
+  { header: 'WITHDRAWAL', value: (view) => view.withdrawal_id },
+  { header: 'STATUS', value: (view) => view.status },
+  { header: 'USDT', value: (view) => view.amount, align: 'right' },
+  { header: 'FEE', value: (view) => view.network_fee, align: 'right' },
+  { header: 'TOTAL', value: (view) => view.total_debit, align: 'right' },
+  { header: 'TO', value: (view) => view.recipient_address },
+  { header: 'MERCHANT', value: (view) => view.merchant_id },
+  { header: 'SHOP', value: (view) => view.shop_id },
+  { header: 'BY', value: (view) => view.requested_by },
+  { header: 'CREATED', value: (view) => view.created_at },
+  { header: 'TX', value: (view) => view.tx_hash ?? '' },
+  { header: 'DECISION', value: (view) => (view.decision === null ? '' : `${view.decision.approved ? 'approved' : 'rejected'} by ${view.decision.by} at ${view.decision.at}`) },
+  { header: 'ERROR', value: (view) => (view.error === null ? '' : `${view.error.code}: ${view.error.message}`) },
+];
+
 /** Who runs the command: --by, else the operating-system user, recorded as `cli:<name>`. */
 function actor(by: string | undefined): string {
   if (by !== undefined) return by;
@@ -43,9 +60,6 @@ function required(value: string | undefined, flag: string): string {
 }
 
 export const withdrawalCreateCommand: CliCommand = {
-  words: ['withdrawal', 'create'],
-  usage: 'paygate withdrawal create --merchant MERCHANT_ID --shop SHOP_ID --external-id KEY --amount USDT --address T… [--by NAME] [--json]',
-  summary: "Withdraw USDT from a merchant's balance (the book of the shop's mode) to its own address; total_debit is reserved at once",
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
@@ -95,9 +109,6 @@ function decisionArgs(args: string[]): { id: string; by: string; reason: string 
 }
 
 export const withdrawalApproveCommand: CliCommand = {
-  words: ['withdrawal', 'approve'],
-  usage: 'paygate withdrawal approve WITHDRAWAL_ID [--by NAME] [--json]',
-  summary: 'Approve a withdrawal awaiting approval: it is queued to the executor (who and when are recorded)',
   async run(args, io, config) {
     const { id, by, json } = decisionArgs(args);
     const view = await withCliContext(config, (context) => approveWithdrawal(context, id, by));
@@ -107,9 +118,6 @@ export const withdrawalApproveCommand: CliCommand = {
 };
 
 export const withdrawalRejectCommand: CliCommand = {
-  words: ['withdrawal', 'reject'],
-  usage: 'paygate withdrawal reject WITHDRAWAL_ID [--by NAME] [--reason TEXT] [--json]',
-  summary: 'Reject a withdrawal awaiting approval: its reservation is voided, the funds are available again',
   async run(args, io, config) {
     const { id, by, reason, json } = decisionArgs(args);
     const view = await withCliContext(config, (context) => rejectWithdrawal(context, id, by, reason));
@@ -119,9 +127,6 @@ export const withdrawalRejectCommand: CliCommand = {
 };
 
 export const withdrawalListCommand: CliCommand = {
-  words: ['withdrawal', 'list'],
-  usage: `paygate withdrawal list [--merchant MERCHANT_ID] [--status STATUS] [--limit N (1..${WITHDRAWAL_LIST_LIMIT_MAX}, 100)] [--json]`,
-  summary: 'List withdrawals, newest first',
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
@@ -131,16 +136,12 @@ export const withdrawalListCommand: CliCommand = {
     if (!Number.isInteger(limit) || limit < 1 || limit > WITHDRAWAL_LIST_LIMIT_MAX) throw new CliUsageError(`--limit must be 1..${WITHDRAWAL_LIST_LIMIT_MAX}`);
     const views = await withCliContext(config, (context) => listWithdrawals(context.db, { limit, merchantId: values.merchant, status: values.status }));
     if (values.json) io.out(JSON.stringify(views));
-    else if (views.length === 0) io.out('no withdrawals');
-    else for (const view of views) io.out(line(view));
+    else printTable(io.out, views, WITHDRAWAL_COLUMNS, 'no withdrawals');
     return 0;
   },
 };
 
 export const withdrawalSettingsCommand: CliCommand = {
-  words: ['withdrawal', 'settings'],
-  usage: 'paygate withdrawal settings --shop SHOP_ID --approval required|none',
-  summary: "Whether a shop's withdrawals wait for approval (awaiting_approval) before they are sent",
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { shop: { type: 'string' }, approval: { type: 'string' } } });
     const shopId = required(values.shop, '--shop');

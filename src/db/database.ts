@@ -48,6 +48,12 @@ export interface DatabaseOptions {
   readonly timeouts?: SessionTimeouts | undefined;
   /** PGlite only: start from this dump of a data folder (a migrated template) instead of initdb. */
   readonly pgliteDump?: Blob | undefined;
+  /**
+   * PGlite only: a short-lived process (a CLI command). PostgreSQL sets up its shared
+   * buffers at every start; 16 MB instead of the default 128 MB starts it about half a
+   * second sooner, and one command's work fits in them.
+   */
+  readonly shortLived?: boolean | undefined;
 }
 
 export interface SessionTimeouts {
@@ -67,7 +73,7 @@ const parseInt8 = (value: string): bigint => BigInt(value);
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) return openPostgres(options.url, options.poolSize ?? 20, options.timeouts ?? DEFAULT_SESSION_TIMEOUTS);
-  return openPGlite(options.dataDir, options.pgliteDump);
+  return openPGlite(options.dataDir, options.pgliteDump, options.shortLived === true);
 }
 
 function openPostgres(url: string, poolSize: number, timeouts: SessionTimeouts): DatabaseHandle {
@@ -124,7 +130,10 @@ async function makeOwnerOnly(folder: string): Promise<void> {
   }
 }
 
-async function openPGlite(dataDir: string | undefined, dump: Blob | undefined): Promise<DatabaseHandle> {
+/** Added to PGlite.defaultStartParams: a `startParams` given replaces them. */
+const SHORT_LIVED_START_PARAMS = ['-c', 'shared_buffers=16MB'];
+
+async function openPGlite(dataDir: string | undefined, dump: Blob | undefined, shortLived: boolean): Promise<DatabaseHandle> {
   // Loaded only here: a gateway on a PostgreSQL server never needs PGlite's code in memory.
   const { PGlite, types: pgliteTypes } = await import('@electric-sql/pglite');
   const { PrivateNodeFS } = await import('./private-nodefs.ts');
@@ -133,6 +142,7 @@ async function openPGlite(dataDir: string | undefined, dump: Blob | undefined): 
   const pglite = await PGlite.create({
     ...(inMemory ? { dataDir: 'memory://' } : { fs: new PrivateNodeFS(dataDir) }),
     ...(dump ? { loadDataDir: dump } : {}),
+    ...(shortLived ? { startParams: [...PGlite.defaultStartParams, ...SHORT_LIVED_START_PARAMS] } : {}),
     parsers: { [pgliteTypes.INT8]: parseInt8 },
     serializers: { [pgliteTypes.INT8]: (value: unknown) => String(value) },
   });

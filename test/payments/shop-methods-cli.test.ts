@@ -34,7 +34,8 @@ describe('paygate shop methods (embedded database)', () => {
     expect(set.code).toBe(0);
     expect(lastJsonLine(set.stdout)).toEqual({ method: 'sbp', enabled: false, min_amount: '10.00', max_amount: '5000.50', fee_percent: '1.25' });
     const list = await runPaygate(['shop', 'methods', 'list', '--shop', shopId], env);
-    expect(list.stdout).toMatch(/sbp\s+off\s+10\.00\.\.5000\.50 RUB\s+payer fee 1\.25 %/);
+    expect(list.stdout).toMatch(/^METHOD +ENABLED +MIN RUB +MAX RUB +PAYER FEE %$/m);
+    expect(list.stdout).toMatch(/^sbp +off +10\.00 +5000\.50 +1\.25$/m);
   });
 
   it('refuses a bad amount or fee with usage exit code 2, and an unknown method with 1', async () => {
