@@ -9,6 +9,7 @@ import { CliUsageError, type CliCommand } from './cli-command.ts';
 
 export const chainSimulateCommand: CliCommand = {
   words: ['chain', 'simulate'],
+  runsLocally: true,
   usage: 'paygate chain simulate [--port N] [--host 127.0.0.1] [--seed TEXT] [--persist FILE] [--retain-blocks N]',
   summary: 'Run the simulated TRON chain (sandbox) as a node on loopback until SIGINT/SIGTERM',
   async run(args, io) {

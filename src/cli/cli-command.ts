@@ -1,6 +1,7 @@
 // The shape of a `paygate` subcommand. Commands parse their own flags with
 // node:util parseArgs and throw CliUsageError for bad arguments (exit code 2).
-import type { Config } from '../config.ts';
+import { ConfigError, type Config } from '../config.ts';
+import { AppError } from '../errors.ts';
 
 export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -15,6 +16,12 @@ export interface CliCommand {
   readonly words: readonly string[];
   readonly usage: string;
   readonly summary: string;
+  /**
+   * Runs in the invoking process even while a gateway runs on the embedded database's folder
+   * (it opens no database, or must not run beside a gateway); otherwise the command runs
+   * inside that gateway (cli/admin-socket.ts).
+   */
+  readonly runsLocally?: boolean;
   /** Returns the process exit code. */
   run(args: string[], io: CliIo, config: Config): Promise<number>;
 }
@@ -24,4 +31,22 @@ export class CliUsageError extends Error {
     super(message);
     this.name = 'CliUsageError';
   }
+}
+
+/** Reports a command's failure and returns its exit code: 2 for bad usage or configuration, 1 otherwise. */
+export function exitCodeFor(error: unknown, command: CliCommand, io: Pick<CliIo, 'err'>): number {
+  if (error instanceof CliUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    io.err(`paygate: ${(error as Error).message}\nUsage: ${command.usage}`);
+    return 2;
+  }
+  if (error instanceof ConfigError) {
+    io.err(`paygate: ${error.message}`);
+    return 2;
+  }
+  if (error instanceof AppError) {
+    io.err(`paygate: ${error.message}`);
+    return 1;
+  }
+  io.err(`paygate: ${(error as Error).stack ?? String(error)}`);
+  return 1;
 }

@@ -10,6 +10,7 @@ import { withCliContext } from './database-command.ts';
 
 export const kmsGenerateKeyCommand: CliCommand = {
   words: ['kms', 'generate-key'],
+  runsLocally: true,
   usage: 'paygate kms generate-key',
   summary: 'Print a new random root key (base64) for PAYGATE_ROOT_KEY or a PAYGATE_ROOT_KEY_FILE',
   async run(args, io) {

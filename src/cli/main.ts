@@ -1,8 +1,8 @@
 // `paygate <command>`: picks the subcommand by its words, loads the configuration
 // and maps failures to exit codes (2 for bad usage or configuration, 1 otherwise).
-import { ConfigError, loadConfig } from '../config.ts';
-import { AppError } from '../errors.ts';
-import { CliUsageError, type CliIo } from './cli-command.ts';
+import { loadConfig } from '../config.ts';
+import { runThroughGateway } from './admin-socket.ts';
+import { exitCodeFor, type CliIo } from './cli-command.ts';
 import { commands } from './commands.ts';
 
 function helpText(): string {
@@ -24,22 +24,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   try {
     const config = loadConfig(io.env);
-    return await command.run(argv.slice(command.words.length), io, config);
+    const args = argv.slice(command.words.length);
+    return (await runThroughGateway(command, args, io, config)) ?? (await command.run(args, io, config));
   } catch (error) {
-    if (error instanceof CliUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.err(`paygate: ${(error as Error).message}\nUsage: ${command.usage}`);
-      return 2;
-    }
-    if (error instanceof ConfigError) {
-      io.err(`paygate: ${error.message}`);
-      return 2;
-    }
-    if (error instanceof AppError) {
-      io.err(`paygate: ${error.message}`);
-      return 1;
-    }
-    io.err(`paygate: ${(error as Error).stack ?? String(error)}`);
-    return 1;
+    return exitCodeFor(error, command, io);
   }
 }
 

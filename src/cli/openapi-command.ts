@@ -43,6 +43,7 @@ export async function buildOpenApiDocument(config: Config): Promise<unknown> {
 
 export const openapiCommand: CliCommand = {
   words: ['openapi'],
+  runsLocally: true,
   usage: 'paygate openapi [--out FILE]',
   summary: 'Print the OpenAPI 3.1 document of the API (servers: PAYGATE_PUBLIC_URL), or write it to FILE',
   async run(args, io, config) {

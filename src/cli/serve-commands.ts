@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { openConfiguredDatabase, ROLES, startGateway, type Gateway, type Role } from '../runtime.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { ConfigError, withPort } from '../config.ts';
+import { startAdminSocket } from './admin-socket.ts';
 
 /**
  * SIGTERM or SIGINT: stop accepting connections, let in-flight requests and
@@ -44,8 +45,28 @@ async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): 
   process.exit(1);
 }
 
+/** On the embedded database, CLI commands run inside the gateway (cli/admin-socket.ts); its stop closes the socket first. */
+async function withAdminSocket(gateway: Gateway): Promise<Gateway> {
+  if (gateway.context.backend !== 'pglite') return gateway;
+  let socket;
+  try {
+    socket = await startAdminSocket(gateway, gateway.context.config);
+  } catch (error) {
+    await gateway.stop();
+    throw error;
+  }
+  return {
+    ...gateway,
+    async stop() {
+      await socket.close();
+      await gateway.stop();
+    },
+  };
+}
+
 export const serveCommand: CliCommand = {
   words: ['serve'],
+  runsLocally: true,
   usage: 'paygate serve [--role all|api|worker] [--port N]',
   summary: 'Run the gateway: HTTP API and payment page (api), background workers (worker), or both (all, default)',
   async run(args, io, config) {
@@ -60,7 +81,7 @@ export const serveCommand: CliCommand = {
     if (!config.databaseUrl && role !== 'all') {
       throw new ConfigError('DATABASE_URL', `is required for --role ${role}: the embedded database serves one process only`);
     }
-    const gateway = await startGateway(withPort(config, port), { role });
+    const gateway = await withAdminSocket(await startGateway(withPort(config, port), { role }));
     if (gateway.url) io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend})`);
     else io.out(`paygate workers running (database ${gateway.context.backend})`);
     return waitForShutdown(gateway, config.shutdownTimeoutMs, io);
@@ -69,6 +90,7 @@ export const serveCommand: CliCommand = {
 
 export const migrateCommand: CliCommand = {
   words: ['migrate'],
+  runsLocally: true,
   usage: 'paygate migrate',
   summary: 'Apply pending database migrations and exit',
   async run(args, io, config) {
