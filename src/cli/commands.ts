@@ -2,6 +2,7 @@
 import type { CliCommand } from './cli-command.ts';
 import { keyCreateCommand, keyRevokeCommand, merchantCreateCommand, shopCreateCommand } from './merchant-commands.ts';
 import { migrateCommand, serveCommand } from './serve-commands.ts';
+import { backupCommand, restoreCommand } from './backup-commands.ts';
 import { shopMethodsListCommand, shopMethodsSetCommand } from './shop-method-commands.ts';
 import { ledgerCheckCommand } from './ledger-commands.ts';
 import { suspenseListCommand, suspenseRefundCommand } from './suspense-commands.ts';
@@ -24,6 +25,8 @@ import { withdrawalApproveCommand, withdrawalCreateCommand, withdrawalListComman
 export const commands: readonly CliCommand[] = [
   serveCommand,
   migrateCommand,
+  backupCommand,
+  restoreCommand,
   merchantCreateCommand,
   shopCreateCommand,
   keyCreateCommand,
