@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { openConfiguredDatabase, ROLES, startGateway, type Gateway, type Role } from '../runtime.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { ConfigError, withPort } from '../config.ts';
+import { AppError } from '../errors.ts';
 import { startAdminSocket } from './admin-socket.ts';
 
 /**
@@ -45,6 +46,14 @@ async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): 
   process.exit(1);
 }
 
+/** A port in use or not allowed: one line naming the address, not a stack trace; startGateway has released everything. */
+function explainListenError(error: unknown): never {
+  const { syscall, code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (syscall !== 'listen') throw error;
+  const why = code === 'EADDRINUSE' ? 'the address is in use by another process' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+  throw new AppError('service_unavailable', `cannot listen on ${address}:${port} (${code}): ${why}; choose another with PORT or --port`);
+}
+
 /** On the embedded database, CLI commands run inside the gateway (cli/admin-socket.ts); its stop closes the socket first. */
 async function withAdminSocket(gateway: Gateway): Promise<Gateway> {
   if (gateway.context.backend !== 'pglite') return gateway;
@@ -81,7 +90,7 @@ export const serveCommand: CliCommand = {
     if (!config.databaseUrl && role !== 'all') {
       throw new ConfigError('DATABASE_URL', `is required for --role ${role}: the embedded database serves one process only`);
     }
-    const gateway = await withAdminSocket(await startGateway(withPort(config, port), { role }));
+    const gateway = await withAdminSocket(await startGateway(withPort(config, port), { role }).catch(explainListenError));
     if (gateway.url) io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend})`);
     else io.out(`paygate workers running (database ${gateway.context.backend})`);
     return waitForShutdown(gateway, config.shutdownTimeoutMs, io);
