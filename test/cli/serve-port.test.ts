@@ -1,7 +1,9 @@
 // `paygate serve --port N` without PORT: the payment_url of a new payment points
 // at port N (the default public URL follows the chosen port), and an explicit
-// PAYGATE_PUBLIC_URL is kept as it is.
-import { mkdtemp, rm } from 'node:fs/promises';
+// PAYGATE_PUBLIC_URL is kept as it is. A port in use ends the process (exit 1)
+// after it has released what it opened.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,7 +11,8 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
-import { lastJsonLine, runPaygate, startPaygate } from '../support/cli.ts';
+import { lastJsonLine, PAYGATE_BIN, runPaygate, startPaygate } from '../support/cli.ts';
+import { TEST_ROOT_KEY } from '../support/keyring.ts';
 
 /** A port nothing listens on right now. */
 async function freePort(): Promise<number> {
@@ -64,5 +67,34 @@ describe.each(backends)('paygate serve --port on %s', (backend) => {
   it('with PAYGATE_PUBLIC_URL, payment_url keeps it whatever the port', async () => {
     const port = await freePort();
     expect(await paymentUrlServedOn(port, { PAYGATE_PUBLIC_URL: 'https://pay.example.com' })).toMatch(/^https:\/\/pay\.example\.com\/pay\/[A-Za-z0-9]+$/);
+  });
+
+  it('on a port already in use, exits 1 within 5 s of the error, naming the address, and leaves the data folder unlocked', async () => {
+    const occupied = createServer();
+    await new Promise<void>((resolve) => occupied.listen(0, '127.0.0.1', resolve));
+    const { port } = occupied.address() as AddressInfo;
+    try {
+      const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--port', String(port)], {
+        env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PAYGATE_ROOT_KEY: TEST_ROOT_KEY, ...env } as Record<string, string>,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      let errorAt: number | undefined;
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (errorAt === undefined && stderr.includes('EADDRINUSE')) errorAt = Date.now();
+      });
+      child.stdout.resume();
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const exitedAt = Date.now();
+      expect(code).toBe(1);
+      expect(stderr).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
+      expect(stderr).not.toContain('    at ');
+      // Start-up itself may be slow on a loaded machine; from the error on, the exit is prompt.
+      expect(exitedAt - errorAt!).toBeLessThan(5_000);
+      if (backend === 'pglite') await expect(stat(join(dataDir, 'paygate.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await new Promise((resolve) => occupied.close(resolve));
+    }
   });
 });
