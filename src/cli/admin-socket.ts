@@ -13,7 +13,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { isAbsolute, join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createInterface } from 'node:readline';
-import type { Config } from '../config.ts';
+import { ConfigError, type Config } from '../config.ts';
 import { exitCodeFor, type CliCommand, type CliIo } from './cli-command.ts';
 import { runInsideGateway, type GatewayDatabase } from './database-command.ts';
 
@@ -32,8 +32,19 @@ interface RunRequest {
 type GatewayMessage = { out: string } | { err: string } | { stdin: 'request' } | { exit: number };
 type ClientMessage = RunRequest | { stdin: string } | { stdinEnd: true };
 
+/** A Unix socket's path is at most this many bytes (sun_path, with its terminating zero). */
+const SOCKET_PATH_MAX_BYTES = 107;
+
 export function adminSocketPath(dataDir: string): string {
   return join(dataDir, SOCKET_FILE);
+}
+
+/** Refuses, before anything starts, a data folder whose socket path the system cannot bind. */
+export function checkAdminSocketPath(config: Config): void {
+  const path = adminSocketPath(config.dataDir);
+  if (Buffer.byteLength(path) > SOCKET_PATH_MAX_BYTES) {
+    throw new ConfigError('PAYGATE_DATA_DIR', `is too long for the admin socket ${path} (at most ${SOCKET_PATH_MAX_BYTES - SOCKET_FILE.length - 1} bytes): choose a shorter folder`);
+  }
 }
 
 function send(socket: Socket, message: GatewayMessage | ClientMessage): void {
@@ -75,6 +86,8 @@ async function forwardStdin(socket: Socket, io: CliIo): Promise<void> {
  */
 export async function runThroughGateway(command: CliCommand, args: readonly string[], io: CliIo, config: Config): Promise<number | undefined> {
   if (config.databaseUrl || command.runsLocally) return undefined;
+  // No gateway can listen on a path that long (checkAdminSocketPath).
+  if (Buffer.byteLength(adminSocketPath(config.dataDir)) > SOCKET_PATH_MAX_BYTES) return undefined;
   const socket = await connect(adminSocketPath(config.dataDir));
   if (!socket) return undefined;
   send(socket, { words: command.words, args: absolutePaths(args), hasStdin: io.stdin !== undefined, stdinIsTTY: io.stdin?.isTTY === true });

@@ -92,7 +92,7 @@ export const keyCreateCommand: CliCommand = {
 export const keyRevokeCommand: CliCommand = {
   words: ['key', 'revoke'],
   usage: 'paygate key revoke KEY_ID',
-  summary: 'Revoke an API key; requests with it get 401 from then on',
+  summary: 'Revoke an API key: running gateways refuse it (401) from their next request, and after a restart',
   async run(args, io, config) {
     const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
     if (positionals.length !== 1) throw new CliUsageError('give exactly one KEY_ID');

@@ -3,7 +3,7 @@ import { openConfiguredDatabase, ROLES, startGateway, type Gateway, type Role } 
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { ConfigError, withPort } from '../config.ts';
 import { AppError } from '../errors.ts';
-import { startAdminSocket } from './admin-socket.ts';
+import { checkAdminSocketPath, startAdminSocket } from './admin-socket.ts';
 
 /**
  * SIGTERM or SIGINT: stop accepting connections, let in-flight requests and
@@ -90,6 +90,7 @@ export const serveCommand: CliCommand = {
     if (!config.databaseUrl && role !== 'all') {
       throw new ConfigError('DATABASE_URL', `is required for --role ${role}: the embedded database serves one process only`);
     }
+    if (!config.databaseUrl) checkAdminSocketPath(config);
     const gateway = await withAdminSocket(await startGateway(withPort(config, port), { role }).catch(explainListenError));
     if (gateway.url) io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend})`);
     else io.out(`paygate workers running (database ${gateway.context.backend})`);
