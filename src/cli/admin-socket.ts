@@ -74,8 +74,14 @@ function connect(path: string): Promise<Socket | undefined> {
   });
 }
 
-async function forwardStdin(socket: Socket, io: CliIo): Promise<void> {
-  if (io.stdin) for await (const chunk of io.stdin) send(socket, { stdin: Buffer.from(chunk).toString('base64') });
+async function forwardStdin(socket: Socket, io: CliIo, finished: () => boolean): Promise<void> {
+  if (io.stdin) {
+    for await (const chunk of io.stdin) {
+      // The command ended without reading it all (too large, say): stop reading.
+      if (finished()) return;
+      send(socket, { stdin: Buffer.from(chunk).toString('base64') });
+    }
+  }
   send(socket, { stdinEnd: true });
 }
 
@@ -93,12 +99,13 @@ export async function runThroughGateway(command: CliCommand, args: readonly stri
   send(socket, { words: command.words, args: absolutePaths(args), hasStdin: io.stdin !== undefined, stdinIsTTY: io.stdin?.isTTY === true });
   return new Promise<number>((resolvePromise, reject) => {
     let exitCode: number | undefined;
-    socket.on('error', reject);
+    // A connection lost half-way is reported when it closes, just after.
+    socket.on('error', () => undefined);
     createInterface({ input: socket, crlfDelay: Infinity }).on('line', (line) => {
       const message = JSON.parse(line) as GatewayMessage;
       if ('out' in message) io.out(message.out);
       else if ('err' in message) io.err(message.err);
-      else if ('stdin' in message) forwardStdin(socket, io).catch(reject);
+      else if ('stdin' in message) forwardStdin(socket, io, () => exitCode !== undefined || socket.destroyed).catch(reject);
       else {
         exitCode = message.exit;
         socket.end();
