@@ -52,7 +52,8 @@ function startTimeOf(pid: number): string | undefined {
 }
 
 function isAlive(owner: LockOwner): boolean {
-  if (owner.pid === process.pid) return false;
+  // 0 and negative pids would signal process groups, not a process.
+  if (!Number.isSafeInteger(owner.pid) || owner.pid <= 0 || owner.pid === process.pid) return false;
   try {
     process.kill(owner.pid, 0);
   } catch (error) {

@@ -8,10 +8,16 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HDKey } from '@scure/bip32';
+import { mnemonicToSeedSync } from '@scure/bip39';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { TRON_ACCOUNT_PATH } from '../../src/crypto/keys/hd-keys.ts';
 import { lastJsonLine, runPaygate, startPaygate } from '../support/cli.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
+
+const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+const ACCOUNT_XPUB = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive(TRON_ACCOUNT_PATH).publicExtendedKey;
 
 type Running = Awaited<ReturnType<typeof startPaygate>>;
 
@@ -128,8 +134,11 @@ describe('one process per embedded data folder', () => {
     const second = await runPaygate(['serve', '--port', '0'], env);
     expect(second.code).toBe(1);
     expect(second.stderr.trim().split('\n')).toEqual([expect.stringContaining(`in use by another paygate process (pid ${first.child.pid})`)]);
-    // The first gateway still serves, and CLI commands still go through it.
+    // The first gateway still serves, and CLI commands still go through it, standard input too.
     await createMerchant(env, 'During');
+    const imported = await runPaygate(['crypto', 'keys', 'import'], env, { stdin: `${MNEMONIC}\n` });
+    expect(imported.stderr).toBe('');
+    expect(imported).toMatchObject({ code: 0, stdout: expect.stringContaining(`sealed the live signing key (account xpub ${ACCOUNT_XPUB})`) });
     // `migrate` does not run beside a gateway: it names it.
     const migrate = await runPaygate(['migrate'], env);
     expect(migrate.code).toBe(1);
