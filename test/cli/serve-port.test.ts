@@ -96,5 +96,6 @@ describe.each(backends)('paygate serve --port on %s', (backend) => {
     } finally {
       await new Promise((resolve) => occupied.close(resolve));
     }
-  });
+    // A safety net only: start-up before the error is slow on a loaded machine.
+  }, 180_000);
 });

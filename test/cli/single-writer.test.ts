@@ -19,6 +19,9 @@ import { backends, createServerDatabase, dropServerDatabase } from '../support/d
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const ACCOUNT_XPUB = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive(TRON_ACCOUNT_PATH).publicExtendedKey;
 
+/** A safety net only: each scenario starts several real processes, slow on a loaded machine. */
+const SCENARIO_TIMEOUT_MS = 300_000;
+
 type Running = Awaited<ReturnType<typeof startPaygate>>;
 
 const running = new Set<ChildProcess>();
@@ -95,7 +98,7 @@ describe.each(backends)('CLI beside a running gateway on %s', (backend) => {
     expect(await accountStatus(restarted.url, key.api_key)).toBe(401);
     expect(await accountStatus(restarted.url, merchant.api_key)).toBe(200);
     expect(await stop(restarted)).toBe(0);
-  });
+  }, SCENARIO_TIMEOUT_MS);
 
   it('backup and restore name the PostgreSQL tools on a server, and otherwise need --to / --from', async () => {
     if (backend === 'postgres') {
@@ -115,7 +118,7 @@ describe.each(backends)('CLI beside a running gateway on %s', (backend) => {
       expect(restore.code).toBe(2);
       expect(restore.stderr).toContain('--from FILE is required');
     }
-  });
+  }, SCENARIO_TIMEOUT_MS);
 });
 
 describe('one process per embedded data folder', () => {
@@ -153,7 +156,7 @@ describe('one process per embedded data folder', () => {
     expect(await accountStatus(next.url, merchant.api_key)).toBe(200);
     expect(await stop(next)).toBe(0);
     await expect(stat(join(dataDir, 'paygate.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
-  });
+  }, SCENARIO_TIMEOUT_MS);
 
   it('a backup taken while the gateway runs restores into a new folder with its data and without later writes', async () => {
     const gateway = await serve(env);
@@ -188,5 +191,5 @@ describe('one process per embedded data folder', () => {
     } finally {
       await rm(restoredDir, { recursive: true, force: true });
     }
-  });
+  }, SCENARIO_TIMEOUT_MS);
 });
