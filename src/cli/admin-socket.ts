@@ -14,6 +14,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { ConfigError, type Config } from '../config.ts';
+import { AppError } from '../errors.ts';
 import { exitCodeFor, type CliCommand, type CliIo } from './cli-command.ts';
 import { runInsideGateway, type GatewayDatabase } from './database-command.ts';
 
@@ -69,7 +70,7 @@ function connect(path: string): Promise<Socket | undefined> {
     socket.once('error', (error: NodeJS.ErrnoException) => {
       // No socket file, or one a stopped or killed gateway left behind.
       if (error.code === 'ENOENT' || error.code === 'ECONNREFUSED') resolvePromise(undefined);
-      else reject(error);
+      else reject(new AppError('service_unavailable', `cannot reach the running gateway at ${path} (${error.code ?? error.message}): run the command as the gateway's user`));
     });
   });
 }
@@ -161,7 +162,7 @@ function serveConnection(socket: Socket, gateway: GatewayDatabase, config: Confi
         out: (text) => send(socket, { out: text }),
         err: (text) => send(socket, { err: text }),
       };
-      void runRequested(message, io, gateway, config).then((code) => {
+      void runOrReport(message, io, gateway, config).then((code) => {
         send(socket, { exit: code });
         socket.end();
       });
@@ -182,6 +183,14 @@ async function runRequested(request: RunRequest, io: CliIo, gateway: GatewayData
   } catch (error) {
     return exitCodeFor(error, command, io);
   }
+}
+
+function runOrReport(request: RunRequest, io: CliIo, gateway: GatewayDatabase, config: Config): Promise<number> {
+  return runRequested(request, io, gateway, config).catch((error: unknown) => {
+    gateway.context.logger.error({ err: error }, 'a CLI command for the admin socket failed');
+    io.err(`paygate: ${(error as Error).message}`);
+    return 1;
+  });
 }
 
 /** Listens for CLI commands on the data folder's socket; the caller holds the folder's lock. */
