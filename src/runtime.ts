@@ -8,6 +8,9 @@ import { systemClock, type Clock } from './clock.ts';
 import { ConfigError, type Config } from './config.ts';
 import type { AppContext, Worker } from './context.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
+import type { Notifications } from './db/notifications.ts';
+import type { Redis } from 'ioredis';
+import { lockDataFolder, type DataFolderLock } from './db/data-folder-lock.ts';
 import { migrate } from './db/migrate.ts';
 import { healthOf } from './health/dependency-health.ts';
 import { openRedis } from './health/redis-client.ts';
@@ -24,30 +27,54 @@ export const ROLES: readonly Role[] = ['all', 'api', 'worker'];
 
 export interface Gateway {
   readonly context: AppContext;
+  /** The open database, for work on it beyond queries (a dump of the embedded folder). */
+  readonly database: DatabaseHandle;
   readonly app: App | undefined;
   /** The bound HTTP address, when serving. */
   readonly url: string | undefined;
   stop(): Promise<void>;
 }
 
-/** Opens the configured database and applies pending migrations (reported in `applied`). */
+/**
+ * Opens the configured database and applies pending migrations (reported in `applied`). The
+ * embedded database's folder is locked for this process until the handle is closed
+ * (db/data-folder-lock.ts): a second process on it fails at once, naming the first.
+ */
 export async function openConfiguredDatabase(config: Config, options: { shortLived?: boolean } = {}): Promise<DatabaseHandle & { applied: string[] }> {
   // The data folder holds the embedded database and the demo credentials: the owner's alone.
+  let lock: DataFolderLock | undefined;
   if (!config.databaseUrl) {
     await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
     await chmod(config.dataDir, 0o700);
+    lock = await lockDataFolder(config.dataDir);
   }
-  const handle = await openDatabase({
-    url: config.databaseUrl,
-    dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
-    poolSize: config.databasePoolSize,
-    timeouts: config.databaseTimeouts,
-    shortLived: options.shortLived,
+  let handle: DatabaseHandle;
+  try {
+    handle = await openDatabase({
+      url: config.databaseUrl,
+      dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
+      poolSize: config.databasePoolSize,
+      timeouts: config.databaseTimeouts,
+      shortLived: options.shortLived,
+    });
+  } catch (error) {
+    await lock?.release();
+    throw error;
+  }
+  const close = handle.close.bind(handle);
+  const locked = Object.assign(handle, {
+    async close() {
+      try {
+        await close();
+      } finally {
+        await lock?.release();
+      }
+    },
   });
   try {
-    return Object.assign(handle, { applied: await migrate(handle) });
+    return Object.assign(locked, { applied: await migrate(locked) });
   } catch (error) {
-    await handle.close();
+    await locked.close();
     throw error;
   }
 }
@@ -142,6 +169,7 @@ export async function startGateway(config: Config, options: { role: Role; clock?
     let stopping: Promise<void> | undefined;
     return {
       context,
+      database: handle,
       app,
       url,
       stop() {

@@ -3,7 +3,9 @@
 // code only when it runs, so `--help` and completion load nothing heavy. Commands
 // parse their own flags with node:util parseArgs and throw CliUsageError for bad
 // arguments (exit code 2).
-import type { Config } from '../config.ts';
+import { ConfigError, type Config } from '../config.ts';
+import { AppError } from '../errors.ts';
+import { describeDatabaseFailure, describeFilesystemFailure, describeListenFailure } from './start-errors.ts';
 
 export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -45,6 +47,12 @@ export interface CliCommandEntry {
   readonly arguments?: readonly string[];
   /** A listing: prints an aligned table, or with --json a JSON array (the shapes in docs/cli.md). */
   readonly lists?: true;
+  /**
+   * Runs in the invoking process even while a gateway runs on the embedded database's folder
+   * (it opens no database, or must not run beside a gateway); otherwise the command runs
+   * inside that gateway (cli/admin-socket.ts).
+   */
+  readonly runsLocally?: true;
   load(): Promise<CliCommand>;
 }
 
@@ -53,4 +61,33 @@ export class CliUsageError extends Error {
     super(message);
     this.name = 'CliUsageError';
   }
+}
+
+/**
+ * Reports a command's failure as one line naming what to fix (the stack only with
+ * LOG_LEVEL=debug) and returns its exit code: 2 for bad usage or configuration, 1 otherwise.
+ */
+export function exitCodeFor(error: unknown, entry: Pick<CliCommandEntry, 'usage' | 'words'>, io: Pick<CliIo, 'err' | 'env'>, config?: Config): number {
+  if (error instanceof CliUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    io.err(`paygate: ${(error as Error).message}\nUsage: ${entry.usage}\nRun "paygate ${entry.words.join(' ')} --help" for its options.`);
+    return 2;
+  }
+  if (error instanceof ConfigError) {
+    io.err(`paygate: ${error.message}`);
+    return 2;
+  }
+  if (error instanceof AppError) {
+    io.err(`paygate: ${error.message}`);
+    return 1;
+  }
+  const failure = (config && (describeListenFailure(error, config) ?? describeDatabaseFailure(error, config))) ?? describeFilesystemFailure(error);
+  const debug = io.env.LOG_LEVEL === 'debug' || io.env.LOG_LEVEL === 'trace';
+  const stack = debug && error instanceof Error && error.stack ? `\n${error.stack}` : '';
+  if (failure) {
+    io.err(`paygate: ${failure.message}${stack}`);
+    return failure.exitCode;
+  }
+  const firstLine = error instanceof Error ? `${error.name}: ${error.message.split('\n')[0]}` : String(error);
+  io.err(`paygate: ${firstLine}${stack || '\n(LOG_LEVEL=debug shows where it happened)'}`);
+  return 1;
 }

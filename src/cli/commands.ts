@@ -25,6 +25,7 @@ export const commands: readonly CliCommandEntry[] = [
       { flag: '--demo', description: 'development: on an empty database, create a demo sandbox merchant and print its key (as PAYGATE_DEMO=1; npm start passes it)' },
     ],
     examples: ['paygate serve', 'DATABASE_URL=postgres://… paygate serve --role api --port 8080'],
+    runsLocally: true,
     load: async () => (await import('./serve-commands.ts')).serveCommand,
   },
   {
@@ -33,6 +34,7 @@ export const commands: readonly CliCommandEntry[] = [
     summary: 'Apply pending database migrations and exit',
     options: [],
     examples: ['paygate migrate   # before starting a new version on PostgreSQL'],
+    runsLocally: true,
     load: async () => (await import('./serve-commands.ts')).migrateCommand,
   },
   {
@@ -79,7 +81,7 @@ export const commands: readonly CliCommandEntry[] = [
   {
     words: ['key', 'revoke'],
     usage: 'paygate key revoke KEY_ID',
-    summary: 'Revoke an API key; requests with it get 401 from then on',
+    summary: 'Revoke an API key: running gateways refuse it (401) from their next request, and after a restart',
     options: [],
     examples: ['paygate key revoke key_01h…'],
     load: async () => (await import('./merchant-commands.ts')).keyRevokeCommand,
@@ -143,6 +145,7 @@ export const commands: readonly CliCommandEntry[] = [
     description: 'Needs no database.',
     options: [{ flag: '--out', value: 'FILE', description: 'write the document to FILE instead of standard output' }],
     examples: ['paygate openapi --out openapi.json'],
+    runsLocally: true,
     load: async () => (await import('./openapi-command.ts')).openapiCommand,
   },
   {
@@ -151,6 +154,7 @@ export const commands: readonly CliCommandEntry[] = [
     summary: 'Print a new random root key (base64) for PAYGATE_ROOT_KEY or a PAYGATE_ROOT_KEY_FILE',
     options: [],
     examples: ['paygate kms generate-key > /etc/paygate/root-key && chmod 600 /etc/paygate/root-key'],
+    runsLocally: true,
     load: async () => (await import('./kms-commands.ts')).kmsGenerateKeyCommand,
   },
   {
@@ -173,6 +177,7 @@ export const commands: readonly CliCommandEntry[] = [
       { flag: '--retain-blocks', value: 'N', description: 'solidified blocks that keep their transactions, 1..99999999' },
     ],
     examples: ['paygate chain simulate --port 9090', 'paygate chain simulate --port 9090 --persist ./chain.json'],
+    runsLocally: true,
     load: async () => (await import('./chain-commands.ts')).chainSimulateCommand,
   },
   {
@@ -334,12 +339,35 @@ export const commands: readonly CliCommandEntry[] = [
     load: async () => (await import('./withdrawal-commands.ts')).withdrawalSettingsCommand,
   },
   {
+    words: ['backup'],
+    usage: 'paygate backup --to FILE',
+    summary: 'Write a backup of the embedded database to FILE (a new file, mode 0600); works while the gateway runs',
+    description: 'On PostgreSQL it points to pg_dump (docs/operations.md). The root key is not in the backup: keep it apart.',
+    options: [{ flag: '--to', value: 'FILE', description: 'the backup file to create (never replaced)' }],
+    examples: ['paygate backup --to /backups/paygate-$(date +%F).tgz'],
+    load: async () => (await import('./backup-commands.ts')).backupCommand,
+  },
+  {
+    words: ['restore'],
+    usage: 'paygate restore --from FILE [--force]',
+    summary: 'Restore a backup into PAYGATE_DATA_DIR (empty, or replaced with --force); the gateway must be stopped',
+    description: "Applies this version's migrations to the restored database. On PostgreSQL it points to pg_restore (docs/operations.md).",
+    options: [
+      { flag: '--from', value: 'FILE', description: 'a file written by paygate backup' },
+      { flag: '--force', description: "replace the folder's existing database" },
+    ],
+    examples: ['paygate restore --from /backups/paygate-2026-11-27.tgz', 'paygate restore --from backup.tgz --force'],
+    runsLocally: true,
+    load: async () => (await import('./backup-commands.ts')).restoreCommand,
+  },
+  {
     words: ['completion'],
     usage: 'paygate completion bash|zsh',
     summary: 'Print a shell completion script for paygate commands and their options',
     options: [],
     arguments: ['bash', 'zsh'],
     examples: ['source <(npx paygate completion bash)   # in ~/.bashrc', 'npx paygate completion zsh > "${fpath[1]}/_paygate"   # zsh'],
+    runsLocally: true,
     load: async () => (await import('./completion.ts')).completionCommand,
   },
 ];

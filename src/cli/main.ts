@@ -3,11 +3,10 @@
 // maps failures to exit codes (2 for bad usage or configuration, 1 otherwise).
 // No side effect on import: the process entry is ./process-entry.ts, and tests
 // call runCli in-process with their own CliIo.
-import { ConfigError, loadConfig, type Config } from '../config.ts';
-import { AppError } from '../errors.ts';
-import { CliUsageError, type CliCommandEntry, type CliIo } from './cli-command.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { runThroughGateway } from './admin-socket.ts';
+import { exitCodeFor, type CliCommandEntry, type CliIo } from './cli-command.ts';
 import { commands } from './commands.ts';
-import { describeDatabaseFailure, describeFilesystemFailure, describeListenFailure } from './start-errors.ts';
 import { commandHelp, findCommand, findGroup, groupHelp, overviewHelp, suggestion } from './help.ts';
 
 const HELP_FLAGS = new Set(['--help', '-h']);
@@ -71,31 +70,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 async function runCommand(entry: CliCommandEntry, args: string[], io: CliIo): Promise<number> {
   let config: Config | undefined;
   try {
-    const command = await entry.load();
     config = loadConfig(io.env);
-    return await command.run(args, io, config);
+    return (await runThroughGateway(entry, args, io, config)) ?? (await (await entry.load()).run(args, io, config));
   } catch (error) {
-    if (error instanceof CliUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.err(`paygate: ${(error as Error).message}\nUsage: ${entry.usage}\nRun "paygate ${entry.words.join(' ')} --help" for its options.`);
-      return 2;
-    }
-    if (error instanceof ConfigError) {
-      io.err(`paygate: ${error.message}`);
-      return 2;
-    }
-    if (error instanceof AppError) {
-      io.err(`paygate: ${error.message}`);
-      return 1;
-    }
-    const failure = (config && (describeListenFailure(error, config) ?? describeDatabaseFailure(error, config))) ?? describeFilesystemFailure(error);
-    const debug = io.env.LOG_LEVEL === 'debug' || io.env.LOG_LEVEL === 'trace';
-    const stack = debug && error instanceof Error && error.stack ? `\n${error.stack}` : '';
-    if (failure) {
-      io.err(`paygate: ${failure.message}${stack}`);
-      return failure.exitCode;
-    }
-    const firstLine = error instanceof Error ? `${error.name}: ${error.message.split('\n')[0]}` : String(error);
-    io.err(`paygate: ${firstLine}${stack || '\n(LOG_LEVEL=debug shows where it happened)'}`);
-    return 1;
+    return exitCodeFor(error, entry, io, config);
   }
 }

@@ -2,6 +2,8 @@ import { parseArgs } from 'node:util';
 import { openConfiguredDatabase, ROLES, startGateway, type Gateway, type Role } from '../runtime.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { ConfigError, withPort } from '../config.ts';
+import { AppError } from '../errors.ts';
+import { checkAdminSocketPath, startAdminSocket } from './admin-socket.ts';
 
 /**
  * SIGTERM or SIGINT: stop accepting connections, let in-flight requests and
@@ -44,6 +46,25 @@ async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): 
   process.exit(1);
 }
 
+/** On the embedded database, CLI commands run inside the gateway (cli/admin-socket.ts); its stop closes the socket first. */
+async function withAdminSocket(gateway: Gateway): Promise<Gateway> {
+  if (gateway.context.backend !== 'pglite') return gateway;
+  let socket;
+  try {
+    socket = await startAdminSocket(gateway, gateway.context.config);
+  } catch (error) {
+    await gateway.stop();
+    throw error;
+  }
+  return {
+    ...gateway,
+    async stop() {
+      await socket.close();
+      await gateway.stop();
+    },
+  };
+}
+
 export const serveCommand: CliCommand = {
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' }, port: { type: 'string' }, demo: { type: 'boolean', default: false } } });
@@ -57,7 +78,8 @@ export const serveCommand: CliCommand = {
     if (!config.databaseUrl && role !== 'all') {
       throw new ConfigError('DATABASE_URL', `is required for --role ${role}: the embedded database serves one process only`);
     }
-    const gateway = await startGateway({ ...withPort(config, port), demo: config.demo || values.demo }, { role });
+    if (!config.databaseUrl) checkAdminSocketPath(config);
+    const gateway = await withAdminSocket(await startGateway({ ...withPort(config, port), demo: config.demo || values.demo }, { role }));
     if (gateway.url) io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend})`);
     else io.out(`paygate workers running (database ${gateway.context.backend})`);
     return waitForShutdown(gateway, config.shutdownTimeoutMs, io);

@@ -27,7 +27,7 @@ export interface DatabaseHandle {
    */
   listen(options?: { onError?: (error: unknown, message: string) => void }): Promise<Notifications>;
   /** PGlite only: a dump of the data folder, to start other instances from. */
-  dumpDataDir?: () => Promise<Blob>;
+  dumpDataDir?: (compression?: 'none' | 'gzip') => Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -150,7 +150,7 @@ async function openPGlite(dataDir: string | undefined, dump: Blob | undefined, s
   return {
     db,
     backend: 'pglite',
-    dumpDataDir: () => pglite.dumpDataDir('none'),
+    dumpDataDir: (compression = 'none') => pglite.dumpDataDir(compression),
     listen: () => listenOnPGlite(pglite, db),
     // Holding a Kysely connection holds the dialect's session lock, so the script runs alone.
     withScriptSession: (work) =>

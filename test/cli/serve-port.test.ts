@@ -1,7 +1,9 @@
 // `paygate serve --port N` without PORT: the payment_url of a new payment points
 // at port N (the default public URL follows the chosen port), and an explicit
-// PAYGATE_PUBLIC_URL is kept as it is.
-import { mkdtemp, rm } from 'node:fs/promises';
+// PAYGATE_PUBLIC_URL is kept as it is. A port in use ends the process (exit 1)
+// after it has released what it opened.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,7 +11,8 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
-import { lastJsonLine, runPaygate, startPaygate } from '../support/cli.ts';
+import { lastJsonLine, PAYGATE_BIN, runPaygate, startPaygate } from '../support/cli.ts';
+import { TEST_ROOT_KEY } from '../support/keyring.ts';
 
 /** A port nothing listens on right now. */
 async function freePort(): Promise<number> {
@@ -65,4 +68,36 @@ describe.each(backends)('paygate serve --port on %s', (backend) => {
     const port = await freePort();
     expect(await paymentUrlServedOn(port, { PAYGATE_PUBLIC_URL: 'https://pay.example.com' })).toMatch(/^https:\/\/pay\.example\.com\/pay\/[A-Za-z0-9]+$/);
   });
+
+  it('on a port already in use, exits 1 by itself after closing what it opened, naming the address, and leaves the data folder unlocked', async () => {
+    const occupied = createServer();
+    await new Promise<void>((resolve) => occupied.listen(0, '127.0.0.1', resolve));
+    const { port } = occupied.address() as AddressInfo;
+    try {
+      const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--port', String(port)], {
+        env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PAYGATE_ROOT_KEY: TEST_ROOT_KEY, ...env } as Record<string, string>,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      let errorAt: number | undefined;
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (errorAt === undefined && stderr.includes('EADDRINUSE')) errorAt = Date.now();
+      });
+      child.stdout.resume();
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const exitedAt = Date.now();
+      expect(code).toBe(1);
+      expect(stderr).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
+      expect(stderr).not.toContain('    at ');
+      // It exits by itself (before this change it stayed alive on PostgreSQL). Closing the database
+      // takes about a second on an idle machine; the bound is only a safety net against a hang, as
+      // start-up and shutdown are many times slower on a loaded machine.
+      expect(exitedAt - errorAt!).toBeLessThan(60_000);
+      if (backend === 'pglite') await expect(stat(join(dataDir, 'paygate.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await new Promise((resolve) => occupied.close(resolve));
+    }
+    // A safety net only: start-up before the error is slow on a loaded machine.
+  }, 180_000);
 });
