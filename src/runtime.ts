@@ -8,8 +8,6 @@ import { systemClock, type Clock } from './clock.ts';
 import { ConfigError, type Config } from './config.ts';
 import type { AppContext, Worker } from './context.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
-import type { Notifications } from './db/notifications.ts';
-import type { Redis } from 'ioredis';
 import { lockDataFolder, type DataFolderLock } from './db/data-folder-lock.ts';
 import { migrate } from './db/migrate.ts';
 import { healthOf } from './health/dependency-health.ts';

@@ -2,7 +2,6 @@ import { parseArgs } from 'node:util';
 import { openConfiguredDatabase, ROLES, startGateway, type Gateway, type Role } from '../runtime.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { ConfigError, withPort } from '../config.ts';
-import { AppError } from '../errors.ts';
 import { checkAdminSocketPath, startAdminSocket } from './admin-socket.ts';
 
 /**

@@ -82,13 +82,13 @@ describe.each(backends)('paygate serve --port on %s', (backend) => {
       let errorAt: number | undefined;
       child.stderr.on('data', (chunk: Buffer) => {
         stderr += chunk.toString();
-        if (errorAt === undefined && stderr.includes('EADDRINUSE')) errorAt = Date.now();
+        if (errorAt === undefined && stderr.includes('is in use')) errorAt = Date.now();
       });
       child.stdout.resume();
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
       const exitedAt = Date.now();
       expect(code).toBe(1);
-      expect(stderr).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
+      expect(stderr).toContain(`PORT ${port} on 127.0.0.1 is in use by another process`);
       expect(stderr).not.toContain('    at ');
       // It exits by itself (before this change it stayed alive on PostgreSQL). Closing the database
       // takes about a second on an idle machine; the bound is only a safety net against a hang, as

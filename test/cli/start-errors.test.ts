@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPaygate, type CliResult } from '../support/cli.ts';
-import { backends, createServerDatabase, dropServerDatabase, TEST_DATABASE_URL } from '../support/databases.ts';
+import { TEST_DATABASE_URL } from '../support/databases.ts';
 
 const isRoot = process.getuid?.() === 0;
 
@@ -90,29 +90,5 @@ describe('clean start errors', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('DATABASE_URL');
     expect(result.stderr).toMatch(/^\s+at /m);
-  });
-});
-
-describe.each(backends)('serve on a port in use on %s', (backend) => {
-  let dataDir: string;
-  let databaseUrl: string | undefined;
-  beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'paygate-port-in-use-'));
-    databaseUrl = backend === 'postgres' ? await createServerDatabase() : undefined;
-  });
-  afterAll(async () => {
-    await rm(dataDir, { recursive: true, force: true });
-    if (databaseUrl) await dropServerDatabase(databaseUrl);
-  });
-
-  it('exits 1 with one line naming the port, rather than staying alive', async () => {
-    const taken = createServer();
-    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-    const { port } = taken.address() as AddressInfo;
-    try {
-      expectOneLine(await runPaygate(['serve', '--port', String(port)], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: databaseUrl }), 1, `PORT ${port}`);
-    } finally {
-      await new Promise<void>((resolve) => taken.close(() => resolve()));
-    }
   });
 });
