@@ -30,7 +30,7 @@ if (canStripTypes) {
   if (semiSpaceFlags.length > 0 && typeof process.execve === 'function') {
     process.execve(process.execPath, [process.execPath, ...process.execArgv, ...semiSpaceFlags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], process.env);
   }
-  await import('../src/cli/main.ts');
+  await import('../src/cli/process-entry.ts');
 } else {
   const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
   if (!existsSync(pinned)) {

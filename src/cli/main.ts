@@ -1,5 +1,7 @@
 // `paygate <command>`: picks the subcommand by its words, loads the configuration
 // and maps failures to exit codes (2 for bad usage or configuration, 1 otherwise).
+// No side effect on import: the process entry is ./process-entry.ts, and tests
+// call runCli in-process with their own CliIo.
 import { ConfigError, loadConfig } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { CliUsageError, type CliIo } from './cli-command.ts';
@@ -42,12 +44,3 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 1;
   }
 }
-
-const io: CliIo = {
-  env: process.env,
-  stdin: process.stdin,
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-};
-
-process.exitCode = await runCli(process.argv.slice(2), io);
