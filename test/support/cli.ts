@@ -34,7 +34,9 @@ export async function runPaygateInProcess(
   let stderr = '';
   const code = await runCli(args, {
     env: childEnv(env),
-    stdin: options.stdin === undefined ? [] : [options.stdin],
+    stdin: (async function* () {
+      if (options.stdin !== undefined) yield options.stdin;
+    })(),
     out: (line) => (stdout += `${line}\n`),
     err: (line) => (stderr += `${line}\n`),
   });
