@@ -28,7 +28,7 @@ async function until(probe: () => boolean, timeoutMs = 90_000): Promise<void> {
   }
 }
 
-describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', { timeout: 240_000 }, () => {
+describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', () => {
   let dataDir: string;
   let receiver: Receiver;
   let receiverAnsweredAt: number | undefined;

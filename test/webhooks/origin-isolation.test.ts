@@ -22,7 +22,7 @@ const DEAD_EVENTS = 96;
  */
 const HEALTHY_LATENCY_MS_MAX = DEFAULT_ATTEMPT_TIMEOUT_MS;
 
-describe.each(backends)('a dead receiver does not delay other merchants on %s', { timeout: 240_000 }, (backend) => {
+describe.each(backends)('a dead receiver does not delay other merchants on %s', (backend) => {
   let testApp: TestApp;
   let dead: Receiver;
   let healthy: Receiver;
