@@ -29,17 +29,17 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
 
   it('migrate applies the migrations, and again reports them up to date', async () => {
     const first = await runPaygateInProcess(['migrate'], env);
-    expect(first.code).toBe(0);
+    expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('applied 0001_foundation');
     const second = await runPaygateInProcess(['migrate'], env);
-    expect(second.code).toBe(0);
+    expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).not.toContain('applied');
     expect(second.stdout).toContain('migrations up to date');
   });
 
   it('merchant create --json prints the credentials, and key create/revoke manage keys that work against the API', async () => {
     const created = await runPaygateInProcess(['merchant', 'create', '--name', 'CLI shop', '--email', 'cli@example.test', '--json'], env);
-    expect(created.code).toBe(0);
+    expect(created.code, created.stderr).toBe(0);
     const merchant = lastJsonLine<CreatedMerchant>(created.stdout);
     expect(merchant).toEqual({
       merchant_id: expect.stringMatching(/^mer_/),
@@ -49,7 +49,7 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
     });
 
     const keyResult = await runPaygateInProcess(['key', 'create', '--shop', merchant.shop_id, '--scopes', 'payments,read', '--json'], env);
-    expect(keyResult.code).toBe(0);
+    expect(keyResult.code, keyResult.stderr).toBe(0);
     const key = lastJsonLine<{ key_id: string; api_key: string }>(keyResult.stdout);
     expect(key.key_id).toMatch(/^key_/);
 
@@ -70,7 +70,7 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
     }
 
     const revoked = await runPaygateInProcess(['key', 'revoke', key.key_id], env);
-    expect(revoked.code).toBe(0);
+    expect(revoked.code, revoked.stderr).toBe(0);
     const again = await startPaygate([], env);
     try {
       const response = await request(`${again.url}/v1/account`, { headers: { authorization: `Bearer ${key.api_key}` } });
@@ -87,7 +87,7 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
       ['merchant', 'create', '--name', 'Live shop', '--email', 'live@example.test', '--password', 'correct horse', '--live', '--json'],
       env,
     );
-    expect(created.code).toBe(0);
+    expect(created.code, created.stderr).toBe(0);
     expect(lastJsonLine<CreatedMerchant>(created.stdout).api_key).toMatch(/^sk_live_/);
   });
 

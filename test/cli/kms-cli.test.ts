@@ -24,7 +24,7 @@ describe('paygate kms', () => {
 
   it('generate-key prints a new 32-byte base64 key each time', async () => {
     const [first, second] = await Promise.all([runPaygateInProcess(['kms', 'generate-key'], {}), runPaygateInProcess(['kms', 'generate-key'], {})]);
-    expect(first.code).toBe(0);
+    expect(first.code, first.stderr).toBe(0);
     expect(first.stdout.trim()).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     expect(second.stdout.trim()).not.toBe(first.stdout.trim());
   });
