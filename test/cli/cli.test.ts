@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
-import { lastJsonLine, runPaygate, startPaygate } from '../support/cli.ts';
+import { lastJsonLine, runPaygateInProcess, startPaygate } from '../support/cli.ts';
 
 interface CreatedMerchant {
   merchant_id: string;
@@ -29,18 +29,18 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
   });
 
   it('migrate applies the migrations, and again reports them up to date', async () => {
-    const first = await runPaygate(['migrate'], env);
-    expect(first.code).toBe(0);
+    const first = await runPaygateInProcess(['migrate'], env);
+    expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('applied 0001_foundation');
-    const second = await runPaygate(['migrate'], env);
-    expect(second.code).toBe(0);
+    const second = await runPaygateInProcess(['migrate'], env);
+    expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).not.toContain('applied');
     expect(second.stdout).toContain('migrations up to date');
   });
 
   it('merchant create --json prints the credentials, and key create/revoke manage keys that work against the API', async () => {
-    const created = await runPaygate(['merchant', 'create', '--name', 'CLI shop', '--email', 'cli@example.test', '--json'], env);
-    expect(created.code).toBe(0);
+    const created = await runPaygateInProcess(['merchant', 'create', '--name', 'CLI shop', '--email', 'cli@example.test', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
     const merchant = lastJsonLine<CreatedMerchant>(created.stdout);
     expect(merchant).toEqual({
       merchant_id: expect.stringMatching(/^mer_/),
@@ -49,8 +49,8 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
       webhook_secret: expect.stringMatching(/^whsec_/),
     });
 
-    const keyResult = await runPaygate(['key', 'create', '--shop', merchant.shop_id, '--scopes', 'payments,read', '--json'], env);
-    expect(keyResult.code).toBe(0);
+    const keyResult = await runPaygateInProcess(['key', 'create', '--shop', merchant.shop_id, '--scopes', 'payments,read', '--json'], env);
+    expect(keyResult.code, keyResult.stderr).toBe(0);
     const key = lastJsonLine<{ key_id: string; api_key: string }>(keyResult.stdout);
     expect(key.key_id).toMatch(/^key_/);
 
@@ -70,8 +70,8 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
       await new Promise((resolve) => server.child.once('close', resolve));
     }
 
-    const revoked = await runPaygate(['key', 'revoke', key.key_id], env);
-    expect(revoked.code).toBe(0);
+    const revoked = await runPaygateInProcess(['key', 'revoke', key.key_id], env);
+    expect(revoked.code, revoked.stderr).toBe(0);
     const again = await startPaygate([], env);
     try {
       const response = await request(`${again.url}/v1/account`, { headers: { authorization: `Bearer ${key.api_key}` } });
@@ -84,11 +84,11 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
   });
 
   it('merchant create --live makes a live shop with a live key', async () => {
-    const created = await runPaygate(
+    const created = await runPaygateInProcess(
       ['merchant', 'create', '--name', 'Live shop', '--email', 'live@example.test', '--password', 'correct horse', '--live', '--json'],
       env,
     );
-    expect(created.code).toBe(0);
+    expect(created.code, created.stderr).toBe(0);
     expect(lastJsonLine<CreatedMerchant>(created.stdout).api_key).toMatch(/^sk_live_/);
   });
 
@@ -104,13 +104,13 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
     [['serve', '--role', 'everything'], '--role must be one of all, api, worker'],
     [['frobnicate'], 'unknown command "frobnicate"'],
   ])('%j fails with a clear message and a non-zero exit', async (args, message) => {
-    const result = await runPaygate(args, env);
+    const result = await runPaygateInProcess(args, env);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(message);
   });
 
   it('a bad environment variable stops the process with a message naming it', async () => {
-    const result = await runPaygate(['migrate'], { ...env, PAYGATE_RATE_LIMIT_PER_MINUTE: 'lots' });
+    const result = await runPaygateInProcess(['migrate'], { ...env, PAYGATE_RATE_LIMIT_PER_MINUTE: 'lots' });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('PAYGATE_RATE_LIMIT_PER_MINUTE must be a whole number');
   });

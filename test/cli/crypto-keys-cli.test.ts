@@ -9,7 +9,7 @@ import { mnemonicToSeedSync } from '@scure/bip39';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TRON_ACCOUNT_PATH } from '../../src/crypto/keys/hd-keys.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
-import { lastJsonLine, runPaygate } from '../support/cli.ts';
+import { lastJsonLine, runPaygate, runPaygateInProcess } from '../support/cli.ts';
 
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const ACCOUNT_XPUB = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive(TRON_ACCOUNT_PATH).publicExtendedKey;
@@ -39,30 +39,30 @@ describe.each(backends)('paygate crypto keys on %s', (backend) => {
   };
 
   it('import seals the key read from stdin; list shows its xpub, never the key; the same key again changes nothing, another is refused', async () => {
-    const imported = await runPaygate(['crypto', 'keys', 'import'], env, { stdin: `${MNEMONIC}\n` });
+    const imported = await runPaygateInProcess(['crypto', 'keys', 'import'], env, { stdin: `${MNEMONIC}\n` });
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stdout).toContain(`sealed the live signing key (account xpub ${ACCOUNT_XPUB})`);
     expect(imported.stdout + imported.stderr).not.toMatch(/abandon/);
 
-    const listed = await runPaygate(['crypto', 'keys', 'list', '--json'], env);
+    const listed = await runPaygateInProcess(['crypto', 'keys', 'list', '--json'], env);
     expect(listed.code, listed.stderr).toBe(0);
     expect(lastJsonLine<{ book: string; xpub: string }[]>(listed.stdout)).toEqual([expect.objectContaining({ book: 'live', xpub: ACCOUNT_XPUB })]);
     expect(listed.stdout).not.toMatch(/abandon|v1\./);
 
-    const again = await runPaygate(['crypto', 'keys', 'import'], env, { stdin: MNEMONIC });
+    const again = await runPaygateInProcess(['crypto', 'keys', 'import'], env, { stdin: MNEMONIC });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('already sealed; nothing changed');
-    const other = await runPaygate(['crypto', 'keys', 'import'], env, { stdin: OTHER_MNEMONIC });
+    const other = await runPaygateInProcess(['crypto', 'keys', 'import'], env, { stdin: OTHER_MNEMONIC });
     expect(other.code).toBe(1);
     expect(other.stderr).toContain(`account xpub ${ACCOUNT_XPUB}) is already stored`);
   }, GUARD_MS);
 
   it('import --file reads a 0600 file and says to delete the clear copy; the key is never taken from argv', async () => {
     const path = await secretFile(`${MNEMONIC}\n`);
-    const imported = await runPaygate(['crypto', 'keys', 'import', '--file', path], env);
+    const imported = await runPaygateInProcess(['crypto', 'keys', 'import', '--file', path], env);
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stdout).toContain(`delete the clear copy now: ${path}`);
-    const argv = await runPaygate(['crypto', 'keys', 'import', ...MNEMONIC.split(' ')], env);
+    const argv = await runPaygateInProcess(['crypto', 'keys', 'import', ...MNEMONIC.split(' ')], env);
     expect(argv.code).toBe(2);
     expect(argv.stderr + argv.stdout).not.toContain('sealed the live signing key');
   }, GUARD_MS);

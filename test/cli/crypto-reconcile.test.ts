@@ -13,7 +13,7 @@ import { inTransaction } from '../../src/db/transaction.ts';
 import { ensureAccounts, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
 import { transfer } from '../../src/ledger/ledger-service.ts';
 import { openConfiguredDatabase } from '../../src/runtime.ts';
-import { lastJsonLine, runPaygate } from '../support/cli.ts';
+import { lastJsonLine, runPaygateInProcess } from '../support/cli.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
 
 describe.each(backends)('paygate crypto reconcile on %s', (backend) => {
@@ -48,7 +48,7 @@ describe.each(backends)('paygate crypto reconcile on %s', (backend) => {
   });
 
   it('exits 1 on a shortfall and pauses the book; --acknowledge records who and resumes; the accepted shortfall then exits 0', async () => {
-    const found = await runPaygate(['crypto', 'reconcile', '--book', 'sandbox'], env);
+    const found = await runPaygateInProcess(['crypto', 'reconcile', '--book', 'sandbox'], env);
     expect(found.code, found.stderr).toBe(1);
     expect(found.stderr).toContain('sandbox USDT: SHORTFALL  difference -12.345678  shortfall 12.345678');
     expect(found.stderr).toContain('signing PAUSED until acknowledged');
@@ -56,12 +56,12 @@ describe.each(backends)('paygate crypto reconcile on %s', (backend) => {
     expect(found.stderr).toContain('on chain 0 = hot wallet 0 + 0 deposit address(es) 0');
     expect(found.stderr).toContain('expected 12.345678 = deposits credited 12.345678');
 
-    expect((await runPaygate(['crypto', 'reconcile', '--acknowledge', '--book', 'sandbox'], env)).code).toBe(2);
-    const acknowledged = await runPaygate(['crypto', 'reconcile', '--acknowledge', '--book', 'sandbox', '--by', 'ops on call', '--note', 'phantom deposit, ticket 7'], env);
+    expect((await runPaygateInProcess(['crypto', 'reconcile', '--acknowledge', '--book', 'sandbox'], env)).code).toBe(2);
+    const acknowledged = await runPaygateInProcess(['crypto', 'reconcile', '--acknowledge', '--book', 'sandbox', '--by', 'ops on call', '--note', 'phantom deposit, ticket 7'], env);
     expect(acknowledged.code, acknowledged.stderr).toBe(0);
     expect(acknowledged.stdout).toContain('sandbox: signing resumes; shortfall 12.345678 USDT accepted by ops on call');
 
-    const accepted = await runPaygate(['crypto', 'reconcile', '--json'], env);
+    const accepted = await runPaygateInProcess(['crypto', 'reconcile', '--json'], env);
     expect(accepted.code, accepted.stderr).toBe(0);
     expect(lastJsonLine<ReconciliationView[]>(accepted.stdout)).toMatchObject([
       { book: 'sandbox', outcome: 'balanced', expected: '12.345678', shortfall: '12.345678', accepted_shortfall: '12.345678', on_chain: { total: '0' }, signing_paused: false },

@@ -7,7 +7,7 @@ import { request } from 'undici';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../../src/merchants/merchant-service.ts';
-import { lastJsonLine, runPaygate, startPaygate } from '../support/cli.ts';
+import { lastJsonLine, runPaygate, runPaygateInProcess, startPaygate } from '../support/cli.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 
 describe('paygate kms', () => {
@@ -23,8 +23,8 @@ describe('paygate kms', () => {
   });
 
   it('generate-key prints a new 32-byte base64 key each time', async () => {
-    const [first, second] = await Promise.all([runPaygate(['kms', 'generate-key'], {}), runPaygate(['kms', 'generate-key'], {})]);
-    expect(first.code).toBe(0);
+    const [first, second] = await Promise.all([runPaygateInProcess(['kms', 'generate-key'], {}), runPaygateInProcess(['kms', 'generate-key'], {})]);
+    expect(first.code, first.stderr).toBe(0);
     expect(first.stdout.trim()).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     expect(second.stdout.trim()).not.toBe(first.stdout.trim());
   });
@@ -36,18 +36,18 @@ describe('paygate kms', () => {
   });
 
   it('rotate re-wraps the secrets under the new key; afterwards the old key is not needed and webhooks still verify', async () => {
-    const keyA = (await runPaygate(['kms', 'generate-key'], {})).stdout.trim();
-    const keyB = (await runPaygate(['kms', 'generate-key'], {})).stdout.trim();
-    const created = await runPaygate(['merchant', 'create', '--name', 'Rotation', '--email', 'rotation@example.test', '--json'], { PAYGATE_DATA_DIR: dataDir, PAYGATE_ROOT_KEY: keyA });
+    const keyA = (await runPaygateInProcess(['kms', 'generate-key'], {})).stdout.trim();
+    const keyB = (await runPaygateInProcess(['kms', 'generate-key'], {})).stdout.trim();
+    const created = await runPaygateInProcess(['merchant', 'create', '--name', 'Rotation', '--email', 'rotation@example.test', '--json'], { PAYGATE_DATA_DIR: dataDir, PAYGATE_ROOT_KEY: keyA });
     expect(created.code, created.stderr).toBe(0);
     const merchant = lastJsonLine<CreatedMerchant>(created.stdout);
 
     // The new key alone cannot open what the old one wrapped.
-    const tooEarly = await runPaygate(['kms', 'rotate'], { PAYGATE_DATA_DIR: dataDir, PAYGATE_ROOT_KEY: keyB });
+    const tooEarly = await runPaygateInProcess(['kms', 'rotate'], { PAYGATE_DATA_DIR: dataDir, PAYGATE_ROOT_KEY: keyB });
     expect(tooEarly.code).not.toBe(0);
     expect(tooEarly.stderr).toContain('which is not configured');
 
-    const rotated = await runPaygate(['kms', 'rotate'], { PAYGATE_DATA_DIR: dataDir, PAYGATE_ROOT_KEY: keyB, PAYGATE_ROOT_KEYS_PREVIOUS: keyA });
+    const rotated = await runPaygateInProcess(['kms', 'rotate'], { PAYGATE_DATA_DIR: dataDir, PAYGATE_ROOT_KEY: keyB, PAYGATE_ROOT_KEYS_PREVIOUS: keyA });
     expect(rotated.code, rotated.stderr).toBe(0);
     expect(rotated.stdout).toContain('re-wrapped the secrets of 1 shop(s)');
 

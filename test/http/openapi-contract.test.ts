@@ -8,7 +8,7 @@ import diagnostics from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY_SCOPES, type ApiKeyScope } from '../../src/merchants/merchant-tables.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
-import { runPaygate } from '../support/cli.ts';
+import { runPaygateInProcess } from '../support/cli.ts';
 
 interface Response {
   description: string;
@@ -150,7 +150,7 @@ describe('the OpenAPI document as a contract', () => {
   });
 
   it('`paygate openapi` prints the document that /openapi.json serves', async () => {
-    const result = await runPaygate(['openapi'], { PAYGATE_PUBLIC_URL: testApp.context.config.publicUrl, PAYGATE_DATA_DIR: 'memory://' });
+    const result = await runPaygateInProcess(['openapi'], { PAYGATE_PUBLIC_URL: testApp.context.config.publicUrl, PAYGATE_DATA_DIR: 'memory://' });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual(document);

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
-import { runPaygate } from '../support/cli.ts';
+import { runPaygateInProcess } from '../support/cli.ts';
 
 describe.each(backends)('paygate ledger check on %s', (backend) => {
   let env: Record<string, string | undefined>;
@@ -15,7 +15,7 @@ describe.each(backends)('paygate ledger check on %s', (backend) => {
     dataDir = await mkdtemp(join(tmpdir(), 'paygate-ledger-cli-'));
     databaseUrl = backend === 'postgres' ? await createServerDatabase() : undefined;
     env = { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: databaseUrl };
-    expect((await runPaygate(['migrate'], env)).code).toBe(0);
+    expect((await runPaygateInProcess(['migrate'], env)).code).toBe(0);
   });
   afterAll(async () => {
     await rm(dataDir, { recursive: true, force: true });
@@ -23,7 +23,7 @@ describe.each(backends)('paygate ledger check on %s', (backend) => {
   });
 
   it('exits 0 on a consistent ledger and 1, naming the account, when stored totals do not match the transfers', async () => {
-    const healthy = await runPaygate(['ledger', 'check'], env);
+    const healthy = await runPaygateInProcess(['ledger', 'check'], env);
     expect(healthy.code).toBe(0);
     expect(healthy.stdout).toContain('ledger ok');
 
@@ -33,7 +33,7 @@ describe.each(backends)('paygate ledger check on %s', (backend) => {
               values ('acc_tampered', 'sandbox', null, 'USDT', 'fees', false, 100, now())`.execute(handle.db);
     await handle.close();
 
-    const broken = await runPaygate(['ledger', 'check', '--json'], env);
+    const broken = await runPaygateInProcess(['ledger', 'check', '--json'], env);
     expect(broken.code).toBe(1);
     const report = JSON.parse(broken.stdout) as { ok: boolean; violations: string[] };
     expect(report.ok).toBe(false);

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
-import { lastJsonLine, runPaygate, startPaygate } from '../support/cli.ts';
+import { lastJsonLine, runPaygateInProcess, startPaygate } from '../support/cli.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
 
 const CARDS = ['4242424242424242', '4000000000000002', '4000000000003220', '4242424242424241'];
@@ -40,8 +40,8 @@ describe.each(backends)('card data on %s', (backend) => {
     dataDir = await mkdtemp(join(tmpdir(), 'paygate-card-data-'));
     databaseUrl = backend === 'postgres' ? await createServerDatabase() : undefined;
     env = { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0' };
-    expect((await runPaygate(['migrate'], env)).code).toBe(0);
-    const created = await runPaygate(['merchant', 'create', '--name', 'Card shop', '--email', 'card@example.test', '--json'], env);
+    expect((await runPaygateInProcess(['migrate'], env)).code).toBe(0);
+    const created = await runPaygateInProcess(['merchant', 'create', '--name', 'Card shop', '--email', 'card@example.test', '--json'], env);
     apiKey = lastJsonLine<{ api_key: string }>(created.stdout).api_key;
   });
   afterAll(async () => {

@@ -21,7 +21,7 @@ import { createExpiryWorker } from '../../src/payments/expiry-worker.ts';
 import { findPaymentById } from '../../src/payments/payment-repository.ts';
 import { createReconciliationWorker } from '../../src/payments/reconciliation-worker.ts';
 import { createDeliveryWorker } from '../../src/webhooks/delivery-worker.ts';
-import { lastJsonLine, runPaygate, startPaygate } from '../support/cli.ts';
+import { lastJsonLine, runPaygateInProcess, startPaygate } from '../support/cli.ts';
 import { testConfig } from '../support/app.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
@@ -49,8 +49,8 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
     databaseUrl = backend === 'postgres' ? await createServerDatabase() : undefined;
     receiver = await startReceiver();
     env = { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0', PAYGATE_ALLOW_HTTP_WEBHOOKS: '1', PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1' };
-    expect((await runPaygate(['migrate'], env)).code).toBe(0);
-    const created = await runPaygate(['merchant', 'create', '--name', 'Crash shop', '--email', 'crash@example.test', '--json'], env);
+    expect((await runPaygateInProcess(['migrate'], env)).code).toBe(0);
+    const created = await runPaygateInProcess(['merchant', 'create', '--name', 'Crash shop', '--email', 'crash@example.test', '--json'], env);
     expect(created.code).toBe(0);
     apiKey = lastJsonLine<{ api_key: string }>(created.stdout).api_key;
   });
@@ -164,17 +164,17 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
       return held.id;
     });
 
-    const listed = await runPaygate(['payments', 'suspense', 'list', '--json'], env);
+    const listed = await runPaygateInProcess(['payments', 'suspense', 'list', '--json'], env);
     expect(listed.code).toBe(0);
     expect(lastJsonLine<unknown[]>(listed.stdout)).toEqual([
       expect.objectContaining({ attempt_id: heldId, payment_id: payment.payment_id, amount: 2500, method: 'sberpay', reason: 'payment_already_paid', refund_status: 'none' }),
     ]);
-    const refunded = await runPaygate(['payments', 'suspense', 'refund', '--attempt', heldId, '--json'], env);
+    const refunded = await runPaygateInProcess(['payments', 'suspense', 'refund', '--attempt', heldId, '--json'], env);
     expect(refunded.code).toBe(0);
     expect(lastJsonLine(refunded.stdout)).toMatchObject({ attempt_id: heldId, refund_status: 'refunded' });
-    const again = await runPaygate(['payments', 'suspense', 'refund', '--attempt', heldId, '--json'], env);
+    const again = await runPaygateInProcess(['payments', 'suspense', 'refund', '--attempt', heldId, '--json'], env);
     expect(lastJsonLine(again.stdout)).toEqual(lastJsonLine(refunded.stdout));
-    const unknown = await runPaygate(['payments', 'suspense', 'refund', '--attempt', 'pat_missing'], env);
+    const unknown = await runPaygateInProcess(['payments', 'suspense', 'refund', '--attempt', 'pat_missing'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('No payment attempt pat_missing');
 

@@ -1,9 +1,8 @@
-// Finds the Chromium the browser tests drive, and installs Debian's `chromium`
-// package once when none is present and this machine can (root with apt-get).
+// Finds the Chromium the browser tests drive. Installing one is an explicit
+// step (`npm run setup:browser`), never a side effect of running the tests.
 // The global set-up resolves it before any suite runs and hands the result to
 // the test processes through the environment; a browser suite reads it with
 // `browserForTests()`.
-import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 
 /** Where Debian and Ubuntu put Chromium (and Chrome), in the order we try them. */
@@ -34,10 +33,6 @@ function isExecutable(path: string): boolean {
   }
 }
 
-function hasCommand(name: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
-}
-
 function findInstalled(env: NodeJS.ProcessEnv): ChromiumResolution | undefined {
   const configured = env.PAYGATE_CHROMIUM_PATH;
   if (configured) {
@@ -49,28 +44,9 @@ function findInstalled(env: NodeJS.ProcessEnv): ChromiumResolution | undefined {
   return found ? { path: found } : undefined;
 }
 
-function installDebianChromium(log: (line: string) => void): string | undefined {
-  log('Chromium not found: installing Debian\'s "chromium" package with apt-get for the browser tests (once; about a minute)…');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  try {
-    execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env, timeout: 300_000 });
-    execFileSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: ['ignore', 'ignore', 'inherit'], env, timeout: 600_000 });
-  } catch (error) {
-    return `installing Debian's chromium package failed (${(error as Error).message.split('\n')[0]})`;
-  }
-  return undefined;
-}
-
-/** Finds Chromium, installing it where possible. Runs once, in the global set-up. */
-export function resolveChromium(env: NodeJS.ProcessEnv, log: (line: string) => void): ChromiumResolution {
-  const installed = findInstalled(env);
-  if (installed) return installed;
-  const tried = `looked for ${USUAL_CHROMIUM_PATHS.join(', ')}`;
-  if (process.getuid?.() !== 0) return { skipReason: `no Chromium found (${tried}), and not root, so Debian's chromium package cannot be installed` };
-  if (!hasCommand('apt-get')) return { skipReason: `no Chromium found (${tried}), and no apt-get to install Debian's chromium package` };
-  const failure = installDebianChromium(log);
-  if (failure) return { skipReason: failure };
-  return findInstalled(env) ?? { skipReason: `Debian's chromium package was installed but no executable appeared (${tried})` };
+/** Finds Chromium. Runs once, in the global set-up. */
+export function resolveChromium(env: NodeJS.ProcessEnv): ChromiumResolution {
+  return findInstalled(env) ?? { skipReason: `no Chromium found (looked for ${USUAL_CHROMIUM_PATHS.join(', ')})` };
 }
 
 /** Passes the global set-up's resolution to the test processes. */
@@ -80,7 +56,7 @@ export function publishChromium(resolution: ChromiumResolution): void {
 }
 
 export const HOW_TO_ENABLE_BROWSER_TESTS =
-  'install Chromium (as root: apt-get install chromium) or set PAYGATE_CHROMIUM_PATH to a Chromium or Chrome executable';
+  'run `npm run setup:browser` (installs Debian\'s chromium package with apt-get, as root) or set PAYGATE_CHROMIUM_PATH to a Chromium or Chrome executable';
 
 /**
  * What a browser suite does: run with this executable, skip (where browsers are

@@ -1,6 +1,10 @@
-// Runs the real `paygate` command (bin/paygate.js) in a child process.
+// Runs the real `paygate` command: in this process (runCli with a capturing
+// CliIo, so a test's result never depends on how long a process takes to
+// start), or as bin/paygate.js in a child process where the process itself is
+// what is tested (exit codes, signals, serving).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { runCli } from '../../src/cli/main.ts';
 import { TEST_ROOT_KEY } from './keyring.ts';
 
 /** The child's environment: defaults, then the test's own; a value of undefined removes the variable. */
@@ -15,6 +19,28 @@ export interface CliResult {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
+}
+
+/**
+ * `paygate <args>` in this process, with the child's environment and its
+ * output captured line by line; `options.stdin` is its whole standard input.
+ */
+export async function runPaygateInProcess(
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: { readonly stdin?: string } = {},
+): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    env: childEnv(env),
+    stdin: (async function* () {
+      if (options.stdin !== undefined) yield options.stdin;
+    })(),
+    out: (line) => (stdout += `${line}\n`),
+    err: (line) => (stderr += `${line}\n`),
+  });
+  return { code, stdout, stderr };
 }
 
 /** `options.stdin`: written to the child's standard input, which is then closed. */

@@ -1,4 +1,4 @@
-// Runs once before the suite: finds (or installs) Chromium for the browser
+// Runs once before the suite: finds Chromium for the browser
 // suites, and builds a migrated PGlite data folder dumped to a file, so every
 // test database starts from it in a few hundred milliseconds instead of running
 // initdb and every migration again.
@@ -11,7 +11,7 @@ import { HOW_TO_ENABLE_BROWSER_TESTS, REQUIRE_BROWSER_VARIABLE, publishChromium,
 
 function prepareChromium(): void {
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const chromium = resolveChromium(process.env, log);
+  const chromium = resolveChromium(process.env);
   publishChromium(chromium);
   if ('path' in chromium) return;
   const outcome = process.env[REQUIRE_BROWSER_VARIABLE] === '1' ? 'WILL FAIL' : 'SKIPPED';

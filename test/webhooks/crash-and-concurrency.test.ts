@@ -98,8 +98,8 @@ describe.runIf(TEST_DATABASE_URL)('webhook workers on postgres', () => {
       const workers = contexts.map((context) => createDeliveryWorker(context, { concurrency: 16, idlePollMs: 10 }));
       for (const worker of workers) worker.start();
       try {
-        await expect.poll(() => receiver.received.size, { timeout: 60_000, interval: 50 }).toBe(1_000);
-        await expect.poll(() => statusCounts(testApp), { timeout: 10_000, interval: 50 }).toEqual({ delivered: 1_000 });
+        await expect.poll(() => receiver.received.size, { timeout: 240_000, interval: 50 }).toBe(1_000);
+        await expect.poll(() => statusCounts(testApp), { timeout: 60_000, interval: 50 }).toEqual({ delivered: 1_000 });
       } finally {
         await Promise.all(workers.map((worker) => worker.stop()));
       }
@@ -140,7 +140,7 @@ describe.runIf(TEST_DATABASE_URL)('webhook workers on postgres', () => {
         },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
-      await expect.poll(() => receiver.received.size, { timeout: 30_000, interval: 20 }).toBeGreaterThanOrEqual(40);
+      await expect.poll(() => receiver.received.size, { timeout: 120_000, interval: 20 }).toBeGreaterThanOrEqual(40);
       child.kill('SIGKILL');
       await new Promise((resolve) => child!.once('exit', resolve));
 
@@ -159,7 +159,7 @@ describe.runIf(TEST_DATABASE_URL)('webhook workers on postgres', () => {
       const successor = createDeliveryWorker(await separateContext(later), { concurrency: 32, idlePollMs: 10 });
       successor.start();
       try {
-        await expect.poll(() => statusCounts(testApp), { timeout: 30_000, interval: 50 }).toEqual({ delivered: ids.length });
+        await expect.poll(() => statusCounts(testApp), { timeout: 120_000, interval: 50 }).toEqual({ delivered: ids.length });
       } finally {
         await successor.stop();
       }

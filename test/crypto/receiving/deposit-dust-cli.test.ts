@@ -4,7 +4,7 @@
 // and bad arguments refused with the usage before any database is opened.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { minimumDepositOfShop } from '../../../src/crypto/receiving/deposit-dust.ts';
-import { runPaygate } from '../../support/cli.ts';
+import { runPaygateInProcess } from '../../support/cli.ts';
 import { backends, itOnServer } from '../../support/databases.ts';
 import { openReceivingSetup, type ReceivingSetup } from './receiving-service-support.ts';
 
@@ -27,7 +27,7 @@ describe.each(backends)('paygate crypto settings on %s', (backend) => {
       ['crypto', 'settings'],
       ['crypto', 'settings', '--shop', 'shop_x', '--min-deposit', '100.000001'],
     ]) {
-      const result = await runPaygate(args, noDatabase);
+      const result = await runPaygateInProcess(args, noDatabase);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toContain('Usage: paygate crypto settings');
     }
@@ -35,14 +35,14 @@ describe.each(backends)('paygate crypto settings on %s', (backend) => {
 
   itOnServer(backend)('shows the default 0.01, sets another minimum, and refuses a shop that does not exist', async () => {
     const env = { DATABASE_URL: setup.database.url ?? '', PAYGATE_DATA_DIR: 'memory://' };
-    const shown = await runPaygate(['crypto', 'settings', '--shop', setup.shop.shopId, '--json'], env);
+    const shown = await runPaygateInProcess(['crypto', 'settings', '--shop', setup.shop.shopId, '--json'], env);
     expect(shown.code, shown.stderr).toBe(0);
     expect(JSON.parse(shown.stdout)).toEqual({ shop_id: setup.shop.shopId, min_deposit: '0.01' });
-    const set = await runPaygate(['crypto', 'settings', '--shop', setup.shop.shopId, '--min-deposit', '0.5'], env);
+    const set = await runPaygateInProcess(['crypto', 'settings', '--shop', setup.shop.shopId, '--min-deposit', '0.5'], env);
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toContain('minimum deposit 0.5 USDT');
     expect(await minimumDepositOfShop(setup.context.db, setup.shop.shopId)).toBe(500_000n);
-    const missing = await runPaygate(['crypto', 'settings', '--shop', 'shop_missing', '--min-deposit', '1'], env);
+    const missing = await runPaygateInProcess(['crypto', 'settings', '--shop', 'shop_missing', '--min-deposit', '1'], env);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('No such shop');
   }, CHILD_PROCESSES_TIMEOUT_MS);

@@ -16,7 +16,7 @@ import { signingKeyFromMnemonic } from '../../../src/crypto/keys/hd-keys.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { tronAddress } from '../../../src/crypto/tron/address.ts';
 import { checkLedgerInvariants } from '../../../src/ledger/ledger-invariants.ts';
-import { lastJsonLine, runPaygate, startPaygate } from '../../support/cli.ts';
+import { lastJsonLine, runPaygateInProcess, startPaygate } from '../../support/cli.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../../support/databases.ts';
 
 const INVOICES = 12;
@@ -43,8 +43,8 @@ describe.each(backends)('a gateway killed -9 while its chain watcher works, on %
       // The test polls the invoices every 20 ms.
       PAYGATE_RATE_LIMIT_PER_MINUTE: '1000000',
     };
-    expect((await runPaygate(['migrate'], env)).code).toBe(0);
-    const created = await runPaygate(['merchant', 'create', '--name', 'Kill shop', '--email', 'kill@example.test', '--live', '--json'], env);
+    expect((await runPaygateInProcess(['migrate'], env)).code).toBe(0);
+    const created = await runPaygateInProcess(['merchant', 'create', '--name', 'Kill shop', '--email', 'kill@example.test', '--live', '--json'], env);
     expect(created.code).toBe(0);
     apiKey = lastJsonLine<{ api_key: string }>(created.stdout).api_key;
   });

@@ -15,7 +15,7 @@ import { startSimulatedChainServer } from '../../../src/crypto/simchain/chain-se
 import { createSimulatorControl } from '../../../src/crypto/simchain/control-client.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { createLogger } from '../../../src/logger.ts';
-import { lastJsonLine, PAYGATE_BIN, runPaygate, startPaygate } from '../../support/cli.ts';
+import { lastJsonLine, PAYGATE_BIN, runPaygateInProcess, startPaygate } from '../../support/cli.ts';
 import { createServerDatabase, dropServerDatabase, TEST_DATABASE_URL } from '../../support/databases.ts';
 import { TEST_ROOT_KEY } from '../../support/keyring.ts';
 
@@ -53,9 +53,9 @@ describe.runIf(TEST_DATABASE_URL)('split roles on postgres share one sandbox cha
     let api: ChildProcess | undefined;
     let worker: ChildProcess | undefined;
     try {
-      const migrated = await runPaygate(['migrate'], env);
+      const migrated = await runPaygateInProcess(['migrate'], env);
       expect(migrated.code, migrated.stderr).toBe(0);
-      const created = await runPaygate(['merchant', 'create', '--name', 'Split roles', '--email', 'split@example.com', '--json'], env);
+      const created = await runPaygateInProcess(['merchant', 'create', '--name', 'Split roles', '--email', 'split@example.com', '--json'], env);
       expect(created.code, created.stderr).toBe(0);
       const { api_key: key } = lastJsonLine<{ api_key: string }>(created.stdout);
       const started = await startPaygate(['--role', 'api'], env);

@@ -12,7 +12,7 @@ import { SWEEP_DUST_STUCK_AFTER_MS } from '../../../src/crypto/sweeping/sweep-cu
 import { retrySweepsOfAddress, runSweepPass, sweepsOfAddress, sweepView, SWEEP_FIRST_RETRY_DELAY_SECONDS, type SweepView } from '../../../src/crypto/sweeping/sweeping-service.ts';
 import type { TronAddress } from '../../../src/crypto/tron/address.ts';
 import { NotFoundError } from '../../../src/errors.ts';
-import { runPaygate } from '../../support/cli.ts';
+import { runPaygateInProcess } from '../../support/cli.ts';
 import { backends } from '../../support/databases.ts';
 import { expectLedgerSound, usdtMainBalance } from '../receiving/receiving-service-support.ts';
 import { driveUntil, finalDepositOn, openSweepingSetup, trxOf, usdtOf, type SweepingSetup } from './sweeping-support.ts';
@@ -206,7 +206,7 @@ describe.each(backends)('sweeping on %s', (backend) => {
     if (setup.database.url !== undefined) {
       // Through the real command line (a PostgreSQL server can be shared with a child process).
       const env = { DATABASE_URL: setup.database.url, PAYGATE_DATA_DIR: 'memory://' };
-      const listed = await runPaygate(['crypto', 'sweeps', 'list', '--address', address, '--json'], env);
+      const listed = await runPaygateInProcess(['crypto', 'sweeps', 'list', '--address', address, '--json'], env);
       expect(listed.code, listed.stderr).toBe(0);
       const views = JSON.parse(listed.stdout) as SweepView[];
       expect(views.map((view) => [view.status, view.error?.code, view.cleared])).toEqual([
@@ -214,10 +214,10 @@ describe.each(backends)('sweeping on %s', (backend) => {
         ['failed', 'reverted', false],
         ['failed', 'reverted', false],
       ]);
-      const retried = await runPaygate(['crypto', 'sweeps', 'retry', '--address', address], env);
+      const retried = await runPaygateInProcess(['crypto', 'sweeps', 'retry', '--address', address], env);
       expect(retried.code, retried.stderr).toBe(0);
       expect(retried.stdout).toContain('3 failed sweep(s) cleared');
-      expect((await runPaygate(['crypto', 'sweeps', 'retry', '--address', 'not-an-address'], env)).code).toBe(2);
+      expect((await runPaygateInProcess(['crypto', 'sweeps', 'retry', '--address', 'not-an-address'], env)).code).toBe(2);
     } else {
       expect(await retrySweepsOfAddress(setup.sweeping, address)).toBe(3);
     }

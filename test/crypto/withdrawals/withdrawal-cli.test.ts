@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import type { WithdrawalView } from '../../../src/crypto/withdrawals/withdrawals-views.ts';
-import { runPaygate } from '../../support/cli.ts';
+import { runPaygateInProcess } from '../../support/cli.ts';
 import { backends, itOnServer } from '../../support/databases.ts';
 import { micro, recipient, type PayoutShop } from '../payouts/payout-support.ts';
 import { createChainTestApp, type ChainTestApp } from '../refunds/refund-support.ts';
@@ -31,7 +31,7 @@ describe.each(backends)('paygate withdrawal on %s', (backend) => {
   });
 
   async function paygate(args: string[]): Promise<string> {
-    const result = await runPaygate(args, env);
+    const result = await runPaygateInProcess(args, env);
     expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
     return result.stdout;
   }
@@ -47,7 +47,7 @@ describe.each(backends)('paygate withdrawal on %s', (backend) => {
       ['withdrawal', 'approve'],
       ['withdrawal', 'reject', 'wd_a', 'wd_b'],
     ]) {
-      const result = await runPaygate(args, noDatabase);
+      const result = await runPaygateInProcess(args, noDatabase);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toContain('Usage: paygate withdrawal');
     }
@@ -77,10 +77,10 @@ describe.each(backends)('paygate withdrawal on %s', (backend) => {
     expect((await testApp.balance(shop)).available).toBe(100_000_000n - micro(first.total_debit));
 
     // Refusals: a decided withdrawal (exit 1 with the reason), bad arguments (exit 2).
-    const again = await runPaygate(['withdrawal', 'approve', second.withdrawal_id], env);
+    const again = await runPaygateInProcess(['withdrawal', 'approve', second.withdrawal_id], env);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('rejected');
-    const unknown = await runPaygate(['withdrawal', 'approve', 'wd_unknown'], env);
+    const unknown = await runPaygateInProcess(['withdrawal', 'approve', 'wd_unknown'], env);
     expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'paygate: No such withdrawal.']);
 
     await testApp.carryToFinal(shop);
