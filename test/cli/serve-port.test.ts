@@ -13,15 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
 import { lastJsonLine, PAYGATE_BIN, runPaygate, startPaygate } from '../support/cli.ts';
 import { TEST_ROOT_KEY } from '../support/keyring.ts';
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../support/free-port.ts';
 
 describe.each(backends)('paygate serve --port on %s', (backend) => {
   let env: Record<string, string | undefined>;

@@ -3,12 +3,12 @@
 // configuration, 1 for an environment that failed (a server unreachable, a port taken).
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, rmdir, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPaygate, type CliResult } from '../support/cli.ts';
 import { TEST_DATABASE_URL } from '../support/databases.ts';
+import { freePort } from '../support/free-port.ts';
 
 const isRoot = process.getuid?.() === 0;
 
@@ -18,14 +18,6 @@ function expectOneLine(result: CliResult, code: number, ...mentions: string[]): 
   expect(lines, result.stderr).toHaveLength(1);
   expect(result.stderr).not.toMatch(/^\s+at /m);
   for (const mention of mentions) expect(result.stderr).toContain(mention);
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('clean start errors', () => {
@@ -40,7 +32,7 @@ describe('clean start errors', () => {
   });
 
   it('a DATABASE_URL with nothing listening names DATABASE_URL and exits 1', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     expectOneLine(await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/x` }), 1, 'DATABASE_URL', `127.0.0.1:${port}`);
   });
 
@@ -85,7 +77,7 @@ describe('clean start errors', () => {
   });
 
   it('LOG_LEVEL=debug adds the stack trace', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const result = await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/x`, LOG_LEVEL: 'debug' });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('DATABASE_URL');

@@ -5,7 +5,6 @@
 // never the shared one.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -16,20 +15,13 @@ import { createMerchant } from '../../src/merchants/merchant-service.ts';
 import { createTestContext } from '../support/app.ts';
 import type { TestDatabase } from '../support/databases.ts';
 import { capturingLogger, LEVEL, type LogLine } from '../support/log-capture.ts';
+import { freePort } from '../support/free-port.ts';
 
 // Above the 200 ms default: a loaded test machine can starve the private redis-server
 // for longer, which would count as an outage before the test stops it.
 const TIMEOUT_MS = 2_000;
 /** Far above the bound, far below the 100 s hang it replaces: a safety net, not the measure. */
 const ANSWER_SAFETY_NET_MS = 30_000;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function startRedisServer(dir: string, port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], {

@@ -3,8 +3,6 @@
 // receiver on 127.0.0.1 gets a signed payment.paid from the real workers.
 // Where no Chromium can be had the suites are skipped (the global set-up says
 // why, loudly), or fail when PAYGATE_REQUIRE_BROWSER=1 (CI).
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,17 +13,10 @@ import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { getJson, postPayment } from './payment-test-support.ts';
+import { freePort } from '../support/free-port.ts';
 
 const chromiumExecutable = browserForTests();
 const describeInBrowser = 'skip' in chromiumExecutable ? describe.skip : describe;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function until<T>(probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

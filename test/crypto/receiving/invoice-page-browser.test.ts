@@ -3,7 +3,6 @@
 // the address, amount and QR code; a payer sends USDT on the sandbox chain
 // (test helper), blocks are mined, and the page turns to confirming, then paid,
 // by itself. Skipped (loudly, by the global set-up) where no Chromium can be had.
-import { createServer, type AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../../src/context.ts';
@@ -11,19 +10,12 @@ import { createWorkers } from '../../../src/modules.ts';
 import { CHROMIUM_ARGS, browserForTests } from '../../support/chromium.ts';
 import { backends } from '../../support/databases.ts';
 import { createCryptoTestApp, invoiceBody, type CryptoTestApp } from './crypto-routes-support.ts';
+import { freePort } from '../../support/free-port.ts';
 
 const chromiumExecutable = browserForTests();
 const describeInBrowser = 'skip' in chromiumExecutable ? describe.skip : describe;
 /** The watcher scans every 3 s and the page polls every 3 s: a change shows within a few seconds. */
 const PAGE_CHANGE_TIMEOUT_MS = 30_000;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backend) => {
   let testApp: CryptoTestApp;
