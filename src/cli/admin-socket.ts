@@ -16,7 +16,8 @@ import { createInterface } from 'node:readline';
 import { ConfigError, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { exitCodeFor, type CliCommandEntry, type CliIo } from './cli-command.ts';
-import { runInsideGateway, type GatewayDatabase } from './database-command.ts';
+// Type only: the client side (runThroughGateway) must not load the database code it never uses.
+import type { GatewayDatabase } from './database-command.ts';
 
 const SOCKET_FILE = 'admin.sock';
 
@@ -180,6 +181,7 @@ async function runRequested(request: RunRequest, io: CliIo, gateway: GatewayData
   gateway.context.logger.info({ command: request.words.join(' ') }, 'running a CLI command for the admin socket');
   try {
     const command = await entry.load();
+    const { runInsideGateway } = await import('./database-command.ts');
     return await runInsideGateway(gateway, () => command.run([...request.args], io, config));
   } catch (error) {
     return exitCodeFor(error, entry, io, config);
