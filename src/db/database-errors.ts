@@ -50,24 +50,24 @@ function isUnavailableItself(error: unknown): boolean {
   return error instanceof AggregateError && error.errors.some((inner) => isUnavailableItself(inner));
 }
 
-/** True when the error, or one of its causes, says the database is unreachable. */
-export function isDatabaseUnavailable(error: unknown): boolean {
+/** True when `error` or one of its causes (up to CAUSE_DEPTH_MAX deep) passes `test`. */
+function anyCause(error: unknown, test: (candidate: unknown) => boolean): boolean {
   let current: unknown = error;
   for (let depth = 0; depth < CAUSE_DEPTH_MAX && current !== undefined && current !== null; depth++) {
-    if (isUnavailableItself(current)) return true;
+    if (test(current)) return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;
 }
 
+/** True when the error, or one of its causes, says the database is unreachable. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return anyCause(error, isUnavailableItself);
+}
+
 /** True when the error, or one of its causes, says the database cannot write (full disk, read-only). */
 export function isDatabaseUnwritable(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < CAUSE_DEPTH_MAX && current !== undefined && current !== null; depth++) {
-    if (cannotWriteItself(current)) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
+  return anyCause(error, cannotWriteItself);
 }
 
 /**

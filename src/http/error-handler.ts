@@ -64,12 +64,19 @@ export function describeValidationIssues(part: string, issues: readonly Validati
   return [...new Set(sentences)].join('; ');
 }
 
-export function classify(error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string }): {
+interface Classified {
   status: number;
   body: ErrorBody;
   headers: Record<string, string>;
   unexpected: boolean;
-} {
+}
+
+/** A request the database could not serve: 503 with Retry-After, nothing changed. */
+function databaseRefusal(message: string): Classified {
+  return { status: 503, body: { error: 'service_unavailable', message }, headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) }, unexpected: false };
+}
+
+export function classify(error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string }): Classified {
   if (error instanceof AppError) {
     return {
       status: HTTP_STATUS_BY_CODE[error.code],
@@ -105,22 +112,8 @@ export function classify(error: FastifyError & { validation?: ValidationIssue[];
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     return { status: error.statusCode, body: { error: 'invalid_request', message: error.message }, headers: {}, unexpected: false };
   }
-  if (isDatabaseUnwritable(error)) {
-    return {
-      status: 503,
-      body: { error: 'service_unavailable', message: 'The database cannot store anything right now; nothing was changed. Repeat the request later.' },
-      headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
-      unexpected: false,
-    };
-  }
-  if (isDatabaseUnavailable(error)) {
-    return {
-      status: 503,
-      body: { error: 'service_unavailable', message: 'The database is not reachable right now; repeat the request in a few seconds.' },
-      headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
-      unexpected: false,
-    };
-  }
+  if (isDatabaseUnwritable(error)) return databaseRefusal('The database cannot store anything right now; nothing was changed. Repeat the request later.');
+  if (isDatabaseUnavailable(error)) return databaseRefusal('The database is not reachable right now; repeat the request in a few seconds.');
   return {
     status: 500,
     body: { error: 'internal_error', message: 'Something went wrong on our side; nothing was changed. Repeat the request.' },
