@@ -1,5 +1,5 @@
-// The gateway's error catalog. A domain error carries a stable code from the
-// spec and a public message; internal detail goes to logs only. The HTTP status
+// The gateway's error catalog. A domain error carries a stable code (the table in
+// docs/api-decisions.md, Errors) and a public message; internal detail goes to logs only. The HTTP status
 // of each code is decided in one place: src/http/error-handler.ts.
 
 export type ErrorCode =
@@ -79,7 +79,7 @@ export class DuplicateExternalIdError extends AppError {
     super('duplicate_external_id', message);
   }
 }
-/** The spec answers a still-running idempotent request with 409 `invalid_request`. */
+/** A still-running idempotent request is 409 `invalid_request` (docs/api-decisions.md, Errors). */
 export class IdempotencyInProgressError extends AppError {
   constructor(message = 'A request with this Idempotency-Key is still being processed; retry in a few seconds.') {
     super('idempotency_in_progress', message, { headers: { 'retry-after': '2' } });

@@ -1,4 +1,4 @@
-// Identifiers: payments are UUIDs (the spec says so); every other resource gets
+// Identifiers: payments are UUIDs (docs/api-decisions.md, Ids); every other resource gets
 // a prefixed, time-sortable TypeID (`evt_01h…`), so ids say what they name and
 // sort by creation.
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// One place maps every failure to the spec's body {"error": code, "message": text}
+// One place maps every failure to the error body {"error": code, "message": text}
 // and to its HTTP status. Unexpected exceptions become 500 internal_error with
 // no internals in the response; they are logged with the request id.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -28,7 +28,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   service_unavailable: 503,
 };
 
-/** The code a client sees. The spec answers "still running" with 409 invalid_request. */
+/** The code a client sees. "Still running" is 409 invalid_request (docs/api-decisions.md, Errors). */
 export function publicCode(code: ErrorCode): string {
   return code === 'idempotency_in_progress' ? 'invalid_request' : code;
 }
@@ -143,7 +143,7 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
 /**
  * Node's HTTP parser refused the request itself (malformed request line or
  * headers, headers over 16 KiB, too slow): there is no request to route, so the
- * answer is written to the socket, in the spec's body, and the connection closed.
+ * answer is written to the socket, in the usual error body, and the connection closed.
  */
 export function handleClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;

@@ -1,6 +1,6 @@
 // The error responses of the OpenAPI document. A route lists the error codes it
 // can give; this file groups them by the HTTP status error-handler.ts maps them
-// to and documents each status with the spec's body, the codes as an enum, what
+// to and documents each status with the error body (docs/api-decisions.md), the codes as an enum, what
 // each code means, and the Retry-After header where a client must wait.
 import { Type } from 'typebox';
 import type { ErrorCode } from '../errors.ts';

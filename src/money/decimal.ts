@@ -41,7 +41,7 @@ export function formatMinor(minor: bigint, asset: Asset): string {
 }
 
 /**
- * The spec's JSON number for an amount (payments): 1010n kopecks → 10.1. The double
+ * A payment's amount as a JSON number (docs/payments.md): 1010n kopecks → 10.1. The double
  * nearest k/10^scale prints as exactly that decimal while it has at most 15 digits.
  */
 export function minorToJsonNumber(minor: bigint, asset: Asset): number {

@@ -1,7 +1,7 @@
 // Requests that fail before any route runs — a path that is not valid
 // percent-encoding, a path parameter over the router's limit, bytes that are
 // not HTTP at all, headers over Node's limit — and JSON sent under another
-// content type all answer the spec's {"error", "message"} body.
+// content type all answer the {"error", "message"} body of docs/api-decisions.md.
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,7 +42,7 @@ describe.each(backends)('malformed requests on %s', (backend) => {
 
   const get = (url: string) => testApp.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
 
-  it('a path that is not valid percent-encoded UTF-8 is 400 invalid_request in the spec body, with a request id', async () => {
+  it('a path that is not valid percent-encoded UTF-8 is 400 invalid_request in the error body, with a request id', async () => {
     for (const url of ['/v1/payments/%E0%A4%A', '/v1/payments/%ED%A0%80', '/pay/%zz']) {
       const response = await get(url);
       expect(response.statusCode, url).toBe(400);
@@ -51,7 +51,7 @@ describe.each(backends)('malformed requests on %s', (backend) => {
     }
   });
 
-  it('a path parameter over 100 characters is 400 invalid_request in the spec body', async () => {
+  it('a path parameter over 100 characters is 400 invalid_request in the error body', async () => {
     const response = await get(`/v1/payments/${'a'.repeat(101)}`);
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({ error: 'invalid_request', message: 'A path parameter is longer than 100 characters.' });

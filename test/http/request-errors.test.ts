@@ -1,4 +1,4 @@
-// Every way a request body can be wrong answers the spec's error shape and
+// Every way a request body can be wrong answers the error body of docs/api-decisions.md and
 // changes nothing. POST /v1/payments is the route under test; the handling is
 // the app's, shared by every route.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -4,7 +4,7 @@
 // m/44'/195'/0', so its extended PUBLIC key (xpub) derives every address while
 // holding no private key: that is all the API role gets. Only the signing role
 // holds the private side, and only `signingKeyFrom…` can produce it.
-// TRON.md §1.1 checked this path against TronWeb.fromMnemonic.
+// docs/tron.md §1.1 checked this path against TronWeb.fromMnemonic.
 import { HDKey } from '@scure/bip32';
 import { mnemonicToSeedSync, validateMnemonic } from '@scure/bip39';
 import { wordlist as english } from '@scure/bip39/wordlists/english.js';

@@ -45,7 +45,7 @@ import { sunToMicroUsdt, TRX_TRANSFER_BANDWIDTH, USDT_TRANSFER_BANDWIDTH } from 
 import { feeLimitFor, freshRecipient, TRANSFER_ENERGY_MAX_DEFAULT, usdtTransferEnergy } from './transfer-energy.ts';
 
 export const LEASE_MS = 30_000;
-/** A transaction expires this long after the head block it was built at (java-tron's default is 60 s; TRON.md §1.4: keep it short). */
+/** A transaction expires this long after the head block it was built at (java-tron's default is 60 s; docs/tron.md §1.4: keep it short). */
 export const EXPIRATION_MS = 90_000;
 export { FEE_LIMIT_FLOOR_SUN } from './transfer-energy.ts';
 /** Solidified blocks whose results one pass reads. */
@@ -152,7 +152,7 @@ export function createOutgoingExecutor(options: ExecutorOptions): OutgoingExecut
   // Every transaction this executor signs carries its own build time, strictly increasing: two transfers
   // alike in sender, recipient and amount, signed against the same block, would otherwise be the same bytes
   // and the same txID — the chain takes one (DUP_TRANSACTION_ERROR for the other) and the attempts' unique
-  // txID would refuse the second. java-tron does not check `timestamp` (TRON.md §1: build time).
+  // txID would refuse the second. java-tron does not check `timestamp` (docs/tron.md §1.2: build time).
   let lastTimestampMs = 0;
   const nextTimestampMs = () => (lastTimestampMs = Math.max(clock.now().getTime(), lastTimestampMs + 1));
   const book = chain === 'tron-sandbox' ? 'sandbox' : 'live';

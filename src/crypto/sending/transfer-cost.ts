@@ -1,5 +1,5 @@
 // What an outgoing transfer costs on chain, from the chain's own prices
-// (TRON.md §1.5). Payouts, refunds and withdrawals quote their `network_fee`
+// (docs/tron.md §1.5). Payouts, refunds and withdrawals quote their `network_fee`
 // with it; sweeping sizes its TRX top-up with it; the executor checks the hot
 // wallet's TRX against it before signing. Estimates err on the dear side: a
 // quote below the real cost would be paid out of the gateway's network_fees.
@@ -30,7 +30,7 @@ export interface UsdtTransferCost {
   readonly bandwidth: bigint;
   /**
    * Sun for creating the recipient account: 0 for USDT (a TRC20 receipt does not
-   * activate an address, and the sender pays nothing for it; TRON.md §1.5). Kept
+   * activate an address, and the sender pays nothing for it; docs/tron.md §1.5). Kept
    * so a caller can subtract it without knowing that.
    */
   readonly activationSun: bigint;

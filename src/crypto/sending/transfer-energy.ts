@@ -1,4 +1,4 @@
-// The energy of a USDT transfer, from the chain (TRON.md §1.5). It depends on
+// The energy of a USDT transfer, from the chain (docs/tron.md §1.5). It depends on
 // two things only: whether the recipient already holds USDT (its balance slot
 // is rewritten, or created) and the contract's dynamic energy factor, which
 // java-tron moves once per maintenance cycle (ContractStateCapsule.catchUpToCycle,
@@ -14,14 +14,14 @@ import type { TronNodeClient } from '../tron/node-client.ts';
 
 /** How long the contract's energy factor is taken as read (it moves at most once per 6 h cycle). */
 export const ENERGY_FACTOR_CACHE_MS = 60_000;
-/** fee_limit = energy × price × (1 + this / 100): a cap above the estimate (TRON.md §1.5 "Suggested policy"). */
+/** fee_limit = energy × price × (1 + this / 100): a cap above the estimate (docs/tron.md §1.5 "Suggested policy"). */
 export const FEE_LIMIT_MARGIN_PERCENT = 20n;
 /** PAYGATE_TRON_TRANSFER_ENERGY_MAX's default: about 1.5× a transfer to a new holder on mainnet today. */
 export const TRANSFER_ENERGY_MAX_DEFAULT = 200_000n;
-/** The least fee_limit signed (TRON.md §1.5): a cap, never a charge. */
+/** The least fee_limit signed (docs/tron.md §1.5): a cap, never a charge. */
 export const FEE_LIMIT_FLOOR_SUN = 15_000_000n;
 /**
- * The mainnet measurements of TRON.md §1.5, used only while no constant call can
+ * The mainnet measurements of docs/tron.md §1.5, used only while no constant call can
  * run the transfer (the sending address holds no USDT yet, so the contract
  * reverts it): a quote before the hot wallet is first funded. The executor never
  * signs on them: it has the sender's USDT by then, and asks.

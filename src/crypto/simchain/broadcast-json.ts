@@ -1,5 +1,5 @@
 // `/wallet/broadcasttransaction`: the node re-serializes the JSON `raw_data`
-// and ignores `raw_data_hex` (TRON.md §1.3), so a client whose JSON does not
+// and ignores `raw_data_hex` (docs/tron.md §1.3), so a client whose JSON does not
 // encode to the bytes it signed gets SIGERROR, exactly as on a real node.
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron/address.ts';

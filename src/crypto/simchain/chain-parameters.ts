@@ -1,4 +1,4 @@
-// The knobs of the simulated TRON chain, with the mainnet values of TRON.md
+// The knobs of the simulated TRON chain, with the mainnet values of docs/tron.md
 // §1.5–1.6 as defaults. Every number a test may want to move is here, so the
 // chain code holds no magic numbers.
 import type { TronAddress } from '../tron/address.ts';
@@ -9,7 +9,7 @@ export interface ChainParameters {
   readonly blockIntervalMs: number;
   /** Timestamp of block 0; block n's slot is genesis + n × interval. */
   readonly genesisTimestampMs: number;
-  /** Solidified = head − this (≈ 19 of 27 SRs past a block, TRON.md §1.6). */
+  /** Solidified = head − this (≈ 19 of 27 SRs past a block, docs/tron.md §1.6). */
   readonly solidityDepth: number;
   /** TaPoS can reference only this many recent blocks (2-byte key, jt Manager.validateTapos). */
   readonly taposWindowBlocks: number;
@@ -37,7 +37,7 @@ export interface ChainParameters {
   readonly revertEnergy: number;
   /**
    * The USDT contract's dynamic energy factor at genesis, in 1/10,000
-   * (ContractState.energy_factor; TRON.md §1.5). 0 by default, so the transfer
+   * (ContractState.energy_factor; docs/tron.md §1.5). 0 by default, so the transfer
    * energies above are what a transfer burns until a test raises it.
    */
   readonly usdtEnergyFactor: number;

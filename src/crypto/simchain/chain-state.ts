@@ -27,7 +27,7 @@ export type JournalEntry =
  * What the next USDT transfer to an address does, once: `revert` and
  * `out_of_energy` land on chain failed with the fee charged (as a blacklisted
  * recipient or a short fee_limit would), `never_included` is answered SUCCESS
- * at broadcast and then lost by the node (TRON.md §1.4 point 3).
+ * at broadcast and then lost by the node (docs/tron.md §1.4 point 3).
  */
 export type NextTransferOutcome = 'revert' | 'out_of_energy' | 'never_included';
 export const NEXT_TRANSFER_OUTCOMES: readonly NextTransferOutcome[] = ['revert', 'out_of_energy', 'never_included'];

@@ -1,5 +1,5 @@
 // The full-node HTTP API of the simulated chain: one function per path, each
-// answering what java-tron answers (TRON.md §1.8), empty answers included:
+// answering what java-tron answers (docs/tron.md §1.8), empty answers included:
 // `{}` for an unknown block, account or transaction (GetBlockByNumServlet,
 // GetTransactionInfoByIdServlet); for gettransactioninfobyblocknum `{}` only
 // when num ≤ 0 and `[]` for any other block it has no results for — an empty

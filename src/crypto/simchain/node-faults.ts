@@ -1,4 +1,4 @@
-// Faults a real TRON node shows, switched on by tests (TRON.md §3 "mempool
+// Faults a real TRON node shows, switched on by tests (docs/tron.md §3 "mempool
 // realism", §1.8): slow answers past the client's timeout, HTTP 503,
 // SERVER_BUSY, a broadcast answered SUCCESS that never lands, a head that
 // stops moving or trails the chain, a node with its transaction history

@@ -1,4 +1,4 @@
-// The simulated chain written in a java-tron full node's JSON (TRON.md §1.8,
+// The simulated chain written in a java-tron full node's JSON (docs/tron.md §1.8,
 // `visible: false`): hex addresses (`41…`, 20-byte EVM hex in logs), hex
 // topics and data, proto3 zero fields left out, block ids starting with the
 // number. These are the shapes the production node client reads.

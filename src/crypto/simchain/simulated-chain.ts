@@ -1,4 +1,4 @@
-// A deterministic in-memory TRON chain (TRON.md §3): its own clock (tests move
+// A deterministic in-memory TRON chain (docs/tron.md §3): its own clock (tests move
 // it; nothing sleeps), a block every 3 s of that clock, block ids = 8-byte
 // number ‖ 24 bytes of hash linked to the parent, a pending pool fed through
 // the same checks as a java-tron node, USDT transfers run with bandwidth and
@@ -273,7 +273,7 @@ export class SimulatedChain {
     // One-shot outcomes are armed for USDT transfers (a TRX top-up is never affected).
     const call = isTrxTransfer(incoming.transaction) ? undefined : decodeTransferCalldata(incoming.transaction.raw.data);
     const armedLoss = call?.ok === true && this.state.takeNextTransferOutcome(call.to, ['never_included']) !== undefined;
-    // A node that said SUCCESS and then lost it (TRON.md §1.4 point 3): it stays in the recent cache only.
+    // A node that said SUCCESS and then lost it (docs/tron.md §1.4 point 3): it stays in the recent cache only.
     if (!options.neverInclude && !armedLoss) this.#pool.push(incoming);
     return { result: true, txId };
   }

@@ -1,5 +1,5 @@
 // What a java-tron node checks before it takes a transaction into its pool
-// (TRON.md §1.4; jt Manager.validateTapos / validateCommon / validateDup,
+// (docs/tron.md §1.4; jt Manager.validateTapos / validateCommon / validateDup,
 // TransactionCapsule signature check, BandwidthProcessor, Wallet.broadcastTransaction).
 // Each refusal carries the node's code and a message in its words.
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';

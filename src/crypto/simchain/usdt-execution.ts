@@ -1,4 +1,4 @@
-// What happens to a USDT transfer when a block includes it (TRON.md §1.5, §3):
+// What happens to a USDT transfer when a block includes it (docs/tron.md §1.5, §3):
 // bandwidth first (free allowance, else TRX burned per byte), then the
 // contract run with energy paid by burning TRX, capped by fee_limit
 // (VMActuator: usable = min(balance / price, fee_limit / price); no staked

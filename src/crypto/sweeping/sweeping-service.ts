@@ -1,4 +1,4 @@
-// Sweeping (docs/sweeping.md, TRON.md §5, model A): the USDT that deposits left
+// Sweeping (docs/sweeping.md, docs/tron.md §4, model A): the USDT that deposits left
 // on our addresses moves to the hot wallet once an address's final, unswept USDT
 // reaches PAYGATE_SWEEP_THRESHOLD_USDT. An attempt:
 //   1. reads the address on chain and the chain's own estimate of its USDT

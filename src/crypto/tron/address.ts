@@ -1,4 +1,4 @@
-// TRON addresses, strictly. Three spellings of one account exist (TRON.md §1.1):
+// TRON addresses, strictly. Three spellings of one account exist (docs/tron.md §1.1):
 // Base58Check `T…` (what people and our database see), 21-byte hex `41…` (the
 // node's HTTP API without `visible`), and the 20-byte EVM form (inside ABI words
 // and event topics). Anything that is not exactly 25 bytes, with a good checksum

@@ -1,5 +1,5 @@
 // A node's answers are untrusted input. Each reader here checks one endpoint's
-// JSON (TRON.md §1.8: shapes, hex spellings, fields left out when zero) and
+// JSON (docs/tron.md §1.8: shapes, hex spellings, fields left out when zero) and
 // returns domain objects; an answer that breaks a rule throws invalidAnswer, so
 // the transport does not believe that node and asks the next one. Deposits are
 // read from Transfer logs, and a log counts only when everything about it is
@@ -75,7 +75,7 @@ export interface TransactionOutcome {
 
 export interface TrxAccount {
   readonly address: TronAddress;
-  /** An address exists on chain only once it received TRX (TRON.md §1.5): before that it cannot send anything. */
+  /** An address exists on chain only once it received TRX (docs/tron.md §1.5): before that it cannot send anything. */
   readonly activated: boolean;
   readonly balanceSun: bigint;
 }
@@ -423,7 +423,7 @@ function topicAddress(topic: string): TronAddress | undefined {
 
 /**
  * A log's emitter as 21-byte hex. Nodes write the 20-byte EVM form; `visible`
- * answers write Base58; some write the 21-byte `41…` form (TRON.md §1.7, §1.9).
+ * answers write Base58; some write the 21-byte `41…` form (docs/tron.md §1.7, §1.9).
  */
 function logAddressHex(address: string): string | null {
   if (/^[0-9a-fA-F]{40}$/.test(address)) return `41${address.toLowerCase()}`;
@@ -505,7 +505,7 @@ function sun(value: number | bigint | undefined): bigint {
 
 const NODE_TEXT_CAP = 500;
 
-/** Messages come hex-encoded unless `visible` (TRON.md §1.8, tronweb #538); plain text is kept as it is. */
+/** Messages come hex-encoded unless `visible` (docs/tron.md §1.8, tronweb #538); plain text is kept as it is. */
 export function decodeNodeText(text: string): string {
   const decoded = /^(?:[0-9a-fA-F]{2})+$/.test(text) ? Buffer.from(text, 'hex').toString('utf8') : text;
   // Control characters other than whitespace would only garble a log line.

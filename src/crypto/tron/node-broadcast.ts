@@ -1,5 +1,5 @@
 // Handing a signed transaction to the network and reading what the node said
-// (TRON.md §1.4, §1.8). Sending the same signed bytes twice is harmless (the
+// (docs/tron.md §1.4, §1.8). Sending the same signed bytes twice is harmless (the
 // second answer is DUP_TRANSACTION_ERROR), so every retryable failure — a
 // node down, slow, busy, or short of peers — is tried on the next node. The
 // caller gets one of four answers and never an exception for node trouble:

@@ -1,5 +1,5 @@
 // The TRON full node as the rest of Paygate sees it: domain objects out of the
-// node's HTTP API (TRON.md §1.8), every answer validated first (node-answers.ts),
+// node's HTTP API (docs/tron.md §1.8), every answer validated first (node-answers.ts),
 // requests failing over across the configured URLs (node-transport.ts). The
 // production client below and the simulated chain speak the same HTTP API, so
 // the same client runs against both.
@@ -94,7 +94,7 @@ export interface TronNodeClient {
   /**
    * The USDT contract's dynamic energy factor (`/wallet/getcontractinfo` →
    * contract_state.energy_factor, in 1/10,000): a call's energy is its base
-   * energy × (1 + factor / 10,000) (TRON.md §1.5).
+   * energy × (1 + factor / 10,000) (docs/tron.md §1.5).
    */
   getUsdtEnergyFactor(): Promise<number>;
   /** The configured contract's decimals(): 6 for USDT; check it once at start, so a wrong contract setting cannot scale amounts. */

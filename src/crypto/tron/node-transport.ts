@@ -304,7 +304,7 @@ class NodeBudgetExhausted extends Error {
 }
 
 /**
- * How providers say "too fast" (TRON.md §1.8): HTTP 429; TronGrid's 403 or 503
+ * How providers say "too fast" (docs/tron.md §1.8): HTTP 429; TronGrid's 403 or 503
  * with `{"Error": "The key exceeds the frequency limit(15), and the query
  * server is suspended for 30s"}` or "request rate exceeded the allowed_rps";
  * java-tron's HTTP 200 `{"Error": "… lack of computing resources"}`
@@ -326,7 +326,7 @@ function suspensionMs(text: string): number | undefined {
 
 /**
  * Reads a 2xx body. Nodes report most errors with HTTP 200 and `{"Error": …}`
- * (TRON.md §1.8): being rate-limited is worth another node, anything else is
+ * (docs/tron.md §1.8): being rate-limited is worth another node, anything else is
  * the request's fault. A lite full node answers history queries in plain text.
  */
 function interpretAnswer(url: string, path: string, statusCode: number, text: string): unknown {

@@ -1,4 +1,4 @@
-// Signing a TRON transaction and recovering who signed it (TRON.md §1.3).
+// Signing a TRON transaction and recovering who signed it (docs/tron.md §1.3).
 // The signature is secp256k1 ECDSA over the 32-byte txID itself (no further
 // hash), 65 bytes r ‖ s ‖ v. About v: java-tron and wallet-cli write the
 // recovery id (0 or 1); tronweb writes recovery id + 27 (27 or 28). A node

@@ -1,5 +1,5 @@
 // A TRON transaction that calls a smart contract (a TRC20 transfer), encoded
-// and read offline. TRON.md §1.2/§2: the id is sha256 of the protobuf bytes of
+// and read offline. docs/tron.md §1.2/§2: the id is sha256 of the protobuf bytes of
 // `Transaction.raw`, so our bytes must be exactly what java-tron's protobuf
 // writes: fields in number order, proto3 defaults omitted. @bufbuild/protobuf's
 // wire writer and reader do the varints and length prefixes; the field layout
@@ -129,7 +129,7 @@ export function encodeTransferContractRaw(raw: TransferContractRaw): Uint8Array 
   return writer.finish();
 }
 
-/** txID = sha256(raw bytes), hex: signatures are not part of it (TRON.md §1.3). */
+/** txID = sha256(raw bytes), hex: signatures are not part of it (docs/tron.md §1.3). */
 export function transactionId(rawBytes: Uint8Array): string {
   return bytesToHex(sha256(rawBytes));
 }

@@ -1,6 +1,6 @@
 // USDT on TRON is a TRC20 (ERC-20 shaped) contract: a payment is a call of
 // `transfer(address,uint256)` and a deposit is seen as its `Transfer` event
-// (TRON.md §1.2, §1.7). This file holds the contract's constants and the ABI
+// (docs/tron.md §1.2, §1.7). This file holds the contract's constants and the ABI
 // calldata of the two calls we make, built and read without an ABI library:
 // a 4-byte selector and 32-byte words.
 import { bytesToNumberBE, numberToBytesBE } from '@noble/curves/utils.js';

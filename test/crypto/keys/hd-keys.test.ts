@@ -12,7 +12,7 @@ import {
 } from '../../../src/crypto/keys/hd-keys.ts';
 import { tronAddressFromPrivateKey } from '../../../src/crypto/tron/address.ts';
 
-// The standard BIP39 test mnemonic; TRON.md §1.1 lists its first two TRON addresses.
+// The standard BIP39 test mnemonic; docs/tron.md §1.1 lists its first two TRON addresses.
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const master = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC));
 const accountXpub = master.derive(TRON_ACCOUNT_PATH).publicExtendedKey;
@@ -25,7 +25,7 @@ describe("deposit addresses at m/44'/195'/0'/0/i", () => {
   const signing = signingKeyFromMnemonic(MNEMONIC);
   const api = depositAddressKeyFromXpub(accountXpub);
 
-  it('match TRON.md §1.1 and TronWeb.fromMnemonic for i = 0 and 1', () => {
+  it('match docs/tron.md §1.1 and TronWeb.fromMnemonic for i = 0 and 1', () => {
     expect(api.address(0)).toBe('TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
     expect(api.address(1)).toBe('TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK');
     expect([0, 1].map(tronwebAddress)).toEqual([api.address(0), api.address(1)]);

@@ -1,5 +1,5 @@
 // POST /v1/crypto/refunds and GET /v1/crypto/refunds/{id} through the real app:
-// every refused request answers {error, message} with the spec's code and stores
+// every refused request answers {error, message} with its documented code and stores
 // nothing (no refund, no reservation); bounds are checked on both sides; another
 // shop's refund or deposit is 404. The ledger stays sound.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

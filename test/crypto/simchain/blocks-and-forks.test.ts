@@ -1,5 +1,5 @@
 // Blocks on the chain's own clock, ids and linkage, determinism by seed,
-// solidification at head − 18, and reorgs of unsolidified blocks (TRON.md §1.6, §3).
+// solidification at head − 18, and reorgs of unsolidified blocks (docs/tron.md §1.6, §3).
 import { describe, expect, it } from 'vitest';
 import { SimulatedChain } from '../../../src/crypto/simchain/simulated-chain.ts';
 import { testKey } from './fixtures/transfers.ts';

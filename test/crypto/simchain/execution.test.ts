@@ -1,4 +1,4 @@
-// What a block does with a USDT transfer (TRON.md §1.5, §3): energy by
+// What a block does with a USDT transfer (docs/tron.md §1.5, §3): energy by
 // recipient (64,285 / 130,285), burned at the energy price, capped by
 // fee_limit and by the TRX balance; OUT_OF_ENERGY and REVERT included with the
 // fee charged and no token movement; a Transfer log only on success.

@@ -1,5 +1,5 @@
 // What the simulated node refuses at broadcast, each rule on both sides
-// (TRON.md §1.4, §3): TaPoS, expiration, duplicates, signature, owner account,
+// (docs/tron.md §1.4, §3): TaPoS, expiration, duplicates, signature, owner account,
 // bandwidth, pool size, contract validation.
 import { describe, expect, it } from 'vitest';
 import { SimulatedChain } from '../../../src/crypto/simchain/simulated-chain.ts';

@@ -1,5 +1,5 @@
 // The simulated chain over HTTP answers in a java-tron full node's shapes
-// (TRON.md §1.8): empty answers, solidity views, constant calls, broadcasts.
+// (docs/tron.md §1.8): empty answers, solidity views, constant calls, broadcasts.
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';

@@ -25,7 +25,7 @@ function problemOf(text: string): string {
   return parsed.problem;
 }
 
-describe('TRON address spellings (TRON.md §1.1)', () => {
+describe('TRON address spellings (docs/tron.md §1.1)', () => {
   it('reads the USDT contract and gives its hex and EVM forms', () => {
     const address = tronAddress(USDT);
     expect(tronAddressToHex(address)).toBe('41a614f803b6fd780986a42c78ec9c7f77e6ded13c');

@@ -14,7 +14,7 @@ const OWNER = tronAddress('TLHx2Ta9WwtwDjgGxyeifHs5ipmJrJAbZ3');
 const TX_ID = '8c621a0dc9bd4d405b20d0a43143955b9f546f98bbfde1aec295a65b0f925629';
 const HALF_ORDER = secp256k1.Point.CURVE().n / 2n;
 
-describe('signTransactionId (TRON.md §1.3)', () => {
+describe('signTransactionId (docs/tron.md §1.3)', () => {
   it('writes r ‖ s ‖ v, 65 bytes, v the recovery id 0 or 1, s low', () => {
     const signature = signTransactionId(TX_ID, PRIVATE_KEY);
     expect(signature).toHaveLength(65);

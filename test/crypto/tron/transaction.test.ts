@@ -22,7 +22,7 @@ function fromHex(hex: string): TronAddress {
   return parsed.address;
 }
 
-// TRON.md §1.2: a real /wallet/triggersmartcontract answer on Nile, from TRON's documentation.
+// docs/tron.md §1.2: a real /wallet/triggersmartcontract answer on Nile, from TRON's documentation.
 const DOC_RAW_DATA_HEX =
   '0a0228c32208ce6d34028278856940f89cf1c0dd335aae01081f12a9010a31747970652e676f6f676c65617069732e636f6d2f70726f746f636f6c2e54726967676572536d617274436f6e747261637412740a1541dd791d6b49e190062d650e6a23c575510d35f2f9121541eca9bc828a3005b9a3b909f2cc5c2a54794de05f2244a9059cbb000000000000000000000000088a2bfcb1c7271029fd69a66859d5556089588400000000000000000000000000000000000000000000000000000000000000647089d0edc0dd33900180c2d72f';
 const DOC_TX_ID = '8c621a0dc9bd4d405b20d0a43143955b9f546f98bbfde1aec295a65b0f925629';
@@ -38,7 +38,7 @@ const DOC_FIELDS: Required<TriggerSmartContractRaw> = {
   data: transferCalldata(fromHex('41088a2bfcb1c7271029fd69a66859d55560895884'), 100n),
 };
 
-describe('Transaction.raw encoder: the golden vector of TRON.md §1.2 / Appendix A', () => {
+describe('Transaction.raw encoder: the golden vector of docs/tron.md §1.2 / Appendix A', () => {
   it("reproduces the docs' raw_data_hex byte for byte, 211 bytes", () => {
     const raw = encodeTriggerSmartContractRaw(DOC_FIELDS);
     expect(bytesToHex(raw)).toBe(DOC_RAW_DATA_HEX);
@@ -246,7 +246,7 @@ describe('signed Transaction (the body of /wallet/broadcasthex)', () => {
   });
 });
 
-describe('TaPoS reference fields (TRON.md §1.2, §2.1)', () => {
+describe('TaPoS reference fields (docs/tron.md §1.2, §2.1)', () => {
   // Block 10435 = 0x28c3; a block id starts with the block number (8 bytes).
   const blockId = '00000000000028c3ce6d340282788569aaaabbbbccccddddeeeeffff00001111';
 

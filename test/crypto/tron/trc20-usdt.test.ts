@@ -24,10 +24,10 @@ function fromHex(hex: string): TronAddress {
   return parsed.address;
 }
 
-/** The calldata of TRON's documented Nile transfer (TRON.md §1.2 raw_data_hex): 100 base units to 41088a2b…5884. */
+/** The calldata of TRON's documented Nile transfer (docs/tron.md §1.2 raw_data_hex): 100 base units to 41088a2b…5884. */
 const DOC_CALLDATA = 'a9059cbb000000000000000000000000088a2bfcb1c7271029fd69a66859d555608958840000000000000000000000000000000000000000000000000000000000000064';
 
-describe('USDT contract constants (TRON.md §1.1, §1.7, Appendix A)', () => {
+describe('USDT contract constants (docs/tron.md §1.1, §1.7, Appendix A)', () => {
   it('names the mainnet and Nile contracts and six decimals', () => {
     expect(USDT_CONTRACT_MAINNET).toBe('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
     expect(USDT_CONTRACT_NILE).toBe('TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf');

@@ -14,7 +14,7 @@ import { cryptoDepsFor } from '../crypto-deps.ts';
 import { AmountInput } from './crypto-schemas.ts';
 
 export const MINE_MAX_BLOCKS = 1000;
-/** Only unsolidified blocks can be replaced: solidification is at head − 18 (TRON.md). */
+/** Only unsolidified blocks can be replaced: solidification is at head − 18 (docs/tron.md §1.6). */
 export const REORG_MAX_DEPTH = 18;
 
 const ADDRESS = Type.String({ minLength: 1, maxLength: 64, description: 'a TRON address in base58 (T…)' });
