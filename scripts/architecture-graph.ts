@@ -11,6 +11,7 @@
 // their shape); they are marked, since they create no load-order dependency.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 /** Top-level files and folders of src/ that assemble modules rather than being one. */
@@ -268,7 +269,7 @@ export function replaceGenerated(document: string, generated: string): string {
   return document.slice(0, begin) + generated + document.slice(end + END_MARKER.length);
 }
 
-export const repositoryRoot = join(dirname(new URL(import.meta.url).pathname), '..');
+export const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const architecturePath = join(repositoryRoot, 'docs', 'ARCHITECTURE.md');
 
 /** What docs/ARCHITECTURE.md should contain, given the sources as they are. */
