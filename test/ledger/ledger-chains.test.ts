@@ -8,10 +8,11 @@ import { findAccountsByIds } from '../../src/ledger/ledger-repository.ts';
 import { executeLinked, findTransfer, MAX_CHAIN_LENGTH, transfer, type LedgerRequest } from '../../src/ledger/ledger-service.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
+import { uniqueName } from '../support/seeded-random.ts';
 
 describe.each(backends)('linked ledger chains on %s', (backend) => {
   const environment = useLedgerDatabase(backend);
-  const unique = (label: string) => `${label}:${backend}:${Math.random().toString(36).slice(2)}`;
+  const unique = (label: string) => uniqueName(`${label}:${backend}`);
 
   it('a 500-item batch (1,000 linked reservations) is accepted whole; a longer chain is refused', async () => {
     const { context } = environment();
