@@ -1,9 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
+// Three projects, chosen by file name (docs/ARCHITECTURE.md, "Tests"):
+// - unit: `*.unit.test.ts`, pure code only (no database, no server, no process, no browser);
+// - browser: `*-browser.test.ts`, headless Chromium against a real server;
+// - integration: every other `*.test.ts` (the real database, the real HTTP stack, processes).
+// `npm test` runs all three with one closing summary line; `npm run test:unit` runs the first.
+const UNIT = 'test/**/*.unit.test.ts';
+const BROWSER = 'test/**/*-browser.test.ts';
+const PGLITE_TEMPLATE = 'test/support/pglite-template-setup.ts';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     // Every response a test receives must match the app's OpenAPI document.
     setupFiles: ['test/support/openapi-conformance-setup.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
@@ -14,5 +21,10 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: more parallel files than this only adds PGlite start-up contention.
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'unit', include: [UNIT] } },
+      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [UNIT, BROWSER], globalSetup: [PGLITE_TEMPLATE] } },
+      { extends: true, test: { name: 'browser', include: [BROWSER], globalSetup: ['test/support/chromium-setup.ts', PGLITE_TEMPLATE] } },
+    ],
   },
 });

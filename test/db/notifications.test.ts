@@ -11,22 +11,35 @@ import { emit } from '../../src/webhooks/outbox.ts';
 import { backends, itOnServer } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 
-/** Resolves with the payloads heard on `channel` once `until` says they are enough, or rejects after `timeoutMs`. */
-function collect(notifications: Notifications, channel: typeof WORK_CHANNEL | typeof API_KEYS_CHANNEL) {
+type Channel = typeof WORK_CHANNEL | typeof API_KEYS_CHANNEL;
+const MARKER_PREFIX = 'test-marker-';
+
+/** The payloads heard on `channel`; `waitFor` resolves when a payload arrives (the test timeout is the only bound). */
+function collect(notifications: Notifications, channel: Channel) {
   const heard: string[] = [];
-  const stop = notifications.subscribe(channel, (payload) => heard.push(payload));
+  const waiting = new Map<string, () => void>();
+  const stop = notifications.subscribe(channel, (payload) => {
+    heard.push(payload);
+    waiting.get(payload)?.();
+  });
   return {
     heard,
     stop,
-    async waitFor(payload: string, timeoutMs = 2_000): Promise<number> {
-      const started = performance.now();
-      while (!heard.includes(payload)) {
-        if (performance.now() - started > timeoutMs) throw new Error(`no "${payload}" on ${channel} within ${timeoutMs} ms (heard ${heard.join(', ')})`);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-      return performance.now() - started;
+    waitFor(payload: string): Promise<void> {
+      if (heard.includes(payload)) return Promise.resolve();
+      return new Promise((resolve) => waiting.set(payload, resolve));
     },
   };
+}
+
+/**
+ * Proves that nothing else was heard before now: notifies a marker, which arrives after
+ * whatever committed before it, and waits for it; what was heard until then is returned.
+ */
+async function heardBeforeMarker(testApp: TestApp, listener: ReturnType<typeof collect>, channel: Channel, marker: string): Promise<string[]> {
+  await sql`select pg_notify(${channel}, ${marker})`.execute(testApp.context.db);
+  await listener.waitFor(marker);
+  return listener.heard.filter((payload) => !payload.startsWith(MARKER_PREFIX));
 }
 
 describe.each(backends)('database notifications on %s', (backend) => {
@@ -51,8 +64,7 @@ describe.each(backends)('database notifications on %s', (backend) => {
           throw new Error('rolled back');
         }),
       ).rejects.toThrow('rolled back');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(work.heard).toEqual([]);
+      expect(await heardBeforeMarker(testApp, work, WORK_CHANNEL, `${MARKER_PREFIX}after-rollback`)).toEqual([]);
 
       // Three events in one transaction: PostgreSQL folds the identical notifications into one.
       await inTransaction(testApp.context.db, async (tx) => {
@@ -60,9 +72,8 @@ describe.each(backends)('database notifications on %s', (backend) => {
           await emit(tx, testApp.clock, { shopId: merchant.shop_id, type: 'payment.paid', data: { index }, destination: 'http://127.0.0.1:9/hook' });
         }
       });
-      expect(await work.waitFor(WORK_TOPICS.webhookDelivery)).toBeLessThan(1_000);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(work.heard).toEqual([WORK_TOPICS.webhookDelivery]);
+      await work.waitFor(WORK_TOPICS.webhookDelivery);
+      expect(await heardBeforeMarker(testApp, work, WORK_CHANNEL, `${MARKER_PREFIX}after-commit`)).toEqual([WORK_TOPICS.webhookDelivery]);
     } finally {
       work.stop();
     }
@@ -86,7 +97,12 @@ describe.each(backends)('database notifications on %s', (backend) => {
 
   itOnServer(backend)('the listener comes back after its connection is killed, says so, and hears what follows', async () => {
     const changes: boolean[] = [];
-    const stopWatching = notifications.onListeningChange((listening) => changes.push(listening));
+    let backAgain!: () => void;
+    const lostAndBack = new Promise<void>((resolve) => (backAgain = resolve));
+    const stopWatching = notifications.onListeningChange((listening) => {
+      changes.push(listening);
+      if (changes.length === 2) backAgain();
+    });
     const work = collect(notifications, WORK_CHANNEL);
     try {
       expect(notifications.listening).toBe(true);
@@ -94,8 +110,7 @@ describe.each(backends)('database notifications on %s', (backend) => {
         select pg_terminate_backend(pid) as killed from pg_stat_activity
          where application_name = 'paygate-listener' and datname = current_database()`.execute(testApp.context.db);
       expect(killed.rows.map((row) => row.killed)).toEqual([true]);
-      const started = performance.now();
-      while (changes.length < 2 && performance.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 10));
+      await lostAndBack;
       expect(changes).toEqual([false, true]);
       expect(notifications.listening).toBe(true);
 

@@ -15,6 +15,7 @@ import { backends, describeOnServer } from '../support/databases.ts';
 import { createTestContext } from '../support/app.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { startInstance, startTwoInstances, type Instance } from '../support/instances.ts';
+import { uniqueName } from '../support/seeded-random.ts';
 
 /** A revoked key must fail on every instance within this long (issue 12). */
 const REVOCATION_MS_MAX = 1_000;
@@ -25,7 +26,6 @@ describe.each(backends)('the API-key cache on %s', (backend) => {
   let base: Awaited<ReturnType<typeof createTestContext>>;
   let first: Instance;
   let second: Instance;
-  let counter = 0;
 
   beforeAll(async () => {
     base = await createTestContext(backend);
@@ -42,8 +42,7 @@ describe.each(backends)('the API-key cache on %s', (backend) => {
   const cliDeps = () => ({ db: base.context.db, clock: base.clock, keyring: base.context.keyring });
 
   async function newKey(): Promise<{ apiKey: string; keyId: string; shopId: string }> {
-    counter += 1;
-    const unique = `${process.pid}-${counter}-${Math.random().toString(36).slice(2, 8)}`;
+    const unique = uniqueName('cache');
     const merchant = await createMerchant(cliDeps(), { name: `Cache shop ${unique}`, email: `cache-${unique}@example.test` });
     const key = await createApiKey(cliDeps(), merchant.shop_id, ['read']);
     return { apiKey: key.api_key, keyId: key.key_id, shopId: merchant.shop_id };
@@ -154,7 +153,7 @@ describe.each(backends)('the API-key cache itself on %s', (backend) => {
   const deps = () => ({ db: base.context.db, clock: base.clock, keyring: base.context.keyring });
 
   async function newKey(): Promise<{ apiKey: string; keyId: string }> {
-    const unique = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    const unique = uniqueName('cache');
     const merchant = await createMerchant(deps(), { name: `Cache shop ${unique}`, email: `cache-${unique}@example.test` });
     return { apiKey: merchant.api_key, keyId: (await createApiKey(deps(), merchant.shop_id, ['read'])).key_id };
   }

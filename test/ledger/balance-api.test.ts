@@ -8,6 +8,7 @@ import type { ApiKeyScope } from '../../src/merchants/merchant-tables.ts';
 import { createShop } from '../../src/merchants/merchant-service.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { backends } from '../support/databases.ts';
+import { uniqueName } from '../support/seeded-random.ts';
 
 interface BalanceAccount {
   account_id: string;
@@ -228,7 +229,7 @@ describe.each(backends)('balance API on %s', (backend) => {
     ['more than 6 decimal places for USDT', (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({ from_account_id: m.usdtMain.account_id, to_account_id: m.usdtPayout.account_id, amount: '0.0000001' }), /6 decimal places/],
   ])('%s is 400 invalid_request with a clear message', async (_label, bodyOf, message) => {
     const merchant = await merchantWithAccounts(10_000n);
-    const response = await postTransfer(merchant.key, { external_id: `bad-${Math.random()}`, ...bodyOf(merchant) });
+    const response = await postTransfer(merchant.key, { external_id: uniqueName('bad'), ...bodyOf(merchant) });
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({ error: 'invalid_request', message: expect.stringMatching(message) });
   });

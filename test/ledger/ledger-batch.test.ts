@@ -11,10 +11,11 @@ import { findAccountsByIds } from '../../src/ledger/ledger-repository.ts';
 import { executeBatch, findTransfer, type LedgerRequest } from '../../src/ledger/ledger-service.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
+import { uniqueName } from '../support/seeded-random.ts';
 
 describe.each(backends)('ledger batches on %s', (backend) => {
   const environment = useLedgerDatabase(backend);
-  const unique = (label: string) => `${label}:${backend}:${Math.random().toString(36).slice(2)}`;
+  const unique = (label: string) => uniqueName(`${label}:${backend}`);
 
   it('reserves, posts and voids many movements at once, each its own chain; a repeat is skipped, not written twice', async () => {
     const { context } = environment();

@@ -1,17 +1,32 @@
 // Linked chains: large enough for a 500-item batch payout (an amount and a fee
 // reserved per item under one acceptance), and all or nothing even when the
 // caller swallows the ledger's error and commits its transaction.
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { inTransaction } from '../../src/db/transaction.ts';
+import { inTransaction, type Db } from '../../src/db/transaction.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
 import { findAccountsByIds } from '../../src/ledger/ledger-repository.ts';
 import { executeLinked, findTransfer, MAX_CHAIN_LENGTH, transfer, type LedgerRequest } from '../../src/ledger/ledger-service.ts';
+import type { DatabaseBackend } from '../../src/db/database.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
+import { uniqueName } from '../support/seeded-random.ts';
+
+/**
+ * Resolves once the chain's transaction waits for the rival: on PostgreSQL, once a session of
+ * this database waits for a lock (the rival's id); PGlite queues the whole transaction behind
+ * the rival's, so it waits from the start.
+ */
+async function chainWaitingForRival(backend: DatabaseBackend, db: Db): Promise<void> {
+  if (backend !== 'postgres') return;
+  const lockWaiters = async () =>
+    (await sql<{ waiting: number }>`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(db)).rows[0]!.waiting;
+  await expect.poll(lockWaiters, { timeout: 240_000, interval: 10 }).toBeGreaterThan(0);
+}
 
 describe.each(backends)('linked ledger chains on %s', (backend) => {
   const environment = useLedgerDatabase(backend);
-  const unique = (label: string) => `${label}:${backend}:${Math.random().toString(36).slice(2)}`;
+  const unique = (label: string) => uniqueName(`${label}:${backend}`);
 
   it('a 500-item batch (1,000 linked reservations) is accepted whole; a longer chain is refused', async () => {
     const { context } = environment();
@@ -73,7 +88,7 @@ describe.each(backends)('linked ledger chains on %s', (backend) => {
         caught = error; // a careless caller: swallows the error and lets its transaction commit
       }
     }).catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await chainWaitingForRival(backend, context.db);
     release();
     await rival;
     await careless;

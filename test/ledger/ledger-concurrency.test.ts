@@ -9,6 +9,7 @@ import { inTransaction, type Db } from '../../src/db/transaction.ts';
 import { findAccountsByIds } from '../../src/ledger/ledger-repository.ts';
 import { post, reserve, transfer, voidPending, type TransferInput } from '../../src/ledger/ledger-service.ts';
 import { TEST_DATABASE_URL } from '../support/databases.ts';
+import { randomIndex, randomStreamsForThisTest, type Random } from '../support/seeded-random.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
 
 const CLIENTS = 20;
@@ -35,14 +36,14 @@ async function openAccounts(environment: ReturnType<ReturnType<typeof useLedgerD
   return ids;
 }
 
-function randomTransfer(accountIds: readonly string[], id: string): TransferInput {
-  const from = Math.floor(Math.random() * accountIds.length);
-  const to = (from + 1 + Math.floor(Math.random() * (accountIds.length - 1))) % accountIds.length;
+function randomTransfer(random: Random, accountIds: readonly string[], id: string): TransferInput {
+  const from = randomIndex(random, accountIds.length);
+  const to = (from + 1 + randomIndex(random, accountIds.length - 1)) % accountIds.length;
   return {
     id,
     debitAccountId: accountIds[from]!,
     creditAccountId: accountIds[to]!,
-    amount: BigInt(1 + Math.floor(Math.random() * 400_000)),
+    amount: BigInt(1 + randomIndex(random, 400_000)),
     type: 'transfer',
     reference: { type: 'concurrency-test', id },
   };
@@ -126,11 +127,13 @@ describe.skipIf(!TEST_DATABASE_URL)('ledger under concurrency on postgres', () =
     let refused = 0;
     let repeats = 0;
     const perClient = 5_000 / CLIENTS;
+    const randomOfClient = randomStreamsForThisTest();
     await Promise.all(
       Array.from({ length: CLIENTS }, async (_, client) => {
+        const random = randomOfClient(client);
         const mine: TransferInput[] = [];
         for (let index = 0; index < perClient; index++) {
-          const input = randomTransfer(workload.accountIds, `concurrent:${client}:${index}`);
+          const input = randomTransfer(random, workload.accountIds, `concurrent:${client}:${index}`);
           try {
             const result = await inTransaction(context.db, (tx) => transfer(tx, context.clock, input));
             expect(result.replayed).toBe(false);
@@ -140,8 +143,8 @@ describe.skipIf(!TEST_DATABASE_URL)('ledger under concurrency on postgres', () =
             if (!(error instanceof AppError) || error.code !== 'insufficient_funds') throw error;
             refused += 1;
           }
-          if (mine.length > 0 && Math.random() < 0.2) {
-            const again = mine[Math.floor(Math.random() * mine.length)]!;
+          if (mine.length > 0 && random() < 0.2) {
+            const again = mine[randomIndex(random, mine.length)]!;
             const replay = await inTransaction(context.db, (tx) => transfer(tx, context.clock, again));
             expect(replay.replayed).toBe(true);
             repeats += 1;
@@ -196,27 +199,29 @@ describe.skipIf(!TEST_DATABASE_URL)('ledger under concurrency on postgres', () =
     let replays = 0;
     const pendingKills: Promise<void>[] = [];
     const perClient = 60;
+    const randomOfClient = randomStreamsForThisTest();
     try {
       await Promise.all(
         Array.from({ length: CLIENTS }, async (_, client) => {
+          const random = randomOfClient(client);
           for (let index = 0; index < perClient; index++) {
-            const input = randomTransfer(workload.accountIds, `killed:${client}:${index}`);
+            const input = randomTransfer(random, workload.accountIds, `killed:${client}:${index}`);
             // Retry the same id until it is decided: applied (first time or as a replay) or refused.
             for (let attempt = 1; ; attempt++) {
               expect(attempt).toBeLessThanOrEqual(20);
-              const mode = attempt <= 3 && Math.random() < 0.15 ? KILL_MODES[Math.floor(Math.random() * KILL_MODES.length)]! : 'none';
+              const mode = attempt <= 3 && random() < 0.15 ? KILL_MODES[randomIndex(random, KILL_MODES.length)]! : 'none';
               try {
                 const result = await inTransaction(context.db, async (tx) => {
                   const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0]!.pid;
                   const kill = () => admin.query('select pg_terminate_backend($1)', [pid]).then(() => void (kills += 1));
                   if (mode === 'while-running') {
-                    const killing = new Promise((resolve) => setTimeout(resolve, Math.random() * 3)).then(kill);
+                    const killing = new Promise((resolve) => setTimeout(resolve, random() * 3)).then(kill);
                     return await transfer(tx, context.clock, input).finally(() => killing);
                   }
                   const transferred = await transfer(tx, context.clock, input);
                   if (mode === 'before-commit') await kill();
                   // Racing the COMMIT: the commit may or may not land before the kill; a retry must then be a replay.
-                  if (mode === 'racing-commit') pendingKills.push(new Promise((resolve) => setTimeout(resolve, Math.random())).then(kill));
+                  if (mode === 'racing-commit') pendingKills.push(new Promise((resolve) => setTimeout(resolve, random())).then(kill));
                   return transferred;
                 });
                 if (result.replayed) replays += 1;

@@ -13,6 +13,7 @@ import { executeLinked, explainUnwrittenReservation, fanOutReservations, type Fa
 import type { Clock } from '../../src/clock.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
+import { uniqueName } from '../support/seeded-random.ts';
 
 /** The reservation alone in one statement; true when written. */
 async function runFanOut(db: Db, clock: Clock, request: FanOutReservation): Promise<boolean> {
@@ -50,8 +51,8 @@ describe.each(backends)('fan-out reservations on %s', (backend) => {
     const { context } = environment();
     const a = await setUp(1_000n);
     const b = await setUp(1_000n);
-    const tagA = `a-${Math.random()}`;
-    const tagB = `b-${Math.random()}`;
+    const tagA = uniqueName('a');
+    const tagB = uniqueName('b');
     expect(await runFanOut(context.db, context.clock, fanOutOf(a.merchant.main.id, [[a.hot.id, 300n], [a.fees.id, 20n]], tagA))).toBe(true);
     await inTransaction(context.db, (tx) =>
       executeLinked(
@@ -94,14 +95,14 @@ describe.each(backends)('fan-out reservations on %s', (backend) => {
   it('not enough available: nothing written, explained as insufficient_funds; a repeat of written ids is refused', async () => {
     const { context } = environment();
     const a = await setUp(100n);
-    const request = fanOutOf(a.merchant.main.id, [[a.hot.id, 90n], [a.fees.id, 20n]], `poor-${Math.random()}`);
+    const request = fanOutOf(a.merchant.main.id, [[a.hot.id, 90n], [a.fees.id, 20n]], uniqueName('poor'));
     expect(await runFanOut(context.db, context.clock, request)).toBe(false);
     expect(await context.db.selectFrom('ledger_transfers').select('id').where('idempotency_key', 'like', `${request.legs[0]!.id.slice(0, -2)}%`).execute()).toEqual([]);
     const [main] = await findAccountsByIds(context.db, [a.merchant.main.id]);
     expect(main!.debits_pending).toBe(0n);
     await expect(explainUnwrittenReservation(context.db, request)).rejects.toBeInstanceOf(InsufficientFundsError);
 
-    const affordable = fanOutOf(a.merchant.main.id, [[a.hot.id, 80n], [a.fees.id, 20n]], `rich-${Math.random()}`);
+    const affordable = fanOutOf(a.merchant.main.id, [[a.hot.id, 80n], [a.fees.id, 20n]], uniqueName('rich'));
     expect(await runFanOut(context.db, context.clock, affordable)).toBe(true);
     expect(await runFanOut(context.db, context.clock, { ...affordable })).toBe(false); // its ids exist: never twice
   });
@@ -109,7 +110,7 @@ describe.each(backends)('fan-out reservations on %s', (backend) => {
   it('accounts of different books are refused and explained', async () => {
     const { context } = environment();
     const a = await setUp(1_000n);
-    const request = fanOutOf(a.merchant.main.id, [[a.hot.id, 10n], [a.liveFees.id, 1n]], `books-${Math.random()}`);
+    const request = fanOutOf(a.merchant.main.id, [[a.hot.id, 10n], [a.liveFees.id, 1n]], uniqueName('books'));
     expect(await runFanOut(context.db, context.clock, request)).toBe(false);
     await expect(explainUnwrittenReservation(context.db, request)).rejects.toBeInstanceOf(InvalidRequestError);
   });
@@ -140,7 +141,7 @@ describe.each(backends)('fan-out reservations on %s', (backend) => {
     const a = await setUp(1_000n);
     const attempts = 60;
     const results = await Promise.all(
-      Array.from({ length: attempts }, (_, index) => runFanOut(context.db, context.clock, fanOutOf(a.merchant.main.id, [[a.hot.id, 90n], [a.fees.id, 10n]], `race-${index}-${Math.random()}`))),
+      Array.from({ length: attempts }, (_, index) => runFanOut(context.db, context.clock, fanOutOf(a.merchant.main.id, [[a.hot.id, 90n], [a.fees.id, 10n]], uniqueName(`race-${index}`)))),
     );
     expect(results.filter(Boolean)).toHaveLength(10);
     const [main] = await findAccountsByIds(context.db, [a.merchant.main.id]);
@@ -154,7 +155,7 @@ describe.each(backends)('fan-out reservations on %s', (backend) => {
     const poor = await setUp(50n);
     const other = await setUp(500n);
     // The three share the book's hot-wallet and fees accounts (setUp ensures the same system accounts).
-    const tags = [`rich-${Math.random()}`, `poor-${Math.random()}`, `other-${Math.random()}`];
+    const tags = [uniqueName('rich'), uniqueName('poor'), uniqueName('other')];
     const requests = [
       fanOutOf(rich.merchant.main.id, [[rich.hot.id, 300n], [rich.fees.id, 20n]], tags[0]!),
       fanOutOf(poor.merchant.main.id, [[poor.hot.id, 90n], [poor.fees.id, 20n]], tags[1]!),
@@ -206,7 +207,7 @@ describe.each(backends)('fan-out reservations on %s', (backend) => {
     const merchants = await Promise.all(Array.from({ length: 6 }, () => setUp(300n)));
     // 6 rounds of one fan-out per merchant (100 each): 3 afford, 3 are refused; the rounds run at once.
     const rounds = Array.from({ length: 6 }, (_, round) =>
-      merchants.map((m, index) => fanOutOf(m.merchant.main.id, [[m.hot.id, 90n], [m.fees.id, 10n]], `round-${round}-${index}-${Math.random()}`)),
+      merchants.map((m, index) => fanOutOf(m.merchant.main.id, [[m.hot.id, 90n], [m.fees.id, 10n]], uniqueName(`round-${round}-${index}`))),
     );
     const results = await Promise.all(rounds.map((round) => runFanOuts(context.db, context.clock, round)));
     for (let index = 0; index < merchants.length; index++) expect(results.filter((round) => round[index]).length).toBe(3);
@@ -219,7 +220,7 @@ describe.each(backends)('fan-out reservations on %s', (backend) => {
   it('several of one debit account in one statement: taken in order while it affords each, a refused one leaving the next its chance', async () => {
     const { context } = environment();
     const a = await setUp(100n);
-    const tag = `walk-${Math.random()}`;
+    const tag = uniqueName('walk');
     const requests = [60n, 50n, 30n, 20n, 10n].map((total, index) => fanOutOf(a.merchant.main.id, [[a.hot.id, total - 5n], [a.fees.id, 5n]], `${tag}-${index}`));
     // 60 taken (40 left), 50 refused, 30 taken (10 left), 20 refused, 10 taken (0 left).
     expect(await runFanOuts(context.db, context.clock, requests)).toEqual([true, false, true, false, true]);
@@ -245,7 +246,7 @@ describe.each(backends)('fan-out reservations on %s', (backend) => {
     const { context } = environment();
     const a = await setUp(1_000n);
     const statements = Array.from({ length: 8 }, (_, round) =>
-      Array.from({ length: 6 }, (_, index) => fanOutOf(a.merchant.main.id, [[a.hot.id, 90n], [a.fees.id, 10n]], `many-${round}-${index}-${Math.random()}`)),
+      Array.from({ length: 6 }, (_, index) => fanOutOf(a.merchant.main.id, [[a.hot.id, 90n], [a.fees.id, 10n]], uniqueName(`many-${round}-${index}`))),
     );
     const results = await Promise.all(statements.map((requests) => runFanOuts(context.db, context.clock, requests)));
     expect(results.flat().filter(Boolean)).toHaveLength(10);

@@ -6,6 +6,7 @@ import { executeLinked, findTransfer, post, reserve, reverse, transfer, voidPend
 import { creditPaymentPaid } from '../../src/payments/payment-credit.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
+import { uniqueName } from '../support/seeded-random.ts';
 
 async function totals(db: Parameters<typeof findAccountsByIds>[0], id: string) {
   const [row] = await findAccountsByIds(db, [id]);
@@ -20,8 +21,7 @@ async function totals(db: Parameters<typeof findAccountsByIds>[0], id: string) {
 
 describe.each(backends)('ledger operations on %s', (backend) => {
   const environment = useLedgerDatabase(backend);
-  let sequence = 0;
-  const uniqueId = (label: string) => `${label}:${backend}:${++sequence}:${Math.random().toString(36).slice(2)}`;
+  const uniqueId = (label: string) => uniqueName(`${label}:${backend}`);
 
   async function fundedMerchant(amount: bigint) {
     const { context } = environment();

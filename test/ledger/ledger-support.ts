@@ -16,6 +16,7 @@ import { createMerchant } from '../../src/merchants/merchant-service.ts';
 import { testConfig } from '../support/app.ts';
 import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { testKeyring } from '../support/keyring.ts';
+import { uniqueName } from '../support/seeded-random.ts';
 
 export interface LedgerTestEnvironment {
   readonly context: AppContext;
@@ -50,8 +51,7 @@ export function useLedgerDatabase(backend: DatabaseBackend, options: { poolSize?
 }
 
 export async function newMerchantId(context: AppContext): Promise<string> {
-  counter += 1;
-  const unique = `${process.pid}-${counter}-${Math.random().toString(36).slice(2, 8)}`;
+  const unique = uniqueName('ledger');
   const created = await createMerchant(context, { name: `Ledger shop ${unique}`, email: `ledger-${unique}@example.test` });
   return created.merchant_id;
 }
@@ -77,7 +77,7 @@ export async function fund(context: AppContext, settlementId: string, accountId:
   counter += 1;
   await inTransaction(context.db, (tx) =>
     transfer(tx, context.clock, {
-      id: `test-funding:${process.pid}:${counter}:${Math.random()}`,
+      id: uniqueName('test-funding'),
       debitAccountId: settlementId,
       creditAccountId: accountId,
       amount,

@@ -7,10 +7,11 @@ import { findTransfer, post, reserve, transfer, voidPending } from '../../src/le
 import { createReservationExpiryWorker, expiryVoidId } from '../../src/ledger/reservation-expiry-worker.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
+import { uniqueName } from '../support/seeded-random.ts';
 
 describe.each(backends)('reservation timeouts on %s', (backend) => {
   const environment = useLedgerDatabase(backend);
-  const unique = (label: string) => `${label}:${backend}:${Math.random().toString(36).slice(2)}`;
+  const unique = (label: string) => uniqueName(`${label}:${backend}`);
 
   async function fundedAccounts(amount: bigint) {
     const { context } = environment();

@@ -11,6 +11,7 @@ import { findTransfer, reserve } from '../../src/ledger/ledger-service.ts';
 import { createReservationExpiryWorker, type ReservationExpiryWorker } from '../../src/ledger/reservation-expiry-worker.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
+import { uniqueName } from '../support/seeded-random.ts';
 
 const VOID_LATENCY_MS_MAX = 1_000;
 
@@ -37,7 +38,7 @@ describe.each(backends)('an idle reservation expiry worker on %s', (backend) => 
     await fund(context, accounts.settlement.id, accounts.main.id, 5_000n);
     await new Promise((resolve) => setTimeout(resolve, 300));
     for (let round = 0; round < 2; round++) {
-      const id = `wake:${backend}:${round}:${Math.random().toString(36).slice(2)}`;
+      const id = uniqueName(`wake:${backend}:${round}`);
       const reservation = await inTransaction(context.db, (tx) =>
         reserve(tx, context.clock, { id, debitAccountId: accounts.main.id, creditAccountId: accounts.payout.id, amount: 1_000n, type: 'payout', reference: { type: 'test', id }, timeoutSeconds: 1 }),
       );

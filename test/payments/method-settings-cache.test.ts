@@ -10,6 +10,7 @@ import { updateShopMethod } from '../../src/payments/payment-methods.ts';
 import { backends } from '../support/databases.ts';
 import { createTestContext } from '../support/app.ts';
 import { startTwoInstances, type Instance } from '../support/instances.ts';
+import { uniqueName } from '../support/seeded-random.ts';
 
 const CHANGE_VISIBLE_MS_MAX = 1_000;
 
@@ -31,7 +32,7 @@ describe.each(backends)('method settings cache on %s', (backend) => {
   const cliDeps = () => ({ db: base.context.db, clock: base.clock, keyring: base.context.keyring });
 
   async function shopWithKey(): Promise<{ shopId: string; apiKey: string }> {
-    const unique = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    const unique = uniqueName('settings');
     const merchant = await createMerchant(cliDeps(), { name: `Settings ${unique}`, email: `settings-${unique}@example.test` });
     const key = await createApiKey(cliDeps(), merchant.shop_id, ['payments']);
     return { shopId: merchant.shop_id, apiKey: key.api_key };

@@ -12,6 +12,7 @@ import { createApiKey, createMerchant, type CreatedMerchant } from '../../src/me
 import type { ApiKeyScope, ShopMode } from '../../src/merchants/merchant-tables.ts';
 import { openTestDatabase, type TestDatabase } from './databases.ts';
 import { testKeyring } from './keyring.ts';
+import { uniqueName } from './seeded-random.ts';
 
 export interface TestApp {
   readonly app: FastifyInstance;
@@ -23,7 +24,6 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-let merchantCounter = 0;
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
@@ -66,8 +66,7 @@ export async function createTestApp(
     clock,
     database,
     createMerchant: (merchantOptions = {}) => {
-      merchantCounter += 1;
-      const unique = `${process.pid}-${merchantCounter}-${Math.random().toString(36).slice(2, 8)}`;
+      const unique = uniqueName('merchant');
       return createMerchant(context, {
         name: merchantOptions.name ?? `Test shop ${unique}`,
         email: `merchant-${unique}@example.test`,

@@ -11,7 +11,11 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const vitestBin = fileURLToPath(new URL('../../node_modules/vitest/vitest.mjs', import.meta.url));
 
 async function runFixture(name: string): Promise<{ line: string; exitCode: number; output: string }> {
-  const args = [vitestBin, 'run', '--config', 'test/support/reporter-fixtures/vitest.config.ts', `test/support/reporter-fixtures/${name}.fixture.ts`];
+  return runVitest(['--config', 'test/support/reporter-fixtures/vitest.config.ts', `test/support/reporter-fixtures/${name}.fixture.ts`]);
+}
+
+async function runVitest(vitestArgs: string[]): Promise<{ line: string; exitCode: number; output: string }> {
+  const args = [vitestBin, 'run', ...vitestArgs];
   let output: string;
   let exitCode = 0;
   try {
@@ -44,5 +48,11 @@ describe('the closing summary line', () => {
   it('names each failure outside a test case on its own line', async () => {
     const { output } = await runFixture('before-all-throws');
     expect(output).toContain('failed outside a test: test/support/reporter-fixtures/before-all-throws.fixture.ts > a suite whose set-up fails: set-up failed');
+  });
+
+  it('counts the tests of every project of the run, as npm test runs unit, integration and browser', async () => {
+    const { line, exitCode, output } = await runVitest(['--config', 'test/support/reporter-fixtures/vitest.projects.config.ts']);
+    expect(line, output).toBe('Tests: 3 passed, 1 failed, 1 skipped');
+    expect(exitCode).toBe(1);
   });
 });

@@ -15,13 +15,21 @@ import { emit } from '../../src/webhooks/outbox.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { TEST_DATABASE_URL } from '../support/databases.ts';
 import { TEST_ROOT_KEY } from '../support/keyring.ts';
+import { randomForThisTest, randomIndex } from '../support/seeded-random.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Counts deliveries per webhook-id and the most requests for one id that were ever in flight at once. */
-async function startCountingReceiver(delayMs: () => number) {
+/**
+ * Counts deliveries per webhook-id and the most requests for one id that were ever in flight at once.
+ * With `holdAfter`, every request after that many is held unanswered until `stopHolding()`: a worker
+ * sending one is certainly mid-delivery.
+ */
+async function startCountingReceiver(delayMs: () => number, options: { holdAfter?: number } = {}) {
   const received = new Map<string, number>();
   const inFlight = new Map<string, number>();
+  const held: Array<() => void> = [];
+  let holding = options.holdAfter !== undefined;
+  let accepted = 0;
   let maxInFlightForOneId = 0;
   const server: Server = createServer((request, response) => {
     const id = String(request.headers['webhook-id']);
@@ -29,11 +37,14 @@ async function startCountingReceiver(delayMs: () => number) {
     maxInFlightForOneId = Math.max(maxInFlightForOneId, inFlight.get(id)!);
     request.resume();
     request.on('end', () => {
-      setTimeout(() => {
+      const answer = () => {
         inFlight.set(id, inFlight.get(id)! - 1);
         received.set(id, (received.get(id) ?? 0) + 1);
         if (!response.destroyed) response.end('ok');
-      }, delayMs());
+      };
+      accepted += 1;
+      if (holding && accepted > options.holdAfter!) held.push(answer);
+      else setTimeout(answer, delayMs());
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -42,6 +53,14 @@ async function startCountingReceiver(delayMs: () => number) {
     received,
     get maxInFlightForOneId() {
       return maxInFlightForOneId;
+    },
+    get heldCount() {
+      return held.length;
+    },
+    /** Answers the held requests (to whoever still listens) and holds no more. */
+    stopHolding() {
+      holding = false;
+      for (const answer of held.splice(0)) answer();
     },
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
@@ -87,7 +106,8 @@ describe.runIf(TEST_DATABASE_URL)('webhook workers on postgres', () => {
   }
 
   it('two workers on separate connection pools deliver 1,000 events, each exactly once, never two attempts of one event at a time', async () => {
-    const receiver = await startCountingReceiver(() => Math.floor(Math.random() * 4));
+    const random = randomForThisTest();
+    const receiver = await startCountingReceiver(() => randomIndex(random, 4));
     try {
       await testApp.context.db.deleteFrom('webhook_attempts').execute();
       await testApp.context.db.deleteFrom('webhook_deliveries').execute();
@@ -120,7 +140,7 @@ describe.runIf(TEST_DATABASE_URL)('webhook workers on postgres', () => {
   });
 
   it('a worker process killed with SIGKILL mid-batch loses nothing: after its lease expires another worker delivers every event', async () => {
-    const receiver = await startCountingReceiver(() => 100);
+    const receiver = await startCountingReceiver(() => 100, { holdAfter: 40 });
     let child: ChildProcess | undefined;
     try {
       await testApp.context.db.deleteFrom('webhook_attempts').execute();
@@ -140,7 +160,8 @@ describe.runIf(TEST_DATABASE_URL)('webhook workers on postgres', () => {
         },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
-      await expect.poll(() => receiver.received.size, { timeout: 120_000, interval: 20 }).toBeGreaterThanOrEqual(40);
+      // Killed while a delivery is certainly in flight: the receiver holds every request after the 40th.
+      await expect.poll(() => receiver.heldCount, { timeout: 120_000, interval: 20 }).toBeGreaterThan(0);
       child.kill('SIGKILL');
       await new Promise((resolve) => child!.once('exit', resolve));
 
@@ -153,6 +174,7 @@ describe.runIf(TEST_DATABASE_URL)('webhook workers on postgres', () => {
         .execute();
       expect(stranded.length).toBeGreaterThan(0);
       expect(receiver.received.size).toBeLessThan(ids.length);
+      receiver.stopHolding();
 
       // Another worker, once the leases have run out (its clock runs past them), finishes the job.
       const later: Clock = { now: () => new Date(Date.now() + DEFAULT_LEASE_MS + 1_000) };

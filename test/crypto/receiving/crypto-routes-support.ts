@@ -7,6 +7,7 @@ import { createCryptoChain } from '../../../src/crypto/receiving/crypto-chain.ts
 import type { DatabaseBackend } from '../../../src/db/database.ts';
 import { parseMinor } from '../../../src/money/decimal.ts';
 import { createTestApp, type TestApp } from '../../support/app.ts';
+import { uniqueName } from '../../support/seeded-random.ts';
 
 export interface CryptoTestApp extends TestApp {
   /** A new shop (sandbox unless asked) and its key with every scope. */
@@ -37,12 +38,10 @@ export async function createCryptoTestApp(backend: DatabaseBackend, options: Par
   };
 }
 
-let externalCounter = 0;
 
 /** A fresh external_id, unique across the tests of a run. */
 export function externalId(label = 'order'): string {
-  externalCounter += 1;
-  return `${label}-${process.pid}-${externalCounter}-${Math.random().toString(36).slice(2, 8)}`;
+  return uniqueName(label);
 }
 
 export function invoiceBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {

@@ -20,6 +20,7 @@ import { tronAddress } from '../../../src/crypto/tron/address.ts';
 import { InvalidRequestError, NotFoundError } from '../../../src/errors.ts';
 import { backends } from '../../support/databases.ts';
 import { eventTypes, expectLedgerSound, openReceivingSetup, usdtMainBalance, type ReceivingSetup } from './receiving-service-support.ts';
+import { uniqueName } from '../../support/seeded-random.ts';
 
 describe.each(backends)('dust deposits on %s', (backend) => {
   let setup: ReceivingSetup;
@@ -32,7 +33,7 @@ describe.each(backends)('dust deposits on %s', (backend) => {
   });
 
   const solidityDepth = () => setup.sandbox.chain.parameters.solidityDepth;
-  const newInvoice = async (amount: string) => (await createInvoice(setup.deps, setup.shop, { external_id: `order-${Math.random()}`, amount, network: 'TRC20' })).invoice;
+  const newInvoice = async (amount: string) => (await createInvoice(setup.deps, setup.shop, { external_id: uniqueName('order'), amount, network: 'TRC20' })).invoice;
   const depositRows = () => setup.context.db.selectFrom('crypto_deposits').selectAll().execute();
   const dustRows = () => setup.context.db.selectFrom('crypto_ignored_deposits').selectAll().orderBy('seen_at').execute();
   const ledgerTransferCount = async () => (await setup.context.db.selectFrom('ledger_transfers').select('id').execute()).length;

@@ -12,6 +12,7 @@ import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandb
 import { parseTronAddress } from '../../../src/crypto/tron/address.ts';
 import { backends } from '../../support/databases.ts';
 import { creditsOfDeposit, eventTypes, expectLedgerSound, openReceivingSetup, usdtMainBalance, type ReceivingSetup } from './receiving-service-support.ts';
+import { uniqueName } from '../../support/seeded-random.ts';
 
 describe.each(backends)('crypto invoices on %s', (backend) => {
   let setup: ReceivingSetup;
@@ -24,7 +25,7 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
   });
 
   const newInvoice = (amount: string, extra: { lifetime_s?: number; external_id?: string } = {}) =>
-    createInvoice(setup.deps, setup.shop, { external_id: extra.external_id ?? `order-${Math.random()}`, amount, network: 'TRC20', lifetime_s: extra.lifetime_s });
+    createInvoice(setup.deps, setup.shop, { external_id: extra.external_id ?? uniqueName('order'), amount, network: 'TRC20', lifetime_s: extra.lifetime_s });
 
   /** Sends, mines the block, lets the watcher see it; then mines to finality and lets it settle. */
   async function payAndFinalize(address: string, amounts: readonly string[]): Promise<void> {
@@ -191,7 +192,7 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
       await expect(attempt).rejects.toThrow(message);
     }
     for (const accepted of [{ amount: '1000000000' }, { lifetime_s: 300 }, { lifetime_s: 43_200 }, { external_id: 'y'.repeat(100) }]) {
-      await expect(createInvoice(setup.deps, setup.shop, { ...base, external_id: `ok-${Math.random()}`, ...accepted })).resolves.toMatchObject({ created: true });
+      await expect(createInvoice(setup.deps, setup.shop, { ...base, external_id: uniqueName('ok'), ...accepted })).resolves.toMatchObject({ created: true });
     }
   });
 

@@ -22,6 +22,7 @@ import { addressWord, TRANSFER_EVENT_TOPIC, transferCalldata, uint256Word, USDT_
 import { backends } from '../../support/databases.ts';
 import { startJsonRewritingProxy, type JsonRewrite, type JsonRewritingProxy } from '../../support/json-rewriting-proxy.ts';
 import { creditsOfDeposit, expectLedgerSound, openReceivingSetup, usdtMainBalance, type ReceivingSetup } from './receiving-service-support.ts';
+import { uniqueName } from '../../support/seeded-random.ts';
 
 interface Log {
   address: string;
@@ -101,7 +102,7 @@ describe.each(backends)('deposits read through a lying TRON node on %s', (backen
   }
 
   async function invoiceFor(amount: string): Promise<{ id: string; address: TronAddress }> {
-    const { invoice } = await createInvoice(setup.deps, setup.shop, { external_id: `order-${Math.random()}`, amount, network: 'TRC20' });
+    const { invoice } = await createInvoice(setup.deps, setup.shop, { external_id: uniqueName('order'), amount, network: 'TRC20' });
     return { id: invoice.invoice_id, address: tronAddress(invoice.address) };
   }
 

@@ -13,6 +13,7 @@ import { createTronNodeClient } from '../../../src/crypto/tron/node-client.ts';
 import { USDT_CONTRACT_NILE } from '../../../src/crypto/tron/trc20-usdt.ts';
 import { backends } from '../../support/databases.ts';
 import { creditsOfDeposit, eventTypes, expectLedgerSound, openReceivingSetup, usdtMainBalance, type ReceivingSetup } from './receiving-service-support.ts';
+import { uniqueName } from '../../support/seeded-random.ts';
 
 describe.each(backends)('the chain watcher on %s', (backend) => {
   let setup: ReceivingSetup;
@@ -28,7 +29,7 @@ describe.each(backends)('the chain watcher on %s', (backend) => {
   const solidityDepth = () => chain().parameters.solidityDepth;
 
   async function invoiceFor(amount: string): Promise<{ id: string; address: string }> {
-    const { invoice } = await createInvoice(setup.deps, setup.shop, { external_id: `order-${Math.random()}`, amount, network: 'TRC20' });
+    const { invoice } = await createInvoice(setup.deps, setup.shop, { external_id: uniqueName('order'), amount, network: 'TRC20' });
     return { id: invoice.invoice_id, address: invoice.address };
   }
 

@@ -9,6 +9,7 @@ import { enqueueOutgoingTransfer, type OutgoingTransfer, type OutgoingTransferRe
 import { tronAddressFromPrivateKey, type TronAddress } from '../../../src/crypto/tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 import type { ReceivingSetup } from '../receiving/receiving-service-support.ts';
+import { uniqueName } from '../../support/seeded-random.ts';
 
 export interface HandlerLog {
   readonly submitted: OutgoingTransfer[];
@@ -60,7 +61,7 @@ export function fundHotWallet(setup: ReceivingSetup, usdt = 1_000_000_000n, trxS
 
 export async function enqueuePayout(setup: ReceivingSetup, to: TronAddress, amount: bigint, overrides: Partial<OutgoingTransferRequest> = {}): Promise<OutgoingTransfer> {
   return inTransaction(setup.context.db, (tx) =>
-    enqueueOutgoingTransfer(tx, setup.clock, { chain: 'tron-sandbox', purpose: 'payout', ownerId: `po_${Math.random().toString(36).slice(2)}`, asset: 'USDT', from: { kind: 'hot_wallet' }, to, amount, ...overrides }),
+    enqueueOutgoingTransfer(tx, setup.clock, { chain: 'tron-sandbox', purpose: 'payout', ownerId: uniqueName('po_test'), asset: 'USDT', from: { kind: 'hot_wallet' }, to, amount, ...overrides }),
   );
 }
 

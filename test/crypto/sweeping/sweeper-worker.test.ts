@@ -31,9 +31,9 @@ describe.each(backends)('the sweeper worker on %s', (backend) => {
     const hotBefore = await usdtOf(setup, setup.hotWallet);
     workers = [createSweeperWorker(setup.context, { pollIntervalMs: 50 }), createOutgoingTransferWorker(setup.context, outgoingOutcomeHandlers())];
     for (const worker of workers) worker.start();
-    const deadline = Date.now() + 60_000;
+    // Waits for the sweep to complete, moving the chain and the clock on meanwhile; the pause only
+    // paces the loop, and the test timeout is the only bound.
     while ((await sweepsOfAddress(setup.context.db, address))[0]?.status !== 'completed') {
-      expect(Date.now(), 'the sweep did not complete within 60 s').toBeLessThan(deadline);
       await mineBlocks(setup.deps, setup.shop, 1);
       setup.clock.advance(3_000);
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -8,7 +8,7 @@ import { normalizedRecoveryId, recoverSignerAddress, signTransactionId, signTrig
 import { decodeSignedTransaction } from '../../../src/crypto/tron/transaction.ts';
 import { transferCalldata, USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 
-// The key and address a node's /wallet/generateaddress published as an example (see address.test.ts).
+// The key and address a node's /wallet/generateaddress published as an example (see address.unit.test.ts).
 const PRIVATE_KEY = hexToBytes('097c8ba8a310f39a41a667d35a20000cd21d58c7322484b584c4ada8ebd3ec06');
 const OWNER = tronAddress('TLHx2Ta9WwtwDjgGxyeifHs5ipmJrJAbZ3');
 const TX_ID = '8c621a0dc9bd4d405b20d0a43143955b9f546f98bbfde1aec295a65b0f925629';

@@ -20,6 +20,7 @@ import { createShop } from '../../../src/merchants/merchant-service.ts';
 import { backends } from '../../support/databases.ts';
 import { micro, recipient, type PayoutShop } from '../payouts/payout-support.ts';
 import { createChainTestApp, type ChainTestApp } from '../refunds/refund-support.ts';
+import { uniqueName } from '../../support/seeded-random.ts';
 
 describe.each(backends)('cabinet withdrawals on %s', (backend) => {
   let testApp: ChainTestApp;
@@ -198,7 +199,7 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     }
     expect((await refusal(createWithdrawal(deps, { ...poor, address: 'TXYZ' }))).message).toContain('address');
     // The gateway's own addresses: a deposit address of any shop, the hot wallet, the USDT contract.
-    const invoice = await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', { external_id: `own-${Math.random()}`, amount: '2', network: 'TRC20' });
+    const invoice = await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', { external_id: uniqueName('own'), amount: '2', network: 'TRC20' });
     expect(invoice.statusCode, invoice.body).toBe(201);
     const access = await cryptoDepsFor(testApp.context).chain.forMode('sandbox');
     for (const address of [invoice.json().address as string, access.addressKey.hotWalletAddress, access.usdtContract]) {

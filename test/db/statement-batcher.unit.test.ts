@@ -2,7 +2,7 @@
 // statements run, arrivals leave together in the next one, in order, at most
 // maxBatch to a statement; a failed statement of several is run again
 // item by item so each error reaches only its own item.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { statementCertainlyRolledBack } from '../../src/db/database-errors.ts';
 import { StatementBatcher } from '../../src/db/statement-batcher.ts';
 
@@ -119,15 +119,23 @@ describe('statement batcher (group commit)', () => {
   });
 
   it('a statement running past stallMs no longer holds the queue: the next starts beside it, and both finish', async () => {
-    const writer = controlledWriter();
-    const commits = new StatementBatcher<Item, number>({ ...options, run: writer.write, stallMs: 20 });
-    const stuck = commits.submit({ key: 'a', value: 1 });
-    const queued = [2, 3].map((value) => commits.submit({ key: `k${value}`, value }));
-    expect(writer.statements).toHaveLength(1);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(writer.statements.map((statement) => statement.map((item) => item.value))).toEqual([[1], [2, 3]]);
-    await writer.finishAll();
-    expect(await Promise.all([stuck, ...queued])).toEqual([10, 20, 30]);
+    // The stall timer is driven, not waited for: just before stallMs nothing moves, at stallMs the queue does.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const writer = controlledWriter();
+      const commits = new StatementBatcher<Item, number>({ ...options, run: writer.write, stallMs: 20 });
+      const stuck = commits.submit({ key: 'a', value: 1 });
+      const queued = [2, 3].map((value) => commits.submit({ key: `k${value}`, value }));
+      expect(writer.statements).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(19);
+      expect(writer.statements).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(writer.statements.map((statement) => statement.map((item) => item.value))).toEqual([[1], [2, 3]]);
+      await writer.finishAll();
+      expect(await Promise.all([stuck, ...queued])).toEqual([10, 20, 30]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
