@@ -15,6 +15,7 @@ import type { AppContext, Worker } from '../context.ts';
 import { WORK_CHANNEL, WORK_TOPICS } from '../db/notifications.ts';
 import { healthOf, reportFailure } from '../health/dependency-health.ts';
 import { BACKSTOP_MS, LISTENER_DOWN_POLL_MS } from '../polling-worker.ts';
+import { createWebhookSecretOpener } from './webhook-secrets.ts';
 import { attemptDelivery, createRecordBatcher, type AttemptDeps } from './delivery-attempt.ts';
 import { createOriginGate } from './origin-gate.ts';
 import { claimDueDeliveries, nextDeliveryDueAt, postponeDeliveries, releaseDeliveries, type ClaimedDelivery } from './webhook-repository.ts';
@@ -91,6 +92,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     clock: context.clock,
     logger: context.logger,
     keyring: context.keyring,
+    openSecret: createWebhookSecretOpener(context.keyring),
     sender,
     metrics: webhookMetrics(context),
     random: options.random,
