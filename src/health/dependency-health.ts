@@ -1,6 +1,6 @@
 // One place knows whether each dependency the process needs (the database,
 // Redis, the TRON nodes) is reachable, as last seen by this process: one
-// DependencyHealth per gateway, made by the runtime and handed to whoever reports. An outage
+// DependencyHealth per gateway, made by the runtime (AppContext.health). An outage
 // is logged once: one warn line when it starts, one info line when it ends, not
 // an error with a stack from every worker pass and request in between.
 import type { Logger } from 'pino';

@@ -9,7 +9,10 @@ import { paymentRoutes } from './payment-routes.ts';
 import { createReconciliationWorker } from './reconciliation-worker.ts';
 import { listSuspenseCaptures, refundSuspenseCapture, type CaptureView } from './suspense-service.ts';
 
-export type PaymentsModuleDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'liveConnectors' | 'notifications'>;
+export type PaymentsModuleDeps = Pick<
+  AppContext,
+  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'liveConnectors' | 'notifications'
+>;
 
 /** What the operator's tools ask of payments: captures held in suspense. */
 export interface PaymentsService {

@@ -7,7 +7,10 @@ import { emit, emitMany } from './outbox.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 import { sealPlaintextWebhookSecrets } from './webhook-secrets.ts';
 
-export type WebhooksModuleDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'keyring' | 'notifications'>;
+export type WebhooksModuleDeps = Pick<
+  AppContext,
+  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'keyring' | 'notifications'
+>;
 
 /** What other modules and the runtime ask of webhooks. */
 export interface WebhooksService {
