@@ -50,6 +50,7 @@ import { createInvoice } from '../src/crypto/receiving/invoice-service.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createLogger } from '../src/logger.ts';
+import { DependencyHealth } from '../src/health/dependency-health.ts';
 import { throwawayKeyring } from '../src/kms/keyring.ts';
 import { createMerchant } from '../src/merchants/merchant-service.ts';
 import { updateShopWebhookSettings } from '../src/webhooks/webhook-repository.ts';
@@ -123,7 +124,7 @@ async function watcherBench(): Promise<WatcherFigures> {
   await migrate(handle);
   const clock = new ManualClock(new Date());
   const logger = createLogger(config);
-  const context: AppContext = { db: handle.db, backend: 'postgres', clock, config, metrics: new Registry(), logger, keyring: throwawayKeyring(), liveConnectors: undefined };
+  const context: AppContext = { db: handle.db, backend: 'postgres', clock, config, metrics: new Registry(), logger, health: new DependencyHealth(logger), keyring: throwawayKeyring(), liveConnectors: undefined };
   const chain = await startChainProcess();
   const cryptoChain = createCryptoChain({ config: { ...config, sandboxChainUrl: chain.url }, dataDir: undefined, logger, sandboxClock: 'manual' });
   const deps = cryptoDepsFor(context, cryptoChain);

@@ -22,6 +22,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { inTransaction } from '../src/db/transaction.ts';
 import { throwawayKeyring } from '../src/kms/keyring.ts';
 import { createLogger } from '../src/logger.ts';
+import { DependencyHealth } from '../src/health/dependency-health.ts';
 import { createMerchant } from '../src/merchants/merchant-service.ts';
 import { createDeliveryWorker } from '../src/webhooks/delivery-worker.ts';
 import { emit } from '../src/webhooks/outbox.ts';
@@ -84,13 +85,15 @@ async function main(): Promise<void> {
   const receiver = await startReceiver();
   try {
     await migrate(handle);
+    const logger = createLogger(config);
     const context: AppContext = {
       db: handle.db,
       backend: 'postgres',
       clock: systemClock,
       config,
       metrics: new Registry(),
-      logger: createLogger(config),
+      logger,
+      health: new DependencyHealth(logger),
       keyring: throwawayKeyring(),
     };
     const merchant = await createMerchant(context, { name: 'Bench shop', email: 'bench@paygate.local' });

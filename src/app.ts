@@ -1,6 +1,7 @@
 // Builds the HTTP application: error handling, validation, OpenAPI, health and
-// metrics, then every module's routes. No listening and no workers here, so
-// tests drive the very same app through `inject` or a real port.
+// metrics, then the routes of the modules it is given (built by modules.ts). No
+// listening and no workers here, so tests drive the very same app through
+// `inject` or a real port.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler, registerAjvFormats, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -13,7 +14,6 @@ import { DATABASE_RETRY_AFTER_SECONDS } from './db/database-errors.ts';
 import { AuthFailureLimiter } from './http/auth-failure-limit.ts';
 import { installAuthentication } from './http/authentication.ts';
 import { MAX_PATH_PARAMETER_LENGTH, handleClientError, handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
-import { healthOf } from './health/dependency-health.ts';
 import { readiness, type Readiness } from './health/readiness.ts';
 import { installJsonBodyParser } from './http/json-body-parser.ts';
 import { installMetricsRoute } from './http/metrics-route.ts';
@@ -21,7 +21,7 @@ import { registerCustodyMetrics } from './crypto/custody/custody-metrics.ts';
 import { openApiOptions } from './http/openapi-document.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { installStringInputCheck } from './http/string-inputs.ts';
-import { apiRoutePlugins, publicRoutePlugins } from './modules.ts';
+import type { GatewayModule } from './gateway-module.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -49,7 +49,7 @@ function requestStartedAt(request: { elapsedTime: number }): number {
   return Date.now() - request.elapsedTime;
 }
 
-export async function buildApp(context: AppContext, options: BuildAppOptions = {}): Promise<App> {
+export async function buildApp(context: AppContext, modules: readonly GatewayModule[], options: BuildAppOptions = {}): Promise<App> {
   const app = Fastify({
     loggerInstance: context.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -61,7 +61,7 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
     clientErrorHandler: handleClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
-  const health = healthOf(context.logger);
+  const health = context.health;
   installErrorHandling(app, health);
   installStringInputCheck(app);
   // JSON sent as text/plain is 415, not a string that fails the schema (the page adds its form parser).
@@ -95,9 +95,9 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
   await app.register(async (v1) => {
     installAuthentication(v1, context, authFailures);
     await installRateLimit(v1, { perMinute: context.config.rateLimitPerMinute, redis: options.redis, health });
-    for (const plugin of apiRoutePlugins) await v1.register(plugin, { context });
+    for (const module of modules) if (module.routes) await v1.register(module.routes);
   }, { prefix: '/v1' });
 
-  for (const plugin of publicRoutePlugins) await app.register(plugin, { context });
+  for (const module of modules) if (module.publicRoutes) await app.register(module.publicRoutes);
   return app;
 }

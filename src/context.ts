@@ -1,5 +1,5 @@
 // What every module is built from: the database, the clock, the configuration,
-// the metrics registry and the logger. Modules take the parts they need.
+// the metrics registry, the logger and the dependency health tracker. Modules take the parts they need.
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock } from './clock.ts';
@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import type { DatabaseBackend } from './db/database.ts';
 import type { Notifications } from './db/notifications.ts';
 import type { Db } from './db/transaction.ts';
+import type { DependencyHealth } from './health/dependency-health.ts';
 import type { Keyring } from './kms/keyring.ts';
 import type { AcquirerConnector } from './payments/connectors/acquirer-connector.ts';
 
@@ -17,6 +18,8 @@ export interface AppContext {
   readonly config: Config;
   readonly metrics: Registry;
   readonly logger: Logger;
+  /** Whether the database, Redis and the TRON nodes are reachable, as this process last saw them: one per gateway. */
+  readonly health: DependencyHealth;
   /** Envelope encryption of the secrets stored in the database (src/kms/). */
   readonly keyring: Keyring;
   /**

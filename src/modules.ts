@@ -1,8 +1,12 @@
-// The modules of the gateway, as one typed list: each contributes /v1 routes,
-// public (non-API) routes and background workers; app.ts and the runtime wire
-// them from here. CLI commands live in src/cli/ and call module functions.
+// The modules of the gateway, built once in dependency order: each takes the platform
+// parts it uses and the services of the modules before it, and contributes /v1 routes,
+// public (non-API) routes, background workers and what it must close (gateway-module.ts).
+// app.ts mounts their routes; runtime.ts starts their workers and closes them.
+// CLI commands live in src/cli/ and call module functions.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext, Worker } from './context.ts';
+import type { GatewayModule, ModuleRoutes } from './gateway-module.ts';
+import { closeCryptoDeps } from './crypto/receiving/crypto-deps.ts';
 import { invoicePageRoutes } from './crypto/receiving/page/invoice-page-routes.ts';
 import { cryptoReceivingRoutes } from './crypto/receiving/routes/crypto-routes.ts';
 import { createAddressPoolWorker, createChainWatcherWorker, createInvoiceExpiryWorker } from './crypto/receiving/receiving-workers.ts';
@@ -18,46 +22,69 @@ import { coldStorageOutcomes } from './crypto/cold-storage/cold-storage-service.
 import { createColdStorageWorker } from './crypto/cold-storage/cold-storage-worker.ts';
 import { createOutgoingTransferWorker } from './crypto/sending/sending-worker.ts';
 import { createCustodyReconciliationWorker } from './crypto/custody/reconciliation-worker.ts';
-import { createIdempotencyPurgeWorker } from './idempotency/idempotency-purge-worker.ts';
-import { balanceRoutes } from './ledger/balance-routes.ts';
-import { createReservationExpiryWorker } from './ledger/reservation-expiry-worker.ts';
-import { accountRoutes } from './merchants/account-routes.ts';
-import { createExpiryWorker } from './payments/expiry-worker.ts';
-import { paymentRoutes } from './payments/payment-routes.ts';
-import { createReconciliationWorker } from './payments/reconciliation-worker.ts';
-import { paymentPageRoutes } from './payments/page/payment-page-routes.ts';
-import { createDeliveryWorker } from './webhooks/delivery-worker.ts';
-import { webhookRoutes } from './webhooks/webhook-routes.ts';
+import { createIdempotencyModule } from './idempotency/idempotency-module.ts';
+import { createLedgerModule } from './ledger/ledger-module.ts';
+import { createMerchantsModule, type MerchantsService } from './merchants/merchants-module.ts';
+import { createPaymentsModule } from './payments/payments-module.ts';
+import { createWebhooksModule, type WebhooksService } from './webhooks/webhooks-module.ts';
 
-export type ModuleRoutes = FastifyPluginAsyncTypebox<{ context: AppContext }>;
+/** The built modules and the services the runtime itself calls. */
+export interface GatewayModules {
+  /** In the order their routes are mounted (the OpenAPI document lists paths in it); closed in reverse. */
+  readonly list: readonly GatewayModule[];
+  readonly merchants: MerchantsService;
+  readonly webhooks: WebhooksService;
+}
 
-export interface GatewayModule {
+/** Every module of the gateway, built once on `platform`, each after the modules it needs. */
+export function createModules(platform: AppContext): GatewayModules {
+  const idempotency = createIdempotencyModule(platform);
+  const webhooks = createWebhooksModule(platform);
+  const merchants = createMerchantsModule(platform);
+  const ledger = createLedgerModule(platform);
+  const payments = createPaymentsModule(platform);
+  const crypto = cryptoModules.map((entry) => adaptCryptoModule(entry, platform));
+  return {
+    list: [merchants.module, payments.module, webhooks.module, idempotency.module, ledger.module, ...crypto],
+    merchants: merchants.service,
+    webhooks: webhooks.service,
+  };
+}
+
+/** The workers of every module, for a process that runs them. */
+export function createWorkers(modules: readonly GatewayModule[]): Worker[] {
+  return modules.flatMap((module) => module.workers?.() ?? []);
+}
+
+/** Closes every module, the last listed first; a failure of one does not keep the others open (the first is thrown). */
+export async function closeModules(modules: readonly GatewayModule[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const module of [...modules].reverse()) await module.close?.().catch((error: unknown) => failures.push(error));
+  if (failures.length > 0) throw failures[0];
+}
+
+type ContextRoutes = FastifyPluginAsyncTypebox<{ context: AppContext }>;
+
+/** A crypto module in its earlier shape (routes taking `{ context }`, workers made from the context). */
+interface CryptoModuleEntry {
   readonly name: string;
-  /** Routes under /v1: authenticated by API key and rate limited. */
-  readonly routes?: ModuleRoutes;
-  /** Routes outside /v1 (the hosted payment page). */
-  readonly publicRoutes?: ModuleRoutes;
+  readonly routes?: ContextRoutes;
+  readonly publicRoutes?: ContextRoutes;
   readonly workers?: (context: AppContext) => Worker[];
   /** Outcome handlers of the outgoing transfers this module enqueues, by purpose (the sign-once executor calls them). */
   readonly outgoingOutcomes?: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>>;
+  /** Closes what the module opened on this context. */
+  readonly close?: (context: AppContext) => Promise<void>;
 }
 
-export const modules: readonly GatewayModule[] = [
-  { name: 'merchants', routes: accountRoutes },
-  {
-    name: 'payments',
-    routes: paymentRoutes,
-    publicRoutes: paymentPageRoutes,
-    workers: (context) => [createExpiryWorker(context), createReconciliationWorker(context)],
-  },
-  { name: 'webhooks', routes: webhookRoutes, workers: (context) => [createDeliveryWorker(context)] },
-  { name: 'idempotency', workers: (context) => [createIdempotencyPurgeWorker(context)] },
-  { name: 'ledger', routes: balanceRoutes, workers: (context) => [createReservationExpiryWorker(context)] },
+export const cryptoModules: readonly CryptoModuleEntry[] = [
   {
     name: 'crypto',
     routes: cryptoReceivingRoutes,
     publicRoutes: invoicePageRoutes,
     workers: (context) => [createChainWatcherWorker(context), createInvoiceExpiryWorker(context), createAddressPoolWorker(context)],
+    // The chain handle (node clients, the in-process sandbox chain) serves routes and workers alike.
+    close: (context) => closeCryptoDeps(context),
   },
   // The sign-once executor of every outgoing transfer; the handlers are the other modules' (outgoingOutcomes).
   { name: 'crypto-sending', workers: (context) => [createOutgoingTransferWorker(context, outgoingOutcomeHandlers())] },
@@ -76,15 +103,27 @@ export const modules: readonly GatewayModule[] = [
   { name: 'crypto-cold-storage', workers: (context) => [createColdStorageWorker(context)], outgoingOutcomes: { cold_storage: coldStorageOutcomes } },
 ];
 
-/** Every module's outcome handlers of outgoing transfers, by purpose (the sign-once executor calls them). */
+/** Every crypto module's outcome handlers of outgoing transfers, by purpose (the sign-once executor calls them). */
 export function outgoingOutcomeHandlers(): Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>> {
-  return Object.assign({}, ...modules.map((module) => module.outgoingOutcomes ?? {})) as Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>>;
+  const handlers: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>> = {};
+  for (const module of cryptoModules) Object.assign(handlers, module.outgoingOutcomes);
+  return handlers;
 }
 
-export const apiRoutePlugins: readonly ModuleRoutes[] = modules.flatMap((module) => (module.routes ? [module.routes] : []));
+/** A crypto module of the earlier shape as a GatewayModule: its routes and workers on `platform`. */
+function adaptCryptoModule(entry: CryptoModuleEntry, platform: AppContext): GatewayModule {
+  const { routes, publicRoutes, workers, close } = entry;
+  return {
+    name: entry.name,
+    ...(routes && { routes: withContext(routes, platform) }),
+    ...(publicRoutes && { publicRoutes: withContext(publicRoutes, platform) }),
+    ...(workers && { workers: () => workers(platform) }),
+    ...(close && { close: () => close(platform) }),
+  };
+}
 
-export const publicRoutePlugins: readonly ModuleRoutes[] = modules.flatMap((module) => (module.publicRoutes ? [module.publicRoutes] : []));
-
-export function createWorkers(context: AppContext): Worker[] {
-  return modules.flatMap((module) => module.workers?.(context) ?? []);
+function withContext(plugin: ContextRoutes, context: AppContext): ModuleRoutes {
+  return async (app) => {
+    await app.register(plugin, { context });
+  };
 }

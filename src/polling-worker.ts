@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Worker } from './context.ts';
 import { WORK_CHANNEL, type Notifications } from './db/notifications.ts';
-import { healthOf, reportFailure } from './health/dependency-health.ts';
+import { reportFailure, type DependencyHealth } from './health/dependency-health.ts';
 
 /**
  * Longest sleep with wake-ups on. Migration 0014's triggers notify only for work due sooner
@@ -53,6 +53,8 @@ export function createPollingWorker(options: {
   /** The pause between passes without wake-ups. */
   readonly intervalMs: number;
   readonly logger: Logger;
+  /** Where a pass reports the dependencies it reached or failed to reach. */
+  readonly health: DependencyHealth;
   readonly runOnce: () => Promise<number>;
   /** Sleep until due or notified instead of polling every `intervalMs`. */
   readonly wakeUps?: WakeUps | undefined;
@@ -82,11 +84,11 @@ export function createPollingWorker(options: {
     try {
       const handled = await options.runOnce();
       // A whole pass reached the database (and stored something when it handled items).
-      healthOf(options.logger).up('database', askedAt, handled > 0);
+      options.health.up('database', askedAt, handled > 0);
       const pauseMs = await pauseAfterPass(passStartedAt);
       return wokenDuringPass ? 0 : pauseMs;
     } catch (error) {
-      reportFailure(options.logger, error, { worker: options.name }, `${options.name} pass failed`);
+      reportFailure(options, error, { worker: options.name }, `${options.name} pass failed`);
       return wakeUps ? Math.min(options.intervalMs, LISTENER_DOWN_POLL_MS) : options.intervalMs;
     }
   }

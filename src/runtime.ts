@@ -1,5 +1,6 @@
-// Starts the gateway: opens and migrates the database, then serves HTTP and/or
-// runs the module workers according to the role. Stops cleanly on SIGINT/SIGTERM.
+// Starts the gateway: opens and migrates the database, builds the modules
+// (modules.ts), then serves HTTP and/or runs the modules' workers according to the
+// role. Stops cleanly on SIGINT/SIGTERM: whatever was opened is closed in reverse.
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Registry, collectDefaultMetrics } from 'prom-client';
@@ -10,13 +11,11 @@ import type { AppContext, Worker } from './context.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { lockDataFolder, type DataFolderLock } from './db/data-folder-lock.ts';
 import { migrate } from './db/migrate.ts';
-import { healthOf } from './health/dependency-health.ts';
+import { DependencyHealth } from './health/dependency-health.ts';
 import { openRedis } from './health/redis-client.ts';
 import { createLogger } from './logger.ts';
-import { countMerchants } from './merchants/merchant-repository.ts';
-import { createMerchant } from './merchants/merchant-service.ts';
 import { loadKeyring } from './kms/load-keyring.ts';
-import { sealPlaintextWebhookSecrets } from './webhooks/webhook-secrets.ts';
+import type { MerchantsService } from './merchants/merchants-module.ts';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -92,10 +91,10 @@ export function refuseClearSigningKey(config: Pick<Config, 'tronSignerKeyFile'>)
  * sandbox merchant whose key is printed and saved; a production start creates nothing
  * and says how to create the first merchant.
  */
-async function welcomeIfEmpty(context: AppContext, config: Config): Promise<void> {
-  if ((await countMerchants(context.db)) > 0) return;
+async function welcomeIfEmpty(merchants: MerchantsService, logger: AppContext['logger'], config: Config): Promise<void> {
+  if ((await merchants.countMerchants()) > 0) return;
   if (!config.demo) {
-    context.logger.info('no merchant yet: create the first one with `paygate merchant create`');
+    logger.info('no merchant yet: create the first one with `paygate merchant create`');
     process.stdout.write(
       '\nNo merchant yet. Create the first one (its API key is printed once):\n\n' +
         '  npx paygate merchant create --name "My shop" --email owner@example.com\n\n' +
@@ -103,33 +102,49 @@ async function welcomeIfEmpty(context: AppContext, config: Config): Promise<void
     );
     return;
   }
-  const demo = await createMerchant(context, { name: 'Demo shop', email: 'demo@paygate.local', mode: 'sandbox' });
+  const demo = await merchants.createMerchant({ name: 'Demo shop', email: 'demo@paygate.local', mode: 'sandbox' });
   const file = join(config.dataDir, 'demo-credentials.json');
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   await writeFile(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
-  context.logger.info({ file, shop_id: demo.shop_id }, 'created a demo sandbox merchant');
+  logger.info({ file, shop_id: demo.shop_id }, 'created a demo sandbox merchant');
   process.stdout.write(
     `\nDemo sandbox shop created. API key (shown once, also saved to ${file}):\n\n  ${demo.api_key}\n\n` +
       `Try: curl -s ${config.publicUrl}/v1/account -H "Authorization: Bearer ${demo.api_key}"\n\n`,
   );
 }
 
+/** Something opened while starting, closed again on stop or after a failed start. */
+type Closer = () => Promise<unknown> | unknown;
+
+/** Runs every closer, the last opened first; the first failure is thrown once all have run. */
+async function closeInReverse(opened: readonly Closer[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const close of [...opened].reverse()) {
+    try {
+      await close();
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length > 0) throw failures[0];
+}
+
 export async function startGateway(config: Config, options: { role: Role; clock?: Clock }): Promise<Gateway> {
   refuseClearSigningKey(config);
   // Imported here, not above: a CLI command opens the database through this module without the server's code.
-  const [{ buildApp }, { createWorkers }, { closeCryptoDeps }] = await Promise.all([import('./app.ts'), import('./modules.ts'), import('./crypto/receiving/crypto-deps.ts')]);
+  const [{ buildApp }, { closeModules, createModules, createWorkers }] = await Promise.all([import('./app.ts'), import('./modules.ts')]);
   const logger = createLogger(config);
   const keyring = await loadKeyring(config);
   const handle = await openConfiguredDatabase(config);
-  // Whatever was opened before a failure is closed again, so a failed start ends the process.
-  const opened: (() => Promise<void> | void)[] = [() => handle.close()];
+  // Whatever was opened is closed again in reverse, by stop() or after a failed start (so it ends the process).
+  const opened: Closer[] = [() => handle.close()];
   try {
     const metrics = new Registry();
     // The event-loop delay histogram samples on a timer of this many milliseconds; prom-client's
     // default (10) wakes an idle gateway 100 times a second, half a percent of a core.
     collectDefaultMetrics({ register: metrics, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
+    const health = new DependencyHealth(logger);
     // Wakes the workers when work falls due and keeps the API-key cache honest (db/notifications.ts).
-    const health = healthOf(logger);
     const notifications = await handle.listen({ onError: (error) => health.down('database', error) });
     opened.push(() => notifications.close());
     // The listening connection is back: the server answers again.
@@ -141,26 +156,30 @@ export async function startGateway(config: Config, options: { role: Role; clock?
       config,
       metrics,
       logger,
+      health,
       keyring,
       notifications,
       role: options.role,
     };
-    const sealed = await sealPlaintextWebhookSecrets(handle.db, keyring);
+    const modules = createModules(context);
+    opened.push(() => closeModules(modules.list));
+    const sealed = await modules.webhooks.sealPlaintextSecrets();
     if (sealed > 0) logger.info({ shops: sealed }, 'sealed webhook secrets stored in clear by an earlier version');
-    opened.push(() => closeCryptoDeps(context));
-    await welcomeIfEmpty(context, config);
+    await welcomeIfEmpty(modules.merchants, logger, config);
 
-    const redis = await openRedis(config, logger);
+    const redis = await openRedis(config, health);
     opened.push(() => redis?.disconnect());
 
     let app: App | undefined;
     let url: string | undefined;
+    let workers: Worker[] = [];
+    // Stop accepting and finish in-flight requests while the workers finish their deliveries.
+    opened.push(() => Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]));
     if (options.role !== 'worker') {
-      app = await buildApp(context, { redis });
-      opened.push(() => app?.close());
+      app = await buildApp(context, modules.list, { redis });
       url = await app.listen({ port: config.port, host: config.host });
     }
-    const workers: Worker[] = options.role === 'api' ? [] : createWorkers(context);
+    workers = options.role === 'api' ? [] : createWorkers(modules.list);
     for (const worker of workers) worker.start();
     logger.info({ role: options.role, url, database: handle.backend, workers: workers.map((w) => w.name) }, 'paygate started');
 
@@ -171,20 +190,12 @@ export async function startGateway(config: Config, options: { role: Role; clock?
       app,
       url,
       stop() {
-        stopping ??= (async () => {
-          // Stop accepting and finish in-flight requests while the workers finish their deliveries.
-          await Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]);
-          // The crypto chain handle (node clients, the in-process sandbox chain) serves both.
-          await closeCryptoDeps(context);
-          redis?.disconnect();
-          await notifications.close();
-          await handle.close();
-        })();
+        stopping ??= closeInReverse(opened);
         return stopping;
       },
     };
   } catch (error) {
-    for (const close of opened.reverse()) await Promise.resolve(close()).catch(() => undefined);
+    await closeInReverse(opened).catch(() => undefined);
     throw error;
   }
 }

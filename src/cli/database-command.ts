@@ -10,6 +10,7 @@ import type { AppContext } from '../context.ts';
 import type { DatabaseHandle } from '../db/database.ts';
 import { loadKeyring } from '../kms/load-keyring.ts';
 import { createLogger } from '../logger.ts';
+import { DependencyHealth } from '../health/dependency-health.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 
 /** The running gateway's context and database, which a command run inside it uses. */
@@ -37,13 +38,15 @@ export async function withCliDatabase<T>(config: Config, work: (context: AppCont
   if (gateway) return work({ ...gateway.context, metrics: new Registry() }, gateway.database);
   const keyring = await loadKeyring(config);
   const handle = await openConfiguredDatabase(config, { shortLived: true });
+  const logger = createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel });
   const context: AppContext = {
     db: handle.db,
     backend: handle.backend,
     clock: systemClock,
     config,
     metrics: new Registry(),
-    logger: createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel }),
+    logger,
+    health: new DependencyHealth(logger),
     keyring,
   };
   try {

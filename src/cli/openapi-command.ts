@@ -5,6 +5,9 @@ import { parseArgs } from 'node:util';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import { Registry } from 'prom-client';
 import { buildApp } from '../app.ts';
+import type { AppContext } from '../context.ts';
+import { DependencyHealth } from '../health/dependency-health.ts';
+import { closeModules, createModules } from '../modules.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/schema.ts';
@@ -22,21 +25,26 @@ export async function buildOpenApiDocument(config: Config): Promise<unknown> {
       createQueryCompiler: () => new PostgresQueryCompiler(),
     },
   });
-  const app = await buildApp({
+  const logger = createLogger({ logLevel: 'silent' });
+  const context: AppContext = {
     db,
     backend: 'postgres',
     clock: systemClock,
     config,
     metrics: new Registry(),
-    logger: createLogger({ logLevel: 'silent' }),
+    logger,
+    health: new DependencyHealth(logger),
     // Nothing is sealed or opened while describing routes: a throwaway key will do.
     keyring: throwawayKeyring(),
-  });
+  };
+  const modules = createModules(context);
+  const app = await buildApp(context, modules.list);
   try {
     await app.ready();
     return app.swagger();
   } finally {
     await app.close();
+    await closeModules(modules.list);
     await db.destroy();
   }
 }

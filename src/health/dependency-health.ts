@@ -1,5 +1,6 @@
 // One place knows whether each dependency the process needs (the database,
-// Redis, the TRON nodes) is reachable, as last seen by this process. An outage
+// Redis, the TRON nodes) is reachable, as last seen by this process: one
+// DependencyHealth per gateway, made by the runtime (AppContext.health). An outage
 // is logged once: one warn line when it starts, one info line when it ends, not
 // an error with a stack from every worker pass and request in between.
 import type { Logger } from 'pino';
@@ -77,26 +78,19 @@ export function unreachableDependency(error: unknown): Dependency | undefined {
   return undefined;
 }
 
-// One tracker per gateway: every part of a gateway is built from the same logger.
-const trackers = new WeakMap<Logger, DependencyHealth>();
-
-export function healthOf(logger: Logger): DependencyHealth {
-  let tracker = trackers.get(logger);
-  if (!tracker) {
-    tracker = new DependencyHealth(logger);
-    trackers.set(logger, tracker);
-  }
-  return tracker;
-}
-
 /**
  * A failed pass or task: an outage of a dependency goes to the tracker (one warn per
  * outage); anything else is a fault of its own and logged as an error with its stack.
  */
-export function reportFailure(logger: Logger, error: unknown, fields: Record<string, unknown>, message: string): void {
+export function reportFailure(
+  on: { readonly health: DependencyHealth; readonly logger: Logger },
+  error: unknown,
+  fields: Record<string, unknown>,
+  message: string,
+): void {
   const dependency = unreachableDependency(error);
   if (dependency) {
-    healthOf(logger).down(dependency, error);
-    logger.debug({ ...fields, err: error, dependency }, message);
-  } else logger.error({ ...fields, err: error }, message);
+    on.health.down(dependency, error);
+    on.logger.debug({ ...fields, err: error, dependency }, message);
+  } else on.logger.error({ ...fields, err: error }, message);
 }

@@ -6,7 +6,6 @@
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { AppContext } from '../context.ts';
-import { healthOf } from './dependency-health.ts';
 import { checkRedis } from './redis-client.ts';
 
 export type CheckResult = 'ok' | 'down';
@@ -16,8 +15,10 @@ export interface Readiness {
   readonly checks: Readonly<Record<string, CheckResult>>;
 }
 
-async function checkDatabase(context: AppContext): Promise<CheckResult> {
-  const health = healthOf(context.logger);
+type ReadinessDeps = Pick<AppContext, 'db' | 'config' | 'health'>;
+
+async function checkDatabase(context: ReadinessDeps): Promise<CheckResult> {
+  const health = context.health;
   const askedAt = Date.now();
   try {
     const { rows } = await sql<{ read_only: string }>`select current_setting('transaction_read_only') as read_only`.execute(context.db);
@@ -32,12 +33,12 @@ async function checkDatabase(context: AppContext): Promise<CheckResult> {
   return health.isDown('database') ? 'down' : 'ok';
 }
 
-export async function readiness(context: AppContext, redis: Redis | undefined): Promise<Readiness> {
+export async function readiness(context: ReadinessDeps, redis: Redis | undefined): Promise<Readiness> {
   const checks: Record<string, CheckResult> = { database: await checkDatabase(context) };
-  if (redis) checks.redis = (await checkRedis(redis, context.logger)) ? 'ok' : 'down';
+  if (redis) checks.redis = (await checkRedis(redis, context.health)) ? 'ok' : 'down';
   const config = context.config;
   if (config.tronXpubFile !== undefined && config.tronNodeUrls.length > 0) {
-    checks.chain_nodes = healthOf(context.logger).isDown('chain_nodes') ? 'down' : 'ok';
+    checks.chain_nodes = context.health.isDown('chain_nodes') ? 'down' : 'ok';
   }
   return { ready: Object.values(checks).every((result) => result === 'ok'), checks };
 }

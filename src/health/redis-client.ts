@@ -3,11 +3,10 @@
 // connection open must not hold requests; past the bound a command fails, and the
 // rate limiter fails open (docs/security.md). Its outages go to the tracker.
 import type { Redis } from 'ioredis';
-import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { healthOf } from './dependency-health.ts';
+import type { DependencyHealth } from './dependency-health.ts';
 
-export async function openRedis(config: Pick<Config, 'redisUrl' | 'redisCommandTimeoutMs'>, logger: Logger): Promise<Redis | undefined> {
+export async function openRedis(config: Pick<Config, 'redisUrl' | 'redisCommandTimeoutMs'>, health: DependencyHealth): Promise<Redis | undefined> {
   if (!config.redisUrl) return undefined;
   // Loaded only when configured, like PGlite (db/database.ts): an idle gateway's memory is its code.
   const { Redis } = await import('ioredis');
@@ -17,21 +16,20 @@ export async function openRedis(config: Pick<Config, 'redisUrl' | 'redisCommandT
     commandTimeout: config.redisCommandTimeoutMs,
     connectTimeout: Math.max(1_000, config.redisCommandTimeoutMs),
   });
-  const health = healthOf(logger);
   redis.on('error', (error: unknown) => health.down('redis', error));
   redis.on('ready', () => health.up('redis'));
   return redis;
 }
 
 /** Asks Redis for PING within its command bound; the answer updates the tracker. */
-export async function checkRedis(redis: Redis, logger: Logger): Promise<boolean> {
+export async function checkRedis(redis: Redis, health: DependencyHealth): Promise<boolean> {
   const askedAt = Date.now();
   try {
     await redis.ping();
-    healthOf(logger).up('redis', askedAt);
+    health.up('redis', askedAt);
     return true;
   } catch (error) {
-    healthOf(logger).down('redis', error);
+    health.down('redis', error);
     return false;
   }
 }

@@ -1,12 +1,11 @@
 // /v1/crypto/balance: balances, transfers between the merchant's own accounts,
 // and the operation history. Thin: schema, scope, call balance-service.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.ts';
+import type { ModuleRoutes } from '../gateway-module.ts';
 import { principalOf } from '../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
-import { EXTERNAL_ID_MAX_LENGTH, OPERATION_TYPES, createInternalTransfer, getBalances, listMerchantOperations, type LedgerOwner } from './balance-service.ts';
+import { EXTERNAL_ID_MAX_LENGTH, OPERATION_TYPES, createInternalTransfer, getBalances, listMerchantOperations, type BalanceDeps, type LedgerOwner } from './balance-service.ts';
 
 const Currency = Type.Union([Type.Literal('RUB'), Type.Literal('USDT')]);
 const Money = Type.String({ description: 'decimal string: 2 places for RUB, 6 for USDT' });
@@ -134,7 +133,7 @@ function ledgerOwnerOf(request: FastifyRequest): LedgerOwner {
   return { shopId: principal.shopId, merchantId: principal.merchantId, book: principal.shopMode };
 }
 
-export const balanceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+export const balanceRoutes = (context: BalanceDeps): ModuleRoutes => async (app) => {
   app.get(
     '/crypto/balance',
     {

@@ -22,7 +22,7 @@ export function expiryVoidId(reservationTransferId: string): string {
   return `expiry:${reservationTransferId}`;
 }
 
-export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'notifications'>): ReservationExpiryWorker {
+export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health' | 'notifications'>): ReservationExpiryWorker {
   /** The last pass stopped at its batch limit with reservations still due. */
   let cutShort = false;
   async function runOnce(): Promise<number> {
@@ -54,6 +54,7 @@ export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | '
     name: 'ledger-reservation-expiry',
     intervalMs: RESERVATION_EXPIRY_POLL_INTERVAL_MS,
     logger: context.logger,
+    health: context.health,
     runOnce,
     // A reservation whose timeout is under a minute is notified at creation (migration 0014).
     wakeUps: context.notifications && {

@@ -1,9 +1,9 @@
 // GET /v1/account: who the presented key acts for. Lets an integrator check a key.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, errorResponses } from '../http/error-responses.ts';
 import type { AppContext } from '../context.ts';
+import type { ModuleRoutes } from '../gateway-module.ts';
 import { findShop } from './merchant-repository.ts';
 import { NotFoundError } from '../errors.ts';
 import { API_KEY_SCOPES } from './merchant-tables.ts';
@@ -32,7 +32,7 @@ const Account = Type.Object(
   },
 );
 
-export const accountRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+export const accountRoutes = (context: Pick<AppContext, 'db'>): ModuleRoutes => async (app) => {
   app.get(
     '/account',
     {

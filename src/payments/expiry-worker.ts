@@ -17,7 +17,7 @@ const EXPIRY_BATCHES_PER_RUN_MAX = 50;
 /** Its runOnce makes one pass: expires every due payment (in bounded batches); returns how many. */
 export type ExpiryWorker = PollingWorker;
 
-export function createExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'notifications'>): ExpiryWorker {
+export function createExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'notifications'>): ExpiryWorker {
   /** The last pass stopped at its batch limit with payments still due. */
   let cutShort = false;
   async function runOnce(): Promise<number> {
@@ -42,6 +42,7 @@ export function createExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'c
     name: 'payment-expiry',
     intervalMs: EXPIRY_POLL_INTERVAL_MS,
     logger: context.logger,
+    health: context.health,
     runOnce,
     // A payment is created an hour before it expires, far beyond the backstop, so only a
     // payment whose blocking card attempt resolves after its expires_at is notified (migration 0014).

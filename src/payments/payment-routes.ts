@@ -1,8 +1,8 @@
 // /v1/payments and the sandbox test helpers: schema, scope, call the service.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
-import { createMethodSettingsSource } from './method-settings-cache.ts';
+import type { ModuleRoutes } from '../gateway-module.ts';
+import type { MethodSettingsSource } from './method-settings-cache.ts';
 import { principalOf } from '../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../idempotency/idempotency-service.ts';
@@ -93,10 +93,10 @@ const TEST_HELPERS = [
   { action: 'expire', operationId: 'testHelpersExpirePayment', summary: 'Sandbox: expire a pending payment, as the clock would' },
 ] as const;
 
-export const paymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const methodSettings = createMethodSettingsSource(context.notifications);
-  app.addHook('onClose', async () => methodSettings.close());
-  const creationDeps = { ...context, methodSettings };
+/** The deps of the payment routes; `methodSettings` is the module's cache (closed with the module). */
+export type PaymentRouteDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'liveConnectors'> & { readonly methodSettings: MethodSettingsSource };
+
+export const paymentRoutes = (context: PaymentRouteDeps): ModuleRoutes => async (app) => {
   app.post(
     '/payments',
     {
@@ -123,7 +123,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const result = await createPayment(creationDeps, { shopId: principal.shopId, mode: principal.shopMode }, request.body, request.headers['idempotency-key']);
+      const result = await createPayment(context, { shopId: principal.shopId, mode: principal.shopMode }, request.body, request.headers['idempotency-key']);
       // The stored bytes are sent as they are, so a replay is byte-identical.
       return reply
         .code(result.status as 201)

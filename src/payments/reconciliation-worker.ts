@@ -28,7 +28,7 @@ export const CONFIRMATION_ABANDON_AFTER_MS = 24 * 60 * 60_000;
 /** Its runOnce makes one pass over the attempts due for a look-up; returns how many were resolved. */
 export type ReconciliationWorker = PollingWorker;
 
-type ReconcileContext = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics' | 'liveConnectors' | 'notifications'>;
+type ReconcileContext = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'liveConnectors' | 'notifications'>;
 
 export function createReconciliationWorker(context: ReconcileContext): ReconciliationWorker {
   const metrics = paymentMetrics(context);
@@ -95,6 +95,7 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
     name: 'payment-reconciliation',
     intervalMs: RECONCILE_POLL_INTERVAL_MS,
     logger: context.logger,
+    health: context.health,
     runOnce,
     // Every check is scheduled RECONCILE_AFTER_MS (a minute) or more ahead, beyond the
     // backstop, so none needs a notification: the worker learns of it in time by asking.

@@ -3,14 +3,15 @@
 import type { AppContext } from '../context.ts';
 import { newId } from '../ids.ts';
 import { nextRetryDelayMs, parseRetryAfterMs } from './retry-schedule.ts';
-import type { Keyring } from '../kms/keyring.ts';
 import { signedHeaders } from './signing.ts';
-import { openWebhookSecret } from './webhook-secrets.ts';
+import { openWebhookSecret, type WebhookSecretOpener } from './webhook-secrets.ts';
 import { recordAttempt, recordAttempts, type AttemptRecord, type ClaimedDelivery } from './webhook-repository.ts';
 import type { SendResult, WebhookSender } from './webhook-sender.ts';
 import type { WebhookMetrics } from './webhook-metrics.ts';
 
 export type AttemptDeps = Pick<AppContext, 'db' | 'clock' | 'logger' | 'keyring'> & {
+  /** Opens the sealed secrets (a worker's keeps what it opened); without it each attempt opens them with `keyring`. */
+  readonly openSecret?: WebhookSecretOpener | undefined;
   readonly sender: WebhookSender;
   readonly metrics: WebhookMetrics;
   readonly random?: (() => number) | undefined;
@@ -27,19 +28,19 @@ export interface AttemptSummary {
 }
 
 /** The shop's signing secrets (stored sealed) that apply at `at`. */
-function secretsAt(keyring: Keyring, delivery: ClaimedDelivery, at: Date) {
+function secretsAt(openSecret: WebhookSecretOpener, delivery: ClaimedDelivery, at: Date) {
   const previousValid =
     delivery.previousSecret !== null && delivery.previousSecretExpiresAt !== null && delivery.previousSecretExpiresAt > at;
   return {
-    current: openWebhookSecret(keyring, delivery.shopId, delivery.secret),
-    previous: previousValid ? openWebhookSecret(keyring, delivery.shopId, delivery.previousSecret!) : null,
+    current: openSecret(delivery.shopId, delivery.secret),
+    previous: previousValid ? openSecret(delivery.shopId, delivery.previousSecret!) : null,
   };
 }
 
 /** Makes one attempt of a claimed delivery and records it. Never throws for a receiver's failure. */
 export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery, onSent?: (result: SendResult) => void): Promise<AttemptSummary> {
   const startedAt = deps.clock.now();
-  const headers = signedHeaders(secretsAt(deps.keyring, delivery, startedAt), delivery.eventId, startedAt, delivery.payload);
+  const headers = signedHeaders(secretsAt(deps.openSecret ?? ((shopId, sealed) => openWebhookSecret(deps.keyring, shopId, sealed)), delivery, startedAt), delivery.eventId, startedAt, delivery.payload);
   const result = await deps.sender.send({ url: delivery.url, headers, body: delivery.payload });
   onSent?.(result);
   const finishedAt = deps.clock.now();

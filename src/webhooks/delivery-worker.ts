@@ -13,8 +13,9 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { AppContext, Worker } from '../context.ts';
 import { WORK_CHANNEL, WORK_TOPICS } from '../db/notifications.ts';
-import { healthOf, reportFailure } from '../health/dependency-health.ts';
+import { reportFailure } from '../health/dependency-health.ts';
 import { BACKSTOP_MS, LISTENER_DOWN_POLL_MS } from '../polling-worker.ts';
+import { createWebhookSecretOpener } from './webhook-secrets.ts';
 import { attemptDelivery, createRecordBatcher, type AttemptDeps } from './delivery-attempt.ts';
 import { createOriginGate } from './origin-gate.ts';
 import { claimDueDeliveries, nextDeliveryDueAt, postponeDeliveries, releaseDeliveries, type ClaimedDelivery } from './webhook-repository.ts';
@@ -64,7 +65,10 @@ export interface DeliveryWorker extends Worker {
   readonly inFlight: number;
 }
 
-export function createDeliveryWorker(context: AppContext, options: DeliveryWorkerOptions = {}): DeliveryWorker {
+export function createDeliveryWorker(
+  context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'keyring' | 'notifications'>,
+  options: DeliveryWorkerOptions = {},
+): DeliveryWorker {
   const concurrency = options.concurrency ?? context.config.webhookConcurrency;
   // Claimed deliveries held at most: those in flight plus a queue of the next ones, so that
   // the next claim runs while attempts are still in flight and no slot waits for the database.
@@ -91,6 +95,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
     clock: context.clock,
     logger: context.logger,
     keyring: context.keyring,
+    openSecret: createWebhookSecretOpener(context.keyring),
     sender,
     metrics: webhookMetrics(context),
     random: options.random,
@@ -217,7 +222,7 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
       .then(() => undefined)
       .catch((error: unknown) => {
         // The attempt could not be recorded (database down): its lease expires and it is made again.
-        reportFailure(context.logger, error, { event_id: delivery.eventId }, 'webhook attempt could not be recorded');
+        reportFailure(context, error, { event_id: delivery.eventId }, 'webhook attempt could not be recorded');
       })
       .finally(() => {
         markSent();
@@ -317,13 +322,13 @@ export function createDeliveryWorker(context: AppContext, options: DeliveryWorke
         notified = false;
         const askedAt = Date.now();
         const claimed = await claim(room);
-        healthOf(context.logger).up('database', askedAt);
+        context.health.up('database', askedAt);
         if (claimed < room) {
           const pauseMs = await idlePauseMs();
           if (!notified && !stopped) await pause(pauseMs, queued > 0 ? Math.floor(queued / 2) : undefined);
         }
       } catch (error) {
-        reportFailure(context.logger, error, {}, 'webhook worker could not claim deliveries');
+        reportFailure(context, error, {}, 'webhook worker could not claim deliveries');
         await pause(Math.min(idlePollMs, LISTENER_DOWN_POLL_MS));
       }
     }

@@ -2,9 +2,9 @@
 // shop's endpoint and a test send. Any key of the shop may read them; changing
 // where webhooks go or what signs them needs the `webhooks` scope, because the
 // signing secret lets its holder forge every webhook the merchant trusts.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
+import type { ModuleRoutes } from '../gateway-module.ts';
 import { principalOf } from '../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
 import type { ApiKeyScope } from '../merchants/merchant-service.ts';
@@ -120,7 +120,7 @@ const READ_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'invalid_request'] as const;
 /** Errors of the routes that change settings: they need the webhooks scope and may carry a body. */
 const WRITE_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS] as const;
 
-export const webhookRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+export const webhookRoutes = (context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics' | 'keyring'>): ModuleRoutes => async (app) => {
   const sender = createWebhookSender({ config: context.config });
   const metrics = webhookMetrics(context);
   app.addHook('onClose', () => sender.close());

@@ -14,23 +14,34 @@ const OPENED_CACHE_MAX = 1_000;
 const BATCH = 200;
 
 const context = (shopId: string) => `webhook_secret:${shopId}`;
-/** Per keyring: a secret is served from the cache only to the keyring that opened it. */
-const openedByKeyring = new WeakMap<Keyring, Map<string, string>>();
 
 export function sealWebhookSecret(keyring: Keyring, shopId: string, secret: string): string {
   return seal(keyring, secret, context(shopId));
 }
 
 export function openWebhookSecret(keyring: Keyring, shopId: string, sealed: string): string {
-  let opened = openedByKeyring.get(keyring);
-  if (!opened) openedByKeyring.set(keyring, (opened = new Map()));
-  const cacheKey = `${shopId}\u0000${sealed}`;
-  const cached = opened.get(cacheKey);
-  if (cached !== undefined) return cached;
-  const secret = open(keyring, sealed, context(shopId));
-  if (opened.size >= OPENED_CACHE_MAX) opened.delete(opened.keys().next().value!);
-  opened.set(cacheKey, secret);
-  return secret;
+  return open(keyring, sealed, context(shopId));
+}
+
+/** Opens a shop's sealed secret to sign with. */
+export type WebhookSecretOpener = (shopId: string, sealed: string) => string;
+
+/**
+ * An opener that keeps the secrets it opened (the oldest dropped past OPENED_CACHE_MAX), so the
+ * delivery path does not decrypt the same secret for every attempt. Made by whoever signs, with
+ * the keyring it signs with: a cached secret is served only to that keyring.
+ */
+export function createWebhookSecretOpener(keyring: Keyring): WebhookSecretOpener {
+  const opened = new Map<string, string>();
+  return (shopId, sealed) => {
+    const cacheKey = `${shopId}\u0000${sealed}`;
+    const cached = opened.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const secret = openWebhookSecret(keyring, shopId, sealed);
+    if (opened.size >= OPENED_CACHE_MAX) opened.delete(opened.keys().next().value!);
+    opened.set(cacheKey, secret);
+    return secret;
+  };
 }
 
 /**

@@ -3,14 +3,14 @@
 // starts, one info line when it ends, and no error-level line or stack in between,
 // however many worker passes and requests failed meanwhile.
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../../src/app.ts';
+import type { App } from '../../src/app.ts';
 import type { AppContext, Worker } from '../../src/context.ts';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
-import { healthOf } from '../../src/health/dependency-health.ts';
+import { DependencyHealth } from '../../src/health/dependency-health.ts';
 import type { Notifications } from '../../src/db/notifications.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
 import { createWorkers } from '../../src/modules.ts';
-import { createTestContext } from '../support/app.ts';
+import { buildAppWithModules, createTestContext } from '../support/app.ts';
 import { TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
 import { capturingLogger, LEVEL } from '../support/log-capture.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
@@ -38,11 +38,11 @@ describe.skipIf(!TEST_DATABASE_URL)(`a database restart under a running gateway 
     const proxy = await startTcpProxy(database.url!);
     const relayed = await openDatabase({ url: proxy.url, poolSize: 4 });
     const notifications = await relayed.listen({ onError: () => undefined });
-    const context: AppContext = { ...direct, db: relayed.db, logger, notifications };
-    notifications.onListeningChange((listening) => (listening ? healthOf(logger).up('database') : undefined));
-    const app = await buildApp(context);
+    const context: AppContext = { ...direct, db: relayed.db, logger, health: new DependencyHealth(logger), notifications };
+    notifications.onListeningChange((listening) => (listening ? context.health.up('database') : undefined));
+    const { app, modules } = await buildAppWithModules(context);
     await app.ready();
-    const workers = createWorkers(context);
+    const workers = createWorkers(modules);
     parts = { app, workers, notifications, relayed, proxy, database, cut: false };
     const key = (await createMerchant(context, { name: 'Restart shop', email: 'restart@example.test' })).api_key;
     for (const worker of workers) worker.start();

@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../../src/app.ts';
+import type { App } from '../../src/app.ts';
 import type { AppContext } from '../../src/context.ts';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
-import { createTestContext } from '../support/app.ts';
+import { buildTestApp, createTestContext } from '../support/app.ts';
 import { backends, describeOnServer, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
 
 const TMPFS_SIZE = '120m';
@@ -27,7 +27,7 @@ interface Running {
 }
 
 async function runOn(context: AppContext): Promise<Running> {
-  const app = await buildApp(context);
+  const app = await buildTestApp(context);
   await app.ready();
   const merchant = await createMerchant(context, { name: 'Storage shop', email: `storage-${crypto.randomUUID()}@example.test` });
   return { app, key: merchant.api_key, close: () => app.close() };
@@ -176,7 +176,7 @@ for (const backend of backends) {
       cleanup.push(() => readOnly.close());
       const writable = await runOn(base);
       cleanup.push(() => writable.close());
-      const app = await buildApp({ ...base, db: readOnly.db });
+      const app = await buildTestApp({ ...base, db: readOnly.db });
       cleanup.push(() => app.close());
       const running: Running = { app, key: writable.key, close: () => app.close() };
 

@@ -8,16 +8,16 @@ import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.ts';
+import type { App } from '../../src/app.ts';
 import type { AppContext } from '../../src/context.ts';
 import { openDatabase, type DatabaseBackend } from '../../src/db/database.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
-import { createTestContext } from '../support/app.ts';
+import { buildTestApp, createTestContext } from '../support/app.ts';
 import { backends } from '../support/databases.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
 interface Gateway {
-  readonly app: Awaited<ReturnType<typeof buildApp>>;
+  readonly app: App;
   readonly context: AppContext;
   /** The test database itself, not through the relay. */
   readonly directUrl: string | undefined;
@@ -31,7 +31,7 @@ async function startGateway(backend: DatabaseBackend): Promise<Gateway> {
   const proxy = database.url ? await startTcpProxy(database.url) : undefined;
   const relayed = proxy ? await openDatabase({ url: proxy.url, poolSize: 4 }) : undefined;
   const context: AppContext = relayed ? { ...direct, db: relayed.db } : direct;
-  const app = await buildApp(context);
+  const app = await buildTestApp(context);
   await app.ready();
   const merchant = await createMerchant(context, { name: 'Outage shop', email: `outage-${crypto.randomUUID()}@example.test` });
   return {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../support/app.ts';
+import { buildTestApp, createTestApp, type TestApp } from '../support/app.ts';
 
 const LIMIT = 120;
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL || undefined;
@@ -58,8 +58,7 @@ describe.runIf(TEST_REDIS_URL)('rate limit, Redis store shared by two instances'
     redisB = new Redis(TEST_REDIS_URL!);
     first = await createTestApp('pglite', { app: { redis: redisA } });
     // The second instance must know the same keys: it shares the first one's database.
-    const { buildApp } = await import('../../src/app.ts');
-    const app = await buildApp(first.context, { redis: redisB });
+    const app = await buildTestApp(first.context, { redis: redisB });
     await app.ready();
     second = { ...first, app, close: () => app.close() };
   });

@@ -2,15 +2,15 @@
 // Authorization header or in a query string, and no query string at all.
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.ts';
+import type { App } from '../../src/app.ts';
 import { createLogger, urlForLog } from '../../src/logger.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
-import { createTestContext } from '../support/app.ts';
+import { buildTestApp, createTestContext } from '../support/app.ts';
 import { backends, type TestDatabase } from '../support/databases.ts';
 
 describe.each(backends)('request logs on %s', (backend) => {
   const lines: string[] = [];
-  let app: Awaited<ReturnType<typeof buildApp>>;
+  let app: App;
   let database: TestDatabase;
   let key: string;
   beforeAll(async () => {
@@ -23,7 +23,7 @@ describe.each(backends)('request logs on %s', (backend) => {
       },
     });
     const context = { ...created.context, logger: createLogger({ logLevel: 'debug' }, sink) };
-    app = await buildApp(context);
+    app = await buildTestApp(context);
     key = (await createMerchant(context, { name: 'Log shop', email: `log-${crypto.randomUUID()}@example.test` })).api_key;
   });
   afterAll(async () => {

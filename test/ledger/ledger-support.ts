@@ -3,6 +3,7 @@
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { Registry } from 'prom-client';
 import { ManualClock } from '../../src/clock.ts';
+import { DependencyHealth } from '../../src/health/dependency-health.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { AppContext } from '../../src/context.ts';
 import type { DatabaseBackend } from '../../src/db/database.ts';
@@ -33,7 +34,8 @@ export function useLedgerDatabase(backend: DatabaseBackend, options: { poolSize?
     const database = await openTestDatabase(backend, { poolSize: options.poolSize ?? 10 });
     const clock = new ManualClock(new Date('2026-11-01T10:00:00.000Z'));
     const config = testConfig();
-    const context: AppContext = { db: database.db, backend, clock, config, metrics: new Registry(), logger: createLogger(config), keyring: testKeyring };
+    const logger = createLogger(config);
+    const context: AppContext = { db: database.db, backend, clock, config, metrics: new Registry(), logger, health: new DependencyHealth(logger), keyring: testKeyring };
     environment = { context, clock, database };
   });
   afterEach(async () => {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import type { AppContext } from '../../src/context.ts';
 import { openDatabase } from '../../src/db/database.ts';
+import { DependencyHealth } from '../../src/health/dependency-health.ts';
 import { createLogger } from '../../src/logger.ts';
 import { testKeyring } from '../support/keyring.ts';
 import { applyAttemptOutcome, chargeAttempt, startAttempt } from '../../src/payments/attempt-service.ts';
@@ -64,7 +65,8 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
   async function withDatabase<T>(clock: ManualClock, work: (context: AppContext) => Promise<T>): Promise<T> {
     const handle = await openDatabase({ url: databaseUrl, dataDir: join(dataDir, 'pglite') });
     const config = testConfig();
-    const context: AppContext = { db: handle.db, backend, clock, config, metrics: new Registry(), logger: createLogger(config), keyring: testKeyring };
+    const logger = createLogger(config);
+    const context: AppContext = { db: handle.db, backend, clock, config, metrics: new Registry(), logger, health: new DependencyHealth(logger), keyring: testKeyring };
     try {
       return await work(context);
     } finally {

@@ -1,13 +1,17 @@
 // Builds the real application on a fresh test database, with a manual clock and
 // a silent logger, plus helpers to create merchants and keys through the real service.
+// The app is built from the gateway's modules (modules.ts), closed with the app.
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
 import { ManualClock } from '../../src/clock.ts';
-import { buildApp, type BuildAppOptions } from '../../src/app.ts';
+import { buildApp, type App, type BuildAppOptions } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
 import type { DatabaseBackend } from '../../src/db/database.ts';
+import type { GatewayModule } from '../../src/gateway-module.ts';
+import { DependencyHealth } from '../../src/health/dependency-health.ts';
 import { createLogger } from '../../src/logger.ts';
+import { closeModules, createModules } from '../../src/modules.ts';
 import { createApiKey, createMerchant, type CreatedMerchant } from '../../src/merchants/merchant-service.ts';
 import type { ApiKeyScope, ShopMode } from '../../src/merchants/merchant-tables.ts';
 import { openTestDatabase, type TestDatabase } from './databases.ts';
@@ -19,6 +23,8 @@ export interface TestApp {
   readonly context: AppContext;
   readonly clock: ManualClock;
   readonly database: TestDatabase;
+  /** The modules the app was built from (their workers: `createWorkers(modules)`). */
+  readonly modules: readonly GatewayModule[];
   createMerchant(options?: { mode?: ShopMode; name?: string }): Promise<CreatedMerchant>;
   createKey(shopId: string, scopes: readonly ApiKeyScope[]): Promise<string>;
   close(): Promise<void>;
@@ -40,17 +46,32 @@ export async function createTestContext(
   const config = testConfig(options.config);
   const database = await openTestDatabase(backend, { timeouts: config.databaseTimeouts });
   const clock = options.clock ?? new ManualClock(new Date('2026-11-01T10:00:00.000Z'));
+  const logger = createLogger(config);
   const context: AppContext = {
     db: database.db,
     backend,
     clock,
     config,
     metrics: new Registry(),
-    logger: createLogger(config),
+    logger,
+    health: new DependencyHealth(logger),
     keyring: testKeyring,
     liveConnectors: options.liveConnectors,
   };
   return { context, clock, database };
+}
+
+/** The gateway's modules built on `context` and the app mounting them; closing the app closes the modules. */
+export async function buildAppWithModules(context: AppContext, options: BuildAppOptions = {}): Promise<{ app: App; modules: readonly GatewayModule[] }> {
+  const modules = createModules(context).list;
+  const app = await buildApp(context, modules, options);
+  app.addHook('onClose', () => closeModules(modules));
+  return { app, modules };
+}
+
+/** The app of the gateway's modules on `context`, as `paygate serve` builds it. */
+export async function buildTestApp(context: AppContext, options: BuildAppOptions = {}): Promise<App> {
+  return (await buildAppWithModules(context, options)).app;
 }
 
 export async function createTestApp(
@@ -58,13 +79,14 @@ export async function createTestApp(
   options: { config?: Partial<Config>; clock?: ManualClock; app?: BuildAppOptions; liveConnectors?: AppContext['liveConnectors'] } = {},
 ): Promise<TestApp> {
   const { context, clock, database } = await createTestContext(backend, options);
-  const app = await buildApp(context, options.app);
+  const { app, modules } = await buildAppWithModules(context, options.app);
   await app.ready();
   return {
     app,
     context,
     clock,
     database,
+    modules,
     createMerchant: (merchantOptions = {}) => {
       const unique = uniqueName('merchant');
       return createMerchant(context, {

@@ -2,11 +2,11 @@
 // instances (a revoked key, a changed setting): each is an app with its own
 // listener for the database's notifications, and on PostgreSQL the second one
 // also has its own pool, as another process would.
-import { buildApp, type App } from '../../src/app.ts';
+import type { App } from '../../src/app.ts';
 import type { AppContext } from '../../src/context.ts';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import type { Notifications } from '../../src/db/notifications.ts';
-import type { createTestContext } from './app.ts';
+import { buildTestApp, type createTestContext } from './app.ts';
 
 export interface Instance {
   readonly app: App;
@@ -17,7 +17,7 @@ export interface Instance {
 
 /** An app on `context` with these notifications; closing it closes them and `handle`. */
 export async function startInstance(context: AppContext, notifications: Notifications, handle?: DatabaseHandle): Promise<Instance> {
-  const app = await buildApp({ ...context, notifications });
+  const app = await buildTestApp({ ...context, notifications });
   await app.ready();
   return {
     app,

@@ -8,12 +8,13 @@ import { runColdStoragePass } from './cold-storage-service.ts';
 
 export const COLD_STORAGE_INTERVAL_MS = 60_000;
 
-export function createColdStorageWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'keyring' | 'metrics'>): Worker {
+export function createColdStorageWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'keyring' | 'metrics'>): Worker {
   const deps = cryptoDepsFor(context);
   return createPollingWorker({
     name: 'crypto-cold-storage',
     intervalMs: COLD_STORAGE_INTERVAL_MS,
     logger: context.logger,
+    health: context.health,
     async runOnce() {
       // No ceiling configured: nothing to watch, and no chain is started for it.
       if (context.config.tronHotWalletCeilingMicro === undefined) return 0;

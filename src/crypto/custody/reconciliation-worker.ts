@@ -11,7 +11,7 @@ import { reconcileAll } from './reconciliation-service.ts';
 /** How often the worker looks whether a run is due (the interval itself is the configuration's). */
 const CHECK_INTERVAL_MS = 10_000;
 
-export function createCustodyReconciliationWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'metrics' | 'keyring'>): Worker & Pick<PollingWorker, 'runOnce'> {
+export function createCustodyReconciliationWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'role' | 'metrics' | 'keyring'>): Worker & Pick<PollingWorker, 'runOnce'> {
   const deps = cryptoDepsFor(context);
   registerCustodyMetrics(context);
   let lastRunMs = Number.NEGATIVE_INFINITY;
@@ -19,6 +19,7 @@ export function createCustodyReconciliationWorker(context: Pick<AppContext, 'db'
     name: 'crypto-custody-reconciliation',
     intervalMs: CHECK_INTERVAL_MS,
     logger: context.logger,
+    health: context.health,
     async runOnce() {
       const nowMs = context.clock.now().getTime();
       if (nowMs - lastRunMs < context.config.custodyReconcileIntervalSeconds * 1_000) return 0;

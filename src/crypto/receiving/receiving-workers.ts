@@ -4,7 +4,7 @@
 // no chain), one leader per chain across every worker process, and the expiry
 // of unpaid invoices.
 import type { AppContext, Worker } from '../../context.ts';
-import { healthOf, reportFailure } from '../../health/dependency-health.ts';
+import { reportFailure } from '../../health/dependency-health.ts';
 import { createPollingWorker, type PollingWorker } from '../../polling-worker.ts';
 import { fillAddressPool } from './address-pool.ts';
 import { createChainWatcher, type ChainWatcher } from './chain-watcher.ts';
@@ -21,13 +21,14 @@ export const INVOICE_EXPIRY_INTERVAL_MS = 1_000;
 /** How often the address pool is looked at; it is topped up once half used (address-pool.ts). */
 export const ADDRESS_POOL_INTERVAL_MS = 5_000;
 
-export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'keyring'>): Worker & { runOnce(): Promise<number> } {
+export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'keyring'>): Worker & { runOnce(): Promise<number> } {
   const deps = cryptoDepsFor(context);
   const watchers = new Map<string, ChainWatcher>();
   const polling = createPollingWorker({
     name: 'crypto-chain-watcher',
     intervalMs: WATCHER_INTERVAL_MS,
     logger: context.logger,
+    health: context.health,
     async runOnce() {
       let work = 0;
       for (const mode of MODES) {
@@ -45,11 +46,11 @@ export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock
         const askedAt = Date.now();
         try {
           const result = await watcher.runPass();
-          healthOf(context.logger).up('chain_nodes', askedAt);
+          context.health.up('chain_nodes', askedAt);
           work += result.blocksScanned + result.depositsSettled;
         } catch (error) {
           // One chain's trouble (its nodes down) must not stop the other's watcher.
-          reportFailure(context.logger, error, { chain: access.chain }, 'chain watcher pass failed');
+          reportFailure(context, error, { chain: access.chain }, 'chain watcher pass failed');
         }
       }
       return work;
@@ -72,11 +73,12 @@ export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock
  * 30 s backstop: an invoice lives at least 300 s, so the backstop pass after its creation
  * always comes before its expiry, and no notification is needed for new invoices.
  */
-export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'notifications'>): Worker {
+export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health' | 'notifications'>): Worker {
   return createPollingWorker({
     name: 'crypto-invoice-expiry',
     intervalMs: INVOICE_EXPIRY_INTERVAL_MS,
     logger: context.logger,
+    health: context.health,
     runOnce: () => expireDueInvoices(context.db, context.clock),
     wakeUps: context.notifications && {
       notifications: context.notifications,
@@ -92,13 +94,14 @@ export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'cloc
  * for the keys that derive addresses at all: a gateway whose shops never made
  * an address derives none ahead either.
  */
-export function createAddressPoolWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'keyring'>): PollingWorker {
+export function createAddressPoolWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'role' | 'keyring'>): PollingWorker {
   const deps = cryptoDepsFor(context);
   let stopping = false;
   const polling = createPollingWorker({
     name: 'crypto-address-pool',
     intervalMs: ADDRESS_POOL_INTERVAL_MS,
     logger: context.logger,
+    health: context.health,
     async runOnce() {
       let added = 0;
       for (const mode of MODES) {

@@ -36,7 +36,7 @@ export function missingOutcomeHandlers(handlers: OutcomeHandlers): OutgoingPurpo
   return OUTGOING_PURPOSES.filter((purpose) => handlers[purpose] === undefined);
 }
 
-export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'notifications' | 'metrics' | 'keyring'>, handlers: OutcomeHandlers): Worker & { runOnce(): Promise<number> } {
+export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'role' | 'notifications' | 'metrics' | 'keyring'>, handlers: OutcomeHandlers): Worker & { runOnce(): Promise<number> } {
   const deps = cryptoDepsFor(context);
   const executors = new Map<ChainName, OutgoingExecutor>();
   const metrics = sendingMetrics(context.metrics);
@@ -84,6 +84,7 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
     name: 'crypto-outgoing-executor',
     intervalMs: SENDING_INTERVAL_MS,
     logger: context.logger,
+    health: context.health,
     async runOnce() {
       let work = 0;
       busy = false;
@@ -100,7 +101,7 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
           work += result.signed + result.confirmed + result.failed;
         } catch (error) {
           // One chain's trouble (its nodes down, a missing signing key) must not stop the other's sending.
-          reportFailure(context.logger, error, { chain }, 'outgoing executor pass failed');
+          reportFailure(context, error, { chain }, 'outgoing executor pass failed');
         }
       }
       return work;

@@ -14,7 +14,7 @@ export const SWEEP_POLL_INTERVAL_MS = 5_000;
 export const SWEEP_WAKE_TOPIC = 'crypto_sweep';
 
 export function createSweeperWorker(
-  context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'notifications' | 'keyring'>,
+  context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'notifications' | 'keyring'>,
   options: { readonly pollIntervalMs?: number } = {},
 ): Worker {
   const deps = cryptoDepsFor(context);
@@ -23,6 +23,7 @@ export function createSweeperWorker(
     name: 'crypto-sweeper',
     intervalMs: options.pollIntervalMs ?? SWEEP_POLL_INTERVAL_MS,
     logger: context.logger,
+    health: context.health,
     async runOnce() {
       const nowMs = context.clock.now().getTime();
       const scanCandidates = nowMs - lastScanMs >= SWEEP_SCAN_INTERVAL_MS;

@@ -2,11 +2,11 @@
 // GET renders; POST actions are CSRF-checked (page-security.ts), rate limited
 // per IP, and answer with a redirect back to the page (post/redirect/get).
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import QRCode from 'qrcode';
-import type { AppContext } from '../../context.ts';
 import { RateLimitedError } from '../../errors.ts';
+import type { ModuleRoutes } from '../../gateway-module.ts';
 import { classify } from '../../http/error-handler.ts';
 import type { CardDetails } from '../connectors/acquirer-connector.ts';
 import type { PaymentMethod } from '../payment-tables.ts';
@@ -25,7 +25,7 @@ import {
   type StatusCardKind,
 } from './payment-page-html.ts';
 import { ATTEMPT_PATTERN, csrfToken, csrfTokenValid, newAttemptNonce, newPageSecret, pageCookie, pageSecretFrom } from './page-security.ts';
-import { confirmFromPage, loadPageState, payFromPage, qrPayloadFor, type PageState, type PayResult } from './payment-page-service.ts';
+import { confirmFromPage, loadPageState, payFromPage, qrPayloadFor, type PageDeps, type PageState, type PayResult } from './payment-page-service.ts';
 
 const FORM_BODY_LIMIT_BYTES = 4 * 1024;
 const PAGE_REQUESTS_PER_MINUTE_PER_IP = 300;
@@ -62,7 +62,7 @@ function errorPageKind(status: number): StatusCardKind {
   return status < 500 ? 'badRequest' : 'internal';
 }
 
-export const paymentPageRoutes: FastifyPluginAsync<{ context: AppContext }> = async (app, { context }) => {
+export const paymentPageRoutes = (context: PageDeps): ModuleRoutes => async (app) => {
   const secureCookie = context.config.publicUrl.startsWith('https:');
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES }, (_request, body, done) => {

@@ -13,9 +13,8 @@ import { createCryptoTestApp, externalId, micro, type CryptoTestApp } from '../r
 import type { DatabaseBackend } from '../../../src/db/database.ts';
 import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { createOutgoingExecutor, type ExecutorOptions, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
-import type { OutgoingOutcomeHandler, OutgoingPurpose } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
-import { modules } from '../../../src/modules.ts';
+import { outgoingOutcomeHandlers } from '../../../src/modules.ts';
 
 export { externalId, micro };
 
@@ -95,7 +94,7 @@ export function payoutBody(overrides: Record<string, unknown> = {}): Record<stri
 export async function sandboxExecutor(testApp: PayoutTestApp, overrides: Partial<ExecutorOptions> = {}): Promise<OutgoingExecutor> {
   const { context } = testApp;
   const access = await cryptoDepsFor(context).chain.forMode('sandbox');
-  const handlers: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>> = Object.assign({}, ...modules.map((module) => module.outgoingOutcomes ?? {}));
+  const handlers = outgoingOutcomeHandlers();
   return createOutgoingExecutor({
     db: context.db,
     clock: context.clock,

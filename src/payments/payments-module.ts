@@ -1,0 +1,39 @@
+// The payments module: RUB payments and their API, the hosted payment page, payment
+// expiry and charge reconciliation, and captures held in suspense.
+import type { AppContext } from '../context.ts';
+import type { BuiltModule } from '../gateway-module.ts';
+import { createExpiryWorker } from './expiry-worker.ts';
+import { createMethodSettingsSource } from './method-settings-cache.ts';
+import { paymentPageRoutes } from './page/payment-page-routes.ts';
+import { paymentRoutes } from './payment-routes.ts';
+import { createReconciliationWorker } from './reconciliation-worker.ts';
+import { listSuspenseCaptures, refundSuspenseCapture, type CaptureView } from './suspense-service.ts';
+
+export type PaymentsModuleDeps = Pick<
+  AppContext,
+  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'liveConnectors' | 'notifications'
+>;
+
+/** What the operator's tools ask of payments: captures held in suspense. */
+export interface PaymentsService {
+  listSuspenseCaptures(limit: number): Promise<CaptureView[]>;
+  refundSuspenseCapture(attemptId: string): Promise<CaptureView>;
+}
+
+export function createPaymentsModule(deps: PaymentsModuleDeps): BuiltModule<PaymentsService> {
+  // A shop's method settings, read on every creation: the module's own cache, dropped on close.
+  const methodSettings = createMethodSettingsSource(deps.notifications);
+  return {
+    module: {
+      name: 'payments',
+      routes: paymentRoutes({ ...deps, methodSettings }),
+      publicRoutes: paymentPageRoutes(deps),
+      workers: () => [createExpiryWorker(deps), createReconciliationWorker(deps)],
+      close: async () => methodSettings.close(),
+    },
+    service: {
+      listSuspenseCaptures: (limit) => listSuspenseCaptures(deps, limit),
+      refundSuspenseCapture: (attemptId) => refundSuspenseCapture(deps, attemptId),
+    },
+  };
+}
