@@ -2,7 +2,7 @@
 // between its own accounts, and its operation history. No HTTP here.
 import { isStorableInstant, type Clock } from '../clock.ts';
 import { inTransaction, type Db } from '../db/transaction.ts';
-import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest } from '../idempotency/idempotency-service.ts';
+import { createOrReplay, inIdempotentTransaction, type IdempotencyRule, type KeyedRequest } from '../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
 import { DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '../errors.ts';
 import { ensureMerchantAccounts } from './ledger-accounts.ts';
@@ -159,27 +159,29 @@ export async function createInternalTransfer(
       key: externalId,
       fingerprint: requestFingerprint({ from_account_id: from.id, to_account_id: to.id, amount, currency: from.currency }),
     };
-    if (await findPrior(tx, deps.clock, BALANCE_TRANSFER_IDEMPOTENCY_RULE, keyed)) {
+    const showPrior = async () => {
       const existing = await findTransfer(tx, ledgerId);
       if (!existing) throw new Error(`idempotency record of transfer ${externalId} names no ledger transfer ${ledgerId}`);
       return { created: false, transfer: transferView(existing, externalId) };
-    }
-    // A transfer made before records existed replays in the ledger itself (same id, same parameters); so does
-    // one made through another shop of the merchant (the balance is the merchant's, and so is the external_id).
-    const result = await transfer(tx, deps.clock, {
-      id: ledgerId,
-      debitAccountId: from.id,
-      creditAccountId: to.id,
-      amount,
-      type: 'transfer',
-      reference: { type: 'transfer', id: externalId },
-    }).catch((error: unknown) => {
-      // The ledger's own message names its internal transfer id: the merchant gets the rule's.
-      if (error instanceof DuplicateExternalIdError) throw new DuplicateExternalIdError(`${BALANCE_TRANSFER_IDEMPOTENCY_RULE.conflictMessage} ${SHARED_BY_SHOPS}`);
-      throw error;
+    };
+    return createOrReplay(tx, deps.clock, { rule: BALANCE_TRANSFER_IDEMPOTENCY_RULE, request: keyed, showPrior }, async (record) => {
+      // A transfer made before records existed replays in the ledger itself (same id, same parameters); so does
+      // one made through another shop of the merchant (the balance is the merchant's, and so is the external_id).
+      const result = await transfer(tx, deps.clock, {
+        id: ledgerId,
+        debitAccountId: from.id,
+        creditAccountId: to.id,
+        amount,
+        type: 'transfer',
+        reference: { type: 'transfer', id: externalId },
+      }).catch((error: unknown) => {
+        // The ledger's own message names its internal transfer id: the merchant gets the rule's.
+        if (error instanceof DuplicateExternalIdError) throw new DuplicateExternalIdError(`${BALANCE_TRANSFER_IDEMPOTENCY_RULE.conflictMessage} ${SHARED_BY_SHOPS}`);
+        throw error;
+      });
+      await record({ resourceId: result.transferId });
+      return { created: !result.replayed, transfer: transferView(result, externalId) };
     });
-    await recordCreated(tx, deps.clock, BALANCE_TRANSFER_IDEMPOTENCY_RULE, keyed, { resourceId: result.transferId });
-    return { created: !result.replayed, transfer: transferView(result, externalId) };
   });
 }
 
