@@ -1,6 +1,7 @@
 // What a merchant sees of the ledger through the API: its balances, transfers
 // between its own accounts, and its operation history. No HTTP here.
 import { isStorableInstant, type Clock } from '../clock.ts';
+import { decodeSequenceCursor, encodeSequenceCursor } from '../db/list-cursor.ts';
 import { inTransaction, type Db } from '../db/transaction.ts';
 import { createOrReplay, inIdempotentTransaction, type IdempotencyRule, type KeyedRequest } from '../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
@@ -234,16 +235,6 @@ function parseInstant(text: string | undefined, field: string): Date | undefined
   return at;
 }
 
-/** The largest `seq` an int8 column holds; 19 digits can exceed it (PostgreSQL then refused the query with a 500). */
-const MAX_OPERATION_SEQ = 9_223_372_036_854_775_807n;
-
-function decodeCursor(cursor: string): bigint {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const seq = /^op:\d{1,19}$/.test(text) ? BigInt(text.slice(3)) : undefined;
-  if (seq === undefined || seq > MAX_OPERATION_SEQ) throw new InvalidRequestError('cursor is not valid; pass next_cursor as given.');
-  return seq;
-}
-
 export async function listMerchantOperations(
   deps: BalanceDeps,
   owner: LedgerOwner,
@@ -263,13 +254,13 @@ export async function listMerchantOperations(
     type: query.type,
     from,
     to,
-    beforeSeq: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    beforeSeq: query.cursor === undefined ? undefined : decodeSequenceCursor(query.cursor),
     limit: query.limit + 1,
   });
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {
     data: page.map(operationView),
-    next_cursor: rows.length > query.limit && last ? Buffer.from(`op:${last.seq}`).toString('base64url') : null,
+    next_cursor: rows.length > query.limit && last ? encodeSequenceCursor(last.seq) : null,
   };
 }

@@ -8,7 +8,7 @@ import { newId } from '../../ids.ts';
 import { recordDepositAddress, reserveDepositAddress } from './address-allocation.ts';
 import type { CryptoDeps } from './crypto-deps.ts';
 import { parseNetwork, parseTextId, type CryptoShop } from './invoice-service.ts';
-import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
+import { decodeListCursor, encodeListCursor } from '../../db/list-cursor.ts';
 import * as repository from './receiving-repository.ts';
 import { WALLET_STATUSES, type WalletStatus } from './receiving-tables.ts';
 import { walletView, type WalletView } from './receiving-views.ts';
@@ -89,14 +89,14 @@ export async function listWallets(deps: CryptoDeps, shopId: string, input: ListW
     limit: input.limit + 1,
     status: input.status as WalletStatus | undefined,
     clientId: input.client_id,
-    after: input.cursor ? decodeListCursor(input.cursor, 'wal_') : undefined,
+    after: input.cursor ? decodeListCursor(input.cursor, (id) => id.startsWith('wal_')) : undefined,
   });
   const page = rows.slice(0, input.limit);
   const totals = await repository.walletTotals(deps.db, page.map((row) => row.id));
   const last = page.at(-1);
   return {
     data: page.map((row) => walletView(row, totals.get(row.id)!)),
-    next_cursor: rows.length > input.limit && last ? encodeListCursor(last) : null,
+    next_cursor: rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
   };
 }
 
