@@ -20,6 +20,7 @@
 //   an acquirer) before it writes, so an in-progress record holds the key meanwhile
 //   under a lease that a crashed process cannot keep for ever.
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { QueryCreator } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../db/schema.ts';
@@ -85,11 +86,10 @@ export interface IdempotencyLease {
  * (the database was unreachable). Their owner is gone for certain, so their
  * records need not wait out the lease. In-process: another instance waits.
  */
-const abandonedLeaseTokens = new Set<string>();
+const abandonedLeaseTokens = new LRUCache<string, true>({ max: ABANDONED_LEASES_MAX });
 
 function abandonLease(token: string): void {
-  if (abandonedLeaseTokens.size >= ABANDONED_LEASES_MAX) abandonedLeaseTokens.delete(abandonedLeaseTokens.values().next().value!);
-  abandonedLeaseTokens.add(token);
+  abandonedLeaseTokens.set(token, true);
 }
 
 function recordKey(rule: IdempotencyRule, request: KeyedRequest): RecordKey {

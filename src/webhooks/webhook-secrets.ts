@@ -2,6 +2,7 @@
 // bound to their shop, so neither the database, its WAL nor a backup holds a
 // secret that can sign a webhook. Opened only to sign, with a small cache so the
 // delivery path does not decrypt the same secret for every attempt.
+import { LRUCache } from 'lru-cache';
 import type { Db, Tx } from '../db/transaction.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { needsRewrap, open, rewrap, seal } from '../kms/envelope.ts';
@@ -15,7 +16,7 @@ const BATCH = 200;
 
 const context = (shopId: string) => `webhook_secret:${shopId}`;
 /** Per keyring: a secret is served from the cache only to the keyring that opened it. */
-const openedByKeyring = new WeakMap<Keyring, Map<string, string>>();
+const openedByKeyring = new WeakMap<Keyring, LRUCache<string, string>>();
 
 export function sealWebhookSecret(keyring: Keyring, shopId: string, secret: string): string {
   return seal(keyring, secret, context(shopId));
@@ -23,12 +24,11 @@ export function sealWebhookSecret(keyring: Keyring, shopId: string, secret: stri
 
 export function openWebhookSecret(keyring: Keyring, shopId: string, sealed: string): string {
   let opened = openedByKeyring.get(keyring);
-  if (!opened) openedByKeyring.set(keyring, (opened = new Map()));
+  if (!opened) openedByKeyring.set(keyring, (opened = new LRUCache({ max: OPENED_CACHE_MAX })));
   const cacheKey = `${shopId}\u0000${sealed}`;
   const cached = opened.get(cacheKey);
   if (cached !== undefined) return cached;
   const secret = open(keyring, sealed, context(shopId));
-  if (opened.size >= OPENED_CACHE_MAX) opened.delete(opened.keys().next().value!);
   opened.set(cacheKey, secret);
   return secret;
 }
