@@ -10,14 +10,17 @@
 //   one statement (one round trip). A concurrent duplicate waits on the record's
 //   key for the few milliseconds that statement runs, then finds it and replays.
 //   createAtomicallyWith: the same for a statement of several rows the caller writes.
-// - findPrior + recordCreated inside inIdempotentTransaction: the work needs a
-//   transaction of several statements (reads, ledger postings); the record is
-//   written last in that transaction, and a concurrent duplicate that lost the
-//   race on it is rolled back and run again, finding the winner's record.
+// - createUnderKey / createOrReplay (findPrior + recordCreated inside
+//   inIdempotentTransaction): the work needs a transaction of several statements
+//   (reads, ledger postings); the record is written in that transaction, and a
+//   concurrent duplicate that lost the race on it is rolled back and run again,
+//   finding the winner's record. priorOutcome answers a repeat before work that
+//   calls out.
 // - claimLease / completeLease / releaseLease: the work calls out (a chain node,
 //   an acquirer) before it writes, so an in-progress record holds the key meanwhile
 //   under a lease that a crashed process cannot keep for ever.
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { QueryCreator } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../db/schema.ts';
@@ -83,11 +86,10 @@ export interface IdempotencyLease {
  * (the database was unreachable). Their owner is gone for certain, so their
  * records need not wait out the lease. In-process: another instance waits.
  */
-const abandonedLeaseTokens = new Set<string>();
+const abandonedLeaseTokens = new LRUCache<string, true>({ max: ABANDONED_LEASES_MAX });
 
 function abandonLease(token: string): void {
-  if (abandonedLeaseTokens.size >= ABANDONED_LEASES_MAX) abandonedLeaseTokens.delete(abandonedLeaseTokens.values().next().value!);
-  abandonedLeaseTokens.add(token);
+  abandonedLeaseTokens.set(token, true);
 }
 
 function recordKey(rule: IdempotencyRule, request: KeyedRequest): RecordKey {
@@ -257,6 +259,55 @@ export async function inIdempotentTransaction<T>(db: Db, work: (tx: Tx) => Promi
       throw error;
     }
   }
+}
+
+/** One create under a key: its rule, the request, and what a repeat is shown. */
+export interface KeyedCreation<T> {
+  readonly rule: IdempotencyRule;
+  readonly request: KeyedRequest;
+  /** What a repeat gets, read in the transaction that found the key's prior outcome. */
+  readonly showPrior: (tx: Tx, prior: Prior) => Promise<T>;
+}
+
+/**
+ * Before work that calls out (a chain node, a quote): the key's prior outcome
+ * as shown to a repeat, a 409 (thrown), or undefined when the key is free. The
+ * transaction of createUnderKey asks again: the key may be taken meanwhile.
+ */
+export async function priorOutcome<T>(db: Db, clock: Clock, creation: KeyedCreation<T>): Promise<T | undefined> {
+  return inTransaction(db, async (tx) => {
+    const prior = await findPrior(tx, clock, creation.rule, creation.request);
+    return prior && creation.showPrior(tx, prior);
+  });
+}
+
+/**
+ * THE create-under-a-key sequence for work of several statements, inside the
+ * caller's idempotent transaction: the key's prior outcome shown, or `create`
+ * runs and calls `record` with what it created. Call `record` as soon as the
+ * resource's id is known: a concurrent duplicate then waits on the key instead
+ * of racing the work, and when it loses, inIdempotentTransaction runs it again
+ * and it finds the winner's record.
+ */
+export async function createOrReplay<T>(
+  tx: Tx,
+  clock: Clock,
+  creation: KeyedCreation<T>,
+  create: (record: (created: Created) => Promise<void>) => Promise<T>,
+): Promise<T> {
+  const prior = await findPrior(tx, clock, creation.rule, creation.request);
+  if (prior) return creation.showPrior(tx, prior);
+  return create((created) => recordCreated(tx, clock, creation.rule, creation.request, created));
+}
+
+/** createOrReplay in its own idempotent transaction. */
+export async function createUnderKey<T>(
+  db: Db,
+  clock: Clock,
+  creation: KeyedCreation<T>,
+  create: (tx: Tx, record: (created: Created) => Promise<void>) => Promise<T>,
+): Promise<T> {
+  return inIdempotentTransaction(db, (tx) => createOrReplay(tx, clock, creation, (record) => create(tx, record)));
 }
 
 /**

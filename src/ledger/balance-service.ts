@@ -1,8 +1,9 @@
 // What a merchant sees of the ledger through the API: its balances, transfers
 // between its own accounts, and its operation history. No HTTP here.
 import { isStorableInstant, type Clock } from '../clock.ts';
+import { decodeSequenceCursor, encodeSequenceCursor } from '../db/list-cursor.ts';
 import { inTransaction, type Db } from '../db/transaction.ts';
-import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest } from '../idempotency/idempotency-service.ts';
+import { createOrReplay, inIdempotentTransaction, type IdempotencyRule, type KeyedRequest } from '../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
 import { DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '../errors.ts';
 import { ensureMerchantAccounts } from './ledger-accounts.ts';
@@ -159,27 +160,29 @@ export async function createInternalTransfer(
       key: externalId,
       fingerprint: requestFingerprint({ from_account_id: from.id, to_account_id: to.id, amount, currency: from.currency }),
     };
-    if (await findPrior(tx, deps.clock, BALANCE_TRANSFER_IDEMPOTENCY_RULE, keyed)) {
+    const showPrior = async () => {
       const existing = await findTransfer(tx, ledgerId);
       if (!existing) throw new Error(`idempotency record of transfer ${externalId} names no ledger transfer ${ledgerId}`);
       return { created: false, transfer: transferView(existing, externalId) };
-    }
-    // A transfer made before records existed replays in the ledger itself (same id, same parameters); so does
-    // one made through another shop of the merchant (the balance is the merchant's, and so is the external_id).
-    const result = await transfer(tx, deps.clock, {
-      id: ledgerId,
-      debitAccountId: from.id,
-      creditAccountId: to.id,
-      amount,
-      type: 'transfer',
-      reference: { type: 'transfer', id: externalId },
-    }).catch((error: unknown) => {
-      // The ledger's own message names its internal transfer id: the merchant gets the rule's.
-      if (error instanceof DuplicateExternalIdError) throw new DuplicateExternalIdError(`${BALANCE_TRANSFER_IDEMPOTENCY_RULE.conflictMessage} ${SHARED_BY_SHOPS}`);
-      throw error;
+    };
+    return createOrReplay(tx, deps.clock, { rule: BALANCE_TRANSFER_IDEMPOTENCY_RULE, request: keyed, showPrior }, async (record) => {
+      // A transfer made before records existed replays in the ledger itself (same id, same parameters); so does
+      // one made through another shop of the merchant (the balance is the merchant's, and so is the external_id).
+      const result = await transfer(tx, deps.clock, {
+        id: ledgerId,
+        debitAccountId: from.id,
+        creditAccountId: to.id,
+        amount,
+        type: 'transfer',
+        reference: { type: 'transfer', id: externalId },
+      }).catch((error: unknown) => {
+        // The ledger's own message names its internal transfer id: the merchant gets the rule's.
+        if (error instanceof DuplicateExternalIdError) throw new DuplicateExternalIdError(`${BALANCE_TRANSFER_IDEMPOTENCY_RULE.conflictMessage} ${SHARED_BY_SHOPS}`);
+        throw error;
+      });
+      await record({ resourceId: result.transferId });
+      return { created: !result.replayed, transfer: transferView(result, externalId) };
     });
-    await recordCreated(tx, deps.clock, BALANCE_TRANSFER_IDEMPOTENCY_RULE, keyed, { resourceId: result.transferId });
-    return { created: !result.replayed, transfer: transferView(result, externalId) };
   });
 }
 
@@ -232,16 +235,6 @@ function parseInstant(text: string | undefined, field: string): Date | undefined
   return at;
 }
 
-/** The largest `seq` an int8 column holds; 19 digits can exceed it (PostgreSQL then refused the query with a 500). */
-const MAX_OPERATION_SEQ = 9_223_372_036_854_775_807n;
-
-function decodeCursor(cursor: string): bigint {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const seq = /^op:\d{1,19}$/.test(text) ? BigInt(text.slice(3)) : undefined;
-  if (seq === undefined || seq > MAX_OPERATION_SEQ) throw new InvalidRequestError('cursor is not valid; pass next_cursor as given.');
-  return seq;
-}
-
 export async function listMerchantOperations(
   deps: BalanceDeps,
   owner: LedgerOwner,
@@ -261,13 +254,13 @@ export async function listMerchantOperations(
     type: query.type,
     from,
     to,
-    beforeSeq: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    beforeSeq: query.cursor === undefined ? undefined : decodeSequenceCursor(query.cursor),
     limit: query.limit + 1,
   });
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {
     data: page.map(operationView),
-    next_cursor: rows.length > query.limit && last ? Buffer.from(`op:${last.seq}`).toString('base64url') : null,
+    next_cursor: rows.length > query.limit && last ? encodeSequenceCursor(last.seq) : null,
   };
 }

@@ -24,6 +24,7 @@ import type { LedgerBook, LedgerCurrency, LedgerTables, TransferStatus } from '.
 
 // What other modules may name of the ledger's model; they never import its tables.
 export type { LedgerBook, LedgerCurrency, TransferStatus } from './ledger-tables.ts';
+import { assertBalanced, assertLoneWritten, assertTotalsValid, assertTransfersWellFormed, MAX_AMOUNT_MINOR } from './ledger-invariants.ts';
 import * as repository from './ledger-repository.ts';
 import type { AccountRow, AccountTotals, NewOperation, TransferRow } from './ledger-repository.ts';
 
@@ -113,8 +114,6 @@ export interface ChainResult {
 /** A batch payout of 500 items reserves an amount and a fee for each under one acceptance. */
 export const MAX_CHAIN_LENGTH = 1_000;
 export const MAX_ID_LENGTH = 300;
-/** No single movement above 10^15 minor units (10^9 USDT, 10^13 RUB): far below int8's limit. */
-export const MAX_AMOUNT_MINOR = 1_000_000_000_000_000n;
 
 export function toLedgerTransfer(row: TransferRow): LedgerTransfer {
   return {
@@ -259,6 +258,130 @@ function mutable(row: AccountRow): MutableTotals {
   };
 }
 
+/** Everything a write computed under the locks, ready for its one statement. */
+interface WritePlan {
+  readonly transfers: LedgerTables['ledger_transfers'][];
+  readonly totals: AccountTotals[];
+  readonly operations: NewOperation[];
+}
+
+/** What the prelude learnt under the locks. */
+interface Locked {
+  /** The reservations closed by the requests' posts and voids, by the caller's id. */
+  readonly pending: ReadonlyMap<string, TransferRow>;
+  /** Every account touched, locked, with its totals as read. */
+  readonly accounts: Map<string, MutableTotals>;
+  /** Requests whose ids exist already (only looked up when a repeat cannot show at the write). */
+  readonly repeats: readonly TransferRow[];
+  /** Requests to write, each checked against the closed and expired reservations. */
+  readonly fresh: readonly LedgerRequest[];
+}
+
+/**
+ * THE PRELUDE of every ledger write computed here (executeLinked, executeBatch):
+ * reads the reservations being closed (immutable rows, read before locking to
+ * learn their accounts), locks every account touched in THE LOCK ORDER
+ * (repository.lockAccounts), then, under the locks, looks up the ids already
+ * used and refuses a post or void of a reservation already closed or a post
+ * of one past its timeout. A plain chain (`lookUpRepeats: false` and no
+ * reservation closed) learns that it is a repeat when its insert meets its own
+ * ids, which saves a round trip while the locks are held. The requests were
+ * validated by validateShape.
+ */
+async function lockAndCheck(tx: Tx, clock: Clock, requests: readonly LedgerRequest[], lookUpRepeats: boolean): Promise<Locked> {
+  const pending = await findReservationsClosed(tx, requests);
+  const accountIds = requests.flatMap((request) => {
+    if (request.action === 'transfer' || request.action === 'reserve') return [request.debitAccountId, request.creditAccountId];
+    const reservation = pending.get(request.pendingId)!;
+    return [reservation.debit_account_id, reservation.credit_account_id];
+  });
+  const locked = await repository.lockAccounts(tx, accountIds);
+  const accounts = new Map(locked.map((row) => [row.id, mutable(row)]));
+  for (const id of accountIds) if (!accounts.has(id)) throw new NotFoundError(`no ledger account "${id}"`);
+  if (!lookUpRepeats && pending.size === 0) return { pending, accounts, repeats: [], fresh: requests };
+
+  const existing = await repository.findTransfersByKeysOrPending(tx, requests.map((request) => request.id), [...pending.values()].map((row) => row.id));
+  const byKey = new Map(existing.map((row) => [row.idempotency_key, row]));
+  const closedBy = new Map(existing.filter((row) => row.pending_id !== null).map((row) => [row.pending_id!, row]));
+  const repeats = requests.flatMap((request) => byKey.get(request.id) ?? []);
+  // A chain with a repeat is answered whole (replayOrRefuse), before any refusal: a post that went
+  // through before its reservation's timeout still answers its repeat.
+  if (!lookUpRepeats && repeats.length > 0) return { pending, accounts, repeats, fresh: [] };
+  const now = clock.now();
+  const fresh = requests.filter((request) => {
+    const repeat = byKey.get(request.id);
+    if (repeat && !sameRequest(repeat, request, pending)) throw new DuplicateExternalIdError(`transfer id "${request.id}" was already used with different parameters`);
+    if (!repeat) refuseClosedOrExpired(request, pending, closedBy, now);
+    return !repeat;
+  });
+  return { pending, accounts, repeats, fresh };
+}
+
+/** The reservations that the posts and voids close, each found and still a reservation. */
+async function findReservationsClosed(tx: Tx, requests: readonly LedgerRequest[]): Promise<Map<string, TransferRow>> {
+  const pendingKeys = requests.flatMap((request) => (request.action === 'post' || request.action === 'void' ? [request.pendingId] : []));
+  const pending = new Map<string, TransferRow>();
+  for (const row of await repository.findTransfersByKeys(tx, pendingKeys)) pending.set(row.idempotency_key, row);
+  for (const key of pendingKeys) {
+    const row = pending.get(key);
+    if (!row) throw new NotFoundError(`no reservation with id "${key}"`);
+    if (row.status !== 'pending') throw new InvalidStateError(`transfer "${key}" is not a reservation, so it cannot be posted or voided`);
+  }
+  return pending;
+}
+
+/** A reservation closed by another id cannot be closed again; one past its timeout can only be voided (the expiry worker does it if nobody else does). */
+function refuseClosedOrExpired(request: LedgerRequest, pending: ReadonlyMap<string, TransferRow>, closedBy: ReadonlyMap<string, TransferRow>, now: Date): void {
+  if (request.action !== 'post' && request.action !== 'void') return;
+  const reservation = pending.get(request.pendingId)!;
+  const closing = closedBy.get(reservation.id);
+  if (closing) throw new InvalidStateError(`reservation "${reservation.idempotency_key}" was already ${closing.status}`);
+  if (request.action === 'post' && (reservation.expires_at?.getTime() ?? Infinity) <= now.getTime()) {
+    throw new InvalidStateError(`reservation "${reservation.idempotency_key}" expired at ${reservation.expires_at!.toISOString()}; it can no longer be posted`);
+  }
+}
+
+/**
+ * THE WRITE PLAN of every ledger write computed here: applies the requests in
+ * order to the locked totals (refusing what the accounts cannot do), then
+ * asserts the ledger's invariants on the result before anything is written.
+ * `oneChain`: all the requests share the first one's chain id (executeLinked);
+ * otherwise each is its own chain (executeBatch).
+ */
+function planWrite(requests: readonly LedgerRequest[], oneChain: boolean, now: Date, locked: Locked): WritePlan {
+  const before = new Map([...locked.accounts.values()].map((account) => [account.id, { ...account }]));
+  const firstId = newId('transfer');
+  const transfers: LedgerTables['ledger_transfers'][] = [];
+  const operations: NewOperation[] = [];
+  requests.forEach((request, index) => {
+    const transferId = index === 0 ? firstId : newId('transfer');
+    const applied = applyRequest(request, transferId, oneChain ? firstId : transferId, now, locked.accounts, locked.pending);
+    transfers.push(applied.transfer);
+    for (const change of applied.changes) {
+      operations.push({
+        id: newId('operation'),
+        accountId: change.accountId,
+        transferId,
+        originId: applied.transfer.pending_id ?? transferId,
+        amount: change.delta,
+        balanceAfter: change.availableAfter,
+        createdAt: now,
+      });
+    }
+  });
+  assertTransfersWellFormed(transfers);
+  assertTotalsValid(locked.accounts.values());
+  assertBalanced(locked.accounts.values(), before);
+  const totals = [...locked.accounts.values()].map(({ id, debitsPending, debitsPosted, creditsPending, creditsPosted }) => ({
+    id,
+    debitsPending,
+    debitsPosted,
+    creditsPending,
+    creditsPosted,
+  }));
+  return { transfers, totals, operations };
+}
+
 /**
  * Runs a chain of transfers, reservations, posts and voids that commit together
  * or not at all, inside the caller's transaction.
@@ -272,90 +395,24 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
     // Refused, or a repeat: the general path below names the refusal or answers the repeat.
   }
   const keys = requests.map((request) => request.id);
+  const locked = await lockAndCheck(tx, clock, requests, false);
+  if (locked.repeats.length > 0) return replayOrRefuse(requests, locked.repeats, locked.pending);
 
-  // Reservations being closed: immutable rows, read before locking to learn their accounts.
-  const pendingKeys = requests.flatMap((request) => (request.action === 'post' || request.action === 'void' ? [request.pendingId] : []));
-  const pending = new Map<string, TransferRow>();
-  for (const row of await repository.findTransfersByKeys(tx, pendingKeys)) pending.set(row.idempotency_key, row);
-  for (const key of pendingKeys) {
-    const row = pending.get(key);
-    if (!row) throw new NotFoundError(`no reservation with id "${key}"`);
-    if (row.status !== 'pending') throw new InvalidStateError(`transfer "${key}" is not a reservation, so it cannot be posted or voided`);
-  }
-
-  const accountIds = requests.flatMap((request) => {
-    const source = request.action === 'transfer' || request.action === 'reserve' ? request : pending.get(request.pendingId)!;
-    return 'debitAccountId' in source ? [source.debitAccountId, source.creditAccountId] : [source.debit_account_id, source.credit_account_id];
-  });
-  const locked = await repository.lockAccounts(tx, accountIds);
-  const accounts = new Map(locked.map((row) => [row.id, mutable(row)]));
-  for (const id of accountIds) if (!accounts.has(id)) throw new NotFoundError(`no ledger account "${id}"`);
-
-  // Under the locks. A post or void needs to know whether its reservation was already closed; a
-  // plain chain learns that it is a repeat when its insert meets its own ids (writeChain), which
-  // saves a round trip while the locks are held.
-  const ownKeys = new Set(keys);
-  if (pending.size > 0) {
-    const existing = await repository.findTransfersByKeysOrPending(tx, keys, [...pending.values()].map((row) => row.id));
-    const mine = existing.filter((row) => ownKeys.has(row.idempotency_key));
-    if (mine.length > 0) return replayOrRefuse(requests, mine, pending);
-    const closing = existing.find((row) => row.pending_id !== null);
-    if (closing) {
-      const reservation = [...pending.values()].find((row) => row.id === closing.pending_id)!;
-      throw new InvalidStateError(`reservation "${reservation.idempotency_key}" was already ${closing.status}`);
-    }
-  }
-
-  // After the replay check, so that a post which went through before the timeout still
-  // answers its repeat. A reservation past its timeout can only be voided (the expiry worker does it if nobody else does).
-  const expired = requests.find(
-    (request) => request.action === 'post' && (pending.get(request.pendingId)!.expires_at?.getTime() ?? Infinity) <= clock.now().getTime(),
-  );
-  if (expired) {
-    const reservation = pending.get((expired as PostInput).pendingId)!;
-    throw new InvalidStateError(`reservation "${reservation.idempotency_key}" expired at ${reservation.expires_at!.toISOString()}; it can no longer be posted`);
-  }
-
-  const before = new Map([...accounts.values()].map((account) => [account.id, { ...account }]));
-  const now = clock.now();
-  const chainId = newId('transfer');
-  const transferRows: LedgerTables['ledger_transfers'][] = [];
-  const operations: NewOperation[] = [];
+  let plan: WritePlan;
   try {
-    requests.forEach((request, index) => {
-      const transferId = index === 0 ? chainId : newId('transfer');
-      const row = applyRequest(request, transferId, chainId, now, accounts, pending);
-      transferRows.push(row.transfer);
-      for (const change of row.changes) {
-        operations.push({
-          id: newId('operation'),
-          accountId: change.accountId,
-          transferId,
-          originId: row.transfer.pending_id ?? transferId,
-          amount: change.delta,
-          balanceAfter: change.availableAfter,
-          createdAt: now,
-        });
-      }
-    });
+    plan = planWrite(requests, true, clock.now(), locked);
   } catch (error) {
+    // A broken invariant is a bug, never answered as a repeat.
+    if (error instanceof assert.AssertionError) throw error;
     // A repeat of a chain that went through earlier is answered as such, even if the balance has moved since.
-    const mine = pending.size > 0 ? [] : await repository.findTransfersByKeys(tx, keys);
-    if (mine.length > 0) return replayOrRefuse(requests, mine, pending);
+    const mine = locked.pending.size > 0 ? [] : await repository.findTransfersByKeys(tx, keys);
+    if (mine.length > 0) return replayOrRefuse(requests, mine, locked.pending);
     throw error;
   }
 
-  const totals: AccountTotals[] = [...accounts.values()].map((account) => ({
-    id: account.id,
-    debitsPending: account.debitsPending,
-    debitsPosted: account.debitsPosted,
-    creditsPending: account.creditsPending,
-    creditsPosted: account.creditsPosted,
-  }));
-  assertChainBalanced(transferRows, accounts, before);
   let inserted: number;
   try {
-    inserted = await repository.writeChain(tx, transferRows, totals, operations);
+    inserted = await repository.writeChain(tx, plan.transfers, plan.totals, plan.operations);
   } catch (error) {
     // A concurrent transaction committed one of these ids meanwhile; the database has already
     // rolled the statement back and will not commit this transaction.
@@ -364,14 +421,13 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
     }
     throw error;
   }
-  assert.ok(inserted === 0 || inserted === transferRows.length, `ledger chain half written: ${inserted} of ${transferRows.length} transfers`);
-  if (inserted === transferRows.length) {
-    return { transfers: transferRows.map((row) => toLedgerTransfer(row)), replayed: false };
+  assert.ok(inserted === 0 || inserted === plan.transfers.length, `ledger chain half written: ${inserted} of ${plan.transfers.length} transfers`);
+  if (inserted === plan.transfers.length) {
+    return { transfers: plan.transfers.map((row) => toLedgerTransfer(row)), replayed: false };
   }
   // The ids exist already: a repeat (nothing was written), or ids reused with other parameters.
-  return replayOrRefuse(requests, await repository.findTransfersByKeys(tx, keys), pending);
+  return replayOrRefuse(requests, await repository.findTransfersByKeys(tx, keys), locked.pending);
 }
-
 /** A reservation's timeout and when it runs out; null for every other kind of transfer. */
 function reservationTimeout(request: LedgerRequest, now: Date): { timeout_seconds: number | null; expires_at: Date | null } {
   if (request.action !== 'reserve' || request.timeoutSeconds === undefined) return { timeout_seconds: null, expires_at: null };
@@ -425,47 +481,8 @@ async function writeLone(tx: Tx, clock: Clock, request: TransferInput & { action
     throw error;
   }
   if (!accounts) return undefined;
-  const debit = accounts.find((account) => account.id === request.debitAccountId);
-  const credit = accounts.find((account) => account.id === request.creditAccountId);
-  assert.ok(debit && credit && accounts.length === 2, `ledger lone transfer ${id} changed ${accounts.length} accounts`);
-  assert.equal(debit.currency, credit.currency, `ledger lone transfer ${id} moved money between currencies`);
-  for (const account of accounts) {
-    for (const total of [account.debitsPending, account.debitsPosted, account.creditsPending, account.creditsPosted]) {
-      assert.ok(total >= 0n, `ledger account ${account.id} got a negative total`);
-    }
-  }
-  return { transfers: [toLedgerTransfer({ ...transfer, currency: debit.currency })], replayed: false };
-}
-
-/**
- * Invariants that no input can break; a failure is a bug in this module, so the
- * process stops here rather than write money that does not add up (TigerBeetle's
- * rule: assert, crash, never continue on a broken invariant).
- */
-function assertChainBalanced(
-  transfers: readonly LedgerTables['ledger_transfers'][],
-  accounts: ReadonlyMap<string, MutableTotals>,
-  before: ReadonlyMap<string, MutableTotals>,
-): void {
-  const netByCurrency = new Map<LedgerCurrency, bigint>();
-  for (const account of accounts.values()) {
-    const previous = before.get(account.id)!;
-    for (const total of [account.debitsPending, account.debitsPosted, account.creditsPending, account.creditsPosted]) {
-      assert.ok(total >= 0n, `ledger account ${account.id} would get a negative total`);
-    }
-    if (account.guarded) {
-      assert.ok(account.debitsPending + account.debitsPosted <= account.creditsPosted, `ledger account ${account.id} would be overdrawn`);
-    }
-    // Posted and pending debits and credits move by the same amounts across a chain's accounts.
-    const credits = account.creditsPosted + account.creditsPending - previous.creditsPosted - previous.creditsPending;
-    const debits = account.debitsPosted + account.debitsPending - previous.debitsPosted - previous.debitsPending;
-    netByCurrency.set(account.currency, (netByCurrency.get(account.currency) ?? 0n) + credits - debits);
-  }
-  for (const [currency, net] of netByCurrency) assert.equal(net, 0n, `ledger chain does not balance in ${currency}: ${net}`);
-  for (const transfer of transfers) {
-    assert.ok(transfer.amount >= 0n && transfer.amount <= MAX_AMOUNT_MINOR, `ledger transfer ${transfer.id} has amount ${transfer.amount}`);
-    assert.notEqual(transfer.debit_account_id, transfer.credit_account_id, `ledger transfer ${transfer.id} moves money to its own account`);
-  }
+  assertLoneWritten(transfer, accounts);
+  return { transfers: [toLedgerTransfer({ ...transfer, currency: accounts[0]!.currency })], replayed: false };
 }
 
 interface AppliedRequest {
@@ -635,85 +652,20 @@ export async function executeBatch(tx: Tx, clock: Clock, requests: readonly Ledg
   if (requests.length === 0) return { written: 0, replayed: 0 };
   if (requests.length > MAX_BATCH_LENGTH) throw new InvalidRequestError(`a batch has 1 to ${MAX_BATCH_LENGTH} movements`);
   validateShape(requests);
-  const pendingKeys = requests.flatMap((request) => (request.action === 'post' || request.action === 'void' ? [request.pendingId] : []));
-  const pending = new Map<string, TransferRow>();
-  for (const row of await repository.findTransfersByKeys(tx, pendingKeys)) pending.set(row.idempotency_key, row);
-  for (const key of pendingKeys) {
-    const row = pending.get(key);
-    if (!row) throw new NotFoundError(`no reservation with id "${key}"`);
-    if (row.status !== 'pending') throw new InvalidStateError(`transfer "${key}" is not a reservation, so it cannot be posted or voided`);
-  }
-  const accountIds = requests.flatMap((request) => {
-    if (request.action === 'transfer' || request.action === 'reserve') return [request.debitAccountId, request.creditAccountId];
-    const reservation = pending.get(request.pendingId)!;
-    return [reservation.debit_account_id, reservation.credit_account_id];
-  });
-  const locked = await repository.lockAccounts(tx, accountIds);
-  const accounts = new Map(locked.map((row) => [row.id, mutable(row)]));
-  for (const id of accountIds) if (!accounts.has(id)) throw new NotFoundError(`no ledger account "${id}"`);
-
-  // Under the locks: which ids exist (repeats) and which reservations were closed already.
-  const existing = await repository.findTransfersByKeysOrPending(tx, requests.map((request) => request.id), [...pending.values()].map((row) => row.id));
-  const byKey = new Map(existing.map((row) => [row.idempotency_key, row]));
-  const closedReservations = new Map(existing.filter((row) => row.pending_id !== null).map((row) => [row.pending_id!, row]));
-  const fresh: LedgerRequest[] = [];
-  for (const request of requests) {
-    const row = byKey.get(request.id);
-    if (row) {
-      if (!sameRequest(row, request, pending)) throw new DuplicateExternalIdError(`transfer id "${request.id}" was already used with different parameters`);
-      continue;
-    }
-    if (request.action === 'post' || request.action === 'void') {
-      const reservation = pending.get(request.pendingId)!;
-      const closing = closedReservations.get(reservation.id);
-      if (closing) throw new InvalidStateError(`reservation "${reservation.idempotency_key}" was already ${closing.status}`);
-      if (request.action === 'post' && (reservation.expires_at?.getTime() ?? Infinity) <= clock.now().getTime()) {
-        throw new InvalidStateError(`reservation "${reservation.idempotency_key}" expired at ${reservation.expires_at!.toISOString()}; it can no longer be posted`);
-      }
-    }
-    fresh.push(request);
-  }
-  if (fresh.length === 0) return { written: 0, replayed: requests.length };
-
-  const before = new Map([...accounts.values()].map((account) => [account.id, { ...account }]));
-  const now = clock.now();
-  const transferRows: LedgerTables['ledger_transfers'][] = [];
-  const operations: NewOperation[] = [];
-  for (const request of fresh) {
-    const transferId = newId('transfer');
-    const applied = applyRequest(request, transferId, transferId, now, accounts, pending);
-    transferRows.push(applied.transfer);
-    for (const change of applied.changes) {
-      operations.push({
-        id: newId('operation'),
-        accountId: change.accountId,
-        transferId,
-        originId: applied.transfer.pending_id ?? transferId,
-        amount: change.delta,
-        balanceAfter: change.availableAfter,
-        createdAt: now,
-      });
-    }
-  }
-  assertChainBalanced(transferRows, accounts, before);
-  const totals: AccountTotals[] = [...accounts.values()].map((account) => ({
-    id: account.id,
-    debitsPending: account.debitsPending,
-    debitsPosted: account.debitsPosted,
-    creditsPending: account.creditsPending,
-    creditsPosted: account.creditsPosted,
-  }));
+  const locked = await lockAndCheck(tx, clock, requests, true);
+  if (locked.fresh.length === 0) return { written: 0, replayed: requests.length };
+  const plan = planWrite(locked.fresh, false, clock.now(), locked);
   let inserted: number;
   try {
-    inserted = await repository.writeBatch(tx, transferRows, totals, operations);
+    inserted = await repository.writeBatch(tx, plan.transfers, plan.totals, plan.operations);
   } catch (error) {
-    if (isUniqueViolation(error, 'ledger_transfers_idempotency_key')) throw new LedgerWriteRaceError(fresh[0]!.id, error);
+    if (isUniqueViolation(error, 'ledger_transfers_idempotency_key')) throw new LedgerWriteRaceError(locked.fresh[0]!.id, error);
     throw error;
   }
-  assert.ok(inserted === 0 || inserted === transferRows.length, `ledger batch half written: ${inserted} of ${transferRows.length} transfers`);
+  assert.ok(inserted === 0 || inserted === plan.transfers.length, `ledger batch half written: ${inserted} of ${plan.transfers.length} transfers`);
   // A concurrent transaction committed one of these ids after the look-up: run the caller's transaction again.
-  if (inserted === 0) throw new LedgerWriteRaceError(fresh[0]!.id, undefined);
-  return { written: inserted, replayed: requests.length - fresh.length };
+  if (inserted === 0) throw new LedgerWriteRaceError(locked.fresh[0]!.id, undefined);
+  return { written: inserted, replayed: requests.length - locked.fresh.length };
 }
 
 /** A reservation from one account to several, every leg a pending transfer of one chain (a payout: its amount and fees). */
@@ -767,6 +719,11 @@ export function fanOutReservations(clock: Clock, requests: readonly FanOutReserv
       })),
     };
   });
+  // The caller's statement writes these rows; what it can assert, it asserts here, before it runs.
+  // The totals' invariants hold in the statement itself: its debit UPDATE refuses what an account cannot afford.
+  assertTransfersWellFormed(
+    rows.flatMap((row) => row.legs.map((leg) => ({ id: leg.transferId, amount: leg.amount, debit_account_id: row.debitAccountId, credit_account_id: leg.creditAccountId }))),
+  );
   return { ctes: repository.fanOutReservationsCtes(rows), writtenCte: repository.FAN_OUT_WRITTEN_CTE };
 }
 

@@ -3,8 +3,9 @@
 // guarded UPDATE … WHERE status = 'pending' inside the caller's transaction,
 // and emits its webhook event through the outbox in that same transaction.
 import { randomInt } from 'node:crypto';
-import { isStorableInstant, type Clock } from '../clock.ts';
+import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { decodeListCursor, encodeListCursor } from '../db/list-cursor.ts';
 import { inTransaction, isUniqueViolation, type Db, type Tx } from '../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, MethodUnavailableError, NotFoundError } from '../errors.ts';
 import { newUuid } from '../ids.ts';
@@ -266,16 +267,6 @@ export interface ListPaymentsInput {
   readonly orderId?: string | undefined;
 }
 
-function encodeCursor(row: PaymentRow): string {
-  return Buffer.from(`${row.created_at.toISOString()}|${row.id}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(at ?? '');
-  if (!id || !isUuid(id) || !isStorableInstant(createdAt)) throw new InvalidRequestError('cursor is not valid; pass next_cursor as given.');
-  return { createdAt, id };
-}
 
 export async function listPaymentsOfShop(
   deps: PaymentServiceDeps,
@@ -287,13 +278,13 @@ export async function listPaymentsOfShop(
     limit: input.limit + 1,
     status: input.status,
     orderId: input.orderId,
-    after: input.cursor ? decodeCursor(input.cursor) : undefined,
+    after: input.cursor ? decodeListCursor(input.cursor, isUuid) : undefined,
   });
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
   return {
     data: page.map((row) => paymentView(row, deps.config.publicUrl)),
-    next_cursor: rows.length > input.limit && last ? encodeCursor(last) : null,
+    next_cursor: rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
   };
 }
 

@@ -2,6 +2,7 @@
 // over `${id}.${timestamp}.${body}` with the base64 key of a `whsec_` secret,
 // sent as `v1,<base64>`; several signatures are space-separated (key rotation).
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { PAYGATE_VERSION } from '../version.ts';
 
 const SECRET_PREFIX = 'whsec_';
@@ -13,15 +14,14 @@ export function generateSigningSecret(): string {
 }
 
 // Building a key object is most of an HMAC's cost; shops' keys are reused across attempts.
-const keyCache = new Map<string, KeyObject>();
 const KEY_CACHE_SIZE = 1_000;
+const keyCache = new LRUCache<string, KeyObject>({ max: KEY_CACHE_SIZE });
 
 function secretKey(secret: string): KeyObject {
   const cached = keyCache.get(secret);
   if (cached) return cached;
   if (!secret.startsWith(SECRET_PREFIX)) throw new Error('a webhook secret must start with whsec_');
   const key = createSecretKey(Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64'));
-  if (keyCache.size >= KEY_CACHE_SIZE) keyCache.delete(keyCache.keys().next().value!);
   keyCache.set(secret, key);
   return key;
 }

@@ -2,6 +2,7 @@
 // bound to their shop, so neither the database, its WAL nor a backup holds a
 // secret that can sign a webhook. Opened only to sign, with a small cache so the
 // delivery path does not decrypt the same secret for every attempt.
+import { LRUCache } from 'lru-cache';
 import type { Db, Tx } from '../db/transaction.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { needsRewrap, open, rewrap, seal } from '../kms/envelope.ts';
@@ -32,13 +33,12 @@ export type WebhookSecretOpener = (shopId: string, sealed: string) => string;
  * the keyring it signs with: a cached secret is served only to that keyring.
  */
 export function createWebhookSecretOpener(keyring: Keyring): WebhookSecretOpener {
-  const opened = new Map<string, string>();
+  const opened = new LRUCache<string, string>({ max: OPENED_CACHE_MAX });
   return (shopId, sealed) => {
     const cacheKey = `${shopId}\u0000${sealed}`;
     const cached = opened.get(cacheKey);
     if (cached !== undefined) return cached;
     const secret = openWebhookSecret(keyring, shopId, sealed);
-    if (opened.size >= OPENED_CACHE_MAX) opened.delete(opened.keys().next().value!);
     opened.set(cacheKey, secret);
     return secret;
   };

@@ -4,6 +4,7 @@
 // address connected to.
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher } from 'undici';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.ts';
 import type { AttemptOutcome } from './webhook-tables.ts';
 import { AddressRefusedError, checkLiteralHost, guardedLookup, webhookUrlShapeProblem } from './url-guard.ts';
@@ -65,12 +66,11 @@ type Target = { readonly origin: string; readonly path: string; readonly refusal
 const TARGET_CACHE_SIZE = 1_000;
 
 function createTargetCache(config: SenderOptions['config']) {
-  const cache = new Map<string, Target>();
+  const cache = new LRUCache<string, Target>({ max: TARGET_CACHE_SIZE });
   return (url: string): Target => {
     let target = cache.get(url);
     if (target) return target;
     target = resolveTarget(url, config);
-    if (cache.size >= TARGET_CACHE_SIZE) cache.delete(cache.keys().next().value!);
     cache.set(url, target);
     return target;
   };

@@ -2,8 +2,8 @@
 // the shop's endpoint, and the inline test send. Routes call these; nothing
 // here sees HTTP.
 import { randomUUID } from 'node:crypto';
-import { isStorableInstant } from '../clock.ts';
 import type { AppContext } from '../context.ts';
+import { decodeListCursor, encodeListCursor } from '../db/list-cursor.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
 import { attemptDelivery, type AttemptDeps } from './delivery-attempt.ts';
@@ -28,22 +28,11 @@ export interface Page<T> {
   readonly next_cursor: string | null;
 }
 
-export function encodeCursor(key: PageKey): string {
-  return Buffer.from(JSON.stringify([key.at.toISOString(), key.id])).toString('base64url');
-}
-
-export function decodeCursor(cursor: string | undefined): PageKey | undefined {
+/** The page position a webhook list's cursor names; its ids are [A-Za-z0-9_] (a NUL, say, never came from this list). */
+function pageKeyOf(cursor: string | undefined): PageKey | undefined {
   if (cursor === undefined) return undefined;
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    // Our ids are [a-z0-9_]; anything else (a NUL, a year PostgreSQL cannot store) never came from this list.
-    if (typeof at === 'string' && typeof id === 'string' && /^[A-Za-z0-9_]{1,100}$/.test(id) && isStorableInstant(new Date(at))) {
-      return { at: new Date(at), id };
-    }
-  } catch {
-    // fall through to the error below
-  }
-  throw new InvalidRequestError('cursor is not a cursor returned by this list');
+  const position = decodeListCursor(cursor, (id) => /^[A-Za-z0-9_]+$/.test(id), 'cursor is not a cursor returned by this list');
+  return { at: position.createdAt, id: position.id };
 }
 
 export interface WebhookEventView {
@@ -111,14 +100,14 @@ export async function listEvents(
   const rows = await repository.listEvents(deps.db, shopId, {
     type: query.type,
     status: query.status,
-    after: decodeCursor(query.cursor),
+    after: pageKeyOf(query.cursor),
     limit: query.limit + 1,
   });
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {
     data: page.map(eventView),
-    next_cursor: rows.length > query.limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null,
+    next_cursor: rows.length > query.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
   };
 }
 
@@ -139,12 +128,12 @@ export async function listAttempts(
   query: { limit: number; cursor?: string | undefined },
 ): Promise<Page<WebhookAttemptView>> {
   await requireEvent(deps, shopId, eventId);
-  const rows = await repository.listAttempts(deps.db, eventId, { after: decodeCursor(query.cursor), limit: query.limit + 1 });
+  const rows = await repository.listAttempts(deps.db, eventId, { after: pageKeyOf(query.cursor), limit: query.limit + 1 });
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {
     data: page.map(attemptView),
-    next_cursor: rows.length > query.limit && last ? encodeCursor({ at: last.started_at, id: last.id }) : null,
+    next_cursor: rows.length > query.limit && last ? encodeListCursor({ createdAt: last.started_at, id: last.id }) : null,
   };
 }
 

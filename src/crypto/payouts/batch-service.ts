@@ -4,9 +4,9 @@
 // their queued transfers and reserves every item's total_debit (linked
 // reservations per item, so each item completes or fails on its own).
 // Idempotent by the batch's external_id. Decisions: docs/payouts-api.md.
-import { inTransaction, isUniqueViolation, type Tx } from '../../db/transaction.ts';
+import { isUniqueViolation, type Tx } from '../../db/transaction.ts';
 import { DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '../../errors.ts';
-import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import { createUnderKey, priorOutcome, type IdempotencyRule, type KeyedCreation, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import { quotePayouts } from './payout-fees.ts';
@@ -64,11 +64,13 @@ export async function createBatch(deps: PayoutDeps, shop: PayoutShop, request: C
     key: externalId,
     fingerprint: requestFingerprint({ network, payouts: items.map((item) => [item.externalId, item.amountMicro.toString(), item.address]) }),
   };
-  const existing = await inTransaction(deps.db, async (tx) => {
-    const prior = await findPrior(tx, deps.clock, BATCH_IDEMPOTENCY_RULE, keyed);
-    return prior && priorBatch(tx, shop.shopId, prior);
-  });
-  if (existing) return { created: false, batch: existing };
+  const creation: KeyedCreation<{ created: boolean; batch: BatchView }> = {
+    rule: BATCH_IDEMPOTENCY_RULE,
+    request: keyed,
+    showPrior: async (tx, prior) => ({ created: false, batch: await priorBatch(tx, shop.shopId, prior) }),
+  };
+  const existing = await priorOutcome(deps.db, deps.clock, creation);
+  if (existing) return existing;
 
   const settings = await payoutSettingsOf(deps.db, shop.shopId);
   const access = await deps.chain.forMode(shop.mode);
@@ -81,11 +83,9 @@ export async function createBatch(deps: PayoutDeps, shop: PayoutShop, request: C
   );
   const quotes = await quotePayouts(access, deps, settings, items);
   try {
-    return await inIdempotentTransaction(deps.db, async (tx) => {
-      const prior = await findPrior(tx, deps.clock, BATCH_IDEMPOTENCY_RULE, keyed);
-      if (prior) return { created: false, batch: await priorBatch(tx, shop.shopId, prior) };
+    return await createUnderKey(deps.db, deps.clock, creation, async (tx, record) => {
       const batchId = newId('payoutBatch');
-      await recordCreated(tx, deps.clock, BATCH_IDEMPOTENCY_RULE, keyed, { resourceId: batchId });
+      await record({ resourceId: batchId });
       await refuseTakenExternalIds(tx, shop.shopId, items);
       const now = deps.clock.now();
       const batch = await repository.insertBatch(tx, {

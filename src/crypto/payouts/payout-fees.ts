@@ -7,6 +7,7 @@
 // address_blacklisted). Quoting reads the chain: an unreachable node, or an
 // energy figure above PAYGATE_TRON_TRANSFER_ENERGY_MAX, is 503
 // service_unavailable, and nothing is created.
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
@@ -42,9 +43,9 @@ const QUOTE_CACHE_ADDRESSES_MAX = 10_000;
 interface NodeQuoteCache {
   prices?: { readonly value: Promise<ChainPrices>; readonly at: number };
   /** Address → when its balance was read and whether it held USDT. */
-  readonly recipients: Map<string, { readonly at: number; readonly holds: boolean }>;
+  readonly recipients: LRUCache<string, { readonly at: number; readonly holds: boolean }>;
   /** Address → when isBlackListed was asked and what it answered. */
-  readonly blacklisted: Map<string, { readonly at: number; readonly listed: boolean }>;
+  readonly blacklisted: LRUCache<string, { readonly at: number; readonly listed: boolean }>;
   /** Look-ups under way, by `kind:address`: concurrent quotes of one recipient share one request. */
   readonly pending: Map<string, Promise<unknown>>;
 }
@@ -54,7 +55,7 @@ const caches = new WeakMap<object, NodeQuoteCache>();
 /** The node's prices and balances for quoting, with the cache above. */
 function quotingNode(node: ChainAccess['node']) {
   let cache = caches.get(node);
-  if (!cache) caches.set(node, (cache = { recipients: new Map(), blacklisted: new Map(), pending: new Map() }));
+  if (!cache) caches.set(node, (cache = { recipients: new LRUCache({ max: QUOTE_CACHE_ADDRESSES_MAX }), blacklisted: new LRUCache({ max: QUOTE_CACHE_ADDRESSES_MAX }), pending: new Map() }));
   const own = cache;
   const shared = <T,>(key: string, ask: () => Promise<T>): Promise<T> => {
     let pending = own.pending.get(key) as Promise<T> | undefined;
@@ -83,8 +84,6 @@ function quotingNode(node: ChainAccess['node']) {
       const now = Date.now();
       if (seen !== undefined && now - seen.at <= (seen.holds ? QUOTE_HOLDER_CACHE_MS : QUOTE_CACHE_MS)) return seen.holds ? 1n : 0n;
       const balance = await shared(`balance:${address}`, () => node.getUsdtBalance(address));
-      own.recipients.delete(address);
-      if (own.recipients.size >= QUOTE_CACHE_ADDRESSES_MAX) own.recipients.delete(own.recipients.keys().next().value!);
       own.recipients.set(address, { at: Date.now(), holds: balance > 0n });
       return balance;
     },
@@ -92,8 +91,6 @@ function quotingNode(node: ChainAccess['node']) {
       const seen = own.blacklisted.get(address);
       if (seen !== undefined && Date.now() - seen.at <= QUOTE_CACHE_MS) return seen.listed;
       const listed = await shared(`blacklisted:${address}`, () => node.isUsdtBlacklisted(address));
-      own.blacklisted.delete(address);
-      if (own.blacklisted.size >= QUOTE_CACHE_ADDRESSES_MAX) own.blacklisted.delete(own.blacklisted.keys().next().value!);
       own.blacklisted.set(address, { at: Date.now(), listed });
       return listed;
     },

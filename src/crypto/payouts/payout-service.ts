@@ -15,7 +15,7 @@ import { parseMinor } from '../../money/decimal.ts';
 import type { SigningPauseCheck } from '../custody/signing-pause.ts';
 import type { ChainAccess, CryptoChain } from '../receiving/crypto-chain.ts';
 import { depositAddressesAmong } from '../receiving/address-allocation.ts';
-import { decodeListCursor, encodeListCursor } from '../receiving/list-cursor.ts';
+import { decodeListCursor, encodeListCursor } from '../../db/list-cursor.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfers } from '../sending/outgoing-transfers.ts';
 import { explainUnwrittenReservation } from '../../ledger/ledger-service.ts';
@@ -385,9 +385,9 @@ export async function listPayouts(deps: Pick<PayoutDeps, 'db'>, shopId: string, 
     limit: input.limit + 1,
     status: input.status as PayoutStatus | undefined,
     externalId: input.external_id,
-    after: input.cursor ? decodeListCursor(input.cursor, 'po_') : undefined,
+    after: input.cursor ? decodeListCursor(input.cursor, (id) => id.startsWith('po_')) : undefined,
   });
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
-  return { data: page.map(payoutView), next_cursor: rows.length > input.limit && last ? encodeListCursor(last) : null };
+  return { data: page.map(payoutView), next_cursor: rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null };
 }

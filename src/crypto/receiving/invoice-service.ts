@@ -13,7 +13,7 @@ import { webhookUrlProblem, type WebhookUrlRules } from '../../webhooks/url-guar
 import { reserveDepositAddress } from './address-allocation.ts';
 import { returnUnusedAddress } from './address-pool.ts';
 import type { CryptoDeps } from './crypto-deps.ts';
-import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
+import { decodeListCursor, encodeListCursor } from '../../db/list-cursor.ts';
 import * as repository from './receiving-repository.ts';
 import { INVOICE_STATUSES, type InvoiceStatus } from './receiving-tables.ts';
 import { invoiceView, type InvoiceView } from './receiving-views.ts';
@@ -196,11 +196,11 @@ export async function listInvoices(deps: CryptoDeps, shopId: string, input: List
     limit: input.limit + 1,
     status: input.status as InvoiceStatus | undefined,
     externalId: input.external_id,
-    after: input.cursor ? decodeListCursor(input.cursor, 'inv_') : undefined,
+    after: input.cursor ? decodeListCursor(input.cursor, (id) => id.startsWith('inv_')) : undefined,
   });
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
-  return { data: page.map(invoiceView), next_cursor: rows.length > input.limit && last ? encodeListCursor(last) : null };
+  return { data: page.map(invoiceView), next_cursor: rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null };
 }
 
 /** The QR code (SVG) of the invoice's payment URI, for wallets that scan. */

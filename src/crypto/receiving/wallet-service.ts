@@ -1,6 +1,6 @@
 // Static wallets: a permanent deposit address per (client_id, network) of a
 // shop, idempotent by that pair; blocking stops crediting (deposits are held).
-import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import { createUnderKey, priorOutcome, type IdempotencyRule, type KeyedCreation, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { inTransaction, type Tx } from '../../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
@@ -8,7 +8,7 @@ import { newId } from '../../ids.ts';
 import { recordDepositAddress, reserveDepositAddress } from './address-allocation.ts';
 import type { CryptoDeps } from './crypto-deps.ts';
 import { parseNetwork, parseTextId, type CryptoShop } from './invoice-service.ts';
-import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
+import { decodeListCursor, encodeListCursor } from '../../db/list-cursor.ts';
 import * as repository from './receiving-repository.ts';
 import { WALLET_STATUSES, type WalletStatus } from './receiving-tables.ts';
 import { walletView, type WalletView } from './receiving-views.ts';
@@ -34,18 +34,18 @@ export async function createWallet(
   const clientId = parseTextId(request.client_id, 'client_id');
   const network = parseNetwork(request.network);
   const keyed: KeyedRequest = { shopId: shop.shopId, key: `${clientId}:${network}`, fingerprint: requestFingerprint({ client_id: clientId, network }) };
-  const existing = await inTransaction(deps.db, async (tx) => {
-    const prior = await findPrior(tx, deps.clock, WALLET_IDEMPOTENCY_RULE, keyed);
-    return prior && priorWallet(tx, shop.shopId, prior);
-  });
-  if (existing) return { created: false, wallet: existing };
+  const creation: KeyedCreation<{ created: boolean; wallet: WalletView }> = {
+    rule: WALLET_IDEMPOTENCY_RULE,
+    request: keyed,
+    showPrior: async (tx, prior) => ({ created: false, wallet: await priorWallet(tx, shop.shopId, prior) }),
+  };
+  const existing = await priorOutcome(deps.db, deps.clock, creation);
+  if (existing) return existing;
   const access = await deps.chain.forMode(shop.mode);
   const reserved = await reserveDepositAddress(deps.db, deps.clock, access);
-  return inIdempotentTransaction(deps.db, async (tx) => {
-    const prior = await findPrior(tx, deps.clock, WALLET_IDEMPOTENCY_RULE, keyed);
-    if (prior) return { created: false, wallet: await priorWallet(tx, shop.shopId, prior) };
+  return createUnderKey(deps.db, deps.clock, creation, async (tx, record) => {
     const id = newId('wallet');
-    await recordCreated(tx, deps.clock, WALLET_IDEMPOTENCY_RULE, keyed, { resourceId: id });
+    await record({ resourceId: id });
     const address = await recordDepositAddress(tx, deps.clock, access, reserved, shop.shopId, 'wallet');
     const now = deps.clock.now();
     const row = await repository.insertWallet(tx, { id, shop_id: shop.shopId, client_id: clientId, network, address, status: 'active', created_at: now, updated_at: now });
@@ -89,14 +89,14 @@ export async function listWallets(deps: CryptoDeps, shopId: string, input: ListW
     limit: input.limit + 1,
     status: input.status as WalletStatus | undefined,
     clientId: input.client_id,
-    after: input.cursor ? decodeListCursor(input.cursor, 'wal_') : undefined,
+    after: input.cursor ? decodeListCursor(input.cursor, (id) => id.startsWith('wal_')) : undefined,
   });
   const page = rows.slice(0, input.limit);
   const totals = await repository.walletTotals(deps.db, page.map((row) => row.id));
   const last = page.at(-1);
   return {
     data: page.map((row) => walletView(row, totals.get(row.id)!)),
-    next_cursor: rows.length > input.limit && last ? encodeListCursor(last) : null,
+    next_cursor: rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
   };
 }
 

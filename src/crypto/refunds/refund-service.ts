@@ -7,9 +7,9 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
-import { inTransaction, isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
+import { isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
 import { AlreadyRefundedError, AmountNotSupportedError, InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
-import { findPrior, inIdempotentTransaction, recordCreated, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import { createUnderKey, priorOutcome, type IdempotencyRule, type KeyedCreation, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
@@ -99,11 +99,13 @@ export async function createRefund(deps: RefundDeps, shop: RefundShop, request: 
   const target = parseTarget(request);
   const address = parseRecipient(request.address, 'address');
   const keyed: KeyedRequest = { shopId: shop.shopId, key: externalId, fingerprint: requestFingerprint({ [`${target.kind}_id`]: target.id, address }) };
-  const existing = await inTransaction(deps.db, async (tx) => {
-    const prior = await findPrior(tx, deps.clock, REFUND_IDEMPOTENCY_RULE, keyed);
-    return prior && priorRefund(tx, shop.shopId, prior);
-  });
-  if (existing) return { created: false, refund: existing };
+  const creation: KeyedCreation<{ created: boolean; refund: RefundView }> = {
+    rule: REFUND_IDEMPOTENCY_RULE,
+    request: keyed,
+    showPrior: async (tx, prior) => ({ created: false, refund: await priorRefund(tx, shop.shopId, prior) }),
+  };
+  const existing = await priorOutcome(deps.db, deps.clock, creation);
+  if (existing) return existing;
 
   const deposits = await depositsToRefund(deps.db, shop.shopId, target);
   const access = await deps.chain.forMode(shop.mode);
@@ -119,11 +121,9 @@ export async function createRefund(deps: RefundDeps, shop: RefundShop, request: 
   }
   const held = deposits[0]!.status === 'held';
   try {
-    return await inIdempotentTransaction(deps.db, async (tx) => {
-      const prior = await findPrior(tx, deps.clock, REFUND_IDEMPOTENCY_RULE, keyed);
-      if (prior) return { created: false, refund: await priorRefund(tx, shop.shopId, prior) };
+    return await createUnderKey(deps.db, deps.clock, creation, async (tx, record) => {
       const id = newId('refund');
-      await recordCreated(tx, deps.clock, REFUND_IDEMPOTENCY_RULE, keyed, { resourceId: id });
+      await record({ resourceId: id });
       const amountMicro = depositsMicro - networkFeeMicro;
       const transfer = await enqueueOutgoingTransfer(tx, deps.clock, {
         chain: access.chain,

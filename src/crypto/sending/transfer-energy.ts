@@ -8,6 +8,7 @@
 // and the factor once a minute (`getcontractinfo`): quotes and the executor
 // stay off the node for every transfer after the first of its kind.
 import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../clock.ts';
 import { tronAddressFromEvm, type TronAddress } from '../tron/address.ts';
 import type { TronNodeClient } from '../tron/node-client.ts';
@@ -61,7 +62,7 @@ export interface UsdtTransferEnergy {
 interface EnergyCache {
   factor?: { readonly value: Promise<number>; readonly atMs: number };
   /** `${holds}:${factor}` → energy the chain answered. */
-  readonly figures: Map<string, bigint>;
+  readonly figures: LRUCache<string, bigint>;
   /** Figures being asked: concurrent callers of one class and factor share one constant call. */
   readonly asking: Map<string, Promise<bigint>>;
   /** The last figure per class, with its factor: what scales when the chain cannot run the transfer. */
@@ -73,7 +74,7 @@ const caches = new WeakMap<object, EnergyCache>();
 /** The transfer energies of one node client (its cache shared by quotes and the executor of this process). */
 export function usdtTransferEnergy(node: TransferNode): UsdtTransferEnergy {
   let cache = caches.get(node);
-  if (!cache) caches.set(node, (cache = { figures: new Map(), asking: new Map(), lastByClass: new Map() }));
+  if (!cache) caches.set(node, (cache = { figures: new LRUCache({ max: FIGURES_MAX }), asking: new Map(), lastByClass: new Map() }));
   const own = cache;
 
   const measure = async (transfer: { readonly from: TronAddress; readonly to: TronAddress; readonly recipientHoldsUsdt: boolean }, factor: number, key: string): Promise<bigint> => {
@@ -81,7 +82,6 @@ export function usdtTransferEnergy(node: TransferNode): UsdtTransferEnergy {
     const dry = await node.dryRunUsdtTransfer(transfer.from, transfer.to, 1n);
     if (!dry.ok) return scaledFigure(own, transfer.recipientHoldsUsdt, factor);
     const energy = BigInt(dry.energy);
-    if (own.figures.size >= FIGURES_MAX) own.figures.clear();
     own.figures.set(key, energy);
     own.lastByClass.set(transfer.recipientHoldsUsdt, { energy, factor });
     return energy;

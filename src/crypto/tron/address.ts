@@ -9,6 +9,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { base58, createBase58check } from '@scure/base';
+import { LRUCache } from 'lru-cache';
 
 /** The first byte of every TRON mainnet (and testnet) address. */
 export const TRON_ADDRESS_VERSION = 0x41;
@@ -78,7 +79,7 @@ export function tronAddressToBytes(address: TronAddress): Uint8Array {
 
 /** Hex spellings remembered, at most this many (then forgotten all at once). */
 const HEX_SPELLINGS_MAX = 10_000;
-const hexSpellings = new Map<string, string>();
+const hexSpellings = new LRUCache<string, string>({ max: HEX_SPELLINGS_MAX });
 
 /**
  * The node's hex spelling, lower case: `41a614f8…`. Remembered: the same
@@ -90,7 +91,6 @@ export function tronAddressToHex(address: TronAddress): string {
   let hex = hexSpellings.get(address);
   if (hex === undefined) {
     hex = bytesToHex(tronAddressToBytes(address));
-    if (hexSpellings.size >= HEX_SPELLINGS_MAX) hexSpellings.clear();
     hexSpellings.set(address, hex);
   }
   return hex;

@@ -6,6 +6,7 @@
 // right: a successful transaction (in the block and in its result), emitted by
 // the configured USDT contract, the Transfer topic with exactly three topics,
 // 32 bytes of data, and a value above zero. Anything else yields no deposit.
+import { LRUCache } from 'lru-cache';
 import { Type, type Static, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { parseTronAddress, tronAddressToHex, type TronAddress } from './address.ts';
@@ -406,7 +407,8 @@ function transferLogs(info: Static<typeof TransactionInfoSchema>, txId: string, 
 
 /** Addresses by Transfer topic, at most this many remembered (then forgotten all at once). */
 const TOPIC_ADDRESSES_MAX = 50_000;
-const addressOfTopic = new Map<string, TronAddress | undefined>();
+/** false: the topic holds no address (LRUCache stores no undefined). */
+const addressOfTopic = new LRUCache<string, TronAddress | false>({ max: TOPIC_ADDRESSES_MAX });
 
 /**
  * The address of a Transfer topic (lowercase hex). Remembered: the same senders
@@ -414,10 +416,10 @@ const addressOfTopic = new Map<string, TronAddress | undefined>();
  * wallet), and each Base58Check encoding costs two SHA-256.
  */
 function topicAddress(topic: string): TronAddress | undefined {
-  if (addressOfTopic.has(topic)) return addressOfTopic.get(topic);
+  const known = addressOfTopic.get(topic);
+  if (known !== undefined) return known === false ? undefined : known;
   const address = addressFromWord(Buffer.from(topic, 'hex'));
-  if (addressOfTopic.size >= TOPIC_ADDRESSES_MAX) addressOfTopic.clear();
-  addressOfTopic.set(topic, address);
+  addressOfTopic.set(topic, address ?? false);
   return address;
 }
 
