@@ -6,7 +6,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
 import type { OutgoingErrorCode, OutgoingOutcomeHandler } from '../sending/outgoing-transfers.ts';
-import { reservedTransferOutcomes } from '../sending/reserved-transfer.ts';
+import { failureMessages, reservedTransferOutcomes } from '../sending/reserved-transfer.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { payoutReservation } from './payout-ledger.ts';
 import { emitBatchCompleted, emitPayoutUpdated } from './payouts-events.ts';
@@ -14,16 +14,7 @@ import * as repository from './payouts-repository.ts';
 import type { PayoutRow } from './payouts-repository.ts';
 import type { BatchStatus } from './payouts-tables.ts';
 
-const ERROR_MESSAGES: Readonly<Record<OutgoingErrorCode, string>> = {
-  reverted: 'The USDT contract reverted the transfer; the amount was returned to your balance.',
-  out_of_energy: 'The transfer ran out of energy on chain; the amount was returned to your balance.',
-  expired: 'The transfer could not be included on chain in time; the amount was returned to your balance.',
-  insufficient_hot_wallet_funds: 'The gateway’s hot wallet could not cover the transfer; the amount was returned to your balance.',
-  address_blacklisted: 'The USDT contract refuses transfers to or from this address; the amount was returned to your balance.',
-  invalid_address: 'The chain refused the recipient address; the amount was returned to your balance.',
-  rejected: 'The chain rejected the transfer; the amount was returned to your balance.',
-  signer_unavailable: 'The gateway could not sign transfers (its sending key is not configured); the amount was returned to your balance.',
-};
+const ERROR_MESSAGES = failureMessages('transfer', 'the amount was returned to your balance');
 
 /**
  * Failures the merchant caused, whose network fee the merchant bears when the failed

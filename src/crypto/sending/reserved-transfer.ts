@@ -47,6 +47,23 @@ export interface ReservedTransferPurpose<Row extends ReservedOwnerRow> {
   announceFinal(tx: Tx, clock: Clock, row: Row): Promise<void>;
 }
 
+/** What each failure tells the merchant of a `noun` (transfer, refund, withdrawal), ending with what became of the money. */
+export function failureMessages(noun: string, consequence: string, overrides: Partial<Record<OutgoingErrorCode, string>> = {}): Readonly<Record<OutgoingErrorCode, string>> {
+  const messages: Record<OutgoingErrorCode, string> = {
+    reverted: `The USDT contract reverted the ${noun}`,
+    out_of_energy: `The ${noun} ran out of energy on chain`,
+    expired: `The ${noun} could not be included on chain in time`,
+    insufficient_hot_wallet_funds: `The gateway’s hot wallet could not cover the ${noun}`,
+    address_blacklisted: 'The USDT contract refuses transfers to or from this address',
+    invalid_address: 'The chain refused the recipient address',
+    rejected: `The chain rejected the ${noun}`,
+    signer_unavailable: 'The gateway could not sign transfers (its sending key is not configured)',
+    ...overrides,
+  };
+  for (const code of Object.keys(messages) as OutgoingErrorCode[]) messages[code] = `${messages[code]}; ${consequence}.`;
+  return messages;
+}
+
 async function lockOwn<Row extends ReservedOwnerRow>(purpose: ReservedTransferPurpose<Row>, tx: Tx, transfer: OutgoingTransfer): Promise<Row> {
   const row = await purpose.lock(tx, transfer.ownerId);
   if (!row || row.outgoing_transfer_id !== transfer.id) throw new Error(`outgoing transfer ${transfer.id}: its ${purpose.name} ${transfer.ownerId} is missing`);
