@@ -17,7 +17,7 @@ import { inTransaction, isUniqueViolation, type Db } from '../../db/transaction.
 import { newId } from '../../ids.ts';
 import { formatMinor } from '../../money/decimal.ts';
 import type { ChainAccess, CryptoChain } from '../receiving/crypto-chain.ts';
-import { enqueueOutgoingTransfer, openHotWalletUsdt, type OutgoingOutcomeHandler } from '../sending/outgoing-transfers.ts';
+import { enqueueOutgoingTransfer, failureColumns, openHotWalletUsdt, type OutgoingOutcomeHandler } from '../sending/outgoing-transfers.ts';
 import { tronAddress } from '../tron/address.ts';
 import * as repository from './cold-storage-repository.ts';
 import type { ColdMoveRow } from './cold-storage-repository.ts';
@@ -146,14 +146,7 @@ export const coldStorageOutcomes: OutgoingOutcomeHandler = {
     const now = clock.now();
     const onChain = { tx_hash: transfer.txId, fee_sun: transfer.feeSun, updated_at: now, final_at: now };
     if (transfer.status === 'confirmed') await repository.updateMove(tx, move.id, 'sending', { ...onChain, status: 'completed' });
-    else {
-      await repository.updateMove(tx, move.id, 'sending', {
-        ...onChain,
-        status: 'failed',
-        error_code: transfer.errorCode ?? 'failed',
-        error_message: (transfer.errorMessage ?? 'the outgoing transfer failed').slice(0, 1_000),
-      });
-    }
+    else await repository.updateMove(tx, move.id, 'sending', { ...onChain, status: 'failed', ...failureColumns(transfer) });
   },
 };
 

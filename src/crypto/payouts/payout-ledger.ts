@@ -1,14 +1,15 @@
-// The money of payouts in the ledger (issue 14 "Ledger conventions"). Accepting a
-// payout RESERVES its total_debit from the merchant's USDT main account, as
-// linked pending transfers without a timeout (they must not expire while the
-// chain works): the recipient amount to the hot wallet (`payout`), the network
-// fee to `network_fees` and the service fee to `fees` (both `payout_fee`).
-// Completion posts them; failure voids them and the funds are available again.
-// The chain's actual cost is booked by the executor (network_fees → network_costs: debit, credit).
+// The money of payouts in the ledger (issue 14 "Ledger conventions"), held by
+// the reserved-transfer machine (crypto/sending/reservation-ledger.ts). Accepting
+// a payout RESERVES its total_debit from the merchant's USDT main account: the
+// recipient amount to the hot wallet (`payout`), the network fee to
+// `network_fees` and the service fee to `fees` (both `payout_fee`). Payouts
+// reserve many at once (a batch, payouts created together), so their accounts
+// are resolved here, with the ids of committed accounts remembered.
 import type { Clock } from '../../clock.ts';
 import { inTransaction, type Db, type Tx } from '../../db/transaction.ts';
-import { ensureAccounts, merchantAccountKey, shardOf, systemAccountKey } from '../../ledger/ledger-accounts.ts';
-import { executeLinked, MAX_CHAIN_LENGTH, type FanOutReservation, type LedgerBook, type LedgerRequest } from '../../ledger/ledger-service.ts';
+import { ensureAccounts, merchantAccountKey } from '../../ledger/ledger-accounts.ts';
+import { executeLinked, MAX_CHAIN_LENGTH, type FanOutReservation, type LedgerBook, type LedgerRequest, type TransferType } from '../../ledger/ledger-service.ts';
+import { legAccountKey, legId, reservationOf, type Reservation, type ReservationLeg } from '../sending/reservation-ledger.ts';
 import type { PayoutRow } from './payouts-repository.ts';
 
 export interface PayoutOwner {
@@ -17,19 +18,13 @@ export interface PayoutOwner {
 }
 
 type AccountKey = ReturnType<typeof merchantAccountKey>;
-type Leg = 'amount' | 'network_fee' | 'service_fee';
-const LEGS: readonly Leg[] = ['amount', 'network_fee', 'service_fee'];
+const LEGS: readonly ReservationLeg[] = ['amount', 'network_fee', 'service_fee'];
 
-function legAmount(payout: Pick<PayoutRow, 'amount_micro' | 'network_fee_micro' | 'service_fee_micro'>, leg: Leg): bigint {
-  return leg === 'amount' ? payout.amount_micro : leg === 'network_fee' ? payout.network_fee_micro : payout.service_fee_micro;
+export function payoutReservation(payout: Pick<PayoutRow, 'id' | 'amount_micro' | 'network_fee_micro' | 'service_fee_micro'>): Reservation {
+  return reservationOf({ type: 'payout', id: payout.id }, { amount: payout.amount_micro, network_fee: payout.network_fee_micro, service_fee: payout.service_fee_micro });
 }
 
-function legAccountKey(book: LedgerBook, payoutId: string, leg: Leg): AccountKey {
-  const kind = leg === 'amount' ? 'hot_wallet' : leg === 'network_fee' ? 'network_fees' : 'fees';
-  return systemAccountKey(book, kind, 'USDT', shardOf(payoutId));
-}
-
-const legId = (payoutId: string, leg: Leg) => `payout:${payoutId}:${leg}`;
+const legType = (leg: ReservationLeg): TransferType => (leg === 'amount' ? 'payout' : 'payout_fee');
 
 /** Account ids remembered per database: at most this many, then forgotten all at once. */
 const ACCOUNT_IDS_MAX = 10_000;
@@ -83,19 +78,20 @@ export async function reservePayouts(tx: Tx, clock: Clock, owner: PayoutOwner, p
   }
   for (const [key, id] of accountIdOf) ids?.resolved.set(key, id);
   const main = accountIdOf.get(JSON.stringify(mainKey))!;
-  const requests: LedgerRequest[] = payouts.flatMap((payout) =>
-    LEGS.filter((leg) => legAmount(payout, leg) > 0n).map(
-      (leg): LedgerRequest => ({
+  const requests: LedgerRequest[] = payouts.flatMap((payout) => {
+    const { owner: reference, legs } = payoutReservation(payout);
+    return legs.map(
+      ({ leg, amount }): LedgerRequest => ({
         action: 'reserve',
-        id: legId(payout.id, leg),
+        id: legId(reference, leg),
         debitAccountId: main,
         creditAccountId: accountIdOf.get(JSON.stringify(legAccountKey(owner.book, payout.id, leg)))!,
-        amount: legAmount(payout, leg),
-        type: leg === 'amount' ? 'payout' : 'payout_fee',
-        reference: { type: 'payout', id: payout.id },
+        amount,
+        type: legType(leg),
+        reference,
       }),
-    ),
-  );
+    );
+  });
   // One transaction holds every chunk: a batch is reserved whole or not at all.
   const chunk = MAX_CHAIN_LENGTH - (MAX_CHAIN_LENGTH % LEGS.length);
   for (let start = 0; start < requests.length; start += chunk) await executeLinked(tx, clock, requests.slice(start, start + chunk));
@@ -109,8 +105,8 @@ export async function reservePayouts(tx: Tx, clock: Clock, owner: PayoutOwner, p
  */
 export async function payoutFanOut(db: Db, clock: Clock, owner: PayoutOwner, payout: Pick<PayoutRow, 'id' | 'amount_micro' | 'network_fee_micro' | 'service_fee_micro'>, ids: AccountIds): Promise<FanOutReservation> {
   const mainKey = merchantAccountKey(owner.book, owner.merchantId, 'USDT', 'main');
-  const legs = LEGS.filter((leg) => legAmount(payout, leg) > 0n);
-  const keys = [mainKey, ...legs.map((leg) => legAccountKey(owner.book, payout.id, leg))];
+  const { owner: reference, legs } = payoutReservation(payout);
+  const keys = [mainKey, ...legs.map(({ leg }) => legAccountKey(owner.book, payout.id, leg))];
   const accountIdOf = new Map<string, string>();
   for (const key of keys) {
     const id = ids.known(JSON.stringify(key));
@@ -127,27 +123,12 @@ export async function payoutFanOut(db: Db, clock: Clock, owner: PayoutOwner, pay
   }
   return {
     debitAccountId: accountIdOf.get(JSON.stringify(mainKey))!,
-    legs: legs.map((leg) => ({
-      id: legId(payout.id, leg),
+    legs: legs.map(({ leg, amount }) => ({
+      id: legId(reference, leg),
       creditAccountId: accountIdOf.get(JSON.stringify(legAccountKey(owner.book, payout.id, leg)))!,
-      amount: legAmount(payout, leg),
-      type: leg === 'amount' ? 'payout' : 'payout_fee',
+      amount,
+      type: legType(leg),
     })),
-    reference: { type: 'payout', id: payout.id },
+    reference,
   };
-}
-
-/**
- * Completion posts the payout's reservations; failure voids them (the merchant's funds
- * are available again). A failure the merchant caused (`networkFeeChargedMicro`, above
- * 0) posts that much of the network-fee reservation — at most what it reserved — and
- * releases the rest; the amount and the service fee are voided.
- */
-export async function settlePayoutReservation(tx: Tx, clock: Clock, payout: PayoutRow, outcome: 'post' | 'void', networkFeeChargedMicro = 0n): Promise<void> {
-  const charged = outcome === 'void' && networkFeeChargedMicro > 0n ? (networkFeeChargedMicro < payout.network_fee_micro ? networkFeeChargedMicro : payout.network_fee_micro) : 0n;
-  const requests = LEGS.filter((leg) => legAmount(payout, leg) > 0n).map((leg): LedgerRequest => {
-    if (leg === 'network_fee' && charged > 0n) return { action: 'post', id: `${legId(payout.id, leg)}:post`, pendingId: legId(payout.id, leg), amount: charged };
-    return { action: outcome, id: `${legId(payout.id, leg)}:${outcome}`, pendingId: legId(payout.id, leg) };
-  });
-  await executeLinked(tx, clock, requests);
 }

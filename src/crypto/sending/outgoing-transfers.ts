@@ -57,6 +57,11 @@ export interface OutgoingOutcomeHandler {
   onFinal(tx: Tx, clock: Clock, transfer: OutgoingTransfer): Promise<void>;
 }
 
+/** The error columns an owner row records for its failed transfer. */
+export function failureColumns(transfer: Pick<OutgoingTransfer, 'errorCode' | 'errorMessage'>): { readonly error_code: string; readonly error_message: string } {
+  return { error_code: transfer.errorCode ?? 'failed', error_message: (transfer.errorMessage ?? 'the outgoing transfer failed').slice(0, 1_000) };
+}
+
 /** The largest amount a transfer may carry: int8 in the table, and far above any real one. */
 const MAX_AMOUNT = 2n ** 62n;
 

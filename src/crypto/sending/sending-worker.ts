@@ -13,6 +13,7 @@ import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { isSigningPaused } from '../custody/signing-pause.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
 import { createOutflowCap } from './outflow-cap.ts';
+import { sandboxHotWalletTopUp } from './sandbox-faucet.ts';
 import { createSigningPool, type SigningPool } from './signing-pool.ts';
 import { OUTGOING_PURPOSES, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
 import { sendingMetrics } from './sending-metrics.ts';
@@ -73,7 +74,12 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
         ...(context.config.tronHourlyOutflowCapMicro === undefined
           ? {}
           : { outflowCap: createOutflowCap({ db: context.db, chain: access.chain, capMicro: context.config.tronHourlyOutflowCapMicro, logger: context.logger, metrics: context.metrics }) }),
-        ...(sandbox ? { sandboxFaucet: async (address, amounts) => void (await (await deps.chain.sandboxControl()).faucet(address, amounts)) } : {}),
+        ...(sandbox ? { topUpHotWallet: sandboxHotWalletTopUp({
+                faucet: async (address, amounts) => void (await (await deps.chain.sandboxControl()).faucet(address, amounts)),
+                hotWallet: access.addressKey.hotWalletAddress,
+                chain: access.chain,
+                logger: context.logger,
+              }) } : {}),
       });
       executors.set(access.chain, executor);
     }

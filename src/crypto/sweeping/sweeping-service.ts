@@ -22,7 +22,7 @@ import { newId } from '../../ids.ts';
 import { formatMinor } from '../../money/decimal.ts';
 import type { CryptoChain, ChainAccess } from '../receiving/crypto-chain.ts';
 import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
-import { enqueueOutgoingTransfer, type OutgoingOutcomeHandler, type OutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { enqueueOutgoingTransfer, failureColumns, type OutgoingOutcomeHandler, type OutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { estimateUsdtTransferCost } from '../sending/transfer-cost.ts';
 import { tronAddress } from '../tron/address.ts';
 import { SWEEP_MAX_CONSECUTIVE_FAILURES } from './sweep-custody.ts';
@@ -227,8 +227,7 @@ function enqueueSweepTransfer(tx: Tx, clock: Clock, access: ChainAccess, sweepId
 function failurePatch(transfer: OutgoingTransfer, now: Date) {
   return {
     status: 'failed' as const,
-    error_code: transfer.errorCode ?? 'failed',
-    error_message: (transfer.errorMessage ?? 'the outgoing transfer failed').slice(0, 1_000),
+    ...failureColumns(transfer),
     updated_at: now,
     final_at: now,
   };

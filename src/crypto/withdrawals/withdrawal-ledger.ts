@@ -1,53 +1,25 @@
-// The money of a cabinet withdrawal in the ledger: total_debit is RESERVED from
+// The money of a cabinet withdrawal in the ledger, held by the reserved-transfer
+// machine (crypto/sending/reservation-ledger.ts): total_debit is RESERVED from
 // the merchant's USDT main account (the book of the shop's mode) when the
 // withdrawal is created — also while it awaits approval, so the money cannot be
-// spent twice meanwhile — as linked pending transfers without a timeout: the
-// amount to `hot_wallet`, the network fee to `network_fees` (both type
+// spent twice meanwhile — the amount and the network fee (both type
 // `withdrawal`). Completion posts them; failure or rejection voids them.
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
-import { ensureAccounts, merchantAccountKey, shardOf, systemAccountKey } from '../../ledger/ledger-accounts.ts';
-import { executeLinked, type LedgerBook, type LedgerRequest } from '../../ledger/ledger-service.ts';
+import type { LedgerBook } from '../../ledger/ledger-service.ts';
+import { reservationOf, reserve, settle, type Reservation } from '../sending/reservation-ledger.ts';
 import type { WithdrawalRow } from './withdrawals-repository.ts';
 
-type Leg = 'amount' | 'network_fee';
-const legId = (withdrawalId: string, leg: Leg) => `withdrawal:${withdrawalId}:${leg}`;
-
-function legsOf(withdrawal: Pick<WithdrawalRow, 'amount_micro' | 'network_fee_micro'>): { leg: Leg; amount: bigint }[] {
-  const legs: { leg: Leg; amount: bigint }[] = [{ leg: 'amount', amount: withdrawal.amount_micro }];
-  if (withdrawal.network_fee_micro > 0n) legs.push({ leg: 'network_fee', amount: withdrawal.network_fee_micro });
-  return legs;
+export function withdrawalReservation(withdrawal: Pick<WithdrawalRow, 'id' | 'amount_micro' | 'network_fee_micro'>): Reservation {
+  return reservationOf({ type: 'withdrawal', id: withdrawal.id }, { amount: withdrawal.amount_micro, network_fee: withdrawal.network_fee_micro });
 }
 
 /** Not enough available on the merchant's main account: InsufficientFundsError, nothing written. */
 export async function reserveWithdrawal(tx: Tx, clock: Clock, book: LedgerBook, withdrawal: WithdrawalRow): Promise<void> {
-  const shard = shardOf(withdrawal.id);
-  const [main, hotWallet, networkFees] = await ensureAccounts(tx, clock, [
-    merchantAccountKey(book, withdrawal.merchant_id, 'USDT', 'main'),
-    systemAccountKey(book, 'hot_wallet', 'USDT', shard),
-    systemAccountKey(book, 'network_fees', 'USDT', shard),
-  ]);
-  await executeLinked(
-    tx,
-    clock,
-    legsOf(withdrawal).map(
-      ({ leg, amount }): LedgerRequest => ({
-        action: 'reserve',
-        id: legId(withdrawal.id, leg),
-        debitAccountId: main!.id,
-        creditAccountId: leg === 'amount' ? hotWallet!.id : networkFees!.id,
-        amount,
-        type: 'withdrawal',
-        reference: { type: 'withdrawal', id: withdrawal.id },
-      }),
-    ),
-  );
+  await reserve(tx, clock, withdrawalReservation(withdrawal), { book, merchantId: withdrawal.merchant_id, from: 'merchant', typeOf: () => 'withdrawal' });
 }
 
-export async function settleWithdrawalReservation(tx: Tx, clock: Clock, withdrawal: WithdrawalRow, outcome: 'post' | 'void'): Promise<void> {
-  await executeLinked(
-    tx,
-    clock,
-    legsOf(withdrawal).map(({ leg }): LedgerRequest => ({ action: outcome, id: `${legId(withdrawal.id, leg)}:${outcome}`, pendingId: legId(withdrawal.id, leg) })),
-  );
+/** A rejected withdrawal's reservation voided (the machine settles those that were sent). */
+export async function voidWithdrawalReservation(tx: Tx, clock: Clock, withdrawal: WithdrawalRow): Promise<void> {
+  await settle(tx, clock, withdrawalReservation(withdrawal), 'void');
 }

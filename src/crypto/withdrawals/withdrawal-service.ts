@@ -19,7 +19,7 @@ import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-
 import type { CryptoChain } from '../receiving/crypto-chain.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import type { TronAddress } from '../tron/address.ts';
-import { reserveWithdrawal, settleWithdrawalReservation } from './withdrawal-ledger.ts';
+import { reserveWithdrawal, voidWithdrawalReservation } from './withdrawal-ledger.ts';
 import * as repository from './withdrawals-repository.ts';
 import type { WithdrawalRow } from './withdrawals-repository.ts';
 import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals-tables.ts';
@@ -180,7 +180,7 @@ export async function rejectWithdrawal(
   return inTransaction(deps.db, async (tx) => {
     const row = await lockAwaiting(tx, withdrawalId);
     const now = deps.clock.now();
-    await settleWithdrawalReservation(tx, deps.clock, row, 'void');
+    await voidWithdrawalReservation(tx, deps.clock, row);
     const rejected = await repository.updateWithdrawal(tx, row.id, { status: 'rejected', decided_by: by, decided_at: now, reject_reason: reason, updated_at: now });
     await emitWithdrawalCompleted(tx, deps.clock, rejected);
     return withdrawalView(rejected);

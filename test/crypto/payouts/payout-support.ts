@@ -12,7 +12,8 @@ import { tronAddressFromPrivateKey } from '../../../src/crypto/tron/address.ts';
 import { createCryptoTestApp, externalId, micro, type CryptoTestApp } from '../receiving/crypto-routes-support.ts';
 import type { DatabaseBackend } from '../../../src/db/database.ts';
 import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
-import { createOutgoingExecutor, type ExecutorOptions, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
+import type { ExecutorOptions } from '../../../src/crypto/sending/executor-context.ts';
+import { createOutgoingExecutor, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 import { outgoingOutcomeHandlers } from '../../../src/modules.ts';
 

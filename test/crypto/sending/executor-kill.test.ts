@@ -18,7 +18,7 @@ import { openDatabase, type DatabaseHandle } from '../../../src/db/database.ts';
 import { inTransaction } from '../../../src/db/transaction.ts';
 import { migrate } from '../../../src/db/migrate.ts';
 import { signingKeyFromMnemonic } from '../../../src/crypto/keys/hd-keys.ts';
-import type { ExecutorStep } from '../../../src/crypto/sending/executor.ts';
+import type { ExecutorStep } from '../../../src/crypto/sending/executor-context.ts';
 import { enqueueOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';

@@ -4,7 +4,8 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import type { Tx } from '../../../src/db/transaction.ts';
 import { inTransaction } from '../../../src/db/transaction.ts';
-import { createOutgoingExecutor, type ExecutorOptions, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
+import type { ExecutorOptions } from '../../../src/crypto/sending/executor-context.ts';
+import { createOutgoingExecutor, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { enqueueOutgoingTransfer, type OutgoingTransfer, type OutgoingTransferRequest } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { tronAddressFromPrivateKey, type TronAddress } from '../../../src/crypto/tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config.ts';
 import { findOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
-import { ExecutorStepCrash, type ExecutorStep } from '../../../src/crypto/sending/executor.ts';
+import { ExecutorStepCrash, type ExecutorStep } from '../../../src/crypto/sending/executor-context.ts';
 import { attemptsOf } from '../../../src/crypto/sending/sending-repository.ts';
 import { estimateUsdtTransferCost, sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import { backends } from '../../support/databases.ts';

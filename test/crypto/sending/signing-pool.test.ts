@@ -4,7 +4,7 @@
 // chunk), each confirmed once, after a crash between signing and broadcasting
 // the same bytes go out.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ExecutorStepCrash } from '../../../src/crypto/sending/executor.ts';
+import { ExecutorStepCrash } from '../../../src/crypto/sending/executor-context.ts';
 import { findOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { attemptsOf } from '../../../src/crypto/sending/sending-repository.ts';
 import { createSigningPool, inThreadSigning, type SigningPool } from '../../../src/crypto/sending/signing-pool.ts';

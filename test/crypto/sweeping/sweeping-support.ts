@@ -9,6 +9,7 @@ import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandb
 import { runSweepPass, type SweepingDeps, type SweepPassResult } from '../../../src/crypto/sweeping/sweeping-service.ts';
 import { tronAddress, type TronAddress } from '../../../src/crypto/tron/address.ts';
 import { createOutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
+import { sandboxHotWalletTopUp } from '../../../src/crypto/sending/sandbox-faucet.ts';
 import { cryptoModules } from '../../../src/modules.ts';
 import { openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
 
@@ -59,7 +60,12 @@ async function startExecutor(setup: ReceivingSetup): Promise<() => Promise<void>
     maxInFlight: 100,
     maxAttempts: 3,
     fundsWaitSeconds: 600,
-    sandboxFaucet: async (address, amounts) => setup.sandbox.chain.faucet(address, amounts),
+    topUpHotWallet: sandboxHotWalletTopUp({
+      faucet: async (address, amounts) => setup.sandbox.chain.faucet(address, amounts),
+      hotWallet: setup.access.addressKey.hotWalletAddress,
+      chain: setup.access.chain,
+      logger: setup.context.logger,
+    }),
     // With the dry run the executor's funds check takes the transfer's real energy (64,285 to a hot
     // wallet holding USDT), which is what the exact top-up provides. Without it, it assumes 130,285
     // for every USDT transfer and leaves such a sweep waiting as short (docs/sweeping.md, "Known gap").

@@ -1,0 +1,111 @@
+// The executor's decisions, as pure functions (no I/O, no clock): what a
+// transfer needs from its sending address, whether it fits, what is left after
+// it, how long a transfer may wait, what an expired transfer becomes, what the
+// chain's fees cost in micro-USDT. The steps around them read and write.
+import type { ChainPrices, TransactionOutcome } from '../tron/node-client.ts';
+import type { OutgoingErrorCode } from './outgoing-transfers.ts';
+import { sunToMicroUsdt, TRX_TRANSFER_BANDWIDTH, USDT_TRANSFER_BANDWIDTH } from './transfer-cost.ts';
+
+/** What a sending address holds, less what its transfers in flight will still take. */
+export interface Balances {
+  usdt: bigint;
+  trxSun: bigint;
+  energy: bigint;
+}
+
+export interface PlannedTransfer {
+  readonly asset: 'USDT' | 'TRX';
+  /** micro-USDT, or sun for TRX. */
+  readonly amount: bigint;
+}
+
+/** What one transfer takes from its sender: `energy` in all, of which `burnedEnergy` is paid in TRX. */
+export interface TransferNeeds {
+  readonly energy: bigint;
+  readonly burnedEnergy: bigint;
+  readonly needUsdt: bigint;
+  readonly needTrx: bigint;
+}
+
+/** The needs of `transfer` at `energy`: energy beyond the staked is burned, bandwidth is paid, a TRX transfer may create its recipient. */
+export function transferNeeds(transfer: PlannedTransfer, balance: Balances, prices: ChainPrices, energy: bigint): TransferNeeds {
+  const burnedEnergy = energy > balance.energy ? energy - balance.energy : 0n;
+  const bandwidth = transfer.asset === 'USDT' ? USDT_TRANSFER_BANDWIDTH : TRX_TRANSFER_BANDWIDTH;
+  const creation = transfer.asset === 'TRX' ? prices.createNewAccountFeeSun + prices.createAccountFeeSun : 0n;
+  const costSun = burnedEnergy * prices.energyPriceSun + bandwidth * prices.bandwidthPriceSun + creation;
+  return {
+    energy,
+    burnedEnergy,
+    needUsdt: transfer.asset === 'USDT' ? transfer.amount : 0n,
+    needTrx: costSun + (transfer.asset === 'TRX' ? transfer.amount : 0n),
+  };
+}
+
+export function fits(balance: Balances, needs: TransferNeeds): boolean {
+  return balance.usdt >= needs.needUsdt && balance.trxSun >= needs.needTrx;
+}
+
+/** What the address holds once the transfer is signed. */
+export function afterSending(balance: Balances, needs: TransferNeeds): Balances {
+  return { usdt: balance.usdt - needs.needUsdt, trxSun: balance.trxSun - needs.needTrx, energy: balance.energy - (needs.energy - needs.burnedEnergy) };
+}
+
+/** What an address holds on chain, less what its signed transfers not yet landed will take (a USDT one at the dear energy, all burned). */
+export function lessInFlight(held: Balances, inFlight: readonly PlannedTransfer[], dearEnergy: bigint, prices: ChainPrices): Balances {
+  const left = { ...held };
+  for (const transfer of inFlight) {
+    if (transfer.asset === 'USDT') left.usdt -= transfer.amount;
+    else left.trxSun -= transfer.amount;
+    left.trxSun -= transfer.asset === 'USDT' ? dearEnergy * prices.energyPriceSun : 0n;
+  }
+  return left;
+}
+
+/** How many transfers a pass may sign: the batch, within what the in-flight bound leaves. */
+export function signingRoom(maxInFlight: number, inFlight: number, batch: number): number {
+  return Math.min(batch, maxInFlight - inFlight);
+}
+
+/** A build time after `lastMs`, and not before now: strictly increasing, so two alike transfers never share bytes or a txID. */
+export function nextTimestampMs(lastMs: number, nowMs: number): number {
+  return Math.max(nowMs, lastMs + 1);
+}
+
+/** Transfers that cannot be signed now: those that waited `waitMs` since first seen so are overdue (fail), the rest wait. */
+export function waitingVerdict<T extends { readonly short_of_funds_since: Date | null }>(rows: readonly T[], nowMs: number, waitMs: number): { readonly waiting: T[]; readonly overdue: T[] } {
+  const overdue = rows.filter((row) => row.short_of_funds_since !== null && nowMs - row.short_of_funds_since.getTime() >= waitMs);
+  return { waiting: rows.filter((row) => !overdue.includes(row)), overdue };
+}
+
+/** Broadcast answers that say the transaction can never be valid as signed, and what the transfer fails with once its attempts are proven dead. */
+const REJECTION_OUTCOMES: Readonly<Record<string, OutgoingErrorCode | 'retry'>> = {
+  // Our TaPoS block or expiration went stale before the node saw it: a new attempt can succeed.
+  TAPOS_ERROR: 'retry',
+  TRANSACTION_EXPIRATION_ERROR: 'retry',
+  // The sender cannot pay (TRX for a transfer or its bandwidth, or does not exist).
+  CONTRACT_VALIDATE_ERROR: 'insufficient_hot_wallet_funds',
+  BANDWITH_ERROR: 'insufficient_hot_wallet_funds',
+};
+
+export type ExpiryVerdict = { readonly kind: 'retry' } | { readonly kind: 'fail'; readonly code: OutgoingErrorCode; readonly message: string };
+
+/** A transfer whose every attempt is proven off chain: a rejection that can never pass fails it, so does the last attempt; otherwise it is signed again. */
+export function expiryVerdict(lastBroadcast: string | null, attempts: number, maxAttempts: number): ExpiryVerdict {
+  const rejection = lastBroadcast?.startsWith('rejected:') ? lastBroadcast.slice('rejected:'.length) : undefined;
+  const decided = rejection === undefined ? 'retry' : (REJECTION_OUTCOMES[rejection] ?? 'rejected');
+  if (decided !== 'retry') return { kind: 'fail', code: decided, message: `the node refused the transaction: ${rejection}` };
+  if (attempts >= maxAttempts) return { kind: 'fail', code: 'expired', message: `none of its ${attempts} signed transactions reached the chain before expiring` };
+  return { kind: 'retry' };
+}
+
+/** The error code of a transaction that landed and failed. */
+export function failureCode(outcome: Pick<TransactionOutcome, 'contractResult'>): OutgoingErrorCode {
+  if (outcome.contractResult === 'OUT_OF_ENERGY') return 'out_of_energy';
+  if (outcome.contractResult === 'REVERT') return 'reverted';
+  return 'rejected';
+}
+
+/** The fees the chain took, in micro-USDT at the rate, each rounded up. */
+export function chainCostMicro(feesSun: readonly bigint[], trxUsdtRateMicro: bigint): bigint {
+  return feesSun.reduce((sum, feeSun) => sum + sunToMicroUsdt(feeSun, trxUsdtRateMicro), 0n);
+}
