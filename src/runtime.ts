@@ -13,8 +13,7 @@ import { migrate } from './db/migrate.ts';
 import { healthOf } from './health/dependency-health.ts';
 import { openRedis } from './health/redis-client.ts';
 import { createLogger } from './logger.ts';
-import { countMerchants } from './merchants/merchant-repository.ts';
-import { createMerchant } from './merchants/merchant-service.ts';
+import { countMerchants, createMerchant } from './merchants/merchant-service.ts';
 import { loadKeyring } from './kms/load-keyring.ts';
 import { sealPlaintextWebhookSecrets } from './webhooks/webhook-secrets.ts';
 

@@ -17,7 +17,7 @@ import { sweepSummaries } from '../crypto/sweeping/sweep-custody.ts';
 import { minimumDepositOfShop, parseMinimumDeposit, setMinimumDepositOfShop } from '../crypto/receiving/deposit-dust.ts';
 import { InvalidRequestError } from '../errors.ts';
 import { releaseUnconfirmedDeposit } from '../crypto/receiving/deposit-settlement.ts';
-import { unconfirmedDeposits } from '../crypto/receiving/receiving-repository.ts';
+import { unconfirmedDeposits } from '../crypto/receiving/receiving-service.ts';
 import { depositView, usdtText, type DepositView } from '../crypto/receiving/receiving-views.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { retrySweepsOfAddress, sweepsOfAddress, sweepView, type SweepView } from '../crypto/sweeping/sweeping-service.ts';

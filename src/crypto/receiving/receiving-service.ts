@@ -35,6 +35,11 @@ export function addressDerivations(db: ReceivingExecutor, addresses: readonly st
   return repository.addressDerivations(db, addresses);
 }
 
+/** Unconfirmed deposits (held for the operator), oldest block first. */
+export function unconfirmedDeposits(db: ReceivingExecutor, limit: number): Promise<repository.DepositRow[]> {
+  return repository.unconfirmedDeposits(db, limit);
+}
+
 /** SQL of receiving's side for another module's single-statement read (see receiving-repository.ts). */
 export const depositSql = {
   finalUsdtByAddress: repository.finalUsdtByAddressSql,
