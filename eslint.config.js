@@ -1,7 +1,15 @@
 // Lint rules on top of the type checker: typescript-eslint's recommended set,
-// and the module boundary of docs/ARCHITECTURE.md: a module reaches another
-// only through its service functions, never its repository (SQL) or tables.
+// and the module boundaries of docs/ARCHITECTURE.md, per folder
+// (eslint-plugin-boundaries): a module is a folder of src/ (a folder of
+// src/crypto/ for the crypto modules); another module, the CLI or the runtime
+// may import any of its files except its internals, `*-repository.ts` (its SQL)
+// and `*-tables.ts` (its table types): they go through its service. Only
+// src/db/schema.ts joins every module's tables.
+import boundaries from 'eslint-plugin-boundaries';
 import tseslint from 'typescript-eslint';
+
+/** A module's internals: nothing outside its folder imports them. */
+const INTERNALS = ['**/*-repository.ts', '**/*-tables.ts'];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/'] },
@@ -15,17 +23,30 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    // src/db/schema.ts joins every module's table types for Kysely: the one allowed reader.
-    ignores: ['src/db/**'],
+    plugins: { boundaries },
+    settings: {
+      // First match wins: a crypto module before the src/crypto folder itself.
+      'boundaries/elements': [
+        { type: 'db', pattern: 'src/db' },
+        { type: 'module', pattern: 'src/crypto/*', capture: ['name'] },
+        { type: 'module', pattern: 'src/*', capture: ['name'] },
+        { type: 'wiring', pattern: 'src' },
+      ],
+      'boundaries/include': ['src/**/*.ts'],
+    },
     rules: {
-      'no-restricted-imports': [
+      'boundaries/dependencies': [
         'error',
         {
-          patterns: [
+          default: 'allow',
+          policies: [
             {
-              // "../<other module>/<name>-repository.ts" or "-tables.ts", from any depth inside a module.
-              regex: '^(\\.\\./)+[a-z]+/[a-z-]+-(repository|tables)\\.ts$',
-              message: "Another module's repository or tables: call that module's service functions instead (docs/ARCHITECTURE.md).",
+              from: { element: { types: ['module', 'wiring'] } },
+              disallow: {
+                to: { element: { types: ['module'], fileInternalPath: INTERNALS } },
+                dependency: { relationship: { to: [null, '!internal'] } },
+              },
+              message: "Another module's repository or tables: call that module's service instead (docs/ARCHITECTURE.md).",
             },
           ],
         },

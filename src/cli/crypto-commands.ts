@@ -13,10 +13,11 @@ import { printTable, type Column } from './table.ts';
 import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
 import { cryptoDepsFor, sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
 import { CUSTODY_PAGE_MAX, listCustodyAddresses, type CustodyLine } from '../crypto/receiving/custody-service.ts';
+import { sweepSummaries } from '../crypto/sweeping/sweep-custody.ts';
 import { minimumDepositOfShop, parseMinimumDeposit, setMinimumDepositOfShop } from '../crypto/receiving/deposit-dust.ts';
 import { InvalidRequestError } from '../errors.ts';
 import { releaseUnconfirmedDeposit } from '../crypto/receiving/deposit-settlement.ts';
-import { unconfirmedDeposits } from '../crypto/receiving/receiving-repository.ts';
+import { unconfirmedDeposits } from '../crypto/receiving/receiving-service.ts';
 import { depositView, usdtText, type DepositView } from '../crypto/receiving/receiving-views.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { retrySweepsOfAddress, sweepsOfAddress, sweepView, type SweepView } from '../crypto/sweeping/sweeping-service.ts';
@@ -50,7 +51,7 @@ export const cryptoAddressesCommand: CliCommand = {
       // The sandbox chain is read from its saved file and never saved back: a running gateway owns it.
       const chain = createCryptoChain({ config, dataDir: config.dataDir, logger: context.logger, keyStore: sealedKeyStoreOf(context), sandboxClock: 'manual', sandboxReadOnly: true });
       try {
-        return await listCustodyAddresses(cryptoDepsFor(context, chain), { limit, after: values.after, shopId: values.shop });
+        return await listCustodyAddresses(cryptoDepsFor(context, chain), { limit, after: values.after, shopId: values.shop }, sweepSummaries);
       } finally {
         await chain.close();
       }

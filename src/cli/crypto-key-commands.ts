@@ -5,8 +5,7 @@
 // shows which books have a sealed key, by account xpub (never the key).
 import { parseArgs } from 'node:util';
 import { loadApiRoleKeys, loadSignerKeys } from '../crypto/keys/key-material.ts';
-import { importSigningKey, SigningKeyImportError } from '../crypto/keys/sealed-signing-keys.ts';
-import { listSigningKeys } from '../crypto/keys/signing-key-repository.ts';
+import { importSigningKey, listSigningKeys, SigningKeyImportError } from '../crypto/keys/sealed-signing-keys.ts';
 import { sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';

@@ -1,13 +1,18 @@
 // The one way to write: every write path runs inside `inTransaction`, and every
 // call made inside it receives the transaction (`tx`), never the root handle.
 // Serialization failures and deadlocks are retried a bounded number of times.
+//
+// The handles are generic in the tables they see. A repository takes
+// `Executor<ItsTables>`, so a query on another module's table does not compile;
+// the full handle (`Db`, `Tx`) is assignable to every narrower one (Kysely is
+// covariant in its tables), so callers pass it as it is.
 import type { IsolationLevel, Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.ts';
 
-export type Db = Kysely<Database>;
-export type Tx = Transaction<Database>;
+export type Db<Tables = Database> = Kysely<Tables>;
+export type Tx<Tables = Database> = Transaction<Tables>;
 /** Something queries can run on: the root handle or an open transaction. */
-export type Executor = Db | Tx;
+export type Executor<Tables = Database> = Db<Tables> | Tx<Tables>;
 
 const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
 const DEFAULT_MAX_ATTEMPTS = 5;
@@ -27,7 +32,7 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return constraint === undefined || (error as { constraint?: string }).constraint === constraint;
 }
 
-export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+export async function inTransaction<T, Tables = Database>(db: Db<Tables>, work: (tx: Tx<Tables>) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   for (let attempt = 1; ; attempt++) {
     try {

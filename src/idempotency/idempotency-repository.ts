@@ -17,7 +17,7 @@ export interface RecordKey {
   readonly key: string;
 }
 
-export async function findRecord(db: Executor, at: RecordKey): Promise<IdempotencyRecord | undefined> {
+export async function findRecord(db: Executor<IdempotencyTables>, at: RecordKey): Promise<IdempotencyRecord | undefined> {
   return db
     .selectFrom('idempotency_records')
     .selectAll()
@@ -28,7 +28,7 @@ export async function findRecord(db: Executor, at: RecordKey): Promise<Idempoten
 }
 
 /** A plain insert: a record already there fails the statement (and its transaction) with a unique violation. */
-export async function insertRecord(db: Executor, record: NewIdempotencyRecord): Promise<void> {
+export async function insertRecord(db: Executor<IdempotencyTables>, record: NewIdempotencyRecord): Promise<void> {
   await db.insertInto('idempotency_records').values(record).execute();
 }
 
@@ -39,7 +39,7 @@ export async function insertRecord(db: Executor, record: NewIdempotencyRecord): 
  * and one commit for a create, instead of a claim, a transaction and a completion.
  */
 export async function insertRecordWithResource(
-  db: Executor,
+  db: Executor<IdempotencyTables>,
   record: NewIdempotencyRecord,
   insertResource: (creator: QueryCreator<Database>) => { compile: () => unknown } & object,
 ): Promise<void> {
@@ -74,7 +74,7 @@ export function recordsInsertFrom(records: readonly NewIdempotencyRecord[], anch
 
 /** Turns an in-progress record into a completed one, if this lease still holds it; false when it was taken over. */
 export async function completeRecord(
-  db: Executor,
+  db: Executor<IdempotencyTables>,
   at: RecordKey,
   leaseToken: string,
   completion: { response_status: number | null; response_body: string | null; resource_id: string },
@@ -96,7 +96,7 @@ export async function completeRecord(
  * token and state): the compare-and-delete that retires a stale record, or
  * releases a failed request's claim, without ever removing a newer one.
  */
-export async function deleteRecordIfUnchanged(db: Executor, at: RecordKey, leaseToken: string, state: IdempotencyRecord['state']): Promise<boolean> {
+export async function deleteRecordIfUnchanged(db: Executor<IdempotencyTables>, at: RecordKey, leaseToken: string, state: IdempotencyRecord['state']): Promise<boolean> {
   const deleted = await db
     .deleteFrom('idempotency_records')
     .where('shop_id', '=', at.shopId)
@@ -109,7 +109,7 @@ export async function deleteRecordIfUnchanged(db: Executor, at: RecordKey, lease
 }
 
 /** Deletes up to `limit` records past their window that no live request holds, oldest first; returns how many. */
-export async function purgeExpiredRecords(db: Executor, now: Date, limit: number): Promise<number> {
+export async function purgeExpiredRecords(db: Executor<IdempotencyTables>, now: Date, limit: number): Promise<number> {
   const result = await sql`
     delete from idempotency_records
      where (shop_id, operation, key) in (

@@ -20,7 +20,7 @@ export interface AccountKey {
   readonly shard?: number | undefined;
 }
 
-export async function findAccountsByKeys(db: Executor, keys: readonly AccountKey[]): Promise<AccountRow[]> {
+export async function findAccountsByKeys(db: Executor<LedgerTables>, keys: readonly AccountKey[]): Promise<AccountRow[]> {
   if (keys.length === 0) return [];
   return db
     .selectFrom('ledger_accounts')
@@ -43,7 +43,7 @@ export async function findAccountsByKeys(db: Executor, keys: readonly AccountKey
 
 /** Creates the accounts that do not exist yet; a concurrent creator wins quietly (unique owner key). */
 export async function insertAccountsIfMissing(
-  tx: Tx,
+  tx: Tx<LedgerTables>,
   rows: readonly { id: string; key: AccountKey; debitsMustNotExceedCredits: boolean; createdAt: Date }[],
 ): Promise<void> {
   if (rows.length === 0) return;
@@ -65,12 +65,12 @@ export async function insertAccountsIfMissing(
     .execute();
 }
 
-export async function findAccountsByIds(db: Executor, ids: readonly string[]): Promise<AccountRow[]> {
+export async function findAccountsByIds(db: Executor<LedgerTables>, ids: readonly string[]): Promise<AccountRow[]> {
   if (ids.length === 0) return [];
   return db.selectFrom('ledger_accounts').selectAll().where('id', 'in', ids).orderBy('id').execute();
 }
 
-export async function findMerchantAccounts(db: Executor, merchantId: string, book: LedgerBook): Promise<AccountRow[]> {
+export async function findMerchantAccounts(db: Executor<LedgerTables>, merchantId: string, book: LedgerBook): Promise<AccountRow[]> {
   return db.selectFrom('ledger_accounts').selectAll().where('merchant_id', '=', merchantId).where('book', '=', book).orderBy('currency').orderBy('kind').execute();
 }
 
@@ -80,21 +80,21 @@ export async function findMerchantAccounts(db: Executor, merchantId: string, boo
  * therefore never wait for each other in a cycle (no deadlock between ledger
  * writes), and no total is read and rewritten by two transactions at once.
  */
-export async function lockAccounts(tx: Tx, ids: readonly string[]): Promise<AccountRow[]> {
+export async function lockAccounts(tx: Tx<LedgerTables>, ids: readonly string[]): Promise<AccountRow[]> {
   const sorted = [...new Set(ids)].sort();
   // FOR NO KEY UPDATE, the lock the totals' UPDATE takes anyway: it excludes other ledger writers, but
   // not the foreign-key checks (FOR KEY SHARE) of rows that merely reference these accounts.
   return tx.selectFrom('ledger_accounts').selectAll().where('id', 'in', sorted).orderBy('id').forNoKeyUpdate().execute();
 }
 
-export async function findTransfersByKeys(db: Executor, keys: readonly string[]): Promise<TransferRow[]> {
+export async function findTransfersByKeys(db: Executor<LedgerTables>, keys: readonly string[]): Promise<TransferRow[]> {
   if (keys.length === 0) return [];
   // One array parameter: the same prepared text for one key or a thousand (a batch's look-up).
   return db.selectFrom('ledger_transfers').selectAll().where(sql<boolean>`idempotency_key = any(${[...keys]}::text[])`).execute();
 }
 
 /** When the next open reservation's timeout runs out, after `now` (the due ones were just voided). */
-export async function nextOpenReservationExpiryAfter(db: Executor, now: Date): Promise<Date | undefined> {
+export async function nextOpenReservationExpiryAfter(db: Executor<LedgerTables>, now: Date): Promise<Date | undefined> {
   const row = await db
     .selectFrom('ledger_transfers as t')
     .select('t.expires_at')
@@ -107,7 +107,7 @@ export async function nextOpenReservationExpiryAfter(db: Executor, now: Date): P
 }
 
 /** Open reservations whose timeout has run out, soonest first (the expiry worker's queue). */
-export async function findExpiredReservations(db: Executor, now: Date, limit: number): Promise<TransferRow[]> {
+export async function findExpiredReservations(db: Executor<LedgerTables>, now: Date, limit: number): Promise<TransferRow[]> {
   return db
     .selectFrom('ledger_transfers as t')
     .selectAll('t')
@@ -119,7 +119,7 @@ export async function findExpiredReservations(db: Executor, now: Date, limit: nu
 }
 
 /** How much of a posted transfer its `reversal` transfers have given back so far. */
-export async function sumReversals(db: Executor, originalTransferId: string): Promise<bigint> {
+export async function sumReversals(db: Executor<LedgerTables>, originalTransferId: string): Promise<bigint> {
   const row = await db
     .selectFrom('ledger_transfers')
     .select(sql<string>`coalesce(sum(amount), 0)::text`.as('total'))
@@ -131,13 +131,13 @@ export async function sumReversals(db: Executor, originalTransferId: string): Pr
 }
 
 /** The post or void that closed this reservation, if any. */
-export async function findClosingTransfer(db: Executor, pendingTransferId: string): Promise<TransferRow | undefined> {
+export async function findClosingTransfer(db: Executor<LedgerTables>, pendingTransferId: string): Promise<TransferRow | undefined> {
   return db.selectFrom('ledger_transfers').selectAll().where('pending_id', '=', pendingTransferId).executeTakeFirst();
 }
 
 /** The transfers with these idempotency keys and the posts/voids already closing these reservations. */
 export async function findTransfersByKeysOrPending(
-  tx: Tx,
+  tx: Tx<LedgerTables>,
   keys: readonly string[],
   pendingIds: readonly string[],
 ): Promise<TransferRow[]> {
@@ -184,7 +184,7 @@ const timestamptz = (value: Date) => sql`${value.toISOString()}::timestamptz`;
  * commit the transaction, whatever the caller does with the error.
  */
 export async function writeChain(
-  tx: Tx,
+  tx: Tx<LedgerTables>,
   transfers: readonly LedgerTables['ledger_transfers'][],
   accounts: readonly AccountTotals[],
   operations: readonly NewOperation[],
@@ -274,7 +274,7 @@ export interface OperationFilter {
 }
 
 /** A merchant's history, newest first; the entry's status is its originating transfer's current one. */
-export async function listOperations(db: Executor, filter: OperationFilter): Promise<OperationListRow[]> {
+export async function listOperations(db: Executor<LedgerTables>, filter: OperationFilter): Promise<OperationListRow[]> {
   let query = db
     .selectFrom('ledger_operations as o')
     .innerJoin('ledger_accounts as a', 'a.id', 'o.account_id')
@@ -339,7 +339,7 @@ export interface WrittenAccount extends AccountTotals {
  * answers the repeat. A concurrent insert of the same id fails the statement
  * with a unique violation, as on the general path.
  */
-export async function writeLoneTransfer(tx: Tx, lone: LoneTransfer): Promise<WrittenAccount[] | undefined> {
+export async function writeLoneTransfer(tx: Tx<LedgerTables>, lone: LoneTransfer): Promise<WrittenAccount[] | undefined> {
   const t = lone.transfer;
   const reserve = t.status === 'pending';
   const pending = int8(reserve ? t.amount : 0n);
@@ -401,7 +401,7 @@ export async function writeLoneTransfer(tx: Tx, lone: LoneTransfer): Promise<Wri
  * concurrent commit of one fails the statement with a unique violation, as writeChain does).
  */
 export async function writeBatch(
-  tx: Tx,
+  tx: Tx<LedgerTables>,
   transfers: readonly LedgerTables['ledger_transfers'][],
   accounts: readonly AccountTotals[],
   operations: readonly NewOperation[],

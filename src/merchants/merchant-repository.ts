@@ -7,27 +7,27 @@ export type MerchantRow = Selectable<MerchantTables['merchants']>;
 export type ShopRow = Selectable<MerchantTables['shops']>;
 export type ApiKeyRow = Selectable<MerchantTables['api_keys']>;
 
-export async function insertMerchant(db: Executor, row: Insertable<MerchantTables['merchants']>): Promise<void> {
+export async function insertMerchant(db: Executor<MerchantTables>, row: Insertable<MerchantTables['merchants']>): Promise<void> {
   await db.insertInto('merchants').values(row).execute();
 }
 
-export async function findMerchant(db: Executor, merchantId: string): Promise<{ id: string; name: string } | undefined> {
+export async function findMerchant(db: Executor<MerchantTables>, merchantId: string): Promise<{ id: string; name: string } | undefined> {
   return db.selectFrom('merchants').select(['id', 'name']).where('id', '=', merchantId).executeTakeFirst();
 }
 
-export async function insertShop(db: Executor, row: Insertable<MerchantTables['shops']>): Promise<void> {
+export async function insertShop(db: Executor<MerchantTables>, row: Insertable<MerchantTables['shops']>): Promise<void> {
   await db.insertInto('shops').values(row).execute();
 }
 
-export async function insertApiKey(db: Executor, row: Insertable<MerchantTables['api_keys']>): Promise<void> {
+export async function insertApiKey(db: Executor<MerchantTables>, row: Insertable<MerchantTables['api_keys']>): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
 }
 
-export async function findShop(db: Executor, shopId: string): Promise<ShopRow | undefined> {
+export async function findShop(db: Executor<MerchantTables>, shopId: string): Promise<ShopRow | undefined> {
   return db.selectFrom('shops').selectAll().where('id', '=', shopId).executeTakeFirst();
 }
 
-export async function countMerchants(db: Executor): Promise<number> {
+export async function countMerchants(db: Executor<MerchantTables>): Promise<number> {
   const row = await db.selectFrom('merchants').select((eb) => eb.fn.countAll<bigint>().as('count')).executeTakeFirstOrThrow();
   return Number(row.count);
 }
@@ -42,7 +42,7 @@ export interface ApiKeyWithShop {
   readonly merchantId: string;
 }
 
-export async function findApiKeyByHash(db: Executor, keyHash: Uint8Array): Promise<ApiKeyWithShop | undefined> {
+export async function findApiKeyByHash(db: Executor<MerchantTables>, keyHash: Uint8Array): Promise<ApiKeyWithShop | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('shops', 'shops.id', 'api_keys.shop_id')
@@ -61,7 +61,7 @@ export async function findApiKeyByHash(db: Executor, keyHash: Uint8Array): Promi
 }
 
 /** Marks a key revoked; returns false when no such key exists. Revoking twice keeps the first time. */
-export async function revokeApiKey(db: Executor, keyId: string, at: Date): Promise<boolean> {
+export async function revokeApiKey(db: Executor<MerchantTables>, keyId: string, at: Date): Promise<boolean> {
   const result = await db
     .updateTable('api_keys')
     .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(at)) }))

@@ -8,29 +8,29 @@ export type AttemptRow = Selectable<PaymentTables['payment_attempts']>;
 type AttemptPatch = Updateable<PaymentTables['payment_attempts']>;
 
 /** Inserts the attempt unless its charge key exists; returns the stored row either way. */
-export async function insertAttemptOnce(tx: Tx, row: Insertable<PaymentTables['payment_attempts']>): Promise<AttemptRow> {
+export async function insertAttemptOnce(tx: Tx<PaymentTables>, row: Insertable<PaymentTables['payment_attempts']>): Promise<AttemptRow> {
   await tx.insertInto('payment_attempts').values(row).onConflict((conflict) => conflict.column('charge_key').doNothing()).execute();
   return tx.selectFrom('payment_attempts').selectAll().where('charge_key', '=', row.charge_key).executeTakeFirstOrThrow();
 }
 
-export async function findAttemptByChargeKey(db: Executor, chargeKey: string): Promise<AttemptRow | undefined> {
+export async function findAttemptByChargeKey(db: Executor<PaymentTables>, chargeKey: string): Promise<AttemptRow | undefined> {
   return db.selectFrom('payment_attempts').selectAll().where('charge_key', '=', chargeKey).executeTakeFirst();
 }
 
-export async function findAttempt(db: Executor, attemptId: string): Promise<AttemptRow | undefined> {
+export async function findAttempt(db: Executor<PaymentTables>, attemptId: string): Promise<AttemptRow | undefined> {
   return db.selectFrom('payment_attempts').selectAll().where('id', '=', attemptId).executeTakeFirst();
 }
 
-export async function lockAttempt(tx: Tx, attemptId: string): Promise<AttemptRow | undefined> {
+export async function lockAttempt(tx: Tx<PaymentTables>, attemptId: string): Promise<AttemptRow | undefined> {
   return tx.selectFrom('payment_attempts').selectAll().where('id', '=', attemptId).forUpdate().executeTakeFirst();
 }
 
-export async function updateAttempt(tx: Tx, attemptId: string, patch: AttemptPatch): Promise<AttemptRow> {
+export async function updateAttempt(tx: Tx<PaymentTables>, attemptId: string, patch: AttemptPatch): Promise<AttemptRow> {
   return tx.updateTable('payment_attempts').set(patch).where('id', '=', attemptId).returningAll().executeTakeFirstOrThrow();
 }
 
 /** Gives up on an attempt the acquirer never heard of (or the payer never confirmed); guarded on its status. */
-export async function abandonAttempt(tx: Tx, attemptId: string, at: Date): Promise<AttemptRow | undefined> {
+export async function abandonAttempt(tx: Tx<PaymentTables>, attemptId: string, at: Date): Promise<AttemptRow | undefined> {
   return tx
     .updateTable('payment_attempts')
     .set({ status: 'abandoned', updated_at: at, resolved_at: at })
@@ -41,7 +41,7 @@ export async function abandonAttempt(tx: Tx, attemptId: string, at: Date): Promi
 }
 
 /** When to ask the acquirer next about an attempt still unknown. */
-export async function scheduleAttemptCheck(tx: Tx, attemptId: string, at: Date): Promise<void> {
+export async function scheduleAttemptCheck(tx: Tx<PaymentTables>, attemptId: string, at: Date): Promise<void> {
   await tx.updateTable('payment_attempts').set({ next_check_at: at }).where('id', '=', attemptId).where('status', 'in', ['pending', 'requires_confirmation']).execute();
 }
 
@@ -50,7 +50,7 @@ export async function scheduleAttemptCheck(tx: Tx, attemptId: string, at: Date):
  * next check to `leaseUntil`, so that another worker leaves them alone while the
  * look-up (network I/O, outside any transaction) runs. One statement: no read-then-write.
  */
-export async function claimAttemptsToReconcile(tx: Tx, now: Date, leaseUntil: Date, limit: number): Promise<AttemptRow[]> {
+export async function claimAttemptsToReconcile(tx: Tx<PaymentTables>, now: Date, leaseUntil: Date, limit: number): Promise<AttemptRow[]> {
   return tx
     .updateTable('payment_attempts')
     .set((eb) => ({ next_check_at: leaseUntil, lookups: eb('lookups', '+', 1) }))
@@ -70,7 +70,7 @@ export async function claimAttemptsToReconcile(tx: Tx, now: Date, leaseUntil: Da
 }
 
 /** Captures held in suspense, newest first. */
-export async function listSuspenseAttempts(db: Executor, limit: number): Promise<AttemptRow[]> {
+export async function listSuspenseAttempts(db: Executor<PaymentTables>, limit: number): Promise<AttemptRow[]> {
   return db
     .selectFrom('payment_attempts')
     .selectAll()
@@ -82,7 +82,7 @@ export async function listSuspenseAttempts(db: Executor, limit: number): Promise
 }
 
 /** Captures held in suspense whose refund has not completed. */
-export async function countUnrefundedSuspense(db: Executor): Promise<number> {
+export async function countUnrefundedSuspense(db: Executor<PaymentTables>): Promise<number> {
   const row = await db
     .selectFrom('payment_attempts')
     .select((eb) => eb.fn.countAll<bigint | number | string>().as('count'))
@@ -93,7 +93,7 @@ export async function countUnrefundedSuspense(db: Executor): Promise<number> {
 }
 
 /** The earliest scheduled look-up of an unresolved attempt after `now`. */
-export async function nextCheckAfter(db: Executor, now: Date): Promise<Date | undefined> {
+export async function nextCheckAfter(db: Executor<PaymentTables>, now: Date): Promise<Date | undefined> {
   const row = await db
     .selectFrom('payment_attempts')
     .select('next_check_at')

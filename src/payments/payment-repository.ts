@@ -6,7 +6,7 @@ import type { PaymentMethod, PaymentStatus, PaymentTables } from './payment-tabl
 
 export type PaymentRow = Selectable<PaymentTables['payments']>;
 
-export async function insertPayment(db: Executor, row: Insertable<PaymentTables['payments']>): Promise<void> {
+export async function insertPayment(db: Executor<PaymentTables>, row: Insertable<PaymentTables['payments']>): Promise<void> {
   await db.insertInto('payments').values(row).execute();
 }
 
@@ -15,20 +15,20 @@ export function insertPaymentQuery(creator: QueryCreator<Database>, row: Inserta
   return creator.insertInto('payments').values(row);
 }
 
-export async function findPaymentOfShop(db: Executor, shopId: string, paymentId: string): Promise<PaymentRow | undefined> {
+export async function findPaymentOfShop(db: Executor<PaymentTables>, shopId: string, paymentId: string): Promise<PaymentRow | undefined> {
   return db.selectFrom('payments').selectAll().where('id', '=', paymentId).where('shop_id', '=', shopId).executeTakeFirst();
 }
 
-export async function findPaymentById(db: Executor, paymentId: string): Promise<PaymentRow | undefined> {
+export async function findPaymentById(db: Executor<PaymentTables>, paymentId: string): Promise<PaymentRow | undefined> {
   return db.selectFrom('payments').selectAll().where('id', '=', paymentId).executeTakeFirst();
 }
 
 /** The payment row, locked until the transaction ends (transitions and attempts serialize on it). */
-export async function lockPayment(tx: Tx, paymentId: string): Promise<PaymentRow | undefined> {
+export async function lockPayment(tx: Tx<PaymentTables>, paymentId: string): Promise<PaymentRow | undefined> {
   return tx.selectFrom('payments').selectAll().where('id', '=', paymentId).forUpdate().executeTakeFirst();
 }
 
-export async function findPaymentByOrderCode(db: Executor, orderCode: string): Promise<PaymentRow | undefined> {
+export async function findPaymentByOrderCode(db: Executor<PaymentTables>, orderCode: string): Promise<PaymentRow | undefined> {
   return db.selectFrom('payments').selectAll().where('order_code', '=', orderCode).executeTakeFirst();
 }
 
@@ -41,7 +41,7 @@ export interface PaymentListQuery {
   readonly after?: { createdAt: Date; id: string } | undefined;
 }
 
-export async function listPayments(db: Executor, query: PaymentListQuery): Promise<PaymentRow[]> {
+export async function listPayments(db: Executor<PaymentTables>, query: PaymentListQuery): Promise<PaymentRow[]> {
   let builder = db.selectFrom('payments').selectAll().where('shop_id', '=', query.shopId);
   if (query.status) builder = builder.where('status', '=', query.status);
   if (query.orderId !== undefined) builder = builder.where('order_id', '=', query.orderId);
@@ -58,7 +58,7 @@ export async function listPayments(db: Executor, query: PaymentListQuery): Promi
  * the new row or undefined.
  */
 export async function transitionToPaid(
-  tx: Tx,
+  tx: Tx<PaymentTables>,
   paymentId: string,
   at: Date,
   paidMethod: PaymentMethod,
@@ -76,7 +76,7 @@ export async function transitionToPaid(
 }
 
 /** pending → failed; returns the new row or undefined when not pending. */
-export async function transitionToFailed(tx: Tx, paymentId: string, at: Date, reason: string): Promise<PaymentRow | undefined> {
+export async function transitionToFailed(tx: Tx<PaymentTables>, paymentId: string, at: Date, reason: string): Promise<PaymentRow | undefined> {
   return tx
     .updateTable('payments')
     .set({ status: 'failed', failed_at: at, failure_reason: reason })
@@ -87,7 +87,7 @@ export async function transitionToFailed(tx: Tx, paymentId: string, at: Date, re
 }
 
 /** pending → expired, unless a charge of unknown outcome is in flight; returns the new row or undefined. */
-export async function transitionToExpired(tx: Tx, paymentId: string, at: Date): Promise<PaymentRow | undefined> {
+export async function transitionToExpired(tx: Tx<PaymentTables>, paymentId: string, at: Date): Promise<PaymentRow | undefined> {
   return tx
     .updateTable('payments')
     .set({ status: 'expired', expired_at: at })
@@ -111,7 +111,7 @@ function pendingAttemptOf(selectFrom: ExpressionBuilder<Database, 'payments'>['s
  * with a charge in flight or of unknown outcome (an attempt still `pending`) is
  * not due: the acquirer may have taken the money; reconciliation decides first.
  */
-export async function claimDuePayments(tx: Tx, now: Date, limit: number): Promise<PaymentRow[]> {
+export async function claimDuePayments(tx: Tx<PaymentTables>, now: Date, limit: number): Promise<PaymentRow[]> {
   return tx
     .selectFrom('payments')
     .selectAll()
@@ -126,7 +126,7 @@ export async function claimDuePayments(tx: Tx, now: Date, limit: number): Promis
 }
 
 /** The earliest expires_at of a pending payment after `now` (the due ones were just handled). */
-export async function nextPendingExpiryAfter(db: Executor, now: Date): Promise<Date | undefined> {
+export async function nextPendingExpiryAfter(db: Executor<PaymentTables>, now: Date): Promise<Date | undefined> {
   const row = await db
     .selectFrom('payments')
     .select('expires_at')

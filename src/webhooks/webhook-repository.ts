@@ -8,11 +8,11 @@ import type { AttemptOutcome, DeliveryStatus, WebhookTables } from './webhook-ta
 export type EventInsert = Insertable<WebhookTables['webhook_events']>;
 export type DeliveryInsert = Insertable<WebhookTables['webhook_deliveries']>;
 
-export async function insertEvent(db: Executor, row: EventInsert): Promise<void> {
+export async function insertEvent(db: Executor<WebhookTables>, row: EventInsert): Promise<void> {
   await db.insertInto('webhook_events').values(row).execute();
 }
 
-export async function insertDelivery(db: Executor, row: DeliveryInsert): Promise<void> {
+export async function insertDelivery(db: Executor<WebhookTables>, row: DeliveryInsert): Promise<void> {
   await db.insertInto('webhook_deliveries').values(row).execute();
 }
 
@@ -51,7 +51,7 @@ interface ClaimRow {
  * under another worker's unexpired lease are not due.
  */
 export async function claimDueDeliveries(
-  db: Executor,
+  db: Executor<WebhookTables>,
   input: { now: Date; lockedUntil: Date; leaseToken: string; limit: number },
 ): Promise<ClaimedDelivery[]> {
   // The statement lives in migration 0005 as a function, so that its plan can be pinned.
@@ -78,7 +78,7 @@ function toClaimedDelivery(row: ClaimRow): ClaimedDelivery {
 }
 
 /** Loads one delivery already claimed under `leaseToken` (the inline test send). */
-export async function findClaimedDelivery(db: Executor, deliveryId: string, leaseToken: string): Promise<ClaimedDelivery | undefined> {
+export async function findClaimedDelivery(db: Executor<WebhookTables>, deliveryId: string, leaseToken: string): Promise<ClaimedDelivery | undefined> {
   const result = await sql<ClaimRow>`
     select d.id as delivery_id, d.event_id, d.shop_id, d.url, d.attempt_count, d.max_attempts, d.lease_token,
            e.payload, s.webhook_secret, s.previous_webhook_secret, s.previous_webhook_secret_expires_at
@@ -118,7 +118,7 @@ export interface AttemptRecord {
  * leaves either all of it or none. Returns the ids of the deliveries updated
  * (an attempt whose lease had been lost is logged but changes nothing).
  */
-export async function recordAttempts(db: Executor, records: readonly AttemptRecord[]): Promise<Set<string>> {
+export async function recordAttempts(db: Executor<WebhookTables>, records: readonly AttemptRecord[]): Promise<Set<string>> {
   if (records.length === 0) return new Set();
   // One JSON parameter for the whole batch: far cheaper to build and send than a dozen parameters
   // per row. Times go as epoch milliseconds, which serialize several times faster than Dates.
@@ -169,12 +169,12 @@ export async function recordAttempts(db: Executor, records: readonly AttemptReco
 }
 
 /** `recordAttempts` for one attempt; false when the lease had been lost. */
-export async function recordAttempt(db: Executor, record: AttemptRecord): Promise<boolean> {
+export async function recordAttempt(db: Executor<WebhookTables>, record: AttemptRecord): Promise<boolean> {
   return (await recordAttempts(db, [record])).has(record.deliveryId);
 }
 
 /** Gives back claimed deliveries that were never attempted (a stopping worker). */
-export async function releaseDeliveries(db: Executor, claims: readonly { id: string; leaseToken: string }[]): Promise<void> {
+export async function releaseDeliveries(db: Executor<WebhookTables>, claims: readonly { id: string; leaseToken: string }[]): Promise<void> {
   for (const claim of claims) {
     await db
       .updateTable('webhook_deliveries')
@@ -191,7 +191,7 @@ export async function releaseDeliveries(db: Executor, claims: readonly { id: str
  * under the given lease move, and none is brought forward.
  */
 export async function postponeDeliveries(
-  db: Executor,
+  db: Executor<WebhookTables>,
   postponements: readonly { id: string; leaseToken: string; until: Date }[],
   now: Date,
 ): Promise<void> {
@@ -212,7 +212,7 @@ export async function postponeDeliveries(
  * earliest retry or postponement still ahead, or the earliest lease (another worker's
  * attempt in flight) to run out. Undefined when neither exists.
  */
-export async function nextDeliveryDueAt(db: Executor, now: Date): Promise<Date | undefined> {
+export async function nextDeliveryDueAt(db: Executor<WebhookTables>, now: Date): Promise<Date | undefined> {
   const result = await sql<{ due: Date | null }>`
     select least(
       (select min(next_attempt_at) from webhook_deliveries where status = 'pending' and next_attempt_at > ${now}),
@@ -221,7 +221,7 @@ export async function nextDeliveryDueAt(db: Executor, now: Date): Promise<Date |
   return result.rows[0]?.due ?? undefined;
 }
 
-export async function countDueDeliveries(db: Executor, now: Date): Promise<number> {
+export async function countDueDeliveries(db: Executor<WebhookTables>, now: Date): Promise<number> {
   const row = await db
     .selectFrom('webhook_deliveries')
     .select((eb) => eb.fn.countAll<bigint>().as('count'))
@@ -253,7 +253,7 @@ export interface PageKey {
   readonly id: string;
 }
 
-function eventsQuery(db: Executor, shopId: string) {
+function eventsQuery(db: Executor<WebhookTables>, shopId: string) {
   return db
     .selectFrom('webhook_events as e')
     .leftJoin('webhook_deliveries as d', 'd.event_id', 'e.id')
@@ -273,7 +273,7 @@ function eventsQuery(db: Executor, shopId: string) {
 }
 
 export async function listEvents(
-  db: Executor,
+  db: Executor<WebhookTables>,
   shopId: string,
   filter: { type?: string | undefined; status?: EventStatus | undefined; after?: PageKey | undefined; limit: number },
 ): Promise<EventRow[]> {
@@ -285,18 +285,18 @@ export async function listEvents(
   return query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(filter.limit).execute();
 }
 
-export async function findEvent(db: Executor, shopId: string, eventId: string): Promise<EventRow | undefined> {
+export async function findEvent(db: Executor<WebhookTables>, shopId: string, eventId: string): Promise<EventRow | undefined> {
   return eventsQuery(db, shopId).where('e.id', '=', eventId).executeTakeFirst();
 }
 
-export async function listAttempts(db: Executor, eventId: string, filter: { after?: PageKey | undefined; limit: number }) {
+export async function listAttempts(db: Executor<WebhookTables>, eventId: string, filter: { after?: PageKey | undefined; limit: number }) {
   let query = db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', eventId);
   if (filter.after) query = query.where(sql<boolean>`(started_at, id) < (${filter.after.at}, ${filter.after.id})`);
   return query.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
 }
 
 /** Makes a delivery due at `now`. A finished one gets exactly one more automatic attempt. */
-export async function requeueDelivery(db: Executor, deliveryId: string, now: Date): Promise<void> {
+export async function requeueDelivery(db: Executor<WebhookTables>, deliveryId: string, now: Date): Promise<void> {
   await db
     .updateTable('webhook_deliveries')
     .set((eb) => ({
@@ -322,14 +322,14 @@ export interface ShopWebhookSettings {
 }
 
 /** A new shop's endpoint row: no URL yet, its first signing secret (sealed). */
-export async function insertEndpoint(db: Executor, shopId: string, sealedSecret: string): Promise<void> {
+export async function insertEndpoint(db: Executor<WebhookTables>, shopId: string, sealedSecret: string): Promise<void> {
   await db
     .insertInto('webhook_endpoints')
     .values({ shop_id: shopId, webhook_url: null, webhook_secret: sealedSecret, previous_webhook_secret: null, previous_webhook_secret_expires_at: null })
     .execute();
 }
 
-export async function findShopWebhookSettings(db: Executor, shopId: string): Promise<ShopWebhookSettings | undefined> {
+export async function findShopWebhookSettings(db: Executor<WebhookTables>, shopId: string): Promise<ShopWebhookSettings | undefined> {
   return db
     .selectFrom('webhook_endpoints')
     .select(['webhook_url', 'webhook_secret', 'previous_webhook_secret', 'previous_webhook_secret_expires_at'])
@@ -338,7 +338,7 @@ export async function findShopWebhookSettings(db: Executor, shopId: string): Pro
     .executeTakeFirst();
 }
 
-export async function updateShopWebhookSettings(db: Executor, shopId: string, changes: Partial<ShopWebhookSettings>): Promise<void> {
+export async function updateShopWebhookSettings(db: Executor<WebhookTables>, shopId: string, changes: Partial<ShopWebhookSettings>): Promise<void> {
   await db.updateTable('webhook_endpoints').set(changes).where('shop_id', '=', shopId).execute();
 }
 
@@ -349,7 +349,7 @@ export interface StoredShopSecrets {
 }
 
 /** Shops' stored signing secrets, in id order after `afterId` (sealing and re-wrapping walk them in batches). */
-export async function listShopSecrets(db: Executor, afterId: string, limit: number): Promise<StoredShopSecrets[]> {
+export async function listShopSecrets(db: Executor<WebhookTables>, afterId: string, limit: number): Promise<StoredShopSecrets[]> {
   return db
     .selectFrom('webhook_endpoints')
     .select(['shop_id as id', 'webhook_secret', 'previous_webhook_secret'])
@@ -361,7 +361,7 @@ export async function listShopSecrets(db: Executor, afterId: string, limit: numb
 
 /** Replaces a shop's stored secrets only if they are still what was read; true when it did. */
 export async function replaceShopSecrets(
-  db: Executor,
+  db: Executor<WebhookTables>,
   shopId: string,
   change: { from: Omit<StoredShopSecrets, 'id'>; to: Omit<StoredShopSecrets, 'id'> },
 ): Promise<boolean> {
@@ -394,7 +394,7 @@ function payloadsByPosition(payloads: readonly string[]): RawBuilder<unknown> {
  * as a text[] every payload would be escaped element by element on both sides,
  * three times the cost for a batch of thousands.
  */
-export async function insertEvents(db: Executor, rows: readonly Omit<EventInsert, 'created_at'>[], createdAt: Date): Promise<void> {
+export async function insertEvents(db: Executor<WebhookTables>, rows: readonly Omit<EventInsert, 'created_at'>[], createdAt: Date): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     insert into webhook_events (id, shop_id, type, payload, destination_url, created_at)
@@ -406,7 +406,7 @@ export async function insertEvents(db: Executor, rows: readonly Omit<EventInsert
 }
 
 /** The first deliveries of events created at `at`: due at once, unclaimed. */
-export async function insertDeliveries(db: Executor, rows: readonly Pick<DeliveryInsert, 'id' | 'event_id' | 'shop_id' | 'url'>[], at: Date, maxAttempts: number): Promise<void> {
+export async function insertDeliveries(db: Executor<WebhookTables>, rows: readonly Pick<DeliveryInsert, 'id' | 'event_id' | 'shop_id' | 'url'>[], at: Date, maxAttempts: number): Promise<void> {
   if (rows.length === 0) return;
   const when = at.toISOString();
   await sql`
@@ -417,7 +417,7 @@ export async function insertDeliveries(db: Executor, rows: readonly Pick<Deliver
 }
 
 /** The webhook URL of each of these shops that has one. */
-export async function shopWebhookUrls(db: Executor, shopIds: readonly string[]): Promise<Map<string, string>> {
+export async function shopWebhookUrls(db: Executor<WebhookTables>, shopIds: readonly string[]): Promise<Map<string, string>> {
   if (shopIds.length === 0) return new Map();
   const rows = await db.selectFrom('webhook_endpoints').select(['shop_id', 'webhook_url']).where('shop_id', 'in', [...shopIds]).execute();
   return new Map(rows.flatMap((row) => (row.webhook_url === null ? [] : [[row.shop_id, row.webhook_url] as [string, string]])));

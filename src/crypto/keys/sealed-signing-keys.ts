@@ -131,6 +131,11 @@ export async function ensureSealedSandboxSeed(store: SealedKeyStore, dataDir: st
   return xpub;
 }
 
+/** Every stored signing key (`paygate crypto keys list`). */
+export function listSigningKeys(db: Db): Promise<repository.SigningKeyRow[]> {
+  return repository.listSigningKeys(db);
+}
+
 /** After a root key rotation: re-wraps every sealed signing key under the current root key; returns how many changed. */
 export async function rewrapSigningKeys(store: Pick<SealedKeyStore, 'db' | 'keyring'>): Promise<number> {
   let changed = 0;

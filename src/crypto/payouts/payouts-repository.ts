@@ -19,11 +19,11 @@ export const PAYOUT_EXTERNAL_ID_CONSTRAINT = 'crypto_payouts_shop_id_external_id
 /** Rows per multi-row INSERT of batch items (15 columns each: far below PostgreSQL's parameter limit). */
 const INSERT_CHUNK = 500;
 
-export async function findSettings(db: Executor, shopId: string): Promise<PayoutSettingsRow | undefined> {
+export async function findSettings(db: Executor<PayoutTables>, shopId: string): Promise<PayoutSettingsRow | undefined> {
   return db.selectFrom('crypto_payout_settings').selectAll().where('shop_id', '=', shopId).executeTakeFirst();
 }
 
-export async function upsertSettings(db: Executor, row: Insertable<PayoutTables['crypto_payout_settings']>): Promise<void> {
+export async function upsertSettings(db: Executor<PayoutTables>, row: Insertable<PayoutTables['crypto_payout_settings']>): Promise<void> {
   await db
     .insertInto('crypto_payout_settings')
     .values(row)
@@ -31,7 +31,7 @@ export async function upsertSettings(db: Executor, row: Insertable<PayoutTables[
     .execute();
 }
 
-export async function insertPayouts(tx: Tx, rows: readonly Insertable<PayoutTables['crypto_payouts']>[]): Promise<PayoutRow[]> {
+export async function insertPayouts(tx: Tx<PayoutTables>, rows: readonly Insertable<PayoutTables['crypto_payouts']>[]): Promise<PayoutRow[]> {
   const inserted: PayoutRow[] = [];
   for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
     inserted.push(...(await tx.insertInto('crypto_payouts').values(rows.slice(start, start + INSERT_CHUNK)).returningAll().execute()));
@@ -95,11 +95,11 @@ export function reservedPayoutsStatement(parts: ReservedPayoutsParts): RawBuilde
     select * from ${sql.table(NEW_PAYOUTS_CTE)}`;
 }
 
-export async function insertBatch(tx: Tx, row: Insertable<PayoutTables['crypto_payout_batches']>): Promise<BatchRow> {
+export async function insertBatch(tx: Tx<PayoutTables>, row: Insertable<PayoutTables['crypto_payout_batches']>): Promise<BatchRow> {
   return tx.insertInto('crypto_payout_batches').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findPayoutOfShop(db: Executor, shopId: string, payoutId: string): Promise<PayoutRow | undefined> {
+export async function findPayoutOfShop(db: Executor<PayoutTables>, shopId: string, payoutId: string): Promise<PayoutRow | undefined> {
   return db.selectFrom('crypto_payouts').selectAll().where('id', '=', payoutId).where('shop_id', '=', shopId).executeTakeFirst();
 }
 
@@ -117,7 +117,7 @@ export interface CreationQuery {
 }
 
 /** The creation state of each query, in the order given, in one statement (concurrent creations read together). */
-export async function findCreationStates(db: Executor, queries: readonly CreationQuery[]): Promise<CreationState[]> {
+export async function findCreationStates(db: Executor<PayoutTables>, queries: readonly CreationQuery[]): Promise<CreationState[]> {
   const asked = sql<{ shop_id: string; external_id: string; recipient: string; position: string }>`(
     select * from unnest(${queries.map((q) => q.shopId)}::text[], ${queries.map((q) => q.externalId)}::text[], ${queries.map((q) => q.recipient)}::text[])
       with ordinality as u(shop_id, external_id, recipient, position))`;
@@ -167,19 +167,19 @@ export async function findCreationStates(db: Executor, queries: readonly Creatio
   });
 }
 
-export async function findBatchOfShop(db: Executor, shopId: string, batchId: string): Promise<BatchRow | undefined> {
+export async function findBatchOfShop(db: Executor<PayoutTables>, shopId: string, batchId: string): Promise<BatchRow | undefined> {
   return db.selectFrom('crypto_payout_batches').selectAll().where('id', '=', batchId).where('shop_id', '=', shopId).executeTakeFirst();
 }
 
 /** The external_ids among `externalIds` that payouts of the shop already hold. */
-export async function takenExternalIds(db: Executor, shopId: string, externalIds: readonly string[]): Promise<string[]> {
+export async function takenExternalIds(db: Executor<PayoutTables>, shopId: string, externalIds: readonly string[]): Promise<string[]> {
   if (externalIds.length === 0) return [];
   const rows = await db.selectFrom('crypto_payouts').select('external_id').where('shop_id', '=', shopId).where('external_id', 'in', externalIds).execute();
   return rows.map((row) => row.external_id);
 }
 
 export async function listPayouts(
-  db: Executor,
+  db: Executor<PayoutTables>,
   query: { shopId: string; limit: number; status?: PayoutStatus | undefined; externalId?: string | undefined; after?: ListPosition | undefined },
 ): Promise<PayoutRow[]> {
   let builder = db.selectFrom('crypto_payouts').selectAll().where('shop_id', '=', query.shopId);
@@ -193,11 +193,11 @@ export async function listPayouts(
 }
 
 /** A batch's items in the order they were given. */
-export async function batchItems(db: Executor, batchId: string): Promise<PayoutRow[]> {
+export async function batchItems(db: Executor<PayoutTables>, batchId: string): Promise<PayoutRow[]> {
   return db.selectFrom('crypto_payouts').selectAll().where('batch_id', '=', batchId).orderBy('batch_index').execute();
 }
 
-export async function batchItemCounts(db: Executor, batchId: string): Promise<Record<PayoutStatus, number>> {
+export async function batchItemCounts(db: Executor<PayoutTables>, batchId: string): Promise<Record<PayoutStatus, number>> {
   const rows = await db
     .selectFrom('crypto_payouts')
     .select(['status', (eb) => eb.fn.countAll<string>().as('count')])
@@ -210,22 +210,22 @@ export async function batchItemCounts(db: Executor, batchId: string): Promise<Re
 }
 
 /** Locks the payout an outgoing transfer belongs to. */
-export async function lockPayout(tx: Tx, payoutId: string): Promise<PayoutRow | undefined> {
+export async function lockPayout(tx: Tx<PayoutTables>, payoutId: string): Promise<PayoutRow | undefined> {
   return tx.selectFrom('crypto_payouts').selectAll().where('id', '=', payoutId).forUpdate().executeTakeFirst();
 }
 
-export async function lockBatch(tx: Tx, batchId: string): Promise<BatchRow | undefined> {
+export async function lockBatch(tx: Tx<PayoutTables>, batchId: string): Promise<BatchRow | undefined> {
   return tx.selectFrom('crypto_payout_batches').selectAll().where('id', '=', batchId).forUpdate().executeTakeFirst();
 }
 
 export async function updatePayout(
-  tx: Tx,
+  tx: Tx<PayoutTables>,
   payoutId: string,
   changes: Partial<Pick<PayoutRow, 'status' | 'tx_hash' | 'error_code' | 'error_message' | 'network_fee_actual_micro' | 'completed_at'>> & { updated_at: Date },
 ): Promise<PayoutRow> {
   return tx.updateTable('crypto_payouts').set(changes).where('id', '=', payoutId).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function updateBatch(tx: Tx, batchId: string, changes: { status: BatchStatus; updated_at: Date; completed_at?: Date | null }): Promise<BatchRow> {
+export async function updateBatch(tx: Tx<PayoutTables>, batchId: string, changes: { status: BatchStatus; updated_at: Date; completed_at?: Date | null }): Promise<BatchRow> {
   return tx.updateTable('crypto_payout_batches').set(changes).where('id', '=', batchId).returningAll().executeTakeFirstOrThrow();
 }

@@ -8,11 +8,10 @@
 // a sweep's transfer is on chain but not yet final, its amount shows here too);
 // any other difference needs a look.
 import { findTransfer } from '../../ledger/ledger-service.ts';
-import { sweepSummaries, type SweepState } from '../sweeping/sweep-custody.ts';
 import { tronAddress } from '../tron/address.ts';
 import type { CryptoDeps } from './crypto-deps.ts';
 import * as repository from './receiving-repository.ts';
-import type { Executor } from '../../db/transaction.ts';
+import type { Db, Executor } from '../../db/transaction.ts';
 import type { AddressKeyId, AddressPurpose, ChainName } from './receiving-tables.ts';
 import { usdtText } from './receiving-views.ts';
 
@@ -26,6 +25,21 @@ export const CUSTODY_PAGE_MAX = 1_000;
 export function usdtCreditedAboveBlock(db: Executor, chain: ChainName, blockNumber: number): Promise<bigint> {
   return repository.sumCreditedAboveBlock(db, chain, blockNumber);
 }
+
+/** What sweeping moved from an address and is moving (crypto/sweeping/sweep-custody.ts `sweepSummaries`). */
+export interface CustodySweepColumns {
+  readonly sweptMicro: bigint;
+  readonly pendingMicro: bigint;
+  readonly stuckMicro: bigint;
+  readonly state: string;
+  readonly lastError: string | null;
+}
+
+/** The sweep columns of a page of addresses: passed in, since sweeping builds on receiving and not the reverse. */
+export type CustodySweepSource = (
+  db: Db,
+  options: { readonly addresses: readonly string[]; readonly thresholdMicro: bigint; readonly now: Date },
+) => Promise<ReadonlyMap<string, CustodySweepColumns>>;
 
 export interface CustodyLine {
   readonly address: string;
@@ -50,7 +64,7 @@ export interface CustodyLine {
   /** Final USDT left here because sweeping is stuck (see sweep_state). */
   readonly usdt_sweep_stuck: string;
   /** idle, in_flight, retrying, stuck_failed or stuck_below_threshold (docs/sweeping.md). */
-  readonly sweep_state: SweepState;
+  readonly sweep_state: string;
   /** The error code of the last failed sweep attempt, while failures are unresolved. */
   readonly sweep_error: string | null;
   /** on chain − credited − held − ignored dust + swept: deposits not final yet, or something to look into. */
@@ -60,6 +74,7 @@ export interface CustodyLine {
 export async function listCustodyAddresses(
   deps: CryptoDeps,
   options: { readonly limit: number; readonly after?: string | undefined; readonly shopId?: string | undefined },
+  sweepSummaries: CustodySweepSource,
 ): Promise<CustodyLine[]> {
   const rows = await repository.listAddresses(deps.db, options);
   const deposits = await repository.finalDepositsOfAddresses(deps.db, rows.map((row) => row.address));

@@ -29,7 +29,7 @@ export interface ListPosition {
 // ---- addresses ----
 
 /** Takes the next derivation index of the key (on the root handle: it commits at once, holding the counter row for this statement only). */
-export async function takeNextIndex(db: Executor, keyId: AddressKeyId): Promise<number> {
+export async function takeNextIndex(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId): Promise<number> {
   const row = await db
     .updateTable('crypto_address_counters')
     .set((eb) => ({ next_index: eb('next_index', '+', 1n) }))
@@ -39,18 +39,18 @@ export async function takeNextIndex(db: Executor, keyId: AddressKeyId): Promise<
   return Number(row.next_index) - 1;
 }
 
-export async function insertAddress(tx: Tx, row: Insertable<CryptoReceivingTables['crypto_addresses']>): Promise<void> {
+export async function insertAddress(tx: Tx<CryptoReceivingTables>, row: Insertable<CryptoReceivingTables['crypto_addresses']>): Promise<void> {
   await tx.insertInto('crypto_addresses').values(row).execute();
 }
 
 /** Which of these addresses are ours (of this key): one primary-key probe per address. */
-export async function findOurAddresses(db: Executor, keyId: AddressKeyId, addresses: readonly string[]): Promise<AddressRow[]> {
+export async function findOurAddresses(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId, addresses: readonly string[]): Promise<AddressRow[]> {
   if (addresses.length === 0) return [];
   return db.selectFrom('crypto_addresses').selectAll().where(anyOf('address', addresses)).where('key_id', '=', keyId).execute();
 }
 
 /** Which of these addresses are deposit addresses of this gateway, of either key (one primary-key probe each). */
-export async function depositAddressesAmong(db: Executor, addresses: readonly string[]): Promise<Set<string>> {
+export async function depositAddressesAmong(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<Set<string>> {
   if (addresses.length === 0) return new Set();
   const rows = await db.selectFrom('crypto_addresses').select('address').where(anyOf('address', addresses)).execute();
   return new Set(rows.map((row) => row.address));
@@ -62,28 +62,28 @@ export function isDepositAddressSql(address: string | RawBuilder<unknown>) {
 }
 
 /** The address this key derived first (the lowest index on record), if it derived any. */
-export async function firstAddressOfKey(db: Executor, keyId: AddressKeyId): Promise<{ address: string; derivation_index: bigint } | undefined> {
+export async function firstAddressOfKey(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId): Promise<{ address: string; derivation_index: bigint } | undefined> {
   return db.selectFrom('crypto_addresses').select(['address', 'derivation_index']).where('key_id', '=', keyId).orderBy('derivation_index').limit(1).executeTakeFirst();
 }
 
-export async function hasAddressesOfKey(db: Executor, keyId: AddressKeyId): Promise<boolean> {
+export async function hasAddressesOfKey(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId): Promise<boolean> {
   const row = await db.selectFrom('crypto_addresses').select('address').where('key_id', '=', keyId).limit(1).executeTakeFirst();
   return row !== undefined;
 }
 
-export async function listAddresses(db: Executor, options: { readonly limit: number; readonly after?: string | undefined; readonly shopId?: string | undefined }): Promise<AddressRow[]> {
+export async function listAddresses(db: Executor<CryptoReceivingTables>, options: { readonly limit: number; readonly after?: string | undefined; readonly shopId?: string | undefined }): Promise<AddressRow[]> {
   let query = db.selectFrom('crypto_addresses').selectAll();
   if (options.after !== undefined) query = query.where('address', '>', options.after);
   if (options.shopId !== undefined) query = query.where('shop_id', '=', options.shopId);
   return query.orderBy('address').limit(options.limit).execute();
 }
 
-export async function underpaidToleranceBps(db: Executor, shopId: string): Promise<number> {
+export async function underpaidToleranceBps(db: Executor<CryptoReceivingTables>, shopId: string): Promise<number> {
   const row = await db.selectFrom('crypto_shop_settings').select('underpaid_tolerance_bps').where('shop_id', '=', shopId).executeTakeFirst();
   return row?.underpaid_tolerance_bps ?? 0;
 }
 
-export async function setUnderpaidToleranceBps(tx: Tx, shopId: string, bps: number, at: Date): Promise<void> {
+export async function setUnderpaidToleranceBps(tx: Tx<CryptoReceivingTables>, shopId: string, bps: number, at: Date): Promise<void> {
   await tx
     .insertInto('crypto_shop_settings')
     .values({ shop_id: shopId, underpaid_tolerance_bps: bps, updated_at: at })
@@ -92,7 +92,7 @@ export async function setUnderpaidToleranceBps(tx: Tx, shopId: string, bps: numb
 }
 
 /** Each of these shops' minimum deposit; a shop without a settings row gets `fallbackMicro`. */
-export async function minimumDeposits(db: Executor, shopIds: readonly string[], fallbackMicro: bigint): Promise<Map<string, bigint>> {
+export async function minimumDeposits(db: Executor<CryptoReceivingTables>, shopIds: readonly string[], fallbackMicro: bigint): Promise<Map<string, bigint>> {
   const minimums = new Map(shopIds.map((id) => [id, fallbackMicro]));
   if (shopIds.length === 0) return minimums;
   const rows = await db.selectFrom('crypto_shop_settings').select(['shop_id', 'min_deposit_micro']).where('shop_id', 'in', [...shopIds]).execute();
@@ -100,7 +100,7 @@ export async function minimumDeposits(db: Executor, shopIds: readonly string[], 
   return minimums;
 }
 
-export async function setMinimumDeposit(tx: Tx, shopId: string, minimumMicro: bigint, at: Date): Promise<void> {
+export async function setMinimumDeposit(tx: Tx<CryptoReceivingTables>, shopId: string, minimumMicro: bigint, at: Date): Promise<void> {
   await tx
     .insertInto('crypto_shop_settings')
     .values({ shop_id: shopId, underpaid_tolerance_bps: 0, min_deposit_micro: minimumMicro, updated_at: at })
@@ -110,29 +110,29 @@ export async function setMinimumDeposit(tx: Tx, shopId: string, minimumMicro: bi
 
 // ---- invoices ----
 
-export async function insertInvoice(tx: Tx, row: Insertable<CryptoReceivingTables['crypto_invoices']>): Promise<InvoiceRow> {
+export async function insertInvoice(tx: Tx<CryptoReceivingTables>, row: Insertable<CryptoReceivingTables['crypto_invoices']>): Promise<InvoiceRow> {
   return tx.insertInto('crypto_invoices').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findInvoiceOfShop(db: Executor, shopId: string, invoiceId: string): Promise<InvoiceRow | undefined> {
+export async function findInvoiceOfShop(db: Executor<CryptoReceivingTables>, shopId: string, invoiceId: string): Promise<InvoiceRow | undefined> {
   return db.selectFrom('crypto_invoices').selectAll().where('id', '=', invoiceId).where('shop_id', '=', shopId).executeTakeFirst();
 }
 
-export async function findInvoiceById(db: Executor, invoiceId: string): Promise<InvoiceRow | undefined> {
+export async function findInvoiceById(db: Executor<CryptoReceivingTables>, invoiceId: string): Promise<InvoiceRow | undefined> {
   return db.selectFrom('crypto_invoices').selectAll().where('id', '=', invoiceId).executeTakeFirst();
 }
 
-export async function lockInvoice(tx: Tx, invoiceId: string): Promise<InvoiceRow | undefined> {
+export async function lockInvoice(tx: Tx<CryptoReceivingTables>, invoiceId: string): Promise<InvoiceRow | undefined> {
   return tx.selectFrom('crypto_invoices').selectAll().where('id', '=', invoiceId).forUpdate().executeTakeFirst();
 }
 
-export async function findInvoicesByAddresses(db: Executor, addresses: readonly string[]): Promise<InvoiceRow[]> {
+export async function findInvoicesByAddresses(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<InvoiceRow[]> {
   if (addresses.length === 0) return [];
   return db.selectFrom('crypto_invoices').selectAll().where(anyOf('address', addresses)).execute();
 }
 
 export async function listInvoices(
-  db: Executor,
+  db: Executor<CryptoReceivingTables>,
   query: { shopId: string; limit: number; status?: InvoiceStatus | undefined; externalId?: string | undefined; after?: ListPosition | undefined },
 ): Promise<InvoiceRow[]> {
   let builder = db.selectFrom('crypto_invoices').selectAll().where('shop_id', '=', query.shopId);
@@ -146,7 +146,7 @@ export async function listInvoices(
 }
 
 export async function updateInvoice(
-  tx: Tx,
+  tx: Tx<CryptoReceivingTables>,
   invoiceId: string,
   changes: { status: InvoiceStatus; paid_micro?: bigint; paid_at?: Date | null; updated_at: Date },
 ): Promise<InvoiceRow> {
@@ -154,7 +154,7 @@ export async function updateInvoice(
 }
 
 /** pending → confirming for these invoices; returns the ones that moved. */
-export async function markInvoicesConfirming(tx: Tx, invoices: readonly InvoiceRow[], at: Date): Promise<InvoiceRow[]> {
+export async function markInvoicesConfirming(tx: Tx<CryptoReceivingTables>, invoices: readonly InvoiceRow[], at: Date): Promise<InvoiceRow[]> {
   if (invoices.length === 0) return [];
   const moved = await tx
     .updateTable('crypto_invoices')
@@ -173,7 +173,7 @@ export async function markInvoicesConfirming(tx: Tx, invoices: readonly InvoiceR
  * Locks up to `limit` open invoices past their expires_at that no other worker holds
  * and that have no deposit still confirming (settlement decides those).
  */
-export async function claimExpiredOpenInvoices(tx: Tx, now: Date, limit: number): Promise<InvoiceRow[]> {
+export async function claimExpiredOpenInvoices(tx: Tx<CryptoReceivingTables>, now: Date, limit: number): Promise<InvoiceRow[]> {
   return tx
     .selectFrom('crypto_invoices')
     .selectAll()
@@ -198,30 +198,30 @@ export async function claimExpiredOpenInvoices(tx: Tx, now: Date, limit: number)
 
 // ---- wallets ----
 
-export async function insertWallet(tx: Tx, row: Insertable<CryptoReceivingTables['crypto_wallets']>): Promise<WalletRow> {
+export async function insertWallet(tx: Tx<CryptoReceivingTables>, row: Insertable<CryptoReceivingTables['crypto_wallets']>): Promise<WalletRow> {
   return tx.insertInto('crypto_wallets').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findWalletOfShop(db: Executor, shopId: string, walletId: string): Promise<WalletRow | undefined> {
+export async function findWalletOfShop(db: Executor<CryptoReceivingTables>, shopId: string, walletId: string): Promise<WalletRow | undefined> {
   return db.selectFrom('crypto_wallets').selectAll().where('id', '=', walletId).where('shop_id', '=', shopId).executeTakeFirst();
 }
 
-export async function findWalletById(db: Executor, walletId: string): Promise<WalletRow | undefined> {
+export async function findWalletById(db: Executor<CryptoReceivingTables>, walletId: string): Promise<WalletRow | undefined> {
   return db.selectFrom('crypto_wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
 }
 
 /** The wallet row, locked until the transaction ends (a block/unblock and a settlement serialize on it). */
-export async function lockWallet(tx: Tx, walletId: string): Promise<WalletRow | undefined> {
+export async function lockWallet(tx: Tx<CryptoReceivingTables>, walletId: string): Promise<WalletRow | undefined> {
   return tx.selectFrom('crypto_wallets').selectAll().where('id', '=', walletId).forUpdate().executeTakeFirst();
 }
 
-export async function findWalletsByAddresses(db: Executor, addresses: readonly string[]): Promise<WalletRow[]> {
+export async function findWalletsByAddresses(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<WalletRow[]> {
   if (addresses.length === 0) return [];
   return db.selectFrom('crypto_wallets').selectAll().where(anyOf('address', addresses)).execute();
 }
 
 export async function listWallets(
-  db: Executor,
+  db: Executor<CryptoReceivingTables>,
   query: { shopId: string; limit: number; status?: WalletStatus | undefined; clientId?: string | undefined; after?: ListPosition | undefined },
 ): Promise<WalletRow[]> {
   let builder = db.selectFrom('crypto_wallets').selectAll().where('shop_id', '=', query.shopId);
@@ -235,7 +235,7 @@ export async function listWallets(
 }
 
 /** active ⇄ blocked; undefined when the wallet is not in `from` (or not the shop's). */
-export async function transitionWallet(tx: Tx, shopId: string, walletId: string, from: WalletStatus, to: WalletStatus, at: Date): Promise<WalletRow | undefined> {
+export async function transitionWallet(tx: Tx<CryptoReceivingTables>, shopId: string, walletId: string, from: WalletStatus, to: WalletStatus, at: Date): Promise<WalletRow | undefined> {
   return tx
     .updateTable('crypto_wallets')
     .set({ status: to, updated_at: at })
@@ -247,7 +247,7 @@ export async function transitionWallet(tx: Tx, shopId: string, walletId: string,
 }
 
 /** Sums of credited and held deposits per wallet. */
-export async function walletTotals(db: Executor, walletIds: readonly string[]): Promise<Map<string, { receivedMicro: bigint; heldMicro: bigint }>> {
+export async function walletTotals(db: Executor<CryptoReceivingTables>, walletIds: readonly string[]): Promise<Map<string, { receivedMicro: bigint; heldMicro: bigint }>> {
   const totals = new Map<string, { receivedMicro: bigint; heldMicro: bigint }>();
   for (const id of walletIds) totals.set(id, { receivedMicro: 0n, heldMicro: 0n });
   if (walletIds.length === 0) return totals;
@@ -268,15 +268,15 @@ export async function walletTotals(db: Executor, walletIds: readonly string[]): 
 
 // ---- deposits ----
 
-export async function depositsOfWallet(db: Executor, walletId: string, limit: number): Promise<DepositRow[]> {
+export async function depositsOfWallet(db: Executor<CryptoReceivingTables>, walletId: string, limit: number): Promise<DepositRow[]> {
   return db.selectFrom('crypto_deposits').selectAll().where('wallet_id', '=', walletId).orderBy('seen_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
 }
 
-export async function depositsOfInvoice(db: Executor, invoiceId: string): Promise<DepositRow[]> {
+export async function depositsOfInvoice(db: Executor<CryptoReceivingTables>, invoiceId: string): Promise<DepositRow[]> {
   return db.selectFrom('crypto_deposits').selectAll().where('invoice_id', '=', invoiceId).orderBy('seen_at').orderBy('id').execute();
 }
 
-export async function findDepositsByKeys(db: Executor, keys: readonly { txId: string; logIndex: number }[]): Promise<DepositRow[]> {
+export async function findDepositsByKeys(db: Executor<CryptoReceivingTables>, keys: readonly { txId: string; logIndex: number }[]): Promise<DepositRow[]> {
   // By tx_id (the unique index's first column), then matched on log_index here.
   const wanted = new Set(keys.map((key) => `${key.txId}:${key.logIndex}`));
   if (keys.length === 0) return [];
@@ -290,7 +290,7 @@ export async function findDepositsByKeys(db: Executor, keys: readonly { txId: st
  * parameter (unnest), so the text is prepared once. Only the ids come back: the rows
  * returned are the caller's own (thousands need not travel back and be parsed again).
  */
-export async function insertDeposits(tx: Tx, rows: readonly DepositRow[]): Promise<DepositRow[]> {
+export async function insertDeposits(tx: Tx<CryptoReceivingTables>, rows: readonly DepositRow[]): Promise<DepositRow[]> {
   if (rows.length === 0) return [];
   const column = (pick: (row: DepositRow) => string | null) => rows.map(pick);
   const result = await sql<{ id: string }>`
@@ -310,7 +310,7 @@ export async function insertDeposits(tx: Tx, rows: readonly DepositRow[]): Promi
 }
 
 /** An orphaned deposit seen again (in another block): back to confirming, with its new block and its next pending credit. */
-export async function reviveDeposit(tx: Tx, depositId: string, blockNumber: number, blockId: string): Promise<DepositRow | undefined> {
+export async function reviveDeposit(tx: Tx<CryptoReceivingTables>, depositId: string, blockNumber: number, blockId: string): Promise<DepositRow | undefined> {
   return tx
     .updateTable('crypto_deposits')
     .set((eb) => ({ status: 'confirming', block_number: BigInt(blockNumber), block_id: blockId, credit_round: eb('credit_round', '+', 1) }))
@@ -321,7 +321,7 @@ export async function reviveDeposit(tx: Tx, depositId: string, blockNumber: numb
 }
 
 /** A confirming deposit seen in another block than recorded (a reorg that moved it before we noticed). */
-export async function moveDeposit(tx: Tx, depositId: string, blockNumber: number, blockId: string): Promise<void> {
+export async function moveDeposit(tx: Tx<CryptoReceivingTables>, depositId: string, blockNumber: number, blockId: string): Promise<void> {
   await tx
     .updateTable('crypto_deposits')
     .set({ block_number: BigInt(blockNumber), block_id: blockId })
@@ -331,7 +331,7 @@ export async function moveDeposit(tx: Tx, depositId: string, blockNumber: number
 }
 
 /** Confirming deposits of blocks above `blockNumber` become orphaned; returns them. */
-export async function orphanDepositsAbove(tx: Tx, chain: ChainName, blockNumber: number): Promise<DepositRow[]> {
+export async function orphanDepositsAbove(tx: Tx<CryptoReceivingTables>, chain: ChainName, blockNumber: number): Promise<DepositRow[]> {
   return tx
     .updateTable('crypto_deposits')
     .set({ status: 'orphaned' })
@@ -343,12 +343,12 @@ export async function orphanDepositsAbove(tx: Tx, chain: ChainName, blockNumber:
 }
 
 /** Ids of confirming deposits whose block is at or below `blockNumber` (final), oldest first. */
-export async function finalDepositIds(db: Executor, chain: ChainName, blockNumber: number, limit: number): Promise<string[]> {
+export async function finalDepositIds(db: Executor<CryptoReceivingTables>, chain: ChainName, blockNumber: number, limit: number): Promise<string[]> {
   return (await finalDeposits(db, chain, blockNumber, limit)).map((row) => row.id);
 }
 
 /** The confirming deposits of blocks up to `blockNumber`, oldest block first, at most `limit`. */
-export async function finalDeposits(db: Executor, chain: ChainName, blockNumber: number, limit: number): Promise<DepositRow[]> {
+export async function finalDeposits(db: Executor<CryptoReceivingTables>, chain: ChainName, blockNumber: number, limit: number): Promise<DepositRow[]> {
   return db
     .selectFrom('crypto_deposits')
     .selectAll()
@@ -361,17 +361,17 @@ export async function finalDeposits(db: Executor, chain: ChainName, blockNumber:
     .execute();
 }
 
-export async function findDepositById(db: Executor, depositId: string): Promise<DepositRow | undefined> {
+export async function findDepositById(db: Executor<CryptoReceivingTables>, depositId: string): Promise<DepositRow | undefined> {
   return db.selectFrom('crypto_deposits').selectAll().where('id', '=', depositId).executeTakeFirst();
 }
 
 /** Unconfirmed deposits (held for the operator), oldest block first. */
-export async function unconfirmedDeposits(db: Executor, limit: number): Promise<DepositRow[]> {
+export async function unconfirmedDeposits(db: Executor<CryptoReceivingTables>, limit: number): Promise<DepositRow[]> {
   return db.selectFrom('crypto_deposits').selectAll().where('status', '=', 'unconfirmed').orderBy('block_number').orderBy('id').limit(limit).execute();
 }
 
 /** An unconfirmed deposit back to confirming with its next pending credit round (an operator's release); undefined unless it was unconfirmed. */
-export async function reconfirmDeposit(tx: Tx, depositId: string): Promise<DepositRow | undefined> {
+export async function reconfirmDeposit(tx: Tx<CryptoReceivingTables>, depositId: string): Promise<DepositRow | undefined> {
   return tx
     .updateTable('crypto_deposits')
     .set((eb) => ({ status: 'confirming', credit_round: eb('credit_round', '+', 1) }))
@@ -382,20 +382,20 @@ export async function reconfirmDeposit(tx: Tx, depositId: string): Promise<Depos
 }
 
 /** These confirming deposits become `unconfirmed` (held for the operator); returns those that were confirming. */
-export async function markDepositsUnconfirmed(tx: Tx, depositIds: readonly string[]): Promise<DepositRow[]> {
+export async function markDepositsUnconfirmed(tx: Tx<CryptoReceivingTables>, depositIds: readonly string[]): Promise<DepositRow[]> {
   if (depositIds.length === 0) return [];
   return tx.updateTable('crypto_deposits').set({ status: 'unconfirmed' }).where(anyOf('id', depositIds)).where('status', '=', 'confirming').returningAll().execute();
 }
 
-export async function lockConfirmingDeposit(tx: Tx, depositId: string): Promise<DepositRow | undefined> {
+export async function lockConfirmingDeposit(tx: Tx<CryptoReceivingTables>, depositId: string): Promise<DepositRow | undefined> {
   return tx.selectFrom('crypto_deposits').selectAll().where('id', '=', depositId).where('status', '=', 'confirming').forUpdate().executeTakeFirst();
 }
 
-export async function finishDeposit(tx: Tx, depositId: string, status: Extract<DepositStatus, 'credited' | 'held'>, at: Date): Promise<DepositRow> {
+export async function finishDeposit(tx: Tx<CryptoReceivingTables>, depositId: string, status: Extract<DepositStatus, 'credited' | 'held'>, at: Date): Promise<DepositRow> {
   return tx.updateTable('crypto_deposits').set({ status, final_at: at }).where('id', '=', depositId).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function countConfirmingDepositsOfInvoice(db: Executor, invoiceId: string): Promise<number> {
+export async function countConfirmingDepositsOfInvoice(db: Executor<CryptoReceivingTables>, invoiceId: string): Promise<number> {
   const row = await db
     .selectFrom('crypto_deposits')
     .select((eb) => eb.fn.countAll<string>().as('count'))
@@ -406,9 +406,72 @@ export async function countConfirmingDepositsOfInvoice(db: Executor, invoiceId: 
 }
 
 /** Final (credited or held) deposits of these addresses: the custody view's records. */
-export async function finalDepositsOfAddresses(db: Executor, addresses: readonly string[]): Promise<DepositRow[]> {
+export async function finalDepositsOfAddresses(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<DepositRow[]> {
   if (addresses.length === 0) return [];
   return db.selectFrom('crypto_deposits').selectAll().where('address', 'in', addresses).where('status', 'in', ['credited', 'held']).execute();
+}
+
+// ---- reads of deposits and addresses by other crypto modules (through receiving-service.ts) ----
+
+/** What a refund needs to know of a deposit. */
+export type DepositSummary = Pick<DepositRow, 'id' | 'chain' | 'status' | 'amount_micro'>;
+const DEPOSIT_SUMMARY_COLUMNS = ['id', 'chain', 'status', 'amount_micro'] as const;
+
+export async function findDepositSummaryOfShop(db: Executor<CryptoReceivingTables>, shopId: string, depositId: string): Promise<DepositSummary | undefined> {
+  return db.selectFrom('crypto_deposits').select(DEPOSIT_SUMMARY_COLUMNS).where('id', '=', depositId).where('shop_id', '=', shopId).executeTakeFirst();
+}
+
+/** An invoice's credited deposits, in block order. */
+export async function creditedDepositsOfInvoice(db: Executor<CryptoReceivingTables>, invoiceId: string): Promise<DepositSummary[]> {
+  return db
+    .selectFrom('crypto_deposits')
+    .select(DEPOSIT_SUMMARY_COLUMNS)
+    .where('invoice_id', '=', invoiceId)
+    .where('status', '=', 'credited')
+    .orderBy('block_number')
+    .orderBy('log_index')
+    .execute();
+}
+
+/** The key and derivation index of each of these addresses that is a deposit address. */
+export async function addressDerivations(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<Map<string, Pick<AddressRow, 'key_id' | 'derivation_index'>>> {
+  if (addresses.length === 0) return new Map();
+  const rows = await db.selectFrom('crypto_addresses').select(['address', 'key_id', 'derivation_index']).where(anyOf('address', addresses)).execute();
+  return new Map(rows.map((row) => [row.address, { key_id: row.key_id, derivation_index: row.derivation_index }]));
+}
+
+// Statement fragments: sweeping's queries sum final deposits per address beside its
+// own rows in one statement (one snapshot, one index-only scan), so receiving hands
+// out the SQL of its side rather than rows.
+
+/** Relation (address, derivation_index, final_micro): the key's addresses with final (credited or held) deposits and their sum. */
+export function finalUsdtByAddressSql(keyId: AddressKeyId): RawBuilder<unknown> {
+  return sql`
+    select f.address, a.derivation_index, f.final_micro
+    from (
+      select d.address, sum(d.amount_micro)::int8 as final_micro
+      from crypto_deposits d
+      where d.status in ('credited', 'held')
+      group by d.address
+    ) f
+    join crypto_addresses a on a.address = f.address
+    where a.key_id = ${keyId}`;
+}
+
+/** Scalar: the final (credited or held) deposits' sum on an address (a value, or a column of the caller's query), null when none. */
+export function finalUsdtOfAddressSql(address: string | RawBuilder<unknown>): RawBuilder<bigint | null> {
+  return sql<bigint | null>`(select sum(d.amount_micro)::int8 from crypto_deposits d where d.address = ${address} and d.status in ('credited', 'held'))`;
+}
+
+/** Scalar: when the oldest deposit on the address that became final after `after` became final (null when none). */
+export function oldestFinalDepositAfterSql(address: RawBuilder<unknown>, after: RawBuilder<unknown>): RawBuilder<Date | null> {
+  return sql<Date | null>`(select min(d.final_at) from crypto_deposits d
+        where d.address = ${address} and d.status in ('credited', 'held') and d.final_at > ${after})`;
+}
+
+/** Relation (address): those of these addresses that are deposit addresses. */
+export function depositAddressesInSql(addresses: readonly string[]): RawBuilder<unknown> {
+  return sql`(select address from crypto_addresses where address in (${sql.join(addresses)}))`;
 }
 
 // ---- ignored dust ----
@@ -419,7 +482,7 @@ export type IgnoredDepositRow = Selectable<CryptoReceivingTables['crypto_ignored
  * Records dust transfers; one seen again (a rescan, or in another block after a
  * reorganisation) keeps its row with the block it is in now.
  */
-export async function upsertIgnoredDeposits(tx: Tx, rows: readonly IgnoredDepositRow[]): Promise<void> {
+export async function upsertIgnoredDeposits(tx: Tx<CryptoReceivingTables>, rows: readonly IgnoredDepositRow[]): Promise<void> {
   if (rows.length === 0) return;
   await tx
     .insertInto('crypto_ignored_deposits')
@@ -431,12 +494,12 @@ export async function upsertIgnoredDeposits(tx: Tx, rows: readonly IgnoredDeposi
 }
 
 /** Dust in blocks above `blockNumber` is forgotten: a reorganisation took those blocks away. */
-export async function forgetIgnoredDepositsAbove(tx: Tx, chain: ChainName, blockNumber: number): Promise<void> {
+export async function forgetIgnoredDepositsAbove(tx: Tx<CryptoReceivingTables>, chain: ChainName, blockNumber: number): Promise<void> {
   await tx.deleteFrom('crypto_ignored_deposits').where('chain', '=', chain).where('block_number', '>', BigInt(blockNumber)).execute();
 }
 
 /** The ignored dust on each of these addresses, in micro-USDT (addresses without any are left out). */
-export async function ignoredDustOfAddresses(db: Executor, addresses: readonly string[]): Promise<Map<string, bigint>> {
+export async function ignoredDustOfAddresses(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<Map<string, bigint>> {
   if (addresses.length === 0) return new Map();
   const rows = await db
     .selectFrom('crypto_ignored_deposits')
@@ -448,7 +511,7 @@ export async function ignoredDustOfAddresses(db: Executor, addresses: readonly s
 }
 
 /** USDT of the deposits credited from blocks above `blockNumber` (custody reconciliation). */
-export async function sumCreditedAboveBlock(db: Executor, chain: ChainName, blockNumber: number): Promise<bigint> {
+export async function sumCreditedAboveBlock(db: Executor<CryptoReceivingTables>, chain: ChainName, blockNumber: number): Promise<bigint> {
   const row = await db
     .selectFrom('crypto_deposits')
     .select(sql<bigint>`coalesce(sum(amount_micro), 0)::int8`.as('amount'))
@@ -461,17 +524,17 @@ export async function sumCreditedAboveBlock(db: Executor, chain: ChainName, bloc
 
 // ---- the watcher's cursor, lease and scanned blocks ----
 
-export async function findCursor(db: Executor, chain: ChainName): Promise<CursorRow | undefined> {
+export async function findCursor(db: Executor<CryptoReceivingTables>, chain: ChainName): Promise<CursorRow | undefined> {
   return db.selectFrom('crypto_chain_cursors').selectAll().where('chain', '=', chain).executeTakeFirst();
 }
 
 /** The first watcher of a chain starts its cursor (a concurrent first watcher's row wins). */
-export async function insertCursorIfMissing(db: Executor, row: Insertable<CryptoReceivingTables['crypto_chain_cursors']>): Promise<void> {
+export async function insertCursorIfMissing(db: Executor<CryptoReceivingTables>, row: Insertable<CryptoReceivingTables['crypto_chain_cursors']>): Promise<void> {
   await db.insertInto('crypto_chain_cursors').values(row).onConflict((conflict) => conflict.column('chain').doNothing()).execute();
 }
 
 /** Takes or renews the lease; true when this token holds it until `until`. */
-export async function takeLease(db: Executor, chain: ChainName, token: string, now: Date, until: Date): Promise<boolean> {
+export async function takeLease(db: Executor<CryptoReceivingTables>, chain: ChainName, token: string, now: Date, until: Date): Promise<boolean> {
   const row = await db
     .updateTable('crypto_chain_cursors')
     .set({ leader_token: token, lease_until: until })
@@ -482,7 +545,7 @@ export async function takeLease(db: Executor, chain: ChainName, token: string, n
   return row !== undefined;
 }
 
-export async function releaseLease(db: Executor, chain: ChainName, token: string): Promise<void> {
+export async function releaseLease(db: Executor<CryptoReceivingTables>, chain: ChainName, token: string): Promise<void> {
   await db.updateTable('crypto_chain_cursors').set({ leader_token: null, lease_until: null }).where('chain', '=', chain).where('leader_token', '=', token).execute();
 }
 
@@ -491,7 +554,7 @@ export async function releaseLease(db: Executor, chain: ChainName, token: string
  * watcher took over or moved it meanwhile. The caller's transaction then rolls back.
  */
 export async function advanceCursor(
-  tx: Tx,
+  tx: Tx<CryptoReceivingTables>,
   chain: ChainName,
   token: string,
   from: { blockNumber: number; blockId: string },
@@ -510,7 +573,7 @@ export async function advanceCursor(
   return row !== undefined;
 }
 
-export async function insertScannedBlocks(tx: Tx, chain: ChainName, blocks: readonly { number: number; id: string }[]): Promise<void> {
+export async function insertScannedBlocks(tx: Tx<CryptoReceivingTables>, chain: ChainName, blocks: readonly { number: number; id: string }[]): Promise<void> {
   if (blocks.length === 0) return;
   await tx
     .insertInto('crypto_scanned_blocks')
@@ -519,7 +582,7 @@ export async function insertScannedBlocks(tx: Tx, chain: ChainName, blocks: read
     .execute();
 }
 
-export async function scannedBlockId(db: Executor, chain: ChainName, blockNumber: number): Promise<string | undefined> {
+export async function scannedBlockId(db: Executor<CryptoReceivingTables>, chain: ChainName, blockNumber: number): Promise<string | undefined> {
   const row = await db
     .selectFrom('crypto_scanned_blocks')
     .select('block_id')
@@ -529,7 +592,7 @@ export async function scannedBlockId(db: Executor, chain: ChainName, blockNumber
   return row?.block_id;
 }
 
-export async function deleteScannedBlocks(tx: Tx, chain: ChainName, options: { above?: number; below?: number }): Promise<void> {
+export async function deleteScannedBlocks(tx: Tx<CryptoReceivingTables>, chain: ChainName, options: { above?: number; below?: number }): Promise<void> {
   let query = tx.deleteFrom('crypto_scanned_blocks').where('chain', '=', chain);
   if (options.above !== undefined) query = query.where('block_number', '>', BigInt(options.above));
   if (options.below !== undefined) query = query.where('block_number', '<', BigInt(options.below));
@@ -537,7 +600,7 @@ export async function deleteScannedBlocks(tx: Tx, chain: ChainName, options: { a
 }
 
 /** For tests and the custody view: how many deposits are in each status. */
-export async function depositStatusCounts(db: Executor, chain: ChainName): Promise<Record<string, number>> {
+export async function depositStatusCounts(db: Executor<CryptoReceivingTables>, chain: ChainName): Promise<Record<string, number>> {
   const rows = await db
     .selectFrom('crypto_deposits')
     .select(['status', sql<string>`count(*)`.as('count')])
@@ -548,7 +611,7 @@ export async function depositStatusCounts(db: Executor, chain: ChainName): Promi
 }
 
 /** The earliest expires_at of an open invoice after `now`. */
-export async function nextInvoiceExpiry(db: Executor, now: Date): Promise<Date | undefined> {
+export async function nextInvoiceExpiry(db: Executor<CryptoReceivingTables>, now: Date): Promise<Date | undefined> {
   const row = await db
     .selectFrom('crypto_invoices')
     .select('expires_at')
@@ -563,17 +626,17 @@ export async function nextInvoiceExpiry(db: Executor, now: Date): Promise<Date |
 // ---- settlement in sets (one transaction per batch of final deposits) ----
 
 /** These deposits that are still confirming, locked until the transaction ends, in id order (one lock order for every batch). */
-export async function lockConfirmingDeposits(tx: Tx, depositIds: readonly string[]): Promise<DepositRow[]> {
+export async function lockConfirmingDeposits(tx: Tx<CryptoReceivingTables>, depositIds: readonly string[]): Promise<DepositRow[]> {
   if (depositIds.length === 0) return [];
   return tx.selectFrom('crypto_deposits').selectAll().where(anyOf('id', depositIds)).where('status', '=', 'confirming').orderBy('id').forUpdate().execute();
 }
 
-export async function lockInvoices(tx: Tx, invoiceIds: readonly string[]): Promise<InvoiceRow[]> {
+export async function lockInvoices(tx: Tx<CryptoReceivingTables>, invoiceIds: readonly string[]): Promise<InvoiceRow[]> {
   if (invoiceIds.length === 0) return [];
   return tx.selectFrom('crypto_invoices').selectAll().where(anyOf('id', invoiceIds)).orderBy('id').forUpdate().execute();
 }
 
-export async function lockWallets(tx: Tx, walletIds: readonly string[]): Promise<WalletRow[]> {
+export async function lockWallets(tx: Tx<CryptoReceivingTables>, walletIds: readonly string[]): Promise<WalletRow[]> {
   if (walletIds.length === 0) return [];
   return tx.selectFrom('crypto_wallets').selectAll().where(anyOf('id', walletIds)).orderBy('id').forUpdate().execute();
 }
@@ -583,7 +646,7 @@ export async function lockWallets(tx: Tx, walletIds: readonly string[]): Promise
  * the rows of those that were still confirming, as written. The caller holds their row
  * locks, so the rows it read are current: only the ids come back.
  */
-export async function finishDeposits(tx: Tx, finishes: readonly { deposit: DepositRow; status: Extract<DepositStatus, 'credited' | 'held'> }[], at: Date): Promise<DepositRow[]> {
+export async function finishDeposits(tx: Tx<CryptoReceivingTables>, finishes: readonly { deposit: DepositRow; status: Extract<DepositStatus, 'credited' | 'held'> }[], at: Date): Promise<DepositRow[]> {
   if (finishes.length === 0) return [];
   const result = await sql<{ id: string }>`
     update crypto_deposits as d set status = v.status, final_at = ${at.toISOString()}::timestamptz
@@ -595,7 +658,7 @@ export async function finishDeposits(tx: Tx, finishes: readonly { deposit: Depos
 }
 
 /** The underpaid tolerance of each of these shops (0 when not set). */
-export async function underpaidTolerances(db: Executor, shopIds: readonly string[]): Promise<Map<string, number>> {
+export async function underpaidTolerances(db: Executor<CryptoReceivingTables>, shopIds: readonly string[]): Promise<Map<string, number>> {
   const tolerances = new Map(shopIds.map((id) => [id, 0]));
   if (shopIds.length === 0) return tolerances;
   const rows = await db.selectFrom('crypto_shop_settings').select(['shop_id', 'underpaid_tolerance_bps']).where('shop_id', 'in', [...shopIds]).execute();
@@ -604,7 +667,7 @@ export async function underpaidTolerances(db: Executor, shopIds: readonly string
 }
 
 /** How many deposits of each invoice are still confirming. */
-export async function confirmingCountsOfInvoices(db: Executor, invoiceIds: readonly string[]): Promise<Map<string, number>> {
+export async function confirmingCountsOfInvoices(db: Executor<CryptoReceivingTables>, invoiceIds: readonly string[]): Promise<Map<string, number>> {
   const counts = new Map(invoiceIds.map((id) => [id, 0]));
   if (invoiceIds.length === 0) return counts;
   const rows = await db
@@ -620,7 +683,7 @@ export async function confirmingCountsOfInvoices(db: Executor, invoiceIds: reado
 
 /** Each invoice's new status, paid amount and paid_at in one statement; returns the rows as written. */
 export async function updateInvoices(
-  tx: Tx,
+  tx: Tx<CryptoReceivingTables>,
   changes: readonly { id: string; status: InvoiceStatus; paidMicro: bigint; paidAt: Date | null }[],
   at: Date,
 ): Promise<InvoiceRow[]> {
@@ -638,7 +701,7 @@ export async function updateInvoices(
 // ---- the address pool (address-pool.ts) ----
 
 /** How many addresses of this key wait in the pool. */
-export async function countPooledAddresses(db: Executor, keyId: AddressKeyId, keyFingerprint: string): Promise<number> {
+export async function countPooledAddresses(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId, keyFingerprint: string): Promise<number> {
   const row = await db
     .selectFrom('crypto_address_pool')
     .select((eb) => eb.fn.countAll<string>().as('count'))
@@ -649,7 +712,7 @@ export async function countPooledAddresses(db: Executor, keyId: AddressKeyId, ke
 }
 
 /** Takes `count` consecutive derivation indexes at once; returns the first. Commits on its own, like takeNextIndex. */
-export async function takeIndexBlock(db: Executor, keyId: AddressKeyId, count: number): Promise<number> {
+export async function takeIndexBlock(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId, count: number): Promise<number> {
   const row = await db
     .updateTable('crypto_address_counters')
     .set((eb) => ({ next_index: eb('next_index', '+', BigInt(count)) }))
@@ -659,7 +722,7 @@ export async function takeIndexBlock(db: Executor, keyId: AddressKeyId, count: n
   return Number(row.next_index) - count;
 }
 
-export async function insertPooledAddresses(db: Executor, rows: readonly Insertable<CryptoReceivingTables['crypto_address_pool']>[]): Promise<void> {
+export async function insertPooledAddresses(db: Executor<CryptoReceivingTables>, rows: readonly Insertable<CryptoReceivingTables['crypto_address_pool']>[]): Promise<void> {
   if (rows.length > 0) await db.insertInto('crypto_address_pool').values([...rows]).execute();
 }
 
@@ -667,7 +730,7 @@ export async function insertPooledAddresses(db: Executor, rows: readonly Inserta
  * Takes up to `count` pooled addresses of this key out of the pool for good
  * (lowest indexes first; rows another claim holds are skipped, not waited for).
  */
-export async function claimPooledAddresses(db: Executor, keyId: AddressKeyId, keyFingerprint: string, count: number): Promise<{ derivation_index: bigint; address: string }[]> {
+export async function claimPooledAddresses(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId, keyFingerprint: string, count: number): Promise<{ derivation_index: bigint; address: string }[]> {
   const result = await sql<{ derivation_index: bigint; address: string }>`
     delete from crypto_address_pool
      where key_id = ${keyId} and derivation_index in (
@@ -694,7 +757,7 @@ export interface KeyedAddress {
  * statement with a unique violation.
  */
 export async function insertInvoiceWithAddress(
-  db: Executor,
+  db: Executor<CryptoReceivingTables>,
   source: KeyedAddress,
   invoice: Omit<Insertable<CryptoReceivingTables['crypto_invoices']>, 'address' | 'paid_micro'>,
   record: NewIdempotencyRecord,

@@ -17,6 +17,7 @@ import { quotePayouts } from '../payouts/payout-fees.ts';
 import { checkRecipients, parseExternalId, parseRecipient } from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
 import type { CryptoChain } from '../receiving/crypto-chain.ts';
+import { creditedDepositsOfInvoice, depositOfShop, isInvoiceOfShop } from '../receiving/receiving-service.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { reserveRefund } from './refund-ledger.ts';
@@ -70,17 +71,17 @@ function parseTarget(request: CreateRefundRequest): Target {
 async function depositsToRefund(db: Db | Tx, shopId: string, target: Target): Promise<repository.RefundableDeposit[]> {
   let deposits: repository.RefundableDeposit[];
   if (target.kind === 'deposit') {
-    const deposit = target.id.startsWith('dep_') ? await repository.findDepositOfShop(db, shopId, target.id) : undefined;
+    const deposit = target.id.startsWith('dep_') ? await depositOfShop(db, shopId, target.id) : undefined;
     if (!deposit) throw new NotFoundError('No such deposit.');
     if (deposit.status !== 'credited' && deposit.status !== 'held') {
       throw new InvalidStateError(`Deposit ${deposit.id} is ${deposit.status}; only a final deposit (credited or held) can be refunded.`);
     }
     deposits = [deposit];
   } else {
-    const invoice = target.id.startsWith('inv_') ? await repository.findInvoiceOfShop(db, shopId, target.id) : undefined;
-    if (!invoice) throw new NotFoundError('No such invoice.');
-    deposits = await repository.creditedDepositsOfInvoice(db, invoice.id);
-    if (deposits.length === 0) throw new InvalidStateError(`Invoice ${invoice.id} has no credited deposit to refund.`);
+    const isInvoice = target.id.startsWith('inv_') && (await isInvoiceOfShop(db, shopId, target.id));
+    if (!isInvoice) throw new NotFoundError('No such invoice.');
+    deposits = await creditedDepositsOfInvoice(db, target.id);
+    if (deposits.length === 0) throw new InvalidStateError(`Invoice ${target.id} has no credited deposit to refund.`);
   }
   const refunded = await repository.refundedDepositIds(db, deposits.map((deposit) => deposit.id));
   const open = deposits.filter((deposit) => !refunded.has(deposit.id));

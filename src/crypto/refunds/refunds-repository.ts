@@ -1,13 +1,12 @@
-// SQL of refunds: the refunds, the deposits each sends back, and the narrow read
-// of the deposits a refund is asked for (as sweeping reads them: a final
-// deposit, credited or held, never changes again; receiving owns the writes).
+// SQL of refunds: the refunds and the deposits each sends back. The deposits
+// themselves are receiving's: refund-service.ts reads them through its service.
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import type { RefundStatus, RefundTables } from './refunds-tables.ts';
 
 export type RefundRow = Selectable<RefundTables['crypto_refunds']>;
 
-/** What a refund needs to know of a deposit. */
+/** What a refund needs to know of a deposit (receiving-service.ts reads it). */
 export interface RefundableDeposit {
   readonly id: string;
   readonly chain: RefundRow['chain'];
@@ -15,40 +14,18 @@ export interface RefundableDeposit {
   readonly amount_micro: bigint;
 }
 
-const DEPOSIT_COLUMNS = ['id', 'chain', 'status', 'amount_micro'] as const;
-
 /** A deposit is refunded at most once: this partial unique index decides between concurrent refunds. */
 export const REFUND_ONCE_CONSTRAINT = 'crypto_refund_deposits_once_idx';
 export const REFUND_EXTERNAL_ID_CONSTRAINT = 'crypto_refunds_shop_id_external_id_key';
 
-export async function findDepositOfShop(db: Executor, shopId: string, depositId: string): Promise<RefundableDeposit | undefined> {
-  return db.selectFrom('crypto_deposits').select(DEPOSIT_COLUMNS).where('id', '=', depositId).where('shop_id', '=', shopId).executeTakeFirst();
-}
-
-export async function findInvoiceOfShop(db: Executor, shopId: string, invoiceId: string): Promise<{ id: string } | undefined> {
-  return db.selectFrom('crypto_invoices').select('id').where('id', '=', invoiceId).where('shop_id', '=', shopId).executeTakeFirst();
-}
-
-/** An invoice's credited deposits, in block order. */
-export async function creditedDepositsOfInvoice(db: Executor, invoiceId: string): Promise<RefundableDeposit[]> {
-  return db
-    .selectFrom('crypto_deposits')
-    .select(DEPOSIT_COLUMNS)
-    .where('invoice_id', '=', invoiceId)
-    .where('status', '=', 'credited')
-    .orderBy('block_number')
-    .orderBy('log_index')
-    .execute();
-}
-
 /** Which of these deposits an active (not failed) refund already sends back. */
-export async function refundedDepositIds(db: Executor, depositIds: readonly string[]): Promise<Set<string>> {
+export async function refundedDepositIds(db: Executor<RefundTables>, depositIds: readonly string[]): Promise<Set<string>> {
   if (depositIds.length === 0) return new Set();
   const rows = await db.selectFrom('crypto_refund_deposits').select('deposit_id').where('deposit_id', 'in', depositIds).where('released', '=', false).execute();
   return new Set(rows.map((row) => row.deposit_id));
 }
 
-export async function insertRefund(tx: Tx, row: Insertable<RefundTables['crypto_refunds']>, deposits: readonly RefundableDeposit[]): Promise<RefundRow> {
+export async function insertRefund(tx: Tx<RefundTables>, row: Insertable<RefundTables['crypto_refunds']>, deposits: readonly RefundableDeposit[]): Promise<RefundRow> {
   const inserted = await tx.insertInto('crypto_refunds').values(row).returningAll().executeTakeFirstOrThrow();
   // The constraint, not a read before, makes a deposit refundable once: a concurrent refund of it fails here.
   await tx
@@ -58,21 +35,21 @@ export async function insertRefund(tx: Tx, row: Insertable<RefundTables['crypto_
   return inserted;
 }
 
-export async function depositIdsOfRefund(db: Executor, refundId: string): Promise<string[]> {
+export async function depositIdsOfRefund(db: Executor<RefundTables>, refundId: string): Promise<string[]> {
   const rows = await db.selectFrom('crypto_refund_deposits').select('deposit_id').where('refund_id', '=', refundId).orderBy('deposit_id').execute();
   return rows.map((row) => row.deposit_id);
 }
 
-export async function findRefundOfShop(db: Executor, shopId: string, refundId: string): Promise<RefundRow | undefined> {
+export async function findRefundOfShop(db: Executor<RefundTables>, shopId: string, refundId: string): Promise<RefundRow | undefined> {
   return db.selectFrom('crypto_refunds').selectAll().where('id', '=', refundId).where('shop_id', '=', shopId).executeTakeFirst();
 }
 
-export async function lockRefund(tx: Tx, refundId: string): Promise<RefundRow | undefined> {
+export async function lockRefund(tx: Tx<RefundTables>, refundId: string): Promise<RefundRow | undefined> {
   return tx.selectFrom('crypto_refunds').selectAll().where('id', '=', refundId).forUpdate().executeTakeFirst();
 }
 
 export async function updateRefund(
-  tx: Tx,
+  tx: Tx<RefundTables>,
   refundId: string,
   changes: Partial<Pick<RefundRow, 'status' | 'tx_hash' | 'error_code' | 'error_message' | 'network_fee_actual_micro' | 'completed_at'>> & {
     status: RefundStatus;
@@ -83,6 +60,6 @@ export async function updateRefund(
 }
 
 /** A failed refund gives its deposits back: they can be refunded again. */
-export async function releaseDeposits(tx: Tx, refundId: string): Promise<void> {
+export async function releaseDeposits(tx: Tx<RefundTables>, refundId: string): Promise<void> {
   await tx.updateTable('crypto_refund_deposits').set({ released: true }).where('refund_id', '=', refundId).execute();
 }

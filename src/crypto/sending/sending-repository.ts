@@ -8,12 +8,12 @@ import type { AttemptStatus, ChainName, OutgoingErrorCodeColumn, OutgoingPurpose
 export type OutgoingTransferRow = Selectable<SendingTables['crypto_outgoing_transfers']>;
 export type OutgoingAttemptRow = Selectable<SendingTables['crypto_outgoing_attempts']>;
 
-export async function insertTransfer(tx: Tx, row: Insertable<SendingTables['crypto_outgoing_transfers']>): Promise<OutgoingTransferRow> {
+export async function insertTransfer(tx: Tx<SendingTables>, row: Insertable<SendingTables['crypto_outgoing_transfers']>): Promise<OutgoingTransferRow> {
   return tx.insertInto('crypto_outgoing_transfers').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
 /** Many queued transfers in one INSERT (a batch's items), returned in the order given. */
-export async function insertTransfers(tx: Tx, rows: readonly Insertable<SendingTables['crypto_outgoing_transfers']>[]): Promise<OutgoingTransferRow[]> {
+export async function insertTransfers(tx: Tx<SendingTables>, rows: readonly Insertable<SendingTables['crypto_outgoing_transfers']>[]): Promise<OutgoingTransferRow[]> {
   const inserted: OutgoingTransferRow[] = [];
   // 21 parameters a row: chunks stay far below PostgreSQL's 65,535 per statement.
   for (let start = 0; start < rows.length; start += 1_000) {
@@ -58,7 +58,7 @@ export interface QueuedTransferRow {
   readonly created_at: Date;
 }
 
-export async function findTransfer(db: Executor, id: string): Promise<OutgoingTransferRow | undefined> {
+export async function findTransfer(db: Executor<SendingTables>, id: string): Promise<OutgoingTransferRow | undefined> {
   return db.selectFrom('crypto_outgoing_transfers').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
@@ -73,7 +73,7 @@ async function inChunks<V, R>(values: readonly V[], lookup: (chunk: V[]) => Prom
 
 // ---- the executor's lease and scan position ----
 
-export async function ensureLeaseRow(db: Executor, chain: ChainName, now: Date): Promise<void> {
+export async function ensureLeaseRow(db: Executor<SendingTables>, chain: ChainName, now: Date): Promise<void> {
   await db
     .insertInto('crypto_sending_leases')
     .values({ chain, leader_token: null, lease_until: null, scanned_block: null, updated_at: now })
@@ -82,7 +82,7 @@ export async function ensureLeaseRow(db: Executor, chain: ChainName, now: Date):
 }
 
 /** Takes or renews the lease; true when this token holds it until `until`. */
-export async function takeLease(db: Executor, chain: ChainName, token: string, now: Date, until: Date): Promise<boolean> {
+export async function takeLease(db: Executor<SendingTables>, chain: ChainName, token: string, now: Date, until: Date): Promise<boolean> {
   const row = await db
     .updateTable('crypto_sending_leases')
     .set({ leader_token: token, lease_until: until, updated_at: now })
@@ -93,16 +93,16 @@ export async function takeLease(db: Executor, chain: ChainName, token: string, n
   return row !== undefined;
 }
 
-export async function releaseLease(db: Executor, chain: ChainName, token: string): Promise<void> {
+export async function releaseLease(db: Executor<SendingTables>, chain: ChainName, token: string): Promise<void> {
   await db.updateTable('crypto_sending_leases').set({ leader_token: null, lease_until: null }).where('chain', '=', chain).where('leader_token', '=', token).execute();
 }
 
-export async function findLease(db: Executor, chain: ChainName): Promise<Selectable<SendingTables['crypto_sending_leases']> | undefined> {
+export async function findLease(db: Executor<SendingTables>, chain: ChainName): Promise<Selectable<SendingTables['crypto_sending_leases']> | undefined> {
   return db.selectFrom('crypto_sending_leases').selectAll().where('chain', '=', chain).executeTakeFirst();
 }
 
 /** Moves the scan position, only while this token leads. */
-export async function setScannedBlock(db: Executor, chain: ChainName, token: string, block: number, now: Date): Promise<boolean> {
+export async function setScannedBlock(db: Executor<SendingTables>, chain: ChainName, token: string, block: number, now: Date): Promise<boolean> {
   const row = await db
     .updateTable('crypto_sending_leases')
     .set({ scanned_block: BigInt(block), updated_at: now })
@@ -116,7 +116,7 @@ export async function setScannedBlock(db: Executor, chain: ChainName, token: str
 // ---- the queues ----
 
 /** Queued transfers never signed (or whose last attempt was proven dead), oldest first. */
-export async function queuedUnsigned(db: Executor, chain: ChainName, purposes: readonly string[], limit: number): Promise<OutgoingTransferRow[]> {
+export async function queuedUnsigned(db: Executor<SendingTables>, chain: ChainName, purposes: readonly string[], limit: number): Promise<OutgoingTransferRow[]> {
   if (purposes.length === 0 || limit <= 0) return [];
   return db
     .selectFrom('crypto_outgoing_transfers')
@@ -133,7 +133,7 @@ export async function queuedUnsigned(db: Executor, chain: ChainName, purposes: r
 
 /** Transfers with a signed attempt that may still land (queued with a txID, or submitted), with that attempt. */
 /** Transfers signed and not final, with their current attempt (its bytes apart: signedHexOf, for the few that need them). */
-export async function inFlight(db: Executor, chain: ChainName): Promise<(OutgoingTransferRow & { attempt_expiration: Date; attempt_last_broadcast: string | null })[]> {
+export async function inFlight(db: Executor<SendingTables>, chain: ChainName): Promise<(OutgoingTransferRow & { attempt_expiration: Date; attempt_last_broadcast: string | null })[]> {
   return db
     .selectFrom('crypto_outgoing_transfers as t')
     .innerJoin('crypto_outgoing_attempts as a', (join) => join.onRef('a.transfer_id', '=', 't.id').onRef('a.tx_id', '=', 't.tx_id'))
@@ -147,7 +147,7 @@ export async function inFlight(db: Executor, chain: ChainName): Promise<(Outgoin
 }
 
 /** The signed bytes of these attempts, by txID (re-broadcasts send exactly them). */
-export async function signedHexOf(db: Executor, txIds: readonly string[]): Promise<Map<string, string>> {
+export async function signedHexOf(db: Executor<SendingTables>, txIds: readonly string[]): Promise<Map<string, string>> {
   if (txIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('crypto_outgoing_attempts')
@@ -157,7 +157,7 @@ export async function signedHexOf(db: Executor, txIds: readonly string[]): Promi
   return new Map(rows.map((row) => [row.tx_id, row.signed_hex]));
 }
 
-export async function countInFlight(db: Executor, chain: ChainName): Promise<number> {
+export async function countInFlight(db: Executor<SendingTables>, chain: ChainName): Promise<number> {
   const row = await db
     .selectFrom('crypto_outgoing_transfers')
     .select((eb) => eb.fn.countAll<string>().as('count'))
@@ -169,7 +169,7 @@ export async function countInFlight(db: Executor, chain: ChainName): Promise<num
 }
 
 /** The lowest TaPoS block of the attempts that may still land: where the result scan must start. */
-export async function lowestPendingReference(db: Executor, chain: ChainName): Promise<number | undefined> {
+export async function lowestPendingReference(db: Executor<SendingTables>, chain: ChainName): Promise<number | undefined> {
   const row = await db
     .selectFrom('crypto_outgoing_attempts as a')
     .innerJoin('crypto_outgoing_transfers as t', 't.id', 'a.transfer_id')
@@ -181,7 +181,7 @@ export async function lowestPendingReference(db: Executor, chain: ChainName): Pr
 }
 
 /** Which of these txIDs are pending attempts of this chain. */
-export async function pendingAttemptsByTxId(db: Executor, chain: ChainName, txIds: readonly string[]): Promise<OutgoingAttemptRow[]> {
+export async function pendingAttemptsByTxId(db: Executor<SendingTables>, chain: ChainName, txIds: readonly string[]): Promise<OutgoingAttemptRow[]> {
   return inChunks(txIds, (chunk) =>
     db
       .selectFrom('crypto_outgoing_attempts as a')
@@ -194,33 +194,33 @@ export async function pendingAttemptsByTxId(db: Executor, chain: ChainName, txId
   );
 }
 
-export async function attemptsOf(db: Executor, transferId: string): Promise<OutgoingAttemptRow[]> {
+export async function attemptsOf(db: Executor<SendingTables>, transferId: string): Promise<OutgoingAttemptRow[]> {
   return db.selectFrom('crypto_outgoing_attempts').selectAll().where('transfer_id', '=', transferId).orderBy('attempt').execute();
 }
 
 // ---- state changes ----
 
-export async function lockTransfer(tx: Tx, id: string): Promise<OutgoingTransferRow | undefined> {
+export async function lockTransfer(tx: Tx<SendingTables>, id: string): Promise<OutgoingTransferRow | undefined> {
   return tx.selectFrom('crypto_outgoing_transfers').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-export async function setShortOfFunds(db: Executor, ids: readonly string[], since: Date): Promise<void> {
+export async function setShortOfFunds(db: Executor<SendingTables>, ids: readonly string[], since: Date): Promise<void> {
   if (ids.length === 0) return;
   await db.updateTable('crypto_outgoing_transfers').set({ short_of_funds_since: since }).where('id', 'in', ids).where('short_of_funds_since', 'is', null).execute();
 }
 
-export async function setAttemptStatus(tx: Tx, transferId: string, txIds: readonly string[], status: AttemptStatus): Promise<void> {
+export async function setAttemptStatus(tx: Tx<SendingTables>, transferId: string, txIds: readonly string[], status: AttemptStatus): Promise<void> {
   if (txIds.length === 0) return;
   await tx.updateTable('crypto_outgoing_attempts').set({ status }).where('transfer_id', '=', transferId).where('tx_id', 'in', txIds).execute();
 }
 
 /** Every attempt proven dead: back to queued without a txID, for a new attempt. */
-export async function requeue(tx: Tx, id: string, now: Date): Promise<void> {
+export async function requeue(tx: Tx<SendingTables>, id: string, now: Date): Promise<void> {
   await tx.updateTable('crypto_outgoing_transfers').set({ status: 'queued', tx_id: null, updated_at: now }).where('id', '=', id).execute();
 }
 
 /** Whether the chain has transfers not final yet (a gateway that never sends starts no chain for it). */
-export async function hasOpenTransfers(db: Executor, chain: ChainName): Promise<{ queuedUnsigned: boolean; inFlight: boolean }> {
+export async function hasOpenTransfers(db: Executor<SendingTables>, chain: ChainName): Promise<{ queuedUnsigned: boolean; inFlight: boolean }> {
   const rows = await db
     .selectFrom('crypto_outgoing_transfers')
     .select(['status', 'tx_id'])
@@ -234,7 +234,7 @@ export async function hasOpenTransfers(db: Executor, chain: ChainName): Promise<
 // ---- batched forms (the executor handles thousands of transfers a pass) ----
 
 /** Records the answers of many broadcasts: one statement per distinct answer. */
-export async function recordBroadcasts(db: Executor, answers: readonly { readonly txId: string; readonly answer: string }[], now: Date): Promise<void> {
+export async function recordBroadcasts(db: Executor<SendingTables>, answers: readonly { readonly txId: string; readonly answer: string }[], now: Date): Promise<void> {
   const byAnswer = new Map<string, string[]>();
   for (const { txId, answer } of answers) byAnswer.set(answer.slice(0, 200), [...(byAnswer.get(answer.slice(0, 200)) ?? []), txId]);
   for (const [answer, txIds] of byAnswer) {
@@ -249,7 +249,7 @@ export async function recordBroadcasts(db: Executor, answers: readonly { readonl
 }
 
 /** queued (with these txIDs) → submitted; the rows that changed, as they are now. */
-export async function markSubmittedMany(tx: Tx, items: readonly { readonly id: string; readonly txId: string }[], now: Date): Promise<OutgoingTransferRow[]> {
+export async function markSubmittedMany(tx: Tx<SendingTables>, items: readonly { readonly id: string; readonly txId: string }[], now: Date): Promise<OutgoingTransferRow[]> {
   if (items.length === 0) return [];
   // (id, tx_id): a transfer re-signed meanwhile carries another txID, and this answer is not about it.
   return tx
@@ -262,7 +262,7 @@ export async function markSubmittedMany(tx: Tx, items: readonly { readonly id: s
 }
 
 /** Locks many transfers (id order, so two lockers cannot deadlock). */
-export async function lockTransfers(tx: Tx, ids: readonly string[]): Promise<OutgoingTransferRow[]> {
+export async function lockTransfers(tx: Tx<SendingTables>, ids: readonly string[]): Promise<OutgoingTransferRow[]> {
   if (ids.length === 0) return [];
   return tx
     .selectFrom('crypto_outgoing_transfers')
@@ -285,7 +285,7 @@ export interface FinishedFields {
 }
 
 /** Finishes many transfers in one statement (UPDATE … FROM VALUES); returns them as they are now. */
-export async function finishTransfers(tx: Tx, rows: readonly FinishedFields[], now: Date): Promise<OutgoingTransferRow[]> {
+export async function finishTransfers(tx: Tx<SendingTables>, rows: readonly FinishedFields[], now: Date): Promise<OutgoingTransferRow[]> {
   if (rows.length === 0) return [];
   const values = sql.join(
     rows.map(
@@ -304,7 +304,7 @@ export async function finishTransfers(tx: Tx, rows: readonly FinishedFields[], n
   return result.rows;
 }
 
-export async function setAttemptsStatus(tx: Tx, txIds: readonly string[], status: AttemptStatus): Promise<void> {
+export async function setAttemptsStatus(tx: Tx<SendingTables>, txIds: readonly string[], status: AttemptStatus): Promise<void> {
   if (txIds.length === 0) return;
   await tx.updateTable('crypto_outgoing_attempts').set({ status }).where('tx_id', 'in', [...txIds]).execute();
 }
@@ -315,7 +315,7 @@ export async function setAttemptsStatus(tx: Tx, txIds: readonly string[], status
  * attempt count the signer saw), then inserts those attempts; returns the ids claimed.
  */
 export async function recordSignedAttempts(
-  tx: Tx,
+  tx: Tx<SendingTables>,
   items: readonly { readonly id: string; readonly attempts: number; readonly txId: string; readonly signedHex: string; readonly feeLimitSun: bigint }[],
   attempt: { readonly expiration: Date; readonly refBlockNumber: number; readonly signedAt: Date },
 ): Promise<Set<string>> {
@@ -346,7 +346,7 @@ export async function recordSignedAttempts(
 }
 
 /** Those of `addresses` that some confirmed transfer of `chain` was sent to (migration 0028's index). */
-export async function confirmedRecipients(db: Executor, chain: ChainName, addresses: readonly string[]): Promise<Set<string>> {
+export async function confirmedRecipients(db: Executor<SendingTables>, chain: ChainName, addresses: readonly string[]): Promise<Set<string>> {
   if (addresses.length === 0) return new Set();
   const rows = await db
     .selectFrom('crypto_outgoing_transfers')
@@ -364,7 +364,7 @@ export async function confirmedRecipients(db: Executor, chain: ChainName, addres
  * transfers signed and not final, and moves to the cold wallet that landed (still custody, never booked).
  * One statement, so a move that lands meanwhile is counted once.
  */
-export async function sumHotWalletUsdtInFlight(db: Executor, chain: ChainName): Promise<bigint> {
+export async function sumHotWalletUsdtInFlight(db: Executor<SendingTables>, chain: ChainName): Promise<bigint> {
   const row = await db
     .selectFrom('crypto_outgoing_transfers')
     .select(sql<bigint>`coalesce(sum(amount), 0)::int8`.as('amount'))

@@ -1,10 +1,11 @@
 // SQL of sweeping: the attempts (crypto_sweeps), the sweeper's candidates and
-// the custody view's sweep columns. It reads the receiving module's addresses
-// and final deposits (never writes them): which USDT is final on an address is
-// what decides a sweep.
+// the custody view's sweep columns. Which USDT is final on an address decides a
+// sweep: those deposits and addresses are receiving's, whose service hands out
+// the SQL of its side (`depositSql`) so a read stays one statement.
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import type { ChainAccess } from '../receiving/crypto-chain.ts';
+import { depositSql } from '../receiving/receiving-service.ts';
 import type { SweepingTables, SweepStatus } from './sweeping-tables.ts';
 
 /** Which HD key derived an address: 'sandbox' or 'live' (the shop mode of the same name). */
@@ -37,20 +38,14 @@ export interface SweepRetryPolicy {
  * scan of crypto_deposits_final_address_idx).
  */
 export async function findSweepCandidates(
-  db: Executor,
+  db: Executor<SweepingTables>,
   options: { readonly keyId: AddressKeyId; readonly thresholdMicro: bigint; readonly now: Date; readonly limit: number; readonly retry: SweepRetryPolicy },
 ): Promise<SweepCandidate[]> {
   const { keyId, thresholdMicro, now, limit, retry } = options;
   const result = await sql<SweepCandidate>`
-    with final as (
-      select d.address, sum(d.amount_micro)::int8 as final_micro
-      from crypto_deposits d
-      where d.status in ('credited', 'held')
-      group by d.address
-    )
-    select a.address, a.derivation_index, (f.final_micro - coalesce(s.swept_micro, 0))::int8 as unswept_final_micro
+    with final as (${depositSql.finalUsdtByAddress(keyId)})
+    select f.address, f.derivation_index, (f.final_micro - coalesce(s.swept_micro, 0))::int8 as unswept_final_micro
     from final f
-    join crypto_addresses a on a.address = f.address
     left join lateral (
       select sum(x.amount_micro)::int8 as swept_micro, max(x.created_at) as last_completed_at
       from crypto_sweeps x where x.address = f.address and x.status = 'completed'
@@ -60,12 +55,11 @@ export async function findSweepCandidates(
       from crypto_sweeps x
       where x.address = f.address and x.status = 'failed' and not x.cleared and x.created_at > coalesce(s.last_completed_at, '-infinity'::timestamptz)
     ) fl on true
-    where a.key_id = ${keyId}
-      and f.final_micro - coalesce(s.swept_micro, 0) >= ${thresholdMicro}
+    where f.final_micro - coalesce(s.swept_micro, 0) >= ${thresholdMicro}
       and not exists (select 1 from crypto_sweeps x where x.address = f.address and x.status in ('topping_up', 'ready', 'sweeping'))
       and fl.failures < ${retry.maxConsecutiveFailures}
       and (fl.failures = 0 or fl.last_failed_at + make_interval(secs => ${retry.firstRetryDelaySeconds}::float8 * power(2, fl.failures - 1)) <= ${now})
-    order by a.address
+    order by f.address
     limit ${limit}
   `.execute(db);
   return result.rows;
@@ -76,40 +70,40 @@ export async function findSweepCandidates(
  * sweeps moved: the most a sweep may take. Deposits not final yet are left out,
  * so USDT a reorganisation could still take back is never swept.
  */
-export async function unsweptFinalMicro(db: Executor, address: string): Promise<bigint> {
+export async function unsweptFinalMicro(db: Executor<SweepingTables>, address: string): Promise<bigint> {
   const result = await sql<{ unswept_final_micro: bigint }>`
     select (
-      coalesce((select sum(d.amount_micro) from crypto_deposits d where d.address = ${address} and d.status in ('credited', 'held')), 0)
+      coalesce(${depositSql.finalUsdtOfAddress(address)}, 0)
       - coalesce((select sum(x.amount_micro) from crypto_sweeps x where x.address = ${address} and x.status = 'completed'), 0)
     )::int8 as unswept_final_micro
   `.execute(db);
   return result.rows[0]?.unswept_final_micro ?? 0n;
 }
 
-export async function insertSweep(tx: Tx, row: Insertable<SweepingTables['crypto_sweeps']>): Promise<SweepRow> {
+export async function insertSweep(tx: Tx<SweepingTables>, row: Insertable<SweepingTables['crypto_sweeps']>): Promise<SweepRow> {
   return tx.insertInto('crypto_sweeps').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function lockSweep(tx: Tx, id: string): Promise<SweepRow | undefined> {
+export async function lockSweep(tx: Tx<SweepingTables>, id: string): Promise<SweepRow | undefined> {
   return tx.selectFrom('crypto_sweeps').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-export async function findSweep(db: Executor, id: string): Promise<SweepRow | undefined> {
+export async function findSweep(db: Executor<SweepingTables>, id: string): Promise<SweepRow | undefined> {
   return db.selectFrom('crypto_sweeps').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** Moves an attempt on from `from` (compare-and-set); undefined when it was not in that state. */
-export async function updateSweep(tx: Tx, id: string, from: SweepStatus, patch: SweepPatch): Promise<SweepRow | undefined> {
+export async function updateSweep(tx: Tx<SweepingTables>, id: string, from: SweepStatus, patch: SweepPatch): Promise<SweepRow | undefined> {
   return tx.updateTable('crypto_sweeps').set(patch).where('id', '=', id).where('status', '=', from).returningAll().executeTakeFirst();
 }
 
 /** The USDT transfer's txID once the executor broadcast it. */
-export async function updateSweepTxHash(tx: Tx, id: string, txHash: string, at: Date): Promise<void> {
+export async function updateSweepTxHash(tx: Tx<SweepingTables>, id: string, txHash: string, at: Date): Promise<void> {
   await tx.updateTable('crypto_sweeps').set({ tx_hash: txHash, updated_at: at }).where('id', '=', id).where('status', '=', 'sweeping').execute();
 }
 
 /** Clears the address's uncleared failures (an operator's retry); returns how many. */
-export async function clearFailures(tx: Tx, address: string, at: Date): Promise<number> {
+export async function clearFailures(tx: Tx<SweepingTables>, address: string, at: Date): Promise<number> {
   const rows = await tx
     .updateTable('crypto_sweeps')
     .set({ cleared: true, updated_at: at })
@@ -121,10 +115,6 @@ export async function clearFailures(tx: Tx, address: string, at: Date): Promise<
   return rows.length;
 }
 
-export async function addressExists(db: Executor, address: string): Promise<boolean> {
-  return (await db.selectFrom('crypto_addresses').select('address').where('address', '=', address).executeTakeFirst()) !== undefined;
-}
-
 export interface ReadySweep {
   readonly id: string;
   readonly address: string;
@@ -133,22 +123,15 @@ export interface ReadySweep {
 }
 
 /** Attempts whose top-up is final, oldest first. */
-export async function findReadySweeps(db: Executor, limit: number): Promise<ReadySweep[]> {
-  return db
-    .selectFrom('crypto_sweeps as s')
-    .innerJoin('crypto_addresses as a', 'a.address', 's.address')
-    .select(['s.id', 's.address', 'a.key_id', 'a.derivation_index'])
-    .where('s.status', '=', 'ready')
-    .orderBy('s.updated_at')
-    .limit(limit)
-    .execute();
+export async function findReadySweeps(db: Executor<SweepingTables>, limit: number): Promise<Pick<SweepRow, 'id' | 'address'>[]> {
+  return db.selectFrom('crypto_sweeps').select(['id', 'address']).where('status', '=', 'ready').orderBy('updated_at').limit(limit).execute();
 }
 
-export async function hasReadySweeps(db: Executor): Promise<boolean> {
+export async function hasReadySweeps(db: Executor<SweepingTables>): Promise<boolean> {
   return (await db.selectFrom('crypto_sweeps').select('id').where('status', '=', 'ready').limit(1).executeTakeFirst()) !== undefined;
 }
 
-export async function sweepsOfAddress(db: Executor, address: string): Promise<SweepRow[]> {
+export async function sweepsOfAddress(db: Executor<SweepingTables>, address: string): Promise<SweepRow[]> {
   return db.selectFrom('crypto_sweeps').selectAll().where('address', '=', address).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }
 
@@ -170,7 +153,7 @@ export interface AddressSweepState {
 }
 
 /** What the custody view shows of sweeping, for a page of addresses. */
-export async function addressSweepStates(db: Executor, addresses: readonly string[]): Promise<AddressSweepState[]> {
+export async function addressSweepStates(db: Executor<SweepingTables>, addresses: readonly string[]): Promise<AddressSweepState[]> {
   if (addresses.length === 0) return [];
   const result = await sql<AddressSweepState>`
     select a.address,
@@ -183,12 +166,9 @@ export async function addressSweepStates(db: Executor, addresses: readonly strin
       coalesce(fl.failures, 0)::int4 as failures,
       fl.last_failed_at,
       (select x.error_code from crypto_sweeps x where x.address = a.address and x.status = 'failed' and not x.cleared order by x.created_at desc limit 1) as last_error_code,
-      (select min(d.final_at) from crypto_deposits d
-        where d.address = a.address and d.status in ('credited', 'held') and d.final_at > coalesce(s.last_completed_at, '-infinity'::timestamptz)) as oldest_unswept_final_at
-    from crypto_addresses a
-    left join lateral (
-      select sum(d.amount_micro)::int8 as final_micro from crypto_deposits d where d.address = a.address and d.status in ('credited', 'held')
-    ) f on true
+      ${depositSql.oldestFinalDepositAfter(sql.ref('a.address'), sql`coalesce(s.last_completed_at, '-infinity'::timestamptz)`)} as oldest_unswept_final_at
+    from ${depositSql.depositAddressesIn(addresses)} a
+    left join lateral (select ${depositSql.finalUsdtOfAddress(sql.ref('a.address'))} as final_micro) f on true
     left join lateral (
       select sum(x.amount_micro)::int8 as swept_micro, max(x.created_at) as last_completed_at
       from crypto_sweeps x where x.address = a.address and x.status = 'completed'
@@ -202,7 +182,6 @@ export async function addressSweepStates(db: Executor, addresses: readonly strin
       from crypto_sweeps x
       where x.address = a.address and x.status = 'failed' and not x.cleared and x.created_at > coalesce(s.last_completed_at, '-infinity'::timestamptz)
     ) fl on true
-    where a.address in (${sql.join(addresses)})
   `.execute(db);
   return result.rows;
 }
@@ -211,22 +190,15 @@ export async function addressSweepStates(db: Executor, addresses: readonly strin
  * A page of a key's addresses that should hold USDT: final deposits (credited or
  * held) not all swept, or a sweep in flight (custody reconciliation reads them).
  */
-export async function addressesHoldingUsdt(db: Executor, options: { readonly keyId: AddressKeyId; readonly after: string | undefined; readonly limit: number }): Promise<string[]> {
+export async function addressesHoldingUsdt(db: Executor<SweepingTables>, options: { readonly keyId: AddressKeyId; readonly after: string | undefined; readonly limit: number }): Promise<string[]> {
   const result = await sql<{ address: string }>`
-    with final as (
-      select d.address, sum(d.amount_micro)::int8 as final_micro
-      from crypto_deposits d
-      where d.status in ('credited', 'held')
-      group by d.address
-    )
+    with final as (${depositSql.finalUsdtByAddress(options.keyId)})
     select f.address
     from final f
-    join crypto_addresses a on a.address = f.address
     left join lateral (
       select sum(x.amount_micro)::int8 as swept_micro from crypto_sweeps x where x.address = f.address and x.status = 'completed'
     ) s on true
-    where a.key_id = ${options.keyId}
-      and f.address > ${options.after ?? ''}
+    where f.address > ${options.after ?? ''}
       and (f.final_micro > coalesce(s.swept_micro, 0)
         or exists (select 1 from crypto_sweeps x where x.address = f.address and x.status in ('topping_up', 'ready', 'sweeping')))
     order by f.address
@@ -236,7 +208,7 @@ export async function addressesHoldingUsdt(db: Executor, options: { readonly key
 }
 
 /** USDT the sweeps of a chain are moving right now: their transfer is built, not final. */
-export async function sumSweepingUsdt(db: Executor, chain: ChainAccess['chain']): Promise<bigint> {
+export async function sumSweepingUsdt(db: Executor<SweepingTables>, chain: ChainAccess['chain']): Promise<bigint> {
   const row = await db
     .selectFrom('crypto_sweeps')
     .select(sql<bigint>`coalesce(sum(amount_micro), 0)::int8`.as('amount'))

@@ -21,6 +21,7 @@ import { NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { formatMinor } from '../../money/decimal.ts';
 import type { CryptoChain, ChainAccess } from '../receiving/crypto-chain.ts';
+import { addressDerivations, isDepositAddress } from '../receiving/receiving-service.ts';
 import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
 import { enqueueOutgoingTransfer, failureColumns, type OutgoingOutcomeHandler, type OutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { estimateUsdtTransferCost } from '../sending/transfer-cost.ts';
@@ -52,10 +53,20 @@ export interface SweepPassResult {
 
 const MODES: readonly ChainAccess['keyId'][] = ['sandbox', 'live'];
 
+/** Attempts whose top-up is final, oldest first, with the key that derived their address (receiving's). */
+async function readySweeps(db: Db, limit: number): Promise<repository.ReadySweep[]> {
+  const sweeps = await repository.findReadySweeps(db, limit);
+  const derivations = await addressDerivations(db, sweeps.map((sweep) => sweep.address));
+  return sweeps.flatMap((sweep) => {
+    const derivation = derivations.get(sweep.address);
+    return derivation ? [{ ...sweep, ...derivation }] : [];
+  });
+}
+
 /** One pass of the sweeper: build the USDT transfers of attempts whose top-up is final, then begin attempts on addresses over the threshold. */
 export async function runSweepPass(deps: SweepingDeps, options: { readonly scanCandidates?: boolean } = {}): Promise<SweepPassResult> {
   let built = 0;
-  for (const ready of await repository.findReadySweeps(deps.db, SWEEP_BATCH)) {
+  for (const ready of await readySweeps(deps.db, SWEEP_BATCH)) {
     try {
       const access = await deps.chain.forMode(ready.key_id);
       if (!(await usdtDecimalsConfirmed(access, deps.clock, deps.logger))) continue;
@@ -279,7 +290,7 @@ export async function sweepsOfAddress(db: Db, address: string): Promise<SweepRow
  * threshold. Returns how many failures were cleared. Not ours: NotFoundError.
  */
 export async function retrySweepsOfAddress(deps: Pick<SweepingDeps, 'db' | 'clock'>, address: string): Promise<number> {
-  if (!(await repository.addressExists(deps.db, address))) throw new NotFoundError(`${address} is not one of our deposit addresses.`);
+  if (!(await isDepositAddress(deps.db, address))) throw new NotFoundError(`${address} is not one of our deposit addresses.`);
   return inTransaction(deps.db, (tx) => repository.clearFailures(tx, address, deps.clock.now()));
 }
 

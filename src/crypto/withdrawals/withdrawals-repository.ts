@@ -5,12 +5,12 @@ import type { WithdrawalStatus, WithdrawalTables } from './withdrawals-tables.ts
 
 export type WithdrawalRow = Selectable<WithdrawalTables['crypto_withdrawals']>;
 
-export async function approvalRequired(db: Executor, shopId: string): Promise<boolean> {
+export async function approvalRequired(db: Executor<WithdrawalTables>, shopId: string): Promise<boolean> {
   const row = await db.selectFrom('crypto_withdrawal_settings').select('approval_required').where('shop_id', '=', shopId).executeTakeFirst();
   return row?.approval_required ?? false;
 }
 
-export async function saveApprovalRequired(db: Executor, shopId: string, required: boolean, at: Date): Promise<void> {
+export async function saveApprovalRequired(db: Executor<WithdrawalTables>, shopId: string, required: boolean, at: Date): Promise<void> {
   await db
     .insertInto('crypto_withdrawal_settings')
     .values({ shop_id: shopId, approval_required: required, updated_at: at })
@@ -18,14 +18,14 @@ export async function saveApprovalRequired(db: Executor, shopId: string, require
     .execute();
 }
 
-export async function insertWithdrawal(tx: Tx, row: Insertable<WithdrawalTables['crypto_withdrawals']>): Promise<WithdrawalRow> {
+export async function insertWithdrawal(tx: Tx<WithdrawalTables>, row: Insertable<WithdrawalTables['crypto_withdrawals']>): Promise<WithdrawalRow> {
   return tx.insertInto('crypto_withdrawals').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
 /** The unique index on (merchant_id, chain, external_id) (migration 0024): it decides between concurrent requests. */
 export const WITHDRAWAL_EXTERNAL_ID_INDEX = 'crypto_withdrawals_external_id_key';
 
-export async function findByExternalId(db: Executor, merchantId: string, chain: WithdrawalRow['chain'], externalId: string): Promise<WithdrawalRow | undefined> {
+export async function findByExternalId(db: Executor<WithdrawalTables>, merchantId: string, chain: WithdrawalRow['chain'], externalId: string): Promise<WithdrawalRow | undefined> {
   return db
     .selectFrom('crypto_withdrawals')
     .selectAll()
@@ -35,16 +35,16 @@ export async function findByExternalId(db: Executor, merchantId: string, chain: 
     .executeTakeFirst();
 }
 
-export async function findWithdrawal(db: Executor, withdrawalId: string): Promise<WithdrawalRow | undefined> {
+export async function findWithdrawal(db: Executor<WithdrawalTables>, withdrawalId: string): Promise<WithdrawalRow | undefined> {
   return db.selectFrom('crypto_withdrawals').selectAll().where('id', '=', withdrawalId).executeTakeFirst();
 }
 
-export async function lockWithdrawal(tx: Tx, withdrawalId: string): Promise<WithdrawalRow | undefined> {
+export async function lockWithdrawal(tx: Tx<WithdrawalTables>, withdrawalId: string): Promise<WithdrawalRow | undefined> {
   return tx.selectFrom('crypto_withdrawals').selectAll().where('id', '=', withdrawalId).forUpdate().executeTakeFirst();
 }
 
 export async function updateWithdrawal(
-  tx: Tx,
+  tx: Tx<WithdrawalTables>,
   withdrawalId: string,
   changes: Partial<
     Pick<
@@ -57,7 +57,7 @@ export async function updateWithdrawal(
 }
 
 export async function listWithdrawals(
-  db: Executor,
+  db: Executor<WithdrawalTables>,
   query: { limit: number; merchantId?: string | undefined; status?: WithdrawalStatus | undefined },
 ): Promise<WithdrawalRow[]> {
   let builder = db.selectFrom('crypto_withdrawals').selectAll();

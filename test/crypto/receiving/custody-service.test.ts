@@ -2,6 +2,7 @@
 // the ledger credited and what is held for blocked wallets.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listCustodyAddresses } from '../../../src/crypto/receiving/custody-service.ts';
+import { sweepSummaries } from '../../../src/crypto/sweeping/sweep-custody.ts';
 import { createInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
 import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
 import { blockWallet, createWallet } from '../../../src/crypto/receiving/wallet-service.ts';
@@ -33,7 +34,7 @@ describe.each(backends)('the custody view on %s', (backend) => {
     await mineBlocks(setup.deps, setup.shop, 1);
     await setup.defaultWatcher.runPass();
 
-    const lines = await listCustodyAddresses(setup.deps, { limit: 10 });
+    const lines = await listCustodyAddresses(setup.deps, { limit: 10 }, sweepSummaries);
     const byAddress = new Map(lines.map((line) => [line.address, line]));
     expect(byAddress.get(invoice.address)).toMatchObject({
       key: 'sandbox',
@@ -46,8 +47,8 @@ describe.each(backends)('the custody view on %s', (backend) => {
       usdt_unaccounted: '1.5',
     });
     expect(byAddress.get(wallet.address)).toMatchObject({ purpose: 'wallet', usdt_on_chain: '3', usdt_credited: '0', usdt_held: '3', usdt_unaccounted: '0' });
-    const firstPage = await listCustodyAddresses(setup.deps, { limit: 1 });
-    const secondPage = await listCustodyAddresses(setup.deps, { limit: 1, after: firstPage[0]!.address });
+    const firstPage = await listCustodyAddresses(setup.deps, { limit: 1 }, sweepSummaries);
+    const secondPage = await listCustodyAddresses(setup.deps, { limit: 1, after: firstPage[0]!.address }, sweepSummaries);
     expect([firstPage[0]!.address, secondPage[0]!.address].sort()).toEqual([invoice.address, wallet.address].sort());
   });
 });

@@ -6,6 +6,7 @@
 // the dust of the blocks it took away.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listCustodyAddresses } from '../../../src/crypto/receiving/custody-service.ts';
+import { sweepSummaries } from '../../../src/crypto/sweeping/sweep-custody.ts';
 import {
   DEFAULT_MIN_DEPOSIT_MICRO,
   minimumDepositOfShop,
@@ -37,7 +38,7 @@ describe.each(backends)('dust deposits on %s', (backend) => {
   const depositRows = () => setup.context.db.selectFrom('crypto_deposits').selectAll().execute();
   const dustRows = () => setup.context.db.selectFrom('crypto_ignored_deposits').selectAll().orderBy('seen_at').execute();
   const ledgerTransferCount = async () => (await setup.context.db.selectFrom('ledger_transfers').select('id').execute()).length;
-  const custodyOf = async (address: string) => (await listCustodyAddresses(setup.deps, { limit: 100 })).find((line) => line.address === address)!;
+  const custodyOf = async (address: string) => (await listCustodyAddresses(setup.deps, { limit: 100 }, sweepSummaries)).find((line) => line.address === address)!;
 
   /** Sends each amount to `address` in one block and lets the watcher see it, then carries it to finality. */
   async function sendAndFinalize(address: string, amounts: readonly string[]): Promise<{ seen: number; settled: number }> {

@@ -5,6 +5,7 @@
 // touches a merchant's money or the hot wallet's ledger account.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listCustodyAddresses } from '../../../src/crypto/receiving/custody-service.ts';
+import { sweepSummaries } from '../../../src/crypto/sweeping/sweep-custody.ts';
 import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
 import { findOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
@@ -29,7 +30,7 @@ describe.each(backends)('sweeping on %s', (backend) => {
 
   const lastSweep = async (address: TronAddress) => (await sweepsOfAddress(setup.context.db, address))[0];
   const sweepIs = (address: TronAddress, status: string) => async () => (await lastSweep(address))?.status === status;
-  const custodyOf = async (address: TronAddress) => (await listCustodyAddresses({ ...setup.deps, config: { ...setup.deps.config, sweepThresholdMicro: 50_000_000n } }, { limit: 100 })).find((line) => line.address === address)!;
+  const custodyOf = async (address: TronAddress) => (await listCustodyAddresses({ ...setup.deps, config: { ...setup.deps.config, sweepThresholdMicro: 50_000_000n } }, { limit: 100 }, sweepSummaries)).find((line) => line.address === address)!;
 
   /** The ledger's accounts of the sandbox book, other than the chain-cost pair the executor books to. */
   const ledgerWithoutChainCosts = async () =>
