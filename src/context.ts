@@ -10,6 +10,7 @@ import type { Db } from './db/transaction.ts';
 import type { DependencyHealth } from './health/dependency-health.ts';
 import type { Keyring } from './kms/keyring.ts';
 import type { AcquirerConnector } from './payments/connectors/acquirer-connector.ts';
+import type { CrashPointHook } from './payments/crash-points.ts';
 
 export interface AppContext {
   readonly db: Db;
@@ -35,6 +36,8 @@ export interface AppContext {
   readonly notifications?: Notifications | undefined;
   /** The process's `serve --role`; absent (tests, the CLI) counts as `all`. An `api` process starts no sandbox chain of its own. */
   readonly role?: 'all' | 'api' | 'worker' | undefined;
+  /** A test's hook at the charge path's crash points (payments/crash-points.ts); absent in production. */
+  readonly crashPoint?: CrashPointHook | undefined;
 }
 
 /** A background loop (webhook delivery, payment expiry). `stop` waits for in-flight work. */

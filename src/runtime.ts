@@ -16,6 +16,7 @@ import { openRedis } from './health/redis-client.ts';
 import { createLogger } from './logger.ts';
 import { loadKeyring } from './kms/load-keyring.ts';
 import type { MerchantsService } from './merchants/merchants-module.ts';
+import type { CrashPointHook } from './payments/crash-points.ts';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -129,7 +130,7 @@ async function closeInReverse(opened: readonly Closer[]): Promise<void> {
   if (failures.length > 0) throw failures[0];
 }
 
-export async function startGateway(config: Config, options: { role: Role; clock?: Clock }): Promise<Gateway> {
+export async function startGateway(config: Config, options: { role: Role; clock?: Clock; crashPoint?: CrashPointHook }): Promise<Gateway> {
   refuseClearSigningKey(config);
   // Imported here, not above: a CLI command opens the database through this module without the server's code.
   const [{ buildApp }, { closeModules, createModules, createWorkers }] = await Promise.all([import('./app.ts'), import('./modules.ts')]);
@@ -160,6 +161,7 @@ export async function startGateway(config: Config, options: { role: Role; clock?
       keyring,
       notifications,
       role: options.role,
+      crashPoint: options.crashPoint,
     };
     const modules = createModules(context);
     opened.push(() => closeModules(modules.list));

@@ -14,7 +14,6 @@ import { lockPayment, type PaymentRow } from './payment-repository.ts';
 import { markPaymentFailed, markPaymentPaid } from './payment-service.ts';
 import type { PaymentMethod, SuspenseReason } from './payment-tables.ts';
 import { holdInSuspense } from './suspense-service.ts';
-import { crashPoint } from './test-crash-point.ts';
 
 export type AttemptDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>;
 
@@ -69,7 +68,7 @@ export async function startAttempt(deps: AttemptDeps, request: NewAttempt): Prom
 
 /** The charge itself, through the connector, with the attempt's key. No transaction is open. */
 export async function chargeAttempt(connector: AcquirerConnector, attempt: AttemptRow, card: CardDetails | undefined): Promise<ChargeOutcome> {
-  const outcome = await connector.charge({
+  return connector.charge({
     chargeKey: attempt.charge_key,
     paymentId: attempt.payment_id,
     method: attempt.method,
@@ -77,8 +76,6 @@ export async function chargeAttempt(connector: AcquirerConnector, attempt: Attem
     currency: 'RUB',
     card,
   });
-  if (outcome.status === 'succeeded') crashPoint('after_acquirer_success');
-  return outcome;
 }
 
 /**

@@ -1,5 +1,5 @@
 // kill -9 between the acquirer's "charged" and the gateway's record of it: a real
-// gateway process dies at the test-only crash point (src/payments/test-crash-point.ts)
+// gateway process (crashing-gateway.ts, a hook at src/payments/crash-points.ts) dies
 // right after the sandbox acquirer booked the capture. The attempt recorded before
 // the call survives; expiry leaves the payment alone; reconciliation pays it once.
 // Also: the operator's `paygate payments suspense list|refund` commands.
@@ -7,6 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +27,8 @@ import { lastJsonLine, runPaygateInProcess, startPaygate } from '../support/cli.
 import { testConfig } from '../support/app.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+
+const CRASHING_GATEWAY = fileURLToPath(new URL('./crashing-gateway.ts', import.meta.url));
 
 function field(html: string, name: string): string | undefined {
   return new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1];
@@ -85,7 +88,7 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
   }
 
   it('the capture is recorded and paid once after kill -9, the payment never expires, the merchant gets exactly one payment.paid', async () => {
-    const crashing = await startPaygate(['--role', 'all'], { ...env, PAYGATE_TEST_CRASH_POINT: 'after_acquirer_success' });
+    const crashing = await startPaygate(['after_acquirer_success'], env, [CRASHING_GATEWAY]);
     let payment: Awaited<ReturnType<typeof createPayment>>;
     try {
       payment = await createPayment(crashing.url, { method: 'card' });

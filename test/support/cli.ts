@@ -60,13 +60,17 @@ export function runPaygate(args: string[], env: Record<string, string | undefine
   });
 }
 
-/** Starts `paygate serve` and resolves once it prints its listening address. */
+/**
+ * Starts `paygate serve` and resolves once it prints its listening address.
+ * `entry`: another script that serves the same way (a test-only gateway), run with `args`.
+ */
 export function startPaygate(
   args: string[],
   env: Record<string, string | undefined>,
+  entry: readonly string[] = [PAYGATE_BIN, 'serve'],
 ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', ...args], {
+    const child = spawn(process.execPath, [...entry, ...args], {
       env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -10,9 +10,8 @@ import { connectorForShop, connectorNamed } from '../connectors/connector-regist
 import { coversAmount, shopMethodSettings, totalWithMethod, type MethodSettings } from '../payment-methods.ts';
 import { findPaymentByOrderCode, type PaymentRow } from '../payment-repository.ts';
 import type { PaymentMethod } from '../payment-tables.ts';
-import { crashPoint } from '../test-crash-point.ts';
 
-export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'liveConnectors'>;
+export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'liveConnectors' | 'crashPoint'>;
 
 const ORDER_CODE_PATTERN = /^[A-Za-z0-9]{6,32}$/;
 
@@ -86,6 +85,7 @@ export async function payFromPage(deps: PageDeps, state: PageState, input: PayIn
   // Paid, failed or expired since the page was loaded: nothing is charged.
   if (!attempt) return { kind: 'done' };
   const outcome = await chargeAttempt(connector, attempt, input.card);
+  if (outcome.status === 'succeeded') deps.crashPoint?.('after_acquirer_success');
   await applyAttemptOutcome(deps, attempt, outcome);
   return resultOf(outcome);
 }
@@ -100,7 +100,7 @@ export async function confirmFromPage(deps: PageDeps, state: PageState, chargeKe
   const connector = attempt ? connectorNamed(deps, attempt.connector) : undefined;
   if (!attempt || !connector) return { kind: 'unavailable' };
   const outcome = await connector.confirm(chargeKey, approve);
-  if (outcome.status === 'succeeded') crashPoint('after_acquirer_success');
+  if (outcome.status === 'succeeded') deps.crashPoint?.('after_acquirer_success');
   await applyAttemptOutcome(deps, attempt, outcome);
   return resultOf(outcome);
 }
