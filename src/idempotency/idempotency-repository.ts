@@ -72,29 +72,10 @@ export function recordsInsertFrom(records: readonly NewIdempotencyRecord[], anch
       ${joinAnchor(anchor, sql.ref('r.resource_id'))}`;
 }
 
-/** Turns an in-progress record into a completed one, if this lease still holds it; false when it was taken over. */
-export async function completeRecord(
-  db: Executor<IdempotencyTables>,
-  at: RecordKey,
-  leaseToken: string,
-  completion: { response_status: number | null; response_body: string | null; resource_id: string },
-): Promise<boolean> {
-  const updated = await db
-    .updateTable('idempotency_records')
-    .set({ state: 'completed', ...completion })
-    .where('shop_id', '=', at.shopId)
-    .where('operation', '=', at.operation)
-    .where('key', '=', at.key)
-    .where('lease_token', '=', leaseToken)
-    .where('state', '=', 'in_progress')
-    .executeTakeFirst();
-  return updated.numUpdatedRows === 1n;
-}
-
 /**
  * Deletes the record only if it is still the one that was read (same lease
- * token and state): the compare-and-delete that retires a stale record, or
- * releases a failed request's claim, without ever removing a newer one.
+ * token and state): the compare-and-delete that retires a stale record without
+ * ever removing a newer one.
  */
 export async function deleteRecordIfUnchanged(db: Executor<IdempotencyTables>, at: RecordKey, leaseToken: string, state: IdempotencyRecord['state']): Promise<boolean> {
   const deleted = await db

@@ -5,7 +5,7 @@
 // outcome; a different fingerprint is 409 duplicate_external_id; a repeat while
 // the first is still running is 409 invalid_request (IdempotencyInProgressError).
 //
-// Three ways to create under a key, one per shape of work:
+// Two ways to create under a key, one per shape of work:
 // - createAtomically: the work is one INSERT; the record and the resource land in
 //   one statement (one round trip). A concurrent duplicate waits on the record's
 //   key for the few milliseconds that statement runs, then finds it and replays.
@@ -16,16 +16,14 @@
 //   concurrent duplicate that lost the race on it is rolled back and run again,
 //   finding the winner's record. priorOutcome answers a repeat before work that
 //   calls out.
-// - claimLease / completeLease / releaseLease: the work calls out (a chain node,
-//   an acquirer) before it writes, so an in-progress record holds the key meanwhile
-//   under a lease that a crashed process cannot keep for ever.
+// The table also has room for an in-progress record under a lease (`state`,
+// `lease_token`, `locked_until`): no path writes one now; one left there is
+// honoured until its lease ends.
 import { randomUUID } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import type { QueryCreator } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../db/schema.ts';
 import { inTransaction, isUniqueViolation, type Db, type Executor, type Tx } from '../db/transaction.ts';
-import { isDatabaseUnavailable } from '../db/database-errors.ts';
 import { DuplicateExternalIdError, IdempotencyInProgressError } from '../errors.ts';
 import * as repository from './idempotency-repository.ts';
 import type { IdempotencyRecord, NewIdempotencyRecord, RecordKey } from './idempotency-repository.ts';
@@ -35,11 +33,8 @@ import type { IdempotencyRecord, NewIdempotencyRecord, RecordKey } from './idemp
 export { recordsInsertFrom, RECORD_KEY_CONSTRAINT, type NewIdempotencyRecord } from './idempotency-repository.ts';
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
-/** How long an in-progress record holds its key before another request may take it over. */
-export const IDEMPOTENCY_LEASE_MS = 30_000;
 /** Bounds the rounds of "the record changed under us, look again". */
 const SETTLE_ATTEMPTS_MAX = 5;
-const ABANDONED_LEASES_MAX = 10_000;
 
 /** How one operation's keys behave. */
 export interface IdempotencyRule {
@@ -75,23 +70,6 @@ export interface Created {
 /** The outcome of an earlier request with the same key and fingerprint. */
 export type Prior = { readonly kind: 'replay'; readonly response: StoredResponse } | { readonly kind: 'existing'; readonly resourceId: string };
 
-export interface IdempotencyLease {
-  readonly rule: IdempotencyRule;
-  readonly request: KeyedRequest;
-  readonly token: string;
-}
-
-/**
- * Lease tokens of claims whose request failed here and could not release them
- * (the database was unreachable). Their owner is gone for certain, so their
- * records need not wait out the lease. In-process: another instance waits.
- */
-const abandonedLeaseTokens = new LRUCache<string, true>({ max: ABANDONED_LEASES_MAX });
-
-function abandonLease(token: string): void {
-  abandonedLeaseTokens.set(token, true);
-}
-
 function recordKey(rule: IdempotencyRule, request: KeyedRequest): RecordKey {
   return { shopId: request.shopId, operation: rule.operation, key: request.key };
 }
@@ -103,34 +81,24 @@ function assertStorable(rule: IdempotencyRule, created: Created): void {
   }
 }
 
-/** A record for this request: completed with what was created, or in progress under a lease. */
-function newRecord(
-  clock: Clock,
-  rule: IdempotencyRule,
-  request: KeyedRequest,
-  outcome: { readonly created: Created } | { readonly leaseToken: string },
-): NewIdempotencyRecord {
+/** The record of this request, completed with what it created. */
+function completedRecord(clock: Clock, rule: IdempotencyRule, request: KeyedRequest, created: Created): NewIdempotencyRecord {
+  assertStorable(rule, created);
   const now = clock.now();
-  const created = 'created' in outcome ? outcome.created : undefined;
   return {
     shop_id: request.shopId,
     operation: rule.operation,
     key: request.key,
     request_hash: request.fingerprint,
-    state: created ? 'completed' : 'in_progress',
-    lease_token: 'leaseToken' in outcome ? outcome.leaseToken : randomUUID(),
-    locked_until: created ? now : new Date(now.getTime() + IDEMPOTENCY_LEASE_MS),
-    response_status: created?.response?.status ?? null,
-    response_body: created?.response?.body ?? null,
-    resource_id: created?.resourceId ?? null,
+    state: 'completed',
+    lease_token: randomUUID(),
+    locked_until: now,
+    response_status: created.response?.status ?? null,
+    response_body: created.response?.body ?? null,
+    resource_id: created.resourceId,
     created_at: now,
     expires_at: rule.windowMs === null ? null : new Date(now.getTime() + rule.windowMs),
   };
-}
-
-function completedRecord(clock: Clock, rule: IdempotencyRule, request: KeyedRequest, created: Created): NewIdempotencyRecord {
-  assertStorable(rule, created);
-  return newRecord(clock, rule, request, { created });
 }
 
 /**
@@ -140,8 +108,7 @@ function completedRecord(clock: Clock, rule: IdempotencyRule, request: KeyedRequ
  */
 function judge(rule: IdempotencyRule, request: KeyedRequest, record: IdempotencyRecord, now: Date): Prior | 'stale' {
   const windowOver = record.expires_at !== null && record.expires_at.getTime() <= now.getTime();
-  const ownerGone =
-    record.state === 'in_progress' && (record.locked_until.getTime() <= now.getTime() || abandonedLeaseTokens.has(record.lease_token));
+  const ownerGone = record.state === 'in_progress' && record.locked_until.getTime() <= now.getTime();
   if (windowOver || ownerGone) return 'stale';
   if (record.request_hash !== request.fingerprint) throw new DuplicateExternalIdError(rule.conflictMessage);
   if (record.state === 'in_progress') throw new IdempotencyInProgressError();
@@ -164,7 +131,6 @@ async function settleExisting(db: Executor, clock: Clock, rule: IdempotencyRule,
   if (verdict !== 'stale') return verdict;
   // Compare-and-delete: only the record judged stale, never one that replaced it meanwhile.
   await repository.deleteRecordIfUnchanged(db, key, record.lease_token, record.state);
-  abandonedLeaseTokens.delete(record.lease_token);
   return undefined;
 }
 
@@ -308,57 +274,6 @@ export async function createUnderKey<T>(
   create: (tx: Tx, record: (created: Created) => Promise<void>) => Promise<T>,
 ): Promise<T> {
   return inIdempotentTransaction(db, (tx) => createOrReplay(tx, clock, creation, (record) => create(tx, record)));
-}
-
-/**
- * Holds the key with an in-progress record for work that calls out before it
- * writes, or returns the key's prior outcome. While held, a repeat is 409
- * invalid_request. Autocommit on purpose: the claim must be visible at once.
- */
-export async function claimLease(
-  db: Db,
-  clock: Clock,
-  rule: IdempotencyRule,
-  request: KeyedRequest,
-): Promise<{ readonly kind: 'claimed'; readonly lease: IdempotencyLease } | Prior> {
-  for (let attempt = 1; attempt <= SETTLE_ATTEMPTS_MAX; attempt++) {
-    const token = randomUUID();
-    try {
-      await repository.insertRecord(db, newRecord(clock, rule, request, { leaseToken: token }));
-      return { kind: 'claimed', lease: { rule, request, token } };
-    } catch (error) {
-      // The insert may have reached the database before the connection broke: nobody will finish it.
-      if (isDatabaseUnavailable(error)) abandonLease(token);
-      if (!isUniqueViolation(error, repository.RECORD_KEY_CONSTRAINT)) throw error;
-    }
-    const prior = await settleExisting(db, clock, rule, request);
-    if (prior) return prior;
-  }
-  throw new IdempotencyInProgressError();
-}
-
-/** Completes a claim inside the transaction that created the resource; throws (rolling it back) when the lease was lost. */
-export async function completeLease(tx: Tx, lease: IdempotencyLease, created: Created): Promise<void> {
-  assertStorable(lease.rule, created);
-  const completed = await repository.completeRecord(tx, recordKey(lease.rule, lease.request), lease.token, {
-    response_status: created.response?.status ?? null,
-    response_body: created.response?.body ?? null,
-    resource_id: created.resourceId,
-  });
-  if (!completed) throw new IdempotencyInProgressError();
-}
-
-/**
- * Forgets a claim after its request failed, so the repeat starts afresh. Only an
- * in-progress record is deleted: a failed commit that landed after all completed it.
- */
-export async function releaseLease(db: Db, lease: IdempotencyLease): Promise<void> {
-  try {
-    await repository.deleteRecordIfUnchanged(db, recordKey(lease.rule, lease.request), lease.token, 'in_progress');
-  } catch (error) {
-    abandonLease(lease.token);
-    throw error;
-  }
 }
 
 /** Deletes up to `limit` records whose window is over; returns how many. A purged key is simply new. */

@@ -1,21 +1,18 @@
-// The idempotency module on its own: its three ways to create under a key, the
+// The idempotency module on its own: its ways to create under a key, the
 // two replay rules (spec 4.1's stored response, spec 4.2's existing resource),
-// windows, leases and the purge — on a real database, with a table of "widgets"
+// windows and the purge — on a real database, with a table of "widgets"
 // made for the test as the resource.
 import { sql, type QueryCreator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import type { Database } from '../../src/db/schema.ts';
-import { DuplicateExternalIdError, IdempotencyInProgressError } from '../../src/errors.ts';
+import { DuplicateExternalIdError } from '../../src/errors.ts';
 import {
-  claimLease,
-  completeLease,
   createAtomically,
   findPrior,
   inIdempotentTransaction,
   purgeExpiredRecords,
   recordCreated,
-  releaseLease,
   type IdempotencyRule,
   type KeyedRequest,
 } from '../../src/idempotency/idempotency-service.ts';
@@ -174,41 +171,7 @@ describe.each(backends)('idempotency module on %s', (backend) => {
     });
   });
 
-  describe('leases, for work that calls out before it writes', () => {
-    it('while held a repeat is 409 invalid_request; completed, it replays; released, the key is free', async () => {
-      const shopId = await newShop();
-      const request = { shopId, key: 'lease-1', fingerprint: 'f' };
-      const claim = await claimLease(database.db, clock, windowed, request);
-      expect(claim.kind).toBe('claimed');
-      await expect(claimLease(database.db, clock, windowed, request)).rejects.toBeInstanceOf(IdempotencyInProgressError);
-      await expect(claimLease(database.db, clock, windowed, { ...request, fingerprint: 'g' })).rejects.toBeInstanceOf(DuplicateExternalIdError);
-      if (claim.kind !== 'claimed') throw new Error('expected a claim');
-      await inIdempotentTransaction(database.db, (tx) => completeLease(tx, claim.lease, { resourceId: 'w-j1', response: { status: 201, body: 'j1' } }));
-      expect(await claimLease(database.db, clock, windowed, request)).toEqual({ kind: 'replay', response: { status: 201, body: 'j1' } });
-
-      const other = await claimLease(database.db, clock, windowed, { ...request, key: 'lease-2' });
-      if (other.kind !== 'claimed') throw new Error('expected a claim');
-      await releaseLease(database.db, other.lease);
-      expect((await claimLease(database.db, clock, windowed, { ...request, key: 'lease-2', fingerprint: 'new' })).kind).toBe('claimed');
-    });
-
-    it('a claim whose owner died is taken over after the lease, and the late owner cannot complete it', async () => {
-      const shopId = await newShop();
-      const request = { shopId, key: 'lease-3', fingerprint: 'f' };
-      const dead = await claimLease(database.db, clock, windowed, request);
-      if (dead.kind !== 'claimed') throw new Error('expected a claim');
-      clock.advance(31_000);
-      const takeover = await claimLease(database.db, clock, windowed, request);
-      expect(takeover.kind).toBe('claimed');
-      await expect(inIdempotentTransaction(database.db, (tx) => completeLease(tx, dead.lease, { resourceId: 'late', response: { status: 201, body: 'late' } }))).rejects.toBeInstanceOf(
-        IdempotencyInProgressError,
-      );
-      const [record] = await records(shopId);
-      expect(record?.state).toBe('in_progress');
-    });
-  });
-
-  it('the purge deletes windowed records past their window, never permanent ones or live claims', async () => {
+  it('the purge deletes windowed records past their window, never permanent ones', async () => {
     const shopId = await newShop();
     await createAtomically(database.db, clock, windowed, { shopId, key: 'old', fingerprint: 'f' }, { resourceId: 'w-k1', response: { status: 201, body: '' } }, insertWidget('w-k1', 'k1'));
     await createAtomically(database.db, clock, permanent, { shopId, key: 'forever', fingerprint: 'f' }, { resourceId: 'w-k2' }, insertWidget('w-k2', 'k2'));
