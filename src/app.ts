@@ -13,7 +13,7 @@ import type { AppContext } from './context.ts';
 import { DATABASE_RETRY_AFTER_SECONDS } from './db/database-errors.ts';
 import { AuthFailureLimiter } from './http/auth-failure-limit.ts';
 import { installAuthentication } from './http/authentication.ts';
-import { MAX_PATH_PARAMETER_LENGTH, handleClientError, handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
+import { MAX_PATH_PARAMETER_LENGTH, REQUEST_ID_LOG_KEY, handleClientError, handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { readiness, type Readiness } from './health/readiness.ts';
 import { installJsonBodyParser } from './http/json-body-parser.ts';
 import { installMetricsRoute } from './http/metrics-route.ts';
@@ -23,7 +23,7 @@ import { installRateLimit } from './http/rate-limit.ts';
 import { installStringInputCheck } from './http/string-inputs.ts';
 import type { GatewayModule } from './gateway-module.ts';
 
-export const BODY_LIMIT_BYTES = 64 * 1024;
+const BODY_LIMIT_BYTES = 64 * 1024;
 
 export interface BuildAppOptions {
   /** Shared rate-limit store; in-process counting when absent. */
@@ -55,6 +55,7 @@ export async function buildApp(context: AppContext, modules: readonly GatewayMod
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(context.config.trustProxy),
     requestIdHeader: 'x-request-id',
+    requestIdLogLabel: REQUEST_ID_LOG_KEY,
     genReqId: () => crypto.randomUUID(),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     frameworkErrors: handleFrameworkError,

@@ -1,6 +1,8 @@
-// The gateway's error catalog. A domain error carries a stable code (the table in
-// docs/api-decisions.md, Errors) and a public message; internal detail goes to logs only. The HTTP status
-// of each code is decided in one place: src/http/error-handler.ts.
+// The gateway's error catalog. A domain error carries a stable code (docs/api-decisions.md,
+// Errors), a public message (what the client reads: no table, account, key,
+// configuration or invariant of ours) and, optionally, an internal `cause` (the
+// detail an operator needs: logged with the refusal, never sent). The HTTP
+// status of each code is decided in one place: src/http/error-handler.ts.
 
 export type ErrorCode =
   | 'invalid_request'
@@ -21,11 +23,17 @@ export type ErrorCode =
   | 'service_unavailable'
   | 'internal_error';
 
+/** `cause`: what went wrong inside (an error, or a sentence naming our internals), for the logs only. */
+export interface ErrorDetail {
+  readonly cause?: unknown;
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   /** Extra response headers, e.g. Retry-After. */
   readonly headers: Readonly<Record<string, string>>;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; headers?: Record<string, string> }) {
+  /** `message` is public; `options.cause` is internal. */
+  constructor(code: ErrorCode, message: string, options?: ErrorDetail & { headers?: Record<string, string> }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
@@ -34,49 +42,49 @@ export class AppError extends Error {
 }
 
 export class InvalidRequestError extends AppError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('invalid_request', message, options);
+  constructor(message: string, detail?: ErrorDetail) {
+    super('invalid_request', message, detail);
   }
 }
 export class AmountNotSupportedError extends AppError {
-  constructor(message: string) {
-    super('amount_not_supported', message);
+  constructor(message: string, detail?: ErrorDetail) {
+    super('amount_not_supported', message, detail);
   }
 }
 export class MethodUnavailableError extends AppError {
-  constructor(message: string) {
-    super('method_unavailable', message);
+  constructor(message: string, detail?: ErrorDetail) {
+    super('method_unavailable', message, detail);
   }
 }
 export class InsufficientFundsError extends AppError {
-  constructor(message = 'Not enough available balance for this operation.') {
-    super('insufficient_funds', message);
+  constructor(message = 'Not enough available balance for this operation.', detail?: ErrorDetail) {
+    super('insufficient_funds', message, detail);
   }
 }
 /** The USDT contract's issuer blacklisted the recipient: a transfer to it would revert on chain. */
 export class AddressBlacklistedError extends AppError {
-  constructor(message: string) {
-    super('address_blacklisted', message);
+  constructor(message: string, detail?: ErrorDetail) {
+    super('address_blacklisted', message, detail);
   }
 }
 export class UnauthorizedError extends AppError {
-  constructor(message = 'A valid API key is required: send "Authorization: Bearer <key>".') {
-    super('unauthorized', message);
+  constructor(message = 'A valid API key is required: send "Authorization: Bearer <key>".', detail?: ErrorDetail) {
+    super('unauthorized', message, detail);
   }
 }
 export class ForbiddenError extends AppError {
-  constructor(message: string) {
-    super('forbidden', message);
+  constructor(message: string, detail?: ErrorDetail) {
+    super('forbidden', message, detail);
   }
 }
 export class NotFoundError extends AppError {
-  constructor(message = 'No such resource.') {
-    super('not_found', message);
+  constructor(message = 'No such resource.', detail?: ErrorDetail) {
+    super('not_found', message, detail);
   }
 }
 export class DuplicateExternalIdError extends AppError {
-  constructor(message: string) {
-    super('duplicate_external_id', message);
+  constructor(message: string, detail?: ErrorDetail) {
+    super('duplicate_external_id', message, detail);
   }
 }
 /** A still-running idempotent request is 409 `invalid_request` (docs/api-decisions.md, Errors). */
@@ -86,23 +94,13 @@ export class IdempotencyInProgressError extends AppError {
   }
 }
 export class InvalidStateError extends AppError {
-  constructor(message: string) {
-    super('invalid_state', message);
+  constructor(message: string, detail?: ErrorDetail) {
+    super('invalid_state', message, detail);
   }
 }
 export class AlreadyRefundedError extends AppError {
-  constructor(message = 'This deposit has already been refunded.') {
-    super('already_refunded', message);
-  }
-}
-export class PayloadTooLargeError extends AppError {
-  constructor(message: string) {
-    super('payload_too_large', message);
-  }
-}
-export class UnsupportedMediaTypeError extends AppError {
-  constructor(message: string) {
-    super('unsupported_media_type', message);
+  constructor(message = 'This deposit has already been refunded.', detail?: ErrorDetail) {
+    super('already_refunded', message, detail);
   }
 }
 export class RateLimitedError extends AppError {
@@ -114,7 +112,7 @@ export class RateLimitedError extends AppError {
 }
 /** A dependency is out of reach for a moment; the client is told when to retry. */
 export class ServiceUnavailableError extends AppError {
-  constructor(message: string, retryAfterSeconds: number) {
-    super('service_unavailable', message, { headers: { 'retry-after': String(retryAfterSeconds) } });
+  constructor(message: string, retryAfterSeconds: number, detail?: ErrorDetail) {
+    super('service_unavailable', message, { ...detail, headers: { 'retry-after': String(retryAfterSeconds) } });
   }
 }

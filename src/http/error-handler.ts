@@ -1,7 +1,10 @@
-// One place maps every failure to the error body {"error": code, "message": text}
-// and to its HTTP status. Unexpected exceptions become 500 internal_error with
-// no internals in the response; they are logged with the request id.
+// One place maps every failure to the error body {"error": code, "message": text},
+// plus the request's id as `request_id` (the X-Request-Id header's value, also on
+// every log line of the request), and to its HTTP status. Only a public message
+// is sent: an error's internal cause is logged with the refusal, and unexpected
+// exceptions become 500 internal_error with nothing internal in the response.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable, isDatabaseUnwritable } from '../db/database-errors.ts';
@@ -33,10 +36,19 @@ export function publicCode(code: ErrorCode): string {
   return code === 'idempotency_in_progress' ? 'invalid_request' : code;
 }
 
-export interface ErrorBody {
+/** What a failure tells the client, before the request's id is added. */
+interface PublicError {
   error: string;
   message: string;
 }
+
+interface ErrorBody extends PublicError {
+  /** The request's id, as in the X-Request-Id header and the request's log lines. */
+  request_id: string;
+}
+
+/** Fastify's request id (its `genReqId`, or the caller's X-Request-Id) under the key logs and bodies share. */
+export const REQUEST_ID_LOG_KEY = 'request_id';
 
 interface ValidationIssue {
   instancePath?: string;
@@ -46,7 +58,7 @@ interface ValidationIssue {
 }
 
 /** Turns schema-validation issues into one sentence that names the offending field. */
-export function describeValidationIssues(part: string, issues: readonly ValidationIssue[]): string {
+function describeValidationIssues(part: string, issues: readonly ValidationIssue[]): string {
   const sentences = issues.slice(0, 5).map((issue) => {
     const path = (issue.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
     const params = issue.params ?? {};
@@ -66,7 +78,7 @@ export function describeValidationIssues(part: string, issues: readonly Validati
 
 interface Classified {
   status: number;
-  body: ErrorBody;
+  body: PublicError;
   headers: Record<string, string>;
   unexpected: boolean;
 }
@@ -122,6 +134,12 @@ export function classify(error: FastifyError & { validation?: ValidationIssue[];
   };
 }
 
+/** An error's internal cause as one log field: never sent, so it may name anything of ours. */
+function causeForLog(error: unknown): { cause?: string } {
+  if (!(error instanceof AppError) || error.cause === undefined) return {};
+  return { cause: error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message}` : String(error.cause) };
+}
+
 /** Fastify's router refuses path parameters longer than this (its `maxParamLength`). */
 export const MAX_PATH_PARAMETER_LENGTH = 100;
 
@@ -137,13 +155,14 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
       : 'The path is not valid percent-encoded UTF-8 (RFC 3986); encode every special character.';
   request.log.info({ code: 'invalid_request', status: 400, reason: error.code }, 'request refused');
   // No route matched, so no error handler or onSend hook runs: the reply is complete here.
-  void reply.code(400).header('x-request-id', request.id).send({ error: 'invalid_request', message } satisfies ErrorBody);
+  void reply.code(400).header('x-request-id', request.id).send({ error: 'invalid_request', message, request_id: request.id } satisfies ErrorBody);
 }
 
 /**
  * Node's HTTP parser refused the request itself (malformed request line or
  * headers, headers over 16 KiB, too slow): there is no request to route, so the
- * answer is written to the socket, in the usual error body, and the connection closed.
+ * answer is written to the socket, in the error body with an id of its own (also
+ * in X-Request-Id), and the connection closed.
  */
 export function handleClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -153,10 +172,11 @@ export function handleClientError(error: Error & { code?: string }, socket: Sock
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'The request was not received in time.']
         : [400, 'The request is not valid HTTP/1.1.'];
-  const body = JSON.stringify({ error: 'invalid_request', message } satisfies ErrorBody);
+  const requestId = randomUUID();
+  const body = JSON.stringify({ error: 'invalid_request', message, request_id: requestId } satisfies ErrorBody);
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${requestId}\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
@@ -167,17 +187,18 @@ export function installErrorHandling(app: FastifyInstance, health: DependencyHea
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const { status, body, headers, unexpected } = classify(error);
     const dependency = status === 503 ? unreachableDependency(error) : undefined;
-    if (unexpected) request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+    if (unexpected) request.log.error({ err: error }, 'unexpected error');
     else if (dependency) {
       // The outage itself is logged once by the tracker, not with a stack per request.
       health.down(dependency, error);
       request.log.info({ code: body.error, status, dependency }, 'request refused: a dependency is unreachable');
     }
     else if (status === 503) request.log.warn({ err: error, code: body.error, status }, 'request refused: a dependency is unreachable');
-    else request.log.info({ code: body.error, status }, 'request refused');
-    return reply.code(status).headers(headers).send(body);
+    else request.log.info({ code: body.error, status, ...causeForLog(error) }, 'request refused');
+    return reply.code(status).headers(headers).send({ ...body, request_id: request.id } satisfies ErrorBody);
   });
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
-    return reply.code(404).send({ error: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+    const message = `No route ${request.method} ${request.url.split('?')[0]}.`;
+    return reply.code(404).send({ error: 'not_found', message, request_id: request.id } satisfies ErrorBody);
   });
 }

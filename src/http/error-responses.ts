@@ -1,7 +1,8 @@
 // The error responses of the OpenAPI document. A route lists the error codes it
 // can give; this file groups them by the HTTP status error-handler.ts maps them
-// to and documents each status with the error body (docs/api-decisions.md), the codes as an enum, what
-// each code means, and the Retry-After header where a client must wait.
+// to and documents each status with the error body (and the request's id), the
+// codes as an enum, what each code means, and the Retry-After header where a
+// client must wait.
 import { Type } from 'typebox';
 import type { ErrorCode } from '../errors.ts';
 import { HTTP_STATUS_BY_CODE, publicCode } from './error-handler.ts';
@@ -45,6 +46,8 @@ const EXAMPLE_MESSAGE: Readonly<Partial<Record<ErrorCode, string>>> = {
   internal_error: 'Something went wrong on our side; nothing was changed. Repeat the request.',
 };
 
+const EXAMPLE_REQUEST_ID = '5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f';
+
 /** Codes after which the response carries Retry-After. */
 const WAIT_CODES: ReadonlySet<ErrorCode> = new Set(['rate_limited', 'idempotency_in_progress', 'service_unavailable']);
 
@@ -59,11 +62,18 @@ function errorResponse(codes: readonly ErrorCode[]) {
     {
       error: Type.Enum(publicCodes, { description: 'Stable error code; branch on it.' }),
       message: Type.String({ description: 'For humans; the wording may change.' }),
+      request_id: Type.String({ description: "This request's id, as in the X-Request-Id header: quote it when asking about the request." }),
     },
     {
       additionalProperties: false,
       description,
-      examples: [{ error: publicCode(first), message: EXAMPLE_MESSAGE[first] ?? `${MEANING[first][0]!.toUpperCase()}${MEANING[first].slice(1)}.` }],
+      examples: [
+        {
+          error: publicCode(first),
+          message: EXAMPLE_MESSAGE[first] ?? `${MEANING[first][0]!.toUpperCase()}${MEANING[first].slice(1)}.`,
+          request_id: EXAMPLE_REQUEST_ID,
+        },
+      ],
       ...retryAfter,
     },
   );

@@ -16,7 +16,7 @@ function partOf(request: FastifyRequest, part: Part): unknown {
 }
 
 /** Why `text` cannot be stored as it is, or undefined when it can. */
-export function unstorableTextProblem(text: string): string | undefined {
+function unstorableTextProblem(text: string): string | undefined {
   if (text.includes('\u0000')) return 'contains a NUL character (U+0000), which is not allowed';
   if (!text.isWellFormed()) return 'contains an unpaired UTF-16 surrogate, which is not valid Unicode text';
   return undefined;
@@ -40,7 +40,7 @@ function pathOf(visit: Visit): string[] {
 }
 
 /** The first string in `value` that cannot be stored, with its path; undefined when all can. */
-export function findUnstorableText(value: unknown): { path: string[]; problem: string } | undefined {
+function findUnstorableText(value: unknown): { path: string[]; problem: string } | undefined {
   // Iterative, with parent links instead of copied paths: a 64 KiB JSON body
   // can nest tens of thousands of levels deep.
   const pending: Visit[] = [{ value, name: undefined, parent: undefined }];

@@ -18,7 +18,7 @@
 import assert from 'node:assert/strict';
 import type { Clock } from '../clock.ts';
 import { isUniqueViolation, type Executor, type Tx } from '../db/transaction.ts';
-import { DuplicateExternalIdError, InsufficientFundsError, InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
+import { InvalidRequestError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { LedgerBook, LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
 
@@ -26,6 +26,21 @@ import type { LedgerBook, LedgerCurrency, LedgerTables, TransferStatus } from '.
 export type { LedgerBook, LedgerCurrency, TransferStatus } from './ledger-tables.ts';
 import { assertBalanced, assertLoneWritten, assertTotalsValid, assertTransfersWellFormed, MAX_AMOUNT_MINOR } from './ledger-invariants.ts';
 import * as repository from './ledger-repository.ts';
+import {
+  differentBooks,
+  differentCurrencies,
+  insufficientFunds,
+  noSuchAccount,
+  noSuchReservation,
+  noSuchTransfer,
+  notReservation,
+  postAboveReservation,
+  reservationClosed,
+  reservationExpired,
+  reversalAboveRemainder,
+  reversalNotPosted,
+  transferIdsTaken,
+} from './ledger-refusals.ts';
 import type { AccountRow, AccountTotals, NewOperation, TransferRow } from './ledger-repository.ts';
 
 export type TransferType =
@@ -221,10 +236,10 @@ function replayOrRefuse(
   const rows = requests.map((request) => byKey.get(request.id));
   const mismatch = requests.find((request, index) => rows[index] === undefined || !sameRequest(rows[index]!, request, pending));
   if (mismatch !== undefined) {
-    throw new DuplicateExternalIdError(`transfer id "${mismatch.id}" was already used with different parameters`);
+    throw transferIdsTaken([mismatch.id]);
   }
   const chainIds = new Set(rows.map((row) => row!.chain_id));
-  if (chainIds.size !== 1) throw new DuplicateExternalIdError(`transfer ids "${requests[0]!.id}"… were already used in other chains`);
+  if (chainIds.size !== 1) throw transferIdsTaken(requests.map((request) => request.id));
   return { transfers: rows.map((row) => toLedgerTransfer(row!)), replayed: true };
 }
 
@@ -297,7 +312,7 @@ async function lockAndCheck(tx: Tx, clock: Clock, requests: readonly LedgerReque
   });
   const locked = await repository.lockAccounts(tx, accountIds);
   const accounts = new Map(locked.map((row) => [row.id, mutable(row)]));
-  for (const id of accountIds) if (!accounts.has(id)) throw new NotFoundError(`no ledger account "${id}"`);
+  for (const id of accountIds) if (!accounts.has(id)) throw noSuchAccount(id);
   if (!lookUpRepeats && pending.size === 0) return { pending, accounts, repeats: [], fresh: requests };
 
   const existing = await repository.findTransfersByKeysOrPending(tx, requests.map((request) => request.id), [...pending.values()].map((row) => row.id));
@@ -310,7 +325,7 @@ async function lockAndCheck(tx: Tx, clock: Clock, requests: readonly LedgerReque
   const now = clock.now();
   const fresh = requests.filter((request) => {
     const repeat = byKey.get(request.id);
-    if (repeat && !sameRequest(repeat, request, pending)) throw new DuplicateExternalIdError(`transfer id "${request.id}" was already used with different parameters`);
+    if (repeat && !sameRequest(repeat, request, pending)) throw transferIdsTaken([request.id]);
     if (!repeat) refuseClosedOrExpired(request, pending, closedBy, now);
     return !repeat;
   });
@@ -324,8 +339,8 @@ async function findReservationsClosed(tx: Tx, requests: readonly LedgerRequest[]
   for (const row of await repository.findTransfersByKeys(tx, pendingKeys)) pending.set(row.idempotency_key, row);
   for (const key of pendingKeys) {
     const row = pending.get(key);
-    if (!row) throw new NotFoundError(`no reservation with id "${key}"`);
-    if (row.status !== 'pending') throw new InvalidStateError(`transfer "${key}" is not a reservation, so it cannot be posted or voided`);
+    if (!row) throw noSuchReservation(key);
+    if (row.status !== 'pending') throw notReservation(key);
   }
   return pending;
 }
@@ -335,9 +350,9 @@ function refuseClosedOrExpired(request: LedgerRequest, pending: ReadonlyMap<stri
   if (request.action !== 'post' && request.action !== 'void') return;
   const reservation = pending.get(request.pendingId)!;
   const closing = closedBy.get(reservation.id);
-  if (closing) throw new InvalidStateError(`reservation "${reservation.idempotency_key}" was already ${closing.status}`);
+  if (closing) throw reservationClosed(reservation.idempotency_key, closing.status);
   if (request.action === 'post' && (reservation.expires_at?.getTime() ?? Infinity) <= now.getTime()) {
-    throw new InvalidStateError(`reservation "${reservation.idempotency_key}" expired at ${reservation.expires_at!.toISOString()}; it can no longer be posted`);
+    throw reservationExpired(reservation.idempotency_key, reservation.expires_at!);
   }
 }
 
@@ -417,7 +432,7 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
     // A concurrent transaction committed one of these ids meanwhile; the database has already
     // rolled the statement back and will not commit this transaction.
     if (isUniqueViolation(error, 'ledger_transfers_idempotency_key')) {
-      throw new DuplicateExternalIdError(`some of the transfer ids "${keys.join('", "')}" were used concurrently by another chain`);
+      throw transferIdsTaken(keys);
     }
     throw error;
   }
@@ -505,10 +520,10 @@ function applyRequest(
   const credit = accounts.get(creditId)!;
   // Sandbox money can never become live money, nor the reverse.
   if (debit.book !== credit.book) {
-    throw new InvalidRequestError(`accounts "${debitId}" (${debit.book}) and "${creditId}" (${credit.book}) are in different books; sandbox and live money never mix`);
+    throw differentBooks({ id: debitId, book: debit.book }, { id: creditId, book: credit.book });
   }
   if (debit.currency !== credit.currency) {
-    throw new InvalidRequestError(`accounts "${debitId}" (${debit.currency}) and "${creditId}" (${credit.currency}) hold different currencies`);
+    throw differentCurrencies({ id: debitId, currency: debit.currency }, { id: creditId, currency: credit.currency });
   }
   const before = { debit: availableOf(debit), credit: availableOf(credit) };
   let amount: bigint;
@@ -529,7 +544,7 @@ function applyRequest(
     case 'post':
       amount = request.amount ?? reservation!.amount;
       if (amount > reservation!.amount) {
-        throw new InvalidRequestError(`cannot post ${amount} of reservation "${request.pendingId}", which holds ${reservation!.amount}`);
+        throw postAboveReservation(request.pendingId, amount, reservation!.amount);
       }
       status = 'posted';
       debit.debitsPending -= reservation!.amount;
@@ -545,7 +560,7 @@ function applyRequest(
       break;
   }
   if (debit.guarded && debit.debitsPending + debit.debitsPosted > debit.creditsPosted) {
-    throw new InsufficientFundsError(`Not enough available balance on account ${debit.id} for this operation.`);
+    throw insufficientFunds(debit.id);
   }
   // A reservation credited to a merchant account (an incoming deposit while it confirms) leaves its
   // available balance alone but still gets a history entry of zero effect: the merchant sees it coming.
@@ -598,8 +613,8 @@ export interface ReverseInput {
  */
 export async function reverse(tx: Tx, clock: Clock, input: ReverseInput): Promise<LedgerTransfer & { replayed: boolean }> {
   const [original] = await repository.findTransfersByKeys(tx, [input.originalId]);
-  if (!original) throw new NotFoundError(`no transfer with id "${input.originalId}"`);
-  if (original.status !== 'posted') throw new InvalidStateError(`transfer "${input.originalId}" is ${original.status}; only posted money can be reversed`);
+  if (!original) throw noSuchTransfer(input.originalId);
+  if (original.status !== 'posted') throw reversalNotPosted(input.originalId, original.status);
   const amount = input.amount ?? original.amount;
   // Every reversal of this transfer locks the same two accounts first, so the sum read
   // below cannot change before this one is written: the total reversed never exceeds
@@ -609,9 +624,7 @@ export async function reverse(tx: Tx, clock: Clock, input: ReverseInput): Promis
   if (!repeat) {
     const reversed = await repository.sumReversals(tx, original.id);
     if (reversed + amount > original.amount) {
-      throw new InvalidRequestError(
-        `cannot reverse ${amount} of transfer "${input.originalId}": it moved ${original.amount} and ${reversed} of it is already reversed`,
-      );
+      throw reversalAboveRemainder(input.originalId, amount, original.amount, reversed);
     }
   }
   return transfer(tx, clock, {
@@ -736,14 +749,14 @@ export function fanOutReservations(clock: Clock, requests: readonly FanOutReserv
 export async function explainUnwrittenReservation(db: Executor, request: FanOutReservation): Promise<'retry'> {
   const ids = [request.debitAccountId, ...request.legs.map((leg) => leg.creditAccountId)];
   const accounts = new Map((await repository.findAccountsByIds(db, ids)).map((row) => [row.id, row]));
-  for (const id of ids) if (!accounts.has(id)) throw new NotFoundError(`no ledger account "${id}"`);
+  for (const id of ids) if (!accounts.has(id)) throw noSuchAccount(id);
   const debit = accounts.get(request.debitAccountId)!;
   const total = request.legs.reduce((sum, leg) => sum + leg.amount, 0n);
   if (debit.debits_must_not_exceed_credits && debit.debits_pending + debit.debits_posted + total > debit.credits_posted) {
-    throw new InsufficientFundsError(`Not enough available balance on account ${debit.id} for this operation.`);
+    throw insufficientFunds(debit.id);
   }
   const existing = await repository.findTransfersByKeys(db, request.legs.map((leg) => leg.id));
-  if (existing.length > 0) throw new DuplicateExternalIdError(`transfer ids "${existing.map((row) => row.idempotency_key).join('", "')}" exist already`);
+  if (existing.length > 0) throw transferIdsTaken(existing.map((row) => row.idempotency_key));
   const rows = [...accounts.values()];
   if (rows.some((row) => row.book !== debit.book || row.currency !== debit.currency)) {
     throw new InvalidRequestError('the accounts of a fan-out reservation must share one book and one currency');

@@ -47,7 +47,7 @@ const readyz = (running: Running) => running.app.inject({ method: 'GET', url: '/
 function expectStorageRefusal(response: Awaited<ReturnType<typeof createPayment>>): void {
   expect(response.statusCode, response.body).toBe(503);
   expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
-  expect(response.json()).toEqual({ error: 'service_unavailable', message: expect.stringContaining('nothing was changed') });
+  expect(response.json()).toEqual({ error: 'service_unavailable', message: expect.stringContaining('nothing was changed'), request_id: expect.any(String) });
 }
 
 /** Fills the tmpfs at `dir`, expects writes refused 503 with nothing stored, frees it, expects writes and readiness back. */

@@ -27,6 +27,7 @@ describe.each(backends)('failed authentication is limited per client address on 
     expect(blocked.json()).toEqual({
       error: 'rate_limited',
       message: 'Too many failed authentications from this address; retry in 60 s with a valid key.',
+      request_id: blocked.headers['x-request-id'],
     });
     expect(blocked.headers['retry-after']).toBe('60');
     testApp.clock.advance(60_000);
@@ -78,7 +79,7 @@ describe.each(backends)('GET /metrics with PAYGATE_METRICS_TOKEN on %s', (backen
   ])('refuses %s with 401 unauthorized and no metrics', async (_label, authorization) => {
     const response = await getMetrics('198.51.100.11', authorization);
     expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual({ error: 'unauthorized', message: expect.any(String) });
+    expect(response.json()).toEqual({ error: 'unauthorized', message: expect.any(String), request_id: expect.any(String) });
   });
 
   it('wrong tokens count toward the failed-authentication limit of the address', async () => {

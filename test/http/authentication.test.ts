@@ -30,7 +30,7 @@ describe.each(backends)('authentication on %s', (backend) => {
   ])('%s is 401 unauthorized', async (_label, header) => {
     const response = await getAccount(header);
     expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual({ error: 'unauthorized', message: expect.any(String) });
+    expect(response.json()).toEqual({ error: 'unauthorized', message: expect.any(String), request_id: expect.any(String) });
   });
 
   it('a revoked key is 401 unauthorized', async () => {

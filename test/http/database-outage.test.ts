@@ -81,6 +81,7 @@ describe.each(backends)('the database becomes unreachable on %s', (backend) => {
     expect(refused.json()).toEqual({
       error: 'service_unavailable',
       message: 'The database is not reachable right now; repeat the request in a few seconds.',
+      request_id: refused.headers['x-request-id'],
     });
     const ready = await gateway.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(503);

@@ -47,7 +47,7 @@ describe.each(backends)('platform routes and error shapes on %s', (backend) => {
   it('an unknown route is 404 not_found in the error shape', async () => {
     const response = await testApp.app.inject({ method: 'GET', url: '/v1/nothing-here' });
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ error: 'not_found', message: 'No route GET /v1/nothing-here.' });
+    expect(response.json()).toEqual({ error: 'not_found', message: 'No route GET /v1/nothing-here.', request_id: expect.any(String) });
   });
 
   it('every response carries the request id, and a caller-given x-request-id is kept', async () => {
@@ -72,6 +72,7 @@ describe.each(backends)('platform routes and error shapes on %s', (backend) => {
       expect(response.json()).toEqual({
         error: 'internal_error',
         message: 'Something went wrong on our side; nothing was changed. Repeat the request.',
+        request_id: response.headers['x-request-id'],
       });
     } finally {
       await sql`drop trigger test_fault on payments`.execute(db);

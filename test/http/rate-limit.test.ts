@@ -32,7 +32,7 @@ describe('rate limit, in-process store', () => {
       headers: { authorization: `Bearer ${merchant.api_key}` },
     });
     expect(response.statusCode).toBe(429);
-    expect(response.json()).toEqual({ error: 'rate_limited', message: expect.stringContaining('retry') });
+    expect(response.json()).toEqual({ error: 'rate_limited', message: expect.stringContaining('retry'), request_id: expect.any(String) });
     const retryAfter = Number(response.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);

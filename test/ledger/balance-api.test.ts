@@ -133,7 +133,7 @@ describe.each(backends)('balance API on %s', (backend) => {
     for (const changed of [{ amount: '10.01' }, { from_account_id: rubPayout.account_id, to_account_id: rubMain.account_id }]) {
       const response = await postTransfer(key, { ...body, ...changed });
       expect(response.statusCode).toBe(409);
-      expect(response.json()).toEqual({ error: 'duplicate_external_id', message: expect.stringContaining('different parameters') });
+      expect(response.json()).toEqual({ error: 'duplicate_external_id', message: expect.stringContaining('different parameters'), request_id: expect.any(String) });
     }
   });
 
@@ -194,7 +194,7 @@ describe.each(backends)('balance API on %s', (backend) => {
     const { key, rubMain, rubPayout } = await merchantWithAccounts(10_000n);
     const response = await postTransfer(key, { external_id: 'too-much', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '100.01' });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'insufficient_funds', message: expect.any(String) });
+    expect(response.json()).toEqual({ error: 'insufficient_funds', message: expect.any(String), request_id: expect.any(String) });
     expect(getBalanceJson(await getBalance(key)).find((a) => a.account_id === rubMain.account_id)!.available).toBe('100.00');
   });
 
@@ -231,7 +231,7 @@ describe.each(backends)('balance API on %s', (backend) => {
     const merchant = await merchantWithAccounts(10_000n);
     const response = await postTransfer(merchant.key, { external_id: uniqueName('bad'), ...bodyOf(merchant) });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'invalid_request', message: expect.stringMatching(message) });
+    expect(response.json()).toEqual({ error: 'invalid_request', message: expect.stringMatching(message), request_id: expect.any(String) });
   });
 
   it.each([

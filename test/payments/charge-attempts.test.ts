@@ -217,7 +217,7 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     await start(payment, 'helper-held-attempt');
     const refused = await postHelper(testApp, shop.key, payment.id, 'expire');
     expect(refused.statusCode).toBe(409);
-    expect(refused.json()).toEqual({ error: 'invalid_state', message: expect.stringContaining('still being confirmed with the acquirer') });
+    expect(refused.json()).toEqual({ error: 'invalid_state', message: expect.stringContaining('still being confirmed with the acquirer'), request_id: expect.any(String) });
     expect((await findPaymentById(testApp.context.db, payment.id))!.status).toBe('pending');
     expect(await eventsOf(payment.id)).toEqual([]);
   });

@@ -30,14 +30,14 @@ describe.each(backends)('live shops without a production connector on %s', (back
   it.each(['card', 'sbp', 'sberpay'])('a payment bound to %s is 400 method_unavailable and nothing is created', async (method) => {
     const response = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB', method });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'method_unavailable', message: expect.stringContaining('no live acquirer connector is configured') });
+    expect(response.json()).toEqual({ error: 'method_unavailable', message: expect.stringContaining('no live acquirer connector is configured'), request_id: expect.any(String) });
     expect(await paymentCount(testApp, live)).toBe(0);
   });
 
   it('a payment without a method is 400 method_unavailable too: no method of the shop can be paid live', async () => {
     const response = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB' });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'method_unavailable', message: expect.stringContaining('no live acquirer connector is configured') });
+    expect(response.json()).toEqual({ error: 'method_unavailable', message: expect.stringContaining('no live acquirer connector is configured'), request_id: expect.any(String) });
     expect(await paymentCount(testApp, live)).toBe(0);
   });
 
@@ -86,7 +86,7 @@ describe.each(backends)('live shops with a card-only production connector on %s'
   it.each(['sbp', 'sberpay'])('a payment bound to %s is 400 method_unavailable naming the methods that work', async (method) => {
     const response = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB', method });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'method_unavailable', message: expect.stringContaining('use one of card') });
+    expect(response.json()).toEqual({ error: 'method_unavailable', message: expect.stringContaining('use one of card'), request_id: expect.any(String) });
     expect(await paymentCount(testApp, live)).toBe(0);
   });
 

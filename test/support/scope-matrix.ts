@@ -69,6 +69,7 @@ export function scopeMatrix(module: RouteModule, calls: Readonly<Record<string, 
           expect(response.json()).toEqual({
             error: 'forbidden',
             message: `This API key lacks the scope this operation needs: ${accepted.join(' or ')}.`,
+            request_id: response.headers['x-request-id'],
           });
           if (call.observe) expect(await call.observe(shop)).toEqual(before);
         });

@@ -128,7 +128,7 @@ describe.each(backends)('webhook API on %s', (backend) => {
     ] as const) {
       const response = await call(stranger.api_key, method, url);
       expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'not_found', message: expect.any(String) });
+      expect(response.json()).toEqual({ error: 'not_found', message: expect.any(String), request_id: expect.any(String) });
     }
     expect((await call(stranger.api_key, 'GET', '/v1/webhooks/events')).json().data).toEqual([]);
     await drain();

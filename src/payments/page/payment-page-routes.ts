@@ -46,7 +46,7 @@ function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-export function parseCard(form: Form): CardDetails | undefined {
+function parseCard(form: Form): CardDetails | undefined {
   const number = (form['cc-number'] ?? '').replace(/[\s-]/g, '');
   const expiry = /^(0[1-9]|1[0-2])\s*\/\s*(\d{2}|\d{4})$/.exec((form['cc-exp'] ?? '').trim());
   const securityCode = (form['cc-csc'] ?? '').trim();
@@ -111,7 +111,7 @@ export const paymentPageRoutes = (context: PageDeps): ModuleRoutes => async (app
   // with the status the API would give (and its Retry-After), never API JSON.
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const { status, headers, unexpected } = classify(error);
-    if (unexpected) request.log.error({ err: error, reqId: request.id }, 'unexpected error on the payment page');
+    if (unexpected) request.log.error({ err: error }, 'unexpected error on the payment page');
     else request.log.info({ status }, 'payment page request refused');
     const orderCode = (request.params as { order_code?: unknown } | undefined)?.order_code;
     const switchPath = typeof orderCode === 'string' && /^[A-Za-z0-9]{1,32}$/.test(orderCode) ? `/pay/${orderCode}` : '/pay';

@@ -198,7 +198,7 @@ describe.each(backends)('custody reconciliation on %s', (backend) => {
     const refused = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts', payoutBody({ amount: '5' }));
     expect(refused.statusCode).toBe(503);
     expect(refused.headers['retry-after']).toBeDefined();
-    expect(refused.json()).toEqual({ error: 'service_unavailable', message: expect.stringContaining('New payouts are paused') });
+    expect(refused.json()).toEqual({ error: 'service_unavailable', message: expect.stringContaining('New payouts are paused'), request_id: expect.any(String) });
     const batch = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/batch', { external_id: externalId('batch'), network: 'TRC20', payouts: [{ external_id: externalId('item'), amount: '5', address: recipient() }] });
     expect(batch.statusCode).toBe(503);
     expect(await testApp.balance(shop)).toEqual(before);

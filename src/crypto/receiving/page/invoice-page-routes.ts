@@ -61,11 +61,11 @@ export const invoicePageRoutes: FastifyPluginAsync<{ context: AppContext }> = as
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const { status, body, headers, unexpected } = classify(error);
-    if (unexpected) request.log.error({ err: error, reqId: request.id }, 'unexpected error on the crypto invoice page');
+    if (unexpected) request.log.error({ err: error }, 'unexpected error on the crypto invoice page');
     // Bad input (a NUL in the path, say) is the payer's link, not our fault: 400, never 500.
     const pageStatus: PageStatus = status === 429 ? 429 : status === 404 ? 404 : status < 500 ? 400 : 500;
     // The status JSON its script polls answers in the API's error shape.
-    if (request.url.includes('/status')) return reply.code(status).headers(headers).send(body);
+    if (request.url.includes('/status')) return reply.code(status).headers(headers).send({ ...body, request_id: request.id });
     return errorPage(reply.headers(headers), langOf(request), pageStatus, '/pay/crypto');
   });
 
