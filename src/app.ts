@@ -5,7 +5,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler, registerAjvFormats, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.ts';
@@ -55,7 +55,7 @@ export async function buildApp(context: AppContext, modules: readonly GatewayMod
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(context.config.trustProxy),
     requestIdHeader: 'x-request-id',
-    requestIdLogLabel: REQUEST_ID_LOG_KEY,
+    logController: new LogController({ requestIdLogLabel: REQUEST_ID_LOG_KEY }),
     genReqId: () => crypto.randomUUID(),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     frameworkErrors: handleFrameworkError,
