@@ -21,13 +21,15 @@ import { registerCustodyMetrics } from './crypto/custody/custody-metrics.ts';
 import { openApiOptions } from './http/openapi-document.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { installStringInputCheck } from './http/string-inputs.ts';
-import { apiRoutePlugins, publicRoutePlugins } from './modules.ts';
+import { apiRoutePlugins, createCryptoModules, publicRoutePlugins, type CryptoModules } from './modules.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
 export interface BuildAppOptions {
   /** Shared rate-limit store; in-process counting when absent. */
   readonly redis?: Redis | undefined;
+  /** The crypto modules the runtime built for its workers too; absent: the app builds its own and closes them with itself. */
+  readonly crypto?: CryptoModules | undefined;
 }
 
 registerAjvFormats();
@@ -91,13 +93,18 @@ export async function buildApp(context: AppContext, options: BuildAppOptions = {
   const authFailures = new AuthFailureLimiter(context.clock, context.config.authFailuresPerMinute);
   installMetricsRoute(app, context, authFailures);
   registerCustodyMetrics(context);
+  // Without the caller's crypto modules the app builds its own, and closes them with itself.
+  const cryptoModules = options.crypto ?? createCryptoModules(context);
+  if (options.crypto === undefined) app.addHook('onClose', () => cryptoModules.close());
 
   await app.register(async (v1) => {
     installAuthentication(v1, context, authFailures);
     await installRateLimit(v1, { perMinute: context.config.rateLimitPerMinute, redis: options.redis, health });
     for (const plugin of apiRoutePlugins) await v1.register(plugin, { context });
+    for (const module of cryptoModules.modules) if (module.routes) await v1.register(module.routes);
   }, { prefix: '/v1' });
 
   for (const plugin of publicRoutePlugins) await app.register(plugin, { context });
+  for (const module of cryptoModules.modules) if (module.publicRoutes) await app.register(module.publicRoutes);
   return app;
 }

@@ -117,7 +117,7 @@ async function welcomeIfEmpty(context: AppContext, config: Config): Promise<void
 export async function startGateway(config: Config, options: { role: Role; clock?: Clock }): Promise<Gateway> {
   refuseClearSigningKey(config);
   // Imported here, not above: a CLI command opens the database through this module without the server's code.
-  const [{ buildApp }, { createWorkers }, { closeCryptoDeps }] = await Promise.all([import('./app.ts'), import('./modules.ts'), import('./crypto/receiving/crypto-deps.ts')]);
+  const [{ buildApp }, { createCryptoModules, createWorkers }] = await Promise.all([import('./app.ts'), import('./modules.ts')]);
   const logger = createLogger(config);
   const keyring = await loadKeyring(config);
   const handle = await openConfiguredDatabase(config);
@@ -147,7 +147,9 @@ export async function startGateway(config: Config, options: { role: Role; clock?
     };
     const sealed = await sealPlaintextWebhookSecrets(handle.db, keyring);
     if (sealed > 0) logger.info({ shops: sealed }, 'sealed webhook secrets stored in clear by an earlier version');
-    opened.push(() => closeCryptoDeps(context));
+    // The crypto modules (the chain handle: node clients, the in-process sandbox chain) serve both the routes and the workers.
+    const crypto = createCryptoModules(context);
+    opened.push(() => crypto.close());
     await welcomeIfEmpty(context, config);
 
     const redis = await openRedis(config, logger);
@@ -156,11 +158,11 @@ export async function startGateway(config: Config, options: { role: Role; clock?
     let app: App | undefined;
     let url: string | undefined;
     if (options.role !== 'worker') {
-      app = await buildApp(context, { redis });
+      app = await buildApp(context, { redis, crypto });
       opened.push(() => app?.close());
       url = await app.listen({ port: config.port, host: config.host });
     }
-    const workers: Worker[] = options.role === 'api' ? [] : createWorkers(context);
+    const workers: Worker[] = options.role === 'api' ? [] : createWorkers(context, crypto);
     for (const worker of workers) worker.start();
     logger.info({ role: options.role, url, database: handle.backend, workers: workers.map((w) => w.name) }, 'paygate started');
 
@@ -174,8 +176,7 @@ export async function startGateway(config: Config, options: { role: Role; clock?
         stopping ??= (async () => {
           // Stop accepting and finish in-flight requests while the workers finish their deliveries.
           await Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]);
-          // The crypto chain handle (node clients, the in-process sandbox chain) serves both.
-          await closeCryptoDeps(context);
+          await crypto.close();
           redis?.disconnect();
           await notifications.close();
           await handle.close();

@@ -9,7 +9,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { healthOf } from '../../src/health/dependency-health.ts';
 import type { Notifications } from '../../src/db/notifications.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
-import { createWorkers } from '../../src/modules.ts';
+import { createCryptoModules, createWorkers, type CryptoModules } from '../../src/modules.ts';
 import { createTestContext } from '../support/app.ts';
 import { TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
 import { capturingLogger, LEVEL } from '../support/log-capture.ts';
@@ -20,11 +20,12 @@ const WAIT = { timeout: 60_000, interval: 100 };
 // The restart is a cut of a PostgreSQL server's connections; without one the suite is skipped, saying so.
 const backend = 'postgres';
 describe.skipIf(!TEST_DATABASE_URL)(`a database restart under a running gateway on postgres${TEST_DATABASE_URL ? '' : ' (skipped: TEST_DATABASE_URL is not set)'}`, () => {
-  let parts: { app: App; workers: Worker[]; notifications: Notifications; relayed: DatabaseHandle; proxy: TcpProxy; database: TestDatabase; cut: boolean } | undefined;
+  let parts: { app: App; workers: Worker[]; crypto: CryptoModules; notifications: Notifications; relayed: DatabaseHandle; proxy: TcpProxy; database: TestDatabase; cut: boolean } | undefined;
   afterEach(async () => {
     if (!parts) return;
     if (parts.cut) await parts.proxy.restore();
     await Promise.all([parts.app.close(), ...parts.workers.map((worker) => worker.stop())]);
+    await parts.crypto.close();
     await parts.notifications.close();
     await parts.relayed.close();
     await parts.proxy.close();
@@ -40,10 +41,11 @@ describe.skipIf(!TEST_DATABASE_URL)(`a database restart under a running gateway 
     const notifications = await relayed.listen({ onError: () => undefined });
     const context: AppContext = { ...direct, db: relayed.db, logger, notifications };
     notifications.onListeningChange((listening) => (listening ? healthOf(logger).up('database') : undefined));
-    const app = await buildApp(context);
+    const crypto = createCryptoModules(context);
+    const app = await buildApp(context, { crypto });
     await app.ready();
-    const workers = createWorkers(context);
-    parts = { app, workers, notifications, relayed, proxy, database, cut: false };
+    const workers = createWorkers(context, crypto);
+    parts = { app, workers, crypto, notifications, relayed, proxy, database, cut: false };
     const key = (await createMerchant(context, { name: 'Restart shop', email: 'restart@example.test' })).api_key;
     for (const worker of workers) worker.start();
     const account = () => app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: `Bearer ${key}` } });

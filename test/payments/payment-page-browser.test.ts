@@ -42,7 +42,7 @@ describeInBrowser.each(backends)('payment page in Chromium on %s', (backend) => 
     testApp.clock.set(new Date()); // signatures are checked against real time
     await testApp.app.listen({ port, host: '127.0.0.1' });
     receiver = await startReceiver();
-    workers = createWorkers(testApp.context);
+    workers = createWorkers(testApp.context, testApp.crypto);
     for (const worker of workers) worker.start();
     browser = await chromium.launch({ executablePath: (chromiumExecutable as { path: string }).path, args: CHROMIUM_ARGS });
     merchant = await testApp.createMerchant({ name: 'Browser Shop' });

@@ -6,9 +6,11 @@ import { ManualClock } from '../../src/clock.ts';
 import { buildApp, type BuildAppOptions } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
+import type { CryptoChain } from '../../src/crypto/chain/crypto-chain.ts';
 import type { DatabaseBackend } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createApiKey, createMerchant, type CreatedMerchant } from '../../src/merchants/merchant-service.ts';
+import { createCryptoModules, type CryptoModules } from '../../src/modules.ts';
 import type { ApiKeyScope, ShopMode } from '../../src/merchants/merchant-tables.ts';
 import { openTestDatabase, type TestDatabase } from './databases.ts';
 import { testKeyring } from './keyring.ts';
@@ -18,6 +20,8 @@ export interface TestApp {
   readonly context: AppContext;
   readonly clock: ManualClock;
   readonly database: TestDatabase;
+  /** The app's crypto modules; `crypto.chain` is the chain handle its routes and workers use. */
+  readonly crypto: CryptoModules;
   createMerchant(options?: { mode?: ShopMode; name?: string }): Promise<CreatedMerchant>;
   createKey(shopId: string, scopes: readonly ApiKeyScope[]): Promise<string>;
   close(): Promise<void>;
@@ -55,16 +59,25 @@ export async function createTestContext(
 
 export async function createTestApp(
   backend: DatabaseBackend,
-  options: { config?: Partial<Config>; clock?: ManualClock; app?: BuildAppOptions; liveConnectors?: AppContext['liveConnectors'] } = {},
+  options: {
+    config?: Partial<Config>;
+    clock?: ManualClock;
+    app?: BuildAppOptions;
+    liveConnectors?: AppContext['liveConnectors'];
+    /** Makes the chain of the crypto modules instead of the configured one (closed with the app). */
+    chain?: (context: AppContext) => CryptoChain;
+  } = {},
 ): Promise<TestApp> {
   const { context, clock, database } = await createTestContext(backend, options);
-  const app = await buildApp(context, options.app);
+  const crypto = createCryptoModules(context, { chain: options.chain?.(context) });
+  const app = await buildApp(context, { ...options.app, crypto });
   await app.ready();
   return {
     app,
     context,
     clock,
     database,
+    crypto,
     createMerchant: (merchantOptions = {}) => {
       merchantCounter += 1;
       const unique = `${process.pid}-${merchantCounter}-${Math.random().toString(36).slice(2, 8)}`;
@@ -77,6 +90,7 @@ export async function createTestApp(
     createKey: async (shopId, scopes) => (await createApiKey(context, shopId, scopes)).api_key,
     async close() {
       await app.close();
+      await crypto.close();
       await database.close();
     },
   };

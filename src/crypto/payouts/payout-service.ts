@@ -13,7 +13,7 @@ import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { parseMinor } from '../../money/decimal.ts';
 import type { SigningPauseCheck } from '../custody/signing-pause.ts';
-import type { ChainAccess, CryptoChain } from '../receiving/crypto-chain.ts';
+import type { ChainAccess, CryptoChain } from '../chain/crypto-chain.ts';
 import { depositAddressesAmong } from '../receiving/address-allocation.ts';
 import { decodeListCursor, encodeListCursor } from '../receiving/list-cursor.ts';
 import { usdtText } from '../receiving/receiving-views.ts';

@@ -4,7 +4,7 @@
 // what decides a sweep.
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import type { ChainAccess } from '../receiving/crypto-chain.ts';
+import type { ChainAccess } from '../chain/crypto-chain.ts';
 import type { SweepingTables, SweepStatus } from './sweeping-tables.ts';
 
 /** Which HD key derived an address: 'sandbox' or 'live' (the shop mode of the same name). */

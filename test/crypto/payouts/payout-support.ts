@@ -11,11 +11,9 @@ import { transfer } from '../../../src/ledger/ledger-service.ts';
 import { tronAddressFromPrivateKey } from '../../../src/crypto/tron/address.ts';
 import { createCryptoTestApp, externalId, micro, type CryptoTestApp } from '../receiving/crypto-routes-support.ts';
 import type { DatabaseBackend } from '../../../src/db/database.ts';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { createOutgoingExecutor, type ExecutorOptions, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
-import type { OutgoingOutcomeHandler, OutgoingPurpose } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
-import { modules } from '../../../src/modules.ts';
+import { outgoingOutcomeHandlers } from '../../../src/modules.ts';
 
 export { externalId, micro };
 
@@ -94,8 +92,8 @@ export function payoutBody(overrides: Record<string, unknown> = {}): Record<stri
  */
 export async function sandboxExecutor(testApp: PayoutTestApp, overrides: Partial<ExecutorOptions> = {}): Promise<OutgoingExecutor> {
   const { context } = testApp;
-  const access = await cryptoDepsFor(context).chain.forMode('sandbox');
-  const handlers: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>> = Object.assign({}, ...modules.map((module) => module.outgoingOutcomes ?? {}));
+  const access = await testApp.crypto.chain.forMode('sandbox');
+  const handlers = outgoingOutcomeHandlers();
   return createOutgoingExecutor({
     db: context.db,
     clock: context.clock,

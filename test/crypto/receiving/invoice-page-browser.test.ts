@@ -31,7 +31,7 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
     testApp = await createCryptoTestApp(backend, { config: { publicUrl: origin } });
     testApp.clock.set(new Date());
     await testApp.app.listen({ port, host: '127.0.0.1' });
-    workers = createWorkers(testApp.context);
+    workers = createWorkers(testApp.context, testApp.crypto);
     for (const worker of workers) worker.start();
     browser = await chromium.launch({ executablePath: (chromiumExecutable as { path: string }).path, args: CHROMIUM_ARGS });
     key = (await testApp.createMerchant({ name: 'Browser Crypto Shop' })).api_key;

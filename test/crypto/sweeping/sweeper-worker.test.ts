@@ -29,7 +29,7 @@ describe.each(backends)('the sweeper worker on %s', (backend) => {
   it('sweeps an address over the threshold by itself: top-up, then the USDT, each once', async () => {
     const address = await finalDepositOn(setup, 'worker', '80');
     const hotBefore = await usdtOf(setup, setup.hotWallet);
-    workers = [createSweeperWorker(setup.context, { pollIntervalMs: 50 }), createOutgoingTransferWorker(setup.context, outgoingOutcomeHandlers())];
+    workers = [createSweeperWorker(setup.deps, { pollIntervalMs: 50 }), createOutgoingTransferWorker(setup.deps, outgoingOutcomeHandlers())];
     for (const worker of workers) worker.start();
     const deadline = Date.now() + 60_000;
     while ((await sweepsOfAddress(setup.context.db, address))[0]?.status !== 'completed') {
