@@ -30,7 +30,6 @@ describe.each(backends)('recipient checks before signing on %s', (backend) => {
     testApp = await createPayoutTestApp(backend);
     shop = await testApp.payoutShop();
     await testApp.fund(shop, 1_000_000_000n);
-    const { context } = testApp;
     const access = await testApp.crypto.chain.forMode('sandbox');
     // The production client, seen at the network edge: every dry run it makes is recorded.
     const node = Object.create(access.node) as TronNodeClient;
