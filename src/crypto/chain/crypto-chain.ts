@@ -4,10 +4,7 @@
 // node client. Live shops: addresses from the configured account xpub
 // (PAYGATE_TRON_XPUB_FILE) and the configured nodes (PAYGATE_TRON_NODE_URLS).
 // Everything is started on first use: a gateway that never sees crypto starts no chain.
-// One sandbox chain for every role (docs/crypto.md "One sandbox chain for every
-// role"): a process with workers serves it and records its URL in the data
-// folder; an API-role process drives the recorded one; PAYGATE_SANDBOX_CHAIN_URL
-// names one for everybody.
+// Where the sandbox chain runs (here or in another role): sandbox-chain.ts.
 import { generateMnemonic } from '@scure/bip39';
 import { wordlist as english } from '@scure/bip39/wordlists/english.js';
 import type { Logger } from 'pino';
