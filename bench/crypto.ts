@@ -44,8 +44,8 @@ import { ManualClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
 import type { AppContext } from '../src/context.ts';
 import { createChainWatcher, type WatcherStep } from '../src/crypto/receiving/chain-watcher.ts';
-import { createCryptoChain } from '../src/crypto/receiving/crypto-chain.ts';
-import { cryptoDepsFor, closeCryptoDeps } from '../src/crypto/receiving/crypto-deps.ts';
+import { createCryptoChain } from '../src/crypto/chain/crypto-chain.ts';
+import { closeModules, createModules } from '../src/modules.ts';
 import { createInvoice } from '../src/crypto/receiving/invoice-service.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -127,7 +127,8 @@ async function watcherBench(): Promise<WatcherFigures> {
   const context: AppContext = { db: handle.db, backend: 'postgres', clock, config, metrics: new Registry(), logger, health: new DependencyHealth(logger), keyring: throwawayKeyring(), liveConnectors: undefined };
   const chain = await startChainProcess();
   const cryptoChain = createCryptoChain({ config: { ...config, sandboxChainUrl: chain.url }, dataDir: undefined, logger, sandboxClock: 'manual' });
-  const deps = cryptoDepsFor(context, cryptoChain);
+  const modules = createModules(context, { chain: cryptoChain });
+  const deps = { ...context, chain: modules.chain };
   try {
     const access = await cryptoChain.forMode('sandbox');
     const merchant = await createMerchant(context, { name: 'Bench crypto shop', email: `bench-${randomBytes(4).toString('hex')}@example.test`, mode: 'sandbox' });
@@ -239,7 +240,7 @@ async function watcherBench(): Promise<WatcherFigures> {
     const baselinePerSecond = await bareSqlBaseline(database.url, { shopId: shop.shopId, merchantId: merchant.merchant_id }, CREDIT_BLOCKS, OURS);
     return { scanMs, credited, creditSeconds, baselinePerSecond };
   } finally {
-    await closeCryptoDeps(context);
+    await closeModules(modules.list);
     chain.stop();
     await handle.close();
     await database.drop();

@@ -6,7 +6,6 @@
 import { parseArgs } from 'node:util';
 import { loadApiRoleKeys, loadSignerKeys } from '../crypto/keys/key-material.ts';
 import { importSigningKey, listSigningKeys, SigningKeyImportError } from '../crypto/keys/sealed-signing-keys.ts';
-import { sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 import { printTable } from './table.ts';
@@ -41,7 +40,7 @@ export const cryptoKeysImportCommand: CliCommand = {
     // When the API role's xpub is configured, the key must be that account's.
     const expectedXpub = config.tronXpubFile === undefined ? undefined : (await loadApiRoleKeys(config.tronXpubFile, 'PAYGATE_TRON_XPUB_FILE')).depositAddressKey.xpub;
     try {
-      const { xpub, outcome } = await withCliContext(config, (context) => importSigningKey(sealedKeyStoreOf(context), 'live', text, { origin, expectedXpub }));
+      const { xpub, outcome } = await withCliContext(config, (context) => importSigningKey(context, 'live', text, { origin, expectedXpub }));
       io.out(outcome === 'imported' ? `sealed the live signing key (account xpub ${xpub})` : `the live signing key (account xpub ${xpub}) was already sealed; nothing changed`);
       if (config.tronXpubFile === undefined) io.out(`write that xpub to the file PAYGATE_TRON_XPUB_FILE names (mode 0600)`);
       if (fromFile) io.out(`delete the clear copy now: ${values.file}`);

@@ -6,8 +6,9 @@ import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 import { acknowledgeShortfall, NOTE_MAX_LENGTH, reconcileAll, type ReconciliationView } from '../crypto/custody/reconciliation-service.ts';
-import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
-import { cryptoDepsFor } from '../crypto/receiving/crypto-deps.ts';
+import { createCryptoChain } from '../crypto/chain/crypto-chain.ts';
+import { createChainModule } from '../crypto/chain/chain-module.ts';
+import { createKeyOfDatabaseCheck } from '../crypto/receiving/address-allocation.ts';
 import type { LedgerBook } from '../ledger/ledger-service.ts';
 
 /** Exit code of a run in which some book could not be read: nothing was judged for it. */
@@ -58,11 +59,12 @@ export const cryptoReconcileCommand: CliCommand = {
     }
     const views = await withCliContext(config, async (context) => {
       // The sandbox chain of a running worker when there is one, else the saved one, never saved back.
-      const chain = createCryptoChain({ config, dataDir: config.dataDir, logger: context.logger, sandboxClock: 'manual', sandboxReadOnly: true });
+      const made = createCryptoChain({ config, dataDir: config.dataDir, logger: context.logger, sandboxClock: 'manual', sandboxReadOnly: true });
+      const chain = createChainModule({ ...context, chain: made, checkKey: createKeyOfDatabaseCheck(context.db) });
       try {
-        return await reconcileAll(cryptoDepsFor(context, chain), book === undefined ? {} : { books: [book] });
+        return await reconcileAll({ ...context, chain: chain.service }, book === undefined ? {} : { books: [book] });
       } finally {
-        await chain.close();
+        await chain.module.close();
       }
     });
     if (values.json) io.out(JSON.stringify(views));

@@ -4,8 +4,7 @@
 // recent moves to PAYGATE_TRON_COLD_ADDRESS (crypto/cold-storage/).
 import { parseArgs } from 'node:util';
 import { hotWalletPositions, recentColdMoves, type HotWalletPosition } from '../crypto/cold-storage/cold-storage-service.ts';
-import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
-import { sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
+import { createCryptoChain } from '../crypto/chain/crypto-chain.ts';
 import { formatMinor } from '../money/decimal.ts';
 import type { CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
@@ -36,7 +35,7 @@ export const cryptoHotWalletCommand: CliCommand = {
     }
     const views = await withCliContext(config, async (context) => {
       // The sandbox chain is read from its saved file and never saved back: a running gateway owns it.
-      const chain = createCryptoChain({ config, dataDir: config.dataDir, logger: context.logger, keyStore: sealedKeyStoreOf(context), sandboxClock: 'manual', sandboxReadOnly: true });
+      const chain = createCryptoChain({ config, dataDir: config.dataDir, logger: context.logger, keyStore: context, sandboxClock: 'manual', sandboxReadOnly: true });
       try {
         const positions = await hotWalletPositions({ db: context.db, clock: context.clock, config, logger: context.logger, chain });
         return Promise.all(positions.map(async (position) => view(position, await recentColdMoves(context.db, position.chain, RECENT_MOVES))));

@@ -7,8 +7,7 @@ import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 import { printTable, type Column } from './table.ts';
-import { createCryptoChain } from '../crypto/receiving/crypto-chain.ts';
-import { sealedKeyStoreOf } from '../crypto/receiving/crypto-deps.ts';
+import { createCryptoChain } from '../crypto/chain/crypto-chain.ts';
 import {
   approveWithdrawal,
   createWithdrawal,
@@ -86,7 +85,7 @@ export const withdrawalCreateCommand: CliCommand = {
     const view = await withCliContext(config, async (context) => {
       // Drives the sandbox chain a running worker serves (recorded in the data folder); never serves one itself.
       const dataDir = basename(config.dataDir) === 'memory:' ? undefined : config.dataDir;
-      const chain = createCryptoChain({ config, dataDir, logger: context.logger, keyStore: sealedKeyStoreOf(context), sandboxServes: false });
+      const chain = createCryptoChain({ config, dataDir, logger: context.logger, keyStore: context, sandboxServes: false });
       try {
         return await createWithdrawal({ db: context.db, clock: context.clock, config, chain, logger: context.logger }, input);
       } finally {

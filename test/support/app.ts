@@ -7,6 +7,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { buildApp, type App, type BuildAppOptions } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
+import type { CryptoChain } from '../../src/crypto/chain/crypto-chain.ts';
 import type { DatabaseBackend } from '../../src/db/database.ts';
 import type { GatewayModule } from '../../src/gateway-module.ts';
 import { DependencyHealth } from '../../src/health/dependency-health.ts';
@@ -25,6 +26,8 @@ export interface TestApp {
   readonly database: TestDatabase;
   /** The modules the app was built from (their workers: `createWorkers(modules)`). */
   readonly modules: readonly GatewayModule[];
+  /** `crypto.chain` is the chain handle the app's crypto routes and workers use. */
+  readonly crypto: { readonly chain: CryptoChain };
   createMerchant(options?: { mode?: ShopMode; name?: string }): Promise<CreatedMerchant>;
   createKey(shopId: string, scopes: readonly ApiKeyScope[]): Promise<string>;
   close(): Promise<void>;
@@ -62,11 +65,15 @@ export async function createTestContext(
 }
 
 /** The gateway's modules built on `context` and the app mounting them; closing the app closes the modules. */
-export async function buildAppWithModules(context: AppContext, options: BuildAppOptions = {}): Promise<{ app: App; modules: readonly GatewayModule[] }> {
-  const modules = createModules(context).list;
-  const app = await buildApp(context, modules, options);
-  app.addHook('onClose', () => closeModules(modules));
-  return { app, modules };
+export async function buildAppWithModules(
+  context: AppContext,
+  options: BuildAppOptions = {},
+  chain?: CryptoChain,
+): Promise<{ app: App; modules: readonly GatewayModule[]; chain: CryptoChain }> {
+  const built = createModules(context, { chain });
+  const app = await buildApp(context, built.list, options);
+  app.addHook('onClose', () => closeModules(built.list));
+  return { app, modules: built.list, chain: built.chain };
 }
 
 /** The app of the gateway's modules on `context`, as `paygate serve` builds it. */
@@ -76,10 +83,17 @@ export async function buildTestApp(context: AppContext, options: BuildAppOptions
 
 export async function createTestApp(
   backend: DatabaseBackend,
-  options: { config?: Partial<Config>; clock?: ManualClock; app?: BuildAppOptions; liveConnectors?: AppContext['liveConnectors'] } = {},
+  options: {
+    config?: Partial<Config>;
+    clock?: ManualClock;
+    app?: BuildAppOptions;
+    liveConnectors?: AppContext['liveConnectors'];
+    /** Makes the chain of the crypto modules instead of the configured one (closed with the app). */
+    chain?: (context: AppContext) => CryptoChain;
+  } = {},
 ): Promise<TestApp> {
   const { context, clock, database } = await createTestContext(backend, options);
-  const { app, modules } = await buildAppWithModules(context, options.app);
+  const { app, modules, chain } = await buildAppWithModules(context, options.app, options.chain?.(context));
   await app.ready();
   return {
     app,
@@ -87,6 +101,7 @@ export async function createTestApp(
     clock,
     database,
     modules,
+    crypto: { chain },
     createMerchant: (merchantOptions = {}) => {
       const unique = uniqueName('merchant');
       return createMerchant(context, {

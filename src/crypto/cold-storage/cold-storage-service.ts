@@ -16,7 +16,7 @@ import type { Config } from '../../config.ts';
 import { inTransaction, isUniqueViolation, type Db } from '../../db/transaction.ts';
 import { newId } from '../../ids.ts';
 import { formatMinor } from '../../money/decimal.ts';
-import type { ChainAccess, CryptoChain } from '../receiving/crypto-chain.ts';
+import type { ChainAccess, CryptoChain } from '../chain/crypto-chain.ts';
 import { enqueueOutgoingTransfer, failureColumns, openHotWalletUsdt, type OutgoingOutcomeHandler } from '../sending/outgoing-transfers.ts';
 import { tronAddress } from '../tron/address.ts';
 import * as repository from './cold-storage-repository.ts';

@@ -1,6 +1,6 @@
 // Kysely types of the table the cold-storage module owns (migration 0029): the
 // moves of the hot wallet's surplus to the operator's cold address.
-import type { ChainAccess } from '../receiving/crypto-chain.ts';
+import type { ChainAccess } from '../chain/crypto-chain.ts';
 
 type ChainName = ChainAccess['chain'];
 

@@ -26,7 +26,7 @@ import { InvalidRequestError, InvalidStateError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { custodyLedgerTotals, type CustodyLedgerTotals } from '../../ledger/custody-totals.ts';
 import type { LedgerBook } from '../../ledger/ledger-service.ts';
-import type { CryptoChain } from '../receiving/crypto-chain.ts';
+import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { usdtCreditedAboveBlock } from '../receiving/custody-service.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { hotWalletUsdtInFlight } from '../sending/outgoing-transfers.ts';

@@ -4,15 +4,14 @@
 // pause set by either holds until acknowledged.
 import type { AppContext, Worker } from '../../context.ts';
 import { createPollingWorker, type PollingWorker } from '../../polling-worker.ts';
-import { cryptoDepsFor } from '../receiving/crypto-deps.ts';
+import type { CryptoDeps } from '../chain/chain-module.ts';
 import { registerCustodyMetrics } from './custody-metrics.ts';
 import { reconcileAll } from './reconciliation-service.ts';
 
 /** How often the worker looks whether a run is due (the interval itself is the configuration's). */
 const CHECK_INTERVAL_MS = 10_000;
 
-export function createCustodyReconciliationWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'role' | 'metrics' | 'keyring'>): Worker & Pick<PollingWorker, 'runOnce'> {
-  const deps = cryptoDepsFor(context);
+export function createCustodyReconciliationWorker(context: CryptoDeps & Pick<AppContext, 'metrics' | 'health'>): Worker & Pick<PollingWorker, 'runOnce'> {
   registerCustodyMetrics(context);
   let lastRunMs = Number.NEGATIVE_INFINITY;
   return createPollingWorker({
@@ -24,7 +23,7 @@ export function createCustodyReconciliationWorker(context: Pick<AppContext, 'db'
       const nowMs = context.clock.now().getTime();
       if (nowMs - lastRunMs < context.config.custodyReconcileIntervalSeconds * 1_000) return 0;
       lastRunMs = nowMs;
-      return (await reconcileAll(deps)).length;
+      return (await reconcileAll(context)).length;
     },
   });
 }

@@ -4,7 +4,6 @@
 // book (queued transfers wait). Payout creation reads it on every request, so
 // each instance caches it; a pause or resume notifies `custody:<book>`
 // (migration 0027's trigger) and drops the entry everywhere as it commits.
-import type { AppContext } from '../../context.ts';
 import { API_KEYS_CHANNEL, type Notifications } from '../../db/notifications.ts';
 import { createNotifiedCache, type NotifiedCache } from '../../db/notified-cache.ts';
 import type { Executor } from '../../db/transaction.ts';
@@ -59,13 +58,4 @@ export function createSigningPauseCheck(notifications: Notifications | undefined
     },
     close: () => cache?.close(),
   };
-}
-
-const checksOfContext = new WeakMap<object, SigningPauseCheck>();
-
-/** The pause check of a gateway context (one cache per instance), made on first use. */
-export function signingPauseCheckFor(context: Pick<AppContext, 'notifications'>): SigningPauseCheck {
-  let check = checksOfContext.get(context);
-  if (!check) checksOfContext.set(context, (check = createSigningPauseCheck(context.notifications)));
-  return check;
 }

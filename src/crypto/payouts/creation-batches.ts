@@ -87,45 +87,35 @@ export function payoutCreationsStatement(clock: Clock, creations: readonly Payou
   });
 }
 
-const readsOf = new WeakMap<Db, StatementBatcher<repository.CreationQuery, repository.CreationState>>();
-
-/** What creating this payout reads first (repository.findCreationStates), read together with concurrent creations' on the same database. */
-export function readCreationState(db: Db, query: repository.CreationQuery): Promise<repository.CreationState> {
-  let reads = readsOf.get(db);
-  if (!reads) {
-    reads = new StatementBatcher({
-      run: (queries) => repository.findCreationStates(db, queries),
-      rerunAlone: () => true, // a read: running it again is harmless
-      maxBatch: MAX_BATCH,
-      maxInFlight: MAX_IN_FLIGHT,
-      stallMs: STALL_MS,
-    });
-    readsOf.set(db, reads);
-  }
-  return reads.submit(query);
+/** The statement batchers of payout creation: one per payouts module (its database and clock). */
+export interface PayoutCreationBatches {
+  /** What creating this payout reads first (repository.findCreationStates), read together with concurrent creations'. */
+  readCreationState(query: repository.CreationQuery): Promise<repository.CreationState>;
+  /**
+   * Creates the payout together with those of concurrent requests: its row, or undefined
+   * when its reservation was refused (nothing of it written; explainUnwrittenReservation says why).
+   */
+  commitPayoutCreation(creation: PayoutCreation): Promise<PayoutRow | undefined>;
 }
 
-const commitsOf = new WeakMap<Db, WeakMap<Clock, StatementBatcher<PayoutCreation, PayoutRow | undefined>>>();
-
-/**
- * Creates the payout together with those of concurrent requests on the same
- * database: its row, or undefined when its reservation was refused (nothing of
- * it written; explainUnwrittenReservation says why).
- */
-export function commitPayoutCreation(db: Db, clock: Clock, creation: PayoutCreation): Promise<PayoutRow | undefined> {
-  let byClock = commitsOf.get(db);
-  if (!byClock) commitsOf.set(db, (byClock = new WeakMap()));
-  let commits = byClock.get(clock);
-  if (!commits) {
-    commits = new StatementBatcher({
-      run: (creations) => writePayoutCreations(db, clock, creations),
-      // Only a statement the server refused is split: one that may have committed is not written again.
-      rerunAlone: statementCertainlyRolledBack,
-      maxBatch: MAX_BATCH,
-      maxInFlight: MAX_IN_FLIGHT,
-      stallMs: STALL_MS,
-    });
-    byClock.set(clock, commits);
-  }
-  return commits.submit(creation);
+export function createPayoutCreationBatches(db: Db, clock: Clock): PayoutCreationBatches {
+  const reads = new StatementBatcher<repository.CreationQuery, repository.CreationState>({
+    run: (queries) => repository.findCreationStates(db, queries),
+    rerunAlone: () => true, // a read: running it again is harmless
+    maxBatch: MAX_BATCH,
+    maxInFlight: MAX_IN_FLIGHT,
+    stallMs: STALL_MS,
+  });
+  const commits = new StatementBatcher<PayoutCreation, PayoutRow | undefined>({
+    run: (creations) => writePayoutCreations(db, clock, creations),
+    // Only a statement the server refused is split: one that may have committed is not written again.
+    rerunAlone: statementCertainlyRolledBack,
+    maxBatch: MAX_BATCH,
+    maxInFlight: MAX_IN_FLIGHT,
+    stallMs: STALL_MS,
+  });
+  return {
+    readCreationState: (query) => reads.submit(query),
+    commitPayoutCreation: (creation) => commits.submit(creation),
+  };
 }

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { AddressBlacklistedError, ServiceUnavailableError } from '../../errors.ts';
-import type { ChainAccess } from '../receiving/crypto-chain.ts';
+import type { ChainAccess } from '../chain/crypto-chain.ts';
 import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../sending/transfer-cost.ts';
 import { TransferEnergyAboveCeilingError, usdtTransferEnergy } from '../sending/transfer-energy.ts';
 import type { ChainPrices } from '../tron/node-client.ts';

@@ -13,14 +13,14 @@ import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { parseMinor } from '../../money/decimal.ts';
 import type { SigningPauseCheck } from '../custody/signing-pause.ts';
-import type { ChainAccess, CryptoChain } from '../receiving/crypto-chain.ts';
+import type { ChainAccess, CryptoChain } from '../chain/crypto-chain.ts';
 import { depositAddressesAmong } from '../receiving/address-allocation.ts';
 import { decodeListCursor, encodeListCursor } from '../../db/list-cursor.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfers } from '../sending/outgoing-transfers.ts';
 import { explainUnwrittenReservation } from '../../ledger/ledger-service.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
-import { commitPayoutCreation, readCreationState } from './creation-batches.ts';
+import type { PayoutCreationBatches } from './creation-batches.ts';
 import { quotePayouts, type PayoutQuote } from './payout-fees.ts';
 import { AccountIds, payoutFanOut, reservePayouts } from './payout-ledger.ts';
 import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-settings.ts';
@@ -43,6 +43,8 @@ export interface PayoutDeps {
   readonly logger: Logger;
   /** A book whose custody came up short takes no new payouts (503) until an operator acknowledges. */
   readonly signingPause: SigningPauseCheck;
+  /** The payouts module's statement batchers: concurrent creations read and commit together. */
+  readonly batches: PayoutCreationBatches;
 }
 
 export interface PayoutShop {
@@ -286,7 +288,7 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
   };
   // A repeat is answered before the settings and the node count: the payout and its idempotency
   // record commit together, so the payout row is the record's outcome (one autocommit read with the settings).
-  const state = await readCreationState(deps.db, { shopId: shop.shopId, externalId: item.externalId, recipient: item.address });
+  const state = await deps.batches.readCreationState({ shopId: shop.shopId, externalId: item.externalId, recipient: item.address });
   if (state.payout && state.payout.batch_id === null) return { created: false, payout: repeatedPayout(state.payout, item) };
   if (state.payout) throw new DuplicateExternalIdError(BATCH_HOLDS_EXTERNAL_ID);
   const settings = settingsOfRow(state.settings);
@@ -308,7 +310,7 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
       { resourceId: row.id },
       async (record): Promise<{ readonly created: PayoutRow } | { readonly existing: PayoutRow }> => {
         for (let attempt = 1; ; attempt++) {
-          const inserted = await commitPayoutCreation(deps.db, deps.clock, {
+          const inserted = await deps.batches.commitPayoutCreation({
             payout: row,
             fanOut,
             outgoing: { chain: access.chain, purpose: 'payout', ownerId: row.id, asset: 'USDT', from: { kind: 'hot_wallet' }, to: item.address, amount: item.amountMicro },
@@ -318,7 +320,7 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
           // Nothing written. A request with this external_id may have been written first (a
           // client's retry, or this payout's own statement committed before its connection
           // dropped): its reservation then left none for this one, and no unique key was reached.
-          const holder = (await readCreationState(deps.db, { shopId: shop.shopId, externalId: item.externalId, recipient: item.address })).payout;
+          const holder = (await deps.batches.readCreationState({ shopId: shop.shopId, externalId: item.externalId, recipient: item.address })).payout;
           if (holder) return { existing: holder };
           // Otherwise InsufficientFundsError (400 insufficient_funds), or the balance moved meanwhile: again.
           await explainUnwrittenReservation(deps.db, fanOut);

@@ -11,7 +11,7 @@ import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../db/transaction.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
 import { DEPOSIT_INDEX_LIMIT } from '../keys/hd-keys.ts';
-import type { ChainAccess } from './crypto-chain.ts';
+import type { ChainAccess } from '../chain/crypto-chain.ts';
 import { takePooledAddress } from './address-pool.ts';
 import { firstAddressOfKey, insertAddress, takeNextIndex } from './receiving-repository.ts';
 export { depositAddressesAmong, isDepositAddressSql } from './receiving-repository.ts';
@@ -40,26 +40,29 @@ export async function recordDepositAddress(tx: Tx, clock: Clock, access: ChainAc
  * derived from: the first address on record must be the key's own address at
  * that index. Roles with different data folders (different sandbox seeds), or a
  * replaced live xpub, would otherwise hand out addresses nobody can sweep and
- * send from a hot wallet the others do not know. Checked once per process and
- * key (the result is kept; a failure is not, so it is reported on every use).
+ * send from a hot wallet the others do not know. Checked once per chain access
+ * (the result is kept; a failure is not, so it is reported on every use).
  */
-export function assertKeyOfDatabase(db: Db, access: ChainAccess): Promise<void> {
-  let checked = keyChecks.get(access);
-  if (!checked) {
-    checked = (async () => {
-      const first = await firstAddressOfKey(db, access.keyId);
-      if (!first || access.addressKey.address(Number(first.derivation_index)) === first.address) return;
-      const setting = access.keyId === 'sandbox' ? 'sandbox seed (sealed in the database)' : 'PAYGATE_TRON_XPUB_FILE';
-      throw new ServiceUnavailableError(
-        `The ${access.keyId} deposit key of this process is not the one this database's ${access.keyId} addresses were derived from ` +
-          `(address ${first.address} at index ${first.derivation_index}): every role must use the same ${setting}.`,
-        3600,
-      );
-    })();
-    keyChecks.set(access, checked);
-    checked.catch(() => keyChecks.delete(access));
-  }
-  return checked;
+export function createKeyOfDatabaseCheck(db: Db): (access: ChainAccess) => Promise<void> {
+  const checks = new Map<ChainAccess, Promise<void>>();
+  return (access) => {
+    let checked = checks.get(access);
+    if (!checked) {
+      checked = assertKeyOfDatabase(db, access);
+      checks.set(access, checked);
+      checked.catch(() => checks.delete(access));
+    }
+    return checked;
+  };
 }
 
-const keyChecks = new WeakMap<ChainAccess, Promise<void>>();
+async function assertKeyOfDatabase(db: Db, access: ChainAccess): Promise<void> {
+  const first = await firstAddressOfKey(db, access.keyId);
+  if (!first || access.addressKey.address(Number(first.derivation_index)) === first.address) return;
+  const setting = access.keyId === 'sandbox' ? 'sandbox seed (sealed in the database)' : 'PAYGATE_TRON_XPUB_FILE';
+  throw new ServiceUnavailableError(
+    `The ${access.keyId} deposit key of this process is not the one this database's ${access.keyId} addresses were derived from ` +
+      `(address ${first.address} at index ${first.derivation_index}): every role must use the same ${setting}.`,
+    3600,
+  );
+}

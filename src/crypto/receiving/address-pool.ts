@@ -12,7 +12,7 @@ import type { Clock } from '../../clock.ts';
 import type { DepositAddressKey } from '../keys/hd-keys.ts';
 import { DEPOSIT_INDEX_LIMIT } from '../keys/hd-keys.ts';
 import type { Db } from '../../db/transaction.ts';
-import type { ChainAccess } from './crypto-chain.ts';
+import type { ChainAccess } from '../chain/crypto-chain.ts';
 import { claimPooledAddresses, countPooledAddresses, insertPooledAddresses, takeIndexBlock, type KeyedAddress } from './receiving-repository.ts';
 
 /** Addresses derived and inserted per round: one index block, one INSERT. */

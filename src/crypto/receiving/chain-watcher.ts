@@ -26,7 +26,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import { inTransaction, type Db } from '../../db/transaction.ts';
 import type { BlockHeader, ScannedBlock } from '../tron/node-client.ts';
-import type { ChainAccess } from './crypto-chain.ts';
+import type { ChainAccess } from '../chain/crypto-chain.ts';
 import { recordScannedTransfers } from './deposit-recording.ts';
 import { voidDepositCredits } from './deposit-credits.ts';
 import { confirmFinalDeposits } from './deposit-confirmation.ts';

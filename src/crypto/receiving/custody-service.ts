@@ -9,10 +9,11 @@
 // any other difference needs a look.
 import { findTransfer } from '../../ledger/ledger-service.ts';
 import { tronAddress } from '../tron/address.ts';
-import type { CryptoDeps } from './crypto-deps.ts';
+import type { CryptoDeps } from '../chain/chain-module.ts';
 import * as repository from './receiving-repository.ts';
 import type { Db, Executor } from '../../db/transaction.ts';
-import type { AddressKeyId, AddressPurpose, ChainName } from './receiving-tables.ts';
+import type { AddressKeyId, ChainName } from '../chain/crypto-chain.ts';
+import type { AddressPurpose } from './receiving-tables.ts';
 import { usdtText } from './receiving-views.ts';
 
 export const CUSTODY_PAGE_MAX = 1_000;

@@ -13,7 +13,7 @@ import { parseMinor } from '../../money/decimal.ts';
 import type { UsdtTransfer } from '../tron/node-client.ts';
 import * as repository from './receiving-repository.ts';
 import type { IgnoredDepositRow, InvoiceRow } from './receiving-repository.ts';
-import type { ChainName } from './receiving-tables.ts';
+import type { ChainName } from '../chain/crypto-chain.ts';
 
 /** 0.01 USDT: a shop that never set its minimum gets this. */
 export const DEFAULT_MIN_DEPOSIT_MICRO = 10_000n;

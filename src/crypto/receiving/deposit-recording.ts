@@ -16,7 +16,7 @@ import { depositMinimumMicro, ignoredDepositRow, minimumDepositsOf } from './dep
 import { invoiceUpdatedEvents, walletDepositEvent } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
 import type { DepositRow, IgnoredDepositRow, InvoiceRow, WalletRow } from './receiving-repository.ts';
-import type { AddressKeyId, ChainName } from './receiving-tables.ts';
+import type { AddressKeyId, ChainName } from '../chain/crypto-chain.ts';
 
 /** Deposits per insert statement (each column travels as one array, so this bounds a statement's size). */
 const INSERT_CHUNK_ROWS = 1_000;

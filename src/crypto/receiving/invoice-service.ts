@@ -12,7 +12,7 @@ import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { webhookUrlProblem, type WebhookUrlRules } from '../../webhooks/url-guard.ts';
 import { reserveDepositAddress } from './address-allocation.ts';
 import { returnUnusedAddress } from './address-pool.ts';
-import type { CryptoDeps } from './crypto-deps.ts';
+import type { CryptoDeps } from '../chain/chain-module.ts';
 import { decodeListCursor, encodeListCursor } from '../../db/list-cursor.ts';
 import * as repository from './receiving-repository.ts';
 import { INVOICE_STATUSES, type InvoiceStatus } from './receiving-tables.ts';

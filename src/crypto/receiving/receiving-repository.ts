@@ -3,7 +3,8 @@
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import { recordsInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
-import type { AddressKeyId, ChainName, CryptoReceivingTables, DepositStatus, InvoiceStatus, WalletStatus } from './receiving-tables.ts';
+import type { AddressKeyId, ChainName } from '../chain/crypto-chain.ts';
+import type { CryptoReceivingTables, DepositStatus, InvoiceStatus, WalletStatus } from './receiving-tables.ts';
 
 export type AddressRow = Selectable<CryptoReceivingTables['crypto_addresses']>;
 export type InvoiceRow = Selectable<CryptoReceivingTables['crypto_invoices']>;

@@ -1,10 +1,7 @@
 // Kysely types of the tables the crypto receiving module owns (migrations 0015_crypto_receiving.sql, 0023_crypto_address_pool.sql, 0026_crypto_deposit_evidence.sql, 0030_crypto_ignored_dust.sql).
 import type { Generated } from 'kysely';
+import type { AddressKeyId, ChainName } from '../chain/crypto-chain.ts';
 
-/** The chain a deposit arrived on: the simulated chain of sandbox shops, or the configured TRON nodes. */
-export type ChainName = 'tron-sandbox' | 'tron-live';
-/** Which HD key derived an address: the sandbox seed or the configured live xpub. */
-export type AddressKeyId = 'sandbox' | 'live';
 export type AddressPurpose = 'invoice' | 'wallet';
 
 export type InvoiceStatus = 'pending' | 'confirming' | 'paid' | 'overpaid' | 'underpaid' | 'expired';

@@ -4,11 +4,11 @@
 // no chain), one leader per chain across every worker process, and the expiry
 // of unpaid invoices.
 import type { AppContext, Worker } from '../../context.ts';
+import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { reportFailure } from '../../health/dependency-health.ts';
 import { createPollingWorker, type PollingWorker } from '../../polling-worker.ts';
 import { fillAddressPool } from './address-pool.ts';
 import { createChainWatcher, type ChainWatcher } from './chain-watcher.ts';
-import { cryptoDepsFor } from './crypto-deps.ts';
 import { expireDueInvoices } from './invoice-expiry.ts';
 import { nextInvoiceExpiry } from './receiving-repository.ts';
 import { hasAddressesOfKey } from './receiving-repository.ts';
@@ -21,8 +21,7 @@ export const INVOICE_EXPIRY_INTERVAL_MS = 1_000;
 /** How often the address pool is looked at; it is topped up once half used (address-pool.ts). */
 export const ADDRESS_POOL_INTERVAL_MS = 5_000;
 
-export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'keyring'>): Worker & { runOnce(): Promise<number> } {
-  const deps = cryptoDepsFor(context);
+export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health'> & { readonly chain: CryptoChain }): Worker & { runOnce(): Promise<number> } {
   const watchers = new Map<string, ChainWatcher>();
   const polling = createPollingWorker({
     name: 'crypto-chain-watcher',
@@ -32,10 +31,10 @@ export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock
     async runOnce() {
       let work = 0;
       for (const mode of MODES) {
-        if (mode === 'live' && !deps.chain.liveConfigured) continue;
+        if (mode === 'live' && !context.chain.liveConfigured) continue;
         // Addresses of a mode are derived by the key of the same name.
         if (!(await hasAddressesOfKey(context.db, mode))) continue;
-        const access = await deps.chain.forMode(mode);
+        const access = await context.chain.forMode(mode);
         // Nothing is read as micro-USDT before the contract has said it has 6 decimals.
         if (!(await usdtDecimalsConfirmed(access, context.clock, context.logger))) continue;
         let watcher = watchers.get(access.chain);
@@ -63,7 +62,7 @@ export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock
     async stop() {
       await polling.stop();
       for (const watcher of watchers.values()) await watcher.release().catch(() => undefined);
-      // The chain handle is shared with the routes: the runtime closes it once both have stopped (closeCryptoDeps).
+      // The chain handle is the chain module's: it closes it once the routes and workers have stopped.
     },
   };
 }
@@ -94,8 +93,7 @@ export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'cloc
  * for the keys that derive addresses at all: a gateway whose shops never made
  * an address derives none ahead either.
  */
-export function createAddressPoolWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'role' | 'keyring'>): PollingWorker {
-  const deps = cryptoDepsFor(context);
+export function createAddressPoolWorker(context: Pick<AppContext, 'db' | 'config' | 'logger' | 'health'> & { readonly chain: CryptoChain }): PollingWorker {
   let stopping = false;
   const polling = createPollingWorker({
     name: 'crypto-address-pool',
@@ -106,9 +104,9 @@ export function createAddressPoolWorker(context: Pick<AppContext, 'db' | 'clock'
       let added = 0;
       for (const mode of MODES) {
         if (stopping || context.config.addressPoolSize === 0) break;
-        if (mode === 'live' && !deps.chain.liveConfigured) continue;
+        if (mode === 'live' && !context.chain.liveConfigured) continue;
         if (!(await hasAddressesOfKey(context.db, mode))) continue;
-        const access = await deps.chain.forMode(mode);
+        const access = await context.chain.forMode(mode);
         added += await fillAddressPool(context.db, access, { size: context.config.addressPoolSize, logger: context.logger, stopping: () => stopping });
       }
       return added;

@@ -11,7 +11,7 @@ import { parseMinor } from '../../money/decimal.ts';
 import type { NextTransferOutcome } from '../simchain/chain-state.ts';
 import { SimulatorRefusal, SimulatorUnreachable, type SimulatorControl } from '../simchain/control-client.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
-import type { CryptoDeps } from './crypto-deps.ts';
+import type { CryptoDeps } from '../chain/chain-module.ts';
 import { parseUsdtAmount, type CryptoShop } from './invoice-service.ts';
 // TRX has 6 decimals like USDT (1 TRX = 10^6 sun): the same text form serves both.
 import { usdtText } from './receiving-views.ts';

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { TronNodeClient } from '../tron/node-client.ts';
 import { USDT_DECIMALS } from '../tron/trc20-usdt.ts';
-import type { ChainAccess } from './crypto-chain.ts';
+import type { ChainAccess } from '../chain/crypto-chain.ts';
 
 export const DECIMALS_RETRY_FIRST_MS = 1_000;
 export const DECIMALS_RETRY_MAX_MS = 60_000;

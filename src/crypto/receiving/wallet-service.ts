@@ -6,7 +6,7 @@ import { inTransaction, type Tx } from '../../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { recordDepositAddress, reserveDepositAddress } from './address-allocation.ts';
-import type { CryptoDeps } from './crypto-deps.ts';
+import type { CryptoDeps } from '../chain/chain-module.ts';
 import { parseNetwork, parseTextId, type CryptoShop } from './invoice-service.ts';
 import { decodeListCursor, encodeListCursor } from '../../db/list-cursor.ts';
 import * as repository from './receiving-repository.ts';

@@ -16,7 +16,7 @@ import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
 import { checkRecipients, parseExternalId, parseRecipient } from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
-import type { CryptoChain } from '../receiving/crypto-chain.ts';
+import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { creditedDepositsOfInvoice, depositOfShop, isInvoiceOfShop } from '../receiving/receiving-service.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';

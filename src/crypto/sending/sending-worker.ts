@@ -6,7 +6,7 @@
 import type { AppContext, Worker } from '../../context.ts';
 import { reportFailure } from '../../health/dependency-health.ts';
 import { createPollingWorker } from '../../polling-worker.ts';
-import { cryptoDepsFor } from '../receiving/crypto-deps.ts';
+import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
 import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
@@ -37,8 +37,8 @@ export function missingOutcomeHandlers(handlers: OutcomeHandlers): OutgoingPurpo
   return OUTGOING_PURPOSES.filter((purpose) => handlers[purpose] === undefined);
 }
 
-export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'role' | 'notifications' | 'metrics' | 'keyring'>, handlers: OutcomeHandlers): Worker & { runOnce(): Promise<number> } {
-  const deps = cryptoDepsFor(context);
+export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'role' | 'notifications' | 'metrics'> & { readonly chain: CryptoChain }, handlers: OutcomeHandlers): Worker & { runOnce(): Promise<number> } {
+  const deps = context;
   const executors = new Map<ChainName, OutgoingExecutor>();
   const metrics = sendingMetrics(context.metrics);
   let busy = false;

@@ -4,7 +4,7 @@
 // the SQL of its side (`depositSql`) so a read stays one statement.
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import type { ChainAccess } from '../receiving/crypto-chain.ts';
+import type { ChainAccess } from '../chain/crypto-chain.ts';
 import { depositSql } from '../receiving/receiving-service.ts';
 import type { SweepingTables, SweepStatus } from './sweeping-tables.ts';
 

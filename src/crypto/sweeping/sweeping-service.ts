@@ -20,7 +20,7 @@ import { inTransaction, isUniqueViolation, type Db, type Tx } from '../../db/tra
 import { NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { formatMinor } from '../../money/decimal.ts';
-import type { CryptoChain, ChainAccess } from '../receiving/crypto-chain.ts';
+import type { CryptoChain, ChainAccess } from '../chain/crypto-chain.ts';
 import { addressDerivations, isDepositAddress } from '../receiving/receiving-service.ts';
 import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
 import { enqueueOutgoingTransfer, failureColumns, type OutgoingOutcomeHandler, type OutgoingTransfer } from '../sending/outgoing-transfers.ts';

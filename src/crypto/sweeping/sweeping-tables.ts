@@ -1,6 +1,6 @@
 // Kysely types of the table the sweeping module owns (migration 0022_crypto_sweeps.sql).
 import type { Generated } from 'kysely';
-import type { ChainAccess } from '../receiving/crypto-chain.ts';
+import type { ChainAccess } from '../chain/crypto-chain.ts';
 
 type ChainName = ChainAccess['chain'];
 

@@ -3,7 +3,7 @@
 // one does), and at most once a minute looks for addresses over the threshold.
 import type { AppContext, Worker } from '../../context.ts';
 import { createPollingWorker } from '../../polling-worker.ts';
-import { cryptoDepsFor } from '../receiving/crypto-deps.ts';
+import type { CryptoDeps } from '../chain/chain-module.ts';
 import { hasReadySweeps } from './sweeping-repository.ts';
 import { runSweepPass } from './sweeping-service.ts';
 
@@ -14,10 +14,9 @@ export const SWEEP_POLL_INTERVAL_MS = 5_000;
 export const SWEEP_WAKE_TOPIC = 'crypto_sweep';
 
 export function createSweeperWorker(
-  context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'notifications' | 'keyring'>,
+  context: CryptoDeps & Pick<AppContext, 'notifications' | 'health'>,
   options: { readonly pollIntervalMs?: number } = {},
 ): Worker {
-  const deps = cryptoDepsFor(context);
   let lastScanMs = Number.NEGATIVE_INFINITY;
   return createPollingWorker({
     name: 'crypto-sweeper',
@@ -28,7 +27,7 @@ export function createSweeperWorker(
       const nowMs = context.clock.now().getTime();
       const scanCandidates = nowMs - lastScanMs >= SWEEP_SCAN_INTERVAL_MS;
       if (scanCandidates) lastScanMs = nowMs;
-      const result = await runSweepPass(deps, { scanCandidates });
+      const result = await runSweepPass(context, { scanCandidates });
       return result.started + result.built;
     },
     wakeUps: context.notifications && {

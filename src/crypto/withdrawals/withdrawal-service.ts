@@ -16,7 +16,7 @@ import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
 import { checkRecipients, parseExternalId, parsePayoutAmount, parseRecipient } from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
-import type { CryptoChain } from '../receiving/crypto-chain.ts';
+import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import type { TronAddress } from '../tron/address.ts';
 import { reserveWithdrawal, voidWithdrawalReservation } from './withdrawal-ledger.ts';

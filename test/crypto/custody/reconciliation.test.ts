@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustodyReconciliationWorker } from '../../../src/crypto/custody/reconciliation-worker.ts';
 import { reconcileBook, acknowledgeShortfall, type ReconciliationDeps, type ReconciliationView } from '../../../src/crypto/custody/reconciliation-service.ts';
 import { createChainWatcher, type ChainWatcher } from '../../../src/crypto/receiving/chain-watcher.ts';
-import type { ChainAccess } from '../../../src/crypto/receiving/crypto-chain.ts';
+import type { ChainAccess } from '../../../src/crypto/chain/crypto-chain.ts';
 import { usdtCreditedAboveBlock } from '../../../src/crypto/receiving/custody-service.ts';
-import { cryptoDepsFor, type CryptoDeps } from '../../../src/crypto/receiving/crypto-deps.ts';
+import type { AppContext } from '../../../src/context.ts';
+import type { CryptoDeps } from '../../../src/crypto/chain/chain-module.ts';
 import { simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
 import { findOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { createOutgoingTransferWorker } from '../../../src/crypto/sending/sending-worker.ts';
@@ -30,7 +31,7 @@ import { createPayoutTestApp, externalId, micro, payoutBody, recipient, type Pay
 describe.each(backends)('custody reconciliation on %s', (backend) => {
   let testApp: PayoutTestApp;
   let shop: PayoutShop;
-  let deps: CryptoDeps;
+  let deps: CryptoDeps & AppContext;
   let access: ChainAccess;
   let sandbox: SimulatedChainServer;
   let watcher: ChainWatcher;
@@ -45,12 +46,12 @@ describe.each(backends)('custody reconciliation on %s', (backend) => {
     testApp = await createPayoutTestApp(backend);
     shop = await testApp.payoutShop();
     const { context } = testApp;
-    deps = cryptoDepsFor(context);
+    deps = { ...context, chain: testApp.crypto.chain };
     access = await deps.chain.forMode('sandbox');
     sandbox = await deps.chain.sandboxChain();
     hotWallet = access.addressKey.hotWalletAddress;
     watcher = createChainWatcher({ db: context.db, clock: testApp.clock, logger: context.logger, access });
-    sending = createOutgoingTransferWorker(context, outgoingOutcomeHandlers());
+    sending = createOutgoingTransferWorker(deps, outgoingOutcomeHandlers());
     // 100 USDT on one address goes over the threshold and is swept; 60 on another stays.
     sweeping = { db: context.db, clock: testApp.clock, config: { sweepThresholdMicro: 80_000_000n }, logger: context.logger, chain: deps.chain };
     reconciliation = { db: context.db, clock: testApp.clock, config: { custodyToleranceMicro: 10_000n }, logger: context.logger, chain: deps.chain };
@@ -256,7 +257,7 @@ describe.each(backends)('custody reconciliation on %s', (backend) => {
   });
 
   it('the worker reconciles once per PAYGATE_CUSTODY_RECONCILE_INTERVAL_SECONDS of the injected clock, recording each run', async () => {
-    const worker = createCustodyReconciliationWorker(testApp.context);
+    const worker = createCustodyReconciliationWorker({ ...testApp.context, chain: testApp.crypto.chain });
     const runs = async () => (await testApp.context.db.selectFrom('crypto_custody_reconciliations').select('id').execute()).length;
     const before = await runs();
     expect(await worker.runOnce()).toBe(1); // the sandbox book; live is not configured

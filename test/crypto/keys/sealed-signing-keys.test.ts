@@ -12,8 +12,7 @@ import type { AppContext } from '../../../src/context.ts';
 import { TRON_ACCOUNT_PATH } from '../../../src/crypto/keys/hd-keys.ts';
 import { SANDBOX_SEED_FILE } from '../../../src/crypto/keys/key-material.ts';
 import { ensureSealedSandboxSeed, importSigningKey, openSigningKey, rewrapSigningKeys, SigningKeyImportError, type SealedKeyStore } from '../../../src/crypto/keys/sealed-signing-keys.ts';
-import { createCryptoChain } from '../../../src/crypto/receiving/crypto-chain.ts';
-import { sealedKeyStoreOf } from '../../../src/crypto/receiving/crypto-deps.ts';
+import { createCryptoChain } from '../../../src/crypto/chain/crypto-chain.ts';
 import { SealedValueError } from '../../../src/kms/envelope.ts';
 import { createKeyring, throwawayKeyring } from '../../../src/kms/keyring.ts';
 import { createTestContext } from '../../support/app.ts';
@@ -32,7 +31,7 @@ describe.each(backends)('sealed signing keys on %s', (backend) => {
   let folder: string;
   beforeEach(async () => {
     ({ context, database } = await createTestContext(backend));
-    store = sealedKeyStoreOf(context);
+    store = context;
     folder = await mkdtemp(join(tmpdir(), 'paygate-sealed-keys-'));
   });
   afterEach(async () => {

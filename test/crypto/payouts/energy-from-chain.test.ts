@@ -7,7 +7,6 @@
 // transfer waits unsigned, then goes once the factor falls back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../../src/clock.ts';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import type { OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { ceilToCent } from '../../../src/crypto/payouts/payout-settings.ts';
 import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
@@ -35,7 +34,7 @@ describe.each(backends)('energy sized from the chain on %s', (backend) => {
     shop = await testApp.payoutShop();
     await testApp.fund(shop, 1_000_000_000n);
     const { context } = testApp;
-    control = await cryptoDepsFor(context).chain.sandboxControl();
+    control = await testApp.crypto.chain.sandboxControl();
     executor = await sandboxExecutor(testApp, { fundsWaitSeconds: 3_600, transferEnergyMax: context.config.tronTransferEnergyMax });
     await post('/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
   });

@@ -3,8 +3,8 @@
 // free), and the per-key rate limit (429 rate_limited) that covers these routes.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCryptoChain, type CryptoChain } from '../../../src/crypto/receiving/crypto-chain.ts';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
+import { createCryptoChain, type CryptoChain } from '../../../src/crypto/chain/crypto-chain.ts';
+import type { AppContext } from '../../../src/context.ts';
 import { createTronNodeClient } from '../../../src/crypto/tron/node-client.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 import { backends } from '../../support/databases.ts';
@@ -17,27 +17,27 @@ describe.each(backends)('payouts when the node is down on %s', (backend) => {
   let nodeUp = false;
 
   beforeAll(async () => {
-    testApp = await createPayoutTestApp(backend);
-    shop = await testApp.payoutShop();
-    await testApp.fund(shop, 100_000_000n);
     // A node address that answers nothing: a listener that closes every connection.
     deadNode = createServer((request) => request.socket.destroy());
     await new Promise<void>((resolve) => deadNode.listen(0, '127.0.0.1', resolve));
     const port = (deadNode.address() as { port: number }).port;
-    const { config, logger } = testApp.context;
-    const real = createCryptoChain({ config, dataDir: undefined, logger, sandboxClock: 'manual' });
     const unreachable = createTronNodeClient({ urls: [`http://127.0.0.1:${port}`], usdtContract: USDT_CONTRACT_MAINNET, timeoutMs: 500, maxAttempts: 1 });
-    const chain: CryptoChain = {
-      liveConfigured: real.liveConfigured,
-      sandboxChain: () => real.sandboxChain(),
-      sandboxControl: () => real.sandboxControl(),
-      close: () => real.close(),
-      forMode: async (mode) => {
-        const access = await real.forMode(mode);
-        return nodeUp ? access : { ...access, node: unreachable };
-      },
+    const chainOf = ({ config, logger }: AppContext): CryptoChain => {
+      const real = createCryptoChain({ config, dataDir: undefined, logger, sandboxClock: 'manual' });
+      return {
+        liveConfigured: real.liveConfigured,
+        sandboxChain: () => real.sandboxChain(),
+        sandboxControl: () => real.sandboxControl(),
+        close: () => real.close(),
+        forMode: async (mode) => {
+          const access = await real.forMode(mode);
+          return nodeUp ? access : { ...access, node: unreachable };
+        },
+      };
     };
-    cryptoDepsFor(testApp.context, chain);
+    testApp = await createPayoutTestApp(backend, { chain: chainOf });
+    shop = await testApp.payoutShop();
+    await testApp.fund(shop, 100_000_000n);
   });
   afterAll(async () => {
     await testApp.expectLedgerGreen();

@@ -6,7 +6,6 @@
 // partially_completed with crypto.batch.completed; 1,000 payouts racing for a
 // balance with room for 250. The ledger stays sound.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import type { OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import { backends } from '../../support/databases.ts';
@@ -80,7 +79,7 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
     expect(after.pending).toBe(before.pending);
     expect((await eventsOf('crypto.payout.updated', created.payout_id, 'payout_id')).map((data) => data.status)).toEqual(['pending', 'processing', 'completed']);
     // The recipient got exactly the amount on chain.
-    const sandbox = await cryptoDepsFor(testApp.context).chain.sandboxChain();
+    const sandbox = await testApp.crypto.chain.sandboxChain();
     expect(sandbox.chain.state.usdtBalance(body.address as never)).toBe(42_500_000n);
   });
 
@@ -169,7 +168,7 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
       .where('shop_id', '=', racer.shopId)
       .execute();
     expect(payouts.map((row) => row.status)).toEqual(accepted.map(() => 'completed'));
-    const sandbox = await cryptoDepsFor(testApp.context).chain.sandboxChain();
+    const sandbox = await testApp.crypto.chain.sandboxChain();
     expect(sandbox.chain.state.usdtBalance(to as never)).toBe(250n * 1_000_000n);
     // Every reservation posted whole (the quote is the price; the actual fee is booked beside it): nothing left, nothing pending.
     expect(await testApp.balance(racer)).toEqual({ available: 0n, pending: 0n, total: 0n });

@@ -4,7 +4,6 @@
 // too), shop settings (limits, tariff, switched off), the node being down, and
 // the ledger's invariants afterwards.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { savePayoutSettings, DEFAULT_PAYOUT_SETTINGS } from '../../../src/crypto/payouts/payout-settings.ts';
 import { backends } from '../../support/databases.ts';
 import { createPayoutTestApp, externalId, micro, payoutBody, recipient, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
@@ -125,7 +124,7 @@ describe.each(backends)('payout routes on %s', (backend) => {
       for (const address of [corrupted, good.slice(1), `${good}1`, good.toLowerCase(), '0x' + 'ab'.repeat(20), '', 'T' + '1'.repeat(33)]) {
         await expectRefused(payoutBody({ address }), 'address');
       }
-      const access = await cryptoDepsFor(testApp.context).chain.forMode('sandbox');
+      const access = await testApp.crypto.chain.forMode('sandbox');
       await expectRefused(payoutBody({ address: access.addressKey.hotWalletAddress }), 'address');
     });
 
@@ -141,7 +140,7 @@ describe.each(backends)('payout routes on %s', (backend) => {
         .insertInto('crypto_addresses')
         .values({ address: liveAddress, key_id: 'live', derivation_index: 7n, shop_id: other.shopId, purpose: 'invoice', created_at: testApp.clock.now() })
         .execute();
-      const access = await cryptoDepsFor(testApp.context).chain.forMode('sandbox');
+      const access = await testApp.crypto.chain.forMode('sandbox');
       for (const address of [ownInvoice.address, otherWallet.address, liveAddress, access.usdtContract]) {
         await expectRefused(payoutBody({ address }), 'address');
         const quote = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address });

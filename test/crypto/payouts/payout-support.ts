@@ -11,7 +11,6 @@ import { transfer } from '../../../src/ledger/ledger-service.ts';
 import { tronAddressFromPrivateKey } from '../../../src/crypto/tron/address.ts';
 import { createCryptoTestApp, externalId, micro, type CryptoTestApp } from '../receiving/crypto-routes-support.ts';
 import type { DatabaseBackend } from '../../../src/db/database.ts';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import type { ExecutorOptions } from '../../../src/crypto/sending/executor-context.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
@@ -94,7 +93,7 @@ export function payoutBody(overrides: Record<string, unknown> = {}): Record<stri
  */
 export async function sandboxExecutor(testApp: PayoutTestApp, overrides: Partial<ExecutorOptions> = {}): Promise<OutgoingExecutor> {
   const { context } = testApp;
-  const access = await cryptoDepsFor(context).chain.forMode('sandbox');
+  const access = await testApp.crypto.chain.forMode('sandbox');
   const handlers = outgoingOutcomeHandlers();
   return createOutgoingExecutor({
     db: context.db,

@@ -10,7 +10,6 @@
 // - a known recipient listed after creation lands as REVERT, is classified
 //   address_blacklisted, and the merchant bears the fee it burned.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import type { OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import type { TronAddress } from '../../../src/crypto/tron/address.ts';
@@ -31,8 +30,7 @@ describe.each(backends)('recipient checks before signing on %s', (backend) => {
     testApp = await createPayoutTestApp(backend);
     shop = await testApp.payoutShop();
     await testApp.fund(shop, 1_000_000_000n);
-    const { context } = testApp;
-    const access = await cryptoDepsFor(context).chain.forMode('sandbox');
+    const access = await testApp.crypto.chain.forMode('sandbox');
     // The production client, seen at the network edge: every dry run it makes is recorded.
     const node = Object.create(access.node) as TronNodeClient;
     node.dryRunUsdtTransfer = (from, to, amount) => {
@@ -117,7 +115,7 @@ describe.each(backends)('recipient checks before signing on %s', (backend) => {
     const failed = await get(`/v1/crypto/payouts/${second.payout_id}`);
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'address_blacklisted', message: expect.stringContaining('network fee was charged') } });
     expect(failed.tx_hash).toMatch(/^[0-9a-f]{64}$/);
-    const info = (await (await cryptoDepsFor(testApp.context).chain.forMode('sandbox')).node.getTransactionOutcome(failed.tx_hash))!;
+    const info = (await (await testApp.crypto.chain.forMode('sandbox')).node.getTransactionOutcome(failed.tx_hash))!;
     expect(info.contractResult).toBe('REVERT');
     const burned = sunToMicroUsdt(info.feeSun, testApp.context.config.trxUsdtRateMicro);
     expect(burned).toBeGreaterThan(0n);

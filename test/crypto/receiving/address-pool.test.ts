@@ -6,7 +6,6 @@
 // means deriving inline.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addressKeyFingerprint, fillAddressPool } from '../../../src/crypto/receiving/address-pool.ts';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { createInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
 import { createAddressPoolWorker } from '../../../src/crypto/receiving/receiving-workers.ts';
 import { backends } from '../../support/databases.ts';
@@ -108,9 +107,8 @@ describe.each(backends)('deposit address pool on %s', (backend) => {
   });
 
   it('the worker fills the pool of a key once that key has made an address, up to PAYGATE_ADDRESS_POOL_SIZE', async () => {
-    const context = { ...setup.context, config: { ...setup.context.config, addressPoolSize: 30 } };
-    // The worker's deps are made per context, as in the gateway; this one drives the setup's chain.
-    cryptoDepsFor(context, setup.chain);
+    // The worker drives the setup's chain.
+    const context = { ...setup.context, config: { ...setup.context.config, addressPoolSize: 30 }, chain: setup.deps.chain };
     const worker = createAddressPoolWorker(context);
     expect(worker.name).toBe('crypto-address-pool');
     expect(await worker.runOnce()).toBe(0); // no sandbox address yet: nothing derived ahead
@@ -119,7 +117,6 @@ describe.each(backends)('deposit address pool on %s', (backend) => {
     expect(await pooled()).toHaveLength(30);
     expect(await worker.runOnce()).toBe(0);
     const off = { ...context, config: { ...context.config, addressPoolSize: 0 } };
-    cryptoDepsFor(off, setup.chain);
     await setup.context.db.deleteFrom('crypto_address_pool').execute();
     expect(await createAddressPoolWorker(off).runOnce()).toBe(0);
   });

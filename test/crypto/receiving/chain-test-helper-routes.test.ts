@@ -2,7 +2,6 @@
 // outcomes, draining the hot wallet's TRX and the faucet on the sandbox chain,
 // their bounds on both sides, and 404 on live shops (as the payments' helpers).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { usdtText } from '../../../src/crypto/receiving/receiving-views.ts';
 import { tronAddress } from '../../../src/crypto/tron/address.ts';
 import { backends } from '../../support/databases.ts';
@@ -52,7 +51,7 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
   });
 
   it('from names one of the simulated chain’s payer accounts', async () => {
-    const payers = (await cryptoDepsFor(testApp.context).chain.sandboxChain()).chain.payers;
+    const payers = (await testApp.crypto.chain.sandboxChain()).chain.payers;
     expect(payers.length).toBeGreaterThan(1);
     const response = await helper('deposits', { address, amount: '1', from: payers[1]!.address });
     expect(response.statusCode, response.body).toBe(200);
@@ -81,7 +80,7 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
     for (const depth of [0, 19, 1.5, '2']) await expectRefused('reorg', { depth }, 'depth');
   });
 
-  const sandboxNode = async () => (await cryptoDepsFor(testApp.context).chain.forMode('sandbox')).node;
+  const sandboxNode = async () => (await testApp.crypto.chain.forMode('sandbox')).node;
 
   it('next_transfer_outcome: each outcome, seen by the production node client on the next transfer to the address, once', async () => {
     const node = await sandboxNode();
@@ -120,7 +119,7 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
   });
 
   it('hot_wallet/drain_trx takes every sun from the sandbox hot wallet; the faucet without an address puts TRX and USDT back', async () => {
-    const access = await cryptoDepsFor(testApp.context).chain.forMode('sandbox');
+    const access = await testApp.crypto.chain.forMode('sandbox');
     const hotWallet = access.addressKey.hotWalletAddress;
     const funded = await helper('faucet', { trx: '150', usdt: '1000.5' });
     expect(funded.statusCode, funded.body).toBe(200);

@@ -2,8 +2,7 @@
 // chain on a manual block clock (blocks only when a test mines), a shop with a
 // key, and JSON calls through app.inject.
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { closeCryptoDeps, cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
-import { createCryptoChain } from '../../../src/crypto/receiving/crypto-chain.ts';
+import { createCryptoChain } from '../../../src/crypto/chain/crypto-chain.ts';
 import type { DatabaseBackend } from '../../../src/db/database.ts';
 import { parseMinor } from '../../../src/money/decimal.ts';
 import { createTestApp, type TestApp } from '../../support/app.ts';
@@ -17,9 +16,11 @@ export interface CryptoTestApp extends TestApp {
 
 export async function createCryptoTestApp(backend: DatabaseBackend, options: Parameters<typeof createTestApp>[1] = {}): Promise<CryptoTestApp> {
   // These files send hundreds of requests with one key within a minute; the limit has its own tests.
-  const testApp = await createTestApp(backend, { ...options, config: { rateLimitPerMinute: 1_000_000, ...options.config } });
-  const { config, logger } = testApp.context;
-  cryptoDepsFor(testApp.context, createCryptoChain({ config, dataDir: undefined, logger, sandboxClock: 'manual' }));
+  const testApp = await createTestApp(backend, {
+    chain: ({ config, logger }) => createCryptoChain({ config, dataDir: undefined, logger, sandboxClock: 'manual' }),
+    ...options,
+    config: { rateLimitPerMinute: 1_000_000, ...options.config },
+  });
   return {
     ...testApp,
     async shop(mode = 'sandbox') {
@@ -30,10 +31,6 @@ export async function createCryptoTestApp(backend: DatabaseBackend, options: Par
       const headers: Record<string, string> = { authorization: `Bearer ${key}` };
       if (body !== undefined) headers['content-type'] = 'application/json';
       return testApp.app.inject({ method, url, headers, payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
-    },
-    async close() {
-      await closeCryptoDeps(testApp.context);
-      await testApp.close();
     },
   };
 }

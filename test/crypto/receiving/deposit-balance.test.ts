@@ -7,7 +7,6 @@
 // over HTTP read by the production node client; the watcher runs pass by pass.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createChainWatcher, type ChainWatcher } from '../../../src/crypto/receiving/chain-watcher.ts';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import type { SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { tronAddress } from '../../../src/crypto/tron/address.ts';
 import { checkLedgerInvariants } from '../../../src/ledger/ledger-invariants.ts';
@@ -46,9 +45,8 @@ describe.each(backends)('deposits in the balance and the history on %s', (backen
   beforeAll(async () => {
     testApp = await createCryptoTestApp(backend);
     const { context } = testApp;
-    const deps = cryptoDepsFor(context);
-    const access = await deps.chain.forMode('sandbox');
-    sandbox = await deps.chain.sandboxChain();
+    const access = await testApp.crypto.chain.forMode('sandbox');
+    sandbox = await testApp.crypto.chain.sandboxChain();
     watcher = createChainWatcher({ db: context.db, clock: context.clock, logger: context.logger, access });
   });
   afterEach(async () => {

@@ -1,10 +1,10 @@
 // A deposit key must be the one the database's addresses of its kind were
-// derived from (assertKeyOfDatabase, through every cryptoDepsFor chain): a
+// derived from (createKeyOfDatabaseCheck, on every chain the chain module hands out): a
 // process with another sandbox seed (another data folder) is refused with 503
 // naming the setting, before it derives, watches or signs anything.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCryptoChain } from '../../../src/crypto/receiving/crypto-chain.ts';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
+import { createCryptoChain } from '../../../src/crypto/chain/crypto-chain.ts';
+import { testCryptoDeps } from '../crypto-deps-support.ts';
 import { createInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
 import { backends } from '../../support/databases.ts';
 import { openReceivingSetup, type ReceivingSetup } from './receiving-service-support.ts';
@@ -26,8 +26,7 @@ describe.each(backends)('the deposit key of the database on %s', (backend) => {
     // Another process on the same database with its own in-memory sandbox seed.
     const otherChain = createCryptoChain({ config: setup.context.config, dataDir: undefined, logger: setup.context.logger, sandboxClock: 'manual' });
     try {
-      const otherContext = { ...setup.context };
-      const other = cryptoDepsFor(otherContext, otherChain);
+      const other = testCryptoDeps(setup.context, otherChain);
       const refusal = await other.chain.forMode('sandbox').then(
         () => undefined,
         (error: unknown) => error,
@@ -45,7 +44,7 @@ describe.each(backends)('the deposit key of the database on %s', (backend) => {
   it('a database without addresses of the key accepts any key', async () => {
     const otherChain = createCryptoChain({ config: setup.context.config, dataDir: undefined, logger: setup.context.logger, sandboxClock: 'manual' });
     try {
-      const other = cryptoDepsFor({ ...setup.context }, otherChain);
+      const other = testCryptoDeps(setup.context, otherChain);
       await expect(other.chain.forMode('sandbox')).resolves.toBeDefined();
     } finally {
       await otherChain.close();

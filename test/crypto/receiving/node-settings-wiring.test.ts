@@ -11,8 +11,8 @@ import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
 import { signingKeyFromMnemonic } from '../../../src/crypto/keys/hd-keys.ts';
-import { createCryptoChain, type CryptoChain } from '../../../src/crypto/receiving/crypto-chain.ts';
-import { closeCryptoDeps, cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
+import { createCryptoChain, type CryptoChain } from '../../../src/crypto/chain/crypto-chain.ts';
+import { testCryptoDeps } from '../crypto-deps-support.ts';
 import { createLogger } from '../../../src/logger.ts';
 import { createTestContext } from '../../support/app.ts';
 import { backends } from '../../support/databases.ts';
@@ -66,12 +66,13 @@ describe('live nodes from PAYGATE_TRON_NODES', () => {
 describe.each(backends)('node metrics of a gateway context on %s', (backend) => {
   it("the sandbox node's requests are counted in the context's registry", async () => {
     const { context, database } = await createTestContext(backend);
+    const deps = testCryptoDeps(context);
     try {
-      const access = await cryptoDepsFor(context).chain.forMode('sandbox');
+      const access = await deps.chain.forMode('sandbox');
       await access.node.getHeadBlock();
       expect(await context.metrics.metrics()).toMatch(/paygate_tron_node_requests_total\{node="http:\/\/127\.0\.0\.1:\d+",outcome="ok"\} [1-9]/);
     } finally {
-      await closeCryptoDeps(context);
+      await deps.close();
       await database.close();
     }
   });

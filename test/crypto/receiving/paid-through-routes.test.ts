@@ -5,7 +5,6 @@
 // also checked against the OpenAPI document (deposits included).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChainWatcher, type ChainWatcher } from '../../../src/crypto/receiving/chain-watcher.ts';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { backends } from '../../support/databases.ts';
 import { createCryptoTestApp, externalId, invoiceBody, micro, type CryptoTestApp } from './crypto-routes-support.ts';
 
@@ -22,7 +21,7 @@ describe.each(backends)('paid through the routes on %s', (backend) => {
     testApp = await createCryptoTestApp(backend);
     ({ key } = await testApp.shop());
     const { context } = testApp;
-    const access = await cryptoDepsFor(context).chain.forMode('sandbox');
+    const access = await testApp.crypto.chain.forMode('sandbox');
     watcher = createChainWatcher({ db: context.db, clock: context.clock, logger: context.logger, access });
   });
   afterAll(() => testApp.close());

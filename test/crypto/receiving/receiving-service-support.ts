@@ -7,20 +7,20 @@ import { expect } from 'vitest';
 import type { ManualClock } from '../../../src/clock.ts';
 import type { AppContext } from '../../../src/context.ts';
 import type { DatabaseBackend } from '../../../src/db/database.ts';
-import { createCryptoChain, type ChainAccess, type CryptoChain } from '../../../src/crypto/receiving/crypto-chain.ts';
-import { cryptoDepsFor, type CryptoDeps } from '../../../src/crypto/receiving/crypto-deps.ts';
+import { createCryptoChain, type ChainAccess, type CryptoChain } from '../../../src/crypto/chain/crypto-chain.ts';
 import { createChainWatcher, type ChainWatcher, type ChainWatcherOptions } from '../../../src/crypto/receiving/chain-watcher.ts';
 import type { SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { checkLedgerInvariants } from '../../../src/ledger/ledger-invariants.ts';
 import { createMerchant, type CreatedMerchant } from '../../../src/merchants/merchant-service.ts';
 import { createTestContext } from '../../support/app.ts';
+import { testCryptoDeps, type TestCryptoDeps } from '../crypto-deps-support.ts';
 import type { TestDatabase } from '../../support/databases.ts';
 
 export interface ReceivingSetup {
   readonly context: AppContext;
   readonly clock: ManualClock;
   readonly database: TestDatabase;
-  readonly deps: CryptoDeps;
+  readonly deps: TestCryptoDeps;
   readonly chain: CryptoChain;
   readonly sandbox: SimulatedChainServer;
   readonly access: ChainAccess;
@@ -38,7 +38,7 @@ let counter = 0;
 export async function openReceivingSetup(backend: DatabaseBackend): Promise<ReceivingSetup> {
   const { context, clock, database } = await createTestContext(backend);
   const chain = createCryptoChain({ config: context.config, dataDir: undefined, logger: context.logger, sandboxClock: 'manual' });
-  const deps = cryptoDepsFor(context, chain);
+  const deps = testCryptoDeps(context, chain);
   const access = await chain.forMode('sandbox');
   const sandbox = await chain.sandboxChain();
   counter += 1;
@@ -57,7 +57,7 @@ export async function openReceivingSetup(backend: DatabaseBackend): Promise<Rece
     watcher,
     defaultWatcher: watcher(),
     async close() {
-      await chain.close();
+      await deps.close();
       await database.close();
     },
   };

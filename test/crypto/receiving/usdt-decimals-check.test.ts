@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.ts';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
+import { testCryptoDeps } from '../crypto-deps-support.ts';
 import { createInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
 import { createChainWatcherWorker } from '../../../src/crypto/receiving/receiving-workers.ts';
 import { DECIMALS_RETRY_FIRST_MS, DECIMALS_RETRY_MAX_MS, usdtDecimalsConfirmed, type DecimalsCheckedChain } from '../../../src/crypto/receiving/usdt-decimals-check.ts';
@@ -139,8 +139,8 @@ describe.each(backends)('the chain watcher worker of a chain whose token answers
     const server = await chainServer(18);
     const { context, clock, database } = await createTestContext(backend, { config: { sandboxChainUrl: server.url } });
     opened.push(database);
-    const deps = cryptoDepsFor(context);
-    opened.push(deps.chain);
+    const deps = testCryptoDeps(context);
+    opened.push(deps);
     const merchant = await createMerchant(context, { name: 'Decimals shop', email: `decimals-${process.pid}-${backend}@example.test`, mode: 'sandbox' });
     const shop = { shopId: merchant.shop_id, mode: 'sandbox' as const };
     const { invoice } = await createInvoice(deps, shop, { external_id: 'decimals-18', amount: '5', network: 'TRC20' });
@@ -148,7 +148,7 @@ describe.each(backends)('the chain watcher worker of a chain whose token answers
     expect(server.chain.sendUsdt({ to: tronAddress(invoice.address), amount: 5_000_000n }).result).toBe(true);
     server.chain.mine(server.chain.parameters.solidityDepth + 1);
 
-    const worker = createChainWatcherWorker(context);
+    const worker = createChainWatcherWorker(deps);
     expect(await worker.runOnce()).toBe(0);
     clock.advance(DECIMALS_RETRY_MAX_MS);
     expect(await worker.runOnce()).toBe(0);
@@ -162,13 +162,14 @@ describe.each(backends)('the chain watcher worker of a chain whose token answers
     const server = await chainServer(18);
     const { context, clock, database } = await createTestContext(backend, { config: { sandboxChainUrl: server.url } });
     opened.push(database);
-    opened.push(cryptoDepsFor(context).chain);
+    const deps = testCryptoDeps(context);
+    opened.push(deps);
     const to = freshAddress();
     const transfer = await inTransaction(context.db, (tx) =>
       enqueueOutgoingTransfer(tx, clock, { chain: 'tron-sandbox', purpose: 'payout', ownerId: 'po_decimals', asset: 'USDT', from: { kind: 'hot_wallet' }, to, amount: 9_000_000n }),
     );
     const log = newLog();
-    const worker = createOutgoingTransferWorker(context, { payout: recordingHandler(log) });
+    const worker = createOutgoingTransferWorker(deps, { payout: recordingHandler(log) });
     expect(await worker.runOnce()).toBe(0);
     clock.advance(DECIMALS_RETRY_MAX_MS);
     expect(await worker.runOnce()).toBe(0);

@@ -3,7 +3,6 @@
 // nothing (no refund, no reservation); bounds are checked on both sides; another
 // shop's refund or deposit is 404. The ledger stays sound.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { backends } from '../../support/databases.ts';
 import { createPayoutTestApp, externalId, micro, recipient, type PayoutShop, type PayoutTestApp } from '../payouts/payout-support.ts';
 import { fixtureDeposit } from './refund-fixtures.ts';
@@ -52,12 +51,12 @@ describe.each(backends)('refund routes on %s', (backend) => {
     await expectRefused({ external_id: externalId(), deposit_id: depositId, address: 'TXYZ' }, 400, 'invalid_request', 'address');
     await expectRefused({ external_id: externalId(), deposit_id: depositId, address: recipient(), amount: '1' }, 400, 'invalid_request');
     await expectRefused({ external_id: externalId(), deposit_id: depositId, address: 5 }, 400, 'invalid_request', 'address');
-    const hotWallet = (await cryptoDepsFor(testApp.context).chain.forMode('sandbox')).addressKey.hotWalletAddress;
+    const hotWallet = (await testApp.crypto.chain.forMode('sandbox')).addressKey.hotWalletAddress;
     await expectRefused({ external_id: externalId(), deposit_id: depositId, address: hotWallet }, 400, 'invalid_request', 'hot wallet');
     // Back to one of the gateway's own deposit addresses (the deposit's own, or any other) or to the USDT contract: refused.
     const ownAddress = (await testApp.context.db.selectFrom('crypto_deposits').select('address').where('id', '=', depositId).executeTakeFirstOrThrow()).address;
     await expectRefused({ external_id: externalId(), deposit_id: depositId, address: ownAddress }, 400, 'invalid_request', 'deposit address of this gateway');
-    const usdtContract = (await cryptoDepsFor(testApp.context).chain.forMode('sandbox')).usdtContract;
+    const usdtContract = (await testApp.crypto.chain.forMode('sandbox')).usdtContract;
     await expectRefused({ external_id: externalId(), deposit_id: depositId, address: usdtContract }, 400, 'invalid_request', 'USDT contract');
     // The inner side of each bound passes validation: a 64-character unknown deposit is 404, a 100-character external_id and a 1-character one are accepted.
     await expectRefused({ external_id: externalId(), deposit_id: `dep_${'0'.repeat(60)}`, address: recipient() }, 404, 'not_found');

@@ -4,7 +4,6 @@
 // with the module list's outcome handlers, as the worker runs them.
 import { expect } from 'vitest';
 import { createChainWatcher, type ChainWatcher } from '../../../src/crypto/receiving/chain-watcher.ts';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import { createOutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 import type { DatabaseBackend } from '../../../src/db/database.ts';
@@ -22,7 +21,7 @@ export type ChainTestApp = Awaited<ReturnType<typeof createChainTestApp>>;
 export async function createChainTestApp(backend: DatabaseBackend) {
   const testApp = await createPayoutTestApp(backend);
   const { context } = testApp;
-  const deps = cryptoDepsFor(context);
+  const deps = { ...context, chain: testApp.crypto.chain };
   const access = await deps.chain.forMode('sandbox');
   const watcher: ChainWatcher = createChainWatcher({ db: context.db, clock: context.clock, logger: context.logger, access });
   const executor = createOutgoingExecutor({

@@ -21,7 +21,7 @@ describe.each(backends)('the outgoing transfer worker on %s', (backend) => {
 
   it('tops the sandbox hot wallet up at first use, sends and confirms', async () => {
     const log = newLog();
-    const worker = createOutgoingTransferWorker(setup.context, { payout: recordingHandler(log) });
+    const worker = createOutgoingTransferWorker(setup.deps, { payout: recordingHandler(log) });
     expect(await worker.runOnce()).toBe(0); // nothing open: no executor, no chain work
     const hot = setup.access.addressKey.hotWalletAddress;
     expect(setup.sandbox.chain.state.usdtBalance(hot)).toBe(0n);

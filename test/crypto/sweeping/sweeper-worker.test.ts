@@ -29,7 +29,7 @@ describe.each(backends)('the sweeper worker on %s', (backend) => {
   it('sweeps an address over the threshold by itself: top-up, then the USDT, each once', async () => {
     const address = await finalDepositOn(setup, 'worker', '80');
     const hotBefore = await usdtOf(setup, setup.hotWallet);
-    workers = [createSweeperWorker(setup.context, { pollIntervalMs: 50 }), createOutgoingTransferWorker(setup.context, outgoingOutcomeHandlers())];
+    workers = [createSweeperWorker(setup.deps, { pollIntervalMs: 50 }), createOutgoingTransferWorker(setup.deps, outgoingOutcomeHandlers())];
     for (const worker of workers) worker.start();
     // Waits for the sweep to complete, moving the chain and the clock on meanwhile; the pause only
     // paces the loop, and the test timeout is the only bound.

@@ -10,7 +10,7 @@ import { runSweepPass, type SweepingDeps, type SweepPassResult } from '../../../
 import { tronAddress, type TronAddress } from '../../../src/crypto/tron/address.ts';
 import { createOutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { sandboxHotWalletTopUp } from '../../../src/crypto/sending/sandbox-faucet.ts';
-import { cryptoModules } from '../../../src/modules.ts';
+import { outgoingOutcomeHandlers } from '../../../src/modules.ts';
 import { openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
 
 export interface SweepingSetup extends ReceivingSetup {
@@ -44,8 +44,9 @@ export async function openSweepingSetup(backend: DatabaseBackend, options: { rea
 
 /** The real executor of the sandbox chain, with the outcome handlers the sweeping module declares in src/modules.ts. */
 async function startExecutor(setup: ReceivingSetup): Promise<() => Promise<void>> {
-  const sweeping = cryptoModules.find((module) => module.name === 'crypto-sweeping');
-  expect(sweeping?.outgoingOutcomes).toBeDefined();
+  const { sweep, gas_topup: gasTopup } = outgoingOutcomeHandlers();
+  expect(sweep).toBeDefined();
+  expect(gasTopup).toBeDefined();
   const executor = createOutgoingExecutor({
     db: setup.context.db,
     clock: setup.clock,
@@ -55,7 +56,7 @@ async function startExecutor(setup: ReceivingSetup): Promise<() => Promise<void>
     signingKey: () => setup.access.signingKey(),
     hotWallet: setup.access.addressKey.hotWalletAddress,
     usdtContract: setup.sandbox.chain.parameters.usdtContract,
-    handlers: sweeping!.outgoingOutcomes!,
+    handlers: { sweep, gas_topup: gasTopup },
     trxUsdtRateMicro: setup.context.config.trxUsdtRateMicro,
     maxInFlight: 100,
     maxAttempts: 3,

@@ -5,7 +5,6 @@
 // share an embedded PGlite, so that test runs on PostgreSQL only; argument
 // errors, refused before any database is opened, are checked on both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import type { WithdrawalView } from '../../../src/crypto/withdrawals/withdrawals-views.ts';
 import { runPaygateInProcess } from '../../support/cli.ts';
 import { backends, itOnServer } from '../../support/databases.ts';
@@ -22,7 +21,7 @@ describe.each(backends)('paygate withdrawal on %s', (backend) => {
     shop = await testApp.payoutShop();
     await testApp.fund(shop, 100_000_000n);
     await testApp.post(shop, '/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
-    const sandbox = await cryptoDepsFor(testApp.context).chain.sandboxChain();
+    const sandbox = await testApp.crypto.chain.sandboxChain();
     env = { DATABASE_URL: testApp.database.url ?? '', PAYGATE_DATA_DIR: 'memory://', PAYGATE_SANDBOX_CHAIN_URL: sandbox.url };
   });
   afterAll(async () => {

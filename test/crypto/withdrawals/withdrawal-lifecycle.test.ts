@@ -5,7 +5,6 @@
 // reservation, and cabinet.withdrawal.completed once per final outcome. The
 // merchant's address receives exactly the amount on chain; the ledger stays sound.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cryptoDepsFor } from '../../../src/crypto/receiving/crypto-deps.ts';
 import {
   approveWithdrawal,
   createWithdrawal,
@@ -32,7 +31,7 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     shop = await testApp.payoutShop();
     await testApp.fund(shop, 1_000_000_000n);
     await testApp.post(shop, '/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
-    deps = cryptoDepsFor(testApp.context);
+    deps = { ...testApp.context, chain: testApp.crypto.chain };
   });
   afterEach(() => testApp.expectLedgerGreen());
   afterAll(() => testApp.close());
@@ -201,7 +200,7 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     // The gateway's own addresses: a deposit address of any shop, the hot wallet, the USDT contract.
     const invoice = await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', { external_id: uniqueName('own'), amount: '2', network: 'TRC20' });
     expect(invoice.statusCode, invoice.body).toBe(201);
-    const access = await cryptoDepsFor(testApp.context).chain.forMode('sandbox');
+    const access = await testApp.crypto.chain.forMode('sandbox');
     for (const address of [invoice.json().address as string, access.addressKey.hotWalletAddress, access.usdtContract]) {
       expect(await refusal(createWithdrawal(deps, { ...poor, amount: '1', address })), address).toMatchObject({ code: 'invalid_request' });
     }

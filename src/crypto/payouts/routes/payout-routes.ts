@@ -1,13 +1,10 @@
 // /v1/crypto/payouts: create (idempotent by external_id), quote, read, list, and
 // batch payouts. Thin: schema, scope, call the services.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../../context.ts';
+import type { ModuleRoutes } from '../../../gateway-module.ts';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import type { ApiPrincipal } from '../../../merchants/merchant-service.ts';
-import { signingPauseCheckFor } from '../../custody/signing-pause.ts';
-import { cryptoDepsFor } from '../../receiving/crypto-deps.ts';
 import { PageQuery, pageOf } from '../../receiving/routes/crypto-schemas.ts';
 import { createBatch, getBatch } from '../batch-service.ts';
 import { createPayout, getPayout, listPayouts, quotePayout, type PayoutDeps, type PayoutShop } from '../payout-service.ts';
@@ -65,9 +62,7 @@ function shopOf(principal: ApiPrincipal): PayoutShop {
   return { shopId: principal.shopId, merchantId: principal.merchantId, mode: principal.shopMode };
 }
 
-export const payoutRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const signingPause = signingPauseCheckFor(context);
-  const deps = (): PayoutDeps => ({ ...cryptoDepsFor(context), signingPause });
+export const payoutRoutes = (deps: PayoutDeps): ModuleRoutes => async (app) => {
 
   app.post(
     '/crypto/payouts',
@@ -86,7 +81,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request, reply) => {
-      const result = await createPayout(deps(), shopOf(principalOf(request)), request.body);
+      const result = await createPayout(deps, shopOf(principalOf(request)), request.body);
       return reply.code(result.created ? 201 : 200).send(result.payout);
     },
   );
@@ -103,7 +98,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         response: { 200: Quote, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'amount_not_supported', 'address_blacklisted') },
       },
     },
-    async (request) => quotePayout(deps(), shopOf(principalOf(request)), request.body),
+    async (request) => quotePayout(deps, shopOf(principalOf(request)), request.body),
   );
 
   app.post(
@@ -123,7 +118,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request, reply) => {
-      const result = await createBatch(deps(), shopOf(principalOf(request)), request.body);
+      const result = await createBatch(deps, shopOf(principalOf(request)), request.body);
       return reply.code(result.created ? 201 : 200).send(result.batch);
     },
   );
@@ -140,7 +135,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         response: { 200: Batch, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'not_found') },
       },
     },
-    async (request) => getBatch(deps(), principalOf(request).shopId, request.params.batch_id),
+    async (request) => getBatch(deps, principalOf(request).shopId, request.params.batch_id),
   );
 
   app.get(
@@ -155,7 +150,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         response: { 200: Payout, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'not_found') },
       },
     },
-    async (request) => getPayout(deps(), principalOf(request).shopId, request.params.payout_id),
+    async (request) => getPayout(deps, principalOf(request).shopId, request.params.payout_id),
   );
 
   app.get(
@@ -171,7 +166,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request) =>
-      listPayouts(deps(), principalOf(request).shopId, {
+      listPayouts(deps, principalOf(request).shopId, {
         limit: request.query.limit ?? 20,
         cursor: request.query.cursor,
         status: request.query.status,

@@ -5,12 +5,11 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import type { AppContext } from '../../../context.ts';
 import { RateLimitedError } from '../../../errors.ts';
 import { classify } from '../../../http/error-handler.ts';
 import { pickLang, type Lang } from '../../../payments/page/page-i18n.ts';
 import { layout } from '../../../payments/page/payment-page-html.ts';
-import { cryptoDepsFor } from '../crypto-deps.ts';
+import type { CryptoDeps } from '../../chain/chain-module.ts';
 import { invoicePageBody, invoicePageScript, invoiceStatusCard } from './invoice-page-html.ts';
 import { invoiceText } from './invoice-page-i18n.ts';
 import { loadInvoicePage, loadInvoiceStatus } from './invoice-page-service.ts';
@@ -22,8 +21,7 @@ const INVOICE_ID_PATTERN = /^inv_[0-9a-z]{26}$/;
 
 type PageStatus = 400 | 404 | 429 | 500;
 
-export const invoicePageRoutes: FastifyPluginAsync<{ context: AppContext }> = async (app, { context }) => {
-  const deps = () => cryptoDepsFor(context);
+export const invoicePageRoutes = (deps: CryptoDeps): FastifyPluginAsync => async (app) => {
 
   await app.register(rateLimit, {
     global: true,
@@ -72,7 +70,7 @@ export const invoicePageRoutes: FastifyPluginAsync<{ context: AppContext }> = as
   app.get<{ Params: { invoice_id: string } }>('/pay/crypto/:invoice_id', { schema: { hide: true } }, async (request, reply) => {
     const lang = langOf(request);
     const invoiceId = request.params.invoice_id;
-    const page = INVOICE_ID_PATTERN.test(invoiceId) ? await loadInvoicePage(deps(), invoiceId) : undefined;
+    const page = INVOICE_ID_PATTERN.test(invoiceId) ? await loadInvoicePage(deps, invoiceId) : undefined;
     if (!page) return errorPage(reply, lang, 404, '/pay/crypto');
     const nonce = randomBytes(16).toString('base64url');
     const html = layout({
@@ -81,14 +79,14 @@ export const invoicePageRoutes: FastifyPluginAsync<{ context: AppContext }> = as
       body: invoicePageBody(lang, page, nonce),
       nonce,
       switchPath: `/pay/crypto/${invoiceId}`,
-      script: invoicePageScript(lang, page, context.clock.now().getTime()),
+      script: invoicePageScript(lang, page, deps.clock.now().getTime()),
     });
     return send(reply, 200, html, nonce);
   });
 
   // What the page's script polls: only what the page shows, nothing more.
   app.get<{ Params: { invoice_id: string } }>('/pay/crypto/:invoice_id/status', { schema: { hide: true } }, async (request, reply) => {
-    const status = INVOICE_ID_PATTERN.test(request.params.invoice_id) ? await loadInvoiceStatus(deps(), request.params.invoice_id) : undefined;
+    const status = INVOICE_ID_PATTERN.test(request.params.invoice_id) ? await loadInvoiceStatus(deps, request.params.invoice_id) : undefined;
     reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
     if (!status) return reply.code(404).send({ error: 'not_found' });
     return status;

@@ -2,7 +2,7 @@
 // page has no API key): the invoice as the API gives it, the shop's name and
 // whether it is a sandbox shop, and the QR code of the payment URI.
 import { findShopProfile } from '../../../merchants/merchant-service.ts';
-import type { CryptoDeps } from '../crypto-deps.ts';
+import type { CryptoDeps } from '../../chain/chain-module.ts';
 import { invoiceQrSvg, type InvoiceView } from '../invoice-service.ts';
 import { findInvoiceById } from '../receiving-repository.ts';
 import { invoiceView } from '../receiving-views.ts';

@@ -3,14 +3,13 @@
 // next transfer to an address failing, the hot wallet out of TRX, the faucet,
 // an address on the USDT blacklist).
 // On a live shop every one answers 404, like the payments' test helpers.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../../context.ts';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import { NEXT_TRANSFER_OUTCOMES } from '../../simchain/chain-state.ts';
 import { armNextTransferOutcome, drainHotWalletTrx, faucet, mineBlocks, reorgChain, setUsdtBlacklisted, simulateDeposit } from '../sandbox-chain-service.ts';
-import { cryptoDepsFor } from '../crypto-deps.ts';
+import type { CryptoDeps } from '../../chain/chain-module.ts';
+import type { ModuleRoutes } from '../../../gateway-module.ts';
 import { AmountInput } from './crypto-schemas.ts';
 
 export const MINE_MAX_BLOCKS = 1000;
@@ -115,8 +114,7 @@ const Blacklisted = Type.Object(
 
 const HELPER_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'not_found'] as const;
 
-export const chainTestHelperRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const deps = () => cryptoDepsFor(context);
+export const chainTestHelperRoutes = (deps: CryptoDeps): ModuleRoutes => async (app) => {
   const shopOf = (request: Parameters<typeof principalOf>[0]) => {
     const principal = principalOf(request);
     return { shopId: principal.shopId, mode: principal.shopMode };
@@ -135,7 +133,7 @@ export const chainTestHelperRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         response: { 200: { ...SimulatedDeposit, description: 'The transfer, broadcast and waiting in the pool' }, ...errorResponses(...HELPER_ERRORS) },
       },
     },
-    async (request) => simulateDeposit(deps(), shopOf(request), request.body),
+    async (request) => simulateDeposit(deps, shopOf(request), request.body),
   );
 
   app.post(
@@ -151,7 +149,7 @@ export const chainTestHelperRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         response: { 200: { ...Mined, description: 'The chain after the new blocks' }, ...errorResponses(...HELPER_ERRORS) },
       },
     },
-    async (request) => mineBlocks(deps(), shopOf(request), request.body.count),
+    async (request) => mineBlocks(deps, shopOf(request), request.body.count),
   );
 
   app.post(
@@ -167,7 +165,7 @@ export const chainTestHelperRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         response: { 200: { ...Reorganized, description: 'The chain after the fork' }, ...errorResponses(...HELPER_ERRORS) },
       },
     },
-    async (request) => reorgChain(deps(), shopOf(request), request.body.depth),
+    async (request) => reorgChain(deps, shopOf(request), request.body.depth),
   );
 
   app.post(
@@ -183,7 +181,7 @@ export const chainTestHelperRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         response: { 200: { ...NextTransferArmed, description: 'Armed' }, ...errorResponses(...HELPER_ERRORS) },
       },
     },
-    async (request) => armNextTransferOutcome(deps(), shopOf(request), request.body),
+    async (request) => armNextTransferOutcome(deps, shopOf(request), request.body),
   );
 
   app.post(
@@ -199,7 +197,7 @@ export const chainTestHelperRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         response: { 200: { ...Drained, description: 'Drained' }, ...errorResponses(...HELPER_ERRORS) },
       },
     },
-    async (request) => drainHotWalletTrx(deps(), shopOf(request)),
+    async (request) => drainHotWalletTrx(deps, shopOf(request)),
   );
 
   app.post(
@@ -215,7 +213,7 @@ export const chainTestHelperRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         response: { 200: { ...Funded, description: 'The balances after' }, ...errorResponses(...HELPER_ERRORS) },
       },
     },
-    async (request) => faucet(deps(), shopOf(request), request.body),
+    async (request) => faucet(deps, shopOf(request), request.body),
   );
 
   app.post(
@@ -231,6 +229,6 @@ export const chainTestHelperRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         response: { 200: { ...Blacklisted, description: 'The address’s standing now' }, ...errorResponses(...HELPER_ERRORS) },
       },
     },
-    async (request) => setUsdtBlacklisted(deps(), shopOf(request), request.body),
+    async (request) => setUsdtBlacklisted(deps, shopOf(request), request.body),
   );
 };

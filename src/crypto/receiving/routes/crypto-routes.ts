@@ -1,12 +1,12 @@
-// Every /v1 route of crypto receiving, as the one plugin modules.ts lists.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../../context.ts';
+// Every /v1 route of crypto receiving, as the one plugin the receiving module mounts.
+import type { ModuleRoutes } from '../../../gateway-module.ts';
+import type { CryptoDeps } from '../../chain/chain-module.ts';
 import { chainTestHelperRoutes } from './chain-test-helper-routes.ts';
 import { invoiceRoutes } from './invoice-routes.ts';
 import { walletRoutes } from './wallet-routes.ts';
 
-export const cryptoReceivingRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, options) => {
-  await app.register(invoiceRoutes, options);
-  await app.register(walletRoutes, options);
-  await app.register(chainTestHelperRoutes, options);
+export const cryptoReceivingRoutes = (deps: CryptoDeps): ModuleRoutes => async (app) => {
+  await app.register(invoiceRoutes(deps));
+  await app.register(walletRoutes(deps));
+  await app.register(chainTestHelperRoutes(deps));
 };

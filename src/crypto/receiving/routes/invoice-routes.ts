@@ -1,12 +1,11 @@
 // /v1/crypto/invoices: create (idempotent by external_id), read, list, and the
 // QR code of the payment URI. Thin: schema, scope, call invoice-service.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../../context.ts';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import { createInvoice, getInvoice, invoiceQrSvg, listInvoices } from '../invoice-service.ts';
-import { cryptoDepsFor } from '../crypto-deps.ts';
+import type { CryptoDeps } from '../../chain/chain-module.ts';
+import type { ModuleRoutes } from '../../../gateway-module.ts';
 import {
   AmountInput,
   CALLBACK_URL_MAX_LENGTH,
@@ -60,9 +59,7 @@ const QrSvg = {
   },
 };
 
-export const invoiceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const deps = () => cryptoDepsFor(context);
-
+export const invoiceRoutes = (deps: CryptoDeps): ModuleRoutes => async (app) => {
   app.post(
     '/crypto/invoices',
     {
@@ -81,7 +78,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const result = await createInvoice(deps(), { shopId: principal.shopId, mode: principal.shopMode }, request.body);
+      const result = await createInvoice(deps, { shopId: principal.shopId, mode: principal.shopMode }, request.body);
       return reply.code(result.created ? 201 : 200).send(result.invoice);
     },
   );
@@ -98,7 +95,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
         response: { 200: Invoice, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'not_found') },
       },
     },
-    async (request) => getInvoice(deps(), principalOf(request).shopId, request.params.invoice_id),
+    async (request) => getInvoice(deps, principalOf(request).shopId, request.params.invoice_id),
   );
 
   app.get(
@@ -114,7 +111,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
       },
     },
     async (request) =>
-      listInvoices(deps(), principalOf(request).shopId, {
+      listInvoices(deps, principalOf(request).shopId, {
         limit: request.query.limit ?? 20,
         cursor: request.query.cursor,
         status: request.query.status,
@@ -135,7 +132,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> =
       },
     },
     async (request, reply) => {
-      const svg = await invoiceQrSvg(deps(), principalOf(request).shopId, request.params.invoice_id);
+      const svg = await invoiceQrSvg(deps, principalOf(request).shopId, request.params.invoice_id);
       return reply.type('image/svg+xml; charset=utf-8').header('cache-control', 'private, max-age=300').send(svg);
     },
   );

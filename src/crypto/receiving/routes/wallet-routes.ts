@@ -1,13 +1,12 @@
 // /v1/crypto/wallets: static wallets (one permanent address per customer),
 // idempotent by client_id + network; block and unblock. Thin: schema, scope,
 // call wallet-service.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../../context.ts';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import { blockWallet, createWallet, getWallet, listWallets, unblockWallet } from '../wallet-service.ts';
-import { cryptoDepsFor } from '../crypto-deps.ts';
+import type { CryptoDeps } from '../../chain/chain-module.ts';
+import type { ModuleRoutes } from '../../../gateway-module.ts';
 import { CLIENT_ID_MAX_LENGTH, NetworkInput, PageQuery, WALLET_EXAMPLE, Wallet, WalletParams, WalletStatus, pageOf } from './crypto-schemas.ts';
 
 const CreateWalletBody = Type.Object(
@@ -32,9 +31,7 @@ const STATE_CHANGES = [
   { action: 'unblock', run: unblockWallet, operationId: 'unblockCryptoWallet', summary: 'Unblock a wallet: its later deposits are credited again' },
 ] as const;
 
-export const walletRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const deps = () => cryptoDepsFor(context);
-
+export const walletRoutes = (deps: CryptoDeps): ModuleRoutes => async (app) => {
   app.post(
     '/crypto/wallets',
     {
@@ -53,7 +50,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const result = await createWallet(deps(), { shopId: principal.shopId, mode: principal.shopMode }, request.body);
+      const result = await createWallet(deps, { shopId: principal.shopId, mode: principal.shopMode }, request.body);
       return reply.code(result.created ? 201 : 200).send(result.wallet);
     },
   );
@@ -71,7 +68,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request) =>
-      listWallets(deps(), principalOf(request).shopId, {
+      listWallets(deps, principalOf(request).shopId, {
         limit: request.query.limit ?? 20,
         cursor: request.query.cursor,
         client_id: request.query.client_id,
@@ -91,7 +88,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         response: { 200: Wallet, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'not_found') },
       },
     },
-    async (request) => getWallet(deps(), principalOf(request).shopId, request.params.wallet_id),
+    async (request) => getWallet(deps, principalOf(request).shopId, request.params.wallet_id),
   );
 
   for (const { action, run, operationId, summary } of STATE_CHANGES) {
@@ -108,7 +105,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
           response: { 200: Wallet, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'not_found', 'invalid_state') },
         },
       },
-      async (request) => run(deps(), principalOf(request).shopId, request.params.wallet_id),
+      async (request) => run(deps, principalOf(request).shopId, request.params.wallet_id),
     );
   }
 };

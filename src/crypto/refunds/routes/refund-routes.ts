@@ -1,14 +1,13 @@
 // /v1/crypto/refunds: create (idempotent by external_id) and read. Thin: schema,
 // scope, call the service. Scope `crypto`: a refund sends back what crypto
 // receiving took in (API.md lists refunds under crypto receiving).
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../../context.ts';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import { RecipientInput } from '../../payouts/routes/payout-schemas.ts';
 import { EXTERNAL_ID_MAX_LENGTH } from '../../payouts/payout-service.ts';
-import { cryptoDepsFor } from '../../receiving/crypto-deps.ts';
+import type { CryptoDeps } from '../../chain/chain-module.ts';
+import type { ModuleRoutes } from '../../../gateway-module.ts';
 import { createRefund, getRefund } from '../refund-service.ts';
 
 const Usdt = (description: string) => Type.String({ description: `${description}; USDT as a decimal string without trailing zeros` });
@@ -73,9 +72,7 @@ const CreateRefundBody = Type.Object(
 
 const RefundParams = Type.Object({ refund_id: Type.String({ maxLength: 64, description: 'The refund_id of a refund of this shop' }) });
 
-export const refundRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const deps = () => cryptoDepsFor(context);
-
+export const refundRoutes = (deps: CryptoDeps): ModuleRoutes => async (app) => {
   app.post(
     '/crypto/refunds',
     {
@@ -105,7 +102,7 @@ export const refundRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const result = await createRefund(deps(), { shopId: principal.shopId, merchantId: principal.merchantId, mode: principal.shopMode }, request.body);
+      const result = await createRefund(deps, { shopId: principal.shopId, merchantId: principal.merchantId, mode: principal.shopMode }, request.body);
       return reply.code(result.created ? 201 : 200).send(result.refund);
     },
   );
@@ -122,6 +119,6 @@ export const refundRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         response: { 200: Refund, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'not_found') },
       },
     },
-    async (request) => getRefund(deps(), principalOf(request).shopId, request.params.refund_id),
+    async (request) => getRefund(deps, principalOf(request).shopId, request.params.refund_id),
   );
 };

@@ -4,14 +4,9 @@
 // node client. Live shops: addresses from the configured account xpub
 // (PAYGATE_TRON_XPUB_FILE) and the configured nodes (PAYGATE_TRON_NODE_URLS).
 // Everything is started on first use: a gateway that never sees crypto starts no chain.
-// One sandbox chain for every role (docs/crypto.md "One sandbox chain for every
-// role"): a process with workers serves it and records its URL in the data
-// folder; an API-role process drives the recorded one; PAYGATE_SANDBOX_CHAIN_URL
-// names one for everybody.
+// Where the sandbox chain runs (here or in another role): sandbox-chain.ts.
 import { generateMnemonic } from '@scure/bip39';
 import { wordlist as english } from '@scure/bip39/wordlists/english.js';
-import { readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config.ts';
@@ -19,15 +14,20 @@ import { ServiceUnavailableError } from '../../errors.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { depositAddressKeyFromXpub, signingKeyFromMnemonic, type DepositAddressKey, type DepositSigningKey } from '../keys/hd-keys.ts';
 import { loadApiRoleKeys } from '../keys/key-material.ts';
-import { ensureSealedSandboxSeed, openSigningKey, type SealedKeyStore } from '../keys/sealed-signing-keys.ts';
-import { ConfigError } from '../../config.ts';
-import { startSimulatedChainServer, type SimulatedChainServer } from '../simchain/chain-server.ts';
+import { ensureSealedSandboxSeed, type SealedKeyStore } from '../keys/sealed-signing-keys.ts';
+import type { SimulatedChainServer } from '../simchain/chain-server.ts';
 import { createSimulatorControl, type SimulatorControl } from '../simchain/control-client.ts';
 import { tronAddress, type TronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createTronNodeClient, type TronNodeClient } from '../tron/node-client.ts';
 import { nodeRequestMetrics } from '../tron/node-metrics.ts';
-import type { AddressKeyId, ChainName } from './receiving-tables.ts';
+import { noLiveSigningKey, sealedSigningKey } from './chain-signer.ts';
+import { createSandboxChain } from './sandbox-chain.ts';
+
+/** The chain a deposit arrived on: the simulated chain of sandbox shops, or the configured TRON nodes. */
+export type ChainName = 'tron-sandbox' | 'tron-live';
+/** Which HD key derived an address: the sandbox seed or the configured live xpub. */
+export type AddressKeyId = 'sandbox' | 'live';
 
 /** One chain as the receiving side uses it: which key derives its addresses, and its node. */
 export interface ChainAccess {
@@ -91,94 +91,29 @@ export interface CryptoChainOptions {
   readonly sandboxReadOnly?: boolean;
 }
 
-/** The simulated chain's seed: its payers and block hashes; not a secret (nothing real is at stake). */
-const SANDBOX_CHAIN_SEED = 'paygate sandbox chain';
-const SANDBOX_CHAIN_FILE = 'sandbox-chain.json';
-/** Where the process serving the sandbox chain records its URL, for the other roles. */
-export const SANDBOX_CHAIN_URL_FILE = 'sandbox-chain.url';
-const SANDBOX_DISCOVERY_RETRY_SECONDS = 5;
-/**
- * How long an API-role process waits for a worker to start serving the sandbox chain.
- * A worker starts it lazily, on its watcher's first pass (every 3 s) after the first
- * sandbox deposit address exists; so the README's first test-helper call after the
- * first invoice finds it within this wait instead of failing.
- */
-const SANDBOX_DISCOVERY_WAIT_MS = 7_000;
-const SANDBOX_DISCOVERY_POLL_MS = 500;
 const LIVE_RETRY_AFTER_SECONDS = 300;
 
 export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
   const { config, logger } = options;
   const onRequest = options.metrics ? nodeRequestMetrics(options.metrics) : undefined;
-  let sandboxServer: Promise<SimulatedChainServer> | undefined;
-  let sandboxUrl: Promise<string> | undefined;
   let sandbox: Promise<ChainAccess> | undefined;
   let live: Promise<ChainAccess> | undefined;
-  const urlFile = options.dataDir === undefined ? undefined : join(options.dataDir, SANDBOX_CHAIN_URL_FILE);
+  const sandboxChain = createSandboxChain({
+    chainUrl: config.sandboxChainUrl,
+    retainBlocks: config.sandboxChainRetainBlocks,
+    serves: options.sandboxServes !== false,
+    discoveryWaitMs: options.sandboxDiscoveryWaitMs,
+    dataDir: options.dataDir,
+    clock: options.sandboxClock ?? 'wall',
+    readOnly: options.sandboxReadOnly === true,
+    logger,
+  });
 
-  const startSandboxServer = () =>
-    (sandboxServer ??= (async () => {
-      const recorded = urlFile === undefined ? undefined : await readRecordedUrl(urlFile);
-      const serverOptions = {
-        seed: SANDBOX_CHAIN_SEED,
-        clock: options.sandboxClock ?? 'wall',
-        unref: true,
-        ...(config.sandboxChainRetainBlocks === undefined ? {} : { parameters: { retainedBlockBodies: config.sandboxChainRetainBlocks } }),
-        ...(options.dataDir === undefined ? {} : { persistFile: join(options.dataDir, SANDBOX_CHAIN_FILE) }),
-      } as const;
-      // The port of the last run when it is free, so a restarted worker keeps the URL other processes hold.
-      const recordedPort = recorded === undefined ? 0 : Number(new URL(recorded).port);
-      const server = await startSimulatedChainServer({ ...serverOptions, port: recordedPort }).catch(() => startSimulatedChainServer(serverOptions));
-      if (urlFile !== undefined && !options.sandboxReadOnly) await recordUrl(urlFile, server.url);
-      logger.info({ url: server.url }, 'sandbox chain served by this process');
-      return server;
-    })());
-
-  /** A chain recorded by another process that answers, or undefined. */
-  const recordedLiveChain = async (): Promise<string | undefined> => {
-    const recorded = urlFile === undefined ? undefined : await readRecordedUrl(urlFile);
-    if (recorded === undefined) return undefined;
-    try {
-      await createSimulatorControl(recorded, { timeoutMs: 2_000 }).info();
-      return recorded;
-    } catch {
-      return undefined;
-    }
-  };
-
-  const resolveSandboxUrl = () =>
-    (sandboxUrl ??= (async () => {
-      if (config.sandboxChainUrl !== undefined) return config.sandboxChainUrl;
-      // In-memory mode (tests) shares nothing: the chain is this process's own.
-      if (urlFile === undefined) return (await startSandboxServer()).url;
-      let other = await recordedLiveChain();
-      const waitMs = options.sandboxDiscoveryWaitMs ?? SANDBOX_DISCOVERY_WAIT_MS;
-      for (let waited = 0; other === undefined && options.sandboxServes === false && waited < waitMs; waited += SANDBOX_DISCOVERY_POLL_MS) {
-        await new Promise((resolve) => setTimeout(resolve, SANDBOX_DISCOVERY_POLL_MS));
-        other = await recordedLiveChain();
-      }
-      if (other !== undefined) {
-        logger.info({ url: other }, 'sandbox chain served by another process');
-        return other;
-      }
-      if (options.sandboxServes === false) {
-        throw new ServiceUnavailableError(
-          'The sandbox chain is served by the worker role, which starts it once a sandbox deposit address exists: create an invoice or a wallet first, ' +
-            'and run `paygate serve --role worker` with the same PAYGATE_DATA_DIR (or set PAYGATE_SANDBOX_CHAIN_URL for every role; docs/crypto.md).',
-          SANDBOX_DISCOVERY_RETRY_SECONDS,
-        );
-      }
-      return (await startSandboxServer()).url;
-    })().catch((error: unknown) => {
-      sandboxUrl = undefined; // a worker that starts later is found by the next call
-      throw error;
-    }));
-
-  const sandboxControl = async () => createSimulatorControl(await resolveSandboxUrl());
+  const sandboxControl = async () => createSimulatorControl(await sandboxChain.url());
 
   let sandboxNode: Promise<TronNodeClient> | undefined;
   const resolveSandboxNode = () =>
-    (sandboxNode ??= resolveSandboxUrl().then((url) =>
+    (sandboxNode ??= sandboxChain.url().then((url) =>
       createTronNodeClient({
         urls: [url],
         // The sandbox chain (in-process, a worker's, or `paygate chain simulate`) runs mainnet's USDT address.
@@ -233,7 +168,7 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
       const keys = await loadApiRoleKeys(xpubFile, 'PAYGATE_TRON_XPUB_FILE');
       const signingKey =
         options.keyStore === undefined
-          ? () => Promise.reject(new ConfigError('the live signing key', 'is not available: this process has no sealed key store'))
+          ? noLiveSigningKey
           : sealedSigningKey(options.keyStore, 'live', keys.depositAddressKey.xpub);
       return {
         signingKey,
@@ -261,10 +196,8 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
     forMode: async (mode) => (mode === 'sandbox' ? startSandbox() : startLive()),
     liveConfigured: config.tronXpubFile !== undefined && config.tronNodeUrls.length > 0,
     async sandboxChain() {
-      if ((await resolveSandboxUrl()) !== (sandboxServer && (await sandboxServer).url)) {
-        throw new Error('The sandbox chain runs in another process: drive it through sandboxControl().');
-      }
-      return startSandboxServer();
+      if (!(await sandboxChain.servesHere())) throw new Error('The sandbox chain runs in another process: drive it through sandboxControl().');
+      return sandboxChain.server();
     },
     sandboxControl,
     close() {
@@ -272,53 +205,11 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
       closing ??= (async () => {
         const accesses = await Promise.allSettled([sandbox, live].filter((entry) => entry !== undefined));
         for (const access of accesses) if (access.status === 'fulfilled') await access.value.node.close();
-        // A read-only sandbox chain is left unclosed (closing saves it); it does not hold the process open.
-        if (sandboxServer && !options.sandboxReadOnly) await (await sandboxServer).close();
+        await sandboxChain.close();
       })();
       return closing;
     },
   };
-}
-
-/**
- * The book's sealed signing key, opened on the first call and kept (the signing role signs
- * every pass); a failure is not kept, so an import made meanwhile is found by the next call.
- */
-function sealedSigningKey(store: SealedKeyStore, book: 'sandbox' | 'live', xpub: string): () => Promise<DepositSigningKey> {
-  let opened: Promise<DepositSigningKey> | undefined;
-  return () =>
-    (opened ??= (async () => {
-      const key = await openSigningKey(store, book);
-      if (key === undefined) {
-        throw new ConfigError(
-          `the ${book} signing key`,
-          'is not imported: seal the mnemonic or xprv with `paygate crypto keys import` (it reads stdin, or --file PATH), then restart the worker role (docs/security.md)',
-        );
-      }
-      if (key.xpub !== xpub) {
-        throw new ConfigError(`the ${book} signing key`, `stored sealed is not the key of ${book === 'live' ? 'PAYGATE_TRON_XPUB_FILE' : 'the sandbox addresses'} (its account xpub differs)`);
-      }
-      return key;
-    })().catch((error: unknown) => {
-      opened = undefined;
-      throw error;
-    }));
-}
-
-async function readRecordedUrl(file: string): Promise<string | undefined> {
-  try {
-    const text = (await readFile(file, 'utf8')).trim();
-    return /^https?:\/\/[^\s]+$/.test(text) ? text : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Written to a temporary file and renamed: a reader never sees half a URL. */
-async function recordUrl(file: string, url: string): Promise<void> {
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, `${url}\n`, { mode: 0o600 });
-  await rename(temporary, file);
 }
 
 /**

@@ -1,0 +1,27 @@
+// The custody module: on-chain holdings reconciled against the ledger per book; a
+// shortfall pauses the book's signing (docs/custody.md). Its service is the pause
+// check the payouts module asks before taking a payout.
+import type { AppContext } from '../../context.ts';
+import type { GatewayModule } from '../../gateway-module.ts';
+import type { CryptoDeps } from '../chain/chain-module.ts';
+import { createCustodyReconciliationWorker } from './reconciliation-worker.ts';
+import { createSigningPauseCheck, type SigningPauseCheck } from './signing-pause.ts';
+
+export type CustodyModuleDeps = CryptoDeps & Pick<AppContext, 'notifications' | 'metrics'>;
+
+export interface CustodyService {
+  readonly signingPause: SigningPauseCheck;
+}
+
+export function createCustodyModule(deps: CustodyModuleDeps): { module: GatewayModule; service: CustodyService } {
+  // One cache of the books' pause state per module (it listens for their changes).
+  const signingPause = createSigningPauseCheck(deps.notifications);
+  return {
+    module: {
+      name: 'crypto-custody',
+      workers: () => [createCustodyReconciliationWorker(deps)],
+      close: async () => signingPause.close(),
+    },
+    service: { signingPause },
+  };
+}

@@ -1,0 +1,13 @@
+// The crypto payouts module: payouts and batch payouts from the balance (docs/payouts-api.md).
+// It owns the statement batchers its creations share (creation-batches.ts).
+import type { GatewayModule } from '../../gateway-module.ts';
+import { createPayoutCreationBatches } from './creation-batches.ts';
+import type { PayoutDeps } from './payout-service.ts';
+import { payoutRoutes } from './routes/payout-routes.ts';
+
+export type PayoutsModuleDeps = Omit<PayoutDeps, 'batches'>;
+
+export function createPayoutsModule(deps: PayoutsModuleDeps): { module: GatewayModule } {
+  const batches = createPayoutCreationBatches(deps.db, deps.clock);
+  return { module: { name: 'crypto-payouts', routes: payoutRoutes({ ...deps, batches }) } };
+}
