@@ -83,7 +83,7 @@ export interface Config {
 }
 
 /** One TRON node URL and what belongs to it alone. */
-export interface TronNodeSetting {
+interface TronNodeSetting {
   readonly url: string;
   /** Sent as TRON-PRO-API-KEY to this URL only. */
   readonly apiKey?: string | undefined;

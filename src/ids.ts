@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { typeid } from 'typeid-js';
 
-export const ID_PREFIXES = {
+const ID_PREFIXES = {
   merchant: 'mer',
   shop: 'shop',
   apiKey: 'key',

@@ -78,7 +78,7 @@ export async function openConfiguredDatabase(config: Config, options: { shortLiv
 }
 
 /** The live signing key is read only sealed (docs/security.md): a key file in clear is refused, naming the command that seals it. */
-export function refuseClearSigningKey(config: Pick<Config, 'tronSignerKeyFile'>): void {
+function refuseClearSigningKey(config: Pick<Config, 'tronSignerKeyFile'>): void {
   if (config.tronSignerKeyFile === undefined) return;
   throw new ConfigError(
     'PAYGATE_TRON_SIGNER_KEY_FILE',

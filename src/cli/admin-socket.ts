@@ -37,7 +37,7 @@ type ClientMessage = RunRequest | { stdin: string } | { stdinEnd: true };
 /** A Unix socket's path is at most this many bytes (sun_path, with its terminating zero). */
 const SOCKET_PATH_MAX_BYTES = 107;
 
-export function adminSocketPath(dataDir: string): string {
+function adminSocketPath(dataDir: string): string {
   return join(dataDir, SOCKET_FILE);
 }
 

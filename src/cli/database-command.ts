@@ -26,11 +26,6 @@ export function runInsideGateway<T>(gateway: GatewayDatabase, work: () => Promis
   return insideGateway.run(gateway, work);
 }
 
-/** True when the command runs inside a gateway. */
-export function isInsideGateway(): boolean {
-  return insideGateway.getStore() !== undefined;
-}
-
 /** Like withCliContext, with the database handle too (a dump of the embedded folder). */
 export async function withCliDatabase<T>(config: Config, work: (context: AppContext, database: DatabaseHandle) => Promise<T>): Promise<T> {
   const gateway = insideGateway.getStore();

@@ -48,7 +48,7 @@ export function groupHelp(group: readonly string[], entries: readonly CliCommand
   return [`Usage: paygate ${name(group)} <command> [options]`, '', 'Commands:', ...commandList(members), '', `Run "paygate ${name(group)} <command> --help" for its options and examples.`].join('\n');
 }
 
-export function commandsIn(group: readonly string[], entries: readonly CliCommandEntry[]): CliCommandEntry[] {
+function commandsIn(group: readonly string[], entries: readonly CliCommandEntry[]): CliCommandEntry[] {
   return entries.filter((entry) => entry.words.length > group.length && group.every((word, index) => entry.words[index] === word));
 }
 

@@ -31,7 +31,7 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export interface ScriptSession {
+interface ScriptSession {
   /** Runs a parameterless script of one or more statements. */
   run(script: string): Promise<void>;
   /** Runs one parameterless statement and returns its rows. */
@@ -65,7 +65,7 @@ export interface SessionTimeouts {
   readonly idleInTransactionMs: number;
 }
 
-export const DEFAULT_SESSION_TIMEOUTS: SessionTimeouts = { statementMs: 30_000, lockMs: 10_000, idleInTransactionMs: 60_000 };
+const DEFAULT_SESSION_TIMEOUTS: SessionTimeouts = { statementMs: 30_000, lockMs: 10_000, idleInTransactionMs: 60_000 };
 
 const INT8_OID = 20;
 

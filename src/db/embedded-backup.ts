@@ -12,7 +12,7 @@ import { DataFolderLockedError, lockDataFolder } from './data-folder-lock.ts';
 import { migrate } from './migrate.ts';
 
 /** The embedded database's folder inside PAYGATE_DATA_DIR. */
-export const PGLITE_FOLDER = 'pglite';
+const PGLITE_FOLDER = 'pglite';
 
 /** Writes a dump of the open embedded database to `file` (new, mode 0600); returns its size in bytes. */
 export async function backupEmbedded(database: DatabaseHandle, file: string): Promise<number> {

@@ -11,7 +11,7 @@
 import { isStorableInstant } from '../clock.ts';
 import { InvalidRequestError } from '../errors.ts';
 
-export const INVALID_CURSOR_MESSAGE = 'cursor is not valid; pass next_cursor as given.';
+const INVALID_CURSOR_MESSAGE = 'cursor is not valid; pass next_cursor as given.';
 /** No id of ours is longer. */
 const ID_LENGTH_MAX = 100;
 /** The largest value an int8 column holds; 19 digits can exceed it (PostgreSQL would refuse the query). */

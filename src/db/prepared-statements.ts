@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 /** Distinct statement texts this process prepares; past it, new texts run unnamed (e.g. long IN lists of every length). */
-export const PREPARED_STATEMENTS_MAX = 2_000;
+const PREPARED_STATEMENTS_MAX = 2_000;
 /**
  * Longer texts (multi-row inserts) are rarely repeated exactly; they run unnamed.
  * Statements that pass their rows as arrays repeat exactly whatever their size:

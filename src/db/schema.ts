@@ -16,7 +16,7 @@ import type { CustodyTables } from '../crypto/custody/custody-tables.ts';
 import type { SigningKeyTables } from '../crypto/keys/signing-key-tables.ts';
 import type { ColdStorageTables } from '../crypto/cold-storage/cold-storage-tables.ts';
 
-export interface MigrationTables {
+interface MigrationTables {
   schema_migrations: { version: string; applied_at: Date };
 }
 

@@ -22,7 +22,7 @@ export interface TransactionOptions {
   readonly maxAttempts?: number;
 }
 
-export function sqlState(error: unknown): string | undefined {
+function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
 }

@@ -22,7 +22,7 @@ interface Outage {
  * nothing has written since: reads (the readiness check, idle worker passes) cannot tell
  * that space came back, and past this the next write finds out again.
  */
-export const UNWRITABLE_HOLD_MS = 30_000;
+const UNWRITABLE_HOLD_MS = 30_000;
 
 export class DependencyHealth {
   readonly #logger: Logger;

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import type { AppContext } from '../context.ts';
 import { checkRedis } from './redis-client.ts';
 
-export type CheckResult = 'ok' | 'down';
+type CheckResult = 'ok' | 'down';
 
 export interface Readiness {
   readonly ready: boolean;

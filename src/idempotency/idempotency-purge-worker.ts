@@ -5,7 +5,7 @@ import type { AppContext } from '../context.ts';
 import { createPollingWorker, type PollingWorker } from '../polling-worker.ts';
 import { purgeExpiredRecords } from './idempotency-service.ts';
 
-export const IDEMPOTENCY_PURGE_INTERVAL_MS = 60_000;
+const IDEMPOTENCY_PURGE_INTERVAL_MS = 60_000;
 const PURGE_BATCH_SIZE = 1_000;
 const PURGE_BATCHES_PER_RUN_MAX = 20;
 

@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-export const ROOT_KEY_BYTES = 32;
+const ROOT_KEY_BYTES = 32;
 
 export interface RootKey {
   readonly id: string;

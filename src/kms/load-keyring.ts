@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ConfigError, type Config } from '../config.ts';
 import { createKeyring, readRootKeyFile, RootKeyError, rootKeyFromBase64, type Keyring, type RootKey } from './keyring.ts';
 
-export const EMBEDDED_ROOT_KEY_FILE = 'root-key';
+const EMBEDDED_ROOT_KEY_FILE = 'root-key';
 
 export async function loadKeyring(config: Config): Promise<Keyring> {
   if (!config.rootKey && !config.rootKeyFile && config.databaseUrl) {

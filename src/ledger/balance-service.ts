@@ -15,7 +15,7 @@ import { unitsToMinor } from '../money/asset.ts';
 import { formatMinor, parseMinor } from '../money/decimal.ts';
 
 /** The largest amount one API transfer may move: one billion units of the currency. */
-export const MAX_TRANSFER_UNITS = 1_000_000_000n;
+const MAX_TRANSFER_UNITS = 1_000_000_000n;
 
 /** A transfer's `amount`: a positive decimal string with at most the currency's places, up to a billion units. */
 function parseTransferAmount(text: string, currency: LedgerCurrency): bigint {
@@ -45,7 +45,7 @@ export interface AccountBalanceView {
  * pending = outgoing reserved + incoming pending (credits pending: deposits confirming);
  * total = available + pending.
  */
-export function balanceView(row: AccountRow): AccountBalanceView {
+function balanceView(row: AccountRow): AccountBalanceView {
   const available = row.credits_posted - row.debits_posted - row.debits_pending;
   const pending = row.debits_pending + row.credits_pending;
   return {
@@ -113,14 +113,14 @@ function transferView(row: LedgerTransfer, externalId: string): InternalTransfer
  * The ledger id of a merchant's API transfer: external ids are unique per merchant and book.
  * Sandbox ids keep the form they had before books existed, so earlier transfers still replay.
  */
-export function internalTransferLedgerId(owner: LedgerOwner, externalId: string): string {
+function internalTransferLedgerId(owner: LedgerOwner, externalId: string): string {
   return owner.book === 'sandbox' ? `balance-transfer:${owner.merchantId}:${externalId}` : `balance-transfer:live:${owner.merchantId}:${externalId}`;
 }
 
 const SHARED_BY_SHOPS = 'Transfer external_ids are unique per merchant (and sandbox/live): every shop of the merchant moves the same balance.';
 
 /** API.md: transfers are idempotent by external_id, for good — a repeat with the same parameters is the transfer made first. */
-export const BALANCE_TRANSFER_IDEMPOTENCY_RULE: IdempotencyRule = {
+const BALANCE_TRANSFER_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'balance.transfer',
   windowMs: null,
   replay: 'current-resource',

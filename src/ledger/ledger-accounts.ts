@@ -72,20 +72,3 @@ export async function ensureMerchantAccounts(tx: Tx, clock: Clock, book: LedgerB
   const keys = LEDGER_CURRENCIES.flatMap((currency) => MERCHANT_ACCOUNT_KINDS.map((kind) => merchantAccountKey(book, merchantId, currency, kind)));
   return ensureAccounts(tx, clock, keys);
 }
-
-export async function merchantAccount(
-  tx: Tx,
-  clock: Clock,
-  book: LedgerBook,
-  merchantId: string,
-  currency: LedgerCurrency,
-  kind: MerchantAccountKind,
-): Promise<AccountRow> {
-  const [row] = await ensureAccounts(tx, clock, [merchantAccountKey(book, merchantId, currency, kind)]);
-  return row!;
-}
-
-export async function systemAccount(tx: Tx, clock: Clock, book: LedgerBook, kind: SystemAccountKind, currency: LedgerCurrency): Promise<AccountRow> {
-  const [row] = await ensureAccounts(tx, clock, [systemAccountKey(book, kind, currency)]);
-  return row!;
-}

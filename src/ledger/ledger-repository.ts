@@ -8,7 +8,6 @@ import type { AccountKind, LedgerBook, LedgerCurrency, LedgerTables, TransferSta
 
 export type AccountRow = Selectable<LedgerTables['ledger_accounts']>;
 export type TransferRow = Selectable<LedgerTables['ledger_transfers']>;
-export type OperationRow = Selectable<LedgerTables['ledger_operations']>;
 
 export interface AccountKey {
   readonly book: LedgerBook;
@@ -68,10 +67,6 @@ export async function insertAccountsIfMissing(
 export async function findAccountsByIds(db: Executor<LedgerTables>, ids: readonly string[]): Promise<AccountRow[]> {
   if (ids.length === 0) return [];
   return db.selectFrom('ledger_accounts').selectAll().where('id', 'in', ids).orderBy('id').execute();
-}
-
-export async function findMerchantAccounts(db: Executor<LedgerTables>, merchantId: string, book: LedgerBook): Promise<AccountRow[]> {
-  return db.selectFrom('ledger_accounts').selectAll().where('merchant_id', '=', merchantId).where('book', '=', book).orderBy('currency').orderBy('kind').execute();
 }
 
 /**
@@ -455,7 +450,7 @@ export async function writeBatch(
 }
 
 /** One leg of a fan-out reservation, with the ids the service gave it. */
-export interface FanOutLeg {
+interface FanOutLeg {
   readonly transferId: string;
   readonly idempotencyKey: string;
   readonly creditAccountId: string;

@@ -23,7 +23,7 @@ import { newId } from '../ids.ts';
 import type { LedgerBook, LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
 
 // What other modules may name of the ledger's model; they never import its tables.
-export type { LedgerBook, LedgerCurrency, TransferStatus } from './ledger-tables.ts';
+export type { LedgerBook,  TransferStatus } from './ledger-tables.ts';
 import { assertBalanced, assertLoneWritten, assertTotalsValid, assertTransfersWellFormed, MAX_AMOUNT_MINOR } from './ledger-invariants.ts';
 import * as repository from './ledger-repository.ts';
 import {
@@ -56,7 +56,7 @@ export type TransferType =
   | 'withdrawal'
   | 'reversal';
 
-export interface LedgerReference {
+interface LedgerReference {
   /** What caused the movement: `payment`, `payout`, `transfer`, … */
   readonly type: string;
   readonly id: string;
@@ -128,9 +128,9 @@ export interface ChainResult {
 
 /** A batch payout of 500 items reserves an amount and a fee for each under one acceptance. */
 export const MAX_CHAIN_LENGTH = 1_000;
-export const MAX_ID_LENGTH = 300;
+const MAX_ID_LENGTH = 300;
 
-export function toLedgerTransfer(row: TransferRow): LedgerTransfer {
+function toLedgerTransfer(row: TransferRow): LedgerTransfer {
   return {
     transferId: row.id,
     externalId: row.idempotency_key,
@@ -255,7 +255,7 @@ interface MutableTotals {
   creditsPosted: bigint;
 }
 
-export function availableOf(totals: { creditsPosted: bigint; debitsPosted: bigint; debitsPending: bigint }): bigint {
+function availableOf(totals: { creditsPosted: bigint; debitsPosted: bigint; debitsPending: bigint }): bigint {
   return totals.creditsPosted - totals.debitsPosted - totals.debitsPending;
 }
 
@@ -454,7 +454,7 @@ function reservationTimeout(request: LedgerRequest, now: Date): { timeout_second
  * SQLSTATE 40001 (serialization_failure), so inTransaction runs the caller's
  * transaction again, as PostgreSQL's own serialization failures are.
  */
-export class LedgerWriteRaceError extends Error {
+class LedgerWriteRaceError extends Error {
   readonly code = '40001';
   constructor(id: string, cause: unknown) {
     super(`ledger transfer id "${id}" was committed by a concurrent transaction; run the transaction again`, { cause });

@@ -10,7 +10,7 @@ import { InvalidStateError } from '../errors.ts';
 import { findExpiredReservations, nextOpenReservationExpiryAfter } from './ledger-repository.ts';
 import { voidPending } from './ledger-service.ts';
 
-export const RESERVATION_EXPIRY_POLL_INTERVAL_MS = 1_000;
+const RESERVATION_EXPIRY_POLL_INTERVAL_MS = 1_000;
 const BATCH_SIZE = 100;
 const BATCHES_PER_RUN_MAX = 50;
 

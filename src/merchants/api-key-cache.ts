@@ -15,13 +15,13 @@
 import { API_KEYS_CHANNEL, type Notifications } from '../db/notifications.ts';
 import { createNotifiedCache, type LookupTicket } from '../db/notified-cache.ts';
 
-export const CACHED_KEYS_MAX = 10_000;
+const CACHED_KEYS_MAX = 10_000;
 export const TRUSTED_WHILE_LISTENING_MS = 5_000;
 export const TRUSTED_WHILE_NOT_LISTENING_MS = 1_000;
 
 /** The notification payloads of migration 0014 (`key:<id>`, `shop:<id>`). */
 export const apiKeyChanged = (keyId: string): string => `key:${keyId}`;
-export const shopChanged = (shopId: string): string => `shop:${shopId}`;
+const shopChanged = (shopId: string): string => `shop:${shopId}`;
 
 /** What a cached key stands for; kept to what invalidation needs to match. */
 export interface CachedKey {

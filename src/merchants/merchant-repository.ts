@@ -3,9 +3,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { Executor } from '../db/transaction.ts';
 import type { ApiKeyScope, MerchantTables, ShopMode } from './merchant-tables.ts';
 
-export type MerchantRow = Selectable<MerchantTables['merchants']>;
 export type ShopRow = Selectable<MerchantTables['shops']>;
-export type ApiKeyRow = Selectable<MerchantTables['api_keys']>;
 
 export async function insertMerchant(db: Executor<MerchantTables>, row: Insertable<MerchantTables['merchants']>): Promise<void> {
   await db.insertInto('merchants').values(row).execute();

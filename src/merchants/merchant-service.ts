@@ -109,12 +109,6 @@ export interface ShopProfile {
   readonly mode: ShopMode;
 }
 
-/** A shop as other modules see it; they never read the merchants module's tables themselves. */
-/** How many merchants exist (the first start seeds one when there are none). */
-export function countMerchants(db: Executor): Promise<number> {
-  return repository.countMerchants(db);
-}
-
 export async function findShopProfile(db: Executor, shopId: string): Promise<ShopProfile | undefined> {
   const shop = await repository.findShop(db, shopId);
   return shop && { shopId: shop.id, merchantId: shop.merchant_id, name: shop.name, mode: shop.mode };

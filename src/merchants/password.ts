@@ -1,5 +1,5 @@
 // Cabinet passwords: scrypt from node:crypto with a per-password salt.
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { randomBytes, scrypt } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
@@ -9,12 +9,4 @@ export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const derived = await scryptAsync(password, salt, KEY_LENGTH);
   return `scrypt$${salt.toString('base64')}$${derived.toString('base64')}`;
-}
-
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64');
-  const derived = await scryptAsync(password, Buffer.from(salt, 'base64'), expected.length);
-  return timingSafeEqual(derived, expected);
 }

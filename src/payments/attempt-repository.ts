@@ -17,10 +17,6 @@ export async function findAttemptByChargeKey(db: Executor<PaymentTables>, charge
   return db.selectFrom('payment_attempts').selectAll().where('charge_key', '=', chargeKey).executeTakeFirst();
 }
 
-export async function findAttempt(db: Executor<PaymentTables>, attemptId: string): Promise<AttemptRow | undefined> {
-  return db.selectFrom('payment_attempts').selectAll().where('id', '=', attemptId).executeTakeFirst();
-}
-
 export async function lockAttempt(tx: Tx<PaymentTables>, attemptId: string): Promise<AttemptRow | undefined> {
   return tx.selectFrom('payment_attempts').selectAll().where('id', '=', attemptId).forUpdate().executeTakeFirst();
 }

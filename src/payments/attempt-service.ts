@@ -20,7 +20,7 @@ export type AttemptDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>
 /** First look-up of an attempt still pending: longer than any acquirer call may take. */
 export const RECONCILE_AFTER_MS = 60_000;
 /** Look-ups of an attempt waiting for the payer's confirmation. */
-export const CONFIRMATION_CHECK_INTERVAL_MS = 5 * 60_000;
+const CONFIRMATION_CHECK_INTERVAL_MS = 5 * 60_000;
 
 export interface NewAttempt {
   readonly payment: PaymentRow;

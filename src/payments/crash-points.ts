@@ -3,7 +3,7 @@
 // kills the gateway right after the acquirer reports a successful charge and
 // before the gateway applies it). The hook is a dependency given at start:
 // production gives none, and the points do nothing.
-export type CrashPoint = 'after_acquirer_success';
+type CrashPoint = 'after_acquirer_success';
 
 /** Called at every crash point the process reaches. */
 export type CrashPointHook = (point: CrashPoint) => void;

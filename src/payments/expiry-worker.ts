@@ -10,7 +10,7 @@ import { inTransaction } from '../db/transaction.ts';
 import { claimDuePayments, nextPendingExpiryAfter } from './payment-repository.ts';
 import { markPaymentExpired } from './payment-service.ts';
 
-export const EXPIRY_POLL_INTERVAL_MS = 1_000;
+const EXPIRY_POLL_INTERVAL_MS = 1_000;
 const EXPIRY_BATCH_SIZE = 100;
 const EXPIRY_BATCHES_PER_RUN_MAX = 50;
 

@@ -8,7 +8,7 @@ import { createNotifiedCache } from '../db/notified-cache.ts';
 import type { Executor } from '../db/transaction.ts';
 import { shopMethodSettings, type MethodSettings } from './payment-methods.ts';
 
-export const CACHED_SHOPS_MAX = 10_000;
+const CACHED_SHOPS_MAX = 10_000;
 
 export interface MethodSettingsSource {
   /** The shop's settings of every method (defaults filled in). */

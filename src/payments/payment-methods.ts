@@ -22,7 +22,7 @@ export interface MethodSettings {
 }
 
 /** Every method on, the whole 1..1 000 000 RUB range, no payer fee. */
-export const DEFAULT_METHOD_SETTINGS: Readonly<Record<PaymentMethod, MethodSettings>> = {
+const DEFAULT_METHOD_SETTINGS: Readonly<Record<PaymentMethod, MethodSettings>> = {
   card: { method: 'card', enabled: true, minKopecks: MIN_AMOUNT_KOPECKS, maxKopecks: MAX_AMOUNT_KOPECKS, feeBasisPoints: 0 },
   sbp: { method: 'sbp', enabled: true, minKopecks: MIN_AMOUNT_KOPECKS, maxKopecks: MAX_AMOUNT_KOPECKS, feeBasisPoints: 0 },
   sberpay: { method: 'sberpay', enabled: true, minKopecks: MIN_AMOUNT_KOPECKS, maxKopecks: MAX_AMOUNT_KOPECKS, feeBasisPoints: 0 },

@@ -25,7 +25,7 @@ import { createAtomically, type IdempotencyRule, type KeyedRequest, type StoredR
 import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
 import { webhookUrlProblem, type WebhookUrlRules } from '../webhooks/url-guard.ts';
 
-export const PAYMENT_LIFETIME_MS = 60 * 60 * 1000;
+const PAYMENT_LIFETIME_MS = 60 * 60 * 1000;
 export const ORDER_ID_MAX_LENGTH = 255;
 export const CALLBACK_URL_MAX_LENGTH = 2048;
 const ORDER_CODE_LENGTH = 10;
@@ -96,7 +96,7 @@ export interface CreatePaymentResult {
   readonly body: string;
 }
 
-export function generateOrderCode(): string {
+function generateOrderCode(): string {
   let code = '';
   for (let index = 0; index < ORDER_CODE_LENGTH; index++) code += ORDER_CODE_ALPHABET[randomInt(ORDER_CODE_ALPHABET.length)];
   return code;
@@ -129,7 +129,7 @@ function validateRequest(
 }
 
 /** Spec 4.1: an Idempotency-Key names one payment for 24 hours, and its repeat gets the first response byte for byte. */
-export const PAYMENT_IDEMPOTENCY_RULE: IdempotencyRule = {
+const PAYMENT_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'payment.create',
   windowMs: 24 * 60 * 60 * 1000,
   replay: 'stored-response',
@@ -141,7 +141,7 @@ export const PAYMENT_IDEMPOTENCY_RULE: IdempotencyRule = {
  * null, the amount in kopecks), not as it was spelled, so "method": null and no
  * method, or 10.1 and 10.10, are the same payment.
  */
-export function paymentRequestHash(valid: ReturnType<typeof validateRequest>): string {
+function paymentRequestHash(valid: ReturnType<typeof validateRequest>): string {
   return requestFingerprint({
     amount_kopecks: valid.amountKopecks.toString(),
     currency: 'RUB',
@@ -149,11 +149,6 @@ export function paymentRequestHash(valid: ReturnType<typeof validateRequest>): s
     callback_url: valid.callbackUrl,
     order_id: valid.orderId,
   });
-}
-
-/** The fingerprint a create request's Idempotency-Key is stored with. */
-export function createPaymentRequestHash(request: CreatePaymentRequest, config: PaymentServiceDeps['config']): string {
-  return paymentRequestHash(validateRequest(request, config));
 }
 
 /**
@@ -249,7 +244,7 @@ function newPaymentRow(
   };
 }
 
-export function isUuid(text: string): boolean {
+function isUuid(text: string): boolean {
   return UUID_PATTERN.test(text);
 }
 

@@ -1,13 +1,12 @@
 // Kysely types of the tables the payments module owns (migrations 0003_payments.sql, 0007_payment_attempts.sql).
 import type { Generated } from 'kysely';
 export type PaymentStatus = 'pending' | 'paid' | 'failed' | 'expired';
-export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['pending', 'paid', 'failed', 'expired'];
 
 export type PaymentMethod = 'card' | 'sbp' | 'sberpay';
 export const PAYMENT_METHODS: readonly PaymentMethod[] = ['card', 'sbp', 'sberpay'];
 
 /** pending and requires_confirmation: the outcome is not known yet (the reconciliation worker asks the acquirer). */
-export type PaymentAttemptStatus = 'pending' | 'requires_confirmation' | 'succeeded' | 'declined' | 'abandoned';
+type PaymentAttemptStatus = 'pending' | 'requires_confirmation' | 'succeeded' | 'declined' | 'abandoned';
 /** Why a capture went to suspense instead of paying its payment. */
 export type SuspenseReason = 'payment_already_paid' | 'payment_expired' | 'payment_failed';
 

@@ -14,7 +14,7 @@ import { applyAttemptOutcome, RECONCILE_AFTER_MS } from './attempt-service.ts';
 import { connectorNamed } from './connectors/connector-registry.ts';
 import { paymentMetrics, type ReconcileResult } from './payment-metrics.ts';
 
-export const RECONCILE_POLL_INTERVAL_MS = 5_000;
+const RECONCILE_POLL_INTERVAL_MS = 5_000;
 /** While one worker asks the acquirer about an attempt, others leave it alone this long. */
 const LOOKUP_LEASE_MS = 60_000;
 const RECONCILE_BATCH_SIZE = 20;
@@ -23,7 +23,7 @@ const LOOKUP_BACKOFF_MAX_MS = 30 * 60_000;
 /** An acquirer that has not heard of a charge key this long after the attempt never will. */
 export const ABANDON_AFTER_MS = 15 * 60_000;
 /** A payer who has not confirmed within a day never will (3-D Secure sessions last minutes). */
-export const CONFIRMATION_ABANDON_AFTER_MS = 24 * 60 * 60_000;
+const CONFIRMATION_ABANDON_AFTER_MS = 24 * 60 * 60_000;
 
 /** Its runOnce makes one pass over the attempts due for a look-up; returns how many were resolved. */
 export type ReconciliationWorker = PollingWorker;

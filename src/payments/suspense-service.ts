@@ -32,7 +32,7 @@ export interface CaptureView {
   refunded_at: string | null;
 }
 
-export function captureView(attempt: AttemptRow): CaptureView {
+function captureView(attempt: AttemptRow): CaptureView {
   return {
     attempt_id: attempt.id,
     payment_id: attempt.payment_id,

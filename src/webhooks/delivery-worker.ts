@@ -23,7 +23,7 @@ import { createWebhookSender, DEFAULT_ATTEMPT_TIMEOUT_MS, type SendResult } from
 import { webhookMetrics } from './webhook-metrics.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
-export const DEFAULT_IDLE_POLL_MS = 500;
+const DEFAULT_IDLE_POLL_MS = 500;
 /** The longest a finished attempt waits for others to be written with it. */
 const RECORD_BATCH_DELAY_MS = 10;
 /** Time a lease must still have left, beyond the attempt's own limit, for an attempt to start. */

@@ -23,7 +23,7 @@ export const RETRY_DELAYS_MS: readonly number[] = [
 /** The first attempt plus one per retry step. */
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
-export const JITTER_FRACTION = 0.2;
+const JITTER_FRACTION = 0.2;
 
 /** The longest a Retry-After header can postpone a retry. */
 export const MAX_RETRY_AFTER_MS = Math.max(...RETRY_DELAYS_MS);

@@ -10,7 +10,7 @@ const DUE_METRIC = 'paygate_webhook_deliveries_due';
 const POSTPONED_METRIC = 'paygate_webhook_deliveries_postponed_total';
 
 /** Why a worker put deliveries off without an attempt: their receiver stalled, or had more due than it can take now. */
-export type PostponeReason = 'impaired' | 'backlog';
+type PostponeReason = 'impaired' | 'backlog';
 
 export interface WebhookMetrics {
   countAttempt(outcome: AttemptOutcome): void;

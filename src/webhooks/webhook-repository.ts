@@ -380,7 +380,7 @@ export async function replaceShopSecrets(
 }
 
 export type AttemptRow = Awaited<ReturnType<typeof listAttempts>>[number];
-export type { AttemptOutcome };
+;
 
 /** Event payloads (JSON texts) as rows `p(payload, n)`, n from 1, each payload's text exactly as given (see insertEvents). */
 function payloadsByPosition(payloads: readonly string[]): RawBuilder<unknown> {

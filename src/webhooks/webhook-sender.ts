@@ -11,10 +11,10 @@ import { AddressRefusedError, checkLiteralHost, guardedLookup, webhookUrlShapePr
 
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 /** How much of a receiver's answer is read and stored. */
-export const RESPONSE_BODY_CAP_BYTES = 4_096;
+const RESPONSE_BODY_CAP_BYTES = 4_096;
 const ERROR_TEXT_CAP = 1_000;
 
-export interface SendRequest {
+interface SendRequest {
   readonly url: string;
   readonly headers: Record<string, string>;
   readonly body: string;

@@ -16,8 +16,8 @@ import type { SendResult, WebhookSender } from './webhook-sender.ts';
 import type { AttemptOutcome } from './webhook-tables.ts';
 import type { AttemptRow, EventRow, EventStatus, PageKey } from './webhook-repository.ts';
 
-export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
-export const TEST_EVENT_TYPE = 'webhook.test';
+const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+const TEST_EVENT_TYPE = 'webhook.test';
 /** The inline test send holds its delivery this long, beyond its own time limit. */
 const TEST_SEND_LEASE_MS = 60_000;
 
@@ -47,7 +47,7 @@ export interface WebhookEventView {
   next_attempt_at: string | null;
 }
 
-export function eventView(row: EventRow): WebhookEventView {
+function eventView(row: EventRow): WebhookEventView {
   const payload = JSON.parse(row.payload) as { data?: unknown };
   return {
     id: row.id,
@@ -76,7 +76,7 @@ export interface WebhookAttemptView {
   next_retry_at: string | null;
 }
 
-export function attemptView(row: AttemptRow): WebhookAttemptView {
+function attemptView(row: AttemptRow): WebhookAttemptView {
   return {
     id: row.id,
     event_id: row.event_id,

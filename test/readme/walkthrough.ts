@@ -9,14 +9,14 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-export interface PrintedAnswer {
+interface PrintedAnswer {
   readonly status: number | undefined;
   /** Parsed with each bare `…` member turned into the key "…" (more fields than shown). */
   readonly body: unknown;
   readonly text: string;
 }
 
-export interface Step {
+interface Step {
   readonly script: string;
   readonly answer: PrintedAnswer | undefined;
   /** Where in README.md, for messages. */
@@ -31,7 +31,7 @@ export interface Walkthrough {
 const MARKER = /^<!--\s*runnable:\s*([\w\s-]+?)\s*-->\s*$/;
 const ANSWER = /^#\s*→\s*(?:(\d{3})\s+)?(\{.*)$/;
 /** A bare `…` standing for more members, e.g. `{…,"status":"paid",…}`. */
-export const ELIDED = '…';
+const ELIDED = '…';
 
 /** Index just past the JSON value starting at `text[0]`, or -1 while it is still open. */
 function jsonEnd(text: string): number {

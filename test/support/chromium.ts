@@ -6,7 +6,7 @@
 import { accessSync, constants } from 'node:fs';
 
 /** Where Debian and Ubuntu put Chromium (and Chrome), in the order we try them. */
-export const USUAL_CHROMIUM_PATHS = [
+const USUAL_CHROMIUM_PATHS = [
   '/usr/bin/chromium',
   '/usr/bin/chromium-browser',
   '/snap/bin/chromium',

@@ -10,7 +10,7 @@ const DEFAULT_SEED = 20_251_127;
 /** A generator of numbers in [0, 1), like Math.random, but seeded (mulberry32). */
 export type Random = () => number;
 
-export function seededRandom(seed: number): Random {
+function seededRandom(seed: number): Random {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -21,7 +21,7 @@ export function seededRandom(seed: number): Random {
 }
 
 /** The run's seed: PAYGATE_TEST_SEED when set, a fixed one otherwise. */
-export function testSeed(): number {
+function testSeed(): number {
   const configured = process.env[SEED_VARIABLE];
   if (configured === undefined || configured === '') return DEFAULT_SEED;
   const seed = Number(configured);

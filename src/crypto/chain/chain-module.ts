@@ -24,7 +24,7 @@ export interface CryptoDeps {
 }
 
 /** Refuses a chain whose deposit key is not the one the database's addresses were derived from. */
-export type ChainKeyCheck = (access: ChainAccess) => Promise<void>;
+type ChainKeyCheck = (access: ChainAccess) => Promise<void>;
 
 export type ChainModuleDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'keyring'> &
   Partial<Pick<AppContext, 'metrics'>> & {

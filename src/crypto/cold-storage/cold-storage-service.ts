@@ -50,7 +50,7 @@ const MODES: readonly ChainAccess['keyId'][] = ['sandbox', 'live'];
 const SURPLUS_METRIC = 'paygate_hot_wallet_surplus_usdt';
 
 /** The position of one book's hot wallet; undefined when no ceiling is configured. */
-export async function hotWalletPosition(deps: ColdStorageDeps, access: ChainAccess): Promise<HotWalletPosition | undefined> {
+async function hotWalletPosition(deps: ColdStorageDeps, access: ChainAccess): Promise<HotWalletPosition | undefined> {
   const ceiling = deps.config.tronHotWalletCeilingMicro;
   if (ceiling === undefined) return undefined;
   const hotWallet = access.addressKey.hotWalletAddress;

@@ -6,7 +6,7 @@ import { createPollingWorker } from '../../polling-worker.ts';
 import type { CryptoDeps } from '../chain/chain-module.ts';
 import { runColdStoragePass } from './cold-storage-service.ts';
 
-export const COLD_STORAGE_INTERVAL_MS = 60_000;
+const COLD_STORAGE_INTERVAL_MS = 60_000;
 
 export function createColdStorageWorker(context: CryptoDeps & Pick<AppContext, 'metrics' | 'health'>): Worker {
   return createPollingWorker({

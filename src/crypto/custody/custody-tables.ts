@@ -3,7 +3,7 @@ import type { LedgerBook } from '../../ledger/ledger-service.ts';
 
 /** The assets reconciled: USDT only (TRX is the gateway's own fuel, owed to nobody; docs/custody.md). */
 export type CustodyAsset = 'USDT';
-export type ReconciliationOutcome = 'balanced' | 'shortfall' | 'failed';
+type ReconciliationOutcome = 'balanced' | 'shortfall' | 'failed';
 
 export interface CustodyTables {
   crypto_custody_reconciliations: {

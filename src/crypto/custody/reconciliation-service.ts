@@ -37,7 +37,7 @@ import type { ReconciliationRow } from './custody-repository.ts';
 
 export const CUSTODY_BOOKS: readonly LedgerBook[] = ['sandbox', 'live'];
 /** Most deposit addresses one run reads; past it the run fails and says so. */
-export const MAX_ADDRESSES_PER_RUN = 100_000;
+const MAX_ADDRESSES_PER_RUN = 100_000;
 /** Balances asked of the node at once. */
 const READ_CONCURRENCY = 8;
 
@@ -233,7 +233,7 @@ async function recordFailure(deps: ReconciliationDeps, book: LedgerBook, started
 
 const text = (micro: bigint | null): string | null => (micro === null ? null : usdtText(micro));
 
-export function reconciliationView(row: ReconciliationRow, signingPaused: boolean): ReconciliationView {
+function reconciliationView(row: ReconciliationRow, signingPaused: boolean): ReconciliationView {
   const read = row.hot_wallet_micro !== null && row.deposit_addresses_micro !== null;
   return {
     reconciliation_id: row.id,
@@ -273,7 +273,7 @@ export function reconciliationView(row: ReconciliationRow, signingPaused: boolea
   };
 }
 
-export const ACKNOWLEDGED_BY_MAX_LENGTH = 200;
+const ACKNOWLEDGED_BY_MAX_LENGTH = 200;
 export const NOTE_MAX_LENGTH = 1_000;
 
 export interface Acknowledgement {

@@ -14,7 +14,7 @@ import { findBookState } from './custody-repository.ts';
 /** How long a client is told to wait: an operator has to look first. */
 const PAUSED_RETRY_AFTER_SECONDS = 600;
 
-export const SIGNING_PAUSED_MESSAGE =
+const SIGNING_PAUSED_MESSAGE =
   'New payouts are paused: the gateway’s custody check found less USDT on chain than it holds for its merchants, and its operator must review it. Payouts already accepted wait and are sent once it is resolved; retry later.';
 
 /** Whether a book's signing is paused now: read from the database on every call (the executor, once a pass). */

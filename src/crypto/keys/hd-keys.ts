@@ -13,12 +13,12 @@ import { tronAddressFromPublicKey, type TronAddress } from '../tron/address.ts';
 /** The account key's path: BIP44 purpose, TRON's coin type 195, account 0 (all hardened). */
 export const TRON_ACCOUNT_PATH = "m/44'/195'/0'";
 /** Deposit addresses are the external chain (0) under the account. */
-export const DEPOSIT_CHAIN = 0;
+const DEPOSIT_CHAIN = 0;
 /** Non-hardened child indexes are 0 … 2^31 − 1. */
 export const DEPOSIT_INDEX_LIMIT = 2 ** 31;
 /** The hot wallet is the internal chain (1), index 0: the same xpub derives it, so the API role knows it too. */
-export const HOT_WALLET_CHAIN = 1;
-export const HOT_WALLET_INDEX = 0;
+const HOT_WALLET_CHAIN = 1;
+const HOT_WALLET_INDEX = 0;
 const ACCOUNT_DEPTH = 3;
 
 /** What the API role holds: derives deposit addresses, cannot sign. */

@@ -82,7 +82,7 @@ function sameOrRefused(stored: repository.SigningKeyRow, key: DepositSigningKey,
 }
 
 /** The book's account xpub, without opening the sealed key (what the API role needs); undefined when none is stored. */
-export async function storedXpub(store: Pick<SealedKeyStore, 'db'>, book: KeyBook): Promise<string | undefined> {
+async function storedXpub(store: Pick<SealedKeyStore, 'db'>, book: KeyBook): Promise<string | undefined> {
   return (await repository.findSigningKey(store.db, book))?.xpub;
 }
 

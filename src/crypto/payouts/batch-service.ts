@@ -33,7 +33,7 @@ export interface CreateBatchRequest {
   readonly payouts: readonly { readonly external_id: string; readonly amount: string; readonly address: string }[];
 }
 
-export const BATCH_IDEMPOTENCY_RULE: IdempotencyRule = {
+const BATCH_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'crypto.payout_batch.create',
   windowMs: null,
   replay: 'current-resource',

@@ -51,7 +51,7 @@ const STALL_MS = 200;
  * Writes the payouts in ONE statement: the row of each payout written, or
  * undefined for one whose reservation was refused (then nothing of it was written).
  */
-export async function writePayoutCreations(db: Db, clock: Clock, creations: readonly PayoutCreation[]): Promise<(PayoutRow | undefined)[]> {
+async function writePayoutCreations(db: Db, clock: Clock, creations: readonly PayoutCreation[]): Promise<(PayoutRow | undefined)[]> {
   const rows = (await payoutCreationsStatement(clock, creations).execute(db)).rows;
   const written = new Map(rows.map((row) => [row.id, row]));
   return creations.map((creation) => written.get(creation.payout.id));

@@ -30,14 +30,14 @@ const ENERGY_RETRY_AFTER_SECONDS = 600;
  * meanwhile is still caught before signing (the executor's dry run) or
  * classified after its REVERT.
  */
-export const QUOTE_CACHE_MS = 60_000;
+const QUOTE_CACHE_MS = 60_000;
 /**
  * How long a recipient seen HOLDING USDT is taken as read: short, because it may
  * empty meanwhile, and then the cheap quote (65k energy) under-charges by the
  * difference, which the gateway's network_fees absorbs. Payouts to the same
  * recipient in a burst (a merchant paying one exchange address) skip the node.
  */
-export const QUOTE_HOLDER_CACHE_MS = 10_000;
+const QUOTE_HOLDER_CACHE_MS = 10_000;
 const QUOTE_CACHE_ADDRESSES_MAX = 10_000;
 
 interface NodeQuoteCache {

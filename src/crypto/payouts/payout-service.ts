@@ -32,7 +32,7 @@ import { payoutView, type PayoutView } from './payouts-views.ts';
 
 export const EXTERNAL_ID_MAX_LENGTH = 100;
 /** 10^9 USDT: no payout amount above it passes validation (the shop's maximum is usually far lower). */
-export const AMOUNT_MAX_MICRO = 1_000_000_000_000_000n;
+const AMOUNT_MAX_MICRO = 1_000_000_000_000_000n;
 const PAYOUTS_OFF_RETRY_AFTER_SECONDS = 300;
 
 export interface PayoutDeps {
@@ -60,7 +60,7 @@ export interface CreatePayoutRequest {
   readonly address: string;
 }
 
-export const PAYOUT_IDEMPOTENCY_RULE: IdempotencyRule = {
+const PAYOUT_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'crypto.payout.create',
   windowMs: null,
   replay: 'current-resource',

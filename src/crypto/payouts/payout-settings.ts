@@ -24,7 +24,7 @@ export const DEFAULT_PAYOUT_SETTINGS: PayoutSettings = {
 };
 
 /** One cent in micro-USDT: the grid every payout amount and fee lies on. */
-export const CENT_MICRO = 10_000n;
+const CENT_MICRO = 10_000n;
 
 export function ceilToCent(micro: bigint): bigint {
   return ((micro + CENT_MICRO - 1n) / CENT_MICRO) * CENT_MICRO;

@@ -42,7 +42,7 @@ export async function insertPayouts(tx: Tx<PayoutTables>, rows: readonly Inserta
 /** The CTE of the payouts' creating statement that holds the new payout rows (their events and records join it on `id`). */
 export const NEW_PAYOUTS_CTE = 'new_payouts';
 /** The CTE of the payouts' creating statement that holds the ids of the queued outgoing transfers. */
-export const NEW_OUTGOING_CTE = 'new_outgoing';
+const NEW_OUTGOING_CTE = 'new_outgoing';
 
 /** The parts of the payouts' creating statement. */
 export interface ReservedPayoutsParts {

@@ -5,7 +5,7 @@ import { usdtText } from '../receiving/receiving-views.ts';
 import type { BatchRow, PayoutRow } from './payouts-repository.ts';
 import type { BatchStatus, PayoutStatus } from './payouts-tables.ts';
 
-export interface PayoutError {
+interface PayoutError {
   code: string;
   message: string;
 }

@@ -16,12 +16,12 @@ import type { ChainAccess } from '../chain/crypto-chain.ts';
 import { claimPooledAddresses, countPooledAddresses, insertPooledAddresses, takeIndexBlock, type KeyedAddress } from './receiving-repository.ts';
 
 /** Addresses derived and inserted per round: one index block, one INSERT. */
-export const POOL_FILL_BATCH = 250;
+const POOL_FILL_BATCH = 250;
 /** Derivations between yields to the event loop, so a filling pass never holds it for more than a few ms. */
 const DERIVATIONS_PER_SLICE = 8;
 
 /** Addresses a process claims from the pool at once. */
-export const POOL_CLAIM_BATCH = 64;
+const POOL_CLAIM_BATCH = 64;
 /** After finding the pool empty, creations derive inline this long before asking it again. */
 const EMPTY_POOL_RETRY_MS = 1_000;
 

@@ -35,13 +35,13 @@ import { emitWalletDeposit } from './receiving-events.ts';
 import * as repository from './receiving-repository.ts';
 
 /** The most blocks per scan (and per recording transaction); a pass starts with 1 and doubles. */
-export const SCAN_BATCH_BLOCKS = 5;
+const SCAN_BATCH_BLOCKS = 5;
 /** Batches per pass: a pass stays bounded while catching up; the next one continues. */
-export const SCAN_BATCHES_PER_PASS_MAX = 50;
+const SCAN_BATCHES_PER_PASS_MAX = 50;
 /** A new cursor starts this far below the solidified block, so recent deposits are not missed. */
-export const INITIAL_LOOKBACK_BLOCKS = 100;
+const INITIAL_LOOKBACK_BLOCKS = 100;
 /** The deepest reorganisation walked back (TRON never rolls back a solidified block: 18 deep). */
-export const REWIND_BLOCKS_MAX = 1_000;
+const REWIND_BLOCKS_MAX = 1_000;
 /** Block ids kept below the final block, for walking back. */
 const SCANNED_BLOCKS_KEPT_BELOW_FINAL = 100;
 export const LEASE_MS = 30_000;
@@ -63,7 +63,7 @@ export interface ChainWatcherOptions {
   readonly onStep?: (step: WatcherStep) => void;
 }
 
-export interface WatcherPassResult {
+interface WatcherPassResult {
   /** false: another watcher holds the lease; nothing was done. */
   readonly leader: boolean;
   readonly blocksScanned: number;

@@ -28,7 +28,7 @@ export function usdtCreditedAboveBlock(db: Executor, chain: ChainName, blockNumb
 }
 
 /** What sweeping moved from an address and is moving (crypto/sweeping/sweep-custody.ts `sweepSummaries`). */
-export interface CustodySweepColumns {
+interface CustodySweepColumns {
   readonly sweptMicro: bigint;
   readonly pendingMicro: bigint;
   readonly stuckMicro: bigint;

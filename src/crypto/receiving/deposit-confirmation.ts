@@ -22,7 +22,7 @@ import type { DepositRow } from './receiving-repository.ts';
 export type DepositVerdict = 'credit' | 'unconfirmed' | 'wait';
 
 /** Nodes that must agree on a credit when that many are configured. */
-export const CONFIRMING_NODES = 2;
+const CONFIRMING_NODES = 2;
 /** Transactions looked up at once. */
 const CONFIRM_CONCURRENCY = 8;
 

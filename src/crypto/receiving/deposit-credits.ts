@@ -16,7 +16,7 @@ import { findShopProfile } from '../../merchants/merchant-service.ts';
 import type { DepositRow } from './receiving-repository.ts';
 
 /** The ledger id of a deposit's credit (the post, or the plain transfer of round 0): one per deposit, ever. */
-export const depositCreditId = (depositId: string): string => `crypto-deposit:${depositId}`;
+const depositCreditId = (depositId: string): string => `crypto-deposit:${depositId}`;
 const pendingCreditId = (deposit: Pick<DepositRow, 'id' | 'credit_round'>): string => `crypto-deposit:${deposit.id}:${deposit.credit_round}`;
 
 /** The ledger's batches are bounded; a scan batch of blocks may record more deposits than one holds. */

@@ -18,8 +18,8 @@ import type { ChainName } from '../chain/crypto-chain.ts';
 /** 0.01 USDT: a shop that never set its minimum gets this. */
 export const DEFAULT_MIN_DEPOSIT_MICRO = 10_000n;
 /** The bounds of a shop's minimum (the CHECK of migration 0030): 0.000001 (every transfer counts) to 100 USDT. */
-export const MIN_DEPOSIT_LOWEST_MICRO = 1n;
-export const MIN_DEPOSIT_HIGHEST_MICRO = 100_000_000n;
+const MIN_DEPOSIT_LOWEST_MICRO = 1n;
+const MIN_DEPOSIT_HIGHEST_MICRO = 100_000_000n;
 
 /**
  * The least a transfer must carry to be a deposit: the shop's minimum, or an

@@ -19,16 +19,16 @@ import { INVOICE_STATUSES, type InvoiceStatus } from './receiving-tables.ts';
 import { invoiceView, type InvoiceView } from './receiving-views.ts';
 
 export type { InvoiceView } from './receiving-views.ts';
-export type { InvoiceStatus } from './receiving-tables.ts';
+;
 
-export const SUPPORTED_NETWORKS = ['TRC20'] as const;
+const SUPPORTED_NETWORKS = ['TRC20'] as const;
 export const EXTERNAL_ID_MAX_LENGTH = 100;
 export const CALLBACK_URL_MAX_LENGTH = 2048;
 export const LIFETIME_MIN_S = 300;
 export const LIFETIME_MAX_S = 43_200;
 export const LIFETIME_DEFAULT_S = 3_600;
 /** 10^9 USDT in micro-USDT. */
-export const AMOUNT_MAX_MICRO = 1_000_000_000_000_000n;
+const AMOUNT_MAX_MICRO = 1_000_000_000_000_000n;
 
 export interface CryptoShop {
   readonly shopId: string;
@@ -46,7 +46,7 @@ export interface CreateInvoiceRequest {
 /** The invoices' own unique (shop, external_id): a concurrent duplicate may reach it before the idempotency record's key. */
 const INVOICE_EXTERNAL_ID_CONSTRAINT = 'crypto_invoices_shop_id_external_id_key';
 
-export const INVOICE_IDEMPOTENCY_RULE: IdempotencyRule = {
+const INVOICE_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'crypto.invoice.create',
   windowMs: null,
   replay: 'current-resource',
@@ -207,11 +207,4 @@ export async function listInvoices(deps: CryptoDeps, shopId: string, input: List
 export async function invoiceQrSvg(deps: CryptoDeps, shopId: string, invoiceId: string): Promise<string> {
   const invoice = invoiceView(await invoiceRowOfShop(deps, shopId, invoiceId));
   return QRCode.toString(invoice.payment_uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
-}
-
-/** The hosted invoice page (public, no API key): the invoice by its id alone, or undefined. */
-export async function findInvoiceForPage(deps: Pick<CryptoDeps, 'db'>, invoiceId: string): Promise<InvoiceView | undefined> {
-  if (!invoiceId.startsWith('inv_') || invoiceId.length > 100) return undefined;
-  const row = await repository.findInvoiceById(deps.db, invoiceId);
-  return row && invoiceView(row);
 }

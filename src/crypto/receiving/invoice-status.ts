@@ -7,7 +7,7 @@ import type { InvoiceRow } from './receiving-repository.ts';
 import type { InvoiceStatus } from './receiving-tables.ts';
 
 /** The shortfall the shop accepts: `bps` basis points of the amount, rounded down. */
-export function allowedShortfallMicro(amountMicro: bigint, toleranceBps: number): bigint {
+function allowedShortfallMicro(amountMicro: bigint, toleranceBps: number): bigint {
   return (amountMicro * BigInt(toleranceBps)) / 10_000n;
 }
 

@@ -25,15 +25,6 @@ export async function emitWalletDeposit(tx: Tx, clock: Clock, wallet: WalletRow,
   });
 }
 
-export async function emitBalanceFunded(tx: Tx, clock: Clock, accountId: string, deposit: DepositRow): Promise<void> {
-  await emit(tx, clock, {
-    shopId: deposit.shop_id,
-    type: 'crypto.balance.funded',
-    data: { account_id: accountId, amount: usdtText(deposit.amount_micro), deposit: depositView(deposit) },
-    destination: 'shop',
-  });
-}
-
 // The same events as inputs for emitMany, for batches (the watcher records and settles deposits in sets).
 
 export function invoiceUpdatedEvents(invoice: InvoiceRow): EmitInput[] {

@@ -79,11 +79,6 @@ export async function listAddresses(db: Executor<CryptoReceivingTables>, options
   return query.orderBy('address').limit(options.limit).execute();
 }
 
-export async function underpaidToleranceBps(db: Executor<CryptoReceivingTables>, shopId: string): Promise<number> {
-  const row = await db.selectFrom('crypto_shop_settings').select('underpaid_tolerance_bps').where('shop_id', '=', shopId).executeTakeFirst();
-  return row?.underpaid_tolerance_bps ?? 0;
-}
-
 export async function setUnderpaidToleranceBps(tx: Tx<CryptoReceivingTables>, shopId: string, bps: number, at: Date): Promise<void> {
   await tx
     .insertInto('crypto_shop_settings')
@@ -111,20 +106,12 @@ export async function setMinimumDeposit(tx: Tx<CryptoReceivingTables>, shopId: s
 
 // ---- invoices ----
 
-export async function insertInvoice(tx: Tx<CryptoReceivingTables>, row: Insertable<CryptoReceivingTables['crypto_invoices']>): Promise<InvoiceRow> {
-  return tx.insertInto('crypto_invoices').values(row).returningAll().executeTakeFirstOrThrow();
-}
-
 export async function findInvoiceOfShop(db: Executor<CryptoReceivingTables>, shopId: string, invoiceId: string): Promise<InvoiceRow | undefined> {
   return db.selectFrom('crypto_invoices').selectAll().where('id', '=', invoiceId).where('shop_id', '=', shopId).executeTakeFirst();
 }
 
 export async function findInvoiceById(db: Executor<CryptoReceivingTables>, invoiceId: string): Promise<InvoiceRow | undefined> {
   return db.selectFrom('crypto_invoices').selectAll().where('id', '=', invoiceId).executeTakeFirst();
-}
-
-export async function lockInvoice(tx: Tx<CryptoReceivingTables>, invoiceId: string): Promise<InvoiceRow | undefined> {
-  return tx.selectFrom('crypto_invoices').selectAll().where('id', '=', invoiceId).forUpdate().executeTakeFirst();
 }
 
 export async function findInvoicesByAddresses(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<InvoiceRow[]> {
@@ -209,11 +196,6 @@ export async function findWalletOfShop(db: Executor<CryptoReceivingTables>, shop
 
 export async function findWalletById(db: Executor<CryptoReceivingTables>, walletId: string): Promise<WalletRow | undefined> {
   return db.selectFrom('crypto_wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
-}
-
-/** The wallet row, locked until the transaction ends (a block/unblock and a settlement serialize on it). */
-export async function lockWallet(tx: Tx<CryptoReceivingTables>, walletId: string): Promise<WalletRow | undefined> {
-  return tx.selectFrom('crypto_wallets').selectAll().where('id', '=', walletId).forUpdate().executeTakeFirst();
 }
 
 export async function findWalletsByAddresses(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<WalletRow[]> {
@@ -343,11 +325,6 @@ export async function orphanDepositsAbove(tx: Tx<CryptoReceivingTables>, chain: 
     .execute();
 }
 
-/** Ids of confirming deposits whose block is at or below `blockNumber` (final), oldest first. */
-export async function finalDepositIds(db: Executor<CryptoReceivingTables>, chain: ChainName, blockNumber: number, limit: number): Promise<string[]> {
-  return (await finalDeposits(db, chain, blockNumber, limit)).map((row) => row.id);
-}
-
 /** The confirming deposits of blocks up to `blockNumber`, oldest block first, at most `limit`. */
 export async function finalDeposits(db: Executor<CryptoReceivingTables>, chain: ChainName, blockNumber: number, limit: number): Promise<DepositRow[]> {
   return db
@@ -386,24 +363,6 @@ export async function reconfirmDeposit(tx: Tx<CryptoReceivingTables>, depositId:
 export async function markDepositsUnconfirmed(tx: Tx<CryptoReceivingTables>, depositIds: readonly string[]): Promise<DepositRow[]> {
   if (depositIds.length === 0) return [];
   return tx.updateTable('crypto_deposits').set({ status: 'unconfirmed' }).where(anyOf('id', depositIds)).where('status', '=', 'confirming').returningAll().execute();
-}
-
-export async function lockConfirmingDeposit(tx: Tx<CryptoReceivingTables>, depositId: string): Promise<DepositRow | undefined> {
-  return tx.selectFrom('crypto_deposits').selectAll().where('id', '=', depositId).where('status', '=', 'confirming').forUpdate().executeTakeFirst();
-}
-
-export async function finishDeposit(tx: Tx<CryptoReceivingTables>, depositId: string, status: Extract<DepositStatus, 'credited' | 'held'>, at: Date): Promise<DepositRow> {
-  return tx.updateTable('crypto_deposits').set({ status, final_at: at }).where('id', '=', depositId).returningAll().executeTakeFirstOrThrow();
-}
-
-export async function countConfirmingDepositsOfInvoice(db: Executor<CryptoReceivingTables>, invoiceId: string): Promise<number> {
-  const row = await db
-    .selectFrom('crypto_deposits')
-    .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('invoice_id', '=', invoiceId)
-    .where('status', '=', 'confirming')
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
 }
 
 /** Final (credited or held) deposits of these addresses: the custody view's records. */
@@ -598,17 +557,6 @@ export async function deleteScannedBlocks(tx: Tx<CryptoReceivingTables>, chain: 
   if (options.above !== undefined) query = query.where('block_number', '>', BigInt(options.above));
   if (options.below !== undefined) query = query.where('block_number', '<', BigInt(options.below));
   await query.execute();
-}
-
-/** For tests and the custody view: how many deposits are in each status. */
-export async function depositStatusCounts(db: Executor<CryptoReceivingTables>, chain: ChainName): Promise<Record<string, number>> {
-  const rows = await db
-    .selectFrom('crypto_deposits')
-    .select(['status', sql<string>`count(*)`.as('count')])
-    .where('chain', '=', chain)
-    .groupBy('status')
-    .execute();
-  return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
 }
 
 /** The earliest expires_at of an open invoice after `now`. */

@@ -7,7 +7,7 @@ import type { Executor } from '../../db/transaction.ts';
 import * as repository from './receiving-repository.ts';
 import type { CryptoReceivingTables } from './receiving-tables.ts';
 
-export type { DepositSummary } from './receiving-repository.ts';
+;
 
 type ReceivingExecutor = Executor<CryptoReceivingTables>;
 

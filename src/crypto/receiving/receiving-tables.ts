@@ -11,7 +11,7 @@ export const WALLET_STATUSES: readonly WalletStatus[] = ['active', 'blocked'];
 /** `unconfirmed`: no second, independent confirmation; held for the operator, never credited (migration 0026). */
 export type DepositStatus = 'confirming' | 'credited' | 'held' | 'orphaned' | 'unconfirmed';
 /** What states a deposit: its transaction's signed calldata, or only the node's log (migration 0026). */
-export type DepositEvidence = 'signed_call' | 'log_only';
+type DepositEvidence = 'signed_call' | 'log_only';
 
 export interface CryptoReceivingTables {
   crypto_address_counters: { key_id: AddressKeyId; next_index: bigint };

@@ -58,7 +58,7 @@ export function usdtText(micro: bigint): string {
   return formatMinor(micro, 'USDT').replace(/\.?0+$/, '');
 }
 
-export function paymentUri(address: string, amountMicro: bigint): string {
+function paymentUri(address: string, amountMicro: bigint): string {
   return `tron:${address}?amount=${usdtText(amountMicro)}`;
 }
 

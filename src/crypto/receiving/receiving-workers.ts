@@ -15,11 +15,11 @@ import { hasAddressesOfKey } from './receiving-repository.ts';
 import { usdtDecimalsConfirmed } from './usdt-decimals-check.ts';
 
 /** TRON makes a block every 3 s: a pass per block. */
-export const WATCHER_INTERVAL_MS = 3_000;
+const WATCHER_INTERVAL_MS = 3_000;
 const MODES = ['sandbox', 'live'] as const;
-export const INVOICE_EXPIRY_INTERVAL_MS = 1_000;
+const INVOICE_EXPIRY_INTERVAL_MS = 1_000;
 /** How often the address pool is looked at; it is topped up once half used (address-pool.ts). */
-export const ADDRESS_POOL_INTERVAL_MS = 5_000;
+const ADDRESS_POOL_INTERVAL_MS = 5_000;
 
 export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health'> & { readonly chain: CryptoChain }): Worker & { runOnce(): Promise<number> } {
   const watchers = new Map<string, ChainWatcher>();

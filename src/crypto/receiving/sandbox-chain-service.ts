@@ -16,10 +16,10 @@ import { parseUsdtAmount, type CryptoShop } from './invoice-service.ts';
 // TRX has 6 decimals like USDT (1 TRX = 10^6 sun): the same text form serves both.
 import { usdtText } from './receiving-views.ts';
 
-export const MINE_BLOCKS_MAX = 1_000;
+const MINE_BLOCKS_MAX = 1_000;
 /** Faucet bounds per call: plenty for any sandbox payout test, far from overflowing anything. */
-export const FAUCET_USDT_MAX = 1_000_000_000_000n; // 1,000,000 USDT
-export const FAUCET_TRX_SUN_MAX = 1_000_000_000_000n; // 1,000,000 TRX
+const FAUCET_USDT_MAX = 1_000_000_000_000n; // 1,000,000 USDT
+const FAUCET_TRX_SUN_MAX = 1_000_000_000_000n; // 1,000,000 TRX
 const RETRY_AFTER_SECONDS = 5;
 
 async function controlOf(deps: CryptoDeps, shop: CryptoShop): Promise<SimulatorControl> {

@@ -13,12 +13,12 @@ import * as repository from './receiving-repository.ts';
 import { WALLET_STATUSES, type WalletStatus } from './receiving-tables.ts';
 import { walletView, type WalletView } from './receiving-views.ts';
 
-export type { DepositView, WalletView } from './receiving-views.ts';
+export type {  WalletView } from './receiving-views.ts';
 
 /** A wallet's GET shows its newest deposits, at most this many. */
-export const WALLET_DEPOSITS_SHOWN_MAX = 100;
+const WALLET_DEPOSITS_SHOWN_MAX = 100;
 
-export const WALLET_IDEMPOTENCY_RULE: IdempotencyRule = {
+const WALLET_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'crypto.wallet.create',
   windowMs: null,
   replay: 'current-resource',

@@ -45,7 +45,7 @@ export interface CreateRefundRequest {
   readonly address: string;
 }
 
-export const REFUND_IDEMPOTENCY_RULE: IdempotencyRule = {
+const REFUND_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'crypto.refund.create',
   windowMs: null,
   replay: 'current-resource',

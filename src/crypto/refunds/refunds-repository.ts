@@ -16,7 +16,6 @@ export interface RefundableDeposit {
 
 /** A deposit is refunded at most once: this partial unique index decides between concurrent refunds. */
 export const REFUND_ONCE_CONSTRAINT = 'crypto_refund_deposits_once_idx';
-export const REFUND_EXTERNAL_ID_CONSTRAINT = 'crypto_refunds_shop_id_external_id_key';
 
 /** Which of these deposits an active (not failed) refund already sends back. */
 export async function refundedDepositIds(db: Executor<RefundTables>, depositIds: readonly string[]): Promise<Set<string>> {

@@ -27,7 +27,7 @@ import { finishAll } from './transfer-finisher.ts';
 import { handleWaiting } from './waiting-transfers.ts';
 
 /** Transfers signed per pass. */
-export const SIGN_BATCH = 2_000;
+const SIGN_BATCH = 2_000;
 /** Nodes whose newest head a pass takes (fewer when fewer are configured). */
 const HEAD_WITNESSES = 2;
 

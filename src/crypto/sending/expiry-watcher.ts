@@ -11,7 +11,7 @@ import * as repository from './sending-repository.ts';
 import { failureOf, finishAll, type Finish } from './transfer-finisher.ts';
 
 /** Different nodes that must each answer `{}` for an expired transaction before it is judged absent (fewer when fewer are configured). */
-export const ABSENCE_WITNESSES = 2;
+const ABSENCE_WITNESSES = 2;
 
 export type InFlightRow = Awaited<ReturnType<typeof repository.inFlight>>[number];
 

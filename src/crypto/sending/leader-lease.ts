@@ -5,7 +5,7 @@
 import type { ExecutorContext } from './executor-context.ts';
 import * as repository from './sending-repository.ts';
 
-export const LEASE_MS = 30_000;
+const LEASE_MS = 30_000;
 
 /** Thrown by a step that finds the lease gone: the pass ends quietly. */
 export class LostLeadershipError extends Error {}

@@ -18,7 +18,7 @@ import type { ChainName } from './sending-tables.ts';
 export const OUTFLOW_WINDOW_MS = 3_600_000;
 
 /** The purposes whose USDT leaves custody. */
-export const OUTFLOW_PURPOSES: readonly OutgoingPurpose[] = ['payout', 'refund', 'withdrawal'];
+const OUTFLOW_PURPOSES: readonly OutgoingPurpose[] = ['payout', 'refund', 'withdrawal'];
 
 export interface OutflowCandidate {
   readonly id: string;
@@ -39,7 +39,7 @@ export interface OutflowDecision<T> {
   readonly usedMicro: bigint;
 }
 
-export function countsAsOutflow(candidate: Pick<OutflowCandidate, 'purpose' | 'asset'>): boolean {
+function countsAsOutflow(candidate: Pick<OutflowCandidate, 'purpose' | 'asset'>): boolean {
   return candidate.asset === 'USDT' && OUTFLOW_PURPOSES.includes(candidate.purpose);
 }
 

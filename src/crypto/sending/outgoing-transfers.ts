@@ -16,10 +16,10 @@ import type { ChainName } from './sending-tables.ts';
 
 export type OutgoingPurpose = 'payout' | 'refund' | 'withdrawal' | 'sweep' | 'gas_topup' | 'cold_storage';
 export const OUTGOING_PURPOSES: readonly OutgoingPurpose[] = ['payout', 'refund', 'withdrawal', 'sweep', 'gas_topup', 'cold_storage'];
-export type OutgoingStatus = 'queued' | 'submitted' | 'confirmed' | 'failed';
+type OutgoingStatus = 'queued' | 'submitted' | 'confirmed' | 'failed';
 export type OutgoingErrorCode = 'reverted' | 'out_of_energy' | 'expired' | 'insufficient_hot_wallet_funds' | 'address_blacklisted' | 'invalid_address' | 'rejected' | 'signer_unavailable';
 
-export type OutgoingSource = { readonly kind: 'hot_wallet' } | { readonly kind: 'deposit_address'; readonly address: TronAddress; readonly derivationIndex: number };
+type OutgoingSource = { readonly kind: 'hot_wallet' } | { readonly kind: 'deposit_address'; readonly address: TronAddress; readonly derivationIndex: number };
 
 export interface OutgoingTransferRequest {
   /** 'tron-sandbox' | 'tron-live' (receiving-tables.ts). */

@@ -20,7 +20,7 @@ export interface ReservedOwnerRow {
   readonly trx_usdt_rate_micro: bigint;
 }
 
-export interface ReservedOwnerChanges {
+interface ReservedOwnerChanges {
   readonly status: 'processing' | 'completed' | 'failed';
   readonly tx_hash: string | null;
   readonly network_fee_actual_micro?: bigint | null;

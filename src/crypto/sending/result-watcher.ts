@@ -12,7 +12,7 @@ import * as repository from './sending-repository.ts';
 import { finishAll } from './transfer-finisher.ts';
 
 /** Solidified blocks whose results one pass reads. */
-export const SCAN_BLOCKS_PER_PASS = 200;
+const SCAN_BLOCKS_PER_PASS = 200;
 const SCAN_CONCURRENCY = 8;
 
 /** Where the read starts: past the last block read, else past the lowest block a pending attempt references. */

@@ -5,7 +5,7 @@ import type { Generated } from 'kysely';
 export type ChainName = 'tron-sandbox' | 'tron-live';
 
 export type OutgoingPurposeColumn = 'payout' | 'refund' | 'withdrawal' | 'sweep' | 'gas_topup' | 'cold_storage';
-export type OutgoingStatusColumn = 'queued' | 'submitted' | 'confirmed' | 'failed';
+type OutgoingStatusColumn = 'queued' | 'submitted' | 'confirmed' | 'failed';
 export type OutgoingErrorCodeColumn = 'reverted' | 'out_of_energy' | 'expired' | 'insufficient_hot_wallet_funds' | 'address_blacklisted' | 'invalid_address' | 'rejected' | 'signer_unavailable';
 export type AttemptStatus = 'pending' | 'dead' | 'landed';
 

@@ -20,8 +20,8 @@ import { sendingMetrics } from './sending-metrics.ts';
 import { hasOpenTransfers } from './sending-repository.ts';
 import type { ChainName } from './sending-tables.ts';
 
-export const SENDING_TOPIC = 'outgoing_transfer';
-export const SENDING_INTERVAL_MS = 1_000;
+const SENDING_TOPIC = 'outgoing_transfer';
+const SENDING_INTERVAL_MS = 1_000;
 const MODES = [
   { mode: 'sandbox', chain: 'tron-sandbox' },
   { mode: 'live', chain: 'tron-live' },

@@ -31,7 +31,7 @@ export interface SigningDecisions {
 
 type DryRun = { ok: true; energy: number } | { ok: false; message: string };
 
-export function sourceOf(context: ExecutorContext, row: OutgoingTransferRow): TronAddress {
+function sourceOf(context: ExecutorContext, row: OutgoingTransferRow): TronAddress {
   return row.from_kind === 'hot_wallet' ? context.hotWallet : (row.from_address as TronAddress);
 }
 

@@ -75,7 +75,7 @@ export async function estimateTrxTransferCost(node: Pick<TronNodeClient, 'getCha
 }
 
 /** Sun per TRX. */
-export const SUN_PER_TRX = 1_000_000n;
+const SUN_PER_TRX = 1_000_000n;
 
 /**
  * Sun converted to micro-USDT at `rate` — micro-USDT per TRX (config

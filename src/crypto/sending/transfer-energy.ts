@@ -16,7 +16,7 @@ import type { TronNodeClient } from '../tron/node-client.ts';
 /** How long the contract's energy factor is taken as read (it moves at most once per 6 h cycle). */
 export const ENERGY_FACTOR_CACHE_MS = 60_000;
 /** fee_limit = energy × price × (1 + this / 100): a cap above the estimate (docs/tron.md §1.5 "Suggested policy"). */
-export const FEE_LIMIT_MARGIN_PERCENT = 20n;
+const FEE_LIMIT_MARGIN_PERCENT = 20n;
 /** PAYGATE_TRON_TRANSFER_ENERGY_MAX's default: about 1.5× a transfer to a new holder on mainnet today. */
 export const TRANSFER_ENERGY_MAX_DEFAULT = 200_000n;
 /** The least fee_limit signed (docs/tron.md §1.5): a cap, never a charge. */

@@ -19,7 +19,7 @@ import * as repository from './sending-repository.ts';
 import type { SignJob } from './signing-decisions.ts';
 
 /** A transaction expires this long after the head block it was built at (java-tron's default is 60 s; docs/tron.md §1.4: keep it short). */
-export const EXPIRATION_MS = 90_000;
+const EXPIRATION_MS = 90_000;
 /** Transfers signed per signing transaction. */
 const SIGN_CHUNK = 250;
 

@@ -68,7 +68,7 @@ export interface ChainParameters {
   readonly retainedBlockHeaders: number;
 }
 
-export const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
+const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
   blockIntervalMs: 3_000,
   genesisTimestampMs: 1_700_000_000_000,
   solidityDepth: 18,

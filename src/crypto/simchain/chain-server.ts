@@ -53,7 +53,7 @@ export interface SimulatedChainServer {
   close(): Promise<void>;
 }
 
-export interface SimulatedNode {
+interface SimulatedNode {
   readonly url: string;
   readonly faults: NodeFaults;
 }
@@ -249,7 +249,7 @@ function send(response: ServerResponse, reply: NodeAnswer): void {
  * stringify without a replacer; only an answer that still holds a bigint pays
  * for one (a replacer call per value, several times the plain cost).
  */
-export function stringifyNodeJson(value: unknown): string {
+function stringifyNodeJson(value: unknown): string {
   try {
     return JSON.stringify(value);
   } catch (error) {

@@ -59,7 +59,7 @@ export function decodeChainTransaction(bytes: Uint8Array): DecodedChainTransacti
 
 class Malformed extends Error {}
 
-export function decodeTransferContractRaw(bytes: Uint8Array): { readonly ok: true; readonly raw: TransferContractRaw } | { readonly ok: false; readonly problem: string } {
+function decodeTransferContractRaw(bytes: Uint8Array): { readonly ok: true; readonly raw: TransferContractRaw } | { readonly ok: false; readonly problem: string } {
   if (bytes.length > TRANSACTION_MAX_BYTES) return { ok: false, problem: `raw data is ${bytes.length} bytes, over ${TRANSACTION_MAX_BYTES}` };
   try {
     const fields = readFields(bytes, 'raw', { 1: 'bytes', 4: 'bytes', 8: 'varint', 11: 'bytes', 14: 'varint' });

@@ -15,7 +15,7 @@ import type { SimulatedChain } from './simulated-chain.ts';
 export const CONTROL_PATH_PREFIX = '/simulator/';
 
 /** Bounds shared with the gateway's test-helper routes. */
-export const CONTROL_MINE_MAX = 1_000;
+const CONTROL_MINE_MAX = 1_000;
 
 type Body = Record<string, unknown>;
 

@@ -5,20 +5,20 @@ import type { TronAddress } from '../tron/address.ts';
 import type { NextTransferOutcome } from './chain-state.ts';
 import { CONTROL_PATH_PREFIX } from './control-api.ts';
 
-export interface SimulatorInfo {
+interface SimulatorInfo {
   readonly headBlock: number;
   readonly solidifiedBlock: number;
   readonly usdtContract: TronAddress;
   readonly payers: readonly TronAddress[];
 }
 
-export interface SimulatorBalances {
+interface SimulatorBalances {
   readonly activated: boolean;
   readonly trxSun: bigint;
   readonly usdt: bigint;
 }
 
-export type SimulatorSend = { readonly result: true; readonly txId: string } | { readonly result: false; readonly code: string; readonly message: string };
+type SimulatorSend = { readonly result: true; readonly txId: string } | { readonly result: false; readonly code: string; readonly message: string };
 
 export interface SimulatorControl {
   readonly url: string;

@@ -17,7 +17,7 @@ import type { TronAddress } from '../tron/address.ts';
  * lack of computing resources"}` (java-tron's RateLimiterServlet.service with
  * Util.printErrorMsg).
  */
-export type RateLimitAnswer = 'http429' | 'trongrid' | 'java-tron';
+type RateLimitAnswer = 'http429' | 'trongrid' | 'java-tron';
 
 export interface RateLimitSettings {
   readonly requestsPerSecond: number;

@@ -15,7 +15,7 @@ const BLOCK_VERSION = 34;
 const EMPTY_TRIE_ROOT = '0'.repeat(64);
 
 /** An int64 field: a number when a double holds it exactly (the plain, fast JSON.stringify), else the bigint. */
-export function int64Json(value: bigint): number | bigint {
+function int64Json(value: bigint): number | bigint {
   const asNumber = Number(value);
   return Number.isSafeInteger(asNumber) ? asNumber : value;
 }

@@ -12,7 +12,7 @@ import type { ChainParameters } from './chain-parameters.ts';
 import type { ChainState } from './chain-state.ts';
 import { bandwidthCharge, trxTransferCost } from './usdt-execution.ts';
 
-export type RefusalCode =
+type RefusalCode =
   | 'SIGERROR'
   | 'CONTRACT_VALIDATE_ERROR'
   | 'BANDWITH_ERROR'

@@ -21,9 +21,9 @@ import { addressWord, decodeTransferCalldata, TRANSFER_EVENT_TOPIC, uint256Word 
 import type { ChainParameters } from './chain-parameters.ts';
 import type { ChainState, JournalEntry } from './chain-state.ts';
 
-export type ContractResult = 'SUCCESS' | 'REVERT' | 'OUT_OF_ENERGY';
+type ContractResult = 'SUCCESS' | 'REVERT' | 'OUT_OF_ENERGY';
 
-export interface EventLog {
+interface EventLog {
   /** The emitting contract. */
   readonly contract: TronAddress;
   /** Hex, 64 digits each. */
@@ -85,7 +85,7 @@ export function transferEnergy(state: ChainState, parameters: ChainParameters, t
 }
 
 /** java-tron VM.play: penalty = energy × (factor + 10,000) / 10,000 − energy, added to the energy (integer division). */
-export function withEnergyFactor(energy: number, factor: number): number {
+function withEnergyFactor(energy: number, factor: number): number {
   return energy + energyPenalty(energy, factor);
 }
 

@@ -18,7 +18,7 @@ export const SWEEP_DUST_STUCK_AFTER_MS = 7 * 24 * 60 * 60 * 1_000;
  * - stuck_failed: SWEEP_MAX_CONSECUTIVE_FAILURES attempts failed in a row, no more are made;
  * - stuck_below_threshold: final USDT under the threshold has waited longer than SWEEP_DUST_STUCK_AFTER_MS.
  */
-export type SweepState = 'idle' | 'in_flight' | 'retrying' | 'stuck_failed' | 'stuck_below_threshold';
+type SweepState = 'idle' | 'in_flight' | 'retrying' | 'stuck_failed' | 'stuck_below_threshold';
 
 export interface AddressSweepSummary {
   /** USDT the completed sweeps moved to the hot wallet. */

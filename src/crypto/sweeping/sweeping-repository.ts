@@ -88,10 +88,6 @@ export async function lockSweep(tx: Tx<SweepingTables>, id: string): Promise<Swe
   return tx.selectFrom('crypto_sweeps').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-export async function findSweep(db: Executor<SweepingTables>, id: string): Promise<SweepRow | undefined> {
-  return db.selectFrom('crypto_sweeps').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
 /** Moves an attempt on from `from` (compare-and-set); undefined when it was not in that state. */
 export async function updateSweep(tx: Tx<SweepingTables>, id: string, from: SweepStatus, patch: SweepPatch): Promise<SweepRow | undefined> {
   return tx.updateTable('crypto_sweeps').set(patch).where('id', '=', id).where('status', '=', from).returningAll().executeTakeFirst();

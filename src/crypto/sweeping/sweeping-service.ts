@@ -34,7 +34,7 @@ import type { SweepStatus } from './sweeping-tables.ts';
 /** Ten minutes after the first failure, then twenty. */
 export const SWEEP_FIRST_RETRY_DELAY_SECONDS = 600;
 /** Attempts started, and ready attempts built, per pass. */
-export const SWEEP_BATCH = 50;
+const SWEEP_BATCH = 50;
 
 export interface SweepingDeps {
   readonly db: Db;
@@ -274,10 +274,6 @@ export const sweepOutcomes: OutgoingOutcomeHandler = {
     }
   },
 };
-
-export async function findSweep(db: Db, id: string): Promise<SweepRow | undefined> {
-  return repository.findSweep(db, id);
-}
 
 /** An address's attempts, newest first. */
 export async function sweepsOfAddress(db: Db, address: string): Promise<SweepRow[]> {

@@ -6,7 +6,6 @@ type ChainName = ChainAccess['chain'];
 
 /** topping_up → ready → sweeping → completed | failed (a top-up that was not needed skips to sweeping). */
 export type SweepStatus = 'topping_up' | 'ready' | 'sweeping' | 'completed' | 'failed';
-export const IN_FLIGHT_SWEEP_STATUSES: readonly SweepStatus[] = ['topping_up', 'ready', 'sweeping'];
 
 export interface SweepingTables {
   crypto_sweeps: {

@@ -8,10 +8,10 @@ import { hasReadySweeps } from './sweeping-repository.ts';
 import { runSweepPass } from './sweeping-service.ts';
 
 /** How often addresses are checked against the threshold: deposits become final a minute after they land anyway. */
-export const SWEEP_SCAN_INTERVAL_MS = 60_000;
+const SWEEP_SCAN_INTERVAL_MS = 60_000;
 /** Without notifications: how often ready attempts are looked for. */
-export const SWEEP_POLL_INTERVAL_MS = 5_000;
-export const SWEEP_WAKE_TOPIC = 'crypto_sweep';
+const SWEEP_POLL_INTERVAL_MS = 5_000;
+const SWEEP_WAKE_TOPIC = 'crypto_sweep';
 
 export function createSweeperWorker(
   context: CryptoDeps & Pick<AppContext, 'notifications' | 'health'>,

@@ -12,11 +12,11 @@ import { base58, createBase58check } from '@scure/base';
 import { LRUCache } from 'lru-cache';
 
 /** The first byte of every TRON mainnet (and testnet) address. */
-export const TRON_ADDRESS_VERSION = 0x41;
+const TRON_ADDRESS_VERSION = 0x41;
 /** Version byte + 20-byte account id. */
-export const TRON_ADDRESS_BYTES = 21;
+const TRON_ADDRESS_BYTES = 21;
 /** Base58Check of 21 bytes + 4 checksum bytes is always 34 characters. */
-export const TRON_ADDRESS_LENGTH = 34;
+const TRON_ADDRESS_LENGTH = 34;
 
 /** A validated, canonical Base58Check TRON address (`T…`, 34 characters). */
 export type TronAddress = string & { readonly __brand: 'TronAddress' };

@@ -26,7 +26,7 @@ export interface BlockHeader {
 }
 
 /** A USDT Transfer log of a successful transaction, as gettransactioninfobyid shows it (no block id there). */
-export interface UsdtTransferLog {
+interface UsdtTransferLog {
   readonly txId: string;
   /** The log's position among its transaction's logs: (txId, logIndex) identifies a deposit. */
   readonly logIndex: number;
@@ -42,7 +42,7 @@ export interface UsdtTransferLog {
  * (a USDT transfer/transferFrom by its owner) agrees with the log; `log_only`,
  * only the node's log does (a transfer made inside another contract).
  */
-export type TransferEvidence = 'signed_call' | 'log_only';
+type TransferEvidence = 'signed_call' | 'log_only';
 
 export interface UsdtTransfer extends UsdtTransferLog {
   readonly blockId: string;

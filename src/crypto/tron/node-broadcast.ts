@@ -19,7 +19,7 @@ export interface SignedTransaction {
   readonly hex: string;
 }
 
-export type BroadcastRejectionCode =
+type BroadcastRejectionCode =
   | 'SIGERROR'
   | 'CONTRACT_VALIDATE_ERROR'
   | 'CONTRACT_EXE_ERROR'
@@ -69,7 +69,7 @@ export async function broadcastHex(transport: NodeTransport, transaction: Signed
 }
 
 /** One node's answer: `{result, code?, message?, txid?}`; busy codes are retryable failures. */
-export function readBroadcastAnswer(answer: unknown, txId: string): BroadcastResult {
+function readBroadcastAnswer(answer: unknown, txId: string): BroadcastResult {
   if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw invalidAnswer('broadcast answer is not an object');
   const { result, code, message, txid } = answer as { result?: unknown; code?: unknown; message?: unknown; txid?: unknown };
   if (txid !== undefined && (typeof txid !== 'string' || txid.toLowerCase() !== txId)) {

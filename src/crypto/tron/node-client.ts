@@ -28,20 +28,20 @@ import { createNodeTransport, type NodeTransportOptions } from './node-transport
 import { addressWord, transferCalldata } from './trc20-usdt.ts';
 
 export type {
-  AccountResources,
+  
   BlockHeader,
   ChainPrices,
   ScannedBlock,
   TransactionOutcome,
-  TrxAccount,
+  
   UsdtTransfer,
-  UsdtTransferLog,
+  
 } from './node-answers.ts';
-export type { BroadcastResult, BroadcastRejectionCode, SignedTransaction } from './node-broadcast.ts';
-export { TronNodeAnswerError, TronNodeRequestError, TronNodeUnavailableError, type NodeFailure } from './node-errors.ts';
+export type { BroadcastResult,   } from './node-broadcast.ts';
+export { TronNodeAnswerError, TronNodeRequestError, TronNodeUnavailableError,  } from './node-errors.ts';
 
 /** The most blocks one scanBlocks call fetches. */
-export const MAX_SCAN_BLOCKS = 100;
+const MAX_SCAN_BLOCKS = 100;
 const DEFAULT_SCAN_CONCURRENCY = 4;
 
 export interface TronNodeClient {

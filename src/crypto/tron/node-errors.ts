@@ -23,7 +23,7 @@ export interface NodeFailure {
 }
 
 /** Seconds a client of the API is told to wait when no TRON node answers. */
-export const NODE_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+const NODE_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** No configured node gave a usable answer within the bounded attempts. */
 export class TronNodeUnavailableError extends ServiceUnavailableError {

@@ -14,28 +14,28 @@ import { Agent } from 'undici';
 import { createNodeBudget, type NodeBudget } from './node-budget.ts';
 import { NodeAttemptFailure, TronNodeRequestError, TronNodeUnavailableError, type NodeFailure } from './node-errors.ts';
 
-export const DEFAULT_NODE_TIMEOUT_MS = 5_000;
-export const DEFAULT_NODE_COOLDOWN_MS = 10_000;
-export const DEFAULT_NODE_RETRY_DELAY_MS = 200;
-export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+const DEFAULT_NODE_TIMEOUT_MS = 5_000;
+const DEFAULT_NODE_COOLDOWN_MS = 10_000;
+const DEFAULT_NODE_RETRY_DELAY_MS = 200;
+const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 /** The most attempts one call may make, whatever the configuration says. */
-export const MAX_NODE_ATTEMPTS = 10;
+const MAX_NODE_ATTEMPTS = 10;
 /** A rate-limited answer's Retry-After (or "suspended for N s") is honoured up to this long. */
-export const MAX_RETRY_AFTER_MS = 60_000;
+const MAX_RETRY_AFTER_MS = 60_000;
 /** How long a rate-limited URL is left alone when its answer does not say. */
-export const DEFAULT_RATE_LIMIT_BACKOFF_MS = 1_000;
+const DEFAULT_RATE_LIMIT_BACKOFF_MS = 1_000;
 /** The least a rate-limited URL is left alone, whatever its answer says ("Retry-After: 0" is no reason to hammer it). */
 const MIN_RATE_LIMIT_BACKOFF_MS = 200;
 /** Default bound on the time one call spends waiting for budget or a rate-limited URL. */
-export const DEFAULT_NODE_MAX_WAIT_MS = 30_000;
+const DEFAULT_NODE_MAX_WAIT_MS = 30_000;
 /** Rate-limited answers one call takes before giving up, whatever the wait left. */
-export const MAX_RATE_LIMITED_ANSWERS = 20;
+const MAX_RATE_LIMITED_ANSWERS = 20;
 const MAX_RETRY_DELAY_MS = 2_000;
 const DETAIL_CAP = 300;
-export const API_KEY_HEADER = 'TRON-PRO-API-KEY';
+const API_KEY_HEADER = 'TRON-PRO-API-KEY';
 
 /** One node URL and what belongs to it alone. */
-export interface NodeEndpoint {
+interface NodeEndpoint {
   /** The base URL (a path prefix is kept: `https://host/<token>`). */
   readonly url: string;
   /** Sent as `TRON-PRO-API-KEY` (TronGrid's key header) to this URL only. */
@@ -81,7 +81,7 @@ export interface NodeTransportOptions {
 }
 
 /** One node for the span of one attempt. */
-export interface NodeSession {
+interface NodeSession {
   readonly url: string;
   /** POSTs `body` as JSON to `path`; answers the parsed JSON (integers beyond 2^53 as bigint). */
   post(path: string, body: object): Promise<unknown>;

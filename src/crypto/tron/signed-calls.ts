@@ -13,7 +13,7 @@ import { decodeTriggerSmartContractRaw, transactionId } from './transaction.ts';
 import { decodeTokenMoveCalldata } from './trc20-usdt.ts';
 
 /** A USDT movement stated by signed calldata. */
-export interface SignedUsdtMove {
+interface SignedUsdtMove {
   readonly from: TronAddress;
   readonly to: TronAddress;
   readonly amount: bigint;

@@ -26,9 +26,9 @@ import {
   type TriggerSmartContractRaw,
 } from './transaction.ts';
 
-export const SIGNATURE_BYTES = 65;
+const SIGNATURE_BYTES = 65;
 /** What tronweb adds to the recovery id; java-tron adds it too before recovering when v < 27. */
-export const TRONWEB_V_OFFSET = 27;
+const TRONWEB_V_OFFSET = 27;
 
 /**
  * r ‖ s ‖ v over a txID (64 hex digits), v = recovery id 0 or 1, s low

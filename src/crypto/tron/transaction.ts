@@ -10,7 +10,7 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { tronAddressFromBytes, tronAddressToBytes, tronAddressToHex, type TronAddress } from './address.ts';
 
 /** `Transaction.Contract.ContractType.TriggerSmartContract`. */
-export const TRIGGER_SMART_CONTRACT_TYPE = 31;
+const TRIGGER_SMART_CONTRACT_TYPE = 31;
 export const TRIGGER_SMART_CONTRACT_TYPE_URL = 'type.googleapis.com/protocol.TriggerSmartContract';
 /** java-tron refuses a transaction larger than this (Constant.TRANSACTION_MAX_BYTE_SIZE). */
 export const TRANSACTION_MAX_BYTES = 500 * 1024;

@@ -22,7 +22,7 @@ const SELECTOR_BYTES = 4;
 /** keccak256("transfer(address,uint256)")[0..4] = a9059cbb. */
 export const TRANSFER_SELECTOR = functionSelector('transfer(address,uint256)');
 /** keccak256("transferFrom(address,address,uint256)")[0..4] = 23b872dd. */
-export const TRANSFER_FROM_SELECTOR = functionSelector('transferFrom(address,address,uint256)');
+const TRANSFER_FROM_SELECTOR = functionSelector('transferFrom(address,address,uint256)');
 /** keccak256("balanceOf(address)")[0..4] = 70a08231. */
 export const BALANCE_OF_SELECTOR = functionSelector('balanceOf(address)');
 /** keccak256("isBlackListed(address)")[0..4] = e47d6060: Tether's public blacklist mapping's getter. */
@@ -32,7 +32,7 @@ export const TRANSFER_EVENT_TOPIC = bytesToHex(keccak_256(utf8ToBytes('Transfer(
 
 const UINT256_LIMIT = 1n << 256n;
 /** selector + recipient word + amount word. */
-export const TRANSFER_CALLDATA_BYTES = SELECTOR_BYTES + 2 * WORD_BYTES;
+const TRANSFER_CALLDATA_BYTES = SELECTOR_BYTES + 2 * WORD_BYTES;
 
 export type DecodedTransferCall =
   | { readonly ok: true; readonly to: TronAddress; readonly amount: bigint }

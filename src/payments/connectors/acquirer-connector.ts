@@ -43,7 +43,7 @@ export type ChargeOutcome =
   /** The payer must confirm (3-D Secure style); the page shows the step and calls `confirm`. */
   | { readonly status: 'requires_confirmation'; readonly chargeKey: string };
 
-export interface RefundRequest {
+interface RefundRequest {
   /** The idempotency key of the refund: the same key never refunds twice. */
   readonly refundKey: string;
   /** The charge to refund. */
@@ -51,7 +51,7 @@ export interface RefundRequest {
   readonly amountKopecks: bigint;
 }
 
-export type RefundOutcome =
+type RefundOutcome =
   | { readonly status: 'succeeded'; readonly refundKey: string }
   /** The acquirer refused (e.g. nothing captured under that key); the reason is for the operator. */
   | { readonly status: 'refused'; readonly refundKey: string; readonly reason: string };

@@ -3,14 +3,14 @@
 // HMAC(secret, payment_id), which only a page read from our origin can know.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const CSRF_COOKIE = 'paygate_page';
+const CSRF_COOKIE = 'paygate_page';
 const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 export function newPageSecret(): string {
   return randomBytes(32).toString('base64url');
 }
 
-export function readCookie(header: string | undefined, name: string): string | undefined {
+function readCookie(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? '').slice(0, 8192).split(';')) {
     const [key, ...rest] = part.trim().split('=');
     if (key === name) return rest.join('=');

@@ -15,7 +15,7 @@ export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | '
 
 const ORDER_CODE_PATTERN = /^[A-Za-z0-9]{6,32}$/;
 
-export interface MethodOption {
+interface MethodOption {
   readonly method: PaymentMethod;
   readonly totalKopecks: bigint;
 }
@@ -52,7 +52,7 @@ function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[])
 }
 
 /** The acquirer that charges `method` for a shop (connector-registry.ts). */
-export function connectorFor(deps: PageDeps, shopMode: 'sandbox' | 'live', method: PaymentMethod): AcquirerConnector | undefined {
+function connectorFor(deps: PageDeps, shopMode: 'sandbox' | 'live', method: PaymentMethod): AcquirerConnector | undefined {
   return connectorForShop(deps, shopMode, method);
 }
 

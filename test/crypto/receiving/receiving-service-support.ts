@@ -98,8 +98,3 @@ export async function expectLedgerSound(setup: ReceivingSetup): Promise<void> {
   expect(report.violations).toEqual([]);
   expect(report.ok).toBe(true);
 }
-
-/** Blocks until a deposit of block h is final: solidified = head − solidityDepth. */
-export function finalityDepth(setup: ReceivingSetup): number {
-  return setup.sandbox.chain.parameters.solidityDepth;
-}

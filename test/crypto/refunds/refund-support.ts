@@ -12,7 +12,7 @@ import { invoiceBody } from '../receiving/crypto-routes-support.ts';
 import { createPayoutTestApp, type PayoutShop } from '../payouts/payout-support.ts';
 
 /** Solidified at head − 18: a transaction is final once 19 blocks include it and follow. */
-export const BLOCKS_TO_FINALITY = 19;
+const BLOCKS_TO_FINALITY = 19;
 const WATCHER_PASSES_MAX = 10;
 
 /** The payout test app with the watcher and the executor, and the steps the refund and withdrawal tests share. */

@@ -21,7 +21,7 @@ export interface SweepingSetup extends ReceivingSetup {
   sweep(): Promise<SweepPassResult>;
 }
 
-export const THRESHOLD_MICRO = 50_000_000n;
+const THRESHOLD_MICRO = 50_000_000n;
 
 export async function openSweepingSetup(backend: DatabaseBackend, options: { readonly thresholdMicro?: bigint } = {}): Promise<SweepingSetup> {
   const setup = await openReceivingSetup(backend);

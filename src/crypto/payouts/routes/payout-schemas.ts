@@ -11,7 +11,7 @@ const Timestamp = Type.String({ format: 'date-time' });
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 
 export const PayoutStatus = Type.Union([Type.Literal('pending'), Type.Literal('processing'), Type.Literal('completed'), Type.Literal('failed')]);
-export const BatchStatus = Type.Union([
+const BatchStatus = Type.Union([
   Type.Literal('pending'),
   Type.Literal('processing'),
   Type.Literal('completed'),

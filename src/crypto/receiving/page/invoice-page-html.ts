@@ -8,7 +8,7 @@ import type { InvoiceView } from '../invoice-service.ts';
 import { formatUsdt, invoiceText, type InvoicePageTextKey } from './invoice-page-i18n.ts';
 
 /** How often the page asks for the invoice's status. */
-export const STATUS_POLL_INTERVAL_MS = 3000;
+const STATUS_POLL_INTERVAL_MS = 3000;
 
 const EXTRA_STYLE = `.address{display:block;word-break:break-all;font:1rem/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:#f3f4f6;padding:.6rem;border-radius:8px;margin:.25rem 0 0}
 .warning{font-size:.9rem}`;
@@ -41,7 +41,7 @@ export function invoiceStatusCard(lang: Lang, kind: StatusKind): string {
 }
 
 /** Whether the payer should still be shown where to send money. */
-export function acceptsPayment(status: InvoiceView['status']): boolean {
+function acceptsPayment(status: InvoiceView['status']): boolean {
   return status === 'pending' || status === 'confirming';
 }
 

@@ -12,9 +12,9 @@ import type { CryptoDeps } from '../../chain/chain-module.ts';
 import type { ModuleRoutes } from '../../../gateway-module.ts';
 import { AmountInput } from './crypto-schemas.ts';
 
-export const MINE_MAX_BLOCKS = 1000;
+const MINE_MAX_BLOCKS = 1000;
 /** Only unsolidified blocks can be replaced: solidification is at head − 18 (docs/tron.md §1.6). */
-export const REORG_MAX_DEPTH = 18;
+const REORG_MAX_DEPTH = 18;
 
 const ADDRESS = Type.String({ minLength: 1, maxLength: 64, description: 'a TRON address in base58 (T…)' });
 const LIVE_SHOP_NOTE = 'Only for sandbox shops; on a live shop the route answers 404.';

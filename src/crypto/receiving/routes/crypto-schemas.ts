@@ -18,7 +18,7 @@ export const InvoiceStatus = Type.Union([
   Type.Literal('expired'),
 ]);
 export const WalletStatus = Type.Union([Type.Literal('active'), Type.Literal('blocked')]);
-export const DepositStatus = Type.Union([Type.Literal('confirming'), Type.Literal('credited'), Type.Literal('held'), Type.Literal('orphaned'), Type.Literal('unconfirmed')]);
+const DepositStatus = Type.Union([Type.Literal('confirming'), Type.Literal('credited'), Type.Literal('held'), Type.Literal('orphaned'), Type.Literal('unconfirmed')]);
 
 const Usdt = (description: string) => Type.String({ description: `${description}; USDT as a decimal string with at most 6 places` });
 const Timestamp = Type.String({ format: 'date-time' });
@@ -76,7 +76,7 @@ export const Invoice = Type.Object(
   { description: 'A crypto invoice', examples: [INVOICE_EXAMPLE] },
 );
 
-export const DEPOSIT_EXAMPLE = {
+const DEPOSIT_EXAMPLE = {
   deposit_id: 'dep_01jcx1a2b3c4d5e6f7g8h9j0k5',
   tx_id: EXAMPLE_TX,
   log_index: 0,
@@ -90,7 +90,7 @@ export const DEPOSIT_EXAMPLE = {
   wallet_id: 'wal_01jcx1a2b3c4d5e6f7g8h9j0k4',
 };
 
-export const Deposit = Type.Object(
+const Deposit = Type.Object(
   {
     deposit_id: Type.String(),
     tx_id: Type.String(),

@@ -5,7 +5,7 @@ export type SandboxCardBehaviour =
   | { readonly kind: 'decline'; readonly declineCode: string; readonly final: boolean }
   | { readonly kind: 'confirm' };
 
-export const SANDBOX_TEST_CARDS: Readonly<Record<string, { readonly behaviour: SandboxCardBehaviour; readonly description: string }>> = {
+const SANDBOX_TEST_CARDS: Readonly<Record<string, { readonly behaviour: SandboxCardBehaviour; readonly description: string }>> = {
   '4242424242424242': { behaviour: { kind: 'succeed' }, description: 'succeeds' },
   '5555555555554444': { behaviour: { kind: 'succeed' }, description: 'succeeds (Mastercard)' },
   '2200000000000004': { behaviour: { kind: 'succeed' }, description: 'succeeds (Mir)' },
