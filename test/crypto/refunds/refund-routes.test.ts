@@ -30,7 +30,7 @@ describe.each(backends)('refund routes on %s', (backend) => {
     const response = await refund(body);
     expect(response.statusCode, response.body).toBe(status);
     const answer = response.json();
-    expect(Object.keys(answer).sort()).toEqual(['error', 'message']);
+    expect(Object.keys(answer).sort()).toEqual(['error', 'message', 'request_id']);
     expect(answer.error).toBe(error);
     if (messagePart) expect(answer.message).toContain(messagePart);
     expect(await refundCount()).toBe(refundsBefore);
