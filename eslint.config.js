@@ -46,7 +46,8 @@ export default tseslint.config(
                 to: { element: { types: ['module'], fileInternalPath: INTERNALS } },
                 dependency: { relationship: { to: [null, '!internal'] } },
               },
-              message: "Another module's repository or tables: call that module's service instead (docs/ARCHITECTURE.md).",
+              message:
+                "Another module's repository or tables: call that module's service instead (docs/ARCHITECTURE.md).",
             },
           ],
         },

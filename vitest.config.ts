@@ -23,8 +23,19 @@ export default defineConfig({
     maxWorkers: 2,
     projects: [
       { extends: true, test: { name: 'unit', include: [UNIT] } },
-      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [UNIT, BROWSER], globalSetup: [PGLITE_TEMPLATE] } },
-      { extends: true, test: { name: 'browser', include: [BROWSER], globalSetup: ['test/support/chromium-setup.ts', PGLITE_TEMPLATE] } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [UNIT, BROWSER],
+          globalSetup: [PGLITE_TEMPLATE],
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'browser', include: [BROWSER], globalSetup: ['test/support/chromium-setup.ts', PGLITE_TEMPLATE] },
+      },
     ],
   },
 });

@@ -82,7 +82,9 @@ export async function alternate(options: {
 }): Promise<AlternatingOutcome> {
   const { title, pairs, warmupS, durationS, targets, postgres } = options;
   const out = (text: string) => process.stdout.write(text);
-  out(`\n${title}: ${options.anchor.spec.connections} connections, ${durationS} s phases, ${pairs} pairs after ${warmupS} s warm-up each\n`);
+  out(
+    `\n${title}: ${options.anchor.spec.connections} connections, ${durationS} s phases, ${pairs} pairs after ${warmupS} s warm-up each\n`,
+  );
   if (warmupS > 0) {
     out(phaseLine('warm-up', 'anchor', await measuredPhase(options.anchor, warmupS, postgres)));
     out(phaseLine('warm-up', 'gateway', await measuredPhase(options.gateway, warmupS, postgres)));
@@ -100,7 +102,9 @@ export async function alternate(options: {
   const anchorMean = mean(anchor.map((result) => result.requestsPerSecond));
   const gatewayMean = mean(gateway.map((result) => result.requestsPerSecond));
   const ratio = gatewayMean / anchorMean;
-  const minRatio = Math.min(...gateway.map((result, index) => result.requestsPerSecond / anchor[index]!.requestsPerSecond));
+  const minRatio = Math.min(
+    ...gateway.map((result, index) => result.requestsPerSecond / anchor[index]!.requestsPerSecond),
+  );
   const gatewayP99MaxMs = Math.max(...gateway.map((result) => result.p99Ms));
   const gatewayErrors = sum(gateway.map((result) => result.errors));
   const anchorErrors = sum(anchor.map((result) => result.errors));

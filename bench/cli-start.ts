@@ -51,15 +51,29 @@ function percentile(samples: readonly number[], fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
 }
 
-const describe = (samples: readonly number[]) => `median ${percentile(samples, 0.5).toFixed(0)} ms  p90 ${percentile(samples, 0.9).toFixed(0)} ms`;
+const describe = (samples: readonly number[]) =>
+  `median ${percentile(samples, 0.5).toFixed(0)} ms  p90 ${percentile(samples, 0.9).toFixed(0)} ms`;
 
 const dataDir = await mkdtemp(join(tmpdir(), 'paygate-bench-cli-'));
 try {
   const env = { ...process.env, PAYGATE_DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' };
-  const merchant = JSON.parse((await timed([PAYGATE_BIN, 'merchant', 'create', '--name', 'Bench', '--email', 'bench@example.test', '--json'], env)).stdout.trim().split('\n').pop()!) as { shop_id: string };
+  const merchant = JSON.parse(
+    (
+      await timed(
+        [PAYGATE_BIN, 'merchant', 'create', '--name', 'Bench', '--email', 'bench@example.test', '--json'],
+        env,
+      )
+    ).stdout
+      .trim()
+      .split('\n')
+      .pop()!,
+  ) as { shop_id: string };
   const keyIds: string[] = [];
   for (let index = 0; index < RUNS; index += 1) {
-    const created = await timed([PAYGATE_BIN, 'key', 'create', '--shop', merchant.shop_id, '--scopes', 'read', '--json'], env);
+    const created = await timed(
+      [PAYGATE_BIN, 'key', 'create', '--shop', merchant.shop_id, '--scopes', 'read', '--json'],
+      env,
+    );
     keyIds.push((JSON.parse(created.stdout.trim().split('\n').pop()!) as { key_id: string }).key_id);
   }
   // Help needs no configuration: run it with none of the gateway's settings.
@@ -82,10 +96,18 @@ try {
   out(`paygate key revoke (embedded):   ${describe(revoke)}\n`);
   out(`paygate key revoke (gateway):    ${describe(throughGateway)}\n`);
   out('summary\n');
-  out(`cli-start help median ${percentile(help, 0.5).toFixed(0)} ms (anchor ${percentile(anchor, 0.5).toFixed(0)} ms), target < ${TARGET_MS} ms: ${verdict(percentile(help, 0.5) < TARGET_MS)}\n`);
-  out(`cli-start key revoke median ${percentile(revoke, 0.5).toFixed(0)} ms (anchor ${percentile(anchor, 0.5).toFixed(0)} ms), target < ${TARGET_MS} ms: ${verdict(percentile(revoke, 0.5) < TARGET_MS)}\n`);
-  out(`cli-start PGlite engine start alone median ${percentile(engine, 0.5).toFixed(0)} ms, target < ${TARGET_MS} ms: ${verdict(percentile(engine, 0.5) < TARGET_MS)} (the floor of any command that opens the embedded database itself)\n`);
-  out(`cli-start key revoke through a running gateway median ${percentile(throughGateway, 0.5).toFixed(0)} ms (anchor ${percentile(anchor, 0.5).toFixed(0)} ms), target < ${TARGET_MS} ms: ${verdict(percentile(throughGateway, 0.5) < TARGET_MS)}\n`);
+  out(
+    `cli-start help median ${percentile(help, 0.5).toFixed(0)} ms (anchor ${percentile(anchor, 0.5).toFixed(0)} ms), target < ${TARGET_MS} ms: ${verdict(percentile(help, 0.5) < TARGET_MS)}\n`,
+  );
+  out(
+    `cli-start key revoke median ${percentile(revoke, 0.5).toFixed(0)} ms (anchor ${percentile(anchor, 0.5).toFixed(0)} ms), target < ${TARGET_MS} ms: ${verdict(percentile(revoke, 0.5) < TARGET_MS)}\n`,
+  );
+  out(
+    `cli-start PGlite engine start alone median ${percentile(engine, 0.5).toFixed(0)} ms, target < ${TARGET_MS} ms: ${verdict(percentile(engine, 0.5) < TARGET_MS)} (the floor of any command that opens the embedded database itself)\n`,
+  );
+  out(
+    `cli-start key revoke through a running gateway median ${percentile(throughGateway, 0.5).toFixed(0)} ms (anchor ${percentile(anchor, 0.5).toFixed(0)} ms), target < ${TARGET_MS} ms: ${verdict(percentile(throughGateway, 0.5) < TARGET_MS)}\n`,
+  );
 } finally {
   await rm(dataDir, { recursive: true, force: true });
 }
@@ -103,7 +125,10 @@ function engineStartScript(folder: string): string {
 
 /** Starts `paygate serve` on the folder, then times RUNS revocations run inside it (the anchor gains RUNS more samples). */
 async function revokesThroughGateway(env: NodeJS.ProcessEnv, shopId: string, anchor: number[]): Promise<number[]> {
-  const gateway = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const gateway = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--port', '0'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   try {
     await listening(gateway);
     const keyIds: string[] = [];

@@ -9,9 +9,17 @@ import { SimulatedChain } from '../src/crypto/simchain/simulated-chain.ts';
 import { parseTronHexAddress, tronAddress, type TronAddress } from '../src/crypto/tron/address.ts';
 
 export type ChainRequest =
-  | { readonly id: number; readonly kind: 'block'; readonly ours: readonly string[]; readonly oursMicro: string; readonly transfers: number }
+  | {
+      readonly id: number;
+      readonly kind: 'block';
+      readonly ours: readonly string[];
+      readonly oursMicro: string;
+      readonly transfers: number;
+    }
   | { readonly id: number; readonly kind: 'mine'; readonly count: number };
-export type ChainReply = { readonly id: number; readonly ok: true; readonly head: number } | { readonly id: number; readonly ok: false; readonly error: string };
+export type ChainReply =
+  | { readonly id: number; readonly ok: true; readonly head: number }
+  | { readonly id: number; readonly ok: false; readonly error: string };
 
 function strangerAddress(): TronAddress {
   const parsed = parseTronHexAddress(`41${randomBytes(20).toString('hex')}`);
@@ -35,7 +43,8 @@ function buildBlock(ours: readonly string[], oursMicro: bigint, transfers: numbe
     if (!outcome.result) throw new Error(`the chain refused a bench transfer: ${JSON.stringify(outcome)}`);
   }
   const [block] = chain.mine(1);
-  if (block!.transactions.length !== transfers) throw new Error(`block ${block!.number} holds ${block!.transactions.length} transfers`);
+  if (block!.transactions.length !== transfers)
+    throw new Error(`block ${block!.number} holds ${block!.transactions.length} transfers`);
 }
 
 process.on('message', (request: ChainRequest) => {

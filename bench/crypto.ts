@@ -67,11 +67,15 @@ const WARMUP_S = envNumber('BENCH_WARMUP_S', 3);
 const PAIRS = envNumber('BENCH_PAIRS', 2);
 const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50);
 const SCAN_TARGET_MS = 300;
-if (WATCHED < (envNumber('BENCH_CRYPTO_CREDIT_BLOCKS', 10) * OURS)) throw new Error('BENCH_CRYPTO_WATCHED must be at least BENCH_CRYPTO_CREDIT_BLOCKS × BENCH_CRYPTO_OURS (the baseline uses watched addresses)');
+if (WATCHED < envNumber('BENCH_CRYPTO_CREDIT_BLOCKS', 10) * OURS)
+  throw new Error(
+    'BENCH_CRYPTO_WATCHED must be at least BENCH_CRYPTO_CREDIT_BLOCKS × BENCH_CRYPTO_OURS (the baseline uses watched addresses)',
+  );
 const CREDITS_TARGET_PER_S = 1_000;
 const RATIO_TARGET = 0.5;
 /** 0 turns the pool off (every invoice derives its address inline). */
-const ADDRESS_POOL = process.env.BENCH_CRYPTO_ADDRESS_POOL === '0' ? 0 : envNumber('BENCH_CRYPTO_ADDRESS_POOL', 120_000);
+const ADDRESS_POOL =
+  process.env.BENCH_CRYPTO_ADDRESS_POOL === '0' ? 0 : envNumber('BENCH_CRYPTO_ADDRESS_POOL', 120_000);
 const INVOICE_MICRO = 10_000_000n;
 
 const out = (text: string) => process.stdout.write(text);
@@ -82,8 +86,16 @@ type ChainCommand = DistributiveOmit<ChainRequest, 'id'>;
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 
 /** The simulated chain in its own process (bench/crypto-chain-process.ts), driven over IPC. */
-async function startChainProcess(): Promise<{ url: string; solidityDepth: number; request(command: ChainCommand): Promise<number>; stop(): void; pid: number }> {
-  const child = fork(fileURLToPath(new URL('./crypto-chain-process.ts', import.meta.url)), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+async function startChainProcess(): Promise<{
+  url: string;
+  solidityDepth: number;
+  request(command: ChainCommand): Promise<number>;
+  stop(): void;
+  pid: number;
+}> {
+  const child = fork(fileURLToPath(new URL('./crypto-chain-process.ts', import.meta.url)), {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const waiting = new Map<number, { resolve: (head: number) => void; reject: (error: Error) => void }>();
   let nextId = 0;
   const ready = await new Promise<{ url: string; solidityDepth: number }>((resolve, reject) => {
@@ -119,19 +131,41 @@ interface WatcherFigures {
 
 async function watcherBench(): Promise<WatcherFigures> {
   const database = await createBenchDatabase('crypto');
-  const config = { ...loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', PAYGATE_DB_POOL_SIZE: '20' }), publicUrl: 'http://paygate.bench' };
+  const config = {
+    ...loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', PAYGATE_DB_POOL_SIZE: '20' }),
+    publicUrl: 'http://paygate.bench',
+  };
   const handle = await openDatabase({ url: database.url, poolSize: 20, timeouts: config.databaseTimeouts });
   await migrate(handle);
   const clock = new ManualClock(new Date());
   const logger = createLogger(config);
-  const context: AppContext = { db: handle.db, backend: 'postgres', clock, config, metrics: new Registry(), logger, health: new DependencyHealth(logger), keyring: throwawayKeyring(), liveConnectors: undefined };
+  const context: AppContext = {
+    db: handle.db,
+    backend: 'postgres',
+    clock,
+    config,
+    metrics: new Registry(),
+    logger,
+    health: new DependencyHealth(logger),
+    keyring: throwawayKeyring(),
+    liveConnectors: undefined,
+  };
   const chain = await startChainProcess();
-  const cryptoChain = createCryptoChain({ config: { ...config, sandboxChainUrl: chain.url }, dataDir: undefined, logger, sandboxClock: 'manual' });
+  const cryptoChain = createCryptoChain({
+    config: { ...config, sandboxChainUrl: chain.url },
+    dataDir: undefined,
+    logger,
+    sandboxClock: 'manual',
+  });
   const modules = createModules(context, { chain: cryptoChain });
   const deps = { ...context, chain: modules.chain };
   try {
     const access = await cryptoChain.forMode('sandbox');
-    const merchant = await createMerchant(context, { name: 'Bench crypto shop', email: `bench-${randomBytes(4).toString('hex')}@example.test`, mode: 'sandbox' });
+    const merchant = await createMerchant(context, {
+      name: 'Bench crypto shop',
+      email: `bench-${randomBytes(4).toString('hex')}@example.test`,
+      mode: 'sandbox',
+    });
     const shop = { shopId: merchant.shop_id, mode: 'sandbox' as const };
     // A shop with a webhook URL, as a real one has: every event also gets its delivery row.
     await updateShopWebhookSettings(handle.db, shop.shopId, { webhook_url: 'https://merchant.example/hook' });
@@ -144,7 +178,9 @@ async function watcherBench(): Promise<WatcherFigures> {
     for (let index = 0; index < totalBlocks * OURS; index += 8) {
       const batch = await Promise.all(
         Array.from({ length: Math.min(8, totalBlocks * OURS - index) }, (_, offset) =>
-          createInvoice(deps, shop, { external_id: `bench-${index + offset}`, amount: '10', network: 'TRC20' }).then((created) => created.invoice.address),
+          createInvoice(deps, shop, { external_id: `bench-${index + offset}`, amount: '10', network: 'TRC20' }).then(
+            (created) => created.invoice.address,
+          ),
         ),
       );
       addresses.push(...batch);
@@ -167,7 +203,12 @@ async function watcherBench(): Promise<WatcherFigures> {
 
     /** One block: OURS transfers to our invoice addresses, the rest to strangers (built, signed and mined by the chain's process). */
     const produceBlock = (blockIndex: number) =>
-      chain.request({ kind: 'block', ours: addresses.slice(blockIndex * OURS, (blockIndex + 1) * OURS), oursMicro: INVOICE_MICRO.toString(), transfers: BLOCK_TRANSFERS });
+      chain.request({
+        kind: 'block',
+        ours: addresses.slice(blockIndex * OURS, (blockIndex + 1) * OURS),
+        oursMicro: INVOICE_MICRO.toString(),
+        transfers: BLOCK_TRANSFERS,
+      });
 
     // The watcher starts at the chain's head (its cursor starts at most 100 blocks back).
     let stepAt: bigint | undefined;
@@ -199,7 +240,8 @@ async function watcherBench(): Promise<WatcherFigures> {
       stepAt = undefined;
       const passStart = process.hrtime.bigint();
       const pass = await watcher.runPass();
-      if (pass.depositsSeen !== OURS || stepAt === undefined) throw new Error(`scan pass saw ${pass.depositsSeen} deposits`);
+      if (pass.depositsSeen !== OURS || stepAt === undefined)
+        throw new Error(`scan pass saw ${pass.depositsSeen} deposits`);
       scanMs.push(Number(stepAt - passStart) / 1e6);
     }
     // Those deposits settle before (b) starts, so (b) counts only its own.
@@ -208,9 +250,12 @@ async function watcherBench(): Promise<WatcherFigures> {
 
     // (b) CREDIT_BLOCKS blocks, all final, caught up from scratch.
     const signStart = process.hrtime.bigint();
-    for (let blockIndex = WARMUP_BLOCKS + SCAN_BLOCKS; blockIndex < totalBlocks; blockIndex += 1) await produceBlock(blockIndex);
+    for (let blockIndex = WARMUP_BLOCKS + SCAN_BLOCKS; blockIndex < totalBlocks; blockIndex += 1)
+      await produceBlock(blockIndex);
     await chain.request({ kind: 'mine', count: chain.solidityDepth + 1 });
-    out(`blocks for (b): ${CREDIT_BLOCKS} × ${BLOCK_TRANSFERS} transfers signed and mined in ${(elapsedMs(signStart) / 1000).toFixed(1)} s (not timed)\n`);
+    out(
+      `blocks for (b): ${CREDIT_BLOCKS} × ${BLOCK_TRANSFERS} transfers signed and mined in ${(elapsedMs(signStart) / 1000).toFixed(1)} s (not timed)\n`,
+    );
     const creditedBefore = await creditedDeposits(context);
     const profile = process.env.BENCH_CRYPTO_PROFILE ? await startProfile() : undefined;
     const cpuBefore = process.cpuUsage();
@@ -228,16 +273,27 @@ async function watcherBench(): Promise<WatcherFigures> {
     const cpu = process.cpuUsage(cpuBefore);
     await profile?.(process.env.BENCH_CRYPTO_PROFILE!);
     if (process.env.BENCH_CRYPTO_STEPS) {
-      out(`(b) time until each step, ms: ${JSON.stringify(Object.fromEntries([...stepTotals].map(([step, ms]) => [step, Math.round(ms)])))}\n`);
+      out(
+        `(b) time until each step, ms: ${JSON.stringify(Object.fromEntries([...stepTotals].map(([step, ms]) => [step, Math.round(ms)])))}\n`,
+      );
       out(`(b) steps in order, ms from the start: ${timeline.join(' ')}\n`);
-      out(`(b) the watcher's process: ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms of CPU in ${(creditSeconds * 1000).toFixed(0)} ms\n`);
+      out(
+        `(b) the watcher's process: ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms of CPU in ${(creditSeconds * 1000).toFixed(0)} ms\n`,
+      );
       const postgresMicros = postgresCpu();
-      out(`(b) the chain's process: ${((cpuSecondsOf(chain.pid) - chainCpuBefore) * 1000).toFixed(0)} ms of CPU; PostgreSQL: ${postgresMicros === undefined ? 'unknown' : (postgresMicros / 1000).toFixed(0)} ms\n`);
+      out(
+        `(b) the chain's process: ${((cpuSecondsOf(chain.pid) - chainCpuBefore) * 1000).toFixed(0)} ms of CPU; PostgreSQL: ${postgresMicros === undefined ? 'unknown' : (postgresMicros / 1000).toFixed(0)} ms\n`,
+      );
     }
     const credited = (await creditedDeposits(context)) - creditedBefore;
     if (credited !== CREDIT_BLOCKS * OURS) throw new Error(`credited ${credited} of ${CREDIT_BLOCKS * OURS} deposits`);
 
-    const baselinePerSecond = await bareSqlBaseline(database.url, { shopId: shop.shopId, merchantId: merchant.merchant_id }, CREDIT_BLOCKS, OURS);
+    const baselinePerSecond = await bareSqlBaseline(
+      database.url,
+      { shopId: shop.shopId, merchantId: merchant.merchant_id },
+      CREDIT_BLOCKS,
+      OURS,
+    );
     return { scanMs, credited, creditSeconds, baselinePerSecond };
   } finally {
     await closeModules(modules.list);
@@ -248,12 +304,20 @@ async function watcherBench(): Promise<WatcherFigures> {
 }
 
 async function creditedDeposits(context: AppContext): Promise<number> {
-  const row = await context.db.selectFrom('crypto_deposits').select((eb) => eb.fn.countAll<string>().as('count')).where('status', '=', 'credited').executeTakeFirstOrThrow();
+  const row = await context.db
+    .selectFrom('crypto_deposits')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('status', '=', 'credited')
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
 async function pendingDeposits(context: AppContext): Promise<number> {
-  const row = await context.db.selectFrom('crypto_deposits').select((eb) => eb.fn.countAll<string>().as('count')).where('status', '=', 'confirming').executeTakeFirstOrThrow();
+  const row = await context.db
+    .selectFrom('crypto_deposits')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('status', '=', 'confirming')
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
@@ -266,11 +330,24 @@ async function pendingDeposits(context: AppContext): Promise<number> {
  * step; the invoice updated when seen and when paid; three outbox events (invoice confirming,
  * balance funded, invoice paid), each with its delivery. Returns deposits per second.
  */
-async function bareSqlBaseline(url: string, owner: { shopId: string; merchantId: string }, blocks: number, perBlock: number): Promise<number> {
+async function bareSqlBaseline(
+  url: string,
+  owner: { shopId: string; merchantId: string },
+  blocks: number,
+  perBlock: number,
+): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const tables = ['crypto_deposits', 'crypto_invoices', 'ledger_accounts', 'ledger_transfers', 'ledger_operations', 'webhook_events', 'webhook_deliveries'];
+    const tables = [
+      'crypto_deposits',
+      'crypto_invoices',
+      'ledger_accounts',
+      'ledger_transfers',
+      'ledger_operations',
+      'webhook_events',
+      'webhook_deliveries',
+    ];
     for (const table of tables) await client.query(`create table bare_${table} (like ${table} including all)`);
     // LIKE copies no foreign keys; the real tables check theirs on every row, so the copies do too
     // (to each other's copies, or to the real shops, merchants and watched addresses).
@@ -280,7 +357,10 @@ async function bareSqlBaseline(url: string, owner: { shopId: string; merchantId:
       [tables],
     );
     for (const key of foreignKeys.rows) {
-      const definition = key.definition.replace(/REFERENCES (\w+)\(/, (_, table: string) => `REFERENCES ${tables.includes(table) ? `bare_${table}` : table}(`);
+      const definition = key.definition.replace(
+        /REFERENCES (\w+)\(/,
+        (_, table: string) => `REFERENCES ${tables.includes(table) ? `bare_${table}` : table}(`,
+      );
       await client.query(`alter table bare_${key.table} add constraint ${key.name} ${definition}`);
     }
     await client.query(
@@ -306,7 +386,9 @@ async function bareSqlBaseline(url: string, owner: { shopId: string; merchantId:
     for (let block = 0; block < blocks; block += 1) {
       const ids = Array.from({ length: perBlock }, (_, index) => `${block}-${index}-${randomBytes(6).toString('hex')}`);
       // Watched addresses (crypto_addresses rows) that nothing else uses: the invoices' and deposits' foreign keys hold.
-      const addresses = ids.map((_, index) => `W${String(1 + ((block * perBlock + index) % WATCHED)).padStart(33, '0')}`);
+      const addresses = ids.map(
+        (_, index) => `W${String(1 + ((block * perBlock + index) % WATCHED)).padStart(33, '0')}`,
+      );
       await client.query('begin');
       // The invoices exist before their deposits (not timed in the gateway either).
       await client.query(
@@ -340,12 +422,20 @@ async function bareSqlBaseline(url: string, owner: { shopId: string; merchantId:
            credits_pending = credits_pending + (case when id = 'acc_main' then $1::int8 else 0 end) where id in ('acc_hot', 'acc_main')`,
         [total],
       );
-      await client.query(`update bare_crypto_invoices set status = 'confirming', updated_at = now() where id = any($1::text[])`, [ids.map((id) => `inv_${id}`)]);
+      await client.query(
+        `update bare_crypto_invoices set status = 'confirming', updated_at = now() where id = any($1::text[])`,
+        [ids.map((id) => `inv_${id}`)],
+      );
       await events(ids, 'crypto.invoice.updated', 'seen');
       await client.query('commit');
       await client.query('begin');
-      await client.query(`select id from bare_crypto_deposits where id = any($1::text[]) for update`, [ids.map((id) => `dep_${id}`)]);
-      await client.query(`update bare_crypto_deposits set status = 'credited', final_at = now() where id = any($1::text[])`, [ids.map((id) => `dep_${id}`)]);
+      await client.query(`select id from bare_crypto_deposits where id = any($1::text[]) for update`, [
+        ids.map((id) => `dep_${id}`),
+      ]);
+      await client.query(
+        `update bare_crypto_deposits set status = 'credited', final_at = now() where id = any($1::text[])`,
+        [ids.map((id) => `dep_${id}`)],
+      );
       await client.query(
         `with t as (
            insert into bare_ledger_transfers (id, idempotency_key, debit_account_id, credit_account_id, amount, currency, type, reference_type, reference_id, status, pending_id, chain_id, created_at)
@@ -363,9 +453,10 @@ async function bareSqlBaseline(url: string, owner: { shopId: string; merchantId:
            credits_posted = credits_posted + (case when id = 'acc_main' then $1::int8 else 0 end) where id in ('acc_hot', 'acc_main')`,
         [total],
       );
-      await client.query(`update bare_crypto_invoices set status = 'paid', paid_micro = amount_micro, paid_at = now(), updated_at = now() where id = any($1::text[])`, [
-        ids.map((id) => `inv_${id}`),
-      ]);
+      await client.query(
+        `update bare_crypto_invoices set status = 'paid', paid_micro = amount_micro, paid_at = now(), updated_at = now() where id = any($1::text[])`,
+        [ids.map((id) => `inv_${id}`)],
+      );
       await events(ids, 'crypto.balance.funded', 'funded');
       await events(ids, 'crypto.invoice.updated', 'paid');
       await client.query('commit');
@@ -397,10 +488,13 @@ async function fillAddressPool(gatewayUrl: string, apiKey: string, databaseUrl: 
       const { rows } = await client.query<{ count: string }>('select count(*) from crypto_address_pool');
       const count = Number(rows[0]!.count);
       if (count >= ADDRESS_POOL) break;
-      if (performance.now() - started > 600_000) throw new Error(`the address pool holds ${count} of ${ADDRESS_POOL} after 10 minutes`);
+      if (performance.now() - started > 600_000)
+        throw new Error(`the address pool holds ${count} of ${ADDRESS_POOL} after 10 minutes`);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
-    out(`invoices: address pool of ${ADDRESS_POOL} filled by the gateway's worker in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    out(
+      `invoices: address pool of ${ADDRESS_POOL} filled by the gateway's worker in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+    );
     // The pool is filled in idle time, and so is the database's upkeep of what the filling wrote (the
     // vacuum autovacuum would run, the checkpoint of its WAL): done here before the phases, not during them.
     await client.query('vacuum analyze crypto_address_pool');
@@ -449,7 +543,12 @@ async function invoiceCreationBench(): Promise<AlternatingOutcome> {
             method: 'POST',
             paths: ['/anchor/payments'],
             headers: json,
-            body: JSON.stringify({ amount: 1500.5, currency: 'RUB', order_id: 'bench-order', callback_url: 'https://merchant.example/hook' }),
+            body: JSON.stringify({
+              amount: 1500.5,
+              currency: 'RUB',
+              order_id: 'bench-order',
+              callback_url: 'https://merchant.example/hook',
+            }),
             distinctIdempotencyKey: false,
             connections: CONNECTIONS,
           },
@@ -461,7 +560,12 @@ async function invoiceCreationBench(): Promise<AlternatingOutcome> {
             method: 'POST',
             paths: ['/v1/crypto/invoices'],
             headers: { ...json, authorization: `Bearer ${merchant.api_key}` },
-            body: JSON.stringify({ external_id: token, amount: '25.5', network: 'TRC20', callback_url: 'https://merchant.example/hook' }),
+            body: JSON.stringify({
+              external_id: token,
+              amount: '25.5',
+              network: 'TRC20',
+              callback_url: 'https://merchant.example/hook',
+            }),
             uniqueBodyToken: token,
             distinctIdempotencyKey: false,
             connections: CONNECTIONS,
@@ -495,8 +599,12 @@ if (watcher) {
     `  (a) watcher: one block of ${BLOCK_TRANSFERS} transfers (${OURS} ours) among ${WATCHED} watched addresses: median ${scanMedian.toFixed(0)} ms, worst ${scanMax.toFixed(0)} ms ` +
       `(${watcher.scanMs.map((ms) => ms.toFixed(0)).join(', ')}) (<= ${SCAN_TARGET_MS})  ${verdict(scanMax <= SCAN_TARGET_MS)}\n`,
   );
-  out(`  (b) deposits credited end to end: ${watcher.credited} in ${watcher.creditSeconds.toFixed(2)} s = ${perSecond.toFixed(0)}/s (>= ${CREDITS_TARGET_PER_S})  ${verdict(perSecond >= CREDITS_TARGET_PER_S)}\n`);
-  out(`      bare-SQL baseline ${watcher.baselinePerSecond.toFixed(0)}/s: ratio ${ratio.toFixed(2)} (>= ${RATIO_TARGET})  ${verdict(ratio >= RATIO_TARGET)}\n`);
+  out(
+    `  (b) deposits credited end to end: ${watcher.credited} in ${watcher.creditSeconds.toFixed(2)} s = ${perSecond.toFixed(0)}/s (>= ${CREDITS_TARGET_PER_S})  ${verdict(perSecond >= CREDITS_TARGET_PER_S)}\n`,
+  );
+  out(
+    `      bare-SQL baseline ${watcher.baselinePerSecond.toFixed(0)}/s: ratio ${ratio.toFixed(2)} (>= ${RATIO_TARGET})  ${verdict(ratio >= RATIO_TARGET)}\n`,
+  );
 }
 if (invoices) {
   out(

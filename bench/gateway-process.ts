@@ -32,7 +32,11 @@ export interface GatewaySetup {
  * temporary data folder for PGlite. The rate limit is raised so that it never refuses
  * a benchmark request, but it stays on and counts every request.
  */
-export async function gatewaySetup(backend: Backend, databaseUrl: string | undefined, overrides: NodeJS.ProcessEnv = {}): Promise<GatewaySetup> {
+export async function gatewaySetup(
+  backend: Backend,
+  databaseUrl: string | undefined,
+  overrides: NodeJS.ProcessEnv = {},
+): Promise<GatewaySetup> {
   const dataDir = await mkdtemp(join(tmpdir(), `paygate-bench-${backend}-`));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -56,7 +60,16 @@ export async function gatewaySetup(backend: Backend, databaseUrl: string | undef
 export async function createBenchMerchant(setup: GatewaySetup): Promise<BenchMerchant> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [PAYGATE, 'merchant', 'create', '--name', 'Bench shop', '--email', `bench-${randomBytes(4).toString('hex')}@example.test`, '--json'],
+    [
+      PAYGATE,
+      'merchant',
+      'create',
+      '--name',
+      'Bench shop',
+      '--email',
+      `bench-${randomBytes(4).toString('hex')}@example.test`,
+      '--json',
+    ],
     { env: setup.env },
   );
   const line = stdout.trim().split('\n').at(-1)!;

@@ -15,7 +15,13 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { createBenchDatabase } from './bench-database.ts';
-import { createBenchMerchant, gatewaySetup, startGateway, type Backend, type BenchMerchant } from './gateway-process.ts';
+import {
+  createBenchMerchant,
+  gatewaySetup,
+  startGateway,
+  type Backend,
+  type BenchMerchant,
+} from './gateway-process.ts';
 import { cpuSecondsOf, rssBytesOf } from './proc-stat.ts';
 import type { ServerProcess } from './server-process.ts';
 import { measurePostgresCpu } from './server-cpu.ts';
@@ -86,10 +92,19 @@ async function startReceiver() {
   };
 }
 
-async function call(gateway: ServerProcess, merchant: BenchMerchant, path: string, body: unknown): Promise<Record<string, unknown>> {
+async function call(
+  gateway: ServerProcess,
+  merchant: BenchMerchant,
+  path: string,
+  body: unknown,
+): Promise<Record<string, unknown>> {
   const response = await fetch(`${gateway.url}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${merchant.api_key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    headers: {
+      authorization: `Bearer ${merchant.api_key}`,
+      'content-type': 'application/json',
+      'idempotency-key': randomUUID(),
+    },
     body: JSON.stringify(body),
   });
   const answer = (await response.json()) as Record<string, unknown>;
@@ -102,7 +117,11 @@ async function measureWakeUp(gateway: ServerProcess, merchant: BenchMerchant): P
   try {
     const latencies: number[] = [];
     for (let sample = 1; sample <= WAKE_SAMPLES; sample++) {
-      const payment = await call(gateway, merchant, '/v1/payments', { amount: 100, currency: 'RUB', callback_url: receiver.url });
+      const payment = await call(gateway, merchant, '/v1/payments', {
+        amount: 100,
+        currency: 'RUB',
+        callback_url: receiver.url,
+      });
       const paymentId = String(payment.payment_id);
       await sleep(WAKE_GAP_S * 1000);
       const arrival = receiver.arrivalOf(paymentId, WAKE_TIMEOUT_MS);
@@ -111,7 +130,9 @@ async function measureWakeUp(gateway: ServerProcess, merchant: BenchMerchant): P
       const at = await arrival;
       const latencyMs = at === undefined ? Number.POSITIVE_INFINITY : at - started;
       latencies.push(latencyMs);
-      out(`  wake-up ${sample}: webhook ${at === undefined ? `not delivered within ${WAKE_TIMEOUT_MS} ms` : `arrived ${latencyMs.toFixed(0)} ms`} after the pay request\n`);
+      out(
+        `  wake-up ${sample}: webhook ${at === undefined ? `not delivered within ${WAKE_TIMEOUT_MS} ms` : `arrived ${latencyMs.toFixed(0)} ms`} after the pay request\n`,
+      );
     }
     const sorted = [...latencies].sort((a, b) => a - b);
     const worst = sorted.at(-1)!;
@@ -125,12 +146,17 @@ async function measureWakeUp(gateway: ServerProcess, merchant: BenchMerchant): P
 
 async function benchIdle(backend: Backend): Promise<void> {
   const database = backend === 'postgres' ? await createBenchDatabase('idle') : undefined;
-  const setup = await gatewaySetup(backend, database?.url, { PAYGATE_ALLOW_HTTP_WEBHOOKS: '1', PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1' });
+  const setup = await gatewaySetup(backend, database?.url, {
+    PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
+    PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
+  });
   try {
     const merchant = await createBenchMerchant(setup);
     const gateway = await startGateway(setup);
     try {
-      out(`\nidle gateway on ${backend === 'postgres' ? 'PostgreSQL' : 'PGlite'} (pid ${gateway.pid}, role all), after ${SETTLE_S} s to settle\n`);
+      out(
+        `\nidle gateway on ${backend === 'postgres' ? 'PostgreSQL' : 'PGlite'} (pid ${gateway.pid}, role all), after ${SETTLE_S} s to settle\n`,
+      );
       await measureIdle(gateway, backend);
       await measureWakeUp(gateway, merchant);
     } finally {

@@ -39,7 +39,14 @@ async function openAccounts(db: Db): Promise<string[]> {
   const merchantIds = Array.from({ length: ACCOUNTS / 2 }, () => newId('merchant'));
   await db
     .insertInto('merchants')
-    .values(merchantIds.map((id, index) => ({ id, name: `Bench ${index}`, email: `bench-${index}-${id}@example.test`, created_at: now })))
+    .values(
+      merchantIds.map((id, index) => ({
+        id,
+        name: `Bench ${index}`,
+        email: `bench-${index}-${id}@example.test`,
+        created_at: now,
+      })),
+    )
     .execute();
   const ids: string[] = [];
   for (let start = 0; start < merchantIds.length; start += 50) {
@@ -47,7 +54,10 @@ async function openAccounts(db: Db): Promise<string[]> {
     const accounts = await inTransaction(db, (tx) =>
       ensureAccounts(tx, systemClock, [
         systemAccountKey('sandbox', 'settlement', 'RUB'),
-        ...batch.flatMap((id) => [merchantAccountKey('sandbox', id, 'RUB', 'main'), merchantAccountKey('sandbox', id, 'RUB', 'payout')]),
+        ...batch.flatMap((id) => [
+          merchantAccountKey('sandbox', id, 'RUB', 'main'),
+          merchantAccountKey('sandbox', id, 'RUB', 'payout'),
+        ]),
       ]),
     );
     const [settlement, ...merchantAccounts] = accounts;
@@ -83,7 +93,11 @@ function hot(ids: readonly string[]): Pick {
 }
 
 /** Runs `operation` with `concurrency` workers for `seconds`; returns completed operations per second. */
-async function measureFor(seconds: number, concurrency: number, operation: (index: number) => Promise<void>): Promise<number> {
+async function measureFor(
+  seconds: number,
+  concurrency: number,
+  operation: (index: number) => Promise<void>,
+): Promise<number> {
   let next = 0;
   const started = performance.now();
   const deadline = started + seconds * 1000;
@@ -134,7 +148,6 @@ function ledgerRun(db: Db, label: string, pick: Pick) {
   };
 }
 
-
 interface ScenarioOutcome {
   readonly scenario: string;
   readonly ledger: readonly number[];
@@ -145,10 +158,19 @@ interface ScenarioOutcome {
 const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
 const rate = (value: number) => value.toFixed(0).padStart(6);
 
-async function scenario(db: Db, url: string, name: string, spread: TransferSpread, pick: Pick): Promise<ScenarioOutcome> {
+async function scenario(
+  db: Db,
+  url: string,
+  name: string,
+  spread: TransferSpread,
+  pick: Pick,
+): Promise<ScenarioOutcome> {
   const out = (text: string) => process.stdout.write(text);
-  out(`\n${name}: ${CONCURRENCY} clients each side, ${DURATION_S} s phases, ${PAIRS} pairs after ${WARMUP_S} s warm-up each\n`);
-  const line = (phase: string, side: string, value: number) => out(`  ${phase.padEnd(7)} ${side.padEnd(8)} ${rate(value)} transfers/s\n`);
+  out(
+    `\n${name}: ${CONCURRENCY} clients each side, ${DURATION_S} s phases, ${PAIRS} pairs after ${WARMUP_S} s warm-up each\n`,
+  );
+  const line = (phase: string, side: string, value: number) =>
+    out(`  ${phase.padEnd(7)} ${side.padEnd(8)} ${rate(value)} transfers/s\n`);
   line('warm-up', 'pgbench', (await runPgbench(url, spread, CONCURRENCY, WARMUP_S)).transactionsPerSecond);
   line('warm-up', 'ledger', await measureFor(WARMUP_S, CONCURRENCY, ledgerRun(db, `${spread}:warm`, pick)));
   const ledger: number[] = [];
@@ -174,15 +196,19 @@ async function scenario(db: Db, url: string, name: string, spread: TransferSprea
 
 /** Payment credits with the gateway's accounts in 16 shards against one pair of rows for every payment (before migration 0009). */
 async function paymentCredits(db: Db): Promise<void> {
-  const merchantIds = (await sql<{ merchant_id: string }>`select distinct merchant_id from ledger_accounts where merchant_id is not null`.execute(db)).rows.map(
-    (row) => row.merchant_id,
-  );
+  const merchantIds = (
+    await sql<{
+      merchant_id: string;
+    }>`select distinct merchant_id from ledger_accounts where merchant_id is not null`.execute(db)
+  ).rows.map((row) => row.merchant_id);
   await measureFor(WARMUP_S, CONCURRENCY, paymentCreditRun(db, 'warm', merchantIds, 16));
   const sharded: number[] = [];
   const unsharded: number[] = [];
   for (let pair = 1; pair <= PAIRS; pair++) {
     sharded.push(await measureFor(DURATION_S, CONCURRENCY, paymentCreditRun(db, `sharded-${pair}`, merchantIds, 16)));
-    unsharded.push(await measureFor(DURATION_S, CONCURRENCY, paymentCreditRun(db, `unsharded-${pair}`, merchantIds, 1)));
+    unsharded.push(
+      await measureFor(DURATION_S, CONCURRENCY, paymentCreditRun(db, `unsharded-${pair}`, merchantIds, 1)),
+    );
   }
   process.stdout.write(
     `\npayment credits (2 linked transfers each, random merchants): gateway accounts in 16 shards ${rate(mean(sharded))}/s, ` +
@@ -197,7 +223,9 @@ async function main(): Promise<void> {
     await migrate(handle);
     const ids = await openAccounts(handle.db);
     await createAnchorTables(database.url);
-    process.stdout.write(`ledger bench on PostgreSQL: transfer() in this process (pool ${CONCURRENCY}) against pgbench, ${ids.length} accounts each\n`);
+    process.stdout.write(
+      `ledger bench on PostgreSQL: transfer() in this process (pool ${CONCURRENCY}) against pgbench, ${ids.length} accounts each\n`,
+    );
     const outcomes = [
       await scenario(handle.db, database.url, 'spread over 1,000 accounts (random pair)', 'spread', spread(ids)),
       await scenario(handle.db, database.url, 'one hot account (always the debit side)', 'hot', hot(ids)),
@@ -213,7 +241,9 @@ async function main(): Promise<void> {
     }
     const report = await checkLedgerInvariants(handle.db);
     const count = await sql<{ count: string }>`select count(*)::text as count from ledger_transfers`.execute(handle.db);
-    process.stdout.write(`invariants after the run: ${report.ok ? 'all hold' : report.violations.join('; ')} (${count.rows[0]!.count} transfers)\n`);
+    process.stdout.write(
+      `invariants after the run: ${report.ok ? 'all hold' : report.violations.join('; ')} (${count.rows[0]!.count} transfers)\n`,
+    );
     // A broken invariant is an error; a missed target is not.
     process.exitCode = report.ok ? 0 : 1;
   } finally {

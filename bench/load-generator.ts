@@ -59,12 +59,17 @@ async function generate(spec: LoadSpec): Promise<LoadResult> {
     requests: [
       {
         setupRequest: (request: AutocannonRequest) => {
-          const headers = rotating.length > 0 ? { ...request.headers, ...rotating[nextHeaders++ % rotating.length] } : request.headers;
+          const headers =
+            rotating.length > 0
+              ? { ...request.headers, ...rotating[nextHeaders++ % rotating.length] }
+              : request.headers;
           return {
             ...request,
             path: spec.paths[next++ % spec.paths.length],
             headers: spec.distinctIdempotencyKey ? { ...headers, 'idempotency-key': randomUUID() } : headers,
-            ...(spec.uniqueBodyToken && spec.body ? { body: spec.body.replaceAll(spec.uniqueBodyToken, randomUUID()) } : {}),
+            ...(spec.uniqueBodyToken && spec.body
+              ? { body: spec.body.replaceAll(spec.uniqueBodyToken, randomUUID()) }
+              : {}),
           };
         },
       },
@@ -83,11 +88,15 @@ async function generate(spec: LoadSpec): Promise<LoadResult> {
 /** Runs one load phase in a child process. */
 export function runLoad(spec: LoadSpec): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), JSON.stringify(spec)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(output) as LoadResult) : reject(new Error(`load generator exited ${code}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(output) as LoadResult) : reject(new Error(`load generator exited ${code}`)),
+    );
   });
 }
 

@@ -18,7 +18,12 @@ import { availableParallelism, loadavg } from 'node:os';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import type { DepositSigningKey } from '../src/crypto/keys/hd-keys.ts';
 import { recoverSignerAddress, signTransactionId } from '../src/crypto/tron/signing.ts';
-import { encodeSignedTransaction, encodeTriggerSmartContractRaw, referenceBlockFields, transactionId } from '../src/crypto/tron/transaction.ts';
+import {
+  encodeSignedTransaction,
+  encodeTriggerSmartContractRaw,
+  referenceBlockFields,
+  transactionId,
+} from '../src/crypto/tron/transaction.ts';
 import type { TronNodeClient } from '../src/crypto/tron/node-client.ts';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
@@ -35,7 +40,12 @@ import { wordlist as english } from '@scure/bip39/wordlists/english.js';
 import { signingKeyFromMnemonic } from '../src/crypto/keys/hd-keys.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from '../src/crypto/sending/executor.ts';
 import { createSigningPool } from '../src/crypto/sending/signing-pool.ts';
-import { enqueueOutgoingTransfer, enqueueOutgoingTransfers, type OutgoingOutcomeHandler, type OutgoingTransfer } from '../src/crypto/sending/outgoing-transfers.ts';
+import {
+  enqueueOutgoingTransfer,
+  enqueueOutgoingTransfers,
+  type OutgoingOutcomeHandler,
+  type OutgoingTransfer,
+} from '../src/crypto/sending/outgoing-transfers.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createSimulatorControl, type SimulatorControl } from '../src/crypto/simchain/control-client.ts';
@@ -100,8 +110,14 @@ function randomRecipient(): TronAddress {
 /** The simulated chain in a child process (bench/simchain-process.ts), so its signature checks run on another core than the executor. */
 async function startChainProcess(): Promise<{ child: ChildProcess; control: SimulatorControl }> {
   // BENCH_CHAIN_CPU_PROF=<dir>: a CPU profile of the chain process (node --cpu-prof) written there.
-  const profile = process.env.BENCH_CHAIN_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CHAIN_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...profile, fileURLToPath(new URL('./simchain-process.ts', import.meta.url)), `executor bench ${Date.now()}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const profile = process.env.BENCH_CHAIN_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CHAIN_CPU_PROF}`]
+    : [];
+  const child = spawn(
+    process.execPath,
+    [...profile, fileURLToPath(new URL('./simchain-process.ts', import.meta.url)), `executor bench ${Date.now()}`],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -114,11 +130,24 @@ async function startChainProcess(): Promise<{ child: ChildProcess; control: Simu
   return { child, control: createSimulatorControl(url, { timeoutMs: 60_000 }) };
 }
 
-async function openTerminal(db: Db, executor: OutgoingExecutor, chain: SimulatorControl, expected: number, maxPasses = 100_000): Promise<number> {
+async function openTerminal(
+  db: Db,
+  executor: OutgoingExecutor,
+  chain: SimulatorControl,
+  expected: number,
+  maxPasses = 100_000,
+): Promise<number> {
   let passes = 0;
   for (;;) {
     const pass = await executor.runPass();
-    if (process.env.BENCH_EXECUTOR_TRACE) console.log(JSON.stringify({ signed: pass.signed, confirmed: pass.confirmed, timings: Object.fromEntries(Object.entries(pass.timings).map(([k, v]) => [k, Math.round(v)])) }));
+    if (process.env.BENCH_EXECUTOR_TRACE)
+      console.log(
+        JSON.stringify({
+          signed: pass.signed,
+          confirmed: pass.confirmed,
+          timings: Object.fromEntries(Object.entries(pass.timings).map(([k, v]) => [k, Math.round(v)])),
+        }),
+      );
     await chain.mine(1);
     passes += 1;
     const row = await db
@@ -127,11 +156,14 @@ async function openTerminal(db: Db, executor: OutgoingExecutor, chain: Simulator
       .where('status', 'in', ['confirmed', 'failed'])
       .executeTakeFirstOrThrow();
     if (Number(row.count) >= expected) return passes;
-    if (passes >= maxPasses) throw new Error(`not all transfers final after ${passes} passes (${row.count}/${expected})`);
+    if (passes >= maxPasses)
+      throw new Error(`not all transfers final after ${passes} passes (${row.count}/${expected})`);
   }
 }
 
-export async function runPayoutExecutorBench(options: { readonly transfers?: number; readonly racers?: number } = {}): Promise<PayoutExecutorBenchResult> {
+export async function runPayoutExecutorBench(
+  options: { readonly transfers?: number; readonly racers?: number } = {},
+): Promise<PayoutExecutorBenchResult> {
   const transfers = options.transfers ?? envNumber('BENCH_EXECUTOR_TRANSFERS', 5_000);
   const racers = options.racers ?? envNumber('BENCH_EXECUTOR_RACERS', 1_000);
   const database = await createBenchDatabase('executor');
@@ -162,7 +194,9 @@ export async function runPayoutExecutorBench(options: { readonly transfers?: num
       fundsWaitSeconds: 600,
       // Unset: the production default (a dry run for each first-time recipient, so for every random one here);
       // 1: every transfer; 0: none.
-      ...(process.env.BENCH_EXECUTOR_DRY_RUN === undefined ? {} : { dryRunBeforeSigning: process.env.BENCH_EXECUTOR_DRY_RUN === '1' }),
+      ...(process.env.BENCH_EXECUTOR_DRY_RUN === undefined
+        ? {}
+        : { dryRunBeforeSigning: process.env.BENCH_EXECUTOR_DRY_RUN === '1' }),
       ...(signing ? { signing } : {}),
     });
 
@@ -190,19 +224,36 @@ export async function runPayoutExecutorBench(options: { readonly transfers?: num
     const enqueueSeconds = (performance.now() - started) / 1000;
     const passes = await openTerminal(db, executor, chain, transfers);
     const seconds = (performance.now() - started) / 1000;
-    const confirmed = await db.selectFrom('crypto_outgoing_transfers').select('status').where('status', '=', 'confirmed').execute();
+    const confirmed = await db
+      .selectFrom('crypto_outgoing_transfers')
+      .select('status')
+      .where('status', '=', 'confirmed')
+      .execute();
     if (confirmed.length !== transfers) throw new Error(`${transfers - confirmed.length} transfers did not confirm`);
 
     // ---- 2. race: 1,000 payouts against one balance ----
     const amountMicro = 10_000_000n;
     const balanceMicro = amountMicro * BigInt(Math.floor(racers / 4)) + amountMicro / 2n; // room for a quarter, and half of one more
     const merchantId = newId('merchant');
-    await db.insertInto('merchants').values({ id: merchantId, name: 'Race', email: `race-${merchantId}@example.test`, created_at: new Date() }).execute();
+    await db
+      .insertInto('merchants')
+      .values({ id: merchantId, name: 'Race', email: `race-${merchantId}@example.test`, created_at: new Date() })
+      .execute();
     const [main, hotWallet] = await inTransaction(db, (tx) =>
-      ensureAccounts(tx, systemClock, [merchantAccountKey('sandbox', merchantId, 'USDT', 'main'), systemAccountKey('sandbox', 'hot_wallet', 'USDT')]),
+      ensureAccounts(tx, systemClock, [
+        merchantAccountKey('sandbox', merchantId, 'USDT', 'main'),
+        systemAccountKey('sandbox', 'hot_wallet', 'USDT'),
+      ]),
     );
     await inTransaction(db, (tx) =>
-      transfer(tx, systemClock, { id: `bench-fund:${merchantId}`, debitAccountId: hotWallet!.id, creditAccountId: main!.id, amount: balanceMicro, type: 'deposit', reference: { type: 'deposit', id: merchantId } }),
+      transfer(tx, systemClock, {
+        id: `bench-fund:${merchantId}`,
+        debitAccountId: hotWallet!.id,
+        creditAccountId: main!.id,
+        amount: balanceMicro,
+        type: 'deposit',
+        reference: { type: 'deposit', id: merchantId },
+      }),
     );
     const outcomes = await Promise.all(
       Array.from({ length: racers }, async (_, index) => {
@@ -218,7 +269,15 @@ export async function runPayoutExecutorBench(options: { readonly transfers?: num
               reference: { type: 'payout', id: ownerId },
               timeoutSeconds: MAX_TIMEOUT_SECONDS,
             });
-            await enqueueOutgoingTransfer(tx, systemClock, { chain: 'tron-sandbox', purpose: 'payout', ownerId, asset: 'USDT', from: { kind: 'hot_wallet' }, to: randomRecipient(), amount: amountMicro });
+            await enqueueOutgoingTransfer(tx, systemClock, {
+              chain: 'tron-sandbox',
+              purpose: 'payout',
+              ownerId,
+              asset: 'USDT',
+              from: { kind: 'hot_wallet' },
+              to: randomRecipient(),
+              amount: amountMicro,
+            });
           });
           return true;
         } catch (error) {
@@ -228,14 +287,24 @@ export async function runPayoutExecutorBench(options: { readonly transfers?: num
       }),
     );
     const accepted = outcomes.filter(Boolean).length;
-    const raceRows = await db.selectFrom('crypto_outgoing_transfers').select(['id', 'to_address']).where('owner_id', 'like', 'race_%').execute();
+    const raceRows = await db
+      .selectFrom('crypto_outgoing_transfers')
+      .select(['id', 'to_address'])
+      .where('owner_id', 'like', 'race_%')
+      .execute();
     await openTerminal(db, executor, chain, transfers + raceRows.length);
     let sentOnChainMicro = 0n;
     for (const row of raceRows) sentOnChainMicro += await node.getUsdtBalance(row.to_address as TronAddress);
     const ledger = await checkLedgerInvariants(db);
-    const overspent = BigInt(accepted) * amountMicro > balanceMicro || raceRows.length !== accepted || sentOnChainMicro !== BigInt(accepted) * amountMicro;
+    const overspent =
+      BigInt(accepted) * amountMicro > balanceMicro ||
+      raceRows.length !== accepted ||
+      sentOnChainMicro !== BigInt(accepted) * amountMicro;
     const perSecond = transfers / seconds;
-    const anchors = perSecond < 500 || process.env.BENCH_EXECUTOR_ANCHORS === '1' ? await measureAnchors(node, key, transfers) : undefined;
+    const anchors =
+      perSecond < 500 || process.env.BENCH_EXECUTOR_ANCHORS === '1'
+        ? await measureAnchors(node, key, transfers)
+        : undefined;
     return {
       ...(anchors ? { anchors } : {}),
       transfers,
@@ -243,7 +312,16 @@ export async function runPayoutExecutorBench(options: { readonly transfers?: num
       perSecond,
       passes,
       enqueueSeconds,
-      race: { racers, balanceMicro, amountMicro, accepted, refused: racers - accepted, sentOnChainMicro, overspent, ledgerViolations: ledger.violations.length },
+      race: {
+        racers,
+        balanceMicro,
+        amountMicro,
+        accepted,
+        refused: racers - accepted,
+        sentOnChainMicro,
+        overspent,
+        ledgerViolations: ledger.violations.length,
+      },
       met: perSecond >= 500 && !overspent && ledger.violations.length === 0 && accepted === Math.floor(racers / 4),
     };
   } finally {
@@ -263,9 +341,19 @@ export async function runPayoutExecutorBench(options: { readonly transfers?: num
 async function measureAnchors(node: TronNodeClient, key: DepositSigningKey, count: number): Promise<Anchors> {
   const [head, solid] = await Promise.all([node.getHeadBlock(), node.getSolidifiedBlock()]);
   const privateKey = key.hotWalletPrivateKey();
-  const common = { ...referenceBlockFields(solid.number, solid.id), expirationMs: head.timestamp + 60_000, timestampMs: head.timestamp };
+  const common = {
+    ...referenceBlockFields(solid.number, solid.id),
+    expirationMs: head.timestamp + 60_000,
+    timestampMs: head.timestamp,
+  };
   const raws = Array.from({ length: count }, (_, index) =>
-    encodeTriggerSmartContractRaw({ ...common, ownerAddress: key.hotWalletAddress, feeLimitSun: 30_000_000n, contractAddress: USDT_CONTRACT_MAINNET, data: transferCalldata(randomRecipient(), 1n + BigInt(index)) }),
+    encodeTriggerSmartContractRaw({
+      ...common,
+      ownerAddress: key.hotWalletAddress,
+      feeLimitSun: 30_000_000n,
+      contractAddress: USDT_CONTRACT_MAINNET,
+      data: transferCalldata(randomRecipient(), 1n + BigInt(index)),
+    }),
   );
   const txIds = raws.map((raw) => transactionId(raw));
   let mark = performance.now();
@@ -273,7 +361,8 @@ async function measureAnchors(node: TronNodeClient, key: DepositSigningKey, coun
   const signSeconds = (performance.now() - mark) / 1000;
   mark = performance.now();
   for (const [index, txId] of txIds.entries()) {
-    if (recoverSignerAddress(txId, signatures[index]!) !== key.hotWalletAddress) throw new Error('anchor: a signature did not recover to the hot wallet');
+    if (recoverSignerAddress(txId, signatures[index]!) !== key.hotWalletAddress)
+      throw new Error('anchor: a signature did not recover to the hot wallet');
   }
   const recoverSeconds = (performance.now() - mark) / 1000;
   const hexes = raws.map((raw, index) => bytesToHex(encodeSignedTransaction(raw, [signatures[index]!])));
@@ -301,7 +390,9 @@ async function measureAnchors(node: TronNodeClient, key: DepositSigningKey, coun
 }
 
 export function printPayoutExecutorBench(result: PayoutExecutorBenchResult): void {
-  console.log(`executor throughput: ${result.transfers} USDT transfers enqueue → confirmed in ${result.seconds.toFixed(2)} s = ${result.perSecond.toFixed(0)}/s over ${result.passes} passes, of which enqueuing ${result.enqueueSeconds.toFixed(2)} s (target ≥ 500/s) ${verdict(result.perSecond >= 500)}`);
+  console.log(
+    `executor throughput: ${result.transfers} USDT transfers enqueue → confirmed in ${result.seconds.toFixed(2)} s = ${result.perSecond.toFixed(0)}/s over ${result.passes} passes, of which enqueuing ${result.enqueueSeconds.toFixed(2)} s (target ≥ 500/s) ${verdict(result.perSecond >= 500)}`,
+  );
   const race = result.race;
   console.log(
     `reservation race: ${race.racers} payouts of ${race.amountMicro} micro-USDT against ${race.balanceMicro}: ${race.accepted} accepted, ${race.refused} refused, ` +

@@ -35,7 +35,13 @@ import { promisify } from 'node:util';
 import { alternate, type AlternatingOutcome } from './alternating-phases.ts';
 import { startAnchor } from './anchors/anchor-process.ts';
 import { createBenchDatabase } from './bench-database.ts';
-import { createBenchMerchant, gatewaySetup, startGateway, type BenchMerchant, type GatewaySetup } from './gateway-process.ts';
+import {
+  createBenchMerchant,
+  gatewaySetup,
+  startGateway,
+  type BenchMerchant,
+  type GatewaySetup,
+} from './gateway-process.ts';
 import { startServerProcess, type ServerProcess } from './server-process.ts';
 import { envNumber, verdict } from './verdict.ts';
 import { openDatabase } from '../src/db/database.ts';
@@ -52,7 +58,12 @@ const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50);
 const MERCHANTS = envNumber('BENCH_MERCHANTS', 50);
 const WITH_WORKER = process.env.BENCH_PAYOUTS_WORKER === '1';
 const PAYGATE = fileURLToPath(new URL('../bin/paygate.js', import.meta.url));
-const ANCHOR_BODY = JSON.stringify({ amount: 1500.5, currency: 'RUB', order_id: 'bench-order', callback_url: 'https://merchant.example/hook' });
+const ANCHOR_BODY = JSON.stringify({
+  amount: 1500.5,
+  currency: 'RUB',
+  order_id: 'bench-order',
+  callback_url: 'https://merchant.example/hook',
+});
 const UNIQUE = '@@external_id@@';
 const JSON_HEADERS = { 'content-type': 'application/json' };
 /** 100 million USDT per merchant: far more than any run spends (about 25 USDT per payout with its fee). */
@@ -107,7 +118,13 @@ function startChain(setup: GatewaySetup): Promise<ServerProcess> {
 
 /** `paygate serve --role worker`: the executor (and every other worker) in a process of its own. */
 function startWorker(setup: GatewaySetup): Promise<ServerProcess> {
-  return startServerProcess({ label: 'worker', script: PAYGATE, args: ['serve', '--role', 'worker'], env: setup.env, ready: /paygate workers (running)/ });
+  return startServerProcess({
+    label: 'worker',
+    script: PAYGATE,
+    args: ['serve', '--role', 'worker'],
+    env: setup.env,
+    ready: /paygate workers (running)/,
+  });
 }
 
 function summaryLine(label: string, outcome: AlternatingOutcome, target: boolean): string {
@@ -140,7 +157,17 @@ try {
     const address = tronAddressFromPrivateKey(randomBytes(32));
     const body = JSON.stringify({ external_id: `bench-${UNIQUE}`, network: 'TRC20', amount: '1.50', address });
     const common = { connections: CONNECTIONS, distinctIdempotencyKey: false };
-    const anchorSide = { pid: anchor.pid, spec: { ...common, origin: anchor.url, method: 'POST' as const, paths: ['/anchor/payments'], headers: JSON_HEADERS, body: ANCHOR_BODY } };
+    const anchorSide = {
+      pid: anchor.pid,
+      spec: {
+        ...common,
+        origin: anchor.url,
+        method: 'POST' as const,
+        paths: ['/anchor/payments'],
+        headers: JSON_HEADERS,
+        body: ANCHOR_BODY,
+      },
+    };
     const gatewaySide = (keys: readonly BenchMerchant[]) => ({
       pid: gateway.pid,
       spec: {
@@ -175,10 +202,12 @@ try {
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
   }
-  const check = await promisify(execFile)(process.execPath, [PAYGATE, 'ledger', 'check'], { env: setup.env }).catch((error: { stdout?: string; stderr?: string }) => {
-    failed = true;
-    return { stdout: error.stdout ?? '', stderr: error.stderr ?? String(error) };
-  });
+  const check = await promisify(execFile)(process.execPath, [PAYGATE, 'ledger', 'check'], { env: setup.env }).catch(
+    (error: { stdout?: string; stderr?: string }) => {
+      failed = true;
+      return { stdout: error.stdout ?? '', stderr: error.stderr ?? String(error) };
+    },
+  );
   process.stdout.write(`\npaygate ledger check: ${`${check.stdout}${check.stderr}`.trim()}\n`);
   await setup.cleanUp();
 } finally {

@@ -65,7 +65,12 @@ export interface PgbenchResult {
 }
 
 /** Runs the transfer script for `durationS` seconds with `clients` connections (-M prepared). */
-export async function runPgbench(url: string, spread: TransferSpread, clients: number, durationS: number): Promise<PgbenchResult> {
+export async function runPgbench(
+  url: string,
+  spread: TransferSpread,
+  clients: number,
+  durationS: number,
+): Promise<PgbenchResult> {
   const folder = await mkdtemp(join(tmpdir(), 'paygate-pgbench-'));
   const script = join(folder, `transfer-${spread}.sql`);
   try {

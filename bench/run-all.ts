@@ -34,7 +34,11 @@ const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
 const started = Date.now();
 const failures: string[] = [];
 const summary: string[] = [];
-process.stdout.write(`machine: ${availableParallelism()} cores, load ${loadavg().map((value) => value.toFixed(2)).join(' ')} (1, 5, 15 min)\n`);
+process.stdout.write(
+  `machine: ${availableParallelism()} cores, load ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')} (1, 5, 15 min)\n`,
+);
 for (const name of BENCHMARKS) {
   if (only && !only.includes(name)) continue;
   process.stdout.write(`\n=== bench:${name} ===\n`);
@@ -42,6 +46,12 @@ for (const name of BENCHMARKS) {
   if (code !== 0) failures.push(`${name} (exit ${code})`);
   summary.push(`${name}:`, ...judged.map((line) => `  ${line.trim()}`));
 }
-process.stdout.write(`\n=== summary (${((Date.now() - started) / 60_000).toFixed(1)} min) ===\n${summary.join('\n')}\n`);
-process.stdout.write(failures.length ? `\nfailed with an error: ${failures.join(', ')}\n` : '\nall benchmarks ran (targets as marked above)\n');
+process.stdout.write(
+  `\n=== summary (${((Date.now() - started) / 60_000).toFixed(1)} min) ===\n${summary.join('\n')}\n`,
+);
+process.stdout.write(
+  failures.length
+    ? `\nfailed with an error: ${failures.join(', ')}\n`
+    : '\nall benchmarks ran (targets as marked above)\n',
+);
 process.exitCode = failures.length ? 1 : 0;

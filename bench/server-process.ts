@@ -25,7 +25,9 @@ export function startServerProcess(options: {
   env: NodeJS.ProcessEnv;
   ready: RegExp;
 }): Promise<ServerProcess> {
-  const profileFlags = process.env.BENCH_SERVER_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE_DIR}`] : [];
+  const profileFlags = process.env.BENCH_SERVER_PROFILE_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE_DIR}`]
+    : [];
   const child = spawn(process.execPath, [...profileFlags, options.script, ...(options.args ?? [])], {
     env: options.env,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -52,7 +54,12 @@ export function startServerProcess(options: {
       clearTimeout(timer);
       // Keep draining its output so a chatty server never blocks on a full pipe.
       child.stdout!.resume();
-      resolve({ label: options.label, pid: child.pid!, url: match[1], stop: (graceMs) => stopChild(child, graceMs ?? 30_000) });
+      resolve({
+        label: options.label,
+        pid: child.pid!,
+        url: match[1],
+        stop: (graceMs) => stopChild(child, graceMs ?? 30_000),
+      });
     });
   });
 }

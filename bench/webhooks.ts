@@ -39,16 +39,18 @@ function startReceiver() {
     req.resume();
     req.on('end', () => res.end('ok'));
   });
-  return new Promise<{ url: string; received: Set<string>; requests: () => number; close: () => Promise<void> }>((resolve) => {
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-        received,
-        requests: () => requests,
-        close: () => new Promise((done) => (server.closeAllConnections(), server.close(() => done()))),
-      }),
-    );
-  });
+  return new Promise<{ url: string; received: Set<string>; requests: () => number; close: () => Promise<void> }>(
+    (resolve) => {
+      server.listen(0, '127.0.0.1', () =>
+        resolve({
+          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+          received,
+          requests: () => requests,
+          close: () => new Promise((done) => (server.closeAllConnections(), server.close(() => done()))),
+        }),
+      );
+    },
+  );
 }
 
 /** Posts every body with `concurrency` loops on one undici Agent; resolves to requests per second. */
@@ -60,7 +62,12 @@ async function bareUndici(url: string, bodies: readonly string[], concurrency: n
     Array.from({ length: concurrency }, async () => {
       while (next < bodies.length) {
         const body = bodies[next++]!;
-        const response = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher: agent });
+        const response = await request(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          dispatcher: agent,
+        });
         await response.body.text();
       }
     }),
@@ -78,7 +85,8 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'silent',
     PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
     PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
-    PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY: process.env.PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY ?? process.env.PAYGATE_WEBHOOK_CONCURRENCY ?? '32',
+    PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY:
+      process.env.PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY ?? process.env.PAYGATE_WEBHOOK_CONCURRENCY ?? '32',
   });
   const concurrency = config.webhookConcurrency;
   const handle = await openDatabase({ url: database.url, poolSize: config.databasePoolSize });
@@ -119,7 +127,16 @@ async function main(): Promise<void> {
     for (let start = 0; start < EVENTS; start += 500) {
       await inTransaction(handle.db, async (tx) => {
         for (let index = start; index < Math.min(EVENTS, start + 500); index++) {
-          ids.push((await emit(tx, systemClock, { shopId: merchant.shop_id, type: 'payment.paid', data: payment(index), destination: receiver.url })).id);
+          ids.push(
+            (
+              await emit(tx, systemClock, {
+                shopId: merchant.shop_id,
+                type: 'payment.paid',
+                data: payment(index),
+                destination: receiver.url,
+              })
+            ).id,
+          );
         }
       });
     }
@@ -173,10 +190,22 @@ async function main(): Promise<void> {
     line('events', String(EVENTS));
     line('concurrency', `${concurrency} (${Math.min(concurrency, config.webhookOriginConcurrency)} per receiver)`);
     line('emit (outbox, 500 per tx)', `${(EVENTS / emitSeconds).toFixed(0)} events/s`);
-    line('engine: delivered and recorded', `${engineRate.toFixed(0)} events/s (${engineSeconds.toFixed(2)} s, ${engineRequests} requests)`);
-    line('bare undici, same bodies', `${baselineRate.toFixed(0)} requests/s (before ${baselineBefore.toFixed(0)}, after ${baselineAfter.toFixed(0)})`);
-    line('this process CPU per event', `engine ${engineCpuUs.toFixed(0)} µs, bare ${baselineCpuUs.toFixed(0)} µs (both include the receiver)`);
-    line('PostgreSQL CPU per event', databaseCpuUs === undefined ? 'unknown (no /proc)' : `${(databaseCpuUs / EVENTS).toFixed(0)} µs`);
+    line(
+      'engine: delivered and recorded',
+      `${engineRate.toFixed(0)} events/s (${engineSeconds.toFixed(2)} s, ${engineRequests} requests)`,
+    );
+    line(
+      'bare undici, same bodies',
+      `${baselineRate.toFixed(0)} requests/s (before ${baselineBefore.toFixed(0)}, after ${baselineAfter.toFixed(0)})`,
+    );
+    line(
+      'this process CPU per event',
+      `engine ${engineCpuUs.toFixed(0)} µs, bare ${baselineCpuUs.toFixed(0)} µs (both include the receiver)`,
+    );
+    line(
+      'PostgreSQL CPU per event',
+      databaseCpuUs === undefined ? 'unknown (no /proc)' : `${(databaseCpuUs / EVENTS).toFixed(0)} µs`,
+    );
     line('ratio engine / bare', `${ratio.toFixed(2)} (target >= 0.5)   ${verdict(ratio >= 0.5)}`);
     line('lost', `${lost} (must be 0)   ${verdict(lost === 0)}`);
     // A lost webhook is an error; a missed speed target is not.

@@ -29,7 +29,17 @@ const semiSpaceFlags =
 
 if (canStripTypes) {
   if (semiSpaceFlags.length > 0 && typeof process.execve === 'function') {
-    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...semiSpaceFlags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], process.env);
+    process.execve(
+      process.execPath,
+      [
+        process.execPath,
+        ...process.execArgv,
+        ...semiSpaceFlags,
+        fileURLToPath(import.meta.url),
+        ...process.argv.slice(2),
+      ],
+      process.env,
+    );
   }
   // V8's compiled code of our modules and dependencies, kept on disk between runs: a command
   // starts without compiling the same code again. Inside the install, not in a shared /tmp
@@ -45,7 +55,9 @@ if (canStripTypes) {
     );
     process.exit(1);
   }
-  const child = spawn(pinned, [...semiSpaceFlags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(pinned, [...semiSpaceFlags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  });
   // Signals go to the gateway, which shuts down gracefully; its exit is ours.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => {

@@ -21,17 +21,26 @@ const folder = await mkdtemp(join(tmpdir(), 'paygate-openapi-'));
 try {
   const file = join(folder, 'openapi.json');
   await writeFile(file, JSON.stringify(await buildOpenApiDocument(config), null, 2));
-  const redocly = spawnSync('redocly', ['lint', file, '--config', 'redocly.yaml', '--format', 'json', '--max-problems', '1000'], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const redocly = spawnSync(
+    'redocly',
+    ['lint', file, '--config', 'redocly.yaml', '--format', 'json', '--max-problems', '1000'],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   if (redocly.error || redocly.stdout.trim() === '') {
     process.stderr.write(`redocly did not run: ${redocly.error?.message ?? redocly.stderr}\n`);
     process.exit(1);
   }
-  const report = JSON.parse(redocly.stdout) as { totals: { errors: number; warnings: number }; problems: RedoclyProblem[] };
+  const report = JSON.parse(redocly.stdout) as {
+    totals: { errors: number; warnings: number };
+    problems: RedoclyProblem[];
+  };
   for (const problem of report.problems) {
-    process.stderr.write(`${problem.severity} ${problem.ruleId} at ${problem.location?.[0]?.pointer ?? '?'}: ${problem.message}\n`);
+    process.stderr.write(
+      `${problem.severity} ${problem.ruleId} at ${problem.location?.[0]?.pointer ?? '?'}: ${problem.message}\n`,
+    );
   }
   const { errors, warnings } = report.totals;
   process.stdout.write(`OpenAPI document (redocly recommended): ${errors} errors, ${warnings} warnings\n`);

@@ -13,7 +13,13 @@ import type { AppContext } from './context.ts';
 import { DATABASE_RETRY_AFTER_SECONDS } from './db/database-errors.ts';
 import { AuthFailureLimiter } from './http/auth-failure-limit.ts';
 import { installAuthentication } from './http/authentication.ts';
-import { MAX_PATH_PARAMETER_LENGTH, REQUEST_ID_LOG_KEY, handleClientError, handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
+import {
+  MAX_PATH_PARAMETER_LENGTH,
+  REQUEST_ID_LOG_KEY,
+  handleClientError,
+  handleFrameworkError,
+  installErrorHandling,
+} from './http/error-handler.ts';
 import { readiness, type Readiness } from './health/readiness.ts';
 import { installJsonBodyParser } from './http/json-body-parser.ts';
 import { installMetricsRoute } from './http/metrics-route.ts';
@@ -32,16 +38,27 @@ export interface BuildAppOptions {
 
 registerAjvFormats();
 
-export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type App = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 /** PAYGATE_TRUST_PROXY as Fastify takes it; a hop count trusts that many forwarders next to us. */
-function fastifyTrustProxy(setting: Config['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+function fastifyTrustProxy(
+  setting: Config['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (typeof setting === 'number') return (_address, hop) => hop < setting;
   return setting === false ? false : [...setting];
 }
 
 function downList(checks: Readiness['checks']): string {
-  return Object.entries(checks).filter(([, result]) => result === 'down').map(([name]) => name).join(', ');
+  return Object.entries(checks)
+    .filter(([, result]) => result === 'down')
+    .map(([name]) => name)
+    .join(', ');
 }
 
 /** When the request arrived, in ms since the epoch (Fastify's request clock is monotonic). */
@@ -49,7 +66,11 @@ function requestStartedAt(request: { elapsedTime: number }): number {
   return Date.now() - request.elapsedTime;
 }
 
-export async function buildApp(context: AppContext, modules: readonly GatewayModule[], options: BuildAppOptions = {}): Promise<App> {
+export async function buildApp(
+  context: AppContext,
+  modules: readonly GatewayModule[],
+  options: BuildAppOptions = {},
+): Promise<App> {
   const app = Fastify({
     loggerInstance: context.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -83,21 +104,31 @@ export async function buildApp(context: AppContext, modules: readonly GatewayMod
     return reply
       .code(503)
       .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
-      .send({ status: 'unavailable', error: 'service_unavailable', message: `Not ready: ${downList(checks)} down.`, database: context.backend, checks });
+      .send({
+        status: 'unavailable',
+        error: 'service_unavailable',
+        message: `Not ready: ${downList(checks)} down.`,
+        database: context.backend,
+        checks,
+      });
   });
   // A change stored: the database can write again (ends an outage of storage, DependencyHealth.up).
   app.addHook('onResponse', async (request, reply) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400) health.up('database', requestStartedAt(reply), true);
+    if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400)
+      health.up('database', requestStartedAt(reply), true);
   });
   const authFailures = new AuthFailureLimiter(context.clock, context.config.authFailuresPerMinute);
   installMetricsRoute(app, context, authFailures);
   registerCustodyMetrics(context);
 
-  await app.register(async (v1) => {
-    installAuthentication(v1, context, authFailures);
-    await installRateLimit(v1, { perMinute: context.config.rateLimitPerMinute, redis: options.redis, health });
-    for (const module of modules) if (module.routes) await v1.register(module.routes);
-  }, { prefix: '/v1' });
+  await app.register(
+    async (v1) => {
+      installAuthentication(v1, context, authFailures);
+      await installRateLimit(v1, { perMinute: context.config.rateLimitPerMinute, redis: options.redis, health });
+      for (const module of modules) if (module.routes) await v1.register(module.routes);
+    },
+    { prefix: '/v1' },
+  );
 
   for (const module of modules) if (module.publicRoutes) await app.register(module.publicRoutes);
   return app;

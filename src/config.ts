@@ -152,10 +152,16 @@ function readTrustProxy(env: Env): Config['trustProxy'] {
   const raw = (env[name] ?? '').trim();
   if (raw === '' || raw === 'false' || raw === '0') return false;
   if (/^\d+$/.test(raw)) return readInteger(env, name, 0, 1, 10);
-  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   const bad = entries.find((entry) => !isAddressOrRange(entry));
   if (bad !== undefined || entries.length === 0) {
-    throw new ConfigError(name, `must be a hop count (1-10) or a comma-separated list of proxy addresses or CIDR ranges, got "${bad ?? raw}"`);
+    throw new ConfigError(
+      name,
+      `must be a hop count (1-10) or a comma-separated list of proxy addresses or CIDR ranges, got "${bad ?? raw}"`,
+    );
   }
   return entries;
 }
@@ -163,7 +169,8 @@ function readTrustProxy(env: Env): Config['trustProxy'] {
 function readMetricsToken(env: Env): string | undefined {
   const raw = env.PAYGATE_METRICS_TOKEN;
   if (raw === undefined || raw === '') return undefined;
-  if (!/^[\x21-\x7e]{16,200}$/.test(raw)) throw new ConfigError('PAYGATE_METRICS_TOKEN', 'must be 16 to 200 printable characters without spaces');
+  if (!/^[\x21-\x7e]{16,200}$/.test(raw))
+    throw new ConfigError('PAYGATE_METRICS_TOKEN', 'must be 16 to 200 printable characters without spaces');
   return raw;
 }
 
@@ -172,13 +179,24 @@ const ROOT_KEY_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
 function readRootKeys(env: Env): Pick<Config, 'rootKey' | 'rootKeyFile' | 'previousRootKeys'> {
   const rootKey = env.PAYGATE_ROOT_KEY?.trim() || undefined;
   const rootKeyFile = env.PAYGATE_ROOT_KEY_FILE?.trim() || undefined;
-  if (rootKey !== undefined && rootKeyFile !== undefined) throw new ConfigError('PAYGATE_ROOT_KEY', 'and PAYGATE_ROOT_KEY_FILE are both set; set one');
+  if (rootKey !== undefined && rootKeyFile !== undefined)
+    throw new ConfigError('PAYGATE_ROOT_KEY', 'and PAYGATE_ROOT_KEY_FILE are both set; set one');
   if (rootKey !== undefined && !ROOT_KEY_PATTERN.test(rootKey)) {
-    throw new ConfigError('PAYGATE_ROOT_KEY', 'must be 32 random bytes in base64 (44 characters; `paygate kms generate-key` prints one)');
+    throw new ConfigError(
+      'PAYGATE_ROOT_KEY',
+      'must be 32 random bytes in base64 (44 characters; `paygate kms generate-key` prints one)',
+    );
   }
-  const previousRootKeys = (env.PAYGATE_ROOT_KEYS_PREVIOUS ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const previousRootKeys = (env.PAYGATE_ROOT_KEYS_PREVIOUS ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   const bad = previousRootKeys.findIndex((entry) => !ROOT_KEY_PATTERN.test(entry));
-  if (bad >= 0) throw new ConfigError('PAYGATE_ROOT_KEYS_PREVIOUS', `entry ${bad + 1} must be 32 random bytes in base64 (44 characters)`);
+  if (bad >= 0)
+    throw new ConfigError(
+      'PAYGATE_ROOT_KEYS_PREVIOUS',
+      `entry ${bad + 1} must be 32 random bytes in base64 (44 characters)`,
+    );
   return { rootKey, rootKeyFile: rootKeyFile === undefined ? undefined : resolve(rootKeyFile), previousRootKeys };
 }
 
@@ -186,7 +204,10 @@ const USDT_CONTRACT_MAINNET_BASE58 = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 
 function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract'> {
   const xpubFile = env.PAYGATE_TRON_XPUB_FILE?.trim() || undefined;
-  const urls = (env.PAYGATE_TRON_NODE_URLS ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const urls = (env.PAYGATE_TRON_NODE_URLS ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   if (urls.length > 10) throw new ConfigError('PAYGATE_TRON_NODE_URLS', `lists ${urls.length} URLs; at most 10`);
   const allowHttp = readBoolean(env, 'PAYGATE_TRON_ALLOW_HTTP', false);
   for (const [index, url] of urls.entries()) {
@@ -196,14 +217,22 @@ function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls
     } catch {
       throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} is not a URL`);
     }
-    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} must use https or http`);
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+      throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} must use https or http`);
     // Anyone on a plain-http path could rewrite what the node says about deposits and payouts.
     if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname) && !allowHttp) {
-      throw new ConfigError('PAYGATE_TRON_NODE_URLS', `entry ${index + 1} (${parsed.host}) must use https: http is for loopback nodes only, unless PAYGATE_TRON_ALLOW_HTTP=1`);
+      throw new ConfigError(
+        'PAYGATE_TRON_NODE_URLS',
+        `entry ${index + 1} (${parsed.host}) must use https: http is for loopback nodes only, unless PAYGATE_TRON_ALLOW_HTTP=1`,
+      );
     }
   }
   const contract = env.PAYGATE_TRON_USDT_CONTRACT?.trim() || USDT_CONTRACT_MAINNET_BASE58;
-  if (!/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(contract)) throw new ConfigError('PAYGATE_TRON_USDT_CONTRACT', 'must be a TRON Base58 address (34 characters starting with T)');
+  if (!/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(contract))
+    throw new ConfigError(
+      'PAYGATE_TRON_USDT_CONTRACT',
+      'must be a TRON Base58 address (34 characters starting with T)',
+    );
   return {
     tronXpubFile: xpubFile === undefined ? undefined : resolve(xpubFile),
     tronNodeUrls: urls,
@@ -223,23 +252,40 @@ const MAX_NODE_REQUESTS_PER_SECOND = 100_000;
  * PAYGATE_TRON_API_KEY, which may then name one URL only: a key sent to every
  * URL reaches providers it does not belong to.
  */
-function readTronNodeSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract' | 'tronNodes'> {
+function readTronNodeSettings(
+  env: Env,
+): Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract' | 'tronNodes'> {
   const settings = readTronSettings(env);
   const json = env[TRON_NODES]?.trim();
   if (!json) {
     if (settings.tronApiKey !== undefined && settings.tronNodeUrls.length > 1) {
-      throw new ConfigError('PAYGATE_TRON_API_KEY', `would be sent to all ${settings.tronNodeUrls.length} URLs of PAYGATE_TRON_NODE_URLS; give the key to the URL it belongs to in ${TRON_NODES} instead`);
+      throw new ConfigError(
+        'PAYGATE_TRON_API_KEY',
+        `would be sent to all ${settings.tronNodeUrls.length} URLs of PAYGATE_TRON_NODE_URLS; give the key to the URL it belongs to in ${TRON_NODES} instead`,
+      );
     }
-    return { ...settings, tronNodes: settings.tronNodeUrls.map((url, index) => ({ url, apiKey: index === 0 ? settings.tronApiKey : undefined })) };
+    return {
+      ...settings,
+      tronNodes: settings.tronNodeUrls.map((url, index) => ({
+        url,
+        apiKey: index === 0 ? settings.tronApiKey : undefined,
+      })),
+    };
   }
   if (settings.tronNodeUrls.length > 0 || settings.tronApiKey !== undefined) {
-    throw new ConfigError(TRON_NODES, 'is set together with PAYGATE_TRON_NODE_URLS or PAYGATE_TRON_API_KEY; set one or the other');
+    throw new ConfigError(
+      TRON_NODES,
+      'is set together with PAYGATE_TRON_NODE_URLS or PAYGATE_TRON_API_KEY; set one or the other',
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
   } catch {
-    throw new ConfigError(TRON_NODES, 'must be a JSON array of {"url", "api_key", "requests_per_second", "burst"} objects');
+    throw new ConfigError(
+      TRON_NODES,
+      'must be a JSON array of {"url", "api_key", "requests_per_second", "burst"} objects',
+    );
   }
   if (!Array.isArray(parsed) || parsed.length === 0 || parsed.length > MAX_TRON_NODES) {
     throw new ConfigError(TRON_NODES, `must be a JSON array of 1 to ${MAX_TRON_NODES} node objects`);
@@ -252,37 +298,66 @@ function readTronNodeSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNode
 }
 
 function readTronNode(entry: unknown, where: string, allowHttp: boolean): TronNodeSetting {
-  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(TRON_NODES, `${where} must be an object`);
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry))
+    throw new ConfigError(TRON_NODES, `${where} must be an object`);
   const fields = entry as Record<string, unknown>;
   const unknown = Object.keys(fields).find((key) => !TRON_NODE_KEYS.includes(key));
-  if (unknown !== undefined) throw new ConfigError(TRON_NODES, `${where} has the unknown field "${unknown.slice(0, 40)}"; the fields are ${TRON_NODE_KEYS.join(', ')}`);
+  if (unknown !== undefined)
+    throw new ConfigError(
+      TRON_NODES,
+      `${where} has the unknown field "${unknown.slice(0, 40)}"; the fields are ${TRON_NODE_KEYS.join(', ')}`,
+    );
   const { url, api_key: apiKey, requests_per_second: requestsPerSecond, burst } = fields;
-  if (typeof url !== 'string' || url.length > 2_000) throw new ConfigError(TRON_NODES, `${where} needs "url", the node's base URL`);
+  if (typeof url !== 'string' || url.length > 2_000)
+    throw new ConfigError(TRON_NODES, `${where} needs "url", the node's base URL`);
   let parsedUrl: URL;
   try {
     parsedUrl = new URL(url);
   } catch {
     throw new ConfigError(TRON_NODES, `${where}: "url" is not a URL`);
   }
-  if (parsedUrl.protocol !== 'https:' && parsedUrl.protocol !== 'http:') throw new ConfigError(TRON_NODES, `${where}: "url" must use https or http`);
+  if (parsedUrl.protocol !== 'https:' && parsedUrl.protocol !== 'http:')
+    throw new ConfigError(TRON_NODES, `${where}: "url" must use https or http`);
   if (parsedUrl.protocol === 'http:' && !isLoopbackHost(parsedUrl.hostname) && !allowHttp) {
-    throw new ConfigError(TRON_NODES, `${where} (${parsedUrl.host}) must use https: http is for loopback nodes only, unless PAYGATE_TRON_ALLOW_HTTP=1`);
+    throw new ConfigError(
+      TRON_NODES,
+      `${where} (${parsedUrl.host}) must use https: http is for loopback nodes only, unless PAYGATE_TRON_ALLOW_HTTP=1`,
+    );
   }
   if (parsedUrl.username || parsedUrl.password || parsedUrl.search || parsedUrl.hash) {
-    throw new ConfigError(TRON_NODES, `${where}: "url" must not carry credentials, a query or a fragment (the key goes in "api_key")`);
+    throw new ConfigError(
+      TRON_NODES,
+      `${where}: "url" must not carry credentials, a query or a fragment (the key goes in "api_key")`,
+    );
   }
   // Never echo the key or a path prefix (it may hold a token): the origin names the entry.
   const named = `${where} (${parsedUrl.origin})`;
   if (apiKey !== undefined && (typeof apiKey !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(apiKey))) {
     throw new ConfigError(TRON_NODES, `${named}: "api_key" must be 1 to 200 printable characters without spaces`);
   }
-  if (requestsPerSecond !== undefined && (typeof requestsPerSecond !== 'number' || !(requestsPerSecond >= 0.1 && requestsPerSecond <= MAX_NODE_REQUESTS_PER_SECOND))) {
-    throw new ConfigError(TRON_NODES, `${named}: "requests_per_second" must be a number from 0.1 to ${MAX_NODE_REQUESTS_PER_SECOND}`);
+  if (
+    requestsPerSecond !== undefined &&
+    (typeof requestsPerSecond !== 'number' ||
+      !(requestsPerSecond >= 0.1 && requestsPerSecond <= MAX_NODE_REQUESTS_PER_SECOND))
+  ) {
+    throw new ConfigError(
+      TRON_NODES,
+      `${named}: "requests_per_second" must be a number from 0.1 to ${MAX_NODE_REQUESTS_PER_SECOND}`,
+    );
   }
   if (burst !== undefined) {
-    if (requestsPerSecond === undefined) throw new ConfigError(TRON_NODES, `${named}: "burst" needs "requests_per_second"`);
-    if (typeof burst !== 'number' || !Number.isSafeInteger(burst) || burst < 1 || burst > MAX_NODE_REQUESTS_PER_SECOND) {
-      throw new ConfigError(TRON_NODES, `${named}: "burst" must be a whole number from 1 to ${MAX_NODE_REQUESTS_PER_SECOND}`);
+    if (requestsPerSecond === undefined)
+      throw new ConfigError(TRON_NODES, `${named}: "burst" needs "requests_per_second"`);
+    if (
+      typeof burst !== 'number' ||
+      !Number.isSafeInteger(burst) ||
+      burst < 1 ||
+      burst > MAX_NODE_REQUESTS_PER_SECOND
+    ) {
+      throw new ConfigError(
+        TRON_NODES,
+        `${named}: "burst" must be a whole number from 1 to ${MAX_NODE_REQUESTS_PER_SECOND}`,
+      );
     }
   }
   return {
@@ -344,8 +419,13 @@ function readOptionalUsdt(env: Env, name: string): bigint | undefined {
 function readColdStorage(env: Env): Pick<Config, 'tronHotWalletCeilingMicro' | 'tronColdAddress'> {
   const ceiling = readOptionalUsdt(env, 'PAYGATE_TRON_HOT_WALLET_CEILING_USDT');
   const cold = env.PAYGATE_TRON_COLD_ADDRESS?.trim() || undefined;
-  if (cold !== undefined && !/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(cold)) throw new ConfigError('PAYGATE_TRON_COLD_ADDRESS', 'must be a TRON Base58 address (34 characters starting with T)');
-  if (cold !== undefined && ceiling === undefined) throw new ConfigError('PAYGATE_TRON_COLD_ADDRESS', 'needs PAYGATE_TRON_HOT_WALLET_CEILING_USDT: only the surplus above the ceiling is moved there');
+  if (cold !== undefined && !/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(cold))
+    throw new ConfigError('PAYGATE_TRON_COLD_ADDRESS', 'must be a TRON Base58 address (34 characters starting with T)');
+  if (cold !== undefined && ceiling === undefined)
+    throw new ConfigError(
+      'PAYGATE_TRON_COLD_ADDRESS',
+      'needs PAYGATE_TRON_HOT_WALLET_CEILING_USDT: only the surplus above the ceiling is moved there',
+    );
   return { tronHotWalletCeilingMicro: ceiling, tronColdAddress: cold };
 }
 
@@ -401,7 +481,9 @@ export function loadConfig(env: Env = process.env): Config {
     addressPoolSize: readInteger(env, 'PAYGATE_ADDRESS_POOL_SIZE', 1_000, 0, 10_000_000),
     sweepThresholdMicro: readSweepThreshold(env),
     trxUsdtRateMicro: readTrxUsdtRate(env),
-    tronSignerKeyFile: env.PAYGATE_TRON_SIGNER_KEY_FILE?.trim() ? resolve(env.PAYGATE_TRON_SIGNER_KEY_FILE.trim()) : undefined,
+    tronSignerKeyFile: env.PAYGATE_TRON_SIGNER_KEY_FILE?.trim()
+      ? resolve(env.PAYGATE_TRON_SIGNER_KEY_FILE.trim())
+      : undefined,
     outgoingMaxInFlight: readInteger(env, 'PAYGATE_OUTGOING_MAX_IN_FLIGHT', 5_000, 1, 100_000),
     outgoingMaxAttempts: readInteger(env, 'PAYGATE_OUTGOING_MAX_ATTEMPTS', 5, 1, 100),
     outgoingFundsWaitSeconds: readInteger(env, 'PAYGATE_OUTGOING_FUNDS_WAIT_SECONDS', 3_600, 0, 604_800),

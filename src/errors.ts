@@ -104,7 +104,10 @@ export class AlreadyRefundedError extends AppError {
   }
 }
 export class RateLimitedError extends AppError {
-  constructor(retryAfterSeconds: number, message = `Too many requests with this key; retry in ${retryAfterSeconds} s.`) {
+  constructor(
+    retryAfterSeconds: number,
+    message = `Too many requests with this key; retry in ${retryAfterSeconds} s.`,
+  ) {
     super('rate_limited', message, {
       headers: { 'retry-after': String(retryAfterSeconds) },
     });

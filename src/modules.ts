@@ -45,7 +45,11 @@ export function createModules(platform: AppContext, options: { readonly chain?: 
   const merchants = createMerchantsModule(platform);
   const ledger = createLedgerModule(platform);
   const payments = createPaymentsModule(platform);
-  const chain = createChainModule({ ...platform, chain: options.chain, checkKey: createKeyOfDatabaseCheck(platform.db) });
+  const chain = createChainModule({
+    ...platform,
+    chain: options.chain,
+    checkKey: createKeyOfDatabaseCheck(platform.db),
+  });
   const crypto = { ...platform, chain: chain.service };
   const custody = createCustodyModule(crypto);
   return {

@@ -97,11 +97,10 @@ export function createPollingWorker(options: {
     if (stopped) return;
     timer = setTimeout(() => {
       timer = undefined;
-      running = cycle()
-        .then((pauseMs) => {
-          running = undefined;
-          schedule(pauseMs);
-        });
+      running = cycle().then((pauseMs) => {
+        running = undefined;
+        schedule(pauseMs);
+      });
     }, delayMs);
   }
 

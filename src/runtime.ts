@@ -38,7 +38,10 @@ export interface Gateway {
  * embedded database's folder is locked for this process until the handle is closed
  * (db/data-folder-lock.ts): a second process on it fails at once, naming the first.
  */
-export async function openConfiguredDatabase(config: Config, options: { shortLived?: boolean } = {}): Promise<DatabaseHandle & { applied: string[] }> {
+export async function openConfiguredDatabase(
+  config: Config,
+  options: { shortLived?: boolean } = {},
+): Promise<DatabaseHandle & { applied: string[] }> {
   // The data folder holds the embedded database and the demo credentials: the owner's alone.
   let lock: DataFolderLock | undefined;
   if (!config.databaseUrl) {
@@ -92,7 +95,11 @@ function refuseClearSigningKey(config: Pick<Config, 'tronSignerKeyFile'>): void 
  * sandbox merchant whose key is printed and saved; a production start creates nothing
  * and says how to create the first merchant.
  */
-async function welcomeIfEmpty(merchants: MerchantsService, logger: AppContext['logger'], config: Config): Promise<void> {
+async function welcomeIfEmpty(
+  merchants: MerchantsService,
+  logger: AppContext['logger'],
+  config: Config,
+): Promise<void> {
   if ((await merchants.countMerchants()) > 0) return;
   if (!config.demo) {
     logger.info('no merchant yet: create the first one with `paygate merchant create`');
@@ -130,10 +137,16 @@ async function closeInReverse(opened: readonly Closer[]): Promise<void> {
   if (failures.length > 0) throw failures[0];
 }
 
-export async function startGateway(config: Config, options: { role: Role; clock?: Clock; crashPoint?: CrashPointHook }): Promise<Gateway> {
+export async function startGateway(
+  config: Config,
+  options: { role: Role; clock?: Clock; crashPoint?: CrashPointHook },
+): Promise<Gateway> {
   refuseClearSigningKey(config);
   // Imported here, not above: a CLI command opens the database through this module without the server's code.
-  const [{ buildApp }, { closeModules, createModules, createWorkers }] = await Promise.all([import('./app.ts'), import('./modules.ts')]);
+  const [{ buildApp }, { closeModules, createModules, createWorkers }] = await Promise.all([
+    import('./app.ts'),
+    import('./modules.ts'),
+  ]);
   const logger = createLogger(config);
   const keyring = await loadKeyring(config);
   const handle = await openConfiguredDatabase(config);
@@ -183,7 +196,10 @@ export async function startGateway(config: Config, options: { role: Role; clock?
     }
     workers = options.role === 'api' ? [] : createWorkers(modules.list);
     for (const worker of workers) worker.start();
-    logger.info({ role: options.role, url, database: handle.backend, workers: workers.map((w) => w.name) }, 'paygate started');
+    logger.info(
+      { role: options.role, url, database: handle.backend, workers: workers.map((w) => w.name) },
+      'paygate started',
+    );
 
     let stopping: Promise<void> | undefined;
     return {

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 
-const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 export const PAYGATE_VERSION: string = packageJson.version;

@@ -22,11 +22,17 @@ describe('TRON node configuration', () => {
       { url: 'https://node.example:8090/token-abc', apiKey: undefined, requestsPerSecond: 0.5, burst: 2 },
       { url: 'https://other.example', apiKey: undefined, requestsPerSecond: undefined, burst: undefined },
     ]);
-    expect(config.tronNodeUrls).toEqual(['https://api.trongrid.io', 'https://node.example:8090/token-abc', 'https://other.example']);
+    expect(config.tronNodeUrls).toEqual([
+      'https://api.trongrid.io',
+      'https://node.example:8090/token-abc',
+      'https://other.example',
+    ]);
   });
 
   it('keeps the older variables working: a key with one URL goes to that URL', () => {
-    expect(loadConfig({ PAYGATE_TRON_NODE_URLS: 'https://api.trongrid.io', PAYGATE_TRON_API_KEY: 'k' }).tronNodes).toEqual([{ url: 'https://api.trongrid.io', apiKey: 'k' }]);
+    expect(
+      loadConfig({ PAYGATE_TRON_NODE_URLS: 'https://api.trongrid.io', PAYGATE_TRON_API_KEY: 'k' }).tronNodes,
+    ).toEqual([{ url: 'https://api.trongrid.io', apiKey: 'k' }]);
     expect(loadConfig({ PAYGATE_TRON_NODE_URLS: 'https://a.example, https://b.example' }).tronNodes).toEqual([
       { url: 'https://a.example', apiKey: undefined },
       { url: 'https://b.example', apiKey: undefined },
@@ -35,7 +41,9 @@ describe('TRON node configuration', () => {
   });
 
   it('refuses one API key for several URLs, naming the setting to use instead', () => {
-    expect(() => loadConfig({ PAYGATE_TRON_NODE_URLS: 'https://a.example,https://b.example', PAYGATE_TRON_API_KEY: 'k' })).toThrow(
+    expect(() =>
+      loadConfig({ PAYGATE_TRON_NODE_URLS: 'https://a.example,https://b.example', PAYGATE_TRON_API_KEY: 'k' }),
+    ).toThrow(
       'PAYGATE_TRON_API_KEY would be sent to all 2 URLs of PAYGATE_TRON_NODE_URLS; give the key to the URL it belongs to in PAYGATE_TRON_NODES instead',
     );
   });
@@ -44,7 +52,10 @@ describe('TRON node configuration', () => {
     [{ PAYGATE_TRON_NODES: 'not json' }, 'must be a JSON array'],
     [nodes({ url: 'https://a.example' }), 'must be a JSON array of 1 to 10 node objects'],
     [nodes([]), 'must be a JSON array of 1 to 10 node objects'],
-    [nodes(Array.from({ length: 11 }, (_, index) => ({ url: `https://n${index}.example` }))), 'must be a JSON array of 1 to 10'],
+    [
+      nodes(Array.from({ length: 11 }, (_, index) => ({ url: `https://n${index}.example` }))),
+      'must be a JSON array of 1 to 10',
+    ],
     [nodes(['https://a.example']), 'entry 1 must be an object'],
     [nodes([{ url: 'https://a.example', apiKey: 'x' }]), 'entry 1 has the unknown field "apiKey"'],
     [nodes([{}]), 'entry 1 needs "url"'],
@@ -53,13 +64,22 @@ describe('TRON node configuration', () => {
     [nodes([{ url: 'https://user:pass@node.example' }]), 'must not carry credentials'],
     [nodes([{ url: 'https://node.example?key=1' }]), 'must not carry credentials, a query or a fragment'],
     [nodes([{ url: 'https://a.example' }, { url: 'https://a.example' }]), 'lists https://a.example twice'],
-    [nodes([{ url: 'https://a.example', api_key: '' }]), 'entry 1 (https://a.example): "api_key" must be 1 to 200 printable characters'],
+    [
+      nodes([{ url: 'https://a.example', api_key: '' }]),
+      'entry 1 (https://a.example): "api_key" must be 1 to 200 printable characters',
+    ],
     [nodes([{ url: 'https://a.example', api_key: 'has space' }]), '"api_key" must be 1 to 200 printable characters'],
-    [nodes([{ url: 'https://a.example', requests_per_second: 0 }]), '"requests_per_second" must be a number from 0.1 to 100000'],
+    [
+      nodes([{ url: 'https://a.example', requests_per_second: 0 }]),
+      '"requests_per_second" must be a number from 0.1 to 100000',
+    ],
     [nodes([{ url: 'https://a.example', requests_per_second: '15' }]), '"requests_per_second" must be a number'],
     [nodes([{ url: 'https://a.example', requests_per_second: 1e9 }]), '"requests_per_second" must be a number'],
     [nodes([{ url: 'https://a.example', burst: 5 }]), '"burst" needs "requests_per_second"'],
-    [nodes([{ url: 'https://a.example', requests_per_second: 5, burst: 1.5 }]), '"burst" must be a whole number from 1 to 100000'],
+    [
+      nodes([{ url: 'https://a.example', requests_per_second: 5, burst: 1.5 }]),
+      '"burst" must be a whole number from 1 to 100000',
+    ],
     [nodes([{ url: 'https://a.example', requests_per_second: 5, burst: 0 }]), '"burst" must be a whole number'],
     [{ ...nodes([{ url: 'https://a.example' }]), PAYGATE_TRON_NODE_URLS: 'https://b.example' }, 'set one or the other'],
     [{ ...nodes([{ url: 'https://a.example' }]), PAYGATE_TRON_API_KEY: 'k' }, 'set one or the other'],
@@ -68,7 +88,9 @@ describe('TRON node configuration', () => {
   });
 
   it('never repeats a key or a URL path in its messages', () => {
-    const secretPath = nodes([{ url: 'https://a.example/secret-token', api_key: 'secret key', requests_per_second: 5 }]);
+    const secretPath = nodes([
+      { url: 'https://a.example/secret-token', api_key: 'secret key', requests_per_second: 5 },
+    ]);
     expect(() => loadConfig(secretPath)).toThrow(/api_key/);
     const message = (() => {
       try {

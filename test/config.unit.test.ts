@@ -53,13 +53,26 @@ describe('configuration', () => {
   });
 
   it('takes https TRON node URLs, and plain http only for loopback nodes or with PAYGATE_TRON_ALLOW_HTTP=1', () => {
-    const urls = 'https://api.trongrid.io,http://127.0.0.1:8090,http://localhost:8090/jsonrpc,http://[::1]:8090,http://127.8.9.10:1';
+    const urls =
+      'https://api.trongrid.io,http://127.0.0.1:8090,http://localhost:8090/jsonrpc,http://[::1]:8090,http://127.8.9.10:1';
     expect(loadConfig({ PAYGATE_TRON_NODE_URLS: urls }).tronNodeUrls).toHaveLength(5);
-    for (const remote of ['http://api.trongrid.io', 'http://10.0.0.5:8090', 'http://[2001:db8::1]:8090', 'http://localhost.example.com', 'http://128.0.0.1']) {
-      expect(() => loadConfig({ PAYGATE_TRON_NODE_URLS: `https://api.trongrid.io,${remote}` })).toThrow(/PAYGATE_TRON_NODE_URLS.*entry 2 .* must use https: http is for loopback nodes only/);
-      expect(loadConfig({ PAYGATE_TRON_NODE_URLS: remote, PAYGATE_TRON_ALLOW_HTTP: '1' }).tronNodeUrls).toEqual([remote]);
+    for (const remote of [
+      'http://api.trongrid.io',
+      'http://10.0.0.5:8090',
+      'http://[2001:db8::1]:8090',
+      'http://localhost.example.com',
+      'http://128.0.0.1',
+    ]) {
+      expect(() => loadConfig({ PAYGATE_TRON_NODE_URLS: `https://api.trongrid.io,${remote}` })).toThrow(
+        /PAYGATE_TRON_NODE_URLS.*entry 2 .* must use https: http is for loopback nodes only/,
+      );
+      expect(loadConfig({ PAYGATE_TRON_NODE_URLS: remote, PAYGATE_TRON_ALLOW_HTTP: '1' }).tronNodeUrls).toEqual([
+        remote,
+      ]);
     }
-    expect(() => loadConfig({ PAYGATE_TRON_NODE_URLS: 'http://10.0.0.5', PAYGATE_TRON_ALLOW_HTTP: '0' })).toThrow(/must use https/);
+    expect(() => loadConfig({ PAYGATE_TRON_NODE_URLS: 'http://10.0.0.5', PAYGATE_TRON_ALLOW_HTTP: '0' })).toThrow(
+      /must use https/,
+    );
     expect(() => loadConfig({ PAYGATE_TRON_ALLOW_HTTP: 'maybe' })).toThrow(/PAYGATE_TRON_ALLOW_HTTP/);
   });
 
@@ -71,19 +84,43 @@ describe('configuration', () => {
 
   it('reads the flow bounds: the hourly outflow cap, the hot-wallet ceiling and the cold address (which needs the ceiling)', () => {
     const unset = loadConfig({});
-    expect([unset.tronHourlyOutflowCapMicro, unset.tronHotWalletCeilingMicro, unset.tronColdAddress]).toEqual([undefined, undefined, undefined]);
-    const set = loadConfig({ PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT: '25000.5', PAYGATE_TRON_HOT_WALLET_CEILING_USDT: '10000', PAYGATE_TRON_COLD_ADDRESS: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH' });
-    expect(set).toMatchObject({ tronHourlyOutflowCapMicro: 25_000_500_000n, tronHotWalletCeilingMicro: 10_000_000_000n, tronColdAddress: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH' });
-    expect(() => loadConfig({ PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT: '0' })).toThrow(/PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT must be above 0/);
-    expect(() => loadConfig({ PAYGATE_TRON_HOT_WALLET_CEILING_USDT: '1.0000001' })).toThrow(/PAYGATE_TRON_HOT_WALLET_CEILING_USDT/);
-    expect(() => loadConfig({ PAYGATE_TRON_COLD_ADDRESS: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH' })).toThrow(/PAYGATE_TRON_COLD_ADDRESS needs PAYGATE_TRON_HOT_WALLET_CEILING_USDT/);
-    expect(() => loadConfig({ PAYGATE_TRON_HOT_WALLET_CEILING_USDT: '1', PAYGATE_TRON_COLD_ADDRESS: '0xabc' })).toThrow(/PAYGATE_TRON_COLD_ADDRESS must be a TRON Base58 address/);
+    expect([unset.tronHourlyOutflowCapMicro, unset.tronHotWalletCeilingMicro, unset.tronColdAddress]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    const set = loadConfig({
+      PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT: '25000.5',
+      PAYGATE_TRON_HOT_WALLET_CEILING_USDT: '10000',
+      PAYGATE_TRON_COLD_ADDRESS: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH',
+    });
+    expect(set).toMatchObject({
+      tronHourlyOutflowCapMicro: 25_000_500_000n,
+      tronHotWalletCeilingMicro: 10_000_000_000n,
+      tronColdAddress: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH',
+    });
+    expect(() => loadConfig({ PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT: '0' })).toThrow(
+      /PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT must be above 0/,
+    );
+    expect(() => loadConfig({ PAYGATE_TRON_HOT_WALLET_CEILING_USDT: '1.0000001' })).toThrow(
+      /PAYGATE_TRON_HOT_WALLET_CEILING_USDT/,
+    );
+    expect(() => loadConfig({ PAYGATE_TRON_COLD_ADDRESS: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH' })).toThrow(
+      /PAYGATE_TRON_COLD_ADDRESS needs PAYGATE_TRON_HOT_WALLET_CEILING_USDT/,
+    );
+    expect(() => loadConfig({ PAYGATE_TRON_HOT_WALLET_CEILING_USDT: '1', PAYGATE_TRON_COLD_ADDRESS: '0xabc' })).toThrow(
+      /PAYGATE_TRON_COLD_ADDRESS must be a TRON Base58 address/,
+    );
   });
 
   it('reads the edge settings: trusted proxies as a hop count or a list, the failed-authentication limit, the metrics token', () => {
     expect(loadConfig({})).toMatchObject({ trustProxy: false, authFailuresPerMinute: 60, metricsToken: undefined });
     expect(loadConfig({ PAYGATE_TRUST_PROXY: '2' }).trustProxy).toBe(2);
-    expect(loadConfig({ PAYGATE_TRUST_PROXY: '10.0.0.0/8, 2001:db8::/32,loopback' }).trustProxy).toEqual(['10.0.0.0/8', '2001:db8::/32', 'loopback']);
+    expect(loadConfig({ PAYGATE_TRUST_PROXY: '10.0.0.0/8, 2001:db8::/32,loopback' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '2001:db8::/32',
+      'loopback',
+    ]);
     expect(loadConfig({ PAYGATE_TRUST_PROXY: '0' }).trustProxy).toBe(false);
     expect(loadConfig({ PAYGATE_AUTH_FAILURES_PER_MINUTE: '10' }).authFailuresPerMinute).toBe(10);
     expect(loadConfig({ PAYGATE_METRICS_TOKEN: 'a-long-enough-token' }).metricsToken).toBe('a-long-enough-token');

@@ -13,7 +13,8 @@ export async function openPostgresStore(url: string, poolSize: number): Promise<
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   await pool.query(ANCHOR_TABLE_DDL);
   return {
-    query: async <Row>(statement: string, parameters: readonly unknown[]) => (await pool.query(statement, [...parameters])).rows as Row[],
+    query: async <Row>(statement: string, parameters: readonly unknown[]) =>
+      (await pool.query(statement, [...parameters])).rows as Row[],
     close: () => pool.end(),
   };
 }
@@ -22,7 +23,8 @@ export async function openPGliteStore(dataDir: string): Promise<AnchorStore> {
   const pglite = await PGlite.create({ dataDir });
   await pglite.exec(ANCHOR_TABLE_DDL);
   return {
-    query: async <Row>(statement: string, parameters: readonly unknown[]) => (await pglite.query<Row>(statement, [...parameters])).rows,
+    query: async <Row>(statement: string, parameters: readonly unknown[]) =>
+      (await pglite.query<Row>(statement, [...parameters])).rows,
     close: () => pglite.close(),
   };
 }

@@ -45,7 +45,10 @@ function adminSocketPath(dataDir: string): string {
 export function checkAdminSocketPath(config: Config): void {
   const path = adminSocketPath(config.dataDir);
   if (Buffer.byteLength(path) > SOCKET_PATH_MAX_BYTES) {
-    throw new ConfigError('PAYGATE_DATA_DIR', `is too long for the admin socket ${path} (at most ${SOCKET_PATH_MAX_BYTES - SOCKET_FILE.length - 1} bytes): choose a shorter folder`);
+    throw new ConfigError(
+      'PAYGATE_DATA_DIR',
+      `is too long for the admin socket ${path} (at most ${SOCKET_PATH_MAX_BYTES - SOCKET_FILE.length - 1} bytes): choose a shorter folder`,
+    );
   }
 }
 
@@ -55,10 +58,13 @@ function send(socket: Socket, message: GatewayMessage | ClientMessage): void {
 
 function absolutePaths(args: readonly string[]): string[] {
   return args.map((arg, index) => {
-    const [flag, value] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, value] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, undefined];
     if (value !== undefined && PATH_OPTIONS.includes(flag) && !isAbsolute(value)) return `${flag}=${resolve(value)}`;
     const previous = args[index - 1];
-    if (value === undefined && previous !== undefined && PATH_OPTIONS.includes(previous) && !isAbsolute(arg)) return resolve(arg);
+    if (value === undefined && previous !== undefined && PATH_OPTIONS.includes(previous) && !isAbsolute(arg))
+      return resolve(arg);
     return arg;
   });
 }
@@ -71,7 +77,13 @@ function connect(path: string): Promise<Socket | undefined> {
     socket.once('error', (error: NodeJS.ErrnoException) => {
       // No socket file, or one a stopped or killed gateway left behind.
       if (error.code === 'ENOENT' || error.code === 'ECONNREFUSED') resolvePromise(undefined);
-      else reject(new AppError('service_unavailable', `cannot reach the running gateway at ${path} (${error.code ?? error.message}): run the command as the gateway's user`));
+      else
+        reject(
+          new AppError(
+            'service_unavailable',
+            `cannot reach the running gateway at ${path} (${error.code ?? error.message}): run the command as the gateway's user`,
+          ),
+        );
     });
   });
 }
@@ -92,13 +104,23 @@ async function forwardStdin(socket: Socket, io: CliIo, finished: () => boolean):
  * its exit code; undefined when the command runs here (a PostgreSQL server, a command that
  * opens no database, or no gateway running).
  */
-export async function runThroughGateway(command: Pick<CliCommandEntry, 'words' | 'runsLocally'>, args: readonly string[], io: CliIo, config: Config): Promise<number | undefined> {
+export async function runThroughGateway(
+  command: Pick<CliCommandEntry, 'words' | 'runsLocally'>,
+  args: readonly string[],
+  io: CliIo,
+  config: Config,
+): Promise<number | undefined> {
   if (config.databaseUrl || command.runsLocally) return undefined;
   // No gateway can listen on a path that long (checkAdminSocketPath).
   if (Buffer.byteLength(adminSocketPath(config.dataDir)) > SOCKET_PATH_MAX_BYTES) return undefined;
   const socket = await connect(adminSocketPath(config.dataDir));
   if (!socket) return undefined;
-  send(socket, { words: command.words, args: absolutePaths(args), hasStdin: io.stdin !== undefined, stdinIsTTY: io.stdin?.isTTY === true });
+  send(socket, {
+    words: command.words,
+    args: absolutePaths(args),
+    hasStdin: io.stdin !== undefined,
+    stdinIsTTY: io.stdin?.isTTY === true,
+  });
   return new Promise<number>((resolvePromise, reject) => {
     let exitCode: number | undefined;
     // A connection lost half-way is reported when it closes, just after.
@@ -107,7 +129,8 @@ export async function runThroughGateway(command: Pick<CliCommandEntry, 'words' |
       const message = JSON.parse(line) as GatewayMessage;
       if ('out' in message) io.out(message.out);
       else if ('err' in message) io.err(message.err);
-      else if ('stdin' in message) forwardStdin(socket, io, () => exitCode !== undefined || socket.destroyed).catch(reject);
+      else if ('stdin' in message)
+        forwardStdin(socket, io, () => exitCode !== undefined || socket.destroyed).catch(reject);
       else {
         exitCode = message.exit;
         socket.end();
@@ -115,7 +138,9 @@ export async function runThroughGateway(command: Pick<CliCommandEntry, 'words' |
     });
     socket.on('close', () => {
       if (exitCode !== undefined) return resolvePromise(exitCode);
-      io.err('paygate: the gateway closed the connection before the command finished (it is stopping?): check whether the change took effect');
+      io.err(
+        'paygate: the gateway closed the connection before the command finished (it is stopping?): check whether the change took effect',
+      );
       resolvePromise(1);
     });
   });
@@ -128,7 +153,9 @@ export interface AdminSocket {
 /** The command a request names, loaded when asked (commands.ts imports this module's importers). */
 async function commandOf(words: readonly string[]): Promise<CliCommandEntry | undefined> {
   const { commands } = await import('./commands.ts');
-  return commands.find((command) => command.words.length === words.length && command.words.every((word, index) => words[index] === word));
+  return commands.find(
+    (command) => command.words.length === words.length && command.words.every((word, index) => words[index] === word),
+  );
 }
 
 function serveConnection(socket: Socket, gateway: GatewayDatabase, config: Config): void {

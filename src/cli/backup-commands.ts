@@ -15,7 +15,7 @@ function refusePostgres(io: CliIo, databaseUrl: string | undefined, use: string)
 }
 
 const ROOT_KEY_REMINDER =
-  'the root key is not in the backup: keep PAYGATE_ROOT_KEY (or PAYGATE_ROOT_KEY_FILE, or the data folder\'s root-key file) ' +
+  "the root key is not in the backup: keep PAYGATE_ROOT_KEY (or PAYGATE_ROOT_KEY_FILE, or the data folder's root-key file) " +
   'safe apart from it; a restore without it cannot read the sealed secrets';
 
 export const backupCommand: CliCommand = {
@@ -33,7 +33,10 @@ export const backupCommand: CliCommand = {
 
 export const restoreCommand: CliCommand = {
   async run(args, io, config) {
-    const { values } = parseArgs({ args, options: { from: { type: 'string' }, force: { type: 'boolean', default: false } } });
+    const { values } = parseArgs({
+      args,
+      options: { from: { type: 'string' }, force: { type: 'boolean', default: false } },
+    });
     if (values.from === undefined || values.from === '') throw new CliUsageError('--from FILE is required');
     if (refusePostgres(io, config.databaseUrl, 'pg_restore')) return 1;
     const { applied } = await restoreEmbedded(config.dataDir, values.from, { force: values.force });

@@ -11,13 +11,21 @@ export const chainSimulateCommand: CliCommand = {
   async run(args, io) {
     const { values } = parseArgs({
       args,
-      options: { port: { type: 'string' }, host: { type: 'string' }, seed: { type: 'string' }, persist: { type: 'string' }, 'retain-blocks': { type: 'string' } },
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        seed: { type: 'string' },
+        persist: { type: 'string' },
+        'retain-blocks': { type: 'string' },
+      },
     });
     const port = values.port === undefined ? 0 : Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new CliUsageError('--port must be a whole number from 0 to 65535');
+    if (!Number.isInteger(port) || port < 0 || port > 65_535)
+      throw new CliUsageError('--port must be a whole number from 0 to 65535');
     // Blocks below the solidified one that keep their transactions (pruned history bounds memory; docs/crypto.md).
     const retain = values['retain-blocks'];
-    if (retain !== undefined && (!/^\d{1,8}$/.test(retain) || Number(retain) < 1)) throw new CliUsageError('--retain-blocks must be a whole number from 1 to 99999999');
+    if (retain !== undefined && (!/^\d{1,8}$/.test(retain) || Number(retain) < 1))
+      throw new CliUsageError('--retain-blocks must be a whole number from 1 to 99999999');
     const server = await startSimulatedChainServer({
       port,
       host: values.host ?? '127.0.0.1',

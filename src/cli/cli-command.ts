@@ -67,9 +67,16 @@ export class CliUsageError extends Error {
  * Reports a command's failure as one line naming what to fix (the stack only with
  * LOG_LEVEL=debug) and returns its exit code: 2 for bad usage or configuration, 1 otherwise.
  */
-export function exitCodeFor(error: unknown, entry: Pick<CliCommandEntry, 'usage' | 'words'>, io: Pick<CliIo, 'err' | 'env'>, config?: Config): number {
+export function exitCodeFor(
+  error: unknown,
+  entry: Pick<CliCommandEntry, 'usage' | 'words'>,
+  io: Pick<CliIo, 'err' | 'env'>,
+  config?: Config,
+): number {
   if (error instanceof CliUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    io.err(`paygate: ${(error as Error).message}\nUsage: ${entry.usage}\nRun "paygate ${entry.words.join(' ')} --help" for its options.`);
+    io.err(
+      `paygate: ${(error as Error).message}\nUsage: ${entry.usage}\nRun "paygate ${entry.words.join(' ')} --help" for its options.`,
+    );
     return 2;
   }
   if (error instanceof ConfigError) {
@@ -80,7 +87,9 @@ export function exitCodeFor(error: unknown, entry: Pick<CliCommandEntry, 'usage'
     io.err(`paygate: ${error.message}`);
     return 1;
   }
-  const failure = (config && (describeListenFailure(error, config) ?? describeDatabaseFailure(error, config))) ?? describeFilesystemFailure(error);
+  const failure =
+    (config && (describeListenFailure(error, config) ?? describeDatabaseFailure(error, config))) ??
+    describeFilesystemFailure(error);
   const debug = io.env.LOG_LEVEL === 'debug' || io.env.LOG_LEVEL === 'trace';
   const stack = debug && error instanceof Error && error.stack ? `\n${error.stack}` : '';
   if (failure) {

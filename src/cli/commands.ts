@@ -8,21 +8,37 @@ const API_KEY_SCOPES = ['payments', 'crypto', 'payouts', 'webhooks', 'read'];
 const WITHDRAWAL_STATUSES = ['awaiting_approval', 'pending', 'processing', 'completed', 'failed', 'rejected'];
 
 const json: CliOption = { flag: '--json', description: 'print the result as one line of JSON' };
-const listJson: CliOption = { flag: '--json', description: 'print a JSON array instead of the table (shapes: docs/cli.md)' };
-const limit = (max: number): CliOption => ({ flag: '--limit', value: 'N', description: `at most N rows, 1..${max} (default 100)` });
+const listJson: CliOption = {
+  flag: '--json',
+  description: 'print a JSON array instead of the table (shapes: docs/cli.md)',
+};
+const limit = (max: number): CliOption => ({
+  flag: '--limit',
+  value: 'N',
+  description: `at most N rows, 1..${max} (default 100)`,
+});
 const live: CliOption = { flag: '--live', description: 'a live shop (real money); sandbox without it' };
-const by: CliOption = { flag: '--by', value: 'NAME', description: 'who decides, recorded (default cli:<your user name>)' };
+const by: CliOption = {
+  flag: '--by',
+  value: 'NAME',
+  description: 'who decides, recorded (default cli:<your user name>)',
+};
 
 export const commands: readonly CliCommandEntry[] = [
   {
     words: ['serve'],
     usage: 'paygate serve [--role all|api|worker] [--port N] [--demo]',
     summary: 'Run the gateway: HTTP API and payment page (api), background workers (worker), or both (all, default)',
-    description: 'Runs until SIGTERM or SIGINT, then finishes in-flight requests and deliveries (PAYGATE_SHUTDOWN_TIMEOUT_MS). Roles other than all need DATABASE_URL.',
+    description:
+      'Runs until SIGTERM or SIGINT, then finishes in-flight requests and deliveries (PAYGATE_SHUTDOWN_TIMEOUT_MS). Roles other than all need DATABASE_URL.',
     options: [
       { flag: '--role', value: 'ROLE', description: 'all (default), api or worker', choices: ['all', 'api', 'worker'] },
       { flag: '--port', value: 'N', description: 'HTTP port, 0..65535 (default PORT, 8080); 0 picks a free one' },
-      { flag: '--demo', description: 'development: on an empty database, create a demo sandbox merchant and print its key (as PAYGATE_DEMO=1; npm start passes it)' },
+      {
+        flag: '--demo',
+        description:
+          'development: on an empty database, create a demo sandbox merchant and print its key (as PAYGATE_DEMO=1; npm start passes it)',
+      },
     ],
     examples: ['paygate serve', 'DATABASE_URL=postgres://… paygate serve --role api --port 8080'],
     runsLocally: true,
@@ -49,13 +65,17 @@ export const commands: readonly CliCommandEntry[] = [
       live,
       json,
     ],
-    examples: ['paygate merchant create --name "Coffee Ltd" --email owner@coffee.example', 'paygate merchant create --name "Coffee Ltd" --email owner@coffee.example --live --json'],
+    examples: [
+      'paygate merchant create --name "Coffee Ltd" --email owner@coffee.example',
+      'paygate merchant create --name "Coffee Ltd" --email owner@coffee.example --live --json',
+    ],
     load: async () => (await import('./merchant-commands.ts')).merchantCreateCommand,
   },
   {
     words: ['shop', 'create'],
     usage: 'paygate shop create --merchant MERCHANT_ID [--name NAME] [--live] [--json]',
-    summary: "Add a shop (sandbox unless --live) to a merchant, with an API key with every scope; its key sees only its mode's money",
+    summary:
+      "Add a shop (sandbox unless --live) to a merchant, with an API key with every scope; its key sees only its mode's money",
     options: [
       { flag: '--merchant', value: 'MERCHANT_ID', description: 'the merchant (mer_…)' },
       { flag: '--name', value: 'NAME', description: 'the shop’s name (default: the merchant’s)' },
@@ -75,7 +95,10 @@ export const commands: readonly CliCommandEntry[] = [
       { flag: '--scopes', value: 'LIST', description: `comma-separated, from: ${API_KEY_SCOPES.join(', ')}` },
       json,
     ],
-    examples: ['paygate key create --shop shop_01h… --scopes payments,read', 'paygate key create --shop shop_01h… --scopes read --json'],
+    examples: [
+      'paygate key create --shop shop_01h… --scopes payments,read',
+      'paygate key create --shop shop_01h… --scopes read --json',
+    ],
     load: async () => (await import('./merchant-commands.ts')).keyCreateCommand,
   },
   {
@@ -97,7 +120,8 @@ export const commands: readonly CliCommandEntry[] = [
   },
   {
     words: ['shop', 'methods', 'set'],
-    usage: 'paygate shop methods set --shop SHOP_ID --method card|sbp|sberpay [--enable|--disable] [--min RUB] [--max RUB] [--fee-percent P] [--json]',
+    usage:
+      'paygate shop methods set --shop SHOP_ID --method card|sbp|sberpay [--enable|--disable] [--min RUB] [--max RUB] [--fee-percent P] [--json]',
     summary: 'Switch a payment method on or off for a shop and set its amount range and payer fee',
     options: [
       { flag: '--shop', value: 'SHOP_ID', description: 'the shop (shop_…)' },
@@ -106,16 +130,24 @@ export const commands: readonly CliCommandEntry[] = [
       { flag: '--disable', description: 'switch the method off' },
       { flag: '--min', value: 'RUB', description: 'smallest amount, e.g. 10.00' },
       { flag: '--max', value: 'RUB', description: 'largest amount, e.g. 150000.00' },
-      { flag: '--fee-percent', value: 'P', description: 'fee the payer pays on top, percent with up to 2 decimals, e.g. 2.5' },
+      {
+        flag: '--fee-percent',
+        value: 'P',
+        description: 'fee the payer pays on top, percent with up to 2 decimals, e.g. 2.5',
+      },
       json,
     ],
-    examples: ['paygate shop methods set --shop shop_01h… --method sbp --enable --min 10 --max 150000', 'paygate shop methods set --shop shop_01h… --method card --fee-percent 2.5'],
+    examples: [
+      'paygate shop methods set --shop shop_01h… --method sbp --enable --min 10 --max 150000',
+      'paygate shop methods set --shop shop_01h… --method card --fee-percent 2.5',
+    ],
     load: async () => (await import('./shop-method-commands.ts')).shopMethodsSetCommand,
   },
   {
     words: ['ledger', 'check'],
     usage: 'paygate ledger check [--json]',
-    summary: 'Verify the ledger: debits equal credits per currency, account totals equal their transfers, no merchant below zero',
+    summary:
+      'Verify the ledger: debits equal credits per currency, account totals equal their transfers, no merchant below zero',
     description: 'Exits 1 when an invariant fails (docs/ledger.md).',
     options: [json],
     examples: ['paygate ledger check', 'paygate ledger check --json'],
@@ -160,7 +192,8 @@ export const commands: readonly CliCommandEntry[] = [
   {
     words: ['kms', 'rotate'],
     usage: 'paygate kms rotate',
-    summary: 'Re-wrap every stored secret under the current root key (run after moving the old key to PAYGATE_ROOT_KEYS_PREVIOUS)',
+    summary:
+      'Re-wrap every stored secret under the current root key (run after moving the old key to PAYGATE_ROOT_KEYS_PREVIOUS)',
     options: [],
     examples: ['PAYGATE_ROOT_KEY=<new> PAYGATE_ROOT_KEYS_PREVIOUS=<old> paygate kms rotate'],
     load: async () => (await import('./kms-commands.ts')).kmsRotateCommand,
@@ -174,7 +207,11 @@ export const commands: readonly CliCommandEntry[] = [
       { flag: '--host', value: 'HOST', description: 'address to listen on (default 127.0.0.1)' },
       { flag: '--seed', value: 'TEXT', description: 'seed of its accounts (default paygate-sandbox-chain)' },
       { flag: '--persist', value: 'FILE', description: 'save the chain to FILE and resume from it' },
-      { flag: '--retain-blocks', value: 'N', description: 'solidified blocks that keep their transactions, 1..99999999' },
+      {
+        flag: '--retain-blocks',
+        value: 'N',
+        description: 'solidified blocks that keep their transactions, 1..99999999',
+      },
     ],
     examples: ['paygate chain simulate --port 9090', 'paygate chain simulate --port 9090 --persist ./chain.json'],
     runsLocally: true,
@@ -183,11 +220,16 @@ export const commands: readonly CliCommandEntry[] = [
   {
     words: ['crypto', 'addresses'],
     usage: 'paygate crypto addresses [--shop SHOP_ID] [--limit N] [--after ADDRESS] [--json]',
-    summary: 'Our deposit addresses with on-chain USDT/TRX balances beside the deposits credited in the ledger and held, and what sweeping moved, is moving or is stuck on',
+    summary:
+      'Our deposit addresses with on-chain USDT/TRX balances beside the deposits credited in the ledger and held, and what sweeping moved, is moving or is stuck on',
     options: [
       { flag: '--shop', value: 'SHOP_ID', description: 'only this shop’s addresses' },
       limit(1_000),
-      { flag: '--after', value: 'ADDRESS', description: 'the page after this address (the last one of the previous page)' },
+      {
+        flag: '--after',
+        value: 'ADDRESS',
+        description: 'the page after this address (the last one of the previous page)',
+      },
       listJson,
     ],
     examples: ['paygate crypto addresses', 'paygate crypto addresses --shop shop_01h… --json'],
@@ -197,7 +239,8 @@ export const commands: readonly CliCommandEntry[] = [
   {
     words: ['crypto', 'sweeps', 'list'],
     usage: 'paygate crypto sweeps list --address ADDRESS [--json]',
-    summary: 'The sweep attempts of one deposit address, newest first: what each moved and what it cost (docs/sweeping.md)',
+    summary:
+      'The sweep attempts of one deposit address, newest first: what each moved and what it cost (docs/sweeping.md)',
     options: [{ flag: '--address', value: 'ADDRESS', description: 'one of our TRON deposit addresses (T…)' }, listJson],
     examples: ['paygate crypto sweeps list --address TJ…'],
     lists: true,
@@ -214,7 +257,8 @@ export const commands: readonly CliCommandEntry[] = [
   {
     words: ['crypto', 'settings'],
     usage: 'paygate crypto settings --shop SHOP_ID [--min-deposit USDT] [--json]',
-    summary: "Shows a shop's receiving settings, or sets its minimum deposit: smaller transfers are ignored as dust (docs/crypto.md)",
+    summary:
+      "Shows a shop's receiving settings, or sets its minimum deposit: smaller transfers are ignored as dust (docs/crypto.md)",
     options: [
       { flag: '--shop', value: 'SHOP_ID', description: 'the shop (shop_…)' },
       { flag: '--min-deposit', value: 'USDT', description: 'set the minimum deposit, 0.000001..100 (default 0.01)' },
@@ -225,8 +269,10 @@ export const commands: readonly CliCommandEntry[] = [
   },
   {
     words: ['crypto', 'reconcile'],
-    usage: 'paygate crypto reconcile [--book sandbox|live] [--json] | paygate crypto reconcile --acknowledge --book sandbox|live --by NAME [--note TEXT]',
-    summary: 'Compares the USDT on our addresses (solidified) with what the ledger holds, per book; exits 1 on a shortfall. --acknowledge resumes a book paused by a shortfall',
+    usage:
+      'paygate crypto reconcile [--book sandbox|live] [--json] | paygate crypto reconcile --acknowledge --book sandbox|live --by NAME [--note TEXT]',
+    summary:
+      'Compares the USDT on our addresses (solidified) with what the ledger holds, per book; exits 1 on a shortfall. --acknowledge resumes a book paused by a shortfall',
     description: 'Exit codes: 0 balanced, 1 a shortfall, 3 a book could not be read (docs/custody.md).',
     options: [
       { flag: '--book', value: 'BOOK', description: 'sandbox or live (default: both)', choices: ['sandbox', 'live'] },
@@ -235,13 +281,17 @@ export const commands: readonly CliCommandEntry[] = [
       { flag: '--by', value: 'NAME', description: 'with --acknowledge: who accepts it, 1..200 characters (recorded)' },
       { flag: '--note', value: 'TEXT', description: 'with --acknowledge: why, at most 1000 characters' },
     ],
-    examples: ['paygate crypto reconcile', 'paygate crypto reconcile --acknowledge --book live --by alice --note "fee paid by hand"'],
+    examples: [
+      'paygate crypto reconcile',
+      'paygate crypto reconcile --acknowledge --book live --by alice --note "fee paid by hand"',
+    ],
     load: async () => (await import('./custody-commands.ts')).cryptoReconcileCommand,
   },
   {
     words: ['crypto', 'deposits', 'unconfirmed'],
     usage: 'paygate crypto deposits unconfirmed [--limit N] [--json]',
-    summary: 'Final deposits no second TRON node confirmed, held and not credited, oldest first (docs/crypto.md "What a credit requires")',
+    summary:
+      'Final deposits no second TRON node confirmed, held and not credited, oldest first (docs/crypto.md "What a credit requires")',
     options: [limit(1_000), listJson],
     examples: ['paygate crypto deposits unconfirmed', 'paygate crypto deposits unconfirmed --json'],
     lists: true,
@@ -250,16 +300,23 @@ export const commands: readonly CliCommandEntry[] = [
   {
     words: ['crypto', 'deposits', 'release'],
     usage: 'paygate crypto deposits release --deposit DEPOSIT_ID',
-    summary: "Credits an unconfirmed deposit on the operator's word, after checking its transaction on an explorer (docs/crypto.md \"What a credit requires\")",
-    options: [{ flag: '--deposit', value: 'DEPOSIT_ID', description: 'the held deposit (from crypto deposits unconfirmed)' }],
+    summary:
+      'Credits an unconfirmed deposit on the operator\'s word, after checking its transaction on an explorer (docs/crypto.md "What a credit requires")',
+    options: [
+      { flag: '--deposit', value: 'DEPOSIT_ID', description: 'the held deposit (from crypto deposits unconfirmed)' },
+    ],
     examples: ['paygate crypto deposits release --deposit dep_01h…'],
     load: async () => (await import('./crypto-commands.ts')).cryptoDepositsReleaseCommand,
   },
   {
     words: ['crypto', 'keys', 'import'],
-    usage: 'paygate crypto keys import [--file PATH]   (the mnemonic or xprv on stdin, or in PATH, mode 0600; never as an argument)',
-    summary: 'Seal the live signing key (BIP39 mnemonic or xprv) into the database under the root key; the worker role signs with it (docs/security.md)',
-    options: [{ flag: '--file', value: 'PATH', description: 'read the key from PATH (mode 0600) instead of standard input' }],
+    usage:
+      'paygate crypto keys import [--file PATH]   (the mnemonic or xprv on stdin, or in PATH, mode 0600; never as an argument)',
+    summary:
+      'Seal the live signing key (BIP39 mnemonic or xprv) into the database under the root key; the worker role signs with it (docs/security.md)',
+    options: [
+      { flag: '--file', value: 'PATH', description: 'read the key from PATH (mode 0600) instead of standard input' },
+    ],
     examples: ['paygate crypto keys import < key.txt', 'paygate crypto keys import --file /root/signer.txt'],
     load: async () => (await import('./crypto-key-commands.ts')).cryptoKeysImportCommand,
   },
@@ -275,7 +332,8 @@ export const commands: readonly CliCommandEntry[] = [
   {
     words: ['crypto', 'hot-wallet'],
     usage: 'paygate crypto hot-wallet [--json]',
-    summary: 'Each book’s hot wallet against PAYGATE_TRON_HOT_WALLET_CEILING_USDT: USDT held, committed, the surplus for the cold wallet, and the recent moves there',
+    summary:
+      'Each book’s hot wallet against PAYGATE_TRON_HOT_WALLET_CEILING_USDT: USDT held, committed, the surplus for the cold wallet, and the recent moves there',
     options: [listJson],
     examples: ['paygate crypto hot-wallet', 'paygate crypto hot-wallet --json'],
     lists: true,
@@ -283,18 +341,30 @@ export const commands: readonly CliCommandEntry[] = [
   },
   {
     words: ['withdrawal', 'create'],
-    usage: 'paygate withdrawal create --merchant MERCHANT_ID --shop SHOP_ID --external-id KEY --amount USDT --address T… [--by NAME] [--json]',
-    summary: "Withdraw USDT from a merchant's balance (the book of the shop's mode) to its own address; total_debit is reserved at once",
+    usage:
+      'paygate withdrawal create --merchant MERCHANT_ID --shop SHOP_ID --external-id KEY --amount USDT --address T… [--by NAME] [--json]',
+    summary:
+      "Withdraw USDT from a merchant's balance (the book of the shop's mode) to its own address; total_debit is reserved at once",
     options: [
       { flag: '--merchant', value: 'MERCHANT_ID', description: 'the merchant whose balance pays (mer_…)' },
-      { flag: '--shop', value: 'SHOP_ID', description: 'its shop: names the book (sandbox or live) and receives the webhook' },
-      { flag: '--external-id', value: 'KEY', description: 'your idempotency key: the same key again is the same withdrawal, never a second' },
+      {
+        flag: '--shop',
+        value: 'SHOP_ID',
+        description: 'its shop: names the book (sandbox or live) and receives the webhook',
+      },
+      {
+        flag: '--external-id',
+        value: 'KEY',
+        description: 'your idempotency key: the same key again is the same withdrawal, never a second',
+      },
       { flag: '--amount', value: 'USDT', description: 'amount to send, e.g. 125.5 (the network fee is added)' },
       { flag: '--address', value: 'T…', description: 'the merchant’s TRON address' },
       { flag: '--by', value: 'NAME', description: 'who asks, recorded (default cli:<your user name>)' },
       json,
     ],
-    examples: ['paygate withdrawal create --merchant mer_01h… --shop shop_01h… --external-id w-2024-001 --amount 125.5 --address TJ…'],
+    examples: [
+      'paygate withdrawal create --merchant mer_01h… --shop shop_01h… --external-id w-2024-001 --amount 125.5 --address TJ…',
+    ],
     load: async () => (await import('./withdrawal-commands.ts')).withdrawalCreateCommand,
   },
   {
@@ -319,11 +389,19 @@ export const commands: readonly CliCommandEntry[] = [
     summary: 'List withdrawals, newest first',
     options: [
       { flag: '--merchant', value: 'MERCHANT_ID', description: 'only this merchant’s' },
-      { flag: '--status', value: 'STATUS', description: `only those in STATUS: ${WITHDRAWAL_STATUSES.join(', ')}`, choices: WITHDRAWAL_STATUSES },
+      {
+        flag: '--status',
+        value: 'STATUS',
+        description: `only those in STATUS: ${WITHDRAWAL_STATUSES.join(', ')}`,
+        choices: WITHDRAWAL_STATUSES,
+      },
       limit(500),
       listJson,
     ],
-    examples: ['paygate withdrawal list --status awaiting_approval', 'paygate withdrawal list --merchant mer_01h… --json'],
+    examples: [
+      'paygate withdrawal list --status awaiting_approval',
+      'paygate withdrawal list --merchant mer_01h… --json',
+    ],
     lists: true,
     load: async () => (await import('./withdrawal-commands.ts')).withdrawalListCommand,
   },
@@ -333,7 +411,12 @@ export const commands: readonly CliCommandEntry[] = [
     summary: "Whether a shop's withdrawals wait for approval (awaiting_approval) before they are sent",
     options: [
       { flag: '--shop', value: 'SHOP_ID', description: 'the shop (shop_…)' },
-      { flag: '--approval', value: 'MODE', description: 'required (each waits for withdrawal approve) or none', choices: ['required', 'none'] },
+      {
+        flag: '--approval',
+        value: 'MODE',
+        description: 'required (each waits for withdrawal approve) or none',
+        choices: ['required', 'none'],
+      },
     ],
     examples: ['paygate withdrawal settings --shop shop_01h… --approval required'],
     load: async () => (await import('./withdrawal-commands.ts')).withdrawalSettingsCommand,
@@ -342,7 +425,8 @@ export const commands: readonly CliCommandEntry[] = [
     words: ['backup'],
     usage: 'paygate backup --to FILE',
     summary: 'Write a backup of the embedded database to FILE (a new file, mode 0600); works while the gateway runs',
-    description: 'On PostgreSQL it points to pg_dump (docs/operations.md). The root key is not in the backup: keep it apart.',
+    description:
+      'On PostgreSQL it points to pg_dump (docs/operations.md). The root key is not in the backup: keep it apart.',
     options: [{ flag: '--to', value: 'FILE', description: 'the backup file to create (never replaced)' }],
     examples: ['paygate backup --to /backups/paygate-$(date +%F).tgz'],
     load: async () => (await import('./backup-commands.ts')).backupCommand,
@@ -351,7 +435,8 @@ export const commands: readonly CliCommandEntry[] = [
     words: ['restore'],
     usage: 'paygate restore --from FILE [--force]',
     summary: 'Restore a backup into PAYGATE_DATA_DIR (empty, or replaced with --force); the gateway must be stopped',
-    description: "Applies this version's migrations to the restored database. On PostgreSQL it points to pg_restore (docs/operations.md).",
+    description:
+      "Applies this version's migrations to the restored database. On PostgreSQL it points to pg_restore (docs/operations.md).",
     options: [
       { flag: '--from', value: 'FILE', description: 'a file written by paygate backup' },
       { flag: '--force', description: "replace the folder's existing database" },
@@ -366,7 +451,10 @@ export const commands: readonly CliCommandEntry[] = [
     summary: 'Print a shell completion script for paygate commands and their options',
     options: [],
     arguments: ['bash', 'zsh'],
-    examples: ['source <(npx paygate completion bash)   # in ~/.bashrc', 'npx paygate completion zsh > "${fpath[1]}/_paygate"   # zsh'],
+    examples: [
+      'source <(npx paygate completion bash)   # in ~/.bashrc',
+      'npx paygate completion zsh > "${fpath[1]}/_paygate"   # zsh',
+    ],
     runsLocally: true,
     load: async () => (await import('./completion.ts')).completionCommand,
   },

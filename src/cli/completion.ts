@@ -33,9 +33,13 @@ function lookupFunctions(entries: readonly CliCommandEntry[]): string {
     });
     if (entry.arguments) next.set(entry.words.join(' '), [...entry.arguments]);
   }
-  const options = entries.map((entry) => caseArm(entry.words.join(' '), [...entry.options.map((option) => option.flag), '--help']));
+  const options = entries.map((entry) =>
+    caseArm(entry.words.join(' '), [...entry.options.map((option) => option.flag), '--help']),
+  );
   const choices = entries.flatMap((entry) =>
-    entry.options.filter((option) => option.choices).map((option) => caseArm(`${entry.words.join(' ')}|${option.flag}`, option.choices!)),
+    entry.options
+      .filter((option) => option.choices)
+      .map((option) => caseArm(`${entry.words.join(' ')}|${option.flag}`, option.choices!)),
   );
   return [
     '_paygate_words() {',
@@ -113,7 +117,8 @@ export const completionCommand: CliCommand = {
   async run(args, io) {
     const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
     const shell = positionals[0] as Shell;
-    if (positionals.length !== 1 || !SHELLS.includes(shell)) throw new CliUsageError(`name one shell: ${SHELLS.join(' or ')}`);
+    if (positionals.length !== 1 || !SHELLS.includes(shell))
+      throw new CliUsageError(`name one shell: ${SHELLS.join(' or ')}`);
     io.out(completionScript(shell).trimEnd());
     return 0;
   },

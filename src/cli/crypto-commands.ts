@@ -15,13 +15,22 @@ import { createChainModule } from '../crypto/chain/chain-module.ts';
 import { createKeyOfDatabaseCheck } from '../crypto/receiving/address-allocation.ts';
 import { CUSTODY_PAGE_MAX, listCustodyAddresses, type CustodyLine } from '../crypto/receiving/custody-service.ts';
 import { sweepSummaries } from '../crypto/sweeping/sweep-custody.ts';
-import { minimumDepositOfShop, parseMinimumDeposit, setMinimumDepositOfShop } from '../crypto/receiving/deposit-dust.ts';
+import {
+  minimumDepositOfShop,
+  parseMinimumDeposit,
+  setMinimumDepositOfShop,
+} from '../crypto/receiving/deposit-dust.ts';
 import { InvalidRequestError } from '../errors.ts';
 import { releaseUnconfirmedDeposit } from '../crypto/receiving/deposit-settlement.ts';
 import { unconfirmedDeposits } from '../crypto/receiving/receiving-service.ts';
 import { depositView, usdtText, type DepositView } from '../crypto/receiving/receiving-views.ts';
 import { inTransaction } from '../db/transaction.ts';
-import { retrySweepsOfAddress, sweepsOfAddress, sweepView, type SweepView } from '../crypto/sweeping/sweeping-service.ts';
+import {
+  retrySweepsOfAddress,
+  sweepsOfAddress,
+  sweepView,
+  type SweepView,
+} from '../crypto/sweeping/sweeping-service.ts';
 
 const ADDRESS_COLUMNS: readonly Column<CustodyLine>[] = [
   { header: 'ADDRESS', value: (entry) => entry.address },
@@ -37,23 +46,43 @@ const ADDRESS_COLUMNS: readonly Column<CustodyLine>[] = [
   { header: 'PENDING', value: (entry) => entry.usdt_sweep_pending, align: 'right' },
   { header: 'STUCK', value: (entry) => entry.usdt_sweep_stuck, align: 'right' },
   { header: 'UNACCOUNTED', value: (entry) => entry.usdt_unaccounted, align: 'right' },
-  { header: 'SWEEP', value: (entry) => `${entry.sweep_state}${entry.sweep_error === null ? '' : ` (${entry.sweep_error})`}` },
+  {
+    header: 'SWEEP',
+    value: (entry) => `${entry.sweep_state}${entry.sweep_error === null ? '' : ` (${entry.sweep_error})`}`,
+  },
 ];
 
 export const cryptoAddressesCommand: CliCommand = {
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
-      options: { shop: { type: 'string' }, limit: { type: 'string' }, after: { type: 'string' }, json: { type: 'boolean', default: false } },
+      options: {
+        shop: { type: 'string' },
+        limit: { type: 'string' },
+        after: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
     });
     const limit = values.limit === undefined ? 100 : Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > CUSTODY_PAGE_MAX) throw new CliUsageError(`--limit must be 1..${CUSTODY_PAGE_MAX}`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > CUSTODY_PAGE_MAX)
+      throw new CliUsageError(`--limit must be 1..${CUSTODY_PAGE_MAX}`);
     const lines = await withCliContext(config, async (context) => {
       // The sandbox chain is read from its saved file and never saved back: a running gateway owns it.
-      const made = createCryptoChain({ config, dataDir: config.dataDir, logger: context.logger, keyStore: context, sandboxClock: 'manual', sandboxReadOnly: true });
+      const made = createCryptoChain({
+        config,
+        dataDir: config.dataDir,
+        logger: context.logger,
+        keyStore: context,
+        sandboxClock: 'manual',
+        sandboxReadOnly: true,
+      });
       const chain = createChainModule({ ...context, chain: made, checkKey: createKeyOfDatabaseCheck(context.db) });
       try {
-        return await listCustodyAddresses({ ...context, chain: chain.service }, { limit, after: values.after, shopId: values.shop }, sweepSummaries);
+        return await listCustodyAddresses(
+          { ...context, chain: chain.service },
+          { limit, after: values.after, shopId: values.shop },
+          sweepSummaries,
+        );
       } finally {
         await chain.module.close();
       }
@@ -65,8 +94,12 @@ export const cryptoAddressesCommand: CliCommand = {
 };
 
 function addressArgument(args: string[]): { address: string; json: boolean } {
-  const { values } = parseArgs({ args, options: { address: { type: 'string' }, json: { type: 'boolean', default: false } } });
-  if (values.address === undefined || !/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(values.address)) throw new CliUsageError('--address must be one of our TRON deposit addresses');
+  const { values } = parseArgs({
+    args,
+    options: { address: { type: 'string' }, json: { type: 'boolean', default: false } },
+  });
+  if (values.address === undefined || !/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(values.address))
+    throw new CliUsageError('--address must be one of our TRON deposit addresses');
   return { address: values.address, json: values.json };
 }
 
@@ -79,13 +112,19 @@ const SWEEP_COLUMNS: readonly Column<SweepView>[] = [
   { header: 'TOP-UP FEE', value: (view) => view.trx_topup_fee ?? '-', align: 'right' },
   { header: 'SWEEP FEE TRX', value: (view) => view.trx_sweep_fee ?? '-', align: 'right' },
   { header: 'CREATED', value: (view) => view.created_at },
-  { header: 'ERROR', value: (view) => (view.error === null ? '' : `${view.error.code}${view.cleared ? ' (cleared)' : ''}: ${view.error.message ?? ''}`) },
+  {
+    header: 'ERROR',
+    value: (view) =>
+      view.error === null ? '' : `${view.error.code}${view.cleared ? ' (cleared)' : ''}: ${view.error.message ?? ''}`,
+  },
 ];
 
 export const cryptoSweepsListCommand: CliCommand = {
   async run(args, io, config) {
     const { address, json } = addressArgument(args);
-    const views = await withCliContext(config, async (context) => (await sweepsOfAddress(context.db, address)).map(sweepView));
+    const views = await withCliContext(config, async (context) =>
+      (await sweepsOfAddress(context.db, address)).map(sweepView),
+    );
     if (json) io.out(JSON.stringify(views));
     else printTable(io.out, views, SWEEP_COLUMNS, 'no sweep attempts');
     return 0;
@@ -96,14 +135,25 @@ export const cryptoSweepsRetryCommand: CliCommand = {
   async run(args, io, config) {
     const { address } = addressArgument(args);
     const cleared = await withCliContext(config, (context) => retrySweepsOfAddress(context, address));
-    io.out(cleared === 0 ? `${address}: no failed sweeps to clear` : `${address}: ${cleared} failed sweep(s) cleared; the sweeper tries again within a minute`);
+    io.out(
+      cleared === 0
+        ? `${address}: no failed sweeps to clear`
+        : `${address}: ${cleared} failed sweep(s) cleared; the sweeper tries again within a minute`,
+    );
     return 0;
   },
 };
 
 export const cryptoSettingsCommand: CliCommand = {
   async run(args, io, config) {
-    const { values } = parseArgs({ args, options: { shop: { type: 'string' }, 'min-deposit': { type: 'string' }, json: { type: 'boolean', default: false } } });
+    const { values } = parseArgs({
+      args,
+      options: {
+        shop: { type: 'string' },
+        'min-deposit': { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+    });
     const shopId = values.shop;
     if (shopId === undefined || shopId.trim() === '') throw new CliUsageError('--shop is required');
     let minimumMicro: bigint | undefined;
@@ -142,11 +192,20 @@ const UNCONFIRMED_COLUMNS: readonly Column<UnconfirmedView>[] = [
 
 export const cryptoDepositsUnconfirmedCommand: CliCommand = {
   async run(args, io, config) {
-    const { values } = parseArgs({ args, options: { limit: { type: 'string' }, json: { type: 'boolean', default: false } } });
+    const { values } = parseArgs({
+      args,
+      options: { limit: { type: 'string' }, json: { type: 'boolean', default: false } },
+    });
     const limit = values.limit === undefined ? 100 : Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > UNCONFIRMED_LIST_MAX) throw new CliUsageError(`--limit must be 1..${UNCONFIRMED_LIST_MAX}`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > UNCONFIRMED_LIST_MAX)
+      throw new CliUsageError(`--limit must be 1..${UNCONFIRMED_LIST_MAX}`);
     const rows = await withCliContext(config, (context) => unconfirmedDeposits(context.db, limit));
-    const views = rows.map((row) => ({ ...depositView(row), chain: row.chain, address: row.address, evidence: row.evidence }));
+    const views = rows.map((row) => ({
+      ...depositView(row),
+      chain: row.chain,
+      address: row.address,
+      evidence: row.evidence,
+    }));
     if (values.json) io.out(JSON.stringify(views));
     else printTable(io.out, views, UNCONFIRMED_COLUMNS, 'no unconfirmed deposits');
     return 0;
@@ -158,7 +217,9 @@ export const cryptoDepositsReleaseCommand: CliCommand = {
     const { values } = parseArgs({ args, options: { deposit: { type: 'string' } } });
     const depositId = values.deposit?.trim();
     if (!depositId) throw new CliUsageError('--deposit is required');
-    const released = await withCliContext(config, (context) => inTransaction(context.db, (tx) => releaseUnconfirmedDeposit(tx, context.clock, depositId)));
+    const released = await withCliContext(config, (context) =>
+      inTransaction(context.db, (tx) => releaseUnconfirmedDeposit(tx, context.clock, depositId)),
+    );
     if (released === undefined) {
       io.err(`${depositId}: no unconfirmed deposit with this id`);
       return 1;

@@ -21,7 +21,8 @@ async function readStdin(io: CliIo): Promise<string> {
   for await (const chunk of io.stdin) {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
     size += buffer.length;
-    if (size > STDIN_MAX_BYTES) throw new CliUsageError(`standard input is larger than a key (${STDIN_MAX_BYTES} bytes)`);
+    if (size > STDIN_MAX_BYTES)
+      throw new CliUsageError(`standard input is larger than a key (${STDIN_MAX_BYTES} bytes)`);
     chunks.push(buffer);
   }
   const joined = Buffer.concat(chunks);
@@ -38,11 +39,21 @@ export const cryptoKeysImportCommand: CliCommand = {
     const text = fromFile?.text ?? (await readStdin(io));
     const origin = fromFile ? `--file ${values.file}` : 'standard input';
     // When the API role's xpub is configured, the key must be that account's.
-    const expectedXpub = config.tronXpubFile === undefined ? undefined : (await loadApiRoleKeys(config.tronXpubFile, 'PAYGATE_TRON_XPUB_FILE')).depositAddressKey.xpub;
+    const expectedXpub =
+      config.tronXpubFile === undefined
+        ? undefined
+        : (await loadApiRoleKeys(config.tronXpubFile, 'PAYGATE_TRON_XPUB_FILE')).depositAddressKey.xpub;
     try {
-      const { xpub, outcome } = await withCliContext(config, (context) => importSigningKey(context, 'live', text, { origin, expectedXpub }));
-      io.out(outcome === 'imported' ? `sealed the live signing key (account xpub ${xpub})` : `the live signing key (account xpub ${xpub}) was already sealed; nothing changed`);
-      if (config.tronXpubFile === undefined) io.out(`write that xpub to the file PAYGATE_TRON_XPUB_FILE names (mode 0600)`);
+      const { xpub, outcome } = await withCliContext(config, (context) =>
+        importSigningKey(context, 'live', text, { origin, expectedXpub }),
+      );
+      io.out(
+        outcome === 'imported'
+          ? `sealed the live signing key (account xpub ${xpub})`
+          : `the live signing key (account xpub ${xpub}) was already sealed; nothing changed`,
+      );
+      if (config.tronXpubFile === undefined)
+        io.out(`write that xpub to the file PAYGATE_TRON_XPUB_FILE names (mode 0600)`);
       if (fromFile) io.out(`delete the clear copy now: ${values.file}`);
       return 0;
     } catch (error) {

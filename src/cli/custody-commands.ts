@@ -5,7 +5,12 @@
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
-import { acknowledgeShortfall, NOTE_MAX_LENGTH, reconcileAll, type ReconciliationView } from '../crypto/custody/reconciliation-service.ts';
+import {
+  acknowledgeShortfall,
+  NOTE_MAX_LENGTH,
+  reconcileAll,
+  type ReconciliationView,
+} from '../crypto/custody/reconciliation-service.ts';
 import { createCryptoChain } from '../crypto/chain/crypto-chain.ts';
 import { createChainModule } from '../crypto/chain/chain-module.ts';
 import { createKeyOfDatabaseCheck } from '../crypto/receiving/address-allocation.ts';
@@ -21,7 +26,8 @@ function bookArgument(value: string | undefined): LedgerBook | undefined {
 }
 
 function summary(view: ReconciliationView): string {
-  if (view.outcome === 'failed') return `${view.book} USDT: NOT READ (${view.error})  run ${view.reconciliation_id}${view.signing_paused ? '  signing PAUSED' : ''}`;
+  if (view.outcome === 'failed')
+    return `${view.book} USDT: NOT READ (${view.error})  run ${view.reconciliation_id}${view.signing_paused ? '  signing PAUSED' : ''}`;
   const chain = view.on_chain!;
   const ledger = view.ledger!;
   return (
@@ -50,16 +56,29 @@ export const cryptoReconcileCommand: CliCommand = {
     const book = bookArgument(values.book);
     if (values.acknowledge) {
       if (book === undefined) throw new CliUsageError('--acknowledge needs --book sandbox|live');
-      if (values.by === undefined || values.by.trim() === '') throw new CliUsageError('--acknowledge needs --by NAME: who resumes signing is recorded');
-      if (values.note !== undefined && values.note.length > NOTE_MAX_LENGTH) throw new CliUsageError(`--note is at most ${NOTE_MAX_LENGTH} characters`);
-      const acknowledged = await withCliContext(config, (context) => acknowledgeShortfall(context, { book, acknowledgedBy: values.by!, note: values.note }));
+      if (values.by === undefined || values.by.trim() === '')
+        throw new CliUsageError('--acknowledge needs --by NAME: who resumes signing is recorded');
+      if (values.note !== undefined && values.note.length > NOTE_MAX_LENGTH)
+        throw new CliUsageError(`--note is at most ${NOTE_MAX_LENGTH} characters`);
+      const acknowledged = await withCliContext(config, (context) =>
+        acknowledgeShortfall(context, { book, acknowledgedBy: values.by!, note: values.note }),
+      );
       if (values.json) io.out(JSON.stringify(acknowledged));
-      else io.out(`${book}: signing resumes; shortfall ${acknowledged.accepted_shortfall} USDT accepted by ${acknowledged.acknowledged_by} at ${acknowledged.acknowledged_at}`);
+      else
+        io.out(
+          `${book}: signing resumes; shortfall ${acknowledged.accepted_shortfall} USDT accepted by ${acknowledged.acknowledged_by} at ${acknowledged.acknowledged_at}`,
+        );
       return 0;
     }
     const views = await withCliContext(config, async (context) => {
       // The sandbox chain of a running worker when there is one, else the saved one, never saved back.
-      const made = createCryptoChain({ config, dataDir: config.dataDir, logger: context.logger, sandboxClock: 'manual', sandboxReadOnly: true });
+      const made = createCryptoChain({
+        config,
+        dataDir: config.dataDir,
+        logger: context.logger,
+        sandboxClock: 'manual',
+        sandboxReadOnly: true,
+      });
       const chain = createChainModule({ ...context, chain: made, checkKey: createKeyOfDatabaseCheck(context.db) });
       try {
         return await reconcileAll({ ...context, chain: chain.service }, book === undefined ? {} : { books: [book] });

@@ -27,7 +27,10 @@ export function runInsideGateway<T>(gateway: GatewayDatabase, work: () => Promis
 }
 
 /** Like withCliContext, with the database handle too (a dump of the embedded folder). */
-export async function withCliDatabase<T>(config: Config, work: (context: AppContext, database: DatabaseHandle) => Promise<T>): Promise<T> {
+export async function withCliDatabase<T>(
+  config: Config,
+  work: (context: AppContext, database: DatabaseHandle) => Promise<T>,
+): Promise<T> {
   const gateway = insideGateway.getStore();
   // A registry of its own: a command's metrics are not the gateway's.
   if (gateway) return work({ ...gateway.context, metrics: new Registry() }, gateway.database);

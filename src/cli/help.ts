@@ -14,7 +14,10 @@ function columns(rows: readonly (readonly [string, string])[]): string[] {
 const name = (words: readonly string[]) => words.join(' ');
 
 function optionRows(entry: CliCommandEntry): [string, string][] {
-  const rows = entry.options.map((option): [string, string] => [option.value ? `${option.flag} ${option.value}` : option.flag, option.description]);
+  const rows = entry.options.map((option): [string, string] => [
+    option.value ? `${option.flag} ${option.value}` : option.flag,
+    option.description,
+  ]);
   return [...rows, [HELP_OPTION.flag, HELP_OPTION.description]];
 }
 
@@ -45,16 +48,30 @@ export function overviewHelp(entries: readonly CliCommandEntry[]): string {
 
 export function groupHelp(group: readonly string[], entries: readonly CliCommandEntry[]): string {
   const members = commandsIn(group, entries);
-  return [`Usage: paygate ${name(group)} <command> [options]`, '', 'Commands:', ...commandList(members), '', `Run "paygate ${name(group)} <command> --help" for its options and examples.`].join('\n');
+  return [
+    `Usage: paygate ${name(group)} <command> [options]`,
+    '',
+    'Commands:',
+    ...commandList(members),
+    '',
+    `Run "paygate ${name(group)} <command> --help" for its options and examples.`,
+  ].join('\n');
 }
 
 function commandsIn(group: readonly string[], entries: readonly CliCommandEntry[]): CliCommandEntry[] {
-  return entries.filter((entry) => entry.words.length > group.length && group.every((word, index) => entry.words[index] === word));
+  return entries.filter(
+    (entry) => entry.words.length > group.length && group.every((word, index) => entry.words[index] === word),
+  );
 }
 
 /** The command whose words begin `words`, the longest when several do. */
-export function findCommand(words: readonly string[], entries: readonly CliCommandEntry[]): CliCommandEntry | undefined {
-  return entries.filter((entry) => entry.words.every((word, index) => words[index] === word)).sort((a, b) => b.words.length - a.words.length)[0];
+export function findCommand(
+  words: readonly string[],
+  entries: readonly CliCommandEntry[],
+): CliCommandEntry | undefined {
+  return entries
+    .filter((entry) => entry.words.every((word, index) => words[index] === word))
+    .sort((a, b) => b.words.length - a.words.length)[0];
 }
 
 /** The longest group (a word path above some command, e.g. ['crypto', 'sweeps']) that `words` begins with. */
@@ -74,14 +91,16 @@ export function suggestion(words: readonly string[], entries: readonly CliComman
   const group = findGroup(words, entries) ?? [];
   const candidates = new Set<string>();
   for (const entry of commandsIn(group, entries)) {
-    for (let length = group.length + 1; length <= entry.words.length; length += 1) candidates.add(name(entry.words.slice(0, length)));
+    for (let length = group.length + 1; length <= entry.words.length; length += 1)
+      candidates.add(name(entry.words.slice(0, length)));
   }
   let best: { candidate: string; distance: number; length: number } | undefined;
   for (const candidate of candidates) {
     // Compared with as many typed words as the candidate has: arguments after a command do not count.
     const length = candidate.split(' ').length;
     const distance = leven(name(words.slice(0, length)), candidate);
-    if (best === undefined || distance < best.distance || (distance === best.distance && length > best.length)) best = { candidate, distance, length };
+    if (best === undefined || distance < best.distance || (distance === best.distance && length > best.length))
+      best = { candidate, distance, length };
   }
   if (best === undefined) return undefined;
   return best.distance <= Math.max(2, Math.floor(best.candidate.length / 4)) ? best.candidate : undefined;

@@ -3,7 +3,11 @@
 // in-flight transfers will still send, the surplus for the cold wallet, and the
 // recent moves to PAYGATE_TRON_COLD_ADDRESS (crypto/cold-storage/).
 import { parseArgs } from 'node:util';
-import { hotWalletPositions, recentColdMoves, type HotWalletPosition } from '../crypto/cold-storage/cold-storage-service.ts';
+import {
+  hotWalletPositions,
+  recentColdMoves,
+  type HotWalletPosition,
+} from '../crypto/cold-storage/cold-storage-service.ts';
 import { createCryptoChain } from '../crypto/chain/crypto-chain.ts';
 import { formatMinor } from '../money/decimal.ts';
 import type { CliCommand } from './cli-command.ts';
@@ -20,7 +24,13 @@ interface HotWalletView {
   readonly ceiling: string;
   readonly surplus: string;
   readonly cold_address: string | null;
-  readonly recent_moves: readonly { readonly id: string; readonly status: string; readonly amount: string; readonly tx_hash: string | null; readonly created_at: string }[];
+  readonly recent_moves: readonly {
+    readonly id: string;
+    readonly status: string;
+    readonly amount: string;
+    readonly tx_hash: string | null;
+    readonly created_at: string;
+  }[];
 }
 
 const usdt = (micro: bigint) => formatMinor(micro, 'USDT');
@@ -35,10 +45,27 @@ export const cryptoHotWalletCommand: CliCommand = {
     }
     const views = await withCliContext(config, async (context) => {
       // The sandbox chain is read from its saved file and never saved back: a running gateway owns it.
-      const chain = createCryptoChain({ config, dataDir: config.dataDir, logger: context.logger, keyStore: context, sandboxClock: 'manual', sandboxReadOnly: true });
+      const chain = createCryptoChain({
+        config,
+        dataDir: config.dataDir,
+        logger: context.logger,
+        keyStore: context,
+        sandboxClock: 'manual',
+        sandboxReadOnly: true,
+      });
       try {
-        const positions = await hotWalletPositions({ db: context.db, clock: context.clock, config, logger: context.logger, chain });
-        return Promise.all(positions.map(async (position) => view(position, await recentColdMoves(context.db, position.chain, RECENT_MOVES))));
+        const positions = await hotWalletPositions({
+          db: context.db,
+          clock: context.clock,
+          config,
+          logger: context.logger,
+          chain,
+        });
+        return Promise.all(
+          positions.map(async (position) =>
+            view(position, await recentColdMoves(context.db, position.chain, RECENT_MOVES)),
+          ),
+        );
       } finally {
         await chain.close();
       }
@@ -58,7 +85,13 @@ function view(position: HotWalletPosition, moves: Awaited<ReturnType<typeof rece
     ceiling: usdt(position.ceiling),
     surplus: usdt(position.surplus),
     cold_address: position.coldAddress ?? null,
-    recent_moves: moves.map((move) => ({ id: move.id, status: move.status, amount: usdt(move.amount_micro), tx_hash: move.tx_hash, created_at: move.created_at.toISOString() })),
+    recent_moves: moves.map((move) => ({
+      id: move.id,
+      status: move.status,
+      amount: usdt(move.amount_micro),
+      tx_hash: move.tx_hash,
+      created_at: move.created_at.toISOString(),
+    })),
   };
 }
 
@@ -70,5 +103,8 @@ const HOT_WALLET_COLUMNS: readonly Column<HotWalletView>[] = [
   { header: 'CEILING', value: (entry) => entry.ceiling, align: 'right' },
   { header: 'SURPLUS', value: (entry) => entry.surplus, align: 'right' },
   { header: 'COLD ADDRESS', value: (entry) => entry.cold_address ?? 'none: move the surplus by hand' },
-  { header: 'RECENT MOVES', value: (entry) => entry.recent_moves.map((move) => `${move.id} ${move.status} ${move.amount}`).join(', ') },
+  {
+    header: 'RECENT MOVES',
+    value: (entry) => entry.recent_moves.map((move) => `${move.id} ${move.status} ${move.amount}`).join(', '),
+  },
 ];

@@ -12,9 +12,13 @@ export const ledgerCheckCommand: CliCommand = {
     if (values.json) {
       io.out(JSON.stringify(report));
     } else if (report.ok) {
-      io.out(`ledger ok: ${report.accountsChecked} accounts, ${report.transfersChecked} transfers, every invariant holds`);
+      io.out(
+        `ledger ok: ${report.accountsChecked} accounts, ${report.transfersChecked} transfers, every invariant holds`,
+      );
     } else {
-      io.err(`ledger check FAILED: ${report.violations.length} violation(s) in ${report.accountsChecked} accounts, ${report.transfersChecked} transfers`);
+      io.err(
+        `ledger check FAILED: ${report.violations.length} violation(s) in ${report.accountsChecked} accounts, ${report.transfersChecked} transfers`,
+      );
       for (const violation of report.violations) io.err(`  ${violation}`);
     }
     return report.ok ? 0 : 1;

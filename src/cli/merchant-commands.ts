@@ -1,5 +1,12 @@
 import { parseArgs } from 'node:util';
-import { createApiKey, createMerchant, createShop, parseScopes, revokeApiKey, type CreatedMerchant } from '../merchants/merchant-service.ts';
+import {
+  createApiKey,
+  createMerchant,
+  createShop,
+  parseScopes,
+  revokeApiKey,
+  type CreatedMerchant,
+} from '../merchants/merchant-service.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 
@@ -36,7 +43,12 @@ export const merchantCreateCommand: CliCommand = {
     const created = await withCliContext(config, (context) =>
       createMerchant(context, { name, email, password: values.password, mode: values.live ? 'live' : 'sandbox' }),
     );
-    printCreated(io, created, values.json, `merchant ${created.merchant_id}, shop ${created.shop_id} (${values.live ? 'live' : 'sandbox'})`);
+    printCreated(
+      io,
+      created,
+      values.json,
+      `merchant ${created.merchant_id}, shop ${created.shop_id} (${values.live ? 'live' : 'sandbox'})`,
+    );
     return 0;
   },
 };
@@ -54,7 +66,9 @@ export const shopCreateCommand: CliCommand = {
     });
     const merchantId = required(values.merchant, '--merchant');
     const mode = values.live ? 'live' : 'sandbox';
-    const created = await withCliContext(config, (context) => createShop(context, { merchantId, name: values.name, mode }));
+    const created = await withCliContext(config, (context) =>
+      createShop(context, { merchantId, name: values.name, mode }),
+    );
     printCreated(io, created, values.json, `shop ${created.shop_id} (${mode}) of merchant ${created.merchant_id}`);
     return 0;
   },

@@ -20,7 +20,10 @@ async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): 
   process.on('SIGTERM', listener);
   const signal = await new Promise<NodeJS.Signals>((resolve) => (onSignal = resolve));
   const { logger } = gateway.context;
-  logger.info({ signal, timeout_ms: timeoutMs }, 'shutting down: no new connections; finishing in-flight requests and deliveries');
+  logger.info(
+    { signal, timeout_ms: timeoutMs },
+    'shutting down: no new connections; finishing in-flight requests and deliveries',
+  );
   const outcome = await new Promise<'stopped' | 'timeout' | 'signal'>((resolve) => {
     const timer = setTimeout(() => resolve('timeout'), timeoutMs);
     const firstAt = Date.now();
@@ -38,7 +41,8 @@ async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): 
     io.out('paygate stopped');
     return 0;
   }
-  const why = outcome === 'timeout' ? `in-flight work did not finish within ${timeoutMs} ms` : 'a second SIGINT arrived';
+  const why =
+    outcome === 'timeout' ? `in-flight work did not finish within ${timeoutMs} ms` : 'a second SIGINT arrived';
   logger.error({ outcome }, `shutdown cut short: ${why}`);
   io.err(`paygate: shutdown cut short: ${why}`);
   // Whatever is still running holds the event loop open; leave without it.
@@ -66,19 +70,33 @@ async function withAdminSocket(gateway: Gateway): Promise<Gateway> {
 
 export const serveCommand: CliCommand = {
   async run(args, io, config) {
-    const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' }, port: { type: 'string' }, demo: { type: 'boolean', default: false } } });
+    const { values } = parseArgs({
+      args,
+      options: {
+        role: { type: 'string', default: 'all' },
+        port: { type: 'string' },
+        demo: { type: 'boolean', default: false },
+      },
+    });
     const role = values.role as Role;
-    if (!ROLES.includes(role)) throw new CliUsageError(`--role must be one of ${ROLES.join(', ')}, got "${values.role}"`);
+    if (!ROLES.includes(role))
+      throw new CliUsageError(`--role must be one of ${ROLES.join(', ')}, got "${values.role}"`);
     let port = config.port;
     if (values.port !== undefined) {
-      if (!/^\d+$/.test(values.port) || Number(values.port) > 65_535) throw new CliUsageError(`--port must be 0..65535, got "${values.port}"`);
+      if (!/^\d+$/.test(values.port) || Number(values.port) > 65_535)
+        throw new CliUsageError(`--port must be 0..65535, got "${values.port}"`);
       port = Number(values.port);
     }
     if (!config.databaseUrl && role !== 'all') {
-      throw new ConfigError('DATABASE_URL', `is required for --role ${role}: the embedded database serves one process only`);
+      throw new ConfigError(
+        'DATABASE_URL',
+        `is required for --role ${role}: the embedded database serves one process only`,
+      );
     }
     if (!config.databaseUrl) checkAdminSocketPath(config);
-    const gateway = await withAdminSocket(await startGateway({ ...withPort(config, port), demo: config.demo || values.demo }, { role }));
+    const gateway = await withAdminSocket(
+      await startGateway({ ...withPort(config, port), demo: config.demo || values.demo }, { role }),
+    );
     if (gateway.url) io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend})`);
     else io.out(`paygate workers running (database ${gateway.context.backend})`);
     return waitForShutdown(gateway, config.shutdownTimeoutMs, io);

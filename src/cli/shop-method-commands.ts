@@ -14,7 +14,8 @@ function required(value: string | undefined, flag: string): string {
 function rubles(value: string | undefined, flag: string): bigint | undefined {
   if (value === undefined) return undefined;
   const parsed = parseMinor(value, 'RUB', 'decimal-string');
-  if (!parsed.ok || parsed.minor < 0n) throw new CliUsageError(`${flag} must be an amount in RUB with at most 2 decimals, e.g. 1500.50`);
+  if (!parsed.ok || parsed.minor < 0n)
+    throw new CliUsageError(`${flag} must be an amount in RUB with at most 2 decimals, e.g. 1500.50`);
   return parsed.minor;
 }
 
@@ -51,7 +52,10 @@ const METHOD_COLUMNS: readonly Column<MethodSettings>[] = [
 
 export const shopMethodsListCommand: CliCommand = {
   async run(args, io, config) {
-    const { values } = parseArgs({ args, options: { shop: { type: 'string' }, json: { type: 'boolean', default: false } } });
+    const { values } = parseArgs({
+      args,
+      options: { shop: { type: 'string' }, json: { type: 'boolean', default: false } },
+    });
     const shopId = required(values.shop, '--shop');
     const settings = await withCliContext(config, (context) => shopMethodSettings(context.db, shopId));
     if (values.json) io.out(JSON.stringify(settings.map(describe)));

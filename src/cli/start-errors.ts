@@ -11,7 +11,17 @@ export interface StartFailure {
 
 // SQLSTATE: 28000 invalid authorization, 28P01 wrong password, 3D000 no such database, 42501 no privilege.
 const CREDENTIAL_SQLSTATES = new Set(['28000', '28P01', '3D000', '42501']);
-const FILESYSTEM_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENOTDIR', 'EEXIST', 'EISDIR', 'ENOENT']);
+const FILESYSTEM_CODES = new Set([
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'ENOSPC',
+  'EDQUOT',
+  'ENOTDIR',
+  'EEXIST',
+  'EISDIR',
+  'ENOENT',
+]);
 
 /** The database URL without its password, for messages. */
 function safeUrl(url: string): string {
@@ -37,18 +47,30 @@ function reason(error: unknown): string {
 }
 
 /** A failure to open the configured database, said in terms of DATABASE_URL or PAYGATE_DATA_DIR. */
-export function describeDatabaseFailure(error: unknown, config: Pick<Config, 'databaseUrl' | 'dataDir'>): StartFailure | undefined {
+export function describeDatabaseFailure(
+  error: unknown,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+): StartFailure | undefined {
   const code = codeOf(error);
   if (config.databaseUrl) {
     const where = safeUrl(config.databaseUrl);
     if (code && CREDENTIAL_SQLSTATES.has(code)) {
-      return { exitCode: 2, message: `DATABASE_URL (${where}) is refused by the server: ${reason(error)}; check the user, password and database name in DATABASE_URL` };
+      return {
+        exitCode: 2,
+        message: `DATABASE_URL (${where}) is refused by the server: ${reason(error)}; check the user, password and database name in DATABASE_URL`,
+      };
     }
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-      return { exitCode: 2, message: `DATABASE_URL (${where}) names a host that does not resolve (${code}); check the host in DATABASE_URL` };
+      return {
+        exitCode: 2,
+        message: `DATABASE_URL (${where}) names a host that does not resolve (${code}); check the host in DATABASE_URL`,
+      };
     }
     if (code && (/^E[A-Z]+$/.test(code) || code.startsWith('08') || code.startsWith('57P'))) {
-      return { exitCode: 1, message: `DATABASE_URL (${where}): the PostgreSQL server cannot be reached (${reason(error)}); start it or correct the host and port in DATABASE_URL` };
+      return {
+        exitCode: 1,
+        message: `DATABASE_URL (${where}): the PostgreSQL server cannot be reached (${reason(error)}); start it or correct the host and port in DATABASE_URL`,
+      };
     }
     return undefined;
   }
@@ -70,7 +92,10 @@ export function describeFilesystemFailure(error: unknown): StartFailure | undefi
   const code = codeOf(error);
   const path = (error as { path?: unknown }).path;
   if (!code || !FILESYSTEM_CODES.has(code) || typeof path !== 'string') return undefined;
-  return { exitCode: 1, message: `${path}: ${reason(error)}; check that the path exists and this user may read and write it` };
+  return {
+    exitCode: 1,
+    message: `${path}: ${reason(error)}; check that the path exists and this user may read and write it`,
+  };
 }
 
 /** `serve` could not listen: the port is taken or may not be bound by this user. */
@@ -78,10 +103,15 @@ export function describeListenFailure(error: unknown, config: Pick<Config, 'port
   const code = codeOf(error);
   const reported = (error as { port?: unknown }).port;
   const port = typeof reported === 'number' ? reported : config.port;
-  if (code === 'EADDRINUSE') return { exitCode: 1, message: `PORT ${port} on ${config.host} is in use by another process; stop it or choose another PORT (or --port)` };
+  if (code === 'EADDRINUSE')
+    return {
+      exitCode: 1,
+      message: `PORT ${port} on ${config.host} is in use by another process; stop it or choose another PORT (or --port)`,
+    };
   if (code === 'EACCES' && (error as { syscall?: unknown }).syscall === 'listen') {
     return { exitCode: 2, message: `PORT ${port} may not be bound by this user; choose a PORT above 1023` };
   }
-  if (code === 'EADDRNOTAVAIL') return { exitCode: 2, message: `HOST ${config.host} is not an address of this machine; correct HOST` };
+  if (code === 'EADDRNOTAVAIL')
+    return { exitCode: 2, message: `HOST ${config.host} is not an address of this machine; correct HOST` };
   return undefined;
 }

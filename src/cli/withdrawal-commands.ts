@@ -19,7 +19,10 @@ import {
 import type { WithdrawalView } from '../crypto/withdrawals/withdrawals-views.ts';
 
 function line(view: WithdrawalView): string {
-  const decision = view.decision === null ? '' : `  ${view.decision.approved ? 'approved' : 'rejected'} by ${view.decision.by} at ${view.decision.at}`;
+  const decision =
+    view.decision === null
+      ? ''
+      : `  ${view.decision.approved ? 'approved' : 'rejected'} by ${view.decision.by} at ${view.decision.at}`;
   const error = view.error === null ? '' : `  error ${view.error.code}: ${view.error.message}`;
   return (
     `${view.withdrawal_id}  ${view.status}  ${view.amount} USDT + fee ${view.network_fee} = ${view.total_debit}  to ${view.recipient_address}  ` +
@@ -39,7 +42,13 @@ const WITHDRAWAL_COLUMNS: readonly Column<WithdrawalView>[] = [
   { header: 'BY', value: (view) => view.requested_by },
   { header: 'CREATED', value: (view) => view.created_at },
   { header: 'TX', value: (view) => view.tx_hash ?? '' },
-  { header: 'DECISION', value: (view) => (view.decision === null ? '' : `${view.decision.approved ? 'approved' : 'rejected'} by ${view.decision.by} at ${view.decision.at}`) },
+  {
+    header: 'DECISION',
+    value: (view) =>
+      view.decision === null
+        ? ''
+        : `${view.decision.approved ? 'approved' : 'rejected'} by ${view.decision.by} at ${view.decision.at}`,
+  },
   { header: 'ERROR', value: (view) => (view.error === null ? '' : `${view.error.code}: ${view.error.message}`) },
 ];
 
@@ -85,9 +94,18 @@ export const withdrawalCreateCommand: CliCommand = {
     const view = await withCliContext(config, async (context) => {
       // Drives the sandbox chain a running worker serves (recorded in the data folder); never serves one itself.
       const dataDir = basename(config.dataDir) === 'memory:' ? undefined : config.dataDir;
-      const chain = createCryptoChain({ config, dataDir, logger: context.logger, keyStore: context, sandboxServes: false });
+      const chain = createCryptoChain({
+        config,
+        dataDir,
+        logger: context.logger,
+        keyStore: context,
+        sandboxServes: false,
+      });
       try {
-        return await createWithdrawal({ db: context.db, clock: context.clock, config, chain, logger: context.logger }, input);
+        return await createWithdrawal(
+          { db: context.db, clock: context.clock, config, chain, logger: context.logger },
+          input,
+        );
       } finally {
         await chain.close();
       }
@@ -129,11 +147,19 @@ export const withdrawalListCommand: CliCommand = {
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
-      options: { merchant: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean', default: false } },
+      options: {
+        merchant: { type: 'string' },
+        status: { type: 'string' },
+        limit: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
     });
     const limit = values.limit === undefined ? 100 : Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > WITHDRAWAL_LIST_LIMIT_MAX) throw new CliUsageError(`--limit must be 1..${WITHDRAWAL_LIST_LIMIT_MAX}`);
-    const views = await withCliContext(config, (context) => listWithdrawals(context.db, { limit, merchantId: values.merchant, status: values.status }));
+    if (!Number.isInteger(limit) || limit < 1 || limit > WITHDRAWAL_LIST_LIMIT_MAX)
+      throw new CliUsageError(`--limit must be 1..${WITHDRAWAL_LIST_LIMIT_MAX}`);
+    const views = await withCliContext(config, (context) =>
+      listWithdrawals(context.db, { limit, merchantId: values.merchant, status: values.status }),
+    );
     if (values.json) io.out(JSON.stringify(views));
     else printTable(io.out, views, WITHDRAWAL_COLUMNS, 'no withdrawals');
     return 0;
@@ -144,7 +170,8 @@ export const withdrawalSettingsCommand: CliCommand = {
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { shop: { type: 'string' }, approval: { type: 'string' } } });
     const shopId = required(values.shop, '--shop');
-    if (values.approval !== 'required' && values.approval !== 'none') throw new CliUsageError('--approval must be required or none');
+    if (values.approval !== 'required' && values.approval !== 'none')
+      throw new CliUsageError('--approval must be required or none');
     const approvalRequired = values.approval === 'required';
     await withCliContext(config, (context) => setWithdrawalApproval(context, shopId, approvalRequired));
     io.out(`shop ${shopId}: withdrawals ${approvalRequired ? 'wait for approval' : 'are sent without approval'}`);

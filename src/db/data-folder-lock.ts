@@ -137,5 +137,8 @@ export async function lockDataFolder(folder: string): Promise<DataFolderLock> {
     if (owner && isAlive(owner)) throw new DataFolderLockedError(folder, owner.pid);
     if (owner) await removeStale(path, owner);
   }
-  throw new AppError('service_unavailable', `could not lock the data folder ${folder}: its lock file ${path} keeps changing`);
+  throw new AppError(
+    'service_unavailable',
+    `could not lock the data folder ${folder}: its lock file ${path} keeps changing`,
+  );
 }

@@ -2,7 +2,16 @@
 // failover, a network cut, a closed handle, a wait past our bounds, a full disk or a
 // read-only database) rather than a bug. The HTTP layer
 // answers them 503 service_unavailable with Retry-After; this is the one list.
-const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 // SQLSTATE: 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now,
 // 53300 too_many_connections; class 08 is every connection exception.
@@ -44,7 +53,11 @@ function isUnavailableItself(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (cannotWriteItself(error)) return true;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (NETWORK_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+  if (
+    typeof code === 'string' &&
+    (NETWORK_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))
+  )
+    return true;
   if (UNAVAILABLE_MESSAGES.some((message) => error.message.startsWith(message))) return true;
   // A failed connect to a host with several addresses (IPv4 and IPv6) is an AggregateError of them.
   return error instanceof AggregateError && error.errors.some((inner) => isUnavailableItself(inner));

@@ -72,7 +72,8 @@ const INT8_OID = 20;
 const parseInt8 = (value: string): bigint => BigInt(value);
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  if (options.url) return openPostgres(options.url, options.poolSize ?? 20, options.timeouts ?? DEFAULT_SESSION_TIMEOUTS);
+  if (options.url)
+    return openPostgres(options.url, options.poolSize ?? 20, options.timeouts ?? DEFAULT_SESSION_TIMEOUTS);
   return openPGlite(options.dataDir, options.pgliteDump, options.shortLived === true);
 }
 
@@ -133,7 +134,11 @@ async function makeOwnerOnly(folder: string): Promise<void> {
 /** Added to PGlite.defaultStartParams: a `startParams` given replaces them. */
 const SHORT_LIVED_START_PARAMS = ['-c', 'shared_buffers=16MB'];
 
-async function openPGlite(dataDir: string | undefined, dump: Blob | undefined, shortLived: boolean): Promise<DatabaseHandle> {
+async function openPGlite(
+  dataDir: string | undefined,
+  dump: Blob | undefined,
+  shortLived: boolean,
+): Promise<DatabaseHandle> {
   // Loaded only here: a gateway on a PostgreSQL server never needs PGlite's code in memory.
   const { PGlite, types: pgliteTypes } = await import('@electric-sql/pglite');
   const { PrivateNodeFS } = await import('./private-nodefs.ts');

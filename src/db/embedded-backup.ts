@@ -17,7 +17,10 @@ const PGLITE_FOLDER = 'pglite';
 /** Writes a dump of the open embedded database to `file` (new, mode 0600); returns its size in bytes. */
 export async function backupEmbedded(database: DatabaseHandle, file: string): Promise<number> {
   const dump = database.dumpDataDir;
-  if (dump === undefined) throw new InvalidStateError('only the embedded database is backed up by paygate: use pg_dump for a PostgreSQL server');
+  if (dump === undefined)
+    throw new InvalidStateError(
+      'only the embedded database is backed up by paygate: use pg_dump for a PostgreSQL server',
+    );
   const archive = await database.db.connection().execute(async (session) => {
     await sql`checkpoint`.execute(session);
     return dump('gzip');
@@ -54,21 +57,30 @@ async function isEmptyFolder(folder: string): Promise<boolean> {
  * Restores a backup into `dataDir`'s embedded database folder, which must be empty unless
  * `force` (its database is then replaced), and applies this version's migrations to it.
  */
-export async function restoreEmbedded(dataDir: string, file: string, options: { force: boolean }): Promise<{ applied: string[] }> {
+export async function restoreEmbedded(
+  dataDir: string,
+  file: string,
+  options: { force: boolean },
+): Promise<{ applied: string[] }> {
   const archive = await readFile(file).catch((error: NodeJS.ErrnoException) => {
     throw new AppError('invalid_request', `cannot read the backup ${file}: ${error.code ?? error.message}`);
   });
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const lock = await lockDataFolder(dataDir).catch((error: unknown) => {
     if (error instanceof DataFolderLockedError) {
-      throw new InvalidStateError(`a paygate process (pid ${error.pid}) has the data folder ${dataDir} open: stop the gateway before restoring`);
+      throw new InvalidStateError(
+        `a paygate process (pid ${error.pid}) has the data folder ${dataDir} open: stop the gateway before restoring`,
+      );
     }
     throw error;
   });
   try {
     const folder = join(dataDir, PGLITE_FOLDER);
     if (!(await isEmptyFolder(folder))) {
-      if (!options.force) throw new InvalidStateError(`${folder} holds a database already: restore into an empty PAYGATE_DATA_DIR, or give --force to replace it`);
+      if (!options.force)
+        throw new InvalidStateError(
+          `${folder} holds a database already: restore into an empty PAYGATE_DATA_DIR, or give --force to replace it`,
+        );
       await rm(folder, { recursive: true, force: true });
     }
     const handle = await openDatabase({ dataDir: folder, pgliteDump: new Blob([archive]) });

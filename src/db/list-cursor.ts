@@ -33,7 +33,11 @@ export function encodeListCursor(position: ListPosition): string {
  * be one of this list's rows (its prefix, or a UUID); `invalidMessage` is the
  * 400's message, where a list has always answered with its own.
  */
-export function decodeListCursor(cursor: string, isListId: (id: string) => boolean, invalidMessage = INVALID_CURSOR_MESSAGE): ListPosition {
+export function decodeListCursor(
+  cursor: string,
+  isListId: (id: string) => boolean,
+  invalidMessage = INVALID_CURSOR_MESSAGE,
+): ListPosition {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const parts = text.startsWith('[') ? jsonArrayParts(text) : text.split('|');
   const [at, id, ...rest] = parts ?? [];

@@ -18,7 +18,10 @@ export interface MigrationFile {
 export async function readMigrationFiles(): Promise<MigrationFile[]> {
   const names = (await readdir(MIGRATIONS_DIR)).filter((name) => /^\d{4}_[a-z0-9_]+\.sql$/.test(name)).sort();
   return Promise.all(
-    names.map(async (name) => ({ version: name.replace(/\.sql$/, ''), sql: await readFile(MIGRATIONS_DIR + name, 'utf8') })),
+    names.map(async (name) => ({
+      version: name.replace(/\.sql$/, ''),
+      sql: await readFile(MIGRATIONS_DIR + name, 'utf8'),
+    })),
   );
 }
 

@@ -117,15 +117,21 @@ export async function listenOnPostgres(options: PostgresNotificationsOptions): P
     }
     if (closed) return;
     // Once per outage, not once per retry.
-    if (error && failures === 0) options.onError?.(error, 'database notifications: the listening connection is lost; reconnecting');
-    const delayMs = Math.min(RECONNECT_MAX_MS, reconnectMinMs * 2 ** Math.min(failures, 16)) * (0.8 + Math.random() * 0.4);
+    if (error && failures === 0)
+      options.onError?.(error, 'database notifications: the listening connection is lost; reconnecting');
+    const delayMs =
+      Math.min(RECONNECT_MAX_MS, reconnectMinMs * 2 ** Math.min(failures, 16)) * (0.8 + Math.random() * 0.4);
     failures += 1;
     reconnectTimer = setTimeout(() => void connect(), delayMs);
   }
 
   async function connect(): Promise<void> {
     if (closed) return;
-    const next = new pg.Client({ connectionString: options.url, keepAlive: true, application_name: 'paygate-listener' });
+    const next = new pg.Client({
+      connectionString: options.url,
+      keepAlive: true,
+      application_name: 'paygate-listener',
+    });
     client = next;
     next.on('error', (error) => lost(next, error));
     next.on('end', () => lost(next));
@@ -191,7 +197,8 @@ export async function listenOnPGlite(pglite: PGlite, db: Db): Promise<Notificati
   const subscribers = new Subscribers();
   const unlisten: (() => Promise<void>)[] = [];
   await db.connection().execute(async () => {
-    for (const channel of CHANNELS) unlisten.push(await pglite.listen(channel, (payload) => subscribers.dispatch(channel, payload)));
+    for (const channel of CHANNELS)
+      unlisten.push(await pglite.listen(channel, (payload) => subscribers.dispatch(channel, payload)));
   });
   let closed = false;
   return {

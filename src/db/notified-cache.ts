@@ -44,7 +44,10 @@ interface Entry<V> {
   readonly cachedAtMs: number;
 }
 
-export function createNotifiedCache<V extends object>(notifications: Notifications, options: NotifiedCacheOptions<V>): NotifiedCache<V> {
+export function createNotifiedCache<V extends object>(
+  notifications: Notifications,
+  options: NotifiedCacheOptions<V>,
+): NotifiedCache<V> {
   const nowMs = options.nowMs ?? (() => performance.now());
   const entries = new LRUCache<string, Entry<V>>({ max: options.maxEntries });
   let generation = 0;

@@ -45,7 +45,11 @@ export class PreparingClient extends pg.Client {
         const name = preparedStatementName(text);
         if (name !== undefined) return query({ name, text, values }, callback);
       }
-      return callback === undefined ? (values === undefined ? query(text) : query(text, values)) : query(text, values, callback);
+      return callback === undefined
+        ? values === undefined
+          ? query(text)
+          : query(text, values)
+        : query(text, values, callback);
     }) as Query;
   }
 }

@@ -20,4 +20,21 @@ interface MigrationTables {
   schema_migrations: { version: string; applied_at: Date };
 }
 
-export interface Database extends MigrationTables, MerchantTables, WebhookTables, PaymentTables, LedgerTables, IdempotencyTables, CryptoReceivingTables, SendingTables, SweepingTables, PayoutTables, RefundTables, WithdrawalTables, CustodyTables, SigningKeyTables, ColdStorageTables, OutflowTables {}
+export interface Database
+  extends
+    MigrationTables,
+    MerchantTables,
+    WebhookTables,
+    PaymentTables,
+    LedgerTables,
+    IdempotencyTables,
+    CryptoReceivingTables,
+    SendingTables,
+    SweepingTables,
+    PayoutTables,
+    RefundTables,
+    WithdrawalTables,
+    CustodyTables,
+    SigningKeyTables,
+    ColdStorageTables,
+    OutflowTables {}

@@ -36,7 +36,8 @@ export class StatementBatcher<I, O> {
   #inFlight = 0;
 
   constructor(options: StatementBatcherOptions<I, O>) {
-    if (!(options.maxBatch >= 1 && options.maxInFlight >= 1 && options.stallMs > 0)) throw new Error('statement batcher: maxBatch and maxInFlight are at least 1, stallMs above 0');
+    if (!(options.maxBatch >= 1 && options.maxInFlight >= 1 && options.stallMs > 0))
+      throw new Error('statement batcher: maxBatch and maxInFlight are at least 1, stallMs above 0');
     this.#options = options;
   }
 
@@ -81,13 +82,18 @@ export class StatementBatcher<I, O> {
         return;
       }
       // One item's error (a duplicate key, say) failed the statement of all: each runs alone.
-      await Promise.all(batch.map((waiting) => this.#runAll([waiting]).then((outcomes) => waiting.resolve(outcomes[0]!), waiting.reject)));
+      await Promise.all(
+        batch.map((waiting) =>
+          this.#runAll([waiting]).then((outcomes) => waiting.resolve(outcomes[0]!), waiting.reject),
+        ),
+      );
     }
   }
 
   async #runAll(batch: readonly Waiting<I, O>[]): Promise<readonly O[]> {
     const outcomes = await this.#options.run(batch.map((waiting) => waiting.item));
-    if (outcomes.length !== batch.length) throw new Error(`statement batcher: ${outcomes.length} outcomes for ${batch.length} items`);
+    if (outcomes.length !== batch.length)
+      throw new Error(`statement batcher: ${outcomes.length} outcomes for ${batch.length} items`);
     return outcomes;
   }
 }

@@ -32,7 +32,11 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return constraint === undefined || (error as { constraint?: string }).constraint === constraint;
 }
 
-export async function inTransaction<T, Tables = Database>(db: Db<Tables>, work: (tx: Tx<Tables>) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+export async function inTransaction<T, Tables = Database>(
+  db: Db<Tables>,
+  work: (tx: Tx<Tables>) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   for (let attempt = 1; ; attempt++) {
     try {

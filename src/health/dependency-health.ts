@@ -44,7 +44,10 @@ export class DependencyHealth {
     }
     const reason = describe(error);
     this.#outages.set(dependency, { since: now, lastFailureAt: now, unwritable });
-    this.#logger.warn({ dependency, reason }, `${dependency} unreachable: an outage began; what needs it answers 503 until it ends`);
+    this.#logger.warn(
+      { dependency, reason },
+      `${dependency} unreachable: an outage began; what needs it answers 503 until it ends`,
+    );
   }
 
   /**
@@ -57,7 +60,10 @@ export class DependencyHealth {
     if (!outage || askedAt < outage.lastFailureAt) return;
     if (outage.unwritable && !wrote && Date.now() - outage.lastFailureAt < UNWRITABLE_HOLD_MS) return;
     this.#outages.delete(dependency);
-    this.#logger.info({ dependency, outage_ms: Date.now() - outage.since }, `${dependency} reachable again: the outage ended`);
+    this.#logger.info(
+      { dependency, outage_ms: Date.now() - outage.since },
+      `${dependency} reachable again: the outage ended`,
+    );
   }
 
   isDown(dependency: Dependency): boolean {

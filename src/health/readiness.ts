@@ -21,9 +21,12 @@ async function checkDatabase(context: ReadinessDeps): Promise<CheckResult> {
   const health = context.health;
   const askedAt = Date.now();
   try {
-    const { rows } = await sql<{ read_only: string }>`select current_setting('transaction_read_only') as read_only`.execute(context.db);
+    const { rows } = await sql<{
+      read_only: string;
+    }>`select current_setting('transaction_read_only') as read_only`.execute(context.db);
     // A standby, or default_transaction_read_only: every write would be refused with 25006.
-    if (rows[0]?.read_only === 'on') throw Object.assign(new Error('the database is read-only (transaction_read_only is on)'), { code: '25006' });
+    if (rows[0]?.read_only === 'on')
+      throw Object.assign(new Error('the database is read-only (transaction_read_only is on)'), { code: '25006' });
   } catch (error) {
     health.down('database', error);
     return 'down';

@@ -6,7 +6,10 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import type { DependencyHealth } from './dependency-health.ts';
 
-export async function openRedis(config: Pick<Config, 'redisUrl' | 'redisCommandTimeoutMs'>, health: DependencyHealth): Promise<Redis | undefined> {
+export async function openRedis(
+  config: Pick<Config, 'redisUrl' | 'redisCommandTimeoutMs'>,
+  health: DependencyHealth,
+): Promise<Redis | undefined> {
   if (!config.redisUrl) return undefined;
   // Loaded only when configured, like PGlite (db/database.ts): an idle gateway's memory is its code.
   const { Redis } = await import('ioredis');

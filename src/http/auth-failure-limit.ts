@@ -28,7 +28,10 @@ export class AuthFailureLimiter {
   assertNotBlocked(address: string): void {
     const window = this.#current(address);
     if (!window || window.failures < this.#failuresPerMinute) return;
-    const retryAfterSeconds = Math.max(1, Math.ceil((window.startedAtMs + WINDOW_MS - this.#clock.now().getTime()) / 1000));
+    const retryAfterSeconds = Math.max(
+      1,
+      Math.ceil((window.startedAtMs + WINDOW_MS - this.#clock.now().getTime()) / 1000),
+    );
     throw new RateLimitedError(
       retryAfterSeconds,
       `Too many failed authentications from this address; retry in ${retryAfterSeconds} s with a valid key.`,

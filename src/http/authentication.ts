@@ -33,14 +33,19 @@ export function bearerCredential(header: string | undefined): string {
   return match[1];
 }
 
-export function installAuthentication(scope: FastifyInstance, context: Pick<AppContext, 'db' | 'notifications'>, failures: AuthFailureLimiter): void {
+export function installAuthentication(
+  scope: FastifyInstance,
+  context: Pick<AppContext, 'db' | 'notifications'>,
+  failures: AuthFailureLimiter,
+): void {
   scope.decorateRequest('principal', null);
   // Only with notifications: without them nothing would tell the cache of a revocation.
   const cache = context.notifications && createApiKeyCache<ApiPrincipal>(context.notifications);
   if (cache) scope.addHook('onClose', async () => cache.close());
   // A route that names no scopes would be open to every key, read-only ones included.
   scope.addHook('onRoute', (route) => {
-    if (!route.config?.scopes?.length) throw new Error(`${String(route.method)} ${route.url} must declare config.scopes`);
+    if (!route.config?.scopes?.length)
+      throw new Error(`${String(route.method)} ${route.url} must declare config.scopes`);
   });
   scope.addHook('onRequest', async (request) => {
     failures.assertNotBlocked(request.ip);

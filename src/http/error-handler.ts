@@ -85,10 +85,17 @@ interface Classified {
 
 /** A request the database could not serve: 503 with Retry-After, nothing changed. */
 function databaseRefusal(message: string): Classified {
-  return { status: 503, body: { error: 'service_unavailable', message }, headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) }, unexpected: false };
+  return {
+    status: 503,
+    body: { error: 'service_unavailable', message },
+    headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+    unexpected: false,
+  };
 }
 
-export function classify(error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string }): Classified {
+export function classify(
+  error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string },
+): Classified {
   if (error instanceof AppError) {
     return {
       status: HTTP_STATUS_BY_CODE[error.code],
@@ -104,7 +111,12 @@ export function classify(error: FastifyError & { validation?: ValidationIssue[];
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { status: 400, body: { error: 'invalid_request', message: 'The body is not valid JSON.' }, headers: {}, unexpected: false };
+      return {
+        status: 400,
+        body: { error: 'invalid_request', message: 'The body is not valid JSON.' },
+        headers: {},
+        unexpected: false,
+      };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return {
         status: 413,
@@ -115,20 +127,35 @@ export function classify(error: FastifyError & { validation?: ValidationIssue[];
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return {
         status: 415,
-        body: { error: 'unsupported_media_type', message: 'Send the body as JSON with "Content-Type: application/json".' },
+        body: {
+          error: 'unsupported_media_type',
+          message: 'Send the body as JSON with "Content-Type: application/json".',
+        },
         headers: {},
         unexpected: false,
       };
   }
   // Other client errors raised by Fastify itself (4xx) keep their status with a generic code.
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-    return { status: error.statusCode, body: { error: 'invalid_request', message: error.message }, headers: {}, unexpected: false };
+    return {
+      status: error.statusCode,
+      body: { error: 'invalid_request', message: error.message },
+      headers: {},
+      unexpected: false,
+    };
   }
-  if (isDatabaseUnwritable(error)) return databaseRefusal('The database cannot store anything right now; nothing was changed. Repeat the request later.');
-  if (isDatabaseUnavailable(error)) return databaseRefusal('The database is not reachable right now; repeat the request in a few seconds.');
+  if (isDatabaseUnwritable(error))
+    return databaseRefusal(
+      'The database cannot store anything right now; nothing was changed. Repeat the request later.',
+    );
+  if (isDatabaseUnavailable(error))
+    return databaseRefusal('The database is not reachable right now; repeat the request in a few seconds.');
   return {
     status: 500,
-    body: { error: 'internal_error', message: 'Something went wrong on our side; nothing was changed. Repeat the request.' },
+    body: {
+      error: 'internal_error',
+      message: 'Something went wrong on our side; nothing was changed. Repeat the request.',
+    },
     headers: {},
     unexpected: true,
   };
@@ -155,7 +182,10 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
       : 'The path is not valid percent-encoded UTF-8 (RFC 3986); encode every special character.';
   request.log.info({ code: 'invalid_request', status: 400, reason: error.code }, 'request refused');
   // No route matched, so no error handler or onSend hook runs: the reply is complete here.
-  void reply.code(400).header('x-request-id', request.id).send({ error: 'invalid_request', message, request_id: request.id } satisfies ErrorBody);
+  void reply
+    .code(400)
+    .header('x-request-id', request.id)
+    .send({ error: 'invalid_request', message, request_id: request.id } satisfies ErrorBody);
 }
 
 /**
@@ -192,10 +222,13 @@ export function installErrorHandling(app: FastifyInstance, health: DependencyHea
       // The outage itself is logged once by the tracker, not with a stack per request.
       health.down(dependency, error);
       request.log.info({ code: body.error, status, dependency }, 'request refused: a dependency is unreachable');
-    }
-    else if (status === 503) request.log.warn({ err: error, code: body.error, status }, 'request refused: a dependency is unreachable');
+    } else if (status === 503)
+      request.log.warn({ err: error, code: body.error, status }, 'request refused: a dependency is unreachable');
     else request.log.info({ code: body.error, status, ...causeForLog(error) }, 'request refused');
-    return reply.code(status).headers(headers).send({ ...body, request_id: request.id } satisfies ErrorBody);
+    return reply
+      .code(status)
+      .headers(headers)
+      .send({ ...body, request_id: request.id } satisfies ErrorBody);
   });
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const message = `No route ${request.method} ${request.url.split('?')[0]}.`;

@@ -10,7 +10,11 @@ import { bearerCredential } from './authentication.ts';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 
-export function installMetricsRoute(app: FastifyInstance, context: Pick<AppContext, 'config' | 'metrics'>, failures: AuthFailureLimiter): void {
+export function installMetricsRoute(
+  app: FastifyInstance,
+  context: Pick<AppContext, 'config' | 'metrics'>,
+  failures: AuthFailureLimiter,
+): void {
   const token = context.config.metricsToken;
   const expected = token === undefined ? undefined : digest(token);
   app.get(

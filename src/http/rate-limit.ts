@@ -9,7 +9,12 @@ import type { DependencyHealth } from '../health/dependency-health.ts';
 
 const NAMESPACE = 'paygate-rate-limit:';
 
-type RedisStoreCtor = new (continueExceeding: boolean, exponentialBackoff: boolean, redis: Redis, key: string) => FastifyRateLimitStore;
+type RedisStoreCtor = new (
+  continueExceeding: boolean,
+  exponentialBackoff: boolean,
+  redis: Redis,
+  key: string,
+) => FastifyRateLimitStore;
 // The plugin's own Redis store (its Lua scripts), which it does not export by name.
 const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as RedisStoreCtor;
 
@@ -36,7 +41,10 @@ function reportingStore(inner: FastifyRateLimitStore, health: DependencyHealth):
 function redisStore(redis: Redis, health: DependencyHealth): FastifyRateLimitStoreCtor {
   return class {
     constructor(options: { continueExceeding?: boolean; exponentialBackoff?: boolean }) {
-      return reportingStore(new RedisStore(options.continueExceeding ?? false, options.exponentialBackoff ?? false, redis, NAMESPACE), health);
+      return reportingStore(
+        new RedisStore(options.continueExceeding ?? false, options.exponentialBackoff ?? false, redis, NAMESPACE),
+        health,
+      );
     }
   } as unknown as FastifyRateLimitStoreCtor;
 }
@@ -61,7 +69,12 @@ export async function installRateLimit(scope: FastifyInstance, options: RateLimi
     // bounded (REDIS_COMMAND_TIMEOUT_MS), so a Redis that stops answering delays a request that long at most.
     skipOnError: true,
     addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
-    addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
+    addHeaders: {
+      'x-ratelimit-limit': true,
+      'x-ratelimit-remaining': true,
+      'x-ratelimit-reset': true,
+      'retry-after': true,
+    },
     errorResponseBuilder: (_request, context) => new RateLimitedError(Math.max(1, Math.ceil(context.ttl / 1000))),
   });
 }

@@ -3,7 +3,13 @@
 import type { AppContext } from '../context.ts';
 import type { BuiltModule } from '../gateway-module.ts';
 import { createIdempotencyPurgeWorker } from './idempotency-purge-worker.ts';
-import { createAtomically, createAtomicallyWith, findPrior, inIdempotentTransaction, recordCreated } from './idempotency-service.ts';
+import {
+  createAtomically,
+  createAtomicallyWith,
+  findPrior,
+  inIdempotentTransaction,
+  recordCreated,
+} from './idempotency-service.ts';
 
 export type IdempotencyModuleDeps = Pick<AppContext, 'db' | 'clock' | 'logger' | 'health'>;
 

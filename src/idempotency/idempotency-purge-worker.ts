@@ -9,7 +9,9 @@ const IDEMPOTENCY_PURGE_INTERVAL_MS = 60_000;
 const PURGE_BATCH_SIZE = 1_000;
 const PURGE_BATCHES_PER_RUN_MAX = 20;
 
-export function createIdempotencyPurgeWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health'>): PollingWorker {
+export function createIdempotencyPurgeWorker(
+  context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health'>,
+): PollingWorker {
   async function runOnce(): Promise<number> {
     let purged = 0;
     for (let batch = 0; batch < PURGE_BATCHES_PER_RUN_MAX; batch++) {
@@ -19,5 +21,11 @@ export function createIdempotencyPurgeWorker(context: Pick<AppContext, 'db' | 'c
     }
     return purged;
   }
-  return createPollingWorker({ name: 'idempotency-purge', intervalMs: IDEMPOTENCY_PURGE_INTERVAL_MS, logger: context.logger, health: context.health, runOnce });
+  return createPollingWorker({
+    name: 'idempotency-purge',
+    intervalMs: IDEMPOTENCY_PURGE_INTERVAL_MS,
+    logger: context.logger,
+    health: context.health,
+    runOnce,
+  });
 }

@@ -17,7 +17,10 @@ export interface RecordKey {
   readonly key: string;
 }
 
-export async function findRecord(db: Executor<IdempotencyTables>, at: RecordKey): Promise<IdempotencyRecord | undefined> {
+export async function findRecord(
+  db: Executor<IdempotencyTables>,
+  at: RecordKey,
+): Promise<IdempotencyRecord | undefined> {
   return db
     .selectFrom('idempotency_records')
     .selectAll()
@@ -59,7 +62,8 @@ export async function insertRecordWithResource(
  * on its own).
  */
 export function recordsInsertFrom(records: readonly NewIdempotencyRecord[], anchor: CteAnchor): RawBuilder<unknown> {
-  const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
+  const instant = (value: Date | string | null | undefined) =>
+    value === null || value === undefined ? null : new Date(value).toISOString();
   const column = <T>(pick: (record: NewIdempotencyRecord) => T) => records.map(pick);
   return sql`insert into idempotency_records
       (shop_id, operation, key, request_hash, state, lease_token, locked_until, response_status, response_body, resource_id, created_at, expires_at)
@@ -77,7 +81,12 @@ export function recordsInsertFrom(records: readonly NewIdempotencyRecord[], anch
  * token and state): the compare-and-delete that retires a stale record without
  * ever removing a newer one.
  */
-export async function deleteRecordIfUnchanged(db: Executor<IdempotencyTables>, at: RecordKey, leaseToken: string, state: IdempotencyRecord['state']): Promise<boolean> {
+export async function deleteRecordIfUnchanged(
+  db: Executor<IdempotencyTables>,
+  at: RecordKey,
+  leaseToken: string,
+  state: IdempotencyRecord['state'],
+): Promise<boolean> {
   const deleted = await db
     .deleteFrom('idempotency_records')
     .where('shop_id', '=', at.shopId)

@@ -68,7 +68,9 @@ export interface Created {
 }
 
 /** The outcome of an earlier request with the same key and fingerprint. */
-export type Prior = { readonly kind: 'replay'; readonly response: StoredResponse } | { readonly kind: 'existing'; readonly resourceId: string };
+export type Prior =
+  | { readonly kind: 'replay'; readonly response: StoredResponse }
+  | { readonly kind: 'existing'; readonly resourceId: string };
 
 function recordKey(rule: IdempotencyRule, request: KeyedRequest): RecordKey {
   return { shopId: request.shopId, operation: rule.operation, key: request.key };
@@ -82,7 +84,12 @@ function assertStorable(rule: IdempotencyRule, created: Created): void {
 }
 
 /** The record of this request, completed with what it created. */
-function completedRecord(clock: Clock, rule: IdempotencyRule, request: KeyedRequest, created: Created): NewIdempotencyRecord {
+function completedRecord(
+  clock: Clock,
+  rule: IdempotencyRule,
+  request: KeyedRequest,
+  created: Created,
+): NewIdempotencyRecord {
   assertStorable(rule, created);
   const now = clock.now();
   return {
@@ -123,7 +130,12 @@ function judge(rule: IdempotencyRule, request: KeyedRequest, record: Idempotency
  * when the key is free (no record, or a stale one retired here) and the caller
  * should try to create again.
  */
-async function settleExisting(db: Executor, clock: Clock, rule: IdempotencyRule, request: KeyedRequest): Promise<Prior | undefined> {
+async function settleExisting(
+  db: Executor,
+  clock: Clock,
+  rule: IdempotencyRule,
+  request: KeyedRequest,
+): Promise<Prior | undefined> {
   const key = recordKey(rule, request);
   const record = await repository.findRecord(db, key);
   if (!record) return undefined;
@@ -184,7 +196,11 @@ export async function createAtomicallyWith<T>(
     try {
       return { kind: 'created', value: await insert(completedRecord(clock, rule, request, created)) };
     } catch (error) {
-      if (!isUniqueViolation(error, repository.RECORD_KEY_CONSTRAINT) && !keyConstraints.some((constraint) => isUniqueViolation(error, constraint))) throw error;
+      if (
+        !isUniqueViolation(error, repository.RECORD_KEY_CONSTRAINT) &&
+        !keyConstraints.some((constraint) => isUniqueViolation(error, constraint))
+      )
+        throw error;
       violation = error;
     }
     const prior = await settleExisting(db, clock, rule, request);
@@ -200,14 +216,25 @@ export async function createAtomicallyWith<T>(
  * outcome of the key, a 409 (thrown), or undefined when the key is free — the
  * caller then creates and calls recordCreated in the same transaction.
  */
-export async function findPrior(tx: Tx, clock: Clock, rule: IdempotencyRule, request: KeyedRequest): Promise<Prior | undefined> {
+export async function findPrior(
+  tx: Tx,
+  clock: Clock,
+  rule: IdempotencyRule,
+  request: KeyedRequest,
+): Promise<Prior | undefined> {
   // A stale record is retired inside this transaction; a request that claims the key meanwhile
   // makes recordCreated fail, and inIdempotentTransaction runs the work again.
   return settleExisting(tx, clock, rule, request);
 }
 
 /** Writes the record of what this transaction created; a concurrent winner makes it fail with a unique violation. */
-export async function recordCreated(tx: Tx, clock: Clock, rule: IdempotencyRule, request: KeyedRequest, created: Created): Promise<void> {
+export async function recordCreated(
+  tx: Tx,
+  clock: Clock,
+  rule: IdempotencyRule,
+  request: KeyedRequest,
+  created: Created,
+): Promise<void> {
   await repository.insertRecord(tx, completedRecord(clock, rule, request, created));
 }
 

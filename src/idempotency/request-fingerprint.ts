@@ -23,7 +23,8 @@ export function canonicalJson(value: unknown): string {
  */
 export function requestFingerprint(normalized: Readonly<Record<string, unknown>>): string {
   for (const [field, value] of Object.entries(normalized)) {
-    if (value === undefined) throw new Error(`request fingerprint: field "${field}" is undefined; normalize absent fields to null`);
+    if (value === undefined)
+      throw new Error(`request fingerprint: field "${field}" is undefined; normalize absent fields to null`);
   }
   return createHash('sha256').update(canonicalJson(normalized)).digest('hex');
 }

@@ -54,7 +54,11 @@ interface Parsed {
 function parse(value: string): Parsed {
   const parts = value.split('.');
   if (parts.length !== 4 || parts[0] !== VERSION) throw new SealedValueError('not a sealed value of this gateway');
-  return { rootKeyId: parts[1]!, wrappedDataKey: Buffer.from(parts[2]!, 'base64url'), sealed: Buffer.from(parts[3]!, 'base64url') };
+  return {
+    rootKeyId: parts[1]!,
+    wrappedDataKey: Buffer.from(parts[2]!, 'base64url'),
+    sealed: Buffer.from(parts[3]!, 'base64url'),
+  };
 }
 
 function format(rootKeyId: string, wrappedDataKey: Buffer, sealed: Buffer): string {
@@ -71,7 +75,11 @@ function unwrap(keyring: Keyring, parsed: Parsed): Buffer {
 export function seal(keyring: Keyring, plaintext: string, context: string): string {
   const dataKey = randomBytes(DATA_KEY_BYTES);
   try {
-    return format(keyring.current.id, wrapDataKey(keyring.current, dataKey), encrypt(dataKey, Buffer.from(plaintext, 'utf8'), context));
+    return format(
+      keyring.current.id,
+      wrapDataKey(keyring.current, dataKey),
+      encrypt(dataKey, Buffer.from(plaintext, 'utf8'), context),
+    );
   } finally {
     dataKey.fill(0);
   }

@@ -31,7 +31,9 @@ export class RootKeyError extends Error {
 export function rootKeyFromBase64(encoded: string, origin: string): RootKey {
   const trimmed = encoded.trim();
   if (!/^[A-Za-z0-9+/]{43}=$/.test(trimmed)) {
-    throw new RootKeyError(`${origin} must be ${ROOT_KEY_BYTES} random bytes in base64 (44 characters; "paygate kms generate-key" prints one)`);
+    throw new RootKeyError(
+      `${origin} must be ${ROOT_KEY_BYTES} random bytes in base64 (44 characters; "paygate kms generate-key" prints one)`,
+    );
   }
   const key = Buffer.from(trimmed, 'base64');
   return { id: createHash('sha256').update(key).digest('hex').slice(0, 16), key };

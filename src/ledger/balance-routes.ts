@@ -5,7 +5,15 @@ import { Type } from 'typebox';
 import type { ModuleRoutes } from '../gateway-module.ts';
 import { principalOf } from '../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
-import { EXTERNAL_ID_MAX_LENGTH, OPERATION_TYPES, createInternalTransfer, getBalances, listMerchantOperations, type BalanceDeps, type LedgerOwner } from './balance-service.ts';
+import {
+  EXTERNAL_ID_MAX_LENGTH,
+  OPERATION_TYPES,
+  createInternalTransfer,
+  getBalances,
+  listMerchantOperations,
+  type BalanceDeps,
+  type LedgerOwner,
+} from './balance-service.ts';
 
 const Currency = Type.Union([Type.Literal('RUB'), Type.Literal('USDT')]);
 const Money = Type.String({ description: 'decimal string: 2 places for RUB, 6 for USDT' });
@@ -17,7 +25,9 @@ const AccountBalance = Type.Object({
   currency: Currency,
   kind: Type.String({ description: 'main | payout' }),
   available: Money,
-  pending: Type.String({ description: 'reserved for outgoing transfers (payouts) plus incoming credits not final yet (deposits confirming)' }),
+  pending: Type.String({
+    description: 'reserved for outgoing transfers (payouts) plus incoming credits not final yet (deposits confirming)',
+  }),
   total: Type.String({ description: 'available + pending' }),
 });
 
@@ -28,8 +38,22 @@ const Balances = Type.Object(
     examples: [
       {
         accounts: [
-          { account_id: RUB_MAIN_ACCOUNT, currency: 'RUB', kind: 'main', available: '15005.00', pending: '0.00', total: '15005.00' },
-          { account_id: RUB_PAYOUT_ACCOUNT, currency: 'RUB', kind: 'payout', available: '0.00', pending: '0.00', total: '0.00' },
+          {
+            account_id: RUB_MAIN_ACCOUNT,
+            currency: 'RUB',
+            kind: 'main',
+            available: '15005.00',
+            pending: '0.00',
+            total: '15005.00',
+          },
+          {
+            account_id: RUB_PAYOUT_ACCOUNT,
+            currency: 'RUB',
+            kind: 'payout',
+            available: '0.00',
+            pending: '0.00',
+            total: '0.00',
+          },
         ],
       },
     ],
@@ -38,14 +62,29 @@ const Balances = Type.Object(
 
 const TransferBody = Type.Object(
   {
-    external_id: Type.String({ minLength: 1, maxLength: EXTERNAL_ID_MAX_LENGTH, description: 'your id of this transfer; the idempotency key' }),
+    external_id: Type.String({
+      minLength: 1,
+      maxLength: EXTERNAL_ID_MAX_LENGTH,
+      description: 'your id of this transfer; the idempotency key',
+    }),
     from_account_id: Type.String({ minLength: 1, maxLength: 64 }),
     to_account_id: Type.String({ minLength: 1, maxLength: 64 }),
-    amount: Type.String({ minLength: 1, maxLength: 40, description: 'decimal string > 0: at most 2 places for RUB, 6 for USDT' }),
+    amount: Type.String({
+      minLength: 1,
+      maxLength: 40,
+      description: 'decimal string > 0: at most 2 places for RUB, 6 for USDT',
+    }),
   },
   {
     additionalProperties: false,
-    examples: [{ external_id: 'move-2026-11-01', from_account_id: RUB_MAIN_ACCOUNT, to_account_id: RUB_PAYOUT_ACCOUNT, amount: '5000.00' }],
+    examples: [
+      {
+        external_id: 'move-2026-11-01',
+        from_account_id: RUB_MAIN_ACCOUNT,
+        to_account_id: RUB_PAYOUT_ACCOUNT,
+        amount: '5000.00',
+      },
+    ],
   },
 );
 
@@ -133,64 +172,79 @@ function ledgerOwnerOf(request: FastifyRequest): LedgerOwner {
   return { shopId: principal.shopId, merchantId: principal.merchantId, book: principal.shopMode };
 }
 
-export const balanceRoutes = (context: BalanceDeps): ModuleRoutes => async (app) => {
-  app.get(
-    '/crypto/balance',
-    {
-      config: { scopes: ['read', 'crypto', 'payouts', 'payments'] },
-      schema: {
-        operationId: 'getBalance',
-        tags: ['balance'],
-        summary: 'Balances of the merchant’s accounts',
-        // A key with only the webhooks scope may not read money.
-        response: { 200: Balances, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden') },
-      },
-    },
-    async (request) => getBalances(context, ledgerOwnerOf(request)),
-  );
-
-  app.post(
-    '/crypto/balance/transfers',
-    {
-      config: { scopes: ['crypto', 'payouts'] },
-      schema: {
-        operationId: 'createBalanceTransfer',
-        tags: ['balance'],
-        summary: 'Move money between two of the merchant’s accounts of one currency (idempotent by external_id)',
-        body: TransferBody,
-        response: {
-          200: { ...Transfer, description: 'The transfer made earlier with this external_id and the same parameters' },
-          201: { ...Transfer, description: 'The transfer, made now' },
-          ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'insufficient_funds', 'not_found', 'duplicate_external_id'),
+export const balanceRoutes =
+  (context: BalanceDeps): ModuleRoutes =>
+  async (app) => {
+    app.get(
+      '/crypto/balance',
+      {
+        config: { scopes: ['read', 'crypto', 'payouts', 'payments'] },
+        schema: {
+          operationId: 'getBalance',
+          tags: ['balance'],
+          summary: 'Balances of the merchant’s accounts',
+          // A key with only the webhooks scope may not read money.
+          response: { 200: Balances, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden') },
         },
       },
-    },
-    async (request, reply) => {
-      const result = await createInternalTransfer(context, ledgerOwnerOf(request), request.body);
-      return reply.code(result.created ? 201 : 200).send(result.transfer);
-    },
-  );
+      async (request) => getBalances(context, ledgerOwnerOf(request)),
+    );
 
-  app.get(
-    '/crypto/balance/operations',
-    {
-      config: { scopes: ['read', 'crypto', 'payouts', 'payments'] },
-      schema: {
-        operationId: 'listBalanceOperations',
-        tags: ['balance'],
-        summary: 'Operation history of the merchant’s accounts, newest first',
-        querystring: OperationsQuery,
-        response: { 200: OperationList, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'invalid_request', 'not_found') },
+    app.post(
+      '/crypto/balance/transfers',
+      {
+        config: { scopes: ['crypto', 'payouts'] },
+        schema: {
+          operationId: 'createBalanceTransfer',
+          tags: ['balance'],
+          summary: 'Move money between two of the merchant’s accounts of one currency (idempotent by external_id)',
+          body: TransferBody,
+          response: {
+            200: {
+              ...Transfer,
+              description: 'The transfer made earlier with this external_id and the same parameters',
+            },
+            201: { ...Transfer, description: 'The transfer, made now' },
+            ...errorResponses(
+              ...AUTHENTICATED_ROUTE_ERRORS,
+              'forbidden',
+              ...REQUEST_BODY_ERRORS,
+              'insufficient_funds',
+              'not_found',
+              'duplicate_external_id',
+            ),
+          },
+        },
       },
-    },
-    async (request) =>
-      listMerchantOperations(context, ledgerOwnerOf(request), {
-        limit: request.query.limit ?? 20,
-        cursor: request.query.cursor,
-        accountId: request.query.account_id,
-        type: request.query.type,
-        from: request.query.from,
-        to: request.query.to,
-      }),
-  );
-};
+      async (request, reply) => {
+        const result = await createInternalTransfer(context, ledgerOwnerOf(request), request.body);
+        return reply.code(result.created ? 201 : 200).send(result.transfer);
+      },
+    );
+
+    app.get(
+      '/crypto/balance/operations',
+      {
+        config: { scopes: ['read', 'crypto', 'payouts', 'payments'] },
+        schema: {
+          operationId: 'listBalanceOperations',
+          tags: ['balance'],
+          summary: 'Operation history of the merchant’s accounts, newest first',
+          querystring: OperationsQuery,
+          response: {
+            200: OperationList,
+            ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'invalid_request', 'not_found'),
+          },
+        },
+      },
+      async (request) =>
+        listMerchantOperations(context, ledgerOwnerOf(request), {
+          limit: request.query.limit ?? 20,
+          cursor: request.query.cursor,
+          accountId: request.query.account_id,
+          type: request.query.type,
+          from: request.query.from,
+          to: request.query.to,
+        }),
+    );
+  };

@@ -3,7 +3,12 @@
 import { isStorableInstant, type Clock } from '../clock.ts';
 import { decodeSequenceCursor, encodeSequenceCursor } from '../db/list-cursor.ts';
 import { inTransaction, type Db } from '../db/transaction.ts';
-import { createOrReplay, inIdempotentTransaction, type IdempotencyRule, type KeyedRequest } from '../idempotency/idempotency-service.ts';
+import {
+  createOrReplay,
+  inIdempotentTransaction,
+  type IdempotencyRule,
+  type KeyedRequest,
+} from '../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
 import { DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '../errors.ts';
 import { ensureMerchantAccounts } from './ledger-accounts.ts';
@@ -22,7 +27,8 @@ function parseTransferAmount(text: string, currency: LedgerCurrency): bigint {
   const parsed = parseMinor(text, currency, 'decimal-string');
   if (!parsed.ok) throw new InvalidRequestError(`amount ${parsed.problem}, got "${text.slice(0, 40)}"`);
   if (parsed.minor <= 0n) throw new InvalidRequestError('amount must be greater than zero');
-  if (parsed.minor > unitsToMinor(MAX_TRANSFER_UNITS, currency)) throw new InvalidRequestError(`amount must be at most ${MAX_TRANSFER_UNITS} ${currency}`);
+  if (parsed.minor > unitsToMinor(MAX_TRANSFER_UNITS, currency))
+    throw new InvalidRequestError(`amount must be at most ${MAX_TRANSFER_UNITS} ${currency}`);
   return parsed.minor;
 }
 
@@ -70,9 +76,16 @@ export interface LedgerOwner {
 
 export async function getBalances(deps: BalanceDeps, owner: LedgerOwner): Promise<{ accounts: AccountBalanceView[] }> {
   // Creates the merchant's four accounts on first sight (an idempotent insert), so they show before any money moved.
-  const rows = await inTransaction(deps.db, (tx) => ensureMerchantAccounts(tx, deps.clock, owner.book, owner.merchantId));
-  const fresh = await repository.findAccountsByIds(deps.db, rows.map((row) => row.id));
-  fresh.sort((a, b) => ACCOUNT_ORDER.indexOf(`${a.currency}:${a.kind}`) - ACCOUNT_ORDER.indexOf(`${b.currency}:${b.kind}`));
+  const rows = await inTransaction(deps.db, (tx) =>
+    ensureMerchantAccounts(tx, deps.clock, owner.book, owner.merchantId),
+  );
+  const fresh = await repository.findAccountsByIds(
+    deps.db,
+    rows.map((row) => row.id),
+  );
+  fresh.sort(
+    (a, b) => ACCOUNT_ORDER.indexOf(`${a.currency}:${a.kind}`) - ACCOUNT_ORDER.indexOf(`${b.currency}:${b.kind}`),
+  );
   return { accounts: fresh.map(balanceView) };
 }
 
@@ -114,17 +127,21 @@ function transferView(row: LedgerTransfer, externalId: string): InternalTransfer
  * Sandbox ids keep the form they had before books existed, so earlier transfers still replay.
  */
 function internalTransferLedgerId(owner: LedgerOwner, externalId: string): string {
-  return owner.book === 'sandbox' ? `balance-transfer:${owner.merchantId}:${externalId}` : `balance-transfer:live:${owner.merchantId}:${externalId}`;
+  return owner.book === 'sandbox'
+    ? `balance-transfer:${owner.merchantId}:${externalId}`
+    : `balance-transfer:live:${owner.merchantId}:${externalId}`;
 }
 
-const SHARED_BY_SHOPS = 'Transfer external_ids are unique per merchant (and sandbox/live): every shop of the merchant moves the same balance.';
+const SHARED_BY_SHOPS =
+  'Transfer external_ids are unique per merchant (and sandbox/live): every shop of the merchant moves the same balance.';
 
 /** API.md: transfers are idempotent by external_id, for good — a repeat with the same parameters is the transfer made first. */
 const BALANCE_TRANSFER_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'balance.transfer',
   windowMs: null,
   replay: 'current-resource',
-  conflictMessage: 'This external_id was already used for a transfer with different parameters (accounts or amount); use a new external_id for a new transfer.',
+  conflictMessage:
+    'This external_id was already used for a transfer with different parameters (accounts or amount); use a new external_id for a new transfer.',
 };
 
 export async function createInternalTransfer(
@@ -137,7 +154,9 @@ export async function createInternalTransfer(
     throw new InvalidRequestError(`external_id must be 1 to ${EXTERNAL_ID_MAX_LENGTH} characters and not blank`);
   }
   if (request.from_account_id === request.to_account_id) {
-    throw new InvalidRequestError('from_account_id and to_account_id are the same account; a transfer needs two different accounts');
+    throw new InvalidRequestError(
+      'from_account_id and to_account_id are the same account; a transfer needs two different accounts',
+    );
   }
   const ledgerId = internalTransferLedgerId(owner, externalId);
   return inIdempotentTransaction(deps.db, async (tx) => {
@@ -158,35 +177,58 @@ export async function createInternalTransfer(
     const keyed: KeyedRequest = {
       shopId: owner.shopId,
       key: externalId,
-      fingerprint: requestFingerprint({ from_account_id: from.id, to_account_id: to.id, amount, currency: from.currency }),
+      fingerprint: requestFingerprint({
+        from_account_id: from.id,
+        to_account_id: to.id,
+        amount,
+        currency: from.currency,
+      }),
     };
     const showPrior = async () => {
       const existing = await findTransfer(tx, ledgerId);
-      if (!existing) throw new Error(`idempotency record of transfer ${externalId} names no ledger transfer ${ledgerId}`);
+      if (!existing)
+        throw new Error(`idempotency record of transfer ${externalId} names no ledger transfer ${ledgerId}`);
       return { created: false, transfer: transferView(existing, externalId) };
     };
-    return createOrReplay(tx, deps.clock, { rule: BALANCE_TRANSFER_IDEMPOTENCY_RULE, request: keyed, showPrior }, async (record) => {
-      // A transfer made before records existed replays in the ledger itself (same id, same parameters); so does
-      // one made through another shop of the merchant (the balance is the merchant's, and so is the external_id).
-      const result = await transfer(tx, deps.clock, {
-        id: ledgerId,
-        debitAccountId: from.id,
-        creditAccountId: to.id,
-        amount,
-        type: 'transfer',
-        reference: { type: 'transfer', id: externalId },
-      }).catch((error: unknown) => {
-        // The ledger's own message names its internal transfer id: the merchant gets the rule's.
-        if (error instanceof DuplicateExternalIdError) throw new DuplicateExternalIdError(`${BALANCE_TRANSFER_IDEMPOTENCY_RULE.conflictMessage} ${SHARED_BY_SHOPS}`);
-        throw error;
-      });
-      await record({ resourceId: result.transferId });
-      return { created: !result.replayed, transfer: transferView(result, externalId) };
-    });
+    return createOrReplay(
+      tx,
+      deps.clock,
+      { rule: BALANCE_TRANSFER_IDEMPOTENCY_RULE, request: keyed, showPrior },
+      async (record) => {
+        // A transfer made before records existed replays in the ledger itself (same id, same parameters); so does
+        // one made through another shop of the merchant (the balance is the merchant's, and so is the external_id).
+        const result = await transfer(tx, deps.clock, {
+          id: ledgerId,
+          debitAccountId: from.id,
+          creditAccountId: to.id,
+          amount,
+          type: 'transfer',
+          reference: { type: 'transfer', id: externalId },
+        }).catch((error: unknown) => {
+          // The ledger's own message names its internal transfer id: the merchant gets the rule's.
+          if (error instanceof DuplicateExternalIdError)
+            throw new DuplicateExternalIdError(
+              `${BALANCE_TRANSFER_IDEMPOTENCY_RULE.conflictMessage} ${SHARED_BY_SHOPS}`,
+            );
+          throw error;
+        });
+        await record({ resourceId: result.transferId });
+        return { created: !result.replayed, transfer: transferView(result, externalId) };
+      },
+    );
   });
 }
 
-export const OPERATION_TYPES = ['payment', 'deposit', 'payout', 'payout_fee', 'refund', 'transfer', 'withdrawal', 'reversal'] as const;
+export const OPERATION_TYPES = [
+  'payment',
+  'deposit',
+  'payout',
+  'payout_fee',
+  'refund',
+  'transfer',
+  'withdrawal',
+  'reversal',
+] as const;
 
 export interface OperationView {
   operation_id: string;
@@ -208,7 +250,10 @@ function operationView(row: OperationListRow): OperationView {
     transfer_id: row.transfer_id,
     type: row.type,
     // A zero-effect entry (listed only while pending) announces an incoming credit: it shows the amount coming.
-    amount: formatMinor(row.amount === 0n && row.origin_status === 'pending' ? row.origin_amount : row.amount, row.currency),
+    amount: formatMinor(
+      row.amount === 0n && row.origin_status === 'pending' ? row.origin_amount : row.amount,
+      row.currency,
+    ),
     currency: row.currency,
     status: row.origin_status === 'pending' ? (row.resolution_status ?? 'pending') : row.origin_status,
     balance_after: formatMinor(row.balance_after, row.currency),
@@ -245,7 +290,8 @@ export async function listMerchantOperations(
   if (from && to && from >= to) throw new InvalidRequestError('from must be earlier than to');
   if (query.accountId !== undefined) {
     const [account] = await repository.findAccountsByIds(deps.db, [query.accountId]);
-    if (!account || account.merchant_id !== owner.merchantId || account.book !== owner.book) throw new NotFoundError(`No account ${query.accountId} of yours.`);
+    if (!account || account.merchant_id !== owner.merchantId || account.book !== owner.book)
+      throw new NotFoundError(`No account ${query.accountId} of yours.`);
   }
   const rows = await repository.listOperations(deps.db, {
     merchantId: owner.merchantId,

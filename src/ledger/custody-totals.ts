@@ -24,7 +24,11 @@ export interface CustodyLedgerTotals {
 }
 
 /** One statement, so one snapshot: the figures agree with each other. */
-export async function custodyLedgerTotals(db: Executor, book: LedgerBook, currency: LedgerCurrency): Promise<CustodyLedgerTotals> {
+export async function custodyLedgerTotals(
+  db: Executor,
+  book: LedgerBook,
+  currency: LedgerCurrency,
+): Promise<CustodyLedgerTotals> {
   const result = await sql<{ [K in keyof CustodyLedgerTotals]: bigint }>`
     select
       coalesce(sum(credits_posted - debits_posted) filter (where merchant_id is not null), 0)::int8 as "merchantBalances",

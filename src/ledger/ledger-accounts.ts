@@ -19,7 +19,13 @@ import * as repository from './ledger-repository.ts';
 import type { AccountKey, AccountRow } from './ledger-repository.ts';
 
 function sameKey(row: AccountRow, key: AccountKey): boolean {
-  return row.book === key.book && row.merchant_id === key.merchantId && row.currency === key.currency && row.kind === key.kind && row.shard === (key.shard ?? 0);
+  return (
+    row.book === key.book &&
+    row.merchant_id === key.merchantId &&
+    row.currency === key.currency &&
+    row.kind === key.kind &&
+    row.shard === (key.shard ?? 0)
+  );
 }
 
 /**
@@ -34,7 +40,12 @@ export async function ensureAccounts(tx: Tx, clock: Clock, keys: readonly Accoun
     const createdAt = clock.now();
     await repository.insertAccountsIfMissing(
       tx,
-      missing.map((key) => ({ id: newId('account'), key, debitsMustNotExceedCredits: key.merchantId !== null, createdAt })),
+      missing.map((key) => ({
+        id: newId('account'),
+        key,
+        debitsMustNotExceedCredits: key.merchantId !== null,
+        createdAt,
+      })),
     );
     rows = await repository.findAccountsByKeys(tx, keys);
   }
@@ -46,14 +57,24 @@ export async function ensureAccounts(tx: Tx, clock: Clock, keys: readonly Accoun
 }
 
 /** A merchant's account in one book: a sandbox shop's keys see the sandbox book, a live shop's the live one. */
-export function merchantAccountKey(book: LedgerBook, merchantId: string, currency: LedgerCurrency, kind: MerchantAccountKind): AccountKey {
+export function merchantAccountKey(
+  book: LedgerBook,
+  merchantId: string,
+  currency: LedgerCurrency,
+  kind: MerchantAccountKind,
+): AccountKey {
   return { book, merchantId, currency, kind };
 }
 
 /** Shards of each gateway account that payment credits spread over (see shardOf). */
 export const SYSTEM_ACCOUNT_SHARDS = 16;
 
-export function systemAccountKey(book: LedgerBook, kind: SystemAccountKind, currency: LedgerCurrency, shard = 0): AccountKey {
+export function systemAccountKey(
+  book: LedgerBook,
+  kind: SystemAccountKind,
+  currency: LedgerCurrency,
+  shard = 0,
+): AccountKey {
   assert.ok(Number.isInteger(shard) && shard >= 0 && shard < 256, `system account shard ${shard}`);
   return { book, merchantId: null, currency, kind, shard };
 }
@@ -68,7 +89,14 @@ export function shardOf(id: string, shards = SYSTEM_ACCOUNT_SHARDS): number {
 }
 
 /** Every account a merchant has in a book: RUB and USDT, main and payout, created on first sight. */
-export async function ensureMerchantAccounts(tx: Tx, clock: Clock, book: LedgerBook, merchantId: string): Promise<AccountRow[]> {
-  const keys = LEDGER_CURRENCIES.flatMap((currency) => MERCHANT_ACCOUNT_KINDS.map((kind) => merchantAccountKey(book, merchantId, currency, kind)));
+export async function ensureMerchantAccounts(
+  tx: Tx,
+  clock: Clock,
+  book: LedgerBook,
+  merchantId: string,
+): Promise<AccountRow[]> {
+  const keys = LEDGER_CURRENCIES.flatMap((currency) =>
+    MERCHANT_ACCOUNT_KINDS.map((kind) => merchantAccountKey(book, merchantId, currency, kind)),
+  );
   return ensureAccounts(tx, clock, keys);
 }

@@ -34,8 +34,15 @@ export interface WrittenTransfer {
 /** Every transfer moves 0..MAX_AMOUNT_MINOR between two different accounts (a void's row carries 0 effect, not a negative amount). */
 export function assertTransfersWellFormed(transfers: readonly WrittenTransfer[]): void {
   for (const transfer of transfers) {
-    assert.ok(transfer.amount >= 0n && transfer.amount <= MAX_AMOUNT_MINOR, `ledger transfer ${transfer.id} has amount ${transfer.amount}`);
-    assert.notEqual(transfer.debit_account_id, transfer.credit_account_id, `ledger transfer ${transfer.id} moves money to its own account`);
+    assert.ok(
+      transfer.amount >= 0n && transfer.amount <= MAX_AMOUNT_MINOR,
+      `ledger transfer ${transfer.id} has amount ${transfer.amount}`,
+    );
+    assert.notEqual(
+      transfer.debit_account_id,
+      transfer.credit_account_id,
+      `ledger transfer ${transfer.id} moves money to its own account`,
+    );
   }
 }
 
@@ -46,7 +53,10 @@ export function assertTotalsValid(accounts: Iterable<WrittenTotals & { readonly 
       assert.ok(total >= 0n, `ledger account ${account.id} would get a negative total`);
     }
     if (account.guarded === true) {
-      assert.ok(account.debitsPending + account.debitsPosted <= account.creditsPosted, `ledger account ${account.id} would be overdrawn`);
+      assert.ok(
+        account.debitsPending + account.debitsPosted <= account.creditsPosted,
+        `ledger account ${account.id} would be overdrawn`,
+      );
     }
   }
 }
@@ -60,14 +70,18 @@ export function assertBalanced(after: Iterable<WrittenTotals>, before: ReadonlyM
     const debits = account.debitsPosted + account.debitsPending - previous.debitsPosted - previous.debitsPending;
     netByCurrency.set(account.currency, (netByCurrency.get(account.currency) ?? 0n) + credits - debits);
   }
-  for (const [currency, net] of netByCurrency) assert.equal(net, 0n, `ledger chain does not balance in ${currency}: ${net}`);
+  for (const [currency, net] of netByCurrency)
+    assert.equal(net, 0n, `ledger chain does not balance in ${currency}: ${net}`);
 }
 
 /** A one-statement lone transfer changed exactly its two accounts, of one currency, to valid totals. */
 export function assertLoneWritten(transfer: WrittenTransfer, accounts: readonly WrittenTotals[]): void {
   const debit = accounts.find((account) => account.id === transfer.debit_account_id);
   const credit = accounts.find((account) => account.id === transfer.credit_account_id);
-  assert.ok(debit && credit && accounts.length === 2, `ledger lone transfer ${transfer.id} changed ${accounts.length} accounts`);
+  assert.ok(
+    debit && credit && accounts.length === 2,
+    `ledger lone transfer ${transfer.id} changed ${accounts.length} accounts`,
+  );
   assert.equal(debit.currency, credit.currency, `ledger lone transfer ${transfer.id} moved money between currencies`);
   assertTransfersWellFormed([transfer]);
   assertTotalsValid(accounts);
@@ -87,16 +101,26 @@ export async function checkLedgerInvariants(db: Executor): Promise<InvariantRepo
   const violations: string[] = [];
 
   // 1. Double entry: per currency, all debits equal all credits (posted and pending).
-  const sums = await sql<{ currency: string; debits_posted: string; credits_posted: string; debits_pending: string; credits_pending: string }>`
+  const sums = await sql<{
+    currency: string;
+    debits_posted: string;
+    credits_posted: string;
+    debits_pending: string;
+    credits_pending: string;
+  }>`
     select currency, sum(debits_posted)::text as debits_posted, sum(credits_posted)::text as credits_posted,
            sum(debits_pending)::text as debits_pending, sum(credits_pending)::text as credits_pending
     from ledger_accounts group by currency order by currency`.execute(db);
   for (const row of sums.rows) {
     if (row.debits_posted !== row.credits_posted) {
-      violations.push(`${row.currency}: posted debits ${row.debits_posted} differ from posted credits ${row.credits_posted}`);
+      violations.push(
+        `${row.currency}: posted debits ${row.debits_posted} differ from posted credits ${row.credits_posted}`,
+      );
     }
     if (row.debits_pending !== row.credits_pending) {
-      violations.push(`${row.currency}: pending debits ${row.debits_pending} differ from pending credits ${row.credits_pending}`);
+      violations.push(
+        `${row.currency}: pending debits ${row.debits_pending} differ from pending credits ${row.credits_pending}`,
+      );
     }
   }
 
@@ -125,7 +149,9 @@ export async function checkLedgerInvariants(db: Executor): Promise<InvariantRepo
        or a.credits_pending <> coalesce(d.credits_pending, 0) or a.credits_posted <> coalesce(d.credits_posted, 0)
     order by a.id limit ${MAX_REPORTED}`.execute(db);
   for (const row of mismatched.rows) {
-    violations.push(`account ${row.id}: stored totals (dr pending/dr posted/cr pending/cr posted) ${row.stored} but its transfers give ${row.derived}`);
+    violations.push(
+      `account ${row.id}: stored totals (dr pending/dr posted/cr pending/cr posted) ${row.stored} but its transfers give ${row.derived}`,
+    );
   }
 
   // 3. No merchant account below zero available.
@@ -167,11 +193,15 @@ export async function checkLedgerInvariants(db: Executor): Promise<InvariantRepo
        or (o.seq is not null and o.balance_after <> a.credits_posted - a.debits_posted - a.debits_pending)
     order by a.id limit ${MAX_REPORTED}`.execute(db);
   for (const row of history.rows) {
-    violations.push(`account ${row.id}: available ${row.available} but its history sums to ${row.summed} (last balance_after ${row.last ?? 'none'})`);
+    violations.push(
+      `account ${row.id}: available ${row.available} but its history sums to ${row.summed} (last balance_after ${row.last ?? 'none'})`,
+    );
   }
 
   const counts = await sql<{ accounts: string; transfers: string }>`
-    select (select count(*) from ledger_accounts)::text as accounts, (select count(*) from ledger_transfers)::text as transfers`.execute(db);
+    select (select count(*) from ledger_accounts)::text as accounts, (select count(*) from ledger_transfers)::text as transfers`.execute(
+    db,
+  );
   return {
     ok: violations.length === 0,
     violations,

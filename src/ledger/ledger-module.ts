@@ -3,7 +3,16 @@
 import type { AppContext } from '../context.ts';
 import type { BuiltModule } from '../gateway-module.ts';
 import { balanceRoutes } from './balance-routes.ts';
-import { executeBatch, executeLinked, findTransfer, post, reserve, reverse, transfer, voidPending } from './ledger-service.ts';
+import {
+  executeBatch,
+  executeLinked,
+  findTransfer,
+  post,
+  reserve,
+  reverse,
+  transfer,
+  voidPending,
+} from './ledger-service.ts';
 import { createReservationExpiryWorker } from './reservation-expiry-worker.ts';
 
 export type LedgerModuleDeps = Pick<AppContext, 'db' | 'clock' | 'logger' | 'health' | 'notifications'>;

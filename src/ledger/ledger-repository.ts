@@ -19,7 +19,10 @@ export interface AccountKey {
   readonly shard?: number | undefined;
 }
 
-export async function findAccountsByKeys(db: Executor<LedgerTables>, keys: readonly AccountKey[]): Promise<AccountRow[]> {
+export async function findAccountsByKeys(
+  db: Executor<LedgerTables>,
+  keys: readonly AccountKey[],
+): Promise<AccountRow[]> {
   if (keys.length === 0) return [];
   return db
     .selectFrom('ledger_accounts')
@@ -79,13 +82,23 @@ export async function lockAccounts(tx: Tx<LedgerTables>, ids: readonly string[])
   const sorted = [...new Set(ids)].sort();
   // FOR NO KEY UPDATE, the lock the totals' UPDATE takes anyway: it excludes other ledger writers, but
   // not the foreign-key checks (FOR KEY SHARE) of rows that merely reference these accounts.
-  return tx.selectFrom('ledger_accounts').selectAll().where('id', 'in', sorted).orderBy('id').forNoKeyUpdate().execute();
+  return tx
+    .selectFrom('ledger_accounts')
+    .selectAll()
+    .where('id', 'in', sorted)
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
 }
 
 export async function findTransfersByKeys(db: Executor<LedgerTables>, keys: readonly string[]): Promise<TransferRow[]> {
   if (keys.length === 0) return [];
   // One array parameter: the same prepared text for one key or a thousand (a batch's look-up).
-  return db.selectFrom('ledger_transfers').selectAll().where(sql<boolean>`idempotency_key = any(${[...keys]}::text[])`).execute();
+  return db
+    .selectFrom('ledger_transfers')
+    .selectAll()
+    .where(sql<boolean>`idempotency_key = any(${[...keys]}::text[])`)
+    .execute();
 }
 
 /** When the next open reservation's timeout runs out, after `now` (the due ones were just voided). */
@@ -94,7 +107,9 @@ export async function nextOpenReservationExpiryAfter(db: Executor<LedgerTables>,
     .selectFrom('ledger_transfers as t')
     .select('t.expires_at')
     .where('t.expires_at', '>', now)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('ledger_transfers as c').select('c.id').whereRef('c.pending_id', '=', 't.id'))))
+    .where((eb) =>
+      eb.not(eb.exists(eb.selectFrom('ledger_transfers as c').select('c.id').whereRef('c.pending_id', '=', 't.id'))),
+    )
     .orderBy('t.expires_at')
     .limit(1)
     .executeTakeFirst();
@@ -102,12 +117,18 @@ export async function nextOpenReservationExpiryAfter(db: Executor<LedgerTables>,
 }
 
 /** Open reservations whose timeout has run out, soonest first (the expiry worker's queue). */
-export async function findExpiredReservations(db: Executor<LedgerTables>, now: Date, limit: number): Promise<TransferRow[]> {
+export async function findExpiredReservations(
+  db: Executor<LedgerTables>,
+  now: Date,
+  limit: number,
+): Promise<TransferRow[]> {
   return db
     .selectFrom('ledger_transfers as t')
     .selectAll('t')
     .where('t.expires_at', '<=', now)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('ledger_transfers as c').select('c.id').whereRef('c.pending_id', '=', 't.id'))))
+    .where((eb) =>
+      eb.not(eb.exists(eb.selectFrom('ledger_transfers as c').select('c.id').whereRef('c.pending_id', '=', 't.id'))),
+    )
     .orderBy('t.expires_at')
     .limit(limit)
     .execute();
@@ -126,7 +147,10 @@ export async function sumReversals(db: Executor<LedgerTables>, originalTransferI
 }
 
 /** The post or void that closed this reservation, if any. */
-export async function findClosingTransfer(db: Executor<LedgerTables>, pendingTransferId: string): Promise<TransferRow | undefined> {
+export async function findClosingTransfer(
+  db: Executor<LedgerTables>,
+  pendingTransferId: string,
+): Promise<TransferRow | undefined> {
   return db.selectFrom('ledger_transfers').selectAll().where('pending_id', '=', pendingTransferId).executeTakeFirst();
 }
 
@@ -193,7 +217,8 @@ export async function writeChain(
   );
   const accountValues = sql.join(
     accounts.map(
-      (a) => sql`(${a.id}::text, ${int8(a.debitsPending)}, ${int8(a.debitsPosted)}, ${int8(a.creditsPending)}, ${int8(a.creditsPosted)})`,
+      (a) =>
+        sql`(${a.id}::text, ${int8(a.debitsPending)}, ${int8(a.debitsPosted)}, ${int8(a.creditsPending)}, ${int8(a.creditsPosted)})`,
     ),
   );
   const operationsPart =
@@ -334,7 +359,10 @@ export interface WrittenAccount extends AccountTotals {
  * answers the repeat. A concurrent insert of the same id fails the statement
  * with a unique violation, as on the general path.
  */
-export async function writeLoneTransfer(tx: Tx<LedgerTables>, lone: LoneTransfer): Promise<WrittenAccount[] | undefined> {
+export async function writeLoneTransfer(
+  tx: Tx<LedgerTables>,
+  lone: LoneTransfer,
+): Promise<WrittenAccount[] | undefined> {
   const t = lone.transfer;
   const reserve = t.status === 'pending';
   const pending = int8(reserve ? t.amount : 0n);
@@ -383,7 +411,9 @@ export async function writeLoneTransfer(tx: Tx<LedgerTables>, lone: LoneTransfer
     select id, currency, debits_pending as "debitsPending", debits_posted as "debitsPosted",
            credits_pending as "creditsPending", credits_posted as "creditsPosted", false as credit from debited
     union all
-    select id, currency, debits_pending, debits_posted, credits_pending, credits_posted, true from credited`.execute(tx);
+    select id, currency, debits_pending, debits_posted, credits_pending, credits_posted, true from credited`.execute(
+    tx,
+  );
   if (result.rows.length === 0) return undefined;
   return result.rows;
 }
@@ -404,7 +434,10 @@ export async function writeBatch(
   const texts = <T>(values: readonly T[], pick: (value: T) => string | null) => values.map(pick);
   // A batch is written at one moment (executeBatch's clock reading): one timestamp parameter, not thousands.
   const createdAt = transfers[0]!.created_at;
-  if (transfers.some((t) => t.created_at.getTime() !== createdAt.getTime()) || operations.some((o) => o.createdAt.getTime() !== createdAt.getTime())) {
+  if (
+    transfers.some((t) => t.created_at.getTime() !== createdAt.getTime()) ||
+    operations.some((o) => o.createdAt.getTime() !== createdAt.getTime())
+  ) {
     throw new Error('writeBatch: the movements of a batch share one created_at');
   }
   const at = createdAt.toISOString();
@@ -507,7 +540,9 @@ export function fanOutReservationsCtes(fanOuts: readonly FanOutRows[]): ReturnTy
       return { referenceId: fanOut.referenceId, leg, later };
     });
   });
-  const accountIds = [...new Set(fanOuts.flatMap((fanOut) => [fanOut.debitAccountId, ...fanOut.legs.map((leg) => leg.creditAccountId)]))];
+  const accountIds = [
+    ...new Set(fanOuts.flatMap((fanOut) => [fanOut.debitAccountId, ...fanOut.legs.map((leg) => leg.creditAccountId)])),
+  ];
   const texts = <T>(values: readonly T[], pick: (value: T) => string) => values.map(pick);
   return sql`ledger_fan_outs (debit_account_id, total, chain_id, reference_type, reference_id, created_at, position) as (
       select * from unnest(${texts(fanOuts, (f) => f.debitAccountId)}::text[], ${texts(totals, (total) => total.toString())}::int8[],

@@ -23,8 +23,14 @@ import { newId } from '../ids.ts';
 import type { LedgerBook, LedgerCurrency, LedgerTables, TransferStatus } from './ledger-tables.ts';
 
 // What other modules may name of the ledger's model; they never import its tables.
-export type { LedgerBook,  TransferStatus } from './ledger-tables.ts';
-import { assertBalanced, assertLoneWritten, assertTotalsValid, assertTransfersWellFormed, MAX_AMOUNT_MINOR } from './ledger-invariants.ts';
+export type { LedgerBook, TransferStatus } from './ledger-tables.ts';
+import {
+  assertBalanced,
+  assertLoneWritten,
+  assertTotalsValid,
+  assertTransfersWellFormed,
+  MAX_AMOUNT_MINOR,
+} from './ledger-invariants.ts';
 import * as repository from './ledger-repository.ts';
 import {
   differentBooks,
@@ -148,11 +154,19 @@ function toLedgerTransfer(row: TransferRow): LedgerTransfer {
   };
 }
 
-export async function transfer(tx: Tx, clock: Clock, input: TransferInput): Promise<LedgerTransfer & { replayed: boolean }> {
+export async function transfer(
+  tx: Tx,
+  clock: Clock,
+  input: TransferInput,
+): Promise<LedgerTransfer & { replayed: boolean }> {
   return single(tx, clock, { action: 'transfer', ...input });
 }
 
-export async function reserve(tx: Tx, clock: Clock, input: TransferInput): Promise<LedgerTransfer & { replayed: boolean }> {
+export async function reserve(
+  tx: Tx,
+  clock: Clock,
+  input: TransferInput,
+): Promise<LedgerTransfer & { replayed: boolean }> {
   return single(tx, clock, { action: 'reserve', ...input });
 }
 
@@ -160,7 +174,11 @@ export async function post(tx: Tx, clock: Clock, input: PostInput): Promise<Ledg
   return single(tx, clock, { action: 'post', ...input });
 }
 
-export async function voidPending(tx: Tx, clock: Clock, input: VoidInput): Promise<LedgerTransfer & { replayed: boolean }> {
+export async function voidPending(
+  tx: Tx,
+  clock: Clock,
+  input: VoidInput,
+): Promise<LedgerTransfer & { replayed: boolean }> {
   return single(tx, clock, { action: 'void', ...input });
 }
 
@@ -176,25 +194,39 @@ function validateShape(requests: readonly LedgerRequest[]): void {
   const ids = new Set<string>();
   const pendingIds = new Set<string>();
   for (const request of requests) {
-    if (request.id.length < 1 || request.id.length > MAX_ID_LENGTH) throw new InvalidRequestError(`a transfer id has 1 to ${MAX_ID_LENGTH} characters`);
+    if (request.id.length < 1 || request.id.length > MAX_ID_LENGTH)
+      throw new InvalidRequestError(`a transfer id has 1 to ${MAX_ID_LENGTH} characters`);
     if (ids.has(request.id)) throw new InvalidRequestError(`transfer id "${request.id}" appears twice in one chain`);
     ids.add(request.id);
     if (request.action === 'transfer' || request.action === 'reserve') {
-      if (request.debitAccountId === request.creditAccountId) throw new InvalidRequestError('a transfer needs two different accounts');
-      if (request.amount <= 0n || request.amount > MAX_AMOUNT_MINOR) throw new InvalidRequestError(`amount must be 1 to ${MAX_AMOUNT_MINOR} minor units`);
+      if (request.debitAccountId === request.creditAccountId)
+        throw new InvalidRequestError('a transfer needs two different accounts');
+      if (request.amount <= 0n || request.amount > MAX_AMOUNT_MINOR)
+        throw new InvalidRequestError(`amount must be 1 to ${MAX_AMOUNT_MINOR} minor units`);
       if (request.timeoutSeconds !== undefined) {
         if (request.action !== 'reserve') throw new InvalidRequestError('only a reservation can have a timeout');
-        if (!Number.isInteger(request.timeoutSeconds) || request.timeoutSeconds < 1 || request.timeoutSeconds > MAX_TIMEOUT_SECONDS) {
+        if (
+          !Number.isInteger(request.timeoutSeconds) ||
+          request.timeoutSeconds < 1 ||
+          request.timeoutSeconds > MAX_TIMEOUT_SECONDS
+        ) {
           throw new InvalidRequestError(`a reservation's timeout is 1 to ${MAX_TIMEOUT_SECONDS} whole seconds`);
         }
       }
-      if (request.reference.type.length < 1 || request.reference.type.length > 40 || request.reference.id.length < 1 || request.reference.id.length > MAX_ID_LENGTH) {
+      if (
+        request.reference.type.length < 1 ||
+        request.reference.type.length > 40 ||
+        request.reference.id.length < 1 ||
+        request.reference.id.length > MAX_ID_LENGTH
+      ) {
         throw new InvalidRequestError('a transfer reference needs a type (1..40 characters) and an id');
       }
     } else {
-      if (pendingIds.has(request.pendingId)) throw new InvalidRequestError(`reservation "${request.pendingId}" is closed twice in one chain`);
+      if (pendingIds.has(request.pendingId))
+        throw new InvalidRequestError(`reservation "${request.pendingId}" is closed twice in one chain`);
       pendingIds.add(request.pendingId);
-      if (ids.has(request.pendingId)) throw new InvalidRequestError('a chain cannot post or void a reservation it creates');
+      if (ids.has(request.pendingId))
+        throw new InvalidRequestError('a chain cannot post or void a reservation it creates');
       if (request.action === 'post' && request.amount !== undefined && request.amount <= 0n) {
         throw new InvalidRequestError('a posted amount must be greater than zero');
       }
@@ -220,7 +252,11 @@ function sameRequest(row: TransferRow, request: LedgerRequest, pending: Readonly
       );
     case 'post': {
       const reservation = pending.get(request.pendingId);
-      return row.status === 'posted' && row.pending_id === reservation?.id && row.amount === (request.amount ?? reservation.amount);
+      return (
+        row.status === 'posted' &&
+        row.pending_id === reservation?.id &&
+        row.amount === (request.amount ?? reservation.amount)
+      );
     }
     case 'void':
       return row.status === 'voided' && row.pending_id === pending.get(request.pendingId)?.id;
@@ -234,7 +270,9 @@ function replayOrRefuse(
 ): ChainResult {
   const byKey = new Map(existing.map((row) => [row.idempotency_key, row]));
   const rows = requests.map((request) => byKey.get(request.id));
-  const mismatch = requests.find((request, index) => rows[index] === undefined || !sameRequest(rows[index]!, request, pending));
+  const mismatch = requests.find(
+    (request, index) => rows[index] === undefined || !sameRequest(rows[index]!, request, pending),
+  );
   if (mismatch !== undefined) {
     throw transferIdsTaken([mismatch.id]);
   }
@@ -303,10 +341,16 @@ interface Locked {
  * ids, which saves a round trip while the locks are held. The requests were
  * validated by validateShape.
  */
-async function lockAndCheck(tx: Tx, clock: Clock, requests: readonly LedgerRequest[], lookUpRepeats: boolean): Promise<Locked> {
+async function lockAndCheck(
+  tx: Tx,
+  clock: Clock,
+  requests: readonly LedgerRequest[],
+  lookUpRepeats: boolean,
+): Promise<Locked> {
   const pending = await findReservationsClosed(tx, requests);
   const accountIds = requests.flatMap((request) => {
-    if (request.action === 'transfer' || request.action === 'reserve') return [request.debitAccountId, request.creditAccountId];
+    if (request.action === 'transfer' || request.action === 'reserve')
+      return [request.debitAccountId, request.creditAccountId];
     const reservation = pending.get(request.pendingId)!;
     return [reservation.debit_account_id, reservation.credit_account_id];
   });
@@ -315,7 +359,11 @@ async function lockAndCheck(tx: Tx, clock: Clock, requests: readonly LedgerReque
   for (const id of accountIds) if (!accounts.has(id)) throw noSuchAccount(id);
   if (!lookUpRepeats && pending.size === 0) return { pending, accounts, repeats: [], fresh: requests };
 
-  const existing = await repository.findTransfersByKeysOrPending(tx, requests.map((request) => request.id), [...pending.values()].map((row) => row.id));
+  const existing = await repository.findTransfersByKeysOrPending(
+    tx,
+    requests.map((request) => request.id),
+    [...pending.values()].map((row) => row.id),
+  );
   const byKey = new Map(existing.map((row) => [row.idempotency_key, row]));
   const closedBy = new Map(existing.filter((row) => row.pending_id !== null).map((row) => [row.pending_id!, row]));
   const repeats = requests.flatMap((request) => byKey.get(request.id) ?? []);
@@ -334,7 +382,9 @@ async function lockAndCheck(tx: Tx, clock: Clock, requests: readonly LedgerReque
 
 /** The reservations that the posts and voids close, each found and still a reservation. */
 async function findReservationsClosed(tx: Tx, requests: readonly LedgerRequest[]): Promise<Map<string, TransferRow>> {
-  const pendingKeys = requests.flatMap((request) => (request.action === 'post' || request.action === 'void' ? [request.pendingId] : []));
+  const pendingKeys = requests.flatMap((request) =>
+    request.action === 'post' || request.action === 'void' ? [request.pendingId] : [],
+  );
   const pending = new Map<string, TransferRow>();
   for (const row of await repository.findTransfersByKeys(tx, pendingKeys)) pending.set(row.idempotency_key, row);
   for (const key of pendingKeys) {
@@ -346,7 +396,12 @@ async function findReservationsClosed(tx: Tx, requests: readonly LedgerRequest[]
 }
 
 /** A reservation closed by another id cannot be closed again; one past its timeout can only be voided (the expiry worker does it if nobody else does). */
-function refuseClosedOrExpired(request: LedgerRequest, pending: ReadonlyMap<string, TransferRow>, closedBy: ReadonlyMap<string, TransferRow>, now: Date): void {
+function refuseClosedOrExpired(
+  request: LedgerRequest,
+  pending: ReadonlyMap<string, TransferRow>,
+  closedBy: ReadonlyMap<string, TransferRow>,
+  now: Date,
+): void {
   if (request.action !== 'post' && request.action !== 'void') return;
   const reservation = pending.get(request.pendingId)!;
   const closing = closedBy.get(reservation.id);
@@ -370,7 +425,14 @@ function planWrite(requests: readonly LedgerRequest[], oneChain: boolean, now: D
   const operations: NewOperation[] = [];
   requests.forEach((request, index) => {
     const transferId = index === 0 ? firstId : newId('transfer');
-    const applied = applyRequest(request, transferId, oneChain ? firstId : transferId, now, locked.accounts, locked.pending);
+    const applied = applyRequest(
+      request,
+      transferId,
+      oneChain ? firstId : transferId,
+      now,
+      locked.accounts,
+      locked.pending,
+    );
     transfers.push(applied.transfer);
     for (const change of applied.changes) {
       operations.push({
@@ -387,13 +449,15 @@ function planWrite(requests: readonly LedgerRequest[], oneChain: boolean, now: D
   assertTransfersWellFormed(transfers);
   assertTotalsValid(locked.accounts.values());
   assertBalanced(locked.accounts.values(), before);
-  const totals = [...locked.accounts.values()].map(({ id, debitsPending, debitsPosted, creditsPending, creditsPosted }) => ({
-    id,
-    debitsPending,
-    debitsPosted,
-    creditsPending,
-    creditsPosted,
-  }));
+  const totals = [...locked.accounts.values()].map(
+    ({ id, debitsPending, debitsPosted, creditsPending, creditsPosted }) => ({
+      id,
+      debitsPending,
+      debitsPosted,
+      creditsPending,
+      creditsPosted,
+    }),
+  );
   return { transfers, totals, operations };
 }
 
@@ -436,7 +500,10 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
     }
     throw error;
   }
-  assert.ok(inserted === 0 || inserted === plan.transfers.length, `ledger chain half written: ${inserted} of ${plan.transfers.length} transfers`);
+  assert.ok(
+    inserted === 0 || inserted === plan.transfers.length,
+    `ledger chain half written: ${inserted} of ${plan.transfers.length} transfers`,
+  );
   if (inserted === plan.transfers.length) {
     return { transfers: plan.transfers.map((row) => toLedgerTransfer(row)), replayed: false };
   }
@@ -444,9 +511,16 @@ export async function executeLinked(tx: Tx, clock: Clock, requests: readonly Led
   return replayOrRefuse(requests, await repository.findTransfersByKeys(tx, keys), locked.pending);
 }
 /** A reservation's timeout and when it runs out; null for every other kind of transfer. */
-function reservationTimeout(request: LedgerRequest, now: Date): { timeout_seconds: number | null; expires_at: Date | null } {
-  if (request.action !== 'reserve' || request.timeoutSeconds === undefined) return { timeout_seconds: null, expires_at: null };
-  return { timeout_seconds: request.timeoutSeconds, expires_at: new Date(now.getTime() + request.timeoutSeconds * 1_000) };
+function reservationTimeout(
+  request: LedgerRequest,
+  now: Date,
+): { timeout_seconds: number | null; expires_at: Date | null } {
+  if (request.action !== 'reserve' || request.timeoutSeconds === undefined)
+    return { timeout_seconds: null, expires_at: null };
+  return {
+    timeout_seconds: request.timeoutSeconds,
+    expires_at: new Date(now.getTime() + request.timeoutSeconds * 1_000),
+  };
 }
 
 /**
@@ -467,7 +541,11 @@ class LedgerWriteRaceError extends Error {
  * (repository.writeLoneTransfer); undefined when it wrote nothing. What it wrote
  * is checked against the invariants before anything else runs.
  */
-async function writeLone(tx: Tx, clock: Clock, request: TransferInput & { action: 'transfer' | 'reserve' }): Promise<ChainResult | undefined> {
+async function writeLone(
+  tx: Tx,
+  clock: Clock,
+  request: TransferInput & { action: 'transfer' | 'reserve' },
+): Promise<ChainResult | undefined> {
   const now = clock.now();
   const id = newId('transfer');
   const reserve = request.action === 'reserve';
@@ -488,7 +566,11 @@ async function writeLone(tx: Tx, clock: Clock, request: TransferInput & { action
   };
   let accounts: repository.WrittenAccount[] | undefined;
   try {
-    accounts = await repository.writeLoneTransfer(tx, { transfer, debitOperationId: newId('operation'), creditOperationId: newId('operation') });
+    accounts = await repository.writeLoneTransfer(tx, {
+      transfer,
+      debitOperationId: newId('operation'),
+      creditOperationId: newId('operation'),
+    });
   } catch (error) {
     // Another transaction committed this id while the statement ran: a serialization conflict.
     // Run again, the caller's transaction finds the id and answers as a repeat (or a refusal).
@@ -513,7 +595,8 @@ function applyRequest(
   accounts: ReadonlyMap<string, MutableTotals>,
   pending: ReadonlyMap<string, TransferRow>,
 ): AppliedRequest {
-  const reservation = request.action === 'post' || request.action === 'void' ? pending.get(request.pendingId)! : undefined;
+  const reservation =
+    request.action === 'post' || request.action === 'void' ? pending.get(request.pendingId)! : undefined;
   const debitId = reservation ? reservation.debit_account_id : (request as TransferInput).debitAccountId;
   const creditId = reservation ? reservation.credit_account_id : (request as TransferInput).creditAccountId;
   const debit = accounts.get(debitId)!;
@@ -567,7 +650,12 @@ function applyRequest(
   const announcesIncoming = request.action === 'reserve' && credit.merchantId !== null;
   const changes = [
     { accountId: debit.id, delta: availableOf(debit) - before.debit, availableAfter: availableOf(debit), keep: false },
-    { accountId: credit.id, delta: availableOf(credit) - before.credit, availableAfter: availableOf(credit), keep: announcesIncoming },
+    {
+      accountId: credit.id,
+      delta: availableOf(credit) - before.credit,
+      availableAfter: availableOf(credit),
+      keep: announcesIncoming,
+    },
   ]
     .filter((change) => change.delta !== 0n || change.keep)
     .map(({ accountId, delta, availableAfter }) => ({ accountId, delta, availableAfter }));
@@ -611,7 +699,11 @@ export interface ReverseInput {
  * `reversal` transfer in the opposite direction, referring to the original.
  * It is refused like any transfer when the account it takes from lacks the money.
  */
-export async function reverse(tx: Tx, clock: Clock, input: ReverseInput): Promise<LedgerTransfer & { replayed: boolean }> {
+export async function reverse(
+  tx: Tx,
+  clock: Clock,
+  input: ReverseInput,
+): Promise<LedgerTransfer & { replayed: boolean }> {
   const [original] = await repository.findTransfersByKeys(tx, [input.originalId]);
   if (!original) throw noSuchTransfer(input.originalId);
   if (original.status !== 'posted') throw reversalNotPosted(input.originalId, original.status);
@@ -638,7 +730,10 @@ export async function reverse(tx: Tx, clock: Clock, input: ReverseInput): Promis
 }
 
 /** A transfer by the caller's id, with the status of a reservation resolved (pending, posted or voided). */
-export async function findTransfer(db: Executor, id: string): Promise<(LedgerTransfer & { currentStatus: TransferStatus }) | undefined> {
+export async function findTransfer(
+  db: Executor,
+  id: string,
+): Promise<(LedgerTransfer & { currentStatus: TransferStatus }) | undefined> {
   const [row] = await repository.findTransfersByKeys(db, [id]);
   if (!row) return undefined;
   let currentStatus = row.status;
@@ -661,9 +756,14 @@ export const MAX_BATCH_LENGTH = 1_000;
  * expired) throws and writes nothing, so the caller's transaction rolls back
  * the whole batch. Returns how many movements were written.
  */
-export async function executeBatch(tx: Tx, clock: Clock, requests: readonly LedgerRequest[]): Promise<{ written: number; replayed: number }> {
+export async function executeBatch(
+  tx: Tx,
+  clock: Clock,
+  requests: readonly LedgerRequest[],
+): Promise<{ written: number; replayed: number }> {
   if (requests.length === 0) return { written: 0, replayed: 0 };
-  if (requests.length > MAX_BATCH_LENGTH) throw new InvalidRequestError(`a batch has 1 to ${MAX_BATCH_LENGTH} movements`);
+  if (requests.length > MAX_BATCH_LENGTH)
+    throw new InvalidRequestError(`a batch has 1 to ${MAX_BATCH_LENGTH} movements`);
   validateShape(requests);
   const locked = await lockAndCheck(tx, clock, requests, true);
   if (locked.fresh.length === 0) return { written: 0, replayed: requests.length };
@@ -672,10 +772,14 @@ export async function executeBatch(tx: Tx, clock: Clock, requests: readonly Ledg
   try {
     inserted = await repository.writeBatch(tx, plan.transfers, plan.totals, plan.operations);
   } catch (error) {
-    if (isUniqueViolation(error, 'ledger_transfers_idempotency_key')) throw new LedgerWriteRaceError(locked.fresh[0]!.id, error);
+    if (isUniqueViolation(error, 'ledger_transfers_idempotency_key'))
+      throw new LedgerWriteRaceError(locked.fresh[0]!.id, error);
     throw error;
   }
-  assert.ok(inserted === 0 || inserted === plan.transfers.length, `ledger batch half written: ${inserted} of ${plan.transfers.length} transfers`);
+  assert.ok(
+    inserted === 0 || inserted === plan.transfers.length,
+    `ledger batch half written: ${inserted} of ${plan.transfers.length} transfers`,
+  );
   // A concurrent transaction committed one of these ids after the look-up: run the caller's transaction again.
   if (inserted === 0) throw new LedgerWriteRaceError(locked.fresh[0]!.id, undefined);
   return { written: inserted, replayed: requests.length - locked.fresh.length };
@@ -684,7 +788,12 @@ export async function executeBatch(tx: Tx, clock: Clock, requests: readonly Ledg
 /** A reservation from one account to several, every leg a pending transfer of one chain (a payout: its amount and fees). */
 export interface FanOutReservation {
   readonly debitAccountId: string;
-  readonly legs: readonly { readonly id: string; readonly creditAccountId: string; readonly amount: bigint; readonly type: TransferType }[];
+  readonly legs: readonly {
+    readonly id: string;
+    readonly creditAccountId: string;
+    readonly amount: bigint;
+    readonly type: TransferType;
+  }[];
   readonly reference: LedgerReference;
 }
 
@@ -703,18 +812,33 @@ const MAX_FAN_OUT_LEGS = 10;
  * in the order given. The caller's statement begins `with recursive`. When one
  * wrote nothing, explainUnwrittenReservation says why.
  */
-export function fanOutReservations(clock: Clock, requests: readonly FanOutReservation[]): { readonly ctes: ReturnType<typeof repository.fanOutReservationsCtes>; readonly writtenCte: string } {
+export function fanOutReservations(
+  clock: Clock,
+  requests: readonly FanOutReservation[],
+): { readonly ctes: ReturnType<typeof repository.fanOutReservationsCtes>; readonly writtenCte: string } {
   if (requests.length < 1) throw new InvalidRequestError('fan-out reservations: none given');
   const debits = new Set(requests.map((request) => request.debitAccountId));
-  if (new Set(requests.map((request) => request.reference.id)).size !== requests.length) throw new InvalidRequestError('fan-out reservations of one statement name different references');
+  if (new Set(requests.map((request) => request.reference.id)).size !== requests.length)
+    throw new InvalidRequestError('fan-out reservations of one statement name different references');
   const createdAt = clock.now();
   const rows = requests.map((request) => {
-    if (request.legs.length < 1 || request.legs.length > MAX_FAN_OUT_LEGS) throw new InvalidRequestError(`a fan-out reservation has 1 to ${MAX_FAN_OUT_LEGS} legs`);
+    if (request.legs.length < 1 || request.legs.length > MAX_FAN_OUT_LEGS)
+      throw new InvalidRequestError(`a fan-out reservation has 1 to ${MAX_FAN_OUT_LEGS} legs`);
     validateShape(
-      request.legs.map((leg) => ({ action: 'reserve', id: leg.id, debitAccountId: request.debitAccountId, creditAccountId: leg.creditAccountId, amount: leg.amount, type: leg.type, reference: request.reference })),
+      request.legs.map((leg) => ({
+        action: 'reserve',
+        id: leg.id,
+        debitAccountId: request.debitAccountId,
+        creditAccountId: leg.creditAccountId,
+        amount: leg.amount,
+        type: leg.type,
+        reference: request.reference,
+      })),
     );
-    if (new Set(request.legs.map((leg) => leg.creditAccountId)).size !== request.legs.length) throw new InvalidRequestError('the legs of a fan-out reservation credit different accounts');
-    if (request.legs.some((leg) => debits.has(leg.creditAccountId))) throw new InvalidRequestError('an account debited by a fan-out reservation is credited in the same statement');
+    if (new Set(request.legs.map((leg) => leg.creditAccountId)).size !== request.legs.length)
+      throw new InvalidRequestError('the legs of a fan-out reservation credit different accounts');
+    if (request.legs.some((leg) => debits.has(leg.creditAccountId)))
+      throw new InvalidRequestError('an account debited by a fan-out reservation is credited in the same statement');
     const chainId = newId('transfer');
     return {
       debitAccountId: request.debitAccountId,
@@ -735,7 +859,14 @@ export function fanOutReservations(clock: Clock, requests: readonly FanOutReserv
   // The caller's statement writes these rows; what it can assert, it asserts here, before it runs.
   // The totals' invariants hold in the statement itself: its debit UPDATE refuses what an account cannot afford.
   assertTransfersWellFormed(
-    rows.flatMap((row) => row.legs.map((leg) => ({ id: leg.transferId, amount: leg.amount, debit_account_id: row.debitAccountId, credit_account_id: leg.creditAccountId }))),
+    rows.flatMap((row) =>
+      row.legs.map((leg) => ({
+        id: leg.transferId,
+        amount: leg.amount,
+        debit_account_id: row.debitAccountId,
+        credit_account_id: leg.creditAccountId,
+      })),
+    ),
   );
   return { ctes: repository.fanOutReservationsCtes(rows), writtenCte: repository.FAN_OUT_WRITTEN_CTE };
 }
@@ -752,10 +883,16 @@ export async function explainUnwrittenReservation(db: Executor, request: FanOutR
   for (const id of ids) if (!accounts.has(id)) throw noSuchAccount(id);
   const debit = accounts.get(request.debitAccountId)!;
   const total = request.legs.reduce((sum, leg) => sum + leg.amount, 0n);
-  if (debit.debits_must_not_exceed_credits && debit.debits_pending + debit.debits_posted + total > debit.credits_posted) {
+  if (
+    debit.debits_must_not_exceed_credits &&
+    debit.debits_pending + debit.debits_posted + total > debit.credits_posted
+  ) {
     throw insufficientFunds(debit.id);
   }
-  const existing = await repository.findTransfersByKeys(db, request.legs.map((leg) => leg.id));
+  const existing = await repository.findTransfersByKeys(
+    db,
+    request.legs.map((leg) => leg.id),
+  );
   if (existing.length > 0) throw transferIdsTaken(existing.map((row) => row.idempotency_key));
   const rows = [...accounts.values()];
   if (rows.some((row) => row.book !== debit.book || row.currency !== debit.currency)) {

@@ -22,7 +22,9 @@ export function expiryVoidId(reservationTransferId: string): string {
   return `expiry:${reservationTransferId}`;
 }
 
-export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health' | 'notifications'>): ReservationExpiryWorker {
+export function createReservationExpiryWorker(
+  context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health' | 'notifications'>,
+): ReservationExpiryWorker {
   /** The last pass stopped at its batch limit with reservations still due. */
   let cutShort = false;
   async function runOnce(): Promise<number> {
@@ -33,7 +35,10 @@ export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | '
       for (const reservation of due) {
         try {
           const result = await inTransaction(context.db, (tx) =>
-            voidPending(tx, context.clock, { id: expiryVoidId(reservation.id), pendingId: reservation.idempotency_key }),
+            voidPending(tx, context.clock, {
+              id: expiryVoidId(reservation.id),
+              pendingId: reservation.idempotency_key,
+            }),
           );
           if (!result.replayed) voided++;
         } catch (error) {
@@ -61,7 +66,8 @@ export function createReservationExpiryWorker(context: Pick<AppContext, 'db' | '
       notifications: context.notifications,
       topic: WORK_TOPICS.reservationExpiry,
       clock: context.clock,
-      nextDueAt: async (passStartedAt) => (cutShort ? context.clock.now() : nextOpenReservationExpiryAfter(context.db, passStartedAt)),
+      nextDueAt: async (passStartedAt) =>
+        cutShort ? context.clock.now() : nextOpenReservationExpiryAfter(context.db, passStartedAt),
     },
   });
 }

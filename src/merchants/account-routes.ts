@@ -32,32 +32,34 @@ const Account = Type.Object(
   },
 );
 
-export const accountRoutes = (context: Pick<AppContext, 'db'>): ModuleRoutes => async (app) => {
-  app.get(
-    '/account',
-    {
-      // Any key may ask who it is.
-      config: { scopes: API_KEY_SCOPES },
-      // A key always belongs to a shop (a foreign key), so the not-found below is a guard, not an answer.
-      schema: {
-        operationId: 'getAccount',
-        tags: ['account'],
-        summary: 'The shop and scopes of the presented API key',
-        response: { 200: Account, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS) },
+export const accountRoutes =
+  (context: Pick<AppContext, 'db'>): ModuleRoutes =>
+  async (app) => {
+    app.get(
+      '/account',
+      {
+        // Any key may ask who it is.
+        config: { scopes: API_KEY_SCOPES },
+        // A key always belongs to a shop (a foreign key), so the not-found below is a guard, not an answer.
+        schema: {
+          operationId: 'getAccount',
+          tags: ['account'],
+          summary: 'The shop and scopes of the presented API key',
+          response: { 200: Account, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS) },
+        },
       },
-    },
-    async (request) => {
-      const principal = principalOf(request);
-      const shop = await findShop(context.db, principal.shopId);
-      if (!shop) throw new NotFoundError();
-      return {
-        merchant_id: principal.merchantId,
-        shop_id: shop.id,
-        shop_name: shop.name,
-        mode: shop.mode,
-        key_id: principal.keyId,
-        scopes: [...principal.scopes],
-      };
-    },
-  );
-};
+      async (request) => {
+        const principal = principalOf(request);
+        const shop = await findShop(context.db, principal.shopId);
+        if (!shop) throw new NotFoundError();
+        return {
+          merchant_id: principal.merchantId,
+          shop_id: shop.id,
+          shop_name: shop.name,
+          mode: shop.mode,
+          key_id: principal.keyId,
+          scopes: [...principal.scopes],
+        };
+      },
+    );
+  };

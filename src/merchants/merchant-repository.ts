@@ -5,19 +5,31 @@ import type { ApiKeyScope, MerchantTables, ShopMode } from './merchant-tables.ts
 
 export type ShopRow = Selectable<MerchantTables['shops']>;
 
-export async function insertMerchant(db: Executor<MerchantTables>, row: Insertable<MerchantTables['merchants']>): Promise<void> {
+export async function insertMerchant(
+  db: Executor<MerchantTables>,
+  row: Insertable<MerchantTables['merchants']>,
+): Promise<void> {
   await db.insertInto('merchants').values(row).execute();
 }
 
-export async function findMerchant(db: Executor<MerchantTables>, merchantId: string): Promise<{ id: string; name: string } | undefined> {
+export async function findMerchant(
+  db: Executor<MerchantTables>,
+  merchantId: string,
+): Promise<{ id: string; name: string } | undefined> {
   return db.selectFrom('merchants').select(['id', 'name']).where('id', '=', merchantId).executeTakeFirst();
 }
 
-export async function insertShop(db: Executor<MerchantTables>, row: Insertable<MerchantTables['shops']>): Promise<void> {
+export async function insertShop(
+  db: Executor<MerchantTables>,
+  row: Insertable<MerchantTables['shops']>,
+): Promise<void> {
   await db.insertInto('shops').values(row).execute();
 }
 
-export async function insertApiKey(db: Executor<MerchantTables>, row: Insertable<MerchantTables['api_keys']>): Promise<void> {
+export async function insertApiKey(
+  db: Executor<MerchantTables>,
+  row: Insertable<MerchantTables['api_keys']>,
+): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
 }
 
@@ -26,7 +38,10 @@ export async function findShop(db: Executor<MerchantTables>, shopId: string): Pr
 }
 
 export async function countMerchants(db: Executor<MerchantTables>): Promise<number> {
-  const row = await db.selectFrom('merchants').select((eb) => eb.fn.countAll<bigint>().as('count')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('merchants')
+    .select((eb) => eb.fn.countAll<bigint>().as('count'))
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
@@ -40,7 +55,10 @@ export interface ApiKeyWithShop {
   readonly merchantId: string;
 }
 
-export async function findApiKeyByHash(db: Executor<MerchantTables>, keyHash: Uint8Array): Promise<ApiKeyWithShop | undefined> {
+export async function findApiKeyByHash(
+  db: Executor<MerchantTables>,
+  keyHash: Uint8Array,
+): Promise<ApiKeyWithShop | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('shops', 'shops.id', 'api_keys.shop_id')

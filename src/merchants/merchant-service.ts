@@ -4,13 +4,7 @@ import type { Clock } from '../clock.ts';
 import { InvalidRequestError, NotFoundError, UnauthorizedError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { inTransaction, isUniqueViolation, type Db, type Executor, type Tx } from '../db/transaction.ts';
-import {
-  apiKeyHashesEqual,
-  apiKeyPrefix,
-  generateApiKey,
-  hashApiKey,
-  isWellFormedApiKey,
-} from './api-key-secrets.ts';
+import { apiKeyHashesEqual, apiKeyPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-secrets.ts';
 import { API_KEY_SCOPES, type ApiKeyScope, type ShopMode } from './merchant-tables.ts';
 import * as repository from './merchant-repository.ts';
 import type { Keyring } from '../kms/keyring.ts';
@@ -64,9 +58,19 @@ export async function createShop(deps: MerchantServiceDeps, input: CreateShopInp
 }
 
 /** A shop row, its webhook endpoint and an API key with every scope, inside the caller's transaction. */
-async function openShop(tx: Tx, deps: MerchantServiceDeps, shop: { merchantId: string; name: string; mode: ShopMode }): Promise<CreatedMerchant> {
+async function openShop(
+  tx: Tx,
+  deps: MerchantServiceDeps,
+  shop: { merchantId: string; name: string; mode: ShopMode },
+): Promise<CreatedMerchant> {
   const shopId = newId('shop');
-  await repository.insertShop(tx, { id: shopId, merchant_id: shop.merchantId, name: shop.name, mode: shop.mode, created_at: deps.clock.now() });
+  await repository.insertShop(tx, {
+    id: shopId,
+    merchant_id: shop.merchantId,
+    name: shop.name,
+    mode: shop.mode,
+    created_at: deps.clock.now(),
+  });
   const webhookSecret = await createWebhookEndpoint(tx, deps.keyring, shopId);
   const key = await issueApiKey(tx, deps.clock, shopId, shop.mode, API_KEY_SCOPES);
   return { merchant_id: shop.merchantId, shop_id: shopId, api_key: key.api_key, webhook_secret: webhookSecret };
@@ -89,8 +93,12 @@ export interface ApiPrincipal {
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export function parseScopes(list: string): ApiKeyScope[] {
-  const scopes = list.split(',').map((scope) => scope.trim()).filter(Boolean);
-  if (scopes.length === 0) throw new InvalidRequestError(`scopes must list at least one of ${API_KEY_SCOPES.join(', ')}`);
+  const scopes = list
+    .split(',')
+    .map((scope) => scope.trim())
+    .filter(Boolean);
+  if (scopes.length === 0)
+    throw new InvalidRequestError(`scopes must list at least one of ${API_KEY_SCOPES.join(', ')}`);
   for (const scope of scopes) {
     if (!API_KEY_SCOPES.includes(scope as ApiKeyScope)) {
       throw new InvalidRequestError(`unknown scope "${scope}"; known scopes: ${API_KEY_SCOPES.join(', ')}`);
@@ -118,7 +126,8 @@ export async function createMerchant(deps: MerchantServiceDeps, input: CreateMer
   const name = input.name.trim();
   const email = input.email.trim();
   if (name.length < 1 || name.length > 200) throw new InvalidRequestError('name must be 1 to 200 characters');
-  if (!EMAIL_PATTERN.test(email) || email.length > 320) throw new InvalidRequestError(`"${email}" is not an email address`);
+  if (!EMAIL_PATTERN.test(email) || email.length > 320)
+    throw new InvalidRequestError(`"${email}" is not an email address`);
   if (input.password !== undefined && (input.password.length < 8 || input.password.length > 200)) {
     throw new InvalidRequestError('password must be 8 to 200 characters');
   }
@@ -128,7 +137,13 @@ export async function createMerchant(deps: MerchantServiceDeps, input: CreateMer
   const merchantId = newId('merchant');
   try {
     return await inTransaction(deps.db, async (tx) => {
-      await repository.insertMerchant(tx, { id: merchantId, name, email, password_hash: passwordHash, created_at: now });
+      await repository.insertMerchant(tx, {
+        id: merchantId,
+        name,
+        email,
+        password_hash: passwordHash,
+        created_at: now,
+      });
       return openShop(tx, deps, { merchantId, name: input.shopName?.trim() || name, mode });
     });
   } catch (error) {
@@ -181,7 +196,11 @@ export async function revokeApiKey(deps: MerchantServiceDeps, keyId: string): Pr
  * Resolves a bearer key to its principal, or throws 401 for a malformed, unknown or revoked key.
  * With a cache, a key that authenticated recently is not looked up again (api-key-cache.ts).
  */
-export async function authenticateApiKey(db: Executor, apiKey: string, cache?: ApiKeyCache<ApiPrincipal>): Promise<ApiPrincipal> {
+export async function authenticateApiKey(
+  db: Executor,
+  apiKey: string,
+  cache?: ApiKeyCache<ApiPrincipal>,
+): Promise<ApiPrincipal> {
   if (!isWellFormedApiKey(apiKey)) throw new UnauthorizedError('The API key is malformed.');
   const presentedHash = hashApiKey(apiKey);
   const cached = cache?.get(presentedHash);

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { ASSET_SCALE, type Asset } from './asset.ts';
 
-export type ParsedMinor = { readonly ok: true; readonly minor: bigint } | { readonly ok: false; readonly problem: string };
+export type ParsedMinor =
+  { readonly ok: true; readonly minor: bigint } | { readonly ok: false; readonly problem: string };
 
 /** JSON's number grammar; the integer part is bounded so no lexeme makes a huge BigInt. */
 const JSON_NUMBER = /^(-?)(0|[1-9]\d{0,20})(?:\.(\d{1,40}))?(?:[eE]([+-]?\d{1,3}))?$/;
@@ -22,11 +23,16 @@ const DECIMAL_STRING = /^()(0|[1-9]\d{0,20})(?:\.(\d{1,40}))?$/;
  */
 export function parseMinor(text: string, asset: Asset, form: 'json-number' | 'decimal-string'): ParsedMinor {
   const match = (form === 'json-number' ? JSON_NUMBER : DECIMAL_STRING).exec(text);
-  if (!match) return { ok: false, problem: form === 'json-number' ? 'is not a decimal number' : 'must be a decimal string such as "10.50"' };
+  if (!match)
+    return {
+      ok: false,
+      problem: form === 'json-number' ? 'is not a decimal number' : 'must be a decimal string such as "10.50"',
+    };
   const [, sign, whole, fraction = '', exponentText = '0'] = match;
   const scale = ASSET_SCALE[asset];
   const places = fraction.length - Number(exponentText);
-  if (places > scale) return { ok: false, problem: `has more than ${scale} decimal places (${asset} amounts have at most ${scale})` };
+  if (places > scale)
+    return { ok: false, problem: `has more than ${scale} decimal places (${asset} amounts have at most ${scale})` };
   const digits = BigInt(`${whole}${fraction}`);
   const minor = digits * 10n ** BigInt(scale - places);
   return { ok: true, minor: sign === '-' ? -minor : minor };
@@ -48,7 +54,12 @@ export function minorToJsonNumber(minor: bigint, asset: Asset): number {
   // Up to 15 significant digits a double prints back as the decimal it was made from.
   assert.ok(minor > -(10n ** 15n) && minor < 10n ** 15n, `amount ${minor} is beyond exact JSON numbers`);
   const value = Number(minor) / 10 ** ASSET_SCALE[asset];
-  assert.equal(formatMinor(minor, asset).replace(/\.?0+$/, '').replace(/^-0$/, '0'), String(value).replace(/^-0$/, '0'));
+  assert.equal(
+    formatMinor(minor, asset)
+      .replace(/\.?0+$/, '')
+      .replace(/^-0$/, '0'),
+    String(value).replace(/^-0$/, '0'),
+  );
   return value;
 }
 

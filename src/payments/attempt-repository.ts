@@ -8,12 +8,26 @@ export type AttemptRow = Selectable<PaymentTables['payment_attempts']>;
 type AttemptPatch = Updateable<PaymentTables['payment_attempts']>;
 
 /** Inserts the attempt unless its charge key exists; returns the stored row either way. */
-export async function insertAttemptOnce(tx: Tx<PaymentTables>, row: Insertable<PaymentTables['payment_attempts']>): Promise<AttemptRow> {
-  await tx.insertInto('payment_attempts').values(row).onConflict((conflict) => conflict.column('charge_key').doNothing()).execute();
-  return tx.selectFrom('payment_attempts').selectAll().where('charge_key', '=', row.charge_key).executeTakeFirstOrThrow();
+export async function insertAttemptOnce(
+  tx: Tx<PaymentTables>,
+  row: Insertable<PaymentTables['payment_attempts']>,
+): Promise<AttemptRow> {
+  await tx
+    .insertInto('payment_attempts')
+    .values(row)
+    .onConflict((conflict) => conflict.column('charge_key').doNothing())
+    .execute();
+  return tx
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('charge_key', '=', row.charge_key)
+    .executeTakeFirstOrThrow();
 }
 
-export async function findAttemptByChargeKey(db: Executor<PaymentTables>, chargeKey: string): Promise<AttemptRow | undefined> {
+export async function findAttemptByChargeKey(
+  db: Executor<PaymentTables>,
+  chargeKey: string,
+): Promise<AttemptRow | undefined> {
   return db.selectFrom('payment_attempts').selectAll().where('charge_key', '=', chargeKey).executeTakeFirst();
 }
 
@@ -21,12 +35,25 @@ export async function lockAttempt(tx: Tx<PaymentTables>, attemptId: string): Pro
   return tx.selectFrom('payment_attempts').selectAll().where('id', '=', attemptId).forUpdate().executeTakeFirst();
 }
 
-export async function updateAttempt(tx: Tx<PaymentTables>, attemptId: string, patch: AttemptPatch): Promise<AttemptRow> {
-  return tx.updateTable('payment_attempts').set(patch).where('id', '=', attemptId).returningAll().executeTakeFirstOrThrow();
+export async function updateAttempt(
+  tx: Tx<PaymentTables>,
+  attemptId: string,
+  patch: AttemptPatch,
+): Promise<AttemptRow> {
+  return tx
+    .updateTable('payment_attempts')
+    .set(patch)
+    .where('id', '=', attemptId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** Gives up on an attempt the acquirer never heard of (or the payer never confirmed); guarded on its status. */
-export async function abandonAttempt(tx: Tx<PaymentTables>, attemptId: string, at: Date): Promise<AttemptRow | undefined> {
+export async function abandonAttempt(
+  tx: Tx<PaymentTables>,
+  attemptId: string,
+  at: Date,
+): Promise<AttemptRow | undefined> {
   return tx
     .updateTable('payment_attempts')
     .set({ status: 'abandoned', updated_at: at, resolved_at: at })
@@ -38,7 +65,12 @@ export async function abandonAttempt(tx: Tx<PaymentTables>, attemptId: string, a
 
 /** When to ask the acquirer next about an attempt still unknown. */
 export async function scheduleAttemptCheck(tx: Tx<PaymentTables>, attemptId: string, at: Date): Promise<void> {
-  await tx.updateTable('payment_attempts').set({ next_check_at: at }).where('id', '=', attemptId).where('status', 'in', ['pending', 'requires_confirmation']).execute();
+  await tx
+    .updateTable('payment_attempts')
+    .set({ next_check_at: at })
+    .where('id', '=', attemptId)
+    .where('status', 'in', ['pending', 'requires_confirmation'])
+    .execute();
 }
 
 /**
@@ -46,7 +78,12 @@ export async function scheduleAttemptCheck(tx: Tx<PaymentTables>, attemptId: str
  * next check to `leaseUntil`, so that another worker leaves them alone while the
  * look-up (network I/O, outside any transaction) runs. One statement: no read-then-write.
  */
-export async function claimAttemptsToReconcile(tx: Tx<PaymentTables>, now: Date, leaseUntil: Date, limit: number): Promise<AttemptRow[]> {
+export async function claimAttemptsToReconcile(
+  tx: Tx<PaymentTables>,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+): Promise<AttemptRow[]> {
   return tx
     .updateTable('payment_attempts')
     .set((eb) => ({ next_check_at: leaseUntil, lookups: eb('lookups', '+', 1) }))

@@ -67,7 +67,11 @@ export async function startAttempt(deps: AttemptDeps, request: NewAttempt): Prom
 }
 
 /** The charge itself, through the connector, with the attempt's key. No transaction is open. */
-export async function chargeAttempt(connector: AcquirerConnector, attempt: AttemptRow, card: CardDetails | undefined): Promise<ChargeOutcome> {
+export async function chargeAttempt(
+  connector: AcquirerConnector,
+  attempt: AttemptRow,
+  card: CardDetails | undefined,
+): Promise<ChargeOutcome> {
   return connector.charge({
     chargeKey: attempt.charge_key,
     paymentId: attempt.payment_id,
@@ -83,13 +87,21 @@ export async function chargeAttempt(connector: AcquirerConnector, attempt: Attem
  * pending again (its outcome is about to become unknown). Undefined when the
  * payment can no longer be paid or the attempt is not awaiting confirmation.
  */
-export async function armConfirmation(deps: AttemptDeps, paymentId: string, chargeKey: string): Promise<AttemptRow | undefined> {
+export async function armConfirmation(
+  deps: AttemptDeps,
+  paymentId: string,
+  chargeKey: string,
+): Promise<AttemptRow | undefined> {
   return inTransaction(deps.db, async (tx) => {
     const now = deps.clock.now();
     if (!payable(await lockPayment(tx, paymentId), now)) return undefined;
     const attempt = await attempts.findAttemptByChargeKey(tx, chargeKey);
     if (!attempt || attempt.payment_id !== paymentId || attempt.status !== 'requires_confirmation') return undefined;
-    return attempts.updateAttempt(tx, attempt.id, { status: 'pending', updated_at: now, next_check_at: new Date(now.getTime() + RECONCILE_AFTER_MS) });
+    return attempts.updateAttempt(tx, attempt.id, {
+      status: 'pending',
+      updated_at: now,
+      next_check_at: new Date(now.getTime() + RECONCILE_AFTER_MS),
+    });
   });
 }
 
@@ -99,7 +111,11 @@ export async function armConfirmation(deps: AttemptDeps, paymentId: string, char
  * the capture goes to suspense; a final decline fails the payment. The page,
  * the confirmation step and the reconciliation worker all come through here.
  */
-export async function applyAttemptOutcome(deps: AttemptDeps, attempt: AttemptRow, outcome: ChargeOutcome): Promise<AttemptRow> {
+export async function applyAttemptOutcome(
+  deps: AttemptDeps,
+  attempt: AttemptRow,
+  outcome: ChargeOutcome,
+): Promise<AttemptRow> {
   return inTransaction(deps.db, async (tx) => {
     // Payment first, then attempt: the order every path takes.
     const payment = await lockPayment(tx, attempt.payment_id);
@@ -107,7 +123,10 @@ export async function applyAttemptOutcome(deps: AttemptDeps, attempt: AttemptRow
     if (!payment || !current) throw new Error(`payment attempt ${attempt.id} or its payment is missing`);
     if (current.status === 'succeeded' || current.status === 'declined') return current;
     // Ids and outcome only: card data never reaches a log line (docs/connectors.md, "Card data").
-    deps.logger.debug({ attempt_id: current.id, payment_id: payment.id, method: current.method, outcome: outcome.status }, 'applying the acquirer outcome');
+    deps.logger.debug(
+      { attempt_id: current.id, payment_id: payment.id, method: current.method, outcome: outcome.status },
+      'applying the acquirer outcome',
+    );
     const now = deps.clock.now();
     switch (outcome.status) {
       case 'requires_confirmation':
@@ -117,7 +136,8 @@ export async function applyAttemptOutcome(deps: AttemptDeps, attempt: AttemptRow
           next_check_at: new Date(now.getTime() + CONFIRMATION_CHECK_INTERVAL_MS),
         });
       case 'declined':
-        if (outcome.final && payable(payment, now)) await markPaymentFailed(tx, deps.clock, deps.config.publicUrl, payment, outcome.declineCode);
+        if (outcome.final && payable(payment, now))
+          await markPaymentFailed(tx, deps.clock, deps.config.publicUrl, payment, outcome.declineCode);
         return attempts.updateAttempt(tx, current.id, {
           status: 'declined',
           decline_code: outcome.declineCode.slice(0, 100),
@@ -142,9 +162,20 @@ async function applyCapture(tx: Tx, deps: AttemptDeps, payment: PaymentRow, atte
     return attempts.updateAttempt(tx, attempt.id, { ...resolved, applied_as: 'payment' });
   }
   const reason: SuspenseReason =
-    payment.status === 'paid' ? 'payment_already_paid' : payment.status === 'failed' ? 'payment_failed' : 'payment_expired';
-  const held = await attempts.updateAttempt(tx, attempt.id, { ...resolved, applied_as: 'suspense', suspense_reason: reason });
+    payment.status === 'paid'
+      ? 'payment_already_paid'
+      : payment.status === 'failed'
+        ? 'payment_failed'
+        : 'payment_expired';
+  const held = await attempts.updateAttempt(tx, attempt.id, {
+    ...resolved,
+    applied_as: 'suspense',
+    suspense_reason: reason,
+  });
   await holdInSuspense(tx, deps, payment, held);
-  deps.logger.warn({ payment_id: payment.id, attempt_id: attempt.id, reason }, 'captured charge could not be applied; held in suspense for a refund');
+  deps.logger.warn(
+    { payment_id: payment.id, attempt_id: attempt.id, reason },
+    'captured charge could not be applied; held in suspense for a refund',
+  );
   return held;
 }

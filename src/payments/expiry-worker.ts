@@ -17,7 +17,9 @@ const EXPIRY_BATCHES_PER_RUN_MAX = 50;
 /** Its runOnce makes one pass: expires every due payment (in bounded batches); returns how many. */
 export type ExpiryWorker = PollingWorker;
 
-export function createExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'notifications'>): ExpiryWorker {
+export function createExpiryWorker(
+  context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'notifications'>,
+): ExpiryWorker {
   /** The last pass stopped at its batch limit with payments still due. */
   let cutShort = false;
   async function runOnce(): Promise<number> {
@@ -50,7 +52,8 @@ export function createExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'c
       notifications: context.notifications,
       topic: WORK_TOPICS.paymentExpiry,
       clock: context.clock,
-      nextDueAt: async (passStartedAt) => (cutShort ? context.clock.now() : nextPendingExpiryAfter(context.db, passStartedAt)),
+      nextDueAt: async (passStartedAt) =>
+        cutShort ? context.clock.now() : nextPendingExpiryAfter(context.db, passStartedAt),
     },
   });
 }

@@ -13,6 +13,7 @@ export function parsePaymentAmount(lexeme: string): bigint {
   const parsed = parseMinor(lexeme, 'RUB', 'json-number');
   const shown = lexeme.slice(0, 40);
   if (!parsed.ok) throw new InvalidRequestError(`${rule}; got ${shown}, which ${parsed.problem}.`);
-  if (parsed.minor < MIN_AMOUNT_KOPECKS || parsed.minor > MAX_AMOUNT_KOPECKS) throw new InvalidRequestError(`${rule}; got ${shown}.`);
+  if (parsed.minor < MIN_AMOUNT_KOPECKS || parsed.minor > MAX_AMOUNT_KOPECKS)
+    throw new InvalidRequestError(`${rule}; got ${shown}.`);
   return parsed.minor;
 }

@@ -7,7 +7,13 @@
 import type { Clock } from '../clock.ts';
 import type { Tx } from '../db/transaction.ts';
 import { findShopProfile } from '../merchants/merchant-service.ts';
-import { ensureAccounts, merchantAccountKey, shardOf, SYSTEM_ACCOUNT_SHARDS, systemAccountKey } from '../ledger/ledger-accounts.ts';
+import {
+  ensureAccounts,
+  merchantAccountKey,
+  shardOf,
+  SYSTEM_ACCOUNT_SHARDS,
+  systemAccountKey,
+} from '../ledger/ledger-accounts.ts';
 import type { LedgerBook } from '../ledger/ledger-service.ts';
 import { executeLinked, type ChainResult, type LedgerRequest } from '../ledger/ledger-service.ts';
 
@@ -38,7 +44,8 @@ export async function creditPaymentPaid(
   if (merchantId === undefined || book === undefined) {
     throw new Error(`payment ${input.paymentId}: no merchant and book to credit (shop ${input.shopId ?? 'not given'})`);
   }
-  if (input.amountKopecks <= 0n || input.feeKopecks < 0n) throw new Error(`payment ${input.paymentId}: amount must be > 0 and fee >= 0`);
+  if (input.amountKopecks <= 0n || input.feeKopecks < 0n)
+    throw new Error(`payment ${input.paymentId}: amount must be > 0 and fee >= 0`);
   const [merchantMain, settlement, fees] = await ensureAccounts(tx, clock, [
     merchantAccountKey(book, merchantId, 'RUB', 'main'),
     systemAccountKey(book, 'settlement', 'RUB', shardOf(input.paymentId, shards)),

@@ -23,9 +23,27 @@ export interface MethodSettings {
 
 /** Every method on, the whole 1..1 000 000 RUB range, no payer fee. */
 const DEFAULT_METHOD_SETTINGS: Readonly<Record<PaymentMethod, MethodSettings>> = {
-  card: { method: 'card', enabled: true, minKopecks: MIN_AMOUNT_KOPECKS, maxKopecks: MAX_AMOUNT_KOPECKS, feeBasisPoints: 0 },
-  sbp: { method: 'sbp', enabled: true, minKopecks: MIN_AMOUNT_KOPECKS, maxKopecks: MAX_AMOUNT_KOPECKS, feeBasisPoints: 0 },
-  sberpay: { method: 'sberpay', enabled: true, minKopecks: MIN_AMOUNT_KOPECKS, maxKopecks: MAX_AMOUNT_KOPECKS, feeBasisPoints: 0 },
+  card: {
+    method: 'card',
+    enabled: true,
+    minKopecks: MIN_AMOUNT_KOPECKS,
+    maxKopecks: MAX_AMOUNT_KOPECKS,
+    feeBasisPoints: 0,
+  },
+  sbp: {
+    method: 'sbp',
+    enabled: true,
+    minKopecks: MIN_AMOUNT_KOPECKS,
+    maxKopecks: MAX_AMOUNT_KOPECKS,
+    feeBasisPoints: 0,
+  },
+  sberpay: {
+    method: 'sberpay',
+    enabled: true,
+    minKopecks: MIN_AMOUNT_KOPECKS,
+    maxKopecks: MAX_AMOUNT_KOPECKS,
+    feeBasisPoints: 0,
+  },
 };
 
 export function isPaymentMethod(code: string): code is PaymentMethod {
@@ -38,7 +56,13 @@ export async function shopMethodSettings(db: Executor, shopId: string): Promise<
   return PAYMENT_METHODS.map((method) => {
     const row = rows.find((candidate) => candidate.method === method);
     if (!row) return DEFAULT_METHOD_SETTINGS[method];
-    return { method, enabled: row.enabled, minKopecks: row.min_kopecks, maxKopecks: row.max_kopecks, feeBasisPoints: row.fee_bps };
+    return {
+      method,
+      enabled: row.enabled,
+      minKopecks: row.min_kopecks,
+      maxKopecks: row.max_kopecks,
+      feeBasisPoints: row.fee_bps,
+    };
   });
 }
 
@@ -56,10 +80,16 @@ export interface Tariff {
  * `method_unavailable` (unknown, switched off, or out of the method's range) /
  * `amount_not_supported` (no enabled method covers the amount).
  */
-export function priceNewPayment(settings: readonly MethodSettings[], amountKopecks: bigint, method: string | null): Tariff {
+export function priceNewPayment(
+  settings: readonly MethodSettings[],
+  amountKopecks: bigint,
+  method: string | null,
+): Tariff {
   if (method !== null) {
     if (!isPaymentMethod(method)) {
-      throw new MethodUnavailableError(`Method "${method.slice(0, 40)}" is not supported; use one of ${PAYMENT_METHODS.join(', ')}.`);
+      throw new MethodUnavailableError(
+        `Method "${method.slice(0, 40)}" is not supported; use one of ${PAYMENT_METHODS.join(', ')}.`,
+      );
     }
     const chosen = settings.find((candidate) => candidate.method === method)!;
     if (!chosen.enabled) throw new MethodUnavailableError(`Method "${method}" is switched off for this shop.`);
@@ -73,7 +103,10 @@ export function priceNewPayment(settings: readonly MethodSettings[], amountKopec
   const usable = settings.filter((candidate) => coversAmount(candidate, amountKopecks));
   if (usable.length === 0) {
     const enabled = settings.filter((candidate) => candidate.enabled);
-    const ranges = enabled.map((candidate) => `${candidate.method} ${formatKopecks(candidate.minKopecks)}–${formatKopecks(candidate.maxKopecks)}`);
+    const ranges = enabled.map(
+      (candidate) =>
+        `${candidate.method} ${formatKopecks(candidate.minKopecks)}–${formatKopecks(candidate.maxKopecks)}`,
+    );
     throw new AmountNotSupportedError(
       enabled.length === 0
         ? 'No payment method is enabled for this shop; enable one in the shop settings (paygate shop methods set).'
@@ -104,7 +137,8 @@ export async function updateShopMethod(
   method: string,
   change: MethodSettingsChange,
 ): Promise<MethodSettings> {
-  if (!isPaymentMethod(method)) throw new InvalidRequestError(`unknown method "${method}"; known: ${PAYMENT_METHODS.join(', ')}`);
+  if (!isPaymentMethod(method))
+    throw new InvalidRequestError(`unknown method "${method}"; known: ${PAYMENT_METHODS.join(', ')}`);
   return inTransaction(deps.db, async (tx) => {
     if (!(await findShopProfile(tx, shopId))) throw new NotFoundError(`no shop ${shopId}`);
     const current = (await shopMethodSettings(tx, shopId)).find((candidate) => candidate.method === method)!;
@@ -115,7 +149,11 @@ export async function updateShopMethod(
       maxKopecks: change.maxKopecks ?? current.maxKopecks,
       feeBasisPoints: change.feeBasisPoints ?? current.feeBasisPoints,
     };
-    if (next.minKopecks < MIN_AMOUNT_KOPECKS || next.maxKopecks > MAX_AMOUNT_KOPECKS || next.minKopecks > next.maxKopecks) {
+    if (
+      next.minKopecks < MIN_AMOUNT_KOPECKS ||
+      next.maxKopecks > MAX_AMOUNT_KOPECKS ||
+      next.minKopecks > next.maxKopecks
+    ) {
       throw new InvalidRequestError('limits must satisfy 1.00 <= min <= max <= 1000000.00 RUB');
     }
     if (!Number.isInteger(next.feeBasisPoints) || next.feeBasisPoints < 0 || next.feeBasisPoints > 10_000) {

@@ -37,7 +37,9 @@ function registerSuspenseGauge(context: Pick<AppContext, 'db' | 'metrics' | 'log
   });
 }
 
-export function paymentMetrics(context: Pick<AppContext, 'db' | 'metrics' | 'logger'>): { countReconciled(result: ReconcileResult): void } {
+export function paymentMetrics(context: Pick<AppContext, 'db' | 'metrics' | 'logger'>): {
+  countReconciled(result: ReconcileResult): void;
+} {
   const counter = reconciledCounter(context.metrics);
   registerSuspenseGauge(context);
   return { countReconciled: (result) => counter.inc({ result }) };

@@ -6,7 +6,10 @@ import type { PaymentMethod, PaymentStatus, PaymentTables } from './payment-tabl
 
 export type PaymentRow = Selectable<PaymentTables['payments']>;
 
-export async function insertPayment(db: Executor<PaymentTables>, row: Insertable<PaymentTables['payments']>): Promise<void> {
+export async function insertPayment(
+  db: Executor<PaymentTables>,
+  row: Insertable<PaymentTables['payments']>,
+): Promise<void> {
   await db.insertInto('payments').values(row).execute();
 }
 
@@ -15,8 +18,17 @@ export function insertPaymentQuery(creator: QueryCreator<Database>, row: Inserta
   return creator.insertInto('payments').values(row);
 }
 
-export async function findPaymentOfShop(db: Executor<PaymentTables>, shopId: string, paymentId: string): Promise<PaymentRow | undefined> {
-  return db.selectFrom('payments').selectAll().where('id', '=', paymentId).where('shop_id', '=', shopId).executeTakeFirst();
+export async function findPaymentOfShop(
+  db: Executor<PaymentTables>,
+  shopId: string,
+  paymentId: string,
+): Promise<PaymentRow | undefined> {
+  return db
+    .selectFrom('payments')
+    .selectAll()
+    .where('id', '=', paymentId)
+    .where('shop_id', '=', shopId)
+    .executeTakeFirst();
 }
 
 export async function findPaymentById(db: Executor<PaymentTables>, paymentId: string): Promise<PaymentRow | undefined> {
@@ -28,7 +40,10 @@ export async function lockPayment(tx: Tx<PaymentTables>, paymentId: string): Pro
   return tx.selectFrom('payments').selectAll().where('id', '=', paymentId).forUpdate().executeTakeFirst();
 }
 
-export async function findPaymentByOrderCode(db: Executor<PaymentTables>, orderCode: string): Promise<PaymentRow | undefined> {
+export async function findPaymentByOrderCode(
+  db: Executor<PaymentTables>,
+  orderCode: string,
+): Promise<PaymentRow | undefined> {
   return db.selectFrom('payments').selectAll().where('order_code', '=', orderCode).executeTakeFirst();
 }
 
@@ -47,7 +62,9 @@ export async function listPayments(db: Executor<PaymentTables>, query: PaymentLi
   if (query.orderId !== undefined) builder = builder.where('order_id', '=', query.orderId);
   if (query.after) {
     const { createdAt, id } = query.after;
-    builder = builder.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+    builder = builder.where((eb) =>
+      eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
+    );
   }
   return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
 }
@@ -76,7 +93,12 @@ export async function transitionToPaid(
 }
 
 /** pending → failed; returns the new row or undefined when not pending. */
-export async function transitionToFailed(tx: Tx<PaymentTables>, paymentId: string, at: Date, reason: string): Promise<PaymentRow | undefined> {
+export async function transitionToFailed(
+  tx: Tx<PaymentTables>,
+  paymentId: string,
+  at: Date,
+  reason: string,
+): Promise<PaymentRow | undefined> {
   return tx
     .updateTable('payments')
     .set({ status: 'failed', failed_at: at, failure_reason: reason })
@@ -87,7 +109,11 @@ export async function transitionToFailed(tx: Tx<PaymentTables>, paymentId: strin
 }
 
 /** pending → expired, unless a charge of unknown outcome is in flight; returns the new row or undefined. */
-export async function transitionToExpired(tx: Tx<PaymentTables>, paymentId: string, at: Date): Promise<PaymentRow | undefined> {
+export async function transitionToExpired(
+  tx: Tx<PaymentTables>,
+  paymentId: string,
+  at: Date,
+): Promise<PaymentRow | undefined> {
   return tx
     .updateTable('payments')
     .set({ status: 'expired', expired_at: at })

@@ -21,7 +21,12 @@ import { priceNewPayment, shopMethodSettings } from './payment-methods.ts';
 import * as repository from './payment-repository.ts';
 import type { PaymentRow } from './payment-repository.ts';
 import type { PaymentMethod, PaymentStatus } from './payment-tables.ts';
-import { createAtomically, type IdempotencyRule, type KeyedRequest, type StoredResponse } from '../idempotency/idempotency-service.ts';
+import {
+  createAtomically,
+  type IdempotencyRule,
+  type KeyedRequest,
+  type StoredResponse,
+} from '../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
 import { webhookUrlProblem, type WebhookUrlRules } from '../webhooks/url-guard.ts';
 
@@ -98,7 +103,8 @@ export interface CreatePaymentResult {
 
 function generateOrderCode(): string {
   let code = '';
-  for (let index = 0; index < ORDER_CODE_LENGTH; index++) code += ORDER_CODE_ALPHABET[randomInt(ORDER_CODE_ALPHABET.length)];
+  for (let index = 0; index < ORDER_CODE_LENGTH; index++)
+    code += ORDER_CODE_ALPHABET[randomInt(ORDER_CODE_ALPHABET.length)];
   return code;
 }
 
@@ -118,8 +124,14 @@ function validateRequest(
   }
   const callbackUrl = request.callback_url ?? null;
   if (callbackUrl !== null) {
-    const problem = callbackUrl.length > CALLBACK_URL_MAX_LENGTH ? 'must be at most 2048 characters' : webhookUrlProblem(callbackUrl, rules);
-    if (problem) throw new InvalidRequestError(`callback_url ${problem}; send an absolute URL (https, or http where allowed) of a public host.`);
+    const problem =
+      callbackUrl.length > CALLBACK_URL_MAX_LENGTH
+        ? 'must be at most 2048 characters'
+        : webhookUrlProblem(callbackUrl, rules);
+    if (problem)
+      throw new InvalidRequestError(
+        `callback_url ${problem}; send an absolute URL (https, or http where allowed) of a public host.`,
+      );
   }
   const orderId = request.order_id ?? null;
   if (orderId !== null && (orderId.length < 1 || orderId.length > ORDER_ID_MAX_LENGTH)) {
@@ -133,7 +145,8 @@ const PAYMENT_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'payment.create',
   windowMs: 24 * 60 * 60 * 1000,
   replay: 'stored-response',
-  conflictMessage: 'This Idempotency-Key was already used with a different request body; use a new key for a new payment.',
+  conflictMessage:
+    'This Idempotency-Key was already used with a different request body; use a new key for a new payment.',
 };
 
 /**
@@ -164,12 +177,16 @@ export async function createPayment(
 ): Promise<CreatePaymentResult> {
   const valid = validateRequest(request, deps.config);
   const keyed: KeyedRequest | undefined =
-    idempotencyKey === undefined ? undefined : { shopId: shop.shopId, key: idempotencyKey, fingerprint: paymentRequestHash(valid) };
+    idempotencyKey === undefined
+      ? undefined
+      : { shopId: shop.shopId, key: idempotencyKey, fingerprint: paymentRequestHash(valid) };
   // Settings are read before, not with, the insert: a change racing a create is the same as one a moment later.
   const settings = await (deps.methodSettings?.settingsOf ?? shopMethodSettings)(deps.db, shop.shopId);
   const tariff = priceNewPayment(settings, valid.amountKopecks, valid.method);
   const candidates = settings
-    .filter((entry) => entry.enabled && entry.minKopecks <= valid.amountKopecks && valid.amountKopecks <= entry.maxKopecks)
+    .filter(
+      (entry) => entry.enabled && entry.minKopecks <= valid.amountKopecks && valid.amountKopecks <= entry.maxKopecks,
+    )
     .map((entry) => entry.method);
   assertChargeable(deps, shop.mode, tariff.method, candidates);
   for (let attempt = 1; ; attempt++) {
@@ -180,8 +197,13 @@ export async function createPayment(
         await repository.insertPayment(deps.db, row);
         return response;
       }
-      const outcome = await createAtomically(deps.db, deps.clock, PAYMENT_IDEMPOTENCY_RULE, keyed, { resourceId: row.id, response }, (creator) =>
-        repository.insertPaymentQuery(creator, row),
+      const outcome = await createAtomically(
+        deps.db,
+        deps.clock,
+        PAYMENT_IDEMPOTENCY_RULE,
+        keyed,
+        { resourceId: row.id, response },
+        (creator) => repository.insertPaymentQuery(creator, row),
       );
       if (outcome.kind === 'created') return response;
       if (outcome.kind === 'replay') return outcome.response;
@@ -199,19 +221,28 @@ export async function createPayment(
  * live shop, a configured production connector), and an unbound one needs at least
  * one of the shop's methods for this amount to have such an acquirer.
  */
-function assertChargeable(deps: PaymentServiceDeps, mode: ShopMode, method: PaymentMethod | null, candidates: readonly PaymentMethod[]): void {
+function assertChargeable(
+  deps: PaymentServiceDeps,
+  mode: ShopMode,
+  method: PaymentMethod | null,
+  candidates: readonly PaymentMethod[],
+): void {
   const available = liveMethods(deps);
   if (method === null) {
     if (candidates.some((candidate) => connectorForShop(deps, mode, candidate))) return;
     throw new MethodUnavailableError(
       `No method of this shop can take this payment in live mode (${candidates.join(', ') || 'none enabled for this amount'})` +
-        (available.length > 0 ? `; configured acquirer connectors charge ${available.join(', ')}.` : '; no live acquirer connector is configured yet.'),
+        (available.length > 0
+          ? `; configured acquirer connectors charge ${available.join(', ')}.`
+          : '; no live acquirer connector is configured yet.'),
     );
   }
   if (connectorForShop(deps, mode, method)) return;
   throw new MethodUnavailableError(
     `Method "${method}" cannot be paid in a live shop: no configured acquirer connector supports it` +
-      (available.length > 0 ? `; use one of ${available.join(', ')}.` : '; no live acquirer connector is configured yet.'),
+      (available.length > 0
+        ? `; use one of ${available.join(', ')}.`
+        : '; no live acquirer connector is configured yet.'),
   );
 }
 
@@ -250,7 +281,9 @@ function isUuid(text: string): boolean {
 
 /** A payment of the shop; another shop's payment, or a malformed id, is 404. */
 export async function getPayment(deps: PaymentServiceDeps, shopId: string, paymentId: string): Promise<PaymentView> {
-  const row = isUuid(paymentId) ? await repository.findPaymentOfShop(deps.db, shopId, paymentId.toLowerCase()) : undefined;
+  const row = isUuid(paymentId)
+    ? await repository.findPaymentOfShop(deps.db, shopId, paymentId.toLowerCase())
+    : undefined;
   if (!row) throw new NotFoundError('No such payment.');
   return paymentView(row, deps.config.publicUrl);
 }
@@ -261,7 +294,6 @@ export interface ListPaymentsInput {
   readonly status?: PaymentStatus | undefined;
   readonly orderId?: string | undefined;
 }
-
 
 export async function listPaymentsOfShop(
   deps: PaymentServiceDeps,
@@ -279,7 +311,8 @@ export async function listPaymentsOfShop(
   const last = page.at(-1);
   return {
     data: page.map((row) => paymentView(row, deps.config.publicUrl)),
-    next_cursor: rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
+    next_cursor:
+      rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
   };
 }
 
@@ -287,7 +320,12 @@ export async function listPaymentsOfShop(
 
 async function emitPaymentEvent(tx: Tx, clock: Clock, publicUrl: string, type: string, row: PaymentRow): Promise<void> {
   if (row.callback_url === null) return;
-  await emit(tx, clock, { shopId: row.shop_id, type, data: paymentView(row, publicUrl), destination: row.callback_url });
+  await emit(tx, clock, {
+    shopId: row.shop_id,
+    type,
+    data: paymentView(row, publicUrl),
+    destination: row.callback_url,
+  });
 }
 
 export interface MarkPaidInput {
@@ -316,7 +354,14 @@ export async function markPaymentPaid(
   payment: PaymentRow,
   input: MarkPaidInput,
 ): Promise<PaymentRow> {
-  const paid = await repository.transitionToPaid(tx, payment.id, clock.now(), input.method, input.chargedTotalKopecks, input.startedAt);
+  const paid = await repository.transitionToPaid(
+    tx,
+    payment.id,
+    clock.now(),
+    input.method,
+    input.chargedTotalKopecks,
+    input.startedAt,
+  );
   if (!paid) throw new InvalidStateError(await refusalMessage(tx, payment.id, 'paid', clock));
   // The merchant's RUB main account gets `amount`, the gateway's fees account the payer fee (ledger module).
   await creditPaymentPaid(tx, clock, {
@@ -330,7 +375,13 @@ export async function markPaymentPaid(
 }
 
 /** pending → failed (the acquirer's final refusal, or the test helper). Emits `payment.failed`. */
-export async function markPaymentFailed(tx: Tx, clock: Clock, publicUrl: string, payment: PaymentRow, reason: string): Promise<PaymentRow> {
+export async function markPaymentFailed(
+  tx: Tx,
+  clock: Clock,
+  publicUrl: string,
+  payment: PaymentRow,
+  reason: string,
+): Promise<PaymentRow> {
   const failed = await repository.transitionToFailed(tx, payment.id, clock.now(), reason.slice(0, 200));
   if (!failed) throw new InvalidStateError(await refusalMessage(tx, payment.id, 'failed', clock));
   await emitPaymentEvent(tx, clock, publicUrl, 'payment.failed', failed);
@@ -338,7 +389,12 @@ export async function markPaymentFailed(tx: Tx, clock: Clock, publicUrl: string,
 }
 
 /** pending → expired (the expiry worker, or the test helper). Emits `payment.expired`. */
-export async function markPaymentExpired(tx: Tx, clock: Clock, publicUrl: string, payment: PaymentRow): Promise<PaymentRow> {
+export async function markPaymentExpired(
+  tx: Tx,
+  clock: Clock,
+  publicUrl: string,
+  payment: PaymentRow,
+): Promise<PaymentRow> {
   const expired = await repository.transitionToExpired(tx, payment.id, clock.now());
   if (!expired) throw new InvalidStateError(await refusalMessage(tx, payment.id, 'expired', clock));
   await emitPaymentEvent(tx, clock, publicUrl, 'payment.expired', expired);

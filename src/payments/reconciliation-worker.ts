@@ -28,20 +28,28 @@ const CONFIRMATION_ABANDON_AFTER_MS = 24 * 60 * 60_000;
 /** Its runOnce makes one pass over the attempts due for a look-up; returns how many were resolved. */
 export type ReconciliationWorker = PollingWorker;
 
-type ReconcileContext = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'liveConnectors' | 'notifications'>;
+type ReconcileContext = Pick<
+  AppContext,
+  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'liveConnectors' | 'notifications'
+>;
 
 export function createReconciliationWorker(context: ReconcileContext): ReconciliationWorker {
   const metrics = paymentMetrics(context);
 
   async function later(attempt: AttemptRow): Promise<void> {
     const backoffMs = Math.min(RECONCILE_AFTER_MS * 2 ** Math.min(attempt.lookups, 10), LOOKUP_BACKOFF_MAX_MS);
-    await inTransaction(context.db, (tx) => attempts.scheduleAttemptCheck(tx, attempt.id, new Date(context.clock.now().getTime() + backoffMs)));
+    await inTransaction(context.db, (tx) =>
+      attempts.scheduleAttemptCheck(tx, attempt.id, new Date(context.clock.now().getTime() + backoffMs)),
+    );
   }
 
   async function reconcile(attempt: AttemptRow): Promise<ReconcileResult> {
     const connector = connectorNamed(context, attempt.connector);
     if (!connector) {
-      context.logger.error({ attempt_id: attempt.id, connector: attempt.connector }, 'payment attempt names a connector this build lacks');
+      context.logger.error(
+        { attempt_id: attempt.id, connector: attempt.connector },
+        'payment attempt names a connector this build lacks',
+      );
       await later(attempt);
       return 'unknown';
     }
@@ -50,7 +58,10 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
     const unknown = outcome === undefined || outcome.status === 'requires_confirmation';
     if (unknown && ageMs >= (outcome === undefined ? ABANDON_AFTER_MS : CONFIRMATION_ABANDON_AFTER_MS)) {
       await inTransaction(context.db, (tx) => attempts.abandonAttempt(tx, attempt.id, context.clock.now()));
-      context.logger.info({ attempt_id: attempt.id, payment_id: attempt.payment_id }, 'payment attempt abandoned: the acquirer has no outcome for it');
+      context.logger.info(
+        { attempt_id: attempt.id, payment_id: attempt.payment_id },
+        'payment attempt abandoned: the acquirer has no outcome for it',
+      );
       return 'abandoned';
     }
     if (outcome === undefined) {
@@ -59,7 +70,15 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
     }
     const applied = await applyAttemptOutcome(context, attempt, outcome);
     if (applied.status === 'requires_confirmation') return 'unknown';
-    context.logger.info({ attempt_id: attempt.id, payment_id: attempt.payment_id, status: applied.status, applied_as: applied.applied_as }, 'payment attempt reconciled');
+    context.logger.info(
+      {
+        attempt_id: attempt.id,
+        payment_id: attempt.payment_id,
+        status: applied.status,
+        applied_as: applied.applied_as,
+      },
+      'payment attempt reconciled',
+    );
     return 'applied';
   }
 
@@ -70,7 +89,9 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
     cutShort = true;
     for (let batch = 0; batch < RECONCILE_BATCHES_PER_RUN_MAX; batch++) {
       const now = context.clock.now();
-      const due = await inTransaction(context.db, (tx) => attempts.claimAttemptsToReconcile(tx, now, new Date(now.getTime() + LOOKUP_LEASE_MS), RECONCILE_BATCH_SIZE));
+      const due = await inTransaction(context.db, (tx) =>
+        attempts.claimAttemptsToReconcile(tx, now, new Date(now.getTime() + LOOKUP_LEASE_MS), RECONCILE_BATCH_SIZE),
+      );
       for (const attempt of due) {
         let result: ReconcileResult;
         try {
@@ -103,7 +124,8 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
       notifications: context.notifications,
       topic: WORK_TOPICS.paymentReconciliation,
       clock: context.clock,
-      nextDueAt: async (passStartedAt) => (cutShort ? context.clock.now() : attempts.nextCheckAfter(context.db, passStartedAt)),
+      nextDueAt: async (passStartedAt) =>
+        cutShort ? context.clock.now() : attempts.nextCheckAfter(context.db, passStartedAt),
     },
   });
 }

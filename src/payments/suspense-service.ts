@@ -47,14 +47,29 @@ function captureView(attempt: AttemptRow): CaptureView {
 }
 
 /** The event body: the Payment as every payment event carries it, plus the capture. */
-function captureEventData(payment: PaymentRow, attempt: AttemptRow, publicUrl: string): PaymentView & { capture: CaptureView } {
+function captureEventData(
+  payment: PaymentRow,
+  attempt: AttemptRow,
+  publicUrl: string,
+): PaymentView & { capture: CaptureView } {
   return { ...paymentView(payment, publicUrl), capture: captureView(attempt) };
 }
 
-async function emitCaptureEvent(tx: Tx, deps: SuspenseDeps, type: string, payment: PaymentRow, attempt: AttemptRow): Promise<void> {
+async function emitCaptureEvent(
+  tx: Tx,
+  deps: SuspenseDeps,
+  type: string,
+  payment: PaymentRow,
+  attempt: AttemptRow,
+): Promise<void> {
   // Payment events go to the payment's callback_url (API.md); without one there is no receiver.
   if (payment.callback_url === null) return;
-  await emit(tx, deps.clock, { shopId: payment.shop_id, type, data: captureEventData(payment, attempt, deps.config.publicUrl), destination: payment.callback_url });
+  await emit(tx, deps.clock, {
+    shopId: payment.shop_id,
+    type,
+    data: captureEventData(payment, attempt, deps.config.publicUrl),
+    destination: payment.callback_url,
+  });
 }
 
 /** A sandbox shop's captures are sandbox money: held in the sandbox book. */
@@ -65,13 +80,24 @@ async function bookOf(tx: Tx, payment: PaymentRow): Promise<'sandbox' | 'live'> 
 }
 
 /** Inside the caller's transaction: ledger hold and `payment.capture_unapplied`. */
-export async function holdInSuspense(tx: Tx, deps: SuspenseDeps, payment: PaymentRow, attempt: AttemptRow): Promise<void> {
-  await holdUnappliedCapture(tx, deps.clock, { book: await bookOf(tx, payment), attemptId: attempt.id, amountKopecks: attempt.amount_kopecks });
+export async function holdInSuspense(
+  tx: Tx,
+  deps: SuspenseDeps,
+  payment: PaymentRow,
+  attempt: AttemptRow,
+): Promise<void> {
+  await holdUnappliedCapture(tx, deps.clock, {
+    book: await bookOf(tx, payment),
+    attemptId: attempt.id,
+    amountKopecks: attempt.amount_kopecks,
+  });
   await emitCaptureEvent(tx, deps, 'payment.capture_unapplied', payment, attempt);
 }
 
 export async function listSuspenseCaptures(deps: Pick<SuspenseDeps, 'db'>, limit: number): Promise<CaptureView[]> {
-  return (await attempts.listSuspenseAttempts(deps.db, Math.min(Math.max(limit, 1), SUSPENSE_LIST_LIMIT_MAX))).map(captureView);
+  return (await attempts.listSuspenseAttempts(deps.db, Math.min(Math.max(limit, 1), SUSPENSE_LIST_LIMIT_MAX))).map(
+    captureView,
+  );
 }
 
 /**
@@ -84,23 +110,40 @@ export async function refundSuspenseCapture(deps: SuspenseDeps, attemptId: strin
   const requested = await inTransaction(deps.db, async (tx) => {
     const attempt = await attempts.lockAttempt(tx, attemptId);
     if (!attempt) throw new NotFoundError(`No payment attempt ${attemptId}.`);
-    if (attempt.applied_as !== 'suspense') throw new InvalidStateError(`Payment attempt ${attemptId} is not held in suspense; nothing to refund.`);
+    if (attempt.applied_as !== 'suspense')
+      throw new InvalidStateError(`Payment attempt ${attemptId} is not held in suspense; nothing to refund.`);
     if (attempt.refund_status !== null) return attempt;
     return attempts.updateAttempt(tx, attempt.id, { refund_status: 'requested', updated_at: deps.clock.now() });
   });
   if (requested.refund_status === 'refunded') return captureView(requested);
   const connector = connectorNamed(deps, requested.connector);
-  if (!connector) throw new InvalidStateError(`The connector "${requested.connector}" of attempt ${attemptId} is not available in this build.`);
-  const outcome = await connector.refund({ refundKey: `${requested.charge_key}:refund`, chargeKey: requested.charge_key, amountKopecks: requested.amount_kopecks });
-  if (outcome.status === 'refused') throw new InvalidStateError(`The acquirer refused the refund of attempt ${attemptId}: ${outcome.reason}.`);
+  if (!connector)
+    throw new InvalidStateError(
+      `The connector "${requested.connector}" of attempt ${attemptId} is not available in this build.`,
+    );
+  const outcome = await connector.refund({
+    refundKey: `${requested.charge_key}:refund`,
+    chargeKey: requested.charge_key,
+    amountKopecks: requested.amount_kopecks,
+  });
+  if (outcome.status === 'refused')
+    throw new InvalidStateError(`The acquirer refused the refund of attempt ${attemptId}: ${outcome.reason}.`);
   return inTransaction(deps.db, async (tx) => {
     const attempt = await attempts.lockAttempt(tx, attemptId);
     if (!attempt || attempt.refund_status === 'refunded') return captureView(attempt ?? requested);
     const now = deps.clock.now();
-    const refunded = await attempts.updateAttempt(tx, attempt.id, { refund_status: 'refunded', refunded_at: now, updated_at: now });
+    const refunded = await attempts.updateAttempt(tx, attempt.id, {
+      refund_status: 'refunded',
+      refunded_at: now,
+      updated_at: now,
+    });
     const payment = await findPaymentById(tx, attempt.payment_id);
     if (!payment) throw new Error(`payment ${attempt.payment_id} of attempt ${attempt.id} vanished`);
-    await releaseRefundedCapture(tx, deps.clock, { book: await bookOf(tx, payment), attemptId: attempt.id, amountKopecks: attempt.amount_kopecks });
+    await releaseRefundedCapture(tx, deps.clock, {
+      book: await bookOf(tx, payment),
+      attemptId: attempt.id,
+      amountKopecks: attempt.amount_kopecks,
+    });
     if (payment) await emitCaptureEvent(tx, deps, 'payment.capture_refunded', payment, refunded);
     return captureView(refunded);
   });

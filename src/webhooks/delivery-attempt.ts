@@ -30,7 +30,9 @@ export interface AttemptSummary {
 /** The shop's signing secrets (stored sealed) that apply at `at`. */
 function secretsAt(openSecret: WebhookSecretOpener, delivery: ClaimedDelivery, at: Date) {
   const previousValid =
-    delivery.previousSecret !== null && delivery.previousSecretExpiresAt !== null && delivery.previousSecretExpiresAt > at;
+    delivery.previousSecret !== null &&
+    delivery.previousSecretExpiresAt !== null &&
+    delivery.previousSecretExpiresAt > at;
   return {
     current: openSecret(delivery.shopId, delivery.secret),
     previous: previousValid ? openSecret(delivery.shopId, delivery.previousSecret!) : null,
@@ -38,9 +40,22 @@ function secretsAt(openSecret: WebhookSecretOpener, delivery: ClaimedDelivery, a
 }
 
 /** Makes one attempt of a claimed delivery and records it. Never throws for a receiver's failure. */
-export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery, onSent?: (result: SendResult) => void): Promise<AttemptSummary> {
+export async function attemptDelivery(
+  deps: AttemptDeps,
+  delivery: ClaimedDelivery,
+  onSent?: (result: SendResult) => void,
+): Promise<AttemptSummary> {
   const startedAt = deps.clock.now();
-  const headers = signedHeaders(secretsAt(deps.openSecret ?? ((shopId, sealed) => openWebhookSecret(deps.keyring, shopId, sealed)), delivery, startedAt), delivery.eventId, startedAt, delivery.payload);
+  const headers = signedHeaders(
+    secretsAt(
+      deps.openSecret ?? ((shopId, sealed) => openWebhookSecret(deps.keyring, shopId, sealed)),
+      delivery,
+      startedAt,
+    ),
+    delivery.eventId,
+    startedAt,
+    delivery.payload,
+  );
   const result = await deps.sender.send({ url: delivery.url, headers, body: delivery.payload });
   onSent?.(result);
   const finishedAt = deps.clock.now();
@@ -75,10 +90,20 @@ export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelive
     now: finishedAt,
   });
   deps.metrics.countAttempt(result.outcome);
-  if (!kept) deps.logger.warn({ event_id: delivery.eventId }, 'webhook lease expired during the attempt; another worker owns the delivery now');
+  if (!kept)
+    deps.logger.warn(
+      { event_id: delivery.eventId },
+      'webhook lease expired during the attempt; another worker owns the delivery now',
+    );
   if (result.outcome !== 'succeeded') {
     deps.logger.info(
-      { event_id: delivery.eventId, attempt: attemptNumber, outcome: result.outcome, status_code: result.statusCode, next_attempt_at: nextAttemptAt },
+      {
+        event_id: delivery.eventId,
+        attempt: attemptNumber,
+        outcome: result.outcome,
+        status_code: result.statusCode,
+        next_attempt_at: nextAttemptAt,
+      },
       'webhook attempt failed',
     );
   }

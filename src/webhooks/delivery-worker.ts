@@ -18,7 +18,13 @@ import { BACKSTOP_MS, LISTENER_DOWN_POLL_MS } from '../polling-worker.ts';
 import { createWebhookSecretOpener } from './webhook-secrets.ts';
 import { attemptDelivery, createRecordBatcher, type AttemptDeps } from './delivery-attempt.ts';
 import { createOriginGate } from './origin-gate.ts';
-import { claimDueDeliveries, nextDeliveryDueAt, postponeDeliveries, releaseDeliveries, type ClaimedDelivery } from './webhook-repository.ts';
+import {
+  claimDueDeliveries,
+  nextDeliveryDueAt,
+  postponeDeliveries,
+  releaseDeliveries,
+  type ClaimedDelivery,
+} from './webhook-repository.ts';
 import { createWebhookSender, DEFAULT_ATTEMPT_TIMEOUT_MS, type SendResult } from './webhook-sender.ts';
 import { webhookMetrics } from './webhook-metrics.ts';
 
@@ -80,13 +86,19 @@ export function createDeliveryWorker(
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const attemptTimeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   if (leaseMs < attemptTimeoutMs + LEASE_MARGIN_MS) {
-    throw new Error(`a webhook lease (${leaseMs} ms) must exceed the attempt timeout (${attemptTimeoutMs} ms) by ${LEASE_MARGIN_MS} ms`);
+    throw new Error(
+      `a webhook lease (${leaseMs} ms) must exceed the attempt timeout (${attemptTimeoutMs} ms) by ${LEASE_MARGIN_MS} ms`,
+    );
   }
   const idlePollMs = options.idlePollMs ?? DEFAULT_IDLE_POLL_MS;
   const backstopMs = options.backstopMs ?? BACKSTOP_MS;
   const notifications = context.notifications;
   const originLimit = Math.min(concurrency, options.originConcurrency ?? context.config.webhookOriginConcurrency);
-  const sender = createWebhookSender({ config: context.config, timeoutMs: attemptTimeoutMs, connectionsPerOrigin: originLimit });
+  const sender = createWebhookSender({
+    config: context.config,
+    timeoutMs: attemptTimeoutMs,
+    connectionsPerOrigin: originLimit,
+  });
   // An attempt that takes half its time limit or more marks its receiver as impaired.
   const gate = createOriginGate({ limit: originLimit, slowMs: attemptTimeoutMs / 2 });
   const batcher = createRecordBatcher(context.db, recordBatch, RECORD_BATCH_DELAY_MS);
@@ -165,12 +177,21 @@ export function createDeliveryWorker(
     const impaired = gate.isImpaired(origin);
     deps.metrics.countPostponed(impaired ? 'impaired' : 'backlog', items.length);
     if (impaired) {
-      context.logger.warn({ origin, deliveries: items.length }, 'webhook receiver is impaired (its last attempt stalled); its deliveries are postponed');
+      context.logger.warn(
+        { origin, deliveries: items.length },
+        'webhook receiver is impaired (its last attempt stalled); its deliveries are postponed',
+      );
     }
     noteDue(new Date(Math.min(...times)));
-    const postponements = items.map(({ delivery }, index) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken, until: new Date(times[index]!) }));
+    const postponements = items.map(({ delivery }, index) => ({
+      id: delivery.deliveryId,
+      leaseToken: delivery.leaseToken,
+      until: new Date(times[index]!),
+    }));
     const write: Promise<void> = postponeDeliveries(context.db, postponements, now)
-      .catch((error: unknown) => context.logger.warn({ err: error, origin }, 'could not postpone webhook deliveries; their leases will expire'))
+      .catch((error: unknown) =>
+        context.logger.warn({ err: error, origin }, 'could not postpone webhook deliveries; their leases will expire'),
+      )
       .finally(() => unrecorded.delete(write));
     unrecorded.add(write);
   }
@@ -194,7 +215,10 @@ export function createDeliveryWorker(
       // same event at the same time. Leave such a delivery alone: once its lease runs out,
       // whichever worker claims it next makes the attempt.
       if (item.leaseEndsAt - context.clock.now().getTime() < attemptTimeoutMs + LEASE_MARGIN_MS) {
-        context.logger.warn({ event_id: item.delivery.eventId }, 'webhook delivery waited in the queue until its lease wore down; it is left for a new claim');
+        context.logger.warn(
+          { event_id: item.delivery.eventId },
+          'webhook delivery waited in the queue until its lease wore down; it is left for a new claim',
+        );
         continue;
       }
       start(item);
@@ -343,8 +367,11 @@ export function createDeliveryWorker(
     // Claimed but never started: give them back now rather than when their lease runs out.
     const unstarted = [...queues.keys()].flatMap(dequeueOrigin);
     if (unstarted.length > 0) {
-      await releaseDeliveries(context.db, unstarted.map(({ delivery }) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken }))).catch(
-        (error: unknown) => context.logger.warn({ err: error }, 'could not release unstarted webhook deliveries; their leases will expire'),
+      await releaseDeliveries(
+        context.db,
+        unstarted.map(({ delivery }) => ({ id: delivery.deliveryId, leaseToken: delivery.leaseToken })),
+      ).catch((error: unknown) =>
+        context.logger.warn({ err: error }, 'could not release unstarted webhook deliveries; their leases will expire'),
       );
     }
     await Promise.allSettled([...unrecorded]);

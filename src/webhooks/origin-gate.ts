@@ -79,7 +79,10 @@ export function createOriginGate(options: { readonly limit: number; readonly slo
       const limit = limitOf(state);
       if (state.stalls > 0) return limit;
       const averageMs = state.averageSendMs;
-      const queuedPerSlot = averageMs === undefined ? queuedPerSlotMax : Math.min(queuedPerSlotMax, Math.floor(safeWaitMs / Math.max(averageMs, 1)));
+      const queuedPerSlot =
+        averageMs === undefined
+          ? queuedPerSlotMax
+          : Math.min(queuedPerSlotMax, Math.floor(safeWaitMs / Math.max(averageMs, 1)));
       return limit * (1 + queuedPerSlot);
     },
     started(origin) {
@@ -94,7 +97,8 @@ export function createOriginGate(options: { readonly limit: number; readonly slo
       if (result === undefined || result.outcome === 'refused') return false;
       const averageMs = state.averageSendMs ?? result.durationMs;
       state.averageSendMs = averageMs + (result.durationMs - averageMs) * SEND_AVERAGE_WEIGHT;
-      const stalled = result.outcome === 'timeout' || result.outcome === 'connection_error' || result.durationMs >= options.slowMs;
+      const stalled =
+        result.outcome === 'timeout' || result.outcome === 'connection_error' || result.durationMs >= options.slowMs;
       if (!stalled) state.stalls = 0;
       // Eight attempts of one wave timing out together are one stall, not eight: the delay doubles per probe.
       else if (token === state.stallEpoch) {
@@ -106,10 +110,14 @@ export function createOriginGate(options: { readonly limit: number; readonly slo
     postponeTimes(origin, count, nowMs, random) {
       const state = stateOf(origin);
       if (state.stalls > 0) {
-        const delayMs = Math.min(IMPAIRED_POSTPONE_MAX_MS, IMPAIRED_POSTPONE_BASE_MS * 2 ** Math.min(state.stalls - 1, 10));
+        const delayMs = Math.min(
+          IMPAIRED_POSTPONE_MAX_MS,
+          IMPAIRED_POSTPONE_BASE_MS * 2 ** Math.min(state.stalls - 1, 10),
+        );
         return Array.from({ length: count }, () => nowMs + Math.round(delayMs * (1 + random() / 2)));
       }
-      if (state.averageSendMs === undefined) return Array.from({ length: count }, () => nowMs + UNKNOWN_PACE_POSTPONE_MS);
+      if (state.averageSendMs === undefined)
+        return Array.from({ length: count }, () => nowMs + UNKNOWN_PACE_POSTPONE_MS);
       // Spread at the pace the receiver takes them, so that each comes back about when it can start.
       const stepMs = state.averageSendMs / limitOf(state);
       state.bookedUntilMs = Math.max(state.bookedUntilMs, nowMs);

@@ -6,7 +6,16 @@ import type { CteAnchor } from '../db/statement-anchor.ts';
 import type { Tx } from '../db/transaction.ts';
 import { newId } from '../ids.ts';
 import type { RawBuilder } from 'kysely';
-import { insertDeliveries, insertDelivery, insertEvent, insertEvents, shopEventsInsertFrom, shopWebhookUrls, type DeliveryInsert, type EventInsert } from './webhook-repository.ts';
+import {
+  insertDeliveries,
+  insertDelivery,
+  insertEvent,
+  insertEvents,
+  shopEventsInsertFrom,
+  shopWebhookUrls,
+  type DeliveryInsert,
+  type EventInsert,
+} from './webhook-repository.ts';
 import { MAX_ATTEMPTS } from './retry-schedule.ts';
 
 export interface EmitInput {
@@ -34,15 +43,33 @@ export interface EmitOptions {
   readonly lease?: { readonly token: string; readonly until: Date };
 }
 
-export async function emit(tx: Tx, clock: Clock, input: EmitInput, options: EmitOptions = {}): Promise<EmittedEvent & { deliveryId: string | null }> {
+export async function emit(
+  tx: Tx,
+  clock: Clock,
+  input: EmitInput,
+  options: EmitOptions = {},
+): Promise<EmittedEvent & { deliveryId: string | null }> {
   const id = newId('event');
   const createdAt = clock.now();
   const destinationUrl =
     input.destination === 'shop'
-      ? ((await tx.selectFrom('webhook_endpoints').select('webhook_url').where('shop_id', '=', input.shopId).executeTakeFirst())?.webhook_url ?? null)
+      ? ((
+          await tx
+            .selectFrom('webhook_endpoints')
+            .select('webhook_url')
+            .where('shop_id', '=', input.shopId)
+            .executeTakeFirst()
+        )?.webhook_url ?? null)
       : input.destination;
   const payload = JSON.stringify({ id, type: input.type, created_at: createdAt.toISOString(), data: input.data });
-  await insertEvent(tx, { id, shop_id: input.shopId, type: input.type, payload, destination_url: destinationUrl, created_at: createdAt });
+  await insertEvent(tx, {
+    id,
+    shop_id: input.shopId,
+    type: input.type,
+    payload,
+    destination_url: destinationUrl,
+    created_at: createdAt,
+  });
   if (destinationUrl === null) return { id, destinationUrl, deliveryId: null };
   // The first attempt is due immediately.
   const deliveryId = newId('delivery');
@@ -67,13 +94,25 @@ export async function emit(tx: Tx, clock: Clock, input: EmitInput, options: Emit
  * CTE holds its `anchorKey`, so it commits with its state change or not at all.
  * `name` prefixes the CTEs (`<name>_event`, `<name>_delivery`).
  */
-export function emitManyFrom(clock: Clock, inputs: readonly (EmitInput & { readonly destination: 'shop'; readonly anchorKey: string })[], anchor: CteAnchor, name: string): RawBuilder<unknown> {
+export function emitManyFrom(
+  clock: Clock,
+  inputs: readonly (EmitInput & { readonly destination: 'shop'; readonly anchorKey: string })[],
+  anchor: CteAnchor,
+  name: string,
+): RawBuilder<unknown> {
   const createdAt = clock.now();
   const createdAtText = createdAt.toISOString();
   const events = inputs.map((input) => {
     const id = newId('event');
     const payload = JSON.stringify({ id, type: input.type, created_at: createdAtText, data: input.data });
-    return { id, shopId: input.shopId, type: input.type, payload, deliveryId: newId('delivery'), anchorKey: input.anchorKey };
+    return {
+      id,
+      shopId: input.shopId,
+      type: input.type,
+      payload,
+      deliveryId: newId('delivery'),
+      anchorKey: input.anchorKey,
+    };
   });
   return shopEventsInsertFrom(events, createdAt, MAX_ATTEMPTS, anchor, name);
 }
@@ -88,7 +127,9 @@ const EMIT_CHUNK = 2_000;
  */
 export async function emitMany(tx: Tx, clock: Clock, inputs: readonly EmitInput[]): Promise<void> {
   if (inputs.length === 0) return;
-  const shopUrls = await shopWebhookUrls(tx, [...new Set(inputs.filter((input) => input.destination === 'shop').map((input) => input.shopId))]);
+  const shopUrls = await shopWebhookUrls(tx, [
+    ...new Set(inputs.filter((input) => input.destination === 'shop').map((input) => input.shopId)),
+  ]);
   const createdAt = clock.now();
   const createdAtText = createdAt.toISOString();
   for (let start = 0; start < inputs.length; start += EMIT_CHUNK) {

@@ -28,7 +28,9 @@ function secretKey(secret: string): KeyObject {
 
 /** One `v1,<base64>` signature of the exact body bytes. */
 function sign(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const mac = createHmac('sha256', secretKey(secret)).update(`${id}.${timestampSeconds}.${body}`, 'utf8').digest('base64');
+  const mac = createHmac('sha256', secretKey(secret))
+    .update(`${id}.${timestampSeconds}.${body}`, 'utf8')
+    .digest('base64');
   return `v1,${mac}`;
 }
 

@@ -100,7 +100,9 @@ function hextets(address: string): number[] | null {
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (dotted) {
     const parts = dotted[1]!.split('.').map(Number);
-    text = text.slice(0, -dotted[1]!.length) + `${((parts[0]! << 8) | parts[1]!).toString(16)}:${((parts[2]! << 8) | parts[3]!).toString(16)}`;
+    text =
+      text.slice(0, -dotted[1]!.length) +
+      `${((parts[0]! << 8) | parts[1]!).toString(16)}:${((parts[2]! << 8) | parts[3]!).toString(16)}`;
   }
   const [head, tail] = text.split('::') as [string, string | undefined];
   const headParts = head ? head.split(':') : [];
@@ -119,7 +121,8 @@ function embeddedIpv4(address: string): string | null {
   const zerosBefore = (n: number) => parts.slice(0, n).every((part) => part === 0);
   if (zerosBefore(5) && parts[5] === 0xffff) return v4(parts[6]!, parts[7]!); // ::ffff:a.b.c.d
   if (zerosBefore(6) && (parts[6] !== 0 || parts[7]! > 1)) return v4(parts[6]!, parts[7]!); // ::a.b.c.d
-  if (parts[0] === 0x64 && parts[1] === 0xff9b && parts.slice(2, 6).every((part) => part === 0)) return v4(parts[6]!, parts[7]!);
+  if (parts[0] === 0x64 && parts[1] === 0xff9b && parts.slice(2, 6).every((part) => part === 0))
+    return v4(parts[6]!, parts[7]!);
   if (parts[0] === 0x2002) return v4(parts[1]!, parts[2]!); // 6to4
   return null;
 }
@@ -173,7 +176,11 @@ export function guardedLookup(rules: AddressRules): LookupFunction {
           const reason = blockedAddressReason(entry.address);
           if (reason) {
             // The address itself is left out: the attempt log is shown to the merchant who chose the name.
-            return reply(new AddressRefusedError(`refused to connect to ${hostname}: it resolves to a ${reason} address`), options.all ? [] : '', 0);
+            return reply(
+              new AddressRefusedError(`refused to connect to ${hostname}: it resolves to a ${reason} address`),
+              options.all ? [] : '',
+              0,
+            );
           }
         }
       }

@@ -56,9 +56,13 @@ export async function claimDueDeliveries(
 ): Promise<ClaimedDelivery[]> {
   // The statement lives in migration 0005 as a function, so that its plan can be pinned.
   const result = await sql<ClaimRow>`
-    select * from claim_webhook_deliveries(${input.now}, ${input.lockedUntil}, ${input.leaseToken}, ${input.limit})`.execute(db);
+    select * from claim_webhook_deliveries(${input.now}, ${input.lockedUntil}, ${input.leaseToken}, ${input.limit})`.execute(
+    db,
+  );
   // Oldest first (ids are time-ordered TypeIDs): the statement's join gives no order of its own.
-  return result.rows.map(toClaimedDelivery).sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
+  return result.rows
+    .map(toClaimedDelivery)
+    .sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
 }
 
 function toClaimedDelivery(row: ClaimRow): ClaimedDelivery {
@@ -78,7 +82,11 @@ function toClaimedDelivery(row: ClaimRow): ClaimedDelivery {
 }
 
 /** Loads one delivery already claimed under `leaseToken` (the inline test send). */
-export async function findClaimedDelivery(db: Executor<WebhookTables>, deliveryId: string, leaseToken: string): Promise<ClaimedDelivery | undefined> {
+export async function findClaimedDelivery(
+  db: Executor<WebhookTables>,
+  deliveryId: string,
+  leaseToken: string,
+): Promise<ClaimedDelivery | undefined> {
   const result = await sql<ClaimRow>`
     select d.id as delivery_id, d.event_id, d.shop_id, d.url, d.attempt_count, d.max_attempts, d.lease_token,
            e.payload, s.webhook_secret, s.previous_webhook_secret, s.previous_webhook_secret_expires_at
@@ -118,7 +126,10 @@ export interface AttemptRecord {
  * leaves either all of it or none. Returns the ids of the deliveries updated
  * (an attempt whose lease had been lost is logged but changes nothing).
  */
-export async function recordAttempts(db: Executor<WebhookTables>, records: readonly AttemptRecord[]): Promise<Set<string>> {
+export async function recordAttempts(
+  db: Executor<WebhookTables>,
+  records: readonly AttemptRecord[],
+): Promise<Set<string>> {
   if (records.length === 0) return new Set();
   // One JSON parameter for the whole batch: far cheaper to build and send than a dozen parameters
   // per row. Times go as epoch milliseconds, which serialize several times faster than Dates.
@@ -174,7 +185,10 @@ export async function recordAttempt(db: Executor<WebhookTables>, record: Attempt
 }
 
 /** Gives back claimed deliveries that were never attempted (a stopping worker). */
-export async function releaseDeliveries(db: Executor<WebhookTables>, claims: readonly { id: string; leaseToken: string }[]): Promise<void> {
+export async function releaseDeliveries(
+  db: Executor<WebhookTables>,
+  claims: readonly { id: string; leaseToken: string }[],
+): Promise<void> {
   for (const claim of claims) {
     await db
       .updateTable('webhook_deliveries')
@@ -204,7 +218,9 @@ export async function postponeDeliveries(
     update webhook_deliveries d
        set next_attempt_at = greatest(d.next_attempt_at, to_timestamp(c.until_ms / 1000)), locked_until = null, lease_token = null, updated_at = ${now}
       from unnest(${ids}::text[], ${tokens}::text[], ${untilMs}::float8[]) as c (id, lease_token, until_ms)
-     where d.id = any(${ids}::text[]) and d.id = c.id and d.lease_token = c.lease_token and d.status = 'pending'`.execute(db);
+     where d.id = any(${ids}::text[]) and d.id = c.id and d.lease_token = c.lease_token and d.status = 'pending'`.execute(
+    db,
+  );
 }
 
 /**
@@ -285,11 +301,19 @@ export async function listEvents(
   return query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(filter.limit).execute();
 }
 
-export async function findEvent(db: Executor<WebhookTables>, shopId: string, eventId: string): Promise<EventRow | undefined> {
+export async function findEvent(
+  db: Executor<WebhookTables>,
+  shopId: string,
+  eventId: string,
+): Promise<EventRow | undefined> {
   return eventsQuery(db, shopId).where('e.id', '=', eventId).executeTakeFirst();
 }
 
-export async function listAttempts(db: Executor<WebhookTables>, eventId: string, filter: { after?: PageKey | undefined; limit: number }) {
+export async function listAttempts(
+  db: Executor<WebhookTables>,
+  eventId: string,
+  filter: { after?: PageKey | undefined; limit: number },
+) {
   let query = db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', eventId);
   if (filter.after) query = query.where(sql<boolean>`(started_at, id) < (${filter.after.at}, ${filter.after.id})`);
   return query.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
@@ -325,11 +349,20 @@ export interface ShopWebhookSettings {
 export async function insertEndpoint(db: Executor<WebhookTables>, shopId: string, sealedSecret: string): Promise<void> {
   await db
     .insertInto('webhook_endpoints')
-    .values({ shop_id: shopId, webhook_url: null, webhook_secret: sealedSecret, previous_webhook_secret: null, previous_webhook_secret_expires_at: null })
+    .values({
+      shop_id: shopId,
+      webhook_url: null,
+      webhook_secret: sealedSecret,
+      previous_webhook_secret: null,
+      previous_webhook_secret_expires_at: null,
+    })
     .execute();
 }
 
-export async function findShopWebhookSettings(db: Executor<WebhookTables>, shopId: string): Promise<ShopWebhookSettings | undefined> {
+export async function findShopWebhookSettings(
+  db: Executor<WebhookTables>,
+  shopId: string,
+): Promise<ShopWebhookSettings | undefined> {
   return db
     .selectFrom('webhook_endpoints')
     .select(['webhook_url', 'webhook_secret', 'previous_webhook_secret', 'previous_webhook_secret_expires_at'])
@@ -338,7 +371,11 @@ export async function findShopWebhookSettings(db: Executor<WebhookTables>, shopI
     .executeTakeFirst();
 }
 
-export async function updateShopWebhookSettings(db: Executor<WebhookTables>, shopId: string, changes: Partial<ShopWebhookSettings>): Promise<void> {
+export async function updateShopWebhookSettings(
+  db: Executor<WebhookTables>,
+  shopId: string,
+  changes: Partial<ShopWebhookSettings>,
+): Promise<void> {
   await db.updateTable('webhook_endpoints').set(changes).where('shop_id', '=', shopId).execute();
 }
 
@@ -349,7 +386,11 @@ export interface StoredShopSecrets {
 }
 
 /** Shops' stored signing secrets, in id order after `afterId` (sealing and re-wrapping walk them in batches). */
-export async function listShopSecrets(db: Executor<WebhookTables>, afterId: string, limit: number): Promise<StoredShopSecrets[]> {
+export async function listShopSecrets(
+  db: Executor<WebhookTables>,
+  afterId: string,
+  limit: number,
+): Promise<StoredShopSecrets[]> {
   return db
     .selectFrom('webhook_endpoints')
     .select(['shop_id as id', 'webhook_secret', 'previous_webhook_secret'])
@@ -380,8 +421,6 @@ export async function replaceShopSecrets(
 }
 
 export type AttemptRow = Awaited<ReturnType<typeof listAttempts>>[number];
-;
-
 /** Event payloads (JSON texts) as rows `p(payload, n)`, n from 1, each payload's text exactly as given (see insertEvents). */
 function payloadsByPosition(payloads: readonly string[]): RawBuilder<unknown> {
   return sql`json_array_elements(${`[${payloads.join(',')}]`}::json) with ordinality as p(payload, n)`;
@@ -394,7 +433,11 @@ function payloadsByPosition(payloads: readonly string[]): RawBuilder<unknown> {
  * as a text[] every payload would be escaped element by element on both sides,
  * three times the cost for a batch of thousands.
  */
-export async function insertEvents(db: Executor<WebhookTables>, rows: readonly Omit<EventInsert, 'created_at'>[], createdAt: Date): Promise<void> {
+export async function insertEvents(
+  db: Executor<WebhookTables>,
+  rows: readonly Omit<EventInsert, 'created_at'>[],
+  createdAt: Date,
+): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     insert into webhook_events (id, shop_id, type, payload, destination_url, created_at)
@@ -406,7 +449,12 @@ export async function insertEvents(db: Executor<WebhookTables>, rows: readonly O
 }
 
 /** The first deliveries of events created at `at`: due at once, unclaimed. */
-export async function insertDeliveries(db: Executor<WebhookTables>, rows: readonly Pick<DeliveryInsert, 'id' | 'event_id' | 'shop_id' | 'url'>[], at: Date, maxAttempts: number): Promise<void> {
+export async function insertDeliveries(
+  db: Executor<WebhookTables>,
+  rows: readonly Pick<DeliveryInsert, 'id' | 'event_id' | 'shop_id' | 'url'>[],
+  at: Date,
+  maxAttempts: number,
+): Promise<void> {
   if (rows.length === 0) return;
   const when = at.toISOString();
   await sql`
@@ -417,10 +465,19 @@ export async function insertDeliveries(db: Executor<WebhookTables>, rows: readon
 }
 
 /** The webhook URL of each of these shops that has one. */
-export async function shopWebhookUrls(db: Executor<WebhookTables>, shopIds: readonly string[]): Promise<Map<string, string>> {
+export async function shopWebhookUrls(
+  db: Executor<WebhookTables>,
+  shopIds: readonly string[],
+): Promise<Map<string, string>> {
   if (shopIds.length === 0) return new Map();
-  const rows = await db.selectFrom('webhook_endpoints').select(['shop_id', 'webhook_url']).where('shop_id', 'in', [...shopIds]).execute();
-  return new Map(rows.flatMap((row) => (row.webhook_url === null ? [] : [[row.shop_id, row.webhook_url] as [string, string]])));
+  const rows = await db
+    .selectFrom('webhook_endpoints')
+    .select(['shop_id', 'webhook_url'])
+    .where('shop_id', 'in', [...shopIds])
+    .execute();
+  return new Map(
+    rows.flatMap((row) => (row.webhook_url === null ? [] : [[row.shop_id, row.webhook_url] as [string, string]])),
+  );
 }
 
 /**
@@ -431,7 +488,14 @@ export async function shopWebhookUrls(db: Executor<WebhookTables>, shopIds: read
  * payloads travel as one json array (see insertEvents).
  */
 export function shopEventsInsertFrom(
-  events: readonly { readonly id: string; readonly shopId: string; readonly type: string; readonly payload: string; readonly deliveryId: string; readonly anchorKey: string }[],
+  events: readonly {
+    readonly id: string;
+    readonly shopId: string;
+    readonly type: string;
+    readonly payload: string;
+    readonly deliveryId: string;
+    readonly anchorKey: string;
+  }[],
   createdAt: Date,
   maxAttempts: number,
   anchor: CteAnchor,

@@ -56,7 +56,9 @@ const WebhookEvent = Type.Object(
     id: Type.String(),
     type: Type.String(),
     created_at: Type.String({ format: 'date-time' }),
-    data: Type.Unknown({ description: 'The resource as it was when the event happened (for payment events, the full Payment)' }),
+    data: Type.Unknown({
+      description: 'The resource as it was when the event happened (for payment events, the full Payment)',
+    }),
     destination_url: Nullable(Type.String()),
     status: EventStatus,
     attempt_count: Type.Integer(),
@@ -95,7 +97,10 @@ const DEFAULT_PAGE_SIZE = 20;
 
 const EventList = Type.Object(
   { data: Type.Array(WebhookEvent), next_cursor: Nullable(Type.String()) },
-  { description: 'A page of events, newest first; pass next_cursor as cursor for the next page', examples: [{ data: [EVENT_EXAMPLE], next_cursor: null }] },
+  {
+    description: 'A page of events, newest first; pass next_cursor as cursor for the next page',
+    examples: [{ data: [EVENT_EXAMPLE], next_cursor: null }],
+  },
 );
 
 const AttemptList = Type.Object(
@@ -105,14 +110,20 @@ const AttemptList = Type.Object(
 
 const Endpoint = Type.Object(
   { url: Nullable(Type.String()) },
-  { description: "The shop's webhook URL; null when none is set", examples: [{ url: 'https://shop.example.com/paygate/webhooks' }] },
+  {
+    description: "The shop's webhook URL; null when none is set",
+    examples: [{ url: 'https://shop.example.com/paygate/webhooks' }],
+  },
 );
 
-const EventParams = Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 100, description: 'The id of an event of this shop (evt_…)' }) });
+const EventParams = Type.Object({
+  event_id: Type.String({ minLength: 1, maxLength: 100, description: 'The id of an event of this shop (evt_…)' }),
+});
 const Url = Type.String({
   minLength: 1,
   maxLength: MAX_WEBHOOK_URL_LENGTH,
-  description: 'An absolute https URL (http where the gateway allows it) without credentials; a loopback, private, link-local or reserved host is refused',
+  description:
+    'An absolute https URL (http where the gateway allows it) without credentials; a loopback, private, link-local or reserved host is refused',
 });
 
 /** Errors of the routes that read: any key of the shop may call them, so none is 403. */
@@ -120,165 +131,189 @@ const READ_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'invalid_request'] as const;
 /** Errors of the routes that change settings: they need the webhooks scope and may carry a body. */
 const WRITE_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS] as const;
 
-export const webhookRoutes = (context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics' | 'keyring'>): ModuleRoutes => async (app) => {
-  const sender = createWebhookSender({ config: context.config });
-  const metrics = webhookMetrics(context);
-  app.addHook('onClose', () => sender.close());
-  const tags = ['webhooks'];
-  const config = { scopes: READ_SCOPES };
-  const writeConfig = { scopes: WRITE_SCOPES };
+export const webhookRoutes =
+  (context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics' | 'keyring'>): ModuleRoutes =>
+  async (app) => {
+    const sender = createWebhookSender({ config: context.config });
+    const metrics = webhookMetrics(context);
+    app.addHook('onClose', () => sender.close());
+    const tags = ['webhooks'];
+    const config = { scopes: READ_SCOPES };
+    const writeConfig = { scopes: WRITE_SCOPES };
 
-  app.get(
-    '/webhooks/events',
-    {
-      config,
-      schema: {
-        operationId: 'listWebhookEvents',
-        tags,
-        summary: 'List webhook events, newest first',
-        querystring: Type.Object(
-          { type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), status: Type.Optional(EventStatus), ...Pagination },
-          { additionalProperties: false },
-        ),
-        response: { 200: EventList, ...errorResponses(...READ_ERRORS) },
-      },
-    },
-    async (request) =>
-      service.listEvents(context, principalOf(request).shopId, { ...request.query, limit: request.query.limit ?? DEFAULT_PAGE_SIZE }),
-  );
-
-  app.get(
-    '/webhooks/events/:event_id',
-    {
-      config,
-      schema: {
-        operationId: 'getWebhookEvent',
-        tags,
-        summary: 'One webhook event and its delivery state',
-        params: EventParams,
-        response: { 200: WebhookEvent, ...errorResponses(...READ_ERRORS, 'not_found') },
-      },
-    },
-    async (request) => service.getEvent(context, principalOf(request).shopId, request.params.event_id),
-  );
-
-  app.get(
-    '/webhooks/events/:event_id/attempts',
-    {
-      config,
-      schema: {
-        operationId: 'listWebhookAttempts',
-        tags,
-        summary: "Delivery attempts of an event, newest first: status code, duration, error, the receiver's answer (first 4 KiB), next retry",
-        params: EventParams,
-        querystring: Type.Object(Pagination, { additionalProperties: false }),
-        response: { 200: AttemptList, ...errorResponses(...READ_ERRORS, 'not_found') },
-      },
-    },
-    async (request) =>
-      service.listAttempts(context, principalOf(request).shopId, request.params.event_id, {
-        cursor: request.query.cursor,
-        limit: request.query.limit ?? DEFAULT_PAGE_SIZE,
-      }),
-  );
-
-  app.post(
-    '/webhooks/events/:event_id/resend',
-    {
-      config: writeConfig,
-      schema: {
-        operationId: 'resendWebhookEvent',
-        tags,
-        summary: 'Queue a new attempt now, with the same event id',
-        params: EventParams,
-        response: {
-          202: { ...WebhookEvent, description: 'The event, with its next attempt due now' },
-          ...errorResponses(...WRITE_ERRORS, 'not_found', 'invalid_state'),
-        },
-      },
-    },
-    async (request, reply) => reply.code(202).send(await service.resendEvent(context, principalOf(request).shopId, request.params.event_id)),
-  );
-
-  app.post(
-    '/webhooks/secret/rotate',
-    {
-      config: writeConfig,
-      schema: {
-        operationId: 'rotateWebhookSecret',
-        tags,
-        summary: 'Replace the signing secret; for 24 h webhooks carry signatures with both the old and the new secret',
-        response: {
-          200: Type.Object(
-            { webhook_secret: Type.String(), previous_secret_expires_at: Type.String({ format: 'date-time' }) },
+    app.get(
+      '/webhooks/events',
+      {
+        config,
+        schema: {
+          operationId: 'listWebhookEvents',
+          tags,
+          summary: 'List webhook events, newest first',
+          querystring: Type.Object(
             {
-              description: 'The new secret, shown once',
-              examples: [{ webhook_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', previous_secret_expires_at: '2026-11-02T10:00:00.000Z' }],
+              type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+              status: Type.Optional(EventStatus),
+              ...Pagination,
             },
+            { additionalProperties: false },
           ),
-          ...errorResponses(...WRITE_ERRORS),
+          response: { 200: EventList, ...errorResponses(...READ_ERRORS) },
         },
       },
-    },
-    async (request) => service.rotateSecret(context, principalOf(request).shopId),
-  );
+      async (request) =>
+        service.listEvents(context, principalOf(request).shopId, {
+          ...request.query,
+          limit: request.query.limit ?? DEFAULT_PAGE_SIZE,
+        }),
+    );
 
-  app.get(
-    '/webhooks/endpoint',
-    {
-      config,
-      schema: {
-        operationId: 'getWebhookEndpoint',
-        tags,
-        summary: "The shop's webhook URL (crypto events)",
-        response: { 200: Endpoint, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS) },
-      },
-    },
-    async (request) => service.getEndpoint(context, principalOf(request).shopId),
-  );
-
-  app.put(
-    '/webhooks/endpoint',
-    {
-      config: writeConfig,
-      schema: {
-        operationId: 'setWebhookEndpoint',
-        tags,
-        summary: "Set (or clear with null) the shop's webhook URL, where crypto events go",
-        body: Type.Object({ url: Nullable(Url) }, { additionalProperties: false, examples: [{ url: 'https://shop.example.com/paygate/webhooks' }] }),
-        response: { 200: Endpoint, ...errorResponses(...WRITE_ERRORS) },
-      },
-    },
-    async (request) => service.setEndpoint(context, principalOf(request).shopId, request.body.url),
-  );
-
-  app.post(
-    '/webhooks/test',
-    {
-      config: writeConfig,
-      // The body is optional: no body means "send to the shop's endpoint".
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
-      schema: {
-        operationId: 'sendTestWebhook',
-        tags,
-        summary: 'Send a signed webhook.test event now to url (or the shop endpoint) and return the attempt',
-        body: Type.Object({ url: Type.Optional(Url) }, { additionalProperties: false, examples: [{ url: 'https://shop.example.com/paygate/webhooks' }] }),
-        response: {
-          200: Type.Object(
-            { event: WebhookEvent, attempt: WebhookAttempt },
-            {
-              description: "The test event and its one attempt; a failed attempt carries no receiver's body and a generic error (no resolved address)",
-              examples: [{ event: { ...EVENT_EXAMPLE, type: 'webhook.test', data: {} }, attempt: ATTEMPT_EXAMPLE }],
-            },
-          ),
-          ...errorResponses(...WRITE_ERRORS),
+    app.get(
+      '/webhooks/events/:event_id',
+      {
+        config,
+        schema: {
+          operationId: 'getWebhookEvent',
+          tags,
+          summary: 'One webhook event and its delivery state',
+          params: EventParams,
+          response: { 200: WebhookEvent, ...errorResponses(...READ_ERRORS, 'not_found') },
         },
       },
-    },
-    async (request) => {
-      return service.sendTestEvent({ ...context, sender, metrics }, principalOf(request).shopId, request.body.url);
-    },
-  );
-};
+      async (request) => service.getEvent(context, principalOf(request).shopId, request.params.event_id),
+    );
+
+    app.get(
+      '/webhooks/events/:event_id/attempts',
+      {
+        config,
+        schema: {
+          operationId: 'listWebhookAttempts',
+          tags,
+          summary:
+            "Delivery attempts of an event, newest first: status code, duration, error, the receiver's answer (first 4 KiB), next retry",
+          params: EventParams,
+          querystring: Type.Object(Pagination, { additionalProperties: false }),
+          response: { 200: AttemptList, ...errorResponses(...READ_ERRORS, 'not_found') },
+        },
+      },
+      async (request) =>
+        service.listAttempts(context, principalOf(request).shopId, request.params.event_id, {
+          cursor: request.query.cursor,
+          limit: request.query.limit ?? DEFAULT_PAGE_SIZE,
+        }),
+    );
+
+    app.post(
+      '/webhooks/events/:event_id/resend',
+      {
+        config: writeConfig,
+        schema: {
+          operationId: 'resendWebhookEvent',
+          tags,
+          summary: 'Queue a new attempt now, with the same event id',
+          params: EventParams,
+          response: {
+            202: { ...WebhookEvent, description: 'The event, with its next attempt due now' },
+            ...errorResponses(...WRITE_ERRORS, 'not_found', 'invalid_state'),
+          },
+        },
+      },
+      async (request, reply) =>
+        reply.code(202).send(await service.resendEvent(context, principalOf(request).shopId, request.params.event_id)),
+    );
+
+    app.post(
+      '/webhooks/secret/rotate',
+      {
+        config: writeConfig,
+        schema: {
+          operationId: 'rotateWebhookSecret',
+          tags,
+          summary:
+            'Replace the signing secret; for 24 h webhooks carry signatures with both the old and the new secret',
+          response: {
+            200: Type.Object(
+              { webhook_secret: Type.String(), previous_secret_expires_at: Type.String({ format: 'date-time' }) },
+              {
+                description: 'The new secret, shown once',
+                examples: [
+                  {
+                    webhook_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+                    previous_secret_expires_at: '2026-11-02T10:00:00.000Z',
+                  },
+                ],
+              },
+            ),
+            ...errorResponses(...WRITE_ERRORS),
+          },
+        },
+      },
+      async (request) => service.rotateSecret(context, principalOf(request).shopId),
+    );
+
+    app.get(
+      '/webhooks/endpoint',
+      {
+        config,
+        schema: {
+          operationId: 'getWebhookEndpoint',
+          tags,
+          summary: "The shop's webhook URL (crypto events)",
+          response: { 200: Endpoint, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS) },
+        },
+      },
+      async (request) => service.getEndpoint(context, principalOf(request).shopId),
+    );
+
+    app.put(
+      '/webhooks/endpoint',
+      {
+        config: writeConfig,
+        schema: {
+          operationId: 'setWebhookEndpoint',
+          tags,
+          summary: "Set (or clear with null) the shop's webhook URL, where crypto events go",
+          body: Type.Object(
+            { url: Nullable(Url) },
+            { additionalProperties: false, examples: [{ url: 'https://shop.example.com/paygate/webhooks' }] },
+          ),
+          response: { 200: Endpoint, ...errorResponses(...WRITE_ERRORS) },
+        },
+      },
+      async (request) => service.setEndpoint(context, principalOf(request).shopId, request.body.url),
+    );
+
+    app.post(
+      '/webhooks/test',
+      {
+        config: writeConfig,
+        // The body is optional: no body means "send to the shop's endpoint".
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
+        schema: {
+          operationId: 'sendTestWebhook',
+          tags,
+          summary: 'Send a signed webhook.test event now to url (or the shop endpoint) and return the attempt',
+          body: Type.Object(
+            { url: Type.Optional(Url) },
+            { additionalProperties: false, examples: [{ url: 'https://shop.example.com/paygate/webhooks' }] },
+          ),
+          response: {
+            200: Type.Object(
+              { event: WebhookEvent, attempt: WebhookAttempt },
+              {
+                description:
+                  "The test event and its one attempt; a failed attempt carries no receiver's body and a generic error (no resolved address)",
+                examples: [{ event: { ...EVENT_EXAMPLE, type: 'webhook.test', data: {} }, attempt: ATTEMPT_EXAMPLE }],
+              },
+            ),
+            ...errorResponses(...WRITE_ERRORS),
+          },
+        },
+      },
+      async (request) => {
+        return service.sendTestEvent({ ...context, sender, metrics }, principalOf(request).shopId, request.body.url);
+      },
+    );
+  };

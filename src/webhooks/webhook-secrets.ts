@@ -57,12 +57,16 @@ export async function createWebhookEndpoint(tx: Tx, keyring: Keyring, shopId: st
 
 /** Seals secrets written in clear by versions before sealing existed; returns how many shops it changed. Runs at start. */
 export async function sealPlaintextWebhookSecrets(db: Db, keyring: Keyring): Promise<number> {
-  return transformStoredSecrets(db, (shopId, stored) => (stored.startsWith(PLAINTEXT_PREFIX) ? sealWebhookSecret(keyring, shopId, stored) : stored));
+  return transformStoredSecrets(db, (shopId, stored) =>
+    stored.startsWith(PLAINTEXT_PREFIX) ? sealWebhookSecret(keyring, shopId, stored) : stored,
+  );
 }
 
 /** After a root key rotation: re-wraps every secret's data key under the current root key; returns how many shops it changed. */
 export async function rewrapWebhookSecrets(db: Db, keyring: Keyring): Promise<number> {
-  return transformStoredSecrets(db, (_shopId, stored) => (needsRewrap(keyring, stored) ? rewrap(keyring, stored) : stored));
+  return transformStoredSecrets(db, (_shopId, stored) =>
+    needsRewrap(keyring, stored) ? rewrap(keyring, stored) : stored,
+  );
 }
 
 async function transformStoredSecrets(db: Db, transform: (shopId: string, stored: string) => string): Promise<number> {
@@ -77,7 +81,10 @@ async function transformStoredSecrets(db: Db, transform: (shopId: string, stored
       if (secret === shop.webhook_secret && previous === shop.previous_webhook_secret) continue;
       // Compare-and-set: a rotation that ran meanwhile wins, and this shop is picked up next time.
       const updated = await inTransaction(db, (tx) =>
-        repository.replaceShopSecrets(tx, shop.id, { from: shop, to: { webhook_secret: secret, previous_webhook_secret: previous } }),
+        repository.replaceShopSecrets(tx, shop.id, {
+          from: shop,
+          to: { webhook_secret: secret, previous_webhook_secret: previous },
+        }),
       );
       if (updated) changed++;
     }

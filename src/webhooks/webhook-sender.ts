@@ -61,7 +61,9 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
 }
 
 /** Where a URL sends to, or why it may not: worked out once per URL, as it depends only on the URL and the configuration. */
-type Target = { readonly origin: string; readonly path: string; readonly refusal?: undefined } | { readonly refusal: string; readonly origin?: undefined };
+type Target =
+  | { readonly origin: string; readonly path: string; readonly refusal?: undefined }
+  | { readonly refusal: string; readonly origin?: undefined };
 
 const TARGET_CACHE_SIZE = 1_000;
 
@@ -95,7 +97,12 @@ function resolveTarget(raw: string, config: SenderOptions['config']): Target {
  * status, Retry-After and first bytes are all an attempt needs, so no response
  * stream is built, and one timer bounds the whole attempt.
  */
-function sendOnce(agent: Agent, targets: (url: string) => Target, timeoutMs: number, input: SendRequest): Promise<SendResult> {
+function sendOnce(
+  agent: Agent,
+  targets: (url: string) => Target,
+  timeoutMs: number,
+  input: SendRequest,
+): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.max(0, Math.round(performance.now() - started));
   const target = targets(input.url);
@@ -159,7 +166,10 @@ function sendOnce(agent: Agent, targets: (url: string) => Target, timeoutMs: num
       },
     };
     try {
-      agent.dispatch({ origin: target.origin, path: target.path, method: 'POST', headers: input.headers, body: input.body }, handler);
+      agent.dispatch(
+        { origin: target.origin, path: target.path, method: 'POST', headers: input.headers, body: input.body },
+        handler,
+      );
     } catch (error) {
       finish(classifyFailure(error, timeoutMs, elapsed()));
     }
@@ -177,7 +187,14 @@ function capturedBody(chunks: readonly Buffer[]): string | null {
 }
 
 function failure(outcome: AttemptOutcome, error: string, durationMs: number): SendResult {
-  return { outcome, statusCode: null, error: error.replaceAll('\u0000', '').slice(0, ERROR_TEXT_CAP), responseBody: null, durationMs, retryAfter: undefined };
+  return {
+    outcome,
+    statusCode: null,
+    error: error.replaceAll('\u0000', '').slice(0, ERROR_TEXT_CAP),
+    responseBody: null,
+    durationMs,
+    retryAfter: undefined,
+  };
 }
 
 function timedOut(timeoutMs: number, durationMs: number): SendResult {
@@ -186,7 +203,8 @@ function timedOut(timeoutMs: number, durationMs: number): SendResult {
 
 function causes(error: unknown): unknown[] {
   const chain: unknown[] = [];
-  for (let current = error; current && chain.length < 5; current = (current as { cause?: unknown }).cause) chain.push(current);
+  for (let current = error; current && chain.length < 5; current = (current as { cause?: unknown }).cause)
+    chain.push(current);
   return chain;
 }
 
@@ -194,7 +212,9 @@ function classifyFailure(error: unknown, timeoutMs: number, durationMs: number):
   const chain = causes(error);
   const refused = chain.find((item) => item instanceof AddressRefusedError);
   if (refused) return failure('refused', (refused as Error).message, durationMs);
-  const codes = chain.map((item) => (item as { code?: unknown }).code).filter((code): code is string => typeof code === 'string');
+  const codes = chain
+    .map((item) => (item as { code?: unknown }).code)
+    .filter((code): code is string => typeof code === 'string');
   const timeoutCodes = ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT'];
   if (codes.some((code) => timeoutCodes.includes(code))) return timedOut(timeoutMs, durationMs);
   if (codes.some((code) => code === 'ENOTFOUND' || code === 'EAI_AGAIN')) {

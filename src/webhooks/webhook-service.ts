@@ -31,7 +31,11 @@ export interface Page<T> {
 /** The page position a webhook list's cursor names; its ids are [A-Za-z0-9_] (a NUL, say, never came from this list). */
 function pageKeyOf(cursor: string | undefined): PageKey | undefined {
   if (cursor === undefined) return undefined;
-  const position = decodeListCursor(cursor, (id) => /^[A-Za-z0-9_]+$/.test(id), 'cursor is not a cursor returned by this list');
+  const position = decodeListCursor(
+    cursor,
+    (id) => /^[A-Za-z0-9_]+$/.test(id),
+    'cursor is not a cursor returned by this list',
+  );
   return { at: position.createdAt, id: position.id };
 }
 
@@ -107,7 +111,8 @@ export async function listEvents(
   const last = page.at(-1);
   return {
     data: page.map(eventView),
-    next_cursor: rows.length > query.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
+    next_cursor:
+      rows.length > query.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
   };
 }
 
@@ -128,12 +133,16 @@ export async function listAttempts(
   query: { limit: number; cursor?: string | undefined },
 ): Promise<Page<WebhookAttemptView>> {
   await requireEvent(deps, shopId, eventId);
-  const rows = await repository.listAttempts(deps.db, eventId, { after: pageKeyOf(query.cursor), limit: query.limit + 1 });
+  const rows = await repository.listAttempts(deps.db, eventId, {
+    after: pageKeyOf(query.cursor),
+    limit: query.limit + 1,
+  });
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {
     data: page.map(attemptView),
-    next_cursor: rows.length > query.limit && last ? encodeListCursor({ createdAt: last.started_at, id: last.id }) : null,
+    next_cursor:
+      rows.length > query.limit && last ? encodeListCursor({ createdAt: last.started_at, id: last.id }) : null,
   };
 }
 
@@ -142,7 +151,8 @@ export async function resendEvent(deps: Deps, shopId: string, eventId: string): 
   return inTransaction(deps.db, async (tx) => {
     const row = await repository.findEvent(tx, shopId, eventId);
     if (!row) throw new NotFoundError(`No webhook event ${eventId}.`);
-    if (row.delivery_id === null) throw new InvalidStateError('This event had no destination URL, so there is nothing to resend.');
+    if (row.delivery_id === null)
+      throw new InvalidStateError('This event had no destination URL, so there is nothing to resend.');
     await repository.requeueDelivery(tx, row.delivery_id, deps.clock.now());
     const updated = await repository.findEvent(tx, shopId, eventId);
     return eventView(updated!);
@@ -221,7 +231,10 @@ export async function sendTestEvent(
     const shop = await repository.findShopWebhookSettings(tx, shopId);
     if (!shop) throw new NotFoundError('No such shop.');
     const destination = url ?? shop.webhook_url;
-    if (destination === null) throw new InvalidRequestError('url is required: this shop has no webhook endpoint set (PUT /v1/webhooks/endpoint).');
+    if (destination === null)
+      throw new InvalidRequestError(
+        'url is required: this shop has no webhook endpoint set (PUT /v1/webhooks/endpoint).',
+      );
     const now = deps.clock.now();
     return emit(
       tx,
@@ -229,7 +242,10 @@ export async function sendTestEvent(
       {
         shopId,
         type: TEST_EVENT_TYPE,
-        data: { shop_id: shopId, message: 'A test event from Paygate: your endpoint receives and can verify webhooks.' },
+        data: {
+          shop_id: shopId,
+          message: 'A test event from Paygate: your endpoint receives and can verify webhooks.',
+        },
         destination,
       },
       { maxAttempts: 1, lease: { token, until: new Date(now.getTime() + TEST_SEND_LEASE_MS) } },

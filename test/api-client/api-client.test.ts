@@ -32,7 +32,10 @@ describe.each(backends)('a client generated from /openapi.json, against the app 
     await testApp.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = testApp.app.server.address() as AddressInfo;
     const merchant = await testApp.createMerchant();
-    client = createClient<paths>({ baseUrl: `http://127.0.0.1:${port}`, headers: { authorization: `Bearer ${merchant.api_key}` } });
+    client = createClient<paths>({
+      baseUrl: `http://127.0.0.1:${port}`,
+      headers: { authorization: `Bearer ${merchant.api_key}` },
+    });
   });
   afterAll(() => testApp.close());
 
@@ -43,13 +46,20 @@ describe.each(backends)('a client generated from /openapi.json, against the app 
     const payment = created.data!;
     expect(payment).toMatchObject({ status: 'pending', amount: 1500.5, currency: 'RUB', order_id: 'sdk-order-1' });
 
-    const replayed = await client.POST('/v1/payments', { params: { header: { 'idempotency-key': 'sdk-key-1' } }, body });
+    const replayed = await client.POST('/v1/payments', {
+      params: { header: { 'idempotency-key': 'sdk-key-1' } },
+      body,
+    });
     expect(replayed.data?.payment_id).toBe(payment.payment_id);
 
-    const read = await client.GET('/v1/payments/{payment_id}', { params: { path: { payment_id: payment.payment_id } } });
+    const read = await client.GET('/v1/payments/{payment_id}', {
+      params: { path: { payment_id: payment.payment_id } },
+    });
     expect(read.data).toEqual(payment);
 
-    const paid = await client.POST('/v1/test_helpers/payments/{payment_id}/pay', { params: { path: { payment_id: payment.payment_id } } });
+    const paid = await client.POST('/v1/test_helpers/payments/{payment_id}/pay', {
+      params: { path: { payment_id: payment.payment_id } },
+    });
     expect(paid.data?.status).toBe('paid');
     expect(paid.data?.paid_at).toEqual(expect.any(String));
 
@@ -59,7 +69,9 @@ describe.each(backends)('a client generated from /openapi.json, against the app 
   });
 
   it('gives refusals as typed error bodies', async () => {
-    const missing = await client.GET('/v1/payments/{payment_id}', { params: { path: { payment_id: '0195f3b2-8c1e-7d4a-9b61-2f0c7e5a1d34' } } });
+    const missing = await client.GET('/v1/payments/{payment_id}', {
+      params: { path: { payment_id: '0195f3b2-8c1e-7d4a-9b61-2f0c7e5a1d34' } },
+    });
     expect(missing.response.status).toBe(404);
     expect(missing.error?.error).toBe('not_found');
 

@@ -13,7 +13,9 @@ describe('paygate chain simulate', () => {
   afterEach(() => stop?.());
 
   it('serves a node that produces a block every 3 s and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [PAYGATE_BIN, 'chain', 'simulate', '--port', '0', '--seed', 'cli-test'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [PAYGATE_BIN, 'chain', 'simulate', '--port', '0', '--seed', 'cli-test'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     stop = () => child.kill('SIGKILL');
     let output = '';
     const url = await new Promise<string>((resolve, reject) => {
@@ -28,7 +30,9 @@ describe('paygate chain simulate', () => {
     });
     const client = createTronNodeClient({ urls: [url], usdtContract: USDT_CONTRACT_MAINNET, timeoutMs: 30_000 });
     const first = await client.getHeadBlock();
-    await expect.poll(async () => (await client.getHeadBlock()).number, { timeout: 60_000, interval: 250 }).toBeGreaterThan(first.number);
+    await expect
+      .poll(async () => (await client.getHeadBlock()).number, { timeout: 60_000, interval: 250 })
+      .toBeGreaterThan(first.number);
     const solid = await client.getSolidifiedBlock();
     expect(solid.number).toBeLessThanOrEqual(Math.max(0, (await client.getHeadBlock()).number - 18));
     await client.close();

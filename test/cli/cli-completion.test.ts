@@ -13,7 +13,11 @@ import { runPaygate } from '../support/cli.ts';
 const run = promisify(execFile);
 
 it('paygate key create --help answers from a real process with no configuration at all', async () => {
-  const help = await runPaygate(['key', 'create', '--help'], { PAYGATE_ROOT_KEY: undefined, DATABASE_URL: 'not a url', PAYGATE_DATA_DIR: '/nonexistent/paygate' });
+  const help = await runPaygate(['key', 'create', '--help'], {
+    PAYGATE_ROOT_KEY: undefined,
+    DATABASE_URL: 'not a url',
+    PAYGATE_DATA_DIR: '/nonexistent/paygate',
+  });
   expect(help).toMatchObject({ code: 0, stderr: '' });
   expect(help.stdout).toMatch(/^Usage: paygate key create --shop SHOP_ID --scopes /);
   expect(help.stdout).toContain('Examples:\n  paygate key create --shop');
@@ -88,7 +92,9 @@ describe('paygate completion bash', () => {
   });
 
   it('skips option values while walking to the command', async () => {
-    expect(await completions([['shop', 'methods', 'set', '--shop', 'shop_1', '--method', 's']])).toEqual([['sberpay', 'sbp']]);
+    expect(await completions([['shop', 'methods', 'set', '--shop', 'shop_1', '--method', 's']])).toEqual([
+      ['sberpay', 'sbp'],
+    ]);
   });
 });
 
@@ -106,9 +112,17 @@ describe.skipIf(ZSH === undefined)('paygate completion zsh', () => {
       await writeFile(join(folder, '_paygate'), printed.stdout);
       const offer = 'offer() { words=("$@"); CURRENT=$#; _paygate; }';
       const standIn = 'compadd() { shift; print -r -- "${(o)@}"; }; compdef() { print -r -- "compdef $*"; }';
-      const sourced = await run(ZSH!, ['-f', '-c', `${standIn}; source '${folder}/_paygate'; ${offer}; offer paygate shop methods ''; offer paygate serve --role ''`]);
+      const sourced = await run(ZSH!, [
+        '-f',
+        '-c',
+        `${standIn}; source '${folder}/_paygate'; ${offer}; offer paygate shop methods ''; offer paygate serve --role ''`,
+      ]);
       expect(sourced.stdout.split('\n')).toEqual(['compdef _paygate paygate', 'list set', 'all api worker', '']);
-      const autoloaded = await run(ZSH!, ['-f', '-c', `${standIn}; fpath=('${folder}' $fpath); autoload -Uz _paygate; ${offer}; offer paygate completion ''`]);
+      const autoloaded = await run(ZSH!, [
+        '-f',
+        '-c',
+        `${standIn}; fpath=('${folder}' $fpath); autoload -Uz _paygate; ${offer}; offer paygate completion ''`,
+      ]);
       expect(autoloaded.stdout).toBe('bash zsh\n');
     } finally {
       await rm(folder, { recursive: true, force: true });

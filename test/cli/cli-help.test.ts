@@ -36,47 +36,59 @@ async function cli(argv: string[], env: Record<string, string | undefined>): Pro
 const BROKEN_ENV = { DATABASE_URL: 'not a url', PORT: 'not a port' };
 
 describe('paygate help', () => {
-  it.each(commands.map((entry) => [entry.words.join(' '), entry] as const))('"%s --help" prints its usage, options and examples, and exits 0 without configuration', async (_name, entry) => {
-    const viaFlag = await cli([...entry.words, '--help'], BROKEN_ENV);
-    expect(viaFlag).toMatchObject({ code: 0, err: '' });
-    expect(viaFlag.out.split('\n')[0]).toBe(`Usage: ${entry.usage}`);
-    expect(viaFlag.out).toContain(entry.summary);
-    for (const option of entry.options) expect(viaFlag.out).toMatch(new RegExp(`^  ${option.flag}\\b.*  ${escape(option.description)}$`, 'm'));
-    expect(viaFlag.out).toMatch(/^ {2}-h, --help +show this help$/m);
-    expect(entry.examples.length).toBeGreaterThanOrEqual(1);
-    expect(entry.examples.length).toBeLessThanOrEqual(3);
-    for (const example of entry.examples) expect(example.startsWith(`paygate ${entry.words.join(' ')}`) || example.includes(` paygate ${entry.words.join(' ')}`)).toBe(true);
-    expect(viaFlag.out).toContain(`Examples:\n${entry.examples.map((example) => `  ${example}`).join('\n')}`);
-    // The same through -h, after other arguments, and through `paygate help <command>`.
-    expect(await cli([...entry.words, '--json', '-h'], BROKEN_ENV)).toEqual(viaFlag);
-    expect(await cli(['help', ...entry.words], BROKEN_ENV)).toEqual(viaFlag);
-  });
+  it.each(commands.map((entry) => [entry.words.join(' '), entry] as const))(
+    '"%s --help" prints its usage, options and examples, and exits 0 without configuration',
+    async (_name, entry) => {
+      const viaFlag = await cli([...entry.words, '--help'], BROKEN_ENV);
+      expect(viaFlag).toMatchObject({ code: 0, err: '' });
+      expect(viaFlag.out.split('\n')[0]).toBe(`Usage: ${entry.usage}`);
+      expect(viaFlag.out).toContain(entry.summary);
+      for (const option of entry.options)
+        expect(viaFlag.out).toMatch(new RegExp(`^  ${option.flag}\\b.*  ${escape(option.description)}$`, 'm'));
+      expect(viaFlag.out).toMatch(/^ {2}-h, --help +show this help$/m);
+      expect(entry.examples.length).toBeGreaterThanOrEqual(1);
+      expect(entry.examples.length).toBeLessThanOrEqual(3);
+      for (const example of entry.examples)
+        expect(
+          example.startsWith(`paygate ${entry.words.join(' ')}`) ||
+            example.includes(` paygate ${entry.words.join(' ')}`),
+        ).toBe(true);
+      expect(viaFlag.out).toContain(`Examples:\n${entry.examples.map((example) => `  ${example}`).join('\n')}`);
+      // The same through -h, after other arguments, and through `paygate help <command>`.
+      expect(await cli([...entry.words, '--json', '-h'], BROKEN_ENV)).toEqual(viaFlag);
+      expect(await cli(['help', ...entry.words], BROKEN_ENV)).toEqual(viaFlag);
+    },
+  );
 
-  it.each(commands.map((entry) => [entry.words.join(' '), entry] as const))('"%s" parses every option its help names', async (_name, entry) => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'paygate-help-'));
-    try {
-      const env = { PAYGATE_DATA_DIR: dataDir, PAYGATE_ROOT_KEY: TEST_ROOT_KEY, LOG_LEVEL: 'silent' };
-      for (const option of entry.options) {
-        // A value option without its value, a switch with one: both refused by the parser
-        // before the command does anything, and neither as an unknown option.
-        const run = await cli([...entry.words, option.value ? option.flag : `${option.flag}=x`], env);
-        expect(run.code, `${option.flag}: ${run.err}`).toBe(2);
-        expect(run.err).not.toContain('Unknown option');
-        expect(run.err).toContain(option.flag);
+  it.each(commands.map((entry) => [entry.words.join(' '), entry] as const))(
+    '"%s" parses every option its help names',
+    async (_name, entry) => {
+      const dataDir = await mkdtemp(join(tmpdir(), 'paygate-help-'));
+      try {
+        const env = { PAYGATE_DATA_DIR: dataDir, PAYGATE_ROOT_KEY: TEST_ROOT_KEY, LOG_LEVEL: 'silent' };
+        for (const option of entry.options) {
+          // A value option without its value, a switch with one: both refused by the parser
+          // before the command does anything, and neither as an unknown option.
+          const run = await cli([...entry.words, option.value ? option.flag : `${option.flag}=x`], env);
+          expect(run.code, `${option.flag}: ${run.err}`).toBe(2);
+          expect(run.err).not.toContain('Unknown option');
+          expect(run.err).toContain(option.flag);
+        }
+        const unknown = await cli([...entry.words, '--no-such-option'], env);
+        expect(unknown.code).toBe(2);
+        expect(unknown.err).toContain("Unknown option '--no-such-option'");
+        expect(unknown.err).toContain(`Usage: ${entry.usage}`);
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
       }
-      const unknown = await cli([...entry.words, '--no-such-option'], env);
-      expect(unknown.code).toBe(2);
-      expect(unknown.err).toContain("Unknown option '--no-such-option'");
-      expect(unknown.err).toContain(`Usage: ${entry.usage}`);
-    } finally {
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it('paygate --help, -h and help list every command and say how to get a command’s help', async () => {
     const help = await cli(['--help'], BROKEN_ENV);
     expect(help.code).toBe(0);
-    for (const entry of commands) expect(help.out).toMatch(new RegExp(`^  ${entry.words.join(' ')} +${escape(entry.summary)}$`, 'm'));
+    for (const entry of commands)
+      expect(help.out).toMatch(new RegExp(`^  ${entry.words.join(' ')} +${escape(entry.summary)}$`, 'm'));
     expect(help.out).toContain('paygate <command> --help');
     expect(help.out).toContain('paygate completion bash');
     expect(await cli(['-h'], BROKEN_ENV)).toEqual(help);
@@ -157,8 +169,17 @@ describe.each(backends)('listing commands on %s', (backend) => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'paygate-lists-'));
     databaseUrl = backend === 'postgres' ? await createServerDatabase() : undefined;
-    env = { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PAYGATE_ROOT_KEY: TEST_ROOT_KEY, LOG_LEVEL: 'silent', PAYGATE_TRON_HOT_WALLET_CEILING_USDT: '1000' };
-    const created = await cli(['merchant', 'create', '--name', 'Lists', '--email', 'lists@example.test', '--json'], env);
+    env = {
+      PAYGATE_DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      PAYGATE_ROOT_KEY: TEST_ROOT_KEY,
+      LOG_LEVEL: 'silent',
+      PAYGATE_TRON_HOT_WALLET_CEILING_USDT: '1000',
+    };
+    const created = await cli(
+      ['merchant', 'create', '--name', 'Lists', '--email', 'lists@example.test', '--json'],
+      env,
+    );
     expect(created.code, created.err).toBe(0);
     shopId = (JSON.parse(created.out) as { shop_id: string }).shop_id;
   });
@@ -178,31 +199,49 @@ describe.each(backends)('listing commands on %s', (backend) => {
 
   it('every listing command is marked as one and offers --json', () => {
     expect(listings.map((entry) => entry.words.join(' '))).toEqual(
-      expect.arrayContaining(['shop methods list', 'payments suspense list', 'crypto addresses', 'crypto sweeps list', 'crypto deposits unconfirmed', 'crypto keys list', 'withdrawal list', 'crypto hot-wallet']),
+      expect.arrayContaining([
+        'shop methods list',
+        'payments suspense list',
+        'crypto addresses',
+        'crypto sweeps list',
+        'crypto deposits unconfirmed',
+        'crypto keys list',
+        'withdrawal list',
+        'crypto hot-wallet',
+      ]),
     );
     for (const entry of listings) expect(entry.options.map((option) => option.flag)).toContain('--json');
   });
 
-  it.each(listings.map((entry) => [entry.words.join(' '), entry] as const))('"%s --json" prints one JSON array', async (name, entry) => {
-    const run = await cli([...entry.words, ...argumentsOf(name), '--json'], env);
-    expect(run.code, run.err).toBe(0);
-    expect(run.out.split('\n')).toHaveLength(1);
-    expect(Array.isArray(JSON.parse(run.out))).toBe(true);
-  });
+  it.each(listings.map((entry) => [entry.words.join(' '), entry] as const))(
+    '"%s --json" prints one JSON array',
+    async (name, entry) => {
+      const run = await cli([...entry.words, ...argumentsOf(name), '--json'], env);
+      expect(run.code, run.err).toBe(0);
+      expect(run.out.split('\n')).toHaveLength(1);
+      expect(Array.isArray(JSON.parse(run.out))).toBe(true);
+    },
+  );
 
   it('without --json a listing is an aligned table with a header', async () => {
     const run = await cli(['shop', 'methods', 'list', '--shop', shopId], env);
     expect(run.code, run.err).toBe(0);
     const [header, ...rows] = run.out.split('\n');
     expect(header).toMatch(/^METHOD +ENABLED +MIN RUB +MAX RUB +PAYER FEE %$/);
-    const methods = JSON.parse((await cli(['shop', 'methods', 'list', '--shop', shopId, '--json'], env)).out) as { method: string; enabled: boolean; max_amount: string }[];
+    const methods = JSON.parse((await cli(['shop', 'methods', 'list', '--shop', shopId, '--json'], env)).out) as {
+      method: string;
+      enabled: boolean;
+      max_amount: string;
+    }[];
     expect(rows).toHaveLength(methods.length);
     methods.forEach((method, index) => {
       const row = rows[index]!;
       expect(row.startsWith(method.method)).toBe(true);
       // Each cell sits under its header: the flag starts where ENABLED does, the amount ends where MAX RUB does.
       expect(row.indexOf(method.enabled ? 'on' : 'off', method.method.length)).toBe(header!.indexOf('ENABLED'));
-      expect(row.indexOf(method.max_amount) + method.max_amount.length).toBe(header!.indexOf('MAX RUB') + 'MAX RUB'.length);
+      expect(row.indexOf(method.max_amount) + method.max_amount.length).toBe(
+        header!.indexOf('MAX RUB') + 'MAX RUB'.length,
+      );
     });
     const empty = await cli(['withdrawal', 'list'], env);
     expect(empty).toMatchObject({ code: 0, out: 'no withdrawals' });

@@ -39,7 +39,10 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
   });
 
   it('merchant create --json prints the credentials, and key create/revoke manage keys that work against the API', async () => {
-    const created = await runPaygateInProcess(['merchant', 'create', '--name', 'CLI shop', '--email', 'cli@example.test', '--json'], env);
+    const created = await runPaygateInProcess(
+      ['merchant', 'create', '--name', 'CLI shop', '--email', 'cli@example.test', '--json'],
+      env,
+    );
     expect(created.code, created.stderr).toBe(0);
     const merchant = lastJsonLine<CreatedMerchant>(created.stdout);
     expect(merchant).toEqual({
@@ -49,7 +52,10 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
       webhook_secret: expect.stringMatching(/^whsec_/),
     });
 
-    const keyResult = await runPaygateInProcess(['key', 'create', '--shop', merchant.shop_id, '--scopes', 'payments,read', '--json'], env);
+    const keyResult = await runPaygateInProcess(
+      ['key', 'create', '--shop', merchant.shop_id, '--scopes', 'payments,read', '--json'],
+      env,
+    );
     expect(keyResult.code, keyResult.stderr).toBe(0);
     const key = lastJsonLine<{ key_id: string; api_key: string }>(keyResult.stdout);
     expect(key.key_id).toMatch(/^key_/);
@@ -62,7 +68,11 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
       };
       expect(await account(merchant.api_key)).toMatchObject({
         status: 200,
-        body: { shop_id: merchant.shop_id, mode: 'sandbox', scopes: ['payments', 'crypto', 'payouts', 'webhooks', 'read'] },
+        body: {
+          shop_id: merchant.shop_id,
+          mode: 'sandbox',
+          scopes: ['payments', 'crypto', 'payouts', 'webhooks', 'read'],
+        },
       });
       expect(await account(key.api_key)).toMatchObject({ status: 200, body: { scopes: ['payments', 'read'] } });
     } finally {
@@ -74,7 +84,9 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
     expect(revoked.code, revoked.stderr).toBe(0);
     const again = await startPaygate([], env);
     try {
-      const response = await request(`${again.url}/v1/account`, { headers: { authorization: `Bearer ${key.api_key}` } });
+      const response = await request(`${again.url}/v1/account`, {
+        headers: { authorization: `Bearer ${key.api_key}` },
+      });
       expect(response.statusCode).toBe(401);
       expect(await response.body.json()).toMatchObject({ error: 'unauthorized' });
     } finally {
@@ -85,7 +97,18 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
 
   it('merchant create --live makes a live shop with a live key', async () => {
     const created = await runPaygateInProcess(
-      ['merchant', 'create', '--name', 'Live shop', '--email', 'live@example.test', '--password', 'correct horse', '--live', '--json'],
+      [
+        'merchant',
+        'create',
+        '--name',
+        'Live shop',
+        '--email',
+        'live@example.test',
+        '--password',
+        'correct horse',
+        '--live',
+        '--json',
+      ],
       env,
     );
     expect(created.code, created.stderr).toBe(0);
@@ -95,7 +118,10 @@ describe.each(backends)('paygate CLI on %s', (backend) => {
   it.each([
     [['merchant', 'create', '--email', 'x@example.test'], '--name is required'],
     [['merchant', 'create', '--name', 'X', '--email', 'not-an-email'], 'is not an email address'],
-    [['merchant', 'create', '--name', 'X', '--email', 'x@example.test', '--colour', 'red'], "Unknown option '--colour'"],
+    [
+      ['merchant', 'create', '--name', 'X', '--email', 'x@example.test', '--colour', 'red'],
+      "Unknown option '--colour'",
+    ],
     [['key', 'create', '--shop', 'shop_x', '--scopes', 'payments,admin'], 'unknown scope "admin"'],
     [['key', 'create', '--scopes', 'read'], '--shop is required'],
     [['key', 'create', '--shop', 'shop_x'], 'paygate: --scopes is required\n'],
@@ -122,13 +148,17 @@ describe('paygate serve on a fresh embedded database', () => {
     try {
       const server = await startPaygate(['--demo'], { PAYGATE_DATA_DIR: dataDir, PORT: '0' });
       try {
-        const credentials = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8')) as CreatedMerchant;
+        const credentials = JSON.parse(
+          await readFile(join(dataDir, 'demo-credentials.json'), 'utf8'),
+        ) as CreatedMerchant;
         expect(credentials.api_key).toMatch(/^sk_test_/);
         expect(server.output()).toContain(credentials.api_key);
         expect((await request(`${server.url}/healthz`)).statusCode).toBe(200);
         const ready = await request(`${server.url}/readyz`);
         expect(await ready.body.json()).toEqual({ status: 'ok', database: 'pglite', checks: { database: 'ok' } });
-        const account = await request(`${server.url}/v1/account`, { headers: { authorization: `Bearer ${credentials.api_key}` } });
+        const account = await request(`${server.url}/v1/account`, {
+          headers: { authorization: `Bearer ${credentials.api_key}` },
+        });
         expect(account.statusCode).toBe(200);
       } finally {
         server.child.kill('SIGTERM');

@@ -38,41 +38,55 @@ describe.each(backends)('paygate crypto keys on %s', (backend) => {
     return path;
   };
 
-  it('import seals the key read from stdin; list shows its xpub, never the key; the same key again changes nothing, another is refused', async () => {
-    const imported = await runPaygateInProcess(['crypto', 'keys', 'import'], env, { stdin: `${MNEMONIC}\n` });
-    expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stdout).toContain(`sealed the live signing key (account xpub ${ACCOUNT_XPUB})`);
-    expect(imported.stdout + imported.stderr).not.toMatch(/abandon/);
+  it(
+    'import seals the key read from stdin; list shows its xpub, never the key; the same key again changes nothing, another is refused',
+    async () => {
+      const imported = await runPaygateInProcess(['crypto', 'keys', 'import'], env, { stdin: `${MNEMONIC}\n` });
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(imported.stdout).toContain(`sealed the live signing key (account xpub ${ACCOUNT_XPUB})`);
+      expect(imported.stdout + imported.stderr).not.toMatch(/abandon/);
 
-    const listed = await runPaygateInProcess(['crypto', 'keys', 'list', '--json'], env);
-    expect(listed.code, listed.stderr).toBe(0);
-    expect(lastJsonLine<{ book: string; xpub: string }[]>(listed.stdout)).toEqual([expect.objectContaining({ book: 'live', xpub: ACCOUNT_XPUB })]);
-    expect(listed.stdout).not.toMatch(/abandon|v1\./);
+      const listed = await runPaygateInProcess(['crypto', 'keys', 'list', '--json'], env);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(lastJsonLine<{ book: string; xpub: string }[]>(listed.stdout)).toEqual([
+        expect.objectContaining({ book: 'live', xpub: ACCOUNT_XPUB }),
+      ]);
+      expect(listed.stdout).not.toMatch(/abandon|v1\./);
 
-    const again = await runPaygateInProcess(['crypto', 'keys', 'import'], env, { stdin: MNEMONIC });
-    expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain('already sealed; nothing changed');
-    const other = await runPaygateInProcess(['crypto', 'keys', 'import'], env, { stdin: OTHER_MNEMONIC });
-    expect(other.code).toBe(1);
-    expect(other.stderr).toContain(`account xpub ${ACCOUNT_XPUB}) is already stored`);
-  }, GUARD_MS);
+      const again = await runPaygateInProcess(['crypto', 'keys', 'import'], env, { stdin: MNEMONIC });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain('already sealed; nothing changed');
+      const other = await runPaygateInProcess(['crypto', 'keys', 'import'], env, { stdin: OTHER_MNEMONIC });
+      expect(other.code).toBe(1);
+      expect(other.stderr).toContain(`account xpub ${ACCOUNT_XPUB}) is already stored`);
+    },
+    GUARD_MS,
+  );
 
-  it('import --file reads a 0600 file and says to delete the clear copy; the key is never taken from argv', async () => {
-    const path = await secretFile(`${MNEMONIC}\n`);
-    const imported = await runPaygateInProcess(['crypto', 'keys', 'import', '--file', path], env);
-    expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stdout).toContain(`delete the clear copy now: ${path}`);
-    const argv = await runPaygateInProcess(['crypto', 'keys', 'import', ...MNEMONIC.split(' ')], env);
-    expect(argv.code).toBe(2);
-    expect(argv.stderr + argv.stdout).not.toContain('sealed the live signing key');
-  }, GUARD_MS);
+  it(
+    'import --file reads a 0600 file and says to delete the clear copy; the key is never taken from argv',
+    async () => {
+      const path = await secretFile(`${MNEMONIC}\n`);
+      const imported = await runPaygateInProcess(['crypto', 'keys', 'import', '--file', path], env);
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(imported.stdout).toContain(`delete the clear copy now: ${path}`);
+      const argv = await runPaygateInProcess(['crypto', 'keys', 'import', ...MNEMONIC.split(' ')], env);
+      expect(argv.code).toBe(2);
+      expect(argv.stderr + argv.stdout).not.toContain('sealed the live signing key');
+    },
+    GUARD_MS,
+  );
 
-  it('serve refuses PAYGATE_TRON_SIGNER_KEY_FILE (a key in clear), naming `paygate crypto keys import`', async () => {
-    const path = await secretFile(MNEMONIC);
-    const refused = await runPaygate(['serve', '--port', '0'], { ...env, PAYGATE_TRON_SIGNER_KEY_FILE: path });
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('PAYGATE_TRON_SIGNER_KEY_FILE');
-    expect(refused.stderr).toContain(`paygate crypto keys import --file ${path}`);
-    expect(refused.stderr).not.toMatch(/abandon/);
-  }, GUARD_MS);
+  it(
+    'serve refuses PAYGATE_TRON_SIGNER_KEY_FILE (a key in clear), naming `paygate crypto keys import`',
+    async () => {
+      const path = await secretFile(MNEMONIC);
+      const refused = await runPaygate(['serve', '--port', '0'], { ...env, PAYGATE_TRON_SIGNER_KEY_FILE: path });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('PAYGATE_TRON_SIGNER_KEY_FILE');
+      expect(refused.stderr).toContain(`paygate crypto keys import --file ${path}`);
+      expect(refused.stderr).not.toMatch(/abandon/);
+    },
+    GUARD_MS,
+  );
 });

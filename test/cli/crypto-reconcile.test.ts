@@ -25,10 +25,15 @@ describe.each(backends)('paygate crypto reconcile on %s', (backend) => {
     databaseUrl = backend === 'postgres' ? await createServerDatabase() : undefined;
     env = { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: databaseUrl };
     // The ledger credits a deposit the chain never saw: the hot wallet account owes 12.345678 USDT.
-    const handle = await openConfiguredDatabase(loadConfig({ PAYGATE_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }));
+    const handle = await openConfiguredDatabase(
+      loadConfig({ PAYGATE_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }),
+    );
     try {
       await inTransaction(handle.db, async (tx) => {
-        const [hotWallet, fees] = await ensureAccounts(tx, systemClock, [systemAccountKey('sandbox', 'hot_wallet', 'USDT'), systemAccountKey('sandbox', 'fees', 'USDT')]);
+        const [hotWallet, fees] = await ensureAccounts(tx, systemClock, [
+          systemAccountKey('sandbox', 'hot_wallet', 'USDT'),
+          systemAccountKey('sandbox', 'fees', 'USDT'),
+        ]);
         await transfer(tx, systemClock, {
           id: 'cli-test-phantom-deposit',
           debitAccountId: hotWallet!.id,
@@ -56,15 +61,38 @@ describe.each(backends)('paygate crypto reconcile on %s', (backend) => {
     expect(found.stderr).toContain('on chain 0 = hot wallet 0 + 0 deposit address(es) 0');
     expect(found.stderr).toContain('expected 12.345678 = deposits credited 12.345678');
 
-    expect((await runPaygateInProcess(['crypto', 'reconcile', '--acknowledge', '--book', 'sandbox'], env)).code).toBe(2);
-    const acknowledged = await runPaygateInProcess(['crypto', 'reconcile', '--acknowledge', '--book', 'sandbox', '--by', 'ops on call', '--note', 'phantom deposit, ticket 7'], env);
+    expect((await runPaygateInProcess(['crypto', 'reconcile', '--acknowledge', '--book', 'sandbox'], env)).code).toBe(
+      2,
+    );
+    const acknowledged = await runPaygateInProcess(
+      [
+        'crypto',
+        'reconcile',
+        '--acknowledge',
+        '--book',
+        'sandbox',
+        '--by',
+        'ops on call',
+        '--note',
+        'phantom deposit, ticket 7',
+      ],
+      env,
+    );
     expect(acknowledged.code, acknowledged.stderr).toBe(0);
     expect(acknowledged.stdout).toContain('sandbox: signing resumes; shortfall 12.345678 USDT accepted by ops on call');
 
     const accepted = await runPaygateInProcess(['crypto', 'reconcile', '--json'], env);
     expect(accepted.code, accepted.stderr).toBe(0);
     expect(lastJsonLine<ReconciliationView[]>(accepted.stdout)).toMatchObject([
-      { book: 'sandbox', outcome: 'balanced', expected: '12.345678', shortfall: '12.345678', accepted_shortfall: '12.345678', on_chain: { total: '0' }, signing_paused: false },
+      {
+        book: 'sandbox',
+        outcome: 'balanced',
+        expected: '12.345678',
+        shortfall: '12.345678',
+        accepted_shortfall: '12.345678',
+        on_chain: { total: '0' },
+        signing_paused: false,
+      },
     ]);
     // Four process starts on a shared machine: a bound on waiting, not on speed.
   }, 600_000);

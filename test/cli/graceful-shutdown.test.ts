@@ -43,13 +43,18 @@ describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', (
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  async function startWithPaidPayment(answer: Answer, extraEnv: Record<string, string> = {}): Promise<{ server: Running; apiKey: string }> {
+  async function startWithPaidPayment(
+    answer: Answer,
+    extraEnv: Record<string, string> = {},
+  ): Promise<{ server: Running; apiKey: string }> {
     receiver = await startReceiver(() => {
       if (answer.delayMs) setTimeout(() => (receiverAnsweredAt = Date.now()), answer.delayMs);
       return answer;
     });
     const server = await startPaygate([], { ...env(), ...extraEnv });
-    const { api_key: apiKey } = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8')) as { api_key: string };
+    const { api_key: apiKey } = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8')) as {
+      api_key: string;
+    };
     const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
     const created = await request(`${server.url}/v1/payments`, {
       method: 'POST',
@@ -58,7 +63,10 @@ describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', (
     });
     expect(created.statusCode).toBe(201);
     const { payment_id: paymentId } = (await created.body.json()) as { payment_id: string };
-    const paid = await request(`${server.url}/v1/test_helpers/payments/${paymentId}/pay`, { method: 'POST', headers: { authorization: headers.authorization } });
+    const paid = await request(`${server.url}/v1/test_helpers/payments/${paymentId}/pay`, {
+      method: 'POST',
+      headers: { authorization: headers.authorization },
+    });
     expect(paid.statusCode).toBe(200);
     await paid.body.dump();
     // The worker has sent payment.paid: the delivery is in flight.
@@ -69,7 +77,9 @@ describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', (
   async function eventStatusAfterRestart(apiKey: string): Promise<string> {
     const restarted = await startPaygate([], env());
     try {
-      const response = await request(`${restarted.url}/v1/webhooks/events?limit=1`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const response = await request(`${restarted.url}/v1/webhooks/events?limit=1`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       const { data } = (await response.body.json()) as { data: Array<{ type: string; status: string }> };
       expect(data[0]?.type).toBe('payment.paid');
       return data[0]!.status;

@@ -30,14 +30,17 @@ describe('the paygate process', () => {
     },
   );
 
-  it.concurrent('`paygate help` exits 0 listing every command; a bare `paygate` exits 2 with the same list', async () => {
-    const help = await runPaygate(['help'], {});
-    expect(help.code, help.stderr).toBe(0);
-    for (const command of commands) expect(help.stdout).toContain(command.summary);
-    const bare = await runPaygate([], {});
-    expect(bare.code).toBe(2);
-    expect(bare.stdout).toContain('Usage: paygate <command>');
-  });
+  it.concurrent(
+    '`paygate help` exits 0 listing every command; a bare `paygate` exits 2 with the same list',
+    async () => {
+      const help = await runPaygate(['help'], {});
+      expect(help.code, help.stderr).toBe(0);
+      for (const command of commands) expect(help.stdout).toContain(command.summary);
+      const bare = await runPaygate([], {});
+      expect(bare.code).toBe(2);
+      expect(bare.stdout).toContain('Usage: paygate <command>');
+    },
+  );
 
   it.concurrent('`paygate migrate` exits 0 and prints what it applied', async () => {
     const folder = await mkdtemp(join(tmpdir(), 'paygate-process-migrate-'));

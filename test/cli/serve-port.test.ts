@@ -25,7 +25,10 @@ describe.each(backends)('paygate serve --port on %s', (backend) => {
     databaseUrl = backend === 'postgres' ? await createServerDatabase() : undefined;
     // No PORT: only --port names the port.
     env = { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: databaseUrl };
-    const created = await runPaygate(['merchant', 'create', '--name', 'Port shop', '--email', 'port@example.test', '--json'], env);
+    const created = await runPaygate(
+      ['merchant', 'create', '--name', 'Port shop', '--email', 'port@example.test', '--json'],
+      env,
+    );
     expect(created.code).toBe(0);
     apiKey = lastJsonLine<{ api_key: string }>(created.stdout).api_key;
   });
@@ -58,7 +61,9 @@ describe.each(backends)('paygate serve --port on %s', (backend) => {
 
   it('with PAYGATE_PUBLIC_URL, payment_url keeps it whatever the port', async () => {
     const port = await freePort();
-    expect(await paymentUrlServedOn(port, { PAYGATE_PUBLIC_URL: 'https://pay.example.com' })).toMatch(/^https:\/\/pay\.example\.com\/pay\/[A-Za-z0-9]+$/);
+    expect(await paymentUrlServedOn(port, { PAYGATE_PUBLIC_URL: 'https://pay.example.com' })).toMatch(
+      /^https:\/\/pay\.example\.com\/pay\/[A-Za-z0-9]+$/,
+    );
   });
 
   it('on a port already in use, exits 1 by itself after closing what it opened, naming the address, and leaves the data folder unlocked', async () => {
@@ -67,7 +72,10 @@ describe.each(backends)('paygate serve --port on %s', (backend) => {
     const { port } = occupied.address() as AddressInfo;
     try {
       const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--port', String(port)], {
-        env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PAYGATE_ROOT_KEY: TEST_ROOT_KEY, ...env } as Record<string, string>,
+        env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PAYGATE_ROOT_KEY: TEST_ROOT_KEY, ...env } as Record<
+          string,
+          string
+        >,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stderr = '';
@@ -86,7 +94,8 @@ describe.each(backends)('paygate serve --port on %s', (backend) => {
       // takes about a second on an idle machine; the bound is only a safety net against a hang, as
       // start-up and shutdown are many times slower on a loaded machine.
       expect(exitedAt - errorAt!).toBeLessThan(60_000);
-      if (backend === 'pglite') await expect(stat(join(dataDir, 'paygate.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
+      if (backend === 'pglite')
+        await expect(stat(join(dataDir, 'paygate.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
     } finally {
       await new Promise((resolve) => occupied.close(resolve));
     }

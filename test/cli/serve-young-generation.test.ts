@@ -40,6 +40,8 @@ describe('paygate serve and the young generation', () => {
     const eight = await serve({ PAYGATE_SEMI_SPACE_MB: '8' });
     expect(await commandLine(eight.child.pid!)).toContain('--max-semi-space-size=8');
     const own = await serve({ PAYGATE_SEMI_SPACE_MB: '0' });
-    expect((await commandLine(own.child.pid!)).some((argument) => argument.startsWith('--max-semi-space-size'))).toBe(false);
+    expect((await commandLine(own.child.pid!)).some((argument) => argument.startsWith('--max-semi-space-size'))).toBe(
+      false,
+    );
   });
 });

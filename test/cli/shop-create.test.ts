@@ -18,8 +18,18 @@ describe('paygate shop create (embedded database)', () => {
 
   it('adds a live shop to a merchant; its key is a live key of the same merchant', async () => {
     const env = { PAYGATE_DATA_DIR: dataDir };
-    const merchant = lastJsonLine<CreatedMerchant>((await runPaygateInProcess(['merchant', 'create', '--name', 'Two modes', '--email', 'two@example.test', '--json'], env)).stdout);
-    const created = await runPaygateInProcess(['shop', 'create', '--merchant', merchant.merchant_id, '--live', '--json'], env);
+    const merchant = lastJsonLine<CreatedMerchant>(
+      (
+        await runPaygateInProcess(
+          ['merchant', 'create', '--name', 'Two modes', '--email', 'two@example.test', '--json'],
+          env,
+        )
+      ).stdout,
+    );
+    const created = await runPaygateInProcess(
+      ['shop', 'create', '--merchant', merchant.merchant_id, '--live', '--json'],
+      env,
+    );
     expect(created.code, created.stderr).toBe(0);
     const shop = lastJsonLine<CreatedMerchant>(created.stdout);
     expect(shop.merchant_id).toBe(merchant.merchant_id);
@@ -34,7 +44,9 @@ describe('paygate shop create (embedded database)', () => {
 
     const server = await startPaygate([], { ...env, PORT: '0' });
     try {
-      const account = await request(`${server.url}/v1/account`, { headers: { authorization: `Bearer ${shop.api_key}` } });
+      const account = await request(`${server.url}/v1/account`, {
+        headers: { authorization: `Bearer ${shop.api_key}` },
+      });
       expect(await account.body.json()).toMatchObject({ shop_id: shop.shop_id, mode: 'live' });
     } finally {
       server.child.kill('SIGTERM');

@@ -47,8 +47,14 @@ async function accountStatus(url: string, apiKey: string): Promise<number> {
   return response.statusCode;
 }
 
-async function createMerchant(env: Record<string, string | undefined>, name: string): Promise<{ shop_id: string; api_key: string }> {
-  const created = await runPaygate(['merchant', 'create', '--name', name, '--email', `${name.toLowerCase()}@example.test`, '--json'], env);
+async function createMerchant(
+  env: Record<string, string | undefined>,
+  name: string,
+): Promise<{ shop_id: string; api_key: string }> {
+  const created = await runPaygate(
+    ['merchant', 'create', '--name', name, '--email', `${name.toLowerCase()}@example.test`, '--json'],
+    env,
+  );
   expect(created.stderr).toBe('');
   expect(created.code).toBe(0);
   return lastJsonLine(created.stdout);
@@ -73,52 +79,64 @@ describe.each(backends)('CLI beside a running gateway on %s', (backend) => {
     if (databaseUrl) await dropServerDatabase(databaseUrl);
   });
 
-  it('a key revoked with the CLI gets 401 within a second, and after a restart; a merchant created beside the gateway persists', async () => {
-    const gateway = await serve(env);
-    const merchant = await createMerchant(env, 'Beside');
-    const keyCreated = await runPaygate(['key', 'create', '--shop', merchant.shop_id, '--scopes', 'read', '--json'], env);
-    expect(keyCreated.code).toBe(0);
-    const key = lastJsonLine<{ key_id: string; api_key: string }>(keyCreated.stdout);
-    // Both keys are now in the gateway's key cache.
-    expect(await accountStatus(gateway.url, merchant.api_key)).toBe(200);
-    expect(await accountStatus(gateway.url, key.api_key)).toBe(200);
+  it(
+    'a key revoked with the CLI gets 401 within a second, and after a restart; a merchant created beside the gateway persists',
+    async () => {
+      const gateway = await serve(env);
+      const merchant = await createMerchant(env, 'Beside');
+      const keyCreated = await runPaygate(
+        ['key', 'create', '--shop', merchant.shop_id, '--scopes', 'read', '--json'],
+        env,
+      );
+      expect(keyCreated.code).toBe(0);
+      const key = lastJsonLine<{ key_id: string; api_key: string }>(keyCreated.stdout);
+      // Both keys are now in the gateway's key cache.
+      expect(await accountStatus(gateway.url, merchant.api_key)).toBe(200);
+      expect(await accountStatus(gateway.url, key.api_key)).toBe(200);
 
-    const revoked = await runPaygate(['key', 'revoke', key.key_id], env);
-    expect(revoked).toMatchObject({ code: 0, stdout: `revoked ${key.key_id}\n` });
-    const revokedAt = Date.now();
-    let status = await accountStatus(gateway.url, key.api_key);
-    while (status !== 401) {
-      if (Date.now() - revokedAt > 1_000) throw new Error(`the revoked key still got ${status} a second after "paygate key revoke" returned`);
-      status = await accountStatus(gateway.url, key.api_key);
-    }
-    expect(await accountStatus(gateway.url, merchant.api_key)).toBe(200);
+      const revoked = await runPaygate(['key', 'revoke', key.key_id], env);
+      expect(revoked).toMatchObject({ code: 0, stdout: `revoked ${key.key_id}\n` });
+      const revokedAt = Date.now();
+      let status = await accountStatus(gateway.url, key.api_key);
+      while (status !== 401) {
+        if (Date.now() - revokedAt > 1_000)
+          throw new Error(`the revoked key still got ${status} a second after "paygate key revoke" returned`);
+        status = await accountStatus(gateway.url, key.api_key);
+      }
+      expect(await accountStatus(gateway.url, merchant.api_key)).toBe(200);
 
-    expect(await stop(gateway)).toBe(0);
-    const restarted = await serve(env);
-    expect(await accountStatus(restarted.url, key.api_key)).toBe(401);
-    expect(await accountStatus(restarted.url, merchant.api_key)).toBe(200);
-    expect(await stop(restarted)).toBe(0);
-  }, SCENARIO_TIMEOUT_MS);
+      expect(await stop(gateway)).toBe(0);
+      const restarted = await serve(env);
+      expect(await accountStatus(restarted.url, key.api_key)).toBe(401);
+      expect(await accountStatus(restarted.url, merchant.api_key)).toBe(200);
+      expect(await stop(restarted)).toBe(0);
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
 
-  it('backup and restore name the PostgreSQL tools on a server, and otherwise need --to / --from', async () => {
-    if (backend === 'postgres') {
-      const file = join(dataDir, 'refused.tgz');
-      const backup = await runPaygate(['backup', '--to', file], env);
-      expect(backup).toMatchObject({ code: 1, stdout: '' });
-      expect(backup.stderr).toContain('pg_dump');
-      const restore = await runPaygate(['restore', '--from', file], env);
-      expect(restore).toMatchObject({ code: 1, stdout: '' });
-      expect(restore.stderr).toContain('pg_restore');
-      await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
-    } else {
-      const backup = await runPaygate(['backup'], env);
-      expect(backup.code).toBe(2);
-      expect(backup.stderr).toContain('--to FILE is required');
-      const restore = await runPaygate(['restore'], env);
-      expect(restore.code).toBe(2);
-      expect(restore.stderr).toContain('--from FILE is required');
-    }
-  }, SCENARIO_TIMEOUT_MS);
+  it(
+    'backup and restore name the PostgreSQL tools on a server, and otherwise need --to / --from',
+    async () => {
+      if (backend === 'postgres') {
+        const file = join(dataDir, 'refused.tgz');
+        const backup = await runPaygate(['backup', '--to', file], env);
+        expect(backup).toMatchObject({ code: 1, stdout: '' });
+        expect(backup.stderr).toContain('pg_dump');
+        const restore = await runPaygate(['restore', '--from', file], env);
+        expect(restore).toMatchObject({ code: 1, stdout: '' });
+        expect(restore.stderr).toContain('pg_restore');
+        await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
+      } else {
+        const backup = await runPaygate(['backup'], env);
+        expect(backup.code).toBe(2);
+        expect(backup.stderr).toContain('--to FILE is required');
+        const restore = await runPaygate(['restore'], env);
+        expect(restore.code).toBe(2);
+        expect(restore.stderr).toContain('--from FILE is required');
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
 });
 
 describe('one process per embedded data folder', () => {
@@ -132,64 +150,77 @@ describe('one process per embedded data folder', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('a second serve on the folder exits 1 naming the pid that holds it; a kill -9 leaves no lock that blocks the next start', async () => {
-    const first = await serve(env);
-    const second = await runPaygate(['serve', '--port', '0'], env);
-    expect(second.code).toBe(1);
-    expect(second.stderr.trim().split('\n')).toEqual([expect.stringContaining(`in use by another paygate process (pid ${first.child.pid})`)]);
-    // The first gateway still serves, and CLI commands still go through it, standard input too.
-    await createMerchant(env, 'During');
-    const imported = await runPaygate(['crypto', 'keys', 'import'], env, { stdin: `${MNEMONIC}\n` });
-    expect(imported.stderr).toBe('');
-    expect(imported).toMatchObject({ code: 0, stdout: expect.stringContaining(`sealed the live signing key (account xpub ${ACCOUNT_XPUB})`) });
-    // `migrate` does not run beside a gateway: it names it.
-    const migrate = await runPaygate(['migrate'], env);
-    expect(migrate.code).toBe(1);
-    expect(migrate.stderr).toContain(`pid ${first.child.pid}`);
+  it(
+    'a second serve on the folder exits 1 naming the pid that holds it; a kill -9 leaves no lock that blocks the next start',
+    async () => {
+      const first = await serve(env);
+      const second = await runPaygate(['serve', '--port', '0'], env);
+      expect(second.code).toBe(1);
+      expect(second.stderr.trim().split('\n')).toEqual([
+        expect.stringContaining(`in use by another paygate process (pid ${first.child.pid})`),
+      ]);
+      // The first gateway still serves, and CLI commands still go through it, standard input too.
+      await createMerchant(env, 'During');
+      const imported = await runPaygate(['crypto', 'keys', 'import'], env, { stdin: `${MNEMONIC}\n` });
+      expect(imported.stderr).toBe('');
+      expect(imported).toMatchObject({
+        code: 0,
+        stdout: expect.stringContaining(`sealed the live signing key (account xpub ${ACCOUNT_XPUB})`),
+      });
+      // `migrate` does not run beside a gateway: it names it.
+      const migrate = await runPaygate(['migrate'], env);
+      expect(migrate.code).toBe(1);
+      expect(migrate.stderr).toContain(`pid ${first.child.pid}`);
 
-    expect(await stop(first, 'SIGKILL')).toBe(null);
-    const lock = JSON.parse(await readFile(join(dataDir, 'paygate.lock'), 'utf8')) as { pid: number };
-    expect(lock.pid).toBe(first.child.pid);
-    // With no gateway running (a stale lock and socket left), a CLI command opens the folder itself.
-    const merchant = await createMerchant(env, 'Afterwards');
-    const next = await serve(env);
-    expect(await accountStatus(next.url, merchant.api_key)).toBe(200);
-    expect(await stop(next)).toBe(0);
-    await expect(stat(join(dataDir, 'paygate.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
-  }, SCENARIO_TIMEOUT_MS);
+      expect(await stop(first, 'SIGKILL')).toBe(null);
+      const lock = JSON.parse(await readFile(join(dataDir, 'paygate.lock'), 'utf8')) as { pid: number };
+      expect(lock.pid).toBe(first.child.pid);
+      // With no gateway running (a stale lock and socket left), a CLI command opens the folder itself.
+      const merchant = await createMerchant(env, 'Afterwards');
+      const next = await serve(env);
+      expect(await accountStatus(next.url, merchant.api_key)).toBe(200);
+      expect(await stop(next)).toBe(0);
+      await expect(stat(join(dataDir, 'paygate.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
 
-  it('a backup taken while the gateway runs restores into a new folder with its data and without later writes', async () => {
-    const gateway = await serve(env);
-    const before = await createMerchant(env, 'Before');
-    const file = join(dataDir, 'backup.tgz');
-    const backup = await runPaygate(['backup', '--to', file], env);
-    expect(backup.code).toBe(0);
-    expect(backup.stdout).toContain(`backed up the embedded database to ${file}`);
-    expect((await stat(file)).mode & 0o777).toBe(0o600);
-    // An existing file is never replaced.
-    expect((await runPaygate(['backup', '--to', file], env)).code).toBe(1);
-    const after = await createMerchant(env, 'After');
-    // No restore into a folder a gateway has open.
-    const refused = await runPaygate(['restore', '--from', file, '--force'], env);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(`pid ${gateway.child.pid}`);
-    expect(refused.stderr).toContain('stop the gateway before restoring');
-    expect(await stop(gateway)).toBe(0);
+  it(
+    'a backup taken while the gateway runs restores into a new folder with its data and without later writes',
+    async () => {
+      const gateway = await serve(env);
+      const before = await createMerchant(env, 'Before');
+      const file = join(dataDir, 'backup.tgz');
+      const backup = await runPaygate(['backup', '--to', file], env);
+      expect(backup.code).toBe(0);
+      expect(backup.stdout).toContain(`backed up the embedded database to ${file}`);
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      // An existing file is never replaced.
+      expect((await runPaygate(['backup', '--to', file], env)).code).toBe(1);
+      const after = await createMerchant(env, 'After');
+      // No restore into a folder a gateway has open.
+      const refused = await runPaygate(['restore', '--from', file, '--force'], env);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`pid ${gateway.child.pid}`);
+      expect(refused.stderr).toContain('stop the gateway before restoring');
+      expect(await stop(gateway)).toBe(0);
 
-    const restoredDir = await mkdtemp(join(tmpdir(), 'paygate-restored-'));
-    try {
-      const restoredEnv = { PAYGATE_DATA_DIR: restoredDir };
-      const restore = await runPaygate(['restore', '--from', file], restoredEnv);
-      expect(restore.stderr).toBe('');
-      expect(restore.code).toBe(0);
-      // A folder that has a database is replaced only with --force.
-      expect((await runPaygate(['restore', '--from', file], restoredEnv)).code).toBe(1);
-      const restored = await serve(restoredEnv);
-      expect(await accountStatus(restored.url, before.api_key)).toBe(200);
-      expect(await accountStatus(restored.url, after.api_key)).toBe(401);
-      expect(await stop(restored)).toBe(0);
-    } finally {
-      await rm(restoredDir, { recursive: true, force: true });
-    }
-  }, SCENARIO_TIMEOUT_MS);
+      const restoredDir = await mkdtemp(join(tmpdir(), 'paygate-restored-'));
+      try {
+        const restoredEnv = { PAYGATE_DATA_DIR: restoredDir };
+        const restore = await runPaygate(['restore', '--from', file], restoredEnv);
+        expect(restore.stderr).toBe('');
+        expect(restore.code).toBe(0);
+        // A folder that has a database is replaced only with --force.
+        expect((await runPaygate(['restore', '--from', file], restoredEnv)).code).toBe(1);
+        const restored = await serve(restoredEnv);
+        expect(await accountStatus(restored.url, before.api_key)).toBe(200);
+        expect(await accountStatus(restored.url, after.api_key)).toBe(401);
+        expect(await stop(restored)).toBe(0);
+      } finally {
+        await rm(restoredDir, { recursive: true, force: true });
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
 });

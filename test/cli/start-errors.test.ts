@@ -28,32 +28,63 @@ describe('clean start errors', () => {
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
   it('a DATABASE_URL whose host does not resolve names DATABASE_URL and exits 2', async () => {
-    expectOneLine(await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: 'postgres://postgres@paygate-no-such-host.invalid:5432/x' }), 2, 'DATABASE_URL', 'paygate-no-such-host.invalid');
+    expectOneLine(
+      await runPaygate(['migrate'], {
+        PAYGATE_DATA_DIR: dataDir,
+        DATABASE_URL: 'postgres://postgres@paygate-no-such-host.invalid:5432/x',
+      }),
+      2,
+      'DATABASE_URL',
+      'paygate-no-such-host.invalid',
+    );
   });
 
   it('a DATABASE_URL with nothing listening names DATABASE_URL and exits 1', async () => {
     const port = await freePort();
-    expectOneLine(await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/x` }), 1, 'DATABASE_URL', `127.0.0.1:${port}`);
+    expectOneLine(
+      await runPaygate(['migrate'], {
+        PAYGATE_DATA_DIR: dataDir,
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/x`,
+      }),
+      1,
+      'DATABASE_URL',
+      `127.0.0.1:${port}`,
+    );
   });
 
   it('a malformed DATABASE_URL names it and exits 2', async () => {
-    expectOneLine(await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: 'postgres//nowhere' }), 2, 'DATABASE_URL');
+    expectOneLine(
+      await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: 'postgres//nowhere' }),
+      2,
+      'DATABASE_URL',
+    );
   });
 
-  it.runIf(TEST_DATABASE_URL)('DATABASE_URL credentials the server refuses (unknown user) name DATABASE_URL, not the password, and exit 2', async () => {
-    const url = new URL(TEST_DATABASE_URL!);
-    url.username = 'paygate_no_such_role';
-    url.password = 'secret-password';
-    const result = await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: url.toString() });
-    expectOneLine(result, 2, 'DATABASE_URL', 'paygate_no_such_role');
-    expect(result.stderr).not.toContain('secret-password');
-  });
+  it.runIf(TEST_DATABASE_URL)(
+    'DATABASE_URL credentials the server refuses (unknown user) name DATABASE_URL, not the password, and exit 2',
+    async () => {
+      const url = new URL(TEST_DATABASE_URL!);
+      url.username = 'paygate_no_such_role';
+      url.password = 'secret-password';
+      const result = await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: url.toString() });
+      expectOneLine(result, 2, 'DATABASE_URL', 'paygate_no_such_role');
+      expect(result.stderr).not.toContain('secret-password');
+    },
+  );
 
-  it.runIf(TEST_DATABASE_URL)('a DATABASE_URL naming a database that does not exist names DATABASE_URL and exits 2', async () => {
-    const url = new URL(TEST_DATABASE_URL!);
-    url.pathname = '/paygate_no_such_database';
-    expectOneLine(await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: url.toString() }), 2, 'DATABASE_URL', 'paygate_no_such_database');
-  });
+  it.runIf(TEST_DATABASE_URL)(
+    'a DATABASE_URL naming a database that does not exist names DATABASE_URL and exits 2',
+    async () => {
+      const url = new URL(TEST_DATABASE_URL!);
+      url.pathname = '/paygate_no_such_database';
+      expectOneLine(
+        await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: url.toString() }),
+        2,
+        'DATABASE_URL',
+        'paygate_no_such_database',
+      );
+    },
+  );
 
   it('a PAYGATE_DATA_DIR below a file names PAYGATE_DATA_DIR and the path, and exits 2', async () => {
     const file = join(dataDir, 'a-file');
@@ -61,24 +92,40 @@ describe('clean start errors', () => {
     expectOneLine(await runPaygate(['migrate'], { PAYGATE_DATA_DIR: join(file, 'data') }), 2, 'PAYGATE_DATA_DIR', file);
   });
 
-  it.runIf(isRoot)('a PAYGATE_DATA_DIR on a read-only file system names PAYGATE_DATA_DIR and the path, and exits 2', async () => {
-    const mountPoint = await mkdtemp(join(tmpdir(), 'paygate-ro-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', mountPoint]);
-    try {
-      expectOneLine(await runPaygate(['migrate'], { PAYGATE_DATA_DIR: join(mountPoint, 'data') }), 2, 'PAYGATE_DATA_DIR', mountPoint);
-    } finally {
-      execFileSync('umount', [mountPoint]);
-      await rmdir(mountPoint);
-    }
-  });
+  it.runIf(isRoot)(
+    'a PAYGATE_DATA_DIR on a read-only file system names PAYGATE_DATA_DIR and the path, and exits 2',
+    async () => {
+      const mountPoint = await mkdtemp(join(tmpdir(), 'paygate-ro-'));
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', mountPoint]);
+      try {
+        expectOneLine(
+          await runPaygate(['migrate'], { PAYGATE_DATA_DIR: join(mountPoint, 'data') }),
+          2,
+          'PAYGATE_DATA_DIR',
+          mountPoint,
+        );
+      } finally {
+        execFileSync('umount', [mountPoint]);
+        await rmdir(mountPoint);
+      }
+    },
+  );
 
   it('a bad PAYGATE_ROOT_KEY names it and exits 2', async () => {
-    expectOneLine(await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, PAYGATE_ROOT_KEY: 'too-short' }), 2, 'PAYGATE_ROOT_KEY');
+    expectOneLine(
+      await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, PAYGATE_ROOT_KEY: 'too-short' }),
+      2,
+      'PAYGATE_ROOT_KEY',
+    );
   });
 
   it('LOG_LEVEL=debug adds the stack trace', async () => {
     const port = await freePort();
-    const result = await runPaygate(['migrate'], { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/x`, LOG_LEVEL: 'debug' });
+    const result = await runPaygate(['migrate'], {
+      PAYGATE_DATA_DIR: dataDir,
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/x`,
+      LOG_LEVEL: 'debug',
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('DATABASE_URL');
     expect(result.stderr).toMatch(/^\s+at /m);

@@ -54,7 +54,10 @@ describe('the data folder lock', () => {
     expect((error as Error).message).toContain(`(pid ${holder.child.pid})`);
     expect(await dataFolderHolder(folder)).toBe(holder.child.pid);
     // Untouched.
-    expect(JSON.parse(await readFile(join(folder, LOCK), 'utf8'))).toEqual({ pid: holder.child.pid, started: holder.started });
+    expect(JSON.parse(await readFile(join(folder, LOCK), 'utf8'))).toEqual({
+      pid: holder.child.pid,
+      started: holder.started,
+    });
   });
 
   it('a dead holder, a pid now used by another process, or a torn lock file does not block', async () => {

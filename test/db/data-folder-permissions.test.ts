@@ -38,7 +38,9 @@ describe('the embedded data folder', () => {
     try {
       // Enough writes for PostgreSQL to create new relation files and WAL while running.
       await sql`create table permission_probe (id int, filler text)`.execute(handle.db);
-      await sql`insert into permission_probe select n, repeat('x', 200) from generate_series(1, 20000) n`.execute(handle.db);
+      await sql`insert into permission_probe select n, repeat('x', 200) from generate_series(1, 20000) n`.execute(
+        handle.db,
+      );
       await sql`checkpoint`.execute(handle.db);
       const running = await modes(dataDir);
       expect([...running.folders]).toEqual(['700']);

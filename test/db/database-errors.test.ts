@@ -20,7 +20,10 @@ describe('isDatabaseUnavailable', () => {
     ["the pool's connect timeout", new Error('timeout exceeded when trying to connect')],
     ['a closed Kysely handle', new Error('driver has already been destroyed')],
     ['a closed PGlite', new Error('PGlite is closed')],
-    ['a refused connect to every address of a host', new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')], '')],
+    [
+      'a refused connect to every address of a host',
+      new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')], ''),
+    ],
     ['a wrapped cause', new Error('query failed', { cause: withCode('57P01') })],
     ['a wait past our statement bound', withCode('57014', 'canceling statement due to statement timeout')],
     ['a wait past our lock bound', withCode('55P03')],

@@ -48,10 +48,14 @@ describe.each(backends)('migration 0010_ledger_books on %s', (backend) => {
   it('stops, changing nothing, when a merchant with a live shop has money in the ledger', async () => {
     const db = await ledgerBeforeBooks('live');
     await expect(migrate(db)).rejects.toThrow(/sandbox and live money cannot be told apart automatically/);
-    const applied = await db.withScriptSession((session) => session.rows<{ version: string }>('select version from schema_migrations'));
+    const applied = await db.withScriptSession((session) =>
+      session.rows<{ version: string }>('select version from schema_migrations'),
+    );
     expect(applied.map((row) => row.version)).not.toContain('0010_ledger_books');
     const columns = await db.withScriptSession((session) =>
-      session.rows<{ column_name: string }>("select column_name from information_schema.columns where table_name = 'ledger_accounts' and column_name = 'book'"),
+      session.rows<{ column_name: string }>(
+        "select column_name from information_schema.columns where table_name = 'ledger_accounts' and column_name = 'book'",
+      ),
     );
     expect(columns).toEqual([]);
   });

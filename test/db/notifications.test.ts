@@ -36,7 +36,12 @@ function collect(notifications: Notifications, channel: Channel) {
  * Proves that nothing else was heard before now: notifies a marker, which arrives after
  * whatever committed before it, and waits for it; what was heard until then is returned.
  */
-async function heardBeforeMarker(testApp: TestApp, listener: ReturnType<typeof collect>, channel: Channel, marker: string): Promise<string[]> {
+async function heardBeforeMarker(
+  testApp: TestApp,
+  listener: ReturnType<typeof collect>,
+  channel: Channel,
+  marker: string,
+): Promise<string[]> {
   await sql`select pg_notify(${channel}, ${marker})`.execute(testApp.context.db);
   await listener.waitFor(marker);
   return listener.heard.filter((payload) => !payload.startsWith(MARKER_PREFIX));
@@ -60,7 +65,12 @@ describe.each(backends)('database notifications on %s', (backend) => {
     try {
       await expect(
         inTransaction(testApp.context.db, async (tx) => {
-          await emit(tx, testApp.clock, { shopId: merchant.shop_id, type: 'payment.paid', data: {}, destination: 'http://127.0.0.1:9/hook' });
+          await emit(tx, testApp.clock, {
+            shopId: merchant.shop_id,
+            type: 'payment.paid',
+            data: {},
+            destination: 'http://127.0.0.1:9/hook',
+          });
           throw new Error('rolled back');
         }),
       ).rejects.toThrow('rolled back');
@@ -69,11 +79,18 @@ describe.each(backends)('database notifications on %s', (backend) => {
       // Three events in one transaction: PostgreSQL folds the identical notifications into one.
       await inTransaction(testApp.context.db, async (tx) => {
         for (let index = 0; index < 3; index++) {
-          await emit(tx, testApp.clock, { shopId: merchant.shop_id, type: 'payment.paid', data: { index }, destination: 'http://127.0.0.1:9/hook' });
+          await emit(tx, testApp.clock, {
+            shopId: merchant.shop_id,
+            type: 'payment.paid',
+            data: { index },
+            destination: 'http://127.0.0.1:9/hook',
+          });
         }
       });
       await work.waitFor(WORK_TOPICS.webhookDelivery);
-      expect(await heardBeforeMarker(testApp, work, WORK_CHANNEL, `${MARKER_PREFIX}after-commit`)).toEqual([WORK_TOPICS.webhookDelivery]);
+      expect(await heardBeforeMarker(testApp, work, WORK_CHANNEL, `${MARKER_PREFIX}after-commit`)).toEqual([
+        WORK_TOPICS.webhookDelivery,
+      ]);
     } finally {
       work.stop();
     }
@@ -82,7 +99,13 @@ describe.each(backends)('database notifications on %s', (backend) => {
   it('revoking a key, by whatever process, notifies every listener with the key id', async () => {
     const merchant = await testApp.createMerchant();
     const key = await testApp.createKey(merchant.shop_id, ['read']);
-    const keyId = (await testApp.context.db.selectFrom('api_keys').select('id').where('key_prefix', '=', key.slice(0, 12)).executeTakeFirstOrThrow()).id;
+    const keyId = (
+      await testApp.context.db
+        .selectFrom('api_keys')
+        .select('id')
+        .where('key_prefix', '=', key.slice(0, 12))
+        .executeTakeFirstOrThrow()
+    ).id;
     const keys = collect(notifications, API_KEYS_CHANNEL);
     try {
       // No notifications in these deps, as in the `paygate key revoke` process: only the database tells.
@@ -95,33 +118,41 @@ describe.each(backends)('database notifications on %s', (backend) => {
     }
   });
 
-  itOnServer(backend)('the listener comes back after its connection is killed, says so, and hears what follows', async () => {
-    const changes: boolean[] = [];
-    let backAgain!: () => void;
-    const lostAndBack = new Promise<void>((resolve) => (backAgain = resolve));
-    const stopWatching = notifications.onListeningChange((listening) => {
-      changes.push(listening);
-      if (changes.length === 2) backAgain();
-    });
-    const work = collect(notifications, WORK_CHANNEL);
-    try {
-      expect(notifications.listening).toBe(true);
-      const killed = await sql<{ killed: boolean }>`
+  itOnServer(backend)(
+    'the listener comes back after its connection is killed, says so, and hears what follows',
+    async () => {
+      const changes: boolean[] = [];
+      let backAgain!: () => void;
+      const lostAndBack = new Promise<void>((resolve) => (backAgain = resolve));
+      const stopWatching = notifications.onListeningChange((listening) => {
+        changes.push(listening);
+        if (changes.length === 2) backAgain();
+      });
+      const work = collect(notifications, WORK_CHANNEL);
+      try {
+        expect(notifications.listening).toBe(true);
+        const killed = await sql<{ killed: boolean }>`
         select pg_terminate_backend(pid) as killed from pg_stat_activity
          where application_name = 'paygate-listener' and datname = current_database()`.execute(testApp.context.db);
-      expect(killed.rows.map((row) => row.killed)).toEqual([true]);
-      await lostAndBack;
-      expect(changes).toEqual([false, true]);
-      expect(notifications.listening).toBe(true);
+        expect(killed.rows.map((row) => row.killed)).toEqual([true]);
+        await lostAndBack;
+        expect(changes).toEqual([false, true]);
+        expect(notifications.listening).toBe(true);
 
-      const merchant = await testApp.createMerchant();
-      await inTransaction(testApp.context.db, (tx) =>
-        emit(tx, testApp.clock, { shopId: merchant.shop_id, type: 'payment.paid', data: {}, destination: 'http://127.0.0.1:9/hook' }),
-      );
-      await work.waitFor(WORK_TOPICS.webhookDelivery);
-    } finally {
-      work.stop();
-      stopWatching();
-    }
-  });
+        const merchant = await testApp.createMerchant();
+        await inTransaction(testApp.context.db, (tx) =>
+          emit(tx, testApp.clock, {
+            shopId: merchant.shop_id,
+            type: 'payment.paid',
+            data: {},
+            destination: 'http://127.0.0.1:9/hook',
+          }),
+        );
+        await work.waitFor(WORK_TOPICS.webhookDelivery);
+      } finally {
+        work.stop();
+        stopWatching();
+      }
+    },
+  );
 });

@@ -7,7 +7,9 @@ describe.each(backends)('database on %s', (backend) => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await openTestDatabase(backend);
-    await sql`create table isolation_probe (id int primary key, note text not null, amount int8 not null default 0)`.execute(database.db);
+    await sql`create table isolation_probe (id int primary key, note text not null, amount int8 not null default 0)`.execute(
+      database.db,
+    );
   });
   afterAll(() => database.close());
 

@@ -21,8 +21,13 @@ describe.runIf(onPostgres)('database session timeouts on postgres', () => {
     await Promise.all(apps.map((testApp) => testApp.close()));
   });
 
-  async function appWithTimeouts(timeouts: { lockMs: number; idleInTransactionMs: number }): Promise<{ testApp: TestApp; shop: ShopWithKey }> {
-    const testApp = await createTestApp('postgres', { config: { databaseTimeouts: { statementMs: 30_000, ...timeouts } } });
+  async function appWithTimeouts(timeouts: {
+    lockMs: number;
+    idleInTransactionMs: number;
+  }): Promise<{ testApp: TestApp; shop: ShopWithKey }> {
+    const testApp = await createTestApp('postgres', {
+      config: { databaseTimeouts: { statementMs: 30_000, ...timeouts } },
+    });
     apps.push(testApp);
     const shop = await sandboxShop(testApp);
     // A first paid payment creates the gateway's accounts that every payment credit touches.
@@ -35,15 +40,24 @@ describe.runIf(onPostgres)('database session timeouts on postgres', () => {
    * Opens a transaction that locks the gateway accounts a payment's credit will use (its shard),
    * runs `whileHolding`, then commits; resolves once the locks are held.
    */
-  async function holdGatewayShardOf(testApp: TestApp, paymentId: string, whileHolding: (tx: Tx) => Promise<unknown>): Promise<{ held: Promise<void> }> {
+  async function holdGatewayShardOf(
+    testApp: TestApp,
+    paymentId: string,
+    whileHolding: (tx: Tx) => Promise<unknown>,
+  ): Promise<{ held: Promise<void> }> {
     const shard = shardOf(paymentId);
     const accounts = await inTransaction(testApp.context.db, (tx) =>
-      ensureAccounts(tx, testApp.context.clock, [systemAccountKey('sandbox', 'settlement', 'RUB', shard), systemAccountKey('sandbox', 'fees', 'RUB', shard)]),
+      ensureAccounts(tx, testApp.context.clock, [
+        systemAccountKey('sandbox', 'settlement', 'RUB', shard),
+        systemAccountKey('sandbox', 'fees', 'RUB', shard),
+      ]),
     );
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const held = testApp.context.db.transaction().execute(async (tx) => {
-      await sql`select id from ledger_accounts where id in (${sql.join(accounts.map((account) => account.id))}) order by id for update`.execute(tx);
+      await sql`select id from ledger_accounts where id in (${sql.join(accounts.map((account) => account.id))}) order by id for update`.execute(
+        tx,
+      );
       locked();
       await whileHolding(tx);
     });
@@ -54,7 +68,8 @@ describe.runIf(onPostgres)('database session timeouts on postgres', () => {
   it('a transaction stuck on one shard of the gateway accounts does not delay payments on the others', async () => {
     const { testApp, shop } = await appWithTimeouts({ lockMs: 10_000, idleInTransactionMs: 60_000 });
     const payments = [];
-    for (let index = 0; index < 6; index++) payments.push((await postPayment(testApp, shop.key, { amount: 10 + index, currency: 'RUB' })).json());
+    for (let index = 0; index < 6; index++)
+      payments.push((await postPayment(testApp, shop.key, { amount: 10 + index, currency: 'RUB' })).json());
     const stuckPayment = payments[0]!;
     const others = payments.filter((payment) => shardOf(payment.payment_id) !== shardOf(stuckPayment.payment_id));
     expect(others.length).toBeGreaterThan(0);
@@ -100,7 +115,9 @@ describe.runIf(onPostgres)('database session timeouts on postgres', () => {
     const { testApp, shop } = await appWithTimeouts({ lockMs: 500, idleInTransactionMs: 60_000 });
     const payment = (await postPayment(testApp, shop.key, { amount: 300, currency: 'RUB' })).json();
     // Busy, not idle: only lock_timeout bounds the others.
-    const { held: busy } = await holdGatewayShardOf(testApp, payment.payment_id, (tx) => sql`select pg_sleep(3)`.execute(tx));
+    const { held: busy } = await holdGatewayShardOf(testApp, payment.payment_id, (tx) =>
+      sql`select pg_sleep(3)`.execute(tx),
+    );
 
     const started = Date.now();
     const refused = await postHelper(testApp, shop.key, payment.payment_id, 'pay');
@@ -110,7 +127,11 @@ describe.runIf(onPostgres)('database session timeouts on postgres', () => {
     expect(refused.json()).toMatchObject({ error: 'service_unavailable' });
     expect(refused.headers['retry-after']).toBeDefined();
 
-    const read = await testApp.app.inject({ method: 'GET', url: `/v1/payments/${payment.payment_id}`, headers: { authorization: `Bearer ${shop.key}` } });
+    const read = await testApp.app.inject({
+      method: 'GET',
+      url: `/v1/payments/${payment.payment_id}`,
+      headers: { authorization: `Bearer ${shop.key}` },
+    });
     expect(read.json().status).toBe('pending');
     expect((await postHelper(testApp, shop.key, payment.payment_id, 'pay')).statusCode).toBe(200);
   });

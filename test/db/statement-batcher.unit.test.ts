@@ -18,7 +18,11 @@ function controlledWriter(fail?: (items: readonly Item[]) => boolean) {
   const write = (items: readonly Item[]) =>
     new Promise<number[]>((resolve, reject) => {
       statements.push([...items]);
-      finishers.push(() => (fail?.(items) ? reject(new Error(`statement of ${items.map((item) => item.value).join(',')} failed`)) : resolve(items.map((item) => item.value * 10))));
+      finishers.push(() =>
+        fail?.(items)
+          ? reject(new Error(`statement of ${items.map((item) => item.value).join(',')} failed`))
+          : resolve(items.map((item) => item.value * 10)),
+      );
     });
   /** Lets every statement started so far finish, and the promise callbacks run. */
   const finishAll = async () => {
@@ -54,7 +58,12 @@ describe('statement batcher (group commit)', () => {
     for (let round = 0; round < 5; round++) await writer.finishAll();
     await blocker;
     expect(await Promise.all(writes)).toEqual([10, 20, 30, 40, 50, 60, 70]);
-    expect(writer.statements.map((statement) => statement.map((item) => item.value))).toEqual([[0], [1, 2, 3], [4, 5, 6], [7]]);
+    expect(writer.statements.map((statement) => statement.map((item) => item.value))).toEqual([
+      [0],
+      [1, 2, 3],
+      [4, 5, 6],
+      [7],
+    ]);
   });
 
   it('two statements in flight when allowed', async () => {
@@ -71,11 +80,22 @@ describe('statement batcher (group commit)', () => {
     const writer = controlledWriter((items) => items.some((item) => item.value === 3));
     const commits = new StatementBatcher<Item, number>({ ...options, run: writer.write });
     const blocker = commits.submit({ key: 'x', value: 0 });
-    const writes = [2, 3, 4].map((value) => commits.submit({ key: `k${value}`, value }).then((outcome) => ({ outcome }), (error: Error) => ({ error: error.message })));
+    const writes = [2, 3, 4].map((value) =>
+      commits.submit({ key: `k${value}`, value }).then(
+        (outcome) => ({ outcome }),
+        (error: Error) => ({ error: error.message }),
+      ),
+    );
     for (let round = 0; round < 4; round++) await writer.finishAll();
     await blocker;
     expect(await Promise.all(writes)).toEqual([{ outcome: 20 }, { error: 'statement of 3 failed' }, { outcome: 40 }]);
-    expect(writer.statements.map((statement) => statement.map((item) => item.value))).toEqual([[0], [2, 3, 4], [2], [3], [4]]);
+    expect(writer.statements.map((statement) => statement.map((item) => item.value))).toEqual([
+      [0],
+      [2, 3, 4],
+      [2],
+      [3],
+      [4],
+    ]);
   });
 
   it('a lone item that fails is not written twice', async () => {
@@ -87,7 +107,7 @@ describe('statement batcher (group commit)', () => {
     expect(writer.statements).toHaveLength(1);
   });
 
-  it('refuses a write function that answers for the wrong number of items, as the items\' error', async () => {
+  it("refuses a write function that answers for the wrong number of items, as the items' error", async () => {
     const commits = new StatementBatcher<Item, number>({ ...options, run: async () => [] });
     await expect(commits.submit({ key: 'a', value: 1 })).rejects.toThrow('0 outcomes for 1 items');
   });
@@ -96,7 +116,9 @@ describe('statement batcher (group commit)', () => {
     const writer = controlledWriter((items) => items.length > 1);
     const commits = new StatementBatcher<Item, number>({ ...options, run: writer.write, rerunAlone: () => false });
     const blocker = commits.submit({ key: 'x', value: 0 });
-    const writes = [2, 3].map((value) => commits.submit({ key: `k${value}`, value }).catch((error: Error) => error.message));
+    const writes = [2, 3].map((value) =>
+      commits.submit({ key: `k${value}`, value }).catch((error: Error) => error.message),
+    );
     for (let round = 0; round < 3; round++) await writer.finishAll();
     await blocker;
     expect(await Promise.all(writes)).toEqual(['statement of 2,3 failed', 'statement of 2,3 failed']);
@@ -107,7 +129,9 @@ describe('statement batcher (group commit)', () => {
     const writer = controlledWriter((items) => items.length > 1);
     const commits = new StatementBatcher<Item, number>({ ...options, run: writer.write });
     const blocker = commits.submit({ key: 'x', value: 0 });
-    const failing = [2, 3].map((value) => commits.submit({ key: `k${value}`, value }).catch((error: Error) => error.message));
+    const failing = [2, 3].map((value) =>
+      commits.submit({ key: `k${value}`, value }).catch((error: Error) => error.message),
+    );
     await writer.finishAll(); // 0 done; [2, 3] starts
     await writer.finishAll(); // [2, 3] fails; 2 and 3 start alone
     expect(writer.statements.map((statement) => statement.map((item) => item.value))).toEqual([[0], [2, 3], [2], [3]]);
@@ -142,10 +166,11 @@ describe('statement batcher (group commit)', () => {
 describe('statementCertainlyRolledBack', () => {
   const withCode = (code: string) => Object.assign(new Error(code), { code });
   it('true for a statement the server refused, false when the outcome is unknown', () => {
-    for (const code of ['23505', '40P01', '55P03', '57014', '22003']) expect(statementCertainlyRolledBack(withCode(code)), code).toBe(true);
-    for (const code of ['08006', '08003', '57P01', 'ECONNRESET']) expect(statementCertainlyRolledBack(withCode(code)), code).toBe(false);
+    for (const code of ['23505', '40P01', '55P03', '57014', '22003'])
+      expect(statementCertainlyRolledBack(withCode(code)), code).toBe(true);
+    for (const code of ['08006', '08003', '57P01', 'ECONNRESET'])
+      expect(statementCertainlyRolledBack(withCode(code)), code).toBe(false);
     expect(statementCertainlyRolledBack(new Error('Connection terminated unexpectedly'))).toBe(false);
     expect(statementCertainlyRolledBack('not an error')).toBe(false);
   });
 });
-

@@ -17,7 +17,8 @@ describe.each(backends)('migration 0006_webhooks_scope on %s', (backend) => {
 
   it('gives webhooks to unrevoked keys holding payments, crypto or payouts, and to no other key', async () => {
     const merchant = await testApp.createMerchant();
-    const issue = async (scopes: ApiKeyScope[]) => (await createApiKey(testApp.context, merchant.shop_id, scopes)).key_id;
+    const issue = async (scopes: ApiKeyScope[]) =>
+      (await createApiKey(testApp.context, merchant.shop_id, scopes)).key_id;
     const keys = {
       read: await issue(['read']),
       payments: await issue(['payments']),
@@ -31,7 +32,11 @@ describe.each(backends)('migration 0006_webhooks_scope on %s', (backend) => {
     const migration = (await readMigrationFiles()).find((file) => file.version === '0006_webhooks_scope')!;
     await testApp.database.withScriptSession((session) => session.run(migration.sql));
 
-    const rows = await testApp.context.db.selectFrom('api_keys').select(['id', 'scopes']).where('shop_id', '=', merchant.shop_id).execute();
+    const rows = await testApp.context.db
+      .selectFrom('api_keys')
+      .select(['id', 'scopes'])
+      .where('shop_id', '=', merchant.shop_id)
+      .execute();
     const scopesOf = (id: string) => rows.find((row) => row.id === id)!.scopes;
     expect(scopesOf(keys.read)).toEqual(['read']);
     expect(scopesOf(keys.payments)).toEqual(['payments', 'webhooks']);

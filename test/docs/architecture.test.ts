@@ -2,13 +2,22 @@
 // dependencies change, the document must be regenerated with the same commit.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { architecturePath, buildGraph, expectedArchitectureDocument, importsOf, moduleOf } from '../../scripts/architecture-graph.ts';
+import {
+  architecturePath,
+  buildGraph,
+  expectedArchitectureDocument,
+  importsOf,
+  moduleOf,
+} from '../../scripts/architecture-graph.ts';
 
 describe('docs/ARCHITECTURE.md module graph', () => {
   it('is what `npm run docs:architecture` generates from the imports of src/', () => {
     const current = readFileSync(architecturePath, 'utf8');
     const matches = current === expectedArchitectureDocument();
-    expect(matches, 'docs/ARCHITECTURE.md differs from the code: run `npm run docs:architecture` and commit the result').toBe(true);
+    expect(
+      matches,
+      'docs/ARCHITECTURE.md differs from the code: run `npm run docs:architecture` and commit the result',
+    ).toBe(true);
   });
 });
 

@@ -29,7 +29,10 @@ interface Running {
 async function runOn(context: AppContext): Promise<Running> {
   const app = await buildTestApp(context);
   await app.ready();
-  const merchant = await createMerchant(context, { name: 'Storage shop', email: `storage-${crypto.randomUUID()}@example.test` });
+  const merchant = await createMerchant(context, {
+    name: 'Storage shop',
+    email: `storage-${crypto.randomUUID()}@example.test`,
+  });
   return { app, key: merchant.api_key, close: () => app.close() };
 }
 
@@ -41,13 +44,23 @@ const createPayment = (running: Running, orderId: string) =>
     payload: JSON.stringify({ amount: 250, currency: 'RUB', order_id: orderId }),
   });
 const listPayments = async (running: Running) =>
-  (await running.app.inject({ method: 'GET', url: '/v1/payments', headers: { authorization: `Bearer ${running.key}` } })).json().data as { order_id: string }[];
+  (
+    await running.app.inject({
+      method: 'GET',
+      url: '/v1/payments',
+      headers: { authorization: `Bearer ${running.key}` },
+    })
+  ).json().data as { order_id: string }[];
 const readyz = (running: Running) => running.app.inject({ method: 'GET', url: '/readyz' });
 
 function expectStorageRefusal(response: Awaited<ReturnType<typeof createPayment>>): void {
   expect(response.statusCode, response.body).toBe(503);
   expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
-  expect(response.json()).toEqual({ error: 'service_unavailable', message: expect.stringContaining('nothing was changed'), request_id: expect.any(String) });
+  expect(response.json()).toEqual({
+    error: 'service_unavailable',
+    message: expect.stringContaining('nothing was changed'),
+    request_id: expect.any(String),
+  });
 }
 
 /** Fills the tmpfs at `dir`, expects writes refused 503 with nothing stored, frees it, expects writes and readiness back. */
@@ -110,50 +123,54 @@ describe.runIf(isRoot)('the embedded database on a full disk (a tmpfs data folde
 });
 
 /** The test PostgreSQL server runs on this machine, so a folder mounted here can hold its tablespace. */
-const localServer = TEST_DATABASE_URL !== undefined && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(TEST_DATABASE_URL).hostname);
+const localServer =
+  TEST_DATABASE_URL !== undefined && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(TEST_DATABASE_URL).hostname);
 
-describe.runIf(isRoot && localServer)('PostgreSQL with its database in a tablespace on a full disk (a tmpfs filled up)', () => {
-  let cleanup: (() => Promise<void>)[] = [];
-  afterEach(async () => {
-    for (const step of cleanup.reverse()) await step();
-    cleanup = [];
-  });
+describe.runIf(isRoot && localServer)(
+  'PostgreSQL with its database in a tablespace on a full disk (a tmpfs filled up)',
+  () => {
+    let cleanup: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      for (const step of cleanup.reverse()) await step();
+      cleanup = [];
+    });
 
-  it('answers writes 503 with Retry-After, stores nothing, and /readyz says the database is down until space is back', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'paygate-full-tablespace-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_SIZE},mode=0700`, 'tmpfs', dir]);
-    execFileSync('chown', ['postgres:postgres', dir]);
-    cleanup.push(async () => {
-      execFileSync('umount', [dir]);
-      await rmdir(dir);
+    it('answers writes 503 with Retry-After, stores nothing, and /readyz says the database is down until space is back', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'paygate-full-tablespace-'));
+      execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_SIZE},mode=0700`, 'tmpfs', dir]);
+      execFileSync('chown', ['postgres:postgres', dir]);
+      cleanup.push(async () => {
+        execFileSync('umount', [dir]);
+        await rmdir(dir);
+      });
+      const suffix = crypto.randomUUID().replaceAll('-', '').slice(0, 12);
+      const tablespace = `paygate_full_${suffix}`;
+      const name = `paygate_full_${suffix}`;
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      cleanup.push(() => admin.end());
+      await admin.query(`create tablespace ${tablespace} location '${dir}'`);
+      cleanup.push(async () => {
+        await admin.query(`drop tablespace ${tablespace}`);
+      });
+      await admin.query(`create database ${name} tablespace ${tablespace}`);
+      cleanup.push(async () => {
+        await admin.query(`drop database ${name} with (force)`);
+      });
+      const url = new URL(TEST_DATABASE_URL!);
+      url.pathname = `/${name}`;
+      const handle = await openDatabase({ url: url.toString(), poolSize: 4 });
+      cleanup.push(() => handle.close());
+      await migrate(handle);
+      const { context: base, database } = await createTestContext('pglite');
+      cleanup.push(() => database.close());
+      const running = await runOn({ ...base, db: handle.db, backend: 'postgres' });
+      cleanup.push(() => running.close());
+      expect((await createPayment(running, 'before-full')).statusCode).toBe(201);
+      await fillUpAndRecover(running, dir);
     });
-    const suffix = crypto.randomUUID().replaceAll('-', '').slice(0, 12);
-    const tablespace = `paygate_full_${suffix}`;
-    const name = `paygate_full_${suffix}`;
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    cleanup.push(() => admin.end());
-    await admin.query(`create tablespace ${tablespace} location '${dir}'`);
-    cleanup.push(async () => {
-      await admin.query(`drop tablespace ${tablespace}`);
-    });
-    await admin.query(`create database ${name} tablespace ${tablespace}`);
-    cleanup.push(async () => {
-      await admin.query(`drop database ${name} with (force)`);
-    });
-    const url = new URL(TEST_DATABASE_URL!);
-    url.pathname = `/${name}`;
-    const handle = await openDatabase({ url: url.toString(), poolSize: 4 });
-    cleanup.push(() => handle.close());
-    await migrate(handle);
-    const { context: base, database } = await createTestContext('pglite');
-    cleanup.push(() => database.close());
-    const running = await runOn({ ...base, db: handle.db, backend: 'postgres' });
-    cleanup.push(() => running.close());
-    expect((await createPayment(running, 'before-full')).statusCode).toBe(201);
-    await fillUpAndRecover(running, dir);
-  });
-});
+  },
+);
 
 for (const backend of backends) {
   describeOnServer(backend)(`a read-only database on ${backend}`, () => {

@@ -25,9 +25,13 @@ const TIMEOUT_MS = 2_000;
 const ANSWER_SAFETY_NET_MS = 30_000;
 
 async function startRedisServer(dir: string, port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -89,11 +93,17 @@ describe('Redis stops answering (SIGSTOP) under a running gateway', () => {
     const notReady = await app.inject({ method: 'GET', url: '/readyz' });
     expect(notReady.statusCode).toBe(503);
     expect(notReady.headers['retry-after']).toBeDefined();
-    expect(notReady.json()).toMatchObject({ status: 'unavailable', error: 'service_unavailable', checks: { database: 'ok', redis: 'down' } });
+    expect(notReady.json()).toMatchObject({
+      status: 'unavailable',
+      error: 'service_unavailable',
+      checks: { database: 'ok', redis: 'down' },
+    });
     expect((await account()).statusCode).toBe(200);
 
     server.kill('SIGCONT');
-    await expect.poll(async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode, { timeout: 30_000 }).toBe(200);
+    await expect
+      .poll(async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode, { timeout: 30_000 })
+      .toBe(200);
     const after = await account();
     expect(after.statusCode).toBe(200);
     // Counted in Redis again: below what the first request left.
@@ -102,7 +112,9 @@ describe('Redis stops answering (SIGSTOP) under a running gateway', () => {
     const logged = redisLines();
     expect(logged.filter((line) => line.level === LEVEL.warn)).toHaveLength(1);
     expect(logged.filter((line) => line.level === LEVEL.info)).toHaveLength(1);
-    expect(logged.findIndex((line) => line.level === LEVEL.warn)).toBeLessThan(logged.findIndex((line) => line.level === LEVEL.info));
+    expect(logged.findIndex((line) => line.level === LEVEL.warn)).toBeLessThan(
+      logged.findIndex((line) => line.level === LEVEL.info),
+    );
     expect(lines.filter((line) => line.level >= LEVEL.error)).toEqual([]);
   });
 });

@@ -9,8 +9,18 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { API_KEYS_CHANNEL, listenOnPostgres, type Notifications } from '../../src/db/notifications.ts';
-import { createApiKeyCache, TRUSTED_WHILE_LISTENING_MS, TRUSTED_WHILE_NOT_LISTENING_MS } from '../../src/merchants/api-key-cache.ts';
-import { authenticateApiKey, createApiKey, createMerchant, revokeApiKey, type ApiPrincipal } from '../../src/merchants/merchant-service.ts';
+import {
+  createApiKeyCache,
+  TRUSTED_WHILE_LISTENING_MS,
+  TRUSTED_WHILE_NOT_LISTENING_MS,
+} from '../../src/merchants/api-key-cache.ts';
+import {
+  authenticateApiKey,
+  createApiKey,
+  createMerchant,
+  revokeApiKey,
+  type ApiPrincipal,
+} from '../../src/merchants/merchant-service.ts';
 import { backends, describeOnServer } from '../support/databases.ts';
 import { createTestContext } from '../support/app.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
@@ -43,7 +53,10 @@ describe.each(backends)('the API-key cache on %s', (backend) => {
 
   async function newKey(): Promise<{ apiKey: string; keyId: string; shopId: string }> {
     const unique = uniqueName('cache');
-    const merchant = await createMerchant(cliDeps(), { name: `Cache shop ${unique}`, email: `cache-${unique}@example.test` });
+    const merchant = await createMerchant(cliDeps(), {
+      name: `Cache shop ${unique}`,
+      email: `cache-${unique}@example.test`,
+    });
     const key = await createApiKey(cliDeps(), merchant.shop_id, ['read']);
     return { apiKey: key.api_key, keyId: key.key_id, shopId: merchant.shop_id };
   }
@@ -65,7 +78,9 @@ describe.each(backends)('the API-key cache on %s', (backend) => {
     const key = await newKey();
     for (const instance of [first, second]) expect((await account(instance, key.apiKey)).statusCode).toBe(200);
     await revokeApiKey(cliDeps(), key.keyId);
-    const elapsed = await Promise.all([first, second].map((instance) => msUntilStatus(instance, key.apiKey, 401, 3_000)));
+    const elapsed = await Promise.all(
+      [first, second].map((instance) => msUntilStatus(instance, key.apiKey, 401, 3_000)),
+    );
     for (const milliseconds of elapsed) expect(milliseconds).toBeLessThan(REVOCATION_MS_MAX);
     const response = await account(second, key.apiKey);
     expect(response.json()).toMatchObject({ error: 'unauthorized', message: 'The API key has been revoked.' });
@@ -81,7 +96,8 @@ describe.each(backends)('the API-key cache on %s', (backend) => {
 
   it("a change of the key's shop (its mode) reaches both instances within a second", async () => {
     const key = await newKey();
-    for (const instance of [first, second]) expect((await account(instance, key.apiKey)).json()).toMatchObject({ mode: 'sandbox' });
+    for (const instance of [first, second])
+      expect((await account(instance, key.apiKey)).json()).toMatchObject({ mode: 'sandbox' });
     await sql`update shops set mode = 'live' where id = ${key.shopId}`.execute(base.context.db);
     for (const instance of [first, second]) {
       const started = performance.now();
@@ -114,7 +130,11 @@ describe.each(backends)('the API-key cache on %s', (backend) => {
       proxy = await startTcpProxy(base.database.url!);
       // Queries go straight to the server; only the listener goes through the relay.
       const handle = await openDatabase({ url: base.database.url, poolSize: 5 });
-      cutOff = await startInstance({ ...base.context, db: handle.db }, await listenOnPostgres({ url: proxy.url }), handle);
+      cutOff = await startInstance(
+        { ...base.context, db: handle.db },
+        await listenOnPostgres({ url: proxy.url }),
+        handle,
+      );
     });
     afterAll(async () => {
       await cutOff.close();
@@ -154,7 +174,10 @@ describe.each(backends)('the API-key cache itself on %s', (backend) => {
 
   async function newKey(): Promise<{ apiKey: string; keyId: string }> {
     const unique = uniqueName('cache');
-    const merchant = await createMerchant(deps(), { name: `Cache shop ${unique}`, email: `cache-${unique}@example.test` });
+    const merchant = await createMerchant(deps(), {
+      name: `Cache shop ${unique}`,
+      email: `cache-${unique}@example.test`,
+    });
     return { apiKey: merchant.api_key, keyId: (await createApiKey(deps(), merchant.shop_id, ['read'])).key_id };
   }
 
@@ -163,11 +186,15 @@ describe.each(backends)('the API-key cache itself on %s', (backend) => {
     try {
       for (let index = 0; index < 200; index++) {
         const unknown = `sk_test_${Buffer.from(`unknown-${index}`.padEnd(32, '.')).toString('base64url')}`;
-        await expect(authenticateApiKey(base.context.db, unknown, cache)).rejects.toMatchObject({ code: 'unauthorized' });
+        await expect(authenticateApiKey(base.context.db, unknown, cache)).rejects.toMatchObject({
+          code: 'unauthorized',
+        });
       }
       const revoked = await newKey();
       await revokeApiKey(deps(), (await authenticateApiKey(base.context.db, revoked.apiKey)).keyId);
-      await expect(authenticateApiKey(base.context.db, revoked.apiKey, cache)).rejects.toMatchObject({ code: 'unauthorized' });
+      await expect(authenticateApiKey(base.context.db, revoked.apiKey, cache)).rejects.toMatchObject({
+        code: 'unauthorized',
+      });
       expect(cache.size).toBe(0);
       const valid = await newKey();
       await authenticateApiKey(base.context.db, valid.apiKey, cache);

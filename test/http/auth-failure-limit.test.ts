@@ -15,7 +15,12 @@ describe.each(backends)('failed authentication is limited per client address on 
   afterAll(() => testApp.close());
 
   const getAccount = (remoteAddress: string, authorization?: string) =>
-    testApp.app.inject({ method: 'GET', url: '/v1/account', remoteAddress, headers: authorization === undefined ? {} : { authorization } });
+    testApp.app.inject({
+      method: 'GET',
+      url: '/v1/account',
+      remoteAddress,
+      headers: authorization === undefined ? {} : { authorization },
+    });
 
   it('after the limit of failures an address gets 429 with Retry-After, even with a valid key, until the minute is over', async () => {
     const address = '198.51.100.1';
@@ -46,10 +51,20 @@ describe.each(backends)('failed authentication is limited per client address on 
     const own = await createTestApp(backend, { config: { authFailuresPerMinute: FAILURES_PER_MINUTE } });
     const address = '198.51.100.4';
     for (let failure = 1; failure <= FAILURES_PER_MINUTE; failure++) {
-      await own.app.inject({ method: 'GET', url: '/v1/account', remoteAddress: address, headers: { authorization: BAD_KEY } });
+      await own.app.inject({
+        method: 'GET',
+        url: '/v1/account',
+        remoteAddress: address,
+        headers: { authorization: BAD_KEY },
+      });
     }
     await own.database.close();
-    const response = await own.app.inject({ method: 'GET', url: '/v1/account', remoteAddress: address, headers: { authorization: BAD_KEY } });
+    const response = await own.app.inject({
+      method: 'GET',
+      url: '/v1/account',
+      remoteAddress: address,
+      headers: { authorization: BAD_KEY },
+    });
     expect(response.statusCode).toBe(429);
     await own.app.close();
   });
@@ -59,12 +74,19 @@ describe.each(backends)('GET /metrics with PAYGATE_METRICS_TOKEN on %s', (backen
   const token = 'metrics-token-0123456789';
   let testApp: TestApp;
   beforeAll(async () => {
-    testApp = await createTestApp(backend, { config: { metricsToken: token, authFailuresPerMinute: FAILURES_PER_MINUTE } });
+    testApp = await createTestApp(backend, {
+      config: { metricsToken: token, authFailuresPerMinute: FAILURES_PER_MINUTE },
+    });
   });
   afterAll(() => testApp.close());
 
   const getMetrics = (remoteAddress: string, authorization?: string) =>
-    testApp.app.inject({ method: 'GET', url: '/metrics', remoteAddress, headers: authorization === undefined ? {} : { authorization } });
+    testApp.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      remoteAddress,
+      headers: authorization === undefined ? {} : { authorization },
+    });
 
   it('answers the metrics to the bearer token', async () => {
     const response = await getMetrics('198.51.100.10', `Bearer ${token}`);
@@ -79,11 +101,16 @@ describe.each(backends)('GET /metrics with PAYGATE_METRICS_TOKEN on %s', (backen
   ])('refuses %s with 401 unauthorized and no metrics', async (_label, authorization) => {
     const response = await getMetrics('198.51.100.11', authorization);
     expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual({ error: 'unauthorized', message: expect.any(String), request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'unauthorized',
+      message: expect.any(String),
+      request_id: expect.any(String),
+    });
   });
 
   it('wrong tokens count toward the failed-authentication limit of the address', async () => {
-    for (let failure = 1; failure <= FAILURES_PER_MINUTE; failure++) await getMetrics('198.51.100.12', 'Bearer wrong-token-0000000000');
+    for (let failure = 1; failure <= FAILURES_PER_MINUTE; failure++)
+      await getMetrics('198.51.100.12', 'Bearer wrong-token-0000000000');
     const blocked = await getMetrics('198.51.100.12', `Bearer ${token}`);
     expect(blocked.statusCode).toBe(429);
     expect(blocked.headers['retry-after']).toBeDefined();

@@ -11,13 +11,21 @@ describe.each(backends)('authentication on %s', (backend) => {
   afterAll(() => testApp.close());
 
   const getAccount = (authorization?: string) =>
-    testApp.app.inject({ method: 'GET', url: '/v1/account', headers: authorization === undefined ? {} : { authorization } });
+    testApp.app.inject({
+      method: 'GET',
+      url: '/v1/account',
+      headers: authorization === undefined ? {} : { authorization },
+    });
 
   it('a valid key reaches the route and sees its own shop', async () => {
     const merchant = await testApp.createMerchant();
     const response = await getAccount(`Bearer ${merchant.api_key}`);
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toMatchObject({ merchant_id: merchant.merchant_id, shop_id: merchant.shop_id, mode: 'sandbox' });
+    expect(response.json()).toMatchObject({
+      merchant_id: merchant.merchant_id,
+      shop_id: merchant.shop_id,
+      mode: 'sandbox',
+    });
   });
 
   it.each([
@@ -30,7 +38,11 @@ describe.each(backends)('authentication on %s', (backend) => {
   ])('%s is 401 unauthorized', async (_label, header) => {
     const response = await getAccount(header);
     expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual({ error: 'unauthorized', message: expect.any(String), request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'unauthorized',
+      message: expect.any(String),
+      request_id: expect.any(String),
+    });
   });
 
   it('a revoked key is 401 unauthorized', async () => {

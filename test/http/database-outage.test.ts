@@ -33,7 +33,10 @@ async function startGateway(backend: DatabaseBackend): Promise<Gateway> {
   const context: AppContext = relayed ? { ...direct, db: relayed.db } : direct;
   const app = await buildTestApp(context);
   await app.ready();
-  const merchant = await createMerchant(context, { name: 'Outage shop', email: `outage-${crypto.randomUUID()}@example.test` });
+  const merchant = await createMerchant(context, {
+    name: 'Outage shop',
+    email: `outage-${crypto.randomUUID()}@example.test`,
+  });
   return {
     app,
     context,
@@ -56,12 +59,17 @@ describe.each(backends)('the database becomes unreachable on %s', (backend) => {
     gateway = undefined;
   });
 
-  const account = (g: Gateway) => g.app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: `Bearer ${g.key}` } });
+  const account = (g: Gateway) =>
+    g.app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: `Bearer ${g.key}` } });
   const createPayment = (g: Gateway, idempotencyKey: string) =>
     g.app.inject({
       method: 'POST',
       url: '/v1/payments',
-      headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+      headers: {
+        authorization: `Bearer ${g.key}`,
+        'content-type': 'application/json',
+        'idempotency-key': idempotencyKey,
+      },
       payload: JSON.stringify({ amount: 250, currency: 'RUB', order_id: 'outage-1' }),
     });
 
@@ -97,7 +105,9 @@ describe.each(backends)('the database becomes unreachable on %s', (backend) => {
   it('a payment retried with its Idempotency-Key right after an outage mid-request is created once, without a 409', async () => {
     gateway = await startGateway(backend);
     const g = gateway;
-    const restore = g.directUrl ? await breakRelayDuringPaymentInsert(g, () => createPayment(g, 'outage-key')) : await failPaymentInsertOnPGlite(g, () => createPayment(g, 'outage-key'));
+    const restore = g.directUrl
+      ? await breakRelayDuringPaymentInsert(g, () => createPayment(g, 'outage-key'))
+      : await failPaymentInsertOnPGlite(g, () => createPayment(g, 'outage-key'));
 
     await restore();
     const retried = await createPayment(g, 'outage-key');
@@ -105,8 +115,14 @@ describe.each(backends)('the database becomes unreachable on %s', (backend) => {
     const replayed = await createPayment(g, 'outage-key');
     expect(replayed.statusCode).toBe(201);
     expect(replayed.body).toBe(retried.body);
-    const list = await g.app.inject({ method: 'GET', url: '/v1/payments', headers: { authorization: `Bearer ${g.key}` } });
-    expect(list.json().data.map((payment: { payment_id: string }) => payment.payment_id)).toEqual([retried.json().payment_id]);
+    const list = await g.app.inject({
+      method: 'GET',
+      url: '/v1/payments',
+      headers: { authorization: `Bearer ${g.key}` },
+    });
+    expect(list.json().data.map((payment: { payment_id: string }) => payment.payment_id)).toEqual([
+      retried.json().payment_id,
+    ]);
   });
 });
 
@@ -115,7 +131,10 @@ describe.each(backends)('the database becomes unreachable on %s', (backend) => {
  * meanwhile the relay is cut, so the request loses its connection mid-transaction
  * and cannot release its claim either. Returns how to bring the database back.
  */
-async function breakRelayDuringPaymentInsert(g: Gateway, send: () => Promise<LightMyRequestResponse>): Promise<() => Promise<void>> {
+async function breakRelayDuringPaymentInsert(
+  g: Gateway,
+  send: () => Promise<LightMyRequestResponse>,
+): Promise<() => Promise<void>> {
   const admin = new pg.Client({ connectionString: g.directUrl });
   await admin.connect();
   await admin.query(`
@@ -125,9 +144,14 @@ async function breakRelayDuringPaymentInsert(g: Gateway, send: () => Promise<Lig
   await admin.query('select pg_advisory_lock(4242)');
   const pending = send();
   await expect
-    .poll(async () => (await admin.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`)).rows[0].n, {
-      timeout: 30_000,
-    })
+    .poll(
+      async () =>
+        (await admin.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`))
+          .rows[0].n,
+      {
+        timeout: 30_000,
+      },
+    )
     .toBe(1);
   await g.proxy!.cut();
   const failed = await pending;
@@ -146,11 +170,18 @@ async function breakRelayDuringPaymentInsert(g: Gateway, send: () => Promise<Lig
  * (SQLSTATE 57P01) is raised by the payment's INSERT, which carries the
  * idempotency record with it, as when the server shuts down mid-statement. Returns how to end it.
  */
-async function failPaymentInsertOnPGlite(g: Gateway, send: () => Promise<LightMyRequestResponse>): Promise<() => Promise<void>> {
+async function failPaymentInsertOnPGlite(
+  g: Gateway,
+  send: () => Promise<LightMyRequestResponse>,
+): Promise<() => Promise<void>> {
   await sql`
     create function test_shutdown() returns trigger language plpgsql as $$
-    begin raise exception 'terminating connection due to administrator command' using errcode = 'admin_shutdown'; end $$`.execute(g.context.db);
-  await sql`create trigger test_shutdown before insert on payments for each row execute function test_shutdown()`.execute(g.context.db);
+    begin raise exception 'terminating connection due to administrator command' using errcode = 'admin_shutdown'; end $$`.execute(
+    g.context.db,
+  );
+  await sql`create trigger test_shutdown before insert on payments for each row execute function test_shutdown()`.execute(
+    g.context.db,
+  );
   const failed = await send();
   expect(failed.statusCode).toBe(503);
   expect(failed.headers['retry-after']).toBe('5');

@@ -22,7 +22,12 @@ function rawExchange(port: number, bytes: string): Promise<string> {
   });
 }
 
-function parseRawResponse(raw: string): { status: number; contentType: string | undefined; requestId: string | undefined; body: unknown } {
+function parseRawResponse(raw: string): {
+  status: number;
+  contentType: string | undefined;
+  requestId: string | undefined;
+  body: unknown;
+} {
   const [head = '', body = ''] = raw.split('\r\n\r\n');
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
   const contentType = /\r\ncontent-type: ([^\r]+)/i.exec(head)?.[1];
@@ -42,13 +47,18 @@ describe.each(backends)('malformed requests on %s', (backend) => {
   });
   afterAll(() => testApp.close());
 
-  const get = (url: string) => testApp.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
+  const get = (url: string) =>
+    testApp.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
 
   it('a path that is not valid percent-encoded UTF-8 is 400 invalid_request in the error body, with a request id', async () => {
     for (const url of ['/v1/payments/%E0%A4%A', '/v1/payments/%ED%A0%80', '/pay/%zz']) {
       const response = await get(url);
       expect(response.statusCode, url).toBe(400);
-      expect(response.json(), url).toEqual({ error: 'invalid_request', message: expect.stringContaining('percent-encoded'), request_id: response.headers['x-request-id'] });
+      expect(response.json(), url).toEqual({
+        error: 'invalid_request',
+        message: expect.stringContaining('percent-encoded'),
+        request_id: response.headers['x-request-id'],
+      });
       expect(response.headers['x-request-id'], url).toMatch(/^[0-9a-f-]{36}$/);
     }
   });
@@ -56,7 +66,11 @@ describe.each(backends)('malformed requests on %s', (backend) => {
   it('a path parameter over 100 characters is 400 invalid_request in the error body', async () => {
     const response = await get(`/v1/payments/${'a'.repeat(101)}`);
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'invalid_request', message: 'A path parameter is longer than 100 characters.', request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'invalid_request',
+      message: 'A path parameter is longer than 100 characters.',
+      request_id: expect.any(String),
+    });
   });
 
   it('a JSON body sent as text/plain is 415 unsupported_media_type and creates nothing', async () => {
@@ -67,7 +81,11 @@ describe.each(backends)('malformed requests on %s', (backend) => {
       payload: JSON.stringify({ amount: 10, currency: 'RUB' }),
     });
     expect(response.statusCode).toBe(415);
-    expect(response.json()).toEqual({ error: 'unsupported_media_type', message: expect.stringContaining('application/json'), request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'unsupported_media_type',
+      message: expect.stringContaining('application/json'),
+      request_id: expect.any(String),
+    });
     expect((await get('/v1/payments')).json().data).toEqual([]);
   });
 
@@ -76,23 +94,41 @@ describe.each(backends)('malformed requests on %s', (backend) => {
     expect(answer.status).toBe(400);
     expect(answer.contentType).toMatch(/^application\/json/);
     expect(answer.requestId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(answer.body).toEqual({ error: 'invalid_request', message: 'The request is not valid HTTP/1.1.', request_id: answer.requestId });
+    expect(answer.body).toEqual({
+      error: 'invalid_request',
+      message: 'The request is not valid HTTP/1.1.',
+      request_id: answer.requestId,
+    });
   });
 
   it('a header line that breaks HTTP syntax gets 400 invalid_request as JSON', async () => {
-    const answer = parseRawResponse(await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n'));
+    const answer = parseRawResponse(
+      await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n'),
+    );
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ error: 'invalid_request', message: 'The request is not valid HTTP/1.1.', request_id: expect.any(String) });
+    expect(answer.body).toEqual({
+      error: 'invalid_request',
+      message: 'The request is not valid HTTP/1.1.',
+      request_id: expect.any(String),
+    });
   });
 
   it('headers over 16 KiB get 431 with invalid_request as JSON', async () => {
-    const answer = parseRawResponse(await rawExchange(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`));
+    const answer = parseRawResponse(
+      await rawExchange(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`),
+    );
     expect(answer.status).toBe(431);
-    expect(answer.body).toEqual({ error: 'invalid_request', message: 'The request headers are larger than 16 KiB.', request_id: expect.any(String) });
+    expect(answer.body).toEqual({
+      error: 'invalid_request',
+      message: 'The request headers are larger than 16 KiB.',
+      request_id: expect.any(String),
+    });
   });
 
   it('a well-formed request on the same server still works', async () => {
-    const response = await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const response = await fetch(`http://127.0.0.1:${port}/v1/account`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
     expect(response.status).toBe(200);
   });
 });

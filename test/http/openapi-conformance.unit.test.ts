@@ -14,7 +14,12 @@ const document: OpenApiDocument = {
           '200': {
             content: {
               'application/json': {
-                schema: { type: 'object', required: ['id'], properties: { id: { type: 'string' } }, additionalProperties: false },
+                schema: {
+                  type: 'object',
+                  required: ['id'],
+                  properties: { id: { type: 'string' } },
+                  additionalProperties: false,
+                },
               },
             },
           },
@@ -28,7 +33,9 @@ describe('the OpenAPI response check', () => {
   const contract = new ResponseContract(document);
 
   it('accepts a listed status whose body matches its schema', () => {
-    expect(contract.problemWith('GET', '/v1/things/:thing_id', 200, 'application/json; charset=utf-8', '{"id":"t1"}')).toBeUndefined();
+    expect(
+      contract.problemWith('GET', '/v1/things/:thing_id', 200, 'application/json; charset=utf-8', '{"id":"t1"}'),
+    ).toBeUndefined();
   });
 
   it('names method, path and status of a status the document does not list', () => {

@@ -13,7 +13,13 @@ import { runPaygateInProcess } from '../support/cli.ts';
 interface Response {
   description: string;
   headers?: Record<string, unknown>;
-  content?: { 'application/json'?: { schema: { properties?: { error?: { enum?: string[] } } }; example?: unknown; examples?: unknown } };
+  content?: {
+    'application/json'?: {
+      schema: { properties?: { error?: { enum?: string[] } } };
+      example?: unknown;
+      examples?: unknown;
+    };
+  };
 }
 interface Operation {
   operationId?: string;
@@ -79,7 +85,10 @@ describe('the OpenAPI document as a contract', () => {
   const recordRoutes = (message: unknown) => {
     (message as { fastify: FastifyInstance }).fastify.addHook('onRoute', (route) => {
       for (const method of [route.method].flat()) {
-        scopesByOperation.set(`${method.toLowerCase()} ${route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`, route.config?.scopes);
+        scopesByOperation.set(
+          `${method.toLowerCase()} ${route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`,
+          route.config?.scopes,
+        );
       }
     });
   };
@@ -96,7 +105,9 @@ describe('the OpenAPI document as a contract', () => {
   afterAll(() => testApp.close());
 
   const operations = () =>
-    Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method, operation })));
+    Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ path, method, operation })),
+    );
 
   it('names every operation with a stable, unique camelCase operationId', () => {
     const ids = operations().map(({ operation }) => operation.operationId ?? '');
@@ -117,10 +128,14 @@ describe('the OpenAPI document as a contract', () => {
   it('lists 401, 429 and 500 on every /v1 operation, each error status with its codes as an enum', () => {
     for (const { path, method, operation } of operations()) {
       const where = `${method} ${path}`;
-      if (path.startsWith('/v1/')) expect(Object.keys(operation.responses), where).toEqual(expect.arrayContaining(['401', '429', '500']));
+      if (path.startsWith('/v1/'))
+        expect(Object.keys(operation.responses), where).toEqual(expect.arrayContaining(['401', '429', '500']));
       for (const [status, response] of Object.entries(operation.responses)) {
         if (Number(status) < 400) continue;
-        expect(response.content?.['application/json']?.schema.properties?.error?.enum?.length, `${where} ${status}`).toBeGreaterThan(0);
+        expect(
+          response.content?.['application/json']?.schema.properties?.error?.enum?.length,
+          `${where} ${status}`,
+        ).toBeGreaterThan(0);
         expect(response.description, `${where} ${status}`).toMatch(/^`[a-z_]+`: /);
       }
       expect(operation.responses['429']?.headers, where).toHaveProperty('retry-after');
@@ -150,7 +165,10 @@ describe('the OpenAPI document as a contract', () => {
   });
 
   it('`paygate openapi` prints the document that /openapi.json serves', async () => {
-    const result = await runPaygateInProcess(['openapi'], { PAYGATE_PUBLIC_URL: testApp.context.config.publicUrl, PAYGATE_DATA_DIR: 'memory://' });
+    const result = await runPaygateInProcess(['openapi'], {
+      PAYGATE_PUBLIC_URL: testApp.context.config.publicUrl,
+      PAYGATE_DATA_DIR: 'memory://',
+    });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual(document);

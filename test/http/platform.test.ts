@@ -47,11 +47,19 @@ describe.each(backends)('platform routes and error shapes on %s', (backend) => {
   it('an unknown route is 404 not_found in the error shape', async () => {
     const response = await testApp.app.inject({ method: 'GET', url: '/v1/nothing-here' });
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ error: 'not_found', message: 'No route GET /v1/nothing-here.', request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'not_found',
+      message: 'No route GET /v1/nothing-here.',
+      request_id: expect.any(String),
+    });
   });
 
   it('every response carries the request id, and a caller-given x-request-id is kept', async () => {
-    const response = await testApp.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-123' } });
+    const response = await testApp.app.inject({
+      method: 'GET',
+      url: '/healthz',
+      headers: { 'x-request-id': 'trace-123' },
+    });
     expect(response.headers['x-request-id']).toBe('trace-123');
   });
 
@@ -59,8 +67,12 @@ describe.each(backends)('platform routes and error shapes on %s', (backend) => {
   it('an unexpected failure is 500 internal_error with nothing internal in the body', async () => {
     const merchant = await testApp.createMerchant();
     const db = testApp.context.db;
-    await sql`create function test_fault() returns trigger language plpgsql as $$ begin raise exception 'secret internal detail'; end $$`.execute(db);
-    await sql`create trigger test_fault before insert on payments for each row execute function test_fault()`.execute(db);
+    await sql`create function test_fault() returns trigger language plpgsql as $$ begin raise exception 'secret internal detail'; end $$`.execute(
+      db,
+    );
+    await sql`create trigger test_fault before insert on payments for each row execute function test_fault()`.execute(
+      db,
+    );
     try {
       const response = await testApp.app.inject({
         method: 'POST',

@@ -9,7 +9,11 @@ const TEST_REDIS_URL = process.env.TEST_REDIS_URL || undefined;
 async function sendRequests(testApp: TestApp, apiKey: string, count: number): Promise<number[]> {
   const statuses: number[] = [];
   for (let i = 0; i < count; i++) {
-    const response = await testApp.app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: `Bearer ${apiKey}` } });
+    const response = await testApp.app.inject({
+      method: 'GET',
+      url: '/v1/account',
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
     statuses.push(response.statusCode);
   }
   return statuses;
@@ -32,7 +36,11 @@ describe('rate limit, in-process store', () => {
       headers: { authorization: `Bearer ${merchant.api_key}` },
     });
     expect(response.statusCode).toBe(429);
-    expect(response.json()).toEqual({ error: 'rate_limited', message: expect.stringContaining('retry'), request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'rate_limited',
+      message: expect.stringContaining('retry'),
+      request_id: expect.any(String),
+    });
     const retryAfter = Number(response.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);

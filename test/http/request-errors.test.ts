@@ -37,7 +37,11 @@ describe.each(backends)('request errors on %s', (backend) => {
   it('malformed JSON is 400 invalid_request', async () => {
     const response = await post('{"amount": 10,');
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'invalid_request', message: 'The body is not valid JSON.', request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'invalid_request',
+      message: 'The body is not valid JSON.',
+      request_id: expect.any(String),
+    });
   });
 
   it('an empty JSON body is 400 invalid_request', async () => {
@@ -49,13 +53,21 @@ describe.each(backends)('request errors on %s', (backend) => {
   it('a non-JSON content type is 415 unsupported_media_type', async () => {
     const response = await post('amount=10&currency=RUB', 'application/x-www-form-urlencoded');
     expect(response.statusCode).toBe(415);
-    expect(response.json()).toEqual({ error: 'unsupported_media_type', message: expect.stringContaining('application/json'), request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'unsupported_media_type',
+      message: expect.stringContaining('application/json'),
+      request_id: expect.any(String),
+    });
   });
 
   it('a body over 64 KiB is 413 payload_too_large', async () => {
     const response = await post(JSON.stringify({ amount: 10, currency: 'RUB', order_id: 'x'.repeat(70 * 1024) }));
     expect(response.statusCode).toBe(413);
-    expect(response.json()).toEqual({ error: 'payload_too_large', message: 'The body is larger than 64 KiB.', request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'payload_too_large',
+      message: 'The body is larger than 64 KiB.',
+      request_id: expect.any(String),
+    });
   });
 
   it('a schema violation is 400 invalid_request naming the field', async () => {
@@ -69,7 +81,11 @@ describe.each(backends)('request errors on %s', (backend) => {
     const readOnly = await testApp.createKey(shopId, ['read']);
     const response = await post(JSON.stringify({ amount: 10, currency: 'RUB' }), 'application/json', readOnly);
     expect(response.statusCode).toBe(403);
-    expect(response.json()).toEqual({ error: 'forbidden', message: expect.stringContaining('payments'), request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'forbidden',
+      message: expect.stringContaining('payments'),
+      request_id: expect.any(String),
+    });
   });
 
   it('none of the refused requests created anything', async () => {

@@ -24,7 +24,8 @@ describe.each(backends)('request logs on %s', (backend) => {
     });
     const context = { ...created.context, logger: createLogger({ logLevel: 'debug' }, sink) };
     app = await buildTestApp(context);
-    key = (await createMerchant(context, { name: 'Log shop', email: `log-${crypto.randomUUID()}@example.test` })).api_key;
+    key = (await createMerchant(context, { name: 'Log shop', email: `log-${crypto.randomUUID()}@example.test` }))
+      .api_key;
   });
   afterAll(async () => {
     await app.close();
@@ -33,7 +34,11 @@ describe.each(backends)('request logs on %s', (backend) => {
 
   it('an API key in a query string or in the Authorization header appears in no log line', async () => {
     lines.length = 0;
-    const withQueryKey = await app.inject({ method: 'GET', url: `/v1/payments?api_key=${key}&status=paid`, headers: { authorization: `Bearer ${key}` } });
+    const withQueryKey = await app.inject({
+      method: 'GET',
+      url: `/v1/payments?api_key=${key}&status=paid`,
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(withQueryKey.statusCode).toBe(400); // api_key is not a parameter of the list
     await app.inject({ method: 'GET', url: `/v1/account?key=${key}` });
     await app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: `Bearer ${key}` } });

@@ -18,7 +18,9 @@ describe('the route table of the scope matrix', () => {
   });
 
   it('the OpenAPI document lists 403 on exactly the /v1 routes that some scope may not call', () => {
-    const document = testApp.app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const document = testApp.app.swagger() as unknown as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     for (const row of ROUTE_TABLE) {
       if (row.scopes === 'public') continue;
       const path = row.url.replace(/:([a-z_]+)/g, '{$1}');

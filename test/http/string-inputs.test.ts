@@ -40,16 +40,19 @@ function acceptsString(schema: JsonSchema): boolean {
 function stringFields(schema: JsonSchema | undefined, path: string[] = []): string[][] {
   if (!schema) return [];
   const fields: string[][] = path.length > 0 && acceptsString(schema) ? [path] : [];
-  for (const [name, property] of Object.entries(schema.properties ?? {})) fields.push(...stringFields(property, [...path, name]));
+  for (const [name, property] of Object.entries(schema.properties ?? {}))
+    fields.push(...stringFields(property, [...path, name]));
   if (schema.items) fields.push(...stringFields(schema.items, [...path, '0']));
   for (const member of [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])]) {
-    if (member.properties || member.items) fields.push(...stringFields(member, path).filter((field) => field.length > path.length));
+    if (member.properties || member.items)
+      fields.push(...stringFields(member, path).filter((field) => field.length > path.length));
   }
   const seen = new Set<string>();
   return fields.filter((field) => !seen.has(field.join('.')) && seen.add(field.join('.')));
 }
 
-const pathParameters = (url: string): string[] => [...url.matchAll(/:([A-Za-z0-9_]+)|\*/g)].map((match) => match[1] ?? '*');
+const pathParameters = (url: string): string[] =>
+  [...url.matchAll(/:([A-Za-z0-9_]+)|\*/g)].map((match) => match[1] ?? '*');
 
 /** Every string input of one route: its schema's fields, or a stand-in field where a part has no schema. */
 function probesOf(route: RouteOptions): Probe[] {
@@ -99,7 +102,9 @@ describe.each(backends)('string inputs on %s', (backend) => {
   let routes: RouteOptions[];
   let apiKey: string;
   beforeAll(async () => {
-    ({ built: testApp, routes } = await withRoutes(() => createTestApp(backend, { config: { rateLimitPerMinute: 100_000 } })));
+    ({ built: testApp, routes } = await withRoutes(() =>
+      createTestApp(backend, { config: { rateLimitPerMinute: 100_000 } }),
+    ));
     const merchant = await testApp.createMerchant();
     apiKey = await testApp.createKey(merchant.shop_id, API_KEY_SCOPES);
   });
@@ -157,7 +162,8 @@ describe.each(backends)('string inputs on %s', (backend) => {
       } else {
         const body = response.json();
         const field = `${probe.part} field "${probe.path.join('.')}"`;
-        if (body.error !== 'invalid_request' || !String(body.message).startsWith(field)) wrong.push(`${where}: ${response.body}`);
+        if (body.error !== 'invalid_request' || !String(body.message).startsWith(field))
+          wrong.push(`${where}: ${response.body}`);
       }
     }
     expect(wrong).toEqual([]);
@@ -165,8 +171,14 @@ describe.each(backends)('string inputs on %s', (backend) => {
   });
 
   it('a crafted cursor or time filter on every list is 400 invalid_request, never a database error', async () => {
-    const lists = routes.filter((route) => stringFields((route.schema as { querystring?: JsonSchema } | undefined)?.querystring).some((path) => path[0] === 'cursor'));
-    expect(lists.map((route) => route.url)).toEqual(expect.arrayContaining(['/v1/payments', '/v1/webhooks/events', '/v1/crypto/balance/operations']));
+    const lists = routes.filter((route) =>
+      stringFields((route.schema as { querystring?: JsonSchema } | undefined)?.querystring).some(
+        (path) => path[0] === 'cursor',
+      ),
+    );
+    expect(lists.map((route) => route.url)).toEqual(
+      expect.arrayContaining(['/v1/payments', '/v1/webhooks/events', '/v1/crypto/balance/operations']),
+    );
     const uuid = '0b0c8d2e-8a42-4c55-b7a5-4a2b8d7b5c11';
     const crafted = [
       'op:9999999999999999999', // 19 digits, beyond int8
@@ -183,15 +195,28 @@ describe.each(backends)('string inputs on %s', (backend) => {
     for (const route of lists) {
       const url = route.url.replace(/:([A-Za-z0-9_]+)/g, 'evt_0000000000000000000000000x');
       for (const cursor of crafted) {
-        const response = await testApp.app.inject({ method: 'GET', url: `${url}?cursor=${cursor}`, headers: { authorization: `Bearer ${apiKey}` } });
+        const response = await testApp.app.inject({
+          method: 'GET',
+          url: `${url}?cursor=${cursor}`,
+          headers: { authorization: `Bearer ${apiKey}` },
+        });
         // A list under a resource may answer 404 for the stand-in id first; a 500 is never right.
-        if (![400, 404].includes(response.statusCode) || (response.statusCode === 400 && response.json().error !== 'invalid_request')) {
-          wrong.push(`${route.url} ${Buffer.from(cursor, 'base64url').toString()}: ${response.statusCode} ${response.body}`);
+        if (
+          ![400, 404].includes(response.statusCode) ||
+          (response.statusCode === 400 && response.json().error !== 'invalid_request')
+        ) {
+          wrong.push(
+            `${route.url} ${Buffer.from(cursor, 'base64url').toString()}: ${response.statusCode} ${response.body}`,
+          );
         }
       }
     }
     for (const from of ['0000-01-01T00:00:00Z', '-271821-04-20T00:00:00Z']) {
-      const response = await testApp.app.inject({ method: 'GET', url: `/v1/crypto/balance/operations?from=${encodeURIComponent(from)}`, headers: { authorization: `Bearer ${apiKey}` } });
+      const response = await testApp.app.inject({
+        method: 'GET',
+        url: `/v1/crypto/balance/operations?from=${encodeURIComponent(from)}`,
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       if (response.statusCode !== 400) wrong.push(`operations from=${from}: ${response.statusCode} ${response.body}`);
     }
     expect(wrong).toEqual([]);
@@ -210,7 +235,12 @@ describe.each(backends)('string inputs on %s', (backend) => {
   it('text that is valid Unicode, astral characters included, is stored and answered exactly as sent', async () => {
     const orderId = 'заказ 😀 №1 — 𝄞';
     const headers = { authorization: `Bearer ${apiKey}` };
-    const created = await testApp.app.inject({ method: 'POST', url: '/v1/payments', headers, payload: { amount: 10, currency: 'RUB', order_id: orderId } });
+    const created = await testApp.app.inject({
+      method: 'POST',
+      url: '/v1/payments',
+      headers,
+      payload: { amount: 10, currency: 'RUB', order_id: orderId },
+    });
     expect(created.statusCode).toBe(201);
     expect(created.json().order_id).toBe(orderId);
     const read = await testApp.app.inject({ method: 'GET', url: `/v1/payments/${created.json().payment_id}`, headers });

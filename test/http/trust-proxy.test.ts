@@ -28,13 +28,21 @@ describe.each(backends)('client addresses behind a proxy on %s', (backend) => {
         method: 'POST',
         url: `/pay/${payment.order_code}/card`,
         remoteAddress: peer,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}),
+        },
         payload: 'cc-number=4000000000000002&cc-exp=12%2F34&cc-csc=123',
       });
   }
 
-  async function useUpActions(act: (peer: string, forwardedFor?: string) => Promise<{ statusCode: number }>, peer: string, forwardedFor?: string) {
-    for (let action = 1; action <= ACTIONS_PER_MINUTE; action++) expect((await act(peer, forwardedFor)).statusCode).not.toBe(429);
+  async function useUpActions(
+    act: (peer: string, forwardedFor?: string) => Promise<{ statusCode: number }>,
+    peer: string,
+    forwardedFor?: string,
+  ) {
+    for (let action = 1; action <= ACTIONS_PER_MINUTE; action++)
+      expect((await act(peer, forwardedFor)).statusCode).not.toBe(429);
     expect((await act(peer, forwardedFor)).statusCode).toBe(429);
   }
 
@@ -66,8 +74,14 @@ describe.each(backends)('client addresses behind a proxy on %s', (backend) => {
     const app = testApp;
     const key = (await app.createMerchant()).api_key;
     const account = (forwardedFor: string, authorization: string) =>
-      app.app.inject({ method: 'GET', url: '/v1/account', remoteAddress: PROXY, headers: { authorization, 'x-forwarded-for': forwardedFor } });
-    for (let failure = 1; failure <= 3; failure++) expect((await account('203.0.113.7', 'Bearer wrong')).statusCode).toBe(401);
+      app.app.inject({
+        method: 'GET',
+        url: '/v1/account',
+        remoteAddress: PROXY,
+        headers: { authorization, 'x-forwarded-for': forwardedFor },
+      });
+    for (let failure = 1; failure <= 3; failure++)
+      expect((await account('203.0.113.7', 'Bearer wrong')).statusCode).toBe(401);
     expect((await account('203.0.113.7', `Bearer ${key}`)).statusCode).toBe(429);
     expect((await account('203.0.113.8', `Bearer ${key}`)).statusCode).toBe(200);
   });

@@ -20,13 +20,25 @@ import { canonicalJson, requestFingerprint } from '../../src/idempotency/request
 import { backends, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 
 const HOUR = 3_600_000;
-const windowed: IdempotencyRule = { operation: 'widget.create', windowMs: 24 * HOUR, replay: 'stored-response', conflictMessage: 'widget key reused' };
-const permanent: IdempotencyRule = { operation: 'widget.order', windowMs: null, replay: 'current-resource', conflictMessage: 'widget external_id reused' };
+const windowed: IdempotencyRule = {
+  operation: 'widget.create',
+  windowMs: 24 * HOUR,
+  replay: 'stored-response',
+  conflictMessage: 'widget key reused',
+};
+const permanent: IdempotencyRule = {
+  operation: 'widget.order',
+  windowMs: null,
+  replay: 'current-resource',
+  conflictMessage: 'widget external_id reused',
+};
 
 /** A widget insert as a resource; `name` is unique, so a clash on it is the resource's own error. */
 function insertWidget(id: string, name: string) {
   return (creator: QueryCreator<Database>) =>
-    (creator as unknown as QueryCreator<{ test_widgets: { id: string; name: string } }>).insertInto('test_widgets').values({ id, name });
+    (creator as unknown as QueryCreator<{ test_widgets: { id: string; name: string } }>)
+      .insertInto('test_widgets')
+      .values({ id, name });
 }
 
 describe('request fingerprints', () => {
@@ -51,9 +63,15 @@ describe.each(backends)('idempotency module on %s', (backend) => {
     shopCounter++;
     const now = clock.now();
     const merchantId = `mer_idem_${shopCounter}`;
-    await database.db.insertInto('merchants').values({ id: merchantId, name: 'M', email: `m${shopCounter}@example.test`, created_at: now }).execute();
+    await database.db
+      .insertInto('merchants')
+      .values({ id: merchantId, name: 'M', email: `m${shopCounter}@example.test`, created_at: now })
+      .execute();
     const shopId = `shop_idem_${shopCounter}`;
-    await database.db.insertInto('shops').values({ id: shopId, merchant_id: merchantId, name: 'S', created_at: now }).execute();
+    await database.db
+      .insertInto('shops')
+      .values({ id: shopId, merchant_id: merchantId, name: 'S', created_at: now })
+      .execute();
     return shopId;
   }
 
@@ -63,7 +81,12 @@ describe.each(backends)('idempotency module on %s', (backend) => {
   }
 
   async function records(shopId: string) {
-    return database.db.selectFrom('idempotency_records').selectAll().where('shop_id', '=', shopId).orderBy('key').execute();
+    return database.db
+      .selectFrom('idempotency_records')
+      .selectAll()
+      .where('shop_id', '=', shopId)
+      .orderBy('key')
+      .execute();
   }
 
   beforeAll(async () => {
@@ -76,9 +99,23 @@ describe.each(backends)('idempotency module on %s', (backend) => {
     it('creates the resource and its record together, and replays the stored response byte for byte', async () => {
       const shopId = await newShop();
       const request: KeyedRequest = { shopId, key: 'k1', fingerprint: requestFingerprint({ name: 'a1' }) };
-      const first = await createAtomically(database.db, clock, windowed, request, { resourceId: 'w-a1', response: { status: 201, body: '{"id":"w-a1"}' } }, insertWidget('w-a1', 'a1'));
+      const first = await createAtomically(
+        database.db,
+        clock,
+        windowed,
+        request,
+        { resourceId: 'w-a1', response: { status: 201, body: '{"id":"w-a1"}' } },
+        insertWidget('w-a1', 'a1'),
+      );
       expect(first).toEqual({ kind: 'created' });
-      const again = await createAtomically(database.db, clock, windowed, request, { resourceId: 'w-a1b', response: { status: 201, body: '{"id":"w-a1b"}' } }, insertWidget('w-a1b', 'a1b'));
+      const again = await createAtomically(
+        database.db,
+        clock,
+        windowed,
+        request,
+        { resourceId: 'w-a1b', response: { status: 201, body: '{"id":"w-a1b"}' } },
+        insertWidget('w-a1b', 'a1b'),
+      );
       expect(again).toEqual({ kind: 'replay', response: { status: 201, body: '{"id":"w-a1"}' } });
       expect(await widgets()).toContain('w-a1');
       expect(await widgets()).not.toContain('w-a1b');
@@ -86,8 +123,22 @@ describe.each(backends)('idempotency module on %s', (backend) => {
 
     it('a different fingerprint under the key is 409 duplicate_external_id with the rule’s message, and creates nothing', async () => {
       const shopId = await newShop();
-      await createAtomically(database.db, clock, windowed, { shopId, key: 'k', fingerprint: 'f1' }, { resourceId: 'w-b1', response: { status: 201, body: '{}' } }, insertWidget('w-b1', 'b1'));
-      const attempt = createAtomically(database.db, clock, windowed, { shopId, key: 'k', fingerprint: 'f2' }, { resourceId: 'w-b2', response: { status: 201, body: '{}' } }, insertWidget('w-b2', 'b2'));
+      await createAtomically(
+        database.db,
+        clock,
+        windowed,
+        { shopId, key: 'k', fingerprint: 'f1' },
+        { resourceId: 'w-b1', response: { status: 201, body: '{}' } },
+        insertWidget('w-b1', 'b1'),
+      );
+      const attempt = createAtomically(
+        database.db,
+        clock,
+        windowed,
+        { shopId, key: 'k', fingerprint: 'f2' },
+        { resourceId: 'w-b2', response: { status: 201, body: '{}' } },
+        insertWidget('w-b2', 'b2'),
+      );
       await expect(attempt).rejects.toBeInstanceOf(DuplicateExternalIdError);
       await expect(attempt).rejects.toThrow('widget key reused');
       expect(await widgets()).not.toContain('w-b2');
@@ -95,17 +146,45 @@ describe.each(backends)('idempotency module on %s', (backend) => {
 
     it('a failing resource insert writes no record, so the key stays free', async () => {
       const shopId = await newShop();
-      await createAtomically(database.db, clock, windowed, { shopId, key: 'first', fingerprint: 'f' }, { resourceId: 'w-c1', response: { status: 201, body: '{}' } }, insertWidget('w-c1', 'c1'));
-      const clash = createAtomically(database.db, clock, windowed, { shopId, key: 'second', fingerprint: 'f' }, { resourceId: 'w-c2', response: { status: 201, body: '{}' } }, insertWidget('w-c2', 'c1'));
+      await createAtomically(
+        database.db,
+        clock,
+        windowed,
+        { shopId, key: 'first', fingerprint: 'f' },
+        { resourceId: 'w-c1', response: { status: 201, body: '{}' } },
+        insertWidget('w-c1', 'c1'),
+      );
+      const clash = createAtomically(
+        database.db,
+        clock,
+        windowed,
+        { shopId, key: 'second', fingerprint: 'f' },
+        { resourceId: 'w-c2', response: { status: 201, body: '{}' } },
+        insertWidget('w-c2', 'c1'),
+      );
       await expect(clash).rejects.toMatchObject({ code: '23505' });
       expect((await records(shopId)).map((record) => record.key)).toEqual(['first']);
     });
 
     it('once the window is over the key is new: another request under it creates again', async () => {
       const shopId = await newShop();
-      await createAtomically(database.db, clock, windowed, { shopId, key: 'k', fingerprint: 'f1' }, { resourceId: 'w-d1', response: { status: 201, body: '1' } }, insertWidget('w-d1', 'd1'));
+      await createAtomically(
+        database.db,
+        clock,
+        windowed,
+        { shopId, key: 'k', fingerprint: 'f1' },
+        { resourceId: 'w-d1', response: { status: 201, body: '1' } },
+        insertWidget('w-d1', 'd1'),
+      );
       clock.advance(24 * HOUR);
-      const later = await createAtomically(database.db, clock, windowed, { shopId, key: 'k', fingerprint: 'f2' }, { resourceId: 'w-d2', response: { status: 201, body: '2' } }, insertWidget('w-d2', 'd2'));
+      const later = await createAtomically(
+        database.db,
+        clock,
+        windowed,
+        { shopId, key: 'k', fingerprint: 'f2' },
+        { resourceId: 'w-d2', response: { status: 201, body: '2' } },
+        insertWidget('w-d2', 'd2'),
+      );
       expect(later).toEqual({ kind: 'created' });
       expect((await records(shopId)).map((record) => record.resource_id)).toEqual(['w-d2']);
     });
@@ -113,16 +192,39 @@ describe.each(backends)('idempotency module on %s', (backend) => {
     it('a permanent (external_id) rule names the existing resource, even a year later', async () => {
       const shopId = await newShop();
       const request = { shopId, key: 'order-7', fingerprint: 'f' };
-      await createAtomically(database.db, clock, permanent, request, { resourceId: 'w-e1' }, insertWidget('w-e1', 'e1'));
+      await createAtomically(
+        database.db,
+        clock,
+        permanent,
+        request,
+        { resourceId: 'w-e1' },
+        insertWidget('w-e1', 'e1'),
+      );
       clock.advance(365 * 24 * HOUR);
-      expect(await createAtomically(database.db, clock, permanent, request, { resourceId: 'w-e2' }, insertWidget('w-e2', 'e2'))).toEqual({ kind: 'existing', resourceId: 'w-e1' });
+      expect(
+        await createAtomically(
+          database.db,
+          clock,
+          permanent,
+          request,
+          { resourceId: 'w-e2' },
+          insertWidget('w-e2', 'e2'),
+        ),
+      ).toEqual({ kind: 'existing', resourceId: 'w-e1' });
     });
 
     it('keys of different operations and of different shops never meet', async () => {
       const shopA = await newShop();
       const shopB = await newShop();
       const created = (shopId: string, rule: IdempotencyRule, id: string) =>
-        createAtomically(database.db, clock, rule, { shopId, key: 'same', fingerprint: id }, { resourceId: id, response: { status: 201, body: id } }, insertWidget(id, id));
+        createAtomically(
+          database.db,
+          clock,
+          rule,
+          { shopId, key: 'same', fingerprint: id },
+          { resourceId: id, response: { status: 201, body: id } },
+          insertWidget(id, id),
+        );
       expect(await created(shopA, windowed, 'w-f1')).toEqual({ kind: 'created' });
       expect(await created(shopA, permanent, 'w-f2')).toEqual({ kind: 'created' });
       expect(await created(shopB, windowed, 'w-f3')).toEqual({ kind: 'created' });
@@ -130,9 +232,16 @@ describe.each(backends)('idempotency module on %s', (backend) => {
 
     it('a stored-response rule refuses to record a create without its response', async () => {
       const shopId = await newShop();
-      await expect(createAtomically(database.db, clock, windowed, { shopId, key: 'k', fingerprint: 'f' }, { resourceId: 'w-g1' }, insertWidget('w-g1', 'g1'))).rejects.toThrow(
-        /no response was given/,
-      );
+      await expect(
+        createAtomically(
+          database.db,
+          clock,
+          windowed,
+          { shopId, key: 'k', fingerprint: 'f' },
+          { resourceId: 'w-g1' },
+          insertWidget('w-g1', 'g1'),
+        ),
+      ).rejects.toThrow(/no response was given/);
       expect(await widgets()).not.toContain('w-g1');
     });
   });
@@ -151,9 +260,11 @@ describe.each(backends)('idempotency module on %s', (backend) => {
         });
       expect(await create()).toEqual({ kind: 'created' });
       expect(await create()).toEqual({ kind: 'existing', resourceId: 'w-h1' });
-      await expect(inIdempotentTransaction(database.db, (tx) => findPrior(tx, clock, permanent, { ...request, fingerprint: 'other' }))).rejects.toBeInstanceOf(
-        DuplicateExternalIdError,
-      );
+      await expect(
+        inIdempotentTransaction(database.db, (tx) =>
+          findPrior(tx, clock, permanent, { ...request, fingerprint: 'other' }),
+        ),
+      ).rejects.toBeInstanceOf(DuplicateExternalIdError);
     });
 
     it('a transaction that fails after its work leaves neither the resource nor a record', async () => {
@@ -173,12 +284,33 @@ describe.each(backends)('idempotency module on %s', (backend) => {
 
   it('the purge deletes windowed records past their window, never permanent ones', async () => {
     const shopId = await newShop();
-    await createAtomically(database.db, clock, windowed, { shopId, key: 'old', fingerprint: 'f' }, { resourceId: 'w-k1', response: { status: 201, body: '' } }, insertWidget('w-k1', 'k1'));
-    await createAtomically(database.db, clock, permanent, { shopId, key: 'forever', fingerprint: 'f' }, { resourceId: 'w-k2' }, insertWidget('w-k2', 'k2'));
+    await createAtomically(
+      database.db,
+      clock,
+      windowed,
+      { shopId, key: 'old', fingerprint: 'f' },
+      { resourceId: 'w-k1', response: { status: 201, body: '' } },
+      insertWidget('w-k1', 'k1'),
+    );
+    await createAtomically(
+      database.db,
+      clock,
+      permanent,
+      { shopId, key: 'forever', fingerprint: 'f' },
+      { resourceId: 'w-k2' },
+      insertWidget('w-k2', 'k2'),
+    );
     clock.advance(25 * HOUR);
-    await createAtomically(database.db, clock, windowed, { shopId, key: 'fresh', fingerprint: 'f' }, { resourceId: 'w-k3', response: { status: 201, body: '' } }, insertWidget('w-k3', 'k3'));
+    await createAtomically(
+      database.db,
+      clock,
+      windowed,
+      { shopId, key: 'fresh', fingerprint: 'f' },
+      { resourceId: 'w-k3', response: { status: 201, body: '' } },
+      insertWidget('w-k3', 'k3'),
+    );
     let purged = 0;
-    for (let deleted = -1; deleted !== 0; ) purged += deleted = await purgeExpiredRecords(database.db, clock.now(), 2);
+    for (let deleted = -1; deleted !== 0;) purged += deleted = await purgeExpiredRecords(database.db, clock.now(), 2);
     expect(purged).toBeGreaterThanOrEqual(1);
     expect((await records(shopId)).map((record) => record.key)).toEqual(['forever', 'fresh']);
   });

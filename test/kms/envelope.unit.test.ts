@@ -15,11 +15,15 @@ describe('sealed secrets', () => {
   it('open(seal(x)) is x for any text and context, and the sealed form never contains x', () => {
     const keyring = createKeyring(keyA);
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', minLength: 0, maxLength: 200 }), fc.string({ minLength: 1, maxLength: 60 }), (secret, context) => {
-        const sealed = seal(keyring, secret, context);
-        expect(open(keyring, sealed, context)).toBe(secret);
-        if (secret.length >= 4) expect(sealed).not.toContain(secret);
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme', minLength: 0, maxLength: 200 }),
+        fc.string({ minLength: 1, maxLength: 60 }),
+        (secret, context) => {
+          const sealed = seal(keyring, secret, context);
+          expect(open(keyring, sealed, context)).toBe(secret);
+          if (secret.length >= 4) expect(sealed).not.toContain(secret);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -40,7 +44,9 @@ describe('sealed secrets', () => {
       const tampered = parts.map((part, at) => (at === index ? bytes.toString('base64url') : part)).join('.');
       expect(() => open(keyring, tampered, 'webhook_secret:shop_1')).toThrow(/does not open/);
     }
-    expect(() => open(createKeyring(keyB), sealed, 'webhook_secret:shop_1')).toThrow(`sealed under root key ${keyA.id}, which is not configured`);
+    expect(() => open(createKeyring(keyB), sealed, 'webhook_secret:shop_1')).toThrow(
+      `sealed under root key ${keyA.id}, which is not configured`,
+    );
     expect(() => open(keyring, 'whsec_plaintext', 'webhook_secret:shop_1')).toThrow(/not a sealed value/);
   });
 
@@ -80,7 +86,9 @@ describe('the root key file', () => {
   });
 
   it('refuses a missing file when it may not create one, and a file that is not a 32-byte base64 key', async () => {
-    await expect(readRootKeyFile(join(folder, 'absent'), { createIfMissing: false })).rejects.toThrow(/cannot read the root key file/);
+    await expect(readRootKeyFile(join(folder, 'absent'), { createIfMissing: false })).rejects.toThrow(
+      /cannot read the root key file/,
+    );
     const bad = join(folder, 'bad');
     await writeFile(bad, 'not a key\n');
     await expect(readRootKeyFile(bad, { createIfMissing: false })).rejects.toThrow(/must be 32 random bytes in base64/);

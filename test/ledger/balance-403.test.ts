@@ -20,19 +20,34 @@ async function fundedTransfer(shop: MatrixShop) {
   const { accounts } = await balances(shop);
   const { context } = shop.testApp;
   await inTransaction(context.db, (tx) =>
-    creditPaymentPaid(tx, context.clock, { paymentId: crypto.randomUUID(), merchantId: shop.merchant.merchant_id, book: 'sandbox', amountKopecks: 10_000n, feeKopecks: 0n }),
+    creditPaymentPaid(tx, context.clock, {
+      paymentId: crypto.randomUUID(),
+      merchantId: shop.merchant.merchant_id,
+      book: 'sandbox',
+      amountKopecks: 10_000n,
+      feeKopecks: 0n,
+    }),
   );
-  const account = (kind: string) => accounts.find((candidate) => candidate.currency === 'RUB' && candidate.kind === kind)!.account_id;
+  const account = (kind: string) =>
+    accounts.find((candidate) => candidate.currency === 'RUB' && candidate.kind === kind)!.account_id;
   return {
     url: '/v1/crypto/balance/transfers',
-    payload: { external_id: `t-${crypto.randomUUID()}`, from_account_id: account('main'), to_account_id: account('payout'), amount: '1.00' },
+    payload: {
+      external_id: `t-${crypto.randomUUID()}`,
+      from_account_id: account('main'),
+      to_account_id: account('payout'),
+      amount: '1.00',
+    },
   };
 }
 
 const calls: Record<string, RouteCall> = {
   'GET /v1/crypto/balance': { request: async () => ({ url: '/v1/crypto/balance' }), successStatus: 200 },
   'POST /v1/crypto/balance/transfers': { request: fundedTransfer, successStatus: 201, observe: balances },
-  'GET /v1/crypto/balance/operations': { request: async () => ({ url: '/v1/crypto/balance/operations' }), successStatus: 200 },
+  'GET /v1/crypto/balance/operations': {
+    request: async () => ({ url: '/v1/crypto/balance/operations' }),
+    successStatus: 200,
+  },
 };
 
 scopeMatrix('ledger', calls);

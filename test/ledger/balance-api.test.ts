@@ -30,10 +30,17 @@ describe.each(backends)('balance API on %s', (backend) => {
   afterAll(() => testApp.close());
 
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
-  const getBalance = (key: string) => testApp.app.inject({ method: 'GET', url: '/v1/crypto/balance', headers: auth(key) });
+  const getBalance = (key: string) =>
+    testApp.app.inject({ method: 'GET', url: '/v1/crypto/balance', headers: auth(key) });
   const postTransfer = (key: string, body: unknown) =>
-    testApp.app.inject({ method: 'POST', url: '/v1/crypto/balance/transfers', headers: { ...auth(key), 'content-type': 'application/json' }, payload: JSON.stringify(body) });
-  const getOperations = (key: string, query = '') => testApp.app.inject({ method: 'GET', url: `/v1/crypto/balance/operations${query}`, headers: auth(key) });
+    testApp.app.inject({
+      method: 'POST',
+      url: '/v1/crypto/balance/transfers',
+      headers: { ...auth(key), 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
+  const getOperations = (key: string, query = '') =>
+    testApp.app.inject({ method: 'GET', url: `/v1/crypto/balance/operations${query}`, headers: auth(key) });
 
   async function merchantWithAccounts(rubKopecks = 0n) {
     const merchant = await testApp.createMerchant();
@@ -42,10 +49,23 @@ describe.each(backends)('balance API on %s', (backend) => {
     const find = (currency: string, kind: string) => accounts.find((a) => a.currency === currency && a.kind === kind)!;
     if (rubKopecks > 0n) {
       await inTransaction(testApp.context.db, (tx) =>
-        creditPaymentPaid(tx, testApp.context.clock, { paymentId: crypto.randomUUID(), merchantId: merchant.merchant_id, book: 'sandbox', amountKopecks: rubKopecks, feeKopecks: 0n }),
+        creditPaymentPaid(tx, testApp.context.clock, {
+          paymentId: crypto.randomUUID(),
+          merchantId: merchant.merchant_id,
+          book: 'sandbox',
+          amountKopecks: rubKopecks,
+          feeKopecks: 0n,
+        }),
       );
     }
-    return { merchant, key: merchant.api_key, rubMain: find('RUB', 'main'), rubPayout: find('RUB', 'payout'), usdtMain: find('USDT', 'main'), usdtPayout: find('USDT', 'payout') };
+    return {
+      merchant,
+      key: merchant.api_key,
+      rubMain: find('RUB', 'main'),
+      rubPayout: find('RUB', 'payout'),
+      usdtMain: find('USDT', 'main'),
+      usdtPayout: find('USDT', 'payout'),
+    };
   }
 
   it('a new merchant sees its RUB and USDT main and payout accounts at zero before any money moved', async () => {
@@ -73,9 +93,13 @@ describe.each(backends)('balance API on %s', (backend) => {
     });
     expect(created.statusCode).toBe(201);
     const payment = created.json() as { payment_id: string; amount: number };
-    const paid = await testApp.app.inject({ method: 'POST', url: `/v1/test_helpers/payments/${payment.payment_id}/pay`, headers: auth(merchant.api_key) });
+    const paid = await testApp.app.inject({
+      method: 'POST',
+      url: `/v1/test_helpers/payments/${payment.payment_id}/pay`,
+      headers: auth(merchant.api_key),
+    });
     expect(paid.statusCode).toBe(200);
-    const accounts = (getBalanceJson(await getBalance(merchant.api_key)));
+    const accounts = getBalanceJson(await getBalance(merchant.api_key));
     const rubMain = accounts.find((a) => a.currency === 'RUB' && a.kind === 'main')!;
     expect(rubMain).toMatchObject({ available: '1234.50', pending: '0.00', total: '1234.50' });
     const operations = await getOperations(merchant.api_key);
@@ -105,7 +129,12 @@ describe.each(backends)('balance API on %s', (backend) => {
 
   it('a transfer between own accounts is 201, its repeat 200 with the same transfer, and the balances move once', async () => {
     const { key, rubMain, rubPayout } = await merchantWithAccounts(100_000n);
-    const body = { external_id: 'move-1', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '250.75' };
+    const body = {
+      external_id: 'move-1',
+      from_account_id: rubMain.account_id,
+      to_account_id: rubPayout.account_id,
+      amount: '250.75',
+    };
     const first = await postTransfer(key, body);
     expect(first.statusCode).toBe(201);
     expect(first.json()).toEqual({
@@ -128,19 +157,36 @@ describe.each(backends)('balance API on %s', (backend) => {
 
   it('the same external_id with other parameters is 409 duplicate_external_id', async () => {
     const { key, rubMain, rubPayout } = await merchantWithAccounts(100_000n);
-    const body = { external_id: 'move-dup', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '10.00' };
+    const body = {
+      external_id: 'move-dup',
+      from_account_id: rubMain.account_id,
+      to_account_id: rubPayout.account_id,
+      amount: '10.00',
+    };
     expect((await postTransfer(key, body)).statusCode).toBe(201);
-    for (const changed of [{ amount: '10.01' }, { from_account_id: rubPayout.account_id, to_account_id: rubMain.account_id }]) {
+    for (const changed of [
+      { amount: '10.01' },
+      { from_account_id: rubPayout.account_id, to_account_id: rubMain.account_id },
+    ]) {
       const response = await postTransfer(key, { ...body, ...changed });
       expect(response.statusCode).toBe(409);
-      expect(response.json()).toEqual({ error: 'duplicate_external_id', message: expect.stringContaining('different parameters'), request_id: expect.any(String) });
+      expect(response.json()).toEqual({
+        error: 'duplicate_external_id',
+        message: expect.stringContaining('different parameters'),
+        request_id: expect.any(String),
+      });
     }
   });
 
   it('two shops of one merchant share its transfer external_ids, as they share its balance: a repeat is that transfer, a conflict a clean 409', async () => {
     const { merchant, key, rubMain, rubPayout } = await merchantWithAccounts(100_000n);
     const second = await createShop(testApp.context, { merchantId: merchant.merchant_id, mode: 'sandbox' });
-    const body = { external_id: 'move-shared', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '10.00' };
+    const body = {
+      external_id: 'move-shared',
+      from_account_id: rubMain.account_id,
+      to_account_id: rubPayout.account_id,
+      amount: '10.00',
+    };
     const first = await postTransfer(key, body);
     expect(first.statusCode).toBe(201);
     const repeat = await postTransfer(second.api_key, body);
@@ -152,12 +198,21 @@ describe.each(backends)('balance API on %s', (backend) => {
     expect(conflict.json().error).toBe('duplicate_external_id');
     expect(conflict.json().message).toContain('unique per merchant');
     expect(conflict.json().message).not.toContain('balance-transfer:');
-    expect((await getBalance(key)).json().accounts.find((account: BalanceAccount) => account.account_id === rubPayout.account_id).available).toBe('20.00');
+    expect(
+      (await getBalance(key))
+        .json()
+        .accounts.find((account: BalanceAccount) => account.account_id === rubPayout.account_id).available,
+    ).toBe('20.00');
   });
 
   it('50 simultaneous identical transfers move the money once; every answer is that transfer', async () => {
     const { key, rubMain, rubPayout } = await merchantWithAccounts(100_000n);
-    const body = { external_id: 'race-same', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '12.34' };
+    const body = {
+      external_id: 'race-same',
+      from_account_id: rubMain.account_id,
+      to_account_id: rubPayout.account_id,
+      amount: '12.34',
+    };
     const responses = await Promise.all(Array.from({ length: 50 }, () => postTransfer(key, body)));
     const statuses = responses.map((response) => response.statusCode);
     expect(statuses.filter((status) => status === 201)).toHaveLength(1);
@@ -171,7 +226,12 @@ describe.each(backends)('balance API on %s', (backend) => {
     const { key, rubMain, rubPayout } = await merchantWithAccounts(100_000n);
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, index) =>
-        postTransfer(key, { external_id: 'race-diff', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: `1.${String(index).padStart(2, '0')}` }),
+        postTransfer(key, {
+          external_id: 'race-diff',
+          from_account_id: rubMain.account_id,
+          to_account_id: rubPayout.account_id,
+          amount: `1.${String(index).padStart(2, '0')}`,
+        }),
       ),
     );
     const created = responses.filter((response) => response.statusCode === 201);
@@ -180,27 +240,60 @@ describe.each(backends)('balance API on %s', (backend) => {
       expect([response.statusCode, response.json().error]).toEqual([409, 'duplicate_external_id']);
     }
     const balances = (await getBalance(key)).json() as { accounts: BalanceAccount[] };
-    expect(balances.accounts.find((a) => a.account_id === rubPayout.account_id)!.available).toBe(created[0]!.json().amount);
+    expect(balances.accounts.find((a) => a.account_id === rubPayout.account_id)!.available).toBe(
+      created[0]!.json().amount,
+    );
   });
 
   it('two merchants may use the same external_id independently', async () => {
     const a = await merchantWithAccounts(10_000n);
     const b = await merchantWithAccounts(10_000n);
-    expect((await postTransfer(a.key, { external_id: 'shared', from_account_id: a.rubMain.account_id, to_account_id: a.rubPayout.account_id, amount: '1' })).statusCode).toBe(201);
-    expect((await postTransfer(b.key, { external_id: 'shared', from_account_id: b.rubMain.account_id, to_account_id: b.rubPayout.account_id, amount: '2' })).statusCode).toBe(201);
+    expect(
+      (
+        await postTransfer(a.key, {
+          external_id: 'shared',
+          from_account_id: a.rubMain.account_id,
+          to_account_id: a.rubPayout.account_id,
+          amount: '1',
+        })
+      ).statusCode,
+    ).toBe(201);
+    expect(
+      (
+        await postTransfer(b.key, {
+          external_id: 'shared',
+          from_account_id: b.rubMain.account_id,
+          to_account_id: b.rubPayout.account_id,
+          amount: '2',
+        })
+      ).statusCode,
+    ).toBe(201);
   });
 
   it('more than the available balance is 400 insufficient_funds and nothing moves', async () => {
     const { key, rubMain, rubPayout } = await merchantWithAccounts(10_000n);
-    const response = await postTransfer(key, { external_id: 'too-much', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '100.01' });
+    const response = await postTransfer(key, {
+      external_id: 'too-much',
+      from_account_id: rubMain.account_id,
+      to_account_id: rubPayout.account_id,
+      amount: '100.01',
+    });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'insufficient_funds', message: expect.any(String), request_id: expect.any(String) });
-    expect(getBalanceJson(await getBalance(key)).find((a) => a.account_id === rubMain.account_id)!.available).toBe('100.00');
+    expect(response.json()).toEqual({
+      error: 'insufficient_funds',
+      message: expect.any(String),
+      request_id: expect.any(String),
+    });
+    expect(getBalanceJson(await getBalance(key)).find((a) => a.account_id === rubMain.account_id)!.available).toBe(
+      '100.00',
+    );
   });
 
   it('money reserved for a payout is not available for a transfer and shows as pending', async () => {
     const { merchant, key, rubMain, rubPayout } = await merchantWithAccounts(10_000n);
-    const [settlement] = await inTransaction(testApp.context.db, (tx) => ensureAccounts(tx, testApp.context.clock, [systemAccountKey('sandbox', 'settlement', 'RUB')]));
+    const [settlement] = await inTransaction(testApp.context.db, (tx) =>
+      ensureAccounts(tx, testApp.context.clock, [systemAccountKey('sandbox', 'settlement', 'RUB')]),
+    );
     await inTransaction(testApp.context.db, (tx) =>
       reserve(tx, testApp.context.clock, {
         id: `payout-test:${merchant.merchant_id}`,
@@ -211,33 +304,117 @@ describe.each(backends)('balance API on %s', (backend) => {
         reference: { type: 'payout', id: 'po_test' },
       }),
     );
-    expect(getBalanceJson(await getBalance(key)).find((a) => a.account_id === rubMain.account_id)).toMatchObject({ available: '40.00', pending: '60.00', total: '100.00' });
-    const response = await postTransfer(key, { external_id: 'after-reserve', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '40.01' });
+    expect(getBalanceJson(await getBalance(key)).find((a) => a.account_id === rubMain.account_id)).toMatchObject({
+      available: '40.00',
+      pending: '60.00',
+      total: '100.00',
+    });
+    const response = await postTransfer(key, {
+      external_id: 'after-reserve',
+      from_account_id: rubMain.account_id,
+      to_account_id: rubPayout.account_id,
+      amount: '40.01',
+    });
     expect(response.json()).toMatchObject({ error: 'insufficient_funds' });
-    const history = (await getOperations(key, `?type=payout`)).json() as { data: { amount: string; status: string; balance_after: string }[] };
-    expect(history.data).toEqual([expect.objectContaining({ amount: '-60.00', status: 'pending', balance_after: '40.00' })]);
+    const history = (await getOperations(key, `?type=payout`)).json() as {
+      data: { amount: string; status: string; balance_after: string }[];
+    };
+    expect(history.data).toEqual([
+      expect.objectContaining({ amount: '-60.00', status: 'pending', balance_after: '40.00' }),
+    ]);
   });
 
   it.each([
-    ['different currencies', (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({ from_account_id: m.rubMain.account_id, to_account_id: m.usdtMain.account_id, amount: '1' }), /one currency/],
-    ['the same account', (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({ from_account_id: m.rubMain.account_id, to_account_id: m.rubMain.account_id, amount: '1' }), /same account/],
-    ['more than 2 decimal places for RUB', (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({ from_account_id: m.rubMain.account_id, to_account_id: m.rubPayout.account_id, amount: '1.001' }), /2 decimal places/],
-    ['a zero amount', (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({ from_account_id: m.rubMain.account_id, to_account_id: m.rubPayout.account_id, amount: '0.00' }), /greater than zero/],
-    ['a negative amount', (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({ from_account_id: m.rubMain.account_id, to_account_id: m.rubPayout.account_id, amount: '-1' }), /decimal string/],
-    ['an amount in exponent form', (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({ from_account_id: m.rubMain.account_id, to_account_id: m.rubPayout.account_id, amount: '1e3' }), /decimal string/],
-    ['an amount above the maximum', (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({ from_account_id: m.rubMain.account_id, to_account_id: m.rubPayout.account_id, amount: '1000000000.01' }), /at most/],
-    ['more than 6 decimal places for USDT', (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({ from_account_id: m.usdtMain.account_id, to_account_id: m.usdtPayout.account_id, amount: '0.0000001' }), /6 decimal places/],
+    [
+      'different currencies',
+      (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({
+        from_account_id: m.rubMain.account_id,
+        to_account_id: m.usdtMain.account_id,
+        amount: '1',
+      }),
+      /one currency/,
+    ],
+    [
+      'the same account',
+      (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({
+        from_account_id: m.rubMain.account_id,
+        to_account_id: m.rubMain.account_id,
+        amount: '1',
+      }),
+      /same account/,
+    ],
+    [
+      'more than 2 decimal places for RUB',
+      (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({
+        from_account_id: m.rubMain.account_id,
+        to_account_id: m.rubPayout.account_id,
+        amount: '1.001',
+      }),
+      /2 decimal places/,
+    ],
+    [
+      'a zero amount',
+      (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({
+        from_account_id: m.rubMain.account_id,
+        to_account_id: m.rubPayout.account_id,
+        amount: '0.00',
+      }),
+      /greater than zero/,
+    ],
+    [
+      'a negative amount',
+      (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({
+        from_account_id: m.rubMain.account_id,
+        to_account_id: m.rubPayout.account_id,
+        amount: '-1',
+      }),
+      /decimal string/,
+    ],
+    [
+      'an amount in exponent form',
+      (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({
+        from_account_id: m.rubMain.account_id,
+        to_account_id: m.rubPayout.account_id,
+        amount: '1e3',
+      }),
+      /decimal string/,
+    ],
+    [
+      'an amount above the maximum',
+      (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({
+        from_account_id: m.rubMain.account_id,
+        to_account_id: m.rubPayout.account_id,
+        amount: '1000000000.01',
+      }),
+      /at most/,
+    ],
+    [
+      'more than 6 decimal places for USDT',
+      (m: Awaited<ReturnType<typeof merchantWithAccounts>>) => ({
+        from_account_id: m.usdtMain.account_id,
+        to_account_id: m.usdtPayout.account_id,
+        amount: '0.0000001',
+      }),
+      /6 decimal places/,
+    ],
   ])('%s is 400 invalid_request with a clear message', async (_label, bodyOf, message) => {
     const merchant = await merchantWithAccounts(10_000n);
     const response = await postTransfer(merchant.key, { external_id: uniqueName('bad'), ...bodyOf(merchant) });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'invalid_request', message: expect.stringMatching(message), request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'invalid_request',
+      message: expect.stringMatching(message),
+      request_id: expect.any(String),
+    });
   });
 
   it.each([
     ['a missing field', { external_id: 'x', amount: '1' }],
     ['an unknown field', { external_id: 'x', from_account_id: 'a', to_account_id: 'b', amount: '1', note: 'hi' }],
-    ['an external_id over 100 characters', { external_id: 'x'.repeat(101), from_account_id: 'a', to_account_id: 'b', amount: '1' }],
+    [
+      'an external_id over 100 characters',
+      { external_id: 'x'.repeat(101), from_account_id: 'a', to_account_id: 'b', amount: '1' },
+    ],
     ['a numeric amount', { external_id: 'x', from_account_id: 'a', to_account_id: 'b', amount: 1 }],
   ])('%s is 400 invalid_request', async (_label, body) => {
     const { key } = await merchantWithAccounts();
@@ -249,15 +426,32 @@ describe.each(backends)('balance API on %s', (backend) => {
   it('another merchant’s account is 404 not_found, as from or to, and in the history filter', async () => {
     const mine = await merchantWithAccounts(10_000n);
     const theirs = await merchantWithAccounts(10_000n);
-    const asFrom = await postTransfer(mine.key, { external_id: 'steal', from_account_id: theirs.rubMain.account_id, to_account_id: mine.rubMain.account_id, amount: '1' });
-    const asTo = await postTransfer(mine.key, { external_id: 'give', from_account_id: mine.rubMain.account_id, to_account_id: theirs.rubMain.account_id, amount: '1' });
-    const unknown = await postTransfer(mine.key, { external_id: 'unknown', from_account_id: mine.rubMain.account_id, to_account_id: 'acc_nope', amount: '1' });
+    const asFrom = await postTransfer(mine.key, {
+      external_id: 'steal',
+      from_account_id: theirs.rubMain.account_id,
+      to_account_id: mine.rubMain.account_id,
+      amount: '1',
+    });
+    const asTo = await postTransfer(mine.key, {
+      external_id: 'give',
+      from_account_id: mine.rubMain.account_id,
+      to_account_id: theirs.rubMain.account_id,
+      amount: '1',
+    });
+    const unknown = await postTransfer(mine.key, {
+      external_id: 'unknown',
+      from_account_id: mine.rubMain.account_id,
+      to_account_id: 'acc_nope',
+      amount: '1',
+    });
     for (const response of [asFrom, asTo, unknown]) {
       expect(response.statusCode).toBe(404);
       expect(response.json()).toMatchObject({ error: 'not_found' });
     }
     expect((await getOperations(mine.key, `?account_id=${theirs.rubMain.account_id}`)).statusCode).toBe(404);
-    expect(getBalanceJson(await getBalance(theirs.key)).find((a) => a.account_id === theirs.rubMain.account_id)!.available).toBe('100.00');
+    expect(
+      getBalanceJson(await getBalance(theirs.key)).find((a) => a.account_id === theirs.rubMain.account_id)!.available,
+    ).toBe('100.00');
   });
 
   it('scopes: a read key sees balances and history but cannot transfer (403); a crypto or payouts key can', async () => {
@@ -267,11 +461,34 @@ describe.each(backends)('balance API on %s', (backend) => {
     const paymentsKey = await keyWith(['payments']);
     expect((await getBalance(readKey)).statusCode).toBe(200);
     expect((await getOperations(paymentsKey)).statusCode).toBe(200);
-    const refused = await postTransfer(readKey, { external_id: 's1', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '1' });
+    const refused = await postTransfer(readKey, {
+      external_id: 's1',
+      from_account_id: rubMain.account_id,
+      to_account_id: rubPayout.account_id,
+      amount: '1',
+    });
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toMatchObject({ error: 'forbidden' });
-    expect((await postTransfer(await keyWith(['crypto']), { external_id: 's2', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '1' })).statusCode).toBe(201);
-    expect((await postTransfer(await keyWith(['payouts']), { external_id: 's3', from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: '1' })).statusCode).toBe(201);
+    expect(
+      (
+        await postTransfer(await keyWith(['crypto']), {
+          external_id: 's2',
+          from_account_id: rubMain.account_id,
+          to_account_id: rubPayout.account_id,
+          amount: '1',
+        })
+      ).statusCode,
+    ).toBe(201);
+    expect(
+      (
+        await postTransfer(await keyWith(['payouts']), {
+          external_id: 's3',
+          from_account_id: rubMain.account_id,
+          to_account_id: rubPayout.account_id,
+          amount: '1',
+        })
+      ).statusCode,
+    ).toBe(201);
   });
 
   it('the history pages newest first with a cursor and filters by account, type and time', async () => {
@@ -279,14 +496,22 @@ describe.each(backends)('balance API on %s', (backend) => {
     const start = testApp.clock.now();
     for (let index = 1; index <= 5; index++) {
       testApp.clock.advance(60_000);
-      const response = await postTransfer(key, { external_id: `page-${index}`, from_account_id: rubMain.account_id, to_account_id: rubPayout.account_id, amount: `${index}` });
+      const response = await postTransfer(key, {
+        external_id: `page-${index}`,
+        from_account_id: rubMain.account_id,
+        to_account_id: rubPayout.account_id,
+        amount: `${index}`,
+      });
       expect(response.statusCode).toBe(201);
     }
     const seen: { amount: string; account_id: string; type: string }[] = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const response = await getOperations(key, `?limit=4&account_id=${rubMain.account_id}${cursor ? `&cursor=${cursor}` : ''}`);
+      const response = await getOperations(
+        key,
+        `?limit=4&account_id=${rubMain.account_id}${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       expect(response.statusCode).toBe(200);
       const page = response.json() as { data: typeof seen; next_cursor: string | null };
       seen.push(...page.data);
@@ -299,7 +524,9 @@ describe.each(backends)('balance API on %s', (backend) => {
     expect(transfersOnly.data).toHaveLength(10);
     const from = new Date(start.getTime() + 2 * 60_000).toISOString();
     const to = new Date(start.getTime() + 4 * 60_000).toISOString();
-    const window = (await getOperations(key, `?account_id=${rubPayout.account_id}&from=${from}&to=${to}`)).json() as { data: typeof seen };
+    const window = (await getOperations(key, `?account_id=${rubPayout.account_id}&from=${from}&to=${to}`)).json() as {
+      data: typeof seen;
+    };
     expect(window.data.map((entry) => entry.amount)).toEqual(['3.00', '2.00']);
   });
 

@@ -6,7 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { inTransaction, type Db } from '../../src/db/transaction.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
 import { findAccountsByIds } from '../../src/ledger/ledger-repository.ts';
-import { executeLinked, findTransfer, MAX_CHAIN_LENGTH, transfer, type LedgerRequest } from '../../src/ledger/ledger-service.ts';
+import {
+  executeLinked,
+  findTransfer,
+  MAX_CHAIN_LENGTH,
+  transfer,
+  type LedgerRequest,
+} from '../../src/ledger/ledger-service.ts';
 import type { DatabaseBackend } from '../../src/db/database.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
@@ -20,7 +26,13 @@ import { uniqueName } from '../support/seeded-random.ts';
 async function chainWaitingForRival(backend: DatabaseBackend, db: Db): Promise<void> {
   if (backend !== 'postgres') return;
   const lockWaiters = async () =>
-    (await sql<{ waiting: number }>`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(db)).rows[0]!.waiting;
+    (
+      await sql<{
+        waiting: number;
+      }>`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(
+        db,
+      )
+    ).rows[0]!.waiting;
   await expect.poll(lockWaiters, { timeout: 240_000, interval: 10 }).toBeGreaterThan(0);
 }
 
@@ -32,12 +44,30 @@ describe.each(backends)('linked ledger chains on %s', (backend) => {
     const { context } = environment();
     const merchantId = await newMerchantId(context);
     const { main, payout, settlement } = await merchantAccounts(context, merchantId, 'USDT');
-    const [fees] = await inTransaction(context.db, (tx) => ensureAccounts(tx, context.clock, [systemAccountKey('sandbox', 'fees', 'USDT')]));
+    const [fees] = await inTransaction(context.db, (tx) =>
+      ensureAccounts(tx, context.clock, [systemAccountKey('sandbox', 'fees', 'USDT')]),
+    );
     await fund(context, settlement.id, main.id, 1_000_000_000n);
     const batch = unique('batch');
     const chain: LedgerRequest[] = Array.from({ length: 500 }, (_, item) => [
-      { action: 'reserve' as const, id: `${batch}:${item}:amount`, debitAccountId: main.id, creditAccountId: payout.id, amount: 1_000_000n, type: 'payout' as const, reference: { type: 'payout_batch', id: batch } },
-      { action: 'reserve' as const, id: `${batch}:${item}:fee`, debitAccountId: main.id, creditAccountId: fees!.id, amount: 500_000n, type: 'payout_fee' as const, reference: { type: 'payout_batch', id: batch } },
+      {
+        action: 'reserve' as const,
+        id: `${batch}:${item}:amount`,
+        debitAccountId: main.id,
+        creditAccountId: payout.id,
+        amount: 1_000_000n,
+        type: 'payout' as const,
+        reference: { type: 'payout_batch', id: batch },
+      },
+      {
+        action: 'reserve' as const,
+        id: `${batch}:${item}:fee`,
+        debitAccountId: main.id,
+        creditAccountId: fees!.id,
+        amount: 500_000n,
+        type: 'payout_fee' as const,
+        reference: { type: 'payout_batch', id: batch },
+      },
     ]).flat();
     expect(chain).toHaveLength(MAX_CHAIN_LENGTH);
     const result = await inTransaction(context.db, (tx) => executeLinked(tx, context.clock, chain));
@@ -45,8 +75,13 @@ describe.each(backends)('linked ledger chains on %s', (backend) => {
     expect(new Set(result.transfers.map((row) => row.chainId)).size).toBe(1);
     const [after] = await findAccountsByIds(context.db, [main.id]);
     expect(after!.debits_pending).toBe(750_000_000n);
-    const tooLong = [...chain.map((request) => ({ ...request, id: `${request.id}:again` })), { ...chain[0]!, id: unique('extra') }];
-    await expect(inTransaction(context.db, (tx) => executeLinked(tx, context.clock, tooLong))).rejects.toMatchObject({ code: 'invalid_request' });
+    const tooLong = [
+      ...chain.map((request) => ({ ...request, id: `${request.id}:again` })),
+      { ...chain[0]!, id: unique('extra') },
+    ];
+    await expect(inTransaction(context.db, (tx) => executeLinked(tx, context.clock, tooLong))).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
   });
 
   it('a chain racing another transaction for one of its ids is never half written, even if the caller commits anyway', async () => {
@@ -56,7 +91,10 @@ describe.each(backends)('linked ledger chains on %s', (backend) => {
     await fund(context, settlement.id, main.id, 10_000n);
     const other = await newMerchantId(context);
     const [otherMain, otherPayout] = await inTransaction(context.db, (tx) =>
-      ensureAccounts(tx, context.clock, [merchantAccountKey('sandbox', other, 'RUB', 'main'), merchantAccountKey('sandbox', other, 'RUB', 'payout')]),
+      ensureAccounts(tx, context.clock, [
+        merchantAccountKey('sandbox', other, 'RUB', 'main'),
+        merchantAccountKey('sandbox', other, 'RUB', 'payout'),
+      ]),
     );
     await fund(context, settlement.id, otherMain!.id, 10_000n);
     const contested = unique('contested');
@@ -69,7 +107,14 @@ describe.each(backends)('linked ledger chains on %s', (backend) => {
     let taken!: () => void;
     const idTaken = new Promise<void>((resolve) => (taken = resolve));
     const rival = inTransaction(context.db, async (tx) => {
-      await transfer(tx, context.clock, { id: contested, debitAccountId: otherMain!.id, creditAccountId: otherPayout!.id, amount: 100n, type: 'transfer', reference: { type: 'test', id: 'rival' } });
+      await transfer(tx, context.clock, {
+        id: contested,
+        debitAccountId: otherMain!.id,
+        creditAccountId: otherPayout!.id,
+        amount: 100n,
+        type: 'transfer',
+        reference: { type: 'test', id: 'rival' },
+      });
       taken();
       await gate;
     });
@@ -81,8 +126,24 @@ describe.each(backends)('linked ledger chains on %s', (backend) => {
     const careless = inTransaction(context.db, async (tx) => {
       try {
         await executeLinked(tx, context.clock, [
-          { action: 'transfer', id: first, debitAccountId: main.id, creditAccountId: payout.id, amount: 1_000n, type: 'transfer', reference: { type: 'test', id: 'chain' } },
-          { action: 'transfer', id: contested, debitAccountId: main.id, creditAccountId: payout.id, amount: 2_000n, type: 'transfer', reference: { type: 'test', id: 'chain' } },
+          {
+            action: 'transfer',
+            id: first,
+            debitAccountId: main.id,
+            creditAccountId: payout.id,
+            amount: 1_000n,
+            type: 'transfer',
+            reference: { type: 'test', id: 'chain' },
+          },
+          {
+            action: 'transfer',
+            id: contested,
+            debitAccountId: main.id,
+            creditAccountId: payout.id,
+            amount: 2_000n,
+            type: 'transfer',
+            reference: { type: 'test', id: 'chain' },
+          },
         ]);
       } catch (error) {
         caught = error; // a careless caller: swallows the error and lets its transaction commit

@@ -70,7 +70,11 @@ async function expectBalancesMatch(db: Db, workload: Workload): Promise<void> {
     sum += available;
   }
   expect(sum).toBe(FUNDING_KOPECKS * BigInt(ACCOUNTS));
-  const stored = await sql<{ count: string }>`select count(*)::text as count from ledger_transfers where idempotency_key like ${`${workload.prefix}:%`}`.execute(db);
+  const stored = await sql<{
+    count: string;
+  }>`select count(*)::text as count from ledger_transfers where idempotency_key like ${`${workload.prefix}:%`}`.execute(
+    db,
+  );
   expect(Number(stored.rows[0]!.count)).toBe(workload.successes.length);
 }
 
@@ -166,13 +170,24 @@ describe.skipIf(!TEST_DATABASE_URL)('ledger under concurrency on postgres', () =
     for (let round = 0; round < 10; round++) {
       const reservationId = `raced:${round}`;
       await inTransaction(context.db, (tx) =>
-        reserve(tx, context.clock, { id: reservationId, debitAccountId: from!, creditAccountId: to!, amount: 10_000n, type: 'payout', reference: { type: 'race', id: String(round) } }),
+        reserve(tx, context.clock, {
+          id: reservationId,
+          debitAccountId: from!,
+          creditAccountId: to!,
+          amount: 10_000n,
+          type: 'payout',
+          reference: { type: 'race', id: String(round) },
+        }),
       );
       const outcomes = await Promise.all(
         Array.from({ length: CLIENTS }, (_, client) =>
           inTransaction(context.db, (tx) =>
             client % 2 === 0
-              ? post(tx, context.clock, { id: `raced:${round}:post:${client}`, pendingId: reservationId, amount: 5_000n })
+              ? post(tx, context.clock, {
+                  id: `raced:${round}:post:${client}`,
+                  pendingId: reservationId,
+                  amount: 5_000n,
+                })
               : voidPending(tx, context.clock, { id: `raced:${round}:void:${client}`, pendingId: reservationId }),
           ).then(
             (result) => result.status,
@@ -209,11 +224,13 @@ describe.skipIf(!TEST_DATABASE_URL)('ledger under concurrency on postgres', () =
             // Retry the same id until it is decided: applied (first time or as a replay) or refused.
             for (let attempt = 1; ; attempt++) {
               expect(attempt).toBeLessThanOrEqual(20);
-              const mode = attempt <= 3 && random() < 0.15 ? KILL_MODES[randomIndex(random, KILL_MODES.length)]! : 'none';
+              const mode =
+                attempt <= 3 && random() < 0.15 ? KILL_MODES[randomIndex(random, KILL_MODES.length)]! : 'none';
               try {
                 const result = await inTransaction(context.db, async (tx) => {
                   const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0]!.pid;
-                  const kill = () => admin.query('select pg_terminate_backend($1)', [pid]).then(() => void (kills += 1));
+                  const kill = () =>
+                    admin.query('select pg_terminate_backend($1)', [pid]).then(() => void (kills += 1));
                   if (mode === 'while-running') {
                     const killing = new Promise((resolve) => setTimeout(resolve, random() * 3)).then(kill);
                     return await transfer(tx, context.clock, input).finally(() => killing);
@@ -221,7 +238,8 @@ describe.skipIf(!TEST_DATABASE_URL)('ledger under concurrency on postgres', () =
                   const transferred = await transfer(tx, context.clock, input);
                   if (mode === 'before-commit') await kill();
                   // Racing the COMMIT: the commit may or may not land before the kill; a retry must then be a replay.
-                  if (mode === 'racing-commit') pendingKills.push(new Promise((resolve) => setTimeout(resolve, random())).then(kill));
+                  if (mode === 'racing-commit')
+                    pendingKills.push(new Promise((resolve) => setTimeout(resolve, random())).then(kill));
                   return transferred;
                 });
                 if (result.replayed) replays += 1;

@@ -18,8 +18,17 @@ type Command =
   | { kind: 'repeat'; which: number };
 
 const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
-  fc.record({ kind: fc.constantFrom('transfer' as const, 'reserve' as const), from: fc.nat(2), step: fc.integer({ min: 1, max: 2 }), amount: fc.bigInt({ min: 1n, max: 5_000n }) }),
-  fc.record({ kind: fc.constant('post' as const), which: fc.nat(), percent: fc.option(fc.integer({ min: 1, max: 100 }), { nil: null }) }),
+  fc.record({
+    kind: fc.constantFrom('transfer' as const, 'reserve' as const),
+    from: fc.nat(2),
+    step: fc.integer({ min: 1, max: 2 }),
+    amount: fc.bigInt({ min: 1n, max: 5_000n }),
+  }),
+  fc.record({
+    kind: fc.constant('post' as const),
+    which: fc.nat(),
+    percent: fc.option(fc.integer({ min: 1, max: 100 }), { nil: null }),
+  }),
   fc.record({ kind: fc.constant('void' as const), which: fc.nat() }),
   fc.record({ kind: fc.constant('repeat' as const), which: fc.nat() }),
 );
@@ -109,7 +118,8 @@ describe.each(backends)('ledger against an in-memory model on %s', (backend) => 
             const debit = model[reservation.from]!;
             const credit = model[reservation.to]!;
             if (command.kind === 'post') {
-              const amount = command.percent === null ? undefined : (reservation.amount * BigInt(command.percent) + 99n) / 100n;
+              const amount =
+                command.percent === null ? undefined : (reservation.amount * BigInt(command.percent) + 99n) / 100n;
               request = { action: 'post', id: key('post'), pendingId: reservation.key, amount };
               apply = () => {
                 const posted = amount ?? reservation.amount;
@@ -155,7 +165,12 @@ describe.each(backends)('ledger against an in-memory model on %s', (backend) => 
         for (const [index, id] of ids.entries()) {
           const row = rows.find((candidate) => candidate.id === id)!;
           const expected = model[index]!;
-          expect({ dp: row.debits_pending, dpo: row.debits_posted, cp: row.credits_pending, cpo: row.credits_posted }).toEqual({
+          expect({
+            dp: row.debits_pending,
+            dpo: row.debits_posted,
+            cp: row.credits_pending,
+            cpo: row.credits_posted,
+          }).toEqual({
             dp: expected.debitsPending,
             dpo: expected.debitsPosted,
             cp: expected.creditsPending,

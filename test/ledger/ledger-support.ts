@@ -28,14 +28,26 @@ export interface LedgerTestEnvironment {
 let counter = 0;
 
 /** Opens a fresh database for the file and checks the ledger's invariants after every test. */
-export function useLedgerDatabase(backend: DatabaseBackend, options: { poolSize?: number } = {}): () => LedgerTestEnvironment {
+export function useLedgerDatabase(
+  backend: DatabaseBackend,
+  options: { poolSize?: number } = {},
+): () => LedgerTestEnvironment {
   let environment: LedgerTestEnvironment | undefined;
   beforeAll(async () => {
     const database = await openTestDatabase(backend, { poolSize: options.poolSize ?? 10 });
     const clock = new ManualClock(new Date('2026-11-01T10:00:00.000Z'));
     const config = testConfig();
     const logger = createLogger(config);
-    const context: AppContext = { db: database.db, backend, clock, config, metrics: new Registry(), logger, health: new DependencyHealth(logger), keyring: testKeyring };
+    const context: AppContext = {
+      db: database.db,
+      backend,
+      clock,
+      config,
+      metrics: new Registry(),
+      logger,
+      health: new DependencyHealth(logger),
+      keyring: testKeyring,
+    };
     environment = { context, clock, database };
   });
   afterEach(async () => {
@@ -54,7 +66,10 @@ export function useLedgerDatabase(backend: DatabaseBackend, options: { poolSize?
 
 export async function newMerchantId(context: AppContext): Promise<string> {
   const unique = uniqueName('ledger');
-  const created = await createMerchant(context, { name: `Ledger shop ${unique}`, email: `ledger-${unique}@example.test` });
+  const created = await createMerchant(context, {
+    name: `Ledger shop ${unique}`,
+    email: `ledger-${unique}@example.test`,
+  });
   return created.merchant_id;
 }
 
@@ -75,7 +90,12 @@ export async function merchantAccounts(
 }
 
 /** Funds a merchant account from the settlement account, as a paid payment would. */
-export async function fund(context: AppContext, settlementId: string, accountId: string, amount: bigint): Promise<void> {
+export async function fund(
+  context: AppContext,
+  settlementId: string,
+  accountId: string,
+  amount: bigint,
+): Promise<void> {
   counter += 1;
   await inTransaction(context.db, (tx) =>
     transfer(tx, context.clock, {

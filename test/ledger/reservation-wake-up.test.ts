@@ -8,7 +8,10 @@ import type { AppContext } from '../../src/context.ts';
 import type { Notifications } from '../../src/db/notifications.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 import { findTransfer, reserve } from '../../src/ledger/ledger-service.ts';
-import { createReservationExpiryWorker, type ReservationExpiryWorker } from '../../src/ledger/reservation-expiry-worker.ts';
+import {
+  createReservationExpiryWorker,
+  type ReservationExpiryWorker,
+} from '../../src/ledger/reservation-expiry-worker.ts';
 import { backends } from '../support/databases.ts';
 import { fund, merchantAccounts, newMerchantId, useLedgerDatabase } from './ledger-support.ts';
 import { uniqueName } from '../support/seeded-random.ts';
@@ -40,11 +43,20 @@ describe.each(backends)('an idle reservation expiry worker on %s', (backend) => 
     for (let round = 0; round < 2; round++) {
       const id = uniqueName(`wake:${backend}:${round}`);
       const reservation = await inTransaction(context.db, (tx) =>
-        reserve(tx, context.clock, { id, debitAccountId: accounts.main.id, creditAccountId: accounts.payout.id, amount: 1_000n, type: 'payout', reference: { type: 'test', id }, timeoutSeconds: 1 }),
+        reserve(tx, context.clock, {
+          id,
+          debitAccountId: accounts.main.id,
+          creditAccountId: accounts.payout.id,
+          amount: 1_000n,
+          type: 'payout',
+          reference: { type: 'test', id },
+          timeoutSeconds: 1,
+        }),
       );
       const expiresAtMs = reservation.expiresAt!.getTime();
       while ((await findTransfer(context.db, id))?.currentStatus !== 'voided') {
-        if (Date.now() - expiresAtMs > VOID_LATENCY_MS_MAX) throw new Error(`reservation ${id} not voided within ${VOID_LATENCY_MS_MAX} ms of its timeout`);
+        if (Date.now() - expiresAtMs > VOID_LATENCY_MS_MAX)
+          throw new Error(`reservation ${id} not voided within ${VOID_LATENCY_MS_MAX} ms of its timeout`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       expect(Date.now() - expiresAtMs).toBeLessThan(VOID_LATENCY_MS_MAX);

@@ -25,12 +25,17 @@ describe.each(backends)('sandbox and live books on %s', (backend) => {
     testApp.app.inject({
       method,
       url,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
     });
   const balances = async (key: string) => (await call(key, 'GET', '/v1/crypto/balance')).json().accounts as Account[];
-  const rubMain = (accounts: Account[]) => accounts.find((account) => account.currency === 'RUB' && account.kind === 'main')!;
-  const rubPayout = (accounts: Account[]) => accounts.find((account) => account.currency === 'RUB' && account.kind === 'payout')!;
+  const rubMain = (accounts: Account[]) =>
+    accounts.find((account) => account.currency === 'RUB' && account.kind === 'main')!;
+  const rubPayout = (accounts: Account[]) =>
+    accounts.find((account) => account.currency === 'RUB' && account.kind === 'payout')!;
 
   beforeAll(async () => {
     testApp = await createTestApp(backend);
@@ -40,7 +45,9 @@ describe.each(backends)('sandbox and live books on %s', (backend) => {
     liveKey = (await createShop(testApp.context, { merchantId, mode: 'live' })).api_key;
     // A sandbox test-helper payment of 1,000,000 RUB.
     const payment = (await call(sandboxKey, 'POST', '/v1/payments', { amount: 1_000_000, currency: 'RUB' })).json();
-    expect((await call(sandboxKey, 'POST', `/v1/test_helpers/payments/${payment.payment_id}/pay`)).statusCode).toBe(200);
+    expect((await call(sandboxKey, 'POST', `/v1/test_helpers/payments/${payment.payment_id}/pay`)).statusCode).toBe(
+      200,
+    );
   });
   afterAll(async () => {
     await testApp?.close();
@@ -75,7 +82,11 @@ describe.each(backends)('sandbox and live books on %s', (backend) => {
     });
     expect(ownEmpty.statusCode).toBe(400);
     expect(ownEmpty.json()).toMatchObject({ error: 'insufficient_funds' });
-    const history = await call(liveKey, 'GET', `/v1/crypto/balance/operations?account_id=${rubMain(sandbox).account_id}`);
+    const history = await call(
+      liveKey,
+      'GET',
+      `/v1/crypto/balance/operations?account_id=${rubMain(sandbox).account_id}`,
+    );
     expect(history.statusCode).toBe(404);
     expect(rubMain(await balances(sandboxKey)).available).toBe('1000000.00');
   });
@@ -94,7 +105,10 @@ describe.each(backends)('sandbox and live books on %s', (backend) => {
 
   it('the ledger itself refuses any transfer between the books', async () => {
     const [sandboxMain, liveMain] = await inTransaction(testApp.context.db, (tx) =>
-      ensureAccounts(tx, testApp.context.clock, [merchantAccountKey('sandbox', merchantId, 'RUB', 'main'), merchantAccountKey('live', merchantId, 'RUB', 'main')]),
+      ensureAccounts(tx, testApp.context.clock, [
+        merchantAccountKey('sandbox', merchantId, 'RUB', 'main'),
+        merchantAccountKey('live', merchantId, 'RUB', 'main'),
+      ]),
     );
     await expect(
       inTransaction(testApp.context.db, (tx) =>

@@ -15,10 +15,26 @@ async function boundaryErrors(filePath: string, source: string): Promise<string[
 
 describe('module boundaries in lint', () => {
   it.each([
-    ['payments → crypto/sending tables', 'src/payments/payment-service.ts', "import type { SendingTables } from '../crypto/sending/sending-tables.ts';\nexport type T = SendingTables;\n"],
-    ['cli → a repository', 'src/cli/crypto-commands.ts', "import { unconfirmedDeposits } from '../crypto/receiving/receiving-repository.ts';\nexport const f = unconfirmedDeposits;\n"],
-    ['runtime.ts → merchants repository', 'src/runtime.ts', "import { countMerchants } from './merchants/merchant-repository.ts';\nexport const f = countMerchants;\n"],
-    ['crypto/refunds → crypto/receiving repository', 'src/crypto/refunds/refund-service.ts', "import { findInvoiceOfShop } from '../receiving/receiving-repository.ts';\nexport const f = findInvoiceOfShop;\n"],
+    [
+      'payments → crypto/sending tables',
+      'src/payments/payment-service.ts',
+      "import type { SendingTables } from '../crypto/sending/sending-tables.ts';\nexport type T = SendingTables;\n",
+    ],
+    [
+      'cli → a repository',
+      'src/cli/crypto-commands.ts',
+      "import { unconfirmedDeposits } from '../crypto/receiving/receiving-repository.ts';\nexport const f = unconfirmedDeposits;\n",
+    ],
+    [
+      'runtime.ts → merchants repository',
+      'src/runtime.ts',
+      "import { countMerchants } from './merchants/merchant-repository.ts';\nexport const f = countMerchants;\n",
+    ],
+    [
+      'crypto/refunds → crypto/receiving repository',
+      'src/crypto/refunds/refund-service.ts',
+      "import { findInvoiceOfShop } from '../receiving/receiving-repository.ts';\nexport const f = findInvoiceOfShop;\n",
+    ],
   ])('%s is refused', { timeout: 120_000 }, async (_name, filePath, source) => {
     expect(await boundaryErrors(filePath, source)).toHaveLength(1);
   });

@@ -46,7 +46,8 @@ function cycles(graph: Map<string, Set<string>>): string[][] {
     }
     if (low.get(node) !== index.get(node)) return;
     const group: string[] = [];
-    for (let member = stack.pop(); member !== undefined; member = member === node ? undefined : stack.pop()) group.push(member);
+    for (let member = stack.pop(); member !== undefined; member = member === node ? undefined : stack.pop())
+      group.push(member);
     if (group.length > 1) found.push(group.sort());
   };
   for (const node of graph.keys()) if (!index.has(node)) visit(node);

@@ -18,7 +18,9 @@ describe('parseMinor and formatMinor', () => {
         const text = formatMinor(amount, currency);
         expect(parseMinor(text, currency, 'json-number')).toEqual({ ok: true, minor: amount });
         // Decimal strings are unsigned: the API takes no negative amounts.
-        expect(parseMinor(text, currency, 'decimal-string')).toEqual(amount >= 0n ? { ok: true, minor: amount } : expect.objectContaining({ ok: false }));
+        expect(parseMinor(text, currency, 'decimal-string')).toEqual(
+          amount >= 0n ? { ok: true, minor: amount } : expect.objectContaining({ ok: false }),
+        );
       }),
       { numRuns: 2_000 },
     );
@@ -36,13 +38,19 @@ describe('parseMinor and formatMinor', () => {
 
   it('refuses more decimal places than the asset has, however many zeros come first or after', () => {
     fc.assert(
-      fc.property(asset, fc.bigInt({ min: 0n, max: 10n ** 12n }), fc.nat(30), fc.boolean(), (currency, amount, zeros, trailingZero) => {
-        const extra = `${'0'.repeat(zeros)}${trailingZero ? '0' : '1'}`;
-        const text = `${formatMinor(amount, currency)}${extra}`;
-        const parsed = parseMinor(text, currency, 'json-number');
-        expect(parsed.ok).toBe(false);
-        expect(parsed.ok ? '' : parsed.problem).toContain(`more than ${ASSET_SCALE[currency]} decimal places`);
-      }),
+      fc.property(
+        asset,
+        fc.bigInt({ min: 0n, max: 10n ** 12n }),
+        fc.nat(30),
+        fc.boolean(),
+        (currency, amount, zeros, trailingZero) => {
+          const extra = `${'0'.repeat(zeros)}${trailingZero ? '0' : '1'}`;
+          const text = `${formatMinor(amount, currency)}${extra}`;
+          const parsed = parseMinor(text, currency, 'json-number');
+          expect(parsed.ok).toBe(false);
+          expect(parsed.ok ? '' : parsed.problem).toContain(`more than ${ASSET_SCALE[currency]} decimal places`);
+        },
+      ),
       { numRuns: 1_000 },
     );
     expect(parseMinor('10.0000000000000001', 'RUB', 'json-number').ok).toBe(false);
@@ -55,11 +63,35 @@ describe('parseMinor and formatMinor', () => {
     expect(parseMinor('1.5E-1', 'RUB', 'json-number')).toEqual({ ok: true, minor: 15n });
     expect(parseMinor('1.5E-2', 'RUB', 'json-number').ok).toBe(false); // 0.015: three places
     expect(parseMinor('0.000001', 'USDT', 'decimal-string')).toEqual({ ok: true, minor: 1n });
-    for (const text of ['', '.5', '5.', '+5', '-5', '-0', '0x10', '1e3', '1,5', ' 1', '1 ', 'NaN', 'Infinity', '1_000', '010', '00.5', '00']) {
+    for (const text of [
+      '',
+      '.5',
+      '5.',
+      '+5',
+      '-5',
+      '-0',
+      '0x10',
+      '1e3',
+      '1,5',
+      ' 1',
+      '1 ',
+      'NaN',
+      'Infinity',
+      '1_000',
+      '010',
+      '00.5',
+      '00',
+    ]) {
       expect(parseMinor(text, 'RUB', 'decimal-string').ok, text).toBe(false);
     }
     // Canonical forms only, but any number of places up to the asset's.
-    for (const [text, minor] of [['0', 0n], ['0.5', 50n], ['10', 1_000n], ['10.50', 1_050n], ['100', 10_000n]] as const) {
+    for (const [text, minor] of [
+      ['0', 0n],
+      ['0.5', 50n],
+      ['10', 1_000n],
+      ['10.50', 1_050n],
+      ['100', 10_000n],
+    ] as const) {
       expect(parseMinor(text, 'RUB', 'decimal-string')).toEqual({ ok: true, minor });
     }
     for (const text of ['01', '.5', '5.', '+5', '1e', '--1', '1e1234']) {
@@ -77,7 +109,9 @@ describe('parseMinor and formatMinor', () => {
 
 describe('JSON bodies keep their number lexemes', () => {
   it('every number, at any depth, keeps its source text; objects otherwise parse as usual', () => {
-    const parsed = parseJsonKeepingNumberLexemes('{"amount": 10.0000000000000001, "items": [{"n": 1e3}], "s": "10.5"}') as {
+    const parsed = parseJsonKeepingNumberLexemes(
+      '{"amount": 10.0000000000000001, "items": [{"n": 1e3}], "s": "10.5"}',
+    ) as {
       amount: number;
       items: Array<{ n: number }>;
       s: string;
@@ -115,14 +149,26 @@ describe.each(backends)('payment amounts through the API on %s', (backend) => {
       payload: `{"amount": ${amountLexeme}, "currency": "RUB"}`,
     });
 
-  it.each(['10.0000000000000001', '100.00000000000000000001', '10.000', '1500.501', '1e-3'])('%s is refused with 400, and nothing is created', async (lexeme) => {
-    const before = await testApp.context.db.selectFrom('payments').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
-    const response = await create(lexeme);
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('at most 2 decimal places') });
-    const after = await testApp.context.db.selectFrom('payments').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
-    expect(String(after.count)).toBe(String(before.count));
-  });
+  it.each(['10.0000000000000001', '100.00000000000000000001', '10.000', '1500.501', '1e-3'])(
+    '%s is refused with 400, and nothing is created',
+    async (lexeme) => {
+      const before = await testApp.context.db
+        .selectFrom('payments')
+        .select((eb) => eb.fn.countAll<string>().as('count'))
+        .executeTakeFirstOrThrow();
+      const response = await create(lexeme);
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({
+        error: 'invalid_request',
+        message: expect.stringContaining('at most 2 decimal places'),
+      });
+      const after = await testApp.context.db
+        .selectFrom('payments')
+        .select((eb) => eb.fn.countAll<string>().as('count'))
+        .executeTakeFirstOrThrow();
+      expect(String(after.count)).toBe(String(before.count));
+    },
+  );
 
   it.each([
     ['1500.50', 1500.5],

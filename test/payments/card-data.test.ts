@@ -27,7 +27,12 @@ function field(html: string, name: string): string | undefined {
 
 /** Every way a number could be written: digits, and in groups of four as the payer typed it. */
 function cardForms(number: string): string[] {
-  return [number, number.replace(/(\d{4})(?=\d)/g, '$1 '), number.replace(/(\d{4})(?=\d)/g, '$1%20'), number.replace(/(\d{4})(?=\d)/g, '$1+')];
+  return [
+    number,
+    number.replace(/(\d{4})(?=\d)/g, '$1 '),
+    number.replace(/(\d{4})(?=\d)/g, '$1%20'),
+    number.replace(/(\d{4})(?=\d)/g, '$1+'),
+  ];
 }
 
 describe.each(backends)('card data on %s', (backend) => {
@@ -41,7 +46,10 @@ describe.each(backends)('card data on %s', (backend) => {
     databaseUrl = backend === 'postgres' ? await createServerDatabase() : undefined;
     env = { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0' };
     expect((await runPaygateInProcess(['migrate'], env)).code).toBe(0);
-    const created = await runPaygateInProcess(['merchant', 'create', '--name', 'Card shop', '--email', 'card@example.test', '--json'], env);
+    const created = await runPaygateInProcess(
+      ['merchant', 'create', '--name', 'Card shop', '--email', 'card@example.test', '--json'],
+      env,
+    );
     apiKey = lastJsonLine<{ api_key: string }>(created.stdout).api_key;
   });
   afterAll(async () => {
@@ -63,7 +71,13 @@ describe.each(backends)('card data on %s', (backend) => {
         const html = await page.body.text();
         const cookie = String(page.headers['set-cookie']).split(';')[0]!;
         const spaced = cardForms(number)[1]!;
-        const form = new URLSearchParams({ csrf: field(html, 'csrf')!, attempt: field(html, 'attempt')!, 'cc-number': spaced, 'cc-exp': '12/34', 'cc-csc': SECURITY_CODE });
+        const form = new URLSearchParams({
+          csrf: field(html, 'csrf')!,
+          attempt: field(html, 'attempt')!,
+          'cc-number': spaced,
+          'cc-exp': '12/34',
+          'cc-csc': SECURITY_CODE,
+        });
         const posted = await request(`${server.url}/pay/${payment.order_code}/card`, {
           method: 'POST',
           headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
@@ -87,11 +101,19 @@ describe.each(backends)('card data on %s', (backend) => {
 
     const handle = await openDatabase({ url: databaseUrl, dataDir: join(dataDir, 'pglite') });
     try {
-      const tables = await sql<{ table_name: string }>`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`.execute(handle.db);
-      expect(tables.rows.map((row) => row.table_name)).toEqual(expect.arrayContaining(['payments', 'payment_attempts', 'sandbox_acquirer_charges']));
+      const tables = await sql<{
+        table_name: string;
+      }>`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`.execute(
+        handle.db,
+      );
+      expect(tables.rows.map((row) => row.table_name)).toEqual(
+        expect.arrayContaining(['payments', 'payment_attempts', 'sandbox_acquirer_charges']),
+      );
       let rows = 0;
       for (const { table_name: table } of tables.rows) {
-        const dump = await sql<{ row: string }>`select row_to_json(t)::text as row from ${sql.table(table)} t`.execute(handle.db);
+        const dump = await sql<{ row: string }>`select row_to_json(t)::text as row from ${sql.table(table)} t`.execute(
+          handle.db,
+        );
         rows += dump.rows.length;
         const text = dump.rows.map((row) => row.row).join('\n');
         for (const number of CARDS) for (const written of cardForms(number)) expect(text, table).not.toContain(written);

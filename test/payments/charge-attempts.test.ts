@@ -6,7 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
 import { systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
 import { findAccountsByKeys } from '../../src/ledger/ledger-repository.ts';
-import { applyAttemptOutcome, chargeAttempt, RECONCILE_AFTER_MS, startAttempt } from '../../src/payments/attempt-service.ts';
+import {
+  applyAttemptOutcome,
+  chargeAttempt,
+  RECONCILE_AFTER_MS,
+  startAttempt,
+} from '../../src/payments/attempt-service.ts';
 import { findAttemptByChargeKey } from '../../src/payments/attempt-repository.ts';
 import { createSandboxConnector } from '../../src/payments/connectors/sandbox/sandbox-connector.ts';
 import { createExpiryWorker } from '../../src/payments/expiry-worker.ts';
@@ -43,7 +48,12 @@ describe.each(backends)('charge attempts on %s', (backend) => {
   const expiry = () => createExpiryWorker(testApp.context);
 
   async function create(method: string | null = 'card') {
-    const response = await postPayment(testApp, shop.key, { amount: 1000, currency: 'RUB', method, callback_url: 'https://merchant.example/hook' });
+    const response = await postPayment(testApp, shop.key, {
+      amount: 1000,
+      currency: 'RUB',
+      method,
+      callback_url: 'https://merchant.example/hook',
+    });
     expect(response.statusCode).toBe(201);
     const id = response.json().payment_id as string;
     return (await findPaymentById(testApp.context.db, id))!;
@@ -61,7 +71,12 @@ describe.each(backends)('charge attempts on %s', (backend) => {
   }
 
   async function transfersOf(referenceId: string) {
-    return testApp.context.db.selectFrom('ledger_transfers').select(['type', 'amount', 'idempotency_key']).where('reference_id', '=', referenceId).orderBy('created_at').execute();
+    return testApp.context.db
+      .selectFrom('ledger_transfers')
+      .select(['type', 'amount', 'idempotency_key'])
+      .where('reference_id', '=', referenceId)
+      .orderBy('created_at')
+      .execute();
   }
 
   const metric = (name: string) => testApp.context.metrics.getSingleMetricAsString(name);
@@ -87,14 +102,31 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     const payment = await create();
     const attempt = await start(payment, 'first-attempt-0001');
     // Recorded, and the acquirer has not heard of it yet.
-    expect(attempt).toMatchObject({ status: 'pending', connector: 'sandbox', method: 'card', amount_kopecks: 100_000n, applied_as: null });
+    expect(attempt).toMatchObject({
+      status: 'pending',
+      connector: 'sandbox',
+      method: 'card',
+      amount_kopecks: 100_000n,
+      applied_as: null,
+    });
     expect(await sandbox().lookup(attempt.charge_key)).toBeUndefined();
 
     const page = await testApp.app.inject({ method: 'GET', url: `/pay/${payment.order_code}` });
     const cookie = String(page.headers['set-cookie']).split(';')[0]!;
-    const form = { csrf: field(page.body, 'csrf')!, attempt: field(page.body, 'attempt')!, 'cc-number': '4242424242424242', 'cc-exp': '12/34', 'cc-csc': '123' };
+    const form = {
+      csrf: field(page.body, 'csrf')!,
+      attempt: field(page.body, 'attempt')!,
+      'cc-number': '4242424242424242',
+      'cc-exp': '12/34',
+      'cc-csc': '123',
+    };
     const submit = () =>
-      testApp.app.inject({ method: 'POST', url: `/pay/${payment.order_code}/card`, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(form).toString() });
+      testApp.app.inject({
+        method: 'POST',
+        url: `/pay/${payment.order_code}/card`,
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams(form).toString(),
+      });
     // A double submit of one form is one attempt and one capture, never a suspense item.
     for (const response of await Promise.all([submit(), submit()])) expect(response.statusCode).toBe(303);
     const chargeKey = `${payment.id}:${form.attempt}`;
@@ -118,7 +150,10 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     expect(await reconciler().runOnce()).toBe(1);
     const paid = (await findPaymentById(testApp.context.db, payment.id))!;
     expect(paid).toMatchObject({ status: 'paid', paid_method: 'card', paid_total_kopecks: 100_000n });
-    expect(await findAttemptByChargeKey(testApp.context.db, attempt.charge_key)).toMatchObject({ status: 'succeeded', applied_as: 'payment' });
+    expect(await findAttemptByChargeKey(testApp.context.db, attempt.charge_key)).toMatchObject({
+      status: 'succeeded',
+      applied_as: 'payment',
+    });
 
     // Nothing more happens, however often the workers run.
     expect(await reconciler().runOnce()).toBe(0);
@@ -126,8 +161,12 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     expect(await reconciler().runOnce()).toBe(0);
     expect(await expiry().runOnce()).toBe(0);
     expect((await eventsOf(payment.id)).map((event) => event.type)).toEqual(['payment.paid']);
-    expect(await transfersOf(payment.id)).toEqual([{ type: 'payment', amount: 100_000n, idempotency_key: `payment:${payment.id}` }]);
-    expect(await metric('paygate_payment_attempts_reconciled_total')).toMatch(/^paygate_payment_attempts_reconciled_total\{result="applied"\} 1$/m);
+    expect(await transfersOf(payment.id)).toEqual([
+      { type: 'payment', amount: 100_000n, idempotency_key: `payment:${payment.id}` },
+    ]);
+    expect(await metric('paygate_payment_attempts_reconciled_total')).toMatch(
+      /^paygate_payment_attempts_reconciled_total\{result="applied"\} 1$/m,
+    );
   });
 
   it('an attempt the acquirer never received is looked up until it is abandoned, and then the payment expires', async () => {
@@ -136,17 +175,26 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     // Not looked up while the charge call may still be running.
     testApp.clock.advance(RECONCILE_AFTER_MS - 1_000);
     expect(await reconciler().runOnce()).toBe(0);
-    expect(await findAttemptByChargeKey(testApp.context.db, attempt.charge_key)).toMatchObject({ status: 'pending', lookups: 0 });
+    expect(await findAttemptByChargeKey(testApp.context.db, attempt.charge_key)).toMatchObject({
+      status: 'pending',
+      lookups: 0,
+    });
     // First look-up: the acquirer does not know the key yet; the charge may still arrive.
     testApp.clock.advance(2_000);
     expect(await reconciler().runOnce()).toBe(0);
-    expect(await findAttemptByChargeKey(testApp.context.db, attempt.charge_key)).toMatchObject({ status: 'pending', lookups: 1 });
+    expect(await findAttemptByChargeKey(testApp.context.db, attempt.charge_key)).toMatchObject({
+      status: 'pending',
+      lookups: 1,
+    });
     // Due, but held: the outcome is still unknown.
     testApp.clock.set(new Date(payment.expires_at.getTime() + 1_000));
     expect(await expiry().runOnce()).toBe(0);
     expect(testApp.clock.now().getTime() - attempt.created_at.getTime()).toBeGreaterThan(ABANDON_AFTER_MS);
     expect(await reconciler().runOnce()).toBe(1);
-    expect(await findAttemptByChargeKey(testApp.context.db, attempt.charge_key)).toMatchObject({ status: 'abandoned', lookups: 2 });
+    expect(await findAttemptByChargeKey(testApp.context.db, attempt.charge_key)).toMatchObject({
+      status: 'abandoned',
+      lookups: 2,
+    });
     expect(await expiry().runOnce()).toBe(1);
     expect((await findPaymentById(testApp.context.db, payment.id))!.status).toBe('expired');
     expect((await eventsOf(payment.id)).map((event) => event.type)).toEqual(['payment.expired']);
@@ -163,23 +211,47 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     await applyAttemptOutcome(testApp.context, card, await chargeAttempt(sandbox(), card, CARD));
     const held = await applyAttemptOutcome(testApp.context, sbp, await chargeAttempt(sandbox(), sbp, undefined));
 
-    expect(held).toMatchObject({ status: 'succeeded', applied_as: 'suspense', suspense_reason: 'payment_already_paid', refund_status: null });
+    expect(held).toMatchObject({
+      status: 'succeeded',
+      applied_as: 'suspense',
+      suspense_reason: 'payment_already_paid',
+      refund_status: null,
+    });
     const paid = (await findPaymentById(testApp.context.db, payment.id))!;
     expect(paid).toMatchObject({ status: 'paid', paid_method: 'card' });
     expect(await suspenseBalance()).toBe(suspenseBefore + 100_000n);
     expect(await metric('paygate_payment_captures_in_suspense')).toMatch(/^paygate_payment_captures_in_suspense 1$/m);
-    expect(await transfersOf(held.id)).toEqual([{ type: 'capture_unapplied', amount: 100_000n, idempotency_key: `capture:${held.id}` }]);
+    expect(await transfersOf(held.id)).toEqual([
+      { type: 'capture_unapplied', amount: 100_000n, idempotency_key: `capture:${held.id}` },
+    ]);
     const events = await eventsOf(payment.id);
     expect(events.map((event) => event.type)).toEqual(['payment.paid', 'payment.capture_unapplied']);
     expect(events[1]!.data).toMatchObject({
       payment_id: payment.id,
       status: 'paid',
-      capture: { attempt_id: held.id, payment_id: payment.id, amount: 1000, currency: 'RUB', method: 'sbp', reason: 'payment_already_paid', refund_status: 'none', refunded_at: null },
+      capture: {
+        attempt_id: held.id,
+        payment_id: payment.id,
+        amount: 1000,
+        currency: 'RUB',
+        method: 'sbp',
+        reason: 'payment_already_paid',
+        refund_status: 'none',
+        refunded_at: null,
+      },
     });
 
     const refunded = await refundSuspenseCapture(testApp.context, held.id);
-    expect(refunded).toMatchObject({ attempt_id: held.id, refund_status: 'refunded', refunded_at: testApp.clock.now().toISOString() });
-    const charge = await testApp.context.db.selectFrom('sandbox_acquirer_charges').selectAll().where('charge_key', '=', sbp.charge_key).executeTakeFirstOrThrow();
+    expect(refunded).toMatchObject({
+      attempt_id: held.id,
+      refund_status: 'refunded',
+      refunded_at: testApp.clock.now().toISOString(),
+    });
+    const charge = await testApp.context.db
+      .selectFrom('sandbox_acquirer_charges')
+      .selectAll()
+      .where('charge_key', '=', sbp.charge_key)
+      .executeTakeFirstOrThrow();
     expect(charge).toMatchObject({ status: 'succeeded', refund_key: `${sbp.charge_key}:refund` });
     expect(charge.refunded_at).not.toBeNull();
     // A repeat answers the same and moves nothing again.
@@ -187,7 +259,11 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     expect(await suspenseBalance()).toBe(suspenseBefore);
     expect(await metric('paygate_payment_captures_in_suspense')).toMatch(/^paygate_payment_captures_in_suspense 0$/m);
     expect((await transfersOf(held.id)).map((transfer) => transfer.type)).toEqual(['capture_unapplied', 'refund']);
-    expect((await eventsOf(payment.id)).map((event) => event.type)).toEqual(['payment.paid', 'payment.capture_unapplied', 'payment.capture_refunded']);
+    expect((await eventsOf(payment.id)).map((event) => event.type)).toEqual([
+      'payment.paid',
+      'payment.capture_unapplied',
+      'payment.capture_refunded',
+    ]);
     // The first capture is the payment's: it cannot be refunded as a suspense item.
     await expect(refundSuspenseCapture(testApp.context, card.id)).rejects.toMatchObject({ code: 'invalid_state' });
     await expect(refundSuspenseCapture(testApp.context, 'pat_unknown')).rejects.toMatchObject({ code: 'not_found' });
@@ -198,7 +274,9 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     const attempt = await start(payment, 'three-ds-attempt-01');
     const outcome = await chargeAttempt(sandbox(), attempt, CONFIRM_CARD);
     expect(outcome.status).toBe('requires_confirmation');
-    expect(await applyAttemptOutcome(testApp.context, attempt, outcome)).toMatchObject({ status: 'requires_confirmation' });
+    expect(await applyAttemptOutcome(testApp.context, attempt, outcome)).toMatchObject({
+      status: 'requires_confirmation',
+    });
     // Waiting for the payer is not an unknown outcome: the payment expires on time.
     testApp.clock.set(new Date(payment.expires_at.getTime() + 1_000));
     expect(await expiry().runOnce()).toBe(1);
@@ -206,9 +284,15 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     expect((await sandbox().confirm(attempt.charge_key, true)).status).toBe('succeeded');
     testApp.clock.advance(10 * 60_000);
     expect(await reconciler().runOnce()).toBe(1);
-    expect(await findAttemptByChargeKey(testApp.context.db, attempt.charge_key)).toMatchObject({ applied_as: 'suspense', suspense_reason: 'payment_expired' });
+    expect(await findAttemptByChargeKey(testApp.context.db, attempt.charge_key)).toMatchObject({
+      applied_as: 'suspense',
+      suspense_reason: 'payment_expired',
+    });
     expect((await findPaymentById(testApp.context.db, payment.id))!.status).toBe('expired');
-    expect((await eventsOf(payment.id)).map((event) => event.type)).toEqual(['payment.expired', 'payment.capture_unapplied']);
+    expect((await eventsOf(payment.id)).map((event) => event.type)).toEqual([
+      'payment.expired',
+      'payment.capture_unapplied',
+    ]);
     expect(await transfersOf(payment.id)).toEqual([]);
   });
 
@@ -217,7 +301,11 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     await start(payment, 'helper-held-attempt');
     const refused = await postHelper(testApp, shop.key, payment.id, 'expire');
     expect(refused.statusCode).toBe(409);
-    expect(refused.json()).toEqual({ error: 'invalid_state', message: expect.stringContaining('still being confirmed with the acquirer'), request_id: expect.any(String) });
+    expect(refused.json()).toEqual({
+      error: 'invalid_state',
+      message: expect.stringContaining('still being confirmed with the acquirer'),
+      request_id: expect.any(String),
+    });
     expect((await findPaymentById(testApp.context.db, payment.id))!.status).toBe('pending');
     expect(await eventsOf(payment.id)).toEqual([]);
   });
@@ -225,7 +313,13 @@ describe.each(backends)('charge attempts on %s', (backend) => {
   it('no attempt is recorded and nothing is charged for a payment that can no longer be paid', async () => {
     const payment = await create();
     testApp.clock.set(payment.expires_at);
-    const attempt = await startAttempt(testApp.context, { payment, connector: sandbox(), chargeKey: `${payment.id}:too-late-attempt`, method: 'card', amountKopecks: 100_000n });
+    const attempt = await startAttempt(testApp.context, {
+      payment,
+      connector: sandbox(),
+      chargeKey: `${payment.id}:too-late-attempt`,
+      method: 'card',
+      amountKopecks: 100_000n,
+    });
     expect(attempt).toBeUndefined();
     expect(await findAttemptByChargeKey(testApp.context.db, `${payment.id}:too-late-attempt`)).toBeUndefined();
   });

@@ -52,9 +52,18 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
     dataDir = await mkdtemp(join(tmpdir(), 'paygate-crash-'));
     databaseUrl = backend === 'postgres' ? await createServerDatabase() : undefined;
     receiver = await startReceiver();
-    env = { PAYGATE_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0', PAYGATE_ALLOW_HTTP_WEBHOOKS: '1', PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1' };
+    env = {
+      PAYGATE_DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
+      PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
+    };
     expect((await runPaygateInProcess(['migrate'], env)).code).toBe(0);
-    const created = await runPaygateInProcess(['merchant', 'create', '--name', 'Crash shop', '--email', 'crash@example.test', '--json'], env);
+    const created = await runPaygateInProcess(
+      ['merchant', 'create', '--name', 'Crash shop', '--email', 'crash@example.test', '--json'],
+      env,
+    );
     expect(created.code).toBe(0);
     apiKey = lastJsonLine<{ api_key: string }>(created.stdout).api_key;
   });
@@ -69,7 +78,16 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
     const handle = await openDatabase({ url: databaseUrl, dataDir: join(dataDir, 'pglite') });
     const config = testConfig();
     const logger = createLogger(config);
-    const context: AppContext = { db: handle.db, backend, clock, config, metrics: new Registry(), logger, health: new DependencyHealth(logger), keyring: testKeyring };
+    const context: AppContext = {
+      db: handle.db,
+      backend,
+      clock,
+      config,
+      metrics: new Registry(),
+      logger,
+      health: new DependencyHealth(logger),
+      keyring: testKeyring,
+    };
     try {
       return await work(context);
     } finally {
@@ -95,11 +113,23 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
       const page = await request(`${crashing.url}/pay/${payment.order_code}`);
       const html = await page.body.text();
       const cookie = String(page.headers['set-cookie']).split(';')[0]!;
-      const form = new URLSearchParams({ csrf: field(html, 'csrf')!, attempt: field(html, 'attempt')!, 'cc-number': '4242 4242 4242 4242', 'cc-exp': '12/34', 'cc-csc': '123' });
-      const exited = new Promise<NodeJS.Signals | null>((resolve) => crashing.child.once('exit', (_code, signal) => resolve(signal)));
+      const form = new URLSearchParams({
+        csrf: field(html, 'csrf')!,
+        attempt: field(html, 'attempt')!,
+        'cc-number': '4242 4242 4242 4242',
+        'cc-exp': '12/34',
+        'cc-csc': '123',
+      });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        crashing.child.once('exit', (_code, signal) => resolve(signal)),
+      );
       // The gateway dies while answering: the payer's browser sees the connection drop.
       await expect(
-        request(`${crashing.url}/pay/${payment.order_code}/card`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }),
+        request(`${crashing.url}/pay/${payment.order_code}/card`, {
+          method: 'POST',
+          headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+          body: form.toString(),
+        }),
       ).rejects.toThrow();
       expect(await exited).toBe('SIGKILL');
     } finally {
@@ -109,9 +139,17 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
     const afterExpiry = new ManualClock(new Date(new Date(payment.expires_at).getTime() + 5_000));
     await withDatabase(afterExpiry, async (context) => {
       // The acquirer has the money; the gateway has only the attempt it wrote before the call.
-      const charges = await context.db.selectFrom('sandbox_acquirer_charges').select(['charge_key', 'status']).where('payment_id', '=', payment.payment_id).execute();
+      const charges = await context.db
+        .selectFrom('sandbox_acquirer_charges')
+        .select(['charge_key', 'status'])
+        .where('payment_id', '=', payment.payment_id)
+        .execute();
       expect(charges).toEqual([{ charge_key: expect.stringContaining(payment.payment_id), status: 'succeeded' }]);
-      const attempts = await context.db.selectFrom('payment_attempts').select(['charge_key', 'status']).where('payment_id', '=', payment.payment_id).execute();
+      const attempts = await context.db
+        .selectFrom('payment_attempts')
+        .select(['charge_key', 'status'])
+        .where('payment_id', '=', payment.payment_id)
+        .execute();
       expect(attempts).toEqual([{ charge_key: charges[0]!.charge_key, status: 'pending' }]);
       expect((await findPaymentById(context.db, payment.payment_id))!.status).toBe('pending');
 
@@ -119,10 +157,22 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
       expect(await createExpiryWorker(context).runOnce()).toBe(0);
       expect(await createReconciliationWorker(context).runOnce()).toBe(1);
       expect(await createExpiryWorker(context).runOnce()).toBe(0);
-      expect((await findPaymentById(context.db, payment.payment_id))!).toMatchObject({ status: 'paid', paid_total_kopecks: 250_000n, expired_at: null });
-      const transfers = await context.db.selectFrom('ledger_transfers').select(['type', 'amount']).where('reference_id', '=', payment.payment_id).execute();
+      expect((await findPaymentById(context.db, payment.payment_id))!).toMatchObject({
+        status: 'paid',
+        paid_total_kopecks: 250_000n,
+        expired_at: null,
+      });
+      const transfers = await context.db
+        .selectFrom('ledger_transfers')
+        .select(['type', 'amount'])
+        .where('reference_id', '=', payment.payment_id)
+        .execute();
       expect(transfers).toEqual([{ type: 'payment', amount: 250_000n }]);
-      const events = await context.db.selectFrom('webhook_events').select('type').where('payload', 'like', `%${payment.payment_id}%`).execute();
+      const events = await context.db
+        .selectFrom('webhook_events')
+        .select('type')
+        .where('payload', 'like', `%${payment.payment_id}%`)
+        .execute();
       expect(events).toEqual([{ type: 'payment.paid' }]);
       // The merchant's receiver gets it (the delivery worker on the same, later, clock).
       const delivery = createDeliveryWorker(context);
@@ -133,13 +183,18 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
       }
     });
     expect(receiver.requests.map((received) => JSON.parse(received.body))).toEqual([
-      expect.objectContaining({ type: 'payment.paid', data: expect.objectContaining({ payment_id: payment.payment_id, status: 'paid' }) }),
+      expect.objectContaining({
+        type: 'payment.paid',
+        data: expect.objectContaining({ payment_id: payment.payment_id, status: 'paid' }),
+      }),
     ]);
 
     // Started again, the gateway reads it as paid and sends nothing more.
     const restarted = await startPaygate(['--role', 'all'], env);
     try {
-      const read = await request(`${restarted.url}/v1/payments/${payment.payment_id}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const read = await request(`${restarted.url}/v1/payments/${payment.payment_id}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       expect(await read.body.json()).toMatchObject({ payment_id: payment.payment_id, status: 'paid' });
     } finally {
       await stop(restarted.child);
@@ -160,10 +215,25 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
       const row = (await findPaymentById(context.db, payment.payment_id))!;
       const connector = createSandboxConnector(context);
       const begin = (nonce: string, method: 'card' | 'sberpay') =>
-        startAttempt(context, { payment: row, connector, chargeKey: `${row.id}:${nonce}`, method, amountKopecks: row.amount_total_kopecks });
+        startAttempt(context, {
+          payment: row,
+          connector,
+          chargeKey: `${row.id}:${nonce}`,
+          method,
+          amountKopecks: row.amount_total_kopecks,
+        });
       const card = (await begin('cli-tab-card', 'card'))!;
       const sberpay = (await begin('cli-tab-sberpay', 'sberpay'))!;
-      await applyAttemptOutcome(context, card, await chargeAttempt(connector, card, { number: '4242424242424242', expiryMonth: 12, expiryYear: 2034, securityCode: '123' }));
+      await applyAttemptOutcome(
+        context,
+        card,
+        await chargeAttempt(connector, card, {
+          number: '4242424242424242',
+          expiryMonth: 12,
+          expiryYear: 2034,
+          securityCode: '123',
+        }),
+      );
       const held = await applyAttemptOutcome(context, sberpay, await chargeAttempt(connector, sberpay, undefined));
       expect(held.applied_as).toBe('suspense');
       return held.id;
@@ -172,7 +242,14 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
     const listed = await runPaygateInProcess(['payments', 'suspense', 'list', '--json'], env);
     expect(listed.code).toBe(0);
     expect(lastJsonLine<unknown[]>(listed.stdout)).toEqual([
-      expect.objectContaining({ attempt_id: heldId, payment_id: payment.payment_id, amount: 2500, method: 'sberpay', reason: 'payment_already_paid', refund_status: 'none' }),
+      expect.objectContaining({
+        attempt_id: heldId,
+        payment_id: payment.payment_id,
+        amount: 2500,
+        method: 'sberpay',
+        reason: 'payment_already_paid',
+        refund_status: 'none',
+      }),
     ]);
     const refunded = await runPaygateInProcess(['payments', 'suspense', 'refund', '--attempt', heldId, '--json'], env);
     expect(refunded.code).toBe(0);
@@ -184,9 +261,18 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
     expect(unknown.stderr).toContain('No payment attempt pat_missing');
 
     await withDatabase(new ManualClock(new Date()), async (context) => {
-      const charge = await context.db.selectFrom('sandbox_acquirer_charges').select(['refund_key', 'refunded_at']).where('payment_id', '=', payment.payment_id).where('method', '=', 'sberpay').executeTakeFirstOrThrow();
+      const charge = await context.db
+        .selectFrom('sandbox_acquirer_charges')
+        .select(['refund_key', 'refunded_at'])
+        .where('payment_id', '=', payment.payment_id)
+        .where('method', '=', 'sberpay')
+        .executeTakeFirstOrThrow();
       expect(charge.refunded_at).not.toBeNull();
-      const refunds = await context.db.selectFrom('ledger_transfers').select('type').where('reference_id', '=', heldId).execute();
+      const refunds = await context.db
+        .selectFrom('ledger_transfers')
+        .select('type')
+        .where('reference_id', '=', heldId)
+        .execute();
       expect(refunds.map((transfer) => transfer.type)).toEqual(['capture_unapplied', 'refund']);
     });
   });

@@ -27,7 +27,20 @@ describe.each(backends)('POST /v1/payments on %s', (backend) => {
     expect(response.statusCode).toBe(201);
     const payment = response.json();
     expect(Object.keys(payment).sort()).toEqual(
-      ['amount', 'amount_total', 'created_at', 'currency', 'expires_at', 'method', 'order_code', 'order_id', 'paid_at', 'payment_id', 'payment_url', 'status'].sort(),
+      [
+        'amount',
+        'amount_total',
+        'created_at',
+        'currency',
+        'expires_at',
+        'method',
+        'order_code',
+        'order_id',
+        'paid_at',
+        'payment_id',
+        'payment_url',
+        'status',
+      ].sort(),
     );
     expect(payment.payment_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(payment.order_code).toMatch(/^[A-Za-z0-9]{6,32}$/);
@@ -47,7 +60,11 @@ describe.each(backends)('POST /v1/payments on %s', (backend) => {
 
   it('stores the amount as integer kopecks', async () => {
     const payment = (await postPayment(testApp, shop.key, { amount: 1234.56, currency: 'RUB' })).json();
-    const row = await testApp.context.db.selectFrom('payments').select(['amount_kopecks']).where('id', '=', payment.payment_id).executeTakeFirstOrThrow();
+    const row = await testApp.context.db
+      .selectFrom('payments')
+      .select(['amount_kopecks'])
+      .where('id', '=', payment.payment_id)
+      .executeTakeFirstOrThrow();
     expect(row.amount_kopecks).toBe(123456n);
   });
 
@@ -112,22 +129,29 @@ describe.each(backends)('POST /v1/payments on %s', (backend) => {
     expect(response.json().message).toContain('currency');
   });
 
-  it.each(['id', 'payment_id', 'amount_total', 'description'])('refuses a body carrying "%s", naming the field', async (field) => {
-    const response = await postPayment(testApp, shop.key, { ...valid, [field]: 'x' });
-    expect(response.statusCode).toBe(400);
-    expect(response.json().error).toBe('invalid_request');
-    expect(response.json().message).toContain(`"${field}"`);
-  });
-
-  it.each(['not a url', 'ftp://merchant.example/hook', '/relative/path', 'https://', 'javascript:alert(1)', `https://e.example/${'a'.repeat(2048)}`])(
-    'refuses callback_url %j with 400 invalid_request',
-    async (callbackUrl) => {
-      const response = await postPayment(testApp, shop.key, { ...valid, callback_url: callbackUrl });
+  it.each(['id', 'payment_id', 'amount_total', 'description'])(
+    'refuses a body carrying "%s", naming the field',
+    async (field) => {
+      const response = await postPayment(testApp, shop.key, { ...valid, [field]: 'x' });
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toMatchObject({ error: 'invalid_request' });
-      expect(response.json().message).toContain('callback_url');
+      expect(response.json().error).toBe('invalid_request');
+      expect(response.json().message).toContain(`"${field}"`);
     },
   );
+
+  it.each([
+    'not a url',
+    'ftp://merchant.example/hook',
+    '/relative/path',
+    'https://',
+    'javascript:alert(1)',
+    `https://e.example/${'a'.repeat(2048)}`,
+  ])('refuses callback_url %j with 400 invalid_request', async (callbackUrl) => {
+    const response = await postPayment(testApp, shop.key, { ...valid, callback_url: callbackUrl });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ error: 'invalid_request' });
+    expect(response.json().message).toContain('callback_url');
+  });
 
   it('accepts an http callback_url where plain-http webhooks are allowed', async () => {
     const response = await postPayment(testApp, shop.key, { ...valid, callback_url: 'http://127.0.0.1:9/hook' });
@@ -145,7 +169,11 @@ describe.each(backends)('POST /v1/payments on %s', (backend) => {
   });
 
   it('refuses wrongly typed optional fields', async () => {
-    for (const body of [{ ...valid, order_id: 5 }, { ...valid, method: 1 }, { ...valid, callback_url: ['x'] }]) {
+    for (const body of [
+      { ...valid, order_id: 5 },
+      { ...valid, method: 1 },
+      { ...valid, callback_url: ['x'] },
+    ]) {
       const response = await postPayment(testApp, shop.key, body);
       expect(response.statusCode).toBe(400);
       expect(response.json().error).toBe('invalid_request');
@@ -202,7 +230,8 @@ describe.each(backends)('POST /v1/payments rate limit on %s', (backend) => {
   it('more requests per minute than the limit with one key are 429 rate_limited and create nothing', async () => {
     const shop = await sandboxShop(testApp);
     const statuses: number[] = [];
-    for (let index = 0; index < 3; index++) statuses.push((await postPayment(testApp, shop.key, { amount: 10, currency: 'RUB' })).statusCode);
+    for (let index = 0; index < 3; index++)
+      statuses.push((await postPayment(testApp, shop.key, { amount: 10, currency: 'RUB' })).statusCode);
     expect(statuses).toEqual([201, 201, 201]);
     const limited = await postPayment(testApp, shop.key, { amount: 10, currency: 'RUB' });
     expect(limited.statusCode).toBe(429);

@@ -58,7 +58,8 @@ describe.each(backends)('an idle payment expiry worker on %s', (backend) => {
     expect(await createReconciliationWorker(testApp.context).runOnce()).toBe(1);
     const abandoned = performance.now();
     while ((await findPaymentById(testApp.context.db, payment.id))!.status !== 'expired') {
-      if (performance.now() - abandoned > EXPIRY_LATENCY_MS_MAX) throw new Error(`payment not expired within ${EXPIRY_LATENCY_MS_MAX} ms of its attempt's abandonment`);
+      if (performance.now() - abandoned > EXPIRY_LATENCY_MS_MAX)
+        throw new Error(`payment not expired within ${EXPIRY_LATENCY_MS_MAX} ms of its attempt's abandonment`);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect(performance.now() - abandoned).toBeLessThan(EXPIRY_LATENCY_MS_MAX);

@@ -17,7 +17,8 @@ export function createFakeCardAcquirer(): FakeCardAcquirer {
     charges,
     async charge(request) {
       if (request.method !== 'card') throw new Error(`fake_card_bank cannot charge ${request.method}`);
-      if (!charges.has(request.chargeKey)) charges.set(request.chargeKey, { paymentId: request.paymentId, amountKopecks: request.amountKopecks });
+      if (!charges.has(request.chargeKey))
+        charges.set(request.chargeKey, { paymentId: request.paymentId, amountKopecks: request.amountKopecks });
       return succeeded(request.chargeKey);
     },
     async confirm(chargeKey) {

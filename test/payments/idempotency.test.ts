@@ -35,19 +35,32 @@ describe.each(backends)('Idempotency-Key on %s', (backend) => {
   });
 
   it('compares bodies as canonical JSON: key order and number spelling do not matter', async () => {
-    const first = await postPayment(testApp, shop.key, '{"amount":10.1,"currency":"RUB"}', { 'idempotency-key': 'k-order' });
-    const second = await postPayment(testApp, shop.key, '{"currency":"RUB","amount":10.10}', { 'idempotency-key': 'k-order' });
+    const first = await postPayment(testApp, shop.key, '{"amount":10.1,"currency":"RUB"}', {
+      'idempotency-key': 'k-order',
+    });
+    const second = await postPayment(testApp, shop.key, '{"currency":"RUB","amount":10.10}', {
+      'idempotency-key': 'k-order',
+    });
     expect(second.statusCode).toBe(201);
     expect(second.body).toBe(first.body);
   });
 
   it('compares the request as understood: an explicit null and an absent field are the same request', async () => {
-    const first = await postPayment(testApp, shop.key, '{"amount":300,"currency":"RUB","method":null,"order_id":null}', { 'idempotency-key': 'k-null' });
-    const second = await postPayment(testApp, shop.key, '{"amount":300.00,"currency":"RUB"}', { 'idempotency-key': 'k-null' });
+    const first = await postPayment(
+      testApp,
+      shop.key,
+      '{"amount":300,"currency":"RUB","method":null,"order_id":null}',
+      { 'idempotency-key': 'k-null' },
+    );
+    const second = await postPayment(testApp, shop.key, '{"amount":300.00,"currency":"RUB"}', {
+      'idempotency-key': 'k-null',
+    });
     expect(first.statusCode).toBe(201);
     expect(second.statusCode, second.body).toBe(201);
     expect(second.body).toBe(first.body);
-    const bound = await postPayment(testApp, shop.key, '{"amount":300,"currency":"RUB","method":"card"}', { 'idempotency-key': 'k-null' });
+    const bound = await postPayment(testApp, shop.key, '{"amount":300,"currency":"RUB","method":"card"}', {
+      'idempotency-key': 'k-null',
+    });
     expect(bound.statusCode).toBe(409);
     expect(await paymentsOfShop(testApp, shop.shopId)).toHaveLength(1);
   });
@@ -57,7 +70,11 @@ describe.each(backends)('Idempotency-Key on %s', (backend) => {
     testApp.clock.advance(25 * 3_600_000);
     await postPayment(testApp, shop.key, body, { 'idempotency-key': 'k-fresh' });
     expect(await createIdempotencyPurgeWorker(testApp.context).runOnce()).toBeGreaterThanOrEqual(1);
-    const keys = await testApp.context.db.selectFrom('idempotency_records').select('key').where('shop_id', '=', shop.shopId).execute();
+    const keys = await testApp.context.db
+      .selectFrom('idempotency_records')
+      .select('key')
+      .where('shop_id', '=', shop.shopId)
+      .execute();
     expect(keys.map((row) => row.key)).toEqual(['k-fresh']);
   });
 
@@ -135,7 +152,12 @@ describe.each(backends)('Idempotency-Key on %s', (backend) => {
   });
 
   it('a refused request (method_unavailable) stores nothing under the key', async () => {
-    const refused = await postPayment(testApp, shop.key, { ...body, method: 'bitcoin' }, { 'idempotency-key': 'k-refused' });
+    const refused = await postPayment(
+      testApp,
+      shop.key,
+      { ...body, method: 'bitcoin' },
+      { 'idempotency-key': 'k-refused' },
+    );
     expect(refused.json().error).toBe('method_unavailable');
     const again = await postPayment(testApp, shop.key, body, { 'idempotency-key': 'k-refused' });
     expect(again.statusCode).toBe(201);

@@ -27,23 +27,36 @@ describe.each(backends)('live shops without a production connector on %s', (back
   });
   afterAll(() => testApp.close());
 
-  it.each(['card', 'sbp', 'sberpay'])('a payment bound to %s is 400 method_unavailable and nothing is created', async (method) => {
-    const response = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB', method });
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'method_unavailable', message: expect.stringContaining('no live acquirer connector is configured'), request_id: expect.any(String) });
-    expect(await paymentCount(testApp, live)).toBe(0);
-  });
+  it.each(['card', 'sbp', 'sberpay'])(
+    'a payment bound to %s is 400 method_unavailable and nothing is created',
+    async (method) => {
+      const response = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB', method });
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({
+        error: 'method_unavailable',
+        message: expect.stringContaining('no live acquirer connector is configured'),
+        request_id: expect.any(String),
+      });
+      expect(await paymentCount(testApp, live)).toBe(0);
+    },
+  );
 
   it('a payment without a method is 400 method_unavailable too: no method of the shop can be paid live', async () => {
     const response = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB' });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'method_unavailable', message: expect.stringContaining('no live acquirer connector is configured'), request_id: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'method_unavailable',
+      message: expect.stringContaining('no live acquirer connector is configured'),
+      request_id: expect.any(String),
+    });
     expect(await paymentCount(testApp, live)).toBe(0);
   });
 
   it('the same idempotency key may be used again after the refusal', async () => {
     const headers = { 'idempotency-key': 'live-sbp-1' };
-    expect((await postPayment(testApp, live.key, { amount: 100, currency: 'RUB', method: 'sbp' }, headers)).statusCode).toBe(400);
+    expect(
+      (await postPayment(testApp, live.key, { amount: 100, currency: 'RUB', method: 'sbp' }, headers)).statusCode,
+    ).toBe(400);
     const again = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB', method: 'sbp' }, headers);
     expect(again.json().error).toBe('method_unavailable');
   });
@@ -83,12 +96,19 @@ describe.each(backends)('live shops with a card-only production connector on %s'
   });
   afterAll(() => testApp.close());
 
-  it.each(['sbp', 'sberpay'])('a payment bound to %s is 400 method_unavailable naming the methods that work', async (method) => {
-    const response = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB', method });
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'method_unavailable', message: expect.stringContaining('use one of card'), request_id: expect.any(String) });
-    expect(await paymentCount(testApp, live)).toBe(0);
-  });
+  it.each(['sbp', 'sberpay'])(
+    'a payment bound to %s is 400 method_unavailable naming the methods that work',
+    async (method) => {
+      const response = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB', method });
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({
+        error: 'method_unavailable',
+        message: expect.stringContaining('use one of card'),
+        request_id: expect.any(String),
+      });
+      expect(await paymentCount(testApp, live)).toBe(0);
+    },
+  );
 
   it('a payment without a method is created: card, which the connector charges, can take it', async () => {
     const response = await postPayment(testApp, live.key, { amount: 100, currency: 'RUB' });
@@ -106,7 +126,10 @@ describe.each(backends)('live shops with a card-only production connector on %s'
     const submitted = await testApp.app.inject({
       method: 'POST',
       url: `/pay/${payment.order_code}/card`,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: String(page.headers['set-cookie']).split(';')[0]! },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: String(page.headers['set-cookie']).split(';')[0]!,
+      },
       payload: new URLSearchParams({
         csrf: field(page.body, 'csrf')!,
         attempt: field(page.body, 'attempt')!,

@@ -33,7 +33,10 @@ describe.each(backends)('method settings cache on %s', (backend) => {
 
   async function shopWithKey(): Promise<{ shopId: string; apiKey: string }> {
     const unique = uniqueName('settings');
-    const merchant = await createMerchant(cliDeps(), { name: `Settings ${unique}`, email: `settings-${unique}@example.test` });
+    const merchant = await createMerchant(cliDeps(), {
+      name: `Settings ${unique}`,
+      email: `settings-${unique}@example.test`,
+    });
     const key = await createApiKey(cliDeps(), merchant.shop_id, ['payments']);
     return { shopId: merchant.shop_id, apiKey: key.api_key };
   }
@@ -87,12 +90,16 @@ describe.each(backends)('method settings cache on %s', (backend) => {
     const { shopId, apiKey } = await shopWithKey();
     expect(await cardTotal(second, apiKey)).toBe(1000);
     // Without the trigger nothing tells the instances: what they answer now comes from their cache.
-    await sql`alter table payment_method_settings disable trigger payment_method_settings_changed_notify`.execute(base.context.db);
+    await sql`alter table payment_method_settings disable trigger payment_method_settings_changed_notify`.execute(
+      base.context.db,
+    );
     try {
       await updateShopMethod(cliDeps(), shopId, 'card', { feeBasisPoints: 500 });
       expect(await cardTotal(second, apiKey)).toBe(1000);
     } finally {
-      await sql`alter table payment_method_settings enable trigger payment_method_settings_changed_notify`.execute(base.context.db);
+      await sql`alter table payment_method_settings enable trigger payment_method_settings_changed_notify`.execute(
+        base.context.db,
+      );
     }
     await updateShopMethod(cliDeps(), shopId, 'card', { feeBasisPoints: 100 });
     await expect.poll(() => cardTotal(second, apiKey), { timeout: CHANGE_VISIBLE_MS_MAX, interval: 20 }).toBe(1010);

@@ -44,13 +44,16 @@ describe.each(backends)('methods and tariffs on %s', (backend) => {
     expect(half.json().amount_total).toBe(1.05);
   });
 
-  it.each(['bitcoin', 'CARD', '', 'x'.repeat(32)])('an unknown method code %j is 400 method_unavailable and creates nothing', async (method) => {
-    const shop = await sandboxShop(testApp);
-    const response = await postPayment(testApp, shop.key, { amount: 100, currency: 'RUB', method });
-    expect(response.statusCode).toBe(400);
-    expect(response.json().error).toBe('method_unavailable');
-    expect(await count(testApp, shop.shopId)).toBe(0);
-  });
+  it.each(['bitcoin', 'CARD', '', 'x'.repeat(32)])(
+    'an unknown method code %j is 400 method_unavailable and creates nothing',
+    async (method) => {
+      const shop = await sandboxShop(testApp);
+      const response = await postPayment(testApp, shop.key, { amount: 100, currency: 'RUB', method });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error).toBe('method_unavailable');
+      expect(await count(testApp, shop.shopId)).toBe(0);
+    },
+  );
 
   it('a method switched off for the shop is 400 method_unavailable', async () => {
     const shop = await sandboxShop(testApp);
@@ -64,7 +67,12 @@ describe.each(backends)('methods and tariffs on %s', (backend) => {
   it('an amount outside the method range is 400 method_unavailable, on both sides of each bound', async () => {
     const shop = await sandboxShop(testApp);
     await updateShopMethod(testApp.context, shop.shopId, 'sberpay', { minKopecks: 1_000n, maxKopecks: 50_000n });
-    const cases: Array<[number, number]> = [[9.99, 400], [10, 201], [500, 201], [500.01, 400]];
+    const cases: Array<[number, number]> = [
+      [9.99, 400],
+      [10, 201],
+      [500, 201],
+      [500.01, 400],
+    ];
     for (const [amount, status] of cases) {
       const response = await postPayment(testApp, shop.key, { amount, currency: 'RUB', method: 'sberpay' });
       expect(response.statusCode, `amount ${amount}`).toBe(status);
@@ -74,7 +82,8 @@ describe.each(backends)('methods and tariffs on %s', (backend) => {
 
   it('an amount no enabled method covers is 400 amount_not_supported with a message saying what to do', async () => {
     const shop = await sandboxShop(testApp);
-    for (const method of ['card', 'sbp'] as const) await updateShopMethod(testApp.context, shop.shopId, method, { maxKopecks: 10_000n });
+    for (const method of ['card', 'sbp'] as const)
+      await updateShopMethod(testApp.context, shop.shopId, method, { maxKopecks: 10_000n });
     await updateShopMethod(testApp.context, shop.shopId, 'sberpay', { enabled: false });
     expect((await postPayment(testApp, shop.key, { amount: 100, currency: 'RUB' })).statusCode).toBe(201);
     const response = await postPayment(testApp, shop.key, { amount: 100.01, currency: 'RUB' });
@@ -86,7 +95,8 @@ describe.each(backends)('methods and tariffs on %s', (backend) => {
 
   it('a shop with every method off answers amount_not_supported', async () => {
     const shop = await sandboxShop(testApp);
-    for (const method of ['card', 'sbp', 'sberpay'] as const) await updateShopMethod(testApp.context, shop.shopId, method, { enabled: false });
+    for (const method of ['card', 'sbp', 'sberpay'] as const)
+      await updateShopMethod(testApp.context, shop.shopId, method, { enabled: false });
     const response = await postPayment(testApp, shop.key, { amount: 100, currency: 'RUB' });
     expect(response.statusCode).toBe(400);
     expect(response.json().error).toBe('amount_not_supported');
@@ -95,8 +105,12 @@ describe.each(backends)('methods and tariffs on %s', (backend) => {
   it('refuses settings that break the limits', async () => {
     const shop = await sandboxShop(testApp);
     await expect(updateShopMethod(testApp.context, shop.shopId, 'card', { minKopecks: 50n })).rejects.toThrow(/limits/);
-    await expect(updateShopMethod(testApp.context, shop.shopId, 'card', { feeBasisPoints: 10_001 })).rejects.toThrow(/fee/);
-    await expect(updateShopMethod(testApp.context, shop.shopId, 'cash', { enabled: true })).rejects.toThrow(/unknown method/);
+    await expect(updateShopMethod(testApp.context, shop.shopId, 'card', { feeBasisPoints: 10_001 })).rejects.toThrow(
+      /fee/,
+    );
+    await expect(updateShopMethod(testApp.context, shop.shopId, 'cash', { enabled: true })).rejects.toThrow(
+      /unknown method/,
+    );
   });
 });
 

@@ -3,7 +3,11 @@
 import { authorized, scopeMatrix, type MatrixShop, type RouteCall } from '../support/scope-matrix.ts';
 
 async function pendingPayment(shop: MatrixShop): Promise<string> {
-  const created = await authorized(shop, { method: 'POST', url: '/v1/payments', payload: { amount: 100, currency: 'RUB' } });
+  const created = await authorized(shop, {
+    method: 'POST',
+    url: '/v1/payments',
+    payload: { amount: 100, currency: 'RUB' },
+  });
   return created.json().payment_id;
 }
 
@@ -21,9 +25,16 @@ function helper(action: 'pay' | 'fail' | 'expire'): RouteCall {
 }
 
 const calls: Record<string, RouteCall> = {
-  'POST /v1/payments': { request: async () => ({ url: '/v1/payments', payload: { amount: 100, currency: 'RUB' } }), successStatus: 201, observe: paymentsOf },
+  'POST /v1/payments': {
+    request: async () => ({ url: '/v1/payments', payload: { amount: 100, currency: 'RUB' } }),
+    successStatus: 201,
+    observe: paymentsOf,
+  },
   'GET /v1/payments': { request: async () => ({ url: '/v1/payments' }), successStatus: 200 },
-  'GET /v1/payments/:payment_id': { request: async (shop) => ({ url: `/v1/payments/${await pendingPayment(shop)}` }), successStatus: 200 },
+  'GET /v1/payments/:payment_id': {
+    request: async (shop) => ({ url: `/v1/payments/${await pendingPayment(shop)}` }),
+    successStatus: 200,
+  },
   'POST /v1/test_helpers/payments/:payment_id/pay': helper('pay'),
   'POST /v1/test_helpers/payments/:payment_id/fail': helper('fail'),
   'POST /v1/test_helpers/payments/:payment_id/expire': helper('expire'),

@@ -44,7 +44,10 @@ describeInBrowser.each(backends)('payment page in Chromium on %s', (backend) => 
     receiver = await startReceiver();
     workers = createWorkers(testApp.modules);
     for (const worker of workers) worker.start();
-    browser = await chromium.launch({ executablePath: (chromiumExecutable as { path: string }).path, args: CHROMIUM_ARGS });
+    browser = await chromium.launch({
+      executablePath: (chromiumExecutable as { path: string }).path,
+      args: CHROMIUM_ARGS,
+    });
     merchant = await testApp.createMerchant({ name: 'Browser Shop' });
   });
   afterAll(async () => {
@@ -55,7 +58,14 @@ describeInBrowser.each(backends)('payment page in Chromium on %s', (backend) => 
   });
 
   async function newPayment(body: Record<string, unknown> = {}) {
-    return (await postPayment(testApp, merchant.api_key, { amount: 1250, currency: 'RUB', callback_url: receiver.url, ...body })).json();
+    return (
+      await postPayment(testApp, merchant.api_key, {
+        amount: 1250,
+        currency: 'RUB',
+        callback_url: receiver.url,
+        ...body,
+      })
+    ).json();
   }
 
   async function fillCard(page: Page, number: string): Promise<void> {
@@ -78,7 +88,10 @@ describeInBrowser.each(backends)('payment page in Chromium on %s', (backend) => 
     await page.click('#pay-button');
     await page.waitForSelector('[data-status="paid"]');
     const delivered = await until(() => eventsFor(payment.payment_id)[0]);
-    const event = new Webhook(merchant.webhook_secret).verify(delivered.body, delivered.headers as Record<string, string>) as {
+    const event = new Webhook(merchant.webhook_secret).verify(
+      delivered.body,
+      delivered.headers as Record<string, string>,
+    ) as {
       type: string;
       data: { status: string; payment_id: string };
     };
@@ -95,7 +108,9 @@ describeInBrowser.each(backends)('payment page in Chromium on %s', (backend) => 
     await page.click('#pay-button');
     await page.waitForSelector('[data-status="declined"]');
     expect(await page.isVisible('#card-form')).toBe(true);
-    expect((await getJson(testApp, merchant.api_key, `/v1/payments/${payment.payment_id}`)).json().status).toBe('pending');
+    expect((await getJson(testApp, merchant.api_key, `/v1/payments/${payment.payment_id}`)).json().status).toBe(
+      'pending',
+    );
     await page.close();
   });
 
@@ -109,18 +124,26 @@ describeInBrowser.each(backends)('payment page in Chromium on %s', (backend) => 
     // Chrome coalesces two submits of one form into one navigation (and the page's CSP
     // forbids fetch), so the same filled form is sent twice at once with the browser's
     // cookies through the browser context, the way a double click reaches servers.
-    const form = await page.evaluate(
+    const form = (await page.evaluate(
       "Object.fromEntries(new FormData(document.getElementById('card-form')))",
-    ) as Record<string, string>;
+    )) as Record<string, string>;
     const action = new URL(`/pay/${payment.order_code}/card`, payment.payment_url).toString();
     const answers = await Promise.all([1, 2].map(() => page.context().request.post(action, { form, maxRedirects: 0 })));
     expect(answers.map((answer) => answer.status())).toEqual([303, 303]);
     await page.reload();
     await page.waitForSelector('[data-status="paid"]');
     await until(() => eventsFor(payment.payment_id)[0]);
-    const charges = await testApp.context.db.selectFrom('sandbox_acquirer_charges').selectAll().where('payment_id', '=', payment.payment_id).execute();
+    const charges = await testApp.context.db
+      .selectFrom('sandbox_acquirer_charges')
+      .selectAll()
+      .where('payment_id', '=', payment.payment_id)
+      .execute();
     expect(charges.filter((charge) => charge.status === 'succeeded')).toHaveLength(1);
-    const outbox = await testApp.context.db.selectFrom('webhook_events').select('type').where('payload', 'like', `%${payment.payment_id}%`).execute();
+    const outbox = await testApp.context.db
+      .selectFrom('webhook_events')
+      .select('type')
+      .where('payload', 'like', `%${payment.payment_id}%`)
+      .execute();
     expect(outbox.map((event) => event.type)).toEqual(['payment.paid']);
     expect(eventsFor(payment.payment_id)).toHaveLength(1);
     await page.close();

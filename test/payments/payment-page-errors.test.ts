@@ -39,7 +39,8 @@ describe.each(backends)('payment page errors on %s', (backend) => {
     expect(response.body).toContain(`<html lang="${lang}">`);
     expect(response.body).toContain(title);
     // Words meant for integrators stay out of the payer's page.
-    for (const apiWord of ['with this key', 'KiB', '"error"', 'internal_error', 'Repeat the request']) expect(response.body).not.toContain(apiWord);
+    for (const apiWord of ['with this key', 'KiB', '"error"', 'internal_error', 'Repeat the request'])
+      expect(response.body).not.toContain(apiWord);
   }
 
   it('a form over the page limit is 413 as a page in the language the browser asks for', async () => {
@@ -84,7 +85,12 @@ describe.each(backends)('payment page errors on %s', (backend) => {
     ['GET', '/pay'],
     ['POST', '/pay/whatever/else/entirely'],
   ])('%s %s, a path under /pay that names no page, is a 404 page in the payer language', async (method, path) => {
-    const response = await testApp.app.inject({ method: method as 'GET' | 'POST', url: path, remoteAddress: '192.0.2.4', headers: { 'accept-language': 'en' } });
+    const response = await testApp.app.inject({
+      method: method as 'GET' | 'POST',
+      url: path,
+      remoteAddress: '192.0.2.4',
+      headers: { 'accept-language': 'en' },
+    });
     expect(response.statusCode).toBe(404);
     expectPayerPage(response, 'en', 'Payment not found');
   });

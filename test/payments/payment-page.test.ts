@@ -29,14 +29,22 @@ describe.each(backends)('payment page on %s', (backend) => {
   afterAll(async () => testApp.close());
 
   async function create(body: Record<string, unknown> = {}) {
-    return (await postPayment(testApp, shop.key, { amount: 1500.5, currency: 'RUB', order_id: 'ORD-7', ...body })).json();
+    return (
+      await postPayment(testApp, shop.key, { amount: 1500.5, currency: 'RUB', order_id: 'ORD-7', ...body })
+    ).json();
   }
 
   async function open(path: string, cookie = '', headers: Record<string, string> = {}): Promise<OpenedPage> {
     const response = await testApp.app.inject({ method: 'GET', url: path, headers: { cookie, ...headers } });
     const setCookie = response.headers['set-cookie'];
     const newCookie = typeof setCookie === 'string' ? setCookie.split(';')[0]! : cookie;
-    return { status: response.statusCode, html: response.body, cookie: newCookie, csrf: field(response.body, 'csrf'), attempt: field(response.body, 'attempt') };
+    return {
+      status: response.statusCode,
+      html: response.body,
+      cookie: newCookie,
+      csrf: field(response.body, 'csrf'),
+      attempt: field(response.body, 'attempt'),
+    };
   }
 
   function submit(path: string, cookie: string, form: Record<string, string>) {
@@ -75,7 +83,13 @@ describe.each(backends)('payment page on %s', (backend) => {
     const payment = await create({ method: 'card' });
     const page = await open(`/pay/${payment.order_code}`);
     expect(page.html).not.toContain('data-method=');
-    for (const token of ['autocomplete="cc-number"', 'autocomplete="cc-exp"', 'autocomplete="cc-csc"', 'inputmode="numeric"', '<label for="cc-number">']) {
+    for (const token of [
+      'autocomplete="cc-number"',
+      'autocomplete="cc-exp"',
+      'autocomplete="cc-csc"',
+      'inputmode="numeric"',
+      '<label for="cc-number">',
+    ]) {
       expect(page.html).toContain(token);
     }
     expect(page.csrf).toBeDefined();
@@ -99,7 +113,12 @@ describe.each(backends)('payment page on %s', (backend) => {
   it('pays with the success card: the payment is paid and the page says so', async () => {
     const payment = await create({ method: 'card', callback_url: 'https://merchant.example/hook' });
     const page = await open(`/pay/${payment.order_code}`);
-    const response = await submit(`/pay/${payment.order_code}/card`, page.cookie, { csrf: page.csrf!, attempt: page.attempt!, lang: 'en', ...goodCard });
+    const response = await submit(`/pay/${payment.order_code}/card`, page.cookie, {
+      csrf: page.csrf!,
+      attempt: page.attempt!,
+      lang: 'en',
+      ...goodCard,
+    });
     expect(response.statusCode).toBe(303);
     expect(await status(payment.payment_id)).toBe('paid');
     const after = await open(response.headers.location as string, page.cookie);
@@ -110,14 +129,26 @@ describe.each(backends)('payment page on %s', (backend) => {
   it('refuses a form without a valid CSRF token and charges nothing', async () => {
     const payment = await create({ method: 'card' });
     const page = await open(`/pay/${payment.order_code}`);
-    const noCookie = await submit(`/pay/${payment.order_code}/card`, '', { csrf: page.csrf!, attempt: page.attempt!, ...goodCard });
+    const noCookie = await submit(`/pay/${payment.order_code}/card`, '', {
+      csrf: page.csrf!,
+      attempt: page.attempt!,
+      ...goodCard,
+    });
     expect(noCookie.statusCode).toBe(403);
-    const forged = await submit(`/pay/${payment.order_code}/card`, page.cookie, { csrf: 'x'.repeat(43), attempt: page.attempt!, ...goodCard });
+    const forged = await submit(`/pay/${payment.order_code}/card`, page.cookie, {
+      csrf: 'x'.repeat(43),
+      attempt: page.attempt!,
+      ...goodCard,
+    });
     expect(forged.statusCode).toBe(403);
     // A token of another payment does not open this one.
     const other = await create({ method: 'card' });
     const otherPage = await open(`/pay/${other.order_code}`, page.cookie);
-    const crossed = await submit(`/pay/${payment.order_code}/card`, page.cookie, { csrf: otherPage.csrf!, attempt: page.attempt!, ...goodCard });
+    const crossed = await submit(`/pay/${payment.order_code}/card`, page.cookie, {
+      csrf: otherPage.csrf!,
+      attempt: page.attempt!,
+      ...goodCard,
+    });
     expect(crossed.statusCode).toBe(403);
     expect(await status(payment.payment_id)).toBe('pending');
   });
@@ -126,7 +157,11 @@ describe.each(backends)('payment page on %s', (backend) => {
     const payment = await create({ method: 'card', callback_url: 'https://merchant.example/hook' });
     const page = await open(`/pay/${payment.order_code}`);
     const declined = await submit(`/pay/${payment.order_code}/card`, page.cookie, {
-      csrf: page.csrf!, attempt: page.attempt!, 'cc-number': '4000000000000002', 'cc-exp': '12/34', 'cc-csc': '123',
+      csrf: page.csrf!,
+      attempt: page.attempt!,
+      'cc-number': '4000000000000002',
+      'cc-exp': '12/34',
+      'cc-csc': '123',
     });
     expect(declined.headers.location).toContain('declined=card_declined');
     expect(await status(payment.payment_id)).toBe('pending');
@@ -134,19 +169,39 @@ describe.each(backends)('payment page on %s', (backend) => {
     expect(retry.html).toContain('data-status="declined"');
     expect(retry.html).toContain('id="card-form"');
     await submit(`/pay/${payment.order_code}/card`, page.cookie, {
-      csrf: retry.csrf!, attempt: retry.attempt!, 'cc-number': '4000000000000119', 'cc-exp': '12/34', 'cc-csc': '123',
+      csrf: retry.csrf!,
+      attempt: retry.attempt!,
+      'cc-number': '4000000000000119',
+      'cc-exp': '12/34',
+      'cc-csc': '123',
     });
     expect(await status(payment.payment_id)).toBe('failed');
-    const events = await testApp.context.db.selectFrom('webhook_events').select('type').where('shop_id', '=', shop.shopId).where('payload', 'like', `%${payment.payment_id}%`).execute();
+    const events = await testApp.context.db
+      .selectFrom('webhook_events')
+      .select('type')
+      .where('shop_id', '=', shop.shopId)
+      .where('payload', 'like', `%${payment.payment_id}%`)
+      .execute();
     expect(events.map((event) => event.type)).toEqual(['payment.failed']);
   });
 
   it('an invalid card number (Luhn) or a past expiry never reaches a charge', async () => {
     const payment = await create({ method: 'card' });
     const page = await open(`/pay/${payment.order_code}`);
-    const bad = await submit(`/pay/${payment.order_code}/card`, page.cookie, { csrf: page.csrf!, attempt: page.attempt!, 'cc-number': '4242424242424241', 'cc-exp': '12/34', 'cc-csc': '123' });
+    const bad = await submit(`/pay/${payment.order_code}/card`, page.cookie, {
+      csrf: page.csrf!,
+      attempt: page.attempt!,
+      'cc-number': '4242424242424241',
+      'cc-exp': '12/34',
+      'cc-csc': '123',
+    });
     expect(bad.headers.location).toContain('invalid=1');
-    const expiredCard = await submit(`/pay/${payment.order_code}/card`, page.cookie, { csrf: page.csrf!, attempt: page.attempt!, ...goodCard, 'cc-exp': '01/20' });
+    const expiredCard = await submit(`/pay/${payment.order_code}/card`, page.cookie, {
+      csrf: page.csrf!,
+      attempt: page.attempt!,
+      ...goodCard,
+      'cc-exp': '01/20',
+    });
     expect(expiredCard.headers.location).toContain('declined=expired_card');
     expect(await status(payment.payment_id)).toBe('pending');
   });
@@ -155,32 +210,60 @@ describe.each(backends)('payment page on %s', (backend) => {
     const payment = await create({ method: 'card', callback_url: 'https://merchant.example/hook' });
     const page = await open(`/pay/${payment.order_code}`);
     const form = { csrf: page.csrf!, attempt: page.attempt!, ...goodCard };
-    const responses = await Promise.all([1, 2, 3].map(() => submit(`/pay/${payment.order_code}/card`, page.cookie, form)));
+    const responses = await Promise.all(
+      [1, 2, 3].map(() => submit(`/pay/${payment.order_code}/card`, page.cookie, form)),
+    );
     for (const response of responses) expect(response.statusCode).toBe(303);
     // A later submit of a freshly rendered form (another attempt) cannot pay again either.
     await submit(`/pay/${payment.order_code}/card`, page.cookie, { ...form, attempt: 'another-attempt-nonce-1' });
-    const charges = await testApp.context.db.selectFrom('sandbox_acquirer_charges').selectAll().where('payment_id', '=', payment.payment_id).execute();
+    const charges = await testApp.context.db
+      .selectFrom('sandbox_acquirer_charges')
+      .selectAll()
+      .where('payment_id', '=', payment.payment_id)
+      .execute();
     expect(charges.filter((charge) => charge.status === 'succeeded')).toHaveLength(1);
     expect(await status(payment.payment_id)).toBe('paid');
-    const events = await testApp.context.db.selectFrom('webhook_events').select('type').where('payload', 'like', `%${payment.payment_id}%`).execute();
+    const events = await testApp.context.db
+      .selectFrom('webhook_events')
+      .select('type')
+      .where('payload', 'like', `%${payment.payment_id}%`)
+      .execute();
     expect(events.map((event) => event.type)).toEqual(['payment.paid']);
   });
 
   it('the confirmation card asks for a confirmation step; confirming pays, cancelling leaves it pending', async () => {
     const payment = await create({ method: 'card' });
     const page = await open(`/pay/${payment.order_code}`);
-    const first = await submit(`/pay/${payment.order_code}/card`, page.cookie, { csrf: page.csrf!, attempt: page.attempt!, ...goodCard, 'cc-number': '4000000000003220' });
+    const first = await submit(`/pay/${payment.order_code}/card`, page.cookie, {
+      csrf: page.csrf!,
+      attempt: page.attempt!,
+      ...goodCard,
+      'cc-number': '4000000000003220',
+    });
     expect(first.headers.location).toContain('confirm=');
     const confirmPage = await open(first.headers.location as string, page.cookie);
     expect(confirmPage.html).toContain('id="confirm-button"');
-    const cancel = await submit(`/pay/${payment.order_code}/confirm`, page.cookie, { csrf: confirmPage.csrf!, charge: field(confirmPage.html, 'charge')!, decision: 'cancel' });
+    const cancel = await submit(`/pay/${payment.order_code}/confirm`, page.cookie, {
+      csrf: confirmPage.csrf!,
+      charge: field(confirmPage.html, 'charge')!,
+      decision: 'cancel',
+    });
     expect(cancel.headers.location).toContain('declined=authentication_failed');
     expect(await status(payment.payment_id)).toBe('pending');
 
     const again = await open(`/pay/${payment.order_code}`, page.cookie);
-    const second = await submit(`/pay/${payment.order_code}/card`, page.cookie, { csrf: again.csrf!, attempt: again.attempt!, ...goodCard, 'cc-number': '4000000000003220' });
+    const second = await submit(`/pay/${payment.order_code}/card`, page.cookie, {
+      csrf: again.csrf!,
+      attempt: again.attempt!,
+      ...goodCard,
+      'cc-number': '4000000000003220',
+    });
     const confirmAgain = await open(second.headers.location as string, page.cookie);
-    await submit(`/pay/${payment.order_code}/confirm`, page.cookie, { csrf: confirmAgain.csrf!, charge: field(confirmAgain.html, 'charge')!, decision: 'approve' });
+    await submit(`/pay/${payment.order_code}/confirm`, page.cookie, {
+      csrf: confirmAgain.csrf!,
+      charge: field(confirmAgain.html, 'charge')!,
+      decision: 'approve',
+    });
     expect(await status(payment.payment_id)).toBe('paid');
   });
 
@@ -189,7 +272,11 @@ describe.each(backends)('payment page on %s', (backend) => {
       const payment = await create();
       const page = await open(`/pay/${payment.order_code}?method=${method}`);
       expect(page.html).toMatch(/<svg[^>]*>[\s\S]*<path/);
-      const response = await submit(`/pay/${payment.order_code}/qr`, page.cookie, { csrf: page.csrf!, attempt: page.attempt!, method });
+      const response = await submit(`/pay/${payment.order_code}/qr`, page.cookie, {
+        csrf: page.csrf!,
+        attempt: page.attempt!,
+        method,
+      });
       expect(response.statusCode).toBe(303);
       expect(await status(payment.payment_id)).toBe('paid');
       // The method stays as bound at creation (null); the payer's choice is internal.
@@ -203,9 +290,17 @@ describe.each(backends)('payment page on %s', (backend) => {
     testApp.clock.advance(3_600_000);
     const expiredPage = await open(`/pay/${payment.order_code}`, page.cookie);
     expect(expiredPage.html).toContain('data-status="expired"');
-    await submit(`/pay/${payment.order_code}/card`, page.cookie, { csrf: page.csrf!, attempt: page.attempt!, ...goodCard });
+    await submit(`/pay/${payment.order_code}/card`, page.cookie, {
+      csrf: page.csrf!,
+      attempt: page.attempt!,
+      ...goodCard,
+    });
     expect(await status(payment.payment_id)).toBe('pending'); // the worker will expire it; it was never paid
-    const charges = await testApp.context.db.selectFrom('sandbox_acquirer_charges').selectAll().where('payment_id', '=', payment.payment_id).execute();
+    const charges = await testApp.context.db
+      .selectFrom('sandbox_acquirer_charges')
+      .selectAll()
+      .where('payment_id', '=', payment.payment_id)
+      .execute();
     expect(charges).toEqual([]);
   });
 });

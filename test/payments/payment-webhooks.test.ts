@@ -28,7 +28,13 @@ describe.each(backends)('payment webhooks on %s', (backend) => {
     testApp.clock.set(new Date(Date.now() - 3_600_000));
     const merchant = await testApp.createMerchant();
     const created = (
-      await postPayment(testApp, merchant.api_key, { amount: 99.99, currency: 'RUB', method: 'sbp', order_id: 'E-1', callback_url: receiver.url })
+      await postPayment(testApp, merchant.api_key, {
+        amount: 99.99,
+        currency: 'RUB',
+        method: 'sbp',
+        order_id: 'E-1',
+        callback_url: receiver.url,
+      })
     ).json();
     const noCallback = (await postPayment(testApp, merchant.api_key, { amount: 5, currency: 'RUB' })).json();
     testApp.clock.set(new Date());
@@ -37,7 +43,10 @@ describe.each(backends)('payment webhooks on %s', (backend) => {
 
     const received = receiver.requests.filter((request) => request.body.includes(created.payment_id));
     expect(received).toHaveLength(1);
-    const event = new Webhook(merchant.webhook_secret).verify(received[0]!.body, received[0]!.headers as Record<string, string>) as {
+    const event = new Webhook(merchant.webhook_secret).verify(
+      received[0]!.body,
+      received[0]!.headers as Record<string, string>,
+    ) as {
       type: string;
       data: Record<string, unknown>;
     };
@@ -49,12 +58,17 @@ describe.each(backends)('payment webhooks on %s', (backend) => {
   it('the pay test helper sends a signed payment.paid like the acquirer would', async () => {
     testApp.clock.set(new Date());
     const merchant = await testApp.createMerchant();
-    const created = (await postPayment(testApp, merchant.api_key, { amount: 10, currency: 'RUB', callback_url: receiver.url })).json();
+    const created = (
+      await postPayment(testApp, merchant.api_key, { amount: 10, currency: 'RUB', callback_url: receiver.url })
+    ).json();
     const paid = (await postHelper(testApp, merchant.api_key, created.payment_id, 'pay')).json();
     await createDeliveryWorker(testApp.context, { concurrency: 2 }).drain();
     const received = receiver.requests.filter((request) => request.body.includes(created.payment_id));
     expect(received).toHaveLength(1);
-    const event = new Webhook(merchant.webhook_secret).verify(received[0]!.body, received[0]!.headers as Record<string, string>) as {
+    const event = new Webhook(merchant.webhook_secret).verify(
+      received[0]!.body,
+      received[0]!.headers as Record<string, string>,
+    ) as {
       type: string;
       data: unknown;
     };

@@ -15,7 +15,12 @@ describe.each(backends)('reading payments on %s', (backend) => {
   afterAll(async () => testApp.close());
 
   it('GET returns the payment exactly as created, to a read-only key too', async () => {
-    const created = await postPayment(testApp, shop.key, { amount: 42, currency: 'RUB', method: 'sbp', order_id: 'r-1' });
+    const created = await postPayment(testApp, shop.key, {
+      amount: 42,
+      currency: 'RUB',
+      method: 'sbp',
+      order_id: 'r-1',
+    });
     const readKey = await testApp.createKey(shop.shopId, ['read']);
     const response = await getJson(testApp, readKey, `/v1/payments/${created.json().payment_id}`);
     expect(response.statusCode).toBe(200);
@@ -38,18 +43,29 @@ describe.each(backends)('reading payments on %s', (backend) => {
     expect(list.json().data).toEqual([]);
   });
 
-  it.each(['not-a-uuid', '00000000-0000-4000-8000-000000000000', "1' or '1'='1"])('payment id %j is 404 not_found', async (id) => {
-    const response = await getJson(testApp, shop.key, `/v1/payments/${encodeURIComponent(id)}`);
-    expect(response.statusCode).toBe(404);
-    expect(response.json().error).toBe('not_found');
-  });
+  it.each(['not-a-uuid', '00000000-0000-4000-8000-000000000000', "1' or '1'='1"])(
+    'payment id %j is 404 not_found',
+    async (id) => {
+      const response = await getJson(testApp, shop.key, `/v1/payments/${encodeURIComponent(id)}`);
+      expect(response.statusCode).toBe(404);
+      expect(response.json().error).toBe('not_found');
+    },
+  );
 
   it('lists newest first in pages joined by next_cursor, with filters', async () => {
     const own = await sandboxShop(testApp);
     const ids: string[] = [];
     for (let index = 0; index < 5; index++) {
       testApp.clock.advance(1_000);
-      ids.push((await postPayment(testApp, own.key, { amount: 10 + index, currency: 'RUB', order_id: index % 2 ? 'odd' : 'even' })).json().payment_id);
+      ids.push(
+        (
+          await postPayment(testApp, own.key, {
+            amount: 10 + index,
+            currency: 'RUB',
+            order_id: index % 2 ? 'odd' : 'even',
+          })
+        ).json().payment_id,
+      );
     }
     const first = (await getJson(testApp, own.key, '/v1/payments?limit=2')).json();
     expect(first.data.map((payment: { payment_id: string }) => payment.payment_id)).toEqual([ids[4], ids[3]]);
@@ -67,9 +83,12 @@ describe.each(backends)('reading payments on %s', (backend) => {
     expect(paid.data).toHaveLength(0);
   });
 
-  it.each(['limit=0', 'limit=101', 'status=done', 'cursor=garbage', 'color=red'])('refuses the query %s with 400 invalid_request', async (query) => {
-    const response = await getJson(testApp, shop.key, `/v1/payments?${query}`);
-    expect(response.statusCode).toBe(400);
-    expect(response.json().error).toBe('invalid_request');
-  });
+  it.each(['limit=0', 'limit=101', 'status=done', 'cursor=garbage', 'color=red'])(
+    'refuses the query %s with 400 invalid_request',
+    async (query) => {
+      const response = await getJson(testApp, shop.key, `/v1/payments?${query}`);
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error).toBe('invalid_request');
+    },
+  );
 });

@@ -33,7 +33,9 @@ describe.each(backends)('payment state machine on %s', (backend) => {
   afterAll(async () => testApp.close());
 
   async function create(body: Record<string, unknown> = {}) {
-    return (await postPayment(testApp, shop.key, { amount: 100, currency: 'RUB', callback_url: CALLBACK, ...body })).json();
+    return (
+      await postPayment(testApp, shop.key, { amount: 100, currency: 'RUB', callback_url: CALLBACK, ...body })
+    ).json();
   }
 
   it('pay sets paid and paid_at, keeps method, and emits payment.paid with the full payment to callback_url', async () => {

@@ -34,9 +34,15 @@ async function runWalkthrough(walkthrough: Walkthrough, cwd: string, baseUrl: st
       const where = `README.md:${step.line} (${walkthrough.name})`;
       let timer: NodeJS.Timeout | undefined;
       const bound = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${where}: no end within ${STEP_BOUND_MS} ms:\n${step.script}\nstderr: ${shell.stderr}`)), STEP_BOUND_MS);
+        timer = setTimeout(
+          () =>
+            reject(new Error(`${where}: no end within ${STEP_BOUND_MS} ms:\n${step.script}\nstderr: ${shell.stderr}`)),
+          STEP_BOUND_MS,
+        );
       });
-      const outcome = await Promise.race([shell.run(step.script.replaceAll(README_URL, baseUrl)), bound]).finally(() => clearTimeout(timer));
+      const outcome = await Promise.race([shell.run(step.script.replaceAll(README_URL, baseUrl)), bound]).finally(() =>
+        clearTimeout(timer),
+      );
       const context = `${where}:\n${step.script}\n--- output:\n${outcome.stdout}\n--- stderr:\n${shell.stderr}`;
       expect(outcome.exitCode, context).toBe(0);
       if (!step.answer) continue;
@@ -67,22 +73,31 @@ describe('README walkthroughs are runnable as written', () => {
   it('marks the walkthroughs, each with printed answers to check', async () => {
     const walkthroughs = parseWalkthroughs(await readReadme());
     expect([...walkthroughs.keys()].sort()).toEqual([...WALKTHROUGHS].sort());
-    for (const name of WALKTHROUGHS) expect(walkthroughs.get(name)!.steps.filter((step) => step.answer).length, name).toBeGreaterThanOrEqual(3);
+    for (const name of WALKTHROUGHS)
+      expect(walkthroughs.get(name)!.steps.filter((step) => step.answer).length, name).toBeGreaterThanOrEqual(3);
   });
 
   it('fails on a printed answer that drifted from the real one (a renamed, a missing or an extra field)', () => {
-    const real = { invoice_id: 'inv_1', status: 'paid', paid_at: '2026-01-01T00:00:00.000Z', accounts: [{ currency: 'USDT' }] };
-    expect(shapeDifferences({ invoice_id: 'inv_…', status: 'pending', paid_at: '…', accounts: [{ currency: 'RUB' }] }, real)).toEqual([]);
-    expect(shapeDifferences({ invoiceId: '…', status: '…', paid_at: '…', accounts: [{ currency: '…' }] }, real)).toEqual([
-      '$.invoiceId: printed, but not in the answer',
-      '$.invoice_id: in the answer, but not printed',
-    ]);
+    const real = {
+      invoice_id: 'inv_1',
+      status: 'paid',
+      paid_at: '2026-01-01T00:00:00.000Z',
+      accounts: [{ currency: 'USDT' }],
+    };
+    expect(
+      shapeDifferences({ invoice_id: 'inv_…', status: 'pending', paid_at: '…', accounts: [{ currency: 'RUB' }] }, real),
+    ).toEqual([]);
+    expect(
+      shapeDifferences({ invoiceId: '…', status: '…', paid_at: '…', accounts: [{ currency: '…' }] }, real),
+    ).toEqual(['$.invoiceId: printed, but not in the answer', '$.invoice_id: in the answer, but not printed']);
     expect(shapeDifferences({ invoice_id: '…', status: '…', paid_at: null, accounts: [] }, real)).toEqual([
       '$.paid_at: printed null, got string ("2026-01-01T00:00:00.000Z")',
       '$.accounts: printed 0 items, got 1',
     ]);
     // `…` stands for fields not shown; the shown ones are still checked.
-    const elided = parseWalkthroughs('<!-- runnable: x -->\n```sh\necho\n# → 200 {…,"status":"paid",…}\n```\n').get('x')!.steps[0]!.answer!;
+    const elided = parseWalkthroughs('<!-- runnable: x -->\n```sh\necho\n# → 200 {…,"status":"paid",…}\n```\n').get(
+      'x',
+    )!.steps[0]!.answer!;
     expect(shapeDifferences(elided.body, real)).toEqual([]);
     expect(shapeDifferences(elided.body, { state: 'paid' })).toEqual(['$.status: printed, but not in the answer']);
   });
@@ -103,10 +118,16 @@ describe('README walkthroughs are runnable as written', () => {
       };
       if (databaseUrl) {
         // A PostgreSQL database gets no demo merchant of its own: make the reader's credentials file as `npm start` would.
-        const created = await runPaygateInProcess(['merchant', 'create', '--name', 'Demo shop', '--email', 'demo@paygate.local', '--json'], env);
+        const created = await runPaygateInProcess(
+          ['merchant', 'create', '--name', 'Demo shop', '--email', 'demo@paygate.local', '--json'],
+          env,
+        );
         expect(created.code, created.stderr).toBe(0);
         await mkdir(join(folder, 'data'), { recursive: true });
-        await writeFile(join(folder, 'data', 'demo-credentials.json'), JSON.stringify(lastJsonLine<CreatedMerchant>(created.stdout)));
+        await writeFile(
+          join(folder, 'data', 'demo-credentials.json'),
+          JSON.stringify(lastJsonLine<CreatedMerchant>(created.stdout)),
+        );
       }
       gateway = await startPaygate(['--port', '0'], env);
     });

@@ -77,7 +77,11 @@ function parseAnswer(text: string, status: string | undefined, line: number): Pr
   const end = jsonEnd(text);
   const json = text.slice(0, end);
   try {
-    return { status: status === undefined ? undefined : Number(status), body: JSON.parse(withElisionsAsMembers(json)), text: json };
+    return {
+      status: status === undefined ? undefined : Number(status),
+      body: JSON.parse(withElisionsAsMembers(json)),
+      text: json,
+    };
   } catch (error) {
     throw new Error(`README.md:${line}: the printed answer is not JSON (${(error as Error).message}): ${json}`);
   }
@@ -109,7 +113,8 @@ function stepsOf(lines: readonly string[], firstLine: number): Step[] {
     steps.push({ script: script.join('\n'), answer: parseAnswer(text, match[1], answerLine), line: scriptLine });
     script = [];
   }
-  if (script.some((text) => text.trim() !== '' && !text.trim().startsWith('#'))) steps.push({ script: script.join('\n'), answer: undefined, line: scriptLine });
+  if (script.some((text) => text.trim() !== '' && !text.trim().startsWith('#')))
+    steps.push({ script: script.join('\n'), answer: undefined, line: scriptLine });
   return steps;
 }
 
@@ -121,7 +126,10 @@ export function parseWalkthroughs(readme: string): Map<string, Walkthrough> {
     const marker = MARKER.exec(lines[index]!);
     if (!marker) continue;
     const fence = lines[index + 1];
-    if (fence !== '```sh') throw new Error(`README.md:${index + 2}: a runnable marker must be followed by a \`\`\`sh block, found: ${fence}`);
+    if (fence !== '```sh')
+      throw new Error(
+        `README.md:${index + 2}: a runnable marker must be followed by a \`\`\`sh block, found: ${fence}`,
+      );
     const close = lines.indexOf('```', index + 2);
     if (close === -1) throw new Error(`README.md:${index + 2}: the runnable block never closes`);
     const steps = stepsOf(lines.slice(index + 2, close), index + 3);
@@ -148,22 +156,34 @@ function typeName(value: unknown): string {
  */
 export function shapeDifferences(expected: unknown, actual: unknown, path = '$'): string[] {
   const expectedType = typeName(expected);
-  if (expectedType !== typeName(actual)) return [`${path}: printed ${expectedType}, got ${typeName(actual)} (${JSON.stringify(actual)})`];
+  if (expectedType !== typeName(actual))
+    return [`${path}: printed ${expectedType}, got ${typeName(actual)} (${JSON.stringify(actual)})`];
   if (Array.isArray(expected)) {
     const got = actual as unknown[];
     const open = expected.at(-1) === ELIDED;
     const items = open ? expected.slice(0, -1) : expected;
-    const problems = !open && items.length !== got.length ? [`${path}: printed ${items.length} items, got ${got.length}`] : [];
-    return [...problems, ...items.flatMap((item, index) => (index < got.length ? shapeDifferences(item, got[index], `${path}[${index}]`) : [`${path}[${index}]: missing`]))];
+    const problems =
+      !open && items.length !== got.length ? [`${path}: printed ${items.length} items, got ${got.length}`] : [];
+    return [
+      ...problems,
+      ...items.flatMap((item, index) =>
+        index < got.length ? shapeDifferences(item, got[index], `${path}[${index}]`) : [`${path}[${index}]: missing`],
+      ),
+    ];
   }
   if (expectedType !== 'object') return [];
   const printed = expected as Record<string, unknown>;
   const got = actual as Record<string, unknown>;
   const problems = Object.keys(printed)
     .filter((key) => key !== ELIDED)
-    .flatMap((key) => (key in got ? shapeDifferences(printed[key], got[key], `${path}.${key}`) : [`${path}.${key}: printed, but not in the answer`]));
+    .flatMap((key) =>
+      key in got
+        ? shapeDifferences(printed[key], got[key], `${path}.${key}`)
+        : [`${path}.${key}: printed, but not in the answer`],
+    );
   if (!(ELIDED in printed)) {
-    for (const key of Object.keys(got)) if (!(key in printed)) problems.push(`${path}.${key}: in the answer, but not printed`);
+    for (const key of Object.keys(got))
+      if (!(key in printed)) problems.push(`${path}.${key}: in the answer, but not printed`);
   }
   return problems;
 }
@@ -190,7 +210,10 @@ export class WalkthroughShell {
 
   constructor(cwd: string) {
     this.#headers = join(cwd, '.walkthrough-headers');
-    this.#bash = spawn('bash', ['--noprofile', '--norc'], { cwd, env: { PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8' } });
+    this.#bash = spawn('bash', ['--noprofile', '--norc'], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8' },
+    });
     this.#bash.stdout.on('data', (chunk: Buffer) => {
       this.#stdout += chunk.toString();
       this.#wake?.();
@@ -216,7 +239,11 @@ export class WalkthroughShell {
     for (;;) {
       const match = done.exec(this.#stdout);
       if (match) {
-        return { exitCode: Number(match[1]), stdout: this.#stdout.slice(0, match.index), status: await this.#lastStatus() };
+        return {
+          exitCode: Number(match[1]),
+          stdout: this.#stdout.slice(0, match.index),
+          status: await this.#lastStatus(),
+        };
       }
       if (this.#exited) {
         return { exitCode: this.#exited.code ?? 128, stdout: this.#stdout, status: undefined };

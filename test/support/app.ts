@@ -33,10 +33,14 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
-    ...loadConfig({ PAYGATE_DATA_DIR: 'memory://', LOG_LEVEL: 'silent', PAYGATE_ALLOW_HTTP_WEBHOOKS: '1', PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1' }),
+    ...loadConfig({
+      PAYGATE_DATA_DIR: 'memory://',
+      LOG_LEVEL: 'silent',
+      PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
+      PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
+    }),
     publicUrl: 'http://paygate.test',
     ...overrides,
   };

@@ -7,5 +7,7 @@ export default function setup(): void {
   publishChromium(chromium);
   if ('path' in chromium) return;
   const outcome = process.env[REQUIRE_BROWSER_VARIABLE] === '1' ? 'WILL FAIL' : 'SKIPPED';
-  process.stderr.write(`\n*** BROWSER TESTS ${outcome}: ${chromium.skipReason}. To run them: ${HOW_TO_ENABLE_BROWSER_TESTS}. ***\n`);
+  process.stderr.write(
+    `\n*** BROWSER TESTS ${outcome}: ${chromium.skipReason}. To run them: ${HOW_TO_ENABLE_BROWSER_TESTS}. ***\n`,
+  );
 }

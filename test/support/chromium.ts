@@ -56,16 +56,19 @@ export function publishChromium(resolution: ChromiumResolution): void {
 }
 
 export const HOW_TO_ENABLE_BROWSER_TESTS =
-  'run `npm run setup:browser` (installs Debian\'s chromium package with apt-get, as root) or set PAYGATE_CHROMIUM_PATH to a Chromium or Chrome executable';
+  "run `npm run setup:browser` (installs Debian's chromium package with apt-get, as root) or set PAYGATE_CHROMIUM_PATH to a Chromium or Chrome executable";
 
 /**
  * What a browser suite does: run with this executable, skip (where browsers are
  * optional), or fail with the reason (where PAYGATE_REQUIRE_BROWSER=1, as in CI).
  */
-export function browserForTests(env: NodeJS.ProcessEnv = process.env): { path: string } | { skip: string } | { fail: string } {
+export function browserForTests(
+  env: NodeJS.ProcessEnv = process.env,
+): { path: string } | { skip: string } | { fail: string } {
   const path = env[RESOLVED_PATH_VARIABLE];
   if (path) return { path };
   const reason = env[SKIP_REASON_VARIABLE] ?? 'the global test set-up did not look for Chromium';
-  if (env[REQUIRE_BROWSER_VARIABLE] === '1') return { fail: `browser tests are required (${REQUIRE_BROWSER_VARIABLE}=1) but cannot run: ${reason}` };
+  if (env[REQUIRE_BROWSER_VARIABLE] === '1')
+    return { fail: `browser tests are required (${REQUIRE_BROWSER_VARIABLE}=1) but cannot run: ${reason}` };
   return { skip: reason };
 }

@@ -9,8 +9,15 @@ import { TEST_ROOT_KEY } from './keyring.ts';
 
 /** The child's environment: defaults, then the test's own; a value of undefined removes the variable. */
 function childEnv(env: Record<string, string | undefined>): Record<string, string> {
-  const merged: Record<string, string | undefined> = { PATH: process.env.PATH, LOG_LEVEL: 'warn', PAYGATE_ROOT_KEY: TEST_ROOT_KEY, ...env };
-  return Object.fromEntries(Object.entries(merged).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const merged: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    LOG_LEVEL: 'warn',
+    PAYGATE_ROOT_KEY: TEST_ROOT_KEY,
+    ...env,
+  };
+  return Object.fromEntries(
+    Object.entries(merged).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
 }
 
 export const PAYGATE_BIN = fileURLToPath(new URL('../../bin/paygate.js', import.meta.url));
@@ -44,7 +51,11 @@ export async function runPaygateInProcess(
 }
 
 /** `options.stdin`: written to the child's standard input, which is then closed. */
-export function runPaygate(args: string[], env: Record<string, string | undefined>, options: { readonly stdin?: string } = {}): Promise<CliResult> {
+export function runPaygate(
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: { readonly stdin?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [PAYGATE_BIN, ...args], {
       env: childEnv(env),

@@ -5,7 +5,12 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { describe, it } from 'vitest';
-import { openDatabase, type DatabaseBackend, type DatabaseHandle, type SessionTimeouts } from '../../src/db/database.ts';
+import {
+  openDatabase,
+  type DatabaseBackend,
+  type DatabaseHandle,
+  type SessionTimeouts,
+} from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
@@ -65,7 +70,13 @@ export async function openTestDatabase(
   const url = backend === 'postgres' ? await createServerDatabase() : undefined;
   const migrated = options.migrated !== false;
   const pgliteDump = backend === 'pglite' && migrated ? await migratedPGliteTemplate() : undefined;
-  const handle = await openDatabase({ url, dataDir: 'memory://', poolSize: options.poolSize ?? 10, pgliteDump, timeouts: options.timeouts });
+  const handle = await openDatabase({
+    url,
+    dataDir: 'memory://',
+    poolSize: options.poolSize ?? 10,
+    pgliteDump,
+    timeouts: options.timeouts,
+  });
   if (migrated) await migrate(handle);
   return {
     ...handle,

@@ -16,7 +16,11 @@ export interface Instance {
 }
 
 /** An app on `context` with these notifications; closing it closes them and `handle`. */
-export async function startInstance(context: AppContext, notifications: Notifications, handle?: DatabaseHandle): Promise<Instance> {
+export async function startInstance(
+  context: AppContext,
+  notifications: Notifications,
+  handle?: DatabaseHandle,
+): Promise<Instance> {
   const app = await buildTestApp({ ...context, notifications });
   await app.ready();
   return {
@@ -32,9 +36,12 @@ export async function startInstance(context: AppContext, notifications: Notifica
 }
 
 /** Two instances on the test context's database: on PostgreSQL the second has a pool and a listener of its own. */
-export async function startTwoInstances(base: Awaited<ReturnType<typeof createTestContext>>): Promise<[Instance, Instance]> {
+export async function startTwoInstances(
+  base: Awaited<ReturnType<typeof createTestContext>>,
+): Promise<[Instance, Instance]> {
   const first = await startInstance(base.context, await base.database.listen());
-  if (base.context.backend !== 'postgres') return [first, await startInstance(base.context, await base.database.listen())];
+  if (base.context.backend !== 'postgres')
+    return [first, await startInstance(base.context, await base.database.listen())];
   const handle = await openDatabase({ url: base.database.url, poolSize: 5 });
   return [first, await startInstance({ ...base.context, db: handle.db }, await handle.listen(), handle)];
 }

@@ -36,7 +36,11 @@ export async function startJsonRewritingProxy(targetUrl: string): Promise<JsonRe
         const text = Buffer.concat(chunks).toString('utf8');
         const sent = (text ? parseNodeJson(text) : {}) as Record<string, unknown>;
         const forwarded = current?.request ? current.request(path, structuredClone(sent)) : sent;
-        const upstream = await fetch(targetUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stringify(forwarded) });
+        const upstream = await fetch(targetUrl + path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: stringify(forwarded),
+        });
         const answerText = await upstream.text();
         let body = answerText;
         if (current?.answer) {
@@ -73,6 +77,8 @@ export async function startJsonRewritingProxy(targetUrl: string): Promise<JsonRe
 
 /** JSON with bigints written as plain integers, as a node writes int64 fields. */
 function stringify(value: unknown): string {
-  const marked = JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? `\u0000big:${item}` : item));
+  const marked = JSON.stringify(value, (_key, item: unknown) =>
+    typeof item === 'bigint' ? `\u0000big:${item}` : item,
+  );
   return marked.replace(/"\\u0000big:(-?\d+)"/g, '$1');
 }

@@ -14,7 +14,10 @@ export interface LogLine {
 
 export const LEVEL = { debug: 20, info: 30, warn: 40, error: 50 } as const;
 
-export function capturingLogger(config: Pick<Config, 'logLevel'> = { logLevel: 'info' }): { logger: Logger; lines: LogLine[] } {
+export function capturingLogger(config: Pick<Config, 'logLevel'> = { logLevel: 'info' }): {
+  logger: Logger;
+  lines: LogLine[];
+} {
   const lines: LogLine[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {

@@ -9,13 +9,16 @@ const stopChecking = checkResponsesOfNewApps();
 function failOnViolations(): void {
   const violations = takeViolations();
   if (violations.length > 0) {
-    throw new Error(`Responses that the OpenAPI document does not describe (fix the document or the route):\n- ${violations.join('\n- ')}`);
+    throw new Error(
+      `Responses that the OpenAPI document does not describe (fix the document or the route):\n- ${violations.join('\n- ')}`,
+    );
   }
 }
 
 afterEach(failOnViolations);
 afterAll(() => {
   stopChecking();
-  if (process.env.PAYGATE_CONFORMANCE_REPORT) process.stderr.write(`openapi conformance: ${responsesCheckedCount()} responses checked\n`);
+  if (process.env.PAYGATE_CONFORMANCE_REPORT)
+    process.stderr.write(`openapi conformance: ${responsesCheckedCount()} responses checked\n`);
   failOnViolations();
 });

@@ -34,19 +34,33 @@ export class ResponseContract {
   }
 
   /** The problem with this response, or undefined when the document allows it. */
-  problemWith(method: string, routeUrl: string, status: number, contentType: string | undefined, body: string | undefined): string | undefined {
+  problemWith(
+    method: string,
+    routeUrl: string,
+    status: number,
+    contentType: string | undefined,
+    body: string | undefined,
+  ): string | undefined {
     const path = routeUrl.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     const where = `${method} ${path}`;
     const operation = this.#document.paths?.[path]?.[method.toLowerCase()];
     if (!operation) return `${where} answered ${status}, but the document has no such operation`;
-    const response = operation.responses?.[String(status)] ?? operation.responses?.[`${String(status)[0]}XX`] ?? operation.responses?.default;
-    if (!response) return `${where} answered ${status}, which the document does not list (it lists ${Object.keys(operation.responses ?? {}).join(', ')})`;
+    const response =
+      operation.responses?.[String(status)] ??
+      operation.responses?.[`${String(status)[0]}XX`] ??
+      operation.responses?.default;
+    if (!response)
+      return `${where} answered ${status}, which the document does not list (it lists ${Object.keys(operation.responses ?? {}).join(', ')})`;
     const schema = response.content?.['application/json']?.schema;
     // A documented non-JSON body (an SVG image) is checked for its media type only.
     const otherMediaType = Object.keys(response.content ?? {}).find((type) => type !== 'application/json');
-    if (!schema && otherMediaType) return contentType?.startsWith(otherMediaType) ? undefined : `${where} ${status} answered ${contentType ?? 'no content type'}, not ${otherMediaType}`;
+    if (!schema && otherMediaType)
+      return contentType?.startsWith(otherMediaType)
+        ? undefined
+        : `${where} ${status} answered ${contentType ?? 'no content type'}, not ${otherMediaType}`;
     if (!schema) return body ? `${where} ${status} has a body, but the document describes none` : undefined;
-    if (!contentType?.startsWith('application/json')) return `${where} ${status} answered ${contentType ?? 'no content type'}, not JSON`;
+    if (!contentType?.startsWith('application/json'))
+      return `${where} ${status} answered ${contentType ?? 'no content type'}, not JSON`;
     let value: unknown;
     try {
       value = JSON.parse(body ?? '');
@@ -55,7 +69,9 @@ export class ResponseContract {
     }
     const validate = this.#validator(schema);
     if (validate(value)) return undefined;
-    const errors = (validate.errors ?? []).slice(0, 5).map((error) => `${error.instancePath || '(body)'} ${error.message ?? ''}`);
+    const errors = (validate.errors ?? [])
+      .slice(0, 5)
+      .map((error) => `${error.instancePath || '(body)'} ${error.message ?? ''}`);
     return `${where} ${status} body does not match the document: ${errors.join('; ')}; body: ${(body ?? '').slice(0, 300)}`;
   }
 

@@ -5,7 +5,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiKeyScope } from '../../src/merchants/merchant-tables.ts';
 
-export type RouteModule = 'merchants' | 'payments' | 'webhooks' | 'ledger' | 'crypto' | 'payouts' | 'refunds' | 'platform' | 'page';
+export type RouteModule =
+  'merchants' | 'payments' | 'webhooks' | 'ledger' | 'crypto' | 'payouts' | 'refunds' | 'platform' | 'page';
 
 export interface RouteRow {
   readonly module: RouteModule;
@@ -37,7 +38,12 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
 
   { module: 'ledger', method: 'GET', url: '/v1/crypto/balance', scopes: ['read', 'crypto', 'payouts', 'payments'] },
   { module: 'ledger', method: 'POST', url: '/v1/crypto/balance/transfers', scopes: ['crypto', 'payouts'] },
-  { module: 'ledger', method: 'GET', url: '/v1/crypto/balance/operations', scopes: ['read', 'crypto', 'payouts', 'payments'] },
+  {
+    module: 'ledger',
+    method: 'GET',
+    url: '/v1/crypto/balance/operations',
+    scopes: ['read', 'crypto', 'payouts', 'payments'],
+  },
 
   { module: 'crypto', method: 'POST', url: '/v1/crypto/invoices', scopes: ['crypto'] },
   { module: 'crypto', method: 'GET', url: '/v1/crypto/invoices', scopes: ['crypto'] },
@@ -59,8 +65,18 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/deposits', scopes: ['crypto'] },
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/blocks', scopes: ['crypto'] },
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/reorg', scopes: ['crypto'] },
-  { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/next_transfer_outcome', scopes: ['crypto', 'payouts'] },
-  { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/hot_wallet/drain_trx', scopes: ['crypto', 'payouts'] },
+  {
+    module: 'crypto',
+    method: 'POST',
+    url: '/v1/test_helpers/crypto/next_transfer_outcome',
+    scopes: ['crypto', 'payouts'],
+  },
+  {
+    module: 'crypto',
+    method: 'POST',
+    url: '/v1/test_helpers/crypto/hot_wallet/drain_trx',
+    scopes: ['crypto', 'payouts'],
+  },
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/faucet', scopes: ['crypto', 'payouts'] },
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/blacklist', scopes: ['crypto', 'payouts'] },
 

@@ -26,8 +26,15 @@ export interface RouteCall {
 }
 
 export function authorized(shop: MatrixShop, options: InjectOptions) {
-  const headers = { authorization: `Bearer ${shop.fullKey}`, ...(options.payload === undefined ? {} : { 'content-type': 'application/json' }) };
-  return shop.testApp.app.inject({ ...options, headers, payload: options.payload === undefined ? undefined : JSON.stringify(options.payload) });
+  const headers = {
+    authorization: `Bearer ${shop.fullKey}`,
+    ...(options.payload === undefined ? {} : { 'content-type': 'application/json' }),
+  };
+  return shop.testApp.app.inject({
+    ...options,
+    headers,
+    payload: options.payload === undefined ? undefined : JSON.stringify(options.payload),
+  });
 }
 
 export function scopeMatrix(module: RouteModule, calls: Readonly<Record<string, RouteCall>>): void {
@@ -60,7 +67,10 @@ export function scopeMatrix(module: RouteModule, calls: Readonly<Record<string, 
           const scopedKey = await testApp.createKey(merchant.shop_id, [scope]);
           const { url, payload } = await call.request(shop);
           const before = allowed ? undefined : await call.observe?.(shop);
-          const response = await authorized({ ...shop, fullKey: scopedKey }, { method: row.method, url: url!, payload });
+          const response = await authorized(
+            { ...shop, fullKey: scopedKey },
+            { method: row.method, url: url!, payload },
+          );
           if (allowed) {
             expect(response.statusCode, response.body).toBe(call.successStatus);
             return;

@@ -37,7 +37,9 @@ function testSeed(): number {
 export function randomStreamsForThisTest(): (stream: number) => Random {
   const seed = testSeed();
   onTestFailed(() => {
-    process.stderr.write(`random draws of the failed test came from seed ${seed}: rerun with ${SEED_VARIABLE}=${seed}\n`);
+    process.stderr.write(
+      `random draws of the failed test came from seed ${seed}: rerun with ${SEED_VARIABLE}=${seed}\n`,
+    );
   });
   return (stream) => seededRandom(seed + stream);
 }

@@ -11,7 +11,11 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const vitestBin = fileURLToPath(new URL('../../node_modules/vitest/vitest.mjs', import.meta.url));
 
 async function runFixture(name: string): Promise<{ line: string; exitCode: number; output: string }> {
-  return runVitest(['--config', 'test/support/reporter-fixtures/vitest.config.ts', `test/support/reporter-fixtures/${name}.fixture.ts`]);
+  return runVitest([
+    '--config',
+    'test/support/reporter-fixtures/vitest.config.ts',
+    `test/support/reporter-fixtures/${name}.fixture.ts`,
+  ]);
 }
 
 async function runVitest(vitestArgs: string[]): Promise<{ line: string; exitCode: number; output: string }> {
@@ -26,7 +30,11 @@ async function runVitest(vitestArgs: string[]): Promise<{ line: string; exitCode
     exitCode = failure.code;
     output = failure.stdout + failure.stderr;
   }
-  const line = output.split('\n').filter((candidate) => candidate.startsWith('Tests: ')).at(-1) ?? '(no closing line)';
+  const line =
+    output
+      .split('\n')
+      .filter((candidate) => candidate.startsWith('Tests: '))
+      .at(-1) ?? '(no closing line)';
   return { line, exitCode, output };
 }
 
@@ -47,11 +55,16 @@ describe('the closing summary line', () => {
 
   it('names each failure outside a test case on its own line', async () => {
     const { output } = await runFixture('before-all-throws');
-    expect(output).toContain('failed outside a test: test/support/reporter-fixtures/before-all-throws.fixture.ts > a suite whose set-up fails: set-up failed');
+    expect(output).toContain(
+      'failed outside a test: test/support/reporter-fixtures/before-all-throws.fixture.ts > a suite whose set-up fails: set-up failed',
+    );
   });
 
   it('counts the tests of every project of the run, as npm test runs unit, integration and browser', async () => {
-    const { line, exitCode, output } = await runVitest(['--config', 'test/support/reporter-fixtures/vitest.projects.config.ts']);
+    const { line, exitCode, output } = await runVitest([
+      '--config',
+      'test/support/reporter-fixtures/vitest.projects.config.ts',
+    ]);
     expect(line, output).toBe('Tests: 3 passed, 1 failed, 1 skipped');
     expect(exitCode).toBe(1);
   });

@@ -19,7 +19,10 @@ function firstLine(error: SerializedError): string {
   return String(error.message ?? error.name ?? 'unknown error').split('\n')[0]!;
 }
 
-export function countRun(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>): RunCounts {
+export function countRun(
+  testModules: ReadonlyArray<TestModule>,
+  unhandledErrors: ReadonlyArray<SerializedError>,
+): RunCounts {
   let passed = 0;
   let failedTests = 0;
   let skipped = 0;
@@ -35,7 +38,8 @@ export function countRun(testModules: ReadonlyArray<TestModule>, unhandledErrors
     // Errors of the file itself (import errors, top-level hooks) and of each suite (its hooks).
     const holders: Array<TestModule | TestSuite> = [testModule, ...testModule.children.allSuites()];
     for (const holder of holders) {
-      const where = holder.type === 'module' ? holder.relativeModuleId : `${holder.module.relativeModuleId} > ${holder.fullName}`;
+      const where =
+        holder.type === 'module' ? holder.relativeModuleId : `${holder.module.relativeModuleId} > ${holder.fullName}`;
       for (const error of holder.errors()) otherFailures.push(`${where}: ${firstLine(error)}`);
     }
     // A file vitest reports as failed with no failed test and no error of its own still counts.
@@ -52,6 +56,8 @@ export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>): void {
     const counts = countRun(testModules, unhandledErrors);
     const details = counts.otherFailures.map((line) => `  failed outside a test: ${line}\n`).join('');
-    process.stdout.write(`\n${details}Tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+    process.stdout.write(
+      `\n${details}Tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`,
+    );
   }
 }

@@ -71,7 +71,9 @@ async function emitMany(testApp: TestApp, shopId: string, url: string, count: nu
   for (let start = 0; start < count; start += 100) {
     await inTransaction(testApp.context.db, async (tx) => {
       for (let index = start; index < Math.min(count, start + 100); index++) {
-        ids.push((await emit(tx, testApp.clock, { shopId, type: 'payment.paid', data: { index }, destination: url })).id);
+        ids.push(
+          (await emit(tx, testApp.clock, { shopId, type: 'payment.paid', data: { index }, destination: url })).id,
+        );
       }
     });
   }
@@ -126,12 +128,17 @@ describe.runIf(TEST_DATABASE_URL)('webhook workers on postgres', () => {
       expect([...receiver.received.keys()].sort()).toEqual([...ids].sort());
       expect(Math.max(...receiver.received.values())).toBe(1);
       expect(receiver.maxInFlightForOneId).toBe(1);
-      const attempts = await testApp.context.db.selectFrom('webhook_attempts').select(['event_id', 'attempt_number']).execute();
+      const attempts = await testApp.context.db
+        .selectFrom('webhook_attempts')
+        .select(['event_id', 'attempt_number'])
+        .execute();
       expect(attempts).toHaveLength(1_000);
       expect(attempts.every((attempt) => attempt.attempt_number === 1)).toBe(true);
       // Both workers took part.
       for (const context of contexts) {
-        const counted = (await context.metrics.getSingleMetricAsString('paygate_webhook_attempts_total')).match(/outcome="succeeded"} (\d+)/);
+        const counted = (await context.metrics.getSingleMetricAsString('paygate_webhook_attempts_total')).match(
+          /outcome="succeeded"} (\d+)/,
+        );
         expect(Number(counted?.[1] ?? 0)).toBeGreaterThan(0);
       }
     } finally {
@@ -181,7 +188,9 @@ describe.runIf(TEST_DATABASE_URL)('webhook workers on postgres', () => {
       const successor = createDeliveryWorker(await separateContext(later), { concurrency: 32, idlePollMs: 10 });
       successor.start();
       try {
-        await expect.poll(() => statusCounts(testApp), { timeout: 120_000, interval: 50 }).toEqual({ delivered: ids.length });
+        await expect
+          .poll(() => statusCounts(testApp), { timeout: 120_000, interval: 50 })
+          .toEqual({ delivered: ids.length });
       } finally {
         await successor.stop();
       }

@@ -33,7 +33,12 @@ describe.each(backends)('delivery queries on %s', (backend) => {
     // A burst with no ANALYZE after it: the table's statistics still describe an empty table.
     await inTransaction(testApp.context.db, async (tx) => {
       for (let index = 0; index < DUE; index++) {
-        await emit(tx, systemClock, { shopId: merchant.shop_id, type: 'payment.paid', data: { index }, destination: 'https://merchant.example/hook' });
+        await emit(tx, systemClock, {
+          shopId: merchant.shop_id,
+          type: 'payment.paid',
+          data: { index },
+          destination: 'https://merchant.example/hook',
+        });
       }
     });
   });
@@ -45,7 +50,12 @@ describe.each(backends)('delivery queries on %s', (backend) => {
     await inTransaction(testApp.context.db, async (tx) => {
       const now = new Date();
       const before = await tableReads(tx);
-      const claimed = await claimDueDeliveries(tx, { now, lockedUntil: new Date(now.getTime() + 60_000), leaseToken: 'lease-1', limit: BATCH });
+      const claimed = await claimDueDeliveries(tx, {
+        now,
+        lockedUntil: new Date(now.getTime() + 60_000),
+        leaseToken: 'lease-1',
+        limit: BATCH,
+      });
       const afterClaim = await tableReads(tx);
       expect(claimed).toHaveLength(BATCH);
       expect(afterClaim.seqScans - before.seqScans).toBe(0);

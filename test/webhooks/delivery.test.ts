@@ -44,9 +44,18 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
   }
 
   const deliveryOf = (eventId: string) =>
-    testApp.context.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
+    testApp.context.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .executeTakeFirstOrThrow();
   const attemptsOf = (eventId: string) =>
-    testApp.context.db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', eventId).orderBy('attempt_number').execute();
+    testApp.context.db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .orderBy('attempt_number')
+      .execute();
 
   it('an event to a healthy receiver is delivered on the first attempt with the exact payload and Standard Webhooks headers', async () => {
     const merchant = await testApp.createMerchant();
@@ -55,7 +64,11 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
 
     expect(receiver.requests).toHaveLength(1);
     const [request] = receiver.requests;
-    const stored = await testApp.context.db.selectFrom('webhook_events').select('payload').where('id', '=', event.id).executeTakeFirstOrThrow();
+    const stored = await testApp.context.db
+      .selectFrom('webhook_events')
+      .select('payload')
+      .where('id', '=', event.id)
+      .executeTakeFirstOrThrow();
     expect(request!.body).toBe(stored.payload);
     expect(request!.method).toBe('POST');
     expect(request!.headers).toMatchObject({
@@ -70,8 +83,15 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
       created_at: testApp.clock.now().toISOString(),
       data: { id: 'pay_1', status: 'paid', amount: 100.5 },
     });
-    expect(await deliveryOf(event.id)).toMatchObject({ status: 'delivered', attempt_count: 1, next_attempt_at: null, lease_token: null });
-    expect(await attemptsOf(event.id)).toMatchObject([{ attempt_number: 1, outcome: 'succeeded', status_code: 200, response_body: 'ok' }]);
+    expect(await deliveryOf(event.id)).toMatchObject({
+      status: 'delivered',
+      attempt_count: 1,
+      next_attempt_at: null,
+      lease_token: null,
+    });
+    expect(await attemptsOf(event.id)).toMatchObject([
+      { attempt_number: 1, outcome: 'succeeded', status_code: 200, response_body: 'ok' },
+    ]);
   });
 
   it('the signature verifies with the standardwebhooks package and the shop secret, and fails with another secret', async () => {
@@ -103,9 +123,13 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
       await worker().drain();
       const later = receiver.requests[1]!;
       expect((later.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
-      expect(new Webhook(rotated.webhook_secret).sign(later.headers['webhook-id'] as string, new Date(Number(later.headers['webhook-timestamp']) * 1000), later.body)).toBe(
-        later.headers['webhook-signature'],
-      );
+      expect(
+        new Webhook(rotated.webhook_secret).sign(
+          later.headers['webhook-id'] as string,
+          new Date(Number(later.headers['webhook-timestamp']) * 1000),
+          later.body,
+        ),
+      ).toBe(later.headers['webhook-signature']);
     } finally {
       testApp.clock.set(before);
     }
@@ -142,7 +166,11 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
       ]);
       expect(attempts[0]!.response_body).toBe('boom');
       expect(attempts.slice(0, 3).every((attempt) => attempt.next_retry_at !== null)).toBe(true);
-      expect(await deliveryOf(event.id)).toMatchObject({ status: 'delivered', attempt_count: 4, next_attempt_at: null });
+      expect(await deliveryOf(event.id)).toMatchObject({
+        status: 'delivered',
+        attempt_count: 4,
+        next_attempt_at: null,
+      });
     } finally {
       testApp.clock.set(start);
     }
@@ -163,7 +191,11 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
       testApp.clock.advance(7 * 24 * 60 * 60 * 1000);
       expect(await delivering.drain()).toBe(0);
       expect(receiver.requests).toHaveLength(RETRY_DELAYS_MS.length + 1);
-      expect(await deliveryOf(event.id)).toMatchObject({ status: 'failed', attempt_count: RETRY_DELAYS_MS.length + 1, next_attempt_at: null });
+      expect(await deliveryOf(event.id)).toMatchObject({
+        status: 'failed',
+        attempt_count: RETRY_DELAYS_MS.length + 1,
+        next_attempt_at: null,
+      });
       const attempts = await attemptsOf(event.id);
       expect(attempts.at(-1)!.next_retry_at).toBeNull();
       const spanHours = (attempts.at(-1)!.started_at.getTime() - attempts[0]!.started_at.getTime()) / 3_600_000;
@@ -221,7 +253,8 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
 
   it('429 with Retry-After postpones the next attempt to what the receiver asked', async () => {
     const merchant = await testApp.createMerchant();
-    receiver.handler = (_request, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '120' } } : { status: 200 });
+    receiver.handler = (_request, index) =>
+      index === 0 ? { status: 429, headers: { 'retry-after': '120' } } : { status: 200 };
     const event = await emitTo(merchant.shop_id, receiver.url);
     const delivering = worker();
     const start = testApp.clock.now();
@@ -251,7 +284,8 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
 
   it('a redirect is not followed: the 3xx is the answer and a failed attempt', async () => {
     const merchant = await testApp.createMerchant();
-    receiver.handler = (request) => (request.path === '/hooks' ? { status: 307, headers: { location: '/elsewhere' } } : { status: 200 });
+    receiver.handler = (request) =>
+      request.path === '/hooks' ? { status: 307, headers: { location: '/elsewhere' } } : { status: 200 };
     const event = await emitTo(merchant.shop_id, receiver.url);
     await worker().drain();
     expect(receiver.requests.map((request) => request.path)).toEqual(['/hooks']);
@@ -272,13 +306,28 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
     let emittedId = '';
     await expect(
       inTransaction(testApp.context.db, async (tx) => {
-        emittedId = (await emit(tx, testApp.clock, { shopId: merchant.shop_id, type: 'payment.paid', data: {}, destination: receiver.url })).id;
+        emittedId = (
+          await emit(tx, testApp.clock, {
+            shopId: merchant.shop_id,
+            type: 'payment.paid',
+            data: {},
+            destination: receiver.url,
+          })
+        ).id;
         throw new Error('the state change failed');
       }),
     ).rejects.toThrow('the state change failed');
     expect(emittedId).toMatch(/^evt_/);
-    expect(await testApp.context.db.selectFrom('webhook_events').select('id').where('id', '=', emittedId).execute()).toEqual([]);
-    expect(await testApp.context.db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', emittedId).execute()).toEqual([]);
+    expect(
+      await testApp.context.db.selectFrom('webhook_events').select('id').where('id', '=', emittedId).execute(),
+    ).toEqual([]);
+    expect(
+      await testApp.context.db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('event_id', '=', emittedId)
+        .execute(),
+    ).toEqual([]);
     expect(await worker().drain()).toBe(0);
     expect(receiver.requests).toHaveLength(0);
   });
@@ -287,7 +336,11 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
     const merchant = await testApp.createMerchant();
     const unsent = await emitTo(merchant.shop_id, 'shop' as const);
     expect(unsent.destinationUrl).toBeNull();
-    await testApp.context.db.updateTable('webhook_endpoints').set({ webhook_url: receiver.url }).where('shop_id', '=', merchant.shop_id).execute();
+    await testApp.context.db
+      .updateTable('webhook_endpoints')
+      .set({ webhook_url: receiver.url })
+      .where('shop_id', '=', merchant.shop_id)
+      .execute();
     const sent = await emitTo(merchant.shop_id, 'shop' as const);
     expect(sent.destinationUrl).toBe(receiver.url);
     await worker().drain();
@@ -314,7 +367,11 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
   it('a stopping worker finishes its attempt in flight and gives back the deliveries it claimed but never started', async () => {
     const merchant = await testApp.createMerchant();
     receiver.handler = () => ({ hang: true });
-    const events = [await emitTo(merchant.shop_id, receiver.url), await emitTo(merchant.shop_id, receiver.url), await emitTo(merchant.shop_id, receiver.url)];
+    const events = [
+      await emitTo(merchant.shop_id, receiver.url),
+      await emitTo(merchant.shop_id, receiver.url),
+      await emitTo(merchant.shop_id, receiver.url),
+    ];
     const stopping = worker({ concurrency: 1, attemptTimeoutMs: 300 });
     expect(await stopping.runOnce()).toBe(3);
     expect(stopping.inFlight).toBe(1);
@@ -401,9 +458,13 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
       expect(await deliveryOf(behind.id)).toMatchObject({ status: 'delivered' });
       // It went out while the busy receiver was still working through the 8 it held.
       expect(arrivals.indexOf('other')).toBeLessThanOrEqual(8);
-      const postponed = (await Promise.all(backlog.map((event) => deliveryOf(event.id)))).filter((row) => row.status === 'pending');
+      const postponed = (await Promise.all(backlog.map((event) => deliveryOf(event.id)))).filter(
+        (row) => row.status === 'pending',
+      );
       expect(postponed.length).toBeGreaterThan(0);
-      expect(await testApp.context.metrics.metrics()).toMatch(/paygate_webhook_deliveries_postponed_total\{reason="backlog"\} [1-9]/);
+      expect(await testApp.context.metrics.metrics()).toMatch(
+        /paygate_webhook_deliveries_postponed_total\{reason="backlog"\} [1-9]/,
+      );
       for (const row of postponed) {
         expect(row).toMatchObject({ attempt_count: 0, lease_token: null, locked_until: null });
         expect(row.next_attempt_at!.getTime()).toBeGreaterThan(testApp.clock.now().getTime());
@@ -413,7 +474,9 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
         testApp.clock.advance(1_000);
         await paced.drain();
       }
-      expect(busy.requests.map((request) => request.headers['webhook-id']).sort()).toEqual(backlog.map((event) => event.id).sort());
+      expect(busy.requests.map((request) => request.headers['webhook-id']).sort()).toEqual(
+        backlog.map((event) => event.id).sort(),
+      );
     } finally {
       testApp.clock.set(start);
       await busy.close();
@@ -433,7 +496,9 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
       await impaired.drain();
       // Two attempts (the cap) timed out; the four others were put off 30 to 45 s, with no attempt counted.
       expect(flaky.requests).toHaveLength(2);
-      const untouched = (await Promise.all(events.map((event) => deliveryOf(event.id)))).filter((row) => row.attempt_count === 0);
+      const untouched = (await Promise.all(events.map((event) => deliveryOf(event.id)))).filter(
+        (row) => row.attempt_count === 0,
+      );
       expect(untouched).toHaveLength(4);
       for (const row of untouched) {
         expect(row.lease_token).toBeNull();
@@ -469,7 +534,9 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
   });
 
   it('a lease shorter than the attempt timeout plus a margin is refused when the worker is made', () => {
-    expect(() => createDeliveryWorker(testApp.context, { leaseMs: 10_000, attemptTimeoutMs: 10_000 })).toThrow(/must exceed the attempt timeout/);
+    expect(() => createDeliveryWorker(testApp.context, { leaseMs: 10_000, attemptTimeoutMs: 10_000 })).toThrow(
+      /must exceed the attempt timeout/,
+    );
   });
 
   it('a running worker delivers events emitted after it started, without being driven', async () => {
@@ -477,7 +544,9 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
     const running = worker({ idlePollMs: 20 });
     running.start();
     const event = await emitTo(merchant.shop_id, receiver.url);
-    await expect.poll(async () => (await deliveryOf(event.id)).status, { timeout: 5_000, interval: 20 }).toBe('delivered');
+    await expect
+      .poll(async () => (await deliveryOf(event.id)).status, { timeout: 5_000, interval: 20 })
+      .toBe('delivered');
     expect(receiver.requests).toHaveLength(1);
   });
 });

@@ -49,7 +49,9 @@ describe.each(backends)('a dead receiver does not delay other merchants on %s', 
   });
 
   const emitTo = (shopId: string, url: string) =>
-    inTransaction(testApp.context.db, (tx) => emit(tx, testApp.clock, { shopId, type: 'payment.paid', data: { shop: shopId }, destination: url }));
+    inTransaction(testApp.context.db, (tx) =>
+      emit(tx, testApp.clock, { shopId, type: 'payment.paid', data: { shop: shopId }, destination: url }),
+    );
 
   /** Emits events one after another to the healthy receiver; resolves to each one's commit-to-arrival time. */
   async function healthyLatenciesMs(shopId: string, count: number): Promise<number[]> {
@@ -57,7 +59,9 @@ describe.each(backends)('a dead receiver does not delay other merchants on %s', 
     for (let index = 0; index < count; index++) {
       const started = performance.now();
       const event = await emitTo(shopId, healthy.url);
-      await expect.poll(() => arrivals.has(event.id), { timeout: DEFAULT_ATTEMPT_TIMEOUT_MS * 3, interval: 5 }).toBe(true);
+      await expect
+        .poll(() => arrivals.has(event.id), { timeout: DEFAULT_ATTEMPT_TIMEOUT_MS * 3, interval: 5 })
+        .toBe(true);
       latencies.push(arrivals.get(event.id)! - started);
     }
     return latencies;
@@ -79,11 +83,7 @@ describe.each(backends)('a dead receiver does not delay other merchants on %s', 
     // Once its attempts time out, the dead receiver is impaired: its other deliveries are postponed
     // without an attempt counted, and none of them holds a lease or a slot.
     const deadDeliveries = () =>
-      testApp.context.db
-        .selectFrom('webhook_deliveries')
-        .selectAll()
-        .where('event_id', 'in', deadEventIds)
-        .execute();
+      testApp.context.db.selectFrom('webhook_deliveries').selectAll().where('event_id', 'in', deadEventIds).execute();
     await expect
       .poll(async () => (await deadDeliveries()).filter((delivery) => delivery.attempt_count === 1).length, {
         timeout: DEFAULT_ATTEMPT_TIMEOUT_MS * 2,
@@ -91,12 +91,17 @@ describe.each(backends)('a dead receiver does not delay other merchants on %s', 
       })
       .toBe(originCap);
     await expect
-      .poll(async () => (await deadDeliveries()).filter((delivery) => delivery.lease_token === null).length, { timeout: 30_000, interval: 20 })
+      .poll(async () => (await deadDeliveries()).filter((delivery) => delivery.lease_token === null).length, {
+        timeout: 30_000,
+        interval: 20,
+      })
       .toBe(DEAD_EVENTS);
     const now = testApp.clock.now().getTime();
     const postponed = (await deadDeliveries()).filter((delivery) => delivery.attempt_count === 0);
     expect(postponed).toHaveLength(DEAD_EVENTS - originCap);
-    expect(postponed.every((delivery) => delivery.status === 'pending' && delivery.next_attempt_at!.getTime() > now)).toBe(true);
+    expect(
+      postponed.every((delivery) => delivery.status === 'pending' && delivery.next_attempt_at!.getTime() > now),
+    ).toBe(true);
     await expect.poll(() => worker.inFlight, { timeout: 30_000, interval: 10 }).toBe(0);
     const metrics = await testApp.context.metrics.metrics();
     expect(metrics).toMatch(/paygate_webhook_deliveries_postponed_total\{reason="impaired"\} [1-9]/);
@@ -108,6 +113,7 @@ describe.each(backends)('a dead receiver does not delay other merchants on %s', 
     expect(dead.requests).toHaveLength(originCap + 1);
     await expect.poll(() => worker.inFlight, { timeout: 30_000, interval: 10 }).toBe(1);
 
-    for (const latency of [...alone, ...besideDead, ...besideImpaired]) expect(latency).toBeLessThan(HEALTHY_LATENCY_MS_MAX);
+    for (const latency of [...alone, ...besideDead, ...besideImpaired])
+      expect(latency).toBeLessThan(HEALTHY_LATENCY_MS_MAX);
   });
 });

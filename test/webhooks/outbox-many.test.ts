@@ -8,7 +8,16 @@ import { emitMany } from '../../src/webhooks/outbox.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { backends } from '../support/databases.ts';
 
-const AWKWARD = ['plain', 'a "quoted" \\ back\\slash', 'nul \u0000 inside', 'astral 😀', 'lone \ud800 high', 'lone \udc00 low', '{"looks":"like json"}', ''];
+const AWKWARD = [
+  'plain',
+  'a "quoted" \\ back\\slash',
+  'nul \u0000 inside',
+  'astral 😀',
+  'lone \ud800 high',
+  'lone \udc00 low',
+  '{"looks":"like json"}',
+  '',
+];
 
 describe.each(backends)('emitMany on %s', (backend) => {
   let testApp: TestApp;
@@ -26,7 +35,12 @@ describe.each(backends)('emitMany on %s', (backend) => {
       emitMany(
         tx,
         testApp.clock,
-        AWKWARD.map((text, index) => ({ shopId: merchant.shop_id, type: 'payment.paid', data: { index, text }, destination: url })),
+        AWKWARD.map((text, index) => ({
+          shopId: merchant.shop_id,
+          type: 'payment.paid',
+          data: { index, text },
+          destination: url,
+        })),
       ),
     );
     const events = await testApp.context.db
@@ -38,7 +52,9 @@ describe.each(backends)('emitMany on %s', (backend) => {
     expect(events).toHaveLength(AWKWARD.length);
     const at = testApp.clock.now().toISOString();
     events.forEach((event, index) => {
-      expect(event.payload).toBe(JSON.stringify({ id: event.id, type: 'payment.paid', created_at: at, data: { index, text: AWKWARD[index] } }));
+      expect(event.payload).toBe(
+        JSON.stringify({ id: event.id, type: 'payment.paid', created_at: at, data: { index, text: AWKWARD[index] } }),
+      );
       expect(event.created_at.toISOString()).toBe(at);
       expect(event.destination_url).toBe(url);
     });

@@ -70,9 +70,12 @@ describe('address guard', () => {
     expect(blockedAddressReason(address)).not.toBeNull();
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows public %s', (address) => {
-    expect(blockedAddressReason(address)).toBeNull();
-  });
+  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])(
+    'allows public %s',
+    (address) => {
+      expect(blockedAddressReason(address)).toBeNull();
+    },
+  );
 });
 
 describe.each(backends)('SSRF refusals during delivery on %s', (backend) => {
@@ -89,13 +92,22 @@ describe.each(backends)('SSRF refusals during delivery on %s', (backend) => {
 
   it.each([
     ['an IP literal on loopback', (url: string) => url, 'loopback'],
-    ['a name resolving to loopback', (url: string) => url.replace('127.0.0.1', 'localhost'), 'it resolves to a loopback address'],
+    [
+      'a name resolving to loopback',
+      (url: string) => url.replace('127.0.0.1', 'localhost'),
+      'it resolves to a loopback address',
+    ],
     ['the cloud metadata address', () => 'http://169.254.169.254/latest/meta-data/', 'link-local'],
     ['an IPv4-mapped IPv6 loopback', (url: string) => url.replace('127.0.0.1', '[::ffff:127.0.0.1]'), 'loopback'],
   ])('%s is refused: a failed attempt with the reason, and nothing is sent', async (label, toUrl, reason) => {
     const merchant = await testApp.createMerchant();
     const event = await inTransaction(testApp.context.db, (tx) =>
-      emit(tx, testApp.clock, { shopId: merchant.shop_id, type: 'payment.paid', data: {}, destination: toUrl(receiver.url) }),
+      emit(tx, testApp.clock, {
+        shopId: merchant.shop_id,
+        type: 'payment.paid',
+        data: {},
+        destination: toUrl(receiver.url),
+      }),
     );
     const worker = createDeliveryWorker(testApp.context, { concurrency: 2, attemptTimeoutMs: 2_000 });
     try {
@@ -103,13 +115,21 @@ describe.each(backends)('SSRF refusals during delivery on %s', (backend) => {
     } finally {
       await worker.stop();
     }
-    const attempts = await testApp.context.db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', event.id).execute();
+    const attempts = await testApp.context.db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('event_id', '=', event.id)
+      .execute();
     expect(attempts).toMatchObject([{ outcome: 'refused', status_code: null }]);
     expect(attempts[0]!.error).toContain(reason);
     // The merchant sees the attempt log: what a name resolved to is not in it.
     if (label.startsWith('a name')) expect(attempts[0]!.error).not.toMatch(/127\.0\.0\.1|::1/);
     expect(receiver.requests).toHaveLength(0);
-    const delivery = await testApp.context.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', event.id).executeTakeFirstOrThrow();
+    const delivery = await testApp.context.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('event_id', '=', event.id)
+      .executeTakeFirstOrThrow();
     expect(delivery).toMatchObject({ status: 'pending', attempt_count: 1 });
   });
 
@@ -123,7 +143,11 @@ describe.each(backends)('SSRF refusals during delivery on %s', (backend) => {
       const worker = createDeliveryWorker(strict.context, { concurrency: 1 });
       await worker.drain();
       await worker.stop();
-      const attempts = await strict.context.db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', event.id).execute();
+      const attempts = await strict.context.db
+        .selectFrom('webhook_attempts')
+        .selectAll()
+        .where('event_id', '=', event.id)
+        .execute();
       expect(attempts).toMatchObject([{ outcome: 'refused', error: 'the URL must use https' }]);
       expect(receiver.requests).toHaveLength(0);
     } finally {

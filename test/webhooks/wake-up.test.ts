@@ -53,10 +53,13 @@ describe.each(backends)('an idle delivery worker on %s', (backend) => {
 
   /** Emits one event to the receiver; resolves to its commit-to-arrival time, or rejects (loudly) after `withinMs`. */
   async function deliveryLatencyMs(withinMs = SAFETY_MS): Promise<number> {
-    const event = await inTransaction(context.db, (tx) => emit(tx, testApp.clock, { shopId, type: 'payment.paid', data: {}, destination: receiver.url }));
+    const event = await inTransaction(context.db, (tx) =>
+      emit(tx, testApp.clock, { shopId, type: 'payment.paid', data: {}, destination: receiver.url }),
+    );
     const committed = performance.now();
     while (!arrivals.has(event.id)) {
-      if (performance.now() - committed > withinMs) throw new Error(`event ${event.id} not delivered within ${withinMs} ms: the worker was not woken`);
+      if (performance.now() - committed > withinMs)
+        throw new Error(`event ${event.id} not delivered within ${withinMs} ms: the worker was not woken`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     return arrivals.get(event.id)! - committed;
@@ -64,7 +67,11 @@ describe.each(backends)('an idle delivery worker on %s', (backend) => {
 
   const idle = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
-  async function withWorker(options: { backstopMs: number }, work: (worker: DeliveryWorker) => Promise<void>, on: AppContext = context): Promise<void> {
+  async function withWorker(
+    options: { backstopMs: number },
+    work: (worker: DeliveryWorker) => Promise<void>,
+    on: AppContext = context,
+  ): Promise<void> {
     const worker = createDeliveryWorker(on, options);
     worker.start();
     try {
@@ -120,7 +127,12 @@ describe.each(backends)('an idle delivery worker on %s', (backend) => {
           // take the first attempt), makes the attempt, records the retry and goes away.
           const token = randomUUID();
           const emitted = await inTransaction(realTime.db, (tx) =>
-            emit(tx, realTime.clock, { shopId, type: 'payment.paid', data: {}, destination: receiver.url }, { lease: { token, until: new Date(Date.now() + 60_000) } }),
+            emit(
+              tx,
+              realTime.clock,
+              { shopId, type: 'payment.paid', data: {}, destination: receiver.url },
+              { lease: { token, until: new Date(Date.now() + 60_000) } },
+            ),
           );
           const sender = createWebhookSender({ config: realTime.config });
           try {
@@ -129,7 +141,10 @@ describe.each(backends)('an idle delivery worker on %s', (backend) => {
             expect(summary.result.outcome).not.toBe('succeeded');
             const dueAtMs = summary.nextAttemptAt!.getTime();
             while (!retried.has(emitted.id)) {
-              if (Date.now() - dueAtMs > SAFETY_MS) throw new Error(`the retry was not attempted within ${SAFETY_MS} ms of falling due: the worker was not woken`);
+              if (Date.now() - dueAtMs > SAFETY_MS)
+                throw new Error(
+                  `the retry was not attempted within ${SAFETY_MS} ms of falling due: the worker was not woken`,
+                );
               await idle(10);
             }
             // The failed attempt and one retry, nothing more.
@@ -148,21 +163,24 @@ describe.each(backends)('an idle delivery worker on %s', (backend) => {
     }
   });
 
-  itOnServer(backend)('after its listening connection is killed, the worker is woken again once the listener is back', async () => {
-    await withWorker({ backstopMs: BACKSTOP_MS }, async () => {
-      await idle(300);
-      await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'paygate-listener' and datname = current_database()`.execute(
-        context.db,
-      );
-      // While it is down the worker polls every second, so this one is not left to the backstop either.
-      expect(await deliveryLatencyMs()).toBeLessThan(BACKSTOP_MS);
-      const started = performance.now();
-      while (!notifications.listening && performance.now() - started < SAFETY_MS) await idle(10);
-      expect(notifications.listening).toBe(true);
-      for (let round = 0; round < 2; round++) {
+  itOnServer(backend)(
+    'after its listening connection is killed, the worker is woken again once the listener is back',
+    async () => {
+      await withWorker({ backstopMs: BACKSTOP_MS }, async () => {
         await idle(300);
+        await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'paygate-listener' and datname = current_database()`.execute(
+          context.db,
+        );
+        // While it is down the worker polls every second, so this one is not left to the backstop either.
         expect(await deliveryLatencyMs()).toBeLessThan(BACKSTOP_MS);
-      }
-    });
-  });
+        const started = performance.now();
+        while (!notifications.listening && performance.now() - started < SAFETY_MS) await idle(10);
+        expect(notifications.listening).toBe(true);
+        for (let round = 0; round < 2; round++) {
+          await idle(300);
+          expect(await deliveryLatencyMs()).toBeLessThan(BACKSTOP_MS);
+        }
+      });
+    },
+  );
 });

@@ -13,7 +13,11 @@ afterAll(() => receiver.close());
 
 /** A payment.paid event of the shop, made the way a merchant would: pay a payment with a callback_url. */
 async function eventOf(shop: MatrixShop): Promise<string> {
-  const created = await authorized(shop, { method: 'POST', url: '/v1/payments', payload: { amount: 100, currency: 'RUB', callback_url: receiver.url } });
+  const created = await authorized(shop, {
+    method: 'POST',
+    url: '/v1/payments',
+    payload: { amount: 100, currency: 'RUB', callback_url: receiver.url },
+  });
   await authorized(shop, { method: 'POST', url: `/v1/test_helpers/payments/${created.json().payment_id}/pay` });
   const events = await authorized(shop, { method: 'GET', url: '/v1/webhooks/events' });
   return events.json().data[0].id;
@@ -53,7 +57,11 @@ const calls: Record<string, RouteCall> = {
     successStatus: 200,
     observe: webhookState,
   },
-  'POST /v1/webhooks/secret/rotate': { request: async () => ({ url: '/v1/webhooks/secret/rotate' }), successStatus: 200, observe: webhookState },
+  'POST /v1/webhooks/secret/rotate': {
+    request: async () => ({ url: '/v1/webhooks/secret/rotate' }),
+    successStatus: 200,
+    observe: webhookState,
+  },
   'POST /v1/webhooks/test': {
     request: async () => ({ url: '/v1/webhooks/test', payload: { url: receiver.url } }),
     successStatus: 200,

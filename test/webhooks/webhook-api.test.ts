@@ -21,13 +21,24 @@ describe.each(backends)('webhook API on %s', (backend) => {
   });
 
   const call = (key: string, method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) =>
-    testApp.app.inject({ method, url, headers: { authorization: `Bearer ${key}` }, ...(payload === undefined ? {} : { payload: payload as object }) });
+    testApp.app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${key}` },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
 
   async function emitEvents(shopId: string, count: number, type: string, destination: string | null) {
     const ids: string[] = [];
     for (let index = 0; index < count; index++) {
       testApp.clock.advance(1);
-      ids.push((await inTransaction(testApp.context.db, (tx) => emit(tx, testApp.clock, { shopId, type, data: { index }, destination }))).id);
+      ids.push(
+        (
+          await inTransaction(testApp.context.db, (tx) =>
+            emit(tx, testApp.clock, { shopId, type, data: { index }, destination }),
+          )
+        ).id,
+      );
     }
     return ids;
   }
@@ -77,14 +88,20 @@ describe.each(backends)('webhook API on %s', (backend) => {
     const [pending] = await emitEvents(merchant.shop_id, 1, 'crypto.payout.updated', receiver.url);
     const [unsent] = await emitEvents(merchant.shop_id, 1, 'payment.expired', null);
     const ids = async (query: string) =>
-      (await call(merchant.api_key, 'GET', `/v1/webhooks/events?${query}`)).json().data.map((event: { id: string }) => event.id);
+      (await call(merchant.api_key, 'GET', `/v1/webhooks/events?${query}`))
+        .json()
+        .data.map((event: { id: string }) => event.id);
     expect(await ids('type=crypto.payout.updated')).toEqual([pending]);
     expect(await ids('status=delivered')).toEqual([delivered]);
     expect(await ids('status=pending')).toEqual([pending]);
     expect(await ids('status=no_destination')).toEqual([unsent]);
-    expect((await call(merchant.api_key, 'GET', '/v1/webhooks/events?status=bogus')).json()).toMatchObject({ error: 'invalid_request' });
+    expect((await call(merchant.api_key, 'GET', '/v1/webhooks/events?status=bogus')).json()).toMatchObject({
+      error: 'invalid_request',
+    });
     expect((await call(merchant.api_key, 'GET', '/v1/webhooks/events?limit=101')).statusCode).toBe(400);
-    expect((await call(merchant.api_key, 'GET', '/v1/webhooks/events?cursor=nonsense')).json()).toMatchObject({ error: 'invalid_request' });
+    expect((await call(merchant.api_key, 'GET', '/v1/webhooks/events?cursor=nonsense')).json()).toMatchObject({
+      error: 'invalid_request',
+    });
     await drain();
   });
 
@@ -128,7 +145,11 @@ describe.each(backends)('webhook API on %s', (backend) => {
     ] as const) {
       const response = await call(stranger.api_key, method, url);
       expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'not_found', message: expect.any(String), request_id: expect.any(String) });
+      expect(response.json()).toEqual({
+        error: 'not_found',
+        message: expect.any(String),
+        request_id: expect.any(String),
+      });
     }
     expect((await call(stranger.api_key, 'GET', '/v1/webhooks/events')).json().data).toEqual([]);
     await drain();
@@ -145,7 +166,10 @@ describe.each(backends)('webhook API on %s', (backend) => {
     expect(resent.json()).toMatchObject({ id, status: 'pending', next_attempt_at: testApp.clock.now().toISOString() });
     await drain();
     expect(receiver.requests.map((request) => request.headers['webhook-id'])).toEqual([id, id]);
-    expect((await call(merchant.api_key, 'GET', `/v1/webhooks/events/${id}`)).json()).toMatchObject({ status: 'delivered', attempt_count: 2 });
+    expect((await call(merchant.api_key, 'GET', `/v1/webhooks/events/${id}`)).json()).toMatchObject({
+      status: 'delivered',
+      attempt_count: 2,
+    });
   });
 
   it('a resend of a failed delivery gets one attempt and, failing again, is failed again', async () => {
@@ -187,7 +211,9 @@ describe.each(backends)('webhook API on %s', (backend) => {
     const sent = await call(merchant.api_key, 'POST', '/v1/webhooks/test', { url: receiver.url });
     const [request] = receiver.requests;
     expect((request!.headers['webhook-signature'] as string).split(' ')).toHaveLength(2);
-    expect(new Webhook(secret).verify(request!.body, request!.headers as Record<string, string>)).toMatchObject({ id: sent.json().event.id });
+    expect(new Webhook(secret).verify(request!.body, request!.headers as Record<string, string>)).toMatchObject({
+      id: sent.json().event.id,
+    });
   });
 
   it('sets, reads and clears the shop endpoint; a URL breaking the rules is 400 and changes nothing', async () => {
@@ -200,7 +226,9 @@ describe.each(backends)('webhook API on %s', (backend) => {
       expect(refused.statusCode).toBe(400);
       expect(refused.json()).toMatchObject({ error: 'invalid_request' });
     }
-    expect((await call(merchant.api_key, 'GET', '/v1/webhooks/endpoint')).json()).toEqual({ url: 'https://merchant.example/hooks' });
+    expect((await call(merchant.api_key, 'GET', '/v1/webhooks/endpoint')).json()).toEqual({
+      url: 'https://merchant.example/hooks',
+    });
     expect((await call(merchant.api_key, 'PUT', '/v1/webhooks/endpoint', { url: null })).json()).toEqual({ url: null });
   });
 
@@ -216,10 +244,22 @@ describe.each(backends)('webhook API on %s', (backend) => {
     const response = await call(merchant.api_key, 'POST', '/v1/webhooks/test');
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    expect(body.event).toMatchObject({ type: 'webhook.test', status: 'delivered', attempt_count: 1, destination_url: receiver.url });
-    expect(body.attempt).toMatchObject({ event_id: body.event.id, outcome: 'succeeded', status_code: 200, response_body: 'thanks' });
+    expect(body.event).toMatchObject({
+      type: 'webhook.test',
+      status: 'delivered',
+      attempt_count: 1,
+      destination_url: receiver.url,
+    });
+    expect(body.attempt).toMatchObject({
+      event_id: body.event.id,
+      outcome: 'succeeded',
+      status_code: 200,
+      response_body: 'thanks',
+    });
     const [request] = receiver.requests;
-    expect(new Webhook(merchant.webhook_secret).verify(request!.body, request!.headers as Record<string, string>)).toMatchObject({
+    expect(
+      new Webhook(merchant.webhook_secret).verify(request!.body, request!.headers as Record<string, string>),
+    ).toMatchObject({
       type: 'webhook.test',
     });
     // A worker does not send it a second time.

@@ -7,7 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWebhookSecret, rewrapWebhookSecrets, sealPlaintextWebhookSecrets } from '../../src/webhooks/webhook-secrets.ts';
+import {
+  openWebhookSecret,
+  rewrapWebhookSecrets,
+  sealPlaintextWebhookSecrets,
+} from '../../src/webhooks/webhook-secrets.ts';
 import { createKeyring, generateRootKey, rootKeyFromBase64 } from '../../src/kms/keyring.ts';
 import { loadKeyring } from '../../src/kms/load-keyring.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
@@ -31,7 +35,11 @@ describe.each(backends)('webhook secrets at rest on %s', (backend) => {
   });
 
   const storedSecrets = (shopId: string) =>
-    testApp.context.db.selectFrom('webhook_endpoints').select(['webhook_secret', 'previous_webhook_secret']).where('shop_id', '=', shopId).executeTakeFirstOrThrow();
+    testApp.context.db
+      .selectFrom('webhook_endpoints')
+      .select(['webhook_secret', 'previous_webhook_secret'])
+      .where('shop_id', '=', shopId)
+      .executeTakeFirstOrThrow();
 
   it('the shop row holds a sealed value, and a test send is signed with the secret the merchant was given', async () => {
     const merchant = await testApp.createMerchant();
@@ -47,23 +55,37 @@ describe.each(backends)('webhook secrets at rest on %s', (backend) => {
     });
     expect(sent.statusCode, sent.body).toBe(200);
     const delivered = receiver.requests.at(-1)!;
-    expect(() => new Webhook(merchant.webhook_secret).verify(delivered.body, delivered.headers as Record<string, string>)).not.toThrow();
+    expect(() =>
+      new Webhook(merchant.webhook_secret).verify(delivered.body, delivered.headers as Record<string, string>),
+    ).not.toThrow();
   });
 
   it('a rotation stores the new secret sealed and keeps the old one sealed beside it', async () => {
     const merchant = await testApp.createMerchant();
-    const rotated = await testApp.app.inject({ method: 'POST', url: '/v1/webhooks/secret/rotate', headers: { authorization: `Bearer ${merchant.api_key}` } });
+    const rotated = await testApp.app.inject({
+      method: 'POST',
+      url: '/v1/webhooks/secret/rotate',
+      headers: { authorization: `Bearer ${merchant.api_key}` },
+    });
     expect(rotated.statusCode).toBe(200);
     const stored = await storedSecrets(merchant.shop_id);
     expect(openWebhookSecret(testKeyring, merchant.shop_id, stored.webhook_secret)).toBe(rotated.json().webhook_secret);
-    expect(openWebhookSecret(testKeyring, merchant.shop_id, stored.previous_webhook_secret!)).toBe(merchant.webhook_secret);
+    expect(openWebhookSecret(testKeyring, merchant.shop_id, stored.previous_webhook_secret!)).toBe(
+      merchant.webhook_secret,
+    );
     // Bound to its shop: the sealed value does not open as another shop's secret.
-    expect(() => openWebhookSecret(testKeyring, `${merchant.shop_id}x`, stored.webhook_secret)).toThrow(/does not open/);
+    expect(() => openWebhookSecret(testKeyring, `${merchant.shop_id}x`, stored.webhook_secret)).toThrow(
+      /does not open/,
+    );
   });
 
   it('secrets an earlier version stored in clear are sealed at start; a second pass changes nothing', async () => {
     const merchant = await testApp.createMerchant();
-    await testApp.context.db.updateTable('webhook_endpoints').set({ webhook_secret: merchant.webhook_secret }).where('shop_id', '=', merchant.shop_id).execute();
+    await testApp.context.db
+      .updateTable('webhook_endpoints')
+      .set({ webhook_secret: merchant.webhook_secret })
+      .where('shop_id', '=', merchant.shop_id)
+      .execute();
     expect(await sealPlaintextWebhookSecrets(testApp.context.db, testKeyring)).toBeGreaterThanOrEqual(1);
     const stored = await storedSecrets(merchant.shop_id);
     expect(stored.webhook_secret).toMatch(/^v1\./);
@@ -74,12 +96,19 @@ describe.each(backends)('webhook secrets at rest on %s', (backend) => {
   it('a root key rotation re-wraps every secret; then the old key is no longer needed', async () => {
     const oldKey = rootKeyFromBase64(generateRootKey(), 'old');
     const newKey = rootKeyFromBase64(generateRootKey(), 'new');
-    const merchant = await createMerchant({ ...testApp.context, keyring: createKeyring(oldKey) }, { name: 'Rotating shop', email: `rotate-${crypto.randomUUID()}@example.test` });
+    const merchant = await createMerchant(
+      { ...testApp.context, keyring: createKeyring(oldKey) },
+      { name: 'Rotating shop', email: `rotate-${crypto.randomUUID()}@example.test` },
+    );
     const during = createKeyring(newKey, [oldKey, ...[testKeyring.current]]);
     expect(await rewrapWebhookSecrets(testApp.context.db, during)).toBeGreaterThanOrEqual(1);
     const stored = await storedSecrets(merchant.shop_id);
-    expect(openWebhookSecret(createKeyring(newKey), merchant.shop_id, stored.webhook_secret)).toBe(merchant.webhook_secret);
-    expect(() => openWebhookSecret(createKeyring(oldKey), merchant.shop_id, stored.webhook_secret)).toThrow(/not configured/);
+    expect(openWebhookSecret(createKeyring(newKey), merchant.shop_id, stored.webhook_secret)).toBe(
+      merchant.webhook_secret,
+    );
+    expect(() => openWebhookSecret(createKeyring(oldKey), merchant.shop_id, stored.webhook_secret)).toThrow(
+      /not configured/,
+    );
     expect(await rewrapWebhookSecrets(testApp.context.db, during)).toBe(0);
     // Put the other shops of this shared database back under the test key.
     await rewrapWebhookSecrets(testApp.context.db, createKeyring(testKeyring.current, [newKey, oldKey]));
@@ -109,8 +138,11 @@ describe('the embedded database on disk', () => {
       await handle.close();
     }
     const needle = Buffer.from(secret.slice('whsec_'.length));
-    const files = (await readdir(join(folder, 'pglite'), { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
+    const files = (await readdir(join(folder, 'pglite'), { recursive: true, withFileTypes: true })).filter((entry) =>
+      entry.isFile(),
+    );
     expect(files.length).toBeGreaterThan(100);
-    for (const file of files) expect((await readFile(join(file.parentPath, file.name))).includes(needle), file.name).toBe(false);
+    for (const file of files)
+      expect((await readFile(join(file.parentPath, file.name))).includes(needle), file.name).toBe(false);
   });
 });

@@ -34,7 +34,10 @@ export type ChainModuleDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logg
     readonly chain?: CryptoChain;
   };
 
-export function createChainModule(deps: ChainModuleDeps): { module: GatewayModule & { close(): Promise<void> }; service: CryptoChain } {
+export function createChainModule(deps: ChainModuleDeps): {
+  module: GatewayModule & { close(): Promise<void> };
+  service: CryptoChain;
+} {
   const made = deps.chain ?? configuredChain(deps);
   const chain = deps.checkKey === undefined ? made : checkingKeys(made, deps.checkKey);
   return { module: { name: 'crypto-chain', close: () => made.close() }, service: chain };

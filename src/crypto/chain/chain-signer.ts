@@ -9,7 +9,11 @@ import { openSigningKey, type SealedKeyStore } from '../keys/sealed-signing-keys
  * The book's sealed signing key, opened on the first call and kept (the signing role signs
  * every pass); a failure is not kept, so an import made meanwhile is found by the next call.
  */
-export function sealedSigningKey(store: SealedKeyStore, book: 'sandbox' | 'live', xpub: string): () => Promise<DepositSigningKey> {
+export function sealedSigningKey(
+  store: SealedKeyStore,
+  book: 'sandbox' | 'live',
+  xpub: string,
+): () => Promise<DepositSigningKey> {
   let opened: Promise<DepositSigningKey> | undefined;
   return () =>
     (opened ??= (async () => {
@@ -21,7 +25,10 @@ export function sealedSigningKey(store: SealedKeyStore, book: 'sandbox' | 'live'
         );
       }
       if (key.xpub !== xpub) {
-        throw new ConfigError(`the ${book} signing key`, `stored sealed is not the key of ${book === 'live' ? 'PAYGATE_TRON_XPUB_FILE' : 'the sandbox addresses'} (its account xpub differs)`);
+        throw new ConfigError(
+          `the ${book} signing key`,
+          `stored sealed is not the key of ${book === 'live' ? 'PAYGATE_TRON_XPUB_FILE' : 'the sandbox addresses'} (its account xpub differs)`,
+        );
       }
       return key;
     })().catch((error: unknown) => {
@@ -32,5 +39,7 @@ export function sealedSigningKey(store: SealedKeyStore, book: 'sandbox' | 'live'
 
 /** A live signing key where this process has no sealed key store: refused, naming why. */
 export function noLiveSigningKey(): Promise<DepositSigningKey> {
-  return Promise.reject(new ConfigError('the live signing key', 'is not available: this process has no sealed key store'));
+  return Promise.reject(
+    new ConfigError('the live signing key', 'is not available: this process has no sealed key store'),
+  );
 }

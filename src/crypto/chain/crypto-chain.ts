@@ -12,7 +12,12 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../../config.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
-import { depositAddressKeyFromXpub, signingKeyFromMnemonic, type DepositAddressKey, type DepositSigningKey } from '../keys/hd-keys.ts';
+import {
+  depositAddressKeyFromXpub,
+  signingKeyFromMnemonic,
+  type DepositAddressKey,
+  type DepositSigningKey,
+} from '../keys/hd-keys.ts';
 import { loadApiRoleKeys } from '../keys/key-material.ts';
 import { ensureSealedSandboxSeed, type SealedKeyStore } from '../keys/sealed-signing-keys.ts';
 import type { SimulatedChainServer } from '../simchain/chain-server.ts';
@@ -63,11 +68,11 @@ export interface CryptoChain {
 export interface CryptoChainOptions {
   readonly config: Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract'> &
     Partial<Pick<Config, 'tronNodes'>> & {
-    /** PAYGATE_SANDBOX_CHAIN_URL: every role drives this chain; none starts its own. */
-    readonly sandboxChainUrl?: string | undefined;
-    /** PAYGATE_SANDBOX_CHAIN_RETAIN_BLOCKS: blocks below the solidified one whose bodies the served chain keeps. */
-    readonly sandboxChainRetainBlocks?: number | undefined;
-  };
+      /** PAYGATE_SANDBOX_CHAIN_URL: every role drives this chain; none starts its own. */
+      readonly sandboxChainUrl?: string | undefined;
+      /** PAYGATE_SANDBOX_CHAIN_RETAIN_BLOCKS: blocks below the solidified one whose bodies the served chain keeps. */
+      readonly sandboxChainRetainBlocks?: number | undefined;
+    };
   /**
    * Where the sealed signing keys are (sealed-signing-keys.ts): the sandbox seed and the
    * live key. Absent (tests, benchmarks): a fresh in-memory sandbox seed, and no live signing.
@@ -158,10 +163,16 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
 
   const startLive = () => {
     if (config.tronXpubFile === undefined) {
-      throw new ServiceUnavailableError('Live crypto is not configured: set PAYGATE_TRON_XPUB_FILE to the file holding the account xpub (docs/crypto.md).', LIVE_RETRY_AFTER_SECONDS);
+      throw new ServiceUnavailableError(
+        'Live crypto is not configured: set PAYGATE_TRON_XPUB_FILE to the file holding the account xpub (docs/crypto.md).',
+        LIVE_RETRY_AFTER_SECONDS,
+      );
     }
     if (config.tronNodeUrls.length === 0) {
-      throw new ServiceUnavailableError('Live crypto is not configured: set PAYGATE_TRON_NODE_URLS to the TRON full nodes to use (docs/crypto.md).', LIVE_RETRY_AFTER_SECONDS);
+      throw new ServiceUnavailableError(
+        'Live crypto is not configured: set PAYGATE_TRON_NODE_URLS to the TRON full nodes to use (docs/crypto.md).',
+        LIVE_RETRY_AFTER_SECONDS,
+      );
     }
     const xpubFile = config.tronXpubFile;
     return (live ??= (async () => {
@@ -196,7 +207,8 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
     forMode: async (mode) => (mode === 'sandbox' ? startSandbox() : startLive()),
     liveConfigured: config.tronXpubFile !== undefined && config.tronNodeUrls.length > 0,
     async sandboxChain() {
-      if (!(await sandboxChain.servesHere())) throw new Error('The sandbox chain runs in another process: drive it through sandboxControl().');
+      if (!(await sandboxChain.servesHere()))
+        throw new Error('The sandbox chain runs in another process: drive it through sandboxControl().');
       return sandboxChain.server();
     },
     sandboxControl,
@@ -217,7 +229,10 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
  * failed look-up). Every TronNodeClient method but close is async, so each one
  * simply waits for the client and calls it.
  */
-function lazyNodeClient(resolve: () => Promise<TronNodeClient>, resolved: () => Promise<TronNodeClient> | undefined): TronNodeClient {
+function lazyNodeClient(
+  resolve: () => Promise<TronNodeClient>,
+  resolved: () => Promise<TronNodeClient> | undefined,
+): TronNodeClient {
   return new Proxy({} as TronNodeClient, {
     get(_target, name) {
       if (name === 'close') {

@@ -72,7 +72,9 @@ export function createSandboxChain(options: SandboxChainOptions): SandboxChain {
       } as const;
       // The port of the last run when it is free, so a restarted worker keeps the URL other processes hold.
       const recordedPort = recorded === undefined ? 0 : Number(new URL(recorded).port);
-      const server = await startSimulatedChainServer({ ...serverOptions, port: recordedPort }).catch(() => startSimulatedChainServer(serverOptions));
+      const server = await startSimulatedChainServer({ ...serverOptions, port: recordedPort }).catch(() =>
+        startSimulatedChainServer(serverOptions),
+      );
       if (urlFile !== undefined && !options.readOnly) await recordUrl(urlFile, server.url);
       logger.info({ url: server.url }, 'sandbox chain served by this process');
       return server;
@@ -96,7 +98,11 @@ export function createSandboxChain(options: SandboxChainOptions): SandboxChain {
       if (urlFile === undefined) return (await serve()).url;
       let other = await recordedLiveChain();
       const waitMs = options.discoveryWaitMs ?? SANDBOX_DISCOVERY_WAIT_MS;
-      for (let waited = 0; other === undefined && !options.serves && waited < waitMs; waited += SANDBOX_DISCOVERY_POLL_MS) {
+      for (
+        let waited = 0;
+        other === undefined && !options.serves && waited < waitMs;
+        waited += SANDBOX_DISCOVERY_POLL_MS
+      ) {
         await new Promise((resolve) => setTimeout(resolve, SANDBOX_DISCOVERY_POLL_MS));
         other = await recordedLiveChain();
       }

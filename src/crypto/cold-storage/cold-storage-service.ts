@@ -17,7 +17,12 @@ import { inTransaction, isUniqueViolation, type Db } from '../../db/transaction.
 import { newId } from '../../ids.ts';
 import { formatMinor } from '../../money/decimal.ts';
 import type { ChainAccess, CryptoChain } from '../chain/crypto-chain.ts';
-import { enqueueOutgoingTransfer, failureColumns, openHotWalletUsdt, type OutgoingOutcomeHandler } from '../sending/outgoing-transfers.ts';
+import {
+  enqueueOutgoingTransfer,
+  failureColumns,
+  openHotWalletUsdt,
+  type OutgoingOutcomeHandler,
+} from '../sending/outgoing-transfers.ts';
 import { tronAddress } from '../tron/address.ts';
 import * as repository from './cold-storage-repository.ts';
 import type { ColdMoveRow } from './cold-storage-repository.ts';
@@ -60,11 +65,24 @@ async function hotWalletPosition(deps: ColdStorageDeps, access: ChainAccess): Pr
     repository.moveInFlight(deps.db, access.chain),
   ]);
   const free = usdtOnChain - usdtCommitted;
-  return { book: access.keyId, chain: access.chain, hotWallet, usdtOnChain, usdtCommitted, ceiling, surplus: free > ceiling ? free - ceiling : 0n, coldAddress: deps.config.tronColdAddress, moveInFlight };
+  return {
+    book: access.keyId,
+    chain: access.chain,
+    hotWallet,
+    usdtOnChain,
+    usdtCommitted,
+    ceiling,
+    surplus: free > ceiling ? free - ceiling : 0n,
+    coldAddress: deps.config.tronColdAddress,
+    moveInFlight,
+  };
 }
 
 /** The positions of `books` (default: the sandbox, and live when configured). */
-export async function hotWalletPositions(deps: ColdStorageDeps, books: readonly ChainAccess['keyId'][] = MODES): Promise<HotWalletPosition[]> {
+export async function hotWalletPositions(
+  deps: ColdStorageDeps,
+  books: readonly ChainAccess['keyId'][] = MODES,
+): Promise<HotWalletPosition[]> {
   const positions: HotWalletPosition[] = [];
   for (const mode of books) {
     if (mode === 'live' && !deps.chain.liveConfigured) continue;
@@ -80,7 +98,10 @@ export async function hotWalletPositions(deps: ColdStorageDeps, books: readonly 
  * wallet is filled by the simulated chain's faucet, and reading it would start the sandbox chain
  * in a gateway that never uses it.
  */
-export async function runColdStoragePass(deps: ColdStorageDeps, books: readonly ChainAccess['keyId'][] = ['live']): Promise<{ readonly moved: number }> {
+export async function runColdStoragePass(
+  deps: ColdStorageDeps,
+  books: readonly ChainAccess['keyId'][] = ['live'],
+): Promise<{ readonly moved: number }> {
   if (deps.config.tronHotWalletCeilingMicro === undefined) return { moved: 0 };
   const gauge = deps.metrics && surplusGauge(deps.metrics);
   let moved = 0;
@@ -88,10 +109,23 @@ export async function runColdStoragePass(deps: ColdStorageDeps, books: readonly 
     gauge?.set({ book: position.book }, Number(position.surplus) / 1e6);
     if (position.surplus === 0n) continue;
     deps.logger.warn(
-      { book: position.book, hot_wallet: position.hotWallet, surplus: formatMinor(position.surplus, 'USDT'), ceiling: formatMinor(position.ceiling, 'USDT'), cold_address: position.coldAddress ?? null },
-      position.coldAddress === undefined ? 'the hot wallet holds more than its ceiling: move the surplus to a cold wallet (PAYGATE_TRON_COLD_ADDRESS moves it automatically)' : 'the hot wallet holds more than its ceiling',
+      {
+        book: position.book,
+        hot_wallet: position.hotWallet,
+        surplus: formatMinor(position.surplus, 'USDT'),
+        ceiling: formatMinor(position.ceiling, 'USDT'),
+        cold_address: position.coldAddress ?? null,
+      },
+      position.coldAddress === undefined
+        ? 'the hot wallet holds more than its ceiling: move the surplus to a cold wallet (PAYGATE_TRON_COLD_ADDRESS moves it automatically)'
+        : 'the hot wallet holds more than its ceiling',
     );
-    if (position.coldAddress === undefined || position.moveInFlight !== undefined || position.surplus < deps.config.sweepThresholdMicro) continue;
+    if (
+      position.coldAddress === undefined ||
+      position.moveInFlight !== undefined ||
+      position.surplus < deps.config.sweepThresholdMicro
+    )
+      continue;
     if (await queueMove(deps, position, position.coldAddress)) moved += 1;
   }
   return { moved };
@@ -129,7 +163,10 @@ async function queueMove(deps: ColdStorageDeps, position: HotWalletPosition, col
     if (isUniqueViolation(error, repository.ONE_IN_FLIGHT_INDEX)) return false;
     throw error;
   }
-  deps.logger.info({ book: position.book, move: id, amount: formatMinor(position.surplus, 'USDT'), cold_address: coldAddress }, 'hot wallet surplus queued for the cold address');
+  deps.logger.info(
+    { book: position.book, move: id, amount: formatMinor(position.surplus, 'USDT'), cold_address: coldAddress },
+    'hot wallet surplus queued for the cold address',
+  );
   return true;
 }
 
@@ -145,8 +182,14 @@ export const coldStorageOutcomes: OutgoingOutcomeHandler = {
     if (move?.status !== 'sending' || move.transfer_id !== transfer.id) return;
     const now = clock.now();
     const onChain = { tx_hash: transfer.txId, fee_sun: transfer.feeSun, updated_at: now, final_at: now };
-    if (transfer.status === 'confirmed') await repository.updateMove(tx, move.id, 'sending', { ...onChain, status: 'completed' });
-    else await repository.updateMove(tx, move.id, 'sending', { ...onChain, status: 'failed', ...failureColumns(transfer) });
+    if (transfer.status === 'confirmed')
+      await repository.updateMove(tx, move.id, 'sending', { ...onChain, status: 'completed' });
+    else
+      await repository.updateMove(tx, move.id, 'sending', {
+        ...onChain,
+        status: 'failed',
+        ...failureColumns(transfer),
+      });
   },
 };
 
@@ -157,6 +200,11 @@ export async function recentColdMoves(db: Db, chain: ChainAccess['chain'], limit
 function surplusGauge(registry: Registry): Gauge {
   return (
     (registry.getSingleMetric(SURPLUS_METRIC) as Gauge | undefined) ??
-    new Gauge({ name: SURPLUS_METRIC, help: 'Free USDT in the hot wallet above PAYGATE_TRON_HOT_WALLET_CEILING_USDT, by book: for the cold wallet.', labelNames: ['book'], registers: [registry] })
+    new Gauge({
+      name: SURPLUS_METRIC,
+      help: 'Free USDT in the hot wallet above PAYGATE_TRON_HOT_WALLET_CEILING_USDT, by book: for the cold wallet.',
+      labelNames: ['book'],
+      registers: [registry],
+    })
   );
 }

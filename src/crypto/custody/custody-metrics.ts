@@ -23,7 +23,8 @@ export function registerCustodyMetrics(context: Pick<AppContext, 'db' | 'metrics
       try {
         for (const book of CUSTODY_BOOKS) {
           const [latest] = await latestReconciliations(context.db, book, 'USDT', { limit: 1, judged: true });
-          if (latest?.difference_micro != null) this.set({ book, asset: 'USDT' }, Number(latest.difference_micro) / MICRO_PER_USDT);
+          if (latest?.difference_micro != null)
+            this.set({ book, asset: 'USDT' }, Number(latest.difference_micro) / MICRO_PER_USDT);
         }
       } catch (error) {
         context.logger.warn({ err: error }, 'could not read the latest custody reconciliation');
@@ -37,7 +38,8 @@ export function registerCustodyMetrics(context: Pick<AppContext, 'db' | 'metrics
     registers: [context.metrics],
     async collect() {
       try {
-        for (const book of CUSTODY_BOOKS) this.set({ book }, (await findBookState(context.db, book, 'USDT'))?.paused_since ? 1 : 0);
+        for (const book of CUSTODY_BOOKS)
+          this.set({ book }, (await findBookState(context.db, book, 'USDT'))?.paused_since ? 1 : 0);
       } catch (error) {
         context.logger.warn({ err: error }, 'could not read the custody pause state');
       }

@@ -73,7 +73,12 @@ export interface ReconciliationView {
   readonly outcome: 'balanced' | 'shortfall' | 'failed';
   readonly started_at: string;
   readonly solidified_block: number | null;
-  readonly on_chain: { readonly hot_wallet: string; readonly deposit_addresses: string; readonly addresses_read: number; readonly total: string } | null;
+  readonly on_chain: {
+    readonly hot_wallet: string;
+    readonly deposit_addresses: string;
+    readonly addresses_read: number;
+    readonly total: string;
+  } | null;
   readonly ledger: {
     readonly merchant_balances: string;
     readonly reserved_outgoing: string;
@@ -95,7 +100,10 @@ export interface ReconciliationView {
 }
 
 /** One run for every book that has anything on chain or in the ledger (live only when configured). */
-export async function reconcileAll(deps: ReconciliationDeps, options: { readonly books?: readonly LedgerBook[] } = {}): Promise<ReconciliationView[]> {
+export async function reconcileAll(
+  deps: ReconciliationDeps,
+  options: { readonly books?: readonly LedgerBook[] } = {},
+): Promise<ReconciliationView[]> {
   const views: ReconciliationView[] = [];
   for (const book of options.books ?? CUSTODY_BOOKS) {
     if (book === 'live' && !deps.chain.liveConfigured) continue;
@@ -106,10 +114,14 @@ export async function reconcileAll(deps: ReconciliationDeps, options: { readonly
 }
 
 /** One run for one book, recorded; undefined when the book has never held USDT (nothing to compare, no chain started). */
-export async function reconcileBook(deps: ReconciliationDeps, book: LedgerBook): Promise<ReconciliationView | undefined> {
+export async function reconcileBook(
+  deps: ReconciliationDeps,
+  book: LedgerBook,
+): Promise<ReconciliationView | undefined> {
   const startedAt = deps.clock.now();
   const before = await custodyLedgerTotals(deps.db, book, 'USDT');
-  if (before.depositsCredited === 0n && before.outgoingBooked === 0n && before.depositsConfirming === 0n) return undefined;
+  if (before.depositsCredited === 0n && before.outgoingBooked === 0n && before.depositsConfirming === 0n)
+    return undefined;
   let figures: Figures;
   try {
     figures = await readFigures(deps, book, before);
@@ -130,32 +142,53 @@ async function readFigures(deps: ReconciliationDeps, book: LedgerBook, before: C
   return { before, after, holdings, outgoingInFlight, sweepsInFlight, depositsAboveBlock };
 }
 
-async function readHoldings(deps: ReconciliationDeps, access: Awaited<ReturnType<CryptoChain['forMode']>>): Promise<ChainHoldings> {
+async function readHoldings(
+  deps: ReconciliationDeps,
+  access: Awaited<ReturnType<CryptoChain['forMode']>>,
+): Promise<ChainHoldings> {
   const { node } = access;
   const solidifiedBefore = await node.getSolidifiedBlock();
   let depositAddressesMicro = 0n;
   let addressesRead = 0;
   for await (const page of addressesHoldingUsdt(deps.db, access.keyId, MAX_ADDRESSES_PER_RUN)) {
     for (let start = 0; start < page.length; start += READ_CONCURRENCY) {
-      const balances = await Promise.all(page.slice(start, start + READ_CONCURRENCY).map((address) => node.getUsdtBalance(tronAddress(address), { solidified: true })));
+      const balances = await Promise.all(
+        page
+          .slice(start, start + READ_CONCURRENCY)
+          .map((address) => node.getUsdtBalance(tronAddress(address), { solidified: true })),
+      );
       for (const balance of balances) depositAddressesMicro += balance;
       addressesRead += balances.length;
     }
   }
   const hotWalletMicro = await node.getUsdtBalance(access.addressKey.hotWalletAddress, { solidified: true });
   const solidifiedAfter = await node.getSolidifiedBlock();
-  return { solidifiedBlock: Math.min(solidifiedBefore.number, solidifiedAfter.number), hotWalletMicro, depositAddressesMicro, addressesRead };
+  return {
+    solidifiedBlock: Math.min(solidifiedBefore.number, solidifiedAfter.number),
+    hotWalletMicro,
+    depositAddressesMicro,
+    addressesRead,
+  };
 }
 
 function judge(figures: Figures): { expected: bigint; difference: bigint; shortfall: bigint } {
   const onChain = figures.holdings.hotWalletMicro + figures.holdings.depositAddressesMicro;
-  const expected = figures.before.depositsCredited - figures.depositsAboveBlock - figures.after.outgoingBooked - figures.outgoingInFlight;
+  const expected =
+    figures.before.depositsCredited -
+    figures.depositsAboveBlock -
+    figures.after.outgoingBooked -
+    figures.outgoingInFlight;
   const difference = onChain - expected;
   const missing = -difference - figures.sweepsInFlight;
   return { expected, difference, shortfall: missing > 0n ? missing : 0n };
 }
 
-async function recordJudged(deps: ReconciliationDeps, book: LedgerBook, startedAt: Date, figures: Figures): Promise<ReconciliationView> {
+async function recordJudged(
+  deps: ReconciliationDeps,
+  book: LedgerBook,
+  startedAt: Date,
+  figures: Figures,
+): Promise<ReconciliationView> {
   const { expected, difference, shortfall } = judge(figures);
   const tolerance = deps.config.custodyToleranceMicro;
   const { row, paused } = await inTransaction(deps.db, async (tx) => {
@@ -210,7 +243,12 @@ async function recordJudged(deps: ReconciliationDeps, book: LedgerBook, startedA
   return reconciliationView(row, paused);
 }
 
-async function recordFailure(deps: ReconciliationDeps, book: LedgerBook, startedAt: Date, message: string): Promise<ReconciliationView> {
+async function recordFailure(
+  deps: ReconciliationDeps,
+  book: LedgerBook,
+  startedAt: Date,
+  message: string,
+): Promise<ReconciliationView> {
   const { row, paused } = await inTransaction(deps.db, async (tx) => {
     const now = deps.clock.now();
     const state = await repository.lockBookState(tx, book, 'USDT', now);
@@ -296,15 +334,23 @@ export async function acknowledgeShortfall(
   input: { readonly book: LedgerBook; readonly acknowledgedBy: string; readonly note?: string | undefined },
 ): Promise<Acknowledgement> {
   const by = input.acknowledgedBy.trim();
-  if (by.length < 1 || by.length > ACKNOWLEDGED_BY_MAX_LENGTH) throw new InvalidRequestError(`the operator's name must be 1 to ${ACKNOWLEDGED_BY_MAX_LENGTH} characters`);
-  if (input.note !== undefined && input.note.length > NOTE_MAX_LENGTH) throw new InvalidRequestError(`the note must be at most ${NOTE_MAX_LENGTH} characters`);
+  if (by.length < 1 || by.length > ACKNOWLEDGED_BY_MAX_LENGTH)
+    throw new InvalidRequestError(`the operator's name must be 1 to ${ACKNOWLEDGED_BY_MAX_LENGTH} characters`);
+  if (input.note !== undefined && input.note.length > NOTE_MAX_LENGTH)
+    throw new InvalidRequestError(`the note must be at most ${NOTE_MAX_LENGTH} characters`);
   const row = await inTransaction(deps.db, async (tx) => {
     const now = deps.clock.now();
     const state = await repository.lockBookState(tx, input.book, 'USDT', now);
-    if (state.paused_since === null) throw new InvalidStateError(`signing of the ${input.book} book is not paused; there is nothing to acknowledge`);
+    if (state.paused_since === null)
+      throw new InvalidStateError(`signing of the ${input.book} book is not paused; there is nothing to acknowledge`);
     const [latest] = await repository.latestReconciliations(tx, input.book, 'USDT', { limit: 1, judged: true });
     const accepted = latest?.shortfall_micro ?? 0n;
-    await repository.updateBookState(tx, input.book, 'USDT', { paused_since: null, paused_by_reconciliation: null, accepted_shortfall_micro: accepted, updated_at: now });
+    await repository.updateBookState(tx, input.book, 'USDT', {
+      paused_since: null,
+      paused_by_reconciliation: null,
+      accepted_shortfall_micro: accepted,
+      updated_at: now,
+    });
     return repository.insertAcknowledgement(tx, {
       id: newId('custodyAcknowledgement'),
       book: input.book,
@@ -316,7 +362,14 @@ export async function acknowledgeShortfall(
       acknowledged_at: now,
     });
   });
-  deps.logger.warn({ book: row.book, acknowledged_by: row.acknowledged_by, accepted_shortfall_usdt: usdtText(row.accepted_shortfall_micro) }, 'custody shortfall acknowledged: signing resumes');
+  deps.logger.warn(
+    {
+      book: row.book,
+      acknowledged_by: row.acknowledged_by,
+      accepted_shortfall_usdt: usdtText(row.accepted_shortfall_micro),
+    },
+    'custody shortfall acknowledged: signing resumes',
+  );
   return {
     acknowledgement_id: row.id,
     book: row.book,

@@ -11,7 +11,9 @@ import { reconcileAll } from './reconciliation-service.ts';
 /** How often the worker looks whether a run is due (the interval itself is the configuration's). */
 const CHECK_INTERVAL_MS = 10_000;
 
-export function createCustodyReconciliationWorker(context: CryptoDeps & Pick<AppContext, 'metrics' | 'health'>): Worker & Pick<PollingWorker, 'runOnce'> {
+export function createCustodyReconciliationWorker(
+  context: CryptoDeps & Pick<AppContext, 'metrics' | 'health'>,
+): Worker & Pick<PollingWorker, 'runOnce'> {
   registerCustodyMetrics(context);
   let lastRunMs = Number.NEGATIVE_INFINITY;
   return createPollingWorker({

@@ -34,7 +34,9 @@ interface CachedPause {
 }
 
 /** Without notifications nothing would tell a cache of a change: every call reads the database. */
-export function createSigningPauseCheck(notifications: Notifications | undefined): SigningPauseCheck & { close(): void } {
+export function createSigningPauseCheck(
+  notifications: Notifications | undefined,
+): SigningPauseCheck & { close(): void } {
   const cache: NotifiedCache<CachedPause> | undefined =
     notifications &&
     createNotifiedCache<CachedPause>(notifications, {
@@ -54,7 +56,8 @@ export function createSigningPauseCheck(notifications: Notifications | undefined
   };
   return {
     async assertNotPaused(db, book) {
-      if (await pausedNow(db, book)) throw new ServiceUnavailableError(SIGNING_PAUSED_MESSAGE, PAUSED_RETRY_AFTER_SECONDS);
+      if (await pausedNow(db, book))
+        throw new ServiceUnavailableError(SIGNING_PAUSED_MESSAGE, PAUSED_RETRY_AFTER_SECONDS);
     },
     close: () => cache?.close(),
   };

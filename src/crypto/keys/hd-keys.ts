@@ -54,14 +54,18 @@ export function depositAddressKeyFromXpub(xpub: string): DepositAddressKey {
     throw new HdKeyError('is not a valid extended public key (xpub…)');
   }
   if (account.privateKey) throw new HdKeyError("holds a private key: the API role takes only the account's xpub");
-  if (account.depth !== ACCOUNT_DEPTH) throw new HdKeyError(`is an extended key of depth ${account.depth}; the account key ${TRON_ACCOUNT_PATH} has depth 3`);
+  if (account.depth !== ACCOUNT_DEPTH)
+    throw new HdKeyError(
+      `is an extended key of depth ${account.depth}; the account key ${TRON_ACCOUNT_PATH} has depth 3`,
+    );
   return addressKeyOf(account);
 }
 
 /** The signing key from a BIP39 mnemonic (English word list, checksum checked) and an optional passphrase. */
 export function signingKeyFromMnemonic(mnemonic: string, passphrase = ''): DepositSigningKey {
   const words = mnemonic.trim().split(/\s+/).join(' ');
-  if (!validateMnemonic(words, english)) throw new HdKeyError('is not a valid BIP39 mnemonic (English words with a checksum)');
+  if (!validateMnemonic(words, english))
+    throw new HdKeyError('is not a valid BIP39 mnemonic (English words with a checksum)');
   return signingKeyOf(HDKey.fromMasterSeed(mnemonicToSeedSync(words, passphrase)).derive(TRON_ACCOUNT_PATH));
 }
 
@@ -79,7 +83,9 @@ export function signingKeyFromXprv(xprv: string): DepositSigningKey {
   if (!key.privateKey) throw new HdKeyError('is an extended public key; signing needs the xprv');
   if (key.depth === 0) return signingKeyOf(key.derive(TRON_ACCOUNT_PATH));
   if (key.depth === ACCOUNT_DEPTH) return signingKeyOf(key);
-  throw new HdKeyError(`is an extended key of depth ${key.depth}; give the master key (depth 0) or the account key ${TRON_ACCOUNT_PATH} (depth 3)`);
+  throw new HdKeyError(
+    `is an extended key of depth ${key.depth}; give the master key (depth 0) or the account key ${TRON_ACCOUNT_PATH} (depth 3)`,
+  );
 }
 
 /** Refuses what is not a non-hardened child index. */

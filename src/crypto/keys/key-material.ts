@@ -9,7 +9,14 @@ import { constants } from 'node:fs';
 import { lstat, open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../../config.ts';
-import { depositAddressKeyFromXpub, HdKeyError, signingKeyFromMnemonic, signingKeyFromXprv, type DepositAddressKey, type DepositSigningKey } from './hd-keys.ts';
+import {
+  depositAddressKeyFromXpub,
+  HdKeyError,
+  signingKeyFromMnemonic,
+  signingKeyFromXprv,
+  type DepositAddressKey,
+  type DepositSigningKey,
+} from './hd-keys.ts';
 
 /** The sandbox seed's file inside the data folder. */
 export const SANDBOX_SEED_FILE = 'sandbox-tron-seed';
@@ -30,16 +37,30 @@ export type LoadedKeys = {
 export async function loadApiRoleKeys(path: string, setting: string): Promise<LoadedKeys> {
   const content = await readKeyFile(path, setting);
   if (!content.startsWith('xpub')) {
-    throw new ConfigError(setting, `names ${path}, which must hold the account's extended public key (xpub…, m/44'/195'/0'); the API role never holds a mnemonic or an xprv`);
+    throw new ConfigError(
+      setting,
+      `names ${path}, which must hold the account's extended public key (xpub…, m/44'/195'/0'); the API role never holds a mnemonic or an xprv`,
+    );
   }
-  return { source: 'file', path, depositAddressKey: asKey(setting, path, () => depositAddressKeyFromXpub(content)), signingKey: undefined };
+  return {
+    source: 'file',
+    path,
+    depositAddressKey: asKey(setting, path, () => depositAddressKeyFromXpub(content)),
+    signingKey: undefined,
+  };
 }
 
 /** The signing role's keys: the file named by `setting` holds a BIP39 mnemonic or an xprv. */
 export async function loadSignerKeys(path: string, setting: string): Promise<LoadedKeys & { readonly text: string }> {
   const content = await readKeyFile(path, setting);
-  if (content.startsWith('xpub')) throw new ConfigError(setting, `names ${path}, which holds an xpub; the signing role needs the mnemonic or the xprv`);
-  const signingKey = asKey(setting, path, () => (content.startsWith('xprv') ? signingKeyFromXprv(content) : signingKeyFromMnemonic(content)));
+  if (content.startsWith('xpub'))
+    throw new ConfigError(
+      setting,
+      `names ${path}, which holds an xpub; the signing role needs the mnemonic or the xprv`,
+    );
+  const signingKey = asKey(setting, path, () =>
+    content.startsWith('xprv') ? signingKeyFromXprv(content) : signingKeyFromMnemonic(content),
+  );
   return { source: 'file', path, depositAddressKey: signingKey, signingKey, text: content };
 }
 
@@ -47,7 +68,9 @@ export async function loadSignerKeys(path: string, setting: string): Promise<Loa
  * The sandbox seed an earlier version wrote in clear to `<dataDir>/sandbox-tron-seed`,
  * or undefined when there is none. Read once, to be sealed (sealed-signing-keys.ts).
  */
-export async function readClearSandboxSeed(dataDir: string): Promise<(LoadedKeys & { readonly mnemonic: string }) | undefined> {
+export async function readClearSandboxSeed(
+  dataDir: string,
+): Promise<(LoadedKeys & { readonly mnemonic: string }) | undefined> {
   const path = join(dataDir, SANDBOX_SEED_FILE);
   if (!(await exists(path))) return undefined;
   const setting = 'the sandbox seed';
@@ -60,8 +83,10 @@ export async function readClearSandboxSeed(dataDir: string): Promise<(LoadedKeys
 export function signingKeyFromText(text: string, origin: string): DepositSigningKey {
   const content = text.trim();
   if (content === '') throw new ConfigError(origin, 'is empty');
-  if (content.length > KEY_FILE_MAX_BYTES) throw new ConfigError(origin, `is larger than a key (${KEY_FILE_MAX_BYTES} bytes)`);
-  if (content.startsWith('xpub')) throw new ConfigError(origin, 'holds an xpub; the signing key is the mnemonic or the xprv');
+  if (content.length > KEY_FILE_MAX_BYTES)
+    throw new ConfigError(origin, `is larger than a key (${KEY_FILE_MAX_BYTES} bytes)`);
+  if (content.startsWith('xpub'))
+    throw new ConfigError(origin, 'holds an xpub; the signing key is the mnemonic or the xprv');
   try {
     return content.startsWith('xprv') ? signingKeyFromXprv(content) : signingKeyFromMnemonic(content);
   } catch (error) {
@@ -89,18 +114,25 @@ async function readKeyFile(path: string, setting: string): Promise<string> {
     mode = info.mode;
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    throw new ConfigError(setting, `names ${path}, which cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new ConfigError(
+      setting,
+      `names ${path}, which cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
   if ((mode & 0o077) !== 0) {
     const octal = (mode & 0o777).toString(8).padStart(4, '0');
-    throw new ConfigError(setting, `names ${path} with mode ${octal}: a key file must be readable by its owner only (chmod 600 ${path})`);
+    throw new ConfigError(
+      setting,
+      `names ${path} with mode ${octal}: a key file must be readable by its owner only (chmod 600 ${path})`,
+    );
   }
   // O_NOFOLLOW is not used: secret mounts are often symlinks; the mode checked is the target's.
   const handle = await open(path, constants.O_RDONLY);
   try {
     const buffer = Buffer.alloc(KEY_FILE_MAX_BYTES + 1);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > KEY_FILE_MAX_BYTES) throw new ConfigError(setting, `names ${path}, which is larger than a key file (${KEY_FILE_MAX_BYTES} bytes)`);
+    if (bytesRead > KEY_FILE_MAX_BYTES)
+      throw new ConfigError(setting, `names ${path}, which is larger than a key file (${KEY_FILE_MAX_BYTES} bytes)`);
     const content = buffer.subarray(0, bytesRead).toString('utf8').trim();
     buffer.fill(0);
     if (content === '') throw new ConfigError(setting, `names ${path}, which is empty`);

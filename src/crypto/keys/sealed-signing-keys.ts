@@ -59,7 +59,9 @@ export async function importSigningKey(
 ): Promise<{ readonly xpub: string; readonly outcome: 'imported' | 'already_imported' }> {
   const key = signingKeyFromText(text, options.origin);
   if (options.expectedXpub !== undefined && key.xpub !== options.expectedXpub) {
-    throw new SigningKeyImportError(`${options.origin} is not the key of PAYGATE_TRON_XPUB_FILE: its account xpub is ${key.xpub}, the file holds ${options.expectedXpub}`);
+    throw new SigningKeyImportError(
+      `${options.origin} is not the key of PAYGATE_TRON_XPUB_FILE: its account xpub is ${key.xpub}, the file holds ${options.expectedXpub}`,
+    );
   }
   const stored = await repository.findSigningKey(store.db, book);
   if (stored) return sameOrRefused(stored, key, book);
@@ -74,7 +76,11 @@ export async function importSigningKey(
   return sameOrRefused((await repository.findSigningKey(store.db, book))!, key, book);
 }
 
-function sameOrRefused(stored: repository.SigningKeyRow, key: DepositSigningKey, book: KeyBook): { xpub: string; outcome: 'already_imported' } {
+function sameOrRefused(
+  stored: repository.SigningKeyRow,
+  key: DepositSigningKey,
+  book: KeyBook,
+): { xpub: string; outcome: 'already_imported' } {
   if (stored.xpub === key.xpub) return { xpub: key.xpub, outcome: 'already_imported' };
   throw new SigningKeyImportError(
     `another ${book} signing key (account xpub ${stored.xpub}) is already stored; replacing it would orphan its deposit addresses and hot wallet, so it is refused`,
@@ -90,7 +96,10 @@ async function storedXpub(store: Pick<SealedKeyStore, 'db'>, book: KeyBook): Pro
 export async function openSigningKey(store: SealedKeyStore, book: KeyBook): Promise<DepositSigningKey | undefined> {
   const row = await repository.findSigningKey(store.db, book);
   if (!row) return undefined;
-  const key = signingKeyFromText(open(store.keyring, row.sealed_key, context(book, row.xpub)), `the sealed ${book} signing key`);
+  const key = signingKeyFromText(
+    open(store.keyring, row.sealed_key, context(book, row.xpub)),
+    `the sealed ${book} signing key`,
+  );
   // The context binds the xpub already; a mismatch here would be a broken invariant, not bad input.
   if (key.xpub !== row.xpub) throw new Error(`the sealed ${book} signing key does not derive its stored xpub`);
   return key;
@@ -125,7 +134,10 @@ export async function ensureSealedSandboxSeed(store: SealedKeyStore, dataDir: st
       });
       store.logger.info({ file: clear.path }, 'the sandbox seed is stored sealed; its clear file was deleted');
     } else {
-      store.logger.warn({ file: clear.path, xpub }, 'a clear sandbox seed file holds another seed than the stored one: left in place, not used');
+      store.logger.warn(
+        { file: clear.path, xpub },
+        'a clear sandbox seed file holds another seed than the stored one: left in place, not used',
+      );
     }
   }
   return xpub;
@@ -141,7 +153,8 @@ export async function rewrapSigningKeys(store: Pick<SealedKeyStore, 'db' | 'keyr
   let changed = 0;
   for (const row of await repository.listSigningKeys(store.db)) {
     if (!needsRewrap(store.keyring, row.sealed_key)) continue;
-    if (await repository.replaceSealedKey(store.db, row.book, row.sealed_key, rewrap(store.keyring, row.sealed_key))) changed += 1;
+    if (await repository.replaceSealedKey(store.db, row.book, row.sealed_key, rewrap(store.keyring, row.sealed_key)))
+      changed += 1;
   }
   return changed;
 }

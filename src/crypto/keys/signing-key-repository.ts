@@ -9,13 +9,21 @@ export interface SigningKeyRow {
   readonly created_at: Date;
 }
 
-export async function findSigningKey(db: Executor<SigningKeyTables>, book: KeyBook): Promise<SigningKeyRow | undefined> {
+export async function findSigningKey(
+  db: Executor<SigningKeyTables>,
+  book: KeyBook,
+): Promise<SigningKeyRow | undefined> {
   return db.selectFrom('crypto_signing_keys').selectAll().where('book', '=', book).executeTakeFirst();
 }
 
 /** Inserts the book's key unless one is stored already (the first writer wins); true when this one was stored. */
 export async function insertSigningKeyIfAbsent(db: Executor<SigningKeyTables>, row: SigningKeyRow): Promise<boolean> {
-  const inserted = await db.insertInto('crypto_signing_keys').values(row).onConflict((conflict) => conflict.column('book').doNothing()).returning('book').executeTakeFirst();
+  const inserted = await db
+    .insertInto('crypto_signing_keys')
+    .values(row)
+    .onConflict((conflict) => conflict.column('book').doNothing())
+    .returning('book')
+    .executeTakeFirst();
   return inserted !== undefined;
 }
 
@@ -24,7 +32,17 @@ export async function listSigningKeys(db: Executor<SigningKeyTables>): Promise<S
 }
 
 /** Compare-and-set: replaces the sealed value only if it is still `from` (a key rotation). */
-export async function replaceSealedKey(db: Executor<SigningKeyTables>, book: KeyBook, from: string, to: string): Promise<boolean> {
-  const updated = await db.updateTable('crypto_signing_keys').set({ sealed_key: to }).where('book', '=', book).where('sealed_key', '=', from).executeTakeFirst();
+export async function replaceSealedKey(
+  db: Executor<SigningKeyTables>,
+  book: KeyBook,
+  from: string,
+  to: string,
+): Promise<boolean> {
+  const updated = await db
+    .updateTable('crypto_signing_keys')
+    .set({ sealed_key: to })
+    .where('book', '=', book)
+    .where('sealed_key', '=', from)
+    .executeTakeFirst();
   return updated.numUpdatedRows > 0n;
 }

@@ -6,7 +6,14 @@
 // Idempotent by the batch's external_id. Decisions: docs/payouts-api.md.
 import { isUniqueViolation, type Tx } from '../../db/transaction.ts';
 import { DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '../../errors.ts';
-import { createUnderKey, priorOutcome, type IdempotencyRule, type KeyedCreation, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import {
+  createUnderKey,
+  priorOutcome,
+  type IdempotencyRule,
+  type KeyedCreation,
+  type KeyedRequest,
+  type Prior,
+} from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import { quotePayouts } from './payout-fees.ts';
@@ -37,7 +44,8 @@ const BATCH_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'crypto.payout_batch.create',
   windowMs: null,
   replay: 'current-resource',
-  conflictMessage: 'A batch payout with this external_id already exists with other parameters; use a new external_id for a new batch.',
+  conflictMessage:
+    'A batch payout with this external_id already exists with other parameters; use a new external_id for a new batch.',
 };
 
 function validateItems(request: CreateBatchRequest): ValidPayoutItem[] {
@@ -48,21 +56,31 @@ function validateItems(request: CreateBatchRequest): ValidPayoutItem[] {
   return request.payouts.map((raw, index) => {
     const item = validatePayoutItem(raw, `payouts[${index}].`);
     const earlier = firstIndexOf.get(item.externalId);
-    if (earlier !== undefined) throw new InvalidRequestError(`payouts[${index}].external_id repeats payouts[${earlier}].external_id; each item needs its own.`);
+    if (earlier !== undefined)
+      throw new InvalidRequestError(
+        `payouts[${index}].external_id repeats payouts[${earlier}].external_id; each item needs its own.`,
+      );
     firstIndexOf.set(item.externalId, index);
     return item;
   });
 }
 
 /** POST /v1/crypto/payouts/batch: the batch and its items, or the batch created earlier with this external_id. */
-export async function createBatch(deps: PayoutDeps, shop: PayoutShop, request: CreateBatchRequest): Promise<{ created: boolean; batch: BatchView }> {
+export async function createBatch(
+  deps: PayoutDeps,
+  shop: PayoutShop,
+  request: CreateBatchRequest,
+): Promise<{ created: boolean; batch: BatchView }> {
   const externalId = parseExternalId(request.external_id, 'external_id');
   const network = parsePayoutNetwork(request.network);
   const items = validateItems(request);
   const keyed: KeyedRequest = {
     shopId: shop.shopId,
     key: externalId,
-    fingerprint: requestFingerprint({ network, payouts: items.map((item) => [item.externalId, item.amountMicro.toString(), item.address]) }),
+    fingerprint: requestFingerprint({
+      network,
+      payouts: items.map((item) => [item.externalId, item.amountMicro.toString(), item.address]),
+    }),
   };
   const creation: KeyedCreation<{ created: boolean; batch: BatchView }> = {
     rule: BATCH_IDEMPOTENCY_RULE,
@@ -112,7 +130,9 @@ export async function createBatch(deps: PayoutDeps, shop: PayoutShop, request: C
     });
   } catch (error) {
     if (isUniqueViolation(error, repository.PAYOUT_EXTERNAL_ID_CONSTRAINT)) {
-      throw new DuplicateExternalIdError('An item’s external_id is held by a payout created meanwhile; use new external_ids for new payouts.');
+      throw new DuplicateExternalIdError(
+        'An item’s external_id is held by a payout created meanwhile; use new external_ids for new payouts.',
+      );
     }
     throw error;
   }
@@ -120,10 +140,18 @@ export async function createBatch(deps: PayoutDeps, shop: PayoutShop, request: C
 
 /** Item external_ids share one namespace with every payout of the shop: one already used is 409, naming the first such item. */
 async function refuseTakenExternalIds(tx: Tx, shopId: string, items: readonly ValidPayoutItem[]): Promise<void> {
-  const taken = new Set(await repository.takenExternalIds(tx, shopId, items.map((item) => item.externalId)));
+  const taken = new Set(
+    await repository.takenExternalIds(
+      tx,
+      shopId,
+      items.map((item) => item.externalId),
+    ),
+  );
   const index = items.findIndex((item) => taken.has(item.externalId));
   if (index >= 0) {
-    throw new DuplicateExternalIdError(`payouts[${index}].external_id is already the external_id of another payout of this shop; nothing was created.`);
+    throw new DuplicateExternalIdError(
+      `payouts[${index}].external_id is already the external_id of another payout of this shop; nothing was created.`,
+    );
   }
 }
 
@@ -136,7 +164,10 @@ async function priorBatch(tx: Tx, shopId: string, prior: Prior): Promise<BatchVi
 
 /** A batch of the shop with its items and counts per state; another shop's, or an unknown id, is 404. */
 export async function getBatch(deps: Pick<PayoutDeps, 'db'>, shopId: string, batchId: string): Promise<BatchView> {
-  const batch = batchId.startsWith('pob_') && batchId.length <= 100 ? await repository.findBatchOfShop(deps.db, shopId, batchId) : undefined;
+  const batch =
+    batchId.startsWith('pob_') && batchId.length <= 100
+      ? await repository.findBatchOfShop(deps.db, shopId, batchId)
+      : undefined;
   if (!batch) throw new NotFoundError('No such batch payout.');
   return batchView(batch, await repository.batchItems(deps.db, batch.id));
 }

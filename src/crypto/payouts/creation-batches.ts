@@ -51,7 +51,11 @@ const STALL_MS = 200;
  * Writes the payouts in ONE statement: the row of each payout written, or
  * undefined for one whose reservation was refused (then nothing of it was written).
  */
-async function writePayoutCreations(db: Db, clock: Clock, creations: readonly PayoutCreation[]): Promise<(PayoutRow | undefined)[]> {
+async function writePayoutCreations(
+  db: Db,
+  clock: Clock,
+  creations: readonly PayoutCreation[],
+): Promise<(PayoutRow | undefined)[]> {
   const rows = (await payoutCreationsStatement(clock, creations).execute(db)).rows;
   const written = new Map(rows.map((row) => [row.id, row]));
   return creations.map((creation) => written.get(creation.payout.id));
@@ -68,7 +72,11 @@ export function payoutCreationsStatement(clock: Clock, creations: readonly Payou
     reservation: ctes,
     outgoing: enqueueOutgoingTransfersFrom(
       clock,
-      creations.map(({ payout, outgoing }) => ({ id: payout.outgoing_transfer_id, request: outgoing, anchorKey: payout.id })),
+      creations.map(({ payout, outgoing }) => ({
+        id: payout.outgoing_transfer_id,
+        request: outgoing,
+        anchorKey: payout.id,
+      })),
       { cte: writtenCte, column: 'reference_id' },
     ),
     payouts: creations.map((creation) => creation.payout),
@@ -79,7 +87,13 @@ export function payoutCreationsStatement(clock: Clock, creations: readonly Payou
     dependents: [
       emitManyFrom(
         clock,
-        creations.map(({ payout }) => ({ shopId: payout.shop_id, type: PAYOUT_UPDATED, data: payoutView(payout), destination: 'shop' as const, anchorKey: payout.id })),
+        creations.map(({ payout }) => ({
+          shopId: payout.shop_id,
+          type: PAYOUT_UPDATED,
+          data: payoutView(payout),
+          destination: 'shop' as const,
+          anchorKey: payout.id,
+        })),
         payoutsAnchor,
         'payout_updated',
       ),

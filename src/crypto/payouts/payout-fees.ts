@@ -55,9 +55,17 @@ const caches = new WeakMap<object, NodeQuoteCache>();
 /** The node's prices and balances for quoting, with the cache above. */
 function quotingNode(node: ChainAccess['node']) {
   let cache = caches.get(node);
-  if (!cache) caches.set(node, (cache = { recipients: new LRUCache({ max: QUOTE_CACHE_ADDRESSES_MAX }), blacklisted: new LRUCache({ max: QUOTE_CACHE_ADDRESSES_MAX }), pending: new Map() }));
+  if (!cache)
+    caches.set(
+      node,
+      (cache = {
+        recipients: new LRUCache({ max: QUOTE_CACHE_ADDRESSES_MAX }),
+        blacklisted: new LRUCache({ max: QUOTE_CACHE_ADDRESSES_MAX }),
+        pending: new Map(),
+      }),
+    );
   const own = cache;
-  const shared = <T,>(key: string, ask: () => Promise<T>): Promise<T> => {
+  const shared = <T>(key: string, ask: () => Promise<T>): Promise<T> => {
     let pending = own.pending.get(key) as Promise<T> | undefined;
     if (!pending) {
       pending = ask().finally(() => own.pending.delete(key));
@@ -82,7 +90,8 @@ function quotingNode(node: ChainAccess['node']) {
     async getUsdtBalance(address: TronAddress): Promise<bigint> {
       const seen = own.recipients.get(address);
       const now = Date.now();
-      if (seen !== undefined && now - seen.at <= (seen.holds ? QUOTE_HOLDER_CACHE_MS : QUOTE_CACHE_MS)) return seen.holds ? 1n : 0n;
+      if (seen !== undefined && now - seen.at <= (seen.holds ? QUOTE_HOLDER_CACHE_MS : QUOTE_CACHE_MS))
+        return seen.holds ? 1n : 0n;
       const balance = await shared(`balance:${address}`, () => node.getUsdtBalance(address));
       own.recipients.set(address, { at: Date.now(), holds: balance > 0n });
       return balance;
@@ -124,7 +133,12 @@ export interface QuoteDeps {
  * chain's prices and the chain's energy figure for each recipient's class (it
  * holds USDT or not). Each distinct recipient is asked isBlackListed first.
  */
-export async function quotePayouts(access: ChainAccess, deps: QuoteDeps, settings: PayoutSettings, items: readonly QuoteItem[]): Promise<PayoutQuote[]> {
+export async function quotePayouts(
+  access: ChainAccess,
+  deps: QuoteDeps,
+  settings: PayoutSettings,
+  items: readonly QuoteItem[],
+): Promise<PayoutQuote[]> {
   const node = quotingNode(access.node);
   const energy = usdtTransferEnergy(access.node);
   const rateMicro = deps.config.trxUsdtRateMicro;
@@ -147,16 +161,30 @@ export async function quotePayouts(access: ChainAccess, deps: QuoteDeps, setting
         first ? node.isUsdtBlacklisted(item.address) : false,
         first ? node.getUsdtBalance(item.address) : 1n,
       ]);
-      if (listed) throw new AddressBlacklistedError(`${item.address} is blacklisted by the USDT contract's issuer: a transfer to it would revert on chain. Nothing was created.`);
+      if (listed)
+        throw new AddressBlacklistedError(
+          `${item.address} is blacklisted by the USDT contract's issuer: a transfer to it would revert on chain. Nothing was created.`,
+        );
       const recipientHoldsUsdt = balance > 0n;
       // A holder's figure is measured on a transfer to a holder: the recipient itself, or (for the later items
       // to a recipient that has no USDT yet) the hot wallet to itself, which rewrites the same two kinds of slot.
-      const units = await energy.energyOf(deps.clock, { from, to: recipientHoldsUsdt && !first ? from : item.address, recipientHoldsUsdt });
-      if (units > deps.config.tronTransferEnergyMax) throw new TransferEnergyAboveCeilingError(units, deps.config.tronTransferEnergyMax);
+      const units = await energy.energyOf(deps.clock, {
+        from,
+        to: recipientHoldsUsdt && !first ? from : item.address,
+        recipientHoldsUsdt,
+      });
+      if (units > deps.config.tronTransferEnergyMax)
+        throw new TransferEnergyAboveCeilingError(units, deps.config.tronTransferEnergyMax);
       const totalSun = units * prices.energyPriceSun + USDT_TRANSFER_BANDWIDTH * prices.bandwidthPriceSun;
       const networkFeeMicro = ceilToCent(sunToMicroUsdt(totalSun, rateMicro));
       const serviceFeeMicro = serviceFeeOf(settings, item.amountMicro);
-      quotes[index] = { amountMicro: item.amountMicro, networkFeeMicro, serviceFeeMicro, totalDebitMicro: item.amountMicro + networkFeeMicro + serviceFeeMicro, rateMicro };
+      quotes[index] = {
+        amountMicro: item.amountMicro,
+        networkFeeMicro,
+        serviceFeeMicro,
+        totalDebitMicro: item.amountMicro + networkFeeMicro + serviceFeeMicro,
+        rateMicro,
+      };
     }
   };
   try {
@@ -164,14 +192,20 @@ export async function quotePayouts(access: ChainAccess, deps: QuoteDeps, setting
   } catch (error) {
     if (error instanceof AddressBlacklistedError) throw error;
     if (error instanceof TransferEnergyAboveCeilingError) {
-      deps.logger.warn({ err: error, chain: access.chain }, 'payout fee quote: the transfer energy is above the configured ceiling');
+      deps.logger.warn(
+        { err: error, chain: access.chain },
+        'payout fee quote: the transfer energy is above the configured ceiling',
+      );
       throw new ServiceUnavailableError(
         `A USDT transfer costs ${error.energy} energy on chain now, above this gateway's ceiling of ${error.ceiling}; nothing was created. Retry later.`,
         ENERGY_RETRY_AFTER_SECONDS,
       );
     }
     deps.logger.warn({ err: error, chain: access.chain }, 'payout fee quote: the TRON node did not answer');
-    throw new ServiceUnavailableError('The TRON node cannot be reached for a network fee quote; nothing was created. Retry later.', NODE_RETRY_AFTER_SECONDS);
+    throw new ServiceUnavailableError(
+      'The TRON node cannot be reached for a network fee quote; nothing was created. Retry later.',
+      NODE_RETRY_AFTER_SECONDS,
+    );
   }
   return quotes;
 }

@@ -8,8 +8,21 @@
 import type { Clock } from '../../clock.ts';
 import { inTransaction, type Db, type Tx } from '../../db/transaction.ts';
 import { ensureAccounts, merchantAccountKey } from '../../ledger/ledger-accounts.ts';
-import { executeLinked, MAX_CHAIN_LENGTH, type FanOutReservation, type LedgerBook, type LedgerRequest, type TransferType } from '../../ledger/ledger-service.ts';
-import { legAccountKey, legId, reservationOf, type Reservation, type ReservationLeg } from '../sending/reservation-ledger.ts';
+import {
+  executeLinked,
+  MAX_CHAIN_LENGTH,
+  type FanOutReservation,
+  type LedgerBook,
+  type LedgerRequest,
+  type TransferType,
+} from '../../ledger/ledger-service.ts';
+import {
+  legAccountKey,
+  legId,
+  reservationOf,
+  type Reservation,
+  type ReservationLeg,
+} from '../sending/reservation-ledger.ts';
 import type { PayoutRow } from './payouts-repository.ts';
 
 export interface PayoutOwner {
@@ -20,8 +33,13 @@ export interface PayoutOwner {
 type AccountKey = ReturnType<typeof merchantAccountKey>;
 const LEGS: readonly ReservationLeg[] = ['amount', 'network_fee', 'service_fee'];
 
-export function payoutReservation(payout: Pick<PayoutRow, 'id' | 'amount_micro' | 'network_fee_micro' | 'service_fee_micro'>): Reservation {
-  return reservationOf({ type: 'payout', id: payout.id }, { amount: payout.amount_micro, network_fee: payout.network_fee_micro, service_fee: payout.service_fee_micro });
+export function payoutReservation(
+  payout: Pick<PayoutRow, 'id' | 'amount_micro' | 'network_fee_micro' | 'service_fee_micro'>,
+): Reservation {
+  return reservationOf(
+    { type: 'payout', id: payout.id },
+    { amount: payout.amount_micro, network_fee: payout.network_fee_micro, service_fee: payout.service_fee_micro },
+  );
 }
 
 const legType = (leg: ReservationLeg): TransferType => (leg === 'amount' ? 'payout' : 'payout_fee');
@@ -61,10 +79,18 @@ export class AccountIds {
 }
 
 /** Reserves the total_debit of each payout (a zero fee reserves nothing); not enough available: InsufficientFundsError. */
-export async function reservePayouts(tx: Tx, clock: Clock, owner: PayoutOwner, payouts: readonly PayoutRow[], ids?: AccountIds): Promise<void> {
+export async function reservePayouts(
+  tx: Tx,
+  clock: Clock,
+  owner: PayoutOwner,
+  payouts: readonly PayoutRow[],
+  ids?: AccountIds,
+): Promise<void> {
   const mainKey = merchantAccountKey(owner.book, owner.merchantId, 'USDT', 'main');
   const keys = new Map<string, AccountKey>([[JSON.stringify(mainKey), mainKey]]);
-  for (const payout of payouts) for (const leg of LEGS) keys.set(JSON.stringify(legAccountKey(owner.book, payout.id, leg)), legAccountKey(owner.book, payout.id, leg));
+  for (const payout of payouts)
+    for (const leg of LEGS)
+      keys.set(JSON.stringify(legAccountKey(owner.book, payout.id, leg)), legAccountKey(owner.book, payout.id, leg));
   const accountIdOf = new Map<string, string>();
   ids?.resolved.clear(); // a rerun of the transaction: what the rolled-back attempt resolved is void
   for (const key of keys.keys()) {
@@ -73,28 +99,31 @@ export async function reservePayouts(tx: Tx, clock: Clock, owner: PayoutOwner, p
   }
   const missing = [...keys].filter(([key]) => !accountIdOf.has(key));
   if (missing.length > 0) {
-    const accounts = await ensureAccounts(tx, clock, missing.map(([, key]) => key));
+    const accounts = await ensureAccounts(
+      tx,
+      clock,
+      missing.map(([, key]) => key),
+    );
     missing.forEach(([key], index) => accountIdOf.set(key, accounts[index]!.id));
   }
   for (const [key, id] of accountIdOf) ids?.resolved.set(key, id);
   const main = accountIdOf.get(JSON.stringify(mainKey))!;
   const requests: LedgerRequest[] = payouts.flatMap((payout) => {
     const { owner: reference, legs } = payoutReservation(payout);
-    return legs.map(
-      ({ leg, amount }): LedgerRequest => ({
-        action: 'reserve',
-        id: legId(reference, leg),
-        debitAccountId: main,
-        creditAccountId: accountIdOf.get(JSON.stringify(legAccountKey(owner.book, payout.id, leg)))!,
-        amount,
-        type: legType(leg),
-        reference,
-      }),
-    );
+    return legs.map(({ leg, amount }): LedgerRequest => ({
+      action: 'reserve',
+      id: legId(reference, leg),
+      debitAccountId: main,
+      creditAccountId: accountIdOf.get(JSON.stringify(legAccountKey(owner.book, payout.id, leg)))!,
+      amount,
+      type: legType(leg),
+      reference,
+    }));
   });
   // One transaction holds every chunk: a batch is reserved whole or not at all.
   const chunk = MAX_CHAIN_LENGTH - (MAX_CHAIN_LENGTH % LEGS.length);
-  for (let start = 0; start < requests.length; start += chunk) await executeLinked(tx, clock, requests.slice(start, start + chunk));
+  for (let start = 0; start < requests.length; start += chunk)
+    await executeLinked(tx, clock, requests.slice(start, start + chunk));
 }
 
 /**
@@ -103,7 +132,13 @@ export async function reservePayouts(tx: Tx, clock: Clock, owner: PayoutOwner, p
  * statement. Its accounts are resolved first (created, in a transaction of their
  * own, when missing: an account without transfers is harmless).
  */
-export async function payoutFanOut(db: Db, clock: Clock, owner: PayoutOwner, payout: Pick<PayoutRow, 'id' | 'amount_micro' | 'network_fee_micro' | 'service_fee_micro'>, ids: AccountIds): Promise<FanOutReservation> {
+export async function payoutFanOut(
+  db: Db,
+  clock: Clock,
+  owner: PayoutOwner,
+  payout: Pick<PayoutRow, 'id' | 'amount_micro' | 'network_fee_micro' | 'service_fee_micro'>,
+  ids: AccountIds,
+): Promise<FanOutReservation> {
   const mainKey = merchantAccountKey(owner.book, owner.merchantId, 'USDT', 'main');
   const { owner: reference, legs } = payoutReservation(payout);
   const keys = [mainKey, ...legs.map(({ leg }) => legAccountKey(owner.book, payout.id, leg))];

@@ -23,15 +23,23 @@ const ERROR_MESSAGES = failureMessages('transfer', 'the amount was returned to y
  */
 const MERCHANT_CAUSED_FAILURES: ReadonlySet<OutgoingErrorCode> = new Set(['address_blacklisted']);
 const CHARGED_MESSAGES: Readonly<Partial<Record<OutgoingErrorCode, string>>> = {
-  address_blacklisted: 'The USDT contract refuses transfers to this address; the amount and the service fee were returned to your balance;',
+  address_blacklisted:
+    'The USDT contract refuses transfers to this address; the amount and the service fee were returned to your balance;',
 };
 
 /** A blacklisted recipient: the network fee the failed transaction burned, at most what was quoted. */
-function merchantCharge(code: OutgoingErrorCode, actualFeeMicro: bigint | null, payout: PayoutRow): { micro: bigint; message: string } | undefined {
+function merchantCharge(
+  code: OutgoingErrorCode,
+  actualFeeMicro: bigint | null,
+  payout: PayoutRow,
+): { micro: bigint; message: string } | undefined {
   if (!MERCHANT_CAUSED_FAILURES.has(code) || actualFeeMicro === null) return undefined;
   const micro = actualFeeMicro < payout.network_fee_micro ? actualFeeMicro : payout.network_fee_micro;
   if (micro <= 0n) return undefined;
-  return { micro, message: `${CHARGED_MESSAGES[code]} ${usdtText(micro)} USDT of network fee was charged: the failed transaction burned it.` };
+  return {
+    micro,
+    message: `${CHARGED_MESSAGES[code]} ${usdtText(micro)} USDT of network fee was charged: the failed transaction burned it.`,
+  };
 }
 
 async function announce(tx: Tx, clock: Clock, payout: PayoutRow): Promise<void> {
@@ -58,10 +66,12 @@ async function advanceBatch(tx: Tx, clock: Clock, batchId: string): Promise<void
   const counts = await repository.batchItemCounts(tx, batchId);
   const now = clock.now();
   if (counts.pending + counts.processing > 0) {
-    if (batch.status === 'pending') await repository.updateBatch(tx, batchId, { status: 'processing', updated_at: now });
+    if (batch.status === 'pending')
+      await repository.updateBatch(tx, batchId, { status: 'processing', updated_at: now });
     return;
   }
-  const status: BatchStatus = counts.failed === 0 ? 'completed' : counts.completed === 0 ? 'failed' : 'partially_completed';
+  const status: BatchStatus =
+    counts.failed === 0 ? 'completed' : counts.completed === 0 ? 'failed' : 'partially_completed';
   const finished = await repository.updateBatch(tx, batchId, { status, updated_at: now, completed_at: now });
   await emitBatchCompleted(tx, clock, finished, await repository.batchItems(tx, batchId));
 }

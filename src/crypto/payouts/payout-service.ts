@@ -6,8 +6,19 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { isUniqueViolation, type Db, type Executor, type Tx } from '../../db/transaction.ts';
-import { AmountNotSupportedError, DuplicateExternalIdError, InvalidRequestError, NotFoundError, ServiceUnavailableError } from '../../errors.ts';
-import { createAtomicallyWith, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import {
+  AmountNotSupportedError,
+  DuplicateExternalIdError,
+  InvalidRequestError,
+  NotFoundError,
+  ServiceUnavailableError,
+} from '../../errors.ts';
+import {
+  createAtomicallyWith,
+  type IdempotencyRule,
+  type KeyedRequest,
+  type Prior,
+} from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
@@ -64,7 +75,8 @@ const PAYOUT_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'crypto.payout.create',
   windowMs: null,
   replay: 'current-resource',
-  conflictMessage: 'A payout with this external_id already exists with other parameters; use a new external_id for a new payout.',
+  conflictMessage:
+    'A payout with this external_id already exists with other parameters; use a new external_id for a new payout.',
 };
 
 // ---- validation ----
@@ -79,18 +91,24 @@ function fractionDigits(decimal: string): number {
 
 /** A payout amount: a decimal STRING, more than 0, at most 2 decimal places in its text (spec 2.3). */
 export function parsePayoutAmount(value: unknown, field: string): bigint {
-  if (typeof value !== 'string') throw new InvalidRequestError(`${field} must be a decimal string such as "10.50" (a JSON string, not a number).`);
+  if (typeof value !== 'string')
+    throw new InvalidRequestError(`${field} must be a decimal string such as "10.50" (a JSON string, not a number).`);
   const parsed = parseMinor(value, 'USDT', 'decimal-string');
-  if (!parsed.ok) throw new InvalidRequestError(`${field} must be a decimal string such as "10.50" with at most 2 decimal places.`);
+  if (!parsed.ok)
+    throw new InvalidRequestError(`${field} must be a decimal string such as "10.50" with at most 2 decimal places.`);
   // The places are counted in the text, zeros too: "10.010" and "10.000000" have more than 2.
-  if (fractionDigits(value) > PAYOUT_DECIMAL_PLACES_MAX) throw new InvalidRequestError(`${field} has more than 2 decimal places; payout amounts have at most 2.`);
+  if (fractionDigits(value) > PAYOUT_DECIMAL_PLACES_MAX)
+    throw new InvalidRequestError(`${field} has more than 2 decimal places; payout amounts have at most 2.`);
   if (parsed.minor <= 0n) throw new InvalidRequestError(`${field} must be greater than 0.`);
   if (parsed.minor > AMOUNT_MAX_MICRO) throw new InvalidRequestError(`${field} must be at most 1000000000.`);
   return parsed.minor;
 }
 
 export function parsePayoutNetwork(value: unknown, field = 'network'): 'TRC20' {
-  if (value !== 'TRC20') throw new InvalidRequestError(`${field} ${JSON.stringify(String(value).slice(0, 32))} is not supported; supported networks: TRC20.`);
+  if (value !== 'TRC20')
+    throw new InvalidRequestError(
+      `${field} ${JSON.stringify(String(value).slice(0, 32))} is not supported; supported networks: TRC20.`,
+    );
   return value;
 }
 
@@ -114,7 +132,10 @@ export interface ValidPayoutItem {
   readonly address: TronAddress;
 }
 
-export function validatePayoutItem(request: { external_id?: unknown; amount?: unknown; address?: unknown }, prefix = ''): ValidPayoutItem {
+export function validatePayoutItem(
+  request: { external_id?: unknown; amount?: unknown; address?: unknown },
+  prefix = '',
+): ValidPayoutItem {
   return {
     externalId: parseExternalId(request.external_id, `${prefix}external_id`),
     amountMicro: parsePayoutAmount(request.amount, `${prefix}amount`),
@@ -124,7 +145,8 @@ export function validatePayoutItem(request: { external_id?: unknown; amount?: un
 
 /** Payouts switched off for the shop: 503. Outside the shop's limits: 400 amount_not_supported naming the limits. */
 export function checkAgainstSettings(settings: PayoutSettings, amountMicro: bigint, field: string): void {
-  if (!settings.enabled) throw new ServiceUnavailableError('Payouts are switched off for this shop.', PAYOUTS_OFF_RETRY_AFTER_SECONDS);
+  if (!settings.enabled)
+    throw new ServiceUnavailableError('Payouts are switched off for this shop.', PAYOUTS_OFF_RETRY_AFTER_SECONDS);
   if (amountMicro < settings.minAmountMicro || amountMicro > settings.maxAmountMicro) {
     throw new AmountNotSupportedError(
       `${field} is outside this shop's payout limits: from ${usdtText(settings.minAmountMicro)} to ${usdtText(settings.maxAmountMicro)} USDT.`,
@@ -146,12 +168,25 @@ export interface Recipient {
  * a new deposit and credit it again. One look-up for all of them, unless the
  * caller read `depositAddresses` already (a single payout's first read does).
  */
-export async function checkRecipients(db: Executor, access: ChainAccess, recipients: readonly Recipient[], depositAddresses?: ReadonlySet<string>): Promise<void> {
+export async function checkRecipients(
+  db: Executor,
+  access: ChainAccess,
+  recipients: readonly Recipient[],
+  depositAddresses?: ReadonlySet<string>,
+): Promise<void> {
   for (const recipient of recipients) {
-    if (recipient.address === access.addressKey.hotWalletAddress) throw new InvalidRequestError(`${recipient.field} is the gateway's own hot wallet; name the recipient's address.`);
-    if (recipient.address === access.usdtContract) throw new InvalidRequestError(`${recipient.field} is the USDT contract itself: tokens sent to it are lost; name the recipient's address.`);
+    if (recipient.address === access.addressKey.hotWalletAddress)
+      throw new InvalidRequestError(
+        `${recipient.field} is the gateway's own hot wallet; name the recipient's address.`,
+      );
+    if (recipient.address === access.usdtContract)
+      throw new InvalidRequestError(
+        `${recipient.field} is the USDT contract itself: tokens sent to it are lost; name the recipient's address.`,
+      );
   }
-  const ours = depositAddresses ?? (await depositAddressesAmong(db, [...new Set(recipients.map((recipient) => recipient.address))]));
+  const ours =
+    depositAddresses ??
+    (await depositAddressesAmong(db, [...new Set(recipients.map((recipient) => recipient.address))]));
   const own = recipients.find((recipient) => ours.has(recipient.address));
   if (own) {
     throw new InvalidRequestError(
@@ -256,9 +291,26 @@ export async function insertQueuedPayouts(
   const transfers = await enqueueOutgoingTransfers(
     tx,
     clock,
-    items.map(({ id, item }) => ({ chain: access.chain, purpose: 'payout' as const, ownerId: id, asset: 'USDT' as const, from: { kind: 'hot_wallet' as const }, to: item.address, amount: item.amountMicro })),
+    items.map(({ id, item }) => ({
+      chain: access.chain,
+      purpose: 'payout' as const,
+      ownerId: id,
+      asset: 'USDT' as const,
+      from: { kind: 'hot_wallet' as const },
+      to: item.address,
+      amount: item.amountMicro,
+    })),
   );
-  const rows = items.map(({ id, item, quote }, index) => newPayoutRow(now, shop, access, { id, item, quote }, batchId === null ? null : { batchId, index }, transfers[index]!.id));
+  const rows = items.map(({ id, item, quote }, index) =>
+    newPayoutRow(
+      now,
+      shop,
+      access,
+      { id, item, quote },
+      batchId === null ? null : { batchId, index },
+      transfers[index]!.id,
+    ),
+  );
   const inserted = await repository.insertPayouts(tx, rows);
   await emitPayoutsUpdated(tx, clock, inserted);
   // Last: the merchant's balance row stays locked from here to COMMIT, and every payout of the merchant waits on it.
@@ -278,7 +330,11 @@ export async function insertQueuedPayouts(
  * written or refused on its own. A concurrent duplicate fails the statement on
  * the record's (or the payout's) unique key and answers the winner's payout.
  */
-export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: CreatePayoutRequest): Promise<{ created: boolean; payout: PayoutView }> {
+export async function createPayout(
+  deps: PayoutDeps,
+  shop: PayoutShop,
+  request: CreatePayoutRequest,
+): Promise<{ created: boolean; payout: PayoutView }> {
   const item = validatePayoutItem(request);
   const network = parsePayoutNetwork(request.network);
   const keyed: KeyedRequest = {
@@ -288,19 +344,42 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
   };
   // A repeat is answered before the settings and the node count: the payout and its idempotency
   // record commit together, so the payout row is the record's outcome (one autocommit read with the settings).
-  const state = await deps.batches.readCreationState({ shopId: shop.shopId, externalId: item.externalId, recipient: item.address });
-  if (state.payout && state.payout.batch_id === null) return { created: false, payout: repeatedPayout(state.payout, item) };
+  const state = await deps.batches.readCreationState({
+    shopId: shop.shopId,
+    externalId: item.externalId,
+    recipient: item.address,
+  });
+  if (state.payout && state.payout.batch_id === null)
+    return { created: false, payout: repeatedPayout(state.payout, item) };
   if (state.payout) throw new DuplicateExternalIdError(BATCH_HOLDS_EXTERNAL_ID);
   const settings = settingsOfRow(state.settings);
 
   checkAgainstSettings(settings, item.amountMicro, 'amount');
   await deps.signingPause.assertNotPaused(deps.db, shop.mode);
   const access = await deps.chain.forMode(shop.mode);
-  await checkRecipients(deps.db, access, [{ address: item.address, field: 'address' }], new Set(state.recipientIsDepositAddress ? [item.address] : []));
+  await checkRecipients(
+    deps.db,
+    access,
+    [{ address: item.address, field: 'address' }],
+    new Set(state.recipientIsDepositAddress ? [item.address] : []),
+  );
   const [quote] = await quotePayouts(access, deps, settings, [item]);
   const now = deps.clock.now();
-  const row = newPayoutRow(now, shop, access, { id: newId('payout'), item, quote: quote! }, null, newId('outgoingTransfer'));
-  const fanOut = await payoutFanOut(deps.db, deps.clock, { book: shop.mode, merchantId: shop.merchantId }, row, new AccountIds(deps.db));
+  const row = newPayoutRow(
+    now,
+    shop,
+    access,
+    { id: newId('payout'), item, quote: quote! },
+    null,
+    newId('outgoingTransfer'),
+  );
+  const fanOut = await payoutFanOut(
+    deps.db,
+    deps.clock,
+    { book: shop.mode, merchantId: shop.merchantId },
+    row,
+    new AccountIds(deps.db),
+  );
   try {
     const outcome = await createAtomicallyWith(
       deps.db,
@@ -313,18 +392,33 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
           const inserted = await deps.batches.commitPayoutCreation({
             payout: row,
             fanOut,
-            outgoing: { chain: access.chain, purpose: 'payout', ownerId: row.id, asset: 'USDT', from: { kind: 'hot_wallet' }, to: item.address, amount: item.amountMicro },
+            outgoing: {
+              chain: access.chain,
+              purpose: 'payout',
+              ownerId: row.id,
+              asset: 'USDT',
+              from: { kind: 'hot_wallet' },
+              to: item.address,
+              amount: item.amountMicro,
+            },
             record,
           });
           if (inserted) return { created: inserted };
           // Nothing written. A request with this external_id may have been written first (a
           // client's retry, or this payout's own statement committed before its connection
           // dropped): its reservation then left none for this one, and no unique key was reached.
-          const holder = (await deps.batches.readCreationState({ shopId: shop.shopId, externalId: item.externalId, recipient: item.address })).payout;
+          const holder = (
+            await deps.batches.readCreationState({
+              shopId: shop.shopId,
+              externalId: item.externalId,
+              recipient: item.address,
+            })
+          ).payout;
           if (holder) return { existing: holder };
           // Otherwise InsufficientFundsError (400 insufficient_funds), or the balance moved meanwhile: again.
           await explainUnwrittenReservation(deps.db, fanOut);
-          if (attempt >= RESERVATION_ATTEMPTS_MAX) throw new Error(`payout ${row.id}: the reservation wrote nothing ${attempt} times with funds available`);
+          if (attempt >= RESERVATION_ATTEMPTS_MAX)
+            throw new Error(`payout ${row.id}: the reservation wrote nothing ${attempt} times with funds available`);
         }
       },
       [repository.PAYOUT_EXTERNAL_ID_CONSTRAINT],
@@ -338,12 +432,14 @@ export async function createPayout(deps: PayoutDeps, shop: PayoutShop, request: 
     return { created: false, payout: await priorPayout(deps.db, shop.shopId, outcome) };
   } catch (error) {
     // A batch item took the external_id between the repeat check and the insert.
-    if (isUniqueViolation(error, repository.PAYOUT_EXTERNAL_ID_CONSTRAINT)) throw new DuplicateExternalIdError(BATCH_HOLDS_EXTERNAL_ID);
+    if (isUniqueViolation(error, repository.PAYOUT_EXTERNAL_ID_CONSTRAINT))
+      throw new DuplicateExternalIdError(BATCH_HOLDS_EXTERNAL_ID);
     throw error;
   }
 }
 
-const BATCH_HOLDS_EXTERNAL_ID = 'An item of a batch payout already holds this external_id; use a new external_id for a new payout.';
+const BATCH_HOLDS_EXTERNAL_ID =
+  'An item of a batch payout already holds this external_id; use a new external_id for a new payout.';
 /** Rounds of "the reservation wrote nothing, yet the funds are there" (a balance that moved meanwhile) before giving up. */
 const RESERVATION_ATTEMPTS_MAX = 3;
 
@@ -366,7 +462,10 @@ async function priorPayout(db: Executor, shopId: string, prior: Prior): Promise<
 
 /** A payout of the shop; another shop's, or an unknown id, is 404. */
 export async function getPayout(deps: Pick<PayoutDeps, 'db'>, shopId: string, payoutId: string): Promise<PayoutView> {
-  const row = payoutId.startsWith('po_') && payoutId.length <= 100 ? await repository.findPayoutOfShop(deps.db, shopId, payoutId) : undefined;
+  const row =
+    payoutId.startsWith('po_') && payoutId.length <= 100
+      ? await repository.findPayoutOfShop(deps.db, shopId, payoutId)
+      : undefined;
   if (!row) throw new NotFoundError('No such payout.');
   return payoutView(row);
 }
@@ -378,7 +477,11 @@ export interface ListPayoutsInput {
   readonly external_id?: string | undefined;
 }
 
-export async function listPayouts(deps: Pick<PayoutDeps, 'db'>, shopId: string, input: ListPayoutsInput): Promise<{ data: PayoutView[]; next_cursor: string | null }> {
+export async function listPayouts(
+  deps: Pick<PayoutDeps, 'db'>,
+  shopId: string,
+  input: ListPayoutsInput,
+): Promise<{ data: PayoutView[]; next_cursor: string | null }> {
   if (input.status !== undefined && !PAYOUT_STATUSES.includes(input.status as PayoutStatus)) {
     throw new InvalidRequestError(`status must be one of ${PAYOUT_STATUSES.join(', ')}.`);
   }
@@ -391,5 +494,9 @@ export async function listPayouts(deps: Pick<PayoutDeps, 'db'>, shopId: string, 
   });
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
-  return { data: page.map(payoutView), next_cursor: rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null };
+  return {
+    data: page.map(payoutView),
+    next_cursor:
+      rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
+  };
 }

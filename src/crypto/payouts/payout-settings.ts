@@ -47,9 +47,20 @@ export function settingsOfRow(row: PayoutSettingsRow | undefined): PayoutSetting
 }
 
 /** Replaces a shop's payout settings (the cabinet's and the tests' way in). */
-export async function savePayoutSettings(db: Executor, shopId: string, settings: PayoutSettings, now: Date): Promise<void> {
-  if (settings.minAmountMicro <= 0n || settings.minAmountMicro > settings.maxAmountMicro) throw new RangeError('payout settings: 0 < min ≤ max');
-  if (settings.serviceFeeFixedMicro < 0n || !Number.isInteger(settings.serviceFeeBps) || settings.serviceFeeBps < 0 || settings.serviceFeeBps > 10_000) {
+export async function savePayoutSettings(
+  db: Executor,
+  shopId: string,
+  settings: PayoutSettings,
+  now: Date,
+): Promise<void> {
+  if (settings.minAmountMicro <= 0n || settings.minAmountMicro > settings.maxAmountMicro)
+    throw new RangeError('payout settings: 0 < min ≤ max');
+  if (
+    settings.serviceFeeFixedMicro < 0n ||
+    !Number.isInteger(settings.serviceFeeBps) ||
+    settings.serviceFeeBps < 0 ||
+    settings.serviceFeeBps > 10_000
+  ) {
     throw new RangeError('payout settings: fees out of range');
   }
   await repository.upsertSettings(db, {

@@ -10,7 +10,12 @@ import { batchView, payoutView } from './payouts-views.ts';
 export const PAYOUT_UPDATED = 'crypto.payout.updated';
 
 export async function emitPayoutUpdated(tx: Tx, clock: Clock, payout: PayoutRow): Promise<void> {
-  await emit(tx, clock, { shopId: payout.shop_id, type: PAYOUT_UPDATED, data: payoutView(payout), destination: 'shop' });
+  await emit(tx, clock, {
+    shopId: payout.shop_id,
+    type: PAYOUT_UPDATED,
+    data: payoutView(payout),
+    destination: 'shop',
+  });
 }
 
 /** crypto.payout.updated of many new payouts (a batch's items) in a few statements. */
@@ -18,10 +23,25 @@ export async function emitPayoutsUpdated(tx: Tx, clock: Clock, payouts: readonly
   await emitMany(
     tx,
     clock,
-    payouts.map((payout) => ({ shopId: payout.shop_id, type: PAYOUT_UPDATED, data: payoutView(payout), destination: 'shop' as const })),
+    payouts.map((payout) => ({
+      shopId: payout.shop_id,
+      type: PAYOUT_UPDATED,
+      data: payoutView(payout),
+      destination: 'shop' as const,
+    })),
   );
 }
 
-export async function emitBatchCompleted(tx: Tx, clock: Clock, batch: BatchRow, items: readonly PayoutRow[]): Promise<void> {
-  await emit(tx, clock, { shopId: batch.shop_id, type: 'crypto.batch.completed', data: batchView(batch, items), destination: 'shop' });
+export async function emitBatchCompleted(
+  tx: Tx,
+  clock: Clock,
+  batch: BatchRow,
+  items: readonly PayoutRow[],
+): Promise<void> {
+  await emit(tx, clock, {
+    shopId: batch.shop_id,
+    type: 'crypto.batch.completed',
+    data: batchView(batch, items),
+    destination: 'shop',
+  });
 }

@@ -23,7 +23,10 @@ export async function findSettings(db: Executor<PayoutTables>, shopId: string): 
   return db.selectFrom('crypto_payout_settings').selectAll().where('shop_id', '=', shopId).executeTakeFirst();
 }
 
-export async function upsertSettings(db: Executor<PayoutTables>, row: Insertable<PayoutTables['crypto_payout_settings']>): Promise<void> {
+export async function upsertSettings(
+  db: Executor<PayoutTables>,
+  row: Insertable<PayoutTables['crypto_payout_settings']>,
+): Promise<void> {
   await db
     .insertInto('crypto_payout_settings')
     .values(row)
@@ -31,10 +34,19 @@ export async function upsertSettings(db: Executor<PayoutTables>, row: Insertable
     .execute();
 }
 
-export async function insertPayouts(tx: Tx<PayoutTables>, rows: readonly Insertable<PayoutTables['crypto_payouts']>[]): Promise<PayoutRow[]> {
+export async function insertPayouts(
+  tx: Tx<PayoutTables>,
+  rows: readonly Insertable<PayoutTables['crypto_payouts']>[],
+): Promise<PayoutRow[]> {
   const inserted: PayoutRow[] = [];
   for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
-    inserted.push(...(await tx.insertInto('crypto_payouts').values(rows.slice(start, start + INSERT_CHUNK)).returningAll().execute()));
+    inserted.push(
+      ...(await tx
+        .insertInto('crypto_payouts')
+        .values(rows.slice(start, start + INSERT_CHUNK))
+        .returningAll()
+        .execute()),
+    );
   }
   return inserted;
 }
@@ -68,7 +80,8 @@ export interface ReservedPayoutsParts {
  * for any number of payouts (the rows travel as arrays).
  */
 export function reservedPayoutsStatement(parts: ReservedPayoutsParts): RawBuilder<PayoutRow> {
-  const instant = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
+  const instant = (value: Date | string | null | undefined) =>
+    value === null || value === undefined ? null : new Date(value).toISOString();
   const column = <T>(pick: (row: Insertable<PayoutTables['crypto_payouts']>) => T) => parts.payouts.map(pick);
   return sql<PayoutRow>`
     with recursive ${parts.reservation},
@@ -95,12 +108,24 @@ export function reservedPayoutsStatement(parts: ReservedPayoutsParts): RawBuilde
     select * from ${sql.table(NEW_PAYOUTS_CTE)}`;
 }
 
-export async function insertBatch(tx: Tx<PayoutTables>, row: Insertable<PayoutTables['crypto_payout_batches']>): Promise<BatchRow> {
+export async function insertBatch(
+  tx: Tx<PayoutTables>,
+  row: Insertable<PayoutTables['crypto_payout_batches']>,
+): Promise<BatchRow> {
   return tx.insertInto('crypto_payout_batches').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findPayoutOfShop(db: Executor<PayoutTables>, shopId: string, payoutId: string): Promise<PayoutRow | undefined> {
-  return db.selectFrom('crypto_payouts').selectAll().where('id', '=', payoutId).where('shop_id', '=', shopId).executeTakeFirst();
+export async function findPayoutOfShop(
+  db: Executor<PayoutTables>,
+  shopId: string,
+  payoutId: string,
+): Promise<PayoutRow | undefined> {
+  return db
+    .selectFrom('crypto_payouts')
+    .selectAll()
+    .where('id', '=', payoutId)
+    .where('shop_id', '=', shopId)
+    .executeTakeFirst();
 }
 
 /** What creating a single payout reads first: its shop's payout settings row (if any), the shop's payout holding its external_id (a single payout or a batch item), if any, and whether the recipient is a deposit address of ours. */
@@ -117,14 +142,19 @@ export interface CreationQuery {
 }
 
 /** The creation state of each query, in the order given, in one statement (concurrent creations read together). */
-export async function findCreationStates(db: Executor<PayoutTables>, queries: readonly CreationQuery[]): Promise<CreationState[]> {
+export async function findCreationStates(
+  db: Executor<PayoutTables>,
+  queries: readonly CreationQuery[],
+): Promise<CreationState[]> {
   const asked = sql<{ shop_id: string; external_id: string; recipient: string; position: string }>`(
     select * from unnest(${queries.map((q) => q.shopId)}::text[], ${queries.map((q) => q.externalId)}::text[], ${queries.map((q) => q.recipient)}::text[])
       with ordinality as u(shop_id, external_id, recipient, position))`;
   const rows = await db
     .selectFrom(asked.as('q'))
     .leftJoin('crypto_payout_settings as s', 's.shop_id', 'q.shop_id')
-    .leftJoin('crypto_payouts as p', (join) => join.onRef('p.shop_id', '=', 'q.shop_id').onRef('p.external_id', '=', 'q.external_id'))
+    .leftJoin('crypto_payouts as p', (join) =>
+      join.onRef('p.shop_id', '=', 'q.shop_id').onRef('p.external_id', '=', 'q.external_id'),
+    )
     .selectAll('p')
     .select([
       's.shop_id as settings_shop_id',
@@ -138,7 +168,8 @@ export async function findCreationStates(db: Executor<PayoutTables>, queries: re
     ])
     .orderBy('q.position')
     .execute();
-  if (rows.length !== queries.length) throw new Error(`payout creation states: ${rows.length} rows for ${queries.length} queries`);
+  if (rows.length !== queries.length)
+    throw new Error(`payout creation states: ${rows.length} rows for ${queries.length} queries`);
   return rows.map((row) => {
     const {
       settings_shop_id,
@@ -163,31 +194,61 @@ export async function findCreationStates(db: Executor<PayoutTables>, queries: re
             service_fee_bps: settings_service_fee_bps!,
             updated_at: settings_updated_at!,
           };
-    return { settings, payout: payout.id === null ? undefined : (payout as PayoutRow), recipientIsDepositAddress: recipient_is_deposit_address };
+    return {
+      settings,
+      payout: payout.id === null ? undefined : (payout as PayoutRow),
+      recipientIsDepositAddress: recipient_is_deposit_address,
+    };
   });
 }
 
-export async function findBatchOfShop(db: Executor<PayoutTables>, shopId: string, batchId: string): Promise<BatchRow | undefined> {
-  return db.selectFrom('crypto_payout_batches').selectAll().where('id', '=', batchId).where('shop_id', '=', shopId).executeTakeFirst();
+export async function findBatchOfShop(
+  db: Executor<PayoutTables>,
+  shopId: string,
+  batchId: string,
+): Promise<BatchRow | undefined> {
+  return db
+    .selectFrom('crypto_payout_batches')
+    .selectAll()
+    .where('id', '=', batchId)
+    .where('shop_id', '=', shopId)
+    .executeTakeFirst();
 }
 
 /** The external_ids among `externalIds` that payouts of the shop already hold. */
-export async function takenExternalIds(db: Executor<PayoutTables>, shopId: string, externalIds: readonly string[]): Promise<string[]> {
+export async function takenExternalIds(
+  db: Executor<PayoutTables>,
+  shopId: string,
+  externalIds: readonly string[],
+): Promise<string[]> {
   if (externalIds.length === 0) return [];
-  const rows = await db.selectFrom('crypto_payouts').select('external_id').where('shop_id', '=', shopId).where('external_id', 'in', externalIds).execute();
+  const rows = await db
+    .selectFrom('crypto_payouts')
+    .select('external_id')
+    .where('shop_id', '=', shopId)
+    .where('external_id', 'in', externalIds)
+    .execute();
   return rows.map((row) => row.external_id);
 }
 
 export async function listPayouts(
   db: Executor<PayoutTables>,
-  query: { shopId: string; limit: number; status?: PayoutStatus | undefined; externalId?: string | undefined; after?: ListPosition | undefined },
+  query: {
+    shopId: string;
+    limit: number;
+    status?: PayoutStatus | undefined;
+    externalId?: string | undefined;
+    after?: ListPosition | undefined;
+  },
 ): Promise<PayoutRow[]> {
   let builder = db.selectFrom('crypto_payouts').selectAll().where('shop_id', '=', query.shopId);
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
   if (query.externalId !== undefined) builder = builder.where('external_id', '=', query.externalId);
   if (query.after) {
     const { createdAt, id } = query.after;
-    builder = builder.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+    builder = builder.where((eb) =>
+      eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
+    );
   }
   return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
 }
@@ -197,7 +258,10 @@ export async function batchItems(db: Executor<PayoutTables>, batchId: string): P
   return db.selectFrom('crypto_payouts').selectAll().where('batch_id', '=', batchId).orderBy('batch_index').execute();
 }
 
-export async function batchItemCounts(db: Executor<PayoutTables>, batchId: string): Promise<Record<PayoutStatus, number>> {
+export async function batchItemCounts(
+  db: Executor<PayoutTables>,
+  batchId: string,
+): Promise<Record<PayoutStatus, number>> {
   const rows = await db
     .selectFrom('crypto_payouts')
     .select(['status', (eb) => eb.fn.countAll<string>().as('count')])
@@ -221,11 +285,27 @@ export async function lockBatch(tx: Tx<PayoutTables>, batchId: string): Promise<
 export async function updatePayout(
   tx: Tx<PayoutTables>,
   payoutId: string,
-  changes: Partial<Pick<PayoutRow, 'status' | 'tx_hash' | 'error_code' | 'error_message' | 'network_fee_actual_micro' | 'completed_at'>> & { updated_at: Date },
+  changes: Partial<
+    Pick<PayoutRow, 'status' | 'tx_hash' | 'error_code' | 'error_message' | 'network_fee_actual_micro' | 'completed_at'>
+  > & { updated_at: Date },
 ): Promise<PayoutRow> {
-  return tx.updateTable('crypto_payouts').set(changes).where('id', '=', payoutId).returningAll().executeTakeFirstOrThrow();
+  return tx
+    .updateTable('crypto_payouts')
+    .set(changes)
+    .where('id', '=', payoutId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
-export async function updateBatch(tx: Tx<PayoutTables>, batchId: string, changes: { status: BatchStatus; updated_at: Date; completed_at?: Date | null }): Promise<BatchRow> {
-  return tx.updateTable('crypto_payout_batches').set(changes).where('id', '=', batchId).returningAll().executeTakeFirstOrThrow();
+export async function updateBatch(
+  tx: Tx<PayoutTables>,
+  batchId: string,
+  changes: { status: BatchStatus; updated_at: Date; completed_at?: Date | null },
+): Promise<BatchRow> {
+  return tx
+    .updateTable('crypto_payout_batches')
+    .set(changes)
+    .where('id', '=', batchId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

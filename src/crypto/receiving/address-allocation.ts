@@ -26,12 +26,30 @@ export async function reserveDepositAddress(db: Db, clock: Clock, access: ChainA
   const pooled = await takePooledAddress(db, clock, access);
   if (pooled) return pooled;
   const index = await takeNextIndex(db, access.keyId);
-  if (index >= DEPOSIT_INDEX_LIMIT) throw new ServiceUnavailableError('Every deposit address index of this key is used; configure a new account key.', 3600);
+  if (index >= DEPOSIT_INDEX_LIMIT)
+    throw new ServiceUnavailableError(
+      'Every deposit address index of this key is used; configure a new account key.',
+      3600,
+    );
   return { index, address: access.addressKey.address(index) };
 }
 
-export async function recordDepositAddress(tx: Tx, clock: Clock, access: ChainAccess, reserved: ReservedAddress, shopId: string, purpose: AddressPurpose): Promise<string> {
-  await insertAddress(tx, { address: reserved.address, key_id: access.keyId, derivation_index: BigInt(reserved.index), shop_id: shopId, purpose, created_at: clock.now() });
+export async function recordDepositAddress(
+  tx: Tx,
+  clock: Clock,
+  access: ChainAccess,
+  reserved: ReservedAddress,
+  shopId: string,
+  purpose: AddressPurpose,
+): Promise<string> {
+  await insertAddress(tx, {
+    address: reserved.address,
+    key_id: access.keyId,
+    derivation_index: BigInt(reserved.index),
+    shop_id: shopId,
+    purpose,
+    created_at: clock.now(),
+  });
   return reserved.address;
 }
 

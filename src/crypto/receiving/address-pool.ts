@@ -13,7 +13,13 @@ import type { DepositAddressKey } from '../keys/hd-keys.ts';
 import { DEPOSIT_INDEX_LIMIT } from '../keys/hd-keys.ts';
 import type { Db } from '../../db/transaction.ts';
 import type { ChainAccess } from '../chain/crypto-chain.ts';
-import { claimPooledAddresses, countPooledAddresses, insertPooledAddresses, takeIndexBlock, type KeyedAddress } from './receiving-repository.ts';
+import {
+  claimPooledAddresses,
+  countPooledAddresses,
+  insertPooledAddresses,
+  takeIndexBlock,
+  type KeyedAddress,
+} from './receiving-repository.ts';
 
 /** Addresses derived and inserted per round: one index block, one INSERT. */
 const POOL_FILL_BATCH = 250;
@@ -62,14 +68,20 @@ export async function fillAddressPool(db: Db, access: ChainAccess, options: Pool
     const first = await takeIndexBlock(db, access.keyId, count);
     const rows = [];
     for (let index = first; index < first + count && index < DEPOSIT_INDEX_LIMIT; index++) {
-      rows.push({ key_id: access.keyId, derivation_index: BigInt(index), key_fingerprint: fingerprint, address: access.addressKey.address(index) });
+      rows.push({
+        key_id: access.keyId,
+        derivation_index: BigInt(index),
+        key_fingerprint: fingerprint,
+        address: access.addressKey.address(index),
+      });
       if (rows.length % DERIVATIONS_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     await insertPooledAddresses(db, rows);
     added += rows.length;
     if (rows.length < count) break; // the key's index range is used up: creations report it
   }
-  if (added > 0) options.logger?.debug({ keyId: access.keyId, added, pooled: have + added }, 'deposit address pool topped up');
+  if (added > 0)
+    options.logger?.debug({ keyId: access.keyId, added, pooled: have + added }, 'deposit address pool topped up');
   return added;
 }
 
@@ -94,7 +106,8 @@ export async function takePooledAddress(db: Db, clock: Clock, access: ChainAcces
     // One claim at a time per process: concurrent creations wait for the same batch.
     state.refill ??= claimPooledAddresses(db, access.keyId, addressKeyFingerprint(access.addressKey), POOL_CLAIM_BATCH)
       .then((rows) => {
-        for (const row of rows) state.queue.push({ keyId: access.keyId, index: Number(row.derivation_index), address: row.address });
+        for (const row of rows)
+          state.queue.push({ keyId: access.keyId, index: Number(row.derivation_index), address: row.address });
         if (rows.length === 0) state.emptyUntil = clock.now().getTime() + EMPTY_POOL_RETRY_MS;
       })
       .finally(() => {

@@ -86,7 +86,8 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
   const chain = access.chain;
   const token = options.leaderToken ?? randomUUID();
   const step = (name: WatcherStep) => options.onStep?.(name);
-  const renewLease = () => repository.takeLease(db, chain, token, clock.now(), new Date(clock.now().getTime() + LEASE_MS));
+  const renewLease = () =>
+    repository.takeLease(db, chain, token, clock.now(), new Date(clock.now().getTime() + LEASE_MS));
 
   async function ensureCursor(): Promise<void> {
     if (await repository.findCursor(db, chain)) return;
@@ -95,21 +96,33 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     const start = startNumber === solid.number ? solid : await access.node.getBlock(startNumber);
     if (!start) throw new Error(`${chain}: the node has no block ${startNumber}`);
     await inTransaction(db, async (tx) => {
-      await repository.insertCursorIfMissing(tx, { chain, block_number: BigInt(start.number), block_id: start.id, leader_token: null, lease_until: null, updated_at: clock.now() });
+      await repository.insertCursorIfMissing(tx, {
+        chain,
+        block_number: BigInt(start.number),
+        block_id: start.id,
+        leader_token: null,
+        lease_until: null,
+        updated_at: clock.now(),
+      });
       const cursor = (await repository.findCursor(tx, chain))!;
       await repository.insertScannedBlocks(tx, chain, [{ number: Number(cursor.block_number), id: cursor.block_id }]);
     });
   }
 
   /** Moves the cursor back to `target`, orphaning the confirming deposits above `orphanAbove` (one transaction). */
-  async function moveBack(position: { blockNumber: number; blockId: string }, target: { blockNumber: number; blockId: string }, orphanAbove: number): Promise<number> {
+  async function moveBack(
+    position: { blockNumber: number; blockId: string },
+    target: { blockNumber: number; blockId: string },
+    orphanAbove: number,
+  ): Promise<number> {
     movedBack = true;
     return inTransaction(db, async (tx) => {
       const deposits = await repository.orphanDepositsAbove(tx, chain, orphanAbove);
       await repository.forgetIgnoredDepositsAbove(tx, chain, orphanAbove);
       await repository.deleteScannedBlocks(tx, chain, { above: orphanAbove });
       await repository.insertScannedBlocks(tx, chain, [{ number: target.blockNumber, id: target.blockId }]);
-      if (!(await repository.advanceCursor(tx, chain, token, position, target, clock.now()))) throw new LostLeadershipError();
+      if (!(await repository.advanceCursor(tx, chain, token, position, target, clock.now())))
+        throw new LostLeadershipError();
       // Their pending credits go: the merchant's pending balance no longer counts them.
       await voidDepositCredits(tx, clock, deposits);
       for (const deposit of deposits) {
@@ -131,7 +144,10 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
     const start = startNumber === solid.number ? solid : await access.node.getBlock(startNumber);
     if (!start) throw new Error(`${chain}: the node has no block ${startNumber}`);
     const orphaned = await moveBack(position, { blockNumber: start.number, blockId: start.id }, -1);
-    options.logger.warn({ chain, from: position.blockNumber, to: start.number, orphaned }, 'the sandbox chain was replaced: watching it from its current blocks');
+    options.logger.warn(
+      { chain, from: position.blockNumber, to: start.number, orphaned },
+      'the sandbox chain was replaced: watching it from its current blocks',
+    );
   }
 
   /** Walks back from `position` to the newest block the node still has; orphans what lay above it. */
@@ -143,11 +159,16 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
       const theirs = await access.node.getBlock(number);
       if (theirs?.id !== ours) continue;
       const orphaned = await moveBack(position, { blockNumber: number, blockId: ours }, number);
-      options.logger.warn({ chain, from: position.blockNumber, to: number, orphaned }, 'chain reorganisation: cursor moved back');
+      options.logger.warn(
+        { chain, from: position.blockNumber, to: number, orphaned },
+        'chain reorganisation: cursor moved back',
+      );
       return;
     }
     if (chain === 'tron-sandbox') return restartOnReplacedSandbox(position);
-    throw new Error(`${chain}: reorganisation deeper than the recorded blocks below ${position.blockNumber}; the node may be on another chain`);
+    throw new Error(
+      `${chain}: reorganisation deeper than the recorded blocks below ${position.blockNumber}; the node may be on another chain`,
+    );
   }
 
   async function scan(result: { blocksScanned: number; depositsSeen: number; reorganisations: number }): Promise<void> {
@@ -172,7 +193,8 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
         }
         return;
       }
-      const fetch = prefetched?.from === position.blockNumber + 1 ? prefetched : fetchBlocks(position.blockNumber + 1, batch);
+      const fetch =
+        prefetched?.from === position.blockNumber + 1 ? prefetched : fetchBlocks(position.blockNumber + 1, batch);
       prefetched = undefined;
       const blocks = await fetch.blocks;
       if (blocks.length === 0) return;
@@ -183,12 +205,27 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
         continue;
       }
       const last = blocks.at(-1)!.header;
-      if (last.number < head.number && batch + 1 < SCAN_BATCHES_PER_PASS_MAX) prefetched = fetchBlocks(last.number + 1, batch + 1);
+      if (last.number < head.number && batch + 1 < SCAN_BATCHES_PER_PASS_MAX)
+        prefetched = fetchBlocks(last.number + 1, batch + 1);
       const recorded = await inTransaction(db, async (tx) => {
         const seen = await recordScannedTransfers(tx, clock, chain, access.keyId, blocks);
-        await repository.insertScannedBlocks(tx, chain, blocks.map((block) => ({ number: block.header.number, id: block.header.id })));
+        await repository.insertScannedBlocks(
+          tx,
+          chain,
+          blocks.map((block) => ({ number: block.header.number, id: block.header.id })),
+        );
         step('inside-record');
-        if (!(await repository.advanceCursor(tx, chain, token, position, { blockNumber: last.number, blockId: last.id }, clock.now()))) throw new LostLeadershipError();
+        if (
+          !(await repository.advanceCursor(
+            tx,
+            chain,
+            token,
+            position,
+            { blockNumber: last.number, blockId: last.id },
+            clock.now(),
+          ))
+        )
+          throw new LostLeadershipError();
         return seen;
       });
       step('after-record');
@@ -253,10 +290,15 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
       // Credited only with the confirmation a credit requires; the rest are held or wait (deposit-confirmation.ts).
       const verdicts = await confirmFinalDeposits(access.node, deposits, options.logger);
       const ids = deposits.filter((deposit) => verdicts.get(deposit.id) === 'credit').map((deposit) => deposit.id);
-      const unconfirmed = deposits.filter((deposit) => verdicts.get(deposit.id) === 'unconfirmed').map((deposit) => deposit.id);
+      const unconfirmed = deposits
+        .filter((deposit) => verdicts.get(deposit.id) === 'unconfirmed')
+        .map((deposit) => deposit.id);
       if (unconfirmed.length > 0) {
         const held = await inTransaction(db, (tx) => holdUnconfirmedDeposits(tx, clock, unconfirmed));
-        options.logger.warn({ chain, held, deposit_ids: unconfirmed }, 'final deposits without a second confirmation: held as unconfirmed for the operator');
+        options.logger.warn(
+          { chain, held, deposit_ids: unconfirmed },
+          'final deposits without a second confirmation: held as unconfirmed for the operator',
+        );
       }
       if (settleSingly) {
         settled += await settleOneByOne(ids);
@@ -273,7 +315,10 @@ export function createChainWatcher(options: ChainWatcherOptions): ChainWatcher {
       if (!(await renewLease())) throw new LostLeadershipError();
     }
     settleSingly = false;
-    if (prune) await inTransaction(db, (tx) => repository.deleteScannedBlocks(tx, chain, { below: finalNumber - SCANNED_BLOCKS_KEPT_BELOW_FINAL }));
+    if (prune)
+      await inTransaction(db, (tx) =>
+        repository.deleteScannedBlocks(tx, chain, { below: finalNumber - SCANNED_BLOCKS_KEPT_BELOW_FINAL }),
+      );
     return settled;
   }
 

@@ -78,7 +78,10 @@ export async function listCustodyAddresses(
   sweepSummaries: CustodySweepSource,
 ): Promise<CustodyLine[]> {
   const rows = await repository.listAddresses(deps.db, options);
-  const deposits = await repository.finalDepositsOfAddresses(deps.db, rows.map((row) => row.address));
+  const deposits = await repository.finalDepositsOfAddresses(
+    deps.db,
+    rows.map((row) => row.address),
+  );
   const credited = new Map<string, bigint>();
   const held = new Map<string, bigint>();
   for (const deposit of deposits) {
@@ -89,8 +92,15 @@ export async function listCustodyAddresses(
     const ledgerTransfer = await findTransfer(deps.db, `crypto-deposit:${deposit.id}`);
     credited.set(deposit.address, (credited.get(deposit.address) ?? 0n) + (ledgerTransfer?.amount ?? 0n));
   }
-  const dust = await repository.ignoredDustOfAddresses(deps.db, rows.map((row) => row.address));
-  const sweeps = await sweepSummaries(deps.db, { addresses: rows.map((row) => row.address), thresholdMicro: deps.config.sweepThresholdMicro, now: deps.clock.now() });
+  const dust = await repository.ignoredDustOfAddresses(
+    deps.db,
+    rows.map((row) => row.address),
+  );
+  const sweeps = await sweepSummaries(deps.db, {
+    addresses: rows.map((row) => row.address),
+    thresholdMicro: deps.config.sweepThresholdMicro,
+    now: deps.clock.now(),
+  });
   const lines: CustodyLine[] = [];
   for (const row of rows) {
     const { node } = await deps.chain.forMode(row.key_id);

@@ -26,10 +26,15 @@ const CONFIRMING_NODES = 2;
 /** Transactions looked up at once. */
 const CONFIRM_CONCURRENCY = 8;
 
-export async function confirmFinalDeposits(node: TronNodeClient, deposits: readonly DepositRow[], logger: Logger): Promise<Map<string, DepositVerdict>> {
+export async function confirmFinalDeposits(
+  node: TronNodeClient,
+  deposits: readonly DepositRow[],
+  logger: Logger,
+): Promise<Map<string, DepositVerdict>> {
   const verdicts = new Map<string, DepositVerdict>();
   const byTransaction = new Map<string, DepositRow[]>();
-  for (const deposit of deposits) byTransaction.set(deposit.tx_id, [...(byTransaction.get(deposit.tx_id) ?? []), deposit]);
+  for (const deposit of deposits)
+    byTransaction.set(deposit.tx_id, [...(byTransaction.get(deposit.tx_id) ?? []), deposit]);
   const txIds = [...byTransaction.keys()];
   for (let start = 0; start < txIds.length; start += CONFIRM_CONCURRENCY) {
     await Promise.all(
@@ -39,7 +44,8 @@ export async function confirmFinalDeposits(node: TronNodeClient, deposits: reado
         // A node that says otherwise (or has not got it yet) is outvoted only by two others that agree.
         if (Array.isArray(outcomes) && ofTransaction.some((deposit) => verdictOf(deposit, outcomes) !== 'credit')) {
           const everyNode = await solidifiedOutcomes(node, txId, 'all', logger);
-          if (everyNode === 'unavailable' || (Array.isArray(everyNode) && everyNode.length > outcomes.length)) outcomes = everyNode;
+          if (everyNode === 'unavailable' || (Array.isArray(everyNode) && everyNode.length > outcomes.length))
+            outcomes = everyNode;
         }
         for (const deposit of ofTransaction) {
           const verdict = verdictOf(deposit, outcomes);
@@ -53,17 +59,28 @@ export async function confirmFinalDeposits(node: TronNodeClient, deposits: reado
 }
 
 /** Each confirming node's answer; null: fewer nodes configured; 'unavailable': not enough nodes answered. */
-async function solidifiedOutcomes(node: TronNodeClient, txId: string, count: number | 'all', logger: Logger): Promise<(TransactionOutcome | null)[] | null | 'unavailable'> {
+async function solidifiedOutcomes(
+  node: TronNodeClient,
+  txId: string,
+  count: number | 'all',
+  logger: Logger,
+): Promise<(TransactionOutcome | null)[] | null | 'unavailable'> {
   try {
     return await node.getSolidifiedOutcomeOnNodes(txId, count);
   } catch (error) {
     if (!(error instanceof TronNodeUnavailableError)) throw error;
-    logger.warn({ tx_id: txId, failures: error.failures }, 'a deposit waits: fewer than two TRON nodes answered for its transaction');
+    logger.warn(
+      { tx_id: txId, failures: error.failures },
+      'a deposit waits: fewer than two TRON nodes answered for its transaction',
+    );
     return 'unavailable';
   }
 }
 
-function verdictOf(deposit: DepositRow, outcomes: (TransactionOutcome | null)[] | null | 'unavailable'): DepositVerdict {
+function verdictOf(
+  deposit: DepositRow,
+  outcomes: (TransactionOutcome | null)[] | null | 'unavailable',
+): DepositVerdict {
   if (outcomes === 'unavailable') return 'wait';
   if (outcomes === null) return deposit.evidence === 'signed_call' ? 'credit' : 'unconfirmed';
   const agreeing = outcomes.filter((outcome) => outcome !== null && statesDeposit(outcome, deposit)).length;
@@ -71,9 +88,16 @@ function verdictOf(deposit: DepositRow, outcomes: (TransactionOutcome | null)[] 
   return outcomes.some((outcome) => outcome !== null && !statesDeposit(outcome, deposit)) ? 'unconfirmed' : 'wait';
 }
 
-function reportUnconfirmed(deposit: DepositRow, outcomes: (TransactionOutcome | null)[] | null | 'unavailable', logger: Logger): void {
+function reportUnconfirmed(
+  deposit: DepositRow,
+  outcomes: (TransactionOutcome | null)[] | null | 'unavailable',
+  logger: Logger,
+): void {
   if (outcomes === null || outcomes === 'unavailable') {
-    logger.warn({ deposit_id: deposit.id, tx_id: deposit.tx_id }, 'a deposit no signed calldata states, with one TRON node configured: held as unconfirmed for the operator');
+    logger.warn(
+      { deposit_id: deposit.id, tx_id: deposit.tx_id },
+      'a deposit no signed calldata states, with one TRON node configured: held as unconfirmed for the operator',
+    );
     return;
   }
   logger.error(
@@ -82,7 +106,13 @@ function reportUnconfirmed(deposit: DepositRow, outcomes: (TransactionOutcome | 
       tx_id: deposit.tx_id,
       log_index: deposit.log_index,
       seen: outcomes.map((outcome) =>
-        outcome === null ? null : { succeeded: outcome.succeeded, block: outcome.blockNumber, transfers: outcome.transfers.map((t) => `${t.logIndex}: ${t.amount} to ${t.to}`) },
+        outcome === null
+          ? null
+          : {
+              succeeded: outcome.succeeded,
+              block: outcome.blockNumber,
+              transfers: outcome.transfers.map((t) => `${t.logIndex}: ${t.amount} to ${t.to}`),
+            },
       ),
     },
     'TRON nodes disagree about a deposit: held as unconfirmed for the operator, not credited',
@@ -92,5 +122,10 @@ function reportUnconfirmed(deposit: DepositRow, outcomes: (TransactionOutcome | 
 function statesDeposit(outcome: TransactionOutcome, deposit: DepositRow): boolean {
   if (!outcome.succeeded || BigInt(outcome.blockNumber) !== deposit.block_number) return false;
   const transfer = outcome.transfers.find((candidate) => candidate.logIndex === deposit.log_index);
-  return transfer !== undefined && transfer.to === deposit.address && transfer.from === deposit.from_address && transfer.amount === deposit.amount_micro;
+  return (
+    transfer !== undefined &&
+    transfer.to === deposit.address &&
+    transfer.from === deposit.from_address &&
+    transfer.amount === deposit.amount_micro
+  );
 }

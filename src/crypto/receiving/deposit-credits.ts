@@ -17,11 +17,13 @@ import type { DepositRow } from './receiving-repository.ts';
 
 /** The ledger id of a deposit's credit (the post, or the plain transfer of round 0): one per deposit, ever. */
 const depositCreditId = (depositId: string): string => `crypto-deposit:${depositId}`;
-const pendingCreditId = (deposit: Pick<DepositRow, 'id' | 'credit_round'>): string => `crypto-deposit:${deposit.id}:${deposit.credit_round}`;
+const pendingCreditId = (deposit: Pick<DepositRow, 'id' | 'credit_round'>): string =>
+  `crypto-deposit:${deposit.id}:${deposit.credit_round}`;
 
 /** The ledger's batches are bounded; a scan batch of blocks may record more deposits than one holds. */
 async function executeInBatches(tx: Tx, clock: Clock, requests: readonly LedgerRequest[]): Promise<void> {
-  for (let start = 0; start < requests.length; start += MAX_BATCH_LENGTH) await executeBatch(tx, clock, requests.slice(start, start + MAX_BATCH_LENGTH));
+  for (let start = 0; start < requests.length; start += MAX_BATCH_LENGTH)
+    await executeBatch(tx, clock, requests.slice(start, start + MAX_BATCH_LENGTH));
 }
 
 export interface DepositAccounts {
@@ -30,7 +32,11 @@ export interface DepositAccounts {
 }
 
 /** Each deposit's two accounts, created when missing: one look-up per shop, one for all accounts. */
-export async function depositAccounts(tx: Tx, clock: Clock, deposits: readonly DepositRow[]): Promise<Map<string, DepositAccounts>> {
+export async function depositAccounts(
+  tx: Tx,
+  clock: Clock,
+  deposits: readonly DepositRow[],
+): Promise<Map<string, DepositAccounts>> {
   const shops = new Map<string, { mode: 'sandbox' | 'live'; merchantId: string }>();
   for (const shopId of new Set(deposits.map((deposit) => deposit.shop_id))) {
     const shop = await findShopProfile(tx, shopId);
@@ -39,7 +45,10 @@ export async function depositAccounts(tx: Tx, clock: Clock, deposits: readonly D
   }
   const keys = deposits.flatMap((deposit) => {
     const shop = shops.get(deposit.shop_id)!;
-    return [merchantAccountKey(shop.mode, shop.merchantId, 'USDT', 'main'), systemAccountKey(shop.mode, 'hot_wallet', 'USDT', shardOf(deposit.id))];
+    return [
+      merchantAccountKey(shop.mode, shop.merchantId, 'USDT', 'main'),
+      systemAccountKey(shop.mode, 'hot_wallet', 'USDT', shardOf(deposit.id)),
+    ];
   });
   const unique = new Map(keys.map((key) => [JSON.stringify(key), key]));
   const rows = await ensureAccounts(tx, clock, [...unique.values()]);
@@ -47,7 +56,10 @@ export async function depositAccounts(tx: Tx, clock: Clock, deposits: readonly D
   return new Map(
     deposits.map((deposit, index) => [
       deposit.id,
-      { mainAccountId: idOf.get(JSON.stringify(keys[2 * index]))!, hotWalletAccountId: idOf.get(JSON.stringify(keys[2 * index + 1]))! },
+      {
+        mainAccountId: idOf.get(JSON.stringify(keys[2 * index]))!,
+        hotWalletAccountId: idOf.get(JSON.stringify(keys[2 * index + 1]))!,
+      },
     ]),
   );
 }
@@ -77,15 +89,28 @@ export async function voidDepositCredits(tx: Tx, clock: Clock, deposits: readonl
   await executeInBatches(
     tx,
     clock,
-    withCredit.map((deposit): LedgerRequest => ({ action: 'void', id: `${pendingCreditId(deposit)}:void`, pendingId: pendingCreditId(deposit) })),
+    withCredit.map((deposit): LedgerRequest => ({
+      action: 'void',
+      id: `${pendingCreditId(deposit)}:void`,
+      pendingId: pendingCreditId(deposit),
+    })),
   );
 }
 
 /** Final deposits: credited ones posted (or, round 0, transferred), held ones voided. */
-export async function settleDepositCredits(tx: Tx, clock: Clock, deposits: readonly DepositRow[], accounts: ReadonlyMap<string, DepositAccounts>): Promise<void> {
+export async function settleDepositCredits(
+  tx: Tx,
+  clock: Clock,
+  deposits: readonly DepositRow[],
+  accounts: ReadonlyMap<string, DepositAccounts>,
+): Promise<void> {
   const requests = deposits.flatMap((deposit): LedgerRequest[] => {
-    if (deposit.status === 'held') return deposit.credit_round > 0 ? [{ action: 'void', id: `${pendingCreditId(deposit)}:void`, pendingId: pendingCreditId(deposit) }] : [];
-    if (deposit.credit_round > 0) return [{ action: 'post', id: depositCreditId(deposit.id), pendingId: pendingCreditId(deposit) }];
+    if (deposit.status === 'held')
+      return deposit.credit_round > 0
+        ? [{ action: 'void', id: `${pendingCreditId(deposit)}:void`, pendingId: pendingCreditId(deposit) }]
+        : [];
+    if (deposit.credit_round > 0)
+      return [{ action: 'post', id: depositCreditId(deposit.id), pendingId: pendingCreditId(deposit) }];
     const { hotWalletAccountId, mainAccountId } = accounts.get(deposit.id)!;
     return [
       {

@@ -26,13 +26,22 @@ const MIN_DEPOSIT_HIGHEST_MICRO = 100_000_000n;
  * invoice's own amount when that is smaller (an invoice of 0.005 USDT is paid
  * by a transfer of 0.005).
  */
-export function depositMinimumMicro(shopMinimumMicro: bigint, invoice: Pick<InvoiceRow, 'amount_micro'> | undefined): bigint {
+export function depositMinimumMicro(
+  shopMinimumMicro: bigint,
+  invoice: Pick<InvoiceRow, 'amount_micro'> | undefined,
+): bigint {
   if (invoice !== undefined && invoice.amount_micro < shopMinimumMicro) return invoice.amount_micro;
   return shopMinimumMicro;
 }
 
 /** The row of a transfer recorded as dust. */
-export function ignoredDepositRow(clock: Clock, chain: ChainName, shopId: string, transfer: UsdtTransfer, minimumMicro: bigint): IgnoredDepositRow {
+export function ignoredDepositRow(
+  clock: Clock,
+  chain: ChainName,
+  shopId: string,
+  transfer: UsdtTransfer,
+  minimumMicro: bigint,
+): IgnoredDepositRow {
   return {
     tx_id: transfer.txId,
     log_index: transfer.logIndex,
@@ -69,8 +78,13 @@ export async function minimumDepositOfShop(db: Db, shopId: string): Promise<bigi
 }
 
 /** Sets a shop's minimum deposit; transfers seen from now on are measured against it (recorded dust stays dust). */
-export async function setMinimumDepositOfShop(deps: { readonly db: Db; readonly clock: Clock }, shopId: string, minimumMicro: bigint): Promise<void> {
-  if (minimumMicro < MIN_DEPOSIT_LOWEST_MICRO || minimumMicro > MIN_DEPOSIT_HIGHEST_MICRO) throw new InvalidRequestError('the minimum deposit must be from 0.000001 to 100 USDT.');
+export async function setMinimumDepositOfShop(
+  deps: { readonly db: Db; readonly clock: Clock },
+  shopId: string,
+  minimumMicro: bigint,
+): Promise<void> {
+  if (minimumMicro < MIN_DEPOSIT_LOWEST_MICRO || minimumMicro > MIN_DEPOSIT_HIGHEST_MICRO)
+    throw new InvalidRequestError('the minimum deposit must be from 0.000001 to 100 USDT.');
   if (!(await findShopProfile(deps.db, shopId))) throw new NotFoundError('No such shop.');
   await inTransaction(deps.db, (tx) => repository.setMinimumDeposit(tx, shopId, minimumMicro, deps.clock.now()));
 }

@@ -67,7 +67,8 @@ export async function recordScannedTransfers(
     if (!existing) {
       const owner = (invoice ?? wallet)!;
       const minimumMicro = depositMinimumMicro(minimums.get(owner.shop_id)!, invoice);
-      if (transfer.amount < minimumMicro) dustRows.push(ignoredDepositRow(clock, chain, owner.shop_id, transfer, minimumMicro));
+      if (transfer.amount < minimumMicro)
+        dustRows.push(ignoredDepositRow(clock, chain, owner.shop_id, transfer, minimumMicro));
       else newRows.push(newDepositRow(clock, chain, transfer, invoice, wallet));
       continue;
     }
@@ -93,10 +94,12 @@ export async function recordScannedTransfers(
   const events: EmitInput[] = [];
   const invoiceById = new Map(invoices.map((row) => [row.id, row]));
   const seenInvoices = [...invoicesSeen].map((id) => invoiceById.get(id)!);
-  for (const invoice of await repository.markInvoicesConfirming(tx, seenInvoices, clock.now())) events.push(...invoiceUpdatedEvents(invoice));
+  for (const invoice of await repository.markInvoicesConfirming(tx, seenInvoices, clock.now()))
+    events.push(...invoiceUpdatedEvents(invoice));
   // A confirming deposit changes no wallet total (they count final deposits): one look-up for them all.
   const totals = await repository.walletTotals(tx, [...new Set(walletDeposits.map(({ wallet }) => wallet.id))]);
-  for (const { wallet, deposit } of walletDeposits) events.push(walletDepositEvent(wallet, totals.get(wallet.id)!, deposit));
+  for (const { wallet, deposit } of walletDeposits)
+    events.push(walletDepositEvent(wallet, totals.get(wallet.id)!, deposit));
   await emitMany(tx, clock, events);
   // Each deposit seen is a pending credit of its merchant's balance until it is final. Last: the accounts stay locked to COMMIT.
   await reserveDepositCredits(tx, clock, seenDeposits);
@@ -137,7 +140,9 @@ function newDepositRow(
 
 /** A known deposit in a scanned block: revived when it had been orphaned, moved when its block changed. */
 async function seenAgain(tx: Tx, existing: DepositRow, transfer: UsdtTransfer): Promise<DepositRow | undefined> {
-  if (existing.status === 'orphaned') return repository.reviveDeposit(tx, existing.id, transfer.blockNumber, transfer.blockId);
-  if (existing.status === 'confirming' && existing.block_id !== transfer.blockId) await repository.moveDeposit(tx, existing.id, transfer.blockNumber, transfer.blockId);
+  if (existing.status === 'orphaned')
+    return repository.reviveDeposit(tx, existing.id, transfer.blockNumber, transfer.blockId);
+  if (existing.status === 'confirming' && existing.block_id !== transfer.blockId)
+    await repository.moveDeposit(tx, existing.id, transfer.blockNumber, transfer.blockId);
   return undefined;
 }

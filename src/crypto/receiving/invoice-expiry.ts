@@ -16,7 +16,10 @@ export async function expireDueInvoices(db: Db, clock: Clock): Promise<number> {
     const handled = await inTransaction(db, async (tx) => {
       const due = await repository.claimExpiredOpenInvoices(tx, clock.now(), EXPIRY_BATCH);
       for (const invoice of due) {
-        const updated = await repository.updateInvoice(tx, invoice.id, { status: invoice.paid_micro > 0n ? 'underpaid' : 'expired', updated_at: clock.now() });
+        const updated = await repository.updateInvoice(tx, invoice.id, {
+          status: invoice.paid_micro > 0n ? 'underpaid' : 'expired',
+          updated_at: clock.now(),
+        });
         await emitInvoiceUpdated(tx, clock, updated);
       }
       return due.length;

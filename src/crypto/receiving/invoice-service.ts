@@ -2,7 +2,13 @@
 // by external_id), reads, and the QR code of the payment URI. The watcher moves
 // them through their states (invoice-settlement.ts).
 import QRCode from 'qrcode';
-import { createAtomicallyWith, RECORD_KEY_CONSTRAINT, type IdempotencyRule, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import {
+  createAtomicallyWith,
+  RECORD_KEY_CONSTRAINT,
+  type IdempotencyRule,
+  type KeyedRequest,
+  type Prior,
+} from '../../idempotency/idempotency-service.ts';
 import { isUniqueViolation, type Executor } from '../../db/transaction.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { InvalidRequestError, NotFoundError } from '../../errors.ts';
@@ -19,8 +25,6 @@ import { INVOICE_STATUSES, type InvoiceStatus } from './receiving-tables.ts';
 import { invoiceView, type InvoiceView } from './receiving-views.ts';
 
 export type { InvoiceView } from './receiving-views.ts';
-;
-
 const SUPPORTED_NETWORKS = ['TRC20'] as const;
 export const EXTERNAL_ID_MAX_LENGTH = 100;
 export const CALLBACK_URL_MAX_LENGTH = 2048;
@@ -50,12 +54,14 @@ const INVOICE_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'crypto.invoice.create',
   windowMs: null,
   replay: 'current-resource',
-  conflictMessage: 'An invoice with this external_id already exists with other parameters; use a new external_id for a new invoice.',
+  conflictMessage:
+    'An invoice with this external_id already exists with other parameters; use a new external_id for a new invoice.',
 };
 
 /** A USDT amount of a request: a decimal string, > 0, at most 6 places and 10^9. */
 export function parseUsdtAmount(value: unknown, field: string): bigint {
-  if (typeof value !== 'string') throw new InvalidRequestError(`${field} must be a decimal string such as "10.5" (a JSON string, not a number).`);
+  if (typeof value !== 'string')
+    throw new InvalidRequestError(`${field} must be a decimal string such as "10.5" (a JSON string, not a number).`);
   const parsed = parseMinor(value, 'USDT', 'decimal-string');
   if (!parsed.ok) throw new InvalidRequestError(`${field} ${parsed.problem}.`);
   if (parsed.minor <= 0n) throw new InvalidRequestError(`${field} must be greater than 0.`);
@@ -65,7 +71,9 @@ export function parseUsdtAmount(value: unknown, field: string): bigint {
 
 export function parseNetwork(value: unknown): 'TRC20' {
   if (value !== 'TRC20') {
-    throw new InvalidRequestError(`network ${JSON.stringify(String(value).slice(0, 32))} is not supported; supported networks: ${SUPPORTED_NETWORKS.join(', ')}.`);
+    throw new InvalidRequestError(
+      `network ${JSON.stringify(String(value).slice(0, 32))} is not supported; supported networks: ${SUPPORTED_NETWORKS.join(', ')}.`,
+    );
   }
   return value;
 }
@@ -91,7 +99,9 @@ function validateInvoiceRequest(request: CreateInvoiceRequest, rules: WebhookUrl
   const network = parseNetwork(request.network);
   const lifetimeS = request.lifetime_s ?? LIFETIME_DEFAULT_S;
   if (!Number.isInteger(lifetimeS) || lifetimeS < LIFETIME_MIN_S || lifetimeS > LIFETIME_MAX_S) {
-    throw new InvalidRequestError(`lifetime_s must be a whole number of seconds from ${LIFETIME_MIN_S} to ${LIFETIME_MAX_S}.`);
+    throw new InvalidRequestError(
+      `lifetime_s must be a whole number of seconds from ${LIFETIME_MIN_S} to ${LIFETIME_MAX_S}.`,
+    );
   }
   const callbackUrl = request.callback_url ?? null;
   if (callbackUrl !== null) {
@@ -101,7 +111,10 @@ function validateInvoiceRequest(request: CreateInvoiceRequest, rules: WebhookUrl
         : callbackUrl.length > CALLBACK_URL_MAX_LENGTH
           ? `must be at most ${CALLBACK_URL_MAX_LENGTH} characters`
           : webhookUrlProblem(callbackUrl, rules);
-    if (problem) throw new InvalidRequestError(`callback_url ${problem}; send an absolute URL (https, or http where allowed) of a public host.`);
+    if (problem)
+      throw new InvalidRequestError(
+        `callback_url ${problem}; send an absolute URL (https, or http where allowed) of a public host.`,
+      );
   }
   return { externalId, amountMicro, network, lifetimeS, callbackUrl };
 }
@@ -110,7 +123,11 @@ function validateInvoiceRequest(request: CreateInvoiceRequest, rules: WebhookUrl
  * POST /v1/crypto/invoices. The same external_id with the same parameters is the
  * same invoice (created: false); with other parameters, 409 duplicate_external_id.
  */
-export async function createInvoice(deps: CryptoDeps, shop: CryptoShop, request: CreateInvoiceRequest): Promise<{ created: boolean; invoice: InvoiceView }> {
+export async function createInvoice(
+  deps: CryptoDeps,
+  shop: CryptoShop,
+  request: CreateInvoiceRequest,
+): Promise<{ created: boolean; invoice: InvoiceView }> {
   const valid = validateInvoiceRequest(request, deps.config);
   const keyed: KeyedRequest = {
     shopId: shop.shopId,
@@ -149,10 +166,16 @@ export async function createInvoice(deps: CryptoDeps, shop: CryptoShop, request:
     async (record) => {
       const reserved = await reserveDepositAddress(deps.db, deps.clock, access);
       try {
-        return await repository.insertInvoiceWithAddress(deps.db, { keyId: access.keyId, ...reserved }, invoice, record);
+        return await repository.insertInvoiceWithAddress(
+          deps.db,
+          { keyId: access.keyId, ...reserved },
+          invoice,
+          record,
+        );
       } catch (error) {
         // A duplicate's statement wrote nothing: its address is still fresh for the next invoice.
-        if (isUniqueViolation(error, RECORD_KEY_CONSTRAINT) || isUniqueViolation(error, INVOICE_EXTERNAL_ID_CONSTRAINT)) returnUnusedAddress(access, { keyId: access.keyId, ...reserved });
+        if (isUniqueViolation(error, RECORD_KEY_CONSTRAINT) || isUniqueViolation(error, INVOICE_EXTERNAL_ID_CONSTRAINT))
+          returnUnusedAddress(access, { keyId: access.keyId, ...reserved });
         throw error;
       }
     },
@@ -170,7 +193,10 @@ async function priorInvoice(db: Executor, shopId: string, prior: Prior): Promise
 }
 
 async function invoiceRowOfShop(deps: CryptoDeps, shopId: string, invoiceId: string): Promise<repository.InvoiceRow> {
-  const row = invoiceId.startsWith('inv_') && invoiceId.length <= 100 ? await repository.findInvoiceOfShop(deps.db, shopId, invoiceId) : undefined;
+  const row =
+    invoiceId.startsWith('inv_') && invoiceId.length <= 100
+      ? await repository.findInvoiceOfShop(deps.db, shopId, invoiceId)
+      : undefined;
   if (!row) throw new NotFoundError('No such invoice.');
   return row;
 }
@@ -187,7 +213,11 @@ export interface ListInvoicesInput {
   readonly external_id?: string | undefined;
 }
 
-export async function listInvoices(deps: CryptoDeps, shopId: string, input: ListInvoicesInput): Promise<{ data: InvoiceView[]; next_cursor: string | null }> {
+export async function listInvoices(
+  deps: CryptoDeps,
+  shopId: string,
+  input: ListInvoicesInput,
+): Promise<{ data: InvoiceView[]; next_cursor: string | null }> {
   if (input.status !== undefined && !INVOICE_STATUSES.includes(input.status as InvoiceStatus)) {
     throw new InvalidRequestError(`status must be one of ${INVOICE_STATUSES.join(', ')}.`);
   }
@@ -200,7 +230,11 @@ export async function listInvoices(deps: CryptoDeps, shopId: string, input: List
   });
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
-  return { data: page.map(invoiceView), next_cursor: rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null };
+  return {
+    data: page.map(invoiceView),
+    next_cursor:
+      rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
+  };
 }
 
 /** The QR code (SVG) of the invoice's payment URI, for wallets that scan. */

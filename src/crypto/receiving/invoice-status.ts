@@ -20,7 +20,8 @@ export function invoiceStatusAfterFinalDeposit(
 ): InvoiceStatus {
   if (paidMicro > invoice.amount_micro) return 'overpaid';
   if (paidMicro >= invoice.amount_micro - allowedShortfallMicro(invoice.amount_micro, toleranceBps)) return 'paid';
-  const pastExpiry = now.getTime() >= invoice.expires_at.getTime() || invoice.status === 'expired' || invoice.status === 'underpaid';
+  const pastExpiry =
+    now.getTime() >= invoice.expires_at.getTime() || invoice.status === 'expired' || invoice.status === 'underpaid';
   // Before expiry, or while another deposit is on its way, the rest may still come.
   if (!pastExpiry || (depositsStillConfirming > 0 && invoice.status === 'confirming')) return 'confirming';
   return 'underpaid';

@@ -11,7 +11,13 @@ import { depositView, invoiceView, usdtText, walletView, type WalletTotals } fro
 export async function emitInvoiceUpdated(tx: Tx, clock: Clock, invoice: InvoiceRow): Promise<void> {
   const data = invoiceView(invoice);
   await emit(tx, clock, { shopId: invoice.shop_id, type: 'crypto.invoice.updated', data, destination: 'shop' });
-  if (invoice.callback_url !== null) await emit(tx, clock, { shopId: invoice.shop_id, type: 'crypto.invoice.updated', data, destination: invoice.callback_url });
+  if (invoice.callback_url !== null)
+    await emit(tx, clock, {
+      shopId: invoice.shop_id,
+      type: 'crypto.invoice.updated',
+      data,
+      destination: invoice.callback_url,
+    });
 }
 
 /** A static-wallet deposit was seen (confirming), became final (credited or held), or left the chain (orphaned). */
@@ -30,13 +36,19 @@ export async function emitWalletDeposit(tx: Tx, clock: Clock, wallet: WalletRow,
 export function invoiceUpdatedEvents(invoice: InvoiceRow): EmitInput[] {
   const data = invoiceView(invoice);
   const events: EmitInput[] = [{ shopId: invoice.shop_id, type: 'crypto.invoice.updated', data, destination: 'shop' }];
-  if (invoice.callback_url !== null) events.push({ shopId: invoice.shop_id, type: 'crypto.invoice.updated', data, destination: invoice.callback_url });
+  if (invoice.callback_url !== null)
+    events.push({ shopId: invoice.shop_id, type: 'crypto.invoice.updated', data, destination: invoice.callback_url });
   return events;
 }
 
 /** `totals`: the wallet's sums of credited and held deposits as of this event. */
 export function walletDepositEvent(wallet: WalletRow, totals: WalletTotals, deposit: DepositRow): EmitInput {
-  return { shopId: wallet.shop_id, type: 'crypto.wallet.deposit', data: { wallet: walletView(wallet, totals), deposit: depositView(deposit) }, destination: 'shop' };
+  return {
+    shopId: wallet.shop_id,
+    type: 'crypto.wallet.deposit',
+    data: { wallet: walletView(wallet, totals), deposit: depositView(deposit) },
+    destination: 'shop',
+  };
 }
 
 export function balanceFundedEvent(accountId: string, deposit: DepositRow): EmitInput {

@@ -40,18 +40,33 @@ export async function takeNextIndex(db: Executor<CryptoReceivingTables>, keyId: 
   return Number(row.next_index) - 1;
 }
 
-export async function insertAddress(tx: Tx<CryptoReceivingTables>, row: Insertable<CryptoReceivingTables['crypto_addresses']>): Promise<void> {
+export async function insertAddress(
+  tx: Tx<CryptoReceivingTables>,
+  row: Insertable<CryptoReceivingTables['crypto_addresses']>,
+): Promise<void> {
   await tx.insertInto('crypto_addresses').values(row).execute();
 }
 
 /** Which of these addresses are ours (of this key): one primary-key probe per address. */
-export async function findOurAddresses(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId, addresses: readonly string[]): Promise<AddressRow[]> {
+export async function findOurAddresses(
+  db: Executor<CryptoReceivingTables>,
+  keyId: AddressKeyId,
+  addresses: readonly string[],
+): Promise<AddressRow[]> {
   if (addresses.length === 0) return [];
-  return db.selectFrom('crypto_addresses').selectAll().where(anyOf('address', addresses)).where('key_id', '=', keyId).execute();
+  return db
+    .selectFrom('crypto_addresses')
+    .selectAll()
+    .where(anyOf('address', addresses))
+    .where('key_id', '=', keyId)
+    .execute();
 }
 
 /** Which of these addresses are deposit addresses of this gateway, of either key (one primary-key probe each). */
-export async function depositAddressesAmong(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<Set<string>> {
+export async function depositAddressesAmong(
+  db: Executor<CryptoReceivingTables>,
+  addresses: readonly string[],
+): Promise<Set<string>> {
   if (addresses.length === 0) return new Set();
   const rows = await db.selectFrom('crypto_addresses').select('address').where(anyOf('address', addresses)).execute();
   return new Set(rows.map((row) => row.address));
@@ -63,23 +78,45 @@ export function isDepositAddressSql(address: string | RawBuilder<unknown>) {
 }
 
 /** The address this key derived first (the lowest index on record), if it derived any. */
-export async function firstAddressOfKey(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId): Promise<{ address: string; derivation_index: bigint } | undefined> {
-  return db.selectFrom('crypto_addresses').select(['address', 'derivation_index']).where('key_id', '=', keyId).orderBy('derivation_index').limit(1).executeTakeFirst();
+export async function firstAddressOfKey(
+  db: Executor<CryptoReceivingTables>,
+  keyId: AddressKeyId,
+): Promise<{ address: string; derivation_index: bigint } | undefined> {
+  return db
+    .selectFrom('crypto_addresses')
+    .select(['address', 'derivation_index'])
+    .where('key_id', '=', keyId)
+    .orderBy('derivation_index')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 export async function hasAddressesOfKey(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId): Promise<boolean> {
-  const row = await db.selectFrom('crypto_addresses').select('address').where('key_id', '=', keyId).limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('crypto_addresses')
+    .select('address')
+    .where('key_id', '=', keyId)
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
-export async function listAddresses(db: Executor<CryptoReceivingTables>, options: { readonly limit: number; readonly after?: string | undefined; readonly shopId?: string | undefined }): Promise<AddressRow[]> {
+export async function listAddresses(
+  db: Executor<CryptoReceivingTables>,
+  options: { readonly limit: number; readonly after?: string | undefined; readonly shopId?: string | undefined },
+): Promise<AddressRow[]> {
   let query = db.selectFrom('crypto_addresses').selectAll();
   if (options.after !== undefined) query = query.where('address', '>', options.after);
   if (options.shopId !== undefined) query = query.where('shop_id', '=', options.shopId);
   return query.orderBy('address').limit(options.limit).execute();
 }
 
-export async function setUnderpaidToleranceBps(tx: Tx<CryptoReceivingTables>, shopId: string, bps: number, at: Date): Promise<void> {
+export async function setUnderpaidToleranceBps(
+  tx: Tx<CryptoReceivingTables>,
+  shopId: string,
+  bps: number,
+  at: Date,
+): Promise<void> {
   await tx
     .insertInto('crypto_shop_settings')
     .values({ shop_id: shopId, underpaid_tolerance_bps: bps, updated_at: at })
@@ -88,47 +125,85 @@ export async function setUnderpaidToleranceBps(tx: Tx<CryptoReceivingTables>, sh
 }
 
 /** Each of these shops' minimum deposit; a shop without a settings row gets `fallbackMicro`. */
-export async function minimumDeposits(db: Executor<CryptoReceivingTables>, shopIds: readonly string[], fallbackMicro: bigint): Promise<Map<string, bigint>> {
+export async function minimumDeposits(
+  db: Executor<CryptoReceivingTables>,
+  shopIds: readonly string[],
+  fallbackMicro: bigint,
+): Promise<Map<string, bigint>> {
   const minimums = new Map(shopIds.map((id) => [id, fallbackMicro]));
   if (shopIds.length === 0) return minimums;
-  const rows = await db.selectFrom('crypto_shop_settings').select(['shop_id', 'min_deposit_micro']).where('shop_id', 'in', [...shopIds]).execute();
+  const rows = await db
+    .selectFrom('crypto_shop_settings')
+    .select(['shop_id', 'min_deposit_micro'])
+    .where('shop_id', 'in', [...shopIds])
+    .execute();
   for (const row of rows) minimums.set(row.shop_id, row.min_deposit_micro);
   return minimums;
 }
 
-export async function setMinimumDeposit(tx: Tx<CryptoReceivingTables>, shopId: string, minimumMicro: bigint, at: Date): Promise<void> {
+export async function setMinimumDeposit(
+  tx: Tx<CryptoReceivingTables>,
+  shopId: string,
+  minimumMicro: bigint,
+  at: Date,
+): Promise<void> {
   await tx
     .insertInto('crypto_shop_settings')
     .values({ shop_id: shopId, underpaid_tolerance_bps: 0, min_deposit_micro: minimumMicro, updated_at: at })
-    .onConflict((conflict) => conflict.column('shop_id').doUpdateSet({ min_deposit_micro: minimumMicro, updated_at: at }))
+    .onConflict((conflict) =>
+      conflict.column('shop_id').doUpdateSet({ min_deposit_micro: minimumMicro, updated_at: at }),
+    )
     .execute();
 }
 
 // ---- invoices ----
 
-export async function findInvoiceOfShop(db: Executor<CryptoReceivingTables>, shopId: string, invoiceId: string): Promise<InvoiceRow | undefined> {
-  return db.selectFrom('crypto_invoices').selectAll().where('id', '=', invoiceId).where('shop_id', '=', shopId).executeTakeFirst();
+export async function findInvoiceOfShop(
+  db: Executor<CryptoReceivingTables>,
+  shopId: string,
+  invoiceId: string,
+): Promise<InvoiceRow | undefined> {
+  return db
+    .selectFrom('crypto_invoices')
+    .selectAll()
+    .where('id', '=', invoiceId)
+    .where('shop_id', '=', shopId)
+    .executeTakeFirst();
 }
 
-export async function findInvoiceById(db: Executor<CryptoReceivingTables>, invoiceId: string): Promise<InvoiceRow | undefined> {
+export async function findInvoiceById(
+  db: Executor<CryptoReceivingTables>,
+  invoiceId: string,
+): Promise<InvoiceRow | undefined> {
   return db.selectFrom('crypto_invoices').selectAll().where('id', '=', invoiceId).executeTakeFirst();
 }
 
-export async function findInvoicesByAddresses(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<InvoiceRow[]> {
+export async function findInvoicesByAddresses(
+  db: Executor<CryptoReceivingTables>,
+  addresses: readonly string[],
+): Promise<InvoiceRow[]> {
   if (addresses.length === 0) return [];
   return db.selectFrom('crypto_invoices').selectAll().where(anyOf('address', addresses)).execute();
 }
 
 export async function listInvoices(
   db: Executor<CryptoReceivingTables>,
-  query: { shopId: string; limit: number; status?: InvoiceStatus | undefined; externalId?: string | undefined; after?: ListPosition | undefined },
+  query: {
+    shopId: string;
+    limit: number;
+    status?: InvoiceStatus | undefined;
+    externalId?: string | undefined;
+    after?: ListPosition | undefined;
+  },
 ): Promise<InvoiceRow[]> {
   let builder = db.selectFrom('crypto_invoices').selectAll().where('shop_id', '=', query.shopId);
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
   if (query.externalId !== undefined) builder = builder.where('external_id', '=', query.externalId);
   if (query.after) {
     const { createdAt, id } = query.after;
-    builder = builder.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+    builder = builder.where((eb) =>
+      eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
+    );
   }
   return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
 }
@@ -138,30 +213,50 @@ export async function updateInvoice(
   invoiceId: string,
   changes: { status: InvoiceStatus; paid_micro?: bigint; paid_at?: Date | null; updated_at: Date },
 ): Promise<InvoiceRow> {
-  return tx.updateTable('crypto_invoices').set(changes).where('id', '=', invoiceId).returningAll().executeTakeFirstOrThrow();
+  return tx
+    .updateTable('crypto_invoices')
+    .set(changes)
+    .where('id', '=', invoiceId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** pending → confirming for these invoices; returns the ones that moved. */
-export async function markInvoicesConfirming(tx: Tx<CryptoReceivingTables>, invoices: readonly InvoiceRow[], at: Date): Promise<InvoiceRow[]> {
+export async function markInvoicesConfirming(
+  tx: Tx<CryptoReceivingTables>,
+  invoices: readonly InvoiceRow[],
+  at: Date,
+): Promise<InvoiceRow[]> {
   if (invoices.length === 0) return [];
   const moved = await tx
     .updateTable('crypto_invoices')
     .set({ status: 'confirming', updated_at: at })
-    .where(anyOf('id', invoices.map((invoice) => invoice.id)))
+    .where(
+      anyOf(
+        'id',
+        invoices.map((invoice) => invoice.id),
+      ),
+    )
     .where('status', '=', 'pending')
     .returning('id')
     .execute();
   // Only the ids come back: a pending invoice changes only by leaving pending, so the rows
   // the caller read (in this transaction) are current for every invoice that moved.
   const movedIds = new Set(moved.map((row) => row.id));
-  return invoices.filter((invoice) => movedIds.has(invoice.id)).map((invoice) => ({ ...invoice, status: 'confirming', updated_at: at }));
+  return invoices
+    .filter((invoice) => movedIds.has(invoice.id))
+    .map((invoice) => ({ ...invoice, status: 'confirming', updated_at: at }));
 }
 
 /**
  * Locks up to `limit` open invoices past their expires_at that no other worker holds
  * and that have no deposit still confirming (settlement decides those).
  */
-export async function claimExpiredOpenInvoices(tx: Tx<CryptoReceivingTables>, now: Date, limit: number): Promise<InvoiceRow[]> {
+export async function claimExpiredOpenInvoices(
+  tx: Tx<CryptoReceivingTables>,
+  now: Date,
+  limit: number,
+): Promise<InvoiceRow[]> {
   return tx
     .selectFrom('crypto_invoices')
     .selectAll()
@@ -186,39 +281,72 @@ export async function claimExpiredOpenInvoices(tx: Tx<CryptoReceivingTables>, no
 
 // ---- wallets ----
 
-export async function insertWallet(tx: Tx<CryptoReceivingTables>, row: Insertable<CryptoReceivingTables['crypto_wallets']>): Promise<WalletRow> {
+export async function insertWallet(
+  tx: Tx<CryptoReceivingTables>,
+  row: Insertable<CryptoReceivingTables['crypto_wallets']>,
+): Promise<WalletRow> {
   return tx.insertInto('crypto_wallets').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findWalletOfShop(db: Executor<CryptoReceivingTables>, shopId: string, walletId: string): Promise<WalletRow | undefined> {
-  return db.selectFrom('crypto_wallets').selectAll().where('id', '=', walletId).where('shop_id', '=', shopId).executeTakeFirst();
+export async function findWalletOfShop(
+  db: Executor<CryptoReceivingTables>,
+  shopId: string,
+  walletId: string,
+): Promise<WalletRow | undefined> {
+  return db
+    .selectFrom('crypto_wallets')
+    .selectAll()
+    .where('id', '=', walletId)
+    .where('shop_id', '=', shopId)
+    .executeTakeFirst();
 }
 
-export async function findWalletById(db: Executor<CryptoReceivingTables>, walletId: string): Promise<WalletRow | undefined> {
+export async function findWalletById(
+  db: Executor<CryptoReceivingTables>,
+  walletId: string,
+): Promise<WalletRow | undefined> {
   return db.selectFrom('crypto_wallets').selectAll().where('id', '=', walletId).executeTakeFirst();
 }
 
-export async function findWalletsByAddresses(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<WalletRow[]> {
+export async function findWalletsByAddresses(
+  db: Executor<CryptoReceivingTables>,
+  addresses: readonly string[],
+): Promise<WalletRow[]> {
   if (addresses.length === 0) return [];
   return db.selectFrom('crypto_wallets').selectAll().where(anyOf('address', addresses)).execute();
 }
 
 export async function listWallets(
   db: Executor<CryptoReceivingTables>,
-  query: { shopId: string; limit: number; status?: WalletStatus | undefined; clientId?: string | undefined; after?: ListPosition | undefined },
+  query: {
+    shopId: string;
+    limit: number;
+    status?: WalletStatus | undefined;
+    clientId?: string | undefined;
+    after?: ListPosition | undefined;
+  },
 ): Promise<WalletRow[]> {
   let builder = db.selectFrom('crypto_wallets').selectAll().where('shop_id', '=', query.shopId);
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
   if (query.clientId !== undefined) builder = builder.where('client_id', '=', query.clientId);
   if (query.after) {
     const { createdAt, id } = query.after;
-    builder = builder.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+    builder = builder.where((eb) =>
+      eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
+    );
   }
   return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
 }
 
 /** active ⇄ blocked; undefined when the wallet is not in `from` (or not the shop's). */
-export async function transitionWallet(tx: Tx<CryptoReceivingTables>, shopId: string, walletId: string, from: WalletStatus, to: WalletStatus, at: Date): Promise<WalletRow | undefined> {
+export async function transitionWallet(
+  tx: Tx<CryptoReceivingTables>,
+  shopId: string,
+  walletId: string,
+  from: WalletStatus,
+  to: WalletStatus,
+  at: Date,
+): Promise<WalletRow | undefined> {
   return tx
     .updateTable('crypto_wallets')
     .set({ status: to, updated_at: at })
@@ -230,7 +358,10 @@ export async function transitionWallet(tx: Tx<CryptoReceivingTables>, shopId: st
 }
 
 /** Sums of credited and held deposits per wallet. */
-export async function walletTotals(db: Executor<CryptoReceivingTables>, walletIds: readonly string[]): Promise<Map<string, { receivedMicro: bigint; heldMicro: bigint }>> {
+export async function walletTotals(
+  db: Executor<CryptoReceivingTables>,
+  walletIds: readonly string[],
+): Promise<Map<string, { receivedMicro: bigint; heldMicro: bigint }>> {
   const totals = new Map<string, { receivedMicro: bigint; heldMicro: bigint }>();
   for (const id of walletIds) totals.set(id, { receivedMicro: 0n, heldMicro: 0n });
   if (walletIds.length === 0) return totals;
@@ -244,26 +375,53 @@ export async function walletTotals(db: Executor<CryptoReceivingTables>, walletId
   for (const row of rows) {
     const entry = totals.get(row.wallet_id!)!;
     const total = BigInt(row.total);
-    totals.set(row.wallet_id!, row.status === 'credited' ? { ...entry, receivedMicro: total } : { ...entry, heldMicro: total });
+    totals.set(
+      row.wallet_id!,
+      row.status === 'credited' ? { ...entry, receivedMicro: total } : { ...entry, heldMicro: total },
+    );
   }
   return totals;
 }
 
 // ---- deposits ----
 
-export async function depositsOfWallet(db: Executor<CryptoReceivingTables>, walletId: string, limit: number): Promise<DepositRow[]> {
-  return db.selectFrom('crypto_deposits').selectAll().where('wallet_id', '=', walletId).orderBy('seen_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+export async function depositsOfWallet(
+  db: Executor<CryptoReceivingTables>,
+  walletId: string,
+  limit: number,
+): Promise<DepositRow[]> {
+  return db
+    .selectFrom('crypto_deposits')
+    .selectAll()
+    .where('wallet_id', '=', walletId)
+    .orderBy('seen_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 export async function depositsOfInvoice(db: Executor<CryptoReceivingTables>, invoiceId: string): Promise<DepositRow[]> {
-  return db.selectFrom('crypto_deposits').selectAll().where('invoice_id', '=', invoiceId).orderBy('seen_at').orderBy('id').execute();
+  return db
+    .selectFrom('crypto_deposits')
+    .selectAll()
+    .where('invoice_id', '=', invoiceId)
+    .orderBy('seen_at')
+    .orderBy('id')
+    .execute();
 }
 
-export async function findDepositsByKeys(db: Executor<CryptoReceivingTables>, keys: readonly { txId: string; logIndex: number }[]): Promise<DepositRow[]> {
+export async function findDepositsByKeys(
+  db: Executor<CryptoReceivingTables>,
+  keys: readonly { txId: string; logIndex: number }[],
+): Promise<DepositRow[]> {
   // By tx_id (the unique index's first column), then matched on log_index here.
   const wanted = new Set(keys.map((key) => `${key.txId}:${key.logIndex}`));
   if (keys.length === 0) return [];
-  const rows = await db.selectFrom('crypto_deposits').selectAll().where(anyOf('tx_id', [...new Set(keys.map((key) => key.txId))])).execute();
+  const rows = await db
+    .selectFrom('crypto_deposits')
+    .selectAll()
+    .where(anyOf('tx_id', [...new Set(keys.map((key) => key.txId))]))
+    .execute();
   return rows.filter((row) => wanted.has(`${row.tx_id}:${row.log_index}`));
 }
 
@@ -273,7 +431,10 @@ export async function findDepositsByKeys(db: Executor<CryptoReceivingTables>, ke
  * parameter (unnest), so the text is prepared once. Only the ids come back: the rows
  * returned are the caller's own (thousands need not travel back and be parsed again).
  */
-export async function insertDeposits(tx: Tx<CryptoReceivingTables>, rows: readonly DepositRow[]): Promise<DepositRow[]> {
+export async function insertDeposits(
+  tx: Tx<CryptoReceivingTables>,
+  rows: readonly DepositRow[],
+): Promise<DepositRow[]> {
   if (rows.length === 0) return [];
   const column = (pick: (row: DepositRow) => string | null) => rows.map(pick);
   const result = await sql<{ id: string }>`
@@ -293,10 +454,20 @@ export async function insertDeposits(tx: Tx<CryptoReceivingTables>, rows: readon
 }
 
 /** An orphaned deposit seen again (in another block): back to confirming, with its new block and its next pending credit. */
-export async function reviveDeposit(tx: Tx<CryptoReceivingTables>, depositId: string, blockNumber: number, blockId: string): Promise<DepositRow | undefined> {
+export async function reviveDeposit(
+  tx: Tx<CryptoReceivingTables>,
+  depositId: string,
+  blockNumber: number,
+  blockId: string,
+): Promise<DepositRow | undefined> {
   return tx
     .updateTable('crypto_deposits')
-    .set((eb) => ({ status: 'confirming', block_number: BigInt(blockNumber), block_id: blockId, credit_round: eb('credit_round', '+', 1) }))
+    .set((eb) => ({
+      status: 'confirming',
+      block_number: BigInt(blockNumber),
+      block_id: blockId,
+      credit_round: eb('credit_round', '+', 1),
+    }))
     .where('id', '=', depositId)
     .where('status', '=', 'orphaned')
     .returningAll()
@@ -304,7 +475,12 @@ export async function reviveDeposit(tx: Tx<CryptoReceivingTables>, depositId: st
 }
 
 /** A confirming deposit seen in another block than recorded (a reorg that moved it before we noticed). */
-export async function moveDeposit(tx: Tx<CryptoReceivingTables>, depositId: string, blockNumber: number, blockId: string): Promise<void> {
+export async function moveDeposit(
+  tx: Tx<CryptoReceivingTables>,
+  depositId: string,
+  blockNumber: number,
+  blockId: string,
+): Promise<void> {
   await tx
     .updateTable('crypto_deposits')
     .set({ block_number: BigInt(blockNumber), block_id: blockId })
@@ -314,7 +490,11 @@ export async function moveDeposit(tx: Tx<CryptoReceivingTables>, depositId: stri
 }
 
 /** Confirming deposits of blocks above `blockNumber` become orphaned; returns them. */
-export async function orphanDepositsAbove(tx: Tx<CryptoReceivingTables>, chain: ChainName, blockNumber: number): Promise<DepositRow[]> {
+export async function orphanDepositsAbove(
+  tx: Tx<CryptoReceivingTables>,
+  chain: ChainName,
+  blockNumber: number,
+): Promise<DepositRow[]> {
   return tx
     .updateTable('crypto_deposits')
     .set({ status: 'orphaned' })
@@ -326,7 +506,12 @@ export async function orphanDepositsAbove(tx: Tx<CryptoReceivingTables>, chain: 
 }
 
 /** The confirming deposits of blocks up to `blockNumber`, oldest block first, at most `limit`. */
-export async function finalDeposits(db: Executor<CryptoReceivingTables>, chain: ChainName, blockNumber: number, limit: number): Promise<DepositRow[]> {
+export async function finalDeposits(
+  db: Executor<CryptoReceivingTables>,
+  chain: ChainName,
+  blockNumber: number,
+  limit: number,
+): Promise<DepositRow[]> {
   return db
     .selectFrom('crypto_deposits')
     .selectAll()
@@ -339,17 +524,30 @@ export async function finalDeposits(db: Executor<CryptoReceivingTables>, chain: 
     .execute();
 }
 
-export async function findDepositById(db: Executor<CryptoReceivingTables>, depositId: string): Promise<DepositRow | undefined> {
+export async function findDepositById(
+  db: Executor<CryptoReceivingTables>,
+  depositId: string,
+): Promise<DepositRow | undefined> {
   return db.selectFrom('crypto_deposits').selectAll().where('id', '=', depositId).executeTakeFirst();
 }
 
 /** Unconfirmed deposits (held for the operator), oldest block first. */
 export async function unconfirmedDeposits(db: Executor<CryptoReceivingTables>, limit: number): Promise<DepositRow[]> {
-  return db.selectFrom('crypto_deposits').selectAll().where('status', '=', 'unconfirmed').orderBy('block_number').orderBy('id').limit(limit).execute();
+  return db
+    .selectFrom('crypto_deposits')
+    .selectAll()
+    .where('status', '=', 'unconfirmed')
+    .orderBy('block_number')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
 }
 
 /** An unconfirmed deposit back to confirming with its next pending credit round (an operator's release); undefined unless it was unconfirmed. */
-export async function reconfirmDeposit(tx: Tx<CryptoReceivingTables>, depositId: string): Promise<DepositRow | undefined> {
+export async function reconfirmDeposit(
+  tx: Tx<CryptoReceivingTables>,
+  depositId: string,
+): Promise<DepositRow | undefined> {
   return tx
     .updateTable('crypto_deposits')
     .set((eb) => ({ status: 'confirming', credit_round: eb('credit_round', '+', 1) }))
@@ -360,15 +558,32 @@ export async function reconfirmDeposit(tx: Tx<CryptoReceivingTables>, depositId:
 }
 
 /** These confirming deposits become `unconfirmed` (held for the operator); returns those that were confirming. */
-export async function markDepositsUnconfirmed(tx: Tx<CryptoReceivingTables>, depositIds: readonly string[]): Promise<DepositRow[]> {
+export async function markDepositsUnconfirmed(
+  tx: Tx<CryptoReceivingTables>,
+  depositIds: readonly string[],
+): Promise<DepositRow[]> {
   if (depositIds.length === 0) return [];
-  return tx.updateTable('crypto_deposits').set({ status: 'unconfirmed' }).where(anyOf('id', depositIds)).where('status', '=', 'confirming').returningAll().execute();
+  return tx
+    .updateTable('crypto_deposits')
+    .set({ status: 'unconfirmed' })
+    .where(anyOf('id', depositIds))
+    .where('status', '=', 'confirming')
+    .returningAll()
+    .execute();
 }
 
 /** Final (credited or held) deposits of these addresses: the custody view's records. */
-export async function finalDepositsOfAddresses(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<DepositRow[]> {
+export async function finalDepositsOfAddresses(
+  db: Executor<CryptoReceivingTables>,
+  addresses: readonly string[],
+): Promise<DepositRow[]> {
   if (addresses.length === 0) return [];
-  return db.selectFrom('crypto_deposits').selectAll().where('address', 'in', addresses).where('status', 'in', ['credited', 'held']).execute();
+  return db
+    .selectFrom('crypto_deposits')
+    .selectAll()
+    .where('address', 'in', addresses)
+    .where('status', 'in', ['credited', 'held'])
+    .execute();
 }
 
 // ---- reads of deposits and addresses by other crypto modules (through receiving-service.ts) ----
@@ -377,12 +592,24 @@ export async function finalDepositsOfAddresses(db: Executor<CryptoReceivingTable
 export type DepositSummary = Pick<DepositRow, 'id' | 'chain' | 'status' | 'amount_micro'>;
 const DEPOSIT_SUMMARY_COLUMNS = ['id', 'chain', 'status', 'amount_micro'] as const;
 
-export async function findDepositSummaryOfShop(db: Executor<CryptoReceivingTables>, shopId: string, depositId: string): Promise<DepositSummary | undefined> {
-  return db.selectFrom('crypto_deposits').select(DEPOSIT_SUMMARY_COLUMNS).where('id', '=', depositId).where('shop_id', '=', shopId).executeTakeFirst();
+export async function findDepositSummaryOfShop(
+  db: Executor<CryptoReceivingTables>,
+  shopId: string,
+  depositId: string,
+): Promise<DepositSummary | undefined> {
+  return db
+    .selectFrom('crypto_deposits')
+    .select(DEPOSIT_SUMMARY_COLUMNS)
+    .where('id', '=', depositId)
+    .where('shop_id', '=', shopId)
+    .executeTakeFirst();
 }
 
 /** An invoice's credited deposits, in block order. */
-export async function creditedDepositsOfInvoice(db: Executor<CryptoReceivingTables>, invoiceId: string): Promise<DepositSummary[]> {
+export async function creditedDepositsOfInvoice(
+  db: Executor<CryptoReceivingTables>,
+  invoiceId: string,
+): Promise<DepositSummary[]> {
   return db
     .selectFrom('crypto_deposits')
     .select(DEPOSIT_SUMMARY_COLUMNS)
@@ -394,9 +621,16 @@ export async function creditedDepositsOfInvoice(db: Executor<CryptoReceivingTabl
 }
 
 /** The key and derivation index of each of these addresses that is a deposit address. */
-export async function addressDerivations(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<Map<string, Pick<AddressRow, 'key_id' | 'derivation_index'>>> {
+export async function addressDerivations(
+  db: Executor<CryptoReceivingTables>,
+  addresses: readonly string[],
+): Promise<Map<string, Pick<AddressRow, 'key_id' | 'derivation_index'>>> {
   if (addresses.length === 0) return new Map();
-  const rows = await db.selectFrom('crypto_addresses').select(['address', 'key_id', 'derivation_index']).where(anyOf('address', addresses)).execute();
+  const rows = await db
+    .selectFrom('crypto_addresses')
+    .select(['address', 'key_id', 'derivation_index'])
+    .where(anyOf('address', addresses))
+    .execute();
   return new Map(rows.map((row) => [row.address, { key_id: row.key_id, derivation_index: row.derivation_index }]));
 }
 
@@ -420,11 +654,16 @@ export function finalUsdtByAddressSql(keyId: AddressKeyId): RawBuilder<unknown> 
 
 /** Scalar: the final (credited or held) deposits' sum on an address (a value, or a column of the caller's query), null when none. */
 export function finalUsdtOfAddressSql(address: string | RawBuilder<unknown>): RawBuilder<bigint | null> {
-  return sql<bigint | null>`(select sum(d.amount_micro)::int8 from crypto_deposits d where d.address = ${address} and d.status in ('credited', 'held'))`;
+  return sql<
+    bigint | null
+  >`(select sum(d.amount_micro)::int8 from crypto_deposits d where d.address = ${address} and d.status in ('credited', 'held'))`;
 }
 
 /** Scalar: when the oldest deposit on the address that became final after `after` became final (null when none). */
-export function oldestFinalDepositAfterSql(address: RawBuilder<unknown>, after: RawBuilder<unknown>): RawBuilder<Date | null> {
+export function oldestFinalDepositAfterSql(
+  address: RawBuilder<unknown>,
+  after: RawBuilder<unknown>,
+): RawBuilder<Date | null> {
   return sql<Date | null>`(select min(d.final_at) from crypto_deposits d
         where d.address = ${address} and d.status in ('credited', 'held') and d.final_at > ${after})`;
 }
@@ -442,24 +681,41 @@ export type IgnoredDepositRow = Selectable<CryptoReceivingTables['crypto_ignored
  * Records dust transfers; one seen again (a rescan, or in another block after a
  * reorganisation) keeps its row with the block it is in now.
  */
-export async function upsertIgnoredDeposits(tx: Tx<CryptoReceivingTables>, rows: readonly IgnoredDepositRow[]): Promise<void> {
+export async function upsertIgnoredDeposits(
+  tx: Tx<CryptoReceivingTables>,
+  rows: readonly IgnoredDepositRow[],
+): Promise<void> {
   if (rows.length === 0) return;
   await tx
     .insertInto('crypto_ignored_deposits')
     .values([...rows])
     .onConflict((conflict) =>
-      conflict.columns(['tx_id', 'log_index']).doUpdateSet((eb) => ({ block_number: eb.ref('excluded.block_number'), block_id: eb.ref('excluded.block_id') })),
+      conflict.columns(['tx_id', 'log_index']).doUpdateSet((eb) => ({
+        block_number: eb.ref('excluded.block_number'),
+        block_id: eb.ref('excluded.block_id'),
+      })),
     )
     .execute();
 }
 
 /** Dust in blocks above `blockNumber` is forgotten: a reorganisation took those blocks away. */
-export async function forgetIgnoredDepositsAbove(tx: Tx<CryptoReceivingTables>, chain: ChainName, blockNumber: number): Promise<void> {
-  await tx.deleteFrom('crypto_ignored_deposits').where('chain', '=', chain).where('block_number', '>', BigInt(blockNumber)).execute();
+export async function forgetIgnoredDepositsAbove(
+  tx: Tx<CryptoReceivingTables>,
+  chain: ChainName,
+  blockNumber: number,
+): Promise<void> {
+  await tx
+    .deleteFrom('crypto_ignored_deposits')
+    .where('chain', '=', chain)
+    .where('block_number', '>', BigInt(blockNumber))
+    .execute();
 }
 
 /** The ignored dust on each of these addresses, in micro-USDT (addresses without any are left out). */
-export async function ignoredDustOfAddresses(db: Executor<CryptoReceivingTables>, addresses: readonly string[]): Promise<Map<string, bigint>> {
+export async function ignoredDustOfAddresses(
+  db: Executor<CryptoReceivingTables>,
+  addresses: readonly string[],
+): Promise<Map<string, bigint>> {
   if (addresses.length === 0) return new Map();
   const rows = await db
     .selectFrom('crypto_ignored_deposits')
@@ -471,7 +727,11 @@ export async function ignoredDustOfAddresses(db: Executor<CryptoReceivingTables>
 }
 
 /** USDT of the deposits credited from blocks above `blockNumber` (custody reconciliation). */
-export async function sumCreditedAboveBlock(db: Executor<CryptoReceivingTables>, chain: ChainName, blockNumber: number): Promise<bigint> {
+export async function sumCreditedAboveBlock(
+  db: Executor<CryptoReceivingTables>,
+  chain: ChainName,
+  blockNumber: number,
+): Promise<bigint> {
   const row = await db
     .selectFrom('crypto_deposits')
     .select(sql<bigint>`coalesce(sum(amount_micro), 0)::int8`.as('amount'))
@@ -484,29 +744,56 @@ export async function sumCreditedAboveBlock(db: Executor<CryptoReceivingTables>,
 
 // ---- the watcher's cursor, lease and scanned blocks ----
 
-export async function findCursor(db: Executor<CryptoReceivingTables>, chain: ChainName): Promise<CursorRow | undefined> {
+export async function findCursor(
+  db: Executor<CryptoReceivingTables>,
+  chain: ChainName,
+): Promise<CursorRow | undefined> {
   return db.selectFrom('crypto_chain_cursors').selectAll().where('chain', '=', chain).executeTakeFirst();
 }
 
 /** The first watcher of a chain starts its cursor (a concurrent first watcher's row wins). */
-export async function insertCursorIfMissing(db: Executor<CryptoReceivingTables>, row: Insertable<CryptoReceivingTables['crypto_chain_cursors']>): Promise<void> {
-  await db.insertInto('crypto_chain_cursors').values(row).onConflict((conflict) => conflict.column('chain').doNothing()).execute();
+export async function insertCursorIfMissing(
+  db: Executor<CryptoReceivingTables>,
+  row: Insertable<CryptoReceivingTables['crypto_chain_cursors']>,
+): Promise<void> {
+  await db
+    .insertInto('crypto_chain_cursors')
+    .values(row)
+    .onConflict((conflict) => conflict.column('chain').doNothing())
+    .execute();
 }
 
 /** Takes or renews the lease; true when this token holds it until `until`. */
-export async function takeLease(db: Executor<CryptoReceivingTables>, chain: ChainName, token: string, now: Date, until: Date): Promise<boolean> {
+export async function takeLease(
+  db: Executor<CryptoReceivingTables>,
+  chain: ChainName,
+  token: string,
+  now: Date,
+  until: Date,
+): Promise<boolean> {
   const row = await db
     .updateTable('crypto_chain_cursors')
     .set({ leader_token: token, lease_until: until })
     .where('chain', '=', chain)
-    .where((eb) => eb.or([eb('leader_token', 'is', null), eb('leader_token', '=', token), eb('lease_until', '<=', now)]))
+    .where((eb) =>
+      eb.or([eb('leader_token', 'is', null), eb('leader_token', '=', token), eb('lease_until', '<=', now)]),
+    )
     .returning('chain')
     .executeTakeFirst();
   return row !== undefined;
 }
 
-export async function releaseLease(db: Executor<CryptoReceivingTables>, chain: ChainName, token: string): Promise<void> {
-  await db.updateTable('crypto_chain_cursors').set({ leader_token: null, lease_until: null }).where('chain', '=', chain).where('leader_token', '=', token).execute();
+export async function releaseLease(
+  db: Executor<CryptoReceivingTables>,
+  chain: ChainName,
+  token: string,
+): Promise<void> {
+  await db
+    .updateTable('crypto_chain_cursors')
+    .set({ leader_token: null, lease_until: null })
+    .where('chain', '=', chain)
+    .where('leader_token', '=', token)
+    .execute();
 }
 
 /**
@@ -533,16 +820,26 @@ export async function advanceCursor(
   return row !== undefined;
 }
 
-export async function insertScannedBlocks(tx: Tx<CryptoReceivingTables>, chain: ChainName, blocks: readonly { number: number; id: string }[]): Promise<void> {
+export async function insertScannedBlocks(
+  tx: Tx<CryptoReceivingTables>,
+  chain: ChainName,
+  blocks: readonly { number: number; id: string }[],
+): Promise<void> {
   if (blocks.length === 0) return;
   await tx
     .insertInto('crypto_scanned_blocks')
     .values(blocks.map((block) => ({ chain, block_number: BigInt(block.number), block_id: block.id })))
-    .onConflict((conflict) => conflict.columns(['chain', 'block_number']).doUpdateSet((eb) => ({ block_id: eb.ref('excluded.block_id') })))
+    .onConflict((conflict) =>
+      conflict.columns(['chain', 'block_number']).doUpdateSet((eb) => ({ block_id: eb.ref('excluded.block_id') })),
+    )
     .execute();
 }
 
-export async function scannedBlockId(db: Executor<CryptoReceivingTables>, chain: ChainName, blockNumber: number): Promise<string | undefined> {
+export async function scannedBlockId(
+  db: Executor<CryptoReceivingTables>,
+  chain: ChainName,
+  blockNumber: number,
+): Promise<string | undefined> {
   const row = await db
     .selectFrom('crypto_scanned_blocks')
     .select('block_id')
@@ -552,7 +849,11 @@ export async function scannedBlockId(db: Executor<CryptoReceivingTables>, chain:
   return row?.block_id;
 }
 
-export async function deleteScannedBlocks(tx: Tx<CryptoReceivingTables>, chain: ChainName, options: { above?: number; below?: number }): Promise<void> {
+export async function deleteScannedBlocks(
+  tx: Tx<CryptoReceivingTables>,
+  chain: ChainName,
+  options: { above?: number; below?: number },
+): Promise<void> {
   let query = tx.deleteFrom('crypto_scanned_blocks').where('chain', '=', chain);
   if (options.above !== undefined) query = query.where('block_number', '>', BigInt(options.above));
   if (options.below !== undefined) query = query.where('block_number', '<', BigInt(options.below));
@@ -575,14 +876,33 @@ export async function nextInvoiceExpiry(db: Executor<CryptoReceivingTables>, now
 // ---- settlement in sets (one transaction per batch of final deposits) ----
 
 /** These deposits that are still confirming, locked until the transaction ends, in id order (one lock order for every batch). */
-export async function lockConfirmingDeposits(tx: Tx<CryptoReceivingTables>, depositIds: readonly string[]): Promise<DepositRow[]> {
+export async function lockConfirmingDeposits(
+  tx: Tx<CryptoReceivingTables>,
+  depositIds: readonly string[],
+): Promise<DepositRow[]> {
   if (depositIds.length === 0) return [];
-  return tx.selectFrom('crypto_deposits').selectAll().where(anyOf('id', depositIds)).where('status', '=', 'confirming').orderBy('id').forUpdate().execute();
+  return tx
+    .selectFrom('crypto_deposits')
+    .selectAll()
+    .where(anyOf('id', depositIds))
+    .where('status', '=', 'confirming')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
 }
 
-export async function lockInvoices(tx: Tx<CryptoReceivingTables>, invoiceIds: readonly string[]): Promise<InvoiceRow[]> {
+export async function lockInvoices(
+  tx: Tx<CryptoReceivingTables>,
+  invoiceIds: readonly string[],
+): Promise<InvoiceRow[]> {
   if (invoiceIds.length === 0) return [];
-  return tx.selectFrom('crypto_invoices').selectAll().where(anyOf('id', invoiceIds)).orderBy('id').forUpdate().execute();
+  return tx
+    .selectFrom('crypto_invoices')
+    .selectAll()
+    .where(anyOf('id', invoiceIds))
+    .orderBy('id')
+    .forUpdate()
+    .execute();
 }
 
 export async function lockWallets(tx: Tx<CryptoReceivingTables>, walletIds: readonly string[]): Promise<WalletRow[]> {
@@ -595,7 +915,11 @@ export async function lockWallets(tx: Tx<CryptoReceivingTables>, walletIds: read
  * the rows of those that were still confirming, as written. The caller holds their row
  * locks, so the rows it read are current: only the ids come back.
  */
-export async function finishDeposits(tx: Tx<CryptoReceivingTables>, finishes: readonly { deposit: DepositRow; status: Extract<DepositStatus, 'credited' | 'held'> }[], at: Date): Promise<DepositRow[]> {
+export async function finishDeposits(
+  tx: Tx<CryptoReceivingTables>,
+  finishes: readonly { deposit: DepositRow; status: Extract<DepositStatus, 'credited' | 'held'> }[],
+  at: Date,
+): Promise<DepositRow[]> {
   if (finishes.length === 0) return [];
   const result = await sql<{ id: string }>`
     update crypto_deposits as d set status = v.status, final_at = ${at.toISOString()}::timestamptz
@@ -603,20 +927,32 @@ export async function finishDeposits(tx: Tx<CryptoReceivingTables>, finishes: re
      where d.id = v.id and d.status = 'confirming'
     returning d.id`.execute(tx);
   const finished = new Set(result.rows.map((row) => row.id));
-  return finishes.filter((finish) => finished.has(finish.deposit.id)).map((finish) => ({ ...finish.deposit, status: finish.status, final_at: at }));
+  return finishes
+    .filter((finish) => finished.has(finish.deposit.id))
+    .map((finish) => ({ ...finish.deposit, status: finish.status, final_at: at }));
 }
 
 /** The underpaid tolerance of each of these shops (0 when not set). */
-export async function underpaidTolerances(db: Executor<CryptoReceivingTables>, shopIds: readonly string[]): Promise<Map<string, number>> {
+export async function underpaidTolerances(
+  db: Executor<CryptoReceivingTables>,
+  shopIds: readonly string[],
+): Promise<Map<string, number>> {
   const tolerances = new Map(shopIds.map((id) => [id, 0]));
   if (shopIds.length === 0) return tolerances;
-  const rows = await db.selectFrom('crypto_shop_settings').select(['shop_id', 'underpaid_tolerance_bps']).where('shop_id', 'in', [...shopIds]).execute();
+  const rows = await db
+    .selectFrom('crypto_shop_settings')
+    .select(['shop_id', 'underpaid_tolerance_bps'])
+    .where('shop_id', 'in', [...shopIds])
+    .execute();
   for (const row of rows) tolerances.set(row.shop_id, row.underpaid_tolerance_bps);
   return tolerances;
 }
 
 /** How many deposits of each invoice are still confirming. */
-export async function confirmingCountsOfInvoices(db: Executor<CryptoReceivingTables>, invoiceIds: readonly string[]): Promise<Map<string, number>> {
+export async function confirmingCountsOfInvoices(
+  db: Executor<CryptoReceivingTables>,
+  invoiceIds: readonly string[],
+): Promise<Map<string, number>> {
   const counts = new Map(invoiceIds.map((id) => [id, 0]));
   if (invoiceIds.length === 0) return counts;
   const rows = await db
@@ -650,7 +986,11 @@ export async function updateInvoices(
 // ---- the address pool (address-pool.ts) ----
 
 /** How many addresses of this key wait in the pool. */
-export async function countPooledAddresses(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId, keyFingerprint: string): Promise<number> {
+export async function countPooledAddresses(
+  db: Executor<CryptoReceivingTables>,
+  keyId: AddressKeyId,
+  keyFingerprint: string,
+): Promise<number> {
   const row = await db
     .selectFrom('crypto_address_pool')
     .select((eb) => eb.fn.countAll<string>().as('count'))
@@ -661,7 +1001,11 @@ export async function countPooledAddresses(db: Executor<CryptoReceivingTables>, 
 }
 
 /** Takes `count` consecutive derivation indexes at once; returns the first. Commits on its own, like takeNextIndex. */
-export async function takeIndexBlock(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId, count: number): Promise<number> {
+export async function takeIndexBlock(
+  db: Executor<CryptoReceivingTables>,
+  keyId: AddressKeyId,
+  count: number,
+): Promise<number> {
   const row = await db
     .updateTable('crypto_address_counters')
     .set((eb) => ({ next_index: eb('next_index', '+', BigInt(count)) }))
@@ -671,15 +1015,27 @@ export async function takeIndexBlock(db: Executor<CryptoReceivingTables>, keyId:
   return Number(row.next_index) - count;
 }
 
-export async function insertPooledAddresses(db: Executor<CryptoReceivingTables>, rows: readonly Insertable<CryptoReceivingTables['crypto_address_pool']>[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('crypto_address_pool').values([...rows]).execute();
+export async function insertPooledAddresses(
+  db: Executor<CryptoReceivingTables>,
+  rows: readonly Insertable<CryptoReceivingTables['crypto_address_pool']>[],
+): Promise<void> {
+  if (rows.length > 0)
+    await db
+      .insertInto('crypto_address_pool')
+      .values([...rows])
+      .execute();
 }
 
 /**
  * Takes up to `count` pooled addresses of this key out of the pool for good
  * (lowest indexes first; rows another claim holds are skipped, not waited for).
  */
-export async function claimPooledAddresses(db: Executor<CryptoReceivingTables>, keyId: AddressKeyId, keyFingerprint: string, count: number): Promise<{ derivation_index: bigint; address: string }[]> {
+export async function claimPooledAddresses(
+  db: Executor<CryptoReceivingTables>,
+  keyId: AddressKeyId,
+  keyFingerprint: string,
+  count: number,
+): Promise<{ derivation_index: bigint; address: string }[]> {
   const result = await sql<{ derivation_index: bigint; address: string }>`
     delete from crypto_address_pool
      where key_id = ${keyId} and derivation_index in (

@@ -7,12 +7,14 @@ import type { Executor } from '../../db/transaction.ts';
 import * as repository from './receiving-repository.ts';
 import type { CryptoReceivingTables } from './receiving-tables.ts';
 
-;
-
 type ReceivingExecutor = Executor<CryptoReceivingTables>;
 
 /** A deposit of this shop (any status), or undefined. */
-export function depositOfShop(db: ReceivingExecutor, shopId: string, depositId: string): Promise<repository.DepositSummary | undefined> {
+export function depositOfShop(
+  db: ReceivingExecutor,
+  shopId: string,
+  depositId: string,
+): Promise<repository.DepositSummary | undefined> {
   return repository.findDepositSummaryOfShop(db, shopId, depositId);
 }
 
@@ -22,7 +24,10 @@ export async function isInvoiceOfShop(db: ReceivingExecutor, shopId: string, inv
 }
 
 /** An invoice's credited deposits, in block order. */
-export function creditedDepositsOfInvoice(db: ReceivingExecutor, invoiceId: string): Promise<repository.DepositSummary[]> {
+export function creditedDepositsOfInvoice(
+  db: ReceivingExecutor,
+  invoiceId: string,
+): Promise<repository.DepositSummary[]> {
   return repository.creditedDepositsOfInvoice(db, invoiceId);
 }
 
@@ -31,7 +36,10 @@ export async function isDepositAddress(db: ReceivingExecutor, address: string): 
 }
 
 /** The HD key and derivation index of each of these addresses that is a deposit address. */
-export function addressDerivations(db: ReceivingExecutor, addresses: readonly string[]): ReturnType<typeof repository.addressDerivations> {
+export function addressDerivations(
+  db: ReceivingExecutor,
+  addresses: readonly string[],
+): ReturnType<typeof repository.addressDerivations> {
   return repository.addressDerivations(db, addresses);
 }
 

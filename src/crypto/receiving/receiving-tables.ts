@@ -5,7 +5,14 @@ import type { AddressKeyId, ChainName } from '../chain/crypto-chain.ts';
 export type AddressPurpose = 'invoice' | 'wallet';
 
 export type InvoiceStatus = 'pending' | 'confirming' | 'paid' | 'overpaid' | 'underpaid' | 'expired';
-export const INVOICE_STATUSES: readonly InvoiceStatus[] = ['pending', 'confirming', 'paid', 'overpaid', 'underpaid', 'expired'];
+export const INVOICE_STATUSES: readonly InvoiceStatus[] = [
+  'pending',
+  'confirming',
+  'paid',
+  'overpaid',
+  'underpaid',
+  'expired',
+];
 export type WalletStatus = 'active' | 'blocked';
 export const WALLET_STATUSES: readonly WalletStatus[] = ['active', 'blocked'];
 /** `unconfirmed`: no second, independent confirmation; held for the operator, never credited (migration 0026). */

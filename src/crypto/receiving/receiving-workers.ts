@@ -21,7 +21,9 @@ const INVOICE_EXPIRY_INTERVAL_MS = 1_000;
 /** How often the address pool is looked at; it is topped up once half used (address-pool.ts). */
 const ADDRESS_POOL_INTERVAL_MS = 5_000;
 
-export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health'> & { readonly chain: CryptoChain }): Worker & { runOnce(): Promise<number> } {
+export function createChainWatcherWorker(
+  context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health'> & { readonly chain: CryptoChain },
+): Worker & { runOnce(): Promise<number> } {
   const watchers = new Map<string, ChainWatcher>();
   const polling = createPollingWorker({
     name: 'crypto-chain-watcher',
@@ -72,7 +74,9 @@ export function createChainWatcherWorker(context: Pick<AppContext, 'db' | 'clock
  * 30 s backstop: an invoice lives at least 300 s, so the backstop pass after its creation
  * always comes before its expiry, and no notification is needed for new invoices.
  */
-export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health' | 'notifications'>): Worker {
+export function createInvoiceExpiryWorker(
+  context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health' | 'notifications'>,
+): Worker {
   return createPollingWorker({
     name: 'crypto-invoice-expiry',
     intervalMs: INVOICE_EXPIRY_INTERVAL_MS,
@@ -93,7 +97,9 @@ export function createInvoiceExpiryWorker(context: Pick<AppContext, 'db' | 'cloc
  * for the keys that derive addresses at all: a gateway whose shops never made
  * an address derives none ahead either.
  */
-export function createAddressPoolWorker(context: Pick<AppContext, 'db' | 'config' | 'logger' | 'health'> & { readonly chain: CryptoChain }): PollingWorker {
+export function createAddressPoolWorker(
+  context: Pick<AppContext, 'db' | 'config' | 'logger' | 'health'> & { readonly chain: CryptoChain },
+): PollingWorker {
   let stopping = false;
   const polling = createPollingWorker({
     name: 'crypto-address-pool',
@@ -107,7 +113,11 @@ export function createAddressPoolWorker(context: Pick<AppContext, 'db' | 'config
         if (mode === 'live' && !context.chain.liveConfigured) continue;
         if (!(await hasAddressesOfKey(context.db, mode))) continue;
         const access = await context.chain.forMode(mode);
-        added += await fillAddressPool(context.db, access, { size: context.config.addressPoolSize, logger: context.logger, stopping: () => stopping });
+        added += await fillAddressPool(context.db, access, {
+          size: context.config.addressPoolSize,
+          logger: context.logger,
+          stopping: () => stopping,
+        });
       }
       return added;
     },

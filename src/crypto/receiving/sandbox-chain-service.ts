@@ -33,7 +33,8 @@ async function drive<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof SimulatorRefusal) throw new InvalidRequestError(`${error.message}.`);
-    if (error instanceof SimulatorUnreachable) throw new ServiceUnavailableError(`The sandbox chain is not reachable: ${error.message}.`, RETRY_AFTER_SECONDS);
+    if (error instanceof SimulatorUnreachable)
+      throw new ServiceUnavailableError(`The sandbox chain is not reachable: ${error.message}.`, RETRY_AFTER_SECONDS);
     throw error;
   }
 }
@@ -55,16 +56,23 @@ export async function simulateDeposit(
   const amount = parseUsdtAmount(request.amount, 'amount');
   const payers = (await drive(() => control.info())).payers;
   const from = request.from === undefined ? undefined : payers.find((candidate) => candidate === request.from);
-  if (request.from !== undefined && !from) throw new InvalidRequestError(`from must be one of the simulated chain's payer accounts: ${payers.join(', ')}.`);
+  if (request.from !== undefined && !from)
+    throw new InvalidRequestError(`from must be one of the simulated chain's payer accounts: ${payers.join(', ')}.`);
   const sent = await drive(() => control.sendUsdt({ to, amount, from }));
-  if (!sent.result) throw new InvalidRequestError(`The simulated chain refused the transfer: ${sent.code} ${sent.message}.`);
+  if (!sent.result)
+    throw new InvalidRequestError(`The simulated chain refused the transfer: ${sent.code} ${sent.message}.`);
   return { tx_id: sent.txId };
 }
 
 /** Produces `count` blocks at once (the chain's clock jumps ahead). Solidified = head − 18. */
-export async function mineBlocks(deps: CryptoDeps, shop: CryptoShop, count: number): Promise<{ head_block: number; solidified_block: number }> {
+export async function mineBlocks(
+  deps: CryptoDeps,
+  shop: CryptoShop,
+  count: number,
+): Promise<{ head_block: number; solidified_block: number }> {
   const control = await controlOf(deps, shop);
-  if (!Number.isInteger(count) || count < 1 || count > MINE_BLOCKS_MAX) throw new InvalidRequestError(`count must be a whole number from 1 to ${MINE_BLOCKS_MAX}.`);
+  if (!Number.isInteger(count) || count < 1 || count > MINE_BLOCKS_MAX)
+    throw new InvalidRequestError(`count must be a whole number from 1 to ${MINE_BLOCKS_MAX}.`);
   const mined = await drive(() => control.mine(count));
   return { head_block: mined.headBlock, solidified_block: mined.solidifiedBlock };
 }
@@ -90,7 +98,10 @@ export async function armNextTransferOutcome(
 }
 
 /** The sandbox hot wallet (the one payouts are sent from) loses all its TRX: the next send cannot pay its energy. */
-export async function drainHotWalletTrx(deps: CryptoDeps, shop: CryptoShop): Promise<{ address: string; drained_trx: string; trx: string }> {
+export async function drainHotWalletTrx(
+  deps: CryptoDeps,
+  shop: CryptoShop,
+): Promise<{ address: string; drained_trx: string; trx: string }> {
   const control = await controlOf(deps, shop);
   const { addressKey } = await deps.chain.forMode('sandbox');
   const address = addressKey.hotWalletAddress;
@@ -115,11 +126,19 @@ export async function setUsdtBlacklisted(
 export async function faucet(
   deps: CryptoDeps,
   shop: CryptoShop,
-  request: { readonly address?: string | undefined; readonly usdt?: string | undefined; readonly trx?: string | undefined },
+  request: {
+    readonly address?: string | undefined;
+    readonly usdt?: string | undefined;
+    readonly trx?: string | undefined;
+  },
 ): Promise<{ address: string; usdt: string; trx: string }> {
   const control = await controlOf(deps, shop);
-  const address = request.address === undefined ? (await deps.chain.forMode('sandbox')).addressKey.hotWalletAddress : addressOf(request.address, 'address');
-  if (request.usdt === undefined && request.trx === undefined) throw new InvalidRequestError('usdt or trx is required.');
+  const address =
+    request.address === undefined
+      ? (await deps.chain.forMode('sandbox')).addressKey.hotWalletAddress
+      : addressOf(request.address, 'address');
+  if (request.usdt === undefined && request.trx === undefined)
+    throw new InvalidRequestError('usdt or trx is required.');
   const usdt = request.usdt === undefined ? 0n : sixPlacesAmount(request.usdt, 'usdt', FAUCET_USDT_MAX);
   const trxSun = request.trx === undefined ? 0n : sixPlacesAmount(request.trx, 'trx', FAUCET_TRX_SUN_MAX);
   const after = await drive(() => control.faucet(address, { usdt, trxSun }));
@@ -130,7 +149,9 @@ export async function faucet(
 function sixPlacesAmount(value: unknown, field: string, max: bigint): bigint {
   const parsed = typeof value === 'string' ? parseMinor(value, 'USDT', 'decimal-string') : undefined;
   if (!parsed?.ok || parsed.minor <= 0n || parsed.minor > max) {
-    throw new InvalidRequestError(`${field} must be a decimal string above 0 with at most 6 places, at most ${usdtText(max)}.`);
+    throw new InvalidRequestError(
+      `${field} must be a decimal string above 0 with at most 6 places, at most ${usdtText(max)}.`,
+    );
   }
   return parsed.minor;
 }

@@ -17,7 +17,9 @@ export const DECIMALS_RETRY_FIRST_MS = 1_000;
 export const DECIMALS_RETRY_MAX_MS = 60_000;
 
 /** What the check needs of a chain handle. */
-export type DecimalsCheckedChain = Pick<ChainAccess, 'chain' | 'usdtContract'> & { readonly node: Pick<TronNodeClient, 'getUsdtDecimals'> };
+export type DecimalsCheckedChain = Pick<ChainAccess, 'chain' | 'usdtContract'> & {
+  readonly node: Pick<TronNodeClient, 'getUsdtDecimals'>;
+};
 
 interface CheckState {
   confirmed: boolean;
@@ -33,10 +35,19 @@ const checks = new WeakMap<DecimalsCheckedChain, CheckState>();
  * Whether the chain's token contract has answered decimals() = 6. False while it
  * has not (asked now, unless the back-off of the last failure is still running).
  */
-export async function usdtDecimalsConfirmed(access: DecimalsCheckedChain, clock: Clock, logger: Logger): Promise<boolean> {
+export async function usdtDecimalsConfirmed(
+  access: DecimalsCheckedChain,
+  clock: Clock,
+  logger: Logger,
+): Promise<boolean> {
   let state = checks.get(access);
   if (!state) {
-    state = { confirmed: false, nextAttemptAtMs: Number.NEGATIVE_INFINITY, retryDelayMs: DECIMALS_RETRY_FIRST_MS, asking: undefined };
+    state = {
+      confirmed: false,
+      nextAttemptAtMs: Number.NEGATIVE_INFINITY,
+      retryDelayMs: DECIMALS_RETRY_FIRST_MS,
+      asking: undefined,
+    };
     checks.set(access, state);
   }
   if (state.confirmed) return true;
@@ -49,13 +60,21 @@ export async function usdtDecimalsConfirmed(access: DecimalsCheckedChain, clock:
   return current.asking;
 }
 
-async function askDecimals(access: DecimalsCheckedChain, state: CheckState, clock: Clock, logger: Logger): Promise<boolean> {
+async function askDecimals(
+  access: DecimalsCheckedChain,
+  state: CheckState,
+  clock: Clock,
+  logger: Logger,
+): Promise<boolean> {
   const context = { chain: access.chain, contract: access.usdtContract, retryInMs: state.retryDelayMs };
   try {
     const decimals = await access.node.getUsdtDecimals();
     if (decimals === USDT_DECIMALS) {
       state.confirmed = true;
-      logger.info({ chain: access.chain, contract: access.usdtContract }, 'the USDT contract answers decimals() = 6: receiving and sending start');
+      logger.info(
+        { chain: access.chain, contract: access.usdtContract },
+        'the USDT contract answers decimals() = 6: receiving and sending start',
+      );
       return true;
     }
     logger.error(
@@ -64,7 +83,10 @@ async function askDecimals(access: DecimalsCheckedChain, state: CheckState, cloc
         '(PAYGATE_TRON_USDT_CONTRACT must name the USDT contract, TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t on mainnet; another token would scale every amount)',
     );
   } catch (error) {
-    logger.warn({ ...context, err: error }, 'the USDT contract could not be asked its decimals(): receiving and sending wait and ask again');
+    logger.warn(
+      { ...context, err: error },
+      'the USDT contract could not be asked its decimals(): receiving and sending wait and ask again',
+    );
   }
   state.nextAttemptAtMs = clock.now().getTime() + state.retryDelayMs;
   state.retryDelayMs = Math.min(state.retryDelayMs * 2, DECIMALS_RETRY_MAX_MS);

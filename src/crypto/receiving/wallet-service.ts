@@ -1,6 +1,13 @@
 // Static wallets: a permanent deposit address per (client_id, network) of a
 // shop, idempotent by that pair; blocking stops crediting (deposits are held).
-import { createUnderKey, priorOutcome, type IdempotencyRule, type KeyedCreation, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import {
+  createUnderKey,
+  priorOutcome,
+  type IdempotencyRule,
+  type KeyedCreation,
+  type KeyedRequest,
+  type Prior,
+} from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { inTransaction, type Tx } from '../../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
@@ -13,7 +20,7 @@ import * as repository from './receiving-repository.ts';
 import { WALLET_STATUSES, type WalletStatus } from './receiving-tables.ts';
 import { walletView, type WalletView } from './receiving-views.ts';
 
-export type {  WalletView } from './receiving-views.ts';
+export type { WalletView } from './receiving-views.ts';
 
 /** A wallet's GET shows its newest deposits, at most this many. */
 const WALLET_DEPOSITS_SHOWN_MAX = 100;
@@ -33,7 +40,11 @@ export async function createWallet(
 ): Promise<{ created: boolean; wallet: WalletView }> {
   const clientId = parseTextId(request.client_id, 'client_id');
   const network = parseNetwork(request.network);
-  const keyed: KeyedRequest = { shopId: shop.shopId, key: `${clientId}:${network}`, fingerprint: requestFingerprint({ client_id: clientId, network }) };
+  const keyed: KeyedRequest = {
+    shopId: shop.shopId,
+    key: `${clientId}:${network}`,
+    fingerprint: requestFingerprint({ client_id: clientId, network }),
+  };
   const creation: KeyedCreation<{ created: boolean; wallet: WalletView }> = {
     rule: WALLET_IDEMPOTENCY_RULE,
     request: keyed,
@@ -48,7 +59,16 @@ export async function createWallet(
     await record({ resourceId: id });
     const address = await recordDepositAddress(tx, deps.clock, access, reserved, shop.shopId, 'wallet');
     const now = deps.clock.now();
-    const row = await repository.insertWallet(tx, { id, shop_id: shop.shopId, client_id: clientId, network, address, status: 'active', created_at: now, updated_at: now });
+    const row = await repository.insertWallet(tx, {
+      id,
+      shop_id: shop.shopId,
+      client_id: clientId,
+      network,
+      address,
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+    });
     return { created: true, wallet: walletView(row, { receivedMicro: 0n, heldMicro: 0n }) };
   });
 }
@@ -69,7 +89,10 @@ function isWalletId(walletId: string): boolean {
 export async function getWallet(deps: CryptoDeps, shopId: string, walletId: string): Promise<WalletView> {
   const row = isWalletId(walletId) ? await repository.findWalletOfShop(deps.db, shopId, walletId) : undefined;
   if (!row) throw new NotFoundError('No such wallet.');
-  const [totals, deposits] = await Promise.all([repository.walletTotals(deps.db, [row.id]), repository.depositsOfWallet(deps.db, row.id, WALLET_DEPOSITS_SHOWN_MAX)]);
+  const [totals, deposits] = await Promise.all([
+    repository.walletTotals(deps.db, [row.id]),
+    repository.depositsOfWallet(deps.db, row.id, WALLET_DEPOSITS_SHOWN_MAX),
+  ]);
   return walletView(row, totals.get(row.id)!, deposits);
 }
 
@@ -80,7 +103,11 @@ export interface ListWalletsInput {
   readonly status?: string | undefined;
 }
 
-export async function listWallets(deps: CryptoDeps, shopId: string, input: ListWalletsInput): Promise<{ data: WalletView[]; next_cursor: string | null }> {
+export async function listWallets(
+  deps: CryptoDeps,
+  shopId: string,
+  input: ListWalletsInput,
+): Promise<{ data: WalletView[]; next_cursor: string | null }> {
   if (input.status !== undefined && !WALLET_STATUSES.includes(input.status as WalletStatus)) {
     throw new InvalidRequestError(`status must be one of ${WALLET_STATUSES.join(', ')}.`);
   }
@@ -92,15 +119,25 @@ export async function listWallets(deps: CryptoDeps, shopId: string, input: ListW
     after: input.cursor ? decodeListCursor(input.cursor, (id) => id.startsWith('wal_')) : undefined,
   });
   const page = rows.slice(0, input.limit);
-  const totals = await repository.walletTotals(deps.db, page.map((row) => row.id));
+  const totals = await repository.walletTotals(
+    deps.db,
+    page.map((row) => row.id),
+  );
   const last = page.at(-1);
   return {
     data: page.map((row) => walletView(row, totals.get(row.id)!)),
-    next_cursor: rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
+    next_cursor:
+      rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
   };
 }
 
-async function changeStatus(deps: CryptoDeps, shopId: string, walletId: string, from: WalletStatus, to: WalletStatus): Promise<WalletView> {
+async function changeStatus(
+  deps: CryptoDeps,
+  shopId: string,
+  walletId: string,
+  from: WalletStatus,
+  to: WalletStatus,
+): Promise<WalletView> {
   if (!isWalletId(walletId)) throw new NotFoundError('No such wallet.');
   const row = await inTransaction(deps.db, async (tx) => {
     const changed = await repository.transitionWallet(tx, shopId, walletId, from, to, deps.clock.now());

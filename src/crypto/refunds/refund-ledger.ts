@@ -14,11 +14,25 @@ import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import { reservationOf, reserve, type Reservation } from '../sending/reservation-ledger.ts';
 import type { RefundRow } from './refunds-repository.ts';
 
-export function refundReservation(refund: Pick<RefundRow, 'id' | 'held' | 'amount_micro' | 'network_fee_micro'>): Reservation {
-  return reservationOf({ type: 'refund', id: refund.id }, { amount: refund.held ? 0n : refund.amount_micro, network_fee: refund.network_fee_micro });
+export function refundReservation(
+  refund: Pick<RefundRow, 'id' | 'held' | 'amount_micro' | 'network_fee_micro'>,
+): Reservation {
+  return reservationOf(
+    { type: 'refund', id: refund.id },
+    { amount: refund.held ? 0n : refund.amount_micro, network_fee: refund.network_fee_micro },
+  );
 }
 
 /** Reserves what the refund takes; not enough available on the merchant's main account: InsufficientFundsError. */
-export async function reserveRefund(tx: Tx, clock: Clock, owner: { book: LedgerBook; merchantId: string }, refund: RefundRow): Promise<void> {
-  await reserve(tx, clock, refundReservation(refund), { ...owner, from: refund.held ? 'hot_wallet' : 'merchant', typeOf: () => 'refund' });
+export async function reserveRefund(
+  tx: Tx,
+  clock: Clock,
+  owner: { book: LedgerBook; merchantId: string },
+  refund: RefundRow,
+): Promise<void> {
+  await reserve(tx, clock, refundReservation(refund), {
+    ...owner,
+    from: refund.held ? 'hot_wallet' : 'merchant',
+    typeOf: () => 'refund',
+  });
 }

@@ -11,7 +11,10 @@ import * as repository from './refunds-repository.ts';
 import type { RefundRow } from './refunds-repository.ts';
 import { emitRefundUpdated } from './refunds-views.ts';
 
-const ERROR_MESSAGES = failureMessages('refund', 'nothing was taken from your balance for it, and the deposit can be refunded again');
+const ERROR_MESSAGES = failureMessages(
+  'refund',
+  'nothing was taken from your balance for it, and the deposit can be refunded again',
+);
 
 async function announce(tx: Tx, clock: Clock, refund: RefundRow): Promise<void> {
   await emitRefundUpdated(tx, clock, refund, await repository.depositIdsOfRefund(tx, refund.id));

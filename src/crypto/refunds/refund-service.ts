@@ -8,8 +8,21 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
-import { AlreadyRefundedError, AmountNotSupportedError, InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
-import { createUnderKey, priorOutcome, type IdempotencyRule, type KeyedCreation, type KeyedRequest, type Prior } from '../../idempotency/idempotency-service.ts';
+import {
+  AlreadyRefundedError,
+  AmountNotSupportedError,
+  InvalidRequestError,
+  InvalidStateError,
+  NotFoundError,
+} from '../../errors.ts';
+import {
+  createUnderKey,
+  priorOutcome,
+  type IdempotencyRule,
+  type KeyedCreation,
+  type KeyedRequest,
+  type Prior,
+} from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
@@ -49,7 +62,8 @@ const REFUND_IDEMPOTENCY_RULE: IdempotencyRule = {
   operation: 'crypto.refund.create',
   windowMs: null,
   replay: 'current-resource',
-  conflictMessage: 'A refund with this external_id already exists with other parameters; use a new external_id for a new refund.',
+  conflictMessage:
+    'A refund with this external_id already exists with other parameters; use a new external_id for a new refund.',
 };
 
 /** A refund pays the network fee only: the payout tariff's service fee does not apply. */
@@ -63,7 +77,8 @@ function parseTarget(request: CreateRefundRequest): Target {
   if (hasDeposit === hasInvoice) throw new InvalidRequestError('Give exactly one of deposit_id and invoice_id.');
   const id = (hasDeposit ? request.deposit_id : request.invoice_id) as unknown;
   const field = hasDeposit ? 'deposit_id' : 'invoice_id';
-  if (typeof id !== 'string' || id.length < 1 || id.length > 64) throw new InvalidRequestError(`${field} must be a string of 1 to 64 characters.`);
+  if (typeof id !== 'string' || id.length < 1 || id.length > 64)
+    throw new InvalidRequestError(`${field} must be a string of 1 to 64 characters.`);
   return hasDeposit ? { kind: 'deposit', id } : { kind: 'invoice', id };
 }
 
@@ -74,7 +89,9 @@ async function depositsToRefund(db: Db | Tx, shopId: string, target: Target): Pr
     const deposit = target.id.startsWith('dep_') ? await depositOfShop(db, shopId, target.id) : undefined;
     if (!deposit) throw new NotFoundError('No such deposit.');
     if (deposit.status !== 'credited' && deposit.status !== 'held') {
-      throw new InvalidStateError(`Deposit ${deposit.id} is ${deposit.status}; only a final deposit (credited or held) can be refunded.`);
+      throw new InvalidStateError(
+        `Deposit ${deposit.id} is ${deposit.status}; only a final deposit (credited or held) can be refunded.`,
+      );
     }
     deposits = [deposit];
   } else {
@@ -83,9 +100,15 @@ async function depositsToRefund(db: Db | Tx, shopId: string, target: Target): Pr
     deposits = await creditedDepositsOfInvoice(db, target.id);
     if (deposits.length === 0) throw new InvalidStateError(`Invoice ${target.id} has no credited deposit to refund.`);
   }
-  const refunded = await repository.refundedDepositIds(db, deposits.map((deposit) => deposit.id));
+  const refunded = await repository.refundedDepositIds(
+    db,
+    deposits.map((deposit) => deposit.id),
+  );
   const open = deposits.filter((deposit) => !refunded.has(deposit.id));
-  if (open.length === 0) throw new AlreadyRefundedError(target.kind === 'deposit' ? undefined : 'Every credited deposit of this invoice has already been refunded.');
+  if (open.length === 0)
+    throw new AlreadyRefundedError(
+      target.kind === 'deposit' ? undefined : 'Every credited deposit of this invoice has already been refunded.',
+    );
   return open;
 }
 
@@ -95,11 +118,19 @@ async function depositsToRefund(db: Db | Tx, shopId: string, target: Target): Pr
  * duplicate_external_id. A deposit already refunded (or being refunded): 409
  * already_refunded, decided by the unique index when requests race.
  */
-export async function createRefund(deps: RefundDeps, shop: RefundShop, request: CreateRefundRequest): Promise<{ created: boolean; refund: RefundView }> {
+export async function createRefund(
+  deps: RefundDeps,
+  shop: RefundShop,
+  request: CreateRefundRequest,
+): Promise<{ created: boolean; refund: RefundView }> {
   const externalId = parseExternalId(request.external_id, 'external_id');
   const target = parseTarget(request);
   const address = parseRecipient(request.address, 'address');
-  const keyed: KeyedRequest = { shopId: shop.shopId, key: externalId, fingerprint: requestFingerprint({ [`${target.kind}_id`]: target.id, address }) };
+  const keyed: KeyedRequest = {
+    shopId: shop.shopId,
+    key: externalId,
+    fingerprint: requestFingerprint({ [`${target.kind}_id`]: target.id, address }),
+  };
   const creation: KeyedCreation<{ created: boolean; refund: RefundView }> = {
     rule: REFUND_IDEMPOTENCY_RULE,
     request: keyed,
@@ -111,7 +142,8 @@ export async function createRefund(deps: RefundDeps, shop: RefundShop, request: 
   const deposits = await depositsToRefund(deps.db, shop.shopId, target);
   const access = await deps.chain.forMode(shop.mode);
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
-  if (deposits.some((deposit) => deposit.chain !== access.chain)) throw new InvalidStateError('The deposit arrived on another chain than this shop’s.');
+  if (deposits.some((deposit) => deposit.chain !== access.chain))
+    throw new InvalidStateError('The deposit arrived on another chain than this shop’s.');
   const depositsMicro = deposits.reduce((sum, deposit) => sum + deposit.amount_micro, 0n);
   const [quote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro: depositsMicro }]);
   const networkFeeMicro = quote!.networkFeeMicro;
@@ -171,7 +203,9 @@ export async function createRefund(deps: RefundDeps, shop: RefundShop, request: 
     });
   } catch (error) {
     if (isUniqueViolation(error, repository.REFUND_ONCE_CONSTRAINT)) {
-      throw new AlreadyRefundedError(target.kind === 'deposit' ? undefined : 'A deposit of this invoice has just been refunded by another request.');
+      throw new AlreadyRefundedError(
+        target.kind === 'deposit' ? undefined : 'A deposit of this invoice has just been refunded by another request.',
+      );
     }
     throw error;
   }
@@ -186,7 +220,10 @@ async function priorRefund(tx: Tx, shopId: string, prior: Prior): Promise<Refund
 
 /** A refund of the shop; another shop's, or an unknown id, is 404. */
 export async function getRefund(deps: Pick<RefundDeps, 'db'>, shopId: string, refundId: string): Promise<RefundView> {
-  const row = refundId.startsWith('ref_') && refundId.length <= 64 ? await repository.findRefundOfShop(deps.db, shopId, refundId) : undefined;
+  const row =
+    refundId.startsWith('ref_') && refundId.length <= 64
+      ? await repository.findRefundOfShop(deps.db, shopId, refundId)
+      : undefined;
   if (!row) throw new NotFoundError('No such refund.');
   return refundView(row, await repository.depositIdsOfRefund(deps.db, row.id));
 }

@@ -54,6 +54,16 @@ export function refundView(row: RefundRow, depositIds: readonly string[]): Refun
 }
 
 /** crypto.refund.updated, in the transaction of the state change (pending at creation too). */
-export async function emitRefundUpdated(tx: Tx, clock: Clock, row: RefundRow, depositIds: readonly string[]): Promise<void> {
-  await emit(tx, clock, { shopId: row.shop_id, type: 'crypto.refund.updated', data: refundView(row, depositIds), destination: 'shop' });
+export async function emitRefundUpdated(
+  tx: Tx,
+  clock: Clock,
+  row: RefundRow,
+  depositIds: readonly string[],
+): Promise<void> {
+  await emit(tx, clock, {
+    shopId: row.shop_id,
+    type: 'crypto.refund.updated',
+    data: refundView(row, depositIds),
+    destination: 'shop',
+  });
 }

@@ -23,9 +23,18 @@ interface Answer {
 }
 
 /** Broadcasts again the attempts not yet expired whose broadcast result is unknown, unless the expiry step handled them. */
-export async function rebroadcast(context: ExecutorContext, head: BlockHeader, inFlight: readonly InFlightRow[], skip: ReadonlySet<string>, result: ExecutorPassResult): Promise<void> {
+export async function rebroadcast(
+  context: ExecutorContext,
+  head: BlockHeader,
+  inFlight: readonly InFlightRow[],
+  skip: ReadonlySet<string>,
+  result: ExecutorPassResult,
+): Promise<void> {
   const due = inFlight.filter(
-    (row) => !skip.has(row.id) && row.attempt_expiration.getTime() > head.timestamp && (row.attempt_last_broadcast === null || row.attempt_last_broadcast === 'unknown'),
+    (row) =>
+      !skip.has(row.id) &&
+      row.attempt_expiration.getTime() > head.timestamp &&
+      (row.attempt_last_broadcast === null || row.attempt_last_broadcast === 'unknown'),
   );
   const hexes = await repository.signedHexOf(
     context.db,
@@ -39,7 +48,11 @@ export async function rebroadcast(context: ExecutorContext, head: BlockHeader, i
   result.rebroadcast += due.length;
 }
 
-export async function broadcastAll(context: ExecutorContext, items: readonly SignedTransfer[], result: ExecutorPassResult): Promise<void> {
+export async function broadcastAll(
+  context: ExecutorContext,
+  items: readonly SignedTransfer[],
+  result: ExecutorPassResult,
+): Promise<void> {
   const answers: Answer[] = [];
   await forEachLimited(items, NODE_CONCURRENCY, async (item) => {
     answers.push({ item, answer: await context.node.broadcast({ txId: item.txId, hex: item.hex }) });
@@ -47,20 +60,35 @@ export async function broadcastAll(context: ExecutorContext, items: readonly Sig
   await context.step('after-broadcast');
   await recordAnswers(context, answers);
   result.broadcast += items.length;
-  const submitted = answers.filter(({ item, answer }) => (answer.kind === 'accepted' || answer.kind === 'duplicate') && item.transfer.status === 'queued');
-  for (let start = 0; start < submitted.length; start += FINISH_CHUNK) await markSubmitted(context, submitted.slice(start, start + FINISH_CHUNK));
+  const submitted = answers.filter(
+    ({ item, answer }) =>
+      (answer.kind === 'accepted' || answer.kind === 'duplicate') && item.transfer.status === 'queued',
+  );
+  for (let start = 0; start < submitted.length; start += FINISH_CHUNK)
+    await markSubmitted(context, submitted.slice(start, start + FINISH_CHUNK));
 }
 
 async function recordAnswers(context: ExecutorContext, answers: readonly Answer[]): Promise<void> {
   await repository.recordBroadcasts(
     context.db,
-    answers.map(({ item, answer }) => ({ txId: item.txId, answer: answer.kind === 'rejected' ? `rejected:${answer.code}` : answer.kind })),
+    answers.map(({ item, answer }) => ({
+      txId: item.txId,
+      answer: answer.kind === 'rejected' ? `rejected:${answer.code}` : answer.kind,
+    })),
     context.clock.now(),
   );
   for (const { item, answer } of answers) {
     const fields = { chain: context.chain, transfer_id: item.transfer.id, tx_id: item.txId };
-    if (answer.kind === 'rejected') context.logger.warn({ ...fields, code: answer.code, message: answer.message }, 'outgoing transaction refused by the node');
-    if (answer.kind === 'unknown') context.logger.warn({ ...fields, detail: answer.detail }, 'outgoing broadcast result unknown: the same bytes go again');
+    if (answer.kind === 'rejected')
+      context.logger.warn(
+        { ...fields, code: answer.code, message: answer.message },
+        'outgoing transaction refused by the node',
+      );
+    if (answer.kind === 'unknown')
+      context.logger.warn(
+        { ...fields, detail: answer.detail },
+        'outgoing broadcast result unknown: the same bytes go again',
+      );
   }
 }
 
@@ -71,8 +99,12 @@ async function markSubmitted(context: ExecutorContext, chunk: readonly Answer[])
       chunk.map(({ item }) => ({ id: item.transfer.id, txId: item.txId })),
       context.clock.now(),
     );
-    const firstTime = new Set(chunk.filter(({ item }) => item.transfer.submitted_at === null).map(({ item }) => item.transfer.id));
+    const firstTime = new Set(
+      chunk.filter(({ item }) => item.transfer.submitted_at === null).map(({ item }) => item.transfer.id),
+    );
     // The owner hears once, at the first submission (a re-signed transfer was submitted before).
-    for (const row of rows) if (firstTime.has(row.id)) await context.handlers[row.purpose]?.onSubmitted?.(tx, context.clock, toOutgoingTransfer(row));
+    for (const row of rows)
+      if (firstTime.has(row.id))
+        await context.handlers[row.purpose]?.onSubmitted?.(tx, context.clock, toOutgoingTransfer(row));
   });
 }

@@ -76,7 +76,18 @@ export interface ExecutorPassResult {
 }
 
 export function newPassResult(leader: boolean): ExecutorPassResult {
-  return { leader, signed: 0, broadcast: 0, rebroadcast: 0, confirmed: 0, failed: 0, expiredAttempts: 0, waitingForFunds: 0, blocksScanned: 0, timings: {} };
+  return {
+    leader,
+    signed: 0,
+    broadcast: 0,
+    rebroadcast: 0,
+    confirmed: 0,
+    failed: 0,
+    expiredAttempts: 0,
+    waitingForFunds: 0,
+    blocksScanned: 0,
+    timings: {},
+  };
 }
 
 /** One executor's options with what its steps derive from them once. */
@@ -111,7 +122,11 @@ export function isStepCrash(error: unknown): boolean {
 }
 
 /** Runs `work` over `items`, at most `limit` at a time. */
-export async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) {

@@ -14,7 +14,13 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { BlockHeader } from '../tron/node-client.ts';
 import { rebroadcast } from './broadcaster.ts';
-import { executorContext, newPassResult, type ExecutorContext, type ExecutorOptions, type ExecutorPassResult } from './executor-context.ts';
+import {
+  executorContext,
+  newPassResult,
+  type ExecutorContext,
+  type ExecutorOptions,
+  type ExecutorPassResult,
+} from './executor-context.ts';
 import { checkExpired, type InFlightRow } from './expiry-watcher.ts';
 import { LostLeadershipError, releaseLease, renewLease, takeLeaseForPass } from './leader-lease.ts';
 import { OUTGOING_PURPOSES } from './outgoing-transfers.ts';
@@ -54,7 +60,10 @@ async function runPass(context: ExecutorContext): Promise<ExecutorPassResult> {
   try {
     // The head (expirations count from it) is the newest of two nodes: one lagging node's head would
     // give transactions an expiration already close, or past, when they reach the chain.
-    const [head, solid] = await Promise.all([context.node.getNewestHeadBlock(HEAD_WITNESSES), context.node.getSolidifiedBlock()]);
+    const [head, solid] = await Promise.all([
+      context.node.getNewestHeadBlock(HEAD_WITNESSES),
+      context.node.getSolidifiedBlock(),
+    ]);
     let mark = performance.now();
     const lap: Lap = (name) => {
       const now = performance.now();
@@ -78,7 +87,14 @@ async function runPass(context: ExecutorContext): Promise<ExecutorPassResult> {
 }
 
 /** Step 5: the queued transfers there is room for, decided, then signed and broadcast; the rest wait or fail. */
-async function signQueued(context: ExecutorContext, head: BlockHeader, solid: BlockHeader, inFlightRows: readonly InFlightRow[], result: ExecutorPassResult, lap: Lap): Promise<void> {
+async function signQueued(
+  context: ExecutorContext,
+  head: BlockHeader,
+  solid: BlockHeader,
+  inFlightRows: readonly InFlightRow[],
+  result: ExecutorPassResult,
+  lap: Lap,
+): Promise<void> {
   if (await context.signingPaused?.()) return;
   const room = signingRoom(context.maxInFlight, await repository.countInFlight(context.db, context.chain), SIGN_BATCH);
   const purposes = OUTGOING_PURPOSES.filter((purpose) => context.handlers[purpose] !== undefined);
@@ -91,18 +107,34 @@ async function signQueued(context: ExecutorContext, head: BlockHeader, solid: Bl
     // The transfers wait as for funds, then fail, so their owners' reservations are voided instead of
     // staying reserved for ever. Only transfers that hold a merchant's money reserved fail; sweeps and
     // their top-ups (the gateway's own housekeeping) just stay queued.
-    const reserving = queued.filter((row) => row.purpose === 'payout' || row.purpose === 'refund' || row.purpose === 'withdrawal');
-    await handleWaiting(context, reserving, context.clock.now(), result, { code: 'signer_unavailable', message: `the gateway could not sign: ${loaded.error.message}` });
+    const reserving = queued.filter(
+      (row) => row.purpose === 'payout' || row.purpose === 'refund' || row.purpose === 'withdrawal',
+    );
+    await handleWaiting(context, reserving, context.clock.now(), result, {
+      code: 'signer_unavailable',
+      message: `the gateway could not sign: ${loaded.error.message}`,
+    });
     return;
   }
   const decisions = await decideSigning(context, queued, inFlightRows, prices);
   const now = context.clock.now();
   lap('sign-prepare');
   await finishAll(context, decisions.failures, result);
-  await handleWaiting(context, decisions.short, now, result, { code: 'insufficient_hot_wallet_funds', message: 'the sending address was short of USDT or TRX' });
+  await handleWaiting(context, decisions.short, now, result, {
+    code: 'insufficient_hot_wallet_funds',
+    message: 'the sending address was short of USDT or TRX',
+  });
   if (decisions.aboveCeiling.length > 0) {
-    const fields = { chain: context.chain, waiting: decisions.aboveCeiling.length, dear_energy: decisions.dearEnergy.toString(), ceiling: decisions.ceiling.toString() };
-    context.logger.error(fields, 'USDT transfers wait: their energy on chain is above PAYGATE_TRON_TRANSFER_ENERGY_MAX');
+    const fields = {
+      chain: context.chain,
+      waiting: decisions.aboveCeiling.length,
+      dear_energy: decisions.dearEnergy.toString(),
+      ceiling: decisions.ceiling.toString(),
+    };
+    context.logger.error(
+      fields,
+      'USDT transfers wait: their energy on chain is above PAYGATE_TRON_TRANSFER_ENERGY_MAX',
+    );
   }
   const aboveCeiling = `the transfer's energy on chain stayed above the ceiling of ${decisions.ceiling} (PAYGATE_TRON_TRANSFER_ENERGY_MAX)`;
   await handleWaiting(context, decisions.aboveCeiling, now, result, { code: 'rejected', message: aboveCeiling });

@@ -16,7 +16,11 @@ const ABSENCE_WITNESSES = 2;
 export type InFlightRow = Awaited<ReturnType<typeof repository.inFlight>>[number];
 
 /** What the chain says of a transfer's attempts: one landed, none did, or too few nodes answered. */
-async function lookUpAttempts(context: ExecutorContext, row: InFlightRow, attempts: readonly { readonly tx_id: string }[]): Promise<Finish | 'absent' | 'unknown'> {
+async function lookUpAttempts(
+  context: ExecutorContext,
+  row: InFlightRow,
+  attempts: readonly { readonly tx_id: string }[],
+): Promise<Finish | 'absent' | 'unknown'> {
   // Any txID this transfer ever had landing means it was sent. Absence needs the word of two different
   // nodes when two are configured (one lagging, history-less or lying node alone cannot make it sign
   // again); a node that cannot answer leaves the transfer for the next pass.
@@ -26,7 +30,10 @@ async function lookUpAttempts(context: ExecutorContext, row: InFlightRow, attemp
       answers = await context.node.getSolidifiedOutcomeOnNodes(attempt.tx_id, { upTo: ABSENCE_WITNESSES });
     } catch (error) {
       if (!(error instanceof TronNodeUnavailableError)) throw error;
-      context.logger.error({ chain: context.chain, transfer_id: row.id, tx_id: attempt.tx_id, err: error }, 'an expired outgoing transaction could not be looked up on enough nodes: no new one is signed yet');
+      context.logger.error(
+        { chain: context.chain, transfer_id: row.id, tx_id: attempt.tx_id, err: error },
+        'an expired outgoing transaction could not be looked up on enough nodes: no new one is signed yet',
+      );
       return 'unknown';
     }
     if (answers === null) throw new Error('the node client answered no nodes for a look-up sized to its own');
@@ -44,11 +51,20 @@ async function requeue(context: ExecutorContext, row: InFlightRow, pending: read
     await repository.setAttemptStatus(tx, row.id, pending, 'dead');
     await repository.requeue(tx, row.id, context.clock.now());
   });
-  context.logger.warn({ chain: context.chain, transfer_id: row.id, tx_id: row.tx_id, attempt: row.attempts }, 'outgoing transaction expired without reaching the chain: signing a new one');
+  context.logger.warn(
+    { chain: context.chain, transfer_id: row.id, tx_id: row.tx_id, attempt: row.attempts },
+    'outgoing transaction expired without reaching the chain: signing a new one',
+  );
 }
 
 /** Judges the expired transfers; returns those it handled (the rebroadcast leaves them alone). */
-export async function checkExpired(context: ExecutorContext, solid: BlockHeader, scannedThrough: number, inFlight: readonly InFlightRow[], result: ExecutorPassResult): Promise<Set<string>> {
+export async function checkExpired(
+  context: ExecutorContext,
+  solid: BlockHeader,
+  scannedThrough: number,
+  inFlight: readonly InFlightRow[],
+  result: ExecutorPassResult,
+): Promise<Set<string>> {
   // The proof that an expired transaction is not on chain: every solidified block up to this
   // solid one (whose time is past the expiration, so no later block can include it) has been
   // read without a gap and did not hold it. Until the scan has caught up, nothing is judged.

@@ -8,7 +8,13 @@ import { transfer as ledgerTransfer, type LedgerBook } from '../../ledger/ledger
 import { chainCostMicro } from './planner.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
 
-export async function bookChainCosts(tx: Tx, clock: Clock, book: LedgerBook, trxUsdtRateMicro: bigint, finals: readonly OutgoingTransferRow[]): Promise<void> {
+export async function bookChainCosts(
+  tx: Tx,
+  clock: Clock,
+  book: LedgerBook,
+  trxUsdtRateMicro: bigint,
+  finals: readonly OutgoingTransferRow[],
+): Promise<void> {
   const micro = chainCostMicro(
     finals.map((final) => final.fee_sun ?? 0n),
     trxUsdtRateMicro,
@@ -16,7 +22,10 @@ export async function bookChainCosts(tx: Tx, clock: Clock, book: LedgerBook, trx
   if (micro <= 0n) return;
   const first = finals.map((final) => final.id).sort()[0]!;
   const shard = shardOf(first);
-  const [costs, fees] = await ensureAccounts(tx, clock, [systemAccountKey(book, 'network_costs', 'USDT', shard), systemAccountKey(book, 'network_fees', 'USDT', shard)]);
+  const [costs, fees] = await ensureAccounts(tx, clock, [
+    systemAccountKey(book, 'network_costs', 'USDT', shard),
+    systemAccountKey(book, 'network_fees', 'USDT', shard),
+  ]);
   // One booking per finishing transaction; its id is the first transfer's, which becomes final only here.
   await ledgerTransfer(tx, clock, {
     id: `outgoing-fee:${first}`,

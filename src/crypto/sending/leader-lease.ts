@@ -13,7 +13,13 @@ export class LostLeadershipError extends Error {}
 /** Takes or renews the lease; false when another executor holds it. */
 export async function renewLease(context: ExecutorContext): Promise<boolean> {
   const now = context.clock.now();
-  return repository.takeLease(context.db, context.chain, context.token, now, new Date(now.getTime() + (context.leaseMs ?? LEASE_MS)));
+  return repository.takeLease(
+    context.db,
+    context.chain,
+    context.token,
+    now,
+    new Date(now.getTime() + (context.leaseMs ?? LEASE_MS)),
+  );
 }
 
 /** Takes the lease for the pass, creating the chain's lease row on first use. */
@@ -28,5 +34,6 @@ export function releaseLease(context: ExecutorContext): Promise<void> {
 
 /** Records how far the results were read; the lease lost meanwhile ends the pass. */
 export async function recordScannedBlock(context: ExecutorContext, block: number): Promise<void> {
-  if (!(await repository.setScannedBlock(context.db, context.chain, context.token, block, context.clock.now()))) throw new LostLeadershipError();
+  if (!(await repository.setScannedBlock(context.db, context.chain, context.token, block, context.clock.now())))
+    throw new LostLeadershipError();
 }

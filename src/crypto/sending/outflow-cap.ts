@@ -51,7 +51,11 @@ function countsAsOutflow(candidate: Pick<OutflowCandidate, 'purpose' | 'asset'>)
  * wait too, so a stream of small payouts never starves a large one. Only a transfer
  * larger than the whole cap is stepped over, and reported.
  */
-export function admitWithinCap<T extends OutflowCandidate>(candidates: readonly T[], capMicro: bigint, inWindow: ReadonlyMap<string, bigint>): OutflowDecision<T> {
+export function admitWithinCap<T extends OutflowCandidate>(
+  candidates: readonly T[],
+  capMicro: bigint,
+  inWindow: ReadonlyMap<string, bigint>,
+): OutflowDecision<T> {
   let usedMicro = [...inWindow.values()].reduce((sum, amount) => sum + amount, 0n);
   const decision: OutflowDecision<T> = { admitted: [], held: [], overCap: [], usedMicro: 0n };
   let full = false;
@@ -96,21 +100,40 @@ export function createOutflowCap(options: OutflowCapOptions): OutflowCap {
   return {
     async admit(candidates, now) {
       if (!candidates.some(countsAsOutflow)) return [...candidates];
-      const decision = admitWithinCap(candidates, capMicro, await repository.signingsSince(db, chain, windowStart(now)));
+      const decision = admitWithinCap(
+        candidates,
+        capMicro,
+        await repository.signingsSince(db, chain, windowStart(now)),
+      );
       gauges?.held.set({ chain }, decision.held.length + decision.overCap.length);
       gauges?.used.set({ chain }, Number(decision.usedMicro) / 1e6);
       if (decision.held.length > 0) {
-        logger.warn({ chain, held: decision.held.length, cap_micro: capMicro.toString(), used_micro: decision.usedMicro.toString() }, 'outgoing transfers wait: the hourly outflow cap is reached');
+        logger.warn(
+          {
+            chain,
+            held: decision.held.length,
+            cap_micro: capMicro.toString(),
+            used_micro: decision.usedMicro.toString(),
+          },
+          'outgoing transfers wait: the hourly outflow cap is reached',
+        );
       }
       if (decision.overCap.length > 0) {
-        logger.error({ chain, transfers: decision.overCap.map((row) => row.id), cap_micro: capMicro.toString() }, 'outgoing transfers larger than the whole hourly outflow cap wait until it is raised');
+        logger.error(
+          { chain, transfers: decision.overCap.map((row) => row.id), cap_micro: capMicro.toString() },
+          'outgoing transfers larger than the whole hourly outflow cap wait until it is raised',
+        );
       }
       return decision.admitted;
     },
     async claim(tx, candidates, now) {
       if (!candidates.some(countsAsOutflow)) return new Set(candidates.map((candidate) => candidate.id));
       await repository.lockChainOutflow(tx, chain);
-      const decision = admitWithinCap(candidates, capMicro, await repository.signingsSince(tx, chain, windowStart(now)));
+      const decision = admitWithinCap(
+        candidates,
+        capMicro,
+        await repository.signingsSince(tx, chain, windowStart(now)),
+      );
       return new Set(decision.admitted.map((candidate) => candidate.id));
     },
     async record(tx, signed, now) {
@@ -123,9 +146,19 @@ export function createOutflowCap(options: OutflowCapOptions): OutflowCap {
 function outflowGauges(registry: Registry): { held: Gauge; used: Gauge } {
   const held =
     (registry.getSingleMetric(HELD_METRIC) as Gauge | undefined) ??
-    new Gauge({ name: HELD_METRIC, help: 'Outgoing transfers left queued at the last signing because the hourly outflow cap is reached (or they exceed it alone).', labelNames: ['chain'], registers: [registry] });
+    new Gauge({
+      name: HELD_METRIC,
+      help: 'Outgoing transfers left queued at the last signing because the hourly outflow cap is reached (or they exceed it alone).',
+      labelNames: ['chain'],
+      registers: [registry],
+    });
   const used =
     (registry.getSingleMetric(USED_METRIC) as Gauge | undefined) ??
-    new Gauge({ name: USED_METRIC, help: 'USDT signed out of custody (payouts, refunds, withdrawals) in the last rolling hour, as counted against the hourly outflow cap.', labelNames: ['chain'], registers: [registry] });
+    new Gauge({
+      name: USED_METRIC,
+      help: 'USDT signed out of custody (payouts, refunds, withdrawals) in the last rolling hour, as counted against the hourly outflow cap.',
+      labelNames: ['chain'],
+      registers: [registry],
+    });
   return { held, used };
 }

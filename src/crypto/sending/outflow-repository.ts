@@ -5,8 +5,17 @@ import type { OutflowTables } from './outflow-tables.ts';
 import type { ChainName, SendingTables } from './sending-tables.ts';
 
 /** The transfers signed after `since` on the chain, with their amounts. */
-export async function signingsSince(db: Executor<OutflowTables>, chain: ChainName, since: Date): Promise<Map<string, bigint>> {
-  const rows = await db.selectFrom('crypto_outflow_signings').select(['transfer_id', 'amount']).where('chain', '=', chain).where('signed_at', '>', since).execute();
+export async function signingsSince(
+  db: Executor<OutflowTables>,
+  chain: ChainName,
+  since: Date,
+): Promise<Map<string, bigint>> {
+  const rows = await db
+    .selectFrom('crypto_outflow_signings')
+    .select(['transfer_id', 'amount'])
+    .where('chain', '=', chain)
+    .where('signed_at', '>', since)
+    .execute();
   return new Map(rows.map((row) => [row.transfer_id, BigInt(row.amount)]));
 }
 
@@ -19,8 +28,18 @@ export async function lockChainOutflow(tx: Tx<OutflowTables>, chain: ChainName):
 }
 
 /** Records transfers signed now (a re-signed one moves to its latest signing), and forgets what left the window. */
-export async function recordSignings(tx: Tx<OutflowTables>, chain: ChainName, rows: readonly { readonly id: string; readonly amount: bigint }[], signedAt: Date, windowStart: Date): Promise<void> {
-  await tx.deleteFrom('crypto_outflow_signings').where('chain', '=', chain).where('signed_at', '<=', windowStart).execute();
+export async function recordSignings(
+  tx: Tx<OutflowTables>,
+  chain: ChainName,
+  rows: readonly { readonly id: string; readonly amount: bigint }[],
+  signedAt: Date,
+  windowStart: Date,
+): Promise<void> {
+  await tx
+    .deleteFrom('crypto_outflow_signings')
+    .where('chain', '=', chain)
+    .where('signed_at', '<=', windowStart)
+    .execute();
   if (rows.length === 0) return;
   await tx
     .insertInto('crypto_outflow_signings')

@@ -15,11 +15,28 @@ import type { OutgoingTransferRow } from './sending-repository.ts';
 import type { ChainName } from './sending-tables.ts';
 
 export type OutgoingPurpose = 'payout' | 'refund' | 'withdrawal' | 'sweep' | 'gas_topup' | 'cold_storage';
-export const OUTGOING_PURPOSES: readonly OutgoingPurpose[] = ['payout', 'refund', 'withdrawal', 'sweep', 'gas_topup', 'cold_storage'];
+export const OUTGOING_PURPOSES: readonly OutgoingPurpose[] = [
+  'payout',
+  'refund',
+  'withdrawal',
+  'sweep',
+  'gas_topup',
+  'cold_storage',
+];
 type OutgoingStatus = 'queued' | 'submitted' | 'confirmed' | 'failed';
-export type OutgoingErrorCode = 'reverted' | 'out_of_energy' | 'expired' | 'insufficient_hot_wallet_funds' | 'address_blacklisted' | 'invalid_address' | 'rejected' | 'signer_unavailable';
+export type OutgoingErrorCode =
+  | 'reverted'
+  | 'out_of_energy'
+  | 'expired'
+  | 'insufficient_hot_wallet_funds'
+  | 'address_blacklisted'
+  | 'invalid_address'
+  | 'rejected'
+  | 'signer_unavailable';
 
-type OutgoingSource = { readonly kind: 'hot_wallet' } | { readonly kind: 'deposit_address'; readonly address: TronAddress; readonly derivationIndex: number };
+type OutgoingSource =
+  | { readonly kind: 'hot_wallet' }
+  | { readonly kind: 'deposit_address'; readonly address: TronAddress; readonly derivationIndex: number };
 
 export interface OutgoingTransferRequest {
   /** 'tron-sandbox' | 'tron-live' (receiving-tables.ts). */
@@ -58,8 +75,14 @@ export interface OutgoingOutcomeHandler {
 }
 
 /** The error columns an owner row records for its failed transfer. */
-export function failureColumns(transfer: Pick<OutgoingTransfer, 'errorCode' | 'errorMessage'>): { readonly error_code: string; readonly error_message: string } {
-  return { error_code: transfer.errorCode ?? 'failed', error_message: (transfer.errorMessage ?? 'the outgoing transfer failed').slice(0, 1_000) };
+export function failureColumns(transfer: Pick<OutgoingTransfer, 'errorCode' | 'errorMessage'>): {
+  readonly error_code: string;
+  readonly error_message: string;
+} {
+  return {
+    error_code: transfer.errorCode ?? 'failed',
+    error_message: (transfer.errorMessage ?? 'the outgoing transfer failed').slice(0, 1_000),
+  };
 }
 
 /** The largest amount a transfer may carry: int8 in the table, and far above any real one. */
@@ -71,13 +94,24 @@ const MAX_AMOUNT = 2n ** 62n;
  * migration 0019 notifies when it commits). A malformed request is a programming
  * error of the caller (its own validation comes first): it throws.
  */
-export async function enqueueOutgoingTransfer(tx: Tx, clock: Clock, request: OutgoingTransferRequest): Promise<OutgoingTransfer> {
+export async function enqueueOutgoingTransfer(
+  tx: Tx,
+  clock: Clock,
+  request: OutgoingTransferRequest,
+): Promise<OutgoingTransfer> {
   return toOutgoingTransfer(await repository.insertTransfer(tx, queuedRow(clock, newId('outgoingTransfer'), request)));
 }
 
 /** enqueueOutgoingTransfer for many transfers in one INSERT (a batch payout's items), in the order given. */
-export async function enqueueOutgoingTransfers(tx: Tx, clock: Clock, requests: readonly OutgoingTransferRequest[]): Promise<OutgoingTransfer[]> {
-  const rows = await repository.insertTransfers(tx, requests.map((request) => queuedRow(clock, newId('outgoingTransfer'), request)));
+export async function enqueueOutgoingTransfers(
+  tx: Tx,
+  clock: Clock,
+  requests: readonly OutgoingTransferRequest[],
+): Promise<OutgoingTransfer[]> {
+  const rows = await repository.insertTransfers(
+    tx,
+    requests.map((request) => queuedRow(clock, newId('outgoingTransfer'), request)),
+  );
   return rows.map(toOutgoingTransfer);
 }
 
@@ -137,15 +171,25 @@ export async function openHotWalletUsdt(db: Executor, chain: ChainName): Promise
 }
 
 function checkRequest(request: OutgoingTransferRequest): void {
-  if (!OUTGOING_PURPOSES.includes(request.purpose)) throw new Error(`outgoing transfer: unknown purpose ${String(request.purpose)}`);
-  if (request.asset === 'TRX' && request.purpose !== 'gas_topup') throw new Error('outgoing transfer: only gas top-ups send TRX');
-  if (request.asset !== 'TRX' && request.asset !== 'USDT') throw new Error(`outgoing transfer: unknown asset ${String(request.asset)}`);
-  if (typeof request.amount !== 'bigint' || request.amount <= 0n || request.amount > MAX_AMOUNT) throw new Error(`outgoing transfer: amount must be a positive bigint, got ${String(request.amount)}`);
-  if (request.ownerId.length === 0 || request.ownerId.length > 100) throw new Error('outgoing transfer: ownerId must be 1..100 characters');
+  if (!OUTGOING_PURPOSES.includes(request.purpose))
+    throw new Error(`outgoing transfer: unknown purpose ${String(request.purpose)}`);
+  if (request.asset === 'TRX' && request.purpose !== 'gas_topup')
+    throw new Error('outgoing transfer: only gas top-ups send TRX');
+  if (request.asset !== 'TRX' && request.asset !== 'USDT')
+    throw new Error(`outgoing transfer: unknown asset ${String(request.asset)}`);
+  if (typeof request.amount !== 'bigint' || request.amount <= 0n || request.amount > MAX_AMOUNT)
+    throw new Error(`outgoing transfer: amount must be a positive bigint, got ${String(request.amount)}`);
+  if (request.ownerId.length === 0 || request.ownerId.length > 100)
+    throw new Error('outgoing transfer: ownerId must be 1..100 characters');
   if (!parseTronAddress(request.to).ok) throw new Error(`outgoing transfer: ${request.to} is not a TRON address`);
   if (request.from.kind === 'deposit_address') {
-    if (!parseTronAddress(request.from.address).ok) throw new Error(`outgoing transfer: ${request.from.address} is not a TRON address`);
-    if (!Number.isSafeInteger(request.from.derivationIndex) || request.from.derivationIndex < 0 || request.from.derivationIndex > 2147483647) {
+    if (!parseTronAddress(request.from.address).ok)
+      throw new Error(`outgoing transfer: ${request.from.address} is not a TRON address`);
+    if (
+      !Number.isSafeInteger(request.from.derivationIndex) ||
+      request.from.derivationIndex < 0 ||
+      request.from.derivationIndex > 2147483647
+    ) {
       throw new Error(`outgoing transfer: derivation index ${request.from.derivationIndex} out of range`);
     }
   }
@@ -155,7 +199,11 @@ export function toOutgoingTransfer(row: OutgoingTransferRow): OutgoingTransfer {
   const from: OutgoingSource =
     row.from_kind === 'hot_wallet'
       ? { kind: 'hot_wallet' }
-      : { kind: 'deposit_address', address: row.from_address as TronAddress, derivationIndex: Number(row.from_derivation_index) };
+      : {
+          kind: 'deposit_address',
+          address: row.from_address as TronAddress,
+          derivationIndex: Number(row.from_derivation_index),
+        };
   return {
     id: row.id,
     chain: row.chain,

@@ -28,7 +28,12 @@ export interface TransferNeeds {
 }
 
 /** The needs of `transfer` at `energy`: energy beyond the staked is burned, bandwidth is paid, a TRX transfer may create its recipient. */
-export function transferNeeds(transfer: PlannedTransfer, balance: Balances, prices: ChainPrices, energy: bigint): TransferNeeds {
+export function transferNeeds(
+  transfer: PlannedTransfer,
+  balance: Balances,
+  prices: ChainPrices,
+  energy: bigint,
+): TransferNeeds {
   const burnedEnergy = energy > balance.energy ? energy - balance.energy : 0n;
   const bandwidth = transfer.asset === 'USDT' ? USDT_TRANSFER_BANDWIDTH : TRX_TRANSFER_BANDWIDTH;
   const creation = transfer.asset === 'TRX' ? prices.createNewAccountFeeSun + prices.createAccountFeeSun : 0n;
@@ -47,11 +52,20 @@ export function fits(balance: Balances, needs: TransferNeeds): boolean {
 
 /** What the address holds once the transfer is signed. */
 export function afterSending(balance: Balances, needs: TransferNeeds): Balances {
-  return { usdt: balance.usdt - needs.needUsdt, trxSun: balance.trxSun - needs.needTrx, energy: balance.energy - (needs.energy - needs.burnedEnergy) };
+  return {
+    usdt: balance.usdt - needs.needUsdt,
+    trxSun: balance.trxSun - needs.needTrx,
+    energy: balance.energy - (needs.energy - needs.burnedEnergy),
+  };
 }
 
 /** What an address holds on chain, less what its signed transfers not yet landed will take (a USDT one at the dear energy, all burned). */
-export function lessInFlight(held: Balances, inFlight: readonly PlannedTransfer[], dearEnergy: bigint, prices: ChainPrices): Balances {
+export function lessInFlight(
+  held: Balances,
+  inFlight: readonly PlannedTransfer[],
+  dearEnergy: bigint,
+  prices: ChainPrices,
+): Balances {
   const left = { ...held };
   for (const transfer of inFlight) {
     if (transfer.asset === 'USDT') left.usdt -= transfer.amount;
@@ -72,8 +86,14 @@ export function nextTimestampMs(lastMs: number, nowMs: number): number {
 }
 
 /** Transfers that cannot be signed now: those that waited `waitMs` since first seen so are overdue (fail), the rest wait. */
-export function waitingVerdict<T extends { readonly short_of_funds_since: Date | null }>(rows: readonly T[], nowMs: number, waitMs: number): { readonly waiting: T[]; readonly overdue: T[] } {
-  const overdue = rows.filter((row) => row.short_of_funds_since !== null && nowMs - row.short_of_funds_since.getTime() >= waitMs);
+export function waitingVerdict<T extends { readonly short_of_funds_since: Date | null }>(
+  rows: readonly T[],
+  nowMs: number,
+  waitMs: number,
+): { readonly waiting: T[]; readonly overdue: T[] } {
+  const overdue = rows.filter(
+    (row) => row.short_of_funds_since !== null && nowMs - row.short_of_funds_since.getTime() >= waitMs,
+  );
   return { waiting: rows.filter((row) => !overdue.includes(row)), overdue };
 }
 
@@ -87,14 +107,21 @@ const REJECTION_OUTCOMES: Readonly<Record<string, OutgoingErrorCode | 'retry'>> 
   BANDWITH_ERROR: 'insufficient_hot_wallet_funds',
 };
 
-export type ExpiryVerdict = { readonly kind: 'retry' } | { readonly kind: 'fail'; readonly code: OutgoingErrorCode; readonly message: string };
+export type ExpiryVerdict =
+  { readonly kind: 'retry' } | { readonly kind: 'fail'; readonly code: OutgoingErrorCode; readonly message: string };
 
 /** A transfer whose every attempt is proven off chain: a rejection that can never pass fails it, so does the last attempt; otherwise it is signed again. */
 export function expiryVerdict(lastBroadcast: string | null, attempts: number, maxAttempts: number): ExpiryVerdict {
   const rejection = lastBroadcast?.startsWith('rejected:') ? lastBroadcast.slice('rejected:'.length) : undefined;
   const decided = rejection === undefined ? 'retry' : (REJECTION_OUTCOMES[rejection] ?? 'rejected');
-  if (decided !== 'retry') return { kind: 'fail', code: decided, message: `the node refused the transaction: ${rejection}` };
-  if (attempts >= maxAttempts) return { kind: 'fail', code: 'expired', message: `none of its ${attempts} signed transactions reached the chain before expiring` };
+  if (decided !== 'retry')
+    return { kind: 'fail', code: decided, message: `the node refused the transaction: ${rejection}` };
+  if (attempts >= maxAttempts)
+    return {
+      kind: 'fail',
+      code: 'expired',
+      message: `none of its ${attempts} signed transactions reached the chain before expiring`,
+    };
   return { kind: 'retry' };
 }
 

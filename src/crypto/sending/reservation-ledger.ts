@@ -32,7 +32,10 @@ export interface ReservationPayer {
 const LEG_ACCOUNTS = { amount: 'hot_wallet', network_fee: 'network_fees', service_fee: 'fees' } as const;
 
 /** The legs of `amounts` that carry money, in leg order. */
-export function reservationOf(owner: Reservation['owner'], amounts: Partial<Record<ReservationLeg, bigint>>): Reservation {
+export function reservationOf(
+  owner: Reservation['owner'],
+  amounts: Partial<Record<ReservationLeg, bigint>>,
+): Reservation {
   const legs = (['amount', 'network_fee', 'service_fee'] as const).flatMap((leg) => {
     const amount = amounts[leg] ?? 0n;
     return amount > 0n ? [{ leg, amount }] : [];
@@ -40,7 +43,11 @@ export function reservationOf(owner: Reservation['owner'], amounts: Partial<Reco
   return { owner, legs };
 }
 
-export function legAccountKey(book: LedgerBook, ownerId: string, leg: ReservationLeg): ReturnType<typeof systemAccountKey> {
+export function legAccountKey(
+  book: LedgerBook,
+  ownerId: string,
+  leg: ReservationLeg,
+): ReturnType<typeof systemAccountKey> {
   return systemAccountKey(book, LEG_ACCOUNTS[leg], 'USDT', shardOf(ownerId));
 }
 
@@ -60,17 +67,15 @@ export async function reserve(tx: Tx, clock: Clock, reservation: Reservation, pa
     ...(serviceFee ? [legAccountKey(payer.book, owner.id, 'service_fee')] : []),
   ]);
   const credits = { amount: hotWallet!.id, network_fee: networkFees!.id, service_fee: fees?.id };
-  const requests = reservation.legs.map(
-    ({ leg, amount }): LedgerRequest => ({
-      action: 'reserve',
-      id: legId(owner, leg),
-      debitAccountId: payer.from === 'hot_wallet' ? hotWallet!.id : main!.id,
-      creditAccountId: credits[leg]!,
-      amount,
-      type: payer.typeOf(leg),
-      reference: owner,
-    }),
-  );
+  const requests = reservation.legs.map(({ leg, amount }): LedgerRequest => ({
+    action: 'reserve',
+    id: legId(owner, leg),
+    debitAccountId: payer.from === 'hot_wallet' ? hotWallet!.id : main!.id,
+    creditAccountId: credits[leg]!,
+    amount,
+    type: payer.typeOf(leg),
+    reference: owner,
+  }));
   if (requests.length > 0) await executeLinked(tx, clock, requests);
 }
 
@@ -79,11 +84,22 @@ export async function reserve(tx: Tx, clock: Clock, reservation: Reservation, pa
  * above 0 on a void posts that much of the network-fee leg — at most what it
  * reserved — and releases the rest.
  */
-export async function settle(tx: Tx, clock: Clock, reservation: Reservation, outcome: 'post' | 'void', networkFeeChargedMicro = 0n): Promise<void> {
+export async function settle(
+  tx: Tx,
+  clock: Clock,
+  reservation: Reservation,
+  outcome: 'post' | 'void',
+  networkFeeChargedMicro = 0n,
+): Promise<void> {
   const requests = reservation.legs.map(({ leg, amount }): LedgerRequest => {
     const id = legId(reservation.owner, leg);
     if (leg === 'network_fee' && outcome === 'void' && networkFeeChargedMicro > 0n) {
-      return { action: 'post', id: `${id}:post`, pendingId: id, amount: networkFeeChargedMicro < amount ? networkFeeChargedMicro : amount };
+      return {
+        action: 'post',
+        id: `${id}:post`,
+        pendingId: id,
+        amount: networkFeeChargedMicro < amount ? networkFeeChargedMicro : amount,
+      };
     }
     return { action: outcome, id: `${id}:${outcome}`, pendingId: id };
   });

@@ -38,7 +38,11 @@ export interface ReservedTransferPurpose<Row extends ReservedOwnerRow> {
   /** What a failure tells the merchant, by code. */
   readonly failureMessages: Readonly<Record<OutgoingErrorCode, string>>;
   /** A failure the merchant caused: the network fee it is charged (posted instead of voided) and what it is told. */
-  charge?(code: OutgoingErrorCode, actualFeeMicro: bigint | null, row: Row): { readonly micro: bigint; readonly message: string } | undefined;
+  charge?(
+    code: OutgoingErrorCode,
+    actualFeeMicro: bigint | null,
+    row: Row,
+  ): { readonly micro: bigint; readonly message: string } | undefined;
   /** After the void of a failure, before the row is updated (a refund releases its deposits). */
   onFailed?(tx: Tx, row: Row): Promise<void>;
   /** The row went processing (no hook: nothing is announced then). */
@@ -48,7 +52,11 @@ export interface ReservedTransferPurpose<Row extends ReservedOwnerRow> {
 }
 
 /** What each failure tells the merchant of a `noun` (transfer, refund, withdrawal), ending with what became of the money. */
-export function failureMessages(noun: string, consequence: string, overrides: Partial<Record<OutgoingErrorCode, string>> = {}): Readonly<Record<OutgoingErrorCode, string>> {
+export function failureMessages(
+  noun: string,
+  consequence: string,
+  overrides: Partial<Record<OutgoingErrorCode, string>> = {},
+): Readonly<Record<OutgoingErrorCode, string>> {
   const messages: Record<OutgoingErrorCode, string> = {
     reverted: `The USDT contract reverted the ${noun}`,
     out_of_energy: `The ${noun} ran out of energy on chain`,
@@ -60,18 +68,30 @@ export function failureMessages(noun: string, consequence: string, overrides: Pa
     signer_unavailable: 'The gateway could not sign transfers (its sending key is not configured)',
     ...overrides,
   };
-  for (const code of Object.keys(messages) as OutgoingErrorCode[]) messages[code] = `${messages[code]}; ${consequence}.`;
+  for (const code of Object.keys(messages) as OutgoingErrorCode[])
+    messages[code] = `${messages[code]}; ${consequence}.`;
   return messages;
 }
 
-async function lockOwn<Row extends ReservedOwnerRow>(purpose: ReservedTransferPurpose<Row>, tx: Tx, transfer: OutgoingTransfer): Promise<Row> {
+async function lockOwn<Row extends ReservedOwnerRow>(
+  purpose: ReservedTransferPurpose<Row>,
+  tx: Tx,
+  transfer: OutgoingTransfer,
+): Promise<Row> {
   const row = await purpose.lock(tx, transfer.ownerId);
-  if (!row || row.outgoing_transfer_id !== transfer.id) throw new Error(`outgoing transfer ${transfer.id}: its ${purpose.name} ${transfer.ownerId} is missing`);
+  if (!row || row.outgoing_transfer_id !== transfer.id)
+    throw new Error(`outgoing transfer ${transfer.id}: its ${purpose.name} ${transfer.ownerId} is missing`);
   return row;
 }
 
 /** The post or void of the reservation, and the row's final columns. */
-async function settleFinal<Row extends ReservedOwnerRow>(purpose: ReservedTransferPurpose<Row>, tx: Tx, clock: Clock, row: Row, transfer: OutgoingTransfer): Promise<ReservedOwnerChanges> {
+async function settleFinal<Row extends ReservedOwnerRow>(
+  purpose: ReservedTransferPurpose<Row>,
+  tx: Tx,
+  clock: Clock,
+  row: Row,
+  transfer: OutgoingTransfer,
+): Promise<ReservedOwnerChanges> {
   const now = clock.now();
   const actual = transfer.feeSun === null ? null : sunToMicroUsdt(transfer.feeSun, row.trx_usdt_rate_micro);
   const onChain = { tx_hash: transfer.txId, network_fee_actual_micro: actual, updated_at: now };
@@ -79,21 +99,33 @@ async function settleFinal<Row extends ReservedOwnerRow>(purpose: ReservedTransf
     await settle(tx, clock, purpose.reservation(row), 'post');
     return { ...onChain, status: 'completed', completed_at: now };
   }
-  if (transfer.status !== 'failed') throw new Error(`outgoing transfer ${transfer.id}: onFinal with status ${transfer.status}`);
+  if (transfer.status !== 'failed')
+    throw new Error(`outgoing transfer ${transfer.id}: onFinal with status ${transfer.status}`);
   const code = transfer.errorCode ?? 'rejected';
   const charge = purpose.charge?.(code, actual, row);
   await settle(tx, clock, purpose.reservation(row), 'void', charge?.micro ?? 0n);
   await purpose.onFailed?.(tx, row);
-  return { ...onChain, status: 'failed', error_code: code, error_message: charge?.message ?? purpose.failureMessages[code] ?? transfer.errorMessage ?? code };
+  return {
+    ...onChain,
+    status: 'failed',
+    error_code: code,
+    error_message: charge?.message ?? purpose.failureMessages[code] ?? transfer.errorMessage ?? code,
+  };
 }
 
 /** The executor's outcome handler of one purpose. */
-export function reservedTransferOutcomes<Row extends ReservedOwnerRow>(purpose: ReservedTransferPurpose<Row>): OutgoingOutcomeHandler {
+export function reservedTransferOutcomes<Row extends ReservedOwnerRow>(
+  purpose: ReservedTransferPurpose<Row>,
+): OutgoingOutcomeHandler {
   return {
     async onSubmitted(tx, clock, transfer) {
       const row = await lockOwn(purpose, tx, transfer);
       if (row.status !== 'pending') return;
-      const updated = await purpose.update(tx, row.id, { status: 'processing', tx_hash: transfer.txId, updated_at: clock.now() });
+      const updated = await purpose.update(tx, row.id, {
+        status: 'processing',
+        tx_hash: transfer.txId,
+        updated_at: clock.now(),
+      });
       await purpose.announceSubmitted?.(tx, clock, updated);
     },
     async onFinal(tx, clock, transfer) {

@@ -16,16 +16,22 @@ const SCAN_BLOCKS_PER_PASS = 200;
 const SCAN_CONCURRENCY = 8;
 
 /** Where the read starts: past the last block read, else past the lowest block a pending attempt references. */
-async function scanStart(context: ExecutorContext): Promise<{ readonly from: number | undefined; readonly lowest: number | undefined }> {
+async function scanStart(
+  context: ExecutorContext,
+): Promise<{ readonly from: number | undefined; readonly lowest: number | undefined }> {
   await repository.ensureLeaseRow(context.db, context.chain, context.clock.now());
   const lease = await repository.findLease(context.db, context.chain);
   const lowest = await repository.lowestPendingReference(context.db, context.chain);
-  const from = lease?.scanned_block === null || lease?.scanned_block === undefined ? undefined : Number(lease.scanned_block) + 1;
+  const from =
+    lease?.scanned_block === null || lease?.scanned_block === undefined ? undefined : Number(lease.scanned_block) + 1;
   return { from, lowest };
 }
 
 /** Each block's results, or null for a block no node could prove; blocks past the first gap are not asked for. */
-async function blockResults(context: ExecutorContext, numbers: readonly number[]): Promise<Map<number, readonly TransactionOutcome[] | null>> {
+async function blockResults(
+  context: ExecutorContext,
+  numbers: readonly number[],
+): Promise<Map<number, readonly TransactionOutcome[] | null>> {
   const byBlock = new Map<number, readonly TransactionOutcome[] | null>();
   let firstGap = Infinity;
   await forEachLimited(numbers, SCAN_CONCURRENCY, async (number) => {
@@ -42,7 +48,11 @@ async function blockResults(context: ExecutorContext, numbers: readonly number[]
 }
 
 /** Reads the results of solidified blocks from the last position on; returns the block number read through, with no gap. */
-export async function scanResults(context: ExecutorContext, solid: BlockHeader, result: ExecutorPassResult): Promise<number> {
+export async function scanResults(
+  context: ExecutorContext,
+  solid: BlockHeader,
+  result: ExecutorPassResult,
+): Promise<number> {
   const start = await scanStart(context);
   if (start.lowest === undefined) {
     // Nothing can land: no need to read anything up to here.
@@ -61,7 +71,11 @@ export async function scanResults(context: ExecutorContext, solid: BlockHeader, 
   // tries again next pass.
   const gap = numbers.find((number) => byBlock.get(number) === null || !byBlock.has(number));
   const through = gap === undefined ? to : gap - 1;
-  if (gap !== undefined) context.logger.error({ chain: context.chain, block: gap }, 'outgoing transfers: no node proved the results of this solidified block; results are read up to the block before it');
+  if (gap !== undefined)
+    context.logger.error(
+      { chain: context.chain, block: gap },
+      'outgoing transfers: no node proved the results of this solidified block; results are read up to the block before it',
+    );
   const outcomes = numbers.filter((number) => number <= through).flatMap((number) => byBlock.get(number) ?? []);
   result.blocksScanned += through - from + 1;
   const attempts = await repository.pendingAttemptsByTxId(
@@ -72,7 +86,11 @@ export async function scanResults(context: ExecutorContext, solid: BlockHeader, 
   const byTxId = new Map(outcomes.map((outcome) => [outcome.txId, outcome]));
   await finishAll(
     context,
-    attempts.map((attempt) => ({ kind: 'outcome', transferId: attempt.transfer_id, outcome: byTxId.get(attempt.tx_id)! })),
+    attempts.map((attempt) => ({
+      kind: 'outcome',
+      transferId: attempt.transfer_id,
+      outcome: byTxId.get(attempt.tx_id)!,
+    })),
     result,
   );
   if (through >= from) await recordScannedBlock(context, through);

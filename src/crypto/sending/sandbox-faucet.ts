@@ -15,7 +15,10 @@ export interface FaucetAmounts {
 export type Faucet = (address: TronAddress, amounts: FaucetAmounts) => Promise<void>;
 
 /** Tops the hot wallet up for the transfers queued from it; returns what it added to `held`. */
-export type HotWalletTopUp = (queuedFromHotWallet: readonly PlannedTransfer[], held: Balances) => Promise<FaucetAmounts>;
+export type HotWalletTopUp = (
+  queuedFromHotWallet: readonly PlannedTransfer[],
+  held: Balances,
+) => Promise<FaucetAmounts>;
 
 /** TRX each transfer is assumed to burn, and the margins a top-up adds on top of the shortfall. */
 const TRX_PER_TRANSFER_SUN = 20_000_000n;
@@ -24,8 +27,13 @@ const TRX_MARGIN_SUN = 10_000_000_000n;
 
 /** What the faucet adds so `held` covers `queued`: nothing when it does, the shortfall and a margin of each short asset otherwise. */
 export function faucetTopUp(queued: readonly PlannedTransfer[], held: Balances): FaucetAmounts {
-  const usdt = queued.filter((transfer) => transfer.asset === 'USDT').reduce((sum, transfer) => sum + transfer.amount, 0n);
-  const trx = queued.reduce((sum, transfer) => sum + (transfer.asset === 'TRX' ? transfer.amount : 0n) + TRX_PER_TRANSFER_SUN, 0n);
+  const usdt = queued
+    .filter((transfer) => transfer.asset === 'USDT')
+    .reduce((sum, transfer) => sum + transfer.amount, 0n);
+  const trx = queued.reduce(
+    (sum, transfer) => sum + (transfer.asset === 'TRX' ? transfer.amount : 0n) + TRX_PER_TRANSFER_SUN,
+    0n,
+  );
   if (held.usdt >= usdt && held.trxSun >= trx) return { usdt: 0n, trxSun: 0n };
   return {
     usdt: held.usdt < usdt ? usdt - held.usdt + USDT_MARGIN : 0n,
@@ -33,13 +41,23 @@ export function faucetTopUp(queued: readonly PlannedTransfer[], held: Balances):
   };
 }
 
-export function sandboxHotWalletTopUp(options: { readonly faucet: Faucet; readonly hotWallet: TronAddress; readonly chain: string; readonly logger: Logger }): HotWalletTopUp {
+export function sandboxHotWalletTopUp(options: {
+  readonly faucet: Faucet;
+  readonly hotWallet: TronAddress;
+  readonly chain: string;
+  readonly logger: Logger;
+}): HotWalletTopUp {
   return async (queued, held) => {
     const amounts = faucetTopUp(queued, held);
     if (amounts.usdt === 0n && amounts.trxSun === 0n) return amounts;
     await options.faucet(options.hotWallet, amounts);
     options.logger.info(
-      { chain: options.chain, address: options.hotWallet, usdt: amounts.usdt.toString(), trx_sun: amounts.trxSun.toString() },
+      {
+        chain: options.chain,
+        address: options.hotWallet,
+        usdt: amounts.usdt.toString(),
+        trx_sun: amounts.trxSun.toString(),
+      },
       'sandbox hot wallet topped up from the simulated chain faucet',
     );
     return amounts;

@@ -6,7 +6,15 @@ const WAITING_METRIC = 'paygate_outgoing_transfers_waiting_for_funds';
 const EXPIRED_METRIC = 'paygate_outgoing_attempts_expired_total';
 
 export interface SendingMetrics {
-  recordPass(chain: string, pass: { readonly confirmed: number; readonly failed: number; readonly waitingForFunds: number; readonly expiredAttempts: number }): void;
+  recordPass(
+    chain: string,
+    pass: {
+      readonly confirmed: number;
+      readonly failed: number;
+      readonly waitingForFunds: number;
+      readonly expiredAttempts: number;
+    },
+  ): void;
 }
 
 function single<T>(registry: Registry, name: string, make: () => T): T {
@@ -14,16 +22,38 @@ function single<T>(registry: Registry, name: string, make: () => T): T {
 }
 
 export function sendingMetrics(registry: Registry): SendingMetrics {
-  const final = single(registry, FINAL_METRIC, () => new Counter({ name: FINAL_METRIC, help: 'Outgoing on-chain transfers that became final, by chain and result (confirmed, failed).', labelNames: ['chain', 'result'], registers: [registry] }));
+  const final = single(
+    registry,
+    FINAL_METRIC,
+    () =>
+      new Counter({
+        name: FINAL_METRIC,
+        help: 'Outgoing on-chain transfers that became final, by chain and result (confirmed, failed).',
+        labelNames: ['chain', 'result'],
+        registers: [registry],
+      }),
+  );
   const waiting = single(
     registry,
     WAITING_METRIC,
-    () => new Gauge({ name: WAITING_METRIC, help: 'Outgoing transfers left queued at the last pass because the sending address (the hot wallet) is short of USDT, TRX or energy.', labelNames: ['chain'], registers: [registry] }),
+    () =>
+      new Gauge({
+        name: WAITING_METRIC,
+        help: 'Outgoing transfers left queued at the last pass because the sending address (the hot wallet) is short of USDT, TRX or energy.',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
   );
   const expired = single(
     registry,
     EXPIRED_METRIC,
-    () => new Counter({ name: EXPIRED_METRIC, help: 'Signed transactions proven never to land (expired, not on chain): each is followed by a new attempt or a failure.', labelNames: ['chain'], registers: [registry] }),
+    () =>
+      new Counter({
+        name: EXPIRED_METRIC,
+        help: 'Signed transactions proven never to land (expired, not on chain): each is followed by a new attempt or a failure.',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
   );
   return {
     recordPass(chain, pass) {

@@ -3,21 +3,39 @@
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { joinAnchor, type CteAnchor } from '../../db/statement-anchor.ts';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import type { AttemptStatus, ChainName, OutgoingErrorCodeColumn, OutgoingPurposeColumn, SendingTables } from './sending-tables.ts';
+import type {
+  AttemptStatus,
+  ChainName,
+  OutgoingErrorCodeColumn,
+  OutgoingPurposeColumn,
+  SendingTables,
+} from './sending-tables.ts';
 
 export type OutgoingTransferRow = Selectable<SendingTables['crypto_outgoing_transfers']>;
 export type OutgoingAttemptRow = Selectable<SendingTables['crypto_outgoing_attempts']>;
 
-export async function insertTransfer(tx: Tx<SendingTables>, row: Insertable<SendingTables['crypto_outgoing_transfers']>): Promise<OutgoingTransferRow> {
+export async function insertTransfer(
+  tx: Tx<SendingTables>,
+  row: Insertable<SendingTables['crypto_outgoing_transfers']>,
+): Promise<OutgoingTransferRow> {
   return tx.insertInto('crypto_outgoing_transfers').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
 /** Many queued transfers in one INSERT (a batch's items), returned in the order given. */
-export async function insertTransfers(tx: Tx<SendingTables>, rows: readonly Insertable<SendingTables['crypto_outgoing_transfers']>[]): Promise<OutgoingTransferRow[]> {
+export async function insertTransfers(
+  tx: Tx<SendingTables>,
+  rows: readonly Insertable<SendingTables['crypto_outgoing_transfers']>[],
+): Promise<OutgoingTransferRow[]> {
   const inserted: OutgoingTransferRow[] = [];
   // 21 parameters a row: chunks stay far below PostgreSQL's 65,535 per statement.
   for (let start = 0; start < rows.length; start += 1_000) {
-    inserted.push(...(await tx.insertInto('crypto_outgoing_transfers').values(rows.slice(start, start + 1_000)).returningAll().execute()));
+    inserted.push(
+      ...(await tx
+        .insertInto('crypto_outgoing_transfers')
+        .values(rows.slice(start, start + 1_000))
+        .returningAll()
+        .execute()),
+    );
   }
   const byId = new Map(inserted.map((row) => [row.id, row]));
   return rows.map((row) => byId.get(row.id)!);
@@ -27,7 +45,10 @@ export async function insertTransfers(tx: Tx<SendingTables>, rows: readonly Inse
  * Queued transfers as a data-modifying CTE's statement (`returning id`), each
  * inserted only when its `anchorKey` is in the anchor CTE of the same statement.
  */
-export function queuedTransfersInsertFrom(rows: readonly (QueuedTransferRow & { readonly anchorKey: string })[], anchor: CteAnchor): RawBuilder<unknown> {
+export function queuedTransfersInsertFrom(
+  rows: readonly (QueuedTransferRow & { readonly anchorKey: string })[],
+  anchor: CteAnchor,
+): RawBuilder<unknown> {
   const column = <T>(pick: (row: QueuedTransferRow) => T) => rows.map(pick);
   return sql`insert into crypto_outgoing_transfers (id, chain, purpose, owner_id, asset, from_kind, from_address, from_derivation_index, to_address,
       amount, status, tx_id, fee_sun, block_number, error_code, error_message, short_of_funds_since, created_at, updated_at, submitted_at, final_at)
@@ -67,7 +88,8 @@ const LOOKUP_CHUNK = 5_000;
 
 async function inChunks<V, R>(values: readonly V[], lookup: (chunk: V[]) => Promise<R[]>): Promise<R[]> {
   const rows: R[] = [];
-  for (let start = 0; start < values.length; start += LOOKUP_CHUNK) rows.push(...(await lookup(values.slice(start, start + LOOKUP_CHUNK))));
+  for (let start = 0; start < values.length; start += LOOKUP_CHUNK)
+    rows.push(...(await lookup(values.slice(start, start + LOOKUP_CHUNK))));
   return rows;
 }
 
@@ -82,27 +104,49 @@ export async function ensureLeaseRow(db: Executor<SendingTables>, chain: ChainNa
 }
 
 /** Takes or renews the lease; true when this token holds it until `until`. */
-export async function takeLease(db: Executor<SendingTables>, chain: ChainName, token: string, now: Date, until: Date): Promise<boolean> {
+export async function takeLease(
+  db: Executor<SendingTables>,
+  chain: ChainName,
+  token: string,
+  now: Date,
+  until: Date,
+): Promise<boolean> {
   const row = await db
     .updateTable('crypto_sending_leases')
     .set({ leader_token: token, lease_until: until, updated_at: now })
     .where('chain', '=', chain)
-    .where((eb) => eb.or([eb('leader_token', 'is', null), eb('leader_token', '=', token), eb('lease_until', '<=', now)]))
+    .where((eb) =>
+      eb.or([eb('leader_token', 'is', null), eb('leader_token', '=', token), eb('lease_until', '<=', now)]),
+    )
     .returning('chain')
     .executeTakeFirst();
   return row !== undefined;
 }
 
 export async function releaseLease(db: Executor<SendingTables>, chain: ChainName, token: string): Promise<void> {
-  await db.updateTable('crypto_sending_leases').set({ leader_token: null, lease_until: null }).where('chain', '=', chain).where('leader_token', '=', token).execute();
+  await db
+    .updateTable('crypto_sending_leases')
+    .set({ leader_token: null, lease_until: null })
+    .where('chain', '=', chain)
+    .where('leader_token', '=', token)
+    .execute();
 }
 
-export async function findLease(db: Executor<SendingTables>, chain: ChainName): Promise<Selectable<SendingTables['crypto_sending_leases']> | undefined> {
+export async function findLease(
+  db: Executor<SendingTables>,
+  chain: ChainName,
+): Promise<Selectable<SendingTables['crypto_sending_leases']> | undefined> {
   return db.selectFrom('crypto_sending_leases').selectAll().where('chain', '=', chain).executeTakeFirst();
 }
 
 /** Moves the scan position, only while this token leads. */
-export async function setScannedBlock(db: Executor<SendingTables>, chain: ChainName, token: string, block: number, now: Date): Promise<boolean> {
+export async function setScannedBlock(
+  db: Executor<SendingTables>,
+  chain: ChainName,
+  token: string,
+  block: number,
+  now: Date,
+): Promise<boolean> {
   const row = await db
     .updateTable('crypto_sending_leases')
     .set({ scanned_block: BigInt(block), updated_at: now })
@@ -116,7 +160,12 @@ export async function setScannedBlock(db: Executor<SendingTables>, chain: ChainN
 // ---- the queues ----
 
 /** Queued transfers never signed (or whose last attempt was proven dead), oldest first. */
-export async function queuedUnsigned(db: Executor<SendingTables>, chain: ChainName, purposes: readonly string[], limit: number): Promise<OutgoingTransferRow[]> {
+export async function queuedUnsigned(
+  db: Executor<SendingTables>,
+  chain: ChainName,
+  purposes: readonly string[],
+  limit: number,
+): Promise<OutgoingTransferRow[]> {
   if (purposes.length === 0 || limit <= 0) return [];
   return db
     .selectFrom('crypto_outgoing_transfers')
@@ -133,10 +182,15 @@ export async function queuedUnsigned(db: Executor<SendingTables>, chain: ChainNa
 
 /** Transfers with a signed attempt that may still land (queued with a txID, or submitted), with that attempt. */
 /** Transfers signed and not final, with their current attempt (its bytes apart: signedHexOf, for the few that need them). */
-export async function inFlight(db: Executor<SendingTables>, chain: ChainName): Promise<(OutgoingTransferRow & { attempt_expiration: Date; attempt_last_broadcast: string | null })[]> {
+export async function inFlight(
+  db: Executor<SendingTables>,
+  chain: ChainName,
+): Promise<(OutgoingTransferRow & { attempt_expiration: Date; attempt_last_broadcast: string | null })[]> {
   return db
     .selectFrom('crypto_outgoing_transfers as t')
-    .innerJoin('crypto_outgoing_attempts as a', (join) => join.onRef('a.transfer_id', '=', 't.id').onRef('a.tx_id', '=', 't.tx_id'))
+    .innerJoin('crypto_outgoing_attempts as a', (join) =>
+      join.onRef('a.transfer_id', '=', 't.id').onRef('a.tx_id', '=', 't.tx_id'),
+    )
     .selectAll('t')
     .select(['a.expiration as attempt_expiration', 'a.last_broadcast as attempt_last_broadcast'])
     .where('t.chain', '=', chain)
@@ -169,7 +223,10 @@ export async function countInFlight(db: Executor<SendingTables>, chain: ChainNam
 }
 
 /** The lowest TaPoS block of the attempts that may still land: where the result scan must start. */
-export async function lowestPendingReference(db: Executor<SendingTables>, chain: ChainName): Promise<number | undefined> {
+export async function lowestPendingReference(
+  db: Executor<SendingTables>,
+  chain: ChainName,
+): Promise<number | undefined> {
   const row = await db
     .selectFrom('crypto_outgoing_attempts as a')
     .innerJoin('crypto_outgoing_transfers as t', 't.id', 'a.transfer_id')
@@ -181,7 +238,11 @@ export async function lowestPendingReference(db: Executor<SendingTables>, chain:
 }
 
 /** Which of these txIDs are pending attempts of this chain. */
-export async function pendingAttemptsByTxId(db: Executor<SendingTables>, chain: ChainName, txIds: readonly string[]): Promise<OutgoingAttemptRow[]> {
+export async function pendingAttemptsByTxId(
+  db: Executor<SendingTables>,
+  chain: ChainName,
+  txIds: readonly string[],
+): Promise<OutgoingAttemptRow[]> {
   return inChunks(txIds, (chunk) =>
     db
       .selectFrom('crypto_outgoing_attempts as a')
@@ -195,7 +256,12 @@ export async function pendingAttemptsByTxId(db: Executor<SendingTables>, chain: 
 }
 
 export async function attemptsOf(db: Executor<SendingTables>, transferId: string): Promise<OutgoingAttemptRow[]> {
-  return db.selectFrom('crypto_outgoing_attempts').selectAll().where('transfer_id', '=', transferId).orderBy('attempt').execute();
+  return db
+    .selectFrom('crypto_outgoing_attempts')
+    .selectAll()
+    .where('transfer_id', '=', transferId)
+    .orderBy('attempt')
+    .execute();
 }
 
 // ---- state changes ----
@@ -206,21 +272,43 @@ export async function lockTransfer(tx: Tx<SendingTables>, id: string): Promise<O
 
 export async function setShortOfFunds(db: Executor<SendingTables>, ids: readonly string[], since: Date): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable('crypto_outgoing_transfers').set({ short_of_funds_since: since }).where('id', 'in', ids).where('short_of_funds_since', 'is', null).execute();
+  await db
+    .updateTable('crypto_outgoing_transfers')
+    .set({ short_of_funds_since: since })
+    .where('id', 'in', ids)
+    .where('short_of_funds_since', 'is', null)
+    .execute();
 }
 
-export async function setAttemptStatus(tx: Tx<SendingTables>, transferId: string, txIds: readonly string[], status: AttemptStatus): Promise<void> {
+export async function setAttemptStatus(
+  tx: Tx<SendingTables>,
+  transferId: string,
+  txIds: readonly string[],
+  status: AttemptStatus,
+): Promise<void> {
   if (txIds.length === 0) return;
-  await tx.updateTable('crypto_outgoing_attempts').set({ status }).where('transfer_id', '=', transferId).where('tx_id', 'in', txIds).execute();
+  await tx
+    .updateTable('crypto_outgoing_attempts')
+    .set({ status })
+    .where('transfer_id', '=', transferId)
+    .where('tx_id', 'in', txIds)
+    .execute();
 }
 
 /** Every attempt proven dead: back to queued without a txID, for a new attempt. */
 export async function requeue(tx: Tx<SendingTables>, id: string, now: Date): Promise<void> {
-  await tx.updateTable('crypto_outgoing_transfers').set({ status: 'queued', tx_id: null, updated_at: now }).where('id', '=', id).execute();
+  await tx
+    .updateTable('crypto_outgoing_transfers')
+    .set({ status: 'queued', tx_id: null, updated_at: now })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Whether the chain has transfers not final yet (a gateway that never sends starts no chain for it). */
-export async function hasOpenTransfers(db: Executor<SendingTables>, chain: ChainName): Promise<{ queuedUnsigned: boolean; inFlight: boolean }> {
+export async function hasOpenTransfers(
+  db: Executor<SendingTables>,
+  chain: ChainName,
+): Promise<{ queuedUnsigned: boolean; inFlight: boolean }> {
   const rows = await db
     .selectFrom('crypto_outgoing_transfers')
     .select(['status', 'tx_id'])
@@ -228,15 +316,23 @@ export async function hasOpenTransfers(db: Executor<SendingTables>, chain: Chain
     .where('status', 'in', ['queued', 'submitted'])
     .limit(50)
     .execute();
-  return { queuedUnsigned: rows.some((row) => row.status === 'queued' && row.tx_id === null), inFlight: rows.some((row) => row.tx_id !== null) };
+  return {
+    queuedUnsigned: rows.some((row) => row.status === 'queued' && row.tx_id === null),
+    inFlight: rows.some((row) => row.tx_id !== null),
+  };
 }
 
 // ---- batched forms (the executor handles thousands of transfers a pass) ----
 
 /** Records the answers of many broadcasts: one statement per distinct answer. */
-export async function recordBroadcasts(db: Executor<SendingTables>, answers: readonly { readonly txId: string; readonly answer: string }[], now: Date): Promise<void> {
+export async function recordBroadcasts(
+  db: Executor<SendingTables>,
+  answers: readonly { readonly txId: string; readonly answer: string }[],
+  now: Date,
+): Promise<void> {
   const byAnswer = new Map<string, string[]>();
-  for (const { txId, answer } of answers) byAnswer.set(answer.slice(0, 200), [...(byAnswer.get(answer.slice(0, 200)) ?? []), txId]);
+  for (const { txId, answer } of answers)
+    byAnswer.set(answer.slice(0, 200), [...(byAnswer.get(answer.slice(0, 200)) ?? []), txId]);
   for (const [answer, txIds] of byAnswer) {
     for (let start = 0; start < txIds.length; start += LOOKUP_CHUNK) {
       await db
@@ -249,13 +345,23 @@ export async function recordBroadcasts(db: Executor<SendingTables>, answers: rea
 }
 
 /** queued (with these txIDs) → submitted; the rows that changed, as they are now. */
-export async function markSubmittedMany(tx: Tx<SendingTables>, items: readonly { readonly id: string; readonly txId: string }[], now: Date): Promise<OutgoingTransferRow[]> {
+export async function markSubmittedMany(
+  tx: Tx<SendingTables>,
+  items: readonly { readonly id: string; readonly txId: string }[],
+  now: Date,
+): Promise<OutgoingTransferRow[]> {
   if (items.length === 0) return [];
   // (id, tx_id): a transfer re-signed meanwhile carries another txID, and this answer is not about it.
   return tx
     .updateTable('crypto_outgoing_transfers')
     .set({ status: 'submitted', submitted_at: now, updated_at: now })
-    .where((eb) => eb(eb.refTuple('id', 'tx_id'), 'in', items.map((item) => eb.tuple(item.id, item.txId))))
+    .where((eb) =>
+      eb(
+        eb.refTuple('id', 'tx_id'),
+        'in',
+        items.map((item) => eb.tuple(item.id, item.txId)),
+      ),
+    )
     .where('status', '=', 'queued')
     .returningAll()
     .execute();
@@ -285,7 +391,11 @@ export interface FinishedFields {
 }
 
 /** Finishes many transfers in one statement (UPDATE … FROM VALUES); returns them as they are now. */
-export async function finishTransfers(tx: Tx<SendingTables>, rows: readonly FinishedFields[], now: Date): Promise<OutgoingTransferRow[]> {
+export async function finishTransfers(
+  tx: Tx<SendingTables>,
+  rows: readonly FinishedFields[],
+  now: Date,
+): Promise<OutgoingTransferRow[]> {
   if (rows.length === 0) return [];
   const values = sql.join(
     rows.map(
@@ -304,9 +414,17 @@ export async function finishTransfers(tx: Tx<SendingTables>, rows: readonly Fini
   return result.rows;
 }
 
-export async function setAttemptsStatus(tx: Tx<SendingTables>, txIds: readonly string[], status: AttemptStatus): Promise<void> {
+export async function setAttemptsStatus(
+  tx: Tx<SendingTables>,
+  txIds: readonly string[],
+  status: AttemptStatus,
+): Promise<void> {
   if (txIds.length === 0) return;
-  await tx.updateTable('crypto_outgoing_attempts').set({ status }).where('tx_id', 'in', [...txIds]).execute();
+  await tx
+    .updateTable('crypto_outgoing_attempts')
+    .set({ status })
+    .where('tx_id', 'in', [...txIds])
+    .execute();
 }
 
 /**
@@ -316,7 +434,13 @@ export async function setAttemptsStatus(tx: Tx<SendingTables>, txIds: readonly s
  */
 export async function recordSignedAttempts(
   tx: Tx<SendingTables>,
-  items: readonly { readonly id: string; readonly attempts: number; readonly txId: string; readonly signedHex: string; readonly feeLimitSun: bigint }[],
+  items: readonly {
+    readonly id: string;
+    readonly attempts: number;
+    readonly txId: string;
+    readonly signedHex: string;
+    readonly feeLimitSun: bigint;
+  }[],
   attempt: { readonly expiration: Date; readonly refBlockNumber: number; readonly signedAt: Date },
 ): Promise<Set<string>> {
   if (items.length === 0) return new Set();
@@ -341,12 +465,20 @@ export async function recordSignedAttempts(
       status: 'pending' as const,
       signed_at: attempt.signedAt,
     }));
-  for (let start = 0; start < rows.length; start += 1_000) await tx.insertInto('crypto_outgoing_attempts').values(rows.slice(start, start + 1_000)).execute();
+  for (let start = 0; start < rows.length; start += 1_000)
+    await tx
+      .insertInto('crypto_outgoing_attempts')
+      .values(rows.slice(start, start + 1_000))
+      .execute();
   return ids;
 }
 
 /** Those of `addresses` that some confirmed transfer of `chain` was sent to (migration 0028's index). */
-export async function confirmedRecipients(db: Executor<SendingTables>, chain: ChainName, addresses: readonly string[]): Promise<Set<string>> {
+export async function confirmedRecipients(
+  db: Executor<SendingTables>,
+  chain: ChainName,
+  addresses: readonly string[],
+): Promise<Set<string>> {
   if (addresses.length === 0) return new Set();
   const rows = await db
     .selectFrom('crypto_outgoing_transfers')

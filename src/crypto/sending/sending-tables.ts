@@ -6,7 +6,15 @@ export type ChainName = 'tron-sandbox' | 'tron-live';
 
 export type OutgoingPurposeColumn = 'payout' | 'refund' | 'withdrawal' | 'sweep' | 'gas_topup' | 'cold_storage';
 type OutgoingStatusColumn = 'queued' | 'submitted' | 'confirmed' | 'failed';
-export type OutgoingErrorCodeColumn = 'reverted' | 'out_of_energy' | 'expired' | 'insufficient_hot_wallet_funds' | 'address_blacklisted' | 'invalid_address' | 'rejected' | 'signer_unavailable';
+export type OutgoingErrorCodeColumn =
+  | 'reverted'
+  | 'out_of_energy'
+  | 'expired'
+  | 'insufficient_hot_wallet_funds'
+  | 'address_blacklisted'
+  | 'invalid_address'
+  | 'rejected'
+  | 'signer_unavailable';
 export type AttemptStatus = 'pending' | 'dead' | 'landed';
 
 export interface SendingTables {
@@ -48,5 +56,11 @@ export interface SendingTables {
     signed_at: Date;
     last_broadcast_at: Date | null;
   };
-  crypto_sending_leases: { chain: ChainName; leader_token: string | null; lease_until: Date | null; scanned_block: bigint | null; updated_at: Date };
+  crypto_sending_leases: {
+    chain: ChainName;
+    leader_token: string | null;
+    lease_until: Date | null;
+    scanned_block: bigint | null;
+    updated_at: Date;
+  };
 }

@@ -37,7 +37,12 @@ export function missingOutcomeHandlers(handlers: OutcomeHandlers): OutgoingPurpo
   return OUTGOING_PURPOSES.filter((purpose) => handlers[purpose] === undefined);
 }
 
-export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'role' | 'notifications' | 'metrics'> & { readonly chain: CryptoChain }, handlers: OutcomeHandlers): Worker & { runOnce(): Promise<number> } {
+export function createOutgoingTransferWorker(
+  context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'role' | 'notifications' | 'metrics'> & {
+    readonly chain: CryptoChain;
+  },
+  handlers: OutcomeHandlers,
+): Worker & { runOnce(): Promise<number> } {
   const deps = context;
   const executors = new Map<ChainName, OutgoingExecutor>();
   const metrics = sendingMetrics(context.metrics);
@@ -73,13 +78,26 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
         // Counted per book: the sandbox is capped like live, so merchants see there what live will do.
         ...(context.config.tronHourlyOutflowCapMicro === undefined
           ? {}
-          : { outflowCap: createOutflowCap({ db: context.db, chain: access.chain, capMicro: context.config.tronHourlyOutflowCapMicro, logger: context.logger, metrics: context.metrics }) }),
-        ...(sandbox ? { topUpHotWallet: sandboxHotWalletTopUp({
-                faucet: async (address, amounts) => void (await (await deps.chain.sandboxControl()).faucet(address, amounts)),
+          : {
+              outflowCap: createOutflowCap({
+                db: context.db,
+                chain: access.chain,
+                capMicro: context.config.tronHourlyOutflowCapMicro,
+                logger: context.logger,
+                metrics: context.metrics,
+              }),
+            }),
+        ...(sandbox
+          ? {
+              topUpHotWallet: sandboxHotWalletTopUp({
+                faucet: async (address, amounts) =>
+                  void (await (await deps.chain.sandboxControl()).faucet(address, amounts)),
                 hotWallet: access.addressKey.hotWalletAddress,
                 chain: access.chain,
                 logger: context.logger,
-              }) } : {}),
+              }),
+            }
+          : {}),
       });
       executors.set(access.chain, executor);
     }
@@ -125,13 +143,22 @@ export function createOutgoingTransferWorker(context: Pick<AppContext, 'db' | 'c
     runOnce: () => polling.runOnce(),
     start() {
       const missing = missingOutcomeHandlers(handlers);
-      if (missing.length > 0) context.logger.warn({ purposes: missing }, 'outgoing transfers of these purposes have no outcome handler: they stay queued');
+      if (missing.length > 0)
+        context.logger.warn(
+          { purposes: missing },
+          'outgoing transfers of these purposes have no outcome handler: they stay queued',
+        );
       if (deps.chain.liveConfigured) {
         // Opened at start, so a missing or foreign sealed key is reported now, not at the first payout.
         void deps.chain
           .forMode('live')
           .then((access) => access.signingKey())
-          .catch((error: unknown) => context.logger.error({ err: error }, 'live sending is off: the live signing key cannot be opened; live transfers stay queued'));
+          .catch((error: unknown) =>
+            context.logger.error(
+              { err: error },
+              'live sending is off: the live signing key cannot be opened; live transfers stay queued',
+            ),
+          );
       }
       polling.start();
     },

@@ -36,35 +36,66 @@ function sourceOf(context: ExecutorContext, row: OutgoingTransferRow): TronAddre
 }
 
 /** The USDT transfers to run as a constant call first: every one, none, or (default) those to a recipient never confirmed on this chain. */
-async function rowsToDryRun(context: ExecutorContext, usdtRows: readonly OutgoingTransferRow[]): Promise<readonly OutgoingTransferRow[]> {
+async function rowsToDryRun(
+  context: ExecutorContext,
+  usdtRows: readonly OutgoingTransferRow[],
+): Promise<readonly OutgoingTransferRow[]> {
   if (context.dryRunBeforeSigning === false || usdtRows.length === 0) return [];
   if (context.dryRunBeforeSigning === true) return usdtRows;
-  const known = await repository.confirmedRecipients(context.db, context.chain, [...new Set(usdtRows.map((row) => row.to_address))]);
+  const known = await repository.confirmedRecipients(context.db, context.chain, [
+    ...new Set(usdtRows.map((row) => row.to_address)),
+  ]);
   return usdtRows.filter((row) => !known.has(row.to_address));
 }
 
 /** What each sending address holds, less what its transfers in flight will still take (read once per pass). */
-function balanceReader(context: ExecutorContext, inFlightRows: readonly OutgoingTransferRow[], dearEnergy: bigint, prices: ChainPrices): (address: TronAddress) => Promise<Balances> {
+function balanceReader(
+  context: ExecutorContext,
+  inFlightRows: readonly OutgoingTransferRow[],
+  dearEnergy: bigint,
+  prices: ChainPrices,
+): (address: TronAddress) => Promise<Balances> {
   const balances = new Map<string, Balances>();
   return async (address) => {
     let known = balances.get(address);
     if (!known) {
-      const [account, usdt, resources] = await Promise.all([context.node.getAccount(address), context.node.getUsdtBalance(address), context.node.getAccountResources(address)]);
+      const [account, usdt, resources] = await Promise.all([
+        context.node.getAccount(address),
+        context.node.getUsdtBalance(address),
+        context.node.getAccountResources(address),
+      ]);
       const inFlight = inFlightRows.filter((row) => sourceOf(context, row) === address);
-      known = lessInFlight({ usdt, trxSun: account.balanceSun, energy: BigInt(resources.energyAvailable) }, inFlight, dearEnergy, prices);
+      known = lessInFlight(
+        { usdt, trxSun: account.balanceSun, energy: BigInt(resources.energyAvailable) },
+        inFlight,
+        dearEnergy,
+        prices,
+      );
       balances.set(address, known);
     }
     return known;
   };
 }
 
-export async function decideSigning(context: ExecutorContext, queued: readonly OutgoingTransferRow[], inFlightRows: readonly OutgoingTransferRow[], prices: ChainPrices): Promise<SigningDecisions> {
+export async function decideSigning(
+  context: ExecutorContext,
+  queued: readonly OutgoingTransferRow[],
+  inFlightRows: readonly OutgoingTransferRow[],
+  prices: ChainPrices,
+): Promise<SigningDecisions> {
   // A USDT transfer's energy is the chain's figure (transfer-energy.ts): the dear case (a recipient
   // without USDT) at the contract's energy factor now, measured once per factor on a fresh address.
   const energyModel = usdtTransferEnergy(context.node);
   const ceiling = context.transferEnergyMax ?? TRANSFER_ENERGY_MAX_DEFAULT;
-  const needsUsdtEnergy = queued.some((row) => row.asset === 'USDT') || inFlightRows.some((row) => row.asset === 'USDT');
-  const dearEnergy = needsUsdtEnergy ? await energyModel.energyOf(context.clock, { from: context.hotWallet, to: freshRecipient(), recipientHoldsUsdt: false }) : 0n;
+  const needsUsdtEnergy =
+    queued.some((row) => row.asset === 'USDT') || inFlightRows.some((row) => row.asset === 'USDT');
+  const dearEnergy = needsUsdtEnergy
+    ? await energyModel.energyOf(context.clock, {
+        from: context.hotWallet,
+        to: freshRecipient(),
+        recipientHoldsUsdt: false,
+      })
+    : 0n;
   const balanceOf = balanceReader(context, inFlightRows, dearEnergy, prices);
   const holders = new Map<string, Promise<boolean>>();
   const recipientHoldsUsdt = (address: TronAddress): Promise<boolean> => {
@@ -82,32 +113,62 @@ export async function decideSigning(context: ExecutorContext, queued: readonly O
     hot.trxSun += added.trxSun;
   }
   const dryRuns = new Map<string, DryRun>();
-  await forEachLimited(await rowsToDryRun(context, queued.filter((row) => row.asset === 'USDT')), NODE_CONCURRENCY, async (row) => {
-    const from = sourceOf(context, row);
-    // Only when the sender has the USDT: otherwise the dry run fails for that, and the wait below applies.
-    if ((await balanceOf(from)).usdt >= row.amount) dryRuns.set(row.id, await context.node.dryRunUsdtTransfer(from, row.to_address as TronAddress, row.amount));
-  });
+  await forEachLimited(
+    await rowsToDryRun(
+      context,
+      queued.filter((row) => row.asset === 'USDT'),
+    ),
+    NODE_CONCURRENCY,
+    async (row) => {
+      const from = sourceOf(context, row);
+      // Only when the sender has the USDT: otherwise the dry run fails for that, and the wait below applies.
+      if ((await balanceOf(from)).usdt >= row.amount)
+        dryRuns.set(row.id, await context.node.dryRunUsdtTransfer(from, row.to_address as TronAddress, row.amount));
+    },
+  );
   const decisions: SigningDecisions = { toSign: [], short: [], aboveCeiling: [], failures: [], dearEnergy, ceiling };
   for (const row of queued) {
     const from = sourceOf(context, row);
     const balance = await balanceOf(from);
     const dry = dryRuns.get(row.id);
     if (dry && !dry.ok) {
-      decisions.failures.push(failureOf(row, 'address_blacklisted', `the USDT contract refuses this transfer (${dry.message}): the recipient or sender is blacklisted`));
+      decisions.failures.push(
+        failureOf(
+          row,
+          'address_blacklisted',
+          `the USDT contract refuses this transfer (${dry.message}): the recipient or sender is blacklisted`,
+        ),
+      );
       continue;
     }
     const needsOf = (energy: bigint): TransferNeeds => transferNeeds(row, balance, prices, energy);
     // Without a dry run, the dear case (a recipient without USDT) first; only when that does not fit is the
     // recipient asked (a sweep to a hot wallet holding USDT is topped up for exactly the cheaper case).
     let needs = needsOf(row.asset === 'USDT' ? (dry?.ok ? BigInt(dry.energy) : dearEnergy) : 0n);
-    if (!fits(balance, needs) && row.asset === 'USDT' && !dry && balance.usdt >= row.amount && (await recipientHoldsUsdt(row.to_address as TronAddress))) {
-      needs = needsOf(await energyModel.energyOf(context.clock, { from, to: row.to_address as TronAddress, recipientHoldsUsdt: true }));
+    if (
+      !fits(balance, needs) &&
+      row.asset === 'USDT' &&
+      !dry &&
+      balance.usdt >= row.amount &&
+      (await recipientHoldsUsdt(row.to_address as TronAddress))
+    ) {
+      needs = needsOf(
+        await energyModel.energyOf(context.clock, {
+          from,
+          to: row.to_address as TronAddress,
+          recipientHoldsUsdt: true,
+        }),
+      );
     }
     if (needs.energy > ceiling) decisions.aboveCeiling.push(row);
     else if (!fits(balance, needs)) decisions.short.push(row);
     else {
       Object.assign(balance, afterSending(balance, needs));
-      decisions.toSign.push({ row, from, feeLimit: row.asset === 'USDT' ? feeLimitFor(needs.energy, prices.energyPriceSun) : 0n });
+      decisions.toSign.push({
+        row,
+        from,
+        feeLimit: row.asset === 'USDT' ? feeLimitFor(needs.energy, prices.energyPriceSun) : 0n,
+      });
     }
   }
   return decisions;

@@ -26,8 +26,12 @@ export const inThreadSigning: SigningPool = {
 };
 
 export function createSigningPool(size: number): SigningPool {
-  if (!Number.isSafeInteger(size) || size < 1 || size > 64) throw new RangeError(`signing workers must be 1..64, got ${size}`);
-  const pending = new Map<number, { resolve: (signatures: Uint8Array[]) => void; reject: (error: Error) => void; worker: Worker }>();
+  if (!Number.isSafeInteger(size) || size < 1 || size > 64)
+    throw new RangeError(`signing workers must be 1..64, got ${size}`);
+  const pending = new Map<
+    number,
+    { resolve: (signatures: Uint8Array[]) => void; reject: (error: Error) => void; worker: Worker }
+  >();
   let nextId = 0;
   let closed = false;
   const load = new Map<Worker, number>();

@@ -10,11 +10,15 @@ export interface SigningRequest {
   readonly txIds: readonly string[];
 }
 
-export type SigningReply = { readonly id: number; readonly signatures: readonly Uint8Array[] } | { readonly id: number; readonly error: string };
+export type SigningReply =
+  { readonly id: number; readonly signatures: readonly Uint8Array[] } | { readonly id: number; readonly error: string };
 
 parentPort?.on('message', (request: SigningRequest) => {
   try {
-    const reply: SigningReply = { id: request.id, signatures: request.txIds.map((txId) => signTransactionId(txId, request.privateKey)) };
+    const reply: SigningReply = {
+      id: request.id,
+      signatures: request.txIds.map((txId) => signTransactionId(txId, request.privateKey)),
+    };
     parentPort!.postMessage(reply);
   } catch (error) {
     parentPort!.postMessage({ id: request.id, error: (error as Error).message } satisfies SigningReply);

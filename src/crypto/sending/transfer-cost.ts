@@ -51,7 +51,11 @@ export async function estimateUsdtTransferCost(
 ): Promise<UsdtTransferCost> {
   const [prices, recipientBalance] = await Promise.all([node.getChainPrices(), node.getUsdtBalance(transfer.to)]);
   const recipientHoldsUsdt = recipientBalance > 0n;
-  const energy = await usdtTransferEnergy(node).energyOf(clock, { from: transfer.from, to: transfer.to, recipientHoldsUsdt });
+  const energy = await usdtTransferEnergy(node).energyOf(clock, {
+    from: transfer.from,
+    to: transfer.to,
+    recipientHoldsUsdt,
+  });
   const bandwidth = USDT_TRANSFER_BANDWIDTH;
   const activationSun = 0n;
   const totalSun = energy * prices.energyPriceSun + bandwidth * prices.bandwidthPriceSun + activationSun;
@@ -67,11 +71,19 @@ export interface TrxTransferCost {
 }
 
 /** The cost of a TRX transfer (a gas top-up) to `to`, burned by the sender. */
-export async function estimateTrxTransferCost(node: Pick<TronNodeClient, 'getChainPrices' | 'getAccount'>, to: TronAddress): Promise<TrxTransferCost> {
+export async function estimateTrxTransferCost(
+  node: Pick<TronNodeClient, 'getChainPrices' | 'getAccount'>,
+  to: TronAddress,
+): Promise<TrxTransferCost> {
   const [prices, account] = await Promise.all([node.getChainPrices(), node.getAccount(to)]);
   const bandwidth = TRX_TRANSFER_BANDWIDTH;
   const activationSun = account.activated ? 0n : prices.createNewAccountFeeSun + prices.createAccountFeeSun;
-  return { bandwidth, activationSun, totalSun: bandwidth * prices.bandwidthPriceSun + activationSun, recipientActivated: account.activated };
+  return {
+    bandwidth,
+    activationSun,
+    totalSun: bandwidth * prices.bandwidthPriceSun + activationSun,
+    recipientActivated: account.activated,
+  };
 }
 
 /** Sun per TRX. */

@@ -42,7 +42,9 @@ export class TransferEnergyAboveCeilingError extends Error {
   readonly energy: bigint;
   readonly ceiling: bigint;
   constructor(energy: bigint, ceiling: bigint) {
-    super(`a USDT transfer needs ${energy} energy on chain now, above the ceiling of ${ceiling} (PAYGATE_TRON_TRANSFER_ENERGY_MAX)`);
+    super(
+      `a USDT transfer needs ${energy} energy on chain now, above the ceiling of ${ceiling} (PAYGATE_TRON_TRANSFER_ENERGY_MAX)`,
+    );
     this.energy = energy;
     this.ceiling = ceiling;
   }
@@ -56,7 +58,10 @@ export interface UsdtTransferEnergy {
    * factor now: asked of the node once per class and factor. `to` is the
    * recipient, or any address of the class (a fresh one for the dear case).
    */
-  energyOf(clock: Clock, transfer: { readonly from: TronAddress; readonly to: TronAddress; readonly recipientHoldsUsdt: boolean }): Promise<bigint>;
+  energyOf(
+    clock: Clock,
+    transfer: { readonly from: TronAddress; readonly to: TronAddress; readonly recipientHoldsUsdt: boolean },
+  ): Promise<bigint>;
 }
 
 interface EnergyCache {
@@ -74,10 +79,18 @@ const caches = new WeakMap<object, EnergyCache>();
 /** The transfer energies of one node client (its cache shared by quotes and the executor of this process). */
 export function usdtTransferEnergy(node: TransferNode): UsdtTransferEnergy {
   let cache = caches.get(node);
-  if (!cache) caches.set(node, (cache = { figures: new LRUCache({ max: FIGURES_MAX }), asking: new Map(), lastByClass: new Map() }));
+  if (!cache)
+    caches.set(
+      node,
+      (cache = { figures: new LRUCache({ max: FIGURES_MAX }), asking: new Map(), lastByClass: new Map() }),
+    );
   const own = cache;
 
-  const measure = async (transfer: { readonly from: TronAddress; readonly to: TronAddress; readonly recipientHoldsUsdt: boolean }, factor: number, key: string): Promise<bigint> => {
+  const measure = async (
+    transfer: { readonly from: TronAddress; readonly to: TronAddress; readonly recipientHoldsUsdt: boolean },
+    factor: number,
+    key: string,
+  ): Promise<bigint> => {
     // 1 micro-USDT: the energy does not depend on the amount (the same two storage slots are written).
     const dry = await node.dryRunUsdtTransfer(transfer.from, transfer.to, 1n);
     if (!dry.ok) return scaledFigure(own, transfer.recipientHoldsUsdt, factor);

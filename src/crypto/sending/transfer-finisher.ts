@@ -4,7 +4,13 @@
 import { inTransaction, type Tx } from '../../db/transaction.ts';
 import type { TronAddress } from '../tron/address.ts';
 import type { TransactionOutcome } from '../tron/node-client.ts';
-import { forEachLimited, isStepCrash, NODE_CONCURRENCY, type ExecutorContext, type ExecutorPassResult } from './executor-context.ts';
+import {
+  forEachLimited,
+  isStepCrash,
+  NODE_CONCURRENCY,
+  type ExecutorContext,
+  type ExecutorPassResult,
+} from './executor-context.ts';
 import { bookChainCosts } from './fee-booking.ts';
 import { toOutgoingTransfer, type OutgoingErrorCode } from './outgoing-transfers.ts';
 import { failureCode } from './planner.ts';
@@ -15,7 +21,12 @@ import type { OutgoingTransferRow } from './sending-repository.ts';
 export const FINISH_CHUNK = 1_000;
 
 export type Finish =
-  | { readonly kind: 'outcome'; readonly transferId: string; readonly outcome: TransactionOutcome; blacklisted?: boolean }
+  | {
+      readonly kind: 'outcome';
+      readonly transferId: string;
+      readonly outcome: TransactionOutcome;
+      blacklisted?: boolean;
+    }
   | {
       readonly kind: 'fail';
       readonly transferId: string;
@@ -27,13 +38,27 @@ export type Finish =
     };
 
 /** A transfer failed before anything of it landed. */
-export function failureOf(row: Pick<OutgoingTransferRow, 'id' | 'tx_id'>, code: OutgoingErrorCode, message: string, deadTxIds: readonly string[] = []): Finish {
+export function failureOf(
+  row: Pick<OutgoingTransferRow, 'id' | 'tx_id'>,
+  code: OutgoingErrorCode,
+  message: string,
+  deadTxIds: readonly string[] = [],
+): Finish {
   return { kind: 'fail', transferId: row.id, code, message, deadTxIds, judgedTxId: row.tx_id };
 }
 
 function finishedFields(row: OutgoingTransferRow, finish: Finish, now: Date): repository.FinishedFields {
   if (finish.kind === 'fail') {
-    return { id: row.id, status: 'failed', txId: null, feeSun: 0n, blockNumber: null, errorCode: finish.code, errorMessage: finish.message.slice(0, 1000), submittedAt: null };
+    return {
+      id: row.id,
+      status: 'failed',
+      txId: null,
+      feeSun: 0n,
+      blockNumber: null,
+      errorCode: finish.code,
+      errorMessage: finish.message.slice(0, 1000),
+      submittedAt: null,
+    };
   }
   const { outcome } = finish;
   const code = outcome.succeeded ? null : finish.blacklisted ? 'address_blacklisted' : failureCode(outcome);
@@ -44,14 +69,26 @@ function finishedFields(row: OutgoingTransferRow, finish: Finish, now: Date): re
     feeSun: outcome.feeSun,
     blockNumber: BigInt(outcome.blockNumber),
     errorCode: code,
-    errorMessage: code === null ? null : (outcome.failureMessage ?? outcome.contractResult ?? 'failed on chain').slice(0, 1000),
+    errorMessage:
+      code === null ? null : (outcome.failureMessage ?? outcome.contractResult ?? 'failed on chain').slice(0, 1000),
     submittedAt: now,
   };
 }
 
 /** One transaction: the rows and attempts, the fees booked, every owner's handler. A transfer already final is skipped. */
-async function applyFinishes(context: ExecutorContext, tx: Tx, finishes: readonly Finish[]): Promise<OutgoingTransferRow[]> {
-  const locked = new Map((await repository.lockTransfers(tx, finishes.map((finish) => finish.transferId))).map((row) => [row.id, row]));
+async function applyFinishes(
+  context: ExecutorContext,
+  tx: Tx,
+  finishes: readonly Finish[],
+): Promise<OutgoingTransferRow[]> {
+  const locked = new Map(
+    (
+      await repository.lockTransfers(
+        tx,
+        finishes.map((finish) => finish.transferId),
+      )
+    ).map((row) => [row.id, row]),
+  );
   const now = context.clock.now();
   const fields: repository.FinishedFields[] = [];
   const landed: string[] = [];
@@ -61,7 +98,8 @@ async function applyFinishes(context: ExecutorContext, tx: Tx, finishes: readonl
     const row = locked.get(finish.transferId);
     if (!row || row.status === 'confirmed' || row.status === 'failed' || before.has(row.id)) continue;
     if (finish.kind === 'fail' && row.tx_id !== finish.judgedTxId) continue;
-    if (!context.handlers[row.purpose]) throw new Error(`outgoing transfer ${row.id}: no outcome handler for purpose ${row.purpose}`);
+    if (!context.handlers[row.purpose])
+      throw new Error(`outgoing transfer ${row.id}: no outcome handler for purpose ${row.purpose}`);
     before.set(row.id, row);
     if (finish.kind === 'outcome') landed.push(finish.outcome.txId);
     else dead.push(...finish.deadTxIds);
@@ -75,7 +113,12 @@ async function applyFinishes(context: ExecutorContext, tx: Tx, finishes: readonl
     const row = before.get(final.id)!;
     const handler = context.handlers[row.purpose]!;
     // An owner that never heard of the submission hears of it first.
-    if (row.submitted_at === null && final.tx_id !== null) await handler.onSubmitted?.(tx, context.clock, toOutgoingTransfer({ ...final, status: 'submitted', final_at: null }));
+    if (row.submitted_at === null && final.tx_id !== null)
+      await handler.onSubmitted?.(
+        tx,
+        context.clock,
+        toOutgoingTransfer({ ...final, status: 'submitted', final_at: null }),
+      );
     await handler.onFinal(tx, context.clock, toOutgoingTransfer(final));
   }
   await context.step('inside-finish');
@@ -89,7 +132,10 @@ async function applyFinishes(context: ExecutorContext, tx: Tx, finishes: readonl
  * not the recipient's doing: it stays `reverted`, logged as an error.
  */
 async function classifyReverts(context: ExecutorContext, finishes: readonly Finish[]): Promise<void> {
-  const reverts = finishes.filter((finish): finish is Extract<Finish, { kind: 'outcome' }> => finish.kind === 'outcome' && finish.outcome.contractResult === 'REVERT');
+  const reverts = finishes.filter(
+    (finish): finish is Extract<Finish, { kind: 'outcome' }> =>
+      finish.kind === 'outcome' && finish.outcome.contractResult === 'REVERT',
+  );
   await forEachLimited(reverts, NODE_CONCURRENCY, async (finish) => {
     const row = await repository.findTransfer(context.db, finish.transferId);
     if (!row || row.asset !== 'USDT') return;
@@ -98,12 +144,20 @@ async function classifyReverts(context: ExecutorContext, finishes: readonly Fini
       return;
     }
     const from = row.from_kind === 'hot_wallet' ? context.hotWallet : (row.from_address as TronAddress);
-    if (await context.node.isUsdtBlacklisted(from)) context.logger.error({ chain: context.chain, transfer_id: row.id, address: from }, 'the USDT contract blacklisted a sending address of the gateway: its transfers revert');
+    if (await context.node.isUsdtBlacklisted(from))
+      context.logger.error(
+        { chain: context.chain, transfer_id: row.id, address: from },
+        'the USDT contract blacklisted a sending address of the gateway: its transfers revert',
+      );
   });
 }
 
 /** Finishes in chunks; one owner's handler failing must not hold up the rest: one per transaction, the failing one retried next pass. */
-export async function finishAll(context: ExecutorContext, finishes: readonly Finish[], result: ExecutorPassResult): Promise<void> {
+export async function finishAll(
+  context: ExecutorContext,
+  finishes: readonly Finish[],
+  result: ExecutorPassResult,
+): Promise<void> {
   if (finishes.length === 0) return;
   await classifyReverts(context, finishes);
   await context.step('before-finish');
@@ -124,7 +178,10 @@ export async function finishAll(context: ExecutorContext, finishes: readonly Fin
           count(await inTransaction(context.db, (tx) => applyFinishes(context, tx, [finish])));
         } catch (single) {
           if (isStepCrash(single)) throw single;
-          context.logger.error({ err: single, chain: context.chain, transfer_id: finish.transferId }, 'an outgoing transfer could not be finished');
+          context.logger.error(
+            { err: single, chain: context.chain, transfer_id: finish.transferId },
+            'an outgoing transfer could not be finished',
+          );
         }
       }
     }

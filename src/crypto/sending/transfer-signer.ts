@@ -9,7 +9,13 @@ import { inTransaction } from '../../db/transaction.ts';
 import type { DepositSigningKey } from '../keys/hd-keys.ts';
 import { tronAddressFromPrivateKey, type TronAddress } from '../tron/address.ts';
 import type { BlockHeader } from '../tron/node-client.ts';
-import { encodeSignedTransaction, encodeTransferContractRaw, encodeTriggerSmartContractRaw, referenceBlockFields, transactionId } from '../tron/transaction.ts';
+import {
+  encodeSignedTransaction,
+  encodeTransferContractRaw,
+  encodeTriggerSmartContractRaw,
+  referenceBlockFields,
+  transactionId,
+} from '../tron/transaction.ts';
 import { transferCalldata } from '../tron/trc20-usdt.ts';
 import { broadcastAll, type SignedTransfer } from './broadcaster.ts';
 import type { ExecutorContext, ExecutorPassResult } from './executor-context.ts';
@@ -30,12 +36,17 @@ export interface SigningWindow {
 }
 
 /** The signing key, or the configuration error (logged) when none is set: nothing can be signed until an operator sets it and restarts. */
-export async function loadSigningKey(context: ExecutorContext): Promise<{ key: DepositSigningKey } | { error: ConfigError }> {
+export async function loadSigningKey(
+  context: ExecutorContext,
+): Promise<{ key: DepositSigningKey } | { error: ConfigError }> {
   try {
     return { key: await context.signingKey() };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    context.logger.error({ chain: context.chain, err: error }, 'outgoing transfers cannot be signed: the signing key is not configured');
+    context.logger.error(
+      { chain: context.chain, err: error },
+      'outgoing transfers cannot be signed: the signing key is not configured',
+    );
     return { error };
   }
 }
@@ -46,8 +57,10 @@ function privateKeys(key: DepositSigningKey): (row: OutgoingTransferRow, from: T
   return (row, from) => {
     let privateKey = keys.get(from);
     if (!privateKey) {
-      privateKey = row.from_kind === 'hot_wallet' ? key.hotWalletPrivateKey() : key.privateKey(Number(row.from_derivation_index));
-      if (tronAddressFromPrivateKey(privateKey) !== from) throw new Error(`outgoing transfer ${row.id}: the signing key does not derive ${from}`);
+      privateKey =
+        row.from_kind === 'hot_wallet' ? key.hotWalletPrivateKey() : key.privateKey(Number(row.from_derivation_index));
+      if (tronAddressFromPrivateKey(privateKey) !== from)
+        throw new Error(`outgoing transfer ${row.id}: the signing key does not derive ${from}`);
       keys.set(from, privateKey);
     }
     return privateKey;
@@ -55,7 +68,13 @@ function privateKeys(key: DepositSigningKey): (row: OutgoingTransferRow, from: T
 }
 
 /** Signs every job, commits each chunk's attempts, broadcasts each chunk while the next is signed. */
-export async function signAndBroadcast(context: ExecutorContext, key: DepositSigningKey, jobs: readonly SignJob[], window: SigningWindow, result: ExecutorPassResult): Promise<void> {
+export async function signAndBroadcast(
+  context: ExecutorContext,
+  key: DepositSigningKey,
+  jobs: readonly SignJob[],
+  window: SigningWindow,
+  result: ExecutorPassResult,
+): Promise<void> {
   const privateKeyOf = privateKeys(key);
   const broadcasts: Promise<void>[] = [];
   try {
@@ -76,8 +95,16 @@ export async function signAndBroadcast(context: ExecutorContext, key: DepositSig
 
 type Signed = SignedTransfer & { readonly feeLimit: bigint };
 
-async function signChunk(context: ExecutorContext, jobs: readonly SignJob[], privateKeyOf: (row: OutgoingTransferRow, from: TronAddress) => Uint8Array, window: SigningWindow): Promise<Signed[]> {
-  const common = { ...referenceBlockFields(window.solid.number, window.solid.id), expirationMs: window.head.timestamp + EXPIRATION_MS };
+async function signChunk(
+  context: ExecutorContext,
+  jobs: readonly SignJob[],
+  privateKeyOf: (row: OutgoingTransferRow, from: TronAddress) => Uint8Array,
+  window: SigningWindow,
+): Promise<Signed[]> {
+  const common = {
+    ...referenceBlockFields(window.solid.number, window.solid.id),
+    expirationMs: window.head.timestamp + EXPIRATION_MS,
+  };
   // Encoded here, not through signTriggerSmartContract / signTransferContract: those derive the public
   // key again for every transaction (a third of signing's cost); privateKeyOf checked it once per pass.
   const prepared = jobs.map(({ row, from, feeLimit }) => {
@@ -85,8 +112,21 @@ async function signChunk(context: ExecutorContext, jobs: readonly SignJob[], pri
     const to = row.to_address as TronAddress;
     const rawBytes =
       row.asset === 'USDT'
-        ? encodeTriggerSmartContractRaw({ ...common, timestampMs, ownerAddress: from, feeLimitSun: feeLimit, contractAddress: context.usdtContract, data: transferCalldata(to, row.amount) })
-        : encodeTransferContractRaw({ ...common, timestampMs, ownerAddress: from, toAddress: to, amountSun: row.amount });
+        ? encodeTriggerSmartContractRaw({
+            ...common,
+            timestampMs,
+            ownerAddress: from,
+            feeLimitSun: feeLimit,
+            contractAddress: context.usdtContract,
+            data: transferCalldata(to, row.amount),
+          })
+        : encodeTransferContractRaw({
+            ...common,
+            timestampMs,
+            ownerAddress: from,
+            toAddress: to,
+            amountSun: row.amount,
+          });
     return { row, feeLimit, privateKey: privateKeyOf(row, from), rawBytes, txId: transactionId(rawBytes) };
   });
   // Signed by key (the hot wallet's, a sweep's deposit address's), on the signing pool when there is one.
@@ -107,11 +147,20 @@ async function signChunk(context: ExecutorContext, jobs: readonly SignJob[], pri
       for (const [position, index] of indexes.entries()) signatures[index] = made[position]!;
     }),
   );
-  return prepared.map((item, index) => ({ transfer: item.row, txId: item.txId, hex: bytesToHex(encodeSignedTransaction(item.rawBytes, [signatures[index]!])), feeLimit: item.feeLimit }));
+  return prepared.map((item, index) => ({
+    transfer: item.row,
+    txId: item.txId,
+    hex: bytesToHex(encodeSignedTransaction(item.rawBytes, [signatures[index]!])),
+    feeLimit: item.feeLimit,
+  }));
 }
 
 /** Bytes, txID and expiration are committed before the first broadcast; the outflow cap decides again in that transaction. */
-async function commitAttempts(context: ExecutorContext, signed: readonly Signed[], window: SigningWindow): Promise<Signed[]> {
+async function commitAttempts(
+  context: ExecutorContext,
+  signed: readonly Signed[],
+  window: SigningWindow,
+): Promise<Signed[]> {
   const claimed = await inTransaction(context.db, async (tx) => {
     const allowed = await context.outflowCap?.claim(
       tx,
@@ -120,8 +169,18 @@ async function commitAttempts(context: ExecutorContext, signed: readonly Signed[
     );
     const attempts = signed
       .filter((item) => allowed?.has(item.transfer.id) ?? true)
-      .map((item) => ({ id: item.transfer.id, attempts: item.transfer.attempts, txId: item.txId, signedHex: item.hex, feeLimitSun: item.feeLimit }));
-    const ids = await repository.recordSignedAttempts(tx, attempts, { expiration: new Date(window.head.timestamp + EXPIRATION_MS), refBlockNumber: window.solid.number, signedAt: window.now });
+      .map((item) => ({
+        id: item.transfer.id,
+        attempts: item.transfer.attempts,
+        txId: item.txId,
+        signedHex: item.hex,
+        feeLimitSun: item.feeLimit,
+      }));
+    const ids = await repository.recordSignedAttempts(tx, attempts, {
+      expiration: new Date(window.head.timestamp + EXPIRATION_MS),
+      refBlockNumber: window.solid.number,
+      signedAt: window.now,
+    });
     await context.outflowCap?.record(
       tx,
       signed.filter((item) => ids.has(item.transfer.id)).map((item) => item.transfer),

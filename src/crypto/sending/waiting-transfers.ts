@@ -13,7 +13,13 @@ export interface WaitReason {
   readonly message: string;
 }
 
-export async function handleWaiting(context: ExecutorContext, short: readonly OutgoingTransferRow[], now: Date, result: ExecutorPassResult, reason: WaitReason): Promise<void> {
+export async function handleWaiting(
+  context: ExecutorContext,
+  short: readonly OutgoingTransferRow[],
+  now: Date,
+  result: ExecutorPassResult,
+  reason: WaitReason,
+): Promise<void> {
   if (short.length === 0) return;
   const waitMs = context.fundsWaitSeconds * 1000;
   const { waiting, overdue } = waitingVerdict(short, now.getTime(), waitMs);
@@ -23,7 +29,10 @@ export async function handleWaiting(context: ExecutorContext, short: readonly Ou
     now,
   );
   result.waitingForFunds += waiting.length;
-  context.logger.warn({ chain: context.chain, waiting: waiting.length, failing: overdue.length, reason: reason.code }, 'outgoing transfers wait: they cannot be signed now');
+  context.logger.warn(
+    { chain: context.chain, waiting: waiting.length, failing: overdue.length, reason: reason.code },
+    'outgoing transfers wait: they cannot be signed now',
+  );
   const message = `${reason.message} for ${context.fundsWaitSeconds} s`;
   await finishAll(
     context,

@@ -101,15 +101,24 @@ export const DAY_MS = 24 * 60 * 60 * 1_000;
 
 export function chainParameters(overrides: Partial<ChainParameters> = {}): ChainParameters {
   const parameters = { ...DEFAULT_CHAIN_PARAMETERS, ...overrides };
-  if (parameters.solidityDepth < 1 || parameters.solidityDepth > 1_000) throw new RangeError('solidityDepth is 1..1000');
+  if (parameters.solidityDepth < 1 || parameters.solidityDepth > 1_000)
+    throw new RangeError('solidityDepth is 1..1000');
   if (parameters.blockIntervalMs < 1) throw new RangeError('blockIntervalMs must be positive');
-  if (!Number.isSafeInteger(parameters.retainedBlockBodies) || parameters.retainedBlockBodies < 1) throw new RangeError('retainedBlockBodies must be a whole number ≥ 1');
-  if (!Number.isSafeInteger(parameters.retainedBlockHeaders) || parameters.retainedBlockHeaders < 1) throw new RangeError('retainedBlockHeaders must be a whole number ≥ 1');
+  if (!Number.isSafeInteger(parameters.retainedBlockBodies) || parameters.retainedBlockBodies < 1)
+    throw new RangeError('retainedBlockBodies must be a whole number ≥ 1');
+  if (!Number.isSafeInteger(parameters.retainedBlockHeaders) || parameters.retainedBlockHeaders < 1)
+    throw new RangeError('retainedBlockHeaders must be a whole number ≥ 1');
   // Headers always cover the TaPoS window and every block that still has its body.
-  const retainedBlockHeaders = Math.max(parameters.retainedBlockHeaders, parameters.taposWindowBlocks, parameters.retainedBlockBodies + parameters.solidityDepth + 1);
+  const retainedBlockHeaders = Math.max(
+    parameters.retainedBlockHeaders,
+    parameters.taposWindowBlocks,
+    parameters.retainedBlockBodies + parameters.solidityDepth + 1,
+  );
   checkEnergyFactor(parameters.usdtEnergyFactor);
-  if (parameters.energyPriceSun <= 0n || parameters.bandwidthPriceSun <= 0n) throw new RangeError('prices must be positive');
-  if (!Number.isInteger(parameters.usdtDecimals) || parameters.usdtDecimals < 0 || parameters.usdtDecimals > 255) throw new RangeError('usdtDecimals is a uint8 (0..255)');
+  if (parameters.energyPriceSun <= 0n || parameters.bandwidthPriceSun <= 0n)
+    throw new RangeError('prices must be positive');
+  if (!Number.isInteger(parameters.usdtDecimals) || parameters.usdtDecimals < 0 || parameters.usdtDecimals > 255)
+    throw new RangeError('usdtDecimals is a uint8 (0..255)');
   return { ...parameters, retainedBlockHeaders };
 }
 
@@ -117,5 +126,6 @@ export function chainParameters(overrides: Partial<ChainParameters> = {}): Chain
 export const ENERGY_FACTOR_MAX = 100_000;
 
 export function checkEnergyFactor(factor: number): void {
-  if (!Number.isSafeInteger(factor) || factor < 0 || factor > ENERGY_FACTOR_MAX) throw new RangeError(`an energy factor is a whole number from 0 to ${ENERGY_FACTOR_MAX}`);
+  if (!Number.isSafeInteger(factor) || factor < 0 || factor > ENERGY_FACTOR_MAX)
+    throw new RangeError(`an energy factor is a whole number from 0 to ${ENERGY_FACTOR_MAX}`);
 }

@@ -71,7 +71,9 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
     ...options.parameters,
   };
   const chain =
-    options.chain ?? (options.persistFile ? await loadChain(options.persistFile, { seed: options.seed, parameters }) : undefined) ?? new SimulatedChain({ seed: options.seed, parameters });
+    options.chain ??
+    (options.persistFile ? await loadChain(options.persistFile, { seed: options.seed, parameters }) : undefined) ??
+    new SimulatedChain({ seed: options.seed, parameters });
   const faults = new NodeFaults();
   const nodeApi = createNodeApi(chain, faults);
   const controlApi = createControlApi(chain);
@@ -92,7 +94,9 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
 
-  const pool = options.signatureWorkers ? createSignaturePool(options.signatureWorkers, { unref: options.unref }) : undefined;
+  const pool = options.signatureWorkers
+    ? createSignaturePool(options.signatureWorkers, { unref: options.unref })
+    : undefined;
 
   const server = createServer((request, response) => {
     readBody(request)
@@ -149,7 +153,8 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
     chain,
     faults,
     node(name) {
-      if (!/^[a-z0-9-]{1,32}$/.test(name)) throw new Error(`a simulated node's name is 1-32 of a-z, 0-9 and -, got ${JSON.stringify(name)}`);
+      if (!/^[a-z0-9-]{1,32}$/.test(name))
+        throw new Error(`a simulated node's name is 1-32 of a-z, 0-9 and -, got ${JSON.stringify(name)}`);
       let other = otherNodes.get(name);
       if (!other) {
         const nodeFaults = new NodeFaults();
@@ -180,13 +185,18 @@ const OTHER_NODE_PATH = /^\/node\/([a-z0-9-]{1,32})(?=\/)/;
  * cannot settle (malformed body, several signatures, a dead worker) is left to intake,
  * which then recovers on the main thread or refuses as it always did.
  */
-async function recoverBroadcastSignature(pool: SignaturePool, path: string, text: string): Promise<RecoveredSignature[]> {
+async function recoverBroadcastSignature(
+  pool: SignaturePool,
+  path: string,
+  text: string,
+): Promise<RecoveredSignature[]> {
   try {
     const body = JSON.parse(text) as Record<string, unknown>;
     let bytes: Uint8Array | undefined;
     if (path === '/wallet/broadcasthex') {
       const hex = body['transaction'];
-      if (typeof hex === 'string' && /^(?:[0-9a-fA-F]{2})+$/.test(hex) && hex.length <= 2 * TRANSACTION_MAX_BYTES) bytes = hexToBytes(hex);
+      if (typeof hex === 'string' && /^(?:[0-9a-fA-F]{2})+$/.test(hex) && hex.length <= 2 * TRANSACTION_MAX_BYTES)
+        bytes = hexToBytes(hex);
     } else {
       const built = broadcastTransactionJson(body);
       if (built.ok) bytes = built.bytes;
@@ -200,7 +210,11 @@ async function recoverBroadcastSignature(pool: SignaturePool, path: string, text
   }
 }
 
-function handle(answer: (path: string, body: Record<string, unknown>) => NodeAnswer, path: string, text: string): NodeAnswer {
+function handle(
+  answer: (path: string, body: Record<string, unknown>) => NodeAnswer,
+  path: string,
+  text: string,
+): NodeAnswer {
   let body: unknown = {};
   if (text.trim() !== '') {
     try {
@@ -210,7 +224,8 @@ function handle(answer: (path: string, body: Record<string, unknown>) => NodeAns
       return { status: 200, json: { Error: `class com.alibaba.fastjson.JSONException : ${(error as Error).message}` } };
     }
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { status: 200, json: { Error: 'the request body must be a JSON object' } };
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return { status: 200, json: { Error: 'the request body must be a JSON object' } };
   return answer(path, body as Record<string, unknown>);
 }
 
@@ -255,5 +270,7 @@ function stringifyNodeJson(value: unknown): string {
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
   }
-  return JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? `\u0000bigint:${item}` : item)).replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
+  return JSON.stringify(value, (_key, item: unknown) =>
+    typeof item === 'bigint' ? `\u0000bigint:${item}` : item,
+  ).replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
 }

@@ -97,7 +97,11 @@ export class ChainState {
   }
 
   /** Uses up the outcome armed for the next transfer to `address`, if it is one of `kinds`. */
-  takeNextTransferOutcome<K extends NextTransferOutcome>(address: TronAddress, kinds: readonly K[], journal?: JournalEntry[]): K | undefined {
+  takeNextTransferOutcome<K extends NextTransferOutcome>(
+    address: TronAddress,
+    kinds: readonly K[],
+    journal?: JournalEntry[],
+  ): K | undefined {
     const outcome = this.nextTransferOutcomes.get(address);
     if (outcome === undefined || !(kinds as readonly NextTransferOutcome[]).includes(outcome)) return undefined;
     this.nextTransferOutcomes.delete(address);
@@ -115,8 +119,7 @@ export class ChainState {
       // Its TRX deltas were undone first (newest first); faucet TRX given since keeps it alive.
       else if (entry.kind === 'account') {
         if (this.accounts.get(entry.address)?.balanceSun === 0n) this.accounts.delete(entry.address);
-      }
-      else {
+      } else {
         const account = this.accounts.get(entry.address);
         if (account) {
           account.freeBandwidthUsed = entry.used;

@@ -35,7 +35,8 @@ export function isTrxTransfer(transaction: ChainTransaction): transaction is Sig
   return 'kind' in transaction && transaction.kind === 'trx';
 }
 
-export type DecodedChainTransaction = { readonly ok: true; readonly transaction: ChainTransaction } | { readonly ok: false; readonly problem: string };
+export type DecodedChainTransaction =
+  { readonly ok: true; readonly transaction: ChainTransaction } | { readonly ok: false; readonly problem: string };
 
 /** A whole signed `Transaction` of either kind. */
 export function decodeChainTransaction(bytes: Uint8Array): DecodedChainTransaction {
@@ -59,32 +60,62 @@ export function decodeChainTransaction(bytes: Uint8Array): DecodedChainTransacti
 
 class Malformed extends Error {}
 
-function decodeTransferContractRaw(bytes: Uint8Array): { readonly ok: true; readonly raw: TransferContractRaw } | { readonly ok: false; readonly problem: string } {
-  if (bytes.length > TRANSACTION_MAX_BYTES) return { ok: false, problem: `raw data is ${bytes.length} bytes, over ${TRANSACTION_MAX_BYTES}` };
+function decodeTransferContractRaw(
+  bytes: Uint8Array,
+): { readonly ok: true; readonly raw: TransferContractRaw } | { readonly ok: false; readonly problem: string } {
+  if (bytes.length > TRANSACTION_MAX_BYTES)
+    return { ok: false, problem: `raw data is ${bytes.length} bytes, over ${TRANSACTION_MAX_BYTES}` };
   try {
     const fields = readFields(bytes, 'raw', { 1: 'bytes', 4: 'bytes', 8: 'varint', 11: 'bytes', 14: 'varint' });
     const contract = readFields(fields.bytes(11) ?? new Uint8Array(), 'contract', { 1: 'varint', 2: 'bytes' });
-    if (contract.varint(1) !== BigInt(TRANSFER_CONTRACT_TYPE)) return { ok: false, problem: 'contract type is not TransferContract (1)' };
+    if (contract.varint(1) !== BigInt(TRANSFER_CONTRACT_TYPE))
+      return { ok: false, problem: 'contract type is not TransferContract (1)' };
     const any = readFields(contract.bytes(2) ?? new Uint8Array(), 'parameter', { 1: 'bytes', 2: 'bytes' });
     const typeUrl = new TextDecoder().decode(any.bytes(1) ?? new Uint8Array());
-    if (typeUrl !== TRANSFER_CONTRACT_TYPE_URL) return { ok: false, problem: `parameter type_url ${JSON.stringify(typeUrl.slice(0, 80))} is not TransferContract` };
-    const value = readFields(any.bytes(2) ?? new Uint8Array(), 'TransferContract', { 1: 'bytes', 2: 'bytes', 3: 'varint' });
+    if (typeUrl !== TRANSFER_CONTRACT_TYPE_URL)
+      return {
+        ok: false,
+        problem: `parameter type_url ${JSON.stringify(typeUrl.slice(0, 80))} is not TransferContract`,
+      };
+    const value = readFields(any.bytes(2) ?? new Uint8Array(), 'TransferContract', {
+      1: 'bytes',
+      2: 'bytes',
+      3: 'varint',
+    });
     const refBlockBytes = fields.bytes(1) ?? new Uint8Array();
     const refBlockHash = fields.bytes(4) ?? new Uint8Array();
-    if (refBlockBytes.length !== REF_BLOCK_BYTES_LENGTH) return { ok: false, problem: `ref_block_bytes is ${refBlockBytes.length} bytes, not 2` };
-    if (refBlockHash.length !== REF_BLOCK_HASH_LENGTH) return { ok: false, problem: `ref_block_hash is ${refBlockHash.length} bytes, not 8` };
+    if (refBlockBytes.length !== REF_BLOCK_BYTES_LENGTH)
+      return { ok: false, problem: `ref_block_bytes is ${refBlockBytes.length} bytes, not 2` };
+    if (refBlockHash.length !== REF_BLOCK_HASH_LENGTH)
+      return { ok: false, problem: `ref_block_hash is ${refBlockHash.length} bytes, not 8` };
     const ownerAddress = address(value.bytes(1));
     const toAddress = address(value.bytes(2));
     if (ownerAddress === undefined) return { ok: false, problem: 'owner_address is not 21 bytes starting with 0x41' };
     if (toAddress === undefined) return { ok: false, problem: 'to_address is not 21 bytes starting with 0x41' };
     const expiration = fields.varint(8) ?? 0n;
     const timestamp = fields.varint(14) ?? 0n;
-    if (expiration <= 0n || expiration > BigInt(Number.MAX_SAFE_INTEGER)) return { ok: false, problem: 'expiration is missing or out of range' };
-    if (timestamp < 0n || timestamp > BigInt(Number.MAX_SAFE_INTEGER)) return { ok: false, problem: 'timestamp is out of range' };
+    if (expiration <= 0n || expiration > BigInt(Number.MAX_SAFE_INTEGER))
+      return { ok: false, problem: 'expiration is missing or out of range' };
+    if (timestamp < 0n || timestamp > BigInt(Number.MAX_SAFE_INTEGER))
+      return { ok: false, problem: 'timestamp is out of range' };
     const amountSun = value.varint(3) ?? 0n;
-    return { ok: true, raw: { refBlockBytes, refBlockHash, expirationMs: Number(expiration), timestampMs: Number(timestamp), ownerAddress, toAddress, amountSun } };
+    return {
+      ok: true,
+      raw: {
+        refBlockBytes,
+        refBlockHash,
+        expirationMs: Number(expiration),
+        timestampMs: Number(timestamp),
+        ownerAddress,
+        toAddress,
+        amountSun,
+      },
+    };
   } catch (error) {
-    return { ok: false, problem: error instanceof Malformed ? error.message : `malformed protobuf: ${(error as Error).message}` };
+    return {
+      ok: false,
+      problem: error instanceof Malformed ? error.message : `malformed protobuf: ${(error as Error).message}`,
+    };
   }
 }
 
@@ -96,7 +127,11 @@ export function chainTransactionJson(transaction: ChainTransaction): Record<stri
     contract: [
       {
         parameter: {
-          value: { amount: Number(raw.amountSun), owner_address: tronAddressToHex(raw.ownerAddress), to_address: tronAddressToHex(raw.toAddress) },
+          value: {
+            amount: Number(raw.amountSun),
+            owner_address: tronAddressToHex(raw.ownerAddress),
+            to_address: tronAddressToHex(raw.toAddress),
+          },
           type_url: TRANSFER_CONTRACT_TYPE_URL,
         },
         type: 'TransferContract',
@@ -128,8 +163,12 @@ function readFields(bytes: Uint8Array, message: string, expected: Readonly<Recor
     const kind = expected[fieldNo];
     if (kind === undefined) throw new Malformed(`${message} field ${fieldNo} is not supported`);
     if (values.has(fieldNo)) throw new Malformed(`${message} field ${fieldNo} appears twice`);
-    if (wireType !== (kind === 'bytes' ? WireType.LengthDelimited : WireType.Varint)) throw new Malformed(`${message} field ${fieldNo} has wire type ${wireType}`);
+    if (wireType !== (kind === 'bytes' ? WireType.LengthDelimited : WireType.Varint))
+      throw new Malformed(`${message} field ${fieldNo} has wire type ${wireType}`);
     values.set(fieldNo, kind === 'bytes' ? reader.bytes() : BigInt(reader.int64()));
   }
-  return { bytes: (fieldNo: number) => values.get(fieldNo) as Uint8Array | undefined, varint: (fieldNo: number) => values.get(fieldNo) as bigint | undefined };
+  return {
+    bytes: (fieldNo: number) => values.get(fieldNo) as Uint8Array | undefined,
+    varint: (fieldNo: number) => values.get(fieldNo) as bigint | undefined,
+  };
 }

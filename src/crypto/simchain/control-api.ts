@@ -25,11 +25,21 @@ export function createControlApi(chain: SimulatedChain): (path: string, body: Bo
   const head = () => ({ head_block: chain.head.number, solidified_block: chain.solidNumber });
   const balances = (address: TronAddress) => {
     const account = chain.state.account(address);
-    return { address, activated: account !== undefined, trx_sun: String(account?.balanceSun ?? 0n), usdt: String(chain.state.usdtBalance(address)) };
+    return {
+      address,
+      activated: account !== undefined,
+      trx_sun: String(account?.balanceSun ?? 0n),
+      usdt: String(chain.state.usdtBalance(address)),
+    };
   };
 
   const routes: Record<string, (body: Body) => unknown> = {
-    info: () => ({ ...head(), usdt_contract: chain.parameters.usdtContract, now_ms: chain.nowMs, payers: chain.payers.map((payer) => payer.address) }),
+    info: () => ({
+      ...head(),
+      usdt_contract: chain.parameters.usdtContract,
+      now_ms: chain.nowMs,
+      payers: chain.payers.map((payer) => payer.address),
+    }),
     balances: (body) => balances(address(body['address'], 'address')),
     send_usdt: (body) => {
       const to = address(body['to'], 'to');
@@ -39,11 +49,15 @@ export function createControlApi(chain: SimulatedChain): (path: string, body: Bo
       if (fromText !== undefined) {
         from = address(fromText, 'from');
         if (!chain.payers.some((payer) => payer.address === from)) {
-          throw new ControlRefusal(`from must be one of the simulated chain's payer accounts: ${chain.payers.map((payer) => payer.address).join(', ')}`);
+          throw new ControlRefusal(
+            `from must be one of the simulated chain's payer accounts: ${chain.payers.map((payer) => payer.address).join(', ')}`,
+          );
         }
       }
       const sent = chain.sendUsdt({ to, amount, ...(from === undefined ? {} : { from }) });
-      return sent.result ? { result: true, txid: sent.txId } : { result: false, code: sent.code, message: sent.message };
+      return sent.result
+        ? { result: true, txid: sent.txId }
+        : { result: false, code: sent.code, message: sent.message };
     },
     mine: (body) => {
       const count = body['count'];
@@ -90,7 +104,9 @@ export function createControlApi(chain: SimulatedChain): (path: string, body: Bo
     energy_factor: (body) => {
       const factor = body['factor'];
       if (typeof factor !== 'number' || !Number.isSafeInteger(factor) || factor < 0 || factor > ENERGY_FACTOR_MAX) {
-        throw new ControlRefusal(`factor must be a whole number from 0 to ${ENERGY_FACTOR_MAX} (1/10,000: 3400 = +34 % energy)`);
+        throw new ControlRefusal(
+          `factor must be a whole number from 0 to ${ENERGY_FACTOR_MAX} (1/10,000: 3400 = +34 % energy)`,
+        );
       }
       chain.setUsdtEnergyFactor(factor);
       return { factor };
@@ -107,7 +123,8 @@ export function createControlApi(chain: SimulatedChain): (path: string, body: Bo
     try {
       return { status: 200, json: route(body) };
     } catch (error) {
-      if (error instanceof ControlRefusal) return { status: 400, json: { error: 'invalid_request', message: error.message } };
+      if (error instanceof ControlRefusal)
+        return { status: 400, json: { error: 'invalid_request', message: error.message } };
       throw error;
     }
   };
@@ -121,7 +138,8 @@ function address(value: unknown, name: string): TronAddress {
 
 /** A whole number of sun or micro-USDT, as a decimal string. */
 function whole(value: unknown, name: string, options: { readonly positive?: boolean } = {}): bigint {
-  if (typeof value !== 'string' || !/^\d{1,30}$/.test(value)) throw new ControlRefusal(`${name} must be a whole number as a decimal string`);
+  if (typeof value !== 'string' || !/^\d{1,30}$/.test(value))
+    throw new ControlRefusal(`${name} must be a whole number as a decimal string`);
   const amount = BigInt(value);
   if (options.positive && amount === 0n) throw new ControlRefusal(`${name} must be above zero`);
   return amount;

@@ -18,17 +18,26 @@ interface SimulatorBalances {
   readonly usdt: bigint;
 }
 
-type SimulatorSend = { readonly result: true; readonly txId: string } | { readonly result: false; readonly code: string; readonly message: string };
+type SimulatorSend =
+  | { readonly result: true; readonly txId: string }
+  | { readonly result: false; readonly code: string; readonly message: string };
 
 export interface SimulatorControl {
   readonly url: string;
   info(): Promise<SimulatorInfo>;
   balances(address: TronAddress): Promise<SimulatorBalances>;
   /** A payer (the first unless `from` names another) signs and broadcasts a USDT transfer. */
-  sendUsdt(request: { readonly to: TronAddress; readonly amount: bigint; readonly from?: TronAddress | undefined }): Promise<SimulatorSend>;
+  sendUsdt(request: {
+    readonly to: TronAddress;
+    readonly amount: bigint;
+    readonly from?: TronAddress | undefined;
+  }): Promise<SimulatorSend>;
   mine(count: number): Promise<{ readonly headBlock: number; readonly solidifiedBlock: number }>;
   reorg(depth: number): Promise<{ readonly headBlock: number; readonly solidifiedBlock: number }>;
-  faucet(address: TronAddress, amounts: { readonly trxSun?: bigint; readonly usdt?: bigint }): Promise<SimulatorBalances>;
+  faucet(
+    address: TronAddress,
+    amounts: { readonly trxSun?: bigint; readonly usdt?: bigint },
+  ): Promise<SimulatorBalances>;
   /** The next USDT transfer to `address` ends so, once; `null` disarms. */
   armNextTransfer(address: TronAddress, outcome: NextTransferOutcome | null): Promise<void>;
   /** Every sun of the account's TRX is gone; returns how much it was. */
@@ -63,7 +72,9 @@ export function createSimulatorControl(url: string, options: { readonly timeoutM
         signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       });
     } catch (error) {
-      throw new SimulatorUnreachable(`the simulated chain at ${base} did not answer: ${(error as Error).message}`, { cause: error });
+      throw new SimulatorUnreachable(`the simulated chain at ${base} did not answer: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     const text = await response.text();
     let json: unknown;
@@ -72,12 +83,20 @@ export function createSimulatorControl(url: string, options: { readonly timeoutM
     } catch {
       json = undefined;
     }
-    const answer = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
-    if (response.status === 400 && typeof answer?.['message'] === 'string') throw new SimulatorRefusal(answer['message']);
-    if (response.status !== 200 || !answer) throw new SimulatorUnreachable(`${base} is not a simulated chain's control surface (HTTP ${response.status} on ${path})`);
+    const answer =
+      json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+    if (response.status === 400 && typeof answer?.['message'] === 'string')
+      throw new SimulatorRefusal(answer['message']);
+    if (response.status !== 200 || !answer)
+      throw new SimulatorUnreachable(
+        `${base} is not a simulated chain's control surface (HTTP ${response.status} on ${path})`,
+      );
     return answer;
   };
-  const blocks = (answer: Record<string, unknown>) => ({ headBlock: Number(answer['head_block']), solidifiedBlock: Number(answer['solidified_block']) });
+  const blocks = (answer: Record<string, unknown>) => ({
+    headBlock: Number(answer['head_block']),
+    solidifiedBlock: Number(answer['solidified_block']),
+  });
   const balances = (answer: Record<string, unknown>): SimulatorBalances => ({
     activated: answer['activated'] === true,
     trxSun: BigInt(String(answer['trx_sun'])),
@@ -88,11 +107,19 @@ export function createSimulatorControl(url: string, options: { readonly timeoutM
     url: base,
     async info() {
       const answer = await call('info', {});
-      return { ...blocks(answer), usdtContract: answer['usdt_contract'] as TronAddress, payers: answer['payers'] as TronAddress[] };
+      return {
+        ...blocks(answer),
+        usdtContract: answer['usdt_contract'] as TronAddress,
+        payers: answer['payers'] as TronAddress[],
+      };
     },
     balances: async (address) => balances(await call('balances', { address })),
     async sendUsdt(request) {
-      const answer = await call('send_usdt', { to: request.to, amount: String(request.amount), ...(request.from === undefined ? {} : { from: request.from }) });
+      const answer = await call('send_usdt', {
+        to: request.to,
+        amount: String(request.amount),
+        ...(request.from === undefined ? {} : { from: request.from }),
+      });
       return answer['result'] === true
         ? { result: true, txId: String(answer['txid']) }
         : { result: false, code: String(answer['code']), message: String(answer['message']) };
@@ -100,7 +127,9 @@ export function createSimulatorControl(url: string, options: { readonly timeoutM
     mine: async (count) => blocks(await call('mine', { count })),
     reorg: async (depth) => blocks(await call('reorg', { depth })),
     faucet: async (address, amounts) =>
-      balances(await call('faucet', { address, trx_sun: String(amounts.trxSun ?? 0n), usdt: String(amounts.usdt ?? 0n) })),
+      balances(
+        await call('faucet', { address, trx_sun: String(amounts.trxSun ?? 0n), usdt: String(amounts.usdt ?? 0n) }),
+      ),
     async armNextTransfer(address, outcome) {
       await call('next_transfer', { address, outcome });
     },

@@ -11,7 +11,14 @@
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron/address.ts';
 import { TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
-import { addressFromWord, BALANCE_OF_SELECTOR, decodeTransferCalldata, IS_BLACKLISTED_SELECTOR, TRANSFER_SELECTOR, uint256Word } from '../tron/trc20-usdt.ts';
+import {
+  addressFromWord,
+  BALANCE_OF_SELECTOR,
+  decodeTransferCalldata,
+  IS_BLACKLISTED_SELECTOR,
+  TRANSFER_SELECTOR,
+  uint256Word,
+} from '../tron/trc20-usdt.ts';
 import { broadcastTransactionJson } from './broadcast-json.ts';
 import type { NodeFaults, RateLimitSettings } from './node-faults.ts';
 import {
@@ -67,37 +74,48 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     const wanted = toNumber(number);
     return wanted !== undefined && wanted <= limit ? chain.block(wanted) : undefined;
   };
-  const logOptions = () => (faults.settings.foreignLogContract ? { logContract: faults.settings.foreignLogContract } : {});
+  const logOptions = () =>
+    faults.settings.foreignLogContract ? { logContract: faults.settings.foreignLogContract } : {};
 
-  const nowBlock = (solid: boolean): Route => () => {
-    if (faults.settings.emptyNowBlock) return {};
-    return shownBlock(solid ? chain.block(visibleSolidNumber())! : visibleHead());
-  };
-  const blockByNum = (solid: boolean): Route => (body) => {
-    const block = blockUpTo(body['num'], solid ? visibleSolidNumber() : visibleHead().number);
-    return block ? shownBlock(block) : {};
-  };
-  const infosByBlockNum = (solid: boolean): Route => (body) => {
-    const number = toNumber(body['num']);
-    if (number === undefined || number <= 0) return {};
-    const block = blockUpTo(number, solid ? visibleSolidNumber() : visibleHead().number);
-    if (!block || !servesResults()) return [];
-    return block.transactions.map((included) => transactionInfoJson(included, block, logOptions()));
-  };
+  const nowBlock =
+    (solid: boolean): Route =>
+    () => {
+      if (faults.settings.emptyNowBlock) return {};
+      return shownBlock(solid ? chain.block(visibleSolidNumber())! : visibleHead());
+    };
+  const blockByNum =
+    (solid: boolean): Route =>
+    (body) => {
+      const block = blockUpTo(body['num'], solid ? visibleSolidNumber() : visibleHead().number);
+      return block ? shownBlock(block) : {};
+    };
+  const infosByBlockNum =
+    (solid: boolean): Route =>
+    (body) => {
+      const number = toNumber(body['num']);
+      if (number === undefined || number <= 0) return {};
+      const block = blockUpTo(number, solid ? visibleSolidNumber() : visibleHead().number);
+      if (!block || !servesResults()) return [];
+      return block.transactions.map((included) => transactionInfoJson(included, block, logOptions()));
+    };
   const located = (body: Body, solid: boolean) => {
     const txId = typeof body['value'] === 'string' ? body['value'].toLowerCase() : '';
     const found = chain.findTransaction(txId);
     const limit = solid ? visibleSolidNumber() : visibleHead().number;
     return found && found.block.number <= limit ? found : undefined;
   };
-  const infoById = (solid: boolean): Route => (body) => {
-    const found = servesResults() ? located(body, solid) : undefined;
-    return found ? transactionInfoJson(found.transaction, found.block, logOptions()) : {};
-  };
-  const transactionById = (solid: boolean): Route => (body) => {
-    const found = faults.settings.hideTransactions ? undefined : located(body, solid);
-    return found ? blockTransactionJson(found.transaction) : {};
-  };
+  const infoById =
+    (solid: boolean): Route =>
+    (body) => {
+      const found = servesResults() ? located(body, solid) : undefined;
+      return found ? transactionInfoJson(found.transaction, found.block, logOptions()) : {};
+    };
+  const transactionById =
+    (solid: boolean): Route =>
+    (body) => {
+      const found = faults.settings.hideTransactions ? undefined : located(body, solid);
+      return found ? blockTransactionJson(found.transaction) : {};
+    };
 
   const getBlock: Route = (body) => {
     const idOrNum = body['id_or_num'];
@@ -108,17 +126,19 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     return block && block.number <= visibleHead().number ? shownBlock(block, { detail }) : {};
   };
 
-  const account = (solid: boolean): Route => (body) => {
-    const address = addressOf(body['address']);
-    const state = address ? chain.state.account(address) : undefined;
-    if (!address || !state) return {};
-    const bandwidthUsed = chain.state.freeBandwidthUsed(state, chain.nowMs);
-    if (!solid) return accountJson(address, state, bandwidthUsed);
-    const above = changesAboveSolidified(chain, address);
-    // An account the unsolidified blocks created does not exist yet at the solidified block.
-    if (above.created) return {};
-    return accountJson(address, { ...state, balanceSun: state.balanceSun - above.trxSun }, bandwidthUsed);
-  };
+  const account =
+    (solid: boolean): Route =>
+    (body) => {
+      const address = addressOf(body['address']);
+      const state = address ? chain.state.account(address) : undefined;
+      if (!address || !state) return {};
+      const bandwidthUsed = chain.state.freeBandwidthUsed(state, chain.nowMs);
+      if (!solid) return accountJson(address, state, bandwidthUsed);
+      const above = changesAboveSolidified(chain, address);
+      // An account the unsolidified blocks created does not exist yet at the solidified block.
+      if (above.created) return {};
+      return accountJson(address, { ...state, balanceSun: state.balanceSun - above.trxSun }, bandwidthUsed);
+    };
   const accountResource: Route = (body) => {
     const address = addressOf(body['address']);
     const state = address ? chain.state.account(address) : undefined;
@@ -126,37 +146,44 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     return accountResourceJson(chain.parameters, chain.state.freeBandwidthUsed(state, chain.nowMs));
   };
 
-  const constantCall = (estimate: boolean, solid = false): Route => (body) => {
-    const contract = addressOf(body['contract_address']);
-    const owner = addressOf(body['owner_address']);
-    if (contract !== chain.parameters.usdtContract) {
-      return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexText('No contract or not a valid smart contract') } };
-    }
-    const selector = typeof body['function_selector'] === 'string' ? body['function_selector'].replace(/\s+/g, '') : undefined;
-    const parameter = typeof body['parameter'] === 'string' ? body['parameter'] : '';
-    const data = typeof body['data'] === 'string' ? body['data'] : undefined;
-    const usdtBalanceOf = solid ? (holder: TronAddress) => chain.state.usdtBalance(holder) - changesAboveSolidified(chain, holder).usdt : (holder: TronAddress) => chain.state.usdtBalance(holder);
-    const outcome = runView(chain, selector, parameter, data, owner, usdtBalanceOf);
-    const seed = JSON.stringify([selector ?? data ?? '', parameter, owner ?? '', chain.head.id]);
-    if (outcome.kind === 'revert') {
+  const constantCall =
+    (estimate: boolean, solid = false): Route =>
+    (body) => {
+      const contract = addressOf(body['contract_address']);
+      const owner = addressOf(body['owner_address']);
+      if (contract !== chain.parameters.usdtContract) {
+        return {
+          result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexText('No contract or not a valid smart contract') },
+        };
+      }
+      const selector =
+        typeof body['function_selector'] === 'string' ? body['function_selector'].replace(/\s+/g, '') : undefined;
+      const parameter = typeof body['parameter'] === 'string' ? body['parameter'] : '';
+      const data = typeof body['data'] === 'string' ? body['data'] : undefined;
+      const usdtBalanceOf = solid
+        ? (holder: TronAddress) => chain.state.usdtBalance(holder) - changesAboveSolidified(chain, holder).usdt
+        : (holder: TronAddress) => chain.state.usdtBalance(holder);
+      const outcome = runView(chain, selector, parameter, data, owner, usdtBalanceOf);
+      const seed = JSON.stringify([selector ?? data ?? '', parameter, owner ?? '', chain.head.id]);
+      if (outcome.kind === 'revert') {
+        return {
+          result: { code: 'CONTRACT_EXE_ERROR', message: hexText('REVERT opcode executed') },
+          energy_used: CONSTANT_CALL_ENERGY,
+          constant_result: [''],
+          transaction: constantCallTransactionJson(seed, 'FAILED'),
+        };
+      }
+      if (estimate) return { result: { result: true }, energy_required: outcome.energy };
+      // TransactionExtention: energy_used includes the dynamic energy penalty, energy_penalty (field 8) is that part.
+      const penalty = outcome.penalty ?? 0;
       return {
-        result: { code: 'CONTRACT_EXE_ERROR', message: hexText('REVERT opcode executed') },
-        energy_used: CONSTANT_CALL_ENERGY,
-        constant_result: [''],
-        transaction: constantCallTransactionJson(seed, 'FAILED'),
+        result: { result: true },
+        energy_used: outcome.energy,
+        constant_result: [outcome.word],
+        ...(penalty > 0 ? { energy_penalty: penalty } : {}),
+        transaction: constantCallTransactionJson(seed, 'ok'),
       };
-    }
-    if (estimate) return { result: { result: true }, energy_required: outcome.energy };
-    // TransactionExtention: energy_used includes the dynamic energy penalty, energy_penalty (field 8) is that part.
-    const penalty = outcome.penalty ?? 0;
-    return {
-      result: { result: true },
-      energy_used: outcome.energy,
-      constant_result: [outcome.word],
-      ...(penalty > 0 ? { energy_penalty: penalty } : {}),
-      transaction: constantCallTransactionJson(seed, 'ok'),
     };
-  };
 
   // GetContractInfoServlet: `{}` for an address with no contract (Wallet.getContractInfo returns null).
   const contractInfo: Route = (body) => {
@@ -167,13 +194,19 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
   const answerBroadcast = (outcome: BroadcastOutcome) =>
     outcome.result
       ? { result: true, txid: outcome.txId }
-      : { result: false, code: outcome.code, ...(outcome.txId ? { txid: outcome.txId } : {}), message: hexText(outcome.message) };
+      : {
+          result: false,
+          code: outcome.code,
+          ...(outcome.txId ? { txid: outcome.txId } : {}),
+          message: hexText(outcome.message),
+        };
   const busy = () => ({ result: false, code: 'SERVER_BUSY', message: hexText('Server busy.') });
 
   const broadcastHex: Route = (body) => {
     if (faults.take('serverBusy')) return busy();
     const hex = body['transaction'];
-    if (typeof hex !== 'string' || hex.length > 2 * TRANSACTION_MAX_BYTES + 2) return { result: false, code: 'OTHER_ERROR', message: hexText('transaction is missing') };
+    if (typeof hex !== 'string' || hex.length > 2 * TRANSACTION_MAX_BYTES + 2)
+      return { result: false, code: 'OTHER_ERROR', message: hexText('transaction is missing') };
     return answerBroadcast(chain.broadcastHex(hex, { neverInclude: faults.take('neverInclude') }));
   };
   const broadcastJson: Route = (body) => {
@@ -226,15 +259,26 @@ function rateLimitedAnswer(limit: RateLimitSettings): NodeAnswer {
   const suspendSeconds = limit.suspendSeconds ?? 0;
   switch (limit.answer ?? 'http429') {
     case 'http429':
-      return { status: 429, text: 'Too Many Requests', headers: { 'retry-after': String(Math.max(1, suspendSeconds)) } };
+      return {
+        status: 429,
+        text: 'Too Many Requests',
+        headers: { 'retry-after': String(Math.max(1, suspendSeconds)) },
+      };
     case 'trongrid':
-      return { status: 403, json: { Error: `The key exceeds the frequency limit(${limit.requestsPerSecond}), and the query server is suspended for ${suspendSeconds}s` } };
+      return {
+        status: 403,
+        json: {
+          Error: `The key exceeds the frequency limit(${limit.requestsPerSecond}), and the query server is suspended for ${suspendSeconds}s`,
+        },
+      };
     case 'java-tron':
       return { status: 200, json: { Error: 'class java.lang.IllegalAccessException : lack of computing resources' } };
   }
 }
 
-type ViewOutcome = { readonly kind: 'ok'; readonly word: string; readonly energy: number; readonly penalty?: number } | { readonly kind: 'revert' };
+type ViewOutcome =
+  | { readonly kind: 'ok'; readonly word: string; readonly energy: number; readonly penalty?: number }
+  | { readonly kind: 'revert' };
 
 /** The USDT contract's view functions, and a dry run of transfer (its energy). */
 function runView(
@@ -253,18 +297,23 @@ function runView(
   switch (name) {
     case 'balanceOf(address)': {
       const holder = args.length === 32 ? addressFromWord(args) : undefined;
-      return holder ? { kind: 'ok', word: word(usdtBalanceOf(holder)), energy: CONSTANT_CALL_ENERGY } : { kind: 'revert' };
+      return holder
+        ? { kind: 'ok', word: word(usdtBalanceOf(holder)), energy: CONSTANT_CALL_ENERGY }
+        : { kind: 'revert' };
     }
     case 'decimals()':
       return { kind: 'ok', word: word(BigInt(chain.parameters.usdtDecimals)), energy: CONSTANT_CALL_ENERGY };
     // TetherToken's `mapping (address => bool) public isBlackListed`: 1 for a listed address, else 0.
     case 'isBlackListed(address)': {
       const holder = args.length === 32 ? addressFromWord(args) : undefined;
-      return holder ? { kind: 'ok', word: word(chain.state.usdtBlacklist.has(holder) ? 1n : 0n), energy: CONSTANT_CALL_ENERGY } : { kind: 'revert' };
+      return holder
+        ? { kind: 'ok', word: word(chain.state.usdtBlacklist.has(holder) ? 1n : 0n), energy: CONSTANT_CALL_ENERGY }
+        : { kind: 'revert' };
     }
     case 'transfer(address,uint256)': {
       const call = decodeTransferCalldata(Uint8Array.from([...TRANSFER_SELECTOR, ...args]));
-      if (!call.ok || !owner || revertReason(chain.state, owner, call.to, call.amount) !== null) return { kind: 'revert' };
+      if (!call.ok || !owner || revertReason(chain.state, owner, call.to, call.amount) !== null)
+        return { kind: 'revert' };
       const energy = transferEnergy(chain.state, chain.parameters, call.to);
       return { kind: 'ok', word: word(1n), energy, penalty: penaltyPart(energy, chain.state.usdtEnergyFactor) };
     }
@@ -281,7 +330,10 @@ function runView(
  * from the head, and a stuck node (faults) shows the chain's solidified balances:
  * journals below the chain's solidified block are not kept.
  */
-function changesAboveSolidified(chain: SimulatedChain, address: TronAddress): { usdt: bigint; trxSun: bigint; created: boolean } {
+function changesAboveSolidified(
+  chain: SimulatedChain,
+  address: TronAddress,
+): { usdt: bigint; trxSun: bigint; created: boolean } {
   const changes = { usdt: 0n, trxSun: 0n, created: false };
   for (let number = chain.solidNumber + 1; number <= chain.head.number; number += 1) {
     for (const entry of chain.block(number)?.journal ?? []) {

@@ -81,7 +81,11 @@ export class NodeFaults {
   set(settings: NodeFaultSettings): void {
     this.#settings = { ...this.#settings, ...settings };
     if ('rateLimit' in settings && settings.rateLimit) {
-      this.#bucket = { tokens: settings.rateLimit.burst ?? settings.rateLimit.requestsPerSecond, refilledAtMs: this.#now(), suspendedUntilMs: 0 };
+      this.#bucket = {
+        tokens: settings.rateLimit.burst ?? settings.rateLimit.requestsPerSecond,
+        refilledAtMs: this.#now(),
+        suspendedUntilMs: 0,
+      };
     }
   }
 

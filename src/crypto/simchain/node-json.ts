@@ -20,7 +20,11 @@ function int64Json(value: bigint): number | bigint {
   return Number.isSafeInteger(asNumber) ? asNumber : value;
 }
 
-export function blockJson(block: SimulatedBlock, witnessHex: string, options: { readonly detail?: boolean } = {}): Record<string, unknown> {
+export function blockJson(
+  block: SimulatedBlock,
+  witnessHex: string,
+  options: { readonly detail?: boolean } = {},
+): Record<string, unknown> {
   const rawData: Record<string, unknown> = {};
   // java-tron leaves zero fields out: the genesis block has no number.
   if (block.number !== 0) rawData['number'] = block.number;
@@ -31,9 +35,13 @@ export function blockJson(block: SimulatedBlock, witnessHex: string, options: { 
   rawData['timestamp'] = block.timestampMs;
   const json: Record<string, unknown> = {
     blockID: block.id,
-    block_header: { raw_data: rawData, witness_signature: bytesToHex(sha256(utf8ToBytes(`witness signature\0${block.id}`))).repeat(2) + '00' },
+    block_header: {
+      raw_data: rawData,
+      witness_signature: bytesToHex(sha256(utf8ToBytes(`witness signature\0${block.id}`))).repeat(2) + '00',
+    },
   };
-  if ((options.detail ?? true) && block.transactions.length > 0) json['transactions'] = block.transactions.map(blockTransactionJson);
+  if ((options.detail ?? true) && block.transactions.length > 0)
+    json['transactions'] = block.transactions.map(blockTransactionJson);
   return json;
 }
 
@@ -50,7 +58,11 @@ export function blockTransactionJson(included: IncludedTransaction): Record<stri
 }
 
 /** A TransactionInfo (gettransactioninfobyid, and each element of gettransactioninfobyblocknum). */
-export function transactionInfoJson(included: IncludedTransaction, block: SimulatedBlock, options: { readonly logContract?: TronAddress } = {}): Record<string, unknown> {
+export function transactionInfoJson(
+  included: IncludedTransaction,
+  block: SimulatedBlock,
+  options: { readonly logContract?: TronAddress } = {},
+): Record<string, unknown> {
   const { receipt, transaction } = included;
   const receiptJson: Record<string, unknown> = {};
   if (receipt.energyFeeSun > 0n) receiptJson['energy_fee'] = int64Json(receipt.energyFeeSun);
@@ -70,7 +82,11 @@ export function transactionInfoJson(included: IncludedTransaction, block: Simula
   if (!trx) info['contract_address'] = tronAddressToHex(transaction.raw.contractAddress);
   info['receipt'] = receiptJson;
   if (receipt.logs.length > 0) {
-    info['log'] = receipt.logs.map((log) => ({ address: logAddressHex(options.logContract ?? log.contract), topics: log.topics, data: log.data }));
+    info['log'] = receipt.logs.map((log) => ({
+      address: logAddressHex(options.logContract ?? log.contract),
+      topics: log.topics,
+      data: log.data,
+    }));
   }
   if (receipt.result !== 'SUCCESS') {
     info['result'] = 'FAILED';
@@ -79,7 +95,11 @@ export function transactionInfoJson(included: IncludedTransaction, block: Simula
   return info;
 }
 
-export function accountJson(address: TronAddress, account: AccountState, freeBandwidthUsed: number): Record<string, unknown> {
+export function accountJson(
+  address: TronAddress,
+  account: AccountState,
+  freeBandwidthUsed: number,
+): Record<string, unknown> {
   const json: Record<string, unknown> = { address: tronAddressToHex(address) };
   if (account.balanceSun > 0n) json['balance'] = int64Json(account.balanceSun);
   json['create_time'] = account.createTimeMs;
@@ -89,7 +109,11 @@ export function accountJson(address: TronAddress, account: AccountState, freeBan
   }
   json['net_window_size'] = 28_800;
   json['account_resource'] = { energy_window_size: 28_800 };
-  json['owner_permission'] = { permission_name: 'owner', threshold: 1, keys: [{ address: tronAddressToHex(address), weight: 1 }] };
+  json['owner_permission'] = {
+    permission_name: 'owner',
+    threshold: 1,
+    keys: [{ address: tronAddressToHex(address), weight: 1 }],
+  };
   json['active_permission'] = [
     {
       type: 'Active',
@@ -148,14 +172,24 @@ export function contractInfoJson(contract: TronAddress, energyFactor: number): R
   if (energyFactor > 0) contractState['energy_factor'] = energyFactor;
   const deployer = `41${bytesToHex(sha256(utf8ToBytes(`deployer\0${contract}`))).slice(0, 40)}`;
   return {
-    smart_contract: { origin_address: deployer, contract_address: tronAddressToHex(contract), consume_user_resource_percent: 100, name: 'TetherToken', origin_energy_limit: 10_000_000 },
+    smart_contract: {
+      origin_address: deployer,
+      contract_address: tronAddressToHex(contract),
+      consume_user_resource_percent: 100,
+      name: 'TetherToken',
+      origin_energy_limit: 10_000_000,
+    },
     contract_state: contractState,
   };
 }
 
 /** The transaction part of a triggerconstantcontract answer (never to be signed: no fee_limit). */
 export function constantCallTransactionJson(txIdSeed: string, ret: 'ok' | 'FAILED'): Record<string, unknown> {
-  return { ret: [ret === 'ok' ? {} : { ret: 'FAILED' }], visible: false, txID: bytesToHex(sha256(utf8ToBytes(`constant call\0${txIdSeed}`))) };
+  return {
+    ret: [ret === 'ok' ? {} : { ret: 'FAILED' }],
+    visible: false,
+    txID: bytesToHex(sha256(utf8ToBytes(`constant call\0${txIdSeed}`))),
+  };
 }
 
 export function hexText(text: string): string {

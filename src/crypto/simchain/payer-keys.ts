@@ -16,5 +16,8 @@ export interface PayerKey {
 export function payerKeys(seed: string, count: number): PayerKey[] {
   const mnemonic = entropyToMnemonic(sha256(utf8ToBytes(`paygate simulated chain payers\0${seed}`)), english);
   const key = signingKeyFromMnemonic(mnemonic);
-  return Array.from({ length: count }, (_, index) => ({ address: key.address(index), privateKey: key.privateKey(index) }));
+  return Array.from({ length: count }, (_, index) => ({
+    address: key.address(index),
+    privateKey: key.privateKey(index),
+  }));
 }

@@ -8,14 +8,19 @@ import { SimulatedChain, type ChainSnapshot } from './simulated-chain.ts';
 const BIGINT_TEXT = /^-?\d+n$/;
 
 export async function saveChain(chain: SimulatedChain, file: string): Promise<void> {
-  const text = JSON.stringify(chain.snapshot(), (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value));
+  const text = JSON.stringify(chain.snapshot(), (_key, value: unknown) =>
+    typeof value === 'bigint' ? `${value}n` : value,
+  );
   const temporary = `${file}.${process.pid}.tmp`;
   await writeFile(temporary, text, { mode: 0o600 });
   await rename(temporary, file);
 }
 
 /** The saved chain, or undefined when the file does not exist yet. */
-export async function loadChain(file: string, options: { readonly seed: string; readonly parameters?: Partial<ChainParameters> }): Promise<SimulatedChain | undefined> {
+export async function loadChain(
+  file: string,
+  options: { readonly seed: string; readonly parameters?: Partial<ChainParameters> },
+): Promise<SimulatedChain | undefined> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -23,6 +28,12 @@ export async function loadChain(file: string, options: { readonly seed: string; 
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  const snapshot = JSON.parse(text, (_key, value: unknown) => (typeof value === 'string' && BIGINT_TEXT.test(value) ? BigInt(value.slice(0, -1)) : value)) as ChainSnapshot;
-  return new SimulatedChain({ seed: options.seed, ...(options.parameters ? { parameters: options.parameters } : {}), restore: snapshot });
+  const snapshot = JSON.parse(text, (_key, value: unknown) =>
+    typeof value === 'string' && BIGINT_TEXT.test(value) ? BigInt(value.slice(0, -1)) : value,
+  ) as ChainSnapshot;
+  return new SimulatedChain({
+    seed: options.seed,
+    ...(options.parameters ? { parameters: options.parameters } : {}),
+    restore: snapshot,
+  });
 }

@@ -39,7 +39,8 @@ export class PrunedBlockIds {
   /** The next pruned block: numbers arrive in order, one after another. */
   push(number: number, id: string): void {
     if (this.#count === 0) this.#first = number;
-    else if (number !== this.#first + this.#count) throw new Error(`pruned block ${number} out of order (expected ${this.#first + this.#count})`);
+    else if (number !== this.#first + this.#count)
+      throw new Error(`pruned block ${number} out of order (expected ${this.#first + this.#count})`);
     if (this.#count === this.#slots && this.#slots < this.#capacity) this.#grow();
     if (this.#count === this.#capacity) {
       this.#first += 1;

@@ -16,8 +16,12 @@ export interface SignaturePool {
 }
 
 export function createSignaturePool(size: number, options: { readonly unref?: boolean } = {}): SignaturePool {
-  if (!Number.isSafeInteger(size) || size < 1 || size > 64) throw new RangeError(`signature workers must be 1..64, got ${size}`);
-  const pending = new Map<number, { resolve: (signer: TronAddress | undefined) => void; reject: (error: Error) => void }>();
+  if (!Number.isSafeInteger(size) || size < 1 || size > 64)
+    throw new RangeError(`signature workers must be 1..64, got ${size}`);
+  const pending = new Map<
+    number,
+    { resolve: (signer: TronAddress | undefined) => void; reject: (error: Error) => void }
+  >();
   let nextId = 0;
   let closed = false;
   const owner = new Map<number, Worker>();

@@ -16,6 +16,9 @@ export interface RecoveryReply {
 }
 
 parentPort?.on('message', (request: RecoveryRequest) => {
-  const reply: RecoveryReply = { id: request.id, signers: request.items.map((item) => recoverSignerAddress(item.txId, item.signature) ?? null) };
+  const reply: RecoveryReply = {
+    id: request.id,
+    signers: request.items.map((item) => recoverSignerAddress(item.txId, item.signature) ?? null),
+  };
   parentPort!.postMessage(reply);
 });

@@ -17,7 +17,14 @@ import { chainParameters, checkEnergyFactor, type ChainParameters } from './chai
 import { ChainState, type AccountState, type JournalEntry, type NextTransferOutcome } from './chain-state.ts';
 import { payerKeys, type PayerKey } from './payer-keys.ts';
 import { PrunedBlockIds } from './pruned-history.ts';
-import { checkIntake, decodeIncoming, incomingOf, type IncomingTransaction, type IntakeRefusal, type IntakeView } from './transaction-intake.ts';
+import {
+  checkIntake,
+  decodeIncoming,
+  incomingOf,
+  type IncomingTransaction,
+  type IntakeRefusal,
+  type IntakeView,
+} from './transaction-intake.ts';
 import { executeInBlock, executeTrxTransferInBlock, type Receipt } from './usdt-execution.ts';
 import { decodeChainTransaction, isTrxTransfer, type ChainTransaction } from './chain-transaction.ts';
 
@@ -36,7 +43,9 @@ export interface SimulatedBlock {
   readonly journal: readonly JournalEntry[];
 }
 
-export type BroadcastOutcome = { readonly result: true; readonly txId: string } | ({ readonly result: false; readonly txId?: string } & IntakeRefusal);
+export type BroadcastOutcome =
+  | { readonly result: true; readonly txId: string }
+  | ({ readonly result: false; readonly txId?: string } & IntakeRefusal);
 
 export interface SimulatedChainOptions {
   /** Everything random (block hashes, payer keys) derives from it. */
@@ -132,7 +141,8 @@ export class SimulatedChain {
     }
     const genesisParent = bytesToHex(sha256(utf8ToBytes(`genesis parent\0${this.seed}`)));
     this.#blocks.push(this.#sealBlock(0, genesisParent, this.parameters.genesisTimestampMs, [], []));
-    for (const payer of this.payers) this.faucet(payer.address, { trxSun: this.parameters.payerTrxSun, usdt: this.parameters.payerUsdt });
+    for (const payer of this.payers)
+      this.faucet(payer.address, { trxSun: this.parameters.payerTrxSun, usdt: this.parameters.payerUsdt });
   }
 
   // ---- clock and blocks ----
@@ -164,8 +174,18 @@ export class SimulatedChain {
   }
 
   /** What the chain holds in memory (tests check it stays bounded). */
-  get retained(): { readonly blocksWithBodies: number; readonly prunedIds: number; readonly transactionsIndexed: number; readonly recent: number } {
-    return { blocksWithBodies: this.#blocks.length, prunedIds: this.#prunedIds.size, transactionsIndexed: this.#onChain.size, recent: this.#recent.size };
+  get retained(): {
+    readonly blocksWithBodies: number;
+    readonly prunedIds: number;
+    readonly transactionsIndexed: number;
+    readonly recent: number;
+  } {
+    return {
+      blocksWithBodies: this.#blocks.length,
+      prunedIds: this.#prunedIds.size,
+      transactionsIndexed: this.#onChain.size,
+      recent: this.#recent.size,
+    };
   }
 
   blockById(id: string): SimulatedBlock | undefined {
@@ -239,7 +259,13 @@ export class SimulatedChain {
     }
   }
 
-  #sealBlock(number: number, parentId: string, timestampMs: number, transactions: IncludedTransaction[], journal: JournalEntry[]): SimulatedBlock {
+  #sealBlock(
+    number: number,
+    parentId: string,
+    timestampMs: number,
+    transactions: IncludedTransaction[],
+    journal: JournalEntry[],
+  ): SimulatedBlock {
     const numberBytes = new Uint8Array(8);
     new DataView(numberBytes.buffer).setBigUint64(0, BigInt(number));
     const hash = sha256(
@@ -250,7 +276,14 @@ export class SimulatedChain {
         ...transactions.map((transaction) => hexToBytes(transaction.transaction.txId)),
       ),
     );
-    return { number, id: bytesToHex(numberBytes) + bytesToHex(hash.subarray(8)), parentId, timestampMs, transactions, journal };
+    return {
+      number,
+      id: bytesToHex(numberBytes) + bytesToHex(hash.subarray(8)),
+      parentId,
+      timestampMs,
+      transactions,
+      journal,
+    };
   }
 
   // ---- transactions ----
@@ -265,14 +298,19 @@ export class SimulatedChain {
   broadcast(incoming: IncomingTransaction, options: { readonly neverInclude?: boolean } = {}): BroadcastOutcome {
     const txId = incoming.transaction.txId;
     // Wallet.broadcastTransaction: the recent cache and the pool size come first.
-    if (this.#recent.has(txId) || this.#onChain.has(txId)) return { result: false, txId, code: 'DUP_TRANSACTION_ERROR', message: 'Dup trans' };
-    if (this.#pool.length >= this.parameters.maxPendingTransactions) return { result: false, txId, code: 'SERVER_BUSY', message: 'Server busy.' };
+    if (this.#recent.has(txId) || this.#onChain.has(txId))
+      return { result: false, txId, code: 'DUP_TRANSACTION_ERROR', message: 'Dup trans' };
+    if (this.#pool.length >= this.parameters.maxPendingTransactions)
+      return { result: false, txId, code: 'SERVER_BUSY', message: 'Server busy.' };
     const refusal = checkIntake(this.#intakeView(), incoming);
     if (refusal) return { result: false, txId, ...refusal };
     this.#recent.set(txId, incoming.transaction.raw.expirationMs);
     // One-shot outcomes are armed for USDT transfers (a TRX top-up is never affected).
-    const call = isTrxTransfer(incoming.transaction) ? undefined : decodeTransferCalldata(incoming.transaction.raw.data);
-    const armedLoss = call?.ok === true && this.state.takeNextTransferOutcome(call.to, ['never_included']) !== undefined;
+    const call = isTrxTransfer(incoming.transaction)
+      ? undefined
+      : decodeTransferCalldata(incoming.transaction.raw.data);
+    const armedLoss =
+      call?.ok === true && this.state.takeNextTransferOutcome(call.to, ['never_included']) !== undefined;
     // A node that said SUCCESS and then lost it (docs/tron.md §1.4 point 3): it stays in the recent cache only.
     if (!options.neverInclude && !armedLoss) this.#pool.push(incoming);
     return { result: true, txId };
@@ -323,7 +361,9 @@ export class SimulatedChain {
   }
 
   /** Builds, signs (with the payer's key) and broadcasts a real USDT transfer through the node's intake. */
-  sendUsdt(options: SendUsdtOptions): BroadcastOutcome & { readonly transaction: SignedTransaction & { readonly bytes: Uint8Array } } {
+  sendUsdt(
+    options: SendUsdtOptions,
+  ): BroadcastOutcome & { readonly transaction: SignedTransaction & { readonly bytes: Uint8Array } } {
     const payer = this.#payer(options.from);
     const reference = options.referenceBlock === 'head' ? this.head : this.solidBlock;
     const signed = signTriggerSmartContract(
@@ -409,10 +449,18 @@ export class SimulatedChain {
    */
   reorg(depth: number, options: ReorgOptions = {}): { orphaned: SimulatedBlock[]; replacement: SimulatedBlock[] } {
     const newBlocks = options.newBlocks ?? depth;
-    if (!Number.isSafeInteger(depth) || depth < 1 || depth > this.parameters.solidityDepth || depth > this.head.number) {
-      throw new RangeError(`reorg depth must be 1..${Math.min(this.parameters.solidityDepth, this.head.number)} (never a solidified block), got ${depth}`);
+    if (
+      !Number.isSafeInteger(depth) ||
+      depth < 1 ||
+      depth > this.parameters.solidityDepth ||
+      depth > this.head.number
+    ) {
+      throw new RangeError(
+        `reorg depth must be 1..${Math.min(this.parameters.solidityDepth, this.head.number)} (never a solidified block), got ${depth}`,
+      );
     }
-    if (!Number.isSafeInteger(newBlocks) || newBlocks < 0 || newBlocks > 1_000) throw new RangeError(`reorg newBlocks: ${newBlocks}`);
+    if (!Number.isSafeInteger(newBlocks) || newBlocks < 0 || newBlocks > 1_000)
+      throw new RangeError(`reorg newBlocks: ${newBlocks}`);
     const orphaned = this.#blocks.splice(this.#blocks.length - depth, depth);
     for (const block of [...orphaned].reverse()) this.state.undo(block.journal);
     const orphanedTransactions = orphaned.flatMap((block) => block.transactions);
@@ -462,7 +510,10 @@ export class SimulatedChain {
         id: block.id,
         parentId: block.parentId,
         timestampMs: block.timestampMs,
-        transactions: block.transactions.map((included) => ({ hex: signedHex(included.transaction), receipt: included.receipt })),
+        transactions: block.transactions.map((included) => ({
+          hex: signedHex(included.transaction),
+          receipt: included.receipt,
+        })),
         journal: block.number > solid ? block.journal : [],
       })),
       pool: this.#pool.map((pending) => signedHex(pending.transaction)),
@@ -472,7 +523,8 @@ export class SimulatedChain {
   }
 
   #restore(snapshot: ChainSnapshot): void {
-    if (snapshot.version !== 1 || snapshot.seed !== this.seed) throw new Error('the saved chain is of another version or seed');
+    if (snapshot.version !== 1 || snapshot.seed !== this.seed)
+      throw new Error('the saved chain is of another version or seed');
     this.#nowMs = snapshot.nowMs;
     this.#forks = snapshot.forks;
     for (const [address, account] of snapshot.accounts) this.state.accounts.set(address, { ...account });
@@ -480,7 +532,8 @@ export class SimulatedChain {
     for (const address of snapshot.usdtBlacklist) this.state.usdtBlacklist.add(address);
     this.state.usdtPaused = snapshot.usdtPaused;
     if (snapshot.usdtEnergyFactor !== undefined) this.state.usdtEnergyFactor = snapshot.usdtEnergyFactor;
-    for (const [address, outcome] of snapshot.nextTransferOutcomes ?? []) this.state.nextTransferOutcomes.set(address, outcome);
+    for (const [address, outcome] of snapshot.nextTransferOutcomes ?? [])
+      this.state.nextTransferOutcomes.set(address, outcome);
     for (const block of snapshot.blocks) {
       const transactions = block.transactions.map(({ hex, receipt }) => ({ ...this.#decodeSaved(hex), receipt }));
       this.#blocks.push({ ...block, transactions });

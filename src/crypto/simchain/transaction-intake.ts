@@ -47,10 +47,20 @@ export interface IntakeView {
   recoverSigner?(txId: string, signature: Uint8Array): TronAddress | undefined;
 }
 
-export function decodeIncoming(parameters: ChainParameters, hex: string): { ok: true; incoming: IncomingTransaction } | { ok: false; refusal: IntakeRefusal } {
-  if (!/^(?:[0-9a-fA-F]{2})+$/.test(hex)) return { ok: false, refusal: { code: 'OTHER_ERROR', message: 'transaction is not hex' } };
+export function decodeIncoming(
+  parameters: ChainParameters,
+  hex: string,
+): { ok: true; incoming: IncomingTransaction } | { ok: false; refusal: IntakeRefusal } {
+  if (!/^(?:[0-9a-fA-F]{2})+$/.test(hex))
+    return { ok: false, refusal: { code: 'OTHER_ERROR', message: 'transaction is not hex' } };
   if (hex.length / 2 > TRANSACTION_MAX_BYTES) {
-    return { ok: false, refusal: { code: 'TOO_BIG_TRANSACTION_ERROR', message: `too big transaction, the size is ${hex.length / 2} bytes` } };
+    return {
+      ok: false,
+      refusal: {
+        code: 'TOO_BIG_TRANSACTION_ERROR',
+        message: `too big transaction, the size is ${hex.length / 2} bytes`,
+      },
+    };
   }
   const decoded = decodeChainTransaction(hexToBytes(hex));
   if (!decoded.ok) return { ok: false, refusal: { code: 'OTHER_ERROR', message: decoded.problem } };
@@ -63,7 +73,11 @@ export function incomingOf(parameters: ChainParameters, transaction: ChainTransa
 }
 
 /** null when a node would take it into its pool. */
-export function checkIntake(view: IntakeView, incoming: IncomingTransaction, options: { readonly skipDuplicateCheck?: boolean } = {}): IntakeRefusal | null {
+export function checkIntake(
+  view: IntakeView,
+  incoming: IncomingTransaction,
+  options: { readonly skipDuplicateCheck?: boolean } = {},
+): IntakeRefusal | null {
   const { transaction } = incoming;
   const { raw } = transaction;
   const { parameters } = view;
@@ -83,12 +97,17 @@ export function checkIntake(view: IntakeView, incoming: IncomingTransaction, opt
       message: `Transaction expiration time is ${raw.expirationMs}, but maximum is ${view.headTimestampMs + parameters.maxExpirationMs}`,
     };
   }
-  if (!options.skipDuplicateCheck && view.knows(transaction.txId)) return { code: 'DUP_TRANSACTION_ERROR', message: 'Dup trans' };
+  if (!options.skipDuplicateCheck && view.knows(transaction.txId))
+    return { code: 'DUP_TRANSACTION_ERROR', message: 'Dup trans' };
 
-  if (transaction.signatures.length !== 1) return { code: 'SIGERROR', message: 'Validate signature error: only one signature is supported' };
+  if (transaction.signatures.length !== 1)
+    return { code: 'SIGERROR', message: 'Validate signature error: only one signature is supported' };
   const signer = (view.recoverSigner ?? recoverSignerAddress)(transaction.txId, transaction.signatures[0]!);
   if (signer !== raw.ownerAddress) {
-    return { code: 'SIGERROR', message: `Validate signature error: ${transaction.txId} is signed by ${signer ?? 'an unrecoverable key'} but it is not contained of permission.` };
+    return {
+      code: 'SIGERROR',
+      message: `Validate signature error: ${transaction.txId} is signed by ${signer ?? 'an unrecoverable key'} but it is not contained of permission.`,
+    };
   }
 
   if (isTrxTransfer(transaction)) return checkTrxTransfer(view, incoming, transaction.raw);
@@ -104,19 +123,36 @@ export function checkIntake(view: IntakeView, incoming: IncomingTransaction, opt
   }
   if (call.callValueSun !== 0n) return { code: 'CONTRACT_VALIDATE_ERROR', message: 'the USDT contract is not payable' };
 
-  const bandwidth = bandwidthCharge(view.state, parameters, raw.ownerAddress, incoming.sizeBytes, view.headTimestampMs + parameters.blockIntervalMs);
+  const bandwidth = bandwidthCharge(
+    view.state,
+    parameters,
+    raw.ownerAddress,
+    incoming.sizeBytes,
+    view.headTimestampMs + parameters.blockIntervalMs,
+  );
   if (!bandwidth.ok) return { code: 'BANDWITH_ERROR', message: bandwidth.reason };
   return null;
 }
 
 /** TransferContract (jt TransferActuator.validate, BandwidthProcessor): TRX moves, a new recipient costs the account-creation fees. */
-function checkTrxTransfer(view: IntakeView, incoming: IncomingTransaction, raw: TransferContractRaw): IntakeRefusal | null {
+function checkTrxTransfer(
+  view: IntakeView,
+  incoming: IncomingTransaction,
+  raw: TransferContractRaw,
+): IntakeRefusal | null {
   const { parameters, state } = view;
   const owner = state.account(raw.ownerAddress);
   if (!owner) return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Validate TransferContract error, no OwnerAccount.' };
   if (raw.amountSun <= 0n) return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Amount must be greater than 0.' };
-  if (raw.toAddress === raw.ownerAddress) return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Cannot transfer TRX to yourself.' };
-  const cost = trxTransferCost(state, parameters, raw, incoming.sizeBytes, view.headTimestampMs + parameters.blockIntervalMs);
+  if (raw.toAddress === raw.ownerAddress)
+    return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Cannot transfer TRX to yourself.' };
+  const cost = trxTransferCost(
+    state,
+    parameters,
+    raw,
+    incoming.sizeBytes,
+    view.headTimestampMs + parameters.blockIntervalMs,
+  );
   if (!cost.ok) return { code: 'BANDWITH_ERROR', message: cost.reason };
   if (owner.balanceSun < raw.amountSun + cost.burnSun + cost.createFeeSun) {
     return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Validate TransferContract error, balance is not sufficient.' };
@@ -131,9 +167,13 @@ function checkTapos(view: IntakeView, refBlockBytes: Uint8Array, refBlockHash: U
   const number = view.headNumber - ((((view.headNumber - low16) % window) + window) % window);
   const id = number >= 0 ? view.blockId(number) : undefined;
   const refHex = bytesToHex(refBlockHash);
-  if (id === undefined) return { code: 'TAPOS_ERROR', message: `Tapos failed, block not found, ref block ${bytesToHex(refBlockBytes)}` };
+  if (id === undefined)
+    return { code: 'TAPOS_ERROR', message: `Tapos failed, block not found, ref block ${bytesToHex(refBlockBytes)}` };
   if (id.slice(16, 32) !== refHex) {
-    return { code: 'TAPOS_ERROR', message: `Tapos failed, different block hash, ${refHex}, ${id.slice(16, 32)} , recent block ${number}, head block ${view.headNumber}` };
+    return {
+      code: 'TAPOS_ERROR',
+      message: `Tapos failed, different block hash, ${refHex}, ${id.slice(16, 32)} , recent block ${number}, head block ${view.headNumber}`,
+    };
   }
   return null;
 }

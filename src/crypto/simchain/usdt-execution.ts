@@ -47,10 +47,18 @@ export interface Receipt {
   readonly contractResult: string;
 }
 
-export type BandwidthCharge = { readonly ok: true; readonly freeBytes: number; readonly burnSun: bigint } | { readonly ok: false; readonly reason: string };
+export type BandwidthCharge =
+  | { readonly ok: true; readonly freeBytes: number; readonly burnSun: bigint }
+  | { readonly ok: false; readonly reason: string };
 
 /** How a transaction of `bytes` would pay for its bandwidth now (checked at broadcast and again at inclusion). */
-export function bandwidthCharge(state: ChainState, parameters: ChainParameters, owner: TronAddress, bytes: number, atMs: number): BandwidthCharge {
+export function bandwidthCharge(
+  state: ChainState,
+  parameters: ChainParameters,
+  owner: TronAddress,
+  bytes: number,
+  atMs: number,
+): BandwidthCharge {
   const account = state.account(owner);
   if (!account) return { ok: false, reason: `account [${owner}] does not exist` };
   const freeLeft = parameters.freeBandwidthPerDay - state.freeBandwidthUsed(account, atMs);
@@ -60,7 +68,9 @@ export function bandwidthCharge(state: ChainState, parameters: ChainParameters, 
   return { ok: true, freeBytes: 0, burnSun };
 }
 
-export type TrxTransferCost = { readonly ok: true; readonly freeBytes: number; readonly burnSun: bigint; readonly createFeeSun: bigint } | { readonly ok: false; readonly reason: string };
+export type TrxTransferCost =
+  | { readonly ok: true; readonly freeBytes: number; readonly burnSun: bigint; readonly createFeeSun: bigint }
+  | { readonly ok: false; readonly reason: string };
 
 /**
  * What a TRX transfer costs its sender besides the amount: to an existing
@@ -68,20 +78,35 @@ export type TrxTransferCost = { readonly ok: true; readonly freeBytes: number; r
  * account-creation bandwidth burned (getCreateAccountFee; free bandwidth does
  * not pay for it) and the creation fee (getCreateNewAccountFeeInSystemContract).
  */
-export function trxTransferCost(state: ChainState, parameters: ChainParameters, raw: TransferContractRaw, bytes: number, atMs: number): TrxTransferCost {
+export function trxTransferCost(
+  state: ChainState,
+  parameters: ChainParameters,
+  raw: TransferContractRaw,
+  bytes: number,
+  atMs: number,
+): TrxTransferCost {
   if (state.account(raw.toAddress)) {
     const bandwidth = bandwidthCharge(state, parameters, raw.ownerAddress, bytes, atMs);
     return bandwidth.ok ? { ...bandwidth, createFeeSun: 0n } : bandwidth;
   }
   const owner = state.account(raw.ownerAddress);
   if (!owner) return { ok: false, reason: `account [${raw.ownerAddress}] does not exist` };
-  if (owner.balanceSun < parameters.createAccountFeeSun) return { ok: false, reason: 'Account resource insufficient error.' };
-  return { ok: true, freeBytes: 0, burnSun: parameters.createAccountFeeSun, createFeeSun: parameters.createNewAccountFeeSun };
+  if (owner.balanceSun < parameters.createAccountFeeSun)
+    return { ok: false, reason: 'Account resource insufficient error.' };
+  return {
+    ok: true,
+    freeBytes: 0,
+    burnSun: parameters.createAccountFeeSun,
+    createFeeSun: parameters.createNewAccountFeeSun,
+  };
 }
 
 /** Energy the transfer needs: more when the recipient holds no USDT yet (a new storage slot); the energy factor's penalty included. */
 export function transferEnergy(state: ChainState, parameters: ChainParameters, to: TronAddress): number {
-  return withEnergyFactor(state.usdtBalance(to) > 0n ? parameters.transferEnergyExistingHolder : parameters.transferEnergyNewHolder, state.usdtEnergyFactor);
+  return withEnergyFactor(
+    state.usdtBalance(to) > 0n ? parameters.transferEnergyExistingHolder : parameters.transferEnergyNewHolder,
+    state.usdtEnergyFactor,
+  );
 }
 
 /** java-tron VM.play: penalty = energy × (factor + 10,000) / 10,000 − energy, added to the energy (integer division). */
@@ -125,7 +150,11 @@ export function executeInBlock(
   const usableEnergy = Number(min(balanceSun / price, raw.feeLimitSun / price));
   const call = decodeTransferCalldata(raw.data);
   const armed = call.ok ? state.takeNextTransferOutcome(call.to, ['revert', 'out_of_energy'], journal) : undefined;
-  const refusal = !call.ok ? 'not a transfer(address,uint256) call' : armed === 'revert' ? 'armed to revert' : revertReason(state, owner, call.to, call.amount);
+  const refusal = !call.ok
+    ? 'not a transfer(address,uint256) call'
+    : armed === 'revert'
+      ? 'armed to revert'
+      : revertReason(state, owner, call.to, call.amount);
   // An armed OUT_OF_ENERGY needs more than the fee_limit allows: every usable unit is burned.
   const energyNeeded =
     armed === 'out_of_energy'

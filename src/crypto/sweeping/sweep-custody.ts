@@ -32,12 +32,16 @@ export interface AddressSweepSummary {
   readonly lastError: string | null;
 }
 
-export async function sweepSummaries(db: Db, options: { readonly addresses: readonly string[]; readonly thresholdMicro: bigint; readonly now: Date }): Promise<Map<string, AddressSweepSummary>> {
+export async function sweepSummaries(
+  db: Db,
+  options: { readonly addresses: readonly string[]; readonly thresholdMicro: bigint; readonly now: Date },
+): Promise<Map<string, AddressSweepSummary>> {
   const states = await repository.addressSweepStates(db, options.addresses);
   const summaries = new Map<string, AddressSweepSummary>();
   for (const row of states) {
     const unswept = row.final_micro > row.swept_micro ? row.final_micro - row.swept_micro : 0n;
-    const pendingMicro = row.in_flight_status === null ? 0n : (row.in_flight_amount_micro ?? row.in_flight_unswept_final_micro ?? 0n);
+    const pendingMicro =
+      row.in_flight_status === null ? 0n : (row.in_flight_amount_micro ?? row.in_flight_unswept_final_micro ?? 0n);
     let state: SweepState = 'idle';
     if (row.in_flight_status !== null) state = 'in_flight';
     else if (row.failures >= SWEEP_MAX_CONSECUTIVE_FAILURES) state = 'stuck_failed';

@@ -39,7 +39,13 @@ export interface SweepRetryPolicy {
  */
 export async function findSweepCandidates(
   db: Executor<SweepingTables>,
-  options: { readonly keyId: AddressKeyId; readonly thresholdMicro: bigint; readonly now: Date; readonly limit: number; readonly retry: SweepRetryPolicy },
+  options: {
+    readonly keyId: AddressKeyId;
+    readonly thresholdMicro: bigint;
+    readonly now: Date;
+    readonly limit: number;
+    readonly retry: SweepRetryPolicy;
+  },
 ): Promise<SweepCandidate[]> {
   const { keyId, thresholdMicro, now, limit, retry } = options;
   const result = await sql<SweepCandidate>`
@@ -80,7 +86,10 @@ export async function unsweptFinalMicro(db: Executor<SweepingTables>, address: s
   return result.rows[0]?.unswept_final_micro ?? 0n;
 }
 
-export async function insertSweep(tx: Tx<SweepingTables>, row: Insertable<SweepingTables['crypto_sweeps']>): Promise<SweepRow> {
+export async function insertSweep(
+  tx: Tx<SweepingTables>,
+  row: Insertable<SweepingTables['crypto_sweeps']>,
+): Promise<SweepRow> {
   return tx.insertInto('crypto_sweeps').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -89,13 +98,29 @@ export async function lockSweep(tx: Tx<SweepingTables>, id: string): Promise<Swe
 }
 
 /** Moves an attempt on from `from` (compare-and-set); undefined when it was not in that state. */
-export async function updateSweep(tx: Tx<SweepingTables>, id: string, from: SweepStatus, patch: SweepPatch): Promise<SweepRow | undefined> {
-  return tx.updateTable('crypto_sweeps').set(patch).where('id', '=', id).where('status', '=', from).returningAll().executeTakeFirst();
+export async function updateSweep(
+  tx: Tx<SweepingTables>,
+  id: string,
+  from: SweepStatus,
+  patch: SweepPatch,
+): Promise<SweepRow | undefined> {
+  return tx
+    .updateTable('crypto_sweeps')
+    .set(patch)
+    .where('id', '=', id)
+    .where('status', '=', from)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** The USDT transfer's txID once the executor broadcast it. */
 export async function updateSweepTxHash(tx: Tx<SweepingTables>, id: string, txHash: string, at: Date): Promise<void> {
-  await tx.updateTable('crypto_sweeps').set({ tx_hash: txHash, updated_at: at }).where('id', '=', id).where('status', '=', 'sweeping').execute();
+  await tx
+    .updateTable('crypto_sweeps')
+    .set({ tx_hash: txHash, updated_at: at })
+    .where('id', '=', id)
+    .where('status', '=', 'sweeping')
+    .execute();
 }
 
 /** Clears the address's uncleared failures (an operator's retry); returns how many. */
@@ -119,16 +144,34 @@ export interface ReadySweep {
 }
 
 /** Attempts whose top-up is final, oldest first. */
-export async function findReadySweeps(db: Executor<SweepingTables>, limit: number): Promise<Pick<SweepRow, 'id' | 'address'>[]> {
-  return db.selectFrom('crypto_sweeps').select(['id', 'address']).where('status', '=', 'ready').orderBy('updated_at').limit(limit).execute();
+export async function findReadySweeps(
+  db: Executor<SweepingTables>,
+  limit: number,
+): Promise<Pick<SweepRow, 'id' | 'address'>[]> {
+  return db
+    .selectFrom('crypto_sweeps')
+    .select(['id', 'address'])
+    .where('status', '=', 'ready')
+    .orderBy('updated_at')
+    .limit(limit)
+    .execute();
 }
 
 export async function hasReadySweeps(db: Executor<SweepingTables>): Promise<boolean> {
-  return (await db.selectFrom('crypto_sweeps').select('id').where('status', '=', 'ready').limit(1).executeTakeFirst()) !== undefined;
+  return (
+    (await db.selectFrom('crypto_sweeps').select('id').where('status', '=', 'ready').limit(1).executeTakeFirst()) !==
+    undefined
+  );
 }
 
 export async function sweepsOfAddress(db: Executor<SweepingTables>, address: string): Promise<SweepRow[]> {
-  return db.selectFrom('crypto_sweeps').selectAll().where('address', '=', address).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return db
+    .selectFrom('crypto_sweeps')
+    .selectAll()
+    .where('address', '=', address)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
 }
 
 export interface AddressSweepState {
@@ -149,7 +192,10 @@ export interface AddressSweepState {
 }
 
 /** What the custody view shows of sweeping, for a page of addresses. */
-export async function addressSweepStates(db: Executor<SweepingTables>, addresses: readonly string[]): Promise<AddressSweepState[]> {
+export async function addressSweepStates(
+  db: Executor<SweepingTables>,
+  addresses: readonly string[],
+): Promise<AddressSweepState[]> {
   if (addresses.length === 0) return [];
   const result = await sql<AddressSweepState>`
     select a.address,
@@ -186,7 +232,10 @@ export async function addressSweepStates(db: Executor<SweepingTables>, addresses
  * A page of a key's addresses that should hold USDT: final deposits (credited or
  * held) not all swept, or a sweep in flight (custody reconciliation reads them).
  */
-export async function addressesHoldingUsdt(db: Executor<SweepingTables>, options: { readonly keyId: AddressKeyId; readonly after: string | undefined; readonly limit: number }): Promise<string[]> {
+export async function addressesHoldingUsdt(
+  db: Executor<SweepingTables>,
+  options: { readonly keyId: AddressKeyId; readonly after: string | undefined; readonly limit: number },
+): Promise<string[]> {
   const result = await sql<{ address: string }>`
     with final as (${depositSql.finalUsdtByAddress(options.keyId)})
     select f.address

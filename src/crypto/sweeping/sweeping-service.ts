@@ -23,7 +23,12 @@ import { formatMinor } from '../../money/decimal.ts';
 import type { CryptoChain, ChainAccess } from '../chain/crypto-chain.ts';
 import { addressDerivations, isDepositAddress } from '../receiving/receiving-service.ts';
 import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
-import { enqueueOutgoingTransfer, failureColumns, type OutgoingOutcomeHandler, type OutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import {
+  enqueueOutgoingTransfer,
+  failureColumns,
+  type OutgoingOutcomeHandler,
+  type OutgoingTransfer,
+} from '../sending/outgoing-transfers.ts';
 import { estimateUsdtTransferCost } from '../sending/transfer-cost.ts';
 import { tronAddress } from '../tron/address.ts';
 import { SWEEP_MAX_CONSECUTIVE_FAILURES } from './sweep-custody.ts';
@@ -56,7 +61,10 @@ const MODES: readonly ChainAccess['keyId'][] = ['sandbox', 'live'];
 /** Attempts whose top-up is final, oldest first, with the key that derived their address (receiving's). */
 async function readySweeps(db: Db, limit: number): Promise<repository.ReadySweep[]> {
   const sweeps = await repository.findReadySweeps(db, limit);
-  const derivations = await addressDerivations(db, sweeps.map((sweep) => sweep.address));
+  const derivations = await addressDerivations(
+    db,
+    sweeps.map((sweep) => sweep.address),
+  );
   return sweeps.flatMap((sweep) => {
     const derivation = derivations.get(sweep.address);
     return derivation ? [{ ...sweep, ...derivation }] : [];
@@ -64,7 +72,10 @@ async function readySweeps(db: Db, limit: number): Promise<repository.ReadySweep
 }
 
 /** One pass of the sweeper: build the USDT transfers of attempts whose top-up is final, then begin attempts on addresses over the threshold. */
-export async function runSweepPass(deps: SweepingDeps, options: { readonly scanCandidates?: boolean } = {}): Promise<SweepPassResult> {
+export async function runSweepPass(
+  deps: SweepingDeps,
+  options: { readonly scanCandidates?: boolean } = {},
+): Promise<SweepPassResult> {
   let built = 0;
   for (const ready of await readySweeps(deps.db, SWEEP_BATCH)) {
     try {
@@ -72,7 +83,10 @@ export async function runSweepPass(deps: SweepingDeps, options: { readonly scanC
       if (!(await usdtDecimalsConfirmed(access, deps.clock, deps.logger))) continue;
       if (await buildSweepTransfer(deps, access, ready)) built += 1;
     } catch (error) {
-      deps.logger.error({ err: error, sweep: ready.id, address: ready.address }, 'sweep: building the USDT transfer failed; the next pass tries again');
+      deps.logger.error(
+        { err: error, sweep: ready.id, address: ready.address },
+        'sweep: building the USDT transfer failed; the next pass tries again',
+      );
     }
   }
   let started = 0;
@@ -84,7 +98,10 @@ export async function runSweepPass(deps: SweepingDeps, options: { readonly scanC
       thresholdMicro: deps.config.sweepThresholdMicro,
       now: deps.clock.now(),
       limit: SWEEP_BATCH,
-      retry: { maxConsecutiveFailures: SWEEP_MAX_CONSECUTIVE_FAILURES, firstRetryDelaySeconds: SWEEP_FIRST_RETRY_DELAY_SECONDS },
+      retry: {
+        maxConsecutiveFailures: SWEEP_MAX_CONSECUTIVE_FAILURES,
+        firstRetryDelaySeconds: SWEEP_FIRST_RETRY_DELAY_SECONDS,
+      },
     });
     if (candidates.length === 0) continue;
     const access = await deps.chain.forMode(mode);
@@ -95,7 +112,10 @@ export async function runSweepPass(deps: SweepingDeps, options: { readonly scanC
         if (await startSweep(deps, access, candidate)) started += 1;
       } catch (error) {
         // One address's trouble (its node answer, a race) must not stop the others.
-        deps.logger.error({ err: error, address: candidate.address }, 'sweep: starting an attempt failed; the next pass tries again');
+        deps.logger.error(
+          { err: error, address: candidate.address },
+          'sweep: starting an attempt failed; the next pass tries again',
+        );
       }
     }
   }
@@ -108,14 +128,24 @@ export async function runSweepPass(deps: SweepingDeps, options: { readonly scanC
  * the USDT transfer itself). False when there is nothing to do or another
  * sweeper began one first (the one-in-flight index).
  */
-async function startSweep(deps: SweepingDeps, access: ChainAccess, candidate: repository.SweepCandidate): Promise<boolean> {
+async function startSweep(
+  deps: SweepingDeps,
+  access: ChainAccess,
+  candidate: repository.SweepCandidate,
+): Promise<boolean> {
   const address = tronAddress(candidate.address);
   const hotWallet = access.addressKey.hotWalletAddress;
-  const [usdtOnChain, account] = await Promise.all([access.node.getUsdtBalance(address), access.node.getAccount(address)]);
+  const [usdtOnChain, account] = await Promise.all([
+    access.node.getUsdtBalance(address),
+    access.node.getAccount(address),
+  ]);
   if (usdtOnChain <= 0n) {
     // Our records say final USDT is here, the chain says none: recorded as a failed attempt, so the
     // back-off applies, the address cannot crowd the others out, and three in a row show it stuck.
-    deps.logger.warn({ address, unsweptFinal: candidate.unswept_final_micro.toString() }, 'sweep: final USDT is unswept here by our records, the chain says 0');
+    deps.logger.warn(
+      { address, unsweptFinal: candidate.unswept_final_micro.toString() },
+      'sweep: final USDT is unswept here by our records, the chain says 0',
+    );
     const now = deps.clock.now();
     await inTransaction(deps.db, (tx) =>
       repository.insertSweep(tx, {
@@ -164,8 +194,21 @@ async function startSweep(deps: SweepingDeps, access: ChainAccess, candidate: re
         updated_at: now,
       };
       if (topupSun === 0n) {
-        const transfer = await enqueueSweepTransfer(tx, deps.clock, access, id, candidate.address, Number(candidate.derivation_index), amount);
-        await repository.insertSweep(tx, { ...base, status: 'sweeping', amount_micro: amount, sweep_transfer_id: transfer.id });
+        const transfer = await enqueueSweepTransfer(
+          tx,
+          deps.clock,
+          access,
+          id,
+          candidate.address,
+          Number(candidate.derivation_index),
+          amount,
+        );
+        await repository.insertSweep(tx, {
+          ...base,
+          status: 'sweeping',
+          amount_micro: amount,
+          sweep_transfer_id: transfer.id,
+        });
         return true;
       }
       const topup = await enqueueOutgoingTransfer(tx, deps.clock, {
@@ -200,7 +243,11 @@ function sweepAmount(unsweptFinalMicro: bigint, usdtOnChain: bigint): bigint {
  * as the records say now, capped by the chain's balance (deposits not final yet,
  * or arriving later, wait for the next attempt).
  */
-async function buildSweepTransfer(deps: SweepingDeps, access: ChainAccess, ready: repository.ReadySweep): Promise<boolean> {
+async function buildSweepTransfer(
+  deps: SweepingDeps,
+  access: ChainAccess,
+  ready: repository.ReadySweep,
+): Promise<boolean> {
   const usdtOnChain = await access.node.getUsdtBalance(tronAddress(ready.address));
   return inTransaction(deps.db, async (tx) => {
     const sweep = await repository.lockSweep(tx, ready.id);
@@ -211,19 +258,41 @@ async function buildSweepTransfer(deps: SweepingDeps, access: ChainAccess, ready
       await repository.updateSweep(tx, sweep.id, 'ready', {
         status: 'failed',
         error_code: 'nothing_to_sweep',
-        error_message: usdtOnChain <= 0n ? 'the chain reports no USDT on the address' : 'no final, unswept USDT on the address',
+        error_message:
+          usdtOnChain <= 0n ? 'the chain reports no USDT on the address' : 'no final, unswept USDT on the address',
         updated_at: now,
         final_at: now,
       });
       return false;
     }
-    const transfer = await enqueueSweepTransfer(tx, deps.clock, access, sweep.id, sweep.address, Number(ready.derivation_index), amount);
-    await repository.updateSweep(tx, sweep.id, 'ready', { status: 'sweeping', amount_micro: amount, sweep_transfer_id: transfer.id, updated_at: now });
+    const transfer = await enqueueSweepTransfer(
+      tx,
+      deps.clock,
+      access,
+      sweep.id,
+      sweep.address,
+      Number(ready.derivation_index),
+      amount,
+    );
+    await repository.updateSweep(tx, sweep.id, 'ready', {
+      status: 'sweeping',
+      amount_micro: amount,
+      sweep_transfer_id: transfer.id,
+      updated_at: now,
+    });
     return true;
   });
 }
 
-function enqueueSweepTransfer(tx: Tx, clock: Clock, access: ChainAccess, sweepId: string, address: string, derivationIndex: number, amount: bigint): Promise<OutgoingTransfer> {
+function enqueueSweepTransfer(
+  tx: Tx,
+  clock: Clock,
+  access: ChainAccess,
+  sweepId: string,
+  address: string,
+  derivationIndex: number,
+  amount: bigint,
+): Promise<OutgoingTransfer> {
   return enqueueOutgoingTransfer(tx, clock, {
     chain: access.chain,
     purpose: 'sweep',
@@ -251,7 +320,8 @@ export const gasTopupOutcomes: OutgoingOutcomeHandler = {
     if (sweep?.status !== 'topping_up' || sweep.topup_transfer_id !== transfer.id) return;
     const now = clock.now();
     const fee = { topup_fee_sun: transfer.feeSun };
-    if (transfer.status === 'confirmed') await repository.updateSweep(tx, sweep.id, 'topping_up', { ...fee, status: 'ready', updated_at: now });
+    if (transfer.status === 'confirmed')
+      await repository.updateSweep(tx, sweep.id, 'topping_up', { ...fee, status: 'ready', updated_at: now });
     else await repository.updateSweep(tx, sweep.id, 'topping_up', { ...fee, ...failurePatch(transfer, now) });
   },
 };
@@ -268,7 +338,13 @@ export const sweepOutcomes: OutgoingOutcomeHandler = {
     const now = clock.now();
     const onChain = { sweep_fee_sun: transfer.feeSun, tx_hash: transfer.txId };
     if (transfer.status === 'confirmed') {
-      await repository.updateSweep(tx, sweep.id, 'sweeping', { ...onChain, status: 'completed', amount_micro: transfer.amount, updated_at: now, final_at: now });
+      await repository.updateSweep(tx, sweep.id, 'sweeping', {
+        ...onChain,
+        status: 'completed',
+        amount_micro: transfer.amount,
+        updated_at: now,
+        final_at: now,
+      });
     } else {
       await repository.updateSweep(tx, sweep.id, 'sweeping', { ...onChain, ...failurePatch(transfer, now) });
     }
@@ -286,7 +362,8 @@ export async function sweepsOfAddress(db: Db, address: string): Promise<SweepRow
  * threshold. Returns how many failures were cleared. Not ours: NotFoundError.
  */
 export async function retrySweepsOfAddress(deps: Pick<SweepingDeps, 'db' | 'clock'>, address: string): Promise<number> {
-  if (!(await isDepositAddress(deps.db, address))) throw new NotFoundError(`${address} is not one of our deposit addresses.`);
+  if (!(await isDepositAddress(deps.db, address)))
+    throw new NotFoundError(`${address} is not one of our deposit addresses.`);
   return inTransaction(deps.db, (tx) => repository.clearFailures(tx, address, deps.clock.now()));
 }
 
@@ -333,4 +410,3 @@ export function sweepView(row: SweepRow): SweepView {
     final_at: row.final_at?.toISOString() ?? null,
   };
 }
-

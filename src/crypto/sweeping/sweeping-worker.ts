@@ -36,7 +36,9 @@ export function createSweeperWorker(
       clock: context.clock,
       // A ready attempt whose build failed (its node down) is retried a second later, not in a spin.
       nextDueAt: async (passStartedAt) =>
-        (await hasReadySweeps(context.db)) ? new Date(passStartedAt.getTime() + 1_000) : new Date(lastScanMs + SWEEP_SCAN_INTERVAL_MS),
+        (await hasReadySweeps(context.db))
+          ? new Date(passStartedAt.getTime() + 1_000)
+          : new Date(lastScanMs + SWEEP_SCAN_INTERVAL_MS),
     },
   });
 }

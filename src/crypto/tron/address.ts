@@ -21,7 +21,8 @@ const TRON_ADDRESS_LENGTH = 34;
 /** A validated, canonical Base58Check TRON address (`T…`, 34 characters). */
 export type TronAddress = string & { readonly __brand: 'TronAddress' };
 
-export type ParsedTronAddress = { readonly ok: true; readonly address: TronAddress } | { readonly ok: false; readonly problem: string };
+export type ParsedTronAddress =
+  { readonly ok: true; readonly address: TronAddress } | { readonly ok: false; readonly problem: string };
 
 const base58check = createBase58check(sha256);
 const BASE58_ALPHABET = /^[1-9A-HJ-NP-Za-km-z]*$/;
@@ -34,13 +35,17 @@ const ECHO_MAX = 8;
  */
 export function parseTronAddress(text: string): ParsedTronAddress {
   if (text.length === 0) return refuse('must be a TRON address (34 characters starting with T), got an empty string');
-  if (text.length !== TRON_ADDRESS_LENGTH) return refuse(`must be a TRON address of ${TRON_ADDRESS_LENGTH} characters, got ${text.length}`);
+  if (text.length !== TRON_ADDRESS_LENGTH)
+    return refuse(`must be a TRON address of ${TRON_ADDRESS_LENGTH} characters, got ${text.length}`);
   if (!BASE58_ALPHABET.test(text)) {
     const bad = [...text].find((character) => !BASE58_ALPHABET.test(character)) ?? '';
-    return refuse(`must be a TRON address in Base58 (no 0, O, I, l or symbols), but contains ${JSON.stringify(bad.slice(0, ECHO_MAX))}`);
+    return refuse(
+      `must be a TRON address in Base58 (no 0, O, I, l or symbols), but contains ${JSON.stringify(bad.slice(0, ECHO_MAX))}`,
+    );
   }
   const decodedLength = base58.decode(text).length;
-  if (decodedLength !== TRON_ADDRESS_BYTES + 4) return refuse(`must be a TRON address of 25 bytes, but decodes to ${decodedLength}`);
+  if (decodedLength !== TRON_ADDRESS_BYTES + 4)
+    return refuse(`must be a TRON address of 25 bytes, but decodes to ${decodedLength}`);
   let payload: Uint8Array;
   try {
     payload = base58check.decode(text);
@@ -48,7 +53,9 @@ export function parseTronAddress(text: string): ParsedTronAddress {
     return refuse('is not a TRON address: its Base58Check checksum does not match (a mistyped character?)');
   }
   if (payload[0] !== TRON_ADDRESS_VERSION) {
-    return refuse(`is not a TRON address: version byte 0x${hexByte(payload[0] ?? 0)} instead of 0x41 (an address of another network?)`);
+    return refuse(
+      `is not a TRON address: version byte 0x${hexByte(payload[0] ?? 0)} instead of 0x41 (an address of another network?)`,
+    );
   }
   return { ok: true, address: text as TronAddress };
 }
@@ -59,9 +66,11 @@ export function parseTronAddress(text: string): ParsedTronAddress {
  * Base58 reader.
  */
 export function parseTronHexAddress(hex: string): ParsedTronAddress {
-  if (!/^[0-9a-fA-F]{42}$/.test(hex)) return refuse(`must be a 21-byte hex TRON address (42 hex digits), got ${hex.length} characters`);
+  if (!/^[0-9a-fA-F]{42}$/.test(hex))
+    return refuse(`must be a 21-byte hex TRON address (42 hex digits), got ${hex.length} characters`);
   const bytes = hexToBytes(hex);
-  if (bytes[0] !== TRON_ADDRESS_VERSION) return refuse(`is not a TRON address: version byte 0x${hexByte(bytes[0] ?? 0)} instead of 0x41`);
+  if (bytes[0] !== TRON_ADDRESS_VERSION)
+    return refuse(`is not a TRON address: version byte 0x${hexByte(bytes[0] ?? 0)} instead of 0x41`);
   return { ok: true, address: tronAddressFromBytes(bytes) };
 }
 

@@ -168,15 +168,27 @@ const TransactionInfoListSchema = Type.Array(TransactionInfoSchema);
 const AccountSchema = Type.Object({ address: Type.String({ maxLength: 64 }), balance: Type.Optional(Sun) });
 
 const ConstantCallSchema = Type.Object({
-  result: Type.Object({ result: Type.Optional(Type.Boolean()), code: Type.Optional(Type.String()), message: Type.Optional(Type.String()) }),
+  result: Type.Object({
+    result: Type.Optional(Type.Boolean()),
+    code: Type.Optional(Type.String()),
+    message: Type.Optional(Type.String()),
+  }),
   constant_result: Type.Optional(Type.Array(EvenHex)),
-  transaction: Type.Optional(Type.Object({ ret: Type.Optional(Type.Array(Type.Object({ ret: Type.Optional(Type.String()) }))) })),
+  transaction: Type.Optional(
+    Type.Object({ ret: Type.Optional(Type.Array(Type.Object({ ret: Type.Optional(Type.String()) }))) }),
+  ),
 });
 
 const DryRunSchema = Type.Object({
-  result: Type.Object({ result: Type.Optional(Type.Boolean()), code: Type.Optional(Type.String()), message: Type.Optional(Type.String()) }),
+  result: Type.Object({
+    result: Type.Optional(Type.Boolean()),
+    code: Type.Optional(Type.String()),
+    message: Type.Optional(Type.String()),
+  }),
   energy_used: Type.Optional(Count),
-  transaction: Type.Optional(Type.Object({ ret: Type.Optional(Type.Array(Type.Object({ ret: Type.Optional(Type.String()) }))) })),
+  transaction: Type.Optional(
+    Type.Object({ ret: Type.Optional(Type.Array(Type.Object({ ret: Type.Optional(Type.String()) }))) }),
+  ),
 });
 
 const ResourcesSchema = Type.Object({
@@ -193,7 +205,12 @@ const ResourcesSchema = Type.Object({
 });
 
 const ChainParametersSchema = Type.Object({
-  chainParameter: Type.Array(Type.Object({ key: Type.String({ maxLength: 200 }), value: Type.Optional(Type.Union([Type.Integer(), Type.BigInt()])) })),
+  chainParameter: Type.Array(
+    Type.Object({
+      key: Type.String({ maxLength: 200 }),
+      value: Type.Optional(Type.Union([Type.Integer(), Type.BigInt()])),
+    }),
+  ),
 });
 
 /** Compiled once per schema; every schema is a module constant, so this holds a handful. */
@@ -232,7 +249,9 @@ export function readBlockHeader(answer: unknown, expectedNumber?: number): Block
     throw invalidAnswer(`block ${header.number} has id ${header.id}, which does not start with its number`);
   }
   if (header.number > 0 && header.parentId.slice(0, 16) !== numberPrefix(header.number - 1)) {
-    throw invalidAnswer(`block ${header.number} names parent ${header.parentId}, which is not block ${header.number - 1}`);
+    throw invalidAnswer(
+      `block ${header.number} names parent ${header.parentId}, which is not block ${header.number - 1}`,
+    );
   }
   return header;
 }
@@ -246,7 +265,12 @@ function numberPrefix(number: number): string {
  * `ret`) and their results (gettransactioninfobyblocknum: `[]` or `{}` when
  * there are none), which must belong to that block.
  */
-export function readBlockTransfers(blockAnswer: unknown, header: BlockHeader, infosAnswer: unknown, usdtHex: string): ScannedBlock {
+export function readBlockTransfers(
+  blockAnswer: unknown,
+  header: BlockHeader,
+  infosAnswer: unknown,
+  usdtHex: string,
+): ScannedBlock {
   const block = expectShape(BlockSchema, blockAnswer, 'block');
   const contractRets = new Map<string, string | undefined>();
   const printed = new Map<string, BlockTransaction>();
@@ -254,24 +278,33 @@ export function readBlockTransfers(blockAnswer: unknown, header: BlockHeader, in
     contractRets.set(transaction.txID.toLowerCase(), transaction.ret?.[0]?.contractRet);
     printed.set(transaction.txID.toLowerCase(), transaction);
   }
-  const infos = isEmptyObject(infosAnswer) ? [] : expectShape(TransactionInfoListSchema, infosAnswer, `results of block ${header.number}`);
+  const infos = isEmptyObject(infosAnswer)
+    ? []
+    : expectShape(TransactionInfoListSchema, infosAnswer, `results of block ${header.number}`);
   const seen = new Set<string>();
   const transfers: UsdtTransfer[] = [];
   for (const info of infos) {
     const txId = info.id.toLowerCase();
-    if (info.blockNumber !== header.number) throw invalidAnswer(`the results of block ${header.number} hold transaction ${txId} of block ${info.blockNumber}`);
-    if (!contractRets.has(txId)) throw invalidAnswer(`the results of block ${header.number} hold transaction ${txId}, which is not in the block`);
+    if (info.blockNumber !== header.number)
+      throw invalidAnswer(
+        `the results of block ${header.number} hold transaction ${txId} of block ${info.blockNumber}`,
+      );
+    if (!contractRets.has(txId))
+      throw invalidAnswer(`the results of block ${header.number} hold transaction ${txId}, which is not in the block`);
     if (seen.has(txId)) throw invalidAnswer(`the results of block ${header.number} hold transaction ${txId} twice`);
     seen.add(txId);
     // Both the block and the result must say the contract run succeeded.
-    const succeeded = contractRets.get(txId) === 'SUCCESS' && transactionSucceeded(info) && info.receipt?.result === 'SUCCESS';
+    const succeeded =
+      contractRets.get(txId) === 'SUCCESS' && transactionSucceeded(info) && info.receipt?.result === 'SUCCESS';
     const logs = transferLogs(info, txId, succeeded, usdtHex);
     const evidence = succeeded ? checkAgainstSignedCall(printed.get(txId)!, info, logs, usdtHex) : 'log_only';
     for (const log of logs) transfers.push({ ...log, blockId: header.id, evidence });
   }
   // A node that leaves a result out could hide a deposit: every transaction of the block must have one.
   if (seen.size !== contractRets.size) {
-    throw invalidAnswer(`block ${header.number} has ${contractRets.size} transactions but the node gave results for ${seen.size}`);
+    throw invalidAnswer(
+      `block ${header.number} has ${contractRets.size} transactions but the node gave results for ${seen.size}`,
+    );
   }
   return { header, transfers };
 }
@@ -286,13 +319,20 @@ type BlockTransaction = NonNullable<Static<typeof BlockSchema>['transactions']>[
  * no USDT movement themselves give `log_only` deposits, which the watcher
  * credits only after a second confirmation (docs/crypto.md).
  */
-function checkAgainstSignedCall(transaction: BlockTransaction, info: Static<typeof TransactionInfoSchema>, logs: readonly UsdtTransferLog[], usdtHex: string): TransferEvidence {
+function checkAgainstSignedCall(
+  transaction: BlockTransaction,
+  info: Static<typeof TransactionInfoSchema>,
+  logs: readonly UsdtTransferLog[],
+  usdtHex: string,
+): TransferEvidence {
   const txId = transaction.txID.toLowerCase();
   const reading = readSignedCall(transaction, usdtHex);
-  if (reading.kind === 'altered') throw invalidAnswer(`transaction ${txId}: its raw_data_hex does not hash to its txID`);
+  if (reading.kind === 'altered')
+    throw invalidAnswer(`transaction ${txId}: its raw_data_hex does not hash to its txID`);
   if (reading.kind === 'missing') {
     // java-tron prints raw_data_hex for every transaction of a block (Util.printTransactionToJSON).
-    if (logs.length > 0) throw invalidAnswer(`transaction ${txId} carries USDT transfers but no raw_data_hex to check them against`);
+    if (logs.length > 0)
+      throw invalidAnswer(`transaction ${txId} carries USDT transfers but no raw_data_hex to check them against`);
     return 'log_only';
   }
   if (reading.kind === 'other') return 'log_only';
@@ -303,10 +343,16 @@ function checkAgainstSignedCall(transaction: BlockTransaction, info: Static<type
   const isDeposit = move.amount > 0n && move.amount <= MAX_TRANSFER_AMOUNT;
   const statesMove =
     usdtLogs.length === 1 &&
-    (isDeposit ? logs.length === 1 && only!.from === move.from && only!.to === move.to && only!.amount === move.amount : logs.length === 0);
+    (isDeposit
+      ? logs.length === 1 && only!.from === move.from && only!.to === move.to && only!.amount === move.amount
+      : logs.length === 0);
   if (!statesMove) {
-    const shown = logs.map((log) => `${log.amount} from ${log.from} to ${log.to}`).join('; ') || `${usdtLogs.length} USDT log(s) and no transfer`;
-    throw invalidAnswer(`transaction ${txId} signs a transfer of ${move.amount} from ${move.from} to ${move.to}, but the node's logs show ${shown}`);
+    const shown =
+      logs.map((log) => `${log.amount} from ${log.from} to ${log.to}`).join('; ') ||
+      `${usdtLogs.length} USDT log(s) and no transfer`;
+    throw invalidAnswer(
+      `transaction ${txId} signs a transfer of ${move.amount} from ${move.from} to ${move.to}, but the node's logs show ${shown}`,
+    );
   }
   return 'signed_call';
 }
@@ -343,35 +389,60 @@ export function readTransactionOutcome(answer: unknown, txId: string, usdtHex: s
  * also for one it does not have or whose results it does not keep (history
  * switched off): only the block's own transaction list tells them apart.
  */
-export function readBlockResults(blockAnswer: unknown, header: BlockHeader, infosAnswer: unknown, usdtHex: string): TransactionOutcome[] {
+export function readBlockResults(
+  blockAnswer: unknown,
+  header: BlockHeader,
+  infosAnswer: unknown,
+  usdtHex: string,
+): TransactionOutcome[] {
   const block = expectShape(BlockSchema, blockAnswer, 'block');
   const contractRets = new Map<string, string | undefined>();
-  for (const transaction of block.transactions ?? []) contractRets.set(transaction.txID.toLowerCase(), transaction.ret?.[0]?.contractRet);
+  for (const transaction of block.transactions ?? [])
+    contractRets.set(transaction.txID.toLowerCase(), transaction.ret?.[0]?.contractRet);
   if (contractRets.size === 0) return [];
   if (!Array.isArray(infosAnswer)) throw invalidAnswer(`the results of block ${header.number} are not a list`);
   const outcomes = new Map<string, TransactionOutcome>();
   for (const info of infosAnswer as unknown[]) {
     const id = (info as { id?: unknown } | null)?.id;
-    if (typeof id !== 'string' || !/^[0-9a-fA-F]{64}$/.test(id)) throw invalidAnswer(`a result of block ${header.number} has no id`);
+    if (typeof id !== 'string' || !/^[0-9a-fA-F]{64}$/.test(id))
+      throw invalidAnswer(`a result of block ${header.number} has no id`);
     const outcome = readTransactionOutcome(info, id.toLowerCase(), usdtHex)!;
-    if (outcome.blockNumber !== header.number) throw invalidAnswer(`the results of block ${header.number} hold transaction ${outcome.txId} of block ${outcome.blockNumber}`);
-    if (!contractRets.has(outcome.txId)) throw invalidAnswer(`the results of block ${header.number} hold transaction ${outcome.txId}, which is not in the block`);
-    if (outcomes.has(outcome.txId)) throw invalidAnswer(`the results of block ${header.number} hold transaction ${outcome.txId} twice`);
+    if (outcome.blockNumber !== header.number)
+      throw invalidAnswer(
+        `the results of block ${header.number} hold transaction ${outcome.txId} of block ${outcome.blockNumber}`,
+      );
+    if (!contractRets.has(outcome.txId))
+      throw invalidAnswer(
+        `the results of block ${header.number} hold transaction ${outcome.txId}, which is not in the block`,
+      );
+    if (outcomes.has(outcome.txId))
+      throw invalidAnswer(`the results of block ${header.number} hold transaction ${outcome.txId} twice`);
     const blockSaysSuccess = (contractRets.get(outcome.txId) ?? 'SUCCESS') === 'SUCCESS';
-    if (blockSaysSuccess !== outcome.succeeded) throw invalidAnswer(`block ${header.number} and its results disagree on whether transaction ${outcome.txId} succeeded`);
+    if (blockSaysSuccess !== outcome.succeeded)
+      throw invalidAnswer(
+        `block ${header.number} and its results disagree on whether transaction ${outcome.txId} succeeded`,
+      );
     outcomes.set(outcome.txId, outcome);
   }
   if (outcomes.size !== contractRets.size) {
-    throw invalidAnswer(`block ${header.number} has ${contractRets.size} transactions but the node gave results for ${outcomes.size}: it does not keep them (history off), or hides them`);
+    throw invalidAnswer(
+      `block ${header.number} has ${contractRets.size} transactions but the node gave results for ${outcomes.size}: it does not keep them (history off), or hides them`,
+    );
   }
   return [...outcomes.values()];
 }
 
 /** A constant call of a state-changing function (a dry run): whether it would run, and the energy it used. */
-export function readDryRun(answer: unknown, call: string): { readonly ok: true; readonly energy: number } | { readonly ok: false; readonly message: string } {
+export function readDryRun(
+  answer: unknown,
+  call: string,
+): { readonly ok: true; readonly energy: number } | { readonly ok: false; readonly message: string } {
   const answered = expectShape(DryRunSchema, answer, `${call} call`);
   if (answered.result.result !== true || answered.transaction?.ret?.[0]?.ret === 'FAILED') {
-    return { ok: false, message: answered.result.message ? decodeNodeText(answered.result.message) : (answered.result.code ?? 'REVERT') };
+    return {
+      ok: false,
+      message: answered.result.message ? decodeNodeText(answered.result.message) : (answered.result.code ?? 'REVERT'),
+    };
   }
   return { ok: true, energy: answered.energy_used ?? 0 };
 }
@@ -386,12 +457,20 @@ function transactionSucceeded(info: Static<typeof TransactionInfoSchema>): boole
  * they are (a malformed one means a broken node); the deposit rules then pick
  * the USDT Transfers, and none at all from a transaction that did not succeed.
  */
-function transferLogs(info: Static<typeof TransactionInfoSchema>, txId: string, succeeded: boolean, usdtHex: string): UsdtTransferLog[] {
+function transferLogs(
+  info: Static<typeof TransactionInfoSchema>,
+  txId: string,
+  succeeded: boolean,
+  usdtHex: string,
+): UsdtTransferLog[] {
   const logs = info.log ?? [];
   const transfers: UsdtTransferLog[] = [];
   logs.forEach((log, logIndex) => {
     const emitter = logAddressHex(log.address);
-    if (emitter === null) throw invalidAnswer(`transaction ${txId} log ${logIndex} has address ${JSON.stringify(log.address.slice(0, 64))}`);
+    if (emitter === null)
+      throw invalidAnswer(
+        `transaction ${txId} log ${logIndex} has address ${JSON.stringify(log.address.slice(0, 64))}`,
+      );
     if (!succeeded || emitter !== usdtHex) return;
     const topics = (log.topics ?? []).map((topic) => topic.toLowerCase());
     const data = (log.data ?? '').toLowerCase();
@@ -452,7 +531,8 @@ export function readConstantCallWord(answer: unknown, call: string): bigint {
     throw invalidAnswer(`${call} did not run: ${answered.result.code ?? ''} ${message}`.trim());
   }
   const word = answered.constant_result?.[0];
-  if (word === undefined || word.length !== 64) throw invalidAnswer(`${call} answered ${JSON.stringify(word?.slice(0, 80))}, not one 32-byte word`);
+  if (word === undefined || word.length !== 64)
+    throw invalidAnswer(`${call} answered ${JSON.stringify(word?.slice(0, 80))}, not one 32-byte word`);
   return BigInt(`0x${word}`);
 }
 
@@ -472,7 +552,8 @@ export function readAccountResources(answer: unknown): AccountResources {
     stakedBandwidthUsed,
     energyLimit,
     energyUsed,
-    bandwidthAvailable: Math.max(0, freeBandwidthLimit - freeBandwidthUsed) + Math.max(0, stakedBandwidthLimit - stakedBandwidthUsed),
+    bandwidthAvailable:
+      Math.max(0, freeBandwidthLimit - freeBandwidthUsed) + Math.max(0, stakedBandwidthLimit - stakedBandwidthUsed),
     energyAvailable: Math.max(0, energyLimit - energyUsed),
     totalEnergyLimit: resources.TotalEnergyLimit ?? 0,
     totalEnergyWeight: resources.TotalEnergyWeight ?? 0,
@@ -515,7 +596,9 @@ export function decodeNodeText(text: string): string {
 }
 
 const ContractInfoSchema = Type.Object({
-  contract_state: Type.Optional(Type.Object({ energy_factor: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) })),
+  contract_state: Type.Optional(
+    Type.Object({ energy_factor: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) }),
+  ),
 });
 
 /**

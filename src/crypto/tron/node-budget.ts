@@ -26,8 +26,10 @@ const DRIFT_MS = 1e-6;
 
 export function createNodeBudget(settings: NodeBudgetSettings): NodeBudget {
   const { requestsPerSecond, burst } = settings;
-  if (!(Number.isFinite(requestsPerSecond) && requestsPerSecond > 0)) throw new Error(`a node budget needs requestsPerSecond > 0, got ${requestsPerSecond}`);
-  if (!(Number.isSafeInteger(burst) && burst >= 1)) throw new Error(`a node budget needs a whole burst ≥ 1, got ${burst}`);
+  if (!(Number.isFinite(requestsPerSecond) && requestsPerSecond > 0))
+    throw new Error(`a node budget needs requestsPerSecond > 0, got ${requestsPerSecond}`);
+  if (!(Number.isSafeInteger(burst) && burst >= 1))
+    throw new Error(`a node budget needs a whole burst ≥ 1, got ${burst}`);
   const intervalMs = 1000 / requestsPerSecond;
   /** How far ahead of its theoretical time a request may go: the burst's other tokens. */
   const toleranceMs = (burst - 1) * intervalMs;

@@ -27,18 +27,9 @@ import { invalidAnswer, TronNodeAnswerError, TronNodeUnavailableError } from './
 import { createNodeTransport, type NodeTransportOptions } from './node-transport.ts';
 import { addressWord, transferCalldata } from './trc20-usdt.ts';
 
-export type {
-  
-  BlockHeader,
-  ChainPrices,
-  ScannedBlock,
-  TransactionOutcome,
-  
-  UsdtTransfer,
-  
-} from './node-answers.ts';
-export type { BroadcastResult,   } from './node-broadcast.ts';
-export { TronNodeAnswerError, TronNodeRequestError, TronNodeUnavailableError,  } from './node-errors.ts';
+export type { BlockHeader, ChainPrices, ScannedBlock, TransactionOutcome, UsdtTransfer } from './node-answers.ts';
+export type { BroadcastResult } from './node-broadcast.ts';
+export { TronNodeAnswerError, TronNodeRequestError, TronNodeUnavailableError } from './node-errors.ts';
 
 /** The most blocks one scanBlocks call fetches. */
 const MAX_SCAN_BLOCKS = 100;
@@ -71,7 +62,10 @@ export interface TronNodeClient {
    * configured) answers it (null: not final on that node), or null when fewer than `count` nodes are
    * configured. What a second node must confirm before a credit, or before a transaction is absent.
    */
-  getSolidifiedOutcomeOnNodes(txId: string, count: number | 'all' | { readonly upTo: number }): Promise<(TransactionOutcome | null)[] | null>;
+  getSolidifiedOutcomeOnNodes(
+    txId: string,
+    count: number | 'all' | { readonly upTo: number },
+  ): Promise<(TransactionOutcome | null)[] | null>;
   /** A transaction's result on chain (`gettransactioninfobyid`), or null when it is not (or, with `solidified`, not yet final). */
   getTransactionOutcome(txId: string, options?: { readonly solidified?: boolean }): Promise<TransactionOutcome | null>;
   /**
@@ -84,7 +78,11 @@ export interface TronNodeClient {
    */
   getSolidifiedBlockResults(number: number): Promise<TransactionOutcome[]>;
   /** Runs a USDT transfer as a constant call (nothing is sent): whether it would succeed now, and its energy. */
-  dryRunUsdtTransfer(from: TronAddress, to: TronAddress, amount: bigint): Promise<{ readonly ok: true; readonly energy: number } | { readonly ok: false; readonly message: string }>;
+  dryRunUsdtTransfer(
+    from: TronAddress,
+    to: TronAddress,
+    amount: bigint,
+  ): Promise<{ readonly ok: true; readonly energy: number } | { readonly ok: false; readonly message: string }>;
   /** TRX balance and whether the account exists (is activated) on chain; with `solidified`, as of the newest solidified block (`/walletsolidity/getaccount`). */
   getAccount(address: TronAddress, options?: { readonly solidified?: boolean }): Promise<TrxAccount>;
   /** USDT balance in micro-USDT, as the USDT contract's balanceOf answers; with `solidified`, as of the newest solidified block (`/walletsolidity/triggerconstantcontract`). */
@@ -131,10 +129,17 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
   // transactions): a header look-up need not move a full block of thousands of transactions.
   const getBlock = async (number: number) => {
     checkBlockNumber(number);
-    return transport.run('/wallet/getblock', async (node) => readBlockHeader(await node.post('/wallet/getblock', { id_or_num: String(number), detail: false }), number));
+    return transport.run('/wallet/getblock', async (node) =>
+      readBlockHeader(await node.post('/wallet/getblock', { id_or_num: String(number), detail: false }), number),
+    );
   };
 
-  const constantCall = (selector: string, ownerHex: string, parameter: string, path = '/wallet/triggerconstantcontract') =>
+  const constantCall = (
+    selector: string,
+    ownerHex: string,
+    parameter: string,
+    path = '/wallet/triggerconstantcontract',
+  ) =>
     transport.run(path, async (node) =>
       readConstantCallWord(
         await node.post(path, {
@@ -155,14 +160,17 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
       const header = readBlockHeader(block, number);
       if (!header) return null;
       // An empty block's results are [] anyway: no second request.
-      const hasTransactions = Array.isArray((block as { transactions?: unknown }).transactions) && (block as { transactions: unknown[] }).transactions.length > 0;
+      const hasTransactions =
+        Array.isArray((block as { transactions?: unknown }).transactions) &&
+        (block as { transactions: unknown[] }).transactions.length > 0;
       const infos = hasTransactions ? await node.post('/wallet/gettransactioninfobyblocknum', { num: number }) : [];
       return readBlockTransfers(block, header, infos, usdtHex);
     });
 
   async function scanBlocks(fromNumber: number, count: number): Promise<ScannedBlock[]> {
     checkBlockNumber(fromNumber);
-    if (!Number.isSafeInteger(count) || count < 1 || count > MAX_SCAN_BLOCKS) throw new Error(`scanBlocks: count must be 1..${MAX_SCAN_BLOCKS}, got ${count}`);
+    if (!Number.isSafeInteger(count) || count < 1 || count > MAX_SCAN_BLOCKS)
+      throw new Error(`scanBlocks: count must be 1..${MAX_SCAN_BLOCKS}, got ${count}`);
     const scanned: ScannedBlock[] = [];
     for (let start = fromNumber; start < fromNumber + count; start += scanConcurrency) {
       const numbers = range(start, Math.min(scanConcurrency, fromNumber + count - start));
@@ -205,16 +213,27 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
     scanBlocks,
     getTransactionOutcome: async (txId, outcomeOptions) => {
       checkTxId(txId);
-      const path = outcomeOptions?.solidified ? '/walletsolidity/gettransactioninfobyid' : '/wallet/gettransactioninfobyid';
-      return transport.run(path, async (node) => readTransactionOutcome(await node.post(path, { value: txId.toLowerCase() }), txId.toLowerCase(), usdtHex));
+      const path = outcomeOptions?.solidified
+        ? '/walletsolidity/gettransactioninfobyid'
+        : '/wallet/gettransactioninfobyid';
+      return transport.run(path, async (node) =>
+        readTransactionOutcome(await node.post(path, { value: txId.toLowerCase() }), txId.toLowerCase(), usdtHex),
+      );
     },
     getSolidifiedOutcomeOnNodes: async (txId, count) => {
       checkTxId(txId);
-      const nodes = count === 'all' ? transport.nodeCount : typeof count === 'number' ? count : Math.min(count.upTo, transport.nodeCount);
+      const nodes =
+        count === 'all'
+          ? transport.nodeCount
+          : typeof count === 'number'
+            ? count
+            : Math.min(count.upTo, transport.nodeCount);
       if (transport.nodeCount < nodes) return null;
       const path = '/walletsolidity/gettransactioninfobyid';
       const id = txId.toLowerCase();
-      return transport.runOnDistinctNodes(path, nodes, async (node) => readTransactionOutcome(await node.post(path, { value: id }), id, usdtHex));
+      return transport.runOnDistinctNodes(path, nodes, async (node) =>
+        readTransactionOutcome(await node.post(path, { value: id }), id, usdtHex),
+      );
     },
     getSolidifiedBlockResults: async (number) => {
       checkBlockNumber(number);
@@ -223,8 +242,12 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
         // `{}`: this node has not solidified the block yet (it lags) or pruned it; another may have it.
         const header = readBlockHeader(block, number);
         if (!header) throw invalidAnswer(`the node has no solidified block ${number}`);
-        const hasTransactions = Array.isArray((block as { transactions?: unknown }).transactions) && (block as { transactions: unknown[] }).transactions.length > 0;
-        const infos = hasTransactions ? await node.post('/walletsolidity/gettransactioninfobyblocknum', { num: number }) : [];
+        const hasTransactions =
+          Array.isArray((block as { transactions?: unknown }).transactions) &&
+          (block as { transactions: unknown[] }).transactions.length > 0;
+        const infos = hasTransactions
+          ? await node.post('/walletsolidity/gettransactioninfobyblocknum', { num: number })
+          : [];
         return readBlockResults(block, header, infos, usdtHex);
       });
     },
@@ -243,7 +266,9 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
       ),
     getAccount: (address, accountOptions) => {
       const path = accountOptions?.solidified ? '/walletsolidity/getaccount' : '/wallet/getaccount';
-      return transport.run(path, async (node) => readAccount(await node.post(path, { address: tronAddressToHex(address), visible: false }), address));
+      return transport.run(path, async (node) =>
+        readAccount(await node.post(path, { address: tronAddressToHex(address), visible: false }), address),
+      );
     },
     getUsdtBalance: (address, balanceOptions) =>
       constantCall(
@@ -253,12 +278,18 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
         balanceOptions?.solidified ? '/walletsolidity/triggerconstantcontract' : '/wallet/triggerconstantcontract',
       ),
     isUsdtBlacklisted: async (address) => {
-      const word = await constantCall('isBlackListed(address)', tronAddressToHex(address), Buffer.from(addressWord(address)).toString('hex'));
+      const word = await constantCall(
+        'isBlackListed(address)',
+        tronAddressToHex(address),
+        Buffer.from(addressWord(address)).toString('hex'),
+      );
       if (word > 1n) throw new TronNodeAnswerError(`isBlackListed answered ${word}, not a bool`);
       return word === 1n;
     },
     getUsdtEnergyFactor: () =>
-      transport.run('/wallet/getcontractinfo', async (node) => readContractEnergyFactor(await node.post('/wallet/getcontractinfo', { value: usdtHex, visible: false }))),
+      transport.run('/wallet/getcontractinfo', async (node) =>
+        readContractEnergyFactor(await node.post('/wallet/getcontractinfo', { value: usdtHex, visible: false })),
+      ),
     getUsdtDecimals: async () => {
       // Any address may make a view call; the contract's own is always well-formed.
       const decimals = await constantCall('decimals()', usdtHex, '');
@@ -267,20 +298,27 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
     },
     getAccountResources: (address) =>
       transport.run('/wallet/getaccountresource', async (node) =>
-        readAccountResources(await node.post('/wallet/getaccountresource', { address: tronAddressToHex(address), visible: false })),
+        readAccountResources(
+          await node.post('/wallet/getaccountresource', { address: tronAddressToHex(address), visible: false }),
+        ),
       ),
-    getChainPrices: () => transport.run('/wallet/getchainparameters', async (node) => readChainPrices(await node.post('/wallet/getchainparameters', {}))),
+    getChainPrices: () =>
+      transport.run('/wallet/getchainparameters', async (node) =>
+        readChainPrices(await node.post('/wallet/getchainparameters', {})),
+      ),
     broadcast: (transaction) => broadcastHex(transport, transaction),
     close: () => transport.close(),
   };
 }
 
 function checkBlockNumber(number: number): void {
-  if (!Number.isSafeInteger(number) || number < 0) throw new Error(`a block number is a whole number ≥ 0, got ${number}`);
+  if (!Number.isSafeInteger(number) || number < 0)
+    throw new Error(`a block number is a whole number ≥ 0, got ${number}`);
 }
 
 function checkTxId(txId: string): void {
-  if (!/^[0-9a-fA-F]{64}$/.test(txId)) throw new Error(`a transaction id is 64 hex digits, got ${JSON.stringify(txId.slice(0, 80))}`);
+  if (!/^[0-9a-fA-F]{64}$/.test(txId))
+    throw new Error(`a transaction id is 64 hex digits, got ${JSON.stringify(txId.slice(0, 80))}`);
 }
 
 function range(start: number, length: number): number[] {

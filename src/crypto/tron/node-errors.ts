@@ -8,13 +8,7 @@ import { ServiceUnavailableError } from '../../errors.ts';
 
 /** Why one attempt against one node URL did not give a usable answer. */
 export type NodeFailureKind =
-  | 'connection_error'
-  | 'timeout'
-  | 'http_status'
-  | 'rate_limited'
-  | 'busy'
-  | 'not_served'
-  | 'invalid_answer';
+  'connection_error' | 'timeout' | 'http_status' | 'rate_limited' | 'busy' | 'not_served' | 'invalid_answer';
 
 export interface NodeFailure {
   readonly url: string;
@@ -31,7 +25,10 @@ export class TronNodeUnavailableError extends ServiceUnavailableError {
   constructor(path: string, failures: readonly NodeFailure[]) {
     const last = failures.at(-1);
     const summary = last ? `; last: ${last.url} ${last.kind}: ${last.detail}` : '';
-    super(`No TRON node answered ${path} usably after ${failures.length} attempt(s)${summary}`, NODE_UNAVAILABLE_RETRY_AFTER_SECONDS);
+    super(
+      `No TRON node answered ${path} usably after ${failures.length} attempt(s)${summary}`,
+      NODE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+    );
     this.failures = failures;
   }
 }

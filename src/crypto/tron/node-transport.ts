@@ -116,13 +116,23 @@ interface NodeBase {
 export function createNodeTransport(options: NodeTransportOptions): NodeTransport {
   if (options.urls.length === 0) throw new Error('the TRON node client needs at least one node URL');
   // A key shared by several URLs would reach providers it does not belong to.
-  if (options.apiKey && options.urls.length > 1) throw new Error('the TRON node client sends an API key to one URL only: give each endpoint its own apiKey');
-  const nodes = options.urls.map((entry) => parseNodeEndpoint(typeof entry === 'string' ? { url: entry, apiKey: options.apiKey } : { ...entry, apiKey: entry.apiKey ?? options.apiKey }));
+  if (options.apiKey && options.urls.length > 1)
+    throw new Error('the TRON node client sends an API key to one URL only: give each endpoint its own apiKey');
+  const nodes = options.urls.map((entry) =>
+    parseNodeEndpoint(
+      typeof entry === 'string'
+        ? { url: entry, apiKey: options.apiKey }
+        : { ...entry, apiKey: entry.apiKey ?? options.apiKey },
+    ),
+  );
   const timeoutMs = positive(options.timeoutMs, DEFAULT_NODE_TIMEOUT_MS, 'timeoutMs');
   const cooldownMs = nonNegative(options.cooldownMs, DEFAULT_NODE_COOLDOWN_MS, 'cooldownMs');
   const retryDelayMs = nonNegative(options.retryDelayMs, DEFAULT_NODE_RETRY_DELAY_MS, 'retryDelayMs');
   const maxResponseBytes = positive(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes');
-  const maxAttempts = Math.min(MAX_NODE_ATTEMPTS, positive(options.maxAttempts, Math.max(3, nodes.length), 'maxAttempts'));
+  const maxAttempts = Math.min(
+    MAX_NODE_ATTEMPTS,
+    positive(options.maxAttempts, Math.max(3, nodes.length), 'maxAttempts'),
+  );
   const maxWaitMs = nonNegative(options.maxWaitMs, DEFAULT_NODE_MAX_WAIT_MS, 'maxWaitMs');
   const now = options.now ?? (() => performance.now());
   const wait = options.sleep ?? ((ms: number) => sleep(ms));
@@ -150,7 +160,8 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
     const fewestFailures = Math.min(...nodes.map((node) => failedHere.get(node.key) ?? 0));
     const candidates = nodes.filter((node) => (failedHere.get(node.key) ?? 0) === fewestFailures);
     const open = candidates.filter((node) => !isCooling(node, at));
-    if (open.length === 0) return [...candidates].sort((a, b) => (coolingUntil.get(a.key) ?? 0) - (coolingUntil.get(b.key) ?? 0))[0]!;
+    if (open.length === 0)
+      return [...candidates].sort((a, b) => (coolingUntil.get(a.key) ?? 0) - (coolingUntil.get(b.key) ?? 0))[0]!;
     let best = open[0]!;
     let bestAt = readyAt(best, at);
     for (const node of open.slice(1)) {
@@ -207,7 +218,12 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
    * Records a failed attempt: a rate-limited node is left alone for its back-off (the node is
    * fine, we are too fast: never marked failing); any other failure cools the node down.
    */
-  function noteFailure(node: NodeBase, error: NodeAttemptFailure, label: string, failures: NodeFailure[]): NodeFailure['kind'] {
+  function noteFailure(
+    node: NodeBase,
+    error: NodeAttemptFailure,
+    label: string,
+    failures: NodeFailure[],
+  ): NodeFailure['kind'] {
     const failure: NodeFailure = { url: node.url, kind: error.kind, detail: cap(error.message) };
     failures.push(failure);
     options.onAttemptFailure?.(failure, label);
@@ -220,8 +236,13 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
     return error.kind;
   }
 
-  async function runOnDistinctNodes<T>(label: string, count: number, work: (node: NodeSession) => Promise<T>): Promise<T[]> {
-    if (!Number.isSafeInteger(count) || count < 1 || count > nodes.length) throw new Error(`runOnDistinctNodes: count must be 1..${nodes.length}, got ${count}`);
+  async function runOnDistinctNodes<T>(
+    label: string,
+    count: number,
+    work: (node: NodeSession) => Promise<T>,
+  ): Promise<T[]> {
+    if (!Number.isSafeInteger(count) || count < 1 || count > nodes.length)
+      throw new Error(`runOnDistinctNodes: count must be 1..${nodes.length}, got ${count}`);
     const deadline = now() + maxWaitMs;
     const answers: T[] = [];
     const failures: NodeFailure[] = [];
@@ -270,7 +291,14 @@ export function createNodeTransport(options: NodeTransportOptions): NodeTranspor
     const signal = AbortSignal.timeout(timeoutMs);
     let response;
     try {
-      response = await agent.request({ origin: node.origin, path: node.pathPrefix + path, method: 'POST', headers: node.headers, body: JSON.stringify(body), signal });
+      response = await agent.request({
+        origin: node.origin,
+        path: node.pathPrefix + path,
+        method: 'POST',
+        headers: node.headers,
+        body: JSON.stringify(body),
+        signal,
+      });
     } catch (error) {
       throw transportFailure(error, timeoutMs);
     }
@@ -311,12 +339,21 @@ class NodeBudgetExhausted extends Error {
  * (RateLimiterServlet). The wait is Retry-After, else the suspension the text
  * names, clamped to MAX_RETRY_AFTER_MS.
  */
-const RATE_LIMIT_TEXT = /lack of computing resources|rate limit|too many requests|frequency limit|request rate exceeded/i;
+const RATE_LIMIT_TEXT =
+  /lack of computing resources|rate limit|too many requests|frequency limit|request rate exceeded/i;
 
-function rateLimitFailure(statusCode: number, text: string, retryAfter: string | string[] | undefined): NodeAttemptFailure | undefined {
+function rateLimitFailure(
+  statusCode: number,
+  text: string,
+  retryAfter: string | string[] | undefined,
+): NodeAttemptFailure | undefined {
   const head = text.slice(0, 1_000);
   if (statusCode !== 429 && !RATE_LIMIT_TEXT.test(head)) return undefined;
-  return new NodeAttemptFailure('rate_limited', `HTTP ${statusCode}: ${cap(head)}`, retryAfterMs(retryAfter) ?? suspensionMs(head));
+  return new NodeAttemptFailure(
+    'rate_limited',
+    `HTTP ${statusCode}: ${cap(head)}`,
+    retryAfterMs(retryAfter) ?? suspensionMs(head),
+  );
 }
 
 function suspensionMs(text: string): number | undefined {
@@ -356,7 +393,12 @@ const LONG_INTEGER = /[:[,]\s*-?\d{16}/;
 export function parseNodeJson(text: string): unknown {
   if (!LONG_INTEGER.test(text)) return JSON.parse(text);
   return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) => {
-    if (typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && /^-?\d+$/.test(context.source)) {
+    if (
+      typeof value === 'number' &&
+      !Number.isSafeInteger(value) &&
+      context?.source !== undefined &&
+      /^-?\d+$/.test(context.source)
+    ) {
       return BigInt(context.source);
     }
     return value;
@@ -377,7 +419,11 @@ async function readCapped(body: AsyncIterable<Buffer>, maxBytes: number): Promis
 function transportFailure(error: unknown, timeoutMs: number): NodeAttemptFailure {
   const codes: string[] = [];
   const names: string[] = [];
-  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+  for (
+    let current = error, depth = 0;
+    current && depth < 5;
+    current = (current as { cause?: unknown }).cause, depth++
+  ) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string') codes.push(code);
     const name = (current as { name?: unknown }).name;
@@ -410,7 +456,10 @@ function parseNodeEndpoint(endpoint: NodeEndpoint): NodeBase {
   const budget =
     endpoint.requestsPerSecond === undefined
       ? undefined
-      : createNodeBudget({ requestsPerSecond: endpoint.requestsPerSecond, burst: endpoint.burst ?? Math.ceil(endpoint.requestsPerSecond) });
+      : createNodeBudget({
+          requestsPerSecond: endpoint.requestsPerSecond,
+          burst: endpoint.burst ?? Math.ceil(endpoint.requestsPerSecond),
+        });
   return { ...base, headers, budget };
 }
 
@@ -421,22 +470,26 @@ function parseNodeUrl(raw: string): Omit<NodeBase, 'headers' | 'budget'> {
   } catch {
     throw new Error(`TRON node URL ${JSON.stringify(raw)} is not a URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`TRON node URL ${url.origin} must be http or https`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`TRON node URL ${url.origin} must be http or https`);
   if (url.search || url.hash) throw new Error(`TRON node URL ${url.origin} must not have a query or fragment`);
-  if (url.username || url.password) throw new Error(`TRON node URL ${url.origin} must not carry credentials; use the API key setting`);
+  if (url.username || url.password)
+    throw new Error(`TRON node URL ${url.origin} must not carry credentials; use the API key setting`);
   const pathPrefix = url.pathname.replace(/\/+$/, '');
   return { key: raw, url: pathPrefix ? `${url.origin}/…` : url.origin, origin: url.origin, pathPrefix };
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`TRON node client: ${name} must be a positive whole number, got ${value}`);
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw new Error(`TRON node client: ${name} must be a positive whole number, got ${value}`);
   return value;
 }
 
 function nonNegative(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`TRON node client: ${name} must be a whole number ≥ 0, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new Error(`TRON node client: ${name} must be a whole number ≥ 0, got ${value}`);
   return value;
 }
 

@@ -46,11 +46,17 @@ export function readSignedCall(transaction: PrintedTransaction, usdtHex: string)
   const txId = transactionId(rawBytes);
   if (txId !== transaction.txID.toLowerCase()) return { kind: 'altered' };
   const decoded = decodeTriggerSmartContractRaw(rawBytes);
-  if (!decoded.ok || tronAddressToHex(decoded.raw.contractAddress) !== usdtHex || decoded.raw.callValueSun !== 0n) return { kind: 'other' };
+  if (!decoded.ok || tronAddressToHex(decoded.raw.contractAddress) !== usdtHex || decoded.raw.callValueSun !== 0n)
+    return { kind: 'other' };
   const call = decodeTokenMoveCalldata(decoded.raw.data);
   if (call === undefined) return { kind: 'other' };
   const owner = decoded.raw.ownerAddress;
-  const signedByOwner = (transaction.signature ?? []).some((signature) => recoverSignerAddress(txId, hexToBytes(signature)) === owner);
+  const signedByOwner = (transaction.signature ?? []).some(
+    (signature) => recoverSignerAddress(txId, hexToBytes(signature)) === owner,
+  );
   if (!signedByOwner) return { kind: 'other' };
-  return { kind: 'usdt_move', move: { from: call.from === 'caller' ? owner : call.from, to: call.to, amount: call.amount } };
+  return {
+    kind: 'usdt_move',
+    move: { from: call.from === 'caller' ? owner : call.from, to: call.to, amount: call.amount },
+  };
 }

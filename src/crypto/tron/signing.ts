@@ -72,10 +72,14 @@ export function normalizedRecoveryId(v: number): 0 | 1 | undefined {
  * a key that is not the owner's (the node would refuse the signature anyway).
  * `bytes` is the body of `/wallet/broadcasthex`.
  */
-export function signTriggerSmartContract(fields: TriggerSmartContractRaw, privateKey: Uint8Array): SignedTransaction & { readonly bytes: Uint8Array } {
+export function signTriggerSmartContract(
+  fields: TriggerSmartContractRaw,
+  privateKey: Uint8Array,
+): SignedTransaction & { readonly bytes: Uint8Array } {
   const raw = { ...fields, callValueSun: fields.callValueSun ?? 0n };
   const signer = tronAddressFromPrivateKey(privateKey);
-  if (signer !== raw.ownerAddress) throw new Error(`the key signs for ${signer}, not for the owner ${raw.ownerAddress}`);
+  if (signer !== raw.ownerAddress)
+    throw new Error(`the key signs for ${signer}, not for the owner ${raw.ownerAddress}`);
   const rawBytes = encodeTriggerSmartContractRaw(raw);
   const txId = transactionId(rawBytes);
   const signatures = [signTransactionId(txId, privateKey)];
@@ -86,9 +90,16 @@ export function signTriggerSmartContract(fields: TriggerSmartContractRaw, privat
 export function signTransferContract(
   raw: TransferContractRaw,
   privateKey: Uint8Array,
-): { readonly rawBytes: Uint8Array; readonly raw: TransferContractRaw; readonly txId: string; readonly signatures: readonly Uint8Array[]; readonly bytes: Uint8Array } {
+): {
+  readonly rawBytes: Uint8Array;
+  readonly raw: TransferContractRaw;
+  readonly txId: string;
+  readonly signatures: readonly Uint8Array[];
+  readonly bytes: Uint8Array;
+} {
   const signer = tronAddressFromPrivateKey(privateKey);
-  if (signer !== raw.ownerAddress) throw new Error(`the key signs for ${signer}, not for the owner ${raw.ownerAddress}`);
+  if (signer !== raw.ownerAddress)
+    throw new Error(`the key signs for ${signer}, not for the owner ${raw.ownerAddress}`);
   const rawBytes = encodeTransferContractRaw(raw);
   const txId = transactionId(rawBytes);
   const signatures = [signTransactionId(txId, privateKey)];

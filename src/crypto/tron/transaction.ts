@@ -41,7 +41,9 @@ export type TriggerSmartContractRaw = {
   readonly data: Uint8Array;
 };
 
-export type DecodedRaw = { readonly ok: true; readonly raw: Required<TriggerSmartContractRaw> } | { readonly ok: false; readonly problem: string };
+export type DecodedRaw =
+  | { readonly ok: true; readonly raw: Required<TriggerSmartContractRaw> }
+  | { readonly ok: false; readonly problem: string };
 
 export type SignedTransaction = {
   /** The exact `Transaction.raw` bytes that were signed; the id is their sha256. */
@@ -53,7 +55,8 @@ export type SignedTransaction = {
   readonly signatures: readonly Uint8Array[];
 };
 
-export type DecodedSignedTransaction = { readonly ok: true; readonly transaction: SignedTransaction } | { readonly ok: false; readonly problem: string };
+export type DecodedSignedTransaction =
+  { readonly ok: true; readonly transaction: SignedTransaction } | { readonly ok: false; readonly problem: string };
 
 /** The protobuf bytes of `Transaction.raw`, as java-tron and tronweb serialize it. */
 export function encodeTriggerSmartContractRaw(raw: TriggerSmartContractRaw): Uint8Array {
@@ -106,7 +109,8 @@ export type TransferContractRaw = {
  */
 export function encodeTransferContractRaw(raw: TransferContractRaw): Uint8Array {
   assertRaw({ ...raw, feeLimitSun: 0n, contractAddress: raw.toAddress, data: new Uint8Array() });
-  if (raw.amountSun <= 0n || raw.amountSun > INT64_MAX) throw new RangeError(`amount ${raw.amountSun} is not a positive int64`);
+  if (raw.amountSun <= 0n || raw.amountSun > INT64_MAX)
+    throw new RangeError(`amount ${raw.amountSun} is not a positive int64`);
   const call = new BinaryWriter();
   call.tag(1, WireType.LengthDelimited).bytes(tronAddressToBytes(raw.ownerAddress));
   call.tag(2, WireType.LengthDelimited).bytes(tronAddressToBytes(raw.toAddress));
@@ -136,7 +140,8 @@ export function transactionId(rawBytes: Uint8Array): string {
 
 /** A whole `Transaction` (raw + signatures), the body of `/wallet/broadcasthex`. */
 export function encodeSignedTransaction(rawBytes: Uint8Array, signatures: readonly Uint8Array[]): Uint8Array {
-  if (signatures.length === 0 || signatures.length > SIGNATURES_MAX) throw new RangeError(`a transaction carries 1..${SIGNATURES_MAX} signatures`);
+  if (signatures.length === 0 || signatures.length > SIGNATURES_MAX)
+    throw new RangeError(`a transaction carries 1..${SIGNATURES_MAX} signatures`);
   const writer = new BinaryWriter();
   writer.tag(1, WireType.LengthDelimited).bytes(rawBytes);
   for (const signature of signatures) writer.tag(2, WireType.LengthDelimited).bytes(signature);
@@ -149,48 +154,86 @@ export function encodeSignedTransaction(rawBytes: Uint8Array, signatures: readon
  * Untrusted input: every malformation is a `problem`, never an exception.
  */
 export function decodeTriggerSmartContractRaw(bytes: Uint8Array): DecodedRaw {
-  if (bytes.length > TRANSACTION_MAX_BYTES) return { ok: false, problem: `raw data is ${bytes.length} bytes, over ${TRANSACTION_MAX_BYTES}` };
+  if (bytes.length > TRANSACTION_MAX_BYTES)
+    return { ok: false, problem: `raw data is ${bytes.length} bytes, over ${TRANSACTION_MAX_BYTES}` };
   try {
-    const fields = readFields(bytes, 'raw', { 1: 'bytes', 4: 'bytes', 8: 'varint', 11: 'bytes', 14: 'varint', 18: 'varint' });
+    const fields = readFields(bytes, 'raw', {
+      1: 'bytes',
+      4: 'bytes',
+      8: 'varint',
+      11: 'bytes',
+      14: 'varint',
+      18: 'varint',
+    });
     const contractBytes = fields.bytes(11);
     if (contractBytes === undefined) return { ok: false, problem: 'raw has no contract' };
     const contract = readFields(contractBytes, 'contract', { 1: 'varint', 2: 'bytes' });
     const type = contract.varint(1) ?? 0n;
-    if (type !== BigInt(TRIGGER_SMART_CONTRACT_TYPE)) return { ok: false, problem: `contract type ${type} is not TriggerSmartContract (31)` };
+    if (type !== BigInt(TRIGGER_SMART_CONTRACT_TYPE))
+      return { ok: false, problem: `contract type ${type} is not TriggerSmartContract (31)` };
     const any = readFields(contract.bytes(2) ?? new Uint8Array(), 'parameter', { 1: 'bytes', 2: 'bytes' });
     const typeUrl = new TextDecoder().decode(any.bytes(1) ?? new Uint8Array());
-    if (typeUrl !== TRIGGER_SMART_CONTRACT_TYPE_URL) return { ok: false, problem: `parameter type_url ${JSON.stringify(typeUrl.slice(0, 80))} is not TriggerSmartContract` };
-    const call = readFields(any.bytes(2) ?? new Uint8Array(), 'TriggerSmartContract', { 1: 'bytes', 2: 'bytes', 3: 'varint', 4: 'bytes' });
+    if (typeUrl !== TRIGGER_SMART_CONTRACT_TYPE_URL)
+      return {
+        ok: false,
+        problem: `parameter type_url ${JSON.stringify(typeUrl.slice(0, 80))} is not TriggerSmartContract`,
+      };
+    const call = readFields(any.bytes(2) ?? new Uint8Array(), 'TriggerSmartContract', {
+      1: 'bytes',
+      2: 'bytes',
+      3: 'varint',
+      4: 'bytes',
+    });
 
     const refBlockBytes = fields.bytes(1) ?? new Uint8Array();
     const refBlockHash = fields.bytes(4) ?? new Uint8Array();
-    if (refBlockBytes.length !== REF_BLOCK_BYTES_LENGTH) return { ok: false, problem: `ref_block_bytes is ${refBlockBytes.length} bytes, not 2` };
-    if (refBlockHash.length !== REF_BLOCK_HASH_LENGTH) return { ok: false, problem: `ref_block_hash is ${refBlockHash.length} bytes, not 8` };
+    if (refBlockBytes.length !== REF_BLOCK_BYTES_LENGTH)
+      return { ok: false, problem: `ref_block_bytes is ${refBlockBytes.length} bytes, not 2` };
+    if (refBlockHash.length !== REF_BLOCK_HASH_LENGTH)
+      return { ok: false, problem: `ref_block_hash is ${refBlockHash.length} bytes, not 8` };
     const owner = call.bytes(1);
     const target = call.bytes(2);
     const ownerAddress = owner && isTronAddressBytes(owner) ? tronAddressFromBytes(owner) : undefined;
     const contractAddress = target && isTronAddressBytes(target) ? tronAddressFromBytes(target) : undefined;
     if (ownerAddress === undefined) return { ok: false, problem: 'owner_address is not 21 bytes starting with 0x41' };
-    if (contractAddress === undefined) return { ok: false, problem: 'contract_address is not 21 bytes starting with 0x41' };
+    if (contractAddress === undefined)
+      return { ok: false, problem: 'contract_address is not 21 bytes starting with 0x41' };
     const expirationMs = safeMilliseconds(fields.varint(8) ?? 0n);
     const timestampMs = safeMilliseconds(fields.varint(14) ?? 0n);
-    if (expirationMs === undefined || expirationMs === 0) return { ok: false, problem: 'expiration is missing or out of range' };
+    if (expirationMs === undefined || expirationMs === 0)
+      return { ok: false, problem: 'expiration is missing or out of range' };
     if (timestampMs === undefined) return { ok: false, problem: 'timestamp is out of range' };
     const feeLimitSun = fields.varint(18) ?? 0n;
     const callValueSun = call.varint(3) ?? 0n;
-    if (feeLimitSun < 0n || callValueSun < 0n) return { ok: false, problem: 'fee_limit and call_value must not be negative' };
+    if (feeLimitSun < 0n || callValueSun < 0n)
+      return { ok: false, problem: 'fee_limit and call_value must not be negative' };
     return {
       ok: true,
-      raw: { refBlockBytes, refBlockHash, expirationMs, timestampMs, feeLimitSun, ownerAddress, contractAddress, callValueSun, data: call.bytes(4) ?? new Uint8Array() },
+      raw: {
+        refBlockBytes,
+        refBlockHash,
+        expirationMs,
+        timestampMs,
+        feeLimitSun,
+        ownerAddress,
+        contractAddress,
+        callValueSun,
+        data: call.bytes(4) ?? new Uint8Array(),
+      },
     };
   } catch (error) {
-    return { ok: false, problem: error instanceof MalformedTransaction ? error.message : `malformed protobuf: ${(error as Error).message}` };
+    return {
+      ok: false,
+      problem:
+        error instanceof MalformedTransaction ? error.message : `malformed protobuf: ${(error as Error).message}`,
+    };
   }
 }
 
 /** Reads a whole signed `Transaction` (what `/wallet/broadcasthex` receives). */
 export function decodeSignedTransaction(bytes: Uint8Array): DecodedSignedTransaction {
-  if (bytes.length > TRANSACTION_MAX_BYTES) return { ok: false, problem: `transaction is ${bytes.length} bytes, over ${TRANSACTION_MAX_BYTES}` };
+  if (bytes.length > TRANSACTION_MAX_BYTES)
+    return { ok: false, problem: `transaction is ${bytes.length} bytes, over ${TRANSACTION_MAX_BYTES}` };
   let rawBytes: Uint8Array | undefined;
   const signatures: Uint8Array[] = [];
   try {
@@ -198,10 +241,15 @@ export function decodeSignedTransaction(bytes: Uint8Array): DecodedSignedTransac
     while (reader.pos < reader.len) {
       const [fieldNo, wireType] = reader.tag();
       if (fieldNo === 1 && wireType === WireType.LengthDelimited && rawBytes === undefined) rawBytes = reader.bytes();
-      else if (fieldNo === 2 && wireType === WireType.LengthDelimited && signatures.length < SIGNATURES_MAX) signatures.push(reader.bytes());
+      else if (fieldNo === 2 && wireType === WireType.LengthDelimited && signatures.length < SIGNATURES_MAX)
+        signatures.push(reader.bytes());
       // `ret` (5) is filled in by nodes after execution; it is not signed and carries nothing we trust.
       else if (fieldNo === 5) reader.skip(wireType, fieldNo);
-      else return { ok: false, problem: `transaction field ${fieldNo} (wire type ${wireType}) is unexpected, repeated or over the limit` };
+      else
+        return {
+          ok: false,
+          problem: `transaction field ${fieldNo} (wire type ${wireType}) is unexpected, repeated or over the limit`,
+        };
     }
   } catch (error) {
     return { ok: false, problem: `malformed protobuf: ${(error as Error).message}` };
@@ -214,13 +262,17 @@ export function decodeSignedTransaction(bytes: Uint8Array): DecodedSignedTransac
 }
 
 /** TaPoS fields for a reference block: java-tron keys recent blocks by the last 2 bytes of the number. */
-export function referenceBlockFields(blockNumber: number, blockIdHex: string): { refBlockBytes: Uint8Array; refBlockHash: Uint8Array } {
+export function referenceBlockFields(
+  blockNumber: number,
+  blockIdHex: string,
+): { refBlockBytes: Uint8Array; refBlockHash: Uint8Array } {
   if (!Number.isSafeInteger(blockNumber) || blockNumber < 0) throw new RangeError(`block number ${blockNumber}`);
   if (!/^[0-9a-fA-F]{64}$/.test(blockIdHex)) throw new RangeError('a block id is 32 bytes (64 hex digits)');
   const blockId = hexToBytes(blockIdHex);
   // A TRON block id starts with its number (8 bytes, big-endian): a mismatch means a confused or lying node.
   const numberInId = new DataView(blockId.buffer, blockId.byteOffset, 8).getBigUint64(0);
-  if (numberInId !== BigInt(blockNumber)) throw new RangeError(`block id ${blockIdHex} belongs to block ${numberInId}, not ${blockNumber}`);
+  if (numberInId !== BigInt(blockNumber))
+    throw new RangeError(`block id ${blockIdHex} belongs to block ${numberInId}, not ${blockNumber}`);
   return {
     refBlockBytes: Uint8Array.of((blockNumber >>> 8) & 0xff, blockNumber & 0xff),
     refBlockHash: blockId.slice(8, 16),
@@ -228,7 +280,12 @@ export function referenceBlockFields(blockNumber: number, blockIdHex: string): {
 }
 
 /** The node's JSON of a transaction (`visible: false`, hex addresses), as `getblock` and `gettransactionbyid` print it. */
-export function transactionJson(transaction: Pick<SignedTransaction, 'rawBytes' | 'raw'> & { readonly signatures?: readonly Uint8Array[]; readonly txId?: string }) {
+export function transactionJson(
+  transaction: Pick<SignedTransaction, 'rawBytes' | 'raw'> & {
+    readonly signatures?: readonly Uint8Array[];
+    readonly txId?: string;
+  },
+) {
   const { raw } = transaction;
   const value: Record<string, string | number> = {
     data: bytesToHex(raw.data),
@@ -267,7 +324,8 @@ function readFields(bytes: Uint8Array, message: string, expected: Readonly<Recor
     const kind = expected[fieldNo];
     if (kind === undefined) throw new MalformedTransaction(`${message} field ${fieldNo} is not supported`);
     if (values.has(fieldNo)) throw new MalformedTransaction(`${message} field ${fieldNo} appears twice`);
-    if (wireType !== (kind === 'bytes' ? WireType.LengthDelimited : WireType.Varint)) throw new MalformedTransaction(`${message} field ${fieldNo} has wire type ${wireType}`);
+    if (wireType !== (kind === 'bytes' ? WireType.LengthDelimited : WireType.Varint))
+      throw new MalformedTransaction(`${message} field ${fieldNo} has wire type ${wireType}`);
     values.set(fieldNo, kind === 'bytes' ? reader.bytes() : BigInt(reader.int64()));
   }
   return {
@@ -279,9 +337,14 @@ function readFields(bytes: Uint8Array, message: string, expected: Readonly<Recor
 function assertRaw(raw: TriggerSmartContractRaw): void {
   if (raw.refBlockBytes.length !== REF_BLOCK_BYTES_LENGTH) throw new RangeError('ref_block_bytes is 2 bytes');
   if (raw.refBlockHash.length !== REF_BLOCK_HASH_LENGTH) throw new RangeError('ref_block_hash is 8 bytes');
-  if (!Number.isSafeInteger(raw.expirationMs) || raw.expirationMs <= 0) throw new RangeError(`expiration ${raw.expirationMs} ms`);
-  if (!Number.isSafeInteger(raw.timestampMs) || raw.timestampMs < 0) throw new RangeError(`timestamp ${raw.timestampMs} ms`);
-  for (const [name, value] of [['fee_limit', raw.feeLimitSun], ['call_value', raw.callValueSun ?? 0n]] as const) {
+  if (!Number.isSafeInteger(raw.expirationMs) || raw.expirationMs <= 0)
+    throw new RangeError(`expiration ${raw.expirationMs} ms`);
+  if (!Number.isSafeInteger(raw.timestampMs) || raw.timestampMs < 0)
+    throw new RangeError(`timestamp ${raw.timestampMs} ms`);
+  for (const [name, value] of [
+    ['fee_limit', raw.feeLimitSun],
+    ['call_value', raw.callValueSun ?? 0n],
+  ] as const) {
     if (value < 0n || value > INT64_MAX) throw new RangeError(`${name} ${value} is not a non-negative int64`);
   }
 }

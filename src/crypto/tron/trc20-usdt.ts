@@ -60,8 +60,10 @@ export function balanceOfCalldata(owner: TronAddress): Uint8Array {
  * transfer selector, and an address word whose 12 padding bytes are zero.
  */
 export function decodeTransferCalldata(data: Uint8Array): DecodedTransferCall {
-  if (data.length !== TRANSFER_CALLDATA_BYTES) return { ok: false, problem: `transfer calldata is 68 bytes, got ${data.length}` };
-  if (!startsWith(data, TRANSFER_SELECTOR)) return { ok: false, problem: `selector ${bytesToHex(data.subarray(0, 4))} is not transfer (a9059cbb)` };
+  if (data.length !== TRANSFER_CALLDATA_BYTES)
+    return { ok: false, problem: `transfer calldata is 68 bytes, got ${data.length}` };
+  if (!startsWith(data, TRANSFER_SELECTOR))
+    return { ok: false, problem: `selector ${bytesToHex(data.subarray(0, 4))} is not transfer (a9059cbb)` };
   const to = addressFromWord(data.subarray(SELECTOR_BYTES, SELECTOR_BYTES + WORD_BYTES));
   if (to === undefined) return { ok: false, problem: 'the recipient word has non-zero padding' };
   return { ok: true, to, amount: uint256FromWord(data.subarray(SELECTOR_BYTES + WORD_BYTES)) };
@@ -71,7 +73,11 @@ export function decodeTransferCalldata(data: Uint8Array): DecodedTransferCall {
 const TRANSFER_FROM_CALLDATA_BYTES = SELECTOR_BYTES + 3 * WORD_BYTES;
 
 /** What a USDT call moves, read from its calldata: `transfer` moves the caller's tokens, `transferFrom` those of `from`. */
-export type DecodedTokenMove = { readonly from: TronAddress | 'caller'; readonly to: TronAddress; readonly amount: bigint };
+export type DecodedTokenMove = {
+  readonly from: TronAddress | 'caller';
+  readonly to: TronAddress;
+  readonly amount: bigint;
+};
 
 /**
  * Reads `transfer(to, amount)` or `transferFrom(from, to, amount)` calldata

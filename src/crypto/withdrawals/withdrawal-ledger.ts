@@ -10,13 +10,28 @@ import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import { reservationOf, reserve, settle, type Reservation } from '../sending/reservation-ledger.ts';
 import type { WithdrawalRow } from './withdrawals-repository.ts';
 
-export function withdrawalReservation(withdrawal: Pick<WithdrawalRow, 'id' | 'amount_micro' | 'network_fee_micro'>): Reservation {
-  return reservationOf({ type: 'withdrawal', id: withdrawal.id }, { amount: withdrawal.amount_micro, network_fee: withdrawal.network_fee_micro });
+export function withdrawalReservation(
+  withdrawal: Pick<WithdrawalRow, 'id' | 'amount_micro' | 'network_fee_micro'>,
+): Reservation {
+  return reservationOf(
+    { type: 'withdrawal', id: withdrawal.id },
+    { amount: withdrawal.amount_micro, network_fee: withdrawal.network_fee_micro },
+  );
 }
 
 /** Not enough available on the merchant's main account: InsufficientFundsError, nothing written. */
-export async function reserveWithdrawal(tx: Tx, clock: Clock, book: LedgerBook, withdrawal: WithdrawalRow): Promise<void> {
-  await reserve(tx, clock, withdrawalReservation(withdrawal), { book, merchantId: withdrawal.merchant_id, from: 'merchant', typeOf: () => 'withdrawal' });
+export async function reserveWithdrawal(
+  tx: Tx,
+  clock: Clock,
+  book: LedgerBook,
+  withdrawal: WithdrawalRow,
+): Promise<void> {
+  await reserve(tx, clock, withdrawalReservation(withdrawal), {
+    book,
+    merchantId: withdrawal.merchant_id,
+    from: 'merchant',
+    typeOf: () => 'withdrawal',
+  });
 }
 
 /** A rejected withdrawal's reservation voided (the machine settles those that were sent). */

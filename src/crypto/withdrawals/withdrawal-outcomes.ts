@@ -9,7 +9,9 @@ import * as repository from './withdrawals-repository.ts';
 import type { WithdrawalRow } from './withdrawals-repository.ts';
 import { emitWithdrawalCompleted } from './withdrawals-views.ts';
 
-const ERROR_MESSAGES = failureMessages('withdrawal', 'the amount was returned to your balance', { invalid_address: 'The chain refused the address' });
+const ERROR_MESSAGES = failureMessages('withdrawal', 'the amount was returned to your balance', {
+  invalid_address: 'The chain refused the address',
+});
 
 export const withdrawalOutcomes: OutgoingOutcomeHandler = reservedTransferOutcomes<WithdrawalRow>({
   name: 'withdrawal',

@@ -10,7 +10,13 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { inTransaction, isUniqueViolation, type Db, type Executor, type Tx } from '../../db/transaction.ts';
-import { DuplicateExternalIdError, ForbiddenError, InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
+import {
+  DuplicateExternalIdError,
+  ForbiddenError,
+  InvalidRequestError,
+  InvalidStateError,
+  NotFoundError,
+} from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
@@ -60,7 +66,8 @@ const NO_SERVICE_FEE: PayoutSettings = { ...DEFAULT_PAYOUT_SETTINGS, serviceFeeF
 
 function parseActor(value: string, field: string): string {
   const actor = value.trim();
-  if (actor.length < 1 || actor.length > ACTOR_MAX_LENGTH) throw new InvalidRequestError(`${field} must be 1 to ${ACTOR_MAX_LENGTH} characters.`);
+  if (actor.length < 1 || actor.length > ACTOR_MAX_LENGTH)
+    throw new InvalidRequestError(`${field} must be 1 to ${ACTOR_MAX_LENGTH} characters.`);
   return actor;
 }
 
@@ -93,7 +100,8 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
   if (!shop || shop.merchantId !== input.merchantId) throw new NotFoundError('No such shop of this merchant.');
   const access = await deps.chain.forMode(shop.mode);
   const repeated = (row: WithdrawalRow): WithdrawalView => {
-    if (row.amount_micro !== amountMicro || row.recipient_address !== address) throw new DuplicateExternalIdError(WITHDRAWAL_CONFLICT);
+    if (row.amount_micro !== amountMicro || row.recipient_address !== address)
+      throw new DuplicateExternalIdError(WITHDRAWAL_CONFLICT);
     return withdrawalView(row);
   };
   const existing = await repository.findByExternalId(deps.db, shop.merchantId, access.chain, externalId);
@@ -133,7 +141,11 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
       });
       await reserveWithdrawal(tx, deps.clock, shop.mode, row);
       if (!awaitsApproval) {
-        row = await repository.updateWithdrawal(tx, id, { status: 'pending', outgoing_transfer_id: await queueTransfer(tx, deps.clock, row), updated_at: now });
+        row = await repository.updateWithdrawal(tx, id, {
+          status: 'pending',
+          outgoing_transfer_id: await queueTransfer(tx, deps.clock, row),
+          updated_at: now,
+        });
       }
       return withdrawalView(row);
     });
@@ -149,22 +161,41 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
 }
 
 async function lockAwaiting(tx: Tx, withdrawalId: string): Promise<WithdrawalRow> {
-  const row = withdrawalId.startsWith('wd_') && withdrawalId.length <= 64 ? await repository.lockWithdrawal(tx, withdrawalId) : undefined;
+  const row =
+    withdrawalId.startsWith('wd_') && withdrawalId.length <= 64
+      ? await repository.lockWithdrawal(tx, withdrawalId)
+      : undefined;
   if (!row) throw new NotFoundError('No such withdrawal.');
-  if (row.status !== 'awaiting_approval') throw new InvalidStateError(`Withdrawal ${row.id} is ${row.status}; only one awaiting approval can be approved or rejected.`);
+  if (row.status !== 'awaiting_approval')
+    throw new InvalidStateError(
+      `Withdrawal ${row.id} is ${row.status}; only one awaiting approval can be approved or rejected.`,
+    );
   return row;
 }
 
 /** Approval queues the transfer; the money stays reserved. Recorded: who and when. */
-export async function approveWithdrawal(deps: Pick<WithdrawalDeps, 'db' | 'clock'>, withdrawalId: string, approvedBy: string): Promise<WithdrawalView> {
+export async function approveWithdrawal(
+  deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
+  withdrawalId: string,
+  approvedBy: string,
+): Promise<WithdrawalView> {
   const by = parseActor(approvedBy, 'approved_by');
   return inTransaction(deps.db, async (tx) => {
     const row = await lockAwaiting(tx, withdrawalId);
     // Approval is a second person's check: the one who asked cannot give it.
-    if (by.toLowerCase() === row.requested_by.toLowerCase()) throw new ForbiddenError(`Withdrawal ${row.id} was requested by ${by}; someone else must approve it.`);
+    if (by.toLowerCase() === row.requested_by.toLowerCase())
+      throw new ForbiddenError(`Withdrawal ${row.id} was requested by ${by}; someone else must approve it.`);
     const now = deps.clock.now();
     const transferId = await queueTransfer(tx, deps.clock, row);
-    return withdrawalView(await repository.updateWithdrawal(tx, row.id, { status: 'pending', outgoing_transfer_id: transferId, decided_by: by, decided_at: now, updated_at: now }));
+    return withdrawalView(
+      await repository.updateWithdrawal(tx, row.id, {
+        status: 'pending',
+        outgoing_transfer_id: transferId,
+        decided_by: by,
+        decided_at: now,
+        updated_at: now,
+      }),
+    );
   });
 }
 
@@ -176,19 +207,29 @@ export async function rejectWithdrawal(
   reason: string | null,
 ): Promise<WithdrawalView> {
   const by = parseActor(rejectedBy, 'rejected_by');
-  if (reason !== null && reason.length > REASON_MAX_LENGTH) throw new InvalidRequestError(`reason must be at most ${REASON_MAX_LENGTH} characters.`);
+  if (reason !== null && reason.length > REASON_MAX_LENGTH)
+    throw new InvalidRequestError(`reason must be at most ${REASON_MAX_LENGTH} characters.`);
   return inTransaction(deps.db, async (tx) => {
     const row = await lockAwaiting(tx, withdrawalId);
     const now = deps.clock.now();
     await voidWithdrawalReservation(tx, deps.clock, row);
-    const rejected = await repository.updateWithdrawal(tx, row.id, { status: 'rejected', decided_by: by, decided_at: now, reject_reason: reason, updated_at: now });
+    const rejected = await repository.updateWithdrawal(tx, row.id, {
+      status: 'rejected',
+      decided_by: by,
+      decided_at: now,
+      reject_reason: reason,
+      updated_at: now,
+    });
     await emitWithdrawalCompleted(tx, deps.clock, rejected);
     return withdrawalView(rejected);
   });
 }
 
 export async function getWithdrawal(db: Executor, withdrawalId: string): Promise<WithdrawalView> {
-  const row = withdrawalId.startsWith('wd_') && withdrawalId.length <= 64 ? await repository.findWithdrawal(db, withdrawalId) : undefined;
+  const row =
+    withdrawalId.startsWith('wd_') && withdrawalId.length <= 64
+      ? await repository.findWithdrawal(db, withdrawalId)
+      : undefined;
   if (!row) throw new NotFoundError('No such withdrawal.');
   return withdrawalView(row);
 }
@@ -203,12 +244,20 @@ export async function listWithdrawals(
   if (query.status !== undefined && !WITHDRAWAL_STATUSES.includes(query.status as WithdrawalStatus)) {
     throw new InvalidRequestError(`status must be one of ${WITHDRAWAL_STATUSES.join(', ')}.`);
   }
-  const rows = await repository.listWithdrawals(db, { limit: query.limit, merchantId: query.merchantId, status: query.status as WithdrawalStatus | undefined });
+  const rows = await repository.listWithdrawals(db, {
+    limit: query.limit,
+    merchantId: query.merchantId,
+    status: query.status as WithdrawalStatus | undefined,
+  });
   return rows.map(withdrawalView);
 }
 
 /** The shop's approval setting: with it on, new withdrawals wait in awaiting_approval. */
-export async function setWithdrawalApproval(deps: Pick<WithdrawalDeps, 'db' | 'clock'>, shopId: string, required: boolean): Promise<void> {
+export async function setWithdrawalApproval(
+  deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
+  shopId: string,
+  required: boolean,
+): Promise<void> {
   const shop = await findShopProfile(deps.db, shopId);
   if (!shop) throw new NotFoundError('No such shop.');
   await repository.saveApprovalRequired(deps.db, shop.shopId, required, deps.clock.now());

@@ -6,11 +6,20 @@ import type { WithdrawalStatus, WithdrawalTables } from './withdrawals-tables.ts
 export type WithdrawalRow = Selectable<WithdrawalTables['crypto_withdrawals']>;
 
 export async function approvalRequired(db: Executor<WithdrawalTables>, shopId: string): Promise<boolean> {
-  const row = await db.selectFrom('crypto_withdrawal_settings').select('approval_required').where('shop_id', '=', shopId).executeTakeFirst();
+  const row = await db
+    .selectFrom('crypto_withdrawal_settings')
+    .select('approval_required')
+    .where('shop_id', '=', shopId)
+    .executeTakeFirst();
   return row?.approval_required ?? false;
 }
 
-export async function saveApprovalRequired(db: Executor<WithdrawalTables>, shopId: string, required: boolean, at: Date): Promise<void> {
+export async function saveApprovalRequired(
+  db: Executor<WithdrawalTables>,
+  shopId: string,
+  required: boolean,
+  at: Date,
+): Promise<void> {
   await db
     .insertInto('crypto_withdrawal_settings')
     .values({ shop_id: shopId, approval_required: required, updated_at: at })
@@ -18,14 +27,22 @@ export async function saveApprovalRequired(db: Executor<WithdrawalTables>, shopI
     .execute();
 }
 
-export async function insertWithdrawal(tx: Tx<WithdrawalTables>, row: Insertable<WithdrawalTables['crypto_withdrawals']>): Promise<WithdrawalRow> {
+export async function insertWithdrawal(
+  tx: Tx<WithdrawalTables>,
+  row: Insertable<WithdrawalTables['crypto_withdrawals']>,
+): Promise<WithdrawalRow> {
   return tx.insertInto('crypto_withdrawals').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
 /** The unique index on (merchant_id, chain, external_id) (migration 0024): it decides between concurrent requests. */
 export const WITHDRAWAL_EXTERNAL_ID_INDEX = 'crypto_withdrawals_external_id_key';
 
-export async function findByExternalId(db: Executor<WithdrawalTables>, merchantId: string, chain: WithdrawalRow['chain'], externalId: string): Promise<WithdrawalRow | undefined> {
+export async function findByExternalId(
+  db: Executor<WithdrawalTables>,
+  merchantId: string,
+  chain: WithdrawalRow['chain'],
+  externalId: string,
+): Promise<WithdrawalRow | undefined> {
   return db
     .selectFrom('crypto_withdrawals')
     .selectAll()
@@ -35,11 +52,17 @@ export async function findByExternalId(db: Executor<WithdrawalTables>, merchantI
     .executeTakeFirst();
 }
 
-export async function findWithdrawal(db: Executor<WithdrawalTables>, withdrawalId: string): Promise<WithdrawalRow | undefined> {
+export async function findWithdrawal(
+  db: Executor<WithdrawalTables>,
+  withdrawalId: string,
+): Promise<WithdrawalRow | undefined> {
   return db.selectFrom('crypto_withdrawals').selectAll().where('id', '=', withdrawalId).executeTakeFirst();
 }
 
-export async function lockWithdrawal(tx: Tx<WithdrawalTables>, withdrawalId: string): Promise<WithdrawalRow | undefined> {
+export async function lockWithdrawal(
+  tx: Tx<WithdrawalTables>,
+  withdrawalId: string,
+): Promise<WithdrawalRow | undefined> {
   return tx.selectFrom('crypto_withdrawals').selectAll().where('id', '=', withdrawalId).forUpdate().executeTakeFirst();
 }
 
@@ -49,11 +72,24 @@ export async function updateWithdrawal(
   changes: Partial<
     Pick<
       WithdrawalRow,
-      'outgoing_transfer_id' | 'tx_hash' | 'error_code' | 'error_message' | 'network_fee_actual_micro' | 'decided_by' | 'decided_at' | 'reject_reason' | 'completed_at'
+      | 'outgoing_transfer_id'
+      | 'tx_hash'
+      | 'error_code'
+      | 'error_message'
+      | 'network_fee_actual_micro'
+      | 'decided_by'
+      | 'decided_at'
+      | 'reject_reason'
+      | 'completed_at'
     >
   > & { status: WithdrawalStatus; updated_at: Date },
 ): Promise<WithdrawalRow> {
-  return tx.updateTable('crypto_withdrawals').set(changes).where('id', '=', withdrawalId).returningAll().executeTakeFirstOrThrow();
+  return tx
+    .updateTable('crypto_withdrawals')
+    .set(changes)
+    .where('id', '=', withdrawalId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function listWithdrawals(

@@ -4,7 +4,14 @@ import type { OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
 type ChainName = OutgoingTransferRequest['chain'];
 
 export type WithdrawalStatus = 'awaiting_approval' | 'pending' | 'processing' | 'completed' | 'failed' | 'rejected';
-export const WITHDRAWAL_STATUSES: readonly WithdrawalStatus[] = ['awaiting_approval', 'pending', 'processing', 'completed', 'failed', 'rejected'];
+export const WITHDRAWAL_STATUSES: readonly WithdrawalStatus[] = [
+  'awaiting_approval',
+  'pending',
+  'processing',
+  'completed',
+  'failed',
+  'rejected',
+];
 
 export interface WithdrawalTables {
   crypto_withdrawal_settings: { shop_id: string; approval_required: boolean; updated_at: Date };

@@ -49,7 +49,12 @@ export function withdrawalView(row: WithdrawalRow): WithdrawalView {
     decision:
       row.decided_by === null || row.decided_at === null
         ? null
-        : { by: row.decided_by, at: row.decided_at.toISOString(), approved: row.status !== 'rejected', reason: row.reject_reason },
+        : {
+            by: row.decided_by,
+            at: row.decided_at.toISOString(),
+            approved: row.status !== 'rejected',
+            reason: row.reject_reason,
+          },
     created_at: row.created_at.toISOString(),
     completed_at: row.completed_at?.toISOString() ?? null,
   };
@@ -57,5 +62,10 @@ export function withdrawalView(row: WithdrawalRow): WithdrawalView {
 
 /** cabinet.withdrawal.completed: once, on the final outcome (completed, failed or rejected), in its transaction. */
 export async function emitWithdrawalCompleted(tx: Tx, clock: Clock, row: WithdrawalRow): Promise<void> {
-  await emit(tx, clock, { shopId: row.shop_id, type: 'cabinet.withdrawal.completed', data: withdrawalView(row), destination: 'shop' });
+  await emit(tx, clock, {
+    shopId: row.shop_id,
+    type: 'cabinet.withdrawal.completed',
+    data: withdrawalView(row),
+    destination: 'shop',
+  });
 }

@@ -69,5 +69,9 @@ export interface AcquirerConnector {
   /** Returns a captured charge to the payer in full; idempotent by `refundKey`. */
   refund(request: RefundRequest): Promise<RefundOutcome>;
   /** The text a QR code carries for an SBP or SberPay payment (the payer scans it in the bank app). */
-  qrPayload(request: { readonly paymentId: string; readonly method: 'sbp' | 'sberpay'; readonly amountKopecks: bigint }): string;
+  qrPayload(request: {
+    readonly paymentId: string;
+    readonly method: 'sbp' | 'sberpay';
+    readonly amountKopecks: bigint;
+  }): string;
 }

@@ -18,7 +18,11 @@ export interface ConnectorDeps {
  * shops; for live shops the first configured production connector that has the
  * method, or undefined (none ships yet, so a live shop can bind no method).
  */
-export function connectorForShop(deps: ConnectorDeps, shopMode: 'sandbox' | 'live', method: PaymentMethod): AcquirerConnector | undefined {
+export function connectorForShop(
+  deps: ConnectorDeps,
+  shopMode: 'sandbox' | 'live',
+  method: PaymentMethod,
+): AcquirerConnector | undefined {
   if (shopMode === 'sandbox') return createSandboxConnector(deps);
   return deps.liveConnectors?.find((connector) => connector.methods.includes(method));
 }

@@ -82,7 +82,8 @@ export function summary(lang: Lang, state: PageState, totalKopecks: bigint | und
       `<dt>${text(lang, 'timeLeft')}</dt><dd><time id="countdown" datetime="${expires}" aria-live="off">${text(lang, 'expiresAt')} ${expires.slice(11, 16)} UTC</time></dd>`,
     );
   }
-  const sandbox = state.shopMode === 'sandbox' ? `<p class="notice" role="note">${text(lang, 'sandboxNotice')}</p>` : '';
+  const sandbox =
+    state.shopMode === 'sandbox' ? `<p class="notice" role="note">${text(lang, 'sandboxNotice')}</p>` : '';
   return `<section class="card" aria-labelledby="title"><h1 id="title">${text(lang, 'title')}</h1>${sandbox}<dl>${rows.join('')}</dl></section>`;
 }
 
@@ -119,7 +120,9 @@ export interface FormContext {
 }
 
 function changeMethodLink(form: FormContext): string {
-  return form.canChangeMethod ? `<p><a href="/pay/${form.orderCode}?lang=${form.lang}">${text(form.lang, 'changeMethod')}</a></p>` : '';
+  return form.canChangeMethod
+    ? `<p><a href="/pay/${form.orderCode}?lang=${form.lang}">${text(form.lang, 'changeMethod')}</a></p>`
+    : '';
 }
 
 export function cardForm(form: FormContext, error: string | undefined): string {
@@ -143,7 +146,13 @@ ${hidden({ csrf: form.csrf, attempt: form.attempt, lang })}
 </form>${changeMethodLink(form)}</section>`;
 }
 
-export function qrForm(form: FormContext, method: Exclude<PaymentMethod, 'card'>, qrSvg: string, qrPayload: string, sandbox: boolean): string {
+export function qrForm(
+  form: FormContext,
+  method: Exclude<PaymentMethod, 'card'>,
+  qrSvg: string,
+  qrPayload: string,
+  sandbox: boolean,
+): string {
   const { lang } = form;
   const sandboxButton = sandbox
     ? `<form method="post" action="/pay/${form.orderCode}/qr">${hidden({ csrf: form.csrf, attempt: form.attempt, lang, method })}<button type="submit" id="pay-button">${text(lang, 'sandboxPay')}</button></form>`

@@ -24,8 +24,24 @@ import {
   type FormContext,
   type StatusCardKind,
 } from './payment-page-html.ts';
-import { ATTEMPT_PATTERN, csrfToken, csrfTokenValid, newAttemptNonce, newPageSecret, pageCookie, pageSecretFrom } from './page-security.ts';
-import { confirmFromPage, loadPageState, payFromPage, qrPayloadFor, type PageDeps, type PageState, type PayResult } from './payment-page-service.ts';
+import {
+  ATTEMPT_PATTERN,
+  csrfToken,
+  csrfTokenValid,
+  newAttemptNonce,
+  newPageSecret,
+  pageCookie,
+  pageSecretFrom,
+} from './page-security.ts';
+import {
+  confirmFromPage,
+  loadPageState,
+  payFromPage,
+  qrPayloadFor,
+  type PageDeps,
+  type PageState,
+  type PayResult,
+} from './payment-page-service.ts';
 
 const FORM_BODY_LIMIT_BYTES = 4 * 1024;
 const PAGE_REQUESTS_PER_MINUTE_PER_IP = 300;
@@ -62,185 +78,257 @@ function errorPageKind(status: number): StatusCardKind {
   return status < 500 ? 'badRequest' : 'internal';
 }
 
-export const paymentPageRoutes = (context: PageDeps): ModuleRoutes => async (app) => {
-  const secureCookie = context.config.publicUrl.startsWith('https:');
+export const paymentPageRoutes =
+  (context: PageDeps): ModuleRoutes =>
+  async (app) => {
+    const secureCookie = context.config.publicUrl.startsWith('https:');
 
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES }, (_request, body, done) => {
-    const form: Form = {};
-    for (const [key, value] of new URLSearchParams(body as string)) if (!(key in form)) form[key] = value.slice(0, 200);
-    done(null, form);
-  });
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES },
+      (_request, body, done) => {
+        const form: Form = {};
+        for (const [key, value] of new URLSearchParams(body as string))
+          if (!(key in form)) form[key] = value.slice(0, 200);
+        done(null, form);
+      },
+    );
 
-  await app.register(rateLimit, {
-    global: true,
-    max: PAGE_REQUESTS_PER_MINUTE_PER_IP,
-    timeWindow: 60_000,
-    keyGenerator: (request) => `page:${request.ip}`,
-    nameSpace: 'paygate-page-limit:',
-    errorResponseBuilder: (_request, limit) => new RateLimitedError(Math.max(1, Math.ceil(limit.ttl / 1000))),
-  });
-  const actionLimit = { rateLimit: { max: PAGE_ACTIONS_PER_MINUTE_PER_IP, timeWindow: 60_000, keyGenerator: (request: FastifyRequest) => `action:${request.ip}` } };
-
-  function langOf(request: FastifyRequest, form?: Form): Lang {
-    const query = request.query as Record<string, string | undefined>;
-    return pickLang(form?.lang ?? query.lang, request.headers['accept-language']);
-  }
-
-  function send(reply: FastifyReply, status: number, html: string, nonce: string, secret?: string): FastifyReply {
-    reply
-      .code(status)
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('referrer-policy', 'no-referrer')
-      .header('x-content-type-options', 'nosniff')
-      .header('x-frame-options', 'DENY')
-      .header(
-        'content-security-policy',
-        `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-      );
-    if (secret) reply.header('set-cookie', pageCookie(secret, secureCookie));
-    return reply.send(html);
-  }
-
-  function simplePage(reply: FastifyReply, lang: Lang, status: number, kind: Parameters<typeof statusCard>[1], switchPath: string): FastifyReply {
-    const nonce = randomBytes(16).toString('base64url');
-    return send(reply, status, layout({ lang, title: text(lang, 'title'), body: statusCard(lang, kind), nonce, switchPath }), nonce);
-  }
-
-  // The payer reads these, not an integrator: a page in the payer's language
-  // with the status the API would give (and its Retry-After), never API JSON.
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const { status, headers, unexpected } = classify(error);
-    if (unexpected) request.log.error({ err: error }, 'unexpected error on the payment page');
-    else request.log.info({ status }, 'payment page request refused');
-    const orderCode = (request.params as { order_code?: unknown } | undefined)?.order_code;
-    const switchPath = typeof orderCode === 'string' && /^[A-Za-z0-9]{1,32}$/.test(orderCode) ? `/pay/${orderCode}` : '/pay';
-    return simplePage(reply.headers(headers), langOf(request), status, errorPageKind(status), switchPath);
-  });
-
-  async function renderPage(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    state: PageState,
-    lang: Lang,
-    view: { method?: PaymentMethod | undefined; notice?: string | undefined; chargeKey?: string | undefined },
-  ): Promise<FastifyReply> {
-    const payment = state.payment;
-    const nonce = randomBytes(16).toString('base64url');
-    const existingSecret = pageSecretFrom(request.headers.cookie);
-    const secret = existingSecret ?? newPageSecret();
-    const form: FormContext = {
-      lang,
-      orderCode: payment.order_code,
-      csrf: csrfToken(secret, payment.id),
-      attempt: newAttemptNonce(),
-      canChangeMethod: payment.method === null && state.options.length > 1,
+    await app.register(rateLimit, {
+      global: true,
+      max: PAGE_REQUESTS_PER_MINUTE_PER_IP,
+      timeWindow: 60_000,
+      keyGenerator: (request) => `page:${request.ip}`,
+      nameSpace: 'paygate-page-limit:',
+      errorResponseBuilder: (_request, limit) => new RateLimitedError(Math.max(1, Math.ceil(limit.ttl / 1000))),
+    });
+    const actionLimit = {
+      rateLimit: {
+        max: PAGE_ACTIONS_PER_MINUTE_PER_IP,
+        timeWindow: 60_000,
+        keyGenerator: (request: FastifyRequest) => `action:${request.ip}`,
+      },
     };
-    const chosen = payment.method ?? view.method ?? (state.options.length === 1 ? state.options[0]!.method : undefined);
-    const option = state.options.find((candidate) => candidate.method === chosen);
-    let body: string;
-    let script: string | undefined;
-    if (state.status === 'pending') {
-      body = summary(lang, state, option?.totalKopecks);
-      if (view.notice) body += view.notice;
-      if (view.chargeKey) body += confirmForm(form, view.chargeKey);
-      else if (!option) body += state.options.length ? methodChoice(lang, payment.order_code, state.options) : statusCard(lang, 'unavailable');
-      else if (option.method === 'card') body += cardForm(form, undefined);
-      else {
-        const payload = qrPayloadFor(context, state, option.method)!;
-        const svg = await QRCode.toString(payload, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
-        body += qrForm(form, option.method, svg, payload, state.shopMode === 'sandbox');
+
+    function langOf(request: FastifyRequest, form?: Form): Lang {
+      const query = request.query as Record<string, string | undefined>;
+      return pickLang(form?.lang ?? query.lang, request.headers['accept-language']);
+    }
+
+    function send(reply: FastifyReply, status: number, html: string, nonce: string, secret?: string): FastifyReply {
+      reply
+        .code(status)
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('referrer-policy', 'no-referrer')
+        .header('x-content-type-options', 'nosniff')
+        .header('x-frame-options', 'DENY')
+        .header(
+          'content-security-policy',
+          `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+        );
+      if (secret) reply.header('set-cookie', pageCookie(secret, secureCookie));
+      return reply.send(html);
+    }
+
+    function simplePage(
+      reply: FastifyReply,
+      lang: Lang,
+      status: number,
+      kind: Parameters<typeof statusCard>[1],
+      switchPath: string,
+    ): FastifyReply {
+      const nonce = randomBytes(16).toString('base64url');
+      return send(
+        reply,
+        status,
+        layout({ lang, title: text(lang, 'title'), body: statusCard(lang, kind), nonce, switchPath }),
+        nonce,
+      );
+    }
+
+    // The payer reads these, not an integrator: a page in the payer's language
+    // with the status the API would give (and its Retry-After), never API JSON.
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const { status, headers, unexpected } = classify(error);
+      if (unexpected) request.log.error({ err: error }, 'unexpected error on the payment page');
+      else request.log.info({ status }, 'payment page request refused');
+      const orderCode = (request.params as { order_code?: unknown } | undefined)?.order_code;
+      const switchPath =
+        typeof orderCode === 'string' && /^[A-Za-z0-9]{1,32}$/.test(orderCode) ? `/pay/${orderCode}` : '/pay';
+      return simplePage(reply.headers(headers), langOf(request), status, errorPageKind(status), switchPath);
+    });
+
+    async function renderPage(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      state: PageState,
+      lang: Lang,
+      view: { method?: PaymentMethod | undefined; notice?: string | undefined; chargeKey?: string | undefined },
+    ): Promise<FastifyReply> {
+      const payment = state.payment;
+      const nonce = randomBytes(16).toString('base64url');
+      const existingSecret = pageSecretFrom(request.headers.cookie);
+      const secret = existingSecret ?? newPageSecret();
+      const form: FormContext = {
+        lang,
+        orderCode: payment.order_code,
+        csrf: csrfToken(secret, payment.id),
+        attempt: newAttemptNonce(),
+        canChangeMethod: payment.method === null && state.options.length > 1,
+      };
+      const chosen =
+        payment.method ?? view.method ?? (state.options.length === 1 ? state.options[0]!.method : undefined);
+      const option = state.options.find((candidate) => candidate.method === chosen);
+      let body: string;
+      let script: string | undefined;
+      if (state.status === 'pending') {
+        body = summary(lang, state, option?.totalKopecks);
+        if (view.notice) body += view.notice;
+        if (view.chargeKey) body += confirmForm(form, view.chargeKey);
+        else if (!option)
+          body += state.options.length
+            ? methodChoice(lang, payment.order_code, state.options)
+            : statusCard(lang, 'unavailable');
+        else if (option.method === 'card') body += cardForm(form, undefined);
+        else {
+          const payload = qrPayloadFor(context, state, option.method)!;
+          const svg = await QRCode.toString(payload, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
+          body += qrForm(form, option.method, svg, payload, state.shopMode === 'sandbox');
+        }
+        script = countdownScript(lang, payment.expires_at.getTime(), context.clock.now().getTime());
+      } else {
+        body =
+          summary(lang, state, payment.paid_total_kopecks ?? undefined) +
+          statusCard(lang, state.status as 'paid' | 'failed' | 'expired');
       }
-      script = countdownScript(lang, payment.expires_at.getTime(), context.clock.now().getTime());
-    } else {
-      body = summary(lang, state, payment.paid_total_kopecks ?? undefined) + statusCard(lang, state.status as 'paid' | 'failed' | 'expired');
+      const switchParams = new URLSearchParams();
+      if (view.method && !payment.method) switchParams.set('method', view.method);
+      const switchPath = `/pay/${payment.order_code}${switchParams.size ? `?${switchParams}` : ''}`;
+      const html = layout({
+        lang,
+        title: `${text(lang, 'title')} — ${state.shopName}`,
+        body,
+        nonce,
+        switchPath,
+        script,
+      });
+      return send(reply, 200, html, nonce, existingSecret ? undefined : secret);
     }
-    const switchParams = new URLSearchParams();
-    if (view.method && !payment.method) switchParams.set('method', view.method);
-    const switchPath = `/pay/${payment.order_code}${switchParams.size ? `?${switchParams}` : ''}`;
-    const html = layout({ lang, title: `${text(lang, 'title')} — ${state.shopName}`, body, nonce, switchPath, script });
-    return send(reply, 200, html, nonce, existingSecret ? undefined : secret);
-  }
 
-  function redirectAfter(reply: FastifyReply, orderCode: string, lang: Lang, result: PayResult, method: PaymentMethod): FastifyReply {
-    const params = new URLSearchParams({ lang });
-    if (result.kind === 'declined') {
-      params.set('method', method);
-      params.set('declined', result.declineCode);
-    } else if (result.kind === 'confirm') {
-      params.set('confirm', result.chargeKey);
-    } else if (result.kind === 'unavailable') {
-      params.set('unavailable', '1');
+    function redirectAfter(
+      reply: FastifyReply,
+      orderCode: string,
+      lang: Lang,
+      result: PayResult,
+      method: PaymentMethod,
+    ): FastifyReply {
+      const params = new URLSearchParams({ lang });
+      if (result.kind === 'declined') {
+        params.set('method', method);
+        params.set('declined', result.declineCode);
+      } else if (result.kind === 'confirm') {
+        params.set('confirm', result.chargeKey);
+      } else if (result.kind === 'unavailable') {
+        params.set('unavailable', '1');
+      }
+      return reply
+        .code(303)
+        .header('location', `/pay/${orderCode}?${params}`)
+        .header('cache-control', 'no-store')
+        .send();
     }
-    return reply.code(303).header('location', `/pay/${orderCode}?${params}`).header('cache-control', 'no-store').send();
-  }
 
-  /** Loads the payment of a POST and checks its CSRF token; answers the error page itself when refused. */
-  async function actionState(request: FastifyRequest<{ Params: { order_code: string } }>, reply: FastifyReply) {
-    const form = (request.body ?? {}) as Form;
-    const lang = langOf(request, form);
-    const state = await loadPageState(context, request.params.order_code);
-    if (!state) {
-      simplePage(reply, lang, 404, 'notFound', '/pay');
-      return undefined;
+    /** Loads the payment of a POST and checks its CSRF token; answers the error page itself when refused. */
+    async function actionState(request: FastifyRequest<{ Params: { order_code: string } }>, reply: FastifyReply) {
+      const form = (request.body ?? {}) as Form;
+      const lang = langOf(request, form);
+      const state = await loadPageState(context, request.params.order_code);
+      if (!state) {
+        simplePage(reply, lang, 404, 'notFound', '/pay');
+        return undefined;
+      }
+      if (!csrfTokenValid(pageSecretFrom(request.headers.cookie), state.payment.id, form.csrf)) {
+        simplePage(reply, lang, 403, 'csrf', `/pay/${state.payment.order_code}`);
+        return undefined;
+      }
+      return { form, lang, state };
     }
-    if (!csrfTokenValid(pageSecretFrom(request.headers.cookie), state.payment.id, form.csrf)) {
-      simplePage(reply, lang, 403, 'csrf', `/pay/${state.payment.order_code}`);
-      return undefined;
+
+    // Any other path under /pay is a payer's mistyped or stale link: a page in their
+    // language, not the API's JSON 404 (the router prefers every route above to these).
+    for (const url of ['/pay', '/pay/*']) {
+      app.route({
+        method: ['GET', 'POST'],
+        url,
+        schema: { hide: true },
+        handler: (request, reply) => simplePage(reply, langOf(request), 404, 'notFound', '/pay'),
+      });
     }
-    return { form, lang, state };
-  }
 
-  // Any other path under /pay is a payer's mistyped or stale link: a page in their
-  // language, not the API's JSON 404 (the router prefers every route above to these).
-  for (const url of ['/pay', '/pay/*']) {
-    app.route({ method: ['GET', 'POST'], url, schema: { hide: true }, handler: (request, reply) => simplePage(reply, langOf(request), 404, 'notFound', '/pay') });
-  }
+    app.get<{ Params: { order_code: string }; Querystring: Record<string, string | undefined> }>(
+      '/pay/:order_code',
+      { schema: { hide: true } },
+      async (request, reply) => {
+        const lang = langOf(request);
+        const state = await loadPageState(context, request.params.order_code);
+        if (!state) return simplePage(reply, lang, 404, 'notFound', '/pay');
+        const query = request.query;
+        const method = query.method && isPaymentMethod(query.method) ? query.method : undefined;
+        let notice: string | undefined;
+        if (query.declined) notice = statusCard(lang, 'declined');
+        else if (query.invalid) notice = `<div class="notice error" role="alert">${text(lang, 'invalidCard')}</div>`;
+        else if (query.unavailable) notice = statusCard(lang, 'unavailable');
+        const chargeKey =
+          query.confirm && query.confirm.startsWith(`${state.payment.id}:`) && query.confirm.length < 120
+            ? query.confirm
+            : undefined;
+        return renderPage(request, reply, state, lang, { method, notice, chargeKey });
+      },
+    );
 
-  app.get<{ Params: { order_code: string }; Querystring: Record<string, string | undefined> }>('/pay/:order_code', { schema: { hide: true } }, async (request, reply) => {
-    const lang = langOf(request);
-    const state = await loadPageState(context, request.params.order_code);
-    if (!state) return simplePage(reply, lang, 404, 'notFound', '/pay');
-    const query = request.query;
-    const method = query.method && isPaymentMethod(query.method) ? query.method : undefined;
-    let notice: string | undefined;
-    if (query.declined) notice = statusCard(lang, 'declined');
-    else if (query.invalid) notice = `<div class="notice error" role="alert">${text(lang, 'invalidCard')}</div>`;
-    else if (query.unavailable) notice = statusCard(lang, 'unavailable');
-    const chargeKey = query.confirm && query.confirm.startsWith(`${state.payment.id}:`) && query.confirm.length < 120 ? query.confirm : undefined;
-    return renderPage(request, reply, state, lang, { method, notice, chargeKey });
-  });
+    app.post<{ Params: { order_code: string } }>(
+      '/pay/:order_code/card',
+      { schema: { hide: true }, config: actionLimit },
+      async (request, reply) => {
+        const checked = await actionState(request, reply);
+        if (!checked) return reply;
+        const { form, lang, state } = checked;
+        const card = parseCard(form);
+        if (!card || !ATTEMPT_PATTERN.test(form.attempt ?? '')) {
+          const params = new URLSearchParams({ lang, method: 'card', invalid: '1' });
+          return reply.code(303).header('location', `/pay/${state.payment.order_code}?${params}`).send();
+        }
+        const result = await payFromPage(context, state, { method: 'card', attempt: form.attempt!, card });
+        return redirectAfter(reply, state.payment.order_code, lang, result, 'card');
+      },
+    );
 
-  app.post<{ Params: { order_code: string } }>('/pay/:order_code/card', { schema: { hide: true }, config: actionLimit }, async (request, reply) => {
-    const checked = await actionState(request, reply);
-    if (!checked) return reply;
-    const { form, lang, state } = checked;
-    const card = parseCard(form);
-    if (!card || !ATTEMPT_PATTERN.test(form.attempt ?? '')) {
-      const params = new URLSearchParams({ lang, method: 'card', invalid: '1' });
-      return reply.code(303).header('location', `/pay/${state.payment.order_code}?${params}`).send();
-    }
-    const result = await payFromPage(context, state, { method: 'card', attempt: form.attempt!, card });
-    return redirectAfter(reply, state.payment.order_code, lang, result, 'card');
-  });
+    app.post<{ Params: { order_code: string } }>(
+      '/pay/:order_code/qr',
+      { schema: { hide: true }, config: actionLimit },
+      async (request, reply) => {
+        const checked = await actionState(request, reply);
+        if (!checked) return reply;
+        const { form, lang, state } = checked;
+        const method = form.method;
+        if ((method !== 'sbp' && method !== 'sberpay') || !ATTEMPT_PATTERN.test(form.attempt ?? '')) {
+          return redirectAfter(reply, state.payment.order_code, lang, { kind: 'unavailable' }, 'card');
+        }
+        const result = await payFromPage(context, state, { method, attempt: form.attempt! });
+        return redirectAfter(reply, state.payment.order_code, lang, result, method);
+      },
+    );
 
-  app.post<{ Params: { order_code: string } }>('/pay/:order_code/qr', { schema: { hide: true }, config: actionLimit }, async (request, reply) => {
-    const checked = await actionState(request, reply);
-    if (!checked) return reply;
-    const { form, lang, state } = checked;
-    const method = form.method;
-    if ((method !== 'sbp' && method !== 'sberpay') || !ATTEMPT_PATTERN.test(form.attempt ?? '')) {
-      return redirectAfter(reply, state.payment.order_code, lang, { kind: 'unavailable' }, 'card');
-    }
-    const result = await payFromPage(context, state, { method, attempt: form.attempt! });
-    return redirectAfter(reply, state.payment.order_code, lang, result, method);
-  });
-
-  app.post<{ Params: { order_code: string } }>('/pay/:order_code/confirm', { schema: { hide: true }, config: actionLimit }, async (request, reply) => {
-    const checked = await actionState(request, reply);
-    if (!checked) return reply;
-    const { form, lang, state } = checked;
-    const result = await confirmFromPage(context, state, form.charge ?? '', form.decision === 'approve');
-    return redirectAfter(reply, state.payment.order_code, lang, result, 'card');
-  });
-};
+    app.post<{ Params: { order_code: string } }>(
+      '/pay/:order_code/confirm',
+      { schema: { hide: true }, config: actionLimit },
+      async (request, reply) => {
+        const checked = await actionState(request, reply);
+        if (!checked) return reply;
+        const { form, lang, state } = checked;
+        const result = await confirmFromPage(context, state, form.charge ?? '', form.decision === 'approve');
+        return redirectAfter(reply, state.payment.order_code, lang, result, 'card');
+      },
+    );
+  };

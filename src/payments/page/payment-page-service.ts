@@ -52,7 +52,11 @@ function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[])
 }
 
 /** The acquirer that charges `method` for a shop (connector-registry.ts). */
-function connectorFor(deps: PageDeps, shopMode: 'sandbox' | 'live', method: PaymentMethod): AcquirerConnector | undefined {
+function connectorFor(
+  deps: PageDeps,
+  shopMode: 'sandbox' | 'live',
+  method: PaymentMethod,
+): AcquirerConnector | undefined {
   return connectorForShop(deps, shopMode, method);
 }
 
@@ -91,7 +95,12 @@ export async function payFromPage(deps: PageDeps, state: PageState, input: PayIn
 }
 
 /** The payer answered the confirmation step of a charge. */
-export async function confirmFromPage(deps: PageDeps, state: PageState, chargeKey: string, approve: boolean): Promise<PayResult> {
+export async function confirmFromPage(
+  deps: PageDeps,
+  state: PageState,
+  chargeKey: string,
+  approve: boolean,
+): Promise<PayResult> {
   if (state.status !== 'pending' || !chargeKey.startsWith(`${state.payment.id}:`)) {
     return { kind: state.status === 'pending' ? 'unavailable' : 'done' };
   }

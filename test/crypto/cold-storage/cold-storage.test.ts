@@ -5,11 +5,24 @@
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../../src/config.ts';
-import { coldStorageOutcomes, hotWalletPositions, runColdStoragePass, type ColdStorageDeps } from '../../../src/crypto/cold-storage/cold-storage-service.ts';
+import {
+  coldStorageOutcomes,
+  hotWalletPositions,
+  runColdStoragePass,
+  type ColdStorageDeps,
+} from '../../../src/crypto/cold-storage/cold-storage-service.ts';
 import { hotWalletUsdtInFlight } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { backends } from '../../support/databases.ts';
 import { expectLedgerSound, openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
-import { enqueuePayout, executorFor, freshAddress, fundHotWallet, mineToFinal, newLog, recordingHandler } from '../sending/executor-support.ts';
+import {
+  enqueuePayout,
+  executorFor,
+  freshAddress,
+  fundHotWallet,
+  mineToFinal,
+  newLog,
+  recordingHandler,
+} from '../sending/executor-support.ts';
 
 const USDT = 1_000_000n;
 
@@ -25,16 +38,26 @@ describe.each(backends)('the hot-wallet ceiling and cold storage on %s', (backen
     await setup.close();
   });
 
-  const depsWith = (config: Partial<Pick<Config, 'tronHotWalletCeilingMicro' | 'tronColdAddress'>>): ColdStorageDeps => ({
+  const depsWith = (
+    config: Partial<Pick<Config, 'tronHotWalletCeilingMicro' | 'tronColdAddress'>>,
+  ): ColdStorageDeps => ({
     db: setup.context.db,
     clock: setup.clock,
-    config: { sweepThresholdMicro: 50n * USDT, tronHotWalletCeilingMicro: undefined, tronColdAddress: undefined, ...config },
+    config: {
+      sweepThresholdMicro: 50n * USDT,
+      tronHotWalletCeilingMicro: undefined,
+      tronColdAddress: undefined,
+      ...config,
+    },
     logger: setup.context.logger,
     chain: setup.chain,
     metrics,
   });
   // The worker watches the live book; the code is the same for any book, and the sandbox is the chain tests can drive.
-  const surplusMetric = async () => (await metrics.getSingleMetric('paygate_hot_wallet_surplus_usdt')!.get()).values.find((value) => value.labels.book === 'sandbox')?.value;
+  const surplusMetric = async () =>
+    (await metrics.getSingleMetric('paygate_hot_wallet_surplus_usdt')!.get()).values.find(
+      (value) => value.labels.book === 'sandbox',
+    )?.value;
   const moves = () => setup.context.db.selectFrom('crypto_cold_moves').selectAll().orderBy('created_at').execute();
 
   it('without a cold address the surplus (free USDT above the ceiling, what queued transfers will send set aside) is reported and nothing moves', async () => {
@@ -43,7 +66,14 @@ describe.each(backends)('the hot-wallet ceiling and cold storage on %s', (backen
     const deps = depsWith({ tronHotWalletCeilingMicro: 100n * USDT });
     expect(await runColdStoragePass(deps, ['sandbox'])).toEqual({ moved: 0 });
     const [position] = await hotWalletPositions(deps);
-    expect(position).toMatchObject({ book: 'sandbox', usdtOnChain: 500n * USDT, usdtCommitted: 30n * USDT, ceiling: 100n * USDT, surplus: 370n * USDT, coldAddress: undefined });
+    expect(position).toMatchObject({
+      book: 'sandbox',
+      usdtOnChain: 500n * USDT,
+      usdtCommitted: 30n * USDT,
+      ceiling: 100n * USDT,
+      surplus: 370n * USDT,
+      coldAddress: undefined,
+    });
     expect(await surplusMetric()).toBe(370);
     expect(await moves()).toEqual([]);
   });
@@ -56,12 +86,30 @@ describe.each(backends)('the hot-wallet ceiling and cold storage on %s', (backen
     // One move per book at a time: the next pass waits for it.
     expect(await runColdStoragePass(deps, ['sandbox'])).toEqual({ moved: 0 });
     const [queued] = await moves();
-    expect(queued).toMatchObject({ status: 'sending', amount_micro: 400n * USDT, to_address: cold, hot_wallet_micro: 500n * USDT, ceiling_micro: 100n * USDT });
-    const transfer = await setup.context.db.selectFrom('crypto_outgoing_transfers').selectAll().where('id', '=', queued!.transfer_id).executeTakeFirstOrThrow();
-    expect(transfer).toMatchObject({ purpose: 'cold_storage', asset: 'USDT', from_kind: 'hot_wallet', to_address: cold, amount: 400n * USDT });
+    expect(queued).toMatchObject({
+      status: 'sending',
+      amount_micro: 400n * USDT,
+      to_address: cold,
+      hot_wallet_micro: 500n * USDT,
+      ceiling_micro: 100n * USDT,
+    });
+    const transfer = await setup.context.db
+      .selectFrom('crypto_outgoing_transfers')
+      .selectAll()
+      .where('id', '=', queued!.transfer_id)
+      .executeTakeFirstOrThrow();
+    expect(transfer).toMatchObject({
+      purpose: 'cold_storage',
+      asset: 'USDT',
+      from_kind: 'hot_wallet',
+      to_address: cold,
+      amount: 400n * USDT,
+    });
 
     const log = newLog();
-    const executor = executorFor(setup, log, { handlers: { cold_storage: coldStorageOutcomes, payout: recordingHandler(log) } });
+    const executor = executorFor(setup, log, {
+      handlers: { cold_storage: coldStorageOutcomes, payout: recordingHandler(log) },
+    });
     // Custody reconciliation counts the move gone from the hot wallet once signed, and still once landed (never booked).
     const unbooked = () => hotWalletUsdtInFlight(setup.context.db, 'tron-sandbox');
     expect(await unbooked()).toBe(0n);

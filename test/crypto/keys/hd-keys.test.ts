@@ -46,7 +46,10 @@ describe("deposit addresses at m/44'/195'/0'/0/i", () => {
   });
 
   it('from the xpub alone equal those of the private keys the signer derives, for 300 indexes', () => {
-    const indexes = [...Array.from({ length: 250 }, (_, index) => index), ...Array.from({ length: 50 }, (_, step) => 12_345 + step * 40_000_019)];
+    const indexes = [
+      ...Array.from({ length: 250 }, (_, index) => index),
+      ...Array.from({ length: 50 }, (_, step) => 12_345 + step * 40_000_019),
+    ];
     for (const index of indexes) {
       expect(tronAddressFromPrivateKey(signing.privateKey(index))).toBe(api.address(index));
       expect(signing.address(index)).toBe(api.address(index));
@@ -81,7 +84,9 @@ describe('the API role key takes the account xpub only', () => {
 
   it('refuses the master xpub (depth 0) and the chain xpub (depth 4); accepts depth 3', () => {
     expect(() => depositAddressKeyFromXpub(master.publicExtendedKey)).toThrow(/depth 0/);
-    expect(() => depositAddressKeyFromXpub(master.derive(`${TRON_ACCOUNT_PATH}/0`).publicExtendedKey)).toThrow(/depth 4/);
+    expect(() => depositAddressKeyFromXpub(master.derive(`${TRON_ACCOUNT_PATH}/0`).publicExtendedKey)).toThrow(
+      /depth 4/,
+    );
     expect(depositAddressKeyFromXpub(accountXpub).xpub).toBe(accountXpub);
   });
 
@@ -106,11 +111,15 @@ describe('the signing key', () => {
   });
 
   it('takes a mnemonic with extra spaces and new lines', () => {
-    expect(signingKeyFromMnemonic(`  ${MNEMONIC.replaceAll(' ', '  \n')}\n`).address(0)).toBe('TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
+    expect(signingKeyFromMnemonic(`  ${MNEMONIC.replaceAll(' ', '  \n')}\n`).address(0)).toBe(
+      'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH',
+    );
   });
 
   it('refuses a mnemonic with a bad checksum or an unknown word', () => {
-    expect(() => signingKeyFromMnemonic(Array.from({ length: 12 }, () => 'abandon').join(' '))).toThrow(/not a valid BIP39 mnemonic/);
+    expect(() => signingKeyFromMnemonic(Array.from({ length: 12 }, () => 'abandon').join(' '))).toThrow(
+      /not a valid BIP39 mnemonic/,
+    );
     expect(() => signingKeyFromMnemonic(MNEMONIC.replace('about', 'aboot'))).toThrow(/not a valid BIP39 mnemonic/);
   });
 

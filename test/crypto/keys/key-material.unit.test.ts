@@ -51,14 +51,17 @@ describe('key files: readable by their owner only', () => {
     }
   });
 
-  it.each([0o644, 0o640, 0o604, 0o660, 0o666])('refuses mode %o, naming the setting and the fix, never the content', async (mode) => {
-    const path = await keyFile(MNEMONIC, mode);
-    const error = await refusal(loadSignerKeys(path, SETTING));
-    expect(error.message).toContain(SETTING);
-    expect(error.message).toContain(`mode 0${mode.toString(8)}`);
-    expect(error.message).toContain(`chmod 600 ${path}`);
-    expect(error.message).not.toContain('abandon');
-  });
+  it.each([0o644, 0o640, 0o604, 0o660, 0o666])(
+    'refuses mode %o, naming the setting and the fix, never the content',
+    async (mode) => {
+      const path = await keyFile(MNEMONIC, mode);
+      const error = await refusal(loadSignerKeys(path, SETTING));
+      expect(error.message).toContain(SETTING);
+      expect(error.message).toContain(`mode 0${mode.toString(8)}`);
+      expect(error.message).toContain(`chmod 600 ${path}`);
+      expect(error.message).not.toContain('abandon');
+    },
+  );
 
   it('refuses a missing file, a folder, an empty file and an oversized one', async () => {
     expect((await refusal(loadSignerKeys(join(folder, 'absent'), SETTING))).message).toMatch(/cannot be read: ENOENT/);
@@ -66,7 +69,9 @@ describe('key files: readable by their owner only', () => {
     await mkdir(subfolder, { mode: 0o700 });
     expect((await refusal(loadSignerKeys(subfolder, SETTING))).message).toMatch(/not a regular file/);
     expect((await refusal(loadSignerKeys(await keyFile(' \n', 0o600), SETTING))).message).toMatch(/is empty/);
-    expect((await refusal(loadSignerKeys(await keyFile('a'.repeat(4097), 0o600), SETTING))).message).toMatch(/larger than a key file/);
+    expect((await refusal(loadSignerKeys(await keyFile('a'.repeat(4097), 0o600), SETTING))).message).toMatch(
+      /larger than a key file/,
+    );
   });
 
   it('refuses a mnemonic with a bad checksum without echoing its words', async () => {
@@ -89,7 +94,9 @@ describe('roles', () => {
   });
 
   it('the signer refuses an xpub', async () => {
-    expect((await refusal(loadSignerKeys(await keyFile(ACCOUNT_XPUB, 0o600), SETTING))).message).toMatch(/needs the mnemonic or the xprv/);
+    expect((await refusal(loadSignerKeys(await keyFile(ACCOUNT_XPUB, 0o600), SETTING))).message).toMatch(
+      /needs the mnemonic or the xprv/,
+    );
   });
 
   it('the API role loads the account xpub and holds no signing key', async () => {
@@ -108,6 +115,8 @@ describe('roles', () => {
   });
 
   it('the API role refuses a master xpub with a message about the path', async () => {
-    expect((await refusal(loadApiRoleKeys(await keyFile(master.publicExtendedKey, 0o600), SETTING))).message).toMatch(/depth 0/);
+    expect((await refusal(loadApiRoleKeys(await keyFile(master.publicExtendedKey, 0o600), SETTING))).message).toMatch(
+      /depth 0/,
+    );
   });
 });

@@ -11,7 +11,14 @@ import { ConfigError } from '../../../src/config.ts';
 import type { AppContext } from '../../../src/context.ts';
 import { TRON_ACCOUNT_PATH } from '../../../src/crypto/keys/hd-keys.ts';
 import { SANDBOX_SEED_FILE } from '../../../src/crypto/keys/key-material.ts';
-import { ensureSealedSandboxSeed, importSigningKey, openSigningKey, rewrapSigningKeys, SigningKeyImportError, type SealedKeyStore } from '../../../src/crypto/keys/sealed-signing-keys.ts';
+import {
+  ensureSealedSandboxSeed,
+  importSigningKey,
+  openSigningKey,
+  rewrapSigningKeys,
+  SigningKeyImportError,
+  type SealedKeyStore,
+} from '../../../src/crypto/keys/sealed-signing-keys.ts';
 import { createCryptoChain } from '../../../src/crypto/chain/crypto-chain.ts';
 import { SealedValueError } from '../../../src/kms/envelope.ts';
 import { createKeyring, throwawayKeyring } from '../../../src/kms/keyring.ts';
@@ -39,10 +46,13 @@ describe.each(backends)('sealed signing keys on %s', (backend) => {
     await rm(folder, { recursive: true, force: true });
   });
 
-  const storedRow = () => context.db.selectFrom('crypto_signing_keys').selectAll().where('book', '=', 'live').executeTakeFirstOrThrow();
+  const storedRow = () =>
+    context.db.selectFrom('crypto_signing_keys').selectAll().where('book', '=', 'live').executeTakeFirstOrThrow();
 
   it('an imported key is stored sealed (no word of it in the row) and opens to the same key', async () => {
-    const imported = await importSigningKey(store, 'live', `  ${MNEMONIC.replaceAll(' ', '\n ')}\n`, { origin: 'standard input' });
+    const imported = await importSigningKey(store, 'live', `  ${MNEMONIC.replaceAll(' ', '\n ')}\n`, {
+      origin: 'standard input',
+    });
     expect(imported).toEqual({ xpub: ACCOUNT_XPUB, outcome: 'imported' });
     const row = await storedRow();
     expect(row.xpub).toBe(ACCOUNT_XPUB);
@@ -54,22 +64,36 @@ describe.each(backends)('sealed signing keys on %s', (backend) => {
   });
 
   it('an xprv is imported like a mnemonic, to the same account', async () => {
-    expect(await importSigningKey(store, 'live', master.privateExtendedKey, { origin: 'standard input' })).toEqual({ xpub: ACCOUNT_XPUB, outcome: 'imported' });
+    expect(await importSigningKey(store, 'live', master.privateExtendedKey, { origin: 'standard input' })).toEqual({
+      xpub: ACCOUNT_XPUB,
+      outcome: 'imported',
+    });
     expect((await openSigningKey(store, 'live'))?.address(0)).toBe(FIRST_ADDRESS);
   });
 
   it('the same key again changes nothing; another key is refused and the stored one stays', async () => {
     await importSigningKey(store, 'live', MNEMONIC, { origin: 'standard input' });
     const before = await storedRow();
-    expect(await importSigningKey(store, 'live', MNEMONIC, { origin: 'standard input' })).toEqual({ xpub: ACCOUNT_XPUB, outcome: 'already_imported' });
-    await expect(importSigningKey(store, 'live', OTHER_MNEMONIC, { origin: 'standard input' })).rejects.toThrow(SigningKeyImportError);
+    expect(await importSigningKey(store, 'live', MNEMONIC, { origin: 'standard input' })).toEqual({
+      xpub: ACCOUNT_XPUB,
+      outcome: 'already_imported',
+    });
+    await expect(importSigningKey(store, 'live', OTHER_MNEMONIC, { origin: 'standard input' })).rejects.toThrow(
+      SigningKeyImportError,
+    );
     expect(await storedRow()).toEqual(before);
   });
 
   it('a key that is not the configured xpub’s account is refused, and a bad key names its origin, not its content', async () => {
-    const otherXpub = HDKey.fromMasterSeed(mnemonicToSeedSync(OTHER_MNEMONIC)).derive(TRON_ACCOUNT_PATH).publicExtendedKey;
-    await expect(importSigningKey(store, 'live', MNEMONIC, { origin: 'standard input', expectedXpub: otherXpub })).rejects.toThrow(/not the key of PAYGATE_TRON_XPUB_FILE/);
-    const bad = await importSigningKey(store, 'live', 'abandon abandon typo', { origin: 'standard input' }).catch((error: unknown) => error);
+    const otherXpub = HDKey.fromMasterSeed(mnemonicToSeedSync(OTHER_MNEMONIC)).derive(
+      TRON_ACCOUNT_PATH,
+    ).publicExtendedKey;
+    await expect(
+      importSigningKey(store, 'live', MNEMONIC, { origin: 'standard input', expectedXpub: otherXpub }),
+    ).rejects.toThrow(/not the key of PAYGATE_TRON_XPUB_FILE/);
+    const bad = await importSigningKey(store, 'live', 'abandon abandon typo', { origin: 'standard input' }).catch(
+      (error: unknown) => error,
+    );
     expect(bad).toBeInstanceOf(ConfigError);
     expect((bad as Error).message).toContain('standard input');
     expect((bad as Error).message).not.toContain('typo');
@@ -80,7 +104,10 @@ describe.each(backends)('sealed signing keys on %s', (backend) => {
     await importSigningKey(store, 'live', MNEMONIC, { origin: 'standard input' });
     await expect(openSigningKey({ ...store, keyring: throwawayKeyring() }, 'live')).rejects.toThrow(SealedValueError);
     const row = await storedRow();
-    await context.db.insertInto('crypto_signing_keys').values({ ...row, book: 'sandbox' }).execute();
+    await context.db
+      .insertInto('crypto_signing_keys')
+      .values({ ...row, book: 'sandbox' })
+      .execute();
     await expect(openSigningKey(store, 'sandbox')).rejects.toThrow(SealedValueError);
   });
 
@@ -100,7 +127,11 @@ describe.each(backends)('sealed signing keys on %s', (backend) => {
     await chmod(file, 0o600);
     expect(await ensureSealedSandboxSeed(store, folder)).toBe(ACCOUNT_XPUB);
     expect(await readdir(folder)).toEqual([]);
-    const row = await context.db.selectFrom('crypto_signing_keys').selectAll().where('book', '=', 'sandbox').executeTakeFirstOrThrow();
+    const row = await context.db
+      .selectFrom('crypto_signing_keys')
+      .selectAll()
+      .where('book', '=', 'sandbox')
+      .executeTakeFirstOrThrow();
     expect(row.sealed_key).not.toMatch(/abandon/);
     expect(await ensureSealedSandboxSeed(store, folder)).toBe(ACCOUNT_XPUB);
     expect((await openSigningKey(store, 'sandbox'))?.address(0)).toBe(FIRST_ADDRESS);
@@ -125,9 +156,21 @@ describe.each(backends)('sealed signing keys on %s', (backend) => {
 
   it('the API role derives sandbox addresses from the stored xpub without opening the sealed seed; the signing role opens it', async () => {
     const logger = context.logger;
-    const signer = createCryptoChain({ config: context.config, dataDir: undefined, logger, keyStore: store, sandboxClock: 'manual' });
+    const signer = createCryptoChain({
+      config: context.config,
+      dataDir: undefined,
+      logger,
+      keyStore: store,
+      sandboxClock: 'manual',
+    });
     // A process that cannot open the seal (another root key) still derives the same addresses: it never opens it.
-    const api = createCryptoChain({ config: context.config, dataDir: undefined, logger, keyStore: { ...store, keyring: throwawayKeyring() }, sandboxServes: false });
+    const api = createCryptoChain({
+      config: context.config,
+      dataDir: undefined,
+      logger,
+      keyStore: { ...store, keyring: throwawayKeyring() },
+      sandboxServes: false,
+    });
     try {
       const signing = await signer.forMode('sandbox');
       const deriving = await api.forMode('sandbox');

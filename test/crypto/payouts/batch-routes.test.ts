@@ -4,7 +4,15 @@
 // shop's payouts, idempotency by the batch's external_id, and another shop's batch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../support/databases.ts';
-import { createPayoutTestApp, externalId, micro, payoutBody, recipient, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
+import {
+  createPayoutTestApp,
+  externalId,
+  micro,
+  payoutBody,
+  recipient,
+  type PayoutShop,
+  type PayoutTestApp,
+} from './payout-support.ts';
 
 describe.each(backends)('batch payout routes on %s', (backend) => {
   let testApp: PayoutTestApp;
@@ -20,14 +28,25 @@ describe.each(backends)('batch payout routes on %s', (backend) => {
     await testApp.close();
   });
 
-  const items = (count: number, amount = '1') => Array.from({ length: count }, () => ({ external_id: externalId('item'), amount, address: recipient() }));
-  const batchBody = <T,>(payouts: T[], overrides: Record<string, unknown> = {}) => ({ external_id: externalId('batch'), network: 'TRC20', payouts, ...overrides });
+  const items = (count: number, amount = '1') =>
+    Array.from({ length: count }, () => ({ external_id: externalId('item'), amount, address: recipient() }));
+  const batchBody = <T>(payouts: T[], overrides: Record<string, unknown> = {}) => ({
+    external_id: externalId('batch'),
+    network: 'TRC20',
+    payouts,
+    ...overrides,
+  });
   const create = (body: unknown, key = shop.key) => testApp.call(key, 'POST', '/v1/crypto/payouts/batch', body);
 
-  async function expectNothingStored(body: { payouts: { external_id: string }[] }, before: Awaited<ReturnType<PayoutTestApp['balance']>>) {
+  async function expectNothingStored(
+    body: { payouts: { external_id: string }[] },
+    before: Awaited<ReturnType<PayoutTestApp['balance']>>,
+  ) {
     expect(await testApp.balance(shop)).toEqual(before);
     for (const item of [body.payouts[0]!, body.payouts.at(-1)!].filter((candidate) => candidate.external_id !== '')) {
-      expect((await testApp.call(shop.key, 'GET', `/v1/crypto/payouts?external_id=${item.external_id}`)).json().data).toEqual([]);
+      expect(
+        (await testApp.call(shop.key, 'GET', `/v1/crypto/payouts?external_id=${item.external_id}`)).json().data,
+      ).toEqual([]);
     }
   }
 
@@ -37,11 +56,23 @@ describe.each(backends)('batch payout routes on %s', (backend) => {
     const response = await create(body);
     expect(response.statusCode, response.body.slice(0, 500)).toBe(201);
     const batch = response.json();
-    expect(batch).toMatchObject({ external_id: body.external_id, status: 'pending', network: 'TRC20', asset: 'USDT', item_count: 500, completed_at: null });
+    expect(batch).toMatchObject({
+      external_id: body.external_id,
+      status: 'pending',
+      network: 'TRC20',
+      asset: 'USDT',
+      item_count: 500,
+      completed_at: null,
+    });
     expect(batch.batch_id).toMatch(/^pob_/);
     expect(batch.counts).toEqual({ pending: 500, processing: 0, completed: 0, failed: 0 });
-    expect(batch.payouts.map((payout: { external_id: string }) => payout.external_id)).toEqual(body.payouts.map((item) => item.external_id));
-    const sum = batch.payouts.reduce((total: bigint, payout: { total_debit: string }) => total + micro(payout.total_debit), 0n);
+    expect(batch.payouts.map((payout: { external_id: string }) => payout.external_id)).toEqual(
+      body.payouts.map((item) => item.external_id),
+    );
+    const sum = batch.payouts.reduce(
+      (total: bigint, payout: { total_debit: string }) => total + micro(payout.total_debit),
+      0n,
+    );
     expect(micro(batch.total_debit)).toBe(sum);
     expect(before.available - (await testApp.balance(shop)).available).toBe(sum);
     const read = await testApp.call(shop.key, 'GET', `/v1/crypto/payouts/batch/${batch.batch_id}`);
@@ -54,7 +85,11 @@ describe.each(backends)('batch payout routes on %s', (backend) => {
   it('several items to one recipient without USDT: the first is quoted for a new holder, the rest for a holder', async () => {
     const fresh = recipient();
     const other = recipient();
-    const payouts = [fresh, other, fresh, fresh].map((address) => ({ external_id: externalId('item'), amount: '2', address }));
+    const payouts = [fresh, other, fresh, fresh].map((address) => ({
+      external_id: externalId('item'),
+      amount: '2',
+      address,
+    }));
     const response = await create(batchBody(payouts));
     expect(response.statusCode, response.body.slice(0, 300)).toBe(201);
     const fees = response.json().payouts.map((payout: { network_fee: string }) => micro(payout.network_fee));
@@ -62,7 +97,11 @@ describe.each(backends)('batch payout routes on %s', (backend) => {
     expect(fees[0]).toBe(fees[1]);
     expect(fees[2]).toBe(fees[3]);
     expect(fees[2]).toBeLessThan(fees[0]);
-    const single = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '2', address: recipient() });
+    const single = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', {
+      network: 'TRC20',
+      amount: '2',
+      address: recipient(),
+    });
     expect(micro(single.json().network_fee)).toBe(fees[0]);
   });
 
@@ -86,7 +125,13 @@ describe.each(backends)('batch payout routes on %s', (backend) => {
 
   it('an item paying a deposit address of the gateway (at index 7) refuses the whole batch naming payouts[7].address, storing nothing', async () => {
     const before = await testApp.balance(shop);
-    const invoice = (await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', { external_id: externalId('inv'), amount: '3', network: 'TRC20' })).json();
+    const invoice = (
+      await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', {
+        external_id: externalId('inv'),
+        amount: '3',
+        network: 'TRC20',
+      })
+    ).json();
     const payouts = items(20);
     payouts[7] = { ...payouts[7]!, address: invoice.address };
     payouts[12] = { ...payouts[12]!, address: invoice.address };
@@ -141,12 +186,19 @@ describe.each(backends)('batch payout routes on %s', (backend) => {
     expect(response.json().error).toBe('duplicate_external_id');
     expect(response.json().message).toContain('payouts[3].external_id');
     expect(await testApp.balance(shop)).toEqual(before);
-    expect((await testApp.call(shop.key, 'GET', `/v1/crypto/payouts?external_id=${payouts[0]!.external_id}`)).json().data).toEqual([]);
+    expect(
+      (await testApp.call(shop.key, 'GET', `/v1/crypto/payouts?external_id=${payouts[0]!.external_id}`)).json().data,
+    ).toEqual([]);
   });
 
   it('a single payout with the external_id of a batch item: 409 duplicate_external_id', async () => {
     const batch = (await create(batchBody(items(2)))).json();
-    const response = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts', payoutBody({ external_id: batch.payouts[1].external_id }));
+    const response = await testApp.call(
+      shop.key,
+      'POST',
+      '/v1/crypto/payouts',
+      payoutBody({ external_id: batch.payouts[1].external_id }),
+    );
     expect(response.statusCode).toBe(409);
     expect(response.json().error).toBe('duplicate_external_id');
   });
@@ -170,7 +222,10 @@ describe.each(backends)('batch payout routes on %s', (backend) => {
     const again = await create(body);
     expect(again.statusCode).toBe(200);
     expect(again.json()).toEqual(first.json());
-    const changed = await create({ ...body, payouts: [...body.payouts.slice(0, 2), { ...body.payouts[2]!, amount: '2' }] });
+    const changed = await create({
+      ...body,
+      payouts: [...body.payouts.slice(0, 2), { ...body.payouts[2]!, amount: '2' }],
+    });
     expect(changed.statusCode).toBe(409);
     expect(changed.json().error).toBe('duplicate_external_id');
     expect(await testApp.balance(shop)).toEqual(before);
@@ -180,6 +235,8 @@ describe.each(backends)('batch payout routes on %s', (backend) => {
     const batch = (await create(batchBody(items(1)))).json();
     const other = await testApp.payoutShop();
     expect((await testApp.call(other.key, 'GET', `/v1/crypto/payouts/batch/${batch.batch_id}`)).statusCode).toBe(404);
-    expect((await testApp.call(shop.key, 'GET', '/v1/crypto/payouts/batch/pob_00000000000000000000000000')).statusCode).toBe(404);
+    expect(
+      (await testApp.call(shop.key, 'GET', '/v1/crypto/payouts/batch/pob_00000000000000000000000000')).statusCode,
+    ).toBe(404);
   });
 });

@@ -13,7 +13,15 @@ import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sen
 import { ENERGY_FACTOR_CACHE_MS, feeLimitFor } from '../../../src/crypto/sending/transfer-energy.ts';
 import type { SimulatorControl } from '../../../src/crypto/simchain/control-client.ts';
 import { backends } from '../../support/databases.ts';
-import { createPayoutTestApp, externalId, micro, recipient, sandboxExecutor, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
+import {
+  createPayoutTestApp,
+  externalId,
+  micro,
+  recipient,
+  sandboxExecutor,
+  type PayoutShop,
+  type PayoutTestApp,
+} from './payout-support.ts';
 
 const BLOCKS_TO_FINALITY = 19;
 /** The simulated chain's prices (getEnergyFee, getTransactionFee). */
@@ -35,7 +43,10 @@ describe.each(backends)('energy sized from the chain on %s', (backend) => {
     await testApp.fund(shop, 1_000_000_000n);
     const { context } = testApp;
     control = await testApp.crypto.chain.sandboxControl();
-    executor = await sandboxExecutor(testApp, { fundsWaitSeconds: 3_600, transferEnergyMax: context.config.tronTransferEnergyMax });
+    executor = await sandboxExecutor(testApp, {
+      fundsWaitSeconds: 3_600,
+      transferEnergyMax: context.config.tronTransferEnergyMax,
+    });
     await post('/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
   });
   afterAll(async () => {
@@ -50,15 +61,31 @@ describe.each(backends)('energy sized from the chain on %s', (backend) => {
     return response.json();
   }
   const get = async (path: string) => (await testApp.call(shop.key, 'GET', path)).json();
-  const quote = async (address: string) => micro((await post('/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address })).network_fee);
-  const createPayout = (address: string) => post('/v1/crypto/payouts', { external_id: externalId(), network: 'TRC20', amount: '10', address });
+  const quote = async (address: string) =>
+    micro((await post('/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address })).network_fee);
+  const createPayout = (address: string) =>
+    post('/v1/crypto/payouts', { external_id: externalId(), network: 'TRC20', amount: '10', address });
   /** The network fee a quote gives for `energy` at the chain's prices and the configured rate. */
-  const feeFor = (energy: bigint) => ceilToCent(sunToMicroUsdt(energy * ENERGY_PRICE_SUN + USDT_TRANSFER_BANDWIDTH * BANDWIDTH_PRICE_SUN, testApp.context.config.trxUsdtRateMicro));
+  const feeFor = (energy: bigint) =>
+    ceilToCent(
+      sunToMicroUsdt(
+        energy * ENERGY_PRICE_SUN + USDT_TRANSFER_BANDWIDTH * BANDWIDTH_PRICE_SUN,
+        testApp.context.config.trxUsdtRateMicro,
+      ),
+    );
   /** Past the factor's cache: the next quote and pass read the factor again. */
   const letFactorCacheExpire = () => (testApp.context.clock as ManualClock).advance(ENERGY_FACTOR_CACHE_MS + 1);
   async function feeLimitOf(payoutId: string): Promise<bigint> {
-    const payout = await testApp.context.db.selectFrom('crypto_payouts').select('outgoing_transfer_id').where('id', '=', payoutId).executeTakeFirstOrThrow();
-    const attempts = await testApp.context.db.selectFrom('crypto_outgoing_attempts').select('fee_limit_sun').where('transfer_id', '=', payout.outgoing_transfer_id).execute();
+    const payout = await testApp.context.db
+      .selectFrom('crypto_payouts')
+      .select('outgoing_transfer_id')
+      .where('id', '=', payoutId)
+      .executeTakeFirstOrThrow();
+    const attempts = await testApp.context.db
+      .selectFrom('crypto_outgoing_attempts')
+      .select('fee_limit_sun')
+      .where('transfer_id', '=', payout.outgoing_transfer_id)
+      .execute();
     expect(attempts).toHaveLength(1);
     return attempts[0]!.fee_limit_sun;
   }
@@ -105,7 +132,11 @@ describe.each(backends)('energy sized from the chain on %s', (backend) => {
     expect(await feeLimitOf(fresh.payout_id)).toBe(feeLimitFor(atFactor(NEW_HOLDER_BASE, 5_000n), ENERGY_PRICE_SUN));
     expect(await feeLimitOf(known.payout_id)).toBe(feeLimitFor(atFactor(NEW_HOLDER_BASE, 5_000n), ENERGY_PRICE_SUN));
     expect(await feeLimitOf(fresh.payout_id)).toBeGreaterThan(feeLimitFor(NEW_HOLDER_BASE, ENERGY_PRICE_SUN));
-    const outOfEnergy = await testApp.context.db.selectFrom('crypto_outgoing_transfers').select('id').where('error_code', '=', 'out_of_energy').execute();
+    const outOfEnergy = await testApp.context.db
+      .selectFrom('crypto_outgoing_transfers')
+      .select('id')
+      .where('error_code', '=', 'out_of_energy')
+      .execute();
     expect(outOfEnergy).toEqual([]);
     await control.setEnergyFactor(0);
     letFactorCacheExpire();
@@ -117,10 +148,22 @@ describe.each(backends)('energy sized from the chain on %s', (backend) => {
     // Doubled: 260,570 energy for a new holder, above the default ceiling of 200,000.
     await control.setEnergyFactor(10_000);
     letFactorCacheExpire();
-    const refused = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address: recipient() });
+    const refused = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', {
+      network: 'TRC20',
+      amount: '10',
+      address: recipient(),
+    });
     expect(refused.statusCode).toBe(503);
-    expect(refused.json()).toMatchObject({ error: 'service_unavailable', message: expect.stringContaining('260570 energy') });
-    const created = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts', { external_id: externalId(), network: 'TRC20', amount: '10', address: recipient() });
+    expect(refused.json()).toMatchObject({
+      error: 'service_unavailable',
+      message: expect.stringContaining('260570 energy'),
+    });
+    const created = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts', {
+      external_id: externalId(),
+      network: 'TRC20',
+      amount: '10',
+      address: recipient(),
+    });
     expect(created.statusCode).toBe(503);
     const pass = await executor.runPass();
     expect(pass.signed).toBe(0);

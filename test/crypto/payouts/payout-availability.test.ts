@@ -21,7 +21,12 @@ describe.each(backends)('payouts when the node is down on %s', (backend) => {
     deadNode = createServer((request) => request.socket.destroy());
     await new Promise<void>((resolve) => deadNode.listen(0, '127.0.0.1', resolve));
     const port = (deadNode.address() as { port: number }).port;
-    const unreachable = createTronNodeClient({ urls: [`http://127.0.0.1:${port}`], usdtContract: USDT_CONTRACT_MAINNET, timeoutMs: 500, maxAttempts: 1 });
+    const unreachable = createTronNodeClient({
+      urls: [`http://127.0.0.1:${port}`],
+      usdtContract: USDT_CONTRACT_MAINNET,
+      timeoutMs: 500,
+      maxAttempts: 1,
+    });
     const chainOf = ({ config, logger }: AppContext): CryptoChain => {
       const real = createCryptoChain({ config, dataDir: undefined, logger, sandboxClock: 'manual' });
       return {
@@ -51,7 +56,14 @@ describe.each(backends)('payouts when the node is down on %s', (backend) => {
     for (const [path, payload] of [
       ['/v1/crypto/payouts', body],
       ['/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address: body.address }],
-      ['/v1/crypto/payouts/batch', { external_id: 'batch-down', network: 'TRC20', payouts: [{ external_id: 'item-down', amount: '1', address: body.address }] }],
+      [
+        '/v1/crypto/payouts/batch',
+        {
+          external_id: 'batch-down',
+          network: 'TRC20',
+          payouts: [{ external_id: 'item-down', amount: '1', address: body.address }],
+        },
+      ],
     ] as const) {
       const response = await testApp.call(shop.key, 'POST', path, payload);
       expect(response.statusCode, `${path}: ${response.body}`).toBe(503);
@@ -77,7 +89,8 @@ describe.each(backends)('payout routes under the rate limit on %s', (backend) =>
 
   it('the fourth call within a minute with one key is 429 rate_limited with Retry-After', async () => {
     const statuses = [];
-    for (let call = 0; call < 3; call++) statuses.push((await testApp.call(shop.key, 'GET', '/v1/crypto/payouts')).statusCode);
+    for (let call = 0; call < 3; call++)
+      statuses.push((await testApp.call(shop.key, 'GET', '/v1/crypto/payouts')).statusCode);
     expect(statuses).toEqual([200, 200, 200]);
     const limited = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts', payoutBody());
     expect(limited.statusCode).toBe(429);

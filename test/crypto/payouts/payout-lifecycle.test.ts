@@ -9,7 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import { backends } from '../../support/databases.ts';
-import { createPayoutTestApp, externalId, micro, payoutBody, recipient, sandboxExecutor, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
+import {
+  createPayoutTestApp,
+  externalId,
+  micro,
+  payoutBody,
+  recipient,
+  sandboxExecutor,
+  type PayoutShop,
+  type PayoutTestApp,
+} from './payout-support.ts';
 
 /** Solidified at head − 18: a transaction is final once 19 blocks include it and follow. */
 const BLOCKS_TO_FINALITY = 19;
@@ -49,7 +58,13 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
   }
 
   async function eventsOf(type: string, id: string, key: 'payout_id' | 'batch_id'): Promise<Record<string, unknown>[]> {
-    const rows = await testApp.context.db.selectFrom('webhook_events').select('payload').where('shop_id', '=', shop.shopId).where('type', '=', type).orderBy('created_at').execute();
+    const rows = await testApp.context.db
+      .selectFrom('webhook_events')
+      .select('payload')
+      .where('shop_id', '=', shop.shopId)
+      .where('type', '=', type)
+      .orderBy('created_at')
+      .execute();
     return rows.map((row) => JSON.parse(row.payload).data).filter((data) => data[key] === id);
   }
 
@@ -68,16 +83,31 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
     await mine(BLOCKS_TO_FINALITY);
     await executor.runPass();
     const completed = await get(`/v1/crypto/payouts/${created.payout_id}`);
-    expect(completed).toMatchObject({ status: 'completed', tx_hash: processing.tx_hash, error: null, total_debit: created.total_debit });
+    expect(completed).toMatchObject({
+      status: 'completed',
+      tx_hash: processing.tx_hash,
+      error: null,
+      total_debit: created.total_debit,
+    });
     expect(completed.completed_at).toBe(testApp.clock.now().toISOString());
-    const feeSun = (await testApp.context.db.selectFrom('crypto_outgoing_transfers').select('fee_sun').where('owner_id', '=', created.payout_id).executeTakeFirstOrThrow()).fee_sun!;
-    expect(micro(completed.network_fee_actual)).toBe(sunToMicroUsdt(BigInt(feeSun), testApp.context.config.trxUsdtRateMicro));
+    const feeSun = (
+      await testApp.context.db
+        .selectFrom('crypto_outgoing_transfers')
+        .select('fee_sun')
+        .where('owner_id', '=', created.payout_id)
+        .executeTakeFirstOrThrow()
+    ).fee_sun!;
+    expect(micro(completed.network_fee_actual)).toBe(
+      sunToMicroUsdt(BigInt(feeSun), testApp.context.config.trxUsdtRateMicro),
+    );
     expect(micro(completed.network_fee_actual)).toBeLessThanOrEqual(micro(completed.network_fee));
 
     const after = await testApp.balance(shop);
     expect(before.available - after.available).toBe(micro(created.total_debit));
     expect(after.pending).toBe(before.pending);
-    expect((await eventsOf('crypto.payout.updated', created.payout_id, 'payout_id')).map((data) => data.status)).toEqual(['pending', 'processing', 'completed']);
+    expect(
+      (await eventsOf('crypto.payout.updated', created.payout_id, 'payout_id')).map((data) => data.status),
+    ).toEqual(['pending', 'processing', 'completed']);
     // The recipient got exactly the amount on chain.
     const sandbox = await testApp.crypto.chain.sandboxChain();
     expect(sandbox.chain.state.usdtBalance(body.address as never)).toBe(42_500_000n);
@@ -95,8 +125,12 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
     expect(failed.error.message).toContain('returned');
     expect(micro(failed.network_fee_actual)).toBeGreaterThan(0n);
     expect(await testApp.balance(shop)).toEqual(before);
-    expect((await eventsOf('crypto.payout.updated', created.payout_id, 'payout_id')).map((data) => data.status)).toEqual(['pending', 'processing', 'failed']);
-    expect((await get(`/v1/crypto/payouts?status=failed`)).data.map((payout: { payout_id: string }) => payout.payout_id)).toContain(created.payout_id);
+    expect(
+      (await eventsOf('crypto.payout.updated', created.payout_id, 'payout_id')).map((data) => data.status),
+    ).toEqual(['pending', 'processing', 'failed']);
+    expect(
+      (await get(`/v1/crypto/payouts?status=failed`)).data.map((payout: { payout_id: string }) => payout.payout_id),
+    ).toContain(created.payout_id);
   });
 
   it('a hot wallet without TRX past the wait: pending → failed insufficient_hot_wallet_funds without a tx_hash, funds back', async () => {
@@ -106,14 +140,24 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
       const before = await testApp.balance(shop);
       await post('/v1/test_helpers/crypto/hot_wallet/drain_trx', {});
       const created = await post('/v1/crypto/payouts', payoutBody({ amount: '5' }));
-      for (let pass = 0; pass < 3 && (await get(`/v1/crypto/payouts/${created.payout_id}`)).status === 'pending'; pass++) {
+      for (
+        let pass = 0;
+        pass < 3 && (await get(`/v1/crypto/payouts/${created.payout_id}`)).status === 'pending';
+        pass++
+      ) {
         await impatient.runPass();
         testApp.clock.advance(1_000);
       }
       const failed = await get(`/v1/crypto/payouts/${created.payout_id}`);
-      expect(failed).toMatchObject({ status: 'failed', tx_hash: null, error: { code: 'insufficient_hot_wallet_funds' } });
+      expect(failed).toMatchObject({
+        status: 'failed',
+        tx_hash: null,
+        error: { code: 'insufficient_hot_wallet_funds' },
+      });
       expect(await testApp.balance(shop)).toEqual(before);
-      expect((await eventsOf('crypto.payout.updated', created.payout_id, 'payout_id')).map((data) => data.status)).toEqual(['pending', 'failed']);
+      expect(
+        (await eventsOf('crypto.payout.updated', created.payout_id, 'payout_id')).map((data) => data.status),
+      ).toEqual(['pending', 'failed']);
     } finally {
       await impatient.release();
       await post('/v1/test_helpers/crypto/faucet', { trx: '100000' });
@@ -124,8 +168,16 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
     const before = await testApp.balance(shop);
     const items = [0, 1, 2].map(() => ({ external_id: externalId('item'), amount: '3', address: recipient() }));
     await post('/v1/test_helpers/crypto/next_transfer_outcome', { address: items[1]!.address, outcome: 'revert' });
-    const batch = await post('/v1/crypto/payouts/batch', { external_id: externalId('batch'), network: 'TRC20', payouts: items });
-    expect(batch).toMatchObject({ status: 'pending', item_count: 3, counts: { pending: 3, processing: 0, completed: 0, failed: 0 } });
+    const batch = await post('/v1/crypto/payouts/batch', {
+      external_id: externalId('batch'),
+      network: 'TRC20',
+      payouts: items,
+    });
+    expect(batch).toMatchObject({
+      status: 'pending',
+      item_count: 3,
+      counts: { pending: 3, processing: 0, completed: 0, failed: 0 },
+    });
 
     await executor.runPass();
     expect((await get(`/v1/crypto/payouts/batch/${batch.batch_id}`)).status).toBe('processing');
@@ -134,9 +186,16 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
     await executor.runPass();
 
     const done = await get(`/v1/crypto/payouts/batch/${batch.batch_id}`);
-    expect(done).toMatchObject({ status: 'partially_completed', counts: { pending: 0, processing: 0, completed: 2, failed: 1 } });
+    expect(done).toMatchObject({
+      status: 'partially_completed',
+      counts: { pending: 0, processing: 0, completed: 2, failed: 1 },
+    });
     expect(done.completed_at).not.toBeNull();
-    expect(done.payouts.map((payout: { status: string }) => payout.status)).toEqual(['completed', 'failed', 'completed']);
+    expect(done.payouts.map((payout: { status: string }) => payout.status)).toEqual([
+      'completed',
+      'failed',
+      'completed',
+    ]);
     const completedEvents = await eventsOf('crypto.batch.completed', batch.batch_id, 'batch_id');
     expect(completedEvents).toEqual([done]);
     const spent = done.payouts
@@ -148,16 +207,27 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
   it('1,000 payouts at once against a balance with room for 250: exactly 250 accepted, all 250 completed, one transfer each on chain, never overspent', async () => {
     const racer = await testApp.payoutShop();
     const to = recipient();
-    const quote = (await testApp.call(racer.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '1', address: to })).json();
+    const quote = (
+      await testApp.call(racer.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '1', address: to })
+    ).json();
     // Every payout is quoted before any completes: the recipient holds no USDT for all of them, so one price.
     await testApp.fund(racer, 250n * micro(quote.total_debit));
     const responses = await Promise.all(
-      Array.from({ length: 1_000 }, () => testApp.call(racer.key, 'POST', '/v1/crypto/payouts', { external_id: externalId('race'), network: 'TRC20', amount: '1', address: to })),
+      Array.from({ length: 1_000 }, () =>
+        testApp.call(racer.key, 'POST', '/v1/crypto/payouts', {
+          external_id: externalId('race'),
+          network: 'TRC20',
+          amount: '1',
+          address: to,
+        }),
+      ),
     );
     const accepted = responses.filter((response) => response.statusCode === 201);
     const refused = responses.filter((response) => response.statusCode !== 201);
     expect(accepted).toHaveLength(250);
-    expect(new Set(refused.map((response) => `${response.statusCode} ${response.json().error}`))).toEqual(new Set(['400 insufficient_funds']));
+    expect(new Set(refused.map((response) => `${response.statusCode} ${response.json().error}`))).toEqual(
+      new Set(['400 insufficient_funds']),
+    );
     for (const response of accepted) expect(response.json().total_debit).toBe(quote.total_debit);
     expect(await testApp.balance(racer)).toMatchObject({ available: 0n });
 
@@ -175,4 +245,3 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
     for (const row of payouts) expect(row.network_fee_actual_micro).not.toBeNull();
   }, 120_000);
 });
-

@@ -6,18 +6,25 @@ import { fundShop } from './payout-matrix-funding.ts';
 import { externalId, payoutBody, recipient } from './payout-support.ts';
 
 async function payout(shop: MatrixShop): Promise<string> {
-  return (await authorized(shop, { method: 'POST', url: '/v1/crypto/payouts', payload: payoutBody() })).json().payout_id;
+  return (await authorized(shop, { method: 'POST', url: '/v1/crypto/payouts', payload: payoutBody() })).json()
+    .payout_id;
 }
 
 async function batch(shop: MatrixShop): Promise<string> {
-  return (await authorized(shop, { method: 'POST', url: '/v1/crypto/payouts/batch', payload: batchBody() })).json().batch_id;
+  return (await authorized(shop, { method: 'POST', url: '/v1/crypto/payouts/batch', payload: batchBody() })).json()
+    .batch_id;
 }
 
 function batchBody() {
-  return { external_id: externalId('batch'), network: 'TRC20', payouts: [{ external_id: externalId('item'), amount: '1', address: recipient() }] };
+  return {
+    external_id: externalId('batch'),
+    network: 'TRC20',
+    payouts: [{ external_id: externalId('item'), amount: '1', address: recipient() }],
+  };
 }
 
-const payoutsOf = async (shop: MatrixShop) => (await authorized(shop, { method: 'GET', url: '/v1/crypto/payouts' })).json();
+const payoutsOf = async (shop: MatrixShop) =>
+  (await authorized(shop, { method: 'GET', url: '/v1/crypto/payouts' })).json();
 
 const funded = fundShop;
 
@@ -27,14 +34,23 @@ const calls: Record<string, RouteCall> = {
     successStatus: 201,
     observe: payoutsOf,
   },
-  'POST /v1/crypto/payouts/quote': { request: async () => ({ url: '/v1/crypto/payouts/quote', payload: { network: 'TRC20', amount: '10', address: recipient() } }), successStatus: 200 },
+  'POST /v1/crypto/payouts/quote': {
+    request: async () => ({
+      url: '/v1/crypto/payouts/quote',
+      payload: { network: 'TRC20', amount: '10', address: recipient() },
+    }),
+    successStatus: 200,
+  },
   'POST /v1/crypto/payouts/batch': {
     request: async (shop) => (await funded(shop), { url: '/v1/crypto/payouts/batch', payload: batchBody() }),
     successStatus: 201,
     observe: payoutsOf,
   },
   'GET /v1/crypto/payouts': { request: async () => ({ url: '/v1/crypto/payouts' }), successStatus: 200 },
-  'GET /v1/crypto/payouts/:payout_id': { request: async (shop) => (await funded(shop), { url: `/v1/crypto/payouts/${await payout(shop)}` }), successStatus: 200 },
+  'GET /v1/crypto/payouts/:payout_id': {
+    request: async (shop) => (await funded(shop), { url: `/v1/crypto/payouts/${await payout(shop)}` }),
+    successStatus: 200,
+  },
   'GET /v1/crypto/payouts/batch/:batch_id': {
     request: async (shop) => (await funded(shop), { url: `/v1/crypto/payouts/batch/${await batch(shop)}` }),
     successStatus: 200,

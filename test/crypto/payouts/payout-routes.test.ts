@@ -6,7 +6,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { savePayoutSettings, DEFAULT_PAYOUT_SETTINGS } from '../../../src/crypto/payouts/payout-settings.ts';
 import { backends } from '../../support/databases.ts';
-import { createPayoutTestApp, externalId, micro, payoutBody, recipient, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
+import {
+  createPayoutTestApp,
+  externalId,
+  micro,
+  payoutBody,
+  recipient,
+  type PayoutShop,
+  type PayoutTestApp,
+} from './payout-support.ts';
 
 const CENT = 10_000n;
 
@@ -33,8 +41,18 @@ describe.each(backends)('payout routes on %s', (backend) => {
     expect(response.json().error).toBe(code);
     expect(response.json().message).toContain(field);
     expect(await testApp.balance(shop)).toEqual(before);
-    if (typeof body === 'object' && body !== null && 'external_id' in body && typeof body.external_id === 'string' && body.external_id.length <= 100) {
-      const listed = await testApp.call(shop.key, 'GET', `/v1/crypto/payouts?external_id=${encodeURIComponent(body.external_id)}`);
+    if (
+      typeof body === 'object' &&
+      body !== null &&
+      'external_id' in body &&
+      typeof body.external_id === 'string' &&
+      body.external_id.length <= 100
+    ) {
+      const listed = await testApp.call(
+        shop.key,
+        'GET',
+        `/v1/crypto/payouts?external_id=${encodeURIComponent(body.external_id)}`,
+      );
       if (listed.statusCode === 200) expect(listed.json().data).toEqual([]);
     }
   }
@@ -82,10 +100,22 @@ describe.each(backends)('payout routes on %s', (backend) => {
         .where('shop_id', '=', shop.shopId)
         .where('type', '=', 'crypto.payout.updated')
         .execute();
-      expect(events.map((event) => JSON.parse(event.payload).data).filter((data) => data.payout_id === payout.payout_id)).toEqual([payout]);
-      const transfer = await testApp.context.db.selectFrom('crypto_outgoing_transfers').selectAll().where('owner_id', '=', payout.payout_id).execute();
+      expect(
+        events.map((event) => JSON.parse(event.payload).data).filter((data) => data.payout_id === payout.payout_id),
+      ).toEqual([payout]);
+      const transfer = await testApp.context.db
+        .selectFrom('crypto_outgoing_transfers')
+        .selectAll()
+        .where('owner_id', '=', payout.payout_id)
+        .execute();
       expect(transfer).toHaveLength(1);
-      expect(transfer[0]).toMatchObject({ purpose: 'payout', status: 'queued', to_address: body.address, amount: 25_500_000n, from_kind: 'hot_wallet' });
+      expect(transfer[0]).toMatchObject({
+        purpose: 'payout',
+        status: 'queued',
+        to_address: body.address,
+        amount: 25_500_000n,
+        from_kind: 'hot_wallet',
+      });
     });
 
     it.each([
@@ -95,7 +125,13 @@ describe.each(backends)('payout routes on %s', (backend) => {
       ['1', 1_000_000n],
       ['0.01', 10_000n],
     ])('accepts the amount "%s"', async (amount, expectedMicro) => {
-      if (expectedMicro < 1_000_000n) await savePayoutSettings(testApp.context.db, shop.shopId, { ...DEFAULT_PAYOUT_SETTINGS, minAmountMicro: CENT }, testApp.clock.now());
+      if (expectedMicro < 1_000_000n)
+        await savePayoutSettings(
+          testApp.context.db,
+          shop.shopId,
+          { ...DEFAULT_PAYOUT_SETTINGS, minAmountMicro: CENT },
+          testApp.clock.now(),
+        );
       const response = await create(payoutBody({ amount }));
       await savePayoutSettings(testApp.context.db, shop.shopId, DEFAULT_PAYOUT_SETTINGS, testApp.clock.now());
       expect(response.statusCode, response.body).toBe(201);
@@ -103,9 +139,32 @@ describe.each(backends)('payout routes on %s', (backend) => {
     });
 
     // Spec 2.3 counts places in the text: trailing zeros past the second place are refused too.
-    it.each([['10.001'], ['10.010'], ['10.000000'], ['10.500'], ['0.0100'], ['1e1'], [''], ['-1'], ['0'], ['0.00'], ['0.001'], ['abc'], [' 10'], ['10 '], ['10,5'], ['1000000000.01'], ['+10'], ['010'], ['10.'], ['.5'], ['-0'], ['0x10'], ['١٠']])(
-      'refuses the amount "%s" with 400 naming the field, storing nothing',
-      (amount) => expectRefused(payoutBody({ amount }), 'amount'),
+    it.each([
+      ['10.001'],
+      ['10.010'],
+      ['10.000000'],
+      ['10.500'],
+      ['0.0100'],
+      ['1e1'],
+      [''],
+      ['-1'],
+      ['0'],
+      ['0.00'],
+      ['0.001'],
+      ['abc'],
+      [' 10'],
+      ['10 '],
+      ['10,5'],
+      ['1000000000.01'],
+      ['+10'],
+      ['010'],
+      ['10.'],
+      ['.5'],
+      ['-0'],
+      ['0x10'],
+      ['١٠'],
+    ])('refuses the amount "%s" with 400 naming the field, storing nothing', (amount) =>
+      expectRefused(payoutBody({ amount }), 'amount'),
     );
     it('refuses an amount sent as a JSON number, null or missing', async () => {
       await expectRefused(payoutBody({ amount: 10 }), 'amount');
@@ -121,7 +180,15 @@ describe.each(backends)('payout routes on %s', (backend) => {
     it('refuses addresses that are not strict TRON addresses, and the gateway’s own hot wallet', async () => {
       const good = recipient();
       const corrupted = `${good.slice(0, -1)}${good.endsWith('1') ? '2' : '1'}`;
-      for (const address of [corrupted, good.slice(1), `${good}1`, good.toLowerCase(), '0x' + 'ab'.repeat(20), '', 'T' + '1'.repeat(33)]) {
+      for (const address of [
+        corrupted,
+        good.slice(1),
+        `${good}1`,
+        good.toLowerCase(),
+        '0x' + 'ab'.repeat(20),
+        '',
+        'T' + '1'.repeat(33),
+      ]) {
         await expectRefused(payoutBody({ address }), 'address');
       }
       const access = await testApp.crypto.chain.forMode('sandbox');
@@ -130,26 +197,50 @@ describe.each(backends)('payout routes on %s', (backend) => {
 
     it('refuses the gateway’s own deposit addresses (this shop’s, another shop’s, either book) and the USDT contract, storing nothing', async () => {
       const other = await testApp.payoutShop();
-      const ownInvoice = (await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', { external_id: externalId('own'), amount: '5', network: 'TRC20' })).json();
-      const otherWallet = (await testApp.call(other.key, 'POST', '/v1/crypto/wallets', { client_id: externalId('client'), network: 'TRC20' })).json();
+      const ownInvoice = (
+        await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', {
+          external_id: externalId('own'),
+          amount: '5',
+          network: 'TRC20',
+        })
+      ).json();
+      const otherWallet = (
+        await testApp.call(other.key, 'POST', '/v1/crypto/wallets', {
+          client_id: externalId('client'),
+          network: 'TRC20',
+        })
+      ).json();
       expect(ownInvoice.address).toMatch(/^T/);
       expect(otherWallet.address).toMatch(/^T/);
       // A live book's address: recorded as the live key's (no live keys are configured here, so written as the watcher would find it).
       const liveAddress = recipient();
       await testApp.context.db
         .insertInto('crypto_addresses')
-        .values({ address: liveAddress, key_id: 'live', derivation_index: 7n, shop_id: other.shopId, purpose: 'invoice', created_at: testApp.clock.now() })
+        .values({
+          address: liveAddress,
+          key_id: 'live',
+          derivation_index: 7n,
+          shop_id: other.shopId,
+          purpose: 'invoice',
+          created_at: testApp.clock.now(),
+        })
         .execute();
       const access = await testApp.crypto.chain.forMode('sandbox');
       for (const address of [ownInvoice.address, otherWallet.address, liveAddress, access.usdtContract]) {
         await expectRefused(payoutBody({ address }), 'address');
-        const quote = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address });
+        const quote = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', {
+          network: 'TRC20',
+          amount: '10',
+          address,
+        });
         expect(quote.statusCode, quote.body).toBe(400);
         expect(quote.json()).toMatchObject({ error: 'invalid_request' });
         expect(quote.json().message).toContain('address');
       }
-      expect((await expectRefusedMessage(payoutBody({ address: ownInvoice.address })))).toContain('deposit address of this gateway');
-      expect((await expectRefusedMessage(payoutBody({ address: access.usdtContract })))).toContain('USDT contract');
+      expect(await expectRefusedMessage(payoutBody({ address: ownInvoice.address }))).toContain(
+        'deposit address of this gateway',
+      );
+      expect(await expectRefusedMessage(payoutBody({ address: access.usdtContract }))).toContain('USDT contract');
     });
 
     it('takes an external_id of 1 and of 100 characters and refuses 0 and 101', async () => {
@@ -199,7 +290,11 @@ describe.each(backends)('payout routes on %s', (backend) => {
         testApp.app.inject({
           method: 'POST',
           url: '/v1/crypto/payouts',
-          headers: { authorization: `Bearer ${shop.key}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+          headers: {
+            authorization: `Bearer ${shop.key}`,
+            'content-type': 'application/json',
+            'idempotency-key': idempotencyKey,
+          },
           payload: JSON.stringify(body),
         });
       const first = await send('key-1');
@@ -239,7 +334,12 @@ describe.each(backends)('payout routes on %s', (backend) => {
       expect(response.json().error).toBe('insufficient_funds');
       expect((await testApp.balance(poor)).available).toBe(10_000_000n);
       expect((await testApp.call(poor.key, 'GET', '/v1/crypto/payouts')).json().data).toEqual([]);
-      const transfers = await testApp.context.db.selectFrom('crypto_outgoing_transfers').select('id').where('amount', '=', 10_000_000n).where('to_address', '=', body.address as string).execute();
+      const transfers = await testApp.context.db
+        .selectFrom('crypto_outgoing_transfers')
+        .select('id')
+        .where('amount', '=', 10_000_000n)
+        .where('to_address', '=', body.address as string)
+        .execute();
       expect(transfers).toEqual([]);
       // The key was not used up: with money, the same request is accepted.
       await testApp.fund(poor, 10_000_000n);
@@ -253,7 +353,12 @@ describe.each(backends)('payout routes on %s', (backend) => {
       expect(refused.statusCode, refused.body).toBe(400);
       expect(refused.json().error).toBe('insufficient_funds');
       expect((await testApp.call(fresh.key, 'GET', '/v1/crypto/payouts')).json().data).toEqual([]);
-      const reservations = await testApp.context.db.selectFrom('ledger_transfers').select('id').where('reference_type', '=', 'payout').where('idempotency_key', 'like', 'payout:%').execute();
+      const reservations = await testApp.context.db
+        .selectFrom('ledger_transfers')
+        .select('id')
+        .where('reference_type', '=', 'payout')
+        .where('idempotency_key', 'like', 'payout:%')
+        .execute();
       const before = reservations.length;
       // The accounts it created are committed and empty; the same key is still free.
       await testApp.fund(fresh, 20_000_000n);
@@ -261,15 +366,30 @@ describe.each(backends)('payout routes on %s', (backend) => {
       expect(accepted.statusCode, accepted.body).toBe(201);
       const totalDebit = micro(accepted.json().total_debit);
       expect((await testApp.balance(fresh)).available).toBe(20_000_000n - totalDebit);
-      const after = await testApp.context.db.selectFrom('ledger_transfers').select('id').where('reference_type', '=', 'payout').where('idempotency_key', 'like', 'payout:%').execute();
+      const after = await testApp.context.db
+        .selectFrom('ledger_transfers')
+        .select('id')
+        .where('reference_type', '=', 'payout')
+        .where('idempotency_key', 'like', 'payout:%')
+        .execute();
       expect(after.length - before).toBe(2); // amount and network fee (no service fee by default)
     });
 
     it('a shop’s limits: amount_not_supported outside them, on both sides of each bound', async () => {
       const limited = await testApp.payoutShop();
       await testApp.fund(limited, 1_000_000_000n);
-      await savePayoutSettings(testApp.context.db, limited.shopId, { ...DEFAULT_PAYOUT_SETTINGS, minAmountMicro: 5_000_000n, maxAmountMicro: 100_000_000n }, testApp.clock.now());
-      for (const [amount, status] of [['4.99', 400], ['5', 201], ['100', 201], ['100.01', 400]] as const) {
+      await savePayoutSettings(
+        testApp.context.db,
+        limited.shopId,
+        { ...DEFAULT_PAYOUT_SETTINGS, minAmountMicro: 5_000_000n, maxAmountMicro: 100_000_000n },
+        testApp.clock.now(),
+      );
+      for (const [amount, status] of [
+        ['4.99', 400],
+        ['5', 201],
+        ['100', 201],
+        ['100.01', 400],
+      ] as const) {
         const response = await create(payoutBody({ amount }), limited.key);
         expect(response.statusCode, `${amount}: ${response.body}`).toBe(status);
         if (status === 400) {
@@ -288,7 +408,12 @@ describe.each(backends)('payout routes on %s', (backend) => {
     it('the service fee follows the tariff (fixed + basis points, rounded up to the cent) and is reserved with the rest', async () => {
       const tariffed = await testApp.payoutShop();
       await testApp.fund(tariffed, 1_000_000_000n);
-      await savePayoutSettings(testApp.context.db, tariffed.shopId, { ...DEFAULT_PAYOUT_SETTINGS, serviceFeeFixedMicro: 500_000n, serviceFeeBps: 125 }, testApp.clock.now());
+      await savePayoutSettings(
+        testApp.context.db,
+        tariffed.shopId,
+        { ...DEFAULT_PAYOUT_SETTINGS, serviceFeeFixedMicro: 500_000n, serviceFeeBps: 125 },
+        testApp.clock.now(),
+      );
       const response = await create(payoutBody({ amount: '10.01' }), tariffed.key);
       expect(response.statusCode).toBe(201);
       const payout = response.json();
@@ -301,12 +426,23 @@ describe.each(backends)('payout routes on %s', (backend) => {
     it('the operation history shows the reservation as payout and payout_fee entries referring to the payout', async () => {
       const tariffed = await testApp.payoutShop();
       await testApp.fund(tariffed, 100_000_000n);
-      await savePayoutSettings(testApp.context.db, tariffed.shopId, { ...DEFAULT_PAYOUT_SETTINGS, serviceFeeFixedMicro: 1_000_000n }, testApp.clock.now());
+      await savePayoutSettings(
+        testApp.context.db,
+        tariffed.shopId,
+        { ...DEFAULT_PAYOUT_SETTINGS, serviceFeeFixedMicro: 1_000_000n },
+        testApp.clock.now(),
+      );
       const payout = (await create(payoutBody({ amount: '20' }), tariffed.key)).json();
       const response = await testApp.call(tariffed.key, 'GET', '/v1/crypto/balance/operations');
       expect(response.statusCode, response.body).toBe(200);
-      const mine = response.json().data.filter((operation: { reference: { id: string } }) => operation.reference.id === payout.payout_id);
-      const byAmount = mine.map((operation: { type: string; amount: string; status: string }) => [operation.type, micro(operation.amount.replace('-', '')), operation.status]);
+      const mine = response
+        .json()
+        .data.filter((operation: { reference: { id: string } }) => operation.reference.id === payout.payout_id);
+      const byAmount = mine.map((operation: { type: string; amount: string; status: string }) => [
+        operation.type,
+        micro(operation.amount.replace('-', '')),
+        operation.status,
+      ]);
       expect(byAmount).toEqual(
         expect.arrayContaining([
           ['payout', 20_000_000n, 'pending'],
@@ -320,7 +456,12 @@ describe.each(backends)('payout routes on %s', (backend) => {
     it('payouts switched off for the shop: 503 service_unavailable with Retry-After, nothing stored', async () => {
       const off = await testApp.payoutShop();
       await testApp.fund(off, 100_000_000n);
-      await savePayoutSettings(testApp.context.db, off.shopId, { ...DEFAULT_PAYOUT_SETTINGS, enabled: false }, testApp.clock.now());
+      await savePayoutSettings(
+        testApp.context.db,
+        off.shopId,
+        { ...DEFAULT_PAYOUT_SETTINGS, enabled: false },
+        testApp.clock.now(),
+      );
       const response = await create(payoutBody(), off.key);
       expect(response.statusCode).toBe(503);
       expect(response.json().error).toBe('service_unavailable');
@@ -333,7 +474,10 @@ describe.each(backends)('payout routes on %s', (backend) => {
       const holder = recipient();
       await testApp.call(shop.key, 'POST', '/v1/test_helpers/crypto/deposits', { address: holder, amount: '1' });
       await testApp.call(shop.key, 'POST', '/v1/test_helpers/crypto/blocks', { count: 1 });
-      const quote = async (address: string) => (await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address })).json();
+      const quote = async (address: string) =>
+        (
+          await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address })
+        ).json();
       const toHolder = await quote(holder);
       const toNew = await quote(recipient());
       expect(micro(toNew.network_fee)).toBeGreaterThan(micro(toHolder.network_fee));
@@ -344,13 +488,27 @@ describe.each(backends)('payout routes on %s', (backend) => {
     it('answers the breakdown and creates nothing', async () => {
       const before = await testApp.balance(shop);
       const address = recipient();
-      const response = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '50', address });
+      const response = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', {
+        network: 'TRC20',
+        amount: '50',
+        address,
+      });
       expect(response.statusCode, response.body).toBe(200);
       const quote = response.json();
-      expect(quote).toMatchObject({ network: 'TRC20', asset: 'USDT', recipient_address: address, recipient_amount: '50', service_fee: '0' });
+      expect(quote).toMatchObject({
+        network: 'TRC20',
+        asset: 'USDT',
+        recipient_address: address,
+        recipient_amount: '50',
+        service_fee: '0',
+      });
       expect(micro(quote.total_debit)).toBe(50_000_000n + micro(quote.network_fee));
       expect(await testApp.balance(shop)).toEqual(before);
-      const transfers = await testApp.context.db.selectFrom('crypto_outgoing_transfers').select('id').where('to_address', '=', address).execute();
+      const transfers = await testApp.context.db
+        .selectFrom('crypto_outgoing_transfers')
+        .select('id')
+        .where('to_address', '=', address)
+        .execute();
       expect(transfers).toEqual([]);
     });
 
@@ -376,7 +534,9 @@ describe.each(backends)('payout routes on %s', (backend) => {
       expect(read.json()).toEqual(created);
       const other = await testApp.payoutShop();
       expect((await testApp.call(other.key, 'GET', `/v1/crypto/payouts/${created.payout_id}`)).statusCode).toBe(404);
-      expect((await testApp.call(shop.key, 'GET', '/v1/crypto/payouts/po_00000000000000000000000000')).statusCode).toBe(404);
+      expect((await testApp.call(shop.key, 'GET', '/v1/crypto/payouts/po_00000000000000000000000000')).statusCode).toBe(
+        404,
+      );
       expect((await testApp.call(shop.key, 'GET', '/v1/crypto/payouts/inv_x')).statusCode).toBe(404);
       const readOnly = await testApp.createKey(shop.shopId, ['read']);
       expect((await testApp.call(readOnly, 'GET', `/v1/crypto/payouts/${created.payout_id}`)).statusCode).toBe(200);
@@ -400,7 +560,9 @@ describe.each(backends)('payout routes on %s', (backend) => {
         cursor = page.next_cursor;
       } while (cursor);
       expect(seen).toEqual(made.map((payout) => payout.payout_id).reverse());
-      const byExternal = (await testApp.call(lister.key, 'GET', `/v1/crypto/payouts?external_id=${made[2].external_id}`)).json();
+      const byExternal = (
+        await testApp.call(lister.key, 'GET', `/v1/crypto/payouts?external_id=${made[2].external_id}`)
+      ).json();
       expect(byExternal.data).toEqual([made[2]]);
       expect((await testApp.call(lister.key, 'GET', '/v1/crypto/payouts?status=pending')).json().data).toHaveLength(5);
       expect((await testApp.call(lister.key, 'GET', '/v1/crypto/payouts?status=completed')).json().data).toEqual([]);

@@ -35,7 +35,10 @@ export interface PayoutTestApp extends CryptoTestApp {
 
 let fundings = 0;
 
-export async function createPayoutTestApp(backend: DatabaseBackend, options: Parameters<typeof createCryptoTestApp>[1] = {}): Promise<PayoutTestApp> {
+export async function createPayoutTestApp(
+  backend: DatabaseBackend,
+  options: Parameters<typeof createCryptoTestApp>[1] = {},
+): Promise<PayoutTestApp> {
   const testApp = await createCryptoTestApp(backend, options);
   const { db } = testApp.context;
   return {
@@ -65,7 +68,8 @@ export async function createPayoutTestApp(backend: DatabaseBackend, options: Par
     async balance(shop) {
       const response = await testApp.call(shop.key, 'GET', '/v1/crypto/balance');
       expect(response.statusCode, response.body).toBe(200);
-      const accounts: { currency: string; kind: string; available: string; pending: string; total: string }[] = response.json().accounts;
+      const accounts: { currency: string; kind: string; available: string; pending: string; total: string }[] =
+        response.json().accounts;
       const main = accounts.find((account) => account.currency === 'USDT' && account.kind === 'main');
       if (!main) return { available: 0n, pending: 0n, total: 0n };
       return { available: micro(main.available), pending: micro(main.pending), total: micro(main.total) };
@@ -91,7 +95,10 @@ export function payoutBody(overrides: Record<string, unknown> = {}): Record<stri
  * The sandbox chain's sign-once executor with every module's outcome handlers, as
  * the sending worker builds it; `overrides` for what a test changes (its node, its waits).
  */
-export async function sandboxExecutor(testApp: PayoutTestApp, overrides: Partial<ExecutorOptions> = {}): Promise<OutgoingExecutor> {
+export async function sandboxExecutor(
+  testApp: PayoutTestApp,
+  overrides: Partial<ExecutorOptions> = {},
+): Promise<OutgoingExecutor> {
   const { context } = testApp;
   const access = await testApp.crypto.chain.forMode('sandbox');
   const handlers = outgoingOutcomeHandlers();

@@ -15,7 +15,15 @@ import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import type { TronAddress } from '../../../src/crypto/tron/address.ts';
 import type { TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
 import { backends } from '../../support/databases.ts';
-import { createPayoutTestApp, externalId, micro, recipient, sandboxExecutor, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
+import {
+  createPayoutTestApp,
+  externalId,
+  micro,
+  recipient,
+  sandboxExecutor,
+  type PayoutShop,
+  type PayoutTestApp,
+} from './payout-support.ts';
 
 const BLOCKS_TO_FINALITY = 19;
 
@@ -52,8 +60,10 @@ describe.each(backends)('recipient checks before signing on %s', (backend) => {
     return response.json();
   }
   const get = async (path: string) => (await testApp.call(shop.key, 'GET', path)).json();
-  const blacklist = (address: string, listed: boolean) => post('/v1/test_helpers/crypto/blacklist', { address, listed });
-  const createPayout = (address: string, amount = '10') => post('/v1/crypto/payouts', { external_id: externalId(), network: 'TRC20', amount, address });
+  const blacklist = (address: string, listed: boolean) =>
+    post('/v1/test_helpers/crypto/blacklist', { address, listed });
+  const createPayout = (address: string, amount = '10') =>
+    post('/v1/crypto/payouts', { external_id: externalId(), network: 'TRC20', amount, address });
   async function carryToFinal(): Promise<void> {
     await executor.runPass();
     await post('/v1/test_helpers/crypto/blocks', { count: 1 });
@@ -65,10 +75,19 @@ describe.each(backends)('recipient checks before signing on %s', (backend) => {
     const listed = recipient();
     await blacklist(listed, true);
     const before = await testApp.balance(shop);
-    const single = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts', { external_id: externalId(), network: 'TRC20', amount: '10', address: listed });
+    const single = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts', {
+      external_id: externalId(),
+      network: 'TRC20',
+      amount: '10',
+      address: listed,
+    });
     expect(single.statusCode).toBe(400);
     expect(single.json()).toMatchObject({ error: 'address_blacklisted', message: expect.stringContaining(listed) });
-    const quote = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address: listed });
+    const quote = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/quote', {
+      network: 'TRC20',
+      amount: '10',
+      address: listed,
+    });
     expect(quote.statusCode).toBe(400);
     expect(quote.json().error).toBe('address_blacklisted');
     const batch = await testApp.call(shop.key, 'POST', '/v1/crypto/payouts/batch', {
@@ -82,7 +101,11 @@ describe.each(backends)('recipient checks before signing on %s', (backend) => {
     expect(batch.statusCode, batch.body).toBe(400);
     expect(batch.json().error).toBe('address_blacklisted');
     expect(await testApp.balance(shop)).toEqual(before);
-    expect((await get(`/v1/crypto/payouts?limit=100`)).data.filter((payout: { recipient_address: string }) => payout.recipient_address === listed)).toEqual([]);
+    expect(
+      (await get(`/v1/crypto/payouts?limit=100`)).data.filter(
+        (payout: { recipient_address: string }) => payout.recipient_address === listed,
+      ),
+    ).toEqual([]);
   });
 
   it('a first-time recipient listed after creation fails address_blacklisted before signing: no transaction, no fee, the whole debit back', async () => {
@@ -113,7 +136,10 @@ describe.each(backends)('recipient checks before signing on %s', (backend) => {
     // Known: still the one dry run of the first payout.
     expect(dryRunsTo.filter((address) => address === known)).toHaveLength(1);
     const failed = await get(`/v1/crypto/payouts/${second.payout_id}`);
-    expect(failed).toMatchObject({ status: 'failed', error: { code: 'address_blacklisted', message: expect.stringContaining('network fee was charged') } });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: { code: 'address_blacklisted', message: expect.stringContaining('network fee was charged') },
+    });
     expect(failed.tx_hash).toMatch(/^[0-9a-f]{64}$/);
     const info = (await (await testApp.crypto.chain.forMode('sandbox')).node.getTransactionOutcome(failed.tx_hash))!;
     expect(info.contractResult).toBe('REVERT');
@@ -122,6 +148,10 @@ describe.each(backends)('recipient checks before signing on %s', (backend) => {
     expect(micro(failed.network_fee_actual)).toBe(burned);
     // The amount and the service fee came back; the fee the REVERT burned (below the quote) did not.
     expect(burned).toBeLessThan(micro(second.network_fee));
-    expect(await testApp.balance(shop)).toEqual({ ...before, available: before.available - burned, total: before.total - burned });
+    expect(await testApp.balance(shop)).toEqual({
+      ...before,
+      available: before.available - burned,
+      total: before.total - burned,
+    });
   });
 });

@@ -21,9 +21,16 @@ describe.each(backends)('deposit address pool on %s', (backend) => {
   });
 
   const pooled = () =>
-    setup.context.db.selectFrom('crypto_address_pool').selectAll().where('key_id', '=', 'sandbox').orderBy('derivation_index').execute();
-  const addressesOfShop = () => setup.context.db.selectFrom('crypto_addresses').selectAll().where('shop_id', '=', setup.shop.shopId).execute();
-  const newInvoice = (externalId: string) => createInvoice(setup.deps, setup.shop, { external_id: externalId, amount: '10', network: 'TRC20' });
+    setup.context.db
+      .selectFrom('crypto_address_pool')
+      .selectAll()
+      .where('key_id', '=', 'sandbox')
+      .orderBy('derivation_index')
+      .execute();
+  const addressesOfShop = () =>
+    setup.context.db.selectFrom('crypto_addresses').selectAll().where('shop_id', '=', setup.shop.shopId).execute();
+  const newInvoice = (externalId: string) =>
+    createInvoice(setup.deps, setup.shop, { external_id: externalId, amount: '10', network: 'TRC20' });
   /** Fills the pool; the clock moves past the pause creations take after finding it empty. */
   const fill = async (size: number) => {
     const added = await fillAddressPool(setup.context.db, setup.access, { size });
@@ -37,7 +44,9 @@ describe.each(backends)('deposit address pool on %s', (backend) => {
     expect(await fill(20)).toBe(20);
     const rows = await pooled();
     expect(rows).toHaveLength(20);
-    expect(rows.map((row) => Number(row.derivation_index))).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+    expect(rows.map((row) => Number(row.derivation_index))).toEqual(
+      Array.from({ length: 20 }, (_, index) => index + 1),
+    );
     for (const row of rows) {
       expect(row.address).toBe(setup.access.addressKey.address(Number(row.derivation_index)));
       expect(row.key_fingerprint).toBe(addressKeyFingerprint(setup.access.addressKey));
@@ -61,7 +70,9 @@ describe.each(backends)('deposit address pool on %s', (backend) => {
     for (let index = 0; index < 21; index++) taken.push((await newInvoice(`take-${index}`)).invoice.address);
     // The first creation claimed all 20 into this process: the table is empty, the invoices used them in order.
     expect(await pooled()).toHaveLength(0);
-    expect(taken.slice(0, 20)).toEqual(Array.from({ length: 20 }, (_, index) => setup.access.addressKey.address(index + 1)));
+    expect(taken.slice(0, 20)).toEqual(
+      Array.from({ length: 20 }, (_, index) => setup.access.addressKey.address(index + 1)),
+    );
     // The 21st: the pool was empty, so the next index of the counter, derived now.
     expect(taken[20]).toBe(setup.access.addressKey.address(21));
   });
@@ -108,7 +119,11 @@ describe.each(backends)('deposit address pool on %s', (backend) => {
 
   it('the worker fills the pool of a key once that key has made an address, up to PAYGATE_ADDRESS_POOL_SIZE', async () => {
     // The worker drives the setup's chain.
-    const context = { ...setup.context, config: { ...setup.context.config, addressPoolSize: 30 }, chain: setup.deps.chain };
+    const context = {
+      ...setup.context,
+      config: { ...setup.context.config, addressPoolSize: 30 },
+      chain: setup.deps.chain,
+    };
     const worker = createAddressPoolWorker(context);
     expect(worker.name).toBe('crypto-address-pool');
     expect(await worker.runOnce()).toBe(0); // no sandbox address yet: nothing derived ahead

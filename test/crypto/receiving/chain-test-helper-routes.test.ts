@@ -19,7 +19,8 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
   });
   afterAll(() => testApp.close());
 
-  const helper = (path: string, body: unknown, withKey = key) => testApp.call(withKey, 'POST', `/v1/test_helpers/crypto/${path}`, body);
+  const helper = (path: string, body: unknown, withKey = key) =>
+    testApp.call(withKey, 'POST', `/v1/test_helpers/crypto/${path}`, body);
 
   async function expectRefused(path: string, body: unknown, field: string) {
     const response = await helper(path, body);
@@ -59,7 +60,8 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
   });
 
   it('deposit amounts follow the API’s USDT rules; the address must be a TRON address', async () => {
-    for (const amount of ['1e3', '10.0000001', '-1', '', '0']) await expectRefused('deposits', { address, amount }, 'amount');
+    for (const amount of ['1e3', '10.0000001', '-1', '', '0'])
+      await expectRefused('deposits', { address, amount }, 'amount');
     await expectRefused('deposits', { address, amount: 10 }, 'amount');
     // The last character changed (to one it is not), so the checksum no longer matches.
     const corrupted = `${address.slice(0, -1)}${address.endsWith('x') ? 'y' : 'x'}`;
@@ -106,7 +108,11 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
       // Once: the next transfer to the address lands.
       const next = (await helper('deposits', { address: target, amount: '2' })).json().tx_id as string;
       await helper('blocks', { count: 1 });
-      expect(await node.getTransactionOutcome(next)).toMatchObject({ contractResult: 'SUCCESS', succeeded: true, transfers: [{ to: target, amount: 2_000_000n }] });
+      expect(await node.getTransactionOutcome(next)).toMatchObject({
+        contractResult: 'SUCCESS',
+        succeeded: true,
+        transfers: [{ to: target, amount: 2_000_000n }],
+      });
     }
   });
 
@@ -160,7 +166,8 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
     expect(response.json()).toEqual({ address: fresh, usdt: '1000000', trx: '0.000001' });
     expect(await node.getUsdtBalance(fresh)).toBe(1_000_000_000_000n);
     expect(await node.getAccount(fresh)).toMatchObject({ activated: true, balanceSun: 1n });
-    for (const usdt of ['0', '1000000.000001', '1e3', '0.0000001', '-1', '']) await expectRefused('faucet', { address: fresh, usdt }, 'usdt');
+    for (const usdt of ['0', '1000000.000001', '1e3', '0.0000001', '-1', ''])
+      await expectRefused('faucet', { address: fresh, usdt }, 'usdt');
     await expectRefused('faucet', { address: fresh, usdt: 5 }, 'usdt');
     for (const trx of ['0', '1000001']) await expectRefused('faucet', { address: fresh, trx }, 'trx');
     await expectRefused('faucet', { address: fresh }, 'usdt or trx');

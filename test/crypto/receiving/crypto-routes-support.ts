@@ -14,7 +14,10 @@ export interface CryptoTestApp extends TestApp {
   call(key: string, method: InjectOptions['method'], url: string, body?: unknown): Promise<LightMyRequestResponse>;
 }
 
-export async function createCryptoTestApp(backend: DatabaseBackend, options: Parameters<typeof createTestApp>[1] = {}): Promise<CryptoTestApp> {
+export async function createCryptoTestApp(
+  backend: DatabaseBackend,
+  options: Parameters<typeof createTestApp>[1] = {},
+): Promise<CryptoTestApp> {
   // These files send hundreds of requests with one key within a minute; the limit has its own tests.
   const testApp = await createTestApp(backend, {
     chain: ({ config, logger }) => createCryptoChain({ config, dataDir: undefined, logger, sandboxClock: 'manual' }),
@@ -30,11 +33,15 @@ export async function createCryptoTestApp(backend: DatabaseBackend, options: Par
     call(key, method, url, body) {
       const headers: Record<string, string> = { authorization: `Bearer ${key}` };
       if (body !== undefined) headers['content-type'] = 'application/json';
-      return testApp.app.inject({ method, url, headers, payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+      return testApp.app.inject({
+        method,
+        url,
+        headers,
+        payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
     },
   };
 }
-
 
 /** A fresh external_id, unique across the tests of a run. */
 export function externalId(label = 'order'): string {

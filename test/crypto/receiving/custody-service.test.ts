@@ -20,7 +20,11 @@ describe.each(backends)('the custody view on %s', (backend) => {
   });
 
   it('shows on-chain balances beside credited, held and not-yet-final amounts', async () => {
-    const { invoice } = await createInvoice(setup.deps, setup.shop, { external_id: 'o-1', amount: '10', network: 'TRC20' });
+    const { invoice } = await createInvoice(setup.deps, setup.shop, {
+      external_id: 'o-1',
+      amount: '10',
+      network: 'TRC20',
+    });
     const { wallet } = await createWallet(setup.deps, setup.shop, { client_id: 'c-1', network: 'TRC20' });
     await blockWallet(setup.deps, setup.shop.shopId, wallet.wallet_id);
     await simulateDeposit(setup.deps, setup.shop, { address: invoice.address, amount: '10' });
@@ -46,9 +50,19 @@ describe.each(backends)('the custody view on %s', (backend) => {
       usdt_held: '0',
       usdt_unaccounted: '1.5',
     });
-    expect(byAddress.get(wallet.address)).toMatchObject({ purpose: 'wallet', usdt_on_chain: '3', usdt_credited: '0', usdt_held: '3', usdt_unaccounted: '0' });
+    expect(byAddress.get(wallet.address)).toMatchObject({
+      purpose: 'wallet',
+      usdt_on_chain: '3',
+      usdt_credited: '0',
+      usdt_held: '3',
+      usdt_unaccounted: '0',
+    });
     const firstPage = await listCustodyAddresses(setup.deps, { limit: 1 }, sweepSummaries);
-    const secondPage = await listCustodyAddresses(setup.deps, { limit: 1, after: firstPage[0]!.address }, sweepSummaries);
+    const secondPage = await listCustodyAddresses(
+      setup.deps,
+      { limit: 1, after: firstPage[0]!.address },
+      sweepSummaries,
+    );
     expect([firstPage[0]!.address, secondPage[0]!.address].sort()).toEqual([invoice.address, wallet.address].sort());
   });
 });

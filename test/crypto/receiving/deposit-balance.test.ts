@@ -72,7 +72,9 @@ describe.each(backends)('deposits in the balance and the history on %s', (backen
   async function usdtMain(key: string): Promise<BalanceLine> {
     const response = await testApp.call(key, 'GET', '/v1/crypto/balance');
     expect(response.statusCode).toBe(200);
-    return (response.json() as { accounts: BalanceLine[] }).accounts.find((line) => line.currency === 'USDT' && line.kind === 'main')!;
+    return (response.json() as { accounts: BalanceLine[] }).accounts.find(
+      (line) => line.currency === 'USDT' && line.kind === 'main',
+    )!;
   }
 
   async function depositOperations(key: string): Promise<OperationLine[]> {
@@ -103,7 +105,12 @@ describe.each(backends)('deposits in the balance and the history on %s', (backen
     expect(micro(confirming.total)).toBe(12_500_000n);
     const [seen, ...none] = await depositOperations(key);
     expect(none).toEqual([]);
-    expect(seen).toMatchObject({ account_id: confirming.account_id, type: 'deposit', status: 'pending', reference: { type: 'deposit' } });
+    expect(seen).toMatchObject({
+      account_id: confirming.account_id,
+      type: 'deposit',
+      status: 'pending',
+      reference: { type: 'deposit' },
+    });
     expect(micro(seen!.amount)).toBe(12_500_000n);
     expect(micro(seen!.balance_after)).toBe(0n);
 
@@ -115,7 +122,12 @@ describe.each(backends)('deposits in the balance and the history on %s', (backen
     // The pending entry gives way to the credit itself: the money is listed once.
     const [credit, ...rest] = await depositOperations(key);
     expect(rest).toEqual([]);
-    expect(credit).toMatchObject({ account_id: final.account_id, type: 'deposit', status: 'posted', reference: seen!.reference });
+    expect(credit).toMatchObject({
+      account_id: final.account_id,
+      type: 'deposit',
+      status: 'posted',
+      reference: seen!.reference,
+    });
     expect(micro(credit!.amount)).toBe(12_500_000n);
     expect(micro(credit!.balance_after)).toBe(12_500_000n);
   });
@@ -135,7 +147,11 @@ describe.each(backends)('deposits in the balance and the history on %s', (backen
     const after = await usdtMain(key);
     expect([micro(after.available), micro(after.pending), micro(after.total)]).toEqual([0n, 0n, 0n]);
     expect(await depositOperations(key)).toEqual([]);
-    const voids = await testApp.context.db.selectFrom('ledger_transfers').select('idempotency_key').where('idempotency_key', 'like', 'crypto-deposit:%:void').execute();
+    const voids = await testApp.context.db
+      .selectFrom('ledger_transfers')
+      .select('idempotency_key')
+      .where('idempotency_key', 'like', 'crypto-deposit:%:void')
+      .execute();
     expect(voids.length).toBeGreaterThan(0);
   });
 
@@ -160,7 +176,11 @@ describe.each(backends)('deposits in the balance and the history on %s', (backen
     await watch();
     expect(micro((await usdtMain(key)).pending)).toBe(3_000_000n);
 
-    const [deposit] = await testApp.context.db.selectFrom('crypto_deposits').selectAll().where('invoice_id', '=', invoiceId).execute();
+    const [deposit] = await testApp.context.db
+      .selectFrom('crypto_deposits')
+      .selectAll()
+      .where('invoice_id', '=', invoiceId)
+      .execute();
     expect(deposit!.credit_round).toBe(2);
     const ledger = await testApp.context.db
       .selectFrom('ledger_transfers')
@@ -178,9 +198,15 @@ describe.each(backends)('deposits in the balance and the history on %s', (backen
     await watch();
     const final = await usdtMain(key);
     expect([micro(final.available), micro(final.pending)]).toEqual([3_000_000n, 0n]);
-    const credits = await testApp.context.db.selectFrom('ledger_transfers').select('id').where('idempotency_key', '=', `crypto-deposit:${deposit!.id}`).execute();
+    const credits = await testApp.context.db
+      .selectFrom('ledger_transfers')
+      .select('id')
+      .where('idempotency_key', '=', `crypto-deposit:${deposit!.id}`)
+      .execute();
     expect(credits).toHaveLength(1);
-    expect((await depositOperations(key)).map((line) => [line.status, micro(line.amount)])).toEqual([['posted', 3_000_000n]]);
+    expect((await depositOperations(key)).map((line) => [line.status, micro(line.amount)])).toEqual([
+      ['posted', 3_000_000n],
+    ]);
   });
 
   it('a deposit to a wallet blocked before finality is pending while it confirms, then held: never available, pending released', async () => {
@@ -199,7 +225,11 @@ describe.each(backends)('deposits in the balance and the history on %s', (backen
     const after = await usdtMain(key);
     expect([micro(after.available), micro(after.pending), micro(after.total)]).toEqual([0n, 0n, 0n]);
     expect(await depositOperations(key)).toEqual([]);
-    const [deposit] = await testApp.context.db.selectFrom('crypto_deposits').select(['status']).where('wallet_id', '=', wallet.wallet_id).execute();
+    const [deposit] = await testApp.context.db
+      .selectFrom('crypto_deposits')
+      .select(['status'])
+      .where('wallet_id', '=', wallet.wallet_id)
+      .execute();
     expect(deposit!.status).toBe('held');
   });
 
@@ -210,7 +240,11 @@ describe.each(backends)('deposits in the balance and the history on %s', (backen
     const { invoiceId } = await paidInvoice(key, '1');
     await mine(key, 1);
     await watch();
-    const [deposit] = await testApp.context.db.selectFrom('crypto_deposits').select('id').where('invoice_id', '=', invoiceId).execute();
+    const [deposit] = await testApp.context.db
+      .selectFrom('crypto_deposits')
+      .select('id')
+      .where('invoice_id', '=', invoiceId)
+      .execute();
     const reservation = () =>
       testApp.context.db
         .selectFrom('ledger_transfers')
@@ -223,7 +257,11 @@ describe.each(backends)('deposits in the balance and the history on %s', (backen
     const expiry = createReservationExpiryWorker(testApp.context);
     await expiry.runOnce();
     expect(micro((await usdtMain(key)).pending)).toBe(1_000_000n);
-    const closing = await testApp.context.db.selectFrom('ledger_transfers').select('id').where('idempotency_key', 'like', `expiry:%`).execute();
+    const closing = await testApp.context.db
+      .selectFrom('ledger_transfers')
+      .select('id')
+      .where('idempotency_key', 'like', `expiry:%`)
+      .execute();
     expect(closing).toEqual([]);
 
     await mine(key, BLOCKS_TO_FINALITY);

@@ -33,7 +33,10 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
     await testApp.app.listen({ port, host: '127.0.0.1' });
     workers = createWorkers(testApp.modules);
     for (const worker of workers) worker.start();
-    browser = await chromium.launch({ executablePath: (chromiumExecutable as { path: string }).path, args: CHROMIUM_ARGS });
+    browser = await chromium.launch({
+      executablePath: (chromiumExecutable as { path: string }).path,
+      args: CHROMIUM_ARGS,
+    });
     key = (await testApp.createMerchant({ name: 'Browser Crypto Shop' })).api_key;
   }, 60_000);
   afterAll(async () => {
@@ -42,51 +45,58 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
     await testApp?.close();
   });
 
-  it('shows address, amount and QR; paying on the sandbox chain turns the page confirming, then paid', { timeout: 90_000 }, async () => {
-    const invoice = (await testApp.call(key, 'POST', '/v1/crypto/invoices', invoiceBody({ amount: '12.5' }))).json();
-    const context = await browser.newContext({ locale: 'en-US', extraHTTPHeaders: { 'accept-language': 'en' } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-    const page = await context.newPage();
-    const scriptErrors: string[] = [];
-    page.on('pageerror', (error) => scriptErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error') scriptErrors.push(message.text());
-    });
-    await page.goto(`${origin}/pay/crypto/${invoice.invoice_id}`);
+  it(
+    'shows address, amount and QR; paying on the sandbox chain turns the page confirming, then paid',
+    { timeout: 90_000 },
+    async () => {
+      const invoice = (await testApp.call(key, 'POST', '/v1/crypto/invoices', invoiceBody({ amount: '12.5' }))).json();
+      const context = await browser.newContext({ locale: 'en-US', extraHTTPHeaders: { 'accept-language': 'en' } });
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+      const page = await context.newPage();
+      const scriptErrors: string[] = [];
+      page.on('pageerror', (error) => scriptErrors.push(error.message));
+      page.on('console', (message) => {
+        if (message.type() === 'error') scriptErrors.push(message.text());
+      });
+      await page.goto(`${origin}/pay/crypto/${invoice.invoice_id}`);
 
-    expect(await page.textContent('[data-testid="address"]')).toBe(invoice.address);
-    expect(await page.textContent('[data-testid="amount"]')).toBe('12.5\u00a0USDT');
-    expect(await page.textContent('body')).toContain('Browser Crypto Shop');
-    const qr = await page.locator('[data-testid="qr"] svg').boundingBox();
-    expect(qr?.width).toBeGreaterThan(100);
-    expect(await page.locator('[data-status="pending"]').isVisible()).toBe(true);
-    expect(await page.textContent('#countdown')).toMatch(/^\d+ min \d{2} s$/);
+      expect(await page.textContent('[data-testid="address"]')).toBe(invoice.address);
+      expect(await page.textContent('[data-testid="amount"]')).toBe('12.5\u00a0USDT');
+      expect(await page.textContent('body')).toContain('Browser Crypto Shop');
+      const qr = await page.locator('[data-testid="qr"] svg').boundingBox();
+      expect(qr?.width).toBeGreaterThan(100);
+      expect(await page.locator('[data-status="pending"]').isVisible()).toBe(true);
+      expect(await page.textContent('#countdown')).toMatch(/^\d+ min \d{2} s$/);
 
-    // The clipboard takes text only from a focused document.
-    await page.bringToFront();
-    await page.click('#copy-address');
-    // Polled through the DevTools protocol: waitForFunction evaluates its predicate with eval
-    // inside the page, which the page's CSP (no 'unsafe-eval') refuses whenever it has to poll.
-    await expect.poll(() => page.textContent('#copy-address')).toBe('Address copied');
-    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(invoice.address);
+      // The clipboard takes text only from a focused document.
+      await page.bringToFront();
+      await page.click('#copy-address');
+      // Polled through the DevTools protocol: waitForFunction evaluates its predicate with eval
+      // inside the page, which the page's CSP (no 'unsafe-eval') refuses whenever it has to poll.
+      await expect.poll(() => page.textContent('#copy-address')).toBe('Address copied');
+      expect(await page.evaluate('navigator.clipboard.readText()')).toBe(invoice.address);
 
-    const deposit = await testApp.call(key, 'POST', '/v1/test_helpers/crypto/deposits', { address: invoice.address, amount: '12.5' });
-    expect(deposit.statusCode, deposit.body).toBe(200);
-    expect((await testApp.call(key, 'POST', '/v1/test_helpers/crypto/blocks', { count: 1 })).statusCode).toBe(200);
-    await page.waitForSelector('[data-status="confirming"]', { timeout: PAGE_CHANGE_TIMEOUT_MS });
-    // Received counts final deposits only: nothing yet while the block is not solidified.
-    expect(await page.textContent('[data-testid="paid-amount"]')).toBe('0\u00a0USDT');
+      const deposit = await testApp.call(key, 'POST', '/v1/test_helpers/crypto/deposits', {
+        address: invoice.address,
+        amount: '12.5',
+      });
+      expect(deposit.statusCode, deposit.body).toBe(200);
+      expect((await testApp.call(key, 'POST', '/v1/test_helpers/crypto/blocks', { count: 1 })).statusCode).toBe(200);
+      await page.waitForSelector('[data-status="confirming"]', { timeout: PAGE_CHANGE_TIMEOUT_MS });
+      // Received counts final deposits only: nothing yet while the block is not solidified.
+      expect(await page.textContent('[data-testid="paid-amount"]')).toBe('0\u00a0USDT');
 
-    expect((await testApp.call(key, 'POST', '/v1/test_helpers/crypto/blocks', { count: 19 })).statusCode).toBe(200);
-    await page.waitForSelector('[data-status="paid"]', { timeout: PAGE_CHANGE_TIMEOUT_MS });
-    expect(await page.textContent('[data-status="paid"] h2')).toBe('Payment received');
-    expect(await page.textContent('[data-testid="paid-amount"]')).toBe('12.5\u00a0USDT');
-    expect(await page.locator('#address').count()).toBe(0);
-    const paid = (await testApp.call(key, 'GET', `/v1/crypto/invoices/${invoice.invoice_id}`)).json();
-    expect(paid.status).toBe('paid');
-    expect(scriptErrors).toEqual([]);
-    await context.close();
-  });
+      expect((await testApp.call(key, 'POST', '/v1/test_helpers/crypto/blocks', { count: 19 })).statusCode).toBe(200);
+      await page.waitForSelector('[data-status="paid"]', { timeout: PAGE_CHANGE_TIMEOUT_MS });
+      expect(await page.textContent('[data-status="paid"] h2')).toBe('Payment received');
+      expect(await page.textContent('[data-testid="paid-amount"]')).toBe('12.5\u00a0USDT');
+      expect(await page.locator('#address').count()).toBe(0);
+      const paid = (await testApp.call(key, 'GET', `/v1/crypto/invoices/${invoice.invoice_id}`)).json();
+      expect(paid.status).toBe('paid');
+      expect(scriptErrors).toEqual([]);
+      await context.close();
+    },
+  );
 
   it('an unknown invoice id shows the not-found page in Russian', async () => {
     const page = await browser.newPage({ extraHTTPHeaders: { 'accept-language': 'ru' } });

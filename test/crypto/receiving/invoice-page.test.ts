@@ -17,8 +17,10 @@ describe.each(backends)('crypto invoice page on %s', (backend) => {
   });
   afterAll(() => testApp.close());
 
-  const newInvoice = async (overrides: Record<string, unknown> = {}) => (await testApp.call(key, 'POST', '/v1/crypto/invoices', invoiceBody(overrides))).json();
-  const page = (path: string, language = 'en') => testApp.app.inject({ method: 'GET', url: path, headers: { 'accept-language': language } });
+  const newInvoice = async (overrides: Record<string, unknown> = {}) =>
+    (await testApp.call(key, 'POST', '/v1/crypto/invoices', invoiceBody(overrides))).json();
+  const page = (path: string, language = 'en') =>
+    testApp.app.inject({ method: 'GET', url: path, headers: { 'accept-language': language } });
 
   it('shows the shop, the amount, the address, the QR code of the payment URI and a countdown', async () => {
     const invoice = await newInvoice({ amount: '1500.5' });
@@ -73,7 +75,12 @@ describe.each(backends)('crypto invoice page on %s', (backend) => {
     const response = await page(`/pay/crypto/${invoice.invoice_id}/status`);
     expect(response.statusCode).toBe(200);
     expect(response.headers['cache-control']).toBe('no-store');
-    expect(response.json()).toEqual({ status: 'pending', amount: invoice.amount, paid_amount: invoice.paid_amount, expires_at: invoice.expires_at });
+    expect(response.json()).toEqual({
+      status: 'pending',
+      amount: invoice.amount,
+      paid_amount: invoice.paid_amount,
+      expires_at: invoice.expires_at,
+    });
   });
 
   it('an unknown or malformed id is a 404 page in the payer’s language; its status is a 404 JSON', async () => {

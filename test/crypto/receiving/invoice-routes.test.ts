@@ -3,7 +3,14 @@
 // listing with filters and cursors, the QR code, and another shop's invoices.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../support/databases.ts';
-import { createCryptoTestApp, externalId, invoiceBody, micro, TRON_ADDRESS_PATTERN, type CryptoTestApp } from './crypto-routes-support.ts';
+import {
+  createCryptoTestApp,
+  externalId,
+  invoiceBody,
+  micro,
+  TRON_ADDRESS_PATTERN,
+  type CryptoTestApp,
+} from './crypto-routes-support.ts';
 
 describe.each(backends)('crypto invoice routes on %s', (backend) => {
   let testApp: CryptoTestApp;
@@ -68,9 +75,21 @@ describe.each(backends)('crypto invoice routes on %s', (backend) => {
       expect(micro(response.json().amount)).toBe(expectedMicro);
     });
 
-    it.each([['1e3'], ['10.0000001'], ['-1'], [''], ['0'], ['0.000000'], ['1000000000.000001'], ['abc'], [' 10'], ['10,5'], ['0x10'], ['Infinity']])(
-      'refuses the amount "%s" with 400 naming the field',
-      (amount) => expectRefused(invoiceBody({ amount }), 'amount'),
+    it.each([
+      ['1e3'],
+      ['10.0000001'],
+      ['-1'],
+      [''],
+      ['0'],
+      ['0.000000'],
+      ['1000000000.000001'],
+      ['abc'],
+      [' 10'],
+      ['10,5'],
+      ['0x10'],
+      ['Infinity'],
+    ])('refuses the amount "%s" with 400 naming the field', (amount) =>
+      expectRefused(invoiceBody({ amount }), 'amount'),
     );
 
     it('refuses an amount sent as a JSON number', () => expectRefused(invoiceBody({ amount: 10 }), 'amount'));
@@ -164,15 +183,24 @@ describe.each(backends)('crypto invoice routes on %s', (backend) => {
       ['amount', { amount: '25.6' }],
       ['lifetime_s', { lifetime_s: 901 }],
       ['callback_url', { callback_url: 'https://other.example.com/hook' }],
-    ])('a different %s with the same external_id is 409 duplicate_external_id and creates nothing', async (_field, change) => {
-      const body = invoiceBody({ lifetime_s: 900 });
-      const first = (await create(body)).json();
-      const response = await create({ ...body, ...change });
-      expect(response.statusCode, response.body).toBe(409);
-      expect(response.json().error).toBe('duplicate_external_id');
-      const listed = (await testApp.call(key, 'GET', `/v1/crypto/invoices?external_id=${encodeURIComponent(String(body.external_id))}`)).json();
-      expect(listed.data.map((invoice: { invoice_id: string }) => invoice.invoice_id)).toEqual([first.invoice_id]);
-    });
+    ])(
+      'a different %s with the same external_id is 409 duplicate_external_id and creates nothing',
+      async (_field, change) => {
+        const body = invoiceBody({ lifetime_s: 900 });
+        const first = (await create(body)).json();
+        const response = await create({ ...body, ...change });
+        expect(response.statusCode, response.body).toBe(409);
+        expect(response.json().error).toBe('duplicate_external_id');
+        const listed = (
+          await testApp.call(
+            key,
+            'GET',
+            `/v1/crypto/invoices?external_id=${encodeURIComponent(String(body.external_id))}`,
+          )
+        ).json();
+        expect(listed.data.map((invoice: { invoice_id: string }) => invoice.invoice_id)).toEqual([first.invoice_id]);
+      },
+    );
 
     it('the same external_id in two shops makes two invoices', async () => {
       const other = await testApp.shop();
@@ -191,7 +219,13 @@ describe.each(backends)('crypto invoice routes on %s', (backend) => {
       expect(statuses.filter((status) => status === 201)).toHaveLength(1);
       expect(statuses.filter((status) => status === 200)).toHaveLength(49);
       expect(new Set(responses.map((response) => response.json().invoice_id)).size).toBe(1);
-      const listed = (await testApp.call(key, 'GET', `/v1/crypto/invoices?external_id=${encodeURIComponent(String(body.external_id))}`)).json();
+      const listed = (
+        await testApp.call(
+          key,
+          'GET',
+          `/v1/crypto/invoices?external_id=${encodeURIComponent(String(body.external_id))}`,
+        )
+      ).json();
       expect(listed.data).toHaveLength(1);
     });
   });
@@ -217,7 +251,9 @@ describe.each(backends)('crypto invoice routes on %s', (backend) => {
       const theirs = (await create(invoiceBody(), other.key)).json();
       expect((await testApp.call(key, 'GET', `/v1/crypto/invoices/${theirs.invoice_id}`)).statusCode).toBe(404);
       expect((await testApp.call(key, 'GET', `/v1/crypto/invoices/${theirs.invoice_id}/qr.svg`)).statusCode).toBe(404);
-      const listed = (await testApp.call(key, 'GET', `/v1/crypto/invoices?external_id=${encodeURIComponent(theirs.external_id)}`)).json();
+      const listed = (
+        await testApp.call(key, 'GET', `/v1/crypto/invoices?external_id=${encodeURIComponent(theirs.external_id)}`)
+      ).json();
       expect(listed.data).toEqual([]);
     });
 
@@ -272,11 +308,15 @@ describe.each(backends)('crypto invoice routes on %s', (backend) => {
       expect(pending.data.every((invoice: { status: string }) => invoice.status === 'pending')).toBe(true);
       const paid = (await testApp.call(key, 'GET', '/v1/crypto/invoices?status=paid')).json();
       expect(paid.data).toEqual([]);
-      const byExternal = (await testApp.call(key, 'GET', `/v1/crypto/invoices?external_id=${encodeURIComponent(created.external_id)}`)).json();
+      const byExternal = (
+        await testApp.call(key, 'GET', `/v1/crypto/invoices?external_id=${encodeURIComponent(created.external_id)}`)
+      ).json();
       expect(byExternal).toEqual({ data: [created], next_cursor: null });
       expect((await testApp.call(key, 'GET', '/v1/crypto/invoices?status=settled')).statusCode).toBe(400);
       expect((await testApp.call(key, 'GET', '/v1/crypto/invoices?cursor=garbage')).statusCode).toBe(400);
-      expect((await testApp.call(key, 'GET', `/v1/crypto/invoices?external_id=${'e'.repeat(101)}`)).statusCode).toBe(400);
+      expect((await testApp.call(key, 'GET', `/v1/crypto/invoices?external_id=${'e'.repeat(101)}`)).statusCode).toBe(
+        400,
+      );
     });
   });
 
@@ -284,7 +324,9 @@ describe.each(backends)('crypto invoice routes on %s', (backend) => {
     let strictApp: CryptoTestApp;
     let strictKey: string;
     beforeAll(async () => {
-      strictApp = await createCryptoTestApp(backend, { config: { allowHttpWebhooks: false, webhookAllowPrivate: false } });
+      strictApp = await createCryptoTestApp(backend, {
+        config: { allowHttpWebhooks: false, webhookAllowPrivate: false },
+      });
       ({ key: strictKey } = await strictApp.shop());
     });
     afterAll(() => strictApp.close());
@@ -296,14 +338,24 @@ describe.each(backends)('crypto invoice routes on %s', (backend) => {
       ['https://localhost/hook', 'localhost'],
       ['https://[::1]/hook', '::1'],
     ])('refuses %s', async (url, named) => {
-      const response = await strictApp.call(strictKey, 'POST', '/v1/crypto/invoices', invoiceBody({ callback_url: url }));
+      const response = await strictApp.call(
+        strictKey,
+        'POST',
+        '/v1/crypto/invoices',
+        invoiceBody({ callback_url: url }),
+      );
       expect(response.statusCode, response.body).toBe(400);
       expect(response.json().message).toContain('callback_url');
       expect(response.json().message).toContain(named);
     });
 
     it('accepts an https URL of a public host', async () => {
-      const response = await strictApp.call(strictKey, 'POST', '/v1/crypto/invoices', invoiceBody({ callback_url: 'https://shop.example.com/hook' }));
+      const response = await strictApp.call(
+        strictKey,
+        'POST',
+        '/v1/crypto/invoices',
+        invoiceBody({ callback_url: 'https://shop.example.com/hook' }),
+      );
       expect(response.statusCode, response.body).toBe(201);
     });
   });

@@ -4,14 +4,31 @@
 // the validation rules of the service.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../../src/db/transaction.ts';
-import { DuplicateExternalIdError, InvalidRequestError, NotFoundError, ServiceUnavailableError } from '../../../src/errors.ts';
+import {
+  DuplicateExternalIdError,
+  InvalidRequestError,
+  NotFoundError,
+  ServiceUnavailableError,
+} from '../../../src/errors.ts';
 import { expireDueInvoices } from '../../../src/crypto/receiving/invoice-expiry.ts';
-import { createInvoice, getInvoice, invoiceQrSvg, listInvoices } from '../../../src/crypto/receiving/invoice-service.ts';
+import {
+  createInvoice,
+  getInvoice,
+  invoiceQrSvg,
+  listInvoices,
+} from '../../../src/crypto/receiving/invoice-service.ts';
 import { depositsOfInvoice, setUnderpaidToleranceBps } from '../../../src/crypto/receiving/receiving-repository.ts';
 import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
 import { parseTronAddress } from '../../../src/crypto/tron/address.ts';
 import { backends } from '../../support/databases.ts';
-import { creditsOfDeposit, eventTypes, expectLedgerSound, openReceivingSetup, usdtMainBalance, type ReceivingSetup } from './receiving-service-support.ts';
+import {
+  creditsOfDeposit,
+  eventTypes,
+  expectLedgerSound,
+  openReceivingSetup,
+  usdtMainBalance,
+  type ReceivingSetup,
+} from './receiving-service-support.ts';
 import { uniqueName } from '../../support/seeded-random.ts';
 
 describe.each(backends)('crypto invoices on %s', (backend) => {
@@ -25,7 +42,12 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
   });
 
   const newInvoice = (amount: string, extra: { lifetime_s?: number; external_id?: string } = {}) =>
-    createInvoice(setup.deps, setup.shop, { external_id: extra.external_id ?? uniqueName('order'), amount, network: 'TRC20', lifetime_s: extra.lifetime_s });
+    createInvoice(setup.deps, setup.shop, {
+      external_id: extra.external_id ?? uniqueName('order'),
+      amount,
+      network: 'TRC20',
+      lifetime_s: extra.lifetime_s,
+    });
 
   /** Sends, mines the block, lets the watcher see it; then mines to finality and lets it settle. */
   async function payAndFinalize(address: string, amounts: readonly string[]): Promise<void> {
@@ -43,7 +65,14 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
     const first = await newInvoice('10.5');
     const second = await newInvoice('0.000001');
     expect(first.created).toBe(true);
-    expect(first.invoice).toMatchObject({ status: 'pending', amount: '10.5', paid_amount: '0', network: 'TRC20', asset: 'USDT', lifetime_s: 3600 });
+    expect(first.invoice).toMatchObject({
+      status: 'pending',
+      amount: '10.5',
+      paid_amount: '0',
+      network: 'TRC20',
+      asset: 'USDT',
+      lifetime_s: 3600,
+    });
     expect(parseTronAddress(first.invoice.address).ok).toBe(true);
     expect(second.invoice.address).not.toBe(first.invoice.address);
     expect(first.invoice.payment_uri).toBe(`tron:${first.invoice.address}?amount=10.5`);
@@ -52,7 +81,11 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
     const svg = await invoiceQrSvg(setup.deps, setup.shop.shopId, first.invoice.invoice_id);
     expect(svg).toMatch(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
     expect(svg).toContain('<path');
-    const indexes = await setup.context.db.selectFrom('crypto_addresses').select('derivation_index').orderBy('derivation_index').execute();
+    const indexes = await setup.context.db
+      .selectFrom('crypto_addresses')
+      .select('derivation_index')
+      .orderBy('derivation_index')
+      .execute();
     expect(indexes.map((row) => row.derivation_index)).toEqual([0n, 1n]);
     expect(first.invoice.address).toBe(setup.access.addressKey.address(0));
   });
@@ -68,14 +101,18 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
     expect(deposit).toMatchObject({ status: 'credited', late: false, amount_micro: 25_000_000n });
     expect(await creditsOfDeposit(setup, deposit!.id)).toBe(1);
     // confirming, then paid; the funding event between them.
-    expect(await eventTypes(setup)).toEqual(['crypto.invoice.updated', 'crypto.balance.funded', 'crypto.invoice.updated']);
+    expect(await eventTypes(setup)).toEqual([
+      'crypto.invoice.updated',
+      'crypto.balance.funded',
+      'crypto.invoice.updated',
+    ]);
     // A further pass changes nothing.
     const again = await setup.defaultWatcher.runPass();
     expect(again.depositsSettled).toBe(0);
     expect(await usdtMainBalance(setup)).toBe(25_000_000n);
   });
 
-  it("every invoice update also goes to its callback_url, with the full invoice", async () => {
+  it('every invoice update also goes to its callback_url, with the full invoice', async () => {
     const { invoice } = await createInvoice(setup.deps, setup.shop, {
       external_id: 'with-callback',
       amount: '2',
@@ -90,10 +127,16 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
       .where('type', '=', 'crypto.invoice.updated')
       .execute();
     const toCallback = events.filter((event) => event.destination_url === 'https://merchant.example/paygate');
-    expect(toCallback.map((event) => (JSON.parse(event.payload) as { data: { status: string } }).data.status).sort()).toEqual(['confirming', 'paid']);
+    expect(
+      toCallback.map((event) => (JSON.parse(event.payload) as { data: { status: string } }).data.status).sort(),
+    ).toEqual(['confirming', 'paid']);
     // The shop's own endpoint gets the same events (this shop has none configured: stored, not sent).
     expect(events.filter((event) => event.destination_url === null)).toHaveLength(2);
-    expect(JSON.parse(toCallback[0]!.payload).data).toMatchObject({ invoice_id: invoice.invoice_id, address: invoice.address, amount: '2' });
+    expect(JSON.parse(toCallback[0]!.payload).data).toMatchObject({
+      invoice_id: invoice.invoice_id,
+      address: invoice.address,
+      amount: '2',
+    });
   });
 
   it('status confirming while the deposit is not final', async () => {
@@ -108,33 +151,52 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
   it('overpaid: more than the amount', async () => {
     const { invoice } = await newInvoice('10');
     await payAndFinalize(invoice.address, ['12.5']);
-    expect(await getInvoice(setup.deps, setup.shop.shopId, invoice.invoice_id)).toMatchObject({ status: 'overpaid', paid_amount: '12.5' });
+    expect(await getInvoice(setup.deps, setup.shop.shopId, invoice.invoice_id)).toMatchObject({
+      status: 'overpaid',
+      paid_amount: '12.5',
+    });
     expect(await usdtMainBalance(setup)).toBe(12_500_000n);
   });
 
   it('underpaid within the shop tolerance is paid', async () => {
-    await inTransaction(setup.context.db, (tx) => setUnderpaidToleranceBps(tx, setup.shop.shopId, 100, setup.clock.now()));
+    await inTransaction(setup.context.db, (tx) =>
+      setUnderpaidToleranceBps(tx, setup.shop.shopId, 100, setup.clock.now()),
+    );
     const { invoice } = await newInvoice('100');
     await payAndFinalize(invoice.address, ['99']); // exactly 1 % short
-    expect(await getInvoice(setup.deps, setup.shop.shopId, invoice.invoice_id)).toMatchObject({ status: 'paid', paid_amount: '99' });
+    expect(await getInvoice(setup.deps, setup.shop.shopId, invoice.invoice_id)).toMatchObject({
+      status: 'paid',
+      paid_amount: '99',
+    });
   });
 
   it('underpaid beyond the tolerance waits until expiry, then is underpaid (still credited)', async () => {
-    await inTransaction(setup.context.db, (tx) => setUnderpaidToleranceBps(tx, setup.shop.shopId, 100, setup.clock.now()));
+    await inTransaction(setup.context.db, (tx) =>
+      setUnderpaidToleranceBps(tx, setup.shop.shopId, 100, setup.clock.now()),
+    );
     const { invoice } = await newInvoice('100', { lifetime_s: 600 });
     await payAndFinalize(invoice.address, ['98.999999']);
-    expect(await getInvoice(setup.deps, setup.shop.shopId, invoice.invoice_id)).toMatchObject({ status: 'confirming', paid_amount: '98.999999' });
+    expect(await getInvoice(setup.deps, setup.shop.shopId, invoice.invoice_id)).toMatchObject({
+      status: 'confirming',
+      paid_amount: '98.999999',
+    });
     expect(await expireDueInvoices(setup.context.db, setup.clock)).toBe(0);
     setup.clock.advance(600_000);
     expect(await expireDueInvoices(setup.context.db, setup.clock)).toBe(1);
-    expect(await getInvoice(setup.deps, setup.shop.shopId, invoice.invoice_id)).toMatchObject({ status: 'underpaid', paid_amount: '98.999999' });
+    expect(await getInvoice(setup.deps, setup.shop.shopId, invoice.invoice_id)).toMatchObject({
+      status: 'underpaid',
+      paid_amount: '98.999999',
+    });
     expect(await usdtMainBalance(setup)).toBe(98_999_999n);
   });
 
   it('several deposits add up to paid', async () => {
     const { invoice } = await newInvoice('50');
     await payAndFinalize(invoice.address, ['20', '30']);
-    expect(await getInvoice(setup.deps, setup.shop.shopId, invoice.invoice_id)).toMatchObject({ status: 'paid', paid_amount: '50' });
+    expect(await getInvoice(setup.deps, setup.shop.shopId, invoice.invoice_id)).toMatchObject({
+      status: 'paid',
+      paid_amount: '50',
+    });
     expect(await depositsOfInvoice(setup.context.db, invoice.invoice_id)).toHaveLength(2);
     expect(await usdtMainBalance(setup)).toBe(50_000_000n);
   });
@@ -191,8 +253,15 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
       await expect(attempt).rejects.toBeInstanceOf(InvalidRequestError);
       await expect(attempt).rejects.toThrow(message);
     }
-    for (const accepted of [{ amount: '1000000000' }, { lifetime_s: 300 }, { lifetime_s: 43_200 }, { external_id: 'y'.repeat(100) }]) {
-      await expect(createInvoice(setup.deps, setup.shop, { ...base, external_id: uniqueName('ok'), ...accepted })).resolves.toMatchObject({ created: true });
+    for (const accepted of [
+      { amount: '1000000000' },
+      { lifetime_s: 300 },
+      { lifetime_s: 43_200 },
+      { external_id: 'y'.repeat(100) },
+    ]) {
+      await expect(
+        createInvoice(setup.deps, setup.shop, { ...base, external_id: uniqueName('ok'), ...accepted }),
+      ).resolves.toMatchObject({ created: true });
     }
   });
 
@@ -200,7 +269,11 @@ describe.each(backends)('crypto invoices on %s', (backend) => {
     const { invoice } = await newInvoice('1');
     await expect(getInvoice(setup.deps, 'shop_other', invoice.invoice_id)).rejects.toBeInstanceOf(NotFoundError);
     await expect(getInvoice(setup.deps, setup.shop.shopId, 'inv_unknown')).rejects.toBeInstanceOf(NotFoundError);
-    const live = createInvoice(setup.deps, { shopId: setup.shop.shopId, mode: 'live' }, { external_id: 'live-1', amount: '1', network: 'TRC20' });
+    const live = createInvoice(
+      setup.deps,
+      { shopId: setup.shop.shopId, mode: 'live' },
+      { external_id: 'live-1', amount: '1', network: 'TRC20' },
+    );
     await expect(live).rejects.toBeInstanceOf(ServiceUnavailableError);
     await expect(live).rejects.toThrow(/PAYGATE_TRON_XPUB_FILE/);
   });

@@ -24,7 +24,12 @@ describe.each(backends)('the deposit key of the database on %s', (backend) => {
     await expect(setup.deps.chain.forMode('sandbox')).resolves.toBeDefined();
 
     // Another process on the same database with its own in-memory sandbox seed.
-    const otherChain = createCryptoChain({ config: setup.context.config, dataDir: undefined, logger: setup.context.logger, sandboxClock: 'manual' });
+    const otherChain = createCryptoChain({
+      config: setup.context.config,
+      dataDir: undefined,
+      logger: setup.context.logger,
+      sandboxClock: 'manual',
+    });
     try {
       const other = testCryptoDeps(setup.context, otherChain);
       const refusal = await other.chain.forMode('sandbox').then(
@@ -33,8 +38,14 @@ describe.each(backends)('the deposit key of the database on %s', (backend) => {
       );
       expect(refusal).toMatchObject({ code: 'service_unavailable' });
       expect((refusal as Error).message).toContain('sandbox seed (sealed in the database)');
-      await expect(createInvoice(other, setup.shop, { external_id: 'second', amount: '1', network: 'TRC20' })).rejects.toMatchObject({ code: 'service_unavailable' });
-      const addresses = await setup.context.db.selectFrom('crypto_addresses').select('address').where('shop_id', '=', setup.shop.shopId).execute();
+      await expect(
+        createInvoice(other, setup.shop, { external_id: 'second', amount: '1', network: 'TRC20' }),
+      ).rejects.toMatchObject({ code: 'service_unavailable' });
+      const addresses = await setup.context.db
+        .selectFrom('crypto_addresses')
+        .select('address')
+        .where('shop_id', '=', setup.shop.shopId)
+        .execute();
       expect(addresses).toHaveLength(1);
     } finally {
       await otherChain.close();
@@ -42,7 +53,12 @@ describe.each(backends)('the deposit key of the database on %s', (backend) => {
   });
 
   it('a database without addresses of the key accepts any key', async () => {
-    const otherChain = createCryptoChain({ config: setup.context.config, dataDir: undefined, logger: setup.context.logger, sandboxClock: 'manual' });
+    const otherChain = createCryptoChain({
+      config: setup.context.config,
+      dataDir: undefined,
+      logger: setup.context.logger,
+      sandboxClock: 'manual',
+    });
     try {
       const other = testCryptoDeps(setup.context, otherChain);
       await expect(other.chain.forMode('sandbox')).resolves.toBeDefined();

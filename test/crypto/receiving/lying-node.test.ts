@@ -18,10 +18,26 @@ import { tronAddress, type TronAddress } from '../../../src/crypto/tron/address.
 import { createTronNodeClient, type TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
 import { signTriggerSmartContract } from '../../../src/crypto/tron/signing.ts';
 import { decodeTriggerSmartContractRaw } from '../../../src/crypto/tron/transaction.ts';
-import { addressWord, TRANSFER_EVENT_TOPIC, transferCalldata, uint256Word, USDT_CONTRACT_NILE } from '../../../src/crypto/tron/trc20-usdt.ts';
+import {
+  addressWord,
+  TRANSFER_EVENT_TOPIC,
+  transferCalldata,
+  uint256Word,
+  USDT_CONTRACT_NILE,
+} from '../../../src/crypto/tron/trc20-usdt.ts';
 import { backends } from '../../support/databases.ts';
-import { startJsonRewritingProxy, type JsonRewrite, type JsonRewritingProxy } from '../../support/json-rewriting-proxy.ts';
-import { creditsOfDeposit, expectLedgerSound, openReceivingSetup, usdtMainBalance, type ReceivingSetup } from './receiving-service-support.ts';
+import {
+  startJsonRewritingProxy,
+  type JsonRewrite,
+  type JsonRewritingProxy,
+} from '../../support/json-rewriting-proxy.ts';
+import {
+  creditsOfDeposit,
+  expectLedgerSound,
+  openReceivingSetup,
+  usdtMainBalance,
+  type ReceivingSetup,
+} from './receiving-service-support.ts';
 import { uniqueName } from '../../support/seeded-random.ts';
 
 interface Log {
@@ -50,11 +66,16 @@ const INFO_BY_ID = ['/wallet/gettransactioninfobyid', '/walletsolidity/gettransa
 /** Applies `edit` to every transaction result the node answers, from any endpoint. */
 function editInfos(path: string, answer: unknown, edit: (info: Info) => void): unknown {
   if (INFO_LISTS.includes(path) && Array.isArray(answer)) (answer as Info[]).forEach(edit);
-  if (INFO_BY_ID.includes(path) && answer !== null && typeof answer === 'object' && 'id' in answer) edit(answer as Info);
+  if (INFO_BY_ID.includes(path) && answer !== null && typeof answer === 'object' && 'id' in answer)
+    edit(answer as Info);
   return answer;
 }
 
-function editBlockTransactions(path: string, answer: unknown, edit: (transaction: PrintedTransaction, index: number, all: PrintedTransaction[]) => void): unknown {
+function editBlockTransactions(
+  path: string,
+  answer: unknown,
+  edit: (transaction: PrintedTransaction, index: number, all: PrintedTransaction[]) => void,
+): unknown {
   const transactions = (answer as { transactions?: PrintedTransaction[] } | null)?.transactions;
   if (path === '/wallet/getblockbynum' && Array.isArray(transactions)) transactions.forEach(edit);
   return answer;
@@ -65,7 +86,9 @@ function rewriteTransferLogs(usdtLog: string, edit: (log: Log) => Log): JsonRewr
   return {
     answer: (path, answer) =>
       editInfos(path, answer, (info) => {
-        info.log = info.log?.map((log) => (log.address === usdtLog && log.topics[0] === TRANSFER_EVENT_TOPIC ? edit(log) : log));
+        info.log = info.log?.map((log) =>
+          log.address === usdtLog && log.topics[0] === TRANSFER_EVENT_TOPIC ? edit(log) : log,
+        );
       }),
   };
 }
@@ -96,13 +119,22 @@ describe.each(backends)('deposits read through a lying TRON node on %s', (backen
 
   /** A watcher reading through these node URLs (one lease token throughout, as one process). */
   function watcherOn(urls: string[]) {
-    const node = createTronNodeClient({ urls, usdtContract: chain().parameters.usdtContract, retryDelayMs: 0, maxAttempts: urls.length });
+    const node = createTronNodeClient({
+      urls,
+      usdtContract: chain().parameters.usdtContract,
+      retryDelayMs: 0,
+      maxAttempts: urls.length,
+    });
     clients.push(node);
     return setup.watcher({ leaderToken: LEADER, access: { ...setup.access, node } });
   }
 
   async function invoiceFor(amount: string): Promise<{ id: string; address: TronAddress }> {
-    const { invoice } = await createInvoice(setup.deps, setup.shop, { external_id: uniqueName('order'), amount, network: 'TRC20' });
+    const { invoice } = await createInvoice(setup.deps, setup.shop, {
+      external_id: uniqueName('order'),
+      amount,
+      network: 'TRC20',
+    });
     return { id: invoice.invoice_id, address: tronAddress(invoice.address) };
   }
 
@@ -133,9 +165,9 @@ describe.each(backends)('deposits read through a lying TRON node on %s', (backen
 
   async function expectCreditedOnce(invoiceId: string, amount: bigint): Promise<void> {
     const deposits = await depositsOfInvoice(setup.context.db, invoiceId);
-    expect(deposits.map((deposit) => ({ status: deposit.status, amount: deposit.amount_micro, evidence: deposit.evidence }))).toEqual([
-      { status: 'credited', amount, evidence: 'signed_call' },
-    ]);
+    expect(
+      deposits.map((deposit) => ({ status: deposit.status, amount: deposit.amount_micro, evidence: deposit.evidence })),
+    ).toEqual([{ status: 'credited', amount, evidence: 'signed_call' }]);
     expect(await creditsOfDeposit(setup, deposits[0]!.id)).toBe(1);
     expect(await usdtMainBalance(setup)).toBe(amount);
   }
@@ -143,9 +175,13 @@ describe.each(backends)('deposits read through a lying TRON node on %s', (backen
   it('an amount rewritten to 1,000,000 USDT: refused alone; beside one honest node it contradicts, held unconfirmed and never credited', async () => {
     const invoice = await invoiceFor('1.234567');
     payFinal(invoice.address, 1_234_567n);
-    liar.rewrite(rewriteTransferLogs(usdtLog(), (log) => ({ ...log, data: bytesToHex(uint256Word(1_000_000_000_000n)) })));
+    liar.rewrite(
+      rewriteTransferLogs(usdtLog(), (log) => ({ ...log, data: bytesToHex(uint256Word(1_000_000_000_000n)) })),
+    );
 
-    await expect(watcherOn([liar.url]).runPass()).rejects.toThrow(/signs a transfer of 1234567 .* logs show 1000000000000/);
+    await expect(watcherOn([liar.url]).runPass()).rejects.toThrow(
+      /signs a transfer of 1234567 .* logs show 1000000000000/,
+    );
     await expectNothingRecorded(invoice.id);
 
     // Two nodes only, one lying about the result too: no two agree, so nothing is credited.
@@ -161,7 +197,9 @@ describe.each(backends)('deposits read through a lying TRON node on %s', (backen
   it('an amount rewritten, with two honest nodes beside the liar: the true amount is credited exactly once', async () => {
     const invoice = await invoiceFor('1.234567');
     payFinal(invoice.address, 1_234_567n);
-    liar.rewrite(rewriteTransferLogs(usdtLog(), (log) => ({ ...log, data: bytesToHex(uint256Word(1_000_000_000_000n)) })));
+    liar.rewrite(
+      rewriteTransferLogs(usdtLog(), (log) => ({ ...log, data: bytesToHex(uint256Word(1_000_000_000_000n)) })),
+    );
     const watcher = watcherOn([liar.url, honest(), relay.url]);
     await watcher.runPass();
     await watcher.runPass();
@@ -173,9 +211,16 @@ describe.each(backends)('deposits read through a lying TRON node on %s', (backen
     const paid = await invoiceFor('3');
     const attacker = await invoiceFor('3');
     payFinal(paid.address, 3_000_000n);
-    liar.rewrite(rewriteTransferLogs(usdtLog(), (log) => ({ ...log, topics: [log.topics[0]!, log.topics[1]!, bytesToHex(addressWord(attacker.address))] })));
+    liar.rewrite(
+      rewriteTransferLogs(usdtLog(), (log) => ({
+        ...log,
+        topics: [log.topics[0]!, log.topics[1]!, bytesToHex(addressWord(attacker.address))],
+      })),
+    );
 
-    await expect(watcherOn([liar.url]).runPass()).rejects.toThrow(new RegExp(`to ${paid.address}, but the node's logs show 3000000 from .* to ${attacker.address}`));
+    await expect(watcherOn([liar.url]).runPass()).rejects.toThrow(
+      new RegExp(`to ${paid.address}, but the node's logs show 3000000 from .* to ${attacker.address}`),
+    );
     await expectNothingRecorded(paid.id);
     await expectNothingRecorded(attacker.id);
 
@@ -298,13 +343,26 @@ describe.each(backends)('deposits read through a lying TRON node on %s', (backen
       const real = chain().findTransaction(realTxId)!.transaction.transaction;
       const decoded = decodeTriggerSmartContractRaw(real.rawBytes);
       if (!decoded.ok) throw new Error(decoded.problem);
-      const routed = signTriggerSmartContract({ ...decoded.raw, contractAddress: ROUTER, data: Uint8Array.from([0x5a, 0x3f, 0x00, 0x01, ...transferCalldata(ROUTER, 1n).subarray(4)]) }, payer.privateKey);
+      const routed = signTriggerSmartContract(
+        {
+          ...decoded.raw,
+          contractAddress: ROUTER,
+          data: Uint8Array.from([0x5a, 0x3f, 0x00, 0x01, ...transferCalldata(ROUTER, 1n).subarray(4)]),
+        },
+        payer.privateKey,
+      );
       return {
-        request: (path, body) => (INFO_BY_ID.includes(path) && body['value'] === routed.txId ? { ...body, value: realTxId } : body),
+        request: (path, body) =>
+          INFO_BY_ID.includes(path) && body['value'] === routed.txId ? { ...body, value: realTxId } : body,
         answer: (path, answer) => {
           editBlockTransactions(path, answer, (transaction, index, all) => {
             if (transaction.txID !== realTxId) return;
-            all[index] = { ret: transaction.ret!, signature: [bytesToHex(routed.signatures[0]!)], txID: routed.txId, raw_data_hex: bytesToHex(routed.rawBytes) };
+            all[index] = {
+              ret: transaction.ret!,
+              signature: [bytesToHex(routed.signatures[0]!)],
+              txID: routed.txId,
+              raw_data_hex: bytesToHex(routed.rawBytes),
+            };
           });
           return editInfos(path, answer, (info) => {
             if (info.id === realTxId) info.id = routed.txId;
@@ -329,7 +387,8 @@ describe.each(backends)('deposits read through a lying TRON node on %s', (backen
       expect((await unconfirmedDeposits(setup.context.db, 10)).map((row) => row.id)).toEqual([deposit!.id]);
 
       // `paygate crypto deposits release`: the operator checked the transaction elsewhere.
-      const release = () => inTransaction(setup.context.db, (tx) => releaseUnconfirmedDeposit(tx, setup.clock, deposit!.id));
+      const release = () =>
+        inTransaction(setup.context.db, (tx) => releaseUnconfirmedDeposit(tx, setup.clock, deposit!.id));
       expect(await release()).toMatchObject({ id: deposit!.id, status: 'credited', credit_round: 2 });
       expect(await release()).toBeUndefined();
       expect(await creditsOfDeposit(setup, deposit!.id)).toBe(1);

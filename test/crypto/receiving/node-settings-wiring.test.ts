@@ -50,7 +50,12 @@ describe('live nodes from PAYGATE_TRON_NODES', () => {
       ]),
     });
     const metrics = new Registry();
-    chain = createCryptoChain({ config, dataDir: undefined, logger: createLogger({ ...config, logLevel: 'silent' }), metrics });
+    chain = createCryptoChain({
+      config,
+      dataDir: undefined,
+      logger: createLogger({ ...config, logLevel: 'silent' }),
+      metrics,
+    });
     expect(chain.liveConfigured).toBe(true);
     const live = await chain.forMode('live');
     expect((await live.node.getHeadBlock()).number).toBe(200);
@@ -70,7 +75,9 @@ describe.each(backends)('node metrics of a gateway context on %s', (backend) => 
     try {
       const access = await deps.chain.forMode('sandbox');
       await access.node.getHeadBlock();
-      expect(await context.metrics.metrics()).toMatch(/paygate_tron_node_requests_total\{node="http:\/\/127\.0\.0\.1:\d+",outcome="ok"\} [1-9]/);
+      expect(await context.metrics.metrics()).toMatch(
+        /paygate_tron_node_requests_total\{node="http:\/\/127\.0\.0\.1:\d+",outcome="ok"\} [1-9]/,
+      );
     } finally {
       await deps.close();
       await database.close();

@@ -52,7 +52,10 @@ describe.each(backends)('paid through the routes on %s', (backend) => {
     await post('/v1/test_helpers/crypto/deposits', { address: invoice.address, amount: '40' });
     await mine(1);
     await watch();
-    expect(await get(`/v1/crypto/invoices/${invoice.invoice_id}`)).toMatchObject({ status: 'confirming', paid_at: null });
+    expect(await get(`/v1/crypto/invoices/${invoice.invoice_id}`)).toMatchObject({
+      status: 'confirming',
+      paid_at: null,
+    });
 
     await mine(BLOCKS_TO_FINALITY);
     await watch();
@@ -66,12 +69,21 @@ describe.each(backends)('paid through the routes on %s', (backend) => {
 
   it('a wallet: a deposit is confirming, then credited; while blocked, a deposit is held', async () => {
     const wallet = await post('/v1/crypto/wallets', { client_id: externalId('client'), network: 'TRC20' });
-    const { tx_id: firstTx } = await post('/v1/test_helpers/crypto/deposits', { address: wallet.address, amount: '7.5' });
+    const { tx_id: firstTx } = await post('/v1/test_helpers/crypto/deposits', {
+      address: wallet.address,
+      amount: '7.5',
+    });
     await mine(1);
     await watch();
     const seen = await get(`/v1/crypto/wallets/${wallet.wallet_id}`);
     expect(seen.deposits).toHaveLength(1);
-    expect(seen.deposits[0]).toMatchObject({ tx_id: firstTx, status: 'confirming', wallet_id: wallet.wallet_id, invoice_id: null, final_at: null });
+    expect(seen.deposits[0]).toMatchObject({
+      tx_id: firstTx,
+      status: 'confirming',
+      wallet_id: wallet.wallet_id,
+      invoice_id: null,
+      final_at: null,
+    });
     expect(micro(seen.received_amount)).toBe(0n);
 
     await mine(BLOCKS_TO_FINALITY);
@@ -85,7 +97,9 @@ describe.each(backends)('paid through the routes on %s', (backend) => {
     await mine(BLOCKS_TO_FINALITY + 1);
     await watch();
     const held = await get(`/v1/crypto/wallets/${wallet.wallet_id}`);
-    expect(held.deposits.find((deposit: { tx_id: string }) => deposit.tx_id === heldTx)).toMatchObject({ status: 'held' });
+    expect(held.deposits.find((deposit: { tx_id: string }) => deposit.tx_id === heldTx)).toMatchObject({
+      status: 'held',
+    });
     expect(micro(held.held_amount)).toBe(2_000_000n);
     expect(micro(held.received_amount)).toBe(7_500_000n);
   });

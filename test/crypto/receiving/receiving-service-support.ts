@@ -8,7 +8,11 @@ import type { ManualClock } from '../../../src/clock.ts';
 import type { AppContext } from '../../../src/context.ts';
 import type { DatabaseBackend } from '../../../src/db/database.ts';
 import { createCryptoChain, type ChainAccess, type CryptoChain } from '../../../src/crypto/chain/crypto-chain.ts';
-import { createChainWatcher, type ChainWatcher, type ChainWatcherOptions } from '../../../src/crypto/receiving/chain-watcher.ts';
+import {
+  createChainWatcher,
+  type ChainWatcher,
+  type ChainWatcherOptions,
+} from '../../../src/crypto/receiving/chain-watcher.ts';
 import type { SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { checkLedgerInvariants } from '../../../src/ledger/ledger-invariants.ts';
 import { createMerchant, type CreatedMerchant } from '../../../src/merchants/merchant-service.ts';
@@ -37,13 +41,23 @@ let counter = 0;
 
 export async function openReceivingSetup(backend: DatabaseBackend): Promise<ReceivingSetup> {
   const { context, clock, database } = await createTestContext(backend);
-  const chain = createCryptoChain({ config: context.config, dataDir: undefined, logger: context.logger, sandboxClock: 'manual' });
+  const chain = createCryptoChain({
+    config: context.config,
+    dataDir: undefined,
+    logger: context.logger,
+    sandboxClock: 'manual',
+  });
   const deps = testCryptoDeps(context, chain);
   const access = await chain.forMode('sandbox');
   const sandbox = await chain.sandboxChain();
   counter += 1;
-  const merchant = await createMerchant(context, { name: `Crypto shop ${counter}`, email: `crypto-${process.pid}-${counter}@example.test`, mode: 'sandbox' });
-  const watcher = (options: Partial<ChainWatcherOptions> = {}) => createChainWatcher({ db: context.db, clock, logger: context.logger, access, ...options });
+  const merchant = await createMerchant(context, {
+    name: `Crypto shop ${counter}`,
+    email: `crypto-${process.pid}-${counter}@example.test`,
+    mode: 'sandbox',
+  });
+  const watcher = (options: Partial<ChainWatcherOptions> = {}) =>
+    createChainWatcher({ db: context.db, clock, logger: context.logger, access, ...options });
   return {
     context,
     clock,
@@ -78,7 +92,11 @@ export async function usdtMainBalance(setup: ReceivingSetup): Promise<bigint> {
 
 /** How many ledger transfers credited this deposit. */
 export async function creditsOfDeposit(setup: ReceivingSetup, depositId: string): Promise<number> {
-  const rows = await setup.context.db.selectFrom('ledger_transfers').select('id').where('idempotency_key', '=', `crypto-deposit:${depositId}`).execute();
+  const rows = await setup.context.db
+    .selectFrom('ledger_transfers')
+    .select('id')
+    .where('idempotency_key', '=', `crypto-deposit:${depositId}`)
+    .execute();
   return rows.length;
 }
 

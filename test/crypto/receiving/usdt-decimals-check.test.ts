@@ -11,7 +11,12 @@ import { ManualClock } from '../../../src/clock.ts';
 import { testCryptoDeps } from '../crypto-deps-support.ts';
 import { createInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
 import { createChainWatcherWorker } from '../../../src/crypto/receiving/receiving-workers.ts';
-import { DECIMALS_RETRY_FIRST_MS, DECIMALS_RETRY_MAX_MS, usdtDecimalsConfirmed, type DecimalsCheckedChain } from '../../../src/crypto/receiving/usdt-decimals-check.ts';
+import {
+  DECIMALS_RETRY_FIRST_MS,
+  DECIMALS_RETRY_MAX_MS,
+  usdtDecimalsConfirmed,
+  type DecimalsCheckedChain,
+} from '../../../src/crypto/receiving/usdt-decimals-check.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { tronAddress } from '../../../src/crypto/tron/address.ts';
 import { createTronNodeClient, type TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
@@ -30,7 +35,11 @@ afterEach(async () => {
 });
 
 async function chainServer(usdtDecimals?: number): Promise<SimulatedChainServer> {
-  const server = await startSimulatedChainServer({ seed: `decimals-${usdtDecimals ?? 6}`, clock: 'manual', ...(usdtDecimals === undefined ? {} : { parameters: { usdtDecimals } }) });
+  const server = await startSimulatedChainServer({
+    seed: `decimals-${usdtDecimals ?? 6}`,
+    clock: 'manual',
+    ...(usdtDecimals === undefined ? {} : { parameters: { usdtDecimals } }),
+  });
   opened.push(server);
   return server;
 }
@@ -56,7 +65,11 @@ function recordingLogger(): { logger: Logger; lines: { level: string; message: s
 function switchableChain(first: TronNodeClient): { access: DecimalsCheckedChain; use(node: TronNodeClient): void } {
   let current = first;
   return {
-    access: { chain: 'tron-live', usdtContract: USDT_CONTRACT_MAINNET, node: { getUsdtDecimals: () => current.getUsdtDecimals() } },
+    access: {
+      chain: 'tron-live',
+      usdtContract: USDT_CONTRACT_MAINNET,
+      node: { getUsdtDecimals: () => current.getUsdtDecimals() },
+    },
     use: (node) => void (current = node),
   };
 }
@@ -141,7 +154,11 @@ describe.each(backends)('the chain watcher worker of a chain whose token answers
     opened.push(database);
     const deps = testCryptoDeps(context);
     opened.push(deps);
-    const merchant = await createMerchant(context, { name: 'Decimals shop', email: `decimals-${process.pid}-${backend}@example.test`, mode: 'sandbox' });
+    const merchant = await createMerchant(context, {
+      name: 'Decimals shop',
+      email: `decimals-${process.pid}-${backend}@example.test`,
+      mode: 'sandbox',
+    });
     const shop = { shopId: merchant.shop_id, mode: 'sandbox' as const };
     const { invoice } = await createInvoice(deps, shop, { external_id: 'decimals-18', amount: '5', network: 'TRC20' });
     // 5 × 10^6 units of an 18-decimals token: 0.000000000005 of it, read as 5 USDT without the check.
@@ -154,7 +171,9 @@ describe.each(backends)('the chain watcher worker of a chain whose token answers
     expect(await worker.runOnce()).toBe(0);
     expect(await context.db.selectFrom('crypto_deposits').select('id').execute()).toEqual([]);
     expect(await context.db.selectFrom('crypto_chain_cursors').select('chain').execute()).toEqual([]);
-    expect(await context.db.selectFrom('webhook_events').select('id').where('shop_id', '=', shop.shopId).execute()).toEqual([]);
+    expect(
+      await context.db.selectFrom('webhook_events').select('id').where('shop_id', '=', shop.shopId).execute(),
+    ).toEqual([]);
     await worker.stop();
   });
 
@@ -166,7 +185,15 @@ describe.each(backends)('the chain watcher worker of a chain whose token answers
     opened.push(deps);
     const to = freshAddress();
     const transfer = await inTransaction(context.db, (tx) =>
-      enqueueOutgoingTransfer(tx, clock, { chain: 'tron-sandbox', purpose: 'payout', ownerId: 'po_decimals', asset: 'USDT', from: { kind: 'hot_wallet' }, to, amount: 9_000_000n }),
+      enqueueOutgoingTransfer(tx, clock, {
+        chain: 'tron-sandbox',
+        purpose: 'payout',
+        ownerId: 'po_decimals',
+        asset: 'USDT',
+        from: { kind: 'hot_wallet' },
+        to,
+        amount: 9_000_000n,
+      }),
     );
     const log = newLog();
     const worker = createOutgoingTransferWorker(deps, { payout: recordingHandler(log) });

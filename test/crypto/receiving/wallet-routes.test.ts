@@ -3,7 +3,13 @@
 // list filters, block/unblock and their 409s, and another shop's wallets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../support/databases.ts';
-import { createCryptoTestApp, externalId, micro, TRON_ADDRESS_PATTERN, type CryptoTestApp } from './crypto-routes-support.ts';
+import {
+  createCryptoTestApp,
+  externalId,
+  micro,
+  TRON_ADDRESS_PATTERN,
+  type CryptoTestApp,
+} from './crypto-routes-support.ts';
 
 describe.each(backends)('crypto wallet routes on %s', (backend) => {
   let testApp: CryptoTestApp;
@@ -16,7 +22,8 @@ describe.each(backends)('crypto wallet routes on %s', (backend) => {
   afterAll(() => testApp.close());
 
   const create = (body: unknown, withKey = key) => testApp.call(withKey, 'POST', '/v1/crypto/wallets', body);
-  const newWallet = async (withKey = key) => (await create({ client_id: externalId('client'), network: 'TRC20' }, withKey)).json();
+  const newWallet = async (withKey = key) =>
+    (await create({ client_id: externalId('client'), network: 'TRC20' }, withKey)).json();
 
   async function expectRefused(body: unknown, field: string) {
     const response = await create(body);
@@ -96,17 +103,23 @@ describe.each(backends)('crypto wallet routes on %s', (backend) => {
     }
     await testApp.call(listKey, 'POST', `/v1/crypto/wallets/${wallets[1].wallet_id}/block`);
     const all = (await testApp.call(listKey, 'GET', '/v1/crypto/wallets')).json();
-    expect(all.data.map((wallet: { wallet_id: string }) => wallet.wallet_id)).toEqual(wallets.map((wallet) => wallet.wallet_id).reverse());
+    expect(all.data.map((wallet: { wallet_id: string }) => wallet.wallet_id)).toEqual(
+      wallets.map((wallet) => wallet.wallet_id).reverse(),
+    );
     const first = (await testApp.call(listKey, 'GET', '/v1/crypto/wallets?limit=2')).json();
     expect(first.data).toHaveLength(2);
-    const rest = (await testApp.call(listKey, 'GET', `/v1/crypto/wallets?limit=2&cursor=${encodeURIComponent(first.next_cursor)}`)).json();
+    const rest = (
+      await testApp.call(listKey, 'GET', `/v1/crypto/wallets?limit=2&cursor=${encodeURIComponent(first.next_cursor)}`)
+    ).json();
     expect(rest).toMatchObject({ next_cursor: null });
     expect(rest.data.map((wallet: { wallet_id: string }) => wallet.wallet_id)).toEqual([wallets[0].wallet_id]);
     const blocked = (await testApp.call(listKey, 'GET', '/v1/crypto/wallets?status=blocked')).json();
     expect(blocked.data.map((wallet: { wallet_id: string }) => wallet.wallet_id)).toEqual([wallets[1].wallet_id]);
     const active = (await testApp.call(listKey, 'GET', '/v1/crypto/wallets?status=active')).json();
     expect(active.data).toHaveLength(2);
-    const byClient = (await testApp.call(listKey, 'GET', `/v1/crypto/wallets?client_id=${encodeURIComponent(wallets[2].client_id)}`)).json();
+    const byClient = (
+      await testApp.call(listKey, 'GET', `/v1/crypto/wallets?client_id=${encodeURIComponent(wallets[2].client_id)}`)
+    ).json();
     expect(byClient.data.map((wallet: { wallet_id: string }) => wallet.wallet_id)).toEqual([wallets[2].wallet_id]);
     for (const query of ['status=frozen', 'limit=0', 'limit=101', `client_id=${'c'.repeat(101)}`, 'cursor=garbage']) {
       expect((await testApp.call(listKey, 'GET', `/v1/crypto/wallets?${query}`)).statusCode, query).toBe(400);
@@ -143,8 +156,12 @@ describe.each(backends)('crypto wallet routes on %s', (backend) => {
       expect(response.statusCode, `${method} ${suffix}`).toBe(404);
       expect(response.json().error).toBe('not_found');
     }
-    expect((await testApp.call(other.key, 'GET', `/v1/crypto/wallets/${theirs.wallet_id}`)).json().status).toBe('active');
-    const listed = (await testApp.call(key, 'GET', `/v1/crypto/wallets?client_id=${encodeURIComponent(theirs.client_id)}`)).json();
+    expect((await testApp.call(other.key, 'GET', `/v1/crypto/wallets/${theirs.wallet_id}`)).json().status).toBe(
+      'active',
+    );
+    const listed = (
+      await testApp.call(key, 'GET', `/v1/crypto/wallets?client_id=${encodeURIComponent(theirs.client_id)}`)
+    ).json();
     expect(listed.data).toEqual([]);
   });
 

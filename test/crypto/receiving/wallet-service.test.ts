@@ -4,10 +4,22 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../../src/errors.ts';
 import { mineBlocks, reorgChain, simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
-import { blockWallet, createWallet, getWallet, listWallets, unblockWallet } from '../../../src/crypto/receiving/wallet-service.ts';
+import {
+  blockWallet,
+  createWallet,
+  getWallet,
+  listWallets,
+  unblockWallet,
+} from '../../../src/crypto/receiving/wallet-service.ts';
 import { parseTronAddress } from '../../../src/crypto/tron/address.ts';
 import { backends } from '../../support/databases.ts';
-import { eventTypes, expectLedgerSound, openReceivingSetup, usdtMainBalance, type ReceivingSetup } from './receiving-service-support.ts';
+import {
+  eventTypes,
+  expectLedgerSound,
+  openReceivingSetup,
+  usdtMainBalance,
+  type ReceivingSetup,
+} from './receiving-service-support.ts';
 
 describe.each(backends)('static wallets on %s', (backend) => {
   let setup: ReceivingSetup;
@@ -34,22 +46,43 @@ describe.each(backends)('static wallets on %s', (backend) => {
     const other = await createWallet(setup.deps, setup.shop, { client_id: 'client-2', network: 'TRC20' });
     expect(first.created).toBe(true);
     expect(again).toEqual({ created: false, wallet: first.wallet });
-    expect(first.wallet).toMatchObject({ client_id: 'client-1', status: 'active', received_amount: '0', held_amount: '0', network: 'TRC20', asset: 'USDT' });
+    expect(first.wallet).toMatchObject({
+      client_id: 'client-1',
+      status: 'active',
+      received_amount: '0',
+      held_amount: '0',
+      network: 'TRC20',
+      asset: 'USDT',
+    });
     expect(parseTronAddress(first.wallet.address).ok).toBe(true);
     expect(other.wallet.address).not.toBe(first.wallet.address);
     const list = await listWallets(setup.deps, setup.shop.shopId, { limit: 1 });
     expect(list.data).toHaveLength(1);
     const rest = await listWallets(setup.deps, setup.shop.shopId, { limit: 1, cursor: list.next_cursor! });
     expect(rest.next_cursor).toBeNull();
-    expect([list.data[0]!.wallet_id, rest.data[0]!.wallet_id].sort()).toEqual([first.wallet.wallet_id, other.wallet.wallet_id].sort());
-    expect((await listWallets(setup.deps, setup.shop.shopId, { limit: 10, client_id: 'client-2' })).data.map((wallet) => wallet.wallet_id)).toEqual([other.wallet.wallet_id]);
+    expect([list.data[0]!.wallet_id, rest.data[0]!.wallet_id].sort()).toEqual(
+      [first.wallet.wallet_id, other.wallet.wallet_id].sort(),
+    );
+    expect(
+      (await listWallets(setup.deps, setup.shop.shopId, { limit: 10, client_id: 'client-2' })).data.map(
+        (wallet) => wallet.wallet_id,
+      ),
+    ).toEqual([other.wallet.wallet_id]);
   });
 
   it('refuses a bad client_id or network', async () => {
-    await expect(createWallet(setup.deps, setup.shop, { client_id: '', network: 'TRC20' })).rejects.toThrow(/^client_id /);
-    await expect(createWallet(setup.deps, setup.shop, { client_id: 'c'.repeat(101), network: 'TRC20' })).rejects.toThrow(/^client_id /);
-    await expect(createWallet(setup.deps, setup.shop, { client_id: 'c', network: 'BEP20' })).rejects.toBeInstanceOf(InvalidRequestError);
-    await expect(createWallet(setup.deps, setup.shop, { client_id: 'c'.repeat(100), network: 'TRC20' })).resolves.toMatchObject({ created: true });
+    await expect(createWallet(setup.deps, setup.shop, { client_id: '', network: 'TRC20' })).rejects.toThrow(
+      /^client_id /,
+    );
+    await expect(
+      createWallet(setup.deps, setup.shop, { client_id: 'c'.repeat(101), network: 'TRC20' }),
+    ).rejects.toThrow(/^client_id /);
+    await expect(createWallet(setup.deps, setup.shop, { client_id: 'c', network: 'BEP20' })).rejects.toBeInstanceOf(
+      InvalidRequestError,
+    );
+    await expect(
+      createWallet(setup.deps, setup.shop, { client_id: 'c'.repeat(100), network: 'TRC20' }),
+    ).resolves.toMatchObject({ created: true });
   });
 
   it('deposits to an active wallet are credited when final, seen and final webhooks sent', async () => {
@@ -77,14 +110,24 @@ describe.each(backends)('static wallets on %s', (backend) => {
     const { wallet } = await createWallet(setup.deps, setup.shop, { client_id: 'client-1', network: 'TRC20' });
     const blocked = await blockWallet(setup.deps, setup.shop.shopId, wallet.wallet_id);
     expect(blocked.status).toBe('blocked');
-    await expect(blockWallet(setup.deps, setup.shop.shopId, wallet.wallet_id)).rejects.toBeInstanceOf(InvalidStateError);
+    await expect(blockWallet(setup.deps, setup.shop.shopId, wallet.wallet_id)).rejects.toBeInstanceOf(
+      InvalidStateError,
+    );
     await depositAndFinalize(wallet.address, '8');
-    expect(await getWallet(setup.deps, setup.shop.shopId, wallet.wallet_id)).toMatchObject({ received_amount: '0', held_amount: '8' });
+    expect(await getWallet(setup.deps, setup.shop.shopId, wallet.wallet_id)).toMatchObject({
+      received_amount: '0',
+      held_amount: '8',
+    });
     expect(await usdtMainBalance(setup)).toBe(0n);
     await unblockWallet(setup.deps, setup.shop.shopId, wallet.wallet_id);
-    await expect(unblockWallet(setup.deps, setup.shop.shopId, wallet.wallet_id)).rejects.toBeInstanceOf(InvalidStateError);
+    await expect(unblockWallet(setup.deps, setup.shop.shopId, wallet.wallet_id)).rejects.toBeInstanceOf(
+      InvalidStateError,
+    );
     await depositAndFinalize(wallet.address, '2');
-    expect(await getWallet(setup.deps, setup.shop.shopId, wallet.wallet_id)).toMatchObject({ received_amount: '2', held_amount: '8' });
+    expect(await getWallet(setup.deps, setup.shop.shopId, wallet.wallet_id)).toMatchObject({
+      received_amount: '2',
+      held_amount: '8',
+    });
     expect(await usdtMainBalance(setup)).toBe(2_000_000n);
   });
 
@@ -93,11 +136,17 @@ describe.each(backends)('static wallets on %s', (backend) => {
     await expect(getWallet(setup.deps, 'shop_other', wallet.wallet_id)).rejects.toBeInstanceOf(NotFoundError);
     await expect(blockWallet(setup.deps, 'shop_other', wallet.wallet_id)).rejects.toBeInstanceOf(NotFoundError);
     const live = { shopId: setup.shop.shopId, mode: 'live' as const };
-    await expect(simulateDeposit(setup.deps, live, { address: wallet.address, amount: '1' })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(simulateDeposit(setup.deps, live, { address: wallet.address, amount: '1' })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
     await expect(mineBlocks(setup.deps, live, 1)).rejects.toBeInstanceOf(NotFoundError);
     await expect(reorgChain(setup.deps, live, 1)).rejects.toBeInstanceOf(NotFoundError);
-    await expect(simulateDeposit(setup.deps, setup.shop, { address: 'T123', amount: '1' })).rejects.toThrow(/^address /);
-    await expect(simulateDeposit(setup.deps, setup.shop, { address: wallet.address, amount: '1', from: wallet.address })).rejects.toThrow(/^from /);
+    await expect(simulateDeposit(setup.deps, setup.shop, { address: 'T123', amount: '1' })).rejects.toThrow(
+      /^address /,
+    );
+    await expect(
+      simulateDeposit(setup.deps, setup.shop, { address: wallet.address, amount: '1', from: wallet.address }),
+    ).rejects.toThrow(/^from /);
     await expect(mineBlocks(setup.deps, setup.shop, 1001)).rejects.toThrow(/^count /);
     await mineBlocks(setup.deps, setup.shop, 20);
     await expect(reorgChain(setup.deps, setup.shop, 19)).rejects.toThrow(/^depth /);

@@ -44,7 +44,10 @@ describe.each(backends)('a gateway killed -9 while its chain watcher works, on %
       PAYGATE_RATE_LIMIT_PER_MINUTE: '1000000',
     };
     expect((await runPaygateInProcess(['migrate'], env)).code).toBe(0);
-    const created = await runPaygateInProcess(['merchant', 'create', '--name', 'Kill shop', '--email', 'kill@example.test', '--live', '--json'], env);
+    const created = await runPaygateInProcess(
+      ['merchant', 'create', '--name', 'Kill shop', '--email', 'kill@example.test', '--live', '--json'],
+      env,
+    );
     expect(created.code).toBe(0);
     apiKey = lastJsonLine<{ api_key: string }>(created.stdout).api_key;
   });
@@ -54,10 +57,18 @@ describe.each(backends)('a gateway killed -9 while its chain watcher works, on %
     if (databaseUrl) await dropServerDatabase(databaseUrl);
   });
 
-  async function api<T>(baseUrl: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: T }> {
+  async function api<T>(
+    baseUrl: string,
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: T }> {
     const response = await request(`${baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: response.statusCode, json: (await response.body.json()) as T };
@@ -91,16 +102,27 @@ describe.each(backends)('a gateway killed -9 while its chain watcher works, on %
     try {
       for (let index = 0; index < INVOICES; index += 1) {
         const amount = `${index + 1}.5`;
-        const created = await api<{ invoice_id: string; address: string }>(first.url, 'POST', '/v1/crypto/invoices', { external_id: `kill-${index}`, amount, network: 'TRC20' });
+        const created = await api<{ invoice_id: string; address: string }>(first.url, 'POST', '/v1/crypto/invoices', {
+          external_id: `kill-${index}`,
+          amount,
+          network: 'TRC20',
+        });
         expect(created.status).toBe(201);
         invoiceIds.push(created.json.invoice_id);
-        expect(chainServer.chain.sendUsdt({ to: tronAddress(created.json.address), amount: BigInt(index + 1) * 1_000_000n + 500_000n }).result).toBe(true);
+        expect(
+          chainServer.chain.sendUsdt({
+            to: tronAddress(created.json.address),
+            amount: BigInt(index + 1) * 1_000_000n + 500_000n,
+          }).result,
+        ).toBe(true);
         expectedMicro += BigInt(index + 1) * 1_000_000n + 500_000n;
         chainServer.chain.mine(3); // deposits spread over many blocks: several scan batches
       }
       chainServer.chain.mine(chainServer.chain.parameters.solidityDepth);
       // Killed as soon as the watcher has done anything visible (seen or settled), mid-pass.
-      const exited = new Promise<NodeJS.Signals | null>((resolve) => first.child.once('exit', (_code, signal) => resolve(signal)));
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        first.child.once('exit', (_code, signal) => resolve(signal)),
+      );
       // Typically after the first scan batch: some invoices confirming, none settled yet.
       await waitFor(async () => (await statuses(first.url)).some((status) => status !== 'pending'), 60_000, 20);
       first.child.kill('SIGKILL');
@@ -117,7 +139,10 @@ describe.each(backends)('a gateway killed -9 while its chain watcher works, on %
       await stopGracefully(second.child);
     }
 
-    const handle = await openDatabase({ url: databaseUrl, dataDir: databaseUrl ? undefined : join(dataDir, 'data', 'pglite') });
+    const handle = await openDatabase({
+      url: databaseUrl,
+      dataDir: databaseUrl ? undefined : join(dataDir, 'data', 'pglite'),
+    });
     try {
       const deposits = await handle.db.selectFrom('crypto_deposits').select(['id', 'invoice_id', 'status']).execute();
       expect(deposits).toHaveLength(INVOICES);
@@ -130,11 +155,17 @@ describe.each(backends)('a gateway killed -9 while its chain watcher works, on %
         .where('idempotency_key', 'like', 'crypto-deposit:%')
         .where('status', '=', 'posted')
         .execute();
-      expect(credits.map((credit) => credit.idempotency_key).sort()).toEqual(deposits.map((deposit) => `crypto-deposit:${deposit.id}`).sort());
+      expect(credits.map((credit) => credit.idempotency_key).sort()).toEqual(
+        deposits.map((deposit) => `crypto-deposit:${deposit.id}`).sort(),
+      );
       expect(credits.reduce((sum, credit) => sum + credit.amount, 0n)).toBe(expectedMicro);
       const report = await checkLedgerInvariants(handle.db);
       expect(report.violations).toEqual([]);
-      const funded = await handle.db.selectFrom('webhook_events').select('id').where('type', '=', 'crypto.balance.funded').execute();
+      const funded = await handle.db
+        .selectFrom('webhook_events')
+        .select('id')
+        .where('type', '=', 'crypto.balance.funded')
+        .execute();
       expect(funded).toHaveLength(INVOICES);
     } finally {
       await handle.close();

@@ -12,7 +12,14 @@ import { tronAddress } from '../../../src/crypto/tron/address.ts';
 import { createTronNodeClient } from '../../../src/crypto/tron/node-client.ts';
 import { USDT_CONTRACT_NILE } from '../../../src/crypto/tron/trc20-usdt.ts';
 import { backends } from '../../support/databases.ts';
-import { creditsOfDeposit, eventTypes, expectLedgerSound, openReceivingSetup, usdtMainBalance, type ReceivingSetup } from './receiving-service-support.ts';
+import {
+  creditsOfDeposit,
+  eventTypes,
+  expectLedgerSound,
+  openReceivingSetup,
+  usdtMainBalance,
+  type ReceivingSetup,
+} from './receiving-service-support.ts';
 import { uniqueName } from '../../support/seeded-random.ts';
 
 describe.each(backends)('the chain watcher on %s', (backend) => {
@@ -29,7 +36,11 @@ describe.each(backends)('the chain watcher on %s', (backend) => {
   const solidityDepth = () => chain().parameters.solidityDepth;
 
   async function invoiceFor(amount: string): Promise<{ id: string; address: string }> {
-    const { invoice } = await createInvoice(setup.deps, setup.shop, { external_id: uniqueName('order'), amount, network: 'TRC20' });
+    const { invoice } = await createInvoice(setup.deps, setup.shop, {
+      external_id: uniqueName('order'),
+      amount,
+      network: 'TRC20',
+    });
     return { id: invoice.invoice_id, address: invoice.address };
   }
 
@@ -75,7 +86,12 @@ describe.each(backends)('the chain watcher on %s', (backend) => {
     const seenAgain = await watcher.runPass();
     expect(seenAgain.reorganisations).toBe(1);
     const [moved] = await depositsOfInvoice(setup.context.db, invoice.id);
-    expect(moved).toMatchObject({ id: before!.id, status: 'confirming', block_id: newBlock.id, block_number: BigInt(newBlock.number) });
+    expect(moved).toMatchObject({
+      id: before!.id,
+      status: 'confirming',
+      block_id: newBlock.id,
+      block_number: BigInt(newBlock.number),
+    });
     chain().mine(solidityDepth());
     expect((await watcher.runPass()).depositsSettled).toBe(1);
     expect(await creditsOfDeposit(setup, before!.id)).toBe(1);
@@ -89,7 +105,9 @@ describe.each(backends)('the chain watcher on %s', (backend) => {
     setup.sandbox.faults.set({ foreignLogContract: USDT_CONTRACT_NILE });
     send(invoice.address, 2_000_000n);
     chain().mine(solidityDepth() + 1);
-    await expect(setup.watcher().runPass()).rejects.toThrow(/signs a transfer of 2000000 .* but the node's logs show 0 USDT log/);
+    await expect(setup.watcher().runPass()).rejects.toThrow(
+      /signs a transfer of 2000000 .* but the node's logs show 0 USDT log/,
+    );
     expect(await depositsOfInvoice(setup.context.db, invoice.id)).toEqual([]);
     expect(await usdtMainBalance(setup)).toBe(0n);
   });
@@ -176,7 +194,10 @@ describe.each(backends)('the chain watcher on %s', (backend) => {
     expect((await watcher.runPass()).depositsSeen).toBe(1);
     // A fresh chain behind the same node URL role: another history, its head below our cursor.
     const replacement = await startSimulatedChainServer({ seed: 'a replacement chain', clock: 'manual' });
-    const node = createTronNodeClient({ urls: [replacement.url], usdtContract: replacement.chain.parameters.usdtContract });
+    const node = createTronNodeClient({
+      urls: [replacement.url],
+      usdtContract: replacement.chain.parameters.usdtContract,
+    });
     try {
       const successor = setup.watcher({ leaderToken: watcher.leaderToken, access: { ...setup.access, node } });
       expect((await successor.runPass()).reorganisations).toBe(1);
@@ -261,7 +282,9 @@ describe.each(backends)('the chain watcher on %s', (backend) => {
     }
     chain().mine(solidityDepth());
     await watcher.runPass();
-    expect((await depositsOfInvoice(setup.context.db, invoice.id)).map((deposit) => deposit.status)).toEqual(Array(5).fill('credited'));
+    expect((await depositsOfInvoice(setup.context.db, invoice.id)).map((deposit) => deposit.status)).toEqual(
+      Array(5).fill('credited'),
+    );
     expect((await getInvoice(setup.deps, setup.shop.shopId, invoice.id)).status).toBe('paid');
   });
 });

@@ -25,7 +25,9 @@ export async function fixtureDeposit(
   amountMicro: bigint,
   status: 'credited' | 'confirming' = 'credited',
 ): Promise<{ depositId: string; invoiceId: string }> {
-  const invoice = (await shop.call('POST', '/v1/crypto/invoices', { external_id: externalId('inv'), amount: '100', network: 'TRC20' })).json();
+  const invoice = (
+    await shop.call('POST', '/v1/crypto/invoices', { external_id: externalId('inv'), amount: '100', network: 'TRC20' })
+  ).json();
   const depositId = newId('deposit');
   const now = clock.now();
   await inTransaction(db, async (tx) => {

@@ -25,7 +25,11 @@ describe.each(backends)('refunds through the executor on %s', (backend) => {
   afterEach(() => testApp.expectLedgerGreen());
   afterAll(() => testApp.close());
 
-  const refundBody = (overrides: Record<string, unknown>) => ({ external_id: externalId('refund'), address: recipient(), ...overrides });
+  const refundBody = (overrides: Record<string, unknown>) => ({
+    external_id: externalId('refund'),
+    address: recipient(),
+    ...overrides,
+  });
 
   it('a credited deposit: pending → processing → completed, the recipient gets the deposit minus the fee, the balance loses the deposit', async () => {
     const { depositId } = await testApp.creditedInvoiceDeposit(shop, '40');
@@ -34,7 +38,15 @@ describe.each(backends)('refunds through the executor on %s', (backend) => {
     const response = await testApp.call(shop.key, 'POST', '/v1/crypto/refunds', body);
     expect(response.statusCode, response.body).toBe(201);
     const created = response.json();
-    expect(created).toMatchObject({ status: 'pending', deposit_id: depositId, invoice_id: null, deposit_ids: [depositId], held: false, received_amount: '40', tx_hash: null });
+    expect(created).toMatchObject({
+      status: 'pending',
+      deposit_id: depositId,
+      invoice_id: null,
+      deposit_ids: [depositId],
+      held: false,
+      received_amount: '40',
+      tx_hash: null,
+    });
     expect(micro(created.network_fee)).toBeGreaterThan(0n);
     expect(micro(created.recipient_amount) + micro(created.network_fee)).toBe(40_000_000n);
     // Reserved at once: the deposit is no longer available.
@@ -54,11 +66,11 @@ describe.each(backends)('refunds through the executor on %s', (backend) => {
     const after = await testApp.balance(shop);
     expect(before.available - after.available).toBe(40_000_000n);
     expect(after.pending).toBe(before.pending);
-    expect((await testApp.eventsOf(shop, 'crypto.refund.updated', 'refund_id', created.refund_id)).map((data) => data.status)).toEqual([
-      'pending',
-      'processing',
-      'completed',
-    ]);
+    expect(
+      (await testApp.eventsOf(shop, 'crypto.refund.updated', 'refund_id', created.refund_id)).map(
+        (data) => data.status,
+      ),
+    ).toEqual(['pending', 'processing', 'completed']);
     const operations = (await testApp.get(shop, '/v1/crypto/balance/operations?type=refund&limit=100')).data.filter(
       (line: { reference: { id: string } }) => line.reference.id === created.refund_id,
     );
@@ -66,7 +78,10 @@ describe.each(backends)('refunds through the executor on %s', (backend) => {
   });
 
   it('a held deposit of a blocked wallet is sent back without touching the merchant balance', async () => {
-    const wallet = await testApp.post(shop, '/v1/crypto/wallets', { client_id: externalId('client'), network: 'TRC20' });
+    const wallet = await testApp.post(shop, '/v1/crypto/wallets', {
+      client_id: externalId('client'),
+      network: 'TRC20',
+    });
     await testApp.post(shop, `/v1/crypto/wallets/${wallet.wallet_id}/block`);
     await testApp.post(shop, '/v1/test_helpers/crypto/deposits', { address: wallet.address, amount: '30' });
     await testApp.mine(shop, 1);
@@ -99,7 +114,11 @@ describe.each(backends)('refunds through the executor on %s', (backend) => {
   });
 
   it('an invoice refund sends every credited deposit of the invoice back in one transfer', async () => {
-    const invoice = await testApp.post(shop, '/v1/crypto/invoices', { external_id: externalId('inv'), amount: '50', network: 'TRC20' });
+    const invoice = await testApp.post(shop, '/v1/crypto/invoices', {
+      external_id: externalId('inv'),
+      amount: '50',
+      network: 'TRC20',
+    });
     await testApp.post(shop, '/v1/test_helpers/crypto/deposits', { address: invoice.address, amount: '20' });
     await testApp.post(shop, '/v1/test_helpers/crypto/deposits', { address: invoice.address, amount: '30' });
     await testApp.mine(shop, 1);
@@ -111,7 +130,13 @@ describe.each(backends)('refunds through the executor on %s', (backend) => {
 
     const body = refundBody({ invoice_id: invoice.invoice_id });
     const created = await testApp.post(shop, '/v1/crypto/refunds', body);
-    expect(created).toMatchObject({ invoice_id: invoice.invoice_id, deposit_id: null, deposit_ids: [...depositIds].sort(), received_amount: '50', held: false });
+    expect(created).toMatchObject({
+      invoice_id: invoice.invoice_id,
+      deposit_id: null,
+      deposit_ids: [...depositIds].sort(),
+      received_amount: '50',
+      held: false,
+    });
     await testApp.carryToFinal(shop);
     expect((await testApp.get(shop, `/v1/crypto/refunds/${created.refund_id}`)).status).toBe('completed');
     expect(await testApp.usdtOnChain(body.address)).toBe(50_000_000n - micro(created.network_fee));
@@ -129,18 +154,21 @@ describe.each(backends)('refunds through the executor on %s', (backend) => {
     const { depositId } = await testApp.creditedInvoiceDeposit(shop, '25');
     const before = await testApp.balance(shop);
     const body = refundBody({ deposit_id: depositId });
-    await testApp.post(shop, '/v1/test_helpers/crypto/next_transfer_outcome', { address: body.address, outcome: 'revert' });
+    await testApp.post(shop, '/v1/test_helpers/crypto/next_transfer_outcome', {
+      address: body.address,
+      outcome: 'revert',
+    });
     const created = await testApp.post(shop, '/v1/crypto/refunds', body);
     await testApp.carryToFinal(shop);
     const failed = await testApp.get(shop, `/v1/crypto/refunds/${created.refund_id}`);
     expect(failed).toMatchObject({ status: 'failed', completed_at: null, error: { code: 'reverted' } });
     expect(failed.error.message).toContain('refunded again');
     expect(await testApp.balance(shop)).toEqual(before);
-    expect((await testApp.eventsOf(shop, 'crypto.refund.updated', 'refund_id', created.refund_id)).map((data) => data.status)).toEqual([
-      'pending',
-      'processing',
-      'failed',
-    ]);
+    expect(
+      (await testApp.eventsOf(shop, 'crypto.refund.updated', 'refund_id', created.refund_id)).map(
+        (data) => data.status,
+      ),
+    ).toEqual(['pending', 'processing', 'failed']);
 
     const retry = await testApp.post(shop, '/v1/crypto/refunds', refundBody({ deposit_id: depositId }));
     await testApp.carryToFinal(shop);
@@ -158,12 +186,21 @@ describe.each(backends)('refunds through the executor on %s', (backend) => {
 
     const { depositId: raced } = await testApp.creditedInvoiceDeposit(shop, '13');
     const before = await testApp.balance(shop);
-    const responses = await Promise.all(Array.from({ length: 20 }, () => testApp.call(shop.key, 'POST', '/v1/crypto/refunds', refundBody({ deposit_id: raced }))));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        testApp.call(shop.key, 'POST', '/v1/crypto/refunds', refundBody({ deposit_id: raced })),
+      ),
+    );
     const codes = responses.map((response) => response.statusCode).sort();
     expect(codes).toEqual([201, ...Array<number>(19).fill(409)]);
-    for (const response of responses.filter((candidate) => candidate.statusCode === 409)) expect(response.json().error).toBe('already_refunded');
+    for (const response of responses.filter((candidate) => candidate.statusCode === 409))
+      expect(response.json().error).toBe('already_refunded');
     expect(before.available - (await testApp.balance(shop)).available).toBe(13_000_000n);
-    const rows = await testApp.context.db.selectFrom('crypto_refund_deposits').select('refund_id').where('deposit_id', '=', raced).execute();
+    const rows = await testApp.context.db
+      .selectFrom('crypto_refund_deposits')
+      .select('refund_id')
+      .where('deposit_id', '=', raced)
+      .execute();
     expect(rows).toHaveLength(1);
     await testApp.carryToFinal(shop);
     expect((await testApp.get(shop, `/v1/crypto/refunds/${first.refund_id}`)).status).toBe('completed');

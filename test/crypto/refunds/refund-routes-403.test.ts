@@ -9,7 +9,8 @@ function fixtureShop(shop: MatrixShop) {
   return {
     shopId: shop.merchant.shop_id,
     merchantId: shop.merchant.merchant_id,
-    call: (method: 'GET' | 'POST', url: string, payload?: Record<string, unknown>) => authorized(shop, { method, url, payload }),
+    call: (method: 'GET' | 'POST', url: string, payload?: Record<string, unknown>) =>
+      authorized(shop, { method, url, payload }),
   };
 }
 
@@ -18,17 +19,28 @@ async function creditedDeposit(shop: MatrixShop): Promise<string> {
 }
 
 const refundsOf = async (shop: MatrixShop) =>
-  shop.testApp.context.db.selectFrom('crypto_refunds').select('id').where('shop_id', '=', shop.merchant.shop_id).execute();
+  shop.testApp.context.db
+    .selectFrom('crypto_refunds')
+    .select('id')
+    .where('shop_id', '=', shop.merchant.shop_id)
+    .execute();
 
 const calls: Record<string, RouteCall> = {
   'POST /v1/crypto/refunds': {
-    request: async (shop) => ({ url: '/v1/crypto/refunds', payload: { external_id: externalId('refund'), deposit_id: await creditedDeposit(shop), address: recipient() } }),
+    request: async (shop) => ({
+      url: '/v1/crypto/refunds',
+      payload: { external_id: externalId('refund'), deposit_id: await creditedDeposit(shop), address: recipient() },
+    }),
     successStatus: 201,
     observe: refundsOf,
   },
   'GET /v1/crypto/refunds/:refund_id': {
     request: async (shop) => {
-      const payload = { external_id: externalId('refund'), deposit_id: await creditedDeposit(shop), address: recipient() };
+      const payload = {
+        external_id: externalId('refund'),
+        deposit_id: await creditedDeposit(shop),
+        address: recipient(),
+      };
       const created = (await authorized(shop, { method: 'POST', url: '/v1/crypto/refunds', payload })).json();
       return { url: `/v1/crypto/refunds/${created.refund_id}` };
     },

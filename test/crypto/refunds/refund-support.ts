@@ -23,7 +23,12 @@ export async function createChainTestApp(backend: DatabaseBackend) {
   const { context } = testApp;
   const deps = { ...context, chain: testApp.crypto.chain };
   const access = await deps.chain.forMode('sandbox');
-  const watcher: ChainWatcher = createChainWatcher({ db: context.db, clock: context.clock, logger: context.logger, access });
+  const watcher: ChainWatcher = createChainWatcher({
+    db: context.db,
+    clock: context.clock,
+    logger: context.logger,
+    access,
+  });
   const executor = createOutgoingExecutor({
     db: context.db,
     clock: context.clock,
@@ -55,7 +60,15 @@ export async function createChainTestApp(backend: DatabaseBackend) {
     throw new Error(`the watcher still had work after ${WATCHER_PASSES_MAX} passes`);
   };
   const depositIdsOfInvoice = async (invoiceId: string) =>
-    (await context.db.selectFrom('crypto_deposits').select('id').where('invoice_id', '=', invoiceId).orderBy('block_number').orderBy('log_index').execute()).map((row) => row.id);
+    (
+      await context.db
+        .selectFrom('crypto_deposits')
+        .select('id')
+        .where('invoice_id', '=', invoiceId)
+        .orderBy('block_number')
+        .orderBy('log_index')
+        .execute()
+    ).map((row) => row.id);
   return {
     ...testApp,
     executor,
@@ -86,8 +99,17 @@ export async function createChainTestApp(backend: DatabaseBackend) {
       return (await deps.chain.sandboxChain()).chain.state.usdtBalance(address as never);
     },
     async eventsOf(shop: PayoutShop, type: string, key: string, id: string): Promise<Record<string, unknown>[]> {
-      const rows = await context.db.selectFrom('webhook_events').select('payload').where('shop_id', '=', shop.shopId).where('type', '=', type).orderBy('created_at').orderBy('id').execute();
-      return rows.map((row) => JSON.parse(row.payload).data as Record<string, unknown>).filter((data) => data[key] === id);
+      const rows = await context.db
+        .selectFrom('webhook_events')
+        .select('payload')
+        .where('shop_id', '=', shop.shopId)
+        .where('type', '=', type)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows
+        .map((row) => JSON.parse(row.payload).data as Record<string, unknown>)
+        .filter((data) => data[key] === id);
     },
     async close() {
       await executor.release();

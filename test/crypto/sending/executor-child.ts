@@ -16,9 +16,18 @@ import { createTronNodeClient } from '../../../src/crypto/tron/node-client.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 
 const env = process.env;
-const handle = await openDatabase({ url: env.PAYGATE_TEST_DATABASE_URL || undefined, dataDir: env.PAYGATE_TEST_PGLITE_DIR });
+const handle = await openDatabase({
+  url: env.PAYGATE_TEST_DATABASE_URL || undefined,
+  dataDir: env.PAYGATE_TEST_PGLITE_DIR,
+});
 const key = signingKeyFromMnemonic(env.PAYGATE_TEST_MNEMONIC!);
-const node = createTronNodeClient({ urls: env.PAYGATE_TEST_NODE_URL!.split(','), usdtContract: USDT_CONTRACT_MAINNET, timeoutMs: 5_000, retryDelayMs: 20, cooldownMs: 0 });
+const node = createTronNodeClient({
+  urls: env.PAYGATE_TEST_NODE_URL!.split(','),
+  usdtContract: USDT_CONTRACT_MAINNET,
+  timeoutMs: 5_000,
+  retryDelayMs: 20,
+  cooldownMs: 0,
+});
 const crashAt = env.PAYGATE_TEST_CRASH_AT as ExecutorStep | undefined;
 const noop = { onFinal: async () => undefined, onSubmitted: async () => undefined };
 const executor = createOutgoingExecutor({

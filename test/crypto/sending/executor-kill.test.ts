@@ -51,9 +51,13 @@ describe.each(backends)('the executor killed -9 between steps, on %s', (backend)
     if (databaseUrl) await dropServerDatabase(databaseUrl);
   });
 
-  const open = (): Promise<DatabaseHandle> => openDatabase({ url: databaseUrl, dataDir: databaseUrl ? undefined : join(dir, 'pglite') });
+  const open = (): Promise<DatabaseHandle> =>
+    openDatabase({ url: databaseUrl, dataDir: databaseUrl ? undefined : join(dir, 'pglite') });
 
-  function runChild(crashAt: ExecutorStep | undefined, nodeUrls: readonly string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+  function runChild(
+    crashAt: ExecutorStep | undefined,
+    nodeUrls: readonly string[],
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [CHILD], {
         env: {
@@ -87,46 +91,68 @@ describe.each(backends)('the executor killed -9 between steps, on %s', (backend)
   ];
   const cases = FAULTY_NODES.flatMap(([name, faults]) => STEPS.map((step) => [step, name, faults] as const));
 
-  it.each(cases)('killed -9 at %s, a %s node asked first: every recipient is paid exactly once', { timeout: 180_000 }, async (crashAt, name, faults) => {
-    const recipients = Array.from({ length: TRANSFERS }, () => freshAddress());
-    const setup = await open();
-    await migrate(setup);
-    await inTransaction(setup.db, async (tx) => {
-      for (const [index, to] of recipients.entries()) {
-        await enqueueOutgoingTransfer(tx, systemClock, { chain: 'tron-live', purpose: 'payout', ownerId: `po_kill_${index}`, asset: 'USDT', from: { kind: 'hot_wallet' }, to, amount: BigInt(index + 1) * 1_000_000n });
+  it.each(cases)(
+    'killed -9 at %s, a %s node asked first: every recipient is paid exactly once',
+    { timeout: 180_000 },
+    async (crashAt, name, faults) => {
+      const recipients = Array.from({ length: TRANSFERS }, () => freshAddress());
+      const setup = await open();
+      await migrate(setup);
+      await inTransaction(setup.db, async (tx) => {
+        for (const [index, to] of recipients.entries()) {
+          await enqueueOutgoingTransfer(tx, systemClock, {
+            chain: 'tron-live',
+            purpose: 'payout',
+            ownerId: `po_kill_${index}`,
+            asset: 'USDT',
+            from: { kind: 'hot_wallet' },
+            to,
+            amount: BigInt(index + 1) * 1_000_000n,
+          });
+        }
+      });
+      await setup.close();
+      const faulty = chainServer.node(name);
+      faulty.faults.set(faults);
+      const nodeUrls = name === 'honest' ? [chainServer.url] : [faulty.url, chainServer.url];
+
+      // The chain moves on its own while the workers run: a block every 40 ms.
+      miner = setInterval(() => chainServer.chain.mine(1), 40);
+      const crashed = await runChild(crashAt, nodeUrls);
+      expect(crashed.signal, crashed.output).toBe('SIGKILL');
+      const successor = await runChild(undefined, nodeUrls);
+      expect(successor.code, successor.output).toBe(0);
+      clearInterval(miner);
+
+      for (const [index, to] of recipients.entries())
+        expect(chainServer.chain.state.usdtBalance(to)).toBe(BigInt(index + 1) * 1_000_000n);
+      const check = await open();
+      try {
+        const transfers = await check.db.selectFrom('crypto_outgoing_transfers').select(['id', 'status']).execute();
+        expect(transfers.map((row) => row.status)).toEqual(Array(TRANSFERS).fill('confirmed'));
+        const attempts = await check.db
+          .selectFrom('crypto_outgoing_attempts')
+          .select(['transfer_id', 'status'])
+          .execute();
+        // One landed per transfer; any other was proven dead first (signed, never broadcast, expired before the successor came).
+        const landed = attempts.filter((attempt) => attempt.status === 'landed');
+        expect(new Set(landed.map((attempt) => attempt.transfer_id)).size).toBe(TRANSFERS);
+        expect(landed).toHaveLength(TRANSFERS);
+        expect(attempts.every((attempt) => attempt.status === 'landed' || attempt.status === 'dead')).toBe(true);
+        // Every fee booked once: the bookings (one per finishing transaction) add up to the fees recorded.
+        const fees = await check.db
+          .selectFrom('ledger_transfers')
+          .select('amount')
+          .where('idempotency_key', 'like', 'outgoing-fee:%')
+          .execute();
+        const recorded = await check.db.selectFrom('crypto_outgoing_transfers').select('fee_sun').execute();
+        expect(fees.reduce((sum, fee) => sum + fee.amount, 0n)).toBe(
+          recorded.reduce((sum, row) => sum + sunToMicroUsdt(row.fee_sun!, 300_000n), 0n),
+        );
+        expect((await checkLedgerInvariants(check.db)).violations).toEqual([]);
+      } finally {
+        await check.close();
       }
-    });
-    await setup.close();
-    const faulty = chainServer.node(name);
-    faulty.faults.set(faults);
-    const nodeUrls = name === 'honest' ? [chainServer.url] : [faulty.url, chainServer.url];
-
-    // The chain moves on its own while the workers run: a block every 40 ms.
-    miner = setInterval(() => chainServer.chain.mine(1), 40);
-    const crashed = await runChild(crashAt, nodeUrls);
-    expect(crashed.signal, crashed.output).toBe('SIGKILL');
-    const successor = await runChild(undefined, nodeUrls);
-    expect(successor.code, successor.output).toBe(0);
-    clearInterval(miner);
-
-    for (const [index, to] of recipients.entries()) expect(chainServer.chain.state.usdtBalance(to)).toBe(BigInt(index + 1) * 1_000_000n);
-    const check = await open();
-    try {
-      const transfers = await check.db.selectFrom('crypto_outgoing_transfers').select(['id', 'status']).execute();
-      expect(transfers.map((row) => row.status)).toEqual(Array(TRANSFERS).fill('confirmed'));
-      const attempts = await check.db.selectFrom('crypto_outgoing_attempts').select(['transfer_id', 'status']).execute();
-      // One landed per transfer; any other was proven dead first (signed, never broadcast, expired before the successor came).
-      const landed = attempts.filter((attempt) => attempt.status === 'landed');
-      expect(new Set(landed.map((attempt) => attempt.transfer_id)).size).toBe(TRANSFERS);
-      expect(landed).toHaveLength(TRANSFERS);
-      expect(attempts.every((attempt) => attempt.status === 'landed' || attempt.status === 'dead')).toBe(true);
-      // Every fee booked once: the bookings (one per finishing transaction) add up to the fees recorded.
-      const fees = await check.db.selectFrom('ledger_transfers').select('amount').where('idempotency_key', 'like', 'outgoing-fee:%').execute();
-      const recorded = await check.db.selectFrom('crypto_outgoing_transfers').select('fee_sun').execute();
-      expect(fees.reduce((sum, fee) => sum + fee.amount, 0n)).toBe(recorded.reduce((sum, row) => sum + sunToMicroUsdt(row.fee_sun!, 300_000n), 0n));
-      expect((await checkLedgerInvariants(check.db)).violations).toEqual([]);
-    } finally {
-      await check.close();
-    }
-  });
+    },
+  );
 });

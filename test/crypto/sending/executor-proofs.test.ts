@@ -18,10 +18,23 @@ import { createTronNodeClient, type TronNodeClient } from '../../../src/crypto/t
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 import { backends } from '../../support/databases.ts';
 import { expectLedgerSound, openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
-import { enqueuePayout, executorFor, freshAddress, fundHotWallet, mineToFinal, newLog, type HandlerLog } from './executor-support.ts';
+import {
+  enqueuePayout,
+  executorFor,
+  freshAddress,
+  fundHotWallet,
+  mineToFinal,
+  newLog,
+  type HandlerLog,
+} from './executor-support.ts';
 
 /** The block queries a lagging backend of a load-balanced provider answers, while getnowblock comes from an up-to-date one. */
-const BLOCK_QUERIES = ['/walletsolidity/getblockbynum', '/walletsolidity/gettransactioninfobyblocknum', '/walletsolidity/gettransactioninfobyid', '/wallet/gettransactioninfobyid'];
+const BLOCK_QUERIES = [
+  '/walletsolidity/getblockbynum',
+  '/walletsolidity/gettransactioninfobyblocknum',
+  '/walletsolidity/gettransactioninfobyid',
+  '/wallet/gettransactioninfobyid',
+];
 
 describe.each(backends)('the executor’s proofs on %s', (backend) => {
   let setup: ReceivingSetup;
@@ -39,10 +52,22 @@ describe.each(backends)('the executor’s proofs on %s', (backend) => {
 
   const chain = () => setup.sandbox.chain;
   const scannedBlock = async () =>
-    Number((await setup.context.db.selectFrom('crypto_sending_leases').select('scanned_block').where('chain', '=', 'tron-sandbox').executeTakeFirstOrThrow()).scanned_block);
+    Number(
+      (
+        await setup.context.db
+          .selectFrom('crypto_sending_leases')
+          .select('scanned_block')
+          .where('chain', '=', 'tron-sandbox')
+          .executeTakeFirstOrThrow()
+      ).scanned_block,
+    );
 
   /** A simulated full node of the sandbox chain with these faults, and a client asking it first, then the honest node when `withHonest`. */
-  function nodes(name: string, faults: NodeFaultSettings, withHonest: boolean): { client: TronNodeClient; faulty: ReturnType<ReceivingSetup['sandbox']['node']> } {
+  function nodes(
+    name: string,
+    faults: NodeFaultSettings,
+    withHonest: boolean,
+  ): { client: TronNodeClient; faulty: ReturnType<ReceivingSetup['sandbox']['node']> } {
     const faulty = setup.sandbox.node(name);
     faulty.faults.set(faults);
     const urls = withHonest ? [faulty.url, setup.sandbox.url] : [faulty.url];
@@ -86,7 +111,10 @@ describe.each(backends)('the executor’s proofs on %s', (backend) => {
 
     faulty.faults.set({ historyOff: undefined });
     expect((await executor.runPass()).signed).toBe(0);
-    expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({ status: 'confirmed', txId: sent.txId });
+    expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({
+      status: 'confirmed',
+      txId: sent.txId,
+    });
     expect((await attemptsOf(setup.context.db, transfer.id)).map((attempt) => attempt.status)).toEqual(['landed']);
     expect(chain().state.usdtBalance(to)).toBe(4_000_000n);
     expect(log.final).toHaveLength(1);
@@ -100,7 +128,10 @@ describe.each(backends)('the executor’s proofs on %s', (backend) => {
 
     faulty.faults.set({ lagBlocks: undefined });
     await executor.runPass();
-    expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({ status: 'confirmed', txId: sent.txId });
+    expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({
+      status: 'confirmed',
+      txId: sent.txId,
+    });
     expect(chain().state.usdtBalance(to)).toBe(5_000_000n);
   });
 
@@ -108,15 +139,21 @@ describe.each(backends)('the executor’s proofs on %s', (backend) => {
     ['lagging', { lagBlocks: 200, lagPaths: BLOCK_QUERIES }],
     ['history-off', { historyOff: true }],
     ['hiding', { hideTransactions: true }],
-  ])('a %s node asked first, an honest one second: the landed transaction is found, confirmed once, never signed again', async (name, faults) => {
-    const { client } = nodes(name, faults, true);
-    const { to, transfer, executor, sent } = await landedPayout(client, 6_000_000n);
-    for (let pass = 0; pass < 3; pass += 1) expect((await executor.runPass()).signed).toBe(0);
-    expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({ status: 'confirmed', txId: sent.txId });
-    expect((await attemptsOf(setup.context.db, transfer.id)).map((attempt) => attempt.status)).toEqual(['landed']);
-    expect(chain().state.usdtBalance(to)).toBe(6_000_000n);
-    expect(log.final).toHaveLength(1);
-  });
+  ])(
+    'a %s node asked first, an honest one second: the landed transaction is found, confirmed once, never signed again',
+    async (name, faults) => {
+      const { client } = nodes(name, faults, true);
+      const { to, transfer, executor, sent } = await landedPayout(client, 6_000_000n);
+      for (let pass = 0; pass < 3; pass += 1) expect((await executor.runPass()).signed).toBe(0);
+      expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({
+        status: 'confirmed',
+        txId: sent.txId,
+      });
+      expect((await attemptsOf(setup.context.db, transfer.id)).map((attempt) => attempt.status)).toEqual(['landed']);
+      expect(chain().state.usdtBalance(to)).toBe(6_000_000n);
+      expect(log.final).toHaveLength(1);
+    },
+  );
 
   it('a transaction that really never landed is re-signed once two nodes say so and the read has caught up', async () => {
     fundHotWallet(setup);
@@ -139,7 +176,10 @@ describe.each(backends)('the executor’s proofs on %s', (backend) => {
     chain().mine(1);
     mineToFinal(setup);
     await executor.runPass();
-    expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({ status: 'confirmed', txId: second.txId });
+    expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({
+      status: 'confirmed',
+      txId: second.txId,
+    });
     expect(chain().state.usdtBalance(to)).toBe(2_000_000n);
   });
 
@@ -203,12 +243,19 @@ describe.each(backends)('the executor’s proofs on %s', (backend) => {
     release();
     await stalePass;
     // The stale judgement (made when the transfer had no transaction) changed nothing.
-    expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({ status: 'submitted', txId: signed.txId, errorCode: null });
+    expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({
+      status: 'submitted',
+      txId: signed.txId,
+      errorCode: null,
+    });
     expect(log.final).toHaveLength(0);
     chain().mine(1);
     mineToFinal(setup);
     await leader.runPass();
-    expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({ status: 'confirmed', txId: signed.txId });
+    expect(await findOutgoingTransfer(setup.context.db, transfer.id)).toMatchObject({
+      status: 'confirmed',
+      txId: signed.txId,
+    });
     expect(chain().state.usdtBalance(to)).toBe(3_000_000n);
   });
 });

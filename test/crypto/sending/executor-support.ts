@@ -6,7 +6,11 @@ import type { Tx } from '../../../src/db/transaction.ts';
 import { inTransaction } from '../../../src/db/transaction.ts';
 import type { ExecutorOptions } from '../../../src/crypto/sending/executor-context.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
-import { enqueueOutgoingTransfer, type OutgoingTransfer, type OutgoingTransferRequest } from '../../../src/crypto/sending/outgoing-transfers.ts';
+import {
+  enqueueOutgoingTransfer,
+  type OutgoingTransfer,
+  type OutgoingTransferRequest,
+} from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { tronAddressFromPrivateKey, type TronAddress } from '../../../src/crypto/tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 import type { ReceivingSetup } from '../receiving/receiving-service-support.ts';
@@ -36,7 +40,11 @@ export function freshAddress(): TronAddress {
   return tronAddressFromPrivateKey(secp256k1.utils.randomSecretKey());
 }
 
-export function executorFor(setup: ReceivingSetup, log: HandlerLog, overrides: Partial<ExecutorOptions> = {}): OutgoingExecutor {
+export function executorFor(
+  setup: ReceivingSetup,
+  log: HandlerLog,
+  overrides: Partial<ExecutorOptions> = {},
+): OutgoingExecutor {
   const handler = recordingHandler(log);
   return createOutgoingExecutor({
     db: setup.context.db,
@@ -60,9 +68,23 @@ export function fundHotWallet(setup: ReceivingSetup, usdt = 1_000_000_000n, trxS
   setup.sandbox.chain.faucet(setup.access.addressKey.hotWalletAddress, { trxSun, usdt });
 }
 
-export async function enqueuePayout(setup: ReceivingSetup, to: TronAddress, amount: bigint, overrides: Partial<OutgoingTransferRequest> = {}): Promise<OutgoingTransfer> {
+export async function enqueuePayout(
+  setup: ReceivingSetup,
+  to: TronAddress,
+  amount: bigint,
+  overrides: Partial<OutgoingTransferRequest> = {},
+): Promise<OutgoingTransfer> {
   return inTransaction(setup.context.db, (tx) =>
-    enqueueOutgoingTransfer(tx, setup.clock, { chain: 'tron-sandbox', purpose: 'payout', ownerId: uniqueName('po_test'), asset: 'USDT', from: { kind: 'hot_wallet' }, to, amount, ...overrides }),
+    enqueueOutgoingTransfer(tx, setup.clock, {
+      chain: 'tron-sandbox',
+      purpose: 'payout',
+      ownerId: uniqueName('po_test'),
+      asset: 'USDT',
+      from: { kind: 'hot_wallet' },
+      to,
+      amount,
+      ...overrides,
+    }),
   );
 }
 

@@ -10,7 +10,15 @@ import { attemptsOf } from '../../../src/crypto/sending/sending-repository.ts';
 import { estimateUsdtTransferCost, sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import { backends } from '../../support/databases.ts';
 import { expectLedgerSound, openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
-import { enqueuePayout, executorFor, freshAddress, fundHotWallet, mineToFinal, newLog, type HandlerLog } from './executor-support.ts';
+import {
+  enqueuePayout,
+  executorFor,
+  freshAddress,
+  fundHotWallet,
+  mineToFinal,
+  newLog,
+  type HandlerLog,
+} from './executor-support.ts';
 
 describe.each(backends)('the sign-once executor on %s', (backend) => {
   let setup: ReceivingSetup;
@@ -27,7 +35,11 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
   const chain = () => setup.sandbox.chain;
 
   async function feeBooked(transferId: string): Promise<bigint | undefined> {
-    const row = await setup.context.db.selectFrom('ledger_transfers').select(['amount', 'type']).where('idempotency_key', '=', `outgoing-fee:${transferId}`).executeTakeFirst();
+    const row = await setup.context.db
+      .selectFrom('ledger_transfers')
+      .select(['amount', 'type'])
+      .where('idempotency_key', '=', `outgoing-fee:${transferId}`)
+      .executeTakeFirst();
     return row?.amount;
   }
 
@@ -68,7 +80,9 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     // No block in between: the same head and reference block as the first pass.
     const third = await enqueuePayout(setup, to, 3_000_000n);
     expect(await executor.runPass()).toMatchObject({ signed: 1, broadcast: 1 });
-    const txIds = await Promise.all([...twins, third].map(async (transfer) => (await findOutgoingTransfer(setup.context.db, transfer.id))!.txId));
+    const txIds = await Promise.all(
+      [...twins, third].map(async (transfer) => (await findOutgoingTransfer(setup.context.db, transfer.id))!.txId),
+    );
     expect(new Set(txIds).size).toBe(3);
     chain().mine(1);
     mineToFinal(setup);
@@ -127,7 +141,10 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     chain().mine(1);
     mineToFinal(setup);
     await executor.runPass();
-    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!).toMatchObject({ status: 'confirmed', txId: queued.txId });
+    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!).toMatchObject({
+      status: 'confirmed',
+      txId: queued.txId,
+    });
     expect(chain().state.usdtBalance(to)).toBe(3_000_000n);
   });
 
@@ -154,7 +171,10 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     chain().mine(1);
     mineToFinal(setup);
     await executor.runPass();
-    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!).toMatchObject({ status: 'confirmed', txId: second.txId });
+    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!).toMatchObject({
+      status: 'confirmed',
+      txId: second.txId,
+    });
     const attempts = await attemptsOf(setup.context.db, transfer.id);
     expect(attempts.map((attempt) => attempt.status)).toEqual(['dead', 'landed']);
     expect(chain().findTransaction(first.txId!)).toBeUndefined();
@@ -168,7 +188,11 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     chain().setBlacklisted(to, true);
     const transfer = await enqueuePayout(setup, to, 1_000_000n);
     expect((await executorFor(setup, log, { dryRunBeforeSigning: true }).runPass()).failed).toBe(1);
-    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!).toMatchObject({ status: 'failed', errorCode: 'address_blacklisted', txId: null });
+    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!).toMatchObject({
+      status: 'failed',
+      errorCode: 'address_blacklisted',
+      txId: null,
+    });
     expect(await attemptsOf(setup.context.db, transfer.id)).toHaveLength(0);
   });
 
@@ -191,7 +215,11 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
   it('a gas top-up sends TRX (TransferContract) and activates the recipient', async () => {
     fundHotWallet(setup);
     const to = freshAddress();
-    const transfer = await enqueuePayout(setup, to, 14_000_000n, { purpose: 'gas_topup', asset: 'TRX', ownerId: 'swp_topup' });
+    const transfer = await enqueuePayout(setup, to, 14_000_000n, {
+      purpose: 'gas_topup',
+      asset: 'TRX',
+      ownerId: 'swp_topup',
+    });
     const executor = executorFor(setup, log);
     expect((await executor.runPass()).signed).toBe(1);
     chain().mine(1);
@@ -208,7 +236,11 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     const deposit = key.address(index);
     chain().faucet(deposit, { trxSun: 50_000_000n, usdt: 30_000_000n });
     const hot = setup.access.addressKey.hotWalletAddress;
-    const transfer = await enqueuePayout(setup, hot, 30_000_000n, { purpose: 'sweep', ownerId: 'swp_1', from: { kind: 'deposit_address', address: deposit, derivationIndex: index } });
+    const transfer = await enqueuePayout(setup, hot, 30_000_000n, {
+      purpose: 'sweep',
+      ownerId: 'swp_1',
+      from: { kind: 'deposit_address', address: deposit, derivationIndex: index },
+    });
     const executor = executorFor(setup, log);
     expect((await executor.runPass()).signed).toBe(1);
     chain().mine(1);
@@ -227,7 +259,11 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     const exact = await estimateUsdtTransferCost(setup.access.node, { from: deposit, to: hot, amount: 20_000_000n });
     expect(exact.energy).toBe(64_285n);
     chain().faucet(deposit, { trxSun: exact.totalSun, usdt: 20_000_000n });
-    const transfer = await enqueuePayout(setup, hot, 20_000_000n, { purpose: 'sweep', ownerId: 'swp_exact', from: { kind: 'deposit_address', address: deposit, derivationIndex: 7 } });
+    const transfer = await enqueuePayout(setup, hot, 20_000_000n, {
+      purpose: 'sweep',
+      ownerId: 'swp_exact',
+      from: { kind: 'deposit_address', address: deposit, derivationIndex: 7 },
+    });
     const executor = executorFor(setup, log, { dryRunBeforeSigning: false });
     expect(await executor.runPass()).toMatchObject({ signed: 1, waitingForFunds: 0 });
     chain().mine(1);
@@ -245,7 +281,10 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     expect((await findOutgoingTransfer(setup.context.db, transfer.id))!.status).toBe('queued');
     setup.clock.advance(61_000);
     expect((await executor.runPass()).failed).toBe(1);
-    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!).toMatchObject({ status: 'failed', errorCode: 'insufficient_hot_wallet_funds' });
+    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!).toMatchObject({
+      status: 'failed',
+      errorCode: 'insufficient_hot_wallet_funds',
+    });
   });
 
   it('no signing key (live sending not configured): the transfer waits, then fails signer_unavailable, so its owner voids the reservation', async () => {
@@ -286,42 +325,45 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     expect((await findOutgoingTransfer(setup.context.db, transfer.id))!.status).toBe('confirmed');
   });
 
-  it.each<ExecutorStep>(['after-sign', 'after-broadcast', 'before-finish', 'inside-finish'])('a crash %s and a new executor: exactly one transfer', async (crashAt) => {
-    fundHotWallet(setup);
-    const to = freshAddress();
-    const transfer = await enqueuePayout(setup, to, 2_000_000n);
-    let armed = true;
-    const crashing = executorFor(setup, log, {
-      onStep: (step) => {
-        if (armed && step === crashAt) {
-          armed = false;
-          throw new ExecutorStepCrash(step);
-        }
-      },
-    });
-    for (let pass = 0; pass < 4 && armed; pass += 1) {
-      await crashing.runPass().catch((error: unknown) => {
-        if (!(error instanceof ExecutorStepCrash)) throw error;
+  it.each<ExecutorStep>(['after-sign', 'after-broadcast', 'before-finish', 'inside-finish'])(
+    'a crash %s and a new executor: exactly one transfer',
+    async (crashAt) => {
+      fundHotWallet(setup);
+      const to = freshAddress();
+      const transfer = await enqueuePayout(setup, to, 2_000_000n);
+      let armed = true;
+      const crashing = executorFor(setup, log, {
+        onStep: (step) => {
+          if (armed && step === crashAt) {
+            armed = false;
+            throw new ExecutorStepCrash(step);
+          }
+        },
       });
-      if (armed) {
+      for (let pass = 0; pass < 4 && armed; pass += 1) {
+        await crashing.runPass().catch((error: unknown) => {
+          if (!(error instanceof ExecutorStepCrash)) throw error;
+        });
+        if (armed) {
+          chain().mine(1);
+          mineToFinal(setup);
+        }
+      }
+      expect(armed).toBe(false);
+      // The crashed one's lease runs out; a new executor finishes the work.
+      setup.clock.advance(31_000);
+      const successor = executorFor(setup, log);
+      for (let pass = 0; pass < 4; pass += 1) {
+        await successor.runPass();
         chain().mine(1);
         mineToFinal(setup);
       }
-    }
-    expect(armed).toBe(false);
-    // The crashed one's lease runs out; a new executor finishes the work.
-    setup.clock.advance(31_000);
-    const successor = executorFor(setup, log);
-    for (let pass = 0; pass < 4; pass += 1) {
       await successor.runPass();
-      chain().mine(1);
-      mineToFinal(setup);
-    }
-    await successor.runPass();
-    expect((await findOutgoingTransfer(setup.context.db, transfer.id))!.status).toBe('confirmed');
-    expect(chain().state.usdtBalance(to)).toBe(2_000_000n);
-    expect(await attemptsOf(setup.context.db, transfer.id)).toHaveLength(1);
-  });
+      expect((await findOutgoingTransfer(setup.context.db, transfer.id))!.status).toBe('confirmed');
+      expect(chain().state.usdtBalance(to)).toBe(2_000_000n);
+      expect(await attemptsOf(setup.context.db, transfer.id)).toHaveLength(1);
+    },
+  );
 
   it('two executors: one leads and sends; the transfer goes out once', async () => {
     fundHotWallet(setup);

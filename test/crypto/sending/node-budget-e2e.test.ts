@@ -15,7 +15,13 @@ import { createTronNodeClient, type TronNodeClient } from '../../../src/crypto/t
 import { nodeRequestMetrics } from '../../../src/crypto/tron/node-metrics.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 import { backends } from '../../support/databases.ts';
-import { creditsOfDeposit, expectLedgerSound, openReceivingSetup, usdtMainBalance, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
+import {
+  creditsOfDeposit,
+  expectLedgerSound,
+  openReceivingSetup,
+  usdtMainBalance,
+  type ReceivingSetup,
+} from '../receiving/receiving-service-support.ts';
 import { enqueuePayout, executorFor, freshAddress, fundHotWallet, newLog } from './executor-support.ts';
 
 const TRIAL_KEY_REQUESTS_PER_SECOND = 15;
@@ -37,17 +43,23 @@ describe.each(backends)('payouts and deposits at 15 requests a second on %s', (b
     await setup.close();
   });
 
-  it('with the budget at 15 req/s: 100 payouts complete with every recipient paid exactly once, and every deposit is credited once', { timeout: 600_000 }, async () => {
-    setup.sandbox.faults.set({ rateLimit: { requestsPerSecond: TRIAL_KEY_REQUESTS_PER_SECOND, answer: 'http429' } });
-    node = createTronNodeClient({
-      urls: [{ url: setup.sandbox.url, requestsPerSecond: TRIAL_KEY_REQUESTS_PER_SECOND }],
-      usdtContract: USDT_CONTRACT_MAINNET,
-      onRequest: nodeRequestMetrics(registry),
-    });
-    expect(await payAndReceive(node, PAYOUTS, DEPOSITS)).toEqual([]);
-    // Every request went through the budget; the node's refusals (if any) were ridden out.
-    expect(await registry.metrics()).toMatch(new RegExp(`paygate_tron_node_requests_total\\{node="${setup.sandbox.url}",outcome="ok"\\} \\d+`));
-  });
+  it(
+    'with the budget at 15 req/s: 100 payouts complete with every recipient paid exactly once, and every deposit is credited once',
+    { timeout: 600_000 },
+    async () => {
+      setup.sandbox.faults.set({ rateLimit: { requestsPerSecond: TRIAL_KEY_REQUESTS_PER_SECOND, answer: 'http429' } });
+      node = createTronNodeClient({
+        urls: [{ url: setup.sandbox.url, requestsPerSecond: TRIAL_KEY_REQUESTS_PER_SECOND }],
+        usdtContract: USDT_CONTRACT_MAINNET,
+        onRequest: nodeRequestMetrics(registry),
+      });
+      expect(await payAndReceive(node, PAYOUTS, DEPOSITS)).toEqual([]);
+      // Every request went through the budget; the node's refusals (if any) were ridden out.
+      expect(await registry.metrics()).toMatch(
+        new RegExp(`paygate_tron_node_requests_total\\{node="${setup.sandbox.url}",outcome="ok"\\} \\d+`),
+      );
+    },
+  );
 
   /** Payouts and deposits carried to the end through `node`; every outcome checked on chain and in the ledger. Answers the passes that failed. */
   async function payAndReceive(node: TronNodeClient, payoutCount: number, depositCount: number): Promise<string[]> {
@@ -61,7 +73,11 @@ describe.each(backends)('payouts and deposits at 15 requests a second on %s', (b
     const invoices: { id: string; address: TronAddress; amount: bigint }[] = [];
     for (let index = 0; index < depositCount; index += 1) {
       const amount = BigInt(index + 1) * 1_000_000n;
-      const { invoice } = await createInvoice(setup.deps, setup.shop, { external_id: `budget-${index}`, amount: String(index + 1), network: 'TRC20' });
+      const { invoice } = await createInvoice(setup.deps, setup.shop, {
+        external_id: `budget-${index}`,
+        amount: String(index + 1),
+        network: 'TRC20',
+      });
       invoices.push({ id: invoice.invoice_id, address: tronAddress(invoice.address), amount });
     }
     const payouts: { transfer: OutgoingTransfer; to: TronAddress; amount: bigint }[] = [];
@@ -71,13 +87,18 @@ describe.each(backends)('payouts and deposits at 15 requests a second on %s', (b
       payouts.push({ transfer: await enqueuePayout(setup, to, amount), to, amount });
     }
     // Deposits arrive while the payouts go out.
-    for (const invoice of invoices) expect(chain.sendUsdt({ to: invoice.address, amount: invoice.amount }).result).toBe(true);
+    for (const invoice of invoices)
+      expect(chain.sendUsdt({ to: invoice.address, amount: invoice.amount }).result).toBe(true);
 
     let rounds = 0;
     const passErrors: string[] = [];
     const settled = async () => {
-      const statuses = await Promise.all(payouts.map(async ({ transfer }) => (await findOutgoingTransfer(setup.context.db, transfer.id))!.status));
-      const credited = await Promise.all(invoices.map(async (invoice) => (await getInvoice(setup.deps, setup.shop.shopId, invoice.id)).status));
+      const statuses = await Promise.all(
+        payouts.map(async ({ transfer }) => (await findOutgoingTransfer(setup.context.db, transfer.id))!.status),
+      );
+      const credited = await Promise.all(
+        invoices.map(async (invoice) => (await getInvoice(setup.deps, setup.shop.shopId, invoice.id)).status),
+      );
       return statuses.every((status) => status === 'confirmed') && credited.every((status) => status === 'paid');
     };
     while (rounds < MAX_ROUNDS && !(await settled())) {

@@ -3,8 +3,18 @@
 // estimate reads the simulated chain's prices and balances over HTTP.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../../src/db/transaction.ts';
-import { enqueueOutgoingTransfer, enqueueOutgoingTransfers, findOutgoingTransfer, type OutgoingTransferRequest } from '../../../src/crypto/sending/outgoing-transfers.ts';
-import { estimateUsdtTransferCost, estimateTrxTransferCost, sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
+import {
+  enqueueOutgoingTransfer,
+  enqueueOutgoingTransfers,
+  findOutgoingTransfer,
+  type OutgoingTransferRequest,
+} from '../../../src/crypto/sending/outgoing-transfers.ts';
+import {
+  estimateUsdtTransferCost,
+  estimateTrxTransferCost,
+  sunToMicroUsdt,
+  USDT_TRANSFER_BANDWIDTH,
+} from '../../../src/crypto/sending/transfer-cost.ts';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { tronAddress, tronAddressFromPrivateKey } from '../../../src/crypto/tron/address.ts';
 import { ensureAccounts, systemAccountKey } from '../../../src/ledger/ledger-accounts.ts';
@@ -34,23 +44,44 @@ describe.each(backends)('outgoing transfers on %s', (backend) => {
   it('enqueues a queued transfer in the caller transaction and finds it', async () => {
     const queued = await inTransaction(setup.context.db, (tx) => enqueueOutgoingTransfer(tx, setup.clock, request()));
     expect(queued.id).toMatch(/^otx_/);
-    expect(queued).toMatchObject({ status: 'queued', txId: null, feeSun: null, errorCode: null, blockNumber: null, finalAt: null, amount: 12_500_000n });
+    expect(queued).toMatchObject({
+      status: 'queued',
+      txId: null,
+      feeSun: null,
+      errorCode: null,
+      blockNumber: null,
+      finalAt: null,
+      amount: 12_500_000n,
+    });
     const found = await findOutgoingTransfer(setup.context.db, queued.id);
     expect(found).toEqual(queued);
     expect(await findOutgoingTransfer(setup.context.db, 'otx_missing')).toBeUndefined();
   });
 
   it('enqueues many in one INSERT (a batch payout), in the order asked, each as one alone would be', async () => {
-    const asked = Array.from({ length: 1_203 }, (_, index) => ({ ...request(), ownerId: `po_many_${index}`, amount: 1_000_000n + BigInt(index) }));
+    const asked = Array.from({ length: 1_203 }, (_, index) => ({
+      ...request(),
+      ownerId: `po_many_${index}`,
+      amount: 1_000_000n + BigInt(index),
+    }));
     const queued = await inTransaction(setup.context.db, (tx) => enqueueOutgoingTransfers(tx, setup.clock, asked));
     expect(queued.map((transfer) => transfer.ownerId)).toEqual(asked.map((transfer) => transfer.ownerId));
     expect(new Set(queued.map((transfer) => transfer.id)).size).toBe(asked.length);
     for (const index of [0, 999, 1_000, 1_202]) {
       expect(await findOutgoingTransfer(setup.context.db, queued[index]!.id)).toEqual(queued[index]);
-      expect(queued[index]).toMatchObject({ status: 'queued', amount: asked[index]!.amount, to: recipient, txId: null });
+      expect(queued[index]).toMatchObject({
+        status: 'queued',
+        amount: asked[index]!.amount,
+        to: recipient,
+        txId: null,
+      });
     }
     expect(await inTransaction(setup.context.db, (tx) => enqueueOutgoingTransfers(tx, setup.clock, []))).toEqual([]);
-    await expect(inTransaction(setup.context.db, (tx) => enqueueOutgoingTransfers(tx, setup.clock, [request(), { ...request(), amount: 0n }]))).rejects.toThrow();
+    await expect(
+      inTransaction(setup.context.db, (tx) =>
+        enqueueOutgoingTransfers(tx, setup.clock, [request(), { ...request(), amount: 0n }]),
+      ),
+    ).rejects.toThrow();
   });
 
   it('rolls back with the caller transaction', async () => {
@@ -67,19 +98,42 @@ describe.each(backends)('outgoing transfers on %s', (backend) => {
   it('keeps a deposit-address source, and refuses malformed requests', async () => {
     const source = { kind: 'deposit_address' as const, address: recipient, derivationIndex: 7 };
     const sweep = await inTransaction(setup.context.db, (tx) =>
-      enqueueOutgoingTransfer(tx, setup.clock, { ...request(), purpose: 'sweep', ownerId: 'swp_1', from: source, to: setup.access.addressKey.hotWalletAddress }),
+      enqueueOutgoingTransfer(tx, setup.clock, {
+        ...request(),
+        purpose: 'sweep',
+        ownerId: 'swp_1',
+        from: source,
+        to: setup.access.addressKey.hotWalletAddress,
+      }),
     );
     expect((await findOutgoingTransfer(setup.context.db, sweep.id))!.from).toEqual(source);
-    for (const bad of [{ amount: 0n }, { asset: 'TRX' as const }, { to: 'Tnot-an-address' as never }, { ownerId: '' }]) {
-      await expect(inTransaction(setup.context.db, (tx) => enqueueOutgoingTransfer(tx, setup.clock, { ...request(), ...bad }))).rejects.toThrow();
+    for (const bad of [
+      { amount: 0n },
+      { asset: 'TRX' as const },
+      { to: 'Tnot-an-address' as never },
+      { ownerId: '' },
+    ]) {
+      await expect(
+        inTransaction(setup.context.db, (tx) => enqueueOutgoingTransfer(tx, setup.clock, { ...request(), ...bad })),
+      ).rejects.toThrow();
     }
-    const topup = await inTransaction(setup.context.db, (tx) => enqueueOutgoingTransfer(tx, setup.clock, { ...request(), purpose: 'gas_topup', asset: 'TRX', amount: 14_000_000n }));
+    const topup = await inTransaction(setup.context.db, (tx) =>
+      enqueueOutgoingTransfer(tx, setup.clock, {
+        ...request(),
+        purpose: 'gas_topup',
+        asset: 'TRX',
+        amount: 14_000_000n,
+      }),
+    );
     expect(topup.asset).toBe('TRX');
   });
 
   it('the network_fees and network_costs gateway accounts exist in both books', async () => {
     const rows = await inTransaction(setup.context.db, (tx) =>
-      ensureAccounts(tx, setup.clock, [systemAccountKey('sandbox', 'network_fees', 'USDT', 3), systemAccountKey('live', 'network_costs', 'USDT', 0)]),
+      ensureAccounts(tx, setup.clock, [
+        systemAccountKey('sandbox', 'network_fees', 'USDT', 3),
+        systemAccountKey('live', 'network_costs', 'USDT', 0),
+      ]),
     );
     expect(rows.map((row) => row.kind)).toEqual(['network_fees', 'network_costs']);
   });
@@ -96,8 +150,15 @@ describe.each(backends)('outgoing transfers on %s', (backend) => {
     });
     setup.sandbox.chain.faucet(recipient, { usdt: 1n });
     const holder = await estimateUsdtTransferCost(setup.access.node, { from: hot, to: recipient, amount: 1_000_000n });
-    expect(holder).toMatchObject({ energy: 64_285n, recipientHoldsUsdt: true, totalSun: 64_285n * 100n + USDT_TRANSFER_BANDWIDTH * 1_000n });
-    const trx = await estimateTrxTransferCost(setup.access.node, tronAddressFromPrivateKey(secp256k1.utils.randomSecretKey()));
+    expect(holder).toMatchObject({
+      energy: 64_285n,
+      recipientHoldsUsdt: true,
+      totalSun: 64_285n * 100n + USDT_TRANSFER_BANDWIDTH * 1_000n,
+    });
+    const trx = await estimateTrxTransferCost(
+      setup.access.node,
+      tronAddressFromPrivateKey(secp256k1.utils.randomSecretKey()),
+    );
     expect(trx.recipientActivated).toBe(false);
     expect(trx.activationSun).toBeGreaterThan(0n);
   });

@@ -3,7 +3,19 @@
 // failure reproduces.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { afterSending, chainCostMicro, expiryVerdict, fits, lessInFlight, nextTimestampMs, signingRoom, transferNeeds, waitingVerdict, type Balances, type PlannedTransfer } from '../../../src/crypto/sending/planner.ts';
+import {
+  afterSending,
+  chainCostMicro,
+  expiryVerdict,
+  fits,
+  lessInFlight,
+  nextTimestampMs,
+  signingRoom,
+  transferNeeds,
+  waitingVerdict,
+  type Balances,
+  type PlannedTransfer,
+} from '../../../src/crypto/sending/planner.ts';
 import { faucetTopUp } from '../../../src/crypto/sending/sandbox-faucet.ts';
 import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import type { ChainPrices } from '../../../src/crypto/tron/node-client.ts';
@@ -60,41 +72,57 @@ describe('funds arithmetic', () => {
 
   it('transfers signed one after another from one address never spend more than it held', () => {
     fc.assert(
-      fc.property(fc.array(transfer, { maxLength: 20 }), balances, prices, energy, (queue, start, chainPrices, used) => {
-        let balance = start;
-        let spentUsdt = 0n;
-        for (const planned of queue) {
-          const needs = transferNeeds(planned, balance, chainPrices, planned.asset === 'USDT' ? used : 0n);
-          if (!fits(balance, needs)) continue;
-          balance = afterSending(balance, needs);
-          spentUsdt += needs.needUsdt;
-        }
-        expect(spentUsdt <= start.usdt && balance.trxSun >= 0n).toBe(true);
-      }),
+      fc.property(
+        fc.array(transfer, { maxLength: 20 }),
+        balances,
+        prices,
+        energy,
+        (queue, start, chainPrices, used) => {
+          let balance = start;
+          let spentUsdt = 0n;
+          for (const planned of queue) {
+            const needs = transferNeeds(planned, balance, chainPrices, planned.asset === 'USDT' ? used : 0n);
+            if (!fits(balance, needs)) continue;
+            balance = afterSending(balance, needs);
+            spentUsdt += needs.needUsdt;
+          }
+          expect(spentUsdt <= start.usdt && balance.trxSun >= 0n).toBe(true);
+        },
+      ),
       SETTINGS,
     );
   });
 
   it('what is in flight is taken off what the address holds', () => {
     fc.assert(
-      fc.property(balances, fc.array(transfer, { maxLength: 10 }), energy, prices, (start, inFlight, dear, chainPrices) => {
-        const left = lessInFlight(start, inFlight, dear, chainPrices);
-        const usdt = inFlight.filter((item) => item.asset === 'USDT');
-        expect(left.usdt).toBe(start.usdt - usdt.reduce((sum, item) => sum + item.amount, 0n));
-        expect(left.trxSun <= start.trxSun && left.energy === start.energy).toBe(true);
-      }),
+      fc.property(
+        balances,
+        fc.array(transfer, { maxLength: 10 }),
+        energy,
+        prices,
+        (start, inFlight, dear, chainPrices) => {
+          const left = lessInFlight(start, inFlight, dear, chainPrices);
+          const usdt = inFlight.filter((item) => item.asset === 'USDT');
+          expect(left.usdt).toBe(start.usdt - usdt.reduce((sum, item) => sum + item.amount, 0n));
+          expect(left.trxSun <= start.trxSun && left.energy === start.energy).toBe(true);
+        },
+      ),
       SETTINGS,
     );
   });
 
   it('the chain cost in micro-USDT is the sum of each fee rounded up, never below the exact value', () => {
     fc.assert(
-      fc.property(fc.array(fc.bigInt({ min: 0n, max: 10n ** 10n }), { maxLength: 30 }), fc.bigInt({ min: 1n, max: 10n ** 7n }), (fees, rate) => {
-        const micro = chainCostMicro(fees, rate);
-        const exact = fees.reduce((sum, fee) => sum + fee * rate, 0n);
-        expect(micro * 1_000_000n >= exact).toBe(true);
-        expect(micro).toBe(fees.reduce((sum, fee) => sum + sunToMicroUsdt(fee, rate), 0n));
-      }),
+      fc.property(
+        fc.array(fc.bigInt({ min: 0n, max: 10n ** 10n }), { maxLength: 30 }),
+        fc.bigInt({ min: 1n, max: 10n ** 7n }),
+        (fees, rate) => {
+          const micro = chainCostMicro(fees, rate);
+          const exact = fees.reduce((sum, fee) => sum + fee * rate, 0n);
+          expect(micro * 1_000_000n >= exact).toBe(true);
+          expect(micro).toBe(fees.reduce((sum, fee) => sum + sunToMicroUsdt(fee, rate), 0n));
+        },
+      ),
       SETTINGS,
     );
   });
@@ -138,30 +166,65 @@ describe('what to sign next', () => {
 });
 
 describe('expiry and waiting decisions', () => {
-  const waitingRow = fc.record({ id: fc.uuid(), short_of_funds_since: fc.option(fc.date({ min: new Date(0), max: new Date(2 ** 40), noInvalidDate: true }), { nil: null }) });
+  const waitingRow = fc.record({
+    id: fc.uuid(),
+    short_of_funds_since: fc.option(fc.date({ min: new Date(0), max: new Date(2 ** 40), noInvalidDate: true }), {
+      nil: null,
+    }),
+  });
 
   it('waiting transfers split into those that still wait and those overdue, nothing lost or doubled', () => {
     fc.assert(
-      fc.property(fc.array(waitingRow, { maxLength: 20 }), fc.integer({ min: 0, max: 2 ** 40 }), fc.nat(10 ** 9), (rows, nowMs, waitMs) => {
-        const { waiting, overdue } = waitingVerdict(rows, nowMs, waitMs);
-        expect(waiting.length + overdue.length).toBe(rows.length);
-        for (const row of overdue) expect(row.short_of_funds_since !== null && nowMs - row.short_of_funds_since.getTime() >= waitMs).toBe(true);
-        for (const row of waiting) expect(overdue.includes(row)).toBe(false);
-      }),
+      fc.property(
+        fc.array(waitingRow, { maxLength: 20 }),
+        fc.integer({ min: 0, max: 2 ** 40 }),
+        fc.nat(10 ** 9),
+        (rows, nowMs, waitMs) => {
+          const { waiting, overdue } = waitingVerdict(rows, nowMs, waitMs);
+          expect(waiting.length + overdue.length).toBe(rows.length);
+          for (const row of overdue)
+            expect(row.short_of_funds_since !== null && nowMs - row.short_of_funds_since.getTime() >= waitMs).toBe(
+              true,
+            );
+          for (const row of waiting) expect(overdue.includes(row)).toBe(false);
+        },
+      ),
       SETTINGS,
     );
   });
 
   it('an expired transfer is signed again only while attempts remain and no rejection rules it out', () => {
-    const lastBroadcast = fc.constantFrom(null, 'accepted', 'unknown', 'rejected:TAPOS_ERROR', 'rejected:TRANSACTION_EXPIRATION_ERROR', 'rejected:CONTRACT_VALIDATE_ERROR', 'rejected:BANDWITH_ERROR', 'rejected:SIGERROR');
+    const lastBroadcast = fc.constantFrom(
+      null,
+      'accepted',
+      'unknown',
+      'rejected:TAPOS_ERROR',
+      'rejected:TRANSACTION_EXPIRATION_ERROR',
+      'rejected:CONTRACT_VALIDATE_ERROR',
+      'rejected:BANDWITH_ERROR',
+      'rejected:SIGERROR',
+    );
     fc.assert(
-      fc.property(lastBroadcast, fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 10 }), (broadcast, attempts, maxAttempts) => {
-        const verdict = expiryVerdict(broadcast, attempts, maxAttempts);
-        const fatal = broadcast !== null && broadcast.startsWith('rejected:') && !broadcast.endsWith('TAPOS_ERROR') && !broadcast.endsWith('EXPIRATION_ERROR');
-        if (fatal) expect(verdict).toMatchObject({ kind: 'fail', message: `the node refused the transaction: ${broadcast.slice('rejected:'.length)}` });
-        else if (attempts >= maxAttempts) expect(verdict).toMatchObject({ kind: 'fail', code: 'expired' });
-        else expect(verdict).toEqual({ kind: 'retry' });
-      }),
+      fc.property(
+        lastBroadcast,
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 1, max: 10 }),
+        (broadcast, attempts, maxAttempts) => {
+          const verdict = expiryVerdict(broadcast, attempts, maxAttempts);
+          const fatal =
+            broadcast !== null &&
+            broadcast.startsWith('rejected:') &&
+            !broadcast.endsWith('TAPOS_ERROR') &&
+            !broadcast.endsWith('EXPIRATION_ERROR');
+          if (fatal)
+            expect(verdict).toMatchObject({
+              kind: 'fail',
+              message: `the node refused the transaction: ${broadcast.slice('rejected:'.length)}`,
+            });
+          else if (attempts >= maxAttempts) expect(verdict).toMatchObject({ kind: 'fail', code: 'expired' });
+          else expect(verdict).toEqual({ kind: 'retry' });
+        },
+      ),
       SETTINGS,
     );
   });

@@ -41,7 +41,13 @@ describe.each(backends)('the outgoing transfer worker on %s', (backend) => {
   });
 
   it('names the purposes without a handler', () => {
-    expect(missingOutcomeHandlers({ payout: recordingHandler(newLog()) })).toEqual(['refund', 'withdrawal', 'sweep', 'gas_topup', 'cold_storage']);
+    expect(missingOutcomeHandlers({ payout: recordingHandler(newLog()) })).toEqual([
+      'refund',
+      'withdrawal',
+      'sweep',
+      'gas_topup',
+      'cold_storage',
+    ]);
   });
 
   it('the gateway as wired handles every purpose: nothing it enqueues can stay queued for want of a handler', () => {

@@ -14,7 +14,15 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { backends } from '../../support/databases.ts';
 import { expectLedgerSound, openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
-import { enqueuePayout, executorFor, freshAddress, fundHotWallet, mineToFinal, newLog, type HandlerLog } from './executor-support.ts';
+import {
+  enqueuePayout,
+  executorFor,
+  freshAddress,
+  fundHotWallet,
+  mineToFinal,
+  newLog,
+  type HandlerLog,
+} from './executor-support.ts';
 
 describe('the signing pool', () => {
   let pool: SigningPool | undefined;
@@ -27,11 +35,17 @@ describe('the signing pool', () => {
     pool = createSigningPool(2);
     const privateKey = secp256k1.utils.randomSecretKey();
     const txIds = Array.from({ length: 40 }, () => bytesToHex(randomBytes(32)));
-    const [a, b] = await Promise.all([pool.sign(privateKey, txIds.slice(0, 20)), pool.sign(privateKey, txIds.slice(20))]);
+    const [a, b] = await Promise.all([
+      pool.sign(privateKey, txIds.slice(0, 20)),
+      pool.sign(privateKey, txIds.slice(20)),
+    ]);
     const signatures = [...a, ...b];
-    expect(signatures.map((signature) => bytesToHex(signature))).toEqual(txIds.map((txId) => bytesToHex(signTransactionId(txId, privateKey))));
+    expect(signatures.map((signature) => bytesToHex(signature))).toEqual(
+      txIds.map((txId) => bytesToHex(signTransactionId(txId, privateKey))),
+    );
     expect(await inThreadSigning.sign(privateKey, txIds)).toEqual(signatures);
-    for (const [index, txId] of txIds.entries()) expect(recoverSignerAddress(txId, signatures[index]!)).toBe(tronAddressFromPrivateKey(privateKey));
+    for (const [index, txId] of txIds.entries())
+      expect(recoverSignerAddress(txId, signatures[index]!)).toBe(tronAddressFromPrivateKey(privateKey));
   });
 
   it('answers a bad request with an error, not a signature', async () => {
@@ -63,8 +77,13 @@ describe.each(backends)('the executor signing on a worker thread on %s', (backen
     chain.faucet(deposit, { trxSun: 50_000_000n, usdt: 7_000_000n });
     const recipients = Array.from({ length: 5 }, () => freshAddress());
     const payouts = [];
-    for (const [index, to] of recipients.entries()) payouts.push(await enqueuePayout(setup, to, 1_000_000n + BigInt(index)));
-    const sweep = await enqueuePayout(setup, setup.access.addressKey.hotWalletAddress, 7_000_000n, { purpose: 'sweep', ownerId: 'swp_pool', from: { kind: 'deposit_address', address: deposit, derivationIndex: 3 } });
+    for (const [index, to] of recipients.entries())
+      payouts.push(await enqueuePayout(setup, to, 1_000_000n + BigInt(index)));
+    const sweep = await enqueuePayout(setup, setup.access.addressKey.hotWalletAddress, 7_000_000n, {
+      purpose: 'sweep',
+      ownerId: 'swp_pool',
+      from: { kind: 'deposit_address', address: deposit, derivationIndex: 3 },
+    });
 
     const crashing = executorFor(setup, log, {
       signing: pool,

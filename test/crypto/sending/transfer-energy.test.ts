@@ -54,7 +54,9 @@ describe('transfer energy from the chain', () => {
     const sender = chain.payers[0]!.address;
     const holder = chain.payers[1]!.address;
     for (let round = 0; round < 3; round++) {
-      expect(await energy.energyOf(clock, { from: sender, to: freshRecipient(), recipientHoldsUsdt: false })).toBe(130_285n);
+      expect(await energy.energyOf(clock, { from: sender, to: freshRecipient(), recipientHoldsUsdt: false })).toBe(
+        130_285n,
+      );
       expect(await energy.energyOf(clock, { from: sender, to: holder, recipientHoldsUsdt: true })).toBe(64_285n);
     }
     expect(counts).toEqual({ dryRuns: 2, factorReads: 1 });
@@ -62,10 +64,16 @@ describe('transfer energy from the chain', () => {
     chain.setUsdtEnergyFactor(2_500);
     // Within the cache time the old factor stands.
     clock.advance(ENERGY_FACTOR_CACHE_MS - 1);
-    expect(await energy.energyOf(clock, { from: sender, to: freshRecipient(), recipientHoldsUsdt: false })).toBe(130_285n);
+    expect(await energy.energyOf(clock, { from: sender, to: freshRecipient(), recipientHoldsUsdt: false })).toBe(
+      130_285n,
+    );
     clock.advance(1);
     expect(await energy.energyFactor(clock)).toBe(2_500);
-    const concurrent = await Promise.all(Array.from({ length: 20 }, () => energy.energyOf(clock, { from: sender, to: freshRecipient(), recipientHoldsUsdt: false })));
+    const concurrent = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        energy.energyOf(clock, { from: sender, to: freshRecipient(), recipientHoldsUsdt: false }),
+      ),
+    );
     expect(new Set(concurrent)).toEqual(new Set([130_285n + 32_571n]));
     expect(counts).toEqual({ dryRuns: 3, factorReads: 2 });
   });
@@ -75,14 +83,22 @@ describe('transfer energy from the chain', () => {
     const clock = new ManualClock(new Date('2026-01-01T00:00:00Z'));
     const energy = usdtTransferEnergy(node);
     const empty = freshRecipient();
-    expect(await energy.energyOf(clock, { from: empty, to: freshRecipient(), recipientHoldsUsdt: false })).toBe(MEASURED_ENERGY_NEW_HOLDER);
-    expect(await energy.energyOf(clock, { from: empty, to: empty, recipientHoldsUsdt: true })).toBe(MEASURED_ENERGY_HOLDER);
+    expect(await energy.energyOf(clock, { from: empty, to: freshRecipient(), recipientHoldsUsdt: false })).toBe(
+      MEASURED_ENERGY_NEW_HOLDER,
+    );
+    expect(await energy.energyOf(clock, { from: empty, to: empty, recipientHoldsUsdt: true })).toBe(
+      MEASURED_ENERGY_HOLDER,
+    );
     // A sender with USDT teaches the figure at factor 0.
-    expect(await energy.energyOf(clock, { from: chain.payers[0]!.address, to: freshRecipient(), recipientHoldsUsdt: false })).toBe(130_285n);
+    expect(
+      await energy.energyOf(clock, { from: chain.payers[0]!.address, to: freshRecipient(), recipientHoldsUsdt: false }),
+    ).toBe(130_285n);
     chain.setUsdtEnergyFactor(3_400);
     clock.advance(ENERGY_FACTOR_CACHE_MS);
     // ceil(130,285 × 13,400 / 10,000) = 174,582: at or above what the chain will charge (174,581).
-    expect(await energy.energyOf(clock, { from: empty, to: freshRecipient(), recipientHoldsUsdt: false })).toBe(174_582n);
+    expect(await energy.energyOf(clock, { from: empty, to: freshRecipient(), recipientHoldsUsdt: false })).toBe(
+      174_582n,
+    );
     expect(counts.dryRuns).toBe(4);
   });
 

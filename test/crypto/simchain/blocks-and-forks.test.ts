@@ -89,7 +89,9 @@ describe('reorgs', () => {
     expect(found.block.id).not.toBe(block.id);
     expect(found.transaction.receipt.result).toBe('SUCCESS');
     expect(chain.state.usdtBalance(recipient.address)).toBe(9_000_000n);
-    const inBlocks = Array.from({ length: chain.head.number + 1 }, (_, number) => chain.block(number)!).flatMap((each) => each.transactions).filter((included) => included.transaction.txId === txId);
+    const inBlocks = Array.from({ length: chain.head.number + 1 }, (_, number) => chain.block(number)!)
+      .flatMap((each) => each.transactions)
+      .filter((included) => included.transaction.txId === txId);
     expect(inBlocks).toHaveLength(1);
   });
 

@@ -31,7 +31,11 @@ async function start() {
 }
 
 async function post(path: string, body: object = {}): Promise<Record<string, unknown>> {
-  const response = await fetch(`${server!.url}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const response = await fetch(`${server!.url}${path}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   expect(response.status).toBe(200);
   return (await response.json()) as Record<string, unknown>;
 }
@@ -47,7 +51,9 @@ describe('the dynamic energy factor (java-tron VM.play, ContractStateCapsule)', 
     expect(atZero['contract_state']).toEqual({});
     expect(atZero['smart_contract']).toMatchObject({ contract_address: usdt });
     await createSimulatorControl(url).setEnergyFactor(3_400);
-    expect((await post('/wallet/getcontractinfo', { value: usdt }))['contract_state']).toEqual({ energy_factor: 3_400 });
+    expect((await post('/wallet/getcontractinfo', { value: usdt }))['contract_state']).toEqual({
+      energy_factor: 3_400,
+    });
     expect(await post('/wallet/getcontractinfo', { value: tronAddressToHex(stranger.address) })).toEqual({});
     const client = createTronNodeClient({ urls: [url], usdtContract: chain.parameters.usdtContract });
     expect(await client.getUsdtEnergyFactor()).toBe(3_400);
@@ -61,12 +67,15 @@ describe('the dynamic energy factor (java-tron VM.play, ContractStateCapsule)', 
       owner_address: tronAddressToHex(payer),
       contract_address: tronAddressToHex(chain.parameters.usdtContract),
       function_selector: 'transfer(address,uint256)',
-      parameter: bytesToHex(addressWord(stranger.address)) + (1n).toString(16).padStart(64, '0'),
+      parameter: bytesToHex(addressWord(stranger.address)) + 1n.toString(16).padStart(64, '0'),
     };
     expect(await post('/wallet/triggerconstantcontract', body)).not.toHaveProperty('energy_penalty');
     chain.setUsdtEnergyFactor(3_400);
     // 130,285 + 130,285 × 3,400 / 10,000 (integer division) = 130,285 + 44,296.
-    expect(await post('/wallet/triggerconstantcontract', body)).toMatchObject({ energy_used: 174_581, energy_penalty: 44_296 });
+    expect(await post('/wallet/triggerconstantcontract', body)).toMatchObject({
+      energy_used: 174_581,
+      energy_penalty: 44_296,
+    });
     expect(await post('/wallet/estimateenergy', body)).toEqual({ result: { result: true }, energy_required: 174_581 });
   });
 
@@ -78,20 +87,34 @@ describe('the dynamic energy factor (java-tron VM.play, ContractStateCapsule)', 
     chain.setUsdtEnergyFactor(10_000); // energy doubled
     const enough = signedTransfer(chain, sender, { to: testKey('first').address, feeLimitSun: 30n * TRX });
     // 130,285 × 2 = 260,570 energy at 100 sun: 26.057 TRX; the 15 TRX fee_limit of today's constant would not do.
-    const short = signedTransfer(chain, sender, { to: testKey('second').address, feeLimitSun: 15n * TRX, timestampMs: chain.head.timestampMs + 1 });
+    const short = signedTransfer(chain, sender, {
+      to: testKey('second').address,
+      feeLimitSun: 15n * TRX,
+      timestampMs: chain.head.timestampMs + 1,
+    });
     expect(chain.broadcastHex(enough.hex).result).toBe(true);
     expect(chain.broadcastHex(short.hex).result).toBe(true);
     chain.produceBlocks(1);
     const ok = await post('/wallet/gettransactioninfobyid', { value: enough.txId });
-    expect(ok['receipt']).toMatchObject({ energy_usage_total: 260_570, energy_penalty_total: 130_285, energy_fee: 26_057_000, result: 'SUCCESS' });
+    expect(ok['receipt']).toMatchObject({
+      energy_usage_total: 260_570,
+      energy_penalty_total: 130_285,
+      energy_fee: 26_057_000,
+      result: 'SUCCESS',
+    });
     const failed = await post('/wallet/gettransactioninfobyid', { value: short.txId });
-    expect(failed).toMatchObject({ result: 'FAILED', receipt: { result: 'OUT_OF_ENERGY', energy_usage_total: 150_000, energy_fee: 15_000_000 } });
+    expect(failed).toMatchObject({
+      result: 'FAILED',
+      receipt: { result: 'OUT_OF_ENERGY', energy_usage_total: 150_000, energy_fee: 15_000_000 },
+    });
     expect(chain.state.usdtBalance(testKey('second').address)).toBe(0n);
   });
 
   it('the control surface refuses a factor outside java-tron’s range', async () => {
     const { url } = await start();
-    await expect(createSimulatorControl(url).setEnergyFactor(-1)).rejects.toThrow(/factor must be a whole number from 0 to 100000/);
+    await expect(createSimulatorControl(url).setEnergyFactor(-1)).rejects.toThrow(
+      /factor must be a whole number from 0 to 100000/,
+    );
     await expect(createSimulatorControl(url).setEnergyFactor(100_001)).rejects.toThrow(/factor must be/);
   });
 });
@@ -103,8 +126,19 @@ describe('the issuer blacklist (TetherToken isBlackListed)', () => {
     const contract = tronAddressToHex(chain.parameters.usdtContract);
     const owner = tronAddressToHex(chain.payers[0]!.address);
     const word = bytesToHex(addressWord(stranger.address));
-    const bySelector = () => post('/wallet/triggerconstantcontract', { owner_address: owner, contract_address: contract, function_selector: 'isBlackListed(address)', parameter: word });
-    const byData = () => post('/wallet/triggerconstantcontract', { owner_address: owner, contract_address: contract, data: `e47d6060${word}` });
+    const bySelector = () =>
+      post('/wallet/triggerconstantcontract', {
+        owner_address: owner,
+        contract_address: contract,
+        function_selector: 'isBlackListed(address)',
+        parameter: word,
+      });
+    const byData = () =>
+      post('/wallet/triggerconstantcontract', {
+        owner_address: owner,
+        contract_address: contract,
+        data: `e47d6060${word}`,
+      });
     expect((await bySelector())['constant_result']).toEqual(['0'.repeat(64)]);
     const control = createSimulatorControl(url);
     await control.setBlacklisted(stranger.address, true);

@@ -36,18 +36,30 @@ describe('successful transfers', () => {
     const chain = chainWith();
     const before = chain.state.account(sender.address)!.balanceSun;
     const receipt = include(chain, signedTransfer(chain, sender, { to: newcomer.address, amount: 7_000_000n }));
-    expect(receipt).toMatchObject({ result: 'SUCCESS', energyUsageTotal: 130_285, energyFeeSun: 13_028_500n, netFeeSun: 0n, feeSun: 13_028_500n });
+    expect(receipt).toMatchObject({
+      result: 'SUCCESS',
+      energyUsageTotal: 130_285,
+      energyFeeSun: 13_028_500n,
+      netFeeSun: 0n,
+      feeSun: 13_028_500n,
+    });
     expect(chain.state.usdtBalance(newcomer.address)).toBe(7_000_000n);
     expect(chain.state.usdtBalance(sender.address)).toBe(43_000_000n);
     expect(chain.state.account(sender.address)!.balanceSun).toBe(before - 13_028_500n);
     expect(receipt.logs).toEqual([
       {
         contract: chain.parameters.usdtContract,
-        topics: [TRANSFER_EVENT_TOPIC, bytesToHex(addressWord(sender.address)), bytesToHex(addressWord(newcomer.address))],
-        data: (7_000_000n).toString(16).padStart(64, '0'),
+        topics: [
+          TRANSFER_EVENT_TOPIC,
+          bytesToHex(addressWord(sender.address)),
+          bytesToHex(addressWord(newcomer.address)),
+        ],
+        data: 7_000_000n.toString(16).padStart(64, '0'),
       },
     ]);
-    expect(bytesToHex(tronAddressToEvm(chain.parameters.usdtContract))).toBe('a614f803b6fd780986a42c78ec9c7f77e6ded13c');
+    expect(bytesToHex(tronAddressToEvm(chain.parameters.usdtContract))).toBe(
+      'a614f803b6fd780986a42c78ec9c7f77e6ded13c',
+    );
   });
 
   it('costs 64,285 energy to an address that already holds USDT', () => {
@@ -73,7 +85,12 @@ describe('fee_limit and TRX balance cap the energy', () => {
   it('a fee_limit one sun short ends in OUT_OF_ENERGY: included, all usable energy burned, no tokens moved, no log', () => {
     const chain = chainWith();
     const receipt = include(chain, signedTransfer(chain, sender, { to: newcomer.address, feeLimitSun: 13_028_499n }));
-    expect(receipt).toMatchObject({ result: 'OUT_OF_ENERGY', energyUsageTotal: 130_284, energyFeeSun: 13_028_400n, logs: [] });
+    expect(receipt).toMatchObject({
+      result: 'OUT_OF_ENERGY',
+      energyUsageTotal: 130_284,
+      energyFeeSun: 13_028_400n,
+      logs: [],
+    });
     expect(chain.state.usdtBalance(newcomer.address)).toBe(0n);
     expect(chain.state.usdtBalance(sender.address)).toBe(50_000_000n);
   });
@@ -93,7 +110,13 @@ describe('REVERT', () => {
   it('an amount above the balance reverts: included, fee charged, nothing moved; the whole balance passes', () => {
     const chain = chainWith();
     const over = include(chain, signedTransfer(chain, sender, { to: holder.address, amount: 50_000_001n }));
-    expect(over).toMatchObject({ result: 'REVERT', energyUsageTotal: 1_000, energyFeeSun: 100_000n, logs: [], resMessage: 'REVERT opcode executed' });
+    expect(over).toMatchObject({
+      result: 'REVERT',
+      energyUsageTotal: 1_000,
+      energyFeeSun: 100_000n,
+      logs: [],
+      resMessage: 'REVERT opcode executed',
+    });
     expect(chain.state.usdtBalance(holder.address)).toBe(1n);
     const all = include(chain, signedTransfer(chain, sender, { to: holder.address, amount: 50_000_000n }));
     expect(all.result).toBe('SUCCESS');
@@ -121,6 +144,8 @@ describe('REVERT', () => {
 
   it('calldata that is not transfer(address,uint256) reverts', () => {
     const chain = chainWith();
-    expect(include(chain, signedTransfer(chain, sender, { data: Uint8Array.of(0x70, 0xa0, 0x82, 0x31) })).result).toBe('REVERT');
+    expect(include(chain, signedTransfer(chain, sender, { data: Uint8Array.of(0x70, 0xa0, 0x82, 0x31) })).result).toBe(
+      'REVERT',
+    );
   });
 });

@@ -29,23 +29,38 @@ describe('TaPoS', () => {
   it('refuses a reference whose hash is not the chain block with those number bytes', () => {
     const { chain, sender } = fundedChain();
     const head = chain.head;
-    const wrongHash = signedTransfer(chain, sender, { refBlockBytes: Uint8Array.of(0, head.number), refBlockHash: new Uint8Array(8).fill(7) });
+    const wrongHash = signedTransfer(chain, sender, {
+      refBlockBytes: Uint8Array.of(0, head.number),
+      refBlockHash: new Uint8Array(8).fill(7),
+    });
     expect(chain.broadcastHex(wrongHash.hex)).toMatchObject({ result: false, code: 'TAPOS_ERROR' });
   });
 
   it('refuses a reference to a block not produced yet', () => {
     const { chain, sender } = fundedChain();
     const future = signedTransfer(chain, sender, { refBlockBytes: Uint8Array.of(0, chain.head.number + 1) });
-    expect(chain.broadcastHex(future.hex)).toMatchObject({ result: false, code: 'TAPOS_ERROR', message: expect.stringContaining('block not found') });
+    expect(chain.broadcastHex(future.hex)).toMatchObject({
+      result: false,
+      code: 'TAPOS_ERROR',
+      message: expect.stringContaining('block not found'),
+    });
   });
 
   it('only the last 65,536 blocks can be referenced: an older block shares its 2 bytes with a newer one', () => {
     const { chain, sender } = fundedChain();
     const block1 = chain.block(1)!;
     chain.produceBlocks(65_536 - chain.head.number); // head = 65,536: block 1 is still the newest block ending in 0x0001
-    expect(chain.broadcastHex(signedTransfer(chain, sender, { ...refOf(block1), expirationMs: chain.head.timestampMs + 60_000 }).hex)).toMatchObject({ result: true });
+    expect(
+      chain.broadcastHex(
+        signedTransfer(chain, sender, { ...refOf(block1), expirationMs: chain.head.timestampMs + 60_000 }).hex,
+      ),
+    ).toMatchObject({ result: true });
     chain.produceBlocks(1); // block 65,537 now ends in 0x0001 too
-    const stale = signedTransfer(chain, sender, { ...refOf(block1), expirationMs: chain.head.timestampMs + 60_000, amount: 3n });
+    const stale = signedTransfer(chain, sender, {
+      ...refOf(block1),
+      expirationMs: chain.head.timestampMs + 60_000,
+      amount: 3n,
+    });
     expect(chain.broadcastHex(stale.hex)).toMatchObject({ result: false, code: 'TAPOS_ERROR' });
   });
 });
@@ -54,15 +69,25 @@ describe('expiration', () => {
   it('refuses an expiration at or before the head block time and accepts one just after', () => {
     const { chain, sender } = fundedChain();
     const headMs = chain.head.timestampMs;
-    expect(chain.broadcastHex(signedTransfer(chain, sender, { expirationMs: headMs }).hex)).toMatchObject({ result: false, code: 'TRANSACTION_EXPIRATION_ERROR' });
-    expect(chain.broadcastHex(signedTransfer(chain, sender, { expirationMs: headMs + 1 }).hex)).toMatchObject({ result: true });
+    expect(chain.broadcastHex(signedTransfer(chain, sender, { expirationMs: headMs }).hex)).toMatchObject({
+      result: false,
+      code: 'TRANSACTION_EXPIRATION_ERROR',
+    });
+    expect(chain.broadcastHex(signedTransfer(chain, sender, { expirationMs: headMs + 1 }).hex)).toMatchObject({
+      result: true,
+    });
   });
 
   it('accepts an expiration 24 h after the head block and refuses one a millisecond later', () => {
     const { chain, sender } = fundedChain();
     const limitMs = chain.head.timestampMs + 24 * 3_600_000;
-    expect(chain.broadcastHex(signedTransfer(chain, sender, { expirationMs: limitMs + 1 }).hex)).toMatchObject({ result: false, code: 'TRANSACTION_EXPIRATION_ERROR' });
-    expect(chain.broadcastHex(signedTransfer(chain, sender, { expirationMs: limitMs }).hex)).toMatchObject({ result: true });
+    expect(chain.broadcastHex(signedTransfer(chain, sender, { expirationMs: limitMs + 1 }).hex)).toMatchObject({
+      result: false,
+      code: 'TRANSACTION_EXPIRATION_ERROR',
+    });
+    expect(chain.broadcastHex(signedTransfer(chain, sender, { expirationMs: limitMs }).hex)).toMatchObject({
+      result: true,
+    });
   });
 
   it('drops a pooled transaction that expires before the next block, and includes one that does not', () => {
@@ -83,7 +108,11 @@ describe('duplicates', () => {
     const { chain, sender } = fundedChain();
     const transfer = signedTransfer(chain, sender);
     expect(chain.broadcastHex(transfer.hex).result).toBe(true);
-    expect(chain.broadcastHex(transfer.hex)).toMatchObject({ result: false, code: 'DUP_TRANSACTION_ERROR', txId: transfer.txId });
+    expect(chain.broadcastHex(transfer.hex)).toMatchObject({
+      result: false,
+      code: 'DUP_TRANSACTION_ERROR',
+      txId: transfer.txId,
+    });
     chain.produceBlocks(1);
     expect(chain.findTransaction(transfer.txId)).toBeDefined();
     expect(chain.broadcastHex(transfer.hex)).toMatchObject({ result: false, code: 'DUP_TRANSACTION_ERROR' });
@@ -110,19 +139,27 @@ describe('owner account and contract', () => {
     const { chain } = fundedChain();
     const fresh = testKey('never activated');
     chain.faucet(fresh.address, { usdt: 10_000_000n }); // USDT does not activate an account
-    expect(chain.broadcastHex(signedTransfer(chain, fresh).hex)).toMatchObject({ result: false, code: 'CONTRACT_VALIDATE_ERROR' });
+    expect(chain.broadcastHex(signedTransfer(chain, fresh).hex)).toMatchObject({
+      result: false,
+      code: 'CONTRACT_VALIDATE_ERROR',
+    });
     chain.faucet(fresh.address, { trxSun: 1n });
     expect(chain.broadcastHex(signedTransfer(chain, fresh, { amount: 2n }).hex).result).toBe(true);
   });
 
   it('refuses a call to another contract than the USDT one', () => {
     const { chain, sender } = fundedChain();
-    expect(chain.broadcastHex(signedTransfer(chain, sender, { contractAddress: USDT_CONTRACT_NILE }).hex)).toMatchObject({ result: false, code: 'CONTRACT_VALIDATE_ERROR' });
+    expect(
+      chain.broadcastHex(signedTransfer(chain, sender, { contractAddress: USDT_CONTRACT_NILE }).hex),
+    ).toMatchObject({ result: false, code: 'CONTRACT_VALIDATE_ERROR' });
   });
 
   it('accepts fee_limit 15,000 TRX and refuses a sun more', () => {
     const { chain, sender } = fundedChain();
-    expect(chain.broadcastHex(signedTransfer(chain, sender, { feeLimitSun: 15_000n * TRX + 1n }).hex)).toMatchObject({ result: false, code: 'CONTRACT_VALIDATE_ERROR' });
+    expect(chain.broadcastHex(signedTransfer(chain, sender, { feeLimitSun: 15_000n * TRX + 1n }).hex)).toMatchObject({
+      result: false,
+      code: 'CONTRACT_VALIDATE_ERROR',
+    });
     expect(chain.broadcastHex(signedTransfer(chain, sender, { feeLimitSun: 15_000n * TRX }).hex).result).toBe(true);
   });
 
@@ -146,12 +183,19 @@ describe('bandwidth', () => {
     const receipt = chain.findTransaction(first.txId)!.transaction.receipt;
     expect(receipt).toMatchObject({ netUsage: bytes, netFeeSun: 0n });
     // 600 − bytes free left today: the next transfer must burn bytes × 1,000 sun, more than the account has.
-    expect(chain.broadcastHex(signedTransfer(chain, poor, { feeLimitSun: 0n, amount: 2n }).hex)).toMatchObject({ result: false, code: 'BANDWITH_ERROR' });
+    expect(chain.broadcastHex(signedTransfer(chain, poor, { feeLimitSun: 0n, amount: 2n }).hex)).toMatchObject({
+      result: false,
+      code: 'BANDWITH_ERROR',
+    });
     chain.faucet(poor.address, { trxSun: BigInt(bytes) * 1_000n - 300_000n }); // now exactly enough
     const burnt = signedTransfer(chain, poor, { feeLimitSun: 0n, amount: 3n });
     expect(chain.broadcastHex(burnt.hex).result).toBe(true);
     chain.produceBlocks(1);
-    expect(chain.findTransaction(burnt.txId)!.transaction.receipt).toMatchObject({ netUsage: 0, netFeeSun: BigInt(bytes) * 1_000n, feeSun: BigInt(bytes) * 1_000n });
+    expect(chain.findTransaction(burnt.txId)!.transaction.receipt).toMatchObject({
+      netUsage: 0,
+      netFeeSun: BigInt(bytes) * 1_000n,
+      feeSun: BigInt(bytes) * 1_000n,
+    });
     expect(chain.state.account(poor.address)!.balanceSun).toBe(0n);
   });
 
@@ -161,7 +205,11 @@ describe('bandwidth', () => {
     chain.faucet(poor.address, { trxSun: 1n, usdt: 5_000_000n });
     chain.broadcastHex(signedTransfer(chain, poor, { feeLimitSun: 0n }).hex);
     chain.produceBlocks(1);
-    const second = signedTransfer(chain, poor, { feeLimitSun: 0n, amount: 2n, expirationMs: chain.head.timestampMs + 24 * 3_600_000 });
+    const second = signedTransfer(chain, poor, {
+      feeLimitSun: 0n,
+      amount: 2n,
+      expirationMs: chain.head.timestampMs + 24 * 3_600_000,
+    });
     expect(chain.broadcastHex(second.hex)).toMatchObject({ result: false, code: 'BANDWITH_ERROR' });
     chain.advance(12 * 3_600_000); // half a day: half the bytes used are back
     expect(chain.broadcastHex(second.hex).result).toBe(true);
@@ -173,12 +221,18 @@ describe('pool size', () => {
     const { chain, sender } = fundedChain({ maxPendingTransactions: 2 });
     expect(chain.broadcastHex(signedTransfer(chain, sender, { amount: 1n }).hex).result).toBe(true);
     expect(chain.broadcastHex(signedTransfer(chain, sender, { amount: 2n }).hex).result).toBe(true);
-    expect(chain.broadcastHex(signedTransfer(chain, sender, { amount: 3n }).hex)).toMatchObject({ result: false, code: 'SERVER_BUSY' });
+    expect(chain.broadcastHex(signedTransfer(chain, sender, { amount: 3n }).hex)).toMatchObject({
+      result: false,
+      code: 'SERVER_BUSY',
+    });
     chain.produceBlocks(1);
     expect(chain.broadcastHex(signedTransfer(chain, sender, { amount: 3n }).hex).result).toBe(true);
   });
 });
 
 function refOf(block: { number: number; id: string }) {
-  return { refBlockBytes: Uint8Array.of((block.number >> 8) & 0xff, block.number & 0xff), refBlockHash: Uint8Array.from(Buffer.from(block.id.slice(16, 32), 'hex')) };
+  return {
+    refBlockBytes: Uint8Array.of((block.number >> 8) & 0xff, block.number & 0xff),
+    refBlockHash: Uint8Array.from(Buffer.from(block.id.slice(16, 32), 'hex')),
+  };
 }

@@ -6,7 +6,11 @@
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
-import { createSimulatorControl, SimulatorRefusal, type SimulatorControl } from '../../../src/crypto/simchain/control-client.ts';
+import {
+  createSimulatorControl,
+  SimulatorRefusal,
+  type SimulatorControl,
+} from '../../../src/crypto/simchain/control-client.ts';
 import { saveChain, loadChain } from '../../../src/crypto/simchain/persistence.ts';
 import type { TronAddress } from '../../../src/crypto/tron/address.ts';
 import { createTronNodeClient, type TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
@@ -33,7 +37,12 @@ const FEE_LIMIT_SUN = 30_000_000n;
 
 async function start(): Promise<{ control: SimulatorControl; client: TronNodeClient; server: SimulatedChainServer }> {
   server = await startSimulatedChainServer({ seed: 'next transfer outcomes' });
-  client = createTronNodeClient({ urls: [server.url], usdtContract: server.chain.parameters.usdtContract, timeoutMs: 2_000, retryDelayMs: 0 });
+  client = createTronNodeClient({
+    urls: [server.url],
+    usdtContract: server.chain.parameters.usdtContract,
+    timeoutMs: 2_000,
+    retryDelayMs: 0,
+  });
   const control = createSimulatorControl(server.url);
   await control.faucet(hot.address, { trxSun: 1_000_000_000n, usdt: 1_000_000_000n });
   await control.mine(20);
@@ -69,20 +78,34 @@ describe('the next transfer to an address, armed through the control surface', (
     const txId = await send(client, server.chain.parameters.usdtContract, hot, recipient.address, 5_000_000n);
     await control.mine(1);
     const outcome = await client.getTransactionOutcome(txId);
-    expect(outcome).toMatchObject({ contractResult: 'REVERT', succeeded: false, transfers: [], failureMessage: 'REVERT opcode executed' });
+    expect(outcome).toMatchObject({
+      contractResult: 'REVERT',
+      succeeded: false,
+      transfers: [],
+      failureMessage: 'REVERT opcode executed',
+    });
     expect(outcome!.feeSun).toBeGreaterThan(0n);
-    expect(outcome!.energyFeeSun).toBe(BigInt(server.chain.parameters.revertEnergy) * server.chain.parameters.energyPriceSun);
+    expect(outcome!.energyFeeSun).toBe(
+      BigInt(server.chain.parameters.revertEnergy) * server.chain.parameters.energyPriceSun,
+    );
     expect((await client.getAccount(hot.address)).balanceSun).toBe(trxBefore - outcome!.feeSun);
     expect(await client.getUsdtBalance(recipient.address)).toBe(0n);
     expect(await client.getUsdtBalance(hot.address)).toBe(1_000_000_000n);
     // Final too: the solidified view shows the same failure 18 blocks later.
     expect(await client.getTransactionOutcome(txId, { solidified: true })).toBeNull();
     await control.mine(18);
-    expect(await client.getTransactionOutcome(txId, { solidified: true })).toMatchObject({ contractResult: 'REVERT', succeeded: false });
+    expect(await client.getTransactionOutcome(txId, { solidified: true })).toMatchObject({
+      contractResult: 'REVERT',
+      succeeded: false,
+    });
 
     const again = await send(client, server.chain.parameters.usdtContract, hot, recipient.address, 5_000_000n);
     await control.mine(1);
-    expect(await client.getTransactionOutcome(again)).toMatchObject({ contractResult: 'SUCCESS', succeeded: true, transfers: [{ to: recipient.address, amount: 5_000_000n }] });
+    expect(await client.getTransactionOutcome(again)).toMatchObject({
+      contractResult: 'SUCCESS',
+      succeeded: true,
+      transfers: [{ to: recipient.address, amount: 5_000_000n }],
+    });
     expect(await client.getUsdtBalance(recipient.address)).toBe(5_000_000n);
   });
 
@@ -92,7 +115,12 @@ describe('the next transfer to an address, armed through the control surface', (
     const txId = await send(client, server.chain.parameters.usdtContract, hot, recipient.address, 5_000_000n);
     await control.mine(1);
     const outcome = await client.getTransactionOutcome(txId);
-    expect(outcome).toMatchObject({ contractResult: 'OUT_OF_ENERGY', succeeded: false, transfers: [], energyFeeSun: FEE_LIMIT_SUN });
+    expect(outcome).toMatchObject({
+      contractResult: 'OUT_OF_ENERGY',
+      succeeded: false,
+      transfers: [],
+      energyFeeSun: FEE_LIMIT_SUN,
+    });
     expect(outcome!.energyUsed).toBe(Number(FEE_LIMIT_SUN / server.chain.parameters.energyPriceSun));
     expect(await client.getUsdtBalance(recipient.address)).toBe(0n);
   });
@@ -147,7 +175,11 @@ describe('the next transfer to an address, armed through the control surface', (
     // Free bandwidth still carries the bytes; with no TRX there is no energy at all.
     const txId = await send(client, server.chain.parameters.usdtContract, hot, recipient.address, 1_000_000n);
     await control.mine(1);
-    expect(await client.getTransactionOutcome(txId)).toMatchObject({ contractResult: 'OUT_OF_ENERGY', succeeded: false, feeSun: 0n });
+    expect(await client.getTransactionOutcome(txId)).toMatchObject({
+      contractResult: 'OUT_OF_ENERGY',
+      succeeded: false,
+      feeSun: 0n,
+    });
     expect(await control.drainTrx(hot.address)).toBe(0n);
     expect(await control.balances(hot.address)).toEqual({ activated: true, trxSun: 0n, usdt: 1_000_000_000n });
   });
@@ -172,7 +204,9 @@ describe('the next transfer to an address, armed through the control surface', (
     await expect(control.armNextTransfer('Tnope' as TronAddress, 'revert')).rejects.toThrow(/address/);
     await expect(control.mine(0)).rejects.toThrow(/count/);
     await expect(control.reorg(19)).rejects.toThrow(/depth/);
-    await expect(control.sendUsdt({ to: recipient.address, amount: 1n, from: recipient.address })).rejects.toThrow(/payer/);
+    await expect(control.sendUsdt({ to: recipient.address, amount: 1n, from: recipient.address })).rejects.toThrow(
+      /payer/,
+    );
     const unknown = await fetch(`${server.url}/simulator/nothing`, { method: 'POST', body: '{}' });
     expect(unknown.status).toBe(404);
     // Node faults are the node's: the control surface answers through them.

@@ -20,7 +20,11 @@ async function start() {
 }
 
 async function post(path: string, body: object = {}): Promise<unknown> {
-  const response = await fetch(`${server!.url}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const response = await fetch(`${server!.url}${path}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   expect(response.status).toBe(200);
   return response.json();
 }
@@ -42,7 +46,11 @@ describe('empty answers, as java-tron gives them', () => {
 
   it('an empty block has no transactions field; the genesis block leaves its zero number out', async () => {
     await start();
-    const genesis = (await post('/wallet/getblockbynum', { num: 0 })) as { blockID: string; block_header: { raw_data: Record<string, unknown> }; transactions?: unknown };
+    const genesis = (await post('/wallet/getblockbynum', { num: 0 })) as {
+      blockID: string;
+      block_header: { raw_data: Record<string, unknown> };
+      transactions?: unknown;
+    };
     expect(genesis.blockID).toMatch(/^0{16}[0-9a-f]{48}$/);
     expect(genesis.block_header.raw_data).not.toHaveProperty('number');
     expect(genesis).not.toHaveProperty('transactions');
@@ -76,16 +84,29 @@ describe('a transfer as the node shows it', () => {
       blockTimeStamp: chain.block(2)!.timestampMs,
       contractResult: ['0'.repeat(63) + '1'],
       contract_address: tronAddressToHex(chain.parameters.usdtContract),
-      receipt: { energy_fee: 13_028_500, energy_usage_total: 130_285, net_usage: sent.transaction.bytes.length + 64, result: 'SUCCESS' },
-      log: [{ address: 'a614f803b6fd780986a42c78ec9c7f77e6ded13c', data: (12_345_678n).toString(16).padStart(64, '0') }],
+      receipt: {
+        energy_fee: 13_028_500,
+        energy_usage_total: 130_285,
+        net_usage: sent.transaction.bytes.length + 64,
+        result: 'SUCCESS',
+      },
+      log: [{ address: 'a614f803b6fd780986a42c78ec9c7f77e6ded13c', data: 12_345_678n.toString(16).padStart(64, '0') }],
     });
     expect(info).not.toHaveProperty('result');
     expect(await post('/wallet/gettransactioninfobyblocknum', { num: 2 })).toEqual([info]);
 
     const payer = chain.payers[0]!.address;
     const account = (await post('/wallet/getaccount', { address: tronAddressToHex(payer) })) as Record<string, unknown>;
-    expect(account).toMatchObject({ address: tronAddressToHex(payer), balance: Number(chain.parameters.payerTrxSun - 13_028_500n) });
-    const text = await (await fetch(`${server!.url}/wallet/getaccount`, { method: 'POST', body: JSON.stringify({ address: payer, visible: true }) })).text();
+    expect(account).toMatchObject({
+      address: tronAddressToHex(payer),
+      balance: Number(chain.parameters.payerTrxSun - 13_028_500n),
+    });
+    const text = await (
+      await fetch(`${server!.url}/wallet/getaccount`, {
+        method: 'POST',
+        body: JSON.stringify({ address: payer, visible: true }),
+      })
+    ).text();
     expect(text).toContain(`"balance":${chain.parameters.payerTrxSun - 13_028_500n},`);
 
     const balance = (await post('/wallet/triggerconstantcontract', {
@@ -103,8 +124,15 @@ describe('a transfer as the node shows it', () => {
     chain.setPaused(true);
     const sent = chain.sendUsdt({ to: stranger.address, amount: 1n });
     chain.produceBlocks(1);
-    const info = (await post('/wallet/gettransactioninfobyid', { value: sent.transaction.txId })) as Record<string, unknown>;
-    expect(info).toMatchObject({ result: 'FAILED', receipt: { result: 'REVERT' }, resMessage: Buffer.from('REVERT opcode executed').toString('hex') });
+    const info = (await post('/wallet/gettransactioninfobyid', { value: sent.transaction.txId })) as Record<
+      string,
+      unknown
+    >;
+    expect(info).toMatchObject({
+      result: 'FAILED',
+      receipt: { result: 'REVERT' },
+      resMessage: Buffer.from('REVERT opcode executed').toString('hex'),
+    });
     expect(info).not.toHaveProperty('log');
     const block = (await post('/wallet/getblockbynum', { num: 1 })) as { transactions: { ret: unknown }[] };
     expect(block.transactions[0]!.ret).toEqual([{ contractRet: 'REVERT' }]);
@@ -117,10 +145,15 @@ describe('a transfer as the node shows it', () => {
       owner_address: tronAddressToHex(payer),
       contract_address: tronAddressToHex(chain.parameters.usdtContract),
       function_selector: 'transfer(address,uint256)',
-      parameter: bytesToHex(addressWord(to)) + (1n).toString(16).padStart(64, '0'),
+      parameter: bytesToHex(addressWord(to)) + 1n.toString(16).padStart(64, '0'),
     });
-    expect(await post('/wallet/estimateenergy', body(stranger.address))).toEqual({ result: { result: true }, energy_required: 130_285 });
-    expect(await post('/wallet/triggerconstantcontract', body(chain.payers[1]!.address))).toMatchObject({ energy_used: 64_285 });
+    expect(await post('/wallet/estimateenergy', body(stranger.address))).toEqual({
+      result: { result: true },
+      energy_required: 130_285,
+    });
+    expect(await post('/wallet/triggerconstantcontract', body(chain.payers[1]!.address))).toMatchObject({
+      energy_used: 64_285,
+    });
   });
 });
 
@@ -134,9 +167,15 @@ describe('solidity views', () => {
     expect(chain.head.number).toBe(blockNumber + 17);
     expect(await post('/walletsolidity/gettransactioninfobyid', { value: sent.transaction.txId })).toEqual({});
     expect(await post('/walletsolidity/getblockbynum', { num: blockNumber })).toEqual({});
-    expect(await post('/wallet/gettransactioninfobyid', { value: sent.transaction.txId })).toHaveProperty('id', sent.transaction.txId);
+    expect(await post('/wallet/gettransactioninfobyid', { value: sent.transaction.txId })).toHaveProperty(
+      'id',
+      sent.transaction.txId,
+    );
     chain.produceBlocks(1);
-    expect(await post('/walletsolidity/gettransactioninfobyid', { value: sent.transaction.txId })).toHaveProperty('id', sent.transaction.txId);
+    expect(await post('/walletsolidity/gettransactioninfobyid', { value: sent.transaction.txId })).toHaveProperty(
+      'id',
+      sent.transaction.txId,
+    );
     const solid = (await post('/walletsolidity/getnowblock')) as { blockID: string };
     expect(solid.blockID).toBe(chain.block(blockNumber)!.id);
   });
@@ -155,7 +194,12 @@ describe('broadcast', () => {
       message: Buffer.from('Dup trans').toString('hex'),
     });
     const fresh = chain.payers[1]!;
-    const other = chain.sendUsdt({ from: fresh.address, to: stranger.address, amount: 2n, expirationMs: chain.head.timestampMs + 120_000 });
+    const other = chain.sendUsdt({
+      from: fresh.address,
+      to: stranger.address,
+      amount: 2n,
+      expirationMs: chain.head.timestampMs + 120_000,
+    });
     expect(other.result).toBe(true);
   });
 
@@ -168,8 +212,12 @@ describe('broadcast', () => {
     const signed = decoded.transaction;
     const json = transactionJson(signed);
     const altered = { ...json, raw_data: { ...json.raw_data, fee_limit: 99 } };
-    expect(await post('/wallet/broadcasttransaction', { ...altered, signature: [bytesToHex(signed.signatures[0]!)] })).toMatchObject({ result: false, code: 'SIGERROR' });
-    expect(await post('/wallet/broadcasttransaction', { ...json, signature: [bytesToHex(signed.signatures[0]!)] })).toEqual({ result: true, txid: signed.txId });
+    expect(
+      await post('/wallet/broadcasttransaction', { ...altered, signature: [bytesToHex(signed.signatures[0]!)] }),
+    ).toMatchObject({ result: false, code: 'SIGERROR' });
+    expect(
+      await post('/wallet/broadcasttransaction', { ...json, signature: [bytesToHex(signed.signatures[0]!)] }),
+    ).toEqual({ result: true, txid: signed.txId });
     chain.produceBlocks(1);
     expect(chain.findTransaction(signed.txId)?.transaction.receipt.result).toBe('SUCCESS');
   });
@@ -212,7 +260,8 @@ describe('missing, not yet solidified and unkept data, as java-tron answers it',
     chain.produceBlocks(chain.parameters.solidityDepth);
     const node = server!.node('history-off');
     node.faults.set({ historyOff: true });
-    const ask = async (path: string, body: object) => (await fetch(`${node.url}${path}`, { method: 'POST', body: JSON.stringify(body) })).json();
+    const ask = async (path: string, body: object) =>
+      (await fetch(`${node.url}${path}`, { method: 'POST', body: JSON.stringify(body) })).json();
     for (const prefix of ['/wallet', '/walletsolidity']) {
       expect(await ask(`${prefix}/gettransactioninfobyid`, { value: txId })).toEqual({});
       expect(await ask(`${prefix}/gettransactioninfobyblocknum`, { num: landed })).toEqual([]);
@@ -228,12 +277,19 @@ describe('missing, not yet solidified and unkept data, as java-tron answers it',
     chain.produceBlocks(30);
     const node = server!.node('lagging');
     node.faults.set({ lagBlocks: 25 });
-    const ask = async (path: string, body: object = {}) => (await fetch(`${node.url}${path}`, { method: 'POST', body: JSON.stringify(body) })).json();
-    expect(((await ask('/wallet/getnowblock')) as { block_header: { raw_data: { number: number } } }).block_header.raw_data.number).toBe(chain.head.number - 25);
+    const ask = async (path: string, body: object = {}) =>
+      (await fetch(`${node.url}${path}`, { method: 'POST', body: JSON.stringify(body) })).json();
+    expect(
+      ((await ask('/wallet/getnowblock')) as { block_header: { raw_data: { number: number } } }).block_header.raw_data
+        .number,
+    ).toBe(chain.head.number - 25);
     expect(await ask('/walletsolidity/getblockbynum', { num: landed })).toEqual({});
     expect(await ask('/walletsolidity/gettransactioninfobyblocknum', { num: landed })).toEqual([]);
     node.faults.set({ lagPaths: ['/walletsolidity/getblockbynum'] });
-    expect(((await ask('/wallet/getnowblock')) as { block_header: { raw_data: { number: number } } }).block_header.raw_data.number).toBe(chain.head.number);
+    expect(
+      ((await ask('/wallet/getnowblock')) as { block_header: { raw_data: { number: number } } }).block_header.raw_data
+        .number,
+    ).toBe(chain.head.number);
     expect(await ask('/walletsolidity/getblockbynum', { num: landed })).toEqual({});
     expect(await ask('/walletsolidity/gettransactioninfobyblocknum', { num: landed })).toHaveLength(1);
   });
@@ -243,7 +299,8 @@ describe('missing, not yet solidified and unkept data, as java-tron answers it',
     chain.produceBlocks(chain.parameters.solidityDepth);
     const node = server!.node('liar');
     node.faults.set({ hideTransactions: true });
-    const ask = async (path: string, body: object) => (await fetch(`${node.url}${path}`, { method: 'POST', body: JSON.stringify(body) })).json();
+    const ask = async (path: string, body: object) =>
+      (await fetch(`${node.url}${path}`, { method: 'POST', body: JSON.stringify(body) })).json();
     expect(await ask('/walletsolidity/getblockbynum', { num: landed })).not.toHaveProperty('transactions');
     expect(await ask('/walletsolidity/gettransactioninfobyblocknum', { num: landed })).toEqual([]);
     expect(await ask('/walletsolidity/gettransactioninfobyid', { value: txId })).toEqual({});

@@ -22,7 +22,12 @@ afterEach(async () => {
 
 async function start() {
   server = await startSimulatedChainServer({ seed: 'client e2e' });
-  client = createTronNodeClient({ urls: [server.url], usdtContract: server.chain.parameters.usdtContract, timeoutMs: 2_000, retryDelayMs: 0 });
+  client = createTronNodeClient({
+    urls: [server.url],
+    usdtContract: server.chain.parameters.usdtContract,
+    timeoutMs: 2_000,
+    retryDelayMs: 0,
+  });
   return { chain: server.chain, client };
 }
 
@@ -34,8 +39,17 @@ describe('the production node client reads the simulated chain', () => {
     const { chain, client } = await start();
     chain.produceBlocks(2);
     const good = chain.sendUsdt({ to: deposit.address, amount: 10_000_000n });
-    const tooMuch = chain.sendUsdt({ from: chain.payers[1]!.address, to: deposit.address, amount: chain.parameters.payerUsdt + 1n });
-    const starved = chain.sendUsdt({ from: chain.payers[2]!.address, to: deposit.address, amount: 1n, feeLimitSun: 1_000_000n });
+    const tooMuch = chain.sendUsdt({
+      from: chain.payers[1]!.address,
+      to: deposit.address,
+      amount: chain.parameters.payerUsdt + 1n,
+    });
+    const starved = chain.sendUsdt({
+      from: chain.payers[2]!.address,
+      to: deposit.address,
+      amount: 1n,
+      feeLimitSun: 1_000_000n,
+    });
     chain.produceBlocks(1);
     const second = chain.sendUsdt({ to: other.address, amount: 2n });
     chain.produceBlocks(2);
@@ -45,13 +59,42 @@ describe('the production node client reads the simulated chain', () => {
     expect(scanned.map((block) => block.header.id)).toEqual([1, 2, 3, 4, 5].map((number) => chain.block(number)!.id));
     const transfers = scanned.flatMap((block) => block.transfers);
     expect(transfers).toEqual([
-      { txId: good.transaction.txId, logIndex: 0, blockNumber: 3, blockId: chain.block(3)!.id, from: chain.payers[0]!.address, to: deposit.address, amount: 10_000_000n, evidence: 'signed_call' },
-      { txId: second.transaction.txId, logIndex: 0, blockNumber: 4, blockId: chain.block(4)!.id, from: chain.payers[0]!.address, to: other.address, amount: 2n, evidence: 'signed_call' },
+      {
+        txId: good.transaction.txId,
+        logIndex: 0,
+        blockNumber: 3,
+        blockId: chain.block(3)!.id,
+        from: chain.payers[0]!.address,
+        to: deposit.address,
+        amount: 10_000_000n,
+        evidence: 'signed_call',
+      },
+      {
+        txId: second.transaction.txId,
+        logIndex: 0,
+        blockNumber: 4,
+        blockId: chain.block(4)!.id,
+        from: chain.payers[0]!.address,
+        to: other.address,
+        amount: 2n,
+        evidence: 'signed_call',
+      },
     ]);
     const reverted = await client.getTransactionOutcome(tooMuch.transaction.txId);
-    expect(reverted).toMatchObject({ contractResult: 'REVERT', succeeded: false, transfers: [], failureMessage: 'REVERT opcode executed' });
+    expect(reverted).toMatchObject({
+      contractResult: 'REVERT',
+      succeeded: false,
+      transfers: [],
+      failureMessage: 'REVERT opcode executed',
+    });
     const outOfEnergy = await client.getTransactionOutcome(starved.transaction.txId);
-    expect(outOfEnergy).toMatchObject({ contractResult: 'OUT_OF_ENERGY', succeeded: false, energyUsed: 10_000, energyFeeSun: 1_000_000n, feeSun: 1_000_000n });
+    expect(outOfEnergy).toMatchObject({
+      contractResult: 'OUT_OF_ENERGY',
+      succeeded: false,
+      energyUsed: 10_000,
+      energyFeeSun: 1_000_000n,
+      feeSun: 1_000_000n,
+    });
   });
 
   it('reads heads, outcomes (solidified only after 18 blocks), balances, accounts, resources and prices', async () => {
@@ -59,18 +102,35 @@ describe('the production node client reads the simulated chain', () => {
     const sent = chain.sendUsdt({ to: deposit.address, amount: 4_000_000n });
     chain.produceBlocks(1);
     const txId = sent.transaction.txId;
-    expect(await client.getTransactionOutcome(txId)).toMatchObject({ blockNumber: 1, contractResult: 'SUCCESS', succeeded: true, feeSun: 13_028_500n, energyUsed: 130_285 });
+    expect(await client.getTransactionOutcome(txId)).toMatchObject({
+      blockNumber: 1,
+      contractResult: 'SUCCESS',
+      succeeded: true,
+      feeSun: 13_028_500n,
+      energyUsed: 130_285,
+    });
     expect(await client.getTransactionOutcome(txId, { solidified: true })).toBeNull();
     chain.produceBlocks(18);
-    expect(await client.getTransactionOutcome(txId, { solidified: true })).toMatchObject({ blockNumber: 1, succeeded: true });
+    expect(await client.getTransactionOutcome(txId, { solidified: true })).toMatchObject({
+      blockNumber: 1,
+      succeeded: true,
+    });
     expect(await client.getHeadBlock()).toMatchObject({ number: 19, id: chain.head.id });
     expect(await client.getSolidifiedBlock()).toMatchObject({ number: 1, id: chain.block(1)!.id });
 
     expect(await client.getUsdtBalance(deposit.address)).toBe(4_000_000n);
     expect(await client.getUsdtDecimals()).toBe(6);
-    expect(await client.getAccount(deposit.address)).toEqual({ address: deposit.address, activated: false, balanceSun: 0n });
+    expect(await client.getAccount(deposit.address)).toEqual({
+      address: deposit.address,
+      activated: false,
+      balanceSun: 0n,
+    });
     const payer = chain.payers[0]!.address;
-    expect(await client.getAccount(payer)).toEqual({ address: payer, activated: true, balanceSun: chain.parameters.payerTrxSun - 13_028_500n });
+    expect(await client.getAccount(payer)).toEqual({
+      address: payer,
+      activated: true,
+      balanceSun: chain.parameters.payerTrxSun - 13_028_500n,
+    });
     const resources = await client.getAccountResources(payer);
     expect(resources.freeBandwidthLimit).toBe(600);
     expect(resources.freeBandwidthUsed).toBeGreaterThan(0);
@@ -99,7 +159,10 @@ describe('the production node client reads the simulated chain', () => {
     expect(await client.broadcast(transaction)).toEqual({ kind: 'accepted', txId: signed.txId });
     expect(await client.broadcast(transaction)).toEqual({ kind: 'duplicate', txId: signed.txId });
     chain.produceBlocks(1);
-    expect(await client.getTransactionOutcome(signed.txId)).toMatchObject({ succeeded: true, transfers: [{ to: deposit.address, amount: 25_000_000n }] });
+    expect(await client.getTransactionOutcome(signed.txId)).toMatchObject({
+      succeeded: true,
+      transfers: [{ to: deposit.address, amount: 25_000_000n }],
+    });
     expect(await client.getUsdtBalance(deposit.address)).toBe(25_000_000n);
   });
 
@@ -119,7 +182,10 @@ describe('the production node client reads the simulated chain', () => {
       },
       stranger.privateKey,
     );
-    expect(await client.broadcast({ txId: signed.txId, hex: bytesToHex(signed.bytes) })).toMatchObject({ kind: 'rejected', code: 'CONTRACT_VALIDATE_ERROR' });
+    expect(await client.broadcast({ txId: signed.txId, hex: bytesToHex(signed.bytes) })).toMatchObject({
+      kind: 'rejected',
+      code: 'CONTRACT_VALIDATE_ERROR',
+    });
   });
 
   it('after a reorg the client sees the new branch: the deposit moved to another block id', async () => {

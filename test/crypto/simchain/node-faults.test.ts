@@ -5,7 +5,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { SimulatedChain } from '../../../src/crypto/simchain/simulated-chain.ts';
-import { createTronNodeClient, TronNodeUnavailableError, type TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
+import {
+  createTronNodeClient,
+  TronNodeUnavailableError,
+  type TronNodeClient,
+} from '../../../src/crypto/tron/node-client.ts';
 import { USDT_CONTRACT_NILE } from '../../../src/crypto/tron/trc20-usdt.ts';
 import { signedTransfer, testKey } from './fixtures/transfers.ts';
 
@@ -21,7 +25,8 @@ afterEach(async () => {
 async function nodes(count = 1) {
   const chain = new SimulatedChain({ seed: 'faults' });
   chain.produceBlocks(3);
-  for (let index = 0; index < count; index += 1) servers.push(await startSimulatedChainServer({ seed: 'faults', chain }));
+  for (let index = 0; index < count; index += 1)
+    servers.push(await startSimulatedChainServer({ seed: 'faults', chain }));
   const client = createTronNodeClient({
     urls: servers.map((server) => server.url),
     usdtContract: chain.parameters.usdtContract,
@@ -103,7 +108,10 @@ describe('accepted but never included', () => {
     expect(await client.getTransactionOutcome(transaction.txId)).toBeNull();
     expect(await client.broadcast(transaction)).toEqual({ kind: 'duplicate', txId: transaction.txId });
     chain.produceBlocks(20); // past its 60 s expiration
-    expect(await client.broadcast(transaction)).toMatchObject({ kind: 'rejected', code: 'TRANSACTION_EXPIRATION_ERROR' });
+    expect(await client.broadcast(transaction)).toMatchObject({
+      kind: 'rejected',
+      code: 'TRANSACTION_EXPIRATION_ERROR',
+    });
   });
 });
 
@@ -133,7 +141,12 @@ describe('a Transfer log from another contract', () => {
     chain.produceBlocks(1);
     expect((await client.scanBlocks(4, 1))[0]!.transfers).toHaveLength(1);
     first.faults.set({ foreignLogContract: USDT_CONTRACT_NILE });
-    const info = (await (await fetch(`${first.url}/wallet/gettransactioninfobyid`, { method: 'POST', body: JSON.stringify({ value: sent.transaction.txId }) })).json()) as {
+    const info = (await (
+      await fetch(`${first.url}/wallet/gettransactioninfobyid`, {
+        method: 'POST',
+        body: JSON.stringify({ value: sent.transaction.txId }),
+      })
+    ).json()) as {
       log: { address: string }[];
     };
     expect(info.log[0]!.address).toBe('eca9bc828a3005b9a3b909f2cc5c2a54794de05f');
@@ -142,8 +155,13 @@ describe('a Transfer log from another contract', () => {
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(TronNodeUnavailableError);
-    expect((refused as TronNodeUnavailableError).failures.map((failure) => failure.kind)).toEqual(['invalid_answer', 'invalid_answer']);
-    expect((refused as TronNodeUnavailableError).failures[0]!.detail).toMatch(/signs a transfer of 5000000 .* but the node's logs show 0 USDT log/);
+    expect((refused as TronNodeUnavailableError).failures.map((failure) => failure.kind)).toEqual([
+      'invalid_answer',
+      'invalid_answer',
+    ]);
+    expect((refused as TronNodeUnavailableError).failures[0]!.detail).toMatch(
+      /signs a transfer of 5000000 .* but the node's logs show 0 USDT log/,
+    );
     expect(await client.getTransactionOutcome(sent.transaction.txId)).toMatchObject({ succeeded: true, transfers: [] });
   });
 });

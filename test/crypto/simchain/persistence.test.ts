@@ -42,7 +42,9 @@ describe('persistence', () => {
     const loaded = (await loadChain(file, { seed: 'saved' }))!;
     expect(loaded.head.id).toBe(original.head.id);
     expect(loaded.state.usdtBalance(recipient.address)).toBe(7_000_000n);
-    expect(loaded.pendingTransactions.map((pending) => pending.transaction.txId)).toEqual(original.pendingTransactions.map((pending) => pending.transaction.txId));
+    expect(loaded.pendingTransactions.map((pending) => pending.transaction.txId)).toEqual(
+      original.pendingTransactions.map((pending) => pending.transaction.txId),
+    );
     expect(loaded.pendingTransactions).toHaveLength(1);
 
     original.produceBlocks(3);
@@ -76,7 +78,11 @@ describe('persistence', () => {
 describe('wall clock', () => {
   it('a wall-clock server starts its genesis now and produces blocks as real time passes', async () => {
     const beforeStartMs = Date.now();
-    const server = await startSimulatedChainServer({ seed: 'wall', clock: 'wall', parameters: { blockIntervalMs: 100 } });
+    const server = await startSimulatedChainServer({
+      seed: 'wall',
+      clock: 'wall',
+      parameters: { blockIntervalMs: 100 },
+    });
     try {
       // Bracketed by the wall clock read before the start and after the head, however long the start took.
       const headMs = server.chain.head.timestampMs;

@@ -28,7 +28,10 @@ const recipients = Array.from({ length: 8 }, (_, index) => testKey(`pruning reci
 function produce(chains: readonly SimulatedChain[], blocks: number, every: number, sent: string[]): void {
   for (let index = 0; index < blocks; index += every) {
     for (const chain of chains) {
-      const result = chain.sendUsdt({ to: recipients[(index / every) % recipients.length]!, amount: 1_000_000n + BigInt(index) });
+      const result = chain.sendUsdt({
+        to: recipients[(index / every) % recipients.length]!,
+        amount: 1_000_000n + BigInt(index),
+      });
       if (!result.result) throw new Error(`refused: ${result.code}`);
       if (chain === chains[0]) sent.push(result.txId);
     }
@@ -37,30 +40,39 @@ function produce(chains: readonly SimulatedChain[], blocks: number, every: numbe
 }
 
 describe('pruned history', () => {
-  it('over 50,000 blocks the chain holds at most the retained bodies and ids; its heap stops growing', { timeout: 120_000 }, () => {
-    const chain = new SimulatedChain({ seed: 'pruning memory', parameters: { retainedBlockBodies: 1_000, retainedBlockHeaders: 2_000, taposWindowBlocks: 2_000 } });
-    const sent: string[] = [];
-    const bound = 1_000 + chain.parameters.solidityDepth + 256 + 1;
-    produce([chain], 10_000, 25, sent);
-    const heapAt10k = heapMb();
-    for (let round = 0; round < 4; round += 1) {
+  it(
+    'over 50,000 blocks the chain holds at most the retained bodies and ids; its heap stops growing',
+    { timeout: 120_000 },
+    () => {
+      const chain = new SimulatedChain({
+        seed: 'pruning memory',
+        parameters: { retainedBlockBodies: 1_000, retainedBlockHeaders: 2_000, taposWindowBlocks: 2_000 },
+      });
+      const sent: string[] = [];
+      const bound = 1_000 + chain.parameters.solidityDepth + 256 + 1;
       produce([chain], 10_000, 25, sent);
-      const retained = chain.retained;
-      expect(retained.blocksWithBodies).toBeLessThanOrEqual(bound);
-      expect(retained.prunedIds).toBeLessThanOrEqual(2_000);
-      // Transactions indexed by id: only those of blocks that still have bodies.
-      expect(retained.transactionsIndexed).toBeLessThanOrEqual(Math.ceil(bound / 25) + 1);
-      expect(retained.recent).toBeLessThanOrEqual(60);
-    }
-    const heapAt50k = heapMb();
-    expect(chain.head.number).toBe(50_000);
-    console.info(`pruned chain heap: ${heapAt10k.toFixed(1)} MB at 10,000 blocks, ${heapAt50k.toFixed(1)} MB at 50,000 (2,000 transfers)`);
-    expect(heapAt50k - heapAt10k).toBeLessThan(4);
-    // Its saved form is bounded as well.
-    const snapshot = chain.snapshot();
-    expect(snapshot.blocks.length).toBeLessThanOrEqual(bound);
-    expect(snapshot.prunedBlockIds!.ids.length).toBeLessThanOrEqual(2_000);
-  });
+      const heapAt10k = heapMb();
+      for (let round = 0; round < 4; round += 1) {
+        produce([chain], 10_000, 25, sent);
+        const retained = chain.retained;
+        expect(retained.blocksWithBodies).toBeLessThanOrEqual(bound);
+        expect(retained.prunedIds).toBeLessThanOrEqual(2_000);
+        // Transactions indexed by id: only those of blocks that still have bodies.
+        expect(retained.transactionsIndexed).toBeLessThanOrEqual(Math.ceil(bound / 25) + 1);
+        expect(retained.recent).toBeLessThanOrEqual(60);
+      }
+      const heapAt50k = heapMb();
+      expect(chain.head.number).toBe(50_000);
+      console.info(
+        `pruned chain heap: ${heapAt10k.toFixed(1)} MB at 10,000 blocks, ${heapAt50k.toFixed(1)} MB at 50,000 (2,000 transfers)`,
+      );
+      expect(heapAt50k - heapAt10k).toBeLessThan(4);
+      // Its saved form is bounded as well.
+      const snapshot = chain.snapshot();
+      expect(snapshot.blocks.length).toBeLessThanOrEqual(bound);
+      expect(snapshot.prunedBlockIds!.ids.length).toBeLessThanOrEqual(2_000);
+    },
+  );
 
   it('recent blocks answer exactly as on a chain that prunes nothing; pruned ones answer {} (their results []); TaPoS still sees pruned blocks', () => {
     const pruning = new SimulatedChain({ seed: 'pruning answers', parameters: { retainedBlockBodies: 300 } });
@@ -84,7 +96,12 @@ describe('pruned history', () => {
     for (const path of ['/wallet/getnowblock', '/walletsolidity/getnowblock']) same(path, {});
     const oldestKept = pruning.solidNumber - 300;
     for (let number = oldestKept; number <= pruning.head.number; number += 1) {
-      for (const path of ['/wallet/getblockbynum', '/walletsolidity/getblockbynum', '/wallet/gettransactioninfobyblocknum', '/walletsolidity/gettransactioninfobyblocknum']) {
+      for (const path of [
+        '/wallet/getblockbynum',
+        '/walletsolidity/getblockbynum',
+        '/wallet/gettransactioninfobyblocknum',
+        '/walletsolidity/gettransactioninfobyblocknum',
+      ]) {
         same(path, { num: number });
       }
       same('/wallet/getblock', { id_or_num: String(number), detail: true });
@@ -140,7 +157,11 @@ describe('pruned history', () => {
   it('a saved pruned chain loads with its pruned ids and continues identically', () => {
     const chain = new SimulatedChain({ seed: 'pruning persistence', parameters: { retainedBlockBodies: 50 } });
     produce([chain], 1_000, 20, []);
-    const restored = new SimulatedChain({ seed: 'pruning persistence', parameters: { retainedBlockBodies: 50 }, restore: structuredClone(chain.snapshot()) });
+    const restored = new SimulatedChain({
+      seed: 'pruning persistence',
+      parameters: { retainedBlockBodies: 50 },
+      restore: structuredClone(chain.snapshot()),
+    });
     expect(restored.retained).toEqual(chain.retained);
     expect(restored.isPruned(100)).toBe(true);
     produce([chain, restored], 400, 20, []);

@@ -44,7 +44,10 @@ describe('the simulated node rate limit, on a driven clock', () => {
     const { faults, time, ask } = drivenNode();
     faults.set({ rateLimit: { requestsPerSecond: 2, burst: 1, answer: 'trongrid', suspendSeconds: 30 } });
     expect(ask().status).toBe(200);
-    expect(ask()).toEqual({ status: 403, json: { Error: 'The key exceeds the frequency limit(2), and the query server is suspended for 30s' } });
+    expect(ask()).toEqual({
+      status: 403,
+      json: { Error: 'The key exceeds the frequency limit(2), and the query server is suspended for 30s' },
+    });
     // Tokens are back after 0.5 s, but the suspension holds for 30 s.
     time.ms = 29_999;
     expect(ask().status).toBe(403);
@@ -52,11 +55,14 @@ describe('the simulated node rate limit, on a driven clock', () => {
     expect(ask().status).toBe(200);
   });
 
-  it("java-tron's answer: HTTP 200 with Error \"lack of computing resources\"", () => {
+  it('java-tron\'s answer: HTTP 200 with Error "lack of computing resources"', () => {
     const { faults, ask } = drivenNode();
     faults.set({ rateLimit: { requestsPerSecond: 1, answer: 'java-tron' } });
     ask();
-    expect(ask()).toEqual({ status: 200, json: { Error: 'class java.lang.IllegalAccessException : lack of computing resources' } });
+    expect(ask()).toEqual({
+      status: 200,
+      json: { Error: 'class java.lang.IllegalAccessException : lack of computing resources' },
+    });
   });
 
   it('is off once cleared', () => {
@@ -77,14 +83,21 @@ describe('the production client against a rate-limited simulated node', () => {
     await server?.close();
   });
 
-  it.each(['http429', 'trongrid', 'java-tron'] as const)('every call is answered though the node refuses some (%s): the client backs off and asks again', async (answer) => {
-    const chain = new SimulatedChain({ seed: 'rate-limit' });
-    chain.produceBlocks(2);
-    server = await startSimulatedChainServer({ seed: 'rate-limit', chain });
-    server.faults.set({ rateLimit: { requestsPerSecond: 50, burst: 2, answer, suspendSeconds: 0 } });
-    client = createTronNodeClient({ urls: [server.url], usdtContract: chain.parameters.usdtContract, maxAttempts: 1 });
-    const heads = await Promise.all(Array.from({ length: 6 }, () => client!.getHeadBlock()));
-    expect(heads.every((head) => head.number === chain.head.number)).toBe(true);
-    expect(server.faults.rateLimitedCount).toBeGreaterThan(0);
-  });
+  it.each(['http429', 'trongrid', 'java-tron'] as const)(
+    'every call is answered though the node refuses some (%s): the client backs off and asks again',
+    async (answer) => {
+      const chain = new SimulatedChain({ seed: 'rate-limit' });
+      chain.produceBlocks(2);
+      server = await startSimulatedChainServer({ seed: 'rate-limit', chain });
+      server.faults.set({ rateLimit: { requestsPerSecond: 50, burst: 2, answer, suspendSeconds: 0 } });
+      client = createTronNodeClient({
+        urls: [server.url],
+        usdtContract: chain.parameters.usdtContract,
+        maxAttempts: 1,
+      });
+      const heads = await Promise.all(Array.from({ length: 6 }, () => client!.getHeadBlock()));
+      expect(heads.every((head) => head.number === chain.head.number)).toBe(true);
+      expect(server.faults.rateLimitedCount).toBeGreaterThan(0);
+    },
+  );
 });

@@ -46,11 +46,21 @@ describe('the chain server recovering signatures on worker threads', () => {
     const good = signedTransfer(chain, sender, { amount: 1n });
     expect(await post('/wallet/broadcasthex', { transaction: good.hex })).toEqual({ result: true, txid: good.txId });
     const tronweb = signedTransfer(chain, sender, { amount: 2n, tronwebV: true });
-    expect(await post('/wallet/broadcasthex', { transaction: tronweb.hex })).toEqual({ result: true, txid: tronweb.txId });
+    expect(await post('/wallet/broadcasthex', { transaction: tronweb.hex })).toEqual({
+      result: true,
+      txid: tronweb.txId,
+    });
     const forged = signedTransfer(chain, sender, { amount: 3n, signWith: testKey('thief').privateKey });
-    expect(await post('/wallet/broadcasthex', { transaction: forged.hex })).toMatchObject({ result: false, code: 'SIGERROR', txid: forged.txId });
+    expect(await post('/wallet/broadcasthex', { transaction: forged.hex })).toMatchObject({
+      result: false,
+      code: 'SIGERROR',
+      txid: forged.txId,
+    });
     const wrongV = flippedV(signedTransfer(chain, sender, { amount: 4n }).hex);
-    expect(await post('/wallet/broadcasthex', { transaction: wrongV })).toMatchObject({ result: false, code: 'SIGERROR' });
+    expect(await post('/wallet/broadcasthex', { transaction: wrongV })).toMatchObject({
+      result: false,
+      code: 'SIGERROR',
+    });
     expect(chain.pendingTransactions.map((pending) => pending.transaction.txId)).toEqual([good.txId, tronweb.txId]);
   });
 
@@ -61,9 +71,14 @@ describe('the chain server recovering signatures on worker threads', () => {
     chain.faucet(sender.address, { trxSun: 10_000n * TRX, usdt: 1_000_000_000n });
     chain.produceBlocks(5);
     const transfers = Array.from({ length: 60 }, (_, index) =>
-      signedTransfer(chain, sender, { amount: BigInt(index + 1), ...(index % 10 === 9 ? { signWith: testKey('thief').privateKey } : {}) }),
+      signedTransfer(chain, sender, {
+        amount: BigInt(index + 1),
+        ...(index % 10 === 9 ? { signWith: testKey('thief').privateKey } : {}),
+      }),
     );
-    const answers = await Promise.all(transfers.map((transfer) => post('/wallet/broadcasthex', { transaction: transfer.hex })));
+    const answers = await Promise.all(
+      transfers.map((transfer) => post('/wallet/broadcasthex', { transaction: transfer.hex })),
+    );
     expect(answers.filter((answer) => answer['result'] === true)).toHaveLength(54);
     expect(answers.filter((answer) => answer['code'] === 'SIGERROR')).toHaveLength(6);
     chain.produceBlocks(1);

@@ -29,14 +29,23 @@ const fresh = testKey('solidified fresh');
 
 async function start() {
   server = await startSimulatedChainServer({ seed: 'solidified balances' });
-  client = createTronNodeClient({ urls: [server.url], usdtContract: server.chain.parameters.usdtContract, timeoutMs: 2_000, retryDelayMs: 0 });
+  client = createTronNodeClient({
+    urls: [server.url],
+    usdtContract: server.chain.parameters.usdtContract,
+    timeoutMs: 2_000,
+    retryDelayMs: 0,
+  });
   server.chain.faucet(holder.address, { trxSun: 100_000_000n });
   server.chain.produceBlocks(20);
   return { chain: server.chain, client };
 }
 
 async function post(path: string, body: object): Promise<unknown> {
-  const response = await fetch(`${server!.url}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const response = await fetch(`${server!.url}${path}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   expect(response.status).toBe(200);
   return response.json();
 }
@@ -45,10 +54,19 @@ async function sendTrx(from: TestKey, to: TronAddress, amountSun: bigint): Promi
   const reference = await client!.getSolidifiedBlock();
   const head = await client!.getHeadBlock();
   const signed = signTransferContract(
-    { ...referenceBlockFields(reference.number, reference.id), expirationMs: head.timestamp + 60_000, timestampMs: head.timestamp, ownerAddress: from.address, toAddress: to, amountSun },
+    {
+      ...referenceBlockFields(reference.number, reference.id),
+      expirationMs: head.timestamp + 60_000,
+      timestampMs: head.timestamp,
+      ownerAddress: from.address,
+      toAddress: to,
+      amountSun,
+    },
     from.privateKey,
   );
-  expect(await client!.broadcast({ txId: signed.txId, hex: bytesToHex(signed.bytes) })).toMatchObject({ kind: 'accepted' });
+  expect(await client!.broadcast({ txId: signed.txId, hex: bytesToHex(signed.bytes) })).toMatchObject({
+    kind: 'accepted',
+  });
 }
 
 describe('balances at the solidified block', () => {
@@ -79,12 +97,21 @@ describe('balances at the solidified block', () => {
     chain.produceBlocks(1);
     const headHolder = await client.getAccount(holder.address);
     expect(headHolder.balanceSun).toBeLessThan(100_000_000n - 5_000_000n);
-    expect(await client.getAccount(holder.address, { solidified: true })).toMatchObject({ activated: true, balanceSun: 100_000_000n });
+    expect(await client.getAccount(holder.address, { solidified: true })).toMatchObject({
+      activated: true,
+      balanceSun: 100_000_000n,
+    });
     expect(await client.getAccount(fresh.address)).toMatchObject({ activated: true, balanceSun: 5_000_000n });
-    expect(await client.getAccount(fresh.address, { solidified: true })).toMatchObject({ activated: false, balanceSun: 0n });
+    expect(await client.getAccount(fresh.address, { solidified: true })).toMatchObject({
+      activated: false,
+      balanceSun: 0n,
+    });
     expect(await post('/walletsolidity/getaccount', { address: tronAddressToHex(fresh.address) })).toEqual({});
     chain.produceBlocks(chain.parameters.solidityDepth);
-    expect(await client.getAccount(fresh.address, { solidified: true })).toMatchObject({ activated: true, balanceSun: 5_000_000n });
+    expect(await client.getAccount(fresh.address, { solidified: true })).toMatchObject({
+      activated: true,
+      balanceSun: 5_000_000n,
+    });
     expect(await client.getAccount(holder.address, { solidified: true })).toEqual(headHolder);
   });
 

@@ -47,83 +47,121 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
 }
 
 describe.runIf(TEST_DATABASE_URL)('split roles on postgres share one sandbox chain', () => {
-  it('a test-helper deposit through the API process is credited by the worker process, a payout through it is sent by the worker; a restarted worker keeps the URL', { timeout: 180_000 }, async () => {
-    const databaseUrl = await createServerDatabase();
-    const dataDir = await mkdtemp(join(tmpdir(), 'paygate-split-'));
-    const env = { DATABASE_URL: databaseUrl, PAYGATE_DATA_DIR: dataDir, PORT: '0', PAYGATE_RATE_LIMIT_PER_MINUTE: '100000' };
-    let api: ChildProcess | undefined;
-    let worker: ChildProcess | undefined;
-    try {
-      const migrated = await runPaygateInProcess(['migrate'], env);
-      expect(migrated.code, migrated.stderr).toBe(0);
-      const created = await runPaygateInProcess(['merchant', 'create', '--name', 'Split roles', '--email', 'split@example.com', '--json'], env);
-      expect(created.code, created.stderr).toBe(0);
-      const { api_key: key } = lastJsonLine<{ api_key: string }>(created.stdout);
-      const started = await startPaygate(['--role', 'api'], env);
-      api = started.child;
-      const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-        const response = await request(`${started.url}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        return { status: response.statusCode, json: (await response.body.json()) as Record<string, unknown> };
+  it(
+    'a test-helper deposit through the API process is credited by the worker process, a payout through it is sent by the worker; a restarted worker keeps the URL',
+    { timeout: 180_000 },
+    async () => {
+      const databaseUrl = await createServerDatabase();
+      const dataDir = await mkdtemp(join(tmpdir(), 'paygate-split-'));
+      const env = {
+        DATABASE_URL: databaseUrl,
+        PAYGATE_DATA_DIR: dataDir,
+        PORT: '0',
+        PAYGATE_RATE_LIMIT_PER_MINUTE: '100000',
       };
+      let api: ChildProcess | undefined;
+      let worker: ChildProcess | undefined;
+      try {
+        const migrated = await runPaygateInProcess(['migrate'], env);
+        expect(migrated.code, migrated.stderr).toBe(0);
+        const created = await runPaygateInProcess(
+          ['merchant', 'create', '--name', 'Split roles', '--email', 'split@example.com', '--json'],
+          env,
+        );
+        expect(created.code, created.stderr).toBe(0);
+        const { api_key: key } = lastJsonLine<{ api_key: string }>(created.stdout);
+        const started = await startPaygate(['--role', 'api'], env);
+        api = started.child;
+        const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+          const response = await request(`${started.url}${path}`, {
+            method,
+            headers: {
+              authorization: `Bearer ${key}`,
+              ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          });
+          return { status: response.statusCode, json: (await response.body.json()) as Record<string, unknown> };
+        };
 
-      // The API process derives addresses without any chain; it starts none of its own.
-      const invoice = await call('POST', '/v1/crypto/invoices', { external_id: 'split-1', amount: '25.5', network: 'TRC20' });
-      expect(invoice.status, JSON.stringify(invoice.json)).toBe(201);
-      const address = invoice.json['address'] as string;
-      const early = await call('POST', '/v1/test_helpers/crypto/deposits', { address, amount: '25.5' });
-      expect(early.status).toBe(503);
-      expect(early.json['error']).toBe('service_unavailable');
-      expect(early.json['message']).toContain('--role worker');
+        // The API process derives addresses without any chain; it starts none of its own.
+        const invoice = await call('POST', '/v1/crypto/invoices', {
+          external_id: 'split-1',
+          amount: '25.5',
+          network: 'TRC20',
+        });
+        expect(invoice.status, JSON.stringify(invoice.json)).toBe(201);
+        const address = invoice.json['address'] as string;
+        const early = await call('POST', '/v1/test_helpers/crypto/deposits', { address, amount: '25.5' });
+        expect(early.status).toBe(503);
+        expect(early.json['error']).toBe('service_unavailable');
+        expect(early.json['message']).toContain('--role worker');
 
-      // The worker serves the chain once there is an address to watch (its watcher's first pass), and
-      // records where; a helper call right after the worker starts waits for it instead of failing.
-      const workerStarted = await startWorker(env);
-      worker = workerStarted.child;
-      const deposit = await call('POST', '/v1/test_helpers/crypto/deposits', { address, amount: '25.5' });
-      expect(deposit.status, JSON.stringify(deposit.json)).toBe(200);
-      const urlFile = join(dataDir, SANDBOX_CHAIN_URL_FILE);
-      expect(await readFile(urlFile, 'utf8')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\n$/);
-      const chainUrl = (await readFile(urlFile, 'utf8')).trim();
-      const mined = await call('POST', '/v1/test_helpers/crypto/blocks', { count: 19 });
-      expect(mined.status).toBe(200);
-      // The API's helpers moved the chain the worker serves (read here straight from it).
-      const info = await createSimulatorControl(chainUrl).info();
-      expect(info.headBlock).toBeGreaterThanOrEqual(mined.json['head_block'] as number);
-      expect(await createSimulatorControl(chainUrl).balances(address as never)).toMatchObject({ usdt: 25_500_000n });
+        // The worker serves the chain once there is an address to watch (its watcher's first pass), and
+        // records where; a helper call right after the worker starts waits for it instead of failing.
+        const workerStarted = await startWorker(env);
+        worker = workerStarted.child;
+        const deposit = await call('POST', '/v1/test_helpers/crypto/deposits', { address, amount: '25.5' });
+        expect(deposit.status, JSON.stringify(deposit.json)).toBe(200);
+        const urlFile = join(dataDir, SANDBOX_CHAIN_URL_FILE);
+        expect(await readFile(urlFile, 'utf8')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\n$/);
+        const chainUrl = (await readFile(urlFile, 'utf8')).trim();
+        const mined = await call('POST', '/v1/test_helpers/crypto/blocks', { count: 19 });
+        expect(mined.status).toBe(200);
+        // The API's helpers moved the chain the worker serves (read here straight from it).
+        const info = await createSimulatorControl(chainUrl).info();
+        expect(info.headBlock).toBeGreaterThanOrEqual(mined.json['head_block'] as number);
+        expect(await createSimulatorControl(chainUrl).balances(address as never)).toMatchObject({ usdt: 25_500_000n });
 
-      // The worker's watcher (every 3 s) sees the transfer and credits it once final.
-      const invoiceId = invoice.json['invoice_id'] as string;
-      await expect.poll(async () => (await call('GET', `/v1/crypto/invoices/${invoiceId}`)).json['status'], { timeout: 30_000, interval: 500 }).toBe('paid');
-      const balance = await call('GET', '/v1/crypto/balance');
-      expect(JSON.stringify(balance.json)).toContain('25.5');
+        // The worker's watcher (every 3 s) sees the transfer and credits it once final.
+        const invoiceId = invoice.json['invoice_id'] as string;
+        await expect
+          .poll(async () => (await call('GET', `/v1/crypto/invoices/${invoiceId}`)).json['status'], {
+            timeout: 30_000,
+            interval: 500,
+          })
+          .toBe('paid');
+        const balance = await call('GET', '/v1/crypto/balance');
+        expect(JSON.stringify(balance.json)).toContain('25.5');
 
-      // A payout made through the API process is signed and sent by the worker's executor, once.
-      const recipient = 'TGkWdpawVNfeset3P6uTBbLaPY7nZVZvXY';
-      const before = (await createSimulatorControl(chainUrl).balances(recipient as never)).usdt;
-      const payout = await call('POST', '/v1/crypto/payouts', { external_id: 'split-payout-1', network: 'TRC20', amount: '10', address: recipient });
-      expect(payout.status, JSON.stringify(payout.json)).toBe(201);
-      const payoutPath = `/v1/crypto/payouts/${payout.json['payout_id'] as string}`;
-      await expect.poll(async () => (await call('GET', payoutPath)).json['status'], { timeout: 30_000, interval: 500 }).toBe('processing');
-      await call('POST', '/v1/test_helpers/crypto/blocks', { count: 20 });
-      await expect.poll(async () => (await call('GET', payoutPath)).json['status'], { timeout: 30_000, interval: 500 }).toBe('completed');
-      expect((await createSimulatorControl(chainUrl).balances(recipient as never)).usdt - before).toBe(10_000_000n);
+        // A payout made through the API process is signed and sent by the worker's executor, once.
+        const recipient = 'TGkWdpawVNfeset3P6uTBbLaPY7nZVZvXY';
+        const before = (await createSimulatorControl(chainUrl).balances(recipient as never)).usdt;
+        const payout = await call('POST', '/v1/crypto/payouts', {
+          external_id: 'split-payout-1',
+          network: 'TRC20',
+          amount: '10',
+          address: recipient,
+        });
+        expect(payout.status, JSON.stringify(payout.json)).toBe(201);
+        const payoutPath = `/v1/crypto/payouts/${payout.json['payout_id'] as string}`;
+        await expect
+          .poll(async () => (await call('GET', payoutPath)).json['status'], { timeout: 30_000, interval: 500 })
+          .toBe('processing');
+        await call('POST', '/v1/test_helpers/crypto/blocks', { count: 20 });
+        await expect
+          .poll(async () => (await call('GET', payoutPath)).json['status'], { timeout: 30_000, interval: 500 })
+          .toBe('completed');
+        expect((await createSimulatorControl(chainUrl).balances(recipient as never)).usdt - before).toBe(10_000_000n);
 
-      // A restarted worker serves the saved chain on the same port: the API process keeps driving it.
-      await stop(worker);
-      worker = (await startWorker(env)).child;
-      await expect.poll(async () => (await call('POST', '/v1/test_helpers/crypto/blocks', { count: 1 })).status, { timeout: 20_000, interval: 300 }).toBe(200);
-      expect((await readFile(urlFile, 'utf8')).trim()).toBe(chainUrl);
-    } finally {
-      await stop(api);
-      await stop(worker);
-      await dropServerDatabase(databaseUrl);
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  });
+        // A restarted worker serves the saved chain on the same port: the API process keeps driving it.
+        await stop(worker);
+        worker = (await startWorker(env)).child;
+        await expect
+          .poll(async () => (await call('POST', '/v1/test_helpers/crypto/blocks', { count: 1 })).status, {
+            timeout: 20_000,
+            interval: 300,
+          })
+          .toBe(200);
+        expect((await readFile(urlFile, 'utf8')).trim()).toBe(chainUrl);
+      } finally {
+        await stop(api);
+        await stop(worker);
+        await dropServerDatabase(databaseUrl);
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe('finding the sandbox chain', () => {
@@ -173,7 +211,14 @@ describe('finding the sandbox chain', () => {
     cleanups.push(() => external.close());
     const dataDir = await folder();
     for (const sandboxServes of [true, false]) {
-      const chain = createCryptoChain({ config: { ...config, sandboxChainUrl: external.url }, dataDir, logger, sandboxServes, sandboxClock: 'manual', sandboxDiscoveryWaitMs: 0 });
+      const chain = createCryptoChain({
+        config: { ...config, sandboxChainUrl: external.url },
+        dataDir,
+        logger,
+        sandboxServes,
+        sandboxClock: 'manual',
+        sandboxDiscoveryWaitMs: 0,
+      });
       cleanups.push(() => chain.close());
       await (await chain.sandboxControl()).mine(2);
       expect((await (await chain.forMode('sandbox')).node.getHeadBlock()).number).toBe(external.chain.head.number);

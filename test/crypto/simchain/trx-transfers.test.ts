@@ -30,7 +30,12 @@ const fresh = testKey('never activated');
 
 async function start() {
   server = await startSimulatedChainServer({ seed: 'trx transfers' });
-  client = createTronNodeClient({ urls: [server.url], usdtContract: server.chain.parameters.usdtContract, timeoutMs: 2_000, retryDelayMs: 0 });
+  client = createTronNodeClient({
+    urls: [server.url],
+    usdtContract: server.chain.parameters.usdtContract,
+    timeoutMs: 2_000,
+    retryDelayMs: 0,
+  });
   server.chain.faucet(hot.address, { trxSun: 100_000_000n });
   server.chain.produceBlocks(20);
   return { chain: server.chain, client };
@@ -40,7 +45,14 @@ async function signTrx(client: TronNodeClient, from: TestKey, to: TronAddress, a
   const reference = await client.getSolidifiedBlock();
   const head = await client.getHeadBlock();
   const signed = signTransferContract(
-    { ...referenceBlockFields(reference.number, reference.id), expirationMs: head.timestamp + 60_000, timestampMs: head.timestamp, ownerAddress: from.address, toAddress: to, amountSun },
+    {
+      ...referenceBlockFields(reference.number, reference.id),
+      expirationMs: head.timestamp + 60_000,
+      timestampMs: head.timestamp,
+      ownerAddress: from.address,
+      toAddress: to,
+      amountSun,
+    },
     from.privateKey,
   );
   return { txId: signed.txId, hex: bytesToHex(signed.bytes) };
@@ -54,7 +66,14 @@ describe('TRX transfers on the simulated chain', () => {
     expect(await client.broadcast(transfer)).toEqual({ kind: 'accepted', txId: transfer.txId });
     chain.produceBlocks(1);
     const outcome = await client.getTransactionOutcome(transfer.txId);
-    expect(outcome).toMatchObject({ succeeded: true, contractResult: null, feeSun: 1_100_000n, bandwidthFeeSun: 100_000n, energyUsed: 0, transfers: [] });
+    expect(outcome).toMatchObject({
+      succeeded: true,
+      contractResult: null,
+      feeSun: 1_100_000n,
+      bandwidthFeeSun: 100_000n,
+      energyUsed: 0,
+      transfers: [],
+    });
     expect(await client.getAccount(fresh.address)).toMatchObject({ activated: true, balanceSun: 13_000_000n });
     expect((await client.getAccount(hot.address)).balanceSun).toBe(100_000_000n - 13_000_000n - 1_100_000n);
     const prices = await client.getChainPrices();
@@ -77,13 +96,23 @@ describe('TRX transfers on the simulated chain', () => {
     expect(outcome!.bandwidthUsed).toBeGreaterThan(200);
     expect(await client.getAccount(fresh.address)).toMatchObject({ balanceSun: 2_000_001n });
     const [block] = await client.scanBlocks(chain.head.number, 1);
-    expect(block!.transfers).toEqual([expect.objectContaining({ txId: usdt.transaction.txId, to: fresh.address, amount: 5n })]);
-    const json = (await (await fetch(`${server!.url}/wallet/gettransactionbyid`, { method: 'POST', body: JSON.stringify({ value: transfer.txId }) })).json()) as {
+    expect(block!.transfers).toEqual([
+      expect.objectContaining({ txId: usdt.transaction.txId, to: fresh.address, amount: 5n }),
+    ]);
+    const json = (await (
+      await fetch(`${server!.url}/wallet/gettransactionbyid`, {
+        method: 'POST',
+        body: JSON.stringify({ value: transfer.txId }),
+      })
+    ).json()) as {
       ret: { contractRet: string }[];
       raw_data: { contract: { type: string; parameter: { value: Record<string, unknown> } }[] };
     };
     expect(json.ret).toEqual([{ contractRet: 'SUCCESS' }]);
-    expect(json.raw_data.contract[0]).toMatchObject({ type: 'TransferContract', parameter: { value: { amount: 2_000_000 } } });
+    expect(json.raw_data.contract[0]).toMatchObject({
+      type: 'TransferContract',
+      parameter: { value: { amount: 2_000_000 } },
+    });
   });
 
   it('refuses what java-tron refuses: more than the balance (fees included), to oneself, from an account that does not exist', async () => {
@@ -125,7 +154,9 @@ describe('TRX transfers on the simulated chain', () => {
     try {
       await saveChain(chain, join(folder, 'chain.json'));
       const loaded = (await loadChain(join(folder, 'chain.json'), { seed: 'trx transfers' }))!;
-      expect(loaded.findTransaction(transfer.txId)?.transaction.receipt).toEqual(chain.findTransaction(transfer.txId)?.transaction.receipt);
+      expect(loaded.findTransaction(transfer.txId)?.transaction.receipt).toEqual(
+        chain.findTransaction(transfer.txId)?.transaction.receipt,
+      );
       expect(loaded.state.account(fresh.address)?.balanceSun).toBe(3_000_000n);
     } finally {
       await rm(folder, { recursive: true, force: true });

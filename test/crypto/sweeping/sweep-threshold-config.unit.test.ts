@@ -16,7 +16,9 @@ describe('the sweep threshold setting', () => {
   it('refuses zero, more than 6 decimals, signs, exponents and words, naming the setting', () => {
     for (const bad of ['0', '0.0', '1.0000001', '-5', '1e3', 'fifty', '5,5']) {
       expect(() => loadConfig({ ...base, PAYGATE_SWEEP_THRESHOLD_USDT: bad }), bad).toThrow(ConfigError);
-      expect(() => loadConfig({ ...base, PAYGATE_SWEEP_THRESHOLD_USDT: bad }), bad).toThrow(/PAYGATE_SWEEP_THRESHOLD_USDT/);
+      expect(() => loadConfig({ ...base, PAYGATE_SWEEP_THRESHOLD_USDT: bad }), bad).toThrow(
+        /PAYGATE_SWEEP_THRESHOLD_USDT/,
+      );
     }
   });
 });

@@ -29,7 +29,10 @@ describe.each(backends)('the sweeper worker on %s', (backend) => {
   it('sweeps an address over the threshold by itself: top-up, then the USDT, each once', async () => {
     const address = await finalDepositOn(setup, 'worker', '80');
     const hotBefore = await usdtOf(setup, setup.hotWallet);
-    workers = [createSweeperWorker(setup.deps, { pollIntervalMs: 50 }), createOutgoingTransferWorker(setup.deps, outgoingOutcomeHandlers())];
+    workers = [
+      createSweeperWorker(setup.deps, { pollIntervalMs: 50 }),
+      createOutgoingTransferWorker(setup.deps, outgoingOutcomeHandlers()),
+    ];
     for (const worker of workers) worker.start();
     // Waits for the sweep to complete, moving the chain and the clock on meanwhile; the pause only
     // paces the loop, and the test timeout is the only bound.
@@ -43,7 +46,11 @@ describe.each(backends)('the sweeper worker on %s', (backend) => {
     expect(sweeps[0]).toMatchObject({ status: 'completed', amount_micro: 80_000_000n });
     expect(await usdtOf(setup, address)).toBe(0n);
     expect((await usdtOf(setup, setup.hotWallet)) - hotBefore).toBe(80_000_000n);
-    const transfers = await setup.context.db.selectFrom('crypto_outgoing_transfers').select(['purpose', 'status']).orderBy('created_at').execute();
+    const transfers = await setup.context.db
+      .selectFrom('crypto_outgoing_transfers')
+      .select(['purpose', 'status'])
+      .orderBy('created_at')
+      .execute();
     expect(transfers).toEqual([
       { purpose: 'gas_topup', status: 'confirmed' },
       { purpose: 'sweep', status: 'confirmed' },

@@ -6,7 +6,11 @@ import { expect } from 'vitest';
 import type { DatabaseBackend } from '../../../src/db/database.ts';
 import { createInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
 import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
-import { runSweepPass, type SweepingDeps, type SweepPassResult } from '../../../src/crypto/sweeping/sweeping-service.ts';
+import {
+  runSweepPass,
+  type SweepingDeps,
+  type SweepPassResult,
+} from '../../../src/crypto/sweeping/sweeping-service.ts';
 import { tronAddress, type TronAddress } from '../../../src/crypto/tron/address.ts';
 import { createOutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { sandboxHotWalletTopUp } from '../../../src/crypto/sending/sandbox-faucet.ts';
@@ -23,7 +27,10 @@ export interface SweepingSetup extends ReceivingSetup {
 
 const THRESHOLD_MICRO = 50_000_000n;
 
-export async function openSweepingSetup(backend: DatabaseBackend, options: { readonly thresholdMicro?: bigint } = {}): Promise<SweepingSetup> {
+export async function openSweepingSetup(
+  backend: DatabaseBackend,
+  options: { readonly thresholdMicro?: bigint } = {},
+): Promise<SweepingSetup> {
   const setup = await openReceivingSetup(backend);
   const sweeping: SweepingDeps = {
     db: setup.context.db,
@@ -78,10 +85,19 @@ async function startExecutor(setup: ReceivingSetup): Promise<() => Promise<void>
 }
 
 /** An invoice paid with `amount` USDT and its deposit final (credited); returns the deposit address. */
-export async function finalDepositOn(setup: SweepingSetup, externalId: string, amount: string, address?: string): Promise<TronAddress> {
+export async function finalDepositOn(
+  setup: SweepingSetup,
+  externalId: string,
+  amount: string,
+  address?: string,
+): Promise<TronAddress> {
   let target = address;
   if (target === undefined) {
-    const { invoice } = await createInvoice(setup.deps, setup.shop, { external_id: externalId, amount, network: 'TRC20' });
+    const { invoice } = await createInvoice(setup.deps, setup.shop, {
+      external_id: externalId,
+      amount,
+      network: 'TRC20',
+    });
     target = invoice.address;
   }
   await simulateDeposit(setup.deps, setup.shop, { address: target, amount });
@@ -108,8 +124,13 @@ export async function driveUntil(setup: SweepingSetup, done: () => Promise<boole
   // Say where it got stuck: the attempts and the executor's transfers.
   const sweeps = await setup.context.db.selectFrom('crypto_sweeps').selectAll().execute();
   const transfers = await setup.context.db.selectFrom('crypto_outgoing_transfers').selectAll().execute();
-  const attempts = await setup.context.db.selectFrom('crypto_outgoing_attempts').select(['transfer_id', 'attempt', 'status', 'last_broadcast']).execute();
-  expect.fail(`not done after ${maxRounds} rounds: ${JSON.stringify({ sweeps, transfers, attempts }, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value))}`);
+  const attempts = await setup.context.db
+    .selectFrom('crypto_outgoing_attempts')
+    .select(['transfer_id', 'attempt', 'status', 'last_broadcast'])
+    .execute();
+  expect.fail(
+    `not done after ${maxRounds} rounds: ${JSON.stringify({ sweeps, transfers, attempts }, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value))}`,
+  );
 }
 
 export async function usdtOf(setup: SweepingSetup, address: TronAddress): Promise<bigint> {

@@ -10,13 +10,27 @@ import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandb
 import { findOutgoingTransfer } from '../../../src/crypto/sending/outgoing-transfers.ts';
 import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
 import { SWEEP_DUST_STUCK_AFTER_MS } from '../../../src/crypto/sweeping/sweep-custody.ts';
-import { retrySweepsOfAddress, runSweepPass, sweepsOfAddress, sweepView, SWEEP_FIRST_RETRY_DELAY_SECONDS, type SweepView } from '../../../src/crypto/sweeping/sweeping-service.ts';
+import {
+  retrySweepsOfAddress,
+  runSweepPass,
+  sweepsOfAddress,
+  sweepView,
+  SWEEP_FIRST_RETRY_DELAY_SECONDS,
+  type SweepView,
+} from '../../../src/crypto/sweeping/sweeping-service.ts';
 import type { TronAddress } from '../../../src/crypto/tron/address.ts';
 import { NotFoundError } from '../../../src/errors.ts';
 import { runPaygateInProcess } from '../../support/cli.ts';
 import { backends } from '../../support/databases.ts';
 import { expectLedgerSound, usdtMainBalance } from '../receiving/receiving-service-support.ts';
-import { driveUntil, finalDepositOn, openSweepingSetup, trxOf, usdtOf, type SweepingSetup } from './sweeping-support.ts';
+import {
+  driveUntil,
+  finalDepositOn,
+  openSweepingSetup,
+  trxOf,
+  usdtOf,
+  type SweepingSetup,
+} from './sweeping-support.ts';
 
 describe.each(backends)('sweeping on %s', (backend) => {
   let setup: SweepingSetup;
@@ -30,7 +44,14 @@ describe.each(backends)('sweeping on %s', (backend) => {
 
   const lastSweep = async (address: TronAddress) => (await sweepsOfAddress(setup.context.db, address))[0];
   const sweepIs = (address: TronAddress, status: string) => async () => (await lastSweep(address))?.status === status;
-  const custodyOf = async (address: TronAddress) => (await listCustodyAddresses({ ...setup.deps, config: { ...setup.deps.config, sweepThresholdMicro: 50_000_000n } }, { limit: 100 }, sweepSummaries)).find((line) => line.address === address)!;
+  const custodyOf = async (address: TronAddress) =>
+    (
+      await listCustodyAddresses(
+        { ...setup.deps, config: { ...setup.deps.config, sweepThresholdMicro: 50_000_000n } },
+        { limit: 100 },
+        sweepSummaries,
+      )
+    ).find((line) => line.address === address)!;
 
   /** The ledger's accounts of the sandbox book, other than the chain-cost pair the executor books to. */
   const ledgerWithoutChainCosts = async () =>
@@ -44,7 +65,11 @@ describe.each(backends)('sweeping on %s', (backend) => {
 
   /** The chain cost the executor booked for an outgoing transfer (network_costs ← network_fees), in micro-USDT. */
   const bookedCost = async (transferId: string) => {
-    const row = await setup.context.db.selectFrom('ledger_transfers').select('amount').where('idempotency_key', '=', `outgoing-fee:${transferId}`).executeTakeFirst();
+    const row = await setup.context.db
+      .selectFrom('ledger_transfers')
+      .select('amount')
+      .where('idempotency_key', '=', `outgoing-fee:${transferId}`)
+      .executeTakeFirst();
     return row?.amount ?? 0n;
   };
 
@@ -66,10 +91,24 @@ describe.each(backends)('sweeping on %s', (backend) => {
 
     expect(await setup.sweep()).toEqual({ started: 1, built: 0 });
     const begun = (await lastSweep(address))!;
-    expect(begun).toMatchObject({ status: 'topping_up', activated_before: false, trx_before_sun: 0n, energy: burn.energy, estimated_fee_sun: burn.sun, topup_sun: burn.sun });
+    expect(begun).toMatchObject({
+      status: 'topping_up',
+      activated_before: false,
+      trx_before_sun: 0n,
+      energy: burn.energy,
+      estimated_fee_sun: burn.sun,
+      topup_sun: burn.sun,
+    });
     expect(begun.unswept_final_micro).toBe(60_000_000n);
     const topup = (await findOutgoingTransfer(setup.context.db, begun.topup_transfer_id!))!;
-    expect(topup).toMatchObject({ purpose: 'gas_topup', asset: 'TRX', from: { kind: 'hot_wallet' }, to: address, amount: burn.sun, ownerId: begun.id });
+    expect(topup).toMatchObject({
+      purpose: 'gas_topup',
+      asset: 'TRX',
+      from: { kind: 'hot_wallet' },
+      to: address,
+      amount: burn.sun,
+      ownerId: begun.id,
+    });
     expect((await custodyOf(address)).sweep_state).toBe('in_flight');
 
     await driveUntil(setup, sweepIs(address, 'completed'));
@@ -80,7 +119,14 @@ describe.each(backends)('sweeping on %s', (backend) => {
     const prices = await setup.access.node.getChainPrices();
     expect(done.topup_fee_sun!).toBeGreaterThanOrEqual(prices.createNewAccountFeeSun + prices.createAccountFeeSun);
     const sweepTransfer = (await findOutgoingTransfer(setup.context.db, done.sweep_transfer_id!))!;
-    expect(sweepTransfer).toMatchObject({ purpose: 'sweep', asset: 'USDT', status: 'confirmed', from: { kind: 'deposit_address', address }, to: setup.hotWallet, amount: 60_000_000n });
+    expect(sweepTransfer).toMatchObject({
+      purpose: 'sweep',
+      asset: 'USDT',
+      status: 'confirmed',
+      from: { kind: 'deposit_address', address },
+      to: setup.hotWallet,
+      amount: 60_000_000n,
+    });
 
     expect(await usdtOf(setup, address)).toBe(0n);
     expect((await usdtOf(setup, setup.hotWallet)) - hotUsdtBefore).toBe(60_000_000n);
@@ -90,8 +136,12 @@ describe.each(backends)('sweeping on %s', (backend) => {
     expect(done.sweep_fee_sun! + trxLeft).toBe(burn.sun);
 
     // Both fees are booked as chain costs (at PAYGATE_TRX_USDT_RATE, rounded up); the TRX left on the address is not.
-    expect(await bookedCost(done.topup_transfer_id!)).toBe(sunToMicroUsdt(done.topup_fee_sun!, setup.context.config.trxUsdtRateMicro));
-    expect(await bookedCost(done.sweep_transfer_id!)).toBe(sunToMicroUsdt(done.sweep_fee_sun!, setup.context.config.trxUsdtRateMicro));
+    expect(await bookedCost(done.topup_transfer_id!)).toBe(
+      sunToMicroUsdt(done.topup_fee_sun!, setup.context.config.trxUsdtRateMicro),
+    );
+    expect(await bookedCost(done.sweep_transfer_id!)).toBe(
+      sunToMicroUsdt(done.sweep_fee_sun!, setup.context.config.trxUsdtRateMicro),
+    );
     // No merchant money and no ledger money moved: only the chain-cost pair changed.
     expect(await usdtMainBalance(setup)).toBe(merchantBefore);
     expect(await ledgerWithoutChainCosts()).toEqual(ledgerBefore);
@@ -115,7 +165,12 @@ describe.each(backends)('sweeping on %s', (backend) => {
     const burn = await expectedBurnSun();
     await setup.sweep();
     const first = (await lastSweep(address))!;
-    expect(first).toMatchObject({ status: 'topping_up', activated_before: true, trx_before_sun: 1_000_000n, topup_sun: burn.sun - 1_000_000n });
+    expect(first).toMatchObject({
+      status: 'topping_up',
+      activated_before: true,
+      trx_before_sun: 1_000_000n,
+      topup_sun: burn.sun - 1_000_000n,
+    });
     await driveUntil(setup, sweepIs(address, 'completed'));
     const prices = await setup.access.node.getChainPrices();
     expect((await lastSweep(address))!.topup_fee_sun!).toBeLessThan(prices.createNewAccountFeeSun);
@@ -127,7 +182,12 @@ describe.each(backends)('sweeping on %s', (backend) => {
     const cheaper = await expectedBurnSun();
     expect(cheaper.sun).toBeLessThanOrEqual(burn.sun);
     await setup.sweep();
-    expect(await lastSweep(address)).toMatchObject({ status: 'topping_up', trx_before_sun: leftover, topup_sun: cheaper.sun - leftover, unswept_final_micro: 55_000_000n });
+    expect(await lastSweep(address)).toMatchObject({
+      status: 'topping_up',
+      trx_before_sun: leftover,
+      topup_sun: cheaper.sun - leftover,
+      unswept_final_micro: 55_000_000n,
+    });
     await driveUntil(setup, sweepIs(address, 'completed'));
     expect(await usdtOf(setup, address)).toBe(0n);
 
@@ -136,9 +196,20 @@ describe.each(backends)('sweeping on %s', (backend) => {
     setup.sandbox.chain.faucet(address, { trxSun: 100_000_000n });
     await setup.sweep();
     const direct = (await lastSweep(address))!;
-    expect(direct).toMatchObject({ status: 'sweeping', topup_sun: 0n, topup_transfer_id: null, amount_micro: 70_000_000n });
+    expect(direct).toMatchObject({
+      status: 'sweeping',
+      topup_sun: 0n,
+      topup_transfer_id: null,
+      amount_micro: 70_000_000n,
+    });
     await driveUntil(setup, sweepIs(address, 'completed'));
-    expect(await custodyOf(address)).toMatchObject({ usdt_on_chain: '0', usdt_credited: '185', usdt_swept: '185', sweep_state: 'idle', usdt_unaccounted: '0' });
+    expect(await custodyOf(address)).toMatchObject({
+      usdt_on_chain: '0',
+      usdt_credited: '185',
+      usdt_swept: '185',
+      sweep_state: 'idle',
+      usdt_unaccounted: '0',
+    });
   });
 
   it('leaves an address below the threshold alone, reports it stuck after a week, and sweeps it once deposits lift it over', async () => {
@@ -171,8 +242,15 @@ describe.each(backends)('sweeping on %s', (backend) => {
     expect(await usdtOf(setup, address)).toBe(60_000_000n);
     expect(await trxOf(setup, address)).toBe(30_000_000n - failed.sweep_fee_sun!);
     // The fee the failed transaction burnt is a chain cost all the same.
-    expect(await bookedCost(failed.sweep_transfer_id!)).toBe(sunToMicroUsdt(failed.sweep_fee_sun!, setup.context.config.trxUsdtRateMicro));
-    expect(await custodyOf(address)).toMatchObject({ sweep_state: 'retrying', sweep_error: 'reverted', usdt_swept: '0', usdt_unaccounted: '0' });
+    expect(await bookedCost(failed.sweep_transfer_id!)).toBe(
+      sunToMicroUsdt(failed.sweep_fee_sun!, setup.context.config.trxUsdtRateMicro),
+    );
+    expect(await custodyOf(address)).toMatchObject({
+      sweep_state: 'retrying',
+      sweep_error: 'reverted',
+      usdt_swept: '0',
+      usdt_unaccounted: '0',
+    });
 
     // Not before the back-off.
     expect((await setup.sweep()).started).toBe(0);
@@ -199,11 +277,18 @@ describe.each(backends)('sweeping on %s', (backend) => {
     expect(await sweepsOfAddress(setup.context.db, address)).toHaveLength(3);
     setup.clock.advance(24 * 60 * 60 * 1_000);
     expect((await setup.sweep()).started).toBe(0);
-    expect(await custodyOf(address)).toMatchObject({ sweep_state: 'stuck_failed', sweep_error: 'reverted', usdt_sweep_stuck: '60', usdt_on_chain: '60' });
+    expect(await custodyOf(address)).toMatchObject({
+      sweep_state: 'stuck_failed',
+      sweep_error: 'reverted',
+      usdt_sweep_stuck: '60',
+      usdt_on_chain: '60',
+    });
     expect(await usdtMainBalance(setup)).toBe(60_000_000n);
 
     // The operator fixed the cause and retries (`paygate crypto sweeps retry`): the next pass sweeps it.
-    await expect(retrySweepsOfAddress(setup.sweeping, 'TJRabPrwbZy45sbavfcjinPJC18kjpRTv8')).rejects.toThrow(NotFoundError);
+    await expect(retrySweepsOfAddress(setup.sweeping, 'TJRabPrwbZy45sbavfcjinPJC18kjpRTv8')).rejects.toThrow(
+      NotFoundError,
+    );
     if (setup.database.url !== undefined) {
       // Through the real command line (a PostgreSQL server can be shared with a child process).
       const env = { DATABASE_URL: setup.database.url, PAYGATE_DATA_DIR: 'memory://' };
@@ -218,7 +303,9 @@ describe.each(backends)('sweeping on %s', (backend) => {
       const retried = await runPaygateInProcess(['crypto', 'sweeps', 'retry', '--address', address], env);
       expect(retried.code, retried.stderr).toBe(0);
       expect(retried.stdout).toContain('3 failed sweep(s) cleared');
-      expect((await runPaygateInProcess(['crypto', 'sweeps', 'retry', '--address', 'not-an-address'], env)).code).toBe(2);
+      expect((await runPaygateInProcess(['crypto', 'sweeps', 'retry', '--address', 'not-an-address'], env)).code).toBe(
+        2,
+      );
     } else {
       expect(await retrySweepsOfAddress(setup.sweeping, address)).toBe(3);
     }
@@ -226,7 +313,9 @@ describe.each(backends)('sweeping on %s', (backend) => {
     expect((await setup.sweep()).started).toBe(1);
     await driveUntil(setup, sweepIs(address, 'completed'));
     expect(await custodyOf(address)).toMatchObject({ sweep_state: 'idle', usdt_swept: '60', usdt_on_chain: '0' });
-    expect((await sweepsOfAddress(setup.context.db, address)).map(sweepView).map((view) => [view.status, view.cleared])).toEqual([
+    expect(
+      (await sweepsOfAddress(setup.context.db, address)).map(sweepView).map((view) => [view.status, view.cleared]),
+    ).toEqual([
       ['completed', false],
       ['failed', true],
       ['failed', true],
@@ -239,7 +328,12 @@ describe.each(backends)('sweeping on %s', (backend) => {
     await simulateDeposit(setup.deps, setup.shop, { address, amount });
     await mineBlocks(setup.deps, setup.shop, 1);
     await setup.defaultWatcher.runPass();
-    const deposits = await setup.context.db.selectFrom('crypto_deposits').select(['status', 'amount_micro']).where('address', '=', address).where('status', '=', 'confirming').execute();
+    const deposits = await setup.context.db
+      .selectFrom('crypto_deposits')
+      .select(['status', 'amount_micro'])
+      .where('address', '=', address)
+      .where('status', '=', 'confirming')
+      .execute();
     expect(deposits).toHaveLength(1);
   };
 
@@ -276,7 +370,12 @@ describe.each(backends)('sweeping on %s', (backend) => {
     expect(await usdtOf(setup, setup.hotWallet)).toBeGreaterThanOrEqual(60_000_000n);
     // Once the watcher reads on, the 5 is final too: credited, unswept, below the threshold.
     await setup.defaultWatcher.runPass();
-    expect(await custodyOf(address)).toMatchObject({ usdt_on_chain: '5', usdt_credited: '65', usdt_swept: '60', usdt_unaccounted: '0' });
+    expect(await custodyOf(address)).toMatchObject({
+      usdt_on_chain: '5',
+      usdt_credited: '65',
+      usdt_swept: '60',
+      usdt_unaccounted: '0',
+    });
   });
 
   it('sweeps the final USDT recorded when the transfer was built; a deposit landing meanwhile waits for the next sweep', async () => {
@@ -288,7 +387,13 @@ describe.each(backends)('sweeping on %s', (backend) => {
     await finalDepositOn(setup, 'during', '7', address);
     await driveUntil(setup, sweepIs(address, 'completed'));
     expect(await usdtOf(setup, address)).toBe(7_000_000n);
-    expect(await custodyOf(address)).toMatchObject({ usdt_on_chain: '7', usdt_credited: '67', usdt_swept: '60', sweep_state: 'idle', usdt_unaccounted: '0' });
+    expect(await custodyOf(address)).toMatchObject({
+      usdt_on_chain: '7',
+      usdt_credited: '67',
+      usdt_swept: '60',
+      sweep_state: 'idle',
+      usdt_unaccounted: '0',
+    });
     // 7 is below the threshold: it stays until more arrives.
     expect((await setup.sweep()).started).toBe(0);
     expect(await usdtMainBalance(setup)).toBe(67_000_000n);
@@ -297,16 +402,37 @@ describe.each(backends)('sweeping on %s', (backend) => {
   it('records USDT that left the address without a sweep as a failed attempt, so the address is retried after the back-off and cannot crowd others out', async () => {
     const address = await finalDepositOn(setup, 'out-of-band', '60');
     // Someone holding the deposit key moved the USDT away (a leaked key): our records still say 60 is unswept.
-    const index = (await setup.context.db.selectFrom('crypto_addresses').select('derivation_index').where('address', '=', address).executeTakeFirstOrThrow()).derivation_index;
+    const index = (
+      await setup.context.db
+        .selectFrom('crypto_addresses')
+        .select('derivation_index')
+        .where('address', '=', address)
+        .executeTakeFirstOrThrow()
+    ).derivation_index;
     const privateKey = (await setup.access.signingKey()).privateKey(Number(index));
     setup.sandbox.chain.faucet(address, { trxSun: 20_000_000n });
-    expect(setup.sandbox.chain.sendUsdt({ from: { address, privateKey }, to: setup.sandbox.chain.payers[1]!.address, amount: 60_000_000n }).result).toBe(true);
+    expect(
+      setup.sandbox.chain.sendUsdt({
+        from: { address, privateKey },
+        to: setup.sandbox.chain.payers[1]!.address,
+        amount: 60_000_000n,
+      }).result,
+    ).toBe(true);
     await mineBlocks(setup.deps, setup.shop, 1);
     expect(await usdtOf(setup, address)).toBe(0n);
 
     expect((await setup.sweep()).started).toBe(0);
-    expect(await lastSweep(address)).toMatchObject({ status: 'failed', error_code: 'nothing_to_sweep', topup_sun: 0n, topup_transfer_id: null });
-    expect(await custodyOf(address)).toMatchObject({ sweep_state: 'retrying', sweep_error: 'nothing_to_sweep', usdt_unaccounted: '-60' });
+    expect(await lastSweep(address)).toMatchObject({
+      status: 'failed',
+      error_code: 'nothing_to_sweep',
+      topup_sun: 0n,
+      topup_transfer_id: null,
+    });
+    expect(await custodyOf(address)).toMatchObject({
+      sweep_state: 'retrying',
+      sweep_error: 'nothing_to_sweep',
+      usdt_unaccounted: '-60',
+    });
     // Back-off: nothing until it runs out.
     expect(await setup.sweep()).toEqual({ started: 0, built: 0 });
     expect(await sweepsOfAddress(setup.context.db, address)).toHaveLength(1);
@@ -315,7 +441,11 @@ describe.each(backends)('sweeping on %s', (backend) => {
 
   it('keeps one sweep per address in flight, whichever sweeper gets there first', async () => {
     const address = await finalDepositOn(setup, 'race', '60');
-    const results = await Promise.all([runSweepPass(setup.sweeping), runSweepPass(setup.sweeping), runSweepPass(setup.sweeping)]);
+    const results = await Promise.all([
+      runSweepPass(setup.sweeping),
+      runSweepPass(setup.sweeping),
+      runSweepPass(setup.sweeping),
+    ]);
     expect(results.reduce((sum, result) => sum + result.started, 0)).toBe(1);
     expect(await sweepsOfAddress(setup.context.db, address)).toHaveLength(1);
     // And while it is in flight, no second one begins.

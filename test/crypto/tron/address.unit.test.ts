@@ -41,11 +41,16 @@ describe('TRON address spellings (docs/tron.md §1.1)', () => {
 
   it('reads upper-case hex as nodes and other tools print it', () => {
     // A published pair (CryptoTron::AddrTools documentation).
-    expect(parseTronHexAddress('419D1015E669C2DF831003C5C54CEB48DA613D9979')).toEqual({ ok: true, address: 'TQHgMpVzWkhSsRB4BzZgmV8uW4cFL8eaBr' });
+    expect(parseTronHexAddress('419D1015E669C2DF831003C5C54CEB48DA613D9979')).toEqual({
+      ok: true,
+      address: 'TQHgMpVzWkhSsRB4BzZgmV8uW4cFL8eaBr',
+    });
   });
 
   it('maps a 20-byte EVM address to base58 (a published pair: Dune to_tron_address)', () => {
-    expect(tronAddressFromEvm(hexToBytes('503aa4ad108bd3a89ba0310e23b49fb654cd6986'))).toBe('THHRK1bA7YRPZBcLnTP1SZy9ipUpsRwpo6');
+    expect(tronAddressFromEvm(hexToBytes('503aa4ad108bd3a89ba0310e23b49fb654cd6986'))).toBe(
+      'THHRK1bA7YRPZBcLnTP1SZy9ipUpsRwpo6',
+    );
   });
 
   it("derives the address a node's /wallet/generateaddress printed for its private key", () => {
@@ -57,8 +62,12 @@ describe('TRON address spellings (docs/tron.md §1.1)', () => {
 
   it('gives the same address from the compressed and the uncompressed public key', () => {
     const privateKey = hexToBytes('097c8ba8a310f39a41a667d35a20000cd21d58c7322484b584c4ada8ebd3ec06');
-    expect(tronAddressFromPublicKey(secp256k1.getPublicKey(privateKey, true))).toBe('TLHx2Ta9WwtwDjgGxyeifHs5ipmJrJAbZ3');
-    expect(tronAddressFromPublicKey(secp256k1.getPublicKey(privateKey, false))).toBe('TLHx2Ta9WwtwDjgGxyeifHs5ipmJrJAbZ3');
+    expect(tronAddressFromPublicKey(secp256k1.getPublicKey(privateKey, true))).toBe(
+      'TLHx2Ta9WwtwDjgGxyeifHs5ipmJrJAbZ3',
+    );
+    expect(tronAddressFromPublicKey(secp256k1.getPublicKey(privateKey, false))).toBe(
+      'TLHx2Ta9WwtwDjgGxyeifHs5ipmJrJAbZ3',
+    );
   });
 });
 
@@ -82,7 +91,9 @@ describe('parseTronAddress refuses what is not exactly a TRON address', () => {
   });
 
   it.each(['0', 'O', 'I', 'l', '+', 'é'])('refuses the non-Base58 character %s', (character) => {
-    expect(problemOf(`${USDT.slice(0, 20)}${character}${USDT.slice(21)}`)).toContain(`contains ${JSON.stringify(character)}`);
+    expect(problemOf(`${USDT.slice(0, 20)}${character}${USDT.slice(21)}`)).toContain(
+      `contains ${JSON.stringify(character)}`,
+    );
   });
 
   it('refuses a mistyped character (bad checksum), and accepts the original', () => {
@@ -125,7 +136,10 @@ describe('parseTronHexAddress (a node answer is untrusted input)', () => {
   });
 
   it('refuses version byte 0x42, accepts 0x41', () => {
-    expect(parseTronHexAddress('42a614f803b6fd780986a42c78ec9c7f77e6ded13c')).toMatchObject({ ok: false, problem: expect.stringMatching(/0x42/) });
+    expect(parseTronHexAddress('42a614f803b6fd780986a42c78ec9c7f77e6ded13c')).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/0x42/),
+    });
     expect(parseTronHexAddress('41a614f803b6fd780986a42c78ec9c7f77e6ded13c')).toEqual({ ok: true, address: USDT });
   });
 

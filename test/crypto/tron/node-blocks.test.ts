@@ -4,12 +4,19 @@
 // parent that is not the previous block, hex that is not hex).
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTronNodeClient, TronNodeAnswerError, TronNodeUnavailableError, type TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
+import {
+  createTronNodeClient,
+  TronNodeAnswerError,
+  TronNodeUnavailableError,
+  type TronNodeClient,
+} from '../../../src/crypto/tron/node-client.ts';
 import { blockId, blockJson, USDT } from './fixtures/chain-json.ts';
 import { startFakeTronNode, type FakeTronNode } from './fixtures/fake-tron-node.ts';
 import { serveBlocks } from './fixtures/serve-blocks.ts';
 
-const recordedBlock = JSON.parse(readFileSync(new URL('./fixtures/nile-block-66987565.json', import.meta.url), 'utf8')) as {
+const recordedBlock = JSON.parse(
+  readFileSync(new URL('./fixtures/nile-block-66987565.json', import.meta.url), 'utf8'),
+) as {
   blockID: string;
   block_header: { raw_data: { number: number; parentHash: string; timestamp: number } };
 };
@@ -41,7 +48,12 @@ describe('block headers', () => {
     node.on('/wallet/getnowblock', { json: recordedBlock });
     const head = await client.getHeadBlock();
     const raw = recordedBlock.block_header.raw_data;
-    expect(head).toEqual({ number: raw.number, id: recordedBlock.blockID, parentId: raw.parentHash, timestamp: raw.timestamp });
+    expect(head).toEqual({
+      number: raw.number,
+      id: recordedBlock.blockID,
+      parentId: raw.parentHash,
+      timestamp: raw.timestamp,
+    });
   });
 
   it('reads the solidified block from /walletsolidity/getnowblock, not the head', async () => {
@@ -109,7 +121,10 @@ describe('block headers', () => {
 
 describe('scanning blocks', () => {
   it('returns consecutive linked blocks and stops before the first block the node does not have', async () => {
-    serveBlocks(node, [10, 11, 12, 13].map((number) => ({ block: blockJson({ number }) })));
+    serveBlocks(
+      node,
+      [10, 11, 12, 13].map((number) => ({ block: blockJson({ number }) })),
+    );
     const scanned = await client.scanBlocks(11, 10);
     expect(scanned.map((block) => block.header.number)).toEqual([11, 12, 13]);
     expect(scanned.map((block) => block.header.id)).toEqual([11, 12, 13].map((number) => blockId(number)));

@@ -19,7 +19,13 @@ let client: TronNodeClient;
 beforeEach(async () => {
   primary = await startFakeTronNode();
   secondary = await startFakeTronNode();
-  client = createTronNodeClient({ urls: [primary.url, secondary.url], usdtContract: USDT, timeoutMs: 2_000, retryDelayMs: 1, maxAttempts: 2 });
+  client = createTronNodeClient({
+    urls: [primary.url, secondary.url],
+    usdtContract: USDT,
+    timeoutMs: 2_000,
+    retryDelayMs: 1,
+    maxAttempts: 2,
+  });
 });
 
 afterEach(async () => {
@@ -37,35 +43,65 @@ describe('broadcast', () => {
   });
 
   it('maps DUP_TRANSACTION_ERROR to duplicate (the node already has it)', async () => {
-    primary.on(PATH, { json: { result: false, code: 'DUP_TRANSACTION_ERROR', txid: transaction.txId, message: hexText('dup transaction') } });
+    primary.on(PATH, {
+      json: {
+        result: false,
+        code: 'DUP_TRANSACTION_ERROR',
+        txid: transaction.txId,
+        message: hexText('dup transaction'),
+      },
+    });
     expect(await client.broadcast(transaction)).toEqual({ kind: 'duplicate', txId: transaction.txId });
   });
 
-  it.each(['SIGERROR', 'CONTRACT_VALIDATE_ERROR', 'TAPOS_ERROR', 'TRANSACTION_EXPIRATION_ERROR', 'BANDWITH_ERROR'] as const)(
-    'maps %s to rejected with the hex message decoded, and does not retry it',
-    async (code) => {
-      primary.on(PATH, { json: { result: false, code, txid: transaction.txId, message: hexText(`${code} explained`) } });
-      expect(await client.broadcast(transaction)).toEqual({ kind: 'rejected', txId: transaction.txId, code, message: `${code} explained` });
-      expect(secondary.requests).toHaveLength(0);
-    },
-  );
+  it.each([
+    'SIGERROR',
+    'CONTRACT_VALIDATE_ERROR',
+    'TAPOS_ERROR',
+    'TRANSACTION_EXPIRATION_ERROR',
+    'BANDWITH_ERROR',
+  ] as const)('maps %s to rejected with the hex message decoded, and does not retry it', async (code) => {
+    primary.on(PATH, { json: { result: false, code, txid: transaction.txId, message: hexText(`${code} explained`) } });
+    expect(await client.broadcast(transaction)).toEqual({
+      kind: 'rejected',
+      txId: transaction.txId,
+      code,
+      message: `${code} explained`,
+    });
+    expect(secondary.requests).toHaveLength(0);
+  });
 
   it('keeps a plain-text message as it is (broadcasthex answers text)', async () => {
-    primary.on(PATH, { json: { result: false, code: 'TRANSACTION_EXPIRATION_ERROR', txid: transaction.txId, message: 'Transaction expired' } });
+    primary.on(PATH, {
+      json: {
+        result: false,
+        code: 'TRANSACTION_EXPIRATION_ERROR',
+        txid: transaction.txId,
+        message: 'Transaction expired',
+      },
+    });
     expect(await client.broadcast(transaction)).toMatchObject({ kind: 'rejected', message: 'Transaction expired' });
   });
 
   it('maps a code it does not know to OTHER_ERROR, naming the code', async () => {
     primary.on(PATH, { json: { result: false, code: 'NEW_FANCY_ERROR', message: hexText('what') } });
-    expect(await client.broadcast(transaction)).toEqual({ kind: 'rejected', txId: transaction.txId, code: 'OTHER_ERROR', message: 'NEW_FANCY_ERROR: what' });
+    expect(await client.broadcast(transaction)).toEqual({
+      kind: 'rejected',
+      txId: transaction.txId,
+      code: 'OTHER_ERROR',
+      message: 'NEW_FANCY_ERROR: what',
+    });
   });
 
-  it.each(['SERVER_BUSY', 'NOT_ENOUGH_EFFECTIVE_CONNECTION', 'NO_CONNECTION', 'BLOCK_UNSOLIDIFIED'])('tries the next node on %s', async (code) => {
-    primary.on(PATH, { json: { result: false, code, txid: transaction.txId, message: hexText('busy') } });
-    secondary.on(PATH, { json: { result: true, txid: transaction.txId } });
-    expect(await client.broadcast(transaction)).toEqual({ kind: 'accepted', txId: transaction.txId });
-    expect(primary.requests).toHaveLength(1);
-  });
+  it.each(['SERVER_BUSY', 'NOT_ENOUGH_EFFECTIVE_CONNECTION', 'NO_CONNECTION', 'BLOCK_UNSOLIDIFIED'])(
+    'tries the next node on %s',
+    async (code) => {
+      primary.on(PATH, { json: { result: false, code, txid: transaction.txId, message: hexText('busy') } });
+      secondary.on(PATH, { json: { result: true, txid: transaction.txId } });
+      expect(await client.broadcast(transaction)).toEqual({ kind: 'accepted', txId: transaction.txId });
+      expect(primary.requests).toHaveLength(1);
+    },
+  );
 
   it('answers unknown when every attempt was busy, listing each failure', async () => {
     primary.on(PATH, { json: { result: false, code: 'SERVER_BUSY' } });
@@ -79,7 +115,13 @@ describe('broadcast', () => {
   it('answers unknown when a node timed out (it may have taken the transaction) and no other answered', async () => {
     primary.on(PATH, { json: { result: true, txid: transaction.txId }, delayMs: 10_000 });
     const down = await closedPortUrl();
-    const lonely = createTronNodeClient({ urls: [primary.url, down], usdtContract: USDT, timeoutMs: 150, retryDelayMs: 1, maxAttempts: 2 });
+    const lonely = createTronNodeClient({
+      urls: [primary.url, down],
+      usdtContract: USDT,
+      timeoutMs: 150,
+      retryDelayMs: 1,
+      maxAttempts: 2,
+    });
     const result = await lonely.broadcast(transaction);
     await lonely.close();
     expect(result.kind).toBe('unknown');

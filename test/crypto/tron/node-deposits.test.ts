@@ -4,7 +4,11 @@
 // the wrong shape yields no deposit; results that do not belong to the block
 // are refused outright.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTronNodeClient, TronNodeUnavailableError, type TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
+import {
+  createTronNodeClient,
+  TronNodeUnavailableError,
+  type TronNodeClient,
+} from '../../../src/crypto/tron/node-client.ts';
 import { TRANSFER_EVENT_TOPIC } from '../../../src/crypto/tron/trc20-usdt.ts';
 import {
   addressTopic,
@@ -41,11 +45,23 @@ afterEach(async () => {
 const BLOCK = 500;
 
 /** One block holding one transaction with the given logs and results; answers the transfers the client finds. */
-async function transfersOf(logs: Record<string, unknown>[], outcome: { contractRet?: string; receiptResult?: string; failed?: boolean } = {}, id = txId('single')) {
+async function transfersOf(
+  logs: Record<string, unknown>[],
+  outcome: { contractRet?: string; receiptResult?: string; failed?: boolean } = {},
+  id = txId('single'),
+) {
   serveBlocks(node, [
     {
       block: blockJson({ number: BLOCK, transactions: [{ txID: id, contractRet: outcome.contractRet ?? 'SUCCESS' }] }),
-      infos: [transactionInfo({ id, blockNumber: BLOCK, logs, receiptResult: outcome.receiptResult ?? 'SUCCESS', failed: outcome.failed ?? false })],
+      infos: [
+        transactionInfo({
+          id,
+          blockNumber: BLOCK,
+          logs,
+          receiptResult: outcome.receiptResult ?? 'SUCCESS',
+          failed: outcome.failed ?? false,
+        }),
+      ],
     },
   ]);
   const [scanned] = await client.scanBlocks(BLOCK, 1);
@@ -57,7 +73,18 @@ describe('USDT transfers in a scanned block', () => {
     const amount = 12_345_678n;
     const id = signedTransferTx({ amount });
     const transfers = await transfersOf([transferLog({ from: PAYER, to: DEPOSIT_ADDRESS, amount })], {}, id);
-    expect(transfers).toEqual([{ txId: id, logIndex: 0, blockNumber: BLOCK, blockId: blockId(BLOCK), from: PAYER, to: DEPOSIT_ADDRESS, amount, evidence: 'signed_call' }]);
+    expect(transfers).toEqual([
+      {
+        txId: id,
+        logIndex: 0,
+        blockNumber: BLOCK,
+        blockId: blockId(BLOCK),
+        from: PAYER,
+        to: DEPOSIT_ADDRESS,
+        amount,
+        evidence: 'signed_call',
+      },
+    ]);
   });
 
   describe('holds every Transfer log against the calldata its owner signed', () => {
@@ -74,12 +101,16 @@ describe('USDT transfers in a scanned block', () => {
 
     it('refuses a log whose amount is not the signed amount', async () => {
       const id = signedTransferTx({ amount: 1_234_567n });
-      expect(await refusal([transferLog({ amount: 1_000_000_000_000n })], id)).toMatch(/signs a transfer of 1234567 .* logs show 1000000000000 from/);
+      expect(await refusal([transferLog({ amount: 1_000_000_000_000n })], id)).toMatch(
+        /signs a transfer of 1234567 .* logs show 1000000000000 from/,
+      );
     });
 
     it('refuses a log whose recipient is not the signed recipient', async () => {
       const id = signedTransferTx({ amount: 5n, to: OTHER_ADDRESS });
-      expect(await refusal([transferLog({ amount: 5n, to: DEPOSIT_ADDRESS })], id)).toMatch(new RegExp(`to ${OTHER_ADDRESS}, but the node's logs show 5 from ${PAYER} to ${DEPOSIT_ADDRESS}`));
+      expect(await refusal([transferLog({ amount: 5n, to: DEPOSIT_ADDRESS })], id)).toMatch(
+        new RegExp(`to ${OTHER_ADDRESS}, but the node's logs show 5 from ${PAYER} to ${DEPOSIT_ADDRESS}`),
+      );
     });
 
     it('refuses a log whose sender is not the signing owner', async () => {
@@ -88,9 +119,21 @@ describe('USDT transfers in a scanned block', () => {
     });
 
     it('refuses a successful signed transfer whose Transfer log is missing (a deposit hidden) or doubled', async () => {
-      expect(await refusal([], signedTransferTx({ amount: 7n, label: 'hidden' }))).toMatch(/0 USDT log\(s\) and no transfer/);
-      expect(await refusal([transferLog({ contract: OTHER_TOKEN, amount: 7n })], signedTransferTx({ amount: 7n, label: 'moved' }))).toMatch(/0 USDT log/);
-      expect(await refusal([transferLog({ amount: 7n }), transferLog({ amount: 7n })], signedTransferTx({ amount: 7n, label: 'doubled' }))).toMatch(/signs a transfer of 7/);
+      expect(await refusal([], signedTransferTx({ amount: 7n, label: 'hidden' }))).toMatch(
+        /0 USDT log\(s\) and no transfer/,
+      );
+      expect(
+        await refusal(
+          [transferLog({ contract: OTHER_TOKEN, amount: 7n })],
+          signedTransferTx({ amount: 7n, label: 'moved' }),
+        ),
+      ).toMatch(/0 USDT log/);
+      expect(
+        await refusal(
+          [transferLog({ amount: 7n }), transferLog({ amount: 7n })],
+          signedTransferTx({ amount: 7n, label: 'doubled' }),
+        ),
+      ).toMatch(/signs a transfer of 7/);
     });
 
     it('refuses a transaction whose raw_data_hex does not hash to its txID', async () => {
@@ -106,23 +149,36 @@ describe('USDT transfers in a scanned block', () => {
       const id = txId('no-raw');
       const block = blockJson({ number: BLOCK, transactions: [{ txID: id }] });
       for (const transaction of block.transactions as Record<string, unknown>[]) delete transaction.raw_data_hex;
-      serveBlocks(node, [{ block, infos: [transactionInfo({ id, blockNumber: BLOCK, receiptResult: 'SUCCESS', logs: [transferLog()] })] }]);
+      serveBlocks(node, [
+        {
+          block,
+          infos: [transactionInfo({ id, blockNumber: BLOCK, receiptResult: 'SUCCESS', logs: [transferLog()] })],
+        },
+      ]);
       await expect(client.scanBlocks(BLOCK, 1)).rejects.toThrow(/no raw_data_hex/);
     });
 
     it('reads transferFrom(from, to, amount) as stating the sender it names', async () => {
-      const data = Uint8Array.from(Buffer.from(`23b872dd${addressTopic(OTHER_ADDRESS)}${addressTopic(DEPOSIT_ADDRESS)}${uint256Word(42n)}`, 'hex'));
+      const data = Uint8Array.from(
+        Buffer.from(`23b872dd${addressTopic(OTHER_ADDRESS)}${addressTopic(DEPOSIT_ADDRESS)}${uint256Word(42n)}`, 'hex'),
+      );
       const id = signedTransferTx({ amount: 42n, data, label: 'transferFrom' });
-      expect(await transfersOf([transferLog({ from: OTHER_ADDRESS, amount: 42n })], {}, id)).toMatchObject([{ from: OTHER_ADDRESS, amount: 42n, evidence: 'signed_call' }]);
+      expect(await transfersOf([transferLog({ from: OTHER_ADDRESS, amount: 42n })], {}, id)).toMatchObject([
+        { from: OTHER_ADDRESS, amount: 42n, evidence: 'signed_call' },
+      ]);
       const lying = signedTransferTx({ amount: 42n, data, label: 'transferFrom lie' });
       expect(await refusal([transferLog({ from: PAYER, amount: 42n })], lying)).toMatch(/signs a transfer of 42 from/);
     });
 
-    it('marks as log_only a transfer no signed calldata states: another contract called, or a signature that is not the owner\'s', async () => {
+    it("marks as log_only a transfer no signed calldata states: another contract called, or a signature that is not the owner's", async () => {
       const viaContract = signedTransferTx({ amount: 3n, contract: OTHER_TOKEN, label: 'router' });
-      expect(await transfersOf([transferLog({ amount: 3n })], {}, viaContract)).toMatchObject([{ amount: 3n, evidence: 'log_only' }]);
+      expect(await transfersOf([transferLog({ amount: 3n })], {}, viaContract)).toMatchObject([
+        { amount: 3n, evidence: 'log_only' },
+      ]);
       const otherKey = signedTransferTx({ amount: 3n, signingKey: new Uint8Array(32).fill(7), label: 'other key' });
-      expect(await transfersOf([transferLog({ amount: 999n })], {}, otherKey)).toMatchObject([{ amount: 999n, evidence: 'log_only' }]);
+      expect(await transfersOf([transferLog({ amount: 999n })], {}, otherKey)).toMatchObject([
+        { amount: 999n, evidence: 'log_only' },
+      ]);
     });
   });
 
@@ -137,9 +193,18 @@ describe('USDT transfers in a scanned block', () => {
             id: first,
             blockNumber: BLOCK,
             receiptResult: 'SUCCESS',
-            logs: [transferLog({ to: DEPOSIT_ADDRESS, amount: 1n }), transferLog({ contract: OTHER_TOKEN }), transferLog({ to: DEPOSIT_ADDRESS, amount: 2n })],
+            logs: [
+              transferLog({ to: DEPOSIT_ADDRESS, amount: 1n }),
+              transferLog({ contract: OTHER_TOKEN }),
+              transferLog({ to: DEPOSIT_ADDRESS, amount: 2n }),
+            ],
           }),
-          transactionInfo({ id: second, blockNumber: BLOCK, receiptResult: 'SUCCESS', logs: [transferLog({ to: OTHER_ADDRESS, amount: 3n })] }),
+          transactionInfo({
+            id: second,
+            blockNumber: BLOCK,
+            receiptResult: 'SUCCESS',
+            logs: [transferLog({ to: OTHER_ADDRESS, amount: 3n })],
+          }),
         ],
       },
     ]);
@@ -171,7 +236,9 @@ describe('USDT transfers in a scanned block', () => {
     });
 
     it('a reverted transaction that still carries a Transfer-shaped log', async () => {
-      expect(await transfersOf([transferLog()], { contractRet: 'REVERT', receiptResult: 'REVERT', failed: true })).toEqual([]);
+      expect(
+        await transfersOf([transferLog()], { contractRet: 'REVERT', receiptResult: 'REVERT', failed: true }),
+      ).toEqual([]);
     });
 
     it('a transaction whose block entry says REVERT although its result says SUCCESS', async () => {
@@ -191,16 +258,26 @@ describe('USDT transfers in a scanned block', () => {
     });
 
     it('a log with the Transfer topic but only two topics', async () => {
-      expect(await transfersOf([transferLog({ topics: [TRANSFER_EVENT_TOPIC, addressTopic(DEPOSIT_ADDRESS)] })])).toEqual([]);
+      expect(
+        await transfersOf([transferLog({ topics: [TRANSFER_EVENT_TOPIC, addressTopic(DEPOSIT_ADDRESS)] })]),
+      ).toEqual([]);
     });
 
     it('a log with four topics', async () => {
-      expect(await transfersOf([transferLog({ topics: [TRANSFER_EVENT_TOPIC, addressTopic(PAYER), addressTopic(DEPOSIT_ADDRESS), uint256Word(1n)] })])).toEqual([]);
+      expect(
+        await transfersOf([
+          transferLog({
+            topics: [TRANSFER_EVENT_TOPIC, addressTopic(PAYER), addressTopic(DEPOSIT_ADDRESS), uint256Word(1n)],
+          }),
+        ]),
+      ).toEqual([]);
     });
 
     it('a log of another event (Approval)', async () => {
       const approval = '8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925';
-      expect(await transfersOf([transferLog({ topics: [approval, addressTopic(PAYER), addressTopic(DEPOSIT_ADDRESS)] })])).toEqual([]);
+      expect(
+        await transfersOf([transferLog({ topics: [approval, addressTopic(PAYER), addressTopic(DEPOSIT_ADDRESS)] })]),
+      ).toEqual([]);
     });
 
     it('data that is not exactly 32 bytes', async () => {
@@ -210,7 +287,9 @@ describe('USDT transfers in a scanned block', () => {
 
     it('an address topic whose upper 12 bytes are not zero', async () => {
       const dirty = `ff${addressTopic(DEPOSIT_ADDRESS).slice(2)}`;
-      expect(await transfersOf([transferLog({ topics: [TRANSFER_EVENT_TOPIC, addressTopic(PAYER), dirty] })])).toEqual([]);
+      expect(await transfersOf([transferLog({ topics: [TRANSFER_EVENT_TOPIC, addressTopic(PAYER), dirty] })])).toEqual(
+        [],
+      );
     });
 
     it('an amount no int8 column could hold', async () => {
@@ -232,31 +311,52 @@ describe('USDT transfers in a scanned block', () => {
     }
 
     it('a result belongs to another block', async () => {
-      expect(await refusedDetail([transactionInfo({ id: txId('single'), blockNumber: BLOCK + 1, receiptResult: 'SUCCESS' })])).toMatch(/of block 501/);
+      expect(
+        await refusedDetail([
+          transactionInfo({ id: txId('single'), blockNumber: BLOCK + 1, receiptResult: 'SUCCESS' }),
+        ]),
+      ).toMatch(/of block 501/);
     });
 
     it('a result names a transaction that is not in the block', async () => {
-      expect(await refusedDetail([transactionInfo({ id: txId('stranger'), blockNumber: BLOCK, receiptResult: 'SUCCESS' })])).toMatch(/not in the block/);
+      expect(
+        await refusedDetail([transactionInfo({ id: txId('stranger'), blockNumber: BLOCK, receiptResult: 'SUCCESS' })]),
+      ).toMatch(/not in the block/);
     });
 
     it('a transaction of the block has no result (a deposit could hide there)', async () => {
-      const detail = await refusedDetail([transactionInfo({ id: txId('single'), blockNumber: BLOCK, receiptResult: 'SUCCESS' })], [{ txID: txId('single') }, { txID: txId('hidden') }]);
+      const detail = await refusedDetail(
+        [transactionInfo({ id: txId('single'), blockNumber: BLOCK, receiptResult: 'SUCCESS' })],
+        [{ txID: txId('single') }, { txID: txId('hidden') }],
+      );
       expect(detail).toMatch(/2 transactions but the node gave results for 1/);
     });
 
     it('a topic is not 32 bytes of hex', async () => {
       const logs = [transferLog({ topics: [TRANSFER_EVENT_TOPIC, addressTopic(PAYER), 'zz'.repeat(32)] })];
-      expect(await refusedDetail([transactionInfo({ id: txId('single'), blockNumber: BLOCK, receiptResult: 'SUCCESS', logs })])).toMatch(/topics/);
+      expect(
+        await refusedDetail([
+          transactionInfo({ id: txId('single'), blockNumber: BLOCK, receiptResult: 'SUCCESS', logs }),
+        ]),
+      ).toMatch(/topics/);
     });
 
     it('a log address is neither hex nor Base58', async () => {
       const logs = [{ ...transferLog(), address: 'not-an-address' }];
-      expect(await refusedDetail([transactionInfo({ id: txId('single'), blockNumber: BLOCK, receiptResult: 'SUCCESS', logs })])).toMatch(/log 0 has address/);
+      expect(
+        await refusedDetail([
+          transactionInfo({ id: txId('single'), blockNumber: BLOCK, receiptResult: 'SUCCESS', logs }),
+        ]),
+      ).toMatch(/log 0 has address/);
     });
 
     it('log data has an odd number of hex digits', async () => {
       const logs = [transferLog({ data: '123' })];
-      expect(await refusedDetail([transactionInfo({ id: txId('single'), blockNumber: BLOCK, receiptResult: 'SUCCESS', logs })])).toMatch(/data/);
+      expect(
+        await refusedDetail([
+          transactionInfo({ id: txId('single'), blockNumber: BLOCK, receiptResult: 'SUCCESS', logs }),
+        ]),
+      ).toMatch(/data/);
     });
   });
 

@@ -4,7 +4,13 @@
 // as such (4xx, an `Error` answer) is not retried; attempts are bounded; a
 // failing node sits out a cool-down; an API key goes to its own URL only.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTronNodeClient, TronNodeRequestError, TronNodeUnavailableError, type TronNodeClient, type TronNodeClientOptions } from '../../../src/crypto/tron/node-client.ts';
+import {
+  createTronNodeClient,
+  TronNodeRequestError,
+  TronNodeUnavailableError,
+  type TronNodeClient,
+  type TronNodeClientOptions,
+} from '../../../src/crypto/tron/node-client.ts';
 import type { NodeFailure } from '../../../src/crypto/tron/node-errors.ts';
 import { blockJson, USDT } from './fixtures/chain-json.ts';
 import { closedPortUrl, startFakeTronNode, type FakeTronNode } from './fixtures/fake-tron-node.ts';
@@ -60,7 +66,10 @@ describe('failover to the next URL', () => {
   it('goes to the second URL when the first does not answer within the timeout', async () => {
     primary.on('/wallet/getnowblock', { json: blockJson({ number: 100 }), delayMs: 20_000 });
     const failures: NodeFailure[] = [];
-    const client = clientFor([primary.url, secondary.url], { timeoutMs: 1_000, onAttemptFailure: (failure) => failures.push(failure) });
+    const client = clientFor([primary.url, secondary.url], {
+      timeoutMs: 1_000,
+      onAttemptFailure: (failure) => failures.push(failure),
+    });
     // Block 200 is the second node's: the slow first answer (block 100) was not waited for.
     expect((await client.getHeadBlock()).number).toBe(200);
     expect(failures.map((failure) => failure.kind)).toEqual(['timeout']);
@@ -69,7 +78,10 @@ describe('failover to the next URL', () => {
   it('goes to the second URL when the first sends its answer too slowly to finish within the timeout', async () => {
     primary.on('/wallet/getnowblock', { drip: true });
     const failures: NodeFailure[] = [];
-    const client = clientFor([primary.url, secondary.url], { timeoutMs: 200, onAttemptFailure: (failure) => failures.push(failure) });
+    const client = clientFor([primary.url, secondary.url], {
+      timeoutMs: 200,
+      onAttemptFailure: (failure) => failures.push(failure),
+    });
     expect((await client.getHeadBlock()).number).toBe(200);
     expect(failures.map((failure) => failure.kind)).toEqual(['timeout']);
   });
@@ -77,7 +89,9 @@ describe('failover to the next URL', () => {
   it('goes to the second URL when the first is rate-limited (429, or 200 with "lack of computing resources")', async () => {
     primary.on('/wallet/getnowblock', { status: 429, text: 'Too Many Requests' });
     expect((await clientFor([primary.url, secondary.url]).getHeadBlock()).number).toBe(200);
-    primary.on('/wallet/getnowblock', { json: { Error: 'class java.lang.IllegalAccessException : lack of computing resources' } });
+    primary.on('/wallet/getnowblock', {
+      json: { Error: 'class java.lang.IllegalAccessException : lack of computing resources' },
+    });
     expect((await clientFor([primary.url, secondary.url]).getHeadBlock()).number).toBe(200);
   });
 
@@ -125,7 +139,13 @@ describe('bounded attempts', () => {
     secondary.on('/wallet/getnowblock', { status: 500, text: 'oops' });
     const client = clientFor([primary.url, secondary.url], { maxAttempts: 5 });
     const error = await unavailable(client.getHeadBlock());
-    expect(error.failures.map((failure) => failure.url)).toEqual([primary.url, secondary.url, primary.url, secondary.url, primary.url]);
+    expect(error.failures.map((failure) => failure.url)).toEqual([
+      primary.url,
+      secondary.url,
+      primary.url,
+      secondary.url,
+      primary.url,
+    ]);
     expect(error.failures.every((failure) => failure.kind === 'http_status')).toBe(true);
     expect(error.code).toBe('service_unavailable');
     expect(error.headers['retry-after']).toBeDefined();
@@ -168,7 +188,7 @@ describe('cool-down of a failing URL', () => {
     expect((await client.getHeadBlock()).number).toBe(100);
   });
 
-  it("keeps a rate-limited URL out for its Retry-After when that is longer than the cool-down", async () => {
+  it('keeps a rate-limited URL out for its Retry-After when that is longer than the cool-down', async () => {
     let clock = 0;
     primary.on('/wallet/getnowblock', { status: 429, text: 'slow down', headers: { 'retry-after': '30' } });
     const client = clientFor([primary.url, secondary.url], { cooldownMs: 1_000, now: () => clock });
@@ -187,7 +207,10 @@ describe('configuration', () => {
     await clientFor([{ url: primary.url, apiKey: 'key-123' }, secondary.url]).getHeadBlock();
     expect(primary.requests[0]?.headers['tron-pro-api-key']).toBe('key-123');
     expect(secondary.requests[0]?.headers['tron-pro-api-key']).toBeUndefined();
-    await clientFor([{ url: primary.url, apiKey: 'key-1' }, { url: secondary.url, apiKey: 'key-2' }]).getHeadBlock();
+    await clientFor([
+      { url: primary.url, apiKey: 'key-1' },
+      { url: secondary.url, apiKey: 'key-2' },
+    ]).getHeadBlock();
     expect(primary.requests[1]?.headers['tron-pro-api-key']).toBe('key-1');
     expect(secondary.requests[1]?.headers['tron-pro-api-key']).toBe('key-2');
     await clientFor([secondary.url], { apiKey: 'only-url' }).getHeadBlock();
@@ -195,7 +218,9 @@ describe('configuration', () => {
   });
 
   it('refuses one API key for several URLs: it would reach providers it does not belong to', () => {
-    expect(() => createTronNodeClient({ urls: [primary.url, secondary.url], apiKey: 'key-123', usdtContract: USDT })).toThrow(/one URL only/);
+    expect(() =>
+      createTronNodeClient({ urls: [primary.url, secondary.url], apiKey: 'key-123', usdtContract: USDT }),
+    ).toThrow(/one URL only/);
   });
 
   it('keeps a URL path prefix (providers that put the token in the path) and hides it in failures', async () => {
@@ -210,19 +235,28 @@ describe('configuration', () => {
   it('refuses a configuration without URLs, with a non-HTTP URL, or with credentials in a URL', () => {
     expect(() => createTronNodeClient({ urls: [], usdtContract: USDT })).toThrow(/at least one node URL/);
     expect(() => createTronNodeClient({ urls: ['ftp://node.example'], usdtContract: USDT })).toThrow(/http or https/);
-    expect(() => createTronNodeClient({ urls: ['https://user:pass@node.example'], usdtContract: USDT })).toThrow(/credentials/);
+    expect(() => createTronNodeClient({ urls: ['https://user:pass@node.example'], usdtContract: USDT })).toThrow(
+      /credentials/,
+    );
   });
 
   it('refuses an answer larger than the cap', async () => {
     primary.on('/wallet/getnowblock', { json: { ...blockJson({ number: 100 }), padding: 'x'.repeat(5_000) } });
-    const error = await unavailable(clientFor([primary.url], { maxResponseBytes: 1_000, maxAttempts: 1 }).getHeadBlock());
+    const error = await unavailable(
+      clientFor([primary.url], { maxResponseBytes: 1_000, maxAttempts: 1 }).getHeadBlock(),
+    );
     expect(error.failures[0]?.detail).toMatch(/larger than 1000 bytes/);
   });
 });
 
 describe('one answer from each of several different nodes (what a credit needs agreement of)', () => {
   const TX = 'ab'.repeat(32);
-  const info = (blockNumber: number) => ({ id: TX, blockNumber, receipt: { result: 'SUCCESS' }, contract_address: '41a614f803b6fd780986a42c78ec9c7f77e6ded13c' });
+  const info = (blockNumber: number) => ({
+    id: TX,
+    blockNumber,
+    receipt: { result: 'SUCCESS' },
+    contract_address: '41a614f803b6fd780986a42c78ec9c7f77e6ded13c',
+  });
 
   it('asks two different nodes once each, and answers null when fewer nodes are configured', async () => {
     primary.on('/walletsolidity/gettransactioninfobyid', { json: info(7) });
@@ -230,7 +264,9 @@ describe('one answer from each of several different nodes (what a credit needs a
     const client = clientFor([primary.url, secondary.url]);
     const outcomes = await client.getSolidifiedOutcomeOnNodes(TX, 2);
     expect(outcomes?.map((outcome) => outcome?.blockNumber ?? null)).toEqual([7, null]);
-    expect(primary.requestsTo('/walletsolidity/gettransactioninfobyid').map((request) => request.body)).toEqual([{ value: TX }]);
+    expect(primary.requestsTo('/walletsolidity/gettransactioninfobyid').map((request) => request.body)).toEqual([
+      { value: TX },
+    ]);
     expect(secondary.requestsTo('/walletsolidity/gettransactioninfobyid')).toHaveLength(1);
     expect(await clientFor([primary.url]).getSolidifiedOutcomeOnNodes(TX, 2)).toBeNull();
     expect(primary.requestsTo('/walletsolidity/gettransactioninfobyid')).toHaveLength(1);

@@ -4,8 +4,21 @@
 // `{}` means "no such thing".
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tronAddressToEvm, tronAddressToHex } from '../../../src/crypto/tron/address.ts';
-import { createTronNodeClient, TronNodeUnavailableError, type TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
-import { DEPOSIT_ADDRESS, OTHER_TOKEN, PAYER, transactionInfo, transferLog, txId, uint256Word, USDT } from './fixtures/chain-json.ts';
+import {
+  createTronNodeClient,
+  TronNodeUnavailableError,
+  type TronNodeClient,
+} from '../../../src/crypto/tron/node-client.ts';
+import {
+  DEPOSIT_ADDRESS,
+  OTHER_TOKEN,
+  PAYER,
+  transactionInfo,
+  transferLog,
+  txId,
+  uint256Word,
+  USDT,
+} from './fixtures/chain-json.ts';
 import { startFakeTronNode, type FakeTronNode } from './fixtures/fake-tron-node.ts';
 
 let node: FakeTronNode;
@@ -65,31 +78,61 @@ describe('transaction results (gettransactioninfobyid)', () => {
 
   it('reads a REVERT as a failure that still cost a fee, with the decoded message and no transfers', async () => {
     node.on('/wallet/gettransactioninfobyid', {
-      json: transactionInfo({ id, blockNumber: 901, receiptResult: 'REVERT', failed: true, fee: 1_234_000, resMessage: 'REVERT opcode executed', logs: [transferLog()] }),
+      json: transactionInfo({
+        id,
+        blockNumber: 901,
+        receiptResult: 'REVERT',
+        failed: true,
+        fee: 1_234_000,
+        resMessage: 'REVERT opcode executed',
+        logs: [transferLog()],
+      }),
     });
     const outcome = await client.getTransactionOutcome(id);
-    expect(outcome).toMatchObject({ contractResult: 'REVERT', succeeded: false, feeSun: 1_234_000n, failureMessage: 'REVERT opcode executed', transfers: [] });
+    expect(outcome).toMatchObject({
+      contractResult: 'REVERT',
+      succeeded: false,
+      feeSun: 1_234_000n,
+      failureMessage: 'REVERT opcode executed',
+      transfers: [],
+    });
   });
 
   it('reads OUT_OF_ENERGY as a failure', async () => {
-    node.on('/wallet/gettransactioninfobyid', { json: transactionInfo({ id, blockNumber: 902, receiptResult: 'OUT_OF_ENERGY', failed: true, fee: 40_000_000 }) });
-    expect(await client.getTransactionOutcome(id)).toMatchObject({ contractResult: 'OUT_OF_ENERGY', succeeded: false, feeSun: 40_000_000n });
+    node.on('/wallet/gettransactioninfobyid', {
+      json: transactionInfo({ id, blockNumber: 902, receiptResult: 'OUT_OF_ENERGY', failed: true, fee: 40_000_000 }),
+    });
+    expect(await client.getTransactionOutcome(id)).toMatchObject({
+      contractResult: 'OUT_OF_ENERGY',
+      succeeded: false,
+      feeSun: 40_000_000n,
+    });
   });
 
   it('reads a transaction that ran no contract (no receipt.result) as succeeded, with zero for every left-out fee', async () => {
     node.on('/wallet/gettransactioninfobyid', { json: transactionInfo({ id, blockNumber: 903 }) });
-    expect(await client.getTransactionOutcome(id)).toMatchObject({ contractResult: null, succeeded: true, feeSun: 0n, energyUsed: 0, bandwidthFeeSun: 0n });
+    expect(await client.getTransactionOutcome(id)).toMatchObject({
+      contractResult: null,
+      succeeded: true,
+      feeSun: 0n,
+      energyUsed: 0,
+      bandwidthFeeSun: 0n,
+    });
   });
 
   it('answers null for {} (not on chain) and asks /walletsolidity/ when only a final result will do', async () => {
-    node.on('/wallet/gettransactioninfobyid', { json: transactionInfo({ id, blockNumber: 904, receiptResult: 'SUCCESS' }) });
+    node.on('/wallet/gettransactioninfobyid', {
+      json: transactionInfo({ id, blockNumber: 904, receiptResult: 'SUCCESS' }),
+    });
     node.on('/walletsolidity/gettransactioninfobyid', { json: {} });
     expect(await client.getTransactionOutcome(id, { solidified: true })).toBeNull();
     expect(await client.getTransactionOutcome(id)).not.toBeNull();
   });
 
   it('refuses the result of another transaction', async () => {
-    node.on('/wallet/gettransactioninfobyid', { json: transactionInfo({ id: txId('other'), blockNumber: 905, receiptResult: 'SUCCESS' }) });
+    node.on('/wallet/gettransactioninfobyid', {
+      json: transactionInfo({ id: txId('other'), blockNumber: 905, receiptResult: 'SUCCESS' }),
+    });
     expect((await failureOf(client.getTransactionOutcome(id))).detail).toMatch(/asked for transaction/);
   });
 
@@ -101,16 +144,29 @@ describe('transaction results (gettransactioninfobyid)', () => {
 
 describe('accounts (getaccount)', () => {
   it('asks with the 21-byte hex address and reads the TRX balance in sun', async () => {
-    node.on('/wallet/getaccount', { json: { address: tronAddressToHex(PAYER), balance: 12_500_000, create_time: 1_700_000_000_000 } });
+    node.on('/wallet/getaccount', {
+      json: { address: tronAddressToHex(PAYER), balance: 12_500_000, create_time: 1_700_000_000_000 },
+    });
     expect(await client.getAccount(PAYER)).toEqual({ address: PAYER, activated: true, balanceSun: 12_500_000n });
-    expect(node.requestsTo('/wallet/getaccount')[0]?.body).toEqual({ address: tronAddressToHex(PAYER), visible: false });
+    expect(node.requestsTo('/wallet/getaccount')[0]?.body).toEqual({
+      address: tronAddressToHex(PAYER),
+      visible: false,
+    });
   });
 
   it('reads {} as an address not activated yet, and a left-out balance as zero', async () => {
     node.on('/wallet/getaccount', { json: {} });
-    expect(await client.getAccount(DEPOSIT_ADDRESS)).toEqual({ address: DEPOSIT_ADDRESS, activated: false, balanceSun: 0n });
+    expect(await client.getAccount(DEPOSIT_ADDRESS)).toEqual({
+      address: DEPOSIT_ADDRESS,
+      activated: false,
+      balanceSun: 0n,
+    });
     node.on('/wallet/getaccount', { json: { address: tronAddressToHex(DEPOSIT_ADDRESS) } });
-    expect(await client.getAccount(DEPOSIT_ADDRESS)).toEqual({ address: DEPOSIT_ADDRESS, activated: true, balanceSun: 0n });
+    expect(await client.getAccount(DEPOSIT_ADDRESS)).toEqual({
+      address: DEPOSIT_ADDRESS,
+      activated: true,
+      balanceSun: 0n,
+    });
   });
 
   it('keeps a balance above 2^53 sun exact', async () => {
@@ -153,12 +209,18 @@ describe('USDT balance (triggerconstantcontract balanceOf)', () => {
   it('reads the contract decimals', async () => {
     node.on('/wallet/triggerconstantcontract', { json: constantAnswer(uint256Word(6n)) });
     expect(await client.getUsdtDecimals()).toBe(6);
-    expect(node.requestsTo('/wallet/triggerconstantcontract')[0]?.body).toMatchObject({ function_selector: 'decimals()', parameter: '' });
+    expect(node.requestsTo('/wallet/triggerconstantcontract')[0]?.body).toMatchObject({
+      function_selector: 'decimals()',
+      parameter: '',
+    });
   });
 
   it('refuses a reverted call and an answer that is not one 32-byte word', async () => {
     node.on('/wallet/triggerconstantcontract', {
-      json: { result: { code: 'CONTRACT_EXE_ERROR', message: Buffer.from('REVERT opcode executed').toString('hex') }, transaction: { ret: [{ ret: 'FAILED' }] } },
+      json: {
+        result: { code: 'CONTRACT_EXE_ERROR', message: Buffer.from('REVERT opcode executed').toString('hex') },
+        transaction: { ret: [{ ret: 'FAILED' }] },
+      },
     });
     expect((await failureOf(client.getUsdtBalance(PAYER))).detail).toMatch(/REVERT opcode executed/);
     node.on('/wallet/triggerconstantcontract', { json: constantAnswer('05') });
@@ -170,7 +232,9 @@ describe('USDT balance (triggerconstantcontract balanceOf)', () => {
     node.on('/wallet/triggerconstantcontract', { json: constantAnswer(uint256Word(1n)) });
     await other.getUsdtBalance(PAYER);
     await other.close();
-    expect(node.requestsTo('/wallet/triggerconstantcontract')[0]?.body.contract_address).toBe(tronAddressToHex(OTHER_TOKEN));
+    expect(node.requestsTo('/wallet/triggerconstantcontract')[0]?.body.contract_address).toBe(
+      tronAddressToHex(OTHER_TOKEN),
+    );
   });
 });
 
@@ -208,9 +272,18 @@ describe('account resources (getaccountresource)', () => {
 
   it('reads left-out fields as zero, and {} (no account) as nothing at all', async () => {
     node.on('/wallet/getaccountresource', { json: { freeNetLimit: 600 } });
-    expect(await client.getAccountResources(PAYER)).toMatchObject({ freeBandwidthLimit: 600, freeBandwidthUsed: 0, bandwidthAvailable: 600, energyAvailable: 0 });
+    expect(await client.getAccountResources(PAYER)).toMatchObject({
+      freeBandwidthLimit: 600,
+      freeBandwidthUsed: 0,
+      bandwidthAvailable: 600,
+      energyAvailable: 0,
+    });
     node.on('/wallet/getaccountresource', { json: {} });
-    expect(await client.getAccountResources(PAYER)).toMatchObject({ bandwidthAvailable: 0, energyAvailable: 0, energyLimit: 0 });
+    expect(await client.getAccountResources(PAYER)).toMatchObject({
+      bandwidthAvailable: 0,
+      energyAvailable: 0,
+      energyLimit: 0,
+    });
   });
 });
 
@@ -224,19 +297,28 @@ describe('chain prices (getchainparameters)', () => {
       getEnergyFee: 100,
       ...overrides,
     };
-    return { chainParameter: Object.entries(values).map(([key, value]) => (value === undefined ? { key } : { key, value })) };
+    return {
+      chainParameter: Object.entries(values).map(([key, value]) => (value === undefined ? { key } : { key, value })),
+    };
   };
 
   it('reads the energy and bandwidth prices and the account-creation fees in sun', async () => {
     node.on('/wallet/getchainparameters', { json: parameters() });
-    expect(await client.getChainPrices()).toEqual({ energyPriceSun: 100n, bandwidthPriceSun: 1_000n, createAccountFeeSun: 100_000n, createNewAccountFeeSun: 1_000_000n });
+    expect(await client.getChainPrices()).toEqual({
+      energyPriceSun: 100n,
+      bandwidthPriceSun: 1_000n,
+      createAccountFeeSun: 100_000n,
+      createNewAccountFeeSun: 1_000_000n,
+    });
   });
 
   it('refuses a missing or zero energy price rather than quoting free transfers', async () => {
     node.on('/wallet/getchainparameters', { json: parameters({ getEnergyFee: undefined }) });
     expect((await failureOf(client.getChainPrices())).detail).toMatch(/getEnergyFee is 0/);
     const { chainParameter } = parameters();
-    node.on('/wallet/getchainparameters', { json: { chainParameter: chainParameter.filter((parameter) => parameter.key !== 'getEnergyFee') } });
+    node.on('/wallet/getchainparameters', {
+      json: { chainParameter: chainParameter.filter((parameter) => parameter.key !== 'getEnergyFee') },
+    });
     expect((await failureOf(client.getChainPrices())).detail).toMatch(/lack getEnergyFee/);
   });
 });

@@ -8,7 +8,12 @@
 // only, never a path prefix or a key.
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTronNodeClient, TronNodeUnavailableError, type TronNodeClient, type TronNodeClientOptions } from '../../../src/crypto/tron/node-client.ts';
+import {
+  createTronNodeClient,
+  TronNodeUnavailableError,
+  type TronNodeClient,
+  type TronNodeClientOptions,
+} from '../../../src/crypto/tron/node-client.ts';
 import type { NodeFailure } from '../../../src/crypto/tron/node-errors.ts';
 import { nodeRequestMetrics } from '../../../src/crypto/tron/node-metrics.ts';
 import { blockJson, USDT } from './fixtures/chain-json.ts';
@@ -65,7 +70,11 @@ function clientFor(urls: TronNodeClientOptions['urls'], options: Partial<TronNod
   return client;
 }
 
-const rateLimited = (headers: Record<string, string> = {}): Reply => ({ status: 429, text: 'Too Many Requests', headers });
+const rateLimited = (headers: Record<string, string> = {}): Reply => ({
+  status: 429,
+  text: 'Too Many Requests',
+  headers,
+});
 
 describe('the request budget of a URL', () => {
   it('lets the burst go at once, then spaces requests at the configured rate', async () => {
@@ -84,7 +93,9 @@ describe('the request budget of a URL', () => {
 
   it('takes a URL with budget left while the preferred one has none, and waits for budget rather than go to a failing URL', async () => {
     answer(secondary, () => ({ status: 503, text: 'down' }));
-    const client = clientFor([{ url: primary.url, requestsPerSecond: 1, burst: 1 }, secondary.url], { cooldownMs: 60_000 });
+    const client = clientFor([{ url: primary.url, requestsPerSecond: 1, burst: 1 }, secondary.url], {
+      cooldownMs: 60_000,
+    });
     expect((await client.getHeadBlock()).number).toBe(100); // primary's token at 0
     // Primary has no token until 1 s; secondary is asked now, fails, cools down; the call waits for primary.
     expect((await client.getHeadBlock()).number).toBe(100);
@@ -96,8 +107,10 @@ describe('the request budget of a URL', () => {
 });
 
 describe('a rate-limited answer backs that URL off without marking it failing', () => {
-  it("HTTP 429: the only URL is asked again after its Retry-After, and the call succeeds", async () => {
-    answer(primary, (count) => (count === 0 ? rateLimited({ 'retry-after': '2' }) : { json: blockJson({ number: 100 }) }));
+  it('HTTP 429: the only URL is asked again after its Retry-After, and the call succeeds', async () => {
+    answer(primary, (count) =>
+      count === 0 ? rateLimited({ 'retry-after': '2' }) : { json: blockJson({ number: 100 }) },
+    );
     const failures: NodeFailure[] = [];
     const client = clientFor([primary.url], { onAttemptFailure: (failure) => failures.push(failure) });
     expect((await client.getHeadBlock()).number).toBe(100);
@@ -109,14 +122,19 @@ describe('a rate-limited answer backs that URL off without marking it failing', 
   });
 
   it('HTTP 429 on every attempt does not use up the attempts of real failures: the call waits through several back-offs', async () => {
-    answer(primary, (count) => (count < 5 ? rateLimited({ 'retry-after': '1' }) : { json: blockJson({ number: 100 }) }));
+    answer(primary, (count) =>
+      count < 5 ? rateLimited({ 'retry-after': '1' }) : { json: blockJson({ number: 100 }) },
+    );
     const client = clientFor([primary.url], { maxAttempts: 1 });
     expect((await client.getHeadBlock()).number).toBe(100);
     expect(arrivals.get(primary)).toEqual([0, 1_000, 2_000, 3_000, 4_000, 5_000]);
   });
 
-  it("TronGrid's 403 \"frequency limit … suspended for 5s\" keeps the URL out for 5 s", async () => {
-    const suspended = { status: 403, json: { Error: 'The key exceeds the frequency limit(15), and the query server is suspended for 5s' } };
+  it('TronGrid\'s 403 "frequency limit … suspended for 5s" keeps the URL out for 5 s', async () => {
+    const suspended = {
+      status: 403,
+      json: { Error: 'The key exceeds the frequency limit(15), and the query server is suspended for 5s' },
+    };
     answer(primary, (count) => (count === 0 ? suspended : { json: blockJson({ number: 100 }) }));
     const client = clientFor([primary.url]);
     expect((await client.getHeadBlock()).number).toBe(100);
@@ -125,7 +143,13 @@ describe('a rate-limited answer backs that URL off without marking it failing', 
 
   it('a 503 or a 200 worded as a rate limit ("request rate exceeded the allowed_rps(10) … suspended for 5 s") is a back-off, not a failure', async () => {
     const exceeded = { Error: 'request rate exceeded the allowed_rps(10), and the query server is suspended for 5 s' };
-    answer(primary, (count) => (count === 0 ? { status: 503, json: exceeded } : count === 1 ? { json: exceeded } : { json: blockJson({ number: 100 }) }));
+    answer(primary, (count) =>
+      count === 0
+        ? { status: 503, json: exceeded }
+        : count === 1
+          ? { json: exceeded }
+          : { json: blockJson({ number: 100 }) },
+    );
     const failures: NodeFailure[] = [];
     const client = clientFor([primary.url], { maxAttempts: 1, onAttemptFailure: (failure) => failures.push(failure) });
     expect((await client.getHeadBlock()).number).toBe(100);
@@ -133,7 +157,7 @@ describe('a rate-limited answer backs that URL off without marking it failing', 
     expect(failures.map((failure) => failure.kind)).toEqual(['rate_limited', 'rate_limited']);
   });
 
-  it("java-tron's 200 \"lack of computing resources\" keeps the URL out for a second", async () => {
+  it('java-tron\'s 200 "lack of computing resources" keeps the URL out for a second', async () => {
     const busy = { json: { Error: 'class java.lang.IllegalAccessException : lack of computing resources' } };
     answer(primary, (count) => (count === 0 ? busy : { json: blockJson({ number: 100 }) }));
     const client = clientFor([primary.url]);
@@ -142,7 +166,9 @@ describe('a rate-limited answer backs that URL off without marking it failing', 
   });
 
   it('goes to another URL with budget while the rate-limited one backs off', async () => {
-    answer(primary, (count) => (count === 0 ? rateLimited({ 'retry-after': '10' }) : { json: blockJson({ number: 100 }) }));
+    answer(primary, (count) =>
+      count === 0 ? rateLimited({ 'retry-after': '10' }) : { json: blockJson({ number: 100 }) },
+    );
     const client = clientFor([primary.url, secondary.url]);
     expect((await client.getHeadBlock()).number).toBe(200);
     clock = 10_000;
@@ -157,7 +183,10 @@ describe('every wait is bounded', () => {
     const client = clientFor([primary.url], { maxWaitMs: 10_000 });
     const error = await client.getHeadBlock().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(TronNodeUnavailableError);
-    expect((error as TronNodeUnavailableError).failures.map((failure) => failure.kind)).toEqual(['rate_limited', 'rate_limited']);
+    expect((error as TronNodeUnavailableError).failures.map((failure) => failure.kind)).toEqual([
+      'rate_limited',
+      'rate_limited',
+    ]);
     expect(arrivals.get(primary)).toEqual([0]);
     expect(clock).toBe(0);
   });
@@ -174,7 +203,9 @@ describe('every wait is bounded', () => {
   });
 
   it('a Retry-After is honoured up to 60 s', async () => {
-    answer(primary, (count) => (count === 0 ? rateLimited({ 'retry-after': '3600' }) : { json: blockJson({ number: 100 }) }));
+    answer(primary, (count) =>
+      count === 0 ? rateLimited({ 'retry-after': '3600' }) : { json: blockJson({ number: 100 }) },
+    );
     const client = clientFor([primary.url], { maxWaitMs: 120_000 });
     await client.getHeadBlock();
     expect(arrivals.get(primary)).toEqual([0, 60_000]);
@@ -189,7 +220,9 @@ describe('per-node metrics', () => {
       return seen.length === 1 ? rateLimited({ 'retry-after': '1' }) : { json: blockJson({ number: 100 }) };
     });
     const registry = new Registry();
-    const client = clientFor([{ url: `${primary.url}/secret-token`, apiKey: 'key-abc' }], { onRequest: nodeRequestMetrics(registry) });
+    const client = clientFor([{ url: `${primary.url}/secret-token`, apiKey: 'key-abc' }], {
+      onRequest: nodeRequestMetrics(registry),
+    });
     await client.getHeadBlock();
     const text = await registry.metrics();
     const node = `node="${primary.url}"`;

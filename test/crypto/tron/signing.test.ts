@@ -4,7 +4,12 @@ import { randomBytes } from 'node:crypto';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import { tronAddress, tronAddressFromPrivateKey, tronAddressFromPublicKey } from '../../../src/crypto/tron/address.ts';
-import { normalizedRecoveryId, recoverSignerAddress, signTransactionId, signTriggerSmartContract } from '../../../src/crypto/tron/signing.ts';
+import {
+  normalizedRecoveryId,
+  recoverSignerAddress,
+  signTransactionId,
+  signTriggerSmartContract,
+} from '../../../src/crypto/tron/signing.ts';
 import { decodeSignedTransaction } from '../../../src/crypto/tron/transaction.ts';
 import { transferCalldata, USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 
@@ -77,7 +82,9 @@ describe('recoverSignerAddress (what the simulated chain checks against owner_ad
       const id = normalizedRecoveryId(sig[64] ?? -1);
       if (sig.length !== 65 || id === undefined) return undefined;
       try {
-        return tronAddressFromPublicKey(secp256k1.recoverPublicKey(Uint8Array.of(id, ...sig.subarray(0, 64)), hexToBytes(txId), { prehash: false }));
+        return tronAddressFromPublicKey(
+          secp256k1.recoverPublicKey(Uint8Array.of(id, ...sig.subarray(0, 64)), hexToBytes(txId), { prehash: false }),
+        );
       } catch {
         return undefined;
       }

@@ -84,8 +84,12 @@ describe('Transaction.raw encoder: the golden vector of docs/tron.md §1.2 / App
   });
 
   it('refuses fields a node would refuse or that do not fit', () => {
-    expect(() => encodeTriggerSmartContractRaw({ ...DOC_FIELDS, refBlockBytes: new Uint8Array(3) })).toThrow(/ref_block_bytes/);
-    expect(() => encodeTriggerSmartContractRaw({ ...DOC_FIELDS, refBlockHash: new Uint8Array(7) })).toThrow(/ref_block_hash/);
+    expect(() => encodeTriggerSmartContractRaw({ ...DOC_FIELDS, refBlockBytes: new Uint8Array(3) })).toThrow(
+      /ref_block_bytes/,
+    );
+    expect(() => encodeTriggerSmartContractRaw({ ...DOC_FIELDS, refBlockHash: new Uint8Array(7) })).toThrow(
+      /ref_block_hash/,
+    );
     expect(() => encodeTriggerSmartContractRaw({ ...DOC_FIELDS, expirationMs: 0 })).toThrow(/expiration/);
     expect(() => encodeTriggerSmartContractRaw({ ...DOC_FIELDS, expirationMs: 1.5 })).toThrow(/expiration/);
     expect(() => encodeTriggerSmartContractRaw({ ...DOC_FIELDS, feeLimitSun: -1n })).toThrow(/fee_limit/);
@@ -132,7 +136,12 @@ describe('Transaction.raw decoder (what the simulated chain reads from a broadca
   function anyOf(typeUrl: string, call: (writer: BinaryWriter) => void): Uint8Array {
     const callWriter = new BinaryWriter();
     call(callWriter);
-    return new BinaryWriter().tag(1, WireType.LengthDelimited).string(typeUrl).tag(2, WireType.LengthDelimited).bytes(callWriter.finish()).finish();
+    return new BinaryWriter()
+      .tag(1, WireType.LengthDelimited)
+      .string(typeUrl)
+      .tag(2, WireType.LengthDelimited)
+      .bytes(callWriter.finish())
+      .finish();
   }
 
   const owner = hexToBytes('41dd791d6b49e190062d650e6a23c575510d35f2f9');
@@ -142,24 +151,46 @@ describe('Transaction.raw decoder (what the simulated chain reads from a broadca
   });
 
   it('refuses a second contract (java-tron: "only support size = 1")', () => {
-    expect(problemOf(withExtra((writer) => writer.tag(11, WireType.LengthDelimited).bytes(new Uint8Array([8, 31]))))).toMatch(/field 11 appears twice/);
+    expect(
+      problemOf(withExtra((writer) => writer.tag(11, WireType.LengthDelimited).bytes(new Uint8Array([8, 31])))),
+    ).toMatch(/field 11 appears twice/);
   });
 
   it('refuses auths, scripts and unknown fields', () => {
-    expect(problemOf(withExtra((writer) => writer.tag(9, WireType.LengthDelimited).bytes(new Uint8Array(0))))).toMatch(/raw field 9 is not supported/);
-    expect(problemOf(withExtra((writer) => writer.tag(12, WireType.LengthDelimited).bytes(new Uint8Array(1))))).toMatch(/raw field 12/);
+    expect(problemOf(withExtra((writer) => writer.tag(9, WireType.LengthDelimited).bytes(new Uint8Array(0))))).toMatch(
+      /raw field 9 is not supported/,
+    );
+    expect(problemOf(withExtra((writer) => writer.tag(12, WireType.LengthDelimited).bytes(new Uint8Array(1))))).toMatch(
+      /raw field 12/,
+    );
   });
 
   it('refuses a field of the wrong wire type', () => {
-    expect(problemOf(withExtra((writer) => writer.tag(18, WireType.LengthDelimited).bytes(new Uint8Array(1))))).toMatch(/wire type|appears twice/);
-    const wrongType = new BinaryWriter().tag(8, WireType.LengthDelimited).bytes(new Uint8Array(1)).raw(hexToBytes(DOC_RAW_DATA_HEX).subarray(0, 4)).finish();
+    expect(problemOf(withExtra((writer) => writer.tag(18, WireType.LengthDelimited).bytes(new Uint8Array(1))))).toMatch(
+      /wire type|appears twice/,
+    );
+    const wrongType = new BinaryWriter()
+      .tag(8, WireType.LengthDelimited)
+      .bytes(new Uint8Array(1))
+      .raw(hexToBytes(DOC_RAW_DATA_HEX).subarray(0, 4))
+      .finish();
     expect(problemOf(wrongType)).toMatch(/field 8 has wire type 2/);
   });
 
   it('refuses a TransferContract (type 1) and a wrong type_url', () => {
-    expect(problemOf(withContract((writer) => writer.tag(1, WireType.Varint).int32(1)))).toMatch(/contract type 1 is not TriggerSmartContract/);
+    expect(problemOf(withContract((writer) => writer.tag(1, WireType.Varint).int32(1)))).toMatch(
+      /contract type 1 is not TriggerSmartContract/,
+    );
     const wrongUrl = withContract((writer) =>
-      writer.tag(1, WireType.Varint).int32(31).tag(2, WireType.LengthDelimited).bytes(anyOf('type.googleapis.com/protocol.TransferContract', (call) => call.tag(1, WireType.LengthDelimited).bytes(owner))),
+      writer
+        .tag(1, WireType.Varint)
+        .int32(31)
+        .tag(2, WireType.LengthDelimited)
+        .bytes(
+          anyOf('type.googleapis.com/protocol.TransferContract', (call) =>
+            call.tag(1, WireType.LengthDelimited).bytes(owner),
+          ),
+        ),
     );
     expect(problemOf(wrongUrl)).toMatch(/type_url/);
   });
@@ -170,7 +201,11 @@ describe('Transaction.raw decoder (what the simulated chain reads from a broadca
         .tag(1, WireType.Varint)
         .int32(31)
         .tag(2, WireType.LengthDelimited)
-        .bytes(anyOf(TRIGGER_SMART_CONTRACT_TYPE_URL, (call) => call.tag(1, WireType.LengthDelimited).bytes(owner).tag(2, WireType.LengthDelimited).bytes(owner)))
+        .bytes(
+          anyOf(TRIGGER_SMART_CONTRACT_TYPE_URL, (call) =>
+            call.tag(1, WireType.LengthDelimited).bytes(owner).tag(2, WireType.LengthDelimited).bytes(owner),
+          ),
+        )
         .tag(5, WireType.Varint)
         .int32(2),
     );
@@ -179,11 +214,43 @@ describe('Transaction.raw decoder (what the simulated chain reads from a broadca
 
   it('refuses a TRC10 token value and an owner that is not 21 bytes with 0x41', () => {
     const contractWith = (call: (writer: BinaryWriter) => void) =>
-      withContract((writer) => writer.tag(1, WireType.Varint).int32(31).tag(2, WireType.LengthDelimited).bytes(anyOf(TRIGGER_SMART_CONTRACT_TYPE_URL, call)));
-    expect(problemOf(contractWith((call) => call.tag(1, WireType.LengthDelimited).bytes(owner).tag(5, WireType.Varint).int64(1)))).toMatch(/TriggerSmartContract field 5/);
-    expect(problemOf(contractWith((call) => call.tag(1, WireType.LengthDelimited).bytes(owner.subarray(1)).tag(2, WireType.LengthDelimited).bytes(owner)))).toMatch(/owner_address/);
-    expect(problemOf(contractWith((call) => call.tag(1, WireType.LengthDelimited).bytes(owner).tag(2, WireType.LengthDelimited).bytes(Uint8Array.of(0x42, ...owner.subarray(1)))))).toMatch(/contract_address/);
-    expect(decodeTriggerSmartContractRaw(contractWith((call) => call.tag(1, WireType.LengthDelimited).bytes(owner).tag(2, WireType.LengthDelimited).bytes(owner))).ok).toBe(true);
+      withContract((writer) =>
+        writer
+          .tag(1, WireType.Varint)
+          .int32(31)
+          .tag(2, WireType.LengthDelimited)
+          .bytes(anyOf(TRIGGER_SMART_CONTRACT_TYPE_URL, call)),
+      );
+    expect(
+      problemOf(
+        contractWith((call) => call.tag(1, WireType.LengthDelimited).bytes(owner).tag(5, WireType.Varint).int64(1)),
+      ),
+    ).toMatch(/TriggerSmartContract field 5/);
+    expect(
+      problemOf(
+        contractWith((call) =>
+          call.tag(1, WireType.LengthDelimited).bytes(owner.subarray(1)).tag(2, WireType.LengthDelimited).bytes(owner),
+        ),
+      ),
+    ).toMatch(/owner_address/);
+    expect(
+      problemOf(
+        contractWith((call) =>
+          call
+            .tag(1, WireType.LengthDelimited)
+            .bytes(owner)
+            .tag(2, WireType.LengthDelimited)
+            .bytes(Uint8Array.of(0x42, ...owner.subarray(1))),
+        ),
+      ),
+    ).toMatch(/contract_address/);
+    expect(
+      decodeTriggerSmartContractRaw(
+        contractWith((call) =>
+          call.tag(1, WireType.LengthDelimited).bytes(owner).tag(2, WireType.LengthDelimited).bytes(owner),
+        ),
+      ).ok,
+    ).toBe(true);
   });
 
   it('refuses a missing expiration and TaPoS fields of the wrong size', () => {
@@ -191,9 +258,16 @@ describe('Transaction.raw decoder (what the simulated chain reads from a broadca
       const writer = new BinaryWriter();
       writer.tag(1, WireType.LengthDelimited).bytes(fields.refBlockBytes ?? DOC_FIELDS.refBlockBytes);
       writer.tag(4, WireType.LengthDelimited).bytes(fields.refBlockHash ?? DOC_FIELDS.refBlockHash);
-      if (fields.expirationMs !== 0) writer.tag(8, WireType.Varint).int64(fields.expirationMs ?? DOC_FIELDS.expirationMs);
-      const call = anyOf(TRIGGER_SMART_CONTRACT_TYPE_URL, (writer) => writer.tag(1, WireType.LengthDelimited).bytes(owner).tag(2, WireType.LengthDelimited).bytes(owner));
-      writer.tag(11, WireType.LengthDelimited).bytes(new BinaryWriter().tag(1, WireType.Varint).int32(31).tag(2, WireType.LengthDelimited).bytes(call).finish());
+      if (fields.expirationMs !== 0)
+        writer.tag(8, WireType.Varint).int64(fields.expirationMs ?? DOC_FIELDS.expirationMs);
+      const call = anyOf(TRIGGER_SMART_CONTRACT_TYPE_URL, (writer) =>
+        writer.tag(1, WireType.LengthDelimited).bytes(owner).tag(2, WireType.LengthDelimited).bytes(owner),
+      );
+      writer
+        .tag(11, WireType.LengthDelimited)
+        .bytes(
+          new BinaryWriter().tag(1, WireType.Varint).int32(31).tag(2, WireType.LengthDelimited).bytes(call).finish(),
+        );
       return writer.finish();
     };
     expect(decodeTriggerSmartContractRaw(raw({})).ok).toBe(true);
@@ -216,11 +290,18 @@ describe('signed Transaction (the body of /wallet/broadcasthex)', () => {
   it('encodes raw ‖ signatures and reads them back with the txID', () => {
     const bytes = encodeSignedTransaction(rawBytes, [signature]);
     const decoded = decodeSignedTransaction(bytes);
-    expect(decoded).toEqual({ ok: true, transaction: { rawBytes, raw: DOC_FIELDS, txId: DOC_TX_ID, signatures: [signature] } });
+    expect(decoded).toEqual({
+      ok: true,
+      transaction: { rawBytes, raw: DOC_FIELDS, txId: DOC_TX_ID, signatures: [signature] },
+    });
   });
 
   it('ignores the node-filled ret field, which is not signed', () => {
-    const bytes = new BinaryWriter().raw(encodeSignedTransaction(rawBytes, [signature])).tag(5, WireType.LengthDelimited).bytes(new Uint8Array([0x08, 0x00])).finish();
+    const bytes = new BinaryWriter()
+      .raw(encodeSignedTransaction(rawBytes, [signature]))
+      .tag(5, WireType.LengthDelimited)
+      .bytes(new Uint8Array([0x08, 0x00]))
+      .finish();
     expect(decodeSignedTransaction(bytes)).toMatchObject({ ok: true, transaction: { txId: DOC_TX_ID } });
   });
 
@@ -229,17 +310,36 @@ describe('signed Transaction (the body of /wallet/broadcasthex)', () => {
     expect(decodeSignedTransaction(rawOnly)).toMatchObject({ ok: false, problem: 'transaction has no signature' });
     const signatureOnly = new BinaryWriter().tag(2, WireType.LengthDelimited).bytes(signature).finish();
     expect(decodeSignedTransaction(signatureOnly)).toMatchObject({ ok: false, problem: 'transaction has no raw_data' });
-    const twoRaw = new BinaryWriter().raw(encodeSignedTransaction(rawBytes, [signature])).tag(1, WireType.LengthDelimited).bytes(rawBytes).finish();
+    const twoRaw = new BinaryWriter()
+      .raw(encodeSignedTransaction(rawBytes, [signature]))
+      .tag(1, WireType.LengthDelimited)
+      .bytes(rawBytes)
+      .finish();
     expect(decodeSignedTransaction(twoRaw)).toMatchObject({ ok: false, problem: expect.stringMatching(/field 1/) });
-    const unknown = new BinaryWriter().raw(encodeSignedTransaction(rawBytes, [signature])).tag(3, WireType.Varint).int32(1).finish();
+    const unknown = new BinaryWriter()
+      .raw(encodeSignedTransaction(rawBytes, [signature]))
+      .tag(3, WireType.Varint)
+      .int32(1)
+      .finish();
     expect(decodeSignedTransaction(unknown)).toMatchObject({ ok: false, problem: expect.stringMatching(/field 3/) });
-    expect(decodeSignedTransaction(hexToBytes('0aff'))).toMatchObject({ ok: false, problem: expect.stringMatching(/malformed/) });
+    expect(decodeSignedTransaction(hexToBytes('0aff'))).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/malformed/),
+    });
   });
 
   it('takes 1 to 5 signatures', () => {
     expect(() => encodeSignedTransaction(rawBytes, [])).toThrow(RangeError);
-    expect(() => encodeSignedTransaction(rawBytes, Array.from({ length: 6 }, () => signature))).toThrow(RangeError);
-    const five = encodeSignedTransaction(rawBytes, Array.from({ length: 5 }, () => signature));
+    expect(() =>
+      encodeSignedTransaction(
+        rawBytes,
+        Array.from({ length: 6 }, () => signature),
+      ),
+    ).toThrow(RangeError);
+    const five = encodeSignedTransaction(
+      rawBytes,
+      Array.from({ length: 5 }, () => signature),
+    );
     expect(decodeSignedTransaction(five)).toMatchObject({ ok: true });
     const six = new BinaryWriter().raw(five).tag(2, WireType.LengthDelimited).bytes(signature).finish();
     expect(decodeSignedTransaction(six).ok).toBe(false);

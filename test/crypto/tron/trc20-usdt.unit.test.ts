@@ -25,7 +25,8 @@ function fromHex(hex: string): TronAddress {
 }
 
 /** The calldata of TRON's documented Nile transfer (docs/tron.md §1.2 raw_data_hex): 100 base units to 41088a2b…5884. */
-const DOC_CALLDATA = 'a9059cbb000000000000000000000000088a2bfcb1c7271029fd69a66859d555608958840000000000000000000000000000000000000000000000000000000000000064';
+const DOC_CALLDATA =
+  'a9059cbb000000000000000000000000088a2bfcb1c7271029fd69a66859d555608958840000000000000000000000000000000000000000000000000000000000000064';
 
 describe('USDT contract constants (docs/tron.md §1.1, §1.7, Appendix A)', () => {
   it('names the mainnet and Nile contracts and six decimals', () => {
@@ -62,11 +63,20 @@ describe('transfer calldata', () => {
 
   it('refuses a wrong length, another selector and dirty padding', () => {
     const good = hexToBytes(DOC_CALLDATA);
-    expect(decodeTransferCalldata(good.subarray(0, 67))).toMatchObject({ ok: false, problem: expect.stringMatching(/68 bytes, got 67/) });
-    expect(decodeTransferCalldata(Uint8Array.of(...good, 0))).toMatchObject({ ok: false, problem: expect.stringMatching(/got 69/) });
+    expect(decodeTransferCalldata(good.subarray(0, 67))).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/68 bytes, got 67/),
+    });
+    expect(decodeTransferCalldata(Uint8Array.of(...good, 0))).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/got 69/),
+    });
     const otherSelector = good.slice();
     otherSelector[0] = 0x23; // transferFrom is 23b872dd
-    expect(decodeTransferCalldata(otherSelector)).toMatchObject({ ok: false, problem: expect.stringMatching(/selector/) });
+    expect(decodeTransferCalldata(otherSelector)).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/selector/),
+    });
     const dirty = good.slice();
     dirty[4 + 11] = 0x41; // a 0x41-prefixed address pushed into the padding
     expect(decodeTransferCalldata(dirty)).toMatchObject({ ok: false, problem: expect.stringMatching(/padding/) });

@@ -10,13 +10,19 @@ import { TronWeb, utils as tronwebUtils } from 'tronweb';
 import { describe, expect, it } from 'vitest';
 import { tronAddressFromEvm, tronAddressFromPrivateKey, tronAddressToHex } from '../../../src/crypto/tron/address.ts';
 import { signTriggerSmartContract } from '../../../src/crypto/tron/signing.ts';
-import { decodeTriggerSmartContractRaw, referenceBlockFields, transactionJson } from '../../../src/crypto/tron/transaction.ts';
+import {
+  decodeTriggerSmartContractRaw,
+  referenceBlockFields,
+  transactionJson,
+} from '../../../src/crypto/tron/transaction.ts';
 import { transferCalldata, USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 
 const RUNS = 1000;
 const UINT256_MAX = (1n << 256n) - 1n;
 
-const privateKey = fc.uint8Array({ minLength: 32, maxLength: 32 }).filter((bytes) => secp256k1.utils.isValidSecretKey(bytes));
+const privateKey = fc
+  .uint8Array({ minLength: 32, maxLength: 32 })
+  .filter((bytes) => secp256k1.utils.isValidSecretKey(bytes));
 const account = fc.uint8Array({ minLength: 20, maxLength: 20 }).map(tronAddressFromEvm);
 const amount = fc.oneof(
   fc.bigInt({ min: 0n, max: 10n ** 15n }), // micro-USDT: up to a billion USDT
@@ -38,42 +44,57 @@ const contract = fc.oneof(fc.constant(USDT_CONTRACT_MAINNET), account);
 describe('our TRON encoder and signer agree with tronweb 6 (1,000 random transfers)', () => {
   it('address, calldata, raw bytes, txID and signature are identical (v differs by the documented +27)', () => {
     fc.assert(
-      fc.property(privateKey, account, amount, referenceBlock, times, feeLimitSun, contract, (key, recipient, value, block, time, feeLimit, token) => {
-        const keyHex = bytesToHex(key);
-        const owner = tronAddressFromPrivateKey(key);
-        expect(owner).toBe(TronWeb.address.fromPrivateKey(keyHex));
+      fc.property(
+        privateKey,
+        account,
+        amount,
+        referenceBlock,
+        times,
+        feeLimitSun,
+        contract,
+        (key, recipient, value, block, time, feeLimit, token) => {
+          const keyHex = bytesToHex(key);
+          const owner = tronAddressFromPrivateKey(key);
+          expect(owner).toBe(TronWeb.address.fromPrivateKey(keyHex));
 
-        const data = transferCalldata(recipient, value);
-        const tronwebData = tronwebUtils.abi.encodeParams(['address', 'uint256'], [tronAddressToHex(recipient), value]).replace(/^0x/, '');
-        expect(bytesToHex(data)).toBe(`a9059cbb${tronwebData}`);
+          const data = transferCalldata(recipient, value);
+          const tronwebData = tronwebUtils.abi
+            .encodeParams(['address', 'uint256'], [tronAddressToHex(recipient), value])
+            .replace(/^0x/, '');
+          expect(bytesToHex(data)).toBe(`a9059cbb${tronwebData}`);
 
-        const blockId = `${block.number.toString(16).padStart(16, '0')}${bytesToHex(block.hashTail)}`;
-        const signed = signTriggerSmartContract(
-          {
-            ...referenceBlockFields(block.number, blockId),
-            expirationMs: time.timestampMs + time.lifetimeMs,
-            timestampMs: time.timestampMs,
-            feeLimitSun: feeLimit,
-            ownerAddress: owner,
-            contractAddress: token,
-            data,
-          },
-          key,
-        );
+          const blockId = `${block.number.toString(16).padStart(16, '0')}${bytesToHex(block.hashTail)}`;
+          const signed = signTriggerSmartContract(
+            {
+              ...referenceBlockFields(block.number, blockId),
+              expirationMs: time.timestampMs + time.lifetimeMs,
+              timestampMs: time.timestampMs,
+              feeLimitSun: feeLimit,
+              ownerAddress: owner,
+              contractAddress: token,
+              data,
+            },
+            key,
+          );
 
-        // tronweb rebuilds the protobuf from the node-shaped JSON (as its txCheck does).
-        const json = transactionJson(signed);
-        const pb = tronwebUtils.transaction.txJsonToPb(json);
-        expect(tronwebUtils.transaction.txPbToRawDataHex(pb).toLowerCase()).toBe(bytesToHex(signed.rawBytes));
-        expect(tronwebUtils.transaction.txPbToTxID(pb).replace(/^0x/, '')).toBe(signed.txId);
-        // And our decoder reads tronweb's bytes back to the same fields.
-        expect(decodeTriggerSmartContractRaw(pb.getRawData().serializeBinary())).toEqual({ ok: true, raw: signed.raw });
+          // tronweb rebuilds the protobuf from the node-shaped JSON (as its txCheck does).
+          const json = transactionJson(signed);
+          const pb = tronwebUtils.transaction.txJsonToPb(json);
+          expect(tronwebUtils.transaction.txPbToRawDataHex(pb).toLowerCase()).toBe(bytesToHex(signed.rawBytes));
+          expect(tronwebUtils.transaction.txPbToTxID(pb).replace(/^0x/, '')).toBe(signed.txId);
+          // And our decoder reads tronweb's bytes back to the same fields.
+          expect(decodeTriggerSmartContractRaw(pb.getRawData().serializeBinary())).toEqual({
+            ok: true,
+            raw: signed.raw,
+          });
 
-        const tronwebSignature = tronwebUtils.crypto.signTransaction(keyHex, { txID: signed.txId }).signature[0] as string;
-        const ours = bytesToHex(signed.signatures[0] ?? new Uint8Array());
-        expect(tronwebSignature.slice(0, 128).toLowerCase()).toBe(ours.slice(0, 128));
-        expect(Number.parseInt(tronwebSignature.slice(128), 16)).toBe(Number.parseInt(ours.slice(128), 16) + 27);
-      }),
+          const tronwebSignature = tronwebUtils.crypto.signTransaction(keyHex, { txID: signed.txId })
+            .signature[0] as string;
+          const ours = bytesToHex(signed.signatures[0] ?? new Uint8Array());
+          expect(tronwebSignature.slice(0, 128).toLowerCase()).toBe(ours.slice(0, 128));
+          expect(Number.parseInt(tronwebSignature.slice(128), 16)).toBe(Number.parseInt(ours.slice(128), 16) + 27);
+        },
+      ),
       { numRuns: RUNS },
     );
   });

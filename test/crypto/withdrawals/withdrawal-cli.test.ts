@@ -22,7 +22,11 @@ describe.each(backends)('paygate withdrawal on %s', (backend) => {
     await testApp.fund(shop, 100_000_000n);
     await testApp.post(shop, '/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
     const sandbox = await testApp.crypto.chain.sandboxChain();
-    env = { DATABASE_URL: testApp.database.url ?? '', PAYGATE_DATA_DIR: 'memory://', PAYGATE_SANDBOX_CHAIN_URL: sandbox.url };
+    env = {
+      DATABASE_URL: testApp.database.url ?? '',
+      PAYGATE_DATA_DIR: 'memory://',
+      PAYGATE_SANDBOX_CHAIN_URL: sandbox.url,
+    };
   });
   afterAll(async () => {
     await testApp.expectLedgerGreen();
@@ -52,39 +56,88 @@ describe.each(backends)('paygate withdrawal on %s', (backend) => {
     }
   });
 
-  itOnServer(backend)('settings, create (awaiting approval), list, approve, reject: money reserved, then sent or released', async () => {
-    expect(await paygate(['withdrawal', 'settings', '--shop', shop.shopId, '--approval', 'required'])).toContain('wait for approval');
-    const address = recipient();
-    const create = (key: string, amount: string, to: string) =>
-      paygate(['withdrawal', 'create', '--merchant', shop.merchantId, '--shop', shop.shopId, '--external-id', key, '--amount', amount, '--address', to, '--by', 'ops@example.com', '--json']);
-    const first = JSON.parse(await create('cli-wd-1', '12.5', address)) as WithdrawalView;
-    expect(first).toMatchObject({ status: 'awaiting_approval', amount: '12.5', requested_by: 'ops@example.com', merchant_id: shop.merchantId, external_id: 'cli-wd-1' });
-    // The command run again with the same key (a retry): the same withdrawal, nothing more reserved.
-    expect((JSON.parse(await create('cli-wd-1', '12.5', address)) as WithdrawalView).withdrawal_id).toBe(first.withdrawal_id);
-    const second = JSON.parse(await create('cli-wd-2', '3', recipient())) as WithdrawalView;
-    expect((await testApp.balance(shop)).available).toBe(100_000_000n - micro(first.total_debit) - micro(second.total_debit));
+  itOnServer(backend)(
+    'settings, create (awaiting approval), list, approve, reject: money reserved, then sent or released',
+    async () => {
+      expect(await paygate(['withdrawal', 'settings', '--shop', shop.shopId, '--approval', 'required'])).toContain(
+        'wait for approval',
+      );
+      const address = recipient();
+      const create = (key: string, amount: string, to: string) =>
+        paygate([
+          'withdrawal',
+          'create',
+          '--merchant',
+          shop.merchantId,
+          '--shop',
+          shop.shopId,
+          '--external-id',
+          key,
+          '--amount',
+          amount,
+          '--address',
+          to,
+          '--by',
+          'ops@example.com',
+          '--json',
+        ]);
+      const first = JSON.parse(await create('cli-wd-1', '12.5', address)) as WithdrawalView;
+      expect(first).toMatchObject({
+        status: 'awaiting_approval',
+        amount: '12.5',
+        requested_by: 'ops@example.com',
+        merchant_id: shop.merchantId,
+        external_id: 'cli-wd-1',
+      });
+      // The command run again with the same key (a retry): the same withdrawal, nothing more reserved.
+      expect((JSON.parse(await create('cli-wd-1', '12.5', address)) as WithdrawalView).withdrawal_id).toBe(
+        first.withdrawal_id,
+      );
+      const second = JSON.parse(await create('cli-wd-2', '3', recipient())) as WithdrawalView;
+      expect((await testApp.balance(shop)).available).toBe(
+        100_000_000n - micro(first.total_debit) - micro(second.total_debit),
+      );
 
-    const listed = JSON.parse(await paygate(['withdrawal', 'list', '--merchant', shop.merchantId, '--json'])) as WithdrawalView[];
-    expect(listed.map((view) => view.withdrawal_id).sort()).toEqual([first.withdrawal_id, second.withdrawal_id].sort());
-    expect(await paygate(['withdrawal', 'list', '--merchant', shop.merchantId, '--status', 'awaiting_approval'])).toContain(first.withdrawal_id);
+      const listed = JSON.parse(
+        await paygate(['withdrawal', 'list', '--merchant', shop.merchantId, '--json']),
+      ) as WithdrawalView[];
+      expect(listed.map((view) => view.withdrawal_id).sort()).toEqual(
+        [first.withdrawal_id, second.withdrawal_id].sort(),
+      );
+      expect(
+        await paygate(['withdrawal', 'list', '--merchant', shop.merchantId, '--status', 'awaiting_approval']),
+      ).toContain(first.withdrawal_id);
 
-    const approved = JSON.parse(await paygate(['withdrawal', 'approve', first.withdrawal_id, '--by', 'cfo@example.com', '--json'])) as WithdrawalView;
-    expect(approved).toMatchObject({ status: 'pending', decision: { by: 'cfo@example.com', approved: true } });
-    const rejected = await paygate(['withdrawal', 'reject', second.withdrawal_id, '--by', 'cfo@example.com', '--reason', 'typo']);
-    expect(rejected).toContain('rejected');
-    expect(rejected).toContain('rejected by cfo@example.com');
-    expect((await testApp.balance(shop)).available).toBe(100_000_000n - micro(first.total_debit));
+      const approved = JSON.parse(
+        await paygate(['withdrawal', 'approve', first.withdrawal_id, '--by', 'cfo@example.com', '--json']),
+      ) as WithdrawalView;
+      expect(approved).toMatchObject({ status: 'pending', decision: { by: 'cfo@example.com', approved: true } });
+      const rejected = await paygate([
+        'withdrawal',
+        'reject',
+        second.withdrawal_id,
+        '--by',
+        'cfo@example.com',
+        '--reason',
+        'typo',
+      ]);
+      expect(rejected).toContain('rejected');
+      expect(rejected).toContain('rejected by cfo@example.com');
+      expect((await testApp.balance(shop)).available).toBe(100_000_000n - micro(first.total_debit));
 
-    // Refusals: a decided withdrawal (exit 1 with the reason), bad arguments (exit 2).
-    const again = await runPaygateInProcess(['withdrawal', 'approve', second.withdrawal_id], env);
-    expect(again.code).toBe(1);
-    expect(again.stderr).toContain('rejected');
-    const unknown = await runPaygateInProcess(['withdrawal', 'approve', 'wd_unknown'], env);
-    expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'paygate: No such withdrawal.']);
+      // Refusals: a decided withdrawal (exit 1 with the reason), bad arguments (exit 2).
+      const again = await runPaygateInProcess(['withdrawal', 'approve', second.withdrawal_id], env);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain('rejected');
+      const unknown = await runPaygateInProcess(['withdrawal', 'approve', 'wd_unknown'], env);
+      expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'paygate: No such withdrawal.']);
 
-    await testApp.carryToFinal(shop);
-    const [completed] = JSON.parse(await paygate(['withdrawal', 'list', '--merchant', shop.merchantId, '--status', 'completed', '--json'])) as WithdrawalView[];
-    expect(completed).toMatchObject({ withdrawal_id: first.withdrawal_id, status: 'completed' });
-    expect(await testApp.usdtOnChain(address)).toBe(12_500_000n);
-  });
+      await testApp.carryToFinal(shop);
+      const [completed] = JSON.parse(
+        await paygate(['withdrawal', 'list', '--merchant', shop.merchantId, '--status', 'completed', '--json']),
+      ) as WithdrawalView[];
+      expect(completed).toMatchObject({ withdrawal_id: first.withdrawal_id, status: 'completed' });
+      expect(await testApp.usdtOnChain(address)).toBe(12_500_000n);
+    },
+  );
 });

@@ -61,7 +61,13 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     const before = await testApp.balance(shop);
     const request = input();
     const created = await createWithdrawal(deps, request);
-    expect(created).toMatchObject({ status: 'pending', amount: '25.5', decision: null, requested_by: 'owner@example.com', tx_hash: null });
+    expect(created).toMatchObject({
+      status: 'pending',
+      amount: '25.5',
+      decision: null,
+      requested_by: 'owner@example.com',
+      tx_hash: null,
+    });
     expect(micro(created.total_debit)).toBe(25_500_000n + micro(created.network_fee));
     expect((await testApp.balance(shop)).available).toBe(before.available - micro(created.total_debit));
 
@@ -92,17 +98,26 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     const created = await createWithdrawal(deps, request);
     expect(created.status).toBe('awaiting_approval');
     expect((await testApp.balance(approvalShop)).available).toBe(100_000_000n - micro(created.total_debit));
-    const queued = await testApp.context.db.selectFrom('crypto_outgoing_transfers').select('id').where('owner_id', '=', created.withdrawal_id).execute();
+    const queued = await testApp.context.db
+      .selectFrom('crypto_outgoing_transfers')
+      .select('id')
+      .where('owner_id', '=', created.withdrawal_id)
+      .execute();
     expect(queued).toEqual([]);
     await testApp.carryToFinal(approvalShop);
     expect((await getWithdrawal(testApp.context.db, created.withdrawal_id)).status).toBe('awaiting_approval');
 
     const approved = await approveWithdrawal(testApp.context, created.withdrawal_id, 'finance@example.com');
-    expect(approved).toMatchObject({ status: 'pending', decision: { by: 'finance@example.com', approved: true, reason: null } });
+    expect(approved).toMatchObject({
+      status: 'pending',
+      decision: { by: 'finance@example.com', approved: true, reason: null },
+    });
     expect(approved.decision!.at).toBe(testApp.clock.now().toISOString());
     // Approved once: a second decision is 409 invalid_state.
     expect((await refusal(approveWithdrawal(testApp.context, created.withdrawal_id, 'x'))).code).toBe('invalid_state');
-    expect((await refusal(rejectWithdrawal(testApp.context, created.withdrawal_id, 'x', null))).code).toBe('invalid_state');
+    expect((await refusal(rejectWithdrawal(testApp.context, created.withdrawal_id, 'x', null))).code).toBe(
+      'invalid_state',
+    );
 
     await testApp.carryToFinal(approvalShop);
     const completed = await getWithdrawal(testApp.context.db, created.withdrawal_id);
@@ -122,24 +137,38 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     expect(await createWithdrawal(deps, request)).toEqual(created);
     const conflict = await refusal(createWithdrawal(deps, { ...request, amount: '11' }));
     expect(conflict).toMatchObject({ code: 'duplicate_external_id' });
-    expect((await refusal(createWithdrawal(deps, { ...request, address: recipient() }))).code).toBe('duplicate_external_id');
+    expect((await refusal(createWithdrawal(deps, { ...request, address: recipient() }))).code).toBe(
+      'duplicate_external_id',
+    );
     expect((await refusal(createWithdrawal(deps, { ...request, externalId: '' }))).code).toBe('invalid_request');
-    expect((await refusal(createWithdrawal(deps, { ...request, externalId: 'x'.repeat(101) }))).code).toBe('invalid_request');
+    expect((await refusal(createWithdrawal(deps, { ...request, externalId: 'x'.repeat(101) }))).code).toBe(
+      'invalid_request',
+    );
     // The key is the merchant's: named through another shop of the same merchant (the same balance), it is
     // the same withdrawal; another merchant's same key is its own.
     const sibling = await createShop(testApp.context, { merchantId: keyShop.merchantId, mode: 'sandbox' });
     expect(await createWithdrawal(deps, { ...request, shopId: sibling.shop_id })).toEqual(created);
     const otherShop = await testApp.payoutShop();
     await testApp.fund(otherShop, 100_000_000n);
-    const elsewhere = await createWithdrawal(deps, { ...request, merchantId: otherShop.merchantId, shopId: otherShop.shopId });
+    const elsewhere = await createWithdrawal(deps, {
+      ...request,
+      merchantId: otherShop.merchantId,
+      shopId: otherShop.shopId,
+    });
     expect(elsewhere.withdrawal_id).not.toBe(created.withdrawal_id);
 
     const raced = input({ merchantId: keyShop.merchantId, shopId: keyShop.shopId, amount: '5' });
     const answers = await Promise.all(Array.from({ length: 20 }, () => createWithdrawal(deps, raced)));
     expect(new Set(answers.map((answer) => answer.withdrawal_id)).size).toBe(1);
-    const rows = await testApp.context.db.selectFrom('crypto_withdrawals').select('id').where('shop_id', '=', keyShop.shopId).execute();
+    const rows = await testApp.context.db
+      .selectFrom('crypto_withdrawals')
+      .select('id')
+      .where('shop_id', '=', keyShop.shopId)
+      .execute();
     expect(rows).toHaveLength(2);
-    expect((await testApp.balance(keyShop)).available).toBe(100_000_000n - micro(created.total_debit) - micro(answers[0]!.total_debit));
+    expect((await testApp.balance(keyShop)).available).toBe(
+      100_000_000n - micro(created.total_debit) - micro(answers[0]!.total_debit),
+    );
     await testApp.carryToFinal(keyShop);
     await testApp.carryToFinal(otherShop);
   });
@@ -148,7 +177,15 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     const fourEyesShop = await testApp.payoutShop();
     await testApp.fund(fourEyesShop, 50_000_000n);
     await setWithdrawalApproval(deps, fourEyesShop.shopId, true);
-    const created = await createWithdrawal(deps, input({ merchantId: fourEyesShop.merchantId, shopId: fourEyesShop.shopId, amount: '3', requestedBy: 'clerk@example.com' }));
+    const created = await createWithdrawal(
+      deps,
+      input({
+        merchantId: fourEyesShop.merchantId,
+        shopId: fourEyesShop.shopId,
+        amount: '3',
+        requestedBy: 'clerk@example.com',
+      }),
+    );
     const self = await refusal(approveWithdrawal(testApp.context, created.withdrawal_id, ' Clerk@Example.com '));
     expect(self.code).toBe('forbidden');
     expect(self.message).toContain('someone else');
@@ -163,12 +200,28 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     const rejectShop = await testApp.payoutShop();
     await testApp.fund(rejectShop, 50_000_000n);
     await setWithdrawalApproval(deps, rejectShop.shopId, true);
-    const created = await createWithdrawal(deps, input({ merchantId: rejectShop.merchantId, shopId: rejectShop.shopId, amount: '40' }));
+    const created = await createWithdrawal(
+      deps,
+      input({ merchantId: rejectShop.merchantId, shopId: rejectShop.shopId, amount: '40' }),
+    );
     expect((await testApp.balance(rejectShop)).available).toBe(50_000_000n - micro(created.total_debit));
-    const rejected = await rejectWithdrawal(testApp.context, created.withdrawal_id, 'finance@example.com', 'unknown address');
-    expect(rejected).toMatchObject({ status: 'rejected', decision: { by: 'finance@example.com', approved: false, reason: 'unknown address' } });
+    const rejected = await rejectWithdrawal(
+      testApp.context,
+      created.withdrawal_id,
+      'finance@example.com',
+      'unknown address',
+    );
+    expect(rejected).toMatchObject({
+      status: 'rejected',
+      decision: { by: 'finance@example.com', approved: false, reason: 'unknown address' },
+    });
     expect(await testApp.balance(rejectShop)).toEqual({ available: 50_000_000n, pending: 0n, total: 50_000_000n });
-    const events = await testApp.eventsOf(rejectShop, 'cabinet.withdrawal.completed', 'withdrawal_id', created.withdrawal_id);
+    const events = await testApp.eventsOf(
+      rejectShop,
+      'cabinet.withdrawal.completed',
+      'withdrawal_id',
+      created.withdrawal_id,
+    );
     expect(events).toEqual([rejected]);
     expect((await refusal(approveWithdrawal(testApp.context, created.withdrawal_id, 'x'))).code).toBe('invalid_state');
   });
@@ -176,7 +229,10 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
   it('a reverted transfer: failed with {code, message}, the reservation voided, reported once', async () => {
     const before = await testApp.balance(shop);
     const request = input({ amount: '7' });
-    await testApp.post(shop, '/v1/test_helpers/crypto/next_transfer_outcome', { address: request.address, outcome: 'revert' });
+    await testApp.post(shop, '/v1/test_helpers/crypto/next_transfer_outcome', {
+      address: request.address,
+      outcome: 'revert',
+    });
     const created = await createWithdrawal(deps, request);
     await testApp.carryToFinal(shop);
     const failed = await getWithdrawal(testApp.context.db, created.withdrawal_id);
@@ -194,15 +250,23 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     const before = await count();
     expect((await refusal(createWithdrawal(deps, { ...poor, amount: '5' }))).code).toBe('insufficient_funds');
     for (const amount of ['0', '0.001', '10.010', '10.000000', '1e1', '-1', '1000000000.01', 'ten']) {
-      expect(await refusal(createWithdrawal(deps, { ...poor, amount })), amount).toMatchObject({ code: 'invalid_request' });
+      expect(await refusal(createWithdrawal(deps, { ...poor, amount })), amount).toMatchObject({
+        code: 'invalid_request',
+      });
     }
     expect((await refusal(createWithdrawal(deps, { ...poor, address: 'TXYZ' }))).message).toContain('address');
     // The gateway's own addresses: a deposit address of any shop, the hot wallet, the USDT contract.
-    const invoice = await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', { external_id: uniqueName('own'), amount: '2', network: 'TRC20' });
+    const invoice = await testApp.call(shop.key, 'POST', '/v1/crypto/invoices', {
+      external_id: uniqueName('own'),
+      amount: '2',
+      network: 'TRC20',
+    });
     expect(invoice.statusCode, invoice.body).toBe(201);
     const access = await testApp.crypto.chain.forMode('sandbox');
     for (const address of [invoice.json().address as string, access.addressKey.hotWalletAddress, access.usdtContract]) {
-      expect(await refusal(createWithdrawal(deps, { ...poor, amount: '1', address })), address).toMatchObject({ code: 'invalid_request' });
+      expect(await refusal(createWithdrawal(deps, { ...poor, amount: '1', address })), address).toMatchObject({
+        code: 'invalid_request',
+      });
     }
     expect((await refusal(createWithdrawal(deps, { ...poor, shopId: shop.shopId }))).code).toBe('not_found');
     expect((await refusal(createWithdrawal(deps, { ...poor, requestedBy: ' ' }))).code).toBe('invalid_request');

@@ -7,7 +7,14 @@ import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from 
 import type { ApiPrincipal } from '../../../merchants/merchant-service.ts';
 import { PageQuery, pageOf } from '../../receiving/routes/crypto-schemas.ts';
 import { createBatch, getBatch } from '../batch-service.ts';
-import { createPayout, getPayout, listPayouts, quotePayout, type PayoutDeps, type PayoutShop } from '../payout-service.ts';
+import {
+  createPayout,
+  getPayout,
+  listPayouts,
+  quotePayout,
+  type PayoutDeps,
+  type PayoutShop,
+} from '../payout-service.ts';
 import {
   BATCH_ITEMS_MAX,
   Batch,
@@ -26,18 +33,33 @@ import {
 
 const CreatePayoutBody = Type.Object(
   { external_id: PayoutExternalId, network: PayoutNetworkInput, amount: PayoutAmountInput, address: RecipientInput },
-  { additionalProperties: false, examples: [{ external_id: 'payout-42', network: 'TRC20', amount: '100.00', address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf' }] },
+  {
+    additionalProperties: false,
+    examples: [
+      { external_id: 'payout-42', network: 'TRC20', amount: '100.00', address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf' },
+    ],
+  },
 );
 
 const QuoteBody = Type.Object(
   { network: PayoutNetworkInput, amount: PayoutAmountInput, address: RecipientInput },
-  { additionalProperties: false, examples: [{ network: 'TRC20', amount: '100.00', address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf' }] },
+  {
+    additionalProperties: false,
+    examples: [{ network: 'TRC20', amount: '100.00', address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf' }],
+  },
 );
 
-const BatchItem = Type.Object({ external_id: PayoutExternalId, amount: PayoutAmountInput, address: RecipientInput }, { additionalProperties: false });
+const BatchItem = Type.Object(
+  { external_id: PayoutExternalId, amount: PayoutAmountInput, address: RecipientInput },
+  { additionalProperties: false },
+);
 const CreateBatchBody = Type.Object(
   {
-    external_id: Type.String({ minLength: 1, maxLength: EXTERNAL_ID_MAX_LENGTH, description: 'your id of the batch (1 to 100 characters); the idempotency key' }),
+    external_id: Type.String({
+      minLength: 1,
+      maxLength: EXTERNAL_ID_MAX_LENGTH,
+      description: 'your id of the batch (1 to 100 characters); the idempotency key',
+    }),
     network: PayoutNetworkInput,
     payouts: Type.Array(BatchItem, {
       minItems: 1,
@@ -47,130 +69,168 @@ const CreateBatchBody = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{ external_id: 'batch-7', network: 'TRC20', payouts: [{ external_id: 'payout-43', amount: '100', address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf' }] }],
+    examples: [
+      {
+        external_id: 'batch-7',
+        network: 'TRC20',
+        payouts: [{ external_id: 'payout-43', amount: '100', address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf' }],
+      },
+    ],
   },
 );
 
 const ListPayoutsQuery = Type.Object(
-  { ...PageQuery, status: Type.Optional(PayoutStatus), external_id: Type.Optional(Type.String({ minLength: 1, maxLength: EXTERNAL_ID_MAX_LENGTH })) },
+  {
+    ...PageQuery,
+    status: Type.Optional(PayoutStatus),
+    external_id: Type.Optional(Type.String({ minLength: 1, maxLength: EXTERNAL_ID_MAX_LENGTH })),
+  },
   { additionalProperties: false },
 );
 
-const CREATE_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'amount_not_supported', 'insufficient_funds', 'duplicate_external_id', 'address_blacklisted'] as const;
+const CREATE_ERRORS = [
+  ...AUTHENTICATED_ROUTE_ERRORS,
+  'forbidden',
+  ...REQUEST_BODY_ERRORS,
+  'amount_not_supported',
+  'insufficient_funds',
+  'duplicate_external_id',
+  'address_blacklisted',
+] as const;
 
 function shopOf(principal: ApiPrincipal): PayoutShop {
   return { shopId: principal.shopId, merchantId: principal.merchantId, mode: principal.shopMode };
 }
 
-export const payoutRoutes = (deps: PayoutDeps): ModuleRoutes => async (app) => {
-
-  app.post(
-    '/crypto/payouts',
-    {
-      config: { scopes: ['payouts'] },
-      schema: {
-        operationId: 'createCryptoPayout',
-        tags: ['crypto payouts'],
-        summary: 'Send USDT from the balance to an address (idempotent by external_id; Idempotency-Key is accepted and not needed)',
-        body: CreatePayoutBody,
-        response: {
-          200: { ...Payout, description: 'The payout created earlier with this external_id and the same parameters, as it is now' },
-          201: { ...Payout, description: 'The payout, accepted now with total_debit reserved' },
-          ...errorResponses(...CREATE_ERRORS),
+export const payoutRoutes =
+  (deps: PayoutDeps): ModuleRoutes =>
+  async (app) => {
+    app.post(
+      '/crypto/payouts',
+      {
+        config: { scopes: ['payouts'] },
+        schema: {
+          operationId: 'createCryptoPayout',
+          tags: ['crypto payouts'],
+          summary:
+            'Send USDT from the balance to an address (idempotent by external_id; Idempotency-Key is accepted and not needed)',
+          body: CreatePayoutBody,
+          response: {
+            200: {
+              ...Payout,
+              description: 'The payout created earlier with this external_id and the same parameters, as it is now',
+            },
+            201: { ...Payout, description: 'The payout, accepted now with total_debit reserved' },
+            ...errorResponses(...CREATE_ERRORS),
+          },
         },
       },
-    },
-    async (request, reply) => {
-      const result = await createPayout(deps, shopOf(principalOf(request)), request.body);
-      return reply.code(result.created ? 201 : 200).send(result.payout);
-    },
-  );
-
-  app.post(
-    '/crypto/payouts/quote',
-    {
-      config: { scopes: ['payouts'] },
-      schema: {
-        operationId: 'quoteCryptoPayout',
-        tags: ['crypto payouts'],
-        summary: 'The fees and total debit a payout would have now; creates nothing',
-        body: QuoteBody,
-        response: { 200: Quote, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'amount_not_supported', 'address_blacklisted') },
+      async (request, reply) => {
+        const result = await createPayout(deps, shopOf(principalOf(request)), request.body);
+        return reply.code(result.created ? 201 : 200).send(result.payout);
       },
-    },
-    async (request) => quotePayout(deps, shopOf(principalOf(request)), request.body),
-  );
+    );
 
-  app.post(
-    '/crypto/payouts/batch',
-    {
-      config: { scopes: ['payouts'] },
-      schema: {
-        operationId: 'createCryptoPayoutBatch',
-        tags: ['crypto payouts'],
-        summary: 'Send up to 500 payouts at once, accepted whole or not at all (idempotent by external_id)',
-        body: CreateBatchBody,
-        response: {
-          200: { ...Batch, description: 'The batch created earlier with this external_id and the same items, as it is now' },
-          201: { ...Batch, description: 'The batch, accepted now with every item’s total_debit reserved' },
-          ...errorResponses(...CREATE_ERRORS),
+    app.post(
+      '/crypto/payouts/quote',
+      {
+        config: { scopes: ['payouts'] },
+        schema: {
+          operationId: 'quoteCryptoPayout',
+          tags: ['crypto payouts'],
+          summary: 'The fees and total debit a payout would have now; creates nothing',
+          body: QuoteBody,
+          response: {
+            200: Quote,
+            ...errorResponses(
+              ...AUTHENTICATED_ROUTE_ERRORS,
+              'forbidden',
+              ...REQUEST_BODY_ERRORS,
+              'amount_not_supported',
+              'address_blacklisted',
+            ),
+          },
         },
       },
-    },
-    async (request, reply) => {
-      const result = await createBatch(deps, shopOf(principalOf(request)), request.body);
-      return reply.code(result.created ? 201 : 200).send(result.batch);
-    },
-  );
+      async (request) => quotePayout(deps, shopOf(principalOf(request)), request.body),
+    );
 
-  app.get(
-    '/crypto/payouts/batch/:batch_id',
-    {
-      config: { scopes: ['read', 'payouts'] },
-      schema: {
-        operationId: 'getCryptoPayoutBatch',
-        tags: ['crypto payouts'],
-        summary: 'Get a batch payout with its items and counts per state',
-        params: BatchParams,
-        response: { 200: Batch, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'not_found') },
+    app.post(
+      '/crypto/payouts/batch',
+      {
+        config: { scopes: ['payouts'] },
+        schema: {
+          operationId: 'createCryptoPayoutBatch',
+          tags: ['crypto payouts'],
+          summary: 'Send up to 500 payouts at once, accepted whole or not at all (idempotent by external_id)',
+          body: CreateBatchBody,
+          response: {
+            200: {
+              ...Batch,
+              description: 'The batch created earlier with this external_id and the same items, as it is now',
+            },
+            201: { ...Batch, description: 'The batch, accepted now with every item’s total_debit reserved' },
+            ...errorResponses(...CREATE_ERRORS),
+          },
+        },
       },
-    },
-    async (request) => getBatch(deps, principalOf(request).shopId, request.params.batch_id),
-  );
+      async (request, reply) => {
+        const result = await createBatch(deps, shopOf(principalOf(request)), request.body);
+        return reply.code(result.created ? 201 : 200).send(result.batch);
+      },
+    );
 
-  app.get(
-    '/crypto/payouts/:payout_id',
-    {
-      config: { scopes: ['read', 'payouts'] },
-      schema: {
-        operationId: 'getCryptoPayout',
-        tags: ['crypto payouts'],
-        summary: 'Get a payout',
-        params: PayoutParams,
-        response: { 200: Payout, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'not_found') },
+    app.get(
+      '/crypto/payouts/batch/:batch_id',
+      {
+        config: { scopes: ['read', 'payouts'] },
+        schema: {
+          operationId: 'getCryptoPayoutBatch',
+          tags: ['crypto payouts'],
+          summary: 'Get a batch payout with its items and counts per state',
+          params: BatchParams,
+          response: { 200: Batch, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'not_found') },
+        },
       },
-    },
-    async (request) => getPayout(deps, principalOf(request).shopId, request.params.payout_id),
-  );
+      async (request) => getBatch(deps, principalOf(request).shopId, request.params.batch_id),
+    );
 
-  app.get(
-    '/crypto/payouts',
-    {
-      config: { scopes: ['read', 'payouts'] },
-      schema: {
-        operationId: 'listCryptoPayouts',
-        tags: ['crypto payouts'],
-        summary: 'List payouts (batch items included), newest first',
-        querystring: ListPayoutsQuery,
-        response: { 200: pageOf(Payout, 'payouts', PAYOUT_EXAMPLE), ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden') },
+    app.get(
+      '/crypto/payouts/:payout_id',
+      {
+        config: { scopes: ['read', 'payouts'] },
+        schema: {
+          operationId: 'getCryptoPayout',
+          tags: ['crypto payouts'],
+          summary: 'Get a payout',
+          params: PayoutParams,
+          response: { 200: Payout, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'not_found') },
+        },
       },
-    },
-    async (request) =>
-      listPayouts(deps, principalOf(request).shopId, {
-        limit: request.query.limit ?? 20,
-        cursor: request.query.cursor,
-        status: request.query.status,
-        external_id: request.query.external_id,
-      }),
-  );
-};
+      async (request) => getPayout(deps, principalOf(request).shopId, request.params.payout_id),
+    );
+
+    app.get(
+      '/crypto/payouts',
+      {
+        config: { scopes: ['read', 'payouts'] },
+        schema: {
+          operationId: 'listCryptoPayouts',
+          tags: ['crypto payouts'],
+          summary: 'List payouts (batch items included), newest first',
+          querystring: ListPayoutsQuery,
+          response: {
+            200: pageOf(Payout, 'payouts', PAYOUT_EXAMPLE),
+            ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden'),
+          },
+        },
+      },
+      async (request) =>
+        listPayouts(deps, principalOf(request).shopId, {
+          limit: request.query.limit ?? 20,
+          cursor: request.query.cursor,
+          status: request.query.status,
+          external_id: request.query.external_id,
+        }),
+    );
+  };

@@ -6,11 +6,17 @@ import { BATCH_ITEMS_MAX } from '../batch-service.ts';
 
 export { EXTERNAL_ID_MAX_LENGTH, BATCH_ITEMS_MAX };
 
-const Usdt = (description: string) => Type.String({ description: `${description}; USDT as a decimal string without trailing zeros ("10.5", "1.35")` });
+const Usdt = (description: string) =>
+  Type.String({ description: `${description}; USDT as a decimal string without trailing zeros ("10.5", "1.35")` });
 const Timestamp = Type.String({ format: 'date-time' });
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 
-export const PayoutStatus = Type.Union([Type.Literal('pending'), Type.Literal('processing'), Type.Literal('completed'), Type.Literal('failed')]);
+export const PayoutStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('processing'),
+  Type.Literal('completed'),
+  Type.Literal('failed'),
+]);
 const BatchStatus = Type.Union([
   Type.Literal('pending'),
   Type.Literal('processing'),
@@ -19,14 +25,25 @@ const BatchStatus = Type.Union([
   Type.Literal('failed'),
 ]);
 
-export const PayoutExternalId = Type.String({ minLength: 1, maxLength: EXTERNAL_ID_MAX_LENGTH, description: 'your id of the payout (1 to 100 characters); the idempotency key' });
+export const PayoutExternalId = Type.String({
+  minLength: 1,
+  maxLength: EXTERNAL_ID_MAX_LENGTH,
+  description: 'your id of the payout (1 to 100 characters); the idempotency key',
+});
 export const PayoutAmountInput = Type.String({
   minLength: 1,
   maxLength: 40,
-  description: 'USDT to send as a decimal string with at most 2 decimal places ("10", "10.5", "10.50"), within the shop’s payout limits; a JSON number is refused',
+  description:
+    'USDT to send as a decimal string with at most 2 decimal places ("10", "10.5", "10.50"), within the shop’s payout limits; a JSON number is refused',
 });
-export const PayoutNetworkInput = Type.String({ maxLength: 32, description: 'TRC20 (USDT on TRON); the only network supported' });
-export const RecipientInput = Type.String({ maxLength: 64, description: 'the recipient’s TRON address in base58 (T…), checksum verified' });
+export const PayoutNetworkInput = Type.String({
+  maxLength: 32,
+  description: 'TRC20 (USDT on TRON); the only network supported',
+});
+export const RecipientInput = Type.String({
+  maxLength: 64,
+  description: 'the recipient’s TRON address in base58 (T…), checksum verified',
+});
 
 const EXAMPLE_RECIPIENT = 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf';
 const EXAMPLE_TX = '9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f';
@@ -67,7 +84,16 @@ export const Payout = Type.Object(
     }),
     tx_hash: Type.Union([Type.String(), Type.Null()], { description: 'null until a transaction is broadcast' }),
     error: Type.Union(
-      [Type.Object({ code: Type.String({ description: 'reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address, rejected or signer_unavailable' }), message: Type.String() }), Type.Null()],
+      [
+        Type.Object({
+          code: Type.String({
+            description:
+              'reverted, out_of_energy, expired, insufficient_hot_wallet_funds, address_blacklisted, invalid_address, rejected or signer_unavailable',
+          }),
+          message: Type.String(),
+        }),
+        Type.Null(),
+      ],
       { description: 'why a failed payout failed; null otherwise' },
     ),
     batch_id: Type.Union([Type.String(), Type.Null()], { description: 'the batch payout the payout is an item of' }),
@@ -89,11 +115,24 @@ export const Quote = Type.Object(
   },
   {
     description: 'What a payout would cost now; nothing is created',
-    examples: [{ network: 'TRC20', asset: 'USDT', recipient_address: EXAMPLE_RECIPIENT, recipient_amount: '100', network_fee: '2.71', service_fee: '0.5', total_debit: '103.21' }],
+    examples: [
+      {
+        network: 'TRC20',
+        asset: 'USDT',
+        recipient_address: EXAMPLE_RECIPIENT,
+        recipient_amount: '100',
+        network_fee: '2.71',
+        service_fee: '0.5',
+        total_debit: '103.21',
+      },
+    ],
   },
 );
 
-const Counts = Type.Object({ pending: Type.Integer(), processing: Type.Integer(), completed: Type.Integer(), failed: Type.Integer() }, { description: 'items per state' });
+const Counts = Type.Object(
+  { pending: Type.Integer(), processing: Type.Integer(), completed: Type.Integer(), failed: Type.Integer() },
+  { description: 'items per state' },
+);
 
 export const Batch = Type.Object(
   {
@@ -129,5 +168,9 @@ export const Batch = Type.Object(
   },
 );
 
-export const PayoutParams = Type.Object({ payout_id: Type.String({ maxLength: 64, description: 'The payout_id of a payout of this shop' }) });
-export const BatchParams = Type.Object({ batch_id: Type.String({ maxLength: 64, description: 'The batch_id of a batch payout of this shop' }) });
+export const PayoutParams = Type.Object({
+  payout_id: Type.String({ maxLength: 64, description: 'The payout_id of a payout of this shop' }),
+});
+export const BatchParams = Type.Object({
+  batch_id: Type.String({ maxLength: 64, description: 'The batch_id of a batch payout of this shop' }),
+});

@@ -22,7 +22,9 @@ export interface InvoicePage {
 
 type StatusKind = InvoiceView['status'] | 'badRequest' | 'notFound' | 'tooMany' | 'internal';
 
-const STATUS_CARDS: Readonly<Record<StatusKind, readonly [InvoicePageTextKey, InvoicePageTextKey, 'ok' | 'error' | '']>> = {
+const STATUS_CARDS: Readonly<
+  Record<StatusKind, readonly [InvoicePageTextKey, InvoicePageTextKey, 'ok' | 'error' | '']>
+> = {
   pending: ['pendingTitle', 'pendingText', ''],
   confirming: ['confirmingTitle', 'confirmingText', ''],
   paid: ['paidTitle', 'paidText', 'ok'],

@@ -21,74 +21,95 @@ const INVOICE_ID_PATTERN = /^inv_[0-9a-z]{26}$/;
 
 type PageStatus = 400 | 404 | 429 | 500;
 
-export const invoicePageRoutes = (deps: CryptoDeps): FastifyPluginAsync => async (app) => {
-
-  await app.register(rateLimit, {
-    global: true,
-    max: PAGE_REQUESTS_PER_MINUTE_PER_IP,
-    timeWindow: 60_000,
-    keyGenerator: (request) => `crypto-page:${request.ip}`,
-    nameSpace: 'paygate-crypto-page-limit:',
-    errorResponseBuilder: (_request, limit) => new RateLimitedError(Math.max(1, Math.ceil(limit.ttl / 1000))),
-  });
-
-  function langOf(request: FastifyRequest): Lang {
-    return pickLang((request.query as Record<string, string | undefined>).lang, request.headers['accept-language']);
-  }
-
-  function send(reply: FastifyReply, status: number, html: string, nonce: string): FastifyReply {
-    return reply
-      .code(status)
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('referrer-policy', 'no-referrer')
-      .header('x-content-type-options', 'nosniff')
-      .header('x-frame-options', 'DENY')
-      .header(
-        'content-security-policy',
-        `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`,
-      )
-      .send(html);
-  }
-
-  function errorPage(reply: FastifyReply, lang: Lang, status: PageStatus, switchPath: string): FastifyReply {
-    const kind = status === 400 ? 'badRequest' : status === 404 ? 'notFound' : status === 429 ? 'tooMany' : 'internal';
-    const nonce = randomBytes(16).toString('base64url');
-    return send(reply, status, layout({ lang, title: invoiceText(lang, 'title'), body: invoiceStatusCard(lang, kind), nonce, switchPath }), nonce);
-  }
-
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const { status, body, headers, unexpected } = classify(error);
-    if (unexpected) request.log.error({ err: error }, 'unexpected error on the crypto invoice page');
-    // Bad input (a NUL in the path, say) is the payer's link, not our fault: 400, never 500.
-    const pageStatus: PageStatus = status === 429 ? 429 : status === 404 ? 404 : status < 500 ? 400 : 500;
-    // The status JSON its script polls answers in the API's error shape.
-    if (request.url.includes('/status')) return reply.code(status).headers(headers).send({ ...body, request_id: request.id });
-    return errorPage(reply.headers(headers), langOf(request), pageStatus, '/pay/crypto');
-  });
-
-  app.get<{ Params: { invoice_id: string } }>('/pay/crypto/:invoice_id', { schema: { hide: true } }, async (request, reply) => {
-    const lang = langOf(request);
-    const invoiceId = request.params.invoice_id;
-    const page = INVOICE_ID_PATTERN.test(invoiceId) ? await loadInvoicePage(deps, invoiceId) : undefined;
-    if (!page) return errorPage(reply, lang, 404, '/pay/crypto');
-    const nonce = randomBytes(16).toString('base64url');
-    const html = layout({
-      lang,
-      title: `${invoiceText(lang, 'title')} — ${page.shopName}`,
-      body: invoicePageBody(lang, page, nonce),
-      nonce,
-      switchPath: `/pay/crypto/${invoiceId}`,
-      script: invoicePageScript(lang, page, deps.clock.now().getTime()),
+export const invoicePageRoutes =
+  (deps: CryptoDeps): FastifyPluginAsync =>
+  async (app) => {
+    await app.register(rateLimit, {
+      global: true,
+      max: PAGE_REQUESTS_PER_MINUTE_PER_IP,
+      timeWindow: 60_000,
+      keyGenerator: (request) => `crypto-page:${request.ip}`,
+      nameSpace: 'paygate-crypto-page-limit:',
+      errorResponseBuilder: (_request, limit) => new RateLimitedError(Math.max(1, Math.ceil(limit.ttl / 1000))),
     });
-    return send(reply, 200, html, nonce);
-  });
 
-  // What the page's script polls: only what the page shows, nothing more.
-  app.get<{ Params: { invoice_id: string } }>('/pay/crypto/:invoice_id/status', { schema: { hide: true } }, async (request, reply) => {
-    const status = INVOICE_ID_PATTERN.test(request.params.invoice_id) ? await loadInvoiceStatus(deps, request.params.invoice_id) : undefined;
-    reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
-    if (!status) return reply.code(404).send({ error: 'not_found' });
-    return status;
-  });
-};
+    function langOf(request: FastifyRequest): Lang {
+      return pickLang((request.query as Record<string, string | undefined>).lang, request.headers['accept-language']);
+    }
+
+    function send(reply: FastifyReply, status: number, html: string, nonce: string): FastifyReply {
+      return reply
+        .code(status)
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('referrer-policy', 'no-referrer')
+        .header('x-content-type-options', 'nosniff')
+        .header('x-frame-options', 'DENY')
+        .header(
+          'content-security-policy',
+          `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`,
+        )
+        .send(html);
+    }
+
+    function errorPage(reply: FastifyReply, lang: Lang, status: PageStatus, switchPath: string): FastifyReply {
+      const kind =
+        status === 400 ? 'badRequest' : status === 404 ? 'notFound' : status === 429 ? 'tooMany' : 'internal';
+      const nonce = randomBytes(16).toString('base64url');
+      return send(
+        reply,
+        status,
+        layout({ lang, title: invoiceText(lang, 'title'), body: invoiceStatusCard(lang, kind), nonce, switchPath }),
+        nonce,
+      );
+    }
+
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const { status, body, headers, unexpected } = classify(error);
+      if (unexpected) request.log.error({ err: error }, 'unexpected error on the crypto invoice page');
+      // Bad input (a NUL in the path, say) is the payer's link, not our fault: 400, never 500.
+      const pageStatus: PageStatus = status === 429 ? 429 : status === 404 ? 404 : status < 500 ? 400 : 500;
+      // The status JSON its script polls answers in the API's error shape.
+      if (request.url.includes('/status'))
+        return reply
+          .code(status)
+          .headers(headers)
+          .send({ ...body, request_id: request.id });
+      return errorPage(reply.headers(headers), langOf(request), pageStatus, '/pay/crypto');
+    });
+
+    app.get<{ Params: { invoice_id: string } }>(
+      '/pay/crypto/:invoice_id',
+      { schema: { hide: true } },
+      async (request, reply) => {
+        const lang = langOf(request);
+        const invoiceId = request.params.invoice_id;
+        const page = INVOICE_ID_PATTERN.test(invoiceId) ? await loadInvoicePage(deps, invoiceId) : undefined;
+        if (!page) return errorPage(reply, lang, 404, '/pay/crypto');
+        const nonce = randomBytes(16).toString('base64url');
+        const html = layout({
+          lang,
+          title: `${invoiceText(lang, 'title')} — ${page.shopName}`,
+          body: invoicePageBody(lang, page, nonce),
+          nonce,
+          switchPath: `/pay/crypto/${invoiceId}`,
+          script: invoicePageScript(lang, page, deps.clock.now().getTime()),
+        });
+        return send(reply, 200, html, nonce);
+      },
+    );
+
+    // What the page's script polls: only what the page shows, nothing more.
+    app.get<{ Params: { invoice_id: string } }>(
+      '/pay/crypto/:invoice_id/status',
+      { schema: { hide: true } },
+      async (request, reply) => {
+        const status = INVOICE_ID_PATTERN.test(request.params.invoice_id)
+          ? await loadInvoiceStatus(deps, request.params.invoice_id)
+          : undefined;
+        reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
+        if (!status) return reply.code(404).send({ error: 'not_found' });
+        return status;
+      },
+    );
+  };

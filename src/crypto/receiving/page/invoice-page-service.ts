@@ -12,7 +12,12 @@ export async function loadInvoicePage(deps: CryptoDeps, invoiceId: string): Prom
   const row = await findInvoiceById(deps.db, invoiceId);
   const shop = row && (await findShopProfile(deps.db, row.shop_id));
   if (!row || !shop) return undefined;
-  return { invoice: invoiceView(row), shopName: shop.name, sandbox: shop.mode === 'sandbox', qrSvg: await invoiceQrSvg(deps, shop.shopId, invoiceId) };
+  return {
+    invoice: invoiceView(row),
+    shopName: shop.name,
+    sandbox: shop.mode === 'sandbox',
+    qrSvg: await invoiceQrSvg(deps, shop.shopId, invoiceId),
+  };
 }
 
 /** The part of an invoice the page's script polls for: what the page shows, nothing more. */

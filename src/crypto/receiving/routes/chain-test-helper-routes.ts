@@ -7,7 +7,15 @@ import { Type } from 'typebox';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import { NEXT_TRANSFER_OUTCOMES } from '../../simchain/chain-state.ts';
-import { armNextTransferOutcome, drainHotWalletTrx, faucet, mineBlocks, reorgChain, setUsdtBlacklisted, simulateDeposit } from '../sandbox-chain-service.ts';
+import {
+  armNextTransferOutcome,
+  drainHotWalletTrx,
+  faucet,
+  mineBlocks,
+  reorgChain,
+  setUsdtBlacklisted,
+  simulateDeposit,
+} from '../sandbox-chain-service.ts';
 import type { CryptoDeps } from '../../chain/chain-module.ts';
 import type { ModuleRoutes } from '../../../gateway-module.ts';
 import { AmountInput } from './crypto-schemas.ts';
@@ -23,18 +31,31 @@ const DepositBody = Type.Object(
   {
     address: { ...ADDRESS, description: 'the recipient: an invoice’s or a wallet’s deposit address' },
     amount: AmountInput,
-    from: Type.Optional({ ...ADDRESS, description: 'the payer; a funded payer account of the simulated chain when absent' }),
+    from: Type.Optional({
+      ...ADDRESS,
+      description: 'the payer; a funded payer account of the simulated chain when absent',
+    }),
   },
   { additionalProperties: false, examples: [{ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', amount: '25.5' }] },
 );
 
 const SimulatedDeposit = Type.Object(
-  { tx_id: Type.String({ description: 'the transaction, now in the simulated node’s pool; mine a block to include it' }) },
+  {
+    tx_id: Type.String({
+      description: 'the transaction, now in the simulated node’s pool; mine a block to include it',
+    }),
+  },
   { examples: [{ tx_id: '9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f' }] },
 );
 
 const BlocksBody = Type.Object(
-  { count: Type.Integer({ minimum: 1, maximum: MINE_MAX_BLOCKS, description: `blocks to produce, 1 to ${MINE_MAX_BLOCKS}` }) },
+  {
+    count: Type.Integer({
+      minimum: 1,
+      maximum: MINE_MAX_BLOCKS,
+      description: `blocks to produce, 1 to ${MINE_MAX_BLOCKS}`,
+    }),
+  },
   { additionalProperties: false, examples: [{ count: 19 }] },
 );
 
@@ -47,15 +68,27 @@ const Mined = Type.Object(
 );
 
 const ReorgBody = Type.Object(
-  { depth: Type.Integer({ minimum: 1, maximum: REORG_MAX_DEPTH, description: `newest blocks to replace, 1 to ${REORG_MAX_DEPTH} (never a solidified one)` }) },
+  {
+    depth: Type.Integer({
+      minimum: 1,
+      maximum: REORG_MAX_DEPTH,
+      description: `newest blocks to replace, 1 to ${REORG_MAX_DEPTH} (never a solidified one)`,
+    }),
+  },
   { additionalProperties: false, examples: [{ depth: 3 }] },
 );
 
-const Reorganized = Type.Object({ head_block: Type.Integer({ description: 'the newest block of the new canonical chain' }) }, { examples: [{ head_block: 1061 }] });
+const Reorganized = Type.Object(
+  { head_block: Type.Integer({ description: 'the newest block of the new canonical chain' }) },
+  { examples: [{ head_block: 1061 }] },
+);
 
 const NextTransferBody = Type.Object(
   {
-    address: { ...ADDRESS, description: 'the recipient whose next incoming USDT transfer (from anyone, the hot wallet included) is affected' },
+    address: {
+      ...ADDRESS,
+      description: 'the recipient whose next incoming USDT transfer (from anyone, the hot wallet included) is affected',
+    },
     outcome: Type.Union(
       NEXT_TRANSFER_OUTCOMES.map((outcome) => Type.Literal(outcome)),
       {
@@ -68,7 +101,10 @@ const NextTransferBody = Type.Object(
 );
 
 const NextTransferArmed = Type.Object(
-  { address: Type.String(), outcome: Type.String({ description: 'what the next transfer to the address will do (once)' }) },
+  {
+    address: Type.String(),
+    outcome: Type.String({ description: 'what the next transfer to the address will do (once)' }),
+  },
   { examples: [{ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', outcome: 'revert' }] },
 );
 
@@ -83,11 +119,15 @@ const Drained = Type.Object(
   { examples: [{ address: 'TJRabPrwbZy45sbavfcjinPJC18kjpRTv8', drained_trx: '5000', trx: '0' }] },
 );
 
-const AMOUNT6 = (what: string) => Type.String({ minLength: 1, maxLength: 40, description: `${what} as a decimal string, at most 6 places` });
+const AMOUNT6 = (what: string) =>
+  Type.String({ minLength: 1, maxLength: 40, description: `${what} as a decimal string, at most 6 places` });
 
 const FaucetBody = Type.Object(
   {
-    address: Type.Optional({ ...ADDRESS, description: 'any address (TRX activates it); the sandbox hot wallet when absent' }),
+    address: Type.Optional({
+      ...ADDRESS,
+      description: 'any address (TRX activates it); the sandbox hot wallet when absent',
+    }),
     usdt: Type.Optional(AMOUNT6('USDT to mint (at most 1000000)')),
     trx: Type.Optional(AMOUNT6('TRX to credit (at most 1000000)')),
   },
@@ -95,140 +135,163 @@ const FaucetBody = Type.Object(
 );
 
 const Funded = Type.Object(
-  { address: Type.String(), usdt: Type.String({ description: 'its USDT now' }), trx: Type.String({ description: 'its TRX now' }) },
+  {
+    address: Type.String(),
+    usdt: Type.String({ description: 'its USDT now' }),
+    trx: Type.String({ description: 'its TRX now' }),
+  },
   { examples: [{ address: 'TJRabPrwbZy45sbavfcjinPJC18kjpRTv8', usdt: '10000', trx: '500' }] },
 );
 
 const BlacklistBody = Type.Object(
   {
     address: { ...ADDRESS, description: 'any address' },
-    listed: Type.Boolean({ description: 'true: on the blacklist (Tether’s addBlackList); false: off it (removeBlackList)' }),
+    listed: Type.Boolean({
+      description: 'true: on the blacklist (Tether’s addBlackList); false: off it (removeBlackList)',
+    }),
   },
   { additionalProperties: false, examples: [{ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', listed: true }] },
 );
 
 const Blacklisted = Type.Object(
-  { address: Type.String(), listed: Type.Boolean({ description: 'whether the USDT contract now refuses transfers from and to the address' }) },
+  {
+    address: Type.String(),
+    listed: Type.Boolean({ description: 'whether the USDT contract now refuses transfers from and to the address' }),
+  },
   { examples: [{ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', listed: true }] },
 );
 
 const HELPER_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'not_found'] as const;
 
-export const chainTestHelperRoutes = (deps: CryptoDeps): ModuleRoutes => async (app) => {
-  const shopOf = (request: Parameters<typeof principalOf>[0]) => {
-    const principal = principalOf(request);
-    return { shopId: principal.shopId, mode: principal.shopMode };
+export const chainTestHelperRoutes =
+  (deps: CryptoDeps): ModuleRoutes =>
+  async (app) => {
+    const shopOf = (request: Parameters<typeof principalOf>[0]) => {
+      const principal = principalOf(request);
+      return { shopId: principal.shopId, mode: principal.shopMode };
+    };
+
+    app.post(
+      '/test_helpers/crypto/deposits',
+      {
+        config: { scopes: ['crypto'] },
+        schema: {
+          operationId: 'testHelpersCryptoDeposit',
+          tags: ['test helpers'],
+          summary: 'Sandbox: send USDT to an address on the simulated chain, as a payer would',
+          description: `${LIVE_SHOP_NOTE} A payer account of the simulated chain signs and broadcasts a real USDT transfer; it is seen once a block includes it and final 19 blocks later.`,
+          body: DepositBody,
+          response: {
+            200: { ...SimulatedDeposit, description: 'The transfer, broadcast and waiting in the pool' },
+            ...errorResponses(...HELPER_ERRORS),
+          },
+        },
+      },
+      async (request) => simulateDeposit(deps, shopOf(request), request.body),
+    );
+
+    app.post(
+      '/test_helpers/crypto/blocks',
+      {
+        config: { scopes: ['crypto'] },
+        schema: {
+          operationId: 'testHelpersCryptoMineBlocks',
+          tags: ['test helpers'],
+          summary: 'Sandbox: produce blocks on the simulated chain',
+          description: LIVE_SHOP_NOTE,
+          body: BlocksBody,
+          response: {
+            200: { ...Mined, description: 'The chain after the new blocks' },
+            ...errorResponses(...HELPER_ERRORS),
+          },
+        },
+      },
+      async (request) => mineBlocks(deps, shopOf(request), request.body.count),
+    );
+
+    app.post(
+      '/test_helpers/crypto/reorg',
+      {
+        config: { scopes: ['crypto'] },
+        schema: {
+          operationId: 'testHelpersCryptoReorg',
+          tags: ['test helpers'],
+          summary: 'Sandbox: replace the newest unsolidified blocks of the simulated chain by a fork',
+          description: `${LIVE_SHOP_NOTE} Transactions of the replaced blocks return to the pool; a deposit the gateway saw in them is orphaned unless a later block includes it again.`,
+          body: ReorgBody,
+          response: {
+            200: { ...Reorganized, description: 'The chain after the fork' },
+            ...errorResponses(...HELPER_ERRORS),
+          },
+        },
+      },
+      async (request) => reorgChain(deps, shopOf(request), request.body.depth),
+    );
+
+    app.post(
+      '/test_helpers/crypto/next_transfer_outcome',
+      {
+        config: { scopes: ['crypto', 'payouts'] },
+        schema: {
+          operationId: 'testHelpersCryptoNextTransferOutcome',
+          tags: ['test helpers'],
+          summary: 'Sandbox: make the next USDT transfer to an address revert, run out of energy, or never be included',
+          description: `${LIVE_SHOP_NOTE} One shot: the next transfer to the address (a payout's recipient, or the hot wallet for a sweep) fails on the simulated chain the way it can on mainnet; the one after it behaves normally again. Arming the address again replaces the outcome. Fee quotes do not see it.`,
+          body: NextTransferBody,
+          response: { 200: { ...NextTransferArmed, description: 'Armed' }, ...errorResponses(...HELPER_ERRORS) },
+        },
+      },
+      async (request) => armNextTransferOutcome(deps, shopOf(request), request.body),
+    );
+
+    app.post(
+      '/test_helpers/crypto/hot_wallet/drain_trx',
+      {
+        config: { scopes: ['crypto', 'payouts'] },
+        schema: {
+          operationId: 'testHelpersCryptoDrainHotWalletTrx',
+          tags: ['test helpers'],
+          summary: 'Sandbox: take all TRX from the hot wallet',
+          description: `${LIVE_SHOP_NOTE} The hot wallet keeps its USDT but can no longer pay energy: payouts wait for funds, then fail \`insufficient_hot_wallet_funds\`. The faucet puts TRX back.`,
+          body: DrainBody,
+          response: { 200: { ...Drained, description: 'Drained' }, ...errorResponses(...HELPER_ERRORS) },
+        },
+      },
+      async (request) => drainHotWalletTrx(deps, shopOf(request)),
+    );
+
+    app.post(
+      '/test_helpers/crypto/faucet',
+      {
+        config: { scopes: ['crypto', 'payouts'] },
+        schema: {
+          operationId: 'testHelpersCryptoFaucet',
+          tags: ['test helpers'],
+          summary: 'Sandbox: credit TRX and mint USDT to an address on the simulated chain',
+          description: `${LIVE_SHOP_NOTE} Setup, not a deposit: the balance changes outside any block, so no Transfer is seen and nothing is credited to a merchant. Without \`address\` it funds the sandbox hot wallet, the account payouts are sent from.`,
+          body: FaucetBody,
+          response: { 200: { ...Funded, description: 'The balances after' }, ...errorResponses(...HELPER_ERRORS) },
+        },
+      },
+      async (request) => faucet(deps, shopOf(request), request.body),
+    );
+
+    app.post(
+      '/test_helpers/crypto/blacklist',
+      {
+        config: { scopes: ['crypto', 'payouts'] },
+        schema: {
+          operationId: 'testHelpersCryptoBlacklist',
+          tags: ['test helpers'],
+          summary: 'Sandbox: put an address on the USDT contract’s blacklist, or take it off',
+          description: `${LIVE_SHOP_NOTE} As Tether’s issuer does on mainnet: the simulated USDT contract then reverts every transfer from or to the address and answers \`isBlackListed\` with true. A payout, refund or withdrawal to it is refused with \`400 address_blacklisted\`.`,
+          body: BlacklistBody,
+          response: {
+            200: { ...Blacklisted, description: 'The address’s standing now' },
+            ...errorResponses(...HELPER_ERRORS),
+          },
+        },
+      },
+      async (request) => setUsdtBlacklisted(deps, shopOf(request), request.body),
+    );
   };
-
-  app.post(
-    '/test_helpers/crypto/deposits',
-    {
-      config: { scopes: ['crypto'] },
-      schema: {
-        operationId: 'testHelpersCryptoDeposit',
-        tags: ['test helpers'],
-        summary: 'Sandbox: send USDT to an address on the simulated chain, as a payer would',
-        description: `${LIVE_SHOP_NOTE} A payer account of the simulated chain signs and broadcasts a real USDT transfer; it is seen once a block includes it and final 19 blocks later.`,
-        body: DepositBody,
-        response: { 200: { ...SimulatedDeposit, description: 'The transfer, broadcast and waiting in the pool' }, ...errorResponses(...HELPER_ERRORS) },
-      },
-    },
-    async (request) => simulateDeposit(deps, shopOf(request), request.body),
-  );
-
-  app.post(
-    '/test_helpers/crypto/blocks',
-    {
-      config: { scopes: ['crypto'] },
-      schema: {
-        operationId: 'testHelpersCryptoMineBlocks',
-        tags: ['test helpers'],
-        summary: 'Sandbox: produce blocks on the simulated chain',
-        description: LIVE_SHOP_NOTE,
-        body: BlocksBody,
-        response: { 200: { ...Mined, description: 'The chain after the new blocks' }, ...errorResponses(...HELPER_ERRORS) },
-      },
-    },
-    async (request) => mineBlocks(deps, shopOf(request), request.body.count),
-  );
-
-  app.post(
-    '/test_helpers/crypto/reorg',
-    {
-      config: { scopes: ['crypto'] },
-      schema: {
-        operationId: 'testHelpersCryptoReorg',
-        tags: ['test helpers'],
-        summary: 'Sandbox: replace the newest unsolidified blocks of the simulated chain by a fork',
-        description: `${LIVE_SHOP_NOTE} Transactions of the replaced blocks return to the pool; a deposit the gateway saw in them is orphaned unless a later block includes it again.`,
-        body: ReorgBody,
-        response: { 200: { ...Reorganized, description: 'The chain after the fork' }, ...errorResponses(...HELPER_ERRORS) },
-      },
-    },
-    async (request) => reorgChain(deps, shopOf(request), request.body.depth),
-  );
-
-  app.post(
-    '/test_helpers/crypto/next_transfer_outcome',
-    {
-      config: { scopes: ['crypto', 'payouts'] },
-      schema: {
-        operationId: 'testHelpersCryptoNextTransferOutcome',
-        tags: ['test helpers'],
-        summary: 'Sandbox: make the next USDT transfer to an address revert, run out of energy, or never be included',
-        description: `${LIVE_SHOP_NOTE} One shot: the next transfer to the address (a payout's recipient, or the hot wallet for a sweep) fails on the simulated chain the way it can on mainnet; the one after it behaves normally again. Arming the address again replaces the outcome. Fee quotes do not see it.`,
-        body: NextTransferBody,
-        response: { 200: { ...NextTransferArmed, description: 'Armed' }, ...errorResponses(...HELPER_ERRORS) },
-      },
-    },
-    async (request) => armNextTransferOutcome(deps, shopOf(request), request.body),
-  );
-
-  app.post(
-    '/test_helpers/crypto/hot_wallet/drain_trx',
-    {
-      config: { scopes: ['crypto', 'payouts'] },
-      schema: {
-        operationId: 'testHelpersCryptoDrainHotWalletTrx',
-        tags: ['test helpers'],
-        summary: 'Sandbox: take all TRX from the hot wallet',
-        description: `${LIVE_SHOP_NOTE} The hot wallet keeps its USDT but can no longer pay energy: payouts wait for funds, then fail \`insufficient_hot_wallet_funds\`. The faucet puts TRX back.`,
-        body: DrainBody,
-        response: { 200: { ...Drained, description: 'Drained' }, ...errorResponses(...HELPER_ERRORS) },
-      },
-    },
-    async (request) => drainHotWalletTrx(deps, shopOf(request)),
-  );
-
-  app.post(
-    '/test_helpers/crypto/faucet',
-    {
-      config: { scopes: ['crypto', 'payouts'] },
-      schema: {
-        operationId: 'testHelpersCryptoFaucet',
-        tags: ['test helpers'],
-        summary: 'Sandbox: credit TRX and mint USDT to an address on the simulated chain',
-        description: `${LIVE_SHOP_NOTE} Setup, not a deposit: the balance changes outside any block, so no Transfer is seen and nothing is credited to a merchant. Without \`address\` it funds the sandbox hot wallet, the account payouts are sent from.`,
-        body: FaucetBody,
-        response: { 200: { ...Funded, description: 'The balances after' }, ...errorResponses(...HELPER_ERRORS) },
-      },
-    },
-    async (request) => faucet(deps, shopOf(request), request.body),
-  );
-
-  app.post(
-    '/test_helpers/crypto/blacklist',
-    {
-      config: { scopes: ['crypto', 'payouts'] },
-      schema: {
-        operationId: 'testHelpersCryptoBlacklist',
-        tags: ['test helpers'],
-        summary: 'Sandbox: put an address on the USDT contract’s blacklist, or take it off',
-        description: `${LIVE_SHOP_NOTE} As Tether’s issuer does on mainnet: the simulated USDT contract then reverts every transfer from or to the address and answers \`isBlackListed\` with true. A payout, refund or withdrawal to it is refused with \`400 address_blacklisted\`.`,
-        body: BlacklistBody,
-        response: { 200: { ...Blacklisted, description: 'The address’s standing now' }, ...errorResponses(...HELPER_ERRORS) },
-      },
-    },
-    async (request) => setUsdtBlacklisted(deps, shopOf(request), request.body),
-  );
-};

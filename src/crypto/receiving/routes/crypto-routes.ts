@@ -5,8 +5,10 @@ import { chainTestHelperRoutes } from './chain-test-helper-routes.ts';
 import { invoiceRoutes } from './invoice-routes.ts';
 import { walletRoutes } from './wallet-routes.ts';
 
-export const cryptoReceivingRoutes = (deps: CryptoDeps): ModuleRoutes => async (app) => {
-  await app.register(invoiceRoutes(deps));
-  await app.register(walletRoutes(deps));
-  await app.register(chainTestHelperRoutes(deps));
-};
+export const cryptoReceivingRoutes =
+  (deps: CryptoDeps): ModuleRoutes =>
+  async (app) => {
+    await app.register(invoiceRoutes(deps));
+    await app.register(walletRoutes(deps));
+    await app.register(chainTestHelperRoutes(deps));
+  };

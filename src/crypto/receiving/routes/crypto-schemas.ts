@@ -3,7 +3,13 @@
 // DepositView), with examples the OpenAPI document shows.
 import { Type } from 'typebox';
 
-export { CALLBACK_URL_MAX_LENGTH, EXTERNAL_ID_MAX_LENGTH, LIFETIME_DEFAULT_S, LIFETIME_MAX_S, LIFETIME_MIN_S } from '../invoice-service.ts';
+export {
+  CALLBACK_URL_MAX_LENGTH,
+  EXTERNAL_ID_MAX_LENGTH,
+  LIFETIME_DEFAULT_S,
+  LIFETIME_MAX_S,
+  LIFETIME_MIN_S,
+} from '../invoice-service.ts';
 /** client_id is bounded like external_id (invoice-service.ts parseTextId). */
 export { EXTERNAL_ID_MAX_LENGTH as CLIENT_ID_MAX_LENGTH } from '../invoice-service.ts';
 /** The longest USDT decimal string that can be valid: 10 integer digits, a point, 6 places. */
@@ -18,23 +24,35 @@ export const InvoiceStatus = Type.Union([
   Type.Literal('expired'),
 ]);
 export const WalletStatus = Type.Union([Type.Literal('active'), Type.Literal('blocked')]);
-const DepositStatus = Type.Union([Type.Literal('confirming'), Type.Literal('credited'), Type.Literal('held'), Type.Literal('orphaned'), Type.Literal('unconfirmed')]);
+const DepositStatus = Type.Union([
+  Type.Literal('confirming'),
+  Type.Literal('credited'),
+  Type.Literal('held'),
+  Type.Literal('orphaned'),
+  Type.Literal('unconfirmed'),
+]);
 
-const Usdt = (description: string) => Type.String({ description: `${description}; USDT as a decimal string with at most 6 places` });
+const Usdt = (description: string) =>
+  Type.String({ description: `${description}; USDT as a decimal string with at most 6 places` });
 const Timestamp = Type.String({ format: 'date-time' });
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
-const TronAddress = (description: string) => Type.String({ description: `${description}; a TRON address in base58 (T…)` });
+const TronAddress = (description: string) =>
+  Type.String({ description: `${description}; a TRON address in base58 (T…)` });
 
 const EXAMPLE_ADDRESS = 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH';
 const EXAMPLE_WALLET_ADDRESS = 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK';
 const EXAMPLE_PAYER = 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf';
 const EXAMPLE_TX = '9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f';
 
-export const NetworkInput = Type.String({ maxLength: 32, description: 'TRC20 (USDT on TRON); the only network supported' });
+export const NetworkInput = Type.String({
+  maxLength: 32,
+  description: 'TRC20 (USDT on TRON); the only network supported',
+});
 export const AmountInput = Type.String({
   minLength: 1,
   maxLength: AMOUNT_MAX_LENGTH,
-  description: 'USDT as a decimal string: more than 0, at most 1 000 000 000, at most 6 decimal places ("10", "10.5", "0.000001"); a JSON number is refused',
+  description:
+    'USDT as a decimal string: more than 0, at most 1 000 000 000, at most 6 decimal places ("10", "10.5", "0.000001"); a JSON number is refused',
 });
 
 export const INVOICE_EXAMPLE = {
@@ -63,7 +81,9 @@ export const Invoice = Type.Object(
     network: Type.Literal('TRC20'),
     asset: Type.Literal('USDT'),
     amount: Usdt('the amount asked'),
-    paid_amount: Usdt('the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet'),
+    paid_amount: Usdt(
+      'the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet',
+    ),
     address: TronAddress('the deposit address, used by this invoice only'),
     payment_uri: Type.String({ description: 'tron:<address>?amount=<amount>, the text of the QR code' }),
     lifetime_s: Type.Integer(),
@@ -134,14 +154,23 @@ export const WALLET_EXAMPLE = {
 };
 
 export const Wallet = Type.Object(
-  { ...WALLET_FIELDS, deposits: Type.Optional(Type.Array(Deposit, { description: 'present when one wallet is read' })) },
-  { description: 'A static wallet: one permanent address per customer', examples: [{ ...WALLET_EXAMPLE, deposits: [DEPOSIT_EXAMPLE] }] },
+  {
+    ...WALLET_FIELDS,
+    deposits: Type.Optional(Type.Array(Deposit, { description: 'present when one wallet is read' })),
+  },
+  {
+    description: 'A static wallet: one permanent address per customer',
+    examples: [{ ...WALLET_EXAMPLE, deposits: [DEPOSIT_EXAMPLE] }],
+  },
 );
 
 export function pageOf<T extends ReturnType<typeof Type.Object>>(item: T, noun: string, example: unknown) {
   return Type.Object(
     { data: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) },
-    { description: `A page of ${noun}, newest first; pass next_cursor as cursor for the next page`, examples: [{ data: [example], next_cursor: null }] },
+    {
+      description: `A page of ${noun}, newest first; pass next_cursor as cursor for the next page`,
+      examples: [{ data: [example], next_cursor: null }],
+    },
   );
 }
 
@@ -150,5 +179,9 @@ export const PageQuery = {
   cursor: Type.Optional(Type.String({ maxLength: 200 })),
 };
 
-export const InvoiceParams = Type.Object({ invoice_id: Type.String({ maxLength: 64, description: 'The invoice_id of an invoice of this shop' }) });
-export const WalletParams = Type.Object({ wallet_id: Type.String({ maxLength: 64, description: 'The wallet_id of a wallet of this shop' }) });
+export const InvoiceParams = Type.Object({
+  invoice_id: Type.String({ maxLength: 64, description: 'The invoice_id of an invoice of this shop' }),
+});
+export const WalletParams = Type.Object({
+  wallet_id: Type.String({ maxLength: 64, description: 'The wallet_id of a wallet of this shop' }),
+});

@@ -7,11 +7,24 @@ import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from 
 import { blockWallet, createWallet, getWallet, listWallets, unblockWallet } from '../wallet-service.ts';
 import type { CryptoDeps } from '../../chain/chain-module.ts';
 import type { ModuleRoutes } from '../../../gateway-module.ts';
-import { CLIENT_ID_MAX_LENGTH, NetworkInput, PageQuery, WALLET_EXAMPLE, Wallet, WalletParams, WalletStatus, pageOf } from './crypto-schemas.ts';
+import {
+  CLIENT_ID_MAX_LENGTH,
+  NetworkInput,
+  PageQuery,
+  WALLET_EXAMPLE,
+  Wallet,
+  WalletParams,
+  WalletStatus,
+  pageOf,
+} from './crypto-schemas.ts';
 
 const CreateWalletBody = Type.Object(
   {
-    client_id: Type.String({ minLength: 1, maxLength: CLIENT_ID_MAX_LENGTH, description: 'your id of the customer (1 to 100 characters)' }),
+    client_id: Type.String({
+      minLength: 1,
+      maxLength: CLIENT_ID_MAX_LENGTH,
+      description: 'your id of the customer (1 to 100 characters)',
+    }),
     network: NetworkInput,
   },
   { additionalProperties: false, examples: [{ client_id: 'customer-7', network: 'TRC20' }] },
@@ -27,85 +40,109 @@ const ListWalletsQuery = Type.Object(
 );
 
 const STATE_CHANGES = [
-  { action: 'block', run: blockWallet, operationId: 'blockCryptoWallet', summary: 'Block a wallet: its later deposits are held, not credited' },
-  { action: 'unblock', run: unblockWallet, operationId: 'unblockCryptoWallet', summary: 'Unblock a wallet: its later deposits are credited again' },
+  {
+    action: 'block',
+    run: blockWallet,
+    operationId: 'blockCryptoWallet',
+    summary: 'Block a wallet: its later deposits are held, not credited',
+  },
+  {
+    action: 'unblock',
+    run: unblockWallet,
+    operationId: 'unblockCryptoWallet',
+    summary: 'Unblock a wallet: its later deposits are credited again',
+  },
 ] as const;
 
-export const walletRoutes = (deps: CryptoDeps): ModuleRoutes => async (app) => {
-  app.post(
-    '/crypto/wallets',
-    {
-      config: { scopes: ['crypto'] },
-      schema: {
-        operationId: 'createCryptoWallet',
-        tags: ['crypto wallets'],
-        summary: 'Create the static wallet of a customer (the same wallet again for the same client_id and network)',
-        body: CreateWalletBody,
-        response: {
-          200: { ...Wallet, description: 'The wallet created earlier for this client_id and network' },
-          201: { ...Wallet, description: 'The wallet, created now' },
-          ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS),
-        },
-      },
-    },
-    async (request, reply) => {
-      const principal = principalOf(request);
-      const result = await createWallet(deps, { shopId: principal.shopId, mode: principal.shopMode }, request.body);
-      return reply.code(result.created ? 201 : 200).send(result.wallet);
-    },
-  );
-
-  app.get(
-    '/crypto/wallets',
-    {
-      config: { scopes: ['crypto'] },
-      schema: {
-        operationId: 'listCryptoWallets',
-        tags: ['crypto wallets'],
-        summary: 'List wallets, newest first',
-        querystring: ListWalletsQuery,
-        response: { 200: pageOf(Wallet, 'wallets', WALLET_EXAMPLE), ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden') },
-      },
-    },
-    async (request) =>
-      listWallets(deps, principalOf(request).shopId, {
-        limit: request.query.limit ?? 20,
-        cursor: request.query.cursor,
-        client_id: request.query.client_id,
-        status: request.query.status,
-      }),
-  );
-
-  app.get(
-    '/crypto/wallets/:wallet_id',
-    {
-      config: { scopes: ['crypto'] },
-      schema: {
-        operationId: 'getCryptoWallet',
-        tags: ['crypto wallets'],
-        summary: 'Get a wallet with its deposits and totals',
-        params: WalletParams,
-        response: { 200: Wallet, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'not_found') },
-      },
-    },
-    async (request) => getWallet(deps, principalOf(request).shopId, request.params.wallet_id),
-  );
-
-  for (const { action, run, operationId, summary } of STATE_CHANGES) {
+export const walletRoutes =
+  (deps: CryptoDeps): ModuleRoutes =>
+  async (app) => {
     app.post(
-      `/crypto/wallets/:wallet_id/${action}`,
+      '/crypto/wallets',
       {
         config: { scopes: ['crypto'] },
         schema: {
-          operationId,
+          operationId: 'createCryptoWallet',
           tags: ['crypto wallets'],
-          summary,
-          description: `A wallet that is already ${action}ed answers 409 invalid_state.`,
-          params: WalletParams,
-          response: { 200: Wallet, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'not_found', 'invalid_state') },
+          summary: 'Create the static wallet of a customer (the same wallet again for the same client_id and network)',
+          body: CreateWalletBody,
+          response: {
+            200: { ...Wallet, description: 'The wallet created earlier for this client_id and network' },
+            201: { ...Wallet, description: 'The wallet, created now' },
+            ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS),
+          },
         },
       },
-      async (request) => run(deps, principalOf(request).shopId, request.params.wallet_id),
+      async (request, reply) => {
+        const principal = principalOf(request);
+        const result = await createWallet(deps, { shopId: principal.shopId, mode: principal.shopMode }, request.body);
+        return reply.code(result.created ? 201 : 200).send(result.wallet);
+      },
     );
-  }
-};
+
+    app.get(
+      '/crypto/wallets',
+      {
+        config: { scopes: ['crypto'] },
+        schema: {
+          operationId: 'listCryptoWallets',
+          tags: ['crypto wallets'],
+          summary: 'List wallets, newest first',
+          querystring: ListWalletsQuery,
+          response: {
+            200: pageOf(Wallet, 'wallets', WALLET_EXAMPLE),
+            ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden'),
+          },
+        },
+      },
+      async (request) =>
+        listWallets(deps, principalOf(request).shopId, {
+          limit: request.query.limit ?? 20,
+          cursor: request.query.cursor,
+          client_id: request.query.client_id,
+          status: request.query.status,
+        }),
+    );
+
+    app.get(
+      '/crypto/wallets/:wallet_id',
+      {
+        config: { scopes: ['crypto'] },
+        schema: {
+          operationId: 'getCryptoWallet',
+          tags: ['crypto wallets'],
+          summary: 'Get a wallet with its deposits and totals',
+          params: WalletParams,
+          response: { 200: Wallet, ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'not_found') },
+        },
+      },
+      async (request) => getWallet(deps, principalOf(request).shopId, request.params.wallet_id),
+    );
+
+    for (const { action, run, operationId, summary } of STATE_CHANGES) {
+      app.post(
+        `/crypto/wallets/:wallet_id/${action}`,
+        {
+          config: { scopes: ['crypto'] },
+          schema: {
+            operationId,
+            tags: ['crypto wallets'],
+            summary,
+            description: `A wallet that is already ${action}ed answers 409 invalid_state.`,
+            params: WalletParams,
+            response: {
+              200: Wallet,
+              ...errorResponses(
+                ...AUTHENTICATED_ROUTE_ERRORS,
+                'forbidden',
+                ...REQUEST_BODY_ERRORS,
+                'not_found',
+                'invalid_state',
+              ),
+            },
+          },
+        },
+        async (request) => run(deps, principalOf(request).shopId, request.params.wallet_id),
+      );
+    }
+  };

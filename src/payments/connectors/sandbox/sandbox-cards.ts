@@ -5,7 +5,9 @@ export type SandboxCardBehaviour =
   | { readonly kind: 'decline'; readonly declineCode: string; readonly final: boolean }
   | { readonly kind: 'confirm' };
 
-const SANDBOX_TEST_CARDS: Readonly<Record<string, { readonly behaviour: SandboxCardBehaviour; readonly description: string }>> = {
+const SANDBOX_TEST_CARDS: Readonly<
+  Record<string, { readonly behaviour: SandboxCardBehaviour; readonly description: string }>
+> = {
   '4242424242424242': { behaviour: { kind: 'succeed' }, description: 'succeeds' },
   '5555555555554444': { behaviour: { kind: 'succeed' }, description: 'succeeds (Mastercard)' },
   '2200000000000004': { behaviour: { kind: 'succeed' }, description: 'succeeds (Mir)' },
@@ -21,7 +23,10 @@ const SANDBOX_TEST_CARDS: Readonly<Record<string, { readonly behaviour: SandboxC
     behaviour: { kind: 'decline', declineCode: 'suspected_fraud', final: true },
     description: 'declined for good: the payment becomes failed (payment.failed)',
   },
-  '4000000000003220': { behaviour: { kind: 'confirm' }, description: 'needs a confirmation step (3-D Secure style), then succeeds' },
+  '4000000000003220': {
+    behaviour: { kind: 'confirm' },
+    description: 'needs a confirmation step (3-D Secure style), then succeeds',
+  },
 };
 
 /** Cards not in the list are declined, so no real card number can look like it worked. */

@@ -9,7 +9,11 @@ import type { AcquirerConnector, ChargeOutcome, ChargeRequest } from '../acquire
 import { PAYMENT_METHODS } from '../../payment-tables.ts';
 import { sandboxCardBehaviour } from './sandbox-cards.ts';
 
-type ChargeRow = { charge_key: string; status: 'succeeded' | 'declined' | 'requires_confirmation' | 'canceled'; decline_code: string | null };
+type ChargeRow = {
+  charge_key: string;
+  status: 'succeeded' | 'declined' | 'requires_confirmation' | 'canceled';
+  decline_code: string | null;
+};
 
 const FINAL_DECLINE_CODES = new Set(['suspected_fraud']);
 
@@ -22,7 +26,12 @@ function outcomeOf(row: ChargeRow): ChargeOutcome {
     case 'declined':
     case 'canceled': {
       const declineCode = row.decline_code ?? 'card_declined';
-      return { status: 'declined', chargeKey: row.charge_key, declineCode, final: FINAL_DECLINE_CODES.has(declineCode) };
+      return {
+        status: 'declined',
+        chargeKey: row.charge_key,
+        declineCode,
+        final: FINAL_DECLINE_CODES.has(declineCode),
+      };
     }
   }
 }
@@ -42,7 +51,9 @@ export function createSandboxConnector(deps: { db: Db; clock: Clock }): Acquirer
     const card = request.card;
     if (!card) return { status: 'declined', declineCode: 'invalid_card' };
     const now = deps.clock.now();
-    const expiredBefore = card.expiryYear < now.getUTCFullYear() || (card.expiryYear === now.getUTCFullYear() && card.expiryMonth < now.getUTCMonth() + 1);
+    const expiredBefore =
+      card.expiryYear < now.getUTCFullYear() ||
+      (card.expiryYear === now.getUTCFullYear() && card.expiryMonth < now.getUTCMonth() + 1);
     if (expiredBefore) return { status: 'declined', declineCode: 'expired_card' };
     const behaviour = sandboxCardBehaviour(card.number);
     if (behaviour.kind === 'succeed') return { status: 'succeeded', declineCode: null };
@@ -50,7 +61,11 @@ export function createSandboxConnector(deps: { db: Db; clock: Clock }): Acquirer
     return { status: 'declined', declineCode: behaviour.declineCode };
   }
 
-  async function record(request: ChargeRequest, status: ChargeRow['status'], declineCode: string | null): Promise<ChargeOutcome> {
+  async function record(
+    request: ChargeRequest,
+    status: ChargeRow['status'],
+    declineCode: string | null,
+  ): Promise<ChargeOutcome> {
     const now = deps.clock.now();
     try {
       const inserted = await inTransaction(deps.db, (tx) =>
@@ -97,7 +112,11 @@ export function createSandboxConnector(deps: { db: Db; clock: Clock }): Acquirer
         await inTransaction(deps.db, (tx) =>
           tx
             .updateTable('sandbox_acquirer_charges')
-            .set(approve ? { status: 'succeeded', updated_at: deps.clock.now() } : { status: 'canceled', decline_code: 'authentication_failed', updated_at: deps.clock.now() })
+            .set(
+              approve
+                ? { status: 'succeeded', updated_at: deps.clock.now() }
+                : { status: 'canceled', decline_code: 'authentication_failed', updated_at: deps.clock.now() },
+            )
             .where('charge_key', '=', chargeKey)
             .where('status', '=', 'requires_confirmation')
             .execute(),
@@ -122,7 +141,11 @@ export function createSandboxConnector(deps: { db: Db; clock: Clock }): Acquirer
           .executeTakeFirst(),
       );
       if (refunded) return { status: 'succeeded', refundKey };
-      const row = await deps.db.selectFrom('sandbox_acquirer_charges').select(['status', 'refund_key']).where('charge_key', '=', chargeKey).executeTakeFirst();
+      const row = await deps.db
+        .selectFrom('sandbox_acquirer_charges')
+        .select(['status', 'refund_key'])
+        .where('charge_key', '=', chargeKey)
+        .executeTakeFirst();
       // A repeat of the same refund answers as the first did.
       if (row?.refund_key === refundKey) return { status: 'succeeded', refundKey };
       const reason = !row ? 'unknown_charge' : row.refund_key ? 'already_refunded' : 'not_captured';
