@@ -282,7 +282,9 @@ describe.each(backends)('ledger operations on %s', (backend) => {
     await run((tx) => reverse(tx, context.clock, { id: uniqueId('rev'), originalId }));
     await expect(run((tx) => reverse(tx, context.clock, { id: uniqueId('rev'), originalId }))).rejects.toMatchObject({
       code: 'invalid_request',
-      message: expect.stringContaining('3000 of it is already reversed'),
+      message: 'The reversal is larger than what is left of the transfer to reverse.',
+      // The amounts name our transfer: internal, logged with the refusal and never sent.
+      cause: expect.stringContaining('3000 of it is already reversed'),
     });
     expect((await totals(context.db, main.id)).available).toBe(10_000n);
 
