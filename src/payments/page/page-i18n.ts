@@ -1,8 +1,7 @@
-// Texts of the payment page in Russian and English. The language comes from
-// `?lang=` (the switch) or else from Accept-Language; Russian is the fallback.
+// Texts of the payment page in Russian and English; the language is chosen as
+// on every hosted page (hosted-pages/page-language.ts).
+import { groupThousands, translator, type Lang } from '../../hosted-pages/page-language.ts';
 import { formatMinor } from '../../money/decimal.ts';
-export type Lang = 'ru' | 'en';
-export const LANGS: readonly Lang[] = ['ru', 'en'];
 
 const TEXTS = {
   title: { ru: 'Оплата заказа', en: 'Payment' },
@@ -75,35 +74,13 @@ const TEXTS = {
     ru: 'Это ошибка на нашей стороне. Обновите страницу через минуту.',
     en: 'This is an error on our side. Reload the page in a minute.',
   },
-  language: { ru: 'Язык', en: 'Language' },
-  minutes: { ru: 'мин', en: 'min' },
-  seconds: { ru: 'с', en: 's' },
 } as const;
 
-export type TextKey = keyof typeof TEXTS;
-
-export function text(lang: Lang, key: TextKey): string {
-  return TEXTS[key][lang];
-}
-
-export function pickLang(query: string | undefined, acceptLanguage: string | undefined): Lang {
-  if (query === 'ru' || query === 'en') return query;
-  const ranked = (acceptLanguage ?? '')
-    .slice(0, 500)
-    .split(',')
-    .map((part, index) => {
-      const [tag, ...params] = part.trim().toLowerCase().split(';');
-      const q = params.map((param) => /^q=([\d.]+)$/.exec(param.trim())?.[1]).find(Boolean);
-      return { base: (tag ?? '').split('-')[0], weight: q === undefined ? 1 : Number(q), index };
-    })
-    .filter((entry) => entry.weight > 0 && (entry.base === 'ru' || entry.base === 'en'))
-    .sort((a, b) => b.weight - a.weight || a.index - b.index);
-  return (ranked[0]?.base as Lang | undefined) ?? 'ru';
-}
+export const text = translator(TEXTS);
 
 /** "1 500,50 ₽" / "1,500.50 RUB" from kopecks. */
 export function formatMoney(lang: Lang, kopecks: bigint): string {
   const [rubles = '', fraction = ''] = formatMinor(kopecks, 'RUB').split('.');
-  const grouped = rubles.replace(/\B(?=(\d{3})+(?!\d))/g, lang === 'ru' ? '\u00a0' : ',');
+  const grouped = groupThousands(lang, rubles);
   return lang === 'ru' ? `${grouped},${fraction}\u00a0₽` : `${grouped}.${fraction} RUB`;
 }

@@ -1,22 +1,21 @@
 // The hosted payment page at /pay/{order_code} (outside /v1: no API key).
 // GET renders; POST actions are CSRF-checked (page-security.ts), rate limited
 // per IP, and answer with a redirect back to the page (post/redirect/get).
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { randomBytes } from 'node:crypto';
 import QRCode from 'qrcode';
-import { RateLimitedError } from '../../errors.ts';
 import type { ModuleRoutes } from '../../gateway-module.ts';
+import { requestLang, type Lang } from '../../hosted-pages/page-language.ts';
+import { layout } from '../../hosted-pages/page-layout.ts';
+import { limitPageRequests, sendPage, type PagePermissions } from '../../hosted-pages/page-reply.ts';
 import { classify } from '../../http/error-handler.ts';
 import type { CardDetails } from '../connectors/acquirer-connector.ts';
 import type { PaymentMethod } from '../payment-tables.ts';
 import { isPaymentMethod } from '../payment-methods.ts';
-import { pickLang, text, type Lang } from './page-i18n.ts';
+import { text } from './page-i18n.ts';
 import {
   cardForm,
   confirmForm,
   countdownScript,
-  layout,
   methodChoice,
   qrForm,
   statusCard,
@@ -46,6 +45,8 @@ import {
 const FORM_BODY_LIMIT_BYTES = 4 * 1024;
 const PAGE_REQUESTS_PER_MINUTE_PER_IP = 300;
 const PAGE_ACTIONS_PER_MINUTE_PER_IP = 30;
+/** Its forms post to /pay/…; its script only counts down. */
+const PAYMENT_PAGE_PERMISSIONS: PagePermissions = { postsForms: true, fetchesOwnOrigin: false };
 
 type Form = Record<string, string>;
 
@@ -94,14 +95,7 @@ export const paymentPageRoutes =
       },
     );
 
-    await app.register(rateLimit, {
-      global: true,
-      max: PAGE_REQUESTS_PER_MINUTE_PER_IP,
-      timeWindow: 60_000,
-      keyGenerator: (request) => `page:${request.ip}`,
-      nameSpace: 'paygate-page-limit:',
-      errorResponseBuilder: (_request, limit) => new RateLimitedError(Math.max(1, Math.ceil(limit.ttl / 1000))),
-    });
+    await limitPageRequests(app, { name: 'page', perMinutePerIp: PAGE_REQUESTS_PER_MINUTE_PER_IP });
     const actionLimit = {
       rateLimit: {
         max: PAGE_ACTIONS_PER_MINUTE_PER_IP,
@@ -110,27 +104,6 @@ export const paymentPageRoutes =
       },
     };
 
-    function langOf(request: FastifyRequest, form?: Form): Lang {
-      const query = request.query as Record<string, string | undefined>;
-      return pickLang(form?.lang ?? query.lang, request.headers['accept-language']);
-    }
-
-    function send(reply: FastifyReply, status: number, html: string, nonce: string, secret?: string): FastifyReply {
-      reply
-        .code(status)
-        .header('content-type', 'text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .header('referrer-policy', 'no-referrer')
-        .header('x-content-type-options', 'nosniff')
-        .header('x-frame-options', 'DENY')
-        .header(
-          'content-security-policy',
-          `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-        );
-      if (secret) reply.header('set-cookie', pageCookie(secret, secureCookie));
-      return reply.send(html);
-    }
-
     function simplePage(
       reply: FastifyReply,
       lang: Lang,
@@ -138,12 +111,8 @@ export const paymentPageRoutes =
       kind: Parameters<typeof statusCard>[1],
       switchPath: string,
     ): FastifyReply {
-      const nonce = randomBytes(16).toString('base64url');
-      return send(
-        reply,
-        status,
+      return sendPage(reply, status, PAYMENT_PAGE_PERMISSIONS, (nonce) =>
         layout({ lang, title: text(lang, 'title'), body: statusCard(lang, kind), nonce, switchPath }),
-        nonce,
       );
     }
 
@@ -156,7 +125,7 @@ export const paymentPageRoutes =
       const orderCode = (request.params as { order_code?: unknown } | undefined)?.order_code;
       const switchPath =
         typeof orderCode === 'string' && /^[A-Za-z0-9]{1,32}$/.test(orderCode) ? `/pay/${orderCode}` : '/pay';
-      return simplePage(reply.headers(headers), langOf(request), status, errorPageKind(status), switchPath);
+      return simplePage(reply.headers(headers), requestLang(request), status, errorPageKind(status), switchPath);
     });
 
     async function renderPage(
@@ -167,7 +136,6 @@ export const paymentPageRoutes =
       view: { method?: PaymentMethod | undefined; notice?: string | undefined; chargeKey?: string | undefined },
     ): Promise<FastifyReply> {
       const payment = state.payment;
-      const nonce = randomBytes(16).toString('base64url');
       const existingSecret = pageSecretFrom(request.headers.cookie);
       const secret = existingSecret ?? newPageSecret();
       const form: FormContext = {
@@ -205,15 +173,15 @@ export const paymentPageRoutes =
       const switchParams = new URLSearchParams();
       if (view.method && !payment.method) switchParams.set('method', view.method);
       const switchPath = `/pay/${payment.order_code}${switchParams.size ? `?${switchParams}` : ''}`;
-      const html = layout({
-        lang,
-        title: `${text(lang, 'title')} — ${state.shopName}`,
-        body,
-        nonce,
-        switchPath,
-        script,
-      });
-      return send(reply, 200, html, nonce, existingSecret ? undefined : secret);
+      const title = `${text(lang, 'title')} — ${state.shopName}`;
+      const cookie = existingSecret ? undefined : pageCookie(secret, secureCookie);
+      return sendPage(
+        reply,
+        200,
+        PAYMENT_PAGE_PERMISSIONS,
+        (nonce) => layout({ lang, title, body, nonce, switchPath, script }),
+        cookie,
+      );
     }
 
     function redirectAfter(
@@ -242,7 +210,7 @@ export const paymentPageRoutes =
     /** Loads the payment of a POST and checks its CSRF token; answers the error page itself when refused. */
     async function actionState(request: FastifyRequest<{ Params: { order_code: string } }>, reply: FastifyReply) {
       const form = (request.body ?? {}) as Form;
-      const lang = langOf(request, form);
+      const lang = requestLang(request, form.lang);
       const state = await loadPageState(context, request.params.order_code);
       if (!state) {
         simplePage(reply, lang, 404, 'notFound', '/pay');
@@ -262,7 +230,7 @@ export const paymentPageRoutes =
         method: ['GET', 'POST'],
         url,
         schema: { hide: true },
-        handler: (request, reply) => simplePage(reply, langOf(request), 404, 'notFound', '/pay'),
+        handler: (request, reply) => simplePage(reply, requestLang(request), 404, 'notFound', '/pay'),
       });
     }
 
@@ -270,7 +238,7 @@ export const paymentPageRoutes =
       '/pay/:order_code',
       { schema: { hide: true } },
       async (request, reply) => {
-        const lang = langOf(request);
+        const lang = requestLang(request);
         const state = await loadPageState(context, request.params.order_code);
         if (!state) return simplePage(reply, lang, 404, 'notFound', '/pay');
         const query = request.query;

@@ -1,9 +1,9 @@
-// Server-rendered HTML of the hosted crypto invoice page, in the payment page's
-// layout and style (payments/page/payment-page-html.ts): the amount, the address
-// with a copy button, the QR code of the payment URI, a countdown and the status,
-// kept current by polling a small status JSON (the script is allowed by a CSP nonce).
-import type { Lang } from '../../../payments/page/page-i18n.ts';
-import { escapeHtml } from '../../../payments/page/payment-page-html.ts';
+// Server-rendered HTML of the hosted crypto invoice page, inside the hosted pages'
+// layout (hosted-pages/page-layout.ts): the amount, the address with a copy
+// button, the QR code of the payment URI, a countdown and the status, kept
+// current by polling a small status JSON (the script is allowed by a CSP nonce).
+import type { Lang } from '../../../hosted-pages/page-language.ts';
+import { escapeHtml, timeLeftExpression } from '../../../hosted-pages/page-layout.ts';
 import type { InvoiceView } from '../invoice-service.ts';
 import { formatUsdt, invoiceText, type InvoicePageTextKey } from './invoice-page-i18n.ts';
 
@@ -94,7 +94,7 @@ export function invoicePageScript(lang: Lang, page: InvoicePage, nowMs: number):
   return `(function(){
 var el=document.getElementById('countdown');var left=${left};var start=Date.now();
 function tick(){if(!el)return;var ms=left-(Date.now()-start);if(ms<=0){location.reload();return;}var s=Math.floor(ms/1000);
-el.textContent=Math.floor(s/60)+' ${invoiceText(lang, 'minutes')} '+String(s%60).padStart(2,'0')+' ${invoiceText(lang, 'seconds')}';}
+el.textContent=${timeLeftExpression(lang, 's')};}
 tick();setInterval(tick,1000);
 var copy=document.getElementById('copy-address');
 if(copy){copy.addEventListener('click',function(){var address=document.getElementById('address');

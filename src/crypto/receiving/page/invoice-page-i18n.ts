@@ -1,6 +1,6 @@
-// Texts of the hosted crypto invoice page in Russian and English; the language is
-// chosen as on the payment page (payments/page/page-i18n.ts pickLang).
-import type { Lang } from '../../../payments/page/page-i18n.ts';
+// Texts of the hosted crypto invoice page in Russian and English; the language
+// is chosen as on every hosted page (hosted-pages/page-language.ts).
+import { groupThousands, translator, type Lang } from '../../../hosted-pages/page-language.ts';
 
 const TEXTS = {
   title: { ru: 'Оплата в USDT', en: 'Pay with USDT' },
@@ -63,20 +63,15 @@ const TEXTS = {
     ru: 'Это ошибка на нашей стороне. Обновите страницу через минуту.',
     en: 'This is an error on our side. Reload the page in a minute.',
   },
-  minutes: { ru: 'мин', en: 'min' },
-  seconds: { ru: 'с', en: 's' },
 } as const;
 
 export type InvoicePageTextKey = keyof typeof TEXTS;
 
-export function invoiceText(lang: Lang, key: InvoicePageTextKey): string {
-  return TEXTS[key][lang];
-}
+export const invoiceText = translator(TEXTS);
 
 /** "1 500,5 USDT" / "1,500.5 USDT" from the API's decimal string. */
 export function formatUsdt(lang: Lang, decimal: string): string {
   const [whole = '0', fraction] = decimal.split('.');
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, lang === 'ru' ? '\u00a0' : ',');
   const separator = lang === 'ru' ? ',' : '.';
-  return `${grouped}${fraction ? `${separator}${fraction}` : ''}\u00a0USDT`;
+  return `${groupThousands(lang, whole)}${fraction ? `${separator}${fraction}` : ''}\u00a0USDT`;
 }

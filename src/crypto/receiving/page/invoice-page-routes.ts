@@ -2,13 +2,11 @@
 // API key; the invoice id is the capability, as the order code is for payments),
 // and the small status JSON its script polls. Rate limited per IP; errors are a
 // page in the payer's language, never API JSON.
-import rateLimit from '@fastify/rate-limit';
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { randomBytes } from 'node:crypto';
-import { RateLimitedError } from '../../../errors.ts';
+import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
+import { requestLang, type Lang } from '../../../hosted-pages/page-language.ts';
+import { layout } from '../../../hosted-pages/page-layout.ts';
+import { limitPageRequests, sendPage, type PagePermissions } from '../../../hosted-pages/page-reply.ts';
 import { classify } from '../../../http/error-handler.ts';
-import { pickLang, type Lang } from '../../../payments/page/page-i18n.ts';
-import { layout } from '../../../payments/page/payment-page-html.ts';
 import type { CryptoDeps } from '../../chain/chain-module.ts';
 import { invoicePageBody, invoicePageScript, invoiceStatusCard } from './invoice-page-html.ts';
 import { invoiceText } from './invoice-page-i18n.ts';
@@ -18,49 +16,21 @@ import { loadInvoicePage, loadInvoiceStatus } from './invoice-page-service.ts';
 const PAGE_REQUESTS_PER_MINUTE_PER_IP = 600;
 /** Ids are TypeIDs (inv_ + 26 characters); anything else cannot be an invoice. */
 const INVOICE_ID_PATTERN = /^inv_[0-9a-z]{26}$/;
+/** No forms; its script polls the status JSON on the same origin. */
+const INVOICE_PAGE_PERMISSIONS: PagePermissions = { postsForms: false, fetchesOwnOrigin: true };
 
 type PageStatus = 400 | 404 | 429 | 500;
 
 export const invoicePageRoutes =
   (deps: CryptoDeps): FastifyPluginAsync =>
   async (app) => {
-    await app.register(rateLimit, {
-      global: true,
-      max: PAGE_REQUESTS_PER_MINUTE_PER_IP,
-      timeWindow: 60_000,
-      keyGenerator: (request) => `crypto-page:${request.ip}`,
-      nameSpace: 'paygate-crypto-page-limit:',
-      errorResponseBuilder: (_request, limit) => new RateLimitedError(Math.max(1, Math.ceil(limit.ttl / 1000))),
-    });
-
-    function langOf(request: FastifyRequest): Lang {
-      return pickLang((request.query as Record<string, string | undefined>).lang, request.headers['accept-language']);
-    }
-
-    function send(reply: FastifyReply, status: number, html: string, nonce: string): FastifyReply {
-      return reply
-        .code(status)
-        .header('content-type', 'text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .header('referrer-policy', 'no-referrer')
-        .header('x-content-type-options', 'nosniff')
-        .header('x-frame-options', 'DENY')
-        .header(
-          'content-security-policy',
-          `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`,
-        )
-        .send(html);
-    }
+    await limitPageRequests(app, { name: 'crypto-page', perMinutePerIp: PAGE_REQUESTS_PER_MINUTE_PER_IP });
 
     function errorPage(reply: FastifyReply, lang: Lang, status: PageStatus, switchPath: string): FastifyReply {
       const kind =
         status === 400 ? 'badRequest' : status === 404 ? 'notFound' : status === 429 ? 'tooMany' : 'internal';
-      const nonce = randomBytes(16).toString('base64url');
-      return send(
-        reply,
-        status,
+      return sendPage(reply, status, INVOICE_PAGE_PERMISSIONS, (nonce) =>
         layout({ lang, title: invoiceText(lang, 'title'), body: invoiceStatusCard(lang, kind), nonce, switchPath }),
-        nonce,
       );
     }
 
@@ -75,27 +45,27 @@ export const invoicePageRoutes =
           .code(status)
           .headers(headers)
           .send({ ...body, request_id: request.id });
-      return errorPage(reply.headers(headers), langOf(request), pageStatus, '/pay/crypto');
+      return errorPage(reply.headers(headers), requestLang(request), pageStatus, '/pay/crypto');
     });
 
     app.get<{ Params: { invoice_id: string } }>(
       '/pay/crypto/:invoice_id',
       { schema: { hide: true } },
       async (request, reply) => {
-        const lang = langOf(request);
+        const lang = requestLang(request);
         const invoiceId = request.params.invoice_id;
         const page = INVOICE_ID_PATTERN.test(invoiceId) ? await loadInvoicePage(deps, invoiceId) : undefined;
         if (!page) return errorPage(reply, lang, 404, '/pay/crypto');
-        const nonce = randomBytes(16).toString('base64url');
-        const html = layout({
-          lang,
-          title: `${invoiceText(lang, 'title')} — ${page.shopName}`,
-          body: invoicePageBody(lang, page, nonce),
-          nonce,
-          switchPath: `/pay/crypto/${invoiceId}`,
-          script: invoicePageScript(lang, page, deps.clock.now().getTime()),
-        });
-        return send(reply, 200, html, nonce);
+        return sendPage(reply, 200, INVOICE_PAGE_PERMISSIONS, (nonce) =>
+          layout({
+            lang,
+            title: `${invoiceText(lang, 'title')} — ${page.shopName}`,
+            body: invoicePageBody(lang, page, nonce),
+            nonce,
+            switchPath: `/pay/crypto/${invoiceId}`,
+            script: invoicePageScript(lang, page, deps.clock.now().getTime()),
+          }),
+        );
       },
     );
 
