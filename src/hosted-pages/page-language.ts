@@ -1,7 +1,8 @@
 // The language of a hosted page (the payment page, the crypto invoice page):
 // `?lang=` (the switch) or a posted `lang` field, else Accept-Language; Russian
-// is the fallback.
+// is the fallback. Each page keeps its texts in a JSON catalog beside it.
 import type { FastifyRequest } from 'fastify';
+import KIT_TEXTS from './page-texts.json' with { type: 'json' };
 
 export type Lang = 'ru' | 'en';
 export const LANGS: readonly Lang[] = ['ru', 'en'];
@@ -12,12 +13,6 @@ export function translator<Key extends string>(
 ): (lang: Lang, key: Key) => string {
   return (lang, key) => catalog[key][lang];
 }
-
-const KIT_TEXTS = {
-  language: { ru: 'Язык', en: 'Language' },
-  minutes: { ru: 'мин', en: 'min' },
-  seconds: { ru: 'с', en: 's' },
-} as const;
 
 /** The texts of the parts every page shares (the language switch, the countdown). */
 export const kitText = translator(KIT_TEXTS);
