@@ -6,7 +6,7 @@
 // ABANDON_AFTER_MS, which lets the expiry worker expire the payment.
 import type { AppContext } from '../context.ts';
 import { WORK_TOPICS } from '../db/notifications.ts';
-import { createPollingWorker, type PollingWorker } from '../polling-worker.ts';
+import { createBatchedWorker, type Batch, type PollingWorker, type PollingWorkerOptions } from '../polling-worker.ts';
 import { inTransaction } from '../db/transaction.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
@@ -14,11 +14,10 @@ import { applyAttemptOutcome, RECONCILE_AFTER_MS } from './attempt-service.ts';
 import { connectorNamed } from './connectors/connector-registry.ts';
 import { paymentMetrics, type ReconcileResult } from './payment-metrics.ts';
 
-const RECONCILE_POLL_INTERVAL_MS = 5_000;
+/** A pass every 5 s without wake-ups; at most 10 batches of 20 attempts a pass. */
+const PACE = { intervalMs: 5_000, batchSize: 20, batchesPerPassMax: 10 };
 /** While one worker asks the acquirer about an attempt, others leave it alone this long. */
 const LOOKUP_LEASE_MS = 60_000;
-const RECONCILE_BATCH_SIZE = 20;
-const RECONCILE_BATCHES_PER_RUN_MAX = 10;
 const LOOKUP_BACKOFF_MAX_MS = 30 * 60_000;
 /** An acquirer that has not heard of a charge key this long after the attempt never will. */
 export const ABANDON_AFTER_MS = 15 * 60_000;
@@ -33,7 +32,10 @@ type ReconcileContext = Pick<
   'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'liveConnectors' | 'notifications'
 >;
 
-export function createReconciliationWorker(context: ReconcileContext): ReconciliationWorker {
+export function createReconciliationWorker(
+  context: ReconcileContext,
+  options: PollingWorkerOptions = {},
+): ReconciliationWorker {
   const metrics = paymentMetrics(context);
 
   async function later(attempt: AttemptRow): Promise<void> {
@@ -82,50 +84,39 @@ export function createReconciliationWorker(context: ReconcileContext): Reconcili
     return 'applied';
   }
 
-  /** The last pass stopped at its batch limit with attempts still due. */
-  let cutShort = false;
-  async function runOnce(): Promise<number> {
-    let resolved = 0;
-    cutShort = true;
-    for (let batch = 0; batch < RECONCILE_BATCHES_PER_RUN_MAX; batch++) {
-      const now = context.clock.now();
-      const due = await inTransaction(context.db, (tx) =>
-        attempts.claimAttemptsToReconcile(tx, now, new Date(now.getTime() + LOOKUP_LEASE_MS), RECONCILE_BATCH_SIZE),
-      );
-      for (const attempt of due) {
-        let result: ReconcileResult;
-        try {
-          result = await reconcile(attempt);
-        } catch (error) {
-          // The lease set at the claim brings it back after LOOKUP_LEASE_MS.
-          context.logger.warn({ err: error, attempt_id: attempt.id }, 'payment attempt look-up failed; will retry');
-          result = 'failed';
+  return createBatchedWorker(
+    context,
+    {
+      name: 'payment-reconciliation',
+      ...PACE,
+      /** Claims a batch of attempts due for a look-up and asks about each; counts those resolved. */
+      async runBatch(batchSize): Promise<Batch> {
+        const now = context.clock.now();
+        const due = await inTransaction(context.db, (tx) =>
+          attempts.claimAttemptsToReconcile(tx, now, new Date(now.getTime() + LOOKUP_LEASE_MS), batchSize),
+        );
+        let resolved = 0;
+        for (const attempt of due) {
+          let result: ReconcileResult;
+          try {
+            result = await reconcile(attempt);
+          } catch (error) {
+            // The lease set at the claim brings it back after LOOKUP_LEASE_MS.
+            context.logger.warn({ err: error, attempt_id: attempt.id }, 'payment attempt look-up failed; will retry');
+            result = 'failed';
+          }
+          metrics.countReconciled(result);
+          if (result === 'applied' || result === 'abandoned') resolved += 1;
         }
-        metrics.countReconciled(result);
-        if (result === 'applied' || result === 'abandoned') resolved += 1;
-      }
-      if (due.length < RECONCILE_BATCH_SIZE) {
-        cutShort = false;
-        break;
-      }
-    }
-    return resolved;
-  }
-
-  return createPollingWorker({
-    name: 'payment-reconciliation',
-    intervalMs: RECONCILE_POLL_INTERVAL_MS,
-    logger: context.logger,
-    health: context.health,
-    runOnce,
-    // Every check is scheduled RECONCILE_AFTER_MS (a minute) or more ahead, beyond the
-    // backstop, so none needs a notification: the worker learns of it in time by asking.
-    wakeUps: context.notifications && {
-      notifications: context.notifications,
-      topic: WORK_TOPICS.paymentReconciliation,
-      clock: context.clock,
-      nextDueAt: async (passStartedAt) =>
-        cutShort ? context.clock.now() : attempts.nextCheckAfter(context.db, passStartedAt),
+        return { taken: due.length, handled: resolved };
+      },
+      // Every check is scheduled RECONCILE_AFTER_MS (a minute) or more ahead, beyond the
+      // backstop, so none needs a notification: the worker learns of it in time by asking.
+      wakeUps: {
+        topic: WORK_TOPICS.paymentReconciliation,
+        nextDueAt: (passStartedAt) => attempts.nextCheckAfter(context.db, passStartedAt),
+      },
     },
-  });
+    options,
+  );
 }

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import type { AppContext, Worker } from '../context.ts';
 import { WORK_CHANNEL, WORK_TOPICS } from '../db/notifications.ts';
 import { reportFailure } from '../health/dependency-health.ts';
-import { BACKSTOP_MS, LISTENER_DOWN_POLL_MS } from '../polling-worker.ts';
+import { BACKSTOP_MS, LISTENER_DOWN_POLL_MS, type PollingWorkerOptions } from '../polling-worker.ts';
 import { createWebhookSecretOpener } from './webhook-secrets.ts';
 import { attemptDelivery, createRecordBatcher, type AttemptDeps } from './delivery-attempt.ts';
 import { createOriginGate } from './origin-gate.ts';
@@ -39,7 +39,8 @@ const SEND_AVERAGE_WEIGHT = 0.1;
 /** `drain` stops after this many rounds even if work keeps appearing. */
 const MAX_DRAIN_ROUNDS = 100_000;
 
-export interface DeliveryWorkerOptions {
+/** How a delivery worker runs, beside the backstop and the sleep observer every polling worker takes. */
+export interface DeliveryWorkerOptions extends PollingWorkerOptions {
   /** Attempts in flight at most; `config.webhookConcurrency` by default. */
   readonly concurrency?: number;
   /** Attempts in flight at most per receiver origin; `config.webhookOriginConcurrency` by default. */
@@ -49,8 +50,6 @@ export interface DeliveryWorkerOptions {
   readonly attemptTimeoutMs?: number;
   /** Pause between polls when nothing was due, without wake-ups (or while they are down). */
   readonly idlePollMs?: number;
-  /** With wake-ups: the longest an idle worker sleeps (BACKSTOP_MS by default). */
-  readonly backstopMs?: number;
   /** Jitter source in [0, 1). */
   readonly random?: () => number;
 }
@@ -290,22 +289,24 @@ export function createDeliveryWorker(
   function pause(milliseconds: number, untilQueuedAtMost?: number): Promise<void> {
     return new Promise((resolve) => {
       let endsAtMs = Date.now() + milliseconds;
-      let timer = setTimeout(finish, milliseconds);
-      function finish() {
+      let timer = setTimeout(() => finish('timer'), milliseconds);
+      function finish(cause: 'timer' | 'woken') {
         clearTimeout(timer);
         wake = undefined;
         pauseUntil = undefined;
         wakeWhenQueuedAtMost = undefined;
+        options.sleepObserver?.awake(cause);
         resolve();
       }
-      wake = finish;
+      wake = () => finish('woken');
       pauseUntil = (until) => {
         if (until >= endsAtMs) return;
         endsAtMs = until;
         clearTimeout(timer);
-        timer = setTimeout(finish, Math.max(0, until - Date.now()));
+        timer = setTimeout(() => finish('timer'), Math.max(0, until - Date.now()));
       };
       wakeWhenQueuedAtMost = untilQueuedAtMost;
+      options.sleepObserver?.asleep(milliseconds);
     });
   }
 

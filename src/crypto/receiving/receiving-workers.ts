@@ -4,7 +4,7 @@
 // no chain), one leader per chain across every worker process, and the expiry
 // of unpaid invoices.
 import type { AppContext, Worker } from '../../context.ts';
-import type { CryptoChain } from '../chain/crypto-chain.ts';
+import type { ChainAccess, CryptoChain } from '../chain/crypto-chain.ts';
 import { reportFailure } from '../../health/dependency-health.ts';
 import { createPollingWorker, type PollingWorker } from '../../polling-worker.ts';
 import { fillAddressPool } from './address-pool.ts';
@@ -21,6 +21,26 @@ const INVOICE_EXPIRY_INTERVAL_MS = 1_000;
 /** How often the address pool is looked at; it is topped up once half used (address-pool.ts). */
 const ADDRESS_POOL_INTERVAL_MS = 5_000;
 
+/**
+ * Sums `work` over the chains of the shop modes that have deposit addresses to watch (the live
+ * chain only when configured), until `stopping` says so.
+ */
+async function sumOverWatchedModes(
+  context: Pick<AppContext, 'db'> & { readonly chain: CryptoChain },
+  work: (access: ChainAccess) => Promise<number>,
+  stopping: () => boolean = () => false,
+): Promise<number> {
+  let total = 0;
+  for (const mode of MODES) {
+    if (stopping()) break;
+    if (mode === 'live' && !context.chain.liveConfigured) continue;
+    // Addresses of a mode are derived by the key of the same name.
+    if (!(await hasAddressesOfKey(context.db, mode))) continue;
+    total += await work(await context.chain.forMode(mode));
+  }
+  return total;
+}
+
 export function createChainWatcherWorker(
   context: Pick<AppContext, 'db' | 'clock' | 'logger' | 'health'> & { readonly chain: CryptoChain },
 ): Worker & { runOnce(): Promise<number> } {
@@ -30,15 +50,10 @@ export function createChainWatcherWorker(
     intervalMs: WATCHER_INTERVAL_MS,
     logger: context.logger,
     health: context.health,
-    async runOnce() {
-      let work = 0;
-      for (const mode of MODES) {
-        if (mode === 'live' && !context.chain.liveConfigured) continue;
-        // Addresses of a mode are derived by the key of the same name.
-        if (!(await hasAddressesOfKey(context.db, mode))) continue;
-        const access = await context.chain.forMode(mode);
+    runOnce: () =>
+      sumOverWatchedModes(context, async (access) => {
         // Nothing is read as micro-USDT before the contract has said it has 6 decimals.
-        if (!(await usdtDecimalsConfirmed(access, context.clock, context.logger))) continue;
+        if (!(await usdtDecimalsConfirmed(access, context.clock, context.logger))) return 0;
         let watcher = watchers.get(access.chain);
         if (!watcher) {
           watcher = createChainWatcher({ db: context.db, clock: context.clock, logger: context.logger, access });
@@ -48,14 +63,13 @@ export function createChainWatcherWorker(
         try {
           const result = await watcher.runPass();
           context.health.up('chain_nodes', askedAt);
-          work += result.blocksScanned + result.depositsSettled;
+          return result.blocksScanned + result.depositsSettled;
         } catch (error) {
           // One chain's trouble (its nodes down) must not stop the other's watcher.
           reportFailure(context, error, { chain: access.chain }, 'chain watcher pass failed');
+          return 0;
         }
-      }
-      return work;
-    },
+      }),
   });
   return {
     name: polling.name,
@@ -107,19 +121,14 @@ export function createAddressPoolWorker(
     logger: context.logger,
     health: context.health,
     async runOnce() {
-      let added = 0;
-      for (const mode of MODES) {
-        if (stopping || context.config.addressPoolSize === 0) break;
-        if (mode === 'live' && !context.chain.liveConfigured) continue;
-        if (!(await hasAddressesOfKey(context.db, mode))) continue;
-        const access = await context.chain.forMode(mode);
-        added += await fillAddressPool(context.db, access, {
+      if (context.config.addressPoolSize === 0) return 0;
+      const fill = (access: ChainAccess) =>
+        fillAddressPool(context.db, access, {
           size: context.config.addressPoolSize,
           logger: context.logger,
           stopping: () => stopping,
         });
-      }
-      return added;
+      return sumOverWatchedModes(context, fill, () => stopping);
     },
   });
   return {
