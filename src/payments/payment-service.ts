@@ -5,7 +5,7 @@
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { decodeListCursor, encodeListCursor } from '../db/list-cursor.ts';
+import { createdAtOrder, readListPage, type ListPage, type ListQuery } from '../db/list-page.ts';
 import { inTransaction, isUniqueViolation, type Db, type Tx } from '../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, MethodUnavailableError, NotFoundError } from '../errors.ts';
 import { newUuid } from '../ids.ts';
@@ -288,9 +288,9 @@ export async function getPayment(deps: PaymentServiceDeps, shopId: string, payme
   return paymentView(row, deps.config.publicUrl);
 }
 
-export interface ListPaymentsInput {
-  readonly limit: number;
-  readonly cursor?: string | undefined;
+const PAYMENT_LIST_ORDER = createdAtOrder(isUuid);
+
+export interface ListPaymentsInput extends ListQuery {
   readonly status?: PaymentStatus | undefined;
   readonly orderId?: string | undefined;
 }
@@ -299,21 +299,13 @@ export async function listPaymentsOfShop(
   deps: PaymentServiceDeps,
   shopId: string,
   input: ListPaymentsInput,
-): Promise<{ data: PaymentView[]; next_cursor: string | null }> {
-  const rows = await repository.listPayments(deps.db, {
-    shopId,
-    limit: input.limit + 1,
-    status: input.status,
-    orderId: input.orderId,
-    after: input.cursor ? decodeListCursor(input.cursor, isUuid) : undefined,
-  });
-  const page = rows.slice(0, input.limit);
-  const last = page.at(-1);
-  return {
-    data: page.map((row) => paymentView(row, deps.config.publicUrl)),
-    next_cursor:
-      rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
-  };
+): Promise<ListPage<PaymentView>> {
+  return readListPage(
+    input,
+    PAYMENT_LIST_ORDER,
+    (window) => repository.listPayments(deps.db, { shopId, status: input.status, orderId: input.orderId, ...window }),
+    (rows) => rows.map((row) => paymentView(row, deps.config.publicUrl)),
+  );
 }
 
 // ---- The state machine. One function per transition, each taking the caller's transaction. ----

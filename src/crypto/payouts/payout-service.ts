@@ -26,7 +26,7 @@ import { parseMinor } from '../../money/decimal.ts';
 import type { SigningPauseCheck } from '../custody/signing-pause.ts';
 import type { ChainAccess, CryptoChain } from '../chain/crypto-chain.ts';
 import { depositAddressesAmong } from '../receiving/address-allocation.ts';
-import { decodeListCursor, encodeListCursor } from '../../db/list-cursor.ts';
+import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfers } from '../sending/outgoing-transfers.ts';
 import { explainUnwrittenReservation } from '../../ledger/ledger-service.ts';
@@ -38,7 +38,7 @@ import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-s
 import { emitPayoutsUpdated } from './payouts-events.ts';
 import * as repository from './payouts-repository.ts';
 import type { PayoutRow } from './payouts-repository.ts';
-import { PAYOUT_STATUSES, type PayoutStatus } from './payouts-tables.ts';
+import { PAYOUT_STATUSES } from './payouts-tables.ts';
 import { payoutView, type PayoutView } from './payouts-views.ts';
 
 export const EXTERNAL_ID_MAX_LENGTH = 100;
@@ -470,9 +470,9 @@ export async function getPayout(deps: Pick<PayoutDeps, 'db'>, shopId: string, pa
   return payoutView(row);
 }
 
-export interface ListPayoutsInput {
-  readonly limit: number;
-  readonly cursor?: string | undefined;
+const PAYOUT_LIST_ORDER = createdAtOrder((id) => id.startsWith('po_'));
+
+export interface ListPayoutsInput extends ListQuery {
   readonly status?: string | undefined;
   readonly external_id?: string | undefined;
 }
@@ -481,22 +481,12 @@ export async function listPayouts(
   deps: Pick<PayoutDeps, 'db'>,
   shopId: string,
   input: ListPayoutsInput,
-): Promise<{ data: PayoutView[]; next_cursor: string | null }> {
-  if (input.status !== undefined && !PAYOUT_STATUSES.includes(input.status as PayoutStatus)) {
-    throw new InvalidRequestError(`status must be one of ${PAYOUT_STATUSES.join(', ')}.`);
-  }
-  const rows = await repository.listPayouts(deps.db, {
-    shopId,
-    limit: input.limit + 1,
-    status: input.status as PayoutStatus | undefined,
-    externalId: input.external_id,
-    after: input.cursor ? decodeListCursor(input.cursor, (id) => id.startsWith('po_')) : undefined,
-  });
-  const page = rows.slice(0, input.limit);
-  const last = page.at(-1);
-  return {
-    data: page.map(payoutView),
-    next_cursor:
-      rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
-  };
+): Promise<ListPage<PayoutView>> {
+  const status = parseStatusFilter(input.status, PAYOUT_STATUSES);
+  return readListPage(
+    input,
+    PAYOUT_LIST_ORDER,
+    (window) => repository.listPayouts(deps.db, { shopId, status, externalId: input.external_id, ...window }),
+    (rows) => rows.map(payoutView),
+  );
 }

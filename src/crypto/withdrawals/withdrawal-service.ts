@@ -17,6 +17,7 @@ import {
   InvalidStateError,
   NotFoundError,
 } from '../../errors.ts';
+import { parseStatusFilter } from '../../db/list-page.ts';
 import { newId } from '../../ids.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
@@ -28,7 +29,7 @@ import type { TronAddress } from '../tron/address.ts';
 import { reserveWithdrawal, voidWithdrawalReservation } from './withdrawal-ledger.ts';
 import * as repository from './withdrawals-repository.ts';
 import type { WithdrawalRow } from './withdrawals-repository.ts';
-import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals-tables.ts';
+import { WITHDRAWAL_STATUSES } from './withdrawals-tables.ts';
 import { emitWithdrawalCompleted, withdrawalView, type WithdrawalView } from './withdrawals-views.ts';
 
 export interface WithdrawalDeps {
@@ -241,14 +242,8 @@ export async function listWithdrawals(
   if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > WITHDRAWAL_LIST_LIMIT_MAX) {
     throw new InvalidRequestError(`limit must be 1 to ${WITHDRAWAL_LIST_LIMIT_MAX}.`);
   }
-  if (query.status !== undefined && !WITHDRAWAL_STATUSES.includes(query.status as WithdrawalStatus)) {
-    throw new InvalidRequestError(`status must be one of ${WITHDRAWAL_STATUSES.join(', ')}.`);
-  }
-  const rows = await repository.listWithdrawals(db, {
-    limit: query.limit,
-    merchantId: query.merchantId,
-    status: query.status as WithdrawalStatus | undefined,
-  });
+  const status = parseStatusFilter(query.status, WITHDRAWAL_STATUSES);
+  const rows = await repository.listWithdrawals(db, { limit: query.limit, merchantId: query.merchantId, status });
   return rows.map(withdrawalView);
 }
 
