@@ -9,6 +9,7 @@ import { DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '..
 import {
   createUnderKey,
   priorOutcome,
+  priorResource,
   type IdempotencyRule,
   type KeyedCreation,
   type KeyedRequest,
@@ -156,9 +157,7 @@ async function refuseTakenExternalIds(tx: Tx, shopId: string, items: readonly Va
 }
 
 async function priorBatch(tx: Tx, shopId: string, prior: Prior): Promise<BatchView> {
-  if (prior.kind !== 'existing') throw new Error('batch idempotency returns the current resource');
-  const batch = await repository.findBatchOfShop(tx, shopId, prior.resourceId);
-  if (!batch) throw new Error(`payout batch ${prior.resourceId} of an idempotency record is missing`);
+  const batch = await priorResource(prior, 'payout batch', (id) => repository.findBatchOfShop(tx, shopId, id));
   return batchView(batch, await repository.batchItems(tx, batch.id));
 }
 

@@ -15,6 +15,7 @@ import {
 } from '../../errors.ts';
 import {
   createAtomicallyWith,
+  priorResource,
   type IdempotencyRule,
   type KeyedRequest,
   type Prior,
@@ -46,12 +47,16 @@ export const EXTERNAL_ID_MAX_LENGTH = 100;
 const AMOUNT_MAX_MICRO = 1_000_000_000_000_000n;
 const PAYOUTS_OFF_RETRY_AFTER_SECONDS = 300;
 
-export interface PayoutDeps {
+/** What a service that sends the hot wallet's USDT needs (payouts, refunds, withdrawals): the fee quote's and the chain's. */
+export interface HotWalletSenderDeps {
   readonly db: Db;
   readonly clock: Clock;
   readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
   readonly chain: Pick<CryptoChain, 'forMode'>;
   readonly logger: Logger;
+}
+
+export interface PayoutDeps extends HotWalletSenderDeps {
   /** A book whose custody came up short takes no new payouts (503) until an operator acknowledges. */
   readonly signingPause: SigningPauseCheck;
   /** The payouts module's statement batchers: concurrent creations read and commit together. */
@@ -203,15 +208,11 @@ export interface QuoteRequest {
   readonly address: string;
 }
 
-export interface QuoteView {
-  network: 'TRC20';
-  asset: 'USDT';
-  recipient_address: string;
-  recipient_amount: string;
-  network_fee: string;
-  service_fee: string;
-  total_debit: string;
-}
+/** A quote shows what the payout would show of its recipient and money. */
+export type QuoteView = Pick<
+  PayoutView,
+  'network' | 'asset' | 'recipient_address' | 'recipient_amount' | 'network_fee' | 'service_fee' | 'total_debit'
+>;
 
 /** POST /v1/crypto/payouts/quote: what a payout would cost now; nothing is created or reserved. */
 export async function quotePayout(deps: PayoutDeps, shop: PayoutShop, request: QuoteRequest): Promise<QuoteView> {
@@ -452,10 +453,7 @@ function repeatedPayout(row: PayoutRow, item: ValidPayoutItem): PayoutView {
 }
 
 async function priorPayout(db: Executor, shopId: string, prior: Prior): Promise<PayoutView> {
-  if (prior.kind !== 'existing') throw new Error('payout idempotency returns the current resource');
-  const row = await repository.findPayoutOfShop(db, shopId, prior.resourceId);
-  if (!row) throw new Error(`payout ${prior.resourceId} of an idempotency record is missing`);
-  return payoutView(row);
+  return payoutView(await priorResource(prior, 'payout', (id) => repository.findPayoutOfShop(db, shopId, id)));
 }
 
 // ---- reads ----

@@ -4,6 +4,7 @@
 import QRCode from 'qrcode';
 import {
   createAtomicallyWith,
+  priorResource,
   RECORD_KEY_CONSTRAINT,
   type IdempotencyRule,
   type KeyedRequest,
@@ -186,10 +187,7 @@ export async function createInvoice(
 }
 
 async function priorInvoice(db: Executor, shopId: string, prior: Prior): Promise<InvoiceView> {
-  if (prior.kind !== 'existing') throw new Error('invoice idempotency returns the current resource');
-  const row = await repository.findInvoiceOfShop(db, shopId, prior.resourceId);
-  if (!row) throw new Error(`invoice ${prior.resourceId} of an idempotency record is missing`);
-  return invoiceView(row);
+  return invoiceView(await priorResource(prior, 'invoice', (id) => repository.findInvoiceOfShop(db, shopId, id)));
 }
 
 async function invoiceRowOfShop(deps: CryptoDeps, shopId: string, invoiceId: string): Promise<repository.InvoiceRow> {

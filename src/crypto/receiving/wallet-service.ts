@@ -3,6 +3,7 @@
 import {
   createUnderKey,
   priorOutcome,
+  priorResource,
   type IdempotencyRule,
   type KeyedCreation,
   type KeyedRequest,
@@ -74,9 +75,7 @@ export async function createWallet(
 }
 
 async function priorWallet(tx: Tx, shopId: string, prior: Prior): Promise<WalletView> {
-  if (prior.kind !== 'existing') throw new Error('wallet idempotency returns the current resource');
-  const row = await repository.findWalletOfShop(tx, shopId, prior.resourceId);
-  if (!row) throw new Error(`wallet ${prior.resourceId} of an idempotency record is missing`);
+  const row = await priorResource(prior, 'wallet', (id) => repository.findWalletOfShop(tx, shopId, id));
   const totals = await repository.walletTotals(tx, [row.id]);
   return walletView(row, totals.get(row.id)!);
 }

@@ -4,9 +4,6 @@
 // `refund`). Created idempotently by external_id; the refund row, the deposits
 // it takes (a unique index: each deposit at most once), the ledger reservation
 // and the queued outgoing transfer commit in one transaction.
-import type { Logger } from 'pino';
-import type { Clock } from '../../clock.ts';
-import type { Config } from '../../config.ts';
 import { isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
 import {
   AlreadyRefundedError,
@@ -18,6 +15,7 @@ import {
 import {
   createUnderKey,
   priorOutcome,
+  priorResource,
   type IdempotencyRule,
   type KeyedCreation,
   type KeyedRequest,
@@ -27,9 +25,13 @@ import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
-import { checkRecipients, parseExternalId, parseRecipient } from '../payouts/payout-service.ts';
+import {
+  checkRecipients,
+  parseExternalId,
+  parseRecipient,
+  type HotWalletSenderDeps,
+} from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
-import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { creditedDepositsOfInvoice, depositOfShop, isInvoiceOfShop } from '../receiving/receiving-service.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
@@ -37,13 +39,7 @@ import { reserveRefund } from './refund-ledger.ts';
 import * as repository from './refunds-repository.ts';
 import { emitRefundUpdated, refundView, type RefundView } from './refunds-views.ts';
 
-export interface RefundDeps {
-  readonly db: Db;
-  readonly clock: Clock;
-  readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
-  readonly chain: Pick<CryptoChain, 'forMode'>;
-  readonly logger: Logger;
-}
+export type RefundDeps = HotWalletSenderDeps;
 
 export interface RefundShop {
   readonly shopId: string;
@@ -212,9 +208,7 @@ export async function createRefund(
 }
 
 async function priorRefund(tx: Tx, shopId: string, prior: Prior): Promise<RefundView> {
-  if (prior.kind !== 'existing') throw new Error('refund idempotency returns the current resource');
-  const row = await repository.findRefundOfShop(tx, shopId, prior.resourceId);
-  if (!row) throw new Error(`refund ${prior.resourceId} of an idempotency record is missing`);
+  const row = await priorResource(prior, 'refund', (id) => repository.findRefundOfShop(tx, shopId, id));
   return refundView(row, await repository.depositIdsOfRefund(tx, row.id));
 }
 

@@ -6,10 +6,8 @@
 //   executor  → processing → completed (posted) | failed (voided)
 // total_debit = amount + network fee is reserved at creation, in the
 // transaction that inserts the withdrawal (and queues its transfer).
-import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
-import type { Config } from '../../config.ts';
-import { inTransaction, isUniqueViolation, type Db, type Executor, type Tx } from '../../db/transaction.ts';
+import { inTransaction, isUniqueViolation, type Executor, type Tx } from '../../db/transaction.ts';
 import {
   DuplicateExternalIdError,
   ForbiddenError,
@@ -21,9 +19,14 @@ import { parseStatusFilter } from '../../db/list-page.ts';
 import { newId } from '../../ids.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
-import { checkRecipients, parseExternalId, parsePayoutAmount, parseRecipient } from '../payouts/payout-service.ts';
+import {
+  checkRecipients,
+  parseExternalId,
+  parsePayoutAmount,
+  parseRecipient,
+  type HotWalletSenderDeps,
+} from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
-import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import type { TronAddress } from '../tron/address.ts';
 import { reserveWithdrawal, voidWithdrawalReservation } from './withdrawal-ledger.ts';
@@ -32,13 +35,7 @@ import type { WithdrawalRow } from './withdrawals-repository.ts';
 import { WITHDRAWAL_STATUSES } from './withdrawals-tables.ts';
 import { emitWithdrawalCompleted, withdrawalView, type WithdrawalView } from './withdrawals-views.ts';
 
-export interface WithdrawalDeps {
-  readonly db: Db;
-  readonly clock: Clock;
-  readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
-  readonly chain: Pick<CryptoChain, 'forMode'>;
-  readonly logger: Logger;
-}
+export type WithdrawalDeps = HotWalletSenderDeps;
 
 export interface CreateWithdrawalInput {
   readonly merchantId: string;
