@@ -8,7 +8,7 @@ import { WORK_TOPICS } from '../db/notifications.ts';
 import { createPollingWorker, type PollingWorker } from '../polling-worker.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { claimDuePayments, nextPendingExpiryAfter } from './payment-repository.ts';
-import { markPaymentExpired } from './payment-service.ts';
+import { movePayment } from './payment-service.ts';
 
 const EXPIRY_POLL_INTERVAL_MS = 1_000;
 const EXPIRY_BATCH_SIZE = 100;
@@ -28,7 +28,8 @@ export function createExpiryWorker(
     for (let batch = 0; batch < EXPIRY_BATCHES_PER_RUN_MAX; batch++) {
       const expired = await inTransaction(context.db, async (tx) => {
         const due = await claimDuePayments(tx, context.clock.now(), EXPIRY_BATCH_SIZE);
-        for (const payment of due) await markPaymentExpired(tx, context.clock, context.config.publicUrl, payment);
+        for (const payment of due)
+          await movePayment(tx, context.clock, context.config.publicUrl, payment, { to: 'expired' });
         return due.length;
       });
       total += expired;
