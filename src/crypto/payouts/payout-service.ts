@@ -29,7 +29,8 @@ import type { ChainAccess, CryptoChain } from '../chain/crypto-chain.ts';
 import { depositAddressesAmong } from '../receiving/address-allocation.ts';
 import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
-import { enqueueOutgoingTransfers } from '../sending/outgoing-transfers.ts';
+import { enqueueOutgoingTransfers, type OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
+import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import { explainUnwrittenReservation } from '../../ledger/ledger-service.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import type { PayoutCreationBatches } from './creation-batches.ts';
@@ -266,15 +267,22 @@ function newPayoutRow(
     chain: access.chain,
     recipient_address: payout.item.address,
     ...payoutValues(payout.quote),
-    network_fee_actual_micro: null,
     status: 'pending',
     outgoing_transfer_id: outgoingTransferId,
-    tx_hash: null,
-    error_code: null,
-    error_message: null,
-    created_at: now,
-    updated_at: now,
-    completed_at: null,
+    ...noOutcomeYet(now),
+  };
+}
+
+/** The outgoing transfer of a payout: its amount in USDT from the hot wallet to its recipient. */
+function payoutTransfer(access: ChainAccess, payoutId: string, item: ValidPayoutItem): OutgoingTransferRequest {
+  return {
+    chain: access.chain,
+    purpose: 'payout',
+    ownerId: payoutId,
+    asset: 'USDT',
+    from: { kind: 'hot_wallet' },
+    to: item.address,
+    amount: item.amountMicro,
   };
 }
 
@@ -292,15 +300,7 @@ export async function insertQueuedPayouts(
   const transfers = await enqueueOutgoingTransfers(
     tx,
     clock,
-    items.map(({ id, item }) => ({
-      chain: access.chain,
-      purpose: 'payout' as const,
-      ownerId: id,
-      asset: 'USDT' as const,
-      from: { kind: 'hot_wallet' as const },
-      to: item.address,
-      amount: item.amountMicro,
-    })),
+    items.map(({ id, item }) => payoutTransfer(access, id, item)),
   );
   const rows = items.map(({ id, item, quote }, index) =>
     newPayoutRow(
@@ -393,15 +393,7 @@ export async function createPayout(
           const inserted = await deps.batches.commitPayoutCreation({
             payout: row,
             fanOut,
-            outgoing: {
-              chain: access.chain,
-              purpose: 'payout',
-              ownerId: row.id,
-              asset: 'USDT',
-              from: { kind: 'hot_wallet' },
-              to: item.address,
-              amount: item.amountMicro,
-            },
+            outgoing: payoutTransfer(access, row.id, item),
             record,
           });
           if (inserted) return { created: inserted };

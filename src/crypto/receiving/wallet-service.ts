@@ -10,7 +10,7 @@ import {
   type Prior,
 } from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
-import { inTransaction, type Tx } from '../../db/transaction.ts';
+import { inTransaction, type Executor, type Tx } from '../../db/transaction.ts';
 import { InvalidStateError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { recordDepositAddress, reserveDepositAddress } from './address-allocation.ts';
@@ -75,8 +75,15 @@ export async function createWallet(
 }
 
 async function priorWallet(tx: Tx, shopId: string, prior: Prior): Promise<WalletView> {
-  const row = await priorResource(prior, 'wallet', (id) => repository.findWalletOfShop(tx, shopId, id));
-  const totals = await repository.walletTotals(tx, [row.id]);
+  return walletWithTotals(
+    tx,
+    await priorResource(prior, 'wallet', (id) => repository.findWalletOfShop(tx, shopId, id)),
+  );
+}
+
+/** A wallet as a create, a list or a status change shows it: with its totals. */
+async function walletWithTotals(db: Executor, row: repository.WalletRow): Promise<WalletView> {
+  const totals = await repository.walletTotals(db, [row.id]);
   return walletView(row, totals.get(row.id)!);
 }
 
@@ -137,8 +144,7 @@ async function changeStatus(
     if (!current) throw new NotFoundError('No such wallet.');
     throw new InvalidStateError(`The wallet is already ${current.status}.`);
   });
-  const totals = await repository.walletTotals(deps.db, [row.id]);
-  return walletView(row, totals.get(row.id)!);
+  return walletWithTotals(deps.db, row);
 }
 
 /** active → blocked: later deposits are recorded as held, not credited. 409 invalid_state when already blocked. */

@@ -4,7 +4,7 @@
 // `refund`). Created idempotently by external_id; the refund row, the deposits
 // it takes (a unique index: each deposit at most once), the ledger reservation
 // and the queued outgoing transfer commit in one transaction.
-import { isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
+import { isUniqueViolation, type Db, type Executor, type Tx } from '../../db/transaction.ts';
 import {
   AlreadyRefundedError,
   AmountNotSupportedError,
@@ -35,6 +35,7 @@ import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-
 import { creditedDepositsOfInvoice, depositOfShop, isInvoiceOfShop } from '../receiving/receiving-service.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import { reserveRefund } from './refund-ledger.ts';
 import * as repository from './refunds-repository.ts';
 import { emitRefundUpdated, refundView, type RefundView } from './refunds-views.ts';
@@ -180,15 +181,9 @@ export async function createRefund(
           amount_micro: amountMicro,
           network_fee_micro: networkFeeMicro,
           trx_usdt_rate_micro: quote!.rateMicro,
-          network_fee_actual_micro: null,
           status: 'pending',
           outgoing_transfer_id: transfer.id,
-          tx_hash: null,
-          error_code: null,
-          error_message: null,
-          created_at: now,
-          updated_at: now,
-          completed_at: null,
+          ...noOutcomeYet(now),
         },
         deposits,
       );
@@ -208,8 +203,12 @@ export async function createRefund(
 }
 
 async function priorRefund(tx: Tx, shopId: string, prior: Prior): Promise<RefundView> {
-  const row = await priorResource(prior, 'refund', (id) => repository.findRefundOfShop(tx, shopId, id));
-  return refundView(row, await repository.depositIdsOfRefund(tx, row.id));
+  return shownRefund(tx, await priorResource(prior, 'refund', (id) => repository.findRefundOfShop(tx, shopId, id)));
+}
+
+/** A refund as the API shows it: with the ids of the deposits it sends back. */
+async function shownRefund(db: Executor, row: repository.RefundRow): Promise<RefundView> {
+  return refundView(row, await repository.depositIdsOfRefund(db, row.id));
 }
 
 /** A refund of the shop; another shop's, or an unknown id, is 404. */
@@ -219,5 +218,5 @@ export async function getRefund(deps: Pick<RefundDeps, 'db'>, shopId: string, re
       ? await repository.findRefundOfShop(deps.db, shopId, refundId)
       : undefined;
   if (!row) throw new NotFoundError('No such refund.');
-  return refundView(row, await repository.depositIdsOfRefund(deps.db, row.id));
+  return shownRefund(deps.db, row);
 }

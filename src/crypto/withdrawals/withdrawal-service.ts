@@ -28,6 +28,7 @@ import {
 } from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import type { TronAddress } from '../tron/address.ts';
 import { reserveWithdrawal, voidWithdrawalReservation } from './withdrawal-ledger.ts';
 import * as repository from './withdrawals-repository.ts';
@@ -123,19 +124,13 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
         network_fee_micro: quote!.networkFeeMicro,
         total_debit_micro: amountMicro + quote!.networkFeeMicro,
         trx_usdt_rate_micro: quote!.rateMicro,
-        network_fee_actual_micro: null,
         status: 'awaiting_approval',
         outgoing_transfer_id: null,
-        tx_hash: null,
-        error_code: null,
-        error_message: null,
         requested_by: requestedBy,
         decided_by: null,
         decided_at: null,
         reject_reason: null,
-        created_at: now,
-        updated_at: now,
-        completed_at: null,
+        ...noOutcomeYet(now),
       });
       await reserveWithdrawal(tx, deps.clock, shop.mode, row);
       if (!awaitsApproval) {
