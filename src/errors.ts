@@ -41,68 +41,47 @@ export class AppError extends Error {
   }
 }
 
-export class InvalidRequestError extends AppError {
-  constructor(message: string, detail?: ErrorDetail) {
-    super('invalid_request', message, detail);
-  }
+/**
+ * The base of a catalog class that differs from the others only by its code
+ * (and, for some, the message said when none is given).
+ */
+function catalogError(code: ErrorCode): new (message: string, detail?: ErrorDetail) => AppError;
+function catalogError(
+  code: ErrorCode,
+  defaultMessage: string,
+): new (message?: string, detail?: ErrorDetail) => AppError;
+function catalogError(code: ErrorCode, defaultMessage?: string) {
+  return class extends AppError {
+    constructor(message?: string, detail?: ErrorDetail) {
+      super(code, message ?? defaultMessage ?? code, detail);
+    }
+  };
 }
-export class AmountNotSupportedError extends AppError {
-  constructor(message: string, detail?: ErrorDetail) {
-    super('amount_not_supported', message, detail);
-  }
-}
-export class MethodUnavailableError extends AppError {
-  constructor(message: string, detail?: ErrorDetail) {
-    super('method_unavailable', message, detail);
-  }
-}
-export class InsufficientFundsError extends AppError {
-  constructor(message = 'Not enough available balance for this operation.', detail?: ErrorDetail) {
-    super('insufficient_funds', message, detail);
-  }
-}
+
+export class InvalidRequestError extends catalogError('invalid_request') {}
+export class AmountNotSupportedError extends catalogError('amount_not_supported') {}
+export class MethodUnavailableError extends catalogError('method_unavailable') {}
+export class InsufficientFundsError extends catalogError(
+  'insufficient_funds',
+  'Not enough available balance for this operation.',
+) {}
 /** The USDT contract's issuer blacklisted the recipient: a transfer to it would revert on chain. */
-export class AddressBlacklistedError extends AppError {
-  constructor(message: string, detail?: ErrorDetail) {
-    super('address_blacklisted', message, detail);
-  }
-}
-export class UnauthorizedError extends AppError {
-  constructor(message = 'A valid API key is required: send "Authorization: Bearer <key>".', detail?: ErrorDetail) {
-    super('unauthorized', message, detail);
-  }
-}
-export class ForbiddenError extends AppError {
-  constructor(message: string, detail?: ErrorDetail) {
-    super('forbidden', message, detail);
-  }
-}
-export class NotFoundError extends AppError {
-  constructor(message = 'No such resource.', detail?: ErrorDetail) {
-    super('not_found', message, detail);
-  }
-}
-export class DuplicateExternalIdError extends AppError {
-  constructor(message: string, detail?: ErrorDetail) {
-    super('duplicate_external_id', message, detail);
-  }
-}
+export class AddressBlacklistedError extends catalogError('address_blacklisted') {}
+export class UnauthorizedError extends catalogError(
+  'unauthorized',
+  'A valid API key is required: send "Authorization: Bearer <key>".',
+) {}
+export class ForbiddenError extends catalogError('forbidden') {}
+export class NotFoundError extends catalogError('not_found', 'No such resource.') {}
+export class DuplicateExternalIdError extends catalogError('duplicate_external_id') {}
 /** A still-running idempotent request is 409 `invalid_request` (docs/api-decisions.md, Errors). */
 export class IdempotencyInProgressError extends AppError {
   constructor(message = 'A request with this Idempotency-Key is still being processed; retry in a few seconds.') {
     super('idempotency_in_progress', message, { headers: { 'retry-after': '2' } });
   }
 }
-export class InvalidStateError extends AppError {
-  constructor(message: string, detail?: ErrorDetail) {
-    super('invalid_state', message, detail);
-  }
-}
-export class AlreadyRefundedError extends AppError {
-  constructor(message = 'This deposit has already been refunded.', detail?: ErrorDetail) {
-    super('already_refunded', message, detail);
-  }
-}
+export class InvalidStateError extends catalogError('invalid_state') {}
+export class AlreadyRefundedError extends catalogError('already_refunded', 'This deposit has already been refunded.') {}
 export class RateLimitedError extends AppError {
   constructor(
     retryAfterSeconds: number,

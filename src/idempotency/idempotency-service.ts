@@ -303,6 +303,21 @@ export async function createUnderKey<T>(
   return inIdempotentTransaction(db, (tx) => createOrReplay(tx, clock, creation, (record) => create(tx, record)));
 }
 
+/**
+ * The row a 'current-resource' rule's prior outcome names, read by `find`; `resource` names it in
+ * the errors. The row commits with its record, so a missing row, like a stored response, is a broken invariant.
+ */
+export async function priorResource<Row>(
+  prior: Prior,
+  resource: string,
+  find: (resourceId: string) => Promise<Row | undefined>,
+): Promise<Row> {
+  if (prior.kind !== 'existing') throw new Error(`${resource} idempotency returns the current resource`);
+  const row = await find(prior.resourceId);
+  if (!row) throw new Error(`${resource} ${prior.resourceId} of an idempotency record is missing`);
+  return row;
+}
+
 /** Deletes up to `limit` records whose window is over; returns how many. A purged key is simply new. */
 export async function purgeExpiredRecords(db: Db, now: Date, limit: number): Promise<number> {
   return repository.purgeExpiredRecords(db, now, limit);

@@ -11,7 +11,7 @@ import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
 import type { AcquirerConnector, CardDetails, ChargeOutcome } from './connectors/acquirer-connector.ts';
 import { lockPayment, type PaymentRow } from './payment-repository.ts';
-import { markPaymentFailed, markPaymentPaid } from './payment-service.ts';
+import { movePayment } from './payment-service.ts';
 import type { PaymentMethod, SuspenseReason } from './payment-tables.ts';
 import { holdInSuspense } from './suspense-service.ts';
 
@@ -137,7 +137,10 @@ export async function applyAttemptOutcome(
         });
       case 'declined':
         if (outcome.final && payable(payment, now))
-          await markPaymentFailed(tx, deps.clock, deps.config.publicUrl, payment, outcome.declineCode);
+          await movePayment(tx, deps.clock, deps.config.publicUrl, payment, {
+            to: 'failed',
+            reason: outcome.declineCode,
+          });
         return attempts.updateAttempt(tx, current.id, {
           status: 'declined',
           decline_code: outcome.declineCode.slice(0, 100),
@@ -154,7 +157,8 @@ async function applyCapture(tx: Tx, deps: AttemptDeps, payment: PaymentRow, atte
   const now = deps.clock.now();
   const resolved = { status: 'succeeded' as const, updated_at: now, resolved_at: now };
   if (payment.status === 'pending' && attempt.created_at < payment.expires_at) {
-    await markPaymentPaid(tx, deps.clock, deps.config.publicUrl, payment, {
+    await movePayment(tx, deps.clock, deps.config.publicUrl, payment, {
+      to: 'paid',
       method: attempt.method,
       chargedTotalKopecks: attempt.amount_kopecks,
       startedAt: attempt.created_at,

@@ -8,7 +8,7 @@ import { WORK_TOPICS } from '../db/notifications.ts';
 import { createBatchedWorker, type Batch, type PollingWorker, type PollingWorkerOptions } from '../polling-worker.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { claimDuePayments, nextPendingExpiryAfter } from './payment-repository.ts';
-import { markPaymentExpired } from './payment-service.ts';
+import { movePayment } from './payment-service.ts';
 
 /** A pass a second without wake-ups; at most 50 batches of 100 payments a pass. */
 const PACE = { intervalMs: 1_000, batchSize: 100, batchesPerPassMax: 50 };
@@ -29,7 +29,8 @@ export function createExpiryWorker(
       async runBatch(batchSize): Promise<Batch> {
         const expired = await inTransaction(context.db, async (tx) => {
           const due = await claimDuePayments(tx, context.clock.now(), batchSize);
-          for (const payment of due) await markPaymentExpired(tx, context.clock, context.config.publicUrl, payment);
+          for (const payment of due)
+            await movePayment(tx, context.clock, context.config.publicUrl, payment, { to: 'expired' });
           return due.length;
         });
         return { taken: expired, handled: expired };

@@ -5,7 +5,7 @@
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { decodeListCursor, encodeListCursor } from '../db/list-cursor.ts';
+import { createdAtOrder, readListPage, type ListPage, type ListQuery } from '../db/list-page.ts';
 import { inTransaction, isUniqueViolation, type Db, type Tx } from '../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, MethodUnavailableError, NotFoundError } from '../errors.ts';
 import { newUuid } from '../ids.ts';
@@ -288,9 +288,9 @@ export async function getPayment(deps: PaymentServiceDeps, shopId: string, payme
   return paymentView(row, deps.config.publicUrl);
 }
 
-export interface ListPaymentsInput {
-  readonly limit: number;
-  readonly cursor?: string | undefined;
+const PAYMENT_LIST_ORDER = createdAtOrder(isUuid);
+
+export interface ListPaymentsInput extends ListQuery {
   readonly status?: PaymentStatus | undefined;
   readonly orderId?: string | undefined;
 }
@@ -299,24 +299,16 @@ export async function listPaymentsOfShop(
   deps: PaymentServiceDeps,
   shopId: string,
   input: ListPaymentsInput,
-): Promise<{ data: PaymentView[]; next_cursor: string | null }> {
-  const rows = await repository.listPayments(deps.db, {
-    shopId,
-    limit: input.limit + 1,
-    status: input.status,
-    orderId: input.orderId,
-    after: input.cursor ? decodeListCursor(input.cursor, isUuid) : undefined,
-  });
-  const page = rows.slice(0, input.limit);
-  const last = page.at(-1);
-  return {
-    data: page.map((row) => paymentView(row, deps.config.publicUrl)),
-    next_cursor:
-      rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
-  };
+): Promise<ListPage<PaymentView>> {
+  return readListPage(
+    input,
+    PAYMENT_LIST_ORDER,
+    (window) => repository.listPayments(deps.db, { shopId, status: input.status, orderId: input.orderId, ...window }),
+    (rows) => rows.map((row) => paymentView(row, deps.config.publicUrl)),
+  );
 }
 
-// ---- The state machine. One function per transition, each taking the caller's transaction. ----
+// ---- The state machine: movePayment, in the caller's transaction. ----
 
 async function emitPaymentEvent(tx: Tx, clock: Clock, publicUrl: string, type: string, row: PaymentRow): Promise<void> {
   if (row.callback_url === null) return;
@@ -328,77 +320,65 @@ async function emitPaymentEvent(tx: Tx, clock: Clock, publicUrl: string, type: s
   });
 }
 
-export interface MarkPaidInput {
-  /** The method the payer used (the bound one, or the one chosen on the page). */
-  readonly method: PaymentMethod;
-  /** What the payer was charged: amount plus that method's fee. */
-  readonly chargedTotalKopecks: bigint;
-  /**
-   * When the acquirer charge began (its attempt was recorded). A charge begun
-   * before expires_at pays the payment even if its outcome is applied later
-   * (after a crash, by reconciliation); the expiry worker waits for it.
-   */
-  readonly startedAt?: Date | undefined;
-}
+/** Where a pending payment moves, with what each move needs. */
+export type PaymentMove =
+  | {
+      readonly to: 'paid';
+      /** The method the payer used (the bound one, or the one chosen on the page). */
+      readonly method: PaymentMethod;
+      /** What the payer was charged: amount plus that method's fee. */
+      readonly chargedTotalKopecks: bigint;
+      /**
+       * When the acquirer charge began (its attempt was recorded). A charge begun
+       * before expires_at pays the payment even if its outcome is applied later
+       * (after a crash, by reconciliation); the expiry worker waits for it.
+       */
+      readonly startedAt?: Date | undefined;
+    }
+  /** The acquirer's final refusal, or the test helper. */
+  | { readonly to: 'failed'; readonly reason: string }
+  /** The expiry worker, or the test helper. */
+  | { readonly to: 'expired' };
 
 /**
- * pending → paid. The one place a payment becomes paid (the acquirer flow and
- * the test helper both call it): guarded so that a payment is paid at most
- * once and never for a charge begun at or after its expires_at. Emits `payment.paid`.
- * Throws InvalidStateError (409 invalid_state) otherwise.
+ * pending → paid | failed | expired, the one place a payment moves (the
+ * acquirer flow, the expiry worker and the test helper call it): a guarded
+ * UPDATE, so that a payment moves at most once and is never paid for a charge
+ * begun at or after its expires_at. A paid payment is credited (the merchant's
+ * RUB main account gets `amount`, the gateway's fees account the payer fee).
+ * Emits `payment.<status>`; throws InvalidStateError (409 invalid_state) when
+ * the payment does not move.
  */
-export async function markPaymentPaid(
+export async function movePayment(
   tx: Tx,
   clock: Clock,
   publicUrl: string,
   payment: PaymentRow,
-  input: MarkPaidInput,
+  move: PaymentMove,
 ): Promise<PaymentRow> {
-  const paid = await repository.transitionToPaid(
-    tx,
-    payment.id,
-    clock.now(),
-    input.method,
-    input.chargedTotalKopecks,
-    input.startedAt,
-  );
-  if (!paid) throw new InvalidStateError(await refusalMessage(tx, payment.id, 'paid', clock));
-  // The merchant's RUB main account gets `amount`, the gateway's fees account the payer fee (ledger module).
-  await creditPaymentPaid(tx, clock, {
-    paymentId: paid.id,
-    shopId: paid.shop_id,
-    amountKopecks: paid.amount_kopecks,
-    feeKopecks: input.chargedTotalKopecks - paid.amount_kopecks,
-  });
-  await emitPaymentEvent(tx, clock, publicUrl, 'payment.paid', paid);
-  return paid;
+  const moved = await guardedTransition(tx, clock.now(), payment.id, move);
+  if (!moved) throw new InvalidStateError(await refusalMessage(tx, payment.id, move.to, clock));
+  if (move.to === 'paid') {
+    await creditPaymentPaid(tx, clock, {
+      paymentId: moved.id,
+      shopId: moved.shop_id,
+      amountKopecks: moved.amount_kopecks,
+      feeKopecks: move.chargedTotalKopecks - moved.amount_kopecks,
+    });
+  }
+  await emitPaymentEvent(tx, clock, publicUrl, `payment.${move.to}`, moved);
+  return moved;
 }
 
-/** pending → failed (the acquirer's final refusal, or the test helper). Emits `payment.failed`. */
-export async function markPaymentFailed(
-  tx: Tx,
-  clock: Clock,
-  publicUrl: string,
-  payment: PaymentRow,
-  reason: string,
-): Promise<PaymentRow> {
-  const failed = await repository.transitionToFailed(tx, payment.id, clock.now(), reason.slice(0, 200));
-  if (!failed) throw new InvalidStateError(await refusalMessage(tx, payment.id, 'failed', clock));
-  await emitPaymentEvent(tx, clock, publicUrl, 'payment.failed', failed);
-  return failed;
-}
-
-/** pending → expired (the expiry worker, or the test helper). Emits `payment.expired`. */
-export async function markPaymentExpired(
-  tx: Tx,
-  clock: Clock,
-  publicUrl: string,
-  payment: PaymentRow,
-): Promise<PaymentRow> {
-  const expired = await repository.transitionToExpired(tx, payment.id, clock.now());
-  if (!expired) throw new InvalidStateError(await refusalMessage(tx, payment.id, 'expired', clock));
-  await emitPaymentEvent(tx, clock, publicUrl, 'payment.expired', expired);
-  return expired;
+function guardedTransition(tx: Tx, now: Date, paymentId: string, move: PaymentMove): Promise<PaymentRow | undefined> {
+  switch (move.to) {
+    case 'paid':
+      return repository.transitionToPaid(tx, paymentId, now, move.method, move.chargedTotalKopecks, move.startedAt);
+    case 'failed':
+      return repository.transitionToFailed(tx, paymentId, now, move.reason.slice(0, 200));
+    case 'expired':
+      return repository.transitionToExpired(tx, paymentId, now);
+  }
 }
 
 async function refusalMessage(tx: Tx, paymentId: string, target: PaymentStatus, clock: Clock): Promise<string> {
@@ -436,14 +416,15 @@ export async function runTestHelper(
     const publicUrl = deps.config.publicUrl;
     switch (action) {
       case 'pay':
-        return markPaymentPaid(tx, deps.clock, publicUrl, payment, {
+        return movePayment(tx, deps.clock, publicUrl, payment, {
+          to: 'paid',
           method: payment.method ?? 'card',
           chargedTotalKopecks: payment.amount_total_kopecks,
         });
       case 'fail':
-        return markPaymentFailed(tx, deps.clock, publicUrl, payment, 'test_helper');
+        return movePayment(tx, deps.clock, publicUrl, payment, { to: 'failed', reason: 'test_helper' });
       case 'expire':
-        return markPaymentExpired(tx, deps.clock, publicUrl, payment);
+        return movePayment(tx, deps.clock, publicUrl, payment, { to: 'expired' });
     }
   });
   return paymentView(row, deps.config.publicUrl);

@@ -3,7 +3,8 @@
 // here sees HTTP.
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.ts';
-import { decodeListCursor, encodeListCursor } from '../db/list-cursor.ts';
+import type { ListPosition } from '../db/list-cursor.ts';
+import { readListPage, type ListOrder, type ListPage } from '../db/list-page.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../errors.ts';
 import { attemptDelivery, type AttemptDeps } from './delivery-attempt.ts';
@@ -23,20 +24,25 @@ const TEST_SEND_LEASE_MS = 60_000;
 
 type Deps = Pick<AppContext, 'db' | 'clock' | 'config'>;
 
-export interface Page<T> {
-  readonly data: T[];
-  readonly next_cursor: string | null;
-}
+/** The webhook lists' ids are [A-Za-z0-9_] (a NUL, say, never came from these lists). */
+const WEBHOOK_LIST_ID = /^[A-Za-z0-9_]+$/;
+const WEBHOOK_CURSOR_INVALID = 'cursor is not a cursor returned by this list';
 
-/** The page position a webhook list's cursor names; its ids are [A-Za-z0-9_] (a NUL, say, never came from this list). */
-function pageKeyOf(cursor: string | undefined): PageKey | undefined {
-  if (cursor === undefined) return undefined;
-  const position = decodeListCursor(
-    cursor,
-    (id) => /^[A-Za-z0-9_]+$/.test(id),
-    'cursor is not a cursor returned by this list',
-  );
-  return { at: position.createdAt, id: position.id };
+const EVENT_LIST_ORDER: ListOrder<EventRow> = {
+  isListId: (id) => WEBHOOK_LIST_ID.test(id),
+  positionOf: (row) => ({ createdAt: row.created_at, id: row.id }),
+  invalidCursorMessage: WEBHOOK_CURSOR_INVALID,
+};
+
+const ATTEMPT_LIST_ORDER: ListOrder<AttemptRow> = {
+  isListId: (id) => WEBHOOK_LIST_ID.test(id),
+  positionOf: (row) => ({ createdAt: row.started_at, id: row.id }),
+  invalidCursorMessage: WEBHOOK_CURSOR_INVALID,
+};
+
+/** The repository's form of a page window's position. */
+function pageKeyOf(after: ListPosition | undefined): PageKey | undefined {
+  return after && { at: after.createdAt, id: after.id };
 }
 
 export interface WebhookEventView {
@@ -100,20 +106,19 @@ export async function listEvents(
   deps: Deps,
   shopId: string,
   query: { type?: string | undefined; status?: EventStatus | undefined; limit: number; cursor?: string | undefined },
-): Promise<Page<WebhookEventView>> {
-  const rows = await repository.listEvents(deps.db, shopId, {
-    type: query.type,
-    status: query.status,
-    after: pageKeyOf(query.cursor),
-    limit: query.limit + 1,
-  });
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
-  return {
-    data: page.map(eventView),
-    next_cursor:
-      rows.length > query.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
-  };
+): Promise<ListPage<WebhookEventView>> {
+  return readListPage(
+    query,
+    EVENT_LIST_ORDER,
+    (window) =>
+      repository.listEvents(deps.db, shopId, {
+        type: query.type,
+        status: query.status,
+        after: pageKeyOf(window.after),
+        limit: window.limit,
+      }),
+    (rows) => rows.map(eventView),
+  );
 }
 
 async function requireEvent(deps: Deps, shopId: string, eventId: string): Promise<EventRow> {
@@ -131,19 +136,14 @@ export async function listAttempts(
   shopId: string,
   eventId: string,
   query: { limit: number; cursor?: string | undefined },
-): Promise<Page<WebhookAttemptView>> {
+): Promise<ListPage<WebhookAttemptView>> {
   await requireEvent(deps, shopId, eventId);
-  const rows = await repository.listAttempts(deps.db, eventId, {
-    after: pageKeyOf(query.cursor),
-    limit: query.limit + 1,
-  });
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
-  return {
-    data: page.map(attemptView),
-    next_cursor:
-      rows.length > query.limit && last ? encodeListCursor({ createdAt: last.started_at, id: last.id }) : null,
-  };
+  return readListPage(
+    query,
+    ATTEMPT_LIST_ORDER,
+    (window) => repository.listAttempts(deps.db, eventId, { after: pageKeyOf(window.after), limit: window.limit }),
+    (rows) => rows.map(attemptView),
+  );
 }
 
 /** Queues a new attempt now, with the same event id (and so the same webhook-id). */

@@ -4,11 +4,12 @@
 // their queued transfers and reserves every item's total_debit (linked
 // reservations per item, so each item completes or fails on its own).
 // Idempotent by the batch's external_id. Decisions: docs/payouts-api.md.
-import { isUniqueViolation, type Tx } from '../../db/transaction.ts';
+import { isUniqueViolation, type Executor, type Tx } from '../../db/transaction.ts';
 import { DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '../../errors.ts';
 import {
   createUnderKey,
   priorOutcome,
+  priorResource,
   type IdempotencyRule,
   type KeyedCreation,
   type KeyedRequest,
@@ -30,6 +31,7 @@ import {
   type ValidPayoutItem,
 } from './payout-service.ts';
 import * as repository from './payouts-repository.ts';
+import type { BatchRow } from './payouts-repository.ts';
 import { batchView, type BatchView } from './payouts-views.ts';
 
 export const BATCH_ITEMS_MAX = 500;
@@ -156,10 +158,12 @@ async function refuseTakenExternalIds(tx: Tx, shopId: string, items: readonly Va
 }
 
 async function priorBatch(tx: Tx, shopId: string, prior: Prior): Promise<BatchView> {
-  if (prior.kind !== 'existing') throw new Error('batch idempotency returns the current resource');
-  const batch = await repository.findBatchOfShop(tx, shopId, prior.resourceId);
-  if (!batch) throw new Error(`payout batch ${prior.resourceId} of an idempotency record is missing`);
-  return batchView(batch, await repository.batchItems(tx, batch.id));
+  return shownBatch(tx, await priorResource(prior, 'payout batch', (id) => repository.findBatchOfShop(tx, shopId, id)));
+}
+
+/** A batch as the API shows it: with its items. */
+async function shownBatch(db: Executor, batch: BatchRow): Promise<BatchView> {
+  return batchView(batch, await repository.batchItems(db, batch.id));
 }
 
 /** A batch of the shop with its items and counts per state; another shop's, or an unknown id, is 404. */
@@ -169,5 +173,5 @@ export async function getBatch(deps: Pick<PayoutDeps, 'db'>, shopId: string, bat
       ? await repository.findBatchOfShop(deps.db, shopId, batchId)
       : undefined;
   if (!batch) throw new NotFoundError('No such batch payout.');
-  return batchView(batch, await repository.batchItems(deps.db, batch.id));
+  return shownBatch(deps.db, batch);
 }

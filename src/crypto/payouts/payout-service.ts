@@ -15,6 +15,7 @@ import {
 } from '../../errors.ts';
 import {
   createAtomicallyWith,
+  priorResource,
   type IdempotencyRule,
   type KeyedRequest,
   type Prior,
@@ -26,9 +27,10 @@ import { parseMinor } from '../../money/decimal.ts';
 import type { SigningPauseCheck } from '../custody/signing-pause.ts';
 import type { ChainAccess, CryptoChain } from '../chain/crypto-chain.ts';
 import { depositAddressesAmong } from '../receiving/address-allocation.ts';
-import { decodeListCursor, encodeListCursor } from '../../db/list-cursor.ts';
+import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
-import { enqueueOutgoingTransfers } from '../sending/outgoing-transfers.ts';
+import { enqueueOutgoingTransfers, type OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
+import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import { explainUnwrittenReservation } from '../../ledger/ledger-service.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import type { PayoutCreationBatches } from './creation-batches.ts';
@@ -38,7 +40,7 @@ import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-s
 import { emitPayoutsUpdated } from './payouts-events.ts';
 import * as repository from './payouts-repository.ts';
 import type { PayoutRow } from './payouts-repository.ts';
-import { PAYOUT_STATUSES, type PayoutStatus } from './payouts-tables.ts';
+import { PAYOUT_STATUSES } from './payouts-tables.ts';
 import { payoutView, type PayoutView } from './payouts-views.ts';
 
 export const EXTERNAL_ID_MAX_LENGTH = 100;
@@ -46,12 +48,16 @@ export const EXTERNAL_ID_MAX_LENGTH = 100;
 const AMOUNT_MAX_MICRO = 1_000_000_000_000_000n;
 const PAYOUTS_OFF_RETRY_AFTER_SECONDS = 300;
 
-export interface PayoutDeps {
+/** What a service that sends the hot wallet's USDT needs (payouts, refunds, withdrawals): the fee quote's and the chain's. */
+export interface HotWalletSenderDeps {
   readonly db: Db;
   readonly clock: Clock;
   readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
   readonly chain: Pick<CryptoChain, 'forMode'>;
   readonly logger: Logger;
+}
+
+export interface PayoutDeps extends HotWalletSenderDeps {
   /** A book whose custody came up short takes no new payouts (503) until an operator acknowledges. */
   readonly signingPause: SigningPauseCheck;
   /** The payouts module's statement batchers: concurrent creations read and commit together. */
@@ -203,15 +209,11 @@ export interface QuoteRequest {
   readonly address: string;
 }
 
-export interface QuoteView {
-  network: 'TRC20';
-  asset: 'USDT';
-  recipient_address: string;
-  recipient_amount: string;
-  network_fee: string;
-  service_fee: string;
-  total_debit: string;
-}
+/** A quote shows what the payout would show of its recipient and money. */
+export type QuoteView = Pick<
+  PayoutView,
+  'network' | 'asset' | 'recipient_address' | 'recipient_amount' | 'network_fee' | 'service_fee' | 'total_debit'
+>;
 
 /** POST /v1/crypto/payouts/quote: what a payout would cost now; nothing is created or reserved. */
 export async function quotePayout(deps: PayoutDeps, shop: PayoutShop, request: QuoteRequest): Promise<QuoteView> {
@@ -265,15 +267,22 @@ function newPayoutRow(
     chain: access.chain,
     recipient_address: payout.item.address,
     ...payoutValues(payout.quote),
-    network_fee_actual_micro: null,
     status: 'pending',
     outgoing_transfer_id: outgoingTransferId,
-    tx_hash: null,
-    error_code: null,
-    error_message: null,
-    created_at: now,
-    updated_at: now,
-    completed_at: null,
+    ...noOutcomeYet(now),
+  };
+}
+
+/** The outgoing transfer of a payout: its amount in USDT from the hot wallet to its recipient. */
+function payoutTransfer(access: ChainAccess, payoutId: string, item: ValidPayoutItem): OutgoingTransferRequest {
+  return {
+    chain: access.chain,
+    purpose: 'payout',
+    ownerId: payoutId,
+    asset: 'USDT',
+    from: { kind: 'hot_wallet' },
+    to: item.address,
+    amount: item.amountMicro,
   };
 }
 
@@ -291,15 +300,7 @@ export async function insertQueuedPayouts(
   const transfers = await enqueueOutgoingTransfers(
     tx,
     clock,
-    items.map(({ id, item }) => ({
-      chain: access.chain,
-      purpose: 'payout' as const,
-      ownerId: id,
-      asset: 'USDT' as const,
-      from: { kind: 'hot_wallet' as const },
-      to: item.address,
-      amount: item.amountMicro,
-    })),
+    items.map(({ id, item }) => payoutTransfer(access, id, item)),
   );
   const rows = items.map(({ id, item, quote }, index) =>
     newPayoutRow(
@@ -392,15 +393,7 @@ export async function createPayout(
           const inserted = await deps.batches.commitPayoutCreation({
             payout: row,
             fanOut,
-            outgoing: {
-              chain: access.chain,
-              purpose: 'payout',
-              ownerId: row.id,
-              asset: 'USDT',
-              from: { kind: 'hot_wallet' },
-              to: item.address,
-              amount: item.amountMicro,
-            },
+            outgoing: payoutTransfer(access, row.id, item),
             record,
           });
           if (inserted) return { created: inserted };
@@ -452,10 +445,7 @@ function repeatedPayout(row: PayoutRow, item: ValidPayoutItem): PayoutView {
 }
 
 async function priorPayout(db: Executor, shopId: string, prior: Prior): Promise<PayoutView> {
-  if (prior.kind !== 'existing') throw new Error('payout idempotency returns the current resource');
-  const row = await repository.findPayoutOfShop(db, shopId, prior.resourceId);
-  if (!row) throw new Error(`payout ${prior.resourceId} of an idempotency record is missing`);
-  return payoutView(row);
+  return payoutView(await priorResource(prior, 'payout', (id) => repository.findPayoutOfShop(db, shopId, id)));
 }
 
 // ---- reads ----
@@ -470,9 +460,9 @@ export async function getPayout(deps: Pick<PayoutDeps, 'db'>, shopId: string, pa
   return payoutView(row);
 }
 
-export interface ListPayoutsInput {
-  readonly limit: number;
-  readonly cursor?: string | undefined;
+const PAYOUT_LIST_ORDER = createdAtOrder((id) => id.startsWith('po_'));
+
+export interface ListPayoutsInput extends ListQuery {
   readonly status?: string | undefined;
   readonly external_id?: string | undefined;
 }
@@ -481,22 +471,12 @@ export async function listPayouts(
   deps: Pick<PayoutDeps, 'db'>,
   shopId: string,
   input: ListPayoutsInput,
-): Promise<{ data: PayoutView[]; next_cursor: string | null }> {
-  if (input.status !== undefined && !PAYOUT_STATUSES.includes(input.status as PayoutStatus)) {
-    throw new InvalidRequestError(`status must be one of ${PAYOUT_STATUSES.join(', ')}.`);
-  }
-  const rows = await repository.listPayouts(deps.db, {
-    shopId,
-    limit: input.limit + 1,
-    status: input.status as PayoutStatus | undefined,
-    externalId: input.external_id,
-    after: input.cursor ? decodeListCursor(input.cursor, (id) => id.startsWith('po_')) : undefined,
-  });
-  const page = rows.slice(0, input.limit);
-  const last = page.at(-1);
-  return {
-    data: page.map(payoutView),
-    next_cursor:
-      rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
-  };
+): Promise<ListPage<PayoutView>> {
+  const status = parseStatusFilter(input.status, PAYOUT_STATUSES);
+  return readListPage(
+    input,
+    PAYOUT_LIST_ORDER,
+    (window) => repository.listPayouts(deps.db, { shopId, status, externalId: input.external_id, ...window }),
+    (rows) => rows.map(payoutView),
+  );
 }

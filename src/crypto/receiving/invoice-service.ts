@@ -4,6 +4,7 @@
 import QRCode from 'qrcode';
 import {
   createAtomicallyWith,
+  priorResource,
   RECORD_KEY_CONSTRAINT,
   type IdempotencyRule,
   type KeyedRequest,
@@ -19,9 +20,9 @@ import { webhookUrlProblem, type WebhookUrlRules } from '../../webhooks/url-guar
 import { reserveDepositAddress } from './address-allocation.ts';
 import { returnUnusedAddress } from './address-pool.ts';
 import type { CryptoDeps } from '../chain/chain-module.ts';
-import { decodeListCursor, encodeListCursor } from '../../db/list-cursor.ts';
+import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
 import * as repository from './receiving-repository.ts';
-import { INVOICE_STATUSES, type InvoiceStatus } from './receiving-tables.ts';
+import { INVOICE_STATUSES } from './receiving-tables.ts';
 import { invoiceView, type InvoiceView } from './receiving-views.ts';
 
 export type { InvoiceView } from './receiving-views.ts';
@@ -186,10 +187,7 @@ export async function createInvoice(
 }
 
 async function priorInvoice(db: Executor, shopId: string, prior: Prior): Promise<InvoiceView> {
-  if (prior.kind !== 'existing') throw new Error('invoice idempotency returns the current resource');
-  const row = await repository.findInvoiceOfShop(db, shopId, prior.resourceId);
-  if (!row) throw new Error(`invoice ${prior.resourceId} of an idempotency record is missing`);
-  return invoiceView(row);
+  return invoiceView(await priorResource(prior, 'invoice', (id) => repository.findInvoiceOfShop(db, shopId, id)));
 }
 
 async function invoiceRowOfShop(deps: CryptoDeps, shopId: string, invoiceId: string): Promise<repository.InvoiceRow> {
@@ -206,9 +204,9 @@ export async function getInvoice(deps: CryptoDeps, shopId: string, invoiceId: st
   return invoiceView(await invoiceRowOfShop(deps, shopId, invoiceId));
 }
 
-export interface ListInvoicesInput {
-  readonly limit: number;
-  readonly cursor?: string | undefined;
+const INVOICE_LIST_ORDER = createdAtOrder((id) => id.startsWith('inv_'));
+
+export interface ListInvoicesInput extends ListQuery {
   readonly status?: string | undefined;
   readonly external_id?: string | undefined;
 }
@@ -217,24 +215,14 @@ export async function listInvoices(
   deps: CryptoDeps,
   shopId: string,
   input: ListInvoicesInput,
-): Promise<{ data: InvoiceView[]; next_cursor: string | null }> {
-  if (input.status !== undefined && !INVOICE_STATUSES.includes(input.status as InvoiceStatus)) {
-    throw new InvalidRequestError(`status must be one of ${INVOICE_STATUSES.join(', ')}.`);
-  }
-  const rows = await repository.listInvoices(deps.db, {
-    shopId,
-    limit: input.limit + 1,
-    status: input.status as InvoiceStatus | undefined,
-    externalId: input.external_id,
-    after: input.cursor ? decodeListCursor(input.cursor, (id) => id.startsWith('inv_')) : undefined,
-  });
-  const page = rows.slice(0, input.limit);
-  const last = page.at(-1);
-  return {
-    data: page.map(invoiceView),
-    next_cursor:
-      rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
-  };
+): Promise<ListPage<InvoiceView>> {
+  const status = parseStatusFilter(input.status, INVOICE_STATUSES);
+  return readListPage(
+    input,
+    INVOICE_LIST_ORDER,
+    (window) => repository.listInvoices(deps.db, { shopId, status, externalId: input.external_id, ...window }),
+    (rows) => rows.map(invoiceView),
+  );
 }
 
 /** The QR code (SVG) of the invoice's payment URI, for wallets that scan. */

@@ -3,19 +3,20 @@
 import {
   createUnderKey,
   priorOutcome,
+  priorResource,
   type IdempotencyRule,
   type KeyedCreation,
   type KeyedRequest,
   type Prior,
 } from '../../idempotency/idempotency-service.ts';
 import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
-import { inTransaction, type Tx } from '../../db/transaction.ts';
-import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.ts';
+import { inTransaction, type Executor, type Tx } from '../../db/transaction.ts';
+import { InvalidStateError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { recordDepositAddress, reserveDepositAddress } from './address-allocation.ts';
 import type { CryptoDeps } from '../chain/chain-module.ts';
 import { parseNetwork, parseTextId, type CryptoShop } from './invoice-service.ts';
-import { decodeListCursor, encodeListCursor } from '../../db/list-cursor.ts';
+import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
 import * as repository from './receiving-repository.ts';
 import { WALLET_STATUSES, type WalletStatus } from './receiving-tables.ts';
 import { walletView, type WalletView } from './receiving-views.ts';
@@ -74,10 +75,15 @@ export async function createWallet(
 }
 
 async function priorWallet(tx: Tx, shopId: string, prior: Prior): Promise<WalletView> {
-  if (prior.kind !== 'existing') throw new Error('wallet idempotency returns the current resource');
-  const row = await repository.findWalletOfShop(tx, shopId, prior.resourceId);
-  if (!row) throw new Error(`wallet ${prior.resourceId} of an idempotency record is missing`);
-  const totals = await repository.walletTotals(tx, [row.id]);
+  return walletWithTotals(
+    tx,
+    await priorResource(prior, 'wallet', (id) => repository.findWalletOfShop(tx, shopId, id)),
+  );
+}
+
+/** A wallet as a create, a list or a status change shows it: with its totals. */
+async function walletWithTotals(db: Executor, row: repository.WalletRow): Promise<WalletView> {
+  const totals = await repository.walletTotals(db, [row.id]);
   return walletView(row, totals.get(row.id)!);
 }
 
@@ -96,9 +102,9 @@ export async function getWallet(deps: CryptoDeps, shopId: string, walletId: stri
   return walletView(row, totals.get(row.id)!, deposits);
 }
 
-export interface ListWalletsInput {
-  readonly limit: number;
-  readonly cursor?: string | undefined;
+const WALLET_LIST_ORDER = createdAtOrder(isWalletId);
+
+export interface ListWalletsInput extends ListQuery {
   readonly client_id?: string | undefined;
   readonly status?: string | undefined;
 }
@@ -107,28 +113,20 @@ export async function listWallets(
   deps: CryptoDeps,
   shopId: string,
   input: ListWalletsInput,
-): Promise<{ data: WalletView[]; next_cursor: string | null }> {
-  if (input.status !== undefined && !WALLET_STATUSES.includes(input.status as WalletStatus)) {
-    throw new InvalidRequestError(`status must be one of ${WALLET_STATUSES.join(', ')}.`);
-  }
-  const rows = await repository.listWallets(deps.db, {
-    shopId,
-    limit: input.limit + 1,
-    status: input.status as WalletStatus | undefined,
-    clientId: input.client_id,
-    after: input.cursor ? decodeListCursor(input.cursor, (id) => id.startsWith('wal_')) : undefined,
-  });
-  const page = rows.slice(0, input.limit);
-  const totals = await repository.walletTotals(
-    deps.db,
-    page.map((row) => row.id),
+): Promise<ListPage<WalletView>> {
+  const status = parseStatusFilter(input.status, WALLET_STATUSES);
+  return readListPage(
+    input,
+    WALLET_LIST_ORDER,
+    (window) => repository.listWallets(deps.db, { shopId, status, clientId: input.client_id, ...window }),
+    async (rows) => {
+      const totals = await repository.walletTotals(
+        deps.db,
+        rows.map((row) => row.id),
+      );
+      return rows.map((row) => walletView(row, totals.get(row.id)!));
+    },
   );
-  const last = page.at(-1);
-  return {
-    data: page.map((row) => walletView(row, totals.get(row.id)!)),
-    next_cursor:
-      rows.length > input.limit && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null,
-  };
 }
 
 async function changeStatus(
@@ -146,8 +144,7 @@ async function changeStatus(
     if (!current) throw new NotFoundError('No such wallet.');
     throw new InvalidStateError(`The wallet is already ${current.status}.`);
   });
-  const totals = await repository.walletTotals(deps.db, [row.id]);
-  return walletView(row, totals.get(row.id)!);
+  return walletWithTotals(deps.db, row);
 }
 
 /** active → blocked: later deposits are recorded as held, not credited. 409 invalid_state when already blocked. */

@@ -4,10 +4,7 @@
 // `refund`). Created idempotently by external_id; the refund row, the deposits
 // it takes (a unique index: each deposit at most once), the ledger reservation
 // and the queued outgoing transfer commit in one transaction.
-import type { Logger } from 'pino';
-import type { Clock } from '../../clock.ts';
-import type { Config } from '../../config.ts';
-import { isUniqueViolation, type Db, type Tx } from '../../db/transaction.ts';
+import { isUniqueViolation, type Db, type Executor, type Tx } from '../../db/transaction.ts';
 import {
   AlreadyRefundedError,
   AmountNotSupportedError,
@@ -18,6 +15,7 @@ import {
 import {
   createUnderKey,
   priorOutcome,
+  priorResource,
   type IdempotencyRule,
   type KeyedCreation,
   type KeyedRequest,
@@ -27,23 +25,22 @@ import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
-import { checkRecipients, parseExternalId, parseRecipient } from '../payouts/payout-service.ts';
+import {
+  checkRecipients,
+  parseExternalId,
+  parseRecipient,
+  type HotWalletSenderDeps,
+} from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
-import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { creditedDepositsOfInvoice, depositOfShop, isInvoiceOfShop } from '../receiving/receiving-service.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import { reserveRefund } from './refund-ledger.ts';
 import * as repository from './refunds-repository.ts';
 import { emitRefundUpdated, refundView, type RefundView } from './refunds-views.ts';
 
-export interface RefundDeps {
-  readonly db: Db;
-  readonly clock: Clock;
-  readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
-  readonly chain: Pick<CryptoChain, 'forMode'>;
-  readonly logger: Logger;
-}
+export type RefundDeps = HotWalletSenderDeps;
 
 export interface RefundShop {
   readonly shopId: string;
@@ -184,15 +181,9 @@ export async function createRefund(
           amount_micro: amountMicro,
           network_fee_micro: networkFeeMicro,
           trx_usdt_rate_micro: quote!.rateMicro,
-          network_fee_actual_micro: null,
           status: 'pending',
           outgoing_transfer_id: transfer.id,
-          tx_hash: null,
-          error_code: null,
-          error_message: null,
-          created_at: now,
-          updated_at: now,
-          completed_at: null,
+          ...noOutcomeYet(now),
         },
         deposits,
       );
@@ -212,10 +203,12 @@ export async function createRefund(
 }
 
 async function priorRefund(tx: Tx, shopId: string, prior: Prior): Promise<RefundView> {
-  if (prior.kind !== 'existing') throw new Error('refund idempotency returns the current resource');
-  const row = await repository.findRefundOfShop(tx, shopId, prior.resourceId);
-  if (!row) throw new Error(`refund ${prior.resourceId} of an idempotency record is missing`);
-  return refundView(row, await repository.depositIdsOfRefund(tx, row.id));
+  return shownRefund(tx, await priorResource(prior, 'refund', (id) => repository.findRefundOfShop(tx, shopId, id)));
+}
+
+/** A refund as the API shows it: with the ids of the deposits it sends back. */
+async function shownRefund(db: Executor, row: repository.RefundRow): Promise<RefundView> {
+  return refundView(row, await repository.depositIdsOfRefund(db, row.id));
 }
 
 /** A refund of the shop; another shop's, or an unknown id, is 404. */
@@ -225,5 +218,5 @@ export async function getRefund(deps: Pick<RefundDeps, 'db'>, shopId: string, re
       ? await repository.findRefundOfShop(deps.db, shopId, refundId)
       : undefined;
   if (!row) throw new NotFoundError('No such refund.');
-  return refundView(row, await repository.depositIdsOfRefund(deps.db, row.id));
+  return shownRefund(deps.db, row);
 }

@@ -20,6 +20,19 @@ export interface ReservedOwnerRow {
   readonly trx_usdt_rate_micro: bigint;
 }
 
+/** The outcome columns of a new owner row: nothing landed, failed or completed yet. */
+export function noOutcomeYet(now: Date) {
+  return {
+    network_fee_actual_micro: null,
+    tx_hash: null,
+    error_code: null,
+    error_message: null,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+  };
+}
+
 interface ReservedOwnerChanges {
   readonly status: 'processing' | 'completed' | 'failed';
   readonly tx_hash: string | null;

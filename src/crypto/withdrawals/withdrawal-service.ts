@@ -6,10 +6,8 @@
 //   executor  → processing → completed (posted) | failed (voided)
 // total_debit = amount + network fee is reserved at creation, in the
 // transaction that inserts the withdrawal (and queues its transfer).
-import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
-import type { Config } from '../../config.ts';
-import { inTransaction, isUniqueViolation, type Db, type Executor, type Tx } from '../../db/transaction.ts';
+import { inTransaction, isUniqueViolation, type Executor, type Tx } from '../../db/transaction.ts';
 import {
   DuplicateExternalIdError,
   ForbiddenError,
@@ -17,27 +15,28 @@ import {
   InvalidStateError,
   NotFoundError,
 } from '../../errors.ts';
+import { parseStatusFilter } from '../../db/list-page.ts';
 import { newId } from '../../ids.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
-import { checkRecipients, parseExternalId, parsePayoutAmount, parseRecipient } from '../payouts/payout-service.ts';
+import {
+  checkRecipients,
+  parseExternalId,
+  parsePayoutAmount,
+  parseRecipient,
+  type HotWalletSenderDeps,
+} from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
-import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import type { TronAddress } from '../tron/address.ts';
 import { reserveWithdrawal, voidWithdrawalReservation } from './withdrawal-ledger.ts';
 import * as repository from './withdrawals-repository.ts';
 import type { WithdrawalRow } from './withdrawals-repository.ts';
-import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals-tables.ts';
+import { WITHDRAWAL_STATUSES } from './withdrawals-tables.ts';
 import { emitWithdrawalCompleted, withdrawalView, type WithdrawalView } from './withdrawals-views.ts';
 
-export interface WithdrawalDeps {
-  readonly db: Db;
-  readonly clock: Clock;
-  readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
-  readonly chain: Pick<CryptoChain, 'forMode'>;
-  readonly logger: Logger;
-}
+export type WithdrawalDeps = HotWalletSenderDeps;
 
 export interface CreateWithdrawalInput {
   readonly merchantId: string;
@@ -125,19 +124,13 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
         network_fee_micro: quote!.networkFeeMicro,
         total_debit_micro: amountMicro + quote!.networkFeeMicro,
         trx_usdt_rate_micro: quote!.rateMicro,
-        network_fee_actual_micro: null,
         status: 'awaiting_approval',
         outgoing_transfer_id: null,
-        tx_hash: null,
-        error_code: null,
-        error_message: null,
         requested_by: requestedBy,
         decided_by: null,
         decided_at: null,
         reject_reason: null,
-        created_at: now,
-        updated_at: now,
-        completed_at: null,
+        ...noOutcomeYet(now),
       });
       await reserveWithdrawal(tx, deps.clock, shop.mode, row);
       if (!awaitsApproval) {
@@ -241,14 +234,8 @@ export async function listWithdrawals(
   if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > WITHDRAWAL_LIST_LIMIT_MAX) {
     throw new InvalidRequestError(`limit must be 1 to ${WITHDRAWAL_LIST_LIMIT_MAX}.`);
   }
-  if (query.status !== undefined && !WITHDRAWAL_STATUSES.includes(query.status as WithdrawalStatus)) {
-    throw new InvalidRequestError(`status must be one of ${WITHDRAWAL_STATUSES.join(', ')}.`);
-  }
-  const rows = await repository.listWithdrawals(db, {
-    limit: query.limit,
-    merchantId: query.merchantId,
-    status: query.status as WithdrawalStatus | undefined,
-  });
+  const status = parseStatusFilter(query.status, WITHDRAWAL_STATUSES);
+  const rows = await repository.listWithdrawals(db, { limit: query.limit, merchantId: query.merchantId, status });
   return rows.map(withdrawalView);
 }
 

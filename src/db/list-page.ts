@@ -1,0 +1,65 @@
+// One page of a list API: the status filter, the keyset window a page reads
+// after its cursor, and the cursor of the next page. A page reads one row more
+// than it shows: that row, when it comes, says a next page exists.
+import { InvalidRequestError } from '../errors.ts';
+import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
+
+/** What a client asks of a list: at most `limit` rows, after the position `cursor` names. */
+export interface ListQuery {
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+}
+
+/** What a page reads: at most `limit` rows after `after` in the list's order. */
+export interface ListWindow {
+  readonly after: ListPosition | undefined;
+  readonly limit: number;
+}
+
+/** How a list is ordered: which ids can be its rows, and where a row stands. */
+export interface ListOrder<Row> {
+  readonly isListId: (id: string) => boolean;
+  readonly positionOf: (row: Row) => ListPosition;
+  /** The 400's message for a cursor that is not this list's, where a list has always answered with its own. */
+  readonly invalidCursorMessage?: string;
+}
+
+export interface ListPage<View> {
+  readonly data: View[];
+  readonly next_cursor: string | null;
+}
+
+/** A list ordered by (created_at, id) whose ids pass `isListId`. */
+export function createdAtOrder(
+  isListId: (id: string) => boolean,
+): ListOrder<{ readonly created_at: Date; readonly id: string }> {
+  return { isListId, positionOf: (row) => ({ createdAt: row.created_at, id: row.id }) };
+}
+
+/** `read` fetches the window after the query's cursor; `show` turns the page's rows into what the client sees. */
+export async function readListPage<Row, View>(
+  query: ListQuery,
+  order: ListOrder<Row>,
+  read: (window: ListWindow) => Promise<Row[]>,
+  show: (rows: Row[]) => View[] | Promise<View[]>,
+): Promise<ListPage<View>> {
+  const after = query.cursor ? decodeListCursor(query.cursor, order.isListId, order.invalidCursorMessage) : undefined;
+  const rows = await read({ after, limit: query.limit + 1 });
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    data: await show(page),
+    next_cursor: rows.length > query.limit && last ? encodeListCursor(order.positionOf(last)) : null,
+  };
+}
+
+/** A list's status filter: absent, or one of the list's statuses (400 invalid_request naming them otherwise). */
+export function parseStatusFilter<Status extends string>(
+  value: string | undefined,
+  statuses: readonly Status[],
+): Status | undefined {
+  const isStatus = (text: string): text is Status => (statuses as readonly string[]).includes(text);
+  if (value === undefined) return undefined;
+  if (!isStatus(value)) throw new InvalidRequestError(`status must be one of ${statuses.join(', ')}.`);
+  return value;
+}
