@@ -3,13 +3,7 @@
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { joinAnchor, type CteAnchor } from '../../db/statement-anchor.ts';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import type {
-  AttemptStatus,
-  ChainName,
-  OutgoingErrorCodeColumn,
-  OutgoingPurposeColumn,
-  SendingTables,
-} from './sending-tables.ts';
+import type { AttemptStatus, ChainName, OutgoingErrorCode, OutgoingPurpose, SendingTables } from './sending-tables.ts';
 
 export type OutgoingTransferRow = Selectable<SendingTables['crypto_outgoing_transfers']>;
 export type OutgoingAttemptRow = Selectable<SendingTables['crypto_outgoing_attempts']>;
@@ -173,7 +167,7 @@ export async function queuedUnsigned(
     .where('chain', '=', chain)
     .where('status', '=', 'queued')
     .where('tx_id', 'is', null)
-    .where('purpose', 'in', purposes as OutgoingPurposeColumn[])
+    .where('purpose', 'in', purposes as OutgoingPurpose[])
     .orderBy('created_at')
     .orderBy('id')
     .limit(limit)
@@ -385,7 +379,7 @@ export interface FinishedFields {
   readonly txId: string | null;
   readonly feeSun: bigint | null;
   readonly blockNumber: bigint | null;
-  readonly errorCode: OutgoingErrorCodeColumn | null;
+  readonly errorCode: OutgoingErrorCode | null;
   readonly errorMessage: string | null;
   readonly submittedAt: Date | null;
 }
