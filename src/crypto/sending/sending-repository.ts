@@ -274,21 +274,6 @@ export async function setShortOfFunds(db: Executor<SendingTables>, ids: readonly
     .execute();
 }
 
-export async function setAttemptStatus(
-  tx: Tx<SendingTables>,
-  transferId: string,
-  txIds: readonly string[],
-  status: AttemptStatus,
-): Promise<void> {
-  if (txIds.length === 0) return;
-  await tx
-    .updateTable('crypto_outgoing_attempts')
-    .set({ status })
-    .where('transfer_id', '=', transferId)
-    .where('tx_id', 'in', txIds)
-    .execute();
-}
-
 /** Every attempt proven dead: back to queued without a txID, for a new attempt. */
 export async function requeue(tx: Tx<SendingTables>, id: string, now: Date): Promise<void> {
   await tx
@@ -408,6 +393,7 @@ export async function finishTransfers(
   return result.rows;
 }
 
+/** Sets the status of these attempts (a tx_id names one attempt). */
 export async function setAttemptsStatus(
   tx: Tx<SendingTables>,
   txIds: readonly string[],
