@@ -3,6 +3,7 @@
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import { newestFirstPage, type PageQuery } from '../../db/list-page.ts';
+import { releaseRowLease, takeRowLease } from '../../db/row-lease.ts';
 import { recordsInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
 import type { AddressKeyId, ChainName } from '../chain/crypto-chain.ts';
 import type { CryptoReceivingTables, DepositStatus, InvoiceStatus, WalletStatus } from './receiving-tables.ts';
@@ -742,16 +743,7 @@ export async function takeLease(
   now: Date,
   until: Date,
 ): Promise<boolean> {
-  const row = await db
-    .updateTable('crypto_chain_cursors')
-    .set({ leader_token: token, lease_until: until })
-    .where('chain', '=', chain)
-    .where((eb) =>
-      eb.or([eb('leader_token', 'is', null), eb('leader_token', '=', token), eb('lease_until', '<=', now)]),
-    )
-    .returning('chain')
-    .executeTakeFirst();
-  return row !== undefined;
+  return takeRowLease(db, 'crypto_chain_cursors', { chain, token, now, until });
 }
 
 export async function releaseLease(
@@ -759,12 +751,7 @@ export async function releaseLease(
   chain: ChainName,
   token: string,
 ): Promise<void> {
-  await db
-    .updateTable('crypto_chain_cursors')
-    .set({ leader_token: null, lease_until: null })
-    .where('chain', '=', chain)
-    .where('leader_token', '=', token)
-    .execute();
+  await releaseRowLease(db, 'crypto_chain_cursors', chain, token);
 }
 
 /**

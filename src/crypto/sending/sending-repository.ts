@@ -2,6 +2,7 @@
 // the executor's lease per chain.
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { joinAnchor, type CteAnchor } from '../../db/statement-anchor.ts';
+import { releaseRowLease, takeRowLease } from '../../db/row-lease.ts';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import type { AttemptStatus, ChainName, OutgoingErrorCode, OutgoingPurpose, SendingTables } from './sending-tables.ts';
 
@@ -105,25 +106,11 @@ export async function takeLease(
   now: Date,
   until: Date,
 ): Promise<boolean> {
-  const row = await db
-    .updateTable('crypto_sending_leases')
-    .set({ leader_token: token, lease_until: until, updated_at: now })
-    .where('chain', '=', chain)
-    .where((eb) =>
-      eb.or([eb('leader_token', 'is', null), eb('leader_token', '=', token), eb('lease_until', '<=', now)]),
-    )
-    .returning('chain')
-    .executeTakeFirst();
-  return row !== undefined;
+  return takeRowLease(db, 'crypto_sending_leases', { chain, token, now, until }, true);
 }
 
 export async function releaseLease(db: Executor<SendingTables>, chain: ChainName, token: string): Promise<void> {
-  await db
-    .updateTable('crypto_sending_leases')
-    .set({ leader_token: null, lease_until: null })
-    .where('chain', '=', chain)
-    .where('leader_token', '=', token)
-    .execute();
+  await releaseRowLease(db, 'crypto_sending_leases', chain, token);
 }
 
 export async function findLease(
