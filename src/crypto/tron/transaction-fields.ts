@@ -8,7 +8,7 @@ import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 export const REF_BLOCK_BYTES_LENGTH = 2;
 export const REF_BLOCK_HASH_LENGTH = 8;
 
-export class MalformedTransaction extends Error {}
+class MalformedTransaction extends Error {}
 
 type FieldKind = 'bytes' | 'varint';
 
