@@ -9,10 +9,8 @@
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { readOnlyChainModule } from './read-only-chain.ts';
 import { printTable, type Column } from './table.ts';
-import { createCryptoChain } from '../crypto/chain/crypto-chain.ts';
-import { createChainModule } from '../crypto/chain/chain-module.ts';
-import { createKeyOfDatabaseCheck } from '../crypto/receiving/address-allocation.ts';
 import { CUSTODY_PAGE_MAX, listCustodyAddresses, type CustodyLine } from '../crypto/receiving/custody-service.ts';
 import { sweepSummaries } from '../crypto/sweeping/sweep-custody.ts';
 import {
@@ -67,16 +65,7 @@ export const cryptoAddressesCommand: CliCommand = {
     if (!Number.isInteger(limit) || limit < 1 || limit > CUSTODY_PAGE_MAX)
       throw new CliUsageError(`--limit must be 1..${CUSTODY_PAGE_MAX}`);
     const lines = await withCliContext(config, async (context) => {
-      // The sandbox chain is read from its saved file and never saved back: a running gateway owns it.
-      const made = createCryptoChain({
-        config,
-        dataDir: config.dataDir,
-        logger: context.logger,
-        keyStore: context,
-        sandboxClock: 'manual',
-        sandboxReadOnly: true,
-      });
-      const chain = createChainModule({ ...context, chain: made, checkKey: createKeyOfDatabaseCheck(context.db) });
+      const chain = readOnlyChainModule(config, context, context);
       try {
         return await listCustodyAddresses(
           { ...context, chain: chain.service },

@@ -5,15 +5,13 @@
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { readOnlyChainModule } from './read-only-chain.ts';
 import {
   acknowledgeShortfall,
   NOTE_MAX_LENGTH,
   reconcileAll,
   type ReconciliationView,
 } from '../crypto/custody/reconciliation-service.ts';
-import { createCryptoChain } from '../crypto/chain/crypto-chain.ts';
-import { createChainModule } from '../crypto/chain/chain-module.ts';
-import { createKeyOfDatabaseCheck } from '../crypto/receiving/address-allocation.ts';
 import type { LedgerBook } from '../ledger/ledger-service.ts';
 
 /** Exit code of a run in which some book could not be read: nothing was judged for it. */
@@ -71,15 +69,7 @@ export const cryptoReconcileCommand: CliCommand = {
       return 0;
     }
     const views = await withCliContext(config, async (context) => {
-      // The sandbox chain of a running worker when there is one, else the saved one, never saved back.
-      const made = createCryptoChain({
-        config,
-        dataDir: config.dataDir,
-        logger: context.logger,
-        sandboxClock: 'manual',
-        sandboxReadOnly: true,
-      });
-      const chain = createChainModule({ ...context, chain: made, checkKey: createKeyOfDatabaseCheck(context.db) });
+      const chain = readOnlyChainModule(config, context);
       try {
         return await reconcileAll({ ...context, chain: chain.service }, book === undefined ? {} : { books: [book] });
       } finally {

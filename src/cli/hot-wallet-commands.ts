@@ -8,10 +8,10 @@ import {
   recentColdMoves,
   type HotWalletPosition,
 } from '../crypto/cold-storage/cold-storage-service.ts';
-import { createCryptoChain } from '../crypto/chain/crypto-chain.ts';
 import { formatMinor } from '../money/decimal.ts';
 import type { CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
+import { readOnlyCryptoChain } from './read-only-chain.ts';
 import { printTable, type Column } from './table.ts';
 
 const RECENT_MOVES = 5;
@@ -44,15 +44,7 @@ export const cryptoHotWalletCommand: CliCommand = {
       return 0;
     }
     const views = await withCliContext(config, async (context) => {
-      // The sandbox chain is read from its saved file and never saved back: a running gateway owns it.
-      const chain = createCryptoChain({
-        config,
-        dataDir: config.dataDir,
-        logger: context.logger,
-        keyStore: context,
-        sandboxClock: 'manual',
-        sandboxReadOnly: true,
-      });
+      const chain = readOnlyCryptoChain(config, context.logger, context);
       try {
         const positions = await hotWalletPositions({
           db: context.db,

@@ -1,6 +1,9 @@
 // One page of a list API: the status filter, the keyset window a page reads
-// after its cursor, and the cursor of the next page. A page reads one row more
-// than it shows: that row, when it comes, says a next page exists.
+// after its cursor, the cursor of the next page, and the query of a list
+// ordered newest first by (created_at, id). A page reads one row more than it
+// shows: that row, when it comes, says a next page exists. Each list filters its
+// own table first; a repository stays typed to its own tables.
+import { sql, type SelectQueryBuilder } from 'kysely';
 import { InvalidRequestError } from '../errors.ts';
 import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
 
@@ -10,9 +13,9 @@ export interface ListQuery {
   readonly cursor?: string | undefined;
 }
 
-/** What a page reads: at most `limit` rows after `after` in the list's order. */
+/** What a page reads: at most `limit` rows strictly after `after` in the list's order. */
 export interface ListWindow {
-  readonly after: ListPosition | undefined;
+  readonly after?: ListPosition | undefined;
   readonly limit: number;
 }
 
@@ -62,4 +65,30 @@ export function parseStatusFilter<Status extends string>(
   if (value === undefined) return undefined;
   if (!isStatus(value)) throw new InvalidRequestError(`status must be one of ${statuses.join(', ')}.`);
   return value;
+}
+
+/** The columns a newest-first list orders by. */
+interface NewestFirstColumns {
+  readonly created_at: Date;
+  readonly id: string;
+}
+
+export async function newestFirstPage<
+  Tables extends Record<Table, NewestFirstColumns>,
+  Table extends keyof Tables,
+  Row,
+>(builder: SelectQueryBuilder<Tables, Table, Row>, page: ListWindow): Promise<Row[]> {
+  const createdAt = sql.ref<Date>('created_at');
+  const id = sql.ref<string>('id');
+  let paged = builder;
+  if (page.after) {
+    const after = page.after;
+    paged = paged.where((eb) =>
+      eb.or([
+        eb(createdAt, '<', after.createdAt),
+        eb.and([eb(createdAt, '=', after.createdAt), eb(id, '<', after.id)]),
+      ]),
+    );
+  }
+  return paged.orderBy(createdAt, 'desc').orderBy(id, 'desc').limit(page.limit).execute();
 }

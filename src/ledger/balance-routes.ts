@@ -14,6 +14,7 @@ import {
   type BalanceDeps,
   type LedgerOwner,
 } from './balance-service.ts';
+import { listRouteOptions, pageRequest } from '../http/page-request.ts';
 
 const Currency = Type.Union([Type.Literal('RUB'), Type.Literal('USDT')]);
 const Money = Type.String({ description: 'decimal string: 2 places for RUB, 6 for USDT' });
@@ -224,23 +225,18 @@ export const balanceRoutes =
 
     app.get(
       '/crypto/balance/operations',
-      {
-        config: { scopes: ['read', 'crypto', 'payouts', 'payments'] },
-        schema: {
-          operationId: 'listBalanceOperations',
-          tags: ['balance'],
-          summary: 'Operation history of the merchant’s accounts, newest first',
-          querystring: OperationsQuery,
-          response: {
-            200: OperationList,
-            ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'invalid_request', 'not_found'),
-          },
-        },
-      },
+      listRouteOptions({
+        scopes: ['read', 'crypto', 'payouts', 'payments'],
+        operationId: 'listBalanceOperations',
+        tag: 'balance',
+        summary: 'Operation history of the merchant’s accounts, newest first',
+        querystring: OperationsQuery,
+        page: OperationList,
+        errors: ['invalid_request', 'not_found'],
+      }),
       async (request) =>
         listMerchantOperations(context, ledgerOwnerOf(request), {
-          limit: request.query.limit ?? 20,
-          cursor: request.query.cursor,
+          ...pageRequest(request.query),
           accountId: request.query.account_id,
           type: request.query.type,
           from: request.query.from,

@@ -1,6 +1,7 @@
 // SQL of the payments module: payments and their guarded state transitions.
 import type { ExpressionBuilder, Insertable, QueryCreator, Selectable } from 'kysely';
 import type { Database } from '../db/schema.ts';
+import { newestFirstPage, type ListWindow } from '../db/list-page.ts';
 import type { Executor, Tx } from '../db/transaction.ts';
 import type { PaymentMethod, PaymentStatus, PaymentTables } from './payment-tables.ts';
 
@@ -47,26 +48,17 @@ export async function findPaymentByOrderCode(
   return db.selectFrom('payments').selectAll().where('order_code', '=', orderCode).executeTakeFirst();
 }
 
-export interface PaymentListQuery {
+export interface PaymentListQuery extends ListWindow {
   readonly shopId: string;
-  readonly limit: number;
   readonly status?: PaymentStatus | undefined;
   readonly orderId?: string | undefined;
-  /** Rows strictly older than this (created_at, id) position. */
-  readonly after?: { createdAt: Date; id: string } | undefined;
 }
 
 export async function listPayments(db: Executor<PaymentTables>, query: PaymentListQuery): Promise<PaymentRow[]> {
   let builder = db.selectFrom('payments').selectAll().where('shop_id', '=', query.shopId);
   if (query.status) builder = builder.where('status', '=', query.status);
   if (query.orderId !== undefined) builder = builder.where('order_id', '=', query.orderId);
-  if (query.after) {
-    const { createdAt, id } = query.after;
-    builder = builder.where((eb) =>
-      eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
-    );
-  }
-  return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+  return newestFirstPage(builder, query);
 }
 
 /**

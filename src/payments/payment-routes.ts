@@ -15,6 +15,7 @@ import {
   runTestHelper,
 } from './payment-service.ts';
 import { PAYMENT_METHODS } from './payment-tables.ts';
+import { listRouteOptions, pageRequest } from '../http/page-request.ts';
 
 const Status = Type.Union([
   Type.Literal('pending'),
@@ -202,23 +203,18 @@ export const paymentRoutes =
 
     app.get(
       '/payments',
-      {
-        config: { scopes: ['read', 'payments'] },
-        schema: {
-          operationId: 'listPayments',
-          tags: ['payments'],
-          summary: 'List payments, newest first',
-          querystring: ListQuery,
-          response: {
-            200: PaymentList,
-            ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'invalid_request'),
-          },
-        },
-      },
+      listRouteOptions({
+        scopes: ['read', 'payments'],
+        operationId: 'listPayments',
+        tag: 'payments',
+        summary: 'List payments, newest first',
+        querystring: ListQuery,
+        page: PaymentList,
+        errors: ['invalid_request'],
+      }),
       async (request) =>
         listPaymentsOfShop(context, principalOf(request).shopId, {
-          limit: request.query.limit ?? 20,
-          cursor: request.query.cursor,
+          ...pageRequest(request.query),
           status: request.query.status,
           orderId: request.query.order_id,
         }),

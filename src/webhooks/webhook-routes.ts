@@ -12,6 +12,7 @@ import { webhookMetrics } from './webhook-metrics.ts';
 import { createWebhookSender } from './webhook-sender.ts';
 import * as service from './webhook-service.ts';
 import { MAX_WEBHOOK_URL_LENGTH } from './url-guard.ts';
+import { DEFAULT_PAGE_LIMIT } from '../http/page-request.ts';
 
 const READ_SCOPES: readonly ApiKeyScope[] = ['read', 'payments', 'crypto', 'payouts', 'webhooks'];
 const WRITE_SCOPES: readonly ApiKeyScope[] = ['webhooks'];
@@ -93,8 +94,6 @@ const Pagination = {
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
 };
 
-const DEFAULT_PAGE_SIZE = 20;
-
 const EventList = Type.Object(
   { data: Type.Array(WebhookEvent), next_cursor: Nullable(Type.String()) },
   {
@@ -163,7 +162,7 @@ export const webhookRoutes =
       async (request) =>
         service.listEvents(context, principalOf(request).shopId, {
           ...request.query,
-          limit: request.query.limit ?? DEFAULT_PAGE_SIZE,
+          limit: request.query.limit ?? DEFAULT_PAGE_LIMIT,
         }),
     );
 
@@ -199,7 +198,7 @@ export const webhookRoutes =
       async (request) =>
         service.listAttempts(context, principalOf(request).shopId, request.params.event_id, {
           cursor: request.query.cursor,
-          limit: request.query.limit ?? DEFAULT_PAGE_SIZE,
+          limit: request.query.limit ?? DEFAULT_PAGE_LIMIT,
         }),
     );
 

@@ -1,18 +1,13 @@
 // SQL of payouts: per-shop settings, payouts, batches.
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
+import { newestFirstPage, type ListWindow } from '../../db/list-page.ts';
 import { isDepositAddressSql } from '../receiving/address-allocation.ts';
 import type { BatchStatus, PayoutStatus, PayoutTables } from './payouts-tables.ts';
 
 export type PayoutRow = Selectable<PayoutTables['crypto_payouts']>;
 export type BatchRow = Selectable<PayoutTables['crypto_payout_batches']>;
 export type PayoutSettingsRow = Selectable<PayoutTables['crypto_payout_settings']>;
-
-/** Position in a list ordered by (created_at desc, id desc). */
-export interface ListPosition {
-  readonly createdAt: Date;
-  readonly id: string;
-}
 
 /** The unique (shop, external_id) of payouts: a batch item or a payout created elsewhere holds the id. */
 export const PAYOUT_EXTERNAL_ID_CONSTRAINT = 'crypto_payouts_shop_id_external_id_key';
@@ -233,24 +228,12 @@ export async function takenExternalIds(
 
 export async function listPayouts(
   db: Executor<PayoutTables>,
-  query: {
-    shopId: string;
-    limit: number;
-    status?: PayoutStatus | undefined;
-    externalId?: string | undefined;
-    after?: ListPosition | undefined;
-  },
+  query: ListWindow & { shopId: string; status?: PayoutStatus | undefined; externalId?: string | undefined },
 ): Promise<PayoutRow[]> {
   let builder = db.selectFrom('crypto_payouts').selectAll().where('shop_id', '=', query.shopId);
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
   if (query.externalId !== undefined) builder = builder.where('external_id', '=', query.externalId);
-  if (query.after) {
-    const { createdAt, id } = query.after;
-    builder = builder.where((eb) =>
-      eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
-    );
-  }
-  return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+  return newestFirstPage(builder, query);
 }
 
 /** A batch's items in the order they were given. */

@@ -1,10 +1,11 @@
 // Kysely types of the tables the payouts module owns (migration 0020_crypto_payouts.sql).
 import type { OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
+import type { ReservedTransferColumns } from '../sending/reserved-transfer.ts';
 
 type ChainName = OutgoingTransferRequest['chain'];
 
-export type PayoutStatus = 'pending' | 'processing' | 'completed' | 'failed';
-export const PAYOUT_STATUSES: readonly PayoutStatus[] = ['pending', 'processing', 'completed', 'failed'];
+export const PAYOUT_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 export type BatchStatus = 'pending' | 'processing' | 'completed' | 'partially_completed' | 'failed';
 
 export interface PayoutTables {
@@ -29,7 +30,7 @@ export interface PayoutTables {
     updated_at: Date;
     completed_at: Date | null;
   };
-  crypto_payouts: {
+  crypto_payouts: ReservedTransferColumns<PayoutStatus> & {
     id: string;
     shop_id: string;
     external_id: string;
@@ -42,15 +43,6 @@ export interface PayoutTables {
     network_fee_micro: bigint;
     service_fee_micro: bigint;
     total_debit_micro: bigint;
-    trx_usdt_rate_micro: bigint;
-    network_fee_actual_micro: bigint | null;
-    status: PayoutStatus;
     outgoing_transfer_id: string;
-    tx_hash: string | null;
-    error_code: string | null;
-    error_message: string | null;
-    created_at: Date;
-    updated_at: Date;
-    completed_at: Date | null;
   };
 }

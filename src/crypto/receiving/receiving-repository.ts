@@ -2,6 +2,8 @@
 // wallets, deposits, and the chain watcher's cursor, lease and scanned blocks.
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
+import { newestFirstPage, type ListWindow } from '../../db/list-page.ts';
+import { releaseRowLease, takeRowLease } from '../../db/row-lease.ts';
 import { recordsInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
 import type { AddressKeyId, ChainName } from '../chain/crypto-chain.ts';
 import type { CryptoReceivingTables, DepositStatus, InvoiceStatus, WalletStatus } from './receiving-tables.ts';
@@ -19,12 +21,6 @@ export type CursorRow = Selectable<CryptoReceivingTables['crypto_chain_cursors']
  */
 function anyOf(column: string, values: readonly string[]) {
   return sql<boolean>`${sql.ref(column)} = any(${[...values]}::text[])`;
-}
-
-/** Position in a list ordered by (created_at desc, id desc). */
-export interface ListPosition {
-  readonly createdAt: Date;
-  readonly id: string;
 }
 
 // ---- addresses ----
@@ -188,24 +184,12 @@ export async function findInvoicesByAddresses(
 
 export async function listInvoices(
   db: Executor<CryptoReceivingTables>,
-  query: {
-    shopId: string;
-    limit: number;
-    status?: InvoiceStatus | undefined;
-    externalId?: string | undefined;
-    after?: ListPosition | undefined;
-  },
+  query: ListWindow & { shopId: string; status?: InvoiceStatus | undefined; externalId?: string | undefined },
 ): Promise<InvoiceRow[]> {
   let builder = db.selectFrom('crypto_invoices').selectAll().where('shop_id', '=', query.shopId);
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
   if (query.externalId !== undefined) builder = builder.where('external_id', '=', query.externalId);
-  if (query.after) {
-    const { createdAt, id } = query.after;
-    builder = builder.where((eb) =>
-      eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
-    );
-  }
-  return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+  return newestFirstPage(builder, query);
 }
 
 export async function updateInvoice(
@@ -318,24 +302,12 @@ export async function findWalletsByAddresses(
 
 export async function listWallets(
   db: Executor<CryptoReceivingTables>,
-  query: {
-    shopId: string;
-    limit: number;
-    status?: WalletStatus | undefined;
-    clientId?: string | undefined;
-    after?: ListPosition | undefined;
-  },
+  query: ListWindow & { shopId: string; status?: WalletStatus | undefined; clientId?: string | undefined },
 ): Promise<WalletRow[]> {
   let builder = db.selectFrom('crypto_wallets').selectAll().where('shop_id', '=', query.shopId);
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
   if (query.clientId !== undefined) builder = builder.where('client_id', '=', query.clientId);
-  if (query.after) {
-    const { createdAt, id } = query.after;
-    builder = builder.where((eb) =>
-      eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
-    );
-  }
-  return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+  return newestFirstPage(builder, query);
 }
 
 /** active ⇄ blocked; undefined when the wallet is not in `from` (or not the shop's). */
@@ -771,16 +743,7 @@ export async function takeLease(
   now: Date,
   until: Date,
 ): Promise<boolean> {
-  const row = await db
-    .updateTable('crypto_chain_cursors')
-    .set({ leader_token: token, lease_until: until })
-    .where('chain', '=', chain)
-    .where((eb) =>
-      eb.or([eb('leader_token', 'is', null), eb('leader_token', '=', token), eb('lease_until', '<=', now)]),
-    )
-    .returning('chain')
-    .executeTakeFirst();
-  return row !== undefined;
+  return takeRowLease(db, 'crypto_chain_cursors', { chain, token, now, until });
 }
 
 export async function releaseLease(
@@ -788,12 +751,7 @@ export async function releaseLease(
   chain: ChainName,
   token: string,
 ): Promise<void> {
-  await db
-    .updateTable('crypto_chain_cursors')
-    .set({ leader_token: null, lease_until: null })
-    .where('chain', '=', chain)
-    .where('leader_token', '=', token)
-    .execute();
+  await releaseRowLease(db, 'crypto_chain_cursors', chain, token);
 }
 
 /**

@@ -4,17 +4,10 @@ import type { AddressKeyId, ChainName } from '../chain/crypto-chain.ts';
 
 export type AddressPurpose = 'invoice' | 'wallet';
 
-export type InvoiceStatus = 'pending' | 'confirming' | 'paid' | 'overpaid' | 'underpaid' | 'expired';
-export const INVOICE_STATUSES: readonly InvoiceStatus[] = [
-  'pending',
-  'confirming',
-  'paid',
-  'overpaid',
-  'underpaid',
-  'expired',
-];
-export type WalletStatus = 'active' | 'blocked';
-export const WALLET_STATUSES: readonly WalletStatus[] = ['active', 'blocked'];
+export const INVOICE_STATUSES = ['pending', 'confirming', 'paid', 'overpaid', 'underpaid', 'expired'] as const;
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+export const WALLET_STATUSES = ['active', 'blocked'] as const;
+export type WalletStatus = (typeof WALLET_STATUSES)[number];
 /** `unconfirmed`: no second, independent confirmation; held for the operator, never credited (migration 0026). */
 export type DepositStatus = 'confirming' | 'credited' | 'held' | 'orphaned' | 'unconfirmed';
 /** What states a deposit: its transaction's signed calldata, or only the node's log (migration 0026). */

@@ -48,7 +48,7 @@ async function requeue(context: ExecutorContext, row: InFlightRow, pending: read
   await inTransaction(context.db, async (tx) => {
     const locked = await repository.lockTransfer(tx, row.id);
     if (!locked || locked.tx_id !== row.tx_id || (locked.status !== 'queued' && locked.status !== 'submitted')) return;
-    await repository.setAttemptStatus(tx, row.id, pending, 'dead');
+    await repository.setAttemptsStatus(tx, pending, 'dead');
     await repository.requeue(tx, row.id, context.clock.now());
   });
   context.logger.warn(

@@ -12,6 +12,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { Tx, Db } from '../../db/transaction.ts';
 import type { OutgoingPurpose } from './outgoing-transfers.ts';
+import { registeredMetric } from '../tron/node-metrics.ts';
 import * as repository from './outflow-repository.ts';
 import type { ChainName } from './sending-tables.ts';
 
@@ -144,21 +145,27 @@ export function createOutflowCap(options: OutflowCapOptions): OutflowCap {
 }
 
 function outflowGauges(registry: Registry): { held: Gauge; used: Gauge } {
-  const held =
-    (registry.getSingleMetric(HELD_METRIC) as Gauge | undefined) ??
-    new Gauge({
-      name: HELD_METRIC,
-      help: 'Outgoing transfers left queued at the last signing because the hourly outflow cap is reached (or they exceed it alone).',
-      labelNames: ['chain'],
-      registers: [registry],
-    });
-  const used =
-    (registry.getSingleMetric(USED_METRIC) as Gauge | undefined) ??
-    new Gauge({
-      name: USED_METRIC,
-      help: 'USDT signed out of custody (payouts, refunds, withdrawals) in the last rolling hour, as counted against the hourly outflow cap.',
-      labelNames: ['chain'],
-      registers: [registry],
-    });
+  const held = registeredMetric(
+    registry,
+    HELD_METRIC,
+    () =>
+      new Gauge({
+        name: HELD_METRIC,
+        help: 'Outgoing transfers left queued at the last signing because the hourly outflow cap is reached (or they exceed it alone).',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
+  );
+  const used = registeredMetric(
+    registry,
+    USED_METRIC,
+    () =>
+      new Gauge({
+        name: USED_METRIC,
+        help: 'USDT signed out of custody (payouts, refunds, withdrawals) in the last rolling hour, as counted against the hourly outflow cap.',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
+  );
   return { held, used };
 }

@@ -12,27 +12,15 @@ import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import * as outflowRepository from './outflow-repository.ts';
 import * as repository from './sending-repository.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
-import type { ChainName } from './sending-tables.ts';
+import {
+  OUTGOING_PURPOSES,
+  type ChainName,
+  type OutgoingErrorCode,
+  type OutgoingPurpose,
+  type OutgoingStatus,
+} from './sending-tables.ts';
 
-export type OutgoingPurpose = 'payout' | 'refund' | 'withdrawal' | 'sweep' | 'gas_topup' | 'cold_storage';
-export const OUTGOING_PURPOSES: readonly OutgoingPurpose[] = [
-  'payout',
-  'refund',
-  'withdrawal',
-  'sweep',
-  'gas_topup',
-  'cold_storage',
-];
-type OutgoingStatus = 'queued' | 'submitted' | 'confirmed' | 'failed';
-export type OutgoingErrorCode =
-  | 'reverted'
-  | 'out_of_energy'
-  | 'expired'
-  | 'insufficient_hot_wallet_funds'
-  | 'address_blacklisted'
-  | 'invalid_address'
-  | 'rejected'
-  | 'signer_unavailable';
+export { OUTGOING_PURPOSES, type OutgoingErrorCode, type OutgoingPurpose };
 
 type OutgoingSource =
   | { readonly kind: 'hot_wallet' }

@@ -12,6 +12,19 @@ import type { OutgoingErrorCode, OutgoingOutcomeHandler, OutgoingTransfer } from
 import { settle, type Reservation } from './reservation-ledger.ts';
 import { sunToMicroUsdt } from './transfer-cost.ts';
 
+/** The columns in which an owner table (payouts, refunds, withdrawals) records its reserved transfer's progress. */
+export interface ReservedTransferColumns<Status> {
+  trx_usdt_rate_micro: bigint;
+  network_fee_actual_micro: bigint | null;
+  status: Status;
+  tx_hash: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
 /** The columns every owner row of a reserved transfer has. */
 export interface ReservedOwnerRow {
   readonly id: string;

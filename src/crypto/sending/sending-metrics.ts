@@ -1,5 +1,6 @@
 // Prometheus metrics of the sign-once executor, registered once per registry.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { registeredMetric } from '../tron/node-metrics.ts';
 
 const FINAL_METRIC = 'paygate_outgoing_transfers_final_total';
 const WAITING_METRIC = 'paygate_outgoing_transfers_waiting_for_funds';
@@ -17,12 +18,8 @@ export interface SendingMetrics {
   ): void;
 }
 
-function single<T>(registry: Registry, name: string, make: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? make();
-}
-
 export function sendingMetrics(registry: Registry): SendingMetrics {
-  const final = single(
+  const final = registeredMetric(
     registry,
     FINAL_METRIC,
     () =>
@@ -33,7 +30,7 @@ export function sendingMetrics(registry: Registry): SendingMetrics {
         registers: [registry],
       }),
   );
-  const waiting = single(
+  const waiting = registeredMetric(
     registry,
     WAITING_METRIC,
     () =>
@@ -44,7 +41,7 @@ export function sendingMetrics(registry: Registry): SendingMetrics {
         registers: [registry],
       }),
   );
-  const expired = single(
+  const expired = registeredMetric(
     registry,
     EXPIRED_METRIC,
     () =>

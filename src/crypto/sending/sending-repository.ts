@@ -2,14 +2,9 @@
 // the executor's lease per chain.
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { joinAnchor, type CteAnchor } from '../../db/statement-anchor.ts';
+import { releaseRowLease, takeRowLease } from '../../db/row-lease.ts';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import type {
-  AttemptStatus,
-  ChainName,
-  OutgoingErrorCodeColumn,
-  OutgoingPurposeColumn,
-  SendingTables,
-} from './sending-tables.ts';
+import type { AttemptStatus, ChainName, OutgoingErrorCode, OutgoingPurpose, SendingTables } from './sending-tables.ts';
 
 export type OutgoingTransferRow = Selectable<SendingTables['crypto_outgoing_transfers']>;
 export type OutgoingAttemptRow = Selectable<SendingTables['crypto_outgoing_attempts']>;
@@ -111,25 +106,11 @@ export async function takeLease(
   now: Date,
   until: Date,
 ): Promise<boolean> {
-  const row = await db
-    .updateTable('crypto_sending_leases')
-    .set({ leader_token: token, lease_until: until, updated_at: now })
-    .where('chain', '=', chain)
-    .where((eb) =>
-      eb.or([eb('leader_token', 'is', null), eb('leader_token', '=', token), eb('lease_until', '<=', now)]),
-    )
-    .returning('chain')
-    .executeTakeFirst();
-  return row !== undefined;
+  return takeRowLease(db, 'crypto_sending_leases', { chain, token, now, until }, true);
 }
 
 export async function releaseLease(db: Executor<SendingTables>, chain: ChainName, token: string): Promise<void> {
-  await db
-    .updateTable('crypto_sending_leases')
-    .set({ leader_token: null, lease_until: null })
-    .where('chain', '=', chain)
-    .where('leader_token', '=', token)
-    .execute();
+  await releaseRowLease(db, 'crypto_sending_leases', chain, token);
 }
 
 export async function findLease(
@@ -173,7 +154,7 @@ export async function queuedUnsigned(
     .where('chain', '=', chain)
     .where('status', '=', 'queued')
     .where('tx_id', 'is', null)
-    .where('purpose', 'in', purposes as OutgoingPurposeColumn[])
+    .where('purpose', 'in', purposes as OutgoingPurpose[])
     .orderBy('created_at')
     .orderBy('id')
     .limit(limit)
@@ -280,21 +261,6 @@ export async function setShortOfFunds(db: Executor<SendingTables>, ids: readonly
     .execute();
 }
 
-export async function setAttemptStatus(
-  tx: Tx<SendingTables>,
-  transferId: string,
-  txIds: readonly string[],
-  status: AttemptStatus,
-): Promise<void> {
-  if (txIds.length === 0) return;
-  await tx
-    .updateTable('crypto_outgoing_attempts')
-    .set({ status })
-    .where('transfer_id', '=', transferId)
-    .where('tx_id', 'in', txIds)
-    .execute();
-}
-
 /** Every attempt proven dead: back to queued without a txID, for a new attempt. */
 export async function requeue(tx: Tx<SendingTables>, id: string, now: Date): Promise<void> {
   await tx
@@ -385,7 +351,7 @@ export interface FinishedFields {
   readonly txId: string | null;
   readonly feeSun: bigint | null;
   readonly blockNumber: bigint | null;
-  readonly errorCode: OutgoingErrorCodeColumn | null;
+  readonly errorCode: OutgoingErrorCode | null;
   readonly errorMessage: string | null;
   readonly submittedAt: Date | null;
 }
@@ -414,6 +380,7 @@ export async function finishTransfers(
   return result.rows;
 }
 
+/** Sets the status of these attempts (a tx_id names one attempt). */
 export async function setAttemptsStatus(
   tx: Tx<SendingTables>,
   txIds: readonly string[],

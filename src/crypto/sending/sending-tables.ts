@@ -4,9 +4,10 @@ import type { Generated } from 'kysely';
 /** The chain a transfer is sent on: the same names as crypto receiving's (receiving-tables.ts). */
 export type ChainName = 'tron-sandbox' | 'tron-live';
 
-export type OutgoingPurposeColumn = 'payout' | 'refund' | 'withdrawal' | 'sweep' | 'gas_topup' | 'cold_storage';
-type OutgoingStatusColumn = 'queued' | 'submitted' | 'confirmed' | 'failed';
-export type OutgoingErrorCodeColumn =
+export const OUTGOING_PURPOSES = ['payout', 'refund', 'withdrawal', 'sweep', 'gas_topup', 'cold_storage'] as const;
+export type OutgoingPurpose = (typeof OUTGOING_PURPOSES)[number];
+export type OutgoingStatus = 'queued' | 'submitted' | 'confirmed' | 'failed';
+export type OutgoingErrorCode =
   | 'reverted'
   | 'out_of_energy'
   | 'expired'
@@ -21,7 +22,7 @@ export interface SendingTables {
   crypto_outgoing_transfers: {
     id: string;
     chain: ChainName;
-    purpose: OutgoingPurposeColumn;
+    purpose: OutgoingPurpose;
     owner_id: string;
     asset: 'USDT' | 'TRX';
     from_kind: 'hot_wallet' | 'deposit_address';
@@ -29,12 +30,12 @@ export interface SendingTables {
     from_derivation_index: bigint | null;
     to_address: string;
     amount: bigint;
-    status: OutgoingStatusColumn;
+    status: OutgoingStatus;
     tx_id: string | null;
     attempts: Generated<number>;
     fee_sun: bigint | null;
     block_number: bigint | null;
-    error_code: OutgoingErrorCodeColumn | null;
+    error_code: OutgoingErrorCode | null;
     error_message: string | null;
     short_of_funds_since: Date | null;
     created_at: Date;

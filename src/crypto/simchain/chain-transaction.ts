@@ -3,13 +3,11 @@
 // (plain TRX, the sending side's gas top-ups). The TransferContract reader is
 // as strict as the other: one contract, only the fields java-tron's protobuf
 // writes for it, each once; anything else is a problem, never an exception.
-import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
+import { BinaryReader } from '@bufbuild/protobuf/wire';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { tronAddressFromBytes, tronAddressToHex, type TronAddress } from '../tron/address.ts';
 import {
   decodeSignedTransaction,
-  REF_BLOCK_BYTES_LENGTH,
-  REF_BLOCK_HASH_LENGTH,
   SIGNATURES_MAX,
   TRANSACTION_MAX_BYTES,
   TRANSFER_CONTRACT_TYPE,
@@ -19,6 +17,7 @@ import {
   type SignedTransaction,
   type TransferContractRaw,
 } from '../tron/transaction.ts';
+import { problemOf, readContractParameter, readFields, readRefBlock } from '../tron/transaction-fields.ts';
 
 /** A signed TRX transfer (TransferContract). */
 export interface SignedTrxTransfer {
@@ -58,8 +57,6 @@ export function decodeChainTransaction(bytes: Uint8Array): DecodedChainTransacti
   return { ok: true, transaction: { kind: 'trx', rawBytes, raw: raw.raw, txId: transactionId(rawBytes), signatures } };
 }
 
-class Malformed extends Error {}
-
 function decodeTransferContractRaw(
   bytes: Uint8Array,
 ): { readonly ok: true; readonly raw: TransferContractRaw } | { readonly ok: false; readonly problem: string } {
@@ -70,24 +67,12 @@ function decodeTransferContractRaw(
     const contract = readFields(fields.bytes(11) ?? new Uint8Array(), 'contract', { 1: 'varint', 2: 'bytes' });
     if (contract.varint(1) !== BigInt(TRANSFER_CONTRACT_TYPE))
       return { ok: false, problem: 'contract type is not TransferContract (1)' };
-    const any = readFields(contract.bytes(2) ?? new Uint8Array(), 'parameter', { 1: 'bytes', 2: 'bytes' });
-    const typeUrl = new TextDecoder().decode(any.bytes(1) ?? new Uint8Array());
-    if (typeUrl !== TRANSFER_CONTRACT_TYPE_URL)
-      return {
-        ok: false,
-        problem: `parameter type_url ${JSON.stringify(typeUrl.slice(0, 80))} is not TransferContract`,
-      };
-    const value = readFields(any.bytes(2) ?? new Uint8Array(), 'TransferContract', {
+    const value = readContractParameter(contract, TRANSFER_CONTRACT_TYPE_URL, 'TransferContract', {
       1: 'bytes',
       2: 'bytes',
       3: 'varint',
     });
-    const refBlockBytes = fields.bytes(1) ?? new Uint8Array();
-    const refBlockHash = fields.bytes(4) ?? new Uint8Array();
-    if (refBlockBytes.length !== REF_BLOCK_BYTES_LENGTH)
-      return { ok: false, problem: `ref_block_bytes is ${refBlockBytes.length} bytes, not 2` };
-    if (refBlockHash.length !== REF_BLOCK_HASH_LENGTH)
-      return { ok: false, problem: `ref_block_hash is ${refBlockHash.length} bytes, not 8` };
+    const { refBlockBytes, refBlockHash } = readRefBlock(fields);
     const ownerAddress = address(value.bytes(1));
     const toAddress = address(value.bytes(2));
     if (ownerAddress === undefined) return { ok: false, problem: 'owner_address is not 21 bytes starting with 0x41' };
@@ -112,10 +97,7 @@ function decodeTransferContractRaw(
       },
     };
   } catch (error) {
-    return {
-      ok: false,
-      problem: error instanceof Malformed ? error.message : `malformed protobuf: ${(error as Error).message}`,
-    };
+    return { ok: false, problem: problemOf(error) };
   }
 }
 
@@ -153,22 +135,4 @@ export function chainTransactionJson(transaction: ChainTransaction): Record<stri
 
 function address(bytes: Uint8Array | undefined): TronAddress | undefined {
   return bytes && bytes.length === 21 && bytes[0] === 0x41 ? tronAddressFromBytes(bytes) : undefined;
-}
-
-function readFields(bytes: Uint8Array, message: string, expected: Readonly<Record<number, 'bytes' | 'varint'>>) {
-  const values = new Map<number, Uint8Array | bigint>();
-  const reader = new BinaryReader(bytes);
-  while (reader.pos < reader.len) {
-    const [fieldNo, wireType] = reader.tag();
-    const kind = expected[fieldNo];
-    if (kind === undefined) throw new Malformed(`${message} field ${fieldNo} is not supported`);
-    if (values.has(fieldNo)) throw new Malformed(`${message} field ${fieldNo} appears twice`);
-    if (wireType !== (kind === 'bytes' ? WireType.LengthDelimited : WireType.Varint))
-      throw new Malformed(`${message} field ${fieldNo} has wire type ${wireType}`);
-    values.set(fieldNo, kind === 'bytes' ? reader.bytes() : BigInt(reader.int64()));
-  }
-  return {
-    bytes: (fieldNo: number) => values.get(fieldNo) as Uint8Array | undefined,
-    varint: (fieldNo: number) => values.get(fieldNo) as bigint | undefined,
-  };
 }

@@ -7,13 +7,14 @@ import type { NodeRequestRecord } from './node-transport.ts';
 const REQUESTS_METRIC = 'paygate_tron_node_requests_total';
 const DURATION_METRIC = 'paygate_tron_node_request_duration_seconds';
 
-function single<T>(registry: Registry, name: string, make: () => T): T {
+/** The metric `name` of the registry, made by `make` when the registry has none yet (one per registry). */
+export function registeredMetric<T>(registry: Registry, name: string, make: () => T): T {
   return (registry.getSingleMetric(name) as T | undefined) ?? make();
 }
 
 /** The transport's onRequest, counting into `registry`. */
 export function nodeRequestMetrics(registry: Registry): (record: NodeRequestRecord) => void {
-  const requests = single(
+  const requests = registeredMetric(
     registry,
     REQUESTS_METRIC,
     () =>
@@ -24,7 +25,7 @@ export function nodeRequestMetrics(registry: Registry): (record: NodeRequestReco
         registers: [registry],
       }),
   );
-  const duration = single(
+  const duration = registeredMetric(
     registry,
     DURATION_METRIC,
     () =>

@@ -8,6 +8,14 @@ import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { tronAddressFromBytes, tronAddressToBytes, tronAddressToHex, type TronAddress } from './address.ts';
+import {
+  problemOf,
+  readContractParameter,
+  readFields,
+  readRefBlock,
+  REF_BLOCK_BYTES_LENGTH,
+  REF_BLOCK_HASH_LENGTH,
+} from './transaction-fields.ts';
 
 /** `Transaction.Contract.ContractType.TriggerSmartContract`. */
 const TRIGGER_SMART_CONTRACT_TYPE = 31;
@@ -16,8 +24,6 @@ export const TRIGGER_SMART_CONTRACT_TYPE_URL = 'type.googleapis.com/protocol.Tri
 export const TRANSACTION_MAX_BYTES = 500 * 1024;
 /** TRON permissions hold at most 5 keys, so more signatures are never needed. */
 export const SIGNATURES_MAX = 5;
-export const REF_BLOCK_BYTES_LENGTH = 2;
-export const REF_BLOCK_HASH_LENGTH = 8;
 
 const INT64_MAX = (1n << 63n) - 1n;
 
@@ -68,22 +74,12 @@ export function encodeTriggerSmartContractRaw(raw: TriggerSmartContractRaw): Uin
   if (callValueSun !== 0n) call.tag(3, WireType.Varint).int64(callValueSun);
   if (raw.data.length > 0) call.tag(4, WireType.LengthDelimited).bytes(raw.data);
 
-  const any = new BinaryWriter();
-  any.tag(1, WireType.LengthDelimited).string(TRIGGER_SMART_CONTRACT_TYPE_URL);
-  any.tag(2, WireType.LengthDelimited).bytes(call.finish());
-
-  const contract = new BinaryWriter();
-  contract.tag(1, WireType.Varint).int32(TRIGGER_SMART_CONTRACT_TYPE);
-  contract.tag(2, WireType.LengthDelimited).bytes(any.finish());
-
-  const writer = new BinaryWriter();
-  writer.tag(1, WireType.LengthDelimited).bytes(raw.refBlockBytes);
-  writer.tag(4, WireType.LengthDelimited).bytes(raw.refBlockHash);
-  writer.tag(8, WireType.Varint).int64(raw.expirationMs);
-  writer.tag(11, WireType.LengthDelimited).bytes(contract.finish());
-  if (raw.timestampMs !== 0) writer.tag(14, WireType.Varint).int64(raw.timestampMs);
-  if (raw.feeLimitSun !== 0n) writer.tag(18, WireType.Varint).int64(raw.feeLimitSun);
-  return writer.finish();
+  const contract = {
+    type: TRIGGER_SMART_CONTRACT_TYPE,
+    typeUrl: TRIGGER_SMART_CONTRACT_TYPE_URL,
+    parameter: call.finish(),
+  };
+  return encodeRaw(raw, contract, raw.feeLimitSun);
 }
 
 /** `Transaction.Contract.ContractType.TransferContract`: a plain TRX transfer (gas top-ups). */
@@ -116,20 +112,42 @@ export function encodeTransferContractRaw(raw: TransferContractRaw): Uint8Array 
   call.tag(2, WireType.LengthDelimited).bytes(tronAddressToBytes(raw.toAddress));
   call.tag(3, WireType.Varint).int64(raw.amountSun);
 
-  const any = new BinaryWriter();
-  any.tag(1, WireType.LengthDelimited).string(TRANSFER_CONTRACT_TYPE_URL);
-  any.tag(2, WireType.LengthDelimited).bytes(call.finish());
+  const contract = { type: TRANSFER_CONTRACT_TYPE, typeUrl: TRANSFER_CONTRACT_TYPE_URL, parameter: call.finish() };
+  return encodeRaw(raw, contract, 0n);
+}
 
-  const contract = new BinaryWriter();
-  contract.tag(1, WireType.Varint).int32(TRANSFER_CONTRACT_TYPE);
-  contract.tag(2, WireType.LengthDelimited).bytes(any.finish());
+/** The header fields every `Transaction.raw` we write carries. */
+interface RawHeader {
+  readonly refBlockBytes: Uint8Array;
+  readonly refBlockHash: Uint8Array;
+  readonly expirationMs: number;
+  readonly timestampMs: number;
+}
+
+/** One contract of a `Transaction.raw`: its type, and its parameter as a `google.protobuf.Any`. */
+interface RawContract {
+  readonly type: number;
+  readonly typeUrl: string;
+  readonly parameter: Uint8Array;
+}
+
+/** `Transaction.raw` holding one contract; fee_limit 0 is omitted, as proto3 does. */
+function encodeRaw(header: RawHeader, contract: RawContract, feeLimitSun: bigint): Uint8Array {
+  const any = new BinaryWriter();
+  any.tag(1, WireType.LengthDelimited).string(contract.typeUrl);
+  any.tag(2, WireType.LengthDelimited).bytes(contract.parameter);
+
+  const contractWriter = new BinaryWriter();
+  contractWriter.tag(1, WireType.Varint).int32(contract.type);
+  contractWriter.tag(2, WireType.LengthDelimited).bytes(any.finish());
 
   const writer = new BinaryWriter();
-  writer.tag(1, WireType.LengthDelimited).bytes(raw.refBlockBytes);
-  writer.tag(4, WireType.LengthDelimited).bytes(raw.refBlockHash);
-  writer.tag(8, WireType.Varint).int64(raw.expirationMs);
-  writer.tag(11, WireType.LengthDelimited).bytes(contract.finish());
-  if (raw.timestampMs !== 0) writer.tag(14, WireType.Varint).int64(raw.timestampMs);
+  writer.tag(1, WireType.LengthDelimited).bytes(header.refBlockBytes);
+  writer.tag(4, WireType.LengthDelimited).bytes(header.refBlockHash);
+  writer.tag(8, WireType.Varint).int64(header.expirationMs);
+  writer.tag(11, WireType.LengthDelimited).bytes(contractWriter.finish());
+  if (header.timestampMs !== 0) writer.tag(14, WireType.Varint).int64(header.timestampMs);
+  if (feeLimitSun !== 0n) writer.tag(18, WireType.Varint).int64(feeLimitSun);
   return writer.finish();
 }
 
@@ -171,26 +189,13 @@ export function decodeTriggerSmartContractRaw(bytes: Uint8Array): DecodedRaw {
     const type = contract.varint(1) ?? 0n;
     if (type !== BigInt(TRIGGER_SMART_CONTRACT_TYPE))
       return { ok: false, problem: `contract type ${type} is not TriggerSmartContract (31)` };
-    const any = readFields(contract.bytes(2) ?? new Uint8Array(), 'parameter', { 1: 'bytes', 2: 'bytes' });
-    const typeUrl = new TextDecoder().decode(any.bytes(1) ?? new Uint8Array());
-    if (typeUrl !== TRIGGER_SMART_CONTRACT_TYPE_URL)
-      return {
-        ok: false,
-        problem: `parameter type_url ${JSON.stringify(typeUrl.slice(0, 80))} is not TriggerSmartContract`,
-      };
-    const call = readFields(any.bytes(2) ?? new Uint8Array(), 'TriggerSmartContract', {
+    const call = readContractParameter(contract, TRIGGER_SMART_CONTRACT_TYPE_URL, 'TriggerSmartContract', {
       1: 'bytes',
       2: 'bytes',
       3: 'varint',
       4: 'bytes',
     });
-
-    const refBlockBytes = fields.bytes(1) ?? new Uint8Array();
-    const refBlockHash = fields.bytes(4) ?? new Uint8Array();
-    if (refBlockBytes.length !== REF_BLOCK_BYTES_LENGTH)
-      return { ok: false, problem: `ref_block_bytes is ${refBlockBytes.length} bytes, not 2` };
-    if (refBlockHash.length !== REF_BLOCK_HASH_LENGTH)
-      return { ok: false, problem: `ref_block_hash is ${refBlockHash.length} bytes, not 8` };
+    const { refBlockBytes, refBlockHash } = readRefBlock(fields);
     const owner = call.bytes(1);
     const target = call.bytes(2);
     const ownerAddress = owner && isTronAddressBytes(owner) ? tronAddressFromBytes(owner) : undefined;
@@ -222,11 +227,7 @@ export function decodeTriggerSmartContractRaw(bytes: Uint8Array): DecodedRaw {
       },
     };
   } catch (error) {
-    return {
-      ok: false,
-      problem:
-        error instanceof MalformedTransaction ? error.message : `malformed protobuf: ${(error as Error).message}`,
-    };
+    return { ok: false, problem: problemOf(error) };
   }
 }
 
@@ -308,29 +309,6 @@ export function transactionJson(
     raw_data: rawData,
     raw_data_hex: bytesToHex(transaction.rawBytes),
     visible: false,
-  };
-}
-
-class MalformedTransaction extends Error {}
-
-type FieldKind = 'bytes' | 'varint';
-
-/** One message's fields, each at most once, each of the expected wire type; anything else is refused. */
-function readFields(bytes: Uint8Array, message: string, expected: Readonly<Record<number, FieldKind>>) {
-  const values = new Map<number, Uint8Array | bigint>();
-  const reader = new BinaryReader(bytes);
-  while (reader.pos < reader.len) {
-    const [fieldNo, wireType] = reader.tag();
-    const kind = expected[fieldNo];
-    if (kind === undefined) throw new MalformedTransaction(`${message} field ${fieldNo} is not supported`);
-    if (values.has(fieldNo)) throw new MalformedTransaction(`${message} field ${fieldNo} appears twice`);
-    if (wireType !== (kind === 'bytes' ? WireType.LengthDelimited : WireType.Varint))
-      throw new MalformedTransaction(`${message} field ${fieldNo} has wire type ${wireType}`);
-    values.set(fieldNo, kind === 'bytes' ? reader.bytes() : BigInt(reader.int64()));
-  }
-  return {
-    bytes: (fieldNo: number) => values.get(fieldNo) as Uint8Array | undefined,
-    varint: (fieldNo: number) => values.get(fieldNo) as bigint | undefined,
   };
 }
 

@@ -1,6 +1,7 @@
 // SQL of cabinet withdrawals and their per-shop settings.
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
+import { newestFirstPage } from '../../db/list-page.ts';
 import type { WithdrawalStatus, WithdrawalTables } from './withdrawals-tables.ts';
 
 export type WithdrawalRow = Selectable<WithdrawalTables['crypto_withdrawals']>;
@@ -99,5 +100,5 @@ export async function listWithdrawals(
   let builder = db.selectFrom('crypto_withdrawals').selectAll();
   if (query.merchantId !== undefined) builder = builder.where('merchant_id', '=', query.merchantId);
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
-  return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+  return newestFirstPage(builder, query);
 }

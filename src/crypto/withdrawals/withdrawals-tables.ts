@@ -1,21 +1,22 @@
 // Kysely types of the tables the withdrawals module owns (migration 0021_crypto_refunds_withdrawals.sql).
 import type { OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
+import type { ReservedTransferColumns } from '../sending/reserved-transfer.ts';
 
 type ChainName = OutgoingTransferRequest['chain'];
 
-export type WithdrawalStatus = 'awaiting_approval' | 'pending' | 'processing' | 'completed' | 'failed' | 'rejected';
-export const WITHDRAWAL_STATUSES: readonly WithdrawalStatus[] = [
+export const WITHDRAWAL_STATUSES = [
   'awaiting_approval',
   'pending',
   'processing',
   'completed',
   'failed',
   'rejected',
-];
+] as const;
+export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
 
 export interface WithdrawalTables {
   crypto_withdrawal_settings: { shop_id: string; approval_required: boolean; updated_at: Date };
-  crypto_withdrawals: {
+  crypto_withdrawals: ReservedTransferColumns<WithdrawalStatus> & {
     id: string;
     merchant_id: string;
     shop_id: string;
@@ -27,19 +28,10 @@ export interface WithdrawalTables {
     amount_micro: bigint;
     network_fee_micro: bigint;
     total_debit_micro: bigint;
-    trx_usdt_rate_micro: bigint;
-    network_fee_actual_micro: bigint | null;
-    status: WithdrawalStatus;
     outgoing_transfer_id: string | null;
-    tx_hash: string | null;
-    error_code: string | null;
-    error_message: string | null;
     requested_by: string;
     decided_by: string | null;
     decided_at: Date | null;
     reject_reason: string | null;
-    created_at: Date;
-    updated_at: Date;
-    completed_at: Date | null;
   };
 }

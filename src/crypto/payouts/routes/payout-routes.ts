@@ -30,6 +30,7 @@ import {
   Quote,
   RecipientInput,
 } from './payout-schemas.ts';
+import { listRouteOptions, pageRequest } from '../../../http/page-request.ts';
 
 const CreatePayoutBody = Type.Object(
   { external_id: PayoutExternalId, network: PayoutNetworkInput, amount: PayoutAmountInput, address: RecipientInput },
@@ -212,23 +213,17 @@ export const payoutRoutes =
 
     app.get(
       '/crypto/payouts',
-      {
-        config: { scopes: ['read', 'payouts'] },
-        schema: {
-          operationId: 'listCryptoPayouts',
-          tags: ['crypto payouts'],
-          summary: 'List payouts (batch items included), newest first',
-          querystring: ListPayoutsQuery,
-          response: {
-            200: pageOf(Payout, 'payouts', PAYOUT_EXAMPLE),
-            ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden'),
-          },
-        },
-      },
+      listRouteOptions({
+        scopes: ['read', 'payouts'],
+        operationId: 'listCryptoPayouts',
+        tag: 'crypto payouts',
+        summary: 'List payouts (batch items included), newest first',
+        querystring: ListPayoutsQuery,
+        page: pageOf(Payout, 'payouts', PAYOUT_EXAMPLE),
+      }),
       async (request) =>
         listPayouts(deps, principalOf(request).shopId, {
-          limit: request.query.limit ?? 20,
-          cursor: request.query.cursor,
+          ...pageRequest(request.query),
           status: request.query.status,
           external_id: request.query.external_id,
         }),

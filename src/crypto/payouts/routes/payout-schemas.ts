@@ -3,6 +3,7 @@
 import { Type } from 'typebox';
 import { EXTERNAL_ID_MAX_LENGTH } from '../payout-service.ts';
 import { BATCH_ITEMS_MAX } from '../batch-service.ts';
+import { TRC20_USDT } from '../../receiving/routes/crypto-schemas.ts';
 
 export { EXTERNAL_ID_MAX_LENGTH, BATCH_ITEMS_MAX };
 
@@ -48,10 +49,8 @@ export const RecipientInput = Type.String({
 const EXAMPLE_RECIPIENT = 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf';
 const EXAMPLE_TX = '9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f';
 
-export const PAYOUT_EXAMPLE = {
-  payout_id: 'po_01jcx1a2b3c4d5e6f7g8h9j0k3',
-  external_id: 'payout-42',
-  status: 'completed',
+/** What the payout example was quoted: its fields in the payout's order. */
+const QUOTE_EXAMPLE = {
   network: 'TRC20',
   asset: 'USDT',
   recipient_address: EXAMPLE_RECIPIENT,
@@ -59,6 +58,13 @@ export const PAYOUT_EXAMPLE = {
   network_fee: '2.71',
   service_fee: '0.5',
   total_debit: '103.21',
+};
+
+export const PAYOUT_EXAMPLE = {
+  payout_id: 'po_01jcx1a2b3c4d5e6f7g8h9j0k3',
+  external_id: 'payout-42',
+  status: 'completed',
+  ...QUOTE_EXAMPLE,
   network_fee_actual: '2.701',
   tx_hash: EXAMPLE_TX,
   error: null,
@@ -72,8 +78,7 @@ export const Payout = Type.Object(
     payout_id: Type.String(),
     external_id: Type.String({ description: 'your id of the payout; the idempotency key' }),
     status: PayoutStatus,
-    network: Type.Literal('TRC20'),
-    asset: Type.Literal('USDT'),
+    ...TRC20_USDT,
     recipient_address: Type.String(),
     recipient_amount: Usdt('what the recipient receives'),
     network_fee: Usdt('the network fee quoted at acceptance, rounded up to the cent'),
@@ -105,8 +110,7 @@ export const Payout = Type.Object(
 
 export const Quote = Type.Object(
   {
-    network: Type.Literal('TRC20'),
-    asset: Type.Literal('USDT'),
+    ...TRC20_USDT,
     recipient_address: Type.String(),
     recipient_amount: Usdt('what the recipient would receive'),
     network_fee: Usdt('the network fee at the chain’s current prices'),
@@ -115,17 +119,7 @@ export const Quote = Type.Object(
   },
   {
     description: 'What a payout would cost now; nothing is created',
-    examples: [
-      {
-        network: 'TRC20',
-        asset: 'USDT',
-        recipient_address: EXAMPLE_RECIPIENT,
-        recipient_amount: '100',
-        network_fee: '2.71',
-        service_fee: '0.5',
-        total_debit: '103.21',
-      },
-    ],
+    examples: [QUOTE_EXAMPLE],
   },
 );
 
@@ -139,8 +133,7 @@ export const Batch = Type.Object(
     batch_id: Type.String(),
     external_id: Type.String({ description: 'your id of the batch; the idempotency key' }),
     status: BatchStatus,
-    network: Type.Literal('TRC20'),
-    asset: Type.Literal('USDT'),
+    ...TRC20_USDT,
     item_count: Type.Integer(),
     total_debit: Usdt('the sum of the items’ total_debit'),
     counts: Counts,

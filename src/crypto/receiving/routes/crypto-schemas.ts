@@ -32,6 +32,9 @@ const DepositStatus = Type.Union([
   Type.Literal('unconfirmed'),
 ]);
 
+/** The network and asset of every crypto object: USDT on TRON. */
+export const TRC20_USDT = { network: Type.Literal('TRC20'), asset: Type.Literal('USDT') };
+
 const Usdt = (description: string) =>
   Type.String({ description: `${description}; USDT as a decimal string with at most 6 places` });
 const Timestamp = Type.String({ format: 'date-time' });
@@ -78,8 +81,7 @@ export const Invoice = Type.Object(
     invoice_id: Type.String(),
     external_id: Type.String({ description: 'your id of the invoice; the idempotency key' }),
     status: InvoiceStatus,
-    network: Type.Literal('TRC20'),
-    asset: Type.Literal('USDT'),
+    ...TRC20_USDT,
     amount: Usdt('the amount asked'),
     paid_amount: Usdt(
       'the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet',
@@ -130,8 +132,7 @@ const Deposit = Type.Object(
 const WALLET_FIELDS = {
   wallet_id: Type.String(),
   client_id: Type.String({ description: 'your id of the customer the wallet belongs to' }),
-  network: Type.Literal('TRC20'),
-  asset: Type.Literal('USDT'),
+  ...TRC20_USDT,
   address: TronAddress('the permanent deposit address of the wallet'),
   status: WalletStatus,
   received_amount: Usdt('credited deposits'),

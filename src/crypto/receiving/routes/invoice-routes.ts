@@ -21,6 +21,7 @@ import {
   PageQuery,
   pageOf,
 } from './crypto-schemas.ts';
+import { listRouteOptions, pageRequest } from '../../../http/page-request.ts';
 
 const CreateInvoiceBody = Type.Object(
   {
@@ -129,23 +130,17 @@ export const invoiceRoutes =
 
     app.get(
       '/crypto/invoices',
-      {
-        config: { scopes: ['crypto'] },
-        schema: {
-          operationId: 'listCryptoInvoices',
-          tags: ['crypto invoices'],
-          summary: 'List invoices, newest first',
-          querystring: ListInvoicesQuery,
-          response: {
-            200: pageOf(Invoice, 'invoices', INVOICE_EXAMPLE),
-            ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden'),
-          },
-        },
-      },
+      listRouteOptions({
+        scopes: ['crypto'],
+        operationId: 'listCryptoInvoices',
+        tag: 'crypto invoices',
+        summary: 'List invoices, newest first',
+        querystring: ListInvoicesQuery,
+        page: pageOf(Invoice, 'invoices', INVOICE_EXAMPLE),
+      }),
       async (request) =>
         listInvoices(deps, principalOf(request).shopId, {
-          limit: request.query.limit ?? 20,
-          cursor: request.query.cursor,
+          ...pageRequest(request.query),
           status: request.query.status,
           external_id: request.query.external_id,
         }),

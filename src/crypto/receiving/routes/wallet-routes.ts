@@ -17,6 +17,7 @@ import {
   WalletStatus,
   pageOf,
 } from './crypto-schemas.ts';
+import { listRouteOptions, pageRequest } from '../../../http/page-request.ts';
 
 const CreateWalletBody = Type.Object(
   {
@@ -82,23 +83,17 @@ export const walletRoutes =
 
     app.get(
       '/crypto/wallets',
-      {
-        config: { scopes: ['crypto'] },
-        schema: {
-          operationId: 'listCryptoWallets',
-          tags: ['crypto wallets'],
-          summary: 'List wallets, newest first',
-          querystring: ListWalletsQuery,
-          response: {
-            200: pageOf(Wallet, 'wallets', WALLET_EXAMPLE),
-            ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden'),
-          },
-        },
-      },
+      listRouteOptions({
+        scopes: ['crypto'],
+        operationId: 'listCryptoWallets',
+        tag: 'crypto wallets',
+        summary: 'List wallets, newest first',
+        querystring: ListWalletsQuery,
+        page: pageOf(Wallet, 'wallets', WALLET_EXAMPLE),
+      }),
       async (request) =>
         listWallets(deps, principalOf(request).shopId, {
-          limit: request.query.limit ?? 20,
-          cursor: request.query.cursor,
+          ...pageRequest(request.query),
           client_id: request.query.client_id,
           status: request.query.status,
         }),

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import { RecipientInput } from '../../payouts/routes/payout-schemas.ts';
+import { TRC20_USDT } from '../../receiving/routes/crypto-schemas.ts';
 import { EXTERNAL_ID_MAX_LENGTH } from '../../payouts/payout-service.ts';
 import type { CryptoDeps } from '../../chain/chain-module.ts';
 import type { ModuleRoutes } from '../../../gateway-module.ts';
@@ -57,8 +58,7 @@ const Refund = Type.Object(
     held: Type.Boolean({
       description: 'the deposit was held (a blocked wallet, never credited): your balance is not touched',
     }),
-    network: Type.Literal('TRC20'),
-    asset: Type.Literal('USDT'),
+    ...TRC20_USDT,
     recipient_address: Type.String(),
     received_amount: Usdt('what the deposits brought'),
     recipient_amount: Usdt('what the address receives: received_amount − network_fee'),
