@@ -6,6 +6,9 @@
 // (notifications may be lost) an entry is trusted only briefly, and when it
 // comes back everything is dropped. A lookup that overlapped an invalidation
 // stores nothing: it may have read the row just before the change committed.
+// Ages are read from `nowMs` (the gateway's clock where the owner passes it, so
+// tests drive it); an entry that seems to come from the future after the clock
+// was set back is not trusted.
 import { LRUCache } from 'lru-cache';
 import { performance } from 'node:perf_hooks';
 import type { NotificationChannel, Notifications } from './notifications.ts';
@@ -69,7 +72,8 @@ export function createNotifiedCache<V extends object>(
       const entry = entries.get(key);
       if (!entry) return undefined;
       const trustedMs = notifications.listening ? options.trustedWhileListeningMs : options.trustedWhileNotListeningMs;
-      if (nowMs() - entry.cachedAtMs <= trustedMs) return entry.value;
+      const ageMs = nowMs() - entry.cachedAtMs;
+      if (ageMs >= 0 && ageMs <= trustedMs) return entry.value;
       entries.delete(key);
       return undefined;
     },

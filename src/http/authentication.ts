@@ -35,12 +35,12 @@ export function bearerCredential(header: string | undefined): string {
 
 export function installAuthentication(
   scope: FastifyInstance,
-  context: Pick<AppContext, 'db' | 'notifications'>,
+  context: Pick<AppContext, 'db' | 'clock' | 'notifications'>,
   failures: AuthFailureLimiter,
 ): void {
   scope.decorateRequest('principal', null);
   // Only with notifications: without them nothing would tell the cache of a revocation.
-  const cache = context.notifications && createApiKeyCache<ApiPrincipal>(context.notifications);
+  const cache = context.notifications && createApiKeyCache<ApiPrincipal>(context.notifications, context.clock);
   if (cache) scope.addHook('onClose', async () => cache.close());
   // A route that names no scopes would be open to every key, read-only ones included.
   scope.addHook('onRoute', (route) => {

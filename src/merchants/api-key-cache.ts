@@ -10,8 +10,10 @@
 //   backstop against a notification lost without the connection dropping;
 // - a lookup that overlapped any invalidation is not stored (it may have read
 //   the row just before the change committed).
+// Ages are measured on the gateway's clock, which tests drive.
 // Only keys that authenticated are stored, keyed by the key's SHA-256 (never the
 // key itself), in a bounded LRU: unknown or revoked keys never take a place.
+import type { Clock } from '../clock.ts';
 import { API_KEYS_CHANNEL, type Notifications } from '../db/notifications.ts';
 import { createNotifiedCache, type LookupTicket } from '../db/notified-cache.ts';
 
@@ -42,7 +44,8 @@ export interface ApiKeyCache<T extends CachedKey> {
 
 export function createApiKeyCache<T extends CachedKey>(
   notifications: Notifications,
-  options: { readonly maxEntries?: number; readonly nowMs?: () => number } = {},
+  clock: Clock,
+  options: { readonly maxEntries?: number } = {},
 ): ApiKeyCache<T> {
   const cache = createNotifiedCache<T>(notifications, {
     channel: API_KEYS_CHANNEL,
@@ -50,7 +53,7 @@ export function createApiKeyCache<T extends CachedKey>(
     maxEntries: options.maxEntries ?? CACHED_KEYS_MAX,
     trustedWhileListeningMs: TRUSTED_WHILE_LISTENING_MS,
     trustedWhileNotListeningMs: TRUSTED_WHILE_NOT_LISTENING_MS,
-    nowMs: options.nowMs,
+    nowMs: () => clock.now().getTime(),
   });
   // The key's hash, never the key, names its entry.
   const cacheKey = (keyHash: Uint8Array) => Buffer.from(keyHash).toString('base64');

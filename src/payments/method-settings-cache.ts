@@ -2,7 +2,9 @@
 // kept per instance so that creating a payment is one round trip (the insert).
 // A change of a shop's settings notifies `shop:<id>` (migration 0016's trigger)
 // and drops the entry on every instance as soon as it commits; the entry is
-// otherwise trusted for at most 5 s (1 s while notifications can be missed).
+// otherwise trusted for at most 5 s (1 s while notifications can be missed) of
+// the gateway's clock.
+import type { Clock } from '../clock.ts';
 import { API_KEYS_CHANNEL, type Notifications } from '../db/notifications.ts';
 import { createNotifiedCache } from '../db/notified-cache.ts';
 import type { Executor } from '../db/transaction.ts';
@@ -22,7 +24,10 @@ interface CachedSettings {
 }
 
 /** Without notifications nothing would tell the cache of a change: every call reads the database. */
-export function createMethodSettingsSource(notifications: Notifications | undefined): MethodSettingsSource {
+export function createMethodSettingsSource(
+  notifications: Notifications | undefined,
+  clock: Clock,
+): MethodSettingsSource {
   if (!notifications) return { settingsOf: shopMethodSettings, close: () => undefined };
   const cache = createNotifiedCache<CachedSettings>(notifications, {
     channel: API_KEYS_CHANNEL,
@@ -30,6 +35,7 @@ export function createMethodSettingsSource(notifications: Notifications | undefi
     maxEntries: CACHED_SHOPS_MAX,
     trustedWhileListeningMs: 5_000,
     trustedWhileNotListeningMs: 1_000,
+    nowMs: () => clock.now().getTime(),
   });
   return {
     async settingsOf(db, shopId) {

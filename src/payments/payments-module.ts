@@ -22,7 +22,7 @@ export interface PaymentsService {
 
 export function createPaymentsModule(deps: PaymentsModuleDeps): BuiltModule<PaymentsService> {
   // A shop's method settings, read on every creation: the module's own cache, dropped on close.
-  const methodSettings = createMethodSettingsSource(deps.notifications);
+  const methodSettings = createMethodSettingsSource(deps.notifications, deps.clock);
   return {
     module: {
       name: 'payments',

@@ -16,27 +16,22 @@ interface Running {
   readonly output: () => string;
 }
 
-function exited(child: ChildProcess): Promise<{ code: number | null; at: number }> {
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, at: Date.now() })));
+function exited(child: ChildProcess): Promise<{ code: number | null }> {
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code })));
 }
 
-async function until(probe: () => boolean, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Asks until `probe` holds; the test's timeout is the only bound. */
+async function until(probe: () => boolean): Promise<void> {
+  while (!probe()) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', () => {
   let dataDir: string;
   let receiver: Receiver;
-  let receiverAnsweredAt: number | undefined;
   const env = () => ({ PAYGATE_DATA_DIR: dataDir, PORT: '0', PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1', PAYGATE_DEMO: '1' });
 
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'paygate-shutdown-'));
-    receiverAnsweredAt = undefined;
   });
   afterEach(async () => {
     await receiver?.close();
@@ -47,10 +42,7 @@ describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', (
     answer: Answer,
     extraEnv: Record<string, string> = {},
   ): Promise<{ server: Running; apiKey: string }> {
-    receiver = await startReceiver(() => {
-      if (answer.delayMs) setTimeout(() => (receiverAnsweredAt = Date.now()), answer.delayMs);
-      return answer;
-    });
+    receiver = await startReceiver(() => answer);
     const server = await startPaygate([], { ...env(), ...extraEnv });
     const { api_key: apiKey } = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8')) as {
       api_key: string;
@@ -90,17 +82,28 @@ describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', (
   }
 
   it('finishes the delivery in flight, records it, and exits 0, however many SIGTERMs arrive', async () => {
-    const { server, apiKey } = await startWithPaidPayment({ status: 200, delayMs: 1_500 });
-    const exit = exited(server.child);
+    let answerDelivery!: () => void;
+    const deliveryAnswered = new Promise<void>((resolve) => (answerDelivery = resolve));
+    // At info the gateway logs when it starts shutting down.
+    const { server, apiKey } = await startWithPaidPayment(
+      { status: 200, answerWhen: deliveryAnswered },
+      { LOG_LEVEL: 'info' },
+    );
+    let answered = false;
+    const exit = exited(server.child).then((result) => ({ ...result, answered }));
     // Twice, as a process group signal reaches both a wrapper that forwards it and the gateway.
     server.child.kill('SIGTERM');
     server.child.kill('SIGTERM');
-    const { code, at } = await exit;
+    // The receiver answers only once the gateway is shutting down with the delivery in flight.
+    await until(() => server.output().includes('shutting down') || server.child.exitCode !== null);
+    expect(server.child.exitCode, server.output()).toBeNull();
+    answered = true;
+    answerDelivery();
+    const { code, answered: answeredBeforeExit } = await exit;
     expect(code, server.output()).toBe(0);
     expect(server.output()).toContain('paygate stopped');
     // The process waited for the receiver's answer instead of cutting it off.
-    expect(receiverAnsweredAt).toBeDefined();
-    expect(at).toBeGreaterThanOrEqual(receiverAnsweredAt!);
+    expect(answeredBeforeExit).toBe(true);
     expect(receiver.requests).toHaveLength(1);
     expect(await eventStatusAfterRestart(apiKey)).toBe('delivered');
   });

@@ -30,7 +30,12 @@ describe.each(backends)('database on %s', (backend) => {
       await sql`insert into isolation_probe (id, note) values (2, 'from committed')`.execute(tx);
     });
     const lone = sql`insert into isolation_probe (id, note) values (3, 'lone')`.execute(database.db);
-    setTimeout(releaseFirst, 20);
+    // On a server the overlapping work commits while the first transaction is still open; on
+    // PGlite (one session) it can only queue for the session, which it has done once the
+    // microtasks that issue it have run (nothing before its turn waits on I/O).
+    if (backend === 'postgres') await Promise.all([overlapping, lone]);
+    else await new Promise((resolve) => setImmediate(resolve));
+    releaseFirst();
     await expect(failing).rejects.toThrow('abort on purpose');
     await overlapping;
     await lone;

@@ -124,45 +124,53 @@ function isConnectionLoss(error: unknown): boolean {
 describe.skipIf(!TEST_DATABASE_URL)('ledger under concurrency on postgres', () => {
   const environment = useLedgerDatabase('postgres', { poolSize: CLIENTS + 4 });
 
-  it('20 clients, 5,000 random transfers between 10 accounts: no negative balance, totals conserved, repeats are no-ops', async () => {
-    const { context } = environment();
-    const workload: Workload = { prefix: 'concurrent', accountIds: await openAccounts(environment()), successes: [] };
-    const observer = startObserver(context.db, workload.accountIds);
-    let refused = 0;
-    let repeats = 0;
-    const perClient = 5_000 / CLIENTS;
-    const randomOfClient = randomStreamsForThisTest();
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async (_, client) => {
-        const random = randomOfClient(client);
-        const mine: TransferInput[] = [];
-        for (let index = 0; index < perClient; index++) {
-          const input = randomTransfer(random, workload.accountIds, `concurrent:${client}:${index}`);
-          try {
-            const result = await inTransaction(context.db, (tx) => transfer(tx, context.clock, input));
-            expect(result.replayed).toBe(false);
-            mine.push(input);
-            workload.successes.push(input);
-          } catch (error) {
-            if (!(error instanceof AppError) || error.code !== 'insufficient_funds') throw error;
-            refused += 1;
+  // A safety net, not a speed bound: the work takes about 30 s alone, and its 20 clients contend for
+  // 10 rows, so beside another suite on two cores it slows far more than the CPU share alone explains.
+  const WORKLOAD_TIMEOUT_MS = 900_000;
+
+  it(
+    '20 clients, 5,000 random transfers between 10 accounts: no negative balance, totals conserved, repeats are no-ops',
+    { timeout: WORKLOAD_TIMEOUT_MS },
+    async () => {
+      const { context } = environment();
+      const workload: Workload = { prefix: 'concurrent', accountIds: await openAccounts(environment()), successes: [] };
+      const observer = startObserver(context.db, workload.accountIds);
+      let refused = 0;
+      let repeats = 0;
+      const perClient = 5_000 / CLIENTS;
+      const randomOfClient = randomStreamsForThisTest();
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async (_, client) => {
+          const random = randomOfClient(client);
+          const mine: TransferInput[] = [];
+          for (let index = 0; index < perClient; index++) {
+            const input = randomTransfer(random, workload.accountIds, `concurrent:${client}:${index}`);
+            try {
+              const result = await inTransaction(context.db, (tx) => transfer(tx, context.clock, input));
+              expect(result.replayed).toBe(false);
+              mine.push(input);
+              workload.successes.push(input);
+            } catch (error) {
+              if (!(error instanceof AppError) || error.code !== 'insufficient_funds') throw error;
+              refused += 1;
+            }
+            if (mine.length > 0 && random() < 0.2) {
+              const again = mine[randomIndex(random, mine.length)]!;
+              const replay = await inTransaction(context.db, (tx) => transfer(tx, context.clock, again));
+              expect(replay.replayed).toBe(true);
+              repeats += 1;
+            }
           }
-          if (mine.length > 0 && random() < 0.2) {
-            const again = mine[randomIndex(random, mine.length)]!;
-            const replay = await inTransaction(context.db, (tx) => transfer(tx, context.clock, again));
-            expect(replay.replayed).toBe(true);
-            repeats += 1;
-          }
-        }
-      }),
-    );
-    const snapshots = await observer.stop();
-    expect(workload.successes.length + refused).toBe(5_000);
-    expect(refused).toBeGreaterThan(0); // the amounts are large enough that balances do run dry
-    expect(repeats).toBeGreaterThan(0);
-    expect(snapshots).toBeGreaterThan(0);
-    await expectBalancesMatch(context.db, workload);
-  });
+        }),
+      );
+      const snapshots = await observer.stop();
+      expect(workload.successes.length + refused).toBe(5_000);
+      expect(refused).toBeGreaterThan(0); // the amounts are large enough that balances do run dry
+      expect(repeats).toBeGreaterThan(0);
+      expect(snapshots).toBeGreaterThan(0);
+      await expectBalancesMatch(context.db, workload);
+    },
+  );
 
   it('a reservation raced by 20 clients posting and voiding it is closed exactly once', async () => {
     const { context } = environment();

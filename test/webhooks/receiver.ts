@@ -1,5 +1,6 @@
 // A real HTTP receiver on 127.0.0.1 for webhook tests: records every request
-// and answers as the test's handler says (status, headers, body, delay, or never).
+// and answers as the test's handler says (status, headers, body, delay, when the
+// test lets it, or never).
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -15,6 +16,8 @@ export interface Answer {
   readonly headers?: Record<string, string>;
   readonly body?: string;
   readonly delayMs?: number;
+  /** Answer once this settles (the test decides when). */
+  readonly answerWhen?: Promise<void>;
   /** Never answer (the sender must time out). */
   readonly hang?: boolean;
   /** Send the status line and headers, then nothing more, never ending the body. */
@@ -71,7 +74,8 @@ export async function startReceiver(handler: Handler = () => ({ status: 200, bod
         response.writeHead(answer.status ?? 200, answer.headers ?? {});
         response.end(answer.body ?? '');
       };
-      if (answer.delayMs) setTimeout(reply, answer.delayMs);
+      if (answer.answerWhen) void answer.answerWhen.then(reply);
+      else if (answer.delayMs) setTimeout(reply, answer.delayMs);
       else reply();
     });
   });

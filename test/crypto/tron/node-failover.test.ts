@@ -32,8 +32,20 @@ afterEach(async () => {
   await secondary.close();
 });
 
+/**
+ * The attempt timeout of these clients: far beyond what a loopback answer takes on a loaded
+ * machine, so only a node made to hang (never answering, or never finishing) reaches it.
+ */
+const ATTEMPT_TIMEOUT_MS = 5_000;
+
 function clientFor(urls: TronNodeClientOptions['urls'], options: Partial<TronNodeClientOptions> = {}): TronNodeClient {
-  const client = createTronNodeClient({ urls, usdtContract: USDT, timeoutMs: 2_000, retryDelayMs: 1, ...options });
+  const client = createTronNodeClient({
+    urls,
+    usdtContract: USDT,
+    timeoutMs: ATTEMPT_TIMEOUT_MS,
+    retryDelayMs: 1,
+    ...options,
+  });
   clients.push(client);
   return client;
 }
@@ -64,10 +76,10 @@ describe('failover to the next URL', () => {
   });
 
   it('goes to the second URL when the first does not answer within the timeout', async () => {
-    primary.on('/wallet/getnowblock', { json: blockJson({ number: 100 }), delayMs: 20_000 });
+    // Its answer is due long after the timeout, on the same event loop: the timeout fires first.
+    primary.on('/wallet/getnowblock', { json: blockJson({ number: 100 }), delayMs: 4 * ATTEMPT_TIMEOUT_MS });
     const failures: NodeFailure[] = [];
     const client = clientFor([primary.url, secondary.url], {
-      timeoutMs: 1_000,
       onAttemptFailure: (failure) => failures.push(failure),
     });
     // Block 200 is the second node's: the slow first answer (block 100) was not waited for.
@@ -79,7 +91,6 @@ describe('failover to the next URL', () => {
     primary.on('/wallet/getnowblock', { drip: true });
     const failures: NodeFailure[] = [];
     const client = clientFor([primary.url, secondary.url], {
-      timeoutMs: 200,
       onAttemptFailure: (failure) => failures.push(failure),
     });
     expect((await client.getHeadBlock()).number).toBe(200);
