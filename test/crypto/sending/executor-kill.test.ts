@@ -35,6 +35,8 @@ describe.each(backends)('the executor killed -9 between steps, on %s', (backend)
   let databaseUrl: string | undefined;
   let chainServer: SimulatedChainServer;
   let miner: NodeJS.Timeout | undefined;
+  /** A child still running when a case ends (it failed or timed out) is killed, so it cannot outlive its case. */
+  const running = new Set<ReturnType<typeof spawn>>();
   const mnemonic = generateMnemonic(english, 256);
   const key = signingKeyFromMnemonic(mnemonic);
 
@@ -46,6 +48,8 @@ describe.each(backends)('the executor killed -9 between steps, on %s', (backend)
   });
   afterEach(async () => {
     clearInterval(miner);
+    for (const child of running) child.kill('SIGKILL');
+    running.clear();
     await chainServer.close();
     await rm(dir, { recursive: true, force: true });
     if (databaseUrl) await dropServerDatabase(databaseUrl);
@@ -73,10 +77,10 @@ describe.each(backends)('the executor killed -9 between steps, on %s', (backend)
       let output = '';
       child.stdout.on('data', (chunk) => (output += chunk));
       child.stderr.on('data', (chunk) => (output += chunk));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      running.add(child);
       child.on('error', reject);
       child.on('exit', (code, signal) => {
-        clearTimeout(timer);
+        running.delete(child);
         resolve({ code, signal, output });
       });
     });
