@@ -23,7 +23,6 @@ import {
 import { readiness, type Readiness } from './health/readiness.ts';
 import { installJsonBodyParser } from './http/json-body-parser.ts';
 import { installMetricsRoute } from './http/metrics-route.ts';
-import { registerCustodyMetrics } from './crypto/custody/custody-metrics.ts';
 import { openApiOptions } from './http/openapi-document.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { installStringInputCheck } from './http/string-inputs.ts';
@@ -119,7 +118,6 @@ export async function buildApp(
   });
   const authFailures = new AuthFailureLimiter(context.clock, context.config.authFailuresPerMinute);
   installMetricsRoute(app, context, authFailures);
-  registerCustodyMetrics(context);
 
   await app.register(
     async (v1) => {

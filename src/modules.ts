@@ -97,9 +97,23 @@ export function createWorkers(modules: readonly GatewayModule[]): Worker[] {
   return modules.flatMap((module) => module.workers?.() ?? []);
 }
 
-/** Closes every module, the last listed first; a failure of one does not keep the others open (the first is thrown). */
-export async function closeModules(modules: readonly GatewayModule[]): Promise<void> {
+/** Something opened while starting, closed again on stop or after a failed start. */
+export type Closer = () => Promise<unknown> | unknown;
+
+/** Runs every closer, the last opened first; a failure of one does not keep the others open (the first is thrown once all have run). */
+export async function closeInReverse(opened: readonly Closer[]): Promise<void> {
   const failures: unknown[] = [];
-  for (const module of [...modules].reverse()) await module.close?.().catch((error: unknown) => failures.push(error));
+  for (const close of [...opened].reverse()) {
+    try {
+      await close();
+    } catch (error) {
+      failures.push(error);
+    }
+  }
   if (failures.length > 0) throw failures[0];
+}
+
+/** Closes every module, the last listed first. */
+export function closeModules(modules: readonly GatewayModule[]): Promise<void> {
+  return closeInReverse(modules.map((module) => () => module.close?.()));
 }

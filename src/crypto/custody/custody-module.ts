@@ -4,6 +4,7 @@
 import type { AppContext } from '../../context.ts';
 import type { GatewayModule } from '../../gateway-module.ts';
 import type { CryptoDeps } from '../chain/chain-module.ts';
+import { registerCustodyMetrics } from './custody-metrics.ts';
 import { createCustodyReconciliationWorker } from './reconciliation-worker.ts';
 import { createSigningPauseCheck, type SigningPauseCheck } from './signing-pause.ts';
 
@@ -16,6 +17,8 @@ export interface CustodyService {
 export function createCustodyModule(deps: CustodyModuleDeps): { module: GatewayModule; service: CustodyService } {
   // One cache of the books' pause state per module (it listens for their changes).
   const signingPause = createSigningPauseCheck(deps.notifications);
+  // Every process serving /metrics reports the latest reconciliation, whichever worker made it.
+  registerCustodyMetrics(deps);
   return {
     module: {
       name: 'crypto-custody',
