@@ -176,7 +176,7 @@ export async function startGateway(
     // Stop accepting and finish in-flight requests while the workers finish their deliveries.
     opened.push(() => Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]));
     if (options.role !== 'worker') {
-      app = await buildApp(context, modules.list, { redis });
+      app = await buildApp(context, modules, { redis });
       url = await app.listen({ port: config.port, host: config.host });
     }
     workers = options.role === 'api' ? [] : createWorkers(modules.list);
