@@ -63,7 +63,15 @@ export function createModules(platform: AppContext, options: { readonly chain?: 
       chain.module,
       createReceivingModule(crypto).module,
       // The sign-once executor of every outgoing transfer; the handlers are the other modules' (outgoingOutcomes).
-      { name: 'crypto-sending', workers: () => [createOutgoingTransferWorker(crypto, outgoingOutcomeHandlers())] },
+      {
+        name: 'crypto-sending',
+        workers: () => [
+          createOutgoingTransferWorker(
+            { ...crypto, signingPaused: custody.service.isSigningPaused },
+            outgoingOutcomeHandlers(),
+          ),
+        ],
+      },
       createPayoutsModule({ ...crypto, signingPause: custody.service.signingPause }).module,
       createRefundsModule(crypto).module,
       createWithdrawalsModule().module,

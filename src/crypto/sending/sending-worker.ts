@@ -4,13 +4,13 @@
 // worker process. A queued transfer wakes it (migration 0019's trigger); while
 // transfers are in flight it passes about once a second, as results solidify.
 import type { AppContext, Worker } from '../../context.ts';
+import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import { reportFailure } from '../../health/dependency-health.ts';
 import { createPollingWorker } from '../../polling-worker.ts';
 import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
 import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
-import { isSigningPaused } from '../custody/signing-pause.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
 import { createOutflowCap } from './outflow-cap.ts';
 import { sandboxHotWalletTopUp } from './sandbox-faucet.ts';
@@ -40,6 +40,8 @@ export function missingOutcomeHandlers(handlers: OutcomeHandlers): OutgoingPurpo
 export function createOutgoingTransferWorker(
   context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'role' | 'notifications' | 'metrics'> & {
     readonly chain: CryptoChain;
+    /** Whether a book's signing is paused (custody's shortfall pause), read afresh once a pass. */
+    readonly signingPaused: (book: LedgerBook) => Promise<boolean>;
   },
   handlers: OutcomeHandlers,
 ): Worker & { runOnce(): Promise<number> } {
@@ -74,7 +76,7 @@ export function createOutgoingTransferWorker(
         maxAttempts: context.config.outgoingMaxAttempts,
         fundsWaitSeconds: context.config.outgoingFundsWaitSeconds,
         transferEnergyMax: context.config.tronTransferEnergyMax,
-        signingPaused: () => isSigningPaused(context.db, mode),
+        signingPaused: () => deps.signingPaused(mode),
         // Counted per book: the sandbox is capped like live, so merchants see there what live will do.
         ...(context.config.tronHourlyOutflowCapMicro === undefined
           ? {}
