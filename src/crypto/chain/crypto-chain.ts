@@ -28,6 +28,7 @@ import { createTronNodeClient, type TronNodeClient } from '../tron/node-client.t
 import { nodeRequestMetrics } from '../tron/node-metrics.ts';
 import { noLiveSigningKey, sealedSigningKey } from './chain-signer.ts';
 import { createSandboxChain } from './sandbox-chain.ts';
+import { sandboxHotWalletTopUp, type HotWalletTopUp } from './sandbox-faucet.ts';
 
 /** The chain a deposit arrived on: the simulated chain of sandbox shops, or the configured TRON nodes. */
 export type ChainName = 'tron-sandbox' | 'tron-live';
@@ -51,6 +52,8 @@ export interface ChainAccess {
    * PAYGATE_TRON_XPUB_FILE). Opened on first call, never in a process that does not sign.
    */
   signingKey(): Promise<DepositSigningKey>;
+  /** Sandbox only: tops the hot wallet up from the simulated chain's faucet before the executor signs (sandbox-faucet.ts). */
+  readonly topUpHotWallet?: HotWalletTopUp;
 }
 
 export interface CryptoChain {
@@ -145,16 +148,23 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         xpub = await ensureSealedSandboxSeed(keyStore, options.dataDir);
         signingKey = sealedSigningKey(keyStore, 'sandbox', xpub);
       }
+      // Only the account xpub is kept: the receiving side never needs a private key.
+      const addressKey = depositAddressKeyFromXpub(xpub);
       return {
         chain: 'tron-sandbox',
         keyId: 'sandbox',
-        // Only the account xpub is kept: the receiving side never needs a private key.
-        addressKey: depositAddressKeyFromXpub(xpub),
+        addressKey,
         usdtContract: USDT_CONTRACT_MAINNET,
         // Found on first use: an API-role process derives addresses before any worker serves the chain.
         node: lazyNodeClient(resolveSandboxNode, () => sandboxNode),
         // The sandbox seed signs too (nothing real is at stake); only the worker role asks for it.
         signingKey,
+        topUpHotWallet: sandboxHotWalletTopUp({
+          faucet: async (address, amounts) => void (await (await sandboxControl()).faucet(address, amounts)),
+          hotWallet: addressKey.hotWalletAddress,
+          chain: 'tron-sandbox',
+          logger,
+        }),
       } satisfies ChainAccess;
     })().catch((error: unknown) => {
       sandbox = undefined;

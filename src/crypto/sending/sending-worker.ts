@@ -13,7 +13,6 @@ import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
 import { createOutflowCap } from './outflow-cap.ts';
-import { sandboxHotWalletTopUp } from './sandbox-faucet.ts';
 import { createSigningPool, type SigningPool } from './signing-pool.ts';
 import { OUTGOING_PURPOSES, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
 import { sendingMetrics } from './sending-metrics.ts';
@@ -89,17 +88,8 @@ export function createOutgoingTransferWorker(
                 metrics: context.metrics,
               }),
             }),
-        ...(sandbox
-          ? {
-              topUpHotWallet: sandboxHotWalletTopUp({
-                faucet: async (address, amounts) =>
-                  void (await (await deps.chain.sandboxControl()).faucet(address, amounts)),
-                hotWallet: access.addressKey.hotWalletAddress,
-                chain: access.chain,
-                logger: context.logger,
-              }),
-            }
-          : {}),
+        // Only the sandbox chain's access has one (chain/sandbox-faucet.ts).
+        topUpHotWallet: access.topUpHotWallet,
       });
       executors.set(access.chain, executor);
     }

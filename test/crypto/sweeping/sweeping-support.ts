@@ -13,7 +13,7 @@ import {
 } from '../../../src/crypto/sweeping/sweeping-service.ts';
 import { tronAddress, type TronAddress } from '../../../src/crypto/tron/address.ts';
 import { createOutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
-import { sandboxHotWalletTopUp } from '../../../src/crypto/sending/sandbox-faucet.ts';
+import { sandboxHotWalletTopUp } from '../../../src/crypto/chain/sandbox-faucet.ts';
 import { outgoingOutcomeHandlers } from '../../../src/modules.ts';
 import { openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
 
