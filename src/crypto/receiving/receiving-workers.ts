@@ -12,7 +12,6 @@ import { createChainWatcher, type ChainWatcher } from './chain-watcher.ts';
 import { expireDueInvoices } from './invoice-expiry.ts';
 import { nextInvoiceExpiry } from './receiving-repository.ts';
 import { hasAddressesOfKey } from './receiving-repository.ts';
-import { usdtDecimalsConfirmed } from './usdt-decimals-check.ts';
 
 /** TRON makes a block every 3 s: a pass per block. */
 const WATCHER_INTERVAL_MS = 3_000;
@@ -38,7 +37,7 @@ export function createChainWatcherWorker(
         if (!(await hasAddressesOfKey(context.db, mode))) continue;
         const access = await context.chain.forMode(mode);
         // Nothing is read as micro-USDT before the contract has said it has 6 decimals.
-        if (!(await usdtDecimalsConfirmed(access, context.clock, context.logger))) continue;
+        if (!(await access.usdtDecimals.confirmed(context.clock, context.logger))) continue;
         let watcher = watchers.get(access.chain);
         if (!watcher) {
           watcher = createChainWatcher({ db: context.db, clock: context.clock, logger: context.logger, access });

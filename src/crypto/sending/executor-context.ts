@@ -5,6 +5,7 @@ import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/transaction.ts';
 import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import type { HotWalletTopUp } from '../chain/sandbox-faucet.ts';
+import type { UsdtTransferEnergy } from '../chain/transfer-energy.ts';
 import type { DepositSigningKey } from '../keys/hd-keys.ts';
 import type { TronAddress } from '../tron/address.ts';
 import type { TronNodeClient } from '../tron/node-client.ts';
@@ -23,6 +24,8 @@ export interface ExecutorOptions {
   readonly logger: Logger;
   readonly chain: ChainName;
   readonly node: TronNodeClient;
+  /** The energy of a USDT transfer on this chain: the chain access's cache, which quotes share (chain/transfer-energy.ts). */
+  readonly transferEnergy: UsdtTransferEnergy;
   readonly signingKey: () => Promise<DepositSigningKey>;
   readonly hotWallet: TronAddress;
   /** The TRC20 USDT contract transfers call. */

@@ -8,7 +8,6 @@ import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import { reportFailure } from '../../health/dependency-health.ts';
 import { createPollingWorker } from '../../polling-worker.ts';
 import type { CryptoChain } from '../chain/crypto-chain.ts';
-import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
 import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
@@ -65,6 +64,7 @@ export function createOutgoingTransferWorker(
         logger: context.logger,
         chain: access.chain,
         node: access.node,
+        transferEnergy: access.transferEnergy,
         signingKey: () => access.signingKey(),
         hotWallet: access.addressKey.hotWalletAddress,
         // The sandbox chain runs mainnet's USDT address (crypto-chain.ts).
@@ -111,7 +111,8 @@ export function createOutgoingTransferWorker(
         busy = true;
         try {
           // Nothing is signed before the contract has said it has 6 decimals (amounts are micro-USDT).
-          if (!(await usdtDecimalsConfirmed(await deps.chain.forMode(mode), context.clock, context.logger))) continue;
+          const access = await deps.chain.forMode(mode);
+          if (!(await access.usdtDecimals.confirmed(context.clock, context.logger))) continue;
           const result = await (await executorFor(mode)).runPass();
           if (result.leader) metrics.recordPass(chain, result);
           work += result.signed + result.confirmed + result.failed;

@@ -60,6 +60,7 @@ async function startExecutor(setup: ReceivingSetup): Promise<() => Promise<void>
     logger: setup.context.logger,
     chain: setup.access.chain,
     node: setup.access.node,
+    transferEnergy: setup.access.transferEnergy,
     signingKey: () => setup.access.signingKey(),
     hotWallet: setup.access.addressKey.hotWalletAddress,
     usdtContract: setup.sandbox.chain.parameters.usdtContract,
