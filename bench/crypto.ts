@@ -46,6 +46,7 @@ import type { AppContext } from '../src/context.ts';
 import { createChainWatcher, type WatcherStep } from '../src/crypto/receiving/chain-watcher.ts';
 import { createCryptoChain } from '../src/crypto/chain/crypto-chain.ts';
 import { closeModules, createModules } from '../src/modules.ts';
+import { createAddressPool } from '../src/crypto/receiving/address-pool.ts';
 import { createInvoice } from '../src/crypto/receiving/invoice-service.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -158,7 +159,7 @@ async function watcherBench(): Promise<WatcherFigures> {
     sandboxClock: 'manual',
   });
   const modules = createModules(context, { chain: cryptoChain });
-  const deps = { ...context, chain: modules.chain };
+  const deps = { ...context, chain: modules.chain, addressPool: createAddressPool() };
   try {
     const access = await cryptoChain.forMode('sandbox');
     const merchant = await createMerchant(context, {

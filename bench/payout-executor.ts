@@ -51,6 +51,7 @@ import { fileURLToPath } from 'node:url';
 import { createSimulatorControl, type SimulatorControl } from '../src/crypto/simchain/control-client.ts';
 import { tronAddressFromEvm, type TronAddress } from '../src/crypto/tron/address.ts';
 import { createTronNodeClient } from '../src/crypto/tron/node-client.ts';
+import { createUsdtTransferEnergy } from '../src/crypto/chain/transfer-energy.ts';
 import { transferCalldata, USDT_CONTRACT_MAINNET } from '../src/crypto/tron/trc20-usdt.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/ledger/ledger-accounts.ts';
 import { checkLedgerInvariants } from '../src/ledger/ledger-invariants.ts';
@@ -184,6 +185,7 @@ export async function runPayoutExecutorBench(
       logger,
       chain: 'tron-sandbox',
       node,
+      transferEnergy: createUsdtTransferEnergy(node),
       signingKey: async () => key,
       hotWallet: key.hotWalletAddress,
       usdtContract: USDT_CONTRACT_MAINNET,

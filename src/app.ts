@@ -23,11 +23,10 @@ import {
 import { readiness, type Readiness } from './health/readiness.ts';
 import { installJsonBodyParser } from './http/json-body-parser.ts';
 import { installMetricsRoute } from './http/metrics-route.ts';
-import { registerCustodyMetrics } from './crypto/custody/custody-metrics.ts';
 import { openApiOptions } from './http/openapi-document.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { installStringInputCheck } from './http/string-inputs.ts';
-import type { GatewayModule } from './gateway-module.ts';
+import type { GatewayModules } from './modules.ts';
 
 const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -68,7 +67,7 @@ function requestStartedAt(request: { elapsedTime: number }): number {
 
 export async function buildApp(
   context: AppContext,
-  modules: readonly GatewayModule[],
+  modules: Pick<GatewayModules, 'list' | 'merchants'>,
   options: BuildAppOptions = {},
 ): Promise<App> {
   const app = Fastify({
@@ -119,17 +118,16 @@ export async function buildApp(
   });
   const authFailures = new AuthFailureLimiter(context.clock, context.config.authFailuresPerMinute);
   installMetricsRoute(app, context, authFailures);
-  registerCustodyMetrics(context);
 
   await app.register(
     async (v1) => {
-      installAuthentication(v1, context, authFailures);
+      installAuthentication(v1, modules.merchants.authenticate, authFailures);
       await installRateLimit(v1, { perMinute: context.config.rateLimitPerMinute, redis: options.redis, health });
-      for (const module of modules) if (module.routes) await v1.register(module.routes);
+      for (const module of modules.list) if (module.routes) await v1.register(module.routes);
     },
     { prefix: '/v1' },
   );
 
-  for (const module of modules) if (module.publicRoutes) await app.register(module.publicRoutes);
+  for (const module of modules.list) if (module.publicRoutes) await app.register(module.publicRoutes);
   return app;
 }

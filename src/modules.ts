@@ -63,7 +63,15 @@ export function createModules(platform: AppContext, options: { readonly chain?: 
       chain.module,
       createReceivingModule(crypto).module,
       // The sign-once executor of every outgoing transfer; the handlers are the other modules' (outgoingOutcomes).
-      { name: 'crypto-sending', workers: () => [createOutgoingTransferWorker(crypto, outgoingOutcomeHandlers())] },
+      {
+        name: 'crypto-sending',
+        workers: () => [
+          createOutgoingTransferWorker(
+            { ...crypto, signingPaused: custody.service.isSigningPaused },
+            outgoingOutcomeHandlers(),
+          ),
+        ],
+      },
       createPayoutsModule({ ...crypto, signingPause: custody.service.signingPause }).module,
       createRefundsModule(crypto).module,
       createWithdrawalsModule().module,
@@ -97,9 +105,23 @@ export function createWorkers(modules: readonly GatewayModule[]): Worker[] {
   return modules.flatMap((module) => module.workers?.() ?? []);
 }
 
-/** Closes every module, the last listed first; a failure of one does not keep the others open (the first is thrown). */
-export async function closeModules(modules: readonly GatewayModule[]): Promise<void> {
+/** Something opened while starting, closed again on stop or after a failed start. */
+export type Closer = () => Promise<unknown> | unknown;
+
+/** Runs every closer, the last opened first; a failure of one does not keep the others open (the first is thrown once all have run). */
+export async function closeInReverse(opened: readonly Closer[]): Promise<void> {
   const failures: unknown[] = [];
-  for (const module of [...modules].reverse()) await module.close?.().catch((error: unknown) => failures.push(error));
+  for (const close of [...opened].reverse()) {
+    try {
+      await close();
+    } catch (error) {
+      failures.push(error);
+    }
+  }
   if (failures.length > 0) throw failures[0];
+}
+
+/** Closes every module, the last listed first. */
+export function closeModules(modules: readonly GatewayModule[]): Promise<void> {
+  return closeInReverse(modules.map((module) => () => module.close?.()));
 }

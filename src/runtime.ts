@@ -16,6 +16,7 @@ import { openRedis } from './health/redis-client.ts';
 import { createLogger } from './logger.ts';
 import { loadKeyring } from './kms/load-keyring.ts';
 import type { MerchantsService } from './merchants/merchants-module.ts';
+import type { Closer } from './modules.ts';
 import type { CrashPointHook } from './payments/crash-points.ts';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -121,29 +122,13 @@ async function welcomeIfEmpty(
   );
 }
 
-/** Something opened while starting, closed again on stop or after a failed start. */
-type Closer = () => Promise<unknown> | unknown;
-
-/** Runs every closer, the last opened first; the first failure is thrown once all have run. */
-async function closeInReverse(opened: readonly Closer[]): Promise<void> {
-  const failures: unknown[] = [];
-  for (const close of [...opened].reverse()) {
-    try {
-      await close();
-    } catch (error) {
-      failures.push(error);
-    }
-  }
-  if (failures.length > 0) throw failures[0];
-}
-
 export async function startGateway(
   config: Config,
   options: { role: Role; clock?: Clock; crashPoint?: CrashPointHook },
 ): Promise<Gateway> {
   refuseClearSigningKey(config);
   // Imported here, not above: a CLI command opens the database through this module without the server's code.
-  const [{ buildApp }, { closeModules, createModules, createWorkers }] = await Promise.all([
+  const [{ buildApp }, { closeInReverse, closeModules, createModules, createWorkers }] = await Promise.all([
     import('./app.ts'),
     import('./modules.ts'),
   ]);
@@ -191,7 +176,7 @@ export async function startGateway(
     // Stop accepting and finish in-flight requests while the workers finish their deliveries.
     opened.push(() => Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]));
     if (options.role !== 'worker') {
-      app = await buildApp(context, modules.list, { redis });
+      app = await buildApp(context, modules, { redis });
       url = await app.listen({ port: config.port, host: config.host });
     }
     workers = options.role === 'api' ? [] : createWorkers(modules.list);

@@ -38,7 +38,7 @@ export async function buildOpenApiDocument(config: Config): Promise<unknown> {
     keyring: throwawayKeyring(),
   };
   const modules = createModules(context);
-  const app = await buildApp(context, modules.list);
+  const app = await buildApp(context, modules);
   try {
     await app.ready();
     return app.swagger();

@@ -1,15 +1,24 @@
 // Bearer-key authentication for every /v1 route and the scope check a route
 // declares in its config (`config: { scopes: ['payments'] }`, any one suffices).
 // Failed authentications are limited per client address before the key lookup.
-// Keys that authenticated are cached when the database notifies of key changes
-// (merchants/api-key-cache.ts).
+// The key itself is looked up by the authenticator the wiring gives (the merchants
+// module's, which caches keys that authenticated).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiKeyScope } from './api-scopes.ts';
 import type { AuthFailureLimiter } from './auth-failure-limit.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
-import type { AppContext } from '../context.ts';
-import { createApiKeyCache } from '../merchants/api-key-cache.ts';
-import type { ApiKeyScope } from '../merchants/merchant-service.ts';
-import { authenticateApiKey, type ApiPrincipal } from '../merchants/merchant-service.ts';
+
+/** Who a request acts for, resolved from its API key. */
+export interface ApiPrincipal {
+  readonly keyId: string;
+  readonly shopId: string;
+  readonly merchantId: string;
+  readonly shopMode: 'sandbox' | 'live';
+  readonly scopes: readonly ApiKeyScope[];
+}
+
+/** Resolves a bearer key to its principal, or throws 401 for a malformed, unknown or revoked key. */
+export type ApiKeyAuthenticator = (apiKey: string) => Promise<ApiPrincipal>;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -35,13 +44,10 @@ export function bearerCredential(header: string | undefined): string {
 
 export function installAuthentication(
   scope: FastifyInstance,
-  context: Pick<AppContext, 'db' | 'clock' | 'notifications'>,
+  authenticate: ApiKeyAuthenticator,
   failures: AuthFailureLimiter,
 ): void {
   scope.decorateRequest('principal', null);
-  // Only with notifications: without them nothing would tell the cache of a revocation.
-  const cache = context.notifications && createApiKeyCache<ApiPrincipal>(context.notifications, context.clock);
-  if (cache) scope.addHook('onClose', async () => cache.close());
   // A route that names no scopes would be open to every key, read-only ones included.
   scope.addHook('onRoute', (route) => {
     if (!route.config?.scopes?.length)
@@ -51,7 +57,7 @@ export function installAuthentication(
     failures.assertNotBlocked(request.ip);
     let principal: ApiPrincipal;
     try {
-      principal = await authenticateApiKey(context.db, bearerCredential(request.headers.authorization), cache);
+      principal = await authenticate(bearerCredential(request.headers.authorization));
     } catch (error) {
       if (error instanceof UnauthorizedError) failures.recordFailure(request.ip);
       throw error;

@@ -4,7 +4,7 @@
 // options of a list answered one page at a time.
 import type { TSchema } from 'typebox';
 import type { ErrorCode } from '../errors.ts';
-import type { ApiKeyScope } from '../merchants/merchant-service.ts';
+import type { ApiKeyScope } from './api-scopes.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, errorResponses } from './error-responses.ts';
 
 export const DEFAULT_PAGE_LIMIT = 20;

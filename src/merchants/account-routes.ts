@@ -1,12 +1,12 @@
 // GET /v1/account: who the presented key acts for. Lets an integrator check a key.
 import { Type } from 'typebox';
+import { API_KEY_SCOPES } from '../http/api-scopes.ts';
 import { principalOf } from '../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, errorResponses } from '../http/error-responses.ts';
 import type { AppContext } from '../context.ts';
 import type { ModuleRoutes } from '../gateway-module.ts';
 import { findShop } from './merchant-repository.ts';
 import { NotFoundError } from '../errors.ts';
-import { API_KEY_SCOPES } from './merchant-tables.ts';
 
 const Account = Type.Object(
   {

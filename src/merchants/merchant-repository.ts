@@ -1,7 +1,8 @@
 // SQL of the merchants module: merchants, shops and API keys.
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor } from '../db/transaction.ts';
-import type { ApiKeyScope, MerchantTables, ShopMode } from './merchant-tables.ts';
+import type { ApiKeyScope } from '../http/api-scopes.ts';
+import type { MerchantTables, ShopMode } from './merchant-tables.ts';
 
 export type ShopRow = Selectable<MerchantTables['shops']>;
 

@@ -5,7 +5,9 @@ import { InvalidRequestError, NotFoundError, UnauthorizedError } from '../errors
 import { newId } from '../ids.ts';
 import { inTransaction, isUniqueViolation, type Db, type Executor, type Tx } from '../db/transaction.ts';
 import { apiKeyHashesEqual, apiKeyPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-secrets.ts';
-import { API_KEY_SCOPES, type ApiKeyScope, type ShopMode } from './merchant-tables.ts';
+import { API_KEY_SCOPES, type ApiKeyScope } from '../http/api-scopes.ts';
+import type { ApiPrincipal } from '../http/authentication.ts';
+import type { ShopMode } from './merchant-tables.ts';
 import * as repository from './merchant-repository.ts';
 import type { Keyring } from '../kms/keyring.ts';
 import { API_KEYS_CHANNEL, type Notifications } from '../db/notifications.ts';
@@ -81,15 +83,6 @@ export interface CreatedApiKey {
   readonly api_key: string;
 }
 
-/** Who a request acts for, resolved from its API key. */
-export interface ApiPrincipal {
-  readonly keyId: string;
-  readonly shopId: string;
-  readonly merchantId: string;
-  readonly shopMode: ShopMode;
-  readonly scopes: readonly ApiKeyScope[];
-}
-
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export function parseScopes(list: string): ApiKeyScope[] {
@@ -107,7 +100,7 @@ export function parseScopes(list: string): ApiKeyScope[] {
   return [...new Set(scopes)] as ApiKeyScope[];
 }
 
-export type { ApiKeyScope, ShopMode } from './merchant-tables.ts';
+export type { ShopMode } from './merchant-tables.ts';
 
 /** What other modules may know of a shop: its merchant (whose money), its name and its mode (which book). */
 export interface ShopProfile {

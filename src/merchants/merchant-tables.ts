@@ -1,8 +1,7 @@
 import type { Generated } from 'kysely';
+import type { ApiKeyScope } from '../http/api-scopes.ts';
 
 export type ShopMode = 'sandbox' | 'live';
-export type ApiKeyScope = 'payments' | 'crypto' | 'payouts' | 'webhooks' | 'read';
-export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['payments', 'crypto', 'payouts', 'webhooks', 'read'];
 
 export interface MerchantTables {
   merchants: {

@@ -7,7 +7,7 @@ import type { AppContext } from '../context.ts';
 import type { ModuleRoutes } from '../gateway-module.ts';
 import { principalOf } from '../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../http/error-responses.ts';
-import type { ApiKeyScope } from '../merchants/merchant-service.ts';
+import type { ApiKeyScope } from '../http/api-scopes.ts';
 import { webhookMetrics } from './webhook-metrics.ts';
 import { createWebhookSender } from './webhook-sender.ts';
 import * as service from './webhook-service.ts';

@@ -13,7 +13,7 @@ import { table } from '../../src/cli/table.ts';
 import { CUSTODY_PAGE_MAX } from '../../src/crypto/receiving/custody-service.ts';
 import { WITHDRAWAL_LIST_LIMIT_MAX } from '../../src/crypto/withdrawals/withdrawal-service.ts';
 import { WITHDRAWAL_STATUSES } from '../../src/crypto/withdrawals/withdrawals-tables.ts';
-import { API_KEY_SCOPES } from '../../src/merchants/merchant-tables.ts';
+import { API_KEY_SCOPES } from '../../src/http/api-scopes.ts';
 import { SUSPENSE_LIST_LIMIT_MAX } from '../../src/payments/suspense-service.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
 import { TEST_ROOT_KEY } from '../support/keyring.ts';

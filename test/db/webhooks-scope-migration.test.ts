@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readMigrationFiles } from '../../src/db/migrate.ts';
 import { createApiKey, revokeApiKey } from '../../src/merchants/merchant-service.ts';
-import type { ApiKeyScope } from '../../src/merchants/merchant-tables.ts';
+import type { ApiKeyScope } from '../../src/http/api-scopes.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { backends } from '../support/databases.ts';
 

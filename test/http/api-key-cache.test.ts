@@ -21,8 +21,8 @@ import {
   createApiKey,
   createMerchant,
   revokeApiKey,
-  type ApiPrincipal,
 } from '../../src/merchants/merchant-service.ts';
+import type { ApiPrincipal } from '../../src/http/authentication.ts';
 import { backends, describeOnServer } from '../support/databases.ts';
 import { createTestContext } from '../support/app.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';

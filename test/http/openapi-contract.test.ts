@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import diagnostics from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY_SCOPES, type ApiKeyScope } from '../../src/merchants/merchant-tables.ts';
+import { API_KEY_SCOPES, type ApiKeyScope } from '../../src/http/api-scopes.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { runPaygateInProcess } from '../support/cli.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY_SCOPES } from '../../src/merchants/merchant-tables.ts';
+import { API_KEY_SCOPES } from '../../src/http/api-scopes.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { ROUTE_TABLE, registeredRoutes, routeKey } from '../support/route-table.ts';
 

@@ -5,7 +5,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import diagnostics from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY_SCOPES } from '../../src/merchants/merchant-tables.ts';
+import { API_KEY_SCOPES } from '../../src/http/api-scopes.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { backends } from '../support/databases.ts';
 

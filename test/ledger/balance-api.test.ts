@@ -4,7 +4,7 @@ import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
 import { reserve } from '../../src/ledger/ledger-service.ts';
 import { ensureAccounts, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
 import { creditPaymentPaid } from '../../src/payments/payment-credit.ts';
-import type { ApiKeyScope } from '../../src/merchants/merchant-tables.ts';
+import type { ApiKeyScope } from '../../src/http/api-scopes.ts';
 import { createShop } from '../../src/merchants/merchant-service.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { backends } from '../support/databases.ts';

@@ -14,7 +14,8 @@ import { DependencyHealth } from '../../src/health/dependency-health.ts';
 import { createLogger } from '../../src/logger.ts';
 import { closeModules, createModules } from '../../src/modules.ts';
 import { createApiKey, createMerchant, type CreatedMerchant } from '../../src/merchants/merchant-service.ts';
-import type { ApiKeyScope, ShopMode } from '../../src/merchants/merchant-tables.ts';
+import type { ApiKeyScope } from '../../src/http/api-scopes.ts';
+import type { ShopMode } from '../../src/merchants/merchant-tables.ts';
 import { openTestDatabase, type TestDatabase } from './databases.ts';
 import { testKeyring } from './keyring.ts';
 import { uniqueName } from './seeded-random.ts';
@@ -75,7 +76,7 @@ export async function buildAppWithModules(
   chain?: CryptoChain,
 ): Promise<{ app: App; modules: readonly GatewayModule[]; chain: CryptoChain }> {
   const built = createModules(context, { chain });
-  const app = await buildApp(context, built.list, options);
+  const app = await buildApp(context, built, options);
   app.addHook('onClose', () => closeModules(built.list));
   return { app, modules: built.list, chain: built.chain };
 }

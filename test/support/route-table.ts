@@ -3,7 +3,7 @@
 // (test/*/…-403.test.ts) are generated from it, and test/http/route-table.test.ts
 // fails when the app registers a route that has no row here.
 import type { FastifyInstance } from 'fastify';
-import type { ApiKeyScope } from '../../src/merchants/merchant-tables.ts';
+import type { ApiKeyScope } from '../../src/http/api-scopes.ts';
 
 export type RouteModule =
   'merchants' | 'payments' | 'webhooks' | 'ledger' | 'crypto' | 'payouts' | 'refunds' | 'platform' | 'page';

@@ -5,7 +5,7 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../../src/merchants/merchant-service.ts';
-import { API_KEY_SCOPES } from '../../src/merchants/merchant-tables.ts';
+import { API_KEY_SCOPES } from '../../src/http/api-scopes.ts';
 import { createTestApp, type TestApp } from './app.ts';
 import { backends } from './databases.ts';
 import { ROUTE_TABLE, routeKey, type RouteModule } from './route-table.ts';

@@ -28,6 +28,10 @@ import { createTronNodeClient, type TronNodeClient } from '../tron/node-client.t
 import { nodeRequestMetrics } from '../tron/node-metrics.ts';
 import { noLiveSigningKey, sealedSigningKey } from './chain-signer.ts';
 import { createSandboxChain } from './sandbox-chain.ts';
+import { createQuoteReads, type QuoteReads } from './quote-reads.ts';
+import { sandboxHotWalletTopUp, type HotWalletTopUp } from './sandbox-faucet.ts';
+import { createUsdtTransferEnergy, type UsdtTransferEnergy } from './transfer-energy.ts';
+import { createUsdtDecimalsCheck, type UsdtDecimalsCheck } from './usdt-decimals-check.ts';
 
 /** The chain a deposit arrived on: the simulated chain of sandbox shops, or the configured TRON nodes. */
 export type ChainName = 'tron-sandbox' | 'tron-live';
@@ -51,6 +55,25 @@ export interface ChainAccess {
    * PAYGATE_TRON_XPUB_FILE). Opened on first call, never in a process that does not sign.
    */
   signingKey(): Promise<DepositSigningKey>;
+  /** Sandbox only: tops the hot wallet up from the simulated chain's faucet before the executor signs (sandbox-faucet.ts). */
+  readonly topUpHotWallet?: HotWalletTopUp;
+  /** Whether the token contract answered decimals() = 6: the watcher, executor and sweeper of this chain wait for it. */
+  readonly usdtDecimals: UsdtDecimalsCheck;
+  /** The energy of a USDT transfer on this chain, cached: quotes and the executor share it. */
+  readonly transferEnergy: UsdtTransferEnergy;
+  /** The chain reads of fee quotes (prices, recipients' USDT, the blacklist), cached for every quoting module. */
+  readonly quoteReads: QuoteReads;
+}
+
+/** What the callers of one chain share of its node: made once per access, kept as long as it is. */
+function chainState(
+  access: Pick<ChainAccess, 'chain' | 'usdtContract' | 'node'>,
+): Pick<ChainAccess, 'usdtDecimals' | 'transferEnergy' | 'quoteReads'> {
+  return {
+    usdtDecimals: createUsdtDecimalsCheck(access),
+    transferEnergy: createUsdtTransferEnergy(access.node),
+    quoteReads: createQuoteReads(access.node),
+  };
 }
 
 export interface CryptoChain {
@@ -145,16 +168,25 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         xpub = await ensureSealedSandboxSeed(keyStore, options.dataDir);
         signingKey = sealedSigningKey(keyStore, 'sandbox', xpub);
       }
+      // Only the account xpub is kept: the receiving side never needs a private key.
+      const addressKey = depositAddressKeyFromXpub(xpub);
+      // Found on first use: an API-role process derives addresses before any worker serves the chain.
+      const node = lazyNodeClient(resolveSandboxNode, () => sandboxNode);
       return {
         chain: 'tron-sandbox',
         keyId: 'sandbox',
-        // Only the account xpub is kept: the receiving side never needs a private key.
-        addressKey: depositAddressKeyFromXpub(xpub),
+        addressKey,
         usdtContract: USDT_CONTRACT_MAINNET,
-        // Found on first use: an API-role process derives addresses before any worker serves the chain.
-        node: lazyNodeClient(resolveSandboxNode, () => sandboxNode),
+        node,
+        ...chainState({ chain: 'tron-sandbox', usdtContract: USDT_CONTRACT_MAINNET, node }),
         // The sandbox seed signs too (nothing real is at stake); only the worker role asks for it.
         signingKey,
+        topUpHotWallet: sandboxHotWalletTopUp({
+          faucet: async (address, amounts) => void (await (await sandboxControl()).faucet(address, amounts)),
+          hotWallet: addressKey.hotWalletAddress,
+          chain: 'tron-sandbox',
+          logger,
+        }),
       } satisfies ChainAccess;
     })().catch((error: unknown) => {
       sandbox = undefined;
@@ -181,20 +213,23 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         options.keyStore === undefined
           ? noLiveSigningKey
           : sealedSigningKey(options.keyStore, 'live', keys.depositAddressKey.xpub);
+      const usdtContract = tronAddress(config.tronUsdtContract);
+      const node = createTronNodeClient({
+        // Each URL with its own key and budget (PAYGATE_TRON_NODES).
+        urls: config.tronNodes?.length ? config.tronNodes : config.tronNodeUrls,
+        apiKey: config.tronNodes?.length ? undefined : config.tronApiKey,
+        usdtContract,
+        onAttemptFailure: (failure, path) => logger.warn({ failure, path }, 'TRON node attempt failed'),
+        onRequest,
+      });
       return {
         signingKey,
         chain: 'tron-live',
         keyId: 'live',
         addressKey: keys.depositAddressKey,
-        usdtContract: tronAddress(config.tronUsdtContract),
-        node: createTronNodeClient({
-          // Each URL with its own key and budget (PAYGATE_TRON_NODES).
-          urls: config.tronNodes?.length ? config.tronNodes : config.tronNodeUrls,
-          apiKey: config.tronNodes?.length ? undefined : config.tronApiKey,
-          usdtContract: tronAddress(config.tronUsdtContract),
-          onAttemptFailure: (failure, path) => logger.warn({ failure, path }, 'TRON node attempt failed'),
-          onRequest,
-        }),
+        usdtContract,
+        node,
+        ...chainState({ chain: 'tron-live', usdtContract, node }),
       } satisfies ChainAccess;
     })().catch((error: unknown) => {
       live = undefined; // a fixed file is picked up by the next call

@@ -4,24 +4,30 @@
 import type { AppContext } from '../../context.ts';
 import type { GatewayModule } from '../../gateway-module.ts';
 import type { CryptoDeps } from '../chain/chain-module.ts';
+import { registerCustodyMetrics } from './custody-metrics.ts';
 import { createCustodyReconciliationWorker } from './reconciliation-worker.ts';
-import { createSigningPauseCheck, type SigningPauseCheck } from './signing-pause.ts';
+import type { LedgerBook } from '../../ledger/ledger-service.ts';
+import { createSigningPauseCheck, isSigningPaused, type SigningPauseCheck } from './signing-pause.ts';
 
 export type CustodyModuleDeps = CryptoDeps & Pick<AppContext, 'notifications' | 'metrics'>;
 
 export interface CustodyService {
   readonly signingPause: SigningPauseCheck;
+  /** Whether the book's signing is paused, read from the database on every call (the executor asks once a pass). */
+  isSigningPaused(book: LedgerBook): Promise<boolean>;
 }
 
 export function createCustodyModule(deps: CustodyModuleDeps): { module: GatewayModule; service: CustodyService } {
   // One cache of the books' pause state per module (it listens for their changes).
   const signingPause = createSigningPauseCheck(deps.notifications);
+  // Every process serving /metrics reports the latest reconciliation, whichever worker made it.
+  registerCustodyMetrics(deps);
   return {
     module: {
       name: 'crypto-custody',
       workers: () => [createCustodyReconciliationWorker(deps)],
       close: async () => signingPause.close(),
     },
-    service: { signingPause },
+    service: { signingPause, isSigningPaused: (book) => isSigningPaused(deps.db, book) },
   };
 }

@@ -5,16 +5,14 @@
 import type { AppContext, Worker } from '../../context.ts';
 import { createPollingWorker, type PollingWorker } from '../../polling-worker.ts';
 import type { CryptoDeps } from '../chain/chain-module.ts';
-import { registerCustodyMetrics } from './custody-metrics.ts';
 import { reconcileAll } from './reconciliation-service.ts';
 
 /** How often the worker looks whether a run is due (the interval itself is the configuration's). */
 const CHECK_INTERVAL_MS = 10_000;
 
 export function createCustodyReconciliationWorker(
-  context: CryptoDeps & Pick<AppContext, 'metrics' | 'health'>,
+  context: CryptoDeps & Pick<AppContext, 'health'>,
 ): Worker & Pick<PollingWorker, 'runOnce'> {
-  registerCustodyMetrics(context);
   let lastRunMs = Number.NEGATIVE_INFINITY;
   return createPollingWorker({
     name: 'crypto-custody-reconciliation',

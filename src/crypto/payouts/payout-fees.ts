@@ -1,110 +1,26 @@
 // Fee quotes of payouts: the network fee is what the chain would burn for the
 // USDT transfer from the hot wallet — the chain's own energy figure for the
 // recipient's class at the contract's energy factor now (transfer-energy.ts,
-// the same figure the executor signs with) and the chain's prices — converted
+// the same figure the executor signs with) and the chain's prices (read through
+// the chain access's cache, chain/quote-reads.ts) — converted
 // at PAYGATE_TRX_USDT_RATE and rounded up to the cent; the service fee is the
 // shop's tariff. A recipient the USDT contract blacklisted is refused (400
 // address_blacklisted). Quoting reads the chain: an unreachable node, or an
 // energy figure above PAYGATE_TRON_TRANSFER_ENERGY_MAX, is 503
 // service_unavailable, and nothing is created.
-import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { AddressBlacklistedError, ServiceUnavailableError } from '../../errors.ts';
 import type { ChainAccess } from '../chain/crypto-chain.ts';
 import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../sending/transfer-cost.ts';
-import { TransferEnergyAboveCeilingError, usdtTransferEnergy } from '../sending/transfer-energy.ts';
-import type { ChainPrices } from '../tron/node-client.ts';
+import { TransferEnergyAboveCeilingError } from '../chain/transfer-energy.ts';
 import type { TronAddress } from '../tron/address.ts';
 import { ceilToCent, serviceFeeOf, type PayoutSettings } from './payout-settings.ts';
 
 const NODE_RETRY_AFTER_SECONDS = 10;
 /** Energy above the ceiling is a spike of the contract's energy factor: it falls over hours (one maintenance cycle is 6 h). */
 const ENERGY_RETRY_AFTER_SECONDS = 600;
-/**
- * How long the chain's prices, a recipient seen WITHOUT USDT, and a recipient's
- * blacklist standing are taken as read. Prices change by committee proposal
- * (days apart); a recipient without USDT is quoted the dear 130k-energy
- * transfer, so a stale "no USDT" can only over-quote; an address blacklisted
- * meanwhile is still caught before signing (the executor's dry run) or
- * classified after its REVERT.
- */
-const QUOTE_CACHE_MS = 60_000;
-/**
- * How long a recipient seen HOLDING USDT is taken as read: short, because it may
- * empty meanwhile, and then the cheap quote (65k energy) under-charges by the
- * difference, which the gateway's network_fees absorbs. Payouts to the same
- * recipient in a burst (a merchant paying one exchange address) skip the node.
- */
-const QUOTE_HOLDER_CACHE_MS = 10_000;
-const QUOTE_CACHE_ADDRESSES_MAX = 10_000;
-
-interface NodeQuoteCache {
-  prices?: { readonly value: Promise<ChainPrices>; readonly at: number };
-  /** Address → when its balance was read and whether it held USDT. */
-  readonly recipients: LRUCache<string, { readonly at: number; readonly holds: boolean }>;
-  /** Address → when isBlackListed was asked and what it answered. */
-  readonly blacklisted: LRUCache<string, { readonly at: number; readonly listed: boolean }>;
-  /** Look-ups under way, by `kind:address`: concurrent quotes of one recipient share one request. */
-  readonly pending: Map<string, Promise<unknown>>;
-}
-
-const caches = new WeakMap<object, NodeQuoteCache>();
-
-/** The node's prices and balances for quoting, with the cache above. */
-function quotingNode(node: ChainAccess['node']) {
-  let cache = caches.get(node);
-  if (!cache)
-    caches.set(
-      node,
-      (cache = {
-        recipients: new LRUCache({ max: QUOTE_CACHE_ADDRESSES_MAX }),
-        blacklisted: new LRUCache({ max: QUOTE_CACHE_ADDRESSES_MAX }),
-        pending: new Map(),
-      }),
-    );
-  const own = cache;
-  const shared = <T>(key: string, ask: () => Promise<T>): Promise<T> => {
-    let pending = own.pending.get(key) as Promise<T> | undefined;
-    if (!pending) {
-      pending = ask().finally(() => own.pending.delete(key));
-      own.pending.set(key, pending);
-    }
-    return pending;
-  };
-  return {
-    getChainPrices(): Promise<ChainPrices> {
-      const now = Date.now();
-      if (!own.prices || now - own.prices.at > QUOTE_CACHE_MS) {
-        const value = node.getChainPrices();
-        own.prices = { value, at: now };
-        // A failed read is not kept: the next quote asks again.
-        value.catch(() => {
-          if (own.prices?.value === value) own.prices = undefined;
-        });
-      }
-      return own.prices.value;
-    },
-    /** Only "zero or not" matters to a quote: a cached holder answers 1 micro-USDT. */
-    async getUsdtBalance(address: TronAddress): Promise<bigint> {
-      const seen = own.recipients.get(address);
-      const now = Date.now();
-      if (seen !== undefined && now - seen.at <= (seen.holds ? QUOTE_HOLDER_CACHE_MS : QUOTE_CACHE_MS))
-        return seen.holds ? 1n : 0n;
-      const balance = await shared(`balance:${address}`, () => node.getUsdtBalance(address));
-      own.recipients.set(address, { at: Date.now(), holds: balance > 0n });
-      return balance;
-    },
-    async isUsdtBlacklisted(address: TronAddress): Promise<boolean> {
-      const seen = own.blacklisted.get(address);
-      if (seen !== undefined && Date.now() - seen.at <= QUOTE_CACHE_MS) return seen.listed;
-      const listed = await shared(`blacklisted:${address}`, () => node.isUsdtBlacklisted(address));
-      own.blacklisted.set(address, { at: Date.now(), listed });
-      return listed;
-    },
-  };
-}
 /** Recipients whose USDT balance a batch quote reads at once. */
 const QUOTE_CONCURRENCY = 16;
 
@@ -139,8 +55,8 @@ export async function quotePayouts(
   settings: PayoutSettings,
   items: readonly QuoteItem[],
 ): Promise<PayoutQuote[]> {
-  const node = quotingNode(access.node);
-  const energy = usdtTransferEnergy(access.node);
+  const node = access.quoteReads;
+  const energy = access.transferEnergy;
   const rateMicro = deps.config.trxUsdtRateMicro;
   // Of several items to one recipient without USDT, only the first that lands pays for the new holder
   // (130k energy); the others find a holder (65k). So the first in the list is quoted as the chain says

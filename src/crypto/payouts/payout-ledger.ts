@@ -5,6 +5,7 @@
 // `network_fees` and the service fee to `fees` (both `payout_fee`). Payouts
 // reserve many at once (a batch, payouts created together), so their accounts
 // are resolved here, with the ids of committed accounts remembered.
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../clock.ts';
 import { inTransaction, type Db, type Tx } from '../../db/transaction.ts';
 import { ensureAccounts, merchantAccountKey } from '../../ledger/ledger-accounts.ts';
@@ -44,9 +45,16 @@ export function payoutReservation(
 
 const legType = (leg: ReservationLeg): TransferType => (leg === 'amount' ? 'payout' : 'payout_fee');
 
-/** Account ids remembered per database: at most this many, then forgotten all at once. */
+/** Account ids remembered: at most this many, the least recently used forgotten first. */
 const ACCOUNT_IDS_MAX = 10_000;
-const committedAccountIds = new WeakMap<object, Map<string, string>>();
+
+/** Ledger account ids by owner key, of accounts known committed (an account never changes id once committed). */
+export type CommittedAccountIds = LRUCache<string, string>;
+
+/** The payouts module's memory of committed account ids (one per module, for its database). */
+export function createCommittedAccountIds(): CommittedAccountIds {
+  return new LRUCache({ max: ACCOUNT_IDS_MAX });
+}
 
 /**
  * Ledger account ids by owner key for one creation: those known committed in this
@@ -55,14 +63,10 @@ const committedAccountIds = new WeakMap<object, Map<string, string>>();
  * created rolls back with it). Saves ensureAccounts' read on a warm key.
  */
 export class AccountIds {
-  readonly #committed: Map<string, string>;
+  readonly #committed: CommittedAccountIds;
   readonly resolved = new Map<string, string>();
-  readonly #database: object;
 
-  constructor(database: object) {
-    this.#database = database;
-    let committed = committedAccountIds.get(database);
-    if (!committed) committedAccountIds.set(database, (committed = new Map()));
+  constructor(committed: CommittedAccountIds) {
     this.#committed = committed;
   }
 
@@ -72,9 +76,7 @@ export class AccountIds {
 
   /** Call after COMMIT. */
   remember(): void {
-    if (this.#committed.size + this.resolved.size > ACCOUNT_IDS_MAX) this.#committed.clear();
     for (const [key, id] of this.resolved) this.#committed.set(key, id);
-    committedAccountIds.set(this.#database, this.#committed);
   }
 }
 

@@ -35,7 +35,7 @@ import { explainUnwrittenReservation } from '../../ledger/ledger-service.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import type { PayoutCreationBatches } from './creation-batches.ts';
 import { quotePayouts, type PayoutQuote } from './payout-fees.ts';
-import { AccountIds, payoutFanOut, reservePayouts } from './payout-ledger.ts';
+import { AccountIds, payoutFanOut, reservePayouts, type CommittedAccountIds } from './payout-ledger.ts';
 import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-settings.ts';
 import { emitPayoutsUpdated } from './payouts-events.ts';
 import * as repository from './payouts-repository.ts';
@@ -62,6 +62,8 @@ export interface PayoutDeps extends HotWalletSenderDeps {
   readonly signingPause: SigningPauseCheck;
   /** The payouts module's statement batchers: concurrent creations read and commit together. */
   readonly batches: PayoutCreationBatches;
+  /** The payouts module's memory of committed ledger account ids: a warm key skips ensureAccounts' read. */
+  readonly committedAccountIds: CommittedAccountIds;
 }
 
 export interface PayoutShop {
@@ -379,7 +381,7 @@ export async function createPayout(
     deps.clock,
     { book: shop.mode, merchantId: shop.merchantId },
     row,
-    new AccountIds(deps.db),
+    new AccountIds(deps.committedAccountIds),
   );
   try {
     const outcome = await createAtomicallyWith(

@@ -12,7 +12,7 @@ import type { Db, Tx } from '../../db/transaction.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
 import { DEPOSIT_INDEX_LIMIT } from '../keys/hd-keys.ts';
 import type { ChainAccess } from '../chain/crypto-chain.ts';
-import { takePooledAddress } from './address-pool.ts';
+import type { AddressPool } from './address-pool.ts';
 import { firstAddressOfKey, insertAddress, takeNextIndex } from './receiving-repository.ts';
 export { depositAddressesAmong, isDepositAddressSql } from './receiving-repository.ts';
 import type { AddressPurpose } from './receiving-tables.ts';
@@ -22,8 +22,13 @@ export interface ReservedAddress {
   readonly address: string;
 }
 
-export async function reserveDepositAddress(db: Db, clock: Clock, access: ChainAccess): Promise<ReservedAddress> {
-  const pooled = await takePooledAddress(db, clock, access);
+export async function reserveDepositAddress(
+  db: Db,
+  clock: Clock,
+  access: ChainAccess,
+  pool: AddressPool,
+): Promise<ReservedAddress> {
+  const pooled = await pool.take(db, clock, access);
   if (pooled) return pooled;
   const index = await takeNextIndex(db, access.keyId);
   if (index >= DEPOSIT_INDEX_LIMIT)

@@ -3,7 +3,8 @@
 // worker role derives them in idle time into the pool, and each process that
 // creates invoices and wallets claims them from it in batches (one DELETE …
 // RETURNING per POOL_CLAIM_BATCH creations, SKIP LOCKED so processes never
-// queue on each other) and hands them out from memory. A claimed address that a
+// queue on each other) and hands them out from memory (the receiving module's
+// AddressPool, one per module). A claimed address that a
 // process exits holding is simply never used: an index gap, never a reuse. An
 // empty pool only makes creation slower: it derives the address itself.
 import { createHash } from 'node:crypto';
@@ -12,7 +13,7 @@ import type { Clock } from '../../clock.ts';
 import type { DepositAddressKey } from '../keys/hd-keys.ts';
 import { DEPOSIT_INDEX_LIMIT } from '../keys/hd-keys.ts';
 import type { Db } from '../../db/transaction.ts';
-import type { ChainAccess } from '../chain/crypto-chain.ts';
+import type { AddressKeyId, ChainAccess } from '../chain/crypto-chain.ts';
 import {
   claimPooledAddresses,
   countPooledAddresses,
@@ -31,16 +32,9 @@ const POOL_CLAIM_BATCH = 64;
 /** After finding the pool empty, creations derive inline this long before asking it again. */
 const EMPTY_POOL_RETRY_MS = 1_000;
 
-const fingerprints = new WeakMap<DepositAddressKey, string>();
-
 /** Names the xpub that derived a pooled address (16 hex digits of its SHA-256): another key's rows are never taken. */
 export function addressKeyFingerprint(key: DepositAddressKey): string {
-  let fingerprint = fingerprints.get(key);
-  if (fingerprint === undefined) {
-    fingerprint = createHash('sha256').update(key.xpub).digest('hex').slice(0, 16);
-    fingerprints.set(key, fingerprint);
-  }
-  return fingerprint;
+  return createHash('sha256').update(key.xpub).digest('hex').slice(0, 16);
 }
 
 export interface PoolFillOptions {
@@ -91,16 +85,46 @@ interface Claimed {
   emptyUntil: number;
 }
 
-const claimedOf = new WeakMap<ChainAccess, Claimed>();
+/** The addresses this process claimed from the pool, per key, handed out from memory. */
+export interface AddressPool {
+  /** A ready address of this chain's key for a new invoice or wallet, or undefined when the pool is empty. */
+  take(db: Db, clock: Clock, access: ChainAccess): Promise<KeyedAddress | undefined>;
+  /**
+   * Gives back an address whose creation certainly wrote nothing (its statement
+   * failed on a unique key), so the next creation here uses it. Never after an
+   * error that leaves the outcome unknown: that address may be recorded.
+   */
+  giveBack(access: ChainAccess, address: KeyedAddress): void;
+}
 
-/** A ready address of this chain's key for a new invoice or wallet, or undefined when the pool is empty. */
-export async function takePooledAddress(db: Db, clock: Clock, access: ChainAccess): Promise<KeyedAddress | undefined> {
-  let claimed = claimedOf.get(access);
-  if (!claimed) {
-    claimed = { queue: [], refill: undefined, emptyUntil: 0 };
-    claimedOf.set(access, claimed);
-  }
-  const state = claimed;
+/** What invoice and wallet creation take addresses from: the receiving module's pool. */
+export interface AddressPoolDeps {
+  readonly addressPool: AddressPool;
+}
+
+export function createAddressPool(): AddressPool {
+  const claimedOf = new Map<AddressKeyId, Claimed>();
+  return {
+    take(db, clock, access) {
+      let claimed = claimedOf.get(access.keyId);
+      if (!claimed) {
+        claimed = { queue: [], refill: undefined, emptyUntil: 0 };
+        claimedOf.set(access.keyId, claimed);
+      }
+      return takeClaimed(db, clock, access, claimed);
+    },
+    giveBack(access, address) {
+      claimedOf.get(access.keyId)?.queue.unshift(address);
+    },
+  };
+}
+
+async function takeClaimed(
+  db: Db,
+  clock: Clock,
+  access: ChainAccess,
+  state: Claimed,
+): Promise<KeyedAddress | undefined> {
   while (state.queue.length === 0) {
     if (clock.now().getTime() < state.emptyUntil) return undefined;
     // One claim at a time per process: concurrent creations wait for the same batch.
@@ -116,13 +140,4 @@ export async function takePooledAddress(db: Db, clock: Clock, access: ChainAcces
     await state.refill;
   }
   return state.queue.shift();
-}
-
-/**
- * Gives back an address whose creation certainly wrote nothing (its statement
- * failed on a unique key), so the next creation here uses it. Never after an
- * error that leaves the outcome unknown: that address may be recorded.
- */
-export function returnUnusedAddress(access: ChainAccess, address: KeyedAddress): void {
-  claimedOf.get(access)?.queue.unshift(address);
 }

@@ -18,7 +18,7 @@ import { parseMinor } from '../../money/decimal.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { webhookUrlProblem, type WebhookUrlRules } from '../../webhooks/url-guard.ts';
 import { reserveDepositAddress } from './address-allocation.ts';
-import { returnUnusedAddress } from './address-pool.ts';
+import type { AddressPoolDeps } from './address-pool.ts';
 import type { CryptoDeps } from '../chain/chain-module.ts';
 import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
 import * as repository from './receiving-repository.ts';
@@ -125,7 +125,7 @@ function validateInvoiceRequest(request: CreateInvoiceRequest, rules: WebhookUrl
  * same invoice (created: false); with other parameters, 409 duplicate_external_id.
  */
 export async function createInvoice(
-  deps: CryptoDeps,
+  deps: CryptoDeps & AddressPoolDeps,
   shop: CryptoShop,
   request: CreateInvoiceRequest,
 ): Promise<{ created: boolean; invoice: InvoiceView }> {
@@ -165,7 +165,7 @@ export async function createInvoice(
     keyed,
     { resourceId: invoice.id },
     async (record) => {
-      const reserved = await reserveDepositAddress(deps.db, deps.clock, access);
+      const reserved = await reserveDepositAddress(deps.db, deps.clock, access, deps.addressPool);
       try {
         return await repository.insertInvoiceWithAddress(
           deps.db,
@@ -176,7 +176,7 @@ export async function createInvoice(
       } catch (error) {
         // A duplicate's statement wrote nothing: its address is still fresh for the next invoice.
         if (isUniqueViolation(error, RECORD_KEY_CONSTRAINT) || isUniqueViolation(error, INVOICE_EXTERNAL_ID_CONSTRAINT))
-          returnUnusedAddress(access, { keyId: access.keyId, ...reserved });
+          deps.addressPool.giveBack(access, { keyId: access.keyId, ...reserved });
         throw error;
       }
     },

@@ -12,7 +12,6 @@ import { createChainWatcher, type ChainWatcher } from './chain-watcher.ts';
 import { expireDueInvoices } from './invoice-expiry.ts';
 import { nextInvoiceExpiry } from './receiving-repository.ts';
 import { hasAddressesOfKey } from './receiving-repository.ts';
-import { usdtDecimalsConfirmed } from './usdt-decimals-check.ts';
 
 /** TRON makes a block every 3 s: a pass per block. */
 const WATCHER_INTERVAL_MS = 3_000;
@@ -53,7 +52,7 @@ export function createChainWatcherWorker(
     runOnce: () =>
       sumOverWatchedModes(context, async (access) => {
         // Nothing is read as micro-USDT before the contract has said it has 6 decimals.
-        if (!(await usdtDecimalsConfirmed(access, context.clock, context.logger))) return 0;
+        if (!(await access.usdtDecimals.confirmed(context.clock, context.logger))) return 0;
         let watcher = watchers.get(access.chain);
         if (!watcher) {
           watcher = createChainWatcher({ db: context.db, clock: context.clock, logger: context.logger, access });

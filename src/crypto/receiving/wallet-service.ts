@@ -14,6 +14,7 @@ import { inTransaction, type Executor, type Tx } from '../../db/transaction.ts';
 import { InvalidStateError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { recordDepositAddress, reserveDepositAddress } from './address-allocation.ts';
+import type { AddressPoolDeps } from './address-pool.ts';
 import type { CryptoDeps } from '../chain/chain-module.ts';
 import { parseNetwork, parseTextId, type CryptoShop } from './invoice-service.ts';
 import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
@@ -35,7 +36,7 @@ const WALLET_IDEMPOTENCY_RULE: IdempotencyRule = {
 };
 
 export async function createWallet(
-  deps: CryptoDeps,
+  deps: CryptoDeps & AddressPoolDeps,
   shop: CryptoShop,
   request: { readonly client_id: string; readonly network: string },
 ): Promise<{ created: boolean; wallet: WalletView }> {
@@ -54,7 +55,7 @@ export async function createWallet(
   const existing = await priorOutcome(deps.db, deps.clock, creation);
   if (existing) return existing;
   const access = await deps.chain.forMode(shop.mode);
-  const reserved = await reserveDepositAddress(deps.db, deps.clock, access);
+  const reserved = await reserveDepositAddress(deps.db, deps.clock, access, deps.addressPool);
   return createUnderKey(deps.db, deps.clock, creation, async (tx, record) => {
     const id = newId('wallet');
     await record({ resourceId: id });

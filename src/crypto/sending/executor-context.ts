@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/transaction.ts';
 import type { LedgerBook } from '../../ledger/ledger-service.ts';
+import type { HotWalletTopUp } from '../chain/sandbox-faucet.ts';
+import type { UsdtTransferEnergy } from '../chain/transfer-energy.ts';
 import type { DepositSigningKey } from '../keys/hd-keys.ts';
 import type { TronAddress } from '../tron/address.ts';
 import type { TronNodeClient } from '../tron/node-client.ts';
@@ -12,7 +14,6 @@ import { nextTimestampMs } from './planner.ts';
 import type { OutgoingOutcomeHandler, OutgoingPurpose } from './outgoing-transfers.ts';
 import type { SigningPool } from './signing-pool.ts';
 import type { ChainName } from './sending-tables.ts';
-import type { HotWalletTopUp } from './sandbox-faucet.ts';
 
 /** Where a test may stop a pass, as a crash would. */
 export type ExecutorStep = 'after-sign' | 'after-broadcast' | 'before-finish' | 'inside-finish';
@@ -23,6 +24,8 @@ export interface ExecutorOptions {
   readonly logger: Logger;
   readonly chain: ChainName;
   readonly node: TronNodeClient;
+  /** The energy of a USDT transfer on this chain: the chain access's cache, which quotes share (chain/transfer-energy.ts). */
+  readonly transferEnergy: UsdtTransferEnergy;
   readonly signingKey: () => Promise<DepositSigningKey>;
   readonly hotWallet: TronAddress;
   /** The TRC20 USDT contract transfers call. */
@@ -34,7 +37,7 @@ export interface ExecutorOptions {
   readonly maxAttempts: number;
   /** How long a transfer may wait for the sending address's funds before it fails. */
   readonly fundsWaitSeconds: number;
-  /** Sandbox only: tops the hot wallet up when it is short (sandbox-faucet.ts; docs/payouts.md). */
+  /** Sandbox only: tops the hot wallet up when it is short (chain/sandbox-faucet.ts; docs/payouts.md). */
   readonly topUpHotWallet?: HotWalletTopUp;
   readonly leaderToken?: string;
   /** How long a leader's lease lasts without renewal; LEASE_MS by default. */

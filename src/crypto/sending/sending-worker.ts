@@ -4,16 +4,14 @@
 // worker process. A queued transfer wakes it (migration 0019's trigger); while
 // transfers are in flight it passes about once a second, as results solidify.
 import type { AppContext, Worker } from '../../context.ts';
+import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import { reportFailure } from '../../health/dependency-health.ts';
 import { createPollingWorker } from '../../polling-worker.ts';
 import type { CryptoChain } from '../chain/crypto-chain.ts';
-import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
 import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
-import { isSigningPaused } from '../custody/signing-pause.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
 import { createOutflowCap } from './outflow-cap.ts';
-import { sandboxHotWalletTopUp } from './sandbox-faucet.ts';
 import { createSigningPool, type SigningPool } from './signing-pool.ts';
 import { OUTGOING_PURPOSES, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
 import { sendingMetrics } from './sending-metrics.ts';
@@ -40,6 +38,8 @@ export function missingOutcomeHandlers(handlers: OutcomeHandlers): OutgoingPurpo
 export function createOutgoingTransferWorker(
   context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'health' | 'role' | 'notifications' | 'metrics'> & {
     readonly chain: CryptoChain;
+    /** Whether a book's signing is paused (custody's shortfall pause), read afresh once a pass. */
+    readonly signingPaused: (book: LedgerBook) => Promise<boolean>;
   },
   handlers: OutcomeHandlers,
 ): Worker & { runOnce(): Promise<number> } {
@@ -64,6 +64,7 @@ export function createOutgoingTransferWorker(
         logger: context.logger,
         chain: access.chain,
         node: access.node,
+        transferEnergy: access.transferEnergy,
         signingKey: () => access.signingKey(),
         hotWallet: access.addressKey.hotWalletAddress,
         // The sandbox chain runs mainnet's USDT address (crypto-chain.ts).
@@ -74,7 +75,7 @@ export function createOutgoingTransferWorker(
         maxAttempts: context.config.outgoingMaxAttempts,
         fundsWaitSeconds: context.config.outgoingFundsWaitSeconds,
         transferEnergyMax: context.config.tronTransferEnergyMax,
-        signingPaused: () => isSigningPaused(context.db, mode),
+        signingPaused: () => deps.signingPaused(mode),
         // Counted per book: the sandbox is capped like live, so merchants see there what live will do.
         ...(context.config.tronHourlyOutflowCapMicro === undefined
           ? {}
@@ -87,17 +88,8 @@ export function createOutgoingTransferWorker(
                 metrics: context.metrics,
               }),
             }),
-        ...(sandbox
-          ? {
-              topUpHotWallet: sandboxHotWalletTopUp({
-                faucet: async (address, amounts) =>
-                  void (await (await deps.chain.sandboxControl()).faucet(address, amounts)),
-                hotWallet: access.addressKey.hotWalletAddress,
-                chain: access.chain,
-                logger: context.logger,
-              }),
-            }
-          : {}),
+        // Only the sandbox chain's access has one (chain/sandbox-faucet.ts).
+        topUpHotWallet: access.topUpHotWallet,
       });
       executors.set(access.chain, executor);
     }
@@ -119,7 +111,8 @@ export function createOutgoingTransferWorker(
         busy = true;
         try {
           // Nothing is signed before the contract has said it has 6 decimals (amounts are micro-USDT).
-          if (!(await usdtDecimalsConfirmed(await deps.chain.forMode(mode), context.clock, context.logger))) continue;
+          const access = await deps.chain.forMode(mode);
+          if (!(await access.usdtDecimals.confirmed(context.clock, context.logger))) continue;
           const result = await (await executorFor(mode)).runPass();
           if (result.leader) metrics.recordPass(chain, result);
           work += result.signed + result.confirmed + result.failed;

@@ -10,7 +10,7 @@ import { afterSending, fits, lessInFlight, transferNeeds, type Balances, type Tr
 import * as repository from './sending-repository.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
 import { failureOf, type Finish } from './transfer-finisher.ts';
-import { feeLimitFor, freshRecipient, TRANSFER_ENERGY_MAX_DEFAULT, usdtTransferEnergy } from './transfer-energy.ts';
+import { feeLimitFor, freshRecipient, TRANSFER_ENERGY_MAX_DEFAULT } from '../chain/transfer-energy.ts';
 
 export interface SignJob {
   readonly row: OutgoingTransferRow;
@@ -85,7 +85,7 @@ export async function decideSigning(
 ): Promise<SigningDecisions> {
   // A USDT transfer's energy is the chain's figure (transfer-energy.ts): the dear case (a recipient
   // without USDT) at the contract's energy factor now, measured once per factor on a fresh address.
-  const energyModel = usdtTransferEnergy(context.node);
+  const energyModel = context.transferEnergy;
   const ceiling = context.transferEnergyMax ?? TRANSFER_ENERGY_MAX_DEFAULT;
   const needsUsdtEnergy =
     queued.some((row) => row.asset === 'USDT') || inFlightRows.some((row) => row.asset === 'USDT');

@@ -3,14 +3,14 @@
 // with it; sweeping sizes its TRX top-up with it; the executor checks the hot
 // wallet's TRX against it before signing. Estimates err on the dear side: a
 // quote below the real cost would be paid out of the gateway's network_fees.
-// A USDT transfer's energy is the chain's own figure (transfer-energy.ts).
+// A USDT transfer's energy is the chain's own figure (chain/transfer-energy.ts).
 import { systemClock, type Clock } from '../../clock.ts';
 import { parseMinor } from '../../money/decimal.ts';
 import type { TronAddress } from '../tron/address.ts';
 import type { TronNodeClient } from '../tron/node-client.ts';
 import { encodeSignedTransaction, encodeTriggerSmartContractRaw } from '../tron/transaction.ts';
 import { transferCalldata, USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
-import { usdtTransferEnergy } from './transfer-energy.ts';
+import type { UsdtTransferEnergy } from '../chain/transfer-energy.ts';
 
 /** What a node adds to a transaction's size for its stored result when charging bandwidth. */
 const RESULT_BYTES = 64n;
@@ -45,13 +45,17 @@ export interface UsdtTransferCost {
  * daily 600 bytes on its first transfer of the day).
  */
 export async function estimateUsdtTransferCost(
-  node: Pick<TronNodeClient, 'getChainPrices' | 'getUsdtBalance' | 'getUsdtEnergyFactor' | 'dryRunUsdtTransfer'>,
+  chain: {
+    readonly node: Pick<TronNodeClient, 'getChainPrices' | 'getUsdtBalance'>;
+    readonly transferEnergy: UsdtTransferEnergy;
+  },
   transfer: { readonly from: TronAddress; readonly to: TronAddress; readonly amount: bigint },
   clock: Clock = systemClock,
 ): Promise<UsdtTransferCost> {
+  const { node } = chain;
   const [prices, recipientBalance] = await Promise.all([node.getChainPrices(), node.getUsdtBalance(transfer.to)]);
   const recipientHoldsUsdt = recipientBalance > 0n;
-  const energy = await usdtTransferEnergy(node).energyOf(clock, {
+  const energy = await chain.transferEnergy.energyOf(clock, {
     from: transfer.from,
     to: transfer.to,
     recipientHoldsUsdt,

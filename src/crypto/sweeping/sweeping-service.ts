@@ -22,7 +22,6 @@ import { newId } from '../../ids.ts';
 import { formatMinor } from '../../money/decimal.ts';
 import type { CryptoChain, ChainAccess } from '../chain/crypto-chain.ts';
 import { addressDerivations, isDepositAddress } from '../receiving/receiving-service.ts';
-import { usdtDecimalsConfirmed } from '../receiving/usdt-decimals-check.ts';
 import {
   enqueueOutgoingTransfer,
   failureColumns,
@@ -80,7 +79,7 @@ export async function runSweepPass(
   for (const ready of await readySweeps(deps.db, SWEEP_BATCH)) {
     try {
       const access = await deps.chain.forMode(ready.key_id);
-      if (!(await usdtDecimalsConfirmed(access, deps.clock, deps.logger))) continue;
+      if (!(await access.usdtDecimals.confirmed(deps.clock, deps.logger))) continue;
       if (await buildSweepTransfer(deps, access, ready)) built += 1;
     } catch (error) {
       deps.logger.error(
@@ -106,7 +105,7 @@ export async function runSweepPass(
     if (candidates.length === 0) continue;
     const access = await deps.chain.forMode(mode);
     // Balances are read as micro-USDT only once the contract has said it has 6 decimals.
-    if (!(await usdtDecimalsConfirmed(access, deps.clock, deps.logger))) continue;
+    if (!(await access.usdtDecimals.confirmed(deps.clock, deps.logger))) continue;
     for (const candidate of candidates) {
       try {
         if (await startSweep(deps, access, candidate)) started += 1;
@@ -170,7 +169,7 @@ async function startSweep(
     return false;
   }
   const amount = sweepAmount(candidate.unswept_final_micro, usdtOnChain);
-  const cost = await estimateUsdtTransferCost(access.node, { from: address, to: hotWallet, amount }, deps.clock);
+  const cost = await estimateUsdtTransferCost(access, { from: address, to: hotWallet, amount }, deps.clock);
   // What the deposit address itself burns: energy and bandwidth. An activation fee in the estimate is the
   // recipient's (the hot wallet exists, so it is 0); the address's own creation is paid by the top-up's sender.
   const burnSun = cost.totalSun - cost.activationSun;

@@ -14,6 +14,7 @@ import {
   type ReconciliationDeps,
   type ReconciliationView,
 } from '../../../src/crypto/custody/reconciliation-service.ts';
+import { isSigningPaused } from '../../../src/crypto/custody/signing-pause.ts';
 import { createChainWatcher, type ChainWatcher } from '../../../src/crypto/receiving/chain-watcher.ts';
 import type { ChainAccess } from '../../../src/crypto/chain/crypto-chain.ts';
 import { usdtCreditedAboveBlock } from '../../../src/crypto/receiving/custody-service.ts';
@@ -64,7 +65,10 @@ describe.each(backends)('custody reconciliation on %s', (backend) => {
     sandbox = await deps.chain.sandboxChain();
     hotWallet = access.addressKey.hotWalletAddress;
     watcher = createChainWatcher({ db: context.db, clock: testApp.clock, logger: context.logger, access });
-    sending = createOutgoingTransferWorker(deps, outgoingOutcomeHandlers());
+    sending = createOutgoingTransferWorker(
+      { ...deps, signingPaused: (book) => isSigningPaused(context.db, book) },
+      outgoingOutcomeHandlers(),
+    );
     // 100 USDT on one address goes over the threshold and is swept; 60 on another stays.
     sweeping = {
       db: context.db,

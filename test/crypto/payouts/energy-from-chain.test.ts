@@ -10,7 +10,7 @@ import type { ManualClock } from '../../../src/clock.ts';
 import type { OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { ceilToCent } from '../../../src/crypto/payouts/payout-settings.ts';
 import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
-import { ENERGY_FACTOR_CACHE_MS, feeLimitFor } from '../../../src/crypto/sending/transfer-energy.ts';
+import { ENERGY_FACTOR_CACHE_MS, feeLimitFor } from '../../../src/crypto/chain/transfer-energy.ts';
 import type { SimulatorControl } from '../../../src/crypto/simchain/control-client.ts';
 import { backends } from '../../support/databases.ts';
 import {

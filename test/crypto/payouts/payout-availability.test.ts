@@ -5,6 +5,8 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCryptoChain, type CryptoChain } from '../../../src/crypto/chain/crypto-chain.ts';
 import type { AppContext } from '../../../src/context.ts';
+import { createQuoteReads } from '../../../src/crypto/chain/quote-reads.ts';
+import { createUsdtTransferEnergy } from '../../../src/crypto/chain/transfer-energy.ts';
 import { createTronNodeClient } from '../../../src/crypto/tron/node-client.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 import { backends } from '../../support/databases.ts';
@@ -27,6 +29,12 @@ describe.each(backends)('payouts when the node is down on %s', (backend) => {
       timeoutMs: 500,
       maxAttempts: 1,
     });
+    // The caches a chain access keeps of its node, of the unreachable one: nothing read from the real node is reused.
+    const unreachableState = {
+      node: unreachable,
+      quoteReads: createQuoteReads(unreachable),
+      transferEnergy: createUsdtTransferEnergy(unreachable),
+    };
     const chainOf = ({ config, logger }: AppContext): CryptoChain => {
       const real = createCryptoChain({ config, dataDir: undefined, logger, sandboxClock: 'manual' });
       return {
@@ -36,7 +44,7 @@ describe.each(backends)('payouts when the node is down on %s', (backend) => {
         close: () => real.close(),
         forMode: async (mode) => {
           const access = await real.forMode(mode);
-          return nodeUp ? access : { ...access, node: unreachable };
+          return nodeUp ? access : { ...access, ...unreachableState };
         },
       };
     };

@@ -108,6 +108,7 @@ export async function sandboxExecutor(
     logger: context.logger,
     chain: access.chain,
     node: access.node,
+    transferEnergy: access.transferEnergy,
     signingKey: () => access.signingKey(),
     hotWallet: access.addressKey.hotWalletAddress,
     usdtContract: USDT_CONTRACT_MAINNET,

@@ -35,6 +35,7 @@ export async function createChainTestApp(backend: DatabaseBackend) {
     logger: context.logger,
     chain: access.chain,
     node: access.node,
+    transferEnergy: access.transferEnergy,
     signingKey: () => access.signingKey(),
     hotWallet: access.addressKey.hotWalletAddress,
     usdtContract: USDT_CONTRACT_MAINNET,

@@ -13,6 +13,7 @@ import type { ExecutorStep } from '../../../src/crypto/sending/executor-context.
 import { createOutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { hasOpenTransfers } from '../../../src/crypto/sending/sending-repository.ts';
 import { createTronNodeClient } from '../../../src/crypto/tron/node-client.ts';
+import { createUsdtTransferEnergy } from '../../../src/crypto/chain/transfer-energy.ts';
 import { USDT_CONTRACT_MAINNET } from '../../../src/crypto/tron/trc20-usdt.ts';
 
 const env = process.env;
@@ -36,6 +37,7 @@ const executor = createOutgoingExecutor({
   logger: pino({ level: 'warn' }),
   chain: 'tron-live',
   node,
+  transferEnergy: createUsdtTransferEnergy(node),
   signingKey: async () => key,
   hotWallet: key.hotWalletAddress,
   usdtContract: USDT_CONTRACT_MAINNET,

@@ -52,6 +52,7 @@ export function executorFor(
     logger: setup.context.logger,
     chain: 'tron-sandbox',
     node: setup.access.node,
+    transferEnergy: setup.access.transferEnergy,
     signingKey: () => setup.access.signingKey(),
     hotWallet: setup.access.addressKey.hotWalletAddress,
     usdtContract: USDT_CONTRACT_MAINNET,

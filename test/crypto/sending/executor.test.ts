@@ -256,7 +256,7 @@ describe.each(backends)('the sign-once executor on %s', (backend) => {
     const key = await setup.access.signingKey();
     const deposit = key.address(7);
     const hot = setup.access.addressKey.hotWalletAddress;
-    const exact = await estimateUsdtTransferCost(setup.access.node, { from: deposit, to: hot, amount: 20_000_000n });
+    const exact = await estimateUsdtTransferCost(setup.access, { from: deposit, to: hot, amount: 20_000_000n });
     expect(exact.energy).toBe(64_285n);
     chain().faucet(deposit, { trxSun: exact.totalSun, usdt: 20_000_000n });
     const transfer = await enqueuePayout(setup, hot, 20_000_000n, {

@@ -140,7 +140,7 @@ describe.each(backends)('outgoing transfers on %s', (backend) => {
 
   it('estimates a USDT transfer from the chain: 130k energy to a new holder, 65k to a holder', async () => {
     const hot = setup.access.addressKey.hotWalletAddress;
-    const fresh = await estimateUsdtTransferCost(setup.access.node, { from: hot, to: recipient, amount: 1_000_000n });
+    const fresh = await estimateUsdtTransferCost(setup.access, { from: hot, to: recipient, amount: 1_000_000n });
     expect(fresh).toEqual({
       energy: 130_285n,
       bandwidth: USDT_TRANSFER_BANDWIDTH,
@@ -149,7 +149,7 @@ describe.each(backends)('outgoing transfers on %s', (backend) => {
       recipientHoldsUsdt: false,
     });
     setup.sandbox.chain.faucet(recipient, { usdt: 1n });
-    const holder = await estimateUsdtTransferCost(setup.access.node, { from: hot, to: recipient, amount: 1_000_000n });
+    const holder = await estimateUsdtTransferCost(setup.access, { from: hot, to: recipient, amount: 1_000_000n });
     expect(holder).toMatchObject({
       energy: 64_285n,
       recipientHoldsUsdt: true,

@@ -16,7 +16,7 @@ import {
   type Balances,
   type PlannedTransfer,
 } from '../../../src/crypto/sending/planner.ts';
-import { faucetTopUp } from '../../../src/crypto/sending/sandbox-faucet.ts';
+import { faucetTopUp } from '../../../src/crypto/chain/sandbox-faucet.ts';
 import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import type { ChainPrices } from '../../../src/crypto/tron/node-client.ts';
 

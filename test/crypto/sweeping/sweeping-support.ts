@@ -13,7 +13,7 @@ import {
 } from '../../../src/crypto/sweeping/sweeping-service.ts';
 import { tronAddress, type TronAddress } from '../../../src/crypto/tron/address.ts';
 import { createOutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
-import { sandboxHotWalletTopUp } from '../../../src/crypto/sending/sandbox-faucet.ts';
+import { sandboxHotWalletTopUp } from '../../../src/crypto/chain/sandbox-faucet.ts';
 import { outgoingOutcomeHandlers } from '../../../src/modules.ts';
 import { openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
 
@@ -60,6 +60,7 @@ async function startExecutor(setup: ReceivingSetup): Promise<() => Promise<void>
     logger: setup.context.logger,
     chain: setup.access.chain,
     node: setup.access.node,
+    transferEnergy: setup.access.transferEnergy,
     signingKey: () => setup.access.signingKey(),
     hotWallet: setup.access.addressKey.hotWalletAddress,
     usdtContract: setup.sandbox.chain.parameters.usdtContract,

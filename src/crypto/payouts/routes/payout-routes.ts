@@ -2,9 +2,8 @@
 // batch payouts. Thin: schema, scope, call the services.
 import { Type } from 'typebox';
 import type { ModuleRoutes } from '../../../gateway-module.ts';
-import { principalOf } from '../../../http/authentication.ts';
+import { principalOf, type ApiPrincipal } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
-import type { ApiPrincipal } from '../../../merchants/merchant-service.ts';
 import { PageQuery, pageOf } from '../../receiving/routes/crypto-schemas.ts';
 import { createBatch, getBatch } from '../batch-service.ts';
 import {

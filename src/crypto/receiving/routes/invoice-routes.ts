@@ -5,6 +5,7 @@ import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import { createInvoice, getInvoice, invoiceQrSvg, listInvoices } from '../invoice-service.ts';
 import type { CryptoDeps } from '../../chain/chain-module.ts';
+import type { AddressPoolDeps } from '../address-pool.ts';
 import type { ModuleRoutes } from '../../../gateway-module.ts';
 import {
   AmountInput,
@@ -80,7 +81,7 @@ const QrSvg = {
 };
 
 export const invoiceRoutes =
-  (deps: CryptoDeps): ModuleRoutes =>
+  (deps: CryptoDeps & AddressPoolDeps): ModuleRoutes =>
   async (app) => {
     app.post(
       '/crypto/invoices',

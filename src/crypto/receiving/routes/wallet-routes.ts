@@ -6,6 +6,7 @@ import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import { blockWallet, createWallet, getWallet, listWallets, unblockWallet } from '../wallet-service.ts';
 import type { CryptoDeps } from '../../chain/chain-module.ts';
+import type { AddressPoolDeps } from '../address-pool.ts';
 import type { ModuleRoutes } from '../../../gateway-module.ts';
 import {
   CLIENT_ID_MAX_LENGTH,
@@ -56,7 +57,7 @@ const STATE_CHANGES = [
 ] as const;
 
 export const walletRoutes =
-  (deps: CryptoDeps): ModuleRoutes =>
+  (deps: CryptoDeps & AddressPoolDeps): ModuleRoutes =>
   async (app) => {
     app.post(
       '/crypto/wallets',

@@ -1,14 +1,26 @@
 // The sandbox's hot wallet never runs dry: before a pass signs, the simulated
 // chain's faucet tops it up with what the queued hot-wallet transfers need,
-// and a margin (docs/payouts.md). Wired by the sending worker for the sandbox
-// chain only; the executor just calls the hook it is given.
+// and a margin (docs/payouts.md). The sandbox chain's access carries it
+// (crypto-chain.ts), so only the sandbox executor has one; the executor just
+// calls the hook it is given.
 import type { Logger } from 'pino';
 import type { TronAddress } from '../tron/address.ts';
-import type { Balances, PlannedTransfer } from './planner.ts';
 
 export interface FaucetAmounts {
   readonly trxSun: bigint;
   readonly usdt: bigint;
+}
+
+/** A transfer queued from the hot wallet: TRX in sun, USDT in micro-USDT. */
+interface QueuedTransfer {
+  readonly asset: 'USDT' | 'TRX';
+  readonly amount: bigint;
+}
+
+/** What the hot wallet holds on chain. */
+interface HeldBalances {
+  readonly usdt: bigint;
+  readonly trxSun: bigint;
 }
 
 /** The simulated chain's faucet: credits `address` on chain. */
@@ -16,8 +28,8 @@ export type Faucet = (address: TronAddress, amounts: FaucetAmounts) => Promise<v
 
 /** Tops the hot wallet up for the transfers queued from it; returns what it added to `held`. */
 export type HotWalletTopUp = (
-  queuedFromHotWallet: readonly PlannedTransfer[],
-  held: Balances,
+  queuedFromHotWallet: readonly QueuedTransfer[],
+  held: HeldBalances,
 ) => Promise<FaucetAmounts>;
 
 /** TRX each transfer is assumed to burn, and the margins a top-up adds on top of the shortfall. */
@@ -26,7 +38,7 @@ const USDT_MARGIN = 1_000_000_000n;
 const TRX_MARGIN_SUN = 10_000_000_000n;
 
 /** What the faucet adds so `held` covers `queued`: nothing when it does, the shortfall and a margin of each short asset otherwise. */
-export function faucetTopUp(queued: readonly PlannedTransfer[], held: Balances): FaucetAmounts {
+export function faucetTopUp(queued: readonly QueuedTransfer[], held: HeldBalances): FaucetAmounts {
   const usdt = queued
     .filter((transfer) => transfer.asset === 'USDT')
     .reduce((sum, transfer) => sum + transfer.amount, 0n);

@@ -15,8 +15,8 @@ import {
   freshRecipient,
   MEASURED_ENERGY_HOLDER,
   MEASURED_ENERGY_NEW_HOLDER,
-  usdtTransferEnergy,
-} from '../../../src/crypto/sending/transfer-energy.ts';
+  createUsdtTransferEnergy,
+} from '../../../src/crypto/chain/transfer-energy.ts';
 import { createTronNodeClient, type TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
 
 let server: SimulatedChainServer | undefined;
@@ -50,7 +50,7 @@ describe('transfer energy from the chain', () => {
   it('asks once per recipient class and factor; the factor again only after its cache time', async () => {
     const { chain, node, counts } = await start();
     const clock = new ManualClock(new Date('2026-01-01T00:00:00Z'));
-    const energy = usdtTransferEnergy(node);
+    const energy = createUsdtTransferEnergy(node);
     const sender = chain.payers[0]!.address;
     const holder = chain.payers[1]!.address;
     for (let round = 0; round < 3; round++) {
@@ -81,7 +81,7 @@ describe('transfer energy from the chain', () => {
   it('a sender without USDT: the mainnet measurements before any figure, then the last figure scaled to the factor', async () => {
     const { chain, node, counts } = await start();
     const clock = new ManualClock(new Date('2026-01-01T00:00:00Z'));
-    const energy = usdtTransferEnergy(node);
+    const energy = createUsdtTransferEnergy(node);
     const empty = freshRecipient();
     expect(await energy.energyOf(clock, { from: empty, to: freshRecipient(), recipientHoldsUsdt: false })).toBe(
       MEASURED_ENERGY_NEW_HOLDER,

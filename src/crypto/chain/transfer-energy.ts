@@ -6,7 +6,8 @@
 // of the node once per (recipient class, factor) — a constant call of the
 // transfer itself (`triggerconstantcontract` → energy_used, penalty included) —
 // and the factor once a minute (`getcontractinfo`): quotes and the executor
-// stay off the node for every transfer after the first of its kind.
+// stay off the node for every transfer after the first of its kind. Each chain
+// access carries one (crypto-chain.ts), which quotes and the executor share.
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../clock.ts';
@@ -74,17 +75,9 @@ interface EnergyCache {
   readonly lastByClass: Map<boolean, { readonly energy: bigint; readonly factor: number }>;
 }
 
-const caches = new WeakMap<object, EnergyCache>();
-
-/** The transfer energies of one node client (its cache shared by quotes and the executor of this process). */
-export function usdtTransferEnergy(node: TransferNode): UsdtTransferEnergy {
-  let cache = caches.get(node);
-  if (!cache)
-    caches.set(
-      node,
-      (cache = { figures: new LRUCache({ max: FIGURES_MAX }), asking: new Map(), lastByClass: new Map() }),
-    );
-  const own = cache;
+/** The transfer energies of one node client, with their cache. */
+export function createUsdtTransferEnergy(node: TransferNode): UsdtTransferEnergy {
+  const own: EnergyCache = { figures: new LRUCache({ max: FIGURES_MAX }), asking: new Map(), lastByClass: new Map() };
 
   const measure = async (
     transfer: { readonly from: TronAddress; readonly to: TronAddress; readonly recipientHoldsUsdt: boolean },

@@ -14,9 +14,9 @@ import { createChainWatcherWorker } from '../../../src/crypto/receiving/receivin
 import {
   DECIMALS_RETRY_FIRST_MS,
   DECIMALS_RETRY_MAX_MS,
-  usdtDecimalsConfirmed,
-  type DecimalsCheckedChain,
-} from '../../../src/crypto/receiving/usdt-decimals-check.ts';
+  createUsdtDecimalsCheck,
+  type UsdtDecimalsCheck,
+} from '../../../src/crypto/chain/usdt-decimals-check.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { tronAddress } from '../../../src/crypto/tron/address.ts';
 import { createTronNodeClient, type TronNodeClient } from '../../../src/crypto/tron/node-client.ts';
@@ -62,14 +62,14 @@ function recordingLogger(): { logger: Logger; lines: { level: string; message: s
  * A chain handle whose node the test can switch, as an operator's fix (or a node
  * coming back) would: every answer still comes from a real simulated chain.
  */
-function switchableChain(first: TronNodeClient): { access: DecimalsCheckedChain; use(node: TronNodeClient): void } {
+function switchableChain(first: TronNodeClient): { check: UsdtDecimalsCheck; use(node: TronNodeClient): void } {
   let current = first;
   return {
-    access: {
+    check: createUsdtDecimalsCheck({
       chain: 'tron-live',
       usdtContract: USDT_CONTRACT_MAINNET,
       node: { getUsdtDecimals: () => current.getUsdtDecimals() },
-    },
+    }),
     use: (node) => void (current = node),
   };
 }
@@ -84,11 +84,11 @@ describe('the USDT decimals start check', () => {
     const clock = new ManualClock(new Date('2026-11-27T00:00:00Z'));
     const { logger, lines } = recordingLogger();
     const chain = switchableChain(nodeOf((await chainServer()).url));
-    expect(await usdtDecimalsConfirmed(chain.access, clock, logger)).toBe(true);
+    expect(await chain.check.confirmed(clock, logger)).toBe(true);
     expect(lines).toEqual([{ level: 'info', message: expect.stringContaining('decimals() = 6') }]);
     // Asked no more: even a node answering 18 now does not undo the confirmation.
     chain.use(nodeOf((await chainServer(18)).url));
-    expect(await usdtDecimalsConfirmed(chain.access, clock, logger)).toBe(true);
+    expect(await chain.check.confirmed(clock, logger)).toBe(true);
     expect(lines).toHaveLength(1);
   });
 
@@ -96,16 +96,16 @@ describe('the USDT decimals start check', () => {
     const clock = new ManualClock(new Date('2026-11-27T00:00:00Z'));
     const { logger, lines } = recordingLogger();
     const chain = switchableChain(nodeOf((await chainServer(18)).url));
-    expect(await usdtDecimalsConfirmed(chain.access, clock, logger)).toBe(false);
+    expect(await chain.check.confirmed(clock, logger)).toBe(false);
     expect(lines).toEqual([{ level: 'error', message: expect.stringContaining('answers decimals() = 18, not 6') }]);
     expect(lines[0]!.message).toContain('PAYGATE_TRON_USDT_CONTRACT');
     // Within the back-off nothing is asked, whatever the node would say now.
     chain.use(nodeOf((await chainServer()).url));
     clock.advance(DECIMALS_RETRY_FIRST_MS - 1);
-    expect(await usdtDecimalsConfirmed(chain.access, clock, logger)).toBe(false);
+    expect(await chain.check.confirmed(clock, logger)).toBe(false);
     expect(lines).toHaveLength(1);
     clock.advance(1);
-    expect(await usdtDecimalsConfirmed(chain.access, clock, logger)).toBe(true);
+    expect(await chain.check.confirmed(clock, logger)).toBe(true);
     expect(lines.at(-1)).toEqual({ level: 'info', message: expect.stringContaining('decimals() = 6') });
   });
 
@@ -115,8 +115,8 @@ describe('the USDT decimals start check', () => {
     // The simulated chain runs mainnet's USDT address only: Nile's is no contract there, as on a java-tron node.
     const node = nodeOf((await chainServer()).url, USDT_CONTRACT_NILE);
     await expect(node.getUsdtDecimals()).rejects.toThrow(/No contract or not a valid smart contract/);
-    const access: DecimalsCheckedChain = { chain: 'tron-live', usdtContract: USDT_CONTRACT_NILE, node };
-    expect(await usdtDecimalsConfirmed(access, clock, logger)).toBe(false);
+    const check = createUsdtDecimalsCheck({ chain: 'tron-live', usdtContract: USDT_CONTRACT_NILE, node });
+    expect(await check.confirmed(clock, logger)).toBe(false);
     expect(lines).toEqual([{ level: 'warn', message: expect.stringContaining('could not be asked') }]);
   });
 
@@ -128,22 +128,22 @@ describe('the USDT decimals start check', () => {
     await gone.close();
     const chain = switchableChain(nodeOf(url));
     const asked = () => lines.filter((line) => line.level === 'warn').length;
-    expect(await usdtDecimalsConfirmed(chain.access, clock, logger)).toBe(false);
+    expect(await chain.check.confirmed(clock, logger)).toBe(false);
     expect(asked()).toBe(1);
     let delayMs = DECIMALS_RETRY_FIRST_MS;
     for (let attempt = 2; attempt <= 9; attempt++) {
       clock.advance(delayMs - 1);
-      expect(await usdtDecimalsConfirmed(chain.access, clock, logger)).toBe(false);
+      expect(await chain.check.confirmed(clock, logger)).toBe(false);
       expect(asked()).toBe(attempt - 1);
       clock.advance(1);
-      expect(await usdtDecimalsConfirmed(chain.access, clock, logger)).toBe(false);
+      expect(await chain.check.confirmed(clock, logger)).toBe(false);
       expect(asked()).toBe(attempt);
       delayMs = Math.min(delayMs * 2, DECIMALS_RETRY_MAX_MS);
     }
     expect(delayMs).toBe(DECIMALS_RETRY_MAX_MS);
     chain.use(nodeOf((await chainServer()).url));
     clock.advance(DECIMALS_RETRY_MAX_MS);
-    expect(await usdtDecimalsConfirmed(chain.access, clock, logger)).toBe(true);
+    expect(await chain.check.confirmed(clock, logger)).toBe(true);
   });
 });
 

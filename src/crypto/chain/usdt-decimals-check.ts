@@ -2,7 +2,8 @@
 // answer decimals() = 6. Every amount is read and written as micro-USDT: a wrong
 // PAYGATE_TRON_USDT_CONTRACT naming another token (USDD has 18 decimals) would
 // scale them all, 1 USDD read as 10^12 USDT. The contract is asked once per chain
-// handle; until it has answered 6, the chain's watcher, executor and sweeper skip
+// access (crypto-chain.ts makes one check per access, which the chain's watcher,
+// executor and sweeper share); until it has answered 6, they skip
 // their passes (the API keeps answering). When the node does not answer, or
 // answers another figure, the contract is asked again after a back-off (1 s,
 // doubling, at most 60 s): the process neither crashes nor hammers the node, and
@@ -11,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { TronNodeClient } from '../tron/node-client.ts';
 import { USDT_DECIMALS } from '../tron/trc20-usdt.ts';
-import type { ChainAccess } from '../chain/crypto-chain.ts';
+import type { ChainAccess } from './crypto-chain.ts';
 
 export const DECIMALS_RETRY_FIRST_MS = 1_000;
 export const DECIMALS_RETRY_MAX_MS = 60_000;
@@ -29,35 +30,33 @@ interface CheckState {
   asking: Promise<boolean> | undefined;
 }
 
-const checks = new WeakMap<DecimalsCheckedChain, CheckState>();
+export interface UsdtDecimalsCheck {
+  /**
+   * Whether the chain's token contract has answered decimals() = 6. False while it
+   * has not (asked now, unless the back-off of the last failure is still running).
+   */
+  confirmed(clock: Clock, logger: Logger): Promise<boolean>;
+}
 
-/**
- * Whether the chain's token contract has answered decimals() = 6. False while it
- * has not (asked now, unless the back-off of the last failure is still running).
- */
-export async function usdtDecimalsConfirmed(
-  access: DecimalsCheckedChain,
-  clock: Clock,
-  logger: Logger,
-): Promise<boolean> {
-  let state = checks.get(access);
-  if (!state) {
-    state = {
-      confirmed: false,
-      nextAttemptAtMs: Number.NEGATIVE_INFINITY,
-      retryDelayMs: DECIMALS_RETRY_FIRST_MS,
-      asking: undefined,
-    };
-    checks.set(access, state);
-  }
-  if (state.confirmed) return true;
-  if (state.asking) return state.asking;
-  if (clock.now().getTime() < state.nextAttemptAtMs) return false;
-  const current = state;
-  current.asking = askDecimals(access, current, clock, logger).finally(() => {
-    current.asking = undefined;
-  });
-  return current.asking;
+/** The check of one chain access: its state is kept here, shared by every caller of that chain. */
+export function createUsdtDecimalsCheck(access: DecimalsCheckedChain): UsdtDecimalsCheck {
+  const state: CheckState = {
+    confirmed: false,
+    nextAttemptAtMs: Number.NEGATIVE_INFINITY,
+    retryDelayMs: DECIMALS_RETRY_FIRST_MS,
+    asking: undefined,
+  };
+  return {
+    async confirmed(clock, logger) {
+      if (state.confirmed) return true;
+      if (state.asking) return state.asking;
+      if (clock.now().getTime() < state.nextAttemptAtMs) return false;
+      state.asking = askDecimals(access, state, clock, logger).finally(() => {
+        state.asking = undefined;
+      });
+      return state.asking;
+    },
+  };
 }
 
 async function askDecimals(
