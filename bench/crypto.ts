@@ -149,7 +149,6 @@ async function watcherBench(): Promise<WatcherFigures> {
     logger,
     health: new DependencyHealth(logger),
     keyring: throwawayKeyring(),
-    liveConnectors: undefined,
   };
   const chain = await startChainProcess();
   const cryptoChain = createCryptoChain({

@@ -9,8 +9,6 @@ import type { Notifications } from './db/notifications.ts';
 import type { Db } from './db/transaction.ts';
 import type { DependencyHealth } from './health/dependency-health.ts';
 import type { Keyring } from './kms/keyring.ts';
-import type { AcquirerConnector } from './payments/connectors/acquirer-connector.ts';
-import type { CrashPointHook } from './payments/crash-points.ts';
 
 export interface AppContext {
   readonly db: Db;
@@ -24,11 +22,6 @@ export interface AppContext {
   /** Envelope encryption of the secrets stored in the database (src/kms/). */
   readonly keyring: Keyring;
   /**
-   * The production acquirers live shops charge through, in order of preference.
-   * None ships yet (docs/connectors.md); absent or empty, a live shop can bind no method.
-   */
-  readonly liveConnectors?: readonly AcquirerConnector[] | undefined;
-  /**
    * The database's notifications (db/notifications.ts): due work wakes the workers and key
    * changes reach the API-key cache. Absent (most tests, the CLI), workers poll and keys are
    * looked up on every request.
@@ -36,8 +29,6 @@ export interface AppContext {
   readonly notifications?: Notifications | undefined;
   /** The process's `serve --role`; absent (tests, the CLI) counts as `all`. An `api` process starts no sandbox chain of its own. */
   readonly role?: 'all' | 'api' | 'worker' | undefined;
-  /** A test's hook at the charge path's crash points (payments/crash-points.ts); absent in production. */
-  readonly crashPoint?: CrashPointHook | undefined;
 }
 
 /** A background loop (webhook delivery, payment expiry). `stop` waits for in-flight work. */

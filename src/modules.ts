@@ -25,7 +25,7 @@ import { createWithdrawalsModule } from './crypto/withdrawals/withdrawals-module
 import { createIdempotencyModule } from './idempotency/idempotency-module.ts';
 import { createLedgerModule } from './ledger/ledger-module.ts';
 import { createMerchantsModule, type MerchantsService } from './merchants/merchants-module.ts';
-import { createPaymentsModule } from './payments/payments-module.ts';
+import { createPaymentsModule, type PaymentsOptions } from './payments/payments-module.ts';
 import { createWebhooksModule, type WebhooksService } from './webhooks/webhooks-module.ts';
 
 /** The built modules and the services the runtime itself calls. */
@@ -38,13 +38,16 @@ export interface GatewayModules {
   readonly chain: CryptoChain;
 }
 
-/** Every module of the gateway, built once on `platform`, each after the modules it needs; `chain` replaces the configured chain (tests). */
-export function createModules(platform: AppContext, options: { readonly chain?: CryptoChain } = {}): GatewayModules {
+/** Every module of the gateway, built once on `platform`, each after the modules it needs; `chain` replaces the configured chain (tests); `payments` gives the acquirers and a test's crash-point hook. */
+export function createModules(
+  platform: AppContext,
+  options: { readonly chain?: CryptoChain; readonly payments?: PaymentsOptions } = {},
+): GatewayModules {
   const idempotency = createIdempotencyModule(platform);
   const webhooks = createWebhooksModule(platform);
   const merchants = createMerchantsModule(platform);
   const ledger = createLedgerModule(platform);
-  const payments = createPaymentsModule(platform);
+  const payments = createPaymentsModule({ ...platform, ...options.payments });
   const chain = createChainModule({
     ...platform,
     chain: options.chain,

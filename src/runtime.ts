@@ -159,9 +159,8 @@ export async function startGateway(
       keyring,
       notifications,
       role: options.role,
-      crashPoint: options.crashPoint,
     };
-    const modules = createModules(context);
+    const modules = createModules(context, { payments: { crashPoint: options.crashPoint } });
     opened.push(() => closeModules(modules.list));
     const sealed = await modules.webhooks.sealPlaintextSecrets();
     if (sealed > 0) logger.info({ shops: sealed }, 'sealed webhook secrets stored in clear by an earlier version');

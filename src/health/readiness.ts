@@ -5,7 +5,9 @@
 // down too: every payment writes.
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
-import type { AppContext } from '../context.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/transaction.ts';
+import type { DependencyHealth } from './dependency-health.ts';
 import { checkRedis } from './redis-client.ts';
 
 type CheckResult = 'ok' | 'down';
@@ -15,7 +17,11 @@ export interface Readiness {
   readonly checks: Readonly<Record<string, CheckResult>>;
 }
 
-type ReadinessDeps = Pick<AppContext, 'db' | 'config' | 'health'>;
+interface ReadinessDeps {
+  readonly db: Db;
+  readonly config: Config;
+  readonly health: DependencyHealth;
+}
 
 async function checkDatabase(context: ReadinessDeps): Promise<CheckResult> {
   const health = context.health;

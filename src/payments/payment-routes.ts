@@ -1,6 +1,7 @@
 // /v1/payments and the sandbox test helpers: schema, scope, call the service.
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
+import type { ConnectorDeps } from './connectors/connector-registry.ts';
 import type { ModuleRoutes } from '../gateway-module.ts';
 import type { MethodSettingsSource } from './method-settings-cache.ts';
 import { principalOf } from '../http/authentication.ts';
@@ -135,9 +136,10 @@ const TEST_HELPERS = [
 ] as const;
 
 /** The deps of the payment routes; `methodSettings` is the module's cache (closed with the module). */
-export type PaymentRouteDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'liveConnectors'> & {
-  readonly methodSettings: MethodSettingsSource;
-};
+export type PaymentRouteDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'> &
+  Pick<ConnectorDeps, 'liveConnectors'> & {
+    readonly methodSettings: MethodSettingsSource;
+  };
 
 export const paymentRoutes =
   (context: PaymentRouteDeps): ModuleRoutes =>

@@ -2,6 +2,8 @@
 // expiry and charge reconciliation, and captures held in suspense.
 import type { AppContext } from '../context.ts';
 import type { BuiltModule } from '../gateway-module.ts';
+import type { ConnectorDeps } from './connectors/connector-registry.ts';
+import type { CrashPointHook } from './crash-points.ts';
 import { createExpiryWorker } from './expiry-worker.ts';
 import { createMethodSettingsSource } from './method-settings-cache.ts';
 import { paymentPageRoutes } from './page/payment-page-routes.ts';
@@ -9,10 +11,19 @@ import { paymentRoutes } from './payment-routes.ts';
 import { createReconciliationWorker } from './reconciliation-worker.ts';
 import { listSuspenseCaptures, refundSuspenseCapture, type CaptureView } from './suspense-service.ts';
 
+/** What the runtime gives payments beyond the platform: the production acquirers, and a test's crash-point hook. */
+export interface PaymentsOptions {
+  /** Absent or empty, a live shop can bind no method. */
+  readonly liveConnectors?: ConnectorDeps['liveConnectors'];
+  /** A test's hook at the charge path's crash points (crash-points.ts); absent in production. */
+  readonly crashPoint?: CrashPointHook | undefined;
+}
+
 export type PaymentsModuleDeps = Pick<
   AppContext,
-  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'liveConnectors' | 'notifications'
->;
+  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'notifications'
+> &
+  PaymentsOptions;
 
 /** What the operator's tools ask of payments: captures held in suspense. */
 export interface PaymentsService {

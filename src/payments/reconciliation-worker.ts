@@ -11,7 +11,7 @@ import { inTransaction } from '../db/transaction.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
 import { applyAttemptOutcome, RECONCILE_AFTER_MS } from './attempt-service.ts';
-import { connectorNamed } from './connectors/connector-registry.ts';
+import { connectorNamed, type ConnectorDeps } from './connectors/connector-registry.ts';
 import { paymentMetrics, type ReconcileResult } from './payment-metrics.ts';
 
 /** A pass every 5 s without wake-ups; at most 10 batches of 20 attempts a pass. */
@@ -29,8 +29,9 @@ export type ReconciliationWorker = PollingWorker;
 
 type ReconcileContext = Pick<
   AppContext,
-  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'liveConnectors' | 'notifications'
->;
+  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'notifications'
+> &
+  Pick<ConnectorDeps, 'liveConnectors'>;
 
 export function createReconciliationWorker(
   context: ReconcileContext,

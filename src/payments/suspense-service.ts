@@ -10,12 +10,13 @@ import { findShopProfile } from '../merchants/merchant-service.ts';
 import { emit } from '../webhooks/outbox.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
-import { connectorNamed } from './connectors/connector-registry.ts';
+import { connectorNamed, type ConnectorDeps } from './connectors/connector-registry.ts';
 import { minorToJsonNumber } from '../money/decimal.ts';
 import { findPaymentById, type PaymentRow } from './payment-repository.ts';
 import { paymentView, type PaymentView } from './payment-service.ts';
 
-export type SuspenseDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'liveConnectors'>;
+export type SuspenseDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'> &
+  Pick<ConnectorDeps, 'liveConnectors'>;
 
 export const SUSPENSE_LIST_LIMIT_MAX = 1000;
 

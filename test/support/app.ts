@@ -13,6 +13,7 @@ import type { GatewayModule } from '../../src/gateway-module.ts';
 import { DependencyHealth } from '../../src/health/dependency-health.ts';
 import { createLogger } from '../../src/logger.ts';
 import { closeModules, createModules } from '../../src/modules.ts';
+import type { PaymentsOptions } from '../../src/payments/payments-module.ts';
 import { createApiKey, createMerchant, type CreatedMerchant } from '../../src/merchants/merchant-service.ts';
 import type { ApiKeyScope } from '../../src/http/api-scopes.ts';
 import type { ShopMode } from '../../src/merchants/merchant-tables.ts';
@@ -49,7 +50,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 
 export async function createTestContext(
   backend: DatabaseBackend,
-  options: { config?: Partial<Config>; clock?: ManualClock; liveConnectors?: AppContext['liveConnectors'] } = {},
+  options: { config?: Partial<Config>; clock?: ManualClock } = {},
 ): Promise<{ context: AppContext; clock: ManualClock; database: TestDatabase }> {
   const config = testConfig(options.config);
   const database = await openTestDatabase(backend, { timeouts: config.databaseTimeouts });
@@ -64,7 +65,6 @@ export async function createTestContext(
     logger,
     health: new DependencyHealth(logger),
     keyring: testKeyring,
-    liveConnectors: options.liveConnectors,
   };
   return { context, clock, database };
 }
@@ -74,8 +74,9 @@ export async function buildAppWithModules(
   context: AppContext,
   options: BuildAppOptions = {},
   chain?: CryptoChain,
+  payments?: PaymentsOptions,
 ): Promise<{ app: App; modules: readonly GatewayModule[]; chain: CryptoChain }> {
-  const built = createModules(context, { chain });
+  const built = createModules(context, { chain, payments });
   const app = await buildApp(context, built, options);
   app.addHook('onClose', () => closeModules(built.list));
   return { app, modules: built.list, chain: built.chain };
@@ -92,13 +93,15 @@ export async function createTestApp(
     config?: Partial<Config>;
     clock?: ManualClock;
     app?: BuildAppOptions;
-    liveConnectors?: AppContext['liveConnectors'];
+    liveConnectors?: PaymentsOptions['liveConnectors'];
     /** Makes the chain of the crypto modules instead of the configured one (closed with the app). */
     chain?: (context: AppContext) => CryptoChain;
   } = {},
 ): Promise<TestApp> {
   const { context, clock, database } = await createTestContext(backend, options);
-  const { app, modules, chain } = await buildAppWithModules(context, options.app, options.chain?.(context));
+  const { app, modules, chain } = await buildAppWithModules(context, options.app, options.chain?.(context), {
+    liveConnectors: options.liveConnectors,
+  });
   await app.ready();
   return {
     app,

@@ -9,7 +9,7 @@ import { createSandboxConnector } from './sandbox/sandbox-connector.ts';
 export interface ConnectorDeps {
   readonly db: Db;
   readonly clock: Clock;
-  /** AppContext.liveConnectors: the production acquirers, in order of preference. */
+  /** The production acquirers live shops charge through, in order of preference; none ships yet (docs/connectors.md). */
   readonly liveConnectors?: readonly AcquirerConnector[] | undefined;
 }
 

@@ -6,12 +6,14 @@ import type { AppContext } from '../../context.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { applyAttemptOutcome, armConfirmation, chargeAttempt, startAttempt } from '../attempt-service.ts';
 import type { AcquirerConnector, CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
-import { connectorForShop, connectorNamed } from '../connectors/connector-registry.ts';
+import type { CrashPointHook } from '../crash-points.ts';
+import { connectorForShop, connectorNamed, type ConnectorDeps } from '../connectors/connector-registry.ts';
 import { coversAmount, shopMethodSettings, totalWithMethod, type MethodSettings } from '../payment-methods.ts';
 import { findPaymentByOrderCode, type PaymentRow } from '../payment-repository.ts';
 import type { PaymentMethod } from '../payment-tables.ts';
 
-export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'liveConnectors' | 'crashPoint'>;
+export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'> &
+  Pick<ConnectorDeps, 'liveConnectors'> & { readonly crashPoint?: CrashPointHook | undefined };
 
 const ORDER_CODE_PATTERN = /^[A-Za-z0-9]{6,32}$/;
 
