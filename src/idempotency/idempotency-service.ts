@@ -27,6 +27,7 @@ import { inTransaction, isUniqueViolation, type Db, type Executor, type Tx } fro
 import { DuplicateExternalIdError, IdempotencyInProgressError } from '../errors.ts';
 import * as repository from './idempotency-repository.ts';
 import type { IdempotencyRecord, NewIdempotencyRecord, RecordKey } from './idempotency-repository.ts';
+import { requestFingerprint } from './request-fingerprint.ts';
 
 // For a module that writes the record inside its own one statement (createAtomicallyWith):
 // the records' INSERT as a CTE, the constraint a second record runs into, the row's type.
@@ -54,6 +55,11 @@ export interface KeyedRequest {
   readonly key: string;
   /** requestFingerprint() of the request as validated and normalized. */
   readonly fingerprint: string;
+}
+
+/** A request under `key` of the shop, fingerprinted from its fields as validated and normalized. */
+export function keyedRequest(shopId: string, key: string, fields: Readonly<Record<string, unknown>>): KeyedRequest {
+  return { shopId, key, fingerprint: requestFingerprint(fields) };
 }
 
 export interface StoredResponse {

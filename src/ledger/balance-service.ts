@@ -7,9 +7,8 @@ import {
   createOrReplay,
   inIdempotentTransaction,
   type IdempotencyRule,
-  type KeyedRequest,
+  keyedRequest,
 } from '../idempotency/idempotency-service.ts';
-import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
 import { DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '../errors.ts';
 import { ensureMerchantAccounts } from './ledger-accounts.ts';
 import * as repository from './ledger-repository.ts';
@@ -174,16 +173,12 @@ export async function createInternalTransfer(
       );
     }
     const amount = parseTransferAmount(request.amount, from.currency);
-    const keyed: KeyedRequest = {
-      shopId: owner.shopId,
-      key: externalId,
-      fingerprint: requestFingerprint({
-        from_account_id: from.id,
-        to_account_id: to.id,
-        amount,
-        currency: from.currency,
-      }),
-    };
+    const keyed = keyedRequest(owner.shopId, externalId, {
+      from_account_id: from.id,
+      to_account_id: to.id,
+      amount,
+      currency: from.currency,
+    });
     const showPrior = async () => {
       const existing = await findTransfer(tx, ledgerId);
       if (!existing)

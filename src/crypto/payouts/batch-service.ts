@@ -12,10 +12,9 @@ import {
   priorResource,
   type IdempotencyRule,
   type KeyedCreation,
-  type KeyedRequest,
   type Prior,
+  keyedRequest,
 } from '../../idempotency/idempotency-service.ts';
-import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import { quotePayouts } from './payout-fees.ts';
 import { payoutSettingsOf } from './payout-settings.ts';
@@ -76,14 +75,10 @@ export async function createBatch(
   const externalId = parseExternalId(request.external_id, 'external_id');
   const network = parsePayoutNetwork(request.network);
   const items = validateItems(request);
-  const keyed: KeyedRequest = {
-    shopId: shop.shopId,
-    key: externalId,
-    fingerprint: requestFingerprint({
-      network,
-      payouts: items.map((item) => [item.externalId, item.amountMicro.toString(), item.address]),
-    }),
-  };
+  const keyed = keyedRequest(shop.shopId, externalId, {
+    network,
+    payouts: items.map((item) => [item.externalId, item.amountMicro.toString(), item.address]),
+  });
   const creation: KeyedCreation<{ created: boolean; batch: BatchView }> = {
     rule: BATCH_IDEMPOTENCY_RULE,
     request: keyed,

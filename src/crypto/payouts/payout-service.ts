@@ -17,10 +17,9 @@ import {
   createAtomicallyWith,
   priorResource,
   type IdempotencyRule,
-  type KeyedRequest,
   type Prior,
+  keyedRequest,
 } from '../../idempotency/idempotency-service.ts';
-import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { parseMinor } from '../../money/decimal.ts';
@@ -340,11 +339,11 @@ export async function createPayout(
 ): Promise<{ created: boolean; payout: PayoutView }> {
   const item = validatePayoutItem(request);
   const network = parsePayoutNetwork(request.network);
-  const keyed: KeyedRequest = {
-    shopId: shop.shopId,
-    key: item.externalId,
-    fingerprint: requestFingerprint({ network, amount_micro: item.amountMicro.toString(), address: item.address }),
-  };
+  const keyed = keyedRequest(shop.shopId, item.externalId, {
+    network,
+    amount_micro: item.amountMicro.toString(),
+    address: item.address,
+  });
   // A repeat is answered before the settings and the node count: the payout and its idempotency
   // record commit together, so the payout row is the record's outcome (one autocommit read with the settings).
   const state = await deps.batches.readCreationState({

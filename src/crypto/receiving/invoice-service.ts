@@ -7,11 +7,10 @@ import {
   priorResource,
   RECORD_KEY_CONSTRAINT,
   type IdempotencyRule,
-  type KeyedRequest,
   type Prior,
+  keyedRequest,
 } from '../../idempotency/idempotency-service.ts';
 import { isUniqueViolation, type Executor } from '../../db/transaction.ts';
-import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { InvalidRequestError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { parseMinor } from '../../money/decimal.ts';
@@ -130,16 +129,12 @@ export async function createInvoice(
   request: CreateInvoiceRequest,
 ): Promise<{ created: boolean; invoice: InvoiceView }> {
   const valid = validateInvoiceRequest(request, deps.config);
-  const keyed: KeyedRequest = {
-    shopId: shop.shopId,
-    key: valid.externalId,
-    fingerprint: requestFingerprint({
-      amount_micro: valid.amountMicro.toString(),
-      network: valid.network,
-      lifetime_s: valid.lifetimeS,
-      callback_url: valid.callbackUrl,
-    }),
-  };
+  const keyed = keyedRequest(shop.shopId, valid.externalId, {
+    amount_micro: valid.amountMicro.toString(),
+    network: valid.network,
+    lifetime_s: valid.lifetimeS,
+    callback_url: valid.callbackUrl,
+  });
   // Outside any transaction: the first use may load keys and start the sandbox chain.
   const access = await deps.chain.forMode(shop.mode);
   const now = deps.clock.now();

@@ -6,10 +6,9 @@ import {
   priorResource,
   type IdempotencyRule,
   type KeyedCreation,
-  type KeyedRequest,
   type Prior,
+  keyedRequest,
 } from '../../idempotency/idempotency-service.ts';
-import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { inTransaction, type Executor, type Tx } from '../../db/transaction.ts';
 import { InvalidStateError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
@@ -42,11 +41,7 @@ export async function createWallet(
 ): Promise<{ created: boolean; wallet: WalletView }> {
   const clientId = parseTextId(request.client_id, 'client_id');
   const network = parseNetwork(request.network);
-  const keyed: KeyedRequest = {
-    shopId: shop.shopId,
-    key: `${clientId}:${network}`,
-    fingerprint: requestFingerprint({ client_id: clientId, network }),
-  };
+  const keyed = keyedRequest(shop.shopId, `${clientId}:${network}`, { client_id: clientId, network });
   const creation: KeyedCreation<{ created: boolean; wallet: WalletView }> = {
     rule: WALLET_IDEMPOTENCY_RULE,
     request: keyed,

@@ -18,10 +18,9 @@ import {
   priorResource,
   type IdempotencyRule,
   type KeyedCreation,
-  type KeyedRequest,
   type Prior,
+  keyedRequest,
 } from '../../idempotency/idempotency-service.ts';
-import { requestFingerprint } from '../../idempotency/request-fingerprint.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
@@ -123,11 +122,7 @@ export async function createRefund(
   const externalId = parseExternalId(request.external_id, 'external_id');
   const target = parseTarget(request);
   const address = parseRecipient(request.address, 'address');
-  const keyed: KeyedRequest = {
-    shopId: shop.shopId,
-    key: externalId,
-    fingerprint: requestFingerprint({ [`${target.kind}_id`]: target.id, address }),
-  };
+  const keyed = keyedRequest(shop.shopId, externalId, { [`${target.kind}_id`]: target.id, address });
   const creation: KeyedCreation<{ created: boolean; refund: RefundView }> = {
     rule: REFUND_IDEMPOTENCY_RULE,
     request: keyed,
