@@ -1,0 +1,91 @@
+// What is signed: each queued transfer's raw transaction (a TRC20 transfer() or
+// a TRX transfer) referencing the solid block, its txID, and the private key of
+// its sending address. Encoded here, not through signTriggerSmartContract /
+// signTransferContract: those derive the public key again for every
+// transaction (a third of signing's cost); the key is checked once per pass.
+import type { DepositSigningKey } from '../keys/hd-keys.ts';
+import { tronAddressFromPrivateKey, type TronAddress } from '../tron/address.ts';
+import type { BlockHeader } from '../tron/node-client.ts';
+import {
+  encodeTransferContractRaw,
+  encodeTriggerSmartContractRaw,
+  referenceBlockFields,
+  transactionId,
+} from '../tron/transaction.ts';
+import { transferCalldata } from '../tron/trc20-usdt.ts';
+import type { ExecutorContext } from './executor-context.ts';
+import type { OutgoingTransferRow } from './sending-repository.ts';
+import type { SignJob } from './signing-decisions.ts';
+
+/** A transaction expires this long after the head block it was built at (java-tron's default is 60 s; docs/tron.md §1.4: keep it short). */
+export const EXPIRATION_MS = 90_000;
+
+/** The chain as a signing pass sees it: transactions reference `solid` and expire after `head`. */
+export interface SigningWindow {
+  readonly head: BlockHeader;
+  readonly solid: BlockHeader;
+  readonly now: Date;
+}
+
+/** The private key that signs a transfer from `from`. */
+export type PrivateKeyOf = (row: OutgoingTransferRow, from: TronAddress) => Uint8Array;
+
+export interface UnsignedTransfer {
+  readonly row: OutgoingTransferRow;
+  readonly feeLimit: bigint;
+  readonly privateKey: Uint8Array;
+  readonly rawBytes: Uint8Array;
+  /** Hex, as the node names it. */
+  readonly txId: string;
+}
+
+/** One private key per sending address per pass (derivation and its check are not free). */
+export function privateKeysOf(key: DepositSigningKey): PrivateKeyOf {
+  const keys = new Map<string, Uint8Array>();
+  return (row, from) => {
+    let privateKey = keys.get(from);
+    if (!privateKey) {
+      privateKey =
+        row.from_kind === 'hot_wallet' ? key.hotWalletPrivateKey() : key.privateKey(Number(row.from_derivation_index));
+      if (tronAddressFromPrivateKey(privateKey) !== from)
+        throw new Error(`outgoing transfer ${row.id}: the signing key does not derive ${from}`);
+      keys.set(from, privateKey);
+    }
+    return privateKey;
+  };
+}
+
+/** Every job's raw transaction and txID, in the jobs' order. */
+export function unsignedTransfers(
+  context: Pick<ExecutorContext, 'nextTimestampMs' | 'usdtContract'>,
+  jobs: readonly SignJob[],
+  privateKeyOf: PrivateKeyOf,
+  window: Pick<SigningWindow, 'head' | 'solid'>,
+): UnsignedTransfer[] {
+  const common = {
+    ...referenceBlockFields(window.solid.number, window.solid.id),
+    expirationMs: window.head.timestamp + EXPIRATION_MS,
+  };
+  return jobs.map(({ row, from, feeLimit }) => {
+    const timestampMs = context.nextTimestampMs();
+    const to = row.to_address as TronAddress;
+    const rawBytes =
+      row.asset === 'USDT'
+        ? encodeTriggerSmartContractRaw({
+            ...common,
+            timestampMs,
+            ownerAddress: from,
+            feeLimitSun: feeLimit,
+            contractAddress: context.usdtContract,
+            data: transferCalldata(to, row.amount),
+          })
+        : encodeTransferContractRaw({
+            ...common,
+            timestampMs,
+            ownerAddress: from,
+            toAddress: to,
+            amountSun: row.amount,
+          });
+    return { row, feeLimit, privateKey: privateKeyOf(row, from), rawBytes, txId: transactionId(rawBytes) };
+  });
+}
