@@ -16,13 +16,12 @@ import { createMerchant } from '../../src/merchants/merchant-service.ts';
 import { buildTestApp, createTestContext } from '../support/app.ts';
 import type { TestDatabase } from '../support/databases.ts';
 import { capturingLogger, LEVEL, type LogLine } from '../support/log-capture.ts';
+import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
 
 // Above the 200 ms default: a loaded test machine can starve the private redis-server
 // for longer, which would count as an outage before the test stops it.
 const TIMEOUT_MS = 2_000;
-/** Far above the bound, far below the 100 s hang it replaces: a safety net, not the measure. */
-const ANSWER_SAFETY_NET_MS = 30_000;
 
 async function startRedisServer(dir: string, port: number): Promise<ChildProcess> {
   const child = spawn(
@@ -86,10 +85,10 @@ describe('Redis stops answering (SIGSTOP) under a running gateway', () => {
     expect(before.headers['x-ratelimit-remaining']).toBe('119');
 
     server.kill('SIGSTOP');
-    const started = performance.now();
+    // Answered while Redis is still stopped: the command timed out and the limit failed open (logged once, below).
     const during = await account();
     expect(during.statusCode).toBe(200);
-    expect(performance.now() - started).toBeLessThan(ANSWER_SAFETY_NET_MS);
+    expect(redisLines().filter((line) => line.level === LEVEL.warn)).toHaveLength(1);
     const notReady = await app.inject({ method: 'GET', url: '/readyz' });
     expect(notReady.statusCode).toBe(503);
     expect(notReady.headers['retry-after']).toBeDefined();
@@ -101,9 +100,10 @@ describe('Redis stops answering (SIGSTOP) under a running gateway', () => {
     expect((await account()).statusCode).toBe(200);
 
     server.kill('SIGCONT');
-    await expect
-      .poll(async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode, { timeout: 30_000 })
-      .toBe(200);
+    await eventually(
+      async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode,
+      (status) => status === 200,
+    );
     const after = await account();
     expect(after.statusCode).toBe(200);
     // Counted in Redis again: below what the first request left.

@@ -31,15 +31,21 @@ export type Handler = (request: ReceivedRequest, index: number) => Answer;
 export interface Receiver {
   readonly url: string;
   readonly requests: ReceivedRequest[];
+  /** Requests whose connection is still open (answered or not): a hanging request counts until the sender gives up. */
+  readonly open: number;
   handler: Handler;
   close(): Promise<void>;
 }
 
 export async function startReceiver(handler: Handler = () => ({ status: 200, body: 'ok' })): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
+  let open = 0;
   const receiver: Receiver = {
     url: '',
     requests,
+    get open() {
+      return open;
+    },
     handler,
     close: () =>
       new Promise<void>((resolve) => {
@@ -58,6 +64,8 @@ export async function startReceiver(handler: Handler = () => ({ status: 200, bod
         body: Buffer.concat(chunks).toString('utf8'),
       };
       requests.push(received);
+      open++;
+      response.on('close', () => open--);
       const answer = receiver.handler(received, requests.length - 1);
       if (answer.hang) return;
       if (answer.hangAfterHeaders || answer.endlessBody) {
