@@ -3,6 +3,7 @@
 // is fresh (its own PGlite instance, or its own database on the server) and migrated.
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { setTimeout as pause } from 'node:timers/promises';
 import pg from 'pg';
 import { describe, it } from 'vitest';
 import {
@@ -43,7 +44,17 @@ export async function createServerDatabase(): Promise<string> {
 
 export async function dropServerDatabase(url: string): Promise<void> {
   const name = new URL(url).pathname.slice(1);
-  await withAdminClient((client) => client.query(`drop database if exists ${name} with (force)`));
+  // DROP DATABASE forces a checkpoint, which fails while test/health/database-storage.test.ts
+  // holds its tablespace's disk full in another worker; it succeeds once that test frees it.
+  for (;;) {
+    try {
+      await withAdminClient((client) => client.query(`drop database if exists ${name} with (force)`));
+      return;
+    } catch (error) {
+      if (!(error instanceof Error && error.message === 'checkpoint request failed')) throw error;
+      await pause(200);
+    }
+  }
 }
 
 // initdb and migrations take seconds on PGlite; a migrated template, dumped
