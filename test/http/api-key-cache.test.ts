@@ -27,18 +27,8 @@ import { backends, describeOnServer } from '../support/databases.ts';
 import { createTestContext } from '../support/app.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { startInstance, startTwoInstances, type Instance } from '../support/instances.ts';
+import { notified } from '../support/notified.ts';
 import { uniqueName } from '../support/seeded-random.ts';
-
-/** Resolves when `notifications` hand their subscribers `payload` on the API-keys channel. */
-function notified(notifications: Notifications, payload: string): Promise<void> {
-  return new Promise((resolve) => {
-    const unsubscribe = notifications.subscribe(API_KEYS_CHANNEL, (received) => {
-      if (received !== payload) return;
-      unsubscribe();
-      resolve();
-    });
-  });
-}
 
 /** Resolves once `notifications` report that the listening connection is down. */
 function stoppedListening(notifications: Notifications): Promise<void> {

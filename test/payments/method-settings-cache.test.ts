@@ -7,27 +7,16 @@
 // still unless a test moves it, so no entry ages out by itself.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEYS_CHANNEL, type Notifications } from '../../src/db/notifications.ts';
 import { createApiKey, createMerchant } from '../../src/merchants/merchant-service.ts';
 import { updateShopMethod } from '../../src/payments/payment-methods.ts';
 import { backends } from '../support/databases.ts';
 import { createTestContext } from '../support/app.ts';
 import { startTwoInstances, type Instance } from '../support/instances.ts';
+import { notified } from '../support/notified.ts';
 import { uniqueName } from '../support/seeded-random.ts';
 
 /** How long an entry is trusted while the instance listens (method-settings-cache.ts). */
 const TRUSTED_WHILE_LISTENING_MS = 5_000;
-
-/** Resolves when `notifications` hand their subscribers `payload` on the API-keys channel. */
-function notified(notifications: Notifications, payload: string): Promise<void> {
-  return new Promise((resolve) => {
-    const unsubscribe = notifications.subscribe(API_KEYS_CHANNEL, (received) => {
-      if (received !== payload) return;
-      unsubscribe();
-      resolve();
-    });
-  });
-}
 
 describe.each(backends)('method settings cache on %s', (backend) => {
   let base: Awaited<ReturnType<typeof createTestContext>>;
