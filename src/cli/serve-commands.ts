@@ -5,6 +5,39 @@ import { ConfigError, withPort } from '../config.ts';
 import { checkAdminSocketPath, startAdminSocket } from './admin-socket.ts';
 
 /**
+ * SIGTERM and SIGINT, listened for from the moment `serve` runs: a signal that
+ * arrives while the gateway is still starting (its HTTP port may already answer
+ * /readyz) is kept and acted on once the start is done, instead of killing the
+ * process with Node's default action; Ctrl-C again during the start leaves at
+ * once. The listeners stay for the whole run.
+ */
+function listenForShutdownSignals(): {
+  readonly first: Promise<NodeJS.Signals>;
+  isSecondKeystroke(): boolean;
+  onLater(handler: (signal: NodeJS.Signals) => void): void;
+} {
+  let later = (signal: NodeJS.Signals) => {
+    if (signal === 'SIGINT' && isSecondKeystroke()) process.exit(1);
+  };
+  let resolveFirst!: (signal: NodeJS.Signals) => void;
+  let received = false;
+  let firstAt = 0;
+  // Ctrl-C reaches both bin/paygate.js's hand-over parent, which forwards it, and this
+  // process: a SIGINT within a second of the first is that same keystroke.
+  const isSecondKeystroke = () => Date.now() - firstAt > 1_000;
+  const first = new Promise<NodeJS.Signals>((resolve) => (resolveFirst = resolve));
+  const listener = (signal: NodeJS.Signals) => {
+    if (received) return later(signal);
+    received = true;
+    firstAt = Date.now();
+    resolveFirst(signal);
+  };
+  process.on('SIGINT', listener);
+  process.on('SIGTERM', listener);
+  return { first, isSecondKeystroke, onLater: (handler) => (later = handler) };
+}
+
+/**
  * SIGTERM or SIGINT: stop accepting connections, let in-flight requests and
  * webhook deliveries finish, close the database, exit 0. Past the bound, or on
  * a second SIGINT (Ctrl-C again), the process exits 1 at once; a delivery cut
@@ -12,13 +45,13 @@ import { checkAdminSocketPath, startAdminSocket } from './admin-socket.ts';
  * repeated SIGTERM changes nothing: one signal to a process group reaches both
  * bin/paygate.js's hand-over parent, which forwards it, and this process.
  */
-async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): Promise<number> {
-  // Listeners stay installed for the whole run: without one, a signal would kill the process outright.
-  let onSignal: (signal: NodeJS.Signals) => void = () => undefined;
-  const listener = (signal: NodeJS.Signals) => onSignal(signal);
-  process.on('SIGINT', listener);
-  process.on('SIGTERM', listener);
-  const signal = await new Promise<NodeJS.Signals>((resolve) => (onSignal = resolve));
+async function waitForShutdown(
+  gateway: Gateway,
+  signals: ReturnType<typeof listenForShutdownSignals>,
+  timeoutMs: number,
+  io: CliIo,
+): Promise<number> {
+  const signal = await signals.first;
   const { logger } = gateway.context;
   logger.info(
     { signal, timeout_ms: timeoutMs },
@@ -26,12 +59,9 @@ async function waitForShutdown(gateway: Gateway, timeoutMs: number, io: CliIo): 
   );
   const outcome = await new Promise<'stopped' | 'timeout' | 'signal'>((resolve) => {
     const timer = setTimeout(() => resolve('timeout'), timeoutMs);
-    const firstAt = Date.now();
-    onSignal = (again) => {
-      // Ctrl-C reaches both bin/paygate.js's hand-over parent, which forwards it, and this
-      // process: a SIGINT within a second of the first is that same keystroke.
-      if (again === 'SIGINT' && Date.now() - firstAt > 1_000) resolve('signal');
-    };
+    signals.onLater((again) => {
+      if (again === 'SIGINT' && signals.isSecondKeystroke()) resolve('signal');
+    });
     void gateway.stop().then(() => {
       clearTimeout(timer);
       resolve('stopped');
@@ -70,6 +100,7 @@ async function withAdminSocket(gateway: Gateway): Promise<Gateway> {
 
 export const serveCommand: CliCommand = {
   async run(args, io, config) {
+    const signals = listenForShutdownSignals();
     const { values } = parseArgs({
       args,
       options: {
@@ -99,7 +130,7 @@ export const serveCommand: CliCommand = {
     );
     if (gateway.url) io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend})`);
     else io.out(`paygate workers running (database ${gateway.context.backend})`);
-    return waitForShutdown(gateway, config.shutdownTimeoutMs, io);
+    return waitForShutdown(gateway, signals, config.shutdownTimeoutMs, io);
   },
 };
 

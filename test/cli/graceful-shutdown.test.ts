@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startPaygate } from '../support/cli.ts';
+import { spawn } from 'node:child_process';
+import { PAYGATE_BIN, startPaygate } from '../support/cli.ts';
 import { startReceiver, type Answer, type Receiver } from '../webhooks/receiver.ts';
 
 interface Running {
@@ -117,5 +118,31 @@ describe('paygate serve shuts down gracefully on SIGTERM (embedded database)', (
     // Cut short by the setting (its own message), not by the 10 s delivery timeout.
     expect(server.output()).toContain('shutdown cut short: in-flight work did not finish within 1000 ms');
     expect(await eventStatusAfterRestart(apiKey)).toBe('pending');
+  });
+
+  it('a SIGTERM that arrives while the gateway is still starting is kept: the start finishes, then it stops cleanly', async () => {
+    const child = spawn(process.execPath, [PAYGATE_BIN, 'serve'], {
+      env: { ...process.env, PAYGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let signalled = false;
+    const exit = exited(child);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      // Printed before the HTTP port opens: the signal lands mid-start, as an orchestrator's may
+      // once /readyz answers but the workers and the admin socket are not up yet.
+      if (!signalled && output.includes('No merchant yet')) {
+        signalled = true;
+        child.kill('SIGTERM');
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    const { code } = await exit;
+    expect(signalled, output).toBe(true);
+    expect(code, output).toBe(0);
+    expect(output).toContain('paygate listening on');
+    expect(output).toContain('paygate stopped');
   });
 });
