@@ -35,6 +35,14 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** SIGTERM: how long in-flight requests and webhook deliveries may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
+  /** The cabinet: a session ends after this long without a request, or this long after sign-in; a step-up holds this long. */
+  readonly cabinetSessionIdleMs: number;
+  readonly cabinetSessionAbsoluteMs: number;
+  readonly cabinetStepUpMs: number;
+  /** smtp:// or smtps:// URL the cabinet sends invitations and password resets through; unset, links are shown to pass on. */
+  readonly smtpUrl: string | undefined;
+  /** The From address of the cabinet's mail. */
+  readonly mailFrom: string;
   /** Envelope encryption's root key (base64), or the file holding it; with neither, the embedded default generates `<dataDir>/root-key`. */
   readonly rootKey: string | undefined;
   readonly rootKeyFile: string | undefined;
@@ -474,6 +482,11 @@ export function loadConfig(env: Env = process.env): Config {
     authFailuresPerMinute: readInteger(env, 'PAYGATE_AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     metricsToken: readMetricsToken(env),
     shutdownTimeoutMs: readInteger(env, 'PAYGATE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
+    cabinetSessionIdleMs: readInteger(env, 'PAYGATE_CABINET_SESSION_IDLE_MINUTES', 30, 1, 24 * 60) * 60_000,
+    cabinetSessionAbsoluteMs: readInteger(env, 'PAYGATE_CABINET_SESSION_MAX_HOURS', 12, 1, 24 * 30) * 3_600_000,
+    cabinetStepUpMs: readInteger(env, 'PAYGATE_CABINET_STEP_UP_MINUTES', 10, 1, 60) * 60_000,
+    smtpUrl: readUrl(env, 'PAYGATE_SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: env.PAYGATE_MAIL_FROM?.trim() || 'Paygate <paygate@localhost>',
     ...readRootKeys(env),
     ...readTronNodeSettings(env),
     sandboxChainUrl: readUrl(env, 'PAYGATE_SANDBOX_CHAIN_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),

@@ -27,6 +27,10 @@ const ID_PREFIXES = {
   custodyReconciliation: 'rec',
   custodyAcknowledgement: 'ack',
   coldMove: 'cold',
+  user: 'user',
+  cabinetSession: 'ses',
+  teamInvite: 'invt',
+  auditEvent: 'aud',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

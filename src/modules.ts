@@ -5,6 +5,7 @@
 // CLI commands live in src/cli/ and call module functions.
 import type { AppContext, Worker } from './context.ts';
 import type { GatewayModule } from './gateway-module.ts';
+import { createCabinetModule, type CabinetModuleService } from './cabinet/cabinet-module.ts';
 import { createChainModule } from './crypto/chain/chain-module.ts';
 import type { CryptoChain } from './crypto/chain/crypto-chain.ts';
 import { coldStorageOutcomes } from './crypto/cold-storage/cold-storage-service.ts';
@@ -36,6 +37,8 @@ export interface GatewayModules {
   readonly webhooks: WebhooksService;
   /** The chain module's handle, which every crypto module received (tests drive its sandbox chain). */
   readonly chain: CryptoChain;
+  /** The cabinet's service (its route table, for the route × role matrix). */
+  readonly cabinet: CabinetModuleService;
 }
 
 /** Every module of the gateway, built once on `platform`, each after the modules it needs; `chain` replaces the configured chain (tests); `payments` gives the acquirers and a test's crash-point hook. */
@@ -55,6 +58,7 @@ export function createModules(
   });
   const crypto = { ...platform, chain: chain.service };
   const custody = createCustodyModule(crypto);
+  const cabinet = createCabinetModule(platform);
   return {
     list: [
       merchants.module,
@@ -81,10 +85,12 @@ export function createModules(
       createSweepingModule(crypto).module,
       custody.module,
       createColdStorageModule(crypto).module,
+      cabinet.module,
     ],
     merchants: merchants.service,
     webhooks: webhooks.service,
     chain: chain.service,
+    cabinet: cabinet.service,
   };
 }
 

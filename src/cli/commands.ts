@@ -61,7 +61,11 @@ export const commands: readonly CliCommandEntry[] = [
     options: [
       { flag: '--name', value: 'NAME', description: 'the merchant’s (and its first shop’s) name' },
       { flag: '--email', value: 'EMAIL', description: 'the merchant’s email' },
-      { flag: '--password', value: 'PASSWORD', description: 'cabinet password (optional)' },
+      {
+        flag: '--password',
+        value: 'PASSWORD',
+        description: 'make EMAIL the owner in the cabinet with this password (10 to 200 characters)',
+      },
       live,
       json,
     ],

@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
 import {
   createApiKey,
-  createMerchant,
   createShop,
   parseScopes,
   revokeApiKey,
   type CreatedMerchant,
 } from '../merchants/merchant-service.ts';
+import { createMerchantWithOwner } from '../cabinet/users/user-service.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 
@@ -41,7 +41,12 @@ export const merchantCreateCommand: CliCommand = {
     const name = required(values.name, '--name');
     const email = required(values.email, '--email');
     const created = await withCliContext(config, (context) =>
-      createMerchant(context, { name, email, password: values.password, mode: values.live ? 'live' : 'sandbox' }),
+      createMerchantWithOwner(context, {
+        name,
+        email,
+        password: values.password,
+        mode: values.live ? 'live' : 'sandbox',
+      }),
     );
     printCreated(
       io,
@@ -49,6 +54,8 @@ export const merchantCreateCommand: CliCommand = {
       values.json,
       `merchant ${created.merchant_id}, shop ${created.shop_id} (${values.live ? 'live' : 'sandbox'})`,
     );
+    if (created.owner_user_id && !values.json)
+      io.out(`cabinet owner: ${email} signs in at ${config.publicUrl}/cabinet`);
     return 0;
   },
 };

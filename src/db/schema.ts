@@ -1,5 +1,6 @@
 // The Kysely view of every table. Each module declares the tables it owns in
 // its own `*-tables.ts`; this file only joins them into one database type.
+import type { CabinetTables } from '../cabinet/cabinet-tables.ts';
 import type { MerchantTables } from '../merchants/merchant-tables.ts';
 import type { PaymentTables } from '../payments/payment-tables.ts';
 import type { WebhookTables } from '../webhooks/webhook-tables.ts';
@@ -37,4 +38,5 @@ export interface Database
     CustodyTables,
     SigningKeyTables,
     ColdStorageTables,
-    OutflowTables {}
+    OutflowTables,
+    CabinetTables {}

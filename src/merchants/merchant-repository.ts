@@ -86,3 +86,15 @@ export async function revokeApiKey(db: Executor<MerchantTables>, keyId: string, 
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+export function merchantsByIds(
+  db: Executor<MerchantTables>,
+  merchantIds: readonly string[],
+): Promise<Array<{ id: string; name: string }>> {
+  if (merchantIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('merchants').select(['id', 'name']).where('id', 'in', merchantIds).execute();
+}
+
+export function shopsOfMerchant(db: Executor<MerchantTables>, merchantId: string): Promise<ShopRow[]> {
+  return db.selectFrom('shops').selectAll().where('merchant_id', '=', merchantId).orderBy('created_at').execute();
+}

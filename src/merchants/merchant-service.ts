@@ -13,7 +13,6 @@ import type { Keyring } from '../kms/keyring.ts';
 import { API_KEYS_CHANNEL, type Notifications } from '../db/notifications.ts';
 import { apiKeyChanged, type ApiKeyCache } from './api-key-cache.ts';
 import { createWebhookEndpoint } from '../webhooks/webhook-secrets.ts';
-import { hashPassword } from './password.ts';
 
 export interface MerchantServiceDeps {
   readonly db: Db;
@@ -27,7 +26,6 @@ export interface MerchantServiceDeps {
 export interface CreateMerchantInput {
   readonly name: string;
   readonly email: string;
-  readonly password?: string | undefined;
   readonly shopName?: string | undefined;
   readonly mode?: ShopMode | undefined;
 }
@@ -83,7 +81,8 @@ export interface CreatedApiKey {
   readonly api_key: string;
 }
 
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** An address with one @ and a dot in its domain: enough to catch a typo, not a validator of RFC 5322. */
+export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export function parseScopes(list: string): ApiKeyScope[] {
   const scopes = list
@@ -115,16 +114,32 @@ export async function findShopProfile(db: Executor, shopId: string): Promise<Sho
   return shop && { shopId: shop.id, merchantId: shop.merchant_id, name: shop.name, mode: shop.mode };
 }
 
-export async function createMerchant(deps: MerchantServiceDeps, input: CreateMerchantInput): Promise<CreatedMerchant> {
+/**
+ * A merchant with its first shop and key. `alsoInTransaction` runs in the same transaction once the
+ * merchant exists (the cabinet adds its owner there, so a failed owner leaves no merchant behind).
+ */
+/** The names of these merchants, by id (the cabinet's merchant switch). */
+export async function merchantNames(db: Executor, merchantIds: readonly string[]): Promise<Map<string, string>> {
+  const rows = await repository.merchantsByIds(db, merchantIds);
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
+/** Every shop of a merchant, oldest first. */
+export async function shopsOfMerchant(db: Executor, merchantId: string): Promise<ShopProfile[]> {
+  const rows = await repository.shopsOfMerchant(db, merchantId);
+  return rows.map((shop) => ({ shopId: shop.id, merchantId: shop.merchant_id, name: shop.name, mode: shop.mode }));
+}
+
+export async function createMerchant(
+  deps: MerchantServiceDeps,
+  input: CreateMerchantInput,
+  alsoInTransaction?: (tx: Executor, merchantId: string) => Promise<void>,
+): Promise<CreatedMerchant> {
   const name = input.name.trim();
   const email = input.email.trim();
   if (name.length < 1 || name.length > 200) throw new InvalidRequestError('name must be 1 to 200 characters');
   if (!EMAIL_PATTERN.test(email) || email.length > 320)
     throw new InvalidRequestError(`"${email}" is not an email address`);
-  if (input.password !== undefined && (input.password.length < 8 || input.password.length > 200)) {
-    throw new InvalidRequestError('password must be 8 to 200 characters');
-  }
-  const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
   const mode = input.mode ?? 'sandbox';
   const now = deps.clock.now();
   const merchantId = newId('merchant');
@@ -134,10 +149,11 @@ export async function createMerchant(deps: MerchantServiceDeps, input: CreateMer
         id: merchantId,
         name,
         email,
-        password_hash: passwordHash,
         created_at: now,
       });
-      return openShop(tx, deps, { merchantId, name: input.shopName?.trim() || name, mode });
+      const created = await openShop(tx, deps, { merchantId, name: input.shopName?.trim() || name, mode });
+      await alsoInTransaction?.(tx, merchantId);
+      return created;
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new InvalidRequestError(`a merchant with email ${email} already exists`);

@@ -8,7 +8,6 @@ export interface MerchantTables {
     id: string;
     name: string;
     email: string;
-    password_hash: string | null;
     created_at: Date;
   };
   shops: {

@@ -14,6 +14,7 @@ import { DependencyHealth } from '../../src/health/dependency-health.ts';
 import { createLogger } from '../../src/logger.ts';
 import { closeModules, createModules } from '../../src/modules.ts';
 import type { PaymentsOptions } from '../../src/payments/payments-module.ts';
+import type { CabinetModuleService } from '../../src/cabinet/cabinet-module.ts';
 import { createApiKey, createMerchant, type CreatedMerchant } from '../../src/merchants/merchant-service.ts';
 import type { ApiKeyScope } from '../../src/http/api-scopes.ts';
 import type { ShopMode } from '../../src/merchants/merchant-tables.ts';
@@ -30,6 +31,8 @@ export interface TestApp {
   readonly modules: readonly GatewayModule[];
   /** `crypto.chain` is the chain handle the app's crypto routes and workers use. */
   readonly crypto: { readonly chain: CryptoChain };
+  /** The cabinet module's service: its route table with each route's access rule. */
+  readonly cabinet: CabinetModuleService;
   createMerchant(options?: { mode?: ShopMode; name?: string }): Promise<CreatedMerchant>;
   createKey(shopId: string, scopes: readonly ApiKeyScope[]): Promise<string>;
   close(): Promise<void>;
@@ -75,11 +78,11 @@ export async function buildAppWithModules(
   options: BuildAppOptions = {},
   chain?: CryptoChain,
   payments?: PaymentsOptions,
-): Promise<{ app: App; modules: readonly GatewayModule[]; chain: CryptoChain }> {
+): Promise<{ app: App; modules: readonly GatewayModule[]; chain: CryptoChain; cabinet: CabinetModuleService }> {
   const built = createModules(context, { chain, payments });
   const app = await buildApp(context, built, options);
   app.addHook('onClose', () => closeModules(built.list));
-  return { app, modules: built.list, chain: built.chain };
+  return { app, modules: built.list, chain: built.chain, cabinet: built.cabinet };
 }
 
 /** The app of the gateway's modules on `context`, as `paygate serve` builds it. */
@@ -99,7 +102,7 @@ export async function createTestApp(
   } = {},
 ): Promise<TestApp> {
   const { context, clock, database } = await createTestContext(backend, options);
-  const { app, modules, chain } = await buildAppWithModules(context, options.app, options.chain?.(context), {
+  const { app, modules, chain, cabinet } = await buildAppWithModules(context, options.app, options.chain?.(context), {
     liveConnectors: options.liveConnectors,
   });
   await app.ready();
@@ -110,6 +113,7 @@ export async function createTestApp(
     database,
     modules,
     crypto: { chain },
+    cabinet,
     createMerchant: (merchantOptions = {}) => {
       const unique = uniqueName('merchant');
       return createMerchant(context, {

@@ -1,0 +1,42 @@
+// The cabinet module: the merchant's people use the gateway through a web app
+// under /cabinet (docs/cabinet.md). Server-rendered pages, every action a plain
+// form; sessions, roles and CSRF in cabinet-http.ts; each area of the cabinet
+// (sign-in, account, shops, team, two-factor, settings, audit) adds its routes.
+import type { FastifyInstance } from 'fastify';
+import type { BuiltModule } from '../gateway-module.ts';
+import { accountRoutes } from './account/account-routes.ts';
+import { installAssetRoutes } from './assets/cabinet-assets.ts';
+import { createCabinetService, type CabinetDeps, type CabinetService } from './cabinet-context.ts';
+import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
+import { shopRoutes } from './shops/shop-routes.ts';
+import { signInRoutes } from './sign-in/sign-in-routes.ts';
+
+export type { CabinetDeps };
+
+/** Each area's routes, registered inside the cabinet's scope. */
+type AreaRoutes = (deps: CabinetDeps, http: CabinetHttpDeps) => (app: FastifyInstance) => Promise<void>;
+
+const AREAS: readonly AreaRoutes[] = [signInRoutes, accountRoutes, shopRoutes];
+
+export interface CabinetModuleService extends CabinetService {
+  /** Every cabinet route and its access rule, once the routes are registered. */
+  readonly routes: CabinetHttpDeps['routes'];
+}
+
+export function createCabinetModule(deps: CabinetDeps): BuiltModule<CabinetModuleService> {
+  const service = createCabinetService(deps);
+  const http: CabinetHttpDeps = { config: deps.config, service, routes: [] };
+  return {
+    module: {
+      name: 'cabinet',
+      publicRoutes: async (app) => {
+        await app.register(async (cabinet) => {
+          await installCabinetHttp(cabinet, http);
+          installAssetRoutes(cabinet);
+          for (const area of AREAS) await cabinet.register(area(deps, http));
+        });
+      },
+    },
+    service: { ...service, routes: http.routes },
+  };
+}

@@ -1,0 +1,47 @@
+// Signing in: the password (argon2id), then — for a user with TOTP — a session that
+// can only finish sign-in until the second factor is given (two-factor module).
+// The answer to a refused sign-in never says whether the email exists, and takes
+// as long either way (a decoy hash is verified for an unknown email).
+import { inTransaction } from '../../db/transaction.ts';
+import { needsRehash, hashPassword, verifyPassword } from '../passwords.ts';
+import * as users from '../users/user-repository.ts';
+import type { CabinetDeps } from '../cabinet-context.ts';
+import { sessionDeps } from '../cabinet-context.ts';
+import { startSession, type SessionOrigin, type SessionRow } from '../sessions/session-service.ts';
+import { accountSubject, addressSubject, clearFailures, lockedUntil, recordFailure } from './sign-in-throttle.ts';
+
+export type SignInResult =
+  | { readonly kind: 'signed-in' | 'second-factor'; readonly token: string; readonly session: SessionRow }
+  | { readonly kind: 'refused'; readonly retryAt?: Date | undefined };
+
+export async function signIn(
+  deps: CabinetDeps,
+  input: { email: string; password: string; origin: SessionOrigin },
+): Promise<SignInResult> {
+  const subjects = [accountSubject(input.email), addressSubject(input.origin.ip)];
+  const locked = await lockedUntil(deps.db, deps.clock, subjects);
+  if (locked) return { kind: 'refused', retryAt: locked };
+  const user = input.email.length <= 320 ? await users.findUserByEmail(deps.db, input.email.trim()) : undefined;
+  const passwordHash = user && user.disabled_at === null ? user.password_hash : null;
+  const valid = await verifyPassword(passwordHash, input.password.slice(0, 1_000));
+  if (!valid || !user) {
+    await inTransaction(deps.db, async (tx) => {
+      for (const subject of subjects) await recordFailure(tx, deps.clock, subject);
+    });
+    return { kind: 'refused' };
+  }
+  const rehashed = passwordHash && needsRehash(passwordHash) ? await hashPassword(input.password) : undefined;
+  const memberships = await users.membershipsOf(deps.db, user.id);
+  return inTransaction(deps.db, async (tx) => {
+    await clearFailures(tx, subjects[0]!);
+    if (rehashed) await users.setPasswordHash(tx, user.id, rehashed);
+    const pendingSecondFactor = user.totp_enabled_at !== null;
+    const started = await startSession(sessionDeps(deps), tx, {
+      userId: user.id,
+      merchantId: memberships[0]?.merchant_id ?? null,
+      pendingSecondFactor,
+      origin: input.origin,
+    });
+    return { kind: pendingSecondFactor ? 'second-factor' : 'signed-in', ...started };
+  });
+}
