@@ -1,13 +1,17 @@
 // What the cabinet's routes are built from: the platform parts it uses and the
 // reads its access rule needs on every request (cabinet-http.ts).
 import type { AppContext } from '../context.ts';
+import type { Mailer } from './mail/mailer.ts';
 import { findShopProfile, merchantNames, type ShopProfile } from '../merchants/merchant-service.ts';
 import { roleCan, type Permission, type Role } from './roles.ts';
 import { resumeSession, type SessionDeps, type SessionRow } from './sessions/session-service.ts';
 import { findUser, membershipsOf, type UserRow } from './users/user-service.ts';
 import { layoutText, type Lang } from './views/cabinet-language.ts';
 
-export type CabinetDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'keyring' | 'notifications'>;
+export type CabinetDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'keyring' | 'notifications'> & {
+  /** Sends invitations and password resets; absent without PAYGATE_SMTP_URL (links are then shown to pass on). */
+  readonly mailer?: Mailer | undefined;
+};
 
 export interface CabinetService {
   resumeSession(token: unknown): Promise<SessionRow | undefined>;

@@ -8,6 +8,7 @@
 import cookie from '@fastify/cookie';
 import formBody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditActor } from '../audit/audit-service.ts';
 import type { Config } from '../config.ts';
 import { classify } from '../http/error-handler.ts';
 import { csrfValid, formToken } from './csrf.ts';
@@ -244,6 +245,18 @@ async function resolveAccess(
 export function cabinetOf(request: FastifyRequest): CabinetRequest {
   if (!request.cabinet) throw new Error('cabinet route without its access rule');
   return request.cabinet;
+}
+
+/** The signed-in user as the audit log records them, with the request's address and browser. */
+export function actorOf(request: FastifyRequest): AuditActor {
+  const user = request.cabinet?.user;
+  return {
+    kind: 'user',
+    id: user?.id ?? null,
+    label: user?.email ?? '',
+    ip: request.ip,
+    userAgent: String(request.headers['user-agent'] ?? ''),
+  };
 }
 
 /** The merchant a permission route works in (resolveAccess made sure there is one). */

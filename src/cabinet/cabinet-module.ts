@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { BuiltModule } from '../gateway-module.ts';
 import { accountRoutes } from './account/account-routes.ts';
+import { createMailer } from './mail/mailer.ts';
 import { installAssetRoutes } from './assets/cabinet-assets.ts';
 import { createCabinetService, type CabinetDeps, type CabinetService } from './cabinet-context.ts';
 import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
@@ -23,12 +24,14 @@ export interface CabinetModuleService extends CabinetService {
   readonly routes: CabinetHttpDeps['routes'];
 }
 
-export function createCabinetModule(deps: CabinetDeps): BuiltModule<CabinetModuleService> {
+export function createCabinetModule(platform: CabinetDeps): BuiltModule<CabinetModuleService> {
+  const deps: CabinetDeps = { ...platform, mailer: platform.mailer ?? createMailer(platform.config) };
   const service = createCabinetService(deps);
   const http: CabinetHttpDeps = { config: deps.config, service, routes: [] };
   return {
     module: {
       name: 'cabinet',
+      close: async () => deps.mailer?.close(),
       publicRoutes: async (app) => {
         await app.register(async (cabinet) => {
           await installCabinetHttp(cabinet, http);

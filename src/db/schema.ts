@@ -1,5 +1,6 @@
 // The Kysely view of every table. Each module declares the tables it owns in
 // its own `*-tables.ts`; this file only joins them into one database type.
+import type { AuditTables } from '../audit/audit-tables.ts';
 import type { CabinetTables } from '../cabinet/cabinet-tables.ts';
 import type { MerchantTables } from '../merchants/merchant-tables.ts';
 import type { PaymentTables } from '../payments/payment-tables.ts';
@@ -39,4 +40,5 @@ export interface Database
     SigningKeyTables,
     ColdStorageTables,
     OutflowTables,
-    CabinetTables {}
+    CabinetTables,
+    AuditTables {}

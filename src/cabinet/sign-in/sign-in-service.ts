@@ -2,6 +2,7 @@
 // can only finish sign-in until the second factor is given (two-factor module).
 // The answer to a refused sign-in never says whether the email exists, and takes
 // as long either way (a decoy hash is verified for an unknown email).
+import { recordAudit } from '../../audit/audit-service.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { needsRehash, hashPassword, verifyPassword } from '../passwords.ts';
 import * as users from '../users/user-repository.ts';
@@ -24,9 +25,19 @@ export async function signIn(
   const user = input.email.length <= 320 ? await users.findUserByEmail(deps.db, input.email.trim()) : undefined;
   const passwordHash = user && user.disabled_at === null ? user.password_hash : null;
   const valid = await verifyPassword(passwordHash, input.password.slice(0, 1_000));
+  const actor = { kind: 'user' as const, id: user?.id, label: input.email.slice(0, 320), ...input.origin };
   if (!valid || !user) {
+    const memberships = user ? await users.membershipsOf(deps.db, user.id) : [];
     await inTransaction(deps.db, async (tx) => {
       for (const subject of subjects) await recordFailure(tx, deps.clock, subject);
+      // Recorded in each merchant of a known user; an unknown email has no merchant to show it to.
+      for (const membership of memberships)
+        await recordAudit(tx, deps.clock, {
+          actor,
+          action: 'user.sign_in_failed',
+          merchantId: membership.merchant_id,
+          target: user?.id,
+        });
     });
     return { kind: 'refused' };
   }
@@ -34,6 +45,14 @@ export async function signIn(
   const memberships = await users.membershipsOf(deps.db, user.id);
   return inTransaction(deps.db, async (tx) => {
     await clearFailures(tx, subjects[0]!);
+    for (const membership of memberships)
+      await recordAudit(tx, deps.clock, {
+        actor,
+        action: 'user.signed_in',
+        merchantId: membership.merchant_id,
+        target: user.id,
+        details: { second_factor_pending: user.totp_enabled_at !== null },
+      });
     if (rehashed) await users.setPasswordHash(tx, user.id, rehashed);
     const pendingSecondFactor = user.totp_enabled_at !== null;
     const started = await startSession(sessionDeps(deps), tx, {
