@@ -33,9 +33,10 @@ export function createCabinetModule(platform: CabinetDeps): BuiltModule<CabinetM
       name: 'cabinet',
       close: async () => deps.mailer?.close(),
       publicRoutes: async (app) => {
+        // Outside the cabinet's scope: a stylesheet needs no session lookup.
+        installAssetRoutes(app);
         await app.register(async (cabinet) => {
           await installCabinetHttp(cabinet, http);
-          installAssetRoutes(cabinet);
           for (const area of AREAS) await cabinet.register(area(deps, http));
         });
       },

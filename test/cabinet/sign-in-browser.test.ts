@@ -24,12 +24,12 @@ describeInBrowser.each(backends)('cabinet sign-in in Chromium on %s', (backend) 
     await page.goto('/cabinet/sign-in');
     await expectPageHoldsUp(page, 'cabinet-sign-in');
     await signInInBrowser(page, owner.email);
-    await expect.poll(() => page.url()).toContain('/cabinet/shops');
+    await page.waitForURL(/\/cabinet\/shops$/);
     expect(await page.getByRole('link', { name: /Cabinet shop/ }).count()).toBe(1);
     await expectPageHoldsUp(page, 'cabinet-shops');
     // Headless Chromium asks for English: the switch offers Russian, and the choice is remembered.
     await page.getByRole('link', { name: 'RU', exact: true }).click();
-    await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('ru');
+    await page.locator('html[lang="ru"]').waitFor({ state: 'attached' });
     await page.goto('/cabinet/account');
     expect(await page.locator('h1').textContent()).toBe('Мой профиль');
     await expectPageHoldsUp(page, 'cabinet-account');

@@ -24,15 +24,12 @@ export const CABINET_ASSETS = {
 
 export function installAssetRoutes(app: FastifyInstance): void {
   for (const asset of Object.values(CABINET_ASSETS)) {
-    app.get(
-      asset.path,
-      { schema: { hide: true }, config: { cabinet: { access: 'public' } } },
-      async (_request, reply) =>
-        reply
-          .header('content-type', asset.contentType)
-          .header('cache-control', 'public, max-age=31536000, immutable')
-          .header('x-content-type-options', 'nosniff')
-          .send(asset.body),
+    app.get(asset.path, { schema: { hide: true } }, async (_request, reply) =>
+      reply
+        .header('content-type', asset.contentType)
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .header('x-content-type-options', 'nosniff')
+        .send(asset.body),
     );
   }
 }
