@@ -32,7 +32,7 @@ export interface WebhookChanger {
 }
 
 /** "Resend all failed since": at most this many events per run. */
-export const RESEND_FAILED_LIMIT = 1000;
+const RESEND_FAILED_LIMIT = 1000;
 
 /** The webhook lists' ids are [A-Za-z0-9_] (a NUL, say, never came from these lists). */
 const WEBHOOK_LIST_ID = /^[A-Za-z0-9_]+$/;
