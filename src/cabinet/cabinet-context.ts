@@ -8,7 +8,10 @@ import { resumeSession, type SessionDeps, type SessionRow } from './sessions/ses
 import { findUser, membershipsOf, type UserRow } from './users/user-service.ts';
 import { layoutText, type Lang } from './views/cabinet-language.ts';
 
-export type CabinetDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'keyring' | 'notifications'> & {
+export type CabinetDeps = Pick<
+  AppContext,
+  'db' | 'clock' | 'config' | 'logger' | 'keyring' | 'notifications' | 'metrics'
+> & {
   /** Sends invitations and password resets; absent without PAYGATE_SMTP_URL (links are then shown to pass on). */
   readonly mailer?: Mailer | undefined;
 };

@@ -321,6 +321,16 @@ export async function listAttempts(
 
 /** Makes a delivery due at `now`. A finished one gets exactly one more automatic attempt. */
 export async function requeueDelivery(db: Executor<WebhookTables>, deliveryId: string, now: Date): Promise<void> {
+  await requeueDeliveries(db, [deliveryId], now);
+}
+
+/** `requeueDelivery` for many deliveries in one statement. */
+async function requeueDeliveries(
+  db: Executor<WebhookTables>,
+  deliveryIds: readonly string[],
+  now: Date,
+): Promise<void> {
+  if (deliveryIds.length === 0) return;
   await db
     .updateTable('webhook_deliveries')
     .set((eb) => ({
@@ -334,8 +344,34 @@ export async function requeueDelivery(db: Executor<WebhookTables>, deliveryId: s
       next_attempt_at: now,
       updated_at: now,
     }))
-    .where('id', '=', deliveryId)
+    .where('id', 'in', [...deliveryIds])
     .execute();
+}
+
+/**
+ * Requeues a shop's failed deliveries of events created at or after `since`,
+ * oldest first, at most `limit` of them (locked, so two runs do not take the
+ * same ones). Returns how many it requeued and whether failed ones remain.
+ */
+export async function requeueFailedSince(
+  db: Executor<WebhookTables>,
+  shopId: string,
+  input: { since: Date; limit: number; now: Date },
+): Promise<{ requeued: number; more: boolean }> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('shop_id', '=', shopId)
+    .where('status', '=', 'failed')
+    .where('created_at', '>=', input.since)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(input.limit + 1)
+    .forUpdate()
+    .execute();
+  const taken = rows.slice(0, input.limit).map((row) => row.id);
+  await requeueDeliveries(db, taken, input.now);
+  return { requeued: taken.length, more: rows.length > input.limit };
 }
 
 export interface ShopWebhookSettings {

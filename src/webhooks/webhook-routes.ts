@@ -2,6 +2,7 @@
 // shop's endpoint and a test send. Any key of the shop may read them; changing
 // where webhooks go or what signs them needs the `webhooks` scope, because the
 // signing secret lets its holder forge every webhook the merchant trusts.
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import type { ModuleRoutes } from '../gateway-module.ts';
@@ -11,6 +12,7 @@ import type { ApiKeyScope } from '../http/api-scopes.ts';
 import { webhookMetrics } from './webhook-metrics.ts';
 import { createWebhookSender } from './webhook-sender.ts';
 import * as service from './webhook-service.ts';
+import type { WebhookChanger } from './webhook-service.ts';
 import { MAX_WEBHOOK_URL_LENGTH } from './url-guard.ts';
 import { DEFAULT_PAGE_LIMIT } from '../http/page-request.ts';
 
@@ -130,6 +132,12 @@ const READ_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'invalid_request'] as const;
 /** Errors of the routes that change settings: they need the webhooks scope and may carry a body. */
 const WRITE_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS] as const;
 
+/** The key a request acts with, as the audit log records it. */
+function keyChanger(request: FastifyRequest): WebhookChanger {
+  const principal = principalOf(request);
+  return { actor: { kind: 'api_key', id: principal.keyId, ip: request.ip }, merchantId: principal.merchantId };
+}
+
 export const webhookRoutes =
   (context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics' | 'keyring'>): ModuleRoutes =>
   async (app) => {
@@ -218,7 +226,16 @@ export const webhookRoutes =
         },
       },
       async (request, reply) =>
-        reply.code(202).send(await service.resendEvent(context, principalOf(request).shopId, request.params.event_id)),
+        reply
+          .code(202)
+          .send(
+            await service.resendEvent(
+              context,
+              principalOf(request).shopId,
+              request.params.event_id,
+              keyChanger(request),
+            ),
+          ),
     );
 
     app.post(
@@ -247,7 +264,7 @@ export const webhookRoutes =
           },
         },
       },
-      async (request) => service.rotateSecret(context, principalOf(request).shopId),
+      async (request) => service.rotateSecret(context, principalOf(request).shopId, keyChanger(request)),
     );
 
     app.get(
@@ -279,7 +296,8 @@ export const webhookRoutes =
           response: { 200: Endpoint, ...errorResponses(...WRITE_ERRORS) },
         },
       },
-      async (request) => service.setEndpoint(context, principalOf(request).shopId, request.body.url),
+      async (request) =>
+        service.setEndpoint(context, principalOf(request).shopId, request.body.url, keyChanger(request)),
     );
 
     app.post(
@@ -312,7 +330,12 @@ export const webhookRoutes =
         },
       },
       async (request) => {
-        return service.sendTestEvent({ ...context, sender, metrics }, principalOf(request).shopId, request.body.url);
+        return service.sendTestEvent(
+          { ...context, sender, metrics },
+          principalOf(request).shopId,
+          request.body.url,
+          keyChanger(request),
+        );
       },
     );
   };

@@ -2,6 +2,7 @@
 // the shop's endpoint, and the inline test send. Routes call these; nothing
 // here sees HTTP.
 import { randomUUID } from 'node:crypto';
+import { recordAudit, type AuditActor } from '../audit/audit-service.ts';
 import type { AppContext } from '../context.ts';
 import type { ListPosition } from '../db/list-cursor.ts';
 import { readListPage, type ListOrder, type ListPage } from '../db/list-page.ts';
@@ -12,7 +13,7 @@ import { emit } from './outbox.ts';
 import { generateSigningSecret } from './signing.ts';
 import { assertWebhookUrl } from './url-guard.ts';
 import * as repository from './webhook-repository.ts';
-import { sealWebhookSecret } from './webhook-secrets.ts';
+import { openWebhookSecret, sealWebhookSecret } from './webhook-secrets.ts';
 import type { SendResult, WebhookSender } from './webhook-sender.ts';
 import type { AttemptOutcome } from './webhook-tables.ts';
 import type { AttemptRow, EventRow, EventStatus, PageKey } from './webhook-repository.ts';
@@ -23,6 +24,15 @@ const TEST_EVENT_TYPE = 'webhook.test';
 const TEST_SEND_LEASE_MS = 60_000;
 
 type Deps = Pick<AppContext, 'db' | 'clock' | 'config'>;
+
+/** Who changes a shop's webhooks (a cabinet user, an API key), for the audit row written in the change's transaction. */
+export interface WebhookChanger {
+  readonly actor: AuditActor;
+  readonly merchantId: string;
+}
+
+/** "Resend all failed since": at most this many events per run. */
+const RESEND_FAILED_LIMIT = 1000;
 
 /** The webhook lists' ids are [A-Za-z0-9_] (a NUL, say, never came from these lists). */
 const WEBHOOK_LIST_ID = /^[A-Za-z0-9_]+$/;
@@ -147,13 +157,25 @@ export async function listAttempts(
 }
 
 /** Queues a new attempt now, with the same event id (and so the same webhook-id). */
-export async function resendEvent(deps: Deps, shopId: string, eventId: string): Promise<WebhookEventView> {
+export async function resendEvent(
+  deps: Deps,
+  shopId: string,
+  eventId: string,
+  by: WebhookChanger,
+): Promise<WebhookEventView> {
   return inTransaction(deps.db, async (tx) => {
     const row = await repository.findEvent(tx, shopId, eventId);
     if (!row) throw new NotFoundError(`No webhook event ${eventId}.`);
     if (row.delivery_id === null)
       throw new InvalidStateError('This event had no destination URL, so there is nothing to resend.');
     await repository.requeueDelivery(tx, row.delivery_id, deps.clock.now());
+    await recordAudit(tx, deps.clock, {
+      ...by,
+      action: 'webhook.resent',
+      shopId,
+      target: eventId,
+      details: { type: row.type, previous_status: row.status },
+    });
     const updated = await repository.findEvent(tx, shopId, eventId);
     return eventView(updated!);
   });
@@ -165,7 +187,11 @@ export interface RotatedSecret {
 }
 
 /** A new signing secret; the replaced one keeps being sent beside it for 24 h. */
-export async function rotateSecret(deps: Deps & Pick<AppContext, 'keyring'>, shopId: string): Promise<RotatedSecret> {
+export async function rotateSecret(
+  deps: Deps & Pick<AppContext, 'keyring'>,
+  shopId: string,
+  by: WebhookChanger,
+): Promise<RotatedSecret> {
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + SECRET_OVERLAP_MS);
   const secret = generateSigningSecret();
@@ -177,17 +203,91 @@ export async function rotateSecret(deps: Deps & Pick<AppContext, 'keyring'>, sho
       previous_webhook_secret: shop.webhook_secret,
       previous_webhook_secret_expires_at: expiresAt,
     });
+    await recordAudit(tx, deps.clock, {
+      ...by,
+      action: 'webhook.secret_rotated',
+      shopId,
+      details: { previous_secret_expires_at: expiresAt.toISOString() },
+    });
   });
   return { webhook_secret: secret, previous_secret_expires_at: expiresAt.toISOString() };
 }
 
-export async function setEndpoint(deps: Deps, shopId: string, url: string | null): Promise<{ url: string | null }> {
+export async function setEndpoint(
+  deps: Deps,
+  shopId: string,
+  url: string | null,
+  by: WebhookChanger,
+): Promise<{ url: string | null }> {
   if (url !== null) assertWebhookUrl(url, deps.config);
   await inTransaction(deps.db, async (tx) => {
-    if (!(await repository.findShopWebhookSettings(tx, shopId))) throw new NotFoundError('No such shop.');
+    const before = await repository.findShopWebhookSettings(tx, shopId);
+    if (!before) throw new NotFoundError('No such shop.');
     await repository.updateShopWebhookSettings(tx, shopId, { webhook_url: url });
+    await recordAudit(tx, deps.clock, {
+      ...by,
+      action: 'webhook.endpoint_changed',
+      shopId,
+      details: { before: before.webhook_url, after: url },
+    });
   });
   return { url };
+}
+
+/** The current signing secret, opened; the reveal is audited. */
+export async function revealSecret(
+  deps: Deps & Pick<AppContext, 'keyring'>,
+  shopId: string,
+  by: WebhookChanger,
+): Promise<string> {
+  return inTransaction(deps.db, async (tx) => {
+    const shop = await repository.findShopWebhookSettings(tx, shopId);
+    if (!shop) throw new NotFoundError('No such shop.');
+    await recordAudit(tx, deps.clock, { ...by, action: 'webhook.secret_revealed', shopId });
+    return openWebhookSecret(deps.keyring, shopId, shop.webhook_secret);
+  });
+}
+
+/** The endpoint and, while the replaced secret still signs beside the current one, when it stops. */
+export async function getEndpointSettings(
+  deps: Deps,
+  shopId: string,
+): Promise<{ url: string | null; previousSecretExpiresAt: Date | null }> {
+  const shop = await repository.findShopWebhookSettings(deps.db, shopId);
+  if (!shop) throw new NotFoundError('No such shop.');
+  const expires = shop.previous_webhook_secret_expires_at;
+  return {
+    url: shop.webhook_url,
+    previousSecretExpiresAt:
+      shop.previous_webhook_secret !== null && expires !== null && expires > deps.clock.now() ? expires : null,
+  };
+}
+
+/**
+ * Requeues the shop's failed events created at or after `since`, oldest first,
+ * at most RESEND_FAILED_LIMIT of them; `more` says failed ones remain (a second
+ * run takes them: the requeued ones are no longer failed).
+ */
+export async function resendFailedSince(
+  deps: Deps,
+  shopId: string,
+  since: Date,
+  by: WebhookChanger,
+): Promise<{ requeued: number; more: boolean }> {
+  return inTransaction(deps.db, async (tx) => {
+    const result = await repository.requeueFailedSince(tx, shopId, {
+      since,
+      limit: RESEND_FAILED_LIMIT,
+      now: deps.clock.now(),
+    });
+    await recordAudit(tx, deps.clock, {
+      ...by,
+      action: 'webhook.resent_failed',
+      shopId,
+      details: { since: since.toISOString(), count: result.requeued, more: result.more },
+    });
+    return result;
+  });
 }
 
 export async function getEndpoint(deps: Deps, shopId: string): Promise<{ url: string | null }> {
@@ -224,6 +324,7 @@ export async function sendTestEvent(
   deps: AttemptDeps & Deps,
   shopId: string,
   url: string | undefined,
+  by: WebhookChanger,
 ): Promise<{ event: WebhookEventView; attempt: WebhookAttemptView }> {
   if (url !== undefined) assertWebhookUrl(url, deps.config);
   const token = randomUUID();
@@ -236,6 +337,7 @@ export async function sendTestEvent(
         'url is required: this shop has no webhook endpoint set (PUT /v1/webhooks/endpoint).',
       );
     const now = deps.clock.now();
+    await recordAudit(tx, deps.clock, { ...by, action: 'webhook.test_sent', shopId, details: { url: destination } });
     return emit(
       tx,
       deps.clock,

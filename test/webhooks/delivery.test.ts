@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR } from '../../src/audit/audit-service.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/delivery-worker.ts';
 import { emit } from '../../src/webhooks/outbox.ts';
@@ -107,7 +108,10 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
 
   it('after a rotation both signatures are sent for 24 h, each verifying with its secret; afterwards only the new one', async () => {
     const merchant = await testApp.createMerchant();
-    const rotated = await rotateSecret(testApp.context, merchant.shop_id);
+    const rotated = await rotateSecret(testApp.context, merchant.shop_id, {
+      actor: OPERATOR,
+      merchantId: merchant.merchant_id,
+    });
     await emitTo(merchant.shop_id, receiver.url);
     await worker().drain();
     const [request] = receiver.requests;
