@@ -39,7 +39,8 @@ describe.each(backends)('cabinet route × role matrix on %s', (backend) => {
     expect(routes.length).toBeGreaterThan(0);
     for (const route of routes) {
       expect(['GET', 'POST'], describeRoute(route)).toContain(route.method);
-      if (typeof route.access === 'object') expect(PERMISSIONS, describeRoute(route)).toContain(route.access.permission);
+      if (typeof route.access === 'object')
+        expect(PERMISSIONS, describeRoute(route)).toContain(route.access.permission);
       else expect(['public', 'second-factor', 'signed-in'], describeRoute(route)).toContain(route.access);
     }
   });

@@ -21,7 +21,10 @@ describe('raw HTML in cabinet views is refused by lint', () => {
     ['inside an htm template', 'export const view = html`<div dangerouslySetInnerHTML=${{ __html: comment }} />`;\n'],
     ['as an object property', 'export const props = { dangerouslySetInnerHTML: { __html: comment } };\n'],
     ['as a quoted key', "export const props = { 'dangerouslySetInnerHTML': { ['__html']: comment } };\n"],
-    ['as a member written to', 'export const props: Record<string, unknown> = {};\nprops.dangerouslySetInnerHTML = comment;\n'],
+    [
+      'as a member written to',
+      'export const props: Record<string, unknown> = {};\nprops.dangerouslySetInnerHTML = comment;\n',
+    ],
   ])('dangerouslySetInnerHTML %s is refused', { timeout: 120_000 }, async (_name, source) => {
     const errors = await rawHtmlErrors('src/cabinet/shops/shop-routes.ts', HEADER + source);
     expect(errors.length).toBeGreaterThan(0);

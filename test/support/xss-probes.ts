@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 /** Each at most 200 characters (the longest name the gateway keeps). */
 export const XSS_PROBES = [
   '<script>window.__xss="script";alert("xss-script")</script>',
-  '"><img src=x data-xss-probe onerror="window.__xss=\'img\';alert(\'xss-img\')">',
+  "\"><img src=x data-xss-probe onerror=\"window.__xss='img';alert('xss-img')\">",
   "javascript:alert('xss-href')",
   "'><svg data-xss-probe onload=\"window.__xss='svg';alert('xss-svg')\"></svg>",
   '<a href="javascript:alert(\'xss-a\')" data-xss-probe>click</a>',
