@@ -124,7 +124,6 @@ const CABINET_PATH = /^\/cabinet(?:[/?#]|$)/;
  */
 export function safeBack(value: unknown, fallback = '/cabinet'): string {
   if (typeof value !== 'string' || value.length > 500) return fallback;
-  // eslint-disable-next-line no-control-regex -- control characters are what is refused
   if (!CABINET_PATH.test(value) || /[\\\u0000-\u001f\u007f]/.test(value)) return fallback;
   const url = new URL(value, BACK_BASE);
   const resolved = `${url.pathname}${url.search}${url.hash}`;

@@ -39,7 +39,7 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
       args: CHROMIUM_ARGS,
     });
     key = (await testApp.createMerchant({ name: 'Browser Crypto Shop' })).api_key;
-  }, 60_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await Promise.all((workers ?? []).map((worker) => worker.stop()));
@@ -48,7 +48,7 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
 
   it(
     'shows address, amount and QR; paying on the sandbox chain turns the page confirming, then paid',
-    { timeout: 90_000 },
+    { timeout: 300_000 },
     async () => {
       const invoice = (await testApp.call(key, 'POST', '/v1/crypto/invoices', invoiceBody({ amount: '12.5' }))).json();
       const context = await browser.newContext({ locale: 'en-US', extraHTTPHeaders: { 'accept-language': 'en' } });
