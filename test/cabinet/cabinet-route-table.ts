@@ -58,7 +58,3 @@ export function cabinetRoutes(testApp: TestApp): CabinetRoute[] {
 export function describeRoute(route: CabinetRoute): string {
   return `${route.method} ${route.url}`;
 }
-
-export function accessOf(route: CabinetRoute): string {
-  return typeof route.access === 'string' ? route.access : route.access.permission;
-}
