@@ -8,6 +8,18 @@
 import boundaries from 'eslint-plugin-boundaries';
 import tseslint from 'typescript-eslint';
 
+/**
+ * Raw HTML in a view: Preact's `dangerouslySetInnerHTML={{ __html }}`, written as a prop, an
+ * object key, or inside an htm template. The cabinet's views escape everything; nothing bypasses it.
+ */
+const RAW_HTML_MESSAGE = 'Raw HTML bypasses escaping: render text and elements with html`…` instead.';
+const RAW_HTML_SELECTORS = [
+  "Identifier[name='dangerouslySetInnerHTML']",
+  "Identifier[name='__html']",
+  'Literal[value=/dangerouslySetInnerHTML|__html/]',
+  'TemplateElement[value.raw=/dangerouslySetInnerHTML|__html/]',
+].map((selector) => ({ selector, message: RAW_HTML_MESSAGE }));
+
 /** A module's internals: nothing outside its folder imports them. */
 const INTERNALS = ['**/*-repository.ts', '**/*-tables.ts'];
 
@@ -53,5 +65,9 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    files: ['src/cabinet/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...RAW_HTML_SELECTORS] },
   },
 );

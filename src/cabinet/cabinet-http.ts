@@ -114,10 +114,20 @@ function sessionToken(request: FastifyRequest, config: Pick<Config, 'publicUrl'>
   return request.cookies[secureCookies(config) ? SESSION_COOKIE_SECURE : SESSION_COOKIE_PLAIN];
 }
 
-/** A path inside the cabinet to come back to (never another site: no `//`, no scheme). */
+const BACK_BASE = 'http://cabinet.invalid';
+const CABINET_PATH = /^\/cabinet(?:[/?#]|$)/;
+
+/**
+ * A path inside the cabinet to come back to: never another site (no `//`, no scheme, no
+ * backslash), never out of /cabinet by dot segments (`/cabinet/../x`, `%2e%2e`), never a
+ * control character (a CR/LF would break the Location header). Returned as a browser resolves it.
+ */
 export function safeBack(value: unknown, fallback = '/cabinet'): string {
   if (typeof value !== 'string' || value.length > 500) return fallback;
-  return /^\/cabinet(?:[/?#]|$)/.test(value) && !value.includes('\\') ? value : fallback;
+  if (!CABINET_PATH.test(value) || /[\\\u0000-\u001f\u007f]/.test(value)) return fallback;
+  const url = new URL(value, BACK_BASE);
+  const resolved = `${url.pathname}${url.search}${url.hash}`;
+  return url.origin === BACK_BASE && CABINET_PATH.test(resolved) ? resolved : fallback;
 }
 
 const CONTENT_SECURITY_POLICY = [

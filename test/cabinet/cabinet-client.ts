@@ -67,6 +67,22 @@ export class CabinetClient {
     return response;
   }
 
+  /** Posts exactly `fields` (no CSRF token is added): for forged and token-less requests. */
+  async postRaw(
+    url: string,
+    fields: Record<string, string> = {},
+    headers: Record<string, string> = {},
+  ): Promise<LightMyRequestResponse> {
+    const response = await this.app.inject({
+      method: 'POST',
+      url,
+      payload: new URLSearchParams(fields).toString(),
+      headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    });
+    this.keep(response);
+    return response;
+  }
+
   /** Signs in with the password (a user without a second factor ends up signed in). */
   async signIn(email: string, password = TEST_PASSWORD): Promise<LightMyRequestResponse> {
     await this.get('/cabinet/sign-in');

@@ -14,6 +14,7 @@ import { createTestApp, type TestApp } from '../support/app.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { getJson, postPayment } from './payment-test-support.ts';
 import { freePort } from '../support/free-port.ts';
+import { expectPageHoldsUp } from '../support/page-checks.ts';
 
 const chromiumExecutable = browserForTests();
 const describeInBrowser = 'skip' in chromiumExecutable ? describe.skip : describe;
@@ -89,10 +90,13 @@ describeInBrowser.each(backends)('payment page in Chromium on %s', (backend) => 
     const page = await openPage({ locale: 'en-US', extraHTTPHeaders: { 'accept-language': 'en' } });
     await page.goto(payment.payment_url);
     expect(await page.textContent('body')).toContain('Browser Shop');
+    await expectPageHoldsUp(page, 'payment-method-choice');
     await page.click('a[data-method="card"]');
+    await expectPageHoldsUp(page, 'payment-card-form');
     await fillCard(page, '4242 4242 4242 4242');
     await page.click('#pay-button');
     await page.waitForSelector('[data-status="paid"]');
+    await expectPageHoldsUp(page, 'payment-paid');
     const delivered = await until(() => eventsFor(payment.payment_id)[0]);
     const event = new Webhook(merchant.webhook_secret).verify(
       delivered.body,
@@ -113,6 +117,7 @@ describeInBrowser.each(backends)('payment page in Chromium on %s', (backend) => 
     await fillCard(page, '4000 0000 0000 0002');
     await page.click('#pay-button');
     await page.waitForSelector('[data-status="declined"]');
+    await expectPageHoldsUp(page, 'payment-declined');
     expect(await page.isVisible('#card-form')).toBe(true);
     expect((await getJson(testApp, merchant.api_key, `/v1/payments/${payment.payment_id}`)).json().status).toBe(
       'pending',

@@ -11,6 +11,7 @@ import { CHROMIUM_ARGS, browserForTests } from '../../support/chromium.ts';
 import { backends } from '../../support/databases.ts';
 import { createCryptoTestApp, invoiceBody, type CryptoTestApp } from './crypto-routes-support.ts';
 import { freePort } from '../../support/free-port.ts';
+import { expectPageHoldsUp } from '../../support/page-checks.ts';
 
 const chromiumExecutable = browserForTests();
 const describeInBrowser = 'skip' in chromiumExecutable ? describe.skip : describe;
@@ -38,7 +39,7 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
       args: CHROMIUM_ARGS,
     });
     key = (await testApp.createMerchant({ name: 'Browser Crypto Shop' })).api_key;
-  }, 60_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await Promise.all((workers ?? []).map((worker) => worker.stop()));
@@ -47,7 +48,7 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
 
   it(
     'shows address, amount and QR; paying on the sandbox chain turns the page confirming, then paid',
-    { timeout: 90_000 },
+    { timeout: 300_000 },
     async () => {
       const invoice = (await testApp.call(key, 'POST', '/v1/crypto/invoices', invoiceBody({ amount: '12.5' }))).json();
       const context = await browser.newContext({ locale: 'en-US', extraHTTPHeaders: { 'accept-language': 'en' } });
@@ -67,6 +68,7 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
       expect(qr?.width).toBeGreaterThan(100);
       expect(await page.locator('[data-status="pending"]').isVisible()).toBe(true);
       expect(await page.textContent('#countdown')).toMatch(/^\d+ min \d{2} s$/);
+      await expectPageHoldsUp(page, 'invoice-pending');
 
       // The clipboard takes text only from a focused document.
       await page.bringToFront();
@@ -83,6 +85,7 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
       expect(deposit.statusCode, deposit.body).toBe(200);
       expect((await testApp.call(key, 'POST', '/v1/test_helpers/crypto/blocks', { count: 1 })).statusCode).toBe(200);
       await page.waitForSelector('[data-status="confirming"]', { timeout: PAGE_CHANGE_TIMEOUT_MS });
+      await expectPageHoldsUp(page, 'invoice-confirming');
       // Received counts final deposits only: nothing yet while the block is not solidified.
       expect(await page.textContent('[data-testid="paid-amount"]')).toBe('0\u00a0USDT');
 
@@ -91,6 +94,7 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
       expect(await page.textContent('[data-status="paid"] h2')).toBe('Payment received');
       expect(await page.textContent('[data-testid="paid-amount"]')).toBe('12.5\u00a0USDT');
       expect(await page.locator('#address').count()).toBe(0);
+      await expectPageHoldsUp(page, 'invoice-paid');
       const paid = (await testApp.call(key, 'GET', `/v1/crypto/invoices/${invoice.invoice_id}`)).json();
       expect(paid.status).toBe('paid');
       expect(scriptErrors).toEqual([]);
@@ -103,6 +107,7 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
     const response = await page.goto(`${origin}/pay/crypto/inv_01jcx1a2b3c4d5e6f7g8h9j0k3`);
     expect(response?.status()).toBe(404);
     expect(await page.textContent('[data-status="notFound"] h2')).toBe('Счёт не найден');
+    await expectPageHoldsUp(page, 'invoice-not-found');
     await page.close();
   });
 });
