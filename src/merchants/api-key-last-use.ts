@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts';
 import type { Executor } from '../db/transaction.ts';
 import { touchApiKey } from './merchant-repository.ts';
 
-export const LAST_USE_WRITE_INTERVAL_MS = 60_000;
+const LAST_USE_WRITE_INTERVAL_MS = 60_000;
 /** Past this many keys the table of write times starts over (a few redundant writes, no growth). */
 const TRACKED_KEYS_MAX = 50_000;
 

@@ -47,7 +47,7 @@ export interface CreateShopInput {
   readonly actor?: AuditActor | undefined;
 }
 
-export const SHOP_NAME_MAX = 200;
+const SHOP_NAME_MAX = 200;
 export const API_KEY_NAME_MAX = 100;
 
 /**
