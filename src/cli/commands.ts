@@ -91,12 +91,13 @@ export const commands: readonly CliCommandEntry[] = [
   },
   {
     words: ['key', 'create'],
-    usage: `paygate key create --shop SHOP_ID --scopes ${API_KEY_SCOPES.join(',')} [--json]`,
+    usage: `paygate key create --shop SHOP_ID --scopes ${API_KEY_SCOPES.join(',')} [--name NAME] [--json]`,
     summary: 'Issue an API key for a shop with the given scopes',
     description: 'The key is shown once; only its hash is stored.',
     options: [
       { flag: '--shop', value: 'SHOP_ID', description: 'the shop the key acts for (shop_…)' },
       { flag: '--scopes', value: 'LIST', description: `comma-separated, from: ${API_KEY_SCOPES.join(', ')}` },
+      { flag: '--name', value: 'NAME', description: 'what the cabinet calls the key (up to 100 characters)' },
       json,
     ],
     examples: [

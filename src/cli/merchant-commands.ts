@@ -6,6 +6,7 @@ import {
   revokeApiKey,
   type CreatedMerchant,
 } from '../merchants/merchant-service.ts';
+import { OPERATOR } from '../audit/audit-service.ts';
 import { createMerchantWithOwner } from '../cabinet/users/user-service.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
@@ -74,7 +75,7 @@ export const shopCreateCommand: CliCommand = {
     const merchantId = required(values.merchant, '--merchant');
     const mode = values.live ? 'live' : 'sandbox';
     const created = await withCliContext(config, (context) =>
-      createShop(context, { merchantId, name: values.name, mode }),
+      createShop(context, { merchantId, name: values.name, mode, actor: OPERATOR }),
     );
     printCreated(io, created, values.json, `shop ${created.shop_id} (${mode}) of merchant ${created.merchant_id}`);
     return 0;
@@ -85,7 +86,12 @@ export const keyCreateCommand: CliCommand = {
   async run(args, io, config) {
     const { values } = parseArgs({
       args,
-      options: { shop: { type: 'string' }, scopes: { type: 'string' }, json: { type: 'boolean', default: false } },
+      options: {
+        shop: { type: 'string' },
+        scopes: { type: 'string' },
+        name: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
     });
     const shopId = required(values.shop, '--shop');
     const scopesText = required(values.scopes, '--scopes');
@@ -95,7 +101,9 @@ export const keyCreateCommand: CliCommand = {
     } catch (error) {
       throw new CliUsageError(`--scopes: ${(error as Error).message}`);
     }
-    const key = await withCliContext(config, (context) => createApiKey(context, shopId, scopes));
+    const key = await withCliContext(config, (context) =>
+      createApiKey(context, shopId, scopes, { name: values.name, actor: OPERATOR }),
+    );
     io.out(values.json ? JSON.stringify(key) : `key ${key.key_id} (shown once): ${key.api_key}`);
     return 0;
   },
@@ -106,7 +114,7 @@ export const keyRevokeCommand: CliCommand = {
     const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
     if (positionals.length !== 1) throw new CliUsageError('give exactly one KEY_ID');
     const keyId = positionals[0]!;
-    await withCliContext(config, (context) => revokeApiKey(context, keyId));
+    await withCliContext(config, (context) => revokeApiKey(context, keyId, { actor: OPERATOR }));
     io.out(`revoked ${keyId}`);
     return 0;
   },

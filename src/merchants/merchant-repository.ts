@@ -77,14 +77,58 @@ export async function findApiKeyByHash(
   return row;
 }
 
-/** Marks a key revoked; returns false when no such key exists. Revoking twice keeps the first time. */
-export async function revokeApiKey(db: Executor<MerchantTables>, keyId: string, at: Date): Promise<boolean> {
-  const result = await db
-    .updateTable('api_keys')
-    .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(at)) }))
-    .where('id', '=', keyId)
+/** Marks a key revoked; returns its shop and whether this call revoked it (revoking twice keeps the first time). */
+export async function revokeApiKey(
+  db: Executor<MerchantTables>,
+  keyId: string,
+  at: Date,
+): Promise<{ shopId: string; merchantId: string; newly: boolean } | undefined> {
+  const key = await db
+    .selectFrom('api_keys')
+    .innerJoin('shops', 'shops.id', 'api_keys.shop_id')
+    .select(['api_keys.shop_id as shopId', 'shops.merchant_id as merchantId', 'api_keys.revoked_at as revokedAt'])
+    .where('api_keys.id', '=', keyId)
+    .forUpdate()
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  if (!key) return undefined;
+  if (key.revokedAt === null)
+    await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', keyId).execute();
+  return { shopId: key.shopId, merchantId: key.merchantId, newly: key.revokedAt === null };
+}
+
+export interface ApiKeyListing {
+  readonly id: string;
+  readonly name: string;
+  readonly key_prefix: string;
+  readonly scopes: ApiKeyScope[];
+  readonly created_at: Date;
+  readonly last_used_at: Date | null;
+  readonly revoked_at: Date | null;
+}
+
+/** A shop's keys, newest first (never their hashes). */
+export function apiKeysOfShop(db: Executor<MerchantTables>, shopId: string): Promise<ApiKeyListing[]> {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'key_prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at'])
+    .where('shop_id', '=', shopId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+/** Moves a key's last use forward to `at` (never back: instances may write out of order). */
+export async function touchApiKey(db: Executor<MerchantTables>, keyId: string, at: Date): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at })
+    .where('id', '=', keyId)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+    .execute();
+}
+
+export async function renameShop(db: Executor<MerchantTables>, shopId: string, name: string): Promise<void> {
+  await db.updateTable('shops').set({ name }).where('id', '=', shopId).execute();
 }
 
 export function merchantsByIds(

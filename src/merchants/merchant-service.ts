@@ -13,6 +13,8 @@ import type { Keyring } from '../kms/keyring.ts';
 import { API_KEYS_CHANNEL, type Notifications } from '../db/notifications.ts';
 import { apiKeyChanged, type ApiKeyCache } from './api-key-cache.ts';
 import { createWebhookEndpoint } from '../webhooks/webhook-secrets.ts';
+import { OPERATOR, recordAudit, type AuditActor } from '../audit/audit-service.ts';
+import type { ApiKeyLastUse } from './api-key-last-use.ts';
 
 export interface MerchantServiceDeps {
   readonly db: Db;
@@ -41,7 +43,12 @@ export interface CreateShopInput {
   readonly merchantId: string;
   readonly name?: string | undefined;
   readonly mode: ShopMode;
+  /** Who the audit log names (the operator when not given: the CLI). */
+  readonly actor?: AuditActor | undefined;
 }
+
+const SHOP_NAME_MAX = 200;
+export const API_KEY_NAME_MAX = 100;
 
 /**
  * Another shop for an existing merchant, e.g. a live shop beside the sandbox one.
@@ -52,8 +59,40 @@ export async function createShop(deps: MerchantServiceDeps, input: CreateShopInp
     const merchant = await repository.findMerchant(tx, input.merchantId);
     if (!merchant) throw new NotFoundError(`No merchant ${input.merchantId}.`);
     const name = input.name?.trim() || merchant.name;
-    if (name.length > 200) throw new InvalidRequestError('name must be 1 to 200 characters');
-    return openShop(tx, deps, { merchantId: merchant.id, name, mode: input.mode });
+    if (name.length > SHOP_NAME_MAX) throw new InvalidRequestError('name must be 1 to 200 characters');
+    const created = await openShop(tx, deps, { merchantId: merchant.id, name, mode: input.mode });
+    await recordAudit(tx, deps.clock, {
+      actor: input.actor ?? OPERATOR,
+      action: 'shop.created',
+      merchantId: merchant.id,
+      shopId: created.shop_id,
+      target: created.shop_id,
+      details: { name, mode: input.mode },
+    });
+    return created;
+  });
+}
+
+/** Renames a shop of the merchant (a shop of another merchant is not found). */
+export async function renameShop(
+  deps: Pick<MerchantServiceDeps, 'db' | 'clock'>,
+  input: { merchantId: string; shopId: string; name: string; actor: AuditActor },
+): Promise<void> {
+  const name = input.name.trim();
+  if (name.length < 1 || name.length > SHOP_NAME_MAX) throw new InvalidRequestError('name must be 1 to 200 characters');
+  await inTransaction(deps.db, async (tx) => {
+    const shop = await repository.findShop(tx, input.shopId);
+    if (!shop || shop.merchant_id !== input.merchantId) throw new NotFoundError(`No shop ${input.shopId}.`);
+    if (shop.name === name) return;
+    await repository.renameShop(tx, shop.id, name);
+    await recordAudit(tx, deps.clock, {
+      actor: input.actor,
+      action: 'shop.renamed',
+      merchantId: shop.merchant_id,
+      shopId: shop.id,
+      target: shop.id,
+      details: { from: shop.name, to: name },
+    });
   });
 }
 
@@ -167,6 +206,7 @@ async function issueApiKey(
   shopId: string,
   mode: ShopMode,
   scopes: readonly ApiKeyScope[],
+  name = '',
 ): Promise<CreatedApiKey> {
   const apiKey = generateApiKey(mode);
   const keyId = newId('apiKey');
@@ -176,29 +216,77 @@ async function issueApiKey(
     key_hash: hashApiKey(apiKey),
     key_prefix: apiKeyPrefix(apiKey),
     scopes: [...scopes],
+    name,
     created_at: clock.now(),
     revoked_at: null,
   });
   return { key_id: keyId, api_key: apiKey };
 }
 
+export interface ApiKeyOptions {
+  /** What people call the key (up to 100 characters). */
+  readonly name?: string | undefined;
+  /** Who the audit log names (the operator when not given: the CLI). */
+  readonly actor?: AuditActor | undefined;
+}
+
 export async function createApiKey(
   deps: MerchantServiceDeps,
   shopId: string,
   scopes: readonly ApiKeyScope[],
+  options: ApiKeyOptions = {},
 ): Promise<CreatedApiKey> {
+  const name = (options.name ?? '').trim();
+  if (name.length > API_KEY_NAME_MAX) throw new InvalidRequestError('name must be at most 100 characters');
+  if (scopes.length === 0)
+    throw new InvalidRequestError(`scopes must list at least one of ${API_KEY_SCOPES.join(', ')}`);
   return inTransaction(deps.db, async (tx) => {
     const shop = await repository.findShop(tx, shopId);
     if (!shop) throw new NotFoundError(`no shop ${shopId}`);
-    return issueApiKey(tx, deps.clock, shopId, shop.mode, scopes);
+    const key = await issueApiKey(tx, deps.clock, shopId, shop.mode, scopes, name);
+    await recordAudit(tx, deps.clock, {
+      actor: options.actor ?? OPERATOR,
+      action: 'api_key.created',
+      merchantId: shop.merchant_id,
+      shopId,
+      target: key.key_id,
+      details: { name, scopes: [...scopes] },
+    });
+    return key;
   });
 }
 
-export async function revokeApiKey(deps: MerchantServiceDeps, keyId: string): Promise<void> {
-  const revoked = await inTransaction(deps.db, (tx) => repository.revokeApiKey(tx, keyId, deps.clock.now()));
-  if (!revoked) throw new NotFoundError(`no API key ${keyId}`);
+/**
+ * Revokes a key: the API refuses it at once on this process, within a notification on the others.
+ * With `shopId`, a key of another shop is not found (the cabinet revokes within one shop).
+ */
+export async function revokeApiKey(
+  deps: MerchantServiceDeps,
+  keyId: string,
+  options: { readonly shopId?: string | undefined; readonly actor?: AuditActor | undefined } = {},
+): Promise<void> {
+  await inTransaction(deps.db, async (tx) => {
+    const revoked = await repository.revokeApiKey(tx, keyId, deps.clock.now());
+    if (!revoked || (options.shopId !== undefined && revoked.shopId !== options.shopId))
+      throw new NotFoundError(`no API key ${keyId}`);
+    if (!revoked.newly) return;
+    await recordAudit(tx, deps.clock, {
+      actor: options.actor ?? OPERATOR,
+      action: 'api_key.revoked',
+      merchantId: revoked.merchantId,
+      shopId: revoked.shopId,
+      target: keyId,
+    });
+  });
   // Other processes hear of it from the database (migration 0014's trigger).
   deps.notifications?.deliverLocally(API_KEYS_CHANNEL, apiKeyChanged(keyId));
+}
+
+export type { ApiKeyListing } from './merchant-repository.ts';
+
+/** A shop's keys for the cabinet's list: name, prefix, scopes, dates; never a secret or hash. */
+export function apiKeysOfShop(db: Executor, shopId: string): Promise<repository.ApiKeyListing[]> {
+  return repository.apiKeysOfShop(db, shopId);
 }
 
 /**
@@ -209,11 +297,15 @@ export async function authenticateApiKey(
   db: Executor,
   apiKey: string,
   cache?: ApiKeyCache<ApiPrincipal>,
+  lastUse?: ApiKeyLastUse,
 ): Promise<ApiPrincipal> {
   if (!isWellFormedApiKey(apiKey)) throw new UnauthorizedError('The API key is malformed.');
   const presentedHash = hashApiKey(apiKey);
   const cached = cache?.get(presentedHash);
-  if (cached) return cached;
+  if (cached) {
+    await lastUse?.used(cached.keyId);
+    return cached;
+  }
   const ticket = cache?.beginLookup();
   const row = await repository.findApiKeyByHash(db, presentedHash);
   if (!row || !apiKeyHashesEqual(row.keyHash, presentedHash)) throw new UnauthorizedError('The API key is not valid.');
@@ -227,5 +319,6 @@ export async function authenticateApiKey(
     scopes: Object.freeze([...row.scopes]),
   });
   if (cache && ticket) cache.store(presentedHash, principal, ticket);
+  await lastUse?.used(principal.keyId);
   return principal;
 }

@@ -25,5 +25,9 @@ export interface MerchantTables {
     scopes: ApiKeyScope[];
     created_at: Date;
     revoked_at: Date | null;
+    /** Chosen by people (migration 0033); '' for keys made before names. */
+    name: Generated<string>;
+    /** Written at most once a minute per key (api-key-last-use.ts). */
+    last_used_at: Generated<Date | null>;
   };
 }

@@ -4,6 +4,7 @@ import type { BuiltModule } from '../gateway-module.ts';
 import type { ApiKeyAuthenticator, ApiPrincipal } from '../http/authentication.ts';
 import { accountRoutes } from './account-routes.ts';
 import { createApiKeyCache, type ApiKeyCache } from './api-key-cache.ts';
+import { createApiKeyLastUse } from './api-key-last-use.ts';
 import { countMerchants } from './merchant-repository.ts';
 import {
   authenticateApiKey,
@@ -31,13 +32,14 @@ export function createMerchantsModule(deps: MerchantsModuleDeps): BuiltModule<Me
   let cache: ApiKeyCache<ApiPrincipal> | undefined;
   const keyCache = () =>
     (cache ??= deps.notifications && createApiKeyCache<ApiPrincipal>(deps.notifications, deps.clock));
+  const lastUse = createApiKeyLastUse(deps.db, deps.clock);
   return {
     module: { name: 'merchants', routes: accountRoutes(deps), close: async () => cache?.close() },
     service: {
       countMerchants: () => countMerchants(deps.db),
       createMerchant: (input) => createMerchant(deps, input),
       findShopProfile,
-      authenticate: (apiKey) => authenticateApiKey(deps.db, apiKey, keyCache()),
+      authenticate: (apiKey) => authenticateApiKey(deps.db, apiKey, keyCache(), lastUse),
     },
   };
 }
