@@ -9,6 +9,7 @@ import { createMailer } from './mail/mailer.ts';
 import { installAssetRoutes } from './assets/cabinet-assets.ts';
 import { createCabinetService, type CabinetDeps, type CabinetService } from './cabinet-context.ts';
 import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
+import { methodRoutes } from './methods/method-routes.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
 import { signInRoutes } from './sign-in/sign-in-routes.ts';
 
@@ -17,7 +18,7 @@ export type { CabinetDeps };
 /** Each area's routes, registered inside the cabinet's scope. */
 type AreaRoutes = (deps: CabinetDeps, http: CabinetHttpDeps) => (app: FastifyInstance) => Promise<void>;
 
-const AREAS: readonly AreaRoutes[] = [signInRoutes, accountRoutes, shopRoutes];
+const AREAS: readonly AreaRoutes[] = [signInRoutes, accountRoutes, shopRoutes, methodRoutes];
 
 export interface CabinetModuleService extends CabinetService {
   /** Every cabinet route and its access rule, once the routes are registered. */
