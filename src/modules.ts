@@ -58,7 +58,7 @@ export function createModules(
   });
   const crypto = { ...platform, chain: chain.service };
   const custody = createCustodyModule(crypto);
-  const cabinet = createCabinetModule(platform);
+  const cabinet = createCabinetModule(crypto);
   return {
     list: [
       merchants.module,

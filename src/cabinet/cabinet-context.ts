@@ -1,6 +1,7 @@
 // What the cabinet's routes are built from: the platform parts it uses and the
 // reads its access rule needs on every request (cabinet-http.ts).
 import type { AppContext } from '../context.ts';
+import type { CryptoChain } from '../crypto/chain/crypto-chain.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { findShopProfile, merchantNames, type ShopProfile } from '../merchants/merchant-service.ts';
 import { roleCan, type Permission, type Role } from './roles.ts';
@@ -10,8 +11,10 @@ import { layoutText, type Lang } from './views/cabinet-language.ts';
 
 export type CabinetDeps = Pick<
   AppContext,
-  'db' | 'clock' | 'config' | 'logger' | 'keyring' | 'notifications' | 'metrics'
+  'db' | 'clock' | 'config' | 'logger' | 'keyring' | 'notifications' | 'metrics' | 'health'
 > & {
+  /** The chain handle the crypto modules use (the sandbox tools drive its sandbox chain). */
+  readonly chain: CryptoChain;
   /** Sends invitations and password resets; absent without PAYGATE_SMTP_URL (links are then shown to pass on). */
   readonly mailer?: Mailer | undefined;
 };

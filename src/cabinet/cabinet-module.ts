@@ -10,6 +10,9 @@ import { createMailer } from './mail/mailer.ts';
 import { installAssetRoutes } from './assets/cabinet-assets.ts';
 import { createCabinetService, type CabinetDeps, type CabinetService } from './cabinet-context.ts';
 import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
+import { cryptoRoutes } from './crypto/crypto-routes.ts';
+import { methodRoutes } from './methods/method-routes.ts';
+import { sandboxRoutes } from './sandbox/sandbox-routes.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
 import { signInRoutes } from './sign-in/sign-in-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
@@ -19,7 +22,16 @@ export type { CabinetDeps };
 /** Each area's routes, registered inside the cabinet's scope. */
 type AreaRoutes = (deps: CabinetDeps, http: CabinetHttpDeps) => (app: FastifyInstance) => Promise<void>;
 
-const AREAS: readonly AreaRoutes[] = [signInRoutes, accountRoutes, shopRoutes, keyRoutes, webhookRoutes];
+const AREAS: readonly AreaRoutes[] = [
+  signInRoutes,
+  accountRoutes,
+  shopRoutes,
+  keyRoutes,
+  methodRoutes,
+  webhookRoutes,
+  cryptoRoutes,
+  sandboxRoutes,
+];
 
 export interface CabinetModuleService extends CabinetService {
   /** Every cabinet route and its access rule, once the routes are registered. */

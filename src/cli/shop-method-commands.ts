@@ -1,44 +1,45 @@
-// `paygate shop methods list|set`: a shop's payment methods and tariff, until the cabinet exists.
+// `paygate shop methods list|set`: a shop's payment methods and tariff (the cabinet's methods page does the same; both audit `method.changed`).
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 import { printTable, type Column } from './table.ts';
-import { formatMinor, parseMinor } from '../money/decimal.ts';
-import { shopMethodSettings, updateShopMethod, type MethodSettings } from '../payments/payment-methods.ts';
+import { OPERATOR } from '../audit/audit-service.ts';
+import { InvalidRequestError } from '../errors.ts';
+import { formatMinor } from '../money/decimal.ts';
+import {
+  describeMethodSettings,
+  parseFeePercent,
+  parseRubles,
+  shopMethodSettings,
+  updateShopMethod,
+  type MethodSettings,
+} from '../payments/payment-methods.ts';
 
 function required(value: string | undefined, flag: string): string {
   if (value === undefined || value.trim() === '') throw new CliUsageError(`${flag} is required`);
   return value;
 }
 
+/** The service's parse, its refusal as bad usage (exit code 2). */
+function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof InvalidRequestError) throw new CliUsageError(error.message);
+    throw error;
+  }
+}
+
 function rubles(value: string | undefined, flag: string): bigint | undefined {
-  if (value === undefined) return undefined;
-  const parsed = parseMinor(value, 'RUB', 'decimal-string');
-  if (!parsed.ok || parsed.minor < 0n)
-    throw new CliUsageError(`${flag} must be an amount in RUB with at most 2 decimals, e.g. 1500.50`);
-  return parsed.minor;
+  return value === undefined ? undefined : usage(() => parseRubles(value, flag));
 }
 
-/** "2.5" (percent) → 250 basis points. */
 function feeBasisPoints(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const match = /^(\d{1,3})(?:\.(\d{1,2}))?$/.exec(value);
-  if (!match) throw new CliUsageError('--fee-percent must be a percentage with at most 2 decimals, e.g. 2.5');
-  return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
-}
-
-function describe(settings: MethodSettings): Record<string, unknown> {
-  return {
-    method: settings.method,
-    enabled: settings.enabled,
-    min_amount: formatMinor(settings.minKopecks, 'RUB'),
-    max_amount: formatMinor(settings.maxKopecks, 'RUB'),
-    fee_percent: (settings.feeBasisPoints / 100).toFixed(2),
-  };
+  return value === undefined ? undefined : usage(() => parseFeePercent(value, '--fee-percent'));
 }
 
 function line(settings: MethodSettings): string {
-  const view = describe(settings);
+  const view = describeMethodSettings(settings);
   return `${String(view.method).padEnd(8)} ${settings.enabled ? 'on ' : 'off'}  ${view.min_amount}..${view.max_amount} RUB  payer fee ${view.fee_percent} %`;
 }
 
@@ -58,7 +59,7 @@ export const shopMethodsListCommand: CliCommand = {
     });
     const shopId = required(values.shop, '--shop');
     const settings = await withCliContext(config, (context) => shopMethodSettings(context.db, shopId));
-    if (values.json) io.out(JSON.stringify(settings.map(describe)));
+    if (values.json) io.out(JSON.stringify(settings.map(describeMethodSettings)));
     else printTable(io.out, settings, METHOD_COLUMNS, 'no payment methods');
     return 0;
   },
@@ -83,14 +84,20 @@ export const shopMethodsSetCommand: CliCommand = {
     const method = required(values.method, '--method');
     if (values.enable && values.disable) throw new CliUsageError('give --enable or --disable, not both');
     const updated = await withCliContext(config, (context) =>
-      updateShopMethod(context, shopId, method, {
-        enabled: values.enable ? true : values.disable ? false : undefined,
-        minKopecks: rubles(values.min, '--min'),
-        maxKopecks: rubles(values.max, '--max'),
-        feeBasisPoints: feeBasisPoints(values['fee-percent']),
-      }),
+      updateShopMethod(
+        context,
+        shopId,
+        method,
+        {
+          enabled: values.enable ? true : values.disable ? false : undefined,
+          minKopecks: rubles(values.min, '--min'),
+          maxKopecks: rubles(values.max, '--max'),
+          feeBasisPoints: feeBasisPoints(values['fee-percent']),
+        },
+        OPERATOR,
+      ),
     );
-    io.out(values.json ? JSON.stringify(describe(updated)) : line(updated));
+    io.out(values.json ? JSON.stringify(describeMethodSettings(updated)) : line(updated));
     return 0;
   },
 };

@@ -1,12 +1,13 @@
 // Payment methods and a shop's tariff: which methods are on, their amount
 // range and the payer fee. A shop without a settings row for a method gets the
 // defaults below (documented in docs/payments.md).
+import { recordAudit, type AuditActor } from '../audit/audit-service.ts';
 import type { Clock } from '../clock.ts';
 import { AmountNotSupportedError, InvalidRequestError, MethodUnavailableError, NotFoundError } from '../errors.ts';
 import type { Db, Executor } from '../db/transaction.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { findShopProfile } from '../merchants/merchant-service.ts';
-import { formatMinor, percentHalfUp } from '../money/decimal.ts';
+import { formatMinor, parseMinor, percentHalfUp } from '../money/decimal.ts';
 import { MAX_AMOUNT_KOPECKS, MIN_AMOUNT_KOPECKS } from './payment-amount.ts';
 
 const formatKopecks = (kopecks: bigint) => formatMinor(kopecks, 'RUB');
@@ -130,17 +131,65 @@ export interface MethodSettingsChange {
   readonly feeBasisPoints?: number | undefined;
 }
 
-/** Changes one method of a shop (the CLI and, later, the cabinet). */
+/** An amount in RUB as a person types it (the CLI's --min/--max, the cabinet's form): at most 2 decimals. */
+export function parseRubles(value: string, field: string): bigint {
+  const parsed = parseMinor(value.trim(), 'RUB', 'decimal-string');
+  if (!parsed.ok || parsed.minor < 0n)
+    throw new InvalidRequestError(`${field} must be an amount in RUB with at most 2 decimals, e.g. 1500.50`);
+  return parsed.minor;
+}
+
+/** A payer fee as a person types it: "2.5" (percent, at most 2 decimals) → 250 basis points. */
+export function parseFeePercent(value: string, field: string): number {
+  const match = /^(\d{1,3})(?:\.(\d{1,2}))?$/.exec(value.trim());
+  if (!match) throw new InvalidRequestError(`${field} must be a percentage with at most 2 decimals, e.g. 2.5`);
+  return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+}
+
+/** A method's settings as the CLI prints them and the audit log records them. */
+export function describeMethodSettings(settings: MethodSettings): {
+  method: PaymentMethod;
+  enabled: boolean;
+  min_amount: string;
+  max_amount: string;
+  fee_percent: string;
+} {
+  return {
+    method: settings.method,
+    enabled: settings.enabled,
+    min_amount: formatKopecks(settings.minKopecks),
+    max_amount: formatKopecks(settings.maxKopecks),
+    fee_percent: (settings.feeBasisPoints / 100).toFixed(2),
+  };
+}
+
+function sameSettings(one: MethodSettings, other: MethodSettings): boolean {
+  return (
+    one.enabled === other.enabled &&
+    one.minKopecks === other.minKopecks &&
+    one.maxKopecks === other.maxKopecks &&
+    one.feeBasisPoints === other.feeBasisPoints
+  );
+}
+
+/**
+ * Changes one method of a shop (the CLI and the cabinet): validated, written and
+ * audited as `method.changed` (before/after) in one transaction. The write
+ * notifies `shop:<id>`, so every instance's method-settings cache drops the shop
+ * at commit and the next payment and payment page see the change.
+ */
 export async function updateShopMethod(
   deps: { db: Db; clock: Clock },
   shopId: string,
   method: string,
   change: MethodSettingsChange,
+  actor: AuditActor,
 ): Promise<MethodSettings> {
   if (!isPaymentMethod(method))
     throw new InvalidRequestError(`unknown method "${method}"; known: ${PAYMENT_METHODS.join(', ')}`);
   return inTransaction(deps.db, async (tx) => {
-    if (!(await findShopProfile(tx, shopId))) throw new NotFoundError(`no shop ${shopId}`);
+    const shop = await findShopProfile(tx, shopId);
+    if (!shop) throw new NotFoundError(`no shop ${shopId}`);
     const current = (await shopMethodSettings(tx, shopId)).find((candidate) => candidate.method === method)!;
     const next: MethodSettings = {
       method,
@@ -159,6 +208,7 @@ export async function updateShopMethod(
     if (!Number.isInteger(next.feeBasisPoints) || next.feeBasisPoints < 0 || next.feeBasisPoints > 10_000) {
       throw new InvalidRequestError('fee must be 0 to 100 % (0..10000 basis points)');
     }
+    if (sameSettings(current, next)) return next;
     const values = {
       enabled: next.enabled,
       min_kopecks: next.minKopecks,
@@ -171,6 +221,14 @@ export async function updateShopMethod(
       .values({ shop_id: shopId, method, ...values })
       .onConflict((conflict) => conflict.columns(['shop_id', 'method']).doUpdateSet(values))
       .execute();
+    await recordAudit(tx, deps.clock, {
+      actor,
+      action: 'method.changed',
+      merchantId: shop.merchantId,
+      shopId,
+      target: method,
+      details: { before: describeMethodSettings(current), after: describeMethodSettings(next) },
+    });
     return next;
   });
 }

@@ -8,6 +8,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createMerchant } from '../../src/merchants/merchant-service.ts';
+import { OPERATOR } from '../../src/audit/audit-service.ts';
 import { updateShopMethod } from '../../src/payments/payment-methods.ts';
 import { backends } from '../support/databases.ts';
 import { createTestContext } from '../support/app.ts';
@@ -65,7 +66,7 @@ describe.each(backends)('method settings cache on %s', (backend) => {
     expect(await cardTotal(first, apiKey)).toBe(1000);
     expect(await cardTotal(second, apiKey)).toBe(1000);
     const arrived = shopNotifiedToBoth(shopId);
-    await updateShopMethod(cliDeps(), shopId, 'card', { feeBasisPoints: 250 });
+    await updateShopMethod(cliDeps(), shopId, 'card', { feeBasisPoints: 250 }, OPERATOR);
     await arrived;
     for (const instance of [first, second]) expect(await cardTotal(instance, apiKey)).toBe(1025);
   });
@@ -74,7 +75,7 @@ describe.each(backends)('method settings cache on %s', (backend) => {
     const { shopId, apiKey } = await shopWithKey();
     for (const instance of [first, second]) await cardTotal(instance, apiKey);
     const arrived = shopNotifiedToBoth(shopId);
-    await updateShopMethod(cliDeps(), shopId, 'card', { enabled: false });
+    await updateShopMethod(cliDeps(), shopId, 'card', { enabled: false }, OPERATOR);
     await arrived;
     for (const instance of [first, second]) {
       const response = await instance.app.inject({
@@ -95,7 +96,7 @@ describe.each(backends)('method settings cache on %s', (backend) => {
       base.context.db,
     );
     try {
-      await updateShopMethod(cliDeps(), shopId, 'card', { feeBasisPoints: 500 });
+      await updateShopMethod(cliDeps(), shopId, 'card', { feeBasisPoints: 500 }, OPERATOR);
       expect(await cardTotal(second, apiKey)).toBe(1000);
       base.clock.advance(TRUSTED_WHILE_LISTENING_MS);
       expect(await cardTotal(second, apiKey)).toBe(1000);
@@ -107,7 +108,7 @@ describe.each(backends)('method settings cache on %s', (backend) => {
       );
     }
     const arrived = notified(second.notifications, `shop:${shopId}`);
-    await updateShopMethod(cliDeps(), shopId, 'card', { feeBasisPoints: 100 });
+    await updateShopMethod(cliDeps(), shopId, 'card', { feeBasisPoints: 100 }, OPERATOR);
     await arrived;
     expect(await cardTotal(second, apiKey)).toBe(1010);
   });

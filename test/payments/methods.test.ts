@@ -1,6 +1,7 @@
 // Methods and tariffs: method_unavailable, amount_not_supported, and amount_total = amount + payer fee (half-up).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { percentHalfUp as payerFeeKopecks } from '../../src/money/decimal.ts';
+import { OPERATOR } from '../../src/audit/audit-service.ts';
 import { updateShopMethod } from '../../src/payments/payment-methods.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
@@ -35,7 +36,7 @@ describe.each(backends)('methods and tariffs on %s', (backend) => {
 
   it('amount_total adds the bound method payer fee, half-up to kopecks', async () => {
     const shop = await sandboxShop(testApp);
-    await updateShopMethod(testApp.context, shop.shopId, 'card', { feeBasisPoints: 250 });
+    await updateShopMethod(testApp.context, shop.shopId, 'card', { feeBasisPoints: 250 }, OPERATOR);
     const response = await postPayment(testApp, shop.key, { amount: 10.1, currency: 'RUB', method: 'card' });
     // 1010 kopecks * 2.5 % = 25.25 → 25 kopecks
     expect(response.json()).toMatchObject({ amount: 10.1, amount_total: 10.35, method: 'card' });
@@ -57,7 +58,7 @@ describe.each(backends)('methods and tariffs on %s', (backend) => {
 
   it('a method switched off for the shop is 400 method_unavailable', async () => {
     const shop = await sandboxShop(testApp);
-    await updateShopMethod(testApp.context, shop.shopId, 'sbp', { enabled: false });
+    await updateShopMethod(testApp.context, shop.shopId, 'sbp', { enabled: false }, OPERATOR);
     const response = await postPayment(testApp, shop.key, { amount: 100, currency: 'RUB', method: 'sbp' });
     expect(response.statusCode).toBe(400);
     expect(response.json().error).toBe('method_unavailable');
@@ -66,7 +67,13 @@ describe.each(backends)('methods and tariffs on %s', (backend) => {
 
   it('an amount outside the method range is 400 method_unavailable, on both sides of each bound', async () => {
     const shop = await sandboxShop(testApp);
-    await updateShopMethod(testApp.context, shop.shopId, 'sberpay', { minKopecks: 1_000n, maxKopecks: 50_000n });
+    await updateShopMethod(
+      testApp.context,
+      shop.shopId,
+      'sberpay',
+      { minKopecks: 1_000n, maxKopecks: 50_000n },
+      OPERATOR,
+    );
     const cases: Array<[number, number]> = [
       [9.99, 400],
       [10, 201],
@@ -83,8 +90,8 @@ describe.each(backends)('methods and tariffs on %s', (backend) => {
   it('an amount no enabled method covers is 400 amount_not_supported with a message saying what to do', async () => {
     const shop = await sandboxShop(testApp);
     for (const method of ['card', 'sbp'] as const)
-      await updateShopMethod(testApp.context, shop.shopId, method, { maxKopecks: 10_000n });
-    await updateShopMethod(testApp.context, shop.shopId, 'sberpay', { enabled: false });
+      await updateShopMethod(testApp.context, shop.shopId, method, { maxKopecks: 10_000n }, OPERATOR);
+    await updateShopMethod(testApp.context, shop.shopId, 'sberpay', { enabled: false }, OPERATOR);
     expect((await postPayment(testApp, shop.key, { amount: 100, currency: 'RUB' })).statusCode).toBe(201);
     const response = await postPayment(testApp, shop.key, { amount: 100.01, currency: 'RUB' });
     expect(response.statusCode).toBe(400);
@@ -96,7 +103,7 @@ describe.each(backends)('methods and tariffs on %s', (backend) => {
   it('a shop with every method off answers amount_not_supported', async () => {
     const shop = await sandboxShop(testApp);
     for (const method of ['card', 'sbp', 'sberpay'] as const)
-      await updateShopMethod(testApp.context, shop.shopId, method, { enabled: false });
+      await updateShopMethod(testApp.context, shop.shopId, method, { enabled: false }, OPERATOR);
     const response = await postPayment(testApp, shop.key, { amount: 100, currency: 'RUB' });
     expect(response.statusCode).toBe(400);
     expect(response.json().error).toBe('amount_not_supported');
@@ -104,11 +111,13 @@ describe.each(backends)('methods and tariffs on %s', (backend) => {
 
   it('refuses settings that break the limits', async () => {
     const shop = await sandboxShop(testApp);
-    await expect(updateShopMethod(testApp.context, shop.shopId, 'card', { minKopecks: 50n })).rejects.toThrow(/limits/);
-    await expect(updateShopMethod(testApp.context, shop.shopId, 'card', { feeBasisPoints: 10_001 })).rejects.toThrow(
-      /fee/,
+    await expect(updateShopMethod(testApp.context, shop.shopId, 'card', { minKopecks: 50n }, OPERATOR)).rejects.toThrow(
+      /limits/,
     );
-    await expect(updateShopMethod(testApp.context, shop.shopId, 'cash', { enabled: true })).rejects.toThrow(
+    await expect(
+      updateShopMethod(testApp.context, shop.shopId, 'card', { feeBasisPoints: 10_001 }, OPERATOR),
+    ).rejects.toThrow(/fee/);
+    await expect(updateShopMethod(testApp.context, shop.shopId, 'cash', { enabled: true }, OPERATOR)).rejects.toThrow(
       /unknown method/,
     );
   });

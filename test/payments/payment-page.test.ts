@@ -1,6 +1,7 @@
 // The hosted payment page over the real HTTP stack: rendering, languages,
 // CSRF, the sandbox acquirer's card and QR flows, and charging once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR } from '../../src/audit/audit-service.ts';
 import { updateShopMethod } from '../../src/payments/payment-methods.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
@@ -98,7 +99,7 @@ describe.each(backends)('payment page on %s', (backend) => {
 
   it('shows the method fee in the total the payer pays', async () => {
     const feeShop = await sandboxShop(testApp);
-    await updateShopMethod(testApp.context, feeShop.shopId, 'card', { feeBasisPoints: 200 });
+    await updateShopMethod(testApp.context, feeShop.shopId, 'card', { feeBasisPoints: 200 }, OPERATOR);
     const payment = (await postPayment(testApp, feeShop.key, { amount: 100, currency: 'RUB', method: 'card' })).json();
     expect(payment.amount_total).toBe(102);
     const page = await open(`/pay/${payment.order_code}?lang=en`);

@@ -9,6 +9,7 @@ import {
   type Prior,
   keyedRequest,
 } from '../../idempotency/idempotency-service.ts';
+import { recordAudit, type AuditActor } from '../../audit/audit-service.ts';
 import { inTransaction, type Executor, type Tx } from '../../db/transaction.ts';
 import { InvalidStateError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
@@ -125,30 +126,58 @@ export async function listWallets(
   );
 }
 
+/** Who blocked or unblocked a wallet, for the audit log (`wallet.blocked` / `wallet.unblocked`). */
+export interface WalletChangeAudit {
+  readonly actor: AuditActor;
+  readonly merchantId: string;
+}
+
 async function changeStatus(
   deps: CryptoDeps,
   shopId: string,
   walletId: string,
   from: WalletStatus,
   to: WalletStatus,
+  audit: WalletChangeAudit | undefined,
 ): Promise<WalletView> {
   if (!isWalletId(walletId)) throw new NotFoundError('No such wallet.');
   const row = await inTransaction(deps.db, async (tx) => {
     const changed = await repository.transitionWallet(tx, shopId, walletId, from, to, deps.clock.now());
-    if (changed) return changed;
-    const current = await repository.findWalletOfShop(tx, shopId, walletId);
-    if (!current) throw new NotFoundError('No such wallet.');
-    throw new InvalidStateError(`The wallet is already ${current.status}.`);
+    if (!changed) {
+      const current = await repository.findWalletOfShop(tx, shopId, walletId);
+      if (!current) throw new NotFoundError('No such wallet.');
+      throw new InvalidStateError(`The wallet is already ${current.status}.`);
+    }
+    if (audit)
+      await recordAudit(tx, deps.clock, {
+        actor: audit.actor,
+        action: to === 'blocked' ? 'wallet.blocked' : 'wallet.unblocked',
+        merchantId: audit.merchantId,
+        shopId,
+        target: walletId,
+        details: { client_id: changed.client_id, address: changed.address },
+      });
+    return changed;
   });
   return walletWithTotals(deps.db, row);
 }
 
 /** active → blocked: later deposits are recorded as held, not credited. 409 invalid_state when already blocked. */
-export function blockWallet(deps: CryptoDeps, shopId: string, walletId: string): Promise<WalletView> {
-  return changeStatus(deps, shopId, walletId, 'active', 'blocked');
+export function blockWallet(
+  deps: CryptoDeps,
+  shopId: string,
+  walletId: string,
+  audit?: WalletChangeAudit,
+): Promise<WalletView> {
+  return changeStatus(deps, shopId, walletId, 'active', 'blocked', audit);
 }
 
 /** blocked → active: deposits final from now on are credited again (held ones stay held). */
-export function unblockWallet(deps: CryptoDeps, shopId: string, walletId: string): Promise<WalletView> {
-  return changeStatus(deps, shopId, walletId, 'blocked', 'active');
+export function unblockWallet(
+  deps: CryptoDeps,
+  shopId: string,
+  walletId: string,
+  audit?: WalletChangeAudit,
+): Promise<WalletView> {
+  return changeStatus(deps, shopId, walletId, 'blocked', 'active', audit);
 }

@@ -138,7 +138,18 @@ export const walletRoutes =
             },
           },
         },
-        async (request) => run(deps, principalOf(request).shopId, request.params.wallet_id),
+        async (request) => {
+          const principal = principalOf(request);
+          // Audited like the cabinet's buttons, the key as the actor.
+          const actor = {
+            kind: 'api_key' as const,
+            id: principal.keyId,
+            label: principal.keyId,
+            ip: request.ip,
+            userAgent: String(request.headers['user-agent'] ?? ''),
+          };
+          return run(deps, principal.shopId, request.params.wallet_id, { actor, merchantId: principal.merchantId });
+        },
       );
     }
   };
