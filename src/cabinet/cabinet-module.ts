@@ -10,6 +10,7 @@ import { installAssetRoutes } from './assets/cabinet-assets.ts';
 import { createCabinetService, type CabinetDeps, type CabinetService } from './cabinet-context.ts';
 import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
+import { passwordResetRoutes } from './password-reset/password-reset-routes.ts';
 import { signInRoutes } from './sign-in/sign-in-routes.ts';
 import { twoFactorRoutes } from './two-factor/two-factor-routes.ts';
 
@@ -18,7 +19,7 @@ export type { CabinetDeps };
 /** Each area's routes, registered inside the cabinet's scope. */
 type AreaRoutes = (deps: CabinetDeps, http: CabinetHttpDeps) => (app: FastifyInstance) => Promise<void>;
 
-const AREAS: readonly AreaRoutes[] = [signInRoutes, accountRoutes, shopRoutes, twoFactorRoutes];
+const AREAS: readonly AreaRoutes[] = [signInRoutes, accountRoutes, shopRoutes, twoFactorRoutes, passwordResetRoutes];
 
 export interface CabinetModuleService extends CabinetService {
   /** Every cabinet route and its access rule, once the routes are registered. */
