@@ -17,11 +17,11 @@ import { recordUserAudit } from '../users/user-audit.ts';
 import * as users from '../users/user-repository.ts';
 import * as repository from './password-reset-repository.ts';
 
-export const RESET_LINK_VALID_MS = 3_600_000;
+const RESET_LINK_VALID_MS = 3_600_000;
 
 type ResetDeps = Pick<CabinetDeps, 'db' | 'clock' | 'config'>;
 
-export function resetLinkOf(publicUrl: string, token: string): string {
+function resetLinkOf(publicUrl: string, token: string): string {
   return `${publicUrl}/cabinet/password-reset/${token}`;
 }
 

@@ -21,7 +21,7 @@ import { recordUserAudit } from '../users/user-audit.ts';
 import { looksLikeTotp, matchingStep, newTotpSecret } from './totp.ts';
 import * as repository from './two-factor-repository.ts';
 
-export const RECOVERY_CODE_COUNT = 10;
+const RECOVERY_CODE_COUNT = 10;
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 
 type TwoFactorDeps = Pick<CabinetDeps, 'db' | 'clock' | 'keyring'>;
