@@ -14,7 +14,9 @@ import { cryptoRoutes } from './crypto/crypto-routes.ts';
 import { methodRoutes } from './methods/method-routes.ts';
 import { sandboxRoutes } from './sandbox/sandbox-routes.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
+import { passwordResetRoutes } from './password-reset/password-reset-routes.ts';
 import { signInRoutes } from './sign-in/sign-in-routes.ts';
+import { twoFactorRoutes } from './two-factor/two-factor-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 
 export type { CabinetDeps };
@@ -24,6 +26,8 @@ type AreaRoutes = (deps: CabinetDeps, http: CabinetHttpDeps) => (app: FastifyIns
 
 const AREAS: readonly AreaRoutes[] = [
   signInRoutes,
+  twoFactorRoutes,
+  passwordResetRoutes,
   accountRoutes,
   shopRoutes,
   keyRoutes,

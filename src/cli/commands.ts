@@ -5,6 +5,7 @@ import type { CliCommandEntry, CliOption } from './cli-command.ts';
 
 // The domain's own lists, restated here to keep the modules' code out of help (test/cli/cli-help.test.ts compares them).
 const API_KEY_SCOPES = ['payments', 'crypto', 'payouts', 'webhooks', 'read'];
+const CABINET_ROLES = ['owner', 'admin', 'developer', 'finance', 'viewer'];
 const WITHDRAWAL_STATUSES = ['awaiting_approval', 'pending', 'processing', 'completed', 'failed', 'rejected'];
 
 const json: CliOption = { flag: '--json', description: 'print the result as one line of JSON' };
@@ -74,6 +75,57 @@ export const commands: readonly CliCommandEntry[] = [
       'paygate merchant create --name "Coffee Ltd" --email owner@coffee.example --live --json',
     ],
     load: async () => (await import('./merchant-commands.ts')).merchantCreateCommand,
+  },
+  {
+    words: ['user', 'create'],
+    usage: 'paygate user create --email EMAIL [--name NAME] [--password PASSWORD] [--merchant MERCHANT_ID --role ROLE]',
+    summary: 'Create a cabinet user, optionally a member of a merchant with a role',
+    description:
+      'Without --password a one-time link to set one (valid 1 hour) is printed to pass on. Audited as the operator.',
+    options: [
+      { flag: '--email', value: 'EMAIL', description: 'the email the user signs in with' },
+      { flag: '--name', value: 'NAME', description: 'the user’s name' },
+      { flag: '--password', value: 'PASSWORD', description: 'their password (10 to 200 characters)' },
+      { flag: '--merchant', value: 'MERCHANT_ID', description: 'make them a member of this merchant (with --role)' },
+      { flag: '--role', value: 'ROLE', description: 'their role in the merchant', choices: CABINET_ROLES },
+    ],
+    examples: [
+      'paygate user create --email dev@coffee.example --merchant mer_… --role developer',
+      'paygate user create --email ops@coffee.example --password "long enough secret"',
+    ],
+    load: async () => (await import('./user-commands.ts')).userCreateCommand,
+  },
+  {
+    words: ['user', 'reset-password'],
+    usage: 'paygate user reset-password --email EMAIL [--password PASSWORD]',
+    summary: 'Set a cabinet user’s password, or print a one-time reset link; either ends all their sessions',
+    description:
+      'Without --password the link (valid 1 hour, works once) is printed to pass on. Audited as the operator.',
+    options: [
+      { flag: '--email', value: 'EMAIL', description: 'the user’s email' },
+      { flag: '--password', value: 'PASSWORD', description: 'the new password (10 to 200 characters)' },
+    ],
+    examples: [
+      'paygate user reset-password --email owner@coffee.example   # prints a link',
+      'paygate user reset-password --email owner@coffee.example --password "new long secret"',
+    ],
+    load: async () => (await import('./user-commands.ts')).userResetPasswordCommand,
+  },
+  {
+    words: ['user', 'disable'],
+    usage: 'paygate user disable --email EMAIL',
+    summary: 'Stop a cabinet user from signing in and end their sessions',
+    options: [{ flag: '--email', value: 'EMAIL', description: 'the user’s email' }],
+    examples: ['paygate user disable --email former@coffee.example'],
+    load: async () => (await import('./user-commands.ts')).userDisableCommand,
+  },
+  {
+    words: ['user', 'enable'],
+    usage: 'paygate user enable --email EMAIL',
+    summary: 'Let a disabled cabinet user sign in again',
+    options: [{ flag: '--email', value: 'EMAIL', description: 'the user’s email' }],
+    examples: ['paygate user enable --email former@coffee.example'],
+    load: async () => (await import('./user-commands.ts')).userEnableCommand,
   },
   {
     words: ['shop', 'create'],

@@ -14,10 +14,13 @@ import {
   type CreateMerchantInput,
 } from '../../merchants/merchant-service.ts';
 import type { Notifications } from '../../db/notifications.ts';
+import { OPERATOR } from '../../audit/audit-service.ts';
+import { merchantNames } from '../../merchants/merchant-service.ts';
 import type { CabinetTables } from '../cabinet-tables.ts';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../passwords.ts';
 import type { Role } from '../roles.ts';
 import { endSessionsOf } from '../sessions/session-service.ts';
+import { recordUserAudit } from './user-audit.ts';
 import * as repository from './user-repository.ts';
 import type { MembershipRow, UserRow } from './user-repository.ts';
 
@@ -135,7 +138,7 @@ async function requireUserByEmail(db: Executor<CabinetTables>, email: string): P
   return user;
 }
 
-/** A new password set by the operator: every session of the user ends. */
+/** A new password set by the operator: every session of the user ends (audited as the operator's). */
 export async function setPassword(deps: UserDeps, email: string, password: string): Promise<UserRow> {
   checkPasswordStrength(password);
   const passwordHash = await hashPassword(password);
@@ -143,16 +146,45 @@ export async function setPassword(deps: UserDeps, email: string, password: strin
     const user = await requireUserByEmail(tx, email);
     await repository.setPasswordHash(tx, user.id, passwordHash);
     await endSessionsOf(deps, tx, user.id);
+    await recordUserAudit(tx, deps.clock, { actor: OPERATOR, action: 'user.password_reset', userId: user.id });
     return user;
   });
 }
 
-/** A disabled user cannot sign in, and their sessions end now; `enable` undoes it. */
+/** A disabled user cannot sign in, and their sessions end now; `enable` undoes it (audited as the operator's). */
 export async function setUserDisabled(deps: UserDeps, email: string, disabled: boolean): Promise<UserRow> {
   return inTransaction(deps.db, async (tx) => {
     const user = await requireUserByEmail(tx, email);
     await repository.setDisabled(tx, user.id, disabled ? deps.clock.now() : null);
     if (disabled) await endSessionsOf(deps, tx, user.id);
+    await recordUserAudit(tx, deps.clock, {
+      actor: OPERATOR,
+      action: disabled ? 'user.disabled' : 'user.enabled',
+      userId: user.id,
+    });
+    return user;
+  });
+}
+
+/** `paygate user create`: a user, and with `merchantId` their membership with `role`, audited as the operator's. */
+export async function createUserByOperator(
+  deps: UserDeps,
+  input: { email: string; name?: string | undefined; password?: string | undefined; merchantId?: string; role?: Role },
+): Promise<UserRow> {
+  if (input.password !== undefined) checkPasswordStrength(input.password);
+  if (input.merchantId !== undefined && !(await merchantNames(deps.db, [input.merchantId])).has(input.merchantId))
+    throw new NotFoundError(`No merchant ${input.merchantId}`);
+  const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+  return inTransaction(deps.db, async (tx) => {
+    const user = await insertNewUser(deps, tx, { ...input, passwordHash });
+    if (input.merchantId !== undefined)
+      await addMembership(deps, tx, { userId: user.id, merchantId: input.merchantId, role: input.role ?? 'viewer' });
+    await recordUserAudit(tx, deps.clock, {
+      actor: OPERATOR,
+      action: 'user.created',
+      userId: user.id,
+      details: input.merchantId === undefined ? {} : { role: input.role ?? 'viewer' },
+    });
     return user;
   });
 }
