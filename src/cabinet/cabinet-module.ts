@@ -11,13 +11,14 @@ import { createCabinetService, type CabinetDeps, type CabinetService } from './c
 import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
 import { signInRoutes } from './sign-in/sign-in-routes.ts';
+import { teamRoutes } from './team/team-routes.ts';
 
 export type { CabinetDeps };
 
 /** Each area's routes, registered inside the cabinet's scope. */
 type AreaRoutes = (deps: CabinetDeps, http: CabinetHttpDeps) => (app: FastifyInstance) => Promise<void>;
 
-const AREAS: readonly AreaRoutes[] = [signInRoutes, accountRoutes, shopRoutes];
+const AREAS: readonly AreaRoutes[] = [signInRoutes, accountRoutes, shopRoutes, teamRoutes];
 
 export interface CabinetModuleService extends CabinetService {
   /** Every cabinet route and its access rule, once the routes are registered. */
