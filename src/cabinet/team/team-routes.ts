@@ -275,7 +275,7 @@ function Members(props: TeamPageProps, manages: boolean): View {
   return html`<section class="card">
     <h2>${text(lang, 'members')}</h2>
     <div class="table-wrap">
-      <table>
+      <table class="team-table">
         <thead>
           <tr>
             <th scope="col">${text(lang, 'email')}</th>
@@ -356,7 +356,7 @@ function PendingInvites(props: TeamPageProps, manages: boolean): View {
       props.team.invites.length === 0
         ? html`<p class="muted">${text(lang, 'no_invites')}</p>`
         : html`<div class="table-wrap">
-            <table>
+            <table class="team-table">
               <thead>
                 <tr>
                   <th scope="col">${text(lang, 'email')}</th>

@@ -21,13 +21,11 @@ import * as invites from './invite-repository.ts';
 import type { InviteRow } from './invite-repository.ts';
 import type { Lang } from '../views/cabinet-language.ts';
 
-export type { InviteRow };
-
 /** An invitation link works for 72 hours. */
-export const INVITE_VALID_MS = 72 * 60 * 60 * 1000;
+const INVITE_VALID_MS = 72 * 60 * 60 * 1000;
 
 /** Why a team action was refused; each has a text in team-texts.json. */
-export const TEAM_REFUSALS = [
+const TEAM_REFUSALS = [
   'owner_only',
   'last_owner',
   'not_member',
@@ -86,7 +84,7 @@ export async function teamOf(deps: CabinetDeps, merchantId: string): Promise<Tea
   return { members, invites: pending };
 }
 
-export function inviteLink(deps: CabinetDeps, token: string): string {
+function inviteLink(deps: CabinetDeps, token: string): string {
   return `${deps.config.publicUrl}/cabinet/invites/${token}`;
 }
 
