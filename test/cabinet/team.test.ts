@@ -208,6 +208,19 @@ describe.each(backends)('cabinet team on %s', (backend) => {
     expect(row?.accepted_at).toBeNull();
   });
 
+  it('a password shorter than 10 characters is refused on the invitation page, and the invitation still works', async () => {
+    const owner = await createOwner(plain);
+    const client = await signedIn(plain, owner.email);
+    const link = pathOf(shownLink((await invite(client, newEmail(), 'viewer')).body));
+    const invitee = anonymous(plain);
+    await invitee.get(link);
+    const short = await invitee.post(link, { name: 'Short Password', password: 'too short' });
+    expect(short.statusCode).toBe(400);
+    expect(short.body).toContain('The password must be 10 to 200 characters long.');
+    expect(short.body).toContain('value="Short Password"');
+    expect((await invitee.post(link, { name: 'Short Password', password: NEW_PASSWORD })).statusCode).toBe(303);
+  });
+
   it('an invitation link works once: used, or revoked, it is refused', async () => {
     const owner = await createOwner(plain);
     const client = await signedIn(plain, owner.email);

@@ -213,7 +213,8 @@ export function teamRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
             });
         }
         const status = error.reason === 'wrong_email' ? 403 : error.reason === 'already_member' ? 409 : 410;
-        return sendRefusal(request, reply, status, error.reason === 'bad_name' ? 'invite_gone' : error.reason);
+        const formOnly = error.reason === 'bad_name' || error.reason === 'bad_password';
+        return sendRefusal(request, reply, status, formOnly ? 'invite_gone' : error.reason);
       }
     });
   };
