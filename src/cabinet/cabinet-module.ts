@@ -29,6 +29,7 @@ const AREAS: readonly AreaRoutes[] = [
   twoFactorRoutes,
   passwordResetRoutes,
   accountRoutes,
+  teamRoutes,
   shopRoutes,
   keyRoutes,
   methodRoutes,
