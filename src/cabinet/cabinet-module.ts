@@ -16,6 +16,7 @@ import { sandboxRoutes } from './sandbox/sandbox-routes.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
 import { passwordResetRoutes } from './password-reset/password-reset-routes.ts';
 import { signInRoutes } from './sign-in/sign-in-routes.ts';
+import { teamRoutes } from './team/team-routes.ts';
 import { twoFactorRoutes } from './two-factor/two-factor-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 
