@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { BuiltModule } from '../gateway-module.ts';
 import { accountRoutes } from './account/account-routes.ts';
+import { auditRoutes } from './audit/audit-routes.ts';
 import { createMailer } from './mail/mailer.ts';
 import { installAssetRoutes } from './assets/cabinet-assets.ts';
 import { createCabinetService, type CabinetDeps, type CabinetService } from './cabinet-context.ts';
@@ -17,7 +18,7 @@ export type { CabinetDeps };
 /** Each area's routes, registered inside the cabinet's scope. */
 type AreaRoutes = (deps: CabinetDeps, http: CabinetHttpDeps) => (app: FastifyInstance) => Promise<void>;
 
-const AREAS: readonly AreaRoutes[] = [signInRoutes, accountRoutes, shopRoutes];
+const AREAS: readonly AreaRoutes[] = [signInRoutes, accountRoutes, shopRoutes, auditRoutes];
 
 export interface CabinetModuleService extends CabinetService {
   /** Every cabinet route and its access rule, once the routes are registered. */

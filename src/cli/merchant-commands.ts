@@ -6,8 +6,9 @@ import {
   revokeApiKey,
   type CreatedMerchant,
 } from '../merchants/merchant-service.ts';
+import { operatorNamed, recordAudit } from '../audit/audit-service.ts';
 import { createMerchantWithOwner } from '../cabinet/users/user-service.ts';
-import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
+import { CliUsageError, operatorName, type CliCommand, type CliIo } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 
 function required(value: string | undefined, flag: string): string {
@@ -40,13 +41,17 @@ export const merchantCreateCommand: CliCommand = {
     });
     const name = required(values.name, '--name');
     const email = required(values.email, '--email');
+    const mode = values.live ? 'live' : 'sandbox';
     const created = await withCliContext(config, (context) =>
-      createMerchantWithOwner(context, {
-        name,
-        email,
-        password: values.password,
-        mode: values.live ? 'live' : 'sandbox',
-      }),
+      createMerchantWithOwner(context, { name, email, password: values.password, mode }, (tx, merchantId) =>
+        recordAudit(tx, context.clock, {
+          actor: operatorNamed(operatorName()),
+          action: 'merchant.created',
+          merchantId,
+          target: merchantId,
+          details: { name: name.trim(), email: email.trim(), mode, owner: values.password !== undefined },
+        }),
+      ),
     );
     printCreated(
       io,
