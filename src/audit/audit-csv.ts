@@ -31,6 +31,8 @@ export function auditCsv(events: AsyncIterable<AuditEventRow>): Readable {
     header: true,
     columns: COLUMNS.map((column) => column.header),
     record_delimiter: 'windows',
+    // With CRLF records the package quotes a field holding CRLF, not a lone LF or CR; RFC 4180 wants both quoted.
+    quoted_match: /[\r\n]/,
     escape_formulas: true,
   });
   return pipeline(Readable.from(records(events)), csv, () => {
