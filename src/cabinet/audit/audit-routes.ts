@@ -203,7 +203,7 @@ function EventTable(props: { lang: Lang; events: readonly AuditEventRow[] }): Vi
   if (props.events.length === 0) return html`<section class="card"><p>${text(lang, 'none')}</p></section>`;
   return html`<section class="card" aria-labelledby="audit-events">
     <h2 id="audit-events">${text(lang, 'events')}</h2>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0" role="region" aria-labelledby="audit-events">
       <table class="audit-events">
         <thead>
           <tr>
