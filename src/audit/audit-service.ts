@@ -142,7 +142,7 @@ export function listAuditEvents(
 }
 
 /** An export holds at most this many events, the newest that match (a narrower filter reaches older ones). */
-export const AUDIT_EXPORT_ROWS_MAX = 100_000;
+const AUDIT_EXPORT_ROWS_MAX = 100_000;
 const EXPORT_BATCH_ROWS = 1_000;
 
 /**
