@@ -1,10 +1,18 @@
-// The audit log's one write: `recordAudit`, called inside the transaction of the
-// change it describes, so an action and its audit row commit together or not at all.
-// Cabinet actions, API calls with a key and operator CLI commands all record here.
+// The audit log (docs/cabinet-audit.md). Its one write, `recordAudit`, is called
+// inside the transaction of the change it describes, so an action and its audit
+// row commit together or not at all; cabinet actions, API calls with a key and
+// operator CLI commands all record here. Its reads: a merchant's events, newest
+// first, filtered and paged (the cabinet's audit page) or streamed (its CSV).
 import type { Clock } from '../clock.ts';
+import { createdAtOrder, readListPage, type ListPage, type ListQuery } from '../db/list-page.ts';
 import type { Executor } from '../db/transaction.ts';
+import { InvalidRequestError } from '../errors.ts';
 import { newId } from '../ids.ts';
+import * as repository from './audit-repository.ts';
+import type { AuditEventFilter, AuditEventRow } from './audit-repository.ts';
 import type { AuditActorKind, AuditTables } from './audit-tables.ts';
+
+export type { AuditActorKind, AuditEventFilter, AuditEventRow };
 
 /** Who acted, and from where (a cabinet request's address and browser). */
 export interface AuditActor {
@@ -16,6 +24,11 @@ export interface AuditActor {
 }
 
 export const OPERATOR: AuditActor = { kind: 'operator', label: 'operator' };
+
+/** The operator, known by the name a command was given (`--by`, else `cli:<os user>`). */
+export function operatorNamed(name: string): AuditActor {
+  return { ...OPERATOR, label: name };
+}
 
 export interface AuditEventInput {
   readonly actor: AuditActor;
@@ -46,4 +59,110 @@ export async function recordAudit(db: Executor<AuditTables>, clock: Clock, event
       created_at: clock.now(),
     })
     .execute();
+}
+
+/** The filters as a person types them (the audit page's GET form); empty means not filtered. */
+export interface AuditFilterForm {
+  /** `user.signed_in` exactly, or a prefix ending in `.` or `*`: `team.`, `withdrawal.*`. */
+  readonly action?: string | undefined;
+  /** `operator`, `system`, or one actor's id (user, key) or label (email, operator name). */
+  readonly actor?: string | undefined;
+  /** Days in UTC, `YYYY-MM-DD`, both inclusive. */
+  readonly from?: string | undefined;
+  readonly to?: string | undefined;
+  readonly shop?: string | undefined;
+}
+
+const DAY_MS = 86_400_000;
+const ACTION_MAX_LENGTH = 100;
+const ACTOR_MAX_LENGTH = 320;
+const SHOP_MAX_LENGTH = 100;
+
+/** A UTC day as its first instant; anything else than an existing `YYYY-MM-DD` is refused. */
+function parseDay(value: string, field: string): Date {
+  const day = new Date(`${value}T00:00:00.000Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== value)
+    throw new InvalidRequestError(`${field} must be a day as YYYY-MM-DD.`);
+  return day;
+}
+
+function filled(value: string | undefined, field: string, max: number): string | undefined {
+  const trimmed = value?.trim();
+  if (!trimmed) return undefined;
+  if (trimmed.length > max) throw new InvalidRequestError(`${field} must be at most ${max} characters.`);
+  return trimmed;
+}
+
+function parseAction(value: string | undefined): AuditEventFilter['action'] {
+  const action = filled(value, 'action', ACTION_MAX_LENGTH);
+  if (action === undefined) return undefined;
+  if (action.endsWith('*')) return { prefix: action.slice(0, -1) };
+  return action.endsWith('.') ? { prefix: action } : { exact: action };
+}
+
+function parseActor(value: string | undefined): AuditEventFilter['actor'] {
+  const actor = filled(value, 'actor', ACTOR_MAX_LENGTH);
+  if (actor === undefined) return undefined;
+  const kind = actor.toLowerCase();
+  return kind === 'operator' || kind === 'system' ? { kind } : { idOrLabel: actor };
+}
+
+/** The filter of one merchant's events that a form asks for; InvalidRequestError says what is wrong with it. */
+export function parseAuditFilter(merchantId: string, form: AuditFilterForm): AuditEventFilter {
+  const from = filled(form.from, 'from', 10);
+  const to = filled(form.to, 'to', 10);
+  const filter: AuditEventFilter = {
+    merchantId,
+    action: parseAction(form.action),
+    actor: parseActor(form.actor),
+    from: from === undefined ? undefined : parseDay(from, 'from'),
+    // The whole of the last day: before the next one starts.
+    before: to === undefined ? undefined : new Date(parseDay(to, 'to').getTime() + DAY_MS),
+    shopId: filled(form.shop, 'shop', SHOP_MAX_LENGTH),
+  };
+  if (filter.from && filter.before && filter.from >= filter.before)
+    throw new InvalidRequestError('from must not be after to.');
+  return filter;
+}
+
+const AUDIT_LIST_ORDER = createdAtOrder((id) => id.startsWith('aud_'));
+
+/** One page of the merchant's events, newest first. */
+export function listAuditEvents(
+  db: Executor<AuditTables>,
+  filter: AuditEventFilter,
+  query: ListQuery,
+): Promise<ListPage<AuditEventRow>> {
+  return readListPage(
+    query,
+    AUDIT_LIST_ORDER,
+    (window) => repository.listAuditEvents(db, { ...filter, ...window }),
+    (rows) => rows,
+  );
+}
+
+/** An export holds at most this many events, the newest that match (a narrower filter reaches older ones). */
+const AUDIT_EXPORT_ROWS_MAX = 100_000;
+const EXPORT_BATCH_ROWS = 1_000;
+
+/**
+ * The merchant's events that match, newest first, read a batch at a time as
+ * they are consumed (an export never holds them all in memory), at most `max`.
+ */
+export async function* auditEventsForExport(
+  db: Executor<AuditTables>,
+  filter: AuditEventFilter,
+  max = AUDIT_EXPORT_ROWS_MAX,
+): AsyncGenerator<AuditEventRow> {
+  let after: { createdAt: Date; id: string } | undefined;
+  let left = max;
+  while (left > 0) {
+    const limit = Math.min(EXPORT_BATCH_ROWS, left);
+    const rows = await repository.listAuditEvents(db, { ...filter, after, limit });
+    yield* rows;
+    left -= rows.length;
+    const last = rows.at(-1);
+    if (!last || rows.length < limit) return;
+    after = { createdAt: last.created_at, id: last.id };
+  }
 }

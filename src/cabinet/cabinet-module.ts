@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { BuiltModule } from '../gateway-module.ts';
 import { accountRoutes } from './account/account-routes.ts';
 import { keyRoutes } from './keys/key-routes.ts';
+import { auditRoutes } from './audit/audit-routes.ts';
 import { createMailer } from './mail/mailer.ts';
 import { installAssetRoutes } from './assets/cabinet-assets.ts';
 import { createCabinetService, type CabinetDeps, type CabinetService } from './cabinet-context.ts';
@@ -37,6 +38,7 @@ const AREAS: readonly AreaRoutes[] = [
   webhookRoutes,
   cryptoRoutes,
   sandboxRoutes,
+  auditRoutes,
 ];
 
 export interface CabinetModuleService extends CabinetService {

@@ -3,6 +3,7 @@
 // code only when it runs, so `--help` and completion load nothing heavy. Commands
 // parse their own flags with node:util parseArgs and throw CliUsageError for bad
 // arguments (exit code 2).
+import { userInfo } from 'node:os';
 import { ConfigError, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { describeDatabaseFailure, describeFilesystemFailure, describeListenFailure } from './start-errors.ts';
@@ -54,6 +55,16 @@ export interface CliCommandEntry {
    */
   readonly runsLocally?: true;
   load(): Promise<CliCommand>;
+}
+
+/** Who runs a command, as withdrawals and the audit log record them: `--by`, else `cli:<os user>`. */
+export function operatorName(by?: string): string {
+  if (by !== undefined) return by;
+  try {
+    return `cli:${userInfo().username}`;
+  } catch {
+    return 'cli';
+  }
 }
 
 export class CliUsageError extends Error {

@@ -6,9 +6,9 @@ import {
   revokeApiKey,
   type CreatedMerchant,
 } from '../merchants/merchant-service.ts';
-import { OPERATOR } from '../audit/audit-service.ts';
+import { operatorNamed, recordAudit } from '../audit/audit-service.ts';
 import { createMerchantWithOwner } from '../cabinet/users/user-service.ts';
-import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
+import { CliUsageError, operatorName, type CliCommand, type CliIo } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 
 function required(value: string | undefined, flag: string): string {
@@ -41,13 +41,17 @@ export const merchantCreateCommand: CliCommand = {
     });
     const name = required(values.name, '--name');
     const email = required(values.email, '--email');
+    const mode = values.live ? 'live' : 'sandbox';
     const created = await withCliContext(config, (context) =>
-      createMerchantWithOwner(context, {
-        name,
-        email,
-        password: values.password,
-        mode: values.live ? 'live' : 'sandbox',
-      }),
+      createMerchantWithOwner(context, { name, email, password: values.password, mode }, (tx, merchantId) =>
+        recordAudit(tx, context.clock, {
+          actor: operatorNamed(operatorName()),
+          action: 'merchant.created',
+          merchantId,
+          target: merchantId,
+          details: { name: name.trim(), email: email.trim(), mode, owner: values.password !== undefined },
+        }),
+      ),
     );
     printCreated(
       io,
@@ -75,7 +79,7 @@ export const shopCreateCommand: CliCommand = {
     const merchantId = required(values.merchant, '--merchant');
     const mode = values.live ? 'live' : 'sandbox';
     const created = await withCliContext(config, (context) =>
-      createShop(context, { merchantId, name: values.name, mode, actor: OPERATOR }),
+      createShop(context, { merchantId, name: values.name, mode, actor: operatorNamed(operatorName()) }),
     );
     printCreated(io, created, values.json, `shop ${created.shop_id} (${mode}) of merchant ${created.merchant_id}`);
     return 0;
@@ -102,7 +106,7 @@ export const keyCreateCommand: CliCommand = {
       throw new CliUsageError(`--scopes: ${(error as Error).message}`);
     }
     const key = await withCliContext(config, (context) =>
-      createApiKey(context, shopId, scopes, { name: values.name, actor: OPERATOR }),
+      createApiKey(context, shopId, scopes, { name: values.name, actor: operatorNamed(operatorName()) }),
     );
     io.out(values.json ? JSON.stringify(key) : `key ${key.key_id} (shown once): ${key.api_key}`);
     return 0;
@@ -114,7 +118,7 @@ export const keyRevokeCommand: CliCommand = {
     const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
     if (positionals.length !== 1) throw new CliUsageError('give exactly one KEY_ID');
     const keyId = positionals[0]!;
-    await withCliContext(config, (context) => revokeApiKey(context, keyId, { actor: OPERATOR }));
+    await withCliContext(config, (context) => revokeApiKey(context, keyId, { actor: operatorNamed(operatorName()) }));
     io.out(`revoked ${keyId}`);
     return 0;
   },

@@ -1,10 +1,9 @@
 // `paygate withdrawal create|approve|reject|list|settings`: cabinet withdrawals
 // (src/crypto/withdrawals/, docs/refunds-and-withdrawals.md) driven by an
 // operator until the cabinet pages exist. No API key reaches withdrawals.
-import { userInfo } from 'node:os';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CliUsageError, type CliCommand } from './cli-command.ts';
+import { CliUsageError, operatorName, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 import { printTable, type Column } from './table.ts';
 import { createCryptoChain } from '../crypto/chain/crypto-chain.ts';
@@ -52,16 +51,6 @@ const WITHDRAWAL_COLUMNS: readonly Column<WithdrawalView>[] = [
   { header: 'ERROR', value: (view) => (view.error === null ? '' : `${view.error.code}: ${view.error.message}`) },
 ];
 
-/** Who runs the command: --by, else the operating-system user, recorded as `cli:<name>`. */
-function actor(by: string | undefined): string {
-  if (by !== undefined) return by;
-  try {
-    return `cli:${userInfo().username}`;
-  } catch {
-    return 'cli';
-  }
-}
-
 function required(value: string | undefined, flag: string): string {
   if (value === undefined || value.trim() === '') throw new CliUsageError(`${flag} is required`);
   return value.trim();
@@ -89,7 +78,7 @@ export const withdrawalCreateCommand: CliCommand = {
       externalId: required(values['external-id'], '--external-id'),
       amount: required(values.amount, '--amount'),
       address: required(values.address, '--address'),
-      requestedBy: actor(values.by),
+      requestedBy: operatorName(values.by),
     };
     const view = await withCliContext(config, async (context) => {
       // Drives the sandbox chain a running worker serves (recorded in the data folder); never serves one itself.
@@ -122,7 +111,7 @@ function decisionArgs(args: string[]): { id: string; by: string; reason: string 
     options: { by: { type: 'string' }, reason: { type: 'string' }, json: { type: 'boolean', default: false } },
   });
   if (positionals.length !== 1) throw new CliUsageError('give exactly one withdrawal id');
-  return { id: positionals[0]!, by: actor(values.by), reason: values.reason ?? null, json: values.json };
+  return { id: positionals[0]!, by: operatorName(values.by), reason: values.reason ?? null, json: values.json };
 }
 
 export const withdrawalApproveCommand: CliCommand = {

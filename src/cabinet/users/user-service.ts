@@ -80,14 +80,16 @@ export async function createUser(
 
 /**
  * A merchant, its first shop and key, and — when a password is given — its owner, a user
- * with the merchant's email, all in one transaction.
+ * with the merchant's email, all in one transaction; `alsoInTransaction` runs in it last
+ * (`paygate merchant create` records merchant.created there).
  */
 export async function createMerchantWithOwner(
   deps: UserDeps & { readonly keyring: Keyring; readonly notifications?: Notifications | undefined },
   input: CreateMerchantInput & { readonly password?: string | undefined },
+  alsoInTransaction?: (tx: Executor, merchantId: string) => Promise<void>,
 ): Promise<CreatedMerchant & { readonly owner_user_id?: string }> {
   const { password } = input;
-  if (password === undefined) return createMerchant(deps, input);
+  if (password === undefined) return createMerchant(deps, input, alsoInTransaction);
   checkPasswordStrength(password);
   const passwordHash = await hashPassword(password);
   if (await repository.findUserByEmail(deps.db, normalizeEmail(input.email)))
@@ -99,6 +101,7 @@ export async function createMerchantWithOwner(
     const owner = await insertNewUser(deps, tx, { email: input.email, name: input.name, passwordHash });
     ownerId = owner.id;
     await addMembership(deps, tx, { userId: owner.id, merchantId, role: 'owner' });
+    await alsoInTransaction?.(tx, merchantId);
   });
   return { ...created, owner_user_id: ownerId };
 }

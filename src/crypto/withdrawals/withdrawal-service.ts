@@ -6,6 +6,10 @@
 //   executor  → processing → completed (posted) | failed (voided)
 // total_debit = amount + network fee is reserved at creation, in the
 // transaction that inserts the withdrawal (and queues its transfer).
+// Each request and decision is audited in its own transaction: withdrawal.requested,
+// withdrawal.approved, withdrawal.rejected; the actor is the operator known by the
+// name given unless the caller names another (a cabinet user).
+import { OPERATOR, operatorNamed, recordAudit, type AuditActor } from '../../audit/audit-service.ts';
 import type { Clock } from '../../clock.ts';
 import { inTransaction, isUniqueViolation, type Executor, type Tx } from '../../db/transaction.ts';
 import {
@@ -52,6 +56,8 @@ export interface CreateWithdrawalInput {
   readonly address: string;
   /** Who asked (a cabinet user, or `cli:<os user>`). */
   readonly requestedBy: string;
+  /** Who the audit log names; by default the operator called `requestedBy`. */
+  readonly actor?: AuditActor | undefined;
 }
 
 export const WITHDRAWAL_LIST_LIMIT_MAX = 500;
@@ -140,7 +146,23 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
           updated_at: now,
         });
       }
-      return withdrawalView(row);
+      const view = withdrawalView(row);
+      await recordAudit(tx, deps.clock, {
+        actor: input.actor ?? operatorNamed(requestedBy),
+        action: 'withdrawal.requested',
+        merchantId: row.merchant_id,
+        shopId: row.shop_id,
+        target: row.id,
+        details: {
+          external_id: view.external_id,
+          amount: view.amount,
+          network_fee: view.network_fee,
+          total_debit: view.total_debit,
+          address: view.recipient_address,
+          status: view.status,
+        },
+      });
+      return view;
     });
   try {
     return await createInTransaction();
@@ -171,6 +193,8 @@ export async function approveWithdrawal(
   deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
   withdrawalId: string,
   approvedBy: string,
+  /** Who the audit log names; by default the operator called `approvedBy`. */
+  actor?: AuditActor,
 ): Promise<WithdrawalView> {
   const by = parseActor(approvedBy, 'approved_by');
   return inTransaction(deps.db, async (tx) => {
@@ -180,15 +204,22 @@ export async function approveWithdrawal(
       throw new ForbiddenError(`Withdrawal ${row.id} was requested by ${by}; someone else must approve it.`);
     const now = deps.clock.now();
     const transferId = await queueTransfer(tx, deps.clock, row);
-    return withdrawalView(
-      await repository.updateWithdrawal(tx, row.id, {
-        status: 'pending',
-        outgoing_transfer_id: transferId,
-        decided_by: by,
-        decided_at: now,
-        updated_at: now,
-      }),
-    );
+    const approved = await repository.updateWithdrawal(tx, row.id, {
+      status: 'pending',
+      outgoing_transfer_id: transferId,
+      decided_by: by,
+      decided_at: now,
+      updated_at: now,
+    });
+    await recordAudit(tx, deps.clock, {
+      actor: actor ?? operatorNamed(by),
+      action: 'withdrawal.approved',
+      merchantId: row.merchant_id,
+      shopId: row.shop_id,
+      target: row.id,
+      details: { requested_by: row.requested_by, amount: withdrawalView(approved).amount },
+    });
+    return withdrawalView(approved);
   });
 }
 
@@ -198,6 +229,8 @@ export async function rejectWithdrawal(
   withdrawalId: string,
   rejectedBy: string,
   reason: string | null,
+  /** Who the audit log names; by default the operator called `rejectedBy`. */
+  actor?: AuditActor,
 ): Promise<WithdrawalView> {
   const by = parseActor(rejectedBy, 'rejected_by');
   if (reason !== null && reason.length > REASON_MAX_LENGTH)
@@ -214,6 +247,14 @@ export async function rejectWithdrawal(
       updated_at: now,
     });
     await emitWithdrawalCompleted(tx, deps.clock, rejected);
+    await recordAudit(tx, deps.clock, {
+      actor: actor ?? operatorNamed(by),
+      action: 'withdrawal.rejected',
+      merchantId: row.merchant_id,
+      shopId: row.shop_id,
+      target: row.id,
+      details: { requested_by: row.requested_by, amount: withdrawalView(rejected).amount, reason },
+    });
     return withdrawalView(rejected);
   });
 }
@@ -239,13 +280,24 @@ export async function listWithdrawals(
   return rows.map(withdrawalView);
 }
 
-/** The shop's approval setting: with it on, new withdrawals wait in awaiting_approval. */
+/** The shop's approval setting: with it on, new withdrawals wait in awaiting_approval. Audited as withdrawal.approval_set. */
 export async function setWithdrawalApproval(
   deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
   shopId: string,
   required: boolean,
+  actor: AuditActor = OPERATOR,
 ): Promise<void> {
   const shop = await findShopProfile(deps.db, shopId);
   if (!shop) throw new NotFoundError('No such shop.');
-  await repository.saveApprovalRequired(deps.db, shop.shopId, required, deps.clock.now());
+  await inTransaction(deps.db, async (tx) => {
+    await repository.saveApprovalRequired(tx, shop.shopId, required, deps.clock.now());
+    await recordAudit(tx, deps.clock, {
+      actor,
+      action: 'withdrawal.approval_set',
+      merchantId: shop.merchantId,
+      shopId: shop.shopId,
+      target: shop.shopId,
+      details: { approval_required: required },
+    });
+  });
 }
