@@ -36,7 +36,7 @@ export type Permission = (typeof PERMISSIONS)[number];
 const EVERYONE: readonly Role[] = ROLES;
 
 /** The one table: which roles hold each permission. */
-export const ROLES_BY_PERMISSION: Readonly<Record<Permission, readonly Role[]>> = {
+const ROLES_BY_PERMISSION: Readonly<Record<Permission, readonly Role[]>> = {
   'shops.read': EVERYONE,
   'shops.manage': ['owner', 'admin'],
   'keys.read': ['owner', 'admin', 'developer'],

@@ -10,7 +10,7 @@ import { expect } from 'vitest';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-export const VIEWPORTS = [
+const VIEWPORTS = [
   { name: 'phone', width: 390, height: 844 },
   { name: 'desktop', width: 1280, height: 800 },
 ] as const;
@@ -23,7 +23,7 @@ interface AxeViolation {
 }
 
 /** axe-core's serious and critical violations of the page as it is now (none expected). */
-export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   // Injected as a script element would be refused by a strict CSP; evaluate is not.
   await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
@@ -41,7 +41,7 @@ function describeViolations(violations: readonly AxeViolation[]): string {
 }
 
 /** The page's content is no wider than its viewport. */
-export async function horizontalOverflow(page: Page): Promise<number> {
+async function horizontalOverflow(page: Page): Promise<number> {
   return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 }
 

@@ -12,7 +12,7 @@ import type { SessionRow } from './session-repository.ts';
 
 export type { SessionRow };
 
-export interface SessionTimeouts {
+interface SessionTimeouts {
   readonly idleMs: number;
   readonly absoluteMs: number;
 }

@@ -29,7 +29,7 @@ function key(subject: ThrottleSubject): string {
 }
 
 /** The lock that follows the n-th failure: none within the allowance, then 1 s, 2 s, 4 s, … up to 15 min. */
-export function lockAfter(kind: ThrottleSubject['kind'], failures: number): number {
+function lockAfter(kind: ThrottleSubject['kind'], failures: number): number {
   const over = failures - FREE_FAILURES[kind];
   if (over <= 0) return 0;
   return Math.min(MAX_LOCK_MS, FIRST_LOCK_MS * 2 ** Math.min(over - 1, 30));

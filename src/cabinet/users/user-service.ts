@@ -131,10 +131,6 @@ export function membershipsOf(deps: UserDeps, userId: string): Promise<Membershi
   return repository.membershipsOf(deps.db, userId);
 }
 
-export function findMembership(deps: UserDeps, userId: string, merchantId: string): Promise<MembershipRow | undefined> {
-  return repository.findMembership(deps.db, userId, merchantId);
-}
-
 async function requireUserByEmail(db: Executor<CabinetTables>, email: string): Promise<UserRow> {
   const user = await repository.findUserByEmail(db, email);
   if (!user) throw new NotFoundError(`no user with email ${email}`);

@@ -11,7 +11,7 @@ export interface Notice {
 }
 
 /** Who is signed in, as the frame shows it. */
-export interface SignedInFrame {
+interface SignedInFrame {
   readonly email: string;
   readonly csrfToken: string;
   readonly merchantId: string | null;
