@@ -39,7 +39,8 @@ describeInBrowser.each(backends)('cabinet keys in Chromium on %s', (backend) => 
     await secret.waitFor();
     const apiKey = (await secret.textContent())!.trim();
     expect(apiKey).toMatch(/^sk_test_[A-Za-z0-9_-]{43}$/);
-    await expect.poll(() => page.locator('button[data-copy="new-api-key"]').isVisible()).toBe(true);
+    // The script shows the copy button once it has loaded.
+    await page.locator('button[data-copy="new-api-key"]').waitFor({ state: 'visible' });
     await expectPageHoldsUp(page, 'cabinet-key-created');
     expect((await account(apiKey)).statusCode).toBe(200);
 

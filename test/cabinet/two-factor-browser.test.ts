@@ -26,7 +26,7 @@ describeInBrowser.each(backends)('cabinet two-factor in Chromium on %s', (backen
     const page = await cabinet.newPage();
     await signInInBrowser(page, owner.email);
     await page.goto('/cabinet/account/two-factor');
-    await expect.poll(() => page.locator('img.totp-qr').count()).toBe(1);
+    await page.locator('img.totp-qr').waitFor();
     await expectPageHoldsUp(page, 'cabinet-two-factor-enrol');
     const secret = (await page.locator('#totp-secret').textContent())!.replace(/\s/g, '');
     await page.getByLabel(/Code from the app|Код из приложения/).fill(totpCode(secret, cabinet.testApp.clock.now()));
@@ -47,7 +47,7 @@ describeInBrowser.each(backends)('cabinet two-factor in Chromium on %s', (backen
     // The next step's code: the enrolment's one is spent.
     cabinet.testApp.clock.advance(30_000);
     await signInInBrowser(page, owner.email);
-    await expect.poll(() => page.url()).toContain('/cabinet/sign-in/two-factor');
+    await page.waitForURL(/\/cabinet\/sign-in\/two-factor/);
     await expectPageHoldsUp(page, 'cabinet-sign-in-two-factor');
     await page
       .getByLabel(/Code or recovery code|Код или резервный код/)
@@ -64,7 +64,7 @@ describeInBrowser.each(backends)('cabinet two-factor in Chromium on %s', (backen
     const owner = await createOwner(cabinet.testApp);
     const link = await operatorResetLink(cabinet.testApp.context, owner.email);
     await page.goto(new URL(link).pathname);
-    await expect.poll(() => page.locator('#repeat').count()).toBe(1);
+    await page.locator('#repeat').waitFor();
     await expectPageHoldsUp(page, 'cabinet-password-reset-new-password');
     await page.goto(`/cabinet/password-reset/${'A'.repeat(43)}`);
     await expectPageHoldsUp(page, 'cabinet-password-reset-invalid-link');
