@@ -1,4 +1,4 @@
-// The audit log (docs/cabinet-audit.md). Its one write, `recordAudit`, is called
+// The audit log (docs/cabinet.md, "The audit log"). Its one write, `recordAudit`, is called
 // inside the transaction of the change it describes, so an action and its audit
 // row commit together or not at all; cabinet actions, API calls with a key and
 // operator CLI commands all record here. Its reads: a merchant's events, newest

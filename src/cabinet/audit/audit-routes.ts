@@ -1,4 +1,4 @@
-// /cabinet/audit: the merchant's audit log (docs/cabinet-audit.md) — a table of
+// /cabinet/audit: the merchant's audit log (docs/cabinet.md, "The audit log") — a table of
 // its events newest first, a GET form of filters, keyset pages — and
 // /cabinet/audit.csv, the same filters as a CSV download. Owners, admins and
 // finance see it ('audit.read'); an export is itself recorded.
