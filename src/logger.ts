@@ -6,10 +6,14 @@ import type { Config } from './config.ts';
 
 const URL_LOGGED_MAX_LENGTH = 2048;
 
-/** The URL as logged: the path only; any query is replaced by "?[redacted]". */
+/** Cabinet paths that carry a one-time token (a password-reset or invitation link). */
+const TOKEN_IN_PATH = /^(\/cabinet\/(?:password-reset|invites)\/)[^/?]+/;
+
+/** The URL as logged: the path only, its one-time token hidden; any query is replaced by "?[redacted]". */
 export function urlForLog(url: string): string {
   const queryAt = url.indexOf('?');
-  const path = queryAt < 0 ? url : `${url.slice(0, queryAt)}?[redacted]`;
+  const bare = (queryAt < 0 ? url : url.slice(0, queryAt)).replace(TOKEN_IN_PATH, '$1[redacted]');
+  const path = queryAt < 0 ? bare : `${bare}?[redacted]`;
   return path.length > URL_LOGGED_MAX_LENGTH ? `${path.slice(0, URL_LOGGED_MAX_LENGTH)}…` : path;
 }
 

@@ -100,6 +100,24 @@ describe.each(backends)('cabinet password reset on %s', (backend) => {
     expect(smtp.messages.length).toBe(before);
   });
 
+  it('asking again within five minutes mails no second link; after them it does', async () => {
+    const owner = await createOwner(testApp);
+    const first = await askForLink(owner.email);
+    const asker = new CabinetClient(testApp.app);
+    await asker.get('/cabinet/password-reset');
+    const again = await asker.post('/cabinet/password-reset', { email: owner.email });
+    expect(again.headers.location).toBe('/cabinet/password-reset?sent=1');
+    const links = await testApp.context.db
+      .selectFrom('cabinet_password_resets')
+      .select('token_hash')
+      .where('user_id', '=', owner.userId)
+      .execute();
+    expect(links).toHaveLength(1);
+    testApp.clock.advance(5 * 60_000);
+    const second = await askForLink(owner.email);
+    expect(second).not.toBe(first);
+  });
+
   it('a made-up link is refused', async () => {
     const client = new CabinetClient(testApp.app);
     expect((await client.get(`/cabinet/password-reset/${'A'.repeat(43)}`)).statusCode).toBe(404);

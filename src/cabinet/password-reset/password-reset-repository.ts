@@ -26,6 +26,23 @@ export function findUsableReset(
   return (lock ? query.forUpdate() : query).executeTakeFirst();
 }
 
-export async function markUsed(db: Db, tokenHash: Uint8Array, at: Date): Promise<void> {
-  await db.updateTable('cabinet_password_resets').set({ used_at: at }).where('token_hash', '=', tokenHash).execute();
+export async function markAllUsed(db: Db, userId: string, at: Date): Promise<void> {
+  await db
+    .updateTable('cabinet_password_resets')
+    .set({ used_at: at })
+    .where('user_id', '=', userId)
+    .where('used_at', 'is', null)
+    .execute();
+}
+
+/** Whether the user was sent a link after `since` (the mail-flood guard). */
+export async function linkSentSince(db: Db, userId: string, since: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('cabinet_password_resets')
+    .select('created_at')
+    .where('user_id', '=', userId)
+    .where('created_at', '>', since)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }

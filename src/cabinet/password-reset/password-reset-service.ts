@@ -18,6 +18,8 @@ import * as users from '../users/user-repository.ts';
 import * as repository from './password-reset-repository.ts';
 
 const RESET_LINK_VALID_MS = 3_600_000;
+/** One mailed link per user per this long: asking again and again floods nobody's inbox. */
+const ONE_MAIL_PER_MS = 5 * 60_000;
 
 type ResetDeps = Pick<CabinetDeps, 'db' | 'clock' | 'config'>;
 
@@ -49,20 +51,35 @@ async function newResetLink(
 
 /**
  * A reset asked for on the sign-in side: a link is mailed when the email is a user's
- * (and not disabled); nothing tells the asker which. A mail that fails is logged, not shown.
+ * (and not disabled), at most once per user in five minutes; nothing tells the asker
+ * which. The mail goes out after the answer (`mailed` settles when it has), so the
+ * answer takes as long whether or not the email exists; a mail that fails is logged.
  */
 export async function requestPasswordReset(
   deps: CabinetDeps,
   input: { email: string; origin: { ip: string; userAgent: string } },
-): Promise<void> {
+): Promise<{ mailed: Promise<void> }> {
+  const nothing = { mailed: Promise.resolve() };
   const email = input.email.trim().slice(0, 320);
   const user = email === '' ? undefined : await findUserByEmail(deps, email);
-  if (!user || user.disabled_at !== null || !deps.mailer) return;
+  const mailer = deps.mailer;
+  if (!user || user.disabled_at !== null || !mailer) return nothing;
+  const since = new Date(deps.clock.now().getTime() - ONE_MAIL_PER_MS);
+  if (await repository.linkSentSince(deps.db, user.id, since)) return nothing;
   const actor: AuditActor = { kind: 'user', id: user.id, label: user.email, ...input.origin };
   const link = await inTransaction(deps.db, (tx) => newResetLink(deps, tx, { userId: user.id, actor }));
+  return { mailed: mailResetLink(deps, mailer, user.email, link) };
+}
+
+async function mailResetLink(
+  deps: Pick<CabinetDeps, 'logger'>,
+  mailer: NonNullable<CabinetDeps['mailer']>,
+  to: string,
+  link: string,
+): Promise<void> {
   try {
-    await deps.mailer.send({
-      to: user.email,
+    await mailer.send({
+      to,
       subject: 'Paygate: reset your password / сброс пароля',
       text: [
         'To set a new password for the Paygate cabinet, open this link within one hour (it works once):',
@@ -110,7 +127,8 @@ export async function resetPassword(
     const reset = await repository.findUsableReset(tx, tokenHash, now, true);
     const user = reset && (await users.findUser(tx, reset.user_id));
     if (!user) return false;
-    await repository.markUsed(tx, tokenHash, now);
+    // Every link of the user is used up, not only this one: an older mail's link must not reset again.
+    await repository.markAllUsed(tx, user.id, now);
     await users.setPasswordHash(tx, user.id, passwordHash);
     await endSessionsOf(deps, tx, user.id);
     await clearFailures(tx, accountSubject(user.email));

@@ -19,6 +19,11 @@ const MANAGE = {
   schema: { hide: true },
   config: { cabinet: { access: { permission: 'shops.manage' as const, money: false } } },
 };
+/** A new shop comes with a new API key and webhook secret: key creation, so the second factor is asked again. */
+const CREATE = {
+  schema: { hide: true },
+  config: { cabinet: { access: { permission: 'shops.manage' as const, stepUp: true } } },
+};
 
 /** A shop's settings pages, each shown to the roles that may open it. */
 const SHOP_PAGES: ReadonlyArray<{
@@ -95,7 +100,7 @@ export function shopRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
       },
     );
 
-    app.post('/cabinet/shops', MANAGE, async (request, reply) => {
+    app.post('/cabinet/shops', CREATE, async (request, reply) => {
       const { lang } = cabinetOf(request);
       const { merchantId } = merchantOf(request);
       const form = (request.body ?? {}) as Form;

@@ -20,6 +20,14 @@ export function accountSubject(email: string): ThrottleSubject {
   return { kind: 'account', value: email.trim().toLowerCase().slice(0, 320) };
 }
 
+/**
+ * The second factor's own count: a right password clears the account's count, so codes
+ * guessed between sign-ins must count where only a right code clears them.
+ */
+export function secondFactorSubject(userId: string): ThrottleSubject {
+  return { kind: 'account', value: `second-factor:${userId}` };
+}
+
 export function addressSubject(ip: string): ThrottleSubject {
   return { kind: 'address', value: ip.slice(0, 100) };
 }

@@ -285,10 +285,19 @@ export async function openInvite(deps: CabinetDeps, token: unknown): Promise<Ope
   return { invite, merchantName, accountExists };
 }
 
-/** The invitation of a link, locked in the accepting transaction; refused unless still pending. */
+/**
+ * The invitation of a link, locked in the accepting transaction; refused unless still pending and
+ * its inviter may still grant it: an invitation does not outlive its inviter's removal or demotion.
+ */
 async function lockPendingInvite(tx: Tx, token: string, now: Date): Promise<InviteRow> {
   const invite = await invites.findInviteByTokenHash(tx, hashSecretToken(token), true);
   if (!pending(invite, now)) throw new TeamRefusal('invite_gone');
+  const inviter = await users.findMembership(tx, invite.invited_by, invite.merchant_id);
+  const mayGrant =
+    inviter !== undefined &&
+    roleCan(inviter.role, 'team.manage') &&
+    (invite.role !== 'owner' || inviter.role === 'owner');
+  if (!mayGrant) throw new TeamRefusal('invite_gone');
   return invite;
 }
 

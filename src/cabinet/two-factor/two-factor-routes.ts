@@ -123,7 +123,8 @@ export function twoFactorRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
   return async (app: FastifyInstance) => {
     app.get(MANAGE_PAGE, SIGNED_IN, async (request, reply) => {
       const { lang, user, session } = cabinetOf(request);
-      if (user!.totp_enabled_at === null) return sendEnrolment(request, reply);
+      // Enrolling is a step-up itself: a stolen cookie alone must not bind the attacker's authenticator.
+      if (user!.totp_enabled_at === null) return needsStepUp(request, reply) ?? sendEnrolment(request, reply);
       const left = await recoveryCodesLeft(deps, user!.id);
       const query = request.query as Form;
       return sendPage(request, reply, http, {
@@ -156,10 +157,12 @@ export function twoFactorRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
     });
 
     app.post('/cabinet/account/two-factor/enable', SIGNED_IN, async (request, reply) => {
-      const { lang, user } = cabinetOf(request);
+      const { lang, user, session } = cabinetOf(request);
       if (user!.totp_enabled_at !== null) return redirectTo(reply, MANAGE_PAGE);
+      const stepUp = needsStepUp(request, reply);
+      if (stepUp) return stepUp;
       const code = String(((request.body ?? {}) as Form).code ?? '');
-      const codes = await enableTwoFactor(deps, user!, code, actorOf(request));
+      const codes = await enableTwoFactor(deps, user!, code, actorOf(request), session!.id);
       if (!codes) return sendEnrolment(request, reply, { kind: 'error', text: text(lang, 'wrong_code') }, 400);
       return sendRecoveryCodes(request, reply, codes, { kind: 'ok', text: text(lang, 'enabled') });
     });

@@ -9,8 +9,10 @@ import { InvalidRequestError } from '../../errors.ts';
 import { open, seal } from '../../kms/envelope.ts';
 import type { CabinetDeps } from '../cabinet-context.ts';
 import { verifyPassword } from '../passwords.ts';
+import { endSessionsOf } from '../sessions/session-service.ts';
 import {
   accountSubject,
+  secondFactorSubject,
   addressSubject,
   clearFailures,
   lockedUntil,
@@ -61,12 +63,16 @@ export async function enrolmentSecret(deps: TwoFactorDeps, user: UserRow): Promi
   return secret;
 }
 
-/** Confirms enrolment with a first code; returns the recovery codes, shown once. Undefined for a wrong code. */
+/**
+ * Confirms enrolment with a first code; returns the recovery codes, shown once. Undefined for a
+ * wrong code. Every other session of the user ends: from now on each needs the second factor.
+ */
 export async function enableTwoFactor(
   deps: TwoFactorDeps,
   user: UserRow,
   code: string,
   actor: AuditActor,
+  keepSessionId: string,
 ): Promise<string[] | undefined> {
   if (user.totp_enabled_at !== null) throw new InvalidRequestError('two-factor sign-in is already on');
   if (user.totp_secret_sealed === null) return undefined;
@@ -81,6 +87,7 @@ export async function enableTwoFactor(
       totp_last_step: String(step),
     });
     await repository.replaceRecoveryCodes(tx, user.id, codes.map(hashRecoveryCode));
+    await endSessionsOf(deps, tx, user.id, keepSessionId);
     await recordUserAudit(tx, deps.clock, { actor, action: 'user.two_factor_enabled', userId: user.id });
   });
   return codes;
@@ -140,7 +147,7 @@ export async function checkSecondFactor(
   input: { user: UserRow; code: string; actor: AuditActor; purpose: 'sign_in' | 'step_up' },
 ): Promise<SecondFactorResult> {
   const { user } = input;
-  const subjects = [accountSubject(user.email), addressSubject(input.actor.ip ?? '')];
+  const subjects = [secondFactorSubject(user.id), addressSubject(input.actor.ip ?? '')];
   const locked = await lockedUntil(deps.db, deps.clock, subjects);
   if (locked) return { kind: 'refused', retryAt: locked };
   const method = await acceptCode(deps, user, input.code);
