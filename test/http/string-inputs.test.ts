@@ -156,8 +156,13 @@ describe.each(backends)('string inputs on %s', (backend) => {
       const where = `${described[index]} (${probe.kind})`;
       if (response.statusCode !== 400) {
         wrong.push(`${where}: ${response.statusCode} ${response.body.slice(0, 120)}`);
-      } else if (/^\/pay(\/|$)/.test(probe.url) && !probe.url.endsWith('/status')) {
-        // The payer's page answers with a page, not API JSON (its status poll, /status, answers JSON).
+      } else if (
+        /^\/(pay|cabinet)(\/|$)/.test(probe.url) &&
+        !probe.url.endsWith('/status') &&
+        !probe.url.startsWith('/cabinet/assets/')
+      ) {
+        // The payer's page and the cabinet answer with a page, not API JSON (the payment page's
+        // status poll, /status, and the cabinet's stylesheet and script answer as the API does).
         if (!String(response.headers['content-type']).startsWith('text/html')) wrong.push(`${where}: not an HTML page`);
       } else {
         const body = response.json();
