@@ -43,6 +43,8 @@ export interface Config {
   readonly smtpUrl: string | undefined;
   /** The From address of the cabinet's mail. */
   readonly mailFrom: string;
+  /** The cabinet links a live transaction to `{tx}` in this URL (PAYGATE_TRON_EXPLORER_TX_URL); sandbox ones have no link. */
+  readonly tronExplorerTxUrl: string | undefined;
   /** Envelope encryption's root key (base64), or the file holding it; with neither, the embedded default generates `<dataDir>/root-key`. */
   readonly rootKey: string | undefined;
   readonly rootKeyFile: string | undefined;
@@ -209,6 +211,25 @@ function readRootKeys(env: Env): Pick<Config, 'rootKey' | 'rootKeyFile' | 'previ
 }
 
 const USDT_CONTRACT_MAINNET_BASE58 = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+
+const DEFAULT_EXPLORER_TX_URL = 'https://tronscan.org/#/transaction/{tx}';
+
+/** An https URL template holding `{tx}`; `off` (or empty) for no links. */
+function readExplorerTxUrl(env: Env): string | undefined {
+  const value = env.PAYGATE_TRON_EXPLORER_TX_URL?.trim() ?? DEFAULT_EXPLORER_TX_URL;
+  if (value === '' || value === 'off') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(value.replace('{tx}', 'tx'));
+  } catch {
+    throw new ConfigError('PAYGATE_TRON_EXPLORER_TX_URL', 'is not a URL');
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new ConfigError('PAYGATE_TRON_EXPLORER_TX_URL', 'must use https or http');
+  if (!value.includes('{tx}'))
+    throw new ConfigError('PAYGATE_TRON_EXPLORER_TX_URL', 'must hold {tx} where the hash goes');
+  return value;
+}
 
 function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract'> {
   const xpubFile = env.PAYGATE_TRON_XPUB_FILE?.trim() || undefined;
@@ -487,6 +508,7 @@ export function loadConfig(env: Env = process.env): Config {
     cabinetStepUpMs: readInteger(env, 'PAYGATE_CABINET_STEP_UP_MINUTES', 10, 1, 60) * 60_000,
     smtpUrl: readUrl(env, 'PAYGATE_SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.PAYGATE_MAIL_FROM?.trim() || 'Paygate <paygate@localhost>',
+    tronExplorerTxUrl: readExplorerTxUrl(env),
     ...readRootKeys(env),
     ...readTronNodeSettings(env),
     sandboxChainUrl: readUrl(env, 'PAYGATE_SANDBOX_CHAIN_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),

@@ -92,3 +92,38 @@ export async function newestFirstPage<
   }
   return paged.orderBy(createdAt, 'desc').orderBy(id, 'desc').limit(page.limit).execute();
 }
+
+/**
+ * The windows the cabinet's tables filter by beyond a list's own filters: when a
+ * row was made and how much it moves. Absent bounds do not filter.
+ */
+export interface ListRange {
+  /** Rows created at or after this instant. */
+  readonly createdFrom?: Date | undefined;
+  /** Rows created before this instant. */
+  readonly createdBefore?: Date | undefined;
+  /** Inclusive bounds in the minor units of the list's amount column. */
+  readonly amountMin?: bigint | undefined;
+  readonly amountMax?: bigint | undefined;
+}
+
+/**
+ * `builder` narrowed to the rows inside `range`: by its `created_at` column,
+ * and by `amountColumn` (a bigint of minor units) when the list has one.
+ */
+export function withinRange<Tables, Table extends keyof Tables, Row>(
+  builder: SelectQueryBuilder<Tables, Table, Row>,
+  range: ListRange,
+  amountColumn?: string,
+): SelectQueryBuilder<Tables, Table, Row> {
+  let narrowed = builder;
+  const createdAt = sql.ref<Date>('created_at');
+  if (range.createdFrom) narrowed = narrowed.where(createdAt, '>=', range.createdFrom);
+  if (range.createdBefore) narrowed = narrowed.where(createdAt, '<', range.createdBefore);
+  if (amountColumn !== undefined) {
+    const amount = sql.ref<bigint>(amountColumn);
+    if (range.amountMin !== undefined) narrowed = narrowed.where(amount, '>=', range.amountMin);
+    if (range.amountMax !== undefined) narrowed = narrowed.where(amount, '<=', range.amountMax);
+  }
+  return narrowed;
+}

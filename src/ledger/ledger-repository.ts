@@ -117,6 +117,24 @@ export async function nextOpenReservationExpiryAfter(db: Executor<LedgerTables>,
 }
 
 /** Open reservations whose timeout has run out, soonest first (the expiry worker's queue). */
+/** Transfers of one object (ledger_transfers_reference_idx), oldest first. */
+export async function transfersByReference(
+  db: Executor<LedgerTables>,
+  referenceType: string,
+  referenceId: string,
+  limit: number,
+): Promise<TransferRow[]> {
+  return db
+    .selectFrom('ledger_transfers')
+    .selectAll()
+    .where('reference_type', '=', referenceType)
+    .where('reference_id', '=', referenceId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
 export async function findExpiredReservations(
   db: Executor<LedgerTables>,
   now: Date,

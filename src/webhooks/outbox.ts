@@ -43,6 +43,37 @@ export interface EmitOptions {
   readonly lease?: { readonly token: string; readonly until: Date };
 }
 
+/** The fields of an event's data that name an object it is about, at the top level. */
+const SUBJECT_FIELDS = [
+  'payment_id',
+  'invoice_id',
+  'refund_id',
+  'payout_id',
+  'batch_id',
+  'withdrawal_id',
+  'deposit_id',
+  'wallet_id',
+] as const;
+/** Objects an event carries whole: the wallet and deposit of crypto.wallet.deposit and crypto.balance.funded. */
+const NESTED_SUBJECTS = ['wallet', 'deposit'] as const;
+const SUBJECT_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+function idsIn(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const fields = value as Record<string, unknown>;
+  return SUBJECT_FIELDS.map((field) => fields[field]).filter(
+    (id): id is string => typeof id === 'string' && SUBJECT_ID.test(id),
+  );
+}
+
+/** The ids of the objects an event's data is about: an object's page finds its webhooks by them. */
+export function subjectIdsOf(data: unknown): string[] {
+  const nested = NESTED_SUBJECTS.flatMap((key) =>
+    typeof data === 'object' && data !== null ? idsIn((data as Record<string, unknown>)[key]) : [],
+  );
+  return [...new Set([...idsIn(data), ...nested])];
+}
+
 export async function emit(
   tx: Tx,
   clock: Clock,
@@ -69,6 +100,7 @@ export async function emit(
     payload,
     destination_url: destinationUrl,
     created_at: createdAt,
+    subject_ids: subjectIdsOf(input.data),
   });
   if (destinationUrl === null) return { id, destinationUrl, deliveryId: null };
   // The first attempt is due immediately.
@@ -110,6 +142,7 @@ export function emitManyFrom(
       shopId: input.shopId,
       type: input.type,
       payload,
+      subjectIds: subjectIdsOf(input.data),
       deliveryId: newId('delivery'),
       anchorKey: input.anchorKey,
     };
@@ -139,7 +172,14 @@ export async function emitMany(tx: Tx, clock: Clock, inputs: readonly EmitInput[
       const id = newId('event');
       const destinationUrl = input.destination === 'shop' ? (shopUrls.get(input.shopId) ?? null) : input.destination;
       const payload = JSON.stringify({ id, type: input.type, created_at: createdAtText, data: input.data });
-      events.push({ id, shop_id: input.shopId, type: input.type, payload, destination_url: destinationUrl });
+      events.push({
+        id,
+        shop_id: input.shopId,
+        type: input.type,
+        payload,
+        destination_url: destinationUrl,
+        subject_ids: subjectIdsOf(input.data),
+      });
       if (destinationUrl === null) continue;
       deliveries.push({ id: newId('delivery'), event_id: id, shop_id: input.shopId, url: destinationUrl });
     }

@@ -301,6 +301,21 @@ export async function listEvents(
   return query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(filter.limit).execute();
 }
 
+/** Up to `limit` of the shop's events about one object, oldest first, with their delivery. */
+export async function eventsAbout(
+  db: Executor<WebhookTables>,
+  shopId: string,
+  subjectId: string,
+  limit: number,
+): Promise<EventRow[]> {
+  return eventsQuery(db, shopId)
+    .where(sql<boolean>`e.subject_ids @> array[${subjectId}]::text[]`)
+    .orderBy('e.created_at')
+    .orderBy('e.id')
+    .limit(limit)
+    .execute();
+}
+
 export async function findEvent(
   db: Executor<WebhookTables>,
   shopId: string,
@@ -469,6 +484,11 @@ function payloadsByPosition(payloads: readonly string[]): RawBuilder<unknown> {
  * as a text[] every payload would be escaped element by element on both sides,
  * three times the cost for a batch of thousands.
  */
+/** Subject ids travel joined by commas, which no id of ours holds; none: an empty array. */
+function subjectsText(ids: readonly string[] | undefined): string {
+  return (ids ?? []).join(',');
+}
+
 export async function insertEvents(
   db: Executor<WebhookTables>,
   rows: readonly Omit<EventInsert, 'created_at'>[],
@@ -476,10 +496,11 @@ export async function insertEvents(
 ): Promise<void> {
   if (rows.length === 0) return;
   await sql`
-    insert into webhook_events (id, shop_id, type, payload, destination_url, created_at)
-    select e.id, e.shop_id, e.type, p.payload::text, e.destination_url, ${createdAt.toISOString()}::timestamptz
+    insert into webhook_events (id, shop_id, type, payload, destination_url, created_at, subject_ids)
+    select e.id, e.shop_id, e.type, p.payload::text, e.destination_url, ${createdAt.toISOString()}::timestamptz, string_to_array(e.subjects, ',')
       from unnest(${rows.map((row) => row.id)}::text[], ${rows.map((row) => row.shop_id)}::text[], ${rows.map((row) => row.type)}::text[],
-                  ${rows.map((row) => row.destination_url ?? null)}::text[]) with ordinality as e(id, shop_id, type, destination_url, n)
+                  ${rows.map((row) => row.destination_url ?? null)}::text[], ${rows.map((row) => subjectsText(row.subject_ids))}::text[])
+                  with ordinality as e(id, shop_id, type, destination_url, subjects, n)
       join ${payloadsByPosition(rows.map((row) => row.payload))} using (n)
      order by n`.execute(db);
 }
@@ -529,6 +550,7 @@ export function shopEventsInsertFrom(
     readonly shopId: string;
     readonly type: string;
     readonly payload: string;
+    readonly subjectIds: readonly string[];
     readonly deliveryId: string;
     readonly anchorKey: string;
   }[],
@@ -539,10 +561,12 @@ export function shopEventsInsertFrom(
 ): RawBuilder<unknown> {
   const at = createdAt.toISOString();
   return sql`${sql.id(`${name}_event`)} as (
-      insert into webhook_events (id, shop_id, type, payload, destination_url, created_at)
-      select e.id, e.shop_id, e.type, p.payload::text, (select webhook_url from webhook_endpoints w where w.shop_id = e.shop_id), ${at}::timestamptz
+      insert into webhook_events (id, shop_id, type, payload, destination_url, created_at, subject_ids)
+      select e.id, e.shop_id, e.type, p.payload::text, (select webhook_url from webhook_endpoints w where w.shop_id = e.shop_id), ${at}::timestamptz,
+             string_to_array(e.subjects, ',')
         from unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.shopId)}::text[], ${events.map((e) => e.type)}::text[],
-                    ${events.map((e) => e.anchorKey)}::text[]) with ordinality as e(id, shop_id, type, anchor_key, n)
+                    ${events.map((e) => e.anchorKey)}::text[], ${events.map((e) => subjectsText(e.subjectIds))}::text[])
+                    with ordinality as e(id, shop_id, type, anchor_key, subjects, n)
         join ${payloadsByPosition(events.map((e) => e.payload))} using (n)
         ${joinAnchor(anchor, sql.ref('e.anchor_key'))}
        order by n

@@ -131,6 +131,18 @@ export async function listEvents(
   );
 }
 
+/** The most events an object's page shows. */
+const EVENTS_ABOUT_MAX = 100;
+
+/**
+ * The shop's webhook events about one object (a payment, an invoice, a deposit,
+ * a payout …), oldest first, each with its delivery's state: an object's timeline.
+ */
+export async function eventsAbout(deps: Deps, shopId: string, subjectId: string): Promise<WebhookEventView[]> {
+  const rows = await repository.eventsAbout(deps.db, shopId, subjectId, EVENTS_ABOUT_MAX);
+  return rows.map(eventView);
+}
+
 async function requireEvent(deps: Deps, shopId: string, eventId: string): Promise<EventRow> {
   const row = await repository.findEvent(deps.db, shopId, eventId);
   if (!row) throw new NotFoundError(`No webhook event ${eventId}.`);

@@ -20,6 +20,8 @@ export interface WebhookTables {
     payload: string;
     destination_url: string | null;
     created_at: Date;
+    /** The ids of the objects the event is about, as the outbox read them from its data (migration 0035). */
+    subject_ids: Generated<string[]>;
   };
   webhook_deliveries: {
     id: string;

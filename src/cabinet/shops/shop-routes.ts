@@ -32,6 +32,16 @@ const SHOP_PAGES: ReadonlyArray<{
   permission: Permission;
   sandboxOnly?: boolean;
 }> = [
+  { path: 'overview', label: 'link_overview', permission: 'balances.read' },
+  { path: 'payments', label: 'link_payments', permission: 'payments.read' },
+  { path: 'invoices', label: 'link_invoices', permission: 'payments.read' },
+  { path: 'wallets', label: 'link_wallets', permission: 'payments.read' },
+  { path: 'deposits', label: 'link_deposits', permission: 'payments.read' },
+  { path: 'refunds', label: 'link_refunds', permission: 'payments.read' },
+  { path: 'payouts', label: 'link_payouts', permission: 'payments.read' },
+  { path: 'payouts/batches', label: 'link_batches', permission: 'payments.read' },
+  { path: 'operations', label: 'link_operations', permission: 'balances.read' },
+  { path: 'withdrawals', label: 'link_withdrawals', permission: 'balances.read' },
   { path: 'keys', label: 'link_keys', permission: 'keys.read' },
   { path: 'methods', label: 'link_methods', permission: 'methods.read' },
   { path: 'webhooks', label: 'link_webhooks', permission: 'webhooks.read' },
