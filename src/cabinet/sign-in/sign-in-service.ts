@@ -9,7 +9,7 @@ import * as users from '../users/user-repository.ts';
 import type { CabinetDeps } from '../cabinet-context.ts';
 import { sessionDeps } from '../cabinet-context.ts';
 import { startSession, type SessionOrigin, type SessionRow } from '../sessions/session-service.ts';
-import { accountSubject, addressSubject, clearFailures, lockedUntil, recordFailure } from './sign-in-throttle.ts';
+import { accountSubject, addressSubject, attemptSucceeded, beginAttempt } from './sign-in-throttle.ts';
 
 export type SignInResult =
   | { readonly kind: 'signed-in' | 'second-factor'; readonly token: string; readonly session: SessionRow }
@@ -20,7 +20,7 @@ export async function signIn(
   input: { email: string; password: string; origin: SessionOrigin },
 ): Promise<SignInResult> {
   const subjects = [accountSubject(input.email), addressSubject(input.origin.ip)];
-  const locked = await lockedUntil(deps.db, deps.clock, subjects);
+  const locked = await beginAttempt(deps.db, deps.clock, subjects);
   if (locked) return { kind: 'refused', retryAt: locked };
   const user = input.email.length <= 320 ? await users.findUserByEmail(deps.db, input.email.trim()) : undefined;
   const passwordHash = user && user.disabled_at === null ? user.password_hash : null;
@@ -29,8 +29,7 @@ export async function signIn(
   if (!valid || !user) {
     const memberships = user ? await users.membershipsOf(deps.db, user.id) : [];
     await inTransaction(deps.db, async (tx) => {
-      for (const subject of subjects) await recordFailure(tx, deps.clock, subject);
-      // Recorded in each merchant of a known user; an unknown email has no merchant to show it to.
+      // The failure was counted when the attempt began. Recorded in each merchant of a known user; an unknown email has no merchant to show it to.
       for (const membership of memberships)
         await recordAudit(tx, deps.clock, {
           actor,
@@ -44,7 +43,7 @@ export async function signIn(
   const rehashed = passwordHash && needsRehash(passwordHash) ? await hashPassword(input.password) : undefined;
   const memberships = await users.membershipsOf(deps.db, user.id);
   return inTransaction(deps.db, async (tx) => {
-    await clearFailures(tx, subjects[0]!);
+    await attemptSucceeded(tx, subjects);
     for (const membership of memberships)
       await recordAudit(tx, deps.clock, {
         actor,

@@ -14,9 +14,8 @@ import {
   accountSubject,
   secondFactorSubject,
   addressSubject,
-  clearFailures,
-  lockedUntil,
-  recordFailure,
+  attemptSucceeded,
+  beginAttempt,
 } from '../sign-in/sign-in-throttle.ts';
 import type { UserRow } from '../users/user-service.ts';
 import { recordUserAudit } from '../users/user-audit.ts';
@@ -148,12 +147,12 @@ export async function checkSecondFactor(
 ): Promise<SecondFactorResult> {
   const { user } = input;
   const subjects = [secondFactorSubject(user.id), addressSubject(input.actor.ip ?? '')];
-  const locked = await lockedUntil(deps.db, deps.clock, subjects);
+  const locked = await beginAttempt(deps.db, deps.clock, subjects);
   if (locked) return { kind: 'refused', retryAt: locked };
   const method = await acceptCode(deps, user, input.code);
   return inTransaction(deps.db, async (tx) => {
     if (!method) {
-      for (const subject of subjects) await recordFailure(tx, deps.clock, subject);
+      // The failure was counted when the attempt began.
       await recordUserAudit(tx, deps.clock, {
         actor: input.actor,
         action: 'user.second_factor_failed',
@@ -162,7 +161,7 @@ export async function checkSecondFactor(
       });
       return { kind: 'refused' } as const;
     }
-    await clearFailures(tx, subjects[0]!);
+    await attemptSucceeded(tx, subjects);
     if (input.purpose === 'sign_in')
       await recordUserAudit(tx, deps.clock, {
         actor: input.actor,
@@ -180,14 +179,12 @@ export async function checkPasswordAgain(
   input: { user: UserRow; password: string; actor: AuditActor },
 ): Promise<SecondFactorResult> {
   const subjects = [accountSubject(input.user.email), addressSubject(input.actor.ip ?? '')];
-  const locked = await lockedUntil(deps.db, deps.clock, subjects);
+  const locked = await beginAttempt(deps.db, deps.clock, subjects);
   if (locked) return { kind: 'refused', retryAt: locked };
   if (await verifyPassword(input.user.password_hash, input.password.slice(0, 1_000))) {
-    await clearFailures(deps.db, subjects[0]!);
+    await attemptSucceeded(deps.db, subjects);
     return { kind: 'accepted', method: 'password' };
   }
-  await inTransaction(deps.db, async (tx) => {
-    for (const subject of subjects) await recordFailure(tx, deps.clock, subject);
-  });
+  // The failure was counted when the attempt began.
   return { kind: 'refused' };
 }
