@@ -321,6 +321,23 @@ describe.each(backends)('cabinet team on %s', (backend) => {
     expect(await roleOf(plain, owner)).toBe('owner');
   });
 
+  it('one invitation sent twice at once (a double submit) keeps one invitation; the other is refused as already invited', async () => {
+    const owner = await createOwner(plain);
+    const client = await signedIn(plain, owner.email);
+    const email = newEmail();
+    const answers = await Promise.all([invite(client, email, 'viewer'), invite(client, email, 'viewer')]);
+    const kept = await plain.context.db
+      .selectFrom('cabinet_invites')
+      .select('id')
+      .where('merchant_id', '=', owner.merchantId)
+      .where('email', '=', email)
+      .execute();
+    expect(kept).toHaveLength(1);
+    const refused = answers.find((answer) => answer.statusCode !== 200);
+    expect(answers.filter((answer) => answer.statusCode === 200)).toHaveLength(1);
+    expect(refused?.headers.location).toBe('/cabinet/team?refused=already_invited');
+  });
+
   it('two owners demoting each other at the same time leave one owner', async () => {
     const first = await createOwner(plain);
     const second = await addMember(plain, first, 'owner');

@@ -1,10 +1,19 @@
 // SQL of team invitations (cabinet_invites): stored by the SHA-256 of their token.
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor } from '../../db/transaction.ts';
 import type { CabinetTables } from '../cabinet-tables.ts';
 
 export type InviteRow = Selectable<CabinetTables['cabinet_invites']>;
 type Db = Executor<CabinetTables>;
+
+/**
+ * Holds the merchant's invitations until the transaction ends: two invitations
+ * of one email sent at once (a form sent twice) are decided one after the other,
+ * so the second sees the first and is refused.
+ */
+export async function lockInvitesOf(db: Db, merchantId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(${`paygate.invites.${merchantId}`}))`.execute(db);
+}
 
 export async function insertInvite(db: Db, row: Insertable<CabinetTables['cabinet_invites']>): Promise<void> {
   await db.insertInto('cabinet_invites').values(row).execute();

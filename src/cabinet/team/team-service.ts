@@ -149,6 +149,7 @@ export async function inviteMember(deps: CabinetDeps, input: InviteInput): Promi
   }
   const now = deps.clock.now();
   await inTransaction(deps.db, async (tx) => {
+    await invites.lockInvitesOf(tx, merchantId);
     await checkInvitable(tx, merchantId, manager.userId, email, role, now);
     const id = newId('teamInvite');
     await invites.insertInvite(tx, {
