@@ -120,6 +120,21 @@ describe.each(backends)('the audit log on %s', (backend) => {
     );
   });
 
+  it('finance, who may not read the webhook settings, sees a webhook change in the log without its URLs; an owner sees them', async () => {
+    const owner = await createOwner(testApp);
+    const finance = await addMember(testApp, owner, 'finance');
+    const secretUrl = 'https://hooks.merchant.example/very-secret-path';
+    await record(owner.merchantId, 'webhook.endpoint_changed', { details: { before: null, after: secretUrl } });
+    const financeClient = await signedIn(finance);
+    const financePage = await financeClient.get('/cabinet/audit?action=webhook.');
+    expect(financePage.body).toContain('webhook.endpoint_changed');
+    expect(financePage.body).not.toContain(secretUrl);
+    expect((await financeClient.get('/cabinet/audit.csv?action=webhook.')).body).not.toContain(secretUrl);
+    const ownerClient = await signedIn(owner);
+    expect((await ownerClient.get('/cabinet/audit?action=webhook.')).body).toContain(secretUrl);
+    expect((await ownerClient.get('/cabinet/audit.csv?action=webhook.')).body).toContain(secretUrl);
+  });
+
   it('the page opens for owner, admin and finance; developer and viewer get 403 for the page and the CSV', async () => {
     const owner = await createOwner(testApp);
     for (const role of ['owner', 'admin', 'finance', 'developer', 'viewer'] as const) {

@@ -18,6 +18,7 @@ import { InvalidRequestError } from '../../errors.ts';
 import { shopsOfMerchant, type ShopProfile } from '../../merchants/merchant-service.ts';
 import { actorOf, cabinetOf, merchantOf, sendPage, type CabinetHttpDeps } from '../cabinet-http.ts';
 import type { CabinetDeps } from '../cabinet-context.ts';
+import { roleCan, type Permission, type Role } from '../roles.ts';
 import { html, type View } from '../views/html.ts';
 import { translator, type Lang } from '../views/cabinet-language.ts';
 import AUDIT_TEXTS from './audit-texts.json' with { type: 'json' };
@@ -69,21 +70,42 @@ const KIND_TEXT: Readonly<Record<AuditActorKind, Parameters<typeof text>[1]>> = 
   system: 'kind_system',
 };
 
+/**
+ * Details a role may not read elsewhere stay hidden here too: an action's
+ * details are shown only to roles holding the permission of the area that made
+ * it (finance reads the audit log but not the webhook settings, so not the
+ * endpoint URLs a change recorded).
+ */
+const DETAILS_PERMISSION: ReadonlyArray<readonly [prefix: string, permission: Permission]> = [
+  ['webhook.', 'webhooks.read'],
+  ['key.', 'keys.read'],
+];
+
+function readableBy(role: Role, event: AuditEventRow): AuditEventRow {
+  const rule = DETAILS_PERMISSION.find(([prefix]) => event.action.startsWith(prefix));
+  return !rule || roleCan(role, rule[1]) ? event : { ...event, details: { hidden: true } };
+}
+
+async function* readableEvents(role: Role, events: AsyncIterable<AuditEventRow>): AsyncGenerator<AuditEventRow> {
+  for await (const event of events) yield readableBy(role, event);
+}
+
 export function auditRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
   return async (app: FastifyInstance) => {
     app.get('/cabinet/audit', AUDIT_READ, async (request, reply) => {
       const { lang } = cabinetOf(request);
-      const { merchantId } = merchantOf(request);
+      const { merchantId, role } = merchantOf(request);
       const values = filterValues(request);
       const cursor = (request.query as Record<string, unknown>).cursor;
       const shops = await shopsOfMerchant(deps.db, merchantId);
       let page: ListPage<AuditEventRow>;
       try {
         const filter = parseAuditFilter(merchantId, values);
-        page = await listAuditEvents(deps.db, filter, {
+        const listed = await listAuditEvents(deps.db, filter, {
           limit: PAGE_ROWS,
           cursor: typeof cursor === 'string' && cursor !== '' ? cursor : undefined,
         });
+        page = { ...listed, data: listed.data.map((event) => readableBy(role, event)) };
       } catch (error) {
         if (!(error instanceof InvalidRequestError)) throw error;
         return sendPage(request, reply, http, {
@@ -100,7 +122,7 @@ export function auditRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
     });
 
     app.get('/cabinet/audit.csv', AUDIT_READ, async (request, reply) => {
-      const { merchantId } = merchantOf(request);
+      const { merchantId, role } = merchantOf(request);
       const values = filterValues(request);
       const filter = parseAuditFilter(merchantId, values);
       const filled = Object.fromEntries(Object.entries(values).filter(([, value]) => value.trim() !== ''));
@@ -114,7 +136,7 @@ export function auditRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
       return reply
         .header('content-type', 'text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="audit-${merchantId}-${day}.csv"`)
-        .send(auditCsv(auditEventsForExport(deps.db, filter)));
+        .send(auditCsv(readableEvents(role, auditEventsForExport(deps.db, filter))));
     });
   };
 }
