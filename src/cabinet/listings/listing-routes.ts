@@ -20,13 +20,7 @@ import type { CabinetDeps } from '../cabinet-context.ts';
 import { roleCan } from '../roles.ts';
 import { html, type View } from '../views/html.ts';
 import { translator, type Lang } from '../views/cabinet-language.ts';
-import {
-  filterValuesOf,
-  parseListingFilter,
-  queryOf,
-  type FilterValues,
-  type Listing,
-} from './listing.ts';
+import { filterValuesOf, parseListingFilter, queryOf, type FilterValues, type Listing } from './listing.ts';
 import { chosenColumns, everyRow, listingCsv } from './listing-csv.ts';
 import LISTING_TEXTS from './listing-texts.json' with { type: 'json' };
 
@@ -169,32 +163,21 @@ function FilterForm<Row>(props: ListingPageProps<Row>): View {
         <label for=${id('to')}>${text(lang, 'to')}</label>
         <input id=${id('to')} type="date" name="to" value=${values.to} />
       </div>
-      ${
+      ${(['amount_min', 'amount_max'] as const).map((field) =>
         listing.amountAsset
           ? html`<div>
-                <label for=${id('amount-min')}>${text(lang, 'amount_min')} (${listing.amountAsset})</label>
-                <input
-                  id=${id('amount-min')}
-                  type="text"
-                  inputmode="decimal"
-                  name="amount_min"
-                  value=${values.amount_min}
-                  maxlength="30"
-                />
-              </div>
-              <div>
-                <label for=${id('amount-max')}>${text(lang, 'amount_max')} (${listing.amountAsset})</label>
-                <input
-                  id=${id('amount-max')}
-                  type="text"
-                  inputmode="decimal"
-                  name="amount_max"
-                  value=${values.amount_max}
-                  maxlength="30"
-                />
-              </div>`
-          : null
-      }
+              <label for=${id(field)}>${text(lang, field)} (${listing.amountAsset})</label>
+              <input
+                id=${id(field)}
+                type="text"
+                inputmode="decimal"
+                name=${field}
+                value=${values[field]}
+                maxlength="30"
+              />
+            </div>`
+          : null,
+      )}
       ${
         listing.searchHint
           ? html`<div>
