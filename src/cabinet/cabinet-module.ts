@@ -18,6 +18,7 @@ import { shopRoutes } from './shops/shop-routes.ts';
 import { passwordResetRoutes } from './password-reset/password-reset-routes.ts';
 import { signInRoutes } from './sign-in/sign-in-routes.ts';
 import { teamRoutes } from './team/team-routes.ts';
+import { transferRoutes } from './transfers/transfer-routes.ts';
 import { twoFactorRoutes } from './two-factor/two-factor-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 
@@ -37,6 +38,7 @@ const AREAS: readonly AreaRoutes[] = [
   methodRoutes,
   webhookRoutes,
   cryptoRoutes,
+  transferRoutes,
   sandboxRoutes,
   auditRoutes,
 ];

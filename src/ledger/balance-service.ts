@@ -1,5 +1,6 @@
 // What a merchant sees of the ledger through the API: its balances, transfers
 // between its own accounts, and its operation history. No HTTP here.
+import { recordAudit, type AuditActor } from '../audit/audit-service.ts';
 import { isStorableInstant, type Clock } from '../clock.ts';
 import { decodeSequenceCursor, encodeSequenceCursor } from '../db/list-cursor.ts';
 import { inTransaction, type Db } from '../db/transaction.ts';
@@ -147,6 +148,8 @@ export async function createInternalTransfer(
   deps: BalanceDeps,
   owner: LedgerOwner,
   request: InternalTransferRequest,
+  /** Who the audit log names (a cabinet user); recorded as `balance.transferred` with the transfer, when given. */
+  actor?: AuditActor,
 ): Promise<{ created: boolean; transfer: InternalTransferView }> {
   const externalId = request.external_id;
   if (externalId.trim() === '' || externalId.length > EXTERNAL_ID_MAX_LENGTH) {
@@ -208,7 +211,22 @@ export async function createInternalTransfer(
           throw error;
         });
         await record({ resourceId: result.transferId });
-        return { created: !result.replayed, transfer: transferView(result, externalId) };
+        const view = transferView(result, externalId);
+        if (actor && !result.replayed)
+          await recordAudit(tx, deps.clock, {
+            actor,
+            action: 'balance.transferred',
+            merchantId: owner.merchantId,
+            shopId: owner.shopId,
+            target: view.transfer_id,
+            details: {
+              external_id: externalId,
+              from: `${from.currency}:${from.kind}`,
+              to: `${to.currency}:${to.kind}`,
+              amount: view.amount,
+            },
+          });
+        return { created: !result.replayed, transfer: view };
       },
     );
   });

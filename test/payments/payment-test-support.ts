@@ -31,3 +31,13 @@ export function postHelper(testApp: TestApp, key: string, paymentId: string, act
     headers: { authorization: `Bearer ${key}` },
   });
 }
+
+/** A sandbox payment of `amount` RUB, paid through the test helper: the merchant's RUB main balance grows by it. */
+export async function paidPayment(testApp: TestApp, key: string, amount: number): Promise<string> {
+  const created = await postPayment(testApp, key, { amount, currency: 'RUB' });
+  if (created.statusCode !== 201) throw new Error(`payment not created: ${created.statusCode} ${created.body}`);
+  const paymentId = created.json().payment_id as string;
+  const paid = await postHelper(testApp, key, paymentId, 'pay');
+  if (paid.statusCode !== 200) throw new Error(`payment not paid: ${paid.statusCode} ${paid.body}`);
+  return paymentId;
+}

@@ -41,6 +41,7 @@ const SHOP_PAGES: ReadonlyArray<{
   { path: 'payouts', label: 'link_payouts', permission: 'payments.read' },
   { path: 'payouts/batches', label: 'link_batches', permission: 'payments.read' },
   { path: 'operations', label: 'link_operations', permission: 'balances.read' },
+  { path: 'transfers', label: 'link_transfers', permission: 'balances.read' },
   { path: 'withdrawals', label: 'link_withdrawals', permission: 'balances.read' },
   { path: 'keys', label: 'link_keys', permission: 'keys.read' },
   { path: 'methods', label: 'link_methods', permission: 'methods.read' },
