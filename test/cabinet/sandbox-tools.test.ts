@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { backends } from '../support/databases.ts';
+import { recipient } from '../crypto/payouts/payout-support.ts';
 import { getJson, postPayment } from '../payments/payment-test-support.ts';
 import { addMember, CabinetClient, createOwner, type CabinetPerson } from './cabinet-client.ts';
 
@@ -62,6 +63,58 @@ describe.each(backends)('cabinet sandbox tools on %s', (backend) => {
     expect(twice.statusCode).toBe(409);
     expect(twice.body).toContain('paid');
     expect((await getJson(testApp, owner.apiKey, `/v1/payments/${paymentId}`)).json().status).toBe('paid');
+  });
+
+  it('the chain tools: a blacklisted address is refused by the payout quote, then taken off; faucet, outcome, reorg and drain report what they did', async () => {
+    const owner = await createOwner(testApp);
+    const client = await signedIn(owner);
+    const tools = `/cabinet/shops/${owner.shopId}/sandbox`;
+    await client.get(`/cabinet/language/en?back=${encodeURIComponent(tools)}`);
+    const address = recipient();
+    const quote = () =>
+      testApp.app.inject({
+        method: 'POST',
+        url: '/v1/crypto/payouts/quote',
+        headers: { authorization: `Bearer ${owner.apiKey}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ network: 'TRC20', amount: '10', address }),
+      });
+    await client.get(tools);
+    const listed = await client.post(`${tools}/blacklist`, { address, listed: 'on' });
+    expect(listed.body).toContain('notice ok');
+    expect((await quote()).json().error).toBe('address_blacklisted');
+    // Taken off again (the quote's cached answer about the address ages out on its own schedule).
+    expect((await client.post(`${tools}/blacklist`, { address })).body).toContain(
+      `Address taken off the blacklist: ${address}`,
+    );
+
+    const funded = await client.post(`${tools}/faucet`, { address, usdt: '12.5', trx: '3' });
+    expect(funded.statusCode, funded.body).toBe(200);
+    expect(funded.body).toMatch(/The address now holds 12\.5\d* USDT, 3(\.0+)? TRX/);
+    const armed = await client.post(`${tools}/next-transfer`, { address, outcome: 'revert' });
+    expect(armed.body).toContain(`${address}: reverted by the contract`);
+    await client.post(`${tools}/blocks`, { count: '3' });
+    const reorganized = await client.post(`${tools}/reorg`, { depth: '2' });
+    expect(reorganized.statusCode, reorganized.body).toBe(200);
+    expect(reorganized.body).toContain('Blocks replaced');
+    const drained = await client.post(`${tools}/drain`, {});
+    expect(drained.body).toContain('The hot wallet has no TRX now');
+    await client.post(`${tools}/faucet`, { trx: '1000' });
+  });
+
+  it.each([
+    ['next-transfer', { address: 'not-an-address', outcome: 'revert' }],
+    ['next-transfer', { address: 'TJRyWwFs9wTFGZg3JbrVriFbNfCug5tDeC', outcome: 'explode' }],
+    ['faucet', { usdt: '-1' }],
+    ['faucet', {}],
+    ['reorg', { depth: '1000' }],
+  ])('the chain tool %s refuses %j with the reason', async (tool, fields) => {
+    const owner = await createOwner(testApp);
+    const client = await signedIn(owner);
+    await client.get(`/cabinet/shops/${owner.shopId}/sandbox`);
+    const refused = await client.post(`/cabinet/shops/${owner.shopId}/sandbox/${tool}`, fields);
+    expect(refused.statusCode).toBeGreaterThanOrEqual(400);
+    expect(refused.statusCode).toBeLessThan(500);
+    expect(refused.body).toContain('notice error');
   });
 
   it('a live shop has no sandbox page: 404 for the page and its forms', async () => {

@@ -3,8 +3,17 @@
 // expire a payment; send a USDT deposit to an address on the sandbox chain; mine
 // blocks. A live shop has no such page (404). Each outcome is shown on the page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { mineBlocks, simulateDeposit } from '../../crypto/receiving/sandbox-chain-service.ts';
-import { AppError } from '../../errors.ts';
+import {
+  armNextTransferOutcome,
+  drainHotWalletTrx,
+  faucet,
+  mineBlocks,
+  reorgChain,
+  setUsdtBlacklisted,
+  simulateDeposit,
+} from '../../crypto/receiving/sandbox-chain-service.ts';
+import { NEXT_TRANSFER_OUTCOMES } from '../../crypto/simchain/chain-state.ts';
+import { AppError, InvalidRequestError } from '../../errors.ts';
 import { classify } from '../../http/error-handler.ts';
 import { runTestHelper, type TestHelperAction } from '../../payments/payment-service.ts';
 import { CabinetPageError, cabinetOf, sendPage, shopOf, type CabinetHttpDeps } from '../cabinet-http.ts';
@@ -44,6 +53,7 @@ export function sandboxRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
         <p class="muted">${shop.name} · <code>${shop.shopId}</code></p>
         <p>${text(lang, 'intro')}</p>
         ${SandboxForms({ lang, base: `/cabinet/shops/${shop.shopId}/sandbox`, csrf: session!.csrf_token })}
+        ${ChainTools({ lang, base: `/cabinet/shops/${shop.shopId}/sandbox`, csrf: session!.csrf_token })}
       `,
     });
   }
@@ -91,7 +101,124 @@ export function sandboxRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
         return `${text(lang, 'mine_done')} ${mined.head_block}, ${text(lang, 'solid')} ${mined.solidified_block}`;
       }),
     );
+
+    app.post('/cabinet/shops/:shopId/sandbox/reorg', TOOLS, (request, reply) =>
+      run(request, reply, async (lang) => {
+        const depth = field(request, 'depth');
+        const done = await reorgChain(deps, shopOf(request), /^\d{1,6}$/.test(depth) ? Number(depth) : Number.NaN);
+        return `${text(lang, 'reorg_done')} ${done.head_block}`;
+      }),
+    );
+
+    app.post('/cabinet/shops/:shopId/sandbox/next-transfer', TOOLS, (request, reply) =>
+      run(request, reply, async (lang) => {
+        const outcome = NEXT_TRANSFER_OUTCOMES.find((each) => each === field(request, 'outcome'));
+        if (!outcome) throw new InvalidRequestError(`outcome must be one of ${NEXT_TRANSFER_OUTCOMES.join(', ')}.`);
+        const armed = await armNextTransferOutcome(deps, shopOf(request), {
+          address: field(request, 'address'),
+          outcome,
+        });
+        return `${text(lang, 'armed')} ${armed.address}: ${text(lang, `outcome_${armed.outcome}`)}`;
+      }),
+    );
+
+    app.post('/cabinet/shops/:shopId/sandbox/blacklist', TOOLS, (request, reply) =>
+      run(request, reply, async (lang) => {
+        const listed = field(request, 'listed') === 'on';
+        const done = await setUsdtBlacklisted(deps, shopOf(request), { address: field(request, 'address'), listed });
+        return `${text(lang, done.listed ? 'blacklist_on' : 'blacklist_off')} ${done.address}`;
+      }),
+    );
+
+    app.post('/cabinet/shops/:shopId/sandbox/faucet', TOOLS, (request, reply) =>
+      run(request, reply, async (lang) => {
+        const optional = (name: string) => field(request, name) || undefined;
+        const after = await faucet(deps, shopOf(request), {
+          address: optional('address'),
+          usdt: optional('usdt'),
+          trx: optional('trx'),
+        });
+        return `${text(lang, 'faucet_done')} ${after.usdt} USDT, ${after.trx} TRX: ${after.address}`;
+      }),
+    );
+
+    app.post('/cabinet/shops/:shopId/sandbox/drain', TOOLS, (request, reply) =>
+      run(request, reply, async (lang) => {
+        const drained = await drainHotWalletTrx(deps, shopOf(request));
+        return `${text(lang, 'drain_done')} ${drained.drained_trx} TRX: ${drained.address}`;
+      }),
+    );
   };
+}
+
+function ChainTools(props: { lang: Lang; base: string; csrf: string }) {
+  const { lang, base, csrf } = props;
+  return html`<section class="card">
+    <h2>${text(lang, 'chain_tools')}</h2>
+    <p class="muted">${text(lang, 'chain_tools_intro')}</p>
+    <form method="post" action=${`${base}/reorg`}>
+      ${CsrfField({ token: csrf })}
+      <h3>${text(lang, 'reorg')}</h3>
+      <p>
+        <label for="sandbox-depth">${text(lang, 'depth')}</label>
+        <input id="sandbox-depth" name="depth" type="number" min="1" max="18" value="1" required />
+      </p>
+      <button type="submit" class="secondary">${text(lang, 'reorg_do')}</button>
+    </form>
+    <form method="post" action=${`${base}/next-transfer`}>
+      ${CsrfField({ token: csrf })}
+      <h3>${text(lang, 'next_transfer')}</h3>
+      <div class="grid">
+        <p>
+          <label for="sandbox-next-address">${text(lang, 'address')}</label>
+          <input id="sandbox-next-address" name="address" required autocomplete="off" />
+        </p>
+        <p>
+          <label for="sandbox-outcome">${text(lang, 'outcome')}</label>
+          <select id="sandbox-outcome" name="outcome">
+            ${NEXT_TRANSFER_OUTCOMES.map((outcome) => html`<option value=${outcome}>${text(lang, `outcome_${outcome}`)}</option>`)}
+          </select>
+        </p>
+      </div>
+      <button type="submit" class="secondary">${text(lang, 'arm')}</button>
+    </form>
+    <form method="post" action=${`${base}/blacklist`}>
+      ${CsrfField({ token: csrf })}
+      <h3>${text(lang, 'blacklist')}</h3>
+      <p>
+        <label for="sandbox-blacklist-address">${text(lang, 'address')}</label>
+        <input id="sandbox-blacklist-address" name="address" required autocomplete="off" />
+      </p>
+      <p>
+        <label class="check"><input type="checkbox" name="listed" checked /> ${text(lang, 'listed')}</label>
+      </p>
+      <button type="submit" class="secondary">${text(lang, 'blacklist_do')}</button>
+    </form>
+    <form method="post" action=${`${base}/faucet`}>
+      ${CsrfField({ token: csrf })}
+      <h3>${text(lang, 'faucet')}</h3>
+      <div class="grid">
+        <p>
+          <label for="sandbox-faucet-address">${text(lang, 'faucet_address')}</label>
+          <input id="sandbox-faucet-address" name="address" autocomplete="off" />
+        </p>
+        <p>
+          <label for="sandbox-faucet-usdt">${text(lang, 'usdt')}</label>
+          <input id="sandbox-faucet-usdt" name="usdt" inputmode="decimal" />
+        </p>
+        <p>
+          <label for="sandbox-faucet-trx">${text(lang, 'trx')}</label>
+          <input id="sandbox-faucet-trx" name="trx" inputmode="decimal" />
+        </p>
+      </div>
+      <button type="submit" class="secondary">${text(lang, 'faucet_do')}</button>
+    </form>
+    <form method="post" action=${`${base}/drain`}>
+      ${CsrfField({ token: csrf })}
+      <h3>${text(lang, 'drain')}</h3>
+      <button type="submit" class="danger">${text(lang, 'drain_do')}</button>
+    </form>
+  </section>`;
 }
 
 function SandboxForms(props: { lang: Lang; base: string; csrf: string }) {
