@@ -32,6 +32,8 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     await testApp.fund(shop, 1_000_000_000n);
     await testApp.post(shop, '/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
     deps = { ...testApp.context, chain: testApp.crypto.chain };
+    // Every withdrawal waits for a second person by default; this shop's rule lets one person send any amount.
+    await setWithdrawalApproval(deps, shop.shopId, false);
   });
   afterEach(() => testApp.expectLedgerGreen());
   afterAll(() => testApp.close());
