@@ -227,6 +227,43 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
   }
 }
 
+export interface WithdrawalQuote {
+  readonly amount: string;
+  readonly network_fee: string;
+  readonly total_debit: string;
+  readonly recipient_address: string;
+  readonly address_label: string;
+  /** Whether a second person must approve it under the merchant's rule. */
+  readonly awaits_approval: boolean;
+}
+
+/**
+ * What a withdrawal to an address book entry would cost now (the cabinet's preview): checked as
+ * createWithdrawal checks it (amount, cool-down, recipient), nothing stored or reserved.
+ */
+export async function quoteWithdrawal(
+  deps: WithdrawalDeps,
+  input: { merchantId: string; shopId: string; amount: string; addressId: string },
+): Promise<WithdrawalQuote> {
+  const amountMicro = parsePayoutAmount(input.amount, 'amount');
+  const shop = await findShopProfile(deps.db, input.shopId);
+  if (!shop || shop.merchantId !== input.merchantId) throw new NotFoundError('No such shop of this merchant.');
+  const access = await deps.chain.forMode(shop.mode);
+  const entry = await usableAddress(deps, shop.merchantId, access.chain, input.addressId);
+  const address = entry.address as TronAddress;
+  await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
+  const [quote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro }]);
+  const limit = await repository.singlePersonMax(deps.db, shop.merchantId, access.chain);
+  return {
+    amount: usdtText(amountMicro),
+    network_fee: usdtText(quote!.networkFeeMicro),
+    total_debit: usdtText(amountMicro + quote!.networkFeeMicro),
+    recipient_address: address,
+    address_label: entry.label,
+    awaits_approval: limit === null || amountMicro > limit,
+  };
+}
+
 async function lockAwaiting(tx: Tx, withdrawalId: string, shopId?: string): Promise<WithdrawalRow> {
   const row =
     withdrawalId.startsWith('wd_') && withdrawalId.length <= 64

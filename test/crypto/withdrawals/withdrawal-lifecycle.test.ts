@@ -247,6 +247,7 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
   it('refusals change nothing: insufficient funds, bad amounts on both sides of each bound, bad address, a shop of another merchant', async () => {
     const poorShop = await testApp.payoutShop();
     await testApp.fund(poorShop, 5_000_000n);
+    await setWithdrawalApproval(deps, poorShop.shopId, false);
     const poor = input({ merchantId: poorShop.merchantId, shopId: poorShop.shopId });
     const count = async () => (await testApp.context.db.selectFrom('crypto_withdrawals').select('id').execute()).length;
     const before = await count();
