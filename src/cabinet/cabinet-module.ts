@@ -20,6 +20,7 @@ import { signInRoutes } from './sign-in/sign-in-routes.ts';
 import { teamRoutes } from './team/team-routes.ts';
 import { twoFactorRoutes } from './two-factor/two-factor-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
+import { withdrawalRoutes } from './withdrawals/withdrawal-routes.ts';
 
 export type { CabinetDeps };
 
@@ -39,6 +40,7 @@ const AREAS: readonly AreaRoutes[] = [
   cryptoRoutes,
   sandboxRoutes,
   auditRoutes,
+  withdrawalRoutes,
 ];
 
 export interface CabinetModuleService extends CabinetService {

@@ -40,7 +40,7 @@ import {
   type HotWalletSenderDeps,
 } from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
-import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { enqueueOutgoingTransfer, findOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import type { TronAddress } from '../tron/address.ts';
 import type { ShopMode } from '../../merchants/merchant-tables.ts';
@@ -430,11 +430,35 @@ export async function listShopWithdrawals(
   );
 }
 
-/** A withdrawal of the shop; another shop's is 404 as an unknown one. */
-export async function getShopWithdrawal(db: Executor, shopId: string, withdrawalId: string): Promise<WithdrawalView> {
-  const view = await getWithdrawal(db, withdrawalId);
-  if (view.shop_id !== shopId) throw new NotFoundError('No such withdrawal.');
-  return view;
+/** Its outgoing transfer as a withdrawal's page tells it: when it was queued, its block, when it became final. */
+export interface WithdrawalTransferFacts {
+  readonly queued_at: string;
+  readonly block_number: number | null;
+  readonly final_at: string | null;
+}
+
+/** A withdrawal of the shop with its transfer's facts; another shop's is 404 as an unknown one. */
+export async function getShopWithdrawal(
+  db: Executor,
+  shopId: string,
+  withdrawalId: string,
+): Promise<{ withdrawal: WithdrawalView; transfer: WithdrawalTransferFacts | null }> {
+  const row =
+    withdrawalId.startsWith('wd_') && withdrawalId.length <= 64
+      ? await repository.findWithdrawal(db, withdrawalId)
+      : undefined;
+  if (!row || row.shop_id !== shopId) throw new NotFoundError('No such withdrawal.');
+  const transfer = row.outgoing_transfer_id === null ? undefined : await findOutgoingTransfer(db, row.outgoing_transfer_id);
+  return {
+    withdrawal: withdrawalView(row),
+    transfer: transfer
+      ? {
+          queued_at: transfer.createdAt.toISOString(),
+          block_number: transfer.blockNumber,
+          final_at: transfer.finalAt?.toISOString() ?? null,
+        }
+      : null,
+  };
 }
 
 /**
