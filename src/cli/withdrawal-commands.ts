@@ -184,7 +184,7 @@ export const withdrawalSettingsCommand: CliCommand = {
       const approvalRequired = values.approval === 'required';
       await withCliContext(config, (context) => setWithdrawalApproval(context, shopId, approvalRequired));
       io.out(
-        `shop ${shopId}: withdrawals of its merchant's ${approvalRequired ? 'book wait for a second person' : 'book are sent without a second person'}`,
+        `shop ${shopId}: withdrawals of its merchant's book ${approvalRequired ? 'wait for approval by a second person' : 'are sent without approval'}`,
       );
       return 0;
     }
