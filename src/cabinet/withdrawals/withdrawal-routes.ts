@@ -163,7 +163,13 @@ export function withdrawalRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
         }
       }
       await requireTotpCode(deps, request, formField(request.body, 'code'));
-      await setSinglePersonLimit(deps, { merchantId, mode: shop.mode, maxMicro, actor: actorOf(request) });
+      await setSinglePersonLimit(deps, {
+        merchantId,
+        mode: shop.mode,
+        maxMicro,
+        actor: actorOf(request),
+        shopId: shop.shopId,
+      });
       return redirectTo(reply, `${withdrawalsPath(shop.shopId)}?done=rule`);
     });
   };

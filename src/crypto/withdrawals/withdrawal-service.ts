@@ -467,7 +467,14 @@ export async function getShopWithdrawal(
  */
 export async function setSinglePersonLimit(
   deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
-  input: { merchantId: string; mode: ShopMode; maxMicro: bigint | null; actor?: AuditActor | undefined },
+  input: {
+    merchantId: string;
+    mode: ShopMode;
+    maxMicro: bigint | null;
+    actor?: AuditActor | undefined;
+    /** The shop whose page (or --shop) set it, for the audit log. */
+    shopId?: string | undefined;
+  },
 ): Promise<void> {
   if (input.maxMicro !== null && (input.maxMicro <= 0n || input.maxMicro > NO_PRACTICAL_LIMIT_MICRO))
     throw new InvalidRequestError('The single-person limit must be more than 0 and at most 1000000000 USDT.');
@@ -477,6 +484,8 @@ export async function setSinglePersonLimit(
       actor: input.actor ?? OPERATOR,
       action: 'withdrawal.rule_set',
       merchantId: input.merchantId,
+      shopId: input.shopId,
+      target: input.merchantId,
       details: {
         book: input.mode,
         single_person_max: input.maxMicro === null ? null : usdtText(input.maxMicro),
@@ -508,5 +517,6 @@ export async function setWithdrawalApproval(
     mode: shop.mode,
     maxMicro: required ? null : NO_PRACTICAL_LIMIT_MICRO,
     actor,
+    shopId: shop.shopId,
   });
 }
