@@ -6,7 +6,7 @@ import type { CliCommandEntry, CliOption } from './cli-command.ts';
 // The domain's own lists, restated here to keep the modules' code out of help (test/cli/cli-help.test.ts compares them).
 const API_KEY_SCOPES = ['payments', 'crypto', 'payouts', 'webhooks', 'read'];
 const CABINET_ROLES = ['owner', 'admin', 'developer', 'finance', 'viewer'];
-const WITHDRAWAL_STATUSES = ['awaiting_approval', 'pending', 'processing', 'completed', 'failed', 'rejected'];
+const WITHDRAWAL_STATUSES = ['awaiting_approval', 'pending', 'processing', 'completed', 'failed', 'rejected', 'cancelled'];
 
 const json: CliOption = { flag: '--json', description: 'print the result as one line of JSON' };
 const listJson: CliOption = {
