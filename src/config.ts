@@ -508,7 +508,8 @@ export function loadConfig(env: Env = process.env): Config {
     cabinetSessionIdleMs: readInteger(env, 'PAYGATE_CABINET_SESSION_IDLE_MINUTES', 30, 1, 24 * 60) * 60_000,
     cabinetSessionAbsoluteMs: readInteger(env, 'PAYGATE_CABINET_SESSION_MAX_HOURS', 12, 1, 24 * 30) * 3_600_000,
     cabinetStepUpMs: readInteger(env, 'PAYGATE_CABINET_STEP_UP_MINUTES', 10, 1, 60) * 60_000,
-    withdrawalAddressCooldownMs: readInteger(env, 'PAYGATE_WITHDRAWAL_ADDRESS_COOLDOWN_HOURS', 24, 0, 24 * 30) * 3_600_000,
+    withdrawalAddressCooldownMs:
+      readInteger(env, 'PAYGATE_WITHDRAWAL_ADDRESS_COOLDOWN_HOURS', 24, 0, 24 * 30) * 3_600_000,
     smtpUrl: readUrl(env, 'PAYGATE_SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.PAYGATE_MAIL_FROM?.trim() || 'Paygate <paygate@localhost>',
     tronExplorerTxUrl: readExplorerTxUrl(env),

@@ -6,7 +6,15 @@ import type { CliCommandEntry, CliOption } from './cli-command.ts';
 // The domain's own lists, restated here to keep the modules' code out of help (test/cli/cli-help.test.ts compares them).
 const API_KEY_SCOPES = ['payments', 'crypto', 'payouts', 'webhooks', 'read'];
 const CABINET_ROLES = ['owner', 'admin', 'developer', 'finance', 'viewer'];
-const WITHDRAWAL_STATUSES = ['awaiting_approval', 'pending', 'processing', 'completed', 'failed', 'rejected', 'cancelled'];
+const WITHDRAWAL_STATUSES = [
+  'awaiting_approval',
+  'pending',
+  'processing',
+  'completed',
+  'failed',
+  'rejected',
+  'cancelled',
+];
 
 const json: CliOption = { flag: '--json', description: 'print the result as one line of JSON' };
 const listJson: CliOption = {
@@ -476,7 +484,11 @@ export const commands: readonly CliCommandEntry[] = [
         value: 'USDT',
         description: 'the largest withdrawal one person may make alone, or none (every withdrawal waits)',
       },
-      { flag: '--shop', value: 'SHOP_ID', description: "the former form: sets the rule of the shop's merchant and book" },
+      {
+        flag: '--shop',
+        value: 'SHOP_ID',
+        description: "the former form: sets the rule of the shop's merchant and book",
+      },
       {
         flag: '--approval',
         value: 'MODE',

@@ -123,8 +123,13 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
   }
 
   const withdrawalCount = async (shop: PayoutShop) =>
-    (await testApp.context.db.selectFrom('crypto_withdrawals').select('id').where('shop_id', '=', shop.shopId).execute())
-      .length;
+    (
+      await testApp.context.db
+        .selectFrom('crypto_withdrawals')
+        .select('id')
+        .where('shop_id', '=', shop.shopId)
+        .execute()
+    ).length;
 
   it('an address inside its cool-down is refused and changes nothing; past it the request is previewed and reserved once', async () => {
     const { owner, finance, shop } = await team();
@@ -290,9 +295,9 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     ]);
     // Final: no second decision.
     await owner.client.get(`${base(shop)}/${cancelledId}`);
-    expect((await send(owner.client, `${base(shop)}/${cancelledId}/approve`, { code: nextCode(owner) })).statusCode).toBe(
-      409,
-    );
+    expect(
+      (await send(owner.client, `${base(shop)}/${cancelledId}/approve`, { code: nextCode(owner) })).statusCode,
+    ).toBe(409);
   });
 
   it('the single-person limit: only an owner sets it (with TOTP, audited); up to it one person sends at once', async () => {

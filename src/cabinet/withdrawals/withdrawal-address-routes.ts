@@ -148,7 +148,15 @@ function AddForm(props: { lang: Lang; shopId: string; csrf: string }): View {
       <label for="address-label">${text(lang, 'label')}</label>
       <input id="address-label" name="label" type="text" maxlength="100" required />
       <label for="address-value">${text(lang, 'tron_address')}</label>
-      <input id="address-value" name="address" type="text" maxlength="64" autocomplete="off" spellcheck="false" required />
+      <input
+        id="address-value"
+        name="address"
+        type="text"
+        maxlength="64"
+        autocomplete="off"
+        spellcheck="false"
+        required
+      />
       ${CodeField({ lang, id: 'address-code' })}
       <button type="submit">${text(lang, 'add')}</button>
     </form>

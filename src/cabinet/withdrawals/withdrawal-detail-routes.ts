@@ -23,7 +23,7 @@ import { CsrfField } from '../views/layout.ts';
 import type { Lang } from '../views/cabinet-language.ts';
 import { Timeline, TransactionLink, type TimelineEntry } from '../views/timeline.ts';
 import { requireTotpCode } from './withdrawal-confirmation.ts';
-import { CodeField, formField, StatusBadge, text, when, withdrawalsPath } from './withdrawal-views.ts';
+import { CodeField, formField, StatusBadge, text, withdrawalsPath } from './withdrawal-views.ts';
 
 const READ = { schema: { hide: true }, config: { cabinet: { access: { permission: 'balances.read' as const } } } };
 const APPROVE = {
@@ -138,7 +138,12 @@ function Facts(props: {
       <dd><code>${withdrawal.recipient_address}</code></dd>
       <dt>${text(lang, 'requested_by')}</dt>
       <dd>${withdrawal.requested_by}</dd>
-      ${withdrawal.note ? html`<dt>${text(lang, 'note')}</dt><dd>${withdrawal.note}</dd>` : null}
+      ${
+        withdrawal.note
+          ? html`<dt>${text(lang, 'note')}</dt>
+              <dd>${withdrawal.note}</dd>`
+          : null
+      }
       ${
         withdrawal.tx_hash === null
           ? null
@@ -239,7 +244,10 @@ function timelineOf(
     entries.push({
       at: new Date(withdrawal.completed_at),
       what: text(lang, 'ev_completed'),
-      detail: withdrawal.network_fee_actual === null ? undefined : `${text(lang, 'fee_actual')}: ${withdrawal.network_fee_actual} USDT`,
+      detail:
+        withdrawal.network_fee_actual === null
+          ? undefined
+          : `${text(lang, 'fee_actual')}: ${withdrawal.network_fee_actual} USDT`,
     });
   if (withdrawal.status === 'failed' && transfer?.final_at)
     entries.push({
@@ -249,5 +257,3 @@ function timelineOf(
     });
   return entries;
 }
-
-

@@ -16,9 +16,10 @@ import {
   quoteWithdrawal,
   setSinglePersonLimit,
   singlePersonLimit,
+  WITHDRAWAL_STATUSES,
   type WithdrawalQuote,
+  type WithdrawalStatus,
 } from '../../crypto/withdrawals/withdrawal-service.ts';
-import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from '../../crypto/withdrawals/withdrawals-tables.ts';
 import type { WithdrawalView } from '../../crypto/withdrawals/withdrawals-views.ts';
 import { usdtText } from '../../crypto/receiving/receiving-views.ts';
 import { InvalidRequestError } from '../../errors.ts';
@@ -275,7 +276,12 @@ function Confirmation(props: {
         <dd id="total-debit">${quote.total_debit} USDT</dd>
         <dt>${text(lang, 'to')}</dt>
         <dd>${quote.address_label} · <code>${quote.recipient_address}</code></dd>
-        ${form.note ? html`<dt>${text(lang, 'note')}</dt><dd>${form.note}</dd>` : null}
+        ${
+          form.note
+            ? html`<dt>${text(lang, 'note')}</dt>
+                <dd>${form.note}</dd>`
+            : null
+        }
       </dl>
       <p>${text(lang, quote.awaits_approval ? 'awaits_second' : 'goes_at_once')}</p>
       <form method="post" action=${withdrawalsPath(props.shopId)}>
@@ -307,7 +313,9 @@ function WithdrawalList(props: {
         <option value="">${text(lang, 'all_statuses')}</option>
         ${WITHDRAWAL_STATUSES.map(
           (status) =>
-            html`<option value=${status} selected=${status === props.status}>${text(lang, `status_${status}`)}</option>`,
+            html`<option value=${status} selected=${status === props.status}>
+              ${text(lang, `status_${status}`)}
+            </option>`,
         )}
       </select>
       <button type="submit" class="secondary">${text(lang, 'filter')}</button>

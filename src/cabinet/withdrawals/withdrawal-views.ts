@@ -1,7 +1,7 @@
 // Pieces the withdrawal pages share: paths, times, the status badge, the TOTP field.
 import { html, type View } from '../views/html.ts';
 import { translator, type Lang } from '../views/cabinet-language.ts';
-import type { WithdrawalStatus } from '../../crypto/withdrawals/withdrawals-tables.ts';
+import type { WithdrawalStatus } from '../../crypto/withdrawals/withdrawal-service.ts';
 import WITHDRAWAL_TEXTS from './withdrawal-texts.json' with { type: 'json' };
 
 export const text = translator(WITHDRAWAL_TEXTS);

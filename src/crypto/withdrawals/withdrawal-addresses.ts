@@ -12,11 +12,13 @@ import type { Config } from '../../config.ts';
 import { inTransaction, isUniqueViolation, type Db } from '../../db/transaction.ts';
 import { InvalidRequestError, NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { ShopMode } from '../../merchants/merchant-tables.ts';
+import type { ShopProfile } from '../../merchants/merchant-service.ts';
 import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { checkRecipients, parseRecipient } from '../payouts/payout-service.ts';
 import * as repository from './withdrawal-addresses-repository.ts';
 import type { WithdrawalAddressRow } from './withdrawal-addresses-repository.ts';
+
+type ShopMode = ShopProfile['mode'];
 
 export interface WithdrawalAddressDeps {
   readonly db: Db;

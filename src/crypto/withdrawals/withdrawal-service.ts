@@ -22,15 +22,9 @@ import {
   InvalidStateError,
   NotFoundError,
 } from '../../errors.ts';
-import {
-  createdAtOrder,
-  parseStatusFilter,
-  readListPage,
-  type ListPage,
-  type ListQuery,
-} from '../../db/list-page.ts';
+import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
 import { newId } from '../../ids.ts';
-import { findShopProfile } from '../../merchants/merchant-service.ts';
+import { findShopProfile, type ShopProfile } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
 import {
   checkRecipients,
@@ -43,16 +37,18 @@ import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-
 import { enqueueOutgoingTransfer, findOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import type { TronAddress } from '../tron/address.ts';
-import type { ShopMode } from '../../merchants/merchant-tables.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { chainOfMode, usableAddress } from './withdrawal-addresses.ts';
 import { reserveWithdrawal, voidWithdrawalReservation } from './withdrawal-ledger.ts';
 import * as repository from './withdrawals-repository.ts';
 import type { WithdrawalRow } from './withdrawals-repository.ts';
-import { WITHDRAWAL_STATUSES } from './withdrawals-tables.ts';
+import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals-tables.ts';
 import { emitWithdrawalCompleted, withdrawalView, type WithdrawalView } from './withdrawals-views.ts';
 
 export type WithdrawalDeps = HotWalletSenderDeps;
+type ShopMode = ShopProfile['mode'];
+
+export { WITHDRAWAL_STATUSES, type WithdrawalStatus };
 
 export interface CreateWithdrawalInput {
   readonly merchantId: string;
@@ -301,7 +297,9 @@ export async function approveWithdrawal(
     const row = await lockAwaiting(tx, withdrawalId, scope.shopId);
     // Approval is a second person's check: the one who asked cannot give it.
     if (isRequester(row, person, by))
-      throw new ForbiddenError(`Withdrawal ${row.id} was requested by ${row.requested_by}; someone else must approve it.`);
+      throw new ForbiddenError(
+        `Withdrawal ${row.id} was requested by ${row.requested_by}; someone else must approve it.`,
+      );
     const now = deps.clock.now();
     const transferId = await queueTransfer(tx, deps.clock, row);
     const approved = await repository.updateWithdrawal(tx, row.id, {
@@ -448,7 +446,8 @@ export async function getShopWithdrawal(
       ? await repository.findWithdrawal(db, withdrawalId)
       : undefined;
   if (!row || row.shop_id !== shopId) throw new NotFoundError('No such withdrawal.');
-  const transfer = row.outgoing_transfer_id === null ? undefined : await findOutgoingTransfer(db, row.outgoing_transfer_id);
+  const transfer =
+    row.outgoing_transfer_id === null ? undefined : await findOutgoingTransfer(db, row.outgoing_transfer_id);
   return {
     withdrawal: withdrawalView(row),
     transfer: transfer
@@ -479,7 +478,13 @@ export async function setSinglePersonLimit(
   if (input.maxMicro !== null && (input.maxMicro <= 0n || input.maxMicro > NO_PRACTICAL_LIMIT_MICRO))
     throw new InvalidRequestError('The single-person limit must be more than 0 and at most 1000000000 USDT.');
   await inTransaction(deps.db, async (tx) => {
-    await repository.saveSinglePersonMax(tx, input.merchantId, chainOfMode(input.mode), input.maxMicro, deps.clock.now());
+    await repository.saveSinglePersonMax(
+      tx,
+      input.merchantId,
+      chainOfMode(input.mode),
+      input.maxMicro,
+      deps.clock.now(),
+    );
     await recordAudit(tx, deps.clock, {
       actor: input.actor ?? OPERATOR,
       action: 'withdrawal.rule_set',
