@@ -39,6 +39,8 @@ export interface Config {
   readonly cabinetSessionIdleMs: number;
   readonly cabinetSessionAbsoluteMs: number;
   readonly cabinetStepUpMs: number;
+  /** A cabinet withdrawal address becomes usable this long after it was added (the account-takeover cool-down). */
+  readonly withdrawalAddressCooldownMs: number;
   /** smtp:// or smtps:// URL the cabinet sends invitations and password resets through; unset, links are shown to pass on. */
   readonly smtpUrl: string | undefined;
   /** The From address of the cabinet's mail. */
@@ -506,6 +508,8 @@ export function loadConfig(env: Env = process.env): Config {
     cabinetSessionIdleMs: readInteger(env, 'PAYGATE_CABINET_SESSION_IDLE_MINUTES', 30, 1, 24 * 60) * 60_000,
     cabinetSessionAbsoluteMs: readInteger(env, 'PAYGATE_CABINET_SESSION_MAX_HOURS', 12, 1, 24 * 30) * 3_600_000,
     cabinetStepUpMs: readInteger(env, 'PAYGATE_CABINET_STEP_UP_MINUTES', 10, 1, 60) * 60_000,
+    withdrawalAddressCooldownMs:
+      readInteger(env, 'PAYGATE_WITHDRAWAL_ADDRESS_COOLDOWN_HOURS', 24, 0, 24 * 30) * 3_600_000,
     smtpUrl: readUrl(env, 'PAYGATE_SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.PAYGATE_MAIL_FROM?.trim() || 'Paygate <paygate@localhost>',
     tronExplorerTxUrl: readExplorerTxUrl(env),

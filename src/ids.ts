@@ -23,6 +23,7 @@ const ID_PREFIXES = {
   paymentAttempt: 'pat',
   outgoingTransfer: 'otx',
   withdrawal: 'wd',
+  withdrawalAddress: 'wda',
   sweep: 'swp',
   custodyReconciliation: 'rec',
   custodyAcknowledgement: 'ack',

@@ -21,6 +21,7 @@ import { teamRoutes } from './team/team-routes.ts';
 import { transferRoutes } from './transfers/transfer-routes.ts';
 import { twoFactorRoutes } from './two-factor/two-factor-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
+import { withdrawalRoutes } from './withdrawals/withdrawal-routes.ts';
 
 export type { CabinetDeps };
 
@@ -41,6 +42,7 @@ const AREAS: readonly AreaRoutes[] = [
   transferRoutes,
   sandboxRoutes,
   auditRoutes,
+  withdrawalRoutes,
 ];
 
 export interface CabinetModuleService extends CabinetService {

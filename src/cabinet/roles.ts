@@ -31,6 +31,7 @@ export const PERMISSIONS = [
   'exports.create',
   'withdrawals.request',
   'withdrawals.approve',
+  'withdrawals.rule',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -59,6 +60,8 @@ const ROLES_BY_PERMISSION: Readonly<Record<Permission, readonly Role[]>> = {
   'exports.create': ['owner', 'admin', 'finance'],
   'withdrawals.request': ['owner', 'finance'],
   'withdrawals.approve': ['owner', 'finance'],
+  /** The single-person withdrawal limit: an owner's decision alone. */
+  'withdrawals.rule': ['owner'],
 };
 
 export function roleCan(role: Role, permission: Permission): boolean {

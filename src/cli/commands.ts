@@ -6,7 +6,15 @@ import type { CliCommandEntry, CliOption } from './cli-command.ts';
 // The domain's own lists, restated here to keep the modules' code out of help (test/cli/cli-help.test.ts compares them).
 const API_KEY_SCOPES = ['payments', 'crypto', 'payouts', 'webhooks', 'read'];
 const CABINET_ROLES = ['owner', 'admin', 'developer', 'finance', 'viewer'];
-const WITHDRAWAL_STATUSES = ['awaiting_approval', 'pending', 'processing', 'completed', 'failed', 'rejected'];
+const WITHDRAWAL_STATUSES = [
+  'awaiting_approval',
+  'pending',
+  'processing',
+  'completed',
+  'failed',
+  'rejected',
+  'cancelled',
+];
 
 const json: CliOption = { flag: '--json', description: 'print the result as one line of JSON' };
 const listJson: CliOption = {
@@ -464,18 +472,34 @@ export const commands: readonly CliCommandEntry[] = [
   },
   {
     words: ['withdrawal', 'settings'],
-    usage: 'paygate withdrawal settings --shop SHOP_ID --approval required|none',
-    summary: "Whether a shop's withdrawals wait for approval (awaiting_approval) before they are sent",
+    usage:
+      'paygate withdrawal settings --merchant MERCHANT_ID --book sandbox|live --single-person-max USDT|none  |  --shop SHOP_ID --approval required|none',
+    summary:
+      "A merchant's rule per book: withdrawals up to USDT need no second person; above it (or with none, the default) they wait for approval",
     options: [
-      { flag: '--shop', value: 'SHOP_ID', description: 'the shop (shop_…)' },
+      { flag: '--merchant', value: 'MERCHANT_ID', description: 'the merchant (mer_…)' },
+      { flag: '--book', value: 'BOOK', description: 'sandbox or live', choices: ['sandbox', 'live'] },
+      {
+        flag: '--single-person-max',
+        value: 'USDT',
+        description: 'the largest withdrawal one person may make alone, or none (every withdrawal waits)',
+      },
+      {
+        flag: '--shop',
+        value: 'SHOP_ID',
+        description: "the former form: sets the rule of the shop's merchant and book",
+      },
       {
         flag: '--approval',
         value: 'MODE',
-        description: 'required (each waits for withdrawal approve) or none',
+        description: 'with --shop: required (no single-person limit) or none (no practical limit)',
         choices: ['required', 'none'],
       },
     ],
-    examples: ['paygate withdrawal settings --shop shop_01h… --approval required'],
+    examples: [
+      'paygate withdrawal settings --merchant mer_01h… --book live --single-person-max 500',
+      'paygate withdrawal settings --shop shop_01h… --approval required',
+    ],
     load: async () => (await import('./withdrawal-commands.ts')).withdrawalSettingsCommand,
   },
   {

@@ -1,17 +1,22 @@
 // `paygate withdrawal create|approve|reject|list|settings`: cabinet withdrawals
 // (src/crypto/withdrawals/, docs/refunds-and-withdrawals.md) driven by an
-// operator until the cabinet pages exist. No API key reaches withdrawals.
+// operator beside the cabinet's pages. No API key reaches withdrawals. An operator
+// decides as an operator (audited so), compared with the requester by name and
+// never taken for a cabinet user who asked.
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CliUsageError, operatorName, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 import { printTable, type Column } from './table.ts';
+import { operatorNamed } from '../audit/audit-service.ts';
 import { createCryptoChain } from '../crypto/chain/crypto-chain.ts';
+import { parsePayoutAmount } from '../crypto/payouts/payout-service.ts';
 import {
   approveWithdrawal,
   createWithdrawal,
   listWithdrawals,
   rejectWithdrawal,
+  setSinglePersonLimit,
   setWithdrawalApproval,
   WITHDRAWAL_LIST_LIMIT_MAX,
 } from '../crypto/withdrawals/withdrawal-service.ts';
@@ -155,15 +160,45 @@ export const withdrawalListCommand: CliCommand = {
   },
 };
 
+/**
+ * The merchant's single-person rule for a book: `--merchant M --book sandbox|live --single-person-max AMOUNT|none`;
+ * the former per-shop form `--shop S --approval required|none` still works and sets the rule of the shop's merchant
+ * and book (required: no single-person limit; none: no practical limit).
+ */
 export const withdrawalSettingsCommand: CliCommand = {
   async run(args, io, config) {
-    const { values } = parseArgs({ args, options: { shop: { type: 'string' }, approval: { type: 'string' } } });
-    const shopId = required(values.shop, '--shop');
-    if (values.approval !== 'required' && values.approval !== 'none')
-      throw new CliUsageError('--approval must be required or none');
-    const approvalRequired = values.approval === 'required';
-    await withCliContext(config, (context) => setWithdrawalApproval(context, shopId, approvalRequired));
-    io.out(`shop ${shopId}: withdrawals ${approvalRequired ? 'wait for approval' : 'are sent without approval'}`);
+    const { values } = parseArgs({
+      args,
+      options: {
+        shop: { type: 'string' },
+        approval: { type: 'string' },
+        merchant: { type: 'string' },
+        book: { type: 'string' },
+        'single-person-max': { type: 'string' },
+      },
+    });
+    if (values.shop !== undefined) {
+      const shopId = required(values.shop, '--shop');
+      if (values.approval !== 'required' && values.approval !== 'none')
+        throw new CliUsageError('--approval must be required or none');
+      const approvalRequired = values.approval === 'required';
+      await withCliContext(config, (context) => setWithdrawalApproval(context, shopId, approvalRequired));
+      io.out(
+        `shop ${shopId}: withdrawals of its merchant's book ${approvalRequired ? 'wait for approval by a second person' : 'are sent without approval'}`,
+      );
+      return 0;
+    }
+    const merchantId = required(values.merchant, '--merchant (or --shop)');
+    if (values.book !== 'sandbox' && values.book !== 'live') throw new CliUsageError('--book must be sandbox or live');
+    const mode = values.book;
+    const limit = required(values['single-person-max'], '--single-person-max');
+    const maxMicro = limit === 'none' ? null : parsePayoutAmount(limit, '--single-person-max');
+    await withCliContext(config, (context) =>
+      setSinglePersonLimit(context, { merchantId, mode, maxMicro, actor: operatorNamed(operatorName(undefined)) }),
+    );
+    io.out(
+      `merchant ${merchantId} (${mode}): ${maxMicro === null ? 'every withdrawal waits for a second person' : `one person may withdraw up to ${limit} USDT`}`,
+    );
     return 0;
   },
 };

@@ -315,10 +315,10 @@ describe.each(backends)('the audit log on %s', (backend) => {
         shop: shop.shopId,
       },
       {
-        action: 'withdrawal.approval_set',
+        action: 'withdrawal.rule_set',
         kind: 'operator',
         label: 'operator',
-        target: shop.shopId,
+        target: shop.merchantId,
         shop: shop.shopId,
       },
     ]);

@@ -1,14 +1,17 @@
-// Cabinet withdrawals (issue 14 point 8; docs/refunds-and-withdrawals.md): the
-// merchant withdraws USDT from its main balance to its own address. No API key
-// reaches this: the cabinet (next) and `paygate withdrawal …` call it.
-//   created   → awaiting_approval (the shop requires approval) | pending (queued at once)
-//   approved  → pending (queued);   rejected → rejected (reservation voided)
+// Cabinet withdrawals (issue 14 point 8, issue 27 point 4; docs/refunds-and-withdrawals.md):
+// the merchant withdraws USDT from its main balance to its own address. No API key
+// reaches this: the cabinet (src/cabinet/withdrawals/) and `paygate withdrawal …` call it.
+//   created   → awaiting_approval (above the merchant's single-person limit, by default
+//               always) | pending (queued at once)
+//   approved  → pending (queued) by another person than the requester;
+//   rejected / cancelled → final, reservation voided, cabinet.withdrawal.completed
 //   executor  → processing → completed (posted) | failed (voided)
 // total_debit = amount + network fee is reserved at creation, in the
 // transaction that inserts the withdrawal (and queues its transfer).
 // Each request and decision is audited in its own transaction: withdrawal.requested,
-// withdrawal.approved, withdrawal.rejected; the actor is the operator known by the
-// name given unless the caller names another (a cabinet user).
+// withdrawal.approved, withdrawal.rejected, withdrawal.cancelled; the actor is the
+// operator known by the name given unless the caller names another (a cabinet user).
+// People are compared by cabinet user id; an operator (no user id) by name.
 import { OPERATOR, operatorNamed, recordAudit, type AuditActor } from '../../audit/audit-service.ts';
 import type { Clock } from '../../clock.ts';
 import { inTransaction, isUniqueViolation, type Executor, type Tx } from '../../db/transaction.ts';
@@ -19,9 +22,9 @@ import {
   InvalidStateError,
   NotFoundError,
 } from '../../errors.ts';
-import { parseStatusFilter } from '../../db/list-page.ts';
+import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
 import { newId } from '../../ids.ts';
-import { findShopProfile } from '../../merchants/merchant-service.ts';
+import { findShopProfile, type ShopProfile } from '../../merchants/merchant-service.ts';
 import { quotePayouts } from '../payouts/payout-fees.ts';
 import {
   checkRecipients,
@@ -31,16 +34,21 @@ import {
   type HotWalletSenderDeps,
 } from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
-import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { enqueueOutgoingTransfer, findOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import type { TronAddress } from '../tron/address.ts';
+import { usdtText } from '../receiving/receiving-views.ts';
+import { chainOfMode, usableAddress } from './withdrawal-addresses.ts';
 import { reserveWithdrawal, voidWithdrawalReservation } from './withdrawal-ledger.ts';
 import * as repository from './withdrawals-repository.ts';
 import type { WithdrawalRow } from './withdrawals-repository.ts';
-import { WITHDRAWAL_STATUSES } from './withdrawals-tables.ts';
+import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals-tables.ts';
 import { emitWithdrawalCompleted, withdrawalView, type WithdrawalView } from './withdrawals-views.ts';
 
 export type WithdrawalDeps = HotWalletSenderDeps;
+type ShopMode = ShopProfile['mode'];
+
+export { WITHDRAWAL_STATUSES, type WithdrawalStatus };
 
 export interface CreateWithdrawalInput {
   readonly merchantId: string;
@@ -54,10 +62,34 @@ export interface CreateWithdrawalInput {
   /** USDT as a decimal string with at most 2 places, as payouts. */
   readonly amount: string;
   readonly address: string;
-  /** Who asked (a cabinet user, or `cli:<os user>`). */
+  /** Who asked (a cabinet user's email, or `cli:<os user>`). */
   readonly requestedBy: string;
+  /** The cabinet user who asked; absent for an operator. */
+  readonly requestedByUserId?: string | undefined;
   /** Who the audit log names; by default the operator called `requestedBy`. */
   readonly actor?: AuditActor | undefined;
+  /** An entry of the merchant's address book past its cool-down (the cabinet); then `address` must be it or empty. */
+  readonly addressId?: string | undefined;
+  /** The requester's note, at most 500 characters. */
+  readonly note?: string | undefined;
+}
+
+/** Who decides: a cabinet user (compared by id) or an operator (no user id; compared by name). */
+export interface WithdrawalPerson {
+  readonly name: string;
+  readonly userId: string | null;
+  /** Who the audit log names; by default the operator called `name`. */
+  readonly actor?: AuditActor | undefined;
+}
+
+function personOf(value: string | WithdrawalPerson): WithdrawalPerson {
+  return typeof value === 'string' ? { name: value, userId: null } : value;
+}
+
+/** Whether `person` is the one who asked for `row`: the same cabinet user, or the operator of the same name. */
+function isRequester(row: WithdrawalRow, person: WithdrawalPerson, name: string): boolean {
+  if (person.userId !== null) return person.userId === row.requested_by_user_id;
+  return row.requested_by_user_id === null && name.toLowerCase() === row.requested_by.toLowerCase();
 }
 
 export const WITHDRAWAL_LIST_LIMIT_MAX = 500;
@@ -66,6 +98,9 @@ const WITHDRAWAL_CONFLICT =
   'A withdrawal with this external_id already exists with another amount or address; use a new external_id for a new withdrawal. External ids of withdrawals are the merchant’s (per sandbox/live), whichever shop names them.';
 const ACTOR_MAX_LENGTH = 200;
 const REASON_MAX_LENGTH = 500;
+const NOTE_MAX_LENGTH = 500;
+/** What "no approval" of the former per-shop switch means as a single-person limit: 10^9 USDT, the payout maximum. */
+const NO_PRACTICAL_LIMIT_MICRO = 1_000_000_000_000_000n;
 /** A withdrawal pays the network fee only: no service fee. */
 const NO_SERVICE_FEE: PayoutSettings = { ...DEFAULT_PAYOUT_SETTINGS, serviceFeeFixedMicro: 0n, serviceFeeBps: 0 };
 
@@ -99,11 +134,18 @@ async function queueTransfer(tx: Tx, clock: Clock, row: WithdrawalRow): Promise<
 export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdrawalInput): Promise<WithdrawalView> {
   const externalId = parseExternalId(input.externalId, 'external_id');
   const amountMicro = parsePayoutAmount(input.amount, 'amount');
-  const address = parseRecipient(input.address, 'address');
   const requestedBy = parseActor(input.requestedBy, 'requested_by');
+  const note = input.note?.trim() || null;
+  if (note !== null && note.length > NOTE_MAX_LENGTH)
+    throw new InvalidRequestError(`The note must be at most ${NOTE_MAX_LENGTH} characters.`);
   const shop = await findShopProfile(deps.db, input.shopId);
   if (!shop || shop.merchantId !== input.merchantId) throw new NotFoundError('No such shop of this merchant.');
   const access = await deps.chain.forMode(shop.mode);
+  const entry =
+    input.addressId === undefined
+      ? undefined
+      : await usableAddress(deps, shop.merchantId, access.chain, input.addressId);
+  const address = entry ? (entry.address as TronAddress) : parseRecipient(input.address, 'address');
   const repeated = (row: WithdrawalRow): WithdrawalView => {
     if (row.amount_micro !== amountMicro || row.recipient_address !== address)
       throw new DuplicateExternalIdError(WITHDRAWAL_CONFLICT);
@@ -115,7 +157,8 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
   const [quote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro }]);
   const createInTransaction = (): Promise<WithdrawalView> =>
     inTransaction(deps.db, async (tx) => {
-      const awaitsApproval = await repository.approvalRequired(tx, shop.shopId);
+      const limit = await repository.singlePersonMax(tx, shop.merchantId, access.chain);
+      const awaitsApproval = limit === null || amountMicro > limit;
       const now = deps.clock.now();
       const id = newId('withdrawal');
       let row = await repository.insertWithdrawal(tx, {
@@ -133,7 +176,11 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
         status: 'awaiting_approval',
         outgoing_transfer_id: null,
         requested_by: requestedBy,
+        requested_by_user_id: input.requestedByUserId ?? null,
         decided_by: null,
+        decided_by_user_id: null,
+        address_id: entry?.id ?? null,
+        note,
         decided_at: null,
         reject_reason: null,
         ...noOutcomeYet(now),
@@ -159,6 +206,7 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
           network_fee: view.network_fee,
           total_debit: view.total_debit,
           address: view.recipient_address,
+          address_label: entry?.label ?? null,
           status: view.status,
         },
       });
@@ -175,44 +223,95 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
   }
 }
 
-async function lockAwaiting(tx: Tx, withdrawalId: string): Promise<WithdrawalRow> {
+export interface WithdrawalQuote {
+  readonly amount: string;
+  readonly network_fee: string;
+  readonly total_debit: string;
+  readonly recipient_address: string;
+  readonly address_label: string;
+  /** Whether a second person must approve it under the merchant's rule. */
+  readonly awaits_approval: boolean;
+}
+
+/**
+ * What a withdrawal to an address book entry would cost now (the cabinet's preview): checked as
+ * createWithdrawal checks it (amount, cool-down, recipient), nothing stored or reserved.
+ */
+export async function quoteWithdrawal(
+  deps: WithdrawalDeps,
+  input: { merchantId: string; shopId: string; amount: string; addressId: string },
+): Promise<WithdrawalQuote> {
+  const amountMicro = parsePayoutAmount(input.amount, 'amount');
+  const shop = await findShopProfile(deps.db, input.shopId);
+  if (!shop || shop.merchantId !== input.merchantId) throw new NotFoundError('No such shop of this merchant.');
+  const access = await deps.chain.forMode(shop.mode);
+  const entry = await usableAddress(deps, shop.merchantId, access.chain, input.addressId);
+  const address = entry.address as TronAddress;
+  await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
+  const [quote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro }]);
+  const limit = await repository.singlePersonMax(deps.db, shop.merchantId, access.chain);
+  return {
+    amount: usdtText(amountMicro),
+    network_fee: usdtText(quote!.networkFeeMicro),
+    total_debit: usdtText(amountMicro + quote!.networkFeeMicro),
+    recipient_address: address,
+    address_label: entry.label,
+    awaits_approval: limit === null || amountMicro > limit,
+  };
+}
+
+async function lockAwaiting(tx: Tx, withdrawalId: string, shopId?: string): Promise<WithdrawalRow> {
   const row =
     withdrawalId.startsWith('wd_') && withdrawalId.length <= 64
       ? await repository.lockWithdrawal(tx, withdrawalId)
       : undefined;
-  if (!row) throw new NotFoundError('No such withdrawal.');
+  if (!row || (shopId !== undefined && row.shop_id !== shopId)) throw new NotFoundError('No such withdrawal.');
   if (row.status !== 'awaiting_approval')
     throw new InvalidStateError(
-      `Withdrawal ${row.id} is ${row.status}; only one awaiting approval can be approved or rejected.`,
+      `Withdrawal ${row.id} is ${row.status}; only one awaiting approval can be approved, rejected or cancelled.`,
     );
   return row;
 }
 
-/** Approval queues the transfer; the money stays reserved. Recorded: who and when. */
+/** Where a decision is made: through a shop's page (the withdrawal must be the shop's), or anywhere (the CLI). */
+export interface DecisionScope {
+  readonly shopId?: string | undefined;
+}
+
+/**
+ * Approval queues the transfer; the money stays reserved. Recorded: who and when. The requester
+ * cannot approve (403 forbidden): a cabinet user is compared by id, an operator (a string, or a
+ * person without user id) by name — an operator never counts as a cabinet user's requester.
+ */
 export async function approveWithdrawal(
   deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
   withdrawalId: string,
-  approvedBy: string,
-  /** Who the audit log names; by default the operator called `approvedBy`. */
+  approver: string | WithdrawalPerson,
+  /** Who the audit log names; by default the operator called by the approver's name. */
   actor?: AuditActor,
+  scope: DecisionScope = {},
 ): Promise<WithdrawalView> {
-  const by = parseActor(approvedBy, 'approved_by');
+  const person = personOf(approver);
+  const by = parseActor(person.name, 'approved_by');
   return inTransaction(deps.db, async (tx) => {
-    const row = await lockAwaiting(tx, withdrawalId);
+    const row = await lockAwaiting(tx, withdrawalId, scope.shopId);
     // Approval is a second person's check: the one who asked cannot give it.
-    if (by.toLowerCase() === row.requested_by.toLowerCase())
-      throw new ForbiddenError(`Withdrawal ${row.id} was requested by ${by}; someone else must approve it.`);
+    if (isRequester(row, person, by))
+      throw new ForbiddenError(
+        `Withdrawal ${row.id} was requested by ${row.requested_by}; someone else must approve it.`,
+      );
     const now = deps.clock.now();
     const transferId = await queueTransfer(tx, deps.clock, row);
     const approved = await repository.updateWithdrawal(tx, row.id, {
       status: 'pending',
       outgoing_transfer_id: transferId,
       decided_by: by,
+      decided_by_user_id: person.userId,
       decided_at: now,
       updated_at: now,
     });
     await recordAudit(tx, deps.clock, {
-      actor: actor ?? operatorNamed(by),
+      actor: actor ?? person.actor ?? operatorNamed(by),
       action: 'withdrawal.approved',
       merchantId: row.merchant_id,
       shopId: row.shop_id,
@@ -227,35 +326,65 @@ export async function approveWithdrawal(
 export async function rejectWithdrawal(
   deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
   withdrawalId: string,
-  rejectedBy: string,
+  rejecter: string | WithdrawalPerson,
   reason: string | null,
-  /** Who the audit log names; by default the operator called `rejectedBy`. */
+  /** Who the audit log names; by default the operator called by the rejecter's name. */
   actor?: AuditActor,
+  scope: DecisionScope = {},
 ): Promise<WithdrawalView> {
-  const by = parseActor(rejectedBy, 'rejected_by');
+  return endAwaiting(deps, withdrawalId, personOf(rejecter), { status: 'rejected', reason, actor, scope });
+}
+
+/**
+ * Cancellation by the requester or an approver (the caller checks which may), while it awaits
+ * approval: like rejection, the reservation is voided and cabinet.withdrawal.completed says `cancelled`.
+ */
+export async function cancelWithdrawal(
+  deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
+  withdrawalId: string,
+  person: WithdrawalPerson,
+  scope: DecisionScope = {},
+): Promise<WithdrawalView> {
+  return endAwaiting(deps, withdrawalId, person, { status: 'cancelled', reason: null, scope });
+}
+
+async function endAwaiting(
+  deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
+  withdrawalId: string,
+  person: WithdrawalPerson,
+  outcome: {
+    status: 'rejected' | 'cancelled';
+    reason: string | null;
+    actor?: AuditActor | undefined;
+    scope: DecisionScope;
+  },
+): Promise<WithdrawalView> {
+  const by = parseActor(person.name, outcome.status === 'rejected' ? 'rejected_by' : 'cancelled_by');
+  const reason = outcome.reason?.trim() || null;
   if (reason !== null && reason.length > REASON_MAX_LENGTH)
     throw new InvalidRequestError(`reason must be at most ${REASON_MAX_LENGTH} characters.`);
   return inTransaction(deps.db, async (tx) => {
-    const row = await lockAwaiting(tx, withdrawalId);
+    const row = await lockAwaiting(tx, withdrawalId, outcome.scope.shopId);
     const now = deps.clock.now();
     await voidWithdrawalReservation(tx, deps.clock, row);
-    const rejected = await repository.updateWithdrawal(tx, row.id, {
-      status: 'rejected',
+    const ended = await repository.updateWithdrawal(tx, row.id, {
+      status: outcome.status,
       decided_by: by,
+      decided_by_user_id: person.userId,
       decided_at: now,
       reject_reason: reason,
       updated_at: now,
     });
-    await emitWithdrawalCompleted(tx, deps.clock, rejected);
+    await emitWithdrawalCompleted(tx, deps.clock, ended);
     await recordAudit(tx, deps.clock, {
-      actor: actor ?? operatorNamed(by),
-      action: 'withdrawal.rejected',
+      actor: outcome.actor ?? person.actor ?? operatorNamed(by),
+      action: `withdrawal.${outcome.status}`,
       merchantId: row.merchant_id,
       shopId: row.shop_id,
       target: row.id,
-      details: { requested_by: row.requested_by, amount: withdrawalView(rejected).amount, reason },
+      details: { requested_by: row.requested_by, amount: withdrawalView(ended).amount, reason },
     });
-    return withdrawalView(rejected);
+    return withdrawalView(ended);
   });
 }
 
@@ -280,7 +409,106 @@ export async function listWithdrawals(
   return rows.map(withdrawalView);
 }
 
-/** The shop's approval setting: with it on, new withdrawals wait in awaiting_approval. Audited as withdrawal.approval_set. */
+const WITHDRAWAL_ORDER = createdAtOrder((id) => id.startsWith('wd_'));
+
+/** A shop's withdrawals, newest first, a keyset page at a time (the cabinet's list). */
+export async function listShopWithdrawals(
+  db: Executor,
+  shopId: string,
+  query: ListQuery & { status?: string | undefined },
+): Promise<ListPage<WithdrawalView>> {
+  if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > WITHDRAWAL_LIST_LIMIT_MAX)
+    throw new InvalidRequestError(`limit must be 1 to ${WITHDRAWAL_LIST_LIMIT_MAX}.`);
+  const status = parseStatusFilter(query.status, WITHDRAWAL_STATUSES);
+  return readListPage(
+    query,
+    WITHDRAWAL_ORDER,
+    (window) => repository.listWithdrawals(db, { ...window, shopId, status }),
+    (rows) => rows.map(withdrawalView),
+  );
+}
+
+/** Its outgoing transfer as a withdrawal's page tells it: when it was queued, its block, when it became final. */
+export interface WithdrawalTransferFacts {
+  readonly queued_at: string;
+  readonly block_number: number | null;
+  readonly final_at: string | null;
+}
+
+/** A withdrawal of the shop with its transfer's facts; another shop's is 404 as an unknown one. */
+export async function getShopWithdrawal(
+  db: Executor,
+  shopId: string,
+  withdrawalId: string,
+): Promise<{ withdrawal: WithdrawalView; transfer: WithdrawalTransferFacts | null }> {
+  const row =
+    withdrawalId.startsWith('wd_') && withdrawalId.length <= 64
+      ? await repository.findWithdrawal(db, withdrawalId)
+      : undefined;
+  if (!row || row.shop_id !== shopId) throw new NotFoundError('No such withdrawal.');
+  const transfer =
+    row.outgoing_transfer_id === null ? undefined : await findOutgoingTransfer(db, row.outgoing_transfer_id);
+  return {
+    withdrawal: withdrawalView(row),
+    transfer: transfer
+      ? {
+          queued_at: transfer.createdAt.toISOString(),
+          block_number: transfer.blockNumber,
+          final_at: transfer.finalAt?.toISOString() ?? null,
+        }
+      : null,
+  };
+}
+
+/**
+ * The merchant's rule for a book: a withdrawal of at most `maxMicro` needs no second person; null
+ * (the default): every withdrawal waits for one. Audited as withdrawal.rule_set.
+ */
+export async function setSinglePersonLimit(
+  deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
+  input: {
+    merchantId: string;
+    mode: ShopMode;
+    maxMicro: bigint | null;
+    actor?: AuditActor | undefined;
+    /** The shop whose page (or --shop) set it, for the audit log. */
+    shopId?: string | undefined;
+  },
+): Promise<void> {
+  if (input.maxMicro !== null && (input.maxMicro <= 0n || input.maxMicro > NO_PRACTICAL_LIMIT_MICRO))
+    throw new InvalidRequestError('The single-person limit must be more than 0 and at most 1000000000 USDT.');
+  await inTransaction(deps.db, async (tx) => {
+    await repository.saveSinglePersonMax(
+      tx,
+      input.merchantId,
+      chainOfMode(input.mode),
+      input.maxMicro,
+      deps.clock.now(),
+    );
+    await recordAudit(tx, deps.clock, {
+      actor: input.actor ?? OPERATOR,
+      action: 'withdrawal.rule_set',
+      merchantId: input.merchantId,
+      shopId: input.shopId,
+      target: input.merchantId,
+      details: {
+        book: input.mode,
+        single_person_max: input.maxMicro === null ? null : usdtText(input.maxMicro),
+      },
+    });
+  });
+}
+
+/** The merchant's single-person limit for a book in micro-USDT; null: every withdrawal waits for a second person. */
+export function singlePersonLimit(db: Executor, merchantId: string, mode: ShopMode): Promise<bigint | null> {
+  return repository.singlePersonMax(db, merchantId, chainOfMode(mode));
+}
+
+/**
+ * The former per-shop switch, kept for `paygate withdrawal settings --shop … --approval`: it sets the
+ * rule of the shop's merchant and book — `required`: no single-person limit; `none`: a limit of
+ * 10^9 USDT (no practical limit).
+ */
 export async function setWithdrawalApproval(
   deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
   shopId: string,
@@ -289,15 +517,11 @@ export async function setWithdrawalApproval(
 ): Promise<void> {
   const shop = await findShopProfile(deps.db, shopId);
   if (!shop) throw new NotFoundError('No such shop.');
-  await inTransaction(deps.db, async (tx) => {
-    await repository.saveApprovalRequired(tx, shop.shopId, required, deps.clock.now());
-    await recordAudit(tx, deps.clock, {
-      actor,
-      action: 'withdrawal.approval_set',
-      merchantId: shop.merchantId,
-      shopId: shop.shopId,
-      target: shop.shopId,
-      details: { approval_required: required },
-    });
+  await setSinglePersonLimit(deps, {
+    merchantId: shop.merchantId,
+    mode: shop.mode,
+    maxMicro: required ? null : NO_PRACTICAL_LIMIT_MICRO,
+    actor,
+    shopId: shop.shopId,
   });
 }

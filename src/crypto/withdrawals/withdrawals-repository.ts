@@ -1,30 +1,41 @@
-// SQL of cabinet withdrawals and their per-shop settings.
+// SQL of cabinet withdrawals and of the merchant's single-person rule.
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import { newestFirstPage } from '../../db/list-page.ts';
+import { newestFirstPage, type ListWindow } from '../../db/list-page.ts';
 import type { WithdrawalStatus, WithdrawalTables } from './withdrawals-tables.ts';
 
 export type WithdrawalRow = Selectable<WithdrawalTables['crypto_withdrawals']>;
 
-export async function approvalRequired(db: Executor<WithdrawalTables>, shopId: string): Promise<boolean> {
+type ChainName = WithdrawalRow['chain'];
+
+/** The merchant's "single person may withdraw up to" in micro-USDT for a book; null: every withdrawal waits. */
+export async function singlePersonMax(
+  db: Executor<WithdrawalTables>,
+  merchantId: string,
+  chain: ChainName,
+): Promise<bigint | null> {
   const row = await db
-    .selectFrom('crypto_withdrawal_settings')
-    .select('approval_required')
-    .where('shop_id', '=', shopId)
+    .selectFrom('crypto_withdrawal_rules')
+    .select('single_person_max_micro')
+    .where('merchant_id', '=', merchantId)
+    .where('chain', '=', chain)
     .executeTakeFirst();
-  return row?.approval_required ?? false;
+  return row?.single_person_max_micro ?? null;
 }
 
-export async function saveApprovalRequired(
+export async function saveSinglePersonMax(
   db: Executor<WithdrawalTables>,
-  shopId: string,
-  required: boolean,
+  merchantId: string,
+  chain: ChainName,
+  maxMicro: bigint | null,
   at: Date,
 ): Promise<void> {
   await db
-    .insertInto('crypto_withdrawal_settings')
-    .values({ shop_id: shopId, approval_required: required, updated_at: at })
-    .onConflict((oc) => oc.column('shop_id').doUpdateSet({ approval_required: required, updated_at: at }))
+    .insertInto('crypto_withdrawal_rules')
+    .values({ merchant_id: merchantId, chain, single_person_max_micro: maxMicro, updated_at: at })
+    .onConflict((oc) =>
+      oc.columns(['merchant_id', 'chain']).doUpdateSet({ single_person_max_micro: maxMicro, updated_at: at }),
+    )
     .execute();
 }
 
@@ -79,6 +90,7 @@ export async function updateWithdrawal(
       | 'error_message'
       | 'network_fee_actual_micro'
       | 'decided_by'
+      | 'decided_by_user_id'
       | 'decided_at'
       | 'reject_reason'
       | 'completed_at'
@@ -95,10 +107,15 @@ export async function updateWithdrawal(
 
 export async function listWithdrawals(
   db: Executor<WithdrawalTables>,
-  query: { limit: number; merchantId?: string | undefined; status?: WithdrawalStatus | undefined },
+  query: ListWindow & {
+    merchantId?: string | undefined;
+    shopId?: string | undefined;
+    status?: WithdrawalStatus | undefined;
+  },
 ): Promise<WithdrawalRow[]> {
   let builder = db.selectFrom('crypto_withdrawals').selectAll();
   if (query.merchantId !== undefined) builder = builder.where('merchant_id', '=', query.merchantId);
+  if (query.shopId !== undefined) builder = builder.where('shop_id', '=', query.shopId);
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
   return newestFirstPage(builder, query);
 }

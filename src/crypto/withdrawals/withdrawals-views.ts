@@ -23,8 +23,15 @@ export interface WithdrawalView {
   tx_hash: string | null;
   error: { code: string; message: string } | null;
   requested_by: string;
-  /** Who approved or rejected it and when; null when no approval was needed or it still waits. */
-  decision: { by: string; at: string; approved: boolean; reason: string | null } | null;
+  /** The cabinet user who asked; null when an operator asked (CLI). */
+  requested_by_user_id: string | null;
+  /** The requester's note. */
+  note: string | null;
+  /**
+   * Who approved, rejected or cancelled it and when (`user_id` null for an operator); null when no
+   * approval was needed or it still waits.
+   */
+  decision: { by: string; user_id: string | null; at: string; approved: boolean; reason: string | null } | null;
   created_at: string;
   completed_at: string | null;
 }
@@ -46,13 +53,16 @@ export function withdrawalView(row: WithdrawalRow): WithdrawalView {
     tx_hash: row.tx_hash,
     error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? row.error_code },
     requested_by: row.requested_by,
+    requested_by_user_id: row.requested_by_user_id,
+    note: row.note,
     decision:
       row.decided_by === null || row.decided_at === null
         ? null
         : {
             by: row.decided_by,
+            user_id: row.decided_by_user_id,
             at: row.decided_at.toISOString(),
-            approved: row.status !== 'rejected',
+            approved: row.status !== 'rejected' && row.status !== 'cancelled',
             reason: row.reject_reason,
           },
     created_at: row.created_at.toISOString(),
@@ -60,7 +70,7 @@ export function withdrawalView(row: WithdrawalRow): WithdrawalView {
   };
 }
 
-/** cabinet.withdrawal.completed: once, on the final outcome (completed, failed or rejected), in its transaction. */
+/** cabinet.withdrawal.completed: once, on the final outcome (completed, failed, rejected or cancelled), in its transaction. */
 export async function emitWithdrawalCompleted(tx: Tx, clock: Clock, row: WithdrawalRow): Promise<void> {
   await emit(tx, clock, {
     shopId: row.shop_id,

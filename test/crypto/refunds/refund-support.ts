@@ -18,8 +18,11 @@ const WATCHER_PASSES_MAX = 10;
 /** The payout test app with the watcher and the executor, and the steps the refund and withdrawal tests share. */
 export type ChainTestApp = Awaited<ReturnType<typeof createChainTestApp>>;
 
-export async function createChainTestApp(backend: DatabaseBackend) {
-  const testApp = await createPayoutTestApp(backend);
+export async function createChainTestApp(
+  backend: DatabaseBackend,
+  options: Parameters<typeof createPayoutTestApp>[1] = {},
+) {
+  const testApp = await createPayoutTestApp(backend, options);
   const { context } = testApp;
   const deps = { ...context, chain: testApp.crypto.chain };
   const access = await deps.chain.forMode('sandbox');

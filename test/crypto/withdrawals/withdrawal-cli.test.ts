@@ -5,6 +5,7 @@
 // share an embedded PGlite, so that test runs on PostgreSQL only; argument
 // errors, refused before any database is opened, are checked on both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWithdrawal } from '../../../src/crypto/withdrawals/withdrawal-service.ts';
 import type { WithdrawalView } from '../../../src/crypto/withdrawals/withdrawals-views.ts';
 import { runPaygateInProcess } from '../../support/cli.ts';
 import { backends, itOnServer } from '../../support/databases.ts';
@@ -138,6 +139,62 @@ describe.each(backends)('paygate withdrawal on %s', (backend) => {
       ) as WithdrawalView[];
       expect(completed).toMatchObject({ withdrawal_id: first.withdrawal_id, status: 'completed' });
       expect(await testApp.usdtOnChain(address)).toBe(12_500_000n);
+    },
+  );
+
+  itOnServer(backend)(
+    'the merchant rule from the command line, and an operator approving a cabinet member’s request as an operator',
+    async () => {
+      expect(
+        await paygate([
+          'withdrawal',
+          'settings',
+          '--merchant',
+          shop.merchantId,
+          '--book',
+          'sandbox',
+          '--single-person-max',
+          'none',
+        ]),
+      ).toContain('every withdrawal waits for a second person');
+      const requested = await createWithdrawal(
+        { ...testApp.context, chain: testApp.crypto.chain },
+        {
+          merchantId: shop.merchantId,
+          shopId: shop.shopId,
+          externalId: 'cabinet-member-1',
+          amount: '1',
+          address: recipient(),
+          requestedBy: 'finance@example.com',
+          requestedByUserId: 'user_member',
+        },
+      );
+      expect(requested.status).toBe('awaiting_approval');
+      // The operator is never the cabinet member who asked, whatever name it gives.
+      const approved = JSON.parse(
+        await paygate(['withdrawal', 'approve', requested.withdrawal_id, '--by', 'finance@example.com', '--json']),
+      ) as WithdrawalView;
+      expect(approved).toMatchObject({ status: 'pending', decision: { by: 'finance@example.com', user_id: null } });
+      const audit = await testApp.context.db
+        .selectFrom('audit_events')
+        .select('actor_kind')
+        .where('target', '=', requested.withdrawal_id)
+        .where('action', '=', 'withdrawal.approved')
+        .executeTakeFirstOrThrow();
+      expect(audit.actor_kind).toBe('operator');
+      expect(
+        await paygate([
+          'withdrawal',
+          'settings',
+          '--merchant',
+          shop.merchantId,
+          '--book',
+          'sandbox',
+          '--single-person-max',
+          '2.5',
+        ]),
+      ).toContain('up to 2.5 USDT');
+      await testApp.carryToFinal(shop);
     },
   );
 });

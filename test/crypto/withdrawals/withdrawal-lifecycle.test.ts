@@ -32,6 +32,8 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     await testApp.fund(shop, 1_000_000_000n);
     await testApp.post(shop, '/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
     deps = { ...testApp.context, chain: testApp.crypto.chain };
+    // Every withdrawal waits for a second person by default; this shop's rule lets one person send any amount.
+    await setWithdrawalApproval(deps, shop.shopId, false);
   });
   afterEach(() => testApp.expectLedgerGreen());
   afterAll(() => testApp.close());
@@ -245,6 +247,7 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
   it('refusals change nothing: insufficient funds, bad amounts on both sides of each bound, bad address, a shop of another merchant', async () => {
     const poorShop = await testApp.payoutShop();
     await testApp.fund(poorShop, 5_000_000n);
+    await setWithdrawalApproval(deps, poorShop.shopId, false);
     const poor = input({ merchantId: poorShop.merchantId, shopId: poorShop.shopId });
     const count = async () => (await testApp.context.db.selectFrom('crypto_withdrawals').select('id').execute()).length;
     const before = await count();
