@@ -17,7 +17,14 @@ import { NotFoundError } from '../../errors.ts';
 import type { ChainName } from '../chain/crypto-chain.ts';
 import * as repository from './receiving-repository.ts';
 import { DEPOSIT_STATUSES, INVOICE_STATUSES, WALLET_STATUSES } from './receiving-tables.ts';
-import { depositView, invoiceView, walletView, type DepositView, type InvoiceView, type WalletView } from './receiving-views.ts';
+import {
+  depositView,
+  invoiceView,
+  walletView,
+  type DepositView,
+  type InvoiceView,
+  type WalletView,
+} from './receiving-views.ts';
 
 interface BrowseDeps {
   readonly db: Executor;
