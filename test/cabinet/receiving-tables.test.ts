@@ -76,7 +76,7 @@ describe.each(backends)('cabinet receiving tables on %s', (backend) => {
     unpaid = await invoice('7');
     await pay(overpaid.address, '12');
     await pay(short.address, '5');
-    [overpaidDeposit] = await testApp.depositIdsOfInvoice(overpaid.invoice_id);
+    overpaidDeposit = (await testApp.depositIdsOfInvoice(overpaid.invoice_id))[0]!;
     admin = await signedIn(await addMember(testApp, owner, 'admin'));
     viewer = await signedIn(await addMember(testApp, owner, 'viewer'));
   });

@@ -199,25 +199,31 @@ export async function listInvoices(
   if (query.externalId !== undefined) builder = builder.where('external_id', '=', query.externalId);
   if (query.range) builder = withinRange(builder, query.range, 'amount_micro');
   const search = query.search;
+  // The invoices the search names, each way through its own index (a plain OR with the
+  // deposits' subquery would walk the shop's invoices instead), then the page of those.
   if (search !== undefined)
-    builder = builder.where((eb) =>
-      eb.or([
-        eb('id', '=', search),
-        eb('external_id', '=', search),
-        eb('address', '=', search),
-        // An invoice a deposit of this transaction paid (tx_id is the first column of a unique index).
-        eb(
-          'id',
-          'in',
+    builder = builder.where('id', 'in', (eb) =>
+      eb
+        .selectFrom('crypto_invoices as named')
+        .select('named.id')
+        .where('named.shop_id', '=', query.shopId)
+        .where((inner) =>
+          inner.or([
+            inner('named.id', '=', search),
+            inner('named.external_id', '=', search),
+            inner('named.address', '=', search),
+          ]),
+        )
+        .unionAll(
+          // An invoice a deposit of this transaction paid (tx_id leads a unique index).
           eb
             .selectFrom('crypto_deposits')
-            .select('crypto_deposits.invoice_id')
+            .select('crypto_deposits.invoice_id as id')
             .where('crypto_deposits.tx_id', '=', search)
             .where('crypto_deposits.shop_id', '=', query.shopId)
             .where('crypto_deposits.invoice_id', 'is not', null)
-            .$narrowType<{ invoice_id: string }>(),
+            .$narrowType<{ id: string }>(),
         ),
-      ]),
     );
   return newestFirstPage(builder, query);
 }
