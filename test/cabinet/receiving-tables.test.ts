@@ -6,6 +6,7 @@
 // its page; and a held deposit of a blocked wallet refunded from the cabinet
 // (fee previewed, one refund for a double submit, audited, `completed` on chain).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LISTING_PAGE_ROWS } from '../../src/cabinet/listings/listing-routes.ts';
 import { backends } from '../support/databases.ts';
 import { externalId, recipient, type PayoutShop } from '../crypto/payouts/payout-support.ts';
 import { createChainTestApp, type ChainTestApp } from '../crypto/refunds/refund-support.ts';
@@ -160,7 +161,7 @@ describe.each(backends)('cabinet receiving tables on %s', (backend) => {
     const other = await createOwner(testApp);
     const otherShop = { shopId: other.shopId, merchantId: other.merchantId, key: other.apiKey };
     const made: string[] = [];
-    for (let index = 0; index < 51; index++) {
+    for (let index = 0; index <= LISTING_PAGE_ROWS; index++) {
       testApp.clock.advance(1);
       made.push(
         (
@@ -174,7 +175,7 @@ describe.each(backends)('cabinet receiving tables on %s', (backend) => {
     }
     const client = await signedIn(other);
     const first = await client.get(`/cabinet/shops/${other.shopId}/invoices`);
-    expect(made.filter((id) => first.body.includes(id))).toHaveLength(50);
+    expect(made.filter((id) => first.body.includes(id))).toHaveLength(LISTING_PAGE_ROWS);
     expect(first.body).not.toContain(made[0]);
     const next = /href="([^"]*cursor=[^"]+)"/.exec(first.body)?.[1]?.replaceAll('&amp;', '&');
     expect(next).toBeDefined();

@@ -6,11 +6,13 @@ import {
   browseDeposits,
   browseInvoices,
   browseWallets,
+  DEPOSIT_STATUSES,
+  INVOICE_STATUSES,
+  WALLET_STATUSES,
   type DepositRecord,
 } from '../../crypto/receiving/receiving-browsing.ts';
 import type { InvoiceView, WalletView } from '../../crypto/receiving/receiving-views.ts';
-import { DEPOSIT_STATUSES, INVOICE_STATUSES, WALLET_STATUSES } from '../../crypto/receiving/receiving-tables.ts';
-import { browseRefunds } from '../../crypto/refunds/refund-service.ts';
+import { browseRefunds, REFUND_STATUSES } from '../../crypto/refunds/refund-service.ts';
 import type { RefundView } from '../../crypto/refunds/refunds-views.ts';
 import type { CabinetDeps } from '../cabinet-context.ts';
 import type { Listing, ListingColumn } from '../listings/listing.ts';
@@ -124,7 +126,7 @@ export function refundListing(deps: CabinetDeps): Listing<RefundView> {
     path: 'refunds',
     title: (lang) => text(lang, 'refunds'),
     permission: 'payments.read',
-    statuses: ['pending', 'processing', 'completed', 'failed'],
+    statuses: REFUND_STATUSES,
     amountAsset: 'USDT',
     searchHint: (lang) => text(lang, 'search_refunds'),
     columns: [

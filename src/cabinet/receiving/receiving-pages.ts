@@ -95,8 +95,9 @@ export async function historyOf(
       seen.add(event.id);
       entries.push({
         at: new Date(event.created_at),
-        what: html`${text(lang, 't_webhook')}:
-          <a href=${`${base(shop)}/webhooks/events/${event.id}`}><code>${event.type}</code></a>`,
+        what: html`${`${text(lang, 't_webhook')}: `}<a href=${`${base(shop)}/webhooks/events/${event.id}`}
+            ><code>${event.type}</code></a
+          >`,
         detail: `${event.status} · ${event.attempt_count}`,
       });
     }

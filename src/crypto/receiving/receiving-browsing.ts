@@ -17,6 +17,9 @@ import { NotFoundError } from '../../errors.ts';
 import type { ChainName } from '../chain/crypto-chain.ts';
 import * as repository from './receiving-repository.ts';
 import { DEPOSIT_STATUSES, INVOICE_STATUSES, WALLET_STATUSES } from './receiving-tables.ts';
+
+/** The statuses each table filters by. */
+export { DEPOSIT_STATUSES, INVOICE_STATUSES, WALLET_STATUSES };
 import {
   depositView,
   invoiceView,

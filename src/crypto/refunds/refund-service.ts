@@ -307,7 +307,12 @@ export async function getRefund(deps: Pick<RefundDeps, 'db'>, shopId: string, re
   return shownRefund(deps.db, row);
 }
 
-const REFUND_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const satisfies readonly RefundStatus[];
+export const REFUND_STATUSES = [
+  'pending',
+  'processing',
+  'completed',
+  'failed',
+] as const satisfies readonly RefundStatus[];
 const isRefundId = (id: string) => id.startsWith('ref_') && id.length <= 64;
 const REFUND_LIST_ORDER = createdAtOrder(isRefundId);
 
