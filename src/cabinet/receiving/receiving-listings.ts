@@ -107,7 +107,7 @@ export function depositListing(deps: CabinetDeps): Listing<DepositRecord> {
       column('status', 'col_status', (row) => row.status, 'status'),
       column('amount', 'col_amount', (row) => row.amount),
       column('address', 'col_address', (row) => row.address, 'code'),
-      { ...column('tx_hash', 'col_tx', (row) => row.tx_id, 'code'), onPage: false },
+      column('tx_hash', 'col_tx', (row) => row.tx_id, 'code'),
       column('block_number', 'col_block', (row) => String(row.block_number)),
       column('confirmations', 'col_confirmations', (row) =>
         row.confirmations === null ? null : String(row.confirmations),
@@ -138,7 +138,7 @@ export function refundListing(deps: CabinetDeps): Listing<RefundView> {
       column('network_fee', 'col_network_fee', (row) => row.network_fee),
       column('recipient_amount', 'col_sent_back', (row) => row.recipient_amount),
       column('recipient_address', 'col_recipient', (row) => row.recipient_address, 'code'),
-      { ...column('tx_hash', 'col_tx', (row) => row.tx_hash, 'code'), onPage: false },
+      column('tx_hash', 'col_tx', (row) => row.tx_hash, 'code'),
       column('created_at', 'col_created', (row) => row.created_at, 'time'),
     ],
     read: (shop, filter, page) => browseRefunds(deps, shop.shopId, filter, page),
