@@ -235,6 +235,12 @@ describe.each(backends)('cabinet receiving tables on %s', (backend) => {
       expect(table.body, query).not.toContain(overpaidDeposit);
     }
     expect((await viewer.get(url('deposits?status=credited'))).body).not.toContain(deposit.deposit_id);
+    const byAmount = (await viewer.get(url('deposits?amount_min=29.5&amount_max=30'))).body;
+    expect(byAmount).toContain(deposit.deposit_id);
+    expect(byAmount).not.toContain(overpaidDeposit);
+    const seenDay = deposit.seen_at.slice(0, 10);
+    expect((await viewer.get(url(`deposits?from=${seenDay}&to=${seenDay}`))).body).toContain(deposit.deposit_id);
+    expect((await viewer.get(url(`deposits?to=${dayOne}`))).body).not.toContain(deposit.deposit_id);
 
     const depositPage = await admin.get(url(`deposits/${deposit.deposit_id}`));
     expect(depositPage.statusCode, depositPage.body).toBe(200);

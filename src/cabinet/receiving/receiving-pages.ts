@@ -200,11 +200,18 @@ interface RefundFormProps {
   readonly address?: string;
 }
 
-function RefundForm(props: { lang: Lang; shop: ShopProfile; subject: RefundSubject; form: RefundFormProps }): View {
+function RefundForm(props: {
+  lang: Lang;
+  shop: ShopProfile;
+  subject: RefundSubject;
+  form: RefundFormProps;
+  /** After a preview the form asks for another address. */
+  again?: boolean;
+}): View {
   const { lang, subject } = props;
   const action = `${base(props.shop)}/${subject.kind}s/${subject.id}/refund/preview`;
   return html`<section class="card">
-    <h2>${text(lang, 'refund_title')}</h2>
+    <h2>${text(lang, props.again ? 'refund_change' : 'refund_title')}</h2>
     <p class="muted">${text(lang, subject.kind === 'deposit' ? 'refund_intro_deposit' : 'refund_intro_invoice')}</p>
     <form method="post" action=${action}>
       ${CsrfField({ token: props.form.csrf })}
@@ -457,6 +464,6 @@ export function RefundFormPage(props: {
           </section>`
         : null
     }
-    ${RefundForm({ lang, shop, subject, form: props.form })}
+    ${RefundForm({ lang, shop, subject, form: props.form, again: quote !== undefined })}
   `;
 }
