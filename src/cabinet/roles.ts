@@ -32,6 +32,7 @@ export const PERMISSIONS = [
   'withdrawals.request',
   'withdrawals.approve',
   'withdrawals.rule',
+  'refunds.create',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -62,6 +63,7 @@ const ROLES_BY_PERMISSION: Readonly<Record<Permission, readonly Role[]>> = {
   'withdrawals.approve': ['owner', 'finance'],
   /** The single-person withdrawal limit: an owner's decision alone. */
   'withdrawals.rule': ['owner'],
+  'refunds.create': ['owner', 'admin', 'finance'],
 };
 
 export function roleCan(role: Role, permission: Permission): boolean {

@@ -1,8 +1,9 @@
 // The cabinet's crypto page through the real app and its sandbox chain: the
-// payout limits and tariff the operator set, shown read-only; static wallets with
-// block/unblock (audited; a money action, so an owner without a second factor is
-// sent to enrol first); a deposit to a blocked wallet, sent and mined from the
-// sandbox tools page, is held, not credited; a viewer cannot block.
+// payout limits and tariff the operator set, shown read-only, and a link to the
+// static wallets' table, where each wallet's page blocks and unblocks it
+// (audited; a money action, so an owner without a second factor is sent to
+// enrol first); a deposit to a blocked wallet, sent and mined from the sandbox
+// tools page, is held, not credited; a viewer cannot block.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { savePayoutSettings } from '../../src/crypto/payouts/payout-settings.ts';
 import { createChainWatcher, type ChainWatcher } from '../../src/crypto/receiving/chain-watcher.ts';
@@ -48,7 +49,7 @@ describe.each(backends)('cabinet crypto settings on %s', (backend) => {
     return created.json() as { wallet_id: string; address: string; client_id: string };
   }
 
-  it('shows the payout limits and tariff the operator set, read-only, and the wallets newest first', async () => {
+  it('shows the payout limits and tariff the operator set, read-only, and links to the wallets, listed newest first', async () => {
     const owner = await createOwner(testApp);
     await savePayoutSettings(
       testApp.context.db,
@@ -71,10 +72,13 @@ describe.each(backends)('cabinet crypto settings on %s', (backend) => {
     expect(page.statusCode).toBe(200);
     for (const shown of ['5 USDT', '250 USDT', '1.5 USDT', '0.75 %']) expect(page.body).toContain(shown);
     expect(page.body).not.toMatch(/name="(min|max|fee)/);
-    expect(page.body.indexOf(newer.address)).toBeLessThan(page.body.indexOf(older.address));
-    expect(page.body).toContain(older.client_id);
-    expect(page.body).not.toContain('/block"');
-    const refused = await client.post(`/cabinet/shops/${owner.shopId}/crypto/wallets/${older.wallet_id}/block`);
+    expect(page.body).toContain(`href="/cabinet/shops/${owner.shopId}/wallets"`);
+    const table = await client.get(`/cabinet/shops/${owner.shopId}/wallets`);
+    expect(table.body.indexOf(newer.address)).toBeLessThan(table.body.indexOf(older.address));
+    expect(table.body).toContain(older.client_id);
+    const walletPage = await client.get(`/cabinet/shops/${owner.shopId}/wallets/${older.wallet_id}`);
+    expect(walletPage.body).not.toContain('/block"');
+    const refused = await client.post(`/cabinet/shops/${owner.shopId}/wallets/${older.wallet_id}/block`);
     expect(refused.statusCode).toBe(403);
   });
 
@@ -83,7 +87,7 @@ describe.each(backends)('cabinet crypto settings on %s', (backend) => {
     const wallet = await newWallet(owner);
     const client = await signedIn(owner);
     await client.get(`/cabinet/shops/${owner.shopId}/crypto`);
-    const blocked = await client.post(`/cabinet/shops/${owner.shopId}/crypto/wallets/${wallet.wallet_id}/block`);
+    const blocked = await client.post(`/cabinet/shops/${owner.shopId}/wallets/${wallet.wallet_id}/block`);
     expect(blocked.statusCode).toBe(303);
     expect(blocked.headers.location).toBe('/cabinet/account/two-factor?required=1');
     const read = await testApp.call(owner.apiKey, 'GET', `/v1/crypto/wallets/${wallet.wallet_id}`);
@@ -96,11 +100,12 @@ describe.each(backends)('cabinet crypto settings on %s', (backend) => {
     const wallet = await newWallet(owner);
     const client = await signedIn(admin);
     await client.get(`/cabinet/shops/${owner.shopId}/crypto`);
-    const blocked = await client.post(`/cabinet/shops/${owner.shopId}/crypto/wallets/${wallet.wallet_id}/block`);
+    const blocked = await client.post(`/cabinet/shops/${owner.shopId}/wallets/${wallet.wallet_id}/block`);
     expect(blocked.statusCode, blocked.body).toBe(303);
+    expect(blocked.headers.location).toBe(`/cabinet/shops/${owner.shopId}/wallets/${wallet.wallet_id}?done=blocked`);
     const after = await client.get(blocked.headers.location!);
     expect(after.body).toContain('notice ok');
-    expect(after.body).toContain(`/crypto/wallets/${wallet.wallet_id}/unblock`);
+    expect(after.body).toContain(`/wallets/${wallet.wallet_id}/unblock`);
 
     await client.get(`/cabinet/shops/${owner.shopId}/sandbox`);
     const sent = await client.post(`/cabinet/shops/${owner.shopId}/sandbox/deposit`, {
@@ -117,8 +122,8 @@ describe.each(backends)('cabinet crypto settings on %s', (backend) => {
     const read = (await testApp.call(owner.apiKey, 'GET', `/v1/crypto/wallets/${wallet.wallet_id}`)).json();
     expect(read).toMatchObject({ status: 'blocked', held_amount: '3.25', received_amount: '0' });
 
-    await client.get(`/cabinet/shops/${owner.shopId}/crypto`);
-    const unblocked = await client.post(`/cabinet/shops/${owner.shopId}/crypto/wallets/${wallet.wallet_id}/unblock`);
+    await client.get(`/cabinet/shops/${owner.shopId}/wallets/${wallet.wallet_id}`);
+    const unblocked = await client.post(`/cabinet/shops/${owner.shopId}/wallets/${wallet.wallet_id}/unblock`);
     expect(unblocked.statusCode).toBe(303);
     const rows = await testApp.context.db
       .selectFrom('audit_events')
@@ -140,7 +145,7 @@ describe.each(backends)('cabinet crypto settings on %s', (backend) => {
     const admin = await addMember(testApp, owner, 'admin');
     const client = await signedIn(admin);
     await client.get(`/cabinet/shops/${owner.shopId}/crypto`);
-    const refused = await client.post(`/cabinet/shops/${owner.shopId}/crypto/wallets/${theirs.wallet_id}/block`);
+    const refused = await client.post(`/cabinet/shops/${owner.shopId}/wallets/${theirs.wallet_id}/block`);
     expect(refused.statusCode).toBe(404);
     const read = await testApp.call(stranger.apiKey, 'GET', `/v1/crypto/wallets/${theirs.wallet_id}`);
     expect(read.json().status).toBe('active');

@@ -2,7 +2,7 @@
 // wallets, deposits, and the chain watcher's cursor, lease and scanned blocks.
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import { newestFirstPage, type ListWindow } from '../../db/list-page.ts';
+import { newestFirstPage, withinRange, type ListRange, type ListWindow } from '../../db/list-page.ts';
 import { releaseRowLease, takeRowLease } from '../../db/row-lease.ts';
 import { recordsInsertFrom, type NewIdempotencyRecord } from '../../idempotency/idempotency-service.ts';
 import type { AddressKeyId, ChainName } from '../chain/crypto-chain.ts';
@@ -182,13 +182,49 @@ export async function findInvoicesByAddresses(
   return db.selectFrom('crypto_invoices').selectAll().where(anyOf('address', addresses)).execute();
 }
 
+/** What the cabinet's tables narrow a list by beyond the API's filters: days, amounts, and one exact search. */
+export interface TableNarrowing {
+  readonly range?: ListRange | undefined;
+  /** Exact: an id, an external or client id, an address or a transaction hash. */
+  readonly search?: string | undefined;
+}
+
 export async function listInvoices(
   db: Executor<CryptoReceivingTables>,
-  query: ListWindow & { shopId: string; status?: InvoiceStatus | undefined; externalId?: string | undefined },
+  query: ListWindow &
+    TableNarrowing & { shopId: string; status?: InvoiceStatus | undefined; externalId?: string | undefined },
 ): Promise<InvoiceRow[]> {
   let builder = db.selectFrom('crypto_invoices').selectAll().where('shop_id', '=', query.shopId);
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
   if (query.externalId !== undefined) builder = builder.where('external_id', '=', query.externalId);
+  if (query.range) builder = withinRange(builder, query.range, 'amount_micro');
+  const search = query.search;
+  // The invoices the search names, each way through its own index (a plain OR with the
+  // deposits' subquery would walk the shop's invoices instead), then the page of those.
+  if (search !== undefined)
+    builder = builder.where('id', 'in', (eb) =>
+      eb
+        .selectFrom('crypto_invoices as named')
+        .select('named.id')
+        .where('named.shop_id', '=', query.shopId)
+        .where((inner) =>
+          inner.or([
+            inner('named.id', '=', search),
+            inner('named.external_id', '=', search),
+            inner('named.address', '=', search),
+          ]),
+        )
+        .unionAll(
+          // An invoice a deposit of this transaction paid (tx_id leads a unique index).
+          eb
+            .selectFrom('crypto_deposits')
+            .select('crypto_deposits.invoice_id as id')
+            .where('crypto_deposits.tx_id', '=', search)
+            .where('crypto_deposits.shop_id', '=', query.shopId)
+            .where('crypto_deposits.invoice_id', 'is not', null)
+            .$narrowType<{ id: string }>(),
+        ),
+    );
   return newestFirstPage(builder, query);
 }
 
@@ -302,11 +338,18 @@ export async function findWalletsByAddresses(
 
 export async function listWallets(
   db: Executor<CryptoReceivingTables>,
-  query: ListWindow & { shopId: string; status?: WalletStatus | undefined; clientId?: string | undefined },
+  query: ListWindow &
+    TableNarrowing & { shopId: string; status?: WalletStatus | undefined; clientId?: string | undefined },
 ): Promise<WalletRow[]> {
   let builder = db.selectFrom('crypto_wallets').selectAll().where('shop_id', '=', query.shopId);
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
   if (query.clientId !== undefined) builder = builder.where('client_id', '=', query.clientId);
+  if (query.range) builder = withinRange(builder, query.range);
+  const search = query.search;
+  if (search !== undefined)
+    builder = builder.where((eb) =>
+      eb.or([eb('id', '=', search), eb('client_id', '=', search), eb('address', '=', search)]),
+    );
   return newestFirstPage(builder, query);
 }
 
@@ -370,6 +413,51 @@ export async function depositsOfWallet(
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
+}
+
+/**
+ * A shop's deposits (to invoices and wallets), newest seen first by (seen_at, id):
+ * a deposit has no created_at, it is made when the watcher first sees it.
+ */
+export async function listDeposits(
+  db: Executor<CryptoReceivingTables>,
+  query: ListWindow & TableNarrowing & { shopId: string; status?: DepositStatus | undefined },
+): Promise<DepositRow[]> {
+  let builder = db.selectFrom('crypto_deposits').selectAll().where('shop_id', '=', query.shopId);
+  if (query.status !== undefined) builder = builder.where('status', '=', query.status);
+  const range = query.range ?? {};
+  if (range.createdFrom) builder = builder.where('seen_at', '>=', range.createdFrom);
+  if (range.createdBefore) builder = builder.where('seen_at', '<', range.createdBefore);
+  if (range.amountMin !== undefined) builder = builder.where('amount_micro', '>=', range.amountMin);
+  if (range.amountMax !== undefined) builder = builder.where('amount_micro', '<=', range.amountMax);
+  const search = query.search;
+  if (search !== undefined)
+    builder = builder.where((eb) =>
+      eb.or([eb('id', '=', search), eb('address', '=', search), eb('tx_id', '=', search)]),
+    );
+  const after = query.after;
+  if (after)
+    builder = builder.where((eb) =>
+      eb.or([
+        eb('seen_at', '<', after.createdAt),
+        eb.and([eb('seen_at', '=', after.createdAt), eb('id', '<', after.id)]),
+      ]),
+    );
+  return builder.orderBy('seen_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+}
+
+/** A deposit of this shop, whole, or undefined. */
+export async function findDepositOfShop(
+  db: Executor<CryptoReceivingTables>,
+  shopId: string,
+  depositId: string,
+): Promise<DepositRow | undefined> {
+  return db
+    .selectFrom('crypto_deposits')
+    .selectAll()
+    .where('id', '=', depositId)
+    .where('shop_id', '=', shopId)
+    .executeTakeFirst();
 }
 
 export async function depositsOfInvoice(db: Executor<CryptoReceivingTables>, invoiceId: string): Promise<DepositRow[]> {

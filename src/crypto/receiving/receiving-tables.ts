@@ -9,7 +9,8 @@ export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 export const WALLET_STATUSES = ['active', 'blocked'] as const;
 export type WalletStatus = (typeof WALLET_STATUSES)[number];
 /** `unconfirmed`: no second, independent confirmation; held for the operator, never credited (migration 0026). */
-export type DepositStatus = 'confirming' | 'credited' | 'held' | 'orphaned' | 'unconfirmed';
+export const DEPOSIT_STATUSES = ['confirming', 'credited', 'held', 'orphaned', 'unconfirmed'] as const;
+export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
 /** What states a deposit: its transaction's signed calldata, or only the node's log (migration 0026). */
 type DepositEvidence = 'signed_call' | 'log_only';
 

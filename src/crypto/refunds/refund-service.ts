@@ -4,6 +4,15 @@
 // `refund`). Created idempotently by external_id; the refund row, the deposits
 // it takes (a unique index: each deposit at most once), the ledger reservation
 // and the queued outgoing transfer commit in one transaction.
+import { recordAudit, type AuditActor } from '../../audit/audit-service.ts';
+import {
+  createdAtOrder,
+  parseStatusFilter,
+  readListPage,
+  type ListPage,
+  type ListQuery,
+  type ListRange,
+} from '../../db/list-page.ts';
 import { isUniqueViolation, type Db, type Executor, type Tx } from '../../db/transaction.ts';
 import {
   AlreadyRefundedError,
@@ -33,11 +42,13 @@ import {
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
 import { creditedDepositsOfInvoice, depositOfShop, isInvoiceOfShop } from '../receiving/receiving-service.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
+import type { TronAddress } from '../tron/address.ts';
 import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import { reserveRefund } from './refund-ledger.ts';
 import * as repository from './refunds-repository.ts';
 import { emitRefundUpdated, refundView, type RefundView } from './refunds-views.ts';
+import type { RefundStatus } from './refunds-tables.ts';
 
 export type RefundDeps = HotWalletSenderDeps;
 
@@ -67,7 +78,7 @@ const NO_SERVICE_FEE: PayoutSettings = { ...DEFAULT_PAYOUT_SETTINGS, serviceFeeF
 
 type Target = { readonly kind: 'deposit'; readonly id: string } | { readonly kind: 'invoice'; readonly id: string };
 
-function parseTarget(request: CreateRefundRequest): Target {
+function parseTarget(request: Pick<CreateRefundRequest, 'deposit_id' | 'invoice_id'>): Target {
   const hasDeposit = request.deposit_id !== undefined && request.deposit_id !== null;
   const hasInvoice = request.invoice_id !== undefined && request.invoice_id !== null;
   if (hasDeposit === hasInvoice) throw new InvalidRequestError('Give exactly one of deposit_id and invoice_id.');
@@ -108,29 +119,30 @@ async function depositsToRefund(db: Db | Tx, shopId: string, target: Target): Pr
   return open;
 }
 
-/**
- * POST /v1/crypto/refunds. The same external_id with the same parameters is the
- * same refund (created: false, as it is now); other parameters: 409
- * duplicate_external_id. A deposit already refunded (or being refunded): 409
- * already_refunded, decided by the unique index when requests race.
- */
-export async function createRefund(
+/** What a refund to `address` would send back, quoted as its creation quotes it (the cabinet's preview). */
+export interface RefundQuote {
+  readonly depositIds: readonly string[];
+  readonly held: boolean;
+  /** What the deposits brought. */
+  readonly receivedMicro: bigint;
+  readonly networkFeeMicro: bigint;
+  /** What the address receives: received − network fee. */
+  readonly amountMicro: bigint;
+}
+
+interface FullQuote extends RefundQuote {
+  readonly deposits: readonly repository.RefundableDeposit[];
+  readonly chain: repository.RefundRow['chain'];
+  readonly rateMicro: bigint;
+}
+
+/** The rules of a refund before anything is written: the deposits it may take, the address, the fee. */
+async function quoteRefund(
   deps: RefundDeps,
   shop: RefundShop,
-  request: CreateRefundRequest,
-): Promise<{ created: boolean; refund: RefundView }> {
-  const externalId = parseExternalId(request.external_id, 'external_id');
-  const target = parseTarget(request);
-  const address = parseRecipient(request.address, 'address');
-  const keyed = keyedRequest(shop.shopId, externalId, { [`${target.kind}_id`]: target.id, address });
-  const creation: KeyedCreation<{ created: boolean; refund: RefundView }> = {
-    rule: REFUND_IDEMPOTENCY_RULE,
-    request: keyed,
-    showPrior: async (tx, prior) => ({ created: false, refund: await priorRefund(tx, shop.shopId, prior) }),
-  };
-  const existing = await priorOutcome(deps.db, deps.clock, creation);
-  if (existing) return existing;
-
+  target: Target,
+  address: TronAddress,
+): Promise<FullQuote> {
   const deposits = await depositsToRefund(deps.db, shop.shopId, target);
   const access = await deps.chain.forMode(shop.mode);
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
@@ -144,14 +156,78 @@ export async function createRefund(
       `The ${target.kind}'s ${usdtText(depositsMicro)} USDT does not cover the network fee of ${usdtText(networkFeeMicro)} USDT to this address; nothing can be sent back.`,
     );
   }
-  const held = deposits[0]!.status === 'held';
+  return {
+    deposits,
+    depositIds: deposits.map((deposit) => deposit.id).sort(),
+    held: deposits[0]!.status === 'held',
+    chain: access.chain,
+    rateMicro: quote!.rateMicro,
+    receivedMicro: depositsMicro,
+    networkFeeMicro,
+    amountMicro: depositsMicro - networkFeeMicro,
+  };
+}
+
+/**
+ * What a refund of the deposit or the invoice to `address` would send back,
+ * with the same rules and the same quote as its creation; nothing is written.
+ */
+export async function previewRefund(
+  deps: RefundDeps,
+  shop: RefundShop,
+  request: Omit<CreateRefundRequest, 'external_id'>,
+): Promise<RefundQuote> {
+  const target = parseTarget(request);
+  const address = parseRecipient(request.address, 'address');
+  const quote = await quoteRefund(deps, shop, target, address);
+  return {
+    depositIds: quote.depositIds,
+    held: quote.held,
+    receivedMicro: quote.receivedMicro,
+    networkFeeMicro: quote.networkFeeMicro,
+    amountMicro: quote.amountMicro,
+  };
+}
+
+/** Who asked for a refund in the cabinet, for the audit log (`refund.requested`, in the refund's transaction). */
+export interface RefundAudit {
+  readonly actor: AuditActor;
+}
+
+/**
+ * POST /v1/crypto/refunds. The same external_id with the same parameters is the
+ * same refund (created: false, as it is now); other parameters: 409
+ * duplicate_external_id. A deposit already refunded (or being refunded): 409
+ * already_refunded, decided by the unique index when requests race.
+ */
+export async function createRefund(
+  deps: RefundDeps,
+  shop: RefundShop,
+  request: CreateRefundRequest,
+  audit?: RefundAudit,
+): Promise<{ created: boolean; refund: RefundView }> {
+  const externalId = parseExternalId(request.external_id, 'external_id');
+  const target = parseTarget(request);
+  const address = parseRecipient(request.address, 'address');
+  const keyed = keyedRequest(shop.shopId, externalId, { [`${target.kind}_id`]: target.id, address });
+  const creation: KeyedCreation<{ created: boolean; refund: RefundView }> = {
+    rule: REFUND_IDEMPOTENCY_RULE,
+    request: keyed,
+    showPrior: async (tx, prior) => ({ created: false, refund: await priorRefund(tx, shop.shopId, prior) }),
+  };
+  const existing = await priorOutcome(deps.db, deps.clock, creation);
+  if (existing) return existing;
+
+  const quote = await quoteRefund(deps, shop, target, address);
+  const { deposits, held, networkFeeMicro } = quote;
+  const depositsMicro = quote.receivedMicro;
   try {
     return await createUnderKey(deps.db, deps.clock, creation, async (tx, record) => {
       const id = newId('refund');
       await record({ resourceId: id });
       const amountMicro = depositsMicro - networkFeeMicro;
       const transfer = await enqueueOutgoingTransfer(tx, deps.clock, {
-        chain: access.chain,
+        chain: quote.chain,
         purpose: 'refund',
         ownerId: id,
         asset: 'USDT',
@@ -170,12 +246,12 @@ export async function createRefund(
           invoice_id: target.kind === 'invoice' ? target.id : null,
           held,
           network: 'TRC20',
-          chain: access.chain,
+          chain: quote.chain,
           recipient_address: address,
           deposits_micro: depositsMicro,
           amount_micro: amountMicro,
           network_fee_micro: networkFeeMicro,
-          trx_usdt_rate_micro: quote!.rateMicro,
+          trx_usdt_rate_micro: quote.rateMicro,
           status: 'pending',
           outgoing_transfer_id: transfer.id,
           ...noOutcomeYet(now),
@@ -183,8 +259,23 @@ export async function createRefund(
         deposits,
       );
       await reserveRefund(tx, deps.clock, { book: shop.mode, merchantId: shop.merchantId }, row);
-      const depositIds = deposits.map((deposit) => deposit.id).sort();
+      const depositIds = [...quote.depositIds];
       await emitRefundUpdated(tx, deps.clock, row, depositIds);
+      if (audit)
+        await recordAudit(tx, deps.clock, {
+          actor: audit.actor,
+          action: 'refund.requested',
+          merchantId: shop.merchantId,
+          shopId: shop.shopId,
+          target: id,
+          details: {
+            [`${target.kind}_id`]: target.id,
+            external_id: externalId,
+            address,
+            received_amount: usdtText(depositsMicro),
+            network_fee: usdtText(networkFeeMicro),
+          },
+        });
       return { created: true, refund: refundView(row, depositIds) };
     });
   } catch (error) {
@@ -214,4 +305,53 @@ export async function getRefund(deps: Pick<RefundDeps, 'db'>, shopId: string, re
       : undefined;
   if (!row) throw new NotFoundError('No such refund.');
   return shownRefund(deps.db, row);
+}
+
+export const REFUND_STATUSES = [
+  'pending',
+  'processing',
+  'completed',
+  'failed',
+] as const satisfies readonly RefundStatus[];
+const isRefundId = (id: string) => id.startsWith('ref_') && id.length <= 64;
+const REFUND_LIST_ORDER = createdAtOrder(isRefundId);
+
+/** A table's filter (the cabinet's refunds): a status, the days, the amount sent back, an exact search. */
+export interface RefundTableFilter extends ListRange {
+  readonly status?: string | undefined;
+  readonly search?: string | undefined;
+}
+
+/** The shop's refunds newest first, as the API shows each; the cabinet's table. */
+export async function browseRefunds(
+  deps: Pick<RefundDeps, 'db'>,
+  shopId: string,
+  filter: RefundTableFilter,
+  page: ListQuery,
+): Promise<ListPage<RefundView>> {
+  const status = parseStatusFilter(filter.status, REFUND_STATUSES);
+  const range: ListRange = {
+    createdFrom: filter.createdFrom,
+    createdBefore: filter.createdBefore,
+    amountMin: filter.amountMin,
+    amountMax: filter.amountMax,
+  };
+  return readListPage(
+    page,
+    REFUND_LIST_ORDER,
+    (window) => repository.listRefunds(deps.db, { shopId, status, range, search: filter.search, ...window }),
+    (rows) => Promise.all(rows.map((row) => shownRefund(deps.db, row))),
+  );
+}
+
+/** The refunds of a deposit (every one, failed too) or asked for an invoice, oldest first: a detail page's history. */
+export async function refundsAbout(
+  deps: Pick<RefundDeps, 'db'>,
+  subject: { readonly depositId: string } | { readonly invoiceId: string },
+): Promise<RefundView[]> {
+  const rows =
+    'depositId' in subject
+      ? await repository.refundsOfDeposit(deps.db, subject.depositId)
+      : await repository.refundsOfInvoice(deps.db, subject.invoiceId);
+  return Promise.all(rows.map((row) => shownRefund(deps.db, row)));
 }

@@ -1,6 +1,7 @@
 // SQL of refunds: the refunds and the deposits each sends back. The deposits
 // themselves are receiving's: refund-service.ts reads them through its service.
 import type { Insertable, Selectable } from 'kysely';
+import { newestFirstPage, withinRange, type ListRange, type ListWindow } from '../../db/list-page.ts';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import type { RefundStatus, RefundTables } from './refunds-tables.ts';
 
@@ -96,4 +97,58 @@ export async function updateRefund(
 /** A failed refund gives its deposits back: they can be refunded again. */
 export async function releaseDeposits(tx: Tx<RefundTables>, refundId: string): Promise<void> {
   await tx.updateTable('crypto_refund_deposits').set({ released: true }).where('refund_id', '=', refundId).execute();
+}
+
+/**
+ * A shop's refunds newest first, for the cabinet's table: by status, days, the
+ * amount sent back, and one exact search (refund id, external_id, recipient
+ * address, tx hash).
+ */
+export async function listRefunds(
+  db: Executor<RefundTables>,
+  query: ListWindow & {
+    shopId: string;
+    status?: RefundStatus | undefined;
+    range?: ListRange | undefined;
+    search?: string | undefined;
+  },
+): Promise<RefundRow[]> {
+  let builder = db.selectFrom('crypto_refunds').selectAll().where('shop_id', '=', query.shopId);
+  if (query.status !== undefined) builder = builder.where('status', '=', query.status);
+  if (query.range) builder = withinRange(builder, query.range, 'amount_micro');
+  const search = query.search;
+  if (search !== undefined)
+    builder = builder.where((eb) =>
+      eb.or([
+        eb('id', '=', search),
+        eb('external_id', '=', search),
+        eb('recipient_address', '=', search),
+        eb('tx_hash', '=', search),
+      ]),
+    );
+  return newestFirstPage(builder, query);
+}
+
+/** The refunds that send back this deposit (failed ones too), oldest first. */
+export async function refundsOfDeposit(db: Executor<RefundTables>, depositId: string): Promise<RefundRow[]> {
+  return db
+    .selectFrom('crypto_refunds')
+    .selectAll()
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('crypto_refund_deposits').select('refund_id').where('deposit_id', '=', depositId),
+    )
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** The refunds asked for an invoice, oldest first. */
+export async function refundsOfInvoice(db: Executor<RefundTables>, invoiceId: string): Promise<RefundRow[]> {
+  return db
+    .selectFrom('crypto_refunds')
+    .selectAll()
+    .where('invoice_id', '=', invoiceId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
