@@ -17,7 +17,7 @@ export interface LedgerEntry {
   readonly amount: bigint;
   readonly balanceAfter: bigint;
   readonly createdAt: Date;
-  /** The originating transfer's type: payment, deposit, payout, payout_fee, network_fee, refund, withdrawal, transfer, reversal. */
+  /** The originating transfer's type: payment, deposit, payout, payout_fee, refund, withdrawal, transfer, reversal. */
   readonly type: string;
   /** The originating transfer's current status; a reservation's is its post's or void's once it has one. */
   readonly status: TransferStatus;
