@@ -15,6 +15,7 @@ import { createChainTestApp, type ChainTestApp } from '../crypto/refunds/refund-
 import { externalId, payoutBody, recipient, type PayoutShop } from '../crypto/payouts/payout-support.ts';
 import { backends } from '../support/databases.ts';
 import { addMember, CabinetClient, createOwner, type CabinetPerson } from './cabinet-client.ts';
+import { cabinetRoutes } from './cabinet-route-table.ts';
 import { parseCsv, readXlsx, sameCell } from './download-support.ts';
 
 const FORMULA_ORDER_ID = '=HYPERLINK("http://evil.example/","click")';
@@ -209,6 +210,32 @@ describe.each(backends)('the accounting export on %s', (backend) => {
     expect(paymentRow[column('external_ref')]).toBe(FORMULA_ORDER_ID);
     expect(paymentRow[column('credit')]).toBe(150);
     expect(typeof paymentRow[column('balance_after')]).toBe('number');
+  });
+
+  it('every table’s XLSX download, filtered by days and narrowed to some columns, holds its CSV’s cells', async () => {
+    const day = testApp.clock.now().toISOString().slice(0, 10);
+    const downloads = cabinetRoutes(testApp)
+      .filter((route) => route.method === 'GET' && route.url.startsWith('/cabinet/shops/:shopId/'))
+      .filter((route) => route.url.endsWith('.xlsx'))
+      .map((route) => route.url.replace(':shopId', shop.shopId).replace(/\.xlsx$/, ''));
+    expect(downloads).toContain(`/cabinet/shops/${shop.shopId}/accounting`);
+    for (const base of downloads) {
+      const csv = await client.get(`${base}.csv?from=${day}&to=${day}`);
+      const xlsx = await client.get(`${base}.xlsx?from=${day}&to=${day}`);
+      expect([csv.statusCode, xlsx.statusCode], base).toEqual([200, 200]);
+      expect(xlsx.headers['content-type']).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+      expect(xlsx.headers['content-disposition']).toMatch(/^attachment; filename=".+\.xlsx"$/);
+      const csvRows = parseCsv(csv.body);
+      const xlsxRows = await readXlsx(xlsx.rawPayload);
+      expect(xlsxRows.length, base).toBe(csvRows.length);
+      csvRows.forEach((row, rowIndex) =>
+        row.forEach((cell, columnIndex) =>
+          expect(sameCell(cell, xlsxRows[rowIndex]![columnIndex] ?? null), `${base} row ${rowIndex} column ${columnIndex}`).toBe(
+            true,
+          ),
+        ),
+      );
+    }
   });
 
   it('the days narrow the file, and a bad day is refused', async () => {

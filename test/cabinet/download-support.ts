@@ -42,9 +42,10 @@ export async function readXlsx(bytes: Uint8Array): Promise<XlsxCell[][]> {
   const sheet = book.worksheets[0];
   if (!sheet) throw new Error('the workbook has no sheet');
   const rows: XlsxCell[][] = [];
+  const columnCount = sheet.columnCount;
   sheet.eachRow({ includeEmpty: true }, (row, rowNumber) => {
     const cells: XlsxCell[] = [];
-    for (let column = 1; column <= sheet.columnCount; column++) {
+    for (let column = 1; column <= columnCount; column++) {
       const value = row.getCell(column).value;
       if (value !== null && value !== undefined && typeof value !== 'string' && typeof value !== 'number')
         throw new Error(`row ${rowNumber} column ${column} is neither text nor a number: ${JSON.stringify(value)}`);
