@@ -33,7 +33,7 @@ export interface EntryRange {
 }
 
 /** The most entries one page reads. */
-export const ENTRY_PAGE_MAX = 1000;
+const ENTRY_PAGE_MAX = 1000;
 
 /** The merchant's entries in the range, a page (at most `pageSize`) at a time, account by account. */
 export async function* ledgerEntryPages(

@@ -39,7 +39,7 @@ function canonicalDecimal(text: string): string {
  * (at most 15 significant digits, and the number's own shortest text is the same decimal);
  * otherwise undefined and the cell stays text.
  */
-export function exactNumber(text: string): number | undefined {
+function exactNumber(text: string): number | undefined {
   if (!PLAIN_DECIMAL.test(text)) return undefined;
   const canonical = canonicalDecimal(text);
   const significant = canonical.replace(/^-/, '').replace('.', '').replace(/^0+/, '');

@@ -4,13 +4,8 @@
 import type { Executor } from '../../db/transaction.ts';
 import type { ObjectReference } from '../../ledger/ledger-entries.ts';
 import { outgoingTransactionIds } from '../sending/outgoing-references.ts';
-import type { SendingTables } from '../sending/sending-tables.ts';
-import type { PayoutTables } from './payouts-tables.ts';
 
-export async function payoutReferences(
-  db: Executor<PayoutTables & SendingTables>,
-  ids: readonly string[],
-): Promise<Map<string, ObjectReference>> {
+export async function payoutReferences(db: Executor, ids: readonly string[]): Promise<Map<string, ObjectReference>> {
   if (ids.length === 0) return new Map();
   const rows = await db
     .selectFrom('crypto_payouts')

@@ -19,6 +19,9 @@ export async function depositReferences(
     .where('d.id', 'in', [...new Set(ids)])
     .execute();
   return new Map(
-    rows.map((row) => [row.id, { shopId: row.shop_id, externalRef: row.external_id ?? row.client_id, txHash: row.tx_id }]),
+    rows.map((row) => [
+      row.id,
+      { shopId: row.shop_id, externalRef: row.external_id ?? row.client_id, txHash: row.tx_id },
+    ]),
   );
 }

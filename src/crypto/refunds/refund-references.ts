@@ -4,13 +4,8 @@
 import type { Executor } from '../../db/transaction.ts';
 import type { ObjectReference } from '../../ledger/ledger-entries.ts';
 import { outgoingTransactionIds } from '../sending/outgoing-references.ts';
-import type { SendingTables } from '../sending/sending-tables.ts';
-import type { RefundTables } from './refunds-tables.ts';
 
-export async function refundReferences(
-  db: Executor<RefundTables & SendingTables>,
-  ids: readonly string[],
-): Promise<Map<string, ObjectReference>> {
+export async function refundReferences(db: Executor, ids: readonly string[]): Promise<Map<string, ObjectReference>> {
   if (ids.length === 0) return new Map();
   const rows = await db
     .selectFrom('crypto_refunds')

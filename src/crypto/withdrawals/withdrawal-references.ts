@@ -4,11 +4,9 @@
 import type { Executor } from '../../db/transaction.ts';
 import type { ObjectReference } from '../../ledger/ledger-entries.ts';
 import { outgoingTransactionIds } from '../sending/outgoing-references.ts';
-import type { SendingTables } from '../sending/sending-tables.ts';
-import type { WithdrawalTables } from './withdrawals-tables.ts';
 
 export async function withdrawalReferences(
-  db: Executor<WithdrawalTables & SendingTables>,
+  db: Executor,
   ids: readonly string[],
 ): Promise<Map<string, ObjectReference>> {
   if (ids.length === 0) return new Map();
