@@ -11,7 +11,6 @@
 // with, so no quote is put before `=`, `+`, `-` or `@` here (the CSV needs one).
 // Characters XML cannot carry (control characters but tab and line breaks, lone
 // surrogates) are left out by the writer.
-import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import { WorkbookWriter } from '@cj-tech-master/excelts';
 import type { ListingColumn } from './listing.ts';
@@ -48,6 +47,19 @@ function exactNumber(text: string): number | undefined {
   return canonicalDecimal(String(value)) === canonical ? value : undefined;
 }
 
+/** Until the stream's buffer has room again, or the stream is gone. */
+function drainedOrClosed(out: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+  });
+}
+
 function cellOf<Row>(column: ListingColumn<Row>, row: Row): string | number {
   const text = column.text(row);
   if (column.amount !== true) return text;
@@ -67,11 +79,11 @@ export function listingXlsx<Row>(
     sheet.addRow(columns.map((column) => column.key)).commit();
     let written = 0;
     for await (const row of rows) {
+      // The reader went away (the download was cancelled): stop reading pages.
+      if (out.destroyed) return;
       sheet.addRow(columns.map((column) => cellOf(column, row))).commit();
       written += 1;
-      if (written % ROWS_BETWEEN_DRAIN_CHECKS === 0 && out.writableNeedDrain) {
-        await once(out, 'drain');
-      }
+      if (written % ROWS_BETWEEN_DRAIN_CHECKS === 0 && out.writableNeedDrain) await drainedOrClosed(out);
     }
     sheet.commit();
     await workbook.commit();
