@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { BuiltModule } from '../gateway-module.ts';
 import { accountRoutes } from './account/account-routes.ts';
+import { accountingRoutes } from './accounting/accounting-routes.ts';
 import { keyRoutes } from './keys/key-routes.ts';
 import { auditRoutes } from './audit/audit-routes.ts';
 import { createMailer } from './mail/mailer.ts';
@@ -45,6 +46,7 @@ const AREAS: readonly AreaRoutes[] = [
   sandboxRoutes,
   auditRoutes,
   withdrawalRoutes,
+  accountingRoutes,
 ];
 
 export interface CabinetModuleService extends CabinetService {

@@ -627,3 +627,75 @@ export function fanOutReservationsCtes(fanOuts: readonly FanOutRows[]): ReturnTy
       returning 1
     )`;
 }
+
+/** A merchant's accounts in a book (those that exist), RUB before USDT, main before payout. */
+export async function merchantAccountsOfBook(
+  db: Executor<LedgerTables>,
+  merchantId: string,
+  book: LedgerBook,
+): Promise<AccountRow[]> {
+  return db
+    .selectFrom('ledger_accounts')
+    .selectAll()
+    .where('merchant_id', '=', merchantId)
+    .where('book', '=', book)
+    .orderBy('currency')
+    .orderBy('kind')
+    .execute();
+}
+
+export interface AccountEntryRow {
+  readonly seq: bigint;
+  readonly id: string;
+  readonly transfer_id: string;
+  readonly amount: bigint;
+  readonly balance_after: bigint;
+  readonly created_at: Date;
+  readonly type: string;
+  readonly reference_type: string;
+  readonly reference_id: string;
+  readonly origin_status: TransferStatus;
+  readonly resolution_status: TransferStatus | null;
+}
+
+export interface AccountEntryQuery {
+  readonly accountId: string;
+  /** Only entries after this sequence number (the keyset). */
+  readonly afterSeq: bigint;
+  readonly from?: Date | undefined;
+  readonly before?: Date | undefined;
+  readonly limit: number;
+}
+
+/**
+ * One account's history entries oldest first, every entry (a zero-effect one included), with
+ * the originating transfer's type, reference and status. The keyset walks the
+ * (account_id, seq) index, so each page costs its own rows, however long the history.
+ */
+export async function listAccountEntries(
+  db: Executor<LedgerTables>,
+  query: AccountEntryQuery,
+): Promise<AccountEntryRow[]> {
+  let builder = db
+    .selectFrom('ledger_operations as o')
+    .innerJoin('ledger_transfers as t', 't.id', 'o.origin_id')
+    .leftJoin('ledger_transfers as r', 'r.pending_id', 't.id')
+    .select([
+      'o.seq',
+      'o.id',
+      'o.transfer_id',
+      'o.amount',
+      'o.balance_after',
+      'o.created_at',
+      't.type',
+      't.reference_type',
+      't.reference_id',
+      't.status as origin_status',
+      'r.status as resolution_status',
+    ])
+    .where('o.account_id', '=', query.accountId)
+    .where('o.seq', '>', query.afterSeq);
+  if (query.from !== undefined) builder = builder.where('o.created_at', '>=', query.from);
+  if (query.before !== undefined) builder = builder.where('o.created_at', '<', query.before);
+  return builder.orderBy('o.seq', 'asc').limit(query.limit).execute();
+}

@@ -1,7 +1,7 @@
 // The page and the download of a table (listing.ts): GET /cabinet/shops/:shopId/<path>
 // shows the filter form, one keyset page of rows newest first with a link to each
-// row's own page, and the export form; GET …/<path>.csv streams every filtered row
-// (exports.create, recorded in the audit log as `export.downloaded`).
+// row's own page, and the export form; GET …/<path>.csv and …/<path>.xlsx stream
+// every filtered row (exports.create, recorded in the audit log as `export.downloaded`).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../audit/audit-service.ts';
 import type { ListPage } from '../../db/list-page.ts';
@@ -21,7 +21,8 @@ import { roleCan } from '../roles.ts';
 import { html, type View } from '../views/html.ts';
 import { translator, type Lang } from '../views/cabinet-language.ts';
 import { filterValuesOf, parseListingFilter, queryOf, type FilterValues, type Listing } from './listing.ts';
-import { chosenColumns, everyRow, listingCsv } from './listing-csv.ts';
+import { chosenColumns, everyRow } from './listing-csv.ts';
+import { DOWNLOAD_FORMATS, sendDownload, type DownloadFormat } from './listing-download.ts';
 import LISTING_TEXTS from './listing-texts.json' with { type: 'json' };
 
 export const listingText = translator(LISTING_TEXTS);
@@ -40,7 +41,7 @@ function listingShopOf<Row>(request: FastifyRequest, listing: Listing<Row>): Sho
   return shop;
 }
 
-/** Registers the table's page and its CSV download. */
+/** Registers the table's page and its CSV and XLSX downloads. */
 export function installListing<Row>(
   app: FastifyInstance,
   deps: CabinetDeps,
@@ -88,12 +89,20 @@ export function installListing<Row>(
     });
   });
 
-  app.get(`/cabinet/shops/:shopId/${listing.path}.csv`, exportOptions, async (request, reply) => {
-    return sendCsv(request, reply, deps, listing);
-  });
+  for (const format of DOWNLOAD_FORMATS) {
+    app.get(`/cabinet/shops/:shopId/${listing.path}.${format}`, exportOptions, async (request, reply) => {
+      return sendExport(request, reply, deps, listing, format);
+    });
+  }
 }
 
-async function sendCsv<Row>(request: FastifyRequest, reply: FastifyReply, deps: CabinetDeps, listing: Listing<Row>) {
+async function sendExport<Row>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: CabinetDeps,
+  listing: Listing<Row>,
+  format: DownloadFormat,
+) {
   const { role } = merchantOf(request);
   if (!roleCan(role, listing.permission)) throw new CabinetPageError(403, 'forbidden');
   const shop = listingShopOf(request, listing);
@@ -107,15 +116,20 @@ async function sendCsv<Row>(request: FastifyRequest, reply: FastifyReply, deps: 
     shopId: shop.shopId,
     target: listing.path,
     details: {
+      format,
       filters: Object.fromEntries(Object.entries(values).filter(([, value]) => value !== '')),
       columns: columns.map((column) => column.key),
     },
   });
   const day = deps.clock.now().toISOString().slice(0, 10);
-  return reply
-    .header('content-type', 'text/csv; charset=utf-8')
-    .header('content-disposition', `attachment; filename="${listing.path}-${shop.shopId}-${day}.csv"`)
-    .send(listingCsv(columns, everyRow(listing, shop, filter)));
+  return sendDownload(reply, {
+    format,
+    // `payouts/batches` names its file `payouts-batches-…`.
+    name: `${listing.path.replaceAll('/', '-')}-${shop.shopId}-${day}`,
+    sheetName: listing.path.replaceAll('/', '-'),
+    columns,
+    rows: everyRow(listing, shop, filter),
+  });
 }
 
 interface ListingPageProps<Row> {
@@ -250,6 +264,7 @@ function Pages<Row>(props: ListingPageProps<Row> & { page: ListPage<Row> }): Vie
 
 function ExportForm<Row>(props: ListingPageProps<Row>): View {
   const { lang, listing, values } = props;
+  // Two submit buttons choose the format (formaction), so the choice needs no script.
   return html`<form method="get" action=${`${props.base}.csv`} class="card listing-export">
     <h2>${text(lang, 'export')}</h2>
     <p class="muted">${text(lang, 'export_intro')}</p>
@@ -268,6 +283,9 @@ function ExportForm<Row>(props: ListingPageProps<Row>): View {
         )}
       </div>
     </fieldset>
-    <div class="actions"><button type="submit">${text(lang, 'download_csv')}</button></div>
+    <div class="actions">
+      <button type="submit" formaction=${`${props.base}.csv`}>${text(lang, 'download_csv')}</button>
+      <button type="submit" formaction=${`${props.base}.xlsx`}>${text(lang, 'download_xlsx')}</button>
+    </div>
   </form>`;
 }

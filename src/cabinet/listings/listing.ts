@@ -29,6 +29,8 @@ export interface ListingColumn<Row> {
   readonly cell?: (row: Row, lang: Lang) => Children;
   /** Shown on the page (every column is offered in the download); true unless false. */
   readonly onPage?: boolean;
+  /** The text is an amount as a plain decimal (`-12.50`): a number cell in XLSX when a number holds it exactly. */
+  readonly amount?: boolean;
 }
 
 export interface Listing<Row> {

@@ -43,6 +43,7 @@ const SHOP_PAGES: ReadonlyArray<{
   { path: 'operations', label: 'link_operations', permission: 'balances.read' },
   { path: 'transfers', label: 'link_transfers', permission: 'balances.read' },
   { path: 'withdrawals', label: 'link_withdrawals', permission: 'balances.read' },
+  { path: 'accounting', label: 'link_accounting', permission: 'exports.create' },
   { path: 'keys', label: 'link_keys', permission: 'keys.read' },
   { path: 'methods', label: 'link_methods', permission: 'methods.read' },
   { path: 'webhooks', label: 'link_webhooks', permission: 'webhooks.read' },
