@@ -13,6 +13,8 @@ import { createCabinetService, type CabinetDeps, type CabinetService } from './c
 import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
 import { cryptoRoutes } from './crypto/crypto-routes.ts';
 import { methodRoutes } from './methods/method-routes.ts';
+import { operationRoutes } from './operations/operation-routes.ts';
+import { paymentRoutes } from './payments/payment-routes.ts';
 import { sandboxRoutes } from './sandbox/sandbox-routes.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
 import { passwordResetRoutes } from './password-reset/password-reset-routes.ts';
@@ -39,6 +41,8 @@ const AREAS: readonly AreaRoutes[] = [
   cryptoRoutes,
   sandboxRoutes,
   auditRoutes,
+  paymentRoutes,
+  operationRoutes,
 ];
 
 export interface CabinetModuleService extends CabinetService {

@@ -112,11 +112,18 @@ function attemptView(row: AttemptRow): WebhookAttemptView {
   };
 }
 
-export async function listEvents(
-  deps: Deps,
-  shopId: string,
-  query: { type?: string | undefined; status?: EventStatus | undefined; limit: number; cursor?: string | undefined },
-): Promise<ListPage<WebhookEventView>> {
+export interface EventListQuery {
+  readonly type?: string | undefined;
+  readonly status?: EventStatus | undefined;
+  /** The cabinet's window and search (an event id, a type, or the id of an object an event is about). */
+  readonly createdFrom?: Date | undefined;
+  readonly createdBefore?: Date | undefined;
+  readonly search?: string | undefined;
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+}
+
+export async function listEvents(deps: Deps, shopId: string, query: EventListQuery): Promise<ListPage<WebhookEventView>> {
   return readListPage(
     query,
     EVENT_LIST_ORDER,
@@ -124,6 +131,9 @@ export async function listEvents(
       repository.listEvents(deps.db, shopId, {
         type: query.type,
         status: query.status,
+        createdFrom: query.createdFrom,
+        createdBefore: query.createdBefore,
+        search: query.search,
         after: pageKeyOf(window.after),
         limit: window.limit,
       }),
@@ -141,6 +151,11 @@ const EVENTS_ABOUT_MAX = 100;
 export async function eventsAbout(deps: Deps, shopId: string, subjectId: string): Promise<WebhookEventView[]> {
   const rows = await repository.eventsAbout(deps.db, shopId, subjectId, EVENTS_ABOUT_MAX);
   return rows.map(eventView);
+}
+
+/** The ids of the objects an event of the shop is about (a payment, an invoice and its wallet …), as its data names them. */
+export async function eventSubjects(deps: Deps, shopId: string, eventId: string): Promise<string[]> {
+  return repository.eventSubjectIds(deps.db, shopId, eventId);
 }
 
 async function requireEvent(deps: Deps, shopId: string, eventId: string): Promise<EventRow> {
