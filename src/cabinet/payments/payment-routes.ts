@@ -102,8 +102,10 @@ function attemptEntries(lang: Lang, attempt: PaymentAttemptFact): TimelineEntry[
   const entries: TimelineEntry[] = [
     {
       at: attempt.createdAt,
-      what: html`${text(lang, 'event_attempt')}: ${attempt.method} · ${rub(attempt.amountKopecks)} —
-        <span data-attempt-status=${attempt.status}>${outcome}</span>`,
+      what: html`${`${text(lang, 'event_attempt')}: ${attempt.method} · ${rub(attempt.amountKopecks)} — `}<span
+          data-attempt-status=${attempt.status}
+          >${outcome}</span
+        >`,
       detail: html`${attempt.connector}${
         attempt.declineCode ? html` · ${text(lang, 'decline_code')} <code>${attempt.declineCode}</code>` : null
       }${attempt.appliedAs === 'suspense' ? html` · ${text(lang, 'suspense')}` : null}`,
@@ -117,8 +119,7 @@ function attemptEntries(lang: Lang, attempt: PaymentAttemptFact): TimelineEntry[
 function transferEntry(lang: Lang, transfer: ObjectTransfer): TimelineEntry {
   return {
     at: transfer.createdAt,
-    what: html`${text(lang, 'ledger')}: ${transfer.type} · ${formatMinor(transfer.amount, transfer.currency)}
-    ${transfer.currency} · ${transfer.status}`,
+    what: `${text(lang, 'ledger')}: ${transfer.type} · ${formatMinor(transfer.amount, transfer.currency)} ${transfer.currency} · ${transfer.status}`,
     detail: html`<code>${transfer.debitAccountId}</code> → <code>${transfer.creditAccountId}</code>`,
   };
 }
@@ -127,9 +128,10 @@ function transferEntry(lang: Lang, transfer: ObjectTransfer): TimelineEntry {
 function eventEntry(lang: Lang, shopId: string, event: WebhookEventView): TimelineEntry {
   return {
     at: new Date(event.created_at),
-    what: html`${text(lang, 'webhook')}:
-      <a href=${`/cabinet/shops/${shopId}/webhooks/events/${encodeURIComponent(event.id)}`}>${event.type}</a>
-      · ${event.status}`,
+    what: html`${`${text(lang, 'webhook')}: `}<a
+        href=${`/cabinet/shops/${shopId}/webhooks/events/${encodeURIComponent(event.id)}`}
+        >${event.type}</a
+      >${` · ${event.status}`}`,
   };
 }
 
