@@ -11,7 +11,6 @@ import {
   actorOf,
   CabinetPageError,
   cabinetOf,
-  merchantOf,
   sendPage,
   shopOf,
   type CabinetHttpDeps,
@@ -60,7 +59,7 @@ export function installListing<Row>(
   };
   const exportOptions = {
     schema: { hide: true },
-    config: { cabinet: { access: { permission: 'exports.create' as const } } },
+    config: { cabinet: { access: { permission: 'exports.create' as const, alsoPermission: listing.permission } } },
   };
 
   app.get(`/cabinet/shops/:shopId/${listing.path}`, pageOptions, async (request, reply) => {
@@ -100,8 +99,6 @@ export function installListing<Row>(
 }
 
 async function sendCsv<Row>(request: FastifyRequest, reply: FastifyReply, deps: CabinetDeps, listing: Listing<Row>) {
-  const { role } = merchantOf(request);
-  if (!roleCan(role, listing.permission)) throw new CabinetPageError(403, 'forbidden');
   const shop = listingShopOf(request, listing);
   const values = filterValuesOf(request.query);
   const filter = parseListingFilter(listing, values);
