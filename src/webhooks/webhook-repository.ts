@@ -294,8 +294,9 @@ export interface EventListFilter {
   /** Events created at or after this instant, and before `createdBefore`. */
   readonly createdFrom?: Date | undefined;
   readonly createdBefore?: Date | undefined;
-  /** An event id, an event type, or the id of an object the event is about, exactly. */
-  readonly search?: string | undefined;
+  readonly eventId?: string | undefined;
+  /** Events about this object (its id in `subject_ids`, the GIN index of migration 0035). */
+  readonly subjectId?: string | undefined;
   readonly after?: PageKey | undefined;
   readonly limit: number;
 }
@@ -309,15 +310,9 @@ export async function listEvents(
   if (filter.type !== undefined) query = query.where('e.type', '=', filter.type);
   if (filter.createdFrom !== undefined) query = query.where('e.created_at', '>=', filter.createdFrom);
   if (filter.createdBefore !== undefined) query = query.where('e.created_at', '<', filter.createdBefore);
-  const search = filter.search;
-  if (search !== undefined)
-    query = query.where((eb) =>
-      eb.or([
-        eb('e.id', '=', search),
-        eb('e.type', '=', search),
-        sql<boolean>`e.subject_ids @> array[${search}]::text[]`,
-      ]),
-    );
+  if (filter.eventId !== undefined) query = query.where('e.id', '=', filter.eventId);
+  if (filter.subjectId !== undefined)
+    query = query.where(sql<boolean>`e.subject_ids @> array[${filter.subjectId}]::text[]`);
   if (filter.status === 'no_destination') query = query.where('d.id', 'is', null);
   else if (filter.status !== undefined) query = query.where('d.status', '=', filter.status);
   if (filter.after) query = query.where(sql<boolean>`(e.created_at, e.id) < (${filter.after.at}, ${filter.after.id})`);

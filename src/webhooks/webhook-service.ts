@@ -112,6 +112,23 @@ function attemptView(row: AttemptRow): WebhookAttemptView {
   };
 }
 
+const EVENT_ID = /^evt_[0-9a-z]{26}$/;
+/** Event types are dotted names (payment.paid); no object id has a dot. */
+const EVENT_TYPE = /^[a-z_]+(?:\.[a-z_]+)+$/;
+
+/**
+ * What a search names, by its form, so that each is one indexed condition: an
+ * event id, an event type, or else the id of an object events are about.
+ */
+function searchFilter(query: EventListQuery): { type?: string; eventId?: string; subjectId?: string } {
+  const search = query.search;
+  if (search === undefined) return { type: query.type };
+  if (EVENT_ID.test(search)) return { type: query.type, eventId: search };
+  // The cabinet's search stands in for the API's type filter, which it never sets with it.
+  if (EVENT_TYPE.test(search)) return { type: search };
+  return { type: query.type, subjectId: search };
+}
+
 export interface EventListQuery {
   readonly type?: string | undefined;
   readonly status?: EventStatus | undefined;
@@ -129,11 +146,10 @@ export async function listEvents(deps: Deps, shopId: string, query: EventListQue
     EVENT_LIST_ORDER,
     (window) =>
       repository.listEvents(deps.db, shopId, {
-        type: query.type,
         status: query.status,
         createdFrom: query.createdFrom,
         createdBefore: query.createdBefore,
-        search: query.search,
+        ...searchFilter(query),
         after: pageKeyOf(window.after),
         limit: window.limit,
       }),
