@@ -18,6 +18,8 @@ import type { SendResult, WebhookSender } from './webhook-sender.ts';
 import type { AttemptOutcome } from './webhook-tables.ts';
 import type { AttemptRow, EventRow, EventStatus, PageKey } from './webhook-repository.ts';
 
+export type { EventStatus };
+
 const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 const TEST_EVENT_TYPE = 'webhook.test';
 /** The inline test send holds its delivery this long, beyond its own time limit. */
@@ -140,7 +142,11 @@ export interface EventListQuery {
   readonly cursor?: string | undefined;
 }
 
-export async function listEvents(deps: Deps, shopId: string, query: EventListQuery): Promise<ListPage<WebhookEventView>> {
+export async function listEvents(
+  deps: Deps,
+  shopId: string,
+  query: EventListQuery,
+): Promise<ListPage<WebhookEventView>> {
   return readListPage(
     query,
     EVENT_LIST_ORDER,

@@ -44,7 +44,11 @@ describeInBrowser.each(backends)('cabinet fiat tables in Chromium on %s', (backe
   it('the payments table, a payment, the operations, the webhook events and an event page hold up', async () => {
     const owner = await createOwner(cabinet.testApp);
     const payment = await paidPayment(owner, 'ORD-1001');
-    const failed = await postPayment(cabinet.testApp, owner.apiKey, { amount: 99, currency: 'RUB', order_id: 'ORD-1002' });
+    const failed = await postPayment(cabinet.testApp, owner.apiKey, {
+      amount: 99,
+      currency: 'RUB',
+      order_id: 'ORD-1002',
+    });
     expect((await postHelper(cabinet.testApp, owner.apiKey, failed.json().payment_id, 'fail')).statusCode).toBe(200);
     const shop = `/cabinet/shops/${owner.shopId}`;
     const page = await cabinet.newPage();
@@ -112,7 +116,11 @@ describeInBrowser.each(backends)('cabinet fiat tables in Chromium on %s', (backe
       expect(visited.text, path).toContain(probe);
     }
     expect(await page.locator('#payment-order-id').textContent()).toBe(probe);
-    for (const path of [`${shop}/operations`, `${shop}/webhooks/events`, `${shop}/webhooks/events?q=${encodeURIComponent(probe)}`]) {
+    for (const path of [
+      `${shop}/operations`,
+      `${shop}/webhooks/events`,
+      `${shop}/webhooks/events?q=${encodeURIComponent(probe)}`,
+    ]) {
       const visited = await visit(page, dialogs, path);
       expect(visited.dialogs, path).toEqual([]);
       expect(visited.injected, path).toEqual([]);

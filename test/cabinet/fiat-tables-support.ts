@@ -49,7 +49,7 @@ export function nextPageLink(body: string): string | undefined {
 }
 
 /** RFC 4180 text back into rows of cells (quoted fields, doubled quotes, CRLF records). */
-export function parseCsv(text: string): string[][] {
+function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
   let cell = '';

@@ -12,14 +12,7 @@ import { createTestApp, type TestApp } from '../support/app.ts';
 import { backends } from '../support/databases.ts';
 import { getJson, postHelper, postPayment } from '../payments/payment-test-support.ts';
 import { addMember, CabinetClient, createOwner, type CabinetPerson } from './cabinet-client.ts';
-import {
-  csvRecords,
-  DECLINE_CARD,
-  linkedIds,
-  nextPageLink,
-  payOnPage,
-  SUCCESS_CARD,
-} from './fiat-tables-support.ts';
+import { csvRecords, DECLINE_CARD, linkedIds, nextPageLink, payOnPage, SUCCESS_CARD } from './fiat-tables-support.ts';
 
 const EN = { 'accept-language': 'en' };
 const HOOK = 'https://merchant.example/hooks';
@@ -150,10 +143,18 @@ describe.each(backends)('cabinet fiat tables on %s', (backend) => {
       expect(body).toContain('<span data-attempt-status="succeeded">succeeded</span>');
       expect(body).toContain('Paid <div class="muted">card · 1500.50 RUB</div>');
       expect(body).toContain('Ledger transfer: payment · 1500.50 RUB · posted');
-      const event = /Webhook: <a href="(\/cabinet\/shops\/[^"]+\/webhooks\/events\/(evt_[^"]+))">payment\.paid<\/a> · pending/.exec(body);
+      const event =
+        /Webhook: <a href="(\/cabinet\/shops\/[^"]+\/webhooks\/events\/(evt_[^"]+))">payment\.paid<\/a> · pending/.exec(
+          body,
+        );
       expect(event, body).not.toBeNull();
       // Oldest first: created, the declined attempt, the good one, paid.
-      const order = ['Payment created', 'data-attempt-status="declined"', 'data-attempt-status="succeeded"', 'Paid <div'];
+      const order = [
+        'Payment created',
+        'data-attempt-status="declined"',
+        'data-attempt-status="succeeded"',
+        'Paid <div',
+      ];
       const positions = order.map((mark) => body.indexOf(mark));
       expect(positions).toEqual([...positions].sort((a, b) => a - b));
       // The event's page links back to the payment it is about.
@@ -168,14 +169,22 @@ describe.each(backends)('cabinet fiat tables on %s', (backend) => {
       const theirs = await pay(stranger, { amount: 100 });
       const client = await signedIn(owner);
       const base = `/cabinet/shops/${owner.shopId}/payments`;
-      for (const id of [theirs.payment_id, '00000000-0000-4000-8000-000000000000', 'not-a-uuid', '%3Cscript%3E', 'x'.repeat(90)])
+      for (const id of [
+        theirs.payment_id,
+        '00000000-0000-4000-8000-000000000000',
+        'not-a-uuid',
+        '%3Cscript%3E',
+        'x'.repeat(90),
+      ])
         expect((await client.get(`${base}/${id}`, EN)).statusCode, id).toBe(404);
       // Nor through the other shop's path.
-      expect((await client.get(`/cabinet/shops/${stranger.shopId}/payments/${theirs.payment_id}`)).statusCode).toBe(404);
+      expect((await client.get(`/cabinet/shops/${stranger.shopId}/payments/${theirs.payment_id}`)).statusCode).toBe(
+        404,
+      );
       expect((await client.get(`/cabinet/shops/${stranger.shopId}/payments`)).statusCode).toBe(404);
     });
 
-    it("the CSV of the table filtered by status=paid equals GET /v1/payments?status=paid: ids in the same order, amounts equal", async () => {
+    it('the CSV of the table filtered by status=paid equals GET /v1/payments?status=paid: ids in the same order, amounts equal', async () => {
       const owner = await createOwner(testApp);
       const payments: Payment[] = [];
       for (let index = 0; index < 7; index++) {
@@ -200,7 +209,9 @@ describe.each(backends)('cabinet fiat tables on %s', (backend) => {
       expect(rows.map((row) => row.order_id)).toEqual(api.data.map((payment) => payment.order_id));
       expect(rows.every((row) => row.status === 'paid')).toBe(true);
       // A choice of columns, in the table's order.
-      const chosen = await client.get(`/cabinet/shops/${owner.shopId}/payments.csv?status=paid&columns=amount,payment_id`);
+      const chosen = await client.get(
+        `/cabinet/shops/${owner.shopId}/payments.csv?status=paid&columns=amount,payment_id`,
+      );
       expect(chosen.body.split('\r\n')[0]).toBe('payment_id,amount');
     });
 

@@ -7,25 +7,12 @@ import { recordAudit } from '../../audit/audit-service.ts';
 import type { ListPage } from '../../db/list-page.ts';
 import { InvalidRequestError } from '../../errors.ts';
 import type { ShopProfile } from '../../merchants/merchant-service.ts';
-import {
-  actorOf,
-  CabinetPageError,
-  cabinetOf,
-  sendPage,
-  shopOf,
-  type CabinetHttpDeps,
-} from '../cabinet-http.ts';
+import { actorOf, CabinetPageError, cabinetOf, sendPage, shopOf, type CabinetHttpDeps } from '../cabinet-http.ts';
 import type { CabinetDeps } from '../cabinet-context.ts';
 import { roleCan } from '../roles.ts';
 import { html, type View } from '../views/html.ts';
 import { translator, type Lang } from '../views/cabinet-language.ts';
-import {
-  filterValuesOf,
-  parseListingFilter,
-  queryOf,
-  type FilterValues,
-  type Listing,
-} from './listing.ts';
+import { filterValuesOf, parseListingFilter, queryOf, type FilterValues, type Listing } from './listing.ts';
 import { chosenColumns, everyRow, listingCsv } from './listing-csv.ts';
 import LISTING_TEXTS from './listing-texts.json' with { type: 'json' };
 

@@ -24,7 +24,7 @@ const OBJECT_PAGES: Readonly<Record<string, string>> = {
 };
 
 /** The path under the shop of the object an operation is about, when it has a page. */
-export function objectPathOf(reference: OperationView['reference']): string | undefined {
+function objectPathOf(reference: OperationView['reference']): string | undefined {
   const page = OBJECT_PAGES[reference.type];
   return page && `${page}/${encodeURIComponent(reference.id)}`;
 }
@@ -58,8 +58,17 @@ export function operationListing(deps: CabinetDeps): Listing<OperationRow> {
       { key: 'amount', label: (lang) => text(lang, 'amount'), text: (row) => row.operation.amount },
       { key: 'currency', label: (lang) => text(lang, 'currency'), text: (row) => row.operation.currency },
       { key: 'status', label: (lang) => text(lang, 'status'), text: (row) => row.operation.status },
-      { key: 'balance_after', label: (lang) => text(lang, 'balance_after'), text: (row) => row.operation.balance_after },
-      { key: 'account_id', label: (lang) => text(lang, 'account_id'), text: (row) => row.operation.account_id, onPage: false },
+      {
+        key: 'balance_after',
+        label: (lang) => text(lang, 'balance_after'),
+        text: (row) => row.operation.balance_after,
+      },
+      {
+        key: 'account_id',
+        label: (lang) => text(lang, 'account_id'),
+        text: (row) => row.operation.account_id,
+        onPage: false,
+      },
       {
         key: 'transfer_id',
         label: (lang) => text(lang, 'transfer_id'),
@@ -90,7 +99,10 @@ export function operationListing(deps: CabinetDeps): Listing<OperationRow> {
           to: filter.createdBefore?.toISOString(),
         },
       );
-      return { data: result.data.map((operation) => ({ operation, shopId: shop.shopId })), next_cursor: result.next_cursor };
+      return {
+        data: result.data.map((operation) => ({ operation, shopId: shop.shopId })),
+        next_cursor: result.next_cursor,
+      };
     },
   };
 }

@@ -67,7 +67,12 @@ export function paymentListing(deps: CabinetDeps): Listing<PaymentRecord> {
         text: (row) => utcText(new Date(row.view.expires_at)),
         onPage: false,
       },
-      { key: 'order_code', label: (lang) => text(lang, 'order_code'), text: (row) => row.view.order_code, onPage: false },
+      {
+        key: 'order_code',
+        label: (lang) => text(lang, 'order_code'),
+        text: (row) => row.view.order_code,
+        onPage: false,
+      },
     ],
     read: (shop, filter, page) => listPaymentRecords(deps, shop.shopId, filter, page),
     detailPath: (row) => `payments/${row.view.payment_id}`,

@@ -6,11 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { transfersAbout, type ObjectTransfer } from '../../ledger/ledger-history.ts';
 import { formatMinor } from '../../money/decimal.ts';
-import {
-  getPaymentRecord,
-  type PaymentAttemptFact,
-  type PaymentRecord,
-} from '../../payments/payment-records.ts';
+import { getPaymentRecord, type PaymentAttemptFact, type PaymentRecord } from '../../payments/payment-records.ts';
 import { eventsAbout, type WebhookEventView } from '../../webhooks/webhook-service.ts';
 import { cabinetOf, sendPage, shopOf, type CabinetHttpDeps } from '../cabinet-http.ts';
 import type { CabinetDeps } from '../cabinet-context.ts';

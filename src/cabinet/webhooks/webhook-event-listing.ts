@@ -2,8 +2,7 @@
 // (pending, delivered, failed, no_destination), days, and an exact event id,
 // event type or id of the object an event is about; each row opens the event's
 // page (its attempts, resend).
-import { listEvents, type WebhookEventView } from '../../webhooks/webhook-service.ts';
-import type { EventStatus } from '../../webhooks/webhook-repository.ts';
+import { listEvents, type EventStatus, type WebhookEventView } from '../../webhooks/webhook-service.ts';
 import type { CabinetDeps } from '../cabinet-context.ts';
 import type { Listing } from '../listings/listing.ts';
 import { html } from '../views/html.ts';
@@ -12,7 +11,7 @@ import WEBHOOK_TEXTS from './webhook-texts.json' with { type: 'json' };
 
 const text = translator(WEBHOOK_TEXTS);
 
-export const EVENT_STATUSES: readonly EventStatus[] = ['pending', 'delivered', 'failed', 'no_destination'];
+const EVENT_STATUSES: readonly EventStatus[] = ['pending', 'delivered', 'failed', 'no_destination'];
 
 function utc(iso: string | null): string {
   return iso === null ? '' : iso.slice(0, 19).replace('T', ' ');
