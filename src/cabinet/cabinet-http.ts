@@ -32,6 +32,8 @@ export type CabinetAccess =
   /** A whole session whose role in its merchant holds `permission`. */
   | {
       readonly permission: Permission;
+      /** A second permission the role must hold as well (a table's download: exports.create and the table's own). */
+      readonly alsoPermission?: Permission;
       /** Key creation, secret reveal and rotation, withdrawals: the second factor asked again if not given lately. */
       readonly stepUp?: boolean;
       /** A money action: owners and finance must have enrolled a second factor first. */
@@ -234,7 +236,12 @@ async function resolveAccess(
   const current = merchants.find((merchant) => merchant.id === signedIn.session.merchant_id) ?? merchants[0];
   const whole: CabinetRequest = { ...anonymous, merchants, merchantId: current?.id, role: current?.role };
   if (access === 'signed-in') return whole;
-  if (!current || !roleCan(current.role, access.permission)) throw new CabinetPageError(403, 'forbidden');
+  if (
+    !current ||
+    !roleCan(current.role, access.permission) ||
+    (access.alsoPermission && !roleCan(current.role, access.alsoPermission))
+  )
+    throw new CabinetPageError(403, 'forbidden');
   const shopId = (request.params as Record<string, string | undefined>).shopId;
   let shop: ShopProfile | undefined;
   if (shopId !== undefined) {

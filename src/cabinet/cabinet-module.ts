@@ -15,6 +15,8 @@ import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
 import { cryptoRoutes } from './crypto/crypto-routes.ts';
 import { methodRoutes } from './methods/method-routes.ts';
 import { receivingRoutes } from './receiving/receiving-routes.ts';
+import { operationRoutes } from './operations/operation-routes.ts';
+import { paymentRoutes } from './payments/payment-routes.ts';
 import { sandboxRoutes } from './sandbox/sandbox-routes.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
 import { passwordResetRoutes } from './password-reset/password-reset-routes.ts';
@@ -47,6 +49,8 @@ const AREAS: readonly AreaRoutes[] = [
   auditRoutes,
   withdrawalRoutes,
   accountingRoutes,
+  paymentRoutes,
+  operationRoutes,
 ];
 
 export interface CabinetModuleService extends CabinetService {

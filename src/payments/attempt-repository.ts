@@ -31,6 +31,22 @@ export async function findAttemptByChargeKey(
   return db.selectFrom('payment_attempts').selectAll().where('charge_key', '=', chargeKey).executeTakeFirst();
 }
 
+/** A payment's attempts, oldest first (a payment has a handful). */
+export async function listAttemptsOfPayment(
+  db: Executor<PaymentTables>,
+  paymentId: string,
+  limit: number,
+): Promise<AttemptRow[]> {
+  return db
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('payment_id', '=', paymentId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
 export async function lockAttempt(tx: Tx<PaymentTables>, attemptId: string): Promise<AttemptRow | undefined> {
   return tx.selectFrom('payment_attempts').selectAll().where('id', '=', attemptId).forUpdate().executeTakeFirst();
 }

@@ -1,7 +1,7 @@
 // SQL of the payments module: payments and their guarded state transitions.
 import type { ExpressionBuilder, Insertable, QueryCreator, Selectable } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import { newestFirstPage, type ListWindow } from '../db/list-page.ts';
+import { newestFirstPage, withinRange, type ListRange, type ListWindow } from '../db/list-page.ts';
 import type { Executor, Tx } from '../db/transaction.ts';
 import type { PaymentMethod, PaymentStatus, PaymentTables } from './payment-tables.ts';
 
@@ -52,12 +52,24 @@ export interface PaymentListQuery extends ListWindow {
   readonly shopId: string;
   readonly status?: PaymentStatus | undefined;
   readonly orderId?: string | undefined;
+  /** The cabinet's window: created between two instants, amount between two bounds (kopecks). */
+  readonly range?: ListRange | undefined;
+  /** The cabinet's search: the payment's id (a lowercase uuid), or its order_id, exactly. */
+  readonly search?: { readonly paymentId?: string | undefined; readonly orderId: string } | undefined;
 }
 
 export async function listPayments(db: Executor<PaymentTables>, query: PaymentListQuery): Promise<PaymentRow[]> {
   let builder = db.selectFrom('payments').selectAll().where('shop_id', '=', query.shopId);
   if (query.status) builder = builder.where('status', '=', query.status);
   if (query.orderId !== undefined) builder = builder.where('order_id', '=', query.orderId);
+  if (query.range) builder = withinRange(builder, query.range, 'amount_kopecks');
+  const search = query.search;
+  if (search)
+    builder = builder.where((eb) =>
+      search.paymentId === undefined
+        ? eb('order_id', '=', search.orderId)
+        : eb.or([eb('id', '=', search.paymentId), eb('order_id', '=', search.orderId)]),
+    );
   return newestFirstPage(builder, query);
 }
 

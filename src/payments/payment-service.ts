@@ -275,7 +275,7 @@ function newPaymentRow(
   };
 }
 
-function isUuid(text: string): boolean {
+export function isUuid(text: string): boolean {
   return UUID_PATTERN.test(text);
 }
 

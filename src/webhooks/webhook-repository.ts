@@ -288,13 +288,31 @@ function eventsQuery(db: Executor<WebhookTables>, shopId: string) {
     .where('e.shop_id', '=', shopId);
 }
 
+export interface EventListFilter {
+  readonly type?: string | undefined;
+  readonly status?: EventStatus | undefined;
+  /** Events created at or after this instant, and before `createdBefore`. */
+  readonly createdFrom?: Date | undefined;
+  readonly createdBefore?: Date | undefined;
+  readonly eventId?: string | undefined;
+  /** Events about this object (its id in `subject_ids`, the GIN index of migration 0035). */
+  readonly subjectId?: string | undefined;
+  readonly after?: PageKey | undefined;
+  readonly limit: number;
+}
+
 export async function listEvents(
   db: Executor<WebhookTables>,
   shopId: string,
-  filter: { type?: string | undefined; status?: EventStatus | undefined; after?: PageKey | undefined; limit: number },
+  filter: EventListFilter,
 ): Promise<EventRow[]> {
   let query = eventsQuery(db, shopId);
   if (filter.type !== undefined) query = query.where('e.type', '=', filter.type);
+  if (filter.createdFrom !== undefined) query = query.where('e.created_at', '>=', filter.createdFrom);
+  if (filter.createdBefore !== undefined) query = query.where('e.created_at', '<', filter.createdBefore);
+  if (filter.eventId !== undefined) query = query.where('e.id', '=', filter.eventId);
+  if (filter.subjectId !== undefined)
+    query = query.where(sql<boolean>`e.subject_ids @> array[${filter.subjectId}]::text[]`);
   if (filter.status === 'no_destination') query = query.where('d.id', 'is', null);
   else if (filter.status !== undefined) query = query.where('d.status', '=', filter.status);
   if (filter.after) query = query.where(sql<boolean>`(e.created_at, e.id) < (${filter.after.at}, ${filter.after.id})`);
@@ -314,6 +332,17 @@ export async function eventsAbout(
     .orderBy('e.id')
     .limit(limit)
     .execute();
+}
+
+/** The ids of the objects the shop's event is about (migration 0035); empty for an unknown event. */
+export async function eventSubjectIds(db: Executor<WebhookTables>, shopId: string, eventId: string): Promise<string[]> {
+  const row = await db
+    .selectFrom('webhook_events')
+    .select('subject_ids')
+    .where('id', '=', eventId)
+    .where('shop_id', '=', shopId)
+    .executeTakeFirst();
+  return row?.subject_ids ?? [];
 }
 
 export async function findEvent(

@@ -18,6 +18,8 @@ import type { SendResult, WebhookSender } from './webhook-sender.ts';
 import type { AttemptOutcome } from './webhook-tables.ts';
 import type { AttemptRow, EventRow, EventStatus, PageKey } from './webhook-repository.ts';
 
+export type { EventStatus };
+
 const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 const TEST_EVENT_TYPE = 'webhook.test';
 /** The inline test send holds its delivery this long, beyond its own time limit. */
@@ -112,18 +114,48 @@ function attemptView(row: AttemptRow): WebhookAttemptView {
   };
 }
 
+const EVENT_ID = /^evt_[0-9a-z]{26}$/;
+/** Event types are dotted names (payment.paid); no object id has a dot. */
+const EVENT_TYPE = /^[a-z_]+(?:\.[a-z_]+)+$/;
+
+/**
+ * What a search names, by its form, so that each is one indexed condition: an
+ * event id, an event type, or else the id of an object events are about.
+ */
+function searchFilter(query: EventListQuery): { type?: string; eventId?: string; subjectId?: string } {
+  const search = query.search;
+  if (search === undefined) return { type: query.type };
+  if (EVENT_ID.test(search)) return { type: query.type, eventId: search };
+  // The cabinet's search stands in for the API's type filter, which it never sets with it.
+  if (EVENT_TYPE.test(search)) return { type: search };
+  return { type: query.type, subjectId: search };
+}
+
+export interface EventListQuery {
+  readonly type?: string | undefined;
+  readonly status?: EventStatus | undefined;
+  /** The cabinet's window and search (an event id, a type, or the id of an object an event is about). */
+  readonly createdFrom?: Date | undefined;
+  readonly createdBefore?: Date | undefined;
+  readonly search?: string | undefined;
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+}
+
 export async function listEvents(
   deps: Deps,
   shopId: string,
-  query: { type?: string | undefined; status?: EventStatus | undefined; limit: number; cursor?: string | undefined },
+  query: EventListQuery,
 ): Promise<ListPage<WebhookEventView>> {
   return readListPage(
     query,
     EVENT_LIST_ORDER,
     (window) =>
       repository.listEvents(deps.db, shopId, {
-        type: query.type,
         status: query.status,
+        createdFrom: query.createdFrom,
+        createdBefore: query.createdBefore,
+        ...searchFilter(query),
         after: pageKeyOf(window.after),
         limit: window.limit,
       }),
@@ -141,6 +173,11 @@ const EVENTS_ABOUT_MAX = 100;
 export async function eventsAbout(deps: Deps, shopId: string, subjectId: string): Promise<WebhookEventView[]> {
   const rows = await repository.eventsAbout(deps.db, shopId, subjectId, EVENTS_ABOUT_MAX);
   return rows.map(eventView);
+}
+
+/** The ids of the objects an event of the shop is about (a payment, an invoice and its wallet …), as its data names them. */
+export async function eventSubjects(deps: Deps, shopId: string, eventId: string): Promise<string[]> {
+  return repository.eventSubjectIds(deps.db, shopId, eventId);
 }
 
 async function requireEvent(deps: Deps, shopId: string, eventId: string): Promise<EventRow> {

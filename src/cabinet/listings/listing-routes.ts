@@ -7,15 +7,7 @@ import { recordAudit } from '../../audit/audit-service.ts';
 import type { ListPage } from '../../db/list-page.ts';
 import { InvalidRequestError } from '../../errors.ts';
 import type { ShopProfile } from '../../merchants/merchant-service.ts';
-import {
-  actorOf,
-  CabinetPageError,
-  cabinetOf,
-  merchantOf,
-  sendPage,
-  shopOf,
-  type CabinetHttpDeps,
-} from '../cabinet-http.ts';
+import { actorOf, CabinetPageError, cabinetOf, sendPage, shopOf, type CabinetHttpDeps } from '../cabinet-http.ts';
 import type { CabinetDeps } from '../cabinet-context.ts';
 import { roleCan } from '../roles.ts';
 import { html, type View } from '../views/html.ts';
@@ -55,7 +47,7 @@ export function installListing<Row>(
   };
   const exportOptions = {
     schema: { hide: true },
-    config: { cabinet: { access: { permission: 'exports.create' as const } } },
+    config: { cabinet: { access: { permission: 'exports.create' as const, alsoPermission: listing.permission } } },
   };
 
   app.get(`/cabinet/shops/:shopId/${listing.path}`, pageOptions, async (request, reply) => {
@@ -96,6 +88,7 @@ export function installListing<Row>(
   }
 }
 
+/** A table's download; the access rule has checked both the table's permission and exports.create. */
 async function sendExport<Row>(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -103,8 +96,6 @@ async function sendExport<Row>(
   listing: Listing<Row>,
   format: DownloadFormat,
 ) {
-  const { role } = merchantOf(request);
-  if (!roleCan(role, listing.permission)) throw new CabinetPageError(403, 'forbidden');
   const shop = listingShopOf(request, listing);
   const values = filterValuesOf(request.query);
   const filter = parseListingFilter(listing, values);

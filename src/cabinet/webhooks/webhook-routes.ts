@@ -8,6 +8,7 @@ import { InvalidRequestError } from '../../errors.ts';
 import { createWebhookSender } from '../../webhooks/webhook-sender.ts';
 import { webhookMetrics } from '../../webhooks/webhook-metrics.ts';
 import {
+  eventSubjects,
   getEndpointSettings,
   getEvent,
   listAttempts,
@@ -28,6 +29,8 @@ import { roleCan, type Permission } from '../roles.ts';
 import { html, type View } from '../views/html.ts';
 import { CopyButton, CsrfField } from '../views/layout.ts';
 import { translator, type Lang } from '../views/cabinet-language.ts';
+import { installListing } from '../listings/listing-routes.ts';
+import { webhookEventListing } from './webhook-event-listing.ts';
 import WEBHOOK_TEXTS from './webhook-texts.json' with { type: 'json' };
 
 const text = translator(WEBHOOK_TEXTS);
@@ -78,6 +81,7 @@ export function webhookRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
     const sender = createWebhookSender({ config: deps.config });
     const metrics = webhookMetrics(deps);
     app.addHook('onClose', () => sender.close());
+    installListing(app, deps, http, webhookEventListing(deps));
 
     app.get('/cabinet/shops/:shopId/webhooks', access('webhooks.read'), async (request, reply) => {
       const { lang, session } = cabinetOf(request);
@@ -116,7 +120,10 @@ export function webhookRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
       const { eventId } = request.params as { eventId: string };
       const query = request.query as Record<string, string | undefined>;
       const event = await getEvent(deps, shop.shopId, eventId);
-      const attempts = await allAttempts(deps, shop.shopId, eventId);
+      const [attempts, subjects] = await Promise.all([
+        allAttempts(deps, shop.shopId, eventId),
+        eventSubjects(deps, shop.shopId, eventId),
+      ]);
       const notice =
         query.resent === '1'
           ? { kind: 'ok' as const, text: text(lang, 'resent') }
@@ -129,12 +136,16 @@ export function webhookRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
         title: `${text(lang, 'event')} ${event.id}`,
         notice,
         children: html`
-          <p><a href=${base(shop.shopId)}>${text(lang, 'back_to_webhooks')}</a></p>
+          <p>
+            <a href=${base(shop.shopId)}>${text(lang, 'back_to_webhooks')}</a> ·
+            <a href=${`${base(shop.shopId)}/events`}>${text(lang, 'back_to_events')}</a>
+          </p>
           <h1>${text(lang, 'event')} <code>${event.id}</code></h1>
           ${EventCard({
             lang,
             shopId: shop.shopId,
             event,
+            subjects,
             manage: roleCan(merchantOf(request).role, 'webhooks.manage'),
             csrf: session!.csrf_token,
           })}
@@ -340,6 +351,7 @@ function DeliveryLog(props: {
   const statusQuery = props.status ? `status=${props.status}&` : '';
   return html`<section class="card">
     <h2>${text(lang, 'log')}</h2>
+    <p><a href=${`${base(props.shopId)}/events`}>${text(lang, 'all_events')}</a></p>
     <form method="get" action=${base(props.shopId)} class="actions">
       <label for="log-status">${text(lang, 'filter')}</label>
       <select id="log-status" name="status">
@@ -393,10 +405,37 @@ function DeliveryLog(props: {
   </section>`;
 }
 
+/** The cabinet page (under the shop) of an object an event is about, by the form of its id. */
+const SUBJECT_PAGES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'payments'],
+  [/^inv_[0-9a-z]{26}$/, 'invoices'],
+  [/^dep_[0-9a-z]{26}$/, 'deposits'],
+  [/^wal_[0-9a-z]{26}$/, 'wallets'],
+  [/^po_[0-9a-z]{26}$/, 'payouts'],
+  [/^pob_[0-9a-z]{26}$/, 'payouts/batches'],
+  [/^ref_[0-9a-z]{26}$/, 'refunds'],
+  [/^wd_[0-9a-z]{26}$/, 'withdrawals'],
+];
+
+function SubjectLinks(props: { shopId: string; subjects: readonly string[] }): View {
+  return html`${props.subjects.map((subject, index) => {
+    const page = SUBJECT_PAGES.find(([pattern]) => pattern.test(subject))?.[1];
+    const label = html`<code>${subject}</code>`;
+    return html`${index > 0 ? ', ' : ''}${
+      page
+        ? html`<a href=${`/cabinet/shops/${encodeURIComponent(props.shopId)}/${page}/${encodeURIComponent(subject)}`}
+            >${label}</a
+          >`
+        : label
+    }`;
+  })}`;
+}
+
 function EventCard(props: {
   lang: Lang;
   shopId: string;
   event: WebhookEventView;
+  subjects: readonly string[];
   manage: boolean;
   csrf: string;
 }): View {
@@ -407,6 +446,12 @@ function EventCard(props: {
       <dd>${event.type}</dd>
       <dt>${text(lang, 'created')}</dt>
       <dd>${when(event.created_at)}</dd>
+      ${
+        props.subjects.length > 0
+          ? html`<dt>${text(lang, 'about')}</dt>
+              <dd id="event-subjects">${SubjectLinks({ shopId: props.shopId, subjects: props.subjects })}</dd>`
+          : null
+      }
       <dt>${text(lang, 'destination')}</dt>
       <dd>${event.destination_url === null ? '—' : html`<code>${event.destination_url}</code>`}</dd>
       <dt>${text(lang, 'status')}</dt>
