@@ -13,6 +13,7 @@ import { createCabinetService, type CabinetDeps, type CabinetService } from './c
 import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
 import { cryptoRoutes } from './crypto/crypto-routes.ts';
 import { methodRoutes } from './methods/method-routes.ts';
+import { overviewRoutes } from './overview/overview-routes.ts';
 import { sandboxRoutes } from './sandbox/sandbox-routes.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
 import { passwordResetRoutes } from './password-reset/password-reset-routes.ts';
@@ -33,6 +34,7 @@ const AREAS: readonly AreaRoutes[] = [
   accountRoutes,
   teamRoutes,
   shopRoutes,
+  overviewRoutes,
   keyRoutes,
   methodRoutes,
   webhookRoutes,

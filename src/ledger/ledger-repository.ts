@@ -116,6 +116,60 @@ export async function nextOpenReservationExpiryAfter(db: Executor<LedgerTables>,
   return row?.expires_at ?? undefined;
 }
 
+/** The signed change of available balance of some accounts on one UTC day by one transfer type. */
+export interface DailyChangeRow {
+  /** `YYYY-MM-DD`, the UTC day of the entries. */
+  readonly day: string;
+  /** The type of the entries' originating transfer (a reservation's, for its post or void). */
+  readonly type: string;
+  readonly amount: bigint;
+}
+
+/**
+ * The history entries of these accounts in [from, to), summed per UTC day and
+ * originating transfer type (ledger_operations_account_created_idx): one grouped
+ * statement. Zero-effect entries (an incoming credit while it confirms) add nothing.
+ */
+export async function dailyChangesByType(
+  db: Executor<LedgerTables>,
+  accountIds: readonly string[],
+  from: Date,
+  to: Date,
+): Promise<DailyChangeRow[]> {
+  if (accountIds.length === 0) return [];
+  const result = await sql<{ day: string; type: string; amount: string }>`
+    select to_char(o.created_at at time zone 'UTC', 'YYYY-MM-DD') as day, t.type, sum(o.amount)::text as amount
+      from ledger_operations o
+      join ledger_transfers t on t.id = o.origin_id
+     where o.account_id in (${sql.join(accountIds)})
+       and o.created_at >= ${from} and o.created_at < ${to}
+       and o.amount <> 0
+     group by 1, 2
+     order by 1, 2`.execute(db);
+  return result.rows.map((row) => ({ day: row.day, type: row.type, amount: BigInt(row.amount) }));
+}
+
+/**
+ * Each account's available balance just before `at`: the balance after its newest
+ * history entry older than `at` (0 when it has none), one index probe per account.
+ */
+export async function balancesBefore(
+  db: Executor<LedgerTables>,
+  accountIds: readonly string[],
+  at: Date,
+): Promise<Map<string, bigint>> {
+  if (accountIds.length === 0) return new Map();
+  const result = await sql<{ id: string; balance: string }>`
+    select a.id,
+           coalesce((select o.balance_after from ledger_operations o
+                      where o.account_id = a.id and o.created_at < ${at}
+                      order by o.created_at desc, o.seq desc
+                      limit 1), 0)::text as balance
+      from ledger_accounts a
+     where a.id in (${sql.join(accountIds)})`.execute(db);
+  return new Map(result.rows.map((row) => [row.id, BigInt(row.balance)]));
+}
+
 /** Open reservations whose timeout has run out, soonest first (the expiry worker's queue). */
 /** Transfers of one object (ledger_transfers_reference_idx), oldest first. */
 export async function transfersByReference(
