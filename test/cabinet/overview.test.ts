@@ -183,7 +183,7 @@ describe.each(backends)('cabinet overview on %s', (backend) => {
       expect([...balance.keys()]).toEqual(days);
       // Each day: [change, balance at its end]; the end of each day is what the API answered then.
       for (const day of days) expect(balance.get(day)![1], `${currency} ${day}`).toBe(closing.get(day)![currency]);
-      const nets = days.reduce((sum, day) => sum + balance.get(day)![0], 0n);
+      const nets = days.reduce((sum, day) => sum + (balance.get(day)?.[0] ?? 0n), 0n);
       expect(nets).toBe(now[currency] - before[currency]);
       expect(balance.get(day4)![1]).toBe(now[currency]);
     }

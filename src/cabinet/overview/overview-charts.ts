@@ -32,7 +32,13 @@ function bounds(points: readonly ChartPoint[]): { low: bigint; high: bigint } {
     if (point.value < low) low = point.value;
     if (point.value > high) high = point.value;
   }
+  // All zero: a span of one minor unit draws the zero line at the bottom.
   return { low, high: high === low ? low + 1n : high };
+}
+
+/** The label of the top of the plot: the highest value, or 0 when nothing is above zero. */
+function topLabel(points: readonly ChartPoint[], high: bigint): bigint {
+  return points.some((point) => point.value >= high) ? high : 0n;
 }
 
 /** The y coordinate of a value: the top of the plot is `high`, its bottom `low`. */
@@ -52,7 +58,7 @@ function Axis(props: { points: readonly ChartPoint[]; low: bigint; high: bigint;
   return html`<g class="chart-axis">
     <line x1=${PAD_LEFT} x2=${WIDTH - PAD_RIGHT} y1=${round(zero)} y2=${round(zero)} stroke="#6b7280" />
     <text x=${PAD_LEFT} y=${PAD_TOP - 4} font-size="12" fill="#374151">
-      ${formatMinor(props.high, props.currency)} ${props.currency}
+      ${formatMinor(topLabel(props.points, props.high), props.currency)} ${props.currency}
     </text>
     <text x=${PAD_LEFT} y=${HEIGHT - 8} font-size="12" fill="#374151">${first}</text>
     <text x=${WIDTH - PAD_RIGHT} y=${HEIGHT - 8} font-size="12" fill="#374151" text-anchor="end">${last}</text>
@@ -118,7 +124,7 @@ export function DayTable(props: {
   days: readonly string[];
   columns: readonly TableColumn[];
 }): View {
-  return html`<div class="table-wrap">
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${props.caption}>
     <table class="chart-table">
       <caption>
         ${props.caption}

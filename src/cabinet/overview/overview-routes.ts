@@ -109,7 +109,7 @@ function Balances(props: { lang: Lang; shop: ShopProfile; balances: readonly Cur
   return html`<section class="card" aria-labelledby="balances-heading">
     <h2 id="balances-heading">${text(lang, 'balances')}</h2>
     <p class="muted">${text(lang, props.shop.mode === 'live' ? 'balances_scope_live' : 'balances_scope_sandbox')}</p>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0" role="region" aria-labelledby="balances-heading">
       <table class="balances">
         <caption class="visually-hidden">
           ${text(lang, 'balances_caption')}
