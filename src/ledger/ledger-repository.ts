@@ -127,8 +127,9 @@ export interface DailyChangeRow {
 
 /**
  * The history entries of these accounts in [from, to), summed per UTC day and
- * originating transfer type (ledger_operations_account_created_idx): one grouped
- * statement. Zero-effect entries (an incoming credit while it confirms) add nothing.
+ * originating transfer type: one grouped statement reading
+ * ledger_operations_account_created_idx alone (the type is on the entry).
+ * Zero-effect entries (an incoming credit while it confirms) add nothing.
  */
 export async function dailyChangesByType(
   db: Executor<LedgerTables>,
@@ -137,10 +138,12 @@ export async function dailyChangesByType(
   to: Date,
 ): Promise<DailyChangeRow[]> {
   if (accountIds.length === 0) return [];
+  // Entries written before migration 0039 have no type of their own: theirs is looked up (one probe each).
   const result = await sql<{ day: string; type: string; amount: string }>`
-    select to_char(o.created_at at time zone 'UTC', 'YYYY-MM-DD') as day, t.type, sum(o.amount)::text as amount
+    select to_char(o.created_at at time zone 'UTC', 'YYYY-MM-DD') as day,
+           coalesce(o.type, (select t.type from ledger_transfers t where t.id = o.origin_id)) as type,
+           sum(o.amount)::text as amount
       from ledger_operations o
-      join ledger_transfers t on t.id = o.origin_id
      where o.account_id in (${sql.join(accountIds)})
        and o.created_at >= ${from} and o.created_at < ${to}
        and o.amount <> 0
@@ -256,6 +259,8 @@ export interface NewOperation {
   readonly accountId: string;
   readonly transferId: string;
   readonly originId: string;
+  /** The originating transfer's type (the overview sums entries by it without a look-up). */
+  readonly type: string;
   readonly amount: bigint;
   readonly balanceAfter: bigint;
   readonly createdAt: Date;
@@ -297,14 +302,14 @@ export async function writeChain(
     operations.length === 0
       ? sql``
       : sql`, operations as (
-          insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-          select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, o.created_at
+          insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
+          select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, o.created_at, o.type
           from (values ${sql.join(
             operations.map(
               (o, index) =>
-                sql`(${index}::int4, ${o.id}::text, ${o.accountId}::text, ${o.transferId}::text, ${o.originId}::text, ${int8(o.amount)}, ${int8(o.balanceAfter)}, ${timestamptz(o.createdAt)})`,
+                sql`(${index}::int4, ${o.id}::text, ${o.accountId}::text, ${o.transferId}::text, ${o.originId}::text, ${int8(o.amount)}, ${int8(o.balanceAfter)}, ${timestamptz(o.createdAt)}, ${o.type}::text)`,
             ),
-          )}) as o(ordinal, id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
+          )}) as o(ordinal, id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
           where ${count}
           order by o.ordinal
           returning 1
@@ -467,8 +472,8 @@ export async function writeLoneTransfer(
         from debited
       returning id
     ), history as (
-      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-      select o.id, o.account_id, i.id, i.id, o.amount, o.balance_after, ${timestamptz(t.created_at)}
+      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
+      select o.id, o.account_id, i.id, i.id, o.amount, o.balance_after, ${timestamptz(t.created_at)}, ${t.type}::text
         from inserted i,
              (select 0 as ordinal, ${lone.debitOperationId}::text as id, d.id as account_id, -${int8(t.amount)} as amount,
                      d.credits_posted - d.debits_posted - d.debits_pending as balance_after from debited d
@@ -540,12 +545,12 @@ export async function writeBatch(
       where a.id = v.id and (select count(*) from inserted) = ${transfers.length}
       returning a.id
     ), operations as (
-      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-      select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, ${at}::timestamptz
+      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
+      select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, ${at}::timestamptz, o.type
       from unnest(${texts(operations, (o) => o.id)}::text[], ${texts(operations, (o) => o.accountId)}::text[], ${texts(operations, (o) => o.transferId)}::text[],
           ${texts(operations, (o) => o.originId)}::text[], ${texts(operations, (o) => o.amount.toString())}::int8[],
-          ${texts(operations, (o) => o.balanceAfter.toString())}::int8[])
-        with ordinality as o(id, account_id, transfer_id, origin_id, amount, balance_after, ordinal)
+          ${texts(operations, (o) => o.balanceAfter.toString())}::int8[], ${texts(operations, (o) => o.type)}::text[])
+        with ordinality as o(id, account_id, transfer_id, origin_id, amount, balance_after, type, ordinal)
       where (select count(*) from inserted) = ${transfers.length}
       order by o.ordinal
       returning 1
@@ -673,8 +678,8 @@ export function fanOutReservationsCtes(fanOuts: readonly FanOutRows[]): ReturnTy
        order by f.position, l.position
       returning id
     ), ledger_history as (
-      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-      select l.operation_id, r.debit_account_id, l.transfer_id, l.transfer_id, -l.amount, r.available_after + l.later, f.created_at
+      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
+      select l.operation_id, r.debit_account_id, l.transfer_id, l.transfer_id, -l.amount, r.available_after + l.later, f.created_at, l.type
         from ledger_legs l join ${sql.table(FAN_OUT_WRITTEN_CTE)} r using (reference_id) join ledger_fan_outs f using (reference_id)
        where exists (select 1 from ledger_written)
        order by f.position, l.position

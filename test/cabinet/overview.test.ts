@@ -6,6 +6,7 @@
 // what GET /v1/crypto/balance answers, to the kopeck and the micro-USDT. A range
 // of more than 366 days, or not a date, is refused with its reason; a viewer
 // sees the overview and a developer gets 403.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChainWatcher, type ChainWatcher } from '../../src/crypto/receiving/chain-watcher.ts';
 import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
@@ -61,7 +62,14 @@ describe.each(backends)('cabinet overview on %s', (backend) => {
     watcher = createChainWatcher({ db: context.db, clock: context.clock, logger: context.logger, access });
   });
   afterAll(async () => {
-    if (testApp) expect((await checkLedgerInvariants(testApp.context.db)).violations).toEqual([]);
+    if (testApp) {
+      expect((await checkLedgerInvariants(testApp.context.db)).violations).toEqual([]);
+      // Every entry written here carries its originating transfer's type, which the day sums read (migration 0039).
+      const untyped = await sql<{ entries: string }>`
+        select count(*)::text as entries from ledger_operations o join ledger_transfers t on t.id = o.origin_id
+         where o.type is distinct from t.type`.execute(testApp.context.db);
+      expect(untyped.rows[0]?.entries).toBe('0');
+    }
     await testApp?.close();
   });
 
