@@ -138,16 +138,14 @@ export async function dailyChangesByType(
   to: Date,
 ): Promise<DailyChangeRow[]> {
   if (accountIds.length === 0) return [];
-  // Entries written before migration 0039 have no type of their own: theirs is looked up (one probe each).
   const result = await sql<{ day: string; type: string; amount: string }>`
-    select to_char(o.created_at at time zone 'UTC', 'YYYY-MM-DD') as day,
-           coalesce(o.type, (select t.type from ledger_transfers t where t.id = o.origin_id)) as type,
+    select to_char(date_trunc('day', o.created_at at time zone 'UTC'), 'YYYY-MM-DD') as day, o.type,
            sum(o.amount)::text as amount
       from ledger_operations o
      where o.account_id in (${sql.join(accountIds)})
        and o.created_at >= ${from} and o.created_at < ${to}
        and o.amount <> 0
-     group by 1, 2
+     group by date_trunc('day', o.created_at at time zone 'UTC'), o.type
      order by 1, 2`.execute(db);
   return result.rows.map((row) => ({ day: row.day, type: row.type, amount: BigInt(row.amount) }));
 }
