@@ -84,7 +84,8 @@ export async function bookBalances(db: Executor, owner: MerchantBook): Promise<C
   );
   return LEDGER_CURRENCIES.map((currency) => {
     const accounts = rows.filter((row) => row.currency === currency);
-    const sum = (pick: (row: (typeof rows)[number]) => bigint) => accounts.reduce((total, row) => total + pick(row), 0n);
+    const sum = (pick: (row: (typeof rows)[number]) => bigint) =>
+      accounts.reduce((total, row) => total + pick(row), 0n);
     return {
       currency,
       available: sum((row) => row.credits_posted - row.debits_posted - row.debits_pending),

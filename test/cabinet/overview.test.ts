@@ -151,7 +151,10 @@ describe.each(backends)('cabinet overview on %s', (backend) => {
     // Day 3: a payout reserved, a payment paid, 5 USDT seen on chain but not final (incoming).
     testApp.clock.set(nextMorning());
     const day3 = testApp.clock.now().toISOString().slice(0, 10);
-    const payout = await ok(testApp.call(owner.apiKey, 'POST', '/v1/crypto/payouts', payoutBody({ amount: '10' })), 201);
+    const payout = await ok(
+      testApp.call(owner.apiKey, 'POST', '/v1/crypto/payouts', payoutBody({ amount: '10' })),
+      201,
+    );
     const totalDebit = minor(payout.total_debit!, 'USDT');
     await pay(owner, 99.99);
     await deposit(wallet.address!, '5', 1);

@@ -2,7 +2,7 @@
 // numbers in a table below it. A chart is an image to assistive technology
 // (role="img" with its name); the table is what a screen reader reads.
 // Amounts stay bigint minor units until they are formatted for display.
-import type { LedgerCurrency } from '../../ledger/ledger-tables.ts';
+import type { Asset as LedgerCurrency } from '../../money/asset.ts';
 import { formatMinor } from '../../money/decimal.ts';
 import { html, type View } from '../views/html.ts';
 
@@ -70,12 +70,7 @@ export function BarChart(props: { label: string; currency: LedgerCurrency; point
   const { low, high } = bounds(props.points);
   const slot = PLOT_WIDTH / Math.max(props.points.length, 1);
   const zero = yOf(0n, low, high);
-  return html`<svg
-    class="chart"
-    viewBox=${`0 0 ${WIDTH} ${HEIGHT}`}
-    role="img"
-    aria-label=${props.label}
-  >
+  return html`<svg class="chart" viewBox=${`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label=${props.label}>
     <title>${props.label}</title>
     ${props.points.map((point, index) => {
       if (point.value === 0n) return null;
@@ -99,12 +94,7 @@ export function LineChart(props: { label: string; currency: LedgerCurrency; poin
   const path = props.points
     .map((point, index) => `${round(PAD_LEFT + index * slot + slot / 2)},${round(yOf(point.value, low, high))}`)
     .join(' ');
-  return html`<svg
-    class="chart"
-    viewBox=${`0 0 ${WIDTH} ${HEIGHT}`}
-    role="img"
-    aria-label=${props.label}
-  >
+  return html`<svg class="chart" viewBox=${`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label=${props.label}>
     <title>${props.label}</title>
     <polyline points=${path} fill="none" stroke="#1d4ed8" stroke-width="2" vector-effect="non-scaling-stroke" />
     ${Axis({ points: props.points, low, high, currency: props.currency })}

@@ -4,7 +4,7 @@
 import { HISTORY_DAYS_MAX, utcDay } from '../../ledger/ledger-history.ts';
 
 const DAY_MS = 86_400_000;
-export const DEFAULT_RANGE_DAYS = 30;
+const DEFAULT_RANGE_DAYS = 30;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 export interface DayRange {
@@ -17,9 +17,10 @@ export interface DayRange {
   readonly to: string;
 }
 
-export type RangeProblem = 'bad_from' | 'bad_to' | 'from_after_to' | 'too_long';
+type RangeProblem = 'bad_from' | 'bad_to' | 'from_after_to' | 'too_long';
 
-export type ParsedRange = { readonly ok: true; readonly range: DayRange } | { readonly ok: false; readonly problem: RangeProblem };
+export type ParsedRange =
+  { readonly ok: true; readonly range: DayRange } | { readonly ok: false; readonly problem: RangeProblem };
 
 /** Midnight UTC of a `YYYY-MM-DD` that names a real calendar day between the years 2000 and 9999. */
 function dayOf(text: string): Date | undefined {

@@ -12,7 +12,7 @@ import {
   type CurrencyHistory,
   type HistoryDay,
 } from '../../ledger/ledger-history.ts';
-import type { LedgerCurrency } from '../../ledger/ledger-tables.ts';
+import type { Asset as LedgerCurrency } from '../../money/asset.ts';
 import { formatMinor } from '../../money/decimal.ts';
 import type { ShopProfile } from '../../merchants/merchant-service.ts';
 import { cabinetOf, sendPage, shopOf, type CabinetHttpDeps } from '../cabinet-http.ts';
