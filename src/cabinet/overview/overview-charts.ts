@@ -8,8 +8,8 @@ import { html, type View } from '../views/html.ts';
 
 const WIDTH = 720;
 const HEIGHT = 220;
-const PAD_TOP = 16;
-const PAD_BOTTOM = 28;
+const PAD_TOP = 24;
+const PAD_BOTTOM = 32;
 const PAD_LEFT = 8;
 const PAD_RIGHT = 8;
 const PLOT_HEIGHT = HEIGHT - PAD_TOP - PAD_BOTTOM;
@@ -57,11 +57,11 @@ function Axis(props: { points: readonly ChartPoint[]; low: bigint; high: bigint;
   const last = props.points.at(-1)?.day ?? '';
   return html`<g class="chart-axis">
     <line x1=${PAD_LEFT} x2=${WIDTH - PAD_RIGHT} y1=${round(zero)} y2=${round(zero)} stroke="#6b7280" />
-    <text x=${PAD_LEFT} y=${PAD_TOP - 4} font-size="12" fill="#374151">
+    <text x=${PAD_LEFT} y=${PAD_TOP - 4} font-size="16" fill="#374151">
       ${formatMinor(topLabel(props.points, props.high), props.currency)} ${props.currency}
     </text>
-    <text x=${PAD_LEFT} y=${HEIGHT - 8} font-size="12" fill="#374151">${first}</text>
-    <text x=${WIDTH - PAD_RIGHT} y=${HEIGHT - 8} font-size="12" fill="#374151" text-anchor="end">${last}</text>
+    <text x=${PAD_LEFT} y=${HEIGHT - 8} font-size="16" fill="#374151">${first}</text>
+    <text x=${WIDTH - PAD_RIGHT} y=${HEIGHT - 8} font-size="16" fill="#374151" text-anchor="end">${last}</text>
   </g>`;
 }
 
