@@ -17,6 +17,7 @@ import { methodRoutes } from './methods/method-routes.ts';
 import { receivingRoutes } from './receiving/receiving-routes.ts';
 import { operationRoutes } from './operations/operation-routes.ts';
 import { paymentRoutes } from './payments/payment-routes.ts';
+import { overviewRoutes } from './overview/overview-routes.ts';
 import { sandboxRoutes } from './sandbox/sandbox-routes.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
 import { passwordResetRoutes } from './password-reset/password-reset-routes.ts';
@@ -39,6 +40,7 @@ const AREAS: readonly AreaRoutes[] = [
   accountRoutes,
   teamRoutes,
   shopRoutes,
+  overviewRoutes,
   keyRoutes,
   methodRoutes,
   webhookRoutes,

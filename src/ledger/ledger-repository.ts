@@ -116,6 +116,61 @@ export async function nextOpenReservationExpiryAfter(db: Executor<LedgerTables>,
   return row?.expires_at ?? undefined;
 }
 
+/** The signed change of available balance of some accounts on one UTC day by one transfer type. */
+export interface DailyChangeRow {
+  /** `YYYY-MM-DD`, the UTC day of the entries. */
+  readonly day: string;
+  /** The type of the entries' originating transfer (a reservation's, for its post or void). */
+  readonly type: string;
+  readonly amount: bigint;
+}
+
+/**
+ * The history entries of these accounts in [from, to), summed per UTC day and
+ * originating transfer type: one grouped statement reading
+ * ledger_operations_account_created_idx alone (the type is on the entry).
+ * Zero-effect entries (an incoming credit while it confirms) add nothing.
+ */
+export async function dailyChangesByType(
+  db: Executor<LedgerTables>,
+  accountIds: readonly string[],
+  from: Date,
+  to: Date,
+): Promise<DailyChangeRow[]> {
+  if (accountIds.length === 0) return [];
+  const result = await sql<{ day: string; type: string; amount: string }>`
+    select to_char(date_trunc('day', o.created_at at time zone 'UTC'), 'YYYY-MM-DD') as day, o.type,
+           sum(o.amount)::text as amount
+      from ledger_operations o
+     where o.account_id in (${sql.join(accountIds)})
+       and o.created_at >= ${from} and o.created_at < ${to}
+       and o.amount <> 0
+     group by date_trunc('day', o.created_at at time zone 'UTC'), o.type
+     order by 1, 2`.execute(db);
+  return result.rows.map((row) => ({ day: row.day, type: row.type, amount: BigInt(row.amount) }));
+}
+
+/**
+ * Each account's available balance just before `at`: the balance after its newest
+ * history entry older than `at` (0 when it has none), one index probe per account.
+ */
+export async function balancesBefore(
+  db: Executor<LedgerTables>,
+  accountIds: readonly string[],
+  at: Date,
+): Promise<Map<string, bigint>> {
+  if (accountIds.length === 0) return new Map();
+  const result = await sql<{ id: string; balance: string }>`
+    select a.id,
+           coalesce((select o.balance_after from ledger_operations o
+                      where o.account_id = a.id and o.created_at < ${at}
+                      order by o.created_at desc, o.seq desc
+                      limit 1), 0)::text as balance
+      from ledger_accounts a
+     where a.id in (${sql.join(accountIds)})`.execute(db);
+  return new Map(result.rows.map((row) => [row.id, BigInt(row.balance)]));
+}
+
 /** Open reservations whose timeout has run out, soonest first (the expiry worker's queue). */
 /** Transfers of one object (ledger_transfers_reference_idx), oldest first. */
 export async function transfersByReference(
@@ -202,6 +257,8 @@ export interface NewOperation {
   readonly accountId: string;
   readonly transferId: string;
   readonly originId: string;
+  /** The originating transfer's type (the overview sums entries by it without a look-up). */
+  readonly type: string;
   readonly amount: bigint;
   readonly balanceAfter: bigint;
   readonly createdAt: Date;
@@ -243,14 +300,14 @@ export async function writeChain(
     operations.length === 0
       ? sql``
       : sql`, operations as (
-          insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-          select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, o.created_at
+          insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
+          select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, o.created_at, o.type
           from (values ${sql.join(
             operations.map(
               (o, index) =>
-                sql`(${index}::int4, ${o.id}::text, ${o.accountId}::text, ${o.transferId}::text, ${o.originId}::text, ${int8(o.amount)}, ${int8(o.balanceAfter)}, ${timestamptz(o.createdAt)})`,
+                sql`(${index}::int4, ${o.id}::text, ${o.accountId}::text, ${o.transferId}::text, ${o.originId}::text, ${int8(o.amount)}, ${int8(o.balanceAfter)}, ${timestamptz(o.createdAt)}, ${o.type}::text)`,
             ),
-          )}) as o(ordinal, id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
+          )}) as o(ordinal, id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
           where ${count}
           order by o.ordinal
           returning 1
@@ -413,8 +470,8 @@ export async function writeLoneTransfer(
         from debited
       returning id
     ), history as (
-      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-      select o.id, o.account_id, i.id, i.id, o.amount, o.balance_after, ${timestamptz(t.created_at)}
+      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
+      select o.id, o.account_id, i.id, i.id, o.amount, o.balance_after, ${timestamptz(t.created_at)}, ${t.type}::text
         from inserted i,
              (select 0 as ordinal, ${lone.debitOperationId}::text as id, d.id as account_id, -${int8(t.amount)} as amount,
                      d.credits_posted - d.debits_posted - d.debits_pending as balance_after from debited d
@@ -486,12 +543,12 @@ export async function writeBatch(
       where a.id = v.id and (select count(*) from inserted) = ${transfers.length}
       returning a.id
     ), operations as (
-      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-      select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, ${at}::timestamptz
+      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
+      select o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, ${at}::timestamptz, o.type
       from unnest(${texts(operations, (o) => o.id)}::text[], ${texts(operations, (o) => o.accountId)}::text[], ${texts(operations, (o) => o.transferId)}::text[],
           ${texts(operations, (o) => o.originId)}::text[], ${texts(operations, (o) => o.amount.toString())}::int8[],
-          ${texts(operations, (o) => o.balanceAfter.toString())}::int8[])
-        with ordinality as o(id, account_id, transfer_id, origin_id, amount, balance_after, ordinal)
+          ${texts(operations, (o) => o.balanceAfter.toString())}::int8[], ${texts(operations, (o) => o.type)}::text[])
+        with ordinality as o(id, account_id, transfer_id, origin_id, amount, balance_after, type, ordinal)
       where (select count(*) from inserted) = ${transfers.length}
       order by o.ordinal
       returning 1
@@ -619,8 +676,8 @@ export function fanOutReservationsCtes(fanOuts: readonly FanOutRows[]): ReturnTy
        order by f.position, l.position
       returning id
     ), ledger_history as (
-      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
-      select l.operation_id, r.debit_account_id, l.transfer_id, l.transfer_id, -l.amount, r.available_after + l.later, f.created_at
+      insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
+      select l.operation_id, r.debit_account_id, l.transfer_id, l.transfer_id, -l.amount, r.available_after + l.later, f.created_at, l.type
         from ledger_legs l join ${sql.table(FAN_OUT_WRITTEN_CTE)} r using (reference_id) join ledger_fan_outs f using (reference_id)
        where exists (select 1 from ledger_written)
        order by f.position, l.position

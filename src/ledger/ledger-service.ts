@@ -440,6 +440,8 @@ function planWrite(requests: readonly LedgerRequest[], oneChain: boolean, now: D
         accountId: change.accountId,
         transferId,
         originId: applied.transfer.pending_id ?? transferId,
+        // A post or void carries its reservation's type, so this is the originating transfer's type.
+        type: applied.transfer.type,
         amount: change.delta,
         balanceAfter: change.availableAfter,
         createdAt: now,

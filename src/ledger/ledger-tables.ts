@@ -62,5 +62,7 @@ export interface LedgerTables {
     amount: bigint;
     balance_after: bigint;
     created_at: Date;
+    /** The originating transfer's type, written with the entry (migration 0039, which filled in the older entries). */
+    type: string | null;
   };
 }
