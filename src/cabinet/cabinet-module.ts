@@ -9,7 +9,12 @@ import { keyRoutes } from './keys/key-routes.ts';
 import { auditRoutes } from './audit/audit-routes.ts';
 import { createMailer } from './mail/mailer.ts';
 import { installAssetRoutes } from './assets/cabinet-assets.ts';
-import { createCabinetService, type CabinetDeps, type CabinetService } from './cabinet-context.ts';
+import {
+  createCabinetService,
+  type CabinetDeps,
+  type CabinetModuleDeps,
+  type CabinetService,
+} from './cabinet-context.ts';
 import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
 import { cryptoRoutes } from './crypto/crypto-routes.ts';
 import { methodRoutes } from './methods/method-routes.ts';
@@ -24,7 +29,7 @@ import { webhookRoutes } from './webhooks/webhook-routes.ts';
 export type { CabinetDeps };
 
 /** Each area's routes, registered inside the cabinet's scope. */
-type AreaRoutes = (deps: CabinetDeps, http: CabinetHttpDeps) => (app: FastifyInstance) => Promise<void>;
+type AreaRoutes = (deps: CabinetModuleDeps, http: CabinetHttpDeps) => (app: FastifyInstance) => Promise<void>;
 
 const AREAS: readonly AreaRoutes[] = [
   signInRoutes,
@@ -46,8 +51,8 @@ export interface CabinetModuleService extends CabinetService {
   readonly routes: CabinetHttpDeps['routes'];
 }
 
-export function createCabinetModule(platform: CabinetDeps): BuiltModule<CabinetModuleService> {
-  const deps: CabinetDeps = { ...platform, mailer: platform.mailer ?? createMailer(platform.config) };
+export function createCabinetModule(platform: CabinetModuleDeps): BuiltModule<CabinetModuleService> {
+  const deps: CabinetModuleDeps = { ...platform, mailer: platform.mailer ?? createMailer(platform.config) };
   const service = createCabinetService(deps);
   const http: CabinetHttpDeps = { config: deps.config, service, routes: [] };
   return {

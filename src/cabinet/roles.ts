@@ -30,6 +30,7 @@ export const PERMISSIONS = [
   'exports.create',
   'withdrawals.request',
   'withdrawals.approve',
+  'payouts.create',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -57,6 +58,7 @@ const ROLES_BY_PERMISSION: Readonly<Record<Permission, readonly Role[]>> = {
   'exports.create': ['owner', 'admin', 'finance'],
   'withdrawals.request': ['owner', 'finance'],
   'withdrawals.approve': ['owner', 'finance'],
+  'payouts.create': ['owner', 'admin', 'finance'],
 };
 
 export function roleCan(role: Role, permission: Permission): boolean {

@@ -3,6 +3,7 @@
 // transaction), reads and lists. The executor's outcomes move payouts on
 // (payout-outcomes.ts). Rules and decisions: docs/payouts-api.md.
 import type { Logger } from 'pino';
+import type { AuditActor, AuditEventInput } from '../../audit/audit-service.ts';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { isUniqueViolation, type Db, type Executor, type Tx } from '../../db/transaction.ts';
@@ -26,7 +27,15 @@ import { parseMinor } from '../../money/decimal.ts';
 import type { SigningPauseCheck } from '../custody/signing-pause.ts';
 import type { ChainAccess, CryptoChain } from '../chain/crypto-chain.ts';
 import { depositAddressesAmong } from '../receiving/address-allocation.ts';
-import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
+import {
+  createdAtOrder,
+  parseStatusFilter,
+  readListPage,
+  type ListPage,
+  type ListQuery,
+  type ListRange,
+} from '../../db/list-page.ts';
+import { findOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfers, type OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
 import { noOutcomeYet } from '../sending/reserved-transfer.ts';
@@ -249,6 +258,28 @@ function payoutValues(quote: PayoutQuote) {
 
 // ---- creation ----
 
+/** Who asked for a creation, when a person did (the cabinet): audited with the payout, in its statement. */
+export interface CreationOptions {
+  readonly actor?: AuditActor | undefined;
+}
+
+/** `payout.requested`: the payout a person asked for, as created. */
+function requestedAudit(actor: AuditActor, shop: PayoutShop, row: PayoutRow): AuditEventInput {
+  return {
+    actor,
+    action: 'payout.requested',
+    merchantId: shop.merchantId,
+    shopId: shop.shopId,
+    target: row.id,
+    details: {
+      external_id: row.external_id,
+      amount: usdtText(row.amount_micro),
+      address: row.recipient_address,
+      total_debit: usdtText(row.total_debit_micro),
+    },
+  };
+}
+
 /** A new payout's row, pending: a single payout (batch null) or a batch's item at its index. */
 function newPayoutRow(
   now: Date,
@@ -336,6 +367,7 @@ export async function createPayout(
   deps: PayoutDeps,
   shop: PayoutShop,
   request: CreatePayoutRequest,
+  options: CreationOptions = {},
 ): Promise<{ created: boolean; payout: PayoutView }> {
   const item = validatePayoutItem(request);
   const network = parsePayoutNetwork(request.network);
@@ -396,6 +428,7 @@ export async function createPayout(
             fanOut,
             outgoing: payoutTransfer(access, row.id, item),
             record,
+            audit: options.actor && requestedAudit(options.actor, shop, row),
           });
           if (inserted) return { created: inserted };
           // Nothing written. A request with this external_id may have been written first (a
@@ -480,4 +513,50 @@ export async function listPayouts(
     (window) => repository.listPayouts(deps.db, { shopId, status, externalId: input.external_id, ...window }),
     (rows) => rows.map(payoutView),
   );
+}
+
+/** The cabinet's table of payouts: the API's status filter, a window of days and amounts, an exact search. */
+export interface PayoutBrowseFilter extends ListRange {
+  readonly status?: string | undefined;
+  /** A payout id, external_id, recipient address or tx hash, exactly. */
+  readonly search?: string | undefined;
+}
+
+export async function browsePayouts(
+  deps: Pick<PayoutDeps, 'db'>,
+  shopId: string,
+  filter: PayoutBrowseFilter,
+  page: ListQuery,
+): Promise<ListPage<PayoutView>> {
+  const status = parseStatusFilter(filter.status, PAYOUT_STATUSES);
+  return readListPage(
+    page,
+    PAYOUT_LIST_ORDER,
+    (window) => repository.listPayouts(deps.db, { shopId, status, range: filter, search: filter.search, ...window }),
+    (rows) => rows.map(payoutView),
+  );
+}
+
+/** A payout with the moments of its outgoing transfer: for its page in the cabinet. */
+export interface PayoutHistory {
+  readonly payout: PayoutView;
+  /** When its transaction first went to the node; null while queued. */
+  readonly submittedAt: Date | null;
+  /** When the chain's answer became final; null until then. */
+  readonly finalAt: Date | null;
+}
+
+/** A payout of the shop and its transfer's moments; another shop's, or an unknown id, is 404. */
+export async function payoutHistory(
+  deps: Pick<PayoutDeps, 'db'>,
+  shopId: string,
+  payoutId: string,
+): Promise<PayoutHistory> {
+  const row =
+    payoutId.startsWith('po_') && payoutId.length <= 100
+      ? await repository.findPayoutOfShop(deps.db, shopId, payoutId)
+      : undefined;
+  if (!row) throw new NotFoundError('No such payout.');
+  const transfer = await findOutgoingTransfer(deps.db, row.outgoing_transfer_id);
+  return { payout: payoutView(row), submittedAt: transfer?.submittedAt ?? null, finalAt: transfer?.finalAt ?? null };
 }

@@ -65,6 +65,24 @@ export function payoutView(row: PayoutRow): PayoutView {
   };
 }
 
+/** A batch without its items: a row of the cabinet's table of batches. */
+export type BatchSummaryView = Omit<BatchView, 'payouts'>;
+
+export function batchSummaryView(batch: BatchRow, counts: Record<PayoutStatus, number> | undefined): BatchSummaryView {
+  return {
+    batch_id: batch.id,
+    external_id: batch.external_id,
+    status: batch.status,
+    network: batch.network,
+    asset: 'USDT',
+    item_count: batch.item_count,
+    total_debit: usdtText(batch.total_debit_micro),
+    counts: counts ?? { pending: 0, processing: 0, completed: 0, failed: 0 },
+    created_at: batch.created_at.toISOString(),
+    completed_at: batch.completed_at?.toISOString() ?? null,
+  };
+}
+
 export function batchView(batch: BatchRow, items: readonly PayoutRow[]): BatchView {
   const counts: Record<PayoutStatus, number> = { pending: 0, processing: 0, completed: 0, failed: 0 };
   for (const item of items) counts[item.status] += 1;
