@@ -20,6 +20,7 @@ import { cryptoRoutes } from './crypto/crypto-routes.ts';
 import { methodRoutes } from './methods/method-routes.ts';
 import { sandboxRoutes } from './sandbox/sandbox-routes.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
+import { payoutAreaRoutes } from './payouts/payout-area.ts';
 import { passwordResetRoutes } from './password-reset/password-reset-routes.ts';
 import { signInRoutes } from './sign-in/sign-in-routes.ts';
 import { teamRoutes } from './team/team-routes.ts';
@@ -42,6 +43,7 @@ const AREAS: readonly AreaRoutes[] = [
   methodRoutes,
   webhookRoutes,
   cryptoRoutes,
+  payoutAreaRoutes,
   sandboxRoutes,
   auditRoutes,
 ];
