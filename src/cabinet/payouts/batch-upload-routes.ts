@@ -115,9 +115,13 @@ export async function installBatchUpload(
     } catch (error) {
       return sendUploadForm(request, reply, { externalId, refusal: `${text(lang, 'file_refused')} ${refusalOf(error)}` });
     }
+    // A row without its three fields is shown once, as that; its empty fields say nothing more.
+    const shapeless = new Set(reading.problems.map((problem) => problem.line));
     const problems = [
       ...reading.problems.map((problem) => ({ ...problem, message: text(lang, 'wrong_columns') })),
-      ...(review.ok ? [] : review.problems.map((problem) => rowProblem(reading.rows, problem))),
+      ...(review.ok ? [] : review.problems.map((problem) => rowProblem(reading.rows, problem))).filter(
+        (problem) => !shapeless.has(problem.line),
+      ),
     ].sort((a, b) => a.line - b.line);
     if (problems.length > 0 || !review.ok) return sendUploadForm(request, reply, { externalId, problems });
     return { rows: reading.rows, totalDebitMicro: review.totalDebitMicro };
@@ -144,10 +148,18 @@ export async function installBatchUpload(
   });
 
   app.post('/cabinet/shops/:shopId/payouts/batches', CREATE, async (request, reply) => {
+    const { lang } = cabinetOf(request);
     const shop = shopOf(request);
     const upload = uploadOf(request.body);
-    const checked = await checkedRows(request, reply, upload);
-    if (!('rows' in checked)) return checked;
+    // The file checked at the preview, back again: createBatch judges it as the API would (a repeat
+    // of the batch's external_id with the same rows is the batch created first).
+    const reading = upload.file ? readBatchFile(upload.file) : ({ kind: 'refused', reason: 'no_file' } as const);
+    if (reading.kind === 'refused' || reading.problems.length > 0)
+      return sendUploadForm(request, reply, {
+        externalId: upload.externalId,
+        refusal: `${text(lang, 'file_refused')} ${text(lang, reading.kind === 'refused' ? reading.reason : 'wrong_columns')}`,
+      });
+    const checked = { rows: reading.rows };
     let outcome;
     try {
       outcome = await deps.payouts.createBatch(
