@@ -9,12 +9,7 @@ import { keyRoutes } from './keys/key-routes.ts';
 import { auditRoutes } from './audit/audit-routes.ts';
 import { createMailer } from './mail/mailer.ts';
 import { installAssetRoutes } from './assets/cabinet-assets.ts';
-import {
-  createCabinetService,
-  type CabinetDeps,
-  type CabinetModuleDeps,
-  type CabinetService,
-} from './cabinet-context.ts';
+import { createCabinetService, type CabinetModuleDeps, type CabinetService } from './cabinet-context.ts';
 import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
 import { cryptoRoutes } from './crypto/crypto-routes.ts';
 import { methodRoutes } from './methods/method-routes.ts';
@@ -27,7 +22,7 @@ import { teamRoutes } from './team/team-routes.ts';
 import { twoFactorRoutes } from './two-factor/two-factor-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 
-export type { CabinetDeps };
+export type { CabinetModuleDeps };
 
 /** Each area's routes, registered inside the cabinet's scope. */
 type AreaRoutes = (deps: CabinetModuleDeps, http: CabinetHttpDeps) => (app: FastifyInstance) => Promise<void>;

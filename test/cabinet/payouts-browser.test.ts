@@ -144,7 +144,9 @@ describeInBrowser.each(backends)('cabinet payouts in Chromium on %s', (backend) 
     await expectPageHoldsUp(page, 'batch upload');
     const good = [1, 2].map((n) => `${uniqueName('row')},${n}.50,${recipient()}`);
     const bad = ['external_id,amount,address', good[0], `${uniqueName('row')},0,${recipient()}`].join('\n');
-    await page.getByLabel('CSV file').setInputFiles({ name: 'bad.csv', mimeType: 'text/csv', buffer: Buffer.from(bad) });
+    await page
+      .getByLabel('CSV file')
+      .setInputFiles({ name: 'bad.csv', mimeType: 'text/csv', buffer: Buffer.from(bad) });
     await page.getByRole('button', { name: 'Check the file' }).click();
     await page.waitForURL(/\/batches\/upload$/);
     const problems = page.locator('table.batch-problems tbody tr');
@@ -153,9 +155,11 @@ describeInBrowser.each(backends)('cabinet payouts in Chromium on %s', (backend) 
     await expectPageHoldsUp(page, 'batch upload refused');
     expect((await api('/v1/crypto/payouts?limit=100', undefined, 'GET')).data).toHaveLength(1);
 
-    await page
-      .getByLabel('CSV file')
-      .setInputFiles({ name: 'good.csv', mimeType: 'text/csv', buffer: Buffer.from(['external_id,amount,address', ...good].join('\n')) });
+    await page.getByLabel('CSV file').setInputFiles({
+      name: 'good.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(['external_id,amount,address', ...good].join('\n')),
+    });
     await page.getByRole('button', { name: 'Check the file' }).click();
     await page.waitForSelector('[data-preview="items"]');
     expect(await page.locator('[data-preview="items"]').innerText()).toBe('2');
@@ -164,7 +168,9 @@ describeInBrowser.each(backends)('cabinet payouts in Chromium on %s', (backend) 
     await page.waitForURL(/\/batches\/pob_[0-9a-z]+\?done=created$/);
     const batchId = /batches\/(pob_[0-9a-z]+)/.exec(page.url())![1]!;
     const batch = await api(`/v1/crypto/payouts/batch/${batchId}`, undefined, 'GET');
-    expect(batch.payouts.map((p: { external_id: string }) => p.external_id)).toEqual(good.map((row) => row.split(',')[0]));
+    expect(batch.payouts.map((p: { external_id: string }) => p.external_id)).toEqual(
+      good.map((row) => row.split(',')[0]),
+    );
     await expectPageHoldsUp(page, 'batch page');
     await page.goto(`${base()}/batches`);
     expect(await page.locator('main').innerText()).toContain(batchId);

@@ -54,8 +54,10 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
   let executor: OutgoingExecutor;
   let owner: CabinetPerson;
   let shop: PayoutShop;
-  const created: Record<'small' | 'middle' | 'large', { payout_id: string; external_id: string; recipient_address: string }> =
-    {} as never;
+  const created: Record<
+    'small' | 'middle' | 'large',
+    { payout_id: string; external_id: string; recipient_address: string }
+  > = {} as never;
   let completedTx = '';
   let firstDay = '';
 
@@ -185,8 +187,12 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
       // The other shop has no balance: its payout is refused, so take one of ours from their side instead.
       expect(theirs.statusCode).toBe(400);
       const otherClient = await signedIn(other);
-      expect((await otherClient.get(`/cabinet/shops/${other.shopId}/payouts/${created.small.payout_id}`)).statusCode).toBe(404);
-      expect((await otherClient.get(`/cabinet/shops/${owner.shopId}/payouts/${created.small.payout_id}`)).statusCode).toBe(404);
+      expect(
+        (await otherClient.get(`/cabinet/shops/${other.shopId}/payouts/${created.small.payout_id}`)).statusCode,
+      ).toBe(404);
+      expect(
+        (await otherClient.get(`/cabinet/shops/${owner.shopId}/payouts/${created.small.payout_id}`)).statusCode,
+      ).toBe(404);
       for (const id of ['po_00000000000000000000000000', 'nonsense', 'pob_x', "po_'--"])
         expect((await client.get(`${base()}/${encodeURIComponent(id)}`)).statusCode, id).toBe(404);
     });
@@ -203,7 +209,11 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
         {
           external_id: externalId('batch'),
           network: 'TRC20',
-          payouts: Array.from({ length: 51 }, () => ({ external_id: externalId('item'), amount: '1', address: recipient() })),
+          payouts: Array.from({ length: 51 }, () => ({
+            external_id: externalId('item'),
+            amount: '1',
+            address: recipient(),
+          })),
         },
         batchOwner.apiKey,
       );
@@ -211,7 +221,11 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
       const small = await api(
         'POST',
         '/v1/crypto/payouts/batch',
-        { external_id: externalId('batch'), network: 'TRC20', payouts: [payoutRequest('3')].map(({ network: _n, ...item }) => item) },
+        {
+          external_id: externalId('batch'),
+          network: 'TRC20',
+          payouts: [payoutRequest('3')].map(({ network: _n, ...item }) => item),
+        },
         batchOwner.apiKey,
       );
       const client = await signedIn(batchOwner);
@@ -239,7 +253,9 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
       expect(page.body).toContain('Batch created; payouts: 51');
       expect((await client.get(`${base}/batches/pob_00000000000000000000000000`)).statusCode).toBe(404);
       const outsider = await signedIn(owner);
-      expect((await outsider.get(`/cabinet/shops/${owner.shopId}/payouts/batches/${big.batch_id}`)).statusCode).toBe(404);
+      expect((await outsider.get(`/cabinet/shops/${owner.shopId}/payouts/batches/${big.batch_id}`)).statusCode).toBe(
+        404,
+      );
     });
   });
 
@@ -270,7 +286,12 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
       const address = recipient();
       const preview = await client.post(`${base()}/new/preview`, { amount: '12.50', address, external_id });
       expect(preview.statusCode).toBe(200);
-      const quote = await api('POST', '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '12.50', address }, formOwner.apiKey);
+      const quote = await api(
+        'POST',
+        '/v1/crypto/payouts/quote',
+        { network: 'TRC20', amount: '12.50', address },
+        formOwner.apiKey,
+      );
       expect(preview.body).toContain(`<dd data-quote="network_fee">${quote.network_fee}</dd>`);
       expect(preview.body).toContain(`<dd data-quote="service_fee">${quote.service_fee}</dd>`);
       expect(preview.body).toContain(`<strong>${quote.total_debit}</strong>`);
@@ -285,7 +306,12 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
       expect(again.headers.location).toBe(`${base()}/${payoutId}?done=repeated`);
       expect(await payoutsOfShop(formOwner.shopId)).toBe(1);
       const payout = await api('GET', `/v1/crypto/payouts/${payoutId}`, undefined, formOwner.apiKey);
-      expect(payout).toMatchObject({ external_id, recipient_amount: '12.5', recipient_address: address, status: 'pending' });
+      expect(payout).toMatchObject({
+        external_id,
+        recipient_amount: '12.5',
+        recipient_address: address,
+        status: 'pending',
+      });
 
       const audits = await testApp.context.db
         .selectFrom('audit_events')
@@ -317,7 +343,13 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
       await savePayoutSettings(
         testApp.context.db,
         formOwner.shopId,
-        { enabled: true, minAmountMicro: 5_000_000n, maxAmountMicro: 20_000_000n, serviceFeeFixedMicro: 0n, serviceFeeBps: 0 },
+        {
+          enabled: true,
+          minAmountMicro: 5_000_000n,
+          maxAmountMicro: 20_000_000n,
+          serviceFeeFixedMicro: 0n,
+          serviceFeeBps: 0,
+        },
         testApp.clock.now(),
       );
       const { external_id } = await formFields();
@@ -327,7 +359,13 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
       await savePayoutSettings(
         testApp.context.db,
         formOwner.shopId,
-        { enabled: false, minAmountMicro: 5_000_000n, maxAmountMicro: 20_000_000n, serviceFeeFixedMicro: 0n, serviceFeeBps: 0 },
+        {
+          enabled: false,
+          minAmountMicro: 5_000_000n,
+          maxAmountMicro: 20_000_000n,
+          serviceFeeFixedMicro: 0n,
+          serviceFeeBps: 0,
+        },
         testApp.clock.now(),
       );
       const off = await client.post(`${base()}/new`, { amount: '10', address: recipient(), external_id });
@@ -342,13 +380,20 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
     let uploader: CabinetPerson;
     beforeAll(async () => {
       uploader = await createOwner(testApp);
-      await testApp.fund({ shopId: uploader.shopId, merchantId: uploader.merchantId, key: uploader.apiKey }, 100_000_000n);
+      await testApp.fund(
+        { shopId: uploader.shopId, merchantId: uploader.merchantId, key: uploader.apiKey },
+        100_000_000n,
+      );
       client = await signedIn(uploader);
       await enrol(client, () => testApp.clock.now());
     });
     const base = () => `/cabinet/shops/${uploader.shopId}/payouts/batches`;
 
-    async function postMultipart(path: string, fields: Record<string, string>, file?: { name: string; content: Uint8Array | string }) {
+    async function postMultipart(
+      path: string,
+      fields: Record<string, string>,
+      file?: { name: string; content: Uint8Array | string },
+    ) {
       const body = multipart({ csrf: client.csrf(), ...fields }, file);
       const response: LightMyRequestResponse = await testApp.app.inject({
         method: 'POST',
@@ -381,9 +426,9 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
       const refused = await upload(csv);
       expect(refused.statusCode).toBe(400);
       expect(refused.body).toContain('nothing was created');
-      const rows = [...refused.body.matchAll(/<tr data-line="(\d+)">\s*<td>\d+<\/td>\s*<td>(?:<code>([a-z_]+)<\/code>|—)<\/td>/g)].map(
-        (m) => [Number(m[1]), m[2] ?? ''],
-      );
+      const rows = [
+        ...refused.body.matchAll(/<tr data-line="(\d+)">\s*<td>\d+<\/td>\s*<td>(?:<code>([a-z_]+)<\/code>|—)<\/td>/g),
+      ].map((m) => [Number(m[1]), m[2] ?? '']);
       expect(rows).toEqual([
         [3, 'amount'],
         [4, 'address'],
@@ -416,7 +461,9 @@ describe.each(backends)('cabinet payouts on %s', (backend) => {
         amount: ['1.5', '2', '3.25'][i]!,
         address: recipient(),
       }));
-      const csv = ['external_id,amount,address', ...items.map((i) => `${i.external_id},${i.amount},${i.address}`)].join('\n');
+      const csv = ['external_id,amount,address', ...items.map((i) => `${i.external_id},${i.amount},${i.address}`)].join(
+        '\n',
+      );
       const batchExternalId = externalId('batch');
       const preview = await upload(csv, batchExternalId);
       expect(preview.statusCode, preview.body.slice(0, 3000)).toBe(200);

@@ -100,7 +100,10 @@ export async function installBatchUpload(
     const shop = shopOf(request);
     const externalId = upload.externalId.slice(0, EXTERNAL_ID_FIELD_MAX + 1);
     if (!upload.file || upload.file.length === 0)
-      return sendUploadForm(request, reply, { externalId, refusal: `${text(lang, 'file_refused')} ${text(lang, 'no_file')}` });
+      return sendUploadForm(request, reply, {
+        externalId,
+        refusal: `${text(lang, 'file_refused')} ${text(lang, 'no_file')}`,
+      });
     const reading = readBatchFile(upload.file);
     if (reading.kind === 'refused') {
       const detail = reading.detail ? ` ${reading.detail}` : '';
@@ -113,7 +116,10 @@ export async function installBatchUpload(
     try {
       review = await deps.payouts.review(shopOfPayouts(shop), reading.rows);
     } catch (error) {
-      return sendUploadForm(request, reply, { externalId, refusal: `${text(lang, 'file_refused')} ${refusalOf(error)}` });
+      return sendUploadForm(request, reply, {
+        externalId,
+        refusal: `${text(lang, 'file_refused')} ${refusalOf(error)}`,
+      });
     }
     // A row without its three fields is shown once, as that; its empty fields say nothing more.
     const shapeless = new Set(reading.problems.map((problem) => problem.line));

@@ -6,8 +6,13 @@
 import type { FastifyInstance } from 'fastify';
 import { browseBatches, getBatch } from '../../crypto/payouts/batch-service.ts';
 import { browsePayouts, payoutHistory, type PayoutHistory } from '../../crypto/payouts/payout-service.ts';
-import { PAYOUT_STATUSES, BATCH_STATUSES } from '../../crypto/payouts/payouts-tables.ts';
-import type { BatchSummaryView, BatchView, PayoutView } from '../../crypto/payouts/payouts-views.ts';
+import {
+  BATCH_STATUSES,
+  PAYOUT_STATUSES,
+  type BatchSummaryView,
+  type BatchView,
+  type PayoutView,
+} from '../../crypto/payouts/payouts-views.ts';
 import { usdtText } from '../../crypto/receiving/receiving-views.ts';
 import { transfersAbout, type ObjectTransfer } from '../../ledger/ledger-history.ts';
 import type { ShopProfile } from '../../merchants/merchant-service.ts';
@@ -28,7 +33,7 @@ const text = payoutText;
 const READ = { schema: { hide: true }, config: { cabinet: { access: { permission: 'payments.read' as const } } } };
 
 /** `2026-11-01 10:00 UTC`. */
-export function when(iso: string): string {
+function when(iso: string): string {
   return `${iso.slice(0, 16).replace('T', ' ')} UTC`;
 }
 
@@ -36,7 +41,7 @@ function StatusBadge(status: string): View {
   return html`<span class=${`badge ${status}`}>${status}</span>`;
 }
 
-export function payoutListing(deps: Pick<CabinetModuleDeps, 'db'>): Listing<PayoutView> {
+function payoutListing(deps: Pick<CabinetModuleDeps, 'db'>): Listing<PayoutView> {
   return {
     path: 'payouts',
     title: (lang) => text(lang, 'payouts'),
@@ -45,17 +50,32 @@ export function payoutListing(deps: Pick<CabinetModuleDeps, 'db'>): Listing<Payo
     amountAsset: 'USDT',
     searchHint: (lang) => text(lang, 'payout_search_hint'),
     columns: [
-      { key: 'payout_id', label: (l) => text(l, 'col_payout_id'), text: (r) => r.payout_id, cell: (r) => html`<code>${r.payout_id}</code>` },
+      {
+        key: 'payout_id',
+        label: (l) => text(l, 'col_payout_id'),
+        text: (r) => r.payout_id,
+        cell: (r) => html`<code>${r.payout_id}</code>`,
+      },
       { key: 'external_id', label: (l) => text(l, 'col_external_id'), text: (r) => r.external_id },
       { key: 'status', label: (l) => text(l, 'col_status'), text: (r) => r.status, cell: (r) => StatusBadge(r.status) },
       { key: 'amount', label: (l) => text(l, 'col_amount'), text: (r) => r.recipient_amount },
       { key: 'network_fee', label: (l) => text(l, 'col_network_fee'), text: (r) => r.network_fee, onPage: false },
       { key: 'service_fee', label: (l) => text(l, 'col_service_fee'), text: (r) => r.service_fee, onPage: false },
       { key: 'total_debit', label: (l) => text(l, 'col_total_debit'), text: (r) => r.total_debit },
-      { key: 'address', label: (l) => text(l, 'col_address'), text: (r) => r.recipient_address, cell: (r) => html`<code>${r.recipient_address}</code>` },
+      {
+        key: 'address',
+        label: (l) => text(l, 'col_address'),
+        text: (r) => r.recipient_address,
+        cell: (r) => html`<code>${r.recipient_address}</code>`,
+      },
       { key: 'tx_hash', label: (l) => text(l, 'col_tx_hash'), text: (r) => r.tx_hash ?? '', onPage: false },
       { key: 'batch_id', label: (l) => text(l, 'col_batch'), text: (r) => r.batch_id ?? '', onPage: false },
-      { key: 'created_at', label: (l) => text(l, 'col_created'), text: (r) => r.created_at, cell: (r) => when(r.created_at) },
+      {
+        key: 'created_at',
+        label: (l) => text(l, 'col_created'),
+        text: (r) => r.created_at,
+        cell: (r) => when(r.created_at),
+      },
       { key: 'error', label: (l) => text(l, 'col_error'), text: (r) => r.error?.code ?? '' },
     ],
     read: (shop, filter, page) => browsePayouts(deps, shop.shopId, filter, page),
@@ -63,7 +83,7 @@ export function payoutListing(deps: Pick<CabinetModuleDeps, 'db'>): Listing<Payo
   };
 }
 
-export function batchListing(deps: Pick<CabinetModuleDeps, 'db'>): Listing<BatchSummaryView> {
+function batchListing(deps: Pick<CabinetModuleDeps, 'db'>): Listing<BatchSummaryView> {
   return {
     path: 'payouts/batches',
     title: (lang) => text(lang, 'batches'),
@@ -72,7 +92,12 @@ export function batchListing(deps: Pick<CabinetModuleDeps, 'db'>): Listing<Batch
     amountAsset: 'USDT',
     searchHint: (lang) => text(lang, 'batch_search_hint'),
     columns: [
-      { key: 'batch_id', label: (l) => text(l, 'col_batch_id'), text: (r) => r.batch_id, cell: (r) => html`<code>${r.batch_id}</code>` },
+      {
+        key: 'batch_id',
+        label: (l) => text(l, 'col_batch_id'),
+        text: (r) => r.batch_id,
+        cell: (r) => html`<code>${r.batch_id}</code>`,
+      },
       { key: 'external_id', label: (l) => text(l, 'col_external_id'), text: (r) => r.external_id },
       { key: 'status', label: (l) => text(l, 'col_status'), text: (r) => r.status, cell: (r) => StatusBadge(r.status) },
       { key: 'item_count', label: (l) => text(l, 'col_items'), text: (r) => String(r.item_count) },
@@ -82,7 +107,12 @@ export function batchListing(deps: Pick<CabinetModuleDeps, 'db'>): Listing<Batch
         text: (r: BatchSummaryView) => String(r.counts[status]),
       })),
       { key: 'total_debit', label: (l) => text(l, 'col_total_debit'), text: (r) => r.total_debit },
-      { key: 'created_at', label: (l) => text(l, 'col_created'), text: (r) => r.created_at, cell: (r) => when(r.created_at) },
+      {
+        key: 'created_at',
+        label: (l) => text(l, 'col_created'),
+        text: (r) => r.created_at,
+        cell: (r) => when(r.created_at),
+      },
     ],
     read: (shop, filter, page) => browseBatches(deps, shop.shopId, filter, page),
     detailPath: (row) => `payouts/batches/${row.batch_id}`,
@@ -272,8 +302,9 @@ function BatchPage(props: {
         <dt>${text(lang, 'col_items')}</dt>
         <dd>${batch.item_count}</dd>
         ${PAYOUT_STATUSES.map(
-          (status) => html`<dt>${text(lang, `col_${status}`)}</dt>
-            <dd>${batch.counts[status]}</dd>`,
+          (status) =>
+            html`<dt>${text(lang, `col_${status}`)}</dt>
+              <dd>${batch.counts[status]}</dd>`,
         )}
         <dt>${text(lang, 'col_total_debit')}</dt>
         <dd>${batch.total_debit}</dd>
@@ -302,7 +333,9 @@ function BatchPage(props: {
               (payout, index) =>
                 html`<tr>
                   <td>${index + 1}</td>
-                  <td><a href=${`${base}/payouts/${payout.payout_id}`}><code>${payout.payout_id}</code></a></td>
+                  <td>
+                    <a href=${`${base}/payouts/${payout.payout_id}`}><code>${payout.payout_id}</code></a>
+                  </td>
                   <td>${payout.external_id}</td>
                   <td>${StatusBadge(payout.status)}</td>
                   <td>${payout.recipient_amount}</td>

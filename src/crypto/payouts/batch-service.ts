@@ -298,7 +298,12 @@ export async function reviewBatch(
         ? address
         : await (async () => {
             try {
-              await checkRecipients(deps.db, access, [{ address: parseRecipient(raw.address, 'address'), field: 'address' }], ours);
+              await checkRecipients(
+                deps.db,
+                access,
+                [{ address: parseRecipient(raw.address, 'address'), field: 'address' }],
+                ours,
+              );
               return [];
             } catch (error) {
               if (!(error instanceof InvalidRequestError)) throw error;

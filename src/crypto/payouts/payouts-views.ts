@@ -5,6 +5,9 @@ import { usdtText } from '../receiving/receiving-views.ts';
 import type { BatchRow, PayoutRow } from './payouts-repository.ts';
 import type { BatchStatus, PayoutStatus } from './payouts-tables.ts';
 
+/** The states a payout and a batch show (the API's status filters; the cabinet's tables). */
+export { BATCH_STATUSES, PAYOUT_STATUSES } from './payouts-tables.ts';
+
 interface PayoutError {
   code: string;
   message: string;

@@ -7,3 +7,6 @@ create index crypto_payouts_shop_recipient_idx on crypto_payouts (shop_id, recip
 create index crypto_payouts_tx_hash_idx on crypto_payouts (tx_hash) where tx_hash is not null;
 create index crypto_payout_batches_shop_status_created_idx
   on crypto_payout_batches (shop_id, status, created_at desc, id desc);
+-- An amount window (a payout's amount, a batch's total debit) reads the shop's rows in that window, not all of them.
+create index crypto_payouts_shop_amount_idx on crypto_payouts (shop_id, amount_micro);
+create index crypto_payout_batches_shop_total_idx on crypto_payout_batches (shop_id, total_debit_micro);
