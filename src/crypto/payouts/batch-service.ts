@@ -31,6 +31,7 @@ import { quotePayouts } from './payout-fees.ts';
 import { payoutSettingsOf } from './payout-settings.ts';
 import {
   checkAgainstSettings,
+  checkPayoutsOn,
   checkRecipients,
   insertQueuedPayouts,
   parseExternalId,
@@ -238,9 +239,13 @@ export type BatchReview =
   | { readonly ok: false; readonly problems: readonly BatchItemProblem[] }
   | { readonly ok: true; readonly itemCount: number; readonly totalDebitMicro: bigint };
 
-function problemOf(index: number, field: BatchItemProblem['field'], check: () => unknown): BatchItemProblem[] {
+async function problemOf(
+  index: number,
+  field: BatchItemProblem['field'],
+  check: () => unknown,
+): Promise<BatchItemProblem[]> {
   try {
-    check();
+    await check();
     return [];
   } catch (error) {
     if (!(error instanceof InvalidRequestError || error instanceof AmountNotSupportedError)) throw error;
@@ -263,7 +268,7 @@ export async function reviewBatch(
   if (payouts.length < 1 || payouts.length > BATCH_ITEMS_MAX)
     throw new InvalidRequestError(`payouts must list 1 to ${BATCH_ITEMS_MAX} payouts.`);
   const settings = await payoutSettingsOf(deps.db, shop.shopId);
-  checkAgainstSettings(settings, settings.minAmountMicro, 'amount');
+  checkPayoutsOn(settings);
   await deps.signingPause.assertNotPaused(deps.db, shop.mode);
   const access = await deps.chain.forMode(shop.mode);
   const addresses = payouts.map((raw) => raw.address).filter((address) => typeof address === 'string');
@@ -279,7 +284,7 @@ export async function reviewBatch(
   const problems: BatchItemProblem[] = [];
   for (const [index, raw] of payouts.entries()) {
     problems.push(
-      ...problemOf(index, 'external_id', () => {
+      ...(await problemOf(index, 'external_id', () => {
         const externalId = parseExternalId(raw.external_id, 'external_id');
         const earlier = firstIndexOf.get(externalId);
         if (earlier !== undefined)
@@ -287,29 +292,16 @@ export async function reviewBatch(
         firstIndexOf.set(externalId, index);
         if (taken.has(externalId))
           throw new InvalidRequestError('external_id is already the external_id of another payout of this shop.');
-      }),
-      ...problemOf(index, 'amount', () =>
+      })),
+      ...(await problemOf(index, 'amount', () =>
         checkAgainstSettings(settings, parsePayoutAmount(raw.amount, 'amount'), 'amount'),
-      ),
+      )),
     );
-    const address = problemOf(index, 'address', () => parseRecipient(raw.address, 'address'));
+    // A deposit address of ours was looked up for all rows at once (`ours`): no query per row.
     problems.push(
-      ...(address.length > 0
-        ? address
-        : await (async () => {
-            try {
-              await checkRecipients(
-                deps.db,
-                access,
-                [{ address: parseRecipient(raw.address, 'address'), field: 'address' }],
-                ours,
-              );
-              return [];
-            } catch (error) {
-              if (!(error instanceof InvalidRequestError)) throw error;
-              return [{ index, field: 'address' as const, message: error.message }];
-            }
-          })()),
+      ...(await problemOf(index, 'address', () =>
+        checkRecipients(deps.db, access, [{ address: parseRecipient(raw.address, 'address'), field: 'address' }], ours),
+      )),
     );
   }
   if (problems.length > 0) return { ok: false, problems };

@@ -159,10 +159,15 @@ export function validatePayoutItem(
   };
 }
 
-/** Payouts switched off for the shop: 503. Outside the shop's limits: 400 amount_not_supported naming the limits. */
-export function checkAgainstSettings(settings: PayoutSettings, amountMicro: bigint, field: string): void {
+/** Payouts switched off for the shop: 503 (nothing else about the request matters then). */
+export function checkPayoutsOn(settings: PayoutSettings): void {
   if (!settings.enabled)
     throw new ServiceUnavailableError('Payouts are switched off for this shop.', PAYOUTS_OFF_RETRY_AFTER_SECONDS);
+}
+
+/** Payouts switched off for the shop: 503. Outside the shop's limits: 400 amount_not_supported naming the limits. */
+export function checkAgainstSettings(settings: PayoutSettings, amountMicro: bigint, field: string): void {
+  checkPayoutsOn(settings);
   if (amountMicro < settings.minAmountMicro || amountMicro > settings.maxAmountMicro) {
     throw new AmountNotSupportedError(
       `${field} is outside this shop's payout limits: from ${usdtText(settings.minAmountMicro)} to ${usdtText(settings.maxAmountMicro)} USDT.`,
