@@ -58,7 +58,8 @@ export function createModules(
   });
   const crypto = { ...platform, chain: chain.service };
   const custody = createCustodyModule(crypto);
-  const cabinet = createCabinetModule(crypto);
+  const payouts = createPayoutsModule({ ...crypto, signingPause: custody.service.signingPause });
+  const cabinet = createCabinetModule({ ...crypto, payouts: payouts.service });
   return {
     list: [
       merchants.module,
@@ -79,7 +80,7 @@ export function createModules(
           ),
         ],
       },
-      createPayoutsModule({ ...crypto, signingPause: custody.service.signingPause }).module,
+      payouts.module,
       createRefundsModule(crypto).module,
       createWithdrawalsModule().module,
       createSweepingModule(crypto).module,

@@ -3,7 +3,9 @@
 // row commit together or not at all; cabinet actions, API calls with a key and
 // operator CLI commands all record here. Its reads: a merchant's events, newest
 // first, filtered and paged (the cabinet's audit page) or streamed (its CSV).
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../clock.ts';
+import { joinAnchor, type CteAnchor } from '../db/statement-anchor.ts';
 import { createdAtOrder, readListPage, type ListPage, type ListQuery } from '../db/list-page.ts';
 import type { Executor } from '../db/transaction.ts';
 import { InvalidRequestError } from '../errors.ts';
@@ -59,6 +61,35 @@ export async function recordAudit(db: Executor<AuditTables>, clock: Clock, event
       created_at: clock.now(),
     })
     .execute();
+}
+
+/**
+ * For a module that writes its change in one statement of data-modifying CTEs
+ * (the payouts' creating statement): `name as (insert into audit_events …)`
+ * writing each event only with the row its `anchorKey` names in `anchor`, so an
+ * event commits exactly when its change does.
+ */
+export function auditEventsInsertFrom(
+  clock: Clock,
+  events: readonly (AuditEventInput & { readonly anchorKey: string })[],
+  anchor: CteAnchor,
+  name: string,
+): RawBuilder<unknown> {
+  const column = <T>(pick: (event: AuditEventInput & { readonly anchorKey: string }) => T) => events.map(pick);
+  return sql`${sql.id(name)} as (
+      insert into audit_events (id, merchant_id, shop_id, actor_kind, actor_id, actor_label, action, target, ip, user_agent, details, created_at)
+      select a.id, a.merchant_id, a.shop_id, a.actor_kind, a.actor_id, a.actor_label, a.action, a.target, a.ip, a.user_agent, a.details::jsonb,
+             ${clock.now().toISOString()}::timestamptz
+        from unnest(${events.map(() => newId('auditEvent'))}::text[], ${column((e) => e.merchantId ?? null)}::text[],
+                    ${column((e) => e.shopId ?? null)}::text[], ${column((e) => e.actor.kind)}::text[], ${column((e) => e.actor.id ?? null)}::text[],
+                    ${column((e) => (e.actor.label ?? '').slice(0, 320))}::text[], ${column((e) => e.action)}::text[], ${column((e) => e.target ?? null)}::text[],
+                    ${column((e) => (e.actor.ip ?? '').slice(0, 100))}::text[], ${column((e) => (e.actor.userAgent ?? '').slice(0, 500))}::text[],
+                    ${column((e) => JSON.stringify(e.details ?? {}))}::text[], ${column((e) => e.anchorKey)}::text[])
+               with ordinality as a(id, merchant_id, shop_id, actor_kind, actor_id, actor_label, action, target, ip, user_agent, details, anchor_key, n)
+        ${joinAnchor(anchor, sql.ref('a.anchor_key'))}
+       order by n
+      returning 1
+    )`;
 }
 
 /** The filters as a person types them (the audit page's GET form); empty means not filtered. */

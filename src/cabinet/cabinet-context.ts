@@ -2,6 +2,7 @@
 // reads its access rule needs on every request (cabinet-http.ts).
 import type { AppContext } from '../context.ts';
 import type { CryptoChain } from '../crypto/chain/crypto-chain.ts';
+import type { PayoutsService } from '../crypto/payouts/payouts-module.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { findShopProfile, merchantNames, type ShopProfile } from '../merchants/merchant-service.ts';
 import { roleCan, type Permission, type Role } from './roles.ts';
@@ -17,6 +18,11 @@ export type CabinetDeps = Pick<
   readonly chain: CryptoChain;
   /** Sends invitations and password resets; absent without PAYGATE_SMTP_URL (links are then shown to pass on). */
   readonly mailer?: Mailer | undefined;
+};
+
+/** CabinetDeps and the services of other modules that areas act through (the payout form creates through the payouts module). */
+export type CabinetModuleDeps = CabinetDeps & {
+  readonly payouts: PayoutsService;
 };
 
 export interface CabinetService {

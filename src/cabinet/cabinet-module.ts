@@ -10,7 +10,7 @@ import { keyRoutes } from './keys/key-routes.ts';
 import { auditRoutes } from './audit/audit-routes.ts';
 import { createMailer } from './mail/mailer.ts';
 import { installAssetRoutes } from './assets/cabinet-assets.ts';
-import { createCabinetService, type CabinetDeps, type CabinetService } from './cabinet-context.ts';
+import { createCabinetService, type CabinetModuleDeps, type CabinetService } from './cabinet-context.ts';
 import { installCabinetHttp, type CabinetHttpDeps } from './cabinet-http.ts';
 import { cryptoRoutes } from './crypto/crypto-routes.ts';
 import { methodRoutes } from './methods/method-routes.ts';
@@ -20,6 +20,7 @@ import { paymentRoutes } from './payments/payment-routes.ts';
 import { overviewRoutes } from './overview/overview-routes.ts';
 import { sandboxRoutes } from './sandbox/sandbox-routes.ts';
 import { shopRoutes } from './shops/shop-routes.ts';
+import { payoutAreaRoutes } from './payouts/payout-area.ts';
 import { passwordResetRoutes } from './password-reset/password-reset-routes.ts';
 import { signInRoutes } from './sign-in/sign-in-routes.ts';
 import { teamRoutes } from './team/team-routes.ts';
@@ -28,10 +29,10 @@ import { twoFactorRoutes } from './two-factor/two-factor-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 import { withdrawalRoutes } from './withdrawals/withdrawal-routes.ts';
 
-export type { CabinetDeps };
+export type { CabinetModuleDeps };
 
 /** Each area's routes, registered inside the cabinet's scope. */
-type AreaRoutes = (deps: CabinetDeps, http: CabinetHttpDeps) => (app: FastifyInstance) => Promise<void>;
+type AreaRoutes = (deps: CabinetModuleDeps, http: CabinetHttpDeps) => (app: FastifyInstance) => Promise<void>;
 
 const AREAS: readonly AreaRoutes[] = [
   signInRoutes,
@@ -47,6 +48,7 @@ const AREAS: readonly AreaRoutes[] = [
   cryptoRoutes,
   transferRoutes,
   receivingRoutes,
+  payoutAreaRoutes,
   sandboxRoutes,
   auditRoutes,
   withdrawalRoutes,
@@ -60,8 +62,8 @@ export interface CabinetModuleService extends CabinetService {
   readonly routes: CabinetHttpDeps['routes'];
 }
 
-export function createCabinetModule(platform: CabinetDeps): BuiltModule<CabinetModuleService> {
-  const deps: CabinetDeps = { ...platform, mailer: platform.mailer ?? createMailer(platform.config) };
+export function createCabinetModule(platform: CabinetModuleDeps): BuiltModule<CabinetModuleService> {
+  const deps: CabinetModuleDeps = { ...platform, mailer: platform.mailer ?? createMailer(platform.config) };
   const service = createCabinetService(deps);
   const http: CabinetHttpDeps = { config: deps.config, service, routes: [] };
   return {

@@ -33,6 +33,7 @@ export const PERMISSIONS = [
   'withdrawals.approve',
   'withdrawals.rule',
   'refunds.create',
+  'payouts.create',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -64,6 +65,7 @@ const ROLES_BY_PERMISSION: Readonly<Record<Permission, readonly Role[]>> = {
   /** The single-person withdrawal limit: an owner's decision alone. */
   'withdrawals.rule': ['owner'],
   'refunds.create': ['owner', 'admin', 'finance'],
+  'payouts.create': ['owner', 'admin', 'finance'],
 };
 
 export function roleCan(role: Role, permission: Permission): boolean {

@@ -13,7 +13,7 @@ import type { ShopProfile } from '../../merchants/merchant-service.ts';
 import type { Listing, ListingColumn, ListingFilter } from './listing.ts';
 
 /** Rows per page read for a download: large enough to keep the per-query cost small, small enough to stay flat in memory. */
-export const EXPORT_PAGE_ROWS = 1000;
+const EXPORT_PAGE_ROWS = 1000;
 
 /** Every row of the shop that passes the filter, newest first, read a page at a time. */
 export async function* everyRow<Row>(

@@ -17,7 +17,7 @@ import { chosenColumns, everyRow } from './listing-csv.ts';
 import { DOWNLOAD_FORMATS, sendDownload, type DownloadFormat } from './listing-download.ts';
 import LISTING_TEXTS from './listing-texts.json' with { type: 'json' };
 
-export const listingText = translator(LISTING_TEXTS);
+const listingText = translator(LISTING_TEXTS);
 const text = listingText;
 
 export const LISTING_PAGE_ROWS = 50;

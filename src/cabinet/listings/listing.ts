@@ -54,8 +54,8 @@ export interface Listing<Row> {
 }
 
 /** The filter fields of a table's form, as typed (empty when absent). */
-export const FILTER_FIELDS = ['status', 'from', 'to', 'amount_min', 'amount_max', 'q'] as const;
-export type FilterField = (typeof FILTER_FIELDS)[number];
+const FILTER_FIELDS = ['status', 'from', 'to', 'amount_min', 'amount_max', 'q'] as const;
+type FilterField = (typeof FILTER_FIELDS)[number];
 export type FilterValues = Readonly<Record<FilterField, string>>;
 
 const DAY_MS = 86_400_000;

@@ -40,6 +40,8 @@ const SHOP_PAGES: ReadonlyArray<{
   { path: 'refunds', label: 'link_refunds', permission: 'payments.read' },
   { path: 'payouts', label: 'link_payouts', permission: 'payments.read' },
   { path: 'payouts/batches', label: 'link_batches', permission: 'payments.read' },
+  { path: 'payouts/new', label: 'link_new_payout', permission: 'payouts.create' },
+  { path: 'payouts/batches/upload', label: 'link_upload_batch', permission: 'payouts.create' },
   { path: 'operations', label: 'link_operations', permission: 'balances.read' },
   { path: 'transfers', label: 'link_transfers', permission: 'balances.read' },
   { path: 'withdrawals', label: 'link_withdrawals', permission: 'balances.read' },

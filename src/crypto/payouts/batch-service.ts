@@ -4,8 +4,19 @@
 // their queued transfers and reserves every item's total_debit (linked
 // reservations per item, so each item completes or fails on its own).
 // Idempotent by the batch's external_id. Decisions: docs/payouts-api.md.
+import { recordAudit } from '../../audit/audit-service.ts';
+import {
+  createdAtOrder,
+  parseStatusFilter,
+  readListPage,
+  type ListPage,
+  type ListQuery,
+  type ListRange,
+} from '../../db/list-page.ts';
 import { isUniqueViolation, type Executor, type Tx } from '../../db/transaction.ts';
-import { DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '../../errors.ts';
+import { depositAddressesAmong } from '../receiving/address-allocation.ts';
+import { usdtText } from '../receiving/receiving-views.ts';
+import { AmountNotSupportedError, DuplicateExternalIdError, InvalidRequestError, NotFoundError } from '../../errors.ts';
 import {
   createUnderKey,
   priorOutcome,
@@ -20,18 +31,23 @@ import { quotePayouts } from './payout-fees.ts';
 import { payoutSettingsOf } from './payout-settings.ts';
 import {
   checkAgainstSettings,
+  checkPayoutsOn,
   checkRecipients,
   insertQueuedPayouts,
   parseExternalId,
   parsePayoutNetwork,
+  parsePayoutAmount,
+  parseRecipient,
   validatePayoutItem,
+  type CreationOptions,
   type PayoutDeps,
   type PayoutShop,
   type ValidPayoutItem,
 } from './payout-service.ts';
 import * as repository from './payouts-repository.ts';
 import type { BatchRow } from './payouts-repository.ts';
-import { batchView, type BatchView } from './payouts-views.ts';
+import { BATCH_STATUSES } from './payouts-tables.ts';
+import { batchSummaryView, batchView, type BatchSummaryView, type BatchView } from './payouts-views.ts';
 
 export const BATCH_ITEMS_MAX = 500;
 
@@ -71,6 +87,7 @@ export async function createBatch(
   deps: PayoutDeps,
   shop: PayoutShop,
   request: CreateBatchRequest,
+  options: CreationOptions = {},
 ): Promise<{ created: boolean; batch: BatchView }> {
   const externalId = parseExternalId(request.external_id, 'external_id');
   const network = parsePayoutNetwork(request.network);
@@ -123,6 +140,15 @@ export async function createBatch(
         items.map((item, index) => ({ id: newId('payout'), item, quote: quotes[index]! })),
         batchId,
       );
+      if (options.actor)
+        await recordAudit(tx, deps.clock, {
+          actor: options.actor,
+          action: 'payout_batch.requested',
+          merchantId: shop.merchantId,
+          shopId: shop.shopId,
+          target: batchId,
+          details: { external_id: externalId, items: items.length, total_debit: usdtText(batch.total_debit_micro) },
+        });
       return { created: true, batch: batchView(batch, rows) };
     });
   } catch (error) {
@@ -169,4 +195,121 @@ export async function getBatch(deps: Pick<PayoutDeps, 'db'>, shopId: string, bat
       : undefined;
   if (!batch) throw new NotFoundError('No such batch payout.');
   return shownBatch(deps.db, batch);
+}
+
+const BATCH_LIST_ORDER = createdAtOrder((id) => id.startsWith('pob_'));
+
+/** The cabinet's table of batches: a status, a window of days and total debits, an exact batch id or external_id. */
+export interface BatchBrowseFilter extends ListRange {
+  readonly status?: string | undefined;
+  readonly search?: string | undefined;
+}
+
+export async function browseBatches(
+  deps: Pick<PayoutDeps, 'db'>,
+  shopId: string,
+  filter: BatchBrowseFilter,
+  page: ListQuery,
+): Promise<ListPage<BatchSummaryView>> {
+  const status = parseStatusFilter(filter.status, BATCH_STATUSES);
+  return readListPage(
+    page,
+    BATCH_LIST_ORDER,
+    (window) => repository.listBatches(deps.db, { shopId, status, range: filter, search: filter.search, ...window }),
+    async (rows) => {
+      const counts = await repository.itemCountsOfBatches(
+        deps.db,
+        rows.map((row) => row.id),
+      );
+      return rows.map((row) => batchSummaryView(row, counts.get(row.id)));
+    },
+  );
+}
+
+// ---- a batch reviewed before it is created (the cabinet's CSV upload) ----
+
+/** What is wrong with one item: its index in the list, the field, the message. */
+export interface BatchItemProblem {
+  readonly index: number;
+  readonly field: 'external_id' | 'amount' | 'address';
+  readonly message: string;
+}
+
+export type BatchReview =
+  | { readonly ok: false; readonly problems: readonly BatchItemProblem[] }
+  | { readonly ok: true; readonly itemCount: number; readonly totalDebitMicro: bigint };
+
+async function problemOf(
+  index: number,
+  field: BatchItemProblem['field'],
+  check: () => unknown,
+): Promise<BatchItemProblem[]> {
+  try {
+    await check();
+    return [];
+  } catch (error) {
+    if (!(error instanceof InvalidRequestError || error instanceof AmountNotSupportedError)) throw error;
+    return [{ index, field, message: error.message }];
+  }
+}
+
+/**
+ * Every problem of every item that createBatch would refuse (its first one), so a
+ * person sees them all at once: the fields, an external_id repeated in the list or
+ * held by a payout of the shop, the shop's limits, the recipients refused. When
+ * there is none, the total debit of the batch as it would be quoted now. Payouts
+ * switched off or paused are thrown as createBatch throws them. Nothing is written.
+ */
+export async function reviewBatch(
+  deps: PayoutDeps,
+  shop: PayoutShop,
+  payouts: CreateBatchRequest['payouts'],
+): Promise<BatchReview> {
+  if (payouts.length < 1 || payouts.length > BATCH_ITEMS_MAX)
+    throw new InvalidRequestError(`payouts must list 1 to ${BATCH_ITEMS_MAX} payouts.`);
+  const settings = await payoutSettingsOf(deps.db, shop.shopId);
+  checkPayoutsOn(settings);
+  await deps.signingPause.assertNotPaused(deps.db, shop.mode);
+  const access = await deps.chain.forMode(shop.mode);
+  const addresses = payouts.map((raw) => raw.address).filter((address) => typeof address === 'string');
+  const ours = await depositAddressesAmong(deps.db, [...new Set(addresses)]);
+  const taken = new Set(
+    await repository.takenExternalIds(
+      deps.db,
+      shop.shopId,
+      payouts.map((raw) => raw.external_id),
+    ),
+  );
+  const firstIndexOf = new Map<string, number>();
+  const problems: BatchItemProblem[] = [];
+  for (const [index, raw] of payouts.entries()) {
+    problems.push(
+      ...(await problemOf(index, 'external_id', () => {
+        const externalId = parseExternalId(raw.external_id, 'external_id');
+        const earlier = firstIndexOf.get(externalId);
+        if (earlier !== undefined)
+          throw new InvalidRequestError(`external_id repeats the external_id of item ${earlier + 1}.`);
+        firstIndexOf.set(externalId, index);
+        if (taken.has(externalId))
+          throw new InvalidRequestError('external_id is already the external_id of another payout of this shop.');
+      })),
+      ...(await problemOf(index, 'amount', () =>
+        checkAgainstSettings(settings, parsePayoutAmount(raw.amount, 'amount'), 'amount'),
+      )),
+    );
+    // A deposit address of ours was looked up for all rows at once (`ours`): no query per row.
+    problems.push(
+      ...(await problemOf(index, 'address', () =>
+        checkRecipients(deps.db, access, [{ address: parseRecipient(raw.address, 'address'), field: 'address' }], ours),
+      )),
+    );
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  const items = payouts.map((raw) => validatePayoutItem(raw));
+  const quotes = await quotePayouts(access, deps, settings, items);
+  return {
+    ok: true,
+    itemCount: items.length,
+    totalDebitMicro: quotes.reduce((sum, quote) => sum + quote.totalDebitMicro, 0n),
+  };
 }

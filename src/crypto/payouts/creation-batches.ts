@@ -7,6 +7,7 @@
 // affords them); a statement that fails (a duplicate external_id, say) is run
 // again payout by payout, so the error is its owner's.
 import type { RawBuilder } from 'kysely';
+import { auditEventsInsertFrom, type AuditEventInput } from '../../audit/audit-service.ts';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/transaction.ts';
 import { statementCertainlyRolledBack } from '../../db/database-errors.ts';
@@ -29,6 +30,8 @@ export interface PayoutCreation {
   readonly outgoing: OutgoingTransferRequest;
   /** Its completed idempotency record, naming the payout. */
   readonly record: NewIdempotencyRecord;
+  /** The audit event of a payout a person asked for (the cabinet's form), written with the payout or not at all. */
+  readonly audit?: AuditEventInput | undefined;
 }
 
 /** Payouts per statement (read or write): a statement of 100 takes PostgreSQL a few milliseconds. */
@@ -85,6 +88,7 @@ export function payoutCreationsStatement(clock: Clock, creations: readonly Payou
       payoutsAnchor,
     ),
     dependents: [
+      ...auditedFrom(clock, creations, payoutsAnchor),
       emitManyFrom(
         clock,
         creations.map(({ payout }) => ({
@@ -99,6 +103,16 @@ export function payoutCreationsStatement(clock: Clock, creations: readonly Payou
       ),
     ],
   });
+}
+
+/** The audit events' CTE when a creation carries one (API creations carry none: their statement stays as it was). */
+function auditedFrom(
+  clock: Clock,
+  creations: readonly PayoutCreation[],
+  anchor: { cte: string; column: string },
+): RawBuilder<unknown>[] {
+  const events = creations.flatMap(({ payout, audit }) => (audit ? [{ ...audit, anchorKey: payout.id }] : []));
+  return events.length === 0 ? [] : [auditEventsInsertFrom(clock, events, anchor, 'payout_audit')];
 }
 
 /** The statement batchers of payout creation: one per payouts module (its database and clock). */

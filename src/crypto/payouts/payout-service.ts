@@ -3,6 +3,7 @@
 // transaction), reads and lists. The executor's outcomes move payouts on
 // (payout-outcomes.ts). Rules and decisions: docs/payouts-api.md.
 import type { Logger } from 'pino';
+import type { AuditActor, AuditEventInput } from '../../audit/audit-service.ts';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { isUniqueViolation, type Db, type Executor, type Tx } from '../../db/transaction.ts';
@@ -26,7 +27,15 @@ import { parseMinor } from '../../money/decimal.ts';
 import type { SigningPauseCheck } from '../custody/signing-pause.ts';
 import type { ChainAccess, CryptoChain } from '../chain/crypto-chain.ts';
 import { depositAddressesAmong } from '../receiving/address-allocation.ts';
-import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
+import {
+  createdAtOrder,
+  parseStatusFilter,
+  readListPage,
+  type ListPage,
+  type ListQuery,
+  type ListRange,
+} from '../../db/list-page.ts';
+import { findOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { enqueueOutgoingTransfers, type OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
 import { noOutcomeYet } from '../sending/reserved-transfer.ts';
@@ -150,10 +159,15 @@ export function validatePayoutItem(
   };
 }
 
-/** Payouts switched off for the shop: 503. Outside the shop's limits: 400 amount_not_supported naming the limits. */
-export function checkAgainstSettings(settings: PayoutSettings, amountMicro: bigint, field: string): void {
+/** Payouts switched off for the shop: 503 (nothing else about the request matters then). */
+export function checkPayoutsOn(settings: PayoutSettings): void {
   if (!settings.enabled)
     throw new ServiceUnavailableError('Payouts are switched off for this shop.', PAYOUTS_OFF_RETRY_AFTER_SECONDS);
+}
+
+/** Payouts switched off for the shop: 503. Outside the shop's limits: 400 amount_not_supported naming the limits. */
+export function checkAgainstSettings(settings: PayoutSettings, amountMicro: bigint, field: string): void {
+  checkPayoutsOn(settings);
   if (amountMicro < settings.minAmountMicro || amountMicro > settings.maxAmountMicro) {
     throw new AmountNotSupportedError(
       `${field} is outside this shop's payout limits: from ${usdtText(settings.minAmountMicro)} to ${usdtText(settings.maxAmountMicro)} USDT.`,
@@ -249,6 +263,28 @@ function payoutValues(quote: PayoutQuote) {
 
 // ---- creation ----
 
+/** Who asked for a creation, when a person did (the cabinet): audited with the payout, in its statement. */
+export interface CreationOptions {
+  readonly actor?: AuditActor | undefined;
+}
+
+/** `payout.requested`: the payout a person asked for, as created. */
+function requestedAudit(actor: AuditActor, shop: PayoutShop, row: PayoutRow): AuditEventInput {
+  return {
+    actor,
+    action: 'payout.requested',
+    merchantId: shop.merchantId,
+    shopId: shop.shopId,
+    target: row.id,
+    details: {
+      external_id: row.external_id,
+      amount: usdtText(row.amount_micro),
+      address: row.recipient_address,
+      total_debit: usdtText(row.total_debit_micro),
+    },
+  };
+}
+
 /** A new payout's row, pending: a single payout (batch null) or a batch's item at its index. */
 function newPayoutRow(
   now: Date,
@@ -336,6 +372,7 @@ export async function createPayout(
   deps: PayoutDeps,
   shop: PayoutShop,
   request: CreatePayoutRequest,
+  options: CreationOptions = {},
 ): Promise<{ created: boolean; payout: PayoutView }> {
   const item = validatePayoutItem(request);
   const network = parsePayoutNetwork(request.network);
@@ -396,6 +433,7 @@ export async function createPayout(
             fanOut,
             outgoing: payoutTransfer(access, row.id, item),
             record,
+            audit: options.actor && requestedAudit(options.actor, shop, row),
           });
           if (inserted) return { created: inserted };
           // Nothing written. A request with this external_id may have been written first (a
@@ -480,4 +518,50 @@ export async function listPayouts(
     (window) => repository.listPayouts(deps.db, { shopId, status, externalId: input.external_id, ...window }),
     (rows) => rows.map(payoutView),
   );
+}
+
+/** The cabinet's table of payouts: the API's status filter, a window of days and amounts, an exact search. */
+export interface PayoutBrowseFilter extends ListRange {
+  readonly status?: string | undefined;
+  /** A payout id, external_id, recipient address or tx hash, exactly. */
+  readonly search?: string | undefined;
+}
+
+export async function browsePayouts(
+  deps: Pick<PayoutDeps, 'db'>,
+  shopId: string,
+  filter: PayoutBrowseFilter,
+  page: ListQuery,
+): Promise<ListPage<PayoutView>> {
+  const status = parseStatusFilter(filter.status, PAYOUT_STATUSES);
+  return readListPage(
+    page,
+    PAYOUT_LIST_ORDER,
+    (window) => repository.listPayouts(deps.db, { shopId, status, range: filter, search: filter.search, ...window }),
+    (rows) => rows.map(payoutView),
+  );
+}
+
+/** A payout with the moments of its outgoing transfer: for its page in the cabinet. */
+export interface PayoutHistory {
+  readonly payout: PayoutView;
+  /** When its transaction first went to the node; null while queued. */
+  readonly submittedAt: Date | null;
+  /** When the chain's answer became final; null until then. */
+  readonly finalAt: Date | null;
+}
+
+/** A payout of the shop and its transfer's moments; another shop's, or an unknown id, is 404. */
+export async function payoutHistory(
+  deps: Pick<PayoutDeps, 'db'>,
+  shopId: string,
+  payoutId: string,
+): Promise<PayoutHistory> {
+  const row =
+    payoutId.startsWith('po_') && payoutId.length <= 100
+      ? await repository.findPayoutOfShop(deps.db, shopId, payoutId)
+      : undefined;
+  if (!row) throw new NotFoundError('No such payout.');
+  const transfer = await findOutgoingTransfer(deps.db, row.outgoing_transfer_id);
+  return { payout: payoutView(row), submittedAt: transfer?.submittedAt ?? null, finalAt: transfer?.finalAt ?? null };
 }

@@ -1,7 +1,7 @@
 // SQL of payouts: per-shop settings, payouts, batches.
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
-import { newestFirstPage, type ListWindow } from '../../db/list-page.ts';
+import { newestFirstPage, withinRange, type ListRange, type ListWindow } from '../../db/list-page.ts';
 import { isDepositAddressSql } from '../receiving/address-allocation.ts';
 import type { BatchStatus, PayoutStatus, PayoutTables } from './payouts-tables.ts';
 
@@ -226,14 +226,81 @@ export async function takenExternalIds(
   return rows.map((row) => row.external_id);
 }
 
+/** Which payouts of a shop a list holds: the API's filters, and the cabinet's window and search. */
+export interface PayoutListFilter {
+  readonly shopId: string;
+  readonly status?: PayoutStatus | undefined;
+  readonly externalId?: string | undefined;
+  /** The cabinet's window: created between, amount (the recipient's) between. */
+  readonly range?: ListRange | undefined;
+  /** An exact payout id, external_id, recipient address or tx hash. */
+  readonly search?: string | undefined;
+}
+
 export async function listPayouts(
   db: Executor<PayoutTables>,
-  query: ListWindow & { shopId: string; status?: PayoutStatus | undefined; externalId?: string | undefined },
+  query: ListWindow & PayoutListFilter,
 ): Promise<PayoutRow[]> {
   let builder = db.selectFrom('crypto_payouts').selectAll().where('shop_id', '=', query.shopId);
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
   if (query.externalId !== undefined) builder = builder.where('external_id', '=', query.externalId);
+  if (query.range) builder = withinRange(builder, query.range, 'amount_micro');
+  const search = query.search;
+  if (search !== undefined)
+    builder = builder.where((eb) =>
+      eb.or([
+        eb('id', '=', search),
+        eb('external_id', '=', search),
+        eb('recipient_address', '=', search),
+        eb('tx_hash', '=', search),
+      ]),
+    );
   return newestFirstPage(builder, query);
+}
+
+/** Which batches of a shop a list holds. */
+export interface BatchListFilter {
+  readonly shopId: string;
+  readonly status?: BatchStatus | undefined;
+  /** Created between; total debit between. */
+  readonly range?: ListRange | undefined;
+  /** An exact batch id or external_id. */
+  readonly search?: string | undefined;
+}
+
+export async function listBatches(
+  db: Executor<PayoutTables>,
+  query: ListWindow & BatchListFilter,
+): Promise<BatchRow[]> {
+  let builder = db.selectFrom('crypto_payout_batches').selectAll().where('shop_id', '=', query.shopId);
+  if (query.status !== undefined) builder = builder.where('status', '=', query.status);
+  if (query.range) builder = withinRange(builder, query.range, 'total_debit_micro');
+  const search = query.search;
+  if (search !== undefined)
+    builder = builder.where((eb) => eb.or([eb('id', '=', search), eb('external_id', '=', search)]));
+  return newestFirstPage(builder, query);
+}
+
+/** The items of each batch per state (batches without items are absent). */
+export async function itemCountsOfBatches(
+  db: Executor<PayoutTables>,
+  batchIds: readonly string[],
+): Promise<Map<string, Record<PayoutStatus, number>>> {
+  const counts = new Map<string, Record<PayoutStatus, number>>();
+  if (batchIds.length === 0) return counts;
+  const rows = await db
+    .selectFrom('crypto_payouts')
+    .select(['batch_id', 'status', (eb) => eb.fn.countAll<string>().as('count')])
+    .where('batch_id', 'in', batchIds)
+    .groupBy(['batch_id', 'status'])
+    .execute();
+  for (const row of rows) {
+    const batchId = row.batch_id!;
+    const of = counts.get(batchId) ?? { pending: 0, processing: 0, completed: 0, failed: 0 };
+    of[row.status] = Number(row.count);
+    counts.set(batchId, of);
+  }
+  return counts;
 }
 
 /** A batch's items in the order they were given. */

@@ -6,7 +6,8 @@ type ChainName = OutgoingTransferRequest['chain'];
 
 export const PAYOUT_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
-export type BatchStatus = 'pending' | 'processing' | 'completed' | 'partially_completed' | 'failed';
+export const BATCH_STATUSES = ['pending', 'processing', 'completed', 'partially_completed', 'failed'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 export interface PayoutTables {
   crypto_payout_settings: {

@@ -5,6 +5,9 @@ import { usdtText } from '../receiving/receiving-views.ts';
 import type { BatchRow, PayoutRow } from './payouts-repository.ts';
 import type { BatchStatus, PayoutStatus } from './payouts-tables.ts';
 
+/** The states a payout and a batch show (the API's status filters; the cabinet's tables). */
+export { BATCH_STATUSES, PAYOUT_STATUSES } from './payouts-tables.ts';
+
 interface PayoutError {
   code: string;
   message: string;
@@ -62,6 +65,24 @@ export function payoutView(row: PayoutRow): PayoutView {
     batch_id: row.batch_id,
     created_at: row.created_at.toISOString(),
     completed_at: row.completed_at?.toISOString() ?? null,
+  };
+}
+
+/** A batch without its items: a row of the cabinet's table of batches. */
+export type BatchSummaryView = Omit<BatchView, 'payouts'>;
+
+export function batchSummaryView(batch: BatchRow, counts: Record<PayoutStatus, number> | undefined): BatchSummaryView {
+  return {
+    batch_id: batch.id,
+    external_id: batch.external_id,
+    status: batch.status,
+    network: batch.network,
+    asset: 'USDT',
+    item_count: batch.item_count,
+    total_debit: usdtText(batch.total_debit_micro),
+    counts: counts ?? { pending: 0, processing: 0, completed: 0, failed: 0 },
+    created_at: batch.created_at.toISOString(),
+    completed_at: batch.completed_at?.toISOString() ?? null,
   };
 }
 

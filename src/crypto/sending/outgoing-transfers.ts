@@ -51,6 +51,8 @@ export interface OutgoingTransfer extends OutgoingTransferRequest {
   readonly errorMessage: string | null;
   readonly blockNumber: number | null;
   readonly createdAt: Date;
+  /** When its first signed transaction went to the node (null while queued). */
+  readonly submittedAt: Date | null;
   readonly finalAt: Date | null;
 }
 
@@ -208,6 +210,7 @@ export function toOutgoingTransfer(row: OutgoingTransferRow): OutgoingTransfer {
     errorMessage: row.error_message,
     blockNumber: row.block_number === null ? null : Number(row.block_number),
     createdAt: row.created_at,
+    submittedAt: row.submitted_at,
     finalAt: row.final_at,
   };
 }
