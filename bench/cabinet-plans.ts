@@ -20,7 +20,19 @@ export function scansOf(node: PlanNode): string[] {
 }
 
 export async function sampleOfShop(client: pg.Client, shopId: string, merchantId: string): Promise<ListQuerySample> {
-  const { rows } = await client.query<Record<string, string & Date>>(SAMPLE_SQL, [shopId]);
+  const { rows } = await client.query<{
+    payment_id: string;
+    payment_created_at: Date;
+    order_id: string;
+    invoice_external_id: string;
+    invoice_address: string;
+    wallet_client_id: string;
+    deposit_id: string;
+    deposit_tx_hash: string;
+    deposit_address: string;
+    deposit_seen_at: Date;
+    operation_seq: string;
+  }>(SAMPLE_SQL, [shopId]);
   const row = rows[0];
   if (!row) throw new Error(`shop ${shopId} has no rows to sample`);
   const middle = row.payment_created_at.getTime();
