@@ -40,7 +40,7 @@ const LIMIT = 51;
 /** The SQL of a list ordered newest first by (`at`, id), as newestFirstPage writes it. */
 function newestFirst(table: string, where: string, at = 'created_at', afterParams?: [number, number]): string {
   const after = afterParams
-    ? ` and (${at} < $${afterParams[0]} or (${at} = $${afterParams[0]} and id < $${afterParams[1]}))`
+    ? ` and ${at} <= $${afterParams[0]} and (${at} < $${afterParams[0]} or (${at} = $${afterParams[0]} and id < $${afterParams[1]}))`
     : '';
   return `select * from ${table} where ${where}${after} order by ${at} desc, id desc limit ${LIMIT}`;
 }
