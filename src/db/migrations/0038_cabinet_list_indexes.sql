@@ -9,6 +9,11 @@
 -- keyset pages): the table had no index by shop at all, so every deposits page
 -- read all deposits of every shop.
 create index crypto_deposits_shop_seen_idx on crypto_deposits (shop_id, seen_at desc, id desc);
+-- The same filtered by status: the statuses one looks for (held, confirming,
+-- unconfirmed, orphaned) are rare among credited ones, so walking the time index
+-- for them reads a shop's whole history when none are recent (the planner
+-- preferred a Seq Scan already at 50,000 deposits).
+create index crypto_deposits_shop_status_idx on crypto_deposits (shop_id, status, seen_at desc, id desc);
 
 -- The amount filter ("from … to …" in the table's currency). Newest-first order
 -- comes from the (shop_id, created_at) indexes; when the range is narrow, walking
