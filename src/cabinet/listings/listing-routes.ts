@@ -20,13 +20,7 @@ import type { CabinetDeps } from '../cabinet-context.ts';
 import { roleCan } from '../roles.ts';
 import { html, type View } from '../views/html.ts';
 import { translator, type Lang } from '../views/cabinet-language.ts';
-import {
-  filterValuesOf,
-  parseListingFilter,
-  queryOf,
-  type FilterValues,
-  type Listing,
-} from './listing.ts';
+import { filterValuesOf, parseListingFilter, queryOf, type FilterValues, type Listing } from './listing.ts';
 import { chosenColumns, everyRow, listingCsv } from './listing-csv.ts';
 import LISTING_TEXTS from './listing-texts.json' with { type: 'json' };
 
