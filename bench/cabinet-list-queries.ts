@@ -3,8 +3,8 @@
 // listWallets, payouts-repository listPayouts, ledger-repository listOperations,
 // webhook-repository listEvents; newestFirstPage's keyset and withinRange's
 // windows of db/list-page.ts), plus the deposits of a shop newest first by
-// seen_at, which no repository lists yet. `npm run bench:cabinet` EXPLAINs them on
-// the loaded shop (BENCH_CABINET_PLANS=1) and test/db/list-plans.test.ts checks
+// seen_at, which no repository lists yet. `node bench/cabinet-plans.ts` EXPLAINs them on
+// a loaded shop (BENCH_CABINET_DATABASE_URL) and test/db/list-plans.test.ts checks
 // that none of them scans a whole table.
 
 export interface ListQuerySample {
