@@ -1,6 +1,6 @@
 // The anchor's table: the columns, checks and indexes of the gateway's
 // `payments` table (src/db/migrations/0003_payments.sql), without the foreign
-// key to shops. Every anchor insert maintains the same five indexes as a
+// key to shops. Every anchor insert maintains the same six indexes as a
 // gateway insert, so the anchor costs what one payment row costs the database.
 // Keep it in step with the payments table when that changes.
 export const ANCHOR_TABLE_DDL = `
@@ -29,6 +29,7 @@ export const ANCHOR_TABLE_DDL = `
   create index if not exists anchor_payments_shop_created_idx on anchor_payments (shop_id, created_at desc, id desc);
   create index if not exists anchor_payments_shop_order_id_idx on anchor_payments (shop_id, order_id, created_at desc, id desc);
   create index if not exists anchor_payments_pending_expiry_idx on anchor_payments (expires_at) where status = 'pending';
+  create index if not exists anchor_payments_shop_amount_idx on anchor_payments (shop_id, amount_kopecks);
 `;
 
 /** One INSERT … RETURNING: the whole of the anchor's POST. Amount in kopecks is computed by the database from the JSON number. */

@@ -83,12 +83,17 @@ export async function newestFirstPage<
   let paged = builder;
   if (page.after) {
     const after = page.after;
-    paged = paged.where((eb) =>
-      eb.or([
-        eb(createdAt, '<', after.createdAt),
-        eb.and([eb(createdAt, '=', after.createdAt), eb(id, '<', after.id)]),
-      ]),
-    );
+    // `created_at <= after` says the same as the OR below in a form an index on (…, created_at desc, id desc)
+    // can start from: without it a later page walked the index from the newest row (0.6 s deep in a
+    // million payments, docs/performance.md "Cabinet").
+    paged = paged
+      .where(createdAt, '<=', after.createdAt)
+      .where((eb) =>
+        eb.or([
+          eb(createdAt, '<', after.createdAt),
+          eb.and([eb(createdAt, '=', after.createdAt), eb(id, '<', after.id)]),
+        ]),
+      );
   }
   return paged.orderBy(createdAt, 'desc').orderBy(id, 'desc').limit(page.limit).execute();
 }
