@@ -5,27 +5,18 @@
 -- the figures before and after are in docs/performance.md, "Cabinet", and
 -- test/db/list-plans.test.ts fails if a list query reads one of these tables whole.
 
--- A shop's deposits, newest first (the deposits table, by seen_at, and its
--- keyset pages): the table had no index by shop at all, so every deposits page
--- read all deposits of every shop.
-create index crypto_deposits_shop_seen_idx on crypto_deposits (shop_id, seen_at desc, id desc);
--- The same filtered by status: the statuses one looks for (held, confirming,
--- unconfirmed, orphaned) are rare among credited ones, so walking the time index
--- for them reads a shop's whole history when none are recent (the planner
--- preferred a Seq Scan already at 50,000 deposits).
-create index crypto_deposits_shop_status_idx on crypto_deposits (shop_id, status, seen_at desc, id desc);
+-- A shop's deposits newest first, by status, by amount and by address, and the
+-- invoices by amount, are indexed by 0037 (crypto_deposits_shop_seen_idx,
+-- crypto_deposits_shop_status_idx, crypto_deposits_shop_amount_idx,
+-- crypto_deposits_address_idx, crypto_invoices_shop_amount_idx), the same
+-- indexes this measurement asked for: without the first, every deposits page
+-- read all deposits of every shop (712 ms → under 0.1 ms on the loaded shop).
 
 -- The amount filter ("from … to …" in the table's currency). Newest-first order
 -- comes from the (shop_id, created_at) indexes; when the range is narrow, walking
 -- those in time order reads most of the shop before it finds a page, so the
 -- planner takes these instead and sorts the few rows that match.
 create index payments_shop_amount_idx on payments (shop_id, amount_kopecks);
-create index crypto_invoices_shop_amount_idx on crypto_invoices (shop_id, amount_micro);
-create index crypto_deposits_shop_amount_idx on crypto_deposits (shop_id, amount_micro);
-
--- A search by address among a shop's deposits (every status: the sweeper's
--- index on address holds only final ones).
-create index crypto_deposits_address_idx on crypto_deposits (address, seen_at desc);
 
 -- The event log filtered by delivery status ("failed", "pending"): the status is
 -- the delivery's, and the query names the event's shop, not the delivery's, so the
