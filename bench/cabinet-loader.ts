@@ -257,20 +257,21 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
   // (ledger-service.ts: available = credits_posted - debits_posted - debits_pending).
   add(
     'ledger history',
-    `insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at)
+    `insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
      select 'op_' || ${hashed(`e.transfer_id || ':' || e.side`)}, e.account_id, e.transfer_id, e.origin_id, e.amount,
             sum(e.amount) over (partition by e.account_id order by e.created_at, e.transfer_id, e.side rows unbounded preceding),
-            e.created_at
-       from (select id as transfer_id, id as origin_id, debit_account_id as account_id, -amount as amount, created_at, 0 as side
+            e.created_at, e.type
+       from (select id as transfer_id, id as origin_id, debit_account_id as account_id, -amount as amount, created_at, 0 as side, type
                from ledger_transfers where status = 'posted' and pending_id is null
              union all
-             select id, id, credit_account_id, amount, created_at, 1 from ledger_transfers where status = 'posted' and pending_id is null
+             select id, id, credit_account_id, amount, created_at, 1, type from ledger_transfers where status = 'posted' and pending_id is null
              union all
-             select id, id, debit_account_id, -amount, created_at, 0 from ledger_transfers where status = 'pending'
+             select id, id, debit_account_id, -amount, created_at, 0, type from ledger_transfers where status = 'pending'
              union all
-             select id, pending_id, credit_account_id, amount, created_at, 1 from ledger_transfers where status = 'posted' and pending_id is not null
+             -- The closing transfer carries its reservation's type (payout-ledger.ts posts and voids with it).
+             select id, pending_id, credit_account_id, amount, created_at, 1, type from ledger_transfers where status = 'posted' and pending_id is not null
              union all
-             select id, pending_id, debit_account_id, amount, created_at, 0 from ledger_transfers where status = 'voided') as e
+             select id, pending_id, debit_account_id, amount, created_at, 0, type from ledger_transfers where status = 'voided') as e
       order by e.created_at, e.transfer_id, e.side`,
   );
   add(

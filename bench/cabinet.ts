@@ -133,13 +133,15 @@ function pagesOf(sample: Sample): PageUrl[] {
     ...list('payouts', { status: 'failed', amount: 'amount_min=10&amount_max=20', search: sample.payoutExternalId }),
     ...list('payouts/batches', { status: 'completed', search: sample.batchId }),
     ...list('refunds', { status: 'completed' }),
-    ...list('operations', { amount: 'amount_min=10&amount_max=20', search: sample.depositId }),
-    ...list('webhooks', { status: 'delivered', search: sample.paymentId }),
+    // The operations table filters by operation type (its "status") and days; it has no amount or search.
+    ...list('operations', { status: 'payout' }),
+    ...list('webhooks/events', { status: 'failed', search: sample.paymentId }),
     { name: 'payments/:id', kind: 'detail', path: `${shop}/payments/${sample.paymentId}` },
     { name: 'deposits/:id', kind: 'detail', path: `${shop}/deposits/${sample.depositId}` },
     { name: 'payouts/:id', kind: 'detail', path: `${shop}/payouts/${sample.payoutId}` },
     { name: 'invoices/:id', kind: 'detail', path: `${shop}/invoices/${sample.invoiceId}` },
     { name: 'wallets/:id', kind: 'detail', path: `${shop}/wallets/${sample.walletId}` },
+    { name: 'payouts/batches/:id', kind: 'detail', path: `${shop}/payouts/batches/${sample.batchId}` },
     { name: 'webhooks/events/:eventId', kind: 'detail', path: `${shop}/webhooks/events/${sample.eventId}` },
     // Built in part 1, measured on the same data.
     { name: 'crypto (part 1)', kind: 'list', path: `${shop}/crypto` },
