@@ -55,6 +55,9 @@ describe('parseListingFilter', () => {
     [{ amount_max: '-1' }, 'must be a decimal string'],
     [{ amount_min: '5', amount_max: '4' }, 'amount_min must not be above amount_max'],
     [{ q: 'x'.repeat(201) }, 'at most 200 characters'],
+    [{ amount_min: '999999999999999999999' }, 'larger than any amount'],
+    [{ to: '9999-12-31' }, 'between the years'],
+    [{ from: '0000-01-01' }, 'between the years'],
   ])('refuses %j', (query, message) => {
     expect(() => parseListingFilter(LISTING, filterValuesOf(query))).toThrow(message);
   });

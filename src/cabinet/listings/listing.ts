@@ -8,6 +8,7 @@ import { InvalidRequestError } from '../../errors.ts';
 import type { ShopProfile } from '../../merchants/merchant-service.ts';
 import type { Asset } from '../../money/asset.ts';
 import { parseMinor } from '../../money/decimal.ts';
+import { isStorableInstant } from '../../clock.ts';
 import type { Permission } from '../roles.ts';
 import type { Children } from '../views/html.ts';
 import type { Lang } from '../views/cabinet-language.ts';
@@ -73,14 +74,21 @@ function parseDay(value: string, field: string): Date {
   const day = new Date(`${value}T00:00:00.000Z`);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== value)
     throw new InvalidRequestError(`${field} must be a day as YYYY-MM-DD.`);
+  // The whole day, to its end, must be an instant both databases store.
+  if (!isStorableInstant(day) || !isStorableInstant(new Date(day.getTime() + DAY_MS)))
+    throw new InvalidRequestError(`${field} must be a day between the years 1 and 9999.`);
   return day;
 }
+
+/** Above any amount a row holds (10^15 minor units) and within the databases' 64-bit integers. */
+const AMOUNT_FILTER_MAX = 10n ** 15n;
 
 function parseAmount(value: string, field: string, asset: Asset | undefined): bigint | undefined {
   if (value === '') return undefined;
   if (!asset) throw new InvalidRequestError('This table has no amount to filter by.');
   const parsed = parseMinor(value, asset, 'decimal-string');
   if (!parsed.ok) throw new InvalidRequestError(`${field} ${parsed.problem}.`);
+  if (parsed.minor > AMOUNT_FILTER_MAX) throw new InvalidRequestError(`${field} is larger than any amount.`);
   return parsed.minor;
 }
 

@@ -42,7 +42,11 @@ function access(permission: Permission, money = false) {
 
 const READ = access('payments.read');
 const MANAGE_WALLETS = access('wallets.manage', true);
-const REFUND = access('refunds.create', true);
+// Money to any typed address: the second factor given lately, as for a payout.
+const REFUND = {
+  schema: { hide: true },
+  config: { cabinet: { access: { permission: 'refunds.create' as const, money: true, stepUp: true } } },
+};
 
 const ADDRESS_MAX_LENGTH = 100;
 const EXTERNAL_ID_MAX_LENGTH = 100;

@@ -44,6 +44,19 @@ export async function findAddress(
   return db.selectFrom('crypto_withdrawal_addresses').selectAll().where('id', '=', addressId).executeTakeFirst();
 }
 
+/** The entry, locked until the transaction ends (an approval reads it so a removal cannot pass it). */
+export async function lockAddress(
+  tx: Tx<WithdrawalTables>,
+  addressId: string,
+): Promise<WithdrawalAddressRow | undefined> {
+  return tx
+    .selectFrom('crypto_withdrawal_addresses')
+    .selectAll()
+    .where('id', '=', addressId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
 /** Marks a live entry removed; undefined when there is no such live entry. */
 export async function removeAddress(
   tx: Tx<WithdrawalTables>,

@@ -40,6 +40,7 @@ import type { TronAddress } from '../tron/address.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import { chainOfMode, usableAddress } from './withdrawal-addresses.ts';
 import { reserveWithdrawal, voidWithdrawalReservation } from './withdrawal-ledger.ts';
+import * as addressBook from './withdrawal-addresses-repository.ts';
 import * as repository from './withdrawals-repository.ts';
 import type { WithdrawalRow } from './withdrawals-repository.ts';
 import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals-tables.ts';
@@ -299,6 +300,12 @@ export async function approveWithdrawal(
     if (isRequester(row, person, by))
       throw new ForbiddenError(
         `Withdrawal ${row.id} was requested by ${row.requested_by}; someone else must approve it.`,
+      );
+    // An address taken out of the book is not paid any more, by a request made before either.
+    const entry = row.address_id === null ? undefined : await addressBook.lockAddress(tx, row.address_id);
+    if (entry?.removed_at)
+      throw new InvalidStateError(
+        `The address of withdrawal ${row.id} was removed from the address book; reject or cancel the withdrawal.`,
       );
     const now = deps.clock.now();
     const transferId = await queueTransfer(tx, deps.clock, row);
