@@ -3,7 +3,7 @@
 // transaction (through the sending module), for a page of ids at once.
 import type { Executor } from '../../db/transaction.ts';
 import type { ObjectReference } from '../../ledger/ledger-entries.ts';
-import { outgoingTransactionIds } from '../sending/outgoing-references.ts';
+import { outgoingOwnerReferences } from '../sending/outgoing-references.ts';
 
 export async function withdrawalReferences(
   db: Executor,
@@ -15,18 +15,5 @@ export async function withdrawalReferences(
     .select(['id', 'shop_id', 'external_id', 'outgoing_transfer_id'])
     .where('id', 'in', [...new Set(ids)])
     .execute();
-  const transactions = await outgoingTransactionIds(
-    db,
-    rows.flatMap((row) => (row.outgoing_transfer_id === null ? [] : [row.outgoing_transfer_id])),
-  );
-  return new Map(
-    rows.map((row) => [
-      row.id,
-      {
-        shopId: row.shop_id,
-        externalRef: row.external_id,
-        txHash: row.outgoing_transfer_id === null ? null : (transactions.get(row.outgoing_transfer_id) ?? null),
-      },
-    ]),
-  );
+  return outgoingOwnerReferences(db, rows);
 }
