@@ -9,7 +9,12 @@ import { inTransaction, type Tx } from '../db/transaction.ts';
 import { newId } from '../ids.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
-import type { AcquirerConnector, CardDetails, ChargeOutcome } from './connectors/acquirer-connector.ts';
+import type {
+  AcquirerConnector,
+  CardDetails,
+  ChargeOutcome,
+  ChargeReference,
+} from './connectors/acquirer-connector.ts';
 import { lockPayment, type PaymentRow } from './payment-repository.ts';
 import { movePayment } from './payment-service.ts';
 import type { PaymentMethod, SuspenseReason } from './payment-tables.ts';
@@ -70,7 +75,7 @@ export async function startAttempt(deps: AttemptDeps, request: NewAttempt): Prom
 export async function chargeAttempt(
   connector: AcquirerConnector,
   attempt: AttemptRow,
-  card: CardDetails | undefined,
+  payer: { readonly returnUrl: string; readonly description: string; readonly card?: CardDetails | undefined },
 ): Promise<ChargeOutcome> {
   return connector.charge({
     chargeKey: attempt.charge_key,
@@ -78,8 +83,20 @@ export async function chargeAttempt(
     method: attempt.method,
     amountKopecks: attempt.amount_kopecks,
     currency: 'RUB',
-    card,
+    returnUrl: payer.returnUrl,
+    description: payer.description,
+    card: payer.card,
   });
+}
+
+/** What a connector needs to find an attempt's charge again. */
+export function chargeReferenceOf(attempt: AttemptRow): ChargeReference {
+  return {
+    chargeKey: attempt.charge_key,
+    paymentId: attempt.payment_id,
+    method: attempt.method,
+    amountKopecks: attempt.amount_kopecks,
+  };
 }
 
 /**
@@ -149,6 +166,14 @@ export async function applyAttemptOutcome(
         });
       case 'succeeded':
         return applyCapture(tx, deps, payment, current);
+      case 'requires_action':
+      case 'processing':
+        // The outcome arrives later: the attempt stays pending and the reconciliation worker asks.
+        return attempts.updateAttempt(tx, current.id, {
+          status: 'pending',
+          updated_at: now,
+          next_check_at: new Date(now.getTime() + RECONCILE_AFTER_MS),
+        });
     }
   });
 }

@@ -10,7 +10,7 @@ import { createBatchedWorker, type Batch, type PollingWorker, type PollingWorker
 import { inTransaction } from '../db/transaction.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
-import { applyAttemptOutcome, RECONCILE_AFTER_MS } from './attempt-service.ts';
+import { applyAttemptOutcome, chargeReferenceOf, RECONCILE_AFTER_MS } from './attempt-service.ts';
 import { connectorNamed, type ConnectorDeps } from './connectors/connector-registry.ts';
 import { paymentMetrics, type ReconcileResult } from './payment-metrics.ts';
 
@@ -56,7 +56,7 @@ export function createReconciliationWorker(
       await later(attempt);
       return 'unknown';
     }
-    const outcome = await connector.lookup(attempt.charge_key);
+    const outcome = await connector.lookup(chargeReferenceOf(attempt));
     const ageMs = context.clock.now().getTime() - attempt.created_at.getTime();
     const unknown = outcome === undefined || outcome.status === 'requires_confirmation';
     if (unknown && ageMs >= (outcome === undefined ? ABANDON_AFTER_MS : CONFIRMATION_ABANDON_AFTER_MS)) {

@@ -125,6 +125,7 @@ export async function refundSuspenseCapture(deps: SuspenseDeps, attemptId: strin
   const outcome = await connector.refund({
     refundKey: `${requested.charge_key}:refund`,
     chargeKey: requested.charge_key,
+    paymentId: requested.payment_id,
     amountKopecks: requested.amount_kopecks,
   });
   if (outcome.status === 'refused')

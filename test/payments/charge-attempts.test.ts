@@ -24,6 +24,14 @@ import { postHelper, postPayment, sandboxShop, type ShopWithKey } from './paymen
 
 const CARD = { number: '4242424242424242', expiryMonth: 12, expiryYear: 2034, securityCode: '123' };
 const CONFIRM_CARD = { ...CARD, number: '4000000000003220' };
+const PAYER = { returnUrl: 'http://127.0.0.1/pay/return', description: 'Test shop: order' };
+/** The sandbox finds a charge by its key alone. */
+const refOf = (chargeKey: string) => ({
+  chargeKey,
+  paymentId: chargeKey.split(':')[0]!,
+  method: 'card' as const,
+  amountKopecks: 0n,
+});
 
 function field(html: string, name: string): string | undefined {
   return new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1];
@@ -109,7 +117,7 @@ describe.each(backends)('charge attempts on %s', (backend) => {
       amount_kopecks: 100_000n,
       applied_as: null,
     });
-    expect(await sandbox().lookup(attempt.charge_key)).toBeUndefined();
+    expect(await sandbox().lookup(refOf(attempt.charge_key))).toBeUndefined();
 
     const page = await testApp.app.inject({ method: 'GET', url: `/pay/${payment.order_code}` });
     const cookie = String(page.headers['set-cookie']).split(';')[0]!;
@@ -132,7 +140,7 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     const chargeKey = `${payment.id}:${form.attempt}`;
     const pageAttempt = await findAttemptByChargeKey(testApp.context.db, chargeKey);
     expect(pageAttempt).toMatchObject({ status: 'succeeded', applied_as: 'payment', suspense_reason: null });
-    expect(await sandbox().lookup(chargeKey)).toEqual({ status: 'succeeded', chargeKey });
+    expect(await sandbox().lookup(refOf(chargeKey))).toEqual({ status: 'succeeded', chargeKey });
     expect((await findPaymentById(testApp.context.db, payment.id))!.status).toBe('paid');
     expect((await eventsOf(payment.id)).map((event) => event.type)).toEqual(['payment.paid']);
   });
@@ -141,7 +149,7 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     const payment = await create();
     const attempt = await start(payment, 'crashed-attempt-01');
     // The acquirer takes the money and the gateway never hears back (the process died).
-    expect((await chargeAttempt(sandbox(), attempt, CARD)).status).toBe('succeeded');
+    expect((await chargeAttempt(sandbox(), attempt, { ...PAYER, card: CARD })).status).toBe('succeeded');
 
     testApp.clock.set(new Date(payment.expires_at.getTime() + 5_000));
     expect(await expiry().runOnce()).toBe(0);
@@ -208,8 +216,8 @@ describe.each(backends)('charge attempts on %s', (backend) => {
     // Two tabs: card in one, SBP in the other, both started while the payment was pending.
     const card = await start(payment, 'tab-one-card-attempt', 'card');
     const sbp = await start(payment, 'tab-two-sbp-attempt', 'sbp');
-    await applyAttemptOutcome(testApp.context, card, await chargeAttempt(sandbox(), card, CARD));
-    const held = await applyAttemptOutcome(testApp.context, sbp, await chargeAttempt(sandbox(), sbp, undefined));
+    await applyAttemptOutcome(testApp.context, card, await chargeAttempt(sandbox(), card, { ...PAYER, card: CARD }));
+    const held = await applyAttemptOutcome(testApp.context, sbp, await chargeAttempt(sandbox(), sbp, PAYER));
 
     expect(held).toMatchObject({
       status: 'succeeded',
@@ -272,7 +280,7 @@ describe.each(backends)('charge attempts on %s', (backend) => {
   it('a capture confirmed at the acquirer after the payment expired goes to suspense; the payment stays expired', async () => {
     const payment = await create();
     const attempt = await start(payment, 'three-ds-attempt-01');
-    const outcome = await chargeAttempt(sandbox(), attempt, CONFIRM_CARD);
+    const outcome = await chargeAttempt(sandbox(), attempt, { ...PAYER, card: CONFIRM_CARD });
     expect(outcome.status).toBe('requires_confirmation');
     expect(await applyAttemptOutcome(testApp.context, attempt, outcome)).toMatchObject({
       status: 'requires_confirmation',

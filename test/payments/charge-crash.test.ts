@@ -28,6 +28,8 @@ import { testConfig } from '../support/app.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../support/databases.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 
+const PAYER = { returnUrl: 'http://127.0.0.1/pay/return', description: 'Test shop: order' };
+
 const CRASHING_GATEWAY = fileURLToPath(new URL('./crashing-gateway.ts', import.meta.url));
 
 function field(html: string, name: string): string | undefined {
@@ -228,13 +230,11 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
         context,
         card,
         await chargeAttempt(connector, card, {
-          number: '4242424242424242',
-          expiryMonth: 12,
-          expiryYear: 2034,
-          securityCode: '123',
+          ...PAYER,
+          card: { number: '4242424242424242', expiryMonth: 12, expiryYear: 2034, securityCode: '123' },
         }),
       );
-      const held = await applyAttemptOutcome(context, sberpay, await chargeAttempt(connector, sberpay, undefined));
+      const held = await applyAttemptOutcome(context, sberpay, await chargeAttempt(connector, sberpay, PAYER));
       expect(held.applied_as).toBe('suspense');
       return held.id;
     });

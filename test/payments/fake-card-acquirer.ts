@@ -24,7 +24,7 @@ export function createFakeCardAcquirer(): FakeCardAcquirer {
     async confirm(chargeKey) {
       return succeeded(chargeKey);
     },
-    async lookup(chargeKey) {
+    async lookup({ chargeKey }) {
       return charges.has(chargeKey) ? succeeded(chargeKey) : undefined;
     },
     async refund(request) {
@@ -32,8 +32,8 @@ export function createFakeCardAcquirer(): FakeCardAcquirer {
         ? { status: 'succeeded', refundKey: request.refundKey }
         : { status: 'refused', refundKey: request.refundKey, reason: 'no such charge' };
     },
-    qrPayload() {
-      throw new Error('fake_card_bank has no QR methods');
+    async lookupRefund(request) {
+      return charges.has(request.chargeKey) ? { status: 'succeeded', refundKey: request.refundKey } : undefined;
     },
   };
 }

@@ -11,8 +11,12 @@
 //   and it records a payment attempt before every charge (attempt-service.ts).
 // - `lookup` answers for any key ever charged: the reconciliation worker asks it
 //   about attempts whose outcome the gateway never learned (a crash, a timeout).
-// - Card data: live connectors take a token from the acquirer's hosted fields,
-//   never a card number (docs/connectors.md, "Card data").
+// - Card data: live connectors never receive a card number; the payer enters it
+//   on the acquirer's own page (`requires_action` with a redirect), which keeps
+//   Paygate out of PCI DSS card-data scope (SAQ A, docs/security.md).
+// - A live charge usually ends later than the call: the payer acts at the
+//   acquirer, and the final state arrives by a notification (confirmed by asking
+//   the acquirer's API) or by `lookup`, whichever comes first.
 import type { PaymentMethod } from '../payment-tables.ts';
 
 export interface CardDetails {
@@ -32,29 +36,102 @@ export interface ChargeRequest {
   /** What the payer pays (amount plus the method's payer fee), in kopecks. */
   readonly amountKopecks: bigint;
   readonly currency: 'RUB';
-  /** Card methods only. */
+  /** Where the acquirer sends the payer back after its own page: `/pay/{order_code}/return`. */
+  readonly returnUrl: string;
+  /** Shown to the payer at the acquirer (the shop's name and order), at most 128 characters. */
+  readonly description: string;
+  /** The sandbox's card form only; live connectors never receive card data. */
   readonly card?: CardDetails | undefined;
 }
 
+/** Everything a connector may need to find a charge again (the attempt row holds it). */
+export interface ChargeReference {
+  readonly chargeKey: string;
+  readonly paymentId: string;
+  readonly method: PaymentMethod;
+  readonly amountKopecks: bigint;
+  /** The acquirer's own id of the charge, once an answer carried it. */
+  readonly providerReference?: string | undefined;
+}
+
+/** What the payer must do at the acquirer before the charge can end. */
+type PayerAction =
+  /** Card (with 3-D Secure) and SberPay on the web: the acquirer's page, then back to `returnUrl`. */
+  | { readonly kind: 'redirect'; readonly url: string }
+  /** SBP and SberPay QR: `payload` is what the QR code carries; `deepLink` opens the bank app on a phone. */
+  | { readonly kind: 'qr'; readonly payload: string; readonly deepLink?: string | undefined };
+
+/** `providerReference` on any outcome: the acquirer's id of the charge, stored on the attempt. */
 export type ChargeOutcome =
-  | { readonly status: 'succeeded'; readonly chargeKey: string }
+  | { readonly status: 'succeeded'; readonly chargeKey: string; readonly providerReference?: string | undefined }
   /** `final`: the acquirer refuses the order for good (the payment fails); otherwise the payer may retry. */
-  | { readonly status: 'declined'; readonly chargeKey: string; readonly declineCode: string; readonly final: boolean }
-  /** The payer must confirm (3-D Secure style); the page shows the step and calls `confirm`. */
-  | { readonly status: 'requires_confirmation'; readonly chargeKey: string };
+  | {
+      readonly status: 'declined';
+      readonly chargeKey: string;
+      readonly declineCode: string;
+      readonly final: boolean;
+      readonly providerReference?: string | undefined;
+    }
+  /** The sandbox's own confirmation step (3-D Secure style): the page shows it and calls `confirm`. */
+  | {
+      readonly status: 'requires_confirmation';
+      readonly chargeKey: string;
+      readonly providerReference?: string | undefined;
+    }
+  /** The payer must act at the acquirer; the outcome arrives later (notification or `lookup`). */
+  | {
+      readonly status: 'requires_action';
+      readonly chargeKey: string;
+      readonly action: PayerAction;
+      readonly providerReference?: string | undefined;
+    }
+  /** The acquirer holds the charge and needs nothing more from the payer; the outcome arrives later. */
+  | { readonly status: 'processing'; readonly chargeKey: string; readonly providerReference?: string | undefined };
 
 interface RefundRequest {
   /** The idempotency key of the refund: the same key never refunds twice. */
   readonly refundKey: string;
   /** The charge to refund. */
   readonly chargeKey: string;
+  readonly paymentId: string;
+  /** The acquirer's id of the charge (see `ChargeReference`). */
+  readonly providerReference?: string | undefined;
+  /** Up to what is left of the charge: refunds may be partial. */
   readonly amountKopecks: bigint;
 }
 
 type RefundOutcome =
-  | { readonly status: 'succeeded'; readonly refundKey: string }
+  | { readonly status: 'succeeded'; readonly refundKey: string; readonly providerRefundReference?: string | undefined }
+  /** Accepted, not final yet: the result arrives by notification or `lookupRefund`. */
+  | { readonly status: 'pending'; readonly refundKey: string; readonly providerRefundReference?: string | undefined }
   /** The acquirer refused (e.g. nothing captured under that key); the reason is for the operator. */
   | { readonly status: 'refused'; readonly refundKey: string; readonly reason: string };
+
+/** An HTTP notification from the acquirer, as received; nothing in it is trusted. */
+interface AcquirerNotification {
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly rawBody: string;
+  /** The sender's address after the `PAYGATE_TRUST_PROXY` rules. */
+  readonly remoteAddress: string;
+}
+
+/**
+ * What a notification proved, after the connector checked it (source address,
+ * signature) and confirmed it by asking the acquirer's API. `reply` is what the
+ * acquirer expects back (T-Bank requires the body `OK`).
+ */
+type NotificationResult = {
+  readonly reply: { readonly statusCode: number; readonly contentType: string; readonly body: string };
+} & (
+  | {
+      readonly kind: 'charge';
+      readonly reference: ChargeReference | { readonly providerReference: string };
+      readonly outcome: ChargeOutcome;
+    }
+  | { readonly kind: 'refund'; readonly refundKey: string; readonly outcome: RefundOutcome }
+  /** Forged, unknown, or nothing final: changes nothing. `reason` is for the log. */
+  | { readonly kind: 'ignored'; readonly reason: string }
+);
 
 export interface AcquirerConnector {
   /** A stable name, e.g. `sandbox`. */
@@ -62,14 +139,20 @@ export interface AcquirerConnector {
   /** The methods this acquirer can charge; a live shop offers only methods some configured connector has. */
   readonly methods: readonly PaymentMethod[];
   charge(request: ChargeRequest): Promise<ChargeOutcome>;
-  /** Completes or cancels a charge that required confirmation; idempotent. */
+  /** Completes or cancels a charge that required confirmation (the sandbox's step); idempotent. */
   confirm(chargeKey: string, approve: boolean): Promise<ChargeOutcome>;
-  /** The current outcome of a charge, or undefined when the key is unknown. */
-  lookup(chargeKey: string): Promise<ChargeOutcome | undefined>;
-  /** Returns a captured charge to the payer in full; idempotent by `refundKey`. */
+  /** The current outcome of a charge, or undefined when the acquirer never received it. */
+  lookup(charge: ChargeReference): Promise<ChargeOutcome | undefined>;
+  /** Returns a captured charge, in full or in part, to the payer; idempotent by `refundKey`. */
   refund(request: RefundRequest): Promise<RefundOutcome>;
-  /** The text a QR code carries for an SBP or SberPay payment (the payer scans it in the bank app). */
-  qrPayload(request: {
+  /** The current outcome of a refund, or undefined when the acquirer never received it. */
+  lookupRefund(
+    request: RefundRequest & { readonly providerRefundReference?: string | undefined },
+  ): Promise<RefundOutcome | undefined>;
+  /** Checks and confirms a notification; absent when the acquirer sends none. */
+  handleNotification?(notification: AcquirerNotification): Promise<NotificationResult>;
+  /** The sandbox's QR before any charge (its simulated bank app pays it); live connectors answer `requires_action`. */
+  qrPayload?(request: {
     readonly paymentId: string;
     readonly method: 'sbp' | 'sberpay';
     readonly amountKopecks: bigint;

@@ -90,7 +90,11 @@ export async function payFromPage(deps: PageDeps, state: PageState, input: PayIn
   });
   // Paid, failed or expired since the page was loaded: nothing is charged.
   if (!attempt) return { kind: 'done' };
-  const outcome = await chargeAttempt(connector, attempt, input.card);
+  const outcome = await chargeAttempt(connector, attempt, {
+    returnUrl: `${deps.config.publicUrl}/pay/${state.payment.order_code}/return`,
+    description: `${state.shopName}: ${state.payment.order_id ?? state.payment.id}`.slice(0, 128),
+    card: input.card,
+  });
   if (outcome.status === 'succeeded') deps.crashPoint?.('after_acquirer_success');
   await applyAttemptOutcome(deps, attempt, outcome);
   return resultOf(outcome);
@@ -126,5 +130,5 @@ export function qrPayloadFor(deps: PageDeps, state: PageState, method: 'sbp' | '
   const option = state.options.find((candidate) => candidate.method === method);
   const connector = connectorFor(deps, state.shopMode, method);
   if (!option || !connector) return undefined;
-  return connector.qrPayload({ paymentId: state.payment.id, method, amountKopecks: option.totalKopecks });
+  return connector.qrPayload?.({ paymentId: state.payment.id, method, amountKopecks: option.totalKopecks });
 }

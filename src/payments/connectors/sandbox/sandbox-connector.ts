@@ -37,7 +37,7 @@ function outcomeOf(row: ChargeRow): ChargeOutcome {
 }
 
 export function createSandboxConnector(deps: { db: Db; clock: Clock }): AcquirerConnector {
-  async function lookup(chargeKey: string): Promise<ChargeOutcome | undefined> {
+  async function lookupKey(chargeKey: string): Promise<ChargeOutcome | undefined> {
     const row = await deps.db
       .selectFrom('sandbox_acquirer_charges')
       .select(['charge_key', 'status', 'decline_code'])
@@ -94,15 +94,15 @@ export function createSandboxConnector(deps: { db: Db; clock: Clock }): Acquirer
       }
       throw error;
     }
-    return (await lookup(request.chargeKey))!;
+    return (await lookupKey(request.chargeKey))!;
   }
 
   return {
     name: 'sandbox',
     methods: PAYMENT_METHODS,
-    lookup,
+    lookup: (charge) => lookupKey(charge.chargeKey),
     async charge(request) {
-      const existing = await lookup(request.chargeKey);
+      const existing = await lookupKey(request.chargeKey);
       if (existing) return existing;
       const decision = decide(request);
       return record(request, decision.status, decision.declineCode);
@@ -125,7 +125,7 @@ export function createSandboxConnector(deps: { db: Db; clock: Clock }): Acquirer
         if (!isUniqueViolation(error, 'sandbox_acquirer_charges_one_success')) throw error;
         return { status: 'declined', chargeKey, declineCode: 'already_captured', final: false };
       }
-      const outcome = await lookup(chargeKey);
+      const outcome = await lookupKey(chargeKey);
       if (!outcome) return { status: 'declined', chargeKey, declineCode: 'unknown_charge', final: false };
       return outcome;
     },
@@ -150,6 +150,14 @@ export function createSandboxConnector(deps: { db: Db; clock: Clock }): Acquirer
       if (row?.refund_key === refundKey) return { status: 'succeeded', refundKey };
       const reason = !row ? 'unknown_charge' : row.refund_key ? 'already_refunded' : 'not_captured';
       return { status: 'refused', refundKey, reason };
+    },
+    async lookupRefund({ refundKey, chargeKey }) {
+      const row = await deps.db
+        .selectFrom('sandbox_acquirer_charges')
+        .select('refund_key')
+        .where('charge_key', '=', chargeKey)
+        .executeTakeFirst();
+      return row?.refund_key === refundKey ? { status: 'succeeded', refundKey } : undefined;
     },
     qrPayload({ paymentId, method, amountKopecks }) {
       const scheme = method === 'sbp' ? 'https://qr.nspk.ru/sandbox' : 'https://sberpay.sandbox.invalid/pay';
