@@ -2,9 +2,8 @@
 // address (with a TOTP code) and, past its cool-down, requests a withdrawal with a
 // preview of the fee and confirms it with a TOTP code; member B (owner) approves it
 // with a TOTP code; the sandbox chain mines until it is completed, and
-// cabinet.withdrawal.completed reaches a
-// real receiver and verifies (standardwebhooks). Every page checked by axe-core
-// at 390 and 1280 px.
+// cabinet.withdrawal.completed reaches a real receiver and verifies
+// (standardwebhooks). Every page checked by axe-core at 390 and 1280 px.
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
