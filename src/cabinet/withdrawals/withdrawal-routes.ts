@@ -5,8 +5,8 @@
 // debit, nothing stored) → confirm with the requester's TOTP code (created and
 // reserved by the withdrawals module); the form carries its idempotency key
 // (external_id), so a confirm sent twice makes one withdrawal and is answered
-// with it without asking for a second code. Detail and decisions: withdrawal-detail-routes.ts;
-// the address book: withdrawal-address-routes.ts.
+// with it without asking for a second code. Detail and decisions:
+// withdrawal-detail-routes.ts; the address book: withdrawal-address-routes.ts.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ListPage } from '../../db/list-page.ts';

@@ -3,14 +3,14 @@
 // reaches this: the cabinet (src/cabinet/withdrawals/) and `paygate withdrawal …` call it.
 //   created   → awaiting_approval (past the merchant's single-person limit, by default
 //               always) | pending (queued at once)
+//   approved  → pending (queued) by another person than the requester;
+//   rejected / cancelled → final, reservation voided, cabinet.withdrawal.completed
+//   executor  → processing → completed (posted) | failed (voided)
 // The limit is a rolling 24 h budget per requester, not a per-request cap: what one person
 // sent alone in the last 24 h plus this request must fit in it, so splitting a large
 // withdrawal into small ones does not escape the second person. The check runs under a
 // lock on the rule row, in the transaction that inserts, so concurrent requests cannot
 // both spend the same budget.
-//   approved  → pending (queued) by another person than the requester;
-//   rejected / cancelled → final, reservation voided, cabinet.withdrawal.completed
-//   executor  → processing → completed (posted) | failed (voided)
 // total_debit = amount + network fee is reserved at creation, in the
 // transaction that inserts the withdrawal (and queues its transfer).
 // Each request and decision is audited in its own transaction: withdrawal.requested,
