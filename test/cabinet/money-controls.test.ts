@@ -7,6 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../support/databases.ts';
 import {
+  approveWithdrawal,
   createWithdrawal,
   SINGLE_PERSON_WINDOW_MS,
   type CreateWithdrawalInput,
@@ -138,6 +139,38 @@ describe.each(backends)('cabinet money controls on %s', (backend) => {
     });
     const made = await Promise.all([createWithdrawal(deps, asked('race-a')), createWithdrawal(deps, asked('race-b'))]);
     expect(made.map((view) => view.status).sort()).toEqual(['awaiting_approval', 'pending']);
+  });
+
+  it('a failed withdrawal gives its amount back to the budget; one a second person approved never counted', async () => {
+    const { owner, finance, shop } = await team();
+    await setLimit(owner, shop, '10');
+    const deps = { ...testApp.context, chain: testApp.crypto.chain };
+    const asked = (externalId: string, amount: string, address = recipient()): CreateWithdrawalInput => ({
+      merchantId: shop.merchantId,
+      shopId: shop.shopId,
+      externalId,
+      amount,
+      address,
+      requestedBy: finance.person.email,
+      requestedByUserId: finance.person.userId,
+    });
+    const reverting = recipient();
+    await testApp.post(shop, '/v1/test_helpers/crypto/next_transfer_outcome', {
+      address: reverting,
+      outcome: 'revert',
+    });
+    const reverted = await createWithdrawal(deps, asked('budget-1', '8', reverting));
+    expect(reverted.status).toBe('pending');
+    await testApp.carryToFinal(shop);
+    expect(await statusOf(reverted.withdrawal_id)).toBe('failed');
+    expect((await createWithdrawal(deps, asked('budget-2', '8'))).status).toBe('pending');
+    const approved = await createWithdrawal(deps, asked('budget-3', '5'));
+    expect(approved.status).toBe('awaiting_approval');
+    const person = { name: owner.person.email, userId: owner.person.userId };
+    expect((await approveWithdrawal(deps, approved.withdrawal_id, person)).status).toBe('pending');
+    // 8 sent alone (the failed 8 and the approved 5 are not finance's alone): 2 more fit exactly.
+    expect((await createWithdrawal(deps, asked('budget-4', '2'))).status).toBe('pending');
+    expect((await createWithdrawal(deps, asked('budget-5', '0.01'))).status).toBe('awaiting_approval');
   });
 
   it('the confirm asks for the requester’s TOTP code: missing or wrong, 400 and nothing created or reserved', async () => {
