@@ -36,7 +36,7 @@ export type CabinetAccess =
       readonly alsoPermission?: Permission;
       /** Key creation, secret reveal and rotation, withdrawals: the second factor asked again if not given lately. */
       readonly stepUp?: boolean;
-      /** A money action: owners and finance must have enrolled a second factor first. */
+      /** A money action: owners, admins and finance must have enrolled a second factor first. */
       readonly money?: boolean;
     };
 

@@ -73,4 +73,4 @@ export function roleCan(role: Role, permission: Permission): boolean {
 }
 
 /** Roles that must have a second factor before any money action (docs/cabinet.md). */
-export const ROLES_NEEDING_SECOND_FACTOR: readonly Role[] = ['owner', 'finance'];
+export const ROLES_NEEDING_SECOND_FACTOR: readonly Role[] = ['owner', 'admin', 'finance'];

@@ -8,7 +8,8 @@ import { CHROMIUM_ARGS, browserForTests } from '../support/chromium.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import type { DatabaseBackend } from '../../src/db/database.ts';
 import { freePort } from '../support/free-port.ts';
-import { TEST_PASSWORD } from './cabinet-client.ts';
+import { CabinetClient, TEST_PASSWORD } from './cabinet-client.ts';
+import { enrol, totpCode } from './two-factor-support.ts';
 
 const chromiumExecutable = browserForTests();
 export const describeInBrowser = 'skip' in chromiumExecutable ? describe.skip : describe;
@@ -61,4 +62,22 @@ export async function signInInBrowser(page: Page, email: string, password = TEST
   await page.getByLabel(/Password|Пароль/).fill(password);
   await page.getByRole('button', { name: /Sign in|Войти/ }).click();
   await page.waitForURL(/\/cabinet\/(shops|sign-in\/two-factor)/);
+}
+
+/**
+ * Enrols the user's second factor through the app, then signs in through the form with the password
+ * and a TOTP code, as a person would. Owners, admins and finance need a second factor before any money
+ * page, which otherwise sends them to enrolment. Returns the secret (for codes the journey types later).
+ */
+export async function signInWithSecondFactorInBrowser(page: Page, testApp: TestApp, email: string): Promise<string> {
+  const client = new CabinetClient(testApp.app);
+  await client.signIn(email);
+  const { secret } = await enrol(client, () => testApp.clock.now());
+  // A code's time step is accepted once: the sign-in takes the step after the enrolment's.
+  testApp.clock.advance(30_000);
+  await signInInBrowser(page, email);
+  await page.getByLabel(/Code or recovery code|Код или резервный код/).fill(totpCode(secret, testApp.clock.now()));
+  await page.getByRole('button', { name: /^(Confirm|Подтвердить)$/ }).click();
+  await page.waitForURL(/\/cabinet\/shops/);
+  return secret;
 }

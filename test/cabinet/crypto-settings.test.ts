@@ -10,6 +10,7 @@ import { createChainWatcher, type ChainWatcher } from '../../src/crypto/receivin
 import { backends } from '../support/databases.ts';
 import { createCryptoTestApp, externalId, type CryptoTestApp } from '../crypto/receiving/crypto-routes-support.ts';
 import { addMember, CabinetClient, createOwner, type CabinetPerson } from './cabinet-client.ts';
+import { enrol } from './two-factor-support.ts';
 
 /** Solidification is at head − 18: a deposit is final once 19 blocks include it and follow. */
 const BLOCKS_TO_FINALITY = 19;
@@ -34,9 +35,11 @@ describe.each(backends)('cabinet crypto settings on %s', (backend) => {
     throw new Error(`the watcher still had work after ${WATCHER_PASSES_MAX} passes`);
   }
 
-  async function signedIn(person: CabinetPerson): Promise<CabinetClient> {
+  /** A signed-in client; `secondFactor` enrols one first (owners, admins and finance need it to move money). */
+  async function signedIn(person: CabinetPerson, options: { secondFactor?: boolean } = {}): Promise<CabinetClient> {
     const client = new CabinetClient(testApp.app);
     expect((await client.signIn(person.email)).statusCode).toBe(303);
+    if (options.secondFactor) await enrol(client, () => testApp.clock.now());
     return client;
   }
 
@@ -82,14 +85,17 @@ describe.each(backends)('cabinet crypto settings on %s', (backend) => {
     expect(refused.statusCode).toBe(403);
   });
 
-  it('an owner without a second factor is sent to enrol one before blocking', async () => {
+  it('an owner or an admin without a second factor is sent to enrol one before blocking', async () => {
     const owner = await createOwner(testApp);
     const wallet = await newWallet(owner);
-    const client = await signedIn(owner);
-    await client.get(`/cabinet/shops/${owner.shopId}/crypto`);
-    const blocked = await client.post(`/cabinet/shops/${owner.shopId}/wallets/${wallet.wallet_id}/block`);
-    expect(blocked.statusCode).toBe(303);
-    expect(blocked.headers.location).toBe('/cabinet/account/two-factor?required=1');
+    const admin = await addMember(testApp, owner, 'admin');
+    for (const person of [owner, admin]) {
+      const client = await signedIn(person);
+      await client.get(`/cabinet/shops/${owner.shopId}/crypto`);
+      const blocked = await client.post(`/cabinet/shops/${owner.shopId}/wallets/${wallet.wallet_id}/block`);
+      expect(blocked.statusCode, person.email).toBe(303);
+      expect(blocked.headers.location, person.email).toBe('/cabinet/account/two-factor?required=1');
+    }
     const read = await testApp.call(owner.apiKey, 'GET', `/v1/crypto/wallets/${wallet.wallet_id}`);
     expect(read.json().status).toBe('active');
   });
@@ -98,7 +104,7 @@ describe.each(backends)('cabinet crypto settings on %s', (backend) => {
     const owner = await createOwner(testApp);
     const admin = await addMember(testApp, owner, 'admin');
     const wallet = await newWallet(owner);
-    const client = await signedIn(admin);
+    const client = await signedIn(admin, { secondFactor: true });
     await client.get(`/cabinet/shops/${owner.shopId}/crypto`);
     const blocked = await client.post(`/cabinet/shops/${owner.shopId}/wallets/${wallet.wallet_id}/block`);
     expect(blocked.statusCode, blocked.body).toBe(303);
@@ -143,7 +149,7 @@ describe.each(backends)('cabinet crypto settings on %s', (backend) => {
     const stranger = await createOwner(testApp);
     const theirs = await newWallet(stranger);
     const admin = await addMember(testApp, owner, 'admin');
-    const client = await signedIn(admin);
+    const client = await signedIn(admin, { secondFactor: true });
     await client.get(`/cabinet/shops/${owner.shopId}/crypto`);
     const refused = await client.post(`/cabinet/shops/${owner.shopId}/wallets/${theirs.wallet_id}/block`);
     expect(refused.statusCode).toBe(404);

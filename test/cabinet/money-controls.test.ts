@@ -1,13 +1,21 @@
 // The controls around money leaving the merchant, tried as an attacker with a
 // stolen or a rogue member's session: an address taken out of the book is not
 // paid by a request that still waits; another merchant's withdrawals and addresses are out
-// of reach; a TOTP code works in one money form only.
+// of reach; a TOTP code works in one money form only; the single-person limit is a rolling
+// 24 h budget per requester (splitting does not escape it, nor do two requests at once);
+// a request is confirmed with the requester's own code, and a confirm sent twice makes one.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../support/databases.ts';
+import {
+  approveWithdrawal,
+  createWithdrawal,
+  SINGLE_PERSON_WINDOW_MS,
+  type CreateWithdrawalInput,
+} from '../../src/crypto/withdrawals/withdrawal-service.ts';
 import { recipient, type PayoutShop } from '../crypto/payouts/payout-support.ts';
 import { createChainTestApp, type ChainTestApp } from '../crypto/refunds/refund-support.ts';
-import { addMember, CabinetClient, createOwner, type CabinetPerson } from './cabinet-client.ts';
-import { enrol, totpCode } from './two-factor-support.ts';
+import { totpCode } from './two-factor-support.ts';
+import { formKeyOn, withdrawalsBase, withdrawalSupport, type WithdrawalMember } from './withdrawal-support.ts';
 
 const COOLDOWN_MS = 10 * 60_000;
 
@@ -19,77 +27,11 @@ describe.each(backends)('cabinet money controls on %s', (backend) => {
   afterEach(() => testApp.expectLedgerGreen());
   afterAll(() => testApp?.close());
 
-  interface Member {
-    readonly person: CabinetPerson;
-    readonly client: CabinetClient;
-    readonly secret: string;
-  }
-
-  function englishClient(): CabinetClient {
-    const client = new CabinetClient(testApp.app);
-    client.cookies.set('paygate_lang', 'en');
-    return client;
-  }
-
-  async function send(client: CabinetClient, path: string, fields: Record<string, string> = {}) {
-    if (!/name="csrf"/.test(client.lastPage)) await client.get('/cabinet/account');
-    return client.post(path, fields);
-  }
-
-  async function member(person: CabinetPerson): Promise<Member> {
-    const client = englishClient();
-    expect((await client.signIn(person.email)).statusCode).toBe(303);
-    const { secret } = await enrol(client, () => testApp.clock.now());
-    return { person, client, secret };
-  }
-
-  function nextCode(who: Member): string {
-    testApp.clock.advance(30_000);
-    return totpCode(who.secret, testApp.clock.now());
-  }
-
-  async function team(): Promise<{ owner: Member; finance: Member; shop: PayoutShop; ownerPerson: CabinetPerson }> {
-    const ownerPerson = await createOwner(testApp);
-    const shop = { shopId: ownerPerson.shopId, merchantId: ownerPerson.merchantId, key: ownerPerson.apiKey };
-    await testApp.fund(shop, 1_000_000_000n);
-    await testApp.post(shop, '/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
-    const owner = await member(ownerPerson);
-    const finance = await member(await addMember(testApp, ownerPerson, 'finance'));
-    return { owner, finance, shop, ownerPerson };
-  }
-
-  const base = (shop: PayoutShop) => `/cabinet/shops/${shop.shopId}/withdrawals`;
-
-  async function usableAddress(who: Member, shop: PayoutShop, address = recipient()): Promise<string> {
-    await who.client.get(`${base(shop)}/addresses`);
-    const added = await send(who.client, `${base(shop)}/addresses`, {
-      label: 'Treasury',
-      address,
-      code: nextCode(who),
-    });
-    expect(added.statusCode, added.body).toBe(303);
-    const page = await who.client.get(`${base(shop)}/addresses`);
-    const id = new RegExp(`data-address="(wda_[0-9a-z]+)"[^]*?${address}`).exec(page.body)![1]!;
-    testApp.clock.advance(COOLDOWN_MS);
-    return id;
-  }
-
-  async function request(who: Member, shop: PayoutShop, addressId: string, amount: string): Promise<string> {
-    await who.client.get(base(shop));
-    const key = /name="external_id" value="([^"]+)"/.exec(who.client.lastPage)![1]!;
-    const confirmed = await send(who.client, base(shop), { amount, address_id: addressId, note: '', external_id: key });
-    expect(confirmed.statusCode, confirmed.body).toBe(303);
-    return /\/withdrawals\/(wd_[0-9a-z]+)/.exec(String(confirmed.headers.location))![1]!;
-  }
-
-  const statusOf = async (id: string) =>
-    (
-      await testApp.context.db
-        .selectFrom('crypto_withdrawals')
-        .select('status')
-        .where('id', '=', id)
-        .executeTakeFirstOrThrow()
-    ).status;
+  const { send, team, usableAddress, request, statusOf, nextCode, signInAgain, withdrawalCount } = withdrawalSupport(
+    () => testApp,
+    COOLDOWN_MS,
+  );
+  const base = withdrawalsBase;
 
   it('an address removed from the book is no longer paid by a withdrawal that still awaits approval', async () => {
     const { owner, finance, shop } = await team();
@@ -125,12 +67,13 @@ describe.each(backends)('cabinet money controls on %s', (backend) => {
     const removed = await send(b.owner.client, `${base(b.shop)}/addresses/${addressId}/remove`, {});
     if (removed.statusCode !== 404) failures.push(`remove ${removed.statusCode}`);
     await b.finance.client.get(base(b.shop));
-    const key = /name="external_id" value="([^"]+)"/.exec(b.finance.client.lastPage)?.[1] ?? 'cab_x';
     const borrowed = await send(b.finance.client, base(b.shop), {
       amount: '5',
       address_id: addressId,
       note: '',
-      external_id: key,
+      // B's book is empty, so its page has no form: any key will do.
+      external_id: 'cab_borrowed',
+      code: nextCode(b.finance),
     });
     if (borrowed.statusCode !== 400) failures.push(`request with A's address ${borrowed.statusCode}`);
     expect(failures).toEqual([]);
@@ -152,5 +95,137 @@ describe.each(backends)('cabinet money controls on %s', (backend) => {
       .where('merchant_id', '=', shop.merchantId)
       .execute();
     expect(rules).toEqual([]);
+  });
+
+  /** The owner sets the single-person limit through the rule form. */
+  async function setLimit(owner: WithdrawalMember, shop: PayoutShop, limit: string): Promise<void> {
+    await owner.client.get(base(shop));
+    const set = await send(owner.client, `${base(shop)}/rule`, { limit, code: nextCode(owner) });
+    expect(set.statusCode, set.body).toBe(303);
+  }
+
+  it('the single-person limit counts what one requester sent alone in 24 h: a split request waits for a second person', async () => {
+    const { owner, finance, shop } = await team();
+    const addressId = await usableAddress(owner, shop);
+    await setLimit(owner, shop, '10');
+    expect(await statusOf(await request(finance, shop, addressId, '6'))).toBe('pending');
+    expect(await statusOf(await request(finance, shop, addressId, '4'))).toBe('pending');
+    // 6 + 4 spent the 10: the preview says so, and the next slice waits however small.
+    await finance.client.get(base(shop));
+    const preview = await send(finance.client, `${base(shop)}/preview`, { amount: '0.01', address_id: addressId });
+    expect(preview.body).toContain('Above the single-person limit');
+    const slice = await request(finance, shop, addressId, '0.01');
+    expect(await statusOf(slice)).toBe('awaiting_approval');
+    // A waiting request spends nothing, and the budget is each requester's own.
+    expect(await statusOf(await request(owner, shop, addressId, '10'))).toBe('pending');
+    // 24 h after the first two, finance's budget is free again (their session ended meanwhile).
+    testApp.clock.advance(SINGLE_PERSON_WINDOW_MS);
+    await signInAgain(finance);
+    expect(await statusOf(await request(finance, shop, addressId, '10'))).toBe('pending');
+  });
+
+  it('two requests at once that together exceed the limit: only one is sent alone, the other waits', async () => {
+    const { owner, finance, shop } = await team();
+    await setLimit(owner, shop, '10');
+    const deps = { ...testApp.context, chain: testApp.crypto.chain };
+    const asked = (externalId: string): CreateWithdrawalInput => ({
+      merchantId: shop.merchantId,
+      shopId: shop.shopId,
+      externalId,
+      amount: '6',
+      address: recipient(),
+      requestedBy: finance.person.email,
+      requestedByUserId: finance.person.userId,
+    });
+    const made = await Promise.all([createWithdrawal(deps, asked('race-a')), createWithdrawal(deps, asked('race-b'))]);
+    expect(made.map((view) => view.status).sort()).toEqual(['awaiting_approval', 'pending']);
+  });
+
+  it('a failed withdrawal gives its amount back to the budget; one a second person approved never counted', async () => {
+    const { owner, finance, shop } = await team();
+    await setLimit(owner, shop, '10');
+    const deps = { ...testApp.context, chain: testApp.crypto.chain };
+    const asked = (externalId: string, amount: string, address = recipient()): CreateWithdrawalInput => ({
+      merchantId: shop.merchantId,
+      shopId: shop.shopId,
+      externalId,
+      amount,
+      address,
+      requestedBy: finance.person.email,
+      requestedByUserId: finance.person.userId,
+    });
+    const reverting = recipient();
+    await testApp.post(shop, '/v1/test_helpers/crypto/next_transfer_outcome', {
+      address: reverting,
+      outcome: 'revert',
+    });
+    const reverted = await createWithdrawal(deps, asked('budget-1', '8', reverting));
+    expect(reverted.status).toBe('pending');
+    await testApp.carryToFinal(shop);
+    expect(await statusOf(reverted.withdrawal_id)).toBe('failed');
+    expect((await createWithdrawal(deps, asked('budget-2', '8'))).status).toBe('pending');
+    const approved = await createWithdrawal(deps, asked('budget-3', '5'));
+    expect(approved.status).toBe('awaiting_approval');
+    const person = { name: owner.person.email, userId: owner.person.userId };
+    expect((await approveWithdrawal(deps, approved.withdrawal_id, person)).status).toBe('pending');
+    // 8 sent alone (the failed 8 and the approved 5 are not finance's alone): 2 more fit exactly.
+    expect((await createWithdrawal(deps, asked('budget-4', '2'))).status).toBe('pending');
+    expect((await createWithdrawal(deps, asked('budget-5', '0.01'))).status).toBe('awaiting_approval');
+  });
+
+  it('the confirm asks for the requester’s TOTP code: missing or wrong, 400 and nothing created or reserved', async () => {
+    const { owner, finance, shop } = await team();
+    const addressId = await usableAddress(owner, shop);
+    await finance.client.get(base(shop));
+    const form = { amount: '3', address_id: addressId, note: '', external_id: formKeyOn(finance.client.lastPage) };
+    const before = await testApp.balance(shop);
+    const missing = await send(finance.client, base(shop), form);
+    expect(missing.statusCode).toBe(400);
+    expect(missing.body).toContain('Type the 6-digit code');
+    // A code of ten minutes ago is outside the accepted steps: wrong.
+    const stale = totpCode(finance.secret, new Date(testApp.clock.now().getTime() - 10 * 60_000));
+    const wrong = await send(finance.client, base(shop), { ...form, code: stale });
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.body).toContain('The code is wrong');
+    // Another member's code is not the requester's.
+    const borrowed = await send(finance.client, base(shop), { ...form, code: nextCode(owner) });
+    expect(borrowed.statusCode).toBe(400);
+    expect(await withdrawalCount(shop)).toBe(0);
+    expect(await testApp.balance(shop)).toEqual(before);
+    const confirmed = await send(finance.client, base(shop), { ...form, code: nextCode(finance) });
+    expect(confirmed.statusCode, confirmed.body).toBe(303);
+    expect(await withdrawalCount(shop)).toBe(1);
+  });
+
+  it('a confirm sent twice at once, then retried, makes one withdrawal and every answer that succeeds names it', async () => {
+    const { owner, finance, shop } = await team();
+    const addressId = await usableAddress(owner, shop);
+    await finance.client.get(base(shop));
+    const form = {
+      amount: '2',
+      address_id: addressId,
+      note: '',
+      external_id: formKeyOn(finance.client.lastPage),
+      code: nextCode(finance),
+    };
+    const twins = await Promise.all([send(finance.client, base(shop), form), send(finance.client, base(shop), form)]);
+    const retried = await send(finance.client, base(shop), form);
+    expect(await withdrawalCount(shop)).toBe(1);
+    const [row] = await testApp.context.db
+      .selectFrom('crypto_withdrawals')
+      .select('id')
+      .where('shop_id', '=', shop.shopId)
+      .execute();
+    const location = `${base(shop)}/${row!.id}?done=requested`;
+    // The retry comes after the first commit: it is answered with the withdrawal, not with the spent code.
+    expect(retried.statusCode).toBe(303);
+    expect(retried.headers.location).toBe(location);
+    // Of the twins, one made it; the other answered it too, or (when it checked its code before the
+    // first committed) refused the spent code — never a second withdrawal.
+    expect(twins.filter((sent) => sent.statusCode === 303).length).toBeGreaterThanOrEqual(1);
+    for (const sent of twins) {
+      if (sent.statusCode === 303) expect(sent.headers.location).toBe(location);
+      else expect(sent.statusCode).toBe(400);
+    }
   });
 });

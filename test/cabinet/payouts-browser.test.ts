@@ -20,7 +20,7 @@ import { uniqueName } from '../support/seeded-random.ts';
 import { injectedElements, XSS_PROBES } from '../support/xss-probes.ts';
 import {
   describeInBrowser,
-  signInInBrowser,
+  signInWithSecondFactorInBrowser,
   startCabinetInBrowser,
   type CabinetInBrowser,
 } from './cabinet-browser-support.ts';
@@ -82,7 +82,7 @@ describeInBrowser.each(backends)('cabinet payouts in Chromium on %s', (backend) 
       dialogs.push(dialog.message());
       void dialog.dismiss();
     });
-    await signInInBrowser(page, admin.email);
+    await signInWithSecondFactorInBrowser(page, testApp, admin.email);
     await page.goto('/cabinet/language/en?back=%2Fcabinet%2Fshops');
   });
   afterAll(async () => {

@@ -13,7 +13,7 @@ import { recipient } from '../crypto/payouts/payout-support.ts';
 import { addMember, createOwner, type CabinetPerson } from './cabinet-client.ts';
 import {
   describeInBrowser,
-  signInInBrowser,
+  signInWithSecondFactorInBrowser,
   startCabinetInBrowser,
   type CabinetInBrowser,
 } from './cabinet-browser-support.ts';
@@ -104,7 +104,7 @@ describeInBrowser.each(backends)('cabinet receiving tables in Chromium on %s', (
       dialogs.push(dialog.message());
       void dialog.dismiss();
     });
-    await signInInBrowser(page, admin.email);
+    await signInWithSecondFactorInBrowser(page, cabinet.testApp, admin.email);
     const base = `/cabinet/shops/${owner.shopId}`;
     for (const table of ['invoices', 'wallets', 'refunds'] as const) {
       const text = await open(page, dialogs, `${base}/${table}`, `cabinet-${table}`);

@@ -11,6 +11,7 @@ import { backends } from '../support/databases.ts';
 import { externalId, recipient, type PayoutShop } from '../crypto/payouts/payout-support.ts';
 import { createChainTestApp, type ChainTestApp } from '../crypto/refunds/refund-support.ts';
 import { addMember, CabinetClient, createOwner, type CabinetPerson } from './cabinet-client.ts';
+import { enrol } from './two-factor-support.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -42,9 +43,11 @@ describe.each(backends)('cabinet receiving tables on %s', (backend) => {
   let overpaidDeposit: string;
   let dayOne: string;
 
-  async function signedIn(person: CabinetPerson): Promise<CabinetClient> {
+  /** A signed-in client; `secondFactor` enrols one first (owners, admins and finance need it to move money). */
+  async function signedIn(person: CabinetPerson, options: { secondFactor?: boolean } = {}): Promise<CabinetClient> {
     const client = new CabinetClient(testApp.app);
     expect((await client.signIn(person.email)).statusCode).toBe(303);
+    if (options.secondFactor) await enrol(client, () => testApp.clock.now());
     await client.get('/cabinet/language/en?back=/cabinet');
     return client;
   }
@@ -78,7 +81,7 @@ describe.each(backends)('cabinet receiving tables on %s', (backend) => {
     await pay(overpaid.address, '12');
     await pay(short.address, '5');
     overpaidDeposit = (await testApp.depositIdsOfInvoice(overpaid.invoice_id))[0]!;
-    admin = await signedIn(await addMember(testApp, owner, 'admin'));
+    admin = await signedIn(await addMember(testApp, owner, 'admin'), { secondFactor: true });
     viewer = await signedIn(await addMember(testApp, owner, 'viewer'));
   });
   afterAll(() => testApp?.close());

@@ -1,9 +1,9 @@
 // A withdrawal in Chromium from request to the chain: member A (finance) adds an
 // address (with a TOTP code) and, past its cool-down, requests a withdrawal with a
-// preview of the fee; member B (owner) approves it with a TOTP code; the sandbox
-// chain mines until it is completed, and cabinet.withdrawal.completed reaches a
-// real receiver and verifies (standardwebhooks). Every page checked by axe-core
-// at 390 and 1280 px.
+// preview of the fee and confirms it with a TOTP code; member B (owner) approves it
+// with a TOTP code; the sandbox chain mines until it is completed, and
+// cabinet.withdrawal.completed reaches a real receiver and verifies
+// (standardwebhooks). Every page checked by axe-core at 390 and 1280 px.
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -123,6 +123,8 @@ describeInBrowser.each(backends)('cabinet withdrawals in Chromium on %s', (backe
     await a.getByRole('button', { name: 'Preview the fee' }).click();
     await a.locator('#total-debit').waitFor();
     await expectPageHoldsUp(a, 'cabinet-withdrawal-preview');
+    // The requester confirms with their own code typed in the confirm form.
+    await a.getByLabel('Code from the authenticator app').fill(nextCode(financeSecret));
     await a.getByRole('button', { name: 'Confirm the withdrawal' }).click();
     await a.waitForURL(/\/withdrawals\/wd_[0-9a-z]+\?done=requested/);
     const withdrawalId = /(wd_[0-9a-z]+)/.exec(a.url())![1]!;

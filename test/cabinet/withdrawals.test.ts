@@ -1,7 +1,8 @@
 // Cabinet withdrawals through the real app on the simulated chain: the address
 // book's cool-down (refused inside it, accepted once the injected clock passes
 // it; the owners mailed through a real SMTP receiver, the addition audited), the
-// request previewed and reserved once however often the form is sent, a second
+// request previewed, confirmed with the requester's TOTP code and reserved once
+// however often the form is sent, a second
 // person's approval with a TOTP code (never the requester's own, never a replayed
 // code), rejection and cancellation voiding the reservation, the single-person
 // limit an owner sets, a viewer kept to reading, and the operator's CLI approval
@@ -16,10 +17,10 @@ import {
 import { AppError } from '../../src/errors.ts';
 import { backends } from '../support/databases.ts';
 import { startSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.ts';
-import { micro, recipient, type PayoutShop } from '../crypto/payouts/payout-support.ts';
+import { micro, recipient } from '../crypto/payouts/payout-support.ts';
 import { createChainTestApp, type ChainTestApp } from '../crypto/refunds/refund-support.ts';
-import { addMember, CabinetClient, createOwner, type CabinetPerson } from './cabinet-client.ts';
-import { enrol, totpCode } from './two-factor-support.ts';
+import { addMember } from './cabinet-client.ts';
+import { formKeyOn, withdrawalsBase, withdrawalSupport } from './withdrawal-support.ts';
 
 const COOLDOWN_MS = 10 * 60_000;
 
@@ -39,97 +40,9 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     await smtp?.close();
   });
 
-  interface Member {
-    readonly person: CabinetPerson;
-    readonly client: CabinetClient;
-    readonly secret: string;
-  }
-
-  /** A client reading the cabinet in English. */
-  function englishClient(): CabinetClient {
-    const client = new CabinetClient(testApp.app);
-    client.cookies.set('paygate_lang', 'en');
-    return client;
-  }
-
-  /** Posts a form with the session's CSRF token (read from a page first: an error page has no form). */
-  async function send(client: CabinetClient, path: string, fields: Record<string, string> = {}) {
-    if (!/name="csrf"/.test(client.lastPage)) await client.get('/cabinet/account');
-    return client.post(path, fields);
-  }
-
-  /** A member signed in with a second factor enrolled (owners and finance need one for money actions). */
-  async function member(person: CabinetPerson): Promise<Member> {
-    const client = englishClient();
-    expect((await client.signIn(person.email)).statusCode).toBe(303);
-    const { secret } = await enrol(client, () => testApp.clock.now());
-    return { person, client, secret };
-  }
-
-  /** The next TOTP code: a step later than any accepted before (a code is accepted once). */
-  function nextCode(who: Member): string {
-    testApp.clock.advance(30_000);
-    return totpCode(who.secret, testApp.clock.now());
-  }
-
-  /** A merchant with a funded USDT balance and a hot wallet that can pay, its owner and a finance member. */
-  async function team(): Promise<{ owner: Member; finance: Member; shop: PayoutShop }> {
-    const ownerPerson = await createOwner(testApp);
-    const shop = { shopId: ownerPerson.shopId, merchantId: ownerPerson.merchantId, key: ownerPerson.apiKey };
-    await testApp.fund(shop, 1_000_000_000n);
-    await testApp.post(shop, '/v1/test_helpers/crypto/faucet', { usdt: '100000', trx: '100000' });
-    const owner = await member(ownerPerson);
-    const finance = await member(await addMember(testApp, ownerPerson, 'finance'));
-    return { owner, finance, shop };
-  }
-
-  const base = (shop: PayoutShop) => `/cabinet/shops/${shop.shopId}/withdrawals`;
-
-  /** Adds an address through the book's form; returns its id (usable once the cool-down passes). */
-  async function addAddress(who: Member, shop: PayoutShop, address = recipient()): Promise<string> {
-    await who.client.get(`${base(shop)}/addresses`);
-    const added = await send(who.client, `${base(shop)}/addresses`, {
-      label: 'Treasury',
-      address,
-      code: nextCode(who),
-    });
-    expect(added.statusCode, added.body).toBe(303);
-    const page = await who.client.get(`${base(shop)}/addresses`);
-    const id = new RegExp(`data-address="(wda_[0-9a-z]+)"[^]*?${address}`).exec(page.body)?.[1];
-    expect(id).toBeDefined();
-    return id!;
-  }
-
-  async function usableAddress(who: Member, shop: PayoutShop): Promise<string> {
-    const id = await addAddress(who, shop);
-    testApp.clock.advance(COOLDOWN_MS);
-    return id;
-  }
-
-  /** Preview then confirm, as the form does; returns the new withdrawal's id. */
-  async function request(who: Member, shop: PayoutShop, addressId: string, amount: string): Promise<string> {
-    await who.client.get(base(shop));
-    const externalId = /name="external_id" value="([^"]+)"/.exec(who.client.lastPage)![1]!;
-    const preview = await send(who.client, `${base(shop)}/preview`, { amount, address_id: addressId, note: '' });
-    expect(preview.statusCode, preview.body).toBe(200);
-    const confirmed = await send(who.client, base(shop), {
-      amount,
-      address_id: addressId,
-      note: 'rent',
-      external_id: externalId,
-    });
-    expect(confirmed.statusCode, confirmed.body).toBe(303);
-    return /\/withdrawals\/(wd_[0-9a-z]+)/.exec(String(confirmed.headers.location))![1]!;
-  }
-
-  const withdrawalCount = async (shop: PayoutShop) =>
-    (
-      await testApp.context.db
-        .selectFrom('crypto_withdrawals')
-        .select('id')
-        .where('shop_id', '=', shop.shopId)
-        .execute()
-    ).length;
+  const { englishClient, send, team, addAddress, usableAddress, request, nextCode, withdrawalCount } =
+    withdrawalSupport(() => testApp, COOLDOWN_MS);
+  const base = withdrawalsBase;
 
   it('an address inside its cool-down is refused and changes nothing; past it the request is previewed and reserved once', async () => {
     const { owner, finance, shop } = await team();
@@ -170,7 +83,7 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     testApp.clock.advance(COOLDOWN_MS);
     await finance.client.get(base(shop));
     expect(finance.client.lastPage).toContain(`value="${addressId}"`);
-    const externalId = /name="external_id" value="([^"]+)"/.exec(finance.client.lastPage)![1]!;
+    const externalId = formKeyOn(finance.client.lastPage);
     const preview = await send(finance.client, `${base(shop)}/preview`, {
       amount: '10.5',
       address_id: addressId,
@@ -180,7 +93,13 @@ describe.each(backends)('cabinet withdrawals on %s', (backend) => {
     const total = /id="total-debit">([\d.]+) USDT/.exec(preview.body)![1]!;
     expect(micro(total)).toBeGreaterThan(10_500_000n);
     expect(await withdrawalCount(shop)).toBe(0);
-    const form = { amount: '10.5', address_id: addressId, note: 'rent', external_id: externalId };
+    const form = {
+      amount: '10.5',
+      address_id: addressId,
+      note: 'rent',
+      external_id: externalId,
+      code: nextCode(finance),
+    };
     const first = await send(finance.client, base(shop), form);
     const second = await send(finance.client, base(shop), form);
     expect(first.statusCode).toBe(303);

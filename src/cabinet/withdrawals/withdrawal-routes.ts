@@ -2,16 +2,18 @@
 // approval rule, the request form (owners and finance; a viewer sees the list but
 // no form, and its POST is 403), and the shop's withdrawals newest first (keyset
 // pages, a status filter). A request goes form → preview (fee quote and total
-// debit, nothing stored) → confirm (created and reserved by the withdrawals
-// module); the form carries its idempotency key (external_id), so a confirm sent
-// twice makes one withdrawal. Detail and decisions: withdrawal-detail-routes.ts;
-// the address book: withdrawal-address-routes.ts.
+// debit, nothing stored) → confirm with the requester's TOTP code (created and
+// reserved by the withdrawals module); the form carries its idempotency key
+// (external_id), so a confirm sent twice makes one withdrawal and is answered
+// with it without asking for a second code. Detail and decisions:
+// withdrawal-detail-routes.ts; the address book: withdrawal-address-routes.ts.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ListPage } from '../../db/list-page.ts';
 import { listWithdrawalAddresses } from '../../crypto/withdrawals/withdrawal-addresses.ts';
 import {
   createWithdrawal,
+  findRepeatedWithdrawal,
   listShopWithdrawals,
   quoteWithdrawal,
   setSinglePersonLimit,
@@ -114,7 +116,7 @@ export function withdrawalRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
     });
 
     app.post('/cabinet/shops/:shopId/withdrawals/preview', REQUEST, async (request, reply) => {
-      const { lang, session } = cabinetOf(request);
+      const { lang, session, user } = cabinetOf(request);
       const shop = shopOf(request);
       const { merchantId } = merchantOf(request);
       const form = readRequestForm(request.body);
@@ -123,6 +125,7 @@ export function withdrawalRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
         shopId: shop.shopId,
         amount: form.amount,
         addressId: form.addressId,
+        requester: { userId: user!.id, name: user!.email },
       });
       return sendPage(request, reply, http, {
         title: `${text(lang, 'confirm_title')} · ${shop.name}`,
@@ -135,7 +138,7 @@ export function withdrawalRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
       const shop = shopOf(request);
       const { merchantId } = merchantOf(request);
       const form = readRequestForm(request.body);
-      const created = await createWithdrawal(withdrawalDeps, {
+      const input = {
         merchantId,
         shopId: shop.shopId,
         externalId: form.externalId,
@@ -146,8 +149,21 @@ export function withdrawalRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
         requestedBy: user!.email,
         requestedByUserId: user!.id,
         actor: actorOf(request),
-      });
-      return redirectTo(reply, `${withdrawalsPath(shop.shopId)}/${created.withdrawal_id}?done=requested`);
+      };
+      const answer = (made: WithdrawalView) =>
+        redirectTo(reply, `${withdrawalsPath(shop.shopId)}/${made.withdrawal_id}?done=requested`);
+      // A confirm sent again (double click, retry) answers what the first made: its code is spent by now.
+      const repeated = await findRepeatedWithdrawal(withdrawalDeps, input);
+      if (repeated) return answer(repeated);
+      try {
+        await requireTotpCode(deps, request, formField(request.body, 'code'));
+      } catch (error) {
+        // Its twin, sent at the same moment with the same code, may have made it in the meantime.
+        const made = await findRepeatedWithdrawal(withdrawalDeps, input);
+        if (made) return answer(made);
+        throw error;
+      }
+      return answer(await createWithdrawal(withdrawalDeps, input));
     });
 
     app.post('/cabinet/shops/:shopId/withdrawals/rule', RULE, async (request, reply) => {
@@ -200,7 +216,11 @@ function RuleCard(props: { lang: Lang; shopId: string; limit: bigint | null; csr
   return html`<section class="card" aria-labelledby="rule-title">
     <h2 id="rule-title">${text(lang, 'rule')}</h2>
     <p id="rule-now">
-      ${props.limit === null ? text(lang, 'rule_none') : `${text(lang, 'rule_limit')} ${usdtText(props.limit)} USDT.`}
+      ${
+        props.limit === null
+          ? text(lang, 'rule_none')
+          : `${text(lang, 'rule_limit')} ${usdtText(props.limit)} USDT ${text(lang, 'rule_window')}.`
+      }
     </p>
     ${
       props.csrf
@@ -290,6 +310,7 @@ function Confirmation(props: {
         <input type="hidden" name="amount" value=${form.amount} />
         <input type="hidden" name="address_id" value=${form.addressId} />
         <input type="hidden" name="note" value=${form.note} />
+        ${CodeField({ lang, id: 'confirm-code' })}
         <button type="submit">${text(lang, 'confirm')}</button>
       </form>
     </section>`;

@@ -1,11 +1,16 @@
 // Cabinet withdrawals (issue 14 point 8, issue 27 point 4; docs/refunds-and-withdrawals.md):
 // the merchant withdraws USDT from its main balance to its own address. No API key
 // reaches this: the cabinet (src/cabinet/withdrawals/) and `paygate withdrawal …` call it.
-//   created   → awaiting_approval (above the merchant's single-person limit, by default
+//   created   → awaiting_approval (past the merchant's single-person limit, by default
 //               always) | pending (queued at once)
 //   approved  → pending (queued) by another person than the requester;
 //   rejected / cancelled → final, reservation voided, cabinet.withdrawal.completed
 //   executor  → processing → completed (posted) | failed (voided)
+// The limit is a rolling 24 h budget per requester, not a per-request cap: what one person
+// sent alone in the last 24 h plus this request must fit in it, so splitting a large
+// withdrawal into small ones does not escape the second person. The check runs under a
+// lock on the rule row, in the transaction that inserts, so concurrent requests cannot
+// both spend the same budget.
 // total_debit = amount + network fee is reserved at creation, in the
 // transaction that inserts the withdrawal (and queues its transfer).
 // Each request and decision is audited in its own transaction: withdrawal.requested,
@@ -42,7 +47,7 @@ import { chainOfMode, usableAddress } from './withdrawal-addresses.ts';
 import { reserveWithdrawal, voidWithdrawalReservation } from './withdrawal-ledger.ts';
 import * as addressBook from './withdrawal-addresses-repository.ts';
 import * as repository from './withdrawals-repository.ts';
-import type { WithdrawalRow } from './withdrawals-repository.ts';
+import type { Requester, WithdrawalRow } from './withdrawals-repository.ts';
 import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals-tables.ts';
 import { emitWithdrawalCompleted, withdrawalView, type WithdrawalView } from './withdrawals-views.ts';
 
@@ -102,6 +107,8 @@ const REASON_MAX_LENGTH = 500;
 const NOTE_MAX_LENGTH = 500;
 /** What "no approval" of the former per-shop switch means as a single-person limit: 10^9 USDT, the payout maximum. */
 const NO_PRACTICAL_LIMIT_MICRO = 1_000_000_000_000_000n;
+/** How far back the single-person budget counts what a requester sent alone. */
+export const SINGLE_PERSON_WINDOW_MS = 24 * 3_600_000;
 /** A withdrawal pays the network fee only: no service fee. */
 const NO_SERVICE_FEE: PayoutSettings = { ...DEFAULT_PAYOUT_SETTINGS, serviceFeeFixedMicro: 0n, serviceFeeBps: 0 };
 
@@ -110,6 +117,23 @@ function parseActor(value: string, field: string): string {
   if (actor.length < 1 || actor.length > ACTOR_MAX_LENGTH)
     throw new InvalidRequestError(`${field} must be 1 to ${ACTOR_MAX_LENGTH} characters.`);
   return actor;
+}
+
+/**
+ * Whether a request of `amountMicro` needs a second person under `limit`: no limit, or what the
+ * requester sent alone in the last SINGLE_PERSON_WINDOW_MS plus this one exceeds it.
+ */
+async function needsSecondPerson(
+  db: Executor,
+  clock: Clock,
+  scope: { merchantId: string; chain: WithdrawalRow['chain']; requester: Requester },
+  amountMicro: bigint,
+  limit: bigint | null,
+): Promise<boolean> {
+  if (limit === null || amountMicro > limit) return true;
+  const since = new Date(clock.now().getTime() - SINGLE_PERSON_WINDOW_MS);
+  const sent = await repository.singlePersonSentSince(db, scope.merchantId, scope.chain, scope.requester, since);
+  return sent + amountMicro > limit;
 }
 
 async function queueTransfer(tx: Tx, clock: Clock, row: WithdrawalRow): Promise<string> {
@@ -125,14 +149,8 @@ async function queueTransfer(tx: Tx, clock: Clock, row: WithdrawalRow): Promise<
   return transfer.id;
 }
 
-/**
- * Creates a withdrawal with its total_debit reserved; not enough available: InsufficientFundsError,
- * nothing stored. Idempotent by external_id per merchant and book (the balance's scope, whichever
- * of its shops names it): a repeat answers the existing withdrawal as it is now, before any chain
- * read; requests racing on one key make one withdrawal (the unique index decides, the loser
- * answers the winner's).
- */
-export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdrawalInput): Promise<WithdrawalView> {
+/** A request's fields checked, its shop found and its address resolved (an entry of the book, or typed). */
+async function readRequest(deps: WithdrawalDeps, input: CreateWithdrawalInput) {
   const externalId = parseExternalId(input.externalId, 'external_id');
   const amountMicro = parsePayoutAmount(input.amount, 'amount');
   const requestedBy = parseActor(input.requestedBy, 'requested_by');
@@ -141,25 +159,66 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
     throw new InvalidRequestError(`The note must be at most ${NOTE_MAX_LENGTH} characters.`);
   const shop = await findShopProfile(deps.db, input.shopId);
   if (!shop || shop.merchantId !== input.merchantId) throw new NotFoundError('No such shop of this merchant.');
-  const access = await deps.chain.forMode(shop.mode);
   const entry =
     input.addressId === undefined
       ? undefined
-      : await usableAddress(deps, shop.merchantId, access.chain, input.addressId);
+      : await usableAddress(deps, shop.merchantId, chainOfMode(shop.mode), input.addressId);
   const address = entry ? (entry.address as TronAddress) : parseRecipient(input.address, 'address');
-  const repeated = (row: WithdrawalRow): WithdrawalView => {
-    if (row.amount_micro !== amountMicro || row.recipient_address !== address)
-      throw new DuplicateExternalIdError(WITHDRAWAL_CONFLICT);
-    return withdrawalView(row);
-  };
-  const existing = await repository.findByExternalId(deps.db, shop.merchantId, access.chain, externalId);
+  return { externalId, amountMicro, requestedBy, note, shop, entry, address };
+}
+
+/** The withdrawal an earlier send of a request made; under its key with another amount or address: 409. */
+function sameRequest(row: WithdrawalRow, amountMicro: bigint, address: string): WithdrawalView {
+  if (row.amount_micro !== amountMicro || row.recipient_address !== address)
+    throw new DuplicateExternalIdError(WITHDRAWAL_CONFLICT);
+  return withdrawalView(row);
+}
+
+/**
+ * The withdrawal an earlier send of this request made (its external_id, with the same amount and
+ * address), or undefined when there is none yet; checked as createWithdrawal checks a repeat. A form
+ * that asks for a one-time code reads it first, so a confirm sent twice answers the first one's
+ * withdrawal instead of refusing the spent code.
+ */
+export async function findRepeatedWithdrawal(
+  deps: WithdrawalDeps,
+  input: CreateWithdrawalInput,
+): Promise<WithdrawalView | undefined> {
+  const { externalId, amountMicro, shop, address } = await readRequest(deps, input);
+  const existing = await repository.findByExternalId(deps.db, shop.merchantId, chainOfMode(shop.mode), externalId);
+  return existing ? sameRequest(existing, amountMicro, address) : undefined;
+}
+
+/**
+ * Creates a withdrawal with its total_debit reserved; not enough available: InsufficientFundsError,
+ * nothing stored. Idempotent by external_id per merchant and book (the balance's scope, whichever
+ * of its shops names it): a repeat answers the existing withdrawal as it is now, before any chain
+ * read; requests racing on one key make one withdrawal (the unique index decides, the loser
+ * answers the winner's).
+ */
+export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdrawalInput): Promise<WithdrawalView> {
+  const { externalId, amountMicro, requestedBy, note, shop, entry, address } = await readRequest(deps, input);
+  const repeated = (row: WithdrawalRow): WithdrawalView => sameRequest(row, amountMicro, address);
+  const existing = await repository.findByExternalId(deps.db, shop.merchantId, chainOfMode(shop.mode), externalId);
   if (existing) return repeated(existing);
+  const access = await deps.chain.forMode(shop.mode);
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
   const [quote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro }]);
   const createInTransaction = (): Promise<WithdrawalView> =>
     inTransaction(deps.db, async (tx) => {
-      const limit = await repository.singlePersonMax(tx, shop.merchantId, access.chain);
-      const awaitsApproval = limit === null || amountMicro > limit;
+      // Locked first: a concurrent request under the same rule waits here and then counts this one.
+      const limit = await repository.lockSinglePersonMax(tx, shop.merchantId, access.chain);
+      const awaitsApproval = await needsSecondPerson(
+        tx,
+        deps.clock,
+        {
+          merchantId: shop.merchantId,
+          chain: access.chain,
+          requester: { userId: input.requestedByUserId ?? null, name: requestedBy },
+        },
+        amountMicro,
+        limit,
+      );
       const now = deps.clock.now();
       const id = newId('withdrawal');
       let row = await repository.insertWithdrawal(tx, {
@@ -240,7 +299,14 @@ export interface WithdrawalQuote {
  */
 export async function quoteWithdrawal(
   deps: WithdrawalDeps,
-  input: { merchantId: string; shopId: string; amount: string; addressId: string },
+  input: {
+    merchantId: string;
+    shopId: string;
+    amount: string;
+    addressId: string;
+    /** Who would ask: their single-person budget decides `awaits_approval`. */
+    requester: Requester;
+  },
 ): Promise<WithdrawalQuote> {
   const amountMicro = parsePayoutAmount(input.amount, 'amount');
   const shop = await findShopProfile(deps.db, input.shopId);
@@ -257,7 +323,13 @@ export async function quoteWithdrawal(
     total_debit: usdtText(amountMicro + quote!.networkFeeMicro),
     recipient_address: address,
     address_label: entry.label,
-    awaits_approval: limit === null || amountMicro > limit,
+    awaits_approval: await needsSecondPerson(
+      deps.db,
+      deps.clock,
+      { merchantId: shop.merchantId, chain: access.chain, requester: input.requester },
+      amountMicro,
+      limit,
+    ),
   };
 }
 

@@ -1,5 +1,5 @@
 // SQL of cabinet withdrawals and of the merchant's single-person rule.
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import { newestFirstPage, type ListWindow } from '../../db/list-page.ts';
 import type { WithdrawalStatus, WithdrawalTables } from './withdrawals-tables.ts';
@@ -21,6 +21,61 @@ export async function singlePersonMax(
     .where('chain', '=', chain)
     .executeTakeFirst();
   return row?.single_person_max_micro ?? null;
+}
+
+/**
+ * The merchant's single-person limit for a book, its rule row locked until the transaction ends: requests
+ * under one rule then pass the check one at a time, each seeing what the one before it inserted.
+ */
+export async function lockSinglePersonMax(
+  tx: Tx<WithdrawalTables>,
+  merchantId: string,
+  chain: ChainName,
+): Promise<bigint | null> {
+  const row = await tx
+    .selectFrom('crypto_withdrawal_rules')
+    .select('single_person_max_micro')
+    .where('merchant_id', '=', merchantId)
+    .where('chain', '=', chain)
+    .forUpdate()
+    .executeTakeFirst();
+  return row?.single_person_max_micro ?? null;
+}
+
+/** Who asked, as the single-person budget counts them: a cabinet user by id, an operator by name. */
+export interface Requester {
+  readonly userId: string | null;
+  readonly name: string;
+}
+
+/**
+ * The amounts one requester sent without a second person since `since`: withdrawals never decided
+ * (queued at creation under the rule) that did not fail. Rejected and cancelled ones were decided, so
+ * they are out, and so are those a second person approved.
+ */
+export async function singlePersonSentSince(
+  db: Executor<WithdrawalTables>,
+  merchantId: string,
+  chain: ChainName,
+  requester: Requester,
+  since: Date,
+): Promise<bigint> {
+  let builder = db
+    .selectFrom('crypto_withdrawals')
+    .select(sql<bigint>`coalesce(sum(amount_micro), 0)::int8`.as('total'))
+    .where('merchant_id', '=', merchantId)
+    .where('chain', '=', chain)
+    .where('created_at', '>', since)
+    .where('decided_by', 'is', null)
+    .where('status', 'in', ['pending', 'processing', 'completed']);
+  builder =
+    requester.userId !== null
+      ? builder.where('requested_by_user_id', '=', requester.userId)
+      : builder
+          .where('requested_by_user_id', 'is', null)
+          .where(sql<string>`lower(requested_by)`, '=', requester.name.toLowerCase());
+  const row = await builder.executeTakeFirstOrThrow();
+  return BigInt(row.total);
 }
 
 export async function saveSinglePersonMax(
