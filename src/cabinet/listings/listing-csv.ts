@@ -6,8 +6,7 @@
 // leading single quote: an order_id or a client_id is the merchant's customer's
 // text and must stay text when the file is opened. A plain number ("-12.50", a
 // debit) is left as it is, so that the sums still add up in a spreadsheet.
-import { pipeline, Readable } from 'node:stream';
-import { stringify } from 'csv-stringify';
+import { Readable } from 'node:stream';
 import { InvalidRequestError } from '../../errors.ts';
 import type { ShopProfile } from '../../merchants/merchant-service.ts';
 import type { Listing, ListingColumn, ListingFilter } from './listing.ts';
@@ -54,19 +53,37 @@ export function formulaSafe(cell: string): string {
   return FORMULA_START.test(cell) && !PLAIN_NUMBER.test(cell) ? `'${cell}` : cell;
 }
 
-/** The rows as a CSV byte stream; a failed read ends the stream with the error (the download breaks off). */
+const NEEDS_QUOTES = /[",\r\n]/;
+
+/** A field as RFC 4180 writes it: quoted, its quotes doubled, when it holds a comma, a quote, a CR or an LF. */
+export function csvField(text: string): string {
+  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** Characters gathered before a write: one chunk of about 64 KB instead of a stream chunk per row. */
+const CHUNK_CHARS = 65_536;
+
+/**
+ * The rows as a CSV byte stream; a failed read ends the stream with the error (the download breaks off).
+ * Each record is joined here rather than by csv-stringify: at a million rows its per-field work and
+ * one stream chunk per record cost more than reading and formatting the rows.
+ */
 export function listingCsv<Row>(columns: ReadonlyArray<ListingColumn<Row>>, rows: AsyncIterable<Row>): Readable {
-  async function* records(): AsyncGenerator<string[]> {
-    for await (const row of rows) yield columns.map((column) => formulaSafe(column.text(row)));
+  async function* chunks(): AsyncGenerator<string> {
+    let chunk = columns.map((column) => csvField(column.key)).join(',') + '\r\n';
+    for await (const row of rows) {
+      let record = '';
+      for (let index = 0; index < columns.length; index++) {
+        if (index > 0) record += ',';
+        record += csvField(formulaSafe(columns[index]!.text(row)));
+      }
+      chunk += record + '\r\n';
+      if (chunk.length >= CHUNK_CHARS) {
+        yield chunk;
+        chunk = '';
+      }
+    }
+    yield chunk;
   }
-  const csv = stringify({
-    header: true,
-    columns: columns.map((column) => column.key),
-    record_delimiter: 'windows',
-    // With CRLF records the package quotes a field holding CRLF, not a lone LF or CR; RFC 4180 wants both quoted.
-    quoted_match: /[\r\n]/,
-  });
-  return pipeline(Readable.from(records()), csv, () => {
-    // An error has already destroyed `csv`, which the reader of the stream sees.
-  });
+  return Readable.from(chunks(), { objectMode: false });
 }
