@@ -391,17 +391,18 @@ export async function listOperations(db: Executor<LedgerTables>, filter: Operati
           .select('o.created_at')
           .whereRef('o.account_id', '=', 'a.id')
           // A zero-effect entry announces an incoming credit while it is pending; once posted, the post's own
-          // entry shows the money, and a voided one never reached the balance.
+          // entry shows the money, and a voided one never reached the balance. A scalar look-up (pending_id is
+          // unique) rather than NOT EXISTS, which the planner may turn into a hash of every closing transfer.
           .where((where) =>
             where.or([
               where('o.amount', '<>', sql<bigint>`0`),
-              where.not(
-                where.exists(
-                  where
-                    .selectFrom('ledger_transfers as closing')
-                    .select(sql<number>`1`.as('one'))
-                    .whereRef('closing.pending_id', '=', 'o.origin_id'),
-                ),
+              where(
+                where
+                  .selectFrom('ledger_transfers as closing')
+                  .select('closing.id')
+                  .whereRef('closing.pending_id', '=', 'o.origin_id'),
+                'is',
+                null,
               ),
             ]),
           );
