@@ -45,16 +45,26 @@ function newestFirst(table: string, where: string, at = 'created_at', afterParam
   return `select * from ${table} where ${where}${after} order by ${at} desc, id desc limit ${LIMIT}`;
 }
 
-function listOperationsSql(extra: string): string {
+/** listOperations: each account of the book newest first by (created_at, seq), `entries` narrowing its entries. */
+function listOperationsSql(entries: string): string {
   return `select o.seq, o.id, o.account_id, o.transfer_id, o.amount, o.balance_after, o.created_at, a.currency, t.type,
                  t.reference_type, t.reference_id, t.status as origin_status, r.status as resolution_status, t.amount as origin_amount
-            from ledger_operations as o
-            join ledger_accounts as a on a.id = o.account_id
-            join ledger_transfers as t on t.id = o.origin_id
+            from ledger_accounts as a
+            inner join lateral (
+              select o.seq, o.id, o.account_id, o.transfer_id, o.origin_id, o.amount, o.balance_after, o.created_at
+                from ledger_operations as o
+               where o.account_id = a.id
+                 and (o.amount <> 0 or (select closing.id from ledger_transfers as closing where closing.pending_id = o.origin_id) is null)${entries}
+               order by o.created_at desc, o.seq desc limit ${LIMIT}) as o on true
+            inner join ledger_transfers as t on t.id = o.origin_id
             left join ledger_transfers as r on r.pending_id = t.id
-           where a.merchant_id = $1 and a.book = 'sandbox' and (o.amount <> 0 or r.id is null)${extra}
-           order by o.seq desc limit ${LIMIT}`;
+           where a.merchant_id = $1 and a.book = 'sandbox'
+           order by o.created_at desc, o.seq desc limit ${LIMIT}`;
 }
+
+/** The cursor of listOperations: after the entry it names, that entry's time read among the merchant's. */
+const OPERATIONS_AFTER = ` and (o.created_at, o.seq) < ((select c.created_at from ledger_operations c
+  join ledger_accounts ca on ca.id = c.account_id where c.seq = $2 and ca.merchant_id = $1 and ca.book = 'sandbox'), $2::int8)`;
 
 function listEventsSql(extra: string): string {
   return `select e.id, e.type, e.created_at, e.payload, e.destination_url, d.id as delivery_id, d.status, d.attempt_count,
@@ -182,13 +192,19 @@ export function cabinetListQueries(s: ListQuerySample): ListQuery[] {
     ]),
 
     q('operations', 'ledger_operations', listOperationsSql(''), [s.merchantId]),
-    q('operations page 2', 'ledger_operations', listOperationsSql(' and o.seq < $2'), [s.merchantId, s.operationSeq]),
+    q('operations page 2', 'ledger_operations', listOperationsSql(OPERATIONS_AFTER), [s.merchantId, s.operationSeq]),
     q('operations days', 'ledger_operations', listOperationsSql(' and o.created_at >= $2 and o.created_at < $3'), [
       s.merchantId,
       s.from,
       s.to,
     ]),
-    q('operations type', 'ledger_operations', listOperationsSql(' and t.type = $2'), [s.merchantId, 'payout']),
+    q('operations type', 'ledger_operations', listOperationsSql(' and o.type = $2'), [s.merchantId, 'payout']),
+    q(
+      'operations type and days',
+      'ledger_operations',
+      listOperationsSql(' and o.type = $2 and o.created_at >= $3 and o.created_at < $4'),
+      [s.merchantId, 'deposit', s.from, s.to],
+    ),
 
     q('webhook events', 'webhook_events', listEventsSql(''), [shop]),
     q('webhook events status', 'webhook_events', listEventsSql(' and d.status = $2'), [shop, 'failed']),

@@ -363,16 +363,64 @@ export interface OperationFilter {
   readonly type?: string | undefined;
   readonly from?: Date | undefined;
   readonly to?: Date | undefined;
-  /** Only entries older than this sequence number (the cursor). */
+  /** Only entries after this one, newest first (the cursor: the last entry of the page before). */
   readonly beforeSeq?: bigint | undefined;
   readonly limit: number;
 }
 
-/** A merchant's history, newest first; the entry's status is its originating transfer's current one. */
+/**
+ * A merchant's history, newest first by (created_at, seq); the entry's status is its originating
+ * transfer's current one. Each account of the book is read on its own, newest first, through
+ * (account_id, created_at, seq) or, with a type, (account_id, type, created_at, seq), and stops
+ * after `limit` rows; the accounts' rows are then merged. Walking `seq` instead read every entry
+ * newer than a day window, or older than the newest of a rare type, before a page filled.
+ */
 export async function listOperations(db: Executor<LedgerTables>, filter: OperationFilter): Promise<OperationListRow[]> {
-  let query = db
-    .selectFrom('ledger_operations as o')
-    .innerJoin('ledger_accounts as a', 'a.id', 'o.account_id')
+  const { beforeSeq } = filter;
+  let accounts = db
+    .selectFrom('ledger_accounts as a')
+    .where('a.merchant_id', '=', filter.merchantId)
+    .where('a.book', '=', filter.book);
+  if (filter.accountId !== undefined) accounts = accounts.where('a.id', '=', filter.accountId);
+  return accounts
+    .innerJoinLateral(
+      (eb) => {
+        let entries = eb
+          .selectFrom('ledger_operations as o')
+          .select(['o.seq', 'o.id', 'o.account_id', 'o.transfer_id', 'o.origin_id', 'o.amount', 'o.balance_after'])
+          .select('o.created_at')
+          .whereRef('o.account_id', '=', 'a.id')
+          // A zero-effect entry announces an incoming credit while it is pending; once posted, the post's own
+          // entry shows the money, and a voided one never reached the balance. A scalar look-up (pending_id is
+          // unique) rather than NOT EXISTS, which the planner may turn into a hash of every closing transfer.
+          .where((where) =>
+            where.or([
+              where('o.amount', '<>', sql<bigint>`0`),
+              where(
+                where
+                  .selectFrom('ledger_transfers as closing')
+                  .select('closing.id')
+                  .whereRef('closing.pending_id', '=', 'o.origin_id'),
+                'is',
+                null,
+              ),
+            ]),
+          );
+        if (filter.type !== undefined) entries = entries.where('o.type', '=', filter.type);
+        if (filter.from !== undefined) entries = entries.where('o.created_at', '>=', filter.from);
+        if (filter.to !== undefined) entries = entries.where('o.created_at', '<', filter.to);
+        // The cursor names the last entry shown; its time is read among this merchant's entries of the book
+        // only (a cursor naming another's entry, or none, gives an empty page).
+        if (beforeSeq !== undefined)
+          entries = entries.where(
+            sql<boolean>`(o.created_at, o.seq) < ((${sql`select c.created_at from ledger_operations c
+              join ledger_accounts ca on ca.id = c.account_id
+              where c.seq = ${beforeSeq} and ca.merchant_id = ${filter.merchantId} and ca.book = ${filter.book}`}), ${beforeSeq}::int8)`,
+          );
+        return entries.orderBy('o.created_at', 'desc').orderBy('o.seq', 'desc').limit(filter.limit).as('o');
+      },
+      (join) => join.onTrue(),
+    )
     .innerJoin('ledger_transfers as t', 't.id', 'o.origin_id')
     .leftJoin('ledger_transfers as r', 'r.pending_id', 't.id')
     .select([
@@ -391,17 +439,10 @@ export async function listOperations(db: Executor<LedgerTables>, filter: Operati
       'r.status as resolution_status',
       't.amount as origin_amount',
     ])
-    .where('a.merchant_id', '=', filter.merchantId)
-    .where('a.book', '=', filter.book)
-    // A zero-effect entry announces an incoming credit while it is pending; once posted, the post's own
-    // entry shows the money, and a voided one never reached the balance.
-    .where((eb) => eb.or([eb('o.amount', '<>', sql<bigint>`0`), eb('r.id', 'is', null)]));
-  if (filter.accountId !== undefined) query = query.where('o.account_id', '=', filter.accountId);
-  if (filter.type !== undefined) query = query.where('t.type', '=', filter.type);
-  if (filter.from !== undefined) query = query.where('o.created_at', '>=', filter.from);
-  if (filter.to !== undefined) query = query.where('o.created_at', '<', filter.to);
-  if (filter.beforeSeq !== undefined) query = query.where('o.seq', '<', filter.beforeSeq);
-  return query.orderBy('o.seq', 'desc').limit(filter.limit).execute();
+    .orderBy('o.created_at', 'desc')
+    .orderBy('o.seq', 'desc')
+    .limit(filter.limit)
+    .execute();
 }
 
 /** A lone transfer or reservation, as the one-statement path writes it. */

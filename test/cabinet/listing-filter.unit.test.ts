@@ -2,7 +2,8 @@
 // them: days as UTC days (the last one whole), amounts exactly in minor units,
 // bad input refused with a message; CSV cells never run as formulas.
 import { describe, expect, it } from 'vitest';
-import { chosenColumns, formulaSafe } from '../../src/cabinet/listings/listing-csv.ts';
+import { text } from 'node:stream/consumers';
+import { chosenColumns, everyPage, formulaSafe, listingCsv } from '../../src/cabinet/listings/listing-csv.ts';
 import { filterValuesOf, parseListingFilter, queryOf, type Listing } from '../../src/cabinet/listings/listing.ts';
 
 const LISTING = {
@@ -94,5 +95,77 @@ describe('download columns and cells', () => {
     ['order-7', 'order-7'],
   ])('the cell %j is written as %j', (cell, written) => {
     expect(formulaSafe(cell)).toBe(written);
+  });
+
+  it('writes RFC 4180 records a page at a time: CRLF ends, quoted commas, quotes and line breaks, formulas as text', async () => {
+    async function* pages() {
+      yield [{ id: 'plain' }, { id: 'a,b' }];
+      yield [];
+      yield [{ id: 'say "hi"' }, { id: 'two\nlines' }, { id: 'cr\rhere' }, { id: '=HYPERLINK("http://evil")' }];
+    }
+    const csv = await text(listingCsv(LISTING.columns, pages()));
+    expect(csv).toBe(
+      [
+        'id,status,amount',
+        'plain,paid,1.00',
+        '"a,b",paid,1.00',
+        '"say ""hi""",paid,1.00',
+        '"two\nlines",paid,1.00',
+        '"cr\rhere",paid,1.00',
+        `"'=HYPERLINK(""http://evil"")",paid,1.00`,
+        '',
+      ].join('\r\n'),
+    );
+  });
+
+  it('a download without rows is its header line', async () => {
+    async function* none(): AsyncGenerator<readonly { id: string }[]> {}
+    expect(await text(listingCsv(LISTING.columns, none()))).toBe('id,status,amount\r\n');
+  });
+});
+
+describe('everyPage', () => {
+  const shop = { shopId: 'shp_1', merchantId: 'mer_1', mode: 'sandbox' } as Parameters<typeof everyPage>[1];
+
+  it('asks for the next page before handing on the one it has, and follows the cursor to the end', async () => {
+    const asked: (string | undefined)[] = [];
+    const listing = {
+      ...LISTING,
+      read: async (_shop: unknown, _filter: unknown, page: { cursor?: string | undefined }) => {
+        asked.push(page.cursor);
+        const index = page.cursor === undefined ? 0 : Number(page.cursor);
+        return { data: [{ id: `row-${index}` }], next_cursor: index < 2 ? String(index + 1) : null };
+      },
+    } as unknown as Listing<{ id: string }>;
+    const pages = everyPage(listing, shop, {});
+    expect((await pages.next()).value).toEqual([{ id: 'row-0' }]);
+    expect(asked).toEqual([undefined, '1']);
+    const rest: unknown[] = [];
+    for await (const page of pages) rest.push(...page);
+    expect(rest).toEqual([{ id: 'row-1' }, { id: 'row-2' }]);
+    expect(asked).toEqual([undefined, '1', '2']);
+  });
+
+  it('a download stopped early drops the page read ahead, even one whose read fails', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const listing = {
+        ...LISTING,
+        read: async (_shop: unknown, _filter: unknown, page: { cursor?: string | undefined }) => {
+          if (page.cursor !== undefined) throw new Error('the database went away');
+          return { data: [{ id: 'row-0' }], next_cursor: '1' };
+        },
+      } as unknown as Listing<{ id: string }>;
+      const pages = everyPage(listing, shop, {});
+      expect((await pages.next()).value).toEqual([{ id: 'row-0' }]);
+      expect(await pages.return(undefined)).toEqual({ done: true, value: undefined });
+      // An unhandled rejection is reported once the microtasks of the turn that left it have run.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });

@@ -530,6 +530,47 @@ describe.each(backends)('balance API on %s', (backend) => {
     expect(window.data.map((entry) => entry.amount)).toEqual(['3.00', '2.00']);
   });
 
+  it('pages newest first by time even when the entries were numbered in another order, and a cursor of another merchant gives nothing', async () => {
+    const { key, rubMain, rubPayout } = await merchantWithAccounts(100_000n);
+    const other = await merchantWithAccounts(100_000n);
+    // Two transfers numbered in the order written but dated the other way round (a writer that read the
+    // clock first committed last): the list is by time, and its cursor continues from the entry shown.
+    const start = testApp.clock.now();
+    for (const [index, minutes] of [2, 1].entries()) {
+      testApp.clock.set(new Date(start.getTime() + minutes * 60_000));
+      const response = await postTransfer(key, {
+        external_id: `order-${index}`,
+        from_account_id: rubMain.account_id,
+        to_account_id: rubPayout.account_id,
+        amount: `${index + 1}`,
+      });
+      expect(response.statusCode).toBe(201);
+    }
+    testApp.clock.set(new Date(start.getTime() + 3 * 60_000));
+    const amounts: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = (
+        await getOperations(key, `?limit=1&account_id=${rubMain.account_id}${cursor ? `&cursor=${cursor}` : ''}`)
+      ).json() as { data: { amount: string }[]; next_cursor: string | null };
+      amounts.push(...page.data.map((entry) => entry.amount));
+      cursor = page.next_cursor;
+    } while (cursor !== null && amounts.length < 10);
+    expect(amounts).toEqual(['-1.00', '-2.00', '1000.00']);
+    const moved = await postTransfer(other.key, {
+      external_id: 'other-1',
+      from_account_id: other.rubMain.account_id,
+      to_account_id: other.rubPayout.account_id,
+      amount: '1',
+    });
+    expect(moved.statusCode).toBe(201);
+    const foreign = (await getOperations(other.key, '?limit=1')).json() as { next_cursor: string | null };
+    expect(foreign.next_cursor).not.toBeNull();
+    const page = await getOperations(key, `?cursor=${foreign.next_cursor}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.json()).toEqual({ data: [], next_cursor: null });
+  });
+
   it.each([
     ['a limit above 100', '?limit=101'],
     ['a limit of 0', '?limit=0'],

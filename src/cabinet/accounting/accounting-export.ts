@@ -58,14 +58,14 @@ async function withObjects(db: Db, entries: readonly LedgerEntry[]): Promise<Acc
   }));
 }
 
-/** Every entry of the merchant's accounts in the shop's book within [from, before), account by account, oldest first. */
-export async function* accountingRows(
+/** Every entry of the merchant's accounts in the shop's book within [from, before), account by account, oldest first, a page at a time. */
+export async function* accountingPages(
   db: Db,
   shop: ShopProfile,
   range: { readonly from?: Date | undefined; readonly before?: Date | undefined },
-): AsyncGenerator<AccountingRow> {
+): AsyncGenerator<readonly AccountingRow[]> {
   const pages = ledgerEntryPages(db, { merchantId: shop.merchantId, book: shop.mode, ...range });
-  for await (const page of pages) yield* await withObjects(db, page);
+  for await (const page of pages) yield await withObjects(db, page);
 }
 
 const money = (minor: bigint, row: AccountingRow) => formatMinor(minor, row.entry.currency);

@@ -12,7 +12,7 @@ import { DOWNLOAD_FORMATS, sendDownload, type DownloadFormat } from '../listings
 import { html, type View } from '../views/html.ts';
 import type { Lang } from '../views/cabinet-language.ts';
 import type { ShopProfile } from '../../merchants/merchant-service.ts';
-import { ACCOUNTING_COLUMNS, accountingRows, accountingText as text } from './accounting-export.ts';
+import { ACCOUNTING_COLUMNS, accountingPages, accountingText as text } from './accounting-export.ts';
 
 const EXPORTS = { schema: { hide: true }, config: { cabinet: { access: { permission: 'exports.create' as const } } } };
 
@@ -46,7 +46,7 @@ async function sendAccounting(request: FastifyRequest, reply: FastifyReply, deps
     name: `accounting-${shop.shopId}-${day}`,
     sheetName: 'accounting',
     columns: ACCOUNTING_COLUMNS,
-    rows: accountingRows(deps.db, shop, { from: range.from, before: range.before }),
+    pages: accountingPages(deps.db, shop, { from: range.from, before: range.before }),
   });
 }
 

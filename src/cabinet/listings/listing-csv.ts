@@ -1,32 +1,48 @@
 // A table's rows as CSV (RFC 4180: CRLF line ends; a field with a comma, a quote
 // or a line break quoted; quotes doubled), header first. Rows are read a page at
-// a time through the table's own keyset pages and written as they come, so a
-// download of any size holds one page in memory. A cell a spreadsheet would run
+// a time through the table's own keyset pages and each page is written as one
+// chunk, so a download of any size holds two pages in memory (the one written and
+// the one read ahead). A cell a spreadsheet would run
 // as a formula (it starts with = + - @, a tab or a carriage return) gets a
 // leading single quote: an order_id or a client_id is the merchant's customer's
 // text and must stay text when the file is opened. A plain number ("-12.50", a
 // debit) is left as it is, so that the sums still add up in a spreadsheet.
-import { pipeline, Readable } from 'node:stream';
-import { stringify } from 'csv-stringify';
+import { Readable } from 'node:stream';
+import type { ListPage } from '../../db/list-page.ts';
 import { InvalidRequestError } from '../../errors.ts';
 import type { ShopProfile } from '../../merchants/merchant-service.ts';
 import type { Listing, ListingColumn, ListingFilter } from './listing.ts';
 
-/** Rows per page read for a download: large enough to keep the per-query cost small, small enough to stay flat in memory. */
-const EXPORT_PAGE_ROWS = 1000;
+/**
+ * Rows per page read for a download: large enough to keep the per-query cost small (1,000 a page
+ * exported 64,000 payments/s, 5,000 77,000/s), small enough to stay flat in memory (two pages of
+ * payments, the one written and the one read ahead, take about 15 MB).
+ */
+const EXPORT_PAGE_ROWS = 5000;
 
-/** Every row of the shop that passes the filter, newest first, read a page at a time. */
-export async function* everyRow<Row>(
+/**
+ * Every row of the shop that passes the filter, newest first, a page at a time. The next page is
+ * asked for before this one is handed on, so the database reads it while this one is written.
+ */
+export async function* everyPage<Row>(
   listing: Listing<Row>,
   shop: ShopProfile,
   filter: ListingFilter,
-): AsyncGenerator<Row> {
-  let cursor: string | undefined;
-  do {
-    const page = await listing.read(shop, filter, { limit: EXPORT_PAGE_ROWS, cursor });
-    yield* page.data;
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor !== undefined);
+): AsyncGenerator<readonly Row[]> {
+  const read = (cursor: string | undefined): Promise<ListPage<Row>> =>
+    listing.read(shop, filter, { limit: EXPORT_PAGE_ROWS, cursor });
+  let next: Promise<ListPage<Row>> | undefined = read(undefined);
+  try {
+    while (next !== undefined) {
+      const page: ListPage<Row> = await next;
+      next = page.next_cursor === null ? undefined : read(page.next_cursor);
+      yield page.data;
+    }
+  } finally {
+    // The download stopped early (the reader went away, or a write failed): the page read ahead is
+    // dropped, and its failure, if any, is nobody's to report.
+    next?.catch(() => undefined);
+  }
 }
 
 /** The columns a download asks for (`columns`, repeated or comma-separated); none named: all. Unknown names are refused. */
@@ -54,19 +70,44 @@ export function formulaSafe(cell: string): string {
   return FORMULA_START.test(cell) && !PLAIN_NUMBER.test(cell) ? `'${cell}` : cell;
 }
 
-/** The rows as a CSV byte stream; a failed read ends the stream with the error (the download breaks off). */
-export function listingCsv<Row>(columns: ReadonlyArray<ListingColumn<Row>>, rows: AsyncIterable<Row>): Readable {
-  async function* records(): AsyncGenerator<string[]> {
-    for await (const row of rows) yield columns.map((column) => formulaSafe(column.text(row)));
+const NEEDS_QUOTES = /[",\r\n]/;
+
+/** A field as RFC 4180 writes it: quoted, its quotes doubled, when it holds a comma, a quote, a CR or an LF. */
+function csvField(text: string): string {
+  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** A page of rows as CSV records, each ending in CRLF. */
+function csvRecords<Row>(columns: ReadonlyArray<ListingColumn<Row>>, rows: readonly Row[]): string {
+  let records = '';
+  for (const row of rows) {
+    for (let index = 0; index < columns.length; index++) {
+      if (index > 0) records += ',';
+      records += csvField(formulaSafe(columns[index]!.text(row)));
+    }
+    records += '\r\n';
   }
-  const csv = stringify({
-    header: true,
-    columns: columns.map((column) => column.key),
-    record_delimiter: 'windows',
-    // With CRLF records the package quotes a field holding CRLF, not a lone LF or CR; RFC 4180 wants both quoted.
-    quoted_match: /[\r\n]/,
-  });
-  return pipeline(Readable.from(records()), csv, () => {
-    // An error has already destroyed `csv`, which the reader of the stream sees.
-  });
+  return records;
+}
+
+/**
+ * The pages of rows as a CSV byte stream, one chunk per page; a failed read ends the stream with the
+ * error (the download breaks off). A page is written at once, without csv-stringify: at a million rows
+ * its per-field work and one stream chunk and one await per record cost more than reading the rows.
+ */
+export function listingCsv<Row>(
+  columns: ReadonlyArray<ListingColumn<Row>>,
+  pages: AsyncIterable<readonly Row[]>,
+): Readable {
+  async function* chunks(): AsyncGenerator<string> {
+    // The header waits for the first page: a read refused before any byte is sent still answers with its own status.
+    let chunk = columns.map((column) => csvField(column.key)).join(',') + '\r\n';
+    for await (const page of pages) {
+      chunk += csvRecords(columns, page);
+      if (chunk !== '') yield chunk;
+      chunk = '';
+    }
+    if (chunk !== '') yield chunk;
+  }
+  return Readable.from(chunks(), { objectMode: false });
 }

@@ -21,13 +21,14 @@ export interface Download<Row> {
   /** The XLSX sheet's name (at most 31 characters are kept). */
   readonly sheetName: string;
   readonly columns: ReadonlyArray<ListingColumn<Row>>;
-  readonly rows: AsyncIterable<Row>;
+  /** The rows a page at a time (a page is formatted at once). */
+  readonly pages: AsyncIterable<readonly Row[]>;
 }
 
 function bodyOf<Row>(download: Download<Row>): Readable {
   return download.format === 'csv'
-    ? listingCsv(download.columns, download.rows)
-    : listingXlsx(download.columns, download.rows, download.sheetName);
+    ? listingCsv(download.columns, download.pages)
+    : listingXlsx(download.columns, download.pages, download.sheetName);
 }
 
 /** Streams the rows as a file download. */

@@ -13,7 +13,7 @@ import { roleCan } from '../roles.ts';
 import { html, type View } from '../views/html.ts';
 import { translator, type Lang } from '../views/cabinet-language.ts';
 import { filterValuesOf, parseListingFilter, queryOf, type FilterValues, type Listing } from './listing.ts';
-import { chosenColumns, everyRow } from './listing-csv.ts';
+import { chosenColumns, everyPage } from './listing-csv.ts';
 import { DOWNLOAD_FORMATS, sendDownload, type DownloadFormat } from './listing-download.ts';
 import LISTING_TEXTS from './listing-texts.json' with { type: 'json' };
 
@@ -119,7 +119,7 @@ async function sendExport<Row>(
     name: `${listing.path.replaceAll('/', '-')}-${shop.shopId}-${day}`,
     sheetName: listing.path.replaceAll('/', '-'),
     columns,
-    rows: everyRow(listing, shop, filter),
+    pages: everyPage(listing, shop, filter),
   });
 }
 

@@ -3,8 +3,9 @@
 // committed row into the zip stream at once and keeps no rows, without shared
 // strings (a shared-string table would grow with the file) and without styles.
 // The writer is paused whenever the response is not being read fast enough
-// (its buffer is full), so a download of any size holds one page of rows and a
-// few buffers in memory (docs/cabinet.md, "Exports").
+// (its buffer is full), so a download of any size holds a page of rows (two for a
+// table's download, which reads the next page ahead) and a few buffers in memory
+// (docs/cabinet.md, "Exports").
 //
 // Every cell is a string cell except an amount column's plain decimal that a
 // number holds exactly; a string cell is never a formula, whatever it starts
@@ -69,7 +70,7 @@ function cellOf<Row>(column: ListingColumn<Row>, row: Row): string | number {
 /** The rows as an XLSX byte stream; a failed read ends the stream with the error (the download breaks off). */
 export function listingXlsx<Row>(
   columns: ReadonlyArray<ListingColumn<Row>>,
-  rows: AsyncIterable<Row>,
+  pages: AsyncIterable<readonly Row[]>,
   sheetName: string,
 ): Readable {
   const out = new PassThrough();
@@ -78,13 +79,14 @@ export function listingXlsx<Row>(
   async function write(): Promise<void> {
     sheet.addRow(columns.map((column) => column.key)).commit();
     let written = 0;
-    for await (const row of rows) {
-      // The reader went away (the download was cancelled): stop reading pages.
-      if (out.destroyed) return;
-      sheet.addRow(columns.map((column) => cellOf(column, row))).commit();
-      written += 1;
-      if (written % ROWS_BETWEEN_DRAIN_CHECKS === 0 && out.writableNeedDrain) await drainedOrClosed(out);
-    }
+    for await (const page of pages)
+      for (const row of page) {
+        // The reader went away (the download was cancelled): stop reading pages.
+        if (out.destroyed) return;
+        sheet.addRow(columns.map((column) => cellOf(column, row))).commit();
+        written += 1;
+        if (written % ROWS_BETWEEN_DRAIN_CHECKS === 0 && out.writableNeedDrain) await drainedOrClosed(out);
+      }
     sheet.commit();
     await workbook.commit();
   }
