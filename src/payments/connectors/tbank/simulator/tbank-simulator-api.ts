@@ -145,7 +145,8 @@ export function createSimulatorBook(terminals: readonly SimulatedTerminal[]) {
         Amount: session.amount,
         Status: session.visibleStatus,
         Success: 'true',
-        ErrorCode: session.errorCode,
+        // A number here, a string everywhere else: as in the CheckOrder schema.
+        ErrorCode: Number(session.errorCode),
         Message: 'None',
       })),
     };
@@ -164,6 +165,8 @@ export function createSimulatorBook(terminals: readonly SimulatedTerminal[]) {
       TerminalKey: terminal.terminalKey,
       OrderId: session.orderId,
       PaymentId: Number(session.paymentId),
+      Message: 'OK',
+      Details: 'None',
       // A link to the simulator's "bank app" in the shape of an NSPK link.
       Data: `${payBaseUrl}/sbp/${session.paymentId}?type=02&sum=${session.amount}&cur=RUB`,
     };
@@ -214,7 +217,13 @@ export function createSimulatorBook(terminals: readonly SimulatedTerminal[]) {
   function sberPayLink(paymentId: string, payBaseUrl: string): ApiAnswer {
     const session = sessions.get(paymentId);
     if (!session) return failure('255', 'Платеж не найден');
-    return { Success: true, ErrorCode: '0', Params: { RedirectUrl: `${payBaseUrl}/sberpay/${session.paymentId}` } };
+    return {
+      Success: true,
+      ErrorCode: '0',
+      Message: 'OK',
+      Details: 'None',
+      Params: { RedirectUrl: `${payBaseUrl}/sberpay/${session.paymentId}` },
+    };
   }
 
   return {
