@@ -13,12 +13,15 @@ export class TBankApiError extends Error {
   readonly method: string;
   readonly errorCode: string;
   readonly details: string | undefined;
-  constructor(method: string, errorCode: string, message: string, details: string | undefined) {
+  /** The whole answer, when there was one (a refusal may still carry a Status). */
+  readonly answer: TBankResponse | undefined;
+  constructor(method: string, errorCode: string, message: string, details: string | undefined, answer?: TBankResponse) {
     super(`T-Bank ${method} refused: ErrorCode ${errorCode}: ${message}${details ? ` (${details})` : ''}`);
     this.name = 'TBankApiError';
     this.method = method;
     this.errorCode = errorCode;
     this.details = details;
+    this.answer = answer;
   }
 }
 
@@ -96,6 +99,7 @@ export function createTBankClient(options: TBankClientOptions) {
         String(answer['ErrorCode'] ?? 'unknown'),
         typeof answer['Message'] === 'string' ? answer['Message'] : 'no message',
         typeof answer['Details'] === 'string' ? answer['Details'] : undefined,
+        answer,
       );
     }
     return answer;

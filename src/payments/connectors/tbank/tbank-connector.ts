@@ -164,9 +164,14 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     try {
       return await client.post('GetState', { PaymentId: paymentId });
     } catch (error) {
-      // Any refusal of a GetState is "no such payment here" (e.g. 255 Платеж не найден).
-      if (error instanceof TBankApiError) return undefined;
-      throw error;
+      if (!(error instanceof TBankApiError)) throw error;
+      // The docs do not say whether a rejected payment's GetState is itself
+      // Success false: an answer that names the payment's Status is a state.
+      if (error.answer && typeof error.answer['Status'] === 'string' && text(error.answer['PaymentId']) === paymentId) {
+        return error.answer;
+      }
+      // Any other refusal is "no such payment here" (e.g. 255 Платеж не найден).
+      return undefined;
     }
   }
 
@@ -204,15 +209,11 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
   }
 
   async function lookup(reference: ChargeReference): Promise<ChargeOutcome | undefined> {
-    if (reference.providerReference) {
-      const state = await getState(reference.providerReference);
+    const knownPaymentId = reference.providerReference ?? openSessions.get(reference.chargeKey)?.paymentId;
+    if (knownPaymentId) {
+      const state = await getState(knownPaymentId);
       if (!state) return undefined;
-      return outcomeOfStatus(
-        reference.chargeKey,
-        reference.providerReference,
-        String(state['Status']),
-        text(state['ErrorCode']),
-      );
+      return outcomeOfStatus(reference.chargeKey, knownPaymentId, String(state['Status']), text(state['ErrorCode']));
     }
     // No PaymentId recorded (a crash right after Init): the order's sessions of
     // this amount; only an unambiguous one is taken for this charge.
@@ -303,7 +304,10 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     if (!state) return { reply: REPLY_OK, kind: 'ignored', reason: `T-Bank does not know PaymentId ${paymentId}` };
     const status = String(state['Status']);
     const chargeKey = openChargeKeyOf(paymentId) ?? '';
-    const outcome = outcomeOfStatus(chargeKey, paymentId, status, text(state['ErrorCode']));
+    // GetState decides the outcome; a decline's reason may only be in the (signed) notification.
+    const stateErrorCode = text(state['ErrorCode']);
+    const errorCode = stateErrorCode && stateErrorCode !== '0' ? stateErrorCode : text(fields['ErrorCode']);
+    const outcome = outcomeOfStatus(chargeKey, paymentId, status, errorCode);
     if (outcome.status !== 'succeeded' && outcome.status !== 'declined') {
       // Notified before GetState shows it: not OK, so T-Bank sends it again.
       return { reply: REPLY_RETRY_LATER, kind: 'ignored', reason: `GetState still says ${status}` };
