@@ -6,7 +6,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.ts';
 import type { AcquirerConnector, ChargeRequest } from '../../../src/payments/connectors/acquirer-connector.ts';
-import { AcquirerCredentialsError, type AcquirerConnection } from '../../../src/payments/connectors/acquirer-provider.ts';
+import {
+  AcquirerCredentialsError,
+  type AcquirerConnection,
+} from '../../../src/payments/connectors/acquirer-provider.ts';
 import { createTBankClient, TBankUnavailableError } from '../../../src/payments/connectors/tbank/tbank-client.ts';
 import { createTBankConnector } from '../../../src/payments/connectors/tbank/tbank-connector.ts';
 import { tbankProvider } from '../../../src/payments/connectors/tbank/tbank-provider.ts';
@@ -77,7 +80,10 @@ async function resultsFor(providerReference: string, count = 1) {
   return eventually(
     () =>
       receiver.results.filter(
-        (result) => result.kind === 'charge' && 'providerReference' in result.reference && result.reference.providerReference === providerReference,
+        (result) =>
+          result.kind === 'charge' &&
+          'providerReference' in result.reference &&
+          result.reference.providerReference === providerReference,
       ),
     (found) => found.length >= count,
   );
@@ -113,7 +119,10 @@ describe('card on T-Bank’s hosted form', () => {
     const [notified] = await resultsFor(outcome.providerReference!);
     expect(notified).toMatchObject({ kind: 'charge', outcome: { status: 'succeeded', chargeKey: request.chargeKey } });
     expect(notified!.reply).toEqual({ statusCode: 200, contentType: 'text/plain; charset=utf-8', body: 'OK' });
-    expect(await tbank.lookup(request)).toMatchObject({ status: 'succeeded', providerReference: outcome.providerReference });
+    expect(await tbank.lookup(request)).toMatchObject({
+      status: 'succeeded',
+      providerReference: outcome.providerReference,
+    });
   });
 
   it('a double-submitted form charges through the same T-Bank session', async () => {
@@ -257,7 +266,11 @@ describe('notifications', () => {
       notificationSources: ['127.0.0.1/32'],
       logger: silentLogger,
     });
-    const result = await tbank.handleNotification!({ headers: {}, rawBody: JSON.stringify(notification), remoteAddress: '127.0.0.1' });
+    const result = await tbank.handleNotification!({
+      headers: {},
+      rawBody: JSON.stringify(notification),
+      remoteAddress: '127.0.0.1',
+    });
     // The simulator has no such terminal: GetState is refused, so the notification proves nothing.
     expect(result).toMatchObject({ kind: 'ignored', reason: 'T-Bank does not know PaymentId 8742591' });
   });
@@ -276,7 +289,13 @@ describe('notifications', () => {
       .map((delivery) => delivery.body['Status']);
     expect(statuses).toEqual(['CONFIRMED', 'CONFIRMED', 'AUTHORIZED', 'AUTHORIZED']);
     expect(new Set(results.map((result) => JSON.stringify(result.kind === 'charge' && result.outcome)))).toEqual(
-      new Set([JSON.stringify({ status: 'succeeded', chargeKey: request.chargeKey, providerReference: outcome.providerReference })]),
+      new Set([
+        JSON.stringify({
+          status: 'succeeded',
+          chargeKey: request.chargeKey,
+          providerReference: outcome.providerReference,
+        }),
+      ]),
     );
   });
 
@@ -310,7 +329,9 @@ describe('notifications', () => {
     if (action.kind !== 'redirect') throw new Error('redirect expected');
     await submitForm(action.url, { action: 'pay' });
     expect(await tbank.lookup(request)).toMatchObject({ status: 'succeeded' });
-    expect(simulator.deliveries.some((delivery) => String(delivery.body['PaymentId']) === outcome.providerReference)).toBe(false);
+    expect(
+      simulator.deliveries.some((delivery) => String(delivery.body['PaymentId']) === outcome.providerReference),
+    ).toBe(false);
   });
 });
 
@@ -332,9 +353,15 @@ describe('refunds', () => {
     expect(await tbank.refund(refundOf('rf_1', 25_000n))).toMatchObject({ status: 'succeeded' });
     expect(await tbank.refund(refundOf('rf_1', 25_000n))).toMatchObject({ status: 'succeeded' });
     expect(await tbank.lookupRefund(refundOf('rf_1', 25_000n))).toMatchObject({ status: 'succeeded' });
-    expect(simulator.sessions.get(outcome.providerReference!)).toMatchObject({ refundedAmount: 25_000, status: 'PARTIAL_REFUNDED' });
+    expect(simulator.sessions.get(outcome.providerReference!)).toMatchObject({
+      refundedAmount: 25_000,
+      status: 'PARTIAL_REFUNDED',
+    });
     expect(await tbank.refund(refundOf('rf_2', 100_000n))).toMatchObject({ status: 'succeeded' });
-    expect(simulator.sessions.get(outcome.providerReference!)).toMatchObject({ refundedAmount: 125_000, status: 'REFUNDED' });
+    expect(simulator.sessions.get(outcome.providerReference!)).toMatchObject({
+      refundedAmount: 125_000,
+      status: 'REFUNDED',
+    });
     const third = await tbank.refund(refundOf('rf_3', 1_000n));
     expect(third).toMatchObject({ status: 'refused', reason: expect.stringContaining('8') });
     // A captured charge stays captured for lookup, refunds or not.
@@ -345,7 +372,10 @@ describe('refunds', () => {
 describe('faults of the API', () => {
   it('retries Init after 500 and 429 and opens one session', async () => {
     const tbank = connect();
-    simulator.faults.api.push({ method: 'Init', kind: 'http500', count: 1 }, { method: 'Init', kind: 'http429', count: 1 });
+    simulator.faults.api.push(
+      { method: 'Init', kind: 'http500', count: 1 },
+      { method: 'Init', kind: 'http429', count: 1 },
+    );
     const request = chargeRequest('card');
     const before = simulator.sessions.size;
     expect(await tbank.charge(request)).toMatchObject({ status: 'requires_action' });
@@ -354,7 +384,13 @@ describe('faults of the API', () => {
 
   it('gives up with TBankUnavailableError when every attempt times out', async () => {
     simulator.faults.api.push({ method: 'GetState', kind: 'hang', count: 2 });
-    const client = createTBankClient({ ...SIMULATOR_TERMINAL, apiUrl: simulator.url, timeoutMs: 200, maxAttempts: 2, retryBaseMs: 1 });
+    const client = createTBankClient({
+      ...SIMULATOR_TERMINAL,
+      apiUrl: simulator.url,
+      timeoutMs: 200,
+      maxAttempts: 2,
+      retryBaseMs: 1,
+    });
     await expect(client.post('GetState', { PaymentId: '1' })).rejects.toBeInstanceOf(TBankUnavailableError);
   });
 });
@@ -365,9 +401,13 @@ describe('credentials check', () => {
   });
 
   it('rejects a wrong password and an unknown terminal with a clear error', async () => {
-    const wrongPassword = connection({ credentials: { terminal_key: SIMULATOR_TERMINAL.terminalKey, password: 'nope' } });
+    const wrongPassword = connection({
+      credentials: { terminal_key: SIMULATOR_TERMINAL.terminalKey, password: 'nope' },
+    });
     await expect(tbankProvider.verifyCredentials(wrongPassword, deps)).rejects.toBeInstanceOf(AcquirerCredentialsError);
     const unknownTerminal = connection({ credentials: { terminal_key: 'NoSuchTerminal', password: 'x' } });
-    await expect(tbankProvider.verifyCredentials(unknownTerminal, deps)).rejects.toThrow(/rejects terminal NoSuchTerminal/);
+    await expect(tbankProvider.verifyCredentials(unknownTerminal, deps)).rejects.toThrow(
+      /rejects terminal NoSuchTerminal/,
+    );
   });
 });

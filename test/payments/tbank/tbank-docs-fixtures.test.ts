@@ -153,7 +153,8 @@ describe('the client and connector read the documented answers', () => {
 
   it("turns GetQr's Data into the QR payload for SBP", async () => {
     const outcome = await connector().charge({ ...request, chargeKey: 'pay_docs:attempt-0002', method: 'sbp' });
-    const payload = 'https://qr.nspk.ru/AS1000670LSS7DN18SJQDNP4B05KLJL2?type=01&bank=100000000001&sum=10000&cur=RUB&crc=C08B';
+    const payload =
+      'https://qr.nspk.ru/AS1000670LSS7DN18SJQDNP4B05KLJL2?type=01&bank=100000000001&sum=10000&cur=RUB&crc=C08B';
     expect(outcome).toMatchObject({ status: 'requires_action', action: { kind: 'qr', payload, deepLink: payload } });
   });
 
@@ -179,7 +180,11 @@ describe('the client and connector read the documented answers', () => {
       providerReference: '2304882',
       amountKopecks: 8000n,
     });
-    expect(outcome).toEqual({ status: 'succeeded', refundKey: 'pay_docs:attempt-0001:refund', providerRefundReference: '2304882' });
+    expect(outcome).toEqual({
+      status: 'succeeded',
+      refundKey: 'pay_docs:attempt-0001:refund',
+      providerRefundReference: '2304882',
+    });
   });
 
   it('signed every request it sent with the terminal password, DATA left out of the Token', () => {
@@ -189,6 +194,11 @@ describe('the client and connector read the documented answers', () => {
       expect(hasValidTbankToken(body, TEST_TERMINAL.password)).toBe(true);
     }
     const init = received.find(({ method }) => method === 'Init')!.body;
-    expect(init).toMatchObject({ OrderId: 'pay_docs', Amount: 140000, PayType: 'O', DATA: { PaygateChargeKey: request.chargeKey } });
+    expect(init).toMatchObject({
+      OrderId: 'pay_docs',
+      Amount: 140000,
+      PayType: 'O',
+      DATA: { PaygateChargeKey: request.chargeKey },
+    });
   });
 });

@@ -6,11 +6,16 @@ import { hasValidTbankToken, tbankToken, tbankTokenInput } from '../../../src/pa
 
 const docs = JSON.parse(readFileSync(new URL('./fixtures/tbank-docs-examples.json', import.meta.url), 'utf8')) as {
   tokenExample: { password: string; concatenated: string; token: string; request: Record<string, unknown> };
-  notificationTokenExample: { password: string; concatenated: string; token: string; notification: Record<string, unknown> };
+  notificationTokenExample: {
+    password: string;
+    concatenated: string;
+    token: string;
+    notification: Record<string, unknown>;
+  };
 };
 
 describe('T-Bank Token', () => {
-  it("signs the documented Init example to the documented value, leaving DATA and Receipt out", () => {
+  it('signs the documented Init example to the documented value, leaving DATA and Receipt out', () => {
     const { password, concatenated, token, request } = docs.tokenExample;
     expect(tbankTokenInput(request, password)).toBe(concatenated);
     expect(tbankToken(request, password)).toBe(token);

@@ -115,7 +115,8 @@ export function createTBankClient(options: TBankClientOptions) {
         lastError = error;
         if (attemptNumber === maxAttempts) break;
         const backoffMs = retryBaseMs * 2 ** (attemptNumber - 1);
-        const waitMs = error instanceof RetryableAnswer && error.retryAfterMs !== undefined ? error.retryAfterMs : backoffMs;
+        const waitMs =
+          error instanceof RetryableAnswer && error.retryAfterMs !== undefined ? error.retryAfterMs : backoffMs;
         await pause(waitMs / 2 + Math.random() * (waitMs / 2));
       }
     }

@@ -151,8 +151,11 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
       const link = await client.get(`SberPay/transactions/${encodeURIComponent(paymentId)}/link`);
       const params = link['Params'];
       const url =
-        typeof params === 'object' && params !== null ? text((params as Record<string, unknown>)['RedirectUrl']) : undefined;
-      if (!url) throw new TBankApiError('SberPay/link', 'no_url', 'the SberPay link answer has no RedirectUrl', undefined);
+        typeof params === 'object' && params !== null
+          ? text((params as Record<string, unknown>)['RedirectUrl'])
+          : undefined;
+      if (!url)
+        throw new TBankApiError('SberPay/link', 'no_url', 'the SberPay link answer has no RedirectUrl', undefined);
       return { kind: 'qr', payload: url, deepLink: url };
     }
     const paymentUrl = text(init['PaymentURL']);
@@ -199,7 +202,12 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     } catch (error) {
       if (!(error instanceof TBankApiError)) throw error;
       deps.logger.warn({ errorCode: error.errorCode, connector: deps.name }, 'T-Bank refused Init');
-      return { status: 'declined', chargeKey: request.chargeKey, declineCode: `tbank_${error.errorCode}`, final: false };
+      return {
+        status: 'declined',
+        chargeKey: request.chargeKey,
+        declineCode: `tbank_${error.errorCode}`,
+        final: false,
+      };
     }
     const paymentId = text(init['PaymentId']);
     if (!paymentId) throw new TBankApiError('Init', 'no_payment_id', 'Init answered without PaymentId', undefined);
@@ -246,7 +254,8 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
       });
       const status = String(answer['Status']);
       const providerRefundReference = request.providerReference;
-      if (REFUND_DONE_STATUSES.has(status)) return { status: 'succeeded', refundKey: request.refundKey, providerRefundReference };
+      if (REFUND_DONE_STATUSES.has(status))
+        return { status: 'succeeded', refundKey: request.refundKey, providerRefundReference };
       return { status: 'pending', refundKey: request.refundKey, providerRefundReference };
     } catch (error) {
       if (!(error instanceof TBankApiError)) throw error;
@@ -260,9 +269,11 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     if (!state) return undefined;
     const status = String(state['Status']);
     const providerRefundReference = request.providerReference;
-    if (REFUND_PENDING_STATUSES.has(status)) return { status: 'pending', refundKey: request.refundKey, providerRefundReference };
+    if (REFUND_PENDING_STATUSES.has(status))
+      return { status: 'pending', refundKey: request.refundKey, providerRefundReference };
     // GetState reports the payment, not each refund: a refunded payment answers for all of them.
-    if (REFUND_DONE_STATUSES.has(status)) return { status: 'succeeded', refundKey: request.refundKey, providerRefundReference };
+    if (REFUND_DONE_STATUSES.has(status))
+      return { status: 'succeeded', refundKey: request.refundKey, providerRefundReference };
     return undefined;
   }
 

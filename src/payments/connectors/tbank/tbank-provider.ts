@@ -47,7 +47,9 @@ export const tbankProvider: AcquirerProvider = {
       await client.post('GetState', { PaymentId: PROBE_PAYMENT_ID });
     } catch (error) {
       if (error instanceof TBankApiError && CREDENTIAL_ERROR_CODES.has(error.errorCode)) {
-        throw new AcquirerCredentialsError(`T-Bank rejects terminal ${terminalKey}: ${error.message}`, { cause: error });
+        throw new AcquirerCredentialsError(`T-Bank rejects terminal ${terminalKey}: ${error.message}`, {
+          cause: error,
+        });
       }
       if (error instanceof TBankUnavailableError) {
         throw new AcquirerCredentialsError(`T-Bank could not be reached at ${connection.apiUrl}`, { cause: error });

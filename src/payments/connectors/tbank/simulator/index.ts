@@ -34,7 +34,7 @@ export interface ApiFault {
   count: number;
 }
 
-export interface SimulatorFaults {
+interface SimulatorFaults {
   readonly api: ApiFault[];
   /** GetState keeps showing the old status until the notification of the change has been tried once. */
   notifyBeforeState: boolean;
@@ -97,7 +97,12 @@ export async function startTBankSimulator(options: TBankSimulatorOptions) {
   }
 
   /** Moves a session and notifies; with `notifyBeforeState`, GetState catches up after the first try. */
-  function settle(session: SimulatedSession, status: string, errorCode: string, notifiedStatuses: readonly string[]): void {
+  function settle(
+    session: SimulatedSession,
+    status: string,
+    errorCode: string,
+    notifiedStatuses: readonly string[],
+  ): void {
     session.status = status;
     session.errorCode = errorCode;
     const show = () => {
@@ -117,7 +122,9 @@ export async function startTBankSimulator(options: TBankSimulatorOptions) {
   }
 
   function takeApiFault(method: string): ApiFault | undefined {
-    const fault = faults.api.find((candidate) => candidate.count > 0 && (!candidate.method || candidate.method === method));
+    const fault = faults.api.find(
+      (candidate) => candidate.count > 0 && (!candidate.method || candidate.method === method),
+    );
     if (fault) fault.count -= 1;
     return fault;
   }
@@ -130,7 +137,10 @@ export async function startTBankSimulator(options: TBankSimulatorOptions) {
     }
     if (fault) {
       const statusCode = fault.kind === 'http429' ? 429 : 500;
-      response.writeHead(statusCode, { 'content-type': 'text/plain', ...(statusCode === 429 ? { 'retry-after': '0' } : {}) });
+      response.writeHead(statusCode, {
+        'content-type': 'text/plain',
+        ...(statusCode === 429 ? { 'retry-after': '0' } : {}),
+      });
       response.end(statusCode === 429 ? 'Too Many Requests' : 'Internal Server Error');
       return;
     }
@@ -190,7 +200,8 @@ export async function startTBankSimulator(options: TBankSimulatorOptions) {
     const formMatch = /^\/new\/([A-Za-z0-9]+)(\/3ds)?$/.exec(path);
     const formSession = formMatch ? book.byFormCode(formMatch[1]!) : undefined;
     if (formMatch && formSession) {
-      const open = formSession.status === 'NEW' || formSession.status === 'FORM_SHOWED' || formSession.status === '3DS_CHECKING';
+      const open =
+        formSession.status === 'NEW' || formSession.status === 'FORM_SHOWED' || formSession.status === '3DS_CHECKING';
       if (request.method === 'GET') {
         if (formSession.status === 'NEW') formSession.status = formSession.visibleStatus = 'FORM_SHOWED';
         return sendHtml(response, open ? paymentFormPage(formSession) : resultPage(formSession));

@@ -53,7 +53,11 @@ export function createSimulatorBook(terminals: readonly SimulatedTerminal[]) {
     const terminal = terminalOf(params['TerminalKey']);
     if (!terminal) {
       return {
-        refusal: failure('205', 'Неверный токен. Проверьте пару TerminalKey/SecretKey.', 'Указанный терминал не найден'),
+        refusal: failure(
+          '205',
+          'Неверный токен. Проверьте пару TerminalKey/SecretKey.',
+          'Указанный терминал не найден',
+        ),
       };
     }
     if (!hasValidTbankToken(params, terminal.password)) {
@@ -79,7 +83,8 @@ export function createSimulatorBook(terminals: readonly SimulatedTerminal[]) {
     if (description.length > 140) return failure('213', 'Размер поля Description должен быть от 0 до 140');
     const paymentId = String(nextPaymentId++);
     const formCode = `f${paymentId}`;
-    const data = typeof params['DATA'] === 'object' && params['DATA'] !== null ? (params['DATA'] as Record<string, unknown>) : {};
+    const data =
+      typeof params['DATA'] === 'object' && params['DATA'] !== null ? (params['DATA'] as Record<string, unknown>) : {};
     sessions.set(paymentId, {
       paymentId,
       terminalKey: terminal.terminalKey,
@@ -173,7 +178,10 @@ export function createSimulatorBook(terminals: readonly SimulatedTerminal[]) {
   }
 
   /** Cancel: NEW → CANCELED; CONFIRMED → PARTIAL_REFUNDED / REFUNDED; ExternalRequestId answers a repeat. */
-  function cancel(terminal: SimulatedTerminal, params: Record<string, unknown>): { answer: ApiAnswer; changed?: SimulatedSession } {
+  function cancel(
+    terminal: SimulatedTerminal,
+    params: Record<string, unknown>,
+  ): { answer: ApiAnswer; changed?: SimulatedSession } {
     const session = sessionFor(terminal, params['PaymentId']);
     if (!session) return { answer: failure('255', 'Платеж не найден') };
     const externalId = typeof params['ExternalRequestId'] === 'string' ? params['ExternalRequestId'] : '';
@@ -189,7 +197,8 @@ export function createSimulatorBook(terminals: readonly SimulatedTerminal[]) {
       if (typeof requested !== 'number' || !Number.isSafeInteger(requested) || requested <= 0) {
         return { answer: failure('1', 'Параметры не сопоставлены', 'Amount') };
       }
-      if (requested > originalAmount) return { answer: failure('330', 'Сумма в запросе больше чем в оригинальной транзакции') };
+      if (requested > originalAmount)
+        return { answer: failure('330', 'Сумма в запросе больше чем в оригинальной транзакции') };
       session.refundedAmount += requested;
       status = session.refundedAmount === session.amount ? 'REFUNDED' : 'PARTIAL_REFUNDED';
     } else {
@@ -241,5 +250,3 @@ export function createSimulatorBook(terminals: readonly SimulatedTerminal[]) {
     },
   };
 }
-
-export type SimulatorBook = ReturnType<typeof createSimulatorBook>;

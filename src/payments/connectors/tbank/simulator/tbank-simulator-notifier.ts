@@ -8,7 +8,7 @@ import { tbankToken } from '../tbank-token.ts';
 export const TBANK_NOTIFICATION_RETRY_DELAYS_MS: readonly number[] = Array.from({ length: 24 }, () => 60 * 60 * 1000);
 const ATTEMPT_TIMEOUT_MS = 10_000;
 
-export interface NotificationFaults {
+interface NotificationFaults {
   /** The next N notifications are never sent. */
   lose: number;
   /** Every notification is sent twice. */
@@ -17,7 +17,7 @@ export interface NotificationFaults {
   reverse: boolean;
 }
 
-export interface Delivery {
+interface Delivery {
   readonly url: string;
   readonly body: Readonly<Record<string, unknown>>;
   readonly attempts: number;
