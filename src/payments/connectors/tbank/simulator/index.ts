@@ -83,7 +83,7 @@ export async function startTBankSimulator(options: TBankSimulatorOptions) {
   }
 
   function notificationOf(session: SimulatedSession, status: string): Record<string, unknown> {
-    const card = session.data['QR'] === undefined;
+    const card = session.rail === 'card';
     return {
       TerminalKey: session.terminalKey,
       OrderId: session.orderId,
@@ -204,7 +204,9 @@ export async function startTBankSimulator(options: TBankSimulatorOptions) {
         formSession.status === 'NEW' || formSession.status === 'FORM_SHOWED' || formSession.status === '3DS_CHECKING';
       if (request.method === 'GET') {
         if (formSession.status === 'NEW') formSession.status = formSession.visibleStatus = 'FORM_SHOWED';
-        return sendHtml(response, open ? paymentFormPage(formSession) : resultPage(formSession));
+        if (!open) return sendHtml(response, resultPage(formSession));
+        const challenged = formSession.status === '3DS_CHECKING';
+        return sendHtml(response, challenged ? threeDsPage(formSession) : paymentFormPage(formSession));
       }
       if (!open) return sendHtml(response, resultPage(formSession));
       const fields = await form(request);

@@ -21,6 +21,8 @@ export interface SimulatedSession {
   readonly notificationUrl: string;
   readonly data: Readonly<Record<string, unknown>>;
   readonly formCode: string;
+  /** How the payer pays: the form's card until a QR or SberPay link is asked for. */
+  rail: 'card' | 'sbp' | 'sberpay';
   /** What the session is; `visibleStatus` is what GetState shows (a fault may hold it back). */
   status: string;
   visibleStatus: string;
@@ -96,6 +98,7 @@ export function createSimulatorBook(terminals: readonly SimulatedTerminal[]) {
       notificationUrl: typeof params['NotificationURL'] === 'string' ? params['NotificationURL'] : '',
       data,
       formCode,
+      rail: 'card',
       status: 'NEW',
       visibleStatus: 'NEW',
       errorCode: '0',
@@ -164,6 +167,7 @@ export function createSimulatorBook(terminals: readonly SimulatedTerminal[]) {
     if (params['DataType'] !== undefined && params['DataType'] !== 'PAYLOAD' && params['DataType'] !== 'IMAGE') {
       return failure('1', 'Параметры не сопоставлены', 'DataType');
     }
+    session.rail = 'sbp';
     return {
       Success: true,
       ErrorCode: '0',
@@ -226,6 +230,7 @@ export function createSimulatorBook(terminals: readonly SimulatedTerminal[]) {
   function sberPayLink(paymentId: string, payBaseUrl: string): ApiAnswer {
     const session = sessions.get(paymentId);
     if (!session) return failure('255', 'Платеж не найден');
+    session.rail = 'sberpay';
     return {
       Success: true,
       ErrorCode: '0',
