@@ -88,7 +88,7 @@ export type ChargeOutcome =
   /** The acquirer holds the charge and needs nothing more from the payer; the outcome arrives later. */
   | { readonly status: 'processing'; readonly chargeKey: string; readonly providerReference?: string | undefined };
 
-interface RefundRequest {
+export interface RefundRequest {
   /** The idempotency key of the refund: the same key never refunds twice. */
   readonly refundKey: string;
   /** The charge to refund. */
@@ -100,7 +100,7 @@ interface RefundRequest {
   readonly amountKopecks: bigint;
 }
 
-type RefundOutcome =
+export type RefundOutcome =
   | { readonly status: 'succeeded'; readonly refundKey: string; readonly providerRefundReference?: string | undefined }
   /** Accepted, not final yet: the result arrives by notification or `lookupRefund`. */
   | { readonly status: 'pending'; readonly refundKey: string; readonly providerRefundReference?: string | undefined }
@@ -108,7 +108,7 @@ type RefundOutcome =
   | { readonly status: 'refused'; readonly refundKey: string; readonly reason: string };
 
 /** An HTTP notification from the acquirer, as received; nothing in it is trusted. */
-interface AcquirerNotification {
+export interface AcquirerNotification {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly rawBody: string;
   /** The sender's address after the `PAYGATE_TRUST_PROXY` rules. */
@@ -120,7 +120,7 @@ interface AcquirerNotification {
  * signature) and confirmed it by asking the acquirer's API. `reply` is what the
  * acquirer expects back (T-Bank requires the body `OK`).
  */
-type NotificationResult = {
+export type NotificationResult = {
   readonly reply: { readonly statusCode: number; readonly contentType: string; readonly body: string };
 } & (
   | {
