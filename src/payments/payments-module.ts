@@ -1,5 +1,5 @@
 // The payments module: RUB payments and their API, the hosted payment page, payment
-// expiry and charge reconciliation, and captures held in suspense.
+// expiry and charge reconciliation, merchants' refunds, and captures held in suspense.
 import type { AppContext } from '../context.ts';
 import type { BuiltModule } from '../gateway-module.ts';
 import type { ConnectorDeps } from './connectors/connector-registry.ts';
@@ -7,8 +7,10 @@ import type { CrashPointHook } from './crash-points.ts';
 import { createExpiryWorker } from './expiry-worker.ts';
 import { createMethodSettingsSource } from './method-settings-cache.ts';
 import { paymentPageRoutes } from './page/payment-page-routes.ts';
+import { paymentRefundRoutes } from './payment-refund-routes.ts';
 import { paymentRoutes } from './payment-routes.ts';
 import { createReconciliationWorker } from './reconciliation-worker.ts';
+import { createRefundWorker } from './refund-worker.ts';
 import { listSuspenseCaptures, refundSuspenseCapture, type CaptureView } from './suspense-service.ts';
 
 /** What the runtime gives payments beyond the platform: the production acquirers, and a test's crash-point hook. */
@@ -37,9 +39,12 @@ export function createPaymentsModule(deps: PaymentsModuleDeps): BuiltModule<Paym
   return {
     module: {
       name: 'payments',
-      routes: paymentRoutes({ ...deps, methodSettings }),
+      routes: async (app) => {
+        await app.register(paymentRoutes({ ...deps, methodSettings }));
+        await app.register(paymentRefundRoutes(deps));
+      },
       publicRoutes: paymentPageRoutes(deps),
-      workers: () => [createExpiryWorker(deps), createReconciliationWorker(deps)],
+      workers: () => [createExpiryWorker(deps), createReconciliationWorker(deps), createRefundWorker(deps)],
       close: async () => methodSettings.close(),
     },
     service: {

@@ -88,7 +88,7 @@ export type ChargeOutcome =
   /** The acquirer holds the charge and needs nothing more from the payer; the outcome arrives later. */
   | { readonly status: 'processing'; readonly chargeKey: string; readonly providerReference?: string | undefined };
 
-interface RefundRequest {
+export interface RefundRequest {
   /** The idempotency key of the refund: the same key never refunds twice. */
   readonly refundKey: string;
   /** The charge to refund. */
@@ -100,7 +100,7 @@ interface RefundRequest {
   readonly amountKopecks: bigint;
 }
 
-type RefundOutcome =
+export type RefundOutcome =
   | { readonly status: 'succeeded'; readonly refundKey: string; readonly providerRefundReference?: string | undefined }
   /** Accepted, not final yet: the result arrives by notification or `lookupRefund`. */
   | { readonly status: 'pending'; readonly refundKey: string; readonly providerRefundReference?: string | undefined }
