@@ -45,7 +45,9 @@ const Refund = Type.Object(
 
 const RefundList = Type.Object(
   {
-    data: Type.Array(Refund, { description: `The payment's refunds, oldest first (at most ${REFUNDS_PER_PAYMENT_MAX})` }),
+    data: Type.Array(Refund, {
+      description: `The payment's refunds, oldest first (at most ${REFUNDS_PER_PAYMENT_MAX})`,
+    }),
     amount_refunded: Type.Number({ description: 'RUB returned to the payer: the succeeded refunds' }),
     amount_refundable: Type.Number({
       description: 'RUB that may still be refunded: the payment’s amount less its pending and succeeded refunds',
@@ -107,7 +109,10 @@ export const paymentRefundRoutes =
           body: CreateRefundBody,
           headers: IdempotencyHeaders,
           response: {
-            200: { ...Refund, description: 'The refund created earlier with this Idempotency-Key and body, as it is now' },
+            200: {
+              ...Refund,
+              description: 'The refund created earlier with this Idempotency-Key and body, as it is now',
+            },
             201: { ...Refund, description: 'The refund, accepted now' },
             ...errorResponses(
               ...AUTHENTICATED_ROUTE_ERRORS,

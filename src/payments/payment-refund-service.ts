@@ -54,7 +54,7 @@ export interface PaymentRefundView {
   resolved_at: string | null;
 }
 
-export function refundView(row: PaymentRefundRow): PaymentRefundView {
+function refundView(row: PaymentRefundRow): PaymentRefundView {
   return {
     refund_id: row.id,
     payment_id: row.payment_id,
@@ -214,8 +214,7 @@ export async function createPaymentRefund(
         amount_kopecks: input.amountKopecks === null ? null : input.amountKopecks.toString(),
         reason: input.reason,
       }),
-      showPrior: (tx, prior) =>
-        priorResource(prior, 'payment refund', (refundId) => refunds.findRefund(tx, refundId)),
+      showPrior: (tx, prior) => priorResource(prior, 'payment refund', (refundId) => refunds.findRefund(tx, refundId)),
     };
     const prior = await priorOutcome(deps.db, deps.clock, creation);
     if (prior) return { created: false, refund: refundView(prior) };
@@ -261,7 +260,10 @@ export async function executeRefund(
   if (!request) return applyRefundOutcome(deps, refund.id, { status: 'succeeded', refundKey: refund.id });
   const connector = connectorNamed(deps, refund.connector);
   if (!connector) {
-    deps.logger.error({ refund_id: refund.id, connector: refund.connector }, 'refund names a connector this build lacks');
+    deps.logger.error(
+      { refund_id: refund.id, connector: refund.connector },
+      'refund names a connector this build lacks',
+    );
     return refund;
   }
   let outcome: RefundOutcome;
@@ -276,7 +278,10 @@ export async function executeRefund(
     // The refund key is the refund's id, so asking again never returns the money twice.
     outcome = known ?? (await connector.refund(request));
   } catch (error) {
-    deps.logger.warn({ err: error, refund_id: refund.id }, 'refund call to the acquirer failed; the refund worker retries');
+    deps.logger.warn(
+      { err: error, refund_id: refund.id },
+      'refund call to the acquirer failed; the refund worker retries',
+    );
     return refund;
   }
   return applyRefundOutcome(deps, refund.id, outcome);
@@ -290,7 +295,7 @@ type RefundedEventData = PaymentView & { amount_refunded: number; refund: Paymen
  * refused → failed, the reservation voided; pending → checked again later. Only a
  * pending refund moves, once, whatever applies it first (the request or the worker).
  */
-export async function applyRefundOutcome(
+async function applyRefundOutcome(
   deps: PaymentRefundDeps,
   refundId: string,
   outcome: RefundOutcome,
@@ -334,7 +339,12 @@ export async function applyRefundOutcome(
         amount_refunded: minorToJsonNumber(await refunds.succeededRefundKopecks(tx, payment.id), 'RUB'),
         refund: refundView(succeeded),
       };
-      await emit(tx, deps.clock, { shopId: payment.shop_id, type: 'payment.refunded', data, destination: payment.callback_url });
+      await emit(tx, deps.clock, {
+        shopId: payment.shop_id,
+        type: 'payment.refunded',
+        data,
+        destination: payment.callback_url,
+      });
     }
     return succeeded;
   });

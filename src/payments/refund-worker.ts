@@ -46,7 +46,10 @@ export function createRefundWorker(context: RefundWorkerContext, options: Pollin
               continue;
             }
             // Still pending (or the call failed): ask again later, waiting longer each time.
-            const backoffMs = Math.min(REFUND_CHECK_AFTER_MS * 2 ** Math.min(refund.lookups, 10), LOOKUP_BACKOFF_MAX_MS);
+            const backoffMs = Math.min(
+              REFUND_CHECK_AFTER_MS * 2 ** Math.min(refund.lookups, 10),
+              LOOKUP_BACKOFF_MAX_MS,
+            );
             await refunds.scheduleRefundCheck(context.db, refund.id, new Date(now.getTime() + backoffMs), null);
           } catch (error) {
             // The lease set at the claim brings it back after LOOKUP_LEASE_MS.

@@ -263,7 +263,11 @@ describe.each(backends)('a gateway killed between the charge and its record, on 
     await withDatabase(new ManualClock(new Date()), async (context) => {
       const sandboxRefunds = await context.db
         .selectFrom('sandbox_acquirer_refunds')
-        .innerJoin('sandbox_acquirer_charges', 'sandbox_acquirer_charges.charge_key', 'sandbox_acquirer_refunds.charge_key')
+        .innerJoin(
+          'sandbox_acquirer_charges',
+          'sandbox_acquirer_charges.charge_key',
+          'sandbox_acquirer_refunds.charge_key',
+        )
         .select('sandbox_acquirer_refunds.refund_key')
         .where('sandbox_acquirer_charges.payment_id', '=', payment.payment_id)
         .where('sandbox_acquirer_charges.method', '=', 'sberpay')

@@ -178,7 +178,10 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
     const balance = await rubMain(shop.key);
     const over = await refund(shop.key, paymentId, { amount: 300.01 });
     expect(over.statusCode).toBe(400);
-    expect(over.json()).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('at most 300 RUB') });
+    expect(over.json()).toMatchObject({
+      error: 'invalid_request',
+      message: expect.stringContaining('at most 300 RUB'),
+    });
     for (const amount of [0, -1, 1.001, '10']) {
       expect((await refund(shop.key, paymentId, { amount })).statusCode).toBe(400);
     }
@@ -250,7 +253,9 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
     // The refused request stored nothing under its key: the corrected repeat is a first request.
     const fits = await refund(poor.key, created.payment_id, { amount: 100.01 }, { 'idempotency-key': 'poor-1' });
     expect(fits.statusCode).toBe(400);
-    expect((await refund(poor.key, created.payment_id, { amount: 100 }, { 'idempotency-key': 'poor-2' })).statusCode).toBe(201);
+    expect(
+      (await refund(poor.key, created.payment_id, { amount: 100 }, { 'idempotency-key': 'poor-2' })).statusCode,
+    ).toBe(201);
   });
 
   it('only a paid payment of the shop can be refunded: pending is 409, another shop’s or unknown is 404', async () => {
@@ -277,7 +282,11 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
     expect([first.status, second.status, second.amount]).toEqual(['succeeded', 'succeeded', 600]);
     const book = await testApp.context.db
       .selectFrom('sandbox_acquirer_refunds')
-      .innerJoin('sandbox_acquirer_charges', 'sandbox_acquirer_charges.charge_key', 'sandbox_acquirer_refunds.charge_key')
+      .innerJoin(
+        'sandbox_acquirer_charges',
+        'sandbox_acquirer_charges.charge_key',
+        'sandbox_acquirer_refunds.charge_key',
+      )
       .select(['sandbox_acquirer_refunds.refund_key', 'sandbox_acquirer_refunds.amount_kopecks'])
       .where('sandbox_acquirer_charges.payment_id', '=', payment.payment_id)
       .orderBy('sandbox_acquirer_refunds.amount_kopecks')
@@ -310,7 +319,10 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
     expect(await sandbox.refund(request('a', 1000n))).toEqual({ status: 'succeeded', refundKey: 'a' });
     expect(await sandbox.refund(request('a', 1000n))).toEqual({ status: 'succeeded', refundKey: 'a' });
     expect(await sandbox.refund(request('a', 999n))).toMatchObject({ status: 'refused', reason: 'refund_key_reused' });
-    expect(await sandbox.refund(request('b', captured - 999n))).toMatchObject({ status: 'refused', reason: 'exceeds_captured' });
+    expect(await sandbox.refund(request('b', captured - 999n))).toMatchObject({
+      status: 'refused',
+      reason: 'exceeds_captured',
+    });
     const racing = await Promise.all(['c', 'd', 'e'].map((key) => sandbox.refund(request(key, captured - 1000n))));
     expect(racing.filter((outcome) => outcome.status === 'succeeded')).toHaveLength(1);
     expect(await sandbox.refund(request('f', 1n))).toMatchObject({ status: 'refused', reason: 'already_refunded' });

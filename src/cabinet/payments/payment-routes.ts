@@ -123,7 +123,8 @@ function refundEntry(lang: Lang, refund: PaymentRefundFact): TimelineEntry {
         data-refund-status=${refund.status}
         >${text(lang, `refund_${refund.status}`)}</span
       >`,
-    detail: html`<code>${refund.refundId}</code>${refund.failureReason ? html` · <code>${refund.failureReason}</code>` : null}`,
+    detail: html`<code>${refund.refundId}</code
+      >${refund.failureReason ? html` · <code>${refund.failureReason}</code>` : null}`,
   };
 }
 

@@ -184,11 +184,20 @@ async function refundCharge(deps: { db: Db; clock: Clock }, request: RefundReque
     if (charge.status !== 'succeeded') return { status: 'refused', refundKey, reason: 'not_captured' };
     const refunded = refunds.reduce((sum, refund) => sum + refund.amount_kopecks, 0n);
     if (refunded + amountKopecks > charge.amount_kopecks) {
-      return { status: 'refused', refundKey, reason: refunded === charge.amount_kopecks ? 'already_refunded' : 'exceeds_captured' };
+      return {
+        status: 'refused',
+        refundKey,
+        reason: refunded === charge.amount_kopecks ? 'already_refunded' : 'exceeds_captured',
+      };
     }
     await tx
       .insertInto('sandbox_acquirer_refunds')
-      .values({ refund_key: refundKey, charge_key: chargeKey, amount_kopecks: amountKopecks, created_at: deps.clock.now() })
+      .values({
+        refund_key: refundKey,
+        charge_key: chargeKey,
+        amount_kopecks: amountKopecks,
+        created_at: deps.clock.now(),
+      })
       .execute();
     return { status: 'succeeded', refundKey };
   });
