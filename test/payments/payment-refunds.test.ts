@@ -142,12 +142,14 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
       failure_reason: null,
     });
     expect(partial.json().refund_id).toMatch(/^prf_/);
+    const kopecks = (text: string) => BigInt(text.replace('.', ''));
+    expect(kopecks((await rubMain(shop.key)).available) - kopecks(before.available)).toBe(100_055n - 30_001n);
     const full = await refund(shop.key, paymentId, {});
     expect(full.statusCode, full.body).toBe(201);
     expect(full.json()).toMatchObject({ amount: 700.54, status: 'succeeded', reason: null });
 
     const after = await rubMain(shop.key);
-    expect(BigInt(after.available.replace('.', '')) - BigInt(before.available.replace('.', ''))).toBe(0n);
+    expect(kopecks(after.available) - kopecks(before.available)).toBe(0n);
     expect(after.pending).toBe(before.pending);
 
     const events = await refundEvents(paymentId);
@@ -157,6 +159,14 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
       [full.json().refund_id, 1000.55, 'paid'],
     ]);
     expect(events[1]).toMatchObject({ payment_id: paymentId, amount: 1000.55, refund: full.json() });
+    // Each event is found by the payment's id and by its refund's id.
+    const subjects = await testApp.context.db
+      .selectFrom('webhook_events')
+      .select('subject_ids')
+      .where('type', '=', 'payment.refunded')
+      .where('payload', 'like', `%${full.json().refund_id}%`)
+      .executeTakeFirstOrThrow();
+    expect([...subjects.subject_ids].sort()).toEqual([full.json().refund_id, paymentId].sort());
 
     const third = await refund(shop.key, paymentId, { amount: 0.01 });
     expect(third.statusCode).toBe(409);
