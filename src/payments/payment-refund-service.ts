@@ -119,7 +119,10 @@ async function refundableKopecks(tx: Tx, payment: PaymentRow): Promise<bigint> {
     throw new InvalidStateError(`The payment is ${payment.status}; only a paid payment can be refunded.`);
   const committed = await refunds.committedRefundKopecks(tx, payment.id);
   const left = payment.amount_kopecks - committed;
-  if (left <= 0n) throw new AlreadyRefundedError('This payment has already been refunded in full.');
+  if (left <= 0n)
+    throw new AlreadyRefundedError(
+      'Nothing is left to refund: the refunds of this payment, succeeded or still pending, take its whole amount.',
+    );
   return left;
 }
 
