@@ -298,7 +298,7 @@ type RefundedEventData = PaymentView & { amount_refunded: number; refund: Paymen
  * refused → failed, the reservation voided; pending → checked again later. Only a
  * pending refund moves, once, whatever applies it first (the request or the worker).
  */
-async function applyRefundOutcome(
+export async function applyRefundOutcome(
   deps: PaymentRefundDeps,
   refundId: string,
   outcome: RefundOutcome,

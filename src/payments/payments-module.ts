@@ -11,6 +11,8 @@ import { paymentRefundRoutes } from './payment-refund-routes.ts';
 import { paymentRoutes } from './payment-routes.ts';
 import { createReconciliationWorker } from './reconciliation-worker.ts';
 import { createRefundWorker } from './refund-worker.ts';
+import type { RefundOutcome } from './connectors/acquirer-connector.ts';
+import { applyRefundOutcome } from './payment-refund-service.ts';
 import { listSuspenseCaptures, refundSuspenseCapture, type CaptureView } from './suspense-service.ts';
 
 /** What the runtime gives payments beyond the platform: the production acquirers, and a test's crash-point hook. */
@@ -27,10 +29,15 @@ export type PaymentsModuleDeps = Pick<
 > &
   PaymentsOptions;
 
-/** What the operator's tools ask of payments: captures held in suspense. */
+/** What the operator's tools ask of payments: captures held in suspense; and an acquirer's word on a refund. */
 export interface PaymentsService {
   listSuspenseCaptures(limit: number): Promise<CaptureView[]>;
   refundSuspenseCapture(attemptId: string): Promise<CaptureView>;
+  /**
+   * Applies a refund's outcome the acquirer reported by a (checked and confirmed) notification;
+   * `refundKey` is the merchant refund's id. Idempotent: only a pending refund moves.
+   */
+  applyRefundOutcome(refundKey: string, outcome: RefundOutcome): Promise<void>;
 }
 
 export function createPaymentsModule(deps: PaymentsModuleDeps): BuiltModule<PaymentsService> {
@@ -50,6 +57,9 @@ export function createPaymentsModule(deps: PaymentsModuleDeps): BuiltModule<Paym
     service: {
       listSuspenseCaptures: (limit) => listSuspenseCaptures(deps, limit),
       refundSuspenseCapture: (attemptId) => refundSuspenseCapture(deps, attemptId),
+      applyRefundOutcome: async (refundKey, outcome) => {
+        await applyRefundOutcome(deps, refundKey, outcome);
+      },
     },
   };
 }

@@ -8,6 +8,7 @@ import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
 import type { AcquirerConnector, RefundOutcome } from '../../src/payments/connectors/acquirer-connector.ts';
 import { REFUND_CHECK_AFTER_MS } from '../../src/payments/payment-refund-service.ts';
 import { createRefundWorker } from '../../src/payments/refund-worker.ts';
+import { createPaymentsModule } from '../../src/payments/payments-module.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { createFakeCardAcquirer } from './fake-card-acquirer.ts';
@@ -398,5 +399,23 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
     // The amount is refundable again.
     const list = (await getJson(testApp, live.key, `/v1/payments/${payment.payment_id}/refunds`)).json();
     expect(list).toMatchObject({ amount_refunded: 0, amount_refundable: 100 });
+  });
+
+  it('an acquirer’s notified refund outcome moves a pending refund once; a repeat or an unknown key changes nothing', async () => {
+    const payments = createPaymentsModule({ ...testApp.context, liveConnectors: [later.connector] });
+    try {
+      const payment = await cardPaid(live.key, 300);
+      const refundId = (await refund(live.key, payment.payment_id, { amount: 300 })).json().refund_id as string;
+      const succeeded: RefundOutcome = { status: 'succeeded', refundKey: refundId };
+      await payments.service.applyRefundOutcome(refundId, succeeded);
+      await payments.service.applyRefundOutcome(refundId, succeeded);
+      await payments.service.applyRefundOutcome(refundId, { status: 'refused', refundKey: refundId, reason: 'late' });
+      await payments.service.applyRefundOutcome('prf_unknown', succeeded);
+      const shown = (await getJson(testApp, live.key, `/v1/payments/${payment.payment_id}/refunds/${refundId}`)).json();
+      expect(shown).toMatchObject({ status: 'succeeded', failure_reason: null });
+      expect(await refundEvents(payment.payment_id)).toHaveLength(1);
+    } finally {
+      await payments.module.close?.();
+    }
   });
 });
