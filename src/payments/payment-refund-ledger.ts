@@ -32,7 +32,8 @@ export async function reserveRefund(tx: Tx, clock: Clock, input: RefundHoldInput
     creditAccountId: settlement!.id,
     amount: input.amountKopecks,
     type: 'refund',
-    reference: { type: 'payment_refund', id: input.refundId },
+    // About the payment: its page and the accounting export show the refund beside the payment's credit.
+    reference: { type: 'payment', id: input.paymentId },
   });
 }
 

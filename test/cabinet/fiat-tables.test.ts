@@ -180,6 +180,7 @@ describe.each(backends)('cabinet fiat tables on %s', (backend) => {
       expect(body).toContain('Refund to the payer: 250.50 RUB — <span data-refund-status="succeeded">succeeded</span>');
       expect(body).toContain(`<code>${refunded.json().refund_id}</code>`);
       expect(body).toMatch(/Webhook: <a href="[^"]+">payment\.refunded<\/a>/);
+      expect(body).toContain('Ledger transfer: refund · 250.50 RUB · posted');
       expect(body.indexOf('Paid <div')).toBeLessThan(body.indexOf('data-refund-status'));
     });
 
