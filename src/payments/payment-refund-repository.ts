@@ -146,3 +146,13 @@ export async function nextRefundCheckAfter(db: Executor<PaymentTables>, now: Dat
     .executeTakeFirst();
   return row?.next_check_at;
 }
+
+/** Refunds still waiting for the acquirer's outcome (their money stays reserved meanwhile). */
+export async function countPendingRefunds(db: Executor<PaymentTables>): Promise<number> {
+  const row = await db
+    .selectFrom('payment_refunds')
+    .select((eb) => eb.fn.countAll<string | number | bigint>().as('count'))
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}

@@ -9,6 +9,7 @@ import { WORK_TOPICS } from '../db/notifications.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { createBatchedWorker, type Batch, type PollingWorker, type PollingWorkerOptions } from '../polling-worker.ts';
 import type { ConnectorDeps } from './connectors/connector-registry.ts';
+import { registerPendingRefundsGauge } from './payment-metrics.ts';
 import { executeRefund, REFUND_CHECK_AFTER_MS } from './payment-refund-service.ts';
 import * as refunds from './payment-refund-repository.ts';
 
@@ -25,6 +26,7 @@ type RefundWorkerContext = Pick<
   Pick<ConnectorDeps, 'liveConnectors'>;
 
 export function createRefundWorker(context: RefundWorkerContext, options: PollingWorkerOptions = {}): PollingWorker {
+  registerPendingRefundsGauge(context);
   return createBatchedWorker(
     context,
     {

@@ -357,6 +357,8 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
     expect(await rubMain(live.key)).toMatchObject({ available: '750.00', pending: '250.00' });
     expect(before.available).toBe('1000.00');
 
+    const gauge = () => testApp.context.metrics.getSingleMetricAsString('paygate_payment_refunds_pending');
+    expect(await gauge()).toMatch(/^paygate_payment_refunds_pending 1$/m);
     // Not due yet; then due, still pending at the bank: asked again later.
     expect(await worker.runOnce()).toBe(0);
     testApp.clock.advance(REFUND_CHECK_AFTER_MS);
@@ -367,6 +369,7 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
     testApp.clock.advance(2 * REFUND_CHECK_AFTER_MS);
     expect(await worker.runOnce()).toBe(1);
     expect(await rubMain(live.key)).toMatchObject({ available: '750.00', pending: '0.00' });
+    expect(await gauge()).toMatch(/^paygate_payment_refunds_pending 0$/m);
     const events = await refundEvents(payment.payment_id);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ amount_refunded: 250, refund: { refund_id: refundId, status: 'succeeded' } });
