@@ -27,6 +27,8 @@ export const WORK_TOPICS = {
   reservationExpiry: 'ledger_reservation_expiry',
   /** No trigger sends it: every look-up is scheduled a minute or more ahead (reconciliation-worker.ts). */
   paymentReconciliation: 'payment_reconciliation',
+  /** No trigger sends it either: refund look-ups are scheduled a minute or more ahead (refund-worker.ts). */
+  paymentRefunds: 'payment_refunds',
 } as const;
 
 export interface Notifications {

@@ -43,7 +43,7 @@ const MEANING: Readonly<Record<ErrorCode, string>> = {
   idempotency_in_progress:
     'the first request with this Idempotency-Key is still running; retry after Retry-After seconds',
   invalid_state: 'the resource is in a state that does not allow this operation; the message says which',
-  already_refunded: 'the deposit has already been refunded',
+  already_refunded: 'the deposit, or the whole amount of the payment, has already been refunded',
   payload_too_large: 'the body is larger than 64 KiB',
   unsupported_media_type: 'a body was sent with a content type other than application/json',
   rate_limited:

@@ -1,10 +1,12 @@
 // What the cabinet reads of a shop's payments beyond the API's Payment: the
 // table's page (the API's list with a date and amount window and a search by
-// payment id or order_id) and one payment with its attempts at the acquirer,
-// for its page's timeline. Reads only; the state machine is payment-service.ts.
+// payment id or order_id) and one payment with its attempts at the acquirer
+// and its refunds, for its page's timeline. Reads only; the state machine is payment-service.ts.
 import { createdAtOrder, readListPage, type ListPage, type ListQuery, type ListRange } from '../db/list-page.ts';
 import { InvalidRequestError, NotFoundError } from '../errors.ts';
 import { listAttemptsOfPayment } from './attempt-repository.ts';
+import { listRefundsOfPayment } from './payment-refund-repository.ts';
+import { REFUNDS_PER_PAYMENT_MAX } from './payment-refund-service.ts';
 import * as repository from './payment-repository.ts';
 import type { PaymentRow } from './payment-repository.ts';
 import { isUuid, paymentView, type PaymentServiceDeps, type PaymentView } from './payment-service.ts';
@@ -44,6 +46,15 @@ export interface PaymentAttemptFact {
   readonly createdAt: Date;
   readonly resolvedAt: Date | null;
   readonly refundedAt: Date | null;
+}
+
+/** One refund the merchant asked for, as a payment's timeline shows it. */
+export interface PaymentRefundFact {
+  readonly refundId: string;
+  readonly amountKopecks: bigint;
+  readonly status: PaymentTables['payment_refunds']['status'];
+  readonly failureReason: string | null;
+  readonly createdAt: Date;
 }
 
 function recordOf(row: PaymentRow, publicUrl: string): PaymentRecord {
@@ -96,17 +107,20 @@ export async function listPaymentRecords(
   );
 }
 
-/** A payment of the shop with its attempts, oldest first; another shop's, or an id of the wrong form, is 404. */
+/** A payment of the shop with its attempts and refunds, oldest first; another shop's, or an id of the wrong form, is 404. */
 export async function getPaymentRecord(
   deps: PaymentServiceDeps,
   shopId: string,
   paymentId: string,
-): Promise<{ record: PaymentRecord; attempts: PaymentAttemptFact[] }> {
+): Promise<{ record: PaymentRecord; attempts: PaymentAttemptFact[]; refunds: PaymentRefundFact[] }> {
   const row = isUuid(paymentId)
     ? await repository.findPaymentOfShop(deps.db, shopId, paymentId.toLowerCase())
     : undefined;
   if (!row) throw new NotFoundError('No such payment.');
-  const attempts = await listAttemptsOfPayment(deps.db, row.id, ATTEMPTS_SHOWN_MAX);
+  const [attempts, refunds] = await Promise.all([
+    listAttemptsOfPayment(deps.db, row.id, ATTEMPTS_SHOWN_MAX),
+    listRefundsOfPayment(deps.db, row.id, REFUNDS_PER_PAYMENT_MAX),
+  ]);
   return {
     record: recordOf(row, deps.config.publicUrl),
     attempts: attempts.map((attempt) => ({
@@ -121,6 +135,13 @@ export async function getPaymentRecord(
       createdAt: attempt.created_at,
       resolvedAt: attempt.resolved_at,
       refundedAt: attempt.refunded_at,
+    })),
+    refunds: refunds.map((refund) => ({
+      refundId: refund.id,
+      amountKopecks: refund.amount_kopecks,
+      status: refund.status,
+      failureReason: refund.failure_reason,
+      createdAt: refund.created_at,
     })),
   };
 }

@@ -1,4 +1,5 @@
-// Kysely types of the tables the payments module owns (migrations 0003_payments.sql, 0007_payment_attempts.sql).
+// Kysely types of the tables the payments module owns (migrations 0003_payments.sql, 0007_payment_attempts.sql,
+// 0044_payment_refunds.sql).
 import type { Generated } from 'kysely';
 export type PaymentStatus = 'pending' | 'paid' | 'failed' | 'expired';
 
@@ -7,6 +8,8 @@ export const PAYMENT_METHODS: readonly PaymentMethod[] = ['card', 'sbp', 'sberpa
 
 /** pending and requires_confirmation: the outcome is not known yet (the reconciliation worker asks the acquirer). */
 type PaymentAttemptStatus = 'pending' | 'requires_confirmation' | 'succeeded' | 'declined' | 'abandoned';
+/** A merchant's refund of a paid payment: pending until the acquirer's outcome is known. */
+export type PaymentRefundStatus = 'pending' | 'succeeded' | 'failed';
 /** Why a capture went to suspense instead of paying its payment. */
 export type SuspenseReason = 'payment_already_paid' | 'payment_expired' | 'payment_failed';
 
@@ -50,8 +53,29 @@ export interface PaymentTables {
     decline_code: string | null;
     created_at: Date;
     updated_at: Date;
-    refund_key: string | null;
-    refunded_at: Date | null;
+  };
+  sandbox_acquirer_refunds: {
+    refund_key: string;
+    charge_key: string;
+    amount_kopecks: bigint;
+    created_at: Date;
+  };
+  payment_refunds: {
+    id: string;
+    payment_id: string;
+    shop_id: string;
+    attempt_id: string | null;
+    connector: string;
+    amount_kopecks: bigint;
+    reason: string | null;
+    status: PaymentRefundStatus;
+    failure_reason: string | null;
+    provider_refund_reference: string | null;
+    next_check_at: Date;
+    lookups: Generated<number>;
+    created_at: Date;
+    updated_at: Date;
+    resolved_at: Date | null;
   };
   payment_attempts: {
     id: string;

@@ -1,5 +1,5 @@
 // The payments module: RUB payments and their API, the hosted payment page, payment
-// expiry and charge reconciliation, and captures held in suspense.
+// expiry and charge reconciliation, merchants' refunds, and captures held in suspense.
 import type { AppContext } from '../context.ts';
 import type { BuiltModule } from '../gateway-module.ts';
 import type { ConnectorDeps } from './connectors/connector-registry.ts';
@@ -7,8 +7,12 @@ import type { CrashPointHook } from './crash-points.ts';
 import { createExpiryWorker } from './expiry-worker.ts';
 import { createMethodSettingsSource } from './method-settings-cache.ts';
 import { paymentPageRoutes } from './page/payment-page-routes.ts';
+import { paymentRefundRoutes } from './payment-refund-routes.ts';
 import { paymentRoutes } from './payment-routes.ts';
 import { createReconciliationWorker } from './reconciliation-worker.ts';
+import { createRefundWorker } from './refund-worker.ts';
+import type { RefundOutcome } from './connectors/acquirer-connector.ts';
+import { applyRefundOutcome } from './payment-refund-service.ts';
 import { listSuspenseCaptures, refundSuspenseCapture, type CaptureView } from './suspense-service.ts';
 
 /** What the runtime gives payments beyond the platform: the production acquirers, and a test's crash-point hook. */
@@ -25,10 +29,15 @@ export type PaymentsModuleDeps = Pick<
 > &
   PaymentsOptions;
 
-/** What the operator's tools ask of payments: captures held in suspense. */
+/** What the operator's tools ask of payments: captures held in suspense; and an acquirer's word on a refund. */
 export interface PaymentsService {
   listSuspenseCaptures(limit: number): Promise<CaptureView[]>;
   refundSuspenseCapture(attemptId: string): Promise<CaptureView>;
+  /**
+   * Applies a refund's outcome the acquirer reported by a (checked and confirmed) notification;
+   * `refundKey` is the merchant refund's id. Idempotent: only a pending refund moves.
+   */
+  applyRefundOutcome(refundKey: string, outcome: RefundOutcome): Promise<void>;
 }
 
 export function createPaymentsModule(deps: PaymentsModuleDeps): BuiltModule<PaymentsService> {
@@ -37,14 +46,20 @@ export function createPaymentsModule(deps: PaymentsModuleDeps): BuiltModule<Paym
   return {
     module: {
       name: 'payments',
-      routes: paymentRoutes({ ...deps, methodSettings }),
+      routes: async (app) => {
+        await app.register(paymentRoutes({ ...deps, methodSettings }));
+        await app.register(paymentRefundRoutes(deps));
+      },
       publicRoutes: paymentPageRoutes(deps),
-      workers: () => [createExpiryWorker(deps), createReconciliationWorker(deps)],
+      workers: () => [createExpiryWorker(deps), createReconciliationWorker(deps), createRefundWorker(deps)],
       close: async () => methodSettings.close(),
     },
     service: {
       listSuspenseCaptures: (limit) => listSuspenseCaptures(deps, limit),
       refundSuspenseCapture: (attemptId) => refundSuspenseCapture(deps, attemptId),
+      applyRefundOutcome: async (refundKey, outcome) => {
+        await applyRefundOutcome(deps, refundKey, outcome);
+      },
     },
   };
 }

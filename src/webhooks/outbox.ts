@@ -54,8 +54,11 @@ const SUBJECT_FIELDS = [
   'deposit_id',
   'wallet_id',
 ] as const;
-/** Objects an event carries whole: the wallet and deposit of crypto.wallet.deposit and crypto.balance.funded. */
-const NESTED_SUBJECTS = ['wallet', 'deposit'] as const;
+/**
+ * Objects an event carries whole: the wallet and deposit of crypto.wallet.deposit and crypto.balance.funded,
+ * the refund of payment.refunded.
+ */
+const NESTED_SUBJECTS = ['wallet', 'deposit', 'refund'] as const;
 const SUBJECT_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 function idsIn(value: unknown): string[] {

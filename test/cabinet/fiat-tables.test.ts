@@ -163,6 +163,27 @@ describe.each(backends)('cabinet fiat tables on %s', (backend) => {
       expect(eventPage.body).toContain(`/cabinet/shops/${owner.shopId}/payments/${payment.payment_id}"`);
     });
 
+    it("a payment's page lists the merchant's refunds of it on the timeline, with payment.refunded", async () => {
+      const owner = await createOwner(testApp);
+      const payment = await pay(owner, { amount: 1000, method: 'card', callback_url: HOOK });
+      await payOnPage(testApp, payment.order_code, [SUCCESS_CARD]);
+      testApp.clock.advance(1000);
+      const refunded = await testApp.app.inject({
+        method: 'POST',
+        url: `/v1/payments/${payment.payment_id}/refunds`,
+        headers: { authorization: `Bearer ${owner.apiKey}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ amount: 250.5 }),
+      });
+      expect(refunded.statusCode, refunded.body).toBe(201);
+      const client = await signedIn(owner);
+      const body = (await client.get(`/cabinet/shops/${owner.shopId}/payments/${payment.payment_id}`, EN)).body;
+      expect(body).toContain('Refund to the payer: 250.50 RUB — <span data-refund-status="succeeded">succeeded</span>');
+      expect(body).toContain(`<code>${refunded.json().refund_id}</code>`);
+      expect(body).toMatch(/Webhook: <a href="[^"]+">payment\.refunded<\/a>/);
+      expect(body).toContain('Ledger transfer: refund · 250.50 RUB · posted');
+      expect(body.indexOf('Paid <div')).toBeLessThan(body.indexOf('data-refund-status'));
+    });
+
     it("another merchant's payment, an unknown id and an id of the wrong form are 404, never 500", async () => {
       const owner = await createOwner(testApp);
       const stranger = await createOwner(testApp);

@@ -1,12 +1,17 @@
 // /cabinet/shops/:shopId/payments: the shop's RUB payments as a table
 // (payment-listing.ts, with its CSV download), and one payment's page — its
 // facts and its timeline: created, each attempt at the acquirer (method,
-// outcome, decline code), paid / failed / expired, its ledger transfers and the
+// outcome, decline code), paid / failed / expired, the merchant's refunds, its ledger transfers and the
 // webhook events about it, each linked to the event's page.
 import type { FastifyInstance } from 'fastify';
 import { transfersAbout, type ObjectTransfer } from '../../ledger/ledger-history.ts';
 import { formatMinor } from '../../money/decimal.ts';
-import { getPaymentRecord, type PaymentAttemptFact, type PaymentRecord } from '../../payments/payment-records.ts';
+import {
+  getPaymentRecord,
+  type PaymentAttemptFact,
+  type PaymentRecord,
+  type PaymentRefundFact,
+} from '../../payments/payment-records.ts';
 import { eventsAbout, type WebhookEventView } from '../../webhooks/webhook-service.ts';
 import { cabinetOf, sendPage, shopOf, type CabinetHttpDeps } from '../cabinet-http.ts';
 import type { CabinetDeps } from '../cabinet-context.ts';
@@ -26,7 +31,7 @@ export function paymentRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
       const { lang } = cabinetOf(request);
       const shop = shopOf(request);
       const { paymentId } = request.params as { paymentId: string };
-      const { record, attempts } = await getPaymentRecord(deps, shop.shopId, paymentId);
+      const { record, attempts, refunds } = await getPaymentRecord(deps, shop.shopId, paymentId);
       const [transfers, events] = await Promise.all([
         transfersAbout(deps.db, 'payment', record.view.payment_id),
         eventsAbout(deps, shop.shopId, record.view.payment_id),
@@ -37,7 +42,7 @@ export function paymentRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
           <p><a href=${`/cabinet/shops/${shop.shopId}/payments`}>${text(lang, 'back')}</a></p>
           <h1>${text(lang, 'payment')} <code>${record.view.payment_id}</code></h1>
           ${PaymentFacts({ lang, record })}
-          ${Timeline({ lang, entries: paymentTimeline(lang, shop.shopId, record, attempts, transfers, events) })}
+          ${Timeline({ lang, entries: paymentTimeline(lang, shop.shopId, record, { attempts, refunds }, transfers, events) })}
         `,
       });
     });
@@ -111,6 +116,18 @@ function attemptEntries(lang: Lang, attempt: PaymentAttemptFact): TimelineEntry[
   return entries;
 }
 
+function refundEntry(lang: Lang, refund: PaymentRefundFact): TimelineEntry {
+  return {
+    at: refund.createdAt,
+    what: html`${`${text(lang, 'event_refund')}: ${rub(refund.amountKopecks)} — `}<span
+        data-refund-status=${refund.status}
+        >${text(lang, `refund_${refund.status}`)}</span
+      >`,
+    detail: html`<code>${refund.refundId}</code
+      >${refund.failureReason ? html` · <code>${refund.failureReason}</code>` : null}`,
+  };
+}
+
 /** A ledger transfer on an object's timeline. */
 function transferEntry(lang: Lang, transfer: ObjectTransfer): TimelineEntry {
   return {
@@ -135,7 +152,7 @@ function paymentTimeline(
   lang: Lang,
   shopId: string,
   record: PaymentRecord,
-  attempts: readonly PaymentAttemptFact[],
+  facts: { readonly attempts: readonly PaymentAttemptFact[]; readonly refunds: readonly PaymentRefundFact[] },
   transfers: readonly ObjectTransfer[],
   events: readonly WebhookEventView[],
 ): TimelineEntry[] {
@@ -146,7 +163,8 @@ function paymentTimeline(
       what: text(lang, 'event_created'),
       detail: `${rub(record.amountKopecks)} · ${view.method ?? text(lang, 'any_method')}`,
     },
-    ...attempts.flatMap((attempt) => attemptEntries(lang, attempt)),
+    ...facts.attempts.flatMap((attempt) => attemptEntries(lang, attempt)),
+    ...facts.refunds.map((refund) => refundEntry(lang, refund)),
   ];
   if (record.paidAt)
     entries.push({

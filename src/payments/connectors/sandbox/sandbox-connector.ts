@@ -1,11 +1,18 @@
 // The built-in sandbox acquirer. It keeps its own book of charges (table
 // sandbox_acquirer_charges) exactly as a bank would on its side: one charge per
 // charge key, at most one successful capture per payment and rail (card, SBP,
-// SberPay are separate systems), and at most one refund per charge. The book is
-// a table so that it outlives the gateway process, as a real acquirer does.
+// SberPay are separate systems), and refunds of a captured charge, in full or in
+// part, never more in total than it captured (table sandbox_acquirer_refunds).
+// The book is a table so that it outlives the gateway process, as a real acquirer does.
 import type { Clock } from '../../../clock.ts';
 import { inTransaction, isUniqueViolation, type Db } from '../../../db/transaction.ts';
-import type { AcquirerConnector, ChargeOutcome, ChargeRequest } from '../acquirer-connector.ts';
+import type {
+  AcquirerConnector,
+  ChargeOutcome,
+  ChargeRequest,
+  RefundOutcome,
+  RefundRequest,
+} from '../acquirer-connector.ts';
 import { PAYMENT_METHODS } from '../../payment-tables.ts';
 import { sandboxCardBehaviour } from './sandbox-cards.ts';
 
@@ -129,39 +136,69 @@ export function createSandboxConnector(deps: { db: Db; clock: Clock }): Acquirer
       if (!outcome) return { status: 'declined', chargeKey, declineCode: 'unknown_charge', final: false };
       return outcome;
     },
-    async refund({ refundKey, chargeKey }) {
-      const refunded = await inTransaction(deps.db, (tx) =>
-        tx
-          .updateTable('sandbox_acquirer_charges')
-          .set({ refund_key: refundKey, refunded_at: deps.clock.now(), updated_at: deps.clock.now() })
-          .where('charge_key', '=', chargeKey)
-          .where('status', '=', 'succeeded')
-          .where('refund_key', 'is', null)
-          .returning('charge_key')
-          .executeTakeFirst(),
-      );
-      if (refunded) return { status: 'succeeded', refundKey };
-      const row = await deps.db
-        .selectFrom('sandbox_acquirer_charges')
-        .select(['status', 'refund_key'])
-        .where('charge_key', '=', chargeKey)
-        .executeTakeFirst();
-      // A repeat of the same refund answers as the first did.
-      if (row?.refund_key === refundKey) return { status: 'succeeded', refundKey };
-      const reason = !row ? 'unknown_charge' : row.refund_key ? 'already_refunded' : 'not_captured';
-      return { status: 'refused', refundKey, reason };
-    },
+    refund: (request) => refundCharge(deps, request),
     async lookupRefund({ refundKey, chargeKey }) {
       const row = await deps.db
-        .selectFrom('sandbox_acquirer_charges')
+        .selectFrom('sandbox_acquirer_refunds')
         .select('refund_key')
+        .where('refund_key', '=', refundKey)
         .where('charge_key', '=', chargeKey)
         .executeTakeFirst();
-      return row?.refund_key === refundKey ? { status: 'succeeded', refundKey } : undefined;
+      return row ? { status: 'succeeded', refundKey } : undefined;
     },
     qrPayload({ paymentId, method, amountKopecks }) {
       const scheme = method === 'sbp' ? 'https://qr.nspk.ru/sandbox' : 'https://sberpay.sandbox.invalid/pay';
       return `${scheme}/${paymentId}?sum=${amountKopecks}&cur=RUB`;
     },
   };
+}
+
+/**
+ * A refund in the sandbox's book, under the charge row's lock so that racing
+ * refunds of one charge never return more than it captured. The same refund key
+ * answers as it did the first time; another key past what is left is refused.
+ */
+async function refundCharge(deps: { db: Db; clock: Clock }, request: RefundRequest): Promise<RefundOutcome> {
+  const { refundKey, chargeKey, amountKopecks } = request;
+  if (amountKopecks <= 0n) return { status: 'refused', refundKey, reason: 'invalid_amount' };
+  return inTransaction(deps.db, async (tx) => {
+    const charge = await tx
+      .selectFrom('sandbox_acquirer_charges')
+      .select(['status', 'amount_kopecks'])
+      .where('charge_key', '=', chargeKey)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!charge) return { status: 'refused', refundKey, reason: 'unknown_charge' };
+    const refunds = await tx
+      .selectFrom('sandbox_acquirer_refunds')
+      .select(['refund_key', 'amount_kopecks'])
+      .where('charge_key', '=', chargeKey)
+      .execute();
+    const repeat = refunds.find((refund) => refund.refund_key === refundKey);
+    if (repeat) {
+      // A real acquirer refuses a key reused for another amount; so does the sandbox.
+      return repeat.amount_kopecks === amountKopecks
+        ? { status: 'succeeded', refundKey }
+        : { status: 'refused', refundKey, reason: 'refund_key_reused' };
+    }
+    if (charge.status !== 'succeeded') return { status: 'refused', refundKey, reason: 'not_captured' };
+    const refunded = refunds.reduce((sum, refund) => sum + refund.amount_kopecks, 0n);
+    if (refunded + amountKopecks > charge.amount_kopecks) {
+      return {
+        status: 'refused',
+        refundKey,
+        reason: refunded === charge.amount_kopecks ? 'already_refunded' : 'exceeds_captured',
+      };
+    }
+    await tx
+      .insertInto('sandbox_acquirer_refunds')
+      .values({
+        refund_key: refundKey,
+        charge_key: chargeKey,
+        amount_kopecks: amountKopecks,
+        created_at: deps.clock.now(),
+      })
+      .execute();
+    return { status: 'succeeded', refundKey };
+  });
 }
