@@ -283,6 +283,20 @@ export const commands: readonly CliCommandEntry[] = [
     load: async () => (await import('./chain-commands.ts')).chainSimulateCommand,
   },
   {
+    words: ['acquirer', 'simulate'],
+    usage: 'paygate acquirer simulate tbank [--port N] [--host 127.0.0.1] [--no-notify]',
+    summary:
+      "Run a simulator of an acquirer's API (its hosted payment page and notifications included) on loopback until SIGINT/SIGTERM",
+    options: [
+      { flag: '--port', value: 'N', description: 'port, 0..65535 (default 0: a free one)' },
+      { flag: '--host', value: 'HOST', description: 'address to listen on (default 127.0.0.1)' },
+      { flag: '--no-notify', description: 'send no notifications (the gateway must find outcomes by asking)' },
+    ],
+    examples: ['paygate acquirer simulate tbank --port 9100'],
+    runsLocally: true,
+    load: async () => (await import('./acquirer-commands.ts')).acquirerSimulateCommand,
+  },
+  {
     words: ['crypto', 'addresses'],
     usage: 'paygate crypto addresses [--shop SHOP_ID] [--limit N] [--after ADDRESS] [--json]',
     summary:

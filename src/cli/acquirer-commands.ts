@@ -1,0 +1,56 @@
+// `paygate acquirer simulate <provider>`: a simulator of an acquirer's public
+// API (src/payments/connectors/<provider>/simulator/) on its own, for trying a
+// live shop's connection without a contract: point the connection's --api-url
+// at it. It speaks the provider's documented API, serves its hosted payment
+// page and sends its notifications; its money is not real.
+import { once } from 'node:events';
+import { parseArgs } from 'node:util';
+import { SIMULATOR_TERMINAL, startTBankSimulator } from '../payments/connectors/tbank/simulator/index.ts';
+import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
+
+interface SimulatorOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly notify: boolean;
+}
+
+interface RunningSimulator {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Each provider's simulator, and the credentials a connection to it uses. */
+const SIMULATORS: Record<string, (options: SimulatorOptions, io: CliIo) => Promise<RunningSimulator>> = {
+  async tbank(options, io) {
+    const simulator = await startTBankSimulator(options);
+    io.out(`T-Bank simulator listening on ${simulator.url}`);
+    io.out(`terminal_key=${SIMULATOR_TERMINAL.terminalKey} password=${SIMULATOR_TERMINAL.password}`);
+    return simulator;
+  },
+};
+
+export const acquirerSimulateCommand: CliCommand = {
+  async run(args, io) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'no-notify': { type: 'boolean' },
+      },
+    });
+    const provider = positionals[0];
+    const start = provider === undefined ? undefined : SIMULATORS[provider];
+    if (!start || positionals.length !== 1)
+      throw new CliUsageError(`name one provider: ${Object.keys(SIMULATORS).join(', ')}`);
+    const port = values.port === undefined ? 0 : Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535)
+      throw new CliUsageError('--port must be a whole number from 0 to 65535');
+    const simulator = await start({ port, host: values.host ?? '127.0.0.1', notify: values['no-notify'] !== true }, io);
+    await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+    await simulator.close();
+    io.out(`${provider} simulator stopped`);
+    return 0;
+  },
+};

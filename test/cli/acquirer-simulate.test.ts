@@ -1,0 +1,68 @@
+// `paygate acquirer simulate tbank`: the T-Bank simulator as a process of its
+// own; the production T-Bank provider accepts the credentials it prints and is
+// refused with others, and SIGTERM stops it with exit code 0.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.ts';
+import { AcquirerCredentialsError, type AcquirerConnection } from '../../src/payments/connectors/acquirer-provider.ts';
+import { tbankProvider } from '../../src/payments/connectors/tbank/tbank-provider.ts';
+import { PAYGATE_BIN } from '../support/cli.ts';
+
+describe('paygate acquirer simulate', () => {
+  let stop: (() => void) | undefined;
+  afterEach(() => stop?.());
+
+  it('serves the T-Bank API with the credentials it prints and stops cleanly on SIGTERM', async () => {
+    const child = spawn(process.execPath, [PAYGATE_BIN, 'acquirer', 'simulate', 'tbank', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    stop = () => child.kill('SIGKILL');
+    let output = '';
+    const printed = await new Promise<{ url: string; terminalKey: string; password: string }>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+        const credentials = /terminal_key=(\S+) password=(\S+)/.exec(output);
+        if (url && credentials) resolve({ url, terminalKey: credentials[1]!, password: credentials[2]! });
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.on('close', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+    });
+    const connection = (password: string): AcquirerConnection => ({
+      id: 'acqc_cli',
+      shopId: 'shop_cli',
+      provider: 'tbank',
+      apiUrl: printed.url,
+      credentials: { terminal_key: printed.terminalKey, password },
+      methods: ['card'],
+      notificationUrl: 'http://127.0.0.1:9/notifications',
+    });
+    const deps = { clock: systemClock, logger: pino({ level: 'silent' }) };
+    await expect(tbankProvider.verifyCredentials(connection(printed.password), deps)).resolves.toBeUndefined();
+    await expect(tbankProvider.verifyCredentials(connection('wrong-password'), deps)).rejects.toBeInstanceOf(
+      AcquirerCredentialsError,
+    );
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'close');
+    stop = undefined;
+    expect(code).toBe(0);
+    expect(output).toContain('tbank simulator stopped');
+  });
+
+  it('names the providers it can simulate when given another', async () => {
+    const child = spawn(process.execPath, [PAYGATE_BIN, 'acquirer', 'simulate', 'nobank'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    stop = () => child.kill('SIGKILL');
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code] = await once(child, 'close');
+    stop = undefined;
+    expect(code).not.toBe(0);
+    expect(output).toContain('name one provider: tbank');
+  });
+});
