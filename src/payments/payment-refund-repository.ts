@@ -1,4 +1,4 @@
-// SQL of merchants' refunds of RUB payments (migration 0044_payment_refunds.sql):
+// SQL of merchants' refunds of RUB payments (migration 0042_payment_refunds.sql):
 // one row per refund, written with its ledger reservation before the acquirer is called.
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor, Tx } from '../db/transaction.ts';

@@ -1,5 +1,5 @@
 // Kysely types of the tables the payments module owns (migrations 0003_payments.sql, 0007_payment_attempts.sql,
-// 0044_payment_refunds.sql).
+// 0042_payment_refunds.sql).
 import type { Generated } from 'kysely';
 export type PaymentStatus = 'pending' | 'paid' | 'failed' | 'expired';
 

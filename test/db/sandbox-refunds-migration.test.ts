@@ -1,11 +1,11 @@
-// Migration 0044_payment_refunds on a sandbox acquirer's book with a refunded
+// Migration 0042_payment_refunds on a sandbox acquirer's book with a refunded
 // charge: the one full refund a charge could have moves into the book of refunds
 // under its key and amount, so the suspense refund's repeat still answers as before.
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrate, readMigrationFiles } from '../../src/db/migrate.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 
-describe.each(backends)('migration 0044_payment_refunds on %s', (backend) => {
+describe.each(backends)('migration 0042_payment_refunds on %s', (backend) => {
   let database: TestDatabase | undefined;
   afterEach(async () => {
     await database?.close();
@@ -14,7 +14,7 @@ describe.each(backends)('migration 0044_payment_refunds on %s', (backend) => {
 
   it("moves a charge's refund into the sandbox's book of refunds and drops the old columns", async () => {
     database = await openTestDatabase(backend, { migrated: false });
-    const files = (await readMigrationFiles()).filter((file) => file.version < '0044');
+    const files = (await readMigrationFiles()).filter((file) => file.version < '0042');
     await database.withScriptSession(async (session) => {
       for (const file of files) await session.run(file.sql);
       await session.run(`
@@ -25,7 +25,7 @@ describe.each(backends)('migration 0044_payment_refunds on %s', (backend) => {
         insert into schema_migrations (version) values ${files.map((file) => `('${file.version}')`).join(', ')};
       `);
     });
-    expect(await migrate(database)).toContain('0044_payment_refunds');
+    expect(await migrate(database)).toContain('0042_payment_refunds');
     const refunds = await database.db
       .selectFrom('sandbox_acquirer_refunds')
       .select(['refund_key', 'charge_key', 'amount_kopecks', 'created_at'])
