@@ -21,6 +21,7 @@ const ID_PREFIXES = {
   deposit: 'dep',
   refund: 'ref',
   paymentAttempt: 'pat',
+  acquirerConnection: 'acq',
   outgoingTransfer: 'otx',
   withdrawal: 'wd',
   withdrawalAddress: 'wda',

@@ -17,10 +17,12 @@ import type {
 } from './connectors/acquirer-connector.ts';
 import { lockPayment, type PaymentRow } from './payment-repository.ts';
 import { movePayment } from './payment-service.ts';
+import type { ConnectorDeps } from './connectors/connector-registry.ts';
 import type { PaymentMethod, SuspenseReason } from './payment-tables.ts';
 import { holdInSuspense } from './suspense-service.ts';
 
-export type AttemptDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>;
+export type AttemptDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'keyring'> &
+  Pick<ConnectorDeps, 'acquirerProviders'>;
 
 /** First look-up of an attempt still pending: longer than any acquirer call may take. */
 export const RECONCILE_AFTER_MS = 60_000;

@@ -13,15 +13,15 @@ import { listSuspenseCaptures, refundSuspenseCapture, type CaptureView } from '.
 
 /** What the runtime gives payments beyond the platform: the production acquirers, and a test's crash-point hook. */
 export interface PaymentsOptions {
-  /** Absent or empty, a live shop can bind no method. */
-  readonly liveConnectors?: ConnectorDeps['liveConnectors'];
+  /** The providers live shops connect to; ACQUIRER_PROVIDERS unless a test gives its own. */
+  readonly acquirerProviders?: ConnectorDeps['acquirerProviders'];
   /** A test's hook at the charge path's crash points (crash-points.ts); absent in production. */
   readonly crashPoint?: CrashPointHook | undefined;
 }
 
 export type PaymentsModuleDeps = Pick<
   AppContext,
-  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'notifications'
+  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'notifications' | 'keyring'
 > &
   PaymentsOptions;
 

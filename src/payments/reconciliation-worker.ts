@@ -31,7 +31,7 @@ type ReconcileContext = Pick<
   AppContext,
   'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'notifications'
 > &
-  Pick<ConnectorDeps, 'liveConnectors'>;
+  Pick<ConnectorDeps, 'keyring' | 'acquirerProviders'>;
 
 export function createReconciliationWorker(
   context: ReconcileContext,
@@ -47,7 +47,7 @@ export function createReconciliationWorker(
   }
 
   async function reconcile(attempt: AttemptRow): Promise<ReconcileResult> {
-    const connector = connectorNamed(context, attempt.connector);
+    const connector = await connectorNamed(context, attempt.connector);
     if (!connector) {
       context.logger.error(
         { attempt_id: attempt.id, connector: attempt.connector },

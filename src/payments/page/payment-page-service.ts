@@ -7,13 +7,18 @@ import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { applyAttemptOutcome, armConfirmation, chargeAttempt, startAttempt } from '../attempt-service.ts';
 import type { AcquirerConnector, CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
 import type { CrashPointHook } from '../crash-points.ts';
-import { connectorForShop, connectorNamed, type ConnectorDeps } from '../connectors/connector-registry.ts';
+import {
+  acquirersForShop,
+  connectorNamed,
+  type ConnectorDeps,
+  type ShopAcquirers,
+} from '../connectors/connector-registry.ts';
 import { coversAmount, shopMethodSettings, totalWithMethod, type MethodSettings } from '../payment-methods.ts';
 import { findPaymentByOrderCode, type PaymentRow } from '../payment-repository.ts';
 import type { PaymentMethod } from '../payment-tables.ts';
 
-export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'> &
-  Pick<ConnectorDeps, 'liveConnectors'> & { readonly crashPoint?: CrashPointHook | undefined };
+export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'keyring'> &
+  Pick<ConnectorDeps, 'keyring' | 'acquirerProviders'> & { readonly crashPoint?: CrashPointHook | undefined };
 
 const ORDER_CODE_PATTERN = /^[A-Za-z0-9]{6,32}$/;
 
@@ -30,6 +35,8 @@ export interface PageState {
   readonly status: PaymentRow['status'];
   /** Methods the payer may use now (the bound one only, when bound). */
   readonly options: readonly MethodOption[];
+  /** The shop's acquirers, read with the page. */
+  readonly acquirers: ShopAcquirers;
 }
 
 export async function loadPageState(deps: PageDeps, orderCode: string): Promise<PageState | undefined> {
@@ -42,8 +49,9 @@ export async function loadPageState(deps: PageDeps, orderCode: string): Promise<
   const status = payment.status === 'pending' && payment.expires_at <= deps.clock.now() ? 'expired' : payment.status;
   // Only methods an acquirer can charge are offered: a live payment bound to a
   // method no configured connector has shows "unavailable", not an error.
-  const options = methodOptions(payment, settings).filter((option) => connectorForShop(deps, shop.mode, option.method));
-  return { payment, shopName: shop.name, shopMode: shop.mode, status, options };
+  const acquirers = await acquirersForShop(deps, { id: payment.shop_id, mode: shop.mode });
+  const options = methodOptions(payment, settings).filter((option) => acquirers.forMethod(option.method));
+  return { payment, shopName: shop.name, shopMode: shop.mode, status, options, acquirers };
 }
 
 function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[]): MethodOption[] {
@@ -51,15 +59,6 @@ function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[])
   return settings
     .filter((entry) => coversAmount(entry, payment.amount_kopecks))
     .map((entry) => ({ method: entry.method, totalKopecks: totalWithMethod(entry, payment.amount_kopecks) }));
-}
-
-/** The acquirer that charges `method` for a shop (connector-registry.ts). */
-function connectorFor(
-  deps: PageDeps,
-  shopMode: 'sandbox' | 'live',
-  method: PaymentMethod,
-): AcquirerConnector | undefined {
-  return connectorForShop(deps, shopMode, method);
 }
 
 export type PayResult =
@@ -79,7 +78,7 @@ export interface PayInput {
 export async function payFromPage(deps: PageDeps, state: PageState, input: PayInput): Promise<PayResult> {
   if (state.status !== 'pending') return { kind: 'done' };
   const option = state.options.find((candidate) => candidate.method === input.method);
-  const connector = connectorFor(deps, state.shopMode, input.method);
+  const connector = state.acquirers.forMethod(input.method);
   if (!option || !connector) return { kind: 'unavailable' };
   const attempt = await startAttempt(deps, {
     payment: state.payment,
@@ -112,7 +111,7 @@ export async function confirmFromPage(
   }
   const attempt = await armConfirmation(deps, state.payment.id, chargeKey);
   // The charge is confirmed with the acquirer it was made through.
-  const connector = attempt ? connectorNamed(deps, attempt.connector) : undefined;
+  const connector = attempt ? await connectorNamed(deps, attempt.connector) : undefined;
   if (!attempt || !connector) return { kind: 'unavailable' };
   const outcome = await connector.confirm(chargeKey, approve);
   if (outcome.status === 'succeeded') deps.crashPoint?.('after_acquirer_success');
@@ -128,7 +127,7 @@ function resultOf(outcome: ChargeOutcome): PayResult {
 
 export function qrPayloadFor(deps: PageDeps, state: PageState, method: 'sbp' | 'sberpay'): string | undefined {
   const option = state.options.find((candidate) => candidate.method === method);
-  const connector = connectorFor(deps, state.shopMode, method);
+  const connector = state.acquirers.forMethod(method);
   if (!option || !connector) return undefined;
   return connector.qrPayload?.({ paymentId: state.payment.id, method, amountKopecks: option.totalKopecks });
 }
