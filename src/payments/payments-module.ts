@@ -4,6 +4,7 @@ import type { AppContext } from '../context.ts';
 import type { BuiltModule } from '../gateway-module.ts';
 import type { ConnectorDeps } from './connectors/connector-registry.ts';
 import type { CrashPointHook } from './crash-points.ts';
+import { acquirerNotificationRoutes } from './acquirer-notification-routes.ts';
 import { createExpiryWorker } from './expiry-worker.ts';
 import { createMethodSettingsSource } from './method-settings-cache.ts';
 import { paymentPageRoutes } from './page/payment-page-routes.ts';
@@ -38,7 +39,10 @@ export function createPaymentsModule(deps: PaymentsModuleDeps): BuiltModule<Paym
     module: {
       name: 'payments',
       routes: paymentRoutes({ ...deps, methodSettings }),
-      publicRoutes: paymentPageRoutes(deps),
+      publicRoutes: async (app) => {
+        await app.register(paymentPageRoutes(deps));
+        await app.register(acquirerNotificationRoutes(deps));
+      },
       workers: () => [createExpiryWorker(deps), createReconciliationWorker(deps)],
       close: async () => methodSettings.close(),
     },

@@ -108,7 +108,7 @@ type RefundOutcome =
   | { readonly status: 'refused'; readonly refundKey: string; readonly reason: string };
 
 /** An HTTP notification from the acquirer, as received; nothing in it is trusted. */
-interface AcquirerNotification {
+export interface AcquirerNotification {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly rawBody: string;
   /** The sender's address after the `PAYGATE_TRUST_PROXY` rules. */
@@ -120,7 +120,7 @@ interface AcquirerNotification {
  * signature) and confirmed it by asking the acquirer's API. `reply` is what the
  * acquirer expects back (T-Bank requires the body `OK`).
  */
-type NotificationResult = {
+export type NotificationResult = {
   readonly reply: { readonly statusCode: number; readonly contentType: string; readonly body: string };
 } & (
   | {
@@ -132,6 +132,15 @@ type NotificationResult = {
   /** Forged, unknown, or nothing final: changes nothing. `reason` is for the log. */
   | { readonly kind: 'ignored'; readonly reason: string }
 );
+
+/** One charge as the acquirer lists it. */
+export interface ProviderCharge {
+  readonly providerReference: string;
+  readonly chargeKey?: string | undefined;
+  readonly paymentId?: string | undefined;
+  readonly status: 'succeeded' | 'declined' | 'pending';
+  readonly amountKopecks: bigint;
+}
 
 export interface AcquirerConnector {
   /** A stable name, e.g. `sandbox`. */
@@ -151,6 +160,11 @@ export interface AcquirerConnector {
   ): Promise<RefundOutcome | undefined>;
   /** Checks and confirms a notification; absent when the acquirer sends none. */
   handleNotification?(notification: AcquirerNotification): Promise<NotificationResult>;
+  /**
+   * The acquirer's charges created in `range` (its own list), for the daily
+   * comparison with our attempts; absent when the acquirer offers no list.
+   */
+  listCharges?(range: { readonly from: Date; readonly to: Date }): AsyncIterable<ProviderCharge>;
   /** The sandbox's QR before any charge (its simulated bank app pays it); live connectors answer `requires_action`. */
   qrPayload?(request: {
     readonly paymentId: string;

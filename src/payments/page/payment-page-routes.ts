@@ -191,6 +191,9 @@ export const paymentPageRoutes =
       result: PayResult,
       method: PaymentMethod,
     ): FastifyReply {
+      // The acquirer's own page (card data is entered there, never here); only an http(s) URL is followed.
+      if (result.kind === 'redirect' && /^https?:\/\//.test(result.url))
+        return reply.code(303).header('location', result.url).header('cache-control', 'no-store').send();
       const params = new URLSearchParams({ lang });
       if (result.kind === 'declined') {
         params.set('method', method);

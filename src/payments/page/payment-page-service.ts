@@ -65,6 +65,8 @@ export type PayResult =
   | { readonly kind: 'done' } // paid now or already final: show the status page
   | { readonly kind: 'declined'; readonly declineCode: string }
   | { readonly kind: 'confirm'; readonly chargeKey: string }
+  /** The payer goes on to the acquirer's page (and comes back to `/pay/{order_code}/return`). */
+  | { readonly kind: 'redirect'; readonly url: string }
   | { readonly kind: 'unavailable' };
 
 export interface PayInput {
@@ -121,6 +123,8 @@ export async function confirmFromPage(
 
 function resultOf(outcome: ChargeOutcome): PayResult {
   if (outcome.status === 'requires_confirmation') return { kind: 'confirm', chargeKey: outcome.chargeKey };
+  if (outcome.status === 'requires_action' && outcome.action.kind === 'redirect')
+    return { kind: 'redirect', url: outcome.action.url };
   if (outcome.status === 'declined' && !outcome.final) return { kind: 'declined', declineCode: outcome.declineCode };
   return { kind: 'done' };
 }
