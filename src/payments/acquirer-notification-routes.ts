@@ -2,14 +2,24 @@
 // acquirers notify us (public: no API key; the connector checks the sender). The
 // body is kept as the exact bytes received, for the connector's signature check.
 import rateLimit from '@fastify/rate-limit';
+import { Type } from 'typebox';
 import type { ModuleRoutes } from '../gateway-module.ts';
 import { RateLimitedError } from '../errors.ts';
+import { errorResponses } from '../http/error-responses.ts';
 import { receiveNotification, type NotificationDeps } from './acquirer-notifications.ts';
 
 const NOTIFICATION_BODY_LIMIT_BYTES = 64 * 1024;
 /** Per sender address: an acquirer sends a few per payment; a flood from one address is cut off. */
 const NOTIFICATIONS_PER_MINUTE_PER_IP = 600;
-const ID_PATTERN = /^[a-z0-9_]{1,64}$/;
+const NotificationParams = Type.Object({
+  provider: Type.String({ pattern: '^[a-z0-9_]{1,40}$', description: 'the provider, e.g. `yookassa`' }),
+  connection_id: Type.String({ pattern: '^[a-z0-9_]{1,64}$', description: "the shop's connection (`acq_…`)" }),
+});
+/** The acquirer's own reply (T-Bank requires the body `OK`); a refused notification is a 4XX. */
+const AcquirerReply = (description: string) => ({
+  description,
+  content: { 'text/plain': { schema: Type.String() } },
+});
 
 export const acquirerNotificationRoutes =
   (deps: NotificationDeps): ModuleRoutes =>
@@ -28,11 +38,24 @@ export const acquirerNotificationRoutes =
     });
     app.post<{ Params: { provider: string; connection_id: string } }>(
       '/v1/acquirers/:provider/notifications/:connection_id',
-      { schema: { hide: true } },
+      {
+        schema: {
+          operationId: 'receiveAcquirerNotification',
+          tags: ['acquirers'],
+          summary: "An acquirer's notification about a charge or refund of a shop's connection",
+          description:
+            'Public (no API key): the connection\'s connector checks the sender and the signature, then confirms the ' +
+            "notification by asking the acquirer's API; nothing in the body is trusted. The reply is what the acquirer expects.",
+          params: NotificationParams,
+          response: {
+            200: AcquirerReply('accepted (or ignored: nothing changes)'),
+            '4XX': AcquirerReply('the connector refused the notification (not from the acquirer, or not signed)'),
+            ...errorResponses('invalid_request', 'not_found', 'payload_too_large', 'rate_limited', 'internal_error'),
+          },
+        },
+      },
       async (request, reply) => {
         const { provider, connection_id: connectionId } = request.params;
-        if (!ID_PATTERN.test(provider) || !ID_PATTERN.test(connectionId))
-          return reply.code(404).send({ error: 'not_found', message: 'No such acquirer connection.' });
         const answer = await receiveNotification(
           deps,
           { provider, connectionId },
