@@ -212,7 +212,7 @@ export const commands: readonly CliCommandEntry[] = [
     words: ['shop', 'connector', 'set'],
     usage:
       'paygate shop connector set --shop SHOP_ID --provider NAME [--credential NAME=VALUE]… [--credential-file NAME=PATH]… [--secret-key-file PATH] [--shop-id ID] [--api-url URL] [--methods card,sbp,sberpay] [--priority N] [--json]',
-    summary: "Connect a live shop to a production acquirer (credentials checked with the provider, stored sealed)",
+    summary: 'Connect a live shop to a production acquirer (credentials checked with the provider, stored sealed)',
     options: [
       { flag: '--shop', value: 'SHOP_ID', description: 'the shop (shop_…)' },
       { flag: '--provider', value: 'NAME', description: 'the acquirer provider, e.g. yookassa or tbank' },

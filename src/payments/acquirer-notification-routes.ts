@@ -25,8 +25,10 @@ export const acquirerNotificationRoutes =
   (deps: NotificationDeps): ModuleRoutes =>
   async (app) => {
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: NOTIFICATION_BODY_LIMIT_BYTES }, (_request, body, done) =>
-      done(null, body),
+    app.addContentTypeParser(
+      '*',
+      { parseAs: 'string', bodyLimit: NOTIFICATION_BODY_LIMIT_BYTES },
+      (_request, body, done) => done(null, body),
     );
     await app.register(rateLimit, {
       global: true,
@@ -44,7 +46,7 @@ export const acquirerNotificationRoutes =
           tags: ['acquirers'],
           summary: "An acquirer's notification about a charge or refund of a shop's connection",
           description:
-            'Public (no API key): the connection\'s connector checks the sender and the signature, then confirms the ' +
+            "Public (no API key): the connection's connector checks the sender and the signature, then confirms the " +
             "notification by asking the acquirer's API; nothing in the body is trusted. The reply is what the acquirer expects.",
           params: NotificationParams,
           response: {

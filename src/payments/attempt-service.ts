@@ -196,22 +196,18 @@ type PayerAction = Extract<ChargeOutcome, { status: 'requires_action' }>['action
 
 function payerActionColumns(action: PayerAction) {
   return action.kind === 'redirect'
-    ? { payer_action_kind: 'redirect' as const, payer_action_url: action.url, payer_action_qr: null, payer_action_deep_link: null }
+    ? {
+        payer_action_kind: 'redirect' as const,
+        payer_action_url: action.url,
+        payer_action_qr: null,
+        payer_action_deep_link: null,
+      }
     : {
         payer_action_kind: 'qr' as const,
         payer_action_url: null,
         payer_action_qr: action.payload,
         payer_action_deep_link: action.deepLink ?? null,
       };
-}
-
-/** What the payer must do at the acquirer for an attempt, as stored; undefined when nothing. */
-export function payerActionOf(attempt: AttemptRow): PayerAction | undefined {
-  if (attempt.payer_action_kind === 'redirect' && attempt.payer_action_url !== null)
-    return { kind: 'redirect', url: attempt.payer_action_url };
-  if (attempt.payer_action_kind === 'qr' && attempt.payer_action_qr !== null)
-    return { kind: 'qr', payload: attempt.payer_action_qr, deepLink: attempt.payer_action_deep_link ?? undefined };
-  return undefined;
 }
 
 async function applyCapture(tx: Tx, deps: AttemptDeps, payment: PaymentRow, attempt: AttemptRow): Promise<AttemptRow> {

@@ -10,12 +10,7 @@ export const PAYMENT_METHODS: readonly PaymentMethod[] = ['card', 'sbp', 'sberpa
  * the outcome is not known yet (the reconciliation worker asks the acquirer).
  */
 type PaymentAttemptStatus =
-  | 'pending'
-  | 'requires_confirmation'
-  | 'requires_action'
-  | 'succeeded'
-  | 'declined'
-  | 'abandoned';
+  'pending' | 'requires_confirmation' | 'requires_action' | 'succeeded' | 'declined' | 'abandoned';
 /** Why a capture went to suspense instead of paying its payment. */
 export type SuspenseReason = 'payment_already_paid' | 'payment_expired' | 'payment_failed';
 

@@ -2,10 +2,7 @@
 // behind the production AcquirerConnector interface. It charges cards only and
 // keeps its own book of charges, one per charge key, like a bank does.
 import type { AcquirerConnector, ChargeOutcome } from '../../src/payments/connectors/acquirer-connector.ts';
-import {
-  AcquirerCredentialsError,
-  type AcquirerProvider,
-} from '../../src/payments/connectors/acquirer-provider.ts';
+import { AcquirerCredentialsError, type AcquirerProvider } from '../../src/payments/connectors/acquirer-provider.ts';
 
 export interface FakeCardAcquirer extends AcquirerConnector {
   /** The charges the bank received, by charge key. */

@@ -129,7 +129,7 @@ describe.each(backends)('live acquiring through a shop connection on %s', (backe
   });
 
   it('a confirmed notification pays the payment once; a repeat changes nothing', async () => {
-    const { payment, attempt } = await payAtAcquirer();
+    const { attempt } = await payAtAcquirer();
     acquirer.settle(attempt.provider_reference!, 'succeeded');
     const first = await notify(attempt.provider_reference!, SECRET);
     expect([first.statusCode, first.body]).toEqual([200, 'OK']);
@@ -171,13 +171,11 @@ describe.each(backends)('live acquiring through a shop connection on %s', (backe
     const reconciler = createReconciliationWorker({ ...testApp.context, acquirerProviders: providers });
     testApp.clock.advance(61_000);
     const statusNow = async () =>
-      (
-        await testApp.context.db
-          .selectFrom('payment_attempts')
-          .select(['status', 'lookups'])
-          .where('id', '=', attempt.id)
-          .executeTakeFirstOrThrow()
-      );
+      await testApp.context.db
+        .selectFrom('payment_attempts')
+        .select(['status', 'lookups'])
+        .where('id', '=', attempt.id)
+        .executeTakeFirstOrThrow();
     // Still at the acquirer's page: asked, not resolved, asked again later.
     await reconciler.runOnce();
     expect(await statusNow()).toEqual({ status: 'requires_action', lookups: 1 });

@@ -58,7 +58,7 @@ function sealContext(connectionId: string): string {
 }
 
 /** Where the provider notifies us of a connection's charges. */
-export function notificationUrlOf(publicUrl: string, provider: string, connectionId: string): string {
+function notificationUrlOf(publicUrl: string, provider: string, connectionId: string): string {
   return `${publicUrl}/v1/acquirers/${provider}/notifications/${connectionId}`;
 }
 
@@ -105,7 +105,10 @@ function methodsOf(provider: AcquirerProvider, requested: readonly string[] | un
   return [...new Set(methods)] as PaymentMethod[];
 }
 
-function checkedCredentials(provider: AcquirerProvider, given: Readonly<Record<string, string>>): Record<string, string> {
+function checkedCredentials(
+  provider: AcquirerProvider,
+  given: Readonly<Record<string, string>>,
+): Record<string, string> {
   const missing = provider.credentialNames.filter((name) => !given[name]);
   if (missing.length > 0)
     throw new InvalidRequestError(`${provider.name} needs the credentials ${missing.join(', ')}.`);
@@ -246,16 +249,4 @@ export async function findConnection(
     .where('id', '=', connectionId)
     .executeTakeFirst();
   return row ? connectionOf(deps, row) : undefined;
-}
-
-/** Every connection still routing, for the daily reconciliation; bounded by `limit`. */
-export async function listAllConnections(deps: ConnectionStoreDeps, limit: number): Promise<AcquirerConnection[]> {
-  const rows = await deps.db
-    .selectFrom('acquirer_connections')
-    .selectAll()
-    .where('removed_at', 'is', null)
-    .orderBy('id')
-    .limit(limit)
-    .execute();
-  return rows.map((row) => connectionOf(deps, row));
 }

@@ -23,7 +23,7 @@ export interface AcquirerConnection {
   readonly notificationUrl: string;
 }
 
-export interface ProviderDeps {
+interface ProviderDeps {
   readonly clock: Clock;
   readonly logger: AppContext['logger'];
   /** Addresses notifications are accepted from, in CIDR form; the provider's published list unless configured. */

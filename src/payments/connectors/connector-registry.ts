@@ -25,7 +25,7 @@ export interface ConnectorDeps {
   readonly acquirerProviders?: ReadonlyMap<string, AcquirerProvider> | undefined;
 }
 
-export function providersOf(deps: Pick<ConnectorDeps, 'acquirerProviders'>): ReadonlyMap<string, AcquirerProvider> {
+function providersOf(deps: Pick<ConnectorDeps, 'acquirerProviders'>): ReadonlyMap<string, AcquirerProvider> {
   return deps.acquirerProviders ?? ACQUIRER_PROVIDERS;
 }
 

@@ -5,7 +5,7 @@
 import type { AppContext } from '../../context.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { applyAttemptOutcome, armConfirmation, chargeAttempt, startAttempt } from '../attempt-service.ts';
-import type { AcquirerConnector, CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
+import type { CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
 import type { CrashPointHook } from '../crash-points.ts';
 import {
   acquirersForShop,
