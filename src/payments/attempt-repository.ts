@@ -137,6 +137,24 @@ export async function findAttemptByProviderReference(
     .executeTakeFirst();
 }
 
+/** A connector's attempts created in [from, to), oldest first, at most `limit`. */
+export async function listAttemptsOfConnector(
+  db: Executor<PaymentTables>,
+  connector: string,
+  range: { readonly from: Date; readonly to: Date },
+  limit: number,
+): Promise<AttemptRow[]> {
+  return db
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('connector', '=', connector)
+    .where('created_at', '>=', range.from)
+    .where('created_at', '<', range.to)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+}
+
 /** Captures held in suspense, newest first. */
 export async function listSuspenseAttempts(db: Executor<PaymentTables>, limit: number): Promise<AttemptRow[]> {
   return db

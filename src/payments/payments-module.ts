@@ -4,6 +4,7 @@ import type { AppContext } from '../context.ts';
 import type { BuiltModule } from '../gateway-module.ts';
 import type { ConnectorDeps } from './connectors/connector-registry.ts';
 import type { CrashPointHook } from './crash-points.ts';
+import { createAcquirerDailyReconciliation } from './acquirer-daily-reconciliation.ts';
 import { acquirerNotificationRoutes } from './acquirer-notification-routes.ts';
 import { createExpiryWorker } from './expiry-worker.ts';
 import { createMethodSettingsSource } from './method-settings-cache.ts';
@@ -43,7 +44,11 @@ export function createPaymentsModule(deps: PaymentsModuleDeps): BuiltModule<Paym
         await app.register(paymentPageRoutes(deps));
         await app.register(acquirerNotificationRoutes(deps));
       },
-      workers: () => [createExpiryWorker(deps), createReconciliationWorker(deps)],
+      workers: () => [
+        createExpiryWorker(deps),
+        createReconciliationWorker(deps),
+        createAcquirerDailyReconciliation(deps),
+      ],
       close: async () => methodSettings.close(),
     },
     service: {

@@ -8,6 +8,7 @@ import {
   removeConnection,
   saveConnection,
 } from '../../src/payments/connectors/acquirer-connections.ts';
+import { createAcquirerDailyReconciliation } from '../../src/payments/acquirer-daily-reconciliation.ts';
 import { createReconciliationWorker } from '../../src/payments/reconciliation-worker.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
@@ -45,8 +46,8 @@ describe.each(backends)('live acquiring through a shop connection on %s', (backe
   });
 
   /** Creates a card payment and submits the page's card form (crafted with card fields, which are never read). */
-  async function payAtAcquirer() {
-    const payment = (await postPayment(testApp, live.key, { amount: 120, currency: 'RUB', method: 'card' })).json();
+  async function payAtAcquirer(shop: ShopWithKey = live) {
+    const payment = (await postPayment(testApp, shop.key, { amount: 120, currency: 'RUB', method: 'card' })).json();
     const page = await testApp.app.inject({ method: 'GET', url: `/pay/${payment.order_code}?lang=en` });
     const submitted = await testApp.app.inject({
       method: 'POST',
@@ -197,5 +198,39 @@ describe.each(backends)('live acquiring through a shop connection on %s', (backe
     acquirer.settle(attempt.provider_reference!, 'succeeded');
     expect((await notify(attempt.provider_reference!, SECRET)).statusCode).toBe(200);
     expect((await getJson(testApp, live.key, `/v1/payments/${payment.payment_id}`)).json().status).toBe('paid');
+  });
+
+  it("the daily comparison counts yesterday's captures we never applied, once a day", async () => {
+    const other = await startLoopbackAcquirer();
+    try {
+      const shop = await sandboxShop(testApp, 'live');
+      const connection = await saveConnection(testApp.context, providers, {
+        shopId: shop.shopId,
+        provider: 'loopback',
+        apiUrl: other.url,
+        credentials: { api_key: other.apiKey, notify_secret: SECRET },
+      });
+      const applied = await payAtAcquirer(shop);
+      other.settle(applied.attempt.provider_reference!, 'succeeded');
+      expect((await notify(applied.attempt.provider_reference!, SECRET, connection.id)).statusCode).toBe(200);
+      const missed = await payAtAcquirer(shop);
+      other.settle(missed.attempt.provider_reference!, 'succeeded');
+      testApp.clock.advance(24 * 60 * 60_000);
+      const daily = createAcquirerDailyReconciliation({ ...testApp.context, acquirerProviders: providers });
+      expect(await daily.runOnce()).toBeGreaterThanOrEqual(1);
+      const metric = await testApp.context.metrics
+        .getSingleMetric('paygate_acquirer_reconciliation_differences')!
+        .get();
+      const ofConnection = Object.fromEntries(
+        metric.values
+          .filter((value) => value.labels.connection === connection.id)
+          .map((value) => [value.labels.kind, value.value]),
+      );
+      expect(ofConnection).toEqual({ missing_success: 1, unconfirmed_success: 0, amount_mismatch: 0 });
+      // Compared once for that day: the next pass leaves it alone.
+      expect(await daily.runOnce()).toBe(0);
+    } finally {
+      await other.close();
+    }
   });
 });

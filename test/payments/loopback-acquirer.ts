@@ -68,6 +68,7 @@ export async function startLoopbackAcquirer(): Promise<LoopbackAcquirer> {
         charges.set(charge.id, charge);
         return send(200, { ...charge, page: `${acquirer.url}/page/${charge.id}` });
       }
+      if (request.method === 'GET' && url.pathname === '/charges') return send(200, [...charges.values()]);
       const found = /^\/charges\/([a-z0-9_]+)$/.exec(url.pathname);
       const charge = found ? charges.get(found[1]!) : undefined;
       if (request.method === 'GET' && charge) return send(200, charge);
@@ -167,6 +168,22 @@ function loopbackConnector(connection: AcquirerConnection): AcquirerConnector {
     },
     refund: async (request) => ({ status: 'refused', refundKey: request.refundKey, reason: 'not in this test' }),
     lookupRefund: async () => undefined,
+    async *listCharges() {
+      const response = await fetch(`${connection.apiUrl}/charges`, { headers });
+      const listed = (await response.json()) as {
+        id: string;
+        chargeKey: string;
+        state: ChargeState;
+        amountKopecks: string;
+      }[];
+      for (const charge of listed)
+        yield {
+          providerReference: charge.id,
+          chargeKey: charge.chargeKey,
+          status: charge.state,
+          amountKopecks: BigInt(charge.amountKopecks),
+        };
+    },
     async handleNotification(notification): Promise<NotificationResult> {
       if (notification.headers['x-loopback-secret'] !== connection.credentials['notify_secret'])
         return { reply: { ...reply, statusCode: 401 }, kind: 'ignored', reason: 'bad secret' };

@@ -250,3 +250,15 @@ export async function findConnection(
     .executeTakeFirst();
   return row ? connectionOf(deps, row) : undefined;
 }
+
+/** Connections still routing, for the daily comparison; bounded by `limit`. */
+export async function listRoutingConnections(deps: ConnectionStoreDeps, limit: number): Promise<AcquirerConnection[]> {
+  const rows = await deps.db
+    .selectFrom('acquirer_connections')
+    .selectAll()
+    .where('removed_at', 'is', null)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => connectionOf(deps, row));
+}

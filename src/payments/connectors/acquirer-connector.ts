@@ -134,7 +134,7 @@ export type NotificationResult = {
 );
 
 /** One charge as the acquirer lists it. */
-interface ProviderCharge {
+export interface ProviderCharge {
   readonly providerReference: string;
   readonly chargeKey?: string | undefined;
   readonly paymentId?: string | undefined;
