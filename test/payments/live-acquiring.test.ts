@@ -200,6 +200,32 @@ describe.each(backends)('live acquiring through a shop connection on %s', (backe
     expect((await getJson(testApp, live.key, `/v1/payments/${payment.payment_id}`)).json().status).toBe('paid');
   });
 
+  it('back from the acquirer, the return page asks the acquirer once and never trusts the query string', async () => {
+    // A shop of its own: the first shop's connection is removed by the test before.
+    const shop = await sandboxShop(testApp, 'live');
+    await saveConnection(testApp.context, providers, {
+      shopId: shop.shopId,
+      provider: 'loopback',
+      apiUrl: acquirer.url,
+      credentials: { api_key: acquirer.apiKey, notify_secret: SECRET },
+    });
+    const { payment, attempt } = await payAtAcquirer(shop);
+    const back = () =>
+      testApp.app.inject({ method: 'GET', url: `/pay/${payment.order_code}/return?status=succeeded&paid=1&lang=en` });
+    const first = await back();
+    expect(first.statusCode).toBe(303);
+    expect(first.headers.location).toBe(`/pay/${payment.order_code}?lang=en`);
+    // The query said "succeeded"; the acquirer says the payer is still on its page.
+    expect((await getJson(testApp, shop.key, `/v1/payments/${payment.payment_id}`)).json().status).toBe('pending');
+    acquirer.settle(attempt.provider_reference!, 'succeeded');
+    // Asked at most every 10 s per attempt: at once again, nothing is asked.
+    await back();
+    expect((await getJson(testApp, shop.key, `/v1/payments/${payment.payment_id}`)).json().status).toBe('pending');
+    testApp.clock.advance(10_000);
+    await back();
+    expect((await getJson(testApp, shop.key, `/v1/payments/${payment.payment_id}`)).json().status).toBe('paid');
+  });
+
   it("the daily comparison counts yesterday's captures we never applied, once a day", async () => {
     const other = await startLoopbackAcquirer();
     try {

@@ -37,6 +37,7 @@ import {
   loadPageState,
   payFromPage,
   qrPayloadFor,
+  refreshOnReturn,
   type PageDeps,
   type PageState,
   type PayResult,
@@ -255,6 +256,23 @@ export const paymentPageRoutes =
             ? query.confirm
             : undefined;
         return renderPage(request, reply, state, lang, { method, notice, chargeKey });
+      },
+    );
+
+    // Back from the acquirer's page: the state comes from our database (and one look-up), never from the query string.
+    app.get<{ Params: { order_code: string } }>(
+      '/pay/:order_code/return',
+      { schema: { hide: true }, config: actionLimit },
+      async (request, reply) => {
+        const lang = requestLang(request);
+        const state = await loadPageState(context, request.params.order_code);
+        if (!state) return simplePage(reply, lang, 404, 'notFound', '/pay');
+        await refreshOnReturn(context, state);
+        return reply
+          .code(303)
+          .header('location', `/pay/${state.payment.order_code}?${new URLSearchParams({ lang })}`)
+          .header('cache-control', 'no-store')
+          .send();
       },
     );
 

@@ -4,7 +4,14 @@
 // attempt-service.ts through the same guarded transitions as everywhere.
 import type { AppContext } from '../../context.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
-import { applyAttemptOutcome, armConfirmation, chargeAttempt, startAttempt } from '../attempt-service.ts';
+import { listAttemptsOfPayment } from '../attempt-repository.ts';
+import {
+  applyAttemptOutcome,
+  armConfirmation,
+  chargeAttempt,
+  chargeReferenceOf,
+  startAttempt,
+} from '../attempt-service.ts';
 import type { CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
 import type { CrashPointHook } from '../crash-points.ts';
 import {
@@ -127,6 +134,29 @@ function resultOf(outcome: ChargeOutcome): PayResult {
     return { kind: 'redirect', url: outcome.action.url };
   if (outcome.status === 'declined' && !outcome.final) return { kind: 'declined', declineCode: outcome.declineCode };
   return { kind: 'done' };
+}
+
+/** A payer coming back from the acquirer asks it at most this often per attempt. */
+const RETURN_LOOKUP_INTERVAL_MS = 10_000;
+const ATTEMPTS_PER_PAYMENT_MAX = 50;
+
+/**
+ * The payer is back from the acquirer (`/pay/{order_code}/return`). Nothing the
+ * acquirer put in the URL is read: if the payment's latest attempt is still open
+ * at the acquirer, its connector is asked once (at most every 10 s per attempt)
+ * and the answer applied like any other; the page then shows our state.
+ */
+export async function refreshOnReturn(deps: PageDeps, state: PageState): Promise<void> {
+  if (state.status !== 'pending') return;
+  const attempts = await listAttemptsOfPayment(deps.db, state.payment.id, ATTEMPTS_PER_PAYMENT_MAX);
+  const open = attempts.findLast((attempt) => attempt.status === 'requires_action' || attempt.status === 'pending');
+  if (!open || open.connector === 'sandbox') return;
+  if (deps.clock.now().getTime() - open.updated_at.getTime() < RETURN_LOOKUP_INTERVAL_MS) return;
+  const connector = await connectorNamed(deps, open.connector);
+  const outcome = await connector?.lookup(chargeReferenceOf(open));
+  // Nothing new, or the acquirer never had it: the attempt waits for its notification or the worker.
+  if (!outcome) return;
+  await applyAttemptOutcome(deps, open, outcome);
 }
 
 export function qrPayloadFor(deps: PageDeps, state: PageState, method: 'sbp' | 'sberpay'): string | undefined {
