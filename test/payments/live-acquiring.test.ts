@@ -226,6 +226,51 @@ describe.each(backends)('live acquiring through a shop connection on %s', (backe
     expect((await getJson(testApp, shop.key, `/v1/payments/${payment.payment_id}`)).json().status).toBe('paid');
   });
 
+  it('SBP in a live shop: the page asks the acquirer for its QR, shows it with the bank-app link, and ends by notification', async () => {
+    const shop = await sandboxShop(testApp, 'live');
+    await saveConnection(testApp.context, providers, {
+      shopId: shop.shopId,
+      provider: 'loopback',
+      apiUrl: acquirer.url,
+      credentials: { api_key: acquirer.apiKey, notify_secret: SECRET },
+      methods: ['sbp'],
+    });
+    const payment = (await postPayment(testApp, shop.key, { amount: 75, currency: 'RUB', method: 'sbp' })).json();
+    const before = await testApp.app.inject({ method: 'GET', url: `/pay/${payment.order_code}?lang=en` });
+    expect(before.body).toContain(`action="/pay/${payment.order_code}/qr"`);
+    expect(before.body).not.toContain('<svg');
+    const cookie = String(before.headers['set-cookie']).split(';')[0]!;
+    const started = await testApp.app.inject({
+      method: 'POST',
+      url: `/pay/${payment.order_code}/qr`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      payload: new URLSearchParams({
+        csrf: field(before.body, 'csrf')!,
+        attempt: field(before.body, 'attempt')!,
+        method: 'sbp',
+        lang: 'en',
+      }).toString(),
+    });
+    expect(started.statusCode).toBe(303);
+    const attempt = await testApp.context.db
+      .selectFrom('payment_attempts')
+      .selectAll()
+      .where('payment_id', '=', payment.payment_id)
+      .executeTakeFirstOrThrow();
+    expect(attempt).toMatchObject({ status: 'requires_action', payer_action_kind: 'qr' });
+    const waiting = await testApp.app.inject({
+      method: 'GET',
+      url: `/pay/${payment.order_code}?lang=en`,
+      headers: { cookie },
+    });
+    expect(waiting.body).toContain('<svg');
+    expect(waiting.body).toContain(`href="bank://pay/${attempt.provider_reference}"`);
+    acquirer.settle(attempt.provider_reference!, 'succeeded');
+    const connectionId = attempt.connector.split(':')[1]!;
+    expect((await notify(attempt.provider_reference!, SECRET, connectionId)).statusCode).toBe(200);
+    expect((await getJson(testApp, shop.key, `/v1/payments/${payment.payment_id}`)).json().status).toBe('paid');
+  });
+
   it("the daily comparison counts yesterday's captures we never applied, once a day", async () => {
     const other = await startLoopbackAcquirer();
     try {

@@ -1,6 +1,6 @@
 // A test acquirer reached over real loopback HTTP, and the provider that connects
 // live shops to it. Its API, like a real acquirer's: POST /charges answers with its
-// own id and a page to send the payer to; GET /charges/{id} tells the state; it
+// own id and a page to send the payer to (or, for SBP, a QR); GET /charges/{id} tells the state; it
 // notifies with a shared secret header, and the connector confirms every
 // notification by asking GET /charges/{id} (nothing in the notification is trusted).
 import { createServer, type IncomingMessage } from 'node:http';
@@ -93,7 +93,7 @@ export async function startLoopbackAcquirer(): Promise<LoopbackAcquirer> {
 /** The provider live shops connect to the loopback acquirer with; credentials `api_key` and `notify_secret`. */
 export const loopbackProvider: AcquirerProvider = {
   name: 'loopback',
-  methods: ['card'],
+  methods: ['card', 'sbp'],
   defaultApiUrl: 'http://127.0.0.1:9',
   credentialNames: ['api_key', 'notify_secret'],
   connect: (connection) => loopbackConnector(connection),
@@ -147,7 +147,11 @@ function loopbackConnector(connection: AcquirerConnection): AcquirerConnector {
       return {
         status: 'requires_action',
         chargeKey: request.chargeKey,
-        action: { kind: 'redirect', url: charge.page },
+        // SBP: a QR for the payer's bank app, and the link that opens it on a phone.
+        action:
+          request.method === 'sbp'
+            ? { kind: 'qr', payload: `https://qr.loopback.test/${charge.id}`, deepLink: `bank://pay/${charge.id}` }
+            : { kind: 'redirect', url: charge.page },
         providerReference: charge.id,
       };
     },

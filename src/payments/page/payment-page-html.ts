@@ -114,6 +114,13 @@ export function qrForm(
 <p><a class="button" href="${escapeHtml(qrPayload)}" rel="noreferrer">${text(lang, 'openBankApp')}</a></p>${sandboxButton}${changeMethodLink(form)}</section>`;
 }
 
+/** A live shop's SBP or SberPay before any charge: the acquirer makes the QR when the payer asks for it. */
+export function qrStartForm(form: FormContext, method: Exclude<PaymentMethod, 'card'>): string {
+  const { lang } = form;
+  return `<section class="card" aria-labelledby="qr-title"><h2 id="qr-title">${text(lang, `method_${method}`)}</h2>
+<form method="post" action="/pay/${form.orderCode}/qr">${hidden({ csrf: form.csrf, attempt: form.attempt, lang, method })}<button type="submit" id="pay-button">${text(lang, 'pay')}</button></form>${changeMethodLink(form)}</section>`;
+}
+
 export function confirmForm(form: FormContext, chargeKey: string): string {
   const { lang } = form;
   const fields = hidden({ csrf: form.csrf, charge: chargeKey, lang });

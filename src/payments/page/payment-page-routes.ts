@@ -18,6 +18,7 @@ import {
   countdownScript,
   methodChoice,
   qrForm,
+  qrStartForm,
   statusCard,
   summary,
   type FormContext,
@@ -160,11 +161,19 @@ export const paymentPageRoutes =
             ? methodChoice(lang, payment.order_code, state.options)
             : statusCard(lang, 'unavailable');
         else if (option.method === 'card') body += cardForm(form, undefined, state.shopMode === 'sandbox');
-        else {
+        else if (state.shopMode === 'sandbox') {
           const payload = qrPayloadFor(context, state, option.method)!;
           const svg = await QRCode.toString(payload, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
-          body += qrForm(form, option.method, svg, payload, state.shopMode === 'sandbox');
-        }
+          body += qrForm(form, option.method, svg, payload, true);
+        } else if (state.waitingQr?.method === option.method) {
+          // The acquirer's QR of the charge; on a phone the link opens the bank app.
+          const svg = await QRCode.toString(state.waitingQr.payload, {
+            type: 'svg',
+            margin: 1,
+            errorCorrectionLevel: 'M',
+          });
+          body += qrForm(form, option.method, svg, state.waitingQr.link, false);
+        } else body += qrStartForm(form, option.method);
         script = countdownScript(lang, payment.expires_at.getTime(), context.clock.now().getTime());
       } else {
         body =

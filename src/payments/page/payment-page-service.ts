@@ -28,6 +28,7 @@ export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | '
   Pick<ConnectorDeps, 'keyring' | 'acquirerProviders'> & { readonly crashPoint?: CrashPointHook | undefined };
 
 const ORDER_CODE_PATTERN = /^[A-Za-z0-9]{6,32}$/;
+const ATTEMPTS_PER_PAYMENT_MAX = 50;
 
 interface MethodOption {
   readonly method: PaymentMethod;
@@ -44,6 +45,8 @@ export interface PageState {
   readonly options: readonly MethodOption[];
   /** The shop's acquirers, read with the page. */
   readonly acquirers: ShopAcquirers;
+  /** A live QR charge waiting for the payer's bank app: the acquirer's QR payload and deep link. */
+  readonly waitingQr?: { readonly method: PaymentMethod; readonly payload: string; readonly link: string } | undefined;
 }
 
 export async function loadPageState(deps: PageDeps, orderCode: string): Promise<PageState | undefined> {
@@ -58,7 +61,21 @@ export async function loadPageState(deps: PageDeps, orderCode: string): Promise<
   // method no configured connector has shows "unavailable", not an error.
   const acquirers = await acquirersForShop(deps, { id: payment.shop_id, mode: shop.mode });
   const options = methodOptions(payment, settings).filter((option) => acquirers.forMethod(option.method));
-  return { payment, shopName: shop.name, shopMode: shop.mode, status, options, acquirers };
+  const waiting =
+    status === 'pending' && shop.mode === 'live'
+      ? (await listAttemptsOfPayment(deps.db, payment.id, ATTEMPTS_PER_PAYMENT_MAX)).findLast(
+          (attempt) => attempt.status === 'requires_action' && attempt.payer_action_kind === 'qr',
+        )
+      : undefined;
+  const waitingQr =
+    waiting?.payer_action_qr != null
+      ? {
+          method: waiting.method,
+          payload: waiting.payer_action_qr,
+          link: waiting.payer_action_deep_link ?? waiting.payer_action_qr,
+        }
+      : undefined;
+  return { payment, shopName: shop.name, shopMode: shop.mode, status, options, acquirers, waitingQr };
 }
 
 function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[]): MethodOption[] {
@@ -138,7 +155,6 @@ function resultOf(outcome: ChargeOutcome): PayResult {
 
 /** A payer coming back from the acquirer asks it at most this often per attempt. */
 const RETURN_LOOKUP_INTERVAL_MS = 10_000;
-const ATTEMPTS_PER_PAYMENT_MAX = 50;
 
 /**
  * The payer is back from the acquirer (`/pay/{order_code}/return`). Nothing the
