@@ -22,6 +22,7 @@ const ID_PREFIXES = {
   refund: 'ref',
   paymentAttempt: 'pat',
   paymentRefund: 'prf',
+  acquirerConnection: 'acq',
   outgoingTransfer: 'otx',
   withdrawal: 'wd',
   withdrawalAddress: 'wda',

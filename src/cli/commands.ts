@@ -209,6 +209,62 @@ export const commands: readonly CliCommandEntry[] = [
     load: async () => (await import('./shop-method-commands.ts')).shopMethodsSetCommand,
   },
   {
+    words: ['shop', 'connector', 'set'],
+    usage:
+      'paygate shop connector set --shop SHOP_ID --provider NAME [--credential NAME=VALUE]… [--credential-file NAME=PATH]… [--secret-key-file PATH] [--shop-id ID] [--api-url URL] [--methods card,sbp,sberpay] [--priority N] [--json]',
+    summary: 'Connect a live shop to a production acquirer (credentials checked with the provider, stored sealed)',
+    options: [
+      { flag: '--shop', value: 'SHOP_ID', description: 'the shop (shop_…)' },
+      { flag: '--provider', value: 'NAME', description: 'the acquirer provider, e.g. yookassa or tbank' },
+      { flag: '--credential', value: 'NAME=VALUE', description: 'a credential the provider asks for (repeat)' },
+      {
+        flag: '--credential-file',
+        value: 'NAME=PATH',
+        description: 'a credential read from a file, kept out of the shell history (repeat)',
+      },
+      { flag: '--secret-key-file', value: 'PATH', description: 'the credential secret_key, read from a file' },
+      { flag: '--shop-id', value: 'ID', description: "the credential shop_id (the acquirer's id of the shop)" },
+      { flag: '--api-url', value: 'URL', description: "the provider's API base URL (default: its production URL)" },
+      {
+        flag: '--methods',
+        value: 'LIST',
+        description: 'the methods routed to this connection, comma-separated (default: all the provider charges)',
+      },
+      {
+        flag: '--priority',
+        value: 'N',
+        description: 'routing order, 0..1000: a method goes to the lowest priority that lists it (default 0)',
+      },
+      json,
+    ],
+    examples: [
+      'paygate shop connector set --shop shop_01h… --provider yookassa --shop-id 123456 --secret-key-file ./yookassa.key',
+      'paygate shop connector set --shop shop_01h… --provider tbank --credential terminal_key=T123 --credential-file password=./tbank.pw --methods sbp --priority 1',
+    ],
+    load: async () => (await import('./shop-connector-commands.ts')).shopConnectorSetCommand,
+  },
+  {
+    words: ['shop', 'connector', 'list'],
+    usage: 'paygate shop connector list --shop SHOP_ID [--json]',
+    summary: "Show a shop's acquirer connections in routing order (credential names only, never values)",
+    options: [{ flag: '--shop', value: 'SHOP_ID', description: 'the shop (shop_…)' }, listJson],
+    examples: ['paygate shop connector list --shop shop_01h…'],
+    lists: true,
+    load: async () => (await import('./shop-connector-commands.ts')).shopConnectorListCommand,
+  },
+  {
+    words: ['shop', 'connector', 'remove'],
+    usage: 'paygate shop connector remove --shop SHOP_ID --connection ACQ_ID [--json]',
+    summary: 'Stop routing payments to an acquirer connection (its charges still end and can be refunded)',
+    options: [
+      { flag: '--shop', value: 'SHOP_ID', description: 'the shop (shop_…)' },
+      { flag: '--connection', value: 'ACQ_ID', description: 'the connection (acq_…)' },
+      json,
+    ],
+    examples: ['paygate shop connector remove --shop shop_01h… --connection acq_01h…'],
+    load: async () => (await import('./shop-connector-commands.ts')).shopConnectorRemoveCommand,
+  },
+  {
     words: ['ledger', 'check'],
     usage: 'paygate ledger check [--json]',
     summary:

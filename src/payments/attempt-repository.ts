@@ -7,6 +7,9 @@ import type { PaymentTables } from './payment-tables.ts';
 export type AttemptRow = Selectable<PaymentTables['payment_attempts']>;
 type AttemptPatch = Updateable<PaymentTables['payment_attempts']>;
 
+/** Attempts whose outcome is not known yet: the reconciliation worker asks the acquirer about them. */
+const UNRESOLVED = ['pending', 'requires_confirmation', 'requires_action'] as const;
+
 /** Inserts the attempt unless its charge key exists; returns the stored row either way. */
 export async function insertAttemptOnce(
   tx: Tx<PaymentTables>,
@@ -74,7 +77,7 @@ export async function abandonAttempt(
     .updateTable('payment_attempts')
     .set({ status: 'abandoned', updated_at: at, resolved_at: at })
     .where('id', '=', attemptId)
-    .where('status', 'in', ['pending', 'requires_confirmation'])
+    .where('status', 'in', UNRESOLVED)
     .returningAll()
     .executeTakeFirst();
 }
@@ -85,7 +88,7 @@ export async function scheduleAttemptCheck(tx: Tx<PaymentTables>, attemptId: str
     .updateTable('payment_attempts')
     .set({ next_check_at: at })
     .where('id', '=', attemptId)
-    .where('status', 'in', ['pending', 'requires_confirmation'])
+    .where('status', 'in', UNRESOLVED)
     .execute();
 }
 
@@ -107,7 +110,7 @@ export async function claimAttemptsToReconcile(
       eb
         .selectFrom('payment_attempts')
         .select('id')
-        .where('status', 'in', ['pending', 'requires_confirmation'])
+        .where('status', 'in', UNRESOLVED)
         .where('next_check_at', '<=', now)
         .orderBy('next_check_at')
         .limit(limit)
@@ -115,6 +118,40 @@ export async function claimAttemptsToReconcile(
         .skipLocked(),
     )
     .returningAll()
+    .execute();
+}
+
+/** The attempt a connector charged under the acquirer's own id (a notification may name only that). */
+export async function findAttemptByProviderReference(
+  db: Executor<PaymentTables>,
+  connector: string,
+  providerReference: string,
+): Promise<AttemptRow | undefined> {
+  return db
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('connector', '=', connector)
+    .where('provider_reference', '=', providerReference)
+    .orderBy('created_at')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** A connector's attempts created in [from, to), oldest first, at most `limit`. */
+export async function listAttemptsOfConnector(
+  db: Executor<PaymentTables>,
+  connector: string,
+  range: { readonly from: Date; readonly to: Date },
+  limit: number,
+): Promise<AttemptRow[]> {
+  return db
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('connector', '=', connector)
+    .where('created_at', '>=', range.from)
+    .where('created_at', '<', range.to)
+    .orderBy('created_at')
+    .limit(limit)
     .execute();
 }
 
@@ -146,7 +183,7 @@ export async function nextCheckAfter(db: Executor<PaymentTables>, now: Date): Pr
   const row = await db
     .selectFrom('payment_attempts')
     .select('next_check_at')
-    .where('status', 'in', ['pending', 'requires_confirmation'])
+    .where('status', 'in', UNRESOLVED)
     .where('next_check_at', '>', now)
     .orderBy('next_check_at')
     .limit(1)

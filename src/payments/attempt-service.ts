@@ -17,10 +17,12 @@ import type {
 } from './connectors/acquirer-connector.ts';
 import { lockPayment, type PaymentRow } from './payment-repository.ts';
 import { movePayment } from './payment-service.ts';
+import type { ConnectorDeps } from './connectors/connector-registry.ts';
 import type { PaymentMethod, SuspenseReason } from './payment-tables.ts';
 import { holdInSuspense } from './suspense-service.ts';
 
-export type AttemptDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'>;
+export type AttemptDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'keyring'> &
+  Pick<ConnectorDeps, 'acquirerProviders'>;
 
 /** First look-up of an attempt still pending: longer than any acquirer call may take. */
 export const RECONCILE_AFTER_MS = 60_000;
@@ -96,6 +98,7 @@ export function chargeReferenceOf(attempt: AttemptRow): ChargeReference {
     paymentId: attempt.payment_id,
     method: attempt.method,
     amountKopecks: attempt.amount_kopecks,
+    providerReference: attempt.provider_reference ?? undefined,
   };
 }
 
@@ -145,6 +148,9 @@ export async function applyAttemptOutcome(
       'applying the acquirer outcome',
     );
     const now = deps.clock.now();
+    // The acquirer's id of the charge, kept from the first answer that carries it.
+    if (outcome.providerReference !== undefined && current.provider_reference === null)
+      await attempts.updateAttempt(tx, current.id, { provider_reference: outcome.providerReference.slice(0, 200) });
     switch (outcome.status) {
       case 'requires_confirmation':
         return attempts.updateAttempt(tx, current.id, {
@@ -167,8 +173,16 @@ export async function applyAttemptOutcome(
       case 'succeeded':
         return applyCapture(tx, deps, payment, current);
       case 'requires_action':
+        // The payer is at the acquirer; the page shows the action again until a notification
+        // or the reconciliation worker's look-up ends the attempt.
+        return attempts.updateAttempt(tx, current.id, {
+          status: 'requires_action',
+          ...payerActionColumns(outcome.action),
+          updated_at: now,
+          next_check_at: new Date(now.getTime() + RECONCILE_AFTER_MS),
+        });
       case 'processing':
-        // The outcome arrives later: the attempt stays pending and the reconciliation worker asks.
+        // The acquirer holds the charge: the outcome arrives later, the reconciliation worker asks.
         return attempts.updateAttempt(tx, current.id, {
           status: 'pending',
           updated_at: now,
@@ -176,6 +190,24 @@ export async function applyAttemptOutcome(
         });
     }
   });
+}
+
+type PayerAction = Extract<ChargeOutcome, { status: 'requires_action' }>['action'];
+
+function payerActionColumns(action: PayerAction) {
+  return action.kind === 'redirect'
+    ? {
+        payer_action_kind: 'redirect' as const,
+        payer_action_url: action.url,
+        payer_action_qr: null,
+        payer_action_deep_link: null,
+      }
+    : {
+        payer_action_kind: 'qr' as const,
+        payer_action_url: null,
+        payer_action_qr: action.payload,
+        payer_action_deep_link: action.deepLink ?? null,
+      };
 }
 
 async function applyCapture(tx: Tx, deps: AttemptDeps, payment: PaymentRow, attempt: AttemptRow): Promise<AttemptRow> {

@@ -33,7 +33,7 @@ import { isUuid, paymentView, type PaymentShop, type PaymentView } from './payme
 import type { PaymentRefundStatus } from './payment-tables.ts';
 
 export type PaymentRefundDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'> &
-  Pick<ConnectorDeps, 'liveConnectors'>;
+  Pick<ConnectorDeps, 'keyring' | 'acquirerProviders'>;
 
 export const REFUND_REASON_MAX_LENGTH = 500;
 /** A payment has at most this many refunds (the list answers them all, in one page). */
@@ -238,13 +238,14 @@ async function refundRequestOf(deps: PaymentRefundDeps, refund: PaymentRefundRow
   if (refund.attempt_id === null) return undefined;
   const attempt = await deps.db
     .selectFrom('payment_attempts')
-    .select(['charge_key', 'payment_id'])
+    .select(['charge_key', 'payment_id', 'provider_reference'])
     .where('id', '=', refund.attempt_id)
     .executeTakeFirstOrThrow();
   return {
     refundKey: refund.id,
     chargeKey: attempt.charge_key,
     paymentId: attempt.payment_id,
+    providerReference: attempt.provider_reference ?? undefined,
     amountKopecks: refund.amount_kopecks,
   };
 }
@@ -261,7 +262,7 @@ export async function executeRefund(
 ): Promise<PaymentRefundRow> {
   const request = await refundRequestOf(deps, refund);
   if (!request) return applyRefundOutcome(deps, refund.id, { status: 'succeeded', refundKey: refund.id });
-  const connector = connectorNamed(deps, refund.connector);
+  const connector = await connectorNamed(deps, refund.connector);
   if (!connector) {
     deps.logger.error(
       { refund_id: refund.id, connector: refund.connector },

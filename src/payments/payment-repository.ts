@@ -128,12 +128,16 @@ export async function transitionToExpired(
     .executeTakeFirst();
 }
 
-/** An attempt of the payment whose outcome is not known yet (the acquirer may have taken the money). */
+/**
+ * An attempt of the payment whose outcome is not known yet (the acquirer may have
+ * taken the money), or whose payer is still at the acquirer (the reconciliation
+ * worker abandons that one on a schedule, which then lets the payment expire).
+ */
 function pendingAttemptOf(selectFrom: ExpressionBuilder<Database, 'payments'>['selectFrom']) {
   return selectFrom('payment_attempts')
     .select('payment_attempts.id')
     .whereRef('payment_attempts.payment_id', '=', 'payments.id')
-    .where('payment_attempts.status', '=', 'pending');
+    .where('payment_attempts.status', 'in', ['pending', 'requires_action']);
 }
 
 /**

@@ -136,8 +136,8 @@ const TEST_HELPERS = [
 ] as const;
 
 /** The deps of the payment routes; `methodSettings` is the module's cache (closed with the module). */
-export type PaymentRouteDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'> &
-  Pick<ConnectorDeps, 'liveConnectors'> & {
+export type PaymentRouteDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'keyring'> &
+  Pick<ConnectorDeps, 'keyring' | 'acquirerProviders'> & {
     readonly methodSettings: MethodSettingsSource;
   };
 

@@ -12,7 +12,7 @@ import { newUuid } from '../ids.ts';
 import { creditPaymentPaid } from './payment-credit.ts';
 import { emit } from '../webhooks/outbox.ts';
 import type { ShopMode } from '../merchants/merchant-service.ts';
-import { connectorForShop, liveMethods, type ConnectorDeps } from './connectors/connector-registry.ts';
+import { acquirersForShop, type ConnectorDeps } from './connectors/connector-registry.ts';
 import { minorToJsonNumber } from '../money/decimal.ts';
 import { numberLexeme } from '../money/json-lexemes.ts';
 import { parsePaymentAmount } from './payment-amount.ts';
@@ -38,11 +38,10 @@ const ORDER_CODE_ALPHABET = 'abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23
 const ORDER_CODE_ATTEMPTS_MAX = 3;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface PaymentServiceDeps {
+export interface PaymentServiceDeps extends ConnectorDeps {
   readonly db: Db;
   readonly clock: Clock;
   readonly config: Pick<Config, 'publicUrl' | 'allowHttpWebhooks' | 'webhookAllowPrivate'>;
-  readonly liveConnectors?: ConnectorDeps['liveConnectors'];
   /** Where creation reads the shop's method settings: the per-instance cache, or the database each time. */
   readonly methodSettings?: MethodSettingsSource;
 }
@@ -188,7 +187,7 @@ export async function createPayment(
       (entry) => entry.enabled && entry.minKopecks <= valid.amountKopecks && valid.amountKopecks <= entry.maxKopecks,
     )
     .map((entry) => entry.method);
-  assertChargeable(deps, shop.mode, tariff.method, candidates);
+  await assertChargeable(deps, shop, tariff.method, candidates);
   for (let attempt = 1; ; attempt++) {
     const row = newPaymentRow(deps.clock, shop.shopId, valid, tariff);
     const response: StoredResponse = { status: 201, body: JSON.stringify(paymentView(row, deps.config.publicUrl)) };
@@ -221,28 +220,29 @@ export async function createPayment(
  * live shop, a configured production connector), and an unbound one needs at least
  * one of the shop's methods for this amount to have such an acquirer.
  */
-function assertChargeable(
+async function assertChargeable(
   deps: PaymentServiceDeps,
-  mode: ShopMode,
+  shop: PaymentShop,
   method: PaymentMethod | null,
   candidates: readonly PaymentMethod[],
-): void {
-  const available = liveMethods(deps);
+): Promise<void> {
+  const acquirers = await acquirersForShop(deps, { id: shop.shopId, mode: shop.mode });
+  const available = acquirers.methods;
   if (method === null) {
-    if (candidates.some((candidate) => connectorForShop(deps, mode, candidate))) return;
+    if (candidates.some((candidate) => acquirers.forMethod(candidate))) return;
     throw new MethodUnavailableError(
       `No method of this shop can take this payment in live mode (${candidates.join(', ') || 'none enabled for this amount'})` +
         (available.length > 0
           ? `; configured acquirer connectors charge ${available.join(', ')}.`
-          : '; no live acquirer connector is configured yet.'),
+          : '; no live acquirer connector is configured yet for this shop.'),
     );
   }
-  if (connectorForShop(deps, mode, method)) return;
+  if (acquirers.forMethod(method)) return;
   throw new MethodUnavailableError(
     `Method "${method}" cannot be paid in a live shop: no configured acquirer connector supports it` +
       (available.length > 0
         ? `; use one of ${available.join(', ')}.`
-        : '; no live acquirer connector is configured yet.'),
+        : '; no live acquirer connector is configured yet for this shop.'),
   );
 }
 

@@ -1,13 +1,17 @@
 // Kysely types of the tables the payments module owns (migrations 0003_payments.sql, 0007_payment_attempts.sql,
-// 0042_payment_refunds.sql).
+// 0042_payment_refunds.sql, 0043_acquirer_connections.sql).
 import type { Generated } from 'kysely';
 export type PaymentStatus = 'pending' | 'paid' | 'failed' | 'expired';
 
 export type PaymentMethod = 'card' | 'sbp' | 'sberpay';
 export const PAYMENT_METHODS: readonly PaymentMethod[] = ['card', 'sbp', 'sberpay'];
 
-/** pending and requires_confirmation: the outcome is not known yet (the reconciliation worker asks the acquirer). */
-type PaymentAttemptStatus = 'pending' | 'requires_confirmation' | 'succeeded' | 'declined' | 'abandoned';
+/**
+ * pending, requires_confirmation and requires_action (the payer is at the acquirer):
+ * the outcome is not known yet (the reconciliation worker asks the acquirer).
+ */
+type PaymentAttemptStatus =
+  'pending' | 'requires_confirmation' | 'requires_action' | 'succeeded' | 'declined' | 'abandoned';
 /** A merchant's refund of a paid payment: pending until the acquirer's outcome is known. */
 export type PaymentRefundStatus = 'pending' | 'succeeded' | 'failed';
 /** Why a capture went to suspense instead of paying its payment. */
@@ -95,5 +99,22 @@ export interface PaymentTables {
     created_at: Date;
     updated_at: Date;
     resolved_at: Date | null;
+    provider_reference: Generated<string | null>;
+    payer_action_kind: Generated<'redirect' | 'qr' | null>;
+    payer_action_url: Generated<string | null>;
+    payer_action_qr: Generated<string | null>;
+    payer_action_deep_link: Generated<string | null>;
+  };
+  acquirer_connections: {
+    id: string;
+    shop_id: string;
+    provider: string;
+    api_url: string;
+    credentials_sealed: string;
+    methods: PaymentMethod[];
+    priority: number;
+    created_at: Date;
+    updated_at: Date;
+    removed_at: Date | null;
   };
 }

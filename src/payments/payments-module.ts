@@ -4,6 +4,8 @@ import type { AppContext } from '../context.ts';
 import type { BuiltModule } from '../gateway-module.ts';
 import type { ConnectorDeps } from './connectors/connector-registry.ts';
 import type { CrashPointHook } from './crash-points.ts';
+import { createAcquirerDailyReconciliation } from './acquirer-daily-reconciliation.ts';
+import { acquirerNotificationRoutes } from './acquirer-notification-routes.ts';
 import { createExpiryWorker } from './expiry-worker.ts';
 import { createMethodSettingsSource } from './method-settings-cache.ts';
 import { paymentPageRoutes } from './page/payment-page-routes.ts';
@@ -17,15 +19,15 @@ import { listSuspenseCaptures, refundSuspenseCapture, type CaptureView } from '.
 
 /** What the runtime gives payments beyond the platform: the production acquirers, and a test's crash-point hook. */
 export interface PaymentsOptions {
-  /** Absent or empty, a live shop can bind no method. */
-  readonly liveConnectors?: ConnectorDeps['liveConnectors'];
+  /** The providers live shops connect to; ACQUIRER_PROVIDERS unless a test gives its own. */
+  readonly acquirerProviders?: ConnectorDeps['acquirerProviders'];
   /** A test's hook at the charge path's crash points (crash-points.ts); absent in production. */
   readonly crashPoint?: CrashPointHook | undefined;
 }
 
 export type PaymentsModuleDeps = Pick<
   AppContext,
-  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'notifications'
+  'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'notifications' | 'keyring'
 > &
   PaymentsOptions;
 
@@ -50,8 +52,16 @@ export function createPaymentsModule(deps: PaymentsModuleDeps): BuiltModule<Paym
         await app.register(paymentRoutes({ ...deps, methodSettings }));
         await app.register(paymentRefundRoutes(deps));
       },
-      publicRoutes: paymentPageRoutes(deps),
-      workers: () => [createExpiryWorker(deps), createReconciliationWorker(deps), createRefundWorker(deps)],
+      publicRoutes: async (app) => {
+        await app.register(paymentPageRoutes(deps));
+        await app.register(acquirerNotificationRoutes(deps));
+      },
+      workers: () => [
+        createExpiryWorker(deps),
+        createReconciliationWorker(deps),
+        createRefundWorker(deps),
+        createAcquirerDailyReconciliation(deps),
+      ],
       close: async () => methodSettings.close(),
     },
     service: {

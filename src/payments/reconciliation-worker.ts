@@ -11,6 +11,7 @@ import { inTransaction } from '../db/transaction.ts';
 import * as attempts from './attempt-repository.ts';
 import type { AttemptRow } from './attempt-repository.ts';
 import { applyAttemptOutcome, chargeReferenceOf, RECONCILE_AFTER_MS } from './attempt-service.ts';
+import type { ChargeOutcome } from './connectors/acquirer-connector.ts';
 import { connectorNamed, type ConnectorDeps } from './connectors/connector-registry.ts';
 import { paymentMetrics, type ReconcileResult } from './payment-metrics.ts';
 
@@ -23,6 +24,20 @@ const LOOKUP_BACKOFF_MAX_MS = 30 * 60_000;
 export const ABANDON_AFTER_MS = 15 * 60_000;
 /** A payer who has not confirmed within a day never will (3-D Secure sessions last minutes). */
 const CONFIRMATION_ABANDON_AFTER_MS = 24 * 60 * 60_000;
+/**
+ * A payer still at the acquirer (its page, a QR) an hour after the attempt began
+ * has left: a payment lives an hour, and the attempt holds its expiry off until
+ * abandoned. A success the acquirer reports later still lands (in suspense if expired).
+ */
+const ACTION_ABANDON_AFTER_MS = 60 * 60_000;
+
+/** How long an attempt may stay without a final outcome of this kind before it is abandoned. */
+function abandonAfterMs(outcome: ChargeOutcome | undefined): number | undefined {
+  if (outcome === undefined) return ABANDON_AFTER_MS;
+  if (outcome.status === 'requires_confirmation') return CONFIRMATION_ABANDON_AFTER_MS;
+  if (outcome.status === 'requires_action') return ACTION_ABANDON_AFTER_MS;
+  return undefined;
+}
 
 /** Its runOnce makes one pass over the attempts due for a look-up; returns how many were resolved. */
 export type ReconciliationWorker = PollingWorker;
@@ -31,7 +46,7 @@ type ReconcileContext = Pick<
   AppContext,
   'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'notifications'
 > &
-  Pick<ConnectorDeps, 'liveConnectors'>;
+  Pick<ConnectorDeps, 'keyring' | 'acquirerProviders'>;
 
 export function createReconciliationWorker(
   context: ReconcileContext,
@@ -47,7 +62,7 @@ export function createReconciliationWorker(
   }
 
   async function reconcile(attempt: AttemptRow): Promise<ReconcileResult> {
-    const connector = connectorNamed(context, attempt.connector);
+    const connector = await connectorNamed(context, attempt.connector);
     if (!connector) {
       context.logger.error(
         { attempt_id: attempt.id, connector: attempt.connector },
@@ -58,8 +73,8 @@ export function createReconciliationWorker(
     }
     const outcome = await connector.lookup(chargeReferenceOf(attempt));
     const ageMs = context.clock.now().getTime() - attempt.created_at.getTime();
-    const unknown = outcome === undefined || outcome.status === 'requires_confirmation';
-    if (unknown && ageMs >= (outcome === undefined ? ABANDON_AFTER_MS : CONFIRMATION_ABANDON_AFTER_MS)) {
+    const limitMs = abandonAfterMs(outcome);
+    if (limitMs !== undefined && ageMs >= limitMs) {
       await inTransaction(context.db, (tx) => attempts.abandonAttempt(tx, attempt.id, context.clock.now()));
       context.logger.info(
         { attempt_id: attempt.id, payment_id: attempt.payment_id },
@@ -73,6 +88,11 @@ export function createReconciliationWorker(
     }
     const applied = await applyAttemptOutcome(context, attempt, outcome);
     if (applied.status === 'requires_confirmation') return 'unknown';
+    if (applied.status === 'pending' || applied.status === 'requires_action') {
+      // Still open at the acquirer (the payer acts there, or it processes): ask again, further apart each time.
+      await later(applied);
+      return 'unknown';
+    }
     context.logger.info(
       {
         attempt_id: attempt.id,

@@ -23,7 +23,7 @@ type RefundWorkerContext = Pick<
   AppContext,
   'db' | 'clock' | 'config' | 'logger' | 'health' | 'metrics' | 'notifications'
 > &
-  Pick<ConnectorDeps, 'liveConnectors'>;
+  Pick<ConnectorDeps, 'keyring' | 'acquirerProviders'>;
 
 export function createRefundWorker(context: RefundWorkerContext, options: PollingWorkerOptions = {}): PollingWorker {
   registerPendingRefundsGauge(context);

@@ -16,7 +16,7 @@ import { findPaymentById, type PaymentRow } from './payment-repository.ts';
 import { paymentView, type PaymentView } from './payment-service.ts';
 
 export type SuspenseDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'> &
-  Pick<ConnectorDeps, 'liveConnectors'>;
+  Pick<ConnectorDeps, 'keyring' | 'acquirerProviders'>;
 
 export const SUSPENSE_LIST_LIMIT_MAX = 1000;
 
@@ -117,7 +117,7 @@ export async function refundSuspenseCapture(deps: SuspenseDeps, attemptId: strin
     return attempts.updateAttempt(tx, attempt.id, { refund_status: 'requested', updated_at: deps.clock.now() });
   });
   if (requested.refund_status === 'refunded') return captureView(requested);
-  const connector = connectorNamed(deps, requested.connector);
+  const connector = await connectorNamed(deps, requested.connector);
   if (!connector)
     throw new InvalidStateError(
       `The connector "${requested.connector}" of attempt ${attemptId} is not available in this build.`,

@@ -192,6 +192,7 @@ describe.each(backends)('listing commands on %s', (backend) => {
   const argumentsOf = (words: string): string[] =>
     ({
       'shop methods list': ['--shop', shopId],
+      'shop connector list': ['--shop', shopId],
       'crypto sweeps list': ['--address', 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7'],
     })[words] ?? [];
 

@@ -2,6 +2,7 @@
 // behind the production AcquirerConnector interface. It charges cards only and
 // keeps its own book of charges, one per charge key, like a bank does.
 import type { AcquirerConnector, ChargeOutcome } from '../../src/payments/connectors/acquirer-connector.ts';
+import { AcquirerCredentialsError, type AcquirerProvider } from '../../src/payments/connectors/acquirer-provider.ts';
 
 export interface FakeCardAcquirer extends AcquirerConnector {
   /** The charges the bank received, by charge key. */
@@ -34,6 +35,20 @@ export function createFakeCardAcquirer(): FakeCardAcquirer {
     },
     async lookupRefund(request) {
       return charges.has(request.chargeKey) ? { status: 'succeeded', refundKey: request.refundKey } : undefined;
+    },
+  };
+}
+
+/** The fake bank as a provider live shops connect to; it accepts the credential `key=good` only. */
+export function fakeCardProvider(acquirer: FakeCardAcquirer): AcquirerProvider {
+  return {
+    name: 'fake_card_bank',
+    methods: ['card'],
+    defaultApiUrl: 'https://fake-card-bank.invalid',
+    credentialNames: ['key'],
+    connect: (connection) => ({ ...acquirer, name: `fake_card_bank:${connection.id}` }),
+    async verifyCredentials(connection) {
+      if (connection.credentials['key'] !== 'good') throw new AcquirerCredentialsError('the key is not known');
     },
   };
 }

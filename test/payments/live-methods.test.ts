@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csrfToken } from '../../src/payments/page/page-security.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
-import { createFakeCardAcquirer, type FakeCardAcquirer } from './fake-card-acquirer.ts';
+import { saveConnection } from '../../src/payments/connectors/acquirer-connections.ts';
+import { createFakeCardAcquirer, fakeCardProvider, type FakeCardAcquirer } from './fake-card-acquirer.ts';
 import { getJson, postPayment, sandboxShop, type ShopWithKey } from './payment-test-support.ts';
 
 function field(html: string, name: string): string | undefined {
@@ -85,14 +86,20 @@ describe.each(backends)('live shops without a production connector on %s', (back
   });
 });
 
-describe.each(backends)('live shops with a card-only production connector on %s', (backend) => {
+describe.each(backends)('live shops with a card-only acquirer connection on %s', (backend) => {
   let testApp: TestApp;
   let live: ShopWithKey;
   let acquirer: FakeCardAcquirer;
   beforeAll(async () => {
     acquirer = createFakeCardAcquirer();
-    testApp = await createTestApp(backend, { liveConnectors: [acquirer] });
+    const provider = fakeCardProvider(acquirer);
+    testApp = await createTestApp(backend, { acquirerProviders: new Map([[provider.name, provider]]) });
     live = await sandboxShop(testApp, 'live');
+    await saveConnection(testApp.context, new Map([[provider.name, provider]]), {
+      shopId: live.shopId,
+      provider: provider.name,
+      credentials: { key: 'good' },
+    });
   });
   afterAll(() => testApp.close());
 

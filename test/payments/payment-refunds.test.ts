@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
 import type { AcquirerConnector, RefundOutcome } from '../../src/payments/connectors/acquirer-connector.ts';
+import { saveConnection } from '../../src/payments/connectors/acquirer-connections.ts';
+import type { AcquirerProvider } from '../../src/payments/connectors/acquirer-provider.ts';
 import { REFUND_CHECK_AFTER_MS } from '../../src/payments/payment-refund-service.ts';
 import { createRefundWorker } from '../../src/payments/refund-worker.ts';
 import { createPaymentsModule } from '../../src/payments/payments-module.ts';
@@ -44,7 +46,17 @@ function createLaterRefundingAcquirer() {
       return settled.get(request.refundKey) ?? { status: 'pending', refundKey: request.refundKey };
     },
   };
-  return { connector, received, settled, state };
+  // Live shops reach it through a stored connection, as they reach any provider.
+  const provider: AcquirerProvider = {
+    name: 'later_bank',
+    methods: ['card'],
+    defaultApiUrl: 'https://later-bank.invalid',
+    credentialNames: ['key'],
+    connect: (connection) => ({ ...connector, name: `later_bank:${connection.id}` }),
+    async verifyCredentials() {},
+  };
+  const providers: ReadonlyMap<string, AcquirerProvider> = new Map([[provider.name, provider]]);
+  return { connector, providers, received, settled, state };
 }
 
 describe.each(backends)('RUB refunds on %s', (backend) => {
@@ -54,9 +66,14 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
   const later = createLaterRefundingAcquirer();
 
   beforeAll(async () => {
-    testApp = await createTestApp(backend, { liveConnectors: [later.connector] });
+    testApp = await createTestApp(backend, { acquirerProviders: later.providers });
     shop = await sandboxShop(testApp);
     live = await sandboxShop(testApp, 'live');
+    await saveConnection(testApp.context, later.providers, {
+      shopId: live.shopId,
+      provider: 'later_bank',
+      credentials: { key: 'any' },
+    });
   });
   afterAll(async () => {
     expect((await checkLedgerInvariants(testApp.context.db)).violations).toEqual([]);
@@ -346,7 +363,7 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
   });
 
   it('a refund the acquirer confirms later stays pending, reserved, until the refund worker learns the outcome', async () => {
-    const worker = createRefundWorker({ ...testApp.context, liveConnectors: [later.connector] });
+    const worker = createRefundWorker({ ...testApp.context, acquirerProviders: later.providers });
     const payment = await cardPaid(live.key, 1000);
     const before = await rubMain(live.key);
     const accepted = await refund(live.key, payment.payment_id, { amount: 250 });
@@ -378,7 +395,7 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
   });
 
   it('a refund whose call failed is sent again by the worker under the same key; a refusal gives the money back', async () => {
-    const worker = createRefundWorker({ ...testApp.context, liveConnectors: [later.connector] });
+    const worker = createRefundWorker({ ...testApp.context, acquirerProviders: later.providers });
     const payment = await cardPaid(live.key, 100);
     const before = await rubMain(live.key);
     later.state.down = true;
@@ -405,7 +422,7 @@ describe.each(backends)('RUB refunds on %s', (backend) => {
   });
 
   it('an acquirer’s notified refund outcome moves a pending refund once; a repeat or an unknown key changes nothing', async () => {
-    const payments = createPaymentsModule({ ...testApp.context, liveConnectors: [later.connector] });
+    const payments = createPaymentsModule({ ...testApp.context, acquirerProviders: later.providers });
     try {
       const payment = await cardPaid(live.key, 300);
       const refundId = (await refund(live.key, payment.payment_id, { amount: 300 })).json().refund_id as string;

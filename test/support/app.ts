@@ -96,14 +96,14 @@ export async function createTestApp(
     config?: Partial<Config>;
     clock?: ManualClock;
     app?: BuildAppOptions;
-    liveConnectors?: PaymentsOptions['liveConnectors'];
+    acquirerProviders?: PaymentsOptions['acquirerProviders'];
     /** Makes the chain of the crypto modules instead of the configured one (closed with the app). */
     chain?: (context: AppContext) => CryptoChain;
   } = {},
 ): Promise<TestApp> {
   const { context, clock, database } = await createTestContext(backend, options);
   const { app, modules, chain, cabinet } = await buildAppWithModules(context, options.app, options.chain?.(context), {
-    liveConnectors: options.liveConnectors,
+    acquirerProviders: options.acquirerProviders,
   });
   await app.ready();
   return {

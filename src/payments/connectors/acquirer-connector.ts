@@ -133,6 +133,15 @@ export type NotificationResult = {
   | { readonly kind: 'ignored'; readonly reason: string }
 );
 
+/** One charge as the acquirer lists it. */
+export interface ProviderCharge {
+  readonly providerReference: string;
+  readonly chargeKey?: string | undefined;
+  readonly paymentId?: string | undefined;
+  readonly status: 'succeeded' | 'declined' | 'pending';
+  readonly amountKopecks: bigint;
+}
+
 export interface AcquirerConnector {
   /** A stable name, e.g. `sandbox`. */
   readonly name: string;
@@ -151,6 +160,11 @@ export interface AcquirerConnector {
   ): Promise<RefundOutcome | undefined>;
   /** Checks and confirms a notification; absent when the acquirer sends none. */
   handleNotification?(notification: AcquirerNotification): Promise<NotificationResult>;
+  /**
+   * The acquirer's charges created in `range` (its own list), for the daily
+   * comparison with our attempts; absent when the acquirer offers no list.
+   */
+  listCharges?(range: { readonly from: Date; readonly to: Date }): AsyncIterable<ProviderCharge>;
   /** The sandbox's QR before any charge (its simulated bank app pays it); live connectors answer `requires_action`. */
   qrPayload?(request: {
     readonly paymentId: string;

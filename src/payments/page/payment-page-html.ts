@@ -67,12 +67,22 @@ function changeMethodLink(form: FormContext): string {
     : '';
 }
 
-export function cardForm(form: FormContext, error: string | undefined): string {
+/**
+ * The card step. `cardFields` only for the sandbox: a live shop's payer enters the
+ * card at the acquirer's own page (the button sends them there), so card data never
+ * reaches Paygate in live mode (docs/security.md, SAQ A).
+ */
+export function cardForm(form: FormContext, error: string | undefined, cardFields = true): string {
   const { lang } = form;
   const alert = error ? `<div class="notice error" role="alert">${error}</div>` : '';
-  return `<section class="card" aria-labelledby="card-title"><h2 id="card-title">${text(lang, 'method_card')}</h2>${alert}
+  const head = `<section class="card" aria-labelledby="card-title"><h2 id="card-title">${text(lang, 'method_card')}</h2>${alert}
 <form method="post" action="/pay/${form.orderCode}/card" autocomplete="on" id="card-form">
-${hidden({ csrf: form.csrf, attempt: form.attempt, lang })}
+${hidden({ csrf: form.csrf, attempt: form.attempt, lang })}`;
+  if (!cardFields)
+    return `${head}
+<button type="submit" id="pay-button">${text(lang, 'pay')}</button>
+</form>${changeMethodLink(form)}</section>`;
+  return `${head}
 <label for="cc-number">${text(lang, 'cardNumber')}</label>
 <input id="cc-number" name="cc-number" autocomplete="cc-number" inputmode="numeric" pattern="[0-9 ]{12,23}" maxlength="23" required placeholder="0000 0000 0000 0000">
 <div class="row"><div>
@@ -102,6 +112,13 @@ export function qrForm(
   return `<section class="card" aria-labelledby="qr-title"><h2 id="qr-title">${text(lang, `method_${method}`)}</h2>
 <p>${text(lang, 'scanQr')}</p><div class="qr" role="img" aria-label="QR">${qrSvg}</div>
 <p><a class="button" href="${escapeHtml(qrPayload)}" rel="noreferrer">${text(lang, 'openBankApp')}</a></p>${sandboxButton}${changeMethodLink(form)}</section>`;
+}
+
+/** A live shop's SBP or SberPay before any charge: the acquirer makes the QR when the payer asks for it. */
+export function qrStartForm(form: FormContext, method: Exclude<PaymentMethod, 'card'>): string {
+  const { lang } = form;
+  return `<section class="card" aria-labelledby="qr-title"><h2 id="qr-title">${text(lang, `method_${method}`)}</h2>
+<form method="post" action="/pay/${form.orderCode}/qr">${hidden({ csrf: form.csrf, attempt: form.attempt, lang, method })}<button type="submit" id="pay-button">${text(lang, 'pay')}</button></form>${changeMethodLink(form)}</section>`;
 }
 
 export function confirmForm(form: FormContext, chargeKey: string): string {

@@ -18,6 +18,7 @@ import {
   countdownScript,
   methodChoice,
   qrForm,
+  qrStartForm,
   statusCard,
   summary,
   type FormContext,
@@ -37,6 +38,7 @@ import {
   loadPageState,
   payFromPage,
   qrPayloadFor,
+  refreshOnReturn,
   type PageDeps,
   type PageState,
   type PayResult,
@@ -158,12 +160,20 @@ export const paymentPageRoutes =
           body += state.options.length
             ? methodChoice(lang, payment.order_code, state.options)
             : statusCard(lang, 'unavailable');
-        else if (option.method === 'card') body += cardForm(form, undefined);
-        else {
+        else if (option.method === 'card') body += cardForm(form, undefined, state.shopMode === 'sandbox');
+        else if (state.shopMode === 'sandbox') {
           const payload = qrPayloadFor(context, state, option.method)!;
           const svg = await QRCode.toString(payload, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
-          body += qrForm(form, option.method, svg, payload, state.shopMode === 'sandbox');
-        }
+          body += qrForm(form, option.method, svg, payload, true);
+        } else if (state.waitingQr?.method === option.method) {
+          // The acquirer's QR of the charge; on a phone the link opens the bank app.
+          const svg = await QRCode.toString(state.waitingQr.payload, {
+            type: 'svg',
+            margin: 1,
+            errorCorrectionLevel: 'M',
+          });
+          body += qrForm(form, option.method, svg, state.waitingQr.link, false);
+        } else body += qrStartForm(form, option.method);
         script = countdownScript(lang, payment.expires_at.getTime(), context.clock.now().getTime());
       } else {
         body =
@@ -191,6 +201,9 @@ export const paymentPageRoutes =
       result: PayResult,
       method: PaymentMethod,
     ): FastifyReply {
+      // The acquirer's own page (card data is entered there, never here); only an http(s) URL is followed.
+      if (result.kind === 'redirect' && /^https?:\/\//.test(result.url))
+        return reply.code(303).header('location', result.url).header('cache-control', 'no-store').send();
       const params = new URLSearchParams({ lang });
       if (result.kind === 'declined') {
         params.set('method', method);
@@ -255,6 +268,23 @@ export const paymentPageRoutes =
       },
     );
 
+    // Back from the acquirer's page: the state comes from our database (and one look-up), never from the query string.
+    app.get<{ Params: { order_code: string } }>(
+      '/pay/:order_code/return',
+      { schema: { hide: true }, config: actionLimit },
+      async (request, reply) => {
+        const lang = requestLang(request);
+        const state = await loadPageState(context, request.params.order_code);
+        if (!state) return simplePage(reply, lang, 404, 'notFound', '/pay');
+        await refreshOnReturn(context, state);
+        return reply
+          .code(303)
+          .header('location', `/pay/${state.payment.order_code}?${new URLSearchParams({ lang })}`)
+          .header('cache-control', 'no-store')
+          .send();
+      },
+    );
+
     app.post<{ Params: { order_code: string } }>(
       '/pay/:order_code/card',
       { schema: { hide: true }, config: actionLimit },
@@ -262,8 +292,9 @@ export const paymentPageRoutes =
         const checked = await actionState(request, reply);
         if (!checked) return reply;
         const { form, lang, state } = checked;
-        const card = parseCard(form);
-        if (!card || !ATTEMPT_PATTERN.test(form.attempt ?? '')) {
+        // A live shop's card is entered at the acquirer: whatever card fields a crafted form carries are never read.
+        const card = state.shopMode === 'sandbox' ? parseCard(form) : undefined;
+        if ((state.shopMode === 'sandbox' && !card) || !ATTEMPT_PATTERN.test(form.attempt ?? '')) {
           const params = new URLSearchParams({ lang, method: 'card', invalid: '1' });
           return reply.code(303).header('location', `/pay/${state.payment.order_code}?${params}`).send();
         }

@@ -4,18 +4,31 @@
 // attempt-service.ts through the same guarded transitions as everywhere.
 import type { AppContext } from '../../context.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
-import { applyAttemptOutcome, armConfirmation, chargeAttempt, startAttempt } from '../attempt-service.ts';
-import type { AcquirerConnector, CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
+import { listAttemptsOfPayment } from '../attempt-repository.ts';
+import {
+  applyAttemptOutcome,
+  armConfirmation,
+  chargeAttempt,
+  chargeReferenceOf,
+  startAttempt,
+} from '../attempt-service.ts';
+import type { CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
 import type { CrashPointHook } from '../crash-points.ts';
-import { connectorForShop, connectorNamed, type ConnectorDeps } from '../connectors/connector-registry.ts';
+import {
+  acquirersForShop,
+  connectorNamed,
+  type ConnectorDeps,
+  type ShopAcquirers,
+} from '../connectors/connector-registry.ts';
 import { coversAmount, shopMethodSettings, totalWithMethod, type MethodSettings } from '../payment-methods.ts';
 import { findPaymentByOrderCode, type PaymentRow } from '../payment-repository.ts';
 import type { PaymentMethod } from '../payment-tables.ts';
 
-export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger'> &
-  Pick<ConnectorDeps, 'liveConnectors'> & { readonly crashPoint?: CrashPointHook | undefined };
+export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'keyring'> &
+  Pick<ConnectorDeps, 'keyring' | 'acquirerProviders'> & { readonly crashPoint?: CrashPointHook | undefined };
 
 const ORDER_CODE_PATTERN = /^[A-Za-z0-9]{6,32}$/;
+const ATTEMPTS_PER_PAYMENT_MAX = 50;
 
 interface MethodOption {
   readonly method: PaymentMethod;
@@ -30,6 +43,10 @@ export interface PageState {
   readonly status: PaymentRow['status'];
   /** Methods the payer may use now (the bound one only, when bound). */
   readonly options: readonly MethodOption[];
+  /** The shop's acquirers, read with the page. */
+  readonly acquirers: ShopAcquirers;
+  /** A live QR charge waiting for the payer's bank app: the acquirer's QR payload and deep link. */
+  readonly waitingQr?: { readonly method: PaymentMethod; readonly payload: string; readonly link: string } | undefined;
 }
 
 export async function loadPageState(deps: PageDeps, orderCode: string): Promise<PageState | undefined> {
@@ -42,8 +59,23 @@ export async function loadPageState(deps: PageDeps, orderCode: string): Promise<
   const status = payment.status === 'pending' && payment.expires_at <= deps.clock.now() ? 'expired' : payment.status;
   // Only methods an acquirer can charge are offered: a live payment bound to a
   // method no configured connector has shows "unavailable", not an error.
-  const options = methodOptions(payment, settings).filter((option) => connectorForShop(deps, shop.mode, option.method));
-  return { payment, shopName: shop.name, shopMode: shop.mode, status, options };
+  const acquirers = await acquirersForShop(deps, { id: payment.shop_id, mode: shop.mode });
+  const options = methodOptions(payment, settings).filter((option) => acquirers.forMethod(option.method));
+  const waiting =
+    status === 'pending' && shop.mode === 'live'
+      ? (await listAttemptsOfPayment(deps.db, payment.id, ATTEMPTS_PER_PAYMENT_MAX)).findLast(
+          (attempt) => attempt.status === 'requires_action' && attempt.payer_action_kind === 'qr',
+        )
+      : undefined;
+  const waitingQr =
+    waiting?.payer_action_qr != null
+      ? {
+          method: waiting.method,
+          payload: waiting.payer_action_qr,
+          link: waiting.payer_action_deep_link ?? waiting.payer_action_qr,
+        }
+      : undefined;
+  return { payment, shopName: shop.name, shopMode: shop.mode, status, options, acquirers, waitingQr };
 }
 
 function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[]): MethodOption[] {
@@ -53,19 +85,12 @@ function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[])
     .map((entry) => ({ method: entry.method, totalKopecks: totalWithMethod(entry, payment.amount_kopecks) }));
 }
 
-/** The acquirer that charges `method` for a shop (connector-registry.ts). */
-function connectorFor(
-  deps: PageDeps,
-  shopMode: 'sandbox' | 'live',
-  method: PaymentMethod,
-): AcquirerConnector | undefined {
-  return connectorForShop(deps, shopMode, method);
-}
-
 export type PayResult =
   | { readonly kind: 'done' } // paid now or already final: show the status page
   | { readonly kind: 'declined'; readonly declineCode: string }
   | { readonly kind: 'confirm'; readonly chargeKey: string }
+  /** The payer goes on to the acquirer's page (and comes back to `/pay/{order_code}/return`). */
+  | { readonly kind: 'redirect'; readonly url: string }
   | { readonly kind: 'unavailable' };
 
 export interface PayInput {
@@ -79,7 +104,7 @@ export interface PayInput {
 export async function payFromPage(deps: PageDeps, state: PageState, input: PayInput): Promise<PayResult> {
   if (state.status !== 'pending') return { kind: 'done' };
   const option = state.options.find((candidate) => candidate.method === input.method);
-  const connector = connectorFor(deps, state.shopMode, input.method);
+  const connector = state.acquirers.forMethod(input.method);
   if (!option || !connector) return { kind: 'unavailable' };
   const attempt = await startAttempt(deps, {
     payment: state.payment,
@@ -112,7 +137,7 @@ export async function confirmFromPage(
   }
   const attempt = await armConfirmation(deps, state.payment.id, chargeKey);
   // The charge is confirmed with the acquirer it was made through.
-  const connector = attempt ? connectorNamed(deps, attempt.connector) : undefined;
+  const connector = attempt ? await connectorNamed(deps, attempt.connector) : undefined;
   if (!attempt || !connector) return { kind: 'unavailable' };
   const outcome = await connector.confirm(chargeKey, approve);
   if (outcome.status === 'succeeded') deps.crashPoint?.('after_acquirer_success');
@@ -122,13 +147,37 @@ export async function confirmFromPage(
 
 function resultOf(outcome: ChargeOutcome): PayResult {
   if (outcome.status === 'requires_confirmation') return { kind: 'confirm', chargeKey: outcome.chargeKey };
+  if (outcome.status === 'requires_action' && outcome.action.kind === 'redirect')
+    return { kind: 'redirect', url: outcome.action.url };
   if (outcome.status === 'declined' && !outcome.final) return { kind: 'declined', declineCode: outcome.declineCode };
   return { kind: 'done' };
 }
 
+/** A payer coming back from the acquirer asks it at most this often per attempt. */
+const RETURN_LOOKUP_INTERVAL_MS = 10_000;
+
+/**
+ * The payer is back from the acquirer (`/pay/{order_code}/return`). Nothing the
+ * acquirer put in the URL is read: if the payment's latest attempt is still open
+ * at the acquirer, its connector is asked once (at most every 10 s per attempt)
+ * and the answer applied like any other; the page then shows our state.
+ */
+export async function refreshOnReturn(deps: PageDeps, state: PageState): Promise<void> {
+  if (state.status !== 'pending') return;
+  const attempts = await listAttemptsOfPayment(deps.db, state.payment.id, ATTEMPTS_PER_PAYMENT_MAX);
+  const open = attempts.findLast((attempt) => attempt.status === 'requires_action' || attempt.status === 'pending');
+  if (!open || open.connector === 'sandbox') return;
+  if (deps.clock.now().getTime() - open.updated_at.getTime() < RETURN_LOOKUP_INTERVAL_MS) return;
+  const connector = await connectorNamed(deps, open.connector);
+  const outcome = await connector?.lookup(chargeReferenceOf(open));
+  // Nothing new, or the acquirer never had it: the attempt waits for its notification or the worker.
+  if (!outcome) return;
+  await applyAttemptOutcome(deps, open, outcome);
+}
+
 export function qrPayloadFor(deps: PageDeps, state: PageState, method: 'sbp' | 'sberpay'): string | undefined {
   const option = state.options.find((candidate) => candidate.method === method);
-  const connector = connectorFor(deps, state.shopMode, method);
+  const connector = state.acquirers.forMethod(method);
   if (!option || !connector) return undefined;
   return connector.qrPayload?.({ paymentId: state.payment.id, method, amountKopecks: option.totalKopecks });
 }
