@@ -46,7 +46,6 @@ export function createShop(options: ShopOptions): FastifyInstance {
   const { paygate } = options;
   const orders = new Map<string, Order>();
   const seenEvents = new Set<string>();
-  const callbackUrl = new URL('/webhooks/paygate', options.publicUrl).href;
   const app = Fastify({ logger: false });
 
   app.post<{ Body: { amount: string } }>('/checkout', { schema: checkoutSchema }, async (request, reply) => {
@@ -56,7 +55,7 @@ export function createShop(options: ShopOptions): FastifyInstance {
       amount: Number(order.amount),
       currency: 'RUB',
       order_id: order.id,
-      callback_url: callbackUrl,
+      callback_url: new URL('/webhooks/paygate', options.publicUrl).href,
     });
     Object.assign(order, { payment_id: payment.payment_id, pay_url: payment.payment_url });
     orders.set(order.id, order);
@@ -69,7 +68,7 @@ export function createShop(options: ShopOptions): FastifyInstance {
       external_id: order.id,
       amount: order.amount,
       network: 'TRC20',
-      callback_url: callbackUrl,
+      callback_url: new URL('/webhooks/paygate', options.publicUrl).href,
     });
     Object.assign(order, { invoice_id: invoice.invoice_id, pay_url: invoice.payment_uri, address: invoice.address });
     orders.set(order.id, order);
