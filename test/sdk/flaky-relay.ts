@@ -6,13 +6,13 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type RelayAction =
+type RelayAction =
   | 'forward'
   | 'forward-then-cut'
   | 'cut'
   | { readonly status: number; readonly headers?: Record<string, string>; readonly body?: unknown };
 
-export interface RelayedRequest {
+interface RelayedRequest {
   readonly method: string;
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
@@ -52,7 +52,8 @@ export async function startFlakyRelay(upstream: string): Promise<FlakyRelay> {
           if (action === 'forward-then-cut') return void request.socket.destroy();
           const copied: Record<string, string> = {};
           answer.headers.forEach((value, name) => {
-            if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection') copied[name] = value;
+            if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection')
+              copied[name] = value;
           });
           response.writeHead(answer.status, copied);
           response.end(text);

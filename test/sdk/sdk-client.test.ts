@@ -101,7 +101,11 @@ describe.each(backends)('@paygate/node against the gateway on %s', (backend) => 
     const once = new Paygate({ baseUrl: relay.url, apiKey, maxRetries: 1, maxRetryDelayMs: 1 });
     relay.plan(
       { status: 503, headers: { 'retry-after': '0' } },
-      { status: 429, headers: { 'retry-after': '0' }, body: { error: 'rate_limited', message: 'slow down', request_id: 'r-1' } },
+      {
+        status: 429,
+        headers: { 'retry-after': '0' },
+        body: { error: 'rate_limited', message: 'slow down', request_id: 'r-1' },
+      },
     );
     const error = await once.account.retrieve().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(PaygateError);

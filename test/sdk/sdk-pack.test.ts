@@ -81,7 +81,10 @@ describe('the packed @paygate/node', () => {
       (error: { stdout: string }) => error.stdout,
     );
     expect(checked).toBe('ok');
-    await writeFile(join(work, 'wrong.ts'), `${CONSUMER}\nawait new Paygate({ baseUrl: '', apiKey: '' }).payments.create({ amount: '10' });\n`);
+    await writeFile(
+      join(work, 'wrong.ts'),
+      `${CONSUMER}\nawait new Paygate({ baseUrl: '', apiKey: '' }).payments.create({ amount: '10' });\n`,
+    );
     const wrong = await run(process.execPath, [TSC, ...options, ...typeRoots, 'wrong.ts'], { cwd: work }).then(
       () => 'ok',
       (error: { stdout: string }) => error.stdout,

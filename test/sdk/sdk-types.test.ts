@@ -35,7 +35,11 @@ describe('the SDK against the gateway it was generated from', () => {
       Object.values(item).flatMap((operation) => (operation.operationId === undefined ? [] : [operation.operationId])),
     );
     expect(operations.length).toBeGreaterThan(40);
-    const methods = methodsByOperation(new Paygate({ baseUrl: 'http://127.0.0.1:1', apiKey: 'pg_test' }), 'paygate', new Map());
+    const methods = methodsByOperation(
+      new Paygate({ baseUrl: 'http://127.0.0.1:1', apiKey: 'pg_test' }),
+      'paygate',
+      new Map(),
+    );
     expect(operations.filter((operationId) => !methods.has(operationId))).toEqual([]);
     expect([...methods.keys()].toSorted()).toEqual(operations.toSorted());
     expect(methods.get('listCryptoPayouts')).toBe('paygate.crypto.payouts.list');
@@ -43,7 +47,9 @@ describe('the SDK against the gateway it was generated from', () => {
   });
 
   it("sends the package's own version in its User-Agent", async () => {
-    const manifest = JSON.parse(await readFile(new URL('../../packages/paygate-node/package.json', import.meta.url), 'utf8'));
+    const manifest = JSON.parse(
+      await readFile(new URL('../../packages/paygate-node/package.json', import.meta.url), 'utf8'),
+    );
     expect(SDK_VERSION).toBe(manifest.version);
   });
 });

@@ -69,7 +69,9 @@ describe.each(backends)('webhook verification with @paygate/node on %s', (backen
     const sentAt = Number(headers['webhook-timestamp']) * 1000;
     expect(refused(body, headers, secret, new Date(sentAt + 301_000))).toMatch(/tolerance/);
     expect(refused(body, headers, secret, new Date(sentAt - 301_000))).toMatch(/tolerance/);
-    expect(paygate.webhooks.verify(body, headers as Record<string, string>, secret, { now: new Date(sentAt + 299_000) })).toBeDefined();
+    expect(
+      paygate.webhooks.verify(body, headers as Record<string, string>, secret, { now: new Date(sentAt + 299_000) }),
+    ).toBeDefined();
     expect(refused(body, { ...headers, 'webhook-signature': undefined })).toMatch(/Missing/);
     const signature = String(headers['webhook-signature']);
     expect(refused(body, { ...headers, 'webhook-signature': signature.replace('v1,', 'v2,') })).toMatch(/signature/);

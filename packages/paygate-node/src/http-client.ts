@@ -90,7 +90,10 @@ export class HttpClient {
         // The answer is not used: release its connection before waiting.
         await response.body?.cancel();
         const asked = retryAfterMs(response.headers.get('retry-after'), Date.now());
-        await this.#wait(Math.min(asked ?? backoffMs(attempt, this.#maxRetryDelayMs), this.#maxRetryDelayMs), request.options?.signal);
+        await this.#wait(
+          Math.min(asked ?? backoffMs(attempt, this.#maxRetryDelayMs), this.#maxRetryDelayMs),
+          request.options?.signal,
+        );
         continue;
       }
       throw await errorOf(response);
@@ -140,7 +143,7 @@ function isRetryable(response: Response, idempotent: boolean): boolean {
 }
 
 /** Retry-After as seconds or an HTTP date, in milliseconds from `nowMs`; undefined when absent or unreadable. */
-export function retryAfterMs(header: string | null, nowMs: number): number | undefined {
+function retryAfterMs(header: string | null, nowMs: number): number | undefined {
   if (header === null || header.trim() === '') return undefined;
   const text = header.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;

@@ -18,8 +18,7 @@ export interface WebhookEvent<Data = Record<string, unknown>> {
 
 /** Node's `request.headers`, a fetch `Headers`, or a plain record. */
 export type WebhookHeaders =
-  | { get(name: string): string | null }
-  | Readonly<Record<string, string | readonly string[] | undefined>>;
+  { get(name: string): string | null } | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 export interface VerifyOptions {
   /** How far the timestamp may be from now, either way (default 300 s, as Standard Webhooks). */
@@ -53,10 +52,7 @@ export function verifyWebhook<Data = Record<string, unknown>>(
     throw new WebhookVerificationError('Webhook timestamp is outside the tolerance');
   }
   const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.from(payload);
-  const expected = createHmac('sha256', secretKey(secret))
-    .update(`${id}.${timestamp}.`)
-    .update(body)
-    .digest();
+  const expected = createHmac('sha256', secretKey(secret)).update(`${id}.${timestamp}.`).update(body).digest();
   const matches = signatures.split(' ').some((entry) => {
     const [version, signature] = entry.split(',', 2);
     if (version !== 'v1' || signature === undefined) return false;
@@ -79,7 +75,8 @@ function secretKey(secret: string): Buffer {
 }
 
 function header(headers: WebhookHeaders, name: string): string | undefined {
-  if (typeof headers.get === 'function') return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  if (typeof headers.get === 'function')
+    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
   const records = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
   const value = records[name] ?? Object.entries(records).find(([key]) => key.toLowerCase() === name)?.[1];
   return typeof value === 'string' ? value : value?.[0];
