@@ -89,12 +89,15 @@ describe.each(backends)('@paygate/node against the gateway on %s', (backend) => 
   it('retries 503 and 429 as Retry-After says, and caps a long Retry-After at maxRetryDelayMs', async () => {
     relay.plan(
       { status: 503, headers: { 'retry-after': '0' } },
+      // Retry-After as an HTTP date already past: retry at once.
+      { status: 503, headers: { 'retry-after': new Date(0).toUTCString() } },
       // An hour asked; the client's bound (1 ms) wins, so the call does not hang.
       { status: 429, headers: { 'retry-after': '3600' }, body: { error: 'rate_limited', message: 'slow down' } },
     );
-    const account = await paygate.account.retrieve();
+    const patient = new Paygate({ baseUrl: relay.url, apiKey, maxRetries: 3, maxRetryDelayMs: 1 });
+    const account = await patient.account.retrieve();
     expect(account.mode).toBe('sandbox');
-    expect(relay.requests.map((request) => request.path)).toEqual(['/v1/account', '/v1/account', '/v1/account']);
+    expect(relay.requests.map((request) => request.path)).toEqual(Array(4).fill('/v1/account'));
   });
 
   it('gives up after maxRetries with the last refusal as a typed error', async () => {
