@@ -24,7 +24,7 @@ const RAW_HTML_SELECTORS = [
 const INTERNALS = ['**/*-repository.ts', '**/*-tables.ts'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/'] },
+  { ignores: ['node_modules/', '**/dist/', 'data/', 'coverage/'] },
   ...tseslint.configs.recommended,
   {
     rules: {

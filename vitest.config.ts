@@ -10,6 +10,8 @@ const BROWSER = 'test/**/*-browser.test.ts';
 const PGLITE_TEMPLATE = 'test/support/pglite-template-setup.ts';
 
 export default defineConfig({
+  // The workspace packages (@paygate/node) are imported from their TypeScript source, not a build.
+  ssr: { resolve: { conditions: ['paygate-source'] } },
   test: {
     // Every response a test receives must match the app's OpenAPI document.
     setupFiles: ['test/support/openapi-conformance-setup.ts'],
