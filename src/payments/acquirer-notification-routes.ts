@@ -1,4 +1,4 @@
-// `POST /v1/acquirers/{provider}/notifications/{connection_id}`: where production
+// `POST /acquirers/{provider}/notifications/{connection_id}`: where production
 // acquirers notify us (public: no API key; the connector checks the sender). The
 // body is kept as the exact bytes received, for the connector's signature check.
 import rateLimit from '@fastify/rate-limit';
@@ -39,9 +39,11 @@ export const acquirerNotificationRoutes =
       errorResponseBuilder: (_request, context) => new RateLimitedError(Math.max(1, Math.ceil(context.ttl / 1000))),
     });
     app.post<{ Params: { provider: string; connection_id: string } }>(
-      '/v1/acquirers/:provider/notifications/:connection_id',
+      '/acquirers/:provider/notifications/:connection_id',
       {
         schema: {
+          // Acquirers call it, not merchants: the merchant API's document leaves it out (docs/connectors.md).
+          hide: true,
           operationId: 'receiveAcquirerNotification',
           tags: ['acquirers'],
           summary: "An acquirer's notification about a charge or refund of a shop's connection",

@@ -132,7 +132,11 @@ describe.each(backends)('string inputs on %s', (backend) => {
   }
 
   it('every route refuses a NUL or an unpaired surrogate in every string input with 400 naming the field', async () => {
-    const probes = routes.flatMap(probesOf);
+    // An acquirer's notification body is its bytes, proven by its signature and the acquirer's API
+    // (docs/connectors.md); an unknown connection answers 404 before anything reads it.
+    const probes = routes
+      .flatMap(probesOf)
+      .filter((probe) => !(probe.url.startsWith('/acquirers/') && probe.part === 'body'));
     const described = probes.map((probe) => `${probe.method} ${probe.url} ${probe.part}.${probe.path.join('.')}`);
     // The enumeration itself reaches the inputs that answered 500 before.
     expect(described).toEqual(

@@ -76,7 +76,7 @@ describe.each(backends)('live acquiring through a shop connection on %s', (backe
   function notify(chargeId: string, secret: string, connection = connectionId) {
     return testApp.app.inject({
       method: 'POST',
-      url: `/v1/acquirers/loopback/notifications/${connection}`,
+      url: `/acquirers/loopback/notifications/${connection}`,
       headers: { 'content-type': 'application/json', 'x-loopback-secret': secret },
       payload: JSON.stringify({ charge_id: chargeId }),
     });
@@ -160,7 +160,7 @@ describe.each(backends)('live acquiring through a shop connection on %s', (backe
     expect((await notify('ch_1', SECRET, 'acq_nope')).statusCode).toBe(404);
     const other = await testApp.app.inject({
       method: 'POST',
-      url: `/v1/acquirers/yookassa/notifications/${connectionId}`,
+      url: `/acquirers/yookassa/notifications/${connectionId}`,
       headers: { 'content-type': 'application/json' },
       payload: '{}',
     });

@@ -34,9 +34,13 @@ describe('the packed @paygate/node', () => {
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: PACKAGE_DIR });
     const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     tarball = join(work, packed!.filename);
-    expect(packed!.files.map((file) => file.path).filter((path) => !path.startsWith('dist/'))).toEqual([
-      'package.json',
-    ]);
+    // npm always packs the README beside what `files` names.
+    expect(
+      packed!.files
+        .map((file) => file.path)
+        .filter((path) => !path.startsWith('dist/'))
+        .toSorted(),
+    ).toEqual(['README.md', 'package.json']);
     await writeFile(join(work, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
     await run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: work });
   });

@@ -11,6 +11,9 @@ const OPERATIONS = {
   createPayment: ['POST', '/v1/payments'],
   listPayments: ['GET', '/v1/payments'],
   getPayment: ['GET', '/v1/payments/{payment_id}'],
+  createPaymentRefund: ['POST', '/v1/payments/{payment_id}/refunds'],
+  listPaymentRefunds: ['GET', '/v1/payments/{payment_id}/refunds'],
+  getPaymentRefund: ['GET', '/v1/payments/{payment_id}/refunds/{refund_id}'],
   testHelpersPayPayment: ['POST', '/v1/test_helpers/payments/{payment_id}/pay'],
   testHelpersFailPayment: ['POST', '/v1/test_helpers/payments/{payment_id}/fail'],
   testHelpersExpirePayment: ['POST', '/v1/test_helpers/payments/{payment_id}/expire'],
@@ -58,21 +61,25 @@ function tagged<F extends (...args: never[]) => unknown>(operationId: OperationI
   return Object.assign(method, { operationId });
 }
 
-/** The single path parameter's name, `{payment_id}` → payment_id. */
-function pathParamOf(operationId: OperationId): string {
-  const name = /\{(\w+)\}/.exec(OPERATIONS[operationId][1])?.[1];
-  if (name === undefined) throw new Error(`${operationId} has no path parameter`);
-  return name;
+/** The path parameters' names in order, `{payment_id}/refunds/{refund_id}` → payment_id, refund_id. */
+function pathParamsOf(operationId: OperationId): string[] {
+  const names = [...OPERATIONS[operationId][1].matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
+  if (names.length === 0) throw new Error(`${operationId} has no path parameter`);
+  return names;
 }
 
 /** Makes the methods of each shape of operation on one client. */
 function methodsOf(client: HttpClient) {
   const send = <Op extends OperationId>(
     operationId: Op,
-    parts: { id?: string; body?: unknown; query?: object; options?: RequestOptions },
+    parts: { id?: string | readonly string[]; body?: unknown; query?: object; options?: RequestOptions },
   ): Promise<ResponseOf<Op>> => {
     const [method, path] = OPERATIONS[operationId];
-    const pathParams = parts.id === undefined ? undefined : { [pathParamOf(operationId)]: parts.id };
+    const ids = parts.id === undefined ? [] : typeof parts.id === 'string' ? [parts.id] : parts.id;
+    const pathParams =
+      ids.length === 0
+        ? undefined
+        : Object.fromEntries(pathParamsOf(operationId).map((name, index) => [name, ids[index] ?? '']));
     return client.request({ method, path, pathParams, query: parts.query, body: parts.body, options: parts.options });
   };
   const pages = <Op extends OperationId>(operationId: Op, id: string | undefined, query: object | undefined) =>
@@ -95,6 +102,11 @@ function methodsOf(client: HttpClient) {
     /** One path parameter: `retrieve(id)`, `pay(id)`. */
     byId: <Op extends OperationId>(operationId: Op) =>
       tagged(operationId, (id: string, options?: RequestOptions) => send(operationId, { id, options })),
+    /** Two path parameters: `retrieveRefund(paymentId, refundId)`. */
+    byTwoIds: <Op extends OperationId>(operationId: Op) =>
+      tagged(operationId, (id: string, subId: string, options?: RequestOptions) =>
+        send(operationId, { id: [id, subId], options }),
+      ),
     /** One path parameter and an optional JSON body: `block(id, {reason})`. */
     byIdWithBody: <Op extends OperationId>(operationId: Op) =>
       tagged(operationId, (id: string, body?: BodyOf<Op>, options?: RequestOptions) =>
@@ -118,6 +130,11 @@ export function createResources(client: HttpClient) {
       create: m.withBody('createPayment'),
       retrieve: m.byId('getPayment'),
       list: m.list('listPayments'),
+      /** Refunds a paid payment in full (no body) or in part (`{amount}`). */
+      refund: m.byIdWithBody('createPaymentRefund'),
+      /** A payment's refunds (at most 100: one answer, with the refunded and refundable totals). */
+      listRefunds: m.byId('listPaymentRefunds'),
+      retrieveRefund: m.byTwoIds('getPaymentRefund'),
     },
     webhookEvents: {
       list: m.list('listWebhookEvents'),

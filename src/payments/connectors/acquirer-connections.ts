@@ -59,7 +59,7 @@ function sealContext(connectionId: string): string {
 
 /** Where the provider notifies us of a connection's charges. */
 function notificationUrlOf(publicUrl: string, provider: string, connectionId: string): string {
-  return `${publicUrl}/v1/acquirers/${provider}/notifications/${connectionId}`;
+  return `${publicUrl}/acquirers/${provider}/notifications/${connectionId}`;
 }
 
 function connectionOf(deps: ConnectionStoreDeps, row: ConnectionRow): AcquirerConnection {
