@@ -113,6 +113,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payments/{payment_id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the refunds of a payment */
+        get: operations["listPaymentRefunds"];
+        put?: never;
+        /**
+         * Refund a paid payment, in full or in part
+         * @description Only a paid payment; the refunds of a payment never total more than its amount (the payer fee is not refunded). The amount is debited from the merchant’s RUB balance at once (reserved) and returned to the payer through the acquirer; payment.refunded is sent when the acquirer confirms.
+         */
+        post: operations["createPaymentRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{payment_id}/refunds/{refund_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a refund of a payment */
+        get: operations["getPaymentRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/events": {
         parameters: {
             query?: never;
@@ -2536,6 +2574,874 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+        };
+    };
+    listPaymentRefunds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment_id of a payment of this shop */
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refunds of a payment with its totals */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "refund_id": "prf_01jcx1a2b3c4d5e6f7g8h9j0k7",
+                     *           "payment_id": "0195f3b2-8c1e-7d4a-9b61-2f0c7e5a1d34",
+                     *           "amount": 500.25,
+                     *           "currency": "RUB",
+                     *           "status": "succeeded",
+                     *           "reason": "returned goods",
+                     *           "failure_reason": null,
+                     *           "created_at": "2026-11-02T09:00:00.000Z",
+                     *           "resolved_at": "2026-11-02T09:00:01.000Z"
+                     *         }
+                     *       ],
+                     *       "amount_refunded": 500.25,
+                     *       "amount_refundable": 1000.25
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The payment's refunds, oldest first (at most 100) */
+                        data: {
+                            /** @description prf_… */
+                            refund_id: string;
+                            /** Format: uuid */
+                            payment_id: string;
+                            /** @description RUB returned to the payer and debited from the merchant’s RUB balance */
+                            amount: number;
+                            /** @enum {string} */
+                            currency: "RUB";
+                            /** @description pending: the amount is reserved from the balance and the acquirer has not confirmed yet; succeeded: returned to the payer (payment.refunded); failed: the acquirer refused, the amount is available again */
+                            status: "pending" | "succeeded" | "failed";
+                            reason: string | null;
+                            /** @description Why the acquirer refused (failed only) */
+                            failure_reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            resolved_at: string | null;
+                        }[];
+                        /** @description RUB returned to the payer: the succeeded refunds */
+                        amount_refunded: number;
+                        /** @description RUB that may still be refunded: the payment’s amount less its pending and succeeded refunds */
+                        amount_refundable: number;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+        };
+    };
+    createPaymentRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Repeating the request with the same key and body within 24 h returns the same refund (200, as it is now) instead of a second one. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The payment_id of a payment of this shop */
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 500.25,
+                 *       "reason": "returned goods"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description RUB to return, 0.01 or more with at most 2 decimal places, up to what is left of the payment’s amount; absent: all that is left */
+                    amount?: number;
+                    reason?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The refund created earlier with this Idempotency-Key and body, as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "refund_id": "prf_01jcx1a2b3c4d5e6f7g8h9j0k7",
+                     *       "payment_id": "0195f3b2-8c1e-7d4a-9b61-2f0c7e5a1d34",
+                     *       "amount": 500.25,
+                     *       "currency": "RUB",
+                     *       "status": "succeeded",
+                     *       "reason": "returned goods",
+                     *       "failure_reason": null,
+                     *       "created_at": "2026-11-02T09:00:00.000Z",
+                     *       "resolved_at": "2026-11-02T09:00:01.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description prf_… */
+                        refund_id: string;
+                        /** Format: uuid */
+                        payment_id: string;
+                        /** @description RUB returned to the payer and debited from the merchant’s RUB balance */
+                        amount: number;
+                        /** @enum {string} */
+                        currency: "RUB";
+                        /** @description pending: the amount is reserved from the balance and the acquirer has not confirmed yet; succeeded: returned to the payer (payment.refunded); failed: the acquirer refused, the amount is available again */
+                        status: "pending" | "succeeded" | "failed";
+                        reason: string | null;
+                        /** @description Why the acquirer refused (failed only) */
+                        failure_reason: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        resolved_at: string | null;
+                    };
+                };
+            };
+            /** @description The refund, accepted now */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "refund_id": "prf_01jcx1a2b3c4d5e6f7g8h9j0k7",
+                     *       "payment_id": "0195f3b2-8c1e-7d4a-9b61-2f0c7e5a1d34",
+                     *       "amount": 500.25,
+                     *       "currency": "RUB",
+                     *       "status": "succeeded",
+                     *       "reason": "returned goods",
+                     *       "failure_reason": null,
+                     *       "created_at": "2026-11-02T09:00:00.000Z",
+                     *       "resolved_at": "2026-11-02T09:00:01.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description prf_… */
+                        refund_id: string;
+                        /** Format: uuid */
+                        payment_id: string;
+                        /** @description RUB returned to the payer and debited from the merchant’s RUB balance */
+                        amount: number;
+                        /** @enum {string} */
+                        currency: "RUB";
+                        /** @description pending: the amount is reserved from the balance and the acquirer has not confirmed yet; succeeded: returned to the payer (payment.refunded); failed: the acquirer refused, the amount is available again */
+                        status: "pending" | "succeeded" | "failed";
+                        reason: string | null;
+                        /** @description Why the acquirer refused (failed only) */
+                        failure_reason: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        resolved_at: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `insufficient_funds`: the source account has not enough available balance. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request" | "insufficient_funds";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `invalid_state`: the resource is in a state that does not allow this operation; the message says which. `already_refunded`: the deposit, or the whole amount of the payment, has already been refunded. `duplicate_external_id`: the same idempotency key was used before with a different request. `invalid_request`: the first request with this Idempotency-Key is still running; retry after Retry-After seconds. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_state",
+                     *       "message": "The resource is in a state that does not allow this operation; the message says which.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_state" | "already_refunded" | "duplicate_external_id" | "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+        };
+    };
+    getPaymentRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment_id of a payment of this shop */
+                payment_id: string;
+                /** @description The refund_id of a refund of that payment */
+                refund_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A refund of a RUB payment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "refund_id": "prf_01jcx1a2b3c4d5e6f7g8h9j0k7",
+                     *       "payment_id": "0195f3b2-8c1e-7d4a-9b61-2f0c7e5a1d34",
+                     *       "amount": 500.25,
+                     *       "currency": "RUB",
+                     *       "status": "succeeded",
+                     *       "reason": "returned goods",
+                     *       "failure_reason": null,
+                     *       "created_at": "2026-11-02T09:00:00.000Z",
+                     *       "resolved_at": "2026-11-02T09:00:01.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description prf_… */
+                        refund_id: string;
+                        /** Format: uuid */
+                        payment_id: string;
+                        /** @description RUB returned to the payer and debited from the merchant’s RUB balance */
+                        amount: number;
+                        /** @enum {string} */
+                        currency: "RUB";
+                        /** @description pending: the amount is reserved from the balance and the acquirer has not confirmed yet; succeeded: returned to the payer (payment.refunded); failed: the acquirer refused, the amount is available again */
+                        status: "pending" | "succeeded" | "failed";
+                        reason: string | null;
+                        /** @description Why the acquirer refused (failed only) */
+                        failure_reason: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        resolved_at: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
                         /** @description For humans; the wording may change. */
                         message: string;
                         /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
@@ -12276,7 +13182,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_state`: the resource is in a state that does not allow this operation; the message says which. `already_refunded`: the deposit has already been refunded. `duplicate_external_id`: the same idempotency key was used before with a different request. */
+            /** @description `invalid_state`: the resource is in a state that does not allow this operation; the message says which. `already_refunded`: the deposit, or the whole amount of the payment, has already been refunded. `duplicate_external_id`: the same idempotency key was used before with a different request. */
             409: {
                 headers: {
                     [name: string]: unknown;
