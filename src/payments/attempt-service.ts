@@ -99,6 +99,7 @@ export function chargeReferenceOf(attempt: AttemptRow): ChargeReference {
     method: attempt.method,
     amountKopecks: attempt.amount_kopecks,
     providerReference: attempt.provider_reference ?? undefined,
+    createdAt: attempt.created_at,
   };
 }
 

@@ -52,6 +52,11 @@ export interface ChargeReference {
   readonly amountKopecks: bigint;
   /** The acquirer's own id of the charge, once an answer carried it. */
   readonly providerReference?: string | undefined;
+  /**
+   * When the gateway recorded the attempt, just before the charge call: an
+   * acquirer that lists charges by creation time finds one whose id never came back.
+   */
+  readonly createdAt?: Date | undefined;
 }
 
 /** What the payer must do at the acquirer before the charge can end. */

@@ -12,10 +12,12 @@ import { findConnection, routedConnections } from './acquirer-connections.ts';
 import type { AcquirerConnection, AcquirerProvider } from './acquirer-provider.ts';
 import { createSandboxConnector } from './sandbox/sandbox-connector.ts';
 import { tbankProvider } from './tbank/tbank-provider.ts';
+import { yookassaProvider } from './yookassa/yookassa-provider.ts';
 
 /** The production providers of this build, by name; a provider folder adds one entry. */
 export const ACQUIRER_PROVIDERS: ReadonlyMap<string, AcquirerProvider> = new Map<string, AcquirerProvider>([
   [tbankProvider.name, tbankProvider],
+  [yookassaProvider.name, yookassaProvider],
 ]);
 
 export interface ConnectorDeps {

@@ -9,7 +9,6 @@
 // idempotency for Init, so a repeated Init opens a second session of the same
 // order; a session that is never paid costs nothing, and this connector keeps
 // the sessions it opened by charge key so a double-submitted form gets the same one.
-import { BlockList, isIP } from 'node:net';
 import type { Logger } from 'pino';
 import type {
   AcquirerConnector,
@@ -22,6 +21,7 @@ import type {
   RefundRequest,
 } from '../acquirer-connector.ts';
 import type { PaymentMethod } from '../../payment-tables.ts';
+import { notificationSources } from '../notification-sources.ts';
 import { TBankApiError, type TBankClient, type TBankResponse } from './tbank-client.ts';
 import { classifyStatus, declineCodeFor, REFUND_DONE_STATUSES, REFUND_PENDING_STATUSES } from './tbank-status.ts';
 import { hasValidTbankToken } from './tbank-token.ts';
@@ -69,25 +69,6 @@ export interface TBankConnectorDeps {
   readonly logger: Pick<Logger, 'info' | 'warn'>;
 }
 
-function networksOf(cidrs: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const cidr of cidrs) {
-    const [address, prefix] = cidr.split('/');
-    const family = isIP(address ?? '');
-    if (!address || family === 0) throw new Error(`not a network: ${cidr}`);
-    const type = family === 6 ? 'ipv6' : 'ipv4';
-    list.addSubnet(address, prefix === undefined ? (family === 6 ? 128 : 32) : Number(prefix), type);
-  }
-  return list;
-}
-
-function sourceAllowed(list: BlockList, address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address)?.[1] ?? address;
-  const family = isIP(mapped);
-  if (family === 0) return false;
-  return list.check(mapped, family === 6 ? 'ipv6' : 'ipv4');
-}
-
 function text(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
@@ -96,7 +77,7 @@ function text(value: unknown): string | undefined {
 
 export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnector {
   const { client } = deps;
-  const sources = networksOf(deps.notificationSources);
+  const sources = notificationSources(deps.notificationSources);
   const openSessions = new Map<string, OpenSession>();
 
   function remember(chargeKey: string, session: OpenSession): void {
@@ -278,7 +259,7 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
   }
 
   async function handleNotification(notification: AcquirerNotification): Promise<NotificationResult> {
-    if (!sourceAllowed(sources, notification.remoteAddress)) {
+    if (!sources.allows(notification.remoteAddress)) {
       return { reply: REPLY_REJECTED, kind: 'ignored', reason: `source ${notification.remoteAddress} is not T-Bank's` };
     }
     if (notification.rawBody.length > NOTIFICATION_MAX_CHARS) {
