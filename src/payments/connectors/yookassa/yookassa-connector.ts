@@ -100,8 +100,7 @@ export function kopecksOf(amount: unknown): bigint | undefined {
 
 /** The body of `POST /v3/payments` for a charge: built from the request alone. */
 export function paymentBody(request: ChargeRequest): Record<string, unknown> {
-  const confirmation =
-    request.method === 'sbp' ? { type: 'qr' } : { type: 'redirect', return_url: request.returnUrl };
+  const confirmation = request.method === 'sbp' ? { type: 'qr' } : { type: 'redirect', return_url: request.returnUrl };
   return {
     amount: yookassaAmount(request.amountKopecks),
     capture: true,
@@ -186,7 +185,11 @@ export function createYooKassaConnector(deps: YooKassaConnectorDeps): AcquirerCo
   async function* list(path: string, query: Readonly<Record<string, string>>): AsyncGenerator<YooKassaObject> {
     let cursor: string | undefined;
     for (let page = 0; page < LIST_PAGES_MAX; page += 1) {
-      const answer = await client.get(path, { ...query, limit: String(LIST_PAGE_LIMIT), ...(cursor ? { cursor } : {}) });
+      const answer = await client.get(path, {
+        ...query,
+        limit: String(LIST_PAGE_LIMIT),
+        ...(cursor ? { cursor } : {}),
+      });
       yield* listItems(answer);
       cursor = text(answer['next_cursor']);
       if (!cursor) return;
@@ -216,7 +219,10 @@ export function createYooKassaConnector(deps: YooKassaConnectorDeps): AcquirerCo
         const known = await lookup({ ...request, createdAt: undefined });
         if (known) return known;
       }
-      deps.logger.warn({ code: error.code, parameter: error.parameter, connector: deps.name }, 'YooKassa refused a payment');
+      deps.logger.warn(
+        { code: error.code, parameter: error.parameter, connector: deps.name },
+        'YooKassa refused a payment',
+      );
       return {
         status: 'declined',
         chargeKey: request.chargeKey,
@@ -249,7 +255,11 @@ export function createYooKassaConnector(deps: YooKassaConnectorDeps): AcquirerCo
 
   async function refund(request: RefundRequest): Promise<RefundOutcome> {
     if (!request.providerReference) {
-      return { status: 'refused', refundKey: request.refundKey, reason: 'no YooKassa payment id recorded for the charge' };
+      return {
+        status: 'refused',
+        refundKey: request.refundKey,
+        reason: 'no YooKassa payment id recorded for the charge',
+      };
     }
     try {
       const answer = await client.post(
@@ -361,8 +371,7 @@ export function createYooKassaConnector(deps: YooKassaConnectorDeps): AcquirerCo
         providerReference,
         chargeKey: text(field(payment['metadata'], METADATA_CHARGE_KEY)),
         paymentId: text(field(payment['metadata'], METADATA_PAYMENT_ID)),
-        status:
-          classified.kind === 'succeeded' ? 'succeeded' : classified.kind === 'declined' ? 'declined' : 'pending',
+        status: classified.kind === 'succeeded' ? 'succeeded' : classified.kind === 'declined' ? 'declined' : 'pending',
         amountKopecks,
       };
     }

@@ -120,7 +120,9 @@ export async function startYooKassaSimulator(options: YooKassaSimulatorOptions) 
   }
 
   function takeApiFault(route: string): ApiFault | undefined {
-    const fault = faults.api.find((candidate) => candidate.count > 0 && (!candidate.route || candidate.route === route));
+    const fault = faults.api.find(
+      (candidate) => candidate.count > 0 && (!candidate.route || candidate.route === route),
+    );
     if (fault) fault.count -= 1;
     return fault;
   }
@@ -187,7 +189,8 @@ export async function startYooKassaSimulator(options: YooKassaSimulatorOptions) 
       return;
     }
     const result =
-      (await answer(shop, method, path, url, request)) ?? apiError(404, 'not_found', `No such method: ${method} ${path}`);
+      (await answer(shop, method, path, url, request)) ??
+      apiError(404, 'not_found', `No such method: ${method} ${path}`);
     if (fault?.kind === 'lose_answer') {
       hanging.add(response);
       return;
@@ -208,7 +211,10 @@ export async function startYooKassaSimulator(options: YooKassaSimulatorOptions) 
     const open = payment.status === 'pending';
     if (request.method !== 'POST' || !open) {
       if (!open) return sendHtml(response, resultPage(payment));
-      return sendHtml(response, payment.challenged ? threeDsPage(payment, SIMULATOR_3DS_PASSCODE) : confirmationPage(payment));
+      return sendHtml(
+        response,
+        payment.challenged ? threeDsPage(payment, SIMULATOR_3DS_PASSCODE) : confirmationPage(payment),
+      );
     }
     const fields = await form(request);
     if (step === '3ds') {
@@ -262,7 +268,8 @@ export async function startYooKassaSimulator(options: YooKassaSimulatorOptions) 
     const checkoutPayment = book.payments.get(orderId);
     if (checkoutPayment && checkoutPayment.confirmationType === 'redirect') {
       if (path === '/checkout/payments/v2/contract') return checkout(checkoutPayment, 'contract', request, response);
-      if (path === '/checkout/3ds' && checkoutPayment.challenged) return checkout(checkoutPayment, '3ds', request, response);
+      if (path === '/checkout/3ds' && checkoutPayment.challenged)
+        return checkout(checkoutPayment, '3ds', request, response);
     }
     const sbp = /^\/sbp\/([A-Za-z0-9-]+)$/.exec(path);
     const sbpPayment = sbp ? book.payments.get(sbp[1]!) : undefined;

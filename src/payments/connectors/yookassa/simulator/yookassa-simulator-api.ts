@@ -147,10 +147,7 @@ export function createSimulatorBook(shops: readonly SimulatedShop[], now: () => 
     create: () => ApiAnswer,
   ): ApiAnswer {
     if (!key || key.length > 64) {
-      return invalid(
-        key ? 'Idempotence key is too long' : 'Idempotence key is required',
-        'Idempotence-Key',
-      );
+      return invalid(key ? 'Idempotence key is too long' : 'Idempotence key is required', 'Idempotence-Key');
     }
     const slot = `${shop.shopId}\n${key}`;
     const fingerprint = createHash('sha256').update(`${path}\n${rawBody}`).digest('hex');
@@ -199,7 +196,13 @@ export function createSimulatorBook(shops: readonly SimulatedShop[], now: () => 
         ...(payment.methodType === 'bank_card' && paid
           ? {
               title: 'Bank card *4477',
-              card: { first6: '555555', last4: '4477', expiry_year: '2030', expiry_month: '12', card_type: 'MasterCard' },
+              card: {
+                first6: '555555',
+                last4: '4477',
+                expiry_year: '2030',
+                expiry_month: '12',
+                card_type: 'MasterCard',
+              },
             }
           : {}),
       },
@@ -207,7 +210,9 @@ export function createSimulatorBook(shops: readonly SimulatedShop[], now: () => 
       refundable: paid,
       ...(paid ? { refunded_amount: amountJson(payment.refundedKopecks) } : {}),
       ...(status === 'canceled'
-        ? { cancellation_details: { party: 'payment_network', reason: payment.cancellationReason ?? 'general_decline' } }
+        ? {
+            cancellation_details: { party: 'payment_network', reason: payment.cancellationReason ?? 'general_decline' },
+          }
         : {}),
       test: true,
     };
@@ -273,7 +278,8 @@ export function createSimulatorBook(shops: readonly SimulatedShop[], now: () => 
 
   function getPayment(shop: SimulatedShop, id: string, baseUrl: string): ApiAnswer {
     const payment = payments.get(id);
-    if (!payment || payment.shopId !== shop.shopId) return apiError(404, 'not_found', 'Payment not found', 'payment_id');
+    if (!payment || payment.shopId !== shop.shopId)
+      return apiError(404, 'not_found', 'Payment not found', 'payment_id');
     return { statusCode: 200, body: paymentJson(payment, baseUrl) };
   }
 
@@ -353,14 +359,17 @@ export function createSimulatorBook(shops: readonly SimulatedShop[], now: () => 
 
   function getRefund(shop: SimulatedShop, id: string): ApiAnswer {
     const refund = refundOf(shop, id);
-    return refund ? { statusCode: 200, body: refundJson(refund) } : apiError(404, 'not_found', 'Refund not found', 'refund_id');
+    return refund
+      ? { statusCode: 200, body: refundJson(refund) }
+      : apiError(404, 'not_found', 'Refund not found', 'refund_id');
   }
 
   function listRefunds(shop: SimulatedShop, query: URLSearchParams): ApiAnswer {
     const paymentId = query.get('payment_id');
     const mine = [...refunds.values()].filter(
       (refund) =>
-        payments.get(refund.paymentId)?.shopId === shop.shopId && (paymentId === null || refund.paymentId === paymentId),
+        payments.get(refund.paymentId)?.shopId === shop.shopId &&
+        (paymentId === null || refund.paymentId === paymentId),
     );
     return page(mine, query, refundJson);
   }
