@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { SIMULATOR_TERMINAL, startTBankSimulator } from '../payments/connectors/tbank/simulator/index.ts';
+import { SIMULATOR_SHOP, startYooKassaSimulator } from '../payments/connectors/yookassa/simulator/index.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 
 interface SimulatorOptions {
@@ -25,6 +26,17 @@ const SIMULATORS: Record<string, (options: SimulatorOptions, io: CliIo) => Promi
     const simulator = await startTBankSimulator(options);
     io.out(`T-Bank simulator listening on ${simulator.url}`);
     io.out(`terminal_key=${SIMULATOR_TERMINAL.terminalKey} password=${SIMULATOR_TERMINAL.password}`);
+    return simulator;
+  },
+  async yookassa(options, io) {
+    const simulator = await startYooKassaSimulator(options);
+    io.out(`YooKassa simulator listening on ${simulator.url}`);
+    io.out(`shop_id=${SIMULATOR_SHOP.shopId} secret_key=${SIMULATOR_SHOP.secretKey}`);
+    // YooKassa takes the notification URL from the shop's settings, not from each payment.
+    const settings = simulator.url.replace(/\/v3$/, '/sim/notification-url');
+    io.out(
+      `notifications: POST ${settings} {"shop_id":"${SIMULATOR_SHOP.shopId}","url":"<PAYGATE_PUBLIC_URL>/acquirers/yookassa/notifications/<connection id>"}`,
+    );
     return simulator;
   },
 };

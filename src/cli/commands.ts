@@ -340,7 +340,7 @@ export const commands: readonly CliCommandEntry[] = [
   },
   {
     words: ['acquirer', 'simulate'],
-    usage: 'paygate acquirer simulate tbank [--port N] [--host 127.0.0.1] [--no-notify]',
+    usage: 'paygate acquirer simulate tbank|yookassa [--port N] [--host 127.0.0.1] [--no-notify]',
     summary:
       "Run a simulator of an acquirer's API (its hosted payment page and notifications included) on loopback until SIGINT/SIGTERM",
     options: [
@@ -348,7 +348,7 @@ export const commands: readonly CliCommandEntry[] = [
       { flag: '--host', value: 'HOST', description: 'address to listen on (default 127.0.0.1)' },
       { flag: '--no-notify', description: 'send no notifications (the gateway must find outcomes by asking)' },
     ],
-    examples: ['paygate acquirer simulate tbank --port 9100'],
+    examples: ['paygate acquirer simulate tbank --port 9100', 'paygate acquirer simulate yookassa --port 9200'],
     runsLocally: true,
     load: async () => (await import('./acquirer-commands.ts')).acquirerSimulateCommand,
   },

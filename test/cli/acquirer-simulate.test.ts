@@ -1,6 +1,6 @@
-// `paygate acquirer simulate tbank`: the T-Bank simulator as a process of its
-// own; the production T-Bank provider accepts the credentials it prints and is
-// refused with others, and SIGTERM stops it with exit code 0.
+// `paygate acquirer simulate tbank|yookassa`: a provider's simulator as a
+// process of its own; the production provider accepts the credentials it prints
+// and is refused with others, and SIGTERM stops it with exit code 0.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import pino from 'pino';
@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
 import { AcquirerCredentialsError, type AcquirerConnection } from '../../src/payments/connectors/acquirer-provider.ts';
 import { tbankProvider } from '../../src/payments/connectors/tbank/tbank-provider.ts';
+import { yookassaProvider } from '../../src/payments/connectors/yookassa/yookassa-provider.ts';
 import { PAYGATE_BIN } from '../support/cli.ts';
 
 describe('paygate acquirer simulate', () => {
@@ -52,6 +53,47 @@ describe('paygate acquirer simulate', () => {
     expect(output).toContain('tbank simulator stopped');
   });
 
+  it('serves the YooKassa API with the shop id and secret key it prints and stops cleanly on SIGTERM', async () => {
+    const child = spawn(process.execPath, [PAYGATE_BIN, 'acquirer', 'simulate', 'yookassa', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    stop = () => child.kill('SIGKILL');
+    let output = '';
+    const printed = await new Promise<{ url: string; shopId: string; secretKey: string }>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+        const credentials = /shop_id=(\S+) secret_key=(\S+)/.exec(output);
+        if (url && credentials && output.includes('notifications:'))
+          resolve({ url, shopId: credentials[1]!, secretKey: credentials[2]! });
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.on('close', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+    });
+    expect(printed.url).toMatch(/\/v3$/);
+    expect(output).toContain(`${printed.url.replace(/\/v3$/, '')}/sim/notification-url`);
+    const connection = (secretKey: string): AcquirerConnection => ({
+      id: 'acqc_cli',
+      shopId: 'shop_cli',
+      provider: 'yookassa',
+      apiUrl: printed.url,
+      credentials: { shop_id: printed.shopId, secret_key: secretKey },
+      methods: ['card'],
+      notificationUrl: 'http://127.0.0.1:9/notifications',
+    });
+    const deps = { clock: systemClock, logger: pino({ level: 'silent' }) };
+    await expect(yookassaProvider.verifyCredentials(connection(printed.secretKey), deps)).resolves.toBeUndefined();
+    await expect(yookassaProvider.verifyCredentials(connection('test_wrong'), deps)).rejects.toBeInstanceOf(
+      AcquirerCredentialsError,
+    );
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'close');
+    stop = undefined;
+    expect(code).toBe(0);
+    expect(output).toContain('yookassa simulator stopped');
+  });
+
   it('names the providers it can simulate when given another', async () => {
     const child = spawn(process.execPath, [PAYGATE_BIN, 'acquirer', 'simulate', 'nobank'], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -63,6 +105,6 @@ describe('paygate acquirer simulate', () => {
     const [code] = await once(child, 'close');
     stop = undefined;
     expect(code).not.toBe(0);
-    expect(output).toContain('name one provider: tbank');
+    expect(output).toContain('name one provider: tbank, yookassa');
   });
 });
