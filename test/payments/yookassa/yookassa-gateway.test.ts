@@ -1,0 +1,179 @@
+// A live shop charging through a YooKassa connection, end to end: the gateway
+// (real database, real routes) against the YooKassa simulator over loopback.
+// The payer is sent to YooKassa's confirmation page; the outcome arrives by a
+// notification on our route (confirmed by the API before anything changes) or
+// by the reconciliation worker; a merchant's refund goes to YooKassa and its
+// refund.succeeded notification is applied to it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AcquirerProvider } from '../../../src/payments/connectors/acquirer-provider.ts';
+import { saveConnection } from '../../../src/payments/connectors/acquirer-connections.ts';
+import { yookassaProvider } from '../../../src/payments/connectors/yookassa/yookassa-provider.ts';
+import {
+  SIMULATOR_SHOP,
+  startYooKassaSimulator,
+  type YooKassaSimulator,
+} from '../../../src/payments/connectors/yookassa/simulator/index.ts';
+import { createReconciliationWorker } from '../../../src/payments/reconciliation-worker.ts';
+import { createTestApp, type TestApp } from '../../support/app.ts';
+import { backends } from '../../support/databases.ts';
+import { getJson, postPayment, sandboxShop, type ShopWithKey } from '../payment-test-support.ts';
+
+// Notifications reach the route from loopback here; production uses YooKassa's published networks.
+const loopbackYooKassa: AcquirerProvider = {
+  ...yookassaProvider,
+  connect: (connection, deps) =>
+    yookassaProvider.connect(connection, { ...deps, notificationSources: ['127.0.0.1/32', '::1/128'] }),
+};
+const providers = new Map([[loopbackYooKassa.name, loopbackYooKassa]]);
+
+function field(html: string, name: string): string | undefined {
+  return new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1];
+}
+
+describe.each(backends)('a live shop charging through YooKassa on %s', (backend) => {
+  let testApp: TestApp;
+  let simulator: YooKassaSimulator;
+  let live: ShopWithKey;
+  let connectionId: string;
+
+  beforeAll(async () => {
+    simulator = await startYooKassaSimulator({ port: 0, notify: false });
+    testApp = await createTestApp(backend, { acquirerProviders: providers });
+    live = await sandboxShop(testApp, 'live');
+    const saved = await saveConnection(testApp.context, providers, {
+      shopId: live.shopId,
+      provider: 'yookassa',
+      apiUrl: simulator.url,
+      credentials: { shop_id: SIMULATOR_SHOP.shopId, secret_key: SIMULATOR_SHOP.secretKey },
+    });
+    connectionId = saved.id;
+  });
+  afterAll(async () => {
+    await testApp.close();
+    await simulator.close();
+  });
+
+  async function payAtYooKassa() {
+    const payment = (await postPayment(testApp, live.key, { amount: 120.5, currency: 'RUB', method: 'card' })).json();
+    const page = await testApp.app.inject({ method: 'GET', url: `/pay/${payment.order_code}?lang=en` });
+    const submitted = await testApp.app.inject({
+      method: 'POST',
+      url: `/pay/${payment.order_code}/card`,
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: String(page.headers['set-cookie']).split(';')[0]!,
+      },
+      payload: new URLSearchParams({
+        csrf: field(page.body, 'csrf')!,
+        attempt: field(page.body, 'attempt')!,
+        lang: 'en',
+      }).toString(),
+    });
+    const attempt = await testApp.context.db
+      .selectFrom('payment_attempts')
+      .selectAll()
+      .where('payment_id', '=', payment.payment_id)
+      .executeTakeFirstOrThrow();
+    return { payment, submitted, attempt };
+  }
+
+  function notify(event: string, id: string) {
+    return testApp.app.inject({
+      method: 'POST',
+      url: `/acquirers/yookassa/notifications/${connectionId}`,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ type: 'notification', event, object: { id, status: event.split('.')[1] } }),
+    });
+  }
+
+  async function state(attemptId: string) {
+    return testApp.context.db
+      .selectFrom('payment_attempts')
+      .innerJoin('payments', 'payments.id', 'payment_attempts.payment_id')
+      .select(['payment_attempts.status', 'payment_attempts.decline_code', 'payments.status as payment_status'])
+      .where('payment_attempts.id', '=', attemptId)
+      .executeTakeFirstOrThrow();
+  }
+
+  async function payer(url: string, action: string): Promise<void> {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ action }).toString(),
+      redirect: 'manual',
+    });
+    expect(response.status).toBe(303);
+  }
+
+  it('sends the payer to YooKassa with the exact amount; a confirmed notification pays once, a repeat changes nothing', async () => {
+    const { payment, submitted, attempt } = await payAtYooKassa();
+    expect(submitted.statusCode).toBe(303);
+    const yookassaPayment = simulator.payments.get(attempt.provider_reference!)!;
+    expect(submitted.headers.location).toContain(`orderId=${yookassaPayment.id}`);
+    expect(yookassaPayment).toMatchObject({
+      amountKopecks: BigInt(Math.round(payment.amount_total * 100)),
+      returnUrl: `${testApp.context.config.publicUrl}/pay/${payment.order_code}/return`,
+      metadata: { paygate_payment_id: payment.payment_id, paygate_charge_key: attempt.charge_key },
+    });
+    expect(attempt).toMatchObject({ status: 'requires_action', connector: `yookassa:${connectionId}` });
+
+    // Before the payer pays, a notification claiming success is not believed.
+    const early = await notify('payment.succeeded', yookassaPayment.id);
+    expect(early.statusCode).not.toBe(200);
+    expect(await state(attempt.id)).toMatchObject({ status: 'requires_action', payment_status: 'pending' });
+
+    await payer(String(submitted.headers.location), 'pay');
+    const first = await notify('payment.succeeded', yookassaPayment.id);
+    expect(first.statusCode).toBe(200);
+    const paid = await state(attempt.id);
+    expect(paid).toMatchObject({ status: 'succeeded', payment_status: 'paid' });
+    testApp.clock.advance(1_000);
+    expect((await notify('payment.succeeded', yookassaPayment.id)).statusCode).toBe(200);
+    expect(await state(attempt.id)).toEqual(paid);
+  });
+
+  it('a declined card ends the attempt with YooKassa’s reason and leaves the payment open for another try', async () => {
+    const { submitted, attempt } = await payAtYooKassa();
+    await payer(String(submitted.headers.location), 'decline_funds');
+    expect((await notify('payment.canceled', attempt.provider_reference!)).statusCode).toBe(200);
+    expect(await state(attempt.id)).toEqual({
+      status: 'declined',
+      decline_code: 'insufficient_funds',
+      payment_status: 'pending',
+    });
+  });
+
+  it('without a notification, the reconciliation worker asks YooKassa and applies the outcome', async () => {
+    const { submitted, attempt } = await payAtYooKassa();
+    await payer(String(submitted.headers.location), 'pay');
+    const reconciler = createReconciliationWorker({ ...testApp.context, acquirerProviders: providers });
+    testApp.clock.advance(61_000);
+    await reconciler.runOnce();
+    expect(await state(attempt.id)).toMatchObject({ status: 'succeeded', payment_status: 'paid' });
+  });
+
+  it('a merchant’s partial refund goes to YooKassa under our refund key, and its refund.succeeded notification is confirmed and accepted', async () => {
+    const { payment, submitted, attempt } = await payAtYooKassa();
+    await payer(String(submitted.headers.location), 'pay');
+    expect((await notify('payment.succeeded', attempt.provider_reference!)).statusCode).toBe(200);
+    const created = await testApp.app.inject({
+      method: 'POST',
+      url: `/v1/payments/${payment.payment_id}/refunds`,
+      headers: {
+        authorization: `Bearer ${live.key}`,
+        'content-type': 'application/json',
+        'idempotency-key': `refund-${attempt.id}`,
+      },
+      payload: JSON.stringify({ amount: 20.5 }),
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const refundId = created.json().refund_id as string;
+    const atYooKassa = [...simulator.refunds.values()].find(
+      (refund) => refund.metadata?.['paygate_refund_key'] === refundId,
+    );
+    expect(atYooKassa).toMatchObject({ paymentId: attempt.provider_reference, amountKopecks: 2_050n });
+    expect((await notify('refund.succeeded', atYooKassa!.id)).statusCode).toBe(200);
+    const refund = await getJson(testApp, live.key, `/v1/payments/${payment.payment_id}/refunds/${refundId}`);
+    expect(refund.json()).toMatchObject({ refund_id: refundId, status: 'succeeded', amount: 20.5 });
+  });
+});
