@@ -53,7 +53,7 @@ const DEFAULT_RETRY_BASE_MS = 300;
 const RETRY_AFTER_MAX_MS = 5_000;
 const MAX_RESPONSE_CHARS = 1_000_000;
 /** "Idempotence-Key: up to 64 characters". */
-export const IDEMPOTENCE_KEY_MAX_CHARS = 64;
+const IDEMPOTENCE_KEY_MAX_CHARS = 64;
 
 class RetryableAnswer extends Error {
   readonly retryAfterMs: number | undefined;

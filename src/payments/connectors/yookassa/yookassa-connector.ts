@@ -50,9 +50,9 @@ const LIST_PAGES_MAX = 100;
 const LOOKUP_WINDOW_BEFORE_MS = 10 * 60_000;
 const LOOKUP_WINDOW_AFTER_MS = 15 * 60_000;
 
-export const METADATA_PAYMENT_ID = 'paygate_payment_id';
-export const METADATA_CHARGE_KEY = 'paygate_charge_key';
-export const METADATA_REFUND_KEY = 'paygate_refund_key';
+const METADATA_PAYMENT_ID = 'paygate_payment_id';
+const METADATA_CHARGE_KEY = 'paygate_charge_key';
+const METADATA_REFUND_KEY = 'paygate_refund_key';
 
 const REPLY_OK = { statusCode: 200, contentType: 'text/plain; charset=utf-8', body: '' } as const;
 const REPLY_REJECTED = { statusCode: 403, contentType: 'text/plain; charset=utf-8', body: 'REJECTED' } as const;

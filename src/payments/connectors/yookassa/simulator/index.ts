@@ -24,7 +24,7 @@ export const SIMULATOR_SHOP: SimulatedShop = { shopId: '100500', secretKey: 'tes
 export const SIMULATOR_3DS_PASSCODE = '12345';
 const MAX_BODY_BYTES = 256 * 1024;
 
-export interface YooKassaSimulatorShop extends SimulatedShop {
+interface YooKassaSimulatorShop extends SimulatedShop {
   /** Where this shop's notifications go (YooKassa: set in the shop's settings). */
   readonly notificationUrl?: string | undefined;
 }

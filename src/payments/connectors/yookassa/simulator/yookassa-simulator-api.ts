@@ -403,5 +403,3 @@ export function createSimulatorBook(shops: readonly SimulatedShop[], now: () => 
     me,
   };
 }
-
-export type SimulatorBook = ReturnType<typeof createSimulatorBook>;
