@@ -55,10 +55,15 @@ describe.each(backends)('a live shop charging through YooKassa on %s', (backend)
 
   async function payAtYooKassa() {
     const payment = (await postPayment(testApp, live.key, { amount: 120.5, currency: 'RUB', method: 'card' })).json();
+    return { payment, ...(await submitPage(payment, 'card')) };
+  }
+
+  /** Submits the page's form of `method` (live: a button, no card fields) and reads the attempt it made. */
+  async function submitPage(payment: { order_code: string; payment_id: string }, method: 'card' | 'sbp') {
     const page = await testApp.app.inject({ method: 'GET', url: `/pay/${payment.order_code}?lang=en` });
     const submitted = await testApp.app.inject({
       method: 'POST',
-      url: `/pay/${payment.order_code}/card`,
+      url: `/pay/${payment.order_code}/${method === 'card' ? 'card' : 'qr'}`,
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
         cookie: String(page.headers['set-cookie']).split(';')[0]!,
@@ -67,6 +72,7 @@ describe.each(backends)('a live shop charging through YooKassa on %s', (backend)
         csrf: field(page.body, 'csrf')!,
         attempt: field(page.body, 'attempt')!,
         lang: 'en',
+        ...(method === 'card' ? {} : { method }),
       }).toString(),
     });
     const attempt = await testApp.context.db
@@ -74,12 +80,13 @@ describe.each(backends)('a live shop charging through YooKassa on %s', (backend)
       .selectAll()
       .where('payment_id', '=', payment.payment_id)
       .executeTakeFirstOrThrow();
-    return { payment, submitted, attempt };
+    return { submitted, attempt };
   }
 
-  function notify(event: string, id: string) {
+  function notify(event: string, id: string, remoteAddress = '127.0.0.1') {
     return testApp.app.inject({
       method: 'POST',
+      remoteAddress,
       url: `/acquirers/yookassa/notifications/${connectionId}`,
       headers: { 'content-type': 'application/json' },
       payload: JSON.stringify({ type: 'notification', event, object: { id, status: event.split('.')[1] } }),
@@ -175,5 +182,58 @@ describe.each(backends)('a live shop charging through YooKassa on %s', (backend)
     expect((await notify('refund.succeeded', atYooKassa!.id)).statusCode).toBe(200);
     const refund = await getJson(testApp, live.key, `/v1/payments/${payment.payment_id}/refunds/${refundId}`);
     expect(refund.json()).toMatchObject({ refund_id: refundId, status: 'succeeded', amount: 20.5 });
+  });
+
+  it('SBP: the page shows YooKassa’s QR link; paid in the bank app, the confirmed notification pays', async () => {
+    const payment = (await postPayment(testApp, live.key, { amount: 99, currency: 'RUB', method: 'sbp' })).json();
+    const { attempt } = await submitPage(payment, 'sbp');
+    expect(attempt).toMatchObject({ status: 'requires_action', payer_action_kind: 'qr' });
+    expect(simulator.payments.get(attempt.provider_reference!)).toMatchObject({ methodType: 'sbp' });
+    const bankApp = attempt.payer_action_qr!.split('?')[0]!;
+    const paid = await fetch(bankApp, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'action=pay',
+    });
+    expect(paid.status).toBe(200);
+    expect((await notify('payment.succeeded', attempt.provider_reference!)).statusCode).toBe(200);
+    expect(await state(attempt.id)).toMatchObject({ status: 'succeeded', payment_status: 'paid' });
+  });
+
+  it('a notification from outside YooKassa’s ranges is refused and changes nothing, even for a paid charge', async () => {
+    const { submitted, attempt } = await payAtYooKassa();
+    await payer(String(submitted.headers.location), 'pay');
+    const foreign = await notify('payment.succeeded', attempt.provider_reference!, '203.0.113.7');
+    expect(foreign.statusCode).toBe(403);
+    expect(await state(attempt.id)).toMatchObject({ status: 'requires_action', payment_status: 'pending' });
+  });
+
+  it('a partial then a full refund reach YooKassa, and a third is refused', async () => {
+    const { payment, submitted, attempt } = await payAtYooKassa();
+    await payer(String(submitted.headers.location), 'pay');
+    expect((await notify('payment.succeeded', attempt.provider_reference!)).statusCode).toBe(200);
+    const refund = (amount: number, key: string) =>
+      testApp.app.inject({
+        method: 'POST',
+        url: `/v1/payments/${payment.payment_id}/refunds`,
+        headers: { authorization: `Bearer ${live.key}`, 'content-type': 'application/json', 'idempotency-key': key },
+        payload: JSON.stringify({ amount }),
+      });
+    const partial = await refund(20, `partial-${attempt.id}`);
+    expect(partial.statusCode, partial.body).toBe(201);
+    const rest = await refund(payment.amount_total - 20, `rest-${attempt.id}`);
+    expect(rest.statusCode, rest.body).toBe(201);
+    expect(simulator.payments.get(attempt.provider_reference!)).toMatchObject({
+      refundedKopecks: BigInt(Math.round(payment.amount_total * 100)),
+    });
+    const listed = await getJson(testApp, live.key, `/v1/payments/${payment.payment_id}/refunds`);
+    expect(listed.json().data.map((entry: { status: string }) => entry.status)).toEqual(['succeeded', 'succeeded']);
+    const third = await refund(1, `third-${attempt.id}`);
+    expect(third.statusCode).toBe(409);
+    expect(third.json()).toMatchObject({ error: 'already_refunded' });
+    // YooKassa was not asked for a third refund.
+    expect(
+      [...simulator.refunds.values()].filter((entry) => entry.paymentId === attempt.provider_reference),
+    ).toHaveLength(2);
   });
 });
