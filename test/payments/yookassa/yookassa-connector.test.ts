@@ -292,6 +292,21 @@ describe('faults of the API', () => {
     expect(found).toMatchObject({ status: 'requires_action', providerReference: made[0]!.id });
     expect(await connect().lookup({ ...chargeRequest('card'), createdAt })).toBeUndefined();
     expect(simulator.payments.size).toBe(count);
+
+    // Its notification names our charge key (from the API's metadata), so the attempt is found without the id.
+    if (found?.status !== 'requires_action' || found.action.kind !== 'redirect') throw new Error('redirect expected');
+    await submitForm(found.action.url, { action: 'pay' });
+    const [notified] = await resultsFor(made[0]!.id);
+    expect(notified).toMatchObject({
+      kind: 'charge',
+      reference: {
+        chargeKey: request.chargeKey,
+        paymentId: request.paymentId,
+        method: 'card',
+        amountKopecks: request.amountKopecks,
+      },
+      outcome: { status: 'succeeded' },
+    });
   });
 
   it('gives up with YooKassaUnavailableError when every attempt times out', async () => {

@@ -154,6 +154,24 @@ export function outcomeOfPayment(payment: YooKassaObject, fallbackChargeKey: str
   }
 }
 
+const METHODS_OF_TYPES: Readonly<Record<string, PaymentMethod>> = Object.fromEntries(
+  Object.entries(PAYMENT_METHOD_TYPES).map(([method, type]) => [type, method as PaymentMethod]),
+);
+
+/**
+ * The charge a confirmed payment object names: by our charge key from its
+ * metadata (we set it; the object came from the API), so an attempt whose
+ * answer was lost is found too; by YooKassa's id when the metadata lacks it.
+ */
+function referenceOf(payment: YooKassaObject, id: string): ChargeReference | { readonly providerReference: string } {
+  const chargeKey = text(field(payment['metadata'], METADATA_CHARGE_KEY));
+  const paymentId = text(field(payment['metadata'], METADATA_PAYMENT_ID));
+  const method = METHODS_OF_TYPES[String(field(payment['payment_method'], 'type'))];
+  const amountKopecks = kopecksOf(payment['amount']);
+  if (!chargeKey || !paymentId || !method || amountKopecks === undefined) return { providerReference: id };
+  return { chargeKey, paymentId, method, amountKopecks, providerReference: id };
+}
+
 function refundOutcomeOf(refund: YooKassaObject, refundKey: string): RefundOutcome {
   const providerRefundReference = text(refund['id']);
   switch (classifyRefund(refund['status'])) {
@@ -300,7 +318,7 @@ export function createYooKassaConnector(deps: YooKassaConnectorDeps): AcquirerCo
     if (!payment) return { reply: REPLY_OK, kind: 'ignored', reason: `YooKassa does not know payment ${id}` };
     const outcome = outcomeOfPayment(payment, '');
     if (outcome.status === 'succeeded' || outcome.status === 'declined') {
-      return { reply: REPLY_OK, kind: 'charge', reference: { providerReference: id }, outcome };
+      return { reply: REPLY_OK, kind: 'charge', reference: referenceOf(payment, id), outcome };
     }
     if (notified['event'] === 'payment.waiting_for_capture') {
       // One-stage payments never wait for capture; a two-stage shop's payment is captured (or not) at YooKassa.
