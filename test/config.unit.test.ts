@@ -143,7 +143,9 @@ describe('configuration', () => {
     [{ PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK: ' , ' }, 'must be a comma-separated list'],
     [{ 'PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_T-BANK': '10.0.0.1' }, 'must end with a provider name'],
     [
-      { PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK: Array.from({ length: 101 }, (_, i) => `10.0.${i}.0/24`).join(',') },
+      {
+        PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK: Array.from({ length: 101 }, (_, i) => `10.0.${i}.0/24`).join(','),
+      },
       'lists 101 networks; at most 100',
     ],
   ])('notification sources %j are refused with a message naming the variable', (env, message) => {

@@ -99,7 +99,17 @@ export function chargeReferenceOf(attempt: AttemptRow): ChargeReference {
     method: attempt.method,
     amountKopecks: attempt.amount_kopecks,
     providerReference: attempt.provider_reference ?? undefined,
+    payerAction: payerActionOf(attempt),
   };
+}
+
+/** The payer action the attempt stored with its `requires_action` outcome. */
+function payerActionOf(attempt: AttemptRow): PayerAction | undefined {
+  if (attempt.payer_action_kind === 'redirect' && attempt.payer_action_url)
+    return { kind: 'redirect', url: attempt.payer_action_url };
+  if (attempt.payer_action_kind === 'qr' && attempt.payer_action_qr)
+    return { kind: 'qr', payload: attempt.payer_action_qr, deepLink: attempt.payer_action_deep_link ?? undefined };
+  return undefined;
 }
 
 /**

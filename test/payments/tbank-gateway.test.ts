@@ -13,6 +13,7 @@ import {
 } from '../../src/payments/connectors/tbank/simulator/index.ts';
 import { tbankProvider } from '../../src/payments/connectors/tbank/tbank-provider.ts';
 import { tbankToken } from '../../src/payments/connectors/tbank/tbank-token.ts';
+import { createExpiryWorker } from '../../src/payments/expiry-worker.ts';
 import { createReconciliationWorker } from '../../src/payments/reconciliation-worker.ts';
 import { createDeliveryWorker } from '../../src/webhooks/delivery-worker.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
@@ -352,6 +353,31 @@ describe.each(backends)('the gateway charging through the T-Bank simulator on %s
     await reconciler.runOnce();
     expect(await transfersOf(payment.payment_id)).toEqual([{ type: 'payment', amount: 50_000n }]);
     expect(await eventTypes(payment.payment_id)).toEqual(['payment.paid']);
+  });
+
+  it('a payer still on T-Bank’s form: look-ups keep the attempt waiting with its link; an hour on it is abandoned and the payment expires', async () => {
+    const { payment, formUrl, cookie } = await cardAtTBank(150);
+    expect((await fetch(formUrl)).status).toBe(200);
+    const reconciler = createReconciliationWorker({ ...testApp.context, acquirerProviders: providers });
+    testApp.clock.advance(61_000);
+    await reconciler.runOnce();
+    const looked = (await attemptsOf(payment.payment_id))[0]!;
+    expect(looked).toMatchObject({
+      status: 'requires_action',
+      payer_action_kind: 'redirect',
+      payer_action_url: formUrl,
+      lookups: 1,
+    });
+    // The page still sends the payer to the same form.
+    const { html } = await openPage(payment.order_code, cookie);
+    expect(html).not.toContain('data-status');
+
+    testApp.clock.advance(60 * 60_000);
+    await reconciler.runOnce();
+    expect((await attemptsOf(payment.payment_id))[0]!.status).toBe('abandoned');
+    await createExpiryWorker(testApp.context).runOnce();
+    expect(await paymentStatus(payment.payment_id)).toBe('expired');
+    expect(await eventTypes(payment.payment_id)).toEqual(['payment.expired']);
   });
 
   it('duplicated and reversed notifications (CONFIRMED before AUTHORIZED, each twice) change the payment once', async () => {

@@ -52,6 +52,11 @@ export interface ChargeReference {
   readonly amountKopecks: bigint;
   /** The acquirer's own id of the charge, once an answer carried it. */
   readonly providerReference?: string | undefined;
+  /**
+   * What the payer was last asked to do at the acquirer (its page, a QR), when the
+   * attempt awaits them: a look-up that finds the payer still there answers with it.
+   */
+  readonly payerAction?: PayerAction | undefined;
 }
 
 /** What the payer must do at the acquirer before the charge can end. */

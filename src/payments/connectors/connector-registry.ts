@@ -38,13 +38,11 @@ function providersOf(deps: Pick<ConnectorDeps, 'acquirerProviders'>): ReadonlyMa
 
 /** The connector a stored connection builds; undefined when this build lacks its provider. */
 export function connectorOf(deps: ConnectorDeps, connection: AcquirerConnection): AcquirerConnector | undefined {
-  return providersOf(deps)
-    .get(connection.provider)
-    ?.connect(connection, {
-      clock: deps.clock,
-      logger: deps.logger,
-      notificationSources: deps.config.acquirerNotificationSources?.[connection.provider],
-    });
+  return providersOf(deps).get(connection.provider)?.connect(connection, {
+    clock: deps.clock,
+    logger: deps.logger,
+    notificationSources: deps.config.acquirerNotificationSources?.[connection.provider],
+  });
 }
 
 /** The name a connection's connector carries on its attempts. */

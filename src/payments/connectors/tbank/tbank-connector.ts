@@ -112,6 +112,7 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     paymentId: string,
     status: string,
     errorCode: string | undefined,
+    storedAction?: PayerAction,
   ): ChargeOutcome {
     const classified = classifyStatus(status);
     const providerReference = paymentId;
@@ -128,10 +129,10 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
           providerReference,
         };
       case 'waiting_for_payer': {
+        // This process's session, or (after a restart, or in another instance) the action the attempt stored.
         const open = openSessions.get(chargeKey);
-        if (open && open.paymentId === paymentId) {
-          return { status: 'requires_action', chargeKey, action: open.action, providerReference };
-        }
+        const action = open && open.paymentId === paymentId ? open.action : storedAction;
+        if (action) return { status: 'requires_action', chargeKey, action, providerReference };
         return { status: 'processing', chargeKey, providerReference };
       }
       case 'processing':
@@ -221,7 +222,14 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     if (knownPaymentId) {
       const state = await getState(knownPaymentId);
       if (!state) return undefined;
-      return outcomeOfStatus(reference.chargeKey, knownPaymentId, String(state['Status']), text(state['ErrorCode']));
+      const storedAction = reference.providerReference === knownPaymentId ? reference.payerAction : undefined;
+      return outcomeOfStatus(
+        reference.chargeKey,
+        knownPaymentId,
+        String(state['Status']),
+        text(state['ErrorCode']),
+        storedAction,
+      );
     }
     // No PaymentId recorded (a crash right after Init): the order's sessions of
     // this amount; only an unambiguous one is taken for this charge.
