@@ -14,6 +14,7 @@ import {
 import { tbankProvider } from '../../src/payments/connectors/tbank/tbank-provider.ts';
 import { tbankToken } from '../../src/payments/connectors/tbank/tbank-token.ts';
 import { createExpiryWorker } from '../../src/payments/expiry-worker.ts';
+import { createRefundWorker } from '../../src/payments/refund-worker.ts';
 import { createReconciliationWorker } from '../../src/payments/reconciliation-worker.ts';
 import { createDeliveryWorker } from '../../src/webhooks/delivery-worker.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
@@ -524,5 +525,36 @@ describe.each(backends)('the gateway charging through the T-Bank simulator on %s
     expect(refunded).toHaveLength(2);
     const list = await api('GET', `/v1/payments/${payment.payment_id}/refunds`);
     expect(list.json).toMatchObject({ amount_refunded: 1000, amount_refundable: 0 });
+  });
+
+  it('a refund whose Cancel failed is sent by the refund worker, not taken as done because an earlier refund was', async () => {
+    const { payment, attempt, formUrl } = await cardAtTBank(800);
+    await pressOnForm(formUrl, 'pay');
+    await eventually(
+      () => paymentStatus(payment.payment_id),
+      (status) => status === 'paid',
+    );
+    const refund = (body: Record<string, unknown>) => api('POST', `/v1/payments/${payment.payment_id}/refunds`, body);
+    expect((await refund({ amount: 100 })).json).toMatchObject({ status: 'succeeded' });
+    const session = simulator.sessions.get(attempt.provider_reference!)!;
+    expect(session).toMatchObject({ status: 'PARTIAL_REFUNDED', refundedAmount: 10_000 });
+
+    // Every try of the second Cancel fails: the refund waits, pending.
+    simulator.faults.api.push({ method: 'Cancel', kind: 'http500', count: 3 });
+    const second = await refund({ amount: 250 });
+    expect(second.status).toBe(201);
+    expect(second.json).toMatchObject({ status: 'pending' });
+    expect(session.refundedAmount).toBe(10_000);
+
+    // GetState says PARTIAL_REFUNDED, which the first refund explains; the worker sends the Cancel.
+    testApp.clock.advance(10 * 60_000);
+    await createRefundWorker({ ...testApp.context, acquirerProviders: providers }).runOnce();
+    expect(session).toMatchObject({ status: 'PARTIAL_REFUNDED', refundedAmount: 35_000 });
+    const read = await api('GET', `/v1/payments/${payment.payment_id}/refunds/${String(second.json['refund_id'])}`);
+    expect(read.json).toMatchObject({ status: 'succeeded', amount: 250 });
+    expect((await api('GET', `/v1/payments/${payment.payment_id}/refunds`)).json).toMatchObject({
+      amount_refunded: 350,
+      amount_refundable: 450,
+    });
   });
 });

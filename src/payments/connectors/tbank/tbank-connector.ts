@@ -23,7 +23,13 @@ import type {
 } from '../acquirer-connector.ts';
 import type { PaymentMethod } from '../../payment-tables.ts';
 import { TBankApiError, type TBankClient, type TBankResponse } from './tbank-client.ts';
-import { classifyStatus, declineCodeFor, REFUND_DONE_STATUSES, REFUND_PENDING_STATUSES } from './tbank-status.ts';
+import {
+  classifyStatus,
+  declineCodeFor,
+  REFUND_DONE_STATUSES,
+  REFUND_PENDING_STATUSES,
+  REFUND_WHOLE_STATUSES,
+} from './tbank-status.ts';
 import { hasValidTbankToken } from './tbank-token.ts';
 
 /** T-Bank's published notification networks ("Уведомления об операциях"), test environment included. */
@@ -279,8 +285,10 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     const providerRefundReference = request.providerReference;
     if (REFUND_PENDING_STATUSES.has(status))
       return { status: 'pending', refundKey: request.refundKey, providerRefundReference };
-    // GetState reports the payment, not each refund: a refunded payment answers for all of them.
-    if (REFUND_DONE_STATUSES.has(status))
+    // GetState reports the payment, not each refund. Wholly returned, every refund of it is done;
+    // partly returned may be an earlier refund only, so this one is not known: the caller's
+    // Cancel under the same ExternalRequestId answers the first one's result or does it now.
+    if (REFUND_WHOLE_STATUSES.has(status))
       return { status: 'succeeded', refundKey: request.refundKey, providerRefundReference };
     return undefined;
   }
