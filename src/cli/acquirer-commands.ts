@@ -25,6 +25,10 @@ const SIMULATORS: Record<string, (options: SimulatorOptions, io: CliIo) => Promi
     const simulator = await startTBankSimulator(options);
     io.out(`T-Bank simulator listening on ${simulator.url}`);
     io.out(`terminal_key=${SIMULATOR_TERMINAL.terminalKey} password=${SIMULATOR_TERMINAL.password}`);
+    // A gateway takes T-Bank notifications only from T-Bank's networks unless told where else they come from.
+    io.out(
+      'a gateway on this machine takes its notifications with PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK=127.0.0.1/32',
+    );
     return simulator;
   },
 };

@@ -50,6 +50,7 @@ describe('paygate acquirer simulate', () => {
     stop = undefined;
     expect(code).toBe(0);
     expect(output).toContain('tbank simulator stopped');
+    expect(output).toContain('PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK=127.0.0.1/32');
   });
 
   it('names the providers it can simulate when given another', async () => {
