@@ -301,6 +301,30 @@ describe.each(backends)('the gateway charging through the T-Bank simulator on %s
     expect(await transfersOf(payment.payment_id)).toEqual([{ type: 'payment', amount: 30_000n }]);
   });
 
+  it('a double-submitted form sends the payer to one T-Bank session, the one the attempt records; paying it pays', async () => {
+    const payment = await createPayment(420, 'card');
+    const { html, cookie } = await openPage(payment.order_code);
+    const fields = { csrf: field(html, 'csrf'), attempt: field(html, 'attempt'), lang: 'en' };
+    const submit = () => fetch(`${gateway}/pay/${payment.order_code}/card`, form(fields, cookie));
+    // Two at once (a double click), then one more (back and submit again).
+    const [first, second] = await Promise.all([submit(), submit()]);
+    const third = await submit();
+    const locations = [first, second, third].map((response) => response.headers.get('location'));
+    const attempts = await attemptsOf(payment.payment_id);
+    expect(attempts).toHaveLength(1);
+    const recorded = simulator.sessions.get(attempts[0]!.provider_reference!)!;
+    const formUrl = `${simulator.url.replace(/\/v2$/, '')}/new/${recorded.formCode}`;
+    expect(locations).toEqual([formUrl, formUrl, formUrl]);
+    expect(attempts[0]!.payer_action_url).toBe(formUrl);
+
+    await pressOnForm(formUrl, 'pay');
+    await eventually(
+      () => paymentStatus(payment.payment_id),
+      (status) => status === 'paid',
+    );
+    expect(await transfersOf(payment.payment_id)).toEqual([{ type: 'payment', amount: 42_000n }]);
+  });
+
   it('SBP: the page shows GetQr’s link as a QR and a bank-app link; the bank app pays it and the notification pays the payment', async () => {
     const payment = await createPayment(75, 'sbp');
     const { html, cookie } = await openPage(payment.order_code);
