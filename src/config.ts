@@ -30,6 +30,11 @@ export interface Config {
   readonly webhookOriginConcurrency: number;
   /** Fastify's trustProxy: false, a hop count, or the proxies' addresses and CIDR ranges. */
   readonly trustProxy: false | number | readonly string[];
+  /**
+   * Where each production acquirer's notifications may come from, in CIDR form, by provider name
+   * (PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_<PROVIDER>); a provider not named keeps its published list.
+   */
+  readonly acquirerNotificationSources: Readonly<Record<string, readonly string[]>>;
   readonly authFailuresPerMinute: number;
   /** When set, GET /metrics needs "Authorization: Bearer <token>". */
   readonly metricsToken: string | undefined;
@@ -176,6 +181,37 @@ function readTrustProxy(env: Env): Config['trustProxy'] {
     );
   }
   return entries;
+}
+
+const NOTIFICATION_SOURCES_PREFIX = 'PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_';
+const NOTIFICATION_SOURCES_MAX = 100;
+
+function isNetwork(entry: string): boolean {
+  return !PROXY_RANGE_NAMES.includes(entry) && isAddressOrRange(entry);
+}
+
+/**
+ * PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK=91.194.226.0/23,127.0.0.1/32 and so on: the list replaces
+ * the provider's published networks (behind a proxy, the addresses PAYGATE_TRUST_PROXY resolves to).
+ */
+function readNotificationSources(env: Env): Config['acquirerNotificationSources'] {
+  const sources: Record<string, readonly string[]> = {};
+  for (const [name, raw] of Object.entries(env)) {
+    if (!name.startsWith(NOTIFICATION_SOURCES_PREFIX) || raw === undefined || raw.trim() === '') continue;
+    const provider = name.slice(NOTIFICATION_SOURCES_PREFIX.length);
+    if (!/^[A-Z0-9_]{1,40}$/.test(provider)) throw new ConfigError(name, 'must end with a provider name, e.g. _TBANK');
+    const entries = raw
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean);
+    const bad = entries.find((entry) => !isNetwork(entry));
+    if (bad !== undefined || entries.length === 0)
+      throw new ConfigError(name, `must be a comma-separated list of addresses or CIDR ranges, got "${bad ?? raw}"`);
+    if (entries.length > NOTIFICATION_SOURCES_MAX)
+      throw new ConfigError(name, `lists ${entries.length} networks; at most ${NOTIFICATION_SOURCES_MAX}`);
+    sources[provider.toLowerCase()] = entries;
+  }
+  return sources;
 }
 
 function readMetricsToken(env: Env): string | undefined {
@@ -502,6 +538,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookConcurrency: readInteger(env, 'PAYGATE_WEBHOOK_CONCURRENCY', 32, 1, 1_000),
     webhookOriginConcurrency: readInteger(env, 'PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY', 8, 1, 1_000),
     trustProxy: readTrustProxy(env),
+    acquirerNotificationSources: readNotificationSources(env),
     authFailuresPerMinute: readInteger(env, 'PAYGATE_AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     metricsToken: readMetricsToken(env),
     shutdownTimeoutMs: readInteger(env, 'PAYGATE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),

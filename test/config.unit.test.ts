@@ -126,6 +126,33 @@ describe('configuration', () => {
     expect(loadConfig({ PAYGATE_METRICS_TOKEN: 'a-long-enough-token' }).metricsToken).toBe('a-long-enough-token');
   });
 
+  it("reads each acquirer's notification sources by provider; a provider not named keeps its published list", () => {
+    expect(loadConfig({}).acquirerNotificationSources).toEqual({});
+    expect(
+      loadConfig({
+        PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK: '91.194.226.0/23, 127.0.0.1',
+        PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_YOOKASSA: '2a02:5180::/32',
+        PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_SANDBOX: '',
+      }).acquirerNotificationSources,
+    ).toEqual({ tbank: ['91.194.226.0/23', '127.0.0.1'], yookassa: ['2a02:5180::/32'] });
+  });
+
+  it.each([
+    [{ PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK: '10.0.0.0/33' }, 'got "10.0.0.0/33"'],
+    [{ PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK: 'loopback' }, 'got "loopback"'],
+    [{ PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK: ' , ' }, 'must be a comma-separated list'],
+    [{ 'PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_T-BANK': '10.0.0.1' }, 'must end with a provider name'],
+    [
+      {
+        PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK: Array.from({ length: 101 }, (_, i) => `10.0.${i}.0/24`).join(','),
+      },
+      'lists 101 networks; at most 100',
+    ],
+  ])('notification sources %j are refused with a message naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(`PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_`);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT must be a whole number'],
     [{ PORT: '70000' }, 'PORT must be between 0 and 65535'],

@@ -26,6 +26,10 @@ const SIMULATORS: Record<string, (options: SimulatorOptions, io: CliIo) => Promi
     const simulator = await startTBankSimulator(options);
     io.out(`T-Bank simulator listening on ${simulator.url}`);
     io.out(`terminal_key=${SIMULATOR_TERMINAL.terminalKey} password=${SIMULATOR_TERMINAL.password}`);
+    // A gateway takes T-Bank notifications only from T-Bank's networks unless told where else they come from.
+    io.out(
+      'a gateway on this machine takes its notifications with PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK=127.0.0.1/32',
+    );
     return simulator;
   },
   async yookassa(options, io) {
@@ -36,6 +40,9 @@ const SIMULATORS: Record<string, (options: SimulatorOptions, io: CliIo) => Promi
     const settings = simulator.url.replace(/\/v3$/, '/sim/notification-url');
     io.out(
       `notifications: POST ${settings} {"shop_id":"${SIMULATOR_SHOP.shopId}","url":"<PAYGATE_PUBLIC_URL>/acquirers/yookassa/notifications/<connection id>"}`,
+    );
+    io.out(
+      'a gateway on this machine takes its notifications with PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_YOOKASSA=127.0.0.1/32',
     );
     return simulator;
   },

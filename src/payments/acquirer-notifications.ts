@@ -8,12 +8,15 @@ import { NotFoundError } from '../errors.ts';
 import * as attempts from './attempt-repository.ts';
 import { applyAttemptOutcome, type AttemptDeps } from './attempt-service.ts';
 import type { AcquirerNotification, NotificationResult } from './connectors/acquirer-connector.ts';
+import type { CrashPointHook } from './crash-points.ts';
 import { findConnection } from './connectors/acquirer-connections.ts';
 import { findRefund } from './payment-refund-repository.ts';
 import { applyRefundOutcome } from './payment-refund-service.ts';
 import { connectorNameOf, connectorOf, type ConnectorDeps } from './connectors/connector-registry.ts';
 
-export type NotificationDeps = AttemptDeps & ConnectorDeps & Pick<AppContext, 'logger'>;
+export type NotificationDeps = AttemptDeps &
+  ConnectorDeps &
+  Pick<AppContext, 'logger'> & { readonly crashPoint?: CrashPointHook | undefined };
 
 type ChargeProof = Extract<NotificationResult, { kind: 'charge' }>;
 type RefundProof = Extract<NotificationResult, { kind: 'refund' }>;
@@ -65,6 +68,8 @@ export async function receiveNotification(
   if (!connection || !connector?.handleNotification) throw new NotFoundError('No such acquirer connection.');
   const result = await connector.handleNotification(notification);
   const name = connectorNameOf(connection);
+  if (result.kind === 'charge' && result.outcome.status === 'succeeded')
+    deps.crashPoint?.('after_notification_confirmed');
   if (result.kind === 'charge') await applyCharge(deps, name, result);
   else if (result.kind === 'refund') await applyRefund(deps, name, result);
   else deps.logger.info({ connector: name, reason: result.reason }, 'acquirer notification ignored');

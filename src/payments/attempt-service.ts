@@ -100,7 +100,17 @@ export function chargeReferenceOf(attempt: AttemptRow): ChargeReference {
     amountKopecks: attempt.amount_kopecks,
     providerReference: attempt.provider_reference ?? undefined,
     createdAt: attempt.created_at,
+    payerAction: payerActionOf(attempt),
   };
+}
+
+/** The payer action the attempt stored with its `requires_action` outcome. */
+export function payerActionOf(attempt: AttemptRow): PayerAction | undefined {
+  if (attempt.payer_action_kind === 'redirect' && attempt.payer_action_url)
+    return { kind: 'redirect', url: attempt.payer_action_url };
+  if (attempt.payer_action_kind === 'qr' && attempt.payer_action_qr)
+    return { kind: 'qr', payload: attempt.payer_action_qr, deepLink: attempt.payer_action_deep_link ?? undefined };
+  return undefined;
 }
 
 /**
@@ -175,10 +185,12 @@ export async function applyAttemptOutcome(
         return applyCapture(tx, deps, payment, current);
       case 'requires_action':
         // The payer is at the acquirer; the page shows the action again until a notification
-        // or the reconciliation worker's look-up ends the attempt.
+        // or the reconciliation worker's look-up ends the attempt. A second charge of the same
+        // key (a double submit) may answer with another session of the acquirer: the action
+        // stays the one of the charge the attempt records, so the payer pays what we look up.
         return attempts.updateAttempt(tx, current.id, {
           status: 'requires_action',
-          ...payerActionColumns(outcome.action),
+          ...(keepsStoredAction(current, outcome) ? {} : payerActionColumns(outcome.action)),
           updated_at: now,
           next_check_at: new Date(now.getTime() + RECONCILE_AFTER_MS),
         });
@@ -194,6 +206,16 @@ export async function applyAttemptOutcome(
 }
 
 type PayerAction = Extract<ChargeOutcome, { status: 'requires_action' }>['action'];
+
+/** The attempt already shows the action of the charge it records, and the outcome is of another. */
+function keepsStoredAction(attempt: AttemptRow, outcome: { readonly providerReference?: string | undefined }): boolean {
+  return (
+    attempt.payer_action_kind !== null &&
+    attempt.provider_reference !== null &&
+    outcome.providerReference !== undefined &&
+    outcome.providerReference !== attempt.provider_reference
+  );
+}
 
 function payerActionColumns(action: PayerAction) {
   return action.kind === 'redirect'

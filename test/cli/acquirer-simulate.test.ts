@@ -51,6 +51,7 @@ describe('paygate acquirer simulate', () => {
     stop = undefined;
     expect(code).toBe(0);
     expect(output).toContain('tbank simulator stopped');
+    expect(output).toContain('PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK=127.0.0.1/32');
   });
 
   it('serves the YooKassa API with the shop id and secret key it prints and stops cleanly on SIGTERM', async () => {

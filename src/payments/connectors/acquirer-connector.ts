@@ -57,6 +57,11 @@ export interface ChargeReference {
    * acquirer that lists charges by creation time finds one whose id never came back.
    */
   readonly createdAt?: Date | undefined;
+  /**
+   * What the payer was last asked to do at the acquirer (its page, a QR), when the
+   * attempt awaits them: a look-up that finds the payer still there answers with it.
+   */
+  readonly payerAction?: PayerAction | undefined;
 }
 
 /** What the payer must do at the acquirer before the charge can end. */

@@ -25,7 +25,11 @@ export interface ConnectorDeps {
   readonly clock: Clock;
   readonly keyring: Keyring;
   readonly logger: AppContext['logger'];
-  readonly config: { readonly publicUrl: string };
+  readonly config: {
+    readonly publicUrl: string;
+    /** Per provider, where its notifications may come from (PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_<PROVIDER>). */
+    readonly acquirerNotificationSources?: Readonly<Record<string, readonly string[]>> | undefined;
+  };
   /** The providers live shops connect to: ACQUIRER_PROVIDERS unless a test gives its own. */
   readonly acquirerProviders?: ReadonlyMap<string, AcquirerProvider> | undefined;
 }
@@ -36,7 +40,11 @@ function providersOf(deps: Pick<ConnectorDeps, 'acquirerProviders'>): ReadonlyMa
 
 /** The connector a stored connection builds; undefined when this build lacks its provider. */
 export function connectorOf(deps: ConnectorDeps, connection: AcquirerConnection): AcquirerConnector | undefined {
-  return providersOf(deps).get(connection.provider)?.connect(connection, deps);
+  return providersOf(deps).get(connection.provider)?.connect(connection, {
+    clock: deps.clock,
+    logger: deps.logger,
+    notificationSources: deps.config.acquirerNotificationSources?.[connection.provider],
+  });
 }
 
 /** The name a connection's connector carries on its attempts. */

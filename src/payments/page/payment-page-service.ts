@@ -10,6 +10,7 @@ import {
   armConfirmation,
   chargeAttempt,
   chargeReferenceOf,
+  payerActionOf,
   startAttempt,
 } from '../attempt-service.ts';
 import type { CardDetails, ChargeOutcome } from '../connectors/acquirer-connector.ts';
@@ -115,13 +116,19 @@ export async function payFromPage(deps: PageDeps, state: PageState, input: PayIn
   });
   // Paid, failed or expired since the page was loaded: nothing is charged.
   if (!attempt) return { kind: 'done' };
+  // The same form again (back, submit): the payer goes where the first submit sent them.
+  const waiting = attempt.status === 'requires_action' ? payerActionOf(attempt) : undefined;
+  if (waiting) return waiting.kind === 'redirect' ? { kind: 'redirect', url: waiting.url } : { kind: 'done' };
   const outcome = await chargeAttempt(connector, attempt, {
     returnUrl: `${deps.config.publicUrl}/pay/${state.payment.order_code}/return`,
     description: `${state.shopName}: ${state.payment.order_id ?? state.payment.id}`.slice(0, 128),
     card: input.card,
   });
   if (outcome.status === 'succeeded') deps.crashPoint?.('after_acquirer_success');
-  await applyAttemptOutcome(deps, attempt, outcome);
+  const applied = await applyAttemptOutcome(deps, attempt, outcome);
+  // Two submits at once each charged: the action the attempt kept is the one to follow.
+  const kept = applied.status === 'requires_action' ? payerActionOf(applied) : undefined;
+  if (kept?.kind === 'redirect') return { kind: 'redirect', url: kept.url };
   return resultOf(outcome);
 }
 

@@ -352,12 +352,16 @@ describe('refunds', () => {
     });
     expect(await tbank.refund(refundOf('rf_1', 25_000n))).toMatchObject({ status: 'succeeded' });
     expect(await tbank.refund(refundOf('rf_1', 25_000n))).toMatchObject({ status: 'succeeded' });
-    expect(await tbank.lookupRefund(refundOf('rf_1', 25_000n))).toMatchObject({ status: 'succeeded' });
     expect(simulator.sessions.get(outcome.providerReference!)).toMatchObject({
       refundedAmount: 25_000,
       status: 'PARTIAL_REFUNDED',
     });
+    // PARTIAL_REFUNDED tells no refund apart: a look-up proves none (the Cancel under its key answers).
+    expect(await tbank.lookupRefund(refundOf('rf_1', 25_000n))).toBeUndefined();
+    expect(await tbank.lookupRefund(refundOf('rf_2', 100_000n))).toBeUndefined();
     expect(await tbank.refund(refundOf('rf_2', 100_000n))).toMatchObject({ status: 'succeeded' });
+    // Returned in full, no refund of it can still be owed.
+    expect(await tbank.lookupRefund(refundOf('rf_2', 100_000n))).toMatchObject({ status: 'succeeded' });
     expect(simulator.sessions.get(outcome.providerReference!)).toMatchObject({
       refundedAmount: 125_000,
       status: 'REFUNDED',

@@ -23,7 +23,13 @@ import type {
 import type { PaymentMethod } from '../../payment-tables.ts';
 import { notificationSources } from '../notification-sources.ts';
 import { TBankApiError, type TBankClient, type TBankResponse } from './tbank-client.ts';
-import { classifyStatus, declineCodeFor, REFUND_DONE_STATUSES, REFUND_PENDING_STATUSES } from './tbank-status.ts';
+import {
+  classifyStatus,
+  declineCodeFor,
+  REFUND_DONE_STATUSES,
+  REFUND_PENDING_STATUSES,
+  REFUND_WHOLE_STATUSES,
+} from './tbank-status.ts';
 import { hasValidTbankToken } from './tbank-token.ts';
 
 /** T-Bank's published notification networks ("Уведомления об операциях"), test environment included. */
@@ -93,6 +99,7 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     paymentId: string,
     status: string,
     errorCode: string | undefined,
+    storedAction?: PayerAction,
   ): ChargeOutcome {
     const classified = classifyStatus(status);
     const providerReference = paymentId;
@@ -109,10 +116,10 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
           providerReference,
         };
       case 'waiting_for_payer': {
+        // This process's session, or (after a restart, or in another instance) the action the attempt stored.
         const open = openSessions.get(chargeKey);
-        if (open && open.paymentId === paymentId) {
-          return { status: 'requires_action', chargeKey, action: open.action, providerReference };
-        }
+        const action = open && open.paymentId === paymentId ? open.action : storedAction;
+        if (action) return { status: 'requires_action', chargeKey, action, providerReference };
         return { status: 'processing', chargeKey, providerReference };
       }
       case 'processing':
@@ -202,7 +209,14 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     if (knownPaymentId) {
       const state = await getState(knownPaymentId);
       if (!state) return undefined;
-      return outcomeOfStatus(reference.chargeKey, knownPaymentId, String(state['Status']), text(state['ErrorCode']));
+      const storedAction = reference.providerReference === knownPaymentId ? reference.payerAction : undefined;
+      return outcomeOfStatus(
+        reference.chargeKey,
+        knownPaymentId,
+        String(state['Status']),
+        text(state['ErrorCode']),
+        storedAction,
+      );
     }
     // No PaymentId recorded (a crash right after Init): the order's sessions of
     // this amount; only an unambiguous one is taken for this charge.
@@ -252,8 +266,10 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     const providerRefundReference = request.providerReference;
     if (REFUND_PENDING_STATUSES.has(status))
       return { status: 'pending', refundKey: request.refundKey, providerRefundReference };
-    // GetState reports the payment, not each refund: a refunded payment answers for all of them.
-    if (REFUND_DONE_STATUSES.has(status))
+    // GetState reports the payment, not each refund. Wholly returned, every refund of it is done;
+    // partly returned may be an earlier refund only, so this one is not known: the caller's
+    // Cancel under the same ExternalRequestId answers the first one's result or does it now.
+    if (REFUND_WHOLE_STATUSES.has(status))
       return { status: 'succeeded', refundKey: request.refundKey, providerRefundReference };
     return undefined;
   }

@@ -62,4 +62,6 @@ export const REFUND_DONE_STATUSES: ReadonlySet<string> = new Set([
   'REVERSED',
   'CANCELED',
 ]);
+/** Of those, the statuses of a payment returned in full: no refund of it can still be owed. */
+export const REFUND_WHOLE_STATUSES: ReadonlySet<string> = new Set(['REFUNDED', 'REVERSED', 'CANCELED']);
 export const REFUND_PENDING_STATUSES: ReadonlySet<string> = new Set(['REFUNDING', 'REVERSING']);
