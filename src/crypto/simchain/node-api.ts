@@ -9,7 +9,7 @@
 // sees only solidified blocks, and answers balances as of the solidified block.
 // Faults (node-faults.ts) bend the answers the way real nodes misbehave.
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron/address.ts';
+import type { TronAddress } from '../tron/address.ts';
 import { TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
 import {
   addressFromWord,
@@ -19,11 +19,17 @@ import {
   TRANSFER_SELECTOR,
   uint256Word,
 } from '../tron/trc20-usdt.ts';
-import { broadcastTransactionJson } from './broadcast-json.ts';
+import { broadcastHexTransactionText, broadcastTransactionJson } from './broadcast-json.ts';
 import type { NodeFaults, RateLimitSettings } from './node-faults.ts';
+import { decodeChainTransaction } from './chain-transaction.ts';
+import type { ChainParameters } from './chain-parameters.ts';
+import { callData, createTransferTransaction, triggerSmartContractTransaction } from './transaction-builder.ts';
+import { usdtSmartContractJson } from './usdt-contract-json.ts';
 import {
   accountJson,
+  accountNetJson,
   accountResourceJson,
+  nodeInfoJson,
   blockJson,
   blockTransactionJson,
   chainParametersJson,
@@ -33,6 +39,7 @@ import {
   transactionInfoJson,
   witnessHex,
 } from './node-json.ts';
+import { addressOf, toNumber } from './node-request.ts';
 import type { BroadcastOutcome, SimulatedBlock, SimulatedChain } from './simulated-chain.ts';
 import { penaltyPart, revertReason, transferEnergy } from './usdt-execution.ts';
 
@@ -117,14 +124,25 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
       return found ? blockTransactionJson(found.transaction) : {};
     };
 
-  const getBlock: Route = (body) => {
-    const idOrNum = body['id_or_num'];
-    const detail = body['detail'] === true;
-    if (idOrNum === undefined || idOrNum === '') return shownBlock(visibleHead(), { detail });
-    const text = String(idOrNum);
-    const block = /^[0-9a-fA-F]{64}$/.test(text) ? chain.blockById(text) : blockUpTo(text, visibleHead().number);
-    return block && block.number <= visibleHead().number ? shownBlock(block, { detail }) : {};
-  };
+  const getBlock =
+    (solid: boolean): Route =>
+    (body) => {
+      const limit = solid ? visibleSolidNumber() : visibleHead().number;
+      const idOrNum = body['id_or_num'];
+      const detail = body['detail'] === true;
+      if (idOrNum === undefined || idOrNum === '') return shownBlock(chain.block(limit) ?? visibleHead(), { detail });
+      const text = String(idOrNum);
+      const block = /^[0-9a-fA-F]{64}$/.test(text) ? chain.blockById(text) : blockUpTo(text, limit);
+      return block && block.number <= limit ? shownBlock(block, { detail }) : {};
+    };
+  // GetBlockByIdServlet: `{}` for an id the node does not have (or, on walletsolidity, has not solidified).
+  const blockById =
+    (solid: boolean): Route =>
+    (body) => {
+      const id = typeof body['value'] === 'string' && /^[0-9a-fA-F]{64}$/.test(body['value']) ? body['value'] : '';
+      const block = id ? chain.blockById(id) : undefined;
+      return block && block.number <= (solid ? visibleSolidNumber() : visibleHead().number) ? shownBlock(block) : {};
+    };
 
   const account =
     (solid: boolean): Route =>
@@ -139,12 +157,15 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
       if (above.created) return {};
       return accountJson(address, { ...state, balanceSun: state.balanceSun - above.trxSun }, bandwidthUsed);
     };
-  const accountResource: Route = (body) => {
-    const address = addressOf(body['address']);
-    const state = address ? chain.state.account(address) : undefined;
-    if (!address || !state) return {};
-    return accountResourceJson(chain.parameters, chain.state.freeBandwidthUsed(state, chain.nowMs));
-  };
+  // Wallet.getAccountResource / getAccountNet: null (printed `{}`) for an account that does not exist.
+  const resources =
+    (print: (parameters: ChainParameters, freeBandwidthUsed: number) => Record<string, unknown>): Route =>
+    (body) => {
+      const address = addressOf(body['address']);
+      const state = address ? chain.state.account(address) : undefined;
+      if (!address || !state) return {};
+      return print(chain.parameters, chain.state.freeBandwidthUsed(state, chain.nowMs));
+    };
 
   const constantCall =
     (estimate: boolean, solid = false): Route =>
@@ -191,6 +212,22 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     return contract === chain.parameters.usdtContract ? contractInfoJson(contract, chain.state.usdtEnergyFactor) : {};
   };
 
+  // GetContractServlet: `{}` for an address with no contract.
+  const contract: Route = (body) => {
+    const address = addressOf(body['value']);
+    return address === chain.parameters.usdtContract ? usdtSmartContractJson(address) : {};
+  };
+  // Wallet.triggerContract: a view function runs as a constant call; anything else is built, unsigned.
+  const triggerSmartContract: Route = (body) => {
+    const data = callData(body);
+    const view = data !== undefined && VIEW_SELECTORS.has(bytesToHex(data.subarray(0, 4)));
+    return view ? constantCall(false)(body) : triggerSmartContractTransaction(chain, body);
+  };
+  const nodeInfo: Route = () => nodeInfoJson(visibleHead(), chain.block(visibleSolidNumber()) ?? chain.solidBlock);
+  // The price history as "<since ms>:<price>": one price since genesis.
+  const energyPrices: Route = () => ({ prices: `0:${chain.parameters.energyPriceSun}` });
+  const bandwidthPrices: Route = () => ({ prices: `0:${chain.parameters.bandwidthPriceSun}` });
+
   const answerBroadcast = (outcome: BroadcastOutcome) =>
     outcome.result
       ? { result: true, txid: outcome.txId }
@@ -207,7 +244,18 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     const hex = body['transaction'];
     if (typeof hex !== 'string' || hex.length > 2 * TRANSACTION_MAX_BYTES + 2)
       return { result: false, code: 'OTHER_ERROR', message: hexText('transaction is missing') };
-    return answerBroadcast(chain.broadcastHex(hex, { neverInclude: faults.take('neverInclude') }));
+    const outcome = chain.broadcastHex(hex, { neverInclude: faults.take('neverInclude') });
+    const decoded = /^(?:[0-9a-fA-F]{2})+$/.test(hex) ? decodeChainTransaction(hexToBytes(hex)) : undefined;
+    // A transaction the chain cannot read is refused as broadcasttransaction refuses it.
+    if (!decoded?.ok) return answerBroadcast(outcome);
+    // BroadcastHexServlet writes every field, the message as text (not hex) and the transaction as a JSON string.
+    return {
+      result: outcome.result,
+      code: outcome.result ? 'SUCCESS' : outcome.code,
+      message: outcome.result ? '' : outcome.message,
+      transaction: broadcastHexTransactionText(decoded.transaction),
+      txid: decoded.transaction.txId,
+    };
   };
   const broadcastJson: Route = (body) => {
     if (faults.take('serverBusy')) return busy();
@@ -221,7 +269,10 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     '/walletsolidity/getnowblock': nowBlock(true),
     '/wallet/getblockbynum': blockByNum(false),
     '/walletsolidity/getblockbynum': blockByNum(true),
-    '/wallet/getblock': getBlock,
+    '/wallet/getblock': getBlock(false),
+    '/walletsolidity/getblock': getBlock(true),
+    '/wallet/getblockbyid': blockById(false),
+    '/walletsolidity/getblockbyid': blockById(true),
     '/wallet/gettransactioninfobyblocknum': infosByBlockNum(false),
     '/walletsolidity/gettransactioninfobyblocknum': infosByBlockNum(true),
     '/wallet/gettransactioninfobyid': infoById(false),
@@ -233,14 +284,25 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     // /wallet/ servlets on the solidified state (WalletOnSolidity.futureGet).
     '/walletsolidity/triggerconstantcontract': constantCall(false, true),
     '/wallet/estimateenergy': constantCall(true),
+    '/walletsolidity/estimateenergy': constantCall(true, true),
+    '/wallet/triggersmartcontract': triggerSmartContract,
+    '/wallet/createtransaction': (body) => createTransferTransaction(chain, body),
     '/wallet/getcontractinfo': contractInfo,
+    '/wallet/getcontract': contract,
     '/wallet/getaccount': account(false),
     '/walletsolidity/getaccount': account(true),
-    '/wallet/getaccountresource': accountResource,
+    // java-tron serves these two on /wallet/ only (HttpApiOnSolidityService has neither).
+    '/wallet/getaccountresource': resources(accountResourceJson),
+    '/wallet/getaccountnet': resources(accountNetJson),
+    '/wallet/getnodeinfo': nodeInfo,
+    '/walletsolidity/getnodeinfo': nodeInfo,
     '/wallet/broadcasthex': broadcastHex,
     '/wallet/broadcasttransaction': broadcastJson,
     '/wallet/getchainparameters': () => chainParametersJson(chain.parameters),
-    '/wallet/getenergyprices': () => ({ prices: `0:${chain.parameters.energyPriceSun}` }),
+    '/wallet/getenergyprices': energyPrices,
+    '/walletsolidity/getenergyprices': energyPrices,
+    '/wallet/getbandwidthprices': bandwidthPrices,
+    '/walletsolidity/getbandwidthprices': bandwidthPrices,
   };
 
   return (path, body) => {
@@ -345,6 +407,9 @@ function changesAboveSolidified(
   return changes;
 }
 
+/** The selectors of the contract's view functions (the ABI's `View` entries, usdt-contract-json.ts). */
+const VIEW_SELECTORS = new Set([bytesToHex(BALANCE_OF_SELECTOR), '313ce567', bytesToHex(IS_BLACKLISTED_SELECTOR)]);
+
 const KNOWN_SELECTORS: Record<string, string> = {
   [bytesToHex(BALANCE_OF_SELECTOR)]: 'balanceOf(address)',
   '313ce567': 'decimals()',
@@ -354,16 +419,4 @@ const KNOWN_SELECTORS: Record<string, string> = {
 
 function selectorName(data: string | undefined): string | undefined {
   return data === undefined ? undefined : KNOWN_SELECTORS[data.slice(0, 8).toLowerCase()];
-}
-
-/** An address as a node reads it: `41…` hex, or Base58 (`visible`). */
-function addressOf(value: unknown): TronAddress | undefined {
-  if (typeof value !== 'string') return undefined;
-  const parsed = value.startsWith('T') ? parseTronAddress(value) : parseTronHexAddress(value);
-  return parsed.ok ? parsed.address : undefined;
-}
-
-function toNumber(value: unknown): number | undefined {
-  const number = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
-  return typeof number === 'number' && Number.isSafeInteger(number) && number >= 0 ? number : undefined;
 }
