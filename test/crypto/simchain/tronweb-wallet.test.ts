@@ -6,7 +6,7 @@
 // receipts, blocks, account resources, energy estimates. Every tronweb call and
 // every node path it requested is recorded: none may fail.
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { TronWeb, utils as tronwebUtils, type Types } from 'tronweb';
+import { providers, TronWeb, utils as tronwebUtils, type Contract, type Types } from 'tronweb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { testKey } from './fixtures/transfers.ts';
@@ -25,19 +25,13 @@ async function wallet() {
   const { chain } = server;
   chain.produceBlocks(25);
   const payer = chain.payers[0]!;
-  const tronWeb = new TronWeb({ fullHost: server.url, privateKey: bytesToHex(payer.privateKey) });
   const paths: string[] = [];
   const httpFailures: string[] = [];
-  for (const node of [tronWeb.fullNode, tronWeb.solidityNode]) {
-    node.instance.interceptors.response.use((response) => {
-      const path = `/${String(response.config.url).replace(/^\//, '')}`;
-      paths.push(path);
-      const data: unknown = response.data;
-      if (response.status !== 200 || (typeof data === 'object' && data !== null && 'Error' in data))
-        httpFailures.push(`${path}: ${response.status} ${JSON.stringify(data)}`);
-      return response;
-    });
-  }
+  const node = new RecordingProvider(server.url, (path, outcome) => {
+    paths.push(path);
+    if (outcome.failed) httpFailures.push(`${path}: ${outcome.failed}`);
+  });
+  const tronWeb = new TronWeb({ fullNode: node, solidityNode: node, privateKey: bytesToHex(payer.privateKey) });
   const calls: { readonly name: string; readonly ok: boolean; readonly error?: string }[] = [];
   async function call<T>(name: string, work: () => Promise<T>): Promise<T> {
     try {
@@ -52,6 +46,34 @@ async function wallet() {
   /** Includes what was sent, then solidifies it (walletsolidity reads see it). */
   const confirm = () => chain.produceBlocks(1 + chain.parameters.solidityDepth);
   return { chain, payer, tronWeb, paths, httpFailures, calls, call, confirm };
+}
+
+/** tronweb's own HTTP provider, telling each node path it requested and whether the answer was a failure. */
+class RecordingProvider extends providers.HttpProvider {
+  readonly #record: (path: string, outcome: { readonly failed?: string }) => void;
+
+  constructor(url: string, record: (path: string, outcome: { readonly failed?: string }) => void) {
+    super(url);
+    this.#record = record;
+  }
+
+  override async request<T = unknown>(
+    url: string,
+    payload?: object,
+    method?: Parameters<InstanceType<typeof providers.HttpProvider>['request']>[2],
+  ): Promise<T> {
+    const path = `/${url.replace(/^\//, '')}`;
+    try {
+      const data = await super.request<T>(url, payload, method);
+      // java-tron reports a refused request as HTTP 200 with an `Error` field.
+      const refused = typeof data === 'object' && data !== null && 'Error' in data;
+      this.#record(path, refused ? { failed: JSON.stringify(data) } : {});
+      return data;
+    } catch (error) {
+      this.#record(path, { failed: String(error) });
+      throw error;
+    }
+  }
 }
 
 /** The signed Transaction protobuf in hex, from tronweb's own protobuf classes (what sendHexTransaction takes). */
@@ -121,9 +143,9 @@ describe('a tronweb wallet against the simulated chain', () => {
     expect(await call('trx.getBalance (second TRX)', () => tronWeb.trx.getBalance(fresh))).toBe(6 * TRX);
 
     // ---- USDT: the contract, balances, an energy estimate ----
-    const token = await call('contract().at', () => tronWeb.contract().at(usdt));
+    const token = await call<Contract>('contract().at', () => tronWeb.contract().at(usdt));
     const payerUsdt = await call('contract.balanceOf.call', () => token.balanceOf(payer.address).call());
-    expect(BigInt(payerUsdt.toString())).toBe(chain.parameters.payerUsdt);
+    expect(BigInt(String(payerUsdt))).toBe(chain.parameters.payerUsdt);
     const decimals = await call('contract.decimals.call', () => token.decimals().call());
     expect(Number(decimals)).toBe(6);
     const transferParams = [
@@ -171,7 +193,7 @@ describe('a tronweb wallet against the simulated chain', () => {
     });
     expect(usdtInfo.log).toHaveLength(1);
     const holderUsdt = await call('contract.balanceOf.call (recipient)', () => token.balanceOf(holder).call());
-    expect(BigInt(holderUsdt.toString())).toBe(25_000_000n);
+    expect(BigInt(String(holderUsdt))).toBe(25_000_000n);
 
     // ---- USDT through the contract object (triggersmartcontract + sign + broadcasttransaction) ----
     const sentTxId = await call('contract.transfer.send', () =>
@@ -204,12 +226,10 @@ describe('a tronweb wallet against the simulated chain', () => {
       result: 'SUCCESS',
       energy_usage_total: chain.parameters.transferEnergyExistingHolder,
     });
-    expect(
-      BigInt((await call('contract.balanceOf.call (after)', () => token.balanceOf(holder).call())).toString()),
-    ).toBe(30_000_000n);
-    expect(BigInt((await call('contract.balanceOf.call (hex)', () => token.balanceOf(fresh).call())).toString())).toBe(
-      1_000_000n,
-    );
+    const holderAfter = await call('contract.balanceOf.call (after)', () => token.balanceOf(holder).call());
+    expect(BigInt(String(holderAfter))).toBe(30_000_000n);
+    const freshUsdt = await call('contract.balanceOf.call (hex)', () => token.balanceOf(fresh).call());
+    expect(BigInt(String(freshUsdt))).toBe(1_000_000n);
 
     // ---- transactions and blocks ----
     const found = await call('trx.getTransaction', () => tronWeb.trx.getTransaction(built.transaction.txID));
