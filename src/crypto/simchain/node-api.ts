@@ -8,9 +8,10 @@
 // catches ItemNotFoundException and answers the empty list). `/walletsolidity/*`
 // sees only solidified blocks, and answers balances as of the solidified block.
 // Faults (node-faults.ts) bend the answers the way real nodes misbehave.
+// Broadcasts live in broadcast-routes.ts, the builders a wallet calls before it
+// signs in transaction-builder.ts; docs/crypto.md lists the paths tronweb uses.
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { TronAddress } from '../tron/address.ts';
-import { TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
 import {
   addressFromWord,
   BALANCE_OF_SELECTOR,
@@ -19,9 +20,8 @@ import {
   TRANSFER_SELECTOR,
   uint256Word,
 } from '../tron/trc20-usdt.ts';
-import { broadcastHexTransactionText, broadcastTransactionJson } from './broadcast-json.ts';
+import { broadcastRoutes } from './broadcast-routes.ts';
 import type { NodeFaults, RateLimitSettings } from './node-faults.ts';
-import { decodeChainTransaction } from './chain-transaction.ts';
 import type { ChainParameters } from './chain-parameters.ts';
 import { callData, createTransferTransaction, triggerSmartContractTransaction } from './transaction-builder.ts';
 import { usdtSmartContractJson } from './usdt-contract-json.ts';
@@ -40,7 +40,7 @@ import {
   witnessHex,
 } from './node-json.ts';
 import { addressOf, toNumber } from './node-request.ts';
-import type { BroadcastOutcome, SimulatedBlock, SimulatedChain } from './simulated-chain.ts';
+import type { SimulatedBlock, SimulatedChain } from './simulated-chain.ts';
 import { penaltyPart, revertReason, transferEnergy } from './usdt-execution.ts';
 
 export interface NodeAnswer {
@@ -52,7 +52,7 @@ export interface NodeAnswer {
 }
 
 type Body = Record<string, unknown>;
-type Route = (body: Body) => unknown;
+export type Route = (body: Body) => unknown;
 
 const CONSTANT_CALL_ENERGY = 500;
 
@@ -228,42 +228,6 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
   const energyPrices: Route = () => ({ prices: `0:${chain.parameters.energyPriceSun}` });
   const bandwidthPrices: Route = () => ({ prices: `0:${chain.parameters.bandwidthPriceSun}` });
 
-  const answerBroadcast = (outcome: BroadcastOutcome) =>
-    outcome.result
-      ? { result: true, txid: outcome.txId }
-      : {
-          result: false,
-          code: outcome.code,
-          ...(outcome.txId ? { txid: outcome.txId } : {}),
-          message: hexText(outcome.message),
-        };
-  const busy = () => ({ result: false, code: 'SERVER_BUSY', message: hexText('Server busy.') });
-
-  const broadcastHex: Route = (body) => {
-    if (faults.take('serverBusy')) return busy();
-    const hex = body['transaction'];
-    if (typeof hex !== 'string' || hex.length > 2 * TRANSACTION_MAX_BYTES + 2)
-      return { result: false, code: 'OTHER_ERROR', message: hexText('transaction is missing') };
-    const outcome = chain.broadcastHex(hex, { neverInclude: faults.take('neverInclude') });
-    const decoded = /^(?:[0-9a-fA-F]{2})+$/.test(hex) ? decodeChainTransaction(hexToBytes(hex)) : undefined;
-    // A transaction the chain cannot read is refused as broadcasttransaction refuses it.
-    if (!decoded?.ok) return answerBroadcast(outcome);
-    // BroadcastHexServlet writes every field, the message as text (not hex) and the transaction as a JSON string.
-    return {
-      result: outcome.result,
-      code: outcome.result ? 'SUCCESS' : outcome.code,
-      message: outcome.result ? '' : outcome.message,
-      transaction: broadcastHexTransactionText(decoded.transaction),
-      txid: decoded.transaction.txId,
-    };
-  };
-  const broadcastJson: Route = (body) => {
-    if (faults.take('serverBusy')) return busy();
-    const built = broadcastTransactionJson(body);
-    if (!built.ok) return { result: false, code: 'OTHER_ERROR', message: hexText(built.problem) };
-    return answerBroadcast(chain.broadcastHex(bytesToHex(built.bytes), { neverInclude: faults.take('neverInclude') }));
-  };
-
   const routes: Record<string, Route> = {
     '/wallet/getnowblock': nowBlock(false),
     '/walletsolidity/getnowblock': nowBlock(true),
@@ -296,8 +260,7 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     '/wallet/getaccountnet': resources(accountNetJson),
     '/wallet/getnodeinfo': nodeInfo,
     '/walletsolidity/getnodeinfo': nodeInfo,
-    '/wallet/broadcasthex': broadcastHex,
-    '/wallet/broadcasttransaction': broadcastJson,
+    ...broadcastRoutes(chain, faults),
     '/wallet/getchainparameters': () => chainParametersJson(chain.parameters),
     '/wallet/getenergyprices': energyPrices,
     '/walletsolidity/getenergyprices': energyPrices,
@@ -407,15 +370,19 @@ function changesAboveSolidified(
   return changes;
 }
 
-/** The selectors of the contract's view functions (the ABI's `View` entries, usdt-contract-json.ts). */
-const VIEW_SELECTORS = new Set([bytesToHex(BALANCE_OF_SELECTOR), '313ce567', bytesToHex(IS_BLACKLISTED_SELECTOR)]);
-
 const KNOWN_SELECTORS: Record<string, string> = {
   [bytesToHex(BALANCE_OF_SELECTOR)]: 'balanceOf(address)',
   '313ce567': 'decimals()',
   [bytesToHex(IS_BLACKLISTED_SELECTOR)]: 'isBlackListed(address)',
   [bytesToHex(TRANSFER_SELECTOR)]: 'transfer(address,uint256)',
 };
+
+/** The selectors of the contract's view functions (the ABI's `View` entries, usdt-contract-json.ts). */
+const VIEW_SELECTORS = new Set(
+  Object.entries(KNOWN_SELECTORS)
+    .filter(([, name]) => name !== 'transfer(address,uint256)')
+    .map(([selector]) => selector),
+);
 
 function selectorName(data: string | undefined): string | undefined {
   return data === undefined ? undefined : KNOWN_SELECTORS[data.slice(0, 8).toLowerCase()];
