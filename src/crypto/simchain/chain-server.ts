@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { CONTROL_PATH_PREFIX, createControlApi } from './control-api.ts';
 import { createNodeApi, type NodeAnswer } from './node-api.ts';
 import { NodeFaults } from './node-faults.ts';
+import { queryAsBody, type NodeRequestBody } from './node-request.ts';
 import { loadChain, saveChain } from './persistence.ts';
 import { SimulatedChain, type RecoveredSignature } from './simulated-chain.ts';
 import { createSignaturePool, type SignaturePool } from './signature-pool.ts';
@@ -101,9 +102,10 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
   const server = createServer((request, response) => {
     readBody(request)
       .then(async (text) => {
-        const path = (request.url ?? '/').split('?')[0] ?? '/';
+        const [path = '/', search = ''] = (request.url ?? '/').split('?', 2);
+        const query = queryAsBody(new URLSearchParams(search));
         const recovered = pool && BROADCAST_PATHS.has(path) ? await recoverBroadcastSignature(pool, path, text) : [];
-        const reply = chain.withRecoveredSignatures(recovered, () => handle(answer, path, text));
+        const reply = chain.withRecoveredSignatures(recovered, () => handle(answer, path, text, query));
         const node = path.startsWith(CONTROL_PATH_PREFIX) ? undefined : nodeOf(path);
         const delayMs = node ? node.faults.delayFor(node.path) : 0;
         if (delayMs <= 0) return send(response, reply);
@@ -210,12 +212,14 @@ async function recoverBroadcastSignature(
   }
 }
 
+/** Answers one request; a GET's query (java-tron servlets' doGet) is read as the body a POST carries. */
 function handle(
   answer: (path: string, body: Record<string, unknown>) => NodeAnswer,
   path: string,
   text: string,
+  query: NodeRequestBody,
 ): NodeAnswer {
-  let body: unknown = {};
+  let body: unknown = query;
   if (text.trim() !== '') {
     try {
       body = JSON.parse(text);
@@ -226,7 +230,7 @@ function handle(
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     return { status: 200, json: { Error: 'the request body must be a JSON object' } };
-  return answer(path, body as Record<string, unknown>);
+  return answer(path, { ...query, ...(body as Record<string, unknown>) });
 }
 
 function readBody(request: IncomingMessage): Promise<string> {

@@ -101,9 +101,12 @@ function decodeTransferContractRaw(
   }
 }
 
-/** The node's JSON of a transaction of either kind (`visible: false`). */
+/** The node's JSON of a transaction of either kind (`visible: false`); an unsigned one has no `signature` (an empty repeated field is not printed). */
 export function chainTransactionJson(transaction: ChainTransaction): Record<string, unknown> {
-  if (!isTrxTransfer(transaction)) return transactionJson(transaction);
+  if (!isTrxTransfer(transaction)) {
+    const { signatures, ...unsigned } = transaction;
+    return transactionJson(signatures.length > 0 ? transaction : unsigned);
+  }
   const { raw } = transaction;
   const rawData: Record<string, unknown> = {
     contract: [
@@ -125,7 +128,9 @@ export function chainTransactionJson(transaction: ChainTransaction): Record<stri
   };
   if (raw.timestampMs !== 0) rawData['timestamp'] = raw.timestampMs;
   return {
-    signature: transaction.signatures.map((signature) => bytesToHex(signature)),
+    ...(transaction.signatures.length > 0
+      ? { signature: transaction.signatures.map((signature) => bytesToHex(signature)) }
+      : {}),
     txID: transaction.txId,
     raw_data: rawData,
     raw_data_hex: bytesToHex(transaction.rawBytes),

@@ -8,9 +8,10 @@
 // catches ItemNotFoundException and answers the empty list). `/walletsolidity/*`
 // sees only solidified blocks, and answers balances as of the solidified block.
 // Faults (node-faults.ts) bend the answers the way real nodes misbehave.
+// Broadcasts live in broadcast-routes.ts, the builders a wallet calls before it
+// signs in transaction-builder.ts; docs/crypto.md lists the paths tronweb uses.
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { parseTronAddress, parseTronHexAddress, type TronAddress } from '../tron/address.ts';
-import { TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
+import type { TronAddress } from '../tron/address.ts';
 import {
   addressFromWord,
   BALANCE_OF_SELECTOR,
@@ -19,11 +20,16 @@ import {
   TRANSFER_SELECTOR,
   uint256Word,
 } from '../tron/trc20-usdt.ts';
-import { broadcastTransactionJson } from './broadcast-json.ts';
+import { broadcastRoutes } from './broadcast-routes.ts';
 import type { NodeFaults, RateLimitSettings } from './node-faults.ts';
+import type { ChainParameters } from './chain-parameters.ts';
+import { callData, createTransferTransaction, triggerSmartContractTransaction } from './transaction-builder.ts';
+import { usdtSmartContractJson } from './usdt-contract-json.ts';
 import {
   accountJson,
+  accountNetJson,
   accountResourceJson,
+  nodeInfoJson,
   blockJson,
   blockTransactionJson,
   chainParametersJson,
@@ -33,7 +39,8 @@ import {
   transactionInfoJson,
   witnessHex,
 } from './node-json.ts';
-import type { BroadcastOutcome, SimulatedBlock, SimulatedChain } from './simulated-chain.ts';
+import { addressOf, toNumber } from './node-request.ts';
+import type { SimulatedBlock, SimulatedChain } from './simulated-chain.ts';
 import { penaltyPart, revertReason, transferEnergy } from './usdt-execution.ts';
 
 export interface NodeAnswer {
@@ -45,7 +52,7 @@ export interface NodeAnswer {
 }
 
 type Body = Record<string, unknown>;
-type Route = (body: Body) => unknown;
+export type Route = (body: Body) => unknown;
 
 const CONSTANT_CALL_ENERGY = 500;
 
@@ -117,14 +124,25 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
       return found ? blockTransactionJson(found.transaction) : {};
     };
 
-  const getBlock: Route = (body) => {
-    const idOrNum = body['id_or_num'];
-    const detail = body['detail'] === true;
-    if (idOrNum === undefined || idOrNum === '') return shownBlock(visibleHead(), { detail });
-    const text = String(idOrNum);
-    const block = /^[0-9a-fA-F]{64}$/.test(text) ? chain.blockById(text) : blockUpTo(text, visibleHead().number);
-    return block && block.number <= visibleHead().number ? shownBlock(block, { detail }) : {};
-  };
+  const getBlock =
+    (solid: boolean): Route =>
+    (body) => {
+      const limit = solid ? visibleSolidNumber() : visibleHead().number;
+      const idOrNum = body['id_or_num'];
+      const detail = body['detail'] === true;
+      if (idOrNum === undefined || idOrNum === '') return shownBlock(chain.block(limit) ?? visibleHead(), { detail });
+      const text = String(idOrNum);
+      const block = /^[0-9a-fA-F]{64}$/.test(text) ? chain.blockById(text) : blockUpTo(text, limit);
+      return block && block.number <= limit ? shownBlock(block, { detail }) : {};
+    };
+  // GetBlockByIdServlet: `{}` for an id the node does not have (or, on walletsolidity, has not solidified).
+  const blockById =
+    (solid: boolean): Route =>
+    (body) => {
+      const id = typeof body['value'] === 'string' && /^[0-9a-fA-F]{64}$/.test(body['value']) ? body['value'] : '';
+      const block = id ? chain.blockById(id) : undefined;
+      return block && block.number <= (solid ? visibleSolidNumber() : visibleHead().number) ? shownBlock(block) : {};
+    };
 
   const account =
     (solid: boolean): Route =>
@@ -139,12 +157,15 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
       if (above.created) return {};
       return accountJson(address, { ...state, balanceSun: state.balanceSun - above.trxSun }, bandwidthUsed);
     };
-  const accountResource: Route = (body) => {
-    const address = addressOf(body['address']);
-    const state = address ? chain.state.account(address) : undefined;
-    if (!address || !state) return {};
-    return accountResourceJson(chain.parameters, chain.state.freeBandwidthUsed(state, chain.nowMs));
-  };
+  // Wallet.getAccountResource / getAccountNet: null (printed `{}`) for an account that does not exist.
+  const resources =
+    (print: (parameters: ChainParameters, freeBandwidthUsed: number) => Record<string, unknown>): Route =>
+    (body) => {
+      const address = addressOf(body['address']);
+      const state = address ? chain.state.account(address) : undefined;
+      if (!address || !state) return {};
+      return print(chain.parameters, chain.state.freeBandwidthUsed(state, chain.nowMs));
+    };
 
   const constantCall =
     (estimate: boolean, solid = false): Route =>
@@ -191,37 +212,31 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     return contract === chain.parameters.usdtContract ? contractInfoJson(contract, chain.state.usdtEnergyFactor) : {};
   };
 
-  const answerBroadcast = (outcome: BroadcastOutcome) =>
-    outcome.result
-      ? { result: true, txid: outcome.txId }
-      : {
-          result: false,
-          code: outcome.code,
-          ...(outcome.txId ? { txid: outcome.txId } : {}),
-          message: hexText(outcome.message),
-        };
-  const busy = () => ({ result: false, code: 'SERVER_BUSY', message: hexText('Server busy.') });
-
-  const broadcastHex: Route = (body) => {
-    if (faults.take('serverBusy')) return busy();
-    const hex = body['transaction'];
-    if (typeof hex !== 'string' || hex.length > 2 * TRANSACTION_MAX_BYTES + 2)
-      return { result: false, code: 'OTHER_ERROR', message: hexText('transaction is missing') };
-    return answerBroadcast(chain.broadcastHex(hex, { neverInclude: faults.take('neverInclude') }));
+  // GetContractServlet: `{}` for an address with no contract.
+  const contract: Route = (body) => {
+    const address = addressOf(body['value']);
+    return address === chain.parameters.usdtContract ? usdtSmartContractJson(address) : {};
   };
-  const broadcastJson: Route = (body) => {
-    if (faults.take('serverBusy')) return busy();
-    const built = broadcastTransactionJson(body);
-    if (!built.ok) return { result: false, code: 'OTHER_ERROR', message: hexText(built.problem) };
-    return answerBroadcast(chain.broadcastHex(bytesToHex(built.bytes), { neverInclude: faults.take('neverInclude') }));
+  // Wallet.triggerContract: a view function runs as a constant call; anything else is built, unsigned.
+  const triggerSmartContract: Route = (body) => {
+    const data = callData(body);
+    const view = data !== undefined && VIEW_SELECTORS.has(bytesToHex(data.subarray(0, 4)));
+    return view ? constantCall(false)(body) : triggerSmartContractTransaction(chain, body);
   };
+  const nodeInfo: Route = () => nodeInfoJson(visibleHead(), chain.block(visibleSolidNumber()) ?? chain.solidBlock);
+  // The price history as "<since ms>:<price>": one price since genesis.
+  const energyPrices: Route = () => ({ prices: `0:${chain.parameters.energyPriceSun}` });
+  const bandwidthPrices: Route = () => ({ prices: `0:${chain.parameters.bandwidthPriceSun}` });
 
   const routes: Record<string, Route> = {
     '/wallet/getnowblock': nowBlock(false),
     '/walletsolidity/getnowblock': nowBlock(true),
     '/wallet/getblockbynum': blockByNum(false),
     '/walletsolidity/getblockbynum': blockByNum(true),
-    '/wallet/getblock': getBlock,
+    '/wallet/getblock': getBlock(false),
+    '/walletsolidity/getblock': getBlock(true),
+    '/wallet/getblockbyid': blockById(false),
+    '/walletsolidity/getblockbyid': blockById(true),
     '/wallet/gettransactioninfobyblocknum': infosByBlockNum(false),
     '/walletsolidity/gettransactioninfobyblocknum': infosByBlockNum(true),
     '/wallet/gettransactioninfobyid': infoById(false),
@@ -233,14 +248,24 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     // /wallet/ servlets on the solidified state (WalletOnSolidity.futureGet).
     '/walletsolidity/triggerconstantcontract': constantCall(false, true),
     '/wallet/estimateenergy': constantCall(true),
+    '/walletsolidity/estimateenergy': constantCall(true, true),
+    '/wallet/triggersmartcontract': triggerSmartContract,
+    '/wallet/createtransaction': (body) => createTransferTransaction(chain, body),
     '/wallet/getcontractinfo': contractInfo,
+    '/wallet/getcontract': contract,
     '/wallet/getaccount': account(false),
     '/walletsolidity/getaccount': account(true),
-    '/wallet/getaccountresource': accountResource,
-    '/wallet/broadcasthex': broadcastHex,
-    '/wallet/broadcasttransaction': broadcastJson,
+    // java-tron serves these two on /wallet/ only (HttpApiOnSolidityService has neither).
+    '/wallet/getaccountresource': resources(accountResourceJson),
+    '/wallet/getaccountnet': resources(accountNetJson),
+    '/wallet/getnodeinfo': nodeInfo,
+    '/walletsolidity/getnodeinfo': nodeInfo,
+    ...broadcastRoutes(chain, faults),
     '/wallet/getchainparameters': () => chainParametersJson(chain.parameters),
-    '/wallet/getenergyprices': () => ({ prices: `0:${chain.parameters.energyPriceSun}` }),
+    '/wallet/getenergyprices': energyPrices,
+    '/walletsolidity/getenergyprices': energyPrices,
+    '/wallet/getbandwidthprices': bandwidthPrices,
+    '/walletsolidity/getbandwidthprices': bandwidthPrices,
   };
 
   return (path, body) => {
@@ -352,18 +377,13 @@ const KNOWN_SELECTORS: Record<string, string> = {
   [bytesToHex(TRANSFER_SELECTOR)]: 'transfer(address,uint256)',
 };
 
+/** The selectors of the contract's view functions (the ABI's `View` entries, usdt-contract-json.ts). */
+const VIEW_SELECTORS = new Set(
+  Object.entries(KNOWN_SELECTORS)
+    .filter(([, name]) => name !== 'transfer(address,uint256)')
+    .map(([selector]) => selector),
+);
+
 function selectorName(data: string | undefined): string | undefined {
   return data === undefined ? undefined : KNOWN_SELECTORS[data.slice(0, 8).toLowerCase()];
-}
-
-/** An address as a node reads it: `41…` hex, or Base58 (`visible`). */
-function addressOf(value: unknown): TronAddress | undefined {
-  if (typeof value !== 'string') return undefined;
-  const parsed = value.startsWith('T') ? parseTronAddress(value) : parseTronHexAddress(value);
-  return parsed.ok ? parsed.address : undefined;
-}
-
-function toNumber(value: unknown): number | undefined {
-  const number = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
-  return typeof number === 'number' && Number.isSafeInteger(number) && number >= 0 ? number : undefined;
 }

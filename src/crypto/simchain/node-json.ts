@@ -9,9 +9,13 @@ import { chainTransactionJson, isTrxTransfer } from './chain-transaction.ts';
 import type { ChainParameters } from './chain-parameters.ts';
 import type { AccountState } from './chain-state.ts';
 import type { IncludedTransaction, SimulatedBlock } from './simulated-chain.ts';
+import { usdtDeployerHex } from './usdt-contract-json.ts';
 import { logAddressHex } from './usdt-execution.ts';
 
 const BLOCK_VERSION = 34;
+/** Network bandwidth totals in mainnet's order of magnitude (getaccountresource, getaccountnet). */
+const TOTAL_NET_LIMIT = 43_200_000_000;
+const TOTAL_NET_WEIGHT = 26_000_000_000;
 const EMPTY_TRIE_ROOT = '0'.repeat(64);
 
 /** An int64 field: a number when a double holds it exactly (the plain, fast JSON.stringify), else the bigint. */
@@ -132,11 +136,69 @@ export function accountResourceJson(parameters: ChainParameters, freeBandwidthUs
   const json: Record<string, unknown> = {};
   if (freeBandwidthUsed > 0) json['freeNetUsed'] = freeBandwidthUsed;
   json['freeNetLimit'] = parameters.freeBandwidthPerDay;
-  json['TotalNetLimit'] = 43_200_000_000;
-  json['TotalNetWeight'] = 26_000_000_000;
+  json['TotalNetLimit'] = TOTAL_NET_LIMIT;
+  json['TotalNetWeight'] = TOTAL_NET_WEIGHT;
   json['TotalEnergyLimit'] = 180_000_000_000;
   json['TotalEnergyWeight'] = 19_000_000_000;
   return json;
+}
+
+/**
+ * getaccountnet (AccountNetMessage, zero fields left out): the free allowance and
+ * its use; NetLimit and NetUsed stay 0 (no TRX is staked for bandwidth here).
+ */
+export function accountNetJson(parameters: ChainParameters, freeBandwidthUsed: number): Record<string, unknown> {
+  const json: Record<string, unknown> = {};
+  if (freeBandwidthUsed > 0) json['freeNetUsed'] = freeBandwidthUsed;
+  json['freeNetLimit'] = parameters.freeBandwidthPerDay;
+  json['TotalNetLimit'] = TOTAL_NET_LIMIT;
+  json['TotalNetWeight'] = TOTAL_NET_WEIGHT;
+  return json;
+}
+
+/** The java-tron release whose answers the simulator copies (tronweb reads configNodeInfo.codeVersion). */
+const SIMULATED_CODE_VERSION = '4.8.0';
+
+/**
+ * getnodeinfo: java-tron's NodeInfo bean as fastjson prints it. `block` and
+ * `solidityBlock` are BlockId.getString ("Num:<n>,ID:<id>"); a simulator has no
+ * peers, so the connection counts are 0 and the lists empty.
+ */
+export function nodeInfoJson(head: SimulatedBlock, solid: SimulatedBlock): Record<string, unknown> {
+  return {
+    activeConnectCount: 0,
+    beginSyncNum: head.number,
+    block: `Num:${head.number},ID:${head.id}`,
+    cheatWitnessInfoMap: {},
+    configNodeInfo: {
+      activeNodeSize: 0,
+      allowAdaptiveEnergy: 0,
+      allowCreationOfContracts: 1,
+      backupListenPort: 0,
+      backupMemberSize: 0,
+      backupPriority: 0,
+      codeVersion: SIMULATED_CODE_VERSION,
+      dbVersion: 2,
+      discoverEnable: false,
+      listenPort: 18_888,
+      maxConnectCount: 30,
+      maxTimeRatio: 5.0,
+      minParticipationRate: 15,
+      minTimeRatio: 0.0,
+      p2pVersion: '11111',
+      passiveNodeSize: 0,
+      sameIpMaxConnectCount: 2,
+      sendNodeSize: 0,
+      supportConstant: true,
+      versionNum: '18631',
+    },
+    currentConnectCount: 0,
+    machineInfo: { cpuCount: 1, deadLockThreadCount: 0, deadLockThreadInfoList: [], memoryDescInfoList: [] },
+    passiveConnectCount: 0,
+    peerList: [],
+    solidityBlock: `Num:${solid.number},ID:${solid.id}`,
+    totalFlow: 0,
+  };
 }
 
 export function chainParametersJson(parameters: ChainParameters): Record<string, unknown> {
@@ -170,10 +232,9 @@ export function chainParametersJson(parameters: ChainParameters): Record<string,
 export function contractInfoJson(contract: TronAddress, energyFactor: number): Record<string, unknown> {
   const contractState: Record<string, unknown> = {};
   if (energyFactor > 0) contractState['energy_factor'] = energyFactor;
-  const deployer = `41${bytesToHex(sha256(utf8ToBytes(`deployer\0${contract}`))).slice(0, 40)}`;
   return {
     smart_contract: {
-      origin_address: deployer,
+      origin_address: usdtDeployerHex(contract),
       contract_address: tronAddressToHex(contract),
       consume_user_resource_percent: 100,
       name: 'TetherToken',

@@ -182,16 +182,35 @@ describe('solidity views', () => {
 });
 
 describe('broadcast', () => {
-  it('broadcasthex answers result true with the txid, and a refusal with its code and a hex message', async () => {
+  it('broadcasthex answers as BroadcastHexServlet: every field, the message as text, the transaction as a JSON string', async () => {
     const { chain } = await start();
     const sent = chain.sendUsdt({ to: stranger.address, amount: 1n });
     const hex = bytesToHex(sent.transaction.bytes);
     chain.produceBlocks(1);
-    expect(await post('/wallet/broadcasthex', { transaction: hex })).toEqual({
+    const answer = await post('/wallet/broadcasthex', { transaction: hex });
+    expect(answer).toEqual({
       result: false,
       code: 'DUP_TRANSACTION_ERROR',
       txid: sent.transaction.txId,
-      message: Buffer.from('Dup trans').toString('hex'),
+      message: 'Dup trans',
+      transaction: expect.any(String),
+    });
+    const { raw_data_hex: _hex, txID: _id, visible: _visible, ...printed } = transactionJson(sent.transaction);
+    const printedTransaction = JSON.parse((answer as { transaction: string }).transaction) as Record<string, unknown>;
+    expect(printedTransaction).toEqual({
+      raw_data: {
+        ...printed.raw_data,
+        contract: [
+          {
+            type: 'TriggerSmartContract',
+            parameter: {
+              type_url: 'type.googleapis.com/protocol.TriggerSmartContract',
+              value: expect.stringMatching(/^0a1541[0-9a-f]+$/),
+            },
+          },
+        ],
+      },
+      signature: printed.signature,
     });
     const fresh = chain.payers[1]!;
     const other = chain.sendUsdt({
