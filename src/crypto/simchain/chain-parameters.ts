@@ -133,7 +133,7 @@ export function checkEnergyFactor(factor: number): void {
 
 /**
  * What Nile's chain differs in from the defaults, from the official API docs'
- * captures on Nile (docs/tron.md §1.7): its TetherToken contract; energy at 100
+ * captures on Nile (docs/tron.md §1.10): its TetherToken contract; energy at 100
  * sun (eth_gasPrice 0x64), bandwidth at 1,000 sun/byte, account creation
  * 0.1 TRX and 1 TRX in a system contract (getchainparameters); TetherToken's
  * dynamic energy factor 0 (getcontractinfo omits energy_factor). A block every

@@ -1,6 +1,6 @@
 // The public TRON networks a live gateway can run on (PAYGATE_TRON_NETWORK) and
 // what differs between them for us: the USDT contract, the public nodes, the
-// explorer, and whether its money is real. Sources are in docs/tron.md §1.7.
+// explorer, and whether its money is real. Sources are in docs/tron.md §1.10.
 
 export const TRON_NETWORKS = ['mainnet', 'nile'] as const;
 export type TronNetwork = (typeof TRON_NETWORKS)[number];
@@ -38,7 +38,7 @@ export const TRON_NETWORK_PRESETS: Readonly<Record<TronNetwork, TronNetworkPrese
   },
   nile: {
     network: 'nile',
-    // "TetherToken" on Nile, the contract of the official API docs' examples (docs/tron.md §1.7).
+    // "TetherToken" on Nile, the contract of the official API docs' examples (docs/tron.md §1.10).
     usdtContract: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
     // TronGrid's Nile endpoint serves /wallet and /walletsolidity without an API key.
     defaultNodeUrls: ['https://nile.trongrid.io'],
