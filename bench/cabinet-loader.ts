@@ -127,9 +127,9 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
   // Invoice i is paid by deposit i when i <= invoiceDeposits: 90 % exactly, 5 % over, 5 % under; the others expired unpaid.
   add(
     'invoices',
-    `insert into crypto_invoices (id, shop_id, external_id, network, amount_micro, paid_micro, address, status, lifetime_s,
+    `insert into crypto_invoices (id, shop_id, external_id, network, network_mode, amount_micro, paid_micro, address, status, lifetime_s,
                                   expires_at, paid_at, created_at, updated_at)
-     select 'inv_' || ${numbered('i')}, ${shop}, 'ext-' || lpad(i::text, 8, '0'), 'TRC20', v.amount,
+     select 'inv_' || ${numbered('i')}, ${shop}, 'ext-' || lpad(i::text, 8, '0'), 'TRC20', 'testnet', v.amount,
             case v.status when 'expired' then 0 when 'paid' then v.amount when 'overpaid' then v.amount + 1000000 else v.amount / 2 end,
             ${address('B', 'i')}, v.status, 3600, v.created_at + interval '1 hour',
             case when v.status in ('paid', 'overpaid') then v.created_at + interval '3 minutes' end,
@@ -142,8 +142,8 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
   );
   add(
     'wallets',
-    `insert into crypto_wallets (id, shop_id, client_id, network, address, status, created_at, updated_at)
-     select 'wal_' || ${numbered('w')}, ${shop}, 'client-' || lpad(w::text, 6, '0'), 'TRC20', ${address('W', 'w')},
+    `insert into crypto_wallets (id, shop_id, client_id, network, network_mode, address, status, created_at, updated_at)
+     select 'wal_' || ${numbered('w')}, ${shop}, 'client-' || lpad(w::text, 6, '0'), 'TRC20', 'testnet', ${address('W', 'w')},
             case when w % 100 = 0 then 'blocked' else 'active' end, ${now} - make_interval(secs => ${YEAR_S} - w * 100.0),
             ${now} - make_interval(secs => ${YEAR_S} - w * 100.0)
        from generate_series(1, ${wallets}) as w`,
@@ -211,13 +211,13 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
   );
   add(
     'payouts',
-    `insert into crypto_payouts (id, shop_id, external_id, batch_id, batch_index, network, chain, recipient_address, amount_micro,
+    `insert into crypto_payouts (id, shop_id, external_id, batch_id, batch_index, network, chain, network_mode, recipient_address, amount_micro,
                                  network_fee_micro, service_fee_micro, total_debit_micro, trx_usdt_rate_micro, network_fee_actual_micro,
                                  status, outgoing_transfer_id, tx_hash, error_code, error_message, created_at, updated_at, completed_at)
      select 'po_' || ${numbered('k')}, ${shop}, 'payout-' || lpad(k::text, 6, '0'),
             case when k <= ${load.batchedPayouts} then 'pob_' || ${numbered('(k - 1) / 100 + 1')} end,
             case when k <= ${load.batchedPayouts} then ((k - 1) % 100)::int end,
-            'TRC20', 'tron-sandbox', ${address('R', 'k')}, v.amount, 0, 0, v.amount, 250000,
+            'TRC20', 'tron-sandbox', 'testnet', ${address('R', 'k')}, v.amount, 0, 0, v.amount, 250000,
             case v.status when 'completed' then 0 end, v.status, 'otx_' || ${numbered('k')},
             case v.status when 'completed' then ${hex64(`'ptx' || k`)} end,
             case v.status when 'failed' then 'transfer_failed' end, case v.status when 'failed' then 'the transfer reverted' end,

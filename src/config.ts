@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import type { SessionTimeouts } from './db/database.ts';
+import { TRON_NETWORK_PRESETS, TRON_NETWORKS, type TronNetwork } from './crypto/tron/tron-networks.ts';
 import { parseMinor } from './money/decimal.ts';
 
 export interface Config {
@@ -57,6 +58,8 @@ export interface Config {
   readonly rootKeyFile: string | undefined;
   /** Root keys replaced by a rotation, kept to open what they wrapped until `paygate kms rotate` has re-wrapped it. */
   readonly previousRootKeys: readonly string[];
+  /** Live crypto: the public TRON network (PAYGATE_TRON_NETWORK): its USDT contract, default nodes and explorer (docs/crypto.md "Nile testnet"). */
+  readonly tronNetwork: TronNetwork;
   /** Live crypto: the file holding the account xpub that live deposit addresses derive from (docs/crypto.md). */
   readonly tronXpubFile: string | undefined;
   /** Live crypto: TRON full-node URLs, in order of preference. */
@@ -248,13 +251,37 @@ function readRootKeys(env: Env): Pick<Config, 'rootKey' | 'rootKeyFile' | 'previ
   return { rootKey, rootKeyFile: rootKeyFile === undefined ? undefined : resolve(rootKeyFile), previousRootKeys };
 }
 
-const USDT_CONTRACT_MAINNET_BASE58 = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+// Another public network's USDT on this one would count tokens that are worth nothing (or treat real ones as test money).
+function checkContractOfNetwork(contract: string, network: TronNetwork): void {
+  const owner = Object.values(TRON_NETWORK_PRESETS).find((preset) => preset.usdtContract === contract);
+  if (owner !== undefined && owner.network !== network)
+    throw new ConfigError(
+      'PAYGATE_TRON_USDT_CONTRACT',
+      `is the USDT contract of ${owner.network}, but PAYGATE_TRON_NETWORK is ${network}; unset it to use ${network}'s`,
+    );
+}
 
-const DEFAULT_EXPLORER_TX_URL = 'https://tronscan.org/#/transaction/{tx}';
+/** A node URL of another public network (TronGrid's mainnet endpoint on Nile, or Nile's on mainnet) is refused. */
+function checkNodeOfNetwork(url: string, network: TronNetwork, variable: string, where: string): void {
+  const host = new URL(url).hostname.toLowerCase();
+  if (TRON_NETWORK_PRESETS[network].foreignNodeHosts.includes(host))
+    throw new ConfigError(
+      variable,
+      `${where} (${host}) serves another TRON network than PAYGATE_TRON_NETWORK=${network}`,
+    );
+}
 
-/** An https URL template holding `{tx}`; `off` (or empty) for no links. */
-function readExplorerTxUrl(env: Env): string | undefined {
-  const value = env.PAYGATE_TRON_EXPLORER_TX_URL?.trim() ?? DEFAULT_EXPLORER_TX_URL;
+function readTronNetwork(env: Env): TronNetwork {
+  const raw = env.PAYGATE_TRON_NETWORK?.trim() || 'mainnet';
+  const network = TRON_NETWORKS.find((name) => name === raw);
+  if (network === undefined)
+    throw new ConfigError('PAYGATE_TRON_NETWORK', `must be ${TRON_NETWORKS.join(' or ')}, got "${raw.slice(0, 40)}"`);
+  return network;
+}
+
+/** An https URL template holding `{tx}`; `off` (or empty) for no links. The network's explorer by default. */
+function readExplorerTxUrl(env: Env, network: TronNetwork): string | undefined {
+  const value = env.PAYGATE_TRON_EXPLORER_TX_URL?.trim() ?? TRON_NETWORK_PRESETS[network].explorerTxUrl;
   if (value === '' || value === 'off') return undefined;
   let parsed: URL;
   try {
@@ -269,7 +296,10 @@ function readExplorerTxUrl(env: Env): string | undefined {
   return value;
 }
 
-function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract'> {
+function readTronSettings(
+  env: Env,
+  network: TronNetwork,
+): Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract'> {
   const xpubFile = env.PAYGATE_TRON_XPUB_FILE?.trim() || undefined;
   const urls = (env.PAYGATE_TRON_NODE_URLS ?? '')
     .split(',')
@@ -294,12 +324,13 @@ function readTronSettings(env: Env): Pick<Config, 'tronXpubFile' | 'tronNodeUrls
       );
     }
   }
-  const contract = env.PAYGATE_TRON_USDT_CONTRACT?.trim() || USDT_CONTRACT_MAINNET_BASE58;
+  const contract = env.PAYGATE_TRON_USDT_CONTRACT?.trim() || TRON_NETWORK_PRESETS[network].usdtContract;
   if (!/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(contract))
     throw new ConfigError(
       'PAYGATE_TRON_USDT_CONTRACT',
       'must be a TRON Base58 address (34 characters starting with T)',
     );
+  checkContractOfNetwork(contract, network);
   return {
     tronXpubFile: xpubFile === undefined ? undefined : resolve(xpubFile),
     tronNodeUrls: urls,
@@ -321,9 +352,30 @@ const MAX_NODE_REQUESTS_PER_SECOND = 100_000;
  */
 function readTronNodeSettings(
   env: Env,
+): Pick<Config, 'tronNetwork' | 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract' | 'tronNodes'> {
+  const network = readTronNetwork(env);
+  const nodes = readTronNodeList(env, network);
+  for (const [index, node] of nodes.tronNodes.entries())
+    checkNodeOfNetwork(
+      node.url,
+      network,
+      env[TRON_NODES]?.trim() ? TRON_NODES : 'PAYGATE_TRON_NODE_URLS',
+      `entry ${index + 1}`,
+    );
+  return { tronNetwork: network, ...nodes };
+}
+
+function readTronNodeList(
+  env: Env,
+  network: TronNetwork,
 ): Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract' | 'tronNodes'> {
-  const settings = readTronSettings(env);
+  const configured = readTronSettings(env, network);
   const json = env[TRON_NODES]?.trim();
+  // A network with public nodes (Nile) uses them unless nodes are configured.
+  const settings =
+    json || configured.tronNodeUrls.length > 0
+      ? configured
+      : { ...configured, tronNodeUrls: TRON_NETWORK_PRESETS[network].defaultNodeUrls };
   if (!json) {
     if (settings.tronApiKey !== undefined && settings.tronNodeUrls.length > 1) {
       throw new ConfigError(
@@ -339,7 +391,7 @@ function readTronNodeSettings(
       })),
     };
   }
-  if (settings.tronNodeUrls.length > 0 || settings.tronApiKey !== undefined) {
+  if (configured.tronNodeUrls.length > 0 || configured.tronApiKey !== undefined) {
     throw new ConfigError(
       TRON_NODES,
       'is set together with PAYGATE_TRON_NODE_URLS or PAYGATE_TRON_API_KEY; set one or the other',
@@ -549,7 +601,7 @@ export function loadConfig(env: Env = process.env): Config {
       readInteger(env, 'PAYGATE_WITHDRAWAL_ADDRESS_COOLDOWN_HOURS', 24, 0, 24 * 30) * 3_600_000,
     smtpUrl: readUrl(env, 'PAYGATE_SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.PAYGATE_MAIL_FROM?.trim() || 'Paygate <paygate@localhost>',
-    tronExplorerTxUrl: readExplorerTxUrl(env),
+    tronExplorerTxUrl: readExplorerTxUrl(env, readTronNetwork(env)),
     ...readRootKeys(env),
     ...readTronNodeSettings(env),
     sandboxChainUrl: readUrl(env, 'PAYGATE_SANDBOX_CHAIN_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),

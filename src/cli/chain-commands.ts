@@ -2,9 +2,13 @@
 // its own, following the wall clock (a block every 3 s), speaking the full
 // node's HTTP API on loopback — for trying the crypto side, or pointing
 // another gateway or a wallet tool at it. Sandbox only: its money is not real.
+// `--network nile` runs Nile's USDT contract and prices, so a gateway with
+// PAYGATE_TRON_NETWORK=nile can be pointed at it (docs/crypto.md "Nile testnet").
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
+import { networkChainParameters } from '../crypto/simchain/chain-parameters.ts';
 import { startSimulatedChainServer } from '../crypto/simchain/chain-server.ts';
+import { TRON_NETWORKS, type TronNetwork } from '../crypto/tron/tron-networks.ts';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 
 export const chainSimulateCommand: CliCommand = {
@@ -17,8 +21,10 @@ export const chainSimulateCommand: CliCommand = {
         seed: { type: 'string' },
         persist: { type: 'string' },
         'retain-blocks': { type: 'string' },
+        network: { type: 'string' },
       },
     });
+    const network = simulatedNetwork(values.network ?? io.env.PAYGATE_TRON_NETWORK?.trim() ?? '');
     const port = values.port === undefined ? 0 : Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65_535)
       throw new CliUsageError('--port must be a whole number from 0 to 65535');
@@ -31,13 +37,26 @@ export const chainSimulateCommand: CliCommand = {
       host: values.host ?? '127.0.0.1',
       seed: values.seed ?? 'paygate-sandbox-chain',
       clock: 'wall',
-      ...(retain === undefined ? {} : { parameters: { retainedBlockBodies: Number(retain) } }),
+      parameters: {
+        ...networkChainParameters(network),
+        ...(retain === undefined ? {} : { retainedBlockBodies: Number(retain) }),
+      },
       ...(values.persist === undefined ? {} : { persistFile: values.persist }),
     });
-    io.out(`simulated TRON chain listening on ${server.url} (a block every 3 s; solidified = head - 18)`);
+    const usdt = server.chain.parameters.usdtContract;
+    io.out(
+      `simulated TRON chain (${network}, USDT ${usdt}) listening on ${server.url} (a block every 3 s; solidified = head - 18)`,
+    );
     await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
     await server.close();
     io.out('simulated TRON chain stopped');
     return 0;
   },
 };
+
+function simulatedNetwork(raw: string): TronNetwork {
+  if (raw === '') return 'mainnet';
+  const network = TRON_NETWORKS.find((name) => name === raw);
+  if (network === undefined) throw new CliUsageError(`--network must be ${TRON_NETWORKS.join(' or ')}`);
+  return network;
+}

@@ -321,7 +321,8 @@ export const commands: readonly CliCommandEntry[] = [
   },
   {
     words: ['chain', 'simulate'],
-    usage: 'paygate chain simulate [--port N] [--host 127.0.0.1] [--seed TEXT] [--persist FILE] [--retain-blocks N]',
+    usage:
+      'paygate chain simulate [--port N] [--host 127.0.0.1] [--seed TEXT] [--persist FILE] [--retain-blocks N] [--network mainnet|nile]',
     summary: 'Run the simulated TRON chain (sandbox) as a node on loopback until SIGINT/SIGTERM',
     options: [
       { flag: '--port', value: 'N', description: 'port, 0..65535 (default 0: a free one)' },
@@ -333,8 +334,17 @@ export const commands: readonly CliCommandEntry[] = [
         value: 'N',
         description: 'solidified blocks that keep their transactions, 1..99999999',
       },
+      {
+        flag: '--network',
+        value: 'mainnet|nile',
+        description: 'whose USDT contract and prices it runs (default: PAYGATE_TRON_NETWORK, else mainnet)',
+      },
     ],
-    examples: ['paygate chain simulate --port 9090', 'paygate chain simulate --port 9090 --persist ./chain.json'],
+    examples: [
+      'paygate chain simulate --port 9090',
+      'paygate chain simulate --port 9090 --persist ./chain.json',
+      'paygate chain simulate --port 9090 --network nile',
+    ],
     runsLocally: true,
     load: async () => (await import('./chain-commands.ts')).chainSimulateCommand,
   },

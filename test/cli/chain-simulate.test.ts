@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTronNodeClient } from '../../src/crypto/tron/node-client.ts';
+import { tronAddress } from '../../src/crypto/tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../../src/crypto/tron/trc20-usdt.ts';
 import { PAYGATE_BIN } from '../support/cli.ts';
 
@@ -41,5 +42,54 @@ describe('paygate chain simulate', () => {
     stop = undefined;
     expect(code).toBe(0);
     expect(output).toContain('simulated TRON chain stopped');
+  });
+
+  it("--network nile runs Nile's TetherToken: decimals() answers on Nile's contract address, not on mainnet's", async () => {
+    const child = spawn(
+      process.execPath,
+      [PAYGATE_BIN, 'chain', 'simulate', '--port', '0', '--seed', 'cli-nile', '--network', 'nile'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    stop = () => child.kill('SIGKILL');
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /listening on (http:\/\/\S+)/.exec(output);
+        if (match?.[1]) resolve(match[1]);
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.on('close', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+    });
+    expect(output).toContain('(nile, USDT TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf)');
+    const nile = createTronNodeClient({
+      urls: [url],
+      usdtContract: tronAddress('TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf'),
+      timeoutMs: 30_000,
+    });
+    expect(await nile.getUsdtDecimals()).toBe(6);
+    await nile.close();
+    // Mainnet's contract does not exist on it.
+    const mainnet = createTronNodeClient({ urls: [url], usdtContract: USDT_CONTRACT_MAINNET, timeoutMs: 30_000 });
+    await expect(mainnet.getUsdtDecimals()).rejects.toThrow();
+    await mainnet.close();
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'close');
+    stop = undefined;
+    expect(code).toBe(0);
+  });
+
+  it('--network refuses anything but mainnet or nile', async () => {
+    const child = spawn(process.execPath, [PAYGATE_BIN, 'chain', 'simulate', '--network', 'shasta'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    stop = () => child.kill('SIGKILL');
+    let errors = '';
+    child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+    const [code] = await once(child, 'close');
+    stop = undefined;
+    expect(code).toBe(2);
+    expect(errors).toContain('--network must be mainnet or nile');
   });
 });

@@ -6304,6 +6304,7 @@ export interface operations {
                      *           "external_id": "order-42",
                      *           "status": "pending",
                      *           "network": "TRC20",
+                     *           "network_mode": "mainnet",
                      *           "asset": "USDT",
                      *           "amount": "25.5",
                      *           "paid_amount": "0",
@@ -6330,6 +6331,8 @@ export interface operations {
                             network: "TRC20";
                             /** @enum {string} */
                             asset: "USDT";
+                            /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                            network_mode: "mainnet" | "testnet";
                             /** @description the amount asked; USDT as a decimal string with at most 6 places */
                             amount: string;
                             /** @description the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet; USDT as a decimal string with at most 6 places */
@@ -6559,6 +6562,7 @@ export interface operations {
                      *       "external_id": "order-42",
                      *       "status": "pending",
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "amount": "25.5",
                      *       "paid_amount": "0",
@@ -6581,6 +6585,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         /** @description the amount asked; USDT as a decimal string with at most 6 places */
                         amount: string;
                         /** @description the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet; USDT as a decimal string with at most 6 places */
@@ -6613,6 +6619,7 @@ export interface operations {
                      *       "external_id": "order-42",
                      *       "status": "pending",
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "amount": "25.5",
                      *       "paid_amount": "0",
@@ -6635,6 +6642,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         /** @description the amount asked; USDT as a decimal string with at most 6 places */
                         amount: string;
                         /** @description the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet; USDT as a decimal string with at most 6 places */
@@ -6919,6 +6928,7 @@ export interface operations {
                      *       "external_id": "order-42",
                      *       "status": "pending",
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "amount": "25.5",
                      *       "paid_amount": "0",
@@ -6941,6 +6951,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         /** @description the amount asked; USDT as a decimal string with at most 6 places */
                         amount: string;
                         /** @description the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet; USDT as a decimal string with at most 6 places */
@@ -7386,6 +7398,7 @@ export interface operations {
                      *           "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
                      *           "client_id": "customer-7",
                      *           "network": "TRC20",
+                     *           "network_mode": "mainnet",
                      *           "asset": "USDT",
                      *           "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
                      *           "status": "active",
@@ -7407,6 +7420,8 @@ export interface operations {
                             network: "TRC20";
                             /** @enum {string} */
                             asset: "USDT";
+                            /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                            network_mode: "mainnet" | "testnet";
                             /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
                             address: string;
                             status: "active" | "blocked";
@@ -7637,6 +7652,7 @@ export interface operations {
                      *       "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
                      *       "client_id": "customer-7",
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
                      *       "status": "active",
@@ -7669,6 +7685,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
                         address: string;
                         status: "active" | "blocked";
@@ -7711,6 +7729,7 @@ export interface operations {
                      *       "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
                      *       "client_id": "customer-7",
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
                      *       "status": "active",
@@ -7743,6 +7762,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
                         address: string;
                         status: "active" | "blocked";
@@ -8011,6 +8032,7 @@ export interface operations {
                      *       "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
                      *       "client_id": "customer-7",
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
                      *       "status": "active",
@@ -8043,6 +8065,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
                         address: string;
                         status: "active" | "blocked";
@@ -8285,6 +8309,7 @@ export interface operations {
                      *       "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
                      *       "client_id": "customer-7",
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
                      *       "status": "active",
@@ -8317,6 +8342,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
                         address: string;
                         status: "active" | "blocked";
@@ -8637,6 +8664,7 @@ export interface operations {
                      *       "wallet_id": "wal_01jcx1a2b3c4d5e6f7g8h9j0k4",
                      *       "client_id": "customer-7",
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "address": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
                      *       "status": "active",
@@ -8669,6 +8697,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         /** @description the permanent deposit address of the wallet; a TRON address in base58 (T…) */
                         address: string;
                         status: "active" | "blocked";
@@ -10974,6 +11004,7 @@ export interface operations {
                      *           "network_fee": "2.71",
                      *           "service_fee": "0.5",
                      *           "total_debit": "103.21",
+                     *           "network_mode": "mainnet",
                      *           "network_fee_actual": "2.701",
                      *           "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
                      *           "error": null,
@@ -10995,6 +11026,8 @@ export interface operations {
                             network: "TRC20";
                             /** @enum {string} */
                             asset: "USDT";
+                            /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                            network_mode: "mainnet" | "testnet";
                             recipient_address: string;
                             /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
                             recipient_amount: string;
@@ -11234,6 +11267,7 @@ export interface operations {
                      *       "network_fee": "2.71",
                      *       "service_fee": "0.5",
                      *       "total_debit": "103.21",
+                     *       "network_mode": "mainnet",
                      *       "network_fee_actual": "2.701",
                      *       "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
                      *       "error": null,
@@ -11251,6 +11285,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         recipient_address: string;
                         /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
                         recipient_amount: string;
@@ -11296,6 +11332,7 @@ export interface operations {
                      *       "network_fee": "2.71",
                      *       "service_fee": "0.5",
                      *       "total_debit": "103.21",
+                     *       "network_mode": "mainnet",
                      *       "network_fee_actual": "2.701",
                      *       "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
                      *       "error": null,
@@ -11313,6 +11350,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         recipient_address: string;
                         /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
                         recipient_amount: string;
@@ -11930,6 +11969,7 @@ export interface operations {
                      *           "network_fee": "2.71",
                      *           "service_fee": "0.5",
                      *           "total_debit": "103.21",
+                     *           "network_mode": "mainnet",
                      *           "network_fee_actual": "2.701",
                      *           "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
                      *           "error": null,
@@ -11973,6 +12013,8 @@ export interface operations {
                             network: "TRC20";
                             /** @enum {string} */
                             asset: "USDT";
+                            /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                            network_mode: "mainnet" | "testnet";
                             recipient_address: string;
                             /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
                             recipient_amount: string;
@@ -12036,6 +12078,7 @@ export interface operations {
                      *           "network_fee": "2.71",
                      *           "service_fee": "0.5",
                      *           "total_debit": "103.21",
+                     *           "network_mode": "mainnet",
                      *           "network_fee_actual": "2.701",
                      *           "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
                      *           "error": null,
@@ -12079,6 +12122,8 @@ export interface operations {
                             network: "TRC20";
                             /** @enum {string} */
                             asset: "USDT";
+                            /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                            network_mode: "mainnet" | "testnet";
                             recipient_address: string;
                             /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
                             recipient_amount: string;
@@ -12394,6 +12439,7 @@ export interface operations {
                      *           "network_fee": "2.71",
                      *           "service_fee": "0.5",
                      *           "total_debit": "103.21",
+                     *           "network_mode": "mainnet",
                      *           "network_fee_actual": "2.701",
                      *           "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
                      *           "error": null,
@@ -12437,6 +12483,8 @@ export interface operations {
                             network: "TRC20";
                             /** @enum {string} */
                             asset: "USDT";
+                            /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                            network_mode: "mainnet" | "testnet";
                             recipient_address: string;
                             /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
                             recipient_amount: string;
@@ -12683,6 +12731,7 @@ export interface operations {
                      *       "network_fee": "2.71",
                      *       "service_fee": "0.5",
                      *       "total_debit": "103.21",
+                     *       "network_mode": "mainnet",
                      *       "network_fee_actual": "2.701",
                      *       "tx_hash": "9f2c7b1d4e8a3f6c0b5d2e9a7c1f4b8e3d6a0c9f2b5e8d1a4c7f0b3e6d9a2c5f",
                      *       "error": null,
@@ -12700,6 +12749,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         recipient_address: string;
                         /** @description what the recipient receives; USDT as a decimal string without trailing zeros ("10.5", "1.35") */
                         recipient_amount: string;
@@ -12962,6 +13013,7 @@ export interface operations {
                      *       ],
                      *       "held": false,
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
                      *       "received_amount": "25.5",
@@ -12991,6 +13043,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         recipient_address: string;
                         /** @description what the deposits brought; USDT as a decimal string without trailing zeros */
                         received_amount: string;
@@ -13029,6 +13083,7 @@ export interface operations {
                      *       ],
                      *       "held": false,
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
                      *       "received_amount": "25.5",
@@ -13058,6 +13113,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         recipient_address: string;
                         /** @description what the deposits brought; USDT as a decimal string without trailing zeros */
                         received_amount: string;
@@ -13374,6 +13431,7 @@ export interface operations {
                      *       ],
                      *       "held": false,
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "recipient_address": "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf",
                      *       "received_amount": "25.5",
@@ -13403,6 +13461,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         recipient_address: string;
                         /** @description what the deposits brought; USDT as a decimal string without trailing zeros */
                         received_amount: string;

@@ -2,6 +2,7 @@
 // its deposits and refunds), a deposit, a static wallet (block / unblock) and a
 // refund, each with its timeline of state changes, ledger transfers, webhook
 // events and on-chain transactions; and the refund form with its fee preview.
+import type { NetworkMode } from '../../crypto/tron/tron-networks.ts';
 import type { Config } from '../../config.ts';
 import type { DepositRecord } from '../../crypto/receiving/receiving-browsing.ts';
 import {
@@ -69,12 +70,26 @@ function Facts(props: { lang: Lang; rows: ReadonlyArray<readonly [string, Childr
   </section>`;
 }
 
-function Heading(props: { lang: Lang; shop: ShopProfile; what: string; id: string; back: string; backLabel: string }) {
+function Heading(props: {
+  lang: Lang;
+  shop: ShopProfile;
+  what: string;
+  id: string;
+  back: string;
+  backLabel: string;
+  networkMode?: NetworkMode;
+}) {
   return html`<p>
       <a href=${base(props.shop)}>${props.shop.name}</a> ·
       <a href=${`${base(props.shop)}/${props.back}`}>${props.backLabel}</a>
     </p>
-    <h1>${props.what} <code>${props.id}</code></h1>`;
+    <h1>${props.what} <code>${props.id}</code> ${TestnetMarker(props)}</h1>`;
+}
+
+/** A live shop's object made on a testnet (PAYGATE_TRON_NETWORK=nile): its USDT has no value. Sandbox shops say so everywhere already. */
+function TestnetMarker(props: { lang: Lang; shop: ShopProfile; networkMode?: NetworkMode }): View | null {
+  if (props.shop.mode !== 'live' || props.networkMode !== 'testnet') return null;
+  return html`<span class="badge" data-testid="testnet-marker">${text(props.lang, 'testnet_nile')}</span>`;
 }
 
 /** The webhook events about these objects and the ledger transfers of these references, as timeline entries. */
@@ -262,7 +277,7 @@ export function InvoicePage(
       what: html`${text(lang, 't_invoice_lifetime_over')} ${Badge({ status: invoice.status })}`,
     });
   return html`
-    ${Heading({ lang, shop, what: text(lang, 'invoice'), id: invoice.invoice_id, back: 'invoices', backLabel: text(lang, 'all_invoices') })}
+    ${Heading({ lang, shop, what: text(lang, 'invoice'), id: invoice.invoice_id, back: 'invoices', backLabel: text(lang, 'all_invoices'), networkMode: invoice.network_mode })}
     ${Facts({
       lang,
       rows: [
@@ -346,7 +361,7 @@ export function WalletPage(
       what: html`${text(lang, 't_wallet_changed')}: ${Badge({ status: wallet.status })}`,
     });
   return html`
-    ${Heading({ lang, shop, what: text(lang, 'wallet'), id: wallet.wallet_id, back: 'wallets', backLabel: text(lang, 'all_wallets') })}
+    ${Heading({ lang, shop, what: text(lang, 'wallet'), id: wallet.wallet_id, back: 'wallets', backLabel: text(lang, 'all_wallets'), networkMode: wallet.network_mode })}
     ${Facts({
       lang,
       rows: [

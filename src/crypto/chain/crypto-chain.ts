@@ -27,6 +27,7 @@ import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createTronNodeClient, type TronNodeClient } from '../tron/node-client.ts';
 import { nodeRequestMetrics } from '../tron/node-metrics.ts';
 import { noLiveSigningKey, sealedSigningKey } from './chain-signer.ts';
+import { networkModeOf, type NetworkMode } from '../tron/tron-networks.ts';
 import { createSandboxChain } from './sandbox-chain.ts';
 import { createQuoteReads, type QuoteReads } from './quote-reads.ts';
 import { sandboxHotWalletTopUp, type HotWalletTopUp } from './sandbox-faucet.ts';
@@ -47,6 +48,8 @@ export interface ChainAccess {
   readonly node: TronNodeClient;
   /** The TRC20 USDT contract of this chain: what deposits are counted in and payouts are sent with. */
   readonly usdtContract: TronAddress;
+  /** Whether this chain's USDT is real: stored on each crypto object made on it (docs/api-decisions.md). */
+  readonly networkMode: NetworkMode;
   /**
    * The signing key of this chain's addresses and hot wallet, for the sign-once
    * executor in the worker role only (src/crypto/sending/). Sandbox: the sealed
@@ -90,7 +93,7 @@ export interface CryptoChain {
 
 export interface CryptoChainOptions {
   readonly config: Pick<Config, 'tronXpubFile' | 'tronNodeUrls' | 'tronApiKey' | 'tronUsdtContract'> &
-    Partial<Pick<Config, 'tronNodes'>> & {
+    Partial<Pick<Config, 'tronNodes' | 'tronNetwork'>> & {
       /** PAYGATE_SANDBOX_CHAIN_URL: every role drives this chain; none starts its own. */
       readonly sandboxChainUrl?: string | undefined;
       /** PAYGATE_SANDBOX_CHAIN_RETAIN_BLOCKS: blocks below the solidified one whose bodies the served chain keeps. */
@@ -177,6 +180,7 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         keyId: 'sandbox',
         addressKey,
         usdtContract: USDT_CONTRACT_MAINNET,
+        networkMode: networkModeOf('sandbox', config.tronNetwork ?? 'mainnet'),
         node,
         ...chainState({ chain: 'tron-sandbox', usdtContract: USDT_CONTRACT_MAINNET, node }),
         // The sandbox seed signs too (nothing real is at stake); only the worker role asks for it.
@@ -228,6 +232,7 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         keyId: 'live',
         addressKey: keys.depositAddressKey,
         usdtContract,
+        networkMode: networkModeOf('live', config.tronNetwork ?? 'mainnet'),
         node,
         ...chainState({ chain: 'tron-live', usdtContract, node }),
       } satisfies ChainAccess;

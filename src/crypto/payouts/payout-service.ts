@@ -302,6 +302,7 @@ function newPayoutRow(
     batch_index: batch?.index ?? null,
     network: 'TRC20',
     chain: access.chain,
+    network_mode: access.networkMode,
     recipient_address: payout.item.address,
     ...payoutValues(payout.quote),
     status: 'pending',

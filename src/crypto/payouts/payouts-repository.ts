@@ -82,18 +82,18 @@ export function reservedPayoutsStatement(parts: ReservedPayoutsParts): RawBuilde
     with recursive ${parts.reservation},
     ${sql.id(NEW_OUTGOING_CTE)} as (${parts.outgoing}),
     ${sql.id(NEW_PAYOUTS_CTE)} as (
-      insert into crypto_payouts (id, shop_id, external_id, batch_id, batch_index, network, chain, recipient_address, amount_micro, network_fee_micro,
+      insert into crypto_payouts (id, shop_id, external_id, batch_id, batch_index, network, chain, network_mode, recipient_address, amount_micro, network_fee_micro,
         service_fee_micro, total_debit_micro, trx_usdt_rate_micro, network_fee_actual_micro, status, outgoing_transfer_id, tx_hash, error_code,
         error_message, created_at, updated_at, completed_at)
-      select p.id, p.shop_id, p.external_id, null, null, p.network, p.chain, p.recipient_address, p.amount_micro, p.network_fee_micro,
+      select p.id, p.shop_id, p.external_id, null, null, p.network, p.chain, p.network_mode, p.recipient_address, p.amount_micro, p.network_fee_micro,
              p.service_fee_micro, p.total_debit_micro, p.trx_usdt_rate_micro, null, p.status, p.outgoing_transfer_id, null, null, null,
              p.created_at, p.updated_at, null
         from unnest(${column((r) => r.id)}::text[], ${column((r) => r.shop_id)}::text[], ${column((r) => r.external_id)}::text[], ${column((r) => r.network)}::text[],
-                    ${column((r) => r.chain)}::text[], ${column((r) => r.recipient_address)}::text[], ${column((r) => r.amount_micro.toString())}::int8[],
+                    ${column((r) => r.chain)}::text[], ${column((r) => r.network_mode)}::text[], ${column((r) => r.recipient_address)}::text[], ${column((r) => r.amount_micro.toString())}::int8[],
                     ${column((r) => r.network_fee_micro.toString())}::int8[], ${column((r) => r.service_fee_micro.toString())}::int8[],
                     ${column((r) => r.total_debit_micro.toString())}::int8[], ${column((r) => r.trx_usdt_rate_micro.toString())}::int8[], ${column((r) => r.status)}::text[],
                     ${column((r) => r.outgoing_transfer_id ?? null)}::text[], ${column((r) => instant(r.created_at))}::timestamptz[], ${column((r) => instant(r.updated_at))}::timestamptz[])
-               with ordinality as p(id, shop_id, external_id, network, chain, recipient_address, amount_micro, network_fee_micro, service_fee_micro,
+               with ordinality as p(id, shop_id, external_id, network, chain, network_mode, recipient_address, amount_micro, network_fee_micro, service_fee_micro,
                     total_debit_micro, trx_usdt_rate_micro, status, outgoing_transfer_id, created_at, updated_at, position)
         join ${sql.table(NEW_OUTGOING_CTE)} o on o.id = p.outgoing_transfer_id
        order by p.position

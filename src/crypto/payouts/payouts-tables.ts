@@ -1,4 +1,5 @@
 // Kysely types of the tables the payouts module owns (migration 0020_crypto_payouts.sql).
+import type { NetworkMode } from '../tron/tron-networks.ts';
 import type { OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
 import type { ReservedTransferColumns } from '../sending/reserved-transfer.ts';
 
@@ -39,6 +40,8 @@ export interface PayoutTables {
     batch_index: number | null;
     network: 'TRC20';
     chain: ChainName;
+    /** Whether the chain's USDT is real (migration 0048). */
+    network_mode: NetworkMode;
     recipient_address: string;
     amount_micro: bigint;
     network_fee_micro: bigint;

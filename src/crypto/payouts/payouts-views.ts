@@ -1,6 +1,7 @@
 // Payouts and batches as the API and webhooks show them (spec 2.4): amounts as
 // canonical USDT decimal strings (no trailing zeros: "10.5", "1", "0.01", as
 // crypto receiving writes them), times in ISO 8601.
+import type { NetworkMode } from '../tron/tron-networks.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import type { BatchRow, PayoutRow } from './payouts-repository.ts';
 import type { BatchStatus, PayoutStatus } from './payouts-tables.ts';
@@ -18,6 +19,8 @@ export interface PayoutView {
   external_id: string;
   status: PayoutStatus;
   network: 'TRC20';
+  /** `mainnet` only when the chain's USDT is real (docs/api-decisions.md). */
+  network_mode: NetworkMode;
   asset: 'USDT';
   recipient_address: string;
   recipient_amount: string;
@@ -53,6 +56,7 @@ export function payoutView(row: PayoutRow): PayoutView {
     external_id: row.external_id,
     status: row.status,
     network: row.network,
+    network_mode: row.network_mode,
     asset: 'USDT',
     recipient_address: row.recipient_address,
     recipient_amount: usdtText(row.amount_micro),

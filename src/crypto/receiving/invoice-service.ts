@@ -143,6 +143,7 @@ export async function createInvoice(
     shop_id: shop.shopId,
     external_id: valid.externalId,
     network: valid.network,
+    network_mode: access.networkMode,
     amount_micro: valid.amountMicro,
     status: 'pending' as const,
     lifetime_s: valid.lifetimeS,

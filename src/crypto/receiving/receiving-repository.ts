@@ -1120,8 +1120,8 @@ export async function insertInvoiceWithAddress(
       returning address
     ),
     invoice as (
-      insert into crypto_invoices (id, shop_id, external_id, network, amount_micro, address, status, lifetime_s, callback_url, expires_at, paid_at, created_at, updated_at)
-      select ${invoice.id}::text, ${invoice.shop_id}::text, ${invoice.external_id}::text, ${invoice.network}::text, ${invoice.amount_micro}::int8, address,
+      insert into crypto_invoices (id, shop_id, external_id, network, network_mode, amount_micro, address, status, lifetime_s, callback_url, expires_at, paid_at, created_at, updated_at)
+      select ${invoice.id}::text, ${invoice.shop_id}::text, ${invoice.external_id}::text, ${invoice.network}::text, ${invoice.network_mode}::text, ${invoice.amount_micro}::int8, address,
              ${invoice.status}::text, ${invoice.lifetime_s}::int4, ${invoice.callback_url}::text, ${invoice.expires_at}::timestamptz,
              ${invoice.paid_at ?? null}::timestamptz, ${invoice.created_at}::timestamptz, ${invoice.updated_at}::timestamptz
         from address

@@ -1,4 +1,5 @@
 // Kysely types of the tables the crypto receiving module owns (migrations 0015_crypto_receiving.sql, 0023_crypto_address_pool.sql, 0026_crypto_deposit_evidence.sql, 0030_crypto_ignored_dust.sql).
+import type { NetworkMode } from '../tron/tron-networks.ts';
 import type { Generated } from 'kysely';
 import type { AddressKeyId, ChainName } from '../chain/crypto-chain.ts';
 
@@ -38,6 +39,8 @@ export interface CryptoReceivingTables {
     shop_id: string;
     external_id: string;
     network: 'TRC20';
+    /** Whether the chain's USDT is real (migration 0048). */
+    network_mode: NetworkMode;
     amount_micro: bigint;
     paid_micro: Generated<bigint>;
     address: string;
@@ -54,6 +57,8 @@ export interface CryptoReceivingTables {
     shop_id: string;
     client_id: string;
     network: 'TRC20';
+    /** Whether the chain's USDT is real (migration 0048). */
+    network_mode: NetworkMode;
     address: string;
     status: WalletStatus;
     created_at: Date;

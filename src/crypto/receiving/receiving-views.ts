@@ -1,5 +1,6 @@
 // The resources of crypto receiving as the API and webhooks show them: amounts
 // as decimal strings of USDT (at most 6 places, no trailing zeros), times in ISO 8601.
+import type { NetworkMode } from '../tron/tron-networks.ts';
 import { formatMinor } from '../../money/decimal.ts';
 import type { DepositRow, InvoiceRow, WalletRow } from './receiving-repository.ts';
 import type { DepositStatus, InvoiceStatus, WalletStatus } from './receiving-tables.ts';
@@ -9,6 +10,8 @@ export interface InvoiceView {
   external_id: string;
   status: InvoiceStatus;
   network: 'TRC20';
+  /** `mainnet` only when the chain's USDT is real (docs/api-decisions.md). */
+  network_mode: NetworkMode;
   asset: 'USDT';
   amount: string;
   paid_amount: string;
@@ -41,6 +44,7 @@ export interface WalletView {
   wallet_id: string;
   client_id: string;
   network: 'TRC20';
+  network_mode: NetworkMode;
   asset: 'USDT';
   address: string;
   status: WalletStatus;
@@ -68,6 +72,7 @@ export function invoiceView(row: InvoiceRow): InvoiceView {
     external_id: row.external_id,
     status: row.status,
     network: row.network,
+    network_mode: row.network_mode,
     asset: 'USDT',
     amount: usdtText(row.amount_micro),
     paid_amount: usdtText(row.paid_micro),
@@ -108,6 +113,7 @@ export function walletView(row: WalletRow, totals: WalletTotals, deposits?: read
     wallet_id: row.id,
     client_id: row.client_id,
     network: row.network,
+    network_mode: row.network_mode,
     asset: 'USDT',
     address: row.address,
     status: row.status,

@@ -62,6 +62,7 @@ export async function createWallet(
       shop_id: shop.shopId,
       client_id: clientId,
       network,
+      network_mode: access.networkMode,
       address,
       status: 'active',
       created_at: now,

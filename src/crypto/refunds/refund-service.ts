@@ -133,6 +133,7 @@ export interface RefundQuote {
 interface FullQuote extends RefundQuote {
   readonly deposits: readonly repository.RefundableDeposit[];
   readonly chain: repository.RefundRow['chain'];
+  readonly networkMode: repository.RefundRow['network_mode'];
   readonly rateMicro: bigint;
 }
 
@@ -161,6 +162,7 @@ async function quoteRefund(
     depositIds: deposits.map((deposit) => deposit.id).sort(),
     held: deposits[0]!.status === 'held',
     chain: access.chain,
+    networkMode: access.networkMode,
     rateMicro: quote!.rateMicro,
     receivedMicro: depositsMicro,
     networkFeeMicro,
@@ -247,6 +249,7 @@ export async function createRefund(
           held,
           network: 'TRC20',
           chain: quote.chain,
+          network_mode: quote.networkMode,
           recipient_address: address,
           deposits_micro: depositsMicro,
           amount_micro: amountMicro,

@@ -1,5 +1,6 @@
 // Kysely types of the tables the refunds module owns (migration 0021_crypto_refunds_withdrawals.sql).
 import type { Generated } from 'kysely';
+import type { NetworkMode } from '../tron/tron-networks.ts';
 import type { OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
 import type { ReservedTransferColumns } from '../sending/reserved-transfer.ts';
 
@@ -17,6 +18,8 @@ export interface RefundTables {
     held: boolean;
     network: 'TRC20';
     chain: ChainName;
+    /** Whether the chain's USDT is real (migration 0048). */
+    network_mode: NetworkMode;
     recipient_address: string;
     deposits_micro: bigint;
     amount_micro: bigint;

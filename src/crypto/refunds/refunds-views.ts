@@ -1,5 +1,6 @@
 // Refunds as the API and the crypto.refund.updated webhook show them: amounts as
 // canonical USDT decimal strings (as crypto receiving writes them), times in ISO 8601.
+import type { NetworkMode } from '../tron/tron-networks.ts';
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { emit } from '../../webhooks/outbox.ts';
@@ -18,6 +19,8 @@ export interface RefundView {
   /** The deposits were held (a blocked wallet): the merchant's balance was never touched. */
   held: boolean;
   network: 'TRC20';
+  /** `mainnet` only when the chain's USDT is real (docs/api-decisions.md). */
+  network_mode: NetworkMode;
   asset: 'USDT';
   recipient_address: string;
   received_amount: string;
@@ -40,6 +43,7 @@ export function refundView(row: RefundRow, depositIds: readonly string[]): Refun
     deposit_ids: [...depositIds],
     held: row.held,
     network: row.network,
+    network_mode: row.network_mode,
     asset: 'USDT',
     recipient_address: row.recipient_address,
     received_amount: usdtText(row.deposits_micro),

@@ -1,7 +1,8 @@
 // The knobs of the simulated TRON chain, with the mainnet values of docs/tron.md
 // §1.5–1.6 as defaults. Every number a test may want to move is here, so the
 // chain code holds no magic numbers.
-import type { TronAddress } from '../tron/address.ts';
+import { tronAddress, type TronAddress } from '../tron/address.ts';
+import { TRON_NETWORK_PRESETS, type TronNetwork } from '../tron/tron-networks.ts';
 import { USDT_CONTRACT_MAINNET, USDT_DECIMALS } from '../tron/trc20-usdt.ts';
 
 export interface ChainParameters {
@@ -128,4 +129,27 @@ export const ENERGY_FACTOR_MAX = 100_000;
 export function checkEnergyFactor(factor: number): void {
   if (!Number.isSafeInteger(factor) || factor < 0 || factor > ENERGY_FACTOR_MAX)
     throw new RangeError(`an energy factor is a whole number from 0 to ${ENERGY_FACTOR_MAX}`);
+}
+
+/**
+ * What Nile's chain differs in from the defaults, from the official API docs'
+ * captures on Nile (docs/tron.md §1.10): its TetherToken contract; energy at 100
+ * sun (eth_gasPrice 0x64), bandwidth at 1,000 sun/byte, account creation
+ * 0.1 TRX and 1 TRX in a system contract (getchainparameters); TetherToken's
+ * dynamic energy factor 0 (getcontractinfo omits energy_factor). A block every
+ * 3 s, as java-tron produces on every network. The transfer energies stay the
+ * defaults: no Nile capture of a TetherToken transfer's energy was found.
+ */
+export const NILE_CHAIN_PARAMETERS: Partial<ChainParameters> = {
+  usdtContract: tronAddress(TRON_NETWORK_PRESETS.nile.usdtContract),
+  energyPriceSun: 100n,
+  bandwidthPriceSun: 1_000n,
+  createAccountFeeSun: 100_000n,
+  createNewAccountFeeSun: 1_000_000n,
+  usdtEnergyFactor: 0,
+};
+
+/** The parameters of the public network a simulated chain stands for (`paygate chain simulate --network`). */
+export function networkChainParameters(network: TronNetwork): Partial<ChainParameters> {
+  return network === 'nile' ? NILE_CHAIN_PARAMETERS : {};
 }

@@ -227,6 +227,7 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
         shop_id: shop.shopId,
         external_id: externalId,
         network: 'TRC20',
+        network_mode: access.networkMode,
         chain: access.chain,
         recipient_address: address,
         amount_micro: amountMicro,

@@ -1,5 +1,6 @@
 // Kysely types of the tables the withdrawals module owns (migrations 0021, 0024 and
 // 0034_withdrawal_address_book.sql).
+import type { NetworkMode } from '../tron/tron-networks.ts';
 import type { OutgoingTransferRequest } from '../sending/outgoing-transfers.ts';
 import type { ReservedTransferColumns } from '../sending/reserved-transfer.ts';
 
@@ -46,6 +47,8 @@ export interface WithdrawalTables {
     external_id: string | null;
     network: 'TRC20';
     chain: ChainName;
+    /** Whether the chain's USDT is real (migration 0048). */
+    network_mode: NetworkMode;
     recipient_address: string;
     amount_micro: bigint;
     network_fee_micro: bigint;

@@ -1,5 +1,6 @@
 // Withdrawals as the CLI (and later the cabinet) and the cabinet.withdrawal.completed
 // webhook show them: amounts as canonical USDT decimal strings, times in ISO 8601.
+import type { NetworkMode } from '../tron/tron-networks.ts';
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { emit } from '../../webhooks/outbox.ts';
@@ -14,6 +15,8 @@ export interface WithdrawalView {
   shop_id: string;
   status: WithdrawalStatus;
   network: 'TRC20';
+  /** `mainnet` only when the chain's USDT is real (docs/api-decisions.md). */
+  network_mode: NetworkMode;
   asset: 'USDT';
   recipient_address: string;
   amount: string;
@@ -44,6 +47,7 @@ export function withdrawalView(row: WithdrawalRow): WithdrawalView {
     shop_id: row.shop_id,
     status: row.status,
     network: row.network,
+    network_mode: row.network_mode,
     asset: 'USDT',
     recipient_address: row.recipient_address,
     amount: usdtText(row.amount_micro),

@@ -199,6 +199,7 @@ describe.each(backends)('payouts created together on %s', (backend) => {
           batch_id: null,
           batch_index: null,
           network: 'TRC20',
+          network_mode: 'testnet',
           chain: 'tron-sandbox',
           recipient_address: payoutBody().address as string,
           amount_micro: 1_000_000n,

@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import { EXTERNAL_ID_MAX_LENGTH } from '../payout-service.ts';
 import { BATCH_ITEMS_MAX } from '../batch-service.ts';
-import { TRC20_USDT } from '../../receiving/routes/crypto-schemas.ts';
+import { NETWORK_MODE, TRC20_USDT } from '../../receiving/routes/crypto-schemas.ts';
 
 export { EXTERNAL_ID_MAX_LENGTH, BATCH_ITEMS_MAX };
 
@@ -65,6 +65,7 @@ export const PAYOUT_EXAMPLE = {
   external_id: 'payout-42',
   status: 'completed',
   ...QUOTE_EXAMPLE,
+  network_mode: 'mainnet',
   network_fee_actual: '2.701',
   tx_hash: EXAMPLE_TX,
   error: null,
@@ -79,6 +80,7 @@ export const Payout = Type.Object(
     external_id: Type.String({ description: 'your id of the payout; the idempotency key' }),
     status: PayoutStatus,
     ...TRC20_USDT,
+    ...NETWORK_MODE,
     recipient_address: Type.String(),
     recipient_amount: Usdt('what the recipient receives'),
     network_fee: Usdt('the network fee quoted at acceptance, rounded up to the cent'),

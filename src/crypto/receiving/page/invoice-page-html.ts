@@ -61,8 +61,15 @@ function summary(lang: Lang, page: InvoicePage): string {
       `<dt>${invoiceText(lang, 'timeLeft')}</dt><dd><time id="countdown" datetime="${invoice.expires_at}">${invoiceText(lang, 'expiresAt')} ${invoice.expires_at.slice(11, 16)} UTC</time></dd>`,
     );
   }
-  const sandbox = page.sandbox ? `<p class="notice" role="note">${invoiceText(lang, 'sandboxNotice')}</p>` : '';
-  return `<section class="card" aria-labelledby="title"><h1 id="title">${invoiceText(lang, 'title')}</h1>${sandbox}<dl>${rows.join('')}</dl></section>`;
+  return `<section class="card" aria-labelledby="title"><h1 id="title">${invoiceText(lang, 'title')}</h1>${testMoneyNotice(lang, page)}<dl>${rows.join('')}</dl></section>`;
+}
+
+/** A sandbox shop's simulated chain, or a live shop's invoice on a testnet: the payer must not send real USDT. */
+function testMoneyNotice(lang: Lang, page: InvoicePage): string {
+  if (page.sandbox) return `<p class="notice" role="note">${invoiceText(lang, 'sandboxNotice')}</p>`;
+  if (page.invoice.network_mode === 'testnet')
+    return `<p class="notice" role="note" data-testid="testnet-marker">${invoiceText(lang, 'testnetNotice')}</p>`;
+  return '';
 }
 
 function paymentDetails(lang: Lang, page: InvoicePage): string {

@@ -35,6 +35,14 @@ const DepositStatus = Type.Union([
 /** The network and asset of every crypto object: USDT on TRON. */
 export const TRC20_USDT = { network: Type.Literal('TRC20'), asset: Type.Literal('USDT') };
 
+/** Whether the object's USDT is real, stored when it was made (docs/api-decisions.md "network_mode"). */
+export const NETWORK_MODE = {
+  network_mode: Type.Union([Type.Literal('mainnet'), Type.Literal('testnet')], {
+    description:
+      'mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet',
+  }),
+};
+
 const Usdt = (description: string) =>
   Type.String({ description: `${description}; USDT as a decimal string with at most 6 places` });
 const Timestamp = Type.String({ format: 'date-time' });
@@ -63,6 +71,7 @@ export const INVOICE_EXAMPLE = {
   external_id: 'order-42',
   status: 'pending',
   network: 'TRC20',
+  network_mode: 'mainnet',
   asset: 'USDT',
   amount: '25.5',
   paid_amount: '0',
@@ -82,6 +91,7 @@ export const Invoice = Type.Object(
     external_id: Type.String({ description: 'your id of the invoice; the idempotency key' }),
     status: InvoiceStatus,
     ...TRC20_USDT,
+    ...NETWORK_MODE,
     amount: Usdt('the amount asked'),
     paid_amount: Usdt(
       'the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet',
@@ -133,6 +143,7 @@ const WALLET_FIELDS = {
   wallet_id: Type.String(),
   client_id: Type.String({ description: 'your id of the customer the wallet belongs to' }),
   ...TRC20_USDT,
+  ...NETWORK_MODE,
   address: TronAddress('the permanent deposit address of the wallet'),
   status: WalletStatus,
   received_amount: Usdt('credited deposits'),
@@ -145,6 +156,7 @@ export const WALLET_EXAMPLE = {
   wallet_id: 'wal_01jcx1a2b3c4d5e6f7g8h9j0k4',
   client_id: 'customer-7',
   network: 'TRC20',
+  network_mode: 'mainnet',
   asset: 'USDT',
   address: EXAMPLE_WALLET_ADDRESS,
   status: 'active',

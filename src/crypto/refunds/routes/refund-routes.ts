@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
 import { RecipientInput } from '../../payouts/routes/payout-schemas.ts';
-import { TRC20_USDT } from '../../receiving/routes/crypto-schemas.ts';
+import { NETWORK_MODE, TRC20_USDT } from '../../receiving/routes/crypto-schemas.ts';
 import { EXTERNAL_ID_MAX_LENGTH } from '../../payouts/payout-service.ts';
 import type { CryptoDeps } from '../../chain/chain-module.ts';
 import type { ModuleRoutes } from '../../../gateway-module.ts';
@@ -24,6 +24,7 @@ const EXAMPLE = {
   deposit_ids: ['dep_01jcx1a2b3c4d5e6f7g8h9j0k6'],
   held: false,
   network: 'TRC20',
+  network_mode: 'mainnet',
   asset: 'USDT',
   recipient_address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
   received_amount: '25.5',
@@ -59,6 +60,7 @@ const Refund = Type.Object(
       description: 'the deposit was held (a blocked wallet, never credited): your balance is not touched',
     }),
     ...TRC20_USDT,
+    ...NETWORK_MODE,
     recipient_address: Type.String(),
     received_amount: Usdt('what the deposits brought'),
     recipient_amount: Usdt('what the address receives: received_amount − network_fee'),
