@@ -39,7 +39,7 @@ export interface CryptoReceivingTables {
     shop_id: string;
     external_id: string;
     network: 'TRC20';
-    /** Whether the chain's USDT is real (migration 0048). */
+    /** Whether the chain's USDT is real (migration 0045). */
     network_mode: NetworkMode;
     amount_micro: bigint;
     paid_micro: Generated<bigint>;
@@ -57,7 +57,7 @@ export interface CryptoReceivingTables {
     shop_id: string;
     client_id: string;
     network: 'TRC20';
-    /** Whether the chain's USDT is real (migration 0048). */
+    /** Whether the chain's USDT is real (migration 0045). */
     network_mode: NetworkMode;
     address: string;
     status: WalletStatus;

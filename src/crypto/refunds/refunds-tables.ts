@@ -18,7 +18,7 @@ export interface RefundTables {
     held: boolean;
     network: 'TRC20';
     chain: ChainName;
-    /** Whether the chain's USDT is real (migration 0048). */
+    /** Whether the chain's USDT is real (migration 0045). */
     network_mode: NetworkMode;
     recipient_address: string;
     deposits_micro: bigint;

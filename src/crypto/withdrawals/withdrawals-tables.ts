@@ -47,7 +47,7 @@ export interface WithdrawalTables {
     external_id: string | null;
     network: 'TRC20';
     chain: ChainName;
-    /** Whether the chain's USDT is real (migration 0048). */
+    /** Whether the chain's USDT is real (migration 0045). */
     network_mode: NetworkMode;
     recipient_address: string;
     amount_micro: bigint;
