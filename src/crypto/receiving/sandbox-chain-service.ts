@@ -104,7 +104,9 @@ export async function reorgChain(deps: CryptoDeps, shop: CryptoShop, depth: numb
     );
   }
   try {
-    const reorganized = await drive(() => control.reorg(depth, newest.headId));
+    const reorganized = await drive(() =>
+      control.reorg(depth, { headId: newest.headId, notAfterMs: deps.clock.now().getTime() }),
+    );
     return { head_block: reorganized.headBlock };
   } catch (error) {
     if (error instanceof InvalidRequestError && /head_id/.test(error.message))
@@ -149,7 +151,9 @@ export async function armNextTransferOutcome(
   const address = addressOf(request.address, 'address');
   // Sweeps into it belong to no shop: an outcome armed there by one shop would never fire, or fire for everyone.
   if (address === (await deps.chain.forMode('sandbox')).addressKey.hotWalletAddress)
-    throw new InvalidRequestError('address is the sandbox hot wallet, shared by every sandbox shop: arm a recipient of your own transfers.');
+    throw new InvalidRequestError(
+      'address is the sandbox hot wallet, shared by every sandbox shop: arm a recipient of your own transfers.',
+    );
   await drive(() => control.armNextTransfer(address, request.outcome, shop.shopId));
   return { address, outcome: request.outcome };
 }

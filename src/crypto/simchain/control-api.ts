@@ -84,11 +84,7 @@ export function createControlApi(
       if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1 || count > CONTROL_MINE_MAX) {
         throw new ControlRefusal(`count must be a whole number from 1 to ${CONTROL_MINE_MAX}`);
       }
-      const notAfter = body['not_after_ms'];
-      if (notAfter !== undefined && (typeof notAfter !== 'number' || !Number.isSafeInteger(notAfter)))
-        throw new ControlRefusal('not_after_ms must be a whole number of milliseconds since 1970');
-      const ceilings = [notAfter, options.wallNowMs?.()].filter((value) => value !== undefined);
-      chain.mine(count, ceilings.length === 0 ? {} : { notAfterMs: Math.min(...ceilings) });
+      chain.mine(count, notAfter(body));
       return head();
     },
     reorg: (body) => {
@@ -97,7 +93,7 @@ export function createControlApi(
       // A block produced since the caller looked at the newest blocks would be replaced unchecked.
       if (expected !== undefined && expected !== chain.head.id)
         throw new ControlRefusal('head_id is no longer the head: look at the newest blocks again');
-      chain.reorg(depth);
+      chain.reorg(depth, notAfter(body));
       return head();
     },
     newest_transactions: (body) => ({
@@ -166,6 +162,15 @@ export function createControlApi(
       return { address: target, drained_sun: String(chain.drainTrx(target)) };
     },
   };
+
+  /** The time new blocks must not pass: the caller's `not_after_ms` and this chain's wall clock, whichever is earlier. */
+  function notAfter(body: Body): { notAfterMs?: number } {
+    const given = body['not_after_ms'];
+    if (given !== undefined && (typeof given !== 'number' || !Number.isSafeInteger(given)))
+      throw new ControlRefusal('not_after_ms must be a whole number of milliseconds since 1970');
+    const ceilings = [given, options.wallNowMs?.()].filter((value) => value !== undefined);
+    return ceilings.length === 0 ? {} : { notAfterMs: Math.min(...ceilings) };
+  }
 
   function reorgDepth(depth: unknown): number {
     const limit = Math.min(chain.parameters.solidityDepth, chain.head.number);

@@ -42,12 +42,12 @@ export interface SimulatorControl {
     readonly owner?: string | undefined;
   }): Promise<SimulatorSend>;
   /** `notAfterMs`: squeeze the blocks in before this time (the wall clock) instead of 3 s apart. */
-  mine(
-    count: number,
-    notAfterMs?: number,
+  mine(count: number, notAfterMs?: number): Promise<{ readonly headBlock: number; readonly solidifiedBlock: number }>;
+  /** `headId`: refused (SimulatorRefusal) when the head is no longer this block; `notAfterMs` as for mine. */
+  reorg(
+    depth: number,
+    options?: { readonly headId?: string; readonly notAfterMs?: number },
   ): Promise<{ readonly headBlock: number; readonly solidifiedBlock: number }>;
-  /** `headId`: refused (SimulatorRefusal) when the head is no longer this block. */
-  reorg(depth: number, headId?: string): Promise<{ readonly headBlock: number; readonly solidifiedBlock: number }>;
   /** The transactions a reorg of `depth` would orphan, and the head they were read at. */
   newestTransactions(depth: number): Promise<{ readonly headId: string; readonly transactions: NewestTransaction[] }>;
   /** Declares whose each transaction is, before it is broadcast. */
@@ -145,8 +145,14 @@ export function createSimulatorControl(url: string, options: { readonly timeoutM
     },
     mine: async (count, notAfterMs) =>
       blocks(await call('mine', { count, ...(notAfterMs === undefined ? {} : { not_after_ms: notAfterMs }) })),
-    reorg: async (depth, headId) =>
-      blocks(await call('reorg', { depth, ...(headId === undefined ? {} : { head_id: headId }) })),
+    reorg: async (depth, options = {}) =>
+      blocks(
+        await call('reorg', {
+          depth,
+          ...(options.headId === undefined ? {} : { head_id: options.headId }),
+          ...(options.notAfterMs === undefined ? {} : { not_after_ms: options.notAfterMs }),
+        }),
+      ),
     async newestTransactions(depth) {
       const answer = await call('newest_transactions', { depth });
       const listed = answer['transactions'] as Record<string, unknown>[];

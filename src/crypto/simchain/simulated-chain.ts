@@ -121,6 +121,8 @@ export interface ReorgOptions {
   readonly reinclude?: boolean;
   /** Blocks of the new branch; default the depth (the head keeps its number, its id changes). */
   readonly newBlocks?: number;
+  /** The new branch's blocks are squeezed in before this time (a sandbox's wall clock; see mine). */
+  readonly notAfterMs?: number;
 }
 
 const DEFAULT_FEE_LIMIT_SUN = 100_000_000n;
@@ -233,24 +235,33 @@ export class SimulatedChain {
 
   /**
    * Test-helper name for produceBlocks. With `notAfterMs` (the wall clock of a
-   * sandbox) the blocks are squeezed in before it instead of a slot (3 s) apart,
-   * so mining never moves the chain's clock ahead of the wall clock and the next
-   * block of the wall clock's own comes on time: each takes an equal share of the
-   * time since the head, at most a slot, at least 1 ms (so when less than 1 ms per
-   * block is left, the last ones run ahead by at most `count` ms).
+   * sandbox) the blocks are squeezed in before it (squeezedTimestamps), so mining
+   * never moves the chain's clock ahead of the wall clock and the wall clock's
+   * next block still comes on time.
    */
   mine(count = 1, options: { readonly notAfterMs?: number } = {}): SimulatedBlock[] {
     if (options.notAfterMs === undefined) return this.produceBlocks(count);
     if (!Number.isSafeInteger(count) || count < 0 || count > 1_000_000) throw new RangeError(`mine: ${count}`);
-    const room = Math.floor((options.notAfterMs - this.head.timestampMs) / Math.max(1, count));
-    const stepMs = Math.min(this.parameters.blockIntervalMs, Math.max(1, room));
-    const produced: SimulatedBlock[] = [];
-    for (let index = 0; index < count; index += 1) {
-      const timestampMs = this.head.timestampMs + stepMs;
+    return this.squeezedTimestamps(count, options.notAfterMs).map((timestampMs) => {
       this.#nowMs = Math.max(this.#nowMs, timestampMs);
-      produced.push(this.#produceBlock(timestampMs));
-    }
-    return produced;
+      return this.#produceBlock(timestampMs);
+    });
+  }
+
+  /**
+   * Timestamps for `count` blocks after the head, none after `notAfterMs`: a slot (3 s)
+   * apart when there is room, else an equal share of the time left each. A sandbox
+   * compromise: blocks mined faster than real time may share a millisecond (and, with
+   * no time left, the head's), which java-tron never produces and nothing here relies on.
+   */
+  squeezedTimestamps(count: number, notAfterMs: number): number[] {
+    const headMs = this.head.timestampMs;
+    const roomMs = Math.max(0, notAfterMs - headMs);
+    return Array.from(
+      { length: count },
+      (_, index) =>
+        headMs + Math.min(this.parameters.blockIntervalMs * (index + 1), Math.floor((roomMs * (index + 1)) / count)),
+    );
   }
 
   #produceBlock(timestampMs = this.head.timestampMs + this.parameters.blockIntervalMs): SimulatedBlock {
@@ -568,8 +579,10 @@ export class SimulatedChain {
       for (const included of orphanedTransactions) this.#recent.delete(included.transaction.txId);
     }
     const replacement: SimulatedBlock[] = [];
+    const squeezed =
+      options.notAfterMs === undefined ? undefined : this.squeezedTimestamps(newBlocks, options.notAfterMs);
     for (let index = 0; index < newBlocks; index += 1) {
-      const timestampMs = this.head.timestampMs + this.parameters.blockIntervalMs;
+      const timestampMs = squeezed?.[index] ?? this.head.timestampMs + this.parameters.blockIntervalMs;
       this.#nowMs = Math.max(this.#nowMs, timestampMs);
       replacement.push(this.#produceBlock(timestampMs));
     }
@@ -626,7 +639,8 @@ export class SimulatedChain {
     if (snapshot.usdtEnergyFactor !== undefined) this.state.usdtEnergyFactor = snapshot.usdtEnergyFactor;
     for (const [address, outcome] of snapshot.nextTransferOutcomes ?? [])
       this.state.nextTransferOutcomes.set(address, outcome);
-    for (const [key, outcome] of snapshot.ownedTransferOutcomes ?? []) this.state.ownedTransferOutcomes.set(key, outcome);
+    for (const [key, outcome] of snapshot.ownedTransferOutcomes ?? [])
+      this.state.ownedTransferOutcomes.set(key, outcome);
     for (const block of snapshot.blocks) {
       const transactions = block.transactions.map(({ hex, receipt }) => ({ ...this.#decodeSaved(hex), receipt }));
       this.#blocks.push({ ...block, transactions });

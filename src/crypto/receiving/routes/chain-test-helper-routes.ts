@@ -90,7 +90,8 @@ const NextTransferBody = Type.Object(
   {
     address: {
       ...ADDRESS,
-      description: 'the recipient whose next incoming USDT transfer of the calling shop (its payout, refund or withdrawal, or its helper deposit) is affected',
+      description:
+        'the recipient whose next incoming USDT transfer of the calling shop (its payout, refund or withdrawal, or its helper deposit) is affected',
     },
     outcome: Type.Union(
       NEXT_TRANSFER_OUTCOMES.map((outcome) => Type.Literal(outcome)),
