@@ -28,16 +28,16 @@ describe('outcomes armed for an owner', () => {
     const ofA = chain.sendUsdt({ from: payerA!.address, to: recipient, amount: 4_000_000n, owner: 'shop_a' });
     chain.mine(1);
     const result = (txId: string) => chain.findTransaction(txId)!.transaction.receipt.result;
-    expect(result(ofB.txId)).toBe('SUCCESS');
-    expect(result(undeclared.txId)).toBe('SUCCESS');
-    expect(result(ofA.txId)).toBe('REVERT');
+    expect(result(ofB.transaction.txId)).toBe('SUCCESS');
+    expect(result(undeclared.transaction.txId)).toBe('SUCCESS');
+    expect(result(ofA.transaction.txId)).toBe('REVERT');
     expect(chain.state.usdtBalance(recipient)).toBe(3_000_000n);
     expect(chain.state.ownedTransferOutcomes.size).toBe(0);
 
     // A reorg of that block re-arms it: the re-included transfer of A fails again.
     chain.reorg(1);
-    expect(result(ofA.txId)).toBe('REVERT');
-    expect(result(ofB.txId)).toBe('SUCCESS');
+    expect(result(ofA.transaction.txId)).toBe('REVERT');
+    expect(result(ofB.transaction.txId)).toBe('SUCCESS');
   });
 
   it('never_included of one owner loses only that owner’s broadcast', () => {
@@ -47,8 +47,8 @@ describe('outcomes armed for an owner', () => {
     const ofA = chain.sendUsdt({ to: recipient, amount: 2_000_000n, owner: 'shop_a' });
     expect([ofA.result, ofB.result]).toEqual([true, true]);
     chain.mine(1);
-    expect(chain.findTransaction(ofB.txId)).toBeDefined();
-    expect(chain.findTransaction(ofA.txId)).toBeUndefined();
+    expect(chain.findTransaction(ofB.transaction.txId)).toBeDefined();
+    expect(chain.findTransaction(ofA.transaction.txId)).toBeUndefined();
   });
 });
 
@@ -64,7 +64,7 @@ describe('draining an account with transactions in the pool', () => {
     expect(left).toBeGreaterThanOrEqual(100_000_000n); // the default fee_limit, 100 TRX
     expect(left).toBeLessThan(before);
     chain.mine(1);
-    expect(chain.findTransaction(sent.txId)!.transaction.receipt.result).toBe('SUCCESS');
+    expect(chain.findTransaction(sent.transaction.txId)!.transaction.receipt.result).toBe('SUCCESS');
     // With the pool empty, a drain takes everything.
     chain.drainTrx(payer.address);
     expect(chain.state.account(payer.address)!.balanceSun).toBe(0n);
