@@ -37,6 +37,8 @@ export interface Config {
    */
   readonly acquirerNotificationSources: Readonly<Record<string, readonly string[]>>;
   readonly authFailuresPerMinute: number;
+  /** Calls of the crypto test helpers per sandbox shop per minute (PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE). */
+  readonly sandboxHelperCallsPerMinute: number;
   /** When set, GET /metrics needs "Authorization: Bearer <token>". */
   readonly metricsToken: string | undefined;
   /** SIGTERM: how long in-flight requests and webhook deliveries may take before the process exits anyway. */
@@ -592,6 +594,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: readTrustProxy(env),
     acquirerNotificationSources: readNotificationSources(env),
     authFailuresPerMinute: readInteger(env, 'PAYGATE_AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
+    sandboxHelperCallsPerMinute: readInteger(env, 'PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE', 120, 1, 1_000_000),
     metricsToken: readMetricsToken(env),
     shutdownTimeoutMs: readInteger(env, 'PAYGATE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
     cabinetSessionIdleMs: readInteger(env, 'PAYGATE_CABINET_SESSION_IDLE_MINUTES', 30, 1, 24 * 60) * 60_000,

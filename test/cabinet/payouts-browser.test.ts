@@ -69,6 +69,7 @@ describeInBrowser.each(backends)('cabinet payouts in Chromium on %s', (backend) 
       transferEnergy: access.transferEnergy,
       signingKey: () => access.signingKey(),
       hotWallet: access.addressKey.hotWalletAddress,
+      declareTransferOwners: access.declareTransferOwners,
       usdtContract: USDT_CONTRACT_MAINNET,
       handlers: outgoingOutcomeHandlers(),
       trxUsdtRateMicro: context.config.trxUsdtRateMicro,

@@ -460,7 +460,7 @@ export interface paths {
         put?: never;
         /**
          * Sandbox: send USDT to an address on the simulated chain, as a payer would
-         * @description Only for sandbox shops; on a live shop the route answers 404. A payer account of the simulated chain signs and broadcasts a real USDT transfer; it is seen once a block includes it and final 19 blocks later.
+         * @description Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key). A payer account of the simulated chain signs and broadcasts a real USDT transfer; it is seen once a block includes it and final 19 blocks later.
          */
         post: operations["testHelpersCryptoDeposit"];
         delete?: never;
@@ -480,7 +480,7 @@ export interface paths {
         put?: never;
         /**
          * Sandbox: produce blocks on the simulated chain
-         * @description Only for sandbox shops; on a live shop the route answers 404.
+         * @description Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key). The blocks are squeezed in between the newest block and now (3 s apart when there is room, down to 1 ms): mining never moves the chain’s clock ahead of the wall clock, so the next regular block still comes on time for every shop.
          */
         post: operations["testHelpersCryptoMineBlocks"];
         delete?: never;
@@ -500,7 +500,7 @@ export interface paths {
         put?: never;
         /**
          * Sandbox: replace the newest unsolidified blocks of the simulated chain by a fork
-         * @description Only for sandbox shops; on a live shop the route answers 404. Transactions of the replaced blocks return to the pool; a deposit the gateway saw in them is orphaned unless a later block includes it again.
+         * @description Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key). Transactions of the replaced blocks return to the pool; a deposit the gateway saw in them is orphaned unless a later block includes it again. 409 `invalid_state` while those blocks hold a transfer of another sandbox shop (its deposit or payout would be orphaned): mine blocks of your own first.
          */
         post: operations["testHelpersCryptoReorg"];
         delete?: never;
@@ -520,7 +520,7 @@ export interface paths {
         put?: never;
         /**
          * Sandbox: make the next USDT transfer to an address revert, run out of energy, or never be included
-         * @description Only for sandbox shops; on a live shop the route answers 404. One shot: the next transfer to the address (a payout's recipient, or the hot wallet for a sweep) fails on the simulated chain the way it can on mainnet; the one after it behaves normally again. Arming the address again replaces the outcome. Fee quotes do not see it.
+         * @description Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key). One shot: the calling shop’s next transfer to the address (a payout’s, refund’s or withdrawal’s recipient, or one of its deposit addresses for a helper deposit) fails on the simulated chain the way it can on mainnet; the one after it behaves normally again. Other shops’ transfers to the same address are never affected; the shared hot wallet cannot be armed. Arming the address again replaces the outcome. Fee quotes do not see it.
          */
         post: operations["testHelpersCryptoNextTransferOutcome"];
         delete?: never;
@@ -540,7 +540,7 @@ export interface paths {
         put?: never;
         /**
          * Sandbox: take all TRX from the hot wallet
-         * @description Only for sandbox shops; on a live shop the route answers 404. The hot wallet keeps its USDT but can no longer pay energy: payouts wait for funds, then fail `insufficient_hot_wallet_funds`. The faucet puts TRX back.
+         * @description Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key). The hot wallet keeps its USDT but can no longer pay energy: an executor without the sandbox's automatic top-up then lets payouts wait for funds and fail `insufficient_hot_wallet_funds`. What transactions already broadcast from it may burn stays, so no shop's transfer in flight fails for it; the sandbox executor tops the wallet up again before it signs. The faucet puts TRX back.
          */
         post: operations["testHelpersCryptoDrainHotWalletTrx"];
         delete?: never;
@@ -560,7 +560,7 @@ export interface paths {
         put?: never;
         /**
          * Sandbox: credit TRX and mint USDT to an address on the simulated chain
-         * @description Only for sandbox shops; on a live shop the route answers 404. Setup, not a deposit: the balance changes outside any block, so no Transfer is seen and nothing is credited to a merchant. Without `address` it funds the sandbox hot wallet, the account payouts are sent from.
+         * @description Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key). Setup, not a deposit: the balance changes outside any block, so no Transfer is seen and nothing is credited to a merchant. Without `address` it funds the sandbox hot wallet, the account payouts are sent from.
          */
         post: operations["testHelpersCryptoFaucet"];
         delete?: never;
@@ -580,7 +580,7 @@ export interface paths {
         put?: never;
         /**
          * Sandbox: put an address on the USDT contract’s blacklist, or take it off
-         * @description Only for sandbox shops; on a live shop the route answers 404. As Tether’s issuer does on mainnet: the simulated USDT contract then reverts every transfer from or to the address and answers `isBlackListed` with true. A payout, refund or withdrawal to it is refused with `400 address_blacklisted`.
+         * @description Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key). As Tether’s issuer does on mainnet: the simulated USDT contract then reverts every transfer from or to the address and answers `isBlackListed` with true. A payout, refund or withdrawal to it is refused with `400 address_blacklisted`.
          */
         post: operations["testHelpersCryptoBlacklist"];
         delete?: never;
@@ -9702,6 +9702,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description `invalid_state`: the resource is in a state that does not allow this operation; the message says which. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_state",
+                     *       "message": "The resource is in a state that does not allow this operation; the message says which.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_state";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
             /** @description `payload_too_large`: the body is larger than 64 KiB. */
             413: {
                 headers: {
@@ -9854,7 +9880,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description the recipient whose next incoming USDT transfer (from anyone, the hot wallet included) is affected */
+                    /** @description the recipient whose next incoming USDT transfer of the calling shop (its payout, refund or withdrawal, or its helper deposit) is affected */
                     address: string;
                     /** @description `revert`: included with REVERT (fee charged, no Transfer); `out_of_energy`: included with OUT_OF_ENERGY (every unit of energy the fee_limit allows burned); `never_included`: the broadcast is answered SUCCESS and the transaction is lost */
                     outcome: "revert" | "out_of_energy" | "never_included";

@@ -60,6 +60,11 @@ export interface ChainAccess {
   signingKey(): Promise<DepositSigningKey>;
   /** Sandbox only: tops the hot wallet up from the simulated chain's faucet before the executor signs (sandbox-faucet.ts). */
   readonly topUpHotWallet?: HotWalletTopUp;
+  /**
+   * Sandbox only: tells the simulated chain whose each transaction is (a shop's id) before it is
+   * broadcast, so outcomes a shop armed apply to its own transfers only (docs/crypto.md "Sandboxes kept apart").
+   */
+  readonly declareTransferOwners?: TransferOwnersDeclaration;
   /** Whether the token contract answered decimals() = 6: the watcher, executor and sweeper of this chain wait for it. */
   readonly usdtDecimals: UsdtDecimalsCheck;
   /** The energy of a USDT transfer on this chain, cached: quotes and the executor share it. */
@@ -67,6 +72,11 @@ export interface ChainAccess {
   /** The chain reads of fee quotes (prices, recipients' USDT, the blacklist), cached for every quoting module. */
   readonly quoteReads: QuoteReads;
 }
+
+/** Tells a sandbox chain whose each transaction is. */
+export type TransferOwnersDeclaration = (
+  owners: readonly { readonly txId: string; readonly owner: string }[],
+) => Promise<void>;
 
 /** What the callers of one chain share of its node: made once per access, kept as long as it is. */
 function chainState(
@@ -185,6 +195,7 @@ export function createCryptoChain(options: CryptoChainOptions): CryptoChain {
         ...chainState({ chain: 'tron-sandbox', usdtContract: USDT_CONTRACT_MAINNET, node }),
         // The sandbox seed signs too (nothing real is at stake); only the worker role asks for it.
         signingKey,
+        declareTransferOwners: async (owners) => (await sandboxControl()).declareOwners(owners),
         topUpHotWallet: sandboxHotWalletTopUp({
           faucet: async (address, amounts) => void (await (await sandboxControl()).faucet(address, amounts)),
           hotWallet: addressKey.hotWalletAddress,

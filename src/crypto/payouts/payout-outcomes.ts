@@ -50,6 +50,7 @@ async function announce(tx: Tx, clock: Clock, payout: PayoutRow): Promise<void> 
 export const payoutOutcomes: OutgoingOutcomeHandler = reservedTransferOutcomes<PayoutRow>({
   name: 'payout',
   lock: repository.lockPayout,
+  shopsOf: repository.shopsOfPayouts,
   update: repository.updatePayout,
   reservation: payoutReservation,
   failureMessages: ERROR_MESSAGES,

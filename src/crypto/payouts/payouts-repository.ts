@@ -359,3 +359,10 @@ export async function updateBatch(
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+/** The shop of each payout among `ids` (the executor tells a sandbox chain whose each transfer is). */
+export async function shopsOfPayouts(db: Executor<PayoutTables>, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('crypto_payouts').select(['id', 'shop_id']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, row.shop_id]));
+}

@@ -6,15 +6,25 @@
 // drive the chain through its control surface, so they work in any role: the
 // chain may run in this process or in the worker's. Live shops get 404: there
 // is no chain to drive.
-import { InvalidRequestError, NotFoundError, ServiceUnavailableError } from '../../errors.ts';
+// Every sandbox shop shares the one chain, so each helper is confined to the
+// calling shop (docs/crypto.md "Sandboxes kept apart"): its transfers and armed
+// outcomes carry the shop as their owner, a reorg replaces only blocks that hold
+// none of another shop's transfers, and mined blocks never run ahead of the wall clock.
+import { InvalidRequestError, InvalidStateError, NotFoundError, ServiceUnavailableError } from '../../errors.ts';
 import { parseMinor } from '../../money/decimal.ts';
 import type { NextTransferOutcome } from '../simchain/chain-state.ts';
-import { SimulatorRefusal, SimulatorUnreachable, type SimulatorControl } from '../simchain/control-client.ts';
+import {
+  SimulatorRefusal,
+  SimulatorUnreachable,
+  type NewestTransaction,
+  type SimulatorControl,
+} from '../simchain/control-client.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import type { CryptoDeps } from '../chain/chain-module.ts';
 import { parseUsdtAmount, type CryptoShop } from './invoice-service.ts';
 // TRX has 6 decimals like USDT (1 TRX = 10^6 sun): the same text form serves both.
 import { usdtText } from './receiving-views.ts';
+import { findOurAddresses } from './receiving-repository.ts';
 
 const MINE_BLOCKS_MAX = 1_000;
 /** Faucet bounds per call: plenty for any sandbox payout test, far from overflowing anything. */
@@ -58,13 +68,13 @@ export async function simulateDeposit(
   const from = request.from === undefined ? undefined : payers.find((candidate) => candidate === request.from);
   if (request.from !== undefined && !from)
     throw new InvalidRequestError(`from must be one of the simulated chain's payer accounts: ${payers.join(', ')}.`);
-  const sent = await drive(() => control.sendUsdt({ to, amount, from }));
+  const sent = await drive(() => control.sendUsdt({ to, amount, from, owner: shop.shopId }));
   if (!sent.result)
     throw new InvalidRequestError(`The simulated chain refused the transfer: ${sent.code} ${sent.message}.`);
   return { tx_id: sent.txId };
 }
 
-/** Produces `count` blocks at once (the chain's clock jumps ahead). Solidified = head − 18. */
+/** Produces `count` blocks at once, squeezed in before the wall clock (never ahead of it). Solidified = head − 18. */
 export async function mineBlocks(
   deps: CryptoDeps,
   shop: CryptoShop,
@@ -73,19 +83,65 @@ export async function mineBlocks(
   const control = await controlOf(deps, shop);
   if (!Number.isInteger(count) || count < 1 || count > MINE_BLOCKS_MAX)
     throw new InvalidRequestError(`count must be a whole number from 1 to ${MINE_BLOCKS_MAX}.`);
-  const mined = await drive(() => control.mine(count));
+  const mined = await drive(() => control.mine(count, deps.clock.now().getTime()));
   return { head_block: mined.headBlock, solidified_block: mined.solidifiedBlock };
 }
 
-/** Replaces the newest `depth` blocks (never a solidified one) by a new branch; their transactions go back to the pool. */
+/**
+ * Replaces the newest `depth` blocks (never a solidified one) by a new branch; their transactions
+ * go back to the pool. Refused while those blocks hold another shop's transfer: the reorg would
+ * orphan its deposits or payouts. The head is checked again as the chain reorganises, so a block
+ * produced meanwhile is never replaced unchecked.
+ */
 export async function reorgChain(deps: CryptoDeps, shop: CryptoShop, depth: number): Promise<{ head_block: number }> {
   const control = await controlOf(deps, shop);
   // The control surface checks depth against the chain's own height and solidity depth.
-  const reorganized = await drive(() => control.reorg(depth));
-  return { head_block: reorganized.headBlock };
+  const newest = await drive(() => control.newestTransactions(depth));
+  const foreign = await foreignTransactions(deps, shop, newest.transactions);
+  if (foreign > 0) {
+    throw new InvalidStateError(
+      `The newest ${depth} block(s) hold ${foreign} transfer(s) of other sandbox shops; a reorg would change their outcome. Mine blocks of your own and reorg those.`,
+    );
+  }
+  try {
+    const reorganized = await drive(() =>
+      control.reorg(depth, { headId: newest.headId, notAfterMs: deps.clock.now().getTime() }),
+    );
+    return { head_block: reorganized.headBlock };
+  } catch (error) {
+    if (error instanceof InvalidRequestError && /head_id/.test(error.message))
+      throw new InvalidStateError('A block was produced meanwhile; call again.');
+    throw error;
+  }
 }
 
-/** The next USDT transfer to `address` (a payout's recipient, the hot wallet for a sweep) ends so, once. */
+/**
+ * How many of `transactions` are another shop's: declared so, or undeclared and touching another
+ * shop's deposit address, or the shared hot wallet without one of this shop's addresses (a sweep,
+ * a payout broadcast before owners were declared, a cold-storage move).
+ */
+async function foreignTransactions(
+  deps: CryptoDeps,
+  shop: CryptoShop,
+  transactions: readonly NewestTransaction[],
+): Promise<number> {
+  const undeclared = transactions.filter((transaction) => transaction.owner === null);
+  const parties = undeclared.flatMap((transaction) => [transaction.from, transaction.to ?? transaction.from]);
+  const shopOf = new Map(
+    (await findOurAddresses(deps.db, 'sandbox', [...new Set(parties)])).map((row) => [row.address, row.shop_id]),
+  );
+  const { hotWalletAddress } = (await deps.chain.forMode('sandbox')).addressKey;
+  const isForeign = (transaction: NewestTransaction): boolean => {
+    if (transaction.owner !== null) return transaction.owner !== shop.shopId;
+    const ends = [transaction.from, transaction.to ?? transaction.from];
+    const shops = ends.map((end) => shopOf.get(end));
+    if (shops.some((owner) => owner !== undefined && owner !== shop.shopId)) return true;
+    return ends.includes(hotWalletAddress) && !shops.includes(shop.shopId);
+  };
+  return transactions.filter(isForeign).length;
+}
+
+/** The next USDT transfer of this shop to `address` (a payout's recipient, the hot wallet for a sweep) ends so, once; other shops' transfers never see it. */
 export async function armNextTransferOutcome(
   deps: CryptoDeps,
   shop: CryptoShop,
@@ -93,7 +149,12 @@ export async function armNextTransferOutcome(
 ): Promise<{ address: string; outcome: NextTransferOutcome }> {
   const control = await controlOf(deps, shop);
   const address = addressOf(request.address, 'address');
-  await drive(() => control.armNextTransfer(address, request.outcome));
+  // Sweeps into it belong to no shop: an outcome armed there by one shop would never fire, or fire for everyone.
+  if (address === (await deps.chain.forMode('sandbox')).addressKey.hotWalletAddress)
+    throw new InvalidRequestError(
+      'address is the sandbox hot wallet, shared by every sandbox shop: arm a recipient of your own transfers.',
+    );
+  await drive(() => control.armNextTransfer(address, request.outcome, shop.shopId));
   return { address, outcome: request.outcome };
 }
 

@@ -23,6 +23,7 @@ async function announce(tx: Tx, clock: Clock, refund: RefundRow): Promise<void> 
 export const refundOutcomes: OutgoingOutcomeHandler = reservedTransferOutcomes<RefundRow>({
   name: 'refund',
   lock: repository.lockRefund,
+  shopsOf: repository.shopsOfRefunds,
   update: repository.updateRefund,
   reservation: refundReservation,
   failureMessages: ERROR_MESSAGES,

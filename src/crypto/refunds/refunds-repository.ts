@@ -152,3 +152,10 @@ export async function refundsOfInvoice(db: Executor<RefundTables>, invoiceId: st
     .orderBy('id')
     .execute();
 }
+
+/** The shop of each refund among `ids` (the executor tells a sandbox chain whose each transfer is). */
+export async function shopsOfRefunds(db: Executor<RefundTables>, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('crypto_refunds').select(['id', 'shop_id']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, row.shop_id]));
+}

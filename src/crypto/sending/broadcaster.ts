@@ -53,6 +53,7 @@ export async function broadcastAll(
   items: readonly SignedTransfer[],
   result: ExecutorPassResult,
 ): Promise<void> {
+  await declareOwners(context, items);
   const answers: Answer[] = [];
   await forEachLimited(items, NODE_CONCURRENCY, async (item) => {
     answers.push({ item, answer: await context.node.broadcast({ txId: item.txId, hex: item.hex }) });
@@ -66,6 +67,25 @@ export async function broadcastAll(
   );
   for (let start = 0; start < submitted.length; start += FINISH_CHUNK)
     await markSubmitted(context, submitted.slice(start, start + FINISH_CHUNK));
+}
+
+/** Sandbox: the chain learns each transfer's shop before seeing it, so a shop's armed outcomes hit only its own. */
+async function declareOwners(context: ExecutorContext, items: readonly SignedTransfer[]): Promise<void> {
+  if (!context.declareTransferOwners || items.length === 0) return;
+  const owners: { txId: string; owner: string }[] = [];
+  for (const [purpose, group] of Map.groupBy(items, (item) => item.transfer.purpose)) {
+    const shopsOf = context.handlers[purpose]?.shopsOf;
+    if (!shopsOf) continue;
+    const shops = await shopsOf(
+      context.db,
+      group.map((item) => item.transfer.owner_id),
+    );
+    for (const item of group) {
+      const shop = shops.get(item.transfer.owner_id);
+      if (shop !== undefined) owners.push({ txId: item.txId, owner: shop });
+    }
+  }
+  if (owners.length > 0) await context.declareTransferOwners(owners);
 }
 
 async function recordAnswers(context: ExecutorContext, answers: readonly Answer[]): Promise<void> {

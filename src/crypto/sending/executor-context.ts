@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/transaction.ts';
 import type { LedgerBook } from '../../ledger/ledger-service.ts';
+import type { TransferOwnersDeclaration } from '../chain/crypto-chain.ts';
 import type { HotWalletTopUp } from '../chain/sandbox-faucet.ts';
 import type { UsdtTransferEnergy } from '../chain/transfer-energy.ts';
 import type { DepositSigningKey } from '../keys/hd-keys.ts';
@@ -39,6 +40,8 @@ export interface ExecutorOptions {
   readonly fundsWaitSeconds: number;
   /** Sandbox only: tops the hot wallet up when it is short (chain/sandbox-faucet.ts; docs/payouts.md). */
   readonly topUpHotWallet?: HotWalletTopUp;
+  /** Sandbox only: tells the simulated chain the shop of each transfer before its broadcast (chain/crypto-chain.ts). */
+  readonly declareTransferOwners?: TransferOwnersDeclaration;
   readonly leaderToken?: string;
   /** How long a leader's lease lasts without renewal; LEASE_MS by default. */
   readonly leaseMs?: number;

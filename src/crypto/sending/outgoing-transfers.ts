@@ -62,6 +62,8 @@ export interface OutgoingOutcomeHandler {
   onSubmitted?(tx: Tx, clock: Clock, transfer: OutgoingTransfer): Promise<void>;
   /** 'confirmed' (solidified, success) or 'failed'. */
   onFinal(tx: Tx, clock: Clock, transfer: OutgoingTransfer): Promise<void>;
+  /** The shop each owner (by id) belongs to, when it belongs to one: a sandbox chain is told whose each transfer is. */
+  shopsOf?(db: Executor, ownerIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
 }
 
 /** The error columns an owner row records for its failed transfer. */

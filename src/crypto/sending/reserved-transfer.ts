@@ -7,7 +7,7 @@
 // {code, message}, the reservation voided and the funds available again. Each
 // purpose describes only what differs: its rows, its messages, its webhooks.
 import type { Clock } from '../../clock.ts';
-import type { Tx } from '../../db/transaction.ts';
+import type { Executor, Tx } from '../../db/transaction.ts';
 import type { OutgoingErrorCode, OutgoingOutcomeHandler, OutgoingTransfer } from './outgoing-transfers.ts';
 import { settle, type Reservation } from './reservation-ledger.ts';
 import { sunToMicroUsdt } from './transfer-cost.ts';
@@ -59,6 +59,8 @@ interface ReservedOwnerChanges {
 export interface ReservedTransferPurpose<Row extends ReservedOwnerRow> {
   readonly name: 'payout' | 'refund' | 'withdrawal';
   lock(tx: Tx, id: string): Promise<Row | undefined>;
+  /** The shop of each owner row among `ids`. */
+  shopsOf(db: Executor, ids: readonly string[]): Promise<ReadonlyMap<string, string>>;
   update(tx: Tx, id: string, changes: ReservedOwnerChanges): Promise<Row>;
   reservation(row: Row): Reservation;
   /** What a failure tells the merchant, by code. */
@@ -144,6 +146,7 @@ export function reservedTransferOutcomes<Row extends ReservedOwnerRow>(
   purpose: ReservedTransferPurpose<Row>,
 ): OutgoingOutcomeHandler {
   return {
+    shopsOf: (db, ids) => purpose.shopsOf(db, ids),
     async onSubmitted(tx, clock, transfer) {
       const row = await lockOwn(purpose, tx, transfer);
       if (row.status !== 'pending') return;

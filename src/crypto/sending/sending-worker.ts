@@ -90,6 +90,7 @@ export function createOutgoingTransferWorker(
             }),
         // Only the sandbox chain's access has one (chain/sandbox-faucet.ts).
         topUpHotWallet: access.topUpHotWallet,
+        declareTransferOwners: access.declareTransferOwners,
       });
       executors.set(access.chain, executor);
     }

@@ -77,7 +77,7 @@ export async function startSimulatedChainServer(options: SimulatedChainServerOpt
     new SimulatedChain({ seed: options.seed, parameters });
   const faults = new NodeFaults();
   const nodeApi = createNodeApi(chain, faults);
-  const controlApi = createControlApi(chain);
+  const controlApi = createControlApi(chain, wallClock ? { wallNowMs: () => Date.now() } : {});
   const otherNodes = new Map<string, { readonly faults: NodeFaults; readonly api: ReturnType<typeof createNodeApi> }>();
   /** The node a path is for (the path without its `/node/<name>` prefix), or undefined for an unknown node. */
   const nodeOf = (path: string) => {

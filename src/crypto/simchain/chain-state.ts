@@ -5,6 +5,9 @@
 // stay: undoing a delta never overwrites them. One-shot outcomes armed for the
 // next transfer to an address (test helpers) are state too: a block that uses
 // one journals it, so a reorg re-arms it and the re-included transfer fails again.
+// An outcome may belong to an owner (a sandbox shop): it then fires only for a
+// transaction declared as that owner's, so one shop's fault never hits another's
+// transfer to the same address (docs/crypto.md "Sandboxes kept apart").
 import type { TronAddress } from '../tron/address.ts';
 import { DAY_MS } from './chain-parameters.ts';
 
@@ -20,7 +23,12 @@ export type JournalEntry =
   | { readonly kind: 'trx'; readonly address: TronAddress; readonly delta: bigint }
   | { readonly kind: 'usdt'; readonly address: TronAddress; readonly delta: bigint }
   | { readonly kind: 'bandwidth'; readonly address: TronAddress; readonly used: number; readonly timeMs: number }
-  | { readonly kind: 'outcome'; readonly address: TronAddress; readonly outcome: NextTransferOutcome }
+  | {
+      readonly kind: 'outcome';
+      readonly address: TronAddress;
+      readonly outcome: NextTransferOutcome;
+      readonly owner?: string;
+    }
   | { readonly kind: 'account'; readonly address: TronAddress };
 
 /**
@@ -31,6 +39,14 @@ export type JournalEntry =
  */
 export type NextTransferOutcome = 'revert' | 'out_of_energy' | 'never_included';
 export const NEXT_TRANSFER_OUTCOMES: readonly NextTransferOutcome[] = ['revert', 'out_of_energy', 'never_included'];
+
+/** Declarations of transaction owners kept: far more than the pool and the unsolidified blocks hold. */
+const TRANSACTION_OWNERS_MAX = 100_000;
+
+/** The key of an outcome armed for one owner's transfers to `address`. */
+export function ownedOutcomeKey(owner: string, address: TronAddress): string {
+  return `${owner}\u0000${address}`;
+}
 
 export class ChainState {
   readonly accounts = new Map<TronAddress, AccountState>();
@@ -43,8 +59,20 @@ export class ChainState {
    * moves it, as maintenance cycles do on mainnet); never journaled.
    */
   usdtEnergyFactor = 0;
-  /** Armed one-shot outcomes, by recipient. */
+  /** Armed one-shot outcomes for any transfer, by recipient. */
   readonly nextTransferOutcomes = new Map<TronAddress, NextTransferOutcome>();
+  /** Armed one-shot outcomes for one owner's transfers only, by ownedOutcomeKey(owner, recipient). */
+  readonly ownedTransferOutcomes = new Map<string, NextTransferOutcome>();
+  /** Who a transaction belongs to (declared by whoever broadcast it), by txID; bounded by declareOwner. */
+  readonly transactionOwners = new Map<string, string>();
+
+  /** Records that `txId` is `owner`'s; the oldest declarations go past TRANSACTION_OWNERS_MAX. */
+  declareOwner(txId: string, owner: string): void {
+    this.transactionOwners.delete(txId);
+    this.transactionOwners.set(txId, owner);
+    if (this.transactionOwners.size > TRANSACTION_OWNERS_MAX)
+      this.transactionOwners.delete(this.transactionOwners.keys().next().value!);
+  }
 
   account(address: TronAddress): AccountState | undefined {
     return this.accounts.get(address);
@@ -96,14 +124,29 @@ export class ChainState {
     account.freeBandwidthTimeMs = atMs;
   }
 
-  /** Uses up the outcome armed for the next transfer to `address`, if it is one of `kinds`. */
+  /**
+   * Uses up the outcome armed for the next transfer to `address`, if it is one of `kinds`:
+   * first one armed by the owner of `txId` (when it has one), then one armed for anyone.
+   */
   takeNextTransferOutcome<K extends NextTransferOutcome>(
     address: TronAddress,
     kinds: readonly K[],
     journal?: JournalEntry[],
+    txId?: string,
   ): K | undefined {
+    const owner = txId === undefined ? undefined : this.transactionOwners.get(txId);
+    const wanted = kinds as readonly NextTransferOutcome[];
+    if (owner !== undefined) {
+      const key = ownedOutcomeKey(owner, address);
+      const owned = this.ownedTransferOutcomes.get(key);
+      if (owned !== undefined && wanted.includes(owned)) {
+        this.ownedTransferOutcomes.delete(key);
+        journal?.push({ kind: 'outcome', address, outcome: owned, owner });
+        return owned as K;
+      }
+    }
     const outcome = this.nextTransferOutcomes.get(address);
-    if (outcome === undefined || !(kinds as readonly NextTransferOutcome[]).includes(outcome)) return undefined;
+    if (outcome === undefined || !wanted.includes(outcome)) return undefined;
     this.nextTransferOutcomes.delete(address);
     journal?.push({ kind: 'outcome', address, outcome });
     return outcome as K;
@@ -115,7 +158,10 @@ export class ChainState {
       const entry = journal[index]!;
       if (entry.kind === 'trx') this.addTrx(entry.address, -entry.delta);
       else if (entry.kind === 'usdt') this.addUsdt(entry.address, -entry.delta);
-      else if (entry.kind === 'outcome') this.nextTransferOutcomes.set(entry.address, entry.outcome);
+      else if (entry.kind === 'outcome') {
+        if (entry.owner === undefined) this.nextTransferOutcomes.set(entry.address, entry.outcome);
+        else this.ownedTransferOutcomes.set(ownedOutcomeKey(entry.owner, entry.address), entry.outcome);
+      }
       // Its TRX deltas were undone first (newest first); faucet TRX given since keeps it alive.
       else if (entry.kind === 'account') {
         if (this.accounts.get(entry.address)?.balanceSun === 0n) this.accounts.delete(entry.address);

@@ -2,7 +2,9 @@
 // `POST /simulator/*` does what a test or a sandbox helper does to the chain
 // (a payer's transfer, blocks, a reorg, the faucet, one-shot transfer
 // outcomes, draining an account's TRX, the USDT contract's blacklist and its
-// dynamic energy factor). It is what lets a gateway process
+// dynamic energy factor), and what keeps sandbox shops apart on the one chain
+// (owners of transfers and of armed outcomes, the transactions a reorg would
+// orphan, mining that stays behind the wall clock). It is what lets a gateway process
 // drive a chain served by another process (`serve --role api` beside
 // `--role worker`). No real node has these paths; node faults never touch
 // them. Amounts are decimal strings of sun / micro-USDT (never JSON numbers).
@@ -21,7 +23,19 @@ type Body = Record<string, unknown>;
 
 class ControlRefusal extends Error {}
 
-export function createControlApi(chain: SimulatedChain): (path: string, body: Body) => NodeAnswer {
+/** Declarations of owners per call: more than an executor pass broadcasts. */
+const CONTROL_OWNERS_MAX = 1_000;
+const OWNER_PATTERN = /^[A-Za-z0-9_:.-]{1,64}$/;
+
+export interface ControlApiOptions {
+  /** A chain that follows the wall clock: mined blocks are squeezed in before it (SimulatedChain.mine). */
+  readonly wallNowMs?: () => number;
+}
+
+export function createControlApi(
+  chain: SimulatedChain,
+  options: ControlApiOptions = {},
+): (path: string, body: Body) => NodeAnswer {
   const head = () => ({ head_block: chain.head.number, solidified_block: chain.solidNumber });
   const balances = (address: TronAddress) => {
     const account = chain.state.account(address);
@@ -54,7 +68,13 @@ export function createControlApi(chain: SimulatedChain): (path: string, body: Bo
           );
         }
       }
-      const sent = chain.sendUsdt({ to, amount, ...(from === undefined ? {} : { from }) });
+      const owner = optionalOwner(body['owner']);
+      const sent = chain.sendUsdt({
+        to,
+        amount,
+        ...(from === undefined ? {} : { from }),
+        ...(owner === undefined ? {} : { owner }),
+      });
       return sent.result
         ? { result: true, txid: sent.txId }
         : { result: false, code: sent.code, message: sent.message };
@@ -64,17 +84,42 @@ export function createControlApi(chain: SimulatedChain): (path: string, body: Bo
       if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1 || count > CONTROL_MINE_MAX) {
         throw new ControlRefusal(`count must be a whole number from 1 to ${CONTROL_MINE_MAX}`);
       }
-      chain.mine(count);
+      chain.mine(count, notAfter(body));
       return head();
     },
     reorg: (body) => {
-      const depth = body['depth'];
-      const limit = Math.min(chain.parameters.solidityDepth, chain.head.number);
-      if (typeof depth !== 'number' || !Number.isSafeInteger(depth) || depth < 1 || depth > limit) {
-        throw new ControlRefusal(`depth must be a whole number from 1 to ${limit} (blocks above the solidified one)`);
-      }
-      chain.reorg(depth);
+      const depth = reorgDepth(body['depth']);
+      const expected = body['head_id'];
+      // A block produced since the caller looked at the newest blocks would be replaced unchecked.
+      if (expected !== undefined && expected !== chain.head.id)
+        throw new ControlRefusal('head_id is no longer the head: look at the newest blocks again');
+      chain.reorg(depth, notAfter(body));
       return head();
+    },
+    newest_transactions: (body) => ({
+      head_id: chain.head.id,
+      transactions: chain.transactionsInNewest(reorgDepth(body['depth'])).map((parties) => ({
+        tx_id: parties.txId,
+        from: parties.from,
+        to: parties.to ?? null,
+        owner: parties.owner ?? null,
+      })),
+    }),
+    declare_owners: (body) => {
+      const owners = body['owners'];
+      if (!Array.isArray(owners) || owners.length > CONTROL_OWNERS_MAX)
+        throw new ControlRefusal(`owners must be a list of at most ${CONTROL_OWNERS_MAX} {tx_id, owner}`);
+      const declared = owners.map((entry: unknown) => {
+        const item = (entry !== null && typeof entry === 'object' ? entry : {}) as Body;
+        const txId = item['tx_id'];
+        if (typeof txId !== 'string' || !/^[0-9a-fA-F]{64}$/.test(txId))
+          throw new ControlRefusal('tx_id must be 64 hex digits');
+        const owner = optionalOwner(item['owner']);
+        if (owner === undefined) throw new ControlRefusal('owner is required');
+        return { txId, owner };
+      });
+      for (const { txId, owner } of declared) chain.declareOwner(txId, owner);
+      return { declared: declared.length };
     },
     faucet: (body) => {
       const target = address(body['address'], 'address');
@@ -89,8 +134,9 @@ export function createControlApi(chain: SimulatedChain): (path: string, body: Bo
       if (outcome !== null && !NEXT_TRANSFER_OUTCOMES.includes(outcome as NextTransferOutcome)) {
         throw new ControlRefusal(`outcome must be one of ${NEXT_TRANSFER_OUTCOMES.join(', ')}, or null to disarm`);
       }
-      chain.armNextTransfer(target, outcome as NextTransferOutcome | null);
-      return { address: target, outcome };
+      const owner = optionalOwner(body['owner']);
+      chain.armNextTransfer(target, outcome as NextTransferOutcome | null, owner);
+      return { address: target, outcome, owner: owner ?? null };
     },
     // Tether's addBlackList / removeBlackList, as the issuer would call them.
     blacklist: (body) => {
@@ -117,6 +163,22 @@ export function createControlApi(chain: SimulatedChain): (path: string, body: Bo
     },
   };
 
+  /** The time new blocks must not pass: the caller's `not_after_ms` and this chain's wall clock, whichever is earlier. */
+  function notAfter(body: Body): { notAfterMs?: number } {
+    const given = body['not_after_ms'];
+    if (given !== undefined && (typeof given !== 'number' || !Number.isSafeInteger(given)))
+      throw new ControlRefusal('not_after_ms must be a whole number of milliseconds since 1970');
+    const ceilings = [given, options.wallNowMs?.()].filter((value) => value !== undefined);
+    return ceilings.length === 0 ? {} : { notAfterMs: Math.min(...ceilings) };
+  }
+
+  function reorgDepth(depth: unknown): number {
+    const limit = Math.min(chain.parameters.solidityDepth, chain.head.number);
+    if (typeof depth !== 'number' || !Number.isSafeInteger(depth) || depth < 1 || depth > limit)
+      throw new ControlRefusal(`depth must be a whole number from 1 to ${limit} (blocks above the solidified one)`);
+    return depth;
+  }
+
   return (path, body) => {
     const route = routes[path.slice(CONTROL_PATH_PREFIX.length)];
     if (!route) return { status: 404, json: { error: 'not_found', message: `no control path ${path}` } };
@@ -128,6 +190,14 @@ export function createControlApi(chain: SimulatedChain): (path: string, body: Bo
       throw error;
     }
   };
+}
+
+/** Whose a transfer or an armed outcome is (a sandbox shop's id): absent, or 1-64 of letters, digits and _:.- */
+function optionalOwner(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || !OWNER_PATTERN.test(value))
+    throw new ControlRefusal('owner must be 1 to 64 letters, digits or _:.-');
+  return value;
 }
 
 function address(value: unknown, name: string): TronAddress {

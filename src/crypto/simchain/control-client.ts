@@ -18,6 +18,13 @@ interface SimulatorBalances {
   readonly usdt: bigint;
 }
 
+export interface NewestTransaction {
+  readonly txId: string;
+  readonly from: TronAddress;
+  readonly to: TronAddress | null;
+  readonly owner: string | null;
+}
+
 type SimulatorSend =
   | { readonly result: true; readonly txId: string }
   | { readonly result: false; readonly code: string; readonly message: string };
@@ -31,15 +38,26 @@ export interface SimulatorControl {
     readonly to: TronAddress;
     readonly amount: bigint;
     readonly from?: TronAddress | undefined;
+    /** Whose transfer it is: outcomes armed for that owner apply to it. */
+    readonly owner?: string | undefined;
   }): Promise<SimulatorSend>;
-  mine(count: number): Promise<{ readonly headBlock: number; readonly solidifiedBlock: number }>;
-  reorg(depth: number): Promise<{ readonly headBlock: number; readonly solidifiedBlock: number }>;
+  /** `notAfterMs`: squeeze the blocks in before this time (the wall clock) instead of 3 s apart. */
+  mine(count: number, notAfterMs?: number): Promise<{ readonly headBlock: number; readonly solidifiedBlock: number }>;
+  /** `headId`: refused (SimulatorRefusal) when the head is no longer this block; `notAfterMs` as for mine. */
+  reorg(
+    depth: number,
+    options?: { readonly headId?: string; readonly notAfterMs?: number },
+  ): Promise<{ readonly headBlock: number; readonly solidifiedBlock: number }>;
+  /** The transactions a reorg of `depth` would orphan, and the head they were read at. */
+  newestTransactions(depth: number): Promise<{ readonly headId: string; readonly transactions: NewestTransaction[] }>;
+  /** Declares whose each transaction is, before it is broadcast. */
+  declareOwners(owners: readonly { readonly txId: string; readonly owner: string }[]): Promise<void>;
   faucet(
     address: TronAddress,
     amounts: { readonly trxSun?: bigint; readonly usdt?: bigint },
   ): Promise<SimulatorBalances>;
-  /** The next USDT transfer to `address` ends so, once; `null` disarms. */
-  armNextTransfer(address: TronAddress, outcome: NextTransferOutcome | null): Promise<void>;
+  /** The next USDT transfer to `address` (of `owner` only, when given) ends so, once; `null` disarms. */
+  armNextTransfer(address: TronAddress, outcome: NextTransferOutcome | null, owner?: string): Promise<void>;
   /** Every sun of the account's TRX is gone; returns how much it was. */
   drainTrx(address: TronAddress): Promise<bigint>;
   /** Puts the address on (or takes it off) the USDT contract's blacklist. */
@@ -119,19 +137,44 @@ export function createSimulatorControl(url: string, options: { readonly timeoutM
         to: request.to,
         amount: String(request.amount),
         ...(request.from === undefined ? {} : { from: request.from }),
+        ...(request.owner === undefined ? {} : { owner: request.owner }),
       });
       return answer['result'] === true
         ? { result: true, txId: String(answer['txid']) }
         : { result: false, code: String(answer['code']), message: String(answer['message']) };
     },
-    mine: async (count) => blocks(await call('mine', { count })),
-    reorg: async (depth) => blocks(await call('reorg', { depth })),
+    mine: async (count, notAfterMs) =>
+      blocks(await call('mine', { count, ...(notAfterMs === undefined ? {} : { not_after_ms: notAfterMs }) })),
+    reorg: async (depth, options = {}) =>
+      blocks(
+        await call('reorg', {
+          depth,
+          ...(options.headId === undefined ? {} : { head_id: options.headId }),
+          ...(options.notAfterMs === undefined ? {} : { not_after_ms: options.notAfterMs }),
+        }),
+      ),
+    async newestTransactions(depth) {
+      const answer = await call('newest_transactions', { depth });
+      const listed = answer['transactions'] as Record<string, unknown>[];
+      return {
+        headId: String(answer['head_id']),
+        transactions: listed.map((item) => ({
+          txId: String(item['tx_id']),
+          from: item['from'] as TronAddress,
+          to: (item['to'] ?? null) as TronAddress | null,
+          owner: (item['owner'] ?? null) as string | null,
+        })),
+      };
+    },
+    async declareOwners(owners) {
+      await call('declare_owners', { owners: owners.map((item) => ({ tx_id: item.txId, owner: item.owner })) });
+    },
     faucet: async (address, amounts) =>
       balances(
         await call('faucet', { address, trx_sun: String(amounts.trxSun ?? 0n), usdt: String(amounts.usdt ?? 0n) }),
       ),
-    async armNextTransfer(address, outcome) {
-      await call('next_transfer', { address, outcome });
+    async armNextTransfer(address, outcome, owner) {
+      await call('next_transfer', { address, outcome, ...(owner === undefined ? {} : { owner }) });
     },
     drainTrx: async (address) => BigInt(String((await call('drain_trx', { address }))['drained_sun'])),
     async setBlacklisted(address, listed) {

@@ -14,7 +14,13 @@ import { recoverSignerAddress, signTriggerSmartContract } from '../tron/signing.
 import { encodeSignedTransaction, referenceBlockFields, type SignedTransaction } from '../tron/transaction.ts';
 import { decodeTransferCalldata, transferCalldata } from '../tron/trc20-usdt.ts';
 import { chainParameters, checkEnergyFactor, type ChainParameters } from './chain-parameters.ts';
-import { ChainState, type AccountState, type JournalEntry, type NextTransferOutcome } from './chain-state.ts';
+import {
+  ChainState,
+  ownedOutcomeKey,
+  type AccountState,
+  type JournalEntry,
+  type NextTransferOutcome,
+} from './chain-state.ts';
 import { payerKeys, type PayerKey } from './payer-keys.ts';
 import { PrunedBlockIds } from './pruned-history.ts';
 import {
@@ -69,6 +75,8 @@ export interface ChainSnapshot {
   readonly usdtEnergyFactor?: number;
   /** Absent in files saved before one-shot outcomes existed. */
   readonly nextTransferOutcomes?: readonly (readonly [TronAddress, NextTransferOutcome])[];
+  /** Outcomes armed for one owner (ownedOutcomeKey → outcome); absent in files saved before owners existed. */
+  readonly ownedTransferOutcomes?: readonly (readonly [string, NextTransferOutcome])[];
   readonly blocks: readonly {
     readonly number: number;
     readonly id: string;
@@ -96,6 +104,16 @@ export interface SendUsdtOptions {
   readonly expirationMs?: number;
   /** TaPoS reference: the latest solidified block (default, as java-tron's builder) or the head. */
   readonly referenceBlock?: 'solid' | 'head';
+  /** Whose transfer it is (a sandbox shop): outcomes armed for that owner apply to it. */
+  readonly owner?: string;
+}
+
+/** Who a transaction moves money between (`to`: the USDT recipient, or the TRX one), and whose it is when declared. */
+export interface TransactionParties {
+  readonly txId: string;
+  readonly from: TronAddress;
+  readonly to?: TronAddress;
+  readonly owner?: string;
 }
 
 export interface ReorgOptions {
@@ -103,6 +121,8 @@ export interface ReorgOptions {
   readonly reinclude?: boolean;
   /** Blocks of the new branch; default the depth (the head keeps its number, its id changes). */
   readonly newBlocks?: number;
+  /** The new branch's blocks are squeezed in before this time (a sandbox's wall clock; see mine). */
+  readonly notAfterMs?: number;
 }
 
 const DEFAULT_FEE_LIMIT_SUN = 100_000_000n;
@@ -213,9 +233,35 @@ export class SimulatedChain {
     return produced;
   }
 
-  /** Test-helper name for produceBlocks. */
-  mine(count = 1): SimulatedBlock[] {
-    return this.produceBlocks(count);
+  /**
+   * Test-helper name for produceBlocks. With `notAfterMs` (the wall clock of a
+   * sandbox) the blocks are squeezed in before it (squeezedTimestamps), so mining
+   * never moves the chain's clock ahead of the wall clock and the wall clock's
+   * next block still comes on time.
+   */
+  mine(count = 1, options: { readonly notAfterMs?: number } = {}): SimulatedBlock[] {
+    if (options.notAfterMs === undefined) return this.produceBlocks(count);
+    if (!Number.isSafeInteger(count) || count < 0 || count > 1_000_000) throw new RangeError(`mine: ${count}`);
+    return this.squeezedTimestamps(count, options.notAfterMs).map((timestampMs) => {
+      this.#nowMs = Math.max(this.#nowMs, timestampMs);
+      return this.#produceBlock(timestampMs);
+    });
+  }
+
+  /**
+   * Timestamps for `count` blocks after the head, none after `notAfterMs`: a slot (3 s)
+   * apart when there is room, else an equal share of the time left each. A sandbox
+   * compromise: blocks mined faster than real time may share a millisecond (and, with
+   * no time left, the head's), which java-tron never produces and nothing here relies on.
+   */
+  squeezedTimestamps(count: number, notAfterMs: number): number[] {
+    const headMs = this.head.timestampMs;
+    const roomMs = Math.max(0, notAfterMs - headMs);
+    return Array.from(
+      { length: count },
+      (_, index) =>
+        headMs + Math.min(this.parameters.blockIntervalMs * (index + 1), Math.floor((roomMs * (index + 1)) / count)),
+    );
   }
 
   #produceBlock(timestampMs = this.head.timestampMs + this.parameters.blockIntervalMs): SimulatedBlock {
@@ -310,7 +356,8 @@ export class SimulatedChain {
       ? undefined
       : decodeTransferCalldata(incoming.transaction.raw.data);
     const armedLoss =
-      call?.ok === true && this.state.takeNextTransferOutcome(call.to, ['never_included']) !== undefined;
+      call?.ok === true &&
+      this.state.takeNextTransferOutcome(call.to, ['never_included'], undefined, txId) !== undefined;
     // A node that said SUCCESS and then lost it (docs/tron.md §1.4 point 3): it stays in the recent cache only.
     if (!options.neverInclude && !armedLoss) this.#pool.push(incoming);
     return { result: true, txId };
@@ -365,6 +412,7 @@ export class SimulatedChain {
     options: SendUsdtOptions,
   ): BroadcastOutcome & { readonly transaction: SignedTransaction & { readonly bytes: Uint8Array } } {
     const payer = this.#payer(options.from);
+    const owner = options.owner;
     const reference = options.referenceBlock === 'head' ? this.head : this.solidBlock;
     const signed = signTriggerSmartContract(
       {
@@ -378,6 +426,7 @@ export class SimulatedChain {
       },
       payer.privateKey,
     );
+    if (owner !== undefined) this.declareOwner(signed.txId, owner);
     return { ...this.broadcastHex(bytesToHex(signed.bytes)), transaction: signed };
   }
 
@@ -426,16 +475,69 @@ export class SimulatedChain {
    * Energy estimates do not see it: the failure comes as a surprise, as on
    * mainnet when state changes between the estimate and the block. `null` disarms.
    */
-  armNextTransfer(address: TronAddress, outcome: NextTransferOutcome | null): void {
-    if (outcome === null) this.state.nextTransferOutcomes.delete(address);
+  armNextTransfer(address: TronAddress, outcome: NextTransferOutcome | null, owner?: string): void {
+    if (owner !== undefined) {
+      const key = ownedOutcomeKey(owner, address);
+      if (outcome === null) this.state.ownedTransferOutcomes.delete(key);
+      else this.state.ownedTransferOutcomes.set(key, outcome);
+    } else if (outcome === null) this.state.nextTransferOutcomes.delete(address);
     else this.state.nextTransferOutcomes.set(address, outcome);
   }
 
-  /** Takes every sun of an account's TRX away, outside any block (an account that spent it all); returns how much. */
+  /** Declares whose the transaction `txId` is (before its broadcast): outcomes armed for that owner then apply to it. */
+  declareOwner(txId: string, owner: string): void {
+    this.state.declareOwner(txId.toLowerCase(), owner);
+  }
+
+  /**
+   * Takes an account's TRX away, outside any block (an account that spent it
+   * all); returns how much. What the account's transactions already in the pool
+   * may burn (their fee_limit, bandwidth and TRX sent) stays: a transfer broadcast
+   * before the drain, perhaps someone else's from a shared wallet, still lands as it would have.
+   */
   drainTrx(address: TronAddress): bigint {
     const balance = this.state.account(address)?.balanceSun ?? 0n;
-    if (balance > 0n) this.state.addTrx(address, -balance);
-    return balance;
+    const reserved = this.#pendingSpendSun(address);
+    const drained = balance > reserved ? balance - reserved : 0n;
+    if (drained > 0n) this.state.addTrx(address, -drained);
+    return drained;
+  }
+
+  /** The most TRX the pool's transactions from `address` can take from it. */
+  #pendingSpendSun(address: TronAddress): bigint {
+    let sun = 0n;
+    for (const { transaction, sizeBytes } of this.#pool) {
+      if (transaction.raw.ownerAddress !== address) continue;
+      sun += BigInt(sizeBytes) * this.parameters.bandwidthPriceSun + this.parameters.createNewAccountFeeSun;
+      sun += isTrxTransfer(transaction) ? transaction.raw.amountSun : transaction.raw.feeLimitSun;
+    }
+    return sun;
+  }
+
+  /**
+   * The parties of the transactions in the newest `depth` blocks (what a reorg of
+   * that depth would orphan), with their declared owners: whoever reorganises a
+   * shared chain checks first that nobody else's transfer is among them.
+   */
+  transactionsInNewest(depth: number): TransactionParties[] {
+    const blocks = this.#blocks.slice(Math.max(0, this.#blocks.length - depth));
+    return blocks.flatMap((block) => block.transactions.map((included) => this.#partiesOf(included.transaction)));
+  }
+
+  #partiesOf(transaction: ChainTransaction): TransactionParties {
+    const owner = this.state.transactionOwners.get(transaction.txId);
+    let to: TronAddress | undefined;
+    if (isTrxTransfer(transaction)) to = transaction.raw.toAddress;
+    else {
+      const call = decodeTransferCalldata(transaction.raw.data);
+      if (call.ok) to = call.to;
+    }
+    return {
+      txId: transaction.txId,
+      from: transaction.raw.ownerAddress,
+      ...(to === undefined ? {} : { to }),
+      ...(owner === undefined ? {} : { owner }),
+    };
   }
 
   // ---- forks ----
@@ -477,8 +579,10 @@ export class SimulatedChain {
       for (const included of orphanedTransactions) this.#recent.delete(included.transaction.txId);
     }
     const replacement: SimulatedBlock[] = [];
+    const squeezed =
+      options.notAfterMs === undefined ? undefined : this.squeezedTimestamps(newBlocks, options.notAfterMs);
     for (let index = 0; index < newBlocks; index += 1) {
-      const timestampMs = this.head.timestampMs + this.parameters.blockIntervalMs;
+      const timestampMs = squeezed?.[index] ?? this.head.timestampMs + this.parameters.blockIntervalMs;
       this.#nowMs = Math.max(this.#nowMs, timestampMs);
       replacement.push(this.#produceBlock(timestampMs));
     }
@@ -505,6 +609,7 @@ export class SimulatedChain {
       usdtPaused: this.state.usdtPaused,
       usdtEnergyFactor: this.state.usdtEnergyFactor,
       nextTransferOutcomes: [...this.state.nextTransferOutcomes],
+      ownedTransferOutcomes: [...this.state.ownedTransferOutcomes],
       blocks: this.#blocks.map((block) => ({
         number: block.number,
         id: block.id,
@@ -534,6 +639,8 @@ export class SimulatedChain {
     if (snapshot.usdtEnergyFactor !== undefined) this.state.usdtEnergyFactor = snapshot.usdtEnergyFactor;
     for (const [address, outcome] of snapshot.nextTransferOutcomes ?? [])
       this.state.nextTransferOutcomes.set(address, outcome);
+    for (const [key, outcome] of snapshot.ownedTransferOutcomes ?? [])
+      this.state.ownedTransferOutcomes.set(key, outcome);
     for (const block of snapshot.blocks) {
       const transactions = block.transactions.map(({ hex, receipt }) => ({ ...this.#decodeSaved(hex), receipt }));
       this.#blocks.push({ ...block, transactions });

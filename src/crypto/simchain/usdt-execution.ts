@@ -149,7 +149,9 @@ export function executeInBlock(
   const balanceSun = state.account(owner)!.balanceSun;
   const usableEnergy = Number(min(balanceSun / price, raw.feeLimitSun / price));
   const call = decodeTransferCalldata(raw.data);
-  const armed = call.ok ? state.takeNextTransferOutcome(call.to, ['revert', 'out_of_energy'], journal) : undefined;
+  const armed = call.ok
+    ? state.takeNextTransferOutcome(call.to, ['revert', 'out_of_energy'], journal, transaction.txId)
+    : undefined;
   const refusal = !call.ok
     ? 'not a transfer(address,uint256) call'
     : armed === 'revert'

@@ -16,6 +16,7 @@ const ERROR_MESSAGES = failureMessages('withdrawal', 'the amount was returned to
 export const withdrawalOutcomes: OutgoingOutcomeHandler = reservedTransferOutcomes<WithdrawalRow>({
   name: 'withdrawal',
   lock: repository.lockWithdrawal,
+  shopsOf: repository.shopsOfWithdrawals,
   update: repository.updateWithdrawal,
   reservation: withdrawalReservation,
   failureMessages: ERROR_MESSAGES,

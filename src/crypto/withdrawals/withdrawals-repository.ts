@@ -174,3 +174,13 @@ export async function listWithdrawals(
   if (query.status !== undefined) builder = builder.where('status', '=', query.status);
   return newestFirstPage(builder, query);
 }
+
+/** The shop of each withdrawal among `ids` (the executor tells a sandbox chain whose each transfer is). */
+export async function shopsOfWithdrawals(
+  db: Executor<WithdrawalTables>,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('crypto_withdrawals').select(['id', 'shop_id']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, row.shop_id]));
+}

@@ -111,6 +111,8 @@ export async function sandboxExecutor(
     transferEnergy: access.transferEnergy,
     signingKey: () => access.signingKey(),
     hotWallet: access.addressKey.hotWalletAddress,
+    // As the sending worker: a shop's armed outcomes apply to its own transfers only.
+    declareTransferOwners: access.declareTransferOwners,
     usdtContract: USDT_CONTRACT_MAINNET,
     handlers,
     trxUsdtRateMicro: context.config.trxUsdtRateMicro,

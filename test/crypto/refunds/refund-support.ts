@@ -41,6 +41,8 @@ export async function createChainTestApp(
     transferEnergy: access.transferEnergy,
     signingKey: () => access.signingKey(),
     hotWallet: access.addressKey.hotWalletAddress,
+    // As the sending worker: a shop's armed outcomes apply to its own transfers only.
+    declareTransferOwners: access.declareTransferOwners,
     usdtContract: USDT_CONTRACT_MAINNET,
     handlers: outgoingOutcomeHandlers(),
     trxUsdtRateMicro: context.config.trxUsdtRateMicro,

@@ -3,6 +3,7 @@
 // next transfer to an address failing, the hot wallet out of TRX, the faucet,
 // an address on the USDT blacklist).
 // On a live shop every one answers 404, like the payments' test helpers.
+// Each sandbox shop has a budget of calls per minute (sandbox-helper-budget.ts).
 import { Type } from 'typebox';
 import { principalOf } from '../../../http/authentication.ts';
 import { AUTHENTICATED_ROUTE_ERRORS, REQUEST_BODY_ERRORS, errorResponses } from '../../../http/error-responses.ts';
@@ -19,13 +20,15 @@ import {
 import type { CryptoDeps } from '../../chain/chain-module.ts';
 import type { ModuleRoutes } from '../../../gateway-module.ts';
 import { AmountInput } from './crypto-schemas.ts';
+import { SandboxHelperBudget } from '../sandbox-helper-budget.ts';
 
 const MINE_MAX_BLOCKS = 1000;
 /** Only unsolidified blocks can be replaced: solidification is at head − 18 (docs/tron.md §1.6). */
 const REORG_MAX_DEPTH = 18;
 
 const ADDRESS = Type.String({ minLength: 1, maxLength: 64, description: 'a TRON address in base58 (T…)' });
-const LIVE_SHOP_NOTE = 'Only for sandbox shops; on a live shop the route answers 404.';
+const LIVE_SHOP_NOTE =
+  'Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key).';
 
 const DepositBody = Type.Object(
   {
@@ -87,7 +90,8 @@ const NextTransferBody = Type.Object(
   {
     address: {
       ...ADDRESS,
-      description: 'the recipient whose next incoming USDT transfer (from anyone, the hot wallet included) is affected',
+      description:
+        'the recipient whose next incoming USDT transfer of the calling shop (its payout, refund or withdrawal, or its helper deposit) is affected',
     },
     outcome: Type.Union(
       NEXT_TRANSFER_OUTCOMES.map((outcome) => Type.Literal(outcome)),
@@ -162,10 +166,14 @@ const Blacklisted = Type.Object(
 );
 
 const HELPER_ERRORS = [...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', ...REQUEST_BODY_ERRORS, 'not_found'] as const;
+const REORG_ERRORS = [...HELPER_ERRORS, 'invalid_state'] as const;
 
 export const chainTestHelperRoutes =
   (deps: CryptoDeps): ModuleRoutes =>
   async (app) => {
+    const budget = new SandboxHelperBudget(deps.clock, deps.config.sandboxHelperCallsPerMinute);
+    // Before the body is checked, so malformed calls count too.
+    app.addHook('preValidation', async (request) => budget.take(principalOf(request).shopId));
     const shopOf = (request: Parameters<typeof principalOf>[0]) => {
       const principal = principalOf(request);
       return { shopId: principal.shopId, mode: principal.shopMode };
@@ -198,7 +206,7 @@ export const chainTestHelperRoutes =
           operationId: 'testHelpersCryptoMineBlocks',
           tags: ['test helpers'],
           summary: 'Sandbox: produce blocks on the simulated chain',
-          description: LIVE_SHOP_NOTE,
+          description: `${LIVE_SHOP_NOTE} The blocks are squeezed in between the newest block and now (3 s apart when there is room, down to 1 ms): mining never moves the chain’s clock ahead of the wall clock, so the next regular block still comes on time for every shop.`,
           body: BlocksBody,
           response: {
             200: { ...Mined, description: 'The chain after the new blocks' },
@@ -217,11 +225,11 @@ export const chainTestHelperRoutes =
           operationId: 'testHelpersCryptoReorg',
           tags: ['test helpers'],
           summary: 'Sandbox: replace the newest unsolidified blocks of the simulated chain by a fork',
-          description: `${LIVE_SHOP_NOTE} Transactions of the replaced blocks return to the pool; a deposit the gateway saw in them is orphaned unless a later block includes it again.`,
+          description: `${LIVE_SHOP_NOTE} Transactions of the replaced blocks return to the pool; a deposit the gateway saw in them is orphaned unless a later block includes it again. 409 \`invalid_state\` while those blocks hold a transfer of another sandbox shop (its deposit or payout would be orphaned): mine blocks of your own first.`,
           body: ReorgBody,
           response: {
             200: { ...Reorganized, description: 'The chain after the fork' },
-            ...errorResponses(...HELPER_ERRORS),
+            ...errorResponses(...REORG_ERRORS),
           },
         },
       },
@@ -236,7 +244,7 @@ export const chainTestHelperRoutes =
           operationId: 'testHelpersCryptoNextTransferOutcome',
           tags: ['test helpers'],
           summary: 'Sandbox: make the next USDT transfer to an address revert, run out of energy, or never be included',
-          description: `${LIVE_SHOP_NOTE} One shot: the next transfer to the address (a payout's recipient, or the hot wallet for a sweep) fails on the simulated chain the way it can on mainnet; the one after it behaves normally again. Arming the address again replaces the outcome. Fee quotes do not see it.`,
+          description: `${LIVE_SHOP_NOTE} One shot: the calling shop’s next transfer to the address (a payout’s, refund’s or withdrawal’s recipient, or one of its deposit addresses for a helper deposit) fails on the simulated chain the way it can on mainnet; the one after it behaves normally again. Other shops’ transfers to the same address are never affected; the shared hot wallet cannot be armed. Arming the address again replaces the outcome. Fee quotes do not see it.`,
           body: NextTransferBody,
           response: { 200: { ...NextTransferArmed, description: 'Armed' }, ...errorResponses(...HELPER_ERRORS) },
         },
@@ -252,7 +260,7 @@ export const chainTestHelperRoutes =
           operationId: 'testHelpersCryptoDrainHotWalletTrx',
           tags: ['test helpers'],
           summary: 'Sandbox: take all TRX from the hot wallet',
-          description: `${LIVE_SHOP_NOTE} The hot wallet keeps its USDT but can no longer pay energy: payouts wait for funds, then fail \`insufficient_hot_wallet_funds\`. The faucet puts TRX back.`,
+          description: `${LIVE_SHOP_NOTE} The hot wallet keeps its USDT but can no longer pay energy: an executor without the sandbox's automatic top-up then lets payouts wait for funds and fail \`insufficient_hot_wallet_funds\`. What transactions already broadcast from it may burn stays, so no shop's transfer in flight fails for it; the sandbox executor tops the wallet up again before it signs. The faucet puts TRX back.`,
           body: DrainBody,
           response: { 200: { ...Drained, description: 'Drained' }, ...errorResponses(...HELPER_ERRORS) },
         },
