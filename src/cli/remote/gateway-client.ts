@@ -3,12 +3,25 @@
 // events …`. Plain fetch; every answer that is not 2xx becomes a GatewayApiError
 // carrying the API's own error code and message.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CliUsageError } from '../cli-command.ts';
 import { PAYGATE_VERSION } from '../../version.ts';
 
 export const DEFAULT_GATEWAY_URL = 'http://localhost:8080';
 /** One request may take this long before the command gives up on it. */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** A scenario makes dozens of calls in seconds: the per-key rate limit (429) and a busy gateway (503) say when to come back. */
+const RETRIES_MAX = 8;
+const RETRY_PAUSE_DEFAULT_S = 1;
+const RETRY_PAUSE_MAX_S = 30;
+const RETRIED_STATUSES = new Set([429, 503]);
+
+/** The pause a 429 or 503 asks for (Retry-After in seconds), clamped to 1..30 s. */
+function retryPauseMs(response: Response): number {
+  const seconds = Number(response.headers.get('retry-after'));
+  const wanted = Number.isFinite(seconds) && seconds > 0 ? seconds : RETRY_PAUSE_DEFAULT_S;
+  return Math.min(wanted, RETRY_PAUSE_MAX_S) * 1000;
+}
 
 /** The API answered with an error (`{"error", "message"}`), or could not be reached. */
 export class GatewayApiError extends Error {
@@ -55,16 +68,9 @@ export function clientFromOptions(
 }
 
 export function createGatewayClient(url: string, apiKey: string): GatewayClient {
-  async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${apiKey}`,
-      'user-agent': `paygate-cli/${PAYGATE_VERSION}`,
-    };
-    if (method === 'POST') headers['idempotency-key'] = randomUUID();
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    let response: Response;
+  async function send(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown) {
     try {
-      response = await fetch(`${url}${path}`, {
+      return await fetch(`${url}${path}`, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -74,6 +80,22 @@ export function createGatewayClient(url: string, apiKey: string): GatewayClient 
     } catch (error) {
       const cause = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : error;
       throw new GatewayApiError(null, 'unreachable', `cannot reach the gateway at ${url}: ${String(cause)}`);
+    }
+  }
+
+  async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${apiKey}`,
+      'user-agent': `paygate-cli/${PAYGATE_VERSION}`,
+    };
+    // The same key on every retry: a POST the gateway did take is answered, not made twice.
+    if (method === 'POST') headers['idempotency-key'] = randomUUID();
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response = await send(method, path, headers, body);
+    for (let retry = 0; retry < RETRIES_MAX && RETRIED_STATUSES.has(response.status); retry += 1) {
+      await response.body?.cancel();
+      await sleep(retryPauseMs(response));
+      response = await send(method, path, headers, body);
     }
     const text = await response.text();
     const parsed = parseJson(text);
