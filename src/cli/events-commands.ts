@@ -6,7 +6,7 @@ import { clientFromOptions, GatewayApiError, REMOTE_OPTIONS } from './remote/gat
 import { listEvents, type WebhookEvent } from './remote/webhook-events.ts';
 import { printTable, type Column } from './table.ts';
 
-export const EVENTS_LIST_LIMIT_MAX = 1_000;
+const EVENTS_LIST_LIMIT_MAX = 1_000;
 const EVENTS_LIST_LIMIT_DEFAULT = 20;
 
 const EVENT_COLUMNS: readonly Column<WebhookEvent>[] = [

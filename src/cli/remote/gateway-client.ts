@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CliUsageError } from '../cli-command.ts';
 import { PAYGATE_VERSION } from '../../version.ts';
 
-export const DEFAULT_GATEWAY_URL = 'http://localhost:8080';
+const DEFAULT_GATEWAY_URL = 'http://localhost:8080';
 /** One request may take this long before the command gives up on it. */
 const REQUEST_TIMEOUT_MS = 30_000;
 /** A scenario makes dozens of calls in seconds: the per-key rate limit (429) and a busy gateway (503) say when to come back. */
@@ -67,7 +67,7 @@ export function clientFromOptions(
   return createGatewayClient(base.href.replace(/\/+$/, ''), apiKey);
 }
 
-export function createGatewayClient(url: string, apiKey: string): GatewayClient {
+function createGatewayClient(url: string, apiKey: string): GatewayClient {
   async function send(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown) {
     try {
       return await fetch(`${url}${path}`, {

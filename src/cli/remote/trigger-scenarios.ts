@@ -17,7 +17,7 @@ const TRIES_BETWEEN_MINING = 4;
 export const INVOICE_OUTCOMES = ['paid', 'overpaid', 'underpaid', 'expired'] as const;
 export type InvoiceOutcome = (typeof INVOICE_OUTCOMES)[number];
 
-export interface TriggerRun {
+interface TriggerRun {
   readonly client: GatewayClient;
   readonly deadline: Deadline;
   /** A payment's callback_url: `--callback-url`, else the shop's webhook URL; null when neither is set. */

@@ -16,8 +16,8 @@ import {
 } from './withdrawal-service.ts';
 import type { WithdrawalView } from './withdrawals-views.ts';
 
-export const TEST_HELPER_REQUESTER = 'test_helpers:requester';
-export const TEST_HELPER_APPROVER = 'test_helpers:approver';
+const TEST_HELPER_REQUESTER = 'test_helpers:requester';
+const TEST_HELPER_APPROVER = 'test_helpers:approver';
 
 export interface TestHelperShop {
   readonly merchantId: string;
