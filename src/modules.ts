@@ -82,7 +82,7 @@ export function createModules(
       },
       payouts.module,
       createRefundsModule(crypto).module,
-      createWithdrawalsModule().module,
+      createWithdrawalsModule(crypto).module,
       createSweepingModule(crypto).module,
       custody.module,
       createColdStorageModule(crypto).module,

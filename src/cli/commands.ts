@@ -16,6 +16,22 @@ const WITHDRAWAL_STATUSES = [
   'cancelled',
 ];
 
+// The events `paygate trigger` makes (src/cli/remote/trigger-scenarios.ts) and the invoice outcomes it can give.
+const TRIGGER_EVENTS = [
+  'payment.paid',
+  'payment.failed',
+  'payment.expired',
+  'payment.refunded',
+  'crypto.invoice.updated',
+  'crypto.wallet.deposit',
+  'crypto.balance.funded',
+  'crypto.refund.updated',
+  'crypto.payout.updated',
+  'crypto.batch.completed',
+  'cabinet.withdrawal.completed',
+];
+const TRIGGER_INVOICE_STATUSES = ['paid', 'overpaid', 'underpaid', 'expired'];
+
 const json: CliOption = { flag: '--json', description: 'print the result as one line of JSON' };
 const listJson: CliOption = {
   flag: '--json',
@@ -26,6 +42,15 @@ const limit = (max: number): CliOption => ({
   value: 'N',
   description: `at most N rows, 1..${max} (default 100)`,
 });
+// The commands that talk to a (remote) gateway over its public API with a shop's key.
+const remote: readonly CliOption[] = [
+  { flag: '--api-key', value: 'KEY', description: 'the shop’s API key (default PAYGATE_API_KEY)' },
+  {
+    flag: '--url',
+    value: 'URL',
+    description: 'the gateway’s base URL (default PAYGATE_URL, else http://localhost:8080)',
+  },
+];
 const live: CliOption = { flag: '--live', description: 'a live shop (real money); sandbox without it' };
 const by: CliOption = {
   flag: '--by',
@@ -605,6 +630,64 @@ export const commands: readonly CliCommandEntry[] = [
     examples: ['paygate restore --from /backups/paygate-2026-11-27.tgz', 'paygate restore --from backup.tgz --force'],
     runsLocally: true,
     load: async () => (await import('./backup-commands.ts')).restoreCommand,
+  },
+  {
+    words: ['trigger'],
+    usage:
+      'paygate trigger EVENT [--status STATUS] [--callback-url URL] [--api-key KEY] [--url URL] [--timeout SECONDS] [--json] | --list',
+    summary: 'Make a sandbox gateway emit a real webhook event of a type, over its public API, and print it',
+    description:
+      'Creates the sandbox objects and drives them with the test helpers (payer, acquirer, chain, clock) until the gateway writes the event; waits for it in the shop’s event log and prints its id and type. A live shop’s key is refused.',
+    options: [
+      {
+        flag: '--status',
+        value: 'STATUS',
+        description: 'crypto.invoice.updated only: the invoice’s outcome (default paid)',
+        choices: TRIGGER_INVOICE_STATUSES,
+      },
+      {
+        flag: '--callback-url',
+        value: 'URL',
+        description:
+          'payment events: the payment’s callback_url (default the shop’s webhook URL; payment events need one)',
+      },
+      ...remote,
+      { flag: '--timeout', value: 'SECONDS', description: 'give up after this long, 1..3600 (default 300)' },
+      { flag: '--list', description: 'list the events it can make, and how' },
+      { flag: '--json', description: 'print the event as GET /v1/webhooks/events/{id} shows it, one line of JSON' },
+    ],
+    arguments: TRIGGER_EVENTS,
+    examples: [
+      'PAYGATE_API_KEY=sk_test_… paygate trigger payment.paid',
+      'paygate trigger crypto.invoice.updated --status underpaid --url https://gateway.example.com',
+      'paygate trigger --list',
+    ],
+    runsLocally: true,
+    load: async () => (await import('./trigger-commands.ts')).triggerCommand,
+  },
+  {
+    words: ['events', 'list'],
+    usage: 'paygate events list [--type TYPE] [--limit N] [--api-key KEY] [--url URL] [--json]',
+    summary: 'List the shop’s webhook events, newest first, with their delivery state (over the public API)',
+    options: [
+      { flag: '--type', value: 'TYPE', description: 'only events of this type (payment.paid, …)' },
+      { flag: '--limit', value: 'N', description: 'at most N events, 1..1000 (default 20)' },
+      ...remote,
+      listJson,
+    ],
+    examples: ['paygate events list', 'paygate events list --type crypto.payout.updated --limit 5 --json'],
+    lists: true,
+    runsLocally: true,
+    load: async () => (await import('./events-commands.ts')).eventsListCommand,
+  },
+  {
+    words: ['events', 'resend'],
+    usage: 'paygate events resend EVT_ID [--api-key KEY] [--url URL] [--json]',
+    summary: 'Send a webhook event again now, with the same event id (the key needs the webhooks scope)',
+    options: [...remote, json],
+    examples: ['paygate events resend evt_01kaw…'],
+    runsLocally: true,
+    load: async () => (await import('./events-commands.ts')).eventsResendCommand,
   },
   {
     words: ['completion'],

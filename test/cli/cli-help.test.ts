@@ -196,7 +196,8 @@ describe.each(backends)('listing commands on %s', (backend) => {
       'crypto sweeps list': ['--address', 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7'],
     })[words] ?? [];
 
-  const listings = commands.filter((entry) => entry.lists);
+  // `events list` reads a gateway's API, not the database: test/cli/trigger.test.ts runs it against one.
+  const listings = commands.filter((entry) => entry.lists && entry.words.join(' ') !== 'events list');
 
   it('every listing command is marked as one and offers --json', () => {
     expect(listings.map((entry) => entry.words.join(' '))).toEqual(

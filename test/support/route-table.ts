@@ -87,6 +87,8 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   },
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/faucet', scopes: ['crypto', 'payouts'] },
   { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/blacklist', scopes: ['crypto', 'payouts'] },
+  { module: 'crypto', method: 'POST', url: '/v1/test_helpers/crypto/invoices/:invoice_id/expire', scopes: ['crypto'] },
+  { module: 'payouts', method: 'POST', url: '/v1/test_helpers/crypto/withdrawals', scopes: ['payouts'] },
 
   { module: 'platform', method: 'GET', url: '/healthz', scopes: 'public' },
   { module: 'platform', method: 'GET', url: '/readyz', scopes: 'public' },

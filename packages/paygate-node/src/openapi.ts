@@ -589,6 +589,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/crypto/invoices/{invoice_id}/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: expire an invoice now
+         * @description Only for invoices of a sandbox shop; on a live shop the route answers 404. A pending invoice becomes `expired`, a confirming one with part of its amount final becomes `underpaid`, with their `crypto.invoice.updated`, as when its `expires_at` passes; its `expires_at` becomes now, so a later deposit is a late payment. An invoice already closed, or with a deposit still confirming (mine blocks until it is final), answers 409 invalid_state.
+         */
+        post: operations["testHelpersCryptoExpireInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/crypto/payouts": {
         parameters: {
             query?: never;
@@ -703,6 +723,26 @@ export interface paths {
         get: operations["getCryptoRefund"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/crypto/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: withdraw USDT from the balance as the cabinet would, approved
+         * @description Only for sandbox shops; on a live shop the route answers 404. What a merchant’s people do in the cabinet (docs/refunds-and-withdrawals.md): `test_helpers:requester` asks for the withdrawal and, when the merchant’s rule wants a second person, `test_helpers:approver` approves it. total_debit is reserved; the executor sends it on the simulated chain; mine 19 blocks after its tx_hash appears and it completes with `cabinet.withdrawal.completed`. The same external_id with the same amount and address answers the same withdrawal (200); with others, 409 duplicate_external_id. Not enough available balance: insufficient_funds.
+         */
+        post: operations["testHelpersCryptoWithdrawal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -10996,6 +11036,338 @@ export interface operations {
             };
         };
     };
+    testHelpersCryptoExpireInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invoice_id of an invoice of this shop */
+                invoice_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invoice, closed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "invoice_id": "inv_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *       "external_id": "order-42",
+                     *       "status": "pending",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "amount": "25.5",
+                     *       "paid_amount": "0",
+                     *       "address": "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH",
+                     *       "payment_uri": "tron:TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH?amount=25.5",
+                     *       "lifetime_s": 3600,
+                     *       "callback_url": "https://shop.example.com/paygate/crypto",
+                     *       "expires_at": "2026-11-01T11:00:00.000Z",
+                     *       "paid_at": null,
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "updated_at": "2026-11-01T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        invoice_id: string;
+                        /** @description your id of the invoice; the idempotency key */
+                        external_id: string;
+                        status: "pending" | "confirming" | "paid" | "overpaid" | "underpaid" | "expired";
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        /** @description the amount asked; USDT as a decimal string with at most 6 places */
+                        amount: string;
+                        /** @description the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet; USDT as a decimal string with at most 6 places */
+                        paid_amount: string;
+                        /** @description the deposit address, used by this invoice only; a TRON address in base58 (T…) */
+                        address: string;
+                        /** @description tron:<address>?amount=<amount>, the text of the QR code */
+                        payment_uri: string;
+                        lifetime_s: number;
+                        callback_url: string | null;
+                        /** Format: date-time */
+                        expires_at: string;
+                        paid_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `invalid_state`: the resource is in a state that does not allow this operation; the message says which. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_state",
+                     *       "message": "The resource is in a state that does not allow this operation; the message says which.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_state";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+        };
+    };
     listCryptoPayouts: {
         parameters: {
             query?: {
@@ -13606,6 +13978,453 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+        };
+    };
+    testHelpersCryptoWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "external_id": "wd-42",
+                 *       "amount": "10",
+                 *       "address": "TGkW6pNrnKo9TUc8GnyBo1zWUrsw7WX2e1"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description your id of the payout (1 to 100 characters); the idempotency key */
+                    external_id: string;
+                    /** @description USDT to send as a decimal string with at most 2 decimal places ("10", "10.5", "10.50"), within the shop’s payout limits; a JSON number is refused */
+                    amount: string;
+                    /** @description the recipient’s TRON address in base58 (T…), checksum verified */
+                    address: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The withdrawal an earlier call with this external_id made */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "withdrawal_id": "wd_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *       "external_id": "wd-42",
+                     *       "merchant_id": "mer_01jcx1a2b3c4d5e6f7g8h9j0k1",
+                     *       "shop_id": "shop_01jcx1a2b3c4d5e6f7g8h9j0k2",
+                     *       "status": "pending",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "recipient_address": "TGkW6pNrnKo9TUc8GnyBo1zWUrsw7WX2e1",
+                     *       "amount": "10",
+                     *       "network_fee": "4.02",
+                     *       "total_debit": "14.02",
+                     *       "network_fee_actual": null,
+                     *       "tx_hash": null,
+                     *       "error": null,
+                     *       "requested_by": "test_helpers:requester",
+                     *       "requested_by_user_id": null,
+                     *       "note": null,
+                     *       "decision": {
+                     *         "by": "test_helpers:approver",
+                     *         "user_id": null,
+                     *         "at": "2026-11-01T10:00:00.000Z",
+                     *         "approved": true,
+                     *         "reason": null
+                     *       },
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "completed_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        withdrawal_id: string;
+                        external_id: string | null;
+                        merchant_id: string;
+                        shop_id: string;
+                        /** @description awaiting_approval, pending, processing, completed, failed, rejected or cancelled */
+                        status: string;
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        recipient_address: string;
+                        /** @description what the address receives; USDT as a decimal string with at most 6 places */
+                        amount: string;
+                        /** @description the network fee quoted at the request; USDT as a decimal string with at most 6 places */
+                        network_fee: string;
+                        /** @description amount + network_fee; reserved at the request; USDT as a decimal string with at most 6 places */
+                        total_debit: string;
+                        network_fee_actual: string | null;
+                        tx_hash: string | null;
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        requested_by: string;
+                        requested_by_user_id: string | null;
+                        note: string | null;
+                        decision: {
+                            by: string;
+                            user_id: string | null;
+                            /** Format: date-time */
+                            at: string;
+                            approved: boolean;
+                            reason: string | null;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description Requested (and approved when needed) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "withdrawal_id": "wd_01jcx1a2b3c4d5e6f7g8h9j0k3",
+                     *       "external_id": "wd-42",
+                     *       "merchant_id": "mer_01jcx1a2b3c4d5e6f7g8h9j0k1",
+                     *       "shop_id": "shop_01jcx1a2b3c4d5e6f7g8h9j0k2",
+                     *       "status": "pending",
+                     *       "network": "TRC20",
+                     *       "asset": "USDT",
+                     *       "recipient_address": "TGkW6pNrnKo9TUc8GnyBo1zWUrsw7WX2e1",
+                     *       "amount": "10",
+                     *       "network_fee": "4.02",
+                     *       "total_debit": "14.02",
+                     *       "network_fee_actual": null,
+                     *       "tx_hash": null,
+                     *       "error": null,
+                     *       "requested_by": "test_helpers:requester",
+                     *       "requested_by_user_id": null,
+                     *       "note": null,
+                     *       "decision": {
+                     *         "by": "test_helpers:approver",
+                     *         "user_id": null,
+                     *         "at": "2026-11-01T10:00:00.000Z",
+                     *         "approved": true,
+                     *         "reason": null
+                     *       },
+                     *       "created_at": "2026-11-01T10:00:00.000Z",
+                     *       "completed_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        withdrawal_id: string;
+                        external_id: string | null;
+                        merchant_id: string;
+                        shop_id: string;
+                        /** @description awaiting_approval, pending, processing, completed, failed, rejected or cancelled */
+                        status: string;
+                        /** @enum {string} */
+                        network: "TRC20";
+                        /** @enum {string} */
+                        asset: "USDT";
+                        recipient_address: string;
+                        /** @description what the address receives; USDT as a decimal string with at most 6 places */
+                        amount: string;
+                        /** @description the network fee quoted at the request; USDT as a decimal string with at most 6 places */
+                        network_fee: string;
+                        /** @description amount + network_fee; reserved at the request; USDT as a decimal string with at most 6 places */
+                        total_debit: string;
+                        network_fee_actual: string | null;
+                        tx_hash: string | null;
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        requested_by: string;
+                        requested_by_user_id: string | null;
+                        note: string | null;
+                        decision: {
+                            by: string;
+                            user_id: string | null;
+                            /** Format: date-time */
+                            at: string;
+                            approved: boolean;
+                            reason: string | null;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. `amount_not_supported`: no payment method enabled for the shop covers the amount; the message says what to do. `insufficient_funds`: the source account has not enough available balance. `address_blacklisted`: the USDT contract's issuer has blacklisted the recipient address (isBlackListed): a transfer to it would revert; nothing was created. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request" | "amount_not_supported" | "insufficient_funds" | "address_blacklisted";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource for the shop of this key (another shop's resource is not found too). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "No such payment.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "not_found";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `duplicate_external_id`: the same idempotency key was used before with a different request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "duplicate_external_id",
+                     *       "message": "The same idempotency key was used before with a different request.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "duplicate_external_id";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "payload_too_large",
+                     *       "message": "The body is larger than 64 KiB.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "payload_too_large";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: a body was sent with a content type other than application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "A body was sent with a content type other than application/json.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unsupported_media_type";
                         /** @description For humans; the wording may change. */
                         message: string;
                         /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */

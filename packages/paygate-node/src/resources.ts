@@ -44,6 +44,8 @@ const OPERATIONS = {
   testHelpersCryptoDrainHotWalletTrx: ['POST', '/v1/test_helpers/crypto/hot_wallet/drain_trx'],
   testHelpersCryptoFaucet: ['POST', '/v1/test_helpers/crypto/faucet'],
   testHelpersCryptoBlacklist: ['POST', '/v1/test_helpers/crypto/blacklist'],
+  testHelpersCryptoExpireInvoice: ['POST', '/v1/test_helpers/crypto/invoices/{invoice_id}/expire'],
+  testHelpersCryptoWithdrawal: ['POST', '/v1/test_helpers/crypto/withdrawals'],
   createCryptoPayout: ['POST', '/v1/crypto/payouts'],
   listCryptoPayouts: ['GET', '/v1/crypto/payouts'],
   quoteCryptoPayout: ['POST', '/v1/crypto/payouts/quote'],
@@ -195,6 +197,8 @@ export function createResources(client: HttpClient) {
         drainHotWalletTrx: m.withOptionalBody('testHelpersCryptoDrainHotWalletTrx'),
         faucet: m.withBody('testHelpersCryptoFaucet'),
         blacklist: m.withBody('testHelpersCryptoBlacklist'),
+        expireInvoice: m.byId('testHelpersCryptoExpireInvoice'),
+        withdrawal: m.withBody('testHelpersCryptoWithdrawal'),
       },
     },
   };

@@ -299,6 +299,42 @@ export async function claimExpiredOpenInvoices(
     .execute();
 }
 
+/**
+ * The sandbox's expire helper: one open invoice of the shop with no deposit still confirming
+ * closes now, as the expiry pass would close it at expires_at (underpaid when part is paid),
+ * and its expires_at becomes now, so a later deposit counts as late. Undefined when it is not
+ * open, not the shop's, or waits for a deposit's finality.
+ */
+export async function expireOpenInvoiceNow(
+  tx: Tx<CryptoReceivingTables>,
+  shopId: string,
+  invoiceId: string,
+  now: Date,
+): Promise<InvoiceRow | undefined> {
+  return tx
+    .updateTable('crypto_invoices')
+    .set({
+      status: sql<InvoiceStatus>`case when paid_micro > 0 then 'underpaid' else 'expired' end`,
+      expires_at: sql<Date>`least(expires_at, ${now})`,
+      updated_at: now,
+    })
+    .where('id', '=', invoiceId)
+    .where('shop_id', '=', shopId)
+    .where('status', 'in', ['pending', 'confirming'])
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('crypto_deposits')
+            .select('crypto_deposits.id')
+            .whereRef('crypto_deposits.invoice_id', '=', 'crypto_invoices.id')
+            .where('crypto_deposits.status', '=', 'confirming'),
+        ),
+      ),
+    )
+    .returningAll()
+    .executeTakeFirst();
+}
+
 // ---- wallets ----
 
 export async function insertWallet(

@@ -1,5 +1,5 @@
 // Who may call each payout route: creating, quoting and batching need the
-// `payouts` scope; reading takes `read` or `payouts`. Any other key gets 403
+// `payouts` scope (the sandbox's withdrawal helper too); reading takes `read` or `payouts`. Any other key gets 403
 // forbidden and a refused write changes nothing.
 import { authorized, scopeMatrix, type MatrixShop, type RouteCall } from '../../support/scope-matrix.ts';
 import { fundShop } from './payout-matrix-funding.ts';
@@ -26,6 +26,9 @@ function batchBody() {
 const payoutsOf = async (shop: MatrixShop) =>
   (await authorized(shop, { method: 'GET', url: '/v1/crypto/payouts' })).json();
 
+const balanceOf = async (shop: MatrixShop) =>
+  (await authorized(shop, { method: 'GET', url: '/v1/crypto/balance' })).json();
+
 const funded = fundShop;
 
 const calls: Record<string, RouteCall> = {
@@ -45,6 +48,17 @@ const calls: Record<string, RouteCall> = {
     request: async (shop) => (await funded(shop), { url: '/v1/crypto/payouts/batch', payload: batchBody() }),
     successStatus: 201,
     observe: payoutsOf,
+  },
+  'POST /v1/test_helpers/crypto/withdrawals': {
+    request: async (shop) => (
+      await funded(shop),
+      {
+        url: '/v1/test_helpers/crypto/withdrawals',
+        payload: { external_id: externalId('wd'), amount: '1', address: recipient() },
+      }
+    ),
+    successStatus: 201,
+    observe: balanceOf,
   },
   'GET /v1/crypto/payouts': { request: async () => ({ url: '/v1/crypto/payouts' }), successStatus: 200 },
   'GET /v1/crypto/payouts/:payout_id': {

@@ -105,6 +105,11 @@ const calls: Record<string, RouteCall> = {
     }),
     successStatus: 200,
   },
+  'POST /v1/test_helpers/crypto/invoices/:invoice_id/expire': {
+    request: async (shop) => ({ url: `/v1/test_helpers/crypto/invoices/${(await invoice(shop)).invoice_id}/expire` }),
+    successStatus: 200,
+    observe: invoicesOf,
+  },
 };
 
 scopeMatrix('crypto', calls);

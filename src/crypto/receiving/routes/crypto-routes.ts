@@ -4,6 +4,7 @@ import type { CryptoDeps } from '../../chain/chain-module.ts';
 import type { AddressPoolDeps } from '../address-pool.ts';
 import { chainTestHelperRoutes } from './chain-test-helper-routes.ts';
 import { invoiceRoutes } from './invoice-routes.ts';
+import { invoiceTestHelperRoutes } from './invoice-test-helper-routes.ts';
 import { walletRoutes } from './wallet-routes.ts';
 
 export const cryptoReceivingRoutes =
@@ -12,4 +13,5 @@ export const cryptoReceivingRoutes =
     await app.register(invoiceRoutes(deps));
     await app.register(walletRoutes(deps));
     await app.register(chainTestHelperRoutes(deps));
+    await app.register(invoiceTestHelperRoutes(deps));
   };
