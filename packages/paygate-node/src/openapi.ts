@@ -11060,6 +11060,7 @@ export interface operations {
                      *       "external_id": "order-42",
                      *       "status": "pending",
                      *       "network": "TRC20",
+                     *       "network_mode": "mainnet",
                      *       "asset": "USDT",
                      *       "amount": "25.5",
                      *       "paid_amount": "0",
@@ -11082,6 +11083,8 @@ export interface operations {
                         network: "TRC20";
                         /** @enum {string} */
                         asset: "USDT";
+                        /** @description mainnet: real USDT on TRON mainnet (a live shop). testnet: money of no value: a sandbox shop (the simulated chain) or a live shop of a gateway on the Nile testnet */
+                        network_mode: "mainnet" | "testnet";
                         /** @description the amount asked; USDT as a decimal string with at most 6 places */
                         amount: string;
                         /** @description the sum of the final (solidified) deposits to the address; a deposit still confirming is not counted yet; USDT as a decimal string with at most 6 places */
