@@ -214,7 +214,7 @@ describe.each(backends)('live acquiring through a shop connection on %s', (backe
       testApp.app.inject({ method: 'GET', url: `/pay/${payment.order_code}/return?status=succeeded&paid=1&lang=en` });
     const first = await back();
     expect(first.statusCode).toBe(303);
-    expect(first.headers.location).toBe(`/pay/${payment.order_code}?lang=en`);
+    expect(first.headers.location).toBe(`/pay/${payment.order_code}?lang=en&returned=1`);
     // The query said "succeeded"; the acquirer says the payer is still on its page.
     expect((await getJson(testApp, shop.key, `/v1/payments/${payment.payment_id}`)).json().status).toBe('pending');
     acquirer.settle(attempt.provider_reference!, 'succeeded');
