@@ -198,6 +198,22 @@ export function waitingCard(
   return `<section class="card notice" role="status" data-status="${status}"><h2>${text(lang, `${kind}Title`)}</h2><p>${text(lang, `${kind}Text`)}</p>${back}${check}</section>`;
 }
 
+/**
+ * The step between our card button and the acquirer's page. The form's POST
+ * answers with our own page (the CSP's `form-action 'self'` also covers the
+ * redirects of a form submission, so a 303 straight to the acquirer is blocked
+ * by browsers); this page then leaves by script, or by the no-script refresh, or
+ * by the button.
+ */
+export function toBankCard(lang: Lang, acquirerPageUrl: string): string {
+  return `<section class="card notice" role="status" data-status="to_bank"><h2>${text(lang, 'toBankTitle')}</h2><p>${text(lang, 'toBankText')}</p><a class="button" id="to-bank" href="${escapeHtml(acquirerPageUrl)}" rel="noreferrer">${text(lang, 'toBankButton')}</a></section>`;
+}
+
+/** Sends the browser on to the acquirer's page without keeping this step in its history. */
+export function toBankScript(acquirerPageUrl: string): string {
+  return `location.replace(${JSON.stringify(acquirerPageUrl).replace(/</g, '\\u003c')});`;
+}
+
 /** Polls at most this often, backing off to the slowest pace while nothing changes. */
 const POLL_FIRST_DELAY_MS = 2_000;
 const POLL_SLOWEST_DELAY_MS = 10_000;

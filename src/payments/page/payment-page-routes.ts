@@ -23,6 +23,8 @@ import {
   statusCard,
   statusPollScript,
   summary,
+  toBankCard,
+  toBankScript,
   waitingCard,
   type FormContext,
   type StatusCardKind,
@@ -156,6 +158,16 @@ export const paymentPageRoutes =
       readonly chargeKey?: string | undefined;
       /** The payer came back through /return: an unanswered redirect charge shows "waiting for the bank". */
       readonly returned?: boolean | undefined;
+      /** Just charged: the card step continues at the acquirer's page of the newest attempt. */
+      readonly toBank?: boolean | undefined;
+    }
+
+    interface PendingView {
+      readonly body: string;
+      /** It waits on a live charge: its script polls the status JSON. */
+      readonly waiting: boolean;
+      /** It hands the payer on to the acquirer's page at this URL. */
+      readonly leaveTo?: string | undefined;
     }
 
     /** What the pending page shows, and whether it waits on a live charge (and so polls). */
@@ -164,10 +176,14 @@ export const paymentPageRoutes =
       form: FormContext,
       option: PageState['options'][number] | undefined,
       view: View,
-    ): Promise<{ body: string; waiting: boolean }> {
+    ): Promise<PendingView> {
       const { lang } = form;
       const latest = state.latestAttempt;
       const live = state.shopMode === 'live';
+      const acquirerPage =
+        live && state.stage === 'payer_action' && latest?.payer_action_kind === 'redirect'
+          ? latest.payer_action_url
+          : null;
       if (view.chargeKey) return { body: confirmForm(form, view.chargeKey), waiting: false };
       if (!option) {
         const body = state.options.length
@@ -178,11 +194,10 @@ export const paymentPageRoutes =
       // A live charge in flight: no second charge is offered while the acquirer holds one.
       if (live && state.stage === 'processing')
         return { body: waitingCard(lang, form.orderCode, 'processing'), waiting: true };
-      if (live && view.returned && state.stage === 'payer_action' && latest?.payer_action_kind === 'redirect')
-        return {
-          body: waitingCard(lang, form.orderCode, 'returned', latest.payer_action_url ?? undefined),
-          waiting: true,
-        };
+      if (acquirerPage && view.returned)
+        return { body: waitingCard(lang, form.orderCode, 'returned', acquirerPage), waiting: true };
+      if (acquirerPage && view.toBank && /^https?:\/\//.test(acquirerPage))
+        return { body: toBankCard(lang, acquirerPage), waiting: false, leaveTo: acquirerPage };
       if (option.method === 'card')
         return { body: cardForm(form, undefined, state.shopMode === 'sandbox'), waiting: false };
       if (!live) {
@@ -222,14 +237,17 @@ export const paymentPageRoutes =
       let body: string;
       let script: string | undefined;
       let waiting = false;
+      let leaveTo: string | undefined;
       if (state.status === 'pending') {
         const notice =
           view.notice ??
           (state.shopMode === 'live' && state.stage === 'declined' ? statusCard(lang, 'declinedAtBank') : '');
         const shown = await pendingBody(state, form, option, view);
         waiting = shown.waiting;
+        leaveTo = shown.leaveTo;
         body = summary(lang, state, option?.totalKopecks) + notice + shown.body;
         script = countdownScript(lang, payment.expires_at.getTime(), context.clock.now().getTime());
+        if (leaveTo) script += toBankScript(leaveTo);
         if (waiting) {
           const next = new URLSearchParams({ lang });
           if (chosen && !payment.method) next.set('method', chosen);
@@ -250,9 +268,11 @@ export const paymentPageRoutes =
       const switchPath = `/pay/${payment.order_code}${switchParams.size ? `?${switchParams}` : ''}`;
       const title = `${text(lang, 'title')} — ${state.shopName}`;
       const cookie = existingSecret ? undefined : pageCookie(secret, secureCookie);
-      const noscriptRefresh = waiting
-        ? { url: checkAgainUrl(lang, payment.order_code), seconds: NOSCRIPT_REFRESH_SECONDS }
-        : undefined;
+      const noscriptRefresh = leaveTo
+        ? { url: leaveTo, seconds: 0 }
+        : waiting
+          ? { url: checkAgainUrl(lang, payment.order_code), seconds: NOSCRIPT_REFRESH_SECONDS }
+          : undefined;
       return sendPage(
         reply,
         200,
@@ -269,11 +289,13 @@ export const paymentPageRoutes =
       result: PayResult,
       method: PaymentMethod,
     ): FastifyReply {
-      // The acquirer's own page (card data is entered there, never here); only an http(s) URL is followed.
-      if (result.kind === 'redirect' && /^https?:\/\//.test(result.url))
-        return reply.code(303).header('location', result.url).header('cache-control', 'no-store').send();
       const params = new URLSearchParams({ lang });
-      if (result.kind === 'declined') {
+      // On to the acquirer's own page (card data is entered there, never here), through
+      // our page of the newest attempt: a form's redirect may not leave our origin (CSP
+      // form-action); only an http(s) URL is ever followed.
+      if (result.kind === 'redirect' && /^https?:\/\//.test(result.url)) {
+        params.set('to_bank', '1');
+      } else if (result.kind === 'declined') {
         params.set('method', method);
         params.set('declined', result.declineCode);
       } else if (result.kind === 'confirm') {
@@ -332,7 +354,13 @@ export const paymentPageRoutes =
           query.confirm && query.confirm.startsWith(`${state.payment.id}:`) && query.confirm.length < 120
             ? query.confirm
             : undefined;
-        return renderPage(request, reply, state, lang, { method, notice, chargeKey, returned: query.returned === '1' });
+        return renderPage(request, reply, state, lang, {
+          method,
+          notice,
+          chargeKey,
+          returned: query.returned === '1',
+          toBank: query.to_bank === '1',
+        });
       },
     );
 
