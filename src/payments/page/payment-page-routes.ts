@@ -1,6 +1,7 @@
 // The hosted payment page at /pay/{order_code} (outside /v1: no API key).
 // GET renders; POST actions are CSRF-checked (page-security.ts), rate limited
-// per IP, and answer with a redirect back to the page (post/redirect/get).
+// per IP, and answer with a redirect back to the page (post/redirect/get). A page
+// waiting on a live charge polls the small status JSON (/pay/{order_code}/status).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import type { ModuleRoutes } from '../../gateway-module.ts';
