@@ -23,6 +23,8 @@ ul.methods{list-style:none;padding:0;margin:0}ul.methods li{margin:.5rem 0}
 ul.methods a{display:flex;justify-content:space-between;padding:.9rem;border:1px solid #d1d5db;border-radius:8px;color:inherit;text-decoration:none}
 .notice{padding:.75rem;border-radius:8px;background:#fef3c7;margin-bottom:1rem}.error{background:#fee2e2}.ok{background:#dcfce7}
 .qr{display:flex;justify-content:center}.qr svg{width:220px;height:220px}
+.qr-step{display:flex;flex-direction:column}.qr-step>*{margin-top:0}
+@media (max-width:40rem){.qr-step>h2{order:-2}.qr-step>.open-app{order:-1}}
 nav.lang{text-align:right;font-size:.9rem}nav.lang a{margin-left:.5rem}
 .muted{color:#4b5563;font-size:.9rem}
 `;
@@ -35,6 +37,8 @@ export interface Layout {
   /** The current path+query without lang, for the language switch. */
   readonly switchPath: string;
   readonly script?: string | undefined;
+  /** A page waiting on something reloads this URL every `seconds` where JavaScript is off (its script polls otherwise). */
+  readonly noscriptRefresh?: { readonly url: string; readonly seconds: number } | undefined;
 }
 
 export function layout(page: Layout): string {
@@ -51,6 +55,7 @@ export function layout(page: Layout): string {
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(page.title)}</title>
+${page.noscriptRefresh ? `<noscript><meta http-equiv="refresh" content="${page.noscriptRefresh.seconds};url=${escapeHtml(page.noscriptRefresh.url)}"></noscript>` : ''}
 <style nonce="${page.nonce}">${STYLE}</style>
 </head>
 <body>

@@ -34,6 +34,21 @@ export async function findAttemptByChargeKey(
   return db.selectFrom('payment_attempts').selectAll().where('charge_key', '=', chargeKey).executeTakeFirst();
 }
 
+/** A payment's newest attempt: what the payer's page waits on. */
+export async function findLatestAttemptOfPayment(
+  db: Executor<PaymentTables>,
+  paymentId: string,
+): Promise<AttemptRow | undefined> {
+  return db
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('payment_id', '=', paymentId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 /** A payment's attempts, oldest first (a payment has a handful). */
 export async function listAttemptsOfPayment(
   db: Executor<PaymentTables>,

@@ -116,13 +116,19 @@ describe.each(backends)('live acquiring through a shop connection on %s', (backe
     expect(page.body).toContain('id="card-form"');
     expect(page.body).not.toContain('cc-number');
     expect(submitted.statusCode).toBe(303);
-    expect(submitted.headers.location).toBe(`${acquirer.url}/page/${attempt.provider_reference}`);
+    // Through our own page: a form's redirect may not leave our origin (CSP form-action).
+    expect(submitted.headers.location).toBe(`/pay/${payment.order_code}?lang=en&to_bank=1`);
+    const acquirerPage = `${acquirer.url}/page/${attempt.provider_reference}`;
     expect(attempt).toMatchObject({
       status: 'requires_action',
       connector: `loopback:${connectionId}`,
       payer_action_kind: 'redirect',
-      payer_action_url: submitted.headers.location,
+      payer_action_url: acquirerPage,
     });
+    const onward = await testApp.app.inject({ method: 'GET', url: submitted.headers.location! });
+    expect(onward.body).toContain(`id="to-bank" href="${acquirerPage}"`);
+    expect(onward.body).toContain(`location.replace("${acquirerPage}")`);
+    expect(onward.body).toContain(`<noscript><meta http-equiv="refresh" content="0;url=${acquirerPage}"></noscript>`);
     const charge = acquirer.charges.get(attempt.provider_reference!)!;
     expect(charge.amountKopecks).toBe(12_000n);
     expect(charge.returnUrl).toBe(`${testApp.context.config.publicUrl}/pay/${payment.order_code}/return`);
@@ -214,7 +220,7 @@ describe.each(backends)('live acquiring through a shop connection on %s', (backe
       testApp.app.inject({ method: 'GET', url: `/pay/${payment.order_code}/return?status=succeeded&paid=1&lang=en` });
     const first = await back();
     expect(first.statusCode).toBe(303);
-    expect(first.headers.location).toBe(`/pay/${payment.order_code}?lang=en`);
+    expect(first.headers.location).toBe(`/pay/${payment.order_code}?lang=en&returned=1`);
     // The query said "succeeded"; the acquirer says the payer is still on its page.
     expect((await getJson(testApp, shop.key, `/v1/payments/${payment.payment_id}`)).json().status).toBe('pending');
     acquirer.settle(attempt.provider_reference!, 'succeeded');

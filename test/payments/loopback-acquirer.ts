@@ -31,6 +31,8 @@ export interface LoopbackAcquirer {
   /** The API key it accepts. */
   readonly apiKey: string;
   readonly charges: ReadonlyMap<string, LoopbackCharge>;
+  /** Every API request it has answered ("GET /charges/ch_1"), to count the gateway's calls. */
+  readonly requests: readonly string[];
   /** The payer finished at the acquirer's page. */
   settle(chargeId: string, state: 'succeeded' | 'declined'): void;
   close(): Promise<void>;
@@ -46,7 +48,9 @@ export async function startLoopbackAcquirer(): Promise<LoopbackAcquirer> {
   const apiKey = 'loopback-key';
   const charges = new Map<string, LoopbackCharge>();
   let next = 0;
+  const requests: string[] = [];
   const server = createServer((request, response) => {
+    requests.push(`${request.method} ${request.url}`);
     void (async () => {
       const send = (status: number, body: unknown) =>
         response
@@ -80,6 +84,7 @@ export async function startLoopbackAcquirer(): Promise<LoopbackAcquirer> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     apiKey,
     charges,
+    requests,
     settle(chargeId, state) {
       const charge = charges.get(chargeId);
       if (!charge) throw new Error(`no charge ${chargeId}`);

@@ -108,6 +108,7 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { module: 'page', method: 'POST', url: '/pay/:order_code/qr', scopes: 'public' },
   { module: 'page', method: 'POST', url: '/pay/:order_code/confirm', scopes: 'public' },
   { module: 'page', method: 'GET', url: '/pay/:order_code/return', scopes: 'public' },
+  { module: 'page', method: 'GET', url: '/pay/:order_code/status', scopes: 'public' },
   { module: 'page', method: 'POST', url: '/acquirers/:provider/notifications/:connection_id', scopes: 'public' },
   // The hosted crypto invoice page and the status its script polls.
   { module: 'page', method: 'GET', url: '/pay/crypto/:invoice_id', scopes: 'public' },

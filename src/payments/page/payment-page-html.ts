@@ -1,11 +1,12 @@
 // Server-rendered HTML of the payment page, inside the hosted pages' layout
 // (hosted-pages/page-layout.ts): the summary, the method choice, labelled forms
-// with the autocomplete tokens browsers use for cards, and the countdown script.
+// with the autocomplete tokens browsers use for cards, the waiting states of a
+// live charge, and the page's scripts (countdown, status poll).
 import type { Lang } from '../../hosted-pages/page-language.ts';
 import { escapeHtml, timeLeftExpression } from '../../hosted-pages/page-layout.ts';
 import type { PaymentMethod } from '../payment-tables.ts';
 import { formatMoney, text } from './page-i18n.ts';
-import type { PageState } from './payment-page-service.ts';
+import type { PageState, PayerStatus } from './payment-page-service.ts';
 
 export function summary(lang: Lang, state: PageState, totalKopecks: bigint | undefined): string {
   const payment = state.payment;
@@ -98,20 +99,29 @@ ${hidden({ csrf: form.csrf, attempt: form.attempt, lang })}`;
 </form>${changeMethodLink(form)}</section>`;
 }
 
+/**
+ * The QR step. The deep link opens the payer's bank app when the page is on the
+ * phone itself, so on narrow screens it comes before the QR (layout CSS, `.qr-step`).
+ * `waiting`: a live charge's QR, whose payment arrives behind the page's back.
+ */
 export function qrForm(
   form: FormContext,
   method: Exclude<PaymentMethod, 'card'>,
-  qrSvg: string,
-  qrPayload: string,
-  sandbox: boolean,
+  qr: { readonly svg: string; readonly link: string },
+  mode: 'sandbox' | 'waiting',
 ): string {
   const { lang } = form;
-  const sandboxButton = sandbox
-    ? `<form method="post" action="/pay/${form.orderCode}/qr">${hidden({ csrf: form.csrf, attempt: form.attempt, lang, method })}<button type="submit" id="pay-button">${text(lang, 'sandboxPay')}</button></form>`
-    : '';
-  return `<section class="card" aria-labelledby="qr-title"><h2 id="qr-title">${text(lang, `method_${method}`)}</h2>
-<p>${text(lang, 'scanQr')}</p><div class="qr" role="img" aria-label="QR">${qrSvg}</div>
-<p><a class="button" href="${escapeHtml(qrPayload)}" rel="noreferrer">${text(lang, 'openBankApp')}</a></p>${sandboxButton}${changeMethodLink(form)}</section>`;
+  const sandboxButton =
+    mode === 'sandbox'
+      ? `<form method="post" action="/pay/${form.orderCode}/qr">${hidden({ csrf: form.csrf, attempt: form.attempt, lang, method })}<button type="submit" id="pay-button">${text(lang, 'sandboxPay')}</button></form>`
+      : '';
+  const waiting =
+    mode === 'waiting'
+      ? `<div class="notice" role="status" data-status="waiting_for_payer"><p><strong>${text(lang, 'qrWaitingTitle')}</strong></p><p>${text(lang, 'qrWaitingText')}</p></div>`
+      : '';
+  return `<section class="card qr-step" aria-labelledby="qr-title"><h2 id="qr-title">${text(lang, `method_${method}`)}</h2>${waiting}
+<p>${text(lang, 'scanQr')}</p><div class="qr" role="img" aria-label="QR">${qr.svg}</div>
+<p class="open-app"><a class="button" id="open-bank-app" href="${escapeHtml(qr.link)}" rel="noreferrer">${text(lang, 'openBankApp')}</a></p>${sandboxButton}${changeMethodLink(form)}</section>`;
 }
 
 /** A live shop's SBP or SberPay before any charge: the acquirer makes the QR when the payer asks for it. */
@@ -134,6 +144,7 @@ export type StatusCardKind =
   | 'failed'
   | 'expired'
   | 'declined'
+  | 'declinedAtBank'
   | 'notFound'
   | 'csrf'
   | 'unavailable'
@@ -148,6 +159,7 @@ export function statusCard(lang: Lang, kind: StatusCardKind, extra = ''): string
     failed: ['failedTitle', 'failedText', 'error'],
     expired: ['expiredTitle', 'expiredText', 'error'],
     declined: ['declinedTitle', 'declinedText', 'error'],
+    declinedAtBank: ['declinedAtBankTitle', 'declinedAtBankText', 'error'],
     notFound: ['notFoundTitle', 'notFoundText', 'error'],
     csrf: ['csrfTitle', 'csrfText', 'error'],
     unavailable: ['unavailableTitle', 'unavailableText', 'error'],
@@ -158,4 +170,67 @@ export function statusCard(lang: Lang, kind: StatusCardKind, extra = ''): string
   } as const;
   const [title, body, tone] = titles[kind];
   return `<section class="card notice ${tone}" role="status" data-status="${kind}"><h2>${text(lang, title)}</h2><p>${text(lang, body)}</p>${extra}</section>`;
+}
+
+/** Where `checkAgainUrl` leads: the return route, which may ask the acquirer once (rate limited). */
+export function checkAgainUrl(lang: Lang, orderCode: string): string {
+  return `/pay/${orderCode}/return?lang=${lang}`;
+}
+
+/**
+ * A live charge the page waits on: `processing` (the acquirer holds it) or
+ * `returned` (the payer is back from the acquirer's page before its answer).
+ * The poll script updates the page; without JavaScript the link (and the
+ * layout's noscript refresh) asks again.
+ */
+export function waitingCard(
+  lang: Lang,
+  orderCode: string,
+  kind: 'processing' | 'returned',
+  acquirerPageUrl?: string | undefined,
+): string {
+  const back =
+    kind === 'returned' && acquirerPageUrl && /^https?:\/\//.test(acquirerPageUrl)
+      ? `<a class="button" href="${escapeHtml(acquirerPageUrl)}" rel="noreferrer">${text(lang, 'backToBank')}</a>`
+      : '';
+  const check = `<p><a href="${checkAgainUrl(lang, orderCode)}" id="check-again">${text(lang, 'checkAgain')}</a></p>`;
+  const status = kind === 'processing' ? 'processing' : 'waiting_for_bank';
+  return `<section class="card notice" role="status" data-status="${status}"><h2>${text(lang, `${kind}Title`)}</h2><p>${text(lang, `${kind}Text`)}</p>${back}${check}</section>`;
+}
+
+/**
+ * The step between our card button and the acquirer's page. The form's POST
+ * answers with our own page (the CSP's `form-action 'self'` also covers the
+ * redirects of a form submission, so a 303 straight to the acquirer is blocked
+ * by browsers); this page then leaves by script, or by the no-script refresh, or
+ * by the button.
+ */
+export function toBankCard(lang: Lang, acquirerPageUrl: string): string {
+  return `<section class="card notice" role="status" data-status="to_bank"><h2>${text(lang, 'toBankTitle')}</h2><p>${text(lang, 'toBankText')}</p><a class="button" id="to-bank" href="${escapeHtml(acquirerPageUrl)}" rel="noreferrer">${text(lang, 'toBankButton')}</a></section>`;
+}
+
+/** Sends the browser on to the acquirer's page without keeping this step in its history. */
+export function toBankScript(acquirerPageUrl: string): string {
+  return `location.replace(${JSON.stringify(acquirerPageUrl).replace(/</g, '\\u003c')});`;
+}
+
+/** Polls at most this often, backing off to the slowest pace while nothing changes. */
+const POLL_FIRST_DELAY_MS = 2_000;
+const POLL_SLOWEST_DELAY_MS = 10_000;
+/** A page left open stops asking after this many polls (about an hour); "check again" still works. */
+const POLLS_MAX = 400;
+
+/**
+ * Polls `/pay/{order_code}/status` (our database only) while the page waits on a
+ * charge; when the payment or its stage differs from what the page shows, it goes
+ * to `nextUrl`, which renders the new state. Errors and 429s only slow it down.
+ */
+export function statusPollScript(orderCode: string, shown: PayerStatus, nextUrl: string): string {
+  return `(function(){var url=${JSON.stringify(`/pay/${orderCode}/status`)};var next=${JSON.stringify(nextUrl)};
+var shown=${JSON.stringify(shown)};var delay=${POLL_FIRST_DELAY_MS};var polls=0;
+function later(){if(++polls>${POLLS_MAX})return;setTimeout(poll,delay);delay=Math.min(${POLL_SLOWEST_DELAY_MS},Math.round(delay*1.5));}
+function poll(){fetch(url,{cache:'no-store',credentials:'same-origin',headers:{accept:'application/json'}})
+.then(function(r){return r.ok?r.json():null;})
+.then(function(now){if(now&&(now.status!==shown.status||now.stage!==shown.stage)){location.replace(next);return;}later();},later);}
+later();})();`;
 }

@@ -1,6 +1,7 @@
 // The hosted payment page at /pay/{order_code} (outside /v1: no API key).
 // GET renders; POST actions are CSRF-checked (page-security.ts), rate limited
-// per IP, and answer with a redirect back to the page (post/redirect/get).
+// per IP, and answer with a redirect back to the page (post/redirect/get). A page
+// waiting on a live charge polls the small status JSON (/pay/{order_code}/status).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import type { ModuleRoutes } from '../../gateway-module.ts';
@@ -14,13 +15,18 @@ import { isPaymentMethod } from '../payment-methods.ts';
 import { text } from './page-i18n.ts';
 import {
   cardForm,
+  checkAgainUrl,
   confirmForm,
   countdownScript,
   methodChoice,
   qrForm,
   qrStartForm,
   statusCard,
+  statusPollScript,
   summary,
+  toBankCard,
+  toBankScript,
+  waitingCard,
   type FormContext,
   type StatusCardKind,
 } from './payment-page-html.ts';
@@ -36,6 +42,7 @@ import {
 import {
   confirmFromPage,
   loadPageState,
+  loadPayerStatus,
   payFromPage,
   qrPayloadFor,
   refreshOnReturn,
@@ -49,6 +56,11 @@ const PAGE_REQUESTS_PER_MINUTE_PER_IP = 300;
 const PAGE_ACTIONS_PER_MINUTE_PER_IP = 30;
 /** Its forms post to /pay/…; its script only counts down. */
 const PAYMENT_PAGE_PERMISSIONS: PagePermissions = { postsForms: true, fetchesOwnOrigin: false };
+/** A page waiting on a live charge also polls /pay/{order_code}/status. */
+const WAITING_PAGE_PERMISSIONS: PagePermissions = { postsForms: true, fetchesOwnOrigin: true };
+/** Where JavaScript is off, a waiting page asks again this often. */
+const NOSCRIPT_REFRESH_SECONDS = 15;
+const STATUS_ROUTE = '/pay/:order_code/status';
 
 type Form = Record<string, string>;
 
@@ -72,6 +84,10 @@ function parseCard(form: Form): CardDetails | undefined {
   if (!/^\d{12,19}$/.test(number) || !luhnValid(number) || !expiry || !/^\d{3,4}$/.test(securityCode)) return undefined;
   const year = expiry[2]!.length === 2 ? 2000 + Number(expiry[2]) : Number(expiry[2]);
   return { number, expiryMonth: Number(expiry[1]), expiryYear: year, securityCode };
+}
+
+function qrSvg(payload: string): Promise<string> {
+  return QRCode.toString(payload, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
 }
 
 function errorPageKind(status: number): StatusCardKind {
@@ -121,21 +137,88 @@ export const paymentPageRoutes =
     // The payer reads these, not an integrator: a page in the payer's language
     // with the status the API would give (and its Retry-After), never API JSON.
     app.setErrorHandler((error: FastifyError, request, reply) => {
-      const { status, headers, unexpected } = classify(error);
+      const { status, body, headers, unexpected } = classify(error);
       if (unexpected) request.log.error({ err: error }, 'unexpected error on the payment page');
       else request.log.info({ status }, 'payment page request refused');
+      // The status JSON the page's script polls answers in the API's error shape.
+      if (request.routeOptions.url === STATUS_ROUTE)
+        return reply
+          .code(status)
+          .headers(headers)
+          .header('cache-control', 'no-store')
+          .send({ ...body, request_id: request.id });
       const orderCode = (request.params as { order_code?: unknown } | undefined)?.order_code;
       const switchPath =
         typeof orderCode === 'string' && /^[A-Za-z0-9]{1,32}$/.test(orderCode) ? `/pay/${orderCode}` : '/pay';
       return simplePage(reply.headers(headers), requestLang(request), status, errorPageKind(status), switchPath);
     });
 
+    interface View {
+      readonly method?: PaymentMethod | undefined;
+      readonly notice?: string | undefined;
+      readonly chargeKey?: string | undefined;
+      /** The payer came back through /return: an unanswered redirect charge shows "waiting for the bank". */
+      readonly returned?: boolean | undefined;
+      /** Just charged: the card step continues at the acquirer's page of the newest attempt. */
+      readonly toBank?: boolean | undefined;
+    }
+
+    interface PendingView {
+      readonly body: string;
+      /** It waits on a live charge: its script polls the status JSON. */
+      readonly waiting: boolean;
+      /** It hands the payer on to the acquirer's page at this URL. */
+      readonly leaveTo?: string | undefined;
+    }
+
+    /** What the pending page shows, and whether it waits on a live charge (and so polls). */
+    async function pendingBody(
+      state: PageState,
+      form: FormContext,
+      option: PageState['options'][number] | undefined,
+      view: View,
+    ): Promise<PendingView> {
+      const { lang } = form;
+      const latest = state.latestAttempt;
+      const live = state.shopMode === 'live';
+      const acquirerPage =
+        live && state.stage === 'payer_action' && latest?.payer_action_kind === 'redirect'
+          ? latest.payer_action_url
+          : null;
+      if (view.chargeKey) return { body: confirmForm(form, view.chargeKey), waiting: false };
+      if (!option) {
+        const body = state.options.length
+          ? methodChoice(lang, form.orderCode, state.options)
+          : statusCard(lang, 'unavailable');
+        return { body, waiting: false };
+      }
+      // A live charge in flight: no second charge is offered while the acquirer holds one.
+      if (live && state.stage === 'processing')
+        return { body: waitingCard(lang, form.orderCode, 'processing'), waiting: true };
+      if (acquirerPage && view.returned)
+        return { body: waitingCard(lang, form.orderCode, 'returned', acquirerPage), waiting: true };
+      if (acquirerPage && view.toBank && /^https?:\/\//.test(acquirerPage))
+        return { body: toBankCard(lang, acquirerPage), waiting: false, leaveTo: acquirerPage };
+      if (option.method === 'card')
+        return { body: cardForm(form, undefined, state.shopMode === 'sandbox'), waiting: false };
+      if (!live) {
+        const link = qrPayloadFor(context, state, option.method)!;
+        return { body: qrForm(form, option.method, { svg: await qrSvg(link), link }, 'sandbox'), waiting: false };
+      }
+      if (state.waitingQr?.method === option.method) {
+        // The acquirer's QR of the charge; on a phone the link opens the bank app.
+        const svg = await qrSvg(state.waitingQr.payload);
+        return { body: qrForm(form, option.method, { svg, link: state.waitingQr.link }, 'waiting'), waiting: true };
+      }
+      return { body: qrStartForm(form, option.method), waiting: false };
+    }
+
     async function renderPage(
       request: FastifyRequest,
       reply: FastifyReply,
       state: PageState,
       lang: Lang,
-      view: { method?: PaymentMethod | undefined; notice?: string | undefined; chargeKey?: string | undefined },
+      view: View,
     ): Promise<FastifyReply> {
       const payment = state.payment;
       const existingSecret = pageSecretFrom(request.headers.cookie);
@@ -147,34 +230,34 @@ export const paymentPageRoutes =
         attempt: newAttemptNonce(),
         canChangeMethod: payment.method === null && state.options.length > 1,
       };
+      // The method of a charge under way (or just declined) stays chosen when the page is opened again.
+      const ongoing = state.stage === 'open' ? undefined : state.latestAttempt?.method;
       const chosen =
-        payment.method ?? view.method ?? (state.options.length === 1 ? state.options[0]!.method : undefined);
+        payment.method ?? view.method ?? ongoing ?? (state.options.length === 1 ? state.options[0]!.method : undefined);
       const option = state.options.find((candidate) => candidate.method === chosen);
       let body: string;
       let script: string | undefined;
+      let waiting = false;
+      let leaveTo: string | undefined;
       if (state.status === 'pending') {
-        body = summary(lang, state, option?.totalKopecks);
-        if (view.notice) body += view.notice;
-        if (view.chargeKey) body += confirmForm(form, view.chargeKey);
-        else if (!option)
-          body += state.options.length
-            ? methodChoice(lang, payment.order_code, state.options)
-            : statusCard(lang, 'unavailable');
-        else if (option.method === 'card') body += cardForm(form, undefined, state.shopMode === 'sandbox');
-        else if (state.shopMode === 'sandbox') {
-          const payload = qrPayloadFor(context, state, option.method)!;
-          const svg = await QRCode.toString(payload, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
-          body += qrForm(form, option.method, svg, payload, true);
-        } else if (state.waitingQr?.method === option.method) {
-          // The acquirer's QR of the charge; on a phone the link opens the bank app.
-          const svg = await QRCode.toString(state.waitingQr.payload, {
-            type: 'svg',
-            margin: 1,
-            errorCorrectionLevel: 'M',
-          });
-          body += qrForm(form, option.method, svg, state.waitingQr.link, false);
-        } else body += qrStartForm(form, option.method);
+        const notice =
+          view.notice ??
+          (state.shopMode === 'live' && state.stage === 'declined' ? statusCard(lang, 'declinedAtBank') : '');
+        const shown = await pendingBody(state, form, option, view);
+        waiting = shown.waiting;
+        leaveTo = shown.leaveTo;
+        body = summary(lang, state, option?.totalKopecks) + notice + shown.body;
         script = countdownScript(lang, payment.expires_at.getTime(), context.clock.now().getTime());
+        if (leaveTo) script += toBankScript(leaveTo);
+        if (waiting) {
+          const next = new URLSearchParams({ lang });
+          if (chosen && !payment.method) next.set('method', chosen);
+          script += statusPollScript(
+            payment.order_code,
+            { status: 'pending', stage: state.stage },
+            `/pay/${payment.order_code}?${next}`,
+          );
+        }
       } else {
         body =
           summary(lang, state, payment.paid_total_kopecks ?? undefined) +
@@ -182,14 +265,20 @@ export const paymentPageRoutes =
       }
       const switchParams = new URLSearchParams();
       if (view.method && !payment.method) switchParams.set('method', view.method);
+      if (view.returned) switchParams.set('returned', '1');
       const switchPath = `/pay/${payment.order_code}${switchParams.size ? `?${switchParams}` : ''}`;
       const title = `${text(lang, 'title')} — ${state.shopName}`;
       const cookie = existingSecret ? undefined : pageCookie(secret, secureCookie);
+      const noscriptRefresh = leaveTo
+        ? { url: leaveTo, seconds: 0 }
+        : waiting
+          ? { url: checkAgainUrl(lang, payment.order_code), seconds: NOSCRIPT_REFRESH_SECONDS }
+          : undefined;
       return sendPage(
         reply,
         200,
-        PAYMENT_PAGE_PERMISSIONS,
-        (nonce) => layout({ lang, title, body, nonce, switchPath, script }),
+        waiting ? WAITING_PAGE_PERMISSIONS : PAYMENT_PAGE_PERMISSIONS,
+        (nonce) => layout({ lang, title, body, nonce, switchPath, script, noscriptRefresh }),
         cookie,
       );
     }
@@ -201,11 +290,13 @@ export const paymentPageRoutes =
       result: PayResult,
       method: PaymentMethod,
     ): FastifyReply {
-      // The acquirer's own page (card data is entered there, never here); only an http(s) URL is followed.
-      if (result.kind === 'redirect' && /^https?:\/\//.test(result.url))
-        return reply.code(303).header('location', result.url).header('cache-control', 'no-store').send();
       const params = new URLSearchParams({ lang });
-      if (result.kind === 'declined') {
+      // On to the acquirer's own page (card data is entered there, never here), through
+      // our page of the newest attempt: a form's redirect may not leave our origin (CSP
+      // form-action); only an http(s) URL is ever followed.
+      if (result.kind === 'redirect' && /^https?:\/\//.test(result.url)) {
+        params.set('to_bank', '1');
+      } else if (result.kind === 'declined') {
         params.set('method', method);
         params.set('declined', result.declineCode);
       } else if (result.kind === 'confirm') {
@@ -264,7 +355,13 @@ export const paymentPageRoutes =
           query.confirm && query.confirm.startsWith(`${state.payment.id}:`) && query.confirm.length < 120
             ? query.confirm
             : undefined;
-        return renderPage(request, reply, state, lang, { method, notice, chargeKey });
+        return renderPage(request, reply, state, lang, {
+          method,
+          notice,
+          chargeKey,
+          returned: query.returned === '1',
+          toBank: query.to_bank === '1',
+        });
       },
     );
 
@@ -279,11 +376,24 @@ export const paymentPageRoutes =
         await refreshOnReturn(context, state);
         return reply
           .code(303)
-          .header('location', `/pay/${state.payment.order_code}?${new URLSearchParams({ lang })}`)
+          .header('location', `/pay/${state.payment.order_code}?${new URLSearchParams({ lang, returned: '1' })}`)
           .header('cache-control', 'no-store')
           .send();
       },
     );
+
+    // What a waiting page's script polls: the payment's status and the payer's stage,
+    // read from our database only (the acquirer is asked by /return, rate limited,
+    // and by the reconciliation worker, never per poll). No merchant data.
+    app.get<{ Params: { order_code: string } }>(STATUS_ROUTE, { schema: { hide: true } }, async (request, reply) => {
+      const status = await loadPayerStatus(context, request.params.order_code);
+      reply
+        .header('cache-control', 'no-store')
+        .header('x-content-type-options', 'nosniff')
+        .header('cross-origin-resource-policy', 'same-origin');
+      if (!status) return reply.code(404).send({ error: 'not_found', message: 'No payment has this order code.' });
+      return status;
+    });
 
     app.post<{ Params: { order_code: string } }>(
       '/pay/:order_code/card',

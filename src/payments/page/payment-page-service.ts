@@ -4,7 +4,7 @@
 // attempt-service.ts through the same guarded transitions as everywhere.
 import type { AppContext } from '../../context.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
-import { listAttemptsOfPayment } from '../attempt-repository.ts';
+import { findLatestAttemptOfPayment, type AttemptRow } from '../attempt-repository.ts';
 import {
   applyAttemptOutcome,
   armConfirmation,
@@ -29,11 +29,39 @@ export type PageDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | '
   Pick<ConnectorDeps, 'keyring' | 'acquirerProviders'> & { readonly crashPoint?: CrashPointHook | undefined };
 
 const ORDER_CODE_PATTERN = /^[A-Za-z0-9]{6,32}$/;
-const ATTEMPTS_PER_PAYMENT_MAX = 50;
 
 interface MethodOption {
   readonly method: PaymentMethod;
   readonly totalKopecks: bigint;
+}
+
+/**
+ * Where the payer stands while the payment is pending, from its newest attempt:
+ * `open` (nothing in flight: choose and pay), `payer_action` (at the acquirer's
+ * page, in the bank app, or at the confirmation step), `processing` (the acquirer
+ * holds the charge), `declined` (the last try was refused; the payer may retry).
+ */
+export type PayerStage = 'open' | 'payer_action' | 'processing' | 'declined';
+
+export function payerStageOf(attempt: Pick<AttemptRow, 'status'> | undefined): PayerStage {
+  switch (attempt?.status) {
+    case 'requires_action':
+    case 'requires_confirmation':
+      return 'payer_action';
+    case 'pending':
+      return 'processing';
+    case 'declined':
+      return 'declined';
+    default:
+      return 'open';
+  }
+}
+
+/** What the payer's page polls (`GET /pay/{order_code}/status`): our database only, no acquirer call. */
+export interface PayerStatus {
+  readonly status: PaymentRow['status'];
+  /** null once the payment is final. */
+  readonly stage: PayerStage | null;
 }
 
 export interface PageState {
@@ -46,8 +74,15 @@ export interface PageState {
   readonly options: readonly MethodOption[];
   /** The shop's acquirers, read with the page. */
   readonly acquirers: ShopAcquirers;
+  /** The payment's newest attempt, while it is pending. */
+  readonly latestAttempt?: AttemptRow | undefined;
+  readonly stage: PayerStage;
   /** A live QR charge waiting for the payer's bank app: the acquirer's QR payload and deep link. */
   readonly waitingQr?: { readonly method: PaymentMethod; readonly payload: string; readonly link: string } | undefined;
+}
+
+function shownStatus(payment: PaymentRow, now: Date): PaymentRow['status'] {
+  return payment.status === 'pending' && payment.expires_at <= now ? 'expired' : payment.status;
 }
 
 export async function loadPageState(deps: PageDeps, orderCode: string): Promise<PageState | undefined> {
@@ -57,26 +92,47 @@ export async function loadPageState(deps: PageDeps, orderCode: string): Promise<
   const shop = await findShopProfile(deps.db, payment.shop_id);
   if (!shop) return undefined;
   const settings = await shopMethodSettings(deps.db, payment.shop_id);
-  const status = payment.status === 'pending' && payment.expires_at <= deps.clock.now() ? 'expired' : payment.status;
+  const status = shownStatus(payment, deps.clock.now());
   // Only methods an acquirer can charge are offered: a live payment bound to a
   // method no configured connector has shows "unavailable", not an error.
   const acquirers = await acquirersForShop(deps, { id: payment.shop_id, mode: shop.mode });
   const options = methodOptions(payment, settings).filter((option) => acquirers.forMethod(option.method));
-  const waiting =
-    status === 'pending' && shop.mode === 'live'
-      ? (await listAttemptsOfPayment(deps.db, payment.id, ATTEMPTS_PER_PAYMENT_MAX)).findLast(
-          (attempt) => attempt.status === 'requires_action' && attempt.payer_action_kind === 'qr',
-        )
-      : undefined;
+  const latestAttempt = status === 'pending' ? await findLatestAttemptOfPayment(deps.db, payment.id) : undefined;
   const waitingQr =
-    waiting?.payer_action_qr != null
+    shop.mode === 'live' &&
+    latestAttempt?.status === 'requires_action' &&
+    latestAttempt.payer_action_kind === 'qr' &&
+    latestAttempt.payer_action_qr != null
       ? {
-          method: waiting.method,
-          payload: waiting.payer_action_qr,
-          link: waiting.payer_action_deep_link ?? waiting.payer_action_qr,
+          method: latestAttempt.method,
+          payload: latestAttempt.payer_action_qr,
+          link: latestAttempt.payer_action_deep_link ?? latestAttempt.payer_action_qr,
         }
       : undefined;
-  return { payment, shopName: shop.name, shopMode: shop.mode, status, options, acquirers, waitingQr };
+  return {
+    payment,
+    shopName: shop.name,
+    shopMode: shop.mode,
+    status,
+    options,
+    acquirers,
+    latestAttempt,
+    stage: payerStageOf(latestAttempt),
+    waitingQr,
+  };
+}
+
+/** The poll's answer: two indexed reads, never the acquirer (a page may poll every few seconds). */
+export async function loadPayerStatus(
+  deps: Pick<PageDeps, 'db' | 'clock'>,
+  orderCode: string,
+): Promise<PayerStatus | undefined> {
+  if (!ORDER_CODE_PATTERN.test(orderCode)) return undefined;
+  const payment = await findPaymentByOrderCode(deps.db, orderCode);
+  if (!payment) return undefined;
+  const status = shownStatus(payment, deps.clock.now());
+  if (status !== 'pending') return { status, stage: null };
+  return { status, stage: payerStageOf(await findLatestAttemptOfPayment(deps.db, payment.id)) };
 }
 
 function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[]): MethodOption[] {
@@ -171,9 +227,8 @@ const RETURN_LOOKUP_INTERVAL_MS = 10_000;
  */
 export async function refreshOnReturn(deps: PageDeps, state: PageState): Promise<void> {
   if (state.status !== 'pending') return;
-  const attempts = await listAttemptsOfPayment(deps.db, state.payment.id, ATTEMPTS_PER_PAYMENT_MAX);
-  const open = attempts.findLast((attempt) => attempt.status === 'requires_action' || attempt.status === 'pending');
-  if (!open || open.connector === 'sandbox') return;
+  const open = state.latestAttempt;
+  if (!open || (open.status !== 'requires_action' && open.status !== 'pending') || open.connector === 'sandbox') return;
   if (deps.clock.now().getTime() - open.updated_at.getTime() < RETURN_LOOKUP_INTERVAL_MS) return;
   const connector = await connectorNamed(deps, open.connector);
   const outcome = await connector?.lookup(chargeReferenceOf(open));

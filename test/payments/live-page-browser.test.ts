@@ -1,0 +1,171 @@
+// A live shop's payer page in headless Chromium, against the gateway on a real
+// port and the T-Bank simulator on another: the card button sends the payer to
+// T-Bank's form and back to /return; the SBP QR page and the return page while
+// the bank has not answered update by themselves by polling the status JSON.
+// Each page is checked at a phone's and a desktop's width with axe-core.
+// Skipped (loudly, by the global set-up) where no Chromium can be had.
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { saveConnection } from '../../src/payments/connectors/acquirer-connections.ts';
+import type { AcquirerProvider } from '../../src/payments/connectors/acquirer-provider.ts';
+import {
+  SIMULATOR_TERMINAL,
+  startTBankSimulator,
+  type TBankSimulator,
+} from '../../src/payments/connectors/tbank/simulator/index.ts';
+import { tbankProvider } from '../../src/payments/connectors/tbank/tbank-provider.ts';
+import { createReconciliationWorker } from '../../src/payments/reconciliation-worker.ts';
+import { CHROMIUM_ARGS, browserForTests } from '../support/chromium.ts';
+import { backends } from '../support/databases.ts';
+import { createTestApp, type TestApp } from '../support/app.ts';
+import { freePort } from '../support/free-port.ts';
+import { expectPageHoldsUp } from '../support/page-checks.ts';
+import { getJson, postPayment, sandboxShop, type ShopWithKey } from './payment-test-support.ts';
+
+const chromiumExecutable = browserForTests();
+const describeInBrowser = 'skip' in chromiumExecutable ? describe.skip : describe;
+
+const PHONE = { width: 375, height: 812 };
+const DESKTOP = { width: 1280, height: 800 };
+
+/** The real T-Bank provider, taking notifications from the simulator on loopback instead of T-Bank's networks. */
+const loopbackTbank: AcquirerProvider = {
+  ...tbankProvider,
+  connect: (connection, deps) =>
+    tbankProvider.connect(connection, { ...deps, notificationSources: ['127.0.0.1/32', '::1/128'] }),
+};
+const providers = new Map([[loopbackTbank.name, loopbackTbank]]);
+
+describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) => {
+  let testApp: TestApp;
+  let simulator: TBankSimulator;
+  let browser: Browser;
+  let shop: ShopWithKey;
+
+  beforeAll(async () => {
+    if ('fail' in chromiumExecutable) throw new Error(chromiumExecutable.fail);
+    simulator = await startTBankSimulator({ port: 0, notificationRetryDelaysMs: [50, 50, 50] });
+    const port = await freePort();
+    testApp = await createTestApp(backend, {
+      acquirerProviders: providers,
+      config: { publicUrl: `http://127.0.0.1:${port}` },
+    });
+    testApp.clock.set(new Date());
+    await testApp.app.listen({ port, host: '127.0.0.1' });
+    shop = await sandboxShop(testApp, 'live');
+    await saveConnection(testApp.context, providers, {
+      shopId: shop.shopId,
+      provider: 'tbank',
+      apiUrl: simulator.url,
+      credentials: { terminal_key: SIMULATOR_TERMINAL.terminalKey, password: SIMULATOR_TERMINAL.password },
+    });
+    browser = await chromium.launch({
+      executablePath: (chromiumExecutable as { path: string }).path,
+      args: CHROMIUM_ARGS,
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await testApp?.close();
+    await simulator?.close();
+  });
+
+  async function newPayment(method: 'card' | 'sbp') {
+    return (await postPayment(testApp, shop.key, { amount: 990, currency: 'RUB', method })).json() as {
+      payment_id: string;
+      payment_url: string;
+      order_code: string;
+    };
+  }
+
+  /** A page whose waits have no deadline of their own: the test's timeout is the only bound. */
+  async function openPage(viewport: { width: number; height: number }): Promise<Page> {
+    const page = await browser.newPage({ viewport, extraHTTPHeaders: { 'accept-language': 'en' } });
+    page.setDefaultTimeout(0);
+    return page;
+  }
+
+  async function statusOf(paymentId: string): Promise<string> {
+    return (await getJson(testApp, shop.key, `/v1/payments/${paymentId}`)).json().status;
+  }
+
+  it('card: the button sends the payer to T-Bank’s form; approved there, back through /return, the page says paid', async () => {
+    const payment = await newPayment('card');
+    const page = await openPage(PHONE);
+    await page.goto(payment.payment_url);
+    await expectPageHoldsUp(page, 'live-card-button');
+    // No card field here: the card is entered at the acquirer (SAQ A).
+    expect(await page.locator('#cc-number').count()).toBe(0);
+    await page.click('#pay-button');
+    await page.waitForURL(/\/new\/f[0-9]+$/);
+    await page.getByRole('button', { name: 'Pay (approve)' }).click();
+    await page.waitForSelector('[data-status="paid"]');
+    expect(new URL(page.url()).pathname).toBe(`/pay/${payment.order_code}`);
+    expect(await page.textContent('[data-status="paid"]')).toContain('Payment successful');
+    await expectPageHoldsUp(page, 'live-card-paid');
+    expect(await statusOf(payment.payment_id)).toBe('paid');
+    await page.close();
+  });
+
+  it('SBP: the QR and the bank-app link show (the link first on a phone); paid in the bank app, the page updates by itself', async () => {
+    const payment = await newPayment('sbp');
+    const page = await openPage(PHONE);
+    await page.goto(payment.payment_url);
+    await page.click('#pay-button');
+    const link = page.locator('#open-bank-app');
+    const qr = page.locator('.qr svg');
+    await link.waitFor();
+    expect(await qr.isVisible()).toBe(true);
+    expect(await page.textContent('[data-status="waiting_for_payer"]')).toContain(
+      'Waiting for the payment in your banking app',
+    );
+    // On a phone the link that opens the bank app comes before the QR; on a desktop the QR leads.
+    expect((await link.boundingBox())!.y).toBeLessThan((await qr.boundingBox())!.y);
+    await page.setViewportSize(DESKTOP);
+    expect((await qr.boundingBox())!.y).toBeLessThan((await link.boundingBox())!.y);
+    await expectPageHoldsUp(page, 'live-sbp-qr');
+
+    // The payer's bank app (another device) pays the link; T-Bank notifies the gateway.
+    const bankApp = await openPage(PHONE);
+    await bankApp.goto((await link.getAttribute('href'))!);
+    await bankApp.getByRole('button', { name: 'Pay' }).click();
+    await expect.poll(() => bankApp.textContent('main')).toContain('CONFIRMED');
+    await bankApp.close();
+
+    // Nobody touches the payer's page: its poll sees the payment paid and shows it.
+    await page.locator('[data-status="paid"]').waitFor();
+    expect(await statusOf(payment.payment_id)).toBe('paid');
+    await expectPageHoldsUp(page, 'live-sbp-paid');
+    await page.close();
+  });
+
+  it('back from T-Bank before the bank’s answer reaches us: the return page waits, then updates by itself', async () => {
+    const payment = await newPayment('card');
+    const page = await openPage(PHONE);
+    await page.goto(payment.payment_url);
+    await page.click('#pay-button');
+    await page.waitForURL(/\/new\/f[0-9]+$/);
+    // T-Bank's notifications get lost; the return page's look-up waits 10 s per attempt.
+    simulator.faults.notifications.lose = Number.MAX_SAFE_INTEGER;
+    try {
+      await page.getByRole('button', { name: 'Pay (approve)' }).click();
+      await page.locator('[data-status="waiting_for_bank"]').waitFor();
+      expect(await page.textContent('[data-status="waiting_for_bank"]')).toContain(
+        'the bank has not confirmed the payment yet',
+      );
+      expect(await page.locator('#check-again').isVisible()).toBe(true);
+      await expectPageHoldsUp(page, 'live-return-waiting');
+      expect(await statusOf(payment.payment_id)).toBe('pending');
+
+      // The reconciliation worker asks T-Bank on schedule and records the payment.
+      testApp.clock.advance(61_000);
+      await createReconciliationWorker({ ...testApp.context, acquirerProviders: providers }).runOnce();
+      expect(await statusOf(payment.payment_id)).toBe('paid');
+      await page.locator('[data-status="paid"]').waitFor();
+      expect(new URL(page.url()).search).not.toContain('returned');
+    } finally {
+      simulator.faults.notifications.lose = 0;
+    }
+    await page.close();
+  });
+});
