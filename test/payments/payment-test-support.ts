@@ -41,3 +41,10 @@ export async function paidPayment(testApp: TestApp, key: string, amount: number)
   if (paid.statusCode !== 200) throw new Error(`payment not paid: ${paid.statusCode} ${paid.body}`);
   return paymentId;
 }
+
+/** The acquirer's page a live card payment's `to_bank` step sends the payer on to (the href of its button). */
+export function acquirerPageOf(html: string): string {
+  const href = /id="to-bank" href="([^"]+)"/.exec(html)?.[1];
+  if (href === undefined) throw new Error('the page has no link to the bank');
+  return href.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'");
+}

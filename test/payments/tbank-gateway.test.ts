@@ -22,6 +22,7 @@ import { backends } from '../support/databases.ts';
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { acquirerPageOf } from './payment-test-support.ts';
 
 const providers = new Map([[tbankProvider.name, tbankProvider]]);
 /** The only sender the gateway takes T-Bank notifications from here: the simulator on loopback. */
@@ -134,7 +135,7 @@ describe.each(backends)('the gateway charging through the T-Bank simulator on %s
       form({ csrf: field(html, 'csrf'), attempt: field(html, 'attempt'), lang: 'en' }, cookie),
     );
     expect(submitted.status).toBe(303);
-    const formUrl = submitted.headers.get('location')!;
+    const formUrl = await onToBank(submitted);
     const [attempt] = await attemptsOf(payment.payment_id);
     expect(attempt).toMatchObject({
       status: 'requires_action',
@@ -145,6 +146,13 @@ describe.each(backends)('the gateway charging through the T-Bank simulator on %s
     const session = simulator.sessions.get(attempt!.provider_reference!)!;
     expect(formUrl).toBe(`${simulator.url.replace(/\/v2$/, '')}/new/${session.formCode}`);
     return { payment, cookie, attempt: attempt!, session, formUrl };
+  }
+
+  /** The card form's 303 leads through our own `to_bank` step (CSP form-action 'self'); its link is T-Bank's form. */
+  async function onToBank(submitted: Response): Promise<string> {
+    const location = submitted.headers.get('location')!;
+    expect(location).toMatch(/^\/pay\/[A-Za-z0-9]+\?lang=en&to_bank=1$/);
+    return acquirerPageOf(await (await fetch(`${gateway}${location}`)).text());
   }
 
   /** The payer on T-Bank's form presses a button; the simulator sends them back with a 303. */
@@ -291,7 +299,7 @@ describe.each(backends)('the gateway charging through the T-Bank simulator on %s
     const second = (await attemptsOf(payment.payment_id))[1]!;
     expect(second.provider_reference).not.toBe(attempt.provider_reference);
     expect(simulator.sessions.get(second.provider_reference!)!.orderId).toBe(payment.payment_id);
-    await pressOnForm(retried.headers.get('location')!, 'pay');
+    await pressOnForm(await onToBank(retried), 'pay');
     await eventually(
       () => paymentStatus(payment.payment_id),
       (status) => status === 'paid',
@@ -309,7 +317,7 @@ describe.each(backends)('the gateway charging through the T-Bank simulator on %s
     // Two at once (a double click), then one more (back and submit again).
     const [first, second] = await Promise.all([submit(), submit()]);
     const third = await submit();
-    const locations = [first, second, third].map((response) => response.headers.get('location'));
+    const locations = await Promise.all([first, second, third].map(onToBank));
     const attempts = await attemptsOf(payment.payment_id);
     expect(attempts).toHaveLength(1);
     const recorded = simulator.sessions.get(attempts[0]!.provider_reference!)!;
