@@ -7,7 +7,7 @@ import { inTransaction } from '../../src/db/transaction.ts';
 import { createDeliveryWorker } from '../../src/webhooks/delivery-worker.ts';
 import { emit } from '../../src/webhooks/outbox.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
-import { backends } from '../support/databases.ts';
+import { backends, itOnServer } from '../support/databases.ts';
 import { eventually } from '../support/eventually.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 import { openSse, type SseConnection } from './sse-client.ts';
@@ -112,6 +112,35 @@ describe.each(backends)('webhook event stream on %s', (backend) => {
     const byQuery = await stream(merchant.api_key, `?after=${seen!.id}`);
     expect((await byQuery.waitForEvents(4)).map((event) => event.id)).toEqual(all.map((event) => event.id));
   });
+
+  // One PGlite session cannot hold a transaction open beside the API's requests.
+  itOnServer(backend)(
+    'an event of a transaction that commits after a newer one is sent, in order, not stepped over',
+    async () => {
+      const merchant = await testApp.createMerchant();
+      const connection = await stream(merchant.api_key);
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let written!: () => void;
+      const eventWritten = new Promise<void>((resolve) => (written = resolve));
+      const slow = inTransaction(testApp.context.db, async (tx) => {
+        await emit(tx, testApp.clock, {
+          shopId: merchant.shop_id,
+          type: 'crypto.invoice.updated',
+          data: { invoice_id: 'inv_slow' },
+          destination: null,
+        });
+        written();
+        await released;
+      });
+      await eventWritten;
+      await paidPayment(merchant.api_key);
+      release();
+      await slow;
+      const received = await connection.waitForEvents(2);
+      expect(received.map((event) => event.event)).toEqual(['crypto.invoice.updated', 'payment.paid']);
+    },
+  );
 
   it('refuses a Last-Event-ID that is not an event of the shop with 400 invalid_request', async () => {
     const merchant = await testApp.createMerchant();
