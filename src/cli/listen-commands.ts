@@ -123,6 +123,9 @@ class Listener {
         signal: AbortSignal.any([signal, idle.signal]),
       });
       if (response.statusCode !== 200) return await this.#refused(response);
+      this.#io.err(
+        `paygate listen: connected${this.lastEventId === undefined ? '' : `, resuming after ${this.lastEventId}`}`,
+      );
       return { received: await this.#consume(response.body, touch) };
     } finally {
       clearTimeout(idleTimer);
@@ -241,8 +244,9 @@ export const listenCommand: CliCommand = {
   async run(args, io) {
     const options = readOptions(args, io.env);
     const listener = new Listener(options, io);
-    io.out(`Forwarding ${options.types ?? 'all'} events of ${options.gatewayUrl} to ${options.forwardTo.href}`);
-    io.out(`Listen signing secret (stable for this API key): ${listener.secret}`);
+    // Status goes to stderr, so that stdout holds only the events (one JSON per line with --print-json).
+    io.err(`Forwarding ${options.types ?? 'all'} events of ${options.gatewayUrl} to ${options.forwardTo.href}`);
+    io.err(`Listen signing secret (stable for this API key): ${listener.secret}`);
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.once('SIGINT', onSignal);

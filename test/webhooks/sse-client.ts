@@ -55,7 +55,11 @@ export async function openSse(
     get ended() {
       return ended;
     },
-    waitForEvents: (count) => eventually(() => events.slice(0, count), (seen) => seen.length >= count),
+    waitForEvents: (count) =>
+      eventually(
+        () => events.slice(0, count),
+        (seen) => seen.length >= count,
+      ),
     close: () => abort.abort(),
   };
 }
