@@ -9,7 +9,7 @@ const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** What a browser's EventSource waits before reconnecting. */
 const RECONNECT_HINT_MS = 2_000;
 
-export function sseFrame(event: StreamedEvent): string {
+function sseFrame(event: StreamedEvent): string {
   // Types and ids never hold line breaks, and the payload is one-line JSON.
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${event.payload}\n\n`;
 }

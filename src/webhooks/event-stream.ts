@@ -17,7 +17,7 @@ import {
 } from './webhook-repository.ts';
 
 /** How far back a resume replays: older events are not streamed again. */
-export const REPLAY_WINDOW_MS = 24 * 3_600_000;
+const REPLAY_WINDOW_MS = 24 * 3_600_000;
 /** Events read per query. */
 const PAGE_SIZE = 100;
 /** Pause between reads without notifications, or while they can be missed. */
@@ -28,7 +28,7 @@ const BACKSTOP_MS = 10_000;
 const HELD_BACK_FIRST_MS = 20;
 /** Patterns of `types` at most, and their form: type names with `*` for any run of characters. */
 export const MAX_TYPE_PATTERNS = 20;
-export const TYPE_PATTERN = /^[A-Za-z0-9_.*-]{1,100}$/;
+const TYPE_PATTERN = /^[A-Za-z0-9_.*-]{1,100}$/;
 
 export type EventStreamDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'notifications'>;
 
@@ -46,7 +46,7 @@ export interface EventStream {
   readonly closed: boolean;
 }
 
-export interface OpenStreamInput {
+interface OpenStreamInput {
   readonly shopId: string;
   /** Resume after this event of the shop (Last-Event-ID); from now when absent. */
   readonly afterEventId?: string | undefined;
@@ -55,7 +55,7 @@ export interface OpenStreamInput {
 }
 
 /** A matcher of event types for patterns where `*` stands for any run of characters. */
-export function typeMatcher(patterns: readonly string[] | undefined): (type: string) => boolean {
+function typeMatcher(patterns: readonly string[] | undefined): (type: string) => boolean {
   if (!patterns || patterns.length === 0) return () => true;
   for (const pattern of patterns)
     if (!TYPE_PATTERN.test(pattern))
