@@ -29,6 +29,10 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** Attempts in flight at most per receiver origin (scheme, host, port), so one slow receiver cannot take every slot. */
   readonly webhookOriginConcurrency: number;
+  /** GET /v1/webhooks/stream: a comment line this often keeps idle streams and the proxies between open. */
+  readonly eventStreamHeartbeatMs: number;
+  /** Event streams open at once per shop, per API process. */
+  readonly eventStreamsPerShop: number;
   /** Fastify's trustProxy: false, a hop count, or the proxies' addresses and CIDR ranges. */
   readonly trustProxy: false | number | readonly string[];
   /**
@@ -591,6 +595,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: readBoolean(env, 'PAYGATE_WEBHOOK_ALLOW_PRIVATE', false),
     webhookConcurrency: readInteger(env, 'PAYGATE_WEBHOOK_CONCURRENCY', 32, 1, 1_000),
     webhookOriginConcurrency: readInteger(env, 'PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY', 8, 1, 1_000),
+    eventStreamHeartbeatMs: readInteger(env, 'PAYGATE_EVENT_STREAM_HEARTBEAT_MS', 15_000, 10, 300_000),
+    eventStreamsPerShop: readInteger(env, 'PAYGATE_EVENT_STREAMS_PER_SHOP', 5, 1, 1_000),
     trustProxy: readTrustProxy(env),
     acquirerNotificationSources: readNotificationSources(env),
     authFailuresPerMinute: readInteger(env, 'PAYGATE_AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),

@@ -388,6 +388,36 @@ export const commands: readonly CliCommandEntry[] = [
     load: async () => (await import('./acquirer-commands.ts')).acquirerSimulateCommand,
   },
   {
+    words: ['listen'],
+    usage:
+      'paygate listen --forward-to URL [--events TYPES] [--api-key KEY] [--url GATEWAY] [--print-json] [--skip-verify]',
+    summary: "Forward a (remote) gateway's webhook events of a shop to a local URL, signed as real deliveries",
+    description:
+      "Holds one outgoing stream (GET /v1/webhooks/stream) with a key of the shop that has the webhooks scope, so it works behind NAT. Each event is POSTed to --forward-to with Standard Webhooks headers, signed with the listen secret printed at start (derived from the key: the same every time). Prints a line per event; reconnects and resumes after the last event. Runs until SIGINT/SIGTERM; the shop's own deliveries are unaffected.",
+    options: [
+      { flag: '--forward-to', value: 'URL', description: 'the local receiver, e.g. http://localhost:3000/hooks' },
+      {
+        flag: '--events',
+        value: 'TYPES',
+        description: 'comma-separated types, * for any run of characters (payment.*,crypto.*); all when absent',
+      },
+      {
+        flag: '--api-key',
+        value: 'KEY',
+        description: 'a key of the shop with the webhooks scope (default PAYGATE_API_KEY)',
+      },
+      { flag: '--url', value: 'GATEWAY', description: 'the gateway (default PAYGATE_URL, else http://localhost:8080)' },
+      { flag: '--print-json', description: 'print each event as its JSON body instead of a line' },
+      { flag: '--skip-verify', description: 'accept a self-signed TLS certificate of the local receiver' },
+    ],
+    examples: [
+      'paygate listen --forward-to http://localhost:3000/hooks',
+      'paygate listen --url https://pay.example.com --events payment.*,crypto.* --forward-to https://localhost:3000/hooks --skip-verify',
+    ],
+    runsLocally: true,
+    load: async () => (await import('./listen-commands.ts')).listenCommand,
+  },
+  {
     words: ['crypto', 'addresses'],
     usage: 'paygate crypto addresses [--shop SHOP_ID] [--limit N] [--after ADDRESS] [--json]',
     summary:

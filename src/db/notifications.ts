@@ -17,8 +17,10 @@ import type { Db } from './transaction.ts';
 export const WORK_CHANNEL = 'paygate_work';
 /** API keys and shops changed: payload `key:<key id>` or `shop:<shop id>`. */
 export const API_KEYS_CHANNEL = 'paygate_api_keys';
-export type NotificationChannel = typeof WORK_CHANNEL | typeof API_KEYS_CHANNEL;
-const CHANNELS: readonly NotificationChannel[] = [WORK_CHANNEL, API_KEYS_CHANNEL];
+/** Webhook events committed (migration 0044): payload the shop's id. Wakes its open event streams. */
+export const WEBHOOK_EVENTS_CHANNEL = 'paygate_webhook_events';
+export type NotificationChannel = typeof WORK_CHANNEL | typeof API_KEYS_CHANNEL | typeof WEBHOOK_EVENTS_CHANNEL;
+const CHANNELS: readonly NotificationChannel[] = [WORK_CHANNEL, API_KEYS_CHANNEL, WEBHOOK_EVENTS_CHANNEL];
 
 /** The payloads on WORK_CHANNEL, as the triggers of migration 0014 send them. */
 export const WORK_TOPICS = {

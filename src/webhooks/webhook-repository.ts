@@ -609,3 +609,82 @@ export function shopEventsInsertFrom(
       returning 1
     )`;
 }
+
+/** A position in a shop's event stream: after the event `eventId` of the transaction `txId` (xid8 as text). */
+export interface StreamPosition {
+  readonly txId: string;
+  readonly eventId: string;
+}
+
+export interface StreamedEventRow {
+  readonly id: string;
+  readonly type: string;
+  readonly payload: string;
+  readonly txId: string;
+  readonly createdAt: Date;
+}
+
+/**
+ * The shop's events after `after` in stream order, created at `since` or later: only those of
+ * transactions older than every transaction still running, so none can commit behind them later.
+ * `heldBack` says that events past them are committed but not yet safe to pass (an older
+ * transaction is still open): the caller looks again shortly.
+ */
+export async function eventsAfter(
+  db: Executor<WebhookTables>,
+  input: { shopId: string; after: StreamPosition; since: Date; limit: number },
+): Promise<{ events: StreamedEventRow[]; heldBack: boolean }> {
+  const result = await sql<{
+    id: string;
+    type: string;
+    payload: string;
+    tx_id: string;
+    created_at: Date;
+    settled: boolean;
+  }>`
+    select id, type, payload, tx_id::text as tx_id, created_at,
+           tx_id < pg_snapshot_xmin(pg_current_snapshot()) as settled
+      from webhook_events
+     where shop_id = ${input.shopId}
+       and tx_id is not null
+       and (tx_id, id) > (${input.after.txId}::xid8, ${input.after.eventId})
+       and created_at >= ${input.since}
+     order by tx_id, id
+     limit ${input.limit}`.execute(db);
+  const settled = result.rows.filter((row) => row.settled);
+  return {
+    events: settled.map((row) => ({
+      id: row.id,
+      type: row.type,
+      payload: row.payload,
+      txId: row.tx_id,
+      createdAt: row.created_at,
+    })),
+    heldBack: settled.length < result.rows.length,
+  };
+}
+
+/** Where the stream stands after the shop's event `eventId`; undefined when the shop has no such streamable event. */
+export async function streamPositionOf(
+  db: Executor<WebhookTables>,
+  shopId: string,
+  eventId: string,
+): Promise<StreamPosition | undefined> {
+  const row = await sql<{ tx_id: string }>`
+    select tx_id::text as tx_id from webhook_events
+     where id = ${eventId} and shop_id = ${shopId} and tx_id is not null`.execute(db);
+  const txId = row.rows[0]?.tx_id;
+  return txId === undefined ? undefined : { txId, eventId };
+}
+
+/**
+ * The position "now": every transaction that may still commit an event is at or after it. Events of
+ * transactions already committed past it may still be streamed once (at least once, never missed).
+ */
+export async function currentStreamPosition(db: Executor<WebhookTables>): Promise<StreamPosition> {
+  const row = await sql<{ xmin: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`.execute(db);
+  const xmin = row.rows[0]?.xmin;
+  if (xmin === undefined) throw new Error('the database returned no snapshot');
+  // Empty sorts before every event id, so the stream starts with the oldest transaction still running.
+  return { txId: xmin, eventId: '' };
+}

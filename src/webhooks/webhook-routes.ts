@@ -3,6 +3,7 @@
 // where webhooks go or what signs them needs the `webhooks` scope, because the
 // signing secret lets its holder forge every webhook the merchant trusts.
 import type { FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import type { ModuleRoutes } from '../gateway-module.ts';
@@ -15,6 +16,9 @@ import * as service from './webhook-service.ts';
 import type { WebhookChanger } from './webhook-service.ts';
 import { MAX_WEBHOOK_URL_LENGTH } from './url-guard.ts';
 import { DEFAULT_PAGE_LIMIT } from '../http/page-request.ts';
+import { InvalidRequestError } from '../errors.ts';
+import { MAX_TYPE_PATTERNS, type EventStreamHub } from './event-stream.ts';
+import { sseBody } from './event-stream-sse.ts';
 
 const READ_SCOPES: readonly ApiKeyScope[] = ['read', 'payments', 'crypto', 'payouts', 'webhooks'];
 const WRITE_SCOPES: readonly ApiKeyScope[] = ['webhooks'];
@@ -138,8 +142,56 @@ function keyChanger(request: FastifyRequest): WebhookChanger {
   return { actor: { kind: 'api_key', id: principal.keyId, ip: request.ip }, merchantId: principal.merchantId };
 }
 
+const StreamQuery = Type.Object(
+  {
+    types: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2_000,
+        description: `Comma-separated event types to send, * standing for any run of characters (payment.*,crypto.*); at most ${MAX_TYPE_PATTERNS}. Every type when absent.`,
+      }),
+    ),
+    after: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'Resume after this event id, as the Last-Event-ID header does (the header wins)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const SSE_EXAMPLE = `id: evt_01jcx1a2b3c4d5e6f7g8h9j0k3
+event: payment.paid
+data: {"id":"evt_01jcx1a2b3c4d5e6f7g8h9j0k3","type":"payment.paid","created_at":"2026-11-01T10:05:00.000Z","data":{…}}
+
+: heartbeat
+
+`;
+
+/** The resume point of a stream request: the Last-Event-ID header, else `?after=`. */
+function resumeAfter(request: FastifyRequest, after: string | undefined): string | undefined {
+  const header = request.headers['last-event-id'];
+  const value = typeof header === 'string' && header.trim() !== '' ? header.trim() : after;
+  if (value !== undefined && value.length > 100)
+    throw new InvalidRequestError('Last-Event-ID is longer than 100 characters');
+  return value;
+}
+
+function typePatterns(types: string | undefined): string[] | undefined {
+  if (types === undefined) return undefined;
+  const patterns = types.split(',').map((pattern) => pattern.trim());
+  if (patterns.length > MAX_TYPE_PATTERNS)
+    throw new InvalidRequestError(`types: at most ${MAX_TYPE_PATTERNS} patterns`);
+  return patterns;
+}
+
 export const webhookRoutes =
-  (context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics' | 'keyring'>): ModuleRoutes =>
+  (
+    context: Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'metrics' | 'keyring'>,
+    streams: EventStreamHub,
+  ): ModuleRoutes =>
   async (app) => {
     const sender = createWebhookSender({ config: context.config });
     const metrics = webhookMetrics(context);
@@ -298,6 +350,49 @@ export const webhookRoutes =
       },
       async (request) =>
         service.setEndpoint(context, principalOf(request).shopId, request.body.url, keyChanger(request)),
+    );
+
+    // Open streams would hold a stopping server's close forever: end them first (clients resume).
+    app.addHook('preClose', async () => streams.closeAll());
+    app.get(
+      '/webhooks/stream',
+      {
+        config: writeConfig,
+        schema: {
+          operationId: 'streamWebhookEvents',
+          tags,
+          summary:
+            "The shop's webhook events as Server-Sent Events, as they commit; resumable with Last-Event-ID (docs/webhooks.md, Event stream)",
+          description:
+            'Each event is one SSE frame: `id:` the event id (also its webhook-id), `event:` its type, `data:` the exact body a webhook delivery of it carries. A comment line comes as heartbeat. With a Last-Event-ID header (or `after`), events of the last 24 h after that event are sent first. Needs the webhooks scope; a shop may hold a few streams at once (429 rate_limited beyond).',
+          querystring: StreamQuery,
+          response: {
+            200: {
+              description: 'An endless text/event-stream of the events',
+              content: {
+                'text/event-stream': {
+                  // Sent as a stream of frames; the document shows it as text.
+                  schema: Type.Unsafe<Readable>({ type: 'string' }),
+                  example: SSE_EXAMPLE,
+                },
+              },
+            },
+            ...errorResponses(...AUTHENTICATED_ROUTE_ERRORS, 'forbidden', 'invalid_request'),
+          },
+        },
+      },
+      async (request, reply) => {
+        const stream = await streams.open({
+          shopId: principalOf(request).shopId,
+          afterEventId: resumeAfter(request, request.query.after),
+          typePatterns: typePatterns(request.query.types),
+        });
+        return reply
+          .type('text/event-stream; charset=utf-8')
+          .header('cache-control', 'no-store')
+          .header('x-accel-buffering', 'no')
+          .send(sseBody(stream, { heartbeatMs: context.config.eventStreamHeartbeatMs }));
+      },
     );
 
     app.post(

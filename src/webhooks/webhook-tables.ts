@@ -22,6 +22,8 @@ export interface WebhookTables {
     created_at: Date;
     /** The ids of the objects the event is about, as the outbox read them from its data (migration 0035). */
     subject_ids: Generated<string[]>;
+    /** The writing transaction's id (xid8, as text), the stream's order (migration 0044); null for events written before. */
+    tx_id: Generated<string | null>;
   };
   webhook_deliveries: {
     id: string;

@@ -3,6 +3,7 @@
 import type { AppContext } from '../context.ts';
 import type { BuiltModule } from '../gateway-module.ts';
 import { createDeliveryWorker } from './delivery-worker.ts';
+import { createEventStreamHub } from './event-stream.ts';
 import { emit, emitMany } from './outbox.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 import { sealPlaintextWebhookSecrets } from './webhook-secrets.ts';
@@ -22,8 +23,14 @@ export interface WebhooksService {
 }
 
 export function createWebhooksModule(deps: WebhooksModuleDeps): BuiltModule<WebhooksService> {
+  const streams = createEventStreamHub(deps);
   return {
-    module: { name: 'webhooks', routes: webhookRoutes(deps), workers: () => [createDeliveryWorker(deps)] },
+    module: {
+      name: 'webhooks',
+      routes: webhookRoutes(deps, streams),
+      workers: () => [createDeliveryWorker(deps)],
+      close: async () => streams.closeAll(),
+    },
     service: { emit, emitMany, sealPlaintextSecrets: () => sealPlaintextWebhookSecrets(deps.db, deps.keyring) },
   };
 }

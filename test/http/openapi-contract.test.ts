@@ -68,6 +68,7 @@ const OPERATION_IDS = [
   'rotateWebhookSecret',
   'sendTestWebhook',
   'setWebhookEndpoint',
+  'streamWebhookEvents',
   'testHelpersCryptoBlacklist',
   'testHelpersCryptoDeposit',
   'testHelpersCryptoDrainHotWalletTrx',

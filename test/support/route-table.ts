@@ -43,6 +43,7 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { module: 'webhooks', method: 'PUT', url: '/v1/webhooks/endpoint', scopes: ['webhooks'] },
   { module: 'webhooks', method: 'POST', url: '/v1/webhooks/secret/rotate', scopes: ['webhooks'] },
   { module: 'webhooks', method: 'POST', url: '/v1/webhooks/test', scopes: ['webhooks'] },
+  { module: 'webhooks', method: 'GET', url: '/v1/webhooks/stream', scopes: ['webhooks'] },
 
   { module: 'ledger', method: 'GET', url: '/v1/crypto/balance', scopes: ['read', 'crypto', 'payouts', 'payments'] },
   { module: 'ledger', method: 'POST', url: '/v1/crypto/balance/transfers', scopes: ['crypto', 'payouts'] },

@@ -21,6 +21,8 @@ export interface RouteCall {
   /** The path (with real ids) and body of a call that succeeds for a key with an accepted scope. */
   request(shop: MatrixShop): Promise<Pick<InjectOptions, 'url' | 'payload'>>;
   readonly successStatus: number;
+  /** The success is an endless stream (Server-Sent Events): only its status is read, then it is dropped. */
+  readonly streamed?: boolean;
   /** For a write: what the call would change, read before and after a refused call. */
   observe?(shop: MatrixShop): Promise<unknown>;
 }
@@ -69,8 +71,13 @@ export function scopeMatrix(module: RouteModule, calls: Readonly<Record<string, 
           const before = allowed ? undefined : await call.observe?.(shop);
           const response = await authorized(
             { ...shop, fullKey: scopedKey },
-            { method: row.method, url: url!, payload },
+            { method: row.method, url: url!, payload, ...(allowed && call.streamed ? { payloadAsStream: true } : {}) },
           );
+          if (allowed && call.streamed) {
+            expect(response.statusCode).toBe(call.successStatus);
+            response.stream().destroy();
+            return;
+          }
           if (allowed) {
             expect(response.statusCode, response.body).toBe(call.successStatus);
             return;

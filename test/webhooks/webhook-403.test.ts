@@ -1,5 +1,5 @@
 // Who may call each webhook route: reading the log is open to every scope;
-// the endpoint, the signing secret, resends and test sends need `webhooks`.
+// the endpoint, the signing secret, resends, test sends and the event stream need `webhooks`.
 import { afterAll, beforeAll } from 'vitest';
 import { findShopWebhookSettings } from '../../src/webhooks/webhook-repository.ts';
 import { authorized, scopeMatrix, type MatrixShop, type RouteCall } from '../support/scope-matrix.ts';
@@ -66,6 +66,11 @@ const calls: Record<string, RouteCall> = {
     request: async () => ({ url: '/v1/webhooks/test', payload: { url: receiver.url } }),
     successStatus: 200,
     observe: webhookState,
+  },
+  'GET /v1/webhooks/stream': {
+    request: async () => ({ url: '/v1/webhooks/stream' }),
+    successStatus: 200,
+    streamed: true,
   },
 };
 

@@ -100,6 +100,35 @@ export class HttpClient {
     }
   }
 
+  /**
+   * A long-lived GET answered with a stream (Server-Sent Events): one attempt, no time limit but
+   * the caller's signal; a refusal is thrown as a PaygateError.
+   */
+  async openStream(
+    request: ApiRequest,
+    headers: Readonly<Record<string, string>> = {},
+  ): Promise<ReadableStream<Uint8Array>> {
+    let response: Response;
+    try {
+      response = await this.#fetch(this.#url(request), {
+        method: 'GET',
+        headers: {
+          authorization: `Bearer ${this.#apiKey}`,
+          accept: 'text/event-stream',
+          'user-agent': `paygate-node/${SDK_VERSION}`,
+          ...headers,
+        },
+        redirect: 'error',
+        ...(request.options?.signal ? { signal: request.options.signal } : {}),
+      });
+    } catch (cause) {
+      if (request.options?.signal?.aborted) throw cause;
+      throw new PaygateConnectionError(`GET ${request.path}: no answer (${describe(cause)})`, cause);
+    }
+    if (!response.ok || !response.body) throw await errorOf(response);
+    return response.body;
+  }
+
   #url(request: ApiRequest): string {
     const path = request.path.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = request.pathParams?.[name];

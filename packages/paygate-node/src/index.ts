@@ -32,6 +32,7 @@ export class Paygate {
 
 export { PaygateConnectionError, PaygateError, WebhookVerificationError } from './errors.ts';
 export type { PaygateOptions } from './http-client.ts';
+export type { EventStreamOptions, StreamedWebhookEvent } from './event-stream.ts';
 export { PageList, type Page } from './pagination.ts';
 export type { Method } from './resources.ts';
 export type * from './types.ts';

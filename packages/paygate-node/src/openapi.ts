@@ -254,6 +254,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shop's webhook events as Server-Sent Events, as they commit; resumable with Last-Event-ID (docs/webhooks.md, Event stream)
+         * @description Each event is one SSE frame: `id:` the event id (also its webhook-id), `event:` its type, `data:` the exact body a webhook delivery of it carries. A comment line comes as heartbeat. With a Last-Event-ID header (or `after`), events of the last 24 h after that event are sent first. Needs the webhooks scope; a shop may hold a few streams at once (429 rate_limited beyond).
+         */
+        get: operations["streamWebhookEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/test": {
         parameters: {
             query?: never;
@@ -5078,6 +5098,198 @@ export interface operations {
                          * @enum {unknown}
                          */
                         error: "unsupported_media_type";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: more requests with this key than the limit per minute, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests with this key; retry in 42 s.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "rate_limited";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected failure on the gateway's side; nothing was changed, repeat the request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "internal_error",
+                     *       "message": "Something went wrong on our side; nothing was changed. Repeat the request.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "internal_error";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: a dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before repeating the request. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service_unavailable",
+                     *       "message": "A dependency the operation needs (such as the database) is unreachable; retry after Retry-After seconds.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "service_unavailable";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+        };
+    };
+    streamWebhookEvents: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated event types to send, * standing for any run of characters (payment.*,crypto.*); at most 20. Every type when absent. */
+                types?: string;
+                /** @description Resume after this event id, as the Last-Event-ID header does (the header wins) */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless text/event-stream of the events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: evt_01jcx1a2b3c4d5e6f7g8h9j0k3
+                     *     event: payment.paid
+                     *     data: {"id":"evt_01jcx1a2b3c4d5e6f7g8h9j0k3","type":"payment.paid","created_at":"2026-11-01T10:05:00.000Z","data":{…}}
+                     *
+                     *     : heartbeat
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `invalid_request`: a field, parameter or query value fails validation, or the body is not JSON; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "body field \"amount\" must be number",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "invalid_request";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or not "Bearer <key>", or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "The API key is not valid.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "unauthorized";
+                        /** @description For humans; the wording may change. */
+                        message: string;
+                        /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: the API key lacks every scope this operation accepts. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This API key lacks the scope this operation needs: payments.",
+                     *       "request_id": "5f0c6a8e-3b1d-4c2a-9e7f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Stable error code; branch on it.
+                         * @enum {unknown}
+                         */
+                        error: "forbidden";
                         /** @description For humans; the wording may change. */
                         message: string;
                         /** @description This request's id, as in the X-Request-Id header: quote it when asking about the request. */

@@ -3,6 +3,7 @@
 // operationId to its method and path; `satisfies` makes a new operation in the
 // regenerated types a compile error until it is listed here.
 import type { HttpClient } from './http-client.ts';
+import { sseEvents, type EventStreamOptions, type StreamedWebhookEvent } from './event-stream.ts';
 import { PageList, type Page } from './pagination.ts';
 import type { BodyOf, ItemOf, OperationId, QueryOf, RequestOptions, ResponseOf } from './types.ts';
 
@@ -25,6 +26,7 @@ const OPERATIONS = {
   getWebhookEndpoint: ['GET', '/v1/webhooks/endpoint'],
   setWebhookEndpoint: ['PUT', '/v1/webhooks/endpoint'],
   sendTestWebhook: ['POST', '/v1/webhooks/test'],
+  streamWebhookEvents: ['GET', '/v1/webhooks/stream'],
   getBalance: ['GET', '/v1/crypto/balance'],
   createBalanceTransfer: ['POST', '/v1/crypto/balance/transfers'],
   listBalanceOperations: ['GET', '/v1/crypto/balance/operations'],
@@ -117,6 +119,24 @@ function methodsOf(client: HttpClient) {
     /** A list: `list(query)` iterates every item of every page. */
     list: <Op extends OperationId>(operationId: Op) =>
       tagged(operationId, (query?: QueryOf<Op>) => pages(operationId, undefined, query)),
+    /**
+     * An endless stream of events: `for await (const event of await stream({ types, lastEventId, signal }))`.
+     * Resolves once the gateway has opened it (events committed from then on are in it).
+     */
+    eventStream: (operationId: 'streamWebhookEvents') =>
+      tagged(operationId, async (options: EventStreamOptions = {}): Promise<AsyncGenerator<StreamedWebhookEvent>> => {
+        const [, path] = OPERATIONS[operationId];
+        const body = await client.openStream(
+          {
+            method: 'GET',
+            path,
+            query: options.types ? { types: options.types.join(',') } : undefined,
+            options: options.signal ? { signal: options.signal } : undefined,
+          },
+          options.lastEventId === undefined ? {} : { 'last-event-id': options.lastEventId },
+        );
+        return sseEvents(body);
+      }),
     /** A list under one resource: `listAttempts(id, query)`. */
     listById: <Op extends OperationId>(operationId: Op) =>
       tagged(operationId, (id: string, query?: QueryOf<Op>) => pages(operationId, id, query)),
@@ -143,6 +163,8 @@ export function createResources(client: HttpClient) {
       retrieve: m.byId('getWebhookEvent'),
       listAttempts: m.listById('listWebhookAttempts'),
       resend: m.byId('resendWebhookEvent'),
+      /** The shop's events as they commit (Server-Sent Events); needs the webhooks scope. */
+      stream: m.eventStream('streamWebhookEvents'),
     },
     webhookEndpoint: {
       retrieve: m.plain('getWebhookEndpoint'),
