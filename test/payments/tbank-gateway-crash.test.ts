@@ -20,6 +20,7 @@ import { backends, createServerDatabase, dropServerDatabase } from '../support/d
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { acquirerPageOf } from './payment-test-support.ts';
 
 const CRASHING_GATEWAY = fileURLToPath(new URL('./crashing-gateway.ts', import.meta.url));
 
@@ -150,7 +151,9 @@ describe.each(backends)(
           }).toString(),
         });
         expect(submitted.status).toBe(303);
-        const formUrl = submitted.headers.get('location')!;
+        // Out through our own to_bank step (CSP form-action 'self'), whose link is T-Bank's form.
+        const toBank = await fetch(`${gateway}${submitted.headers.get('location')!}`);
+        const formUrl = acquirerPageOf(await toBank.text());
         const session = [...simulator.sessions.values()].find((candidate) => candidate.orderId === paymentId)!;
         tbankPaymentId = session.paymentId;
 

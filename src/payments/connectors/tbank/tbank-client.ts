@@ -3,7 +3,7 @@
 // reconciliation bound, and retried a few times on a network failure, a
 // timeout, 5xx or 429. An answer with `Success: false` is a `TBankApiError`
 // carrying T-Bank's ErrorCode, Message and Details; it is never retried.
-import { setTimeout as pause } from 'node:timers/promises';
+import { RetryableAnswer, callWithRetries, jsonObjectOf, retryAfterHeaderMs } from '../acquirer-http.ts';
 import { tbankToken } from './tbank-token.ts';
 
 export const TBANK_PRODUCTION_API_URL = 'https://securepay.tinkoff.ru/v2';
@@ -54,21 +54,6 @@ const DEFAULT_RETRY_BASE_MS = 300;
 const RETRY_AFTER_MAX_MS = 5_000;
 const MAX_RESPONSE_CHARS = 1_000_000;
 
-class RetryableAnswer extends Error {
-  readonly retryAfterMs: number | undefined;
-  constructor(message: string, retryAfterMs?: number) {
-    super(message);
-    this.retryAfterMs = retryAfterMs;
-  }
-}
-
-function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  if (!Number.isFinite(seconds) || seconds < 0) return undefined;
-  return Math.min(seconds * 1000, RETRY_AFTER_MAX_MS);
-}
-
 export function createTBankClient(options: TBankClientOptions) {
   const base = options.apiUrl.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -79,20 +64,14 @@ export function createTBankClient(options: TBankClientOptions) {
     const response = await fetch(`${base}/${method}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
     if (response.status === 429 || response.status >= 500) {
       await response.body?.cancel();
-      throw new RetryableAnswer(`HTTP ${response.status}`, retryAfterMs(response.headers.get('retry-after')));
+      throw new RetryableAnswer(
+        `HTTP ${response.status}`,
+        retryAfterHeaderMs(response.headers.get('retry-after'), RETRY_AFTER_MAX_MS),
+      );
     }
-    const text = await response.text();
-    if (text.length > MAX_RESPONSE_CHARS) throw new TBankUnavailableError(method, 'answer too large');
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new TBankUnavailableError(method, `HTTP ${response.status} with a body that is not JSON`);
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new TBankUnavailableError(method, `HTTP ${response.status} with a body that is not an object`);
-    }
-    const answer = body as TBankResponse;
+    const read = jsonObjectOf(await response.text(), MAX_RESPONSE_CHARS);
+    if ('problem' in read) throw new TBankUnavailableError(method, `HTTP ${response.status} with ${read.problem}`);
+    const answer: TBankResponse = read.object;
     if (answer['Success'] !== true || String(answer['ErrorCode'] ?? '0') !== '0') {
       throw new TBankApiError(
         method,
@@ -105,23 +84,13 @@ export function createTBankClient(options: TBankClientOptions) {
     return answer;
   }
 
-  async function withRetries(method: string, init: RequestInit): Promise<TBankResponse> {
-    let lastError: unknown;
-    for (let attemptNumber = 1; attemptNumber <= maxAttempts; attemptNumber += 1) {
-      try {
-        return await attempt(method, init);
-      } catch (error) {
-        if (error instanceof TBankApiError || error instanceof TBankUnavailableError) throw error;
-        lastError = error;
-        if (attemptNumber === maxAttempts) break;
-        const backoffMs = retryBaseMs * 2 ** (attemptNumber - 1);
-        const waitMs =
-          error instanceof RetryableAnswer && error.retryAfterMs !== undefined ? error.retryAfterMs : backoffMs;
-        await pause(waitMs / 2 + Math.random() * (waitMs / 2));
-      }
-    }
-    const reason = lastError instanceof Error ? lastError.message : String(lastError);
-    throw new TBankUnavailableError(method, `${maxAttempts} attempts failed, last: ${reason}`, { cause: lastError });
+  function withRetries(method: string, init: RequestInit): Promise<TBankResponse> {
+    return callWithRetries(() => attempt(method, init), {
+      maxAttempts,
+      retryBaseMs,
+      isFinal: (error) => error instanceof TBankApiError || error instanceof TBankUnavailableError,
+      exhausted: (message, lastError) => new TBankUnavailableError(method, message, { cause: lastError }),
+    });
   }
 
   return {

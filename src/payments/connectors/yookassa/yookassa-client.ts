@@ -6,7 +6,7 @@
 // result). A 4xx answer is a `YooKassaApiError` carrying YooKassa's error
 // object; it is never retried.
 import { createHash } from 'node:crypto';
-import { setTimeout as pause } from 'node:timers/promises';
+import { RetryableAnswer, callWithRetries, cappedPauseMs, jsonObjectOf, retryAfterHeaderMs } from '../acquirer-http.ts';
 
 export const YOOKASSA_PRODUCTION_API_URL = 'https://api.yookassa.ru/v3';
 
@@ -55,24 +55,6 @@ const MAX_RESPONSE_CHARS = 1_000_000;
 /** "Idempotence-Key: up to 64 characters". */
 const IDEMPOTENCE_KEY_MAX_CHARS = 64;
 
-class RetryableAnswer extends Error {
-  readonly retryAfterMs: number | undefined;
-  constructor(message: string, retryAfterMs?: number) {
-    super(message);
-    this.retryAfterMs = retryAfterMs;
-  }
-}
-
-function clampMs(ms: number | undefined): number | undefined {
-  if (ms === undefined || !Number.isFinite(ms) || ms < 0) return undefined;
-  return Math.min(ms, RETRY_AFTER_MAX_MS);
-}
-
-/** The header `Retry-After` is in seconds; the 202 body's `retry_after` in milliseconds. */
-function retryAfterHeaderMs(header: string | null): number | undefined {
-  return header ? clampMs(Number(header) * 1000) : undefined;
-}
-
 /** Our keys as YooKassa's Idempotence-Key: as they are when short enough, else their SHA-256 (64 hex digits). */
 export function idempotenceKeyOf(key: string): string {
   if (key.length <= IDEMPOTENCE_KEY_MAX_CHARS && /^[\x21-\x7e]+$/.test(key)) return key;
@@ -80,17 +62,9 @@ export function idempotenceKeyOf(key: string): string {
 }
 
 function parseObject(path: string, statusCode: number, text: string): YooKassaObject {
-  if (text.length > MAX_RESPONSE_CHARS) throw new YooKassaUnavailableError(path, 'answer too large');
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new YooKassaUnavailableError(path, `HTTP ${statusCode} with a body that is not JSON`);
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new YooKassaUnavailableError(path, `HTTP ${statusCode} with a body that is not an object`);
-  }
-  return body as YooKassaObject;
+  const read = jsonObjectOf(text, MAX_RESPONSE_CHARS);
+  if ('problem' in read) throw new YooKassaUnavailableError(path, `HTTP ${statusCode} with ${read.problem}`);
+  return read.object;
 }
 
 function text(value: unknown): string | undefined {
@@ -108,13 +82,19 @@ export function createYooKassaClient(options: YooKassaClientOptions) {
     const response = await fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
     if (response.status === 429 || response.status >= 500) {
       await response.body?.cancel();
-      throw new RetryableAnswer(`HTTP ${response.status}`, retryAfterHeaderMs(response.headers.get('retry-after')));
+      throw new RetryableAnswer(
+        `HTTP ${response.status}`,
+        retryAfterHeaderMs(response.headers.get('retry-after'), RETRY_AFTER_MAX_MS),
+      );
     }
     const answer = parseObject(path, response.status, await response.text());
     if (response.status === 202) {
-      // "Запрос принят, но еще не обработан": ask again with the same key after retry_after (ms).
+      // "Запрос принят, но еще не обработан": ask again with the same key after retry_after (in ms, not seconds).
       const after = answer['retry_after'];
-      throw new RetryableAnswer('HTTP 202 processing', clampMs(typeof after === 'number' ? after : undefined));
+      throw new RetryableAnswer(
+        'HTTP 202 processing',
+        cappedPauseMs(typeof after === 'number' ? after : undefined, RETRY_AFTER_MAX_MS),
+      );
     }
     if (response.status >= 400) {
       throw new YooKassaApiError(
@@ -128,23 +108,13 @@ export function createYooKassaClient(options: YooKassaClientOptions) {
     return answer;
   }
 
-  async function withRetries(path: string, init: RequestInit): Promise<YooKassaObject> {
-    let lastError: unknown;
-    for (let attemptNumber = 1; attemptNumber <= maxAttempts; attemptNumber += 1) {
-      try {
-        return await attempt(path, init);
-      } catch (error) {
-        if (error instanceof YooKassaApiError || error instanceof YooKassaUnavailableError) throw error;
-        lastError = error;
-        if (attemptNumber === maxAttempts) break;
-        const backoffMs = retryBaseMs * 2 ** (attemptNumber - 1);
-        const waitMs =
-          error instanceof RetryableAnswer && error.retryAfterMs !== undefined ? error.retryAfterMs : backoffMs;
-        await pause(waitMs / 2 + Math.random() * (waitMs / 2));
-      }
-    }
-    const reason = lastError instanceof Error ? lastError.message : String(lastError);
-    throw new YooKassaUnavailableError(path, `${maxAttempts} attempts failed, last: ${reason}`, { cause: lastError });
+  function withRetries(path: string, init: RequestInit): Promise<YooKassaObject> {
+    return callWithRetries(() => attempt(path, init), {
+      maxAttempts,
+      retryBaseMs,
+      isFinal: (error) => error instanceof YooKassaApiError || error instanceof YooKassaUnavailableError,
+      exhausted: (message, lastError) => new YooKassaUnavailableError(path, message, { cause: lastError }),
+    });
   }
 
   return {

@@ -6,6 +6,7 @@
 // or the returned `faults`). State lives in memory.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody, redirect, sendHtml, sendJson } from '../../acquirer-simulator-http.ts';
 import { createSimulatorBook, failure, type SimulatedSession, type SimulatedTerminal } from './tbank-simulator-api.ts';
 import { createNotifier, TBANK_NOTIFICATION_RETRY_DELAYS_MS } from './tbank-simulator-notifier.ts';
 import { bankAppPage, paymentFormPage, resultPage, threeDsPage } from './tbank-simulator-pages.ts';
@@ -14,7 +15,6 @@ import { bankAppPage, paymentFormPage, resultPage, threeDsPage } from './tbank-s
 export const SIMULATOR_TERMINAL: SimulatedTerminal = { terminalKey: 'TinkoffBankTest', password: 'simulator-password' };
 /** The static 3-D Secure passcode of T-Bank's challenge-flow test card. */
 export const SIMULATOR_3DS_PASSCODE = '1qwezxc';
-const MAX_BODY_BYTES = 256 * 1024;
 
 export interface TBankSimulatorOptions {
   readonly port: number;
@@ -39,32 +39,6 @@ interface SimulatorFaults {
   /** GetState keeps showing the old status until the notification of the change has been tried once. */
   notifyBeforeState: boolean;
   readonly notifications: { lose: number; duplicate: boolean; reverse: boolean };
-}
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new Error('body too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function sendJson(response: ServerResponse, statusCode: number, body: unknown): void {
-  response.writeHead(statusCode, { 'content-type': 'application/json; charset=utf-8' });
-  response.end(JSON.stringify(body));
-}
-
-function sendHtml(response: ServerResponse, html: string): void {
-  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-  response.end(html);
-}
-
-function redirect(response: ServerResponse, location: string): void {
-  response.writeHead(303, { location });
-  response.end();
 }
 
 export async function startTBankSimulator(options: TBankSimulatorOptions) {

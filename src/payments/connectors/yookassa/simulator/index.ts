@@ -7,6 +7,7 @@
 // (POST /sim/faults or the returned `faults`). State lives in memory.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody, redirect, sendHtml, sendJson } from '../../acquirer-simulator-http.ts';
 import {
   apiError,
   createSimulatorBook,
@@ -22,7 +23,6 @@ import { bankAppPage, confirmationPage, resultPage, threeDsPage } from './yookas
 export const SIMULATOR_SHOP: SimulatedShop = { shopId: '100500', secretKey: 'test_simulator_secret_key' };
 /** The passcode the simulated 3-D Secure step accepts. */
 export const SIMULATOR_3DS_PASSCODE = '12345';
-const MAX_BODY_BYTES = 256 * 1024;
 
 interface YooKassaSimulatorShop extends SimulatedShop {
   /** Where this shop's notifications go (YooKassa: set in the shop's settings). */
@@ -55,32 +55,6 @@ interface SimulatorFaults {
   /** The API keeps showing the old status until the notification of the change has been tried once. */
   notifyBeforeState: boolean;
   readonly notifications: { lose: number; duplicate: boolean; reverse: boolean };
-}
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new Error('body too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function sendJson(response: ServerResponse, statusCode: number, body: unknown): void {
-  response.writeHead(statusCode, { 'content-type': 'application/json; charset=utf-8' });
-  response.end(JSON.stringify(body));
-}
-
-function sendHtml(response: ServerResponse, html: string): void {
-  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-  response.end(html);
-}
-
-function redirect(response: ServerResponse, location: string): void {
-  response.writeHead(303, { location });
-  response.end();
 }
 
 function header(request: IncomingMessage, name: string): string | undefined {
