@@ -2,6 +2,7 @@
 // port and the T-Bank simulator on another: the card button sends the payer to
 // T-Bank's form and back to /return; the SBP QR page and the return page while
 // the bank has not answered update by themselves by polling the status JSON.
+// The same card and SBP steps run once more through the YooKassa simulator.
 // Each page is checked at a phone's and a desktop's width with axe-core.
 // Skipped (loudly, by the global set-up) where no Chromium can be had.
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -14,6 +15,12 @@ import {
   type TBankSimulator,
 } from '../../src/payments/connectors/tbank/simulator/index.ts';
 import { tbankProvider } from '../../src/payments/connectors/tbank/tbank-provider.ts';
+import {
+  SIMULATOR_SHOP,
+  startYooKassaSimulator,
+  type YooKassaSimulator,
+} from '../../src/payments/connectors/yookassa/simulator/index.ts';
+import { yookassaProvider } from '../../src/payments/connectors/yookassa/yookassa-provider.ts';
 import { createReconciliationWorker } from '../../src/payments/reconciliation-worker.ts';
 import { CHROMIUM_ARGS, browserForTests } from '../support/chromium.ts';
 import { backends } from '../support/databases.ts';
@@ -34,7 +41,16 @@ const loopbackTbank: AcquirerProvider = {
   connect: (connection, deps) =>
     tbankProvider.connect(connection, { ...deps, notificationSources: ['127.0.0.1/32', '::1/128'] }),
 };
-const providers = new Map([[loopbackTbank.name, loopbackTbank]]);
+/** The real YooKassa provider, likewise taking the simulator's notifications on loopback. */
+const loopbackYooKassa: AcquirerProvider = {
+  ...yookassaProvider,
+  connect: (connection, deps) =>
+    yookassaProvider.connect(connection, { ...deps, notificationSources: ['127.0.0.1/32', '::1/128'] }),
+};
+const providers = new Map([
+  [loopbackTbank.name, loopbackTbank],
+  [loopbackYooKassa.name, loopbackYooKassa],
+]);
 
 describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) => {
   let testApp: TestApp;
@@ -166,6 +182,100 @@ describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) 
     } finally {
       simulator.faults.notifications.lose = 0;
     }
+    await page.close();
+  });
+});
+
+describeInBrowser.each(backends)('live payer page through YooKassa in Chromium on %s', (backend) => {
+  let testApp: TestApp;
+  let simulator: YooKassaSimulator;
+  let browser: Browser;
+  let shop: ShopWithKey;
+
+  beforeAll(async () => {
+    if ('fail' in chromiumExecutable) throw new Error(chromiumExecutable.fail);
+    simulator = await startYooKassaSimulator({ port: 0, notificationRetryDelaysMs: [50, 50, 50] });
+    const port = await freePort();
+    testApp = await createTestApp(backend, {
+      acquirerProviders: providers,
+      config: { publicUrl: `http://127.0.0.1:${port}` },
+    });
+    testApp.clock.set(new Date());
+    await testApp.app.listen({ port, host: '127.0.0.1' });
+    shop = await sandboxShop(testApp, 'live');
+    const connection = await saveConnection(testApp.context, providers, {
+      shopId: shop.shopId,
+      provider: 'yookassa',
+      apiUrl: simulator.url,
+      credentials: { shop_id: SIMULATOR_SHOP.shopId, secret_key: SIMULATOR_SHOP.secretKey },
+    });
+    // YooKassa takes the notification URL from the shop's settings, not from each payment.
+    simulator.setNotificationUrl(
+      SIMULATOR_SHOP.shopId,
+      `${testApp.context.config.publicUrl}/acquirers/yookassa/notifications/${connection.id}`,
+    );
+    browser = await chromium.launch({
+      executablePath: (chromiumExecutable as { path: string }).path,
+      args: CHROMIUM_ARGS,
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await testApp?.close();
+    await simulator?.close();
+  });
+
+  async function newPayment(method: 'card' | 'sbp') {
+    return (await postPayment(testApp, shop.key, { amount: 990, currency: 'RUB', method })).json() as {
+      payment_id: string;
+      payment_url: string;
+      order_code: string;
+    };
+  }
+
+  async function openPage(viewport: { width: number; height: number }): Promise<Page> {
+    const page = await browser.newPage({ viewport, extraHTTPHeaders: { 'accept-language': 'en' } });
+    page.setDefaultTimeout(0);
+    return page;
+  }
+
+  async function statusOf(paymentId: string): Promise<string> {
+    return (await getJson(testApp, shop.key, `/v1/payments/${paymentId}`)).json().status;
+  }
+
+  it('card: the button sends the payer to YooKassa’s page; approved there, back through /return, the page says paid', async () => {
+    const payment = await newPayment('card');
+    const page = await openPage(DESKTOP);
+    await page.goto(payment.payment_url);
+    expect(await page.locator('#cc-number').count()).toBe(0);
+    await page.click('#pay-button');
+    await page.getByRole('button', { name: 'Pay (approve)' }).click();
+    await page.waitForSelector('[data-status="paid"]');
+    expect(new URL(page.url()).pathname).toBe(`/pay/${payment.order_code}`);
+    expect(await page.textContent('[data-status="paid"]')).toContain('Payment successful');
+    await expectPageHoldsUp(page, 'live-yookassa-card-paid');
+    expect(await statusOf(payment.payment_id)).toBe('paid');
+    await page.close();
+  });
+
+  it('SBP: the QR and the bank-app link show; paid in the bank app, the page updates by itself', async () => {
+    const payment = await newPayment('sbp');
+    const page = await openPage(PHONE);
+    await page.goto(payment.payment_url);
+    await page.click('#pay-button');
+    const link = page.locator('#open-bank-app');
+    await link.waitFor();
+    expect(await page.locator('.qr svg').isVisible()).toBe(true);
+    await expectPageHoldsUp(page, 'live-yookassa-sbp-qr');
+
+    const bankApp = await openPage(PHONE);
+    await bankApp.goto((await link.getAttribute('href'))!);
+    await bankApp.getByRole('button', { name: 'Pay' }).click();
+    await expect.poll(() => bankApp.textContent('main')).toContain('succeeded');
+    await bankApp.close();
+
+    await page.locator('[data-status="paid"]').waitFor();
+    expect(await statusOf(payment.payment_id)).toBe('paid');
     await page.close();
   });
 });
