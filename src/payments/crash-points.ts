@@ -3,8 +3,9 @@
 // kills the gateway right after the acquirer reports a successful charge and
 // before the gateway applies it; test/payments/tbank-gateway-crash.test.ts and
 // test/payments/yookassa/yookassa-gateway-crash.test.ts right after an
-// acquirer's notification was confirmed and before it is applied). The hook is a dependency given at start: production gives none,
-// and the points do nothing.
+// acquirer's notification was confirmed and before it is applied). The hook
+// is a dependency given at start: production gives none, and the points do
+// nothing.
 type CrashPoint = 'after_acquirer_success' | 'after_notification_confirmed';
 
 /** Called at every crash point the process reaches. */
