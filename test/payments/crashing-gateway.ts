@@ -1,6 +1,7 @@
 // A test-only gateway process: `paygate serve --role all` with a crash-point hook
 // that kills the process (SIGKILL, as kill -9 would) when it reaches the point
-// named by its first argument. test/payments/charge-crash.test.ts starts it.
+// named by its first argument. test/payments/charge-crash.test.ts and the
+// acquirers' gateway crash tests start it.
 import { loadConfig } from '../../src/config.ts';
 import { startGateway } from '../../src/runtime.ts';
 

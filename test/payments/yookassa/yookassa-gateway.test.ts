@@ -16,6 +16,9 @@ import {
 import { createReconciliationWorker } from '../../../src/payments/reconciliation-worker.ts';
 import { createTestApp, type TestApp } from '../../support/app.ts';
 import { backends } from '../../support/databases.ts';
+import { eventually } from '../../support/eventually.ts';
+import { createDeliveryWorker } from '../../../src/webhooks/delivery-worker.ts';
+import { startReceiver, type Receiver } from '../../webhooks/receiver.ts';
 import { acquirerPageOf, getJson, postPayment, sandboxShop, type ShopWithKey } from '../payment-test-support.ts';
 
 // Notifications reach the route from loopback here; production uses YooKassa's published networks.
@@ -35,9 +38,11 @@ describe.each(backends)('a live shop charging through YooKassa on %s', (backend)
   let simulator: YooKassaSimulator;
   let live: ShopWithKey;
   let connectionId: string;
+  let receiver: Receiver;
 
   beforeAll(async () => {
     simulator = await startYooKassaSimulator({ port: 0, notify: false });
+    receiver = await startReceiver();
     testApp = await createTestApp(backend, { acquirerProviders: providers });
     live = await sandboxShop(testApp, 'live');
     const saved = await saveConnection(testApp.context, providers, {
@@ -51,11 +56,44 @@ describe.each(backends)('a live shop charging through YooKassa on %s', (backend)
   afterAll(async () => {
     await testApp.close();
     await simulator.close();
+    await receiver.close();
   });
 
   async function payAtYooKassa() {
-    const payment = (await postPayment(testApp, live.key, { amount: 120.5, currency: 'RUB', method: 'card' })).json();
+    const payment = (
+      await postPayment(testApp, live.key, {
+        amount: 120.5,
+        currency: 'RUB',
+        method: 'card',
+        callback_url: receiver.url,
+      })
+    ).json();
     return { payment, ...(await submitPage(payment, 'card')) };
+  }
+
+  async function eventTypes(paymentId: string): Promise<string[]> {
+    const rows = await testApp.context.db
+      .selectFrom('webhook_events')
+      .select('type')
+      .where('payload', 'like', `%${paymentId}%`)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map((row) => row.type);
+  }
+
+  /** Every webhook due now goes out to the receiver; returns the types it received about the payment. */
+  async function deliveredEvents(paymentId: string): Promise<string[]> {
+    const worker = createDeliveryWorker(testApp.context);
+    try {
+      await worker.drain();
+    } finally {
+      await worker.stop();
+    }
+    return receiver.requests
+      .map((request) => JSON.parse(request.body) as { type: string; data: { payment_id: string } })
+      .filter((event) => event.data.payment_id === paymentId)
+      .map((event) => event.type);
   }
 
   /** Submits the page's form of `method` (live: a button, no card fields) and reads the attempt it made. */
@@ -142,6 +180,78 @@ describe.each(backends)('a live shop charging through YooKassa on %s', (backend)
     testApp.clock.advance(1_000);
     expect((await notify('payment.succeeded', yookassaPayment.id)).statusCode).toBe(200);
     expect(await state(attempt.id)).toEqual(paid);
+    expect(await eventTypes(payment.payment_id)).toEqual(['payment.paid']);
+    expect(await deliveredEvents(payment.payment_id)).toEqual(['payment.paid']);
+  });
+
+  it('duplicated notifications and a late payment.canceled after payment.succeeded change the payment once, one payment.paid', async () => {
+    // This case needs YooKassa's own notifications: a second shop whose connection goes to a notifying simulator.
+    const notifying = await startYooKassaSimulator({ port: 0, notificationRetryDelaysMs: [10, 20, 50] });
+    try {
+      await testApp.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = testApp.app.server.address() as { port: number };
+      const shop = await sandboxShop(testApp, 'live');
+      const saved = await saveConnection(testApp.context, providers, {
+        shopId: shop.shopId,
+        provider: 'yookassa',
+        apiUrl: notifying.url,
+        credentials: { shop_id: SIMULATOR_SHOP.shopId, secret_key: SIMULATOR_SHOP.secretKey },
+      });
+      notifying.setNotificationUrl(
+        SIMULATOR_SHOP.shopId,
+        `http://127.0.0.1:${port}/acquirers/yookassa/notifications/${saved.id}`,
+      );
+      const payment = (
+        await postPayment(testApp, shop.key, {
+          amount: 77,
+          currency: 'RUB',
+          method: 'card',
+          callback_url: receiver.url,
+        })
+      ).json();
+      const { attempt, acquirerUrl } = await submitPage(payment, 'card');
+      // YooKassa sends one notification per change, so `reverse` has nothing to reorder alone;
+      // the out-of-order case is the stale payment.canceled below.
+      notifying.faults.notifications.duplicate = true;
+      notifying.faults.notifications.reverse = true;
+      await payer(acquirerUrl, 'pay');
+      const sent = await eventually(
+        () =>
+          notifying.deliveries.filter((delivery) =>
+            JSON.stringify(delivery.body).includes(attempt.provider_reference!),
+          ),
+        (deliveries) => deliveries.length === 2 && deliveries.every((delivery) => delivery.delivered),
+      );
+      expect(sent.map((delivery) => delivery.body['event'])).toEqual(['payment.succeeded', 'payment.succeeded']);
+      const paid = await state(attempt.id);
+      expect(paid).toMatchObject({ status: 'succeeded', payment_status: 'paid' });
+
+      // A payment.canceled arriving after payment.succeeded: the API still says succeeded; nothing moves.
+      testApp.clock.advance(1_000);
+      const late = await testApp.app.inject({
+        method: 'POST',
+        remoteAddress: '127.0.0.1',
+        url: `/acquirers/yookassa/notifications/${saved.id}`,
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          type: 'notification',
+          event: 'payment.canceled',
+          object: { id: attempt.provider_reference, status: 'canceled' },
+        }),
+      });
+      expect(late.statusCode).toBe(200);
+      expect(await state(attempt.id)).toEqual(paid);
+      const credits = await testApp.context.db
+        .selectFrom('ledger_transfers')
+        .select(['type', 'amount'])
+        .where('reference_id', '=', payment.payment_id)
+        .execute();
+      expect(credits).toEqual([{ type: 'payment', amount: 7_700n }]);
+      expect(await eventTypes(payment.payment_id)).toEqual(['payment.paid']);
+      expect(await deliveredEvents(payment.payment_id)).toEqual(['payment.paid']);
+    } finally {
+      await notifying.close();
+    }
   });
 
   it('a declined card ends the attempt with YooKassa’s reason and leaves the payment open for another try', async () => {
