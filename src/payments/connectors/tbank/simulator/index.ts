@@ -5,8 +5,14 @@
 // notifications retried until answered `OK`, and fault knobs (POST /sim/faults
 // or the returned `faults`). State lives in memory.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { readBody, redirect, sendHtml, sendJson } from '../../acquirer-simulator-http.ts';
+import {
+  closeSimulatorServer,
+  listenOn,
+  readBody,
+  redirect,
+  sendHtml,
+  sendJson,
+} from '../../acquirer-simulator-http.ts';
 import { createSimulatorBook, failure, type SimulatedSession, type SimulatedTerminal } from './tbank-simulator-api.ts';
 import { createNotifier, TBANK_NOTIFICATION_RETRY_DELAYS_MS } from './tbank-simulator-notifier.ts';
 import { bankAppPage, paymentFormPage, resultPage, threeDsPage } from './tbank-simulator-pages.ts';
@@ -231,13 +237,7 @@ export async function startTBankSimulator(options: TBankSimulatorOptions) {
       else response.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  baseUrl = `http://${host}:${address.port}`;
+  baseUrl = await listenOn(server, options.port, options.host);
 
   return {
     /** The API base URL to configure a connection with (`<url>/v2`). */
@@ -248,10 +248,7 @@ export async function startTBankSimulator(options: TBankSimulatorOptions) {
     sessions: book.sessions as ReadonlyMap<string, SimulatedSession>,
     async close(): Promise<void> {
       notifier.close();
-      for (const response of hanging) response.destroy();
-      hanging.clear();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeSimulatorServer(server, hanging);
     },
   };
 }

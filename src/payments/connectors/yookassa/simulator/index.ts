@@ -6,8 +6,14 @@
 // shop's notification URL, repeated until answered 200; and fault knobs
 // (POST /sim/faults or the returned `faults`). State lives in memory.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { readBody, redirect, sendHtml, sendJson } from '../../acquirer-simulator-http.ts';
+import {
+  closeSimulatorServer,
+  listenOn,
+  readBody,
+  redirect,
+  sendHtml,
+  sendJson,
+} from '../../acquirer-simulator-http.ts';
 import {
   apiError,
   createSimulatorBook,
@@ -260,13 +266,7 @@ export async function startYooKassaSimulator(options: YooKassaSimulatorOptions) 
       else response.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  baseUrl = `http://${host}:${address.port}`;
+  baseUrl = await listenOn(server, options.port, options.host);
 
   return {
     /** The API base URL to configure a connection with (`<url>/v3`). */
@@ -282,10 +282,7 @@ export async function startYooKassaSimulator(options: YooKassaSimulatorOptions) 
     },
     async close(): Promise<void> {
       notifier.close();
-      for (const response of hanging) response.destroy();
-      hanging.clear();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeSimulatorServer(server, hanging);
     },
   };
 }
