@@ -55,12 +55,16 @@ const providers = new Map([
 describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) => {
   let testApp: TestApp;
   let simulator: TBankSimulator;
+  let yookassa: YooKassaSimulator;
   let browser: Browser;
+  /** A live shop charging through T-Bank, and one charging through YooKassa. */
   let shop: ShopWithKey;
+  let yookassaShop: ShopWithKey;
 
   beforeAll(async () => {
     if ('fail' in chromiumExecutable) throw new Error(chromiumExecutable.fail);
     simulator = await startTBankSimulator({ port: 0, notificationRetryDelaysMs: [50, 50, 50] });
+    yookassa = await startYooKassaSimulator({ port: 0, notificationRetryDelaysMs: [50, 50, 50] });
     const port = await freePort();
     testApp = await createTestApp(backend, {
       acquirerProviders: providers,
@@ -75,6 +79,18 @@ describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) 
       apiUrl: simulator.url,
       credentials: { terminal_key: SIMULATOR_TERMINAL.terminalKey, password: SIMULATOR_TERMINAL.password },
     });
+    yookassaShop = await sandboxShop(testApp, 'live');
+    const yookassaConnection = await saveConnection(testApp.context, providers, {
+      shopId: yookassaShop.shopId,
+      provider: 'yookassa',
+      apiUrl: yookassa.url,
+      credentials: { shop_id: SIMULATOR_SHOP.shopId, secret_key: SIMULATOR_SHOP.secretKey },
+    });
+    // YooKassa takes the notification URL from the shop's settings, not from each payment.
+    yookassa.setNotificationUrl(
+      SIMULATOR_SHOP.shopId,
+      `${testApp.context.config.publicUrl}/acquirers/yookassa/notifications/${yookassaConnection.id}`,
+    );
     browser = await chromium.launch({
       executablePath: (chromiumExecutable as { path: string }).path,
       args: CHROMIUM_ARGS,
@@ -84,10 +100,11 @@ describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) 
     await browser?.close();
     await testApp?.close();
     await simulator?.close();
+    await yookassa?.close();
   });
 
-  async function newPayment(method: 'card' | 'sbp') {
-    return (await postPayment(testApp, shop.key, { amount: 990, currency: 'RUB', method })).json() as {
+  async function newPayment(method: 'card' | 'sbp', onShop: ShopWithKey = shop) {
+    return (await postPayment(testApp, onShop.key, { amount: 990, currency: 'RUB', method })).json() as {
       payment_id: string;
       payment_url: string;
       order_code: string;
@@ -101,8 +118,8 @@ describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) 
     return page;
   }
 
-  async function statusOf(paymentId: string): Promise<string> {
-    return (await getJson(testApp, shop.key, `/v1/payments/${paymentId}`)).json().status;
+  async function statusOf(paymentId: string, onShop: ShopWithKey = shop): Promise<string> {
+    return (await getJson(testApp, onShop.key, `/v1/payments/${paymentId}`)).json().status;
   }
 
   it('card: the button sends the payer to T-Bank’s form; approved there, back through /return, the page says paid', async () => {
@@ -184,67 +201,9 @@ describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) 
     }
     await page.close();
   });
-});
-
-describeInBrowser.each(backends)('live payer page through YooKassa in Chromium on %s', (backend) => {
-  let testApp: TestApp;
-  let simulator: YooKassaSimulator;
-  let browser: Browser;
-  let shop: ShopWithKey;
-
-  beforeAll(async () => {
-    if ('fail' in chromiumExecutable) throw new Error(chromiumExecutable.fail);
-    simulator = await startYooKassaSimulator({ port: 0, notificationRetryDelaysMs: [50, 50, 50] });
-    const port = await freePort();
-    testApp = await createTestApp(backend, {
-      acquirerProviders: providers,
-      config: { publicUrl: `http://127.0.0.1:${port}` },
-    });
-    testApp.clock.set(new Date());
-    await testApp.app.listen({ port, host: '127.0.0.1' });
-    shop = await sandboxShop(testApp, 'live');
-    const connection = await saveConnection(testApp.context, providers, {
-      shopId: shop.shopId,
-      provider: 'yookassa',
-      apiUrl: simulator.url,
-      credentials: { shop_id: SIMULATOR_SHOP.shopId, secret_key: SIMULATOR_SHOP.secretKey },
-    });
-    // YooKassa takes the notification URL from the shop's settings, not from each payment.
-    simulator.setNotificationUrl(
-      SIMULATOR_SHOP.shopId,
-      `${testApp.context.config.publicUrl}/acquirers/yookassa/notifications/${connection.id}`,
-    );
-    browser = await chromium.launch({
-      executablePath: (chromiumExecutable as { path: string }).path,
-      args: CHROMIUM_ARGS,
-    });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await testApp?.close();
-    await simulator?.close();
-  });
-
-  async function newPayment(method: 'card' | 'sbp') {
-    return (await postPayment(testApp, shop.key, { amount: 990, currency: 'RUB', method })).json() as {
-      payment_id: string;
-      payment_url: string;
-      order_code: string;
-    };
-  }
-
-  async function openPage(viewport: { width: number; height: number }): Promise<Page> {
-    const page = await browser.newPage({ viewport, extraHTTPHeaders: { 'accept-language': 'en' } });
-    page.setDefaultTimeout(0);
-    return page;
-  }
-
-  async function statusOf(paymentId: string): Promise<string> {
-    return (await getJson(testApp, shop.key, `/v1/payments/${paymentId}`)).json().status;
-  }
 
   it('card: the button sends the payer to YooKassa’s page; approved there, back through /return, the page says paid', async () => {
-    const payment = await newPayment('card');
+    const payment = await newPayment('card', yookassaShop);
     const page = await openPage(DESKTOP);
     await page.goto(payment.payment_url);
     expect(await page.locator('#cc-number').count()).toBe(0);
@@ -254,12 +213,12 @@ describeInBrowser.each(backends)('live payer page through YooKassa in Chromium o
     expect(new URL(page.url()).pathname).toBe(`/pay/${payment.order_code}`);
     expect(await page.textContent('[data-status="paid"]')).toContain('Payment successful');
     await expectPageHoldsUp(page, 'live-yookassa-card-paid');
-    expect(await statusOf(payment.payment_id)).toBe('paid');
+    expect(await statusOf(payment.payment_id, yookassaShop)).toBe('paid');
     await page.close();
   });
 
-  it('SBP: the QR and the bank-app link show; paid in the bank app, the page updates by itself', async () => {
-    const payment = await newPayment('sbp');
+  it('SBP through YooKassa: the QR and the bank-app link show; paid in the bank app, the page updates by itself', async () => {
+    const payment = await newPayment('sbp', yookassaShop);
     const page = await openPage(PHONE);
     await page.goto(payment.payment_url);
     await page.click('#pay-button');
@@ -275,7 +234,7 @@ describeInBrowser.each(backends)('live payer page through YooKassa in Chromium o
     await bankApp.close();
 
     await page.locator('[data-status="paid"]').waitFor();
-    expect(await statusOf(payment.payment_id)).toBe('paid');
+    expect(await statusOf(payment.payment_id, yookassaShop)).toBe('paid');
     await page.close();
   });
 });
