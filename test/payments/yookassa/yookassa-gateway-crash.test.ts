@@ -21,15 +21,9 @@ import { backends, createServerDatabase, dropServerDatabase } from '../../suppor
 import { eventually } from '../../support/eventually.ts';
 import { freePort } from '../../support/free-port.ts';
 import { startReceiver, type Receiver } from '../../webhooks/receiver.ts';
-import { acquirerPageOf } from '../payment-test-support.ts';
+import { cardPaymentSentToAcquirer, merchantApi } from '../gateway-over-http.ts';
 
 const CRASHING_GATEWAY = fileURLToPath(new URL('../crashing-gateway.ts', import.meta.url));
-
-function field(html: string, name: string): string {
-  const value = new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1];
-  if (value === undefined) throw new Error(`the page has no field ${name}`);
-  return value;
-}
 
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -47,7 +41,7 @@ describe.each(backends)(
     let receiver: Receiver;
     let simulator: YooKassaSimulator;
     let yookassaPaymentOf: (paymentId: string) => string;
-    let apiKey: string;
+    let api: ReturnType<typeof merchantApi>;
     let gateway: string;
 
     beforeAll(async () => {
@@ -84,7 +78,7 @@ describe.each(backends)(
       );
       expect(created.code, created.stderr).toBe(0);
       const merchant = lastJsonLine<{ api_key: string; shop_id: string }>(created.stdout);
-      apiKey = merchant.api_key;
+      api = merchantApi(gateway, merchant.api_key);
       const secretFile = join(dataDir, 'yookassa.key');
       await writeFile(secretFile, SIMULATOR_SHOP.secretKey);
       const connected = await runPaygateInProcess(
@@ -123,49 +117,14 @@ describe.each(backends)(
       if (databaseUrl) await dropServerDatabase(databaseUrl);
     });
 
-    async function api(path: string, body?: unknown) {
-      const response = await fetch(`${gateway}${path}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers: {
-          authorization: `Bearer ${apiKey}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
-    }
-
     it('after kill -9, YooKassa’s repeated notification pays the payment once; one payment.paid; the merchant credited once', async () => {
       const crashing = await startPaygate(['after_notification_confirmed'], env, [CRASHING_GATEWAY]);
       let paymentId: string;
       let yookassaPaymentId: string;
       try {
-        const created = await api('/v1/payments', {
-          amount: 2500,
-          currency: 'RUB',
-          method: 'card',
-          callback_url: receiver.url,
-        });
-        expect(created.status).toBe(201);
-        paymentId = String(created.json['payment_id']);
-        const orderCode = String(created.json['order_code']);
-        const page = await fetch(`${gateway}/pay/${orderCode}?lang=en`);
-        const html = await page.text();
-        const cookie = page.headers.getSetCookie()[0]!.split(';')[0]!;
-        const submitted = await fetch(`${gateway}/pay/${orderCode}/card`, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({
-            csrf: field(html, 'csrf'),
-            attempt: field(html, 'attempt'),
-            lang: 'en',
-          }).toString(),
-        });
-        expect(submitted.status).toBe(303);
-        // Out through our own to_bank step (CSP form-action 'self'), whose link is YooKassa's confirmation page.
-        const toBank = await fetch(`${gateway}${submitted.headers.get('location')!}`);
-        const formUrl = acquirerPageOf(await toBank.text());
+        const sent = await cardPaymentSentToAcquirer(gateway, api, receiver.url);
+        paymentId = sent.paymentId;
+        const formUrl = sent.acquirerUrl;
         yookassaPaymentId = yookassaPaymentOf(paymentId);
         expect(formUrl).toContain(`orderId=${yookassaPaymentId}`);
 
