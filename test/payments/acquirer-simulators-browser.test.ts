@@ -15,7 +15,7 @@ import * as yookassaSimulator from '../../src/payments/connectors/yookassa/simul
 import { yookassaProvider } from '../../src/payments/connectors/yookassa/yookassa-provider.ts';
 import { CHROMIUM_ARGS, browserForTests } from '../support/chromium.ts';
 import { expectPageHoldsUp } from '../support/page-checks.ts';
-import { closeServer, listen, silentLogger } from './tbank/tbank-support.ts';
+import { closeServer, listen, silentLogger } from './acquirer-test-support.ts';
 
 const chromiumExecutable = browserForTests();
 const describeInBrowser = 'skip' in chromiumExecutable ? describe.skip : describe;

@@ -21,7 +21,8 @@ import {
   type TBankSimulator,
 } from '../../../src/payments/connectors/tbank/simulator/index.ts';
 import { eventually } from '../../support/eventually.ts';
-import { docs, silentLogger, startNotificationReceiver } from './tbank-support.ts';
+import { silentLogger, startNotificationReceiver } from '../acquirer-test-support.ts';
+import { docs } from './tbank-support.ts';
 
 type Receiver = Awaited<ReturnType<typeof startNotificationReceiver>>;
 
@@ -90,7 +91,7 @@ async function resultsFor(providerReference: string, count = 1) {
 }
 
 beforeAll(async () => {
-  receiver = await startNotificationReceiver();
+  receiver = await startNotificationReceiver('tbank');
   simulator = await startTBankSimulator({ port: 0, notificationRetryDelaysMs: [20, 20, 20, 20, 20] });
 });
 afterAll(async () => {

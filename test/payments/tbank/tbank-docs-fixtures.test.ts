@@ -9,7 +9,8 @@ import { createTBankClient } from '../../../src/payments/connectors/tbank/tbank-
 import { createTBankConnector } from '../../../src/payments/connectors/tbank/tbank-connector.ts';
 import { hasValidTbankToken, tbankToken } from '../../../src/payments/connectors/tbank/tbank-token.ts';
 import { startTBankSimulator, type TBankSimulator } from '../../../src/payments/connectors/tbank/simulator/index.ts';
-import { closeServer, docs, jsonKind, listen, silentLogger } from './tbank-support.ts';
+import { closeServer, jsonKind, listen, silentLogger } from '../acquirer-test-support.ts';
+import { docs } from './tbank-support.ts';
 
 const TEST_TERMINAL = { terminalKey: 'TinkoffBankTest', password: 'fixture-password' };
 const DOCS_TERMINAL = { terminalKey: 'MerchantTerminalKey', password: docs.tokenExample.password };

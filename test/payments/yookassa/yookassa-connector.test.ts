@@ -23,7 +23,7 @@ import {
   type YooKassaSimulator,
 } from '../../../src/payments/connectors/yookassa/simulator/index.ts';
 import { eventually } from '../../support/eventually.ts';
-import { silentLogger, startNotificationReceiver } from '../tbank/tbank-support.ts';
+import { silentLogger, startNotificationReceiver } from '../acquirer-test-support.ts';
 
 type Receiver = Awaited<ReturnType<typeof startNotificationReceiver>>;
 
@@ -110,7 +110,7 @@ async function resultsFor(providerReference: string, count = 1) {
 }
 
 beforeAll(async () => {
-  receiver = await startNotificationReceiver();
+  receiver = await startNotificationReceiver('yookassa');
   simulator = await startYooKassaSimulator({
     port: 0,
     shops: [{ ...SIMULATOR_SHOP, notificationUrl: receiver.url }],

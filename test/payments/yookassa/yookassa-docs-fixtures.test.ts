@@ -12,7 +12,7 @@ import {
   startYooKassaSimulator,
   type YooKassaSimulator,
 } from '../../../src/payments/connectors/yookassa/simulator/index.ts';
-import { jsonKind } from '../tbank/tbank-support.ts';
+import { jsonKind } from '../acquirer-test-support.ts';
 
 interface DocsExamples {
   readonly createPayment: { request: Record<string, unknown> };
