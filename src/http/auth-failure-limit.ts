@@ -4,34 +4,21 @@
 // counts its own, which bounds every instance's database work all the same.
 import type { Clock } from '../clock.ts';
 import { RateLimitedError } from '../errors.ts';
-
-const WINDOW_MS = 60_000;
-/** Bound on remembered addresses; past it the oldest windows are forgotten first. */
-const ADDRESSES_MAX = 100_000;
-
-interface Window {
-  readonly startedAtMs: number;
-  failures: number;
-}
+import { FixedWindowCounts } from './fixed-window-counts.ts';
 
 export class AuthFailureLimiter {
-  readonly #clock: Clock;
+  readonly #failures: FixedWindowCounts;
   readonly #failuresPerMinute: number;
-  readonly #windows = new Map<string, Window>();
 
   constructor(clock: Clock, failuresPerMinute: number) {
-    this.#clock = clock;
+    this.#failures = new FixedWindowCounts(clock);
     this.#failuresPerMinute = failuresPerMinute;
   }
 
   /** Throws 429 while the address has used up its failures of the current window. */
   assertNotBlocked(address: string): void {
-    const window = this.#current(address);
-    if (!window || window.failures < this.#failuresPerMinute) return;
-    const retryAfterSeconds = Math.max(
-      1,
-      Math.ceil((window.startedAtMs + WINDOW_MS - this.#clock.now().getTime()) / 1000),
-    );
+    if (this.#failures.count(address) < this.#failuresPerMinute) return;
+    const retryAfterSeconds = this.#failures.retryAfterSeconds(address);
     throw new RateLimitedError(
       retryAfterSeconds,
       `Too many failed authentications from this address; retry in ${retryAfterSeconds} s with a valid key.`,
@@ -39,30 +26,6 @@ export class AuthFailureLimiter {
   }
 
   recordFailure(address: string): void {
-    const window = this.#current(address);
-    if (window) {
-      window.failures += 1;
-      return;
-    }
-    if (this.#windows.size >= ADDRESSES_MAX) this.#forgetOldest();
-    this.#windows.set(address, { startedAtMs: this.#clock.now().getTime(), failures: 1 });
-  }
-
-  #current(address: string): Window | undefined {
-    const window = this.#windows.get(address);
-    if (window && window.startedAtMs + WINDOW_MS <= this.#clock.now().getTime()) {
-      this.#windows.delete(address);
-      return undefined;
-    }
-    return window;
-  }
-
-  // Map iteration follows insertion, so the first entries are the oldest windows.
-  #forgetOldest(): void {
-    let toForget = Math.max(1, Math.floor(ADDRESSES_MAX / 10));
-    for (const address of this.#windows.keys()) {
-      if (toForget-- === 0) break;
-      this.#windows.delete(address);
-    }
+    this.#failures.add(address);
   }
 }
