@@ -2,7 +2,8 @@
 // and record it (in the worker, batched with others into one statement).
 import type { AppContext } from '../context.ts';
 import { newId } from '../ids.ts';
-import { nextRetryDelayMs, parseRetryAfterMs } from './retry-schedule.ts';
+import { retryAfterMs } from '../http/retry-after.ts';
+import { nextRetryDelayMs } from './retry-schedule.ts';
 import { signedHeaders } from './signing.ts';
 import { openWebhookSecret, type WebhookSecretOpener } from './webhook-secrets.ts';
 import { recordAttempt, recordAttempts, type AttemptRecord, type ClaimedDelivery } from './webhook-repository.ts';
@@ -66,7 +67,7 @@ export async function attemptDelivery(
       : nextRetryDelayMs({
           attemptsMade: attemptNumber,
           maxAttempts: delivery.maxAttempts,
-          retryAfterMs: parseRetryAfterMs(result.retryAfter, finishedAt),
+          retryAfterMs: retryAfterMs(result.retryAfter, finishedAt),
           random: deps.random,
         });
   const nextAttemptAt = delayMs === null ? null : new Date(finishedAt.getTime() + delayMs);

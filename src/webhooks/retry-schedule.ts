@@ -49,14 +49,3 @@ export function nextRetryDelayMs(input: NextAttemptInput): number | null {
   if (input.retryAfterMs !== undefined) return Math.max(jittered, Math.min(input.retryAfterMs, MAX_RETRY_AFTER_MS));
   return jittered;
 }
-
-/** Parses Retry-After (delta seconds or an HTTP date) into milliseconds from `now`; undefined when absent or malformed. */
-export function parseRetryAfterMs(header: string | undefined, now: Date): number | undefined {
-  if (header === undefined) return undefined;
-  const value = header.trim();
-  if (/^\d{1,10}$/.test(value)) return Number(value) * SECOND_MS;
-  if (value.length > 64) return undefined;
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now.getTime());
-}

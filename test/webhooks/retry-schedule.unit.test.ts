@@ -3,7 +3,6 @@ import {
   MAX_ATTEMPTS,
   MAX_RETRY_AFTER_MS,
   nextRetryDelayMs,
-  parseRetryAfterMs,
   RETRY_DELAYS_MS,
 } from '../../src/webhooks/retry-schedule.ts';
 
@@ -51,13 +50,5 @@ describe('retry schedule', () => {
     expect(at(1_000)).toBe(300_000);
     expect(at(3_600_000)).toBe(3_600_000);
     expect(at(30 * 24 * HOUR_MS)).toBe(MAX_RETRY_AFTER_MS);
-  });
-
-  it('reads Retry-After as seconds or as an HTTP date, and ignores anything else', () => {
-    const now = new Date('2026-11-01T10:00:00Z');
-    expect(parseRetryAfterMs('120', now)).toBe(120_000);
-    expect(parseRetryAfterMs('Sun, 01 Nov 2026 10:05:00 GMT', now)).toBe(300_000);
-    expect(parseRetryAfterMs('soon', now)).toBeUndefined();
-    expect(parseRetryAfterMs(undefined, now)).toBeUndefined();
   });
 });

@@ -11,6 +11,7 @@
 // Retry-After and the work waits for the first URL with budget, within maxWaitMs.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent } from 'undici';
+import { retryAfterMs } from '../../http/retry-after.ts';
 import { createNodeBudget, type NodeBudget } from './node-budget.ts';
 import { NodeAttemptFailure, TronNodeRequestError, TronNodeUnavailableError, type NodeFailure } from './node-errors.ts';
 
@@ -352,7 +353,7 @@ function rateLimitFailure(
   return new NodeAttemptFailure(
     'rate_limited',
     `HTTP ${statusCode}: ${cap(head)}`,
-    retryAfterMs(retryAfter) ?? suspensionMs(head),
+    cappedRetryAfterMs(retryAfter) ?? suspensionMs(head),
   );
 }
 
@@ -437,10 +438,9 @@ function transportFailure(error: unknown, timeoutMs: number): NodeAttemptFailure
   return new NodeAttemptFailure('connection_error', codes[0] ? `${codes[0]}: ${message}` : message);
 }
 
-function retryAfterMs(header: string | string[] | undefined): number | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined || !/^\d{1,6}$/.test(value.trim())) return undefined;
-  return Math.min(Number(value.trim()) * 1000, MAX_RETRY_AFTER_MS);
+function cappedRetryAfterMs(header: string | string[] | undefined): number | undefined {
+  const ms = retryAfterMs(header, new Date());
+  return ms === undefined ? undefined : Math.min(ms, MAX_RETRY_AFTER_MS);
 }
 
 /** retryDelayMs doubled per round, between half and all of it (jitter), capped. */

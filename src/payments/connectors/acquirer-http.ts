@@ -5,6 +5,7 @@
 // loop — doubling pauses with jitter, the same request each time, so an
 // idempotency key the request carries names one operation across attempts.
 import { setTimeout as pause } from 'node:timers/promises';
+import { retryAfterMs } from '../../http/retry-after.ts';
 
 /** An answer that says "ask again", with the pause the acquirer asked for, if any. */
 export class RetryableAnswer extends Error {
@@ -22,9 +23,9 @@ export function cappedPauseMs(ms: number | undefined, capMs: number): number | u
   return Math.min(ms, capMs);
 }
 
-/** `Retry-After` in seconds (the form acquirers send), as milliseconds up to `capMs`. */
+/** `Retry-After` as milliseconds up to `capMs`. */
 export function retryAfterHeaderMs(header: string | null, capMs: number): number | undefined {
-  return header ? cappedPauseMs(Number(header) * 1000, capMs) : undefined;
+  return cappedPauseMs(retryAfterMs(header, new Date()), capMs);
 }
 
 /** The body as a JSON object, or why it is not one (too large, not JSON, not an object). */
