@@ -15,7 +15,14 @@ import {
   TRIGGER_SMART_CONTRACT_TYPE_URL,
 } from '../tron/transaction.ts';
 import { readFields } from '../tron/transaction-fields.ts';
-import { isTrxTransfer, type ChainTransaction } from './chain-transaction.ts';
+import {
+  encodeStakeTransactionRaw,
+  STAKE_CONTRACT_TYPES,
+  stakeContractTypeUrl,
+  type ResourceCode,
+  type StakeContractType,
+} from '../tron/stake-contracts.ts';
+import { isStakeTransaction, isTrxTransfer, type ChainTransaction } from './chain-transaction.ts';
 
 export type BuiltTransaction =
   { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false; readonly problem: string };
@@ -30,7 +37,11 @@ export function broadcastTransactionJson(body: Record<string, unknown>): BuiltTr
     const contract = object(contracts[0], 'contract');
     const type = String(contract['type']);
     const encode = Object.hasOwn(RAW_ENCODERS, type) ? RAW_ENCODERS[type] : undefined;
-    if (!encode) return { ok: false, problem: 'only TriggerSmartContract and TransferContract are supported' };
+    if (!encode)
+      return {
+        ok: false,
+        problem: 'only TriggerSmartContract, TransferContract and Stake 2.0 contracts are supported',
+      };
     const parameter = object(contract['parameter'], 'parameter');
     if (parameter['type_url'] !== undefined && parameter['type_url'] !== encode.typeUrl)
       return { ok: false, problem: 'type_url' };
@@ -81,7 +92,11 @@ export function broadcastHexTransactionText(transaction: ChainTransaction): stri
     expiration: Number(raw.varint(8) ?? 0n),
     contract: [
       {
-        type: isTrxTransfer(transaction) ? 'TransferContract' : 'TriggerSmartContract',
+        type: isStakeTransaction(transaction)
+          ? transaction.raw.contract.type
+          : isTrxTransfer(transaction)
+            ? 'TransferContract'
+            : 'TriggerSmartContract',
         parameter: {
           type_url: new TextDecoder().decode(any.bytes(1) ?? new Uint8Array()),
           value: bytesToHex(any.bytes(2) ?? new Uint8Array()),
@@ -109,13 +124,12 @@ interface RawHeaderFields {
 type Fields = Record<string, unknown>;
 
 /** Each contract type the chain runs, re-encoded from its JSON `value` as the node's JsonFormat.merge reads it. */
-const RAW_ENCODERS: Record<
-  string,
-  {
-    readonly typeUrl: string;
-    raw(header: RawHeaderFields, rawData: Fields, value: Fields, visible: boolean): Uint8Array;
-  }
-> = {
+interface RawEncoder {
+  readonly typeUrl: string;
+  raw(header: RawHeaderFields, rawData: Fields, value: Fields, visible: boolean): Uint8Array;
+}
+
+const RAW_ENCODERS: Record<string, RawEncoder> = {
   TriggerSmartContract: {
     typeUrl: TRIGGER_SMART_CONTRACT_TYPE_URL,
     raw: (header, rawData, value, visible) =>
@@ -138,7 +152,66 @@ const RAW_ENCODERS: Record<
         amountSun: BigInt(integer(value['amount'], 'amount')),
       }),
   },
+  ...Object.fromEntries(
+    (Object.keys(STAKE_CONTRACT_TYPES) as StakeContractType[]).map((type) => [type, stakeEncoder(type)]),
+  ),
 };
+
+/** A Stake 2.0 contract's JSON value, read as JsonFormat.merge reads it (the zero resource BANDWIDTH may be left out). */
+function stakeEncoder(type: StakeContractType): RawEncoder {
+  return {
+    typeUrl: stakeContractTypeUrl(type),
+    raw: (header, _rawData, value, visible) => {
+      const owner = address(value['owner_address'], visible);
+      const amount = (name: string) => BigInt(optionalInteger(value[name], name));
+      const resource = resourceOf(value['resource']);
+      switch (type) {
+        case 'FreezeBalanceV2Contract':
+          return encodeStakeTransactionRaw({
+            ...header,
+            contract: { type, ownerAddress: owner, frozenBalanceSun: amount('frozen_balance'), resource },
+          });
+        case 'UnfreezeBalanceV2Contract':
+          return encodeStakeTransactionRaw({
+            ...header,
+            contract: { type, ownerAddress: owner, unfreezeBalanceSun: amount('unfreeze_balance'), resource },
+          });
+        case 'WithdrawExpireUnfreezeContract':
+          return encodeStakeTransactionRaw({ ...header, contract: { type, ownerAddress: owner } });
+        case 'DelegateResourceContract':
+          return encodeStakeTransactionRaw({
+            ...header,
+            contract: {
+              type,
+              ownerAddress: owner,
+              resource,
+              balanceSun: amount('balance'),
+              receiverAddress: address(value['receiver_address'], visible),
+              lock: value['lock'] === true,
+              lockPeriodBlocks: amount('lock_period'),
+            },
+          });
+        case 'UnDelegateResourceContract':
+          return encodeStakeTransactionRaw({
+            ...header,
+            contract: {
+              type,
+              ownerAddress: owner,
+              resource,
+              balanceSun: amount('balance'),
+              receiverAddress: address(value['receiver_address'], visible),
+            },
+          });
+      }
+    },
+  };
+}
+
+function resourceOf(value: unknown): ResourceCode {
+  if (value === undefined || value === 'BANDWIDTH' || value === 0) return 'BANDWIDTH';
+  if (value === 'ENERGY' || value === 1) return 'ENERGY';
+  throw new Error('resource must be BANDWIDTH or ENERGY');
+}
 
 function optionalInteger(value: unknown, name: string): number {
   return value === undefined ? 0 : integer(value, name);

@@ -67,6 +67,18 @@ export interface ChainParameters {
   readonly retainedBlockBodies: number;
   /** Blocks whose headers are kept, at least the TaPoS window and the retained bodies; older ones are forgotten. */
   readonly retainedBlockHeaders: number;
+  /** Energy the whole network regains per day (getTotalEnergyLimit / TotalEnergyCurrentLimit; adaptive energy is off on mainnet). */
+  readonly totalEnergyLimit: bigint;
+  /** TotalEnergyWeight at genesis: whole TRX the rest of the network has staked for energy (mainnet's order of magnitude). */
+  readonly genesisTotalEnergyWeightTrx: bigint;
+  /** Bandwidth the whole network regains per day (getTotalNetLimit). */
+  readonly totalBandwidthLimit: bigint;
+  /** TotalNetWeight at genesis: whole TRX the rest of the network has staked for bandwidth. */
+  readonly genesisTotalBandwidthWeightTrx: bigint;
+  /** Days an unfreezing waits before it can be withdrawn (getUnfreezeDelayDays). */
+  readonly unfreezeDelayDays: number;
+  /** The longest delegation lock, in blocks (getMaxDelegateLockPeriod). */
+  readonly maxDelegateLockPeriodBlocks: bigint;
 }
 
 const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
@@ -96,6 +108,13 @@ const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
   // Three days of blocks at 3 s; far beyond any executor's expiry check or watcher catch-up we expect.
   retainedBlockBodies: 86_400,
   retainedBlockHeaders: 65_536,
+  totalEnergyLimit: 180_000_000_000n,
+  genesisTotalEnergyWeightTrx: 19_000_000_000n,
+  totalBandwidthLimit: 43_200_000_000n,
+  genesisTotalBandwidthWeightTrx: 26_000_000_000n,
+  unfreezeDelayDays: 14,
+  // Mainnet's committee value (proposal of 2023): 30 days of blocks.
+  maxDelegateLockPeriodBlocks: 864_000n,
 };
 
 export const DAY_MS = 24 * 60 * 60 * 1_000;
@@ -118,6 +137,12 @@ export function chainParameters(overrides: Partial<ChainParameters> = {}): Chain
   checkEnergyFactor(parameters.usdtEnergyFactor);
   if (parameters.energyPriceSun <= 0n || parameters.bandwidthPriceSun <= 0n)
     throw new RangeError('prices must be positive');
+  if (parameters.totalEnergyLimit <= 0n || parameters.genesisTotalEnergyWeightTrx <= 0n)
+    throw new RangeError('the network energy limit and weight must be positive');
+  if (parameters.totalBandwidthLimit <= 0n || parameters.genesisTotalBandwidthWeightTrx <= 0n)
+    throw new RangeError('the network bandwidth limit and weight must be positive');
+  if (!Number.isSafeInteger(parameters.unfreezeDelayDays) || parameters.unfreezeDelayDays < 0)
+    throw new RangeError('unfreezeDelayDays must be a whole number ≥ 0');
   if (!Number.isInteger(parameters.usdtDecimals) || parameters.usdtDecimals < 0 || parameters.usdtDecimals > 255)
     throw new RangeError('usdtDecimals is a uint8 (0..255)');
   return { ...parameters, retainedBlockHeaders };

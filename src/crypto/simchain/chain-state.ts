@@ -9,7 +9,9 @@
 // transaction declared as that owner's, so one shop's fault never hits another's
 // transfer to the same address (docs/crypto.md "Sandboxes kept apart").
 import type { TronAddress } from '../tron/address.ts';
+import type { ResourceCode } from '../tron/stake-contracts.ts';
 import { DAY_MS } from './chain-parameters.ts';
+import type { ResourceUsage } from './resource-usage.ts';
 
 export interface AccountState {
   readonly createTimeMs: number;
@@ -17,6 +19,52 @@ export interface AccountState {
   /** Free bandwidth used, as of `freeBandwidthTimeMs`; it recovers linearly over 24 h. */
   freeBandwidthUsed: number;
   freeBandwidthTimeMs: number;
+  /** Stake 2.0 fields (absent: nothing staked, delegated or used; and in files saved before staking existed). Replaced, never mutated. */
+  stake?: StakeState;
+}
+
+/** An account's Stake 2.0 fields (Account.frozenV2, unfrozenV2, the delegated balances, account_resource's energy use). */
+export interface StakeState {
+  /** frozenV2 amounts: staked by the account and not delegated away. */
+  readonly frozenSun: Readonly<Record<ResourceCode, bigint>>;
+  /** delegated_frozenV2_balance_for_*: staked by the account, delegated to others. */
+  readonly delegatedSun: Readonly<Record<ResourceCode, bigint>>;
+  /** acquired_delegated_frozenV2_balance_for_*: staked by others, delegated to this account. */
+  readonly acquiredSun: Readonly<Record<ResourceCode, bigint>>;
+  /** Unfreezings waiting out (or past) their delay, oldest first (unfrozenV2). */
+  readonly unfrozen: readonly UnfreezingBalance[];
+  /** Energy use and its recovery window (resource-usage.ts). */
+  readonly energy: ResourceUsage;
+}
+
+export interface UnfreezingBalance {
+  readonly resource: ResourceCode;
+  readonly amountSun: bigint;
+  /** Block time (ms) from which withdrawexpireunfreeze may take it back. */
+  readonly expireTimeMs: number;
+}
+
+/**
+ * A DelegatedResource record of java-tron's DelegatedResourceStore (createDbKeyV2):
+ * one per owner → receiver for unlocked delegations, one for locked ones.
+ */
+export interface DelegationRecord {
+  readonly from: TronAddress;
+  readonly to: TronAddress;
+  readonly lock: boolean;
+  readonly balanceSun: Readonly<Record<ResourceCode, bigint>>;
+  /** Lock expiry (ms) per resource; 0 when not locked. */
+  readonly expireTimeMs: Readonly<Record<ResourceCode, number>>;
+}
+
+/** The key of a delegation record (java-tron's createDbKeyV2 keeps the lock in the key). */
+export function delegationKey(from: TronAddress, to: TronAddress, lock: boolean): string {
+  return `${from}\u0000${to}\u0000${lock ? 'lock' : 'unlock'}`;
+}
+
+/** The key of a delegation index entry (DelegatedResourceAccountIndexStore V2: from → to, with the time). */
+export function delegationIndexKey(from: TronAddress, to: TronAddress): string {
+  return `${from}\u0000${to}`;
 }
 
 export type JournalEntry =
@@ -29,7 +77,18 @@ export type JournalEntry =
       readonly outcome: NextTransferOutcome;
       readonly owner?: string;
     }
-  | { readonly kind: 'account'; readonly address: TronAddress };
+  | { readonly kind: 'account'; readonly address: TronAddress }
+  | { readonly kind: 'stake'; readonly address: TronAddress; readonly before: StakeState | undefined }
+  | { readonly kind: 'delegation'; readonly key: string; readonly before: DelegationRecord | undefined }
+  | { readonly kind: 'delegationIndex'; readonly key: string; readonly before: DelegationIndexEntry | undefined }
+  | { readonly kind: 'weights'; readonly energyTrx: bigint; readonly bandwidthTrx: bigint };
+
+export interface DelegationIndexEntry {
+  readonly from: TronAddress;
+  readonly to: TronAddress;
+  /** When the last delegation between the two was made (ms). */
+  readonly timestampMs: number;
+}
 
 /**
  * What the next USDT transfer to an address does, once: `revert` and
@@ -63,6 +122,13 @@ export class ChainState {
   readonly nextTransferOutcomes = new Map<TronAddress, NextTransferOutcome>();
   /** Armed one-shot outcomes for one owner's transfers only, by ownedOutcomeKey(owner, recipient). */
   readonly ownedTransferOutcomes = new Map<string, NextTransferOutcome>();
+  /** TotalEnergyWeight / TotalNetWeight: whole TRX staked for each on the whole network (the genesis figure stands for everyone else). */
+  totalEnergyWeightTrx = 0n;
+  totalBandwidthWeightTrx = 0n;
+  /** Delegation records by delegationKey. */
+  readonly delegations = new Map<string, DelegationRecord>();
+  /** Who delegated to whom, by delegationIndexKey. */
+  readonly delegationIndex = new Map<string, DelegationIndexEntry>();
   /** Who a transaction belongs to (declared by whoever broadcast it), by txID; bounded by declareOwner. */
   readonly transactionOwners = new Map<string, string>();
 
@@ -152,6 +218,33 @@ export class ChainState {
     return outcome as K;
   }
 
+  /** Replaces an account's Stake 2.0 fields, journaled. */
+  setStake(address: TronAddress, stake: StakeState, journal: JournalEntry[]): void {
+    const account = this.accounts.get(address);
+    if (!account) throw new Error(`account ${address} does not exist`);
+    journal.push({ kind: 'stake', address, before: account.stake });
+    account.stake = stake;
+  }
+
+  setDelegation(key: string, record: DelegationRecord | undefined, journal: JournalEntry[]): void {
+    journal.push({ kind: 'delegation', key, before: this.delegations.get(key) });
+    if (record) this.delegations.set(key, record);
+    else this.delegations.delete(key);
+  }
+
+  setDelegationIndex(key: string, entry: DelegationIndexEntry | undefined, journal: JournalEntry[]): void {
+    journal.push({ kind: 'delegationIndex', key, before: this.delegationIndex.get(key) });
+    if (entry) this.delegationIndex.set(key, entry);
+    else this.delegationIndex.delete(key);
+  }
+
+  addWeights(energyTrx: bigint, bandwidthTrx: bigint, journal: JournalEntry[]): void {
+    if (energyTrx === 0n && bandwidthTrx === 0n) return;
+    this.totalEnergyWeightTrx += energyTrx;
+    this.totalBandwidthWeightTrx += bandwidthTrx;
+    journal.push({ kind: 'weights', energyTrx, bandwidthTrx });
+  }
+
   /** Undoes one block's journal, newest change first. */
   undo(journal: readonly JournalEntry[]): void {
     for (let index = journal.length - 1; index >= 0; index -= 1) {
@@ -165,6 +258,18 @@ export class ChainState {
       // Its TRX deltas were undone first (newest first); faucet TRX given since keeps it alive.
       else if (entry.kind === 'account') {
         if (this.accounts.get(entry.address)?.balanceSun === 0n) this.accounts.delete(entry.address);
+      } else if (entry.kind === 'stake') {
+        const account = this.accounts.get(entry.address);
+        if (account) account.stake = entry.before;
+      } else if (entry.kind === 'delegation') {
+        if (entry.before) this.delegations.set(entry.key, entry.before);
+        else this.delegations.delete(entry.key);
+      } else if (entry.kind === 'delegationIndex') {
+        if (entry.before) this.delegationIndex.set(entry.key, entry.before);
+        else this.delegationIndex.delete(entry.key);
+      } else if (entry.kind === 'weights') {
+        this.totalEnergyWeightTrx -= entry.energyTrx;
+        this.totalBandwidthWeightTrx -= entry.bandwidthTrx;
       } else {
         const account = this.accounts.get(entry.address);
         if (account) {

@@ -1,6 +1,7 @@
-// The two kinds of transaction the simulated chain takes: a TriggerSmartContract
-// call (USDT transfers; decoded by tron/transaction.ts) and a TransferContract
-// (plain TRX, the sending side's gas top-ups). The TransferContract reader is
+// The kinds of transaction the simulated chain takes: a TriggerSmartContract
+// call (USDT transfers; decoded by tron/transaction.ts), a TransferContract
+// (plain TRX, the sending side's gas top-ups) and the Stake 2.0 contracts
+// (tron/stake-contracts.ts). The TransferContract reader is
 // as strict as the other: one contract, only the fields java-tron's protobuf
 // writes for it, each once; anything else is a problem, never an exception.
 import { BinaryReader } from '@bufbuild/protobuf/wire';
@@ -18,6 +19,11 @@ import {
   type TransferContractRaw,
 } from '../tron/transaction.ts';
 import { problemOf, readContractParameter, readFields, readRefBlock } from '../tron/transaction-fields.ts';
+import {
+  decodeSignedStakeTransaction,
+  stakeTransactionJson,
+  type SignedStakeTransaction,
+} from '../tron/stake-contracts.ts';
 
 /** A signed TRX transfer (TransferContract). */
 export interface SignedTrxTransfer {
@@ -28,10 +34,24 @@ export interface SignedTrxTransfer {
   readonly signatures: readonly Uint8Array[];
 }
 
-export type ChainTransaction = SignedTransaction | SignedTrxTransfer;
+export type ChainTransaction = SignedTransaction | SignedTrxTransfer | SignedStakeTransaction;
 
 export function isTrxTransfer(transaction: ChainTransaction): transaction is SignedTrxTransfer {
   return 'kind' in transaction && transaction.kind === 'trx';
+}
+
+export function isStakeTransaction(transaction: ChainTransaction): transaction is SignedStakeTransaction {
+  return 'kind' in transaction && transaction.kind === 'stake';
+}
+
+/** Who signs and pays for the transaction. */
+export function ownerOf(transaction: ChainTransaction): TronAddress {
+  return isStakeTransaction(transaction) ? transaction.raw.contract.ownerAddress : transaction.raw.ownerAddress;
+}
+
+/** A smart-contract call (the USDT contract); anything else is a system contract that runs no code. */
+export function isContractCall(transaction: ChainTransaction): transaction is SignedTransaction {
+  return !('kind' in transaction);
 }
 
 export type DecodedChainTransaction =
@@ -40,7 +60,14 @@ export type DecodedChainTransaction =
 /** A whole signed `Transaction` of either kind. */
 export function decodeChainTransaction(bytes: Uint8Array): DecodedChainTransaction {
   const call = decodeSignedTransaction(bytes);
-  if (call.ok || !/contract type 1 is not/.test(call.problem)) return call;
+  if (call.ok) return call;
+  const type = /^contract type (\d+) is not/.exec(call.problem)?.[1];
+  if (type !== undefined && type !== '1') {
+    const stake = decodeSignedStakeTransaction(bytes);
+    // A type that is neither a call, a TRX transfer nor a Stake 2.0 contract keeps the first reader's problem.
+    return stake.ok || !/is not a Stake 2.0 contract/.test(stake.problem) ? stake : call;
+  }
+  if (type === undefined) return call;
   // The raw data holds a TransferContract: read the envelope again, then the contract.
   let rawBytes: Uint8Array | undefined;
   const signatures: Uint8Array[] = [];
@@ -103,6 +130,7 @@ function decodeTransferContractRaw(
 
 /** The node's JSON of a transaction of either kind (`visible: false`); an unsigned one has no `signature` (an empty repeated field is not printed). */
 export function chainTransactionJson(transaction: ChainTransaction): Record<string, unknown> {
+  if (isStakeTransaction(transaction)) return stakeTransactionJson(transaction);
   if (!isTrxTransfer(transaction)) {
     const { signatures, ...unsigned } = transaction;
     return transactionJson(signatures.length > 0 ? transaction : unsigned);

@@ -22,13 +22,13 @@ import {
 } from '../tron/trc20-usdt.ts';
 import { broadcastRoutes } from './broadcast-routes.ts';
 import type { NodeFaults, RateLimitSettings } from './node-faults.ts';
-import type { ChainParameters } from './chain-parameters.ts';
 import { callData, createTransferTransaction, triggerSmartContractTransaction } from './transaction-builder.ts';
 import { usdtSmartContractJson } from './usdt-contract-json.ts';
+import { accountNetJson, accountResourceJson, accountStakeJson } from './stake-json.ts';
+import { stakeRoutes } from './stake-routes.ts';
+import { NO_STAKE } from './stake-execution.ts';
 import {
   accountJson,
-  accountNetJson,
-  accountResourceJson,
   nodeInfoJson,
   blockJson,
   blockTransactionJson,
@@ -151,21 +151,34 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
       const state = address ? chain.state.account(address) : undefined;
       if (!address || !state) return {};
       const bandwidthUsed = chain.state.freeBandwidthUsed(state, chain.nowMs);
-      if (!solid) return accountJson(address, state, bandwidthUsed);
+      const stake = accountStakeJson(chain.parameters, state.stake ?? NO_STAKE, chain.head.timestampMs);
+      if (!solid) return accountJson(address, state, bandwidthUsed, stake);
       const above = changesAboveSolidified(chain, address);
       // An account the unsolidified blocks created does not exist yet at the solidified block.
       if (above.created) return {};
-      return accountJson(address, { ...state, balanceSun: state.balanceSun - above.trxSun }, bandwidthUsed);
+      return accountJson(address, { ...state, balanceSun: state.balanceSun - above.trxSun }, bandwidthUsed, stake);
     };
   // Wallet.getAccountResource / getAccountNet: null (printed `{}`) for an account that does not exist.
-  const resources =
-    (print: (parameters: ChainParameters, freeBandwidthUsed: number) => Record<string, unknown>): Route =>
-    (body) => {
-      const address = addressOf(body['address']);
-      const state = address ? chain.state.account(address) : undefined;
-      if (!address || !state) return {};
-      return print(chain.parameters, chain.state.freeBandwidthUsed(state, chain.nowMs));
-    };
+  const accountResource: Route = (body) => {
+    const address = addressOf(body['address']);
+    const state = address ? chain.state.account(address) : undefined;
+    if (!address || !state) return {};
+    const bandwidthUsed = chain.state.freeBandwidthUsed(state, chain.nowMs);
+    return accountResourceJson(
+      chain.parameters,
+      chain.state,
+      state.stake ?? NO_STAKE,
+      bandwidthUsed,
+      chain.head.timestampMs,
+    );
+  };
+  const accountNet: Route = (body) => {
+    const address = addressOf(body['address']);
+    const state = address ? chain.state.account(address) : undefined;
+    if (!address || !state) return {};
+    const bandwidthUsed = chain.state.freeBandwidthUsed(state, chain.nowMs);
+    return accountNetJson(chain.parameters, chain.state, state.stake ?? NO_STAKE, bandwidthUsed);
+  };
 
   const constantCall =
     (estimate: boolean, solid = false): Route =>
@@ -256,8 +269,9 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     '/wallet/getaccount': account(false),
     '/walletsolidity/getaccount': account(true),
     // java-tron serves these two on /wallet/ only (HttpApiOnSolidityService has neither).
-    '/wallet/getaccountresource': resources(accountResourceJson),
-    '/wallet/getaccountnet': resources(accountNetJson),
+    '/wallet/getaccountresource': accountResource,
+    '/wallet/getaccountnet': accountNet,
+    ...stakeRoutes(chain),
     '/wallet/getnodeinfo': nodeInfo,
     '/walletsolidity/getnodeinfo': nodeInfo,
     ...broadcastRoutes(chain, faults),

@@ -5,7 +5,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { tronAddressToHex, type TronAddress } from '../tron/address.ts';
-import { chainTransactionJson, isTrxTransfer } from './chain-transaction.ts';
+import { chainTransactionJson, isContractCall } from './chain-transaction.ts';
 import type { ChainParameters } from './chain-parameters.ts';
 import type { AccountState } from './chain-state.ts';
 import type { IncludedTransaction, SimulatedBlock } from './simulated-chain.ts';
@@ -13,9 +13,6 @@ import { usdtDeployerHex } from './usdt-contract-json.ts';
 import { logAddressHex } from './usdt-execution.ts';
 
 const BLOCK_VERSION = 34;
-/** Network bandwidth totals in mainnet's order of magnitude (getaccountresource, getaccountnet). */
-const TOTAL_NET_LIMIT = 43_200_000_000;
-const TOTAL_NET_WEIGHT = 26_000_000_000;
 const EMPTY_TRIE_ROOT = '0'.repeat(64);
 
 /** An int64 field: a number when a double holds it exactly (the plain, fast JSON.stringify), else the bigint. */
@@ -58,7 +55,13 @@ export function blockJson(
  */
 export function blockTransactionJson(included: IncludedTransaction): Record<string, unknown> {
   const { visible: _visible, ...printed } = chainTransactionJson(included.transaction);
-  return { ret: [{ contractRet: included.receipt.result }], ...printed };
+  // Transaction.Result: withdraw_expire_amount (27) follows contractRet (3).
+  const withdrawn = included.receipt.withdrawExpireAmountSun ?? 0n;
+  const ret = {
+    contractRet: included.receipt.result,
+    ...(withdrawn > 0n ? { withdraw_expire_amount: int64Json(withdrawn) } : {}),
+  };
+  return { ret: [ret], ...printed };
 }
 
 /** A TransactionInfo (gettransactioninfobyid, and each element of gettransactioninfobyblocknum). */
@@ -69,13 +72,14 @@ export function transactionInfoJson(
 ): Record<string, unknown> {
   const { receipt, transaction } = included;
   const receiptJson: Record<string, unknown> = {};
+  if ((receipt.energyUsage ?? 0) > 0) receiptJson['energy_usage'] = receipt.energyUsage;
   if (receipt.energyFeeSun > 0n) receiptJson['energy_fee'] = int64Json(receipt.energyFeeSun);
   if (receipt.energyUsageTotal > 0) receiptJson['energy_usage_total'] = receipt.energyUsageTotal;
   if (receipt.netUsage > 0) receiptJson['net_usage'] = receipt.netUsage;
   if (receipt.netFeeSun > 0n) receiptJson['net_fee'] = int64Json(receipt.netFeeSun);
-  // A TRX transfer runs no contract: its receipt has no result, the info no contract address.
-  const trx = isTrxTransfer(transaction);
-  if (!trx) receiptJson['result'] = receipt.result;
+  // A system contract (TRX transfer, Stake 2.0) runs no code: its receipt has no result, the info no contract address.
+  const call = isContractCall(transaction);
+  if (call) receiptJson['result'] = receipt.result;
   // ResourceReceipt field 8, after result (protobuf field order).
   if ((receipt.energyPenaltyTotal ?? 0) > 0) receiptJson['energy_penalty_total'] = receipt.energyPenaltyTotal;
   const info: Record<string, unknown> = { id: transaction.txId };
@@ -83,7 +87,7 @@ export function transactionInfoJson(
   info['blockNumber'] = block.number;
   info['blockTimeStamp'] = block.timestampMs;
   info['contractResult'] = [receipt.contractResult];
-  if (!trx) info['contract_address'] = tronAddressToHex(transaction.raw.contractAddress);
+  if (call) info['contract_address'] = tronAddressToHex(transaction.raw.contractAddress);
   info['receipt'] = receiptJson;
   if (receipt.logs.length > 0) {
     info['log'] = receipt.logs.map((log) => ({
@@ -96,6 +100,9 @@ export function transactionInfoJson(
     info['result'] = 'FAILED';
     if (receipt.resMessage) info['resMessage'] = bytesToHex(utf8ToBytes(receipt.resMessage));
   }
+  // TransactionInfo field 28, after every field printed above.
+  if ((receipt.withdrawExpireAmountSun ?? 0n) > 0n)
+    info['withdraw_expire_amount'] = int64Json(receipt.withdrawExpireAmountSun!);
   return info;
 }
 
@@ -103,6 +110,7 @@ export function accountJson(
   address: TronAddress,
   account: AccountState,
   freeBandwidthUsed: number,
+  stake: { readonly accountResource: Record<string, unknown>; readonly tail: Record<string, unknown> },
 ): Record<string, unknown> {
   const json: Record<string, unknown> = { address: tronAddressToHex(address) };
   if (account.balanceSun > 0n) json['balance'] = int64Json(account.balanceSun);
@@ -111,8 +119,10 @@ export function accountJson(
     json['free_net_usage'] = freeBandwidthUsed;
     json['latest_consume_free_time'] = account.freeBandwidthTimeMs;
   }
-  json['net_window_size'] = 28_800;
-  json['account_resource'] = { energy_window_size: 28_800 };
+  // BandwidthProcessor.updateUsage leaves the optimized window (×1,000) on every account it reads.
+  json['net_window_size'] = 28_800_000;
+  json['net_window_optimized'] = true;
+  json['account_resource'] = stake.accountResource;
   json['owner_permission'] = {
     permission_name: 'owner',
     threshold: 1,
@@ -128,32 +138,7 @@ export function accountJson(
       keys: [{ address: tronAddressToHex(address), weight: 1 }],
     },
   ];
-  return json;
-}
-
-/** getaccountresource: zero fields left out; network totals in mainnet's order of magnitude. */
-export function accountResourceJson(parameters: ChainParameters, freeBandwidthUsed: number): Record<string, unknown> {
-  const json: Record<string, unknown> = {};
-  if (freeBandwidthUsed > 0) json['freeNetUsed'] = freeBandwidthUsed;
-  json['freeNetLimit'] = parameters.freeBandwidthPerDay;
-  json['TotalNetLimit'] = TOTAL_NET_LIMIT;
-  json['TotalNetWeight'] = TOTAL_NET_WEIGHT;
-  json['TotalEnergyLimit'] = 180_000_000_000;
-  json['TotalEnergyWeight'] = 19_000_000_000;
-  return json;
-}
-
-/**
- * getaccountnet (AccountNetMessage, zero fields left out): the free allowance and
- * its use; NetLimit and NetUsed stay 0 (no TRX is staked for bandwidth here).
- */
-export function accountNetJson(parameters: ChainParameters, freeBandwidthUsed: number): Record<string, unknown> {
-  const json: Record<string, unknown> = {};
-  if (freeBandwidthUsed > 0) json['freeNetUsed'] = freeBandwidthUsed;
-  json['freeNetLimit'] = parameters.freeBandwidthPerDay;
-  json['TotalNetLimit'] = TOTAL_NET_LIMIT;
-  json['TotalNetWeight'] = TOTAL_NET_WEIGHT;
-  return json;
+  return { ...json, ...stake.tail };
 }
 
 /** The java-tron release whose answers the simulator copies (tronweb reads configNodeInfo.codeVersion). */
@@ -215,9 +200,12 @@ export function chainParametersJson(parameters: ChainParameters): Record<string,
     { key: 'getAllowCreationOfContracts', value: 1 },
     { key: 'getEnergyFee', value: parameters.energyPriceSun },
     { key: 'getFreeNetLimit', value: parameters.freeBandwidthPerDay },
-    { key: 'getTotalEnergyLimit', value: 180_000_000_000 },
+    { key: 'getTotalEnergyLimit', value: parameters.totalEnergyLimit },
     { key: 'getMaxFeeLimit', value: parameters.maxFeeLimitSun },
     { key: 'getAllowTvmConstantinople', value: 1 },
+    { key: 'getAllowDelegateResource', value: 1 },
+    { key: 'getUnfreezeDelayDays', value: parameters.unfreezeDelayDays },
+    { key: 'getMaxDelegateLockPeriod', value: parameters.maxDelegateLockPeriodBlocks },
   ];
   return { chainParameter };
 }

@@ -13,11 +13,14 @@ import type { TronAddress } from '../tron/address.ts';
 import { recoverSignerAddress, signTriggerSmartContract } from '../tron/signing.ts';
 import { encodeSignedTransaction, referenceBlockFields, type SignedTransaction } from '../tron/transaction.ts';
 import { decodeTransferCalldata, transferCalldata } from '../tron/trc20-usdt.ts';
+import { signStakeTransaction, type SignedStakeTransaction, type StakeContract } from '../tron/stake-contracts.ts';
 import { chainParameters, checkEnergyFactor, type ChainParameters } from './chain-parameters.ts';
 import {
   ChainState,
   ownedOutcomeKey,
   type AccountState,
+  type DelegationIndexEntry,
+  type DelegationRecord,
   type JournalEntry,
   type NextTransferOutcome,
 } from './chain-state.ts';
@@ -32,7 +35,15 @@ import {
   type IntakeView,
 } from './transaction-intake.ts';
 import { executeInBlock, executeTrxTransferInBlock, type Receipt } from './usdt-execution.ts';
-import { decodeChainTransaction, isTrxTransfer, type ChainTransaction } from './chain-transaction.ts';
+import { executeStakeInBlock } from './stake-intake.ts';
+import {
+  decodeChainTransaction,
+  isContractCall,
+  isStakeTransaction,
+  isTrxTransfer,
+  ownerOf,
+  type ChainTransaction,
+} from './chain-transaction.ts';
 
 export interface IncludedTransaction extends IncomingTransaction {
   readonly receipt: Receipt;
@@ -90,6 +101,13 @@ export interface ChainSnapshot {
   /** Ids of the pruned blocks just below `blocks` (absent before pruning existed). */
   readonly prunedBlockIds?: { readonly first: number; readonly ids: readonly string[] };
   readonly recent: readonly (readonly [string, number])[];
+  /** Stake 2.0 network state (absent in files saved before staking existed: the genesis weights, no delegations). */
+  readonly staking?: {
+    readonly totalEnergyWeightTrx: bigint;
+    readonly totalBandwidthWeightTrx: bigint;
+    readonly delegations: readonly (readonly [string, DelegationRecord])[];
+    readonly delegationIndex: readonly (readonly [string, DelegationIndexEntry])[];
+  };
 }
 
 export interface SendUsdtOptions {
@@ -155,6 +173,8 @@ export class SimulatedChain {
     this.payers = payerKeys(this.seed, this.parameters.payerCount);
     this.#prunedIds = new PrunedBlockIds(this.parameters.retainedBlockHeaders);
     this.state.usdtEnergyFactor = this.parameters.usdtEnergyFactor;
+    this.state.totalEnergyWeightTrx = this.parameters.genesisTotalEnergyWeightTrx;
+    this.state.totalBandwidthWeightTrx = this.parameters.genesisTotalBandwidthWeightTrx;
     if (options.restore) {
       this.#restore(options.restore);
       return;
@@ -277,9 +297,13 @@ export class SimulatedChain {
         continue;
       }
       const { transaction } = pending;
+      // Contracts see the parent's time as "now" (Manager.processBlock updates it after the block's transactions).
+      const context = { blockTimeMs: timestampMs, nowMs: parent.timestampMs };
       const receipt = isTrxTransfer(transaction)
         ? executeTrxTransferInBlock(this.state, this.parameters, transaction, pending.sizeBytes, timestampMs, journal)
-        : executeInBlock(this.state, this.parameters, transaction, pending.sizeBytes, timestampMs, journal);
+        : isStakeTransaction(transaction)
+          ? executeStakeInBlock(this.state, this.parameters, transaction, pending.sizeBytes, context, journal)
+          : executeInBlock(this.state, this.parameters, transaction, pending.sizeBytes, context, journal);
       if (receipt) included.push({ ...pending, receipt });
     }
     this.#pool = waiting;
@@ -352,9 +376,9 @@ export class SimulatedChain {
     if (refusal) return { result: false, txId, ...refusal };
     this.#recent.set(txId, incoming.transaction.raw.expirationMs);
     // One-shot outcomes are armed for USDT transfers (a TRX top-up is never affected).
-    const call = isTrxTransfer(incoming.transaction)
-      ? undefined
-      : decodeTransferCalldata(incoming.transaction.raw.data);
+    const call = isContractCall(incoming.transaction)
+      ? decodeTransferCalldata(incoming.transaction.raw.data)
+      : undefined;
     const armedLoss =
       call?.ok === true &&
       this.state.takeNextTransferOutcome(call.to, ['never_included'], undefined, txId) !== undefined;
@@ -427,6 +451,27 @@ export class SimulatedChain {
       payer.privateKey,
     );
     if (owner !== undefined) this.declareOwner(signed.txId, owner);
+    return { ...this.broadcastHex(bytesToHex(signed.bytes)), transaction: signed };
+  }
+
+  /**
+   * Builds, signs (with `key`, the contract owner's) and broadcasts a Stake 2.0
+   * transaction through the node's intake, referencing the solidified block as java-tron's builder does.
+   */
+  sendStake(
+    contract: StakeContract,
+    key: Uint8Array,
+  ): BroadcastOutcome & { readonly transaction: SignedStakeTransaction & { readonly bytes: Uint8Array } } {
+    const reference = this.solidBlock;
+    const signed = signStakeTransaction(
+      {
+        ...referenceBlockFields(reference.number, reference.id),
+        expirationMs: this.head.timestampMs + DEFAULT_EXPIRATION_MS,
+        timestampMs: this.#nowMs,
+        contract,
+      },
+      key,
+    );
     return { ...this.broadcastHex(bytesToHex(signed.bytes)), transaction: signed };
   }
 
@@ -507,9 +552,12 @@ export class SimulatedChain {
   #pendingSpendSun(address: TronAddress): bigint {
     let sun = 0n;
     for (const { transaction, sizeBytes } of this.#pool) {
-      if (transaction.raw.ownerAddress !== address) continue;
+      if (ownerOf(transaction) !== address) continue;
       sun += BigInt(sizeBytes) * this.parameters.bandwidthPriceSun + this.parameters.createNewAccountFeeSun;
-      sun += isTrxTransfer(transaction) ? transaction.raw.amountSun : transaction.raw.feeLimitSun;
+      if (isTrxTransfer(transaction)) sun += transaction.raw.amountSun;
+      else if (isContractCall(transaction)) sun += transaction.raw.feeLimitSun;
+      else if (transaction.raw.contract.type === 'FreezeBalanceV2Contract')
+        sun += transaction.raw.contract.frozenBalanceSun;
     }
     return sun;
   }
@@ -528,13 +576,13 @@ export class SimulatedChain {
     const owner = this.state.transactionOwners.get(transaction.txId);
     let to: TronAddress | undefined;
     if (isTrxTransfer(transaction)) to = transaction.raw.toAddress;
-    else {
+    else if (isContractCall(transaction)) {
       const call = decodeTransferCalldata(transaction.raw.data);
       if (call.ok) to = call.to;
-    }
+    } else if ('receiverAddress' in transaction.raw.contract) to = transaction.raw.contract.receiverAddress;
     return {
       txId: transaction.txId,
-      from: transaction.raw.ownerAddress,
+      from: ownerOf(transaction),
       ...(to === undefined ? {} : { to }),
       ...(owner === undefined ? {} : { owner }),
     };
@@ -624,6 +672,12 @@ export class SimulatedChain {
       pool: this.#pool.map((pending) => signedHex(pending.transaction)),
       prunedBlockIds: this.#prunedIds.entries(),
       recent: [...this.#recent],
+      staking: {
+        totalEnergyWeightTrx: this.state.totalEnergyWeightTrx,
+        totalBandwidthWeightTrx: this.state.totalBandwidthWeightTrx,
+        delegations: [...this.state.delegations],
+        delegationIndex: [...this.state.delegationIndex],
+      },
     };
   }
 
@@ -650,6 +704,12 @@ export class SimulatedChain {
     const pruned = snapshot.prunedBlockIds;
     if (pruned) pruned.ids.forEach((id, index) => this.#prunedIds.push(pruned.first + index, id));
     for (const [txId, expirationMs] of snapshot.recent) this.#recent.set(txId, expirationMs);
+    if (snapshot.staking) {
+      this.state.totalEnergyWeightTrx = snapshot.staking.totalEnergyWeightTrx;
+      this.state.totalBandwidthWeightTrx = snapshot.staking.totalBandwidthWeightTrx;
+      for (const [key, record] of snapshot.staking.delegations) this.state.delegations.set(key, record);
+      for (const [key, entry] of snapshot.staking.delegationIndex) this.state.delegationIndex.set(key, entry);
+    }
   }
 
   #decodeSaved(hex: string): IncomingTransaction {

@@ -20,11 +20,11 @@ import type { SimulatedChain } from './simulated-chain.ts';
 
 /** java-tron Constant.TRANSACTION_DEFAULT_EXPIRATION_TIME. */
 const DEFAULT_EXPIRATION_MS = 60_000;
-const VALIDATE_ERROR_CLASS = 'class org.tron.core.exception.ContractValidateException';
+export const VALIDATE_ERROR_CLASS = 'class org.tron.core.exception.ContractValidateException';
 const INVALID_PARAMETER_CLASS = 'class java.security.InvalidParameterException';
 
 /** TaPoS, expiration and timestamp of a transaction this node builds now. */
-function header(chain: SimulatedChain) {
+export function header(chain: SimulatedChain) {
   const reference = chain.solidBlock;
   return {
     ...referenceBlockFields(reference.number, reference.id),

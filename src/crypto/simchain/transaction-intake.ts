@@ -7,7 +7,14 @@ import { recoverSignerAddress } from '../tron/signing.ts';
 import { encodeSignedTransaction, TRANSACTION_MAX_BYTES } from '../tron/transaction.ts';
 import type { TransferContractRaw } from '../tron/transaction.ts';
 import type { TronAddress } from '../tron/address.ts';
-import { decodeChainTransaction, isTrxTransfer, type ChainTransaction } from './chain-transaction.ts';
+import {
+  decodeChainTransaction,
+  isStakeTransaction,
+  isTrxTransfer,
+  ownerOf,
+  type ChainTransaction,
+} from './chain-transaction.ts';
+import { checkStakeTransaction } from './stake-intake.ts';
 import type { ChainParameters } from './chain-parameters.ts';
 import type { ChainState } from './chain-state.ts';
 import { bandwidthCharge, trxTransferCost } from './usdt-execution.ts';
@@ -103,7 +110,7 @@ export function checkIntake(
   if (transaction.signatures.length !== 1)
     return { code: 'SIGERROR', message: 'Validate signature error: only one signature is supported' };
   const signer = (view.recoverSigner ?? recoverSignerAddress)(transaction.txId, transaction.signatures[0]!);
-  if (signer !== raw.ownerAddress) {
+  if (signer !== ownerOf(transaction)) {
     return {
       code: 'SIGERROR',
       message: `Validate signature error: ${transaction.txId} is signed by ${signer ?? 'an unrecoverable key'} but it is not contained of permission.`,
@@ -111,6 +118,7 @@ export function checkIntake(
   }
 
   if (isTrxTransfer(transaction)) return checkTrxTransfer(view, incoming, transaction.raw);
+  if (isStakeTransaction(transaction)) return checkStakeTransaction(view, incoming, transaction);
   const call = transaction.raw;
   if (!view.state.account(call.ownerAddress)) {
     return { code: 'CONTRACT_VALIDATE_ERROR', message: 'Validate TriggerSmartContract error, no OwnerAccount.' };
@@ -126,7 +134,7 @@ export function checkIntake(
   const bandwidth = bandwidthCharge(
     view.state,
     parameters,
-    raw.ownerAddress,
+    call.ownerAddress,
     incoming.sizeBytes,
     view.headTimestampMs + parameters.blockIntervalMs,
   );

@@ -1,8 +1,10 @@
 // What happens to a USDT transfer when a block includes it (docs/tron.md §1.5, §3):
 // bandwidth first (free allowance, else TRX burned per byte), then the
-// contract run with energy paid by burning TRX, capped by fee_limit
-// (VMActuator: usable = min(balance / price, fee_limit / price); no staked
-// energy is modelled). A run that cannot finish is still included: REVERT
+// contract run with energy from the sender's stake (own and delegated to it)
+// first and TRX burned at the energy price for the rest, capped by fee_limit
+// (VMActuator.getAccountEnergyLimitWithFixRatio: usable = min(staked left +
+// balance / price, fee_limit / price); ReceiptCapsule.payEnergyBill: staked
+// energy used first, the rest burned). A run that cannot finish is still included: REVERT
 // (amount above the balance, a blacklisted party, the contract paused, not a
 // transfer call) burns the energy used so far; OUT_OF_ENERGY burns all usable
 // energy. Either way no token moves and no log is written. A test helper may
@@ -20,6 +22,9 @@ import type { TransferContractRaw } from '../tron/transaction.ts';
 import { addressWord, decodeTransferCalldata, TRANSFER_EVENT_TOPIC, uint256Word } from '../tron/trc20-usdt.ts';
 import type { ChainParameters } from './chain-parameters.ts';
 import type { ChainState, JournalEntry } from './chain-state.ts';
+import { increased } from './resource-usage.ts';
+import { energyLeft, NO_STAKE, slotAt } from './stake-execution.ts';
+import type { BlockContext } from './stake-intake.ts';
 
 type ContractResult = 'SUCCESS' | 'REVERT' | 'OUT_OF_ENERGY';
 
@@ -34,6 +39,10 @@ interface EventLog {
 export interface Receipt {
   readonly result: ContractResult;
   readonly energyUsageTotal: number;
+  /** The part of energyUsageTotal paid from staked energy (receipt.energy_usage); absent when none. */
+  readonly energyUsage?: number;
+  /** Unfrozen TRX returned by the transaction (TransactionInfo.withdraw_expire_amount); absent when none. */
+  readonly withdrawExpireAmountSun?: bigint;
   /** The part of energyUsageTotal the dynamic energy factor added (receipt.energy_penalty_total); absent in chains saved before it. */
   readonly energyPenaltyTotal?: number;
   readonly energyFeeSun: bigint;
@@ -135,11 +144,12 @@ export function executeInBlock(
   parameters: ChainParameters,
   transaction: SignedTransaction,
   sizeBytes: number,
-  blockTimeMs: number,
+  context: BlockContext,
   journal: JournalEntry[],
 ): Receipt | null {
   const { raw } = transaction;
   const owner = raw.ownerAddress;
+  const { blockTimeMs } = context;
   const bandwidth = bandwidthCharge(state, parameters, owner, sizeBytes, blockTimeMs);
   if (!bandwidth.ok) return null;
   if (bandwidth.freeBytes > 0) state.useFreeBandwidth(owner, bandwidth.freeBytes, blockTimeMs, journal);
@@ -147,7 +157,8 @@ export function executeInBlock(
 
   const price = parameters.energyPriceSun;
   const balanceSun = state.account(owner)!.balanceSun;
-  const usableEnergy = Number(min(balanceSun / price, raw.feeLimitSun / price));
+  const staked = stakedEnergyBeforeCall(state, parameters, owner, context.nowMs, journal);
+  const usableEnergy = Number(min(staked.left + balanceSun / price, raw.feeLimitSun / price));
   const call = decodeTransferCalldata(raw.data);
   const armed = call.ok
     ? state.takeNextTransferOutcome(call.to, ['revert', 'out_of_energy'], journal, transaction.txId)
@@ -166,13 +177,15 @@ export function executeInBlock(
         : transferEnergy(state, parameters, call.to);
 
   const finish = (result: ContractResult, energy: number, extra: Partial<Receipt>): Receipt => {
-    const energyFeeSun = BigInt(energy) * price;
+    const fromStake = staked.use(BigInt(energy));
+    const energyFeeSun = (BigInt(energy) - fromStake) * price;
     if (energyFeeSun > 0n) state.addTrx(owner, -energyFeeSun, journal);
     // java-tron adds the penalty per opcode, so it is the same share of whatever ran.
     const energyPenaltyTotal = penaltyPart(energy, state.usdtEnergyFactor);
     return {
       result,
       energyUsageTotal: energy,
+      ...(fromStake > 0n ? { energyUsage: Number(fromStake) } : {}),
       ...(energyPenaltyTotal > 0 ? { energyPenaltyTotal } : {}),
       energyFeeSun,
       netUsage: bandwidth.freeBytes,
@@ -230,6 +243,37 @@ export function executeTrxTransferInBlock(
     feeSun: cost.burnSun + cost.createFeeSun,
     logs: [],
     contractResult: '',
+  };
+}
+
+/**
+ * The caller's staked energy as a contract call sees it: what is left at `nowMs`
+ * (VMActuator reads it first), its use brought up to now (updateUsage; the
+ * pre-merge and reset of TransactionTrace leave exactly that), and `use`, which
+ * takes the energy used from the stake first, up to what is left
+ * (EnergyProcessor.useEnergy in ReceiptCapsule.payEnergyBill), and says how much it took.
+ */
+function stakedEnergyBeforeCall(
+  state: ChainState,
+  parameters: ChainParameters,
+  owner: TronAddress,
+  nowMs: number,
+  journal: JournalEntry[],
+): { readonly left: bigint; use(energy: bigint): bigint } {
+  const stake = state.account(owner)?.stake ?? NO_STAKE;
+  const left = energyLeft(state, parameters, stake, nowMs);
+  const now = slotAt(parameters, nowMs);
+  // updateUsage, then VMActuator sets the time of the last use to now.
+  const updated = { ...increased(stake.energy, 0n, now), latestSlot: now };
+  return {
+    left,
+    use(energy) {
+      const fromStake = energy <= left ? energy : left;
+      // payEnergyBill runs only when the call used energy; the pre-merge (updateUsage) always.
+      const after = energy > 0n ? { ...increased(updated, fromStake, now), latestSlot: now } : updated;
+      state.setStake(owner, { ...stake, energy: after }, journal);
+      return fromStake;
+    },
   };
 }
 

@@ -25,7 +25,7 @@ export const TRANSACTION_MAX_BYTES = 500 * 1024;
 /** TRON permissions hold at most 5 keys, so more signatures are never needed. */
 export const SIGNATURES_MAX = 5;
 
-const INT64_MAX = (1n << 63n) - 1n;
+export const INT64_MAX = (1n << 63n) - 1n;
 
 /** The fields of a `Transaction.raw` holding one TriggerSmartContract call. */
 export type TriggerSmartContractRaw = {
@@ -117,7 +117,7 @@ export function encodeTransferContractRaw(raw: TransferContractRaw): Uint8Array 
 }
 
 /** The header fields every `Transaction.raw` we write carries. */
-interface RawHeader {
+export interface RawHeader {
   readonly refBlockBytes: Uint8Array;
   readonly refBlockHash: Uint8Array;
   readonly expirationMs: number;
@@ -125,14 +125,14 @@ interface RawHeader {
 }
 
 /** One contract of a `Transaction.raw`: its type, and its parameter as a `google.protobuf.Any`. */
-interface RawContract {
+export interface RawContract {
   readonly type: number;
   readonly typeUrl: string;
   readonly parameter: Uint8Array;
 }
 
 /** `Transaction.raw` holding one contract; fee_limit 0 is omitted, as proto3 does. */
-function encodeRaw(header: RawHeader, contract: RawContract, feeLimitSun: bigint): Uint8Array {
+export function encodeRaw(header: RawHeader, contract: RawContract, feeLimitSun: bigint): Uint8Array {
   const any = new BinaryWriter();
   any.tag(1, WireType.LengthDelimited).string(contract.typeUrl);
   any.tag(2, WireType.LengthDelimited).bytes(contract.parameter);
