@@ -19,7 +19,7 @@ interface SavedResumePoint {
 }
 
 /** The directory of the resume points: the XDG state directory's `paygate/listen`. */
-export function listenStateDirectory(env: CliIo['env']): string {
+function listenStateDirectory(env: CliIo['env']): string {
   const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
   return join(base, 'paygate', 'listen');
 }
