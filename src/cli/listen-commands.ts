@@ -4,13 +4,16 @@
 // each event to a local URL, signed with Standard Webhooks headers exactly as a
 // real delivery is, but with a listen secret derived from the key (so the
 // developer configures it once, and it never signs the shop's real webhooks).
-// It reconnects with backoff and resumes after the last event it saw.
+// It reconnects with backoff and resumes after the last event it saw, and it
+// keeps that resume point in a state file per gateway and shop
+// (listen-resume-point.ts), so a listen started again resumes there too.
 import { createHmac } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
 import { signedHeaders } from '../webhooks/signing.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
+import { ListenResumePoint } from './listen-resume-point.ts';
 
 const DEFAULT_GATEWAY_URL = 'http://localhost:8080';
 /** Nothing at all (not even a heartbeat) for this long: the stream is dead, reconnect. */
@@ -26,6 +29,8 @@ interface ListenOptions {
   readonly types: string | undefined;
   readonly printJson: boolean;
   readonly skipVerify: boolean;
+  /** Ignore the saved resume point: start from now. */
+  readonly fromNow: boolean;
 }
 
 /**
@@ -47,6 +52,7 @@ function readOptions(args: string[], env: CliIo['env']): ListenOptions {
       url: { type: 'string' },
       'print-json': { type: 'boolean' },
       'skip-verify': { type: 'boolean' },
+      'from-now': { type: 'boolean' },
     },
   });
   const apiKey = values['api-key'] ?? env.PAYGATE_API_KEY;
@@ -59,6 +65,7 @@ function readOptions(args: string[], env: CliIo['env']): ListenOptions {
     types: values.events,
     printJson: values['print-json'] === true,
     skipVerify: values['skip-verify'] === true,
+    fromNow: values['from-now'] === true,
   };
 }
 
@@ -82,6 +89,9 @@ interface ConnectionEnd {
 
 class Listener {
   lastEventId: string | undefined;
+  /** Known once the gateway said whose the key is (GET /v1/account). */
+  #resumePoint: ListenResumePoint | undefined;
+  #saveFailed = false;
   readonly #options: ListenOptions;
   readonly #io: CliIo;
   readonly #secret: string;
@@ -113,6 +123,7 @@ class Listener {
       idleTimer = setTimeout(() => idle.abort(), IDLE_LIMIT_MS);
     };
     try {
+      if (this.#resumePoint === undefined) await this.#findResumePoint(signal);
       const response = await request(this.#streamUrl(), {
         dispatcher: this.#gateway,
         headers: {
@@ -130,6 +141,34 @@ class Listener {
     } finally {
       clearTimeout(idleTimer);
     }
+  }
+
+  /**
+   * Learns the key's shop, then (unless --from-now, or a resume point is already held) takes the
+   * saved resume point. A gateway that does not answer it now is asked again at the next connection;
+   * a key it refuses is then refused by the stream too, which says why.
+   */
+  async #findResumePoint(signal: AbortSignal): Promise<void> {
+    const response = await request(`${this.#options.gatewayUrl}/v1/account`, {
+      dispatcher: this.#gateway,
+      headers: { authorization: `Bearer ${this.#options.apiKey}`, accept: 'application/json' },
+      signal: AbortSignal.any([signal, AbortSignal.timeout(IDLE_LIMIT_MS)]),
+    });
+    if (response.statusCode !== 200) {
+      await response.body.dump();
+      return;
+    }
+    const { shop_id: shopId } = (await response.body.json()) as { shop_id?: unknown };
+    if (typeof shopId !== 'string') return;
+    this.#resumePoint = new ListenResumePoint(this.#io.env, this.#options.gatewayUrl, shopId);
+    if (this.#options.fromNow || this.lastEventId !== undefined) return;
+    try {
+      this.lastEventId = await this.#resumePoint.read();
+    } catch (error) {
+      this.#io.err(`paygate listen: cannot read ${this.#resumePoint.path} (${errorText(error)}); starting from now`);
+    }
+    if (this.lastEventId !== undefined)
+      this.#io.err(`paygate listen: the last listen of this shop stopped after ${this.lastEventId}`);
   }
 
   #streamUrl(): string {
@@ -173,8 +212,23 @@ class Listener {
     const outcome = await this.#post(id, event.data);
     const durationMs = Math.round(performance.now() - startedAt);
     this.lastEventId = id;
+    await this.#save(id);
     if (this.#options.printJson) this.#io.out(event.data);
     else this.#io.out(`${new Date().toISOString()}  ${type}  ${id}  --> ${outcome} (${durationMs} ms)`);
+  }
+
+  /** Keeps the resume point; a state file that cannot be written is said once and forwarding goes on. */
+  async #save(id: string): Promise<void> {
+    if (!this.#resumePoint || id === '') return;
+    try {
+      await this.#resumePoint.write(id, new Date());
+    } catch (error) {
+      if (this.#saveFailed) return;
+      this.#saveFailed = true;
+      this.#io.err(
+        `paygate listen: cannot keep the resume point in ${this.#resumePoint.path} (${errorText(error)}); a listen started again starts from now`,
+      );
+    }
   }
 
   /** The receiver's status, or what went wrong; a failed forward is reported, not retried. */
@@ -190,9 +244,13 @@ class Listener {
       await response.body.dump();
       return String(response.statusCode);
     } catch (error) {
-      return `error: ${error instanceof Error ? error.message : String(error)}`;
+      return `error: ${errorText(error)}`;
     }
   }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function parseError(text: string): { error: string; message: string } {
@@ -224,11 +282,16 @@ async function listenUntilStopped(listener: Listener, io: CliIo, signal: AbortSi
       end = await listener.connect(signal);
     } catch (error) {
       if (signal.aborted) break;
-      io.err(`paygate listen: the stream broke (${error instanceof Error ? error.message : String(error)})`);
+      io.err(`paygate listen: the stream broke (${errorText(error)})`);
       end = { received: false };
     }
     if (end.fatal !== undefined) return 1;
-    if (end.dropResume) listener.lastEventId = undefined;
+    if (end.dropResume) {
+      io.err(
+        `paygate listen: warning: the stream no longer has ${listener.lastEventId} (older than it keeps, or not this shop's): starting from now; events made in between are not forwarded (GET /v1/webhooks/events lists them)`,
+      );
+      listener.lastEventId = undefined;
+    }
     failures = end.received ? 0 : failures + 1;
     if (signal.aborted) break;
     const waitMs = Math.max(end.retryAfterMs ?? 0, backoffMs(failures));

@@ -70,7 +70,7 @@ describe.each(backends)('cabinet sandbox tools on %s', (backend) => {
     const client = await signedIn(owner);
     const tools = `/cabinet/shops/${owner.shopId}/sandbox`;
     await client.get(`/cabinet/language/en?back=${encodeURIComponent(tools)}`);
-    const address = recipient();
+    let address = '';
     const quote = () =>
       testApp.app.inject({
         method: 'POST',
@@ -79,8 +79,13 @@ describe.each(backends)('cabinet sandbox tools on %s', (backend) => {
         payload: JSON.stringify({ network: 'TRC20', amount: '10', address }),
       });
     await client.get(tools);
-    const listed = await client.post(`${tools}/blacklist`, { address, listed: 'on' });
+    // Another's address (here any address the tool did not make for this shop) is refused, and stays off the list.
+    const foreign = await client.post(`${tools}/blacklist`, { address: recipient(), listed: 'on' });
+    expect(foreign.body).toContain('is not one of this sandbox shop');
+    // Without an address the tool makes one for the shop.
+    const listed = await client.post(`${tools}/blacklist`, { listed: 'on' });
     expect(listed.body).toContain('notice ok');
+    address = /Address blacklisted: (T\w+)/.exec(listed.body)![1]!;
     expect((await quote()).json().error).toBe('address_blacklisted');
     // Taken off again (the quote's cached answer about the address ages out on its own schedule).
     expect((await client.post(`${tools}/blacklist`, { address })).body).toContain(

@@ -2,9 +2,13 @@
 // event made by an API action reaches a real local receiver that verifies it
 // with the standardwebhooks package and the secret the command printed, one
 // line per event is printed, and after the connection is cut it resumes with
-// exactly the events it missed.
+// exactly the events it missed; a listen started again resumes where the last
+// one stopped (its state file), or from now with --from-now or a stale point.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -64,7 +68,10 @@ describe.each(backends)('paygate listen on %s', (backend) => {
   let stdout = '';
   let stderr = '';
 
+  let stateHome: string;
+
   beforeAll(async () => {
+    stateHome = await mkdtemp(join(tmpdir(), 'paygate-listen-state-'));
     testApp = await createTestApp(backend);
     testApp.clock.set(new Date());
     baseUrl = await testApp.app.listen({ port: 0, host: '127.0.0.1' });
@@ -79,6 +86,7 @@ describe.each(backends)('paygate listen on %s', (backend) => {
     await receiver.close();
     await proxy.close();
     await testApp.close();
+    await rm(stateHome, { recursive: true, force: true });
   });
 
   async function api(apiKey: string, method: 'GET' | 'POST', url: string, payload?: object) {
@@ -112,7 +120,10 @@ describe.each(backends)('paygate listen on %s', (backend) => {
     child = spawn(
       process.execPath,
       [PAYGATE_BIN, 'listen', '--url', proxy.url, '--forward-to', receiver.url, '--events', 'payment.*'],
-      { env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PAYGATE_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] },
+      {
+        env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PAYGATE_API_KEY: key, XDG_STATE_HOME: stateHome },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -165,7 +176,7 @@ describe.each(backends)('paygate listen on %s', (backend) => {
     const merchant = await testApp.createMerchant();
     const key = await testApp.createKey(merchant.shop_id, ['payments']);
     const refused = spawn(process.execPath, [PAYGATE_BIN, 'listen', '--url', baseUrl, '--forward-to', receiver.url], {
-      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PAYGATE_API_KEY: key },
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PAYGATE_API_KEY: key, XDG_STATE_HOME: stateHome },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let errors = '';
@@ -173,5 +184,98 @@ describe.each(backends)('paygate listen on %s', (backend) => {
     const [code] = await once(refused, 'close');
     expect(code).toBe(1);
     expect(errors).toContain('403 forbidden');
+  });
+
+  it('a listen started again resumes after the last event the stopped one forwarded; --from-now and a stale resume point start from now', async () => {
+    const merchant = await testApp.createMerchant();
+    const key = await testApp.createKey(merchant.shop_id, ['webhooks']);
+    const ownState = await mkdtemp(join(tmpdir(), 'paygate-listen-state-'));
+    const own = await startVerifyingReceiver(() => listenSecretFor(key));
+    /** A listen of this key until `stop()`; its stderr so far. */
+    function startListen(...extra: string[]) {
+      const process_ = spawn(
+        process.execPath,
+        [PAYGATE_BIN, 'listen', '--url', baseUrl, '--forward-to', own.url, '--events', 'payment.*', ...extra],
+        {
+          env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PAYGATE_API_KEY: key, XDG_STATE_HOME: ownState },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
+      let errors = '';
+      process_.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+      return {
+        errors: () => errors,
+        connected: () =>
+          eventually(
+            () => errors,
+            (text) => text.includes('paygate listen: connected'),
+          ),
+        async stop() {
+          process_.kill('SIGTERM');
+          const [code] = await once(process_, 'close');
+          expect(code).toBe(0);
+        },
+      };
+    }
+    const forwarded = (count: number) =>
+      eventually(
+        () => own.verified.length,
+        (seen) => seen >= count,
+      );
+    try {
+      const first = startListen();
+      await first.connected();
+      await paidPayment(merchant.api_key);
+      await forwarded(1);
+      await first.stop();
+      const stateFiles = await readdir(join(ownState, 'paygate', 'listen'));
+      expect(stateFiles).toHaveLength(1);
+
+      // Stopped: three events are made; the next listen forwards those three, each once.
+      for (let index = 0; index < 3; index++) await paidPayment(merchant.api_key);
+      const second = startListen();
+      await eventually(second.errors, (text) => /connected, resuming after evt_/.test(text));
+      expect(second.errors()).toContain(`the last listen of this shop stopped after ${own.verified[0]!.id}`);
+      await forwarded(4);
+      expect(own.verified.map((event) => event.id)).toEqual(await storedIds(merchant.api_key));
+      await second.stop();
+
+      // --from-now: the saved point is not used; only what comes after connecting is forwarded.
+      await paidPayment(merchant.api_key);
+      const fromNow = startListen('--from-now');
+      await fromNow.connected();
+      expect(fromNow.errors()).not.toContain('resuming after');
+      await paidPayment(merchant.api_key);
+      await forwarded(5);
+      const stored = await storedIds(merchant.api_key);
+      expect(own.verified.map((event) => event.id)).toEqual([...stored.slice(0, 4), stored[5]]);
+      await fromNow.stop();
+
+      // A resume point the stream does not have (older than it keeps): 400, a warning, then from now.
+      const file = join(ownState, 'paygate', 'listen', stateFiles[0]!);
+      const account = await api(key, 'GET', '/v1/account');
+      await writeFile(
+        file,
+        JSON.stringify({
+          gateway_url: baseUrl,
+          shop_id: account.shop_id,
+          last_event_id: 'evt_0000000000000000000000000',
+          saved_at: new Date().toISOString(),
+        }),
+      );
+      const stale = startListen();
+      await eventually(
+        stale.errors,
+        (text) => /warning: .* starting from now/.test(text) && text.includes('connected'),
+      );
+      await paidPayment(merchant.api_key);
+      await forwarded(6);
+      expect(own.verified.at(-1)!.id).toBe((await storedIds(merchant.api_key)).at(-1));
+      await stale.stop();
+      expect(own.rejected).toEqual([]);
+    } finally {
+      await own.close();
+      await rm(ownState, { recursive: true, force: true });
+    }
   });
 });

@@ -580,7 +580,7 @@ export interface paths {
         put?: never;
         /**
          * Sandbox: credit TRX and mint USDT to an address on the simulated chain
-         * @description Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key). Setup, not a deposit: the balance changes outside any block, so no Transfer is seen and nothing is credited to a merchant. Without `address` it funds the sandbox hot wallet, the account payouts are sent from.
+         * @description Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key). Setup, not a deposit: the balance changes outside any block, so no Transfer is seen and nothing is credited to a merchant. Without `address` it funds the sandbox hot wallet, the account payouts are sent from. Any other address must be the calling shop’s own (one of its deposit addresses, or one the blacklist helper made for it): 400 `invalid_request` otherwise, so no shop funds another’s address.
          */
         post: operations["testHelpersCryptoFaucet"];
         delete?: never;
@@ -600,7 +600,7 @@ export interface paths {
         put?: never;
         /**
          * Sandbox: put an address on the USDT contract’s blacklist, or take it off
-         * @description Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key). As Tether’s issuer does on mainnet: the simulated USDT contract then reverts every transfer from or to the address and answers `isBlackListed` with true. A payout, refund or withdrawal to it is refused with `400 address_blacklisted`.
+         * @description Only for sandbox shops; on a live shop the route answers 404. Every sandbox shop shares one simulated chain, so each helper touches only the calling shop’s transfers, and a shop has a budget of helper calls per minute (429 `rate_limited` past it; PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE, 120 by default: a shop with several keys gets no more than one key). As Tether’s issuer does on mainnet: the simulated USDT contract then reverts every transfer from or to the address and answers `isBlackListed` with true. A payout, refund or withdrawal to it is refused with `400 address_blacklisted`. Every sandbox shop shares the one contract, so the helper lists only addresses it made for the calling shop: without `address` it makes a fresh one (pay it, then list it, to see a transfer fail afterwards); an address it did not make for this shop is 400 `invalid_request`. No other shop pays or owns such an address, so a listing never changes another shop’s outcome.
          */
         post: operations["testHelpersCryptoBlacklist"];
         delete?: never;
@@ -10693,7 +10693,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description any address (TRX activates it); the sandbox hot wallet when absent */
+                    /** @description one of the calling shop’s deposit addresses, or an address the blacklist helper made for it (TRX activates it); the sandbox hot wallet when absent */
                     address?: string;
                     /** @description USDT to mint (at most 1000000) as a decimal string, at most 6 places */
                     usdt?: string;
@@ -10976,13 +10976,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "address": "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH",
                  *       "listed": true
                  *     }
                  */
                 "application/json": {
-                    /** @description any address */
-                    address: string;
+                    /** @description an address this helper made for the calling shop before; when absent, it makes a fresh one (listed or not) and answers it */
+                    address?: string;
                     /** @description true: on the blacklist (Tether’s addBlackList); false: off it (removeBlackList) */
                     listed: boolean;
                 };
@@ -11002,6 +11001,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description the address, the calling shop’s own */
                         address: string;
                         /** @description whether the USDT contract now refuses transfers from and to the address */
                         listed: boolean;

@@ -125,7 +125,10 @@ export function sandboxRoutes(deps: CabinetDeps, http: CabinetHttpDeps) {
     app.post('/cabinet/shops/:shopId/sandbox/blacklist', TOOLS, (request, reply) =>
       run(request, reply, async (lang) => {
         const listed = field(request, 'listed') === 'on';
-        const done = await setUsdtBlacklisted(deps, shopOf(request), { address: field(request, 'address'), listed });
+        const done = await setUsdtBlacklisted(deps, shopOf(request), {
+          address: field(request, 'address') || undefined,
+          listed,
+        });
         return `${text(lang, done.listed ? 'blacklist_on' : 'blacklist_off')} ${done.address}`;
       }),
     );
@@ -186,8 +189,8 @@ function ChainTools(props: { lang: Lang; base: string; csrf: string }) {
       ${CsrfField({ token: csrf })}
       <h3>${text(lang, 'blacklist')}</h3>
       <p>
-        <label for="sandbox-blacklist-address">${text(lang, 'address')}</label>
-        <input id="sandbox-blacklist-address" name="address" required autocomplete="off" />
+        <label for="sandbox-blacklist-address">${text(lang, 'blacklist_address')}</label>
+        <input id="sandbox-blacklist-address" name="address" autocomplete="off" />
       </p>
       <p>
         <label class="check"><input type="checkbox" name="listed" checked /> ${text(lang, 'listed')}</label>

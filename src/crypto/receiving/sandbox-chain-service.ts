@@ -2,7 +2,7 @@
 // simulated chain sends a real signed USDT transfer, blocks are mined, the
 // chain reorganises, the next transfer to an address fails as it can on
 // mainnet, the hot wallet's TRX is drained, the faucet funds an account, the
-// USDT issuer blacklists an address. They
+// USDT issuer blacklists an address (one made for the shop). They
 // drive the chain through its control surface, so they work in any role: the
 // chain may run in this process or in the worker's. Live shops get 404: there
 // is no chain to drive.
@@ -171,19 +171,30 @@ export async function drainHotWalletTrx(
   return { address, drained_trx: usdtText(drained), trx: usdtText(after.trxSun) };
 }
 
-/** Tether's issuer puts `address` on the USDT blacklist (or takes it off): transfers from or to it revert, and isBlackListed answers so. */
+/**
+ * Tether's issuer puts `address` on the USDT blacklist (or takes it off): transfers from or to it
+ * revert, and isBlackListed answers so. Only an address the chain made for this shop — a fresh one
+ * when `address` is absent — so a listing never reaches an address another shop pays or owns.
+ */
 export async function setUsdtBlacklisted(
   deps: CryptoDeps,
   shop: CryptoShop,
-  request: { readonly address: string; readonly listed: boolean },
+  request: { readonly address?: string | undefined; readonly listed: boolean },
 ): Promise<{ address: string; listed: boolean }> {
   const control = await controlOf(deps, shop);
-  const address = addressOf(request.address, 'address');
-  await drive(() => control.setBlacklisted(address, request.listed));
+  const address =
+    request.address === undefined
+      ? await drive(() => control.makeOwnedAddress(shop.shopId))
+      : addressOf(request.address, 'address');
+  await asOwnAddress(address, () => drive(() => control.setBlacklisted(address, request.listed, shop.shopId)));
   return { address, listed: request.listed };
 }
 
-/** Credits TRX (activating the account) and mints USDT to any address (the hot wallet by default), outside any block (setup, not a deposit: the watcher sees nothing). */
+/**
+ * Credits TRX (activating the account) and mints USDT outside any block (setup, not a deposit: the
+ * watcher sees nothing), to the shared hot wallet by default, to one of the shop's deposit
+ * addresses, or to an address the chain made for it: never to another shop's address.
+ */
 export async function faucet(
   deps: CryptoDeps,
   shop: CryptoShop,
@@ -194,16 +205,35 @@ export async function faucet(
   },
 ): Promise<{ address: string; usdt: string; trx: string }> {
   const control = await controlOf(deps, shop);
-  const address =
-    request.address === undefined
-      ? (await deps.chain.forMode('sandbox')).addressKey.hotWalletAddress
-      : addressOf(request.address, 'address');
+  const { hotWalletAddress } = (await deps.chain.forMode('sandbox')).addressKey;
+  const address = request.address === undefined ? hotWalletAddress : addressOf(request.address, 'address');
   if (request.usdt === undefined && request.trx === undefined)
     throw new InvalidRequestError('usdt or trx is required.');
   const usdt = request.usdt === undefined ? 0n : sixPlacesAmount(request.usdt, 'usdt', FAUCET_USDT_MAX);
   const trxSun = request.trx === undefined ? 0n : sixPlacesAmount(request.trx, 'trx', FAUCET_TRX_SUN_MAX);
-  const after = await drive(() => control.faucet(address, { usdt, trxSun }));
+  // The hot wallet is everyone's but the sandbox executor keeps it funded anyway: more there changes no outcome.
+  const depositShop =
+    address === hotWalletAddress ? shop.shopId : (await findOurAddresses(deps.db, 'sandbox', [address]))[0]?.shop_id;
+  if (depositShop !== undefined && depositShop !== shop.shopId) throw new InvalidRequestError(notOwnAddress(address));
+  // Not one of the shop's deposit addresses: the chain checks it was made for the shop.
+  const owner = depositShop === undefined ? shop.shopId : undefined;
+  const after = await asOwnAddress(address, () => drive(() => control.faucet(address, { usdt, trxSun }, owner)));
   return { address, usdt: usdtText(after.usdt), trx: usdtText(after.trxSun) };
+}
+
+function notOwnAddress(address: TronAddress): string {
+  return `address ${address} is not one of this sandbox shop's own: every sandbox shop shares one chain, so the helper takes only an address the blacklist helper made for the shop (call it without address), or for the faucet one of the shop's deposit addresses or the hot wallet.`;
+}
+
+/** The chain's refusal of an address made for someone else, in the API's terms. */
+async function asOwnAddress<T>(address: TronAddress, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof InvalidRequestError && /is not one made for/.test(error.message))
+      throw new InvalidRequestError(notOwnAddress(address));
+    throw error;
+  }
 }
 
 /** USDT and TRX both have 6 decimals: a decimal string of at most 6 places, above zero, up to `max` units. */

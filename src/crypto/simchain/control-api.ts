@@ -121,8 +121,14 @@ export function createControlApi(
       for (const { txId, owner } of declared) chain.declareOwner(txId, owner);
       return { declared: declared.length };
     },
+    // A fresh address of the owner's own: what a sandbox shop may blacklist and fund.
+    owned_address: (body) => {
+      const owner = optionalOwner(body['owner']);
+      if (owner === undefined) throw new ControlRefusal('owner is required');
+      return { address: chain.makeOwnedAddress(owner), owner };
+    },
     faucet: (body) => {
-      const target = address(body['address'], 'address');
+      const target = ownedBy(address(body['address'], 'address'), optionalOwner(body['owner']));
       const trxSun = body['trx_sun'] === undefined ? 0n : whole(body['trx_sun'], 'trx_sun');
       const usdt = body['usdt'] === undefined ? 0n : whole(body['usdt'], 'usdt');
       chain.faucet(target, { trxSun, usdt });
@@ -139,8 +145,9 @@ export function createControlApi(
       return { address: target, outcome, owner: owner ?? null };
     },
     // Tether's addBlackList / removeBlackList, as the issuer would call them.
+    // With `owner`: only an address made for that owner (owned_address), so its listing reaches no one else.
     blacklist: (body) => {
-      const target = address(body['address'], 'address');
+      const target = ownedBy(address(body['address'], 'address'), optionalOwner(body['owner']));
       const listed = body['listed'];
       if (typeof listed !== 'boolean') throw new ControlRefusal('listed must be true or false');
       chain.setBlacklisted(target, listed);
@@ -162,6 +169,13 @@ export function createControlApi(
       return { address: target, drained_sun: String(chain.drainTrx(target)) };
     },
   };
+
+  /** `target` itself when no owner is given (the operator's call) or when it was made for `owner`. */
+  function ownedBy(target: TronAddress, owner: string | undefined): TronAddress {
+    if (owner !== undefined && chain.ownerOfAddress(target) !== owner)
+      throw new ControlRefusal(`address ${target} is not one made for ${owner} (owned_address)`);
+    return target;
+  }
 
   /** The time new blocks must not pass: the caller's `not_after_ms` and this chain's wall clock, whichever is earlier. */
   function notAfter(body: Body): { notAfterMs?: number } {

@@ -1,7 +1,7 @@
 // A client of the simulator's control surface (control-api.ts), so a gateway
 // process drives the sandbox chain the same way whether the chain runs in
 // this process or in another one (the worker role serves it). Sandbox only.
-import type { TronAddress } from '../tron/address.ts';
+import { tronAddress, type TronAddress } from '../tron/address.ts';
 import type { NextTransferOutcome } from './chain-state.ts';
 import { CONTROL_PATH_PREFIX } from './control-api.ts';
 
@@ -52,16 +52,20 @@ export interface SimulatorControl {
   newestTransactions(depth: number): Promise<{ readonly headId: string; readonly transactions: NewestTransaction[] }>;
   /** Declares whose each transaction is, before it is broadcast. */
   declareOwners(owners: readonly { readonly txId: string; readonly owner: string }[]): Promise<void>;
+  /** A fresh address made for `owner`: only calls naming that owner may blacklist or fund it. */
+  makeOwnedAddress(owner: string): Promise<TronAddress>;
+  /** With `owner`: refused (SimulatorRefusal) unless the address was made for that owner. */
   faucet(
     address: TronAddress,
     amounts: { readonly trxSun?: bigint; readonly usdt?: bigint },
+    owner?: string,
   ): Promise<SimulatorBalances>;
   /** The next USDT transfer to `address` (of `owner` only, when given) ends so, once; `null` disarms. */
   armNextTransfer(address: TronAddress, outcome: NextTransferOutcome | null, owner?: string): Promise<void>;
   /** Every sun of the account's TRX is gone; returns how much it was. */
   drainTrx(address: TronAddress): Promise<bigint>;
-  /** Puts the address on (or takes it off) the USDT contract's blacklist. */
-  setBlacklisted(address: TronAddress, listed: boolean): Promise<void>;
+  /** Puts the address on (or takes it off) the USDT contract's blacklist; with `owner`, as for faucet. */
+  setBlacklisted(address: TronAddress, listed: boolean, owner?: string): Promise<void>;
   /** The USDT contract's dynamic energy factor from now on, in 1/10,000. */
   setEnergyFactor(factor: number): Promise<void>;
 }
@@ -169,16 +173,22 @@ export function createSimulatorControl(url: string, options: { readonly timeoutM
     async declareOwners(owners) {
       await call('declare_owners', { owners: owners.map((item) => ({ tx_id: item.txId, owner: item.owner })) });
     },
-    faucet: async (address, amounts) =>
+    makeOwnedAddress: async (owner) => tronAddress(String((await call('owned_address', { owner }))['address'])),
+    faucet: async (address, amounts, owner) =>
       balances(
-        await call('faucet', { address, trx_sun: String(amounts.trxSun ?? 0n), usdt: String(amounts.usdt ?? 0n) }),
+        await call('faucet', {
+          address,
+          trx_sun: String(amounts.trxSun ?? 0n),
+          usdt: String(amounts.usdt ?? 0n),
+          ...(owner === undefined ? {} : { owner }),
+        }),
       ),
     async armNextTransfer(address, outcome, owner) {
       await call('next_transfer', { address, outcome, ...(owner === undefined ? {} : { owner }) });
     },
     drainTrx: async (address) => BigInt(String((await call('drain_trx', { address }))['drained_sun'])),
-    async setBlacklisted(address, listed) {
-      await call('blacklist', { address, listed });
+    async setBlacklisted(address, listed, owner) {
+      await call('blacklist', { address, listed, ...(owner === undefined ? {} : { owner }) });
     },
     async setEnergyFactor(factor) {
       await call('energy_factor', { factor });

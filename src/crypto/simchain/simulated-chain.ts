@@ -8,8 +8,8 @@
 // blocks far below the solidified one lose their bodies (pruned history, as a
 // java-tron lite full node), keeping only their ids for TaPoS.
 import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
-import type { TronAddress } from '../tron/address.ts';
+import { bytesToHex, concatBytes, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { tronAddressFromEvm, type TronAddress } from '../tron/address.ts';
 import { recoverSignerAddress, signTriggerSmartContract } from '../tron/signing.ts';
 import { encodeSignedTransaction, referenceBlockFields, type SignedTransaction } from '../tron/transaction.ts';
 import { decodeTransferCalldata, transferCalldata } from '../tron/trc20-usdt.ts';
@@ -72,6 +72,9 @@ export interface SimulatedChainOptions {
   readonly restore?: ChainSnapshot;
 }
 
+/** Addresses made for owners that are remembered (each helper call makes at most one). */
+const OWNED_ADDRESSES_MAX = 100_000;
+
 /** Everything the chain is, as plain data (bigints stay bigints; persistence.ts writes them as strings). */
 export interface ChainSnapshot {
   readonly version: 1;
@@ -88,6 +91,8 @@ export interface ChainSnapshot {
   readonly nextTransferOutcomes?: readonly (readonly [TronAddress, NextTransferOutcome])[];
   /** Outcomes armed for one owner (ownedOutcomeKey → outcome); absent in files saved before owners existed. */
   readonly ownedTransferOutcomes?: readonly (readonly [string, NextTransferOutcome])[];
+  /** Addresses made for one owner (makeOwnedAddress); absent in files saved before they existed. */
+  readonly addressOwners?: readonly (readonly [TronAddress, string])[];
   readonly blocks: readonly {
     readonly number: number;
     readonly id: string;
@@ -163,6 +168,8 @@ export class SimulatedChain {
   readonly #recent = new Map<string, number>();
   /** Signatures recovered off the main thread for the request being handled (withRecoveredSignatures). */
   #recovered = new Map<string, TronAddress | undefined>();
+  /** Addresses made for an owner (makeOwnedAddress), oldest first, at most OWNED_ADDRESSES_MAX. */
+  readonly #addressOwners = new Map<TronAddress, string>();
   #nowMs: number;
   #forks = 0;
 
@@ -529,6 +536,24 @@ export class SimulatedChain {
     else this.state.nextTransferOutcomes.set(address, outcome);
   }
 
+  /**
+   * A fresh address (20 random bytes, no key anyone holds) that belongs to `owner`: what a
+   * sandbox shop may blacklist and fund, so neither reaches an address another shop uses.
+   */
+  makeOwnedAddress(owner: string): TronAddress {
+    const address = tronAddressFromEvm(randomBytes(20));
+    this.#addressOwners.set(address, owner);
+    // The oldest is forgotten first: it can then be blacklisted or funded by nobody but the operator.
+    if (this.#addressOwners.size > OWNED_ADDRESSES_MAX)
+      this.#addressOwners.delete(this.#addressOwners.keys().next().value!);
+    return address;
+  }
+
+  /** The owner an address was made for (makeOwnedAddress), if any. */
+  ownerOfAddress(address: TronAddress): string | undefined {
+    return this.#addressOwners.get(address);
+  }
+
   /** Declares whose the transaction `txId` is (before its broadcast): outcomes armed for that owner then apply to it. */
   declareOwner(txId: string, owner: string): void {
     this.state.declareOwner(txId.toLowerCase(), owner);
@@ -658,6 +683,7 @@ export class SimulatedChain {
       usdtEnergyFactor: this.state.usdtEnergyFactor,
       nextTransferOutcomes: [...this.state.nextTransferOutcomes],
       ownedTransferOutcomes: [...this.state.ownedTransferOutcomes],
+      addressOwners: [...this.#addressOwners],
       blocks: this.#blocks.map((block) => ({
         number: block.number,
         id: block.id,
@@ -695,6 +721,7 @@ export class SimulatedChain {
       this.state.nextTransferOutcomes.set(address, outcome);
     for (const [key, outcome] of snapshot.ownedTransferOutcomes ?? [])
       this.state.ownedTransferOutcomes.set(key, outcome);
+    for (const [address, owner] of snapshot.addressOwners ?? []) this.#addressOwners.set(address, owner);
     for (const block of snapshot.blocks) {
       const transactions = block.transactions.map(({ hex, receipt }) => ({ ...this.#decodeSaved(hex), receipt }));
       this.#blocks.push({ ...block, transactions });

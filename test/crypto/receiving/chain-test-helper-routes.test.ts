@@ -145,17 +145,48 @@ describe.each(backends)('crypto test helper routes on %s', (backend) => {
     await expectRefused('hot_wallet/drain_trx', { address: hotWallet }, 'address');
   });
 
-  it('blacklist: the production node client sees isBlackListed follow; the address and listed are checked', async () => {
+  it('blacklist: without an address it makes one for the shop; the production node client sees isBlackListed follow; the address and listed are checked', async () => {
     const node = await sandboxNode();
-    const listed = await helper('blacklist', { address, listed: true });
-    expect(listed.statusCode, listed.body).toBe(200);
-    expect(listed.json()).toEqual({ address, listed: true });
-    expect(await node.isUsdtBlacklisted(tronAddress(address))).toBe(true);
-    expect((await helper('blacklist', { address, listed: false })).json()).toEqual({ address, listed: false });
-    expect(await node.isUsdtBlacklisted(tronAddress(address))).toBe(false);
+    const made = await helper('blacklist', { listed: true });
+    expect(made.statusCode, made.body).toBe(200);
+    const own = made.json().address as string;
+    expect(made.json()).toEqual({ address: own, listed: true });
+    expect(await node.isUsdtBlacklisted(tronAddress(own))).toBe(true);
+    expect((await helper('blacklist', { address: own, listed: false })).json()).toEqual({
+      address: own,
+      listed: false,
+    });
+    expect(await node.isUsdtBlacklisted(tronAddress(own))).toBe(false);
+    const unlisted = (await helper('blacklist', { listed: false })).json();
+    expect(unlisted).toEqual({ address: expect.stringMatching(/^T/), listed: false });
+    expect(unlisted.address).not.toBe(own);
     await expectRefused('blacklist', { address: 'T123', listed: true }, 'address');
-    await expectRefused('blacklist', { address, listed: 'yes' }, 'listed');
-    await expectRefused('blacklist', { address }, 'listed');
+    await expectRefused('blacklist', { address: own, listed: 'yes' }, 'listed');
+    await expectRefused('blacklist', { address: own }, 'listed');
+    // Not made for this shop (here: its own deposit address, which payers of other shops may share): refused, unlisted.
+    await expectRefused('blacklist', { address, listed: true }, "not one of this sandbox shop's own");
+    expect(await node.isUsdtBlacklisted(tronAddress(address))).toBe(false);
+  });
+
+  it('faucet: an address made for the shop is its own; another shop’s address and a payer are refused', async () => {
+    const node = await sandboxNode();
+    const own = (await helper('blacklist', { listed: false })).json().address as string;
+    const funded = await helper('faucet', { address: own, usdt: '2', trx: '1' });
+    expect(funded.statusCode, funded.body).toBe(200);
+    expect(funded.json()).toEqual({ address: own, usdt: '2', trx: '1' });
+    const other = await testApp.shop();
+    const theirs = (await testApp.call(other.key, 'POST', '/v1/crypto/invoices', invoiceBody())).json().address;
+    const payer = (await testApp.crypto.chain.sandboxChain()).chain.payers[0]!.address;
+    for (const foreign of [theirs, payer]) {
+      await expectRefused('faucet', { address: foreign, usdt: '1' }, "not one of this sandbox shop's own");
+      await expectRefused('blacklist', { address: foreign, listed: true }, "not one of this sandbox shop's own");
+    }
+    const otherOwn = (await helper('blacklist', { listed: false }, other.key)).json().address as string;
+    await expectRefused('faucet', { address: otherOwn, trx: '1' }, "not one of this sandbox shop's own");
+    await expectRefused('blacklist', { address: otherOwn, listed: true }, "not one of this sandbox shop's own");
+    expect(await node.getUsdtBalance(tronAddress(theirs))).toBe(0n);
+    expect(await node.getAccount(tronAddress(otherOwn))).toMatchObject({ activated: false });
+    expect(await node.isUsdtBlacklisted(tronAddress(otherOwn))).toBe(false);
   });
 
   it('faucet: amounts are decimal strings above 0 with at most 6 places, up to 1,000,000; one of them is needed', async () => {

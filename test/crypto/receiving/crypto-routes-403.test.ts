@@ -101,7 +101,7 @@ const calls: Record<string, RouteCall> = {
   'POST /v1/test_helpers/crypto/blacklist': {
     request: async () => ({
       url: '/v1/test_helpers/crypto/blacklist',
-      payload: { address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', listed: false },
+      payload: { listed: false },
     }),
     successStatus: 200,
   },

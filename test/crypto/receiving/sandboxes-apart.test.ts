@@ -1,5 +1,6 @@
 // Two sandbox shops on the one simulated chain (docs/crypto.md "Sandboxes kept
-// apart"): shop A reorganises, arms faults on an address B pays too, drains
+// apart"): shop A reorganises, arms faults on an address B pays too, tries to
+// blacklist and fund B's addresses (refused: only addresses made for A), drains
 // the hot wallet and mines 1,000 blocks, and B's deposits are credited and its
 // payouts complete as if A did nothing, with the chain's clock never ahead of
 // the wall clock. Then the helpers' per-shop budget of calls per minute.
@@ -152,6 +153,58 @@ describe.each(backends)('sandbox shops kept apart on one chain on %s', (backend)
     expect(response.statusCode).toBe(400);
     expect(response.json()).toMatchObject({ error: 'invalid_request' });
     expect(chain.state.nextTransferOutcomes.size + chain.state.ownedTransferOutcomes.size).toBe(1);
+  });
+
+  it('A’s blacklist and faucet reach only addresses made for A, and no merchant moves the energy factor: B’s payouts, quotes and deposits are untouched', async () => {
+    const { hotWalletAddress } = (await testApp.crypto.chain.forMode('sandbox')).addressKey;
+    const paidByB = recipient();
+    const invoiceB = await invoice(shopB, '8');
+    const quoteOf = async (shop: PayoutShop, address: string) =>
+      call(shop, '/v1/crypto/payouts/quote', { network: 'TRC20', amount: '3', address });
+    const quoteBefore = (await quoteOf(shopB, paidByB)).json();
+    expect(quoteBefore.network_fee).toBeDefined();
+    const ownOfB = (await post(shopB, '/v1/test_helpers/crypto/blacklist', { listed: false })).address as string;
+    const listedBefore = [...chain.state.usdtBlacklist];
+
+    // Addresses B pays, owns or was given, and the shared ones: refused for A, nothing listed or credited.
+    for (const address of [paidByB, invoiceB.address, ownOfB, hotWalletAddress]) {
+      const listing = await call(shopA, '/v1/test_helpers/crypto/blacklist', { address, listed: true });
+      expect(listing.statusCode, listing.body).toBe(400);
+      expect(listing.json()).toMatchObject({ error: 'invalid_request' });
+      expect(listing.json().message).toContain("not one of this sandbox shop's own");
+    }
+    for (const address of [invoiceB.address, ownOfB, paidByB]) {
+      const funding = await call(shopA, '/v1/test_helpers/crypto/faucet', { address, usdt: '8', trx: '1' });
+      expect(funding.statusCode, funding.body).toBe(400);
+      expect(funding.json()).toMatchObject({ error: 'invalid_request' });
+    }
+    expect([...chain.state.usdtBlacklist]).toEqual(listedBefore);
+    expect(chain.state.usdtBalance(invoiceB.address as never)).toBe(0n);
+    expect(chain.state.account(ownOfB as never)).toBeUndefined();
+    // The energy factor is the operator's (paygate chain simulate), not a merchant helper.
+    expect((await call(shopA, '/v1/test_helpers/crypto/energy_factor', { factor: 9_000 })).statusCode).toBe(404);
+
+    // What A may do lands on A's own addresses only.
+    const listedByA = (await post(shopA, '/v1/test_helpers/crypto/blacklist', { listed: true })).address as string;
+    expect((await quoteOf(shopA, listedByA)).json()).toMatchObject({ error: 'address_blacklisted' });
+    const invoiceA = await invoice(shopA, '4');
+    expect(await post(shopA, '/v1/test_helpers/crypto/faucet', { address: invoiceA.address, trx: '2' })).toMatchObject({
+      address: invoiceA.address,
+      trx: '2',
+    });
+
+    const quoteAfter = (await quoteOf(shopB, paidByB)).json();
+    expect(quoteAfter.network_fee).toBe(quoteBefore.network_fee);
+    const payout = await post(shopB, '/v1/crypto/payouts', payoutBody({ address: paidByB, amount: '3' }));
+    await deposit(shopB, invoiceB.address, '8');
+    await executor.runPass();
+    await mine(shopB, 1 + BLOCKS_TO_FINALITY);
+    await executor.runPass();
+    await watch();
+    expect(await payoutStatus(shopB, payout.payout_id)).toBe('completed');
+    expect(chain.state.usdtBalance(paidByB as never)).toBe(3_000_000n);
+    const paid = await get(shopB, `/v1/crypto/invoices/${invoiceB.invoice_id}`);
+    expect(paid).toMatchObject({ status: 'paid', paid_amount: '8' });
   });
 
   it('A’s drain leaves B’s payout in flight its TRX, and B’s next payout is topped up', async () => {

@@ -2,7 +2,8 @@
 // armed for an owner fire only on that owner's declared transactions (and a
 // reorg re-arms them), a drain spares what pooled transactions may burn,
 // blocks mined before a wall clock never pass it, and the control surface lists
-// what a reorg would orphan and refuses a reorg whose head moved.
+// what a reorg would orphan and refuses a reorg whose head moved; addresses
+// made for an owner are blacklisted and funded by that owner's calls only.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { createSimulatorControl, SimulatorRefusal } from '../../../src/crypto/simchain/control-client.ts';
@@ -134,5 +135,39 @@ describe('the control surface of a shared chain', () => {
     expect(server.chain.state.transactionOwners.get(txId)).toBe('shop_b');
     await expect(control.declareOwners([{ txId, owner: 'not allowed!' }])).rejects.toThrow(/owner/);
     await expect(control.mine(1, 1.5)).rejects.toThrow(/not_after_ms/);
+  });
+});
+
+describe('addresses made for an owner', () => {
+  let server: SimulatedChainServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('only calls naming that owner blacklist or fund them; the operator’s calls (no owner) still may; a saved chain keeps the owners', async () => {
+    server = await startSimulatedChainServer({ seed: 'shared chain owners', chain: chainWithBlocks() });
+    const control = createSimulatorControl(server.url);
+    const ofA = await control.makeOwnedAddress('shop_a');
+    const ofB = await control.makeOwnedAddress('shop_b');
+    expect(ofA).not.toBe(ofB);
+    await control.setBlacklisted(ofA, true, 'shop_a');
+    await expect(control.setBlacklisted(ofB, true, 'shop_a')).rejects.toThrow(SimulatorRefusal);
+    await expect(control.setBlacklisted(recipient, true, 'shop_a')).rejects.toThrow(/not one made for shop_a/);
+    await expect(control.faucet(ofB, { usdt: 1n }, 'shop_a')).rejects.toThrow(SimulatorRefusal);
+    expect((await control.faucet(ofA, { usdt: 5n }, 'shop_a')).usdt).toBe(5n);
+    await control.setBlacklisted(recipient, true);
+    expect([...server.chain.state.usdtBlacklist].sort()).toEqual([ofA, recipient].sort());
+    expect(server.chain.state.usdtBalance(ofB)).toBe(0n);
+
+    const restored = new SimulatedChain({
+      seed: 'shared chain owners',
+      restore: structuredClone(server.chain.snapshot()),
+    });
+    expect([restored.ownerOfAddress(ofA), restored.ownerOfAddress(ofB), restored.ownerOfAddress(recipient)]).toEqual([
+      'shop_a',
+      'shop_b',
+      undefined,
+    ]);
   });
 });

@@ -130,7 +130,8 @@ const FaucetBody = Type.Object(
   {
     address: Type.Optional({
       ...ADDRESS,
-      description: 'any address (TRX activates it); the sandbox hot wallet when absent',
+      description:
+        'one of the calling shop’s deposit addresses, or an address the blacklist helper made for it (TRX activates it); the sandbox hot wallet when absent',
     }),
     usdt: Type.Optional(AMOUNT6('USDT to mint (at most 1000000)')),
     trx: Type.Optional(AMOUNT6('TRX to credit (at most 1000000)')),
@@ -149,17 +150,21 @@ const Funded = Type.Object(
 
 const BlacklistBody = Type.Object(
   {
-    address: { ...ADDRESS, description: 'any address' },
+    address: Type.Optional({
+      ...ADDRESS,
+      description:
+        'an address this helper made for the calling shop before; when absent, it makes a fresh one (listed or not) and answers it',
+    }),
     listed: Type.Boolean({
       description: 'true: on the blacklist (Tether’s addBlackList); false: off it (removeBlackList)',
     }),
   },
-  { additionalProperties: false, examples: [{ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', listed: true }] },
+  { additionalProperties: false, examples: [{ listed: true }] },
 );
 
 const Blacklisted = Type.Object(
   {
-    address: Type.String(),
+    address: Type.String({ description: 'the address, the calling shop’s own' }),
     listed: Type.Boolean({ description: 'whether the USDT contract now refuses transfers from and to the address' }),
   },
   { examples: [{ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', listed: true }] },
@@ -276,7 +281,7 @@ export const chainTestHelperRoutes =
           operationId: 'testHelpersCryptoFaucet',
           tags: ['test helpers'],
           summary: 'Sandbox: credit TRX and mint USDT to an address on the simulated chain',
-          description: `${LIVE_SHOP_NOTE} Setup, not a deposit: the balance changes outside any block, so no Transfer is seen and nothing is credited to a merchant. Without \`address\` it funds the sandbox hot wallet, the account payouts are sent from.`,
+          description: `${LIVE_SHOP_NOTE} Setup, not a deposit: the balance changes outside any block, so no Transfer is seen and nothing is credited to a merchant. Without \`address\` it funds the sandbox hot wallet, the account payouts are sent from. Any other address must be the calling shop’s own (one of its deposit addresses, or one the blacklist helper made for it): 400 \`invalid_request\` otherwise, so no shop funds another’s address.`,
           body: FaucetBody,
           response: { 200: { ...Funded, description: 'The balances after' }, ...errorResponses(...HELPER_ERRORS) },
         },
@@ -292,7 +297,7 @@ export const chainTestHelperRoutes =
           operationId: 'testHelpersCryptoBlacklist',
           tags: ['test helpers'],
           summary: 'Sandbox: put an address on the USDT contract’s blacklist, or take it off',
-          description: `${LIVE_SHOP_NOTE} As Tether’s issuer does on mainnet: the simulated USDT contract then reverts every transfer from or to the address and answers \`isBlackListed\` with true. A payout, refund or withdrawal to it is refused with \`400 address_blacklisted\`.`,
+          description: `${LIVE_SHOP_NOTE} As Tether’s issuer does on mainnet: the simulated USDT contract then reverts every transfer from or to the address and answers \`isBlackListed\` with true. A payout, refund or withdrawal to it is refused with \`400 address_blacklisted\`. Every sandbox shop shares the one contract, so the helper lists only addresses it made for the calling shop: without \`address\` it makes a fresh one (pay it, then list it, to see a transfer fail afterwards); an address it did not make for this shop is 400 \`invalid_request\`. No other shop pays or owns such an address, so a listing never changes another shop’s outcome.`,
           body: BlacklistBody,
           response: {
             200: { ...Blacklisted, description: 'The address’s standing now' },
