@@ -11,6 +11,7 @@ import { createHmac } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
+import { retryAfterMs } from '../http/retry-after.ts';
 import { signedHeaders } from '../webhooks/signing.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { ListenResumePoint } from './listen-resume-point.ts';
@@ -21,6 +22,8 @@ const IDLE_LIMIT_MS = 45_000;
 const FORWARD_TIMEOUT_MS = 10_000;
 const RECONNECT_FIRST_MS = 500;
 const RECONNECT_MAX_MS = 30_000;
+/** The longest a gateway's Retry-After holds listen back: a wrong header must not park it for hours. */
+const RETRY_AFTER_MAX_MS = 300_000;
 
 interface ListenOptions {
   readonly gatewayUrl: string;
@@ -184,8 +187,8 @@ class Listener {
     if (status === 401 || status === 403 || status === 404) return { fatal: message, received: false };
     if (status === 400 && this.lastEventId !== undefined) return { dropResume: true, received: false };
     if (status === 400) return { fatal: message, received: false };
-    const retryAfter = Number(response.headers['retry-after']);
-    return { received: false, ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1000 } : {}) };
+    const waitMs = retryAfterMs(response.headers['retry-after'], new Date());
+    return { received: false, ...(waitMs === undefined ? {} : { retryAfterMs: Math.min(waitMs, RETRY_AFTER_MAX_MS) }) };
   }
 
   /** Reads frames and forwards each event in order; true when at least one event came. */
