@@ -39,7 +39,6 @@ import { addressWord, transferCalldata } from './trc20-usdt.ts';
 
 export type { BlockHeader, ChainPrices, ScannedBlock, TransactionOutcome, UsdtTransfer } from './node-answers.ts';
 export type { BroadcastResult } from './node-broadcast.ts';
-export type { AccountStake, DelegatedResource, DelegationIndex } from './stake-answers.ts';
 export { TronNodeAnswerError, TronNodeRequestError, TronNodeUnavailableError } from './node-errors.ts';
 
 /** The most blocks one scanBlocks call fetches. */
