@@ -37,7 +37,7 @@ export interface StakeState {
   readonly energy: ResourceUsage;
 }
 
-export interface UnfreezingBalance {
+interface UnfreezingBalance {
   readonly resource: ResourceCode;
   readonly amountSun: bigint;
   /** Block time (ms) from which withdrawexpireunfreeze may take it back. */

@@ -10,9 +10,9 @@
 // double here too, so every result equals the node's.
 
 /** ChainConstant.WINDOW_SIZE_MS / BLOCK_PRODUCED_INTERVAL: a day of slots. */
-export const WINDOW_SIZE_SLOTS = 28_800n;
+const WINDOW_SIZE_SLOTS = 28_800n;
 /** ChainConstant.WINDOW_SIZE_PRECISION: an optimized window is stored × 1,000. */
-export const WINDOW_SIZE_PRECISION = 1_000n;
+const WINDOW_SIZE_PRECISION = 1_000n;
 /** ChainConstant.PRECISION. */
 const PRECISION = 1_000_000n;
 /** TRX_PRECISION: sun per TRX; weights are whole TRX. */
@@ -31,7 +31,7 @@ export interface ResourceUsage {
 export const UNUSED_RESOURCE: ResourceUsage = { usage: 0n, latestSlot: 0n, windowSize: 0n, optimized: false };
 
 /** AccountCapsule.getWindowSize: the window in slots. */
-export function windowSizeSlots(resource: ResourceUsage): bigint {
+function windowSizeSlots(resource: ResourceUsage): bigint {
   if (resource.windowSize === 0n) return WINDOW_SIZE_SLOTS;
   if (resource.optimized)
     return resource.windowSize < WINDOW_SIZE_PRECISION
@@ -41,7 +41,7 @@ export function windowSizeSlots(resource: ResourceUsage): bigint {
 }
 
 /** AccountCapsule.getWindowSizeV2: the window in slots × 1,000. */
-export function windowSizeV2(resource: ResourceUsage): bigint {
+function windowSizeV2(resource: ResourceUsage): bigint {
   if (resource.windowSize === 0n) return WINDOW_SIZE_SLOTS * WINDOW_SIZE_PRECISION;
   return resource.optimized ? resource.windowSize : resource.windowSize * WINDOW_SIZE_PRECISION;
 }

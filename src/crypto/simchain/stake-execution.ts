@@ -44,9 +44,9 @@ export const UNFREEZE_MAX_TIMES = 32;
 /** Parameter.ChainConstant.FROZEN_PERIOD: a day. */
 const FROZEN_PERIOD_MS = 86_400_000;
 /** DELEGATE_PERIOD / BLOCK_PRODUCED_INTERVAL: the lock of `lock: true, lock_period: 0`, 3 days of blocks. */
-export const DEFAULT_LOCK_PERIOD_BLOCKS = 86_400n;
+const DEFAULT_LOCK_PERIOD_BLOCKS = 86_400n;
 
-export function stakeOf(state: ChainState, address: TronAddress): StakeState {
+function stakeOf(state: ChainState, address: TronAddress): StakeState {
   return state.account(address)?.stake ?? NO_STAKE;
 }
 

@@ -13,7 +13,7 @@ import type { IncomingTransaction, IntakeRefusal, IntakeView } from './transacti
 import { bandwidthCharge, type Receipt } from './usdt-execution.ts';
 
 /** Wallet.CONTRACT_VALIDATE_ERROR: the prefix of a refused contract's message. */
-export const CONTRACT_VALIDATE_ERROR_PREFIX = 'Contract validate error : ';
+const CONTRACT_VALIDATE_ERROR_PREFIX = 'Contract validate error : ';
 
 export function checkStakeTransaction(
   view: IntakeView,

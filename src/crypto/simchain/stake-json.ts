@@ -112,7 +112,7 @@ export function accountNetJson(
 }
 
 /** A DelegatedResource message. */
-export function delegatedResourceJson(record: DelegationRecord): Record<string, unknown> {
+function delegatedResourceJson(record: DelegationRecord): Record<string, unknown> {
   const json: Record<string, unknown> = { from: tronAddressToHex(record.from), to: tronAddressToHex(record.to) };
   putNonZero(json, 'frozen_balance_for_bandwidth', record.balanceSun.BANDWIDTH);
   putNonZero(json, 'frozen_balance_for_energy', record.balanceSun.ENERGY);

@@ -217,7 +217,7 @@ const ChainParametersSchema = Type.Object({
 const checkers = new Map<TSchema, ReturnType<typeof Compile>>();
 
 /** The answer, checked against its schema, or invalidAnswer naming the first problem. */
-function expectShape<S extends TSchema>(schema: S, value: unknown, what: string): Static<S> {
+export function expectShape<S extends TSchema>(schema: S, value: unknown, what: string): Static<S> {
   let checker = checkers.get(schema);
   if (!checker) checkers.set(schema, (checker = Compile(schema)));
   if (checker.Check(value)) return value as Static<S>;
@@ -226,7 +226,7 @@ function expectShape<S extends TSchema>(schema: S, value: unknown, what: string)
 }
 
 /** `{}`: the node's way of saying "no such thing". */
-function isEmptyObject(value: unknown): boolean {
+export function isEmptyObject(value: unknown): boolean {
   return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0;
 }
 

@@ -23,6 +23,16 @@ import {
   type TrxAccount,
 } from './node-answers.ts';
 import { broadcastHex, type BroadcastResult, type SignedTransaction } from './node-broadcast.ts';
+import {
+  readAccountStake,
+  readCanDelegatedMaxSize,
+  readDelegatedResources,
+  readDelegationIndex,
+  type AccountStake,
+  type DelegatedResource,
+  type DelegationIndex,
+} from './stake-answers.ts';
+import type { ResourceCode } from './stake-contracts.ts';
 import { invalidAnswer, TronNodeAnswerError, TronNodeUnavailableError } from './node-errors.ts';
 import { createNodeTransport, type NodeTransportOptions } from './node-transport.ts';
 import { addressWord, transferCalldata } from './trc20-usdt.ts';
@@ -98,6 +108,14 @@ export interface TronNodeClient {
   /** The configured contract's decimals(): 6 for USDT; check it once at start, so a wrong contract setting cannot scale amounts. */
   getUsdtDecimals(): Promise<number>;
   getAccountResources(address: TronAddress): Promise<AccountResources>;
+  /** What the account staked, delegated, received and is unfreezing under Stake 2.0 (`/wallet/getaccount`). */
+  getAccountStake(address: TronAddress): Promise<AccountStake>;
+  /** The delegations from `from` to `to`: one unlocked and one locked record at most (`/wallet/getdelegatedresourcev2`). */
+  getDelegatedResources(from: TronAddress, to: TronAddress): Promise<DelegatedResource[]>;
+  /** Who delegated to `address` and to whom it delegated (`/wallet/getdelegatedresourceaccountindexv2`). */
+  getDelegationIndex(address: TronAddress): Promise<DelegationIndex>;
+  /** Sun of staked `resource` the account may delegate now, its use deducted (`/wallet/getcandelegatedmaxsize`). */
+  getCanDelegatedMaxSize(address: TronAddress, resource: ResourceCode): Promise<bigint>;
   /** Energy and bandwidth prices and account-creation fees (`/wallet/getchainparameters`). */
   getChainPrices(): Promise<ChainPrices>;
   /** Hands a signed transaction to the network (`/wallet/broadcasthex`); never throws for node trouble (that is `unknown`). */
@@ -300,6 +318,45 @@ export function createTronNodeClient(options: TronNodeClientOptions): TronNodeCl
       transport.run('/wallet/getaccountresource', async (node) =>
         readAccountResources(
           await node.post('/wallet/getaccountresource', { address: tronAddressToHex(address), visible: false }),
+        ),
+      ),
+    getAccountStake: (address) =>
+      transport.run('/wallet/getaccount', async (node) =>
+        readAccountStake(
+          await node.post('/wallet/getaccount', { address: tronAddressToHex(address), visible: false }),
+          address,
+        ),
+      ),
+    getDelegatedResources: (from, to) =>
+      transport.run('/wallet/getdelegatedresourcev2', async (node) =>
+        readDelegatedResources(
+          await node.post('/wallet/getdelegatedresourcev2', {
+            fromAddress: tronAddressToHex(from),
+            toAddress: tronAddressToHex(to),
+            visible: false,
+          }),
+          from,
+          to,
+        ),
+      ),
+    getDelegationIndex: (address) =>
+      transport.run('/wallet/getdelegatedresourceaccountindexv2', async (node) =>
+        readDelegationIndex(
+          await node.post('/wallet/getdelegatedresourceaccountindexv2', {
+            value: tronAddressToHex(address),
+            visible: false,
+          }),
+          address,
+        ),
+      ),
+    getCanDelegatedMaxSize: (address, resource) =>
+      transport.run('/wallet/getcandelegatedmaxsize', async (node) =>
+        readCanDelegatedMaxSize(
+          await node.post('/wallet/getcandelegatedmaxsize', {
+            owner_address: tronAddressToHex(address),
+            type: resource === 'ENERGY' ? 1 : 0,
+            visible: false,
+          }),
         ),
       ),
     getChainPrices: () =>

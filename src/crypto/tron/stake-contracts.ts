@@ -85,7 +85,7 @@ export interface SignedStakeTransaction {
 }
 
 /** The contract's own message (the bytes inside the Any), fields in number order, zeros left out. */
-export function encodeStakeContract(contract: StakeContract): Uint8Array {
+function encodeStakeContract(contract: StakeContract): Uint8Array {
   const writer = new BinaryWriter();
   writer.tag(1, WireType.LengthDelimited).bytes(tronAddressToBytes(contract.ownerAddress));
   const varint = (fieldNo: number, value: bigint) => {
@@ -249,7 +249,7 @@ function stakeContractOf(
  * `visible: false`; the zero resource BANDWIDTH and other zeros left out, as
  * JsonFormat prints proto3).
  */
-export function stakeContractJson(contract: StakeContract): Record<string, unknown> {
+function stakeContractJson(contract: StakeContract): Record<string, unknown> {
   const json: Record<string, unknown> = {};
   const put = (key: string, value: bigint) => {
     if (value !== 0n) json[key] = Number(value);
