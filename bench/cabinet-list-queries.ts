@@ -4,8 +4,8 @@
 // webhook-repository listEvents; newestFirstPage's keyset and withinRange's
 // windows of db/list-page.ts), plus the deposits of a shop newest first by
 // seen_at, which no repository lists yet. `node bench/cabinet-plans.ts` EXPLAINs them on
-// a loaded shop (BENCH_CABINET_DATABASE_URL) and test/db/list-plans.test.ts checks
-// that none of them scans a whole table.
+// a loaded shop (BENCH_CABINET_DATABASE_URL) to time them; test/db/list-plans.test.ts
+// checks the plans of the SQL the routes themselves send, and uses SAMPLE_SQL from here.
 
 export interface ListQuerySample {
   readonly shopId: string;

@@ -1,8 +1,9 @@
 // Identifiers: payments are UUIDs (docs/api-decisions.md, Ids); every other resource gets
 // a prefixed, time-sortable TypeID (`evt_01h…`), so ids say what they name and
-// sort by creation.
-import { randomUUID } from 'node:crypto';
+// sort by creation. Both are UUIDv7 underneath, so new rows land at the right-hand
+// edge of their primary-key index instead of at random pages of it.
 import { typeid } from 'typeid-js';
+import { v7 as uuidv7 } from 'uuid';
 
 const ID_PREFIXES = {
   merchant: 'mer',
@@ -42,6 +43,8 @@ export function newId(kind: IdKind): string {
   return typeid(ID_PREFIXES[kind]).toString();
 }
 
+// RFC 9562 UUIDv7: 48-bit Unix milliseconds, then a counter that keeps ids made within
+// one millisecond (or while the clock steps back) strictly increasing in this process.
 export function newUuid(): string {
-  return randomUUID();
+  return uuidv7();
 }

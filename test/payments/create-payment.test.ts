@@ -42,7 +42,7 @@ describe.each(backends)('POST /v1/payments on %s', (backend) => {
         'status',
       ].sort(),
     );
-    expect(payment.payment_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(payment.payment_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(payment.order_code).toMatch(/^[A-Za-z0-9]{6,32}$/);
     expect(payment.payment_url).toBe(`http://paygate.test/pay/${payment.order_code}`);
     expect(payment).toMatchObject({
