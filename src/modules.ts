@@ -27,6 +27,7 @@ import { createIdempotencyModule } from './idempotency/idempotency-module.ts';
 import { createLedgerModule } from './ledger/ledger-module.ts';
 import { createMerchantsModule, type MerchantsService } from './merchants/merchants-module.ts';
 import { createPaymentsModule, type PaymentsOptions } from './payments/payments-module.ts';
+import { createRetentionModule } from './retention/retention-module.ts';
 import { createWebhooksModule, type WebhooksService } from './webhooks/webhooks-module.ts';
 
 /** The built modules and the services the runtime itself calls. */
@@ -66,6 +67,7 @@ export function createModules(
       payments.module,
       webhooks.module,
       idempotency.module,
+      createRetentionModule(platform).module,
       ledger.module,
       // Closed last of the crypto modules: the chain handle (node clients, the in-process sandbox chain) serves them all.
       chain.module,
