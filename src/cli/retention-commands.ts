@@ -2,9 +2,10 @@
 // and a retention run now (archive past-retention rows, then remove them), as
 // the gateway's hourly worker does (docs/operations.md, "Retention and archive").
 import { parseArgs } from 'node:util';
+import type { AppContext } from '../context.ts';
+import { retentionSources } from '../modules.ts';
 import { retentionDeps } from '../retention/retention-module.ts';
-import { listArchives } from '../retention/retention-repository.ts';
-import { retentionStatus, runRetention } from '../retention/retention-service.ts';
+import { recentArchives, retentionStatus, runRetention } from '../retention/retention-service.ts';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
 import { printTable } from './table.ts';
@@ -12,22 +13,17 @@ import { printTable } from './table.ts';
 const ARCHIVES_SHOWN = 20;
 const UNITS_PER_TABLE_MAX = 1_000;
 
+function configuredRetention(context: AppContext) {
+  return retentionDeps({ ...context, sources: retentionSources(context.config) });
+}
+
 export const retentionStatusCommand: CliCommand = {
   async run(args, io, config) {
     const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
-    const { status, archives } = await withCliContext(config, async (context) => {
-      const deps = retentionDeps(context);
-      return { status: await retentionStatus(deps), archives: await listArchives(context.db, ARCHIVES_SHOWN) };
+    const { status, recent } = await withCliContext(config, async (context) => {
+      const deps = configuredRetention(context);
+      return { status: await retentionStatus(deps), recent: await recentArchives(deps, ARCHIVES_SHOWN) };
     });
-    const recent = archives.map((archive) => ({
-      file: archive.file_name,
-      table: archive.table_name,
-      period: archive.period,
-      state: archive.state,
-      rows: archive.row_count === null ? null : Number(archive.row_count),
-      sha256: archive.sha256,
-      archived_at: archive.archived_at?.toISOString() ?? null,
-    }));
     if (values.json) {
       io.out(JSON.stringify({ ...status, recent_archives: recent }));
       return 0;
@@ -71,7 +67,7 @@ export const retentionRunCommand: CliCommand = {
     if (!Number.isInteger(limit) || limit < 1 || limit > UNITS_PER_TABLE_MAX)
       throw new CliUsageError(`--limit must be 1..${UNITS_PER_TABLE_MAX}`);
     const report = await withCliContext(config, (context) =>
-      runRetention(retentionDeps(context), { unitsPerSourceMax: limit }),
+      runRetention(configuredRetention(context), { unitsPerSourceMax: limit }),
     );
     if (values.json) {
       io.out(JSON.stringify(report));

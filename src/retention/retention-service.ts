@@ -12,6 +12,7 @@ import { inTransaction, type Db } from '../db/transaction.ts';
 import { removeArchiveFile, writeArchiveFile, type ArchiveFileWritten } from './archive-file.ts';
 import {
   forgetUnfinishedArchive,
+  listArchives,
   recordArchived,
   recordArchivesStarted,
   releaseRetentionLease,
@@ -39,7 +40,7 @@ export interface RetentionRunOptions {
   readonly afterArchive?: ((unit: RetentionUnit) => void) | undefined;
 }
 
-export interface ArchivedFile {
+interface ArchivedFile {
   readonly fileName: string;
   readonly table: string;
   readonly period: string;
@@ -151,6 +152,20 @@ async function* renewing(pages: AsyncIterable<readonly string[]>, renew: () => P
     yield page;
     await renew();
   }
+}
+
+/** The latest archive files, newest first, as `paygate retention status` shows them. */
+export async function recentArchives(deps: Pick<RetentionDeps, 'db'>, limit: number) {
+  const archives = await listArchives(deps.db, limit);
+  return archives.map((archive) => ({
+    file: archive.file_name,
+    table: archive.table_name,
+    period: archive.period,
+    state: archive.state,
+    rows: archive.row_count === null ? null : Number(archive.row_count),
+    sha256: archive.sha256,
+    archived_at: archive.archived_at?.toISOString() ?? null,
+  }));
 }
 
 export interface RetentionStatus {

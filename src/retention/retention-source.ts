@@ -4,7 +4,7 @@
 import type { Db, Tx } from '../db/transaction.ts';
 
 /** The rows of one table within a unit: one archive file. */
-export interface ArchivePart {
+interface ArchivePart {
   readonly table: string;
   /** The rows as JSON lines, page by page, in a stable order. */
   readonly lines: () => AsyncIterable<readonly string[]>;

@@ -9,6 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { sql } from 'kysely';
 import type { Config } from '../../src/config.ts';
 import type { DatabaseBackend } from '../../src/db/database.ts';
+import { retentionSources } from '../../src/modules.ts';
 import { retentionDeps } from '../../src/retention/retention-module.ts';
 import { runRetention, type RetentionRunOptions } from '../../src/retention/retention-service.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
@@ -31,7 +32,7 @@ export async function createRetentionTestApp(
 ): Promise<RetentionTestApp> {
   const archiveDir = await mkdtemp(join(tmpdir(), 'paygate-archive-'));
   const testApp = await createTestApp(backend, { config: { archiveDir, retention } });
-  const deps = retentionDeps(testApp.context);
+  const deps = retentionDeps({ ...testApp.context, sources: retentionSources(testApp.context.config) });
   return {
     ...testApp,
     archiveDir,
