@@ -1,7 +1,7 @@
 // Configuration comes from environment variables only, validated once at start.
 // A bad value stops the process with a message that names the variable.
 import { isIP } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { SessionTimeouts } from './db/database.ts';
 import { TRON_NETWORK_PRESETS, TRON_NETWORKS, type TronNetwork } from './crypto/tron/tron-networks.ts';
 import { parseMinor } from './money/decimal.ts';
@@ -11,6 +11,13 @@ export interface Config {
   readonly host: string;
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
+  /** Where rows past retention are archived before they are removed (docs/operations.md, "Retention and archive"). */
+  readonly archiveDir: string;
+  /** How long append-only tables keep their rows; undefined: forever. */
+  readonly retention: {
+    readonly auditMonths: number | undefined;
+    readonly webhookDays: number | undefined;
+  };
   readonly databasePoolSize: number;
   /** PostgreSQL: statement, lock-wait and idle-in-transaction bounds of every pooled session. */
   readonly databaseTimeouts: SessionTimeouts;
@@ -135,6 +142,14 @@ function readInteger(env: Env, name: string, fallback: number, min: number, max:
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+/** A retention period: a whole number of units, or `0`/`off` to keep rows forever. */
+function readRetention(env: Env, name: string, fallback: number, max: number): number | undefined {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === 'off') return undefined;
+  const value = readInteger(env, name, fallback, 0, max);
+  return value === 0 ? undefined : value;
 }
 
 function readBoolean(env: Env, name: string, fallback: boolean): boolean {
@@ -577,6 +592,11 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '127.0.0.1',
     databaseUrl,
     dataDir: resolve(env.PAYGATE_DATA_DIR || './data'),
+    archiveDir: resolve(env.PAYGATE_ARCHIVE_DIR || join(env.PAYGATE_DATA_DIR || './data', 'archive')),
+    retention: {
+      auditMonths: readRetention(env, 'PAYGATE_RETENTION_AUDIT_MONTHS', 12, 1_200),
+      webhookDays: readRetention(env, 'PAYGATE_RETENTION_WEBHOOK_DAYS', 90, 36_500),
+    },
     databasePoolSize: readInteger(env, 'PAYGATE_DB_POOL_SIZE', 20, 1, 1_000),
     databaseTimeouts: {
       statementMs: readInteger(env, 'PAYGATE_DB_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),

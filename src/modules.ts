@@ -27,6 +27,11 @@ import { createIdempotencyModule } from './idempotency/idempotency-module.ts';
 import { createLedgerModule } from './ledger/ledger-module.ts';
 import { createMerchantsModule, type MerchantsService } from './merchants/merchants-module.ts';
 import { createPaymentsModule, type PaymentsOptions } from './payments/payments-module.ts';
+import { auditRetentionSource } from './audit/audit-retention.ts';
+import type { Config } from './config.ts';
+import { createRetentionModule } from './retention/retention-module.ts';
+import type { RetentionSource } from './retention/retention-source.ts';
+import { webhookRetentionSource } from './webhooks/webhook-retention.ts';
 import { createWebhooksModule, type WebhooksService } from './webhooks/webhooks-module.ts';
 
 /** The built modules and the services the runtime itself calls. */
@@ -66,6 +71,7 @@ export function createModules(
       payments.module,
       webhooks.module,
       idempotency.module,
+      createRetentionModule({ ...platform, sources: retentionSources(platform.config) }).module,
       ledger.module,
       // Closed last of the crypto modules: the chain handle (node clients, the in-process sandbox chain) serves them all.
       chain.module,
@@ -108,6 +114,11 @@ const outgoingOutcomes: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>>
 /** Every module's outcome handlers of outgoing transfers, by purpose (the sign-once executor calls them). */
 export function outgoingOutcomeHandlers(): Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>> {
   return { ...outgoingOutcomes };
+}
+
+/** The append-only tables that age out, each as its module says, with the configured retention (docs/operations.md). */
+export function retentionSources(config: Config): RetentionSource[] {
+  return [auditRetentionSource(config.retention.auditMonths), webhookRetentionSource(config.retention.webhookDays)];
 }
 
 /** The workers of every module, for a process that runs them. */

@@ -300,6 +300,26 @@ export const commands: readonly CliCommandEntry[] = [
     load: async () => (await import('./ledger-commands.ts')).ledgerCheckCommand,
   },
   {
+    words: ['retention', 'status'],
+    usage: 'paygate retention status [--json]',
+    summary: 'What each append-only table keeps (PAYGATE_RETENTION_*), what it holds, and the latest archive files',
+    options: [json],
+    examples: ['paygate retention status', 'paygate retention status --json'],
+    load: async () => (await import('./retention-commands.ts')).retentionStatusCommand,
+  },
+  {
+    words: ['retention', 'run'],
+    usage: 'paygate retention run [--limit N] [--json]',
+    summary: 'Archive the rows past retention to PAYGATE_ARCHIVE_DIR, then remove them (what the hourly worker does)',
+    description: 'Exits 1 when another run holds the lease (docs/operations.md, "Retention and archive").',
+    options: [
+      { flag: '--limit', value: 'N', description: 'at most N months or batches per table, 1..1000 (default 1000)' },
+      json,
+    ],
+    examples: ['paygate retention run', 'paygate retention run --limit 1 --json'],
+    load: async () => (await import('./retention-commands.ts')).retentionRunCommand,
+  },
+  {
     words: ['payments', 'suspense', 'list'],
     usage: 'paygate payments suspense list [--limit N] [--json]',
     summary: 'List captured charges that no payment could take (held in suspense), newest first',

@@ -1,6 +1,7 @@
 // The Kysely view of every table. Each module declares the tables it owns in
 // its own `*-tables.ts`; this file only joins them into one database type.
 import type { AuditTables } from '../audit/audit-tables.ts';
+import type { RetentionTables } from '../retention/retention-tables.ts';
 import type { CabinetTables } from '../cabinet/cabinet-tables.ts';
 import type { MerchantTables } from '../merchants/merchant-tables.ts';
 import type { PaymentTables } from '../payments/payment-tables.ts';
@@ -41,4 +42,5 @@ export interface Database
     ColdStorageTables,
     OutflowTables,
     CabinetTables,
-    AuditTables {}
+    AuditTables,
+    RetentionTables {}
