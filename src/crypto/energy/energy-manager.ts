@@ -132,8 +132,8 @@ async function arrange(
   const nowMs = options.clock.now().getTime();
   if (rented && nowMs - last.updated_at.getTime() < RENTAL_VISIBLE_WAIT_MS)
     return { kind: 'waiting', reason: 'rented energy delivered, not yet seen on chain' };
-  const placed = rentals.filter((rental) => rental.status !== 'failed').length;
-  if (options.sources.has('rent') && placed < RENTALS_PER_TRANSFER_MAX) {
+  // Failed ones count too: a provider failing every order must not be asked for ever.
+  if (options.sources.has('rent') && rentals.length < RENTALS_PER_TRANSFER_MAX) {
     const ordered = await orderRental(options, request, shortfall, known);
     if (ordered) return ordered;
   }
