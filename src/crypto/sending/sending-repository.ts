@@ -522,3 +522,44 @@ export async function sumHotWalletUsdtInFlight(db: Executor<SendingTables>, chai
     .executeTakeFirstOrThrow();
   return row.amount;
 }
+
+/** What the final transfers of one chain cost on one UTC day (migration 0046's columns). */
+export interface DailyCostRow {
+  readonly chain: ChainName;
+  /** YYYY-MM-DD, UTC. */
+  readonly day: string;
+  readonly transfers: bigint;
+  readonly energy_used: bigint;
+  readonly energy_own: bigint;
+  readonly energy_staked: bigint;
+  readonly energy_delegated: bigint;
+  readonly energy_rented: bigint;
+  readonly energy_burned_source: bigint;
+  readonly energy_mixed: bigint;
+  readonly energy_fee_sun: bigint;
+  readonly bandwidth_used: bigint;
+  readonly bandwidth_fee_sun: bigint;
+  readonly rental_sun: bigint;
+  readonly cost_micro: bigint;
+}
+
+/** Per chain and UTC day, the sums of the costs of transfers final in [from, to) (one index range read). */
+export async function dailyCosts(db: Executor<SendingTables>, from: Date, to: Date): Promise<DailyCostRow[]> {
+  const bySource = (source: string) =>
+    sql<bigint>`coalesce(sum(energy_used) filter (where energy_source = ${source}), 0)::int8`;
+  const result = await sql<DailyCostRow>`
+    select chain, to_char(final_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*)::int8 as transfers,
+           coalesce(sum(energy_used), 0)::int8 as energy_used, coalesce(sum(energy_own), 0)::int8 as energy_own,
+           ${bySource('staked')} as energy_staked, ${bySource('delegated')} as energy_delegated,
+           ${bySource('rented')} as energy_rented, ${bySource('burned')} as energy_burned_source,
+           ${bySource('mixed')} as energy_mixed,
+           coalesce(sum(energy_fee_sun), 0)::int8 as energy_fee_sun, coalesce(sum(bandwidth_used), 0)::int8 as bandwidth_used,
+           coalesce(sum(bandwidth_fee_sun), 0)::int8 as bandwidth_fee_sun, coalesce(sum(rental_sun), 0)::int8 as rental_sun,
+           coalesce(sum(cost_micro), 0)::int8 as cost_micro
+      from crypto_outgoing_transfers
+     where final_at is not null and final_at >= ${from}::timestamptz and final_at < ${to}::timestamptz
+       and cost_micro is not null
+     group by chain, day
+     order by day, chain`.execute(db);
+  return result.rows;
+}

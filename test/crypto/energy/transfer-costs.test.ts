@@ -1,10 +1,12 @@
 // Costs visible: every landed outgoing transfer records, from its own receipt on
 // the simulated chain, the energy and bandwidth it used, the TRX burned for
 // each, where its energy came from and its cost in micro-USDT at the rate.
+import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { receiptEnergySource } from '../../../src/crypto/energy/energy-sources.ts';
 import { findTransfer } from '../../../src/crypto/sending/sending-repository.ts';
 import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
+import { costsOfLastDays, registerTransferCostMetrics } from '../../../src/crypto/sending/transfer-costs.ts';
 import { backends } from '../../support/databases.ts';
 import { expectLedgerSound, openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
 import {
@@ -87,5 +89,42 @@ describe.each(backends)('transfer costs recorded from receipts on %s', (backend)
       energy_source: null,
       cost_micro: sunToMicroUsdt(trxReceipt.feeSun, RATE_MICRO),
     });
+
+    // The day's sums (the custody view, `paygate crypto costs`) and today's gauges on /metrics.
+    const [day, ...others] = await costsOfLastDays(setup.context.db, setup.clock, 7);
+    expect(others).toEqual([]);
+    const burnedSun = sent.energy_fee_sun! + sent.bandwidth_fee_sun! + trx.energy_fee_sun! + trx.bandwidth_fee_sun!;
+    expect(day).toEqual({
+      chain: 'tron-sandbox',
+      day: setup.clock.now().toISOString().slice(0, 10),
+      transfers: 2n,
+      energy_used: sent.energy_used,
+      energy_own: 0n,
+      energy_staked: 0n,
+      energy_delegated: 0n,
+      energy_rented: 0n,
+      energy_burned_source: sent.energy_used,
+      energy_mixed: 0n,
+      energy_fee_sun: sent.energy_fee_sun! + trx.energy_fee_sun!,
+      bandwidth_used: sent.bandwidth_used! + trx.bandwidth_used!,
+      bandwidth_fee_sun: sent.bandwidth_fee_sun! + trx.bandwidth_fee_sun!,
+      rental_sun: 0n,
+      cost_micro: sent.cost_micro! + trx.cost_micro!,
+    });
+    const registry = new Registry();
+    registerTransferCostMetrics({ ...setup.context, clock: setup.clock, metrics: registry });
+    const exposition = await registry.metrics();
+    expect(exposition).toContain(
+      `paygate_outgoing_energy_today{chain="tron-sandbox",source="burned"} ${sent.energy_used}`,
+    );
+    expect(exposition).toContain(
+      `paygate_outgoing_trx_burned_today{chain="tron-sandbox"} ${Number(burnedSun) / 1_000_000}`,
+    );
+    expect(exposition).toContain(
+      `paygate_outgoing_cost_usdt_today{chain="tron-sandbox"} ${Number(day!.cost_micro) / 1_000_000}`,
+    );
+    // Tomorrow, today's gauges start again from nothing.
+    setup.clock.advance(86_400_000);
+    expect(await registry.metrics()).not.toContain('paygate_outgoing_cost_usdt_today{');
   });
 });
