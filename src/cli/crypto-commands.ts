@@ -24,8 +24,7 @@ import { releaseUnconfirmedDeposit } from '../crypto/receiving/deposit-settlemen
 import { unconfirmedDeposits } from '../crypto/receiving/receiving-service.ts';
 import { depositView, usdtText, type DepositView } from '../crypto/receiving/receiving-views.ts';
 import { inTransaction } from '../db/transaction.ts';
-import type { DailyCostRow } from '../crypto/sending/sending-repository.ts';
-import { COST_DAYS_MAX, costsOfLastDays } from '../crypto/sending/transfer-costs.ts';
+import { COST_DAYS_MAX, costsOfLastDays, type DailyCostRow } from '../crypto/sending/transfer-costs.ts';
 import {
   retrySweepsOfAddress,
   sweepsOfAddress,

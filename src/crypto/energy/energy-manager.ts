@@ -12,18 +12,18 @@ import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/transaction.ts';
 import { newId } from '../../ids.ts';
 import type { TronAddress } from '../tron/address.ts';
-import type { ChainName } from '../sending/sending-tables.ts';
+import type { ChainName } from '../chain/crypto-chain.ts';
 import { EnergyProviderError, type EnergyProvider, type RentalOrder } from './energy-provider.ts';
 import * as repository from './energy-repository.ts';
 import type { EnergyRentalRow } from './energy-repository.ts';
 import type { EnergyPlan, EnergySourceSetting } from './energy-sources.ts';
 
 /** Rentals ordered for one transfer at most: past them, it burns (or waits, when burning is off). */
-export const RENTALS_PER_TRANSFER_MAX = 2;
+const RENTALS_PER_TRANSFER_MAX = 2;
 /** How long a delivered rental's energy is waited for on the node read before another is ordered. */
 export const RENTAL_VISIBLE_WAIT_MS = 60_000;
 
-export interface EnergyRequest {
+interface EnergyRequest {
   readonly transferId: string;
   readonly address: TronAddress;
   /** Energy the transfer takes. */
@@ -35,7 +35,7 @@ export interface EnergyRequest {
   readonly ownPlan: Extract<EnergyPlan, 'staked' | 'delegated'>;
 }
 
-export type EnergyArrangement =
+type EnergyArrangement =
   | {
       readonly kind: 'ready';
       /** The source named for the energy: the rest, if any, is burned. */

@@ -1,7 +1,7 @@
 // SQL of the energy manager: the rentals ordered for outgoing transfers.
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/transaction.ts';
-import type { ChainName } from '../sending/sending-tables.ts';
+import type { ChainName } from '../chain/crypto-chain.ts';
 import type { RentalOrderStatus } from './energy-provider.ts';
 import type { EnergyTables } from './energy-tables.ts';
 

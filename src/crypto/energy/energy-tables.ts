@@ -1,5 +1,5 @@
 // Kysely types of the tables the energy manager owns (migration 0047_crypto_energy_rentals.sql).
-import type { ChainName } from '../sending/sending-tables.ts';
+import type { ChainName } from '../chain/crypto-chain.ts';
 import type { RentalOrderStatus } from './energy-provider.ts';
 
 export interface EnergyTables {

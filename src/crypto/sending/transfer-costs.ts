@@ -11,6 +11,8 @@ import type { Executor } from '../../db/transaction.ts';
 import { dailyCosts, type DailyCostRow } from './sending-repository.ts';
 import type { SendingTables } from './sending-tables.ts';
 
+export type { DailyCostRow };
+
 const DAY_MS = 86_400_000;
 const SUN_PER_TRX = 1_000_000;
 const MICRO_PER_USDT = 1_000_000;
@@ -24,7 +26,7 @@ const RENTAL_METRIC = 'paygate_outgoing_energy_rental_trx_today';
 const COST_METRIC = 'paygate_outgoing_cost_usdt_today';
 
 /** The start of the UTC day of `at`. */
-export function utcDayStart(at: Date): Date {
+function utcDayStart(at: Date): Date {
   return new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS);
 }
 

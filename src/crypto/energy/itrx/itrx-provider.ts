@@ -48,7 +48,7 @@ export function itrxSignature(apiSecret: string, timestamp: string, body: string
 }
 
 /** An order's status code as ours: 40 completed; 0 (timed out), 41 (refunded) and 43 (aborted) ended with none. */
-export function itrxOrderStatus(code: number): RentalOrderStatus {
+function itrxOrderStatus(code: number): RentalOrderStatus {
   if (code === 40) return 'delivered';
   if (code === 0 || code === 41 || code === 43) return 'failed';
   return 'pending';
