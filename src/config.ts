@@ -1,5 +1,6 @@
 // Configuration comes from environment variables only, validated once at start.
 // A bad value stops the process with a message that names the variable.
+import { ENERGY_SOURCES, type EnergySourceSetting } from './crypto/energy/energy-sources.ts';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { SessionTimeouts } from './db/database.ts';
@@ -109,6 +110,12 @@ export interface Config {
   readonly custodyReconcileIntervalSeconds: number;
   /** Sending: most micro-USDT signed out of custody per book in any rolling hour (PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT); unset: no cap. */
   readonly tronHourlyOutflowCapMicro: bigint | undefined;
+  /** Sending: the most TRX (sun) one transfer may burn; above it the transfer waits unsigned and the operator is told (PAYGATE_TRON_MAX_BURN_TRX); unset: no cap. */
+  readonly tronMaxBurnSun: bigint | undefined;
+  /** Sending: where a USDT transfer's energy may come from (PAYGATE_TRON_ENERGY_SOURCES, "stake,burn" by default; docs/payouts.md "Energy"). */
+  readonly tronEnergySources: ReadonlySet<EnergySourceSetting>;
+  /** Sending: the energy rental provider (itrx.io's API) of the live chain, used when `rent` is a source (PAYGATE_TRON_ENERGY_RENTAL_*). */
+  readonly tronEnergyRental: { readonly url: string; readonly apiKey: string; readonly apiSecret: string } | undefined;
   /** Custody: micro-USDT the live hot wallet keeps; above it the surplus is reported (PAYGATE_TRON_HOT_WALLET_CEILING_USDT); unset: none. */
   readonly tronHotWalletCeilingMicro: bigint | undefined;
   /** Custody: the operator's cold address the surplus above the ceiling is moved to (PAYGATE_TRON_COLD_ADDRESS); unset: reported only. */
@@ -556,6 +563,32 @@ function readOptionalUsdt(env: Env, name: string): bigint | undefined {
   return parsed.minor;
 }
 
+/**
+ * PAYGATE_TRON_MAX_BURN_TRX (a decimal string of TRX, unset: no cap), PAYGATE_TRON_ENERGY_SOURCES (a
+ * comma list of stake, delegate, rent, burn) and the rental provider's URL, key and secret, all three
+ * required with `rent` (docs/payouts.md "Energy").
+ */
+function readEnergySettings(env: Env): Pick<Config, 'tronMaxBurnSun' | 'tronEnergySources' | 'tronEnergyRental'> {
+  // TRX has 6 decimals, as USDT: a TRX amount parses to sun as USDT parses to micro-USDT.
+  const maxBurnSun = readOptionalUsdt(env, 'PAYGATE_TRON_MAX_BURN_TRX');
+  const name = 'PAYGATE_TRON_ENERGY_SOURCES';
+  const listed = (env[name]?.trim() || 'stake,burn').split(',').map((entry) => entry.trim());
+  const unknown = listed.filter((entry) => !(ENERGY_SOURCES as readonly string[]).includes(entry));
+  if (unknown.length > 0)
+    throw new ConfigError(name, `lists ${unknown.join(', ')}: each must be one of ${ENERGY_SOURCES.join(', ')}`);
+  const sources = new Set(listed as EnergySourceSetting[]);
+  const url = readUrl(env, 'PAYGATE_TRON_ENERGY_RENTAL_URL', ['https:', 'http:']);
+  const apiKey = env.PAYGATE_TRON_ENERGY_RENTAL_API_KEY?.trim() || undefined;
+  const apiSecret = env.PAYGATE_TRON_ENERGY_RENTAL_API_SECRET?.trim() || undefined;
+  const rental = url && apiKey && apiSecret ? { url, apiKey, apiSecret } : undefined;
+  if (sources.has('rent') && !rental)
+    throw new ConfigError(
+      name,
+      'lists rent: set PAYGATE_TRON_ENERGY_RENTAL_URL, PAYGATE_TRON_ENERGY_RENTAL_API_KEY and PAYGATE_TRON_ENERGY_RENTAL_API_SECRET',
+    );
+  return { tronMaxBurnSun: maxBurnSun, tronEnergySources: sources, tronEnergyRental: rental };
+}
+
 function readColdStorage(env: Env): Pick<Config, 'tronHotWalletCeilingMicro' | 'tronColdAddress'> {
   const ceiling = readOptionalUsdt(env, 'PAYGATE_TRON_HOT_WALLET_CEILING_USDT');
   const cold = env.PAYGATE_TRON_COLD_ADDRESS?.trim() || undefined;
@@ -649,5 +682,6 @@ export function loadConfig(env: Env = process.env): Config {
     custodyReconcileIntervalSeconds: readInteger(env, 'PAYGATE_CUSTODY_RECONCILE_INTERVAL_SECONDS', 600, 30, 86_400),
     tronHourlyOutflowCapMicro: readOptionalUsdt(env, 'PAYGATE_TRON_HOURLY_OUTFLOW_CAP_USDT'),
     ...readColdStorage(env),
+    ...readEnergySettings(env),
   };
 }

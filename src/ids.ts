@@ -31,6 +31,7 @@ const ID_PREFIXES = {
   custodyReconciliation: 'rec',
   custodyAcknowledgement: 'ack',
   coldMove: 'cold',
+  energyRental: 'rent',
   user: 'user',
   cabinetSession: 'ses',
   teamInvite: 'invt',

@@ -113,6 +113,33 @@ describe('configuration', () => {
     );
   });
 
+  it('reads the energy settings: the burn cap in TRX, the energy sources (stake,burn by default), and the rental provider that `rent` needs', () => {
+    const unset = loadConfig({});
+    expect(unset.tronMaxBurnSun).toBeUndefined();
+    expect([...unset.tronEnergySources]).toEqual(['stake', 'burn']);
+    expect(unset.tronEnergyRental).toBeUndefined();
+    const rental = {
+      PAYGATE_TRON_ENERGY_RENTAL_URL: 'https://itrx.io',
+      PAYGATE_TRON_ENERGY_RENTAL_API_KEY: 'key',
+      PAYGATE_TRON_ENERGY_RENTAL_API_SECRET: 'secret',
+    };
+    const set = loadConfig({
+      PAYGATE_TRON_MAX_BURN_TRX: '14.5',
+      PAYGATE_TRON_ENERGY_SOURCES: 'stake, rent,burn',
+      ...rental,
+    });
+    expect(set.tronMaxBurnSun).toBe(14_500_000n);
+    expect([...set.tronEnergySources]).toEqual(['stake', 'rent', 'burn']);
+    expect(set.tronEnergyRental).toEqual({ url: 'https://itrx.io', apiKey: 'key', apiSecret: 'secret' });
+    expect(() => loadConfig({ PAYGATE_TRON_MAX_BURN_TRX: '0' })).toThrow(/PAYGATE_TRON_MAX_BURN_TRX must be above 0/);
+    expect(() => loadConfig({ PAYGATE_TRON_ENERGY_SOURCES: 'stake,borrow' })).toThrow(
+      /PAYGATE_TRON_ENERGY_SOURCES lists borrow/,
+    );
+    expect(() => loadConfig({ PAYGATE_TRON_ENERGY_SOURCES: 'rent,burn' })).toThrow(
+      /PAYGATE_TRON_ENERGY_SOURCES lists rent: set PAYGATE_TRON_ENERGY_RENTAL_URL/,
+    );
+  });
+
   it('reads the edge settings: trusted proxies as a hop count or a list, the failed-authentication limit, the metrics token', () => {
     expect(loadConfig({})).toMatchObject({ trustProxy: false, authFailuresPerMinute: 60, metricsToken: undefined });
     expect(loadConfig({ PAYGATE_TRUST_PROXY: '2' }).trustProxy).toBe(2);

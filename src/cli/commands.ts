@@ -457,6 +457,19 @@ export const commands: readonly CliCommandEntry[] = [
     load: async () => (await import('./crypto-commands.ts')).cryptoAddressesCommand,
   },
   {
+    words: ['crypto', 'costs'],
+    usage: 'paygate crypto costs [--days N] [--json]',
+    summary:
+      'What outgoing transfers cost per UTC day and chain: energy by source (staked, delegated, rented, burned), bandwidth, TRX burned and rented, and the USDT equivalent (docs/payouts.md "Costs")',
+    options: [
+      { flag: '--days', value: 'N', description: 'the last N days, today included, 1..366 (default 7)' },
+      listJson,
+    ],
+    examples: ['paygate crypto costs', 'paygate crypto costs --days 30 --json'],
+    lists: true,
+    load: async () => (await import('./crypto-commands.ts')).cryptoCostsCommand,
+  },
+  {
     words: ['crypto', 'sweeps', 'list'],
     usage: 'paygate crypto sweeps list --address ADDRESS [--json]',
     summary:

@@ -5,7 +5,8 @@
 // list|retry`: an address's sweep attempts, and an operator's retry of a stuck one.
 // `paygate crypto settings`: a shop's receiving settings (its minimum deposit).
 // `paygate crypto deposits unconfirmed|release`: deposits held for want of a
-// second confirmation, and an operator's release of one.
+// second confirmation, and an operator's release of one. `paygate crypto costs`:
+// what outgoing transfers cost per day (crypto/sending/transfer-costs.ts).
 import { parseArgs } from 'node:util';
 import { CliUsageError, type CliCommand } from './cli-command.ts';
 import { withCliContext } from './database-command.ts';
@@ -23,6 +24,7 @@ import { releaseUnconfirmedDeposit } from '../crypto/receiving/deposit-settlemen
 import { unconfirmedDeposits } from '../crypto/receiving/receiving-service.ts';
 import { depositView, usdtText, type DepositView } from '../crypto/receiving/receiving-views.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { COST_DAYS_MAX, costsOfLastDays, type DailyCostRow } from '../crypto/sending/transfer-costs.ts';
 import {
   retrySweepsOfAddress,
   sweepsOfAddress,
@@ -214,6 +216,76 @@ export const cryptoDepositsReleaseCommand: CliCommand = {
       return 1;
     }
     io.out(`${depositId}: ${released.status} (${usdtText(released.amount_micro)} USDT to ${released.address})`);
+    return 0;
+  },
+};
+
+/** One day of one chain's outgoing costs, as `paygate crypto costs` prints it (TRX and USDT as decimal strings). */
+interface DailyCostView {
+  readonly day: string;
+  readonly chain: string;
+  readonly transfers: number;
+  readonly energy_used: string;
+  readonly energy_staked: string;
+  readonly energy_delegated: string;
+  readonly energy_rented: string;
+  readonly energy_burned: string;
+  readonly energy_mixed: string;
+  readonly bandwidth_used: string;
+  readonly trx_burned: string;
+  readonly trx_rented: string;
+  readonly cost_usdt: string;
+}
+
+function dailyCostView(row: DailyCostRow): DailyCostView {
+  // TRX has USDT's 6 decimals: sun print as micro-USDT do.
+  return {
+    day: row.day,
+    chain: row.chain,
+    transfers: Number(row.transfers),
+    energy_used: row.energy_used.toString(),
+    energy_staked: row.energy_staked.toString(),
+    energy_delegated: row.energy_delegated.toString(),
+    energy_rented: row.energy_rented.toString(),
+    energy_burned: row.energy_burned_source.toString(),
+    energy_mixed: row.energy_mixed.toString(),
+    bandwidth_used: row.bandwidth_used.toString(),
+    trx_burned: usdtText(row.energy_fee_sun + row.bandwidth_fee_sun),
+    trx_rented: usdtText(row.rental_sun),
+    cost_usdt: usdtText(row.cost_micro),
+  };
+}
+
+const COST_COLUMNS: readonly Column<DailyCostView>[] = [
+  { header: 'DAY', value: (row) => row.day },
+  { header: 'CHAIN', value: (row) => row.chain },
+  { header: 'TRANSFERS', value: (row) => String(row.transfers), align: 'right' },
+  { header: 'ENERGY', value: (row) => row.energy_used, align: 'right' },
+  { header: 'STAKED', value: (row) => row.energy_staked, align: 'right' },
+  { header: 'DELEGATED', value: (row) => row.energy_delegated, align: 'right' },
+  { header: 'RENTED', value: (row) => row.energy_rented, align: 'right' },
+  { header: 'BURNED', value: (row) => row.energy_burned, align: 'right' },
+  { header: 'MIXED', value: (row) => row.energy_mixed, align: 'right' },
+  { header: 'BANDWIDTH', value: (row) => row.bandwidth_used, align: 'right' },
+  { header: 'TRX_BURNED', value: (row) => row.trx_burned, align: 'right' },
+  { header: 'TRX_RENTED', value: (row) => row.trx_rented, align: 'right' },
+  { header: 'COST_USDT', value: (row) => row.cost_usdt, align: 'right' },
+];
+
+export const cryptoCostsCommand: CliCommand = {
+  async run(args, io, config) {
+    const { values } = parseArgs({
+      args,
+      options: { days: { type: 'string' }, json: { type: 'boolean', default: false } },
+    });
+    const days = values.days === undefined ? 7 : Number(values.days);
+    if (!Number.isInteger(days) || days < 1 || days > COST_DAYS_MAX)
+      throw new CliUsageError(`--days must be a whole number from 1 to ${COST_DAYS_MAX}`);
+    const views = await withCliContext(config, async (context) =>
+      (await costsOfLastDays(context.db, context.clock, days)).map(dailyCostView),
+    );
+    if (values.json) io.out(JSON.stringify(views));
+    else printTable(io.out, views, COST_COLUMNS, `no outgoing transfer became final in the last ${days} day(s)`);
     return 0;
   },
 };

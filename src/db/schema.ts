@@ -18,6 +18,7 @@ import type { WithdrawalTables } from '../crypto/withdrawals/withdrawals-tables.
 import type { CustodyTables } from '../crypto/custody/custody-tables.ts';
 import type { SigningKeyTables } from '../crypto/keys/signing-key-tables.ts';
 import type { ColdStorageTables } from '../crypto/cold-storage/cold-storage-tables.ts';
+import type { EnergyTables } from '../crypto/energy/energy-tables.ts';
 
 interface MigrationTables {
   schema_migrations: { version: string; applied_at: Date };
@@ -40,6 +41,7 @@ export interface Database
     CustodyTables,
     SigningKeyTables,
     ColdStorageTables,
+    EnergyTables,
     OutflowTables,
     CabinetTables,
     AuditTables,

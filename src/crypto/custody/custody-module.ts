@@ -5,6 +5,7 @@ import type { AppContext } from '../../context.ts';
 import type { GatewayModule } from '../../gateway-module.ts';
 import type { CryptoDeps } from '../chain/chain-module.ts';
 import { registerCustodyMetrics } from './custody-metrics.ts';
+import { registerTransferCostMetrics } from '../sending/transfer-costs.ts';
 import { createCustodyReconciliationWorker } from './reconciliation-worker.ts';
 import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import { createSigningPauseCheck, isSigningPaused, type SigningPauseCheck } from './signing-pause.ts';
@@ -22,6 +23,8 @@ export function createCustodyModule(deps: CustodyModuleDeps): { module: GatewayM
   const signingPause = createSigningPauseCheck(deps.notifications);
   // Every process serving /metrics reports the latest reconciliation, whichever worker made it.
   registerCustodyMetrics(deps);
+  // And what the outgoing transfers of today cost (the custody view's daily sums).
+  registerTransferCostMetrics(deps);
   return {
     module: {
       name: 'crypto-custody',

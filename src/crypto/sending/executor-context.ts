@@ -7,6 +7,7 @@ import type { LedgerBook } from '../../ledger/ledger-service.ts';
 import type { TransferOwnersDeclaration } from '../chain/crypto-chain.ts';
 import type { HotWalletTopUp } from '../chain/sandbox-faucet.ts';
 import type { UsdtTransferEnergy } from '../chain/transfer-energy.ts';
+import type { EnergyManager } from '../energy/energy-manager.ts';
 import type { DepositSigningKey } from '../keys/hd-keys.ts';
 import type { TronAddress } from '../tron/address.ts';
 import type { TronNodeClient } from '../tron/node-client.ts';
@@ -56,6 +57,10 @@ export interface ExecutorOptions {
   readonly dryRunBeforeSigning?: boolean;
   /** The most energy one USDT transfer may take (PAYGATE_TRON_TRANSFER_ENERGY_MAX): above it the transfer waits, as for funds. */
   readonly transferEnergyMax?: bigint;
+  /** The most TRX (sun) one transfer may burn (PAYGATE_TRON_MAX_BURN_TRX): above it the transfer waits, unsigned, and the operator is told. Absent: no cap. */
+  readonly maxBurnSun?: bigint;
+  /** Where a USDT transfer's energy comes from (crypto/energy/): absent, its own energy and then TRX burned. */
+  readonly energyManager?: EnergyManager;
   /** The book's hourly outflow cap (outflow-cap.ts): transfers past it stay queued until the window allows them. Absent: no cap. */
   readonly outflowCap?: OutflowCap;
   /** Where transactions are signed: a worker-thread pool (signing-pool.ts; the caller closes it), or this thread (default). */
@@ -76,6 +81,8 @@ export interface ExecutorPassResult {
   expiredAttempts: number;
   /** Transfers left queued because the sending address is short. */
   waitingForFunds: number;
+  /** Transfers left queued because they would burn more TRX than the cap. */
+  waitingForBurnCap: number;
   blocksScanned: number;
   /** Milliseconds per step of the pass (for the benchmark). */
   readonly timings: Record<string, number>;
@@ -91,6 +98,7 @@ export function newPassResult(leader: boolean): ExecutorPassResult {
     failed: 0,
     expiredAttempts: 0,
     waitingForFunds: 0,
+    waitingForBurnCap: 0,
     blocksScanned: 0,
     timings: {},
   };

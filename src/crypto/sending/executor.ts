@@ -27,6 +27,7 @@ import { OUTGOING_PURPOSES } from './outgoing-transfers.ts';
 import { signingRoom } from './planner.ts';
 import { scanResults } from './result-watcher.ts';
 import * as repository from './sending-repository.ts';
+import type { OutgoingTransferRow } from './sending-repository.ts';
 import { decideSigning } from './signing-decisions.ts';
 import { loadSigningKey, signAndBroadcast } from './transfer-signer.ts';
 import { finishAll } from './transfer-finisher.ts';
@@ -86,6 +87,35 @@ async function runPass(context: ExecutorContext): Promise<ExecutorPassResult> {
   return result;
 }
 
+/**
+ * Transfers that would burn more TRX than PAYGATE_TRON_MAX_BURN_TRX stay queued, unsigned, for as long as
+ * that holds (never failed for it: an operator stakes, rents or raises the cap); the operator is told by an
+ * error in the log and the paygate_outgoing_transfers_waiting_for_burn_cap gauge.
+ */
+async function holdAboveBurnCap(
+  context: ExecutorContext,
+  rows: readonly OutgoingTransferRow[],
+  now: Date,
+  result: ExecutorPassResult,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await repository.setAboveBurnCap(
+    context.db,
+    rows.map((row) => row.id),
+    now,
+  );
+  result.waitingForBurnCap += rows.length;
+  context.logger.error(
+    {
+      chain: context.chain,
+      waiting: rows.length,
+      max_burn_sun: context.maxBurnSun?.toString(),
+      transfer_ids: rows.slice(0, 10).map((row) => row.id),
+    },
+    'outgoing transfers wait unsigned: each would burn more TRX than PAYGATE_TRON_MAX_BURN_TRX; stake or rent energy, or raise the cap',
+  );
+}
+
 /** Step 5: the queued transfers there is room for, decided, then signed and broadcast; the rest wait or fail. */
 async function signQueued(
   context: ExecutorContext,
@@ -136,6 +166,12 @@ async function signQueued(
       'USDT transfers wait: their energy on chain is above PAYGATE_TRON_TRANSFER_ENERGY_MAX',
     );
   }
+  await holdAboveBurnCap(context, decisions.aboveBurnCap, now, result);
+  if (decisions.energyWaiting.length > 0)
+    context.logger.info(
+      { chain: context.chain, waiting: decisions.energyWaiting.length },
+      'USDT transfers wait for the energy arranged for them (a rental on its way)',
+    );
   const aboveCeiling = `the transfer's energy on chain stayed above the ceiling of ${decisions.ceiling} (PAYGATE_TRON_TRANSFER_ENERGY_MAX)`;
   await handleWaiting(context, decisions.aboveCeiling, now, result, { code: 'rejected', message: aboveCeiling });
   try {

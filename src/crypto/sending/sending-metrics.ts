@@ -5,6 +5,7 @@ import { registeredMetric } from '../tron/node-metrics.ts';
 const FINAL_METRIC = 'paygate_outgoing_transfers_final_total';
 const WAITING_METRIC = 'paygate_outgoing_transfers_waiting_for_funds';
 const EXPIRED_METRIC = 'paygate_outgoing_attempts_expired_total';
+const BURN_CAP_METRIC = 'paygate_outgoing_transfers_waiting_for_burn_cap';
 
 export interface SendingMetrics {
   recordPass(
@@ -13,6 +14,7 @@ export interface SendingMetrics {
       readonly confirmed: number;
       readonly failed: number;
       readonly waitingForFunds: number;
+      readonly waitingForBurnCap: number;
       readonly expiredAttempts: number;
     },
   ): void;
@@ -52,8 +54,20 @@ export function sendingMetrics(registry: Registry): SendingMetrics {
         registers: [registry],
       }),
   );
+  const burnCap = registeredMetric(
+    registry,
+    BURN_CAP_METRIC,
+    () =>
+      new Gauge({
+        name: BURN_CAP_METRIC,
+        help: 'Outgoing transfers left queued, unsigned, at the last pass because each would burn more TRX than PAYGATE_TRON_MAX_BURN_TRX (an operator must stake, rent or raise the cap).',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
+  );
   return {
     recordPass(chain, pass) {
+      burnCap.set({ chain }, pass.waitingForBurnCap);
       if (pass.confirmed > 0) final.inc({ chain, result: 'confirmed' }, pass.confirmed);
       if (pass.failed > 0) final.inc({ chain, result: 'failed' }, pass.failed);
       if (pass.expiredAttempts > 0) expired.inc({ chain }, pass.expiredAttempts);

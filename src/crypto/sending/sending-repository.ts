@@ -4,6 +4,7 @@ import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { joinAnchor, type CteAnchor } from '../../db/statement-anchor.ts';
 import { releaseRowLease, takeRowLease } from '../../db/row-lease.ts';
 import type { Executor, Tx } from '../../db/transaction.ts';
+import type { EnergyPlan, EnergySource } from '../energy/energy-sources.ts';
 import type { AttemptStatus, ChainName, OutgoingErrorCode, OutgoingPurpose, SendingTables } from './sending-tables.ts';
 
 export type OutgoingTransferRow = Selectable<SendingTables['crypto_outgoing_transfers']>;
@@ -261,6 +262,17 @@ export async function setShortOfFunds(db: Executor<SendingTables>, ids: readonly
     .execute();
 }
 
+/** Marks transfers held because they would burn more TRX than the cap allows (the first sighting is kept). */
+export async function setAboveBurnCap(db: Executor<SendingTables>, ids: readonly string[], since: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('crypto_outgoing_transfers')
+    .set({ above_burn_cap_since: since })
+    .where('id', 'in', ids)
+    .where('above_burn_cap_since', 'is', null)
+    .execute();
+}
+
 /** Every attempt proven dead: back to queued without a txID, for a new attempt. */
 export async function requeue(tx: Tx<SendingTables>, id: string, now: Date): Promise<void> {
   await tx
@@ -354,6 +366,18 @@ export interface FinishedFields {
   readonly errorCode: OutgoingErrorCode | null;
   readonly errorMessage: string | null;
   readonly submittedAt: Date | null;
+  readonly costs: TransferCosts | null;
+}
+
+/** What a landed transfer cost, from its receipt (migration 0048). */
+export interface TransferCosts {
+  readonly energyUsed: bigint;
+  readonly energyOwn: bigint;
+  readonly energyFeeSun: bigint;
+  readonly bandwidthUsed: bigint;
+  readonly bandwidthFeeSun: bigint;
+  readonly energySource: EnergySource | null;
+  readonly costMicro: bigint;
 }
 
 /** Finishes many transfers in one statement (UPDATE … FROM VALUES); returns them as they are now. */
@@ -366,15 +390,22 @@ export async function finishTransfers(
   const values = sql.join(
     rows.map(
       (row) =>
-        sql`(${row.id}, ${row.status}, ${row.txId}, ${row.feeSun}::int8, ${row.blockNumber}::int8, ${row.errorCode}, ${row.errorMessage}, ${row.submittedAt}::timestamptz)`,
+        sql`(${row.id}, ${row.status}, ${row.txId}, ${row.feeSun}::int8, ${row.blockNumber}::int8, ${row.errorCode}, ${row.errorMessage}, ${row.submittedAt}::timestamptz,
+             ${row.costs?.energyUsed ?? null}::int8, ${row.costs?.energyOwn ?? null}::int8, ${row.costs?.energyFeeSun ?? null}::int8,
+             ${row.costs?.bandwidthUsed ?? null}::int8, ${row.costs?.bandwidthFeeSun ?? null}::int8, ${row.costs?.energySource ?? null}::text,
+             ${row.costs?.costMicro ?? null}::int8)`,
     ),
   );
   const result = await sql<OutgoingTransferRow>`
     update crypto_outgoing_transfers as t
        set status = v.status, tx_id = coalesce(v.tx_id, t.tx_id), fee_sun = v.fee_sun, block_number = v.block_number,
            error_code = v.error_code, error_message = v.error_message, submitted_at = coalesce(t.submitted_at, v.submitted_at),
+           energy_used = v.energy_used, energy_own = v.energy_own, energy_fee_sun = v.energy_fee_sun,
+           bandwidth_used = v.bandwidth_used, bandwidth_fee_sun = v.bandwidth_fee_sun, energy_source = v.energy_source,
+           cost_micro = v.cost_micro, above_burn_cap_since = null,
            final_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
-      from (values ${values}) as v(id, status, tx_id, fee_sun, block_number, error_code, error_message, submitted_at)
+      from (values ${values}) as v(id, status, tx_id, fee_sun, block_number, error_code, error_message, submitted_at,
+                                   energy_used, energy_own, energy_fee_sun, bandwidth_used, bandwidth_fee_sun, energy_source, cost_micro)
      where t.id = v.id and t.status in ('queued', 'submitted')
     returning t.*`.execute(tx);
   return result.rows;
@@ -407,15 +438,27 @@ export async function recordSignedAttempts(
     readonly txId: string;
     readonly signedHex: string;
     readonly feeLimitSun: bigint;
+    /** The source the energy manager arranged for this attempt (null: a transfer that uses no energy), and what its rentals cost. */
+    readonly energyPlan: EnergyPlan | null;
+    readonly rentalSun: bigint | null;
   }[],
   attempt: { readonly expiration: Date; readonly refBlockNumber: number; readonly signedAt: Date },
 ): Promise<Set<string>> {
   if (items.length === 0) return new Set();
-  const values = sql.join(items.map((item) => sql`(${item.id}, ${item.attempts}::int4, ${item.txId})`));
+  const values = sql.join(
+    items.map(
+      (item) =>
+        sql`(${item.id}, ${item.attempts}::int4, ${item.txId}, ${item.energyPlan}::text, ${item.rentalSun}::int8)`,
+    ),
+  );
+  // rental_sun is every rental placed for the transfer so far (the energy manager sums them): a rental
+  // bought for an attempt that expired stays counted, the energy was paid for either way.
   const claimed = await sql<{ id: string }>`
     update crypto_outgoing_transfers as t
-       set tx_id = v.tx_id, attempts = t.attempts + 1, short_of_funds_since = null, updated_at = ${attempt.signedAt}::timestamptz
-      from (values ${values}) as v(id, attempts, tx_id)
+       set tx_id = v.tx_id, attempts = t.attempts + 1, short_of_funds_since = null, above_burn_cap_since = null,
+           energy_plan = v.energy_plan, rental_sun = coalesce(v.rental_sun, t.rental_sun),
+           updated_at = ${attempt.signedAt}::timestamptz
+      from (values ${values}) as v(id, attempts, tx_id, energy_plan, rental_sun)
      where t.id = v.id and t.status = 'queued' and t.tx_id is null and t.attempts = v.attempts
     returning t.id`.execute(tx);
   const ids = new Set(claimed.rows.map((row) => row.id));
@@ -478,4 +521,45 @@ export async function sumHotWalletUsdtInFlight(db: Executor<SendingTables>, chai
     )
     .executeTakeFirstOrThrow();
   return row.amount;
+}
+
+/** What the final transfers of one chain cost on one UTC day (migration 0048's columns). */
+export interface DailyCostRow {
+  readonly chain: ChainName;
+  /** YYYY-MM-DD, UTC. */
+  readonly day: string;
+  readonly transfers: bigint;
+  readonly energy_used: bigint;
+  readonly energy_own: bigint;
+  readonly energy_staked: bigint;
+  readonly energy_delegated: bigint;
+  readonly energy_rented: bigint;
+  readonly energy_burned_source: bigint;
+  readonly energy_mixed: bigint;
+  readonly energy_fee_sun: bigint;
+  readonly bandwidth_used: bigint;
+  readonly bandwidth_fee_sun: bigint;
+  readonly rental_sun: bigint;
+  readonly cost_micro: bigint;
+}
+
+/** Per chain and UTC day, the sums of the costs of transfers final in [from, to) (one index range read). */
+export async function dailyCosts(db: Executor<SendingTables>, from: Date, to: Date): Promise<DailyCostRow[]> {
+  const bySource = (source: string) =>
+    sql<bigint>`coalesce(sum(energy_used) filter (where energy_source = ${source}), 0)::int8`;
+  const result = await sql<DailyCostRow>`
+    select chain, to_char(final_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*)::int8 as transfers,
+           coalesce(sum(energy_used), 0)::int8 as energy_used, coalesce(sum(energy_own), 0)::int8 as energy_own,
+           ${bySource('staked')} as energy_staked, ${bySource('delegated')} as energy_delegated,
+           ${bySource('rented')} as energy_rented, ${bySource('burned')} as energy_burned_source,
+           ${bySource('mixed')} as energy_mixed,
+           coalesce(sum(energy_fee_sun), 0)::int8 as energy_fee_sun, coalesce(sum(bandwidth_used), 0)::int8 as bandwidth_used,
+           coalesce(sum(bandwidth_fee_sun), 0)::int8 as bandwidth_fee_sun, coalesce(sum(rental_sun), 0)::int8 as rental_sun,
+           coalesce(sum(cost_micro), 0)::int8 as cost_micro
+      from crypto_outgoing_transfers
+     where final_at is not null and final_at >= ${from}::timestamptz and final_at < ${to}::timestamptz
+       and cost_micro is not null
+     group by chain, day
+     order by day, chain`.execute(db);
+  return result.rows;
 }

@@ -1,5 +1,6 @@
 // Kysely types of the tables the sign-once executor owns (migration 0019_crypto_outgoing_transfers.sql).
 import type { Generated } from 'kysely';
+import type { EnergyPlan, EnergySource } from '../energy/energy-sources.ts';
 
 /** The chain a transfer is sent on: the same names as crypto receiving's (receiving-tables.ts). */
 export type ChainName = 'tron-sandbox' | 'tron-live';
@@ -38,6 +39,20 @@ export interface SendingTables {
     error_code: OutgoingErrorCode | null;
     error_message: string | null;
     short_of_funds_since: Date | null;
+    /** Costs from the receipt (migration 0048): set when the transfer becomes final. */
+    energy_used: bigint | null;
+    energy_own: bigint | null;
+    energy_fee_sun: bigint | null;
+    bandwidth_used: bigint | null;
+    bandwidth_fee_sun: bigint | null;
+    energy_source: EnergySource | null;
+    /** Set at signing: the source the energy manager arranged, and what renting it cost. */
+    energy_plan: EnergyPlan | null;
+    rental_sun: bigint | null;
+    /** micro-USDT: the TRX burned plus the rental, at PAYGATE_TRX_USDT_RATE. */
+    cost_micro: bigint | null;
+    /** Held unsigned since: it would burn more than PAYGATE_TRON_MAX_BURN_TRX. */
+    above_burn_cap_since: Date | null;
     created_at: Date;
     updated_at: Date;
     submitted_at: Date | null;

@@ -11,6 +11,8 @@ import type { CryptoChain } from '../chain/crypto-chain.ts';
 import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
+import { createEnergyManager, type EnergyManager } from '../energy/energy-manager.ts';
+import { createItrxProvider } from '../energy/itrx/itrx-provider.ts';
 import { createOutflowCap } from './outflow-cap.ts';
 import { createSigningPool, type SigningPool } from './signing-pool.ts';
 import { OUTGOING_PURPOSES, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
@@ -75,6 +77,8 @@ export function createOutgoingTransferWorker(
         maxAttempts: context.config.outgoingMaxAttempts,
         fundsWaitSeconds: context.config.outgoingFundsWaitSeconds,
         transferEnergyMax: context.config.tronTransferEnergyMax,
+        ...(context.config.tronMaxBurnSun === undefined ? {} : { maxBurnSun: context.config.tronMaxBurnSun }),
+        energyManager: energyManagerFor(context, access.chain),
         signingPaused: () => deps.signingPaused(mode),
         // Counted per book: the sandbox is capped like live, so merchants see there what live will do.
         ...(context.config.tronHourlyOutflowCapMicro === undefined
@@ -164,4 +168,26 @@ export function createOutgoingTransferWorker(
       executors.clear();
     },
   };
+}
+
+/**
+ * The energy manager of a chain's executor. Rental is the live chain's only: a provider delegates on
+ * the public network, where the sandbox's addresses do not exist (a sandbox tries it through the
+ * rental simulator in tests, docs/payouts.md "Energy").
+ */
+function energyManagerFor(
+  context: Pick<AppContext, 'config' | 'db' | 'clock' | 'logger'>,
+  chain: ChainName,
+): EnergyManager {
+  const rental = chain === 'tron-live' ? context.config.tronEnergyRental : undefined;
+  const sources = new Set(context.config.tronEnergySources);
+  if (!rental) sources.delete('rent');
+  return createEnergyManager({
+    db: context.db,
+    clock: context.clock,
+    logger: context.logger,
+    chain,
+    sources,
+    provider: rental && createItrxProvider(rental),
+  });
 }

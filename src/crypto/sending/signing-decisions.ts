@@ -11,11 +11,15 @@ import * as repository from './sending-repository.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
 import { failureOf, type Finish } from './transfer-finisher.ts';
 import { feeLimitFor, freshRecipient, TRANSFER_ENERGY_MAX_DEFAULT } from '../chain/transfer-energy.ts';
+import type { PassEnergy } from '../energy/energy-manager.ts';
+import type { EnergyPlan } from '../energy/energy-sources.ts';
 
 export interface SignJob {
   readonly row: OutgoingTransferRow;
   readonly from: TronAddress;
   readonly feeLimit: bigint;
+  /** Where its energy comes from (null: a TRX transfer, no energy) and what its rentals cost. */
+  readonly energy: { readonly plan: EnergyPlan | null; readonly rentalSun: bigint | null };
 }
 
 export interface SigningDecisions {
@@ -24,6 +28,10 @@ export interface SigningDecisions {
   readonly short: OutgoingTransferRow[];
   /** Their energy is above the ceiling: these wait too. */
   readonly aboveCeiling: OutgoingTransferRow[];
+  /** They would burn more TRX than PAYGATE_TRON_MAX_BURN_TRX: these wait, unsigned, and never fail for it. */
+  readonly aboveBurnCap: OutgoingTransferRow[];
+  /** Their energy is being arranged (a rental on its way): these wait too. */
+  readonly energyWaiting: OutgoingTransferRow[];
   readonly failures: Finish[];
   readonly dearEnergy: bigint;
   readonly ceiling: bigint;
@@ -77,6 +85,36 @@ function balanceReader(
   };
 }
 
+/** The TRX a transfer burns: all it needs in TRX but what it sends. */
+function burnedSun(row: OutgoingTransferRow, needs: TransferNeeds): bigint {
+  return needs.needTrx - (row.asset === 'TRX' ? row.amount : 0n);
+}
+
+/** Where a USDT transfer's energy comes from (the energy manager's arrangement), or 'waiting' while it arranges some. */
+async function energyFor(
+  context: ExecutorContext,
+  passEnergy: PassEnergy | undefined,
+  row: OutgoingTransferRow,
+  from: TronAddress,
+  balance: Balances,
+  needs: TransferNeeds,
+  prices: ChainPrices,
+): Promise<SignJob['energy'] | 'waiting'> {
+  if (row.asset !== 'USDT') return { plan: null, rentalSun: null };
+  const ownPlan = row.from_kind === 'hot_wallet' ? 'staked' : 'delegated';
+  if (!passEnergy) return { plan: needs.burnedEnergy === needs.energy ? 'burned' : ownPlan, rentalSun: null };
+  const arranged = await passEnergy.arrange({
+    transferId: row.id,
+    address: from,
+    energy: needs.energy,
+    energyAvailable: balance.energy > 0n ? balance.energy : 0n,
+    energyPriceSun: prices.energyPriceSun,
+    ownPlan,
+  });
+  if (arranged.kind === 'waiting') return 'waiting';
+  return { plan: arranged.plan, rentalSun: arranged.rentalSun };
+}
+
 export async function decideSigning(
   context: ExecutorContext,
   queued: readonly OutgoingTransferRow[],
@@ -126,7 +164,19 @@ export async function decideSigning(
         dryRuns.set(row.id, await context.node.dryRunUsdtTransfer(from, row.to_address as TronAddress, row.amount));
     },
   );
-  const decisions: SigningDecisions = { toSign: [], short: [], aboveCeiling: [], failures: [], dearEnergy, ceiling };
+  const decisions: SigningDecisions = {
+    toSign: [],
+    short: [],
+    aboveCeiling: [],
+    aboveBurnCap: [],
+    energyWaiting: [],
+    failures: [],
+    dearEnergy,
+    ceiling,
+  };
+  const passEnergy = await context.energyManager?.forPass(
+    queued.filter((row) => row.asset === 'USDT').map((row) => row.id),
+  );
   for (const row of queued) {
     const from = sourceOf(context, row);
     const balance = await balanceOf(from);
@@ -160,7 +210,19 @@ export async function decideSigning(
         }),
       );
     }
-    if (needs.energy > ceiling) decisions.aboveCeiling.push(row);
+    if (needs.energy > ceiling) {
+      decisions.aboveCeiling.push(row);
+      continue;
+    }
+    if (balance.usdt < needs.needUsdt) {
+      // Short of USDT: no energy is arranged (nor paid for) for a transfer that cannot be sent.
+      decisions.short.push(row);
+      continue;
+    }
+    const energy = await energyFor(context, passEnergy, row, from, balance, needs, prices);
+    if (energy === 'waiting') decisions.energyWaiting.push(row);
+    else if (context.maxBurnSun !== undefined && burnedSun(row, needs) > context.maxBurnSun)
+      decisions.aboveBurnCap.push(row);
     else if (!fits(balance, needs)) decisions.short.push(row);
     else {
       Object.assign(balance, afterSending(balance, needs));
@@ -168,6 +230,7 @@ export async function decideSigning(
         row,
         from,
         feeLimit: row.asset === 'USDT' ? feeLimitFor(needs.energy, prices.energyPriceSun) : 0n,
+        energy,
       });
     }
   }

@@ -1,6 +1,7 @@
 // Finishing transfers: each batch in one transaction with its rows and
 // attempts, the chain's fees booked (fee-booking.ts), and every owner's outcome
-// handler. A REVERT is first asked whether the recipient is blacklisted.
+// handler. A REVERT is first asked whether the recipient is blacklisted. Each
+// landed transfer records what it cost from its receipt (migration 0048).
 import { inTransaction, type Tx } from '../../db/transaction.ts';
 import type { TronAddress } from '../tron/address.ts';
 import type { TransactionOutcome } from '../tron/node-client.ts';
@@ -14,6 +15,8 @@ import {
 import { bookChainCosts } from './fee-booking.ts';
 import { toOutgoingTransfer, type OutgoingErrorCode } from './outgoing-transfers.ts';
 import { failureCode } from './planner.ts';
+import { sunToMicroUsdt } from './transfer-cost.ts';
+import { receiptEnergySource } from '../energy/energy-sources.ts';
 import * as repository from './sending-repository.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
 
@@ -47,7 +50,39 @@ export function failureOf(
   return { kind: 'fail', transferId: row.id, code, message, deadTxIds, judgedTxId: row.tx_id };
 }
 
-function finishedFields(row: OutgoingTransferRow, finish: Finish, now: Date): repository.FinishedFields {
+/** What the transfer cost: its receipt's energy and bandwidth, and the TRX burned plus its rentals in micro-USDT at the rate. */
+function costsOf(
+  row: OutgoingTransferRow,
+  outcome: TransactionOutcome | null,
+  trxUsdtRateMicro: bigint,
+): repository.TransferCosts | null {
+  const rentalSun = row.rental_sun ?? 0n;
+  if (outcome === null && rentalSun === 0n) return null;
+  const receipt = outcome ?? {
+    energyUsed: 0,
+    energyOwnUsed: 0,
+    energyFeeSun: 0n,
+    bandwidthUsed: 0,
+    bandwidthFeeSun: 0n,
+    feeSun: 0n,
+  };
+  return {
+    energyUsed: BigInt(receipt.energyUsed),
+    energyOwn: BigInt(receipt.energyOwnUsed),
+    energyFeeSun: receipt.energyFeeSun,
+    bandwidthUsed: BigInt(receipt.bandwidthUsed),
+    bandwidthFeeSun: receipt.bandwidthFeeSun,
+    energySource: receiptEnergySource(row.energy_plan, receipt),
+    costMicro: sunToMicroUsdt(receipt.feeSun + rentalSun, trxUsdtRateMicro),
+  };
+}
+
+function finishedFields(
+  row: OutgoingTransferRow,
+  finish: Finish,
+  now: Date,
+  trxUsdtRateMicro: bigint,
+): repository.FinishedFields {
   if (finish.kind === 'fail') {
     return {
       id: row.id,
@@ -58,6 +93,7 @@ function finishedFields(row: OutgoingTransferRow, finish: Finish, now: Date): re
       errorCode: finish.code,
       errorMessage: finish.message.slice(0, 1000),
       submittedAt: null,
+      costs: costsOf(row, null, trxUsdtRateMicro),
     };
   }
   const { outcome } = finish;
@@ -72,6 +108,7 @@ function finishedFields(row: OutgoingTransferRow, finish: Finish, now: Date): re
     errorMessage:
       code === null ? null : (outcome.failureMessage ?? outcome.contractResult ?? 'failed on chain').slice(0, 1000),
     submittedAt: now,
+    costs: costsOf(row, outcome, trxUsdtRateMicro),
   };
 }
 
@@ -103,7 +140,7 @@ async function applyFinishes(
     before.set(row.id, row);
     if (finish.kind === 'outcome') landed.push(finish.outcome.txId);
     else dead.push(...finish.deadTxIds);
-    fields.push(finishedFields(row, finish, now));
+    fields.push(finishedFields(row, finish, now, context.trxUsdtRateMicro));
   }
   await repository.setAttemptsStatus(tx, landed, 'landed');
   await repository.setAttemptsStatus(tx, dead, 'dead');

@@ -66,7 +66,7 @@ export async function signAndBroadcast(
   }
 }
 
-type Signed = SignedTransfer & { readonly feeLimit: bigint };
+type Signed = SignedTransfer & { readonly feeLimit: bigint; readonly energy: SignJob['energy'] };
 
 async function signChunk(
   context: ExecutorContext,
@@ -98,6 +98,7 @@ async function signChunk(
     txId: item.txId,
     hex: bytesToHex(encodeSignedTransaction(item.rawBytes, [signatures[index]!])),
     feeLimit: item.feeLimit,
+    energy: jobs[index]!.energy,
   }));
 }
 
@@ -121,6 +122,8 @@ async function commitAttempts(
         txId: item.txId,
         signedHex: item.hex,
         feeLimitSun: item.feeLimit,
+        energyPlan: item.energy.plan,
+        rentalSun: item.energy.rentalSun,
       }));
     const ids = await repository.recordSignedAttempts(tx, attempts, {
       expiration: new Date(window.head.timestamp + EXPIRATION_MS),

@@ -64,7 +64,11 @@ export interface TransactionOutcome {
   readonly succeeded: boolean;
   /** Everything the transaction cost its sender, in sun (energy and bandwidth burned, account creation). */
   readonly feeSun: bigint;
+  /** All the energy the contract run took (receipt.energy_usage_total): the sender's own, the contract owner's and the burned. */
   readonly energyUsed: number;
+  /** The part the sender's own energy covered (receipt.energy_usage): staked by it, delegated or rented to it. */
+  readonly energyOwnUsed: number;
+  /** TRX (sun) burned for the energy its own did not cover (receipt.energy_fee). */
   readonly energyFeeSun: bigint;
   readonly bandwidthUsed: number;
   readonly bandwidthFeeSun: bigint;
@@ -154,6 +158,8 @@ const TransactionInfoSchema = Type.Object({
   receipt: Type.Optional(
     Type.Object({
       result: Type.Optional(Type.String({ maxLength: 64 })),
+      energy_usage: Type.Optional(Count),
+      origin_energy_usage: Type.Optional(Count),
       energy_usage_total: Type.Optional(Count),
       energy_fee: Type.Optional(Sun),
       net_usage: Type.Optional(Count),
@@ -372,6 +378,7 @@ export function readTransactionOutcome(answer: unknown, txId: string, usdtHex: s
     succeeded,
     feeSun: sun(info.fee),
     energyUsed: info.receipt?.energy_usage_total ?? 0,
+    energyOwnUsed: info.receipt?.energy_usage ?? 0,
     energyFeeSun: sun(info.receipt?.energy_fee),
     bandwidthUsed: info.receipt?.net_usage ?? 0,
     bandwidthFeeSun: sun(info.receipt?.net_fee),

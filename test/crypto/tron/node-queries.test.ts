@@ -68,6 +68,7 @@ describe('transaction results (gettransactioninfobyid)', () => {
       succeeded: true,
       feeSun: 6_428_500n,
       energyUsed: 64_285,
+      energyOwnUsed: 0,
       energyFeeSun: 6_428_500n,
       bandwidthUsed: 345,
       bandwidthFeeSun: 0n,
