@@ -58,10 +58,16 @@ export function growthShopLoads(shops: readonly GrowthShop[], scale: number): Ca
 }
 
 /** Every statement of the load, in order: each shop's rows, then the ledger's history and totals. */
-export function growthLoadStatements(loads: readonly CabinetLoad[], nowIso: string): Array<{ label: string; sql: string }> {
+export function growthLoadStatements(
+  loads: readonly CabinetLoad[],
+  nowIso: string,
+): Array<{ label: string; sql: string }> {
   return [
     ...loads.flatMap((load, index) =>
-      shopLoadStatements(load, nowIso).map((statement) => ({ ...statement, label: `shop ${index}: ${statement.label}` })),
+      shopLoadStatements(load, nowIso).map((statement) => ({
+        ...statement,
+        label: `shop ${index}: ${statement.label}`,
+      })),
     ),
     ...ledgerHistoryStatements(),
   ];

@@ -321,7 +321,8 @@ function mix(receiverUrl: string): Operation[] {
         }
         // As many a phase as the creating phases left for every phase, up to BENCH_GROWTH_BATCH.
         const perPhase = Math.min(BATCH, Math.floor(side.pending.length / payRounds));
-        if (perPhase < 10) throw new Error(`${side.name}: ${side.pending.length} pending payments for ${payRounds} pay phases`);
+        if (perPhase < 10)
+          throw new Error(`${side.name}: ${side.pending.length} pending payments for ${payRounds} pay phases`);
         const ids = side.pending.slice(phase * perPhase, (phase + 1) * perPhase);
         return {
           amount: perPhase,
@@ -395,7 +396,12 @@ function mix(receiverUrl: string): Operation[] {
         method: 'POST',
         paths: ['/v1/crypto/invoices'],
         headers: { ...JSON_HEADERS, ...auth(side) },
-        body: JSON.stringify({ external_id: `growth-${UNIQUE}`, amount: '25.5', network: 'TRC20', callback_url: receiverUrl }),
+        body: JSON.stringify({
+          external_id: `growth-${UNIQUE}`,
+          amount: '25.5',
+          network: 'TRC20',
+          callback_url: receiverUrl,
+        }),
         uniqueBodyToken: UNIQUE,
         distinctIdempotencyKey: false,
       }),
@@ -492,9 +498,15 @@ async function sendDeposits(side: GrowthSide, n: number, origins: readonly strin
       order by created_at limit $2`,
     [side.merchants[0]!.shop_id, n],
   );
-  const amount = (micro: string) => (BigInt(micro) / 1_000_000n).toString() + '.' + (BigInt(micro) % 1_000_000n).toString().padStart(6, '0');
+  const amount = (micro: string) =>
+    (BigInt(micro) / 1_000_000n).toString() + '.' + (BigInt(micro) % 1_000_000n).toString().padStart(6, '0');
   for (const [index, row] of rows.entries())
-    await post(side, '/v1/test_helpers/crypto/deposits', { address: row.address, amount: amount(row.amount_micro) }, origins[index % origins.length]);
+    await post(
+      side,
+      '/v1/test_helpers/crypto/deposits',
+      { address: row.address, amount: amount(row.amount_micro) },
+      origins[index % origins.length],
+    );
   await post(side, '/v1/test_helpers/crypto/blocks', { count: 20 }, origins[0]);
   return rows.length;
 }
@@ -520,10 +532,15 @@ async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depos
   const cpuBefore = cpuSecondsOf(worker.pid);
   const deliveriesQuery = `select count(*) as n from webhook_deliveries where created_at >= $1 and created_at < $2`;
   const deliveries = await count(side.client, deliveriesQuery, [since, drainFrom]);
-  const payouts = await count(side.client, `select count(*) as n from crypto_payouts where shop_id = $1 and created_at >= $2`, [shop, since]);
+  const payouts = await count(
+    side.client,
+    `select count(*) as n from crypto_payouts where shop_id = $1 and created_at >= $2`,
+    [shop, since],
+  );
   // One client, so the three are polled in turn; each time is from the worker's start to the poll that found it done.
   const checks = {
-    deliveries: async () => (await count(side.client, `${deliveriesQuery} and status = 'pending'`, [since, drainFrom])) === 0,
+    deliveries: async () =>
+      (await count(side.client, `${deliveriesQuery} and status = 'pending'`, [since, drainFrom])) === 0,
     payouts: async () =>
       (await count(
         side.client,
@@ -543,13 +560,31 @@ async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depos
       if (!doneAt.has(name) && (await check())) doneAt.set(name, secondsSince(started));
     return doneAt.size === 3;
   });
-  const [deliverySeconds, payoutSeconds, depositSeconds] = [doneAt.get('deliveries')!, doneAt.get('payouts')!, doneAt.get('deposits')!];
+  const [deliverySeconds, payoutSeconds, depositSeconds] = [
+    doneAt.get('deliveries')!,
+    doneAt.get('payouts')!,
+    doneAt.get('deposits')!,
+  ];
   // What the worker's own work produced meanwhile (payout and invoice events) is delivered too before the figures are read.
-  await waitUntil(`${side.name}: every delivery`, async () =>
-    (await count(side.client, `select count(*) as n from webhook_deliveries where created_at >= $1 and status = 'pending'`, [since])) === 0,
+  await waitUntil(
+    `${side.name}: every delivery`,
+    async () =>
+      (await count(
+        side.client,
+        `select count(*) as n from webhook_deliveries where created_at >= $1 and status = 'pending'`,
+        [since],
+      )) === 0,
   );
   const workerCpuSeconds = cpuSecondsOf(worker.pid) - cpuBefore;
-  return { deliveries, deliverySeconds, payouts, payoutSeconds, deposits: depositsSent, depositSeconds, workerCpuSeconds };
+  return {
+    deliveries,
+    deliverySeconds,
+    payouts,
+    payoutSeconds,
+    deposits: depositsSent,
+    depositSeconds,
+    workerCpuSeconds,
+  };
 }
 
 const drainedLine = (name: string, drained: Drained) =>
@@ -560,7 +595,14 @@ const drainedLine = (name: string, drained: Drained) =>
 // ---------------------------------------------------------------- the loaded database's figures
 
 async function databaseFigures(client: pg.Client): Promise<string> {
-  const tables = await client.query<{ relname: string; rows: string; heap: string; indexes: string; heap_hit: string; idx_hit: string }>(
+  const tables = await client.query<{
+    relname: string;
+    rows: string;
+    heap: string;
+    indexes: string;
+    heap_hit: string;
+    idx_hit: string;
+  }>(
     `select s.relname, c.reltuples::int8::text as rows,
             pg_size_pretty(pg_relation_size(s.relid)) as heap, pg_size_pretty(pg_indexes_size(s.relid)) as indexes,
             coalesce(round(100.0 * s.heap_blks_hit / nullif(s.heap_blks_hit + s.heap_blks_read, 0), 1)::text, '-') as heap_hit,
@@ -591,7 +633,10 @@ async function databaseFigures(client: pg.Client): Promise<string> {
 // ---------------------------------------------------------------- item 6: 2 API processes + 1 worker
 
 /** Samples what the database's sessions wait for while `during` runs. */
-async function sampleWaits<T>(url: string, during: () => Promise<T>): Promise<{ value: T; waits: Map<string, number>; samples: number }> {
+async function sampleWaits<T>(
+  url: string,
+  during: () => Promise<T>,
+): Promise<{ value: T; waits: Map<string, number>; samples: number }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const waits = new Map<string, number>();
@@ -617,7 +662,11 @@ async function sampleWaits<T>(url: string, during: () => Promise<T>): Promise<{ 
   }
 }
 
-async function cluster(side: GrowthSide, chainUrl: string, receiver: Awaited<ReturnType<typeof startReceiver>>): Promise<boolean> {
+async function cluster(
+  side: GrowthSide,
+  chainUrl: string,
+  receiver: Awaited<ReturnType<typeof startReceiver>>,
+): Promise<boolean> {
   out(`\nitem 6: two API processes and one worker on the loaded database (Redis for the shared rate limit)\n`);
   const redis = await startRedis();
   const env = { ...side.setup, env: { ...side.setup.env, REDIS_URL: redis.url } };
@@ -632,7 +681,11 @@ async function cluster(side: GrowthSide, chainUrl: string, receiver: Awaited<Ret
     const cpuBefore = new Map(processes.map((process) => [process.pid, cpuSecondsOf(process.pid)]));
     const postgresCpu = measurePostgresCpu();
     const started = performance.now();
-    const { value: results, waits, samples } = await sampleWaits(side.databaseUrl, async () => {
+    const {
+      value: results,
+      waits,
+      samples,
+    } = await sampleWaits(side.databaseUrl, async () => {
       const lines: string[] = [];
       for (const operation of operations) {
         const spec = await operation.spec(side, 0);
@@ -647,7 +700,9 @@ async function cluster(side: GrowthSide, chainUrl: string, receiver: Awaited<Ret
                 ? {}
                 : {
                     paths: spec.paths.length > 1 ? spec.paths.filter((_, at) => at % 2 === index) : spec.paths,
-                    ...(spec.rotatingBodies ? { rotatingBodies: spec.rotatingBodies.filter((_, at) => at % 2 === index) } : {}),
+                    ...(spec.rotatingBodies
+                      ? { rotatingBodies: spec.rotatingBodies.filter((_, at) => at % 2 === index) }
+                      : {}),
                   }),
               origin: api.url,
               connections: Math.max(1, Math.min(Math.floor(CONNECTIONS / 2), half ?? CONNECTIONS)),
@@ -668,28 +723,50 @@ async function cluster(side: GrowthSide, chainUrl: string, receiver: Awaited<Ret
     });
     const wall = secondsSince(started);
     out(results.join(''));
-    const cpu = processes.map((process) => `${process.label} ${((100 * (cpuSecondsOf(process.pid) - cpuBefore.get(process.pid)!)) / wall).toFixed(0)} %`);
-    out(`  CPU over the mix (${wall.toFixed(0)} s, % of one core): ${cpu.join(', ')}, PostgreSQL ${((100 * (postgresCpu() ?? 0)) / 1e6 / wall).toFixed(0)} %\n`);
+    const cpu = processes.map(
+      (process) =>
+        `${process.label} ${((100 * (cpuSecondsOf(process.pid) - cpuBefore.get(process.pid)!)) / wall).toFixed(0)} %`,
+    );
+    out(
+      `  CPU over the mix (${wall.toFixed(0)} s, % of one core): ${cpu.join(', ')}, PostgreSQL ${((100 * (postgresCpu() ?? 0)) / 1e6 / wall).toFixed(0)} %\n`,
+    );
     const top = [...waits.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
-    out(`  active sessions by wait (${samples} samples every 100 ms): ${top.map(([wait, n]) => `${wait} ${(n / samples).toFixed(2)}`).join(', ')}\n`);
+    out(
+      `  active sessions by wait (${samples} samples every 100 ms): ${top.map(([wait, n]) => `${wait} ${(n / samples).toFixed(2)}`).join(', ')}\n`,
+    );
 
-    const deposits = await sendDeposits(side, DEPOSITS, apis.map((api) => api.url));
+    const deposits = await sendDeposits(
+      side,
+      DEPOSITS,
+      apis.map((api) => api.url),
+    );
     const drained = await drain(side, worker, since, deposits);
     out(drainedLine('cluster', drained));
 
     // Nothing twice: deliveries per event id at the receiver, ledger credits per deposit, USDT per recipient on the chain.
-    const events = await side.client.query<{ id: string }>(`select event_id as id from webhook_deliveries where created_at >= $1`, [since]);
+    const events = await side.client.query<{ id: string }>(
+      `select event_id as id from webhook_deliveries where created_at >= $1`,
+      [since],
+    );
     const twice = [...receiver.counts.entries()].filter(([, n]) => n > 1);
     const missing = events.rows.filter((row) => !receiver.counts.has(row.id)).length;
-    out(`  webhooks: ${events.rows.length} deliveries, ${receiver.counts.size} event ids received, ${twice.length} received more than once, ${missing} never  ${verdict(twice.length === 0 && missing === 0)}\n`);
+    out(
+      `  webhooks: ${events.rows.length} deliveries, ${receiver.counts.size} event ids received, ${twice.length} received more than once, ${missing} never  ${verdict(twice.length === 0 && missing === 0)}\n`,
+    );
     const creditsTwice = await count(
       side.client,
       `select count(*) as n from (select reference_id from ledger_transfers where type = 'deposit' and created_at >= $1 and pending_id is null
          group by reference_id having count(*) > 1) as twice`,
       [since],
     );
-    const credited = await count(side.client, `select count(*) as n from crypto_deposits where seen_at >= $1 and status = 'credited'`, [since]);
-    out(`  deposits: ${deposits} sent, ${credited} credited, ${creditsTwice} credited more than once  ${verdict(credited === deposits && creditsTwice === 0)}\n`);
+    const credited = await count(
+      side.client,
+      `select count(*) as n from crypto_deposits where seen_at >= $1 and status = 'credited'`,
+      [since],
+    );
+    out(
+      `  deposits: ${deposits} sent, ${credited} credited, ${creditsTwice} credited more than once  ${verdict(credited === deposits && creditsTwice === 0)}\n`,
+    );
     const node = createTronNodeClient({ urls: [chainUrl], usdtContract: USDT_CONTRACT_MAINNET, timeoutMs: 30_000 });
     const payouts = await side.client.query<{ recipient_address: string; amount_micro: string; status: string }>(
       `select recipient_address, amount_micro::text, status from crypto_payouts where shop_id = $1 and created_at >= $2`,
@@ -706,7 +783,9 @@ async function cluster(side: GrowthSide, chainUrl: string, receiver: Awaited<Ret
     }
     await node.close();
     const completed = payouts.rows.filter((row) => row.status === 'completed').length;
-    out(`  payouts: ${payouts.rows.length} created, ${completed} completed, ${wrong} recipients whose USDT on the chain is not the payout's amount once  ${verdict(wrong === 0)}\n`);
+    out(
+      `  payouts: ${payouts.rows.length} created, ${completed} completed, ${wrong} recipients whose USDT on the chain is not the payout's amount once  ${verdict(wrong === 0)}\n`,
+    );
     if (twice.length > 0 || missing > 0 || credited !== deposits || creditsTwice > 0 || wrong > 0) ok = false;
   } finally {
     await Promise.all(processes.map((process) => process.stop()));
@@ -727,7 +806,12 @@ const loadedDatabase = await createBenchDatabase('growth_loaded');
 const emptyDatabase = await createBenchDatabase('growth_empty');
 const chainSetup = await gatewaySetup('postgres', loadedDatabase.url);
 const chain = await startChain(chainSetup);
-const sideEnv = { PAYGATE_SANDBOX_CHAIN_URL: chain.url, PAYGATE_ALLOW_HTTP_WEBHOOKS: '1', PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1', PAYGATE_ADDRESS_POOL_SIZE: String(BATCH * (PAIRS + 2) + DEPOSITS) };
+const sideEnv = {
+  PAYGATE_SANDBOX_CHAIN_URL: chain.url,
+  PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
+  PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
+  PAYGATE_ADDRESS_POOL_SIZE: String(BATCH * (PAIRS + 2) + DEPOSITS),
+};
 const sides: GrowthSide[] = [];
 let failed = false;
 try {
@@ -751,16 +835,19 @@ try {
     loaded.merchants.map((merchant) => ({ merchantId: merchant.merchant_id, shopId: merchant.shop_id })),
     SCALE,
   );
-  out(`\nloading ${SHOPS} shops (the first the big one): ${loads.reduce((sum, load) => sum + load.payments, 0).toLocaleString('en')} payments, ${loads.reduce((sum, load) => sum + load.deposits, 0).toLocaleString('en')} deposits, ${loads.reduce((sum, load) => sum + load.payouts, 0).toLocaleString('en')} payouts\n`);
+  out(
+    `\nloading ${SHOPS} shops (the first the big one): ${loads.reduce((sum, load) => sum + load.payments, 0).toLocaleString('en')} payments, ${loads.reduce((sum, load) => sum + load.deposits, 0).toLocaleString('en')} deposits, ${loads.reduce((sum, load) => sum + load.payouts, 0).toLocaleString('en')} payouts\n`,
+  );
   const loadStarted = performance.now();
   await loadGrowthData(loaded.client, loads, (line) => out(`${line}\n`));
   out(`  loaded in ${(secondsSince(loadStarted) / 60).toFixed(1)} min\n`);
-  const checked = await promisify(execFile)(process.execPath, [PAYGATE, 'ledger', 'check'], { env: loaded.setup.env, maxBuffer: 1 << 24 }).catch(
-    (error: { stdout?: string; stderr?: string }) => {
-      failed = true;
-      return { stdout: error.stdout ?? '', stderr: error.stderr ?? String(error) };
-    },
-  );
+  const checked = await promisify(execFile)(process.execPath, [PAYGATE, 'ledger', 'check'], {
+    env: loaded.setup.env,
+    maxBuffer: 1 << 24,
+  }).catch((error: { stdout?: string; stderr?: string }) => {
+    failed = true;
+    return { stdout: error.stdout ?? '', stderr: error.stderr ?? String(error) };
+  });
   out(`  paygate ledger check on the loaded database: ${`${checked.stdout}${checked.stderr}`.trim()}\n`);
 
   out('\npreparing both sides (big shop funded, address pools filled)\n');
@@ -777,7 +864,7 @@ try {
   for (const operation of mix(receiver.url)) outcomes.push(await runOperation(operation, [empty, loaded]));
   const figures = await databaseFigures(loaded.client);
 
-  out('\nthe workers: each side\'s worker drains what its API phases left (deliveries, payouts) and credits deposits\n');
+  out("\nthe workers: each side's worker drains what its API phases left (deliveries, payouts) and credits deposits\n");
   const drained: Drained[] = [];
   for (const side of [empty, loaded]) {
     await side.api!.stop();
@@ -793,7 +880,8 @@ try {
   }
   for (const side of sides) await side.api?.stop();
 
-  const clusterOk = process.env.BENCH_GROWTH_SKIP_CLUSTER === '1' ? undefined : await cluster(loaded, chain.url, receiver);
+  const clusterOk =
+    process.env.BENCH_GROWTH_SKIP_CLUSTER === '1' ? undefined : await cluster(loaded, chain.url, receiver);
   if (clusterOk === false) failed = true;
 
   out(`\nthe loaded database after the mix\n${figures}`);
@@ -801,7 +889,8 @@ try {
   for (const outcome of outcomes) out(`${judge(outcome).line}\n`);
   const [emptyDrain, loadedDrain] = drained as [Drained, Drained];
   const rate = (n: number, s: number) => n / Math.max(0.001, s);
-  const deliveryRatio = rate(loadedDrain.deliveries, loadedDrain.deliverySeconds) / rate(emptyDrain.deliveries, emptyDrain.deliverySeconds);
+  const deliveryRatio =
+    rate(loadedDrain.deliveries, loadedDrain.deliverySeconds) / rate(emptyDrain.deliveries, emptyDrain.deliverySeconds);
   out(
     `  ${'worker: webhook deliveries drained'.padEnd(40)} ${rate(emptyDrain.deliveries, emptyDrain.deliverySeconds).toFixed(0).padStart(6)} → ${rate(loadedDrain.deliveries, loadedDrain.deliverySeconds).toFixed(0).padStart(6)} /s` +
       `  ratio ${deliveryRatio.toFixed(2)} (>= ${TARGETS.ratio}) ${verdict(deliveryRatio >= TARGETS.ratio)}\n`,
@@ -820,7 +909,8 @@ try {
   await receiver.stop();
   await chainSetup.cleanUp();
   await emptyDatabase.drop();
-  if (process.env.BENCH_GROWTH_KEEP === '1') out(`\nBENCH_GROWTH_KEEP=1: the loaded database is kept: ${loadedDatabase.url}\n`);
+  if (process.env.BENCH_GROWTH_KEEP === '1')
+    out(`\nBENCH_GROWTH_KEEP=1: the loaded database is kept: ${loadedDatabase.url}\n`);
   else await loadedDatabase.drop();
 }
 if (failed) process.exitCode = 1;

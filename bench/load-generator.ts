@@ -52,7 +52,10 @@ type Autocannon = (
   options: Record<string, unknown>,
   done: (error: Error | null, result: AutocannonResult) => void,
 ) => {
-  on(event: 'response', listener: (client: unknown, status: number, bytes: number, responseTimeMs: number) => void): void;
+  on(
+    event: 'response',
+    listener: (client: unknown, status: number, bytes: number, responseTimeMs: number) => void,
+  ): void;
 };
 
 /** The `fraction` quantile of `values` (nearest rank). */

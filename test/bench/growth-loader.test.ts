@@ -31,11 +31,15 @@ async function createShops(database: TestDatabase, count: number) {
 }
 
 const countOf = async (database: TestDatabase, table: string) =>
-  Number((await sql<{ n: string }>`select count(*)::text as n from ${sql.table(table)}`.execute(database.db)).rows[0]!.n);
+  Number(
+    (await sql<{ n: string }>`select count(*)::text as n from ${sql.table(table)}`.execute(database.db)).rows[0]!.n,
+  );
 
 const indexDefinitions = async (database: TestDatabase) =>
   (
-    await sql<{ def: string }>`select indexdef as def from pg_indexes where schemaname = current_schema() order by indexname`.execute(
+    await sql<{
+      def: string;
+    }>`select indexdef as def from pg_indexes where schemaname = current_schema() order by indexname`.execute(
       database.db,
     )
   ).rows.map((row) => row.def);
@@ -49,7 +53,9 @@ describe('growthShopLoads', () => {
     expect(loads.reduce((sum, load) => sum + load.payouts, 0)).toBe(1_000);
     expect(loads.map((load) => load.place?.serial)).toEqual([0, 1, 2, 3, 4]);
     // Each shop's addresses are derived after the previous shops' ones.
-    expect(loads[1]!.place!.invoicesBefore).toBe(loads[0]!.deposits - loads[0]!.walletDeposits + loads[0]!.expiredInvoices);
+    expect(loads[1]!.place!.invoicesBefore).toBe(
+      loads[0]!.deposits - loads[0]!.walletDeposits + loads[0]!.expiredInvoices,
+    );
   });
 });
 
