@@ -119,11 +119,11 @@ async function generate(spec: LoadSpec): Promise<LoadResult> {
   };
 }
 
-/** Runs one load phase in a child process. */
+/** Runs one load phase in a child process (the spec goes over its standard input: bodies can exceed an argument's size). */
 export function runLoad(spec: LoadSpec): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), JSON.stringify(spec)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url)], {
+      stdio: ['pipe', 'pipe', 'inherit'],
     });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -131,9 +131,12 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
     child.on('close', (code) =>
       code === 0 ? resolve(JSON.parse(output) as LoadResult) : reject(new Error(`load generator exited ${code}`)),
     );
+    child.stdin.end(JSON.stringify(spec));
   });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  process.stdout.write(JSON.stringify(await generate(JSON.parse(process.argv[2]!) as LoadSpec)));
+  let input = process.argv[2] ?? '';
+  if (!input) for await (const chunk of process.stdin) input += String(chunk);
+  process.stdout.write(JSON.stringify(await generate(JSON.parse(input) as LoadSpec)));
 }
