@@ -41,13 +41,13 @@ const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + 
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
 
 /** A phase's figures, with the CPU its server process and (on PostgreSQL) the database server spent per request. */
-interface MeasuredPhase {
+export interface MeasuredPhase {
   readonly result: LoadResult;
   readonly serverCpuMs: number;
   readonly databaseCpuMs: number | undefined;
 }
 
-async function measuredPhase(side: Side, durationS: number, postgres: boolean): Promise<MeasuredPhase> {
+export async function measuredPhase(side: Side, durationS: number, postgres: boolean): Promise<MeasuredPhase> {
   const serverBefore = cpuSecondsOf(side.pid);
   const database = postgres ? measurePostgresCpu() : undefined;
   const result = await runLoad({ ...side.spec, durationS });

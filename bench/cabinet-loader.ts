@@ -33,12 +33,18 @@ export interface CabinetLoad {
   readonly batchedPayouts: number;
   /** Webhook events, each delivered once: one per final payment, invoice, wallet deposit and payout. */
   readonly events: boolean;
+  /**
+   * Where this shop's rows sit among other shops loaded into the same database (bench:growth): its
+   * number (0 for the first, whose ids are the single-shop ones) and how many invoice and wallet
+   * addresses the shops before it derived.
+   */
+  readonly place?: { readonly serial: number; readonly invoicesBefore: number; readonly walletsBefore: number };
 }
 
 const YEAR_S = 365 * 86_400;
 const SHARDS = 16;
-/** The suffix of a TypeID from a row number: 26 characters of digits (valid, sortable by number). */
-const numbered = (expression: string) => `'0' || lpad((${expression})::text, 25, '0')`;
+/** Row numbers of shop `serial` start at serial × 10^12, so that two shops' numbered ids never meet. */
+const SERIAL_STRIDE = 1_000_000_000_000;
 /** The suffix of a TypeID from a text: 26 hex digits of its md5. */
 const hashed = (expression: string) => `substr(md5(${expression}), 1, 26)`;
 /** The shard a system account is chosen by for `id` (ledger-accounts.ts shardOf: sha256, first two bytes, mod 16). */
@@ -46,13 +52,22 @@ const shardOf = (expression: string) =>
   `((get_byte(sha256(convert_to(${expression}, 'UTF8')), 0) * 256 + get_byte(sha256(convert_to(${expression}, 'UTF8')), 1)) % ${SHARDS})`;
 /** A 64-hex-digit hash (tx ids, block ids). */
 const hex64 = (expression: string) => `md5('a' || ${expression}) || md5('b' || ${expression})`;
-/** A 34-character address, 'T' + 'B'/'F'/'R' + 32 base58 characters ('0' is not base58: 'z' stands for it). */
-const address = (kind: string, expression: string) =>
-  `'T${kind}' || translate(lpad((${expression})::text, 32, '0'), '0', 'z')`;
 /** A pseudo-random 0..999 of row `i` and a salt: statuses and amounts spread without random(). */
 const spread = (i: string, salt: number) => `(((${i})::int8 * 2654435761 + ${salt * 40503}) % 1000003 % 1000)`;
 
-export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<{ label: string; sql: string }> {
+/** One shop's rows; the ledger's history and account totals are `ledgerHistoryStatements`, once for all shops. */
+export function shopLoadStatements(load: CabinetLoad, nowIso: string): Array<{ label: string; sql: string }> {
+  const place = load.place ?? { serial: 0, invoicesBefore: 0, walletsBefore: 0 };
+  const rowNumber = (expression: string) =>
+    place.serial === 0 ? expression : `${place.serial * SERIAL_STRIDE}::int8 + (${expression})`;
+  /** The text that seeds this shop's hashed ids ('' for the first shop). */
+  const tag = place.serial === 0 ? '' : `s${place.serial}:`;
+  /** The suffix of a TypeID from a row number: 26 characters of digits (valid, sortable by number). */
+  const orderCodePrefix = place.serial === 0 ? 'B' : `B${place.serial}S`;
+  const numbered = (expression: string) => `'0' || lpad((${rowNumber(expression)})::text, 25, '0')`;
+  /** A 34-character address, 'T' + 'B'/'F'/'R' + 32 base58 characters ('0' is not base58: 'z' stands for it). */
+  const address = (kind: string, expression: string) =>
+    `'T${kind}' || translate(lpad((${rowNumber(expression)})::text, 32, '0'), '0', 'z')`;
   const shop = `'${load.shopId}'`;
   const merchant = `'${load.merchantId}'`;
   const now = `'${nowIso}'::timestamptz`;
@@ -86,7 +101,7 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
     'payments',
     `insert into payments (id, shop_id, order_code, status, amount_kopecks, amount_total_kopecks, currency, method, order_id,
                            created_at, expires_at, paid_at, paid_method, paid_total_kopecks, failed_at, failure_reason, expired_at)
-     select md5('payment' || i)::uuid, ${shop}, 'B' || lpad(i::text, 10, '0'), p.status, p.amount, p.amount, 'RUB', p.method,
+     select md5('payment${tag}' || i)::uuid, ${shop}, '${orderCodePrefix}' || lpad(i::text, 10, '0'), p.status, p.amount, p.amount, 'RUB', p.method,
             'order-' || lpad(i::text, 8, '0'), p.created_at,
             p.created_at + case when p.status = 'pending' then interval '1 day' else interval '1 hour' end,
             case when p.status = 'paid' then p.created_at + interval '40 seconds' end,
@@ -118,10 +133,10 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
   add(
     'deposit addresses',
     `insert into crypto_addresses (address, key_id, derivation_index, shop_id, purpose, created_at)
-     select ${address('B', 'i')}, 'sandbox', 1000000000 + i, ${shop}, 'invoice', ${overYear('i', invoices, 30)} - interval '1 second'
+     select ${address('B', 'i')}, 'sandbox', ${1_000_000_000 + place.invoicesBefore} + i, ${shop}, 'invoice', ${overYear('i', invoices, 30)} - interval '1 second'
        from generate_series(1, ${invoices}) as i
      union all
-     select ${address('W', 'w')}, 'sandbox', 1500000000 + w, ${shop}, 'wallet', ${now} - make_interval(secs => ${YEAR_S} - w * 100.0)
+     select ${address('W', 'w')}, 'sandbox', ${1_500_000_000 + place.walletsBefore} + w, ${shop}, 'wallet', ${now} - make_interval(secs => ${YEAR_S} - w * 100.0)
        from generate_series(1, ${wallets}) as w`,
   );
   // Invoice i is paid by deposit i when i <= invoiceDeposits: 90 % exactly, 5 % over, 5 % under; the others expired unpaid.
@@ -152,7 +167,7 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
     'invoice deposits',
     `insert into crypto_deposits (id, chain, shop_id, address, invoice_id, wallet_id, tx_id, log_index, block_number, block_id,
                                   from_address, amount_micro, status, late, seen_at, final_at, credit_round)
-     select 'dep_' || ${numbered('i')}, 'tron-sandbox', ${shop}, v.address, v.id, null, ${hex64(`'tx' || i`)}, 0, 1000 + i, ${hex64(`'block' || i`)},
+     select 'dep_' || ${numbered('i')}, 'tron-sandbox', ${shop}, v.address, v.id, null, ${hex64(`'${tag}tx' || i`)}, 0, 1000 + i, ${hex64(`'${tag}block' || i`)},
             ${address('F', 'i % 50000')}, v.paid_micro, 'credited', false, v.created_at + interval '1 minute',
             v.created_at + interval '3 minutes', 0
        from generate_series(1, ${invoiceDeposits}) as i
@@ -164,7 +179,7 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
     `insert into crypto_deposits (id, chain, shop_id, address, invoice_id, wallet_id, tx_id, log_index, block_number, block_id,
                                   from_address, amount_micro, status, late, seen_at, final_at, credit_round)
      select 'dep_' || ${numbered(`${invoiceDeposits} + j`)}, 'tron-sandbox', ${shop}, w.address, null, w.id,
-            ${hex64(`'wtx' || j`)}, 0, 5000000 + j, ${hex64(`'wblock' || j`)}, ${address('F', 'j % 50000')},
+            ${hex64(`'${tag}wtx' || j`)}, 0, 5000000 + j, ${hex64(`'${tag}wblock' || j`)}, ${address('F', 'j % 50000')},
             ((1 + ${spread('j', 9)} % 500) * 1000000)::int8,
             case w.status when 'blocked' then 'held' else 'credited' end, false, d.seen_at, d.seen_at + interval '2 minutes', 0
        from generate_series(1, ${load.walletDeposits}) as j
@@ -203,7 +218,7 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
                                             fee_sun, block_number, error_code, error_message, created_at, updated_at, submitted_at, final_at)
      select 'otx_' || ${numbered('k')}, 'tron-sandbox', 'payout', 'po_' || ${numbered('k')}, 'USDT', 'hot_wallet', ${address('R', 'k')},
             v.amount, case v.status when 'completed' then 'confirmed' else 'failed' end,
-            case v.status when 'completed' then ${hex64(`'ptx' || k`)} end, 1,
+            case v.status when 'completed' then ${hex64(`'${tag}ptx' || k`)} end, 1,
             case v.status when 'completed' then 13000000 end, case v.status when 'completed' then 9000000 + k end,
             case v.status when 'failed' then 'reverted' end, case v.status when 'failed' then 'the transfer reverted' end,
             v.created_at, v.created_at + interval '2 minutes', v.created_at + interval '30 seconds', v.created_at + interval '2 minutes'
@@ -219,7 +234,7 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
             case when k <= ${load.batchedPayouts} then ((k - 1) % 100)::int end,
             'TRC20', 'tron-sandbox', 'testnet', ${address('R', 'k')}, v.amount, 0, 0, v.amount, 250000,
             case v.status when 'completed' then 0 end, v.status, 'otx_' || ${numbered('k')},
-            case v.status when 'completed' then ${hex64(`'ptx' || k`)} end,
+            case v.status when 'completed' then ${hex64(`'${tag}ptx' || k`)} end,
             case v.status when 'failed' then 'transfer_failed' end, case v.status when 'failed' then 'the transfer reverted' end,
             v.created_at, v.created_at + interval '2 minutes', case v.status when 'completed' then v.created_at + interval '2 minutes' end
        from ${payoutRows}`,
@@ -251,48 +266,6 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
             'USDT', 'payout', 'payout', p.id, case o.outcome when 'post' then 'posted' else 'voided' end,
             'trf_' || ${hashed(reserveId)}, 'trf_' || ${hashed(`${reserveId} || ':' || o.outcome`)}, p.updated_at
        from legs p, lateral (select case p.status when 'completed' then 'post' else 'void' end as outcome) as o`,
-  );
-
-  // The history: per transfer, an entry for each account whose available balance it changed
-  // (ledger-service.ts: available = credits_posted - debits_posted - debits_pending).
-  add(
-    'ledger history',
-    `insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
-     select 'op_' || ${hashed(`e.transfer_id || ':' || e.side`)}, e.account_id, e.transfer_id, e.origin_id, e.amount,
-            sum(e.amount) over (partition by e.account_id order by e.created_at, e.transfer_id, e.side rows unbounded preceding),
-            e.created_at, e.type
-       from (select id as transfer_id, id as origin_id, debit_account_id as account_id, -amount as amount, created_at, 0 as side, type
-               from ledger_transfers where status = 'posted' and pending_id is null
-             union all
-             select id, id, credit_account_id, amount, created_at, 1, type from ledger_transfers where status = 'posted' and pending_id is null
-             union all
-             select id, id, debit_account_id, -amount, created_at, 0, type from ledger_transfers where status = 'pending'
-             union all
-             -- The closing transfer carries its reservation's type (payout-ledger.ts posts and voids with it).
-             select id, pending_id, credit_account_id, amount, created_at, 1, type from ledger_transfers where status = 'posted' and pending_id is not null
-             union all
-             select id, pending_id, debit_account_id, amount, created_at, 0, type from ledger_transfers where status = 'voided') as e
-      order by e.created_at, e.transfer_id, e.side`,
-  );
-  add(
-    'ledger account totals',
-    `with effective as (
-       select t.debit_account_id, t.credit_account_id,
-              case when t.status = 'posted' then t.amount else 0 end as posted,
-              case when t.status = 'pending' and not exists (select 1 from ledger_transfers c where c.pending_id = t.id)
-                   then t.amount else 0 end as pending
-         from ledger_transfers t
-     ), sides as (
-       select debit_account_id as account_id, pending as debits_pending, posted as debits_posted, 0::int8 as credits_pending, 0::int8 as credits_posted from effective
-       union all
-       select credit_account_id, 0, 0, pending, posted from effective
-     )
-     update ledger_accounts a
-        set debits_pending = d.debits_pending, debits_posted = d.debits_posted, credits_pending = d.credits_pending, credits_posted = d.credits_posted
-       from (select account_id, sum(debits_pending) as debits_pending, sum(debits_posted) as debits_posted,
-                    sum(credits_pending) as credits_pending, sum(credits_posted) as credits_posted
-               from sides group by account_id) as d
-      where a.id = d.account_id`,
   );
 
   if (load.events) {
@@ -340,6 +313,63 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
     );
   }
   return statements;
+}
+
+/**
+ * The ledger's history and account totals over every transfer loaded: run once, after every shop's
+ * statements (the history's running balances are per account, in time order, across shops).
+ */
+export function ledgerHistoryStatements(): Array<{ label: string; sql: string }> {
+  const statements: Array<{ label: string; sql: string }> = [];
+  const add = (label: string, sql: string) => statements.push({ label, sql });
+  // The history: per transfer, an entry for each account whose available balance it changed
+  // (ledger-service.ts: available = credits_posted - debits_posted - debits_pending).
+  add(
+    'ledger history',
+    `insert into ledger_operations (id, account_id, transfer_id, origin_id, amount, balance_after, created_at, type)
+     select 'op_' || ${hashed(`e.transfer_id || ':' || e.side`)}, e.account_id, e.transfer_id, e.origin_id, e.amount,
+            sum(e.amount) over (partition by e.account_id order by e.created_at, e.transfer_id, e.side rows unbounded preceding),
+            e.created_at, e.type
+       from (select id as transfer_id, id as origin_id, debit_account_id as account_id, -amount as amount, created_at, 0 as side, type
+               from ledger_transfers where status = 'posted' and pending_id is null
+             union all
+             select id, id, credit_account_id, amount, created_at, 1, type from ledger_transfers where status = 'posted' and pending_id is null
+             union all
+             select id, id, debit_account_id, -amount, created_at, 0, type from ledger_transfers where status = 'pending'
+             union all
+             -- The closing transfer carries its reservation's type (payout-ledger.ts posts and voids with it).
+             select id, pending_id, credit_account_id, amount, created_at, 1, type from ledger_transfers where status = 'posted' and pending_id is not null
+             union all
+             select id, pending_id, debit_account_id, amount, created_at, 0, type from ledger_transfers where status = 'voided') as e
+      order by e.created_at, e.transfer_id, e.side`,
+  );
+  add(
+    'ledger account totals',
+    `with effective as (
+       select t.debit_account_id, t.credit_account_id,
+              case when t.status = 'posted' then t.amount else 0 end as posted,
+              case when t.status = 'pending' and not exists (select 1 from ledger_transfers c where c.pending_id = t.id)
+                   then t.amount else 0 end as pending
+         from ledger_transfers t
+     ), sides as (
+       select debit_account_id as account_id, pending as debits_pending, posted as debits_posted, 0::int8 as credits_pending, 0::int8 as credits_posted from effective
+       union all
+       select credit_account_id, 0, 0, pending, posted from effective
+     )
+     update ledger_accounts a
+        set debits_pending = d.debits_pending, debits_posted = d.debits_posted, credits_pending = d.credits_pending, credits_posted = d.credits_posted
+       from (select account_id, sum(debits_pending) as debits_pending, sum(debits_posted) as debits_posted,
+                    sum(credits_pending) as credits_pending, sum(credits_posted) as credits_posted
+               from sides group by account_id) as d
+      where a.id = d.account_id`,
+  );
+
+  return statements;
+}
+
+/** One shop's rows and the ledger's history: the whole of bench:cabinet's load. */
+export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<{ label: string; sql: string }> {
+  return [...shopLoadStatements(load, nowIso), ...ledgerHistoryStatements()];
 }
 
 /** Runs the load on `client` (a database the gateway has migrated), then VACUUM ANALYZE and a checkpoint. */

@@ -1,0 +1,99 @@
+// bench:growth's loader (bench/growth-loader.ts) at a small scale: several shops'
+// rows in one database, and the gateway's own checks hold over them. On PGlite the
+// statements run with every trigger on (foreign keys checked row by row); on
+// PostgreSQL through loadGrowthData itself (secondary indexes dropped and rebuilt,
+// foreign-key triggers off), which must give back the migrations' indexes exactly.
+import { sql } from 'kysely';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { growthLoadStatements, growthShopLoads, loadGrowthData } from '../../bench/growth-loader.ts';
+import { ManualClock } from '../../src/clock.ts';
+import { throwawayKeyring } from '../../src/kms/keyring.ts';
+import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
+import { createMerchant } from '../../src/merchants/merchant-service.ts';
+import { backends, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+
+/** 2,000 payments, 200 deposits and 200 payouts over three shops. */
+const SCALE = 0.0002;
+
+async function createShops(database: TestDatabase, count: number) {
+  const deps = { db: database.db, clock: new ManualClock(), keyring: throwawayKeyring() };
+  const shops = [];
+  for (let index = 0; index < count; index += 1) {
+    const merchant = await createMerchant(deps, {
+      name: `Growth shop ${index}`,
+      email: `growth-${index}@example.test`,
+      mode: 'sandbox',
+    });
+    shops.push({ merchantId: merchant.merchant_id, shopId: merchant.shop_id });
+  }
+  return shops;
+}
+
+const countOf = async (database: TestDatabase, table: string) =>
+  Number(
+    (await sql<{ n: string }>`select count(*)::text as n from ${sql.table(table)}`.execute(database.db)).rows[0]!.n,
+  );
+
+const indexDefinitions = async (database: TestDatabase) =>
+  (
+    await sql<{
+      def: string;
+    }>`select indexdef as def from pg_indexes where schemaname = current_schema() order by indexname`.execute(
+      database.db,
+    )
+  ).rows.map((row) => row.def);
+
+describe('growthShopLoads', () => {
+  it('gives the big shop half of every count and the small shops the rest, adding up to the scale', () => {
+    const shops = Array.from({ length: 5 }, (_, index) => ({ merchantId: `m${index}`, shopId: `s${index}` }));
+    const loads = growthShopLoads(shops, 0.001);
+    expect(loads.map((load) => load.payments)).toEqual([5_000, 1_250, 1_250, 1_250, 1_250]);
+    expect(loads.reduce((sum, load) => sum + load.deposits, 0)).toBe(1_000);
+    expect(loads.reduce((sum, load) => sum + load.payouts, 0)).toBe(1_000);
+    expect(loads.map((load) => load.place?.serial)).toEqual([0, 1, 2, 3, 4]);
+    // Each shop's addresses are derived after the previous shops' ones.
+    expect(loads[1]!.place!.invoicesBefore).toBe(
+      loads[0]!.deposits - loads[0]!.walletDeposits + loads[0]!.expiredInvoices,
+    );
+  });
+});
+
+describe.each(backends)('the growth load on %s', (backend) => {
+  it('loads several shops whose ledger passes its invariants and whose rows keep every constraint', async () => {
+    const database = await openTestDatabase(backend);
+    try {
+      const shops = await createShops(database, 3);
+      const loads = growthShopLoads(shops, SCALE);
+      const indexesBefore = await indexDefinitions(database);
+      if (backend === 'postgres') {
+        const client = new pg.Client({ connectionString: database.url });
+        await client.connect();
+        try {
+          await loadGrowthData(client, loads, () => undefined);
+        } finally {
+          await client.end();
+        }
+      } else {
+        for (const statement of growthLoadStatements(loads, new Date().toISOString()))
+          await sql.raw(statement.sql).execute(database.db);
+      }
+      expect(await indexDefinitions(database)).toEqual(indexesBefore);
+      expect(await countOf(database, 'payments')).toBe(2_000);
+      expect(await countOf(database, 'crypto_deposits')).toBe(200);
+      expect(await countOf(database, 'crypto_payouts')).toBe(200);
+      const events = await countOf(database, 'webhook_events');
+      expect(await countOf(database, 'webhook_deliveries')).toBe(events);
+      expect(await countOf(database, 'webhook_attempts')).toBe(events);
+      const perShop = await sql<{ shop_id: string; n: string }>`
+        select shop_id, count(*)::text as n from payments group by shop_id order by count(*) desc`.execute(database.db);
+      expect(perShop.rows.map((row) => Number(row.n))).toEqual([1_000, 500, 500]);
+      const report = await checkLedgerInvariants(database.db);
+      expect(report.violations).toEqual([]);
+      expect(report.ok).toBe(true);
+      expect(report.transfersChecked).toBeGreaterThan(1_500);
+    } finally {
+      await database.close();
+    }
+  }, 300_000);
+});
