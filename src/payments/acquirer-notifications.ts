@@ -64,7 +64,10 @@ async function checkChargeRefunds(deps: NotificationDeps, connectorName: string,
     proof.reference.providerReference,
   );
   if (!attempt || attempt.connector !== connectorName) {
-    deps.logger.warn({ connector: connectorName }, 'acquirer refund notification names a charge we have no attempt for');
+    deps.logger.warn(
+      { connector: connectorName },
+      'acquirer refund notification names a charge we have no attempt for',
+    );
     return;
   }
   const checked = await checkRefundsOfCapture(deps, attempt.id);

@@ -255,7 +255,7 @@ async function refundRequestOf(deps: PaymentRefundDeps, refund: PaymentRefundRow
  * answers. A failed call leaves the refund pending for the refund worker; `ask`
  * chooses the call (the worker looks up before it asks again).
  */
-export async function executeRefund(
+async function executeRefund(
   deps: PaymentRefundDeps,
   refund: PaymentRefundRow,
   ask: 'refund' | 'lookup-then-refund' = 'refund',

@@ -337,7 +337,11 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     }
     if (status === 'CONFIRMED' || REFUND_PENDING_STATUSES.has(status)) {
       // Notified before GetState shows the refund: not OK, so T-Bank sends it again.
-      return { reply: REPLY_RETRY_LATER, kind: 'ignored', reason: `${notifiedStatus} notified, GetState says ${status}` };
+      return {
+        reply: REPLY_RETRY_LATER,
+        kind: 'ignored',
+        reason: `${notifiedStatus} notified, GetState says ${status}`,
+      };
     }
     return { reply: REPLY_OK, kind: 'ignored', reason: `${notifiedStatus} notified, GetState says ${status}` };
   }
