@@ -3,6 +3,8 @@
 // charge it proves is applied to its attempt exactly as the page and the
 // reconciliation worker apply outcomes (attempt-service.ts), so a repeat or a
 // late, out-of-order notification changes nothing once the attempt is resolved.
+// A refund proven by its key moves that refund; a notification that proves only
+// that a capture was refunded has its pending refunds looked up at once.
 import type { AppContext } from '../context.ts';
 import { NotFoundError } from '../errors.ts';
 import * as attempts from './attempt-repository.ts';
@@ -11,7 +13,7 @@ import type { AcquirerNotification, NotificationResult } from './connectors/acqu
 import type { CrashPointHook } from './crash-points.ts';
 import { findConnection } from './connectors/acquirer-connections.ts';
 import { findRefund } from './payment-refund-repository.ts';
-import { applyRefundOutcome } from './payment-refund-service.ts';
+import { applyRefundOutcome, checkRefundsOfCapture } from './payment-refund-service.ts';
 import { connectorNameOf, connectorOf, type ConnectorDeps } from './connectors/connector-registry.ts';
 
 export type NotificationDeps = AttemptDeps &
@@ -20,6 +22,7 @@ export type NotificationDeps = AttemptDeps &
 
 type ChargeProof = Extract<NotificationResult, { kind: 'charge' }>;
 type RefundProof = Extract<NotificationResult, { kind: 'refund' }>;
+type ChargeRefundsProof = Extract<NotificationResult, { kind: 'charge_refunds' }>;
 
 /** Applies a proven charge outcome to the attempt it names, by charge key or by the acquirer's id. */
 async function applyCharge(deps: NotificationDeps, connectorName: string, proof: ChargeProof): Promise<void> {
@@ -53,6 +56,31 @@ async function applyRefund(deps: NotificationDeps, connectorName: string, proof:
   );
 }
 
+/** Looks up the pending refunds of the capture the acquirer says were refunded (it names none of them). */
+async function checkChargeRefunds(deps: NotificationDeps, connectorName: string, proof: ChargeRefundsProof) {
+  const attempt = await attempts.findAttemptByProviderReference(
+    deps.db,
+    connectorName,
+    proof.reference.providerReference,
+  );
+  if (!attempt || attempt.connector !== connectorName) {
+    deps.logger.warn(
+      { connector: connectorName },
+      'acquirer refund notification names a charge we have no attempt for',
+    );
+    return;
+  }
+  const checked = await checkRefundsOfCapture(deps, attempt.id);
+  deps.logger.info(
+    {
+      payment_id: attempt.payment_id,
+      connector: connectorName,
+      refunds: checked.map((refund) => ({ refund_id: refund.id, status: refund.status })),
+    },
+    'acquirer refund notification: pending refunds looked up',
+  );
+}
+
 /**
  * Handles one notification for a stored connection (removed or not: its charges
  * still end). Unknown connection or provider is `NotFoundError`; what the connector
@@ -72,6 +100,7 @@ export async function receiveNotification(
     deps.crashPoint?.('after_notification_confirmed');
   if (result.kind === 'charge') await applyCharge(deps, name, result);
   else if (result.kind === 'refund') await applyRefund(deps, name, result);
+  else if (result.kind === 'charge_refunds') await checkChargeRefunds(deps, name, result);
   else deps.logger.info({ connector: name, reason: result.reason }, 'acquirer notification ignored');
   return result.reply;
 }

@@ -135,6 +135,38 @@ export async function claimRefundsToCheck(
     .execute();
 }
 
+/** A capture's refunds still pending, oldest first. */
+export async function pendingRefundsOfAttempt(
+  db: Executor<PaymentTables>,
+  attemptId: string,
+  limit: number,
+): Promise<PaymentRefundRow[]> {
+  return db
+    .selectFrom('payment_refunds')
+    .selectAll()
+    .where('attempt_id', '=', attemptId)
+    .where('status', '=', 'pending')
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** Claims one pending refund as `claimRefundsToCheck` does, whenever its check is due. */
+export async function claimRefund(
+  tx: Tx<PaymentTables>,
+  refundId: string,
+  leaseUntil: Date,
+): Promise<PaymentRefundRow | undefined> {
+  return tx
+    .updateTable('payment_refunds')
+    .set((eb) => ({ next_check_at: leaseUntil, lookups: eb('lookups', '+', 1) }))
+    .where('id', '=', refundId)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
+}
+
 export async function nextRefundCheckAfter(db: Executor<PaymentTables>, now: Date): Promise<Date | undefined> {
   const row = await db
     .selectFrom('payment_refunds')

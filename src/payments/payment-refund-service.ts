@@ -255,7 +255,7 @@ async function refundRequestOf(deps: PaymentRefundDeps, refund: PaymentRefundRow
  * answers. A failed call leaves the refund pending for the refund worker; `ask`
  * chooses the call (the worker looks up before it asks again).
  */
-export async function executeRefund(
+async function executeRefund(
   deps: PaymentRefundDeps,
   refund: PaymentRefundRow,
   ask: 'refund' | 'lookup-then-refund' = 'refund',
@@ -289,6 +289,65 @@ export async function executeRefund(
     return refund;
   }
   return applyRefundOutcome(deps, refund.id, outcome);
+}
+
+/** While one process asks the acquirer about a refund, others leave it alone this long. */
+export const REFUND_LOOKUP_LEASE_MS = 60_000;
+const REFUND_LOOKUP_BACKOFF_MAX_MS = 30 * 60_000;
+
+/**
+ * The refund worker's step for a refund it claimed: look it up, ask again under the
+ * same key when the acquirer never received it, and check one still pending again
+ * later, waiting longer each time.
+ */
+export async function checkClaimedRefund(
+  deps: PaymentRefundDeps,
+  refund: PaymentRefundRow,
+  now: Date,
+): Promise<PaymentRefundRow> {
+  const after = await executeRefund(deps, refund, 'lookup-then-refund');
+  if (after.status !== 'pending') return after;
+  const backoffMs = Math.min(REFUND_CHECK_AFTER_MS * 2 ** Math.min(refund.lookups, 10), REFUND_LOOKUP_BACKOFF_MAX_MS);
+  await refunds.scheduleRefundCheck(deps.db, refund.id, new Date(now.getTime() + backoffMs), null);
+  return after;
+}
+
+/**
+ * The acquirer confirmed that refunds of this capture moved without naming which
+ * (T-Bank's refund notification): each of its pending refunds is looked up now, which
+ * moves no money. One the look-up cannot settle (T-Bank's PARTIAL_REFUNDED may be an
+ * earlier refund) takes the refund worker's step now, but only once its request's own
+ * call is over (REFUND_CHECK_AFTER_MS after it was recorded): T-Bank does not recognise
+ * a repeated Cancel key on SBP, so a Cancel still waiting for its answer is never sent twice.
+ */
+export async function checkRefundsOfCapture(deps: PaymentRefundDeps, attemptId: string): Promise<PaymentRefundRow[]> {
+  const pending = await refunds.pendingRefundsOfAttempt(deps.db, attemptId, REFUNDS_PER_PAYMENT_MAX);
+  const checked: PaymentRefundRow[] = [];
+  for (const refund of pending) {
+    const request = await refundRequestOf(deps, refund);
+    const connector = request ? await connectorNamed(deps, refund.connector) : undefined;
+    if (!request || !connector) continue;
+    let known: RefundOutcome | undefined;
+    try {
+      known = await connector.lookupRefund({
+        ...request,
+        providerRefundReference: refund.provider_refund_reference ?? undefined,
+      });
+    } catch (error) {
+      deps.logger.warn({ err: error, refund_id: refund.id }, 'refund look-up failed; the refund worker retries');
+      continue;
+    }
+    if (known) {
+      checked.push(await applyRefundOutcome(deps, refund.id, known));
+      continue;
+    }
+    const now = deps.clock.now();
+    if (refund.created_at.getTime() + REFUND_CHECK_AFTER_MS > now.getTime()) continue;
+    const leaseUntil = new Date(now.getTime() + REFUND_LOOKUP_LEASE_MS);
+    const claimed = await inTransaction(deps.db, (tx) => refunds.claimRefund(tx, refund.id, leaseUntil));
+    if (claimed) checked.push(await checkClaimedRefund(deps, claimed, now));
+  }
+  return checked;
 }
 
 /** The event body: the payment as every payment event carries it, the refund, and what the payer got back in all. */

@@ -10,14 +10,11 @@ import { inTransaction } from '../db/transaction.ts';
 import { createBatchedWorker, type Batch, type PollingWorker, type PollingWorkerOptions } from '../polling-worker.ts';
 import type { ConnectorDeps } from './connectors/connector-registry.ts';
 import { registerPendingRefundsGauge } from './payment-metrics.ts';
-import { executeRefund, REFUND_CHECK_AFTER_MS } from './payment-refund-service.ts';
+import { checkClaimedRefund, REFUND_LOOKUP_LEASE_MS } from './payment-refund-service.ts';
 import * as refunds from './payment-refund-repository.ts';
 
 /** A pass every 5 s without wake-ups; at most 10 batches of 20 refunds a pass. */
 const PACE = { intervalMs: 5_000, batchSize: 20, batchesPerPassMax: 10 };
-/** While one worker asks the acquirer about a refund, others leave it alone this long. */
-const LOOKUP_LEASE_MS = 60_000;
-const LOOKUP_BACKOFF_MAX_MS = 30 * 60_000;
 
 type RefundWorkerContext = Pick<
   AppContext,
@@ -36,25 +33,17 @@ export function createRefundWorker(context: RefundWorkerContext, options: Pollin
       async runBatch(batchSize): Promise<Batch> {
         const now = context.clock.now();
         const due = await inTransaction(context.db, (tx) =>
-          refunds.claimRefundsToCheck(tx, now, new Date(now.getTime() + LOOKUP_LEASE_MS), batchSize),
+          refunds.claimRefundsToCheck(tx, now, new Date(now.getTime() + REFUND_LOOKUP_LEASE_MS), batchSize),
         );
         let resolved = 0;
         for (const refund of due) {
           try {
-            const after = await executeRefund(context, refund, 'lookup-then-refund');
-            if (after.status !== 'pending') {
-              resolved += 1;
-              context.logger.info({ refund_id: refund.id, status: after.status }, 'payment refund resolved');
-              continue;
-            }
-            // Still pending (or the call failed): ask again later, waiting longer each time.
-            const backoffMs = Math.min(
-              REFUND_CHECK_AFTER_MS * 2 ** Math.min(refund.lookups, 10),
-              LOOKUP_BACKOFF_MAX_MS,
-            );
-            await refunds.scheduleRefundCheck(context.db, refund.id, new Date(now.getTime() + backoffMs), null);
+            const after = await checkClaimedRefund(context, refund, now);
+            if (after.status === 'pending') continue;
+            resolved += 1;
+            context.logger.info({ refund_id: refund.id, status: after.status }, 'payment refund resolved');
           } catch (error) {
-            // The lease set at the claim brings it back after LOOKUP_LEASE_MS.
+            // The lease set at the claim brings it back after REFUND_LOOKUP_LEASE_MS.
             context.logger.warn({ err: error, refund_id: refund.id }, 'payment refund look-up failed; will retry');
           }
         }

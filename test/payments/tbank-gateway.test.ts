@@ -589,4 +589,115 @@ describe.each(backends)('the gateway charging through the T-Bank simulator on %s
       amount_refundable: 450,
     });
   });
+  /** A card payment paid on T-Bank's form, its AUTHORIZED and CONFIRMED notifications answered. */
+  async function paidByCard(amount: number) {
+    const { payment, attempt, formUrl } = await cardAtTBank(amount);
+    await pressOnForm(formUrl, 'pay');
+    await eventually(
+      () => paymentStatus(payment.payment_id),
+      (status) => status === 'paid',
+    );
+    await allNotificationsAccepted(attempt.provider_reference!, 2);
+    const session = simulator.sessions.get(attempt.provider_reference!)!;
+    const refund = (body: Record<string, unknown>) => api('POST', `/v1/payments/${payment.payment_id}/refunds`, body);
+    const refundStatus = async (refundId: unknown) =>
+      String((await api('GET', `/v1/payments/${payment.payment_id}/refunds/${String(refundId)}`)).json['status']);
+    return { payment, session, refund, refundStatus };
+  }
+
+  async function refundTransfers(paymentId: string) {
+    const rows = await testApp.context.db
+      .selectFrom('ledger_transfers')
+      .select(['amount', 'status'])
+      .where('reference_id', '=', paymentId)
+      .where('type', '=', 'refund')
+      .where('status', '!=', 'pending')
+      .orderBy('amount')
+      .execute();
+    return rows.map(({ amount, status }) => ({ amount, status }));
+  }
+
+  it('a full refund whose Cancel answer was lost is settled by T-Bank’s REFUNDED notification: one payment.refunded, one debit; a repeat changes nothing', async () => {
+    const { payment, session, refund, refundStatus } = await paidByCard(500);
+    // T-Bank refunds, then every answer to Cancel (and to its retries under the same ExternalRequestId) is lost.
+    simulator.faults.api.push({ method: 'Cancel', kind: 'lose_answer', count: 3 });
+    const created = await refund({});
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    // The request may or may not have learnt the outcome; the notification (confirmed by GetState) settles it.
+    await eventually(
+      () => refundStatus(created.json['refund_id']),
+      (status) => status === 'succeeded',
+    );
+    await allNotificationsAccepted(session.paymentId, 3);
+    expect(session).toMatchObject({ status: 'REFUNDED', refundedAmount: 50_000 });
+    expect(session.cancels.size).toBe(1);
+    expect(await refundTransfers(payment.payment_id)).toEqual([{ amount: 50_000n, status: 'posted' }]);
+    const refunded = (await deliveredEvents(payment.payment_id)).filter((event) => event.type === 'payment.refunded');
+    expect(refunded).toHaveLength(1);
+
+    // T-Bank repeats the notification: answered OK, nothing more moves.
+    const before = await snapshot(payment.payment_id);
+    expect(await notifyGateway(signedNotification(session, 'REFUNDED'))).toEqual({ status: 200, body: 'OK' });
+    expect(await snapshot(payment.payment_id)).toEqual(before);
+    expect(
+      (await deliveredEvents(payment.payment_id)).filter((event) => event.type === 'payment.refunded'),
+    ).toHaveLength(1);
+  });
+
+  it('a refund notification settles only what T-Bank refunded: forged ones, and one GetState does not confirm, leave a Cancel that never arrived pending', async () => {
+    const { payment, session, refund, refundStatus } = await paidByCard(700);
+    simulator.faults.api.push({ method: 'Cancel', kind: 'http500', count: 3 });
+    const created = await refund({ amount: 200 });
+    expect(created.json).toMatchObject({ status: 'pending' });
+    expect(session.refundedAmount).toBe(0);
+    const before = await snapshot(payment.payment_id);
+
+    const genuine = signedNotification({ ...session, amount: 20_000 }, 'PARTIAL_REFUNDED');
+    const forged = { ...genuine, Token: tbankToken(genuine, 'guessed-password') };
+    expect(await notifyGateway(forged)).toEqual({ status: 400, body: 'REJECTED' });
+    expect(await notifyGateway(genuine, { 'x-forwarded-for': OUTSIDE_ADDRESS })).toEqual({
+      status: 400,
+      body: 'REJECTED',
+    });
+    // Correctly signed (a leaked password) but GetState still says CONFIRMED: T-Bank is asked to send it again.
+    expect(await notifyGateway(genuine)).toEqual({ status: 503, body: 'RETRY' });
+    expect(await refundStatus(created.json['refund_id'])).toBe('pending');
+    expect(await snapshot(payment.payment_id)).toEqual(before);
+    expect(await refundTransfers(payment.payment_id)).toEqual([]);
+  });
+
+  it('PARTIAL_REFUNDED names no refund: a lost partial refund waits while its Cancel may be in flight, then the notification’s repeat settles it under the same ExternalRequestId, never refunding twice', async () => {
+    const { payment, session, refund, refundStatus } = await paidByCard(900);
+    expect((await refund({ amount: 100 })).json).toMatchObject({ status: 'succeeded' });
+    simulator.faults.api.push({ method: 'Cancel', kind: 'lose_answer', count: 3 });
+    const second = await refund({ amount: 250 });
+    expect(second.json).toMatchObject({ status: 'pending' });
+    // Both refunds' notifications were answered OK; GetState's PARTIAL_REFUNDED may be the first refund only.
+    await allNotificationsAccepted(session.paymentId, 4);
+    expect(await refundStatus(second.json['refund_id'])).toBe('pending');
+    expect(session).toMatchObject({ status: 'PARTIAL_REFUNDED', refundedAmount: 35_000 });
+
+    // Past the time its own request may still be calling, a repeated notification takes the refund
+    // worker's step now: Cancel again under the refund's ExternalRequestId, which answers the first one.
+    testApp.clock.advance(2 * 60_000);
+    expect(await notifyGateway(signedNotification({ ...session, amount: 25_000 }, 'PARTIAL_REFUNDED'))).toEqual({
+      status: 200,
+      body: 'OK',
+    });
+    expect(await refundStatus(second.json['refund_id'])).toBe('succeeded');
+    expect(session).toMatchObject({ status: 'PARTIAL_REFUNDED', refundedAmount: 35_000 });
+    expect(session.cancels.size).toBe(2);
+    expect(await refundTransfers(payment.payment_id)).toEqual([
+      { amount: 10_000n, status: 'posted' },
+      { amount: 25_000n, status: 'posted' },
+    ]);
+    const after = await snapshot(payment.payment_id);
+    expect(await notifyGateway(signedNotification({ ...session, amount: 25_000 }, 'PARTIAL_REFUNDED'))).toEqual({
+      status: 200,
+      body: 'OK',
+    });
+    expect(await snapshot(payment.payment_id)).toEqual(after);
+    const refunded = (await deliveredEvents(payment.payment_id)).filter((event) => event.type === 'payment.refunded');
+    expect(refunded).toHaveLength(2);
+  });
 });

@@ -139,6 +139,12 @@ export type NotificationResult = {
       readonly outcome: ChargeOutcome;
     }
   | { readonly kind: 'refund'; readonly refundKey: string; readonly outcome: RefundOutcome }
+  /**
+   * The acquirer confirmed that refunds of this charge moved without naming which
+   * (T-Bank's REFUNDED / PARTIAL_REFUNDED): the gateway looks up the charge's refunds
+   * still pending now, as the refund worker would (payment-refund-service.ts).
+   */
+  | { readonly kind: 'charge_refunds'; readonly reference: { readonly providerReference: string } }
   /** Forged, unknown, or nothing final: changes nothing. `reason` is for the log. */
   | { readonly kind: 'ignored'; readonly reason: string }
 );

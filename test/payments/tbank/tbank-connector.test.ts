@@ -371,6 +371,47 @@ describe('refunds', () => {
     expect(third).toMatchObject({ status: 'refused', reason: expect.stringContaining('8') });
     // A captured charge stays captured for lookup, refunds or not.
     expect(await tbank.lookup(request)).toMatchObject({ status: 'succeeded' });
+
+    // Each Cancel was notified (PARTIAL_REFUNDED, then REFUNDED); confirmed by GetState, each
+    // names the charge whose pending refunds the gateway must look up, and no refund.
+    const refundResults = await eventually(
+      () =>
+        receiver.results.filter(
+          (result) =>
+            result.kind === 'charge_refunds' && result.reference.providerReference === outcome.providerReference,
+        ),
+      (found) => found.length >= 2,
+    );
+    for (const result of refundResults) expect(result.reply.body).toBe('OK');
+    const notified = simulator.deliveries
+      .filter((delivery) => String(delivery.body['PaymentId']) === outcome.providerReference)
+      .map((delivery) => delivery.body['Status']);
+    expect(notified).toEqual(['AUTHORIZED', 'CONFIRMED', 'PARTIAL_REFUNDED', 'REFUNDED']);
+  });
+
+  it('a refund notification ahead of GetState is answered for a repeat; a signed one T-Bank never sent proves nothing', async () => {
+    const tbank = connect();
+    const request = chargeRequest('card');
+    const outcome = await tbank.charge(request);
+    const action = actionOf(outcome);
+    if (action.kind !== 'redirect') throw new Error('redirect expected');
+    await submitForm(action.url, { action: 'pay' });
+    const unsigned = {
+      TerminalKey: SIMULATOR_TERMINAL.terminalKey,
+      OrderId: request.paymentId,
+      Success: true,
+      Status: 'REFUNDED',
+      PaymentId: Number(outcome.providerReference),
+      ErrorCode: '0',
+      Amount: 125_000,
+    };
+    const result = await tbank.handleNotification!({
+      headers: {},
+      rawBody: JSON.stringify({ ...unsigned, Token: tbankToken(unsigned, SIMULATOR_TERMINAL.password) }),
+      remoteAddress: '127.0.0.1',
+    });
+    // GetState says CONFIRMED: nothing was refunded, so nothing is proved, and T-Bank is asked again.
+    expect(result).toMatchObject({ kind: 'ignored', reply: { statusCode: 503 } });
   });
 });
 

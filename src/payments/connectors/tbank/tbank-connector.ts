@@ -27,6 +27,7 @@ import {
   classifyStatus,
   declineCodeFor,
   REFUND_DONE_STATUSES,
+  REFUND_NOTIFIED_STATUSES,
   REFUND_PENDING_STATUSES,
   REFUND_WHOLE_STATUSES,
 } from './tbank-status.ts';
@@ -297,9 +298,10 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     const paymentId = text(fields['PaymentId']);
     if (!paymentId) return { reply: REPLY_OK, kind: 'ignored', reason: 'no PaymentId (not a payment notification)' };
     const notifiedStatus = String(fields['Status']);
-    if (REFUND_DONE_STATUSES.has(notifiedStatus) && notifiedStatus !== 'CANCELED') {
-      // Refund results are read by lookupRefund; a refund notification names no refund key.
-      return { reply: REPLY_OK, kind: 'ignored', reason: `refund status ${notifiedStatus}` };
+    const refundNotified = REFUND_NOTIFIED_STATUSES.has(notifiedStatus);
+    if (REFUND_DONE_STATUSES.has(notifiedStatus) && notifiedStatus !== 'CANCELED' && !refundNotified) {
+      // A reversal undoes an authorization; one-stage charges (PayType O) have none to undo.
+      return { reply: REPLY_OK, kind: 'ignored', reason: `reversal status ${notifiedStatus}` };
     }
     // Nothing in the notification is believed: GetState decides.
     let state: TBankResponse | undefined;
@@ -311,6 +313,7 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
     }
     if (!state) return { reply: REPLY_OK, kind: 'ignored', reason: `T-Bank does not know PaymentId ${paymentId}` };
     const status = String(state['Status']);
+    if (refundNotified) return refundsConfirmed(paymentId, notifiedStatus, status);
     const chargeKey = openChargeKeyOf(paymentId) ?? '';
     // GetState decides the outcome; a decline's reason may only be in the (signed) notification.
     const stateErrorCode = text(state['ErrorCode']);
@@ -321,6 +324,26 @@ export function createTBankConnector(deps: TBankConnectorDeps): AcquirerConnecto
       return { reply: REPLY_RETRY_LATER, kind: 'ignored', reason: `GetState still says ${status}` };
     }
     return { reply: REPLY_OK, kind: 'charge', reference: { providerReference: paymentId }, outcome };
+  }
+
+  /**
+   * A refund notification names no refund (Cancel's ExternalRequestId is not in it):
+   * once GetState shows the payment returned in part or in full, the gateway looks
+   * up the charge's pending refunds, each by the same rules as the refund worker.
+   */
+  function refundsConfirmed(paymentId: string, notifiedStatus: string, status: string): NotificationResult {
+    if (REFUND_NOTIFIED_STATUSES.has(status)) {
+      return { reply: REPLY_OK, kind: 'charge_refunds', reference: { providerReference: paymentId } };
+    }
+    if (status === 'CONFIRMED' || REFUND_PENDING_STATUSES.has(status)) {
+      // Notified before GetState shows the refund: not OK, so T-Bank sends it again.
+      return {
+        reply: REPLY_RETRY_LATER,
+        kind: 'ignored',
+        reason: `${notifiedStatus} notified, GetState says ${status}`,
+      };
+    }
+    return { reply: REPLY_OK, kind: 'ignored', reason: `${notifiedStatus} notified, GetState says ${status}` };
   }
 
   function openChargeKeyOf(paymentId: string): string | undefined {

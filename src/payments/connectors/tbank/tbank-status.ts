@@ -64,4 +64,6 @@ export const REFUND_DONE_STATUSES: ReadonlySet<string> = new Set([
 ]);
 /** Of those, the statuses of a payment returned in full: no refund of it can still be owed. */
 export const REFUND_WHOLE_STATUSES: ReadonlySet<string> = new Set(['REFUNDED', 'REVERSED', 'CANCELED']);
+/** What a notification after Cancel of a CONFIRMED payment says ("Уведомления об операциях"). */
+export const REFUND_NOTIFIED_STATUSES: ReadonlySet<string> = new Set(['PARTIAL_REFUNDED', 'REFUNDED']);
 export const REFUND_PENDING_STATUSES: ReadonlySet<string> = new Set(['REFUNDING', 'REVERSING']);

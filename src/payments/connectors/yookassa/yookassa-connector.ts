@@ -383,7 +383,14 @@ export function createYooKassaConnector(deps: YooKassaConnectorDeps): AcquirerCo
     for await (const payment of list('/payments', query)) {
       const providerReference = text(payment['id']);
       const amountKopecks = kopecksOf(payment['amount']);
-      if (!providerReference || amountKopecks === undefined) continue;
+      if (!providerReference || amountKopecks === undefined) {
+        // Not silently: a charge the comparison cannot read is one it cannot vouch for.
+        deps.logger.warn(
+          { connector: deps.name, provider_reference: providerReference },
+          'YooKassa listed a payment without an id or a RUB decimal-string amount; left out of the comparison',
+        );
+        continue;
+      }
       const classified = classifyPayment(payment['status']);
       yield {
         providerReference,

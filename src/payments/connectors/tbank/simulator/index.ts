@@ -35,8 +35,11 @@ export interface TBankSimulatorOptions {
 export interface ApiFault {
   /** The API method it hits (`Init`, `GetState`, ...); every method when absent. */
   readonly method?: string | undefined;
-  /** `hang` never answers (the caller's timeout); the others answer with that HTTP status. */
-  readonly kind: 'http500' | 'http429' | 'hang';
+  /**
+   * `hang` never answers (the caller's timeout); `lose_answer` does the work, then
+   * answers 500 as a connection lost after T-Bank acted would; the others answer with that HTTP status.
+   */
+  readonly kind: 'http500' | 'http429' | 'hang' | 'lose_answer';
   count: number;
 }
 
@@ -115,7 +118,7 @@ export async function startTBankSimulator(options: TBankSimulatorOptions) {
       hanging.add(response);
       return;
     }
-    if (fault) {
+    if (fault && fault.kind !== 'lose_answer') {
       const statusCode = fault.kind === 'http429' ? 429 : 500;
       response.writeHead(statusCode, {
         'content-type': 'text/plain',
@@ -139,29 +142,39 @@ export async function startTBankSimulator(options: TBankSimulatorOptions) {
       return;
     }
     const { terminal } = authenticated;
+    const answer = answerOf(method, terminal, params);
+    if (fault?.kind === 'lose_answer') {
+      response.writeHead(500, { 'content-type': 'text/plain' });
+      response.end('Internal Server Error');
+      return;
+    }
+    sendJson(response, answer.statusCode, answer.body);
+  }
+
+  function answerOf(
+    method: string,
+    terminal: SimulatedTerminal,
+    params: Record<string, unknown>,
+  ): { statusCode: number; body: Record<string, unknown> } {
     switch (method) {
       case 'Init':
-        sendJson(response, 200, book.init(terminal, params, baseUrl));
-        return;
+        return { statusCode: 200, body: book.init(terminal, params, baseUrl) };
       case 'GetState':
-        sendJson(response, 200, book.getState(terminal, params));
-        return;
+        return { statusCode: 200, body: book.getState(terminal, params) };
       case 'CheckOrder':
-        sendJson(response, 200, book.checkOrder(terminal, params));
-        return;
+        return { statusCode: 200, body: book.checkOrder(terminal, params) };
       case 'GetQr':
-        sendJson(response, 200, book.getQr(terminal, params, baseUrl));
-        return;
+        return { statusCode: 200, body: book.getQr(terminal, params, baseUrl) };
       case 'Cancel': {
         const { answer, changed } = book.cancel(terminal, params);
-        sendJson(response, 200, answer);
+        // "Уведомления об операциях": Cancel notifies PARTIAL_REFUNDED / REFUNDED like any operation.
         if (changed && changed.status !== 'CANCELED') {
           notifier.notify(changed.notificationUrl, terminal.password, [notificationOf(changed, changed.status)]);
         }
-        return;
+        return { statusCode: 200, body: answer };
       }
       default:
-        sendJson(response, 404, failure('1', 'Параметры не сопоставлены', `no method ${method}`));
+        return { statusCode: 404, body: failure('1', 'Параметры не сопоставлены', `no method ${method}`) };
     }
   }
 

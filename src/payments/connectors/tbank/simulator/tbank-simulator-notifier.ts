@@ -1,11 +1,18 @@
 // The simulator's notifications, as T-Bank documents them: a signed JSON POST
 // to the session's NotificationURL, repeated until the answer is HTTP 200 with
-// the body `OK` (hourly for 24 hours in production; the schedule is a knob).
+// the body `OK` (T-Bank's schedule below; a knob in tests).
 import { createSimulatorNotifier } from '../../acquirer-simulator-notifier.ts';
 import { tbankToken } from '../tbank-token.ts';
 
-/** T-Bank: "раз в час в течение 24 часов". */
-export const TBANK_NOTIFICATION_RETRY_DELAYS_MS: readonly number[] = Array.from({ length: 24 }, () => 60 * 60 * 1000);
+const HOUR_MS = 60 * 60 * 1000;
+/**
+ * "Уведомления об операциях": "в течение 24 часов каждый час, а затем раз в сутки в
+ * течение месяца" (a month read as 30 days).
+ */
+export const TBANK_NOTIFICATION_RETRY_DELAYS_MS: readonly number[] = [
+  ...Array.from({ length: 24 }, () => HOUR_MS),
+  ...Array.from({ length: 30 }, () => 24 * HOUR_MS),
+];
 
 export function createNotifier(options: { enabled: boolean; retryDelaysMs: readonly number[] }) {
   const sender = createSimulatorNotifier({

@@ -202,10 +202,15 @@ export function createSimulatorBook(shops: readonly SimulatedShop[], now: () => 
                 expiry_year: '2030',
                 expiry_month: '12',
                 card_type: 'MasterCard',
+                issuer_country: 'RU',
               },
             }
           : {}),
       },
+      // A paid card payment carries its authorization, as in the official SDKs' examples.
+      ...(payment.methodType === 'bank_card' && paid
+        ? { authorization_details: { rrn: '603668680243', auth_code: '000000', three_d_secure: { applied: true } } }
+        : {}),
       recipient: { account_id: payment.shopId, gateway_id: '100700' },
       refundable: paid,
       ...(paid ? { refunded_amount: amountJson(payment.refundedKopecks) } : {}),
