@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EnergyProviderError } from '../../../src/crypto/energy/energy-provider.ts';
 import { createEnergyManager, RENTAL_VISIBLE_WAIT_MS } from '../../../src/crypto/energy/energy-manager.ts';
 import { rentalsOf } from '../../../src/crypto/energy/energy-repository.ts';
-import { simulatedChainDelegation } from '../../../src/crypto/energy/itrx/itrx-chain-delegation.ts';
+import { simulatedChainDelegation } from '../../../src/crypto/simchain/rental-delegation.ts';
 import { createItrxProvider, itrxCanonicalJson, itrxSignature } from '../../../src/crypto/energy/itrx/itrx-provider.ts';
 import { startItrxSimulator, type ItrxSimulator } from '../../../src/crypto/energy/itrx/itrx-simulator.ts';
 import { findTransfer } from '../../../src/crypto/sending/sending-repository.ts';

@@ -91,7 +91,9 @@ describe.each(backends)('the hot wallet’s staked energy on %s', (backend) => {
     const afterReceipt = (await setup.access.node.getTransactionOutcome(after.tx_id!))!;
     // What the stake still had is used, the rest burned at the chain's price.
     expect(afterReceipt.energyFeeSun).toBeGreaterThan(0n);
-    expect(after.energy_own).toBe(BigInt(afterReceipt.energyUsed) - afterReceipt.energyFeeSun / 100n);
+    expect(after.energy_own).toBe(
+      BigInt(afterReceipt.energyUsed) - afterReceipt.energyFeeSun / setup.sandbox.chain.parameters.energyPriceSun,
+    );
     expect(after).toMatchObject({ energy_plan: 'staked', energy_source: 'mixed' });
     expect(log.final.map((transfer) => transfer.id)).toEqual([first.id, second.id]);
   });

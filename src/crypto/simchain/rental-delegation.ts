@@ -1,13 +1,13 @@
-// The itrx simulator's delegations made on the simulated chain: a provider
+// A rental provider's delegations made on the simulated chain (the itrx
+// simulator's `delegate`, crypto/energy/itrx/itrx-simulator.ts): a provider
 // account that froze TRX for energy signs a DelegateResource transaction giving
 // the receiver the TRX worth the ordered energy at the network's rate now
 // (EnergyProcessor.calculateGlobalEnergyLimit), locked for the rental's hour.
 // A refused transaction (the provider's stake is used up) fails the order.
-import type { SimulatedChain } from '../../simchain/simulated-chain.ts';
-import { resourceLimit } from '../../simchain/resource-usage.ts';
-import { tronAddressFromPrivateKey, type TronAddress } from '../../tron/address.ts';
+import type { SimulatedChain } from './simulated-chain.ts';
+import { resourceLimit, SUN_PER_TRX } from './resource-usage.ts';
+import { tronAddressFromPrivateKey, type TronAddress } from '../tron/address.ts';
 
-const SUN_PER_TRX = 1_000_000n;
 /** A one-hour rental, in 3-second blocks. */
 const RENTAL_LOCK_BLOCKS = 1_200n;
 
