@@ -2,7 +2,9 @@
 // wallet freezes TRX with a FreezeBalanceV2 transaction on the simulated chain,
 // the energy manager reads its energy from the node (getaccountresource) and
 // plans `staked`, the payout's receipt shows nothing burned for energy; once the
-// stake is used up, the next payout burns for what is missing and says so.
+// stake is used up, the next payout burns for what is missing and says so. And
+// the executor's half of `delegate`: the hot wallet's stake delegated to a
+// deposit address pays that address's sweep, then is taken back.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEnergyManager } from '../../../src/crypto/energy/energy-manager.ts';
 import { findTransfer } from '../../../src/crypto/sending/sending-repository.ts';
@@ -96,5 +98,62 @@ describe.each(backends)('the hot wallet’s staked energy on %s', (backend) => {
     );
     expect(after).toMatchObject({ energy_plan: 'staked', energy_source: 'mixed' });
     expect(log.final.map((transfer) => transfer.id)).toEqual([first.id, second.id]);
+  });
+  it('the hot wallet’s stake delegated to a deposit address (DelegateResource, lock false) pays its sweep’s energy (`delegated`), and is taken back after it lands', async () => {
+    fundHotWallet(setup, 1_000_000_000n, 100_000n * TRX);
+    const chain = setup.sandbox.chain;
+    const hotWallet = setup.access.addressKey.hotWalletAddress;
+    await stakeHotWallet(20_000n);
+    const key = await setup.access.signingKey();
+    const index = 11;
+    const deposit = key.address(index);
+    // TRX for the bandwidth only: the energy is delegated.
+    chain.faucet(deposit, { trxSun: 1n * TRX, usdt: 20_000_000n });
+    const delegation = {
+      ownerAddress: hotWallet,
+      resource: 'ENERGY' as const,
+      balanceSun: 15_000n * TRX,
+      receiverAddress: deposit,
+    };
+    const delegated = chain.sendStake(
+      { type: 'DelegateResourceContract', ...delegation, lock: false, lockPeriodBlocks: 0n },
+      key.hotWalletPrivateKey(),
+    );
+    expect(delegated.result).toBe(true);
+    chain.mine(1);
+    expect(BigInt((await setup.access.node.getAccountResources(deposit)).energyAvailable)).toBeGreaterThan(64_285n);
+
+    const energyManager = createEnergyManager({
+      db: setup.context.db,
+      clock: setup.clock,
+      logger: setup.context.logger,
+      chain: 'tron-sandbox',
+      sources: new Set(['stake', 'delegate', 'burn']),
+    });
+    const executor = executorFor(setup, log, { energyManager });
+    const sweep = await enqueuePayout(setup, hotWallet, 20_000_000n, {
+      purpose: 'sweep',
+      ownerId: 'swp_delegated',
+      from: { kind: 'deposit_address', address: deposit, derivationIndex: index },
+    });
+    expect(await executor.runPass()).toMatchObject({ signed: 1 });
+    chain.mine(1);
+    mineToFinal(setup);
+    expect(await executor.runPass()).toMatchObject({ confirmed: 1 });
+    const sent = (await findTransfer(setup.context.db, sweep.id))!;
+    const receipt = (await setup.access.node.getTransactionOutcome(sent.tx_id!))!;
+    expect(receipt.energyUsed).toBeGreaterThan(0);
+    expect(receipt.energyFeeSun).toBe(0n);
+    expect(sent).toMatchObject({ energy_plan: 'delegated', energy_source: 'delegated', energy_fee_sun: 0n });
+    expect(chain.state.usdtBalance(deposit)).toBe(0n);
+
+    const undelegated = chain.sendStake(
+      { type: 'UnDelegateResourceContract', ...delegation },
+      key.hotWalletPrivateKey(),
+    );
+    expect(undelegated.result).toBe(true);
+    chain.mine(1);
+    expect(await setup.access.node.getDelegatedResources(hotWallet, deposit)).toEqual([]);
+    expect((await setup.access.node.getAccountResources(deposit)).energyAvailable).toBe(0);
   });
 });
