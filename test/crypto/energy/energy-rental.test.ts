@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EnergyProviderError } from '../../../src/crypto/energy/energy-provider.ts';
 import { createEnergyManager, RENTAL_VISIBLE_WAIT_MS } from '../../../src/crypto/energy/energy-manager.ts';
 import { rentalsOf } from '../../../src/crypto/energy/energy-repository.ts';
+import { simulatedChainDelegation } from '../../../src/crypto/simchain/rental-delegation.ts';
 import { createItrxProvider, itrxCanonicalJson, itrxSignature } from '../../../src/crypto/energy/itrx/itrx-provider.ts';
 import { startItrxSimulator, type ItrxSimulator } from '../../../src/crypto/energy/itrx/itrx-simulator.ts';
 import { findTransfer } from '../../../src/crypto/sending/sending-repository.ts';
@@ -23,11 +24,13 @@ import {
   newLog,
   type HandlerLog,
 } from '../sending/executor-support.ts';
+import { testKey } from '../simchain/fixtures/transfers.ts';
 
 const API_KEY = 'B433BFF1CDE7450AA38A56BEAC690DD4';
 const API_SECRET = '0285A2741D0E76E2E187260EB23E51851D48403A756333E7D0CF845406ABF3E8';
 /** Sun per energy for an hour: below the simulated chain's burn price of 100. */
 const RENT_PRICE = 40;
+const TRX = 1_000_000n;
 
 describe('itrx signing', () => {
   it('signs `${timestamp}&${sorted JSON}` with HMAC-SHA256: the example of itrx’s documentation (general/sign.html, step 3)', () => {
@@ -124,6 +127,54 @@ describe.each(backends)('renting energy for outgoing transfers on %s', (backend)
     });
     return executorFor(setup, log, { energyManager });
   }
+
+  it('a rental lands on chain: the provider’s DelegateResource puts the energy on the hot wallet, the payout burns nothing for energy, the rental’s price is its cost', async () => {
+    fundHotWallet(setup);
+    const provider = testKey('itrx provider');
+    const chain = setup.sandbox.chain;
+    chain.faucet(provider.address, { trxSun: 2_000_000n * TRX });
+    const frozen = chain.sendStake(
+      {
+        type: 'FreezeBalanceV2Contract',
+        ownerAddress: provider.address,
+        frozenBalanceSun: 1_000_000n * TRX,
+        resource: 'ENERGY',
+      },
+      provider.privateKey,
+    );
+    expect(frozen.result).toBe(true);
+    chain.mine(1);
+    const hotWallet = setup.access.addressKey.hotWalletAddress;
+    const payout = await enqueuePayout(setup, freshAddress(), 3_000_000n);
+    const executor = await rentingExecutor(simulatedChainDelegation(chain, provider.privateKey));
+    expect(await executor.runPass()).toMatchObject({ signed: 0 });
+    await simulator!.settled();
+    expect(simulator!.orders[0]!.delegateHash).toMatch(/^[0-9a-f]{64}$/);
+    chain.mine(1);
+    const [delegation] = await setup.access.node.getDelegatedResources(provider.address, hotWallet);
+    expect(delegation!.energySun).toBeGreaterThan(0n);
+    expect(delegation!.energyLockExpireMs).toBeGreaterThan(0);
+    const rentedEnergy = BigInt((await setup.access.node.getAccountResources(hotWallet)).energyAvailable);
+    expect(rentedEnergy).toBeGreaterThanOrEqual(BigInt(simulator!.orders[0]!.energy));
+    expect(await executor.runPass()).toMatchObject({ signed: 1 });
+    chain.mine(1);
+    mineToFinal(setup);
+    expect(await executor.runPass()).toMatchObject({ confirmed: 1 });
+    const [rental] = await rentalsOf(setup.context.db, [payout.id]);
+    expect(rental).toMatchObject({ status: 'delivered', price_sun: simulator!.orders[0]!.amountSun });
+    const sent = (await findTransfer(setup.context.db, payout.id))!;
+    const receipt = (await setup.access.node.getTransactionOutcome(sent.tx_id!))!;
+    expect(receipt.energyUsed).toBeGreaterThan(0);
+    expect(receipt.energyFeeSun).toBe(0n);
+    expect(sent).toMatchObject({
+      energy_plan: 'rented',
+      energy_source: 'rented',
+      energy_own: BigInt(receipt.energyUsed),
+      energy_fee_sun: 0n,
+      rental_sun: rental!.price_sun,
+    });
+    expect(sent.cost_micro).toBe(sunToMicroUsdt(sent.fee_sun! + rental!.price_sun, 300_000n));
+  });
 
   it('a provider that fails every order: the payout waits for each, then burns after the bounded number of rentals', async () => {
     fundHotWallet(setup);
