@@ -11,7 +11,7 @@ import { createHmac } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
-import { retryAfterMs } from '../http/retry-after.ts';
+import { retryAfterMs } from '../retry-after.ts';
 import { signedHeaders } from '../webhooks/signing.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
 import { ListenResumePoint } from './listen-resume-point.ts';

@@ -2,7 +2,7 @@
 // and record it (in the worker, batched with others into one statement).
 import type { AppContext } from '../context.ts';
 import { newId } from '../ids.ts';
-import { retryAfterMs } from '../http/retry-after.ts';
+import { retryAfterMs } from '../retry-after.ts';
 import { nextRetryDelayMs } from './retry-schedule.ts';
 import { signedHeaders } from './signing.ts';
 import { openWebhookSecret, type WebhookSecretOpener } from './webhook-secrets.ts';

@@ -11,7 +11,7 @@
 // Retry-After and the work waits for the first URL with budget, within maxWaitMs.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent } from 'undici';
-import { retryAfterMs } from '../../http/retry-after.ts';
+import { retryAfterMs } from '../../retry-after.ts';
 import { createNodeBudget, type NodeBudget } from './node-budget.ts';
 import { NodeAttemptFailure, TronNodeRequestError, TronNodeUnavailableError, type NodeFailure } from './node-errors.ts';
 

@@ -5,7 +5,7 @@
 // loop — doubling pauses with jitter, the same request each time, so an
 // idempotency key the request carries names one operation across attempts.
 import { setTimeout as pause } from 'node:timers/promises';
-import { retryAfterMs } from '../../http/retry-after.ts';
+import { retryAfterMs } from '../../retry-after.ts';
 
 /** An answer that says "ask again", with the pause the acquirer asked for, if any. */
 export class RetryableAnswer extends Error {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retryAfterMs } from '../../src/http/retry-after.ts';
+import { retryAfterMs } from '../src/retry-after.ts';
 
 describe('Retry-After', () => {
   const now = new Date('2026-11-01T10:00:00Z');
