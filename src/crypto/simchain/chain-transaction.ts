@@ -4,12 +4,11 @@
 // (tron/stake-contracts.ts). The TransferContract reader is
 // as strict as the other: one contract, only the fields java-tron's protobuf
 // writes for it, each once; anything else is a problem, never an exception.
-import { BinaryReader } from '@bufbuild/protobuf/wire';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { tronAddressFromBytes, tronAddressToHex, type TronAddress } from '../tron/address.ts';
 import {
   decodeSignedTransaction,
-  SIGNATURES_MAX,
+  readSignedEnvelope,
   TRANSACTION_MAX_BYTES,
   TRANSFER_CONTRACT_TYPE,
   TRANSFER_CONTRACT_TYPE_URL,
@@ -69,16 +68,9 @@ export function decodeChainTransaction(bytes: Uint8Array): DecodedChainTransacti
   }
   if (type === undefined) return call;
   // The raw data holds a TransferContract: read the envelope again, then the contract.
-  let rawBytes: Uint8Array | undefined;
-  const signatures: Uint8Array[] = [];
-  const reader = new BinaryReader(bytes);
-  while (reader.pos < reader.len) {
-    const [fieldNo, wireType] = reader.tag();
-    if (fieldNo === 1 && rawBytes === undefined) rawBytes = reader.bytes();
-    else if (fieldNo === 2 && signatures.length < SIGNATURES_MAX) signatures.push(reader.bytes());
-    else reader.skip(wireType, fieldNo); // `ret` only: decodeSignedTransaction refused anything else already
-  }
-  if (rawBytes === undefined) return { ok: false, problem: 'transaction has no raw_data' };
+  const envelope = readSignedEnvelope(bytes);
+  if (!envelope.ok) return envelope;
+  const { rawBytes, signatures } = envelope;
   const raw = decodeTransferContractRaw(rawBytes);
   if (!raw.ok) return raw;
   return { ok: true, transaction: { kind: 'trx', rawBytes, raw: raw.raw, txId: transactionId(rawBytes), signatures } };

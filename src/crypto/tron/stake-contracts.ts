@@ -5,14 +5,14 @@
 // protobuf layout from core/contract/balance_contract.proto and core/Tron.proto
 // (ContractType 54–58), proto3 zero fields left out, so the bytes equal what
 // java-tron and tronweb write and the txID is theirs.
-import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { tronAddressFromBytes, tronAddressToBytes, tronAddressToHex, type TronAddress } from './address.ts';
 import {
   encodeRaw,
   encodeSignedTransaction,
   INT64_MAX,
-  SIGNATURES_MAX,
+  readSignedEnvelope,
   transactionId,
   TRANSACTION_MAX_BYTES,
   type RawHeader,
@@ -317,23 +317,9 @@ export function decodeSignedStakeTransaction(
 ):
   | { readonly ok: true; readonly transaction: SignedStakeTransaction }
   | { readonly ok: false; readonly problem: string } {
-  let rawBytes: Uint8Array | undefined;
-  const signatures: Uint8Array[] = [];
-  try {
-    const reader = new BinaryReader(bytes);
-    while (reader.pos < reader.len) {
-      const [fieldNo, wireType] = reader.tag();
-      if (fieldNo === 1 && wireType === WireType.LengthDelimited && rawBytes === undefined) rawBytes = reader.bytes();
-      else if (fieldNo === 2 && wireType === WireType.LengthDelimited && signatures.length < SIGNATURES_MAX)
-        signatures.push(reader.bytes());
-      else if (fieldNo === 5) reader.skip(wireType, fieldNo);
-      else return { ok: false, problem: `transaction field ${fieldNo} is unexpected, repeated or over the limit` };
-    }
-  } catch (error) {
-    return { ok: false, problem: `malformed protobuf: ${(error as Error).message}` };
-  }
-  if (rawBytes === undefined) return { ok: false, problem: 'transaction has no raw_data' };
-  if (signatures.length === 0) return { ok: false, problem: 'transaction has no signature' };
+  const envelope = readSignedEnvelope(bytes);
+  if (!envelope.ok) return envelope;
+  const { rawBytes, signatures } = envelope;
   const decoded = decodeStakeTransactionRaw(rawBytes);
   if (!decoded.ok) return decoded;
   return {

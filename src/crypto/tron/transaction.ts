@@ -231,8 +231,15 @@ export function decodeTriggerSmartContractRaw(bytes: Uint8Array): DecodedRaw {
   }
 }
 
-/** Reads a whole signed `Transaction` (what `/wallet/broadcasthex` receives). */
-export function decodeSignedTransaction(bytes: Uint8Array): DecodedSignedTransaction {
+/**
+ * The signed envelope of any `Transaction`: its raw_data bytes and 1..SIGNATURES_MAX
+ * signatures, read the same way whatever contract the raw data holds.
+ */
+export function readSignedEnvelope(
+  bytes: Uint8Array,
+):
+  | { readonly ok: true; readonly rawBytes: Uint8Array; readonly signatures: readonly Uint8Array[] }
+  | { readonly ok: false; readonly problem: string } {
   if (bytes.length > TRANSACTION_MAX_BYTES)
     return { ok: false, problem: `transaction is ${bytes.length} bytes, over ${TRANSACTION_MAX_BYTES}` };
   let rawBytes: Uint8Array | undefined;
@@ -257,6 +264,14 @@ export function decodeSignedTransaction(bytes: Uint8Array): DecodedSignedTransac
   }
   if (rawBytes === undefined) return { ok: false, problem: 'transaction has no raw_data' };
   if (signatures.length === 0) return { ok: false, problem: 'transaction has no signature' };
+  return { ok: true, rawBytes, signatures };
+}
+
+/** Reads a whole signed `Transaction` (what `/wallet/broadcasthex` receives). */
+export function decodeSignedTransaction(bytes: Uint8Array): DecodedSignedTransaction {
+  const envelope = readSignedEnvelope(bytes);
+  if (!envelope.ok) return envelope;
+  const { rawBytes, signatures } = envelope;
   const decoded = decodeTriggerSmartContractRaw(rawBytes);
   if (!decoded.ok) return decoded;
   return { ok: true, transaction: { rawBytes, raw: decoded.raw, txId: transactionId(rawBytes), signatures } };
