@@ -773,7 +773,8 @@ async function cluster(
     out(drainedLine('cluster', drained));
 
     // Nothing twice, nothing lost: the deliveries to the receiver since the phase began, read once none of them is
-    // pending (the worker's own events keep coming after the drain: the snapshot judged is one with none due).
+    // pending (the worker's own events keep coming after the drain: the snapshot judged is one with none due). Only
+    // those to the receiver: the loaded history's go to its shop URL, and its last expired invoices' are dated ahead.
     // A `delivered` row was answered 2xx by the receiver before it was written, so its event id must be counted there.
     const webhooks = await receiverDeliveries(side.client, receiver.url, since);
     const twice = [...receiver.counts.entries()].filter(([, n]) => n > 1);
