@@ -587,6 +587,35 @@ async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depos
   };
 }
 
+/** A delivery to the bench's receiver as the check reads it. */
+interface ReceiverDelivery {
+  readonly id: string;
+  readonly event_id: string;
+  readonly status: 'pending' | 'delivered' | 'failed';
+  readonly attempt_count: number;
+  readonly created_at: Date;
+  readonly last_error: string | null;
+}
+
+/**
+ * The deliveries to `url` created since `since`, read when none of them is pending any more: the same
+ * query decides the wait and gives the rows judged, so a delivery created after an earlier check (an
+ * invoice's event written by the worker after its deposit is credited) is waited for, not miscounted.
+ */
+async function receiverDeliveries(client: pg.Client, url: string, since: Date): Promise<ReceiverDelivery[]> {
+  let rows: ReceiverDelivery[] = [];
+  await waitUntil('the deliveries to the receiver', async () => {
+    ({ rows } = await client.query<ReceiverDelivery>(
+      `select d.id, d.event_id, d.status, d.attempt_count, d.created_at,
+              (select a.error from webhook_attempts a where a.delivery_id = d.id order by a.started_at desc limit 1) as last_error
+         from webhook_deliveries d where d.url = $1 and d.created_at >= $2`,
+      [url, since],
+    ));
+    return rows.every((row) => row.status !== 'pending');
+  });
+  return rows;
+}
+
 const drainedLine = (name: string, drained: Drained) =>
   `  ${name.padEnd(7)} ${drained.deliveries} deliveries in ${drained.deliverySeconds.toFixed(1)} s (${(drained.deliveries / drained.deliverySeconds).toFixed(0)}/s), ` +
   `${drained.payouts} payouts final in ${drained.payoutSeconds.toFixed(1)} s (${(drained.payouts / drained.payoutSeconds).toFixed(0)}/s), ` +
@@ -743,16 +772,24 @@ async function cluster(
     const drained = await drain(side, worker, since, deposits);
     out(drainedLine('cluster', drained));
 
-    // Nothing twice: deliveries per event id at the receiver, ledger credits per deposit, USDT per recipient on the chain.
-    const events = await side.client.query<{ id: string }>(
-      `select event_id as id from webhook_deliveries where created_at >= $1`,
-      [since],
-    );
+    // Nothing twice, nothing lost: the deliveries to the receiver since the phase began, read once none of them is
+    // pending (the worker's own events keep coming after the drain: the snapshot judged is one with none due). Only
+    // those to the receiver: the loaded history's go to its shop URL, and its last expired invoices' are dated ahead.
+    // A `delivered` row was answered 2xx by the receiver before it was written, so its event id must be counted there.
+    const webhooks = await receiverDeliveries(side.client, receiver.url, since);
     const twice = [...receiver.counts.entries()].filter(([, n]) => n > 1);
-    const missing = events.rows.filter((row) => !receiver.counts.has(row.id)).length;
+    const delivered = webhooks.filter((row) => row.status === 'delivered');
+    const lost = delivered.filter((row) => !receiver.counts.has(row.event_id));
+    const failed = webhooks.filter((row) => row.status === 'failed');
+    const missing = lost.length + failed.length;
     out(
-      `  webhooks: ${events.rows.length} deliveries, ${receiver.counts.size} event ids received, ${twice.length} received more than once, ${missing} never  ${verdict(twice.length === 0 && missing === 0)}\n`,
+      `  webhooks: ${webhooks.length} deliveries to the receiver, ${delivered.length} delivered, ${failed.length} failed, ` +
+        `${receiver.counts.size} event ids received, ${twice.length} received more than once, ${lost.length} delivered but never received  ${verdict(twice.length === 0 && missing === 0)}\n`,
     );
+    for (const row of [...lost, ...failed])
+      out(
+        `    ${row.id} ${row.status} after ${row.attempt_count} attempts, created ${row.created_at.toISOString()}, last error ${row.last_error ?? '-'}\n`,
+      );
     const creditsTwice = await count(
       side.client,
       `select count(*) as n from (select reference_id from ledger_transfers where type = 'deposit' and created_at >= $1 and pending_id is null
