@@ -152,19 +152,25 @@ export async function pendingRefundsOfAttempt(
     .execute();
 }
 
-/** Claims one pending refund as `claimRefundsToCheck` does, whenever its check is due. */
+/** Claims one pending refund as `claimRefundsToCheck` does, when its check is due. */
 export async function claimRefund(
   tx: Tx<PaymentTables>,
   refundId: string,
+  now: Date,
   leaseUntil: Date,
 ): Promise<PaymentRefundRow | undefined> {
-  return tx
-    .updateTable('payment_refunds')
-    .set((eb) => ({ next_check_at: leaseUntil, lookups: eb('lookups', '+', 1) }))
-    .where('id', '=', refundId)
-    .where('status', '=', 'pending')
-    .returningAll()
-    .executeTakeFirst();
+  return (
+    tx
+      .updateTable('payment_refunds')
+      .set((eb) => ({ next_check_at: leaseUntil, lookups: eb('lookups', '+', 1) }))
+      .where('id', '=', refundId)
+      .where('status', '=', 'pending')
+      // Due only: a later next_check_at is the refund worker's lease (it may be in its own
+      // call for this refund) or its backoff, and a second Cancel could refund SBP twice.
+      .where('next_check_at', '<=', now)
+      .returningAll()
+      .executeTakeFirst()
+  );
 }
 
 export async function nextRefundCheckAfter(db: Executor<PaymentTables>, now: Date): Promise<Date | undefined> {

@@ -344,7 +344,7 @@ export async function checkRefundsOfCapture(deps: PaymentRefundDeps, attemptId: 
     const now = deps.clock.now();
     if (refund.created_at.getTime() + REFUND_CHECK_AFTER_MS > now.getTime()) continue;
     const leaseUntil = new Date(now.getTime() + REFUND_LOOKUP_LEASE_MS);
-    const claimed = await inTransaction(deps.db, (tx) => refunds.claimRefund(tx, refund.id, leaseUntil));
+    const claimed = await inTransaction(deps.db, (tx) => refunds.claimRefund(tx, refund.id, now, leaseUntil));
     if (claimed) checked.push(await checkClaimedRefund(deps, claimed, now));
   }
   return checked;
