@@ -35,6 +35,8 @@ export interface StakeState {
   readonly unfrozen: readonly UnfreezingBalance[];
   /** Energy use and its recovery window (resource-usage.ts). */
   readonly energy: ResourceUsage;
+  /** Staked bandwidth use (net_usage, latest_consume_time), over java-tron's fixed day window. */
+  readonly bandwidth: ResourceUsage;
 }
 
 interface UnfreezingBalance {

@@ -7,6 +7,7 @@ import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/
 import { tronAddressToHex, type TronAddress } from '../tron/address.ts';
 import { chainTransactionJson, isContractCall } from './chain-transaction.ts';
 import type { ChainParameters } from './chain-parameters.ts';
+import type { AccountStakeJson } from './stake-json.ts';
 import type { AccountState } from './chain-state.ts';
 import type { IncludedTransaction, SimulatedBlock } from './simulated-chain.ts';
 import { usdtDeployerHex } from './usdt-contract-json.ts';
@@ -110,15 +111,16 @@ export function accountJson(
   address: TronAddress,
   account: AccountState,
   freeBandwidthUsed: number,
-  stake: { readonly accountResource: Record<string, unknown>; readonly tail: Record<string, unknown> },
+  stake: AccountStakeJson,
 ): Record<string, unknown> {
+  // In the Account message's field order: net_usage (8), create_time (9), free_net_usage (19), latest_consume_time (21), latest_consume_free_time (22).
   const json: Record<string, unknown> = { address: tronAddressToHex(address) };
   if (account.balanceSun > 0n) json['balance'] = int64Json(account.balanceSun);
+  if (stake.net.usage > 0n) json['net_usage'] = int64Json(stake.net.usage);
   json['create_time'] = account.createTimeMs;
-  if (freeBandwidthUsed > 0) {
-    json['free_net_usage'] = freeBandwidthUsed;
-    json['latest_consume_free_time'] = account.freeBandwidthTimeMs;
-  }
+  if (freeBandwidthUsed > 0) json['free_net_usage'] = freeBandwidthUsed;
+  if (stake.net.latestConsumeTimeMs > 0n) json['latest_consume_time'] = int64Json(stake.net.latestConsumeTimeMs);
+  if (freeBandwidthUsed > 0) json['latest_consume_free_time'] = account.freeBandwidthTimeMs;
   // BandwidthProcessor.updateUsage leaves the optimized window (×1,000) on every account it reads.
   json['net_window_size'] = 28_800_000;
   json['net_window_optimized'] = true;

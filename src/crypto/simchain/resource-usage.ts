@@ -87,6 +87,18 @@ export function increased(resource: ResourceUsage, usage: bigint, now: bigint): 
 }
 
 /**
+ * ResourceProcessor.increase(lastUsage, usage, lastTime, now): `usage` more at
+ * `now` over the fixed day window, the form BandwidthProcessor.useAccountNet
+ * uses for staked bandwidth; the caller sets the time of the last use. It is
+ * increaseV2's sum with both windows a day, so the usage is the same and the
+ * window stays unset.
+ */
+export function increasedOverDay(resource: ResourceUsage, usage: bigint, now: bigint): ResourceUsage {
+  const dayWindow = { ...resource, windowSize: 0n, optimized: false };
+  return { ...increased(dayWindow, usage, now), windowSize: 0n, optimized: false };
+}
+
+/**
  * ResourceProcessor.unDelegateIncreaseV2: the owner takes back `transferUsage`
  * of the receiver's usage with the receiver's remaining window.
  */

@@ -7,6 +7,7 @@
 // the same calls give the same chain, byte for byte. Memory stays bounded:
 // blocks far below the solidified one lose their bodies (pruned history, as a
 // java-tron lite full node), keeping only their ids for TaPoS.
+import { UNUSED_RESOURCE, type ResourceUsage } from './resource-usage.ts';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { tronAddressFromEvm, type TronAddress } from '../tron/address.ts';
@@ -23,6 +24,7 @@ import {
   type DelegationRecord,
   type JournalEntry,
   type NextTransferOutcome,
+  type StakeState,
 } from './chain-state.ts';
 import { payerKeys, type PayerKey } from './payer-keys.ts';
 import { PrunedBlockIds } from './pruned-history.ts';
@@ -81,7 +83,7 @@ export interface ChainSnapshot {
   readonly seed: string;
   readonly nowMs: number;
   readonly forks: number;
-  readonly accounts: readonly (readonly [TronAddress, AccountState])[];
+  readonly accounts: readonly (readonly [TronAddress, SavedAccount])[];
   readonly usdtBalances: readonly (readonly [TronAddress, bigint])[];
   readonly usdtBlacklist: readonly TronAddress[];
   readonly usdtPaused: boolean;
@@ -114,6 +116,11 @@ export interface ChainSnapshot {
     readonly delegationIndex: readonly (readonly [string, DelegationIndexEntry])[];
   };
 }
+
+/** An account as saved: files written before staked bandwidth was tracked have stakes without its use. */
+type SavedAccount = Omit<AccountState, 'stake'> & {
+  readonly stake?: Omit<StakeState, 'bandwidth'> & { readonly bandwidth?: ResourceUsage };
+};
 
 export interface SendUsdtOptions {
   /** A payer (default the first) or any funded account whose key is given. */
@@ -712,7 +719,11 @@ export class SimulatedChain {
       throw new Error('the saved chain is of another version or seed');
     this.#nowMs = snapshot.nowMs;
     this.#forks = snapshot.forks;
-    for (const [address, account] of snapshot.accounts) this.state.accounts.set(address, { ...account });
+    for (const [address, account] of snapshot.accounts) {
+      // Files saved before staked bandwidth was tracked have stakes without its use.
+      const { stake, ...rest } = account;
+      this.state.accounts.set(address, stake ? { ...rest, stake: { ...stake, bandwidth: stake.bandwidth ?? UNUSED_RESOURCE } } : rest);
+    }
     for (const [address, balance] of snapshot.usdtBalances) this.state.usdtBalances.set(address, balance);
     for (const address of snapshot.usdtBlacklist) this.state.usdtBlacklist.add(address);
     this.state.usdtPaused = snapshot.usdtPaused;

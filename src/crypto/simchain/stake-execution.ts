@@ -23,6 +23,7 @@ import {
 } from './chain-state.ts';
 import {
   increased,
+  increasedOverDay,
   recoveredUsage,
   resourceLimit,
   SUN_PER_TRX,
@@ -38,6 +39,7 @@ export const NO_STAKE: StakeState = {
   acquiredSun: ZERO,
   unfrozen: [],
   energy: UNUSED_RESOURCE,
+  bandwidth: UNUSED_RESOURCE,
 };
 /** UnfreezeBalanceV2Actuator.UNFREEZE_MAX_TIMES. */
 export const UNFREEZE_MAX_TIMES = 32;
@@ -76,6 +78,17 @@ export function energyLeft(state: ChainState, parameters: ChainParameters, stake
   return left > 0n ? left : 0n;
 }
 
+/** The staked bandwidth left at `nowMs`: the limit less the use decayed to now (BandwidthProcessor.useAccountNet's check). */
+export function bandwidthLeft(state: ChainState, parameters: ChainParameters, stake: StakeState, nowMs: number): bigint {
+  const left = bandwidthLimit(state, parameters, stake) - recoveredUsage(stake.bandwidth, slotAt(parameters, nowMs));
+  return left > 0n ? left : 0n;
+}
+
+/** The account's staked bandwidth use brought up to `nowMs` (BandwidthProcessor.updateUsage), as queries print it. */
+export function bandwidthNow(parameters: ChainParameters, stake: StakeState, nowMs: number): StakeState['bandwidth'] {
+  return increasedOverDay(stake.bandwidth, 0n, slotAt(parameters, nowMs));
+}
+
 /** The account's energy use brought up to `nowMs` (EnergyProcessor.updateUsage), as queries print it. */
 export function energyNow(parameters: ChainParameters, stake: StakeState, nowMs: number): StakeState['energy'] {
   return increased(stake.energy, 0n, slotAt(parameters, nowMs));
@@ -98,10 +111,9 @@ export function canDelegateMaxSun(
 }
 
 /**
- * The part of the own stake that the account's current use occupies (getV2EnergyUsage):
- * usage in sun at the network rate, less what others delegated here. Bandwidth
- * use is not tracked against stakes here (transactions burn or use the free
- * allowance), so it occupies nothing.
+ * The part of the own stake that the account's current use occupies
+ * (Wallet.getCanDelegatedMaxSize: getV2EnergyUsage / getV2NetUsage): usage in
+ * sun at the network rate, less what others delegated here.
  */
 function usedStakeSun(
   state: ChainState,
@@ -110,9 +122,15 @@ function usedStakeSun(
   resource: ResourceCode,
   nowMs: number,
 ): bigint {
-  if (resource === 'BANDWIDTH') return 0n;
-  const usage = energyNow(parameters, stake, nowMs).usage;
-  const usedSun = usageInSun(usage, parameters.totalEnergyLimit, state.totalEnergyWeightTrx) - stake.acquiredSun.ENERGY;
+  const usedSun =
+    resource === 'BANDWIDTH'
+      ? usageInSun(
+          bandwidthNow(parameters, stake, nowMs).usage,
+          parameters.totalBandwidthLimit,
+          state.totalBandwidthWeightTrx,
+        ) - stake.acquiredSun.BANDWIDTH
+      : usageInSun(energyNow(parameters, stake, nowMs).usage, parameters.totalEnergyLimit, state.totalEnergyWeightTrx) -
+        stake.acquiredSun.ENERGY;
   return usedSun > 0n ? usedSun : 0n;
 }
 

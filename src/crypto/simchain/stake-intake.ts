@@ -1,6 +1,6 @@
 // A Stake 2.0 transaction at the node's door and in a block (java-tron
-// Manager.processTransaction): its bandwidth is charged first (free allowance,
-// else TRX burned per byte; BANDWITH_ERROR when neither pays), then the
+// Manager.processTransaction): its bandwidth is charged first (staked, free
+// allowance, else TRX burned per byte; BANDWITH_ERROR when neither pays), then the
 // actuator validates it (CONTRACT_VALIDATE_ERROR, "Contract validate error : "
 // and the actuator's words, as Wallet.broadcastTransaction answers) and runs it.
 // In a block a transaction the state no longer allows is dropped, as a
@@ -10,7 +10,7 @@ import type { ChainParameters } from './chain-parameters.ts';
 import type { ChainState, JournalEntry } from './chain-state.ts';
 import { executeStake, stakeRefusal } from './stake-execution.ts';
 import type { IncomingTransaction, IntakeRefusal, IntakeView } from './transaction-intake.ts';
-import { bandwidthCharge, type Receipt } from './usdt-execution.ts';
+import { bandwidthCharge, payBandwidth, type Receipt } from './usdt-execution.ts';
 
 /** Wallet.CONTRACT_VALIDATE_ERROR: the prefix of a refused contract's message. */
 const CONTRACT_VALIDATE_ERROR_PREFIX = 'Contract validate error : ';
@@ -56,8 +56,7 @@ export function executeStakeInBlock(
   if (!bandwidth.ok) return null;
   // The bytes are paid before the contract runs, so a freeze of the whole balance sees the balance after them.
   const mark = journal.length;
-  if (bandwidth.freeBytes > 0) state.useFreeBandwidth(owner, bandwidth.freeBytes, context.blockTimeMs, journal);
-  if (bandwidth.burnSun > 0n) state.addTrx(owner, -bandwidth.burnSun, journal);
+  payBandwidth(state, parameters, owner, bandwidth, context.blockTimeMs, journal);
   if (stakeRefusal(state, parameters, contract, context.nowMs) !== null) {
     state.undo(journal.splice(mark));
     return null;
@@ -67,7 +66,7 @@ export function executeStakeInBlock(
     result: 'SUCCESS',
     energyUsageTotal: 0,
     energyFeeSun: 0n,
-    netUsage: bandwidth.freeBytes,
+    netUsage: bandwidth.stakedBytes + bandwidth.freeBytes,
     netFeeSun: bandwidth.burnSun,
     feeSun: bandwidth.burnSun,
     logs: [],

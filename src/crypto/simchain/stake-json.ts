@@ -10,7 +10,7 @@ import type { ResourceCode } from '../tron/stake-contracts.ts';
 import type { ChainParameters } from './chain-parameters.ts';
 import type { ChainState, DelegationRecord, StakeState } from './chain-state.ts';
 import { SUN_PER_TRX } from './resource-usage.ts';
-import { bandwidthLimit, energyLimit, energyNow } from './stake-execution.ts';
+import { bandwidthLimit, bandwidthNow, energyLimit, energyNow } from './stake-execution.ts';
 
 /** An int64 field: a number when a double holds it exactly, else the bigint. */
 function int64Json(value: bigint): number | bigint {
@@ -22,17 +22,30 @@ function putNonZero(json: Record<string, unknown>, key: string, value: bigint): 
   if (value !== 0n) json[key] = int64Json(value);
 }
 
+/** The time java-tron prints for a slot: genesis + slot × block interval, in ms. */
+function slotTimeMs(parameters: ChainParameters, slot: bigint): bigint {
+  return BigInt(parameters.genesisTimestampMs) + BigInt(parameters.blockIntervalMs) * slot;
+}
+
+/** The Stake 2.0 part of getaccount, in the pieces accountJson places among the other fields. */
+export interface AccountStakeJson {
+  /** Staked bandwidth's use (net_usage) and its last use (latest_consume_time, ms as Wallet.getAccount prints it). */
+  readonly net: { readonly usage: bigint; readonly latestConsumeTimeMs: bigint };
+  readonly accountResource: Record<string, unknown>;
+  readonly tail: Record<string, unknown>;
+}
+
 /** The Stake 2.0 part of getaccount: `account_resource`, `frozenV2`, `unfrozenV2` and the delegated bandwidth balances. */
 export function accountStakeJson(
   parameters: ChainParameters,
   stake: StakeState,
   nowMs: number,
-): { readonly accountResource: Record<string, unknown>; readonly tail: Record<string, unknown> } {
+): AccountStakeJson {
   const energy = energyNow(parameters, stake, nowMs);
+  const bandwidth = bandwidthNow(parameters, stake, nowMs);
   const accountResource: Record<string, unknown> = {};
   putNonZero(accountResource, 'energy_usage', energy.usage);
-  const latestMs = BigInt(parameters.genesisTimestampMs) + BigInt(parameters.blockIntervalMs) * energy.latestSlot;
-  putNonZero(accountResource, 'latest_consume_time_for_energy', latestMs);
+  putNonZero(accountResource, 'latest_consume_time_for_energy', slotTimeMs(parameters, energy.latestSlot));
   putNonZero(accountResource, 'energy_window_size', energy.windowSize);
   putNonZero(accountResource, 'delegated_frozenV2_balance_for_energy', stake.delegatedSun.ENERGY);
   putNonZero(accountResource, 'acquired_delegated_frozenV2_balance_for_energy', stake.acquiredSun.ENERGY);
@@ -62,13 +75,16 @@ export function accountStakeJson(
   }
   putNonZero(tail, 'delegated_frozenV2_balance_for_bandwidth', stake.delegatedSun.BANDWIDTH);
   putNonZero(tail, 'acquired_delegated_frozenV2_balance_for_bandwidth', stake.acquiredSun.BANDWIDTH);
-  return { accountResource, tail };
+  const net = {
+    usage: bandwidth.usage,
+    latestConsumeTimeMs: bandwidth.latestSlot === 0n ? 0n : slotTimeMs(parameters, bandwidth.latestSlot),
+  };
+  return { net, accountResource, tail };
 }
 
 /**
- * getaccountresource (AccountResourceMessage, zero fields left out). NetUsed stays 0:
- * staked bandwidth is counted in NetLimit but transactions here pay their bytes from
- * the free allowance or TRX (docs/crypto.md). tronPowerLimit is the whole stake in TRX
+ * getaccountresource (AccountResourceMessage, zero fields left out): NetUsed is the
+ * staked bandwidth's use decayed to now, against NetLimit. tronPowerLimit is the whole stake in TRX
  * (AccountCapsule.getAllTronPower without the new resource model).
  */
 export function accountResourceJson(
@@ -81,6 +97,7 @@ export function accountResourceJson(
   const json: Record<string, unknown> = {};
   if (freeBandwidthUsed > 0) json['freeNetUsed'] = freeBandwidthUsed;
   json['freeNetLimit'] = parameters.freeBandwidthPerDay;
+  putNonZero(json, 'NetUsed', bandwidthNow(parameters, stake, nowMs).usage);
   putNonZero(json, 'NetLimit', bandwidthLimit(state, parameters, stake));
   json['TotalNetLimit'] = int64Json(parameters.totalBandwidthLimit);
   json['TotalNetWeight'] = int64Json(state.totalBandwidthWeightTrx);
@@ -101,10 +118,12 @@ export function accountNetJson(
   state: ChainState,
   stake: StakeState,
   freeBandwidthUsed: number,
+  nowMs: number,
 ): Record<string, unknown> {
   const json: Record<string, unknown> = {};
   if (freeBandwidthUsed > 0) json['freeNetUsed'] = freeBandwidthUsed;
   json['freeNetLimit'] = parameters.freeBandwidthPerDay;
+  putNonZero(json, 'NetUsed', bandwidthNow(parameters, stake, nowMs).usage);
   putNonZero(json, 'NetLimit', bandwidthLimit(state, parameters, stake));
   json['TotalNetLimit'] = int64Json(parameters.totalBandwidthLimit);
   json['TotalNetWeight'] = int64Json(state.totalBandwidthWeightTrx);

@@ -1,5 +1,5 @@
 // What happens to a USDT transfer when a block includes it (docs/tron.md §1.5, §3):
-// bandwidth first (free allowance, else TRX burned per byte), then the
+// bandwidth first (staked, else free allowance, else TRX burned per byte), then the
 // contract run with energy from the sender's stake (own and delegated to it)
 // first and TRX burned at the energy price for the rest, capped by fee_limit
 // (VMActuator.getAccountEnergyLimitWithFixRatio: usable = min(staked left +
@@ -22,8 +22,8 @@ import type { TransferContractRaw } from '../tron/transaction.ts';
 import { addressWord, decodeTransferCalldata, TRANSFER_EVENT_TOPIC, uint256Word } from '../tron/trc20-usdt.ts';
 import type { ChainParameters } from './chain-parameters.ts';
 import type { ChainState, JournalEntry } from './chain-state.ts';
-import { increased } from './resource-usage.ts';
-import { energyLeft, NO_STAKE, slotAt } from './stake-execution.ts';
+import { increased, increasedOverDay } from './resource-usage.ts';
+import { bandwidthLeft, energyLeft, NO_STAKE, slotAt } from './stake-execution.ts';
 import type { BlockContext } from './stake-intake.ts';
 
 type ContractResult = 'SUCCESS' | 'REVERT' | 'OUT_OF_ENERGY';
@@ -46,7 +46,7 @@ export interface Receipt {
   /** The part of energyUsageTotal the dynamic energy factor added (receipt.energy_penalty_total); absent in chains saved before it. */
   readonly energyPenaltyTotal?: number;
   readonly energyFeeSun: bigint;
-  /** Free bandwidth used (0 when the bytes were paid in TRX). */
+  /** Bandwidth used from the stake or the free allowance (0 when the bytes were paid in TRX). */
   readonly netUsage: number;
   readonly netFeeSun: bigint;
   readonly feeSun: bigint;
@@ -57,10 +57,23 @@ export interface Receipt {
 }
 
 export type BandwidthCharge =
-  | { readonly ok: true; readonly freeBytes: number; readonly burnSun: bigint }
+  | {
+      readonly ok: true;
+      /** Bytes paid from the sender's staked bandwidth. */
+      readonly stakedBytes: number;
+      /** Bytes paid from the free daily allowance. */
+      readonly freeBytes: number;
+      readonly burnSun: bigint;
+    }
   | { readonly ok: false; readonly reason: string };
 
-/** How a transaction of `bytes` would pay for its bandwidth now (checked at broadcast and again at inclusion). */
+/**
+ * How a transaction of `bytes` would pay for its bandwidth now (checked at
+ * broadcast and again at inclusion), in BandwidthProcessor.consume's order:
+ * the sender's staked bandwidth (useAccountNet), else the free allowance
+ * (useFreeNet), else TRX burned per byte (useTransactionFee). Each takes the
+ * whole transaction or nothing.
+ */
 export function bandwidthCharge(
   state: ChainState,
   parameters: ChainParameters,
@@ -70,22 +83,45 @@ export function bandwidthCharge(
 ): BandwidthCharge {
   const account = state.account(owner);
   if (!account) return { ok: false, reason: `account [${owner}] does not exist` };
+  if (bandwidthLeft(state, parameters, account.stake ?? NO_STAKE, atMs) >= BigInt(bytes))
+    return { ok: true, stakedBytes: bytes, freeBytes: 0, burnSun: 0n };
   const freeLeft = parameters.freeBandwidthPerDay - state.freeBandwidthUsed(account, atMs);
-  if (freeLeft >= bytes) return { ok: true, freeBytes: bytes, burnSun: 0n };
+  if (freeLeft >= bytes) return { ok: true, stakedBytes: 0, freeBytes: bytes, burnSun: 0n };
   const burnSun = BigInt(bytes) * parameters.bandwidthPriceSun;
   if (account.balanceSun < burnSun) return { ok: false, reason: 'Account resource insufficient error.' };
-  return { ok: true, freeBytes: 0, burnSun };
+  return { ok: true, stakedBytes: 0, freeBytes: 0, burnSun };
+}
+
+/** Takes what `charge` says from the owner: staked bandwidth (its use merged at now, useAccountNet), free allowance or TRX. */
+export function payBandwidth(
+  state: ChainState,
+  parameters: ChainParameters,
+  owner: TronAddress,
+  charge: Extract<BandwidthCharge, { ok: true }>,
+  atMs: number,
+  journal: JournalEntry[],
+): void {
+  if (charge.stakedBytes > 0) {
+    const stake = state.account(owner)?.stake ?? NO_STAKE;
+    const now = slotAt(parameters, atMs);
+    const bandwidth = { ...increasedOverDay(stake.bandwidth, BigInt(charge.stakedBytes), now), latestSlot: now };
+    state.setStake(owner, { ...stake, bandwidth }, journal);
+  }
+  if (charge.freeBytes > 0) state.useFreeBandwidth(owner, charge.freeBytes, atMs, journal);
+  if (charge.burnSun > 0n) state.addTrx(owner, -charge.burnSun, journal);
 }
 
 export type TrxTransferCost =
-  | { readonly ok: true; readonly freeBytes: number; readonly burnSun: bigint; readonly createFeeSun: bigint }
+  | (Extract<BandwidthCharge, { ok: true }> & { readonly createFeeSun: bigint })
   | { readonly ok: false; readonly reason: string };
 
 /**
  * What a TRX transfer costs its sender besides the amount: to an existing
- * account, its bytes (free bandwidth, else burned); to a new one, the
- * account-creation bandwidth burned (getCreateAccountFee; free bandwidth does
- * not pay for it) and the creation fee (getCreateNewAccountFeeInSystemContract).
+ * account, its bytes (bandwidthCharge); to a new one, the creation fee
+ * (getCreateNewAccountFeeInSystemContract) and the account-creation bandwidth:
+ * from the sender's staked bandwidth when it covers the bytes
+ * (consumeBandwidthForCreateNewAccount, rate getCreateNewAccountBandwidthRate = 1),
+ * else getCreateAccountFee burned; the free allowance never pays for it.
  */
 export function trxTransferCost(
   state: ChainState,
@@ -100,14 +136,12 @@ export function trxTransferCost(
   }
   const owner = state.account(raw.ownerAddress);
   if (!owner) return { ok: false, reason: `account [${raw.ownerAddress}] does not exist` };
+  const createFeeSun = parameters.createNewAccountFeeSun;
+  if (bandwidthLeft(state, parameters, owner.stake ?? NO_STAKE, atMs) >= BigInt(bytes))
+    return { ok: true, stakedBytes: bytes, freeBytes: 0, burnSun: 0n, createFeeSun };
   if (owner.balanceSun < parameters.createAccountFeeSun)
     return { ok: false, reason: 'Account resource insufficient error.' };
-  return {
-    ok: true,
-    freeBytes: 0,
-    burnSun: parameters.createAccountFeeSun,
-    createFeeSun: parameters.createNewAccountFeeSun,
-  };
+  return { ok: true, stakedBytes: 0, freeBytes: 0, burnSun: parameters.createAccountFeeSun, createFeeSun };
 }
 
 /** Energy the transfer needs: more when the recipient holds no USDT yet (a new storage slot); the energy factor's penalty included. */
@@ -152,8 +186,7 @@ export function executeInBlock(
   const { blockTimeMs } = context;
   const bandwidth = bandwidthCharge(state, parameters, owner, sizeBytes, blockTimeMs);
   if (!bandwidth.ok) return null;
-  if (bandwidth.freeBytes > 0) state.useFreeBandwidth(owner, bandwidth.freeBytes, blockTimeMs, journal);
-  if (bandwidth.burnSun > 0n) state.addTrx(owner, -bandwidth.burnSun, journal);
+  payBandwidth(state, parameters, owner, bandwidth, blockTimeMs, journal);
 
   const price = parameters.energyPriceSun;
   const balanceSun = state.account(owner)!.balanceSun;
@@ -188,7 +221,7 @@ export function executeInBlock(
       ...(fromStake > 0n ? { energyUsage: Number(fromStake) } : {}),
       ...(energyPenaltyTotal > 0 ? { energyPenaltyTotal } : {}),
       energyFeeSun,
-      netUsage: bandwidth.freeBytes,
+      netUsage: bandwidth.stakedBytes + bandwidth.freeBytes,
       netFeeSun: bandwidth.burnSun,
       feeSun: energyFeeSun + bandwidth.burnSun,
       logs: [],
@@ -230,15 +263,15 @@ export function executeTrxTransferInBlock(
   const owner = state.account(raw.ownerAddress);
   const cost = trxTransferCost(state, parameters, raw, sizeBytes, blockTimeMs);
   if (!owner || !cost.ok || owner.balanceSun < raw.amountSun + cost.burnSun + cost.createFeeSun) return null;
-  if (cost.freeBytes > 0) state.useFreeBandwidth(raw.ownerAddress, cost.freeBytes, blockTimeMs, journal);
-  state.addTrx(raw.ownerAddress, -(raw.amountSun + cost.burnSun + cost.createFeeSun), journal);
+  payBandwidth(state, parameters, raw.ownerAddress, cost, blockTimeMs, journal);
+  state.addTrx(raw.ownerAddress, -(raw.amountSun + cost.createFeeSun), journal);
   state.activate(raw.toAddress, blockTimeMs, journal);
   state.addTrx(raw.toAddress, raw.amountSun, journal);
   return {
     result: 'SUCCESS',
     energyUsageTotal: 0,
     energyFeeSun: 0n,
-    netUsage: cost.freeBytes,
+    netUsage: cost.stakedBytes + cost.freeBytes,
     netFeeSun: cost.burnSun,
     feeSun: cost.burnSun + cost.createFeeSun,
     logs: [],

@@ -119,6 +119,45 @@ describe('freezing TRX for energy', () => {
   });
 });
 
+describe('bandwidth from the stake', () => {
+  it('a transaction’s bytes come from staked bandwidth first, then the free allowance, then TRX burned (BandwidthProcessor.consume)', async () => {
+    // TotalNetLimit 43,200,000,000 over 43,200,000,000 TRX once the 1,000 TRX are in: 1 byte a day per staked TRX.
+    const chain = await start(0n, { genesisTotalBandwidthWeightTrx: 43_200_000_000n - 1_000n });
+    send(
+      chain,
+      {
+        type: 'FreezeBalanceV2Contract',
+        ownerAddress: owner.address,
+        frozenBalanceSun: 1_000n * TRX,
+        resource: 'BANDWIDTH',
+      },
+      owner,
+    );
+    // A day later the freeze's own bytes (paid from the free allowance) are forgotten.
+    chain.produceBlocks(28_801);
+    expect(await resources(owner.address)).toMatchObject({ NetLimit: 1_000, freeNetLimit: 600 });
+    expect(await resources(owner.address)).not.toHaveProperty('freeNetUsed');
+    const txIds = [1, 2, 3, 4].map(() => usdtTo(chain, owner, holder.address));
+    chain.produceBlocks(1);
+    const [first, second, third, fourth] = txIds.map((txId) => receiptOf(chain, txId));
+    const bytes = first!.netUsage;
+    expect(bytes).toBeGreaterThan(300);
+    // useAccountNet: 1,000 staked bytes pay two transfers whole; the third does not fit in what is left.
+    expect(first).toMatchObject({ netUsage: bytes, netFeeSun: 0n });
+    expect(second).toMatchObject({ netUsage: bytes, netFeeSun: 0n });
+    // useFreeNet: the 600 free bytes pay the third; useTransactionFee: the fourth burns its bytes at 1,000 sun each.
+    expect(third).toMatchObject({ netUsage: bytes, netFeeSun: 0n });
+    expect(fourth).toMatchObject({ netUsage: 0, netFeeSun: BigInt(bytes) * 1_000n });
+    // Same slot: ResourceProcessor.increase adds ceil(bytes × 10^6 / 28,800) twice and floors back to 2 × bytes.
+    expect(await resources(owner.address)).toMatchObject({ NetUsed: 2 * bytes, freeNetUsed: bytes });
+    const account = await post('/wallet/getaccount', { address: tronAddressToHex(owner.address) });
+    expect(account).toMatchObject({ net_usage: 2 * bytes, free_net_usage: bytes });
+    // The staked use recovers over the same day window as energy.
+    chain.produceBlocks(28_800);
+    expect(await resources(owner.address)).not.toHaveProperty('NetUsed');
+  });
+});
+
 describe('energy for USDT transfers from the stake', () => {
   it('a transfer to a holder uses 64,285 staked energy and burns none; the use recovers linearly over 24 h', async () => {
     const chain = await start(100_000n);
