@@ -170,7 +170,7 @@ async function signQueued(
   if (decisions.energyWaiting.length > 0)
     context.logger.info(
       { chain: context.chain, waiting: decisions.energyWaiting.length },
-      'USDT transfers wait for the energy arranged for them (a rental on its way)',
+      'USDT transfers wait for energy: a rental on its way, or none of the turned-on sources covers them now (burning off)',
     );
   const aboveCeiling = `the transfer's energy on chain stayed above the ceiling of ${decisions.ceiling} (PAYGATE_TRON_TRANSFER_ENERGY_MAX)`;
   await handleWaiting(context, decisions.aboveCeiling, now, result, { code: 'rejected', message: aboveCeiling });

@@ -59,7 +59,14 @@ export function afterSending(balance: Balances, needs: TransferNeeds): Balances 
   };
 }
 
-/** What an address holds on chain, less what its signed transfers not yet landed will take (a USDT one at the dear energy, all burned). */
+/**
+ * What an address holds on chain, less what its signed transfers not yet final
+ * will take: a USDT one at the dear energy, counted twice over on purpose — as
+ * taken from the staked energy (so no transfer is planned `staked` on energy an
+ * earlier one will use; never below 0) and as TRX burned (so the funds check
+ * holds whatever the stake covers when it lands). One already in a block is
+ * counted again on top of what the node shows: that errs on the same side.
+ */
 export function lessInFlight(
   held: Balances,
   inFlight: readonly PlannedTransfer[],
@@ -68,9 +75,11 @@ export function lessInFlight(
 ): Balances {
   const left = { ...held };
   for (const transfer of inFlight) {
-    if (transfer.asset === 'USDT') left.usdt -= transfer.amount;
-    else left.trxSun -= transfer.amount;
-    left.trxSun -= transfer.asset === 'USDT' ? dearEnergy * prices.energyPriceSun : 0n;
+    if (transfer.asset === 'USDT') {
+      left.usdt -= transfer.amount;
+      left.trxSun -= dearEnergy * prices.energyPriceSun;
+      left.energy = left.energy > dearEnergy ? left.energy - dearEnergy : 0n;
+    } else left.trxSun -= transfer.amount;
   }
   return left;
 }

@@ -12,16 +12,14 @@
 // TRON account, so there is no account-creation fee to count: that fee exists
 // only for a TRX transfer to a new address (docs/payouts.md "Energy sources").
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createEnergyManager } from '../../../src/crypto/energy/energy-manager.ts';
 import { costsOfLastDays } from '../../../src/crypto/sending/transfer-costs.ts';
 import { USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
 import type { TronAddress } from '../../../src/crypto/tron/address.ts';
-import type { ResourceCode } from '../../../src/crypto/tron/stake-contracts.ts';
 import { backends } from '../../support/databases.ts';
 import { expectLedgerSound, openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
-import { enqueuePayout, executorFor, freshAddress, newLog } from '../sending/executor-support.ts';
+import { enqueuePayouts, executorFor, freshAddress, newLog } from '../sending/executor-support.ts';
+import { advanceBlocks, energyManagerFor, energyStakeFor, freezeHotWallet, stakeFor, TRX } from './stake-support.ts';
 
-const TRX = 1_000_000n;
 const PAYOUTS = 1_000;
 /** Every tenth payout goes to an address without USDT (the dear transfer). */
 const NEW_HOLDER_EVERY = 10;
@@ -29,18 +27,6 @@ const NEW_HOLDER_EVERY = 10;
 const BATCHES = 40;
 const BLOCKS_PER_DAY = 28_800;
 const PAYOUT_AMOUNT = 1_000_000n;
-
-/**
- * The least whole TRX to freeze so that the account's daily share covers `need`:
- * share = stake × limit / (weight + stake) (calculateGlobalEnergyLimitV2 and
- * calculateGlobalNetLimit, the stake joining the network weight), so
- * stake ≥ need × weight / (limit − need); one TRX more for the node's truncation.
- */
-function stakeFor(need: bigint, totalLimit: bigint, weightTrx: bigint): bigint {
-  const numerator = need * weightTrx;
-  const denominator = totalLimit - need;
-  return numerator / denominator + (numerator % denominator > 0n ? 1n : 0n) + 1n;
-}
 
 describe.each(backends)('a day of 1,000 payouts on staked energy and bandwidth on %s', (backend) => {
   let setup: ReceivingSetup;
@@ -52,29 +38,9 @@ describe.each(backends)('a day of 1,000 payouts on staked energy and bandwidth o
     await setup.close();
   });
 
-  async function freeze(resource: ResourceCode, trx: bigint): Promise<void> {
-    const outcome = setup.sandbox.chain.sendStake(
-      {
-        type: 'FreezeBalanceV2Contract',
-        ownerAddress: setup.access.addressKey.hotWalletAddress,
-        frozenBalanceSun: trx * TRX,
-        resource,
-      },
-      (await setup.access.signingKey()).hotWalletPrivateKey(),
-    );
-    expect(outcome.result).toBe(true);
-    setup.sandbox.chain.mine(1);
-  }
-
-  /** Blocks (and the gateway's clock with them) until `blocks` more have been made. */
-  function advance(blocks: number): void {
-    const chain = setup.sandbox.chain;
-    chain.mine(blocks);
-    setup.clock.advance(blocks * chain.parameters.blockIntervalMs);
-  }
-
   it('every payout’s receipt burns 0 TRX for energy and bandwidth, its energy `staked`; the day’s costs show 0 TRX burned', async () => {
     const startedMs = performance.now();
+    const startedCpu = process.cpuUsage();
     const chain = setup.sandbox.chain;
     const parameters = chain.parameters;
     const hotWallet = setup.access.addressKey.hotWalletAddress;
@@ -91,7 +57,7 @@ describe.each(backends)('a day of 1,000 payouts on staked energy and bandwidth o
     const dayBandwidth = BigInt(PAYOUTS) * USDT_TRANSFER_BANDWIDTH;
     // Covering the whole day's use is the bound that holds however the payouts fall within it:
     // what is used at any moment is what was used in the last 24 h, less what recovered.
-    const energyStakeTrx = stakeFor(dayEnergy, parameters.totalEnergyLimit, chain.state.totalEnergyWeightTrx);
+    const energyStakeTrx = energyStakeFor(setup, dayEnergy);
     const bandwidthStakeTrx = stakeFor(
       dayBandwidth,
       parameters.totalBandwidthLimit,
@@ -102,37 +68,31 @@ describe.each(backends)('a day of 1,000 payouts on staked energy and bandwidth o
       trxSun: (energyStakeTrx + bandwidthStakeTrx) * TRX + liquidTrx,
       usdt: BigInt(PAYOUTS) * PAYOUT_AMOUNT,
     });
-    await freeze('ENERGY', energyStakeTrx);
-    await freeze('BANDWIDTH', bandwidthStakeTrx);
+    await freezeHotWallet(setup, 'ENERGY', energyStakeTrx);
+    await freezeHotWallet(setup, 'BANDWIDTH', bandwidthStakeTrx);
     const staked = await setup.access.node.getAccountResources(hotWallet);
     expect(BigInt(staked.energyAvailable)).toBeGreaterThanOrEqual(dayEnergy);
     const liquidAfterStaking = chain.state.account(hotWallet)!.balanceSun;
 
-    const energyManager = createEnergyManager({
-      db: setup.context.db,
-      clock: setup.clock,
-      logger: setup.context.logger,
-      chain: 'tron-sandbox',
-      sources: new Set(['stake', 'burn']),
-    });
+    const energyManager = energyManagerFor(setup, ['stake', 'burn']);
     const executor = executorFor(setup, newLog(), { energyManager, maxBurnSun: 1_000_000n });
     const dayStart = setup.clock.now();
     const perBatch = PAYOUTS / BATCHES;
     const blocksPerBatch = BLOCKS_PER_DAY / BATCHES;
     let leastEnergyLeft = BigInt(staked.energyAvailable);
     for (let batch = 0; batch < BATCHES; batch += 1) {
-      for (const to of recipients.slice(batch * perBatch, (batch + 1) * perBatch))
-        await enqueuePayout(setup, to, PAYOUT_AMOUNT);
+      await enqueuePayouts(setup, recipients.slice(batch * perBatch, (batch + 1) * perBatch), PAYOUT_AMOUNT);
       expect(await executor.runPass()).toMatchObject({ signed: perBatch, waitingForBurnCap: 0, failed: 0 });
       const blocksBefore = chain.head.number;
       // Included, then solidified.
-      advance(1 + parameters.solidityDepth + 1);
+      advanceBlocks(setup, 1 + parameters.solidityDepth + 1);
       expect(await executor.runPass()).toMatchObject({ confirmed: perBatch });
       const left = BigInt((await setup.access.node.getAccountResources(hotWallet)).energyAvailable);
       if (left < leastEnergyLeft) leastEnergyLeft = left;
-      advance(blocksPerBatch - (chain.head.number - blocksBefore));
+      advanceBlocks(setup, blocksPerBatch - (chain.head.number - blocksBefore));
     }
     const dayMs = performance.now() - startedMs;
+    const dayCpu = process.cpuUsage(startedCpu);
 
     const sent = await setup.context.db
       .selectFrom('crypto_outgoing_transfers')
@@ -175,7 +135,7 @@ describe.each(backends)('a day of 1,000 payouts on staked energy and bandwidth o
       BLOCKS_PER_DAY * parameters.blockIntervalMs,
     );
     console.info(
-      `energy day on ${backend}: ${PAYOUTS} payouts in ${Math.round(dayMs)} ms; stake ${energyStakeTrx} TRX for ` +
+      `energy day on ${backend}: ${PAYOUTS} payouts in ${Math.round(dayMs)} ms (CPU ${Math.round((dayCpu.user + dayCpu.system) / 1_000)} ms); stake ${energyStakeTrx} TRX for ` +
         `${dayEnergy} energy (limit ${staked.energyAvailable}), ${bandwidthStakeTrx} TRX for ${dayBandwidth} bytes; ` +
         `peak energy in use ${peakUse}`,
     );

@@ -8,6 +8,7 @@ import type { ExecutorOptions } from '../../../src/crypto/sending/executor-conte
 import { createOutgoingExecutor, type OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import {
   enqueueOutgoingTransfer,
+  enqueueOutgoingTransfers,
   type OutgoingTransfer,
   type OutgoingTransferRequest,
 } from '../../../src/crypto/sending/outgoing-transfers.ts';
@@ -86,6 +87,29 @@ export async function enqueuePayout(
       amount,
       ...overrides,
     }),
+  );
+}
+
+/** Payouts of `amount` from the hot wallet to each of `recipients`, queued in one INSERT as a batch payout's items are. */
+export async function enqueuePayouts(
+  setup: ReceivingSetup,
+  recipients: readonly TronAddress[],
+  amount: bigint,
+): Promise<OutgoingTransfer[]> {
+  return inTransaction(setup.context.db, (tx) =>
+    enqueueOutgoingTransfers(
+      tx,
+      setup.clock,
+      recipients.map((to) => ({
+        chain: 'tron-sandbox' as const,
+        purpose: 'payout' as const,
+        ownerId: uniqueName('po_test'),
+        asset: 'USDT' as const,
+        from: { kind: 'hot_wallet' as const },
+        to,
+        amount,
+      })),
+    ),
   );
 }
 
