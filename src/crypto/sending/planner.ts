@@ -11,6 +11,10 @@ export interface Balances {
   usdt: bigint;
   trxSun: bigint;
   energy: bigint;
+  /** Bytes of staked bandwidth left (NetLimit − NetUsed). */
+  stakedBandwidth: bigint;
+  /** Bytes of the free daily allowance left (freeNetLimit − freeNetUsed). */
+  freeBandwidth: bigint;
 }
 
 export interface PlannedTransfer {
@@ -19,15 +23,30 @@ export interface PlannedTransfer {
   readonly amount: bigint;
 }
 
-/** What one transfer takes from its sender: `energy` in all, of which `burnedEnergy` is paid in TRX. */
+/** Where a transaction's bytes come from: the chain takes the first of these that covers them whole. */
+export type BandwidthSource = 'staked' | 'free' | 'burned';
+
+/** What one transfer takes from its sender: `energy` in all, of which `burnedEnergy` is paid in TRX; `bandwidth` bytes from `bandwidthSource`. */
 export interface TransferNeeds {
   readonly energy: bigint;
   readonly burnedEnergy: bigint;
+  readonly bandwidth: bigint;
+  readonly bandwidthSource: BandwidthSource;
   readonly needUsdt: bigint;
   readonly needTrx: bigint;
 }
 
-/** The needs of `transfer` at `energy`: energy beyond the staked is burned, bandwidth is paid, a TRX transfer may create its recipient. */
+/**
+ * Where `bytes` come from, in java-tron's order (BandwidthProcessor.consume):
+ * staked bandwidth when what is left covers them whole, else the free allowance
+ * likewise, else TRX burned per byte.
+ */
+export function bandwidthSourceOf(balance: Balances, bytes: bigint): BandwidthSource {
+  if (bytes <= balance.stakedBandwidth) return 'staked';
+  return bytes <= balance.freeBandwidth ? 'free' : 'burned';
+}
+
+/** The needs of `transfer` at `energy`: energy beyond the staked is burned, bytes the bandwidth left does not cover are burned, a TRX transfer may create its recipient. */
 export function transferNeeds(
   transfer: PlannedTransfer,
   balance: Balances,
@@ -36,11 +55,15 @@ export function transferNeeds(
 ): TransferNeeds {
   const burnedEnergy = energy > balance.energy ? energy - balance.energy : 0n;
   const bandwidth = transfer.asset === 'USDT' ? USDT_TRANSFER_BANDWIDTH : TRX_TRANSFER_BANDWIDTH;
+  const bandwidthSource = bandwidthSourceOf(balance, bandwidth);
+  const bandwidthSun = bandwidthSource === 'burned' ? bandwidth * prices.bandwidthPriceSun : 0n;
   const creation = transfer.asset === 'TRX' ? prices.createNewAccountFeeSun + prices.createAccountFeeSun : 0n;
-  const costSun = burnedEnergy * prices.energyPriceSun + bandwidth * prices.bandwidthPriceSun + creation;
+  const costSun = burnedEnergy * prices.energyPriceSun + bandwidthSun + creation;
   return {
     energy,
     burnedEnergy,
+    bandwidth,
+    bandwidthSource,
     needUsdt: transfer.asset === 'USDT' ? transfer.amount : 0n,
     needTrx: costSun + (transfer.asset === 'TRX' ? transfer.amount : 0n),
   };
@@ -56,6 +79,18 @@ export function afterSending(balance: Balances, needs: TransferNeeds): Balances 
     usdt: balance.usdt - needs.needUsdt,
     trxSun: balance.trxSun - needs.needTrx,
     energy: balance.energy - (needs.energy - needs.burnedEnergy),
+    ...lessBandwidth(balance, needs.bandwidth, needs.bandwidthSource),
+  };
+}
+
+function lessBandwidth(
+  balance: Balances,
+  bytes: bigint,
+  source: BandwidthSource,
+): Pick<Balances, 'stakedBandwidth' | 'freeBandwidth'> {
+  return {
+    stakedBandwidth: balance.stakedBandwidth - (source === 'staked' ? bytes : 0n),
+    freeBandwidth: balance.freeBandwidth - (source === 'free' ? bytes : 0n),
   };
 }
 
@@ -64,8 +99,10 @@ export function afterSending(balance: Balances, needs: TransferNeeds): Balances 
  * will take: a USDT one at the dear energy, counted twice over on purpose — as
  * taken from the staked energy (so no transfer is planned `staked` on energy an
  * earlier one will use; never below 0) and as TRX burned (so the funds check
- * holds whatever the stake covers when it lands). One already in a block is
- * counted again on top of what the node shows: that errs on the same side.
+ * holds whatever the stake covers when it lands); its bytes from the bandwidth
+ * they will take (staked, else free: TRX for them was never reserved, as before).
+ * One already in a block is counted again on top of what the node shows: that
+ * errs on the same side.
  */
 export function lessInFlight(
   held: Balances,
@@ -75,6 +112,8 @@ export function lessInFlight(
 ): Balances {
   const left = { ...held };
   for (const transfer of inFlight) {
+    const bytes = transfer.asset === 'USDT' ? USDT_TRANSFER_BANDWIDTH : TRX_TRANSFER_BANDWIDTH;
+    Object.assign(left, lessBandwidth(left, bytes, bandwidthSourceOf(left, bytes)));
     if (transfer.asset === 'USDT') {
       left.usdt -= transfer.amount;
       left.trxSun -= dearEnergy * prices.energyPriceSun;

@@ -74,7 +74,13 @@ function balanceReader(
       ]);
       const inFlight = inFlightRows.filter((row) => sourceOf(context, row) === address);
       known = lessInFlight(
-        { usdt, trxSun: account.balanceSun, energy: BigInt(resources.energyAvailable) },
+        {
+          usdt,
+          trxSun: account.balanceSun,
+          energy: BigInt(resources.energyAvailable),
+          stakedBandwidth: BigInt(Math.max(0, resources.stakedBandwidthLimit - resources.stakedBandwidthUsed)),
+          freeBandwidth: BigInt(Math.max(0, resources.freeBandwidthLimit - resources.freeBandwidthUsed)),
+        },
         inFlight,
         dearEnergy,
         prices,

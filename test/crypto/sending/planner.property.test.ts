@@ -23,7 +23,14 @@ import type { ChainPrices } from '../../../src/crypto/tron/node-client.ts';
 const SETTINGS = { seed: 20_251_127, numRuns: 500 };
 const amount = fc.bigInt({ min: 1n, max: 10n ** 13n });
 const held = fc.bigInt({ min: 0n, max: 10n ** 14n });
-const balances = fc.record<Balances>({ usdt: held, trxSun: held, energy: fc.bigInt({ min: 0n, max: 10n ** 7n }) });
+const bandwidthLeft = fc.bigInt({ min: 0n, max: 2_000n });
+const balances = fc.record<Balances>({
+  usdt: held,
+  trxSun: held,
+  energy: fc.bigInt({ min: 0n, max: 10n ** 7n }),
+  stakedBandwidth: bandwidthLeft,
+  freeBandwidth: bandwidthLeft,
+});
 const prices = fc.record<ChainPrices>({
   energyPriceSun: fc.bigInt({ min: 1n, max: 1_000n }),
   bandwidthPriceSun: fc.bigInt({ min: 1n, max: 10_000n }),
@@ -41,6 +48,32 @@ describe('funds arithmetic', () => {
         fc.pre(fits(balance, needs));
         const left = afterSending(balance, needs);
         expect(left.usdt >= 0n && left.trxSun >= 0n && left.energy >= 0n).toBe(true);
+        expect(left.stakedBandwidth >= 0n && left.freeBandwidth >= 0n).toBe(true);
+      }),
+      SETTINGS,
+    );
+  });
+
+  it('bytes are burned only when neither the staked bandwidth nor the free allowance covers them whole, staked first', () => {
+    fc.assert(
+      fc.property(transfer, balances, prices, energy, (planned, balance, chainPrices, used) => {
+        const needs = transferNeeds(planned, balance, chainPrices, used);
+        const expected =
+          needs.bandwidth <= balance.stakedBandwidth
+            ? 'staked'
+            : needs.bandwidth <= balance.freeBandwidth
+              ? 'free'
+              : 'burned';
+        expect(needs.bandwidthSource).toBe(expected);
+        const burnedBytes = transferNeeds(
+          planned,
+          { ...balance, stakedBandwidth: 0n, freeBandwidth: 0n },
+          chainPrices,
+          used,
+        );
+        expect(burnedBytes.needTrx - needs.needTrx).toBe(
+          expected === 'burned' ? 0n : needs.bandwidth * chainPrices.bandwidthPriceSun,
+        );
       }),
       SETTINGS,
     );
@@ -106,6 +139,8 @@ describe('funds arithmetic', () => {
           expect(left.usdt).toBe(start.usdt - usdt.reduce((sum, item) => sum + item.amount, 0n));
           const energyTaken = dear * BigInt(usdt.length);
           expect(left.trxSun <= start.trxSun).toBe(true);
+          expect(left.stakedBandwidth >= 0n && left.stakedBandwidth <= start.stakedBandwidth).toBe(true);
+          expect(left.freeBandwidth >= 0n && left.freeBandwidth <= start.freeBandwidth).toBe(true);
           expect(left.energy).toBe(start.energy > energyTaken ? start.energy - energyTaken : 0n);
         },
       ),
