@@ -177,7 +177,13 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
     const state = address ? chain.state.account(address) : undefined;
     if (!address || !state) return {};
     const bandwidthUsed = chain.state.freeBandwidthUsed(state, chain.nowMs);
-    return accountNetJson(chain.parameters, chain.state, state.stake ?? NO_STAKE, bandwidthUsed, chain.head.timestampMs);
+    return accountNetJson(
+      chain.parameters,
+      chain.state,
+      state.stake ?? NO_STAKE,
+      bandwidthUsed,
+      chain.head.timestampMs,
+    );
   };
 
   const constantCall =

@@ -722,7 +722,10 @@ export class SimulatedChain {
     for (const [address, account] of snapshot.accounts) {
       // Files saved before staked bandwidth was tracked have stakes without its use.
       const { stake, ...rest } = account;
-      this.state.accounts.set(address, stake ? { ...rest, stake: { ...stake, bandwidth: stake.bandwidth ?? UNUSED_RESOURCE } } : rest);
+      this.state.accounts.set(
+        address,
+        stake ? { ...rest, stake: { ...stake, bandwidth: stake.bandwidth ?? UNUSED_RESOURCE } } : rest,
+      );
     }
     for (const [address, balance] of snapshot.usdtBalances) this.state.usdtBalances.set(address, balance);
     for (const address of snapshot.usdtBlacklist) this.state.usdtBlacklist.add(address);

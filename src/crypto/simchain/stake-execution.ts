@@ -79,7 +79,12 @@ export function energyLeft(state: ChainState, parameters: ChainParameters, stake
 }
 
 /** The staked bandwidth left at `nowMs`: the limit less the use decayed to now (BandwidthProcessor.useAccountNet's check). */
-export function bandwidthLeft(state: ChainState, parameters: ChainParameters, stake: StakeState, nowMs: number): bigint {
+export function bandwidthLeft(
+  state: ChainState,
+  parameters: ChainParameters,
+  stake: StakeState,
+  nowMs: number,
+): bigint {
   const left = bandwidthLimit(state, parameters, stake) - recoveredUsage(stake.bandwidth, slotAt(parameters, nowMs));
   return left > 0n ? left : 0n;
 }

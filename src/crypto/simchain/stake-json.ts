@@ -36,11 +36,7 @@ export interface AccountStakeJson {
 }
 
 /** The Stake 2.0 part of getaccount: `account_resource`, `frozenV2`, `unfrozenV2` and the delegated bandwidth balances. */
-export function accountStakeJson(
-  parameters: ChainParameters,
-  stake: StakeState,
-  nowMs: number,
-): AccountStakeJson {
+export function accountStakeJson(parameters: ChainParameters, stake: StakeState, nowMs: number): AccountStakeJson {
   const energy = energyNow(parameters, stake, nowMs);
   const bandwidth = bandwidthNow(parameters, stake, nowMs);
   const accountResource: Record<string, unknown> = {};
