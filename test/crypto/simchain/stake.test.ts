@@ -312,6 +312,44 @@ describe('delegating energy to a deposit address', () => {
     expect(chainParameters({ maxDelegateLockPeriodBlocks: 10_512_000n }).maxDelegateLockPeriodBlocks).toBe(10_512_000n);
   });
 
+  it('the /walletsolidity staking reads answer from the solidified block: a freeze and a delegation show there only once their blocks are solidified', async () => {
+    const chain = await start(100_000n);
+    const owners = { owner_address: tronAddressToHex(owner.address) };
+    const reads = async (prefix: '/wallet' | '/walletsolidity') => ({
+      canDelegate: await post(`${prefix}/getcandelegatedmaxsize`, { ...owners, type: 1 }),
+      delegated: await post(`${prefix}/getdelegatedresourcev2`, {
+        fromAddress: tronAddressToHex(owner.address),
+        toAddress: tronAddressToHex(deposit.address),
+      }),
+      index: await post(`${prefix}/getdelegatedresourceaccountindexv2`, { value: tronAddressToHex(owner.address) }),
+      withdrawable: await post(`${prefix}/getcanwithdrawunfreezeamount`, owners),
+      unfreezeCount: await post(`${prefix}/getavailableunfreezecount`, owners),
+      frozenV2: (await post(`${prefix}/getaccount`, { address: tronAddressToHex(owner.address) }))['frozenV2'],
+    });
+    const beforeStaking = await reads('/wallet');
+    freeze(chain, owner, 100_000n);
+    chain.produceBlocks(1);
+    expect(delegate(chain, 10_000n, true)).toMatchObject({ result: true });
+    chain.produceBlocks(1);
+    const afterStaking = await reads('/wallet');
+    expect(afterStaking.canDelegate).toEqual({ max_size: 90_000_000_000 });
+    expect(afterStaking.delegated).not.toEqual(beforeStaking.delegated);
+    // Both blocks are above the solidified one (depth 18): the solidity node has not seen them.
+    expect(await reads('/walletsolidity')).toEqual(beforeStaking);
+    chain.produceBlocks(chain.parameters.solidityDepth - 1);
+    // The freeze's block is solidified now, the delegation's not yet.
+    const frozenOnly = await reads('/walletsolidity');
+    expect(frozenOnly).toMatchObject({
+      canDelegate: { max_size: 100_000_000_000 },
+      delegated: beforeStaking.delegated,
+      index: beforeStaking.index,
+    });
+    expect(frozenOnly.frozenV2).toContainEqual({ type: 'ENERGY', amount: 100_000_000_000 });
+    chain.produceBlocks(1);
+    expect(await reads('/walletsolidity')).toEqual(afterStaking);
+    expect(chain.state.account(owner.address)!.stake!.delegatedSun.ENERGY).toBe(10_000n * TRX); // the head untouched
+  });
+
   it('refuses a receiver that is not an activated account and less than 1 TRX', async () => {
     const chain = await start(100_000n);
     freeze(chain, owner, 100_000n);
