@@ -6,7 +6,7 @@
 import { bytesToHex } from '@noble/hashes/utils.js';
 
 /** The raw fields every contract shares (Transaction.raw), as the printer needs them. */
-export interface PrintedRaw {
+interface PrintedRaw {
   readonly refBlockBytes: Uint8Array;
   readonly refBlockHash: Uint8Array;
   readonly expirationMs: number;
