@@ -4,7 +4,7 @@
 // wallet's stake, or what was delegated to a deposit address) is used first —
 // the chain takes it before burning anything. For the rest: a rental when one
 // costs less than burning TRX for it (the transfer then waits, unsigned, until
-// the provider's delegation is on chain), else TRX burned — under the burn cap,
+// the provider's delegation is on chain, for a bounded time), else TRX burned — under the burn cap,
 // which the executor checks. A rental is ordered under our own id first, so an
 // order whose answer was lost is found again by that id, never paid twice.
 import type { Logger } from 'pino';
@@ -20,6 +20,19 @@ import type { EnergyPlan, EnergySourceSetting } from './energy-sources.ts';
 
 /** Rentals ordered for one transfer at most: past them, it burns (or waits, when burning is off). */
 const RENTALS_PER_TRANSFER_MAX = 2;
+/**
+ * How long a rental may stay pending (ordered, not yet delegated) before it is
+ * given up and the transfer falls back. itrx publishes no delivery time: its
+ * order page says only to query the order or await the callback
+ * (develop.itrx.io/api/order-create.html). A delivery is one DelegateResource
+ * transaction, on chain within a block or two (3 s each), and itrx retries a
+ * failed delegation itself (order status 32, "retrying after an error",
+ * api/order-query.html); ten minutes leaves room for many such retries, while a
+ * one-hour rental arriving later has lost a sixth of its hour and the payout
+ * has waited long enough. Without this bound a provider answering "pending"
+ * (or nothing) for ever would hold the transfer unsigned for ever.
+ */
+export const RENTAL_DELIVERY_WAIT_MS = 10 * 60_000;
 /** How long a delivered rental's energy is waited for on the node read before another is ordered. */
 export const RENTAL_VISIBLE_WAIT_MS = 60_000;
 
@@ -82,36 +95,80 @@ export function createEnergyManager(options: EnergyManagerOptions): EnergyManage
   };
 }
 
+/**
+ * What this transfer's rentals cost: every one but those the provider failed
+ * (it refunds them). One given up undelivered counts: it was paid for at the
+ * order and nothing says it was refunded.
+ */
 function rentalSunOf(rentals: readonly EnergyRentalRow[]): bigint | null {
-  const paid = rentals.filter((rental) => rental.status !== 'failed');
+  const paid = rentals.filter(
+    (rental) => rental.status !== 'failed' || rental.failure_reason === 'not_delivered_in_time',
+  );
   return paid.length === 0 ? null : paid.reduce((sum, rental) => sum + rental.price_sun, 0n);
 }
 
-/** A pending rental's state, asked of the provider and recorded when it changed. */
-async function refreshPending(options: EnergyManagerOptions, rental: EnergyRentalRow): Promise<EnergyRentalRow> {
-  let order: RentalOrder | null;
+/** The provider's word on an order: null when it has none, undefined when it did not answer. */
+async function askProvider(
+  options: EnergyManagerOptions,
+  rental: EnergyRentalRow,
+): Promise<RentalOrder | null | undefined> {
   try {
-    order = await options.provider!.order(rental.id);
+    return await options.provider!.order(rental.id);
   } catch (error) {
     if (!(error instanceof EnergyProviderError)) throw error;
     options.logger.warn(
       { err: error, rental_id: rental.id },
       'energy rental: the provider did not answer about an order',
     );
-    return rental;
+    return undefined;
   }
-  // No such order: the request never reached the provider (its answer was lost with it).
-  const status = order?.status ?? 'failed';
-  const priceSun = order?.priceSun ?? 0n;
-  if (status === rental.status) return rental;
+}
+
+/** Records how a pending rental ended; another process that ended it first wins, and this pass waits. */
+async function endRental(
+  options: EnergyManagerOptions,
+  rental: EnergyRentalRow,
+  change: Pick<EnergyRentalRow, 'status' | 'price_sun' | 'failure_reason'>,
+): Promise<EnergyRentalRow> {
   const now = options.clock.now();
-  await repository.setRentalStatus(options.db, rental.id, status, priceSun, now);
-  if (status === 'failed')
+  const recorded = await repository.setRentalStatus(options.db, rental.id, {
+    status: change.status,
+    priceSun: change.price_sun,
+    failureReason: change.failure_reason,
+    now,
+  });
+  if (!recorded) return rental;
+  if (change.status === 'failed')
     options.logger.warn(
-      { rental_id: rental.id, transfer_id: rental.transfer_id },
+      { rental_id: rental.id, transfer_id: rental.transfer_id, reason: change.failure_reason },
       'energy rental failed: the transfer falls back',
     );
-  return { ...rental, status, price_sun: priceSun, updated_at: now };
+  return { ...rental, ...change, updated_at: now };
+}
+
+/**
+ * A pending rental's state, asked of the provider and recorded when it changed;
+ * given up once it has been pending for RENTAL_DELIVERY_WAIT_MS, however the
+ * provider answers (or does not).
+ */
+async function refreshPending(options: EnergyManagerOptions, rental: EnergyRentalRow): Promise<EnergyRentalRow> {
+  const order = await askProvider(options, rental);
+  // No such order (null): the request never reached the provider (its answer was lost with it).
+  if (order === null)
+    return endRental(options, rental, { status: 'failed', price_sun: 0n, failure_reason: 'not_ordered' });
+  if (order && order.status !== 'pending')
+    return endRental(options, rental, {
+      status: order.status,
+      price_sun: order.priceSun,
+      failure_reason: order.status === 'failed' ? 'provider_failed' : null,
+    });
+  const pendingMs = options.clock.now().getTime() - rental.created_at.getTime();
+  if (pendingMs < RENTAL_DELIVERY_WAIT_MS) return rental;
+  return endRental(options, rental, {
+    status: 'failed',
+    price_sun: rental.price_sun,
+    failure_reason: 'not_delivered_in_time',
+  });
 }
 
 async function arrange(
@@ -174,7 +231,13 @@ async function orderRental(
       now,
     });
     const order = await provider.rent({ address: request.address, energy: quote.energy, reference: id });
-    await repository.setRentalStatus(options.db, id, order.status, order.priceSun, now);
+    const failureReason = order.status === 'failed' ? 'provider_failed' : null;
+    await repository.setRentalStatus(options.db, id, {
+      status: order.status,
+      priceSun: order.priceSun,
+      failureReason,
+      now,
+    });
     known.push({
       id,
       chain: options.chain,
@@ -185,6 +248,7 @@ async function orderRental(
       energy: quote.energy,
       price_sun: order.priceSun,
       status: order.status,
+      failure_reason: failureReason,
       created_at: now,
       updated_at: now,
     });

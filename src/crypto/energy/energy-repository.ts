@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/transaction.ts';
 import type { ChainName } from '../chain/crypto-chain.ts';
 import type { RentalOrderStatus } from './energy-provider.ts';
-import type { EnergyTables } from './energy-tables.ts';
+import type { EnergyTables, RentalFailureReason } from './energy-tables.ts';
 
 export type EnergyRentalRow = Selectable<EnergyTables['crypto_energy_rentals']>;
 
@@ -55,16 +55,30 @@ export async function rentalsOf(
     .execute();
 }
 
+/**
+ * A pending rental's new state, compare-and-set on `pending`: a rental already
+ * ended (delivered, failed or given up) is never changed again.
+ */
 export async function setRentalStatus(
   db: Executor<EnergyTables>,
   id: string,
-  status: RentalOrderStatus,
-  priceSun: bigint,
-  now: Date,
-): Promise<void> {
-  await db
+  change: {
+    readonly status: RentalOrderStatus;
+    readonly priceSun: bigint;
+    readonly failureReason: RentalFailureReason | null;
+    readonly now: Date;
+  },
+): Promise<boolean> {
+  const result = await db
     .updateTable('crypto_energy_rentals')
-    .set({ status, price_sun: priceSun, updated_at: now })
+    .set({
+      status: change.status,
+      price_sun: change.priceSun,
+      failure_reason: change.failureReason,
+      updated_at: change.now,
+    })
     .where('id', '=', id)
-    .execute();
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }

@@ -1,6 +1,10 @@
-// Kysely types of the tables the energy manager owns (migration 0049_crypto_energy_rentals.sql).
+// Kysely types of the tables the energy manager owns (migrations 0049_crypto_energy_rentals.sql,
+// 0050_crypto_energy_rental_failure.sql).
 import type { ChainName } from '../chain/crypto-chain.ts';
 import type { RentalOrderStatus } from './energy-provider.ts';
+
+/** Why a rental ended without energy (migration 0050 explains each). */
+export type RentalFailureReason = 'provider_failed' | 'not_ordered' | 'not_delivered_in_time';
 
 export interface EnergyTables {
   crypto_energy_rentals: {
@@ -13,6 +17,8 @@ export interface EnergyTables {
     energy: bigint;
     price_sun: bigint;
     status: RentalOrderStatus;
+    /** Set when `status` is `failed` (null on rows older than the column). */
+    failure_reason: RentalFailureReason | null;
     created_at: Date;
     updated_at: Date;
   };

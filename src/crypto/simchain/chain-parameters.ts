@@ -77,7 +77,15 @@ export interface ChainParameters {
   readonly genesisTotalBandwidthWeightTrx: bigint;
   /** Days an unfreezing waits before it can be withdrawn (getUnfreezeDelayDays). */
   readonly unfreezeDelayDays: number;
-  /** The longest delegation lock, in blocks (getMaxDelegateLockPeriod). */
+  /**
+   * The longest delegation lock, in blocks (getMaxDelegateLockPeriod): the
+   * committee's parameter #78 MAX_DELEGATE_LOCK_PERIOD, not a constant. Unset,
+   * java-tron answers DELEGATE_PERIOD / BLOCK_PRODUCED_INTERVAL = 86,400 (3 days;
+   * DynamicPropertiesStore.getMaxDelegateLockPeriod), and a proposal may only raise
+   * it, to at most ONE_YEAR_BLOCK_NUMBERS = 10,512,000 (ProposalUtil). A chosen
+   * `lock_period` is honoured only above 86,400 with unfreezeDelayDays > 0
+   * (supportMaxDelegateLockPeriod); otherwise every lock is 86,400 blocks.
+   */
   readonly maxDelegateLockPeriodBlocks: bigint;
 }
 
@@ -113,11 +121,17 @@ const DEFAULT_CHAIN_PARAMETERS: ChainParameters = {
   totalBandwidthLimit: 43_200_000_000n,
   genesisTotalBandwidthWeightTrx: 26_000_000_000n,
   unfreezeDelayDays: 14,
-  // Mainnet's committee value (proposal of 2023): 30 days of blocks.
+  // 30 days of blocks: the value java-tron's own tests enable the feature with
+  // (DelegateResourceActuatorTest, TransactionUtilTest: saveMaxDelegateLockPeriod(864000L)),
+  // taken as mainnet's committee value.
   maxDelegateLockPeriodBlocks: 864_000n,
 };
 
 export const DAY_MS = 24 * 60 * 60 * 1_000;
+/** DELEGATE_PERIOD / BLOCK_PRODUCED_INTERVAL (Parameter.ChainConstant): the fixed lock, 3 days of blocks. */
+export const DEFAULT_DELEGATE_LOCK_PERIOD_BLOCKS = 86_400n;
+/** Parameter.ChainConstant.ONE_YEAR_BLOCK_NUMBERS: the most MAX_DELEGATE_LOCK_PERIOD may be proposed to. */
+const ONE_YEAR_BLOCK_NUMBERS = 10_512_000n;
 
 export function chainParameters(overrides: Partial<ChainParameters> = {}): ChainParameters {
   const parameters = { ...DEFAULT_CHAIN_PARAMETERS, ...overrides };
@@ -143,6 +157,13 @@ export function chainParameters(overrides: Partial<ChainParameters> = {}): Chain
     throw new RangeError('the network bandwidth limit and weight must be positive');
   if (!Number.isSafeInteger(parameters.unfreezeDelayDays) || parameters.unfreezeDelayDays < 0)
     throw new RangeError('unfreezeDelayDays must be a whole number ≥ 0');
+  if (
+    parameters.maxDelegateLockPeriodBlocks < DEFAULT_DELEGATE_LOCK_PERIOD_BLOCKS ||
+    parameters.maxDelegateLockPeriodBlocks > ONE_YEAR_BLOCK_NUMBERS
+  )
+    throw new RangeError(
+      `maxDelegateLockPeriodBlocks is ${DEFAULT_DELEGATE_LOCK_PERIOD_BLOCKS}..${ONE_YEAR_BLOCK_NUMBERS} (java-tron's default to its proposal bound)`,
+    );
   if (!Number.isInteger(parameters.usdtDecimals) || parameters.usdtDecimals < 0 || parameters.usdtDecimals > 255)
     throw new RangeError('usdtDecimals is a uint8 (0..255)');
   return { ...parameters, retainedBlockHeaders };

@@ -142,6 +142,27 @@ export class ChainState {
       this.transactionOwners.delete(this.transactionOwners.keys().next().value!);
   }
 
+  /**
+   * A copy to undo blocks on without touching this state (an older block's
+   * state, as the solidity node reads it). The transaction owners are left out:
+   * no block changes them.
+   */
+  copy(): ChainState {
+    const copy = new ChainState();
+    for (const [address, account] of this.accounts) copy.accounts.set(address, { ...account });
+    for (const [address, balance] of this.usdtBalances) copy.usdtBalances.set(address, balance);
+    for (const address of this.usdtBlacklist) copy.usdtBlacklist.add(address);
+    for (const [address, outcome] of this.nextTransferOutcomes) copy.nextTransferOutcomes.set(address, outcome);
+    for (const [key, outcome] of this.ownedTransferOutcomes) copy.ownedTransferOutcomes.set(key, outcome);
+    for (const [key, record] of this.delegations) copy.delegations.set(key, record);
+    for (const [key, entry] of this.delegationIndex) copy.delegationIndex.set(key, entry);
+    copy.usdtPaused = this.usdtPaused;
+    copy.usdtEnergyFactor = this.usdtEnergyFactor;
+    copy.totalEnergyWeightTrx = this.totalEnergyWeightTrx;
+    copy.totalBandwidthWeightTrx = this.totalBandwidthWeightTrx;
+    return copy;
+  }
+
   account(address: TronAddress): AccountState | undefined {
     return this.accounts.get(address);
   }

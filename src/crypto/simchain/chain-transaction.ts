@@ -4,7 +4,6 @@
 // (tron/stake-contracts.ts). The TransferContract reader is
 // as strict as the other: one contract, only the fields java-tron's protobuf
 // writes for it, each once; anything else is a problem, never an exception.
-import { bytesToHex } from '@noble/hashes/utils.js';
 import { tronAddressFromBytes, tronAddressToHex, type TronAddress } from '../tron/address.ts';
 import {
   decodeSignedTransaction,
@@ -18,6 +17,7 @@ import {
   type TransferContractRaw,
 } from '../tron/transaction.ts';
 import { problemOf, readContractParameter, readFields, readRefBlock } from '../tron/transaction-fields.ts';
+import { printTransactionJson } from '../tron/transaction-json.ts';
 import {
   decodeSignedStakeTransaction,
   stakeTransactionJson,
@@ -123,39 +123,20 @@ function decodeTransferContractRaw(
 /** The node's JSON of a transaction of either kind (`visible: false`); an unsigned one has no `signature` (an empty repeated field is not printed). */
 export function chainTransactionJson(transaction: ChainTransaction): Record<string, unknown> {
   if (isStakeTransaction(transaction)) return stakeTransactionJson(transaction);
-  if (!isTrxTransfer(transaction)) {
-    const { signatures, ...unsigned } = transaction;
-    return transactionJson(signatures.length > 0 ? transaction : unsigned);
-  }
+  if (!isTrxTransfer(transaction)) return transactionJson(transaction);
   const { raw } = transaction;
-  const rawData: Record<string, unknown> = {
-    contract: [
-      {
-        parameter: {
-          value: {
-            amount: Number(raw.amountSun),
-            owner_address: tronAddressToHex(raw.ownerAddress),
-            to_address: tronAddressToHex(raw.toAddress),
-          },
-          type_url: TRANSFER_CONTRACT_TYPE_URL,
-        },
-        type: 'TransferContract',
+  return printTransactionJson({
+    ...transaction,
+    contract: {
+      type: 'TransferContract',
+      typeUrl: TRANSFER_CONTRACT_TYPE_URL,
+      value: {
+        amount: Number(raw.amountSun),
+        owner_address: tronAddressToHex(raw.ownerAddress),
+        to_address: tronAddressToHex(raw.toAddress),
       },
-    ],
-    ref_block_bytes: bytesToHex(raw.refBlockBytes),
-    ref_block_hash: bytesToHex(raw.refBlockHash),
-    expiration: raw.expirationMs,
-  };
-  if (raw.timestampMs !== 0) rawData['timestamp'] = raw.timestampMs;
-  return {
-    ...(transaction.signatures.length > 0
-      ? { signature: transaction.signatures.map((signature) => bytesToHex(signature)) }
-      : {}),
-    txID: transaction.txId,
-    raw_data: rawData,
-    raw_data_hex: bytesToHex(transaction.rawBytes),
-    visible: false,
-  };
+    },
+  });
 }
 
 function address(bytes: Uint8Array | undefined): TronAddress | undefined {

@@ -27,6 +27,7 @@ import { usdtSmartContractJson } from './usdt-contract-json.ts';
 import { accountNetJson, accountResourceJson, accountStakeJson } from './stake-json.ts';
 import { stakeRoutes } from './stake-routes.ts';
 import { NO_STAKE } from './stake-execution.ts';
+import type { StakeState } from './chain-state.ts';
 import {
   accountJson,
   nodeInfoJson,
@@ -151,11 +152,15 @@ export function createNodeApi(chain: SimulatedChain, faults: NodeFaults): (path:
       const state = address ? chain.state.account(address) : undefined;
       if (!address || !state) return {};
       const bandwidthUsed = chain.state.freeBandwidthUsed(state, chain.nowMs);
-      const stake = accountStakeJson(chain.parameters, state.stake ?? NO_STAKE, chain.head.timestampMs);
-      if (!solid) return accountJson(address, state, bandwidthUsed, stake);
+      if (!solid) {
+        const stake = accountStakeJson(chain.parameters, state.stake ?? NO_STAKE, chain.head.timestampMs);
+        return accountJson(address, state, bandwidthUsed, stake);
+      }
       const above = changesAboveSolidified(chain, address);
       // An account the unsolidified blocks created does not exist yet at the solidified block.
       if (above.created) return {};
+      const solidStake = above.stakeChanged ? above.stakeBefore : state.stake;
+      const stake = accountStakeJson(chain.parameters, solidStake ?? NO_STAKE, chain.solidBlock.timestampMs);
       return accountJson(address, { ...state, balanceSun: state.balanceSun - above.trxSun }, bandwidthUsed, stake);
     };
   // Wallet.getAccountResource / getAccountNet: null (printed `{}`) for an account that does not exist.
@@ -378,13 +383,30 @@ function runView(
 function changesAboveSolidified(
   chain: SimulatedChain,
   address: TronAddress,
-): { usdt: bigint; trxSun: bigint; created: boolean } {
-  const changes = { usdt: 0n, trxSun: 0n, created: false };
+): {
+  usdt: bigint;
+  trxSun: bigint;
+  created: boolean;
+  /** Whether those blocks changed its Stake 2.0 fields; `stakeBefore` is then what they were before the first change. */
+  stakeChanged: boolean;
+  stakeBefore: StakeState | undefined;
+} {
+  const changes = {
+    usdt: 0n,
+    trxSun: 0n,
+    created: false,
+    stakeChanged: false,
+    stakeBefore: undefined as StakeState | undefined,
+  };
   for (let number = chain.solidNumber + 1; number <= chain.head.number; number += 1) {
     for (const entry of chain.block(number)?.journal ?? []) {
       if (entry.kind === 'usdt' && entry.address === address) changes.usdt += entry.delta;
       else if (entry.kind === 'trx' && entry.address === address) changes.trxSun += entry.delta;
       else if (entry.kind === 'account' && entry.address === address) changes.created = true;
+      else if (entry.kind === 'stake' && entry.address === address && !changes.stakeChanged) {
+        changes.stakeChanged = true;
+        changes.stakeBefore = entry.before;
+      }
     }
   }
   return changes;

@@ -217,6 +217,18 @@ export class SimulatedChain {
     return this.block(this.solidNumber)!;
   }
 
+  /**
+   * The state as of the solidified block, which java-tron's solidity node reads:
+   * a copy of the head's with the blocks above it undone (their journals are
+   * kept for reorgs). Faucet grants, made outside blocks, count as solidified at once.
+   */
+  solidState(): ChainState {
+    const state = this.state.copy();
+    for (let number = this.head.number; number > this.solidNumber; number -= 1)
+      state.undo(this.block(number)?.journal ?? []);
+    return state;
+  }
+
   /** The canonical block at `number`, or undefined when it is not produced yet or its body was pruned. */
   block(number: number): SimulatedBlock | undefined {
     return Number.isSafeInteger(number) && number >= 0 ? this.#blocks[number - this.#blocks[0]!.number] : undefined;

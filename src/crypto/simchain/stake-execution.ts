@@ -6,13 +6,13 @@
 // (getAccountResource's limits, calcCanDelegatedEnergyMaxSize). Mainnet's
 // switches: Stake 2.0 on, the optimized window on, the new resource model
 // (TRON_POWER) off, the delegation lock period settable up to
-// maxDelegateLockPeriodBlocks. `nowMs` is java-tron's latestBlockHeaderTimestamp:
+// maxDelegateLockPeriodBlocks when that is above the fixed 3 days. `nowMs` is java-tron's latestBlockHeaderTimestamp:
 // the head block's time when a transaction is taken in or a query answered, the
 // parent's time while a block runs its transactions (Manager.processBlock
 // updates it after them). Every change goes through ChainState's journaled setters.
 import { tronAddressToHex, type TronAddress } from '../tron/address.ts';
 import type { ResourceCode, StakeContract } from '../tron/stake-contracts.ts';
-import type { ChainParameters } from './chain-parameters.ts';
+import { DEFAULT_DELEGATE_LOCK_PERIOD_BLOCKS, type ChainParameters } from './chain-parameters.ts';
 import {
   delegationIndexKey,
   delegationKey,
@@ -45,8 +45,6 @@ export const NO_STAKE: StakeState = {
 export const UNFREEZE_MAX_TIMES = 32;
 /** Parameter.ChainConstant.FROZEN_PERIOD: a day. */
 const FROZEN_PERIOD_MS = 86_400_000;
-/** DELEGATE_PERIOD / BLOCK_PRODUCED_INTERVAL: the lock of `lock: true, lock_period: 0`, 3 days of blocks. */
-const DEFAULT_LOCK_PERIOD_BLOCKS = 86_400n;
 
 function stakeOf(state: ChainState, address: TronAddress): StakeState {
   return state.account(address)?.stake ?? NO_STAKE;
@@ -201,8 +199,9 @@ function delegateRefusal(
   if (contract.receiverAddress === contract.ownerAddress) return 'receiverAddress must not be the same as ownerAddress';
   if (!state.account(contract.receiverAddress))
     return `Account[${tronAddressToHex(contract.receiverAddress)}] not exists`;
-  if (contract.lock) {
-    const lockPeriod = lockPeriodBlocks(contract.lockPeriodBlocks);
+  // Without a chosen lock period (the committee never raised the maximum) nothing about it is checked.
+  if (contract.lock && choosableLockPeriod(parameters)) {
+    const lockPeriod = lockPeriodBlocks(parameters, contract.lockPeriodBlocks);
     const max = parameters.maxDelegateLockPeriodBlocks;
     if (lockPeriod < 0n || lockPeriod > max)
       return `The lock period of delegate resource cannot be less than 0 and cannot exceed ${max}!`;
@@ -319,7 +318,7 @@ function executeDelegate(
   const { ownerAddress: from, receiverAddress: to, resource, balanceSun } = contract;
   unlockExpired(state, from, to, nowMs, journal);
   const expireTimeMs = contract.lock
-    ? nowMs + Number(lockPeriodBlocks(contract.lockPeriodBlocks)) * parameters.blockIntervalMs
+    ? nowMs + Number(lockPeriodBlocks(parameters, contract.lockPeriodBlocks)) * parameters.blockIntervalMs
     : 0;
   const key = delegationKey(from, to, contract.lock);
   const record = state.delegations.get(key) ?? emptyDelegation(from, to, contract.lock);
@@ -473,9 +472,16 @@ function addWeightChange(
   else state.addWeights(0n, delta, journal);
 }
 
-/** lock_period 0 means the default 3 days (DelegateResourceActuator.getLockPeriod). */
-function lockPeriodBlocks(lockPeriod: bigint): bigint {
-  return lockPeriod === 0n ? DEFAULT_LOCK_PERIOD_BLOCKS : lockPeriod;
+/** DynamicPropertiesStore.supportMaxDelegateLockPeriod: a lock period may be chosen only once the committee raised the maximum. */
+function choosableLockPeriod(parameters: ChainParameters): boolean {
+  return (
+    parameters.maxDelegateLockPeriodBlocks > DEFAULT_DELEGATE_LOCK_PERIOD_BLOCKS && parameters.unfreezeDelayDays > 0
+  );
+}
+
+/** DelegateResourceActuator.getLockPeriod: lock_period 0, or any when it cannot be chosen, is the fixed 3 days. */
+function lockPeriodBlocks(parameters: ChainParameters, lockPeriod: bigint): bigint {
+  return choosableLockPeriod(parameters) && lockPeriod !== 0n ? lockPeriod : DEFAULT_DELEGATE_LOCK_PERIOD_BLOCKS;
 }
 
 function unfreezingCount(stake: StakeState, nowMs: number): number {

@@ -6,7 +6,8 @@
 // Reads (getcandelegatedmaxsize, getdelegatedresourcev2,
 // getdelegatedresourceaccountindexv2, getcanwithdrawunfreezeamount,
 // getavailableunfreezecount) on /wallet and /walletsolidity as java-tron serves
-// them; the walletsolidity ones answer from the head state here (docs/crypto.md).
+// them: /wallet from the head's state, /walletsolidity from the solidified
+// block's (SimulatedChain.solidState), each at its block's time (docs/crypto.md).
 import {
   encodeStakeTransactionRaw,
   stakeTransactionJson,
@@ -14,7 +15,7 @@ import {
   type StakeContract,
 } from '../tron/stake-contracts.ts';
 import { transactionId } from '../tron/transaction.ts';
-import { delegationKey } from './chain-state.ts';
+import { delegationKey, type ChainState } from './chain-state.ts';
 import type { Route } from './node-api.ts';
 import { addressOf, type NodeRequestBody } from './node-request.ts';
 import type { SimulatedChain } from './simulated-chain.ts';
@@ -41,47 +42,11 @@ export function stakeRoutes(chain: SimulatedChain): Record<string, Route> {
       return stakeTransactionJson({ rawBytes, raw, txId: transactionId(rawBytes), signatures: [] });
     };
 
-  const canDelegatedMaxSize: Route = (body) => {
-    const owner = addressOf(body['owner_address']);
-    const type = body['type'] ?? 0;
-    const resource = type === 0 ? 'BANDWIDTH' : type === 1 ? 'ENERGY' : undefined;
-    const maxSize =
-      owner && resource
-        ? canDelegateMaxSun(chain.state, chain.parameters, owner, resource, chain.head.timestampMs)
-        : 0n;
-    return maxSize === 0n ? {} : { max_size: Number(maxSize) };
-  };
-  const delegatedResourceV2: Route = (body) => {
-    const from = addressOf(body['fromAddress']);
-    const to = addressOf(body['toAddress']);
-    if (!from || !to) return {};
-    return delegatedResourceListJson([
-      chain.state.delegations.get(delegationKey(from, to, false)),
-      chain.state.delegations.get(delegationKey(from, to, true)),
-    ]);
-  };
-  // An address that is not 21 bytes gets the empty index (Wallet.getDelegatedResourceAccountIndexV2).
-  const delegationIndex: Route = (body) => {
-    const address = addressOf(body['value']);
-    return address ? delegationIndexJson(chain.state, address) : {};
-  };
-  const canWithdrawUnfreezeAmount: Route = (body) => {
-    const owner = addressOf(body['owner_address']);
-    const timestamp = body['timestamp'] ?? 0;
-    if (!owner || typeof timestamp !== 'number' || timestamp < 0) return {};
-    const account = chain.state.account(owner);
-    if (!account) return {};
-    const amount = withdrawableSun(account.stake ?? NO_STAKE, timestamp === 0 ? chain.head.timestampMs : timestamp);
-    return amount === 0n ? {} : { amount: Number(amount) };
-  };
-  const availableUnfreezeCount: Route = (body) => {
-    const owner = addressOf(body['owner_address']);
-    const account = owner ? chain.state.account(owner) : undefined;
-    if (!account) return {};
-    const waiting = (account.stake ?? NO_STAKE).unfrozen.filter((item) => item.expireTimeMs > chain.head.timestampMs);
-    return { count: UNFREEZE_MAX_TIMES - waiting.length };
-  };
-
+  /** What a read sees: the head's state on /wallet; on /walletsolidity the solidified block's, at its time. */
+  const readView = (solid: boolean): StakeReadView =>
+    solid
+      ? { state: chain.solidState(), nowMs: chain.solidBlock.timestampMs }
+      : { state: chain.state, nowMs: chain.head.timestampMs };
   const routes: Record<string, Route> = {
     '/wallet/freezebalancev2': build(freezeContract),
     '/wallet/unfreezebalancev2': build(unfreezeContract),
@@ -89,16 +54,67 @@ export function stakeRoutes(chain: SimulatedChain): Record<string, Route> {
     '/wallet/delegateresource': build(delegateContract),
     '/wallet/undelegateresource': build(undelegateContract),
   };
-  for (const prefix of ['/wallet', '/walletsolidity']) {
-    routes[`${prefix}/getcandelegatedmaxsize`] = canDelegatedMaxSize;
-    routes[`${prefix}/getdelegatedresourcev2`] = delegatedResourceV2;
-    routes[`${prefix}/getdelegatedresourceaccountindexv2`] = delegationIndex;
-    routes[`${prefix}/getcanwithdrawunfreezeamount`] = canWithdrawUnfreezeAmount;
-    routes[`${prefix}/getavailableunfreezecount`] = availableUnfreezeCount;
+  for (const [prefix, solid] of [
+    ['/wallet', false],
+    ['/walletsolidity', true],
+  ] as const) {
+    const view = () => readView(solid);
+    routes[`${prefix}/getcandelegatedmaxsize`] = (body) => canDelegatedMaxSize(chain, view(), body);
+    routes[`${prefix}/getdelegatedresourcev2`] = (body) => delegatedResourceV2(view(), body);
+    routes[`${prefix}/getdelegatedresourceaccountindexv2`] = (body) => delegationIndex(view(), body);
+    routes[`${prefix}/getcanwithdrawunfreezeamount`] = (body) => canWithdrawUnfreezeAmount(view(), body);
+    routes[`${prefix}/getavailableunfreezecount`] = (body) => availableUnfreezeCount(view(), body);
   }
   return routes;
 }
 
+/** The state a staking read answers from, and java-tron's "now" there (latestBlockHeaderTimestamp). */
+interface StakeReadView {
+  readonly state: ChainState;
+  readonly nowMs: number;
+}
+
+function canDelegatedMaxSize(chain: SimulatedChain, view: StakeReadView, body: NodeRequestBody) {
+  const owner = addressOf(body['owner_address']);
+  const type = body['type'] ?? 0;
+  const resource = type === 0 ? 'BANDWIDTH' : type === 1 ? 'ENERGY' : undefined;
+  const maxSize = owner && resource ? canDelegateMaxSun(view.state, chain.parameters, owner, resource, view.nowMs) : 0n;
+  return maxSize === 0n ? {} : { max_size: Number(maxSize) };
+}
+
+function delegatedResourceV2(view: StakeReadView, body: NodeRequestBody) {
+  const from = addressOf(body['fromAddress']);
+  const to = addressOf(body['toAddress']);
+  if (!from || !to) return {};
+  return delegatedResourceListJson([
+    view.state.delegations.get(delegationKey(from, to, false)),
+    view.state.delegations.get(delegationKey(from, to, true)),
+  ]);
+}
+
+/** An address that is not 21 bytes gets the empty index (Wallet.getDelegatedResourceAccountIndexV2). */
+function delegationIndex(view: StakeReadView, body: NodeRequestBody) {
+  const address = addressOf(body['value']);
+  return address ? delegationIndexJson(view.state, address) : {};
+}
+
+function canWithdrawUnfreezeAmount(view: StakeReadView, body: NodeRequestBody) {
+  const owner = addressOf(body['owner_address']);
+  const timestamp = body['timestamp'] ?? 0;
+  if (!owner || typeof timestamp !== 'number' || timestamp < 0) return {};
+  const account = view.state.account(owner);
+  if (!account) return {};
+  const amount = withdrawableSun(account.stake ?? NO_STAKE, timestamp === 0 ? view.nowMs : timestamp);
+  return amount === 0n ? {} : { amount: Number(amount) };
+}
+
+function availableUnfreezeCount(view: StakeReadView, body: NodeRequestBody) {
+  const owner = addressOf(body['owner_address']);
+  const account = owner ? view.state.account(owner) : undefined;
+  if (!account) return {};
+  const waiting = (account.stake ?? NO_STAKE).unfrozen.filter((item) => item.expireTimeMs > view.nowMs);
+  return { count: UNFREEZE_MAX_TIMES - waiting.length };
+}
 /** Whole non-negative numbers as JsonFormat.merge reads an int64 (a JSON number or decimal text). */
 function int64(value: unknown, name: string): bigint | string {
   if (value === undefined) return 0n;

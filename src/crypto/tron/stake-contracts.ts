@@ -6,7 +6,6 @@
 // (ContractType 54–58), proto3 zero fields left out, so the bytes equal what
 // java-tron and tronweb write and the txID is theirs.
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
-import { bytesToHex } from '@noble/hashes/utils.js';
 import { tronAddressFromBytes, tronAddressToBytes, tronAddressToHex, type TronAddress } from './address.ts';
 import {
   encodeRaw,
@@ -18,6 +17,7 @@ import {
   type RawHeader,
 } from './transaction.ts';
 import { problemOf, readContractParameter, readFields, readRefBlock } from './transaction-fields.ts';
+import { printTransactionJson } from './transaction-json.ts';
 import { tronAddressFromPrivateKey } from './address.ts';
 import { signTransactionId } from './signing.ts';
 
@@ -287,28 +287,11 @@ function stakeContractJson(contract: StakeContract): Record<string, unknown> {
 export function stakeTransactionJson(
   transaction: Pick<SignedStakeTransaction, 'rawBytes' | 'raw' | 'txId' | 'signatures'>,
 ): Record<string, unknown> {
-  const { raw } = transaction;
-  const rawData: Record<string, unknown> = {
-    contract: [
-      {
-        parameter: { value: stakeContractJson(raw.contract), type_url: stakeContractTypeUrl(raw.contract.type) },
-        type: raw.contract.type,
-      },
-    ],
-    ref_block_bytes: bytesToHex(raw.refBlockBytes),
-    ref_block_hash: bytesToHex(raw.refBlockHash),
-    expiration: raw.expirationMs,
-  };
-  if (raw.timestampMs !== 0) rawData['timestamp'] = raw.timestampMs;
-  return {
-    ...(transaction.signatures.length > 0
-      ? { signature: transaction.signatures.map((signature) => bytesToHex(signature)) }
-      : {}),
-    txID: transaction.txId,
-    raw_data: rawData,
-    raw_data_hex: bytesToHex(transaction.rawBytes),
-    visible: false,
-  };
+  const { contract } = transaction.raw;
+  return printTransactionJson({
+    ...transaction,
+    contract: { type: contract.type, typeUrl: stakeContractTypeUrl(contract.type), value: stakeContractJson(contract) },
+  });
 }
 
 /** Reads the signed envelope (raw + 1..5 signatures; `ret` skipped) around a Stake 2.0 raw. */

@@ -16,6 +16,7 @@ import {
   REF_BLOCK_BYTES_LENGTH,
   REF_BLOCK_HASH_LENGTH,
 } from './transaction-fields.ts';
+import { printTransactionJson, safeJsonNumber } from './transaction-json.ts';
 
 /** `Transaction.Contract.ContractType.TriggerSmartContract`. */
 const TRIGGER_SMART_CONTRACT_TYPE = 31;
@@ -308,23 +309,15 @@ export function transactionJson(
     owner_address: tronAddressToHex(raw.ownerAddress),
     contract_address: tronAddressToHex(raw.contractAddress),
   };
-  if (raw.callValueSun !== 0n) value['call_value'] = safeNumber(raw.callValueSun);
-  const rawData: Record<string, unknown> = {
-    contract: [{ parameter: { value, type_url: TRIGGER_SMART_CONTRACT_TYPE_URL }, type: 'TriggerSmartContract' }],
-    ref_block_bytes: bytesToHex(raw.refBlockBytes),
-    ref_block_hash: bytesToHex(raw.refBlockHash),
-    expiration: raw.expirationMs,
-  };
-  if (raw.feeLimitSun !== 0n) rawData['fee_limit'] = safeNumber(raw.feeLimitSun);
-  if (raw.timestampMs !== 0) rawData['timestamp'] = raw.timestampMs;
-  return {
-    ...(transaction.signatures ? { signature: transaction.signatures.map((signature) => bytesToHex(signature)) } : {}),
+  if (raw.callValueSun !== 0n) value['call_value'] = safeJsonNumber(raw.callValueSun);
+  return printTransactionJson({
+    contract: { type: 'TriggerSmartContract', typeUrl: TRIGGER_SMART_CONTRACT_TYPE_URL, value },
+    raw,
+    rawBytes: transaction.rawBytes,
     // A decoded or signed transaction knows its id already (the sha256 of its raw bytes).
-    txID: transaction.txId ?? transactionId(transaction.rawBytes),
-    raw_data: rawData,
-    raw_data_hex: bytesToHex(transaction.rawBytes),
-    visible: false,
-  };
+    txId: transaction.txId ?? transactionId(transaction.rawBytes),
+    signatures: transaction.signatures,
+  });
 }
 
 function assertRaw(raw: TriggerSmartContractRaw): void {
@@ -348,9 +341,4 @@ function isTronAddressBytes(bytes: Uint8Array): boolean {
 
 function safeMilliseconds(value: bigint): number | undefined {
   return value >= 0n && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : undefined;
-}
-
-function safeNumber(value: bigint): number {
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`${value} does not fit a JSON number exactly`);
-  return Number(value);
 }

@@ -5,7 +5,12 @@
 // provider fails or its energy never shows on chain — bounded, never for ever.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EnergyProviderError } from '../../../src/crypto/energy/energy-provider.ts';
-import { createEnergyManager, RENTAL_VISIBLE_WAIT_MS } from '../../../src/crypto/energy/energy-manager.ts';
+import {
+  createEnergyManager,
+  RENTAL_DELIVERY_WAIT_MS,
+  RENTAL_VISIBLE_WAIT_MS,
+} from '../../../src/crypto/energy/energy-manager.ts';
+import type { EnergySourceSetting } from '../../../src/crypto/energy/energy-sources.ts';
 import { rentalsOf } from '../../../src/crypto/energy/energy-repository.ts';
 import { simulatedChainDelegation } from '../../../src/crypto/simchain/rental-delegation.ts';
 import { createItrxProvider, itrxCanonicalJson, itrxSignature } from '../../../src/crypto/energy/itrx/itrx-provider.ts';
@@ -28,6 +33,8 @@ import { testKey } from '../simchain/fixtures/transfers.ts';
 
 const API_KEY = 'B433BFF1CDE7450AA38A56BEAC690DD4';
 const API_SECRET = '0285A2741D0E76E2E187260EB23E51851D48403A756333E7D0CF845406ABF3E8';
+/** A provider's delegation that never happens: its orders stay pending (itrx status 30) for ever. */
+const neverDelegates = (): Promise<string> => new Promise<string>(() => undefined);
 /** Sun per energy for an hour: below the simulated chain's burn price of 100. */
 const RENT_PRICE = 40;
 const TRX = 1_000_000n;
@@ -109,7 +116,10 @@ describe.each(backends)('renting energy for outgoing transfers on %s', (backend)
     await setup.close();
   });
 
-  async function rentingExecutor(delegate: (address: TronAddress, energy: bigint) => Promise<string>) {
+  async function rentingExecutor(
+    delegate: (address: TronAddress, energy: bigint) => Promise<string>,
+    sources: readonly EnergySourceSetting[] = ['stake', 'rent', 'burn'],
+  ) {
     simulator = await startItrxSimulator({
       apiKey: API_KEY,
       apiSecret: API_SECRET,
@@ -122,7 +132,7 @@ describe.each(backends)('renting energy for outgoing transfers on %s', (backend)
       clock: setup.clock,
       logger: setup.context.logger,
       chain: 'tron-sandbox',
-      sources: new Set(['stake', 'rent', 'burn']),
+      sources: new Set(sources),
       provider: createItrxProvider({ url: simulator.url, apiKey: API_KEY, apiSecret: API_SECRET }),
     });
     return executorFor(setup, log, { energyManager });
@@ -222,6 +232,73 @@ describe.each(backends)('renting energy for outgoing transfers on %s', (backend)
     const sent = (await findTransfer(setup.context.db, payout.id))!;
     expect(sent).toMatchObject({ energy_source: 'burned', rental_sun: rentalSun });
     expect(sent.cost_micro).toBe(sunToMicroUsdt(sent.fee_sun! + rentalSun, 300_000n));
+  });
+
+  it('a provider that never delivers: each rental is given up after RENTAL_DELIVERY_WAIT_MS, one more is ordered, then the payout burns; each order paid once, both counted in its cost', async () => {
+    fundHotWallet(setup);
+    const to = freshAddress();
+    const payout = await enqueuePayout(setup, to, 3_000_000n);
+    const executor = await rentingExecutor(neverDelegates);
+    const balanceBefore = simulator!.balanceSun();
+    expect(await executor.runPass()).toMatchObject({ signed: 0 });
+    setup.clock.advance(RENTAL_DELIVERY_WAIT_MS - 1);
+    expect(await executor.runPass()).toMatchObject({ signed: 0 }); // still within the bound: waited for
+    expect(simulator!.orders).toHaveLength(1);
+    setup.clock.advance(1);
+    expect(await executor.runPass()).toMatchObject({ signed: 0 }); // given up; the one more rental ordered
+    expect(simulator!.orders).toHaveLength(2);
+    setup.clock.advance(RENTAL_DELIVERY_WAIT_MS);
+    expect(await executor.runPass()).toMatchObject({ signed: 1 }); // given up again: burned
+    const rentals = await rentalsOf(setup.context.db, [payout.id]);
+    expect(rentals.map((rental) => [rental.status, rental.failure_reason])).toEqual([
+      ['failed', 'not_delivered_in_time'],
+      ['failed', 'not_delivered_in_time'],
+    ]);
+    // Each rental was ordered once, under its own id: nothing paid twice.
+    expect(simulator!.orders.map((order) => order.outTradeNo)).toEqual(rentals.map((rental) => rental.id));
+    const paidSun = simulator!.orders.reduce((sum, order) => sum + order.amountSun, 0n);
+    expect(balanceBefore - simulator!.balanceSun()).toBe(paidSun);
+    expect(rentals.reduce((sum, rental) => sum + rental.price_sun, 0n)).toBe(paidSun);
+    setup.sandbox.chain.mine(1);
+    mineToFinal(setup);
+    expect(await executor.runPass()).toMatchObject({ confirmed: 1 });
+    expect(simulator!.orders).toHaveLength(2);
+    const sent = (await findTransfer(setup.context.db, payout.id))!;
+    expect(sent).toMatchObject({ energy_source: 'burned', rental_sun: paidSun });
+    expect(setup.sandbox.chain.state.usdtBalance(to)).toBe(3_000_000n);
+  });
+
+  it('a provider that never delivers with burning off: both rentals given up, then the payout waits unsigned and nothing more is ordered', async () => {
+    fundHotWallet(setup);
+    const payout = await enqueuePayout(setup, freshAddress(), 3_000_000n);
+    const executor = await rentingExecutor(neverDelegates, ['stake', 'rent']);
+    expect(await executor.runPass()).toMatchObject({ signed: 0 });
+    setup.clock.advance(RENTAL_DELIVERY_WAIT_MS);
+    expect(await executor.runPass()).toMatchObject({ signed: 0 });
+    setup.clock.advance(RENTAL_DELIVERY_WAIT_MS);
+    expect(await executor.runPass()).toMatchObject({ signed: 0, failed: 0 });
+    setup.clock.advance(RENTAL_DELIVERY_WAIT_MS);
+    expect(await executor.runPass()).toMatchObject({ signed: 0, failed: 0 });
+    expect(simulator!.orders).toHaveLength(2);
+    const rentals = await rentalsOf(setup.context.db, [payout.id]);
+    expect(rentals.map((rental) => rental.failure_reason)).toEqual(['not_delivered_in_time', 'not_delivered_in_time']);
+    expect(await findTransfer(setup.context.db, payout.id)).toMatchObject({ tx_id: null });
+  });
+
+  it('a provider that stops answering about a pending order: given up after RENTAL_DELIVERY_WAIT_MS all the same, and the payout burns', async () => {
+    fundHotWallet(setup);
+    const payout = await enqueuePayout(setup, freshAddress(), 3_000_000n);
+    const executor = await rentingExecutor(neverDelegates);
+    expect(await executor.runPass()).toMatchObject({ signed: 0 });
+    await simulator!.close();
+    simulator = undefined;
+    expect(await executor.runPass()).toMatchObject({ signed: 0 }); // no answer, within the bound: waited for
+    setup.clock.advance(RENTAL_DELIVERY_WAIT_MS);
+    expect(await executor.runPass()).toMatchObject({ signed: 1 }); // given up; a new order cannot be placed
+    const rentals = await rentalsOf(setup.context.db, [payout.id]);
+    expect(rentals.map((rental) => [rental.status, rental.failure_reason])).toEqual([
+      ['failed', 'not_delivered_in_time'],
+    ]);
   });
 
   it('renting costs more than burning: nothing is rented, the payout burns at once', async () => {

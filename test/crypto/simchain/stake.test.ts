@@ -4,6 +4,8 @@
 // day: TotalEnergyLimit 180,000,000,000 over a TotalEnergyWeight of
 // 18,000,000,000 TRX once the test's own stake is in (EnergyProcessor.calculateGlobalEnergyLimitV2).
 import { afterEach, describe, expect, it } from 'vitest';
+import { chainParameters } from '../../../src/crypto/simchain/chain-parameters.ts';
+import { delegationKey } from '../../../src/crypto/simchain/chain-state.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import type { SimulatedChain } from '../../../src/crypto/simchain/simulated-chain.ts';
 import { tronAddressToHex, type TronAddress } from '../../../src/crypto/tron/address.ts';
@@ -314,6 +316,77 @@ describe('delegating energy to a deposit address', () => {
     expect(undelegate(chain, 10_000n)).toMatchObject({ result: true });
     chain.produceBlocks(1);
     expect(await resources(deposit.address)).not.toHaveProperty('EnergyLimit');
+  });
+
+  it('a lock period past getMaxDelegateLockPeriod (864,000 blocks) is refused; the most is taken', async () => {
+    const chain = await start(100_000n);
+    freeze(chain, owner, 100_000n);
+    chain.produceBlocks(1);
+    // DelegateResourceActuator.validate: lockPeriod > dynamicStore.getMaxDelegateLockPeriod().
+    expect(delegate(chain, 10_000n, true, 864_001n)).toMatchObject({
+      result: false,
+      code: 'CONTRACT_VALIDATE_ERROR',
+      message:
+        'Contract validate error : The lock period of delegate resource cannot be less than 0 and cannot exceed 864000!',
+    });
+    expect(delegate(chain, 10_000n, true, 864_000n)).toMatchObject({ result: true });
+  });
+
+  it('on a chain whose committee never raised MAX_DELEGATE_LOCK_PERIOD (86,400), a chosen lock period is neither checked nor kept: every lock is 3 days', async () => {
+    const chain = await start(100_000n, { maxDelegateLockPeriodBlocks: 86_400n });
+    freeze(chain, owner, 100_000n);
+    chain.produceBlocks(1);
+    // supportMaxDelegateLockPeriod() is false: validate skips the bound, getLockPeriod answers
+    // DELEGATE_PERIOD / BLOCK_PRODUCED_INTERVAL = 86,400 blocks whatever lock_period says.
+    expect(delegate(chain, 10_000n, true, 10_000_000n)).toMatchObject({ result: true });
+    const lockedAtMs = chain.head.timestampMs;
+    chain.produceBlocks(1);
+    const locked = chain.state.delegations.get(delegationKey(owner.address, deposit.address, true))!;
+    expect(locked.expireTimeMs.ENERGY - lockedAtMs).toBe(86_400 * chain.parameters.blockIntervalMs);
+  });
+
+  it('the maximum lock period is java-tron’s range: from its default 86,400 blocks to ONE_YEAR_BLOCK_NUMBERS', () => {
+    expect(() => chainParameters({ maxDelegateLockPeriodBlocks: 86_399n })).toThrow(RangeError);
+    expect(() => chainParameters({ maxDelegateLockPeriodBlocks: 10_512_001n })).toThrow(RangeError);
+    expect(chainParameters({ maxDelegateLockPeriodBlocks: 10_512_000n }).maxDelegateLockPeriodBlocks).toBe(10_512_000n);
+  });
+
+  it('the /walletsolidity staking reads answer from the solidified block: a freeze and a delegation show there only once their blocks are solidified', async () => {
+    const chain = await start(100_000n);
+    const owners = { owner_address: tronAddressToHex(owner.address) };
+    const reads = async (prefix: '/wallet' | '/walletsolidity') => ({
+      canDelegate: await post(`${prefix}/getcandelegatedmaxsize`, { ...owners, type: 1 }),
+      delegated: await post(`${prefix}/getdelegatedresourcev2`, {
+        fromAddress: tronAddressToHex(owner.address),
+        toAddress: tronAddressToHex(deposit.address),
+      }),
+      index: await post(`${prefix}/getdelegatedresourceaccountindexv2`, { value: tronAddressToHex(owner.address) }),
+      withdrawable: await post(`${prefix}/getcanwithdrawunfreezeamount`, owners),
+      unfreezeCount: await post(`${prefix}/getavailableunfreezecount`, owners),
+      frozenV2: (await post(`${prefix}/getaccount`, { address: tronAddressToHex(owner.address) }))['frozenV2'],
+    });
+    const beforeStaking = await reads('/wallet');
+    freeze(chain, owner, 100_000n);
+    chain.produceBlocks(1);
+    expect(delegate(chain, 10_000n, true)).toMatchObject({ result: true });
+    chain.produceBlocks(1);
+    const afterStaking = await reads('/wallet');
+    expect(afterStaking.canDelegate).toEqual({ max_size: 90_000_000_000 });
+    expect(afterStaking.delegated).not.toEqual(beforeStaking.delegated);
+    // Both blocks are above the solidified one (depth 18): the solidity node has not seen them.
+    expect(await reads('/walletsolidity')).toEqual(beforeStaking);
+    chain.produceBlocks(chain.parameters.solidityDepth - 1);
+    // The freeze's block is solidified now, the delegation's not yet.
+    const frozenOnly = await reads('/walletsolidity');
+    expect(frozenOnly).toMatchObject({
+      canDelegate: { max_size: 100_000_000_000 },
+      delegated: beforeStaking.delegated,
+      index: beforeStaking.index,
+    });
+    expect(frozenOnly.frozenV2).toContainEqual({ type: 'ENERGY', amount: 100_000_000_000 });
+    chain.produceBlocks(1);
+    expect(await reads('/walletsolidity')).toEqual(afterStaking);
+    expect(chain.state.account(owner.address)!.stake!.delegatedSun.ENERGY).toBe(10_000n * TRX); // the head untouched
   });
 
   it('refuses a receiver that is not an activated account and less than 1 TRX', async () => {
