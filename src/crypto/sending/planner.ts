@@ -4,7 +4,13 @@
 // chain's fees cost in micro-USDT. The steps around them read and write.
 import type { ChainPrices, TransactionOutcome } from '../tron/node-client.ts';
 import type { OutgoingErrorCode } from './outgoing-transfers.ts';
-import { sunToMicroUsdt, TRX_TRANSFER_BANDWIDTH, USDT_TRANSFER_BANDWIDTH } from './transfer-cost.ts';
+import {
+  STAKE_TRANSACTION_BANDWIDTH,
+  sunToMicroUsdt,
+  TRX_TRANSFER_BANDWIDTH,
+  USDT_TRANSFER_BANDWIDTH,
+} from './transfer-cost.ts';
+import type { OutgoingAsset } from './sending-tables.ts';
 
 /** What a sending address holds, less what its transfers in flight will still take. */
 export interface Balances {
@@ -14,8 +20,8 @@ export interface Balances {
 }
 
 export interface PlannedTransfer {
-  readonly asset: 'USDT' | 'TRX';
-  /** micro-USDT, or sun for TRX. */
+  readonly asset: OutgoingAsset;
+  /** micro-USDT, or sun for TRX, or the staked sun whose ENERGY is (un)delegated (it leaves no balance). */
   readonly amount: bigint;
 }
 
@@ -27,6 +33,13 @@ export interface TransferNeeds {
   readonly needTrx: bigint;
 }
 
+/** Bytes of one signed transaction of each asset (a Stake 2.0 contract runs no code: bandwidth only). */
+const BANDWIDTH_OF: Readonly<Record<OutgoingAsset, bigint>> = {
+  USDT: USDT_TRANSFER_BANDWIDTH,
+  TRX: TRX_TRANSFER_BANDWIDTH,
+  ENERGY: STAKE_TRANSACTION_BANDWIDTH,
+};
+
 /** The needs of `transfer` at `energy`: energy beyond the staked is burned, bandwidth is paid, a TRX transfer may create its recipient. */
 export function transferNeeds(
   transfer: PlannedTransfer,
@@ -35,7 +48,7 @@ export function transferNeeds(
   energy: bigint,
 ): TransferNeeds {
   const burnedEnergy = energy > balance.energy ? energy - balance.energy : 0n;
-  const bandwidth = transfer.asset === 'USDT' ? USDT_TRANSFER_BANDWIDTH : TRX_TRANSFER_BANDWIDTH;
+  const bandwidth = BANDWIDTH_OF[transfer.asset];
   const creation = transfer.asset === 'TRX' ? prices.createNewAccountFeeSun + prices.createAccountFeeSun : 0n;
   const costSun = burnedEnergy * prices.energyPriceSun + bandwidth * prices.bandwidthPriceSun + creation;
   return {
@@ -69,7 +82,7 @@ export function lessInFlight(
   const left = { ...held };
   for (const transfer of inFlight) {
     if (transfer.asset === 'USDT') left.usdt -= transfer.amount;
-    else left.trxSun -= transfer.amount;
+    else if (transfer.asset === 'TRX') left.trxSun -= transfer.amount;
     left.trxSun -= transfer.asset === 'USDT' ? dearEnergy * prices.energyPriceSun : 0n;
   }
   return left;
