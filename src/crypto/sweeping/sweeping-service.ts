@@ -34,12 +34,7 @@ import {
 import { estimateUsdtTransferCost } from '../sending/transfer-cost.ts';
 import { tronAddress } from '../tron/address.ts';
 import { SWEEP_MAX_CONSECUTIVE_FAILURES } from './sweep-custody.ts';
-import {
-  delegationBudget,
-  enqueueDelegation,
-  takeBackDelegation,
-  type DelegationBudget,
-} from './sweep-delegation.ts';
+import { delegationBudget, enqueueDelegation, takeBackDelegation, type DelegationBudget } from './sweep-delegation.ts';
 import * as repository from './sweeping-repository.ts';
 import type { SweepRow } from './sweeping-repository.ts';
 import type { SweepStatus, UndelegationStatus } from './sweeping-tables.ts';

@@ -54,7 +54,12 @@ describe.each(backends)('sweeps on delegated energy on %s', (backend) => {
     chain.faucet(setup.hotWallet, { trxSun: trx * TRX + 1_000n * TRX, usdt: 1_000_000_000n });
     const key = (await setup.access.signingKey()).hotWalletPrivateKey();
     const outcome = chain.sendStake(
-      { type: 'FreezeBalanceV2Contract', ownerAddress: setup.hotWallet, frozenBalanceSun: trx * TRX, resource: 'ENERGY' },
+      {
+        type: 'FreezeBalanceV2Contract',
+        ownerAddress: setup.hotWallet,
+        frozenBalanceSun: trx * TRX,
+        resource: 'ENERGY',
+      },
       key,
     );
     expect(outcome.result).toBe(true);
@@ -65,11 +70,7 @@ describe.each(backends)('sweeps on delegated energy on %s', (backend) => {
   const energyTransfers = (purpose: 'energy_delegation' | 'energy_undelegation') =>
     setup.context.db.selectFrom('crypto_outgoing_transfers').selectAll().where('purpose', '=', purpose).execute();
   const attemptsOf = (transferId: string) =>
-    setup.context.db
-      .selectFrom('crypto_outgoing_attempts')
-      .selectAll()
-      .where('transfer_id', '=', transferId)
-      .execute();
+    setup.context.db.selectFrom('crypto_outgoing_attempts').selectAll().where('transfer_id', '=', transferId).execute();
   const delegatedOut = async () => (await setup.access.node.getAccountStake(setup.hotWallet)).delegatedSun.ENERGY;
   const takenBack = (address: TronAddress) => async () => {
     const sweep = await lastSweep(address);
@@ -173,8 +174,7 @@ describe.each(backends)('sweeps on delegated energy on %s', (backend) => {
       const undelegations = await energyTransfers('energy_undelegation');
       expect(delegations).toHaveLength(1);
       expect(undelegations).toHaveLength(1);
-      for (const transfer of [...delegations, ...undelegations])
-        expect(await attemptsOf(transfer.id)).toHaveLength(1);
+      for (const transfer of [...delegations, ...undelegations]) expect(await attemptsOf(transfer.id)).toHaveLength(1);
       expect((await lastSweep(address))?.status).toBe('completed');
       expect(await delegatedOut()).toBe(0n);
     },
