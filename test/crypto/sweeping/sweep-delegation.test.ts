@@ -6,6 +6,9 @@
 // back (UnDelegateResource) — after a failed sweep too, exactly once across
 // crashes; a hot wallet whose stake cannot cover it falls back to burning.
 import { afterEach, describe, expect, it } from 'vitest';
+import { createInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
+import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
+import { tronAddress } from '../../../src/crypto/tron/address.ts';
 import { ExecutorStepCrash, type ExecutorStep } from '../../../src/crypto/sending/executor-context.ts';
 import { findTransfer } from '../../../src/crypto/sending/sending-repository.ts';
 import { USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
@@ -179,4 +182,58 @@ describe.each(backends)('sweeps on delegated energy on %s', (backend) => {
       expect(await delegatedOut()).toBe(0n);
     },
   );
+
+  it('50 addresses swept in one simulated day, each on delegated energy: 0 TRX burned for energy, every delegation taken back', async () => {
+    setup = await openSweepingSetup(backend, { energySources: DELEGATING });
+    // ~7,500 TRX per sweep in flight at once, for 50 of them.
+    await stakeHotWallet(450_000n);
+    const startedAt = setup.clock.now().getTime();
+    const addresses: TronAddress[] = [];
+    for (let index = 0; index < 50; index += 1) {
+      const { invoice } = await createInvoice(setup.deps, setup.shop, {
+        external_id: `order-many-${index}`,
+        amount: '60',
+        network: 'TRC20',
+      });
+      await simulateDeposit(setup.deps, setup.shop, { address: invoice.address, amount: '60' });
+      addresses.push(tronAddress(invoice.address));
+    }
+    await mineBlocks(setup.deps, setup.shop, 1);
+    await setup.defaultWatcher.runPass();
+    await mineBlocks(setup.deps, setup.shop, setup.sandbox.chain.parameters.solidityDepth);
+    await setup.defaultWatcher.runPass();
+
+    const allTakenBack = async () =>
+      (
+        await setup.context.db
+          .selectFrom('crypto_sweeps')
+          .select('id')
+          .where('undelegation_status', '=', 'undelegated')
+          .where('status', '=', 'completed')
+          .execute()
+      ).length === addresses.length;
+    await driveUntil(setup, allTakenBack, 200);
+    expect(setup.clock.now().getTime() - startedAt).toBeLessThan(86_400_000);
+
+    const sweeps = await setup.context.db.selectFrom('crypto_sweeps').selectAll().execute();
+    expect(sweeps).toHaveLength(50);
+    expect(new Set(sweeps.map((sweep) => sweep.address))).toEqual(new Set(addresses));
+    const transfers = await setup.context.db
+      .selectFrom('crypto_outgoing_transfers')
+      .selectAll()
+      .where('purpose', '=', 'sweep')
+      .execute();
+    expect(transfers).toHaveLength(50);
+    for (const transfer of transfers)
+      // The address's free bandwidth pays the bytes too: the sweep itself burns nothing.
+      expect(transfer).toMatchObject({
+        status: 'confirmed',
+        energy_source: 'delegated',
+        energy_fee_sun: 0n,
+        fee_sun: 0n,
+      });
+    expect(await energyTransfers('energy_delegation')).toHaveLength(50);
+    expect(await energyTransfers('energy_undelegation')).toHaveLength(50);
+    expect(await delegatedOut()).toBe(0n);
+  });
 });
