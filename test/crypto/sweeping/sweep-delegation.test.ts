@@ -9,11 +9,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
 import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
 import { tronAddress } from '../../../src/crypto/tron/address.ts';
+import { delegationKey } from '../../../src/crypto/simchain/chain-state.ts';
 import { ExecutorStepCrash, type ExecutorStep } from '../../../src/crypto/sending/executor-context.ts';
 import { findTransfer } from '../../../src/crypto/sending/sending-repository.ts';
 import { USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
 import { delegationSunFor } from '../../../src/crypto/sweeping/sweep-delegation.ts';
-import { sweepsOfAddress, sweepView } from '../../../src/crypto/sweeping/sweeping-service.ts';
+import { retrySweepsOfAddress, sweepsOfAddress, sweepView } from '../../../src/crypto/sweeping/sweeping-service.ts';
 import type { TronAddress } from '../../../src/crypto/tron/address.ts';
 import { backends } from '../../support/databases.ts';
 import { expectLedgerSound } from '../receiving/receiving-service-support.ts';
@@ -140,6 +141,47 @@ describe.each(backends)('sweeps on delegated energy on %s', (backend) => {
     expect(sweep).toMatchObject({ status: 'failed', error_code: 'address_blacklisted' });
     expect(await energyTransfers('energy_undelegation')).toHaveLength(1);
     expect(await delegatedOut()).toBe(0n);
+  });
+
+  it('energy that cannot be taken back (undelegated by hand meanwhile) is tried 3 times, then shown failed to the operator, and a retry sends it again', async () => {
+    setup = await openSweepingSetup(backend, { energySources: DELEGATING });
+    await stakeHotWallet(50_000n);
+    const address = await finalDepositOn(setup, 'order-d5', '60');
+    const chain = setup.sandbox.chain;
+    const hotWalletKey = (await setup.access.signingKey()).hotWalletPrivateKey();
+    let handUndelegated = false;
+    // Someone with the hot wallet's key takes the delegation back by hand once the sweep has landed, before
+    // the executor signs ours (while it records the sweep final): ours can never pass.
+    const process = sweepingOver(setup, {
+      energySources: DELEGATING,
+      onStep: (step) => {
+        const delegation = chain.state.delegations.get(delegationKey(setup.hotWallet, address, false));
+        if (step !== 'inside-finish' || handUndelegated || chain.state.usdtBalance(address) !== 0n || !delegation)
+          return;
+        const outcome = chain.sendStake(
+          {
+            type: 'UnDelegateResourceContract',
+            ownerAddress: setup.hotWallet,
+            resource: 'ENERGY',
+            balanceSun: delegation.balanceSun.ENERGY,
+            receiverAddress: address,
+          },
+          hotWalletKey,
+        );
+        expect(outcome.result).toBe(true);
+        handUndelegated = true;
+      },
+    });
+    await driveUntil(process, async () => (await lastSweep(address))?.undelegation_status === 'failed', 400);
+    expect(handUndelegated).toBe(true);
+    const sweep = (await lastSweep(address))!;
+    expect(sweep).toMatchObject({ status: 'completed', undelegation_attempts: 3 });
+    expect(await energyTransfers('energy_undelegation')).toHaveLength(3);
+    expect(sweepView(sweep)).toMatchObject({ undelegation: 'failed' });
+
+    await retrySweepsOfAddress(setup.sweeping, address);
+    expect(await lastSweep(address)).toMatchObject({ undelegation_status: 'pending', undelegation_attempts: 4 });
+    expect(await energyTransfers('energy_undelegation')).toHaveLength(4);
   });
 
   it.each<ExecutorStep>(['after-sign', 'after-broadcast', 'before-finish', 'inside-finish'])(
