@@ -20,6 +20,7 @@ import { createRefundsModule } from './crypto/refunds/refunds-module.ts';
 import type { OutgoingOutcomeHandler, OutgoingPurpose } from './crypto/sending/outgoing-transfers.ts';
 import { createOutgoingTransferWorker } from './crypto/sending/sending-worker.ts';
 import { gasTopupOutcomes, sweepOutcomes } from './crypto/sweeping/sweeping-service.ts';
+import { energyDelegationOutcomes, energyUndelegationOutcomes } from './crypto/sweeping/sweep-delegation.ts';
 import { createSweepingModule } from './crypto/sweeping/sweeping-module.ts';
 import { withdrawalOutcomes } from './crypto/withdrawals/withdrawal-outcomes.ts';
 import { createWithdrawalsModule } from './crypto/withdrawals/withdrawals-module.ts';
@@ -108,6 +109,8 @@ const outgoingOutcomes: Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>>
   withdrawal: withdrawalOutcomes,
   sweep: sweepOutcomes,
   gas_topup: gasTopupOutcomes,
+  energy_delegation: energyDelegationOutcomes,
+  energy_undelegation: energyUndelegationOutcomes,
   cold_storage: coldStorageOutcomes,
 };
 

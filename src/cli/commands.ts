@@ -482,7 +482,8 @@ export const commands: readonly CliCommandEntry[] = [
   {
     words: ['crypto', 'sweeps', 'retry'],
     usage: 'paygate crypto sweeps retry --address ADDRESS',
-    summary: "Clears a stuck address's failed sweeps so the sweeper tries it again at its next pass (docs/sweeping.md)",
+    summary:
+      "Clears a stuck address's failed sweeps so the sweeper tries it again at its next pass, and sends again an undelegation of its energy that failed (docs/sweeping.md)",
     options: [{ flag: '--address', value: 'ADDRESS', description: 'one of our TRON deposit addresses (T…)' }],
     examples: ['paygate crypto sweeps retry --address TJ…'],
     load: async () => (await import('./crypto-commands.ts')).cryptoSweepsRetryCommand,

@@ -102,6 +102,8 @@ const SWEEP_COLUMNS: readonly Column<SweepView>[] = [
   { header: 'TOP-UP TRX', value: (view) => view.trx_topup, align: 'right' },
   { header: 'TOP-UP FEE', value: (view) => view.trx_topup_fee ?? '-', align: 'right' },
   { header: 'SWEEP FEE TRX', value: (view) => view.trx_sweep_fee ?? '-', align: 'right' },
+  { header: 'DELEGATED TRX', value: (view) => view.trx_delegated ?? '-', align: 'right' },
+  { header: 'UNDELEGATION', value: (view) => view.undelegation ?? '-' },
   { header: 'CREATED', value: (view) => view.created_at },
   {
     header: 'ERROR',

@@ -13,7 +13,7 @@ export interface FaucetAmounts {
 
 /** A transfer queued from the hot wallet: TRX in sun, USDT in micro-USDT. */
 interface QueuedTransfer {
-  readonly asset: 'USDT' | 'TRX';
+  readonly asset: 'USDT' | 'TRX' | 'ENERGY';
   readonly amount: bigint;
 }
 

@@ -11,7 +11,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { Tx, Db } from '../../db/transaction.ts';
-import type { OutgoingPurpose } from './outgoing-transfers.ts';
+import type { OutgoingAsset, OutgoingPurpose } from './outgoing-transfers.ts';
 import { registeredMetric } from '../tron/node-metrics.ts';
 import * as repository from './outflow-repository.ts';
 import type { ChainName } from './sending-tables.ts';
@@ -24,7 +24,7 @@ const OUTFLOW_PURPOSES: readonly OutgoingPurpose[] = ['payout', 'refund', 'withd
 export interface OutflowCandidate {
   readonly id: string;
   readonly purpose: OutgoingPurpose;
-  readonly asset: 'USDT' | 'TRX';
+  readonly asset: OutgoingAsset;
   /** micro-USDT (sun for TRX, which never counts). */
   readonly amount: bigint;
 }

@@ -15,12 +15,13 @@ import type { OutgoingTransferRow } from './sending-repository.ts';
 import {
   OUTGOING_PURPOSES,
   type ChainName,
+  type OutgoingAsset,
   type OutgoingErrorCode,
   type OutgoingPurpose,
   type OutgoingStatus,
 } from './sending-tables.ts';
 
-export { OUTGOING_PURPOSES, type OutgoingErrorCode, type OutgoingPurpose };
+export { OUTGOING_PURPOSES, type OutgoingAsset, type OutgoingErrorCode, type OutgoingPurpose };
 
 type OutgoingSource =
   | { readonly kind: 'hot_wallet' }
@@ -32,13 +33,16 @@ export interface OutgoingTransferRequest {
   readonly purpose: OutgoingPurpose;
   /** Id of the payout / refund / withdrawal / sweep / cold-storage move the outcome goes to. */
   readonly ownerId: string;
-  /** TRX only for gas_topup. */
-  readonly asset: 'USDT' | 'TRX';
+  /** TRX only for gas_topup; ENERGY only for energy_delegation / energy_undelegation, from the hot wallet. */
+  readonly asset: OutgoingAsset;
   readonly from: OutgoingSource;
   readonly to: TronAddress;
-  /** micro-USDT, or sun for TRX. */
+  /** micro-USDT, or sun for TRX and for the staked TRX whose ENERGY is delegated. */
   readonly amount: bigint;
 }
+
+/** The purposes that move the hot wallet's staked energy (asset ENERGY) rather than tokens. */
+const ENERGY_PURPOSES: readonly OutgoingPurpose[] = ['energy_delegation', 'energy_undelegation'];
 
 export interface OutgoingTransfer extends OutgoingTransferRequest {
   readonly id: string;
@@ -167,7 +171,11 @@ function checkRequest(request: OutgoingTransferRequest): void {
     throw new Error(`outgoing transfer: unknown purpose ${String(request.purpose)}`);
   if (request.asset === 'TRX' && request.purpose !== 'gas_topup')
     throw new Error('outgoing transfer: only gas top-ups send TRX');
-  if (request.asset !== 'TRX' && request.asset !== 'USDT')
+  if ((request.asset === 'ENERGY') !== ENERGY_PURPOSES.includes(request.purpose))
+    throw new Error('outgoing transfer: only energy (un)delegations move ENERGY, and they move nothing else');
+  if (request.asset === 'ENERGY' && request.from.kind !== 'hot_wallet')
+    throw new Error('outgoing transfer: only the hot wallet delegates its staked energy');
+  if (request.asset !== 'TRX' && request.asset !== 'USDT' && request.asset !== 'ENERGY')
     throw new Error(`outgoing transfer: unknown asset ${String(request.asset)}`);
   if (typeof request.amount !== 'bigint' || request.amount <= 0n || request.amount > MAX_AMOUNT)
     throw new Error(`outgoing transfer: amount must be a positive bigint, got ${String(request.amount)}`);

@@ -4,7 +4,13 @@
 // chain's fees cost in micro-USDT. The steps around them read and write.
 import type { ChainPrices, TransactionOutcome } from '../tron/node-client.ts';
 import type { OutgoingErrorCode } from './outgoing-transfers.ts';
-import { sunToMicroUsdt, TRX_TRANSFER_BANDWIDTH, USDT_TRANSFER_BANDWIDTH } from './transfer-cost.ts';
+import {
+  STAKE_TRANSACTION_BANDWIDTH,
+  sunToMicroUsdt,
+  TRX_TRANSFER_BANDWIDTH,
+  USDT_TRANSFER_BANDWIDTH,
+} from './transfer-cost.ts';
+import type { OutgoingAsset } from './sending-tables.ts';
 
 /** What a sending address holds, less what its transfers in flight will still take. */
 export interface Balances {
@@ -18,8 +24,8 @@ export interface Balances {
 }
 
 export interface PlannedTransfer {
-  readonly asset: 'USDT' | 'TRX';
-  /** micro-USDT, or sun for TRX. */
+  readonly asset: OutgoingAsset;
+  /** micro-USDT, or sun for TRX, or the staked sun whose ENERGY is (un)delegated (it leaves no balance). */
   readonly amount: bigint;
 }
 
@@ -35,6 +41,13 @@ export interface TransferNeeds {
   readonly needUsdt: bigint;
   readonly needTrx: bigint;
 }
+
+/** Bytes of one signed transaction of each asset (a Stake 2.0 contract runs no code: bandwidth only). */
+const BANDWIDTH_OF: Readonly<Record<OutgoingAsset, bigint>> = {
+  USDT: USDT_TRANSFER_BANDWIDTH,
+  TRX: TRX_TRANSFER_BANDWIDTH,
+  ENERGY: STAKE_TRANSACTION_BANDWIDTH,
+};
 
 /**
  * Where `bytes` come from, in java-tron's order (BandwidthProcessor.consume):
@@ -54,7 +67,7 @@ export function transferNeeds(
   energy: bigint,
 ): TransferNeeds {
   const burnedEnergy = energy > balance.energy ? energy - balance.energy : 0n;
-  const bandwidth = transfer.asset === 'USDT' ? USDT_TRANSFER_BANDWIDTH : TRX_TRANSFER_BANDWIDTH;
+  const bandwidth = BANDWIDTH_OF[transfer.asset];
   const bandwidthSource = bandwidthSourceOf(balance, bandwidth);
   const bandwidthSun = bandwidthSource === 'burned' ? bandwidth * prices.bandwidthPriceSun : 0n;
   const creation = transfer.asset === 'TRX' ? prices.createNewAccountFeeSun + prices.createAccountFeeSun : 0n;
@@ -112,13 +125,13 @@ export function lessInFlight(
 ): Balances {
   const left = { ...held };
   for (const transfer of inFlight) {
-    const bytes = transfer.asset === 'USDT' ? USDT_TRANSFER_BANDWIDTH : TRX_TRANSFER_BANDWIDTH;
+    const bytes = BANDWIDTH_OF[transfer.asset];
     Object.assign(left, lessBandwidth(left, bytes, bandwidthSourceOf(left, bytes)));
     if (transfer.asset === 'USDT') {
       left.usdt -= transfer.amount;
       left.trxSun -= dearEnergy * prices.energyPriceSun;
       left.energy = left.energy > dearEnergy ? left.energy - dearEnergy : 0n;
-    } else left.trxSun -= transfer.amount;
+    } else if (transfer.asset === 'TRX') left.trxSun -= transfer.amount;
   }
   return left;
 }

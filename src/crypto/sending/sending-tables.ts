@@ -5,7 +5,16 @@ import type { EnergyPlan, EnergySource } from '../energy/energy-sources.ts';
 /** The chain a transfer is sent on: the same names as crypto receiving's (receiving-tables.ts). */
 export type ChainName = 'tron-sandbox' | 'tron-live';
 
-export const OUTGOING_PURPOSES = ['payout', 'refund', 'withdrawal', 'sweep', 'gas_topup', 'cold_storage'] as const;
+export const OUTGOING_PURPOSES = [
+  'payout',
+  'refund',
+  'withdrawal',
+  'sweep',
+  'gas_topup',
+  'cold_storage',
+  'energy_delegation',
+  'energy_undelegation',
+] as const;
 export type OutgoingPurpose = (typeof OUTGOING_PURPOSES)[number];
 export type OutgoingStatus = 'queued' | 'submitted' | 'confirmed' | 'failed';
 export type OutgoingErrorCode =
@@ -17,6 +26,12 @@ export type OutgoingErrorCode =
   | 'invalid_address'
   | 'rejected'
   | 'signer_unavailable';
+/**
+ * What a transfer moves: USDT (micro-USDT), TRX (sun), or ENERGY — the hot
+ * wallet's staked energy delegated to an address or taken back (Stake 2.0),
+ * its amount the staked TRX in sun whose energy moves.
+ */
+export type OutgoingAsset = 'USDT' | 'TRX' | 'ENERGY';
 export type AttemptStatus = 'pending' | 'dead' | 'landed';
 
 export interface SendingTables {
@@ -25,7 +40,7 @@ export interface SendingTables {
     chain: ChainName;
     purpose: OutgoingPurpose;
     owner_id: string;
-    asset: 'USDT' | 'TRX';
+    asset: OutgoingAsset;
     from_kind: 'hot_wallet' | 'deposit_address';
     from_address: string | null;
     from_derivation_index: bigint | null;

@@ -10,6 +10,7 @@ import type { TronAddress } from '../tron/address.ts';
 import type { TronNodeClient } from '../tron/node-client.ts';
 import { encodeSignedTransaction, encodeTriggerSmartContractRaw } from '../tron/transaction.ts';
 import { transferCalldata, USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
+import { encodeStakeTransactionRaw } from '../tron/stake-contracts.ts';
 import type { UsdtTransferEnergy } from '../chain/transfer-energy.ts';
 
 /** What a node adds to a transaction's size for its stored result when charging bandwidth. */
@@ -22,6 +23,12 @@ const RESULT_BYTES = 64n;
 export const USDT_TRANSFER_BANDWIDTH = signedUsdtTransferSize();
 /** Bandwidth of one signed TRX transfer (TransferContract). */
 export const TRX_TRANSFER_BANDWIDTH = 285n;
+/**
+ * Bandwidth of one signed DelegateResource / UnDelegateResource (the wider of the
+ * two, with the widest field values we write): what an energy delegation burns
+ * when the hot wallet's free and staked bandwidth are spent.
+ */
+export const STAKE_TRANSACTION_BANDWIDTH = signedDelegationSize();
 
 export interface UsdtTransferCost {
   /** Energy the contract call uses, as the chain answers for the recipient's class (USDT or none) at the contract's energy factor now. */
@@ -123,6 +130,25 @@ function signedUsdtTransferSize(): bigint {
     ownerAddress: USDT_CONTRACT_MAINNET,
     contractAddress: USDT_CONTRACT_MAINNET,
     data: transferCalldata(USDT_CONTRACT_MAINNET, 2n ** 62n),
+  });
+  return BigInt(encodeSignedTransaction(raw, [new Uint8Array(65)]).length) + RESULT_BYTES;
+}
+
+function signedDelegationSize(): bigint {
+  const raw = encodeStakeTransactionRaw({
+    refBlockBytes: new Uint8Array(2).fill(0xff),
+    refBlockHash: new Uint8Array(8).fill(0xff),
+    expirationMs: 99_999_999_999_999,
+    timestampMs: 99_999_999_999_999,
+    contract: {
+      type: 'DelegateResourceContract',
+      ownerAddress: USDT_CONTRACT_MAINNET,
+      resource: 'ENERGY',
+      balanceSun: 2n ** 62n,
+      receiverAddress: USDT_CONTRACT_MAINNET,
+      lock: true,
+      lockPeriodBlocks: 2n ** 40n,
+    },
   });
   return BigInt(encodeSignedTransaction(raw, [new Uint8Array(65)]).length) + RESULT_BYTES;
 }

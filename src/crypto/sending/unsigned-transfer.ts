@@ -1,5 +1,6 @@
-// What is signed: each queued transfer's raw transaction (a TRC20 transfer() or
-// a TRX transfer) referencing the solid block, its txID, and the private key of
+// What is signed: each queued transfer's raw transaction (a TRC20 transfer(), a
+// TRX transfer, or the hot wallet's DelegateResource / UnDelegateResource of
+// staked energy) referencing the solid block, its txID, and the private key of
 // its sending address. Encoded here, not through signTriggerSmartContract /
 // signTransferContract: those derive the public key again for every
 // transaction (a third of signing's cost); the key is checked once per pass.
@@ -13,6 +14,7 @@ import {
   transactionId,
 } from '../tron/transaction.ts';
 import { transferCalldata } from '../tron/trc20-usdt.ts';
+import { encodeStakeTransactionRaw, type StakeContract } from '../tron/stake-contracts.ts';
 import type { ExecutorContext } from './executor-context.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
 import type { SignJob } from './signing-decisions.ts';
@@ -69,23 +71,38 @@ export function unsignedTransfers(
   return jobs.map(({ row, from, feeLimit }) => {
     const timestampMs = context.nextTimestampMs();
     const to = row.to_address as TronAddress;
-    const rawBytes =
-      row.asset === 'USDT'
-        ? encodeTriggerSmartContractRaw({
-            ...common,
-            timestampMs,
-            ownerAddress: from,
-            feeLimitSun: feeLimit,
-            contractAddress: context.usdtContract,
-            data: transferCalldata(to, row.amount),
-          })
-        : encodeTransferContractRaw({
-            ...common,
-            timestampMs,
-            ownerAddress: from,
-            toAddress: to,
-            amountSun: row.amount,
-          });
+    let rawBytes: Uint8Array;
+    if (row.asset === 'USDT')
+      rawBytes = encodeTriggerSmartContractRaw({
+        ...common,
+        timestampMs,
+        ownerAddress: from,
+        feeLimitSun: feeLimit,
+        contractAddress: context.usdtContract,
+        data: transferCalldata(to, row.amount),
+      });
+    else if (row.asset === 'ENERGY')
+      rawBytes = encodeStakeTransactionRaw({ ...common, timestampMs, contract: energyContract(row, from, to) });
+    else
+      rawBytes = encodeTransferContractRaw({
+        ...common,
+        timestampMs,
+        ownerAddress: from,
+        toAddress: to,
+        amountSun: row.amount,
+      });
     return { row, feeLimit, privateKey: privateKeyOf(row, from), rawBytes, txId: transactionId(rawBytes) };
   });
+}
+
+/**
+ * The Stake 2.0 contract of an ENERGY transfer: a delegation without lock (it can
+ * be taken back at once: java-tron's DelegateResourceActuator records an unlocked
+ * delegation when `lock` is false), or the undelegation of the same amount.
+ */
+function energyContract(row: OutgoingTransferRow, from: TronAddress, to: TronAddress): StakeContract {
+  const common = { ownerAddress: from, resource: 'ENERGY' as const, balanceSun: row.amount, receiverAddress: to };
+  return row.purpose === 'energy_delegation'
+    ? { type: 'DelegateResourceContract', ...common, lock: false, lockPeriodBlocks: 0n }
+    : { type: 'UnDelegateResourceContract', ...common };
 }

@@ -33,7 +33,8 @@ export interface SweepRetryPolicy {
 
 /**
  * Addresses of a key whose final, unswept USDT reached the threshold, with no
- * attempt in flight, fewer than the allowed consecutive failures, and past the
+ * attempt in flight nor energy being taken back from it (a new delegation
+ * must not be sized on energy that is about to leave), fewer than the allowed consecutive failures, and past the
  * back-off of the last one. Sums every final deposit per address (an index-only
  * scan of crypto_deposits_final_address_idx).
  */
@@ -62,7 +63,8 @@ export async function findSweepCandidates(
       where x.address = f.address and x.status = 'failed' and not x.cleared and x.created_at > coalesce(s.last_completed_at, '-infinity'::timestamptz)
     ) fl on true
     where f.final_micro - coalesce(s.swept_micro, 0) >= ${thresholdMicro}
-      and not exists (select 1 from crypto_sweeps x where x.address = f.address and x.status in ('topping_up', 'ready', 'sweeping'))
+      and not exists (select 1 from crypto_sweeps x where x.address = f.address and x.status in ('topping_up', 'delegating', 'ready', 'sweeping'))
+      and not exists (select 1 from crypto_sweeps x where x.address = f.address and x.undelegation_status = 'pending')
       and fl.failures < ${retry.maxConsecutiveFailures}
       and (fl.failures = 0 or fl.last_failed_at + make_interval(secs => ${retry.firstRetryDelaySeconds}::float8 * power(2, fl.failures - 1)) <= ${now})
     order by f.address
@@ -134,6 +136,52 @@ export async function clearFailures(tx: Tx<SweepingTables>, address: string, at:
     .returning('id')
     .execute();
   return rows.length;
+}
+
+/** The undelegation columns of an attempt (its sweep's own state is left as it is). */
+export async function setUndelegation(
+  tx: Tx<SweepingTables>,
+  id: string,
+  patch: Pick<
+    SweepPatch,
+    'undelegation_transfer_id' | 'undelegation_status' | 'undelegation_attempts' | 'undelegation_fee_sun' | 'updated_at'
+  >,
+): Promise<void> {
+  await tx.updateTable('crypto_sweeps').set(patch).where('id', '=', id).execute();
+}
+
+/** Staked sun that attempts of a chain will delegate or are delegating and the chain may not show yet. */
+export async function pendingDelegationSun(db: Executor<SweepingTables>, chain: ChainAccess['chain']): Promise<bigint> {
+  const row = await db
+    .selectFrom('crypto_sweeps')
+    .select(sql<bigint>`coalesce(sum(delegated_sun), 0)::int8`.as('sun'))
+    .where('chain', '=', chain)
+    .where('status', 'in', ['topping_up', 'delegating'])
+    .where('delegated_sun', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return row.sun;
+}
+
+/** Attempts whose energy could not be taken back after every try, oldest first (the operator's to look at). */
+export async function failedUndelegations(db: Executor<SweepingTables>, limit: number): Promise<SweepRow[]> {
+  return db
+    .selectFrom('crypto_sweeps')
+    .selectAll()
+    .where('undelegation_status', '=', 'failed')
+    .orderBy('updated_at')
+    .limit(limit)
+    .execute();
+}
+
+/** An address's attempts whose undelegation failed, locked (an operator's retry sends it again). */
+export async function lockFailedUndelegationsOf(tx: Tx<SweepingTables>, address: string): Promise<SweepRow[]> {
+  return tx
+    .selectFrom('crypto_sweeps')
+    .selectAll()
+    .where('address', '=', address)
+    .where('undelegation_status', '=', 'failed')
+    .forUpdate()
+    .execute();
 }
 
 export interface ReadySweep {
@@ -217,7 +265,7 @@ export async function addressSweepStates(
     ) s on true
     left join lateral (
       select x.status, x.amount_micro, x.unswept_final_micro from crypto_sweeps x
-      where x.address = a.address and x.status in ('topping_up', 'ready', 'sweeping')
+      where x.address = a.address and x.status in ('topping_up', 'delegating', 'ready', 'sweeping')
     ) i on true
     left join lateral (
       select count(*)::int4 as failures, max(x.final_at) as last_failed_at
@@ -245,7 +293,7 @@ export async function addressesHoldingUsdt(
     ) s on true
     where f.address > ${options.after ?? ''}
       and (f.final_micro > coalesce(s.swept_micro, 0)
-        or exists (select 1 from crypto_sweeps x where x.address = f.address and x.status in ('topping_up', 'ready', 'sweeping')))
+        or exists (select 1 from crypto_sweeps x where x.address = f.address and x.status in ('topping_up', 'delegating', 'ready', 'sweeping')))
     order by f.address
     limit ${options.limit}
   `.execute(db);

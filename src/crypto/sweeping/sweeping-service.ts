@@ -9,7 +9,10 @@
 //   2. once the top-up is final, sends the address's final, unswept USDT (never
 //      more than the balance the chain reports then) to the hot wallet (a `sweep`
 //      signed with the deposit key). USDT of deposits not final yet stays.
-// Both go through the sign-once executor (crypto/sending/). A sweep moves no
+// With `delegate` among the energy sources and enough stake on the hot wallet,
+// the top-up carries only what bandwidth (and the address's creation) needs, the
+// hot wallet delegates the energy before the sweep and takes it back after it
+// (sweep-delegation.ts). All of these go through the sign-once executor (crypto/sending/). A sweep moves no
 // merchant money and no ledger money: the USDT was the hot wallet's ledger
 // account's on both addresses; only the TRX burnt is booked (network_costs), by
 // the executor. The merchant's credit never waits for any of this.
@@ -31,19 +34,23 @@ import {
 import { estimateUsdtTransferCost } from '../sending/transfer-cost.ts';
 import { tronAddress } from '../tron/address.ts';
 import { SWEEP_MAX_CONSECUTIVE_FAILURES } from './sweep-custody.ts';
+import { delegationBudget, enqueueDelegation, takeBackDelegation, type DelegationBudget } from './sweep-delegation.ts';
 import * as repository from './sweeping-repository.ts';
 import type { SweepRow } from './sweeping-repository.ts';
-import type { SweepStatus } from './sweeping-tables.ts';
+import type { SweepStatus, UndelegationStatus } from './sweeping-tables.ts';
 
 /** Ten minutes after the first failure, then twenty. */
 export const SWEEP_FIRST_RETRY_DELAY_SECONDS = 600;
 /** Attempts started, and ready attempts built, per pass. */
 const SWEEP_BATCH = 50;
+/** Attempts whose energy was not taken back, logged per scan. */
+const UNDELEGATION_FAILURES_LOGGED = 20;
 
 export interface SweepingDeps {
   readonly db: Db;
   readonly clock: Clock;
-  readonly config: Pick<Config, 'sweepThresholdMicro'>;
+  /** Without `tronEnergySources` (or without `delegate` in it) every sweep burns TRX for its energy. */
+  readonly config: Pick<Config, 'sweepThresholdMicro'> & Partial<Pick<Config, 'tronEnergySources'>>;
   readonly logger: Logger;
   readonly chain: CryptoChain;
 }
@@ -90,6 +97,8 @@ export async function runSweepPass(
   }
   let started = 0;
   if (options.scanCandidates === false) return { started, built };
+  await logFailedUndelegations(deps);
+  const budget = delegationBudget(deps.db);
   for (const mode of MODES) {
     if (mode === 'live' && !deps.chain.liveConfigured) continue;
     const candidates = await repository.findSweepCandidates(deps.db, {
@@ -108,7 +117,7 @@ export async function runSweepPass(
     if (!(await access.usdtDecimals.confirmed(deps.clock, deps.logger))) continue;
     for (const candidate of candidates) {
       try {
-        if (await startSweep(deps, access, candidate)) started += 1;
+        if (await startSweep(deps, access, candidate, budget)) started += 1;
       } catch (error) {
         // One address's trouble (its node answer, a race) must not stop the others.
         deps.logger.error(
@@ -121,6 +130,21 @@ export async function runSweepPass(
   return { started, built };
 }
 
+/** Energy the hot wallet delegated and could not take back: an operator's to look at, said at every scan until retried. */
+async function logFailedUndelegations(deps: SweepingDeps): Promise<void> {
+  for (const sweep of await repository.failedUndelegations(deps.db, UNDELEGATION_FAILURES_LOGGED)) {
+    deps.logger.error(
+      {
+        sweep: sweep.id,
+        address: sweep.address,
+        delegated_sun: sweep.delegated_sun?.toString(),
+        undelegation_transfer: sweep.undelegation_transfer_id,
+      },
+      'sweep: the energy delegated to this address was not taken back; `paygate crypto sweeps retry --address` sends the undelegation again',
+    );
+  }
+}
+
 /**
  * Begins an attempt on one address: reads it on chain, and queues the top-up of
  * exactly the TRX its USDT transfer needs (or, when it already holds that much,
@@ -131,6 +155,7 @@ async function startSweep(
   deps: SweepingDeps,
   access: ChainAccess,
   candidate: repository.SweepCandidate,
+  budget: DelegationBudget,
 ): Promise<boolean> {
   const address = tronAddress(candidate.address);
   const hotWallet = access.addressKey.hotWalletAddress;
@@ -170,10 +195,17 @@ async function startSweep(
   }
   const amount = sweepAmount(candidate.unswept_final_micro, usdtOnChain);
   const cost = await estimateUsdtTransferCost(access, { from: address, to: hotWallet, amount }, deps.clock);
-  // What the deposit address itself burns: energy and bandwidth. An activation fee in the estimate is the
-  // recipient's (the hot wallet exists, so it is 0); the address's own creation is paid by the top-up's sender.
-  const burnSun = cost.totalSun - cost.activationSun;
-  const topupSun = burnSun > account.balanceSun ? burnSun - account.balanceSun : 0n;
+  const delegatedSun = deps.config.tronEnergySources?.has('delegate')
+    ? await budget.take(access, address, cost.energy)
+    : null;
+  // What the deposit address itself burns: energy and bandwidth, or bandwidth only on delegated energy. An
+  // activation fee in the estimate is the recipient's (the hot wallet exists, so it is 0); the address's own
+  // creation is paid by the top-up's sender.
+  const energySun = delegatedSun === null ? 0n : cost.energy * (await access.node.getChainPrices()).energyPriceSun;
+  const burnSun = cost.totalSun - cost.activationSun - energySun;
+  let topupSun = burnSun > account.balanceSun ? burnSun - account.balanceSun : 0n;
+  // DelegateResource needs its receiver to exist (java-tron DelegateResourceActuator: "Account[…] not exists").
+  if (delegatedSun !== null && !account.activated && topupSun === 0n) topupSun = 1n;
   const now = deps.clock.now();
   const id = newId('sweep');
   try {
@@ -189,9 +221,15 @@ async function startSweep(
         trx_before_sun: account.balanceSun,
         activated_before: account.activated,
         topup_sun: topupSun,
+        delegated_sun: delegatedSun,
         created_at: now,
         updated_at: now,
       };
+      if (topupSun === 0n && delegatedSun !== null) {
+        const delegation = await enqueueDelegation(tx, deps.clock, base);
+        await repository.insertSweep(tx, { ...base, status: 'delegating', delegation_transfer_id: delegation.id });
+        return true;
+      }
       if (topupSun === 0n) {
         const transfer = await enqueueSweepTransfer(
           tx,
@@ -254,7 +292,7 @@ async function buildSweepTransfer(
     const now = deps.clock.now();
     const amount = sweepAmount(await repository.unsweptFinalMicro(tx, sweep.address), usdtOnChain);
     if (amount <= 0n) {
-      await repository.updateSweep(tx, sweep.id, 'ready', {
+      const failed = await repository.updateSweep(tx, sweep.id, 'ready', {
         status: 'failed',
         error_code: 'nothing_to_sweep',
         error_message:
@@ -262,6 +300,7 @@ async function buildSweepTransfer(
         updated_at: now,
         final_at: now,
       });
+      if (failed) await takeBackDelegation(tx, deps.clock, failed);
       return false;
     }
     const transfer = await enqueueSweepTransfer(
@@ -312,20 +351,31 @@ function failurePatch(transfer: OutgoingTransfer, now: Date) {
   };
 }
 
-/** The executor's outcomes of top-ups: final and successful → ready (the sweeper builds the USDT transfer); failed → the attempt failed. */
+/**
+ * The executor's outcomes of top-ups: final and successful → ready (the sweeper builds the USDT transfer), or on
+ * delegated energy → delegating (its DelegateResource queued in this transaction); failed → the attempt failed.
+ */
 export const gasTopupOutcomes: OutgoingOutcomeHandler = {
   async onFinal(tx, clock, transfer) {
     const sweep = await repository.lockSweep(tx, transfer.ownerId);
     if (sweep?.status !== 'topping_up' || sweep.topup_transfer_id !== transfer.id) return;
     const now = clock.now();
     const fee = { topup_fee_sun: transfer.feeSun };
-    if (transfer.status === 'confirmed')
+    if (transfer.status === 'confirmed' && sweep.delegated_sun !== null) {
+      const delegation = await enqueueDelegation(tx, clock, sweep);
+      await repository.updateSweep(tx, sweep.id, 'topping_up', {
+        ...fee,
+        status: 'delegating',
+        delegation_transfer_id: delegation.id,
+        updated_at: now,
+      });
+    } else if (transfer.status === 'confirmed')
       await repository.updateSweep(tx, sweep.id, 'topping_up', { ...fee, status: 'ready', updated_at: now });
     else await repository.updateSweep(tx, sweep.id, 'topping_up', { ...fee, ...failurePatch(transfer, now) });
   },
 };
 
-/** The executor's outcomes of the USDT transfers: the txID once broadcast; completed or failed when final. */
+/** The executor's outcomes of the USDT transfers: the txID once broadcast; completed or failed when final, and then any delegated energy taken back. */
 export const sweepOutcomes: OutgoingOutcomeHandler = {
   async onSubmitted(tx, clock, transfer) {
     if (transfer.txId === null) return;
@@ -336,17 +386,17 @@ export const sweepOutcomes: OutgoingOutcomeHandler = {
     if (sweep?.status !== 'sweeping' || sweep.sweep_transfer_id !== transfer.id) return;
     const now = clock.now();
     const onChain = { sweep_fee_sun: transfer.feeSun, tx_hash: transfer.txId };
-    if (transfer.status === 'confirmed') {
-      await repository.updateSweep(tx, sweep.id, 'sweeping', {
-        ...onChain,
-        status: 'completed',
-        amount_micro: transfer.amount,
-        updated_at: now,
-        final_at: now,
-      });
-    } else {
-      await repository.updateSweep(tx, sweep.id, 'sweeping', { ...onChain, ...failurePatch(transfer, now) });
-    }
+    const final =
+      transfer.status === 'confirmed'
+        ? await repository.updateSweep(tx, sweep.id, 'sweeping', {
+            ...onChain,
+            status: 'completed',
+            amount_micro: transfer.amount,
+            updated_at: now,
+            final_at: now,
+          })
+        : await repository.updateSweep(tx, sweep.id, 'sweeping', { ...onChain, ...failurePatch(transfer, now) });
+    if (final) await takeBackDelegation(tx, clock, final);
   },
 };
 
@@ -358,12 +408,17 @@ export async function sweepsOfAddress(db: Db, address: string): Promise<SweepRow
 /**
  * An operator's retry of a stuck (or retrying) address: its failures stop
  * counting, so the next pass begins an attempt at once if it is over the
- * threshold. Returns how many failures were cleared. Not ours: NotFoundError.
+ * threshold, and energy whose undelegation failed is sent back again.
+ * Returns how many failures were cleared. Not ours: NotFoundError.
  */
 export async function retrySweepsOfAddress(deps: Pick<SweepingDeps, 'db' | 'clock'>, address: string): Promise<number> {
   if (!(await isDepositAddress(deps.db, address)))
     throw new NotFoundError(`${address} is not one of our deposit addresses.`);
-  return inTransaction(deps.db, (tx) => repository.clearFailures(tx, address, deps.clock.now()));
+  return inTransaction(deps.db, async (tx) => {
+    for (const sweep of await repository.lockFailedUndelegationsOf(tx, address))
+      await takeBackDelegation(tx, deps.clock, sweep);
+    return repository.clearFailures(tx, address, deps.clock.now());
+  });
 }
 
 /** An attempt as operators read it (`paygate crypto sweeps list`): amounts as decimal strings, TRX in TRX. */
@@ -379,6 +434,10 @@ export interface SweepView {
   readonly trx_topup: string;
   readonly trx_topup_fee: string | null;
   readonly trx_sweep_fee: string | null;
+  /** Staked TRX whose energy the hot wallet delegated for the sweep; null when it burned. */
+  readonly trx_delegated: string | null;
+  /** The energy taken back after it: pending, undelegated, failed (an operator's look); null without a delegation on chain. */
+  readonly undelegation: UndelegationStatus | null;
   readonly tx_hash: string | null;
   readonly error: { readonly code: string; readonly message: string | null } | null;
   readonly cleared: boolean;
@@ -402,6 +461,8 @@ export function sweepView(row: SweepRow): SweepView {
     trx_topup: decimal6(row.topup_sun),
     trx_topup_fee: row.topup_fee_sun === null ? null : decimal6(row.topup_fee_sun),
     trx_sweep_fee: row.sweep_fee_sun === null ? null : decimal6(row.sweep_fee_sun),
+    trx_delegated: row.delegated_sun === null ? null : decimal6(row.delegated_sun),
+    undelegation: row.undelegation_status,
     tx_hash: row.tx_hash,
     error: row.error_code === null ? null : { code: row.error_code, message: row.error_message },
     cleared: row.cleared,

@@ -47,6 +47,8 @@ describe.each(backends)('the outgoing transfer worker on %s', (backend) => {
       'sweep',
       'gas_topup',
       'cold_storage',
+      'energy_delegation',
+      'energy_undelegation',
     ]);
   });
 

@@ -15,6 +15,9 @@ import { tronAddress, type TronAddress } from '../../../src/crypto/tron/address.
 import { createOutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { sandboxHotWalletTopUp } from '../../../src/crypto/chain/sandbox-faucet.ts';
 import { outgoingOutcomeHandlers } from '../../../src/modules.ts';
+import { createEnergyManager } from '../../../src/crypto/energy/energy-manager.ts';
+import type { EnergySourceSetting } from '../../../src/crypto/energy/energy-sources.ts';
+import type { ExecutorStep } from '../../../src/crypto/sending/executor-context.ts';
 import { openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
 
 export interface SweepingSetup extends ReceivingSetup {
@@ -27,19 +30,37 @@ export interface SweepingSetup extends ReceivingSetup {
 
 const THRESHOLD_MICRO = 50_000_000n;
 
+export interface SweepingOptions {
+  readonly thresholdMicro?: bigint;
+  /** PAYGATE_TRON_ENERGY_SOURCES of the sweeper and the executor's energy manager; absent: the sweeper burns, no manager. */
+  readonly energySources?: ReadonlySet<EnergySourceSetting>;
+  /** The executor's test hook (a crash at a step). */
+  readonly onStep?: (step: ExecutorStep) => void | Promise<void>;
+}
+
 export async function openSweepingSetup(
   backend: DatabaseBackend,
-  options: { readonly thresholdMicro?: bigint } = {},
+  options: SweepingOptions = {},
 ): Promise<SweepingSetup> {
-  const setup = await openReceivingSetup(backend);
+  return sweepingOver(await openReceivingSetup(backend), options);
+}
+
+/**
+ * New sweeper dependencies and a new executor over the same database and chain:
+ * what a restarted process builds (nothing in memory survives from the old ones).
+ */
+export function sweepingOver(setup: ReceivingSetup, options: SweepingOptions = {}): SweepingSetup {
   const sweeping: SweepingDeps = {
     db: setup.context.db,
     clock: setup.clock,
-    config: { sweepThresholdMicro: options.thresholdMicro ?? THRESHOLD_MICRO },
+    config: {
+      sweepThresholdMicro: options.thresholdMicro ?? THRESHOLD_MICRO,
+      ...(options.energySources && { tronEnergySources: options.energySources }),
+    },
     logger: setup.context.logger,
     chain: setup.chain,
   };
-  const executorPass = await startExecutor(setup);
+  const executorPass = startExecutor(setup, options);
   return {
     ...setup,
     sweeping,
@@ -50,10 +71,24 @@ export async function openSweepingSetup(
 }
 
 /** The real executor of the sandbox chain, with the outcome handlers the sweeping module declares in src/modules.ts. */
-async function startExecutor(setup: ReceivingSetup): Promise<() => Promise<void>> {
-  const { sweep, gas_topup: gasTopup } = outgoingOutcomeHandlers();
+function startExecutor(setup: ReceivingSetup, options: SweepingOptions): () => Promise<void> {
+  const {
+    sweep,
+    gas_topup: gasTopup,
+    energy_delegation: energyDelegation,
+    energy_undelegation: energyUndelegation,
+  } = outgoingOutcomeHandlers();
   expect(sweep).toBeDefined();
   expect(gasTopup).toBeDefined();
+  const energyManager =
+    options.energySources &&
+    createEnergyManager({
+      db: setup.context.db,
+      clock: setup.clock,
+      logger: setup.context.logger,
+      chain: setup.access.chain,
+      sources: options.energySources,
+    });
   const executor = createOutgoingExecutor({
     db: setup.context.db,
     clock: setup.clock,
@@ -64,7 +99,14 @@ async function startExecutor(setup: ReceivingSetup): Promise<() => Promise<void>
     signingKey: () => setup.access.signingKey(),
     hotWallet: setup.access.addressKey.hotWalletAddress,
     usdtContract: setup.sandbox.chain.parameters.usdtContract,
-    handlers: { sweep, gas_topup: gasTopup },
+    handlers: {
+      sweep,
+      gas_topup: gasTopup,
+      energy_delegation: energyDelegation,
+      energy_undelegation: energyUndelegation,
+    },
+    ...(energyManager && { energyManager }),
+    ...(options.onStep && { onStep: options.onStep }),
     trxUsdtRateMicro: setup.context.config.trxUsdtRateMicro,
     maxInFlight: 100,
     maxAttempts: 3,
