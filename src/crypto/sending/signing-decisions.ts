@@ -12,6 +12,7 @@ import type { OutgoingTransferRow } from './sending-repository.ts';
 import { failureOf, type Finish } from './transfer-finisher.ts';
 import { feeLimitFor, freshRecipient, TRANSFER_ENERGY_MAX_DEFAULT } from '../chain/transfer-energy.ts';
 import type { PassEnergy } from '../energy/energy-manager.ts';
+import { passReservations } from '../energy/energy-reservations.ts';
 import type { EnergyPlan } from '../energy/energy-sources.ts';
 
 export interface SignJob {
@@ -177,9 +178,18 @@ export async function decideSigning(
   const passEnergy = await context.energyManager?.forPass(
     queued.filter((row) => row.asset === 'USDT').map((row) => row.id),
   );
-  for (const row of queued) {
+  const reservations = await passReservations(
+    context.db,
+    context.chain,
+    context.clock.now(),
+    queued.filter((row) => row.asset === 'USDT' && row.from_kind === 'hot_wallet').map((row) => row.id),
+  );
+  for (const row of reservations.reservedFirst(queued)) {
     const from = sourceOf(context, row);
-    const balance = await balanceOf(from);
+    const held = await balanceOf(from);
+    // The hot wallet's own energy promised to other quoted transfers is not this one's to plan on.
+    const balance =
+      row.from_kind === 'hot_wallet' ? { ...held, energy: reservations.energyFor(row.id, held.energy) } : held;
     const dry = dryRuns.get(row.id);
     if (dry && !dry.ok) {
       decisions.failures.push(
@@ -225,7 +235,8 @@ export async function decideSigning(
       decisions.aboveBurnCap.push(row);
     else if (!fits(balance, needs)) decisions.short.push(row);
     else {
-      Object.assign(balance, afterSending(balance, needs));
+      Object.assign(held, afterSending(held, needs));
+      reservations.signed(row.id);
       decisions.toSign.push({
         row,
         from,
