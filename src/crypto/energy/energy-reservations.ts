@@ -86,7 +86,12 @@ export async function claimOwnEnergy(
   energyFreeNow: bigint,
   claims: readonly EnergyClaim[],
 ): Promise<Set<string>> {
-  if (claims.length === 0 || energyFreeNow <= 0n) return new Set();
+  const smallest = claims.reduce((least, claim) => (claim.energy < least ? claim.energy : least), energyFreeNow + 1n);
+  if (smallest > energyFreeNow) return new Set();
+  // Without the lock first: when what is promised already leaves too little, the creation takes no
+  // lock at all (a stake used up must not queue every creation). Promises only fall as transfers
+  // end, so a stale read here can only refuse a claim that might have fit: the quote burns, never less.
+  if (smallest > energyFreeNow - (await reservedEnergy(db, chain, clock.now()))) return new Set();
   return inTransaction(db, async (tx) => {
     await sql`select pg_advisory_xact_lock(hashtext(${`paygate.energy-reservations.${chain}`}))`.execute(tx);
     const now = clock.now();
