@@ -8,9 +8,9 @@
 // balance rows and is shared by concurrent creations.
 import { sql } from 'kysely';
 import type { Clock } from '../../clock.ts';
+import type { Database } from '../../db/schema.ts';
 import { inTransaction, type Db, type Executor, type Tx } from '../../db/transaction.ts';
 import type { ChainName } from '../chain/crypto-chain.ts';
-import type { SendingTables } from '../sending/sending-tables.ts';
 import type { EnergyTables } from './energy-tables.ts';
 
 /**
@@ -20,7 +20,8 @@ import type { EnergyTables } from './energy-tables.ts';
  */
 export const CLAIM_GRACE_MS = 5 * 60_000;
 
-type ReservationTables = EnergyTables & Pick<SendingTables, 'crypto_outgoing_transfers'>;
+/** A claim holds while its transfer is not final: the only read of the executor's table, through the joined schema. */
+type ReservationTables = EnergyTables & Pick<Database, 'crypto_outgoing_transfers'>;
 
 export interface EnergyClaim {
   readonly transferId: string;

@@ -2,7 +2,8 @@
 // its sending address (planner.ts) against what that address holds less what
 // its transfers in flight will take; a USDT transfer to a new recipient is run
 // as a constant call first, so a blacklisted party fails before any fee is
-// spent and the fee limit follows the energy the call used.
+// spent and the fee limit follows the energy the call used. The hot wallet's
+// transfers holding an energy reservation go first (energy-reservations.ts).
 import type { ChainPrices } from '../tron/node-client.ts';
 import type { TronAddress } from '../tron/address.ts';
 import { forEachLimited, NODE_CONCURRENCY, type ExecutorContext } from './executor-context.ts';
