@@ -1,5 +1,5 @@
 // Kysely types of the tables the energy manager owns (migrations 0049_crypto_energy_rentals.sql,
-// 0050_crypto_energy_rental_failure.sql).
+// 0050_crypto_energy_rental_failure.sql, 0052_crypto_energy_reservations.sql).
 import type { ChainName } from '../chain/crypto-chain.ts';
 import type { RentalOrderStatus } from './energy-provider.ts';
 
@@ -21,5 +21,12 @@ export interface EnergyTables {
     failure_reason: RentalFailureReason | null;
     created_at: Date;
     updated_at: Date;
+  };
+  /** Own energy promised to a quoted transfer until it is final (energy-reservations.ts). */
+  crypto_energy_reservations: {
+    transfer_id: string;
+    chain: ChainName;
+    energy: bigint;
+    created_at: Date;
   };
 }

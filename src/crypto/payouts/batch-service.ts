@@ -27,6 +27,7 @@ import {
   keyedRequest,
 } from '../../idempotency/idempotency-service.ts';
 import { newId } from '../../ids.ts';
+import { previewEnergyQuotes, releaseEnergyQuotes, reserveEnergyQuotes } from './energy-quotes.ts';
 import { quotePayouts } from './payout-fees.ts';
 import { payoutSettingsOf } from './payout-settings.ts';
 import {
@@ -113,9 +114,17 @@ export async function createBatch(
     access,
     items.map((item, index) => ({ address: item.address, field: `payouts[${index}].address` })),
   );
-  const quotes = await quotePayouts(access, deps, settings, items);
+  const transferIds = items.map(() => newId('outgoingTransfer'));
+  const reserved = await reserveEnergyQuotes(
+    deps,
+    access,
+    await quotePayouts(access, deps, settings, items),
+    transferIds,
+  );
+  const { quotes } = reserved;
+  let written = false;
   try {
-    return await createUnderKey(deps.db, deps.clock, creation, async (tx, record) => {
+    const outcome = await createUnderKey(deps.db, deps.clock, creation, async (tx, record) => {
       const batchId = newId('payoutBatch');
       await record({ resourceId: batchId });
       await refuseTakenExternalIds(tx, shop.shopId, items);
@@ -137,7 +146,12 @@ export async function createBatch(
         deps.clock,
         shop,
         access,
-        items.map((item, index) => ({ id: newId('payout'), item, quote: quotes[index]! })),
+        items.map((item, index) => ({
+          id: newId('payout'),
+          item,
+          quote: quotes[index]!,
+          transferId: transferIds[index]!,
+        })),
         batchId,
       );
       if (options.actor)
@@ -151,6 +165,8 @@ export async function createBatch(
         });
       return { created: true, batch: batchView(batch, rows) };
     });
+    written = outcome.created;
+    return outcome;
   } catch (error) {
     if (isUniqueViolation(error, repository.PAYOUT_EXTERNAL_ID_CONSTRAINT)) {
       throw new DuplicateExternalIdError(
@@ -158,6 +174,8 @@ export async function createBatch(
       );
     }
     throw error;
+  } finally {
+    if (!written) await releaseEnergyQuotes(deps, reserved);
   }
 }
 
@@ -306,7 +324,7 @@ export async function reviewBatch(
   }
   if (problems.length > 0) return { ok: false, problems };
   const items = payouts.map((raw) => validatePayoutItem(raw));
-  const quotes = await quotePayouts(access, deps, settings, items);
+  const quotes = await previewEnergyQuotes(deps, access, await quotePayouts(access, deps, settings, items));
   return {
     ok: true,
     itemCount: items.length,

@@ -1,5 +1,6 @@
-// Fee quotes of payouts: the network fee is what the chain would burn for the
-// USDT transfer from the hot wallet — the chain's own energy figure for the
+// Fee quotes of payouts: the network fee is at most what the chain would burn for the
+// USDT transfer from the hot wallet (less when its energy comes from the hot
+// wallet's own stake or a cheaper rental: energy-quotes.ts) — the chain's own energy figure for the
 // recipient's class at the contract's energy factor now (transfer-energy.ts,
 // the same figure the executor signs with) and the chain's prices (read through
 // the chain access's cache, chain/quote-reads.ts) — converted
@@ -31,6 +32,45 @@ export interface PayoutQuote {
   readonly totalDebitMicro: bigint;
   /** micro-USDT per TRX the network fee was converted at. */
   readonly rateMicro: bigint;
+  /** Energy the transfer takes: the chain's figure the fee was quoted for. */
+  readonly energy: bigint;
+  /** The network fee's parts in sun: the energy (burned at the chain's price, rented, or 0 on own energy) and the bandwidth. */
+  readonly energySun: bigint;
+  readonly bandwidthSun: bigint;
+}
+
+/** A quote whose network fee is `energySun` for the energy and `bandwidthSun` for the bandwidth, rounded up to the cent. */
+function quoteOf(
+  amountMicro: bigint,
+  serviceFeeMicro: bigint,
+  rateMicro: bigint,
+  energy: bigint,
+  energySun: bigint,
+  bandwidthSun: bigint,
+): PayoutQuote {
+  const networkFeeMicro = ceilToCent(sunToMicroUsdt(energySun + bandwidthSun, rateMicro));
+  return {
+    amountMicro,
+    networkFeeMicro,
+    serviceFeeMicro,
+    totalDebitMicro: amountMicro + networkFeeMicro + serviceFeeMicro,
+    rateMicro,
+    energy,
+    energySun,
+    bandwidthSun,
+  };
+}
+
+/** The same quote with its energy part priced at `energySun` (0 on reserved own energy, a rental's price). */
+export function withEnergyPriced(quote: PayoutQuote, energySun: bigint): PayoutQuote {
+  return quoteOf(
+    quote.amountMicro,
+    quote.serviceFeeMicro,
+    quote.rateMicro,
+    quote.energy,
+    energySun,
+    quote.bandwidthSun,
+  );
 }
 
 export interface QuoteItem {
@@ -91,16 +131,14 @@ export async function quotePayouts(
       });
       if (units > deps.config.tronTransferEnergyMax)
         throw new TransferEnergyAboveCeilingError(units, deps.config.tronTransferEnergyMax);
-      const totalSun = units * prices.energyPriceSun + USDT_TRANSFER_BANDWIDTH * prices.bandwidthPriceSun;
-      const networkFeeMicro = ceilToCent(sunToMicroUsdt(totalSun, rateMicro));
-      const serviceFeeMicro = serviceFeeOf(settings, item.amountMicro);
-      quotes[index] = {
-        amountMicro: item.amountMicro,
-        networkFeeMicro,
-        serviceFeeMicro,
-        totalDebitMicro: item.amountMicro + networkFeeMicro + serviceFeeMicro,
+      quotes[index] = quoteOf(
+        item.amountMicro,
+        serviceFeeOf(settings, item.amountMicro),
         rateMicro,
-      };
+        units,
+        units * prices.energyPriceSun,
+        USDT_TRANSFER_BANDWIDTH * prices.bandwidthPriceSun,
+      );
     }
   };
   try {

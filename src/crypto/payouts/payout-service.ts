@@ -20,6 +20,7 @@ import {
   type IdempotencyRule,
   type Prior,
   keyedRequest,
+  type KeyedRequest,
 } from '../../idempotency/idempotency-service.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
@@ -42,6 +43,7 @@ import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import { explainUnwrittenReservation } from '../../ledger/ledger-service.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import type { PayoutCreationBatches } from './creation-batches.ts';
+import { previewEnergyQuotes, releaseEnergyQuotes, reserveEnergyQuotes } from './energy-quotes.ts';
 import { quotePayouts, type PayoutQuote } from './payout-fees.ts';
 import { AccountIds, payoutFanOut, reservePayouts, type CommittedAccountIds } from './payout-ledger.ts';
 import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-settings.ts';
@@ -60,7 +62,10 @@ const PAYOUTS_OFF_RETRY_AFTER_SECONDS = 300;
 export interface HotWalletSenderDeps {
   readonly db: Db;
   readonly clock: Clock;
-  readonly config: Pick<Config, 'trxUsdtRateMicro' | 'tronTransferEnergyMax'>;
+  readonly config: Pick<
+    Config,
+    'trxUsdtRateMicro' | 'tronTransferEnergyMax' | 'tronEnergySources' | 'tronEnergyRental'
+  >;
   readonly chain: Pick<CryptoChain, 'forMode'>;
   readonly logger: Logger;
 }
@@ -239,7 +244,11 @@ export async function quotePayout(deps: PayoutDeps, shop: PayoutShop, request: Q
   checkAgainstSettings(settings, amountMicro, 'amount');
   const access = await deps.chain.forMode(shop.mode);
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
-  const [quote] = await quotePayouts(access, deps, settings, [{ address, amountMicro }]);
+  const [quote] = await previewEnergyQuotes(
+    deps,
+    access,
+    await quotePayouts(access, deps, settings, [{ address, amountMicro }]),
+  );
   return {
     network,
     asset: 'USDT',
@@ -330,7 +339,13 @@ export async function insertQueuedPayouts(
   clock: Clock,
   shop: PayoutShop,
   access: ChainAccess,
-  items: readonly { readonly id: string; readonly item: ValidPayoutItem; readonly quote: PayoutQuote }[],
+  items: readonly {
+    readonly id: string;
+    readonly item: ValidPayoutItem;
+    readonly quote: PayoutQuote;
+    /** Its outgoing transfer's id, named before (own energy reserved for it). */
+    readonly transferId: string;
+  }[],
   batchId: string | null,
   accountIds?: AccountIds,
 ): Promise<PayoutRow[]> {
@@ -339,6 +354,7 @@ export async function insertQueuedPayouts(
     tx,
     clock,
     items.map(({ id, item }) => payoutTransfer(access, id, item)),
+    items.map(({ transferId }) => transferId),
   );
   const rows = items.map(({ id, item, quote }, index) =>
     newPayoutRow(
@@ -403,15 +419,48 @@ export async function createPayout(
     [{ address: item.address, field: 'address' }],
     new Set(state.recipientIsDepositAddress ? [item.address] : []),
   );
-  const [quote] = await quotePayouts(access, deps, settings, [item]);
+  const transferId = newId('outgoingTransfer');
+  const reserved = await reserveEnergyQuotes(deps, access, await quotePayouts(access, deps, settings, [item]), [
+    transferId,
+  ]);
+  let written = false;
+  try {
+    const outcome = await writePayout(
+      deps,
+      shop,
+      access,
+      { item, keyed, quote: reserved.quotes[0]!, transferId },
+      options,
+    );
+    written = outcome.created;
+    return outcome;
+  } finally {
+    if (!written) await releaseEnergyQuotes(deps, reserved);
+  }
+}
+
+/** createPayout's writing: the payout, its reservation, transfer and record in one statement shared with concurrent creations. */
+async function writePayout(
+  deps: PayoutDeps,
+  shop: PayoutShop,
+  access: ChainAccess,
+  payout: {
+    readonly item: ValidPayoutItem;
+    readonly keyed: KeyedRequest;
+    readonly quote: PayoutQuote;
+    readonly transferId: string;
+  },
+  options: CreationOptions,
+): Promise<{ created: boolean; payout: PayoutView }> {
+  const { item, keyed } = payout;
   const now = deps.clock.now();
   const row = newPayoutRow(
     now,
     shop,
     access,
-    { id: newId('payout'), item, quote: quote! },
+    { id: newId('payout'), item, quote: payout.quote },
     null,
-    newId('outgoingTransfer'),
+    payout.transferId,
   );
   const fanOut = await payoutFanOut(
     deps.db,

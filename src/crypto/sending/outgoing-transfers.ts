@@ -103,10 +103,12 @@ export async function enqueueOutgoingTransfers(
   tx: Tx,
   clock: Clock,
   requests: readonly OutgoingTransferRequest[],
+  /** The transfers' ids when the caller named them already (own energy reserved for them); new ones otherwise. */
+  ids?: readonly string[],
 ): Promise<OutgoingTransfer[]> {
   const rows = await repository.insertTransfers(
     tx,
-    requests.map((request) => queuedRow(clock, newId('outgoingTransfer'), request)),
+    requests.map((request, index) => queuedRow(clock, ids?.[index] ?? newId('outgoingTransfer'), request)),
   );
   return rows.map(toOutgoingTransfer);
 }

@@ -12,7 +12,7 @@ import { tronAddress } from '../tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../tron/trc20-usdt.ts';
 import { createOutgoingExecutor, type OutgoingExecutor } from './executor.ts';
 import { createEnergyManager, type EnergyManager } from '../energy/energy-manager.ts';
-import { createItrxProvider } from '../energy/itrx/itrx-provider.ts';
+import { rentalProviderFor } from '../energy/chain-rental.ts';
 import { createOutflowCap } from './outflow-cap.ts';
 import { createSigningPool, type SigningPool } from './signing-pool.ts';
 import { OUTGOING_PURPOSES, type OutgoingOutcomeHandler, type OutgoingPurpose } from './outgoing-transfers.ts';
@@ -170,24 +170,20 @@ export function createOutgoingTransferWorker(
   };
 }
 
-/**
- * The energy manager of a chain's executor. Rental is the live chain's only: a provider delegates on
- * the public network, where the sandbox's addresses do not exist (a sandbox tries it through the
- * rental simulator in tests, docs/payouts.md "Energy").
- */
+/** The energy manager of a chain's executor: rental where the chain has a provider (energy/chain-rental.ts). */
 function energyManagerFor(
   context: Pick<AppContext, 'config' | 'db' | 'clock' | 'logger'>,
   chain: ChainName,
 ): EnergyManager {
-  const rental = chain === 'tron-live' ? context.config.tronEnergyRental : undefined;
+  const provider = rentalProviderFor(context.config, chain);
   const sources = new Set(context.config.tronEnergySources);
-  if (!rental) sources.delete('rent');
+  if (!provider) sources.delete('rent');
   return createEnergyManager({
     db: context.db,
     clock: context.clock,
     logger: context.logger,
     chain,
     sources,
-    provider: rental && createItrxProvider(rental),
+    provider,
   });
 }

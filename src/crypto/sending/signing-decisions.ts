@@ -2,7 +2,8 @@
 // its sending address (planner.ts) against what that address holds less what
 // its transfers in flight will take; a USDT transfer to a new recipient is run
 // as a constant call first, so a blacklisted party fails before any fee is
-// spent and the fee limit follows the energy the call used.
+// spent and the fee limit follows the energy the call used. The hot wallet's
+// transfers holding an energy reservation go first (energy-reservations.ts).
 import type { ChainPrices } from '../tron/node-client.ts';
 import type { TronAddress } from '../tron/address.ts';
 import { forEachLimited, NODE_CONCURRENCY, type ExecutorContext } from './executor-context.ts';
@@ -12,6 +13,7 @@ import type { OutgoingTransferRow } from './sending-repository.ts';
 import { failureOf, type Finish } from './transfer-finisher.ts';
 import { feeLimitFor, freshRecipient, TRANSFER_ENERGY_MAX_DEFAULT } from '../chain/transfer-energy.ts';
 import type { PassEnergy } from '../energy/energy-manager.ts';
+import { passReservations } from '../energy/energy-reservations.ts';
 import type { EnergyPlan } from '../energy/energy-sources.ts';
 
 export interface SignJob {
@@ -183,9 +185,18 @@ export async function decideSigning(
   const passEnergy = await context.energyManager?.forPass(
     queued.filter((row) => row.asset === 'USDT').map((row) => row.id),
   );
-  for (const row of queued) {
+  const reservations = await passReservations(
+    context.db,
+    context.chain,
+    context.clock.now(),
+    queued.filter((row) => row.asset === 'USDT' && row.from_kind === 'hot_wallet').map((row) => row.id),
+  );
+  for (const row of reservations.reservedFirst(queued)) {
     const from = sourceOf(context, row);
-    const balance = await balanceOf(from);
+    const held = await balanceOf(from);
+    // The hot wallet's own energy promised to other quoted transfers is not this one's to plan on.
+    const balance =
+      row.from_kind === 'hot_wallet' ? { ...held, energy: reservations.energyFor(row.id, held.energy) } : held;
     const dry = dryRuns.get(row.id);
     if (dry && !dry.ok) {
       decisions.failures.push(
@@ -231,7 +242,8 @@ export async function decideSigning(
       decisions.aboveBurnCap.push(row);
     else if (!fits(balance, needs)) decisions.short.push(row);
     else {
-      Object.assign(balance, afterSending(balance, needs));
+      Object.assign(held, afterSending(held, needs));
+      reservations.signed(row.id);
       decisions.toSign.push({
         row,
         from,
