@@ -7,8 +7,9 @@
 // they follow, so a crash anywhere neither delegates twice nor forgets to take
 // the energy back.
 import type { Clock } from '../../clock.ts';
-import type { Tx } from '../../db/transaction.ts';
+import type { Db, Tx } from '../../db/transaction.ts';
 import type { ChainAccess } from '../chain/crypto-chain.ts';
+import { reservedEnergy } from '../energy/energy-reservations.ts';
 import {
   enqueueOutgoingTransfer,
   failureColumns,
@@ -49,13 +50,17 @@ export function delegationSunFor(
   return trx * SUN_PER_TRX;
 }
 
-/** What one sweep pass may still delegate per chain: the hot wallet's delegable stake less the delegations not yet on chain. */
+/**
+ * What one sweep pass may still delegate per chain: the hot wallet's delegable
+ * stake less the delegations not yet on chain and less the energy reserved for
+ * quoted payouts (a sweep must not take the energy a merchant's quote counted on).
+ */
 export interface DelegationBudget {
   /** Staked sun to delegate to `address` for `energy` more, taken from the budget; null when the stake cannot cover it (the sweep burns). */
   take(access: ChainAccess, address: TronAddress, energy: bigint): Promise<bigint | null>;
 }
 
-export function delegationBudget(db: Parameters<typeof repository.pendingDelegationSun>[0]): DelegationBudget {
+export function delegationBudget(db: Db, clock: Clock): DelegationBudget {
   const left = new Map<string, bigint>();
   return {
     async take(access, address, energy) {
@@ -72,7 +77,11 @@ export function delegationBudget(db: Parameters<typeof repository.pendingDelegat
       if (budget === undefined) {
         // getcandelegatedmaxsize: the stake not delegated yet and not covering the hot wallet's own use.
         const delegable = await access.node.getCanDelegatedMaxSize(hotWallet, 'ENERGY');
-        budget = delegable - (await repository.pendingDelegationSun(db, access.chain));
+        const [pending, reserved] = await Promise.all([
+          repository.pendingDelegationSun(db, access.chain),
+          reservedEnergy(db, access.chain, clock.now()),
+        ]);
+        budget = delegable - pending - delegationSunFor(reserved, network);
       }
       if (sun > budget) {
         left.set(access.chain, budget);

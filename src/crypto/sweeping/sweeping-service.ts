@@ -98,7 +98,7 @@ export async function runSweepPass(
   let started = 0;
   if (options.scanCandidates === false) return { started, built };
   await logFailedUndelegations(deps);
-  const budget = delegationBudget(deps.db);
+  const budget = delegationBudget(deps.db, deps.clock);
   for (const mode of MODES) {
     if (mode === 'live' && !deps.chain.liveConfigured) continue;
     const candidates = await repository.findSweepCandidates(deps.db, {

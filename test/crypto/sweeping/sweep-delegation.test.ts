@@ -6,6 +6,7 @@
 // back (UnDelegateResource) — after a failed sweep too, exactly once across
 // crashes; a hot wallet whose stake cannot cover it falls back to burning.
 import { afterEach, describe, expect, it } from 'vitest';
+import { claimOwnEnergy } from '../../../src/crypto/energy/energy-reservations.ts';
 import { createInvoice } from '../../../src/crypto/receiving/invoice-service.ts';
 import { mineBlocks, simulateDeposit } from '../../../src/crypto/receiving/sandbox-chain-service.ts';
 import { tronAddress } from '../../../src/crypto/tron/address.ts';
@@ -127,6 +128,23 @@ describe.each(backends)('sweeps on delegated energy on %s', (backend) => {
     const sent = (await findTransfer(setup.context.db, sweep.sweep_transfer_id!))!;
     expect(sent.energy_fee_sun).toBeGreaterThan(0n);
     expect(sweep.topup_sun).toBeGreaterThan(USDT_TRANSFER_BANDWIDTH * 1_000n);
+  });
+
+  it('energy reserved for quoted payouts is not delegated: with the stake promised, the sweep burns', async () => {
+    setup = await openSweepingSetup(backend, { energySources: DELEGATING });
+    await stakeHotWallet(50_000n);
+    const free = BigInt((await setup.access.node.getAccountResources(setup.hotWallet)).energyAvailable);
+    // A payout's claim (its transfer not written yet, so live for the claim's grace) on all but 10,000 of it.
+    const granted = await claimOwnEnergy(setup.context.db, setup.clock, setup.access.chain, free, [
+      { transferId: 'ot_reserved_for_a_quote', energy: free - 10_000n },
+    ]);
+    expect(granted.size).toBe(1);
+    const address = await finalDepositOn(setup, 'order-d7', '60');
+    await driveUntil(setup, async () => (await lastSweep(address))?.status === 'completed');
+    const sweep = (await lastSweep(address))!;
+    expect(sweep.delegated_sun).toBeNull();
+    expect(await energyTransfers('energy_delegation')).toEqual([]);
+    expect(await delegatedOut()).toBe(0n);
   });
 
   it('a sweep that fails still takes the energy back', async () => {
