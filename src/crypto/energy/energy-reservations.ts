@@ -18,7 +18,7 @@ import type { EnergyTables } from './energy-tables.ts';
  * claimed it writes its transfer within milliseconds or deletes the claim, so one
  * still missing after this belongs to a process that died between the two.
  */
-export const CLAIM_GRACE_MS = 5 * 60_000;
+const CLAIM_GRACE_MS = 5 * 60_000;
 
 /** A claim holds while its transfer is not final: the only read of the executor's table, through the joined schema. */
 type ReservationTables = EnergyTables & Pick<Database, 'crypto_outgoing_transfers'>;
@@ -51,7 +51,7 @@ export async function reservedEnergy(db: Executor<ReservationTables>, chain: Cha
 }
 
 /** The reservations of these transfers (those still queued): transfer id → energy. */
-export async function reservationsOf(
+async function reservationsOf(
   db: Executor<EnergyTables>,
   transferIds: readonly string[],
 ): Promise<Map<string, bigint>> {

@@ -30,7 +30,7 @@ export interface PlannedTransfer {
 }
 
 /** Where a transaction's bytes come from: the chain takes the first of these that covers them whole. */
-export type BandwidthSource = 'staked' | 'free' | 'burned';
+type BandwidthSource = 'staked' | 'free' | 'burned';
 
 /** What one transfer takes from its sender: `energy` in all, of which `burnedEnergy` is paid in TRX; `bandwidth` bytes from `bandwidthSource`. */
 export interface TransferNeeds {
@@ -54,7 +54,7 @@ const BANDWIDTH_OF: Readonly<Record<OutgoingAsset, bigint>> = {
  * staked bandwidth when what is left covers them whole, else the free allowance
  * likewise, else TRX burned per byte.
  */
-export function bandwidthSourceOf(balance: Balances, bytes: bigint): BandwidthSource {
+function bandwidthSourceOf(balance: Balances, bytes: bigint): BandwidthSource {
   if (bytes <= balance.stakedBandwidth) return 'staked';
   return bytes <= balance.freeBandwidth ? 'free' : 'burned';
 }

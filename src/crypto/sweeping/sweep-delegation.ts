@@ -29,7 +29,7 @@ const SUN_PER_TRX = 1_000_000n;
  */
 const DELEGATION_MARGIN_PERCENT = 10n;
 /** UnDelegateResource sends per attempt before the attempt shows `undelegation_failed` to the operator. */
-export const UNDELEGATION_TRIES_MAX = 3;
+const UNDELEGATION_TRIES_MAX = 3;
 
 /**
  * Staked sun whose energy covers `energy` more on the receiver. java-tron
