@@ -39,15 +39,10 @@ import { cpuSecondsOf } from './proc-stat.ts';
 import { startServerProcess, type ServerProcess } from './server-process.ts';
 import { measurePostgresCpu } from './server-cpu.ts';
 import { envNumber, verdict } from './verdict.ts';
-import { systemClock } from '../src/clock.ts';
 import { USDT_CONTRACT_MAINNET } from '../src/crypto/tron/trc20-usdt.ts';
 import { parseTronHexAddress, type TronAddress } from '../src/crypto/tron/address.ts';
 import { createTronNodeClient } from '../src/crypto/tron/node-client.ts';
-import { openDatabase } from '../src/db/database.ts';
 import { encodeListCursor } from '../src/db/list-cursor.ts';
-import { inTransaction } from '../src/db/transaction.ts';
-import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/ledger/ledger-accounts.ts';
-import { transfer } from '../src/ledger/ledger-service.ts';
 
 const { values: cli } = parseArgs({ options: { scale: { type: 'string' } }, allowPositionals: false });
 const SCALE = Number(cli.scale ?? process.env.BENCH_GROWTH_SCALE ?? 1);
@@ -61,8 +56,8 @@ const BATCH = envNumber('BENCH_GROWTH_BATCH', 2_000);
 const DEPOSITS = envNumber('BENCH_GROWTH_DEPOSITS', 500);
 const PAYGATE = fileURLToPath(new URL('../bin/paygate.js', import.meta.url));
 const TARGETS = { ratio: 0.8, p99Ratio: 2, listP95Ms: 50 } as const;
-/** 100 million USDT for the big shop: far more than a run pays out. */
-const FUNDING_MICRO = 100_000_000_000_000n;
+/** The big shop's USDT: far more than a run pays out. */
+const FUNDING_USDT = '100000000';
 const UNIQUE = '@@unique@@';
 const JSON_HEADERS = { 'content-type': 'application/json' };
 /** How long the workers may take to drain what a run left, before the run says so and goes on. */
@@ -192,27 +187,28 @@ async function createMerchants(setup: GatewaySetup, count: number): Promise<Benc
   return merchants;
 }
 
-/** Credits the big shop's sandbox USDT main account from the hot wallet, as a final deposit does. */
+/**
+ * Gives the big shop its USDT the way a merchant gets it: one deposit through the sandbox chain to a
+ * static wallet of its own, mined final and credited by the running worker. A ledger credit with no
+ * USDT on chain behind it would be a shortfall to the worker's custody check, which then pauses
+ * payouts (503) until an operator looks.
+ */
 async function fundBigShop(side: GrowthSide): Promise<void> {
-  const handle = await openDatabase({ url: side.databaseUrl, poolSize: 2 });
-  try {
-    await inTransaction(handle.db, async (tx) => {
-      const [main, hotWallet] = await ensureAccounts(tx, systemClock, [
-        merchantAccountKey('sandbox', side.merchants[0]!.merchant_id, 'USDT', 'main'),
-        systemAccountKey('sandbox', 'hot_wallet', 'USDT', 0),
-      ]);
-      await transfer(tx, systemClock, {
-        id: `bench-growth-funding:${side.merchants[0]!.shop_id}`,
-        debitAccountId: hotWallet!.id,
-        creditAccountId: main!.id,
-        amount: FUNDING_MICRO,
-        type: 'deposit',
-        reference: { type: 'deposit', id: 'bench-growth-funding' },
-      });
-    });
-  } finally {
-    await handle.close();
-  }
+  const wallet = (await post(side, '/v1/crypto/wallets', { client_id: 'bench-growth-funding', network: 'TRC20' })) as {
+    address: string;
+  };
+  await post(side, '/v1/test_helpers/crypto/deposits', { address: wallet.address, amount: FUNDING_USDT });
+  await post(side, '/v1/test_helpers/crypto/blocks', { count: 20 });
+  const seconds = await waitUntil(
+    `${side.name}: the funding deposit`,
+    async () =>
+      (await count(
+        side.client,
+        `select count(*) as n from crypto_deposits where address = $1 and status = 'credited'`,
+        [wallet.address],
+      )) === 1,
+  );
+  out(`  ${side.name}: ${FUNDING_USDT} USDT deposited and credited in ${seconds.toFixed(1)} s\n`);
 }
 
 async function waitUntil(what: string, done: () => Promise<boolean>, limitMs = DRAIN_LIMIT_MS): Promise<number> {
@@ -227,10 +223,11 @@ async function waitUntil(what: string, done: () => Promise<boolean>, limitMs = D
 const count = async (client: pg.Client, query: string, params: unknown[] = []) =>
   Number((await client.query<{ n: string }>(query, params)).rows[0]!.n);
 
-/** Fills the big shop's address pool with a worker (the API phases create invoices from it). */
-async function fillAddressPool(side: GrowthSide, size: number): Promise<void> {
+/** With a worker: funds the big shop and fills its address pool (the API phases create invoices from it). */
+async function prepareSide(side: GrowthSide, size: number): Promise<void> {
   const worker = await startWorker(side.setup, `${side.name} pool worker`);
   try {
+    await fundBigShop(side);
     const seconds = await waitUntil(
       `${side.name}: the address pool`,
       async () => (await count(side.client, 'select count(*) as n from crypto_address_pool')) >= size,
@@ -897,9 +894,8 @@ try {
 
   out('\npreparing both sides (big shop funded, address pools filled)\n');
   for (const side of sides) {
-    await fundBigShop(side);
     side.api = await startApi(side.setup, `${side.name} api`);
-    await fillAddressPool(side, BATCH * (PAIRS + 2) + DEPOSITS);
+    await prepareSide(side, BATCH * (PAIRS + 2) + DEPOSITS);
     await side.client.query('vacuum analyze');
     await side.client.query('checkpoint');
   }
