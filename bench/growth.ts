@@ -31,6 +31,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import pg from 'pg';
 import { measuredPhase, type MeasuredPhase, type Side } from './alternating-phases.ts';
+import { systemClock } from '../src/clock.ts';
+import { openDatabase } from '../src/db/database.ts';
+import { inTransaction } from '../src/db/transaction.ts';
+import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/ledger/ledger-accounts.ts';
+import { transfer } from '../src/ledger/ledger-service.ts';
 import { createBenchDatabase } from './bench-database.ts';
 import { createBenchMerchant, gatewaySetup, type BenchMerchant, type GatewaySetup } from './gateway-process.ts';
 import { growthShopLoads, loadGrowthData } from './growth-loader.ts';
@@ -56,8 +61,8 @@ const BATCH = envNumber('BENCH_GROWTH_BATCH', 2_000);
 const DEPOSITS = envNumber('BENCH_GROWTH_DEPOSITS', 500);
 const PAYGATE = fileURLToPath(new URL('../bin/paygate.js', import.meta.url));
 const TARGETS = { ratio: 0.8, p99Ratio: 2, listP95Ms: 50 } as const;
-/** The big shop's USDT: far more than a run pays out. */
-const FUNDING_USDT = '100000000';
+/** The big shop's USDT: far more than a run pays out (2,000-payout phases of 1.50 USDT), and the faucet helper's most. */
+const FUNDING_USDT = '1000000';
 const UNIQUE = '@@unique@@';
 const JSON_HEADERS = { 'content-type': 'application/json' };
 /** How long the workers may take to drain what a run left, before the run says so and goes on. */
@@ -188,27 +193,32 @@ async function createMerchants(setup: GatewaySetup, count: number): Promise<Benc
 }
 
 /**
- * Gives the big shop its USDT the way a merchant gets it: one deposit through the sandbox chain to a
- * static wallet of its own, mined final and credited by the running worker. A ledger credit with no
- * USDT on chain behind it would be a shortfall to the worker's custody check, which then pauses
- * payouts (503) until an operator looks.
+ * Gives the big shop FUNDING_USDT on both sides of custody: on chain, minted to the sandbox hot wallet
+ * by the faucet helper, and on the ledger, a transfer from the hot wallet to the shop's USDT main
+ * account as a final deposit makes. With the ledger's side alone, the worker's custody check finds
+ * that USDT missing on chain, pauses signing, and every payout is 503 until an operator looks.
  */
 async function fundBigShop(side: GrowthSide): Promise<void> {
-  const wallet = (await post(side, '/v1/crypto/wallets', { client_id: 'bench-growth-funding', network: 'TRC20' })) as {
-    address: string;
-  };
-  await post(side, '/v1/test_helpers/crypto/deposits', { address: wallet.address, amount: FUNDING_USDT });
-  await post(side, '/v1/test_helpers/crypto/blocks', { count: 20 });
-  const seconds = await waitUntil(
-    `${side.name}: the funding deposit`,
-    async () =>
-      (await count(
-        side.client,
-        `select count(*) as n from crypto_deposits where address = $1 and status = 'credited'`,
-        [wallet.address],
-      )) === 1,
-  );
-  out(`  ${side.name}: ${FUNDING_USDT} USDT deposited and credited in ${seconds.toFixed(1)} s\n`);
+  await post(side, '/v1/test_helpers/crypto/faucet', { usdt: FUNDING_USDT });
+  const handle = await openDatabase({ url: side.databaseUrl, poolSize: 2 });
+  try {
+    await inTransaction(handle.db, async (tx) => {
+      const [main, hotWallet] = await ensureAccounts(tx, systemClock, [
+        merchantAccountKey('sandbox', side.merchants[0]!.merchant_id, 'USDT', 'main'),
+        systemAccountKey('sandbox', 'hot_wallet', 'USDT', 0),
+      ]);
+      await transfer(tx, systemClock, {
+        id: `bench-growth-funding:${side.merchants[0]!.shop_id}`,
+        debitAccountId: hotWallet!.id,
+        creditAccountId: main!.id,
+        amount: BigInt(FUNDING_USDT) * 1_000_000n,
+        type: 'deposit',
+        reference: { type: 'deposit', id: 'bench-growth-funding' },
+      });
+    });
+  } finally {
+    await handle.close();
+  }
 }
 
 async function waitUntil(what: string, done: () => Promise<boolean>, limitMs = DRAIN_LIMIT_MS): Promise<number> {
@@ -223,11 +233,11 @@ async function waitUntil(what: string, done: () => Promise<boolean>, limitMs = D
 const count = async (client: pg.Client, query: string, params: unknown[] = []) =>
   Number((await client.query<{ n: string }>(query, params)).rows[0]!.n);
 
-/** With a worker: funds the big shop and fills its address pool (the API phases create invoices from it). */
+/** Funds the big shop, and fills its address pool with a worker (the API phases create invoices from it). */
 async function prepareSide(side: GrowthSide, size: number): Promise<void> {
+  await fundBigShop(side);
   const worker = await startWorker(side.setup, `${side.name} pool worker`);
   try {
-    await fundBigShop(side);
     const seconds = await waitUntil(
       `${side.name}: the address pool`,
       async () => (await count(side.client, 'select count(*) as n from crypto_address_pool')) >= size,
