@@ -614,12 +614,14 @@ interface ReceiverDelivery {
  * query decides the wait and gives the rows judged, so a delivery created after an earlier check (an
  * invoice's event written by the worker after its deposit is credited) is waited for, not miscounted.
  */
+/** The deliveries to the receiver with each one's last error (attempts are indexed by event, not by delivery). */
 async function receiverDeliveries(client: pg.Client, url: string, since: Date): Promise<ReceiverDelivery[]> {
   let rows: ReceiverDelivery[] = [];
   await waitUntil('the deliveries to the receiver', async () => {
     ({ rows } = await client.query<ReceiverDelivery>(
       `select d.id, d.event_id, d.status, d.attempt_count, d.created_at,
-              (select a.error from webhook_attempts a where a.delivery_id = d.id order by a.started_at desc limit 1) as last_error
+              (select a.error from webhook_attempts a where a.event_id = d.event_id and a.delivery_id = d.id
+                order by a.started_at desc limit 1) as last_error
          from webhook_deliveries d where d.url = $1 and d.created_at >= $2`,
       [url, since],
     ));
