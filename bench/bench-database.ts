@@ -14,8 +14,13 @@ async function admin(statement: string): Promise<void> {
   }
 }
 
+/** The start of every database name a bench creates (BENCH_DATABASE_PREFIX: several runs sharing a server tell theirs apart). */
+const NAME_PREFIX = process.env.BENCH_DATABASE_PREFIX ?? 'paygate_bench';
+
 export async function createBenchDatabase(prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `paygate_bench_${prefix}_${randomBytes(4).toString('hex')}`;
+  if (!/^[a-z_][a-z0-9_]*$/.test(NAME_PREFIX))
+    throw new Error(`BENCH_DATABASE_PREFIX must be a plain identifier: ${NAME_PREFIX}`);
+  const name = `${NAME_PREFIX}_${prefix}_${randomBytes(4).toString('hex')}`;
   await admin(`create database ${name}`);
   const url = new URL(BENCH_SERVER_URL);
   url.pathname = `/${name}`;

@@ -31,6 +31,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import pg from 'pg';
 import { measuredPhase, type MeasuredPhase, type Side } from './alternating-phases.ts';
+import { systemClock } from '../src/clock.ts';
+import { openDatabase } from '../src/db/database.ts';
+import { inTransaction } from '../src/db/transaction.ts';
+import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/ledger/ledger-accounts.ts';
+import { transfer } from '../src/ledger/ledger-service.ts';
 import { createBenchDatabase } from './bench-database.ts';
 import { createBenchMerchant, gatewaySetup, type BenchMerchant, type GatewaySetup } from './gateway-process.ts';
 import { growthShopLoads, loadGrowthData } from './growth-loader.ts';
@@ -39,15 +44,10 @@ import { cpuSecondsOf } from './proc-stat.ts';
 import { startServerProcess, type ServerProcess } from './server-process.ts';
 import { measurePostgresCpu } from './server-cpu.ts';
 import { envNumber, verdict } from './verdict.ts';
-import { systemClock } from '../src/clock.ts';
 import { USDT_CONTRACT_MAINNET } from '../src/crypto/tron/trc20-usdt.ts';
 import { parseTronHexAddress, type TronAddress } from '../src/crypto/tron/address.ts';
 import { createTronNodeClient } from '../src/crypto/tron/node-client.ts';
-import { openDatabase } from '../src/db/database.ts';
 import { encodeListCursor } from '../src/db/list-cursor.ts';
-import { inTransaction } from '../src/db/transaction.ts';
-import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/ledger/ledger-accounts.ts';
-import { transfer } from '../src/ledger/ledger-service.ts';
 
 const { values: cli } = parseArgs({ options: { scale: { type: 'string' } }, allowPositionals: false });
 const SCALE = Number(cli.scale ?? process.env.BENCH_GROWTH_SCALE ?? 1);
@@ -61,8 +61,8 @@ const BATCH = envNumber('BENCH_GROWTH_BATCH', 2_000);
 const DEPOSITS = envNumber('BENCH_GROWTH_DEPOSITS', 500);
 const PAYGATE = fileURLToPath(new URL('../bin/paygate.js', import.meta.url));
 const TARGETS = { ratio: 0.8, p99Ratio: 2, listP95Ms: 50 } as const;
-/** 100 million USDT for the big shop: far more than a run pays out. */
-const FUNDING_MICRO = 100_000_000_000_000n;
+/** The big shop's USDT: far more than a run pays out (2,000-payout phases of 1.50 USDT), and the faucet helper's most. */
+const FUNDING_USDT = '1000000';
 const UNIQUE = '@@unique@@';
 const JSON_HEADERS = { 'content-type': 'application/json' };
 /** How long the workers may take to drain what a run left, before the run says so and goes on. */
@@ -192,8 +192,14 @@ async function createMerchants(setup: GatewaySetup, count: number): Promise<Benc
   return merchants;
 }
 
-/** Credits the big shop's sandbox USDT main account from the hot wallet, as a final deposit does. */
+/**
+ * Gives the big shop FUNDING_USDT on both sides of custody: on chain, minted to the sandbox hot wallet
+ * by the faucet helper, and on the ledger, a transfer from the hot wallet to the shop's USDT main
+ * account as a final deposit makes. With the ledger's side alone, the worker's custody check finds
+ * that USDT missing on chain, pauses signing, and every payout is 503 until an operator looks.
+ */
 async function fundBigShop(side: GrowthSide): Promise<void> {
+  await post(side, '/v1/test_helpers/crypto/faucet', { usdt: FUNDING_USDT });
   const handle = await openDatabase({ url: side.databaseUrl, poolSize: 2 });
   try {
     await inTransaction(handle.db, async (tx) => {
@@ -205,7 +211,7 @@ async function fundBigShop(side: GrowthSide): Promise<void> {
         id: `bench-growth-funding:${side.merchants[0]!.shop_id}`,
         debitAccountId: hotWallet!.id,
         creditAccountId: main!.id,
-        amount: FUNDING_MICRO,
+        amount: BigInt(FUNDING_USDT) * 1_000_000n,
         type: 'deposit',
         reference: { type: 'deposit', id: 'bench-growth-funding' },
       });
@@ -227,8 +233,9 @@ async function waitUntil(what: string, done: () => Promise<boolean>, limitMs = D
 const count = async (client: pg.Client, query: string, params: unknown[] = []) =>
   Number((await client.query<{ n: string }>(query, params)).rows[0]!.n);
 
-/** Fills the big shop's address pool with a worker (the API phases create invoices from it). */
-async function fillAddressPool(side: GrowthSide, size: number): Promise<void> {
+/** Funds the big shop, and fills its address pool with a worker (the API phases create invoices from it). */
+async function prepareSide(side: GrowthSide, size: number): Promise<void> {
+  await fundBigShop(side);
   const worker = await startWorker(side.setup, `${side.name} pool worker`);
   try {
     const seconds = await waitUntil(
@@ -430,10 +437,15 @@ function mix(receiverUrl: string): Operation[] {
   ];
 }
 
+const failedStatusesText = (statuses: Readonly<Record<string, number>> | undefined) => {
+  const entries = Object.entries(statuses ?? {});
+  return entries.length === 0 ? '' : ` (${entries.map(([status, n]) => `${n} × ${status}`).join(', ')})`;
+};
+
 function phaseLine(label: string, side: string, { result, serverCpuMs, databaseCpuMs }: MeasuredPhase): string {
   return (
     `  ${label.padEnd(7)} ${side.padEnd(7)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms.toFixed(1).padStart(6)}` +
-    `  p95 ${result.p95Ms.toFixed(1).padStart(6)}  p99 ${result.p99Ms.toFixed(1).padStart(6)} ms  errors ${result.errors}` +
+    `  p95 ${result.p95Ms.toFixed(1).padStart(6)}  p99 ${result.p99Ms.toFixed(1).padStart(6)} ms  errors ${result.errors}${failedStatusesText(result.failedStatuses)}` +
     `  CPU ms/req: api ${serverCpuMs.toFixed(2)}, PostgreSQL ${databaseCpuMs?.toFixed(2) ?? '?'}\n`
   );
 }
@@ -602,12 +614,14 @@ interface ReceiverDelivery {
  * query decides the wait and gives the rows judged, so a delivery created after an earlier check (an
  * invoice's event written by the worker after its deposit is credited) is waited for, not miscounted.
  */
+/** The deliveries to the receiver with each one's last error (attempts are indexed by event, not by delivery). */
 async function receiverDeliveries(client: pg.Client, url: string, since: Date): Promise<ReceiverDelivery[]> {
   let rows: ReceiverDelivery[] = [];
   await waitUntil('the deliveries to the receiver', async () => {
     ({ rows } = await client.query<ReceiverDelivery>(
       `select d.id, d.event_id, d.status, d.attempt_count, d.created_at,
-              (select a.error from webhook_attempts a where a.delivery_id = d.id order by a.started_at desc limit 1) as last_error
+              (select a.error from webhook_attempts a where a.event_id = d.event_id and a.delivery_id = d.id
+                order by a.started_at desc limit 1) as last_error
          from webhook_deliveries d where d.url = $1 and d.created_at >= $2`,
       [url, since],
     ));
@@ -847,6 +861,8 @@ const sideEnv = {
   PAYGATE_SANDBOX_CHAIN_URL: chain.url,
   PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
+  // The deposits are sent through the sandbox chain's helper, which a shop may call 120 times a minute by default.
+  PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE: '1000000',
   PAYGATE_ADDRESS_POOL_SIZE: String(BATCH * (PAIRS + 2) + DEPOSITS),
 };
 const sides: GrowthSide[] = [];
@@ -876,10 +892,11 @@ try {
     `\nloading ${SHOPS} shops (the first the big one): ${loads.reduce((sum, load) => sum + load.payments, 0).toLocaleString('en')} payments, ${loads.reduce((sum, load) => sum + load.deposits, 0).toLocaleString('en')} deposits, ${loads.reduce((sum, load) => sum + load.payouts, 0).toLocaleString('en')} payouts\n`,
   );
   const loadStarted = performance.now();
-  await loadGrowthData(loaded.client, loads, (line) => out(`${line}\n`));
+  await loadGrowthData(loaded.databaseUrl, loads, (line) => out(`${line}\n`));
   out(`  loaded in ${(secondsSince(loadStarted) / 60).toFixed(1)} min\n`);
   const checked = await promisify(execFile)(process.execPath, [PAYGATE, 'ledger', 'check'], {
-    env: loaded.setup.env,
+    // Every account and transfer of the year is read: the API's statement timeout is not for this.
+    env: { ...loaded.setup.env, PAYGATE_DB_STATEMENT_TIMEOUT_MS: '0' },
     maxBuffer: 1 << 24,
   }).catch((error: { stdout?: string; stderr?: string }) => {
     failed = true;
@@ -889,9 +906,8 @@ try {
 
   out('\npreparing both sides (big shop funded, address pools filled)\n');
   for (const side of sides) {
-    await fundBigShop(side);
     side.api = await startApi(side.setup, `${side.name} api`);
-    await fillAddressPool(side, BATCH * (PAIRS + 2) + DEPOSITS);
+    await prepareSide(side, BATCH * (PAIRS + 2) + DEPOSITS);
     await side.client.query('vacuum analyze');
     await side.client.query('checkpoint');
   }

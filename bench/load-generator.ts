@@ -36,6 +36,8 @@ export interface LoadResult {
   readonly p99Ms: number;
   /** Connection errors and timeouts plus non-2xx answers. */
   readonly errors: number;
+  /** The non-2xx answers by status code: what an operation's errors were. */
+  readonly failedStatuses?: Readonly<Record<string, number>>;
   readonly completed: number;
 }
 
@@ -72,6 +74,7 @@ async function generate(spec: LoadSpec): Promise<LoadResult> {
   let nextBody = 0;
   const rotating = spec.rotatingHeaders ?? [];
   const latencies: number[] = [];
+  const failedStatuses: Record<string, number> = {};
   const options = {
     url: spec.origin,
     connections: spec.connections,
@@ -104,7 +107,10 @@ async function generate(spec: LoadSpec): Promise<LoadResult> {
   };
   const result = await new Promise<AutocannonResult>((resolve, reject) => {
     const instance = autocannon(options, (error, outcome) => (error ? reject(error) : resolve(outcome)));
-    instance.on('response', (_client, _status, _bytes, responseTimeMs) => latencies.push(responseTimeMs));
+    instance.on('response', (_client, status, _bytes, responseTimeMs) => {
+      latencies.push(responseTimeMs);
+      if (status < 200 || status > 299) failedStatuses[status] = (failedStatuses[status] ?? 0) + 1;
+    });
   });
   return {
     // Answers per second over the whole phase (autocannon's average of its per-second samples); a phase
@@ -115,6 +121,7 @@ async function generate(spec: LoadSpec): Promise<LoadResult> {
     p95Ms: quantile(latencies, 0.95),
     p99Ms: result.latency.p99,
     errors: result.errors + result.non2xx,
+    failedStatuses,
     completed: result['2xx'],
   };
 }
