@@ -22,7 +22,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { inTransaction, type Db } from '../src/db/transaction.ts';
 import { newId } from '../src/ids.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/ledger/ledger-accounts.ts';
-import { checkLedgerInvariants } from '../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../src/ledger/ledger-check.ts';
 import { transfer } from '../src/ledger/ledger-service.ts';
 import { creditPaymentPaid } from '../src/payments/payment-credit.ts';
 

@@ -54,7 +54,7 @@ import { createTronNodeClient } from '../src/crypto/tron/node-client.ts';
 import { createUsdtTransferEnergy } from '../src/crypto/chain/transfer-energy.ts';
 import { transferCalldata, USDT_CONTRACT_MAINNET } from '../src/crypto/tron/trc20-usdt.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/ledger/ledger-accounts.ts';
-import { checkLedgerInvariants } from '../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../src/ledger/ledger-check.ts';
 import { post, reserve, transfer, voidPending, MAX_TIMEOUT_SECONDS } from '../src/ledger/ledger-service.ts';
 
 export interface PayoutExecutorBenchResult {

@@ -291,11 +291,12 @@ export const commands: readonly CliCommandEntry[] = [
   },
   {
     words: ['ledger', 'check'],
-    usage: 'paygate ledger check [--json]',
+    usage: 'paygate ledger check [--batch-rows N] [--json]',
     summary:
       'Verify the ledger: debits equal credits per currency, account totals equal their transfers, no merchant below zero',
-    description: 'Exits 1 when an invariant fails (docs/ledger.md).',
-    options: [json],
+    description:
+      'Exits 1 when an invariant fails (docs/ledger.md). Reads the ledger in batches over one snapshot, each statement under the statement timeout, with progress on stderr (docs/operations.md).',
+    options: [{ flag: '--batch-rows', value: 'N', description: 'rows read per statement (default 100000)' }, json],
     examples: ['paygate ledger check', 'paygate ledger check --json'],
     load: async () => (await import('./ledger-commands.ts')).ledgerCheckCommand,
   },

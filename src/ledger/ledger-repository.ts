@@ -374,9 +374,17 @@ export interface OperationFilter {
  * (account_id, created_at, seq) or, with a type, (account_id, type, created_at, seq), and stops
  * after `limit` rows; the accounts' rows are then merged. Walking `seq` instead read every entry
  * newer than a day window, or older than the newest of a rare type, before a page filled.
+ *
+ * A cursor's time is read first, in its own statement, so that the page's statement bounds the
+ * entries by a known instant: inside the page's statement the planner knew the cursor's time only
+ * when running it, guessed a third of a day window was left, and sorted every entry of the window
+ * per account (2,500 rows read for a page of 51) instead of reading the newest ones in index order.
  */
 export async function listOperations(db: Executor<LedgerTables>, filter: OperationFilter): Promise<OperationListRow[]> {
   const { beforeSeq } = filter;
+  const before = beforeSeq === undefined ? undefined : await cursorEntryOf(db, filter, beforeSeq);
+  // A cursor naming another's entry, or none, gives an empty page.
+  if (before === null) return [];
   let accounts = db
     .selectFrom('ledger_accounts as a')
     .where('a.merchant_id', '=', filter.merchantId)
@@ -409,14 +417,12 @@ export async function listOperations(db: Executor<LedgerTables>, filter: Operati
         if (filter.type !== undefined) entries = entries.where('o.type', '=', filter.type);
         if (filter.from !== undefined) entries = entries.where('o.created_at', '>=', filter.from);
         if (filter.to !== undefined) entries = entries.where('o.created_at', '<', filter.to);
-        // The cursor names the last entry shown; its time is read among this merchant's entries of the book
-        // only (a cursor naming another's entry, or none, gives an empty page).
-        if (beforeSeq !== undefined)
-          entries = entries.where(
-            sql<boolean>`(o.created_at, o.seq) < ((${sql`select c.created_at from ledger_operations c
-              join ledger_accounts ca on ca.id = c.account_id
-              where c.seq = ${beforeSeq} and ca.merchant_id = ${filter.merchantId} and ca.book = ${filter.book}`}), ${beforeSeq}::int8)`,
-          );
+        if (before !== undefined)
+          entries = entries
+            .where('o.created_at', '<=', before.created_at)
+            .where((where) =>
+              where.not(where.and([where('o.created_at', '=', before.created_at), where('o.seq', '>=', before.seq)])),
+            );
         return entries.orderBy('o.created_at', 'desc').orderBy('o.seq', 'desc').limit(filter.limit).as('o');
       },
       (join) => join.onTrue(),
@@ -443,6 +449,23 @@ export async function listOperations(db: Executor<LedgerTables>, filter: Operati
     .orderBy('o.seq', 'desc')
     .limit(filter.limit)
     .execute();
+}
+
+/** The entry a cursor names, when it is one of this merchant's entries of the book; null otherwise. */
+async function cursorEntryOf(
+  db: Executor<LedgerTables>,
+  filter: Pick<OperationFilter, 'merchantId' | 'book'>,
+  seq: bigint,
+): Promise<{ readonly seq: bigint; readonly created_at: Date } | null> {
+  const row = await db
+    .selectFrom('ledger_operations as c')
+    .innerJoin('ledger_accounts as ca', 'ca.id', 'c.account_id')
+    .select(['c.seq', 'c.created_at'])
+    .where('c.seq', '=', seq)
+    .where('ca.merchant_id', '=', filter.merchantId)
+    .where('ca.book', '=', filter.book)
+    .executeTakeFirst();
+  return row ?? null;
 }
 
 /** A lone transfer or reservation, as the one-statement path writes it. */

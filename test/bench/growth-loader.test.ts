@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { growthLoadStatements, growthShopLoads, loadGrowthData } from '../../bench/growth-loader.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { throwawayKeyring } from '../../src/kms/keyring.ts';
-import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../../src/ledger/ledger-check.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 

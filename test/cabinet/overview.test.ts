@@ -9,7 +9,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChainWatcher, type ChainWatcher } from '../../src/crypto/receiving/chain-watcher.ts';
-import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../../src/ledger/ledger-check.ts';
 import { parseMinor } from '../../src/money/decimal.ts';
 import type { Asset } from '../../src/money/asset.ts';
 import { backends } from '../support/databases.ts';

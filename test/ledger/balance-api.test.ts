@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/transaction.ts';
-import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../../src/ledger/ledger-check.ts';
 import { reserve } from '../../src/ledger/ledger-service.ts';
 import { ensureAccounts, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
 import { creditPaymentPaid } from '../../src/payments/payment-credit.ts';

@@ -9,7 +9,7 @@ import type { AppContext } from '../../src/context.ts';
 import type { DatabaseBackend } from '../../src/db/database.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
-import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../../src/ledger/ledger-check.ts';
 import type { AccountRow } from '../../src/ledger/ledger-repository.ts';
 import { transfer } from '../../src/ledger/ledger-service.ts';
 import type { LedgerCurrency } from '../../src/ledger/ledger-tables.ts';

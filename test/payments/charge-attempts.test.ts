@@ -3,7 +3,7 @@
 // is resolved by the reconciliation worker through the connector's lookup;
 // captures no payment can take go to suspense, are reported and refundable.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../../src/ledger/ledger-check.ts';
 import { systemAccountKey } from '../../src/ledger/ledger-accounts.ts';
 import { findAccountsByKeys } from '../../src/ledger/ledger-repository.ts';
 import {

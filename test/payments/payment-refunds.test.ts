@@ -4,7 +4,7 @@
 // refund, idempotent by Idempotency-Key; the sandbox acquirer's own book of
 // partial refunds; refunds the acquirer answers later, resolved by the refund worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkLedgerInvariants } from '../../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../../src/ledger/ledger-check.ts';
 import type { AcquirerConnector, RefundOutcome } from '../../src/payments/connectors/acquirer-connector.ts';
 import { saveConnection } from '../../src/payments/connectors/acquirer-connections.ts';
 import type { AcquirerProvider } from '../../src/payments/connectors/acquirer-provider.ts';

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { inTransaction } from '../../../src/db/transaction.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../../../src/ledger/ledger-accounts.ts';
-import { checkLedgerInvariants } from '../../../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../../../src/ledger/ledger-check.ts';
 import { transfer } from '../../../src/ledger/ledger-service.ts';
 import { tronAddressFromPrivateKey } from '../../../src/crypto/tron/address.ts';
 import { createCryptoTestApp, externalId, micro, type CryptoTestApp } from '../receiving/crypto-routes-support.ts';

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createChainWatcher, type ChainWatcher } from '../../../src/crypto/receiving/chain-watcher.ts';
 import type { SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { tronAddress } from '../../../src/crypto/tron/address.ts';
-import { checkLedgerInvariants } from '../../../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../../../src/ledger/ledger-check.ts';
 import { MAX_TIMEOUT_SECONDS } from '../../../src/ledger/ledger-service.ts';
 import { createReservationExpiryWorker } from '../../../src/ledger/reservation-expiry-worker.ts';
 import { backends } from '../../support/databases.ts';

@@ -14,7 +14,7 @@ import {
   type ChainWatcherOptions,
 } from '../../../src/crypto/receiving/chain-watcher.ts';
 import type { SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
-import { checkLedgerInvariants } from '../../../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../../../src/ledger/ledger-check.ts';
 import { createMerchant, type CreatedMerchant } from '../../../src/merchants/merchant-service.ts';
 import { createTestContext } from '../../support/app.ts';
 import { testCryptoDeps, type TestCryptoDeps } from '../crypto-deps-support.ts';

@@ -15,7 +15,7 @@ import { openDatabase } from '../../../src/db/database.ts';
 import { signingKeyFromMnemonic } from '../../../src/crypto/keys/hd-keys.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import { tronAddress } from '../../../src/crypto/tron/address.ts';
-import { checkLedgerInvariants } from '../../../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../../../src/ledger/ledger-check.ts';
 import { lastJsonLine, runPaygateInProcess, startPaygate } from '../../support/cli.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../../support/databases.ts';
 

@@ -23,7 +23,7 @@ import { enqueueOutgoingTransfer } from '../../../src/crypto/sending/outgoing-tr
 import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
 import type { NodeFaultSettings } from '../../../src/crypto/simchain/node-faults.ts';
-import { checkLedgerInvariants } from '../../../src/ledger/ledger-invariants.ts';
+import { checkLedgerInvariants } from '../../../src/ledger/ledger-check.ts';
 import { backends, createServerDatabase, dropServerDatabase } from '../../support/databases.ts';
 import { freshAddress } from './executor-support.ts';
 
