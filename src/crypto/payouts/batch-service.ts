@@ -27,7 +27,7 @@ import {
   keyedRequest,
 } from '../../idempotency/idempotency-service.ts';
 import { newId } from '../../ids.ts';
-import { previewEnergyQuotes, releaseEnergyQuotes, reserveEnergyQuotes } from './energy-quotes.ts';
+import { createOnEnergyQuotes, previewEnergyQuotes } from './energy-quotes.ts';
 import { quotePayouts } from './payout-fees.ts';
 import { payoutSettingsOf } from './payout-settings.ts';
 import {
@@ -115,58 +115,51 @@ export async function createBatch(
     items.map((item, index) => ({ address: item.address, field: `payouts[${index}].address` })),
   );
   const transferIds = items.map(() => newId('outgoingTransfer'));
-  const reserved = await reserveEnergyQuotes(
-    deps,
-    access,
-    await quotePayouts(access, deps, settings, items),
-    transferIds,
-  );
-  const { quotes } = reserved;
-  let written = false;
+  const quoted = await quotePayouts(access, deps, settings, items);
   try {
-    const outcome = await createUnderKey(deps.db, deps.clock, creation, async (tx, record) => {
-      const batchId = newId('payoutBatch');
-      await record({ resourceId: batchId });
-      await refuseTakenExternalIds(tx, shop.shopId, items);
-      const now = deps.clock.now();
-      const batch = await repository.insertBatch(tx, {
-        id: batchId,
-        shop_id: shop.shopId,
-        external_id: externalId,
-        network,
-        status: 'pending',
-        item_count: items.length,
-        total_debit_micro: quotes.reduce((sum, quote) => sum + quote.totalDebitMicro, 0n),
-        created_at: now,
-        updated_at: now,
-        completed_at: null,
-      });
-      const rows = await insertQueuedPayouts(
-        tx,
-        deps.clock,
-        shop,
-        access,
-        items.map((item, index) => ({
-          id: newId('payout'),
-          item,
-          quote: quotes[index]!,
-          transferId: transferIds[index]!,
-        })),
-        batchId,
-      );
-      if (options.actor)
-        await recordAudit(tx, deps.clock, {
-          actor: options.actor,
-          action: 'payout_batch.requested',
-          merchantId: shop.merchantId,
-          shopId: shop.shopId,
-          target: batchId,
-          details: { external_id: externalId, items: items.length, total_debit: usdtText(batch.total_debit_micro) },
+    return await createOnEnergyQuotes(deps, access, quoted, transferIds, (quotes) =>
+      createUnderKey(deps.db, deps.clock, creation, async (tx, record) => {
+        const batchId = newId('payoutBatch');
+        await record({ resourceId: batchId });
+        await refuseTakenExternalIds(tx, shop.shopId, items);
+        const now = deps.clock.now();
+        const batch = await repository.insertBatch(tx, {
+          id: batchId,
+          shop_id: shop.shopId,
+          external_id: externalId,
+          network,
+          status: 'pending',
+          item_count: items.length,
+          total_debit_micro: quotes.reduce((sum, quote) => sum + quote.totalDebitMicro, 0n),
+          created_at: now,
+          updated_at: now,
+          completed_at: null,
         });
-      return { created: true, batch: batchView(batch, rows) };
-    });
-    written = outcome.created;
-    return outcome;
+        const rows = await insertQueuedPayouts(
+          tx,
+          deps.clock,
+          shop,
+          access,
+          items.map((item, index) => ({
+            id: newId('payout'),
+            item,
+            quote: quotes[index]!,
+            transferId: transferIds[index]!,
+          })),
+          batchId,
+        );
+        if (options.actor)
+          await recordAudit(tx, deps.clock, {
+            actor: options.actor,
+            action: 'payout_batch.requested',
+            merchantId: shop.merchantId,
+            shopId: shop.shopId,
+            target: batchId,
+            details: { external_id: externalId, items: items.length, total_debit: usdtText(batch.total_debit_micro) },
+          });
+        return { created: true, batch: batchView(batch, rows) };
+      }),
+    );
   } catch (error) {
     if (isUniqueViolation(error, repository.PAYOUT_EXTERNAL_ID_CONSTRAINT)) {
       throw new DuplicateExternalIdError(
@@ -174,8 +167,6 @@ export async function createBatch(
       );
     }
     throw error;
-  } finally {
-    if (!written) await releaseEnergyQuotes(deps, reserved);
   }
 }
 

@@ -102,19 +102,18 @@ export async function previewEnergyQuotes(
   return withRentals(deps, access, quotes, fittingInOrder(quotes, left));
 }
 
-export interface ReservedQuotes {
-  readonly quotes: PayoutQuote[];
-  /** The transfers that hold own energy now: give them back (release) when their creation writes nothing. */
-  readonly reservedTransferIds: readonly string[];
-}
-
-/** The quotes a creation charges: own energy reserved for each transfer (by its id, in order) it covers whole. */
-export async function reserveEnergyQuotes(
+/**
+ * A creation on reserved quotes: own energy is reserved for each transfer (by its
+ * id, in order) it covers whole, `write` creates with the quotes that follow, and
+ * the reservations are given back when it wrote nothing (a replay, or it threw).
+ */
+export async function createOnEnergyQuotes<T extends { readonly created: boolean }>(
   deps: EnergyQuoteDeps,
   access: ChainAccess,
   quotes: readonly PayoutQuote[],
   transferIds: readonly string[],
-): Promise<ReservedQuotes> {
+  write: (quotes: readonly PayoutQuote[]) => Promise<T>,
+): Promise<T> {
   const free = await ownEnergyFree(deps, access);
   const reserved = await claimOwnEnergy(
     deps.db,
@@ -124,10 +123,12 @@ export async function reserveEnergyQuotes(
     quotes.map((quote, index) => ({ transferId: transferIds[index]!, energy: quote.energy })),
   );
   const onOwnEnergy = new Set(transferIds.flatMap((id, index) => (reserved.has(id) ? [index] : [])));
-  return { quotes: await withRentals(deps, access, quotes, onOwnEnergy), reservedTransferIds: [...reserved] };
-}
-
-/** Gives back the own energy of a creation that wrote nothing. */
-export async function releaseEnergyQuotes(deps: Pick<EnergyQuoteDeps, 'db'>, reserved: ReservedQuotes): Promise<void> {
-  await releaseClaims(deps.db, reserved.reservedTransferIds);
+  let written = false;
+  try {
+    const outcome = await write(await withRentals(deps, access, quotes, onOwnEnergy));
+    written = outcome.created;
+    return outcome;
+  } finally {
+    if (!written) await releaseClaims(deps.db, [...reserved]);
+  }
 }

@@ -43,7 +43,7 @@ import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import { explainUnwrittenReservation } from '../../ledger/ledger-service.ts';
 import { parseTronAddress, type TronAddress } from '../tron/address.ts';
 import type { PayoutCreationBatches } from './creation-batches.ts';
-import { previewEnergyQuotes, releaseEnergyQuotes, reserveEnergyQuotes } from './energy-quotes.ts';
+import { createOnEnergyQuotes, previewEnergyQuotes } from './energy-quotes.ts';
 import { quotePayouts, type PayoutQuote } from './payout-fees.ts';
 import { AccountIds, payoutFanOut, reservePayouts, type CommittedAccountIds } from './payout-ledger.ts';
 import { payoutSettingsOf, settingsOfRow, type PayoutSettings } from './payout-settings.ts';
@@ -420,23 +420,10 @@ export async function createPayout(
     new Set(state.recipientIsDepositAddress ? [item.address] : []),
   );
   const transferId = newId('outgoingTransfer');
-  const reserved = await reserveEnergyQuotes(deps, access, await quotePayouts(access, deps, settings, [item]), [
-    transferId,
-  ]);
-  let written = false;
-  try {
-    const outcome = await writePayout(
-      deps,
-      shop,
-      access,
-      { item, keyed, quote: reserved.quotes[0]!, transferId },
-      options,
-    );
-    written = outcome.created;
-    return outcome;
-  } finally {
-    if (!written) await releaseEnergyQuotes(deps, reserved);
-  }
+  const quoted = await quotePayouts(access, deps, settings, [item]);
+  return createOnEnergyQuotes(deps, access, quoted, [transferId], ([quote]) =>
+    writePayout(deps, shop, access, { item, keyed, quote: quote!, transferId }, options),
+  );
 }
 
 /** createPayout's writing: the payout, its reservation, transfer and record in one statement shared with concurrent creations. */

@@ -41,6 +41,8 @@ export interface UsdtTransferCost {
    * so a caller can subtract it without knowing that.
    */
   readonly activationSun: bigint;
+  /** The energy's part of `totalSun`: all of it burned at the chain's price. */
+  readonly energySun: bigint;
   /** Everything the sender burns if it has no staked energy or free bandwidth: energy, bandwidth and activation. */
   readonly totalSun: bigint;
   readonly recipientHoldsUsdt: boolean;
@@ -69,8 +71,9 @@ export async function estimateUsdtTransferCost(
   });
   const bandwidth = USDT_TRANSFER_BANDWIDTH;
   const activationSun = 0n;
-  const totalSun = energy * prices.energyPriceSun + bandwidth * prices.bandwidthPriceSun + activationSun;
-  return { energy, bandwidth, activationSun, totalSun, recipientHoldsUsdt };
+  const energySun = energy * prices.energyPriceSun;
+  const totalSun = energySun + bandwidth * prices.bandwidthPriceSun + activationSun;
+  return { energy, bandwidth, activationSun, energySun, totalSun, recipientHoldsUsdt };
 }
 
 export interface TrxTransferCost {
@@ -131,7 +134,7 @@ function signedUsdtTransferSize(): bigint {
     contractAddress: USDT_CONTRACT_MAINNET,
     data: transferCalldata(USDT_CONTRACT_MAINNET, 2n ** 62n),
   });
-  return BigInt(encodeSignedTransaction(raw, [new Uint8Array(65)]).length) + RESULT_BYTES;
+  return signedSize(raw);
 }
 
 function signedDelegationSize(): bigint {
@@ -150,5 +153,10 @@ function signedDelegationSize(): bigint {
       lockPeriodBlocks: 2n ** 40n,
     },
   });
+  return signedSize(raw);
+}
+
+/** Bytes a node charges for a raw transaction once signed once: the envelope with one 65-byte signature, plus its stored result. */
+function signedSize(raw: Uint8Array): bigint {
   return BigInt(encodeSignedTransaction(raw, [new Uint8Array(65)]).length) + RESULT_BYTES;
 }

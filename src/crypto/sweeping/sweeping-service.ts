@@ -201,7 +201,7 @@ async function startSweep(
   // What the deposit address itself burns: energy and bandwidth, or bandwidth only on delegated energy. An
   // activation fee in the estimate is the recipient's (the hot wallet exists, so it is 0); the address's own
   // creation is paid by the top-up's sender.
-  const energySun = delegatedSun === null ? 0n : cost.energy * (await access.node.getChainPrices()).energyPriceSun;
+  const energySun = delegatedSun === null ? 0n : cost.energySun;
   const burnSun = cost.totalSun - cost.activationSun - energySun;
   let topupSun = burnSun > account.balanceSun ? burnSun - account.balanceSun : 0n;
   // DelegateResource needs its receiver to exist (java-tron DelegateResourceActuator: "Account[…] not exists").

@@ -145,6 +145,7 @@ describe.each(backends)('outgoing transfers on %s', (backend) => {
       energy: 130_285n,
       bandwidth: USDT_TRANSFER_BANDWIDTH,
       activationSun: 0n,
+      energySun: 130_285n * 100n,
       totalSun: 130_285n * 100n + USDT_TRANSFER_BANDWIDTH * 1_000n,
       recipientHoldsUsdt: false,
     });
