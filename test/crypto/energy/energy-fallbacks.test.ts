@@ -38,6 +38,15 @@ describe.each(backends)('when the staked energy runs out on %s', (backend) => {
     await setup.close();
   });
 
+  /** Stakes the hot wallet for one and a half holder transfers a day, and funds it for the rest. */
+  async function stakeOneAndAHalfTransfers(): Promise<void> {
+    const hotWallet = setup.access.addressKey.hotWalletAddress;
+    const { energy } = holderTransfer();
+    const stakeTrx = energyStakeFor(setup, (3n * energy) / 2n);
+    setup.sandbox.chain.faucet(hotWallet, { trxSun: stakeTrx * TRX + 1_000n * TRX, usdt: 100_000_000n });
+    await freezeHotWallet(setup, 'ENERGY', stakeTrx);
+  }
+
   /** An address that already holds USDT: a transfer to it takes the holder's energy. */
   function holder(): TronAddress {
     const address = freshAddress();
@@ -103,12 +112,8 @@ describe.each(backends)('when the staked energy runs out on %s', (backend) => {
   });
 
   it('a payout that would burn more than the cap waits unsigned while the stake is used, and is signed on it, burning nothing, once the energy recovers', async () => {
-    const hotWallet = setup.access.addressKey.hotWalletAddress;
-    const { energy } = holderTransfer();
     // One and a half transfers a day: the second waits until half a day has given back what it lacks.
-    const stakeTrx = energyStakeFor(setup, (3n * energy) / 2n);
-    setup.sandbox.chain.faucet(hotWallet, { trxSun: stakeTrx * TRX + 1_000n * TRX, usdt: 100_000_000n });
-    await freezeHotWallet(setup, 'ENERGY', stakeTrx);
+    await stakeOneAndAHalfTransfers();
     // Above the transfer's bytes (~0.35 TRX), below burning half its energy (~3.2 TRX).
     const executor = executorFor(setup, newLog(), {
       energyManager: energyManagerFor(setup, ['stake', 'burn']),
@@ -127,11 +132,7 @@ describe.each(backends)('when the staked energy runs out on %s', (backend) => {
   });
 
   it('with burning turned off, a payout the stake cannot cover waits — past the funds wait, never failed — and goes on the stake once its energy recovers', async () => {
-    const hotWallet = setup.access.addressKey.hotWalletAddress;
-    const { energy } = holderTransfer();
-    const stakeTrx = energyStakeFor(setup, (3n * energy) / 2n);
-    setup.sandbox.chain.faucet(hotWallet, { trxSun: stakeTrx * TRX + 1_000n * TRX, usdt: 100_000_000n });
-    await freezeHotWallet(setup, 'ENERGY', stakeTrx);
+    await stakeOneAndAHalfTransfers();
     const executor = executorFor(setup, newLog(), {
       energyManager: energyManagerFor(setup, ['stake']),
       fundsWaitSeconds: 60,
