@@ -20,10 +20,12 @@ import { attemptDelivery, createRecordBatcher, type AttemptDeps } from './delive
 import { createOriginGate } from './origin-gate.ts';
 import {
   claimDueDeliveries,
+  claimPacedDeliveries,
   nextDeliveryDueAt,
   postponeDeliveries,
   releaseDeliveries,
   type ClaimedDelivery,
+  type PacedPostponement,
 } from './webhook-repository.ts';
 import { createWebhookSender, DEFAULT_ATTEMPT_TIMEOUT_MS, type SendResult } from './webhook-sender.ts';
 import { webhookMetrics } from './webhook-metrics.ts';
@@ -36,6 +38,8 @@ const RECORD_BATCH_DELAY_MS = 10;
 const LEASE_MARGIN_MS = 5_000;
 /** Weight of the newest send in the moving average of send durations. */
 const SEND_AVERAGE_WEIGHT = 0.1;
+/** Paced postponements remembered at most (all receivers); beyond it the oldest are forgotten and simply fall due. */
+const MAX_PACED_REMEMBERED = 10_000;
 /** `drain` stops after this many rounds even if work keeps appearing. */
 const MAX_DRAIN_ROUNDS = 100_000;
 
@@ -134,6 +138,13 @@ export function createDeliveryWorker(
    */
   const queues = new Map<string, QueuedDelivery[]>();
   let queued = 0;
+  /**
+   * What this worker put off at a receiver's pace, per origin, earliest booked first. The pace is
+   * a moving average of recent sends, so a slow spell books the backlog behind it slowly; when the
+   * receiver has room again before those times and nothing else is due, they are claimed early.
+   */
+  const paced = new Map<string, PacedPostponement[]>();
+  let pacedCount = 0;
   /** Requests on the wire: at most `concurrency`. */
   let sending = 0;
   /** Those waiting for a request to come back (the loop, `drain`). */
@@ -188,11 +199,72 @@ export function createDeliveryWorker(
       until: new Date(times[index]!),
     }));
     const write: Promise<void> = postponeDeliveries(context.db, postponements, now)
+      .then(() => {
+        if (!impaired) rememberPaced(origin, postponements);
+      })
       .catch((error: unknown) =>
         context.logger.warn({ err: error, origin }, 'could not postpone webhook deliveries; their leases will expire'),
       )
       .finally(() => unrecorded.delete(write));
     unrecorded.add(write);
+  }
+
+  function rememberPaced(origin: string, postponements: readonly { id: string; until: Date }[]): void {
+    const list = paced.get(origin) ?? [];
+    for (const item of postponements) list.push({ id: item.id, untilMs: item.until.getTime() });
+    list.sort((a, b) => a.untilMs - b.untilMs);
+    paced.set(origin, list);
+    pacedCount += postponements.length;
+    while (pacedCount > MAX_PACED_REMEMBERED) forgetPaced(paced.keys().next().value!, 1);
+  }
+
+  function forgetPaced(origin: string, count: number): PacedPostponement[] {
+    const list = paced.get(origin) ?? [];
+    const taken = list.splice(0, count);
+    pacedCount -= taken.length;
+    if (list.length === 0) paced.delete(origin);
+    return taken;
+  }
+
+  /**
+   * Claims early what was put off at a pace slower than the receiver turned out to take: for each
+   * healthy receiver with room and nothing queued, its earliest-booked postponements still ahead.
+   * Called only when a claim found nothing more due, so other receivers' due rows come first.
+   */
+  async function claimPacedEarly(): Promise<number> {
+    if (pacedCount === 0 || stopped) return 0;
+    const nowMs = context.clock.now().getTime();
+    const taken: PacedPostponement[] = [];
+    let room = claimRoom();
+    for (const origin of [...paced.keys()]) {
+      if (room <= 0) break;
+      if (gate.isImpaired(origin)) {
+        forgetPaced(origin, Infinity);
+        continue;
+      }
+      // Those already due are claimed the ordinary way.
+      const list = paced.get(origin)!;
+      const ahead = list.findIndex((item) => item.untilMs > nowMs);
+      forgetPaced(origin, ahead === -1 ? list.length : ahead);
+      if ((queues.get(origin)?.length ?? 0) > 0 || !gate.hasRoom(origin)) continue;
+      const free = gate.capacity(origin, safeWaitMs, queuedPerSlotMax) - gate.inFlight(origin);
+      const batch = forgetPaced(origin, Math.min(room, free));
+      taken.push(...batch);
+      room -= batch.length;
+    }
+    if (taken.length === 0) return 0;
+    const now = context.clock.now();
+    const claimed = await claimPacedDeliveries(context.db, {
+      now,
+      lockedUntil: new Date(now.getTime() + leaseMs),
+      leaseToken: randomUUID(),
+      postponements: taken,
+    });
+    const leaseEndsAt = now.getTime() + leaseMs;
+    for (const delivery of claimed) enqueue({ delivery, leaseEndsAt, origin: sender.originOf(delivery.url) });
+    deps.metrics.countClaimedEarly(claimed.length);
+    startQueued();
+    return claimed.length;
   }
 
   /** Whether some queued delivery could start as soon as a slot is free. */
@@ -239,6 +311,7 @@ export function createDeliveryWorker(
       for (const resolve of waiters) resolve();
       startQueued();
       if (wakeWhenQueuedAtMost !== undefined && queued <= wakeWhenQueuedAtMost) wake?.();
+      else if (paced.has(origin) && !queues.has(origin)) wake?.();
     };
     sending += 1;
     const recorded: Promise<void> = attemptDelivery(deps, delivery, markSent)
@@ -348,6 +421,7 @@ export function createDeliveryWorker(
         const askedAt = Date.now();
         const claimed = await claim(room);
         context.health.up('database', askedAt);
+        if (claimed < room && (await claimPacedEarly()) > 0) continue;
         if (claimed < room) {
           const pauseMs = await idlePauseMs();
           if (!notified && !stopped) await pause(pauseMs, queued > 0 ? Math.floor(queued / 2) : undefined);
@@ -405,7 +479,7 @@ export function createDeliveryWorker(
     async drain() {
       let attempts = 0;
       for (let round = 0; round < MAX_DRAIN_ROUNDS; round++) {
-        const claimed = await runOnce();
+        const claimed = (await runOnce()) || (queued === 0 && unrecorded.size === 0 ? await claimPacedEarly() : 0);
         attempts += claimed;
         if (claimed === 0 && queued === 0 && unrecorded.size === 0) return attempts;
         if (sending > 0) await slotFreed();

@@ -8,6 +8,7 @@ import type { AttemptOutcome } from './webhook-tables.ts';
 const ATTEMPTS_METRIC = 'paygate_webhook_attempts_total';
 const DUE_METRIC = 'paygate_webhook_deliveries_due';
 const POSTPONED_METRIC = 'paygate_webhook_deliveries_postponed_total';
+const CLAIMED_EARLY_METRIC = 'paygate_webhook_deliveries_claimed_early_total';
 
 /** Why a worker put deliveries off without an attempt: their receiver stalled, or had more due than it can take now. */
 type PostponeReason = 'impaired' | 'backlog';
@@ -15,6 +16,8 @@ type PostponeReason = 'impaired' | 'backlog';
 export interface WebhookMetrics {
   countAttempt(outcome: AttemptOutcome): void;
   countPostponed(reason: PostponeReason, deliveries: number): void;
+  /** Deliveries put off at a receiver's pace and claimed before their time, the receiver having room sooner. */
+  countClaimedEarly(deliveries: number): void;
 }
 
 function attemptsCounter(registry: Registry): Counter<'outcome'> {
@@ -39,6 +42,16 @@ function postponedCounter(registry: Registry): Counter<'reason'> {
   });
 }
 
+function claimedEarlyCounter(registry: Registry): Counter {
+  const existing = registry.getSingleMetric(CLAIMED_EARLY_METRIC);
+  if (existing) return existing as Counter;
+  return new Counter({
+    name: CLAIMED_EARLY_METRIC,
+    help: 'Webhook deliveries put off at a receiver’s pace and claimed before their time because the receiver had room sooner.',
+    registers: [registry],
+  });
+}
+
 function registerDueGauge(context: Pick<AppContext, 'db' | 'clock' | 'metrics' | 'logger'>): void {
   if (context.metrics.getSingleMetric(DUE_METRIC)) return;
   new Gauge({
@@ -58,6 +71,7 @@ function registerDueGauge(context: Pick<AppContext, 'db' | 'clock' | 'metrics' |
 export function webhookMetrics(context: Pick<AppContext, 'db' | 'clock' | 'metrics' | 'logger'>): WebhookMetrics {
   const counter = attemptsCounter(context.metrics);
   const postponed = postponedCounter(context.metrics);
+  const claimedEarly = claimedEarlyCounter(context.metrics);
   registerDueGauge(context);
   // One child per outcome, looked up once: `inc({ outcome })` hashes the labels on every call.
   const byOutcome = new Map<AttemptOutcome, ReturnType<typeof counter.labels>>();
@@ -69,6 +83,9 @@ export function webhookMetrics(context: Pick<AppContext, 'db' | 'clock' | 'metri
     },
     countPostponed(reason, deliveries) {
       postponed.inc({ reason }, deliveries);
+    },
+    countClaimedEarly(deliveries) {
+      if (deliveries > 0) claimedEarly.inc(deliveries);
     },
   };
 }

@@ -81,6 +81,49 @@ function toClaimedDelivery(row: ClaimRow): ClaimedDelivery {
   };
 }
 
+/** A delivery this worker put off at its receiver's pace, and the time it was booked for (epoch ms). */
+export interface PacedPostponement {
+  readonly id: string;
+  readonly untilMs: number;
+}
+
+/**
+ * Claims deliveries put off at a receiver's pace before their time, when the receiver turns out to
+ * have room sooner. Only rows exactly as the postponement left them are taken: still pending,
+ * under no lease, due at the booked time (a retry, a resend or another worker's postponement
+ * since has moved it, and it is left alone).
+ */
+export async function claimPacedDeliveries(
+  db: Executor<WebhookTables>,
+  input: { now: Date; lockedUntil: Date; leaseToken: string; postponements: readonly PacedPostponement[] },
+): Promise<ClaimedDelivery[]> {
+  if (input.postponements.length === 0) return [];
+  const ids = input.postponements.map((item) => item.id);
+  const untilMs = input.postponements.map((item) => item.untilMs);
+  const result = await sql<ClaimRow>`
+    with claimed as (
+      update webhook_deliveries
+         set locked_until = ${input.lockedUntil}, lease_token = ${input.leaseToken}, updated_at = ${input.now}
+       where id = any(array(
+               select d.id from webhook_deliveries d
+                 join unnest(${ids}::text[], ${untilMs}::float8[]) as p (id, until_ms) on p.id = d.id
+                where d.id = any(${ids}::text[])
+                  and d.status = 'pending'
+                  and d.lease_token is null
+                  and d.next_attempt_at = to_timestamp(p.until_ms / 1000)
+                  for update of d skip locked))
+      returning id, event_id, shop_id, url, attempt_count, max_attempts, lease_token
+    )
+    select c.id as delivery_id, c.event_id, c.shop_id, c.url, c.attempt_count, c.max_attempts, c.lease_token,
+           e.payload, w.webhook_secret, w.previous_webhook_secret, w.previous_webhook_secret_expires_at
+      from claimed c
+      join webhook_events e on e.id = c.event_id
+      join webhook_endpoints w on w.shop_id = c.shop_id`.execute(db);
+  return result.rows
+    .map(toClaimedDelivery)
+    .sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
+}
+
 /** Loads one delivery already claimed under `leaseToken` (the inline test send). */
 export async function findClaimedDelivery(
   db: Executor<WebhookTables>,

@@ -6,6 +6,7 @@ import { createDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/de
 import { emit } from '../../src/webhooks/outbox.ts';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule.ts';
 import { WEBHOOK_USER_AGENT } from '../../src/webhooks/signing.ts';
+import { claimDueDeliveries, claimPacedDeliveries, postponeDeliveries } from '../../src/webhooks/webhook-repository.ts';
 import { rotateSecret } from '../../src/webhooks/webhook-service.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
@@ -462,29 +463,78 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
       expect(await deliveryOf(behind.id)).toMatchObject({ status: 'delivered' });
       // It went out while the busy receiver was still working through the 8 it held.
       expect(arrivals.indexOf('other')).toBeLessThanOrEqual(8);
-      const postponed = (await Promise.all(backlog.map((event) => deliveryOf(event.id)))).filter(
-        (row) => row.status === 'pending',
-      );
-      expect(postponed.length).toBeGreaterThan(0);
       expect(await testApp.context.metrics.metrics()).toMatch(
         /paygate_webhook_deliveries_postponed_total\{reason="backlog"\} [1-9]/,
       );
-      for (const row of postponed) {
-        expect(row).toMatchObject({ attempt_count: 0, lease_token: null, locked_until: null });
-        expect(row.next_attempt_at!.getTime()).toBeGreaterThan(testApp.clock.now().getTime());
-      }
-      // They come back at the receiver's pace and are each delivered once.
-      for (let round = 0; round < 20 && busy.requests.length < backlog.length; round++) {
-        testApp.clock.advance(1_000);
-        await paced.drain();
-      }
+      // The clock has not moved, so none of what was put off fell due: the receiver kept taking
+      // deliveries at its real pace, and the worker claimed each postponed one as it had room.
       expect(busy.requests.map((request) => request.headers['webhook-id']).sort()).toEqual(
         backlog.map((event) => event.id).sort(),
       );
+      for (const event of backlog) {
+        expect(await deliveryOf(event.id)).toMatchObject({ status: 'delivered', attempt_count: 1 });
+        expect(await attemptsOf(event.id)).toHaveLength(1);
+      }
+      expect(await testApp.context.metrics.metrics()).toMatch(/paygate_webhook_deliveries_claimed_early_total [1-9]/);
     } finally {
       testApp.clock.set(start);
       await busy.close();
       await other.close();
+    }
+  });
+
+  it('a paced postponement is claimed early only as it was left: pending, under no lease, due at the booked time', async () => {
+    const merchant = await testApp.createMerchant();
+    const receiver = await startReceiver(() => ({ status: 200 }));
+    const start = testApp.clock.now();
+    try {
+      const event = await emitTo(merchant.shop_id, receiver.url);
+      const { id } = await deliveryOf(event.id);
+      const db = testApp.context.db;
+      const now = testApp.clock.now();
+      const lease = (token: string) => ({ now, lockedUntil: new Date(now.getTime() + 60_000), leaseToken: token });
+      const [claimed] = await claimDueDeliveries(db, { ...lease('first'), limit: 1 });
+      expect(claimed!.deliveryId).toBe(id);
+      const bookedMs = now.getTime() + 5_000;
+      await postponeDeliveries(db, [{ id, leaseToken: 'first', until: new Date(bookedMs) }], now);
+
+      // Booked for another time (another worker postponed it since): left alone.
+      expect(await claimPacedDeliveries(db, { ...lease('x'), postponements: [{ id, untilMs: bookedMs + 1 }] })).toEqual(
+        [],
+      );
+      // Under another worker's lease: left alone.
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ lease_token: 'other', locked_until: new Date(bookedMs) })
+        .where('id', '=', id)
+        .execute();
+      expect(await claimPacedDeliveries(db, { ...lease('x'), postponements: [{ id, untilMs: bookedMs }] })).toEqual([]);
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ lease_token: null, locked_until: null })
+        .where('id', '=', id)
+        .execute();
+
+      // As the postponement left it: claimed now under the new lease, with what an attempt needs.
+      const [early] = await claimPacedDeliveries(db, { ...lease('early'), postponements: [{ id, untilMs: bookedMs }] });
+      expect(early).toMatchObject({ deliveryId: id, eventId: event.id, leaseToken: 'early', attemptCount: 0 });
+      expect(await deliveryOf(event.id)).toMatchObject({ status: 'pending', lease_token: 'early', attempt_count: 0 });
+      // Claimed once: a second early claim of the same booking finds it under a lease.
+      expect(await claimPacedDeliveries(db, { ...lease('again'), postponements: [{ id, untilMs: bookedMs }] })).toEqual(
+        [],
+      );
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ lease_token: null, locked_until: null })
+        .where('id', '=', id)
+        .execute();
+      // Given back, it falls due at its booked time as ever.
+      testApp.clock.set(new Date(bookedMs));
+      await worker().drain();
+      expect(await deliveryOf(event.id)).toMatchObject({ status: 'delivered', attempt_count: 1 });
+    } finally {
+      testApp.clock.set(start);
+      await receiver.close();
     }
   });
 
