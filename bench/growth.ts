@@ -36,7 +36,7 @@ import { openDatabase } from '../src/db/database.ts';
 import { inTransaction } from '../src/db/transaction.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/ledger/ledger-accounts.ts';
 import { transfer } from '../src/ledger/ledger-service.ts';
-import { createBenchDatabase } from './bench-database.ts';
+import { BENCH_SERVER_URL, createBenchDatabase } from './bench-database.ts';
 import { createBenchMerchant, gatewaySetup, type BenchMerchant, type GatewaySetup } from './gateway-process.ts';
 import { growthShopLoads, loadGrowthData } from './growth-loader.ts';
 import { runLoad, type LoadResult, type LoadSpec } from './load-generator.ts';
@@ -845,6 +845,31 @@ async function cluster(
   return ok;
 }
 
+/** The server's version and the settings docs/operations.md recommends for a large database, as the run found them. */
+async function serverSettings(): Promise<string> {
+  const client = new pg.Client({ connectionString: BENCH_SERVER_URL });
+  await client.connect();
+  try {
+    const names = [
+      'server_version',
+      'shared_buffers',
+      'effective_cache_size',
+      'random_page_cost',
+      'work_mem',
+      'maintenance_work_mem',
+      'max_connections',
+      'synchronous_commit',
+    ];
+    const { rows } = await client.query<{ name: string; setting: string }>(
+      `select name, current_setting(name) as setting from unnest($1::text[]) as name`,
+      [names],
+    );
+    return rows.map((row) => `${row.name} ${row.setting}`).join(', ');
+  } finally {
+    await client.end();
+  }
+}
+
 // ---------------------------------------------------------------- the run
 
 out(
@@ -853,6 +878,7 @@ out(
     .join(' ')}\n`,
 );
 const receiver = await startReceiver();
+out(`  PostgreSQL ${await serverSettings()}\n`);
 const loadedDatabase = await createBenchDatabase('growth_loaded');
 const emptyDatabase = await createBenchDatabase('growth_empty');
 const chainSetup = await gatewaySetup('postgres', loadedDatabase.url);
