@@ -226,9 +226,15 @@ export function createDeliveryWorker(
     return taken;
   }
 
+  /** How many more of an origin's deliveries this worker may hold now. */
+  function pacedRoom(origin: string): number {
+    const held = gate.inFlight(origin) + (queues.get(origin)?.length ?? 0);
+    return gate.capacity(origin, safeWaitMs, queuedPerSlotMax) - held;
+  }
+
   /**
    * Claims early what was put off at a pace slower than the receiver turned out to take: for each
-   * healthy receiver with room and nothing queued, its earliest-booked postponements still ahead.
+   * healthy receiver with room for half its hold or more, its earliest-booked postponements still ahead.
    * Called only when a claim found nothing more due, so other receivers' due rows come first.
    */
   async function claimPacedEarly(): Promise<number> {
@@ -246,8 +252,9 @@ export function createDeliveryWorker(
       const list = paced.get(origin)!;
       const ahead = list.findIndex((item) => item.untilMs > nowMs);
       forgetPaced(origin, ahead === -1 ? list.length : ahead);
-      if ((queues.get(origin)?.length ?? 0) > 0 || !gate.hasRoom(origin)) continue;
-      const free = gate.capacity(origin, safeWaitMs, queuedPerSlotMax) - gate.inFlight(origin);
+      const free = pacedRoom(origin);
+      // Half the receiver's hold at least, so that each statement takes a batch.
+      if (free < gate.capacity(origin, safeWaitMs, queuedPerSlotMax) / 2) continue;
       const batch = forgetPaced(origin, Math.min(room, free));
       taken.push(...batch);
       room -= batch.length;
@@ -311,7 +318,8 @@ export function createDeliveryWorker(
       for (const resolve of waiters) resolve();
       startQueued();
       if (wakeWhenQueuedAtMost !== undefined && queued <= wakeWhenQueuedAtMost) wake?.();
-      else if (paced.has(origin) && !queues.has(origin)) wake?.();
+      else if (paced.has(origin) && pacedRoom(origin) >= gate.capacity(origin, safeWaitMs, queuedPerSlotMax) / 2)
+        wake?.();
     };
     sending += 1;
     const recorded: Promise<void> = attemptDelivery(deps, delivery, markSent)
