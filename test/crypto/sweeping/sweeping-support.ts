@@ -63,6 +63,8 @@ export function sweepingOver(setup: ReceivingSetup, options: SweepingOptions = {
     config: {
       sweepThresholdMicro: options.thresholdMicro ?? THRESHOLD_MICRO,
       ...(options.energySources && { tronEnergySources: options.energySources }),
+      // The burn cap is one setting (PAYGATE_TRON_MAX_BURN_TRX) for the sweeper and the executor alike.
+      ...(options.executor?.maxBurnSun !== undefined && { tronMaxBurnSun: options.executor.maxBurnSun }),
     },
     logger: setup.context.logger,
     chain: setup.chain,
