@@ -42,6 +42,8 @@ export interface TransferNeeds {
   readonly needTrx: bigint;
 }
 
+const SUN_PER_TRX = 1_000_000n;
+
 /** Bytes of one signed transaction of each asset (a Stake 2.0 contract runs no code: bandwidth only). */
 const BANDWIDTH_OF: Readonly<Record<OutgoingAsset, bigint>> = {
   USDT: USDT_TRANSFER_BANDWIDTH,
@@ -134,6 +136,28 @@ export function lessInFlight(
     } else if (transfer.asset === 'TRX') left.trxSun -= transfer.amount;
   }
   return left;
+}
+
+/**
+ * The energy a day that `stakedSun` delegated away takes from its owner: java-tron's
+ * DelegateResourceActuator moves the staked TRX from frozenV2, which the owner's
+ * energy limit counts (EnergyProcessor.calculateGlobalEnergyLimit), to
+ * delegated_frozenV2, which it does not. Rounded up, so a plan never counts
+ * energy the delegation took.
+ */
+export function delegatedEnergy(
+  stakedSun: bigint,
+  network: { readonly totalEnergyLimit: number; readonly totalEnergyWeight: number },
+): bigint {
+  const weightSun = BigInt(network.totalEnergyWeight) * SUN_PER_TRX;
+  if (weightSun <= 0n) return 0n;
+  const numerator = stakedSun * BigInt(network.totalEnergyLimit);
+  return numerator / weightSun + (numerator % weightSun > 0n ? 1n : 0n);
+}
+
+/** What the hot wallet holds once a delegation of `energy` is out (signed, in flight or on chain but not yet seen). */
+export function lessDelegated(balance: Balances, energy: bigint): Balances {
+  return { ...balance, energy: balance.energy > energy ? balance.energy - energy : 0n };
 }
 
 /** How many transfers a pass may sign: the batch, within what the in-flight bound leaves. */

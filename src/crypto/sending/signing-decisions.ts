@@ -7,7 +7,16 @@
 import type { ChainPrices } from '../tron/node-client.ts';
 import type { TronAddress } from '../tron/address.ts';
 import { forEachLimited, NODE_CONCURRENCY, type ExecutorContext } from './executor-context.ts';
-import { afterSending, fits, lessInFlight, transferNeeds, type Balances, type TransferNeeds } from './planner.ts';
+import {
+  afterSending,
+  delegatedEnergy,
+  fits,
+  lessDelegated,
+  lessInFlight,
+  transferNeeds,
+  type Balances,
+  type TransferNeeds,
+} from './planner.ts';
 import * as repository from './sending-repository.ts';
 import type { OutgoingTransferRow } from './sending-repository.ts';
 import { failureOf, type Finish } from './transfer-finisher.ts';
@@ -58,15 +67,20 @@ async function rowsToDryRun(
   return usdtRows.filter((row) => !known.has(row.to_address));
 }
 
-/** What each sending address holds, less what its transfers in flight will still take (read once per pass). */
+/**
+ * What each sending address holds, less what its transfers in flight will still take (read once per pass),
+ * and the energy a delegation of staked sun takes from the hot wallet at the network's rate read with it.
+ */
 function balanceReader(
   context: ExecutorContext,
   inFlightRows: readonly OutgoingTransferRow[],
   dearEnergy: bigint,
   prices: ChainPrices,
-): (address: TronAddress) => Promise<Balances> {
+): { balanceOf(address: TronAddress): Promise<Balances>; delegatedEnergy(stakedSun: bigint): bigint } {
   const balances = new Map<string, Balances>();
-  return async (address) => {
+  let network = { totalEnergyLimit: 0, totalEnergyWeight: 0 };
+  const energyOf = (stakedSun: bigint) => delegatedEnergy(stakedSun, network);
+  const balanceOf = async (address: TronAddress) => {
     let known = balances.get(address);
     if (!known) {
       const [account, usdt, resources] = await Promise.all([
@@ -87,10 +101,15 @@ function balanceReader(
         dearEnergy,
         prices,
       );
+      network = resources;
+      // A delegation signed but not seen on chain yet still takes its energy from the hot wallet's own.
+      for (const row of inFlight)
+        if (row.purpose === 'energy_delegation') known = lessDelegated(known, energyOf(row.amount));
       balances.set(address, known);
     }
     return known;
   };
+  return { balanceOf, delegatedEnergy: energyOf };
 }
 
 /** The TRX a transfer burns: all it needs in TRX but what it sends. */
@@ -142,7 +161,8 @@ export async function decideSigning(
         recipientHoldsUsdt: false,
       })
     : 0n;
-  const balanceOf = balanceReader(context, inFlightRows, dearEnergy, prices);
+  const reader = balanceReader(context, inFlightRows, dearEnergy, prices);
+  const balanceOf = reader.balanceOf;
   const holders = new Map<string, Promise<boolean>>();
   const recipientHoldsUsdt = (address: TronAddress): Promise<boolean> => {
     let known = holders.get(address);
@@ -243,6 +263,9 @@ export async function decideSigning(
     else if (!fits(balance, needs)) decisions.short.push(row);
     else {
       Object.assign(held, afterSending(held, needs));
+      // A delegation signed in this pass leaves less own energy for the hot wallet's transfers after it.
+      if (row.purpose === 'energy_delegation')
+        Object.assign(held, lessDelegated(held, reader.delegatedEnergy(row.amount)));
       reservations.signed(row.id);
       decisions.toSign.push({
         row,

@@ -280,6 +280,20 @@ export class SimulatedChain {
   }
 
   /**
+   * The witnesses miss `slots` slots, then the next block comes (java-tron: a slot
+   * without a block). The clock moves on by all of them: what counts time in slots
+   * (a resource's recovery, EnergyProcessor's head slot) sees the time pass; what
+   * counts blocks (solidification) sees one block. A day of idle blocks costs a
+   * watcher a day of scanning; a gap costs it one block.
+   */
+  missSlots(slots: number): SimulatedBlock {
+    if (!Number.isSafeInteger(slots) || slots < 0 || slots > 1_000_000) throw new RangeError(`missSlots: ${slots}`);
+    const timestampMs = this.head.timestampMs + (slots + 1) * this.parameters.blockIntervalMs;
+    this.#nowMs = Math.max(this.#nowMs, timestampMs);
+    return this.#produceBlock(timestampMs);
+  }
+
+  /**
    * Test-helper name for produceBlocks. With `notAfterMs` (the wall clock of a
    * sandbox) the blocks are squeezed in before it (squeezedTimestamps), so mining
    * never moves the chain's clock ahead of the wall clock and the wall clock's

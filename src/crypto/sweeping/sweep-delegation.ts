@@ -56,7 +56,10 @@ export function delegationSunFor(
  * quoted payouts (a sweep must not take the energy a merchant's quote counted on).
  */
 export interface DelegationBudget {
-  /** Staked sun to delegate to `address` for `energy` more, taken from the budget; null when the stake cannot cover it (the sweep burns). */
+  /**
+   * Staked sun to delegate to `address` for `energy` more, taken from the budget; 0n when the address has
+   * that energy already; null when the stake cannot cover it now (the sweep burns, or waits for the stake).
+   */
   take(access: ChainAccess, address: TronAddress, energy: bigint): Promise<bigint | null>;
 }
 
@@ -71,7 +74,7 @@ export function delegationBudget(db: Db, clock: Clock): DelegationBudget {
       ]);
       // Energy the address already has (its own stake, a delegation by hand) is used first, as the chain does.
       const missing = energy - BigInt(Math.max(0, receiver.energyAvailable));
-      if (missing <= 0n) return null;
+      if (missing <= 0n) return 0n;
       const sun = delegationSunFor(missing, network);
       let budget = left.get(access.chain);
       if (budget === undefined) {

@@ -49,8 +49,12 @@ const UNDELEGATION_FAILURES_LOGGED = 20;
 export interface SweepingDeps {
   readonly db: Db;
   readonly clock: Clock;
-  /** Without `tronEnergySources` (or without `delegate` in it) every sweep burns TRX for its energy. */
-  readonly config: Pick<Config, 'sweepThresholdMicro'> & Partial<Pick<Config, 'tronEnergySources'>>;
+  /**
+   * Without `tronEnergySources` (or without `delegate` in it) every sweep burns TRX for its energy. With
+   * `delegate`, a sweep the stake cannot cover burns only when `burn` is a source and its burn is within
+   * `tronMaxBurnSun`; otherwise it waits for the stake.
+   */
+  readonly config: Pick<Config, 'sweepThresholdMicro'> & Partial<Pick<Config, 'tronEnergySources' | 'tronMaxBurnSun'>>;
   readonly logger: Logger;
   readonly chain: CryptoChain;
 }
@@ -60,6 +64,8 @@ export interface SweepPassResult {
   readonly started: number;
   /** USDT transfers queued for attempts whose top-up became final. */
   readonly built: number;
+  /** Addresses over the threshold left for a later pass: the stake cannot cover them now and burning is not allowed. */
+  readonly waitingForStake: number;
 }
 
 const MODES: readonly ChainAccess['keyId'][] = ['sandbox', 'live'];
@@ -96,7 +102,8 @@ export async function runSweepPass(
     }
   }
   let started = 0;
-  if (options.scanCandidates === false) return { started, built };
+  let waitingForStake = 0;
+  if (options.scanCandidates === false) return { started, built, waitingForStake };
   await logFailedUndelegations(deps);
   const budget = delegationBudget(deps.db, deps.clock);
   for (const mode of MODES) {
@@ -117,7 +124,9 @@ export async function runSweepPass(
     if (!(await access.usdtDecimals.confirmed(deps.clock, deps.logger))) continue;
     for (const candidate of candidates) {
       try {
-        if (await startSweep(deps, access, candidate, budget)) started += 1;
+        const outcome = await startSweep(deps, access, candidate, budget);
+        if (outcome === 'started') started += 1;
+        else if (outcome === 'waiting_for_stake') waitingForStake += 1;
       } catch (error) {
         // One address's trouble (its node answer, a race) must not stop the others.
         deps.logger.error(
@@ -127,7 +136,22 @@ export async function runSweepPass(
       }
     }
   }
-  return { started, built };
+  if (waitingForStake > 0)
+    deps.logger.info(
+      { waitingForStake },
+      'sweep: addresses wait for the hot wallet’s staked energy (burning their energy is off or over PAYGATE_TRON_MAX_BURN_TRX)',
+    );
+  return { started, built, waitingForStake };
+}
+
+/**
+ * Whether a sweep the stake cannot cover may burn instead: `burn` among the sources and what it
+ * burns (its energy and bytes) within the cap, as the executor's cap judges it. Otherwise starting it
+ * would top the address up for a burn the executor then holds unsigned, even after the stake recovers.
+ */
+function mayBurn(config: SweepingDeps['config'], burnSun: bigint): boolean {
+  if (!config.tronEnergySources?.has('burn')) return false;
+  return config.tronMaxBurnSun === undefined || burnSun <= config.tronMaxBurnSun;
 }
 
 /** Energy the hot wallet delegated and could not take back: an operator's to look at, said at every scan until retried. */
@@ -148,15 +172,16 @@ async function logFailedUndelegations(deps: SweepingDeps): Promise<void> {
 /**
  * Begins an attempt on one address: reads it on chain, and queues the top-up of
  * exactly the TRX its USDT transfer needs (or, when it already holds that much,
- * the USDT transfer itself). False when there is nothing to do or another
- * sweeper began one first (the one-in-flight index).
+ * the USDT transfer itself). `skipped` when there is nothing to do or another
+ * sweeper began one first (the one-in-flight index); `waiting_for_stake` when on
+ * delegated energy the stake cannot cover it now and it may not burn.
  */
 async function startSweep(
   deps: SweepingDeps,
   access: ChainAccess,
   candidate: repository.SweepCandidate,
   budget: DelegationBudget,
-): Promise<boolean> {
+): Promise<'started' | 'skipped' | 'waiting_for_stake'> {
   const address = tronAddress(candidate.address);
   const hotWallet = access.addressKey.hotWalletAddress;
   const [usdtOnChain, account] = await Promise.all([
@@ -191,13 +216,15 @@ async function startSweep(
         final_at: now,
       }),
     );
-    return false;
+    return 'skipped';
   }
   const amount = sweepAmount(candidate.unswept_final_micro, usdtOnChain);
   const cost = await estimateUsdtTransferCost(access, { from: address, to: hotWallet, amount }, deps.clock);
-  const delegatedSun = deps.config.tronEnergySources?.has('delegate')
+  const delegation = deps.config.tronEnergySources?.has('delegate')
     ? await budget.take(access, address, cost.energy)
-    : null;
+    : 0n;
+  if (delegation === null && !mayBurn(deps.config, cost.totalSun - cost.activationSun)) return 'waiting_for_stake';
+  const delegatedSun = delegation === null || delegation === 0n ? null : delegation;
   // What the deposit address itself burns: energy and bandwidth, or bandwidth only on delegated energy. An
   // activation fee in the estimate is the recipient's (the hot wallet exists, so it is 0); the address's own
   // creation is paid by the top-up's sender.
@@ -209,7 +236,7 @@ async function startSweep(
   const now = deps.clock.now();
   const id = newId('sweep');
   try {
-    return await inTransaction(deps.db, async (tx) => {
+    return await inTransaction(deps.db, async (tx): Promise<'started'> => {
       const base = {
         id,
         chain: access.chain,
@@ -228,7 +255,7 @@ async function startSweep(
       if (topupSun === 0n && delegatedSun !== null) {
         const delegation = await enqueueDelegation(tx, deps.clock, base);
         await repository.insertSweep(tx, { ...base, status: 'delegating', delegation_transfer_id: delegation.id });
-        return true;
+        return 'started';
       }
       if (topupSun === 0n) {
         const transfer = await enqueueSweepTransfer(
@@ -246,7 +273,7 @@ async function startSweep(
           amount_micro: amount,
           sweep_transfer_id: transfer.id,
         });
-        return true;
+        return 'started';
       }
       const topup = await enqueueOutgoingTransfer(tx, deps.clock, {
         chain: access.chain,
@@ -258,10 +285,10 @@ async function startSweep(
         amount: topupSun,
       });
       await repository.insertSweep(tx, { ...base, status: 'topping_up', topup_transfer_id: topup.id });
-      return true;
+      return 'started';
     });
   } catch (error) {
-    if (isUniqueViolation(error, repository.ONE_IN_FLIGHT_INDEX)) return false;
+    if (isUniqueViolation(error, repository.ONE_IN_FLIGHT_INDEX)) return 'skipped';
     throw error;
   }
 }

@@ -16,6 +16,16 @@ describe('blocks', () => {
     expect(chain.head.timestampMs).toBe(chain.parameters.genesisTimestampMs + 33_000);
   });
 
+  it('missed slots: the next block comes that many slots later, one block higher, and the clock is at it', () => {
+    const chain = new SimulatedChain({ seed: 'missed' });
+    chain.produceBlocks(2);
+    const block = chain.missSlots(599);
+    expect(block.number).toBe(3);
+    expect(block.timestampMs).toBe(chain.parameters.genesisTimestampMs + 602 * chain.parameters.blockIntervalMs);
+    expect(chain.nowMs).toBe(block.timestampMs);
+    expect(chain.produceBlocks(1)[0]!.timestampMs).toBe(block.timestampMs + chain.parameters.blockIntervalMs);
+  });
+
   it('block ids start with the number (8 bytes, big-endian) and name their parent', () => {
     const chain = new SimulatedChain({ seed: 'ids' });
     chain.produceBlocks(300);

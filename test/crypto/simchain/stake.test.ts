@@ -183,6 +183,17 @@ describe('energy for USDT transfers from the stake', () => {
     expect(await resources(owner.address)).not.toHaveProperty('EnergyUsed');
   });
 
+  it('the use recovers by slots, not blocks: over missed slots as over produced blocks', async () => {
+    const chain = await start(100_000n);
+    freeze(chain, owner, 100_000n);
+    chain.produceBlocks(1);
+    usdtTo(chain, owner, holder.address);
+    chain.produceBlocks(1);
+    // The same 14,400 slots after the use as above, in one block after 14,398 missed slots: 32,142 used.
+    chain.missSlots(14_398);
+    expect(await resources(owner.address)).toMatchObject({ EnergyUsed: 32_142 });
+  });
+
   it('when the stake runs out mid-transfer, the rest is burned at the energy price', async () => {
     const chain = await start(10_000n);
     freeze(chain, owner, 10_000n); // 100,000 energy a day

@@ -17,7 +17,7 @@ import { sandboxHotWalletTopUp } from '../../../src/crypto/chain/sandbox-faucet.
 import { outgoingOutcomeHandlers } from '../../../src/modules.ts';
 import { createEnergyManager } from '../../../src/crypto/energy/energy-manager.ts';
 import type { EnergySourceSetting } from '../../../src/crypto/energy/energy-sources.ts';
-import type { ExecutorStep } from '../../../src/crypto/sending/executor-context.ts';
+import type { ExecutorOptions, ExecutorStep } from '../../../src/crypto/sending/executor-context.ts';
 import { openReceivingSetup, type ReceivingSetup } from '../receiving/receiving-service-support.ts';
 
 export interface SweepingSetup extends ReceivingSetup {
@@ -36,6 +36,13 @@ export interface SweepingOptions {
   readonly energySources?: ReadonlySet<EnergySourceSetting>;
   /** The executor's test hook (a crash at a step). */
   readonly onStep?: (step: ExecutorStep) => void | Promise<void>;
+  /** The executor's other settings: handlers of more purposes (payouts of the same hot wallet), a burn cap, its in-flight bound. */
+  readonly executor?: Pick<Partial<ExecutorOptions>, 'handlers' | 'maxBurnSun' | 'maxInFlight'> & {
+    /** False: no sandbox faucet refills the hot wallet when it is short (its TRX is then exactly what the chain charged). */
+    readonly topUpHotWallet?: false;
+    /** `new recipients`: the worker's default, a dry run only for a recipient never confirmed (here: every one). */
+    readonly dryRun?: 'every transfer' | 'new recipients';
+  };
 }
 
 export async function openSweepingSetup(
@@ -56,6 +63,8 @@ export function sweepingOver(setup: ReceivingSetup, options: SweepingOptions = {
     config: {
       sweepThresholdMicro: options.thresholdMicro ?? THRESHOLD_MICRO,
       ...(options.energySources && { tronEnergySources: options.energySources }),
+      // The burn cap is one setting (PAYGATE_TRON_MAX_BURN_TRX) for the sweeper and the executor alike.
+      ...(options.executor?.maxBurnSun !== undefined && { tronMaxBurnSun: options.executor.maxBurnSun }),
     },
     logger: setup.context.logger,
     chain: setup.chain,
@@ -100,6 +109,7 @@ function startExecutor(setup: ReceivingSetup, options: SweepingOptions): () => P
     hotWallet: setup.access.addressKey.hotWalletAddress,
     usdtContract: setup.sandbox.chain.parameters.usdtContract,
     handlers: {
+      ...options.executor?.handlers,
       sweep,
       gas_topup: gasTopup,
       energy_delegation: energyDelegation,
@@ -107,20 +117,23 @@ function startExecutor(setup: ReceivingSetup, options: SweepingOptions): () => P
     },
     ...(energyManager && { energyManager }),
     ...(options.onStep && { onStep: options.onStep }),
+    ...(options.executor?.maxBurnSun !== undefined && { maxBurnSun: options.executor.maxBurnSun }),
     trxUsdtRateMicro: setup.context.config.trxUsdtRateMicro,
-    maxInFlight: 100,
+    maxInFlight: options.executor?.maxInFlight ?? 100,
     maxAttempts: 3,
     fundsWaitSeconds: 600,
-    topUpHotWallet: sandboxHotWalletTopUp({
-      faucet: async (address, amounts) => setup.sandbox.chain.faucet(address, amounts),
-      hotWallet: setup.access.addressKey.hotWalletAddress,
-      chain: setup.access.chain,
-      logger: setup.context.logger,
+    ...(options.executor?.topUpHotWallet !== false && {
+      topUpHotWallet: sandboxHotWalletTopUp({
+        faucet: async (address, amounts) => setup.sandbox.chain.faucet(address, amounts),
+        hotWallet: setup.access.addressKey.hotWalletAddress,
+        chain: setup.access.chain,
+        logger: setup.context.logger,
+      }),
     }),
     // With the dry run the executor's funds check takes the transfer's real energy (64,285 to a hot
     // wallet holding USDT), which is what the exact top-up provides. Without it, it assumes 130,285
     // for every USDT transfer and leaves such a sweep waiting as short (docs/sweeping.md, "Known gap").
-    dryRunBeforeSigning: true,
+    ...(options.executor?.dryRun !== 'new recipients' && { dryRunBeforeSigning: true }),
   });
   return async () => {
     await executor.runPass();

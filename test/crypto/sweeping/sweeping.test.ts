@@ -89,7 +89,7 @@ describe.each(backends)('sweeping on %s', (backend) => {
     const hotUsdtBefore = await usdtOf(setup, setup.hotWallet);
     const burn = await expectedBurnSun();
 
-    expect(await setup.sweep()).toEqual({ started: 1, built: 0 });
+    expect(await setup.sweep()).toEqual({ started: 1, built: 0, waitingForStake: 0 });
     const begun = (await lastSweep(address))!;
     expect(begun).toMatchObject({
       status: 'topping_up',
@@ -156,7 +156,7 @@ describe.each(backends)('sweeping on %s', (backend) => {
       usdt_unaccounted: '0',
     });
     // Swept in full: nothing to do until new deposits.
-    expect(await setup.sweep()).toEqual({ started: 0, built: 0 });
+    expect(await setup.sweep()).toEqual({ started: 0, built: 0, waitingForStake: 0 });
   });
 
   it('sweeps an activated address topping up only the TRX it lacks, and none when it holds enough', async () => {
@@ -214,15 +214,15 @@ describe.each(backends)('sweeping on %s', (backend) => {
 
   it('leaves an address below the threshold alone, reports it stuck after a week, and sweeps it once deposits lift it over', async () => {
     const address = await finalDepositOn(setup, 'dust', '10');
-    expect(await setup.sweep()).toEqual({ started: 0, built: 0 });
+    expect(await setup.sweep()).toEqual({ started: 0, built: 0, waitingForStake: 0 });
     expect(await sweepsOfAddress(setup.context.db, address)).toEqual([]);
     expect(await custodyOf(address)).toMatchObject({ usdt_on_chain: '10', sweep_state: 'idle', usdt_sweep_stuck: '0' });
     setup.clock.advance(SWEEP_DUST_STUCK_AFTER_MS + 60_000);
     expect(await custodyOf(address)).toMatchObject({ sweep_state: 'stuck_below_threshold', usdt_sweep_stuck: '10' });
-    expect(await setup.sweep()).toEqual({ started: 0, built: 0 });
+    expect(await setup.sweep()).toEqual({ started: 0, built: 0, waitingForStake: 0 });
 
     await finalDepositOn(setup, 'dust', '40', address);
-    expect(await setup.sweep()).toEqual({ started: 1, built: 0 });
+    expect(await setup.sweep()).toEqual({ started: 1, built: 0, waitingForStake: 0 });
     expect((await lastSweep(address))!.unswept_final_micro).toBe(50_000_000n);
   });
 
@@ -353,7 +353,7 @@ describe.each(backends)('sweeping on %s', (backend) => {
 
   it('sweeps only the final, unswept USDT when the transfer is built after a top-up: a non-final deposit that arrived meanwhile stays', async () => {
     const address = await finalDepositOn(setup, 'non-final-built', '60');
-    expect(await setup.sweep()).toEqual({ started: 1, built: 0 });
+    expect(await setup.sweep()).toEqual({ started: 1, built: 0, waitingForStake: 0 });
     // The executor alone until the top-up is final (the sweeper, which would build the transfer, does not run).
     for (let round = 0; round < 60 && (await lastSweep(address))!.status !== 'ready'; round++) {
       await setup.executorPass();
@@ -434,7 +434,7 @@ describe.each(backends)('sweeping on %s', (backend) => {
       usdt_unaccounted: '-60',
     });
     // Back-off: nothing until it runs out.
-    expect(await setup.sweep()).toEqual({ started: 0, built: 0 });
+    expect(await setup.sweep()).toEqual({ started: 0, built: 0, waitingForStake: 0 });
     expect(await sweepsOfAddress(setup.context.db, address)).toHaveLength(1);
     expect(await setup.context.db.selectFrom('crypto_outgoing_transfers').select('id').execute()).toEqual([]);
   });
