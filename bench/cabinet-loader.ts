@@ -13,11 +13,13 @@
 //
 // Ids: payments are md5-derived UUIDs; every other row gets its TypeID prefix
 // and 26 characters of [0-9a-z] (digits of a row number, or md5 hex), which the
-// gateway's id checks accept. Addresses are 'T' + 33 base58 characters (not
-// checksummed: the chain never sees them). Nothing here is due: no pending
+// gateway's id checks accept. Addresses are valid Base58Check TRON addresses
+// made from the row's kind and number (bench/loader-addresses.ts: the custody
+// check reads their balances like any deposit address's). Nothing here is due: no pending
 // payment has expired, every invoice is final, every deposit final, every
 // delivery done, so workers have nothing to catch up on.
 import type pg from 'pg';
+import { CREATE_ADDRESS_FUNCTION, DROP_ADDRESS_FUNCTION, loaderAddress } from './loader-addresses.ts';
 
 export interface CabinetLoad {
   readonly merchantId: string;
@@ -75,9 +77,8 @@ export function shopRowStatements(load: CabinetLoad, nowIso: string): Array<{ la
   /** The suffix of a TypeID from a row number: 26 characters of digits (valid, sortable by number). */
   const orderCodePrefix = place.serial === 0 ? 'B' : `B${place.serial}S`;
   const numbered = (expression: string) => `'0' || lpad((${rowNumber(expression)})::text, 25, '0')`;
-  /** A 34-character address, 'T' + 'B'/'F'/'R' + 32 base58 characters ('0' is not base58: 'z' stands for it). */
-  const address = (kind: string, expression: string) =>
-    `'T${kind}' || translate(lpad((${rowNumber(expression)})::text, 32, '0'), '0', 'z')`;
+  /** A TRON address of this shop's row: 'B' invoice, 'W' wallet, 'F' payer, 'R' payout recipient. */
+  const address = (kind: string, expression: string) => loaderAddress(kind, rowNumber(expression));
   const shop = `'${load.shopId}'`;
   const merchant = `'${load.merchantId}'`;
   const now = `'${nowIso}'::timestamptz`;
@@ -386,11 +387,19 @@ export function ledgerHistoryStatements(): Array<{ label: string; sql: string }>
   return statements;
 }
 
+/** Made before any shop's rows on each loading connection, dropped after them: the addresses' function. */
+export const addressFunction = {
+  create: { label: 'address function', sql: CREATE_ADDRESS_FUNCTION },
+  drop: { label: 'address function dropped', sql: DROP_ADDRESS_FUNCTION },
+} as const;
+
 /** One shop's rows, what follows from them, and the ledger's history: the whole of bench:cabinet's load. */
 export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<{ label: string; sql: string }> {
   const derived = derivedStatements([load.shopId]);
   return [
+    addressFunction.create,
     ...shopRowStatements(load, nowIso),
+    addressFunction.drop,
     ...(load.events ? derived : derived.filter((statement) => !statement.label.startsWith('webhook'))),
     ...ledgerHistoryStatements(),
   ];

@@ -7,7 +7,13 @@
 // that adds up); one shop is big (half of every count), the others share the rest.
 // The ledger's history and account totals are computed once, over every shop.
 import pg from 'pg';
-import { derivedStatements, ledgerHistoryStatements, shopRowStatements, type CabinetLoad } from './cabinet-loader.ts';
+import {
+  addressFunction,
+  derivedStatements,
+  ledgerHistoryStatements,
+  shopRowStatements,
+  type CabinetLoad,
+} from './cabinet-loader.ts';
 
 /** The issue's full size: scale 1. */
 export const FULL_SIZE = { payments: 10_000_000, deposits: 1_000_000, payouts: 1_000_000 } as const;
@@ -65,7 +71,9 @@ interface Statement {
 /** Every statement of the load, in an order that runs on one connection: each shop's rows, then what follows from them. */
 export function growthLoadStatements(loads: readonly CabinetLoad[], nowIso: string): Statement[] {
   return [
+    addressFunction.create,
     ...loads.flatMap((load, index) => shopStatements(load, index, nowIso)),
+    addressFunction.drop,
     ...derivedStatements(shopIds(loads)),
     ...ledgerHistoryStatements(),
   ];
@@ -209,9 +217,12 @@ export async function loadGrowthData(
       `  dropped ${objects.indexes.length} indexes, ${objects.keys.length} keys and ${objects.foreignKeys.length} foreign keys of the big tables for the load`,
     );
     const nowIso = new Date().toISOString();
+    // The addresses' function lives in each connection's temporary schema: made on each, dropped after the shops' rows.
+    for (const client of clients) await client.query(addressFunction.create.sql);
     await onConnections(clients, loads, async (client, load) => {
       for (const statement of shopStatements(load, loads.indexOf(load), nowIso)) await timed(client, statement, report);
     });
+    for (const client of clients) await client.query(addressFunction.drop.sql);
     await first.query('analyze payments, crypto_invoices, crypto_deposits, crypto_payouts, shops, ledger_accounts');
     const derived = new Map(derivedStatements(shopIds(loads)).map((statement) => [statement.label, statement]));
     const ledger = new Map(ledgerHistoryStatements().map((statement) => [statement.label, statement]));

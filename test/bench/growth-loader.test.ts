@@ -3,13 +3,18 @@
 // statements run with every trigger on (foreign keys checked row by row); on
 // PostgreSQL through loadGrowthData itself (secondary indexes dropped and rebuilt,
 // foreign-key triggers off), which must give back the migrations' indexes exactly.
+// Every loaded address is a TRON address by our own parser, and the custody check
+// reads the loaded deposit addresses' balances on the simulated chain.
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { growthLoadStatements, growthShopLoads, loadGrowthData } from '../../bench/growth-loader.ts';
 import { ManualClock } from '../../src/clock.ts';
+import { reconcileBook } from '../../src/crypto/custody/reconciliation-service.ts';
+import { parseTronAddress } from '../../src/crypto/tron/address.ts';
 import { throwawayKeyring } from '../../src/kms/keyring.ts';
 import { checkLedgerInvariants } from '../../src/ledger/ledger-check.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
+import { openReceivingSetup } from '../crypto/receiving/receiving-service-support.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 
 /** 2,000 payments, 200 deposits and 200 payouts over three shops. */
@@ -53,6 +58,27 @@ const constraintDefinitions = async (database: TestDatabase) =>
        order by 1`.execute(database.db)
   ).rows.map((row) => row.def);
 
+/** The load as bench:growth runs it on PostgreSQL; on PGlite (one connection) its statements in order. */
+async function load(backend: string, database: TestDatabase, loads: ReturnType<typeof growthShopLoads>) {
+  if (backend === 'postgres') {
+    await loadGrowthData(database.url!, loads, () => undefined);
+  } else {
+    for (const statement of growthLoadStatements(loads, new Date().toISOString()))
+      await sql.raw(statement.sql).execute(database.db);
+  }
+}
+
+/** Every address-shaped column the loader writes: table, column, and whether each value occurs once. */
+const ADDRESS_COLUMNS = [
+  ['crypto_addresses', 'address', true],
+  ['crypto_invoices', 'address', true],
+  ['crypto_wallets', 'address', true],
+  ['crypto_deposits', 'address', false],
+  ['crypto_deposits', 'from_address', false],
+  ['crypto_outgoing_transfers', 'to_address', true],
+  ['crypto_payouts', 'recipient_address', true],
+] as const;
+
 describe('growthShopLoads', () => {
   it('gives the big shop half of every count and the small shops the rest, adding up to the scale', () => {
     const shops = Array.from({ length: 5 }, (_, index) => ({ merchantId: `m${index}`, shopId: `s${index}` }));
@@ -76,12 +102,7 @@ describe.each(backends)('the growth load on %s', (backend) => {
       const loads = growthShopLoads(shops, SCALE);
       const indexesBefore = await indexDefinitions(database);
       const constraintsBefore = await constraintDefinitions(database);
-      if (backend === 'postgres') {
-        await loadGrowthData(database.url!, loads, () => undefined);
-      } else {
-        for (const statement of growthLoadStatements(loads, new Date().toISOString()))
-          await sql.raw(statement.sql).execute(database.db);
-      }
+      await load(backend, database, loads);
       expect(await indexDefinitions(database)).toEqual(indexesBefore);
       expect(await constraintDefinitions(database)).toEqual(constraintsBefore);
       expect(await countOf(database, 'payments')).toBe(2_000);
@@ -108,6 +129,43 @@ describe.each(backends)('the growth load on %s', (backend) => {
       expect(report.transfersChecked).toBeGreaterThan(1_500);
     } finally {
       await database.close();
+    }
+  }, 300_000);
+});
+
+describe.each(backends)('the addresses of the growth load on %s', (backend) => {
+  it('are TRON addresses by our own parser, and the custody check reads the loaded deposit addresses', async () => {
+    const setup = await openReceivingSetup(backend);
+    try {
+      const shops = [
+        { merchantId: setup.merchant.merchant_id, shopId: setup.merchant.shop_id },
+        ...(await createShops(setup.database, 2)),
+      ];
+      await load(backend, setup.database, growthShopLoads(shops, SCALE));
+      // The temporary function that made them is gone with the load.
+      const functions = await sql<{ n: string }>`
+        select count(*)::text as n from pg_proc where proname = 'bench_tron_address'`.execute(setup.database.db);
+      expect(Number(functions.rows[0]!.n)).toBe(0);
+      for (const [table, column, unique] of ADDRESS_COLUMNS) {
+        const { rows } = await sql<{ address: string }>`
+          select ${sql.ref(column)} as address from ${sql.table(table)}`.execute(setup.database.db);
+        expect(rows.length, `${table}.${column}`).toBeGreaterThan(0);
+        const refused = rows.filter((row) => !parseTronAddress(row.address).ok).map((row) => row.address);
+        expect(refused, `${table}.${column}`).toEqual([]);
+        if (unique) expect(new Set(rows.map((row) => row.address)).size, `${table}.${column}`).toBe(rows.length);
+      }
+      const holding = await sql<{ n: string }>`
+        select count(distinct address)::text as n from crypto_deposits where status = 'credited'`.execute(
+        setup.database.db,
+      );
+      const view = await reconcileBook({ ...setup.context, chain: setup.chain }, 'sandbox');
+      // Read, not failed: every address holding credited USDT asked of the chain. (The loaded deposits'
+      // blocks are above the simulated chain's, so the check counts their USDT as not yet solidified.)
+      expect(view?.error).toBeNull();
+      expect(view?.outcome).not.toBe('failed');
+      expect(view?.on_chain?.addresses_read).toBe(Number(holding.rows[0]!.n));
+    } finally {
+      await setup.close();
     }
   }, 300_000);
 });
