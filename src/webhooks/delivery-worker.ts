@@ -192,7 +192,6 @@ export function createDeliveryWorker(
         'webhook receiver is impaired (its last attempt stalled); its deliveries are postponed',
       );
     }
-    noteDue(new Date(Math.min(...times)));
     const postponements = items.map(({ delivery }, index) => ({
       id: delivery.deliveryId,
       leaseToken: delivery.leaseToken,
@@ -200,7 +199,12 @@ export function createDeliveryWorker(
     }));
     const write: Promise<void> = postponeDeliveries(context.db, postponements, now)
       .then(() => {
-        if (!impaired) rememberPaced(origin, postponements);
+        // Only now are they out of their lease: a pause that began while the write was under way read
+        // them as leased (due when the lease ends, or the backstop) and must hear of them.
+        noteDue(new Date(Math.min(...times)));
+        if (impaired) return;
+        rememberPaced(origin, postponements);
+        wake?.();
       })
       .catch((error: unknown) =>
         context.logger.warn({ err: error, origin }, 'could not postpone webhook deliveries; their leases will expire'),

@@ -9,6 +9,7 @@ import { WEBHOOK_USER_AGENT } from '../../src/webhooks/signing.ts';
 import { claimDueDeliveries, claimPacedDeliveries, postponeDeliveries } from '../../src/webhooks/webhook-repository.ts';
 import { rotateSecret } from '../../src/webhooks/webhook-service.ts';
 import { backends } from '../support/databases.ts';
+import { eventually } from '../support/eventually.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { closedPortUrl, startReceiver, type Receiver } from './receiver.ts';
 
@@ -480,6 +481,28 @@ describe.each(backends)('webhook delivery on %s', (backend) => {
       testApp.clock.set(start);
       await busy.close();
       await other.close();
+    }
+  });
+
+  it('a running worker delivers a backlog put off at its receiver’s pace while the clock stands still: each postponement is claimed early as the receiver has room, none waits for the backstop', async () => {
+    const merchant = await testApp.createMerchant();
+    const receiver = await startReceiver(() => ({ status: 200 }));
+    const events = [];
+    for (let index = 0; index < 200; index++) events.push(await emitTo(merchant.shop_id, receiver.url));
+    // Holds 8 of the receiver's deliveries, puts the rest off; nothing would fall due for an hour
+    // but what the worker claims early (the manual clock never reaches a booked time).
+    const running = worker({ concurrency: 4, originConcurrency: 1, backstopMs: 3_600_000, idlePollMs: 3_600_000 });
+    running.start();
+    try {
+      await eventually(
+        () => receiver.requests.length,
+        (count) => count >= events.length,
+      );
+      expect(new Set(receiver.requests.map((request) => request.headers['webhook-id'])).size).toBe(events.length);
+      expect(await testApp.context.metrics.metrics()).toMatch(/paygate_webhook_deliveries_claimed_early_total [1-9]/);
+    } finally {
+      await running.stop();
+      await receiver.close();
     }
   });
 
