@@ -230,10 +230,31 @@ export function createDeliveryWorker(
     return taken;
   }
 
+  /** How many of an origin's deliveries this worker may hold (sending or queued): what it can start within the leases at the receiver's pace. */
+  function holdCapacity(origin: string): number {
+    return gate.capacity(origin, safeWaitMs, queuedPerSlotMax);
+  }
+
+  /** How many of an origin's deliveries this worker holds now (sending or queued). */
+  function heldFor(origin: string): number {
+    return gate.inFlight(origin) + (queues.get(origin)?.length ?? 0);
+  }
+
   /** How many more of an origin's deliveries this worker may hold now. */
   function pacedRoom(origin: string): number {
-    const held = gate.inFlight(origin) + (queues.get(origin)?.length ?? 0);
-    return gate.capacity(origin, safeWaitMs, queuedPerSlotMax) - held;
+    return holdCapacity(origin) - heldFor(origin);
+  }
+
+  /** Room for half the receiver's hold at least: enough for an early claim to take a batch in one statement. */
+  function hasPacedRoom(origin: string): boolean {
+    return pacedRoom(origin) >= holdCapacity(origin) / 2;
+  }
+
+  /** A lease from now: what a claim writes, and when its deliveries must have started by (epoch ms). */
+  function newLease(): { lease: { now: Date; lockedUntil: Date; leaseToken: string }; leaseEndsAt: number } {
+    const now = context.clock.now();
+    const leaseEndsAt = now.getTime() + leaseMs;
+    return { lease: { now, lockedUntil: new Date(leaseEndsAt), leaseToken: randomUUID() }, leaseEndsAt };
   }
 
   /**
@@ -256,22 +277,14 @@ export function createDeliveryWorker(
       const list = paced.get(origin)!;
       const ahead = list.findIndex((item) => item.untilMs > nowMs);
       forgetPaced(origin, ahead === -1 ? list.length : ahead);
-      const free = pacedRoom(origin);
-      // Half the receiver's hold at least, so that each statement takes a batch.
-      if (free < gate.capacity(origin, safeWaitMs, queuedPerSlotMax) / 2) continue;
-      const batch = forgetPaced(origin, Math.min(room, free));
+      if (!hasPacedRoom(origin)) continue;
+      const batch = forgetPaced(origin, Math.min(room, pacedRoom(origin)));
       taken.push(...batch);
       room -= batch.length;
     }
     if (taken.length === 0) return 0;
-    const now = context.clock.now();
-    const claimed = await claimPacedDeliveries(context.db, {
-      now,
-      lockedUntil: new Date(now.getTime() + leaseMs),
-      leaseToken: randomUUID(),
-      postponements: taken,
-    });
-    const leaseEndsAt = now.getTime() + leaseMs;
+    const { lease, leaseEndsAt } = newLease();
+    const claimed = await claimPacedDeliveries(context.db, { ...lease, postponements: taken });
     for (const delivery of claimed) enqueue({ delivery, leaseEndsAt, origin: sender.originOf(delivery.url) });
     deps.metrics.countClaimedEarly(claimed.length);
     startQueued();
@@ -322,8 +335,7 @@ export function createDeliveryWorker(
       for (const resolve of waiters) resolve();
       startQueued();
       if (wakeWhenQueuedAtMost !== undefined && queued <= wakeWhenQueuedAtMost) wake?.();
-      else if (paced.has(origin) && pacedRoom(origin) >= gate.capacity(origin, safeWaitMs, queuedPerSlotMax) / 2)
-        wake?.();
+      else if (paced.has(origin) && hasPacedRoom(origin)) wake?.();
     };
     sending += 1;
     const recorded: Promise<void> = attemptDelivery(deps, delivery, markSent)
@@ -347,21 +359,14 @@ export function createDeliveryWorker(
 
   async function claim(room: number): Promise<number> {
     if (room <= 0 || stopped) return 0;
-    const now = context.clock.now();
-    const claimed = await claimDueDeliveries(context.db, {
-      now,
-      lockedUntil: new Date(now.getTime() + leaseMs),
-      leaseToken: randomUUID(),
-      limit: room,
-    });
-    const leaseEndsAt = now.getTime() + leaseMs;
+    const { lease, leaseEndsAt } = newLease();
+    const claimed = await claimDueDeliveries(context.db, { ...lease, limit: room });
     const putOff = new Map<string, QueuedDelivery[]>();
     for (const delivery of claimed) {
       const item = { delivery, leaseEndsAt, origin: sender.originOf(delivery.url) };
       // Each receiver holds what it can start within the leases at its own pace (one probe when
       // impaired); the rest goes back to the database so that claims reach other receivers' rows.
-      const held = gate.inFlight(item.origin) + (queues.get(item.origin)?.length ?? 0);
-      if (held < gate.capacity(item.origin, safeWaitMs, queuedPerSlotMax)) enqueue(item);
+      if (heldFor(item.origin) < holdCapacity(item.origin)) enqueue(item);
       else putOff.set(item.origin, [...(putOff.get(item.origin) ?? []), item]);
     }
     for (const [origin, items] of putOff) postpone(origin, items);

@@ -59,11 +59,21 @@ export async function claimDueDeliveries(
     select * from claim_webhook_deliveries(${input.now}, ${input.lockedUntil}, ${input.leaseToken}, ${input.limit})`.execute(
     db,
   );
-  // Oldest first (ids are time-ordered TypeIDs): the statement's join gives no order of its own.
-  return result.rows
+  return oldestFirst(result.rows);
+}
+
+/** Oldest first (ids are time-ordered TypeIDs): a claim's join gives no order of its own. */
+function oldestFirst(rows: readonly ClaimRow[]): ClaimedDelivery[] {
+  return rows
     .map(toClaimedDelivery)
     .sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
 }
+
+/** A claimed delivery `d` with its event `e` and its shop's endpoint `w`: what an attempt needs. */
+const CLAIMED_DELIVERY_COLUMNS = sql`d.id as delivery_id, d.event_id, d.shop_id, d.url, d.attempt_count, d.max_attempts,
+  d.lease_token, e.payload, w.webhook_secret, w.previous_webhook_secret, w.previous_webhook_secret_expires_at`;
+const CLAIMED_DELIVERY_JOINS = sql`join webhook_events e on e.id = d.event_id
+  join webhook_endpoints w on w.shop_id = d.shop_id`;
 
 function toClaimedDelivery(row: ClaimRow): ClaimedDelivery {
   return {
@@ -114,14 +124,8 @@ export async function claimPacedDeliveries(
                   for update of d skip locked))
       returning id, event_id, shop_id, url, attempt_count, max_attempts, lease_token
     )
-    select c.id as delivery_id, c.event_id, c.shop_id, c.url, c.attempt_count, c.max_attempts, c.lease_token,
-           e.payload, w.webhook_secret, w.previous_webhook_secret, w.previous_webhook_secret_expires_at
-      from claimed c
-      join webhook_events e on e.id = c.event_id
-      join webhook_endpoints w on w.shop_id = c.shop_id`.execute(db);
-  return result.rows
-    .map(toClaimedDelivery)
-    .sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
+    select ${CLAIMED_DELIVERY_COLUMNS} from claimed d ${CLAIMED_DELIVERY_JOINS}`.execute(db);
+  return oldestFirst(result.rows);
 }
 
 /** Loads one delivery already claimed under `leaseToken` (the inline test send). */
@@ -131,11 +135,7 @@ export async function findClaimedDelivery(
   leaseToken: string,
 ): Promise<ClaimedDelivery | undefined> {
   const result = await sql<ClaimRow>`
-    select d.id as delivery_id, d.event_id, d.shop_id, d.url, d.attempt_count, d.max_attempts, d.lease_token,
-           e.payload, s.webhook_secret, s.previous_webhook_secret, s.previous_webhook_secret_expires_at
-      from webhook_deliveries d
-      join webhook_events e on e.id = d.event_id
-      join webhook_endpoints s on s.shop_id = d.shop_id
+    select ${CLAIMED_DELIVERY_COLUMNS} from webhook_deliveries d ${CLAIMED_DELIVERY_JOINS}
      where d.id = ${deliveryId} and d.lease_token = ${leaseToken}`.execute(db);
   const row = result.rows[0];
   return row ? toClaimedDelivery(row) : undefined;
