@@ -1,6 +1,8 @@
 // A server started as its own process, as it runs in production: the gateway
 // (`paygate serve`) or an anchor route. It is ready when it prints its address.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 export interface ServerProcess {
   readonly label: string;
@@ -16,7 +18,9 @@ const STARTUP_TIMEOUT_MS = 120_000;
 /**
  * Starts `node script ...args` with `env` and resolves once a line of its
  * standard output matches `ready` (its first group is the URL). Output before
- * that is kept for the error message; standard error goes to ours.
+ * that is kept for the error message; standard error goes to ours. With
+ * BENCH_SERVER_LOG_DIR set, its whole standard output (the pino log) is also
+ * written to `<dir>/<label>-<pid>.log`, for reading what a server did in a run.
  */
 export function startServerProcess(options: {
   label: string;
@@ -32,6 +36,8 @@ export function startServerProcess(options: {
     env: options.env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const log = serverLog(options.label, child.pid);
+  if (log) child.once('exit', () => log.end());
   return new Promise((resolve, reject) => {
     let output = '';
     let settled = false;
@@ -46,6 +52,7 @@ export function startServerProcess(options: {
     child.on('error', (error) => fail(error.message));
     child.on('exit', (code, signal) => fail(`exited (${signal ?? code}) before it was ready`));
     child.stdout!.on('data', (chunk: Buffer) => {
+      log?.write(chunk);
       if (settled) return;
       output += chunk.toString();
       const match = options.ready.exec(output);
@@ -62,6 +69,13 @@ export function startServerProcess(options: {
       });
     });
   });
+}
+
+function serverLog(label: string, pid: number | undefined) {
+  const dir = process.env.BENCH_SERVER_LOG_DIR;
+  if (!dir || pid === undefined) return undefined;
+  mkdirSync(dir, { recursive: true });
+  return createWriteStream(join(dir, `${label.replace(/[^\w.-]+/g, '_')}-${pid}.log`));
 }
 
 function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
