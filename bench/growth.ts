@@ -610,11 +610,11 @@ interface ReceiverDelivery {
 }
 
 /**
- * The deliveries to `url` created since `since`, read when none of them is pending any more: the same
- * query decides the wait and gives the rows judged, so a delivery created after an earlier check (an
- * invoice's event written by the worker after its deposit is credited) is waited for, not miscounted.
+ * The deliveries to `url` created since `since`, each with its last error (attempts are indexed by event,
+ * not by delivery), read when none of them is pending any more: the same query decides the wait and gives
+ * the rows judged, so a delivery created after an earlier check (an invoice's event written by the worker
+ * after its deposit is credited) is waited for, not miscounted.
  */
-/** The deliveries to the receiver with each one's last error (attempts are indexed by event, not by delivery). */
 async function receiverDeliveries(client: pg.Client, url: string, since: Date): Promise<ReceiverDelivery[]> {
   let rows: ReceiverDelivery[] = [];
   await waitUntil('the deliveries to the receiver', async () => {
