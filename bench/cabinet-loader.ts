@@ -52,7 +52,7 @@ const hashed = (expression: string) => `substr(md5(${expression}), 1, 26)`;
 /** The shard a system account is chosen by for `id` (ledger-accounts.ts shardOf: sha256, first two bytes, mod 16). */
 const shardOf = (expression: string) =>
   `((get_byte(sha256(convert_to(${expression}, 'UTF8')), 0) * 256 + get_byte(sha256(convert_to(${expression}, 'UTF8')), 1)) % ${SHARDS})`;
-/** A 64-hex-digit hash (tx ids, block ids). */
+/** A 64-hex-digit hash (tx ids). */
 const hex64 = (expression: string) => `md5('a' || ${expression}) || md5('b' || ${expression})`;
 /**
  * How long ago the newest row of every series was created: two hours, so that what follows a row's
@@ -60,6 +60,18 @@ const hex64 = (expression: string) => `md5('a' || ${expression}) || md5('b' || $
  * minutes later) is in the past when the benchmark starts.
  */
 const NEWEST_AGE_S = 7_200;
+/**
+ * The chain's blocks the history sits in: every loaded transfer is in blocks 1..HISTORY_BLOCKS, in
+ * time order, so a simulated chain mined past HISTORY_BLOCKS + its solidity depth has every loaded
+ * deposit, sweep and payout at or below its solidified block, as a running gateway's are.
+ */
+export const HISTORY_BLOCKS = 1_000;
+/** The block of the history that a transfer at `at` (a timestamptz expression) is in. */
+export const historyBlock = (now: string, at: string) =>
+  `greatest(1, least(${HISTORY_BLOCKS}, ceil(${HISTORY_BLOCKS} * (1 - extract(epoch from (${now} - (${at}))) / ${YEAR_S + NEWEST_AGE_S}))))::int8`;
+/** The id of history block `block` (an int8 expression): its number in the first 16 hex digits, as TRON's. */
+const historyBlockId = (block: string) =>
+  `lpad(to_hex(${block}), 16, '0') || substr(${hex64(`'block' || ${block}`)}, 1, 48)`;
 /** A pseudo-random 0..999 of row `i` and a salt: statuses and amounts spread without random(). */
 const spread = (i: string, salt: number) => `(((${i})::int8 * 2654435761 + ${salt * 40503}) % 1000003 % 1000)`;
 
@@ -162,11 +174,12 @@ export function shopRowStatements(load: CabinetLoad, nowIso: string): Array<{ la
     'invoice deposits',
     `insert into crypto_deposits (id, chain, shop_id, address, invoice_id, wallet_id, tx_id, log_index, block_number, block_id,
                                   from_address, amount_micro, status, late, seen_at, final_at, credit_round)
-     select 'dep_' || ${numbered('i')}, 'tron-sandbox', ${shop}, v.address, v.id, null, ${hex64(`'${tag}tx' || i`)}, 0, 1000 + i, ${hex64(`'${tag}block' || i`)},
+     select 'dep_' || ${numbered('i')}, 'tron-sandbox', ${shop}, v.address, v.id, null, ${hex64(`'${tag}tx' || i`)}, 0, b.n, ${historyBlockId('b.n')},
             ${address('F', 'i % 50000')}, v.paid_micro, 'credited', false, v.created_at + interval '1 minute',
             v.created_at + interval '3 minutes', 0
        from generate_series(1, ${invoiceDeposits}) as i
-       join crypto_invoices v on v.id = 'inv_' || ${numbered('i')}`,
+       join crypto_invoices v on v.id = 'inv_' || ${numbered('i')},
+       lateral (select ${historyBlock(now, "v.created_at + interval '1 minute'")} as n) as b`,
   );
   // Wallet deposit j goes to wallet (j mod wallets) + 1, seen after the wallets' first month; a blocked wallet's are held.
   add(
@@ -174,12 +187,13 @@ export function shopRowStatements(load: CabinetLoad, nowIso: string): Array<{ la
     `insert into crypto_deposits (id, chain, shop_id, address, invoice_id, wallet_id, tx_id, log_index, block_number, block_id,
                                   from_address, amount_micro, status, late, seen_at, final_at, credit_round)
      select 'dep_' || ${numbered(`${invoiceDeposits} + j`)}, 'tron-sandbox', ${shop}, w.address, null, w.id,
-            ${hex64(`'${tag}wtx' || j`)}, 0, 5000000 + j, ${hex64(`'${tag}wblock' || j`)}, ${address('F', 'j % 50000')},
+            ${hex64(`'${tag}wtx' || j`)}, 0, b.n, ${historyBlockId('b.n')}, ${address('F', 'j % 50000')},
             ((1 + ${spread('j', 9)} % 500) * 1000000)::int8,
             case w.status when 'blocked' then 'held' else 'credited' end, false, d.seen_at, d.seen_at + interval '2 minutes', 0
        from generate_series(1, ${load.walletDeposits}) as j
        join crypto_wallets w on w.id = 'wal_' || ${numbered(`j % ${wallets} + 1`)},
-       lateral (select ${overYear('j', load.walletDeposits, 30)} as seen_at) as d`,
+       lateral (select ${overYear('j', load.walletDeposits, 30)} as seen_at) as d,
+       lateral (select ${historyBlock(now, 'd.seen_at')} as n) as b`,
   );
   // Payouts from the seventh week on (after the first deposits): 95 % completed, 5 % failed; the first `batchedPayouts` in batches of 100.
   const batches = Math.ceil(load.batchedPayouts / 100);
@@ -202,7 +216,8 @@ export function shopRowStatements(load: CabinetLoad, nowIso: string): Array<{ la
      select 'otx_' || ${numbered('k')}, 'tron-sandbox', 'payout', 'po_' || ${numbered('k')}, 'USDT', 'hot_wallet', ${address('R', 'k')},
             v.amount, case v.status when 'completed' then 'confirmed' else 'failed' end,
             case v.status when 'completed' then ${hex64(`'${tag}ptx' || k`)} end, 1,
-            case v.status when 'completed' then 13000000 end, case v.status when 'completed' then 9000000 + k end,
+            case v.status when 'completed' then 13000000 end,
+            case v.status when 'completed' then ${historyBlock(now, "v.created_at + interval '1 minute'")} end,
             case v.status when 'failed' then 'reverted' end, case v.status when 'failed' then 'the transfer reverted' end,
             v.created_at, v.created_at + interval '2 minutes', v.created_at + interval '30 seconds', v.created_at + interval '2 minutes'
        from ${payoutRows}`,

@@ -5,7 +5,9 @@
 // into the gateway's tables. Each shop's rows are bench:cabinet's
 // (bench/cabinet-loader.ts: rows the gateway itself could have written, a ledger
 // that adds up); one shop is big (half of every count), the others share the rest.
-// The ledger's history and account totals are computed once, over every shop.
+// Every deposit but the last day's is swept to the hot wallet (bench/growth-sweeps.ts),
+// as the sweeper leaves a running gateway's. The ledger's history and account totals
+// are computed once, over every shop.
 import pg from 'pg';
 import {
   addressFunction,
@@ -14,6 +16,7 @@ import {
   shopRowStatements,
   type CabinetLoad,
 } from './cabinet-loader.ts';
+import { sweepStatement, type GrowthSweeps } from './growth-sweeps.ts';
 
 /** The issue's full size: scale 1. */
 export const FULL_SIZE = { payments: 10_000_000, deposits: 1_000_000, payouts: 1_000_000 } as const;
@@ -69,12 +72,13 @@ interface Statement {
 }
 
 /** Every statement of the load, in an order that runs on one connection: each shop's rows, then what follows from them. */
-export function growthLoadStatements(loads: readonly CabinetLoad[], nowIso: string): Statement[] {
+export function growthLoadStatements(loads: readonly CabinetLoad[], sweeps: GrowthSweeps, nowIso: string): Statement[] {
   return [
     addressFunction.create,
     ...loads.flatMap((load, index) => shopStatements(load, index, nowIso)),
     addressFunction.drop,
     ...derivedStatements(shopIds(loads)),
+    sweepStatement(shopIds(loads), sweeps, nowIso),
     ...ledgerHistoryStatements(),
   ];
 }
@@ -99,6 +103,7 @@ const BIG_TABLES = [
   'crypto_deposits',
   'crypto_payouts',
   'crypto_outgoing_transfers',
+  'crypto_sweeps',
 ];
 
 interface TableObject {
@@ -204,6 +209,7 @@ const LOAD_CONNECTIONS = Number(process.env.BENCH_GROWTH_LOAD_CONNECTIONS ?? 2);
 export async function loadGrowthData(
   databaseUrl: string,
   loads: readonly CabinetLoad[],
+  sweeps: GrowthSweeps,
   report: (line: string) => void,
 ): Promise<void> {
   if (!(LOAD_CONNECTIONS >= 1 && Number.isInteger(LOAD_CONNECTIONS)))
@@ -224,14 +230,25 @@ export async function loadGrowthData(
     });
     for (const client of clients) await client.query(addressFunction.drop.sql);
     await first.query('analyze payments, crypto_invoices, crypto_deposits, crypto_payouts, shops, ledger_accounts');
-    const derived = new Map(derivedStatements(shopIds(loads)).map((statement) => [statement.label, statement]));
+    const derived = new Map(
+      [...derivedStatements(shopIds(loads)), sweepStatement(shopIds(loads), sweeps, nowIso)].map((statement) => [
+        statement.label,
+        statement,
+      ]),
+    );
     const ledger = new Map(ledgerHistoryStatements().map((statement) => [statement.label, statement]));
     const step = (...labels: string[]) =>
       onConnections(clients, labels, (client, label) =>
         timed(client, (derived.get(label) ?? ledger.get(label))!, report),
       );
-    // The transfers and the events only read the shops' rows; the deliveries and attempts only the events.
-    await step('payment ledger transfers', 'deposit ledger transfers', 'payout ledger transfers', 'webhook events');
+    // The transfers, the events and the sweeps only read the shops' rows; the deliveries and attempts only the events.
+    await step(
+      'payment ledger transfers',
+      'deposit ledger transfers',
+      'payout ledger transfers',
+      'webhook events',
+      'sweeps',
+    );
     await step('webhook deliveries', 'webhook attempts');
     await first.query('analyze ledger_transfers');
     await step('ledger history', 'ledger account totals');

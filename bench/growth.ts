@@ -38,14 +38,17 @@ import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../src/led
 import { transfer } from '../src/ledger/ledger-service.ts';
 import { BENCH_SERVER_URL, createBenchDatabase } from './bench-database.ts';
 import { createBenchMerchant, gatewaySetup, type BenchMerchant, type GatewaySetup } from './gateway-process.ts';
+import { HISTORY_BLOCKS } from './cabinet-loader.ts';
 import { growthShopLoads, loadGrowthData } from './growth-loader.ts';
+import { loadedCustody } from './growth-sweeps.ts';
 import { runLoad, type LoadResult, type LoadSpec } from './load-generator.ts';
 import { cpuSecondsOf } from './proc-stat.ts';
 import { startServerProcess, type ServerProcess } from './server-process.ts';
 import { measurePostgresCpu } from './server-cpu.ts';
 import { envNumber, verdict } from './verdict.ts';
 import { USDT_CONTRACT_MAINNET } from '../src/crypto/tron/trc20-usdt.ts';
-import { parseTronHexAddress, type TronAddress } from '../src/crypto/tron/address.ts';
+import { parseTronHexAddress, tronAddress, type TronAddress } from '../src/crypto/tron/address.ts';
+import { createSimulatorControl } from '../src/crypto/simchain/control-client.ts';
 import { createTronNodeClient } from '../src/crypto/tron/node-client.ts';
 import { encodeListCursor } from '../src/db/list-cursor.ts';
 
@@ -65,6 +68,8 @@ const TARGETS = { ratio: 0.8, p99Ratio: 2, listP95Ms: 50 } as const;
 const FUNDING_USDT = '1000000';
 const UNIQUE = '@@unique@@';
 const JSON_HEADERS = { 'content-type': 'application/json' };
+/** The loaded deposits of the last day stay unswept: the sweeper's backlog (a few thousand at scale 1). */
+const UNSWEPT_SECONDS = 86_400;
 /** How long the workers may take to drain what a run left, before the run says so and goes on. */
 const DRAIN_LIMIT_MS = 600_000;
 
@@ -177,6 +182,8 @@ interface GrowthSide {
   readonly merchants: readonly BenchMerchant[];
   readonly client: pg.Client;
   api?: ServerProcess;
+  /** The sandbox hot wallet of the side's key. */
+  hotWallet?: string;
   /** Payments created by the API phases and still pending: the pay phases take them in turn. */
   pending: string[];
   /** Invoices created by the API phases: the deposits go to their addresses. */
@@ -219,6 +226,26 @@ async function fundBigShop(side: GrowthSide): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Puts on the simulated chain what the loaded year leaves there (bench/growth-sweeps.ts): each unswept
+ * address's USDT, and on the hot wallet what was swept less what was paid out; then mines past the
+ * history's blocks, so every loaded transfer is at or below the solidified block. The loaded side's
+ * custody check then balances because the chain holds what the ledger says.
+ */
+async function fundLoadedChain(side: GrowthSide, chainUrl: string, hotWallet: string): Promise<void> {
+  const started = performance.now();
+  const control = createSimulatorControl(chainUrl);
+  const custody = await loadedCustody((text) => side.client.query(text));
+  await control.faucet(tronAddress(hotWallet), { usdt: custody.hotWalletMicro });
+  for (const { address, micro } of custody.unswept) await control.faucet(tronAddress(address), { usdt: micro });
+  let { solidifiedBlock } = await control.mine(1, Date.now());
+  while (solidifiedBlock < HISTORY_BLOCKS)
+    ({ solidifiedBlock } = await control.mine(Math.min(1_000, HISTORY_BLOCKS - solidifiedBlock), Date.now()));
+  out(
+    `  the loaded history on the chain: ${custody.unswept.length} unswept addresses, the hot wallet ${custody.hotWalletMicro / 1_000_000n} USDT, solidified block ${solidifiedBlock} (${secondsSince(started).toFixed(1)} s)\n`,
+  );
 }
 
 async function waitUntil(what: string, done: () => Promise<boolean>, limitMs = DRAIN_LIMIT_MS): Promise<number> {
@@ -903,9 +930,13 @@ try {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const side: GrowthSide = { name, databaseUrl: database.url, setup, merchants, client, pending: [], invoices: [] };
-    // The first invoice through the API gives the sandbox key its real first address (the loaded addresses come after).
+    // The first invoice through the API gives the sandbox key its real first address (the loaded addresses come after);
+    // the faucet's answer names the side's hot wallet, where the loaded sweeps send their USDT.
     side.api = await startApi(setup, `${name} api`);
     await post(side, '/v1/crypto/invoices', { external_id: 'bench-growth-first', amount: '1', network: 'TRC20' });
+    side.hotWallet = (
+      (await post(side, '/v1/test_helpers/crypto/faucet', { trx: '1' })) as { address: string }
+    ).address;
     await side.api.stop();
     sides.push(side);
   }
@@ -918,8 +949,14 @@ try {
     `\nloading ${SHOPS} shops (the first the big one): ${loads.reduce((sum, load) => sum + load.payments, 0).toLocaleString('en')} payments, ${loads.reduce((sum, load) => sum + load.deposits, 0).toLocaleString('en')} deposits, ${loads.reduce((sum, load) => sum + load.payouts, 0).toLocaleString('en')} payouts\n`,
   );
   const loadStarted = performance.now();
-  await loadGrowthData(loaded.databaseUrl, loads, (line) => out(`${line}\n`));
+  await loadGrowthData(
+    loaded.databaseUrl,
+    loads,
+    { hotWallet: loaded.hotWallet!, unsweptSeconds: UNSWEPT_SECONDS },
+    (line) => out(`${line}\n`),
+  );
   out(`  loaded in ${(secondsSince(loadStarted) / 60).toFixed(1)} min\n`);
+  await fundLoadedChain(loaded, chain.url, loaded.hotWallet!);
   const checked = await promisify(execFile)(process.execPath, [PAYGATE, 'ledger', 'check'], {
     // Every account and transfer of the year is read: the API's statement timeout is not for this.
     env: { ...loaded.setup.env, PAYGATE_DB_STATEMENT_TIMEOUT_MS: '0' },
