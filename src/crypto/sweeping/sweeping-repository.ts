@@ -279,19 +279,27 @@ export async function addressSweepStates(
 /**
  * A page of a key's addresses that should hold USDT: final deposits (credited or
  * held) not all swept, or a sweep in flight (custody reconciliation reads them).
+ * The final deposits' sums and the completed sweeps' sums are each one index-only
+ * read in address order from `after` (crypto_deposits_final_address_idx, migration
+ * 0053's crypto_sweeps_completed_address_idx), merged rather than a lookup of the
+ * sweeps per address: a page reads the addresses from `after` to its last one once.
  */
 export async function addressesHoldingUsdt(
   db: Executor<SweepingTables>,
   options: { readonly keyId: AddressKeyId; readonly after: string | undefined; readonly limit: number },
 ): Promise<string[]> {
+  const after = options.after ?? '';
   const result = await sql<{ address: string }>`
     with final as (${depositSql.finalUsdtByAddress(options.keyId)})
     select f.address
     from final f
-    left join lateral (
-      select sum(x.amount_micro)::int8 as swept_micro from crypto_sweeps x where x.address = f.address and x.status = 'completed'
-    ) s on true
-    where f.address > ${options.after ?? ''}
+    left join (
+      select x.address, sum(x.amount_micro) as swept_micro
+      from crypto_sweeps x
+      where x.status = 'completed' and x.address > ${after}
+      group by x.address
+    ) s on s.address = f.address
+    where f.address > ${after}
       and (f.final_micro > coalesce(s.swept_micro, 0)
         or exists (select 1 from crypto_sweeps x where x.address = f.address and x.status in ('topping_up', 'delegating', 'ready', 'sweeping')))
     order by f.address

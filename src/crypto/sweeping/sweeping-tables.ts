@@ -1,4 +1,5 @@
-// Kysely types of the table the sweeping module owns (migrations 0022_crypto_sweeps.sql, 0051_sweep_energy_delegation.sql).
+// Kysely types of the table the sweeping module owns (migrations 0022_crypto_sweeps.sql, 0051_sweep_energy_delegation.sql,
+// 0053_crypto_sweeps_completed_index.sql).
 import type { Generated } from 'kysely';
 import type { ChainAccess } from '../chain/crypto-chain.ts';
 
