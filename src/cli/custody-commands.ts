@@ -69,7 +69,7 @@ export const cryptoReconcileCommand: CliCommand = {
       return 0;
     }
     const views = await withCliContext(config, async (context) => {
-      const chain = readOnlyChainModule(config, context);
+      const chain = readOnlyChainModule(config, context, context);
       try {
         return await reconcileAll({ ...context, chain: chain.service }, book === undefined ? {} : { books: [book] });
       } finally {
