@@ -5,7 +5,10 @@
 //     (bench/growth-loader.ts), at scale 1 10,000,000 payments, 1,000,000 deposits,
 //     1,000,000 payouts, ~12,000,000 webhook events (each with a delivery and an
 //     attempt) and ~19,000,000 ledger history entries over 12 months, one shop big
-//     and the rest small; "empty" gets the same merchants and nothing else.
+//     and the rest small, every deposit but the last day's swept to the hot wallet; the
+//     simulated chain then holds what that year leaves on it (the unswept addresses' USDT,
+//     the hot wallet's), and the loaded side's custody check must balance on it;
+//     "empty" gets the same merchants and nothing else.
 //  2. The mix: each operation in alternating phases, empty then loaded, each side a
 //     `paygate serve --role api` of its own (bench/alternating-phases.ts's way: a
 //     busy machine falls on both sides alike), the big shop's key on both. Targets:
@@ -41,6 +44,7 @@ import { createBenchMerchant, gatewaySetup, type BenchMerchant, type GatewaySetu
 import { HISTORY_BLOCKS } from './cabinet-loader.ts';
 import { growthShopLoads, loadGrowthData } from './growth-loader.ts';
 import { loadedCustody } from './growth-sweeps.ts';
+import type { ReconciliationView } from '../src/crypto/custody/reconciliation-service.ts';
 import { runLoad, type LoadResult, type LoadSpec } from './load-generator.ts';
 import { cpuSecondsOf } from './proc-stat.ts';
 import { startServerProcess, type ServerProcess } from './server-process.ts';
@@ -246,6 +250,22 @@ async function fundLoadedChain(side: GrowthSide, chainUrl: string, hotWallet: st
   out(
     `  the loaded history on the chain: ${custody.unswept.length} unswept addresses, the hot wallet ${custody.hotWalletMicro / 1_000_000n} USDT, solidified block ${solidifiedBlock} (${secondsSince(started).toFixed(1)} s)\n`,
   );
+}
+
+/** The loaded side's custody check, run once before any worker (`paygate crypto reconcile`): balanced, and how long it took. */
+async function checkLoadedCustody(side: GrowthSide): Promise<boolean> {
+  const started = performance.now();
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [PAYGATE, 'crypto', 'reconcile', '--book', 'sandbox', '--json'],
+    { env: side.setup.env, maxBuffer: 1 << 24 },
+  ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+  const [view] = JSON.parse(stdout.trim().split('\n').at(-1) || '[]') as ReconciliationView[];
+  const balanced = view?.outcome === 'balanced';
+  out(
+    `  custody check on the loaded database: ${view?.outcome ?? 'no answer'} (${view?.error ?? `${view?.on_chain?.addresses_read} addresses read, expected ${view?.expected} USDT, difference ${view?.difference}`}) in ${secondsSince(started).toFixed(1)} s  ${verdict(balanced)}\n`,
+  );
+  return balanced;
 }
 
 async function waitUntil(what: string, done: () => Promise<boolean>, limitMs = DRAIN_LIMIT_MS): Promise<number> {
@@ -957,6 +977,7 @@ try {
   );
   out(`  loaded in ${(secondsSince(loadStarted) / 60).toFixed(1)} min\n`);
   await fundLoadedChain(loaded, chain.url, loaded.hotWallet!);
+  if (!(await checkLoadedCustody(loaded))) failed = true;
   const checked = await promisify(execFile)(process.execPath, [PAYGATE, 'ledger', 'check'], {
     // Every account and transfer of the year is read: the API's statement timeout is not for this.
     env: { ...loaded.setup.env, PAYGATE_DB_STATEMENT_TIMEOUT_MS: '0' },
