@@ -72,6 +72,8 @@ const TARGETS = { ratio: 0.8, p99Ratio: 2, listP95Ms: 50 } as const;
 const FUNDING_USDT = '1000000';
 const UNIQUE = '@@unique@@';
 const JSON_HEADERS = { 'content-type': 'application/json' };
+/** A sweep threshold above any address's USDT. */
+const SWEEP_NEVER_USDT = '1000000000000';
 /** The loaded deposits of the last day stay unswept: the sweeper's backlog (a few thousand at scale 1). */
 const UNSWEPT_SECONDS = 86_400;
 /** How long the workers may take to drain what a run left, before the run says so and goes on. */
@@ -937,6 +939,9 @@ const sideEnv = {
   // The deposits are sent through the sandbox chain's helper, which a shop may call 120 times a minute by default.
   PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE: '1000000',
   PAYGATE_ADDRESS_POOL_SIZE: String(BATCH * (PAIRS + 2) + DEPOSITS),
+  // The loaded addresses are no one's key: a sweep of one could never be signed, and the executor's pass
+  // that met it would sign nothing else. Both sides leave every address unswept; the bench measures no sweep.
+  PAYGATE_SWEEP_THRESHOLD_USDT: SWEEP_NEVER_USDT,
 };
 const sides: GrowthSide[] = [];
 let failed = false;
