@@ -2,7 +2,8 @@
 // and the creation quote nothing for energy when the hot wallet's own staked
 // energy covers the transfer (the creation reserves it for the refund's own
 // transfer, the preview reserves nothing), and the burn price otherwise. A replay
-// reserves nothing more; a creation refused after its claim gives it back.
+// reserves nothing more; a creation refused after its claim gives it back. On
+// the live chain with a provider renting below the burn price: the rental's price.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { previewRefund, type RefundDeps } from '../../../src/crypto/refunds/refund-service.ts';
 import { backends } from '../../support/databases.ts';
@@ -20,7 +21,8 @@ import {
   type PayoutShop,
   type PayoutTestApp,
 } from '../payouts/payout-support.ts';
-import { fixtureDeposit } from './refund-fixtures.ts';
+import { openLiveRental, RENT_PRICE_SUN, type LiveRental } from '../payouts/live-rental-support.ts';
+import { fixtureDeposit, type FixtureShop } from './refund-fixtures.ts';
 
 describe.each(backends)('the refund quote follows the energy source on %s', (backend) => {
   let testApp: PayoutTestApp;
@@ -120,5 +122,51 @@ describe.each(backends)('the refund quote follows the energy source on %s', (bac
     const burned = await refund({ external_id: externalId('refund'), deposit_id: promised, address });
     expect(micro(burned.json().network_fee)).toBe(burnFee);
     expect(await energyReservations(testApp)).toHaveLength(1);
+  });
+});
+
+describe.each(backends)('a live refund quoted on a rental cheaper than burning on %s', (backend) => {
+  let live: LiveRental;
+  let testApp: PayoutTestApp;
+  let shop: PayoutShop;
+
+  beforeEach(async () => {
+    live = await openLiveRental();
+    testApp = await createPayoutTestApp(backend, { config: live.config });
+    shop = await testApp.payoutShop('live');
+    const access = await testApp.crypto.chain.forMode('live');
+    live.node.chain.faucet(access.addressKey.hotWalletAddress, { trxSun: 100_000_000_000n, usdt: 100_000_000_000n });
+    live.node.chain.mine(1);
+  });
+  afterEach(async () => {
+    await testApp.expectLedgerGreen();
+    await testApp.close();
+    await live.close();
+  });
+
+  it('the preview and the creation charge the rental’s price, and nothing is reserved', async () => {
+    const rentalFee = transferFees(testApp).feeWithEnergyAt(NEW_HOLDER_ENERGY * RENT_PRICE_SUN);
+    expect(rentalFee).toBeLessThan(transferFees(testApp).feeWithEnergyAt());
+    const call: FixtureShop['call'] = (method, url, body) => testApp.call(shop.key, method, url, body);
+    const { depositId } = await fixtureDeposit(
+      testApp.context.db,
+      testApp.clock,
+      { ...shop, call },
+      20_000_000n,
+      'credited',
+      'live',
+    );
+    const address = recipient();
+    const deps = { ...testApp.context, chain: testApp.crypto.chain };
+    const shown = await previewRefund(deps, { ...shop, mode: 'live' }, { deposit_id: depositId, address });
+    expect(shown.networkFeeMicro).toBe(rentalFee);
+    const created = await call('POST', '/v1/crypto/refunds', {
+      external_id: externalId('refund'),
+      deposit_id: depositId,
+      address,
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(micro(created.json().network_fee)).toBe(rentalFee);
+    expect(await energyReservations(testApp)).toEqual([]);
   });
 });

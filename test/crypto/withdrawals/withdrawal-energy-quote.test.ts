@@ -3,7 +3,8 @@
 // and the creation quote it at the burn price (a rental's where that is on and
 // cheaper), nothing is reserved, and approval neither re-prices it nor reserves.
 // One queued at once is quoted as a payout's creation: own energy reserved for
-// its transfer, nothing charged for energy. The preview shows what the creation charges.
+// its transfer, nothing charged for energy. The preview shows what the creation
+// charges. On the live chain with a provider renting below the burn price: the rental's price.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OPERATOR } from '../../../src/audit/audit-service.ts';
 import { addWithdrawalAddress } from '../../../src/crypto/withdrawals/withdrawal-addresses.ts';
@@ -28,8 +29,37 @@ import {
   type PayoutShop,
   type PayoutTestApp,
 } from '../payouts/payout-support.ts';
+import { openLiveRental, RENT_PRICE_SUN, type LiveRental } from '../payouts/live-rental-support.ts';
 
 const REQUESTER = { userId: null, name: 'owner@example.com' };
+
+let keys = 0;
+/** An address book entry of the shop's book (no cool-down here), its preview and its creation by the owner. */
+async function previewAndCreateOn(testApp: PayoutTestApp, shop: PayoutShop, mode: 'sandbox' | 'live') {
+  const deps = { ...testApp.context, chain: testApp.crypto.chain };
+  const entry = await addWithdrawalAddress(deps, {
+    merchantId: shop.merchantId,
+    mode,
+    label: `book ${(keys += 1)}`,
+    address: recipient(),
+    actor: { ...OPERATOR, label: 'operator' },
+  });
+  const request = { merchantId: shop.merchantId, shopId: shop.shopId, amount: '25.50' };
+  const reservedBefore = await energyReservations(testApp);
+  const preview = await quoteWithdrawal(deps, { ...request, addressId: entry.address_id, requester: REQUESTER });
+  // A preview reserves nothing.
+  expect(await energyReservations(testApp)).toEqual(reservedBefore);
+  const created = await createWithdrawal(deps, {
+    ...request,
+    externalId: `wd-energy-${keys}`,
+    address: '',
+    addressId: entry.address_id,
+    requestedBy: REQUESTER.name,
+  });
+  expect(created.network_fee).toBe(preview.network_fee);
+  expect(created.total_debit).toBe(preview.total_debit);
+  return { preview, created };
+}
 
 describe.each(backends)('the withdrawal quote follows the energy source on %s', (backend) => {
   let testApp: PayoutTestApp;
@@ -52,35 +82,7 @@ describe.each(backends)('the withdrawal quote follows the energy source on %s', 
     await testApp.close();
   });
 
-  let keys = 0;
-  /** An address book entry (no cool-down here), its preview and its creation by the owner. */
-  async function previewAndCreate() {
-    const entry = await addWithdrawalAddress(
-      { ...deps, config: testApp.context.config },
-      {
-        merchantId: shop.merchantId,
-        mode: 'sandbox',
-        label: `book ${(keys += 1)}`,
-        address: recipient(),
-        actor: { ...OPERATOR, label: 'operator' },
-      },
-    );
-    const request = { merchantId: shop.merchantId, shopId: shop.shopId, amount: '25.50' };
-    const reservedBefore = await energyReservations(testApp);
-    const preview = await quoteWithdrawal(deps, { ...request, addressId: entry.address_id, requester: REQUESTER });
-    // A preview reserves nothing.
-    expect(await energyReservations(testApp)).toEqual(reservedBefore);
-    const created = await createWithdrawal(deps, {
-      ...request,
-      externalId: `wd-${backend}-${keys}`,
-      address: '',
-      addressId: entry.address_id,
-      requestedBy: REQUESTER.name,
-    });
-    expect(created.network_fee).toBe(preview.network_fee);
-    expect(created.total_debit).toBe(preview.total_debit);
-    return { preview, created };
-  }
+  const previewAndCreate = () => previewAndCreateOn(testApp, shop, 'sandbox');
   const transferOf = async (withdrawalId: string) =>
     (
       await testApp.context.db
@@ -133,6 +135,40 @@ describe.each(backends)('the withdrawal quote follows the energy source on %s', 
     const queued = await previewAndCreate();
     expect(queued.created.status).toBe('pending');
     expect(micro(queued.created.network_fee)).toBe(burnFee);
+    expect(await energyReservations(testApp)).toEqual([]);
+  });
+});
+
+describe.each(backends)('a live withdrawal quoted on a rental cheaper than burning on %s', (backend) => {
+  let live: LiveRental;
+  let testApp: PayoutTestApp;
+  let shop: PayoutShop;
+
+  beforeEach(async () => {
+    live = await openLiveRental();
+    testApp = await createPayoutTestApp(backend, { config: { withdrawalAddressCooldownMs: 0, ...live.config } });
+    shop = await testApp.payoutShop('live');
+    await testApp.fund(shop, 1_000_000_000n);
+    const access = await testApp.crypto.chain.forMode('live');
+    live.node.chain.faucet(access.addressKey.hotWalletAddress, { trxSun: 100_000_000_000n, usdt: 100_000_000_000n });
+    live.node.chain.mine(1);
+  });
+  afterEach(async () => {
+    await testApp.expectLedgerGreen();
+    await testApp.close();
+    await live.close();
+  });
+
+  it('awaiting approval or queued at once without a stake: the preview and the creation charge the rental’s price, nothing reserved', async () => {
+    const rentalFee = transferFees(testApp).feeWithEnergyAt(NEW_HOLDER_ENERGY * RENT_PRICE_SUN);
+    expect(rentalFee).toBeLessThan(transferFees(testApp).feeWithEnergyAt());
+    const awaiting = await previewAndCreateOn(testApp, shop, 'live');
+    expect(awaiting.created.status).toBe('awaiting_approval');
+    expect(micro(awaiting.created.network_fee)).toBe(rentalFee);
+    await setWithdrawalApproval({ ...testApp.context }, shop.shopId, false);
+    const queued = await previewAndCreateOn(testApp, shop, 'live');
+    expect(queued.created.status).toBe('pending');
+    expect(micro(queued.created.network_fee)).toBe(rentalFee);
     expect(await energyReservations(testApp)).toEqual([]);
   });
 });
