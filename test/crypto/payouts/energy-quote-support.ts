@@ -9,7 +9,7 @@ import type { PayoutTestApp } from './payout-support.ts';
 
 const TRX = 1_000_000n;
 /** The simulated chain's prices (getEnergyFee, getTransactionFee) and a USDT transfer to a new holder. */
-export const ENERGY_PRICE_SUN = 100n;
+const ENERGY_PRICE_SUN = 100n;
 const BANDWIDTH_PRICE_SUN = 1_000n;
 export const NEW_HOLDER_ENERGY = 130_285n;
 
