@@ -1,11 +1,14 @@
-// The energy part of a hot-wallet transfer's quote follows the source that will
-// supply it (docs/payouts.md "The quoted network fee"): nothing when the hot
+// The energy part of a hot-wallet transfer's quote (a payout's, a refund's, a
+// withdrawal's) follows the source that will supply it (docs/payouts.md "The
+// quoted network fee"): nothing when the hot
 // wallet's own staked energy, free now and promised to no other transfer, covers
 // the whole transfer — a creation reserves that energy for its transfer
 // (energy/energy-reservations.ts), a quote only looks; otherwise a rental's
 // price when `rent` is on and renting costs less than burning; otherwise the
-// burn price. The bandwidth part is always quoted: the hot wallet's free
-// bandwidth is not reserved, and every transfer of the day draws on it.
+// burn price. A transfer that may wait days before it is queued (a withdrawal
+// awaiting approval) is quoted off own energy: own energy is not held for it.
+// The bandwidth part is always quoted: the hot wallet's free bandwidth is not
+// reserved, and every transfer of the day draws on it.
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
@@ -32,7 +35,7 @@ async function ownEnergyFree(deps: EnergyQuoteDeps, access: ChainAccess): Promis
   } catch (error) {
     deps.logger.warn(
       { err: error, chain: access.chain },
-      'payout fee quote: the hot wallet’s energy could not be read',
+      'network fee quote: the hot wallet’s energy could not be read',
     );
     return 0n;
   }
@@ -75,7 +78,7 @@ async function rentalPrice(
     return (await provider.quote(quote.energy)).priceSun;
   } catch (error) {
     if (!(error instanceof EnergyProviderError)) throw error;
-    deps.logger.warn({ err: error, chain: access.chain }, 'payout fee quote: the rental provider did not answer');
+    deps.logger.warn({ err: error, chain: access.chain }, 'network fee quote: the rental provider did not answer');
     return null;
   }
 }
@@ -91,7 +94,7 @@ function fittingInOrder(quotes: readonly PayoutQuote[], left: bigint): Set<numbe
   return fitting;
 }
 
-/** What a creation would charge now, reserving nothing (POST /v1/crypto/payouts/quote, a batch's preview). */
+/** What a creation would charge now, reserving nothing (POST /v1/crypto/payouts/quote, a batch's, a refund's, a withdrawal's preview). */
 export async function previewEnergyQuotes(
   deps: EnergyQuoteDeps,
   access: ChainAccess,
@@ -103,9 +106,24 @@ export async function previewEnergyQuotes(
 }
 
 /**
+ * The quotes of transfers that reserve no own energy: a rental's price where one
+ * is cheaper than burning, else the burn price. For a transfer not queued at its
+ * creation (a withdrawal awaiting a second person, maybe for days): holding own
+ * energy that long would price every other transfer at the burn price meanwhile.
+ */
+export function offOwnEnergyQuotes(
+  deps: EnergyQuoteDeps,
+  access: ChainAccess,
+  quotes: readonly PayoutQuote[],
+): Promise<PayoutQuote[]> {
+  return withRentals(deps, access, quotes, new Set());
+}
+
+/**
  * A creation on reserved quotes: own energy is reserved for each transfer (by its
  * id, in order) it covers whole, `write` creates with the quotes that follow, and
- * the reservations are given back when it wrote nothing (a replay, or it threw).
+ * the reservations are given back when it wrote nothing (`created` false: a
+ * replay, a withdrawal that turned out to await approval; or it threw).
  */
 export async function createOnEnergyQuotes<T extends { readonly created: boolean }>(
   deps: EnergyQuoteDeps,

@@ -1,4 +1,4 @@
-// Fee quotes of payouts: the network fee is at most what the chain would burn for the
+// Fee quotes of hot-wallet transfers (payouts, refunds, withdrawals): the network fee is at most what the chain would burn for the
 // USDT transfer from the hot wallet (less when its energy comes from the hot
 // wallet's own stake or a cheaper rental: energy-quotes.ts) — the chain's own energy figure for the
 // recipient's class at the contract's energy factor now (transfer-energy.ts,
@@ -148,14 +148,14 @@ export async function quotePayouts(
     if (error instanceof TransferEnergyAboveCeilingError) {
       deps.logger.warn(
         { err: error, chain: access.chain },
-        'payout fee quote: the transfer energy is above the configured ceiling',
+        'network fee quote: the transfer energy is above the configured ceiling',
       );
       throw new ServiceUnavailableError(
         `A USDT transfer costs ${error.energy} energy on chain now, above this gateway's ceiling of ${error.ceiling}; nothing was created. Retry later.`,
         ENERGY_RETRY_AFTER_SECONDS,
       );
     }
-    deps.logger.warn({ err: error, chain: access.chain }, 'payout fee quote: the TRON node did not answer');
+    deps.logger.warn({ err: error, chain: access.chain }, 'network fee quote: the TRON node did not answer');
     throw new ServiceUnavailableError(
       'The TRON node cannot be reached for a network fee quote; nothing was created. Retry later.',
       NODE_RETRY_AFTER_SECONDS,

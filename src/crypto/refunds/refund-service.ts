@@ -3,7 +3,9 @@
 // an address minus the network fee, through the sign-once executor (purpose
 // `refund`). Created idempotently by external_id; the refund row, the deposits
 // it takes (a unique index: each deposit at most once), the ledger reservation
-// and the queued outgoing transfer commit in one transaction.
+// and the queued outgoing transfer commit in one transaction. The network fee is
+// quoted on the energy source, as a payout's (payouts/energy-quotes.ts): own
+// energy is reserved for the refund's transfer when it covers it whole.
 import { recordAudit, type AuditActor } from '../../audit/audit-service.ts';
 import {
   createdAtOrder,
@@ -25,6 +27,7 @@ import {
   createUnderKey,
   priorOutcome,
   priorResource,
+  type Created,
   type IdempotencyRule,
   type KeyedCreation,
   type Prior,
@@ -32,7 +35,9 @@ import {
 } from '../../idempotency/idempotency-service.ts';
 import { newId } from '../../ids.ts';
 import type { ShopMode } from '../../merchants/merchant-service.ts';
-import { quotePayouts } from '../payouts/payout-fees.ts';
+import type { ChainAccess } from '../chain/crypto-chain.ts';
+import { createOnEnergyQuotes, previewEnergyQuotes } from '../payouts/energy-quotes.ts';
+import { quotePayouts, type PayoutQuote } from '../payouts/payout-fees.ts';
 import {
   checkRecipients,
   parseExternalId,
@@ -43,7 +48,7 @@ import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-
 import { creditedDepositsOfInvoice, depositOfShop, isInvoiceOfShop } from '../receiving/receiving-service.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
 import type { TronAddress } from '../tron/address.ts';
-import { enqueueOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { enqueueOutgoingTransfers } from '../sending/outgoing-transfers.ts';
 import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import { reserveRefund } from './refund-ledger.ts';
 import * as repository from './refunds-repository.ts';
@@ -137,24 +142,39 @@ interface FullQuote extends RefundQuote {
   readonly rateMicro: bigint;
 }
 
-/** The rules of a refund before anything is written: the deposits it may take, the address, the fee. */
-async function quoteRefund(
+/** What a refund's quote rests on before its energy is priced: the deposits, the chain, the burn-price quote. */
+interface RefundBasis {
+  readonly target: Target;
+  readonly deposits: readonly repository.RefundableDeposit[];
+  readonly access: ChainAccess;
+  readonly burnQuote: PayoutQuote;
+}
+
+/** The rules of a refund before anything is written: the deposits it may take, the address, the fee at the burn price. */
+async function refundBasis(
   deps: RefundDeps,
   shop: RefundShop,
   target: Target,
   address: TronAddress,
-): Promise<FullQuote> {
+): Promise<RefundBasis> {
   const deposits = await depositsToRefund(deps.db, shop.shopId, target);
   const access = await deps.chain.forMode(shop.mode);
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
   if (deposits.some((deposit) => deposit.chain !== access.chain))
     throw new InvalidStateError('The deposit arrived on another chain than this shop’s.');
   const depositsMicro = deposits.reduce((sum, deposit) => sum + deposit.amount_micro, 0n);
-  const [quote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro: depositsMicro }]);
-  const networkFeeMicro = quote!.networkFeeMicro;
+  const [burnQuote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro: depositsMicro }]);
+  return { target, deposits, access, burnQuote: burnQuote! };
+}
+
+/** The refund on its quote priced by the energy source; deposits that do not cover the fee are refused. */
+function refundQuoteOf(basis: RefundBasis, quote: PayoutQuote): FullQuote {
+  const { deposits, access } = basis;
+  const depositsMicro = quote.amountMicro;
+  const networkFeeMicro = quote.networkFeeMicro;
   if (depositsMicro <= networkFeeMicro) {
     throw new AmountNotSupportedError(
-      `The ${target.kind}'s ${usdtText(depositsMicro)} USDT does not cover the network fee of ${usdtText(networkFeeMicro)} USDT to this address; nothing can be sent back.`,
+      `The ${basis.target.kind}'s ${usdtText(depositsMicro)} USDT does not cover the network fee of ${usdtText(networkFeeMicro)} USDT to this address; nothing can be sent back.`,
     );
   }
   return {
@@ -163,7 +183,7 @@ async function quoteRefund(
     held: deposits[0]!.status === 'held',
     chain: access.chain,
     networkMode: access.networkMode,
-    rateMicro: quote!.rateMicro,
+    rateMicro: quote.rateMicro,
     receivedMicro: depositsMicro,
     networkFeeMicro,
     amountMicro: depositsMicro - networkFeeMicro,
@@ -172,7 +192,8 @@ async function quoteRefund(
 
 /**
  * What a refund of the deposit or the invoice to `address` would send back,
- * with the same rules and the same quote as its creation; nothing is written.
+ * with the same rules and the same quote as its creation (own energy looked at,
+ * not reserved); nothing is written.
  */
 export async function previewRefund(
   deps: RefundDeps,
@@ -181,7 +202,9 @@ export async function previewRefund(
 ): Promise<RefundQuote> {
   const target = parseTarget(request);
   const address = parseRecipient(request.address, 'address');
-  const quote = await quoteRefund(deps, shop, target, address);
+  const basis = await refundBasis(deps, shop, target, address);
+  const [priced] = await previewEnergyQuotes(deps, basis.access, [basis.burnQuote]);
+  const quote = refundQuoteOf(basis, priced!);
   return {
     depositIds: quote.depositIds,
     held: quote.held,
@@ -220,66 +243,15 @@ export async function createRefund(
   const existing = await priorOutcome(deps.db, deps.clock, creation);
   if (existing) return existing;
 
-  const quote = await quoteRefund(deps, shop, target, address);
-  const { deposits, held, networkFeeMicro } = quote;
-  const depositsMicro = quote.receivedMicro;
+  const basis = await refundBasis(deps, shop, target, address);
+  // The refund's transfer id is named here: own energy is reserved for it before the refund is written.
+  const transferId = newId('outgoingTransfer');
   try {
-    return await createUnderKey(deps.db, deps.clock, creation, async (tx, record) => {
-      const id = newId('refund');
-      await record({ resourceId: id });
-      const amountMicro = depositsMicro - networkFeeMicro;
-      const transfer = await enqueueOutgoingTransfer(tx, deps.clock, {
-        chain: quote.chain,
-        purpose: 'refund',
-        ownerId: id,
-        asset: 'USDT',
-        from: { kind: 'hot_wallet' },
-        to: address,
-        amount: amountMicro,
-      });
-      const now = deps.clock.now();
-      const row = await repository.insertRefund(
-        tx,
-        {
-          id,
-          shop_id: shop.shopId,
-          external_id: externalId,
-          deposit_id: target.kind === 'deposit' ? target.id : null,
-          invoice_id: target.kind === 'invoice' ? target.id : null,
-          held,
-          network: 'TRC20',
-          chain: quote.chain,
-          network_mode: quote.networkMode,
-          recipient_address: address,
-          deposits_micro: depositsMicro,
-          amount_micro: amountMicro,
-          network_fee_micro: networkFeeMicro,
-          trx_usdt_rate_micro: quote.rateMicro,
-          status: 'pending',
-          outgoing_transfer_id: transfer.id,
-          ...noOutcomeYet(now),
-        },
-        deposits,
+    return await createOnEnergyQuotes(deps, basis.access, [basis.burnQuote], [transferId], ([priced]) => {
+      const quote = refundQuoteOf(basis, priced!);
+      return createUnderKey(deps.db, deps.clock, creation, (tx, record) =>
+        writeRefund(tx, deps, shop, { externalId, target, address, transferId, quote }, record, audit),
       );
-      await reserveRefund(tx, deps.clock, { book: shop.mode, merchantId: shop.merchantId }, row);
-      const depositIds = [...quote.depositIds];
-      await emitRefundUpdated(tx, deps.clock, row, depositIds);
-      if (audit)
-        await recordAudit(tx, deps.clock, {
-          actor: audit.actor,
-          action: 'refund.requested',
-          merchantId: shop.merchantId,
-          shopId: shop.shopId,
-          target: id,
-          details: {
-            [`${target.kind}_id`]: target.id,
-            external_id: externalId,
-            address,
-            received_amount: usdtText(depositsMicro),
-            network_fee: usdtText(networkFeeMicro),
-          },
-        });
-      return { created: true, refund: refundView(row, depositIds) };
     });
   } catch (error) {
     if (isUniqueViolation(error, repository.REFUND_ONCE_CONSTRAINT)) {
@@ -289,6 +261,85 @@ export async function createRefund(
     }
     throw error;
   }
+}
+
+/** createRefund's writing, in its keyed transaction: the refund, its deposits, its queued transfer, its reservation. */
+async function writeRefund(
+  tx: Tx,
+  deps: RefundDeps,
+  shop: RefundShop,
+  refund: {
+    readonly externalId: string;
+    readonly target: Target;
+    readonly address: TronAddress;
+    readonly transferId: string;
+    readonly quote: FullQuote;
+  },
+  record: (created: Created) => Promise<void>,
+  audit: RefundAudit | undefined,
+): Promise<{ created: boolean; refund: RefundView }> {
+  const { externalId, target, address, quote } = refund;
+  const id = newId('refund');
+  await record({ resourceId: id });
+  const [transfer] = await enqueueOutgoingTransfers(
+    tx,
+    deps.clock,
+    [
+      {
+        chain: quote.chain,
+        purpose: 'refund',
+        ownerId: id,
+        asset: 'USDT',
+        from: { kind: 'hot_wallet' },
+        to: address,
+        amount: quote.amountMicro,
+      },
+    ],
+    [refund.transferId],
+  );
+  const now = deps.clock.now();
+  const row = await repository.insertRefund(
+    tx,
+    {
+      id,
+      shop_id: shop.shopId,
+      external_id: externalId,
+      deposit_id: target.kind === 'deposit' ? target.id : null,
+      invoice_id: target.kind === 'invoice' ? target.id : null,
+      held: quote.held,
+      network: 'TRC20',
+      chain: quote.chain,
+      network_mode: quote.networkMode,
+      recipient_address: address,
+      deposits_micro: quote.receivedMicro,
+      amount_micro: quote.amountMicro,
+      network_fee_micro: quote.networkFeeMicro,
+      trx_usdt_rate_micro: quote.rateMicro,
+      status: 'pending',
+      outgoing_transfer_id: transfer!.id,
+      ...noOutcomeYet(now),
+    },
+    quote.deposits,
+  );
+  await reserveRefund(tx, deps.clock, { book: shop.mode, merchantId: shop.merchantId }, row);
+  const depositIds = [...quote.depositIds];
+  await emitRefundUpdated(tx, deps.clock, row, depositIds);
+  if (audit)
+    await recordAudit(tx, deps.clock, {
+      actor: audit.actor,
+      action: 'refund.requested',
+      merchantId: shop.merchantId,
+      shopId: shop.shopId,
+      target: id,
+      details: {
+        [`${target.kind}_id`]: target.id,
+        external_id: externalId,
+        address,
+        received_amount: usdtText(quote.receivedMicro),
+        network_fee: usdtText(quote.networkFeeMicro),
+      },
+    });
+  return { created: true, refund: refundView(row, depositIds) };
 }
 
 async function priorRefund(tx: Tx, shopId: string, prior: Prior): Promise<RefundView> {

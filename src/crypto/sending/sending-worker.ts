@@ -27,6 +27,14 @@ const MODES = [
   { mode: 'live', chain: 'tron-live' },
 ] as const;
 
+/**
+ * What a TRX transfer to an address the chain does not know yet burns at least: the account's
+ * creation, mainnet's getCreateNewAccountFeeInSystemContract (1 TRX) + getCreateAccountFee (0.1 TRX),
+ * the figures the planner adds to a TRX transfer (planner.ts transferNeeds). A sweep's top-up of a
+ * fresh deposit address is such a transfer.
+ */
+export const NEW_ACCOUNT_BURN_SUN = 1_100_000n;
+
 export type OutcomeHandlers = Partial<Record<OutgoingPurpose, OutgoingOutcomeHandler>>;
 
 /**
@@ -145,6 +153,13 @@ export function createOutgoingTransferWorker(
         context.logger.warn(
           { purposes: missing },
           'outgoing transfers of these purposes have no outcome handler: they stay queued',
+        );
+      const cap = context.config.tronMaxBurnSun;
+      if (cap !== undefined && cap < NEW_ACCOUNT_BURN_SUN)
+        // The executor holds a transfer over the cap unsigned for ever, and a fresh address's top-up is always over it.
+        context.logger.warn(
+          { max_burn_sun: cap.toString(), new_account_burn_sun: NEW_ACCOUNT_BURN_SUN.toString() },
+          'PAYGATE_TRON_MAX_BURN_TRX is below what creating an account burns: every top-up of a new deposit address waits unsigned, and its USDT is never swept; raise the cap to at least 1.1 TRX',
         );
       if (deps.chain.liveConfigured) {
         // Opened at start, so a missing or foreign sealed key is reported now, not at the first payout.

@@ -12,7 +12,11 @@
 // lock on the rule row, in the transaction that inserts, so concurrent requests cannot
 // both spend the same budget.
 // total_debit = amount + network fee is reserved at creation, in the
-// transaction that inserts the withdrawal (and queues its transfer).
+// transaction that inserts the withdrawal (and queues its transfer). The network
+// fee is quoted on the energy source (payouts/energy-quotes.ts): one queued at
+// once reserves own energy as a payout does; one awaiting approval, which may
+// wait days, holds none and is quoted at a rental's or the burn price, and is not
+// re-priced at approval (the approver approved the total_debit shown).
 // Each request and decision is audited in its own transaction: withdrawal.requested,
 // withdrawal.approved, withdrawal.rejected, withdrawal.cancelled; the actor is the
 // operator known by the name given unless the caller names another (a cabinet user).
@@ -30,7 +34,9 @@ import {
 import { createdAtOrder, parseStatusFilter, readListPage, type ListPage, type ListQuery } from '../../db/list-page.ts';
 import { newId } from '../../ids.ts';
 import { findShopProfile, type ShopProfile } from '../../merchants/merchant-service.ts';
-import { quotePayouts } from '../payouts/payout-fees.ts';
+import type { ChainAccess } from '../chain/crypto-chain.ts';
+import { createOnEnergyQuotes, offOwnEnergyQuotes, previewEnergyQuotes } from '../payouts/energy-quotes.ts';
+import { quotePayouts, type PayoutQuote } from '../payouts/payout-fees.ts';
 import {
   checkRecipients,
   parseExternalId,
@@ -39,7 +45,7 @@ import {
   type HotWalletSenderDeps,
 } from '../payouts/payout-service.ts';
 import { DEFAULT_PAYOUT_SETTINGS, type PayoutSettings } from '../payouts/payout-settings.ts';
-import { enqueueOutgoingTransfer, findOutgoingTransfer } from '../sending/outgoing-transfers.ts';
+import { enqueueOutgoingTransfers, findOutgoingTransfer } from '../sending/outgoing-transfers.ts';
 import { noOutcomeYet } from '../sending/reserved-transfer.ts';
 import type { TronAddress } from '../tron/address.ts';
 import { usdtText } from '../receiving/receiving-views.ts';
@@ -136,17 +142,40 @@ async function needsSecondPerson(
   return sent + amountMicro > limit;
 }
 
-async function queueTransfer(tx: Tx, clock: Clock, row: WithdrawalRow): Promise<string> {
-  const transfer = await enqueueOutgoingTransfer(tx, clock, {
-    chain: row.chain,
-    purpose: 'withdrawal',
-    ownerId: row.id,
-    asset: 'USDT',
-    from: { kind: 'hot_wallet' },
-    to: row.recipient_address as TronAddress,
-    amount: row.amount_micro,
-  });
-  return transfer.id;
+/** Queues the withdrawal's transfer, under `transferId` when own energy was reserved for that id. */
+async function queueTransfer(
+  tx: Tx,
+  clock: Clock,
+  row: WithdrawalRow,
+  transferId: string = newId('outgoingTransfer'),
+): Promise<string> {
+  const [transfer] = await enqueueOutgoingTransfers(
+    tx,
+    clock,
+    [
+      {
+        chain: row.chain,
+        purpose: 'withdrawal',
+        ownerId: row.id,
+        asset: 'USDT',
+        from: { kind: 'hot_wallet' },
+        to: row.recipient_address as TronAddress,
+        amount: row.amount_micro,
+      },
+    ],
+    [transferId],
+  );
+  return transfer!.id;
+}
+
+/** Whether a request would await a second person under the merchant's rule as it reads now (no lock). */
+async function awaitsApprovalNow(
+  deps: Pick<WithdrawalDeps, 'db' | 'clock'>,
+  scope: { merchantId: string; chain: WithdrawalRow['chain']; requester: Requester },
+  amountMicro: bigint,
+): Promise<boolean> {
+  const limit = await repository.singlePersonMax(deps.db, scope.merchantId, scope.chain);
+  return needsSecondPerson(deps.db, deps.clock, scope, amountMicro, limit);
 }
 
 /** A request's fields checked, its shop found and its address resolved (an entry of the book, or typed). */
@@ -197,84 +226,33 @@ export async function findRepeatedWithdrawal(
  * answers the winner's).
  */
 export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdrawalInput): Promise<WithdrawalView> {
-  const { externalId, amountMicro, requestedBy, note, shop, entry, address } = await readRequest(deps, input);
+  const request = await readRequest(deps, input);
+  const { externalId, amountMicro, shop, address } = request;
   const repeated = (row: WithdrawalRow): WithdrawalView => sameRequest(row, amountMicro, address);
   const existing = await repository.findByExternalId(deps.db, shop.merchantId, chainOfMode(shop.mode), externalId);
   if (existing) return repeated(existing);
   const access = await deps.chain.forMode(shop.mode);
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
-  const [quote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro }]);
-  const createInTransaction = (): Promise<WithdrawalView> =>
-    inTransaction(deps.db, async (tx) => {
-      // Locked first: a concurrent request under the same rule waits here and then counts this one.
-      const limit = await repository.lockSinglePersonMax(tx, shop.merchantId, access.chain);
-      const awaitsApproval = await needsSecondPerson(
-        tx,
-        deps.clock,
-        {
-          merchantId: shop.merchantId,
-          chain: access.chain,
-          requester: { userId: input.requestedByUserId ?? null, name: requestedBy },
-        },
-        amountMicro,
-        limit,
-      );
-      const now = deps.clock.now();
-      const id = newId('withdrawal');
-      let row = await repository.insertWithdrawal(tx, {
-        id,
-        merchant_id: shop.merchantId,
-        shop_id: shop.shopId,
-        external_id: externalId,
-        network: 'TRC20',
-        network_mode: access.networkMode,
-        chain: access.chain,
-        recipient_address: address,
-        amount_micro: amountMicro,
-        network_fee_micro: quote!.networkFeeMicro,
-        total_debit_micro: amountMicro + quote!.networkFeeMicro,
-        trx_usdt_rate_micro: quote!.rateMicro,
-        status: 'awaiting_approval',
-        outgoing_transfer_id: null,
-        requested_by: requestedBy,
-        requested_by_user_id: input.requestedByUserId ?? null,
-        decided_by: null,
-        decided_by_user_id: null,
-        address_id: entry?.id ?? null,
-        note,
-        decided_at: null,
-        reject_reason: null,
-        ...noOutcomeYet(now),
-      });
-      await reserveWithdrawal(tx, deps.clock, shop.mode, row);
-      if (!awaitsApproval) {
-        row = await repository.updateWithdrawal(tx, id, {
-          status: 'pending',
-          outgoing_transfer_id: await queueTransfer(tx, deps.clock, row),
-          updated_at: now,
-        });
-      }
-      const view = withdrawalView(row);
-      await recordAudit(tx, deps.clock, {
-        actor: input.actor ?? operatorNamed(requestedBy),
-        action: 'withdrawal.requested',
-        merchantId: row.merchant_id,
-        shopId: row.shop_id,
-        target: row.id,
-        details: {
-          external_id: view.external_id,
-          amount: view.amount,
-          network_fee: view.network_fee,
-          total_debit: view.total_debit,
-          address: view.recipient_address,
-          address_label: entry?.label ?? null,
-          status: view.status,
-        },
-      });
-      return view;
-    });
+  const [burnQuote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro }]);
+  const requester = { userId: input.requestedByUserId ?? null, name: request.requestedBy };
+  // The quote follows the rule as read now, unlocked: the locked read in the transaction decides the
+  // status. Should they differ (the rule or the requester's budget changed in between), the quote
+  // stands and the gateway bears the difference: one expected to await approval is priced off own
+  // energy and may then be queued at once (it reserved nothing; signing may still use own energy);
+  // one expected to go at once reserved own energy, and awaiting approval instead it gives the
+  // reservation back at once (createOnEnergyQuotes) and keeps its lower quote. Re-pricing inside the
+  // transaction would ask the rental provider between BEGIN and COMMIT.
+  const expectsApproval = await awaitsApprovalNow(
+    deps,
+    { merchantId: shop.merchantId, chain: access.chain, requester },
+    amountMicro,
+  );
+  const transferId = newId('outgoingTransfer');
+  const insert = (quote: PayoutQuote) => insertWithdrawal(deps, input, request, access, { quote, transferId });
   try {
-    return await createInTransaction();
+    if (expectsApproval) return (await insert((await offOwnEnergyQuotes(deps, access, [burnQuote!]))[0]!)).view;
+    const outcome = await createOnEnergyQuotes(deps, access, [burnQuote!], [transferId], ([quote]) => insert(quote!));
+    return outcome.view;
   } catch (error) {
     // A concurrent request with the same key committed first: its withdrawal is the answer.
     if (!isUniqueViolation(error, repository.WITHDRAWAL_EXTERNAL_ID_INDEX)) throw error;
@@ -282,6 +260,90 @@ export async function createWithdrawal(deps: WithdrawalDeps, input: CreateWithdr
     if (!winner) throw error;
     return repeated(winner);
   }
+}
+
+/**
+ * createWithdrawal's transaction: the rule row locked, the withdrawal inserted with its total_debit
+ * reserved, its transfer queued under `transferId` unless it awaits approval, the request audited.
+ * `created` says whether the transfer was queued (own energy reserved for it is kept only then).
+ */
+function insertWithdrawal(
+  deps: WithdrawalDeps,
+  input: CreateWithdrawalInput,
+  request: Awaited<ReturnType<typeof readRequest>>,
+  access: ChainAccess,
+  priced: { readonly quote: PayoutQuote; readonly transferId: string },
+): Promise<{ created: boolean; view: WithdrawalView }> {
+  const { externalId, amountMicro, requestedBy, note, shop, entry, address } = request;
+  const { quote } = priced;
+  return inTransaction(deps.db, async (tx) => {
+    // Locked first: a concurrent request under the same rule waits here and then counts this one.
+    const limit = await repository.lockSinglePersonMax(tx, shop.merchantId, access.chain);
+    const awaitsApproval = await needsSecondPerson(
+      tx,
+      deps.clock,
+      {
+        merchantId: shop.merchantId,
+        chain: access.chain,
+        requester: { userId: input.requestedByUserId ?? null, name: requestedBy },
+      },
+      amountMicro,
+      limit,
+    );
+    const now = deps.clock.now();
+    const id = newId('withdrawal');
+    let row = await repository.insertWithdrawal(tx, {
+      id,
+      merchant_id: shop.merchantId,
+      shop_id: shop.shopId,
+      external_id: externalId,
+      network: 'TRC20',
+      network_mode: access.networkMode,
+      chain: access.chain,
+      recipient_address: address,
+      amount_micro: amountMicro,
+      network_fee_micro: quote.networkFeeMicro,
+      total_debit_micro: amountMicro + quote.networkFeeMicro,
+      trx_usdt_rate_micro: quote.rateMicro,
+      status: 'awaiting_approval',
+      outgoing_transfer_id: null,
+      requested_by: requestedBy,
+      requested_by_user_id: input.requestedByUserId ?? null,
+      decided_by: null,
+      decided_by_user_id: null,
+      address_id: entry?.id ?? null,
+      note,
+      decided_at: null,
+      reject_reason: null,
+      ...noOutcomeYet(now),
+    });
+    await reserveWithdrawal(tx, deps.clock, shop.mode, row);
+    if (!awaitsApproval) {
+      row = await repository.updateWithdrawal(tx, id, {
+        status: 'pending',
+        outgoing_transfer_id: await queueTransfer(tx, deps.clock, row, priced.transferId),
+        updated_at: now,
+      });
+    }
+    const view = withdrawalView(row);
+    await recordAudit(tx, deps.clock, {
+      actor: input.actor ?? operatorNamed(requestedBy),
+      action: 'withdrawal.requested',
+      merchantId: row.merchant_id,
+      shopId: row.shop_id,
+      target: row.id,
+      details: {
+        external_id: view.external_id,
+        amount: view.amount,
+        network_fee: view.network_fee,
+        total_debit: view.total_debit,
+        address: view.recipient_address,
+        address_label: entry?.label ?? null,
+        status: view.status,
+      },
+    });
+    return { created: !awaitsApproval, view };
+  });
 }
 
 export interface WithdrawalQuote {
@@ -316,21 +378,23 @@ export async function quoteWithdrawal(
   const entry = await usableAddress(deps, shop.merchantId, access.chain, input.addressId);
   const address = entry.address as TronAddress;
   await checkRecipients(deps.db, access, [{ address, field: 'address' }]);
-  const [quote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro }]);
-  const limit = await repository.singlePersonMax(deps.db, shop.merchantId, access.chain);
+  const [burnQuote] = await quotePayouts(access, deps, NO_SERVICE_FEE, [{ address, amountMicro }]);
+  const awaitsApproval = await awaitsApprovalNow(
+    deps,
+    { merchantId: shop.merchantId, chain: access.chain, requester: input.requester },
+    amountMicro,
+  );
+  // As createWithdrawal prices it: off own energy when it will await approval, else own energy looked at.
+  const [quote] = awaitsApproval
+    ? await offOwnEnergyQuotes(deps, access, [burnQuote!])
+    : await previewEnergyQuotes(deps, access, [burnQuote!]);
   return {
     amount: usdtText(amountMicro),
     network_fee: usdtText(quote!.networkFeeMicro),
     total_debit: usdtText(amountMicro + quote!.networkFeeMicro),
     recipient_address: address,
     address_label: entry.label,
-    awaits_approval: await needsSecondPerson(
-      deps.db,
-      deps.clock,
-      { merchantId: shop.merchantId, chain: access.chain, requester: input.requester },
-      amountMicro,
-      limit,
-    ),
+    awaits_approval: awaitsApproval,
   };
 }
 

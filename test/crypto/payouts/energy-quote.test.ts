@@ -9,10 +9,9 @@
 // the extra burn is booked to the gateway's network costs.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEnergyManager } from '../../../src/crypto/energy/energy-manager.ts';
-import { ceilToCent } from '../../../src/crypto/payouts/payout-settings.ts';
 import type { OutgoingExecutor } from '../../../src/crypto/sending/executor.ts';
 import { findTransfer } from '../../../src/crypto/sending/sending-repository.ts';
-import { sunToMicroUsdt, USDT_TRANSFER_BANDWIDTH } from '../../../src/crypto/sending/transfer-cost.ts';
+import { sunToMicroUsdt } from '../../../src/crypto/sending/transfer-cost.ts';
 import { backends } from '../../support/databases.ts';
 import {
   createPayoutTestApp,
@@ -23,13 +22,10 @@ import {
   type PayoutShop,
   type PayoutTestApp,
 } from './payout-support.ts';
+import { energyReservations, NEW_HOLDER_ENERGY, stakeHotWallet, transferFees } from './energy-quote-support.ts';
 
 const TRX = 1_000_000n;
 const BLOCKS_TO_FINALITY = 19;
-/** The simulated chain's prices (getEnergyFee, getTransactionFee) and a USDT transfer to a new holder. */
-const ENERGY_PRICE_SUN = 100n;
-const BANDWIDTH_PRICE_SUN = 1_000n;
-const NEW_HOLDER_ENERGY = 130_285n;
 
 describe.each(backends)('the payout quote follows the energy source on %s', (backend) => {
   let testApp: PayoutTestApp;
@@ -67,33 +63,10 @@ describe.each(backends)('the payout quote follows the energy source on %s', (bac
   const mine = (count: number) => post('/v1/test_helpers/crypto/blocks', { count });
 
   const rate = () => testApp.context.config.trxUsdtRateMicro;
-  const bandwidthFee = () => ceilToCent(sunToMicroUsdt(USDT_TRANSFER_BANDWIDTH * BANDWIDTH_PRICE_SUN, rate()));
-  const burnFee = () =>
-    ceilToCent(
-      sunToMicroUsdt(NEW_HOLDER_ENERGY * ENERGY_PRICE_SUN + USDT_TRANSFER_BANDWIDTH * BANDWIDTH_PRICE_SUN, rate()),
-    );
-
-  /** Freezes `trx` of the hot wallet for energy (FreezeBalanceV2, signed with its key), included in a block. */
-  async function stakeHotWallet(trx: bigint): Promise<bigint> {
-    const access = await testApp.crypto.chain.forMode('sandbox');
-    const { chain } = await testApp.crypto.chain.sandboxChain();
-    const outcome = chain.sendStake(
-      {
-        type: 'FreezeBalanceV2Contract',
-        ownerAddress: access.addressKey.hotWalletAddress,
-        frozenBalanceSun: trx * TRX,
-        resource: 'ENERGY',
-      },
-      (await access.signingKey()).hotWalletPrivateKey(),
-    );
-    expect(outcome.result).toBe(true);
-    chain.mine(1);
-    return BigInt((await access.node.getAccountResources(access.addressKey.hotWalletAddress)).energyAvailable);
-  }
-
-  async function reservations(): Promise<{ transfer_id: string; energy: bigint }[]> {
-    return testApp.context.db.selectFrom('crypto_energy_reservations').select(['transfer_id', 'energy']).execute();
-  }
+  const bandwidthFee = () => transferFees(testApp).bandwidthFee;
+  const burnFee = () => transferFees(testApp).feeWithEnergyAt();
+  const stake = (trx: bigint) => stakeHotWallet(testApp, trx);
+  const reservations = () => energyReservations(testApp);
 
   async function transferOf(payoutId: string) {
     const payout = await testApp.context.db
@@ -115,7 +88,7 @@ describe.each(backends)('the payout quote follows the energy source on %s', (bac
     const address = recipient();
     const unstaked = await post('/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address });
     expect(micro(unstaked.network_fee)).toBe(burnFee());
-    await stakeHotWallet(20_000n);
+    await stake(20_000n);
     const staked = await post('/v1/crypto/payouts/quote', { network: 'TRC20', amount: '10', address });
     expect(micro(staked.network_fee)).toBe(bandwidthFee());
     expect(micro(staked.total_debit)).toBe(micro(unstaked.total_debit) - (burnFee() - bandwidthFee()));
@@ -124,7 +97,7 @@ describe.each(backends)('the payout quote follows the energy source on %s', (bac
   });
 
   it('two payouts when the stake covers one: the first reserves it and is quoted low, the second at the burn price', async () => {
-    const free = await stakeHotWallet(20_000n);
+    const free = await stake(20_000n);
     expect(free).toBeGreaterThanOrEqual(NEW_HOLDER_ENERGY);
     expect(free).toBeLessThan(2n * NEW_HOLDER_ENERGY);
     const first = await post('/v1/crypto/payouts', payoutBody());
@@ -141,7 +114,7 @@ describe.each(backends)('the payout quote follows the energy source on %s', (bac
   });
 
   it('concurrent creations never promise more own energy than is free', async () => {
-    const free = await stakeHotWallet(45_000n);
+    const free = await stake(45_000n);
     const fitting = free / NEW_HOLDER_ENERGY;
     expect(fitting).toBeGreaterThanOrEqual(3n);
     const created = await Promise.all(Array.from({ length: 12 }, () => post('/v1/crypto/payouts', payoutBody())));
@@ -158,7 +131,7 @@ describe.each(backends)('the payout quote follows the energy source on %s', (bac
   it('a reserved payout costs no more than its quote, signed before an older unreserved one that would take its energy', async () => {
     const older = await post('/v1/crypto/payouts', payoutBody());
     expect(micro(older.network_fee)).toBe(burnFee());
-    await stakeHotWallet(20_000n);
+    await stake(20_000n);
     const reserved = await post('/v1/crypto/payouts', payoutBody());
     expect(micro(reserved.network_fee)).toBe(bandwidthFee());
     await carryToFinal();
@@ -178,7 +151,7 @@ describe.each(backends)('the payout quote follows the energy source on %s', (bac
   });
 
   it('the reserved energy gone at signing: the payout still goes, the merchant pays the quote, the gateway the extra burn', async () => {
-    await stakeHotWallet(20_000n);
+    await stake(20_000n);
     const before = await testApp.balance(shop);
     const payout = await post('/v1/crypto/payouts', payoutBody());
     expect(micro(payout.network_fee)).toBe(bandwidthFee());

@@ -24,6 +24,8 @@ export async function fixtureDeposit(
   shop: FixtureShop,
   amountMicro: bigint,
   status: 'credited' | 'confirming' = 'credited',
+  /** The shop's book: its chain and its ledger. */
+  mode: 'sandbox' | 'live' = 'sandbox',
 ): Promise<{ depositId: string; invoiceId: string }> {
   const invoice = (
     await shop.call('POST', '/v1/crypto/invoices', { external_id: externalId('inv'), amount: '100', network: 'TRC20' })
@@ -35,7 +37,7 @@ export async function fixtureDeposit(
       .insertInto('crypto_deposits')
       .values({
         id: depositId,
-        chain: 'tron-sandbox',
+        chain: `tron-${mode}`,
         shop_id: shop.shopId,
         address: invoice.address,
         invoice_id: invoice.invoice_id,
@@ -53,8 +55,8 @@ export async function fixtureDeposit(
       .execute();
     if (status !== 'credited') return;
     const [main, hotWallet] = await ensureAccounts(tx, clock, [
-      merchantAccountKey('sandbox', shop.merchantId, 'USDT', 'main'),
-      systemAccountKey('sandbox', 'hot_wallet', 'USDT', 0),
+      merchantAccountKey(mode, shop.merchantId, 'USDT', 'main'),
+      systemAccountKey(mode, 'hot_wallet', 'USDT', 0),
     ]);
     await transfer(tx, clock, {
       id: `crypto-deposit:${depositId}`,

@@ -1,0 +1,56 @@
+// A live chain for the quote tests that need a rental provider (only the live
+// chain has one: energy/chain-rental.ts): the simulated chain served over HTTP
+// as the live full node, the account's xpub in a key file, and the itrx
+// simulator as the provider, renting below the burn price. The config the app
+// is started with names them, as an operator's would.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HDKey } from '@scure/bip32';
+import { mnemonicToSeedSync } from '@scure/bip39';
+import type { Config } from '../../../src/config.ts';
+import { startItrxSimulator, type ItrxSimulator } from '../../../src/crypto/energy/itrx/itrx-simulator.ts';
+import { TRON_ACCOUNT_PATH } from '../../../src/crypto/keys/hd-keys.ts';
+import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
+
+const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+/** Sun per energy of a rental: below the simulated chain's burn price of 100. */
+export const RENT_PRICE_SUN = 40n;
+
+export interface LiveRental {
+  readonly node: SimulatedChainServer;
+  readonly provider: ItrxSimulator;
+  /** The config of a gateway whose live chain is `node` and whose energy sources include `rent`. */
+  readonly config: Partial<Config>;
+  close(): Promise<void>;
+}
+
+export async function openLiveRental(): Promise<LiveRental> {
+  const folder = await mkdtemp(join(tmpdir(), 'paygate-live-rental-'));
+  const xpubFile = join(folder, 'xpub');
+  const xpub = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive(TRON_ACCOUNT_PATH).publicExtendedKey;
+  await writeFile(xpubFile, xpub, { mode: 0o600 });
+  const node = await startSimulatedChainServer({ seed: 'live-rental' });
+  const credentials = { apiKey: 'B433BFF1CDE7450AA38A56BEAC690DD4', apiSecret: '0285A2741D0E76E2E187260EB23E5185' };
+  const provider = await startItrxSimulator({
+    ...credentials,
+    priceSunPerEnergy: Number(RENT_PRICE_SUN),
+    balanceSun: 1_000_000_000n,
+    delegate: async () => 'ab'.repeat(32),
+  });
+  return {
+    node,
+    provider,
+    config: {
+      tronXpubFile: xpubFile,
+      tronNodeUrls: [node.url],
+      tronEnergySources: new Set(['stake', 'rent', 'burn'] as const),
+      tronEnergyRental: { url: provider.url, ...credentials },
+    },
+    async close() {
+      await provider.close();
+      await node.close();
+      await rm(folder, { recursive: true, force: true });
+    },
+  };
+}
