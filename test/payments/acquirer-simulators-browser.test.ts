@@ -4,7 +4,7 @@
 // back to the shop's return URL, paid) and the bank app that pays an SBP link.
 // Skipped (loudly, by the global set-up) where no Chromium can be had.
 import { createServer, type Server } from 'node:http';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import type { AcquirerConnector } from '../../src/payments/connectors/acquirer-connector.ts';
@@ -101,6 +101,13 @@ describeInBrowser.each(ACQUIRERS)('$title simulator pages in Chromium', (acquire
     if (shop) await closeServer(shop);
   });
 
+  /** A page whose waits have no deadline of their own: the test's timeout is the only bound. */
+  async function openPage(): Promise<Page> {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(0);
+    return page;
+  }
+
   it('the card page and its 3-D Secure step hold up, and the passcode brings the payer back paid', async () => {
     const request = {
       chargeKey: 'pay_browser1:attempt-browser-0001',
@@ -114,9 +121,9 @@ describeInBrowser.each(ACQUIRERS)('$title simulator pages in Chromium', (acquire
     const outcome = await connector.charge(request);
     if (outcome.status !== 'requires_action' || outcome.action.kind !== 'redirect')
       throw new Error('redirect expected');
-    const page = await browser.newPage();
+    const page = await openPage();
     await page.goto(outcome.action.url);
-    await expect.poll(() => page.textContent('main')).toContain('999.00 ₽');
+    expect(await page.textContent('main')).toContain('999.00 ₽');
     await expectPageHoldsUp(page, acquirer.pages.card);
 
     await page.getByRole('button', { name: 'Pay with 3-D Secure' }).click();
@@ -142,11 +149,12 @@ describeInBrowser.each(ACQUIRERS)('$title simulator pages in Chromium', (acquire
     };
     const outcome = await connector.charge(request);
     if (outcome.status !== 'requires_action' || outcome.action.kind !== 'qr') throw new Error('qr expected');
-    const page = await browser.newPage();
+    const page = await openPage();
     await page.goto(outcome.action.payload);
     await expectPageHoldsUp(page, acquirer.pages.bankApp);
     await page.getByRole('button', { name: 'Pay' }).click();
-    await expect.poll(() => page.textContent('main')).toContain(acquirer.bankAppPaidText);
+    // The result page's text, waited for (expect.poll would give it one second).
+    await page.getByText(`Status: ${acquirer.bankAppPaidText}`).waitFor();
     expect(await connector.lookup(request)).toMatchObject({ status: 'succeeded' });
     await page.close();
   });

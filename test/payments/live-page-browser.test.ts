@@ -27,6 +27,7 @@ import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { freePort } from '../support/free-port.ts';
 import { expectPageHoldsUp } from '../support/page-checks.ts';
+import { pageTrailForThisTest, type PageTrail } from '../support/page-trail.ts';
 import { getJson, postPayment, sandboxShop, type ShopWithKey } from './payment-test-support.ts';
 
 const chromiumExecutable = browserForTests();
@@ -51,6 +52,18 @@ const providers = new Map([
   [loopbackTbank.name, loopbackTbank],
   [loopbackYooKassa.name, loopbackYooKassa],
 ]);
+
+/** The newest notifications a simulator sent, and whether the gateway accepted them. */
+function notificationsSent(
+  acquirer: string,
+  deliveries: ReadonlyArray<{ readonly body: Readonly<Record<string, unknown>>; attempts: number; delivered: boolean }>,
+): string {
+  const newest = deliveries.slice(-6).map(({ body, attempts, delivered }) => {
+    const what = body['Status'] ?? body['event'];
+    return `${String(what)} of ${String(body['OrderId'] ?? body['PaymentId'] ?? '')}: ${attempts} attempt(s), ${delivered ? 'accepted' : 'not accepted'}`;
+  });
+  return `${acquirer} notifications (newest last): ${newest.join('; ') || 'none'}`;
+}
 
 describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) => {
   let testApp: TestApp;
@@ -111,11 +124,22 @@ describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) 
     };
   }
 
-  /** A page whose waits have no deadline of their own: the test's timeout is the only bound. */
-  async function openPage(viewport: { width: number; height: number }): Promise<Page> {
+  /**
+   * A page whose waits have no deadline of their own: the test's timeout is the only
+   * bound, and the trail tells where it stood if that bound is reached.
+   */
+  async function openPage(trail: PageTrail, name: string, viewport: { width: number; height: number }): Promise<Page> {
     const page = await browser.newPage({ viewport, extraHTTPHeaders: { 'accept-language': 'en' } });
     page.setDefaultTimeout(0);
-    return page;
+    return trail.watch(page, name);
+  }
+
+  /** A trail for this test that also prints the simulators' notifications (whether the gateway took them). */
+  function trailWithNotifications(): PageTrail {
+    const trail = pageTrailForThisTest();
+    trail.alsoPrint(() => notificationsSent('T-Bank', simulator.deliveries));
+    trail.alsoPrint(() => notificationsSent('YooKassa', yookassa.deliveries));
+    return trail;
   }
 
   async function statusOf(paymentId: string, onShop: ShopWithKey = shop): Promise<string> {
@@ -123,27 +147,34 @@ describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) 
   }
 
   it('card: the button sends the payer to T-Bank’s form; approved there, back through /return, the page says paid', async () => {
+    const trail = trailWithNotifications();
     const payment = await newPayment('card');
-    const page = await openPage(PHONE);
+    const page = await openPage(trail, 'payer', PHONE);
+    trail.step('the payment page loads');
     await page.goto(payment.payment_url);
-    await expectPageHoldsUp(page, 'live-card-button');
+    await expectPageHoldsUp(page, 'live-card-button', trail);
     // No card field here: the card is entered at the acquirer (SAQ A).
     expect(await page.locator('#cc-number').count()).toBe(0);
+    trail.step('Pay is clicked; the payer reaches T-Bank’s form');
     await page.click('#pay-button');
     await page.waitForURL(/\/new\/f[0-9]+$/);
+    trail.step('approved at T-Bank; the payer is back and the page says paid');
     await page.getByRole('button', { name: 'Pay (approve)' }).click();
     await page.waitForSelector('[data-status="paid"]');
     expect(new URL(page.url()).pathname).toBe(`/pay/${payment.order_code}`);
     expect(await page.textContent('[data-status="paid"]')).toContain('Payment successful');
-    await expectPageHoldsUp(page, 'live-card-paid');
+    await expectPageHoldsUp(page, 'live-card-paid', trail);
     expect(await statusOf(payment.payment_id)).toBe('paid');
     await page.close();
   });
 
   it('SBP: the QR and the bank-app link show (the link first on a phone); paid in the bank app, the page updates by itself', async () => {
+    const trail = trailWithNotifications();
     const payment = await newPayment('sbp');
-    const page = await openPage(PHONE);
+    const page = await openPage(trail, 'payer', PHONE);
+    trail.step('the payment page loads');
     await page.goto(payment.payment_url);
+    trail.step('Pay is clicked; the QR page shows the bank-app link');
     await page.click('#pay-button');
     const link = page.locator('#open-bank-app');
     const qr = page.locator('.qr svg');
@@ -156,44 +187,53 @@ describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) 
     expect((await link.boundingBox())!.y).toBeLessThan((await qr.boundingBox())!.y);
     await page.setViewportSize(DESKTOP);
     expect((await qr.boundingBox())!.y).toBeLessThan((await link.boundingBox())!.y);
-    await expectPageHoldsUp(page, 'live-sbp-qr');
+    await expectPageHoldsUp(page, 'live-sbp-qr', trail);
 
     // The payer's bank app (another device) pays the link; T-Bank notifies the gateway.
-    const bankApp = await openPage(PHONE);
+    const bankApp = await openPage(trail, 'bank app', PHONE);
+    trail.step('the bank app pays the link');
     await bankApp.goto((await link.getAttribute('href'))!);
     await bankApp.getByRole('button', { name: 'Pay' }).click();
-    await expect.poll(() => bankApp.textContent('main')).toContain('CONFIRMED');
+    // The result page's text, waited for (expect.poll would give it one second).
+    await bankApp.getByText('Status: CONFIRMED').waitFor();
     await bankApp.close();
 
     // Nobody touches the payer's page: its poll sees the payment paid and shows it.
+    trail.step('the payer’s page polls until it says paid');
     await page.locator('[data-status="paid"]').waitFor();
     expect(await statusOf(payment.payment_id)).toBe('paid');
-    await expectPageHoldsUp(page, 'live-sbp-paid');
+    await expectPageHoldsUp(page, 'live-sbp-paid', trail);
     await page.close();
   });
 
   it('back from T-Bank before the bank’s answer reaches us: the return page waits, then updates by itself', async () => {
+    const trail = trailWithNotifications();
     const payment = await newPayment('card');
-    const page = await openPage(PHONE);
+    const page = await openPage(trail, 'payer', PHONE);
+    trail.step('the payment page loads');
     await page.goto(payment.payment_url);
+    trail.step('Pay is clicked; the payer reaches T-Bank’s form');
     await page.click('#pay-button');
     await page.waitForURL(/\/new\/f[0-9]+$/);
     // T-Bank's notifications get lost; the return page's look-up waits 10 s per attempt.
     simulator.faults.notifications.lose = Number.MAX_SAFE_INTEGER;
     try {
+      trail.step('approved at T-Bank, notifications lost; the return page waits for the bank');
       await page.getByRole('button', { name: 'Pay (approve)' }).click();
       await page.locator('[data-status="waiting_for_bank"]').waitFor();
       expect(await page.textContent('[data-status="waiting_for_bank"]')).toContain(
         'the bank has not confirmed the payment yet',
       );
       expect(await page.locator('#check-again').isVisible()).toBe(true);
-      await expectPageHoldsUp(page, 'live-return-waiting');
+      await expectPageHoldsUp(page, 'live-return-waiting', trail);
       expect(await statusOf(payment.payment_id)).toBe('pending');
 
       // The reconciliation worker asks T-Bank on schedule and records the payment.
+      trail.step('the reconciliation worker records the payment');
       testApp.clock.advance(61_000);
       await createReconciliationWorker({ ...testApp.context, acquirerProviders: providers }).runOnce();
       expect(await statusOf(payment.payment_id)).toBe('paid');
+      trail.step('the waiting page polls until it says paid');
       await page.locator('[data-status="paid"]').waitFor();
       expect(new URL(page.url()).search).not.toContain('returned');
     } finally {
@@ -203,36 +243,45 @@ describeInBrowser.each(backends)('live payer page in Chromium on %s', (backend) 
   });
 
   it('card: the button sends the payer to YooKassa’s page; approved there, back through /return, the page says paid', async () => {
+    const trail = trailWithNotifications();
     const payment = await newPayment('card', yookassaShop);
-    const page = await openPage(DESKTOP);
+    const page = await openPage(trail, 'payer', DESKTOP);
+    trail.step('the payment page loads');
     await page.goto(payment.payment_url);
     expect(await page.locator('#cc-number').count()).toBe(0);
+    trail.step('Pay is clicked; the payer reaches YooKassa’s page');
     await page.click('#pay-button');
+    trail.step('approved at YooKassa; the payer is back and the page says paid');
     await page.getByRole('button', { name: 'Pay (approve)' }).click();
     await page.waitForSelector('[data-status="paid"]');
     expect(new URL(page.url()).pathname).toBe(`/pay/${payment.order_code}`);
     expect(await page.textContent('[data-status="paid"]')).toContain('Payment successful');
-    await expectPageHoldsUp(page, 'live-yookassa-card-paid');
+    await expectPageHoldsUp(page, 'live-yookassa-card-paid', trail);
     expect(await statusOf(payment.payment_id, yookassaShop)).toBe('paid');
     await page.close();
   });
 
   it('SBP through YooKassa: the QR and the bank-app link show; paid in the bank app, the page updates by itself', async () => {
+    const trail = trailWithNotifications();
     const payment = await newPayment('sbp', yookassaShop);
-    const page = await openPage(PHONE);
+    const page = await openPage(trail, 'payer', PHONE);
+    trail.step('the payment page loads');
     await page.goto(payment.payment_url);
+    trail.step('Pay is clicked; the QR page shows the bank-app link');
     await page.click('#pay-button');
     const link = page.locator('#open-bank-app');
     await link.waitFor();
     expect(await page.locator('.qr svg').isVisible()).toBe(true);
-    await expectPageHoldsUp(page, 'live-yookassa-sbp-qr');
+    await expectPageHoldsUp(page, 'live-yookassa-sbp-qr', trail);
 
-    const bankApp = await openPage(PHONE);
+    const bankApp = await openPage(trail, 'bank app', PHONE);
+    trail.step('the bank app pays the link');
     await bankApp.goto((await link.getAttribute('href'))!);
     await bankApp.getByRole('button', { name: 'Pay' }).click();
-    await expect.poll(() => bankApp.textContent('main')).toContain('succeeded');
+    await bankApp.getByText('Status: succeeded').waitFor();
     await bankApp.close();
 
+    trail.step('the payer’s page polls until it says paid');
     await page.locator('[data-status="paid"]').waitFor();
     expect(await statusOf(payment.payment_id, yookassaShop)).toBe('paid');
     await page.close();

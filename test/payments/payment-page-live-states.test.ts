@@ -3,7 +3,8 @@
 // acquirer call per poll, the per-IP limit) and the waiting views that poll it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { saveConnection } from '../../src/payments/connectors/acquirer-connections.ts';
-import { payerStageOf } from '../../src/payments/page/payment-page-service.ts';
+import type { KyselyPlugin } from 'kysely';
+import { loadPayerStatus, payerStageOf } from '../../src/payments/page/payment-page-service.ts';
 import { backends } from '../support/databases.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { loopbackProvider, startLoopbackAcquirer, type LoopbackAcquirer } from './loopback-acquirer.ts';
@@ -207,6 +208,34 @@ describe.each(backends)('payer page live states on %s', (backend) => {
     expect(page.body).toContain('{"status":"pending","stage":"payer_action"}');
     expect(page.headers['content-security-policy']).toContain("connect-src 'self'");
   });
+  // On PostgreSQL the page's reads and the notification's transaction run on separate
+  // connections; PGlite has one, so the notification cannot commit inside the page's read.
+  it.runIf(backend === 'postgres')(
+    'a charge that succeeds while the page reads the payment is seen whole: still waiting, then paid; never pending with nothing under way',
+    async () => {
+      const payment = await newPayment('card');
+      const chargeId = await startCharge(payment.order_code, 'card');
+      acquirer.settle(chargeId, 'succeeded');
+      let notified = false;
+      // Right after the page's first read returns, the acquirer's notification is applied and committed.
+      const notifyAfterFirstRead: KyselyPlugin = {
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => {
+          if (!notified) {
+            notified = true;
+            expect((await notify(chargeId)).statusCode).toBe(200);
+          }
+          return args.result;
+        },
+      };
+      const db = testApp.context.db.withPlugin(notifyAfterFirstRead);
+      const seen = await loadPayerStatus({ db, clock: testApp.clock }, payment.order_code);
+      expect(notified).toBe(true);
+      // The snapshot of the first read: still waiting on the payer at the acquirer.
+      expect(seen).toEqual({ status: 'pending', stage: 'payer_action' });
+      expect((await pollStatus(payment.order_code)).json()).toEqual({ status: 'paid', stage: null });
+    },
+  );
   // Last: it moves the clock past every payment's expiry.
   it('a payment past expires_at reads as expired before the worker runs', async () => {
     const payment = await newPayment('card');

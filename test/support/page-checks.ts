@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
+import type { PageTrail } from './page-trail.ts';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -47,15 +48,18 @@ async function horizontalOverflow(page: Page): Promise<number> {
 
 /**
  * Checks the page at both widths: no serious or critical axe violation, no horizontal
- * overflow; a screenshot of each is saved as test-results/<name>-<width>.png.
+ * overflow; a screenshot of each is saved as test-results/<name>-<width>.png. With a
+ * trail (page-trail.ts), each check is a step of it.
  */
-export async function expectPageHoldsUp(page: Page, name: string): Promise<void> {
+export async function expectPageHoldsUp(page: Page, name: string, trail?: Pick<PageTrail, 'step'>): Promise<void> {
   await mkdir('test-results', { recursive: true });
   for (const viewport of VIEWPORTS) {
     await page.setViewportSize({ width: viewport.width, height: viewport.height });
+    trail?.step(`${name}: axe-core at ${viewport.width}px`);
     const violations = await seriousViolations(page);
     expect(describeViolations(violations), `${name} at ${viewport.width}px`).toBe('');
     expect(await horizontalOverflow(page), `${name} overflows sideways at ${viewport.width}px`).toBeLessThanOrEqual(0);
+    trail?.step(`${name}: screenshot at ${viewport.width}px`);
     await page.screenshot({ path: `test-results/${name}-${viewport.width}.png`, fullPage: true });
   }
 }

@@ -3,6 +3,7 @@
 // first; connector calls happen outside transactions; the outcome is applied by
 // attempt-service.ts through the same guarded transitions as everywhere.
 import type { AppContext } from '../../context.ts';
+import type { Db } from '../../db/transaction.ts';
 import { findShopProfile } from '../../merchants/merchant-service.ts';
 import { findLatestAttemptOfPayment, type AttemptRow } from '../attempt-repository.ts';
 import {
@@ -85,10 +86,34 @@ function shownStatus(payment: PaymentRow, now: Date): PaymentRow['status'] {
   return payment.status === 'pending' && payment.expires_at <= now ? 'expired' : payment.status;
 }
 
+/**
+ * The payment and, while it is pending, its newest attempt, read in one snapshot.
+ * Read apart, a charge applied between the two reads shows a pending payment whose
+ * attempt has already succeeded: the payer would be offered to pay again, on a page
+ * that no longer polls for the payment it is waiting on.
+ */
+async function readPaymentWithLatestAttempt(
+  db: Db,
+  orderCode: string,
+): Promise<{ readonly payment: PaymentRow; readonly latestAttempt: AttemptRow | undefined } | undefined> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (snapshot) => {
+      const payment = await findPaymentByOrderCode(snapshot, orderCode);
+      if (!payment) return undefined;
+      const latestAttempt =
+        payment.status === 'pending' ? await findLatestAttemptOfPayment(snapshot, payment.id) : undefined;
+      return { payment, latestAttempt };
+    });
+}
+
 export async function loadPageState(deps: PageDeps, orderCode: string): Promise<PageState | undefined> {
   if (!ORDER_CODE_PATTERN.test(orderCode)) return undefined;
-  const payment = await findPaymentByOrderCode(deps.db, orderCode);
-  if (!payment) return undefined;
+  const read = await readPaymentWithLatestAttempt(deps.db, orderCode);
+  if (!read) return undefined;
+  const payment = read.payment;
   const shop = await findShopProfile(deps.db, payment.shop_id);
   if (!shop) return undefined;
   const settings = await shopMethodSettings(deps.db, payment.shop_id);
@@ -97,7 +122,7 @@ export async function loadPageState(deps: PageDeps, orderCode: string): Promise<
   // method no configured connector has shows "unavailable", not an error.
   const acquirers = await acquirersForShop(deps, { id: payment.shop_id, mode: shop.mode });
   const options = methodOptions(payment, settings).filter((option) => acquirers.forMethod(option.method));
-  const latestAttempt = status === 'pending' ? await findLatestAttemptOfPayment(deps.db, payment.id) : undefined;
+  const latestAttempt = status === 'pending' ? read.latestAttempt : undefined;
   const waitingQr =
     shop.mode === 'live' &&
     latestAttempt?.status === 'requires_action' &&
@@ -122,17 +147,17 @@ export async function loadPageState(deps: PageDeps, orderCode: string): Promise<
   };
 }
 
-/** The poll's answer: two indexed reads, never the acquirer (a page may poll every few seconds). */
+/** The poll's answer: two indexed reads in one snapshot, never the acquirer (a page may poll every few seconds). */
 export async function loadPayerStatus(
   deps: Pick<PageDeps, 'db' | 'clock'>,
   orderCode: string,
 ): Promise<PayerStatus | undefined> {
   if (!ORDER_CODE_PATTERN.test(orderCode)) return undefined;
-  const payment = await findPaymentByOrderCode(deps.db, orderCode);
-  if (!payment) return undefined;
-  const status = shownStatus(payment, deps.clock.now());
+  const read = await readPaymentWithLatestAttempt(deps.db, orderCode);
+  if (!read) return undefined;
+  const status = shownStatus(read.payment, deps.clock.now());
   if (status !== 'pending') return { status, stage: null };
-  return { status, stage: payerStageOf(await findLatestAttemptOfPayment(deps.db, payment.id)) };
+  return { status, stage: payerStageOf(read.latestAttempt) };
 }
 
 function methodOptions(payment: PaymentRow, settings: readonly MethodSettings[]): MethodOption[] {
