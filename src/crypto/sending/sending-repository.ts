@@ -141,7 +141,10 @@ export async function setScannedBlock(
 
 // ---- the queues ----
 
-/** Queued transfers never signed (or whose last attempt was proven dead), oldest first. */
+/**
+ * Queued transfers never signed (or whose last attempt was proven dead), oldest first; one the key could not
+ * sign is left out (it holds no slot) until its check is older than `unsignableRecheckBefore`.
+ */
 export async function queuedUnsigned(
   db: Executor<SendingTables>,
   chain: ChainName,
@@ -157,12 +160,8 @@ export async function queuedUnsigned(
     .where('status', '=', 'queued')
     .where('tx_id', 'is', null)
     .where('purpose', 'in', purposes as OutgoingPurpose[])
-    // A transfer the key could not sign is left out until its recheck is due (it holds no slot meanwhile).
     .where((eb) =>
-      eb.or([
-        eb('unsignable_checked_at', 'is', null),
-        eb('unsignable_checked_at', '<=', unsignableRecheckBefore),
-      ]),
+      eb.or([eb('unsignable_checked_at', 'is', null), eb('unsignable_checked_at', '<=', unsignableRecheckBefore)]),
     )
     .orderBy('created_at')
     .orderBy('id')

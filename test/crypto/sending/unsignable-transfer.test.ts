@@ -114,7 +114,7 @@ describe.each(backends)('a transfer the key cannot sign on %s', (backend) => {
     expect(counter.values).toEqual([{ labels: { chain: 'tron-sandbox' }, value: 2 }]);
   });
 
-  it("a payout the key cannot sign waits, then fails signer_unavailable so its owner voids the reservation; a top-up stays held", async () => {
+  it('a payout the key cannot sign waits, then fails signer_unavailable so its owner voids the reservation; a top-up stays held', async () => {
     fundHotWallet(setup);
     // The hot wallet recorded for the chain is not the key's: none of its transfers can be signed.
     const executor = executorFor(setup, log, { logger, fundsWaitSeconds: 60, hotWallet: freshAddress() });
