@@ -83,6 +83,8 @@ export interface ExecutorPassResult {
   waitingForFunds: number;
   /** Transfers left queued because they would burn more TRX than the cap. */
   waitingForBurnCap: number;
+  /** Transfers found unsignable this pass (the key does not derive their sending address): held, unsigned. */
+  unsignable: number;
   blocksScanned: number;
   /** Milliseconds per step of the pass (for the benchmark). */
   readonly timings: Record<string, number>;
@@ -99,6 +101,7 @@ export function newPassResult(leader: boolean): ExecutorPassResult {
     expiredAttempts: 0,
     waitingForFunds: 0,
     waitingForBurnCap: 0,
+    unsignable: 0,
     blocksScanned: 0,
     timings: {},
   };

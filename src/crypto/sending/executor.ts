@@ -9,7 +9,8 @@
 //     unknown (broadcaster.ts);
 //  5. sign: what to sign (signing-decisions.ts, with the pure arithmetic of
 //     planner.ts), signed and committed before the first broadcast
-//     (transfer-signer.ts), then broadcast.
+//     (transfer-signer.ts), then broadcast; a transfer the key cannot sign is
+//     held alone (unsignable-transfers.ts).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { BlockHeader } from '../tron/node-client.ts';
@@ -31,7 +32,9 @@ import type { OutgoingTransferRow } from './sending-repository.ts';
 import { decideSigning } from './signing-decisions.ts';
 import { loadSigningKey, signAndBroadcast } from './transfer-signer.ts';
 import { finishAll } from './transfer-finisher.ts';
-import { handleWaiting } from './waiting-transfers.ts';
+import { holdUnsignable, splitSignable, UNSIGNABLE_RECHECK_MS } from './unsignable-transfers.ts';
+import { privateKeysOf } from './unsigned-transfer.ts';
+import { handleWaiting, holdsReservation } from './waiting-transfers.ts';
 
 /** Transfers signed per pass. */
 const SIGN_BATCH = 2_000;
@@ -128,7 +131,8 @@ async function signQueued(
   if (await context.signingPaused?.()) return;
   const room = signingRoom(context.maxInFlight, await repository.countInFlight(context.db, context.chain), SIGN_BATCH);
   const purposes = OUTGOING_PURPOSES.filter((purpose) => context.handlers[purpose] !== undefined);
-  const unsigned = await repository.queuedUnsigned(context.db, context.chain, purposes, room);
+  const recheckBefore = new Date(context.clock.now().getTime() - UNSIGNABLE_RECHECK_MS);
+  const unsigned = await repository.queuedUnsigned(context.db, context.chain, purposes, room, recheckBefore);
   const queued = context.outflowCap ? await context.outflowCap.admit(unsigned, context.clock.now()) : unsigned;
   if (queued.length === 0) return;
   const prices = await context.node.getChainPrices();
@@ -137,16 +141,16 @@ async function signQueued(
     // The transfers wait as for funds, then fail, so their owners' reservations are voided instead of
     // staying reserved for ever. Only transfers that hold a merchant's money reserved fail; sweeps and
     // their top-ups (the gateway's own housekeeping) just stay queued.
-    const reserving = queued.filter(
-      (row) => row.purpose === 'payout' || row.purpose === 'refund' || row.purpose === 'withdrawal',
-    );
-    await handleWaiting(context, reserving, context.clock.now(), result, {
+    await handleWaiting(context, queued.filter(holdsReservation), context.clock.now(), result, {
       code: 'signer_unavailable',
       message: `the gateway could not sign: ${loaded.error.message}`,
     });
     return;
   }
-  const decisions = await decideSigning(context, queued, inFlightRows, prices);
+  const privateKeyOf = privateKeysOf(loaded.key);
+  const { signable, unsignable } = splitSignable(context, queued, privateKeyOf);
+  await holdUnsignable(context, unsignable, context.clock.now(), result);
+  const decisions = await decideSigning(context, signable, inFlightRows, prices);
   const now = context.clock.now();
   lap('sign-prepare');
   await finishAll(context, decisions.failures, result);
@@ -175,7 +179,7 @@ async function signQueued(
   const aboveCeiling = `the transfer's energy on chain stayed above the ceiling of ${decisions.ceiling} (PAYGATE_TRON_TRANSFER_ENERGY_MAX)`;
   await handleWaiting(context, decisions.aboveCeiling, now, result, { code: 'rejected', message: aboveCeiling });
   try {
-    await signAndBroadcast(context, loaded.key, decisions.toSign, { head, solid, now }, result);
+    await signAndBroadcast(context, privateKeyOf, decisions.toSign, { head, solid, now }, result);
   } finally {
     lap('sign-and-broadcast');
   }

@@ -6,6 +6,7 @@ const FINAL_METRIC = 'paygate_outgoing_transfers_final_total';
 const WAITING_METRIC = 'paygate_outgoing_transfers_waiting_for_funds';
 const EXPIRED_METRIC = 'paygate_outgoing_attempts_expired_total';
 const BURN_CAP_METRIC = 'paygate_outgoing_transfers_waiting_for_burn_cap';
+const UNSIGNABLE_METRIC = 'paygate_outgoing_transfers_unsignable_total';
 
 export interface SendingMetrics {
   recordPass(
@@ -15,6 +16,7 @@ export interface SendingMetrics {
       readonly failed: number;
       readonly waitingForFunds: number;
       readonly waitingForBurnCap: number;
+      readonly unsignable: number;
       readonly expiredAttempts: number;
     },
   ): void;
@@ -65,8 +67,20 @@ export function sendingMetrics(registry: Registry): SendingMetrics {
         registers: [registry],
       }),
   );
+  const unsignable = registeredMetric(
+    registry,
+    UNSIGNABLE_METRIC,
+    () =>
+      new Counter({
+        name: UNSIGNABLE_METRIC,
+        help: 'Sightings of outgoing transfers the signing key cannot sign (it does not derive the sending address), each held unsigned and rechecked every 10 minutes: alert on any increase.',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
+  );
   return {
     recordPass(chain, pass) {
+      if (pass.unsignable > 0) unsignable.inc({ chain }, pass.unsignable);
       burnCap.set({ chain }, pass.waitingForBurnCap);
       if (pass.confirmed > 0) final.inc({ chain, result: 'confirmed' }, pass.confirmed);
       if (pass.failed > 0) final.inc({ chain, result: 'failed' }, pass.failed);

@@ -141,12 +141,16 @@ export async function setScannedBlock(
 
 // ---- the queues ----
 
-/** Queued transfers never signed (or whose last attempt was proven dead), oldest first. */
+/**
+ * Queued transfers never signed (or whose last attempt was proven dead), oldest first; one the key could not
+ * sign is left out (it holds no slot) until its check is older than `unsignableRecheckBefore`.
+ */
 export async function queuedUnsigned(
   db: Executor<SendingTables>,
   chain: ChainName,
   purposes: readonly string[],
   limit: number,
+  unsignableRecheckBefore: Date,
 ): Promise<OutgoingTransferRow[]> {
   if (purposes.length === 0 || limit <= 0) return [];
   return db
@@ -156,6 +160,9 @@ export async function queuedUnsigned(
     .where('status', '=', 'queued')
     .where('tx_id', 'is', null)
     .where('purpose', 'in', purposes as OutgoingPurpose[])
+    .where((eb) =>
+      eb.or([eb('unsignable_checked_at', 'is', null), eb('unsignable_checked_at', '<=', unsignableRecheckBefore)]),
+    )
     .orderBy('created_at')
     .orderBy('id')
     .limit(limit)
@@ -270,6 +277,18 @@ export async function setAboveBurnCap(db: Executor<SendingTables>, ids: readonly
     .set({ above_burn_cap_since: since })
     .where('id', 'in', ids)
     .where('above_burn_cap_since', 'is', null)
+    .execute();
+}
+
+/** Marks transfers the signing key cannot sign as checked now: passes skip them until their recheck is due. */
+export async function setUnsignable(db: Executor<SendingTables>, ids: readonly string[], now: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('crypto_outgoing_transfers')
+    .set({ unsignable_checked_at: now })
+    .where('id', 'in', ids)
+    .where('status', '=', 'queued')
+    .where('tx_id', 'is', null)
     .execute();
 }
 
@@ -402,7 +421,7 @@ export async function finishTransfers(
            error_code = v.error_code, error_message = v.error_message, submitted_at = coalesce(t.submitted_at, v.submitted_at),
            energy_used = v.energy_used, energy_own = v.energy_own, energy_fee_sun = v.energy_fee_sun,
            bandwidth_used = v.bandwidth_used, bandwidth_fee_sun = v.bandwidth_fee_sun, energy_source = v.energy_source,
-           cost_micro = v.cost_micro, above_burn_cap_since = null,
+           cost_micro = v.cost_micro, above_burn_cap_since = null, unsignable_checked_at = null,
            final_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
       from (values ${values}) as v(id, status, tx_id, fee_sun, block_number, error_code, error_message, submitted_at,
                                    energy_used, energy_own, energy_fee_sun, bandwidth_used, bandwidth_fee_sun, energy_source, cost_micro)
@@ -456,6 +475,7 @@ export async function recordSignedAttempts(
   const claimed = await sql<{ id: string }>`
     update crypto_outgoing_transfers as t
        set tx_id = v.tx_id, attempts = t.attempts + 1, short_of_funds_since = null, above_burn_cap_since = null,
+           unsignable_checked_at = null,
            energy_plan = v.energy_plan, rental_sun = coalesce(v.rental_sun, t.rental_sun),
            updated_at = ${attempt.signedAt}::timestamptz
       from (values ${values}) as v(id, attempts, tx_id, energy_plan, rental_sun)

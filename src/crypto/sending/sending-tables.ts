@@ -68,6 +68,8 @@ export interface SendingTables {
     cost_micro: bigint | null;
     /** Held unsigned since: it would burn more than PAYGATE_TRON_MAX_BURN_TRX. */
     above_burn_cap_since: Date | null;
+    /** The last pass that found the signing key does not derive its sending address (migration 0054): held until a recheck. */
+    unsignable_checked_at: Date | null;
     created_at: Date;
     updated_at: Date;
     submitted_at: Date | null;

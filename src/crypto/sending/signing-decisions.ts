@@ -50,7 +50,8 @@ export interface SigningDecisions {
 
 type DryRun = { ok: true; energy: number } | { ok: false; message: string };
 
-function sourceOf(context: ExecutorContext, row: OutgoingTransferRow): TronAddress {
+/** The address a transfer is sent from. */
+export function sourceOf(context: Pick<ExecutorContext, 'hotWallet'>, row: OutgoingTransferRow): TronAddress {
   return row.from_kind === 'hot_wallet' ? context.hotWallet : (row.from_address as TronAddress);
 }
 

@@ -13,12 +13,13 @@ import type { ExecutorContext, ExecutorPassResult } from './executor-context.ts'
 import { inThreadSigning } from './signing-pool.ts';
 import * as repository from './sending-repository.ts';
 import type { SignJob } from './signing-decisions.ts';
+import { holdUnsignable } from './unsignable-transfers.ts';
 import {
   EXPIRATION_MS,
-  privateKeysOf,
   unsignedTransfers,
   type PrivateKeyOf,
   type SigningWindow,
+  type Unsignable,
 } from './unsigned-transfer.ts';
 
 /** Transfers signed per signing transaction. */
@@ -43,16 +44,17 @@ export async function loadSigningKey(
 /** Signs every job, commits each chunk's attempts, broadcasts each chunk while the next is signed. */
 export async function signAndBroadcast(
   context: ExecutorContext,
-  key: DepositSigningKey,
+  privateKeyOf: PrivateKeyOf,
   jobs: readonly SignJob[],
   window: SigningWindow,
   result: ExecutorPassResult,
 ): Promise<void> {
-  const privateKeyOf = privateKeysOf(key);
   const broadcasts: Promise<void>[] = [];
   try {
     for (let start = 0; start < jobs.length; start += SIGN_CHUNK) {
-      const signed = await signChunk(context, jobs.slice(start, start + SIGN_CHUNK), privateKeyOf, window);
+      const chunk = jobs.slice(start, start + SIGN_CHUNK);
+      const { signed, unsignable } = await signChunk(context, chunk, privateKeyOf, window);
+      await holdUnsignable(context, unsignable, window.now, result);
       const committed = await commitAttempts(context, signed, window);
       result.signed += committed.length;
       await context.step('after-sign');
@@ -73,8 +75,8 @@ async function signChunk(
   jobs: readonly SignJob[],
   privateKeyOf: PrivateKeyOf,
   window: SigningWindow,
-): Promise<Signed[]> {
-  const prepared = unsignedTransfers(context, jobs, privateKeyOf, window);
+): Promise<{ signed: Signed[]; unsignable: Unsignable[] }> {
+  const { prepared, unsignable } = unsignedTransfers(context, jobs, privateKeyOf, window);
   // Signed by key (the hot wallet's, a sweep's deposit address's), on the signing pool when there is one.
   const byKey = new Map<Uint8Array, number[]>();
   for (const [index, item] of prepared.entries()) {
@@ -93,13 +95,14 @@ async function signChunk(
       for (const [position, index] of indexes.entries()) signatures[index] = made[position]!;
     }),
   );
-  return prepared.map((item, index) => ({
+  const signed = prepared.map((item, index) => ({
     transfer: item.row,
     txId: item.txId,
     hex: bytesToHex(encodeSignedTransaction(item.rawBytes, [signatures[index]!])),
     feeLimit: item.feeLimit,
-    energy: jobs[index]!.energy,
+    energy: item.energy,
   }));
+  return { signed, unsignable };
 }
 
 /** Bytes, txID and expiration are committed before the first broadcast; the outflow cap decides again in that transaction. */

@@ -35,10 +35,22 @@ export type PrivateKeyOf = (row: OutgoingTransferRow, from: TronAddress) => Uint
 export interface UnsignedTransfer {
   readonly row: OutgoingTransferRow;
   readonly feeLimit: bigint;
+  readonly energy: SignJob['energy'];
   readonly privateKey: Uint8Array;
   readonly rawBytes: Uint8Array;
   /** Hex, as the node names it. */
   readonly txId: string;
+}
+
+/** A transfer this pass cannot sign, and why (unsignable-transfers.ts holds it; the rest of its pass is signed). */
+export interface Unsignable {
+  readonly row: OutgoingTransferRow;
+  readonly reason: string;
+}
+
+/** The signing key does not derive the transfer's sending address: no key here can move its funds. */
+export class UnsignableTransferError extends Error {
+  override readonly name = 'UnsignableTransferError';
 }
 
 /** One private key per sending address per pass (derivation and its check are not free). */
@@ -50,49 +62,72 @@ export function privateKeysOf(key: DepositSigningKey): PrivateKeyOf {
       privateKey =
         row.from_kind === 'hot_wallet' ? key.hotWalletPrivateKey() : key.privateKey(Number(row.from_derivation_index));
       if (tronAddressFromPrivateKey(privateKey) !== from)
-        throw new Error(`outgoing transfer ${row.id}: the signing key does not derive ${from}`);
+        throw new UnsignableTransferError(`outgoing transfer ${row.id}: the signing key does not derive ${from}`);
       keys.set(from, privateKey);
     }
     return privateKey;
   };
 }
 
-/** Every job's raw transaction and txID, in the jobs' order. */
+/**
+ * Every job's raw transaction and txID, in the jobs' order, and the jobs that could not be built: one
+ * transfer's error (its key, its fields) is that transfer's alone, never its chunk's.
+ */
 export function unsignedTransfers(
   context: Pick<ExecutorContext, 'nextTimestampMs' | 'usdtContract'>,
   jobs: readonly SignJob[],
   privateKeyOf: PrivateKeyOf,
   window: Pick<SigningWindow, 'head' | 'solid'>,
-): UnsignedTransfer[] {
-  const common = {
+): { prepared: UnsignedTransfer[]; unsignable: Unsignable[] } {
+  const common: CommonFields = {
     ...referenceBlockFields(window.solid.number, window.solid.id),
     expirationMs: window.head.timestamp + EXPIRATION_MS,
   };
-  return jobs.map(({ row, from, feeLimit }) => {
-    const timestampMs = context.nextTimestampMs();
-    const to = row.to_address as TronAddress;
-    let rawBytes: Uint8Array;
-    if (row.asset === 'USDT')
-      rawBytes = encodeTriggerSmartContractRaw({
-        ...common,
-        timestampMs,
-        ownerAddress: from,
-        feeLimitSun: feeLimit,
-        contractAddress: context.usdtContract,
-        data: transferCalldata(to, row.amount),
-      });
-    else if (row.asset === 'ENERGY')
-      rawBytes = encodeStakeTransactionRaw({ ...common, timestampMs, contract: energyContract(row, from, to) });
-    else
-      rawBytes = encodeTransferContractRaw({
-        ...common,
-        timestampMs,
-        ownerAddress: from,
-        toAddress: to,
-        amountSun: row.amount,
-      });
-    return { row, feeLimit, privateKey: privateKeyOf(row, from), rawBytes, txId: transactionId(rawBytes) };
-  });
+  const prepared: UnsignedTransfer[] = [];
+  const unsignable: Unsignable[] = [];
+  for (const job of jobs) {
+    try {
+      prepared.push(unsignedTransfer(context, job, privateKeyOf, common));
+    } catch (error) {
+      unsignable.push({ row: job.row, reason: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return { prepared, unsignable };
+}
+
+/** What every transaction of a pass shares: its reference block and its expiration. */
+type CommonFields = ReturnType<typeof referenceBlockFields> & { readonly expirationMs: number };
+
+function unsignedTransfer(
+  context: Pick<ExecutorContext, 'nextTimestampMs' | 'usdtContract'>,
+  { row, from, feeLimit, energy }: SignJob,
+  privateKeyOf: PrivateKeyOf,
+  common: CommonFields,
+): UnsignedTransfer {
+  const privateKey = privateKeyOf(row, from);
+  const timestampMs = context.nextTimestampMs();
+  const to = row.to_address as TronAddress;
+  let rawBytes: Uint8Array;
+  if (row.asset === 'USDT')
+    rawBytes = encodeTriggerSmartContractRaw({
+      ...common,
+      timestampMs,
+      ownerAddress: from,
+      feeLimitSun: feeLimit,
+      contractAddress: context.usdtContract,
+      data: transferCalldata(to, row.amount),
+    });
+  else if (row.asset === 'ENERGY')
+    rawBytes = encodeStakeTransactionRaw({ ...common, timestampMs, contract: energyContract(row, from, to) });
+  else
+    rawBytes = encodeTransferContractRaw({
+      ...common,
+      timestampMs,
+      ownerAddress: from,
+      toAddress: to,
+      amountSun: row.amount,
+    });
+  return { row, feeLimit, energy, privateKey, rawBytes, txId: transactionId(rawBytes) };
 }
 
 /**

@@ -13,6 +13,11 @@ export interface WaitReason {
   readonly message: string;
 }
 
+/** Whether a transfer holds a merchant's money reserved (its owner must learn of a failure to void it). */
+export function holdsReservation(row: OutgoingTransferRow): boolean {
+  return row.purpose === 'payout' || row.purpose === 'refund' || row.purpose === 'withdrawal';
+}
+
 export async function handleWaiting(
   context: ExecutorContext,
   short: readonly OutgoingTransferRow[],
