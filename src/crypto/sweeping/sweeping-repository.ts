@@ -2,7 +2,7 @@
 // the custody view's sweep columns. Which USDT is final on an address decides a
 // sweep: those deposits and addresses are receiving's, whose service hands out
 // the SQL of its side (`depositSql`) so a read stays one statement.
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import type { ChainAccess } from '../chain/crypto-chain.ts';
 import { depositSql } from '../receiving/receiving-service.ts';
@@ -32,11 +32,32 @@ export interface SweepRetryPolicy {
 }
 
 /**
+ * A key's addresses with final deposits from `after` on, in address order: the
+ * final deposits' sum (crypto_deposits_final_address_idx) and the completed
+ * sweeps' sum and last start (crypto_sweeps_completed_address_idx, migration
+ * 0053), each one index-only read merged by address rather than a lookup of the
+ * sweeps per address.
+ */
+function finalAndSweptByAddress(keyId: AddressKeyId, after: string): RawBuilder<unknown> {
+  return sql`
+    select f.address, f.derivation_index, f.final_micro,
+      coalesce(s.swept_micro, 0)::int8 as swept_micro, s.last_completed_at
+    from (${depositSql.finalUsdtByAddress(keyId)}) f
+    left join (
+      select x.address, sum(x.amount_micro)::int8 as swept_micro, max(x.created_at) as last_completed_at
+      from crypto_sweeps x
+      where x.status = 'completed' and x.address > ${after}
+      group by x.address
+    ) s on s.address = f.address
+    where f.address > ${after}`;
+}
+
+/**
  * Addresses of a key whose final, unswept USDT reached the threshold, with no
  * attempt in flight nor energy being taken back from it (a new delegation
  * must not be sized on energy that is about to leave), fewer than the allowed consecutive failures, and past the
- * back-off of the last one. Sums every final deposit per address (an index-only
- * scan of crypto_deposits_final_address_idx).
+ * back-off of the last one. The failures are read only for addresses past the
+ * threshold: they count from the last completed sweep, so they join after it.
  */
 export async function findSweepCandidates(
   db: Executor<SweepingTables>,
@@ -50,24 +71,20 @@ export async function findSweepCandidates(
 ): Promise<SweepCandidate[]> {
   const { keyId, thresholdMicro, now, limit, retry } = options;
   const result = await sql<SweepCandidate>`
-    with final as (${depositSql.finalUsdtByAddress(keyId)})
-    select f.address, f.derivation_index, (f.final_micro - coalesce(s.swept_micro, 0))::int8 as unswept_final_micro
-    from final f
-    left join lateral (
-      select sum(x.amount_micro)::int8 as swept_micro, max(x.created_at) as last_completed_at
-      from crypto_sweeps x where x.address = f.address and x.status = 'completed'
-    ) s on true
+    with unswept as (${finalAndSweptByAddress(keyId, '')})
+    select u.address, u.derivation_index, (u.final_micro - u.swept_micro)::int8 as unswept_final_micro
+    from unswept u
     left join lateral (
       select count(*)::int4 as failures, max(x.final_at) as last_failed_at
       from crypto_sweeps x
-      where x.address = f.address and x.status = 'failed' and not x.cleared and x.created_at > coalesce(s.last_completed_at, '-infinity'::timestamptz)
+      where x.address = u.address and x.status = 'failed' and not x.cleared and x.created_at > coalesce(u.last_completed_at, '-infinity'::timestamptz)
     ) fl on true
-    where f.final_micro - coalesce(s.swept_micro, 0) >= ${thresholdMicro}
-      and not exists (select 1 from crypto_sweeps x where x.address = f.address and x.status in ('topping_up', 'delegating', 'ready', 'sweeping'))
-      and not exists (select 1 from crypto_sweeps x where x.address = f.address and x.undelegation_status = 'pending')
+    where u.final_micro - u.swept_micro >= ${thresholdMicro}
+      and not exists (select 1 from crypto_sweeps x where x.address = u.address and x.status in ('topping_up', 'delegating', 'ready', 'sweeping'))
+      and not exists (select 1 from crypto_sweeps x where x.address = u.address and x.undelegation_status = 'pending')
       and fl.failures < ${retry.maxConsecutiveFailures}
       and (fl.failures = 0 or fl.last_failed_at + make_interval(secs => ${retry.firstRetryDelaySeconds}::float8 * power(2, fl.failures - 1)) <= ${now})
-    order by f.address
+    order by u.address
     limit ${limit}
   `.execute(db);
   return result.rows;
@@ -279,30 +296,19 @@ export async function addressSweepStates(
 /**
  * A page of a key's addresses that should hold USDT: final deposits (credited or
  * held) not all swept, or a sweep in flight (custody reconciliation reads them).
- * The final deposits' sums and the completed sweeps' sums are each one index-only
- * read in address order from `after` (crypto_deposits_final_address_idx, migration
- * 0053's crypto_sweeps_completed_address_idx), merged rather than a lookup of the
- * sweeps per address: a page reads the addresses from `after` to its last one once.
+ * A page reads the addresses from `after` to its last one once (finalAndSweptByAddress).
  */
 export async function addressesHoldingUsdt(
   db: Executor<SweepingTables>,
   options: { readonly keyId: AddressKeyId; readonly after: string | undefined; readonly limit: number },
 ): Promise<string[]> {
-  const after = options.after ?? '';
   const result = await sql<{ address: string }>`
-    with final as (${depositSql.finalUsdtByAddress(options.keyId)})
-    select f.address
-    from final f
-    left join (
-      select x.address, sum(x.amount_micro) as swept_micro
-      from crypto_sweeps x
-      where x.status = 'completed' and x.address > ${after}
-      group by x.address
-    ) s on s.address = f.address
-    where f.address > ${after}
-      and (f.final_micro > coalesce(s.swept_micro, 0)
-        or exists (select 1 from crypto_sweeps x where x.address = f.address and x.status in ('topping_up', 'delegating', 'ready', 'sweeping')))
-    order by f.address
+    with unswept as (${finalAndSweptByAddress(options.keyId, options.after ?? '')})
+    select u.address
+    from unswept u
+    where u.final_micro > u.swept_micro
+      or exists (select 1 from crypto_sweeps x where x.address = u.address and x.status in ('topping_up', 'delegating', 'ready', 'sweeping'))
+    order by u.address
     limit ${options.limit}
   `.execute(db);
   return result.rows.map((row) => row.address);
