@@ -3,7 +3,7 @@
 // the address, amount and QR code; a payer sends USDT on the sandbox chain
 // (test helper), blocks are mined, and the page turns to confirming, then paid,
 // by itself. Skipped (loudly, by the global set-up) where no Chromium can be had.
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../../src/context.ts';
 import { createWorkers } from '../../../src/modules.ts';
@@ -12,11 +12,10 @@ import { backends } from '../../support/databases.ts';
 import { createCryptoTestApp, invoiceBody, type CryptoTestApp } from './crypto-routes-support.ts';
 import { freePort } from '../../support/free-port.ts';
 import { expectPageHoldsUp } from '../../support/page-checks.ts';
+import { pageTrailForThisTest, type PageTrail } from '../../support/page-trail.ts';
 
 const chromiumExecutable = browserForTests();
 const describeInBrowser = 'skip' in chromiumExecutable ? describe.skip : describe;
-/** The watcher scans every 3 s and the page polls every 3 s: a change shows within a few seconds. */
-const PAGE_CHANGE_TIMEOUT_MS = 30_000;
 
 describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backend) => {
   let testApp: CryptoTestApp;
@@ -40,6 +39,16 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
     });
     key = (await testApp.createMerchant({ name: 'Browser Crypto Shop' })).api_key;
   });
+  /**
+   * A page whose waits have no deadline of their own: the test's timeout is the only
+   * bound, and the trail tells where it stood if that bound is reached.
+   */
+  function withoutDeadlines(trail: PageTrail, page: Page, name: string): Page {
+    page.setDefaultTimeout(0);
+    page.setDefaultNavigationTimeout(0);
+    return trail.watch(page, name);
+  }
+
   afterAll(async () => {
     await browser?.close();
     await Promise.all((workers ?? []).map((worker) => worker.stop()));
@@ -53,12 +62,14 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
       const invoice = (await testApp.call(key, 'POST', '/v1/crypto/invoices', invoiceBody({ amount: '12.5' }))).json();
       const context = await browser.newContext({ locale: 'en-US', extraHTTPHeaders: { 'accept-language': 'en' } });
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-      const page = await context.newPage();
+      const trail = pageTrailForThisTest();
+      const page = withoutDeadlines(trail, await context.newPage(), 'payer');
       const scriptErrors: string[] = [];
       page.on('pageerror', (error) => scriptErrors.push(error.message));
       page.on('console', (message) => {
         if (message.type() === 'error') scriptErrors.push(message.text());
       });
+      trail.step('the pending invoice page loads');
       await page.goto(`${origin}/pay/crypto/${invoice.invoice_id}`);
 
       expect(await page.textContent('[data-testid="address"]')).toBe(invoice.address);
@@ -68,35 +79,35 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
       expect(qr?.width).toBeGreaterThan(100);
       expect(await page.locator('[data-status="pending"]').isVisible()).toBe(true);
       expect(await page.textContent('#countdown')).toMatch(/^\d+ min \d{2} s$/);
-      await expectPageHoldsUp(page, 'invoice-pending');
+      await expectPageHoldsUp(page, 'invoice-pending', trail);
 
       // The clipboard takes text only from a focused document.
       await page.bringToFront();
+      trail.step('Copy is clicked; the button says the address is copied');
       await page.click('#copy-address');
-      // Polled through the DevTools protocol: waitForFunction evaluates its predicate with eval
-      // inside the page, which the page's CSP (no 'unsafe-eval') refuses whenever it has to poll.
-      // Asked again until the text changes; the test's timeout is the only bound (expect.poll's default is one second).
-      while ((await page.textContent('#copy-address')) !== 'Address copied')
-        await new Promise((resolve) => setTimeout(resolve, 20));
+      // A locator's wait runs in Playwright's own world, out of the page's CSP (waitForFunction's eval is not).
+      await page.locator('#copy-address', { hasText: /^Address copied$/ }).waitFor();
       expect(await page.evaluate('navigator.clipboard.readText()')).toBe(invoice.address);
 
+      trail.step('a deposit is sent and mined in one block; the page turns confirming');
       const deposit = await testApp.call(key, 'POST', '/v1/test_helpers/crypto/deposits', {
         address: invoice.address,
         amount: '12.5',
       });
       expect(deposit.statusCode, deposit.body).toBe(200);
       expect((await testApp.call(key, 'POST', '/v1/test_helpers/crypto/blocks', { count: 1 })).statusCode).toBe(200);
-      await page.waitForSelector('[data-status="confirming"]', { timeout: PAGE_CHANGE_TIMEOUT_MS });
-      await expectPageHoldsUp(page, 'invoice-confirming');
+      await page.waitForSelector('[data-status="confirming"]');
+      await expectPageHoldsUp(page, 'invoice-confirming', trail);
       // Received counts final deposits only: nothing yet while the block is not solidified.
       expect(await page.textContent('[data-testid="paid-amount"]')).toBe('0\u00a0USDT');
 
+      trail.step('19 more blocks solidify the deposit; the page turns paid');
       expect((await testApp.call(key, 'POST', '/v1/test_helpers/crypto/blocks', { count: 19 })).statusCode).toBe(200);
-      await page.waitForSelector('[data-status="paid"]', { timeout: PAGE_CHANGE_TIMEOUT_MS });
+      await page.waitForSelector('[data-status="paid"]');
       expect(await page.textContent('[data-status="paid"] h2')).toBe('Payment received');
       expect(await page.textContent('[data-testid="paid-amount"]')).toBe('12.5\u00a0USDT');
       expect(await page.locator('#address').count()).toBe(0);
-      await expectPageHoldsUp(page, 'invoice-paid');
+      await expectPageHoldsUp(page, 'invoice-paid', trail);
       const paid = (await testApp.call(key, 'GET', `/v1/crypto/invoices/${invoice.invoice_id}`)).json();
       expect(paid.status).toBe('paid');
       expect(scriptErrors).toEqual([]);
@@ -105,11 +116,17 @@ describeInBrowser.each(backends)('crypto invoice page in Chromium on %s', (backe
   );
 
   it('an unknown invoice id shows the not-found page in Russian', async () => {
-    const page = await browser.newPage({ extraHTTPHeaders: { 'accept-language': 'ru' } });
+    const trail = pageTrailForThisTest();
+    const page = withoutDeadlines(
+      trail,
+      await browser.newPage({ extraHTTPHeaders: { 'accept-language': 'ru' } }),
+      'payer',
+    );
+    trail.step('the not-found page loads');
     const response = await page.goto(`${origin}/pay/crypto/inv_01jcx1a2b3c4d5e6f7g8h9j0k3`);
     expect(response?.status()).toBe(404);
     expect(await page.textContent('[data-status="notFound"] h2')).toBe('Счёт не найден');
-    await expectPageHoldsUp(page, 'invoice-not-found');
+    await expectPageHoldsUp(page, 'invoice-not-found', trail);
     await page.close();
   });
 });
