@@ -580,6 +580,8 @@ interface Drained {
   readonly deposits: number;
   readonly depositSeconds: number;
   readonly workerCpuSeconds: number;
+  /** Where the database's time went meanwhile: sessions by wait, statements by total time. */
+  readonly databaseTime: string;
 }
 
 /**
@@ -616,11 +618,15 @@ async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depos
       )) >= depositsSent,
   };
   const doneAt = new Map<keyof typeof checks, number>();
-  await waitUntil(`${side.name}: deliveries, payouts and deposits`, async () => {
-    for (const [name, check] of Object.entries(checks) as Array<[keyof typeof checks, () => Promise<boolean>]>)
-      if (!doneAt.has(name) && (await check())) doneAt.set(name, secondsSince(started));
-    return doneAt.size === 3;
-  });
+  const statements = await statementWindow(side.client);
+  const { waits, samples } = await sampleWaits(side.databaseUrl, () =>
+    waitUntil(`${side.name}: deliveries, payouts and deposits`, async () => {
+      for (const [name, check] of Object.entries(checks) as Array<[keyof typeof checks, () => Promise<boolean>]>)
+        if (!doneAt.has(name) && (await check())) doneAt.set(name, secondsSince(started));
+      return doneAt.size === 3;
+    }),
+  );
+  const databaseTime = `${waitsLine(waits, samples)}\n${statements ? await statements() : '  (pg_stat_statements is not loaded on this server: statements not shown)\n'}`;
   const [deliverySeconds, payoutSeconds, depositSeconds] = [
     doneAt.get('deliveries')!,
     doneAt.get('payouts')!,
@@ -645,6 +651,7 @@ async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depos
     deposits: depositsSent,
     depositSeconds,
     workerCpuSeconds,
+    databaseTime,
   };
 }
 
@@ -682,7 +689,8 @@ async function receiverDeliveries(client: pg.Client, url: string, since: Date): 
 const drainedLine = (name: string, drained: Drained) =>
   `  ${name.padEnd(7)} ${drained.deliveries} deliveries in ${drained.deliverySeconds.toFixed(1)} s (${(drained.deliveries / drained.deliverySeconds).toFixed(0)}/s), ` +
   `${drained.payouts} payouts final in ${drained.payoutSeconds.toFixed(1)} s (${(drained.payouts / drained.payoutSeconds).toFixed(0)}/s), ` +
-  `${drained.deposits} deposits credited in ${drained.depositSeconds.toFixed(1)} s; worker CPU ${drained.workerCpuSeconds.toFixed(1)} s\n`;
+  `${drained.deposits} deposits credited in ${drained.depositSeconds.toFixed(1)} s; worker CPU ${drained.workerCpuSeconds.toFixed(1)} s\n\n` +
+  drained.databaseTime;
 
 // ---------------------------------------------------------------- the loaded database's figures
 
@@ -723,6 +731,48 @@ async function databaseFigures(client: pg.Client): Promise<string> {
 }
 
 // ---------------------------------------------------------------- item 6: 2 API processes + 1 worker
+
+const waitsLine = (waits: ReadonlyMap<string, number>, samples: number) =>
+  `  active sessions by wait (${samples} samples every 100 ms): ${[...waits.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([wait, n]) => `${wait} ${(n / samples).toFixed(2)}`)
+    .join(', ')}`;
+
+/**
+ * Starts counting the side's statements (pg_stat_statements, reset now) and gives what reads the
+ * top ones by total time since; undefined when the server does not load the extension.
+ */
+async function statementWindow(client: pg.Client): Promise<(() => Promise<string>) | undefined> {
+  try {
+    await client.query('create extension if not exists pg_stat_statements');
+    await client.query('select pg_stat_statements_reset()');
+  } catch {
+    return undefined;
+  }
+  return async () => {
+    const { rows } = await client.query<{
+      calls: string;
+      total_ms: number;
+      mean_ms: number;
+      rows: string;
+      query: string;
+    }>(
+      `select calls::text, total_exec_time as total_ms, mean_exec_time as mean_ms, rows::text, query
+         from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
+        order by total_exec_time desc limit 8`,
+    );
+    return (
+      `  statements by database time (pg_stat_statements):\n` +
+      rows
+        .map(
+          (row) =>
+            `    ${row.total_ms.toFixed(0).padStart(7)} ms ${Number(row.calls).toLocaleString('en').padStart(8)} calls ${row.mean_ms.toFixed(2).padStart(7)} ms/call ${Number(row.rows).toLocaleString('en').padStart(8)} rows  ${row.query.replace(/\s+/g, ' ').slice(0, 120)}\n`,
+        )
+        .join('')
+    );
+  };
+}
 
 /** Samples what the database's sessions wait for while `during` runs. */
 async function sampleWaits<T>(
@@ -822,10 +872,7 @@ async function cluster(
     out(
       `  CPU over the mix (${wall.toFixed(0)} s, % of one core): ${cpu.join(', ')}, PostgreSQL ${((100 * (postgresCpu() ?? 0)) / 1e6 / wall).toFixed(0)} %\n`,
     );
-    const top = [...waits.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
-    out(
-      `  active sessions by wait (${samples} samples every 100 ms): ${top.map(([wait, n]) => `${wait} ${(n / samples).toFixed(2)}`).join(', ')}\n`,
-    );
+    out(`${waitsLine(waits, samples)}\n`);
 
     const deposits = await sendDeposits(
       side,
