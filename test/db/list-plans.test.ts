@@ -7,14 +7,7 @@
 // out a keyset page; and each page, run under EXPLAIN ANALYZE, must read no more than a few
 // pages' worth of rows of the list's table (rows counted, never a duration).
 // PGlite is PostgreSQL with the same planner and ANALYZE, so both backends are checked.
-import {
-  CompiledQuery,
-  PostgresQueryCompiler,
-  type Kysely,
-  type KyselyPlugin,
-  type QueryResult,
-  type UnknownRow,
-} from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cabinetLoadStatements } from '../../bench/cabinet-loader.ts';
 import { SAMPLE_SQL } from '../../bench/cabinet-list-queries.ts';
@@ -26,12 +19,15 @@ import { buildAppWithModules, createTestContext } from '../support/app.ts';
 import { backends, type TestDatabase } from '../support/databases.ts';
 import { CabinetClient, TEST_PASSWORD } from '../cabinet/cabinet-client.ts';
 import { nextPageLink } from '../cabinet/fiat-tables-support.ts';
+import {
+  largeTablesOf,
+  planOf,
+  QueryRecorder,
+  relationsUnder,
+  wholeReadsOf,
+  type PlanNode,
+} from '../support/query-plans.ts';
 import type { FastifyInstance } from 'fastify';
-
-/** A table with at least this many rows after the load is one a whole read of would grow with the shop. */
-const LARGE_TABLE_ROWS = 5_000;
-/** A sort of more rows than this out of a large table reads a large share of it to cut out one page. */
-const LARGEST_SORT_ROWS = 1_000;
 
 /** The most rows a page of a list asks for (the API lists here ask limit=50; the cabinet's pages are 50). */
 const PAGE_ROWS = 50;
@@ -47,31 +43,6 @@ const PAGE_READ_ROWS_MAX = 4 * (PAGE_ROWS + 1);
  * by client_id reads 400 wallet rows to return one.
  */
 const READ_BOUND_PENDING: ReadonlySet<string> = new Set(['cabinet wallets search client_id']);
-
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly 'Index Name'?: string;
-  readonly 'Plan Rows': number;
-  readonly Plans?: readonly PlanNode[];
-}
-
-/** Relations read anywhere under `node`. */
-function relationsUnder(node: PlanNode): string[] {
-  return [...(node['Relation Name'] ? [node['Relation Name']] : []), ...(node.Plans ?? []).flatMap(relationsUnder)];
-}
-
-/** The whole-table reads and large sorts of a plan, as text (none when the plan reads through indexes). */
-function wholeReadsOf(node: PlanNode, large: ReadonlySet<string>): string[] {
-  const own: string[] = [];
-  const relation = node['Relation Name'];
-  if (node['Node Type'] === 'Seq Scan' && relation && large.has(relation)) own.push(`Seq Scan ${relation}`);
-  if (node['Node Type'] === 'Sort' && node['Plan Rows'] > LARGEST_SORT_ROWS) {
-    const sorted = relationsUnder(node).filter((name) => large.has(name));
-    if (sorted.length > 0) own.push(`Sort of ${node['Plan Rows']} rows of ${sorted.join(', ')}`);
-  }
-  return [...own, ...(node.Plans ?? []).flatMap((child) => wholeReadsOf(child, large))];
-}
 
 interface Sample {
   readonly shopId: string;
@@ -245,17 +216,6 @@ function rowsReadFrom(node: AnalyzedNode, table: string): number {
   return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsReadFrom(child, table), 0);
 }
 
-/** The plan the planner chooses for a captured query with its parameters. */
-async function planOf(db: Pick<Kysely<Database>, 'executeQuery'>, query: CompiledQuery): Promise<PlanNode> {
-  const explained = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
-    CompiledQuery.raw(`explain (format json) ${query.sql}`, [...query.parameters]),
-  );
-  const cell = explained.rows[0]!['QUERY PLAN'];
-  // node-postgres parses the json column; PGlite hands it over parsed too, or as its text.
-  const plan = (typeof cell === 'string' ? JSON.parse(cell) : cell) as Array<{ Plan: PlanNode }>;
-  return plan[0]!.Plan;
-}
-
 /** The plan of a captured query as it ran (EXPLAIN ANALYZE: the query runs, its rows are counted). */
 async function analyzedRunOf(db: Pick<Kysely<Database>, 'executeQuery'>, query: CompiledQuery): Promise<AnalyzedNode> {
   const explained = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
@@ -264,33 +224,6 @@ async function analyzedRunOf(db: Pick<Kysely<Database>, 'executeQuery'>, query: 
   const cell = explained.rows[0]!['QUERY PLAN'];
   const plan = (typeof cell === 'string' ? JSON.parse(cell) : cell) as Array<{ Plan: AnalyzedNode }>;
   return plan[0]!.Plan;
-}
-
-/** Records the SQL and parameters of every query the app runs while `recording` is on. */
-class QueryRecorder implements KyselyPlugin {
-  recording = false;
-  readonly queries: CompiledQuery[] = [];
-  private readonly compiler = new PostgresQueryCompiler();
-
-  transformQuery: KyselyPlugin['transformQuery'] = (args) => {
-    if (this.recording) this.queries.push(this.compiler.compileQuery(args.node, args.queryId));
-    return args.node;
-  };
-
-  transformResult(args: { result: QueryResult<UnknownRow> }): Promise<QueryResult<UnknownRow>> {
-    return Promise.resolve(args.result);
-  }
-
-  async during(work: () => Promise<void>): Promise<CompiledQuery[]> {
-    this.queries.length = 0;
-    this.recording = true;
-    try {
-      await work();
-    } finally {
-      this.recording = false;
-    }
-    return [...this.queries];
-  }
 }
 
 for (const backend of backends) {
@@ -332,12 +265,7 @@ for (const backend of backends) {
       for (const statement of cabinetLoadStatements(load, now))
         await database.db.executeQuery(CompiledQuery.raw(statement.sql));
       await database.db.executeQuery(CompiledQuery.raw('analyze'));
-      const tables = await database.db.executeQuery<{ relname: string }>(
-        CompiledQuery.raw(
-          `select relname from pg_class where relkind = 'r' and relnamespace = 'public'::regnamespace and reltuples >= ${LARGE_TABLE_ROWS}`,
-        ),
-      );
-      large = new Set(tables.rows.map((row) => row.relname));
+      large = await largeTablesOf(database.db);
       sample = await sampleOf(merchant.shop_id, merchant.merchant_id);
       person = new CabinetClient(app);
       expect((await person.signIn(email)).statusCode).toBe(303);

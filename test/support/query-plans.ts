@@ -1,0 +1,90 @@
+// What the planner makes of the queries code runs: capture them from the real query
+// builder (QueryRecorder), EXPLAIN each with its parameters, and name the plans' whole
+// reads of large tables and large sorts, so a test fails on a missing index by its plan
+// (rows counted by the planner, never a duration).
+import {
+  CompiledQuery,
+  PostgresQueryCompiler,
+  type Kysely,
+  type KyselyPlugin,
+  type QueryResult,
+  type UnknownRow,
+} from 'kysely';
+
+/** A table with at least this many rows (reltuples, after ANALYZE) is one a whole read of would grow with its data. */
+export const LARGE_TABLE_ROWS = 5_000;
+/** A sort of more rows than this out of a large table reads a large share of it to cut out one page. */
+export const LARGEST_SORT_ROWS = 1_000;
+
+export interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Relation Name'?: string;
+  readonly 'Index Name'?: string;
+  readonly 'Plan Rows': number;
+  readonly Plans?: readonly PlanNode[];
+}
+
+/** Relations read anywhere under `node`. */
+export function relationsUnder(node: PlanNode): string[] {
+  return [...(node['Relation Name'] ? [node['Relation Name']] : []), ...(node.Plans ?? []).flatMap(relationsUnder)];
+}
+
+/** The whole-table reads and large sorts of a plan, as text (none when the plan reads through indexes). */
+export function wholeReadsOf(node: PlanNode, large: ReadonlySet<string>): string[] {
+  const own: string[] = [];
+  const relation = node['Relation Name'];
+  if (node['Node Type'] === 'Seq Scan' && relation && large.has(relation)) own.push(`Seq Scan ${relation}`);
+  if (node['Node Type'] === 'Sort' && node['Plan Rows'] > LARGEST_SORT_ROWS) {
+    const sorted = relationsUnder(node).filter((name) => large.has(name));
+    if (sorted.length > 0) own.push(`Sort of ${node['Plan Rows']} rows of ${sorted.join(', ')}`);
+  }
+  return [...own, ...(node.Plans ?? []).flatMap((child) => wholeReadsOf(child, large))];
+}
+
+/** The plan the planner chooses for a captured query with its parameters. */
+export async function planOf(db: Pick<Kysely<unknown>, 'executeQuery'>, query: CompiledQuery): Promise<PlanNode> {
+  const explained = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
+    CompiledQuery.raw(`explain (format json) ${query.sql}`, [...query.parameters]),
+  );
+  const cell = explained.rows[0]!['QUERY PLAN'];
+  // node-postgres parses the json column; PGlite hands it over parsed too, or as its text.
+  const plan = (typeof cell === 'string' ? JSON.parse(cell) : cell) as Array<{ Plan: PlanNode }>;
+  return plan[0]!.Plan;
+}
+
+/** Records the SQL and parameters of every query the app runs while `recording` is on. */
+export class QueryRecorder implements KyselyPlugin {
+  recording = false;
+  readonly queries: CompiledQuery[] = [];
+  private readonly compiler = new PostgresQueryCompiler();
+
+  transformQuery: KyselyPlugin['transformQuery'] = (args) => {
+    if (this.recording) this.queries.push(this.compiler.compileQuery(args.node, args.queryId));
+    return args.node;
+  };
+
+  transformResult(args: { result: QueryResult<UnknownRow> }): Promise<QueryResult<UnknownRow>> {
+    return Promise.resolve(args.result);
+  }
+
+  async during(work: () => Promise<void>): Promise<CompiledQuery[]> {
+    this.queries.length = 0;
+    this.recording = true;
+    try {
+      await work();
+    } finally {
+      this.recording = false;
+    }
+    return [...this.queries];
+  }
+}
+
+/** The large tables of the current schema, by the planner's row estimates (run ANALYZE first). */
+export async function largeTablesOf(db: Pick<Kysely<unknown>, 'executeQuery'>): Promise<Set<string>> {
+  const tables = await db.executeQuery<{ relname: string }>(
+    CompiledQuery.raw(
+      `select relname from pg_class where relkind = 'r' and relnamespace = 'public'::regnamespace and reltuples >= ${LARGE_TABLE_ROWS}`,
+    ),
+  );
+  return new Set(tables.rows.map((row) => row.relname));
+}
