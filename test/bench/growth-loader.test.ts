@@ -127,6 +127,13 @@ describe.each(backends)('the growth load on %s', (backend) => {
       const events = await countOf(database, 'webhook_events');
       expect(await countOf(database, 'webhook_deliveries')).toBe(events);
       expect(await countOf(database, 'webhook_attempts')).toBe(events);
+      // Every transfer with a txID has its one signed attempt, landed, as the executor leaves it.
+      const attempts = await sql<{ signed: string; landed: string }>`
+        select (select count(*) from crypto_outgoing_transfers where tx_id is not null)::text as signed,
+               (select count(*) from crypto_outgoing_attempts a join crypto_outgoing_transfers t on t.id = a.transfer_id and t.tx_id = a.tx_id
+                 where a.status = 'landed' and a.attempt = 1)::text as landed`.execute(database.db);
+      expect(Number(attempts.rows[0]!.signed)).toBeGreaterThan(100);
+      expect(attempts.rows[0]!.landed).toBe(attempts.rows[0]!.signed);
       const perShop = await sql<{ shop_id: string; n: string }>`
         select shop_id, count(*)::text as n from payments group by shop_id order by count(*) desc`.execute(database.db);
       expect(perShop.rows.map((row) => Number(row.n))).toEqual([1_000, 500, 500]);
