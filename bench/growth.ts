@@ -978,9 +978,10 @@ out(`  PostgreSQL ${await serverSettings()}\n`);
 const loadedDatabase = await createBenchDatabase('growth_loaded');
 const emptyDatabase = await createBenchDatabase('growth_empty');
 const chainSetup = await gatewaySetup('postgres', loadedDatabase.url);
-const chain = await startChain(chainSetup);
+// A chain per side: a side's watcher reads every block of its chain, so on one shared chain the side
+// drained second would also read the other side's payouts and deposits.
+const chains = { loaded: await startChain(chainSetup), empty: await startChain(chainSetup) };
 const sideEnv = {
-  PAYGATE_SANDBOX_CHAIN_URL: chain.url,
   PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
   // The deposits are sent through the sandbox chain's helper, which a shop may call 120 times a minute by default.
@@ -997,7 +998,10 @@ try {
     ['loaded', loadedDatabase],
     ['empty', emptyDatabase],
   ] as const) {
-    const setup = await gatewaySetup('postgres', database.url, sideEnv);
+    const setup = await gatewaySetup('postgres', database.url, {
+      ...sideEnv,
+      PAYGATE_SANDBOX_CHAIN_URL: chains[name].url,
+    });
     const merchants = await createMerchants(setup, SHOPS);
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
@@ -1028,7 +1032,7 @@ try {
     (line) => out(`${line}\n`),
   );
   out(`  loaded in ${(secondsSince(loadStarted) / 60).toFixed(1)} min\n`);
-  await fundLoadedChain(loaded, chain.url, loaded.hotWallet!);
+  await fundLoadedChain(loaded, chains.loaded.url, loaded.hotWallet!);
   if (!(await checkLoadedCustody(loaded))) failed = true;
   const checked = await promisify(execFile)(process.execPath, [PAYGATE, 'ledger', 'check'], {
     // Every account and transfer of the year is read: the API's statement timeout is not for this.
@@ -1059,7 +1063,12 @@ try {
     await side.api!.stop();
     side.api = await startApi(side.setup, `${side.name} api`);
     const deposits = await sendDeposits(side, DEPOSITS, [side.api.url]);
-    const worker = await startWorker(side.setup, `${side.name} worker`);
+    // The address pool was filled before the mix for its invoices; a refill now (thousands of derivations)
+    // would be the pool's work, not the drain's, so the drain's worker keeps none.
+    const worker = await startWorker(
+      { ...side.setup, env: { ...side.setup.env, PAYGATE_ADDRESS_POOL_SIZE: '0' } },
+      `${side.name} worker`,
+    );
     try {
       drained.push(await drain(side, worker, mixStarted, deposits));
       out(drainedLine(side.name, drained.at(-1)!));
@@ -1070,7 +1079,7 @@ try {
   for (const side of sides) await side.api?.stop();
 
   const clusterOk =
-    process.env.BENCH_GROWTH_SKIP_CLUSTER === '1' ? undefined : await cluster(loaded, chain.url, receiver);
+    process.env.BENCH_GROWTH_SKIP_CLUSTER === '1' ? undefined : await cluster(loaded, chains.loaded.url, receiver);
   if (clusterOk === false) failed = true;
 
   out(`\nthe loaded database after the mix\n${figures}`);
@@ -1094,7 +1103,8 @@ try {
     await side.client.end();
     await side.setup.cleanUp();
   }
-  await chain.stop();
+  await chains.loaded.stop();
+  await chains.empty.stop();
   await receiver.stop();
   await chainSetup.cleanUp();
   await emptyDatabase.drop();
