@@ -9,9 +9,11 @@ import { join } from 'node:path';
 import { HDKey } from '@scure/bip32';
 import { mnemonicToSeedSync } from '@scure/bip39';
 import type { Config } from '../../../src/config.ts';
+import type { DatabaseBackend } from '../../../src/db/database.ts';
 import { startItrxSimulator, type ItrxSimulator } from '../../../src/crypto/energy/itrx/itrx-simulator.ts';
 import { TRON_ACCOUNT_PATH } from '../../../src/crypto/keys/hd-keys.ts';
 import { startSimulatedChainServer, type SimulatedChainServer } from '../../../src/crypto/simchain/chain-server.ts';
+import { createPayoutTestApp, type PayoutShop, type PayoutTestApp } from './payout-support.ts';
 
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 /** Sun per energy of a rental: below the simulated chain's burn price of 100. */
@@ -51,6 +53,38 @@ export async function openLiveRental(): Promise<LiveRental> {
       await provider.close();
       await node.close();
       await rm(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface LiveRentalApp {
+  readonly live: LiveRental;
+  readonly testApp: PayoutTestApp;
+  /** A live shop of the app. */
+  readonly shop: PayoutShop;
+  /** Checks the ledger, then closes the app and the live chain. */
+  close(): Promise<void>;
+}
+
+/** A payout test app on a fresh live rental (`config` beside its own), a live shop, and the hot wallet funded on that chain. */
+export async function openLiveRentalApp(
+  backend: DatabaseBackend,
+  config: Partial<Config> = {},
+): Promise<LiveRentalApp> {
+  const live = await openLiveRental();
+  const testApp = await createPayoutTestApp(backend, { config: { ...config, ...live.config } });
+  const shop = await testApp.payoutShop('live');
+  const access = await testApp.crypto.chain.forMode('live');
+  live.node.chain.faucet(access.addressKey.hotWalletAddress, { trxSun: 100_000_000_000n, usdt: 100_000_000_000n });
+  live.node.chain.mine(1);
+  return {
+    live,
+    testApp,
+    shop,
+    async close() {
+      await testApp.expectLedgerGreen();
+      await testApp.close();
+      await live.close();
     },
   };
 }

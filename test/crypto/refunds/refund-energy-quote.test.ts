@@ -21,7 +21,7 @@ import {
   type PayoutShop,
   type PayoutTestApp,
 } from '../payouts/payout-support.ts';
-import { openLiveRental, RENT_PRICE_SUN, type LiveRental } from '../payouts/live-rental-support.ts';
+import { openLiveRentalApp, RENT_PRICE_SUN, type LiveRentalApp } from '../payouts/live-rental-support.ts';
 import { fixtureDeposit, type FixtureShop } from './refund-fixtures.ts';
 
 describe.each(backends)('the refund quote follows the energy source on %s', (backend) => {
@@ -126,23 +126,15 @@ describe.each(backends)('the refund quote follows the energy source on %s', (bac
 });
 
 describe.each(backends)('a live refund quoted on a rental cheaper than burning on %s', (backend) => {
-  let live: LiveRental;
+  let rental: LiveRentalApp;
   let testApp: PayoutTestApp;
   let shop: PayoutShop;
 
   beforeEach(async () => {
-    live = await openLiveRental();
-    testApp = await createPayoutTestApp(backend, { config: live.config });
-    shop = await testApp.payoutShop('live');
-    const access = await testApp.crypto.chain.forMode('live');
-    live.node.chain.faucet(access.addressKey.hotWalletAddress, { trxSun: 100_000_000_000n, usdt: 100_000_000_000n });
-    live.node.chain.mine(1);
+    rental = await openLiveRentalApp(backend);
+    ({ testApp, shop } = rental);
   });
-  afterEach(async () => {
-    await testApp.expectLedgerGreen();
-    await testApp.close();
-    await live.close();
-  });
+  afterEach(() => rental.close());
 
   it('the preview and the creation charge the rental’s price, and nothing is reserved', async () => {
     const rentalFee = transferFees(testApp).feeWithEnergyAt(NEW_HOLDER_ENERGY * RENT_PRICE_SUN);

@@ -29,7 +29,7 @@ import {
   type PayoutShop,
   type PayoutTestApp,
 } from '../payouts/payout-support.ts';
-import { openLiveRental, RENT_PRICE_SUN, type LiveRental } from '../payouts/live-rental-support.ts';
+import { openLiveRentalApp, RENT_PRICE_SUN, type LiveRentalApp } from '../payouts/live-rental-support.ts';
 
 const REQUESTER = { userId: null, name: 'owner@example.com' };
 
@@ -140,24 +140,16 @@ describe.each(backends)('the withdrawal quote follows the energy source on %s', 
 });
 
 describe.each(backends)('a live withdrawal quoted on a rental cheaper than burning on %s', (backend) => {
-  let live: LiveRental;
+  let rental: LiveRentalApp;
   let testApp: PayoutTestApp;
   let shop: PayoutShop;
 
   beforeEach(async () => {
-    live = await openLiveRental();
-    testApp = await createPayoutTestApp(backend, { config: { withdrawalAddressCooldownMs: 0, ...live.config } });
-    shop = await testApp.payoutShop('live');
+    rental = await openLiveRentalApp(backend, { withdrawalAddressCooldownMs: 0 });
+    ({ testApp, shop } = rental);
     await testApp.fund(shop, 1_000_000_000n);
-    const access = await testApp.crypto.chain.forMode('live');
-    live.node.chain.faucet(access.addressKey.hotWalletAddress, { trxSun: 100_000_000_000n, usdt: 100_000_000_000n });
-    live.node.chain.mine(1);
   });
-  afterEach(async () => {
-    await testApp.expectLedgerGreen();
-    await testApp.close();
-    await live.close();
-  });
+  afterEach(() => rental.close());
 
   it('awaiting approval or queued at once without a stake: the preview and the creation charge the rental’s price, nothing reserved', async () => {
     const rentalFee = transferFees(testApp).feeWithEnergyAt(NEW_HOLDER_ENERGY * RENT_PRICE_SUN);
