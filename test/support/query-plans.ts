@@ -12,9 +12,9 @@ import {
 } from 'kysely';
 
 /** A table with at least this many rows (reltuples, after ANALYZE) is one a whole read of would grow with its data. */
-export const LARGE_TABLE_ROWS = 5_000;
+const LARGE_TABLE_ROWS = 5_000;
 /** A sort of more rows than this out of a large table reads a large share of it to cut out one page. */
-export const LARGEST_SORT_ROWS = 1_000;
+const LARGEST_SORT_ROWS = 1_000;
 
 export interface PlanNode {
   readonly 'Node Type': string;

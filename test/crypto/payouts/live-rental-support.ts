@@ -19,7 +19,7 @@ const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abando
 /** Sun per energy of a rental: below the simulated chain's burn price of 100. */
 export const RENT_PRICE_SUN = 40n;
 
-export interface LiveRental {
+interface LiveRental {
   readonly node: SimulatedChainServer;
   readonly provider: ItrxSimulator;
   /** The config of a gateway whose live chain is `node` and whose energy sources include `rent`. */
@@ -27,7 +27,7 @@ export interface LiveRental {
   close(): Promise<void>;
 }
 
-export async function openLiveRental(): Promise<LiveRental> {
+async function openLiveRental(): Promise<LiveRental> {
   const folder = await mkdtemp(join(tmpdir(), 'paygate-live-rental-'));
   const xpubFile = join(folder, 'xpub');
   const xpub = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive(TRON_ACCOUNT_PATH).publicExtendedKey;
