@@ -87,7 +87,8 @@ export function growthLoadStatements(loads: readonly CabinetLoad[], sweeps: Grow
 /**
  * The signed transaction of every loaded transfer that got a txID, as the executor leaves it: one
  * attempt, landed, its bytes about a TRC20 transfer's size (≈ 300 bytes), referencing the block
- * before its own. The executor's reads of the attempts still pending must not grow with these.
+ * before its own (transfers the gateway signed itself keep their own). The executor's reads of the
+ * attempts still pending must not grow with these.
  */
 const outgoingAttemptsStatement: Statement = {
   label: 'outgoing attempts',
@@ -96,7 +97,8 @@ const outgoingAttemptsStatement: Statement = {
         select t.id, 1, t.tx_id, repeat(md5(t.id), 19), coalesce(t.submitted_at, t.created_at) + interval '1 minute',
                greatest(coalesce(t.block_number, 1) - 1, 0), 100000000, 'landed', 1, 'accepted',
                coalesce(t.submitted_at, t.created_at), coalesce(t.submitted_at, t.created_at)
-          from crypto_outgoing_transfers t where t.tx_id is not null`,
+          from crypto_outgoing_transfers t
+         where t.tx_id is not null and not exists (select 1 from crypto_outgoing_attempts a where a.transfer_id = t.id)`,
 };
 
 const shopIds = (loads: readonly CabinetLoad[]) => loads.map((load) => load.shopId);

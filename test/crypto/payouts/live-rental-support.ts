@@ -72,19 +72,30 @@ export async function openLiveRentalApp(
   config: Partial<Config> = {},
 ): Promise<LiveRentalApp> {
   const live = await openLiveRental();
-  const testApp = await createPayoutTestApp(backend, { config: { ...config, ...live.config } });
-  const shop = await testApp.payoutShop('live');
-  const access = await testApp.crypto.chain.forMode('live');
-  live.node.chain.faucet(access.addressKey.hotWalletAddress, { trxSun: 100_000_000_000n, usdt: 100_000_000_000n });
-  live.node.chain.mine(1);
-  return {
-    live,
-    testApp,
-    shop,
-    async close() {
-      await testApp.expectLedgerGreen();
-      await testApp.close();
-      await live.close();
-    },
-  };
+  let testApp: PayoutTestApp | undefined;
+  try {
+    testApp = await createPayoutTestApp(backend, { config: { ...config, ...live.config } });
+    const shop = await testApp.payoutShop('live');
+    const access = await testApp.crypto.chain.forMode('live');
+    live.node.chain.faucet(access.addressKey.hotWalletAddress, { trxSun: 100_000_000_000n, usdt: 100_000_000_000n });
+    live.node.chain.mine(1);
+    const opened = testApp;
+    return {
+      live,
+      testApp: opened,
+      shop,
+      async close() {
+        try {
+          await opened.expectLedgerGreen();
+        } finally {
+          await opened.close();
+          await live.close();
+        }
+      },
+    };
+  } catch (error) {
+    await testApp?.close();
+    await live.close();
+    throw error;
+  }
 }

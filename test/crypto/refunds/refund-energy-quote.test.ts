@@ -126,7 +126,7 @@ describe.each(backends)('the refund quote follows the energy source on %s', (bac
 });
 
 describe.each(backends)('a live refund quoted on a rental cheaper than burning on %s', (backend) => {
-  let rental: LiveRentalApp;
+  let rental: LiveRentalApp | undefined;
   let testApp: PayoutTestApp;
   let shop: PayoutShop;
 
@@ -134,7 +134,10 @@ describe.each(backends)('a live refund quoted on a rental cheaper than burning o
     rental = await openLiveRentalApp(backend);
     ({ testApp, shop } = rental);
   });
-  afterEach(() => rental.close());
+  afterEach(async () => {
+    await rental?.close();
+    rental = undefined;
+  });
 
   it('the preview and the creation charge the rental’s price, and nothing is reserved', async () => {
     const rentalFee = transferFees(testApp).feeWithEnergyAt(NEW_HOLDER_ENERGY * RENT_PRICE_SUN);

@@ -2,7 +2,8 @@
 // transfers and attempts a year leaves behind: on a table of 20,000 final transfers
 // (each with its landed attempt) and a handful still open, ANALYZEd, every statement
 // the executor, custody and the energy reservations run for them is captured from the
-// real query builder and EXPLAINed; none may scan the transfers or attempts whole.
+// real query builder and EXPLAINed; none may read the transfers or attempts by a
+// sequential scan.
 // Without migration 0056's indexes the same reads do (checked, so the test can fail).
 import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +29,7 @@ const SIGNED_HEX = `repeat(md5(k::text), 19)`;
 const transferColumns = `id, chain, purpose, owner_id, asset, from_kind, to_address, amount, status, tx_id, attempts,
   fee_sun, block_number, created_at, updated_at, submitted_at, final_at`;
 
-/** `count` transfers numbered from `from`, in `status`; those with a txID get an attempt in `attemptStatus`. */
+/** `count` transfers numbered from `from`, in `status`, with a txID or without (their attempts are attemptsSql's). */
 function transfersSql(from: number, count: number, status: string, withTx: boolean): string {
   const final = status === 'confirmed';
   return `insert into crypto_outgoing_transfers (${transferColumns})

@@ -140,7 +140,7 @@ describe.each(backends)('the withdrawal quote follows the energy source on %s', 
 });
 
 describe.each(backends)('a live withdrawal quoted on a rental cheaper than burning on %s', (backend) => {
-  let rental: LiveRentalApp;
+  let rental: LiveRentalApp | undefined;
   let testApp: PayoutTestApp;
   let shop: PayoutShop;
 
@@ -149,7 +149,10 @@ describe.each(backends)('a live withdrawal quoted on a rental cheaper than burni
     ({ testApp, shop } = rental);
     await testApp.fund(shop, 1_000_000_000n);
   });
-  afterEach(() => rental.close());
+  afterEach(async () => {
+    await rental?.close();
+    rental = undefined;
+  });
 
   it('awaiting approval or queued at once without a stake: the preview and the creation charge the rental’s price, nothing reserved', async () => {
     const rentalFee = transferFees(testApp).feeWithEnergyAt(NEW_HOLDER_ENERGY * RENT_PRICE_SUN);
