@@ -7,11 +7,10 @@
 // out a keyset page; and each page, run under EXPLAIN ANALYZE, must read no more than a few
 // pages' worth of rows of the list's table (rows counted, never a duration).
 // PGlite is PostgreSQL with the same planner and ANALYZE, so both backends are checked.
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cabinetLoadStatements } from '../../bench/cabinet-loader.ts';
 import { SAMPLE_SQL } from '../../bench/cabinet-list-queries.ts';
-import type { Database } from '../../src/db/schema.ts';
 import { createMerchantWithOwner } from '../../src/cabinet/users/user-service.ts';
 import { API_KEY_SCOPES } from '../../src/http/api-scopes.ts';
 import { createApiKey } from '../../src/merchants/merchant-service.ts';
@@ -20,12 +19,13 @@ import { backends, type TestDatabase } from '../support/databases.ts';
 import { CabinetClient, TEST_PASSWORD } from '../cabinet/cabinet-client.ts';
 import { nextPageLink } from '../cabinet/fiat-tables-support.ts';
 import {
+  analyzedRunOf,
   largeTablesOf,
   planOf,
   QueryRecorder,
   relationsUnder,
+  rowsReadFrom,
   wholeReadsOf,
-  type PlanNode,
 } from '../support/query-plans.ts';
 import type { FastifyInstance } from 'fastify';
 
@@ -192,39 +192,6 @@ const LIST_REQUESTS: readonly ListRequest[] = [
   cabinet('cabinet webhook events days', 'webhook_events', 'webhooks/events', days),
   cabinet('cabinet webhook events search about', 'webhook_events', 'webhooks/events', (s) => `q=${s.paymentId}`),
 ];
-
-interface AnalyzedNode extends PlanNode {
-  readonly 'Actual Rows': number;
-  readonly 'Actual Loops': number;
-  readonly 'Rows Removed by Filter'?: number;
-  readonly 'Rows Removed by Index Recheck'?: number;
-  readonly Plans?: readonly AnalyzedNode[];
-}
-
-/**
- * The rows a run of a plan read from `table`: every row its scans of the table produced or
- * threw away by a filter, on every loop. A nested-loop look-up by a unique key reads one row
- * a loop, so a page of n rows costs n such reads, while a scan that walks the table's rows
- * of a month to keep the newest 50 shows as thousands.
- */
-function rowsReadFrom(node: AnalyzedNode, table: string): number {
-  const own =
-    node['Relation Name'] === table
-      ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) *
-        node['Actual Loops']
-      : 0;
-  return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsReadFrom(child, table), 0);
-}
-
-/** The plan of a captured query as it ran (EXPLAIN ANALYZE: the query runs, its rows are counted). */
-async function analyzedRunOf(db: Pick<Kysely<Database>, 'executeQuery'>, query: CompiledQuery): Promise<AnalyzedNode> {
-  const explained = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
-    CompiledQuery.raw(`explain (analyze, format json) ${query.sql}`, [...query.parameters]),
-  );
-  const cell = explained.rows[0]!['QUERY PLAN'];
-  const plan = (typeof cell === 'string' ? JSON.parse(cell) : cell) as Array<{ Plan: AnalyzedNode }>;
-  return plan[0]!.Plan;
-}
 
 for (const backend of backends) {
   describe(`the plans of every list on ${backend}`, () => {

@@ -88,3 +88,39 @@ export async function largeTablesOf(db: Pick<Kysely<unknown>, 'executeQuery'>): 
   );
   return new Set(tables.rows.map((row) => row.relname));
 }
+
+export interface AnalyzedNode extends PlanNode {
+  readonly 'Actual Rows': number;
+  readonly 'Actual Loops': number;
+  readonly 'Rows Removed by Filter'?: number;
+  readonly 'Rows Removed by Index Recheck'?: number;
+  readonly Plans?: readonly AnalyzedNode[];
+}
+
+/**
+ * The rows a run of a plan read from `table`: every row its scans of the table produced or
+ * threw away by a filter, on every loop. A nested-loop look-up by a unique key reads one row
+ * a loop, so a page of n rows costs n such reads, while a scan that walks the table's rows
+ * of a month to keep the newest 50 shows as thousands.
+ */
+export function rowsReadFrom(node: AnalyzedNode, table: string): number {
+  const own =
+    node['Relation Name'] === table
+      ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) *
+        node['Actual Loops']
+      : 0;
+  return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsReadFrom(child, table), 0);
+}
+
+/** The plan of a captured query as it ran (EXPLAIN ANALYZE: the query runs, its rows are counted). */
+export async function analyzedRunOf(
+  db: Pick<Kysely<unknown>, 'executeQuery'>,
+  query: CompiledQuery,
+): Promise<AnalyzedNode> {
+  const explained = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
+    CompiledQuery.raw(`explain (analyze, format json) ${query.sql}`, [...query.parameters]),
+  );
+  const cell = explained.rows[0]!['QUERY PLAN'];
+  const plan = (typeof cell === 'string' ? JSON.parse(cell) : cell) as Array<{ Plan: AnalyzedNode }>;
+  return plan[0]!.Plan;
+}

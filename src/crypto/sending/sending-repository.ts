@@ -169,24 +169,43 @@ export async function queuedUnsigned(
     .execute();
 }
 
-/** Transfers with a signed attempt that may still land (queued with a txID, or submitted), with that attempt. */
-/** Transfers signed and not final, with their current attempt (its bytes apart: signedHexOf, for the few that need them). */
+/**
+ * Transfers signed and not final, with their current attempt (its bytes apart: signedHexOf, for the few
+ * that need them). Two reads, each through its own index, joined here: as one statement joining both
+ * tables it was planned on statistics that had seen no transfer in flight (a table of millions of final
+ * ones is not re-analyzed for a few thousand new rows), and its nested loop read every pending attempt
+ * once per transfer in flight: 0.7 s a pass with 1,600 in flight among 3,000,000 transfers. A transfer
+ * whose attempt stops being pending between the two reads is left out: it is no longer in flight.
+ */
 export async function inFlight(
   db: Executor<SendingTables>,
   chain: ChainName,
 ): Promise<(OutgoingTransferRow & { attempt_expiration: Date; attempt_last_broadcast: string | null })[]> {
-  return db
-    .selectFrom('crypto_outgoing_transfers as t')
-    .innerJoin('crypto_outgoing_attempts as a', (join) =>
-      join.onRef('a.transfer_id', '=', 't.id').onRef('a.tx_id', '=', 't.tx_id'),
-    )
-    .selectAll('t')
-    .select(['a.expiration as attempt_expiration', 'a.last_broadcast as attempt_last_broadcast'])
-    .where('t.chain', '=', chain)
-    .where('t.status', 'in', ['queued', 'submitted'])
-    .where('t.tx_id', 'is not', null)
-    .where('a.status', '=', 'pending')
+  const transfers = await db
+    .selectFrom('crypto_outgoing_transfers')
+    .selectAll()
+    .where('chain', '=', chain)
+    .where('status', 'in', ['queued', 'submitted'])
+    .where('tx_id', 'is not', null)
     .execute();
+  if (transfers.length === 0) return [];
+  const attempts = await inChunks(
+    transfers.map((transfer) => transfer.tx_id!),
+    (chunk) =>
+      db
+        .selectFrom('crypto_outgoing_attempts')
+        .select(['tx_id', 'transfer_id', 'expiration', 'last_broadcast'])
+        .where(sql<boolean>`tx_id = any(${chunk}::text[])`)
+        .where('status', '=', 'pending')
+        .execute(),
+  );
+  const byTxId = new Map(attempts.map((attempt) => [attempt.tx_id, attempt]));
+  return transfers.flatMap((transfer) => {
+    const attempt = byTxId.get(transfer.tx_id!);
+    return attempt && attempt.transfer_id === transfer.id
+      ? [{ ...transfer, attempt_expiration: attempt.expiration, attempt_last_broadcast: attempt.last_broadcast }]
+      : [];
+  });
 }
 
 /** The signed bytes of these attempts, by txID (re-broadcasts send exactly them). */
