@@ -622,15 +622,13 @@ async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depos
       )) >= depositsSent,
   };
   const doneAt = new Map<keyof typeof checks, number>();
-  const statements = await statementWindow(side.client);
-  const { waits, samples } = await sampleWaits(side.databaseUrl, () =>
+  const { databaseTime } = await withDatabaseTime(side, () =>
     waitUntil(`${side.name}: deliveries, payouts and deposits`, async () => {
       for (const [name, check] of Object.entries(checks) as Array<[keyof typeof checks, () => Promise<boolean>]>)
         if (!doneAt.has(name) && (await check())) doneAt.set(name, secondsSince(started));
       return doneAt.size === 3;
     }),
   );
-  const databaseTime = `${waitsLine(waits, samples)}\n${statements ? await statements() : '  (pg_stat_statements is not loaded on this server: statements not shown)\n'}`;
   const [deliverySeconds, payoutSeconds, depositSeconds] = [
     doneAt.get('deliveries')!,
     doneAt.get('payouts')!,
@@ -682,12 +680,7 @@ async function redrainDeliveries(side: GrowthSide, window: readonly [Date, Date]
   const worker = await startDrainWorker(side);
   try {
     const cpuBefore = cpuSecondsOf(worker.pid);
-    const statements = await statementWindow(side.client);
-    const {
-      value: seconds,
-      waits,
-      samples,
-    } = await sampleWaits(side.databaseUrl, () =>
+    const { value: seconds, databaseTime } = await withDatabaseTime(side, () =>
       waitUntil(
         `${side.name}: the deliveries made due again`,
         async () => (await count(side.client, pendingQuery, [...window])) === 0,
@@ -697,7 +690,7 @@ async function redrainDeliveries(side: GrowthSide, window: readonly [Date, Date]
       deliveries: replayed.rowCount ?? 0,
       seconds,
       workerCpuSeconds: cpuSecondsOf(worker.pid) - cpuBefore,
-      databaseTime: `${waitsLine(waits, samples)}\n${statements ? await statements() : ''}`,
+      databaseTime,
     };
   } finally {
     await worker.stop();
@@ -835,6 +828,19 @@ async function statementWindow(client: pg.Client): Promise<(() => Promise<string
         .join('')
     );
   };
+}
+
+/** Runs `during` and says where the side's database time went meanwhile: sessions by wait, statements by total time. */
+async function withDatabaseTime<T>(
+  side: GrowthSide,
+  during: () => Promise<T>,
+): Promise<{ value: T; databaseTime: string }> {
+  const statements = await statementWindow(side.client);
+  const { value, waits, samples } = await sampleWaits(side.databaseUrl, during);
+  const statementLines = statements
+    ? await statements()
+    : '  (pg_stat_statements is not loaded on this server: statements not shown)\n';
+  return { value, databaseTime: `${waitsLine(waits, samples)}\n${statementLines}` };
 }
 
 /** Samples what the database's sessions wait for while `during` runs. */
