@@ -402,6 +402,25 @@ export function ledgerHistoryStatements(): Array<{ label: string; sql: string }>
   return statements;
 }
 
+/**
+ * The running USDT totals of `shopIds`' deposit addresses, as settlement and the sweeper keep them
+ * (migration 0057): the final deposits' sum and the completed sweeps'. Runs after both are loaded.
+ */
+export function addressTotalsStatement(shopIds: readonly string[]): { label: string; sql: string } {
+  const shops = `(${shopIds.map((id) => `'${id}'`).join(', ')})`;
+  return {
+    label: 'address USDT totals',
+    sql: `
+      update crypto_addresses a set final_usdt_micro = coalesce(f.total, 0), swept_usdt_micro = coalesce(s.total, 0)
+        from crypto_addresses x
+        left join (select address, sum(amount_micro)::int8 as total from crypto_deposits
+                    where shop_id in ${shops} and status in ('credited', 'held') group by address) f on f.address = x.address
+        left join (select address, sum(amount_micro)::int8 as total from crypto_sweeps
+                    where status = 'completed' group by address) s on s.address = x.address
+       where a.address = x.address and x.shop_id in ${shops} and (f.total is not null or s.total is not null)`,
+  };
+}
+
 /** Made before any shop's rows on each loading connection, dropped after them: the addresses' function. */
 export const addressFunction = {
   create: { label: 'address function', sql: CREATE_ADDRESS_FUNCTION },
@@ -416,6 +435,7 @@ export function cabinetLoadStatements(load: CabinetLoad, nowIso: string): Array<
     ...shopRowStatements(load, nowIso),
     addressFunction.drop,
     ...(load.events ? derived : derived.filter((statement) => !statement.label.startsWith('webhook'))),
+    addressTotalsStatement([load.shopId]),
     ...ledgerHistoryStatements(),
   ];
 }

@@ -11,6 +11,7 @@
 import pg from 'pg';
 import {
   addressFunction,
+  addressTotalsStatement,
   derivedStatements,
   ledgerHistoryStatements,
   shopRowStatements,
@@ -79,6 +80,7 @@ export function growthLoadStatements(loads: readonly CabinetLoad[], sweeps: Grow
     addressFunction.drop,
     ...derivedStatements(shopIds(loads)),
     sweepStatement(shopIds(loads), sweeps, nowIso),
+    addressTotalsStatement(shopIds(loads)),
     outgoingAttemptsStatement,
     ...ledgerHistoryStatements(),
   ];
@@ -253,6 +255,7 @@ export async function loadGrowthData(
       [
         ...derivedStatements(shopIds(loads)),
         sweepStatement(shopIds(loads), sweeps, nowIso),
+        addressTotalsStatement(shopIds(loads)),
         outgoingAttemptsStatement,
       ].map((statement) => [statement.label, statement]),
     );
@@ -269,8 +272,8 @@ export async function loadGrowthData(
       'webhook events',
       'sweeps',
     );
-    // The outgoing attempts read the transfers, the sweeps' among them.
-    await step('webhook deliveries', 'webhook attempts', 'outgoing attempts');
+    // The outgoing attempts read the transfers, the sweeps' among them; the addresses' totals the sweeps.
+    await step('webhook deliveries', 'webhook attempts', 'outgoing attempts', 'address USDT totals');
     await first.query('analyze ledger_transfers');
     await step('ledger history', 'ledger account totals');
     await remake(clients, objects, report);

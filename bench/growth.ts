@@ -584,6 +584,8 @@ interface Drained {
   readonly workerCpuSeconds: number;
   /** Where the database's time went meanwhile: sessions by wait, statements by total time. */
   readonly databaseTime: string;
+  /** When the deliveries' attempts started (attemptTimeline). */
+  readonly timeline: string;
   /** Created in this window: the deliveries counted. */
   readonly deliveryWindow: readonly [Date, Date];
 }
@@ -654,8 +656,31 @@ async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depos
     depositSeconds,
     workerCpuSeconds,
     databaseTime,
+    timeline: await attemptTimeline(side, [since, drainFrom], drainFrom),
     deliveryWindow: [since, drainFrom],
   };
+}
+
+/**
+ * When the attempts of the deliveries created in `window` started, in seconds from `from` (the drain's
+ * start), at a few percentiles: a drain slow throughout and one held up by a tail (a backlog put off at
+ * a slow pace) read alike in the rate alone. Read through the deliveries' (status, shop, created_at)
+ * index and the attempts' event index, after the drain, so that it costs the drain nothing.
+ */
+async function attemptTimeline(side: GrowthSide, window: readonly [Date, Date], from: Date): Promise<string> {
+  const quantiles = [0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1];
+  const { rows } = await side.client.query<{ attempts: number; deliveries: number; at: string | string[] | null }>(
+    `select count(*)::int as attempts, count(distinct a.delivery_id)::int as deliveries,
+            percentile_disc($5::float8[]) within group (order by extract(epoch from a.started_at - $4::timestamptz)) as at
+       from webhook_deliveries d join webhook_attempts a on a.event_id = d.event_id and a.delivery_id = d.id
+      where d.status in ('delivered', 'failed') and d.shop_id = any($1::text[])
+        and d.created_at >= $2 and d.created_at < $3 and a.started_at >= $4`,
+    [side.merchants.map((merchant) => merchant.shop_id), ...window, from, quantiles],
+  );
+  const row = rows[0]!;
+  const at = typeof row.at === 'string' ? row.at.replace(/[{}]/g, '').split(',') : (row.at ?? []);
+  const points = quantiles.map((quantile, index) => `${quantile * 100}% ${Number(at[index] ?? NaN).toFixed(1)}`);
+  return `  attempts started, s from the drain's start: ${points.join(', ')} (${row.attempts} attempts, ${row.deliveries} deliveries)`;
 }
 
 /** The deliveries of a first drain made due again and drained alone by a fresh worker: the drain's second round. */
@@ -664,6 +689,7 @@ interface Redrained {
   readonly seconds: number;
   readonly workerCpuSeconds: number;
   readonly databaseTime: string;
+  readonly timeline: string;
 }
 
 /**
@@ -680,6 +706,7 @@ async function redrainDeliveries(side: GrowthSide, window: readonly [Date, Date]
   const worker = await startDrainWorker(side);
   try {
     const cpuBefore = cpuSecondsOf(worker.pid);
+    const from = new Date();
     const { value: seconds, databaseTime } = await withDatabaseTime(side, () =>
       waitUntil(
         `${side.name}: the deliveries made due again`,
@@ -691,6 +718,7 @@ async function redrainDeliveries(side: GrowthSide, window: readonly [Date, Date]
       seconds,
       workerCpuSeconds: cpuSecondsOf(worker.pid) - cpuBefore,
       databaseTime,
+      timeline: await attemptTimeline(side, window, from),
     };
   } finally {
     await worker.stop();
@@ -742,8 +770,8 @@ async function receiverDeliveries(client: pg.Client, url: string, since: Date): 
 const drainedLine = (name: string, drained: Drained) =>
   `  ${name.padEnd(7)} ${drained.deliveries} deliveries in ${drained.deliverySeconds.toFixed(1)} s (${(drained.deliveries / drained.deliverySeconds).toFixed(0)}/s), ` +
   `${drained.payouts} payouts final in ${drained.payoutSeconds.toFixed(1)} s (${(drained.payouts / drained.payoutSeconds).toFixed(0)}/s), ` +
-  `${drained.deposits} deposits credited in ${drained.depositSeconds.toFixed(1)} s; worker CPU ${drained.workerCpuSeconds.toFixed(1)} s\n\n` +
-  drained.databaseTime;
+  `${drained.deposits} deposits credited in ${drained.depositSeconds.toFixed(1)} s; worker CPU ${drained.workerCpuSeconds.toFixed(1)} s\n` +
+  `${drained.timeline}\n${drained.databaseTime}`;
 
 // ---------------------------------------------------------------- the loaded database's figures
 
@@ -1151,7 +1179,7 @@ try {
     const again = await redrainDeliveries(side, first.deliveryWindow);
     redrained.set(side, again);
     out(
-      `  ${side.name.padEnd(7)} ${again.deliveries} deliveries in ${again.seconds.toFixed(1)} s (${(again.deliveries / again.seconds).toFixed(0)}/s); worker CPU ${again.workerCpuSeconds.toFixed(1)} s\n${again.databaseTime}`,
+      `  ${side.name.padEnd(7)} ${again.deliveries} deliveries in ${again.seconds.toFixed(1)} s (${(again.deliveries / again.seconds).toFixed(0)}/s); worker CPU ${again.workerCpuSeconds.toFixed(1)} s\n${again.timeline}\n${again.databaseTime}`,
     );
   }
   for (const side of sides) await side.api?.stop();

@@ -18,7 +18,7 @@ import { parseTronAddress, tronAddress } from '../../src/crypto/tron/address.ts'
 import { throwawayKeyring } from '../../src/kms/keyring.ts';
 import { checkLedgerInvariants } from '../../src/ledger/ledger-check.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
-import { openReceivingSetup } from '../crypto/receiving/receiving-service-support.ts';
+import { addressTotalsOffTheirSums, openReceivingSetup } from '../crypto/receiving/receiving-service-support.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 
 /** 2,000 payments, 200 deposits and 200 payouts over three shops. */
@@ -137,6 +137,15 @@ describe.each(backends)('the growth load on %s', (backend) => {
       const perShop = await sql<{ shop_id: string; n: string }>`
         select shop_id, count(*)::text as n from payments group by shop_id order by count(*) desc`.execute(database.db);
       expect(perShop.rows.map((row) => Number(row.n))).toEqual([1_000, 500, 500]);
+      // Each deposit address's running totals are its final deposits' and completed sweeps' sums, as the gateway keeps them.
+      expect(await addressTotalsOffTheirSums(database.db)).toEqual([]);
+      const totals = await sql<{ swept: string; unswept: string }>`
+        select count(*) filter (where swept_usdt_micro > 0)::text as swept,
+               count(*) filter (where unswept_usdt_micro > 0)::text as unswept from crypto_addresses`.execute(
+        database.db,
+      );
+      expect(Number(totals.rows[0]!.swept)).toBeGreaterThan(100);
+      expect(Number(totals.rows[0]!.unswept)).toBeGreaterThan(0);
       // Nothing of the history is dated after the load: an invoice that expired did so before it began.
       const future = await sql<{ n: string }>`
         select (select count(*) from webhook_events where created_at > now())

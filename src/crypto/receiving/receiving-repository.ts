@@ -730,29 +730,26 @@ export async function addressDerivations(
   return new Map(rows.map((row) => [row.address, { key_id: row.key_id, derivation_index: row.derivation_index }]));
 }
 
-// Statement fragments: sweeping's queries sum final deposits per address beside its
-// own rows in one statement (one snapshot, one index-only scan), so receiving hands
-// out the SQL of its side rather than rows.
+// Statement fragments: sweeping's queries read final USDT per address beside its
+// own rows in one statement (one snapshot), so receiving hands out the SQL of its
+// side rather than rows.
 
-/** Relation (address, derivation_index, final_micro): the key's addresses with final (credited or held) deposits and their sum. */
-export function finalUsdtByAddressSql(keyId: AddressKeyId): RawBuilder<unknown> {
+/**
+ * Relation (address, derivation_index, unswept_micro): the key's addresses whose final
+ * deposits are not all swept, from their running totals (crypto_addresses_unswept_idx,
+ * migration 0057: the few such rows, never the year's).
+ */
+export function unsweptAddressesSql(keyId: AddressKeyId): RawBuilder<unknown> {
   return sql`
-    select f.address, a.derivation_index, f.final_micro
-    from (
-      select d.address, sum(d.amount_micro)::int8 as final_micro
-      from crypto_deposits d
-      where d.status in ('credited', 'held')
-      group by d.address
-    ) f
-    join crypto_addresses a on a.address = f.address
-    where a.key_id = ${keyId}`;
+    select a.address, a.derivation_index, a.unswept_usdt_micro as unswept_micro
+    from crypto_addresses a
+    where a.key_id = ${keyId} and a.unswept_usdt_micro > 0`;
 }
 
-/** Scalar: the final (credited or held) deposits' sum on an address (a value, or a column of the caller's query), null when none. */
-export function finalUsdtOfAddressSql(address: string | RawBuilder<unknown>): RawBuilder<bigint | null> {
-  return sql<
-    bigint | null
-  >`(select sum(d.amount_micro)::int8 from crypto_deposits d where d.address = ${address} and d.status in ('credited', 'held'))`;
+/** Relation (address, final_micro, swept_micro, unswept_micro): these addresses' running totals, those that are deposit addresses. */
+export function usdtTotalsOfAddressesSql(addresses: readonly string[]): RawBuilder<unknown> {
+  return sql`(select address, final_usdt_micro as final_micro, swept_usdt_micro as swept_micro, unswept_usdt_micro as unswept_micro
+    from crypto_addresses where address in (${sql.join(addresses)}))`;
 }
 
 /** Scalar: when the oldest deposit on the address that became final after `after` became final (null when none). */
@@ -764,9 +761,9 @@ export function oldestFinalDepositAfterSql(
         where d.address = ${address} and d.status in ('credited', 'held') and d.final_at > ${after})`;
 }
 
-/** Relation (address): those of these addresses that are deposit addresses. */
-export function depositAddressesInSql(addresses: readonly string[]): RawBuilder<unknown> {
-  return sql`(select address from crypto_addresses where address in (${sql.join(addresses)}))`;
+/** `exists (…)`: whether this address (a column of the caller's query) is one the key derived. */
+export function isAddressOfKeySql(address: RawBuilder<unknown>, keyId: AddressKeyId): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1 from crypto_addresses where address = ${address} and key_id = ${keyId})`;
 }
 
 // ---- ignored dust ----
@@ -1009,9 +1006,44 @@ export async function finishDeposits(
      where d.id = v.id and d.status = 'confirming'
     returning d.id`.execute(tx);
   const finished = new Set(result.rows.map((row) => row.id));
-  return finishes
+  const finals = finishes
     .filter((finish) => finished.has(finish.deposit.id))
     .map((finish) => ({ ...finish.deposit, status: finish.status, final_at: at }));
+  await addFinalUsdt(tx, finals);
+  return finals;
+}
+
+/**
+ * Adds deposits that just became final to their addresses' running totals, in the
+ * transaction that made them final. The addresses are locked in address order first:
+ * two settlements sharing addresses then wait for each other instead of deadlocking.
+ */
+export async function addFinalUsdt(
+  tx: Tx<CryptoReceivingTables>,
+  deposits: readonly Pick<DepositRow, 'address' | 'amount_micro'>[],
+): Promise<void> {
+  const totals = new Map<string, bigint>();
+  for (const deposit of deposits)
+    totals.set(deposit.address, (totals.get(deposit.address) ?? 0n) + deposit.amount_micro);
+  if (totals.size === 0) return;
+  const addresses = [...totals.keys()].sort();
+  await sql`select 1 from crypto_addresses where address = any(${addresses}::text[]) order by address for update`.execute(
+    tx,
+  );
+  await sql`
+    update crypto_addresses as a set final_usdt_micro = a.final_usdt_micro + v.amount
+      from unnest(${addresses}::text[], ${addresses.map((address) => totals.get(address)!.toString())}::int8[]) as v(address, amount)
+     where a.address = v.address`.execute(tx);
+}
+
+/** Adds what a completed sweep moved off the address to its running total, in the transaction that completes it. */
+export async function addSweptUsdt(tx: Tx<CryptoReceivingTables>, address: string, amountMicro: bigint): Promise<void> {
+  const result = await tx
+    .updateTable('crypto_addresses')
+    .set((eb) => ({ swept_usdt_micro: eb('swept_usdt_micro', '+', amountMicro) }))
+    .where('address', '=', address)
+    .executeTakeFirst();
+  if (result.numUpdatedRows !== 1n) throw new Error(`swept USDT from ${address}, which is not a deposit address`);
 }
 
 /** The underpaid tolerance of each of these shops (0 when not set). */

@@ -1,9 +1,9 @@
 // What the receiving module tells other crypto modules of the deposits and
 // addresses it owns: refunds ask which deposits a refund may send back, sweeping
-// asks where final USDT sits. Each read takes the caller's executor, so one made
+// asks where final USDT sits and tells what it moved off an address. Each read takes the caller's executor, so one made
 // inside the caller's transaction sees that transaction.
 import type { RawBuilder } from 'kysely';
-import type { Executor } from '../../db/transaction.ts';
+import type { Executor, Tx } from '../../db/transaction.ts';
 import * as repository from './receiving-repository.ts';
 import type { CryptoReceivingTables } from './receiving-tables.ts';
 
@@ -43,6 +43,14 @@ export function addressDerivations(
   return repository.addressDerivations(db, addresses);
 }
 
+/**
+ * What a completed sweep moved off a deposit address, added to the address's running
+ * total in the sweep's transaction: the address then holds that much less final USDT.
+ */
+export function recordSweptUsdt(tx: Tx<CryptoReceivingTables>, address: string, amountMicro: bigint): Promise<void> {
+  return repository.addSweptUsdt(tx, address, amountMicro);
+}
+
 /** Unconfirmed deposits (held for the operator), oldest block first. */
 export function unconfirmedDeposits(db: ReceivingExecutor, limit: number): Promise<repository.DepositRow[]> {
   return repository.unconfirmedDeposits(db, limit);
@@ -50,9 +58,9 @@ export function unconfirmedDeposits(db: ReceivingExecutor, limit: number): Promi
 
 /** SQL of receiving's side for another module's single-statement read (see receiving-repository.ts). */
 export const depositSql = {
-  finalUsdtByAddress: repository.finalUsdtByAddressSql,
-  finalUsdtOfAddress: repository.finalUsdtOfAddressSql,
+  unsweptAddresses: repository.unsweptAddressesSql,
+  usdtTotalsOfAddresses: repository.usdtTotalsOfAddressesSql,
   oldestFinalDepositAfter: repository.oldestFinalDepositAfterSql,
-  depositAddressesIn: repository.depositAddressesInSql,
+  isAddressOfKey: repository.isAddressOfKeySql,
   isDepositAddress: repository.isDepositAddressSql,
 } satisfies Record<string, (...args: never[]) => RawBuilder<unknown>>;

@@ -1,4 +1,4 @@
-// Kysely types of the tables the crypto receiving module owns (migrations 0015_crypto_receiving.sql, 0023_crypto_address_pool.sql, 0026_crypto_deposit_evidence.sql, 0030_crypto_ignored_dust.sql).
+// Kysely types of the tables the crypto receiving module owns (migrations 0015_crypto_receiving.sql, 0023_crypto_address_pool.sql, 0026_crypto_deposit_evidence.sql, 0030_crypto_ignored_dust.sql, 0057_crypto_address_usdt_totals.sql).
 import type { NetworkMode } from '../tron/tron-networks.ts';
 import type { Generated } from 'kysely';
 import type { AddressKeyId, ChainName } from '../chain/crypto-chain.ts';
@@ -26,6 +26,12 @@ export interface CryptoReceivingTables {
     shop_id: string;
     purpose: AddressPurpose;
     created_at: Date;
+    /** Running sum of the address's final (credited or held) deposits (migration 0057). */
+    final_usdt_micro: Generated<bigint>;
+    /** Running sum of what its completed sweeps moved to the hot wallet (migration 0057). */
+    swept_usdt_micro: Generated<bigint>;
+    /** final_usdt_micro − swept_usdt_micro, kept by the database. */
+    unswept_usdt_micro: Generated<bigint>;
   };
   crypto_shop_settings: {
     shop_id: string;

@@ -1,8 +1,9 @@
 // SQL of sweeping: the attempts (crypto_sweeps), the sweeper's candidates and
 // the custody view's sweep columns. Which USDT is final on an address decides a
-// sweep: those deposits and addresses are receiving's, whose service hands out
-// the SQL of its side (`depositSql`) so a read stays one statement.
-import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
+// sweep: those deposits, addresses and the addresses' running USDT totals are
+// receiving's, whose service hands out the SQL of its side (`depositSql`) so a
+// read stays one statement, and is told what a completed sweep moved.
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import type { ChainAccess } from '../chain/crypto-chain.ts';
 import { depositSql } from '../receiving/receiving-service.ts';
@@ -32,31 +33,11 @@ export interface SweepRetryPolicy {
 }
 
 /**
- * A key's addresses with final deposits from `after` on, in address order: the
- * final deposits' sum (crypto_deposits_final_address_idx) and the completed
- * sweeps' sum and last start (crypto_sweeps_completed_address_idx, migration
- * 0053), each one index-only read merged by address rather than a lookup of the
- * sweeps per address.
- */
-function finalAndSweptByAddress(keyId: AddressKeyId, after: string): RawBuilder<unknown> {
-  return sql`
-    select f.address, f.derivation_index, f.final_micro,
-      coalesce(s.swept_micro, 0)::int8 as swept_micro, s.last_completed_at
-    from (${depositSql.finalUsdtByAddress(keyId)}) f
-    left join (
-      select x.address, sum(x.amount_micro)::int8 as swept_micro, max(x.created_at) as last_completed_at
-      from crypto_sweeps x
-      where x.status = 'completed' and x.address > ${after}
-      group by x.address
-    ) s on s.address = f.address
-    where f.address > ${after}`;
-}
-
-/**
  * Addresses of a key whose final, unswept USDT reached the threshold, with no
  * attempt in flight nor energy being taken back from it (a new delegation
  * must not be sized on energy that is about to leave), fewer than the allowed consecutive failures, and past the
- * back-off of the last one. The failures are read only for addresses past the
+ * back-off of the last one. The addresses come from their running totals (only
+ * those not swept clean); the failures are read only for addresses past the
  * threshold: they count from the last completed sweep, so they join after it.
  */
 export async function findSweepCandidates(
@@ -71,15 +52,18 @@ export async function findSweepCandidates(
 ): Promise<SweepCandidate[]> {
   const { keyId, thresholdMicro, now, limit, retry } = options;
   const result = await sql<SweepCandidate>`
-    with unswept as (${finalAndSweptByAddress(keyId, '')})
-    select u.address, u.derivation_index, (u.final_micro - u.swept_micro)::int8 as unswept_final_micro
-    from unswept u
+    select u.address, u.derivation_index, u.unswept_micro as unswept_final_micro
+    from (${depositSql.unsweptAddresses(keyId)}) u
+    left join lateral (
+      select max(x.created_at) as last_completed_at
+      from crypto_sweeps x where x.address = u.address and x.status = 'completed'
+    ) c on true
     left join lateral (
       select count(*)::int4 as failures, max(x.final_at) as last_failed_at
       from crypto_sweeps x
-      where x.address = u.address and x.status = 'failed' and not x.cleared and x.created_at > coalesce(u.last_completed_at, '-infinity'::timestamptz)
+      where x.address = u.address and x.status = 'failed' and not x.cleared and x.created_at > coalesce(c.last_completed_at, '-infinity'::timestamptz)
     ) fl on true
-    where u.final_micro - u.swept_micro >= ${thresholdMicro}
+    where u.unswept_micro >= ${thresholdMicro}
       and not exists (select 1 from crypto_sweeps x where x.address = u.address and x.status in ('topping_up', 'delegating', 'ready', 'sweeping'))
       and not exists (select 1 from crypto_sweeps x where x.address = u.address and x.undelegation_status = 'pending')
       and fl.failures < ${retry.maxConsecutiveFailures}
@@ -97,10 +81,8 @@ export async function findSweepCandidates(
  */
 export async function unsweptFinalMicro(db: Executor<SweepingTables>, address: string): Promise<bigint> {
   const result = await sql<{ unswept_final_micro: bigint }>`
-    select (
-      coalesce(${depositSql.finalUsdtOfAddress(address)}, 0)
-      - coalesce((select sum(x.amount_micro) from crypto_sweeps x where x.address = ${address} and x.status = 'completed'), 0)
-    )::int8 as unswept_final_micro
+    select t.unswept_micro as unswept_final_micro
+    from ${depositSql.usdtTotalsOfAddresses([address])} t
   `.execute(db);
   return result.rows[0]?.unswept_final_micro ?? 0n;
 }
@@ -263,10 +245,7 @@ export async function addressSweepStates(
 ): Promise<AddressSweepState[]> {
   if (addresses.length === 0) return [];
   const result = await sql<AddressSweepState>`
-    select a.address,
-      coalesce(f.final_micro, 0)::int8 as final_micro,
-      coalesce(s.swept_micro, 0)::int8 as swept_micro,
-      s.last_completed_at,
+    select a.address, a.final_micro, a.swept_micro, s.last_completed_at,
       i.status as in_flight_status,
       i.amount_micro as in_flight_amount_micro,
       i.unswept_final_micro as in_flight_unswept_final_micro,
@@ -274,10 +253,9 @@ export async function addressSweepStates(
       fl.last_failed_at,
       (select x.error_code from crypto_sweeps x where x.address = a.address and x.status = 'failed' and not x.cleared order by x.created_at desc limit 1) as last_error_code,
       ${depositSql.oldestFinalDepositAfter(sql.ref('a.address'), sql`coalesce(s.last_completed_at, '-infinity'::timestamptz)`)} as oldest_unswept_final_at
-    from ${depositSql.depositAddressesIn(addresses)} a
-    left join lateral (select ${depositSql.finalUsdtOfAddress(sql.ref('a.address'))} as final_micro) f on true
+    from ${depositSql.usdtTotalsOfAddresses(addresses)} a
     left join lateral (
-      select sum(x.amount_micro)::int8 as swept_micro, max(x.created_at) as last_completed_at
+      select max(x.created_at) as last_completed_at
       from crypto_sweeps x where x.address = a.address and x.status = 'completed'
     ) s on true
     left join lateral (
@@ -296,19 +274,20 @@ export async function addressSweepStates(
 /**
  * A page of a key's addresses that should hold USDT: final deposits (credited or
  * held) not all swept, or a sweep in flight (custody reconciliation reads them).
- * A page reads the addresses from `after` to its last one once (finalAndSweptByAddress).
+ * Both are few rows of partial indexes, whatever the history.
  */
 export async function addressesHoldingUsdt(
   db: Executor<SweepingTables>,
   options: { readonly keyId: AddressKeyId; readonly after: string | undefined; readonly limit: number },
 ): Promise<string[]> {
+  const after = options.after ?? '';
   const result = await sql<{ address: string }>`
-    with unswept as (${finalAndSweptByAddress(options.keyId, options.after ?? '')})
-    select u.address
-    from unswept u
-    where u.final_micro > u.swept_micro
-      or exists (select 1 from crypto_sweeps x where x.address = u.address and x.status in ('topping_up', 'delegating', 'ready', 'sweeping'))
-    order by u.address
+    select u.address from (${depositSql.unsweptAddresses(options.keyId)}) u where u.address > ${after}
+    union
+    select x.address from crypto_sweeps x
+     where x.status in ('topping_up', 'delegating', 'ready', 'sweeping') and x.address > ${after}
+       and ${depositSql.isAddressOfKey(sql.ref('x.address'), options.keyId)}
+    order by address
     limit ${options.limit}
   `.execute(db);
   return result.rows.map((row) => row.address);

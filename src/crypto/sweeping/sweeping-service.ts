@@ -24,7 +24,7 @@ import { NotFoundError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { formatMinor } from '../../money/decimal.ts';
 import type { CryptoChain, ChainAccess } from '../chain/crypto-chain.ts';
-import { addressDerivations, isDepositAddress } from '../receiving/receiving-service.ts';
+import { addressDerivations, isDepositAddress, recordSweptUsdt } from '../receiving/receiving-service.ts';
 import {
   enqueueOutgoingTransfer,
   failureColumns,
@@ -423,6 +423,7 @@ export const sweepOutcomes: OutgoingOutcomeHandler = {
             final_at: now,
           })
         : await repository.updateSweep(tx, sweep.id, 'sweeping', { ...onChain, ...failurePatch(transfer, now) });
+    if (final?.status === 'completed') await recordSweptUsdt(tx, final.address, transfer.amount);
     if (final) await takeBackDelegation(tx, clock, final);
   },
 };

@@ -111,8 +111,27 @@ export async function eventTypes(setup: ReceivingSetup): Promise<string[]> {
   return rows.map((row) => row.type);
 }
 
+/** The ledger's invariants hold, and so do the deposit addresses' running USDT totals. */
 export async function expectLedgerSound(setup: ReceivingSetup): Promise<void> {
   const report = await checkLedgerInvariants(setup.context.db);
   expect(report.violations).toEqual([]);
   expect(report.ok).toBe(true);
+  expect(await addressTotalsOffTheirSums(setup.context.db)).toEqual([]);
+}
+
+/**
+ * Deposit addresses whose running totals (migration 0057) differ from their final deposits' sum or
+ * their completed sweeps' sum, recomputed from the rows; empty when every total is true.
+ */
+export async function addressTotalsOffTheirSums(db: AppContext['db']): Promise<unknown[]> {
+  const result = await sql<{ address: string }>`
+    select a.address, a.final_usdt_micro::text as total_final, coalesce(f.sum, 0)::text as sum_final,
+           a.swept_usdt_micro::text as total_swept, coalesce(s.sum, 0)::text as sum_swept
+      from crypto_addresses a
+      left join (select address, sum(amount_micro) as sum from crypto_deposits
+                  where status in ('credited', 'held') group by address) f on f.address = a.address
+      left join (select address, sum(amount_micro) as sum from crypto_sweeps
+                  where status = 'completed' group by address) s on s.address = a.address
+     where a.final_usdt_micro <> coalesce(f.sum, 0) or a.swept_usdt_micro <> coalesce(s.sum, 0)`.execute(db);
+  return result.rows;
 }

@@ -1,11 +1,12 @@
 // A final deposit for the tests that need one without running the chain: an
 // invoice made through the API (its deposit address is real), and a deposit row
 // to it as the watcher records one once final (credited, its credit in the
-// ledger; or held). The lifecycle tests make their deposits on the chain.
+// ledger and its address's running total; or held). The lifecycle tests make their deposits on the chain.
 import { randomBytes } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { inTransaction, type Db } from '../../../src/db/transaction.ts';
 import type { Clock } from '../../../src/clock.ts';
+import { addFinalUsdt } from '../../../src/crypto/receiving/receiving-repository.ts';
 import { newId } from '../../../src/ids.ts';
 import { ensureAccounts, merchantAccountKey, systemAccountKey } from '../../../src/ledger/ledger-accounts.ts';
 import { transfer } from '../../../src/ledger/ledger-service.ts';
@@ -54,6 +55,7 @@ export async function fixtureDeposit(
       })
       .execute();
     if (status !== 'credited') return;
+    await addFinalUsdt(tx, [{ address: invoice.address, amount_micro: amountMicro }]);
     const [main, hotWallet] = await ensureAccounts(tx, clock, [
       merchantAccountKey(mode, shop.merchantId, 'USDT', 'main'),
       systemAccountKey(mode, 'hot_wallet', 'USDT', 0),
