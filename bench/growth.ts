@@ -189,6 +189,8 @@ interface GrowthSide {
   readonly setup: GatewaySetup;
   readonly merchants: readonly BenchMerchant[];
   readonly client: pg.Client;
+  /** The side's simulated chain (its CPU is read beside the worker's). */
+  readonly chainPid: number;
   api?: ServerProcess;
   /** The sandbox hot wallet of the side's key. */
   hotWallet?: string;
@@ -582,6 +584,8 @@ interface Drained {
   readonly deposits: number;
   readonly depositSeconds: number;
   readonly workerCpuSeconds: number;
+  /** The side's simulated chain's CPU meanwhile (a node's work, on this machine only because it is simulated). */
+  readonly chainCpuSeconds: number;
   /** Where the database's time went meanwhile: sessions by wait, statements by total time. */
   readonly databaseTime: string;
   /** When the deliveries' attempts started (attemptTimeline). */
@@ -599,6 +603,7 @@ async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depos
   const drainFrom = new Date();
   const started = performance.now();
   const cpuBefore = cpuSecondsOf(worker.pid);
+  const chainCpuBefore = cpuSecondsOf(side.chainPid);
   const deliveriesQuery = `select count(*) as n from webhook_deliveries where created_at >= $1 and created_at < $2`;
   const deliveries = await count(side.client, deliveriesQuery, [since, drainFrom]);
   const payouts = await count(
@@ -647,6 +652,7 @@ async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depos
       )) === 0,
   );
   const workerCpuSeconds = cpuSecondsOf(worker.pid) - cpuBefore;
+  const chainCpuSeconds = cpuSecondsOf(side.chainPid) - chainCpuBefore;
   return {
     deliveries,
     deliverySeconds,
@@ -655,6 +661,7 @@ async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depos
     deposits: depositsSent,
     depositSeconds,
     workerCpuSeconds,
+    chainCpuSeconds,
     databaseTime,
     timeline: await attemptTimeline(side, [since, drainFrom], drainFrom),
     deliveryWindow: [since, drainFrom],
@@ -770,7 +777,8 @@ async function receiverDeliveries(client: pg.Client, url: string, since: Date): 
 const drainedLine = (name: string, drained: Drained) =>
   `  ${name.padEnd(7)} ${drained.deliveries} deliveries in ${drained.deliverySeconds.toFixed(1)} s (${(drained.deliveries / drained.deliverySeconds).toFixed(0)}/s), ` +
   `${drained.payouts} payouts final in ${drained.payoutSeconds.toFixed(1)} s (${(drained.payouts / drained.payoutSeconds).toFixed(0)}/s), ` +
-  `${drained.deposits} deposits credited in ${drained.depositSeconds.toFixed(1)} s; worker CPU ${drained.workerCpuSeconds.toFixed(1)} s\n` +
+  `${drained.deposits} deposits credited in ${drained.depositSeconds.toFixed(1)} s; worker CPU ${drained.workerCpuSeconds.toFixed(1)} s, ` +
+  `chain CPU ${drained.chainCpuSeconds.toFixed(1)} s\n` +
   `${drained.timeline}\n${drained.databaseTime}`;
 
 // ---------------------------------------------------------------- the loaded database's figures
@@ -1102,7 +1110,16 @@ try {
     const merchants = await createMerchants(setup, SHOPS);
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
-    const side: GrowthSide = { name, databaseUrl: database.url, setup, merchants, client, pending: [], invoices: [] };
+    const side: GrowthSide = {
+      name,
+      databaseUrl: database.url,
+      setup,
+      merchants,
+      client,
+      chainPid: chains[name].pid,
+      pending: [],
+      invoices: [],
+    };
     // The first invoice through the API gives the sandbox key its real first address (the loaded addresses come after);
     // the faucet's answer names the side's hot wallet, where the loaded sweeps send their USDT.
     side.api = await startApi(setup, `${name} api`);

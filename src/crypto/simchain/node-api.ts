@@ -27,7 +27,7 @@ import { usdtSmartContractJson } from './usdt-contract-json.ts';
 import { accountNetJson, accountResourceJson, accountStakeJson } from './stake-json.ts';
 import { stakeRoutes } from './stake-routes.ts';
 import { NO_STAKE } from './stake-execution.ts';
-import type { StakeState } from './chain-state.ts';
+import type { JournalEntry, StakeState } from './chain-state.ts';
 import {
   accountJson,
   nodeInfoJson,
@@ -372,6 +372,30 @@ function runView(
   }
 }
 
+/** Each sealed block's journal by address, made on the first read of it (a journal never changes once its block is sealed). */
+const journalsByAddress = new WeakMap<readonly JournalEntry[], ReadonlyMap<string, readonly JournalEntry[]>>();
+
+/**
+ * The entries of a block's journal for one address. Blocks above the solidified one hold every
+ * transfer of the last ~19 blocks (thousands of entries while payouts land); custody reads one
+ * address's balance at a time, so scanning the whole journals per read cost O(entries) each.
+ */
+function journalEntriesOf(journal: readonly JournalEntry[], address: TronAddress): readonly JournalEntry[] {
+  let byAddress = journalsByAddress.get(journal);
+  if (!byAddress) {
+    const entries = new Map<string, JournalEntry[]>();
+    for (const entry of journal) {
+      if (!('address' in entry)) continue;
+      const list = entries.get(entry.address);
+      if (list) list.push(entry);
+      else entries.set(entry.address, [entry]);
+    }
+    journalsByAddress.set(journal, entries);
+    byAddress = entries;
+  }
+  return byAddress.get(address) ?? [];
+}
+
 /**
  * What the blocks above the solidified one changed for an address (their journals:
  * a solidified block's is dropped, a newer one's is kept for reorgs). Head state less
@@ -399,7 +423,7 @@ function changesAboveSolidified(
     stakeBefore: undefined as StakeState | undefined,
   };
   for (let number = chain.solidNumber + 1; number <= chain.head.number; number += 1) {
-    for (const entry of chain.block(number)?.journal ?? []) {
+    for (const entry of journalEntriesOf(chain.block(number)?.journal ?? [], address)) {
       if (entry.kind === 'usdt' && entry.address === address) changes.usdt += entry.delta;
       else if (entry.kind === 'trx' && entry.address === address) changes.trxSun += entry.delta;
       else if (entry.kind === 'account' && entry.address === address) changes.created = true;
