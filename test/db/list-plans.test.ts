@@ -24,6 +24,7 @@ import {
   planOf,
   QueryRecorder,
   relationsUnder,
+  rolledBack,
   rowsReadFrom,
   wholeReadsOf,
 } from '../support/query-plans.ts';
@@ -344,23 +345,15 @@ for (const backend of backends) {
         await open(request, request.url(sample));
       });
       const listQuery = queries.find((query) => /from "crypto_deposits"/.test(query.sql))!;
-      const rollback = new Error('rollback');
-      const reads = await database.db
-        .transaction()
-        .execute(async (trx) => {
-          for (const index of [
-            'crypto_deposits_shop_seen_idx',
-            'crypto_deposits_shop_status_idx',
-            'crypto_deposits_shop_amount_idx',
-          ])
-            await trx.executeQuery(CompiledQuery.raw(`drop index ${index}`));
-          const plan = await planOf(trx, listQuery);
-          throw Object.assign(rollback, { reads: wholeReadsOf(plan, large) });
-        })
-        .catch((error: unknown) => {
-          if (error !== rollback) throw error;
-          return (rollback as Error & { reads: string[] }).reads;
-        });
+      const reads = await rolledBack(database.db, async (trx) => {
+        for (const index of [
+          'crypto_deposits_shop_seen_idx',
+          'crypto_deposits_shop_status_idx',
+          'crypto_deposits_shop_amount_idx',
+        ])
+          await trx.executeQuery(CompiledQuery.raw(`drop index ${index}`));
+        return wholeReadsOf(await planOf(trx, listQuery), large);
+      });
       expect(reads.join('; ')).toMatch(/(Seq Scan|Sort of \d+ rows of) crypto_deposits/);
     });
 

@@ -8,8 +8,12 @@ import {
   type Kysely,
   type KyselyPlugin,
   type QueryResult,
+  type Transaction,
   type UnknownRow,
 } from 'kysely';
+import { afterAll, beforeAll } from 'vitest';
+import type { DatabaseBackend } from '../../src/db/database.ts';
+import { openTestDatabase, type TestDatabase } from './databases.ts';
 
 /** A table with at least this many rows (reltuples, after ANALYZE) is one a whole read of would grow with its data. */
 const LARGE_TABLE_ROWS = 5_000;
@@ -123,4 +127,60 @@ export async function analyzedRunOf(
   const cell = explained.rows[0]!['QUERY PLAN'];
   const plan = (typeof cell === 'string' ? JSON.parse(cell) : cell) as Array<{ Plan: AnalyzedNode }>;
   return plan[0]!.Plan;
+}
+
+/**
+ * What `work` returns, run in a transaction that is then rolled back: a table changed to see
+ * another plan (an index dropped, rows the statistics have not seen) is as it was afterwards.
+ */
+export async function rolledBack<DB, T>(db: Kysely<DB>, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+  const rollback = new Error('rollback');
+  let value: { readonly result: T } | undefined;
+  await db
+    .transaction()
+    .execute(async (trx) => {
+      value = { result: await work(trx) };
+      throw rollback;
+    })
+    .catch((error: unknown) => {
+      if (error !== rollback) throw error;
+    });
+  return value!.result;
+}
+
+/** The whole reads and large sorts in the plans of all these queries, each with the statement it is in. */
+export async function wholeReadsOfQueries(
+  db: Pick<Kysely<unknown>, 'executeQuery'>,
+  queries: readonly CompiledQuery[],
+  large: ReadonlySet<string>,
+): Promise<Array<{ readonly read: string; readonly sql: string }>> {
+  const found: Array<{ read: string; sql: string }> = [];
+  for (const query of queries)
+    for (const read of wholeReadsOf(await planOf(db, query), large)) found.push({ read, sql: query.sql });
+  return found;
+}
+
+/** Runs the statements that fill a database for a plan test (an ANALYZE among them), then names its large tables. */
+export async function loadForPlans(
+  db: Pick<Kysely<unknown>, 'executeQuery'>,
+  statements: readonly string[],
+): Promise<Set<string>> {
+  for (const statement of statements) await db.executeQuery(CompiledQuery.raw(statement));
+  return largeTablesOf(db);
+}
+
+/** The database of a describe block's plan tests: opened and filled before its tests, closed after them. */
+export function databaseForPlans(
+  backend: DatabaseBackend,
+  statements: () => readonly string[],
+): { readonly database: TestDatabase; readonly large: ReadonlySet<string> } {
+  const planned = {} as { database: TestDatabase; large: ReadonlySet<string> };
+  beforeAll(async () => {
+    planned.database = await openTestDatabase(backend);
+    planned.large = await loadForPlans(planned.database.db, statements());
+  }, 600_000);
+  afterAll(async () => {
+    await planned.database?.close();
+  });
+  return planned;
 }

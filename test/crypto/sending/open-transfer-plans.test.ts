@@ -6,7 +6,7 @@
 // sequential scan.
 // Without migration 0056's indexes the same reads do (checked, so the test can fail).
 import { CompiledQuery } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reservedEnergy } from '../../../src/crypto/energy/energy-reservations.ts';
 import { openHotWalletUsdt } from '../../../src/crypto/sending/outflow-repository.ts';
 import {
@@ -17,14 +17,14 @@ import {
   queuedUnsigned,
   sumHotWalletUsdtInFlight,
 } from '../../../src/crypto/sending/sending-repository.ts';
-import { backends, openTestDatabase, type TestDatabase } from '../../support/databases.ts';
+import { backends } from '../../support/databases.ts';
 import {
   analyzedRunOf,
-  largeTablesOf,
-  planOf,
+  databaseForPlans,
   QueryRecorder,
+  rolledBack,
   rowsReadFrom,
-  wholeReadsOf,
+  wholeReadsOfQueries,
 } from '../../support/query-plans.ts';
 
 const CHAIN = 'tron-sandbox' as const;
@@ -59,14 +59,10 @@ function attemptsSql(from: number, count: number, status: string): string {
 
 for (const backend of backends) {
   describe(`the reads of transfers not final yet on ${backend}`, () => {
-    let database: TestDatabase;
     const recorder = new QueryRecorder();
-    let large: ReadonlySet<string>;
-
-    beforeAll(async () => {
-      database = await openTestDatabase(backend);
+    const planned = databaseForPlans(backend, () => {
       const open = FINAL_TRANSFERS + 1;
-      for (const statement of [
+      return [
         transfersSql(1, FINAL_TRANSFERS, 'confirmed', true),
         attemptsSql(1, FINAL_TRANSFERS, 'landed'),
         transfersSql(open, 5, 'queued', false),
@@ -75,18 +71,12 @@ for (const backend of backends) {
         `insert into crypto_energy_reservations (transfer_id, chain, energy, created_at)
            select 'otx_plan' || k, '${CHAIN}', 65000, timestamptz '2026-01-01' from generate_series(${open}, ${open + 9}) as k`,
         'analyze',
-      ])
-        await database.db.executeQuery(CompiledQuery.raw(statement));
-      large = await largeTablesOf(database.db);
-    }, 600_000);
-
-    afterAll(async () => {
-      await database?.close();
+      ];
     });
 
     /** Every statement the executor, custody and the reservations run for open transfers, captured with its parameters. */
     async function openTransferReads(): Promise<CompiledQuery[]> {
-      const db = database.db.withPlugin(recorder);
+      const db = planned.database.db.withPlugin(recorder);
       return recorder.during(async () => {
         expect(await inFlight(db, CHAIN)).toHaveLength(5);
         expect(await countInFlight(db, CHAIN)).toBe(5);
@@ -100,64 +90,45 @@ for (const backend of backends) {
     }
 
     it('loads the transfers and their attempts as large tables', () => {
-      expect(large).toContain('crypto_outgoing_transfers');
-      expect(large).toContain('crypto_outgoing_attempts');
+      expect(planned.large).toContain('crypto_outgoing_transfers');
+      expect(planned.large).toContain('crypto_outgoing_attempts');
     });
 
     it('reads the open transfers and pending attempts through indexes, never the whole tables', async () => {
       const queries = await openTransferReads();
       expect(queries).toHaveLength(9);
-      const reads: string[] = [];
-      for (const query of queries)
-        for (const whole of wholeReadsOf(await planOf(database.db, query), large))
-          reads.push(`${whole} in: ${query.sql}`);
-      expect(reads).toEqual([]);
+      const reads = await wholeReadsOfQueries(planned.database.db, queries, planned.large);
+      expect(reads.map(({ read, sql }) => `${read} in: ${sql}`)).toEqual([]);
     });
 
     it('reads each transfer in flight and its attempt a bounded number of times even when the statistics saw none in flight', async () => {
       // ANALYZE ran with 5 in flight; 1,000 more are signed since, as between two autovacuum analyzes of a big table.
       const more = 1_000;
       const from = FINAL_TRANSFERS + 1_000;
-      const rollback = new Error('rollback');
-      const read = await database.db
-        .transaction()
-        .execute(async (trx) => {
-          await trx.executeQuery(CompiledQuery.raw(transfersSql(from, more, 'submitted', true)));
-          await trx.executeQuery(CompiledQuery.raw(attemptsSql(from, more, 'pending')));
-          const queries = await recorder.during(async () => {
-            expect(await inFlight(trx.withPlugin(recorder), CHAIN)).toHaveLength(5 + more);
-          });
-          let rows = 0;
-          for (const query of queries) {
-            const run = await analyzedRunOf(trx, query);
-            rows += rowsReadFrom(run, 'crypto_outgoing_attempts') + rowsReadFrom(run, 'crypto_outgoing_transfers');
-          }
-          throw Object.assign(rollback, { rows });
-        })
-        .catch((error: unknown) => {
-          if (error !== rollback) throw error;
-          return (rollback as Error & { rows: number }).rows;
+      const read = await rolledBack(planned.database.db, async (trx) => {
+        await trx.executeQuery(CompiledQuery.raw(transfersSql(from, more, 'submitted', true)));
+        await trx.executeQuery(CompiledQuery.raw(attemptsSql(from, more, 'pending')));
+        const queries = await recorder.during(async () => {
+          expect(await inFlight(trx.withPlugin(recorder), CHAIN)).toHaveLength(5 + more);
         });
+        let rows = 0;
+        for (const query of queries) {
+          const run = await analyzedRunOf(trx, query);
+          rows += rowsReadFrom(run, 'crypto_outgoing_attempts') + rowsReadFrom(run, 'crypto_outgoing_transfers');
+        }
+        return rows;
+      });
       // One read of each transfer and of its attempt, with room for an index's look-ahead: never one per pair.
       expect(read).toBeLessThanOrEqual(4 * (5 + more));
     });
 
     it('catches the missing indexes: without them the in-flight reads scan the transfers and attempts whole', async () => {
       const queries = await openTransferReads();
-      const rollback = new Error('rollback');
-      const reads = await database.db
-        .transaction()
-        .execute(async (trx) => {
-          for (const index of ['crypto_outgoing_transfers_open_idx', 'crypto_outgoing_attempts_pending_idx'])
-            await trx.executeQuery(CompiledQuery.raw(`drop index ${index}`));
-          const found: string[] = [];
-          for (const query of queries) found.push(...wholeReadsOf(await planOf(trx, query), large));
-          throw Object.assign(rollback, { reads: found });
-        })
-        .catch((error: unknown) => {
-          if (error !== rollback) throw error;
-          return (rollback as Error & { reads: string[] }).reads;
-        });
+      const reads = await rolledBack(planned.database.db, async (trx) => {
+        for (const index of ['crypto_outgoing_transfers_open_idx', 'crypto_outgoing_attempts_pending_idx'])
+          await trx.executeQuery(CompiledQuery.raw(`drop index ${index}`));
+        return (await wholeReadsOfQueries(trx, queries, planned.large)).map(({ read }) => read);
+      });
       expect(reads).toContain('Seq Scan crypto_outgoing_transfers');
       expect(reads).toContain('Seq Scan crypto_outgoing_attempts');
     });

@@ -8,21 +8,14 @@
 // Without migration 0057's index the same reads scan the addresses (checked, so the
 // test can fail).
 import { CompiledQuery } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   addressesHoldingUsdt,
   findSweepCandidates,
   unsweptFinalMicro,
 } from '../../../src/crypto/sweeping/sweeping-repository.ts';
-import { backends, openTestDatabase, type TestDatabase } from '../../support/databases.ts';
-import {
-  analyzedRunOf,
-  largeTablesOf,
-  planOf,
-  QueryRecorder,
-  rowsReadFrom,
-  wholeReadsOf,
-} from '../../support/query-plans.ts';
+import { backends } from '../../support/databases.ts';
+import * as plans from '../../support/query-plans.ts';
 
 const SWEPT_ADDRESSES = 20_000;
 /** Addresses past the swept ones: final USDT over the threshold, under it, and one swept clean with a sweep in flight. */
@@ -66,34 +59,22 @@ function sweepsSql(from: number, to: number, status: 'completed' | 'sweeping'): 
 
 for (const backend of backends) {
   describe(`the reads of addresses holding USDT on ${backend}`, () => {
-    let database: TestDatabase;
-    const recorder = new QueryRecorder();
-    let large: ReadonlySet<string>;
-
-    beforeAll(async () => {
-      database = await openTestDatabase(backend);
-      for (const statement of [
-        `insert into merchants (id, name, email, created_at) values ('mer_plans', 'Plans', 'plans@example.test', now())`,
-        `insert into shops (id, merchant_id, name, created_at) values ('shop_plans', 'mer_plans', 'Plans', now())`,
-        addressesSql(1, SWEPT_ADDRESSES, 60_000_000n, 60_000_000n),
-        ...sweepsSql(1, SWEPT_ADDRESSES, 'completed'),
-        addressesSql(OVER, OVER, 80_000_000n, 0n),
-        addressesSql(UNDER, UNDER, 20_000_000n, 0n),
-        addressesSql(IN_FLIGHT, IN_FLIGHT, 60_000_000n, 0n),
-        ...sweepsSql(IN_FLIGHT, IN_FLIGHT, 'sweeping'),
-        'analyze',
-      ])
-        await database.db.executeQuery(CompiledQuery.raw(statement));
-      large = await largeTablesOf(database.db);
-    }, 600_000);
-
-    afterAll(async () => {
-      await database?.close();
-    });
+    const recorder = new plans.QueryRecorder();
+    const planned = plans.databaseForPlans(backend, () => [
+      `insert into merchants (id, name, email, created_at) values ('mer_plans', 'Plans', 'plans@example.test', now())`,
+      `insert into shops (id, merchant_id, name, created_at) values ('shop_plans', 'mer_plans', 'Plans', now())`,
+      addressesSql(1, SWEPT_ADDRESSES, 60_000_000n, 60_000_000n),
+      ...sweepsSql(1, SWEPT_ADDRESSES, 'completed'),
+      addressesSql(OVER, OVER, 80_000_000n, 0n),
+      addressesSql(UNDER, UNDER, 20_000_000n, 0n),
+      addressesSql(IN_FLIGHT, IN_FLIGHT, 60_000_000n, 0n),
+      ...sweepsSql(IN_FLIGHT, IN_FLIGHT, 'sweeping'),
+      'analyze',
+    ]);
 
     /** Every statement the sweeper and custody run to find the addresses holding USDT, captured with its parameters. */
     async function holdingReads(): Promise<CompiledQuery[]> {
-      const db = database.db.withPlugin(recorder);
+      const db = planned.database.db.withPlugin(recorder);
       return recorder.during(async () => {
         const candidates = await findSweepCandidates(db, {
           keyId: 'sandbox',
@@ -117,26 +98,21 @@ for (const backend of backends) {
       });
     }
 
-    it('loads the addresses and their sweeps as large tables', () => {
-      expect(large).toContain('crypto_addresses');
-      expect(large).toContain('crypto_sweeps');
-    });
-
-    it('reads the addresses holding USDT through indexes, never the whole tables', async () => {
-      const queries = await holdingReads();
-      expect(queries).toHaveLength(6);
-      const reads: string[] = [];
-      for (const query of queries)
-        for (const whole of wholeReadsOf(await planOf(database.db, query), large))
-          reads.push(`${whole} in: ${query.sql}`);
-      expect(reads).toEqual([]);
+    it('reads the addresses holding USDT through indexes, never the whole tables (both planned.large)', async () => {
+      expect(
+        [...planned.large].filter((table) => table === 'crypto_addresses' || table === 'crypto_sweeps').sort(),
+      ).toEqual(['crypto_addresses', 'crypto_sweeps']);
+      const reads = await plans.wholeReadsOfQueries(planned.database.db, await holdingReads(), planned.large);
+      expect(reads.map(({ read, sql }) => `${read} in: ${sql}`)).toEqual([]);
     });
 
     it('reads a bounded number of rows per address holding USDT, none per address swept clean', async () => {
+      const queries = await holdingReads();
+      expect(queries).toHaveLength(6);
       let rows = 0;
-      for (const query of await holdingReads()) {
-        const run = await analyzedRunOf(database.db, query);
-        rows += rowsReadFrom(run, 'crypto_addresses') + rowsReadFrom(run, 'crypto_sweeps');
+      for (const query of queries) {
+        const run = await plans.analyzedRunOf(planned.database.db, query);
+        rows += plans.rowsReadFrom(run, 'crypto_addresses') + plans.rowsReadFrom(run, 'crypto_sweeps');
       }
       // Six reads of at most three addresses each, with their sweeps: a few dozen rows, not 20,000.
       expect(rows).toBeLessThanOrEqual(60);
@@ -144,19 +120,10 @@ for (const backend of backends) {
 
     it('catches the missing index: without it the reads scan the addresses whole', async () => {
       const queries = await holdingReads();
-      const rollback = new Error('rollback');
-      const reads = await database.db
-        .transaction()
-        .execute(async (trx) => {
-          await trx.executeQuery(CompiledQuery.raw('drop index crypto_addresses_unswept_idx'));
-          const found: string[] = [];
-          for (const query of queries) found.push(...wholeReadsOf(await planOf(trx, query), large));
-          throw Object.assign(rollback, { reads: found });
-        })
-        .catch((error: unknown) => {
-          if (error !== rollback) throw error;
-          return (rollback as Error & { reads: string[] }).reads;
-        });
+      const reads = await plans.rolledBack(planned.database.db, async (trx) => {
+        await trx.executeQuery(CompiledQuery.raw('drop index crypto_addresses_unswept_idx'));
+        return (await plans.wholeReadsOfQueries(trx, queries, planned.large)).map(({ read }) => read);
+      });
       expect(reads).toContain('Seq Scan crypto_addresses');
     });
   });
