@@ -1,7 +1,8 @@
 // What the receiving module tells other crypto modules of the deposits and
 // addresses it owns: refunds ask which deposits a refund may send back, sweeping
-// asks where final USDT sits and tells what it moved off an address. Each read takes the caller's executor, so one made
-// inside the caller's transaction sees that transaction.
+// asks where final USDT sits and tells what it moved off an address. Each read
+// takes the caller's executor, so one made inside the caller's transaction sees
+// that transaction.
 import type { RawBuilder } from 'kysely';
 import type { Executor, Tx } from '../../db/transaction.ts';
 import * as repository from './receiving-repository.ts';

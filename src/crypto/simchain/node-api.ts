@@ -424,10 +424,10 @@ function changesAboveSolidified(
   };
   for (let number = chain.solidNumber + 1; number <= chain.head.number; number += 1) {
     for (const entry of journalEntriesOf(chain.block(number)?.journal ?? [], address)) {
-      if (entry.kind === 'usdt' && entry.address === address) changes.usdt += entry.delta;
-      else if (entry.kind === 'trx' && entry.address === address) changes.trxSun += entry.delta;
-      else if (entry.kind === 'account' && entry.address === address) changes.created = true;
-      else if (entry.kind === 'stake' && entry.address === address && !changes.stakeChanged) {
+      if (entry.kind === 'usdt') changes.usdt += entry.delta;
+      else if (entry.kind === 'trx') changes.trxSun += entry.delta;
+      else if (entry.kind === 'account') changes.created = true;
+      else if (entry.kind === 'stake' && !changes.stakeChanged) {
         changes.stakeChanged = true;
         changes.stakeBefore = entry.before;
       }
