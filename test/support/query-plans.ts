@@ -161,7 +161,7 @@ export async function wholeReadsOfQueries(
 }
 
 /** Runs the statements that fill a database for a plan test (an ANALYZE among them), then names its large tables. */
-export async function loadForPlans(
+async function loadForPlans(
   db: Pick<Kysely<unknown>, 'executeQuery'>,
   statements: readonly string[],
 ): Promise<Set<string>> {
