@@ -291,6 +291,13 @@ export function createDeliveryWorker(
     return claimed.length;
   }
 
+  /** Whether `claimPacedEarly` would claim now: a healthy receiver with deliveries put off at its pace has room for a batch. */
+  function canClaimPacedEarly(): boolean {
+    if (claimRoom() <= 0) return false;
+    for (const origin of paced.keys()) if (!gate.isImpaired(origin) && hasPacedRoom(origin)) return true;
+    return false;
+  }
+
   /** Whether some queued delivery could start as soon as a slot is free. */
   function anyStartable(): boolean {
     for (const origin of queues.keys()) if (gate.hasRoom(origin)) return true;
@@ -441,7 +448,10 @@ export function createDeliveryWorker(
         if (claimed < room && (await claimPacedEarly()) > 0) continue;
         if (claimed < room) {
           const pauseMs = await idlePauseMs();
-          if (!notified && !stopped) await pause(pauseMs, queued > 0 ? Math.floor(queued / 2) : undefined);
+          // The receivers' answers that came while the due time was read may have made room for an
+          // early claim, and woke no one: the pause would last until the backlog's booked times.
+          if (!notified && !stopped && !canClaimPacedEarly())
+            await pause(pauseMs, queued > 0 ? Math.floor(queued / 2) : undefined);
         }
       } catch (error) {
         reportFailure(context, error, {}, 'webhook worker could not claim deliveries');

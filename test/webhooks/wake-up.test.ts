@@ -5,7 +5,7 @@
 // killed. The tests wait for the worker to be asleep (its sleep observer) and for
 // the webhook to arrive, never for a time: a sleep of an hour that ends at all
 // was woken, and one that ran out was not.
-import { sql } from 'kysely';
+import { sql, type KyselyPlugin, type QueryId } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/context.ts';
@@ -18,6 +18,7 @@ import { webhookMetrics } from '../../src/webhooks/webhook-metrics.ts';
 import { findClaimedDelivery } from '../../src/webhooks/webhook-repository.ts';
 import { createWebhookSender } from '../../src/webhooks/webhook-sender.ts';
 import { backends, itOnServer } from '../support/databases.ts';
+import { eventually } from '../support/eventually.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { watchSleeps, type SleepWatch } from '../support/worker-sleeps.ts';
 import { startReceiver, type Handler, type Receiver } from './receiver.ts';
@@ -27,6 +28,26 @@ const HOUR_MS = 3_600_000;
 /** Also the lease, so that an attempt in flight does not make the worker's next sleep shorter. */
 const SLEEPS_AN_HOUR: DeliveryWorkerOptions = { backstopMs: HOUR_MS, leaseMs: HOUR_MS };
 const sleepsAnHour = (pauseMs: number) => pauseMs === HOUR_MS;
+
+/**
+ * A database that answers the delivery worker's due-time read (nextDeliveryDueAt, the one
+ * `least(` statement it runs) only once `released` settles: what a slow read is to the worker.
+ */
+function answeringDueTimeReadsWhen(released: Promise<void>): KyselyPlugin {
+  const dueTimeReads = new Set<QueryId>();
+  return {
+    transformQuery({ node, queryId }) {
+      if (node.kind === 'RawNode' && node.sqlFragments.some((fragment) => fragment.includes('least('))) {
+        dueTimeReads.add(queryId);
+      }
+      return node;
+    },
+    async transformResult({ result, queryId }) {
+      if (dueTimeReads.delete(queryId)) await released;
+      return result;
+    },
+  };
+}
 
 describe.each(backends)('an idle delivery worker on %s', (backend) => {
   let testApp: TestApp;
@@ -157,6 +178,75 @@ describe.each(backends)('an idle delivery worker on %s', (backend) => {
       });
     } finally {
       receiver.handler = answerOk;
+    }
+  });
+
+  it('a backlog put off at the receiver’s pace is claimed early, not slept on, when the held deliveries are all answered while the worker reads when to wake', async () => {
+    // No notification comes for these deliveries or for their postponements, as none comes for
+    // a postponement a minute or more ahead (a backlog booked at a slow spell's pace): only the
+    // worker's own bookkeeping can bring them back before their time.
+    await sql`alter table webhook_deliveries disable trigger webhook_deliveries_due_notify`.execute(context.db);
+    // One attempt at a time to the receiver: the worker holds 8 of its deliveries and puts 12 off.
+    const events = await inTransaction(context.db, async (tx) => {
+      const emitted = [];
+      for (let index = 0; index < 20; index++)
+        emitted.push(
+          await emit(tx, testApp.clock, { shopId, type: 'payment.paid', data: {}, destination: receiver.url }),
+        );
+      return emitted;
+    });
+    const ids = events.map((event) => event.id);
+    const arrivedOfThese = () => ids.filter((id) => arrived.has(id)).length;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const sleeps = watchSleeps();
+    /** Sleeps begun with nothing in flight while some of the backlog had not arrived: each one a stall. */
+    const idleSleeps: number[] = [];
+    const worker = createDeliveryWorker(
+      { ...context, db: context.db.withPlugin(answeringDueTimeReadsWhen(released)) },
+      {
+        ...SLEEPS_AN_HOUR,
+        concurrency: 4,
+        originConcurrency: 1,
+        sleepObserver: {
+          asleep(pauseMs) {
+            if (worker.inFlight === 0 && arrivedOfThese() < ids.length) idleSleeps.push(arrivedOfThese());
+            sleeps.observer.asleep(pauseMs);
+          },
+          awake: (cause) => sleeps.observer.awake(cause),
+        },
+      },
+    );
+    worker.start();
+    try {
+      // The worker reads when to wake once nothing more is due; the answer comes after the 8 it
+      // held have all been answered and the 12 it put off are written.
+      const postponed = () =>
+        context.db
+          .selectFrom('webhook_deliveries')
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .where('event_id', 'in', ids)
+          .where('status', '=', 'pending')
+          .where('locked_until', 'is', null)
+          .where('next_attempt_at', '>', testApp.clock.now())
+          .executeTakeFirstOrThrow();
+      await eventually(
+        async () => ({
+          arrived: arrivedOfThese(),
+          inFlight: worker.inFlight,
+          postponed: Number((await postponed()).count),
+        }),
+        (state) => state.arrived === 8 && state.inFlight === 0 && state.postponed === 12,
+      );
+      release();
+      // The clock stands still, so nothing put off falls due: only an early claim delivers the rest.
+      await Promise.all(ids.map(arrival));
+      expect(idleSleeps).toEqual([]);
+      expect(await context.metrics.metrics()).toMatch(/paygate_webhook_deliveries_claimed_early_total [1-9]/);
+    } finally {
+      release();
+      await worker.stop();
+      await sql`alter table webhook_deliveries enable trigger webhook_deliveries_due_notify`.execute(context.db);
     }
   });
 
