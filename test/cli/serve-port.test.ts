@@ -79,26 +79,17 @@ describe.each(backends)('paygate serve --port on %s', (backend) => {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stderr = '';
-      let errorAt: number | undefined;
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (errorAt === undefined && stderr.includes('is in use')) errorAt = Date.now();
-      });
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       child.stdout.resume();
+      // It exits by itself: a process that stayed alive would hold the test to its timeout.
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-      const exitedAt = Date.now();
       expect(code).toBe(1);
       expect(stderr).toContain(`PORT ${port} on 127.0.0.1 is in use by another process`);
       expect(stderr).not.toContain('    at ');
-      // It exits by itself (before this change it stayed alive on PostgreSQL). Closing the database
-      // takes about a second on an idle machine; the bound is only a safety net against a hang, as
-      // start-up and shutdown are many times slower on a loaded machine.
-      expect(exitedAt - errorAt!).toBeLessThan(60_000);
       if (backend === 'pglite')
         await expect(stat(join(dataDir, 'paygate.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
     } finally {
       await new Promise((resolve) => occupied.close(resolve));
     }
-    // A safety net only: start-up before the error is slow on a loaded machine.
-  }, 180_000);
+  });
 });

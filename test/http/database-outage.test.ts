@@ -14,6 +14,7 @@ import { openDatabase, type DatabaseBackend } from '../../src/db/database.ts';
 import { createMerchant } from '../../src/merchants/merchant-service.ts';
 import { buildTestApp, createTestContext } from '../support/app.ts';
 import { backends } from '../support/databases.ts';
+import { eventually } from '../support/eventually.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
 interface Gateway {
@@ -143,16 +144,12 @@ async function breakRelayDuringPaymentInsert(
     create trigger test_wait_for_outage before insert on payments for each row execute function test_wait_for_outage();`);
   await admin.query('select pg_advisory_lock(4242)');
   const pending = send();
-  await expect
-    .poll(
-      async () =>
-        (await admin.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`))
-          .rows[0].n,
-      {
-        timeout: 30_000,
-      },
-    )
-    .toBe(1);
+  await eventually(
+    async () =>
+      (await admin.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`)).rows[0]
+        .n as number,
+    (waiting) => waiting === 1,
+  );
   await g.proxy!.cut();
   const failed = await pending;
   expect(failed.statusCode).toBe(503);

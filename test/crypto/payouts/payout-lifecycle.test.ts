@@ -243,5 +243,5 @@ describe.each(backends)('payouts through the executor on %s', (backend) => {
     // Every reservation posted whole (the quote is the price; the actual fee is booked beside it): nothing left, nothing pending.
     expect(await testApp.balance(racer)).toEqual({ available: 0n, pending: 0n, total: 0n });
     for (const row of payouts) expect(row.network_fee_actual_micro).not.toBeNull();
-  }, 120_000);
+  });
 });

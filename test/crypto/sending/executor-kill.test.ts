@@ -97,7 +97,7 @@ describe.each(backends)('the executor killed -9 between steps, on %s', (backend)
 
   it.each(cases)(
     'killed -9 at %s, a %s node asked first: every recipient is paid exactly once',
-    { timeout: 180_000 },
+    { timeout: 600_000 },
     async (crashAt, name, faults) => {
       const recipients = Array.from({ length: TRANSFERS }, () => freshAddress());
       const setup = await open();
