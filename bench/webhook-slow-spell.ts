@@ -13,19 +13,11 @@ import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Registry } from 'prom-client';
 import { sql } from 'kysely';
-import { createBenchDatabase } from './bench-database.ts';
 import { envNumber, verdict } from './verdict.ts';
+import { openWebhookBenchDatabase } from './webhook-bench-database.ts';
 import { systemClock } from '../src/clock.ts';
-import { loadConfig } from '../src/config.ts';
-import type { AppContext } from '../src/context.ts';
-import { openDatabase } from '../src/db/database.ts';
-import { migrate } from '../src/db/migrate.ts';
 import { listenOnPostgres } from '../src/db/notifications.ts';
 import { inTransaction } from '../src/db/transaction.ts';
-import { DependencyHealth } from '../src/health/dependency-health.ts';
-import { throwawayKeyring } from '../src/kms/keyring.ts';
-import { createLogger } from '../src/logger.ts';
-import { createMerchant } from '../src/merchants/merchant-service.ts';
 import { createDeliveryWorker } from '../src/webhooks/delivery-worker.ts';
 import { emit } from '../src/webhooks/outbox.ts';
 
@@ -72,36 +64,15 @@ interface Drain {
 }
 
 async function main(): Promise<void> {
-  const database = await createBenchDatabase('webhook_spell');
-  const config = loadConfig({
-    ...process.env,
-    DATABASE_URL: database.url,
-    LOG_LEVEL: 'silent',
-    PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
-    PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
-  });
-  const handle = await openDatabase({ url: database.url, poolSize: config.databasePoolSize });
+  const bench = await openWebhookBenchDatabase('webhook_spell', {}, (url) => listenOnPostgres({ url }));
+  const { context } = bench;
   const receiver = await startReceiver();
-  const notifications = await listenOnPostgres({ url: database.url });
   try {
-    await migrate(handle);
-    const logger = createLogger(config);
-    const base = {
-      db: handle.db,
-      backend: 'postgres' as const,
-      clock: systemClock,
-      config,
-      logger,
-      health: new DependencyHealth(logger),
-      keyring: throwawayKeyring(),
-      notifications,
-    };
-    const merchant = await createMerchant(base, { name: 'Bench shop', email: 'bench@paygate.local' });
     for (let start = 0; start < EVENTS; start += 500) {
-      await inTransaction(handle.db, async (tx) => {
+      await inTransaction(context.db, async (tx) => {
         for (let index = start; index < Math.min(EVENTS, start + 500); index++)
           await emit(tx, systemClock, {
-            shopId: merchant.shop_id,
+            shopId: bench.shopId,
             type: 'payment.paid',
             data: { id: `pay_${index}`, status: 'paid', amount: 1500.5 },
             destination: receiver.url,
@@ -112,11 +83,11 @@ async function main(): Promise<void> {
     /** Every delivery made due again, then drained by a fresh worker (with the spell or without). */
     async function drain(spell: boolean): Promise<Drain> {
       await sql`update webhook_deliveries set status = 'pending', next_attempt_at = now(), locked_until = null, lease_token = null`.execute(
-        handle.db,
+        context.db,
       );
       receiver.arrivals.length = 0;
       const metrics = new Registry();
-      const worker = createDeliveryWorker({ ...base, metrics } as AppContext);
+      const worker = createDeliveryWorker({ ...context, metrics });
       const started = performance.now();
       const stopSpell = spell ? busySpell() : () => undefined;
       worker.start();
@@ -144,7 +115,7 @@ async function main(): Promise<void> {
     const afterwards = await drain(false);
     const anchorRate = (before.rateAfterSpell + afterwards.rateAfterSpell) / 2;
     const ratio = withSpell.rateAfterSpell / anchorRate;
-    const delivered = await handle.db
+    const delivered = await context.db
       .selectFrom('webhook_deliveries')
       .select((eb) => eb.fn.countAll<string>().as('count'))
       .where('status', '=', 'delivered')
@@ -165,10 +136,8 @@ async function main(): Promise<void> {
     line('lost', `${lost} (must be 0)   ${verdict(lost === 0)}`);
     process.exitCode = lost === 0 ? 0 : 1;
   } finally {
-    await notifications.close();
     await receiver.close();
-    await handle.close();
-    await database.drop();
+    await bench.close();
   }
 }
 

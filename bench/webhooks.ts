@@ -9,21 +9,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createBenchDatabase } from './bench-database.ts';
 import { measurePostgresCpu } from './server-cpu.ts';
+import { openWebhookBenchDatabase } from './webhook-bench-database.ts';
 import { verdict } from './verdict.ts';
-import { Registry } from 'prom-client';
 import { Agent, request } from 'undici';
 import { systemClock } from '../src/clock.ts';
-import { loadConfig } from '../src/config.ts';
-import type { AppContext } from '../src/context.ts';
-import { openDatabase } from '../src/db/database.ts';
-import { migrate } from '../src/db/migrate.ts';
 import { inTransaction } from '../src/db/transaction.ts';
-import { throwawayKeyring } from '../src/kms/keyring.ts';
-import { createLogger } from '../src/logger.ts';
-import { DependencyHealth } from '../src/health/dependency-health.ts';
-import { createMerchant } from '../src/merchants/merchant-service.ts';
 import { createDeliveryWorker } from '../src/webhooks/delivery-worker.ts';
 import { emit } from '../src/webhooks/outbox.ts';
 
@@ -78,34 +69,14 @@ async function bareUndici(url: string, bodies: readonly string[], concurrency: n
 }
 
 async function main(): Promise<void> {
-  const database = await createBenchDatabase('webhooks');
-  const config = loadConfig({
-    ...process.env,
-    DATABASE_URL: database.url,
-    LOG_LEVEL: 'silent',
-    PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
-    PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
+  const bench = await openWebhookBenchDatabase('webhooks', {
     PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY:
       process.env.PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY ?? process.env.PAYGATE_WEBHOOK_CONCURRENCY ?? '32',
   });
+  const { config, context } = bench;
   const concurrency = config.webhookConcurrency;
-  const handle = await openDatabase({ url: database.url, poolSize: config.databasePoolSize });
   const receiver = await startReceiver();
   try {
-    await migrate(handle);
-    const logger = createLogger(config);
-    const context: AppContext = {
-      db: handle.db,
-      backend: 'postgres',
-      clock: systemClock,
-      config,
-      metrics: new Registry(),
-      logger,
-      health: new DependencyHealth(logger),
-      keyring: throwawayKeyring(),
-    };
-    const merchant = await createMerchant(context, { name: 'Bench shop', email: 'bench@paygate.local' });
-
     // A realistic body: a payment.paid event with the full payment (about 600 bytes).
     const payment = (index: number) => ({
       id: `0b9d6f2e-6a51-4a8e-9d7e-${String(index).padStart(12, '0')}`,
@@ -125,12 +96,12 @@ async function main(): Promise<void> {
     const emitStarted = performance.now();
     const ids: string[] = [];
     for (let start = 0; start < EVENTS; start += 500) {
-      await inTransaction(handle.db, async (tx) => {
+      await inTransaction(context.db, async (tx) => {
         for (let index = start; index < Math.min(EVENTS, start + 500); index++) {
           ids.push(
             (
               await emit(tx, systemClock, {
-                shopId: merchant.shop_id,
+                shopId: bench.shopId,
                 type: 'payment.paid',
                 data: payment(index),
                 destination: receiver.url,
@@ -141,7 +112,9 @@ async function main(): Promise<void> {
       });
     }
     const emitSeconds = (performance.now() - emitStarted) / 1000;
-    const bodies = (await handle.db.selectFrom('webhook_events').select('payload').execute()).map((row) => row.payload);
+    const bodies = (await context.db.selectFrom('webhook_events').select('payload').execute()).map(
+      (row) => row.payload,
+    );
     const baselineBefore = await bareUndici(receiver.url, bodies, concurrency);
     receiver.received.clear();
     const requestsBefore = receiver.requests();
@@ -154,7 +127,7 @@ async function main(): Promise<void> {
     const deadline = Date.now() + 10 * 60_000;
     for (;;) {
       if (receiver.received.size >= EVENTS) {
-        const pending = await handle.db
+        const pending = await context.db
           .selectFrom('webhook_deliveries')
           .select((eb) => eb.fn.countAll<bigint>().as('count'))
           .where('status', '!=', 'delivered')
@@ -169,7 +142,7 @@ async function main(): Promise<void> {
     const engineCpuUs = (engineCpuUsage.user + engineCpuUsage.system) / EVENTS;
     const databaseCpuUs = engineDatabaseCpu();
     await worker.stop();
-    const delivered = await handle.db
+    const delivered = await context.db
       .selectFrom('webhook_deliveries')
       .select((eb) => eb.fn.countAll<bigint>().as('count'))
       .where('status', '=', 'delivered')
@@ -212,8 +185,7 @@ async function main(): Promise<void> {
     process.exitCode = lost === 0 ? 0 : 1;
   } finally {
     await receiver.close();
-    await handle.close();
-    await database.drop();
+    await bench.close();
   }
 }
 
