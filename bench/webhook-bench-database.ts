@@ -20,7 +20,7 @@ export interface WebhookBenchDatabase {
   /** The engine's context, with a registry of its own. */
   readonly context: AppContext;
   readonly shopId: string;
-  /** Closes the database handle and drops the database. */
+  /** Closes the notifications and the database handle, and drops the database. */
   close(): Promise<void>;
 }
 
@@ -38,9 +38,20 @@ export async function openWebhookBenchDatabase(
     PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
     ...env,
   });
-  const handle = await openDatabase({ url: database.url, poolSize: config.databasePoolSize });
+  let handle: Awaited<ReturnType<typeof openDatabase>> | undefined;
+  let listening: Notifications | undefined;
+  const closeAll = async () => {
+    try {
+      await listening?.close();
+      await handle?.close();
+    } finally {
+      await database.drop();
+    }
+  };
   try {
+    handle = await openDatabase({ url: database.url, poolSize: config.databasePoolSize });
     await migrate(handle);
+    listening = await notifications?.(database.url);
     const logger = createLogger(config);
     const context: AppContext = {
       db: handle.db,
@@ -51,23 +62,12 @@ export async function openWebhookBenchDatabase(
       logger,
       health: new DependencyHealth(logger),
       keyring: throwawayKeyring(),
-      notifications: await notifications?.(database.url),
+      notifications: listening,
     };
     const merchant = await createMerchant(context, { name: 'Bench shop', email: 'bench@paygate.local' });
-    return {
-      url: database.url,
-      config,
-      context,
-      shopId: merchant.shop_id,
-      async close() {
-        await context.notifications?.close();
-        await handle.close();
-        await database.drop();
-      },
-    };
+    return { url: database.url, config, context, shopId: merchant.shop_id, close: closeAll };
   } catch (error) {
-    await handle.close();
-    await database.drop();
+    await closeAll();
     throw error;
   }
 }

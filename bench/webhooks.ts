@@ -75,7 +75,10 @@ async function main(): Promise<void> {
   });
   const { config, context } = bench;
   const concurrency = config.webhookConcurrency;
-  const receiver = await startReceiver();
+  const receiver = await startReceiver().catch(async (error: unknown) => {
+    await bench.close();
+    throw error;
+  });
   try {
     // A realistic body: a payment.paid event with the full payment (about 600 bytes).
     const payment = (index: number) => ({

@@ -294,7 +294,11 @@ export function createDeliveryWorker(
   /** Whether `claimPacedEarly` would claim now: a healthy receiver with deliveries put off at its pace has room for a batch. */
   function canClaimPacedEarly(): boolean {
     if (claimRoom() <= 0) return false;
-    for (const origin of paced.keys()) if (!gate.isImpaired(origin) && hasPacedRoom(origin)) return true;
+    const nowMs = context.clock.now().getTime();
+    for (const [origin, list] of paced) {
+      // Booked times already past are claimed the ordinary way; only those still ahead call for an early claim.
+      if (!gate.isImpaired(origin) && list.at(-1)!.untilMs > nowMs && hasPacedRoom(origin)) return true;
+    }
     return false;
   }
 
@@ -449,7 +453,8 @@ export function createDeliveryWorker(
         if (claimed < room) {
           const pauseMs = await idlePauseMs();
           // The receivers' answers that came while the due time was read may have made room for an
-          // early claim, and woke no one: the pause would last until the backlog's booked times.
+          // early claim, and woke no one: the pause would last until the earliest booked time (or
+          // the backstop), though the receiver could take the backlog now.
           if (!notified && !stopped && !canClaimPacedEarly())
             await pause(pauseMs, queued > 0 ? Math.floor(queued / 2) : undefined);
         }
