@@ -4,7 +4,7 @@
 import { Registry } from 'prom-client';
 import { createBenchDatabase } from './bench-database.ts';
 import { systemClock } from '../src/clock.ts';
-import { loadConfig, type Config } from '../src/config.ts';
+import { loadConfig } from '../src/config.ts';
 import type { AppContext } from '../src/context.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -15,8 +15,6 @@ import { createLogger } from '../src/logger.ts';
 import { createMerchant } from '../src/merchants/merchant-service.ts';
 
 export interface WebhookBenchDatabase {
-  readonly url: string;
-  readonly config: Config;
   /** The engine's context, with a registry of its own. */
   readonly context: AppContext;
   readonly shopId: string;
@@ -65,7 +63,7 @@ export async function openWebhookBenchDatabase(
       notifications: listening,
     };
     const merchant = await createMerchant(context, { name: 'Bench shop', email: 'bench@paygate.local' });
-    return { url: database.url, config, context, shopId: merchant.shop_id, close: closeAll };
+    return { context, shopId: merchant.shop_id, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;

@@ -73,7 +73,8 @@ async function main(): Promise<void> {
     PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY:
       process.env.PAYGATE_WEBHOOK_ORIGIN_CONCURRENCY ?? process.env.PAYGATE_WEBHOOK_CONCURRENCY ?? '32',
   });
-  const { config, context } = bench;
+  const { context } = bench;
+  const { config } = context;
   const concurrency = config.webhookConcurrency;
   const receiver = await startReceiver().catch(async (error: unknown) => {
     await bench.close();
