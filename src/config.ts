@@ -55,6 +55,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** SIGTERM: how long in-flight requests and webhook deliveries may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
+  /** The workers a process with workers runs (PAYGATE_WORKERS); unset: every one (docs/scaling.md "Workers in processes of their own"). */
+  readonly workers: WorkerSelection | undefined;
   /** The cabinet: a session ends after this long without a request, or this long after sign-in; a step-up holds this long. */
   readonly cabinetSessionIdleMs: number;
   readonly cabinetSessionAbsoluteMs: number;
@@ -589,6 +591,36 @@ function readEnergySettings(env: Env): Pick<Config, 'tronMaxBurnSun' | 'tronEner
   return { tronMaxBurnSun: maxBurnSun, tronEnergySources: sources, tronEnergyRental: rental };
 }
 
+/** Some of the workers by name: only those listed, or every one except those listed. */
+export interface WorkerSelection {
+  readonly except: boolean;
+  readonly names: readonly string[];
+}
+
+/**
+ * PAYGATE_WORKERS: worker names (`webhook-delivery,payment-expiry`: those alone) or names each
+ * after a minus (`-webhook-delivery`: every worker but those), not both. The names are checked
+ * against the workers themselves when a process makes them (modules.ts createWorkers).
+ */
+function readWorkerSelection(env: Env): WorkerSelection | undefined {
+  const name = 'PAYGATE_WORKERS';
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const entries = raw.split(',').map((entry) => entry.trim());
+  if (entries.some((entry) => !/^-?[a-z][a-z0-9-]*$/.test(entry)))
+    throw new ConfigError(
+      name,
+      `must be a comma list of worker names (webhook-delivery), or of names each after a minus for every worker but those (-webhook-delivery), got "${raw}"`,
+    );
+  const except = entries.filter((entry) => entry.startsWith('-'));
+  if (except.length > 0 && except.length < entries.length)
+    throw new ConfigError(
+      name,
+      `mixes names with names after a minus ("${raw}"): list the workers to run, or those not to`,
+    );
+  return { except: except.length > 0, names: [...new Set(entries.map((entry) => entry.replace(/^-/, '')))] };
+}
+
 function readColdStorage(env: Env): Pick<Config, 'tronHotWalletCeilingMicro' | 'tronColdAddress'> {
   const ceiling = readOptionalUsdt(env, 'PAYGATE_TRON_HOT_WALLET_CEILING_USDT');
   const cold = env.PAYGATE_TRON_COLD_ADDRESS?.trim() || undefined;
@@ -656,6 +688,7 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxHelperCallsPerMinute: readInteger(env, 'PAYGATE_SANDBOX_HELPER_CALLS_PER_MINUTE', 120, 1, 1_000_000),
     metricsToken: readMetricsToken(env),
     shutdownTimeoutMs: readInteger(env, 'PAYGATE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
+    workers: readWorkerSelection(env),
     cabinetSessionIdleMs: readInteger(env, 'PAYGATE_CABINET_SESSION_IDLE_MINUTES', 30, 1, 24 * 60) * 60_000,
     cabinetSessionAbsoluteMs: readInteger(env, 'PAYGATE_CABINET_SESSION_MAX_HOURS', 12, 1, 24 * 30) * 3_600_000,
     cabinetStepUpMs: readInteger(env, 'PAYGATE_CABINET_STEP_UP_MINUTES', 10, 1, 60) * 60_000,

@@ -29,7 +29,7 @@ import { createLedgerModule } from './ledger/ledger-module.ts';
 import { createMerchantsModule, type MerchantsService } from './merchants/merchants-module.ts';
 import { createPaymentsModule, type PaymentsOptions } from './payments/payments-module.ts';
 import { auditRetentionSource } from './audit/audit-retention.ts';
-import type { Config } from './config.ts';
+import { ConfigError, type Config, type WorkerSelection } from './config.ts';
 import { createRetentionModule } from './retention/retention-module.ts';
 import type { RetentionSource } from './retention/retention-source.ts';
 import { webhookRetentionSource } from './webhooks/webhook-retention.ts';
@@ -124,9 +124,21 @@ export function retentionSources(config: Config): RetentionSource[] {
   return [auditRetentionSource(config.retention.auditMonths), webhookRetentionSource(config.retention.webhookDays)];
 }
 
-/** The workers of every module, for a process that runs them. */
-export function createWorkers(modules: readonly GatewayModule[]): Worker[] {
-  return modules.flatMap((module) => module.workers?.() ?? []);
+/**
+ * The workers of every module, for a process that runs them: all of them, or those `selection`
+ * chooses (PAYGATE_WORKERS). A name no worker has is refused, naming the workers there are. The
+ * workers not chosen are made but never started, and a worker opens nothing until it starts.
+ */
+export function createWorkers(modules: readonly GatewayModule[], selection?: WorkerSelection): Worker[] {
+  const workers = modules.flatMap((module) => module.workers?.() ?? []);
+  if (selection === undefined) return workers;
+  const unknown = selection.names.filter((name) => !workers.some((worker) => worker.name === name));
+  if (unknown.length > 0)
+    throw new ConfigError(
+      'PAYGATE_WORKERS',
+      `names ${unknown.join(', ')}, which no worker is: the workers are ${workers.map((worker) => worker.name).join(', ')}`,
+    );
+  return workers.filter((worker) => selection.names.includes(worker.name) !== selection.except);
 }
 
 /** Something opened while starting, closed again on stop or after a failed start. */

@@ -31,6 +31,8 @@ export interface Gateway {
   readonly app: App | undefined;
   /** The bound HTTP address, when serving. */
   readonly url: string | undefined;
+  /** The names of the workers this process runs (none for `--role api`). */
+  readonly workers: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -127,6 +129,11 @@ export async function startGateway(
   options: { role: Role; clock?: Clock; crashPoint?: CrashPointHook },
 ): Promise<Gateway> {
   refuseClearSigningKey(config);
+  if (options.role === 'api' && config.workers !== undefined)
+    throw new ConfigError(
+      'PAYGATE_WORKERS',
+      'names workers, but `--role api` runs none: unset it, or use --role worker or all',
+    );
   // Imported here, not above: a CLI command opens the database through this module without the server's code.
   const [{ buildApp }, { closeInReverse, closeModules, createModules, createWorkers }] = await Promise.all([
     import('./app.ts'),
@@ -174,11 +181,12 @@ export async function startGateway(
     let workers: Worker[] = [];
     // Stop accepting and finish in-flight requests while the workers finish their deliveries.
     opened.push(() => Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]));
+    // Made (and PAYGATE_WORKERS checked) before listening, so a wrong name never serves a request; started after.
+    workers = options.role === 'api' ? [] : createWorkers(modules.list, config.workers);
     if (options.role !== 'worker') {
       app = await buildApp(context, modules, { redis });
       url = await app.listen({ port: config.port, host: config.host });
     }
-    workers = options.role === 'api' ? [] : createWorkers(modules.list);
     for (const worker of workers) worker.start();
     logger.info(
       { role: options.role, url, database: handle.backend, workers: workers.map((w) => w.name) },
@@ -191,6 +199,7 @@ export async function startGateway(
       database: handle,
       app,
       url,
+      workers: workers.map((worker) => worker.name),
       stop() {
         stopping ??= closeInReverse(opened);
         return stopping;

@@ -128,8 +128,11 @@ export const serveCommand: CliCommand = {
     const gateway = await withAdminSocket(
       await startGateway({ ...withPort(config, port), demo: config.demo || values.demo }, { role }),
     );
-    if (gateway.url) io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend})`);
-    else io.out(`paygate workers running (database ${gateway.context.backend})`);
+    // A chosen few workers (PAYGATE_WORKERS) are named, so a split deployment shows which process runs what.
+    const chosen = config.workers === undefined ? '' : `, workers ${gateway.workers.join(', ')}`;
+    if (gateway.url)
+      io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend}${chosen})`);
+    else io.out(`paygate workers running (database ${gateway.context.backend}${chosen})`);
     return waitForShutdown(gateway, signals, config.shutdownTimeoutMs, io);
   },
 };
