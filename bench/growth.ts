@@ -13,11 +13,13 @@
 //     `paygate serve --role api` of its own (bench/alternating-phases.ts's way: a
 //     busy machine falls on both sides alike), the big shop's key on both. Targets:
 //     loaded/empty req/s >= 0.8, p99 loaded/empty <= 2, list pages p95 <= 50 ms.
-//  3. The workers' half, per side: a `paygate serve --role worker` drains what the
-//     API phases left (webhook deliveries to a loopback receiver, payouts to the
-//     simulated chain) and credits deposits sent through the sandbox chain (each side
+//  3. The workers' half, per side: `paygate serve --role worker` processes drain what
+//     the API phases left (webhook deliveries to a loopback receiver, payouts to the
+//     simulated chain) and credit deposits sent through the sandbox chain (each side
 //     has a chain of its own); then, loaded first, the same deliveries made due again
-//     and drained alone by a fresh worker. The drain's ratio is over both rounds.
+//     and drained alone by fresh workers. The drain's ratio is over both rounds. By
+//     default webhook delivery has a process of its own beside one of every other
+//     worker (PAYGATE_WORKERS; BENCH_GROWTH_WORKERS=one: a single worker process).
 //  4. Item 6, on the loaded database: two API processes and one worker (and a Redis
 //     for the shared rate-limit counters), the mix driven through both at once; then
 //     every webhook delivered once (the receiver counts by event id), every deposit
@@ -26,7 +28,8 @@
 //   --scale N (BENCH_GROWTH_SCALE, default 1), BENCH_GROWTH_SHOPS (20), BENCH_DURATION_S (10),
 //   BENCH_WARMUP_S (3), BENCH_PAIRS (2), BENCH_CONNECTIONS (20), BENCH_GROWTH_BATCH (2,000:
 //   requests of a phase that consumes prepared ids or addresses), BENCH_GROWTH_DEPOSITS (500),
-//   BENCH_GROWTH_SKIP_CLUSTER=1, BENCH_DATABASE_URL, BENCH_GROWTH_KEEP=1 (keep the loaded database).
+//   BENCH_GROWTH_SKIP_CLUSTER=1, BENCH_DATABASE_URL, BENCH_GROWTH_KEEP=1 (keep the loaded database),
+//   BENCH_GROWTH_WORKERS (split or one).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -598,11 +601,11 @@ interface Drained {
  * What a worker does with what the API left: the deliveries due when it starts, the run's payouts
  * (to a final status) and `depositsSent` deposits (credited), each timed from the worker's start.
  */
-async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depositsSent: number): Promise<Drained> {
+async function drain(side: GrowthSide, worker: DrainWorkers, since: Date, depositsSent: number): Promise<Drained> {
   const shop = side.merchants[0]!.shop_id;
   const drainFrom = new Date();
   const started = performance.now();
-  const cpuBefore = cpuSecondsOf(worker.pid);
+  const cpuBefore = worker.cpuSeconds();
   const chainCpuBefore = cpuSecondsOf(side.chainPid);
   const deliveriesQuery = `select count(*) as n from webhook_deliveries where created_at >= $1 and created_at < $2`;
   const deliveries = await count(side.client, deliveriesQuery, [since, drainFrom]);
@@ -651,7 +654,7 @@ async function drain(side: GrowthSide, worker: ServerProcess, since: Date, depos
         [since],
       )) === 0,
   );
-  const workerCpuSeconds = cpuSecondsOf(worker.pid) - cpuBefore;
+  const workerCpuSeconds = worker.cpuSeconds() - cpuBefore;
   const chainCpuSeconds = cpuSecondsOf(side.chainPid) - chainCpuBefore;
   return {
     deliveries,
@@ -710,9 +713,9 @@ async function redrainDeliveries(side: GrowthSide, window: readonly [Date, Date]
       where created_at >= $1 and created_at < $2`,
     [...window],
   );
-  const worker = await startDrainWorker(side);
+  const worker = await startDrainWorkers(side);
   try {
-    const cpuBefore = cpuSecondsOf(worker.pid);
+    const cpuBefore = worker.cpuSeconds();
     const from = new Date();
     const { value: seconds, databaseTime } = await withDatabaseTime(side, () =>
       waitUntil(
@@ -723,7 +726,7 @@ async function redrainDeliveries(side: GrowthSide, window: readonly [Date, Date]
     return {
       deliveries: replayed.rowCount ?? 0,
       seconds,
-      workerCpuSeconds: cpuSecondsOf(worker.pid) - cpuBefore,
+      workerCpuSeconds: worker.cpuSeconds() - cpuBefore,
       databaseTime,
       timeline: await attemptTimeline(side, window, from),
     };
@@ -733,14 +736,47 @@ async function redrainDeliveries(side: GrowthSide, window: readonly [Date, Date]
 }
 
 /**
- * A drain's worker: the side's, keeping no address pool. The pool was filled before the mix for its
- * invoices; a refill now (thousands of derivations) would be the pool's work, not the drain's.
+ * How a side's drain runs its workers (BENCH_GROWTH_WORKERS): `split` (the default), webhook delivery
+ * in a process of its own beside one of every other worker (PAYGATE_WORKERS, docs/scaling.md), so the
+ * payout executor's signing does not hold up deliveries; `one`, a single process of every worker.
  */
-function startDrainWorker(side: GrowthSide): Promise<ServerProcess> {
-  return startWorker(
-    { ...side.setup, env: { ...side.setup.env, PAYGATE_ADDRESS_POOL_SIZE: '0' } },
-    `${side.name} worker`,
-  );
+const DRAIN_WORKERS = process.env.BENCH_GROWTH_WORKERS ?? 'split';
+if (DRAIN_WORKERS !== 'split' && DRAIN_WORKERS !== 'one')
+  throw new Error(`BENCH_GROWTH_WORKERS must be split or one, got "${DRAIN_WORKERS}"`);
+
+/** A drain's worker processes, their CPU time summed. */
+interface DrainWorkers {
+  cpuSeconds(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * A drain's workers: the side's, keeping no address pool. The pool was filled before the mix for its
+ * invoices; a refill now (thousands of derivations) would be the pool's work, not the drain's. The
+ * delivery process starts last, so deliveries begin only just before the drain's clock does.
+ */
+async function startDrainWorkers(side: GrowthSide): Promise<DrainWorkers> {
+  const env = { ...side.setup.env, PAYGATE_ADDRESS_POOL_SIZE: '0' };
+  const selections = DRAIN_WORKERS === 'split' ? ['-webhook-delivery', 'webhook-delivery'] : [undefined];
+  const started: ServerProcess[] = [];
+  try {
+    for (const selection of selections)
+      started.push(
+        await startWorker(
+          { ...side.setup, env: selection === undefined ? env : { ...env, PAYGATE_WORKERS: selection } },
+          `${side.name} worker${selection === undefined ? '' : ` ${selection}`}`,
+        ),
+      );
+  } catch (error) {
+    await Promise.all(started.map((worker) => worker.stop()));
+    throw error;
+  }
+  return {
+    cpuSeconds: () => started.reduce((sum, worker) => sum + cpuSecondsOf(worker.pid), 0),
+    async stop() {
+      await Promise.all(started.map((worker) => worker.stop()));
+    },
+  };
 }
 
 /** A delivery to the bench's receiver as the check reads it. */
@@ -984,7 +1020,12 @@ async function cluster(
       DEPOSITS,
       apis.map((api) => api.url),
     );
-    const drained = await drain(side, worker, since, deposits);
+    const drained = await drain(
+      side,
+      { cpuSeconds: () => cpuSecondsOf(worker.pid), stop: () => worker.stop() },
+      since,
+      deposits,
+    );
     out(drainedLine('cluster', drained));
 
     // Nothing twice, nothing lost: the deliveries to the receiver since the phase began, read once none of them is
@@ -1177,7 +1218,7 @@ try {
     await side.api!.stop();
     side.api = await startApi(side.setup, `${side.name} api`);
     const deposits = await sendDeposits(side, DEPOSITS, [side.api.url]);
-    const worker = await startDrainWorker(side);
+    const worker = await startDrainWorkers(side);
     try {
       drained.push(await drain(side, worker, mixStarted, deposits));
       out(drainedLine(side.name, drained.at(-1)!));
