@@ -752,31 +752,28 @@ interface DrainWorkers {
 
 /**
  * A drain's workers: the side's, keeping no address pool. The pool was filled before the mix for its
- * invoices; a refill now (thousands of derivations) would be the pool's work, not the drain's. The
- * delivery process starts last, so deliveries begin only just before the drain's clock does.
+ * invoices; a refill now (thousands of derivations) would be the pool's work, not the drain's. Split
+ * processes start together, so neither has a head start the drain's clock does not see.
  */
 async function startDrainWorkers(side: GrowthSide): Promise<DrainWorkers> {
   const env = { ...side.setup.env, PAYGATE_ADDRESS_POOL_SIZE: '0' };
   const selections = DRAIN_WORKERS === 'split' ? ['-webhook-delivery', 'webhook-delivery'] : [undefined];
-  const started: ServerProcess[] = [];
-  try {
-    for (const selection of selections)
-      started.push(
-        await startWorker(
-          { ...side.setup, env: selection === undefined ? env : { ...env, PAYGATE_WORKERS: selection } },
-          `${side.name} worker${selection === undefined ? '' : ` ${selection}`}`,
-        ),
-      );
-  } catch (error) {
-    await Promise.all(started.map((worker) => worker.stop()));
-    throw error;
+  const starts = await Promise.allSettled(
+    selections.map((selection) =>
+      startWorker(
+        { ...side.setup, env: selection === undefined ? env : { ...env, PAYGATE_WORKERS: selection } },
+        `${side.name} worker${selection === undefined ? '' : ` ${selection}`}`,
+      ),
+    ),
+  );
+  const started = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
+  const failed = starts.find((start) => start.status === 'rejected');
+  const stop = async () => void (await Promise.all(started.map((worker) => worker.stop())));
+  if (failed !== undefined) {
+    await stop();
+    throw failed.reason;
   }
-  return {
-    cpuSeconds: () => started.reduce((sum, worker) => sum + cpuSecondsOf(worker.pid), 0),
-    async stop() {
-      await Promise.all(started.map((worker) => worker.stop()));
-    },
-  };
+  return { cpuSeconds: () => started.reduce((sum, worker) => sum + cpuSecondsOf(worker.pid), 0), stop };
 }
 
 /** A delivery to the bench's receiver as the check reads it. */

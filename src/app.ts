@@ -65,11 +65,8 @@ function requestStartedAt(request: { elapsedTime: number }): number {
   return Date.now() - request.elapsedTime;
 }
 
-export async function buildApp(
-  context: AppContext,
-  modules: Pick<GatewayModules, 'list' | 'merchants'>,
-  options: BuildAppOptions = {},
-): Promise<App> {
+/** A Fastify instance with the gateway's logger, request ids, proxy trust, limits and error handling. */
+function createFastify(context: AppContext): App {
   const app = Fastify({
     loggerInstance: context.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -82,23 +79,23 @@ export async function buildApp(
     clientErrorHandler: handleClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
-  const health = context.health;
-  installErrorHandling(app, health);
-  installStringInputCheck(app);
-  // JSON sent as text/plain is 415, not a string that fails the schema (the page adds its form parser).
-  app.removeContentTypeParser('text/plain');
-  installJsonBodyParser(app);
+  installErrorHandling(app, context.health);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  return app;
+}
 
-  await app.register(swagger, openApiOptions(context.config));
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-
+/** What every listening process answers: liveness, readiness (one check per dependency) and Prometheus metrics. */
+function installOperationsRoutes(
+  app: App,
+  context: AppContext,
+  redis: Redis | undefined,
+  authFailures: AuthFailureLimiter,
+): void {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    const { ready, checks } = await readiness(context, options.redis);
+    const { ready, checks } = await readiness(context, redis);
     if (ready) return { status: 'ok', database: context.backend, checks };
     return reply
       .code(503)
@@ -111,13 +108,47 @@ export async function buildApp(
         checks,
       });
   });
+  installMetricsRoute(app, context, authFailures);
+}
+
+/**
+ * A worker process's own listener (`serve --role worker --port N`): /healthz, /readyz and /metrics
+ * only, so a process that runs workers alone can be probed and its workers' metrics scraped.
+ */
+export async function buildOperationsApp(context: AppContext, options: BuildAppOptions = {}): Promise<App> {
+  const app = createFastify(context);
+  installOperationsRoutes(
+    app,
+    context,
+    options.redis,
+    new AuthFailureLimiter(context.clock, context.config.authFailuresPerMinute),
+  );
+  return app;
+}
+
+export async function buildApp(
+  context: AppContext,
+  modules: Pick<GatewayModules, 'list' | 'merchants'>,
+  options: BuildAppOptions = {},
+): Promise<App> {
+  const app = createFastify(context);
+  const health = context.health;
+  installStringInputCheck(app);
+  // JSON sent as text/plain is 415, not a string that fails the schema (the page adds its form parser).
+  app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
+
+  await app.register(swagger, openApiOptions(context.config));
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
   // A change stored: the database can write again (ends an outage of storage, DependencyHealth.up).
   app.addHook('onResponse', async (request, reply) => {
     if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400)
       health.up('database', requestStartedAt(reply), true);
   });
   const authFailures = new AuthFailureLimiter(context.clock, context.config.authFailuresPerMinute);
-  installMetricsRoute(app, context, authFailures);
+  installOperationsRoutes(app, context, options.redis, authFailures);
 
   await app.register(
     async (v1) => {

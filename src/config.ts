@@ -597,6 +597,11 @@ export interface WorkerSelection {
   readonly names: readonly string[];
 }
 
+/** Whether a process with workers runs the worker `name` under `selection` (none: every worker). */
+export function selectsWorker(selection: WorkerSelection | undefined, name: string): boolean {
+  return selection === undefined || selection.names.includes(name) !== selection.except;
+}
+
 /**
  * PAYGATE_WORKERS: worker names (`webhook-delivery,payment-expiry`: those alone) or names each
  * after a minus (`-webhook-delivery`: every worker but those), not both. The names are checked

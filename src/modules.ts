@@ -29,7 +29,7 @@ import { createLedgerModule } from './ledger/ledger-module.ts';
 import { createMerchantsModule, type MerchantsService } from './merchants/merchants-module.ts';
 import { createPaymentsModule, type PaymentsOptions } from './payments/payments-module.ts';
 import { auditRetentionSource } from './audit/audit-retention.ts';
-import { ConfigError, type Config, type WorkerSelection } from './config.ts';
+import { ConfigError, selectsWorker, type Config, type WorkerSelection } from './config.ts';
 import { createRetentionModule } from './retention/retention-module.ts';
 import type { RetentionSource } from './retention/retention-source.ts';
 import { webhookRetentionSource } from './webhooks/webhook-retention.ts';
@@ -138,7 +138,7 @@ export function createWorkers(modules: readonly GatewayModule[], selection?: Wor
       'PAYGATE_WORKERS',
       `names ${unknown.join(', ')}, which no worker is: the workers are ${workers.map((worker) => worker.name).join(', ')}`,
     );
-  return workers.filter((worker) => selection.names.includes(worker.name) !== selection.except);
+  return workers.filter((worker) => selectsWorker(selection, worker.name));
 }
 
 /** Something opened while starting, closed again on stop or after a failed start. */

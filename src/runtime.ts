@@ -7,7 +7,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { App } from './app.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { ConfigError, type Config } from './config.ts';
-import type { AppContext, Worker } from './context.ts';
+import type { AppContext } from './context.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { lockDataFolder, type DataFolderLock } from './db/data-folder-lock.ts';
 import { migrate } from './db/migrate.ts';
@@ -29,7 +29,7 @@ export interface Gateway {
   /** The open database, for work on it beyond queries (a dump of the embedded folder). */
   readonly database: DatabaseHandle;
   readonly app: App | undefined;
-  /** The bound HTTP address, when serving. */
+  /** The bound HTTP address, when serving (a worker only with an operations port). */
   readonly url: string | undefined;
   /** The names of the workers this process runs (none for `--role api`). */
   readonly workers: readonly string[];
@@ -94,6 +94,24 @@ function refuseClearSigningKey(config: Pick<Config, 'tronSignerKeyFile'>): void 
 }
 
 /**
+ * PAYGATE_WORKERS leaves workers out of this process, so other processes must run them: an
+ * API-only process has none to choose from, and the embedded database serves one process only.
+ */
+function refuseUnrunWorkers(config: Pick<Config, 'workers' | 'databaseUrl'>, role: Role): void {
+  if (config.workers === undefined) return;
+  if (role === 'api')
+    throw new ConfigError(
+      'PAYGATE_WORKERS',
+      'names workers, but `--role api` runs none: unset it, or use --role worker or all',
+    );
+  if (!config.databaseUrl)
+    throw new ConfigError(
+      'PAYGATE_WORKERS',
+      'needs DATABASE_URL: the embedded database serves one process only, so the workers left out would run nowhere',
+    );
+}
+
+/**
  * The first start on an empty database. A development start (config.demo) gets a demo
  * sandbox merchant whose key is printed and saved; a production start creates nothing
  * and says how to create the first merchant.
@@ -126,19 +144,19 @@ async function welcomeIfEmpty(
 
 export async function startGateway(
   config: Config,
-  options: { role: Role; clock?: Clock; crashPoint?: CrashPointHook },
+  options: {
+    role: Role;
+    /** `--role worker` only: serve /healthz, /readyz and /metrics on this port (none: listen on nothing). */
+    operationsPort?: number;
+    clock?: Clock;
+    crashPoint?: CrashPointHook;
+  },
 ): Promise<Gateway> {
   refuseClearSigningKey(config);
-  if (options.role === 'api' && config.workers !== undefined)
-    throw new ConfigError(
-      'PAYGATE_WORKERS',
-      'names workers, but `--role api` runs none: unset it, or use --role worker or all',
-    );
+  refuseUnrunWorkers(config, options.role);
   // Imported here, not above: a CLI command opens the database through this module without the server's code.
-  const [{ buildApp }, { closeInReverse, closeModules, createModules, createWorkers }] = await Promise.all([
-    import('./app.ts'),
-    import('./modules.ts'),
-  ]);
+  const [{ buildApp, buildOperationsApp }, { closeInReverse, closeModules, createModules, createWorkers }] =
+    await Promise.all([import('./app.ts'), import('./modules.ts')]);
   const logger = createLogger(config);
   const keyring = await loadKeyring(config);
   const handle = await openConfiguredDatabase(config);
@@ -169,6 +187,8 @@ export async function startGateway(
     };
     const modules = createModules(context, { payments: { crashPoint: options.crashPoint } });
     opened.push(() => closeModules(modules.list));
+    // Made (PAYGATE_WORKERS checked) before anything is written or served; started once the process serves.
+    const workers = options.role === 'api' ? [] : createWorkers(modules.list, config.workers);
     const sealed = await modules.webhooks.sealPlaintextSecrets();
     if (sealed > 0) logger.info({ shops: sealed }, 'sealed webhook secrets stored in clear by an earlier version');
     await welcomeIfEmpty(modules.merchants, logger, config);
@@ -178,14 +198,14 @@ export async function startGateway(
 
     let app: App | undefined;
     let url: string | undefined;
-    let workers: Worker[] = [];
     // Stop accepting and finish in-flight requests while the workers finish their deliveries.
     opened.push(() => Promise.all([app?.close(), ...workers.map((worker) => worker.stop())]));
-    // Made (and PAYGATE_WORKERS checked) before listening, so a wrong name never serves a request; started after.
-    workers = options.role === 'api' ? [] : createWorkers(modules.list, config.workers);
     if (options.role !== 'worker') {
       app = await buildApp(context, modules, { redis });
       url = await app.listen({ port: config.port, host: config.host });
+    } else if (options.operationsPort !== undefined) {
+      app = await buildOperationsApp(context, { redis });
+      url = await app.listen({ port: options.operationsPort, host: config.host });
     }
     for (const worker of workers) worker.start();
     logger.info(

@@ -67,14 +67,23 @@ export const commands: readonly CliCommandEntry[] = [
       'Runs until SIGTERM or SIGINT, then finishes in-flight requests and deliveries (PAYGATE_SHUTDOWN_TIMEOUT_MS). Roles other than all need DATABASE_URL.',
     options: [
       { flag: '--role', value: 'ROLE', description: 'all (default), api or worker', choices: ['all', 'api', 'worker'] },
-      { flag: '--port', value: 'N', description: 'HTTP port, 0..65535 (default PORT, 8080); 0 picks a free one' },
+      {
+        flag: '--port',
+        value: 'N',
+        description:
+          'HTTP port, 0..65535 (default PORT, 8080); 0 picks a free one. With --role worker: serve /healthz, /readyz and /metrics on it (a worker listens on none without it)',
+      },
       {
         flag: '--demo',
         description:
           'development: on an empty database, create a demo sandbox merchant and print its key (as PAYGATE_DEMO=1; npm start passes it)',
       },
     ],
-    examples: ['paygate serve', 'DATABASE_URL=postgres://… paygate serve --role api --port 8080'],
+    examples: [
+      'paygate serve',
+      'DATABASE_URL=postgres://… paygate serve --role api --port 8080',
+      'DATABASE_URL=postgres://… PAYGATE_WORKERS=webhook-delivery paygate serve --role worker --port 9100',
+    ],
     runsLocally: true,
     load: async () => (await import('./serve-commands.ts')).serveCommand,
   },

@@ -125,14 +125,20 @@ export const serveCommand: CliCommand = {
       );
     }
     if (!config.databaseUrl) checkAdminSocketPath(config);
+    // A worker listens only when told a port: PORT is the API's, and a worker beside it on one host would take it.
+    const operationsPort = role === 'worker' && values.port !== undefined ? port : undefined;
     const gateway = await withAdminSocket(
-      await startGateway({ ...withPort(config, port), demo: config.demo || values.demo }, { role }),
+      await startGateway({ ...withPort(config, port), demo: config.demo || values.demo }, { role, operationsPort }),
     );
     // A chosen few workers (PAYGATE_WORKERS) are named, so a split deployment shows which process runs what.
     const chosen = config.workers === undefined ? '' : `, workers ${gateway.workers.join(', ')}`;
-    if (gateway.url)
+    if (role !== 'worker')
       io.out(`paygate listening on ${gateway.url} (role ${role}, database ${gateway.context.backend}${chosen})`);
-    else io.out(`paygate workers running (database ${gateway.context.backend}${chosen})`);
+    else
+      io.out(
+        `paygate workers running (database ${gateway.context.backend}${chosen})` +
+          (gateway.url === undefined ? '' : `; /healthz, /readyz and /metrics on ${gateway.url}`),
+      );
     return waitForShutdown(gateway, signals, config.shutdownTimeoutMs, io);
   },
 };

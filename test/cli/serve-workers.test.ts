@@ -1,9 +1,11 @@
-// PAYGATE_WORKERS: a process runs only the workers it names, so webhook delivery
-// (or any other worker) can have a process of its own (docs/scaling.md). A name no
-// worker has, a malformed list, or a list given to an API-only process is refused
-// at start with exit 2, naming the setting.
+// PAYGATE_WORKERS: a process runs only the workers it names (or every one but those
+// after a minus), so webhook delivery can have a process of its own (docs/scaling.md).
+// A name no worker has, a malformed list, a list given to an API-only process or to
+// the embedded database (one process only: the workers left out would run nowhere) is
+// refused at start with exit 2, naming the setting. A worker process given --port
+// serves /healthz, /readyz and /metrics there, and nothing else.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -21,7 +23,7 @@ import { TEST_ROOT_KEY } from '../support/keyring.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 
 function stopped(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   child.kill('SIGTERM');
   return closed;
@@ -53,63 +55,31 @@ async function payOnePayment(url: string, apiKey: string, callbackUrl: string): 
   return paymentId;
 }
 
-/** Asks until `probe` holds; the test's timeout is the only bound. */
-async function until(probe: () => boolean): Promise<void> {
-  while (!probe()) await new Promise((resolve) => setTimeout(resolve, 20));
+/** Asks until `probe` holds, running `refresh` before each look; the test's timeout is the only bound. */
+async function until(probe: () => boolean, refresh?: () => Promise<void>): Promise<void> {
+  for (;;) {
+    await refresh?.();
+    if (probe()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 describe('PAYGATE_WORKERS chooses the workers a process runs', () => {
   let dataDir: string;
+  let databaseUrl: string | undefined;
   let receiver: Receiver | undefined;
   const children: ChildProcess[] = [];
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'paygate-workers-'));
   });
+  // The processes stop before their database is dropped.
   afterEach(async () => {
     await Promise.all(children.splice(0).map(stopped));
     await receiver?.close();
+    receiver = undefined;
+    if (databaseUrl) await dropServerDatabase(databaseUrl);
+    databaseUrl = undefined;
     await rm(dataDir, { recursive: true, force: true });
-  });
-
-  it('a gateway that runs only webhook-delivery says so and delivers (embedded database)', async () => {
-    receiver = await startReceiver();
-    const server = await startPaygate([], {
-      PAYGATE_DATA_DIR: dataDir,
-      PORT: '0',
-      PAYGATE_DEMO: '1',
-      PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
-      PAYGATE_WORKERS: 'webhook-delivery',
-    });
-    children.push(server.child);
-    expect(server.output()).toMatch(
-      /listening on http:\/\/\S+ \(role all, database pglite, workers webhook-delivery\)/,
-    );
-    const { api_key: apiKey } = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8')) as {
-      api_key: string;
-    };
-    const paymentId = await payOnePayment(server.url, apiKey, receiver.url);
-    await until(() => receiver!.requests.length === 1);
-    expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({ type: 'payment.paid' });
-    expect(receiver.requests[0]!.body).toContain(paymentId);
-  });
-
-  it('a name no worker has is refused with exit 2, listing the workers there are', async () => {
-    expectRefused(
-      await runPaygate(['serve'], {
-        PAYGATE_DATA_DIR: dataDir,
-        PORT: '0',
-        PAYGATE_WORKERS: 'webhook-delivery, no-such-worker',
-      }),
-      'PAYGATE_WORKERS',
-      'no-such-worker',
-      'the workers are',
-      'webhook-delivery',
-      'crypto-outgoing-executor',
-      'payment-expiry',
-    );
-    // The refused start released the data folder: a command after it opens the database.
-    const migrated = await runPaygateInProcess(['migrate'], { PAYGATE_DATA_DIR: dataDir });
-    expect(migrated.code, migrated.stderr).toBe(0);
   });
 
   it('a list that is not worker names, or that mixes names to run with names not to, is refused with exit 2', async () => {
@@ -129,31 +99,18 @@ describe('PAYGATE_WORKERS chooses the workers a process runs', () => {
     );
   });
 
+  it('the embedded database refuses it with exit 2: its one process would leave the other workers unrun', async () => {
+    expectRefused(
+      await runPaygate(['serve'], { PAYGATE_DATA_DIR: dataDir, PORT: '0', PAYGATE_WORKERS: 'webhook-delivery' }),
+      'PAYGATE_WORKERS',
+      'needs DATABASE_URL',
+    );
+  });
+
   describe.runIf(TEST_DATABASE_URL)('split processes on postgres', () => {
-    let databaseUrl: string | undefined;
-    afterEach(async () => {
-      if (databaseUrl) await dropServerDatabase(databaseUrl);
-      databaseUrl = undefined;
-    });
-
-    it('an API-only process given PAYGATE_WORKERS is refused with exit 2', async () => {
+    const serverEnv = async () => {
       databaseUrl = await createServerDatabase();
-      expectRefused(
-        await runPaygate(['serve', '--role', 'api'], {
-          DATABASE_URL: databaseUrl,
-          PAYGATE_DATA_DIR: dataDir,
-          PAYGATE_ROOT_KEY: TEST_ROOT_KEY,
-          PORT: '0',
-          PAYGATE_WORKERS: 'webhook-delivery',
-        }),
-        'PAYGATE_WORKERS',
-        '--role api',
-      );
-    });
-
-    it('a worker process of webhook-delivery alone delivers what an API process wrote; one of every other worker runs beside it', async () => {
-      databaseUrl = await createServerDatabase();
-      const env = {
+      return {
         DATABASE_URL: databaseUrl,
         PAYGATE_DATA_DIR: dataDir,
         PAYGATE_ROOT_KEY: TEST_ROOT_KEY,
@@ -161,6 +118,33 @@ describe('PAYGATE_WORKERS chooses the workers a process runs', () => {
         PAYGATE_WEBHOOK_ALLOW_PRIVATE: '1',
         PAYGATE_ALLOW_HTTP_WEBHOOKS: '1',
       };
+    };
+
+    it('a name no worker has is refused with exit 2, listing the workers there are', async () => {
+      expectRefused(
+        await runPaygate(['serve', '--role', 'worker'], {
+          ...(await serverEnv()),
+          PAYGATE_WORKERS: 'webhook-delivery, no-such-worker',
+        }),
+        'PAYGATE_WORKERS',
+        'no-such-worker',
+        'the workers are',
+        'webhook-delivery',
+        'crypto-outgoing-executor',
+        'payment-expiry',
+      );
+    });
+
+    it('an API-only process given PAYGATE_WORKERS is refused with exit 2', async () => {
+      expectRefused(
+        await runPaygate(['serve', '--role', 'api'], { ...(await serverEnv()), PAYGATE_WORKERS: 'webhook-delivery' }),
+        'PAYGATE_WORKERS',
+        '--role api',
+      );
+    });
+
+    it('the API with every worker but delivery in one process, delivery alone in another: the webhook arrives once, and the delivery process serves its metrics', async () => {
+      const env = await serverEnv();
       const created = await runPaygateInProcess(
         ['merchant', 'create', '--name', 'Split workers', '--email', 'split-workers@example.com', '--json'],
         env,
@@ -168,32 +152,67 @@ describe('PAYGATE_WORKERS chooses the workers a process runs', () => {
       expect(created.code, created.stderr).toBe(0);
       const { api_key: apiKey } = lastJsonLine<{ api_key: string }>(created.stdout);
       receiver = await startReceiver();
-      const api = await startPaygate(['--role', 'api'], env);
-      children.push(api.child);
-      const paymentId = await payOnePayment(api.url, apiKey, receiver.url);
-      const others = await startWorkerProcess({ ...env, PAYGATE_WORKERS: '-webhook-delivery' });
-      children.push(others.child);
-      const running = /paygate workers running \(database postgres, workers ([^)]*)\)/.exec(others.output())?.[1];
-      expect(running?.split(', ')).toEqual(expect.arrayContaining(['payment-expiry', 'crypto-outgoing-executor']));
+      const gateway = await startPaygate([], { ...env, PAYGATE_WORKERS: '-webhook-delivery' });
+      children.push(gateway.child);
+      const running = /listening on http:\/\/\S+ \(role all, database postgres, workers ([^)]*)\)/.exec(
+        gateway.output(),
+      )?.[1];
+      expect(running?.split(', '), gateway.output()).toEqual(
+        expect.arrayContaining(['payment-expiry', 'crypto-chain-watcher', 'crypto-outgoing-executor']),
+      );
       expect(running?.split(', ')).not.toContain('webhook-delivery');
-      // No process delivers yet: the other workers' process has no delivery worker.
-      expect(receiver.requests).toHaveLength(0);
-      const delivering = await startWorkerProcess({ ...env, PAYGATE_WORKERS: 'webhook-delivery' });
-      children.push(delivering.child);
-      expect(delivering.output()).toContain('paygate workers running (database postgres, workers webhook-delivery)');
-      await until(() => receiver!.requests.length === 1);
+      const paymentId = await payOnePayment(gateway.url, apiKey, receiver.url);
+
+      // Given a port, the worker serves its operations endpoints there: its own metrics can be scraped.
+      const delivering = await startWorkerProcess(
+        { ...env, PAYGATE_WORKERS: 'webhook-delivery' },
+        ['--port', '0'],
+        children,
+      );
+      const served =
+        /paygate workers running \(database postgres, workers webhook-delivery\); \/healthz, \/readyz and \/metrics on (http:\/\/\S+)/.exec(
+          delivering.output(),
+        );
+      expect(served, delivering.output()).not.toBeNull();
+      await until(() => receiver!.requests.length >= 1);
+      expect(receiver.requests).toHaveLength(1);
+      expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({ type: 'payment.paid' });
       expect(receiver.requests[0]!.body).toContain(paymentId);
+
+      const operations = served![1]!;
+      const ready = await request(`${operations}/readyz`);
+      expect(ready.statusCode).toBe(200);
+      expect(await ready.body.json()).toMatchObject({ status: 'ok', database: 'postgres' });
+      // The attempt is counted once its outcome is recorded, just after the receiver answered.
+      let metrics = '';
+      await until(
+        () => /paygate_webhook_attempts_total\{outcome="succeeded"\} 1\b/.test(metrics),
+        async () => {
+          const scraped = await request(`${operations}/metrics`);
+          expect(scraped.statusCode).toBe(200);
+          metrics = await scraped.body.text();
+        },
+      );
+      // Only the operations endpoints: a worker serves no API.
+      const notServed = await request(`${operations}/v1/payments`, { headers: { authorization: `Bearer ${apiKey}` } });
+      expect(notServed.statusCode).toBe(404);
+      await notServed.body.dump();
     });
   });
 });
 
-/** `paygate serve --role worker` prints no address: it is up once it says its workers run. */
-function startWorkerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string }> {
+/** `paygate serve --role worker`, in `children` from its spawn; up once it says its workers run. */
+function startWorkerProcess(
+  env: Record<string, string>,
+  args: readonly string[],
+  children: ChildProcess[],
+): Promise<{ child: ChildProcess; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--role', 'worker'], {
+    const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--role', 'worker', ...args], {
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    children.push(child);
     let output = '';
     const onData = (chunk: Buffer) => {
       output += chunk.toString();

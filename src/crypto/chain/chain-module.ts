@@ -4,7 +4,7 @@
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
-import type { Config } from '../../config.ts';
+import { selectsWorker, type Config } from '../../config.ts';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../../db/transaction.ts';
 import type { GatewayModule } from '../../gateway-module.ts';
@@ -25,6 +25,9 @@ export interface CryptoDeps {
 
 /** Refuses a chain whose deposit key is not the one the database's addresses were derived from. */
 type ChainKeyCheck = (access: ChainAccess) => Promise<void>;
+
+/** The chain watcher's worker name: the process that runs it serves the sandbox chain. */
+export const CHAIN_WATCHER_WORKER = 'crypto-chain-watcher';
 
 export type ChainModuleDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'logger' | 'role' | 'keyring'> &
   Partial<Pick<AppContext, 'metrics'>> & {
@@ -53,8 +56,9 @@ function configuredChain(deps: ChainModuleDeps): CryptoChain {
     metrics: deps.metrics,
     // The signing keys are stored sealed in the database (sealed-signing-keys.ts).
     keyStore: { db: deps.db, keyring: deps.keyring, clock: deps.clock, logger: deps.logger },
-    // The API role drives the sandbox chain a worker serves (one chain for every role).
-    sandboxServes: deps.role !== 'api',
+    // The process that watches the chain serves the sandbox chain; the API role and worker processes
+    // without the watcher (PAYGATE_WORKERS) drive that one (one chain for every process).
+    sandboxServes: deps.role !== 'api' && selectsWorker(deps.config.workers, CHAIN_WATCHER_WORKER),
   });
 }
 

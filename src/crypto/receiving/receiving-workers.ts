@@ -4,6 +4,7 @@
 // no chain), one leader per chain across every worker process, and the expiry
 // of unpaid invoices.
 import type { AppContext, Worker } from '../../context.ts';
+import { CHAIN_WATCHER_WORKER } from '../chain/chain-module.ts';
 import type { ChainAccess, CryptoChain } from '../chain/crypto-chain.ts';
 import { reportFailure } from '../../health/dependency-health.ts';
 import { createPollingWorker, type PollingWorker } from '../../polling-worker.ts';
@@ -45,7 +46,7 @@ export function createChainWatcherWorker(
 ): Worker & { runOnce(): Promise<number> } {
   const watchers = new Map<string, ChainWatcher>();
   const polling = createPollingWorker({
-    name: 'crypto-chain-watcher',
+    name: CHAIN_WATCHER_WORKER,
     intervalMs: WATCHER_INTERVAL_MS,
     logger: context.logger,
     health: context.health,
