@@ -4,7 +4,7 @@
 // the embedded database (one process only: the workers left out would run nowhere) is
 // refused at start with exit 2, naming the setting. A worker process given --port
 // serves /healthz, /readyz and /metrics there, and nothing else.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,10 +12,10 @@ import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   lastJsonLine,
-  PAYGATE_BIN,
   runPaygate,
   runPaygateInProcess,
   startPaygate,
+  startPaygateWorker,
   type CliResult,
 } from '../support/cli.ts';
 import { createServerDatabase, dropServerDatabase, TEST_DATABASE_URL } from '../support/databases.ts';
@@ -164,10 +164,10 @@ describe('PAYGATE_WORKERS chooses the workers a process runs', () => {
       const paymentId = await payOnePayment(gateway.url, apiKey, receiver.url);
 
       // Given a port, the worker serves its operations endpoints there: its own metrics can be scraped.
-      const delivering = await startWorkerProcess(
-        { ...env, PAYGATE_WORKERS: 'webhook-delivery' },
+      const delivering = await startPaygateWorker(
         ['--port', '0'],
-        children,
+        { ...env, PAYGATE_WORKERS: 'webhook-delivery' },
+        (child) => children.push(child),
       );
       const served =
         /paygate workers running \(database postgres, workers webhook-delivery\); \/healthz, \/readyz and \/metrics on (http:\/\/\S+)/.exec(
@@ -200,27 +200,3 @@ describe('PAYGATE_WORKERS chooses the workers a process runs', () => {
     });
   });
 });
-
-/** `paygate serve --role worker`, in `children` from its spawn; up once it says its workers run. */
-function startWorkerProcess(
-  env: Record<string, string>,
-  args: readonly string[],
-  children: ChildProcess[],
-): Promise<{ child: ChildProcess; output: () => string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--role', 'worker', ...args], {
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('paygate workers running')) resolve({ child, output: () => output });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('error', reject);
-    child.on('close', (code) => reject(new Error(`paygate serve --role worker exited with ${code}:\n${output}`)));
-  });
-}

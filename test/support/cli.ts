@@ -98,6 +98,34 @@ export function startPaygate(
   });
 }
 
+/**
+ * Starts `paygate serve --role worker ...args` and resolves once it says its workers run (a worker
+ * prints no address unless given --port). `onSpawn` gets the child at once, so a start that hangs
+ * can still be stopped.
+ */
+export function startPaygateWorker(
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+  onSpawn?: (child: ChildProcess) => void,
+): Promise<{ child: ChildProcess; output: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--role', 'worker', ...args], {
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    onSpawn?.(child);
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('paygate workers running')) resolve({ child, output: () => output });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('error', reject);
+    child.on('close', (code) => reject(new Error(`paygate serve --role worker exited with ${code}:\n${output}`)));
+  });
+}
+
 export function lastJsonLine<T>(stdout: string): T {
   const lines = stdout.trim().split('\n');
   return JSON.parse(lines[lines.length - 1]!) as T;

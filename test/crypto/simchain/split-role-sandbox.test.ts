@@ -4,7 +4,7 @@
 // process starts none and drives the worker's through the control surface, so a
 // test-helper deposit made through the API is seen and credited by the worker,
 // and a payout made through the API is signed and sent by the worker's executor.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,28 +16,8 @@ import { startSimulatedChainServer } from '../../../src/crypto/simchain/chain-se
 import { createSimulatorControl } from '../../../src/crypto/simchain/control-client.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { createLogger } from '../../../src/logger.ts';
-import { lastJsonLine, PAYGATE_BIN, runPaygateInProcess, startPaygate } from '../../support/cli.ts';
+import { lastJsonLine, runPaygateInProcess, startPaygate, startPaygateWorker } from '../../support/cli.ts';
 import { createServerDatabase, dropServerDatabase, TEST_DATABASE_URL } from '../../support/databases.ts';
-import { TEST_ROOT_KEY } from '../../support/keyring.ts';
-
-/** `paygate serve --role worker` prints no address: it is up once it says its workers run. */
-function startWorker(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--role', 'worker'], {
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', PAYGATE_ROOT_KEY: TEST_ROOT_KEY, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('paygate workers running')) resolve({ child, output: () => output });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('error', reject);
-    child.on('close', (code) => reject(new Error(`paygate serve --role worker exited with ${code}:\n${output}`)));
-  });
-}
 
 async function stop(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null) return;
@@ -99,7 +79,7 @@ describe.runIf(TEST_DATABASE_URL)('split roles on postgres share one sandbox cha
 
         // The worker serves the chain once there is an address to watch (its watcher's first pass), and
         // records where; a helper call right after the worker starts waits for it instead of failing.
-        const workerStarted = await startWorker(env);
+        const workerStarted = await startPaygateWorker([], env);
         worker = workerStarted.child;
         const deposit = await call('POST', '/v1/test_helpers/crypto/deposits', { address, amount: '25.5' });
         expect(deposit.status, JSON.stringify(deposit.json)).toBe(200);
@@ -146,7 +126,7 @@ describe.runIf(TEST_DATABASE_URL)('split roles on postgres share one sandbox cha
 
         // A restarted worker serves the saved chain on the same port: the API process keeps driving it.
         await stop(worker);
-        worker = (await startWorker(env)).child;
+        worker = (await startPaygateWorker([], env)).child;
         await expect
           .poll(async () => (await call('POST', '/v1/test_helpers/crypto/blocks', { count: 1 })).status, {
             timeout: 20_000,
