@@ -738,7 +738,7 @@ async function redrainDeliveries(side: GrowthSide, window: readonly [Date, Date]
 /**
  * How a side's drain runs its workers (BENCH_GROWTH_WORKERS): `split` (the default), webhook delivery
  * in a process of its own beside one of every other worker (PAYGATE_WORKERS, docs/scaling.md), so the
- * payout executor's signing does not hold up deliveries; `one`, a single process of every worker.
+ * executor's and the watcher's passes do not hold up deliveries; `one`, a single process of every worker.
  */
 const DRAIN_WORKERS = process.env.BENCH_GROWTH_WORKERS ?? 'split';
 if (DRAIN_WORKERS !== 'split' && DRAIN_WORKERS !== 'one')
