@@ -9,29 +9,26 @@ import { systemClock } from '../../src/clock.ts';
 import { AcquirerCredentialsError, type AcquirerConnection } from '../../src/payments/connectors/acquirer-provider.ts';
 import { tbankProvider } from '../../src/payments/connectors/tbank/tbank-provider.ts';
 import { yookassaProvider } from '../../src/payments/connectors/yookassa/yookassa-provider.ts';
-import { PAYGATE_BIN } from '../support/cli.ts';
+import { listeningUrl, PAYGATE_BIN, spawnUntilReady } from '../support/cli.ts';
 
 describe('paygate acquirer simulate', () => {
   let stop: (() => void) | undefined;
   afterEach(() => stop?.());
 
   it('serves the T-Bank API with the credentials it prints and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [PAYGATE_BIN, 'acquirer', 'simulate', 'tbank', '--port', '0'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    stop = () => child.kill('SIGKILL');
-    let output = '';
-    const printed = await new Promise<{ url: string; terminalKey: string; password: string }>((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
-        const credentials = /terminal_key=(\S+) password=(\S+)/.exec(output);
-        if (url && credentials) resolve({ url, terminalKey: credentials[1]!, password: credentials[2]! });
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      child.on('close', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
-    });
+    const {
+      child,
+      ready: printed,
+      output,
+    } = await spawnUntilReady(
+      [PAYGATE_BIN, 'acquirer', 'simulate', 'tbank', '--port', '0'],
+      (text) => {
+        const url = listeningUrl(text);
+        const credentials = /terminal_key=(\S+) password=(\S+)/.exec(text);
+        return url && credentials ? { url, terminalKey: credentials[1]!, password: credentials[2]! } : undefined;
+      },
+      { onSpawn: (spawned) => (stop = () => spawned.kill('SIGKILL')) },
+    );
     const connection = (password: string): AcquirerConnection => ({
       id: 'acqc_cli',
       shopId: 'shop_cli',
@@ -50,30 +47,28 @@ describe('paygate acquirer simulate', () => {
     const [code] = await once(child, 'close');
     stop = undefined;
     expect(code).toBe(0);
-    expect(output).toContain('tbank simulator stopped');
-    expect(output).toContain('PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK=127.0.0.1/32');
+    expect(output()).toContain('tbank simulator stopped');
+    expect(output()).toContain('PAYGATE_ACQUIRER_NOTIFICATION_SOURCES_TBANK=127.0.0.1/32');
   });
 
   it('serves the YooKassa API with the shop id and secret key it prints and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [PAYGATE_BIN, 'acquirer', 'simulate', 'yookassa', '--port', '0'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    stop = () => child.kill('SIGKILL');
-    let output = '';
-    const printed = await new Promise<{ url: string; shopId: string; secretKey: string }>((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
-        const credentials = /shop_id=(\S+) secret_key=(\S+)/.exec(output);
-        if (url && credentials && output.includes('notifications:'))
-          resolve({ url, shopId: credentials[1]!, secretKey: credentials[2]! });
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      child.on('close', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
-    });
+    const {
+      child,
+      ready: printed,
+      output,
+    } = await spawnUntilReady(
+      [PAYGATE_BIN, 'acquirer', 'simulate', 'yookassa', '--port', '0'],
+      (text) => {
+        const url = listeningUrl(text);
+        const credentials = /shop_id=(\S+) secret_key=(\S+)/.exec(text);
+        return url && credentials && text.includes('notifications:')
+          ? { url, shopId: credentials[1]!, secretKey: credentials[2]! }
+          : undefined;
+      },
+      { onSpawn: (spawned) => (stop = () => spawned.kill('SIGKILL')) },
+    );
     expect(printed.url).toMatch(/\/v3$/);
-    expect(output).toContain(`${printed.url.replace(/\/v3$/, '')}/sim/notification-url`);
+    expect(output()).toContain(`${printed.url.replace(/\/v3$/, '')}/sim/notification-url`);
     const connection = (secretKey: string): AcquirerConnection => ({
       id: 'acqc_cli',
       shopId: 'shop_cli',
@@ -92,7 +87,7 @@ describe('paygate acquirer simulate', () => {
     const [code] = await once(child, 'close');
     stop = undefined;
     expect(code).toBe(0);
-    expect(output).toContain('yookassa simulator stopped');
+    expect(output()).toContain('yookassa simulator stopped');
   });
 
   it('names the providers it can simulate when given another', async () => {

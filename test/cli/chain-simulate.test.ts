@@ -7,27 +7,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTronNodeClient } from '../../src/crypto/tron/node-client.ts';
 import { tronAddress } from '../../src/crypto/tron/address.ts';
 import { USDT_CONTRACT_MAINNET } from '../../src/crypto/tron/trc20-usdt.ts';
-import { PAYGATE_BIN } from '../support/cli.ts';
+import { listeningUrl, PAYGATE_BIN, spawnUntilReady } from '../support/cli.ts';
 
 describe('paygate chain simulate', () => {
   let stop: (() => void) | undefined;
   afterEach(() => stop?.());
 
   it('serves a node that produces a block every 3 s and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [PAYGATE_BIN, 'chain', 'simulate', '--port', '0', '--seed', 'cli-test'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    stop = () => child.kill('SIGKILL');
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match?.[1]) resolve(match[1]);
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      child.on('close', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+    const {
+      child,
+      ready: url,
+      output,
+    } = await spawnUntilReady([PAYGATE_BIN, 'chain', 'simulate', '--port', '0', '--seed', 'cli-test'], listeningUrl, {
+      onSpawn: (spawned) => (stop = () => spawned.kill('SIGKILL')),
     });
     const client = createTronNodeClient({ urls: [url], usdtContract: USDT_CONTRACT_MAINNET, timeoutMs: 30_000 });
     const first = await client.getHeadBlock();
@@ -41,28 +33,20 @@ describe('paygate chain simulate', () => {
     const [code] = await once(child, 'close');
     stop = undefined;
     expect(code).toBe(0);
-    expect(output).toContain('simulated TRON chain stopped');
+    expect(output()).toContain('simulated TRON chain stopped');
   });
 
   it("--network nile runs Nile's TetherToken: decimals() answers on Nile's contract address, not on mainnet's", async () => {
-    const child = spawn(
-      process.execPath,
+    const {
+      child,
+      ready: url,
+      output,
+    } = await spawnUntilReady(
       [PAYGATE_BIN, 'chain', 'simulate', '--port', '0', '--seed', 'cli-nile', '--network', 'nile'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      listeningUrl,
+      { onSpawn: (spawned) => (stop = () => spawned.kill('SIGKILL')) },
     );
-    stop = () => child.kill('SIGKILL');
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match?.[1]) resolve(match[1]);
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      child.on('close', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
-    });
-    expect(output).toContain('(nile, USDT TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf)');
+    expect(output()).toContain('(nile, USDT TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf)');
     const nile = createTronNodeClient({
       urls: [url],
       usdtContract: tronAddress('TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf'),

@@ -3,6 +3,7 @@
 // start), or as bin/paygate.js in a child process where the process itself is
 // what is tested (exit codes, signals, serving).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/cli/main.ts';
 import { TEST_ROOT_KEY } from './keyring.ts';
@@ -75,27 +76,13 @@ export function runPaygate(
  * Starts `paygate serve` and resolves once it prints its listening address.
  * `entry`: another script that serves the same way (a test-only gateway), run with `args`.
  */
-export function startPaygate(
+export async function startPaygate(
   args: string[],
   env: Record<string, string | undefined>,
   entry: readonly string[] = [PAYGATE_BIN, 'serve'],
 ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...entry, ...args], {
-      env: childEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match?.[1]) resolve({ child, url: match[1], output: () => output });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('error', reject);
-    child.on('close', (code) => reject(new Error(`paygate serve exited with ${code} before listening:\n${output}`)));
-  });
+  const { child, ready, output } = await spawnUntilReady([...entry, ...args], listeningUrl, { env: childEnv(env) });
+  return { child, url: ready, output };
 }
 
 /**
@@ -103,26 +90,51 @@ export function startPaygate(
  * prints no address unless given --port). `onSpawn` gets the child at once, so a start that hangs
  * can still be stopped.
  */
-export function startPaygateWorker(
+export async function startPaygateWorker(
   args: readonly string[],
   env: Record<string, string | undefined>,
   onSpawn?: (child: ChildProcess) => void,
 ): Promise<{ child: ChildProcess; output: () => string }> {
+  const { child, output } = await spawnUntilReady(
+    [PAYGATE_BIN, 'serve', '--role', 'worker', ...args],
+    (text) => text.includes('paygate workers running') || undefined,
+    { env: childEnv(env), onSpawn },
+  );
+  return { child, output };
+}
+
+/** The address a process printed in its `listening on URL` line, once it has. */
+export const listeningUrl = (output: string): string | undefined => /listening on (http:\/\/\S+)/.exec(output)?.[1];
+
+/**
+ * Spawns a script (`argv[0]`, with Node) and resolves once `ready` finds what it waits for in the
+ * output so far (stdout and stderr together); rejects if the process exits first. `env` defaults to
+ * this process's; `onSpawn` gets the child at once, so a start that hangs can still be stopped.
+ */
+export function spawnUntilReady<T>(
+  argv: readonly string[],
+  ready: (output: string) => T | undefined,
+  options: { env?: Record<string, string>; onSpawn?: ((child: ChildProcess) => void) | undefined } = {},
+): Promise<{ child: ChildProcess; ready: T; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PAYGATE_BIN, 'serve', '--role', 'worker', ...args], {
-      env: childEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    onSpawn?.(child);
+    const child = spawn(process.execPath, argv, { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    options.onSpawn?.(child);
     let output = '';
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('paygate workers running')) resolve({ child, output: () => output });
+      const found = ready(output);
+      if (found !== undefined) resolve({ child, ready: found, output: () => output });
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     child.on('error', reject);
-    child.on('close', (code) => reject(new Error(`paygate serve --role worker exited with ${code}:\n${output}`)));
+    child.on('close', (code) =>
+      reject(
+        new Error(
+          `${[basename(argv[0]!), ...argv.slice(1)].join(' ')} exited with ${code} before it was ready:\n${output}`,
+        ),
+      ),
+    );
   });
 }
 
