@@ -94,10 +94,16 @@ function refuseClearSigningKey(config: Pick<Config, 'tronSignerKeyFile'>): void 
 }
 
 /**
- * PAYGATE_WORKERS leaves workers out of this process, so other processes must run them: an
- * API-only process has none to choose from, and the embedded database serves one process only.
+ * A process that runs part of the gateway (`--role api` or `worker`, PAYGATE_WORKERS) leaves the
+ * rest to other processes: the embedded database serves one process only, and an API-only process
+ * has no workers to choose from.
  */
-function refuseUnrunWorkers(config: Pick<Config, 'workers' | 'databaseUrl'>, role: Role): void {
+function refusePartsRunNowhere(config: Pick<Config, 'workers' | 'databaseUrl'>, role: Role): void {
+  if (!config.databaseUrl && role !== 'all')
+    throw new ConfigError(
+      'DATABASE_URL',
+      `is required for --role ${role}: the embedded database serves one process only`,
+    );
   if (config.workers === undefined) return;
   if (role === 'api')
     throw new ConfigError(
@@ -153,7 +159,7 @@ export async function startGateway(
   },
 ): Promise<Gateway> {
   refuseClearSigningKey(config);
-  refuseUnrunWorkers(config, options.role);
+  refusePartsRunNowhere(config, options.role);
   // Imported here, not above: a CLI command opens the database through this module without the server's code.
   const [{ buildApp, buildOperationsApp }, { closeInReverse, closeModules, createModules, createWorkers }] =
     await Promise.all([import('./app.ts'), import('./modules.ts')]);

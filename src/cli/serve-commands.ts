@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { openConfiguredDatabase, ROLES, startGateway, type Gateway, type Role } from '../runtime.ts';
 import { CliUsageError, type CliCommand, type CliIo } from './cli-command.ts';
-import { ConfigError, withPort } from '../config.ts';
+import { withPort } from '../config.ts';
 import { checkAdminSocketPath, startAdminSocket } from './admin-socket.ts';
 
 /**
@@ -117,12 +117,6 @@ export const serveCommand: CliCommand = {
       if (!/^\d+$/.test(values.port) || Number(values.port) > 65_535)
         throw new CliUsageError(`--port must be 0..65535, got "${values.port}"`);
       port = Number(values.port);
-    }
-    if (!config.databaseUrl && role !== 'all') {
-      throw new ConfigError(
-        'DATABASE_URL',
-        `is required for --role ${role}: the embedded database serves one process only`,
-      );
     }
     if (!config.databaseUrl) checkAdminSocketPath(config);
     // A worker listens only when told a port: PORT is the API's, and a worker beside it on one host would take it.

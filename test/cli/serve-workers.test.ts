@@ -99,12 +99,19 @@ describe('PAYGATE_WORKERS chooses the workers a process runs', () => {
     );
   });
 
-  it('the embedded database refuses it with exit 2: its one process would leave the other workers unrun', async () => {
+  it('the embedded database refuses it, and --role api or worker, with exit 2: its one process would leave the other parts unrun', async () => {
     expectRefused(
       await runPaygate(['serve'], { PAYGATE_DATA_DIR: dataDir, PORT: '0', PAYGATE_WORKERS: 'webhook-delivery' }),
       'PAYGATE_WORKERS',
       'needs DATABASE_URL',
     );
+    // So do the split roles themselves, refused by the same start-up check.
+    for (const role of ['api', 'worker'])
+      expectRefused(
+        await runPaygate(['serve', '--role', role], { PAYGATE_DATA_DIR: dataDir, PORT: '0' }),
+        'DATABASE_URL',
+        `is required for --role ${role}`,
+      );
   });
 
   describe.runIf(TEST_DATABASE_URL)('split processes on postgres', () => {
