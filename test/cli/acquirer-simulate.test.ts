@@ -15,20 +15,27 @@ describe('paygate acquirer simulate', () => {
   let stop: (() => void) | undefined;
   afterEach(() => stop?.());
 
+  /** Starts `paygate acquirer simulate PROVIDER` and waits until it has printed its address and what `printed` reads. */
+  function startSimulator<T>(provider: string, printed: (output: string, url: string) => T | undefined) {
+    return spawnUntilReady(
+      [PAYGATE_BIN, 'acquirer', 'simulate', provider, '--port', '0'],
+      (text) => {
+        const url = listeningUrl(text);
+        return url === undefined ? undefined : printed(text, url);
+      },
+      { onSpawn: (spawned) => (stop = () => spawned.kill('SIGKILL')) },
+    );
+  }
+
   it('serves the T-Bank API with the credentials it prints and stops cleanly on SIGTERM', async () => {
     const {
       child,
       ready: printed,
       output,
-    } = await spawnUntilReady(
-      [PAYGATE_BIN, 'acquirer', 'simulate', 'tbank', '--port', '0'],
-      (text) => {
-        const url = listeningUrl(text);
-        const credentials = /terminal_key=(\S+) password=(\S+)/.exec(text);
-        return url && credentials ? { url, terminalKey: credentials[1]!, password: credentials[2]! } : undefined;
-      },
-      { onSpawn: (spawned) => (stop = () => spawned.kill('SIGKILL')) },
-    );
+    } = await startSimulator('tbank', (text, url) => {
+      const credentials = /terminal_key=(\S+) password=(\S+)/.exec(text);
+      return credentials ? { url, terminalKey: credentials[1]!, password: credentials[2]! } : undefined;
+    });
     const connection = (password: string): AcquirerConnection => ({
       id: 'acqc_cli',
       shopId: 'shop_cli',
@@ -56,17 +63,12 @@ describe('paygate acquirer simulate', () => {
       child,
       ready: printed,
       output,
-    } = await spawnUntilReady(
-      [PAYGATE_BIN, 'acquirer', 'simulate', 'yookassa', '--port', '0'],
-      (text) => {
-        const url = listeningUrl(text);
-        const credentials = /shop_id=(\S+) secret_key=(\S+)/.exec(text);
-        return url && credentials && text.includes('notifications:')
-          ? { url, shopId: credentials[1]!, secretKey: credentials[2]! }
-          : undefined;
-      },
-      { onSpawn: (spawned) => (stop = () => spawned.kill('SIGKILL')) },
-    );
+    } = await startSimulator('yookassa', (text, url) => {
+      const credentials = /shop_id=(\S+) secret_key=(\S+)/.exec(text);
+      return credentials && text.includes('notifications:')
+        ? { url, shopId: credentials[1]!, secretKey: credentials[2]! }
+        : undefined;
+    });
     expect(printed.url).toMatch(/\/v3$/);
     expect(output()).toContain(`${printed.url.replace(/\/v3$/, '')}/sim/notification-url`);
     const connection = (secretKey: string): AcquirerConnection => ({
