@@ -31,13 +31,16 @@ const sleepsAnHour = (pauseMs: number) => pauseMs === HOUR_MS;
 
 /**
  * A database that answers the delivery worker's due-time read (nextDeliveryDueAt, the one
- * `least(` statement it runs) only once `released` settles: what a slow read is to the worker.
+ * `webhook_deliveries_next_due_at` call it runs) only once `released` settles: what a slow read is to the worker.
  */
 function answeringDueTimeReadsWhen(released: Promise<void>): KyselyPlugin {
   const dueTimeReads = new Set<QueryId>();
   return {
     transformQuery({ node, queryId }) {
-      if (node.kind === 'RawNode' && node.sqlFragments.some((fragment) => fragment.includes('least('))) {
+      if (
+        node.kind === 'RawNode' &&
+        node.sqlFragments.some((fragment) => fragment.includes('webhook_deliveries_next_due_at('))
+      ) {
         dueTimeReads.add(queryId);
       }
       return node;
