@@ -70,14 +70,21 @@ function indexesOn(node: PlanNode, table: string): string[] {
   return [...own, ...(node.Plans ?? []).flatMap((child) => indexesOn(child, table))];
 }
 
-/** A stored SQL function's body as a statement of its own, with `p_now` as $1 and its pinned settings applied. */
-async function functionBody(trx: Pick<Kysely<unknown>, 'executeQuery'>, name: string): Promise<string> {
+/**
+ * A stored SQL function's body as a statement of its own, with `p_now` as $1; its pinned settings are
+ * applied to the transaction unless `pinned` is false.
+ */
+async function functionBody(
+  trx: Pick<Kysely<unknown>, 'executeQuery'>,
+  name: string,
+  { pinned }: { pinned: boolean },
+): Promise<string> {
   const { rows } = await trx.executeQuery<{ prosrc: string; proconfig: string[] | string | null }>(
     CompiledQuery.raw(`select prosrc, proconfig from pg_proc where proname = $1`, [name]),
   );
   const row = rows[0]!;
   const settings = typeof row.proconfig === 'string' ? row.proconfig.replace(/[{}]/g, '').split(',') : row.proconfig;
-  for (const setting of settings ?? []) {
+  for (const setting of pinned ? (settings ?? []) : []) {
     const [key, value] = setting.split('=');
     await trx.executeQuery(CompiledQuery.raw(`set local ${key} = ${value}`));
   }
@@ -107,7 +114,7 @@ for (const backend of backends) {
       const found = await rolledBack(planned.database.db, async (trx) => {
         await addBacklog(trx);
         const due = await nextDeliveryDueAt(trx, NOW);
-        const body = await functionBody(trx, 'webhook_deliveries_next_due_at');
+        const body = await functionBody(trx, 'webhook_deliveries_next_due_at', { pinned: true });
         const run = await explainAnalyzed(trx, body, [NOW]);
         return { due, indexes: indexesOn(run, 'webhook_deliveries') };
       });
@@ -118,10 +125,7 @@ for (const backend of backends) {
     it('catches the unpinned read: the same statement without the function’s settings takes the (status, shop) index', async () => {
       const indexes = await rolledBack(planned.database.db, async (trx) => {
         await addBacklog(trx);
-        const { rows } = await trx.executeQuery<{ prosrc: string }>(
-          CompiledQuery.raw(`select prosrc from pg_proc where proname = 'webhook_deliveries_next_due_at'`),
-        );
-        const body = rows[0]!.prosrc.replace(/\bp_now\b/g, '$1::timestamptz');
+        const body = await functionBody(trx, 'webhook_deliveries_next_due_at', { pinned: false });
         return indexesOn(await explainAnalyzed(trx, body, [NOW]), 'webhook_deliveries');
       });
       expect(indexes).toContain('webhook_deliveries_status_shop_idx');
