@@ -636,6 +636,7 @@ async function drain(side: GrowthSide, worker: DrainWorkers, since: Date, deposi
   const doneAt = new Map<keyof typeof checks, number>();
   const { databaseTime } = await withDatabaseTime(side, () =>
     waitUntil(`${side.name}: deliveries, payouts and deposits`, async () => {
+      worker.assertRunning();
       for (const [name, check] of Object.entries(checks) as Array<[keyof typeof checks, () => Promise<boolean>]>)
         if (!doneAt.has(name) && (await check())) doneAt.set(name, secondsSince(started));
       return doneAt.size === 3;
@@ -647,15 +648,16 @@ async function drain(side: GrowthSide, worker: DrainWorkers, since: Date, deposi
     doneAt.get('deposits')!,
   ];
   // What the worker's own work produced meanwhile (payout and invoice events) is delivered too before the figures are read.
-  await waitUntil(
-    `${side.name}: every delivery`,
-    async () =>
+  await waitUntil(`${side.name}: every delivery`, async () => {
+    worker.assertRunning();
+    return (
       (await count(
         side.client,
         `select count(*) as n from webhook_deliveries where created_at >= $1 and status = 'pending'`,
         [since],
-      )) === 0,
-  );
+      )) === 0
+    );
+  });
   const workerCpuSeconds = worker.cpuSeconds() - cpuBefore;
   const chainCpuSeconds = cpuSecondsOf(side.chainPid) - chainCpuBefore;
   return {
@@ -720,10 +722,10 @@ async function redrainDeliveries(side: GrowthSide, window: readonly [Date, Date]
     const cpuBefore = worker.cpuSeconds();
     const from = new Date();
     const { value: seconds, databaseTime } = await withDatabaseTime(side, () =>
-      waitUntil(
-        `${side.name}: the deliveries made due again`,
-        async () => (await count(side.client, pendingQuery, [...window])) === 0,
-      ),
+      waitUntil(`${side.name}: the deliveries made due again`, async () => {
+        worker.assertRunning();
+        return (await count(side.client, pendingQuery, [...window])) === 0;
+      }),
     );
     return {
       deliveries: replayed.rowCount ?? 0,
@@ -750,6 +752,8 @@ if (DRAIN_WORKERS !== 'split' && DRAIN_WORKERS !== 'one')
 interface DrainWorkers {
   cpuSeconds(): number;
   stop(): Promise<void>;
+  /** Throws if a worker process has ended: the drain would otherwise wait out its limit for work nobody does. */
+  assertRunning(): void;
 }
 
 /**
@@ -770,12 +774,25 @@ async function startDrainWorkers(side: GrowthSide): Promise<DrainWorkers> {
   );
   const started = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
   const failed = starts.find((start) => start.status === 'rejected');
-  const stop = async () => void (await Promise.all(started.map((worker) => worker.stop())));
+  const workers = drainWorkersOf(started);
   if (failed !== undefined) {
-    await stop();
+    await workers.stop();
     throw failed.reason;
   }
-  return { cpuSeconds: () => started.reduce((sum, worker) => sum + cpuSecondsOf(worker.pid), 0), stop };
+  return workers;
+}
+
+function drainWorkersOf(processes: readonly ServerProcess[]): DrainWorkers {
+  return {
+    cpuSeconds: () => processes.reduce((sum, worker) => sum + cpuSecondsOf(worker.pid), 0),
+    stop: async () => void (await Promise.all(processes.map((worker) => worker.stop()))),
+    assertRunning: () => {
+      for (const worker of processes) {
+        const reason = worker.exitReason();
+        if (reason !== undefined) throw new Error(`${worker.label} ${reason} during the drain`);
+      }
+    },
+  };
 }
 
 /** A delivery to the bench's receiver as the check reads it. */
@@ -1019,12 +1036,7 @@ async function cluster(
       DEPOSITS,
       apis.map((api) => api.url),
     );
-    const drained = await drain(
-      side,
-      { cpuSeconds: () => cpuSecondsOf(worker.pid), stop: () => worker.stop() },
-      since,
-      deposits,
-    );
+    const drained = await drain(side, drainWorkersOf([worker]), since, deposits);
     out(drainedLine('cluster', drained));
 
     // Nothing twice, nothing lost: the deliveries to the receiver since the phase began, read once none of them is

@@ -11,6 +11,8 @@ export interface ServerProcess {
   readonly url: string;
   /** SIGTERM, then waits for the exit (SIGKILL after `graceMs`). */
   stop(graceMs?: number): Promise<void>;
+  /** How it ended (`exited (1)`, `exited (SIGKILL)`) if it has, else undefined: a run can fail at once on a dead server. */
+  exitReason(): string | undefined;
 }
 
 const STARTUP_TIMEOUT_MS = 120_000;
@@ -66,6 +68,10 @@ export function startServerProcess(options: {
         pid: child.pid!,
         url: match[1],
         stop: (graceMs) => stopChild(child, graceMs ?? 30_000),
+        exitReason: () =>
+          child.exitCode === null && child.signalCode === null
+            ? undefined
+            : `exited (${child.signalCode ?? child.exitCode})`,
       });
     });
   });
