@@ -160,6 +160,22 @@ export async function wholeReadsOfQueries(
   return found;
 }
 
+/**
+ * The whole reads of these queries' plans with `indexes` dropped (rolled back after): a plan
+ * test's negative control, showing the reads it checks would scan without the index.
+ */
+export async function wholeReadsWithout<DB>(
+  db: Kysely<DB>,
+  indexes: readonly string[],
+  queries: readonly CompiledQuery[],
+  large: ReadonlySet<string>,
+): Promise<string[]> {
+  return rolledBack(db, async (trx) => {
+    for (const index of indexes) await trx.executeQuery(CompiledQuery.raw(`drop index ${index}`));
+    return (await wholeReadsOfQueries(trx, queries, large)).map(({ read }) => read);
+  });
+}
+
 /** Runs the statements that fill a database for a plan test (an ANALYZE among them), then names its large tables. */
 async function loadForPlans(
   db: Pick<Kysely<unknown>, 'executeQuery'>,
