@@ -635,8 +635,7 @@ async function drain(side: GrowthSide, worker: DrainWorkers, since: Date, deposi
   };
   const doneAt = new Map<keyof typeof checks, number>();
   const { databaseTime } = await withDatabaseTime(side, () =>
-    waitUntil(`${side.name}: deliveries, payouts and deposits`, async () => {
-      worker.assertRunning();
+    waitWhileRunning(worker, `${side.name}: deliveries, payouts and deposits`, async () => {
       for (const [name, check] of Object.entries(checks) as Array<[keyof typeof checks, () => Promise<boolean>]>)
         if (!doneAt.has(name) && (await check())) doneAt.set(name, secondsSince(started));
       return doneAt.size === 3;
@@ -648,16 +647,16 @@ async function drain(side: GrowthSide, worker: DrainWorkers, since: Date, deposi
     doneAt.get('deposits')!,
   ];
   // What the worker's own work produced meanwhile (payout and invoice events) is delivered too before the figures are read.
-  await waitUntil(`${side.name}: every delivery`, async () => {
-    worker.assertRunning();
-    return (
+  await waitWhileRunning(
+    worker,
+    `${side.name}: every delivery`,
+    async () =>
       (await count(
         side.client,
         `select count(*) as n from webhook_deliveries where created_at >= $1 and status = 'pending'`,
         [since],
-      )) === 0
-    );
-  });
+      )) === 0,
+  );
   const workerCpuSeconds = worker.cpuSeconds() - cpuBefore;
   const chainCpuSeconds = cpuSecondsOf(side.chainPid) - chainCpuBefore;
   return {
@@ -722,10 +721,11 @@ async function redrainDeliveries(side: GrowthSide, window: readonly [Date, Date]
     const cpuBefore = worker.cpuSeconds();
     const from = new Date();
     const { value: seconds, databaseTime } = await withDatabaseTime(side, () =>
-      waitUntil(`${side.name}: the deliveries made due again`, async () => {
-        worker.assertRunning();
-        return (await count(side.client, pendingQuery, [...window])) === 0;
-      }),
+      waitWhileRunning(
+        worker,
+        `${side.name}: the deliveries made due again`,
+        async () => (await count(side.client, pendingQuery, [...window])) === 0,
+      ),
     );
     return {
       deliveries: replayed.rowCount ?? 0,
@@ -780,6 +780,14 @@ async function startDrainWorkers(side: GrowthSide): Promise<DrainWorkers> {
     throw failed.reason;
   }
   return workers;
+}
+
+/** waitUntil, failing at once if one of the drain's worker processes has exited. */
+function waitWhileRunning(workers: DrainWorkers, what: string, done: () => Promise<boolean>): Promise<number> {
+  return waitUntil(what, async () => {
+    workers.assertRunning();
+    return done();
+  });
 }
 
 function drainWorkersOf(processes: readonly ServerProcess[]): DrainWorkers {

@@ -17,8 +17,8 @@ const CREDITED = 20_000;
 const SOLIDIFIED_BLOCK = CREDITED - 5;
 const ADDRESS = `T${'p'.repeat(33)}`;
 
-/** `count` credited deposits of 1 USDT to one wallet, deposit k in block k, from `from`. */
-function creditedDepositsSql(from: number, count: number, status = 'credited'): string {
+/** `count` deposits of 1 USDT in `status` to one wallet, deposit k in block k, from `from`. */
+function depositsSql(from: number, count: number, status = 'credited'): string {
   return `insert into crypto_deposits (id, chain, shop_id, address, wallet_id, tx_id, log_index, block_number, block_id, from_address,
                                        amount_micro, status, seen_at, final_at)
     select 'dep_plan' || k, '${CHAIN}', 'shop_plans', '${ADDRESS}', 'wal_plans', md5(k::text) || md5('t' || k), 0, k,
@@ -38,9 +38,9 @@ for (const backend of backends) {
          values ('${ADDRESS}', 'sandbox', 1, 'shop_plans', 'wallet', now())`,
       `insert into crypto_wallets (id, shop_id, client_id, network, network_mode, address, status, created_at, updated_at)
          values ('wal_plans', 'shop_plans', 'client-plans', 'TRC20', 'testnet', '${ADDRESS}', 'active', now(), now())`,
-      creditedDepositsSql(1, CREDITED),
+      depositsSql(1, CREDITED),
       // Newer still, not final: not credited, so not counted.
-      creditedDepositsSql(CREDITED + 1, 3, 'confirming'),
+      depositsSql(CREDITED + 1, 3, 'confirming'),
       'analyze',
     ]);
 
